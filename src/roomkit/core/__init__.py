@@ -1,0 +1,1 @@
+"""The framework core: rooms, hooks and the error tree."""

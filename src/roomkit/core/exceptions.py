@@ -1,0 +1,100 @@
+"""Every error roomkit raises, in one tree.
+
+::
+
+    RoomKitError
+    ├── ToolRefusedError            a call refused: the model reads why (is_error, refused)
+    │   └── ChannelRefusalError     refused by the channel itself (undeclared, cut arguments)
+    ├── ToolFailedError             a call that ran and failed: the model reads the message
+    ├── UnservedToolCallError       "not mine": a handler declines a tool name
+    ├── ToolTimeoutError            also TimeoutError: a tool missed the channel's call bound
+    └── HumanInputError             the human-input primitive
+        ├── HumanInputRejectedError     also RuntimeError: a person or a hook said no
+        ├── HumanInputTimeoutError      also TimeoutError: nobody answered in time
+        ├── UnknownRequestError         also ValueError: no such pending id (or evicted)
+        └── RequestWithdrawnError       also RuntimeError: the handler gave the request up
+            └── HandlerClosedError      the handler, or the channel's scope, is closed
+
+``ToolRefusedError``, ``ToolFailedError`` and ``UnservedToolCallError`` steer the tool loop;
+they are signals, not bugs. Where the spec promises a standard type (``wait()`` raises
+``TimeoutError``, an unknown id raises ``ValueError``, a rejection is a ``RuntimeError``) the
+error subclasses both, so callers can catch either.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ChannelRefusalError",
+    "HandlerClosedError",
+    "HumanInputError",
+    "HumanInputRejectedError",
+    "HumanInputTimeoutError",
+    "RequestWithdrawnError",
+    "RoomKitError",
+    "ToolFailedError",
+    "ToolRefusedError",
+    "ToolTimeoutError",
+    "UnknownRequestError",
+    "UnservedToolCallError",
+]
+
+
+class RoomKitError(Exception):
+    """The root of every error roomkit raises."""
+
+
+class ToolRefusedError(RoomKitError):
+    """The call is refused; ``message`` is what the model reads (usually a JSON object)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ChannelRefusalError(ToolRefusedError):
+    """The channel refused the call itself, before any handler ran."""
+
+
+class ToolFailedError(RoomKitError):
+    """The call ran and failed; ``message`` is what the model reads."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UnservedToolCallError(RoomKitError):
+    """A tool handler does not serve this name; the next handler in a composition is tried."""
+
+
+class ToolTimeoutError(RoomKitError, TimeoutError):
+    """A tool did not answer within the channel's bound for it."""
+
+    def __init__(self, name: str, timeout: float) -> None:
+        super().__init__(f"tool {name!r} did not answer within {timeout:g} s")
+        self.name = name
+        self.timeout = timeout
+
+
+class HumanInputError(RoomKitError):
+    """Base class of the human-input primitive's errors."""
+
+
+class HumanInputRejectedError(HumanInputError, RuntimeError):
+    """A person, or an ON_USER_INPUT_REQUIRED hook, rejected the request; the text says why."""
+
+
+class HumanInputTimeoutError(HumanInputError, TimeoutError):
+    """Nobody answered the request before its deadline."""
+
+
+class UnknownRequestError(HumanInputError, ValueError):
+    """No request has this id: it was never created here, or left the retention."""
+
+
+class RequestWithdrawnError(HumanInputError, RuntimeError):
+    """The handler gave the request up (closed or released) before an answer arrived."""
+
+
+class HandlerClosedError(RequestWithdrawnError):
+    """The handler, or the scope of the channel asked for, is closed to new requests."""

@@ -1,0 +1,1 @@
+"""Plain data shared by every layer: enums, pending requests, events."""

@@ -1,0 +1,110 @@
+"""A request for human input, its status, and the event that announces it."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum, unique
+from typing import Any
+
+from roomkit.models.enums import ChannelType
+
+__all__ = ["PendingInput", "PendingInputEvent", "PendingInputStatus"]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@unique
+class PendingInputStatus(StrEnum):
+    """Where a request stands. Only ``PENDING`` can change, and only once."""
+
+    PENDING = "pending"
+    RESOLVED = "resolved"
+    REJECTED = "rejected"
+    TIMED_OUT = "timed_out"
+
+
+@dataclass(slots=True, eq=False)
+class PendingInput:
+    """A tool call waiting for a person.
+
+    The handler owns the status fields; read them, do not assign them. Two requests are
+    equal only when they are the same object.
+    """
+
+    pending_id: str
+    """Unique id, used to resolve or reject the request."""
+    tool_name: str
+    """The tool the model called."""
+    arguments: dict[str, Any]
+    """The call's arguments, as validated (and possibly rewritten) by the tool loop."""
+    room_id: str
+    """The room of the turn that raised the request ("" when unknown)."""
+    tool_call_id: str
+    """The provider-assigned id of the tool call ("" when unknown)."""
+    channel_id: str
+    """The channel that raised the request ("" when unknown)."""
+    status: PendingInputStatus = PendingInputStatus.PENDING
+    """``PENDING`` until an answer, a rejection, a timeout or a withdrawal settles it."""
+    result: str | None = None
+    """The answer, once resolved."""
+    reject_reason: str | None = None
+    """Why the request was rejected, once rejected."""
+    detached: bool = False
+    """No one will ``wait()`` on it: its creator frees it with ``release()``."""
+    created_at: datetime = field(default_factory=_utcnow)
+    """When the request was created (UTC)."""
+    actor_id: str | None = None
+    """The participant whose turn raised the request, or ``None`` for an authorless turn."""
+    channel_type: ChannelType = ChannelType.AI
+    """The door the call came through (AI, realtime voice, conference)."""
+    withdrawn: bool = False
+    """True when the handler itself gave the request up (closed or released it)."""
+    deadline: float | None = None
+    """When the request times out, on its event loop's clock; ``None`` until a wait sets one."""
+    _waiters: asyncio.Future[None] | list[asyncio.Future[None]] | None = field(
+        default=None, init=False, repr=False
+    )
+    _deadline_entry: list[Any] | None = field(default=None, init=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingInputEvent:
+    """What ON_USER_INPUT_REQUIRED hooks receive when a request opens."""
+
+    pending_id: str
+    """The id to pass to ``resolve()`` / ``reject()``."""
+    tool_name: str
+    """The tool the model called, e.g. ``"AskUserQuestion"``."""
+    arguments: dict[str, Any]
+    """The call's arguments, e.g. ``{"question": "..."}``."""
+    room_id: str
+    """The room of the turn that raised the request."""
+    tool_call_id: str
+    """The provider-assigned id of the tool call."""
+    channel_id: str
+    """The channel that raised the request."""
+    channel_type: ChannelType
+    """The door the call came through."""
+    timestamp: datetime = field(default_factory=_utcnow)
+    """When the request was announced (UTC)."""
+    actor_id: str | None = None
+    """Who to ask: the participant whose turn raised the request, or ``None``."""
+
+    @classmethod
+    def for_request(cls, request: PendingInput) -> PendingInputEvent:
+        """The event announcing ``request``."""
+        return cls(
+            request.pending_id,
+            request.tool_name,
+            request.arguments,
+            request.room_id,
+            request.tool_call_id,
+            request.channel_id,
+            request.channel_type,
+            request.created_at,
+            request.actor_id,
+        )

@@ -1,0 +1,1 @@
+"""Model, realtime-voice and conference back ends."""

@@ -1,0 +1,1 @@
+"""AI model providers: the interface, a scripted mock, and vendor SDK adapters."""

@@ -1,0 +1,132 @@
+"""HumanInputToolHandler: the tools that ask a person, served by a channel."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from roomkit.core.exceptions import (
+    HumanInputRejectedError,
+    ToolFailedError,
+    ToolRefusedError,
+    UnservedToolCallError,
+)
+from roomkit.models.enums import ChannelType
+from roomkit.providers.ai.base import AITool
+from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
+from roomkit.tools.human_input.handler import HumanInputHandler
+
+__all__ = ["HumanInputToolHandler"]
+
+logger = logging.getLogger("roomkit.tools.human_input")
+
+
+class HumanInputToolHandler:
+    """Serves the named tools by asking a person and returning the answer as the result.
+
+    Pass it to a channel as ``human_input_handler=``: the channel declares
+    ``tool_definitions`` to the model and serves ``tool_names`` itself, before its
+    ``tool_handler``. Called as a plain tool handler it asks on an AI channel's door, and
+    raises :class:`UnservedToolCallError` for other names (so it composes with
+    ``compose_tool_handlers``).
+
+    Args:
+        tool_names: the tools that need a person.
+        timeout: seconds a person has to answer before the call fails.
+        handler: a :class:`HumanInputHandler` to share; a new one when ``None``.
+        tool_definitions: definitions that put these tools in the model's turn. A tool that
+            is neither defined here nor declared on the channel is never offered, so never
+            asked.
+    """
+
+    def __init__(
+        self,
+        tool_names: Iterable[str],
+        timeout: float = 300,
+        handler: HumanInputHandler | None = None,
+        tool_definitions: list[AITool] | None = None,
+    ) -> None:
+        if isinstance(tool_names, str):
+            raise TypeError(f"tool_names must be a set of names, e.g. {{{tool_names!r}}}")
+        names = set(tool_names)
+        if not names:
+            raise ValueError("tool_names must not be empty")
+        for name in names:
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"tool_names must hold non-empty strings, got {name!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
+        if not timeout > 0 or timeout == float("inf"):
+            raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout}")
+        if handler is not None and not isinstance(handler, HumanInputHandler):
+            raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
+        self.tool_names: set[str] = names
+        self.timeout = timeout
+        self._handler = handler if handler is not None else HumanInputHandler()
+        self._definitions: list[AITool] = []
+        seen: set[str] = set()
+        for definition in tool_definitions or ():
+            if not isinstance(definition, AITool):
+                raise TypeError(
+                    f"tool_definitions must hold AITool objects, got {type(definition).__name__}"
+                )
+            if definition.name not in names:
+                raise ValueError(
+                    f"Tool definition '{definition.name}' not in tool_names {self.tool_names}"
+                )
+            if definition.name in seen:
+                raise ValueError(f"Tool definition '{definition.name}' is given twice")
+            seen.add(definition.name)
+            self._definitions.append(definition)
+
+    @property
+    def handler(self) -> HumanInputHandler:
+        """The inner handler: call its ``resolve()`` / ``reject()`` to answer."""
+        return self._handler
+
+    @property
+    def tools(self) -> list[AITool]:
+        """A copy of the tool definitions this handler declares."""
+        return list(self._definitions)
+
+    async def __call__(self, name: str, arguments: dict[str, Any]) -> str:
+        """Serve a call as a tool handler, on an AI channel's door."""
+        return await self.ask(name, arguments)
+
+    async def ask(
+        self, name: str, arguments: dict[str, Any], *, channel_type: ChannelType = ChannelType.AI
+    ) -> str:
+        """Ask a person on a door of ``channel_type``; return their answer.
+
+        The room, channel, call id and actor come from the tool context the channel set.
+
+        Raises:
+            UnservedToolCallError: ``name`` is not one of ``tool_names``.
+            ToolFailedError: nobody answered in time (the model reads the timeout).
+            ToolRefusedError: the request was rejected (the model reads why).
+            RequestWithdrawnError: the request was given up (closed, released).
+        """
+        if name not in self.tool_names:
+            raise UnservedToolCallError(f"tool {name!r} is not served here")
+        call = current_tool_call()
+        handler = self._handler
+        pending = await handler.create(
+            name,
+            arguments,
+            room_id=(call.room_id if call is not None else "") or current_tool_room_id() or "",
+            tool_call_id=call.tool_call_id if call is not None else "",
+            channel_id=call.channel_id if call is not None else "",
+            channel_type=channel_type,
+            actor_id=current_tool_actor_id(),
+        )
+        try:
+            return await handler.wait(pending.pending_id, timeout=self.timeout)
+        except TimeoutError:
+            message = f"Human input timed out after {self.timeout}s for tool '{name}'"
+            raise ToolFailedError(json.dumps({"error": message})) from None
+        except HumanInputRejectedError as rejected:
+            raise ToolRefusedError(
+                json.dumps({"error": f"Human input rejected: {rejected}"})
+            ) from None
