@@ -4,6 +4,8 @@ An agent's tool call pauses, a person is asked, and the agent resumes with the a
 refusal or the timeout.
 """
 
+from roomkit.channels.ai import AIChannel
+from roomkit.channels.websocket import WebSocketChannel
 from roomkit.core.exceptions import (
     ChannelRefusalError,
     HandlerClosedError,
@@ -18,29 +20,47 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
     UnservedToolCallError,
 )
+from roomkit.core.framework import RoomKit
 from roomkit.models.enums import ChannelType
+from roomkit.models.hooks import HookExecution, HookResult, HookTrigger, RoomContext
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus
+from roomkit.models.room import InboundMessage, InboundResult, RoomEvent, TextContent
+from roomkit.models.tool_call import ToolCallEvent
 from roomkit.providers.ai.base import AITool
+from roomkit.tools.external import ToolDecision
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
 __all__ = [
+    "AIChannel",
     "AITool",
     "ChannelRefusalError",
     "ChannelType",
     "HandlerClosedError",
+    "HookExecution",
+    "HookResult",
+    "HookTrigger",
     "HumanInputError",
     "HumanInputHandler",
     "HumanInputRejectedError",
     "HumanInputTimeoutError",
     "HumanInputToolHandler",
+    "InboundMessage",
+    "InboundResult",
     "PendingInput",
     "PendingInputEvent",
     "PendingInputStatus",
     "RequestWithdrawnError",
+    "RoomContext",
+    "RoomEvent",
+    "RoomKit",
     "RoomKitError",
+    "TextContent",
+    "ToolCallEvent",
+    "ToolDecision",
     "ToolFailedError",
     "ToolRefusedError",
     "ToolTimeoutError",
     "UnknownRequestError",
     "UnservedToolCallError",
+    "WebSocketChannel",
 ]

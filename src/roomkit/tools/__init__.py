@@ -11,10 +11,22 @@ from roomkit.tools.context import (
     current_tool_room_id,
     tool_turn_context,
 )
+from roomkit.tools.external import (
+    BeforeToolDecision,
+    ExternalToolHandler,
+    PolicyExternalToolHandler,
+    ToolDecision,
+)
+from roomkit.tools.policy import ToolPolicy
 
 __all__ = [
+    "BeforeToolDecision",
+    "ExternalToolHandler",
+    "PolicyExternalToolHandler",
     "ToolCallContext",
+    "ToolDecision",
     "ToolHandler",
+    "ToolPolicy",
     "compose_tool_handlers",
     "current_tool_actor_id",
     "current_tool_allowed_names",

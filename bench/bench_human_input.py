@@ -1,0 +1,277 @@
+"""Benchmark of HumanInputHandler against a bare future and task, measured in the same run.
+
+The floor is the least any await-for-a-person primitive can cost: per request, one future,
+one task that awaits it, a yield so the task suspends, the result set, the task awaited.
+Every case runs the handler the same way, with the default 300 s timeout (so a deadline is
+armed) and the default retention, and reports the median of several alternating repeats
+with the garbage collector held off while timing.
+
+Cases:
+    * sequential: create -> wait (in a task) -> resolve -> the task returns, one at a time;
+      target at most 1.3x the floor per cycle.
+    * 100,000 requests pending at once, each with its waiting task, then all resolved and
+      all tasks awaited; target at most 1.6x the floor's total.
+    * memory: traced bytes per pending request with its suspended waiting task, at 10,000
+      and 100,000 requests sharing one arguments dict; target at most 1,500 bytes.
+
+Run ``python bench/bench_human_input.py``; it prints a table and exits 0 (``--check``
+makes a missed target exit 1). The whole run takes about half a minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import itertools
+import os
+import random
+import secrets
+import statistics
+import sys
+import time
+import tracemalloc
+import uuid
+from collections.abc import Awaitable, Callable
+
+from roomkit.tools.human_input import HumanInputHandler
+
+ARGUMENTS = {"question": "Which colour should the button be?"}
+SEQUENTIAL_CYCLES = 20_000
+SEQUENTIAL_REPEATS = 9
+CONCURRENT = 100_000
+CONCURRENT_REPEATS = 5
+MEMORY_SIZES = (10_000, 100_000)
+
+SEQUENTIAL_TARGET = 1.3
+CONCURRENT_TARGET = 1.6
+BYTES_TARGET = 1_500
+
+Run = Callable[[int], Awaitable[float]]
+
+
+async def _await_future(future: asyncio.Future[str]) -> str:
+    return await future
+
+
+# -- the floor ---------------------------------------------------------------------------------
+
+
+async def floor_sequential(cycles: int) -> float:
+    """Seconds for ``cycles`` rounds of future, task, yield, set_result, await."""
+    loop = asyncio.get_running_loop()
+    start = time.perf_counter()
+    for _ in range(cycles):
+        future: asyncio.Future[str] = loop.create_future()
+        task = loop.create_task(_await_future(future))
+        await asyncio.sleep(0)
+        future.set_result("x")
+        await task
+    return time.perf_counter() - start
+
+
+async def floor_concurrent(count: int) -> float:
+    """Seconds to hold ``count`` futures with their tasks at once, then settle them all."""
+    loop = asyncio.get_running_loop()
+    start = time.perf_counter()
+    futures: list[asyncio.Future[str]] = [loop.create_future() for _ in range(count)]
+    tasks = [loop.create_task(_await_future(future)) for future in futures]
+    await asyncio.sleep(0)
+    for future in futures:
+        future.set_result("x")
+    for task in tasks:
+        await task
+    return time.perf_counter() - start
+
+
+# -- the handler -------------------------------------------------------------------------------
+
+
+async def handler_sequential(cycles: int) -> float:
+    """Seconds for ``cycles`` rounds of create, wait in a task, yield, resolve, await."""
+    loop = asyncio.get_running_loop()
+    handler = HumanInputHandler()
+    start = time.perf_counter()
+    for _ in range(cycles):
+        pending = await handler.create("AskUserQuestion", ARGUMENTS, room_id="r")
+        task = loop.create_task(handler.wait(pending.pending_id))
+        await asyncio.sleep(0)
+        handler.resolve(pending.pending_id, "x")
+        await task
+    return time.perf_counter() - start
+
+
+async def handler_concurrent(count: int) -> float:
+    """Seconds to hold ``count`` requests with their waiting tasks, then resolve them all."""
+    loop = asyncio.get_running_loop()
+    handler = HumanInputHandler()
+    start = time.perf_counter()
+    ids = [
+        (await handler.create("AskUserQuestion", ARGUMENTS, room_id="r")).pending_id
+        for _ in range(count)
+    ]
+    tasks = [loop.create_task(handler.wait(pending_id)) for pending_id in ids]
+    await asyncio.sleep(0)
+    for pending_id in ids:
+        handler.resolve(pending_id, "x")
+    for task in tasks:
+        await task
+    return time.perf_counter() - start
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+
+async def _timed(run: Run, size: int) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        return await run(size)
+    finally:
+        gc.enable()
+
+
+async def compare(floor: Run, ours: Run, size: int, repeats: int) -> tuple[float, float]:
+    """Median seconds of the floor and of ours, alternating runs so drift hits both alike."""
+    await _timed(floor, size // 10)
+    await _timed(ours, size // 10)
+    floors: list[float] = []
+    oures: list[float] = []
+    for _ in range(repeats):
+        floors.append(await _timed(floor, size))
+        oures.append(await _timed(ours, size))
+    return statistics.median(floors), statistics.median(oures)
+
+
+async def bytes_per_request(count: int, *, floor: bool) -> float:
+    """Traced bytes per pending request (or bare future) with its suspended waiting task."""
+    loop = asyncio.get_running_loop()
+    handler = HumanInputHandler()
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    if floor:
+        futures: list[asyncio.Future[str]] = [loop.create_future() for _ in range(count)]
+        tasks = [loop.create_task(_await_future(future)) for future in futures]
+    else:
+        ids = [
+            (await handler.create("AskUserQuestion", ARGUMENTS, room_id="r")).pending_id
+            for _ in range(count)
+        ]
+        tasks = [loop.create_task(handler.wait(pending_id)) for pending_id in ids]
+    await asyncio.sleep(0)
+    traced = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    if floor:
+        for future in futures:
+            future.set_result("x")
+    else:
+        for pending_id in ids:
+            handler.resolve(pending_id, "x")
+    await asyncio.gather(*tasks)
+    return traced / count
+
+
+def id_costs(count: int = 200_000) -> list[tuple[str, float]]:
+    """Nanoseconds per id for ways of making a unique, unguessable (or not) request id."""
+    pool = os.urandom(16 * 256).hex()
+    slices = itertools.cycle(range(0, len(pool), 32))
+    prefix = os.urandom(8).hex()
+    counter = itertools.count()
+    makers: list[tuple[str, Callable[[], str]]] = [
+        ("os.urandom(16).hex()", lambda: os.urandom(16).hex()),
+        ("secrets.token_hex(16)", lambda: secrets.token_hex(16)),
+        ("uuid.uuid4().hex", lambda: uuid.uuid4().hex),
+        ("slice of a 4 KiB urandom pool", lambda: pool[(i := next(slices)) : i + 32]),
+        ("random.getrandbits(128) (guessable)", lambda: f"{random.getrandbits(128):032x}"),
+        ("prefix + counter (guessable)", lambda: f"{prefix}{next(counter):016x}"),
+    ]
+    costs = []
+    for name, make in makers:
+        best = min(_time_calls(make, count) for _ in range(3))
+        costs.append((name, best / count * 1e9))
+    return costs
+
+
+def _time_calls(make: Callable[[], str], count: int) -> float:
+    start = time.perf_counter()
+    for _ in range(count):
+        make()
+    return time.perf_counter() - start
+
+
+# -- the report --------------------------------------------------------------------------------
+
+
+def _verdict(ok: bool) -> str:
+    return "pass" if ok else "MISS"
+
+
+async def main() -> int:
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    misses = 0
+
+    floor_s, ours_s = await compare(
+        floor_sequential, handler_sequential, SEQUENTIAL_CYCLES, SEQUENTIAL_REPEATS
+    )
+    ratio = ours_s / floor_s
+    ok = ratio <= SEQUENTIAL_TARGET
+    misses += not ok
+    rows.append(
+        (
+            "sequential create/wait/resolve",
+            f"{floor_s / SEQUENTIAL_CYCLES * 1e6:.2f} us/cycle",
+            f"{ours_s / SEQUENTIAL_CYCLES * 1e6:.2f} us/cycle",
+            f"{ratio:.2f}x",
+            f"<= {SEQUENTIAL_TARGET}x",
+            _verdict(ok),
+        )
+    )
+
+    floor_c, ours_c = await compare(
+        floor_concurrent, handler_concurrent, CONCURRENT, CONCURRENT_REPEATS
+    )
+    ratio = ours_c / floor_c
+    ok = ratio <= CONCURRENT_TARGET
+    misses += not ok
+    rows.append(
+        (
+            f"{CONCURRENT:,} pending at once",
+            f"{floor_c * 1e3:.0f} ms",
+            f"{ours_c * 1e3:.0f} ms",
+            f"{ratio:.2f}x",
+            f"<= {CONCURRENT_TARGET}x",
+            _verdict(ok),
+        )
+    )
+
+    for count in MEMORY_SIZES:
+        floor_b = await bytes_per_request(count, floor=True)
+        ours_b = await bytes_per_request(count, floor=False)
+        ok = ours_b <= BYTES_TARGET
+        misses += not ok
+        rows.append(
+            (
+                f"memory, {count:,} pending",
+                f"{floor_b:,.0f} B/req",
+                f"{ours_b:,.0f} B/req",
+                f"{ours_b / floor_b:.2f}x",
+                f"<= {BYTES_TARGET:,} B",
+                _verdict(ok),
+            )
+        )
+
+    header = ("case", "floor", "ours", "ratio", "target", "result")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    print(f"Python {sys.version.split()[0]}, medians; floor = bare future + task")
+    for row in [header, tuple("-" * width for width in widths), *rows]:
+        print(" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+
+    print("\nrequest id makers (best of 3):")
+    for name, cost in id_costs():
+        print(f"  {name:<38} {cost:6.0f} ns")
+    return misses
+
+
+if __name__ == "__main__":
+    missed = asyncio.run(main())
+    sys.exit(1 if missed and "--check" in sys.argv[1:] else 0)

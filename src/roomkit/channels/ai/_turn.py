@@ -1,0 +1,177 @@
+"""The turn: model rounds, each round's calls run concurrently, each call through its steps.
+
+Per call: route (a call the provider already ran is reported; a name the channel does not
+serve goes to the external handler) -> declare (a name the turn does not offer is refused)
+-> validate (JSON Schema) -> gate (BEFORE_TOOL_USE) -> serve -> report (ON_TOOL_CALL, once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from roomkit.channels.ai import _external
+from roomkit.channels.ai._gate import gate
+from roomkit.channels.ai._outcome import CallOutcome, cancelled, error_body, refused, served
+from roomkit.channels.ai._report import report
+from roomkit.channels.ai._serve import serve
+from roomkit.models.hooks import RoomContext
+from roomkit.models.room import Room, RoomEvent
+from roomkit.providers.ai.base import (
+    AIContext,
+    AIMessage,
+    AITool,
+    AIToolCall,
+    AIToolResultPart,
+)
+from roomkit.tools.validation import validate_tool_arguments
+
+if TYPE_CHECKING:
+    from roomkit.channels.ai.channel import AIChannel
+    from roomkit.core.framework import RoomKit
+
+__all__ = ["Turn"]
+
+logger = logging.getLogger("roomkit.channels.ai")
+
+
+class Turn:
+    """One turn of an AI channel in one room, for one actor."""
+
+    def __init__(
+        self,
+        channel: AIChannel,
+        room: Room,
+        actor_id: str | None,
+        tools: dict[str, AITool],
+    ) -> None:
+        self.channel = channel
+        self.kit: RoomKit | None = channel.kit
+        self.room = room
+        self.room_id = room.id
+        self.actor_id = actor_id
+        self.tools = tools
+        self.stopped: str | None = None
+        """Set by a steering stop: the turn ends before its next model round."""
+        self.unreported: dict[str, tuple[str, dict[str, Any]]] = {}
+        """External calls announced to the handler and not yet reported."""
+        self._context: RoomContext | None = None
+
+    async def context(self) -> RoomContext | None:
+        """The room context hooks receive, built once per turn; ``None`` if unavailable."""
+        if self._context is None and self.kit is not None:
+            try:
+                self._context = await self.kit.room_context(self.room_id)
+            except Exception:
+                logger.exception("No room context for room %s", self.room_id)
+        return self._context
+
+    def serves_locally(self, name: str) -> bool:
+        """True when the channel itself serves ``name`` (offered or a human-input name)."""
+        human = self.channel.human_input_handler
+        return name in self.tools or (human is not None and name in human.tool_names)
+
+    async def run(self, messages: list[AIMessage]) -> str | None:
+        """Model rounds until a reply without tool calls, a stop or the round limit."""
+        channel = self.channel
+        tools = list(self.tools.values())
+        deadline = time.monotonic() + channel.tool_loop_timeout_seconds
+        for round_no in range(channel.max_tool_rounds + 1):
+            context = AIContext(
+                messages=list(messages),
+                system_prompt=channel.system_prompt,
+                tools=tools,
+                room=self.room,
+            )
+            response = await channel.provider.generate(context)
+            calls = response.tool_calls
+            if not calls:
+                return response.content or None
+            if round_no == channel.max_tool_rounds or time.monotonic() > deadline:
+                logger.warning(
+                    "Channel %s stopped a turn in room %s after %d tool rounds",
+                    channel.channel_id,
+                    self.room_id,
+                    round_no,
+                )
+                return response.content or None
+            parts = await self.run_round(calls)
+            messages.append(AIMessage.assistant(response.content, calls))
+            messages.append(AIMessage.tool_results(parts))
+            if self.stopped is not None:
+                logger.info("Turn in room %s stopped: %s", self.room_id, self.stopped)
+                return None
+        return None  # pragma: no cover - the loop returns on its last round
+
+    async def run_round(self, calls: list[AIToolCall]) -> list[AIToolResultPart]:
+        """Run one round's calls concurrently; results in call order."""
+        if len(calls) == 1:
+            return [await self.run_call(calls[0])]
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self.run_call(call)) for call in calls]
+        return [task.result() for task in tasks]
+
+    async def run_call(self, call: AIToolCall) -> AIToolResultPart:
+        """One call through route -> declare -> validate -> gate -> serve -> report."""
+        if call.served is not None:
+            outcome = served(call.served.result, call.arguments, is_error=call.served.is_error)
+            outcome = await report(self, call.id, call.name, outcome)
+        elif self.channel.external_tool_handler is not None and not self.serves_locally(call.name):
+            outcome = await _external.run(self, call)
+        else:
+            outcome = await self._own_call(call)
+        return AIToolResultPart(
+            tool_call_id=call.id,
+            name=call.name,
+            content=outcome.content,
+            is_error=outcome.is_error,
+        )
+
+    async def _own_call(self, call: AIToolCall) -> CallOutcome:
+        name, arguments = call.name, call.arguments
+        try:
+            outcome = await self._decide(call)
+            if outcome is None:
+                tool = self.tools[name]
+                decision = await gate(self, call.id, name, arguments, tool)
+                if decision.allowed:
+                    outcome = await serve(self, call.id, name, decision.arguments)
+                else:
+                    body = error_body(decision.reason or "")
+                    outcome = refused(body, arguments, detail=decision.detail)
+        except asyncio.CancelledError:
+            await report(
+                self, call.id, name, cancelled(name, arguments, channel_closed=self.channel.closing)
+            )
+            raise
+        return await report(self, call.id, name, outcome)
+
+    async def _decide(self, call: AIToolCall) -> CallOutcome | None:
+        """The channel's own refusals, before any hook or handler; ``None`` to go on."""
+        name, arguments = call.name, call.arguments
+        if call.partial:
+            body = error_body(
+                f"Tool '{name}' arguments were cut off: call it again with complete arguments."
+            )
+            return refused(body, arguments)
+        tool = self.tools.get(name)
+        if tool is None:
+            logger.warning("Provider requested undeclared tool %s", name)
+            return refused(error_body(f"Tool '{name}' is not declared."), arguments)
+        problem = validate_tool_arguments(tool.parameters, arguments)
+        if problem is not None:
+            return refused(error_body(f"Invalid arguments for '{name}': {problem}"), arguments)
+        return None
+
+
+def history_messages(events: list[RoomEvent], channel_id: str) -> list[AIMessage]:
+    """The room's recent events as the model's conversation."""
+    messages = []
+    for event in events:
+        if event.channel_id == channel_id:
+            messages.append(AIMessage.assistant(event.content.body))
+        else:
+            messages.append(AIMessage.user(event.content.body, name=event.sender_id or None))
+    return messages

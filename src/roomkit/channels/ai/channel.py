@@ -1,0 +1,271 @@
+"""AIChannel: an agent in a room, with its tools, its human-input tools and its tool loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from roomkit.channels.ai import _external
+from roomkit.channels.ai._declare import binding_tools, check_unique_tools, warn_never_offered
+from roomkit.channels.ai._turn import Turn, history_messages
+from roomkit.channels.ai._wiring import wire_external
+from roomkit.channels.base import Channel
+from roomkit.models.enums import ChannelType
+from roomkit.models.room import RoomEvent, TextContent
+from roomkit.models.steering import Cancel
+from roomkit.providers.ai.base import AIProvider, AITool
+from roomkit.tools.compose import ToolHandler
+from roomkit.tools.context import tool_turn_context
+from roomkit.tools.external import ExternalToolHandler
+from roomkit.tools.human_input import HumanInputToolHandler
+
+if TYPE_CHECKING:
+    from roomkit.core.framework import RoomKit
+
+__all__ = ["AIChannel"]
+
+human_logger = logging.getLogger("roomkit.tools.human_input")
+logger = logging.getLogger("roomkit.channels.ai")
+
+
+def _seconds(name: str, value: object, *, allow_none: bool = True) -> float | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+class AIChannel(Channel):
+    """An AI agent: each inbound message in its rooms runs a turn of its tool loop.
+
+    Args:
+        channel_id: the channel's id.
+        provider: the model.
+        system_prompt: the system prompt of every turn.
+        tool_handler: serves the host's tools (``await tool_handler(name, arguments)``).
+        tools: definitions of the host's tools, offered to every turn.
+        human_input_handler: tools that ask a person; declared and served by the channel
+            before ``tool_handler``, under the handler's own timeout.
+        external_tool_handler: decides calls to tools the channel does not serve (a provider
+            that runs tools itself).
+        tool_timeout_seconds: the bound of a host tool call (``None``: unbounded).
+        tool_timeouts: per-tool bounds, overriding the defaults (human-input names included).
+        tool_loop_timeout_seconds: no new model round starts after this long.
+        max_tool_rounds: the most tool rounds in one turn.
+        history_limit: how many of the room's recent events the model sees.
+    """
+
+    channel_type = ChannelType.AI
+
+    def __init__(
+        self,
+        channel_id: str,
+        provider: AIProvider,
+        system_prompt: str | None = None,
+        *,
+        tool_handler: ToolHandler | None = None,
+        tools: list[AITool] | None = None,
+        human_input_handler: HumanInputToolHandler | None = None,
+        external_tool_handler: ExternalToolHandler | None = None,
+        tool_timeout_seconds: float | None = 30.0,
+        tool_timeouts: Mapping[str, float | None] | None = None,
+        tool_loop_timeout_seconds: float = 300.0,
+        max_tool_rounds: int = 50,
+        history_limit: int = 50,
+    ) -> None:
+        super().__init__(channel_id)
+        if not isinstance(provider, AIProvider):
+            raise TypeError(f"provider must be an AIProvider, got {type(provider).__name__}")
+        if human_input_handler is not None and not isinstance(
+            human_input_handler, HumanInputToolHandler
+        ):
+            raise TypeError(
+                "human_input_handler must be a HumanInputToolHandler, "
+                f"got {type(human_input_handler).__name__}"
+            )
+        if external_tool_handler is not None and not isinstance(
+            external_tool_handler, ExternalToolHandler
+        ):
+            raise TypeError(
+                "external_tool_handler must be an ExternalToolHandler, "
+                f"got {type(external_tool_handler).__name__}"
+            )
+        if isinstance(max_tool_rounds, bool) or not isinstance(max_tool_rounds, int):
+            raise TypeError(f"max_tool_rounds must be an int, got {max_tool_rounds!r}")
+        if max_tool_rounds < 0:
+            raise ValueError(f"max_tool_rounds must be >= 0, got {max_tool_rounds}")
+        if isinstance(history_limit, bool) or not isinstance(history_limit, int):
+            raise TypeError(f"history_limit must be an int, got {history_limit!r}")
+        if history_limit < 1:
+            raise ValueError(f"history_limit must be >= 1, got {history_limit}")
+        self.provider = provider
+        self.system_prompt = system_prompt
+        self.human_input_handler = human_input_handler
+        self.external_tool_handler = external_tool_handler
+        self.tool_timeout_seconds = _seconds("tool_timeout_seconds", tool_timeout_seconds)
+        self.tool_timeouts = {
+            name: _seconds(f"tool_timeouts[{name!r}]", bound)
+            for name, bound in (tool_timeouts or {}).items()
+        }
+        loop_timeout = _seconds("tool_loop_timeout_seconds", tool_loop_timeout_seconds)
+        assert loop_timeout is not None
+        self.tool_loop_timeout_seconds = loop_timeout
+        self.max_tool_rounds = max_tool_rounds
+        self.history_limit = history_limit
+        human_tools = human_input_handler.tools if human_input_handler is not None else []
+        self._tools = check_unique_tools(channel_id, tools or [], human_tools)
+        self._tool_handler: ToolHandler | None = None
+        self.tool_handler = tool_handler
+        self._warned: set[str] = set()
+        self._binding_tools: dict[str, tuple[object, list[AITool]]] = {}
+        self._turns: dict[asyncio.Task[str | None], Turn] = {}
+        self._registration: int | None = None
+        self.closing = False
+        """True once ``close()`` started: cut calls report that the channel closed."""
+
+    @property
+    def tool_handler(self) -> ToolHandler | None:
+        """The host's tool handler; replacing it leaves the human-input tools served."""
+        return self._tool_handler
+
+    @tool_handler.setter
+    def tool_handler(self, handler: ToolHandler | None) -> None:
+        if handler is not None and not callable(handler):
+            raise TypeError(f"tool_handler must be an async callable, got {handler!r}")
+        if isinstance(handler, HumanInputToolHandler):
+            human_logger.warning(
+                "Channel %s serves a HumanInputToolHandler as its tool_handler: pass it as "
+                "human_input_handler= so its own timeout, ON_USER_INPUT_REQUIRED and the "
+                "channel's close apply to it",
+                self.channel_id,
+            )
+        self._tool_handler = handler
+
+    @property
+    def tools(self) -> list[AITool]:
+        """The tools every turn offers (the channel's and the human-input handler's)."""
+        return list(self._tools.values())
+
+    def tools_by_name(self) -> dict[str, AITool]:
+        """The channel's own toolset, by name."""
+        return dict(self._tools)
+
+    def running_turns(self) -> list[Turn]:
+        """The turns running now."""
+        return list(self._turns.values())
+
+    def call_bound(self, name: str) -> float | None:
+        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
+        if name in self.tool_timeouts:
+            return self.tool_timeouts[name]
+        human = self.human_input_handler
+        if human is not None and name in human.tool_names:
+            return None
+        return self.tool_timeout_seconds
+
+    def set_framework(self, kit: RoomKit) -> None:
+        """Wire the channel to ``kit``: its human input to ON_USER_INPUT_REQUIRED, its
+        external handler to BEFORE_TOOL_USE and ON_TOOL_CALL."""
+        super().set_framework(kit)
+        if self.human_input_handler is not None:
+            self._registration = kit.route_human_input(
+                self.human_input_handler.handler, self.channel_id
+            )
+        external = self.external_tool_handler
+        if external is not None:
+            wire_external(self, kit, external)
+
+    async def _turn_tools(self, room_id: str) -> dict[str, AITool]:
+        tools = self._tools
+        kit = self._kit
+        if kit is not None:
+            for binding in await kit.store.list_bindings(room_id):
+                if binding.channel_id != self.channel_id or not binding.metadata.get("tools"):
+                    continue
+                cached = self._binding_tools.get(room_id)
+                if cached is None or cached[0] is not binding:
+                    cached = (binding, binding_tools(binding.metadata))
+                    self._binding_tools[room_id] = cached
+                extra = [tool for tool in cached[1] if tool.name not in tools]
+                if extra:
+                    tools = {**tools, **{tool.name: tool for tool in extra}}
+        human = self.human_input_handler
+        if human is not None:
+            warn_never_offered(self.channel_id, human.tool_names, tools, self._warned)
+        return tools
+
+    async def respond(self, room_id: str, event: RoomEvent) -> RoomEvent | None:
+        """Run a turn on ``event`` in ``room_id``; return the reply to record, if any.
+
+        The event's sender is the turn's actor. A turn cut by ``close()`` returns ``None``.
+        """
+        kit = self._kit
+        if kit is None:
+            raise RuntimeError(
+                f"Channel {self.channel_id} is not registered: call kit.register_channel()"
+            )
+        if self.closing:
+            return None
+        room = await kit.get_room(room_id)
+        tools = await self._turn_tools(room_id)
+        history = await kit.store.recent_events(room_id, self.history_limit)
+        turn = Turn(self, room, event.sender_id or None, tools)
+        task = asyncio.get_running_loop().create_task(
+            self._run(turn, history_messages(history, self.channel_id))
+        )
+        self._turns[task] = turn
+        try:
+            text = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                task.cancel()
+                raise
+            return None
+        finally:
+            if task.done():
+                self._turns.pop(task, None)
+        if not text:
+            return None
+        return RoomEvent(room_id, self.channel_id, self.channel_id, TextContent(text))
+
+    async def _run(self, turn: Turn, messages: list[Any]) -> str | None:
+        with tool_turn_context(
+            room_id=turn.room_id, room=turn.room, actor_id=turn.actor_id, tools=list(turn.tools)
+        ):
+            try:
+                return await turn.run(messages)
+            finally:
+                await _external.teardown(turn)
+
+    def steer(self, command: Cancel, *, room_id: str) -> bool:
+        """Stop the running turns of ``room_id`` before their next model round.
+
+        Calls already running finish, and are reported with their outcome. Returns ``True``
+        if a turn was running.
+        """
+        if not isinstance(command, Cancel):
+            raise TypeError(f"steer takes a Cancel, got {type(command).__name__}")
+        found = False
+        for turn in self._turns.values():
+            if turn.room_id == room_id:
+                turn.stopped = command.reason or "cancelled"
+                found = True
+        return found
+
+    async def close(self) -> None:
+        """Cut running turns (their requests are withdrawn, their calls reported cancelled),
+        then close the human-input handler for this channel only."""
+        self.closing = True
+        tasks = list(self._turns)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._turns.clear()
+        human = self.human_input_handler
+        if human is not None:
+            await human.handler.close(channel_id=self.channel_id, registration=self._registration)

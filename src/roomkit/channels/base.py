@@ -1,0 +1,46 @@
+"""What every channel is to the kit: an id, a type, and a place to be wired and closed."""
+
+from __future__ import annotations
+
+from abc import ABC
+from typing import TYPE_CHECKING
+
+from roomkit.models.enums import ChannelType
+from roomkit.models.room import RoomEvent
+
+if TYPE_CHECKING:
+    from roomkit.core.framework import RoomKit
+
+__all__ = ["Channel", "TransportChannel"]
+
+
+class Channel(ABC):
+    """A channel registered with a :class:`~roomkit.RoomKit`."""
+
+    channel_type: ChannelType
+
+    def __init__(self, channel_id: str) -> None:
+        if not isinstance(channel_id, str) or not channel_id:
+            raise ValueError(f"channel_id must be a non-empty string, got {channel_id!r}")
+        self.channel_id = channel_id
+        self._kit: RoomKit | None = None
+
+    @property
+    def kit(self) -> RoomKit | None:
+        """The kit this channel is registered with, if any."""
+        return self._kit
+
+    def set_framework(self, kit: RoomKit) -> None:
+        """Called by ``kit.register_channel``: wire the channel to the kit."""
+        self._kit = kit
+
+    async def close(self) -> None:  # noqa: B027 - closing is optional for a channel
+        """Stop the channel's work; the kit calls it on ``kit.close()``."""
+
+
+class TransportChannel(Channel):
+    """A channel that delivers room events to people (a WebSocket, a chat, ...)."""
+
+    async def deliver(self, event: RoomEvent) -> None:
+        """Send ``event`` to the connections of its room."""
+        raise NotImplementedError

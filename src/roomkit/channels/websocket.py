@@ -1,0 +1,71 @@
+"""WebSocketChannel: delivers a room's events to registered connections."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+
+from roomkit.channels.base import TransportChannel
+from roomkit.models.enums import ChannelType
+from roomkit.models.room import RoomEvent
+
+__all__ = ["SendFn", "WebSocketChannel"]
+
+logger = logging.getLogger("roomkit.channels.websocket")
+
+SendFn = Callable[[str, RoomEvent], Awaitable[None]]
+"""``async send(connection_id, event)``: push one event to one connection."""
+
+
+class WebSocketChannel(TransportChannel):
+    """Pushes each event of a room to the connections registered for that room.
+
+    A connection whose send fails or takes longer than ``send_timeout`` seconds is dropped
+    (logged), so a client that stops reading never holds up the room.
+    """
+
+    channel_type = ChannelType.WEBSOCKET
+
+    def __init__(self, channel_id: str, *, send_timeout: float = 5.0) -> None:
+        super().__init__(channel_id)
+        if not send_timeout > 0:
+            raise ValueError(
+                f"send_timeout must be a positive number of seconds, got {send_timeout}"
+            )
+        self.send_timeout = send_timeout
+        self._connections: dict[str, tuple[str, SendFn]] = {}
+
+    def register_connection(self, connection_id: str, send_fn: SendFn, *, room_id: str) -> None:
+        """Deliver ``room_id``'s events to ``send_fn(connection_id, event)`` from now on."""
+        if not inspect.iscoroutinefunction(send_fn) and not inspect.iscoroutinefunction(
+            getattr(send_fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+        ):
+            raise TypeError(
+                "send_fn must be an async function: async def send(connection_id, event): ..."
+            )
+        self._connections[connection_id] = (room_id, send_fn)
+
+    def unregister_connection(self, connection_id: str) -> None:
+        """Stop delivering to ``connection_id``."""
+        self._connections.pop(connection_id, None)
+
+    def connections(self, room_id: str) -> list[str]:
+        """The ids of the connections registered for ``room_id``."""
+        return [cid for cid, (rid, _) in self._connections.items() if rid == room_id]
+
+    async def deliver(self, event: RoomEvent) -> None:
+        targets = [
+            (cid, send) for cid, (rid, send) in self._connections.items() if rid == event.room_id
+        ]
+        for connection_id, send in targets:
+            try:
+                async with asyncio.timeout(self.send_timeout):
+                    await send(connection_id, event)
+            except Exception as exc:  # a broken client must not break the room
+                logger.warning("WebSocket send failed for %s: %r; dropping it", connection_id, exc)
+                self._connections.pop(connection_id, None)
+
+    async def close(self) -> None:
+        self._connections.clear()

@@ -1,0 +1,331 @@
+"""RoomKit: rooms, their channels, the hook engine and the store, composed.
+
+The kit holds three collaborators: a :class:`~roomkit.core.hooks.HookEngine`, a registry of
+channels, and a room store. ``process_inbound`` records a message, runs the room's AI
+channels with the sender as the turn's actor, and delivers their replies to the room's
+transport channels.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from roomkit.channels.base import Channel, TransportChannel
+from roomkit.core.hooks import HookEngine
+from roomkit.core.store import InMemoryStore, RoomStore
+from roomkit.models.enums import ChannelType
+from roomkit.models.hooks import HookExecution, HookRegistration, HookTrigger, RoomContext
+from roomkit.models.pending_input import PendingInputEvent
+from roomkit.models.room import (
+    ChannelBinding,
+    FrameworkEvent,
+    InboundMessage,
+    InboundResult,
+    Participant,
+    Room,
+    RoomEvent,
+)
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["RoomKit"]
+
+logger = logging.getLogger("roomkit.framework")
+
+F = TypeVar("F", bound=Callable[..., Any])
+Listener = Callable[[FrameworkEvent], Awaitable[None]]
+
+
+class RoomKit:
+    """The framework: rooms, channels, hooks and a store.
+
+    Args:
+        store: where rooms, rosters, bindings and history live; in memory by default.
+    """
+
+    def __init__(self, store: RoomStore | None = None) -> None:
+        self.store: RoomStore = store if store is not None else InMemoryStore()
+        self.hooks = HookEngine()
+        self._channels: dict[str, Channel] = {}
+        self._listeners: dict[str, list[Listener]] = {}
+
+    # -- hooks and framework events ----------------------------------------------------------
+
+    def hook(
+        self,
+        trigger: HookTrigger,
+        *,
+        execution: HookExecution = HookExecution.SYNC,
+        priority: int = 0,
+        name: str = "",
+        timeout: float = 30.0,
+        channel_types: set[ChannelType] | None = None,
+        channel_ids: set[str] | None = None,
+        fail_closed: bool | None = None,
+    ) -> Callable[[F], F]:
+        """Register the decorated ``async def hook(event, ctx)`` for ``trigger``.
+
+        SYNC hooks run in priority order (lower first) and may block or modify; ASYNC hooks
+        observe afterwards. A hook that returns ``None`` allows.
+        """
+        return self.hooks.hook(
+            trigger,
+            execution=execution,
+            priority=priority,
+            name=name,
+            timeout=timeout,
+            channel_types=channel_types,
+            channel_ids=channel_ids,
+            fail_closed=fail_closed,
+        )
+
+    def add_hook(self, trigger: HookTrigger, fn: Any, **options: Any) -> HookRegistration:
+        """Register ``fn`` for ``trigger`` without the decorator (same options as ``hook``)."""
+        return self.hooks.register(trigger, fn, **options)
+
+    def on(self, event_type: str) -> Callable[[F], F]:
+        """Register the decorated ``async def listener(event)`` for a framework event.
+
+        Events: ``"user_input_required"`` (data: pending_id, tool_name, tool_call_id, allowed,
+        reason) and ``"before_tool_use"`` (data: tool_name, tool_call_id, allowed, reason).
+        """
+
+        def register(fn: F) -> F:
+            self._listeners.setdefault(event_type, []).append(fn)
+            return fn
+
+        return register
+
+    async def emit(
+        self, event_type: str, data: dict[str, Any], *, room_id: str | None = None
+    ) -> None:
+        """Call the listeners of ``event_type``; a failing listener is logged and skipped."""
+        listeners = self._listeners.get(event_type)
+        if not listeners:
+            return
+        event = FrameworkEvent(event_type, data, room_id)
+        for listener in list(listeners):
+            try:
+                await listener(event)
+            except Exception:
+                logger.exception("Listener %r for %r failed", listener, event_type)
+
+    def has_listeners(self, event_type: str) -> bool:
+        """True when someone listens to ``event_type``."""
+        return bool(self._listeners.get(event_type))
+
+    # -- channels ----------------------------------------------------------------------------
+
+    def register_channel(self, channel: Channel) -> None:
+        """Register ``channel`` and wire it to the kit (its human input included)."""
+        if not isinstance(channel, Channel):
+            raise TypeError(f"register_channel takes a channel, got {type(channel).__name__}")
+        existing = self._channels.get(channel.channel_id)
+        if existing is not None and existing is not channel:
+            raise ValueError(
+                f"A channel with id {channel.channel_id!r} is already registered: "
+                "give each channel its own id"
+            )
+        self._channels[channel.channel_id] = channel
+        channel.set_framework(self)
+
+    def get_channel(self, channel_id: str) -> Channel | None:
+        """The registered channel with this id, or ``None``."""
+        return self._channels.get(channel_id)
+
+    @property
+    def channels(self) -> dict[str, Channel]:
+        """The registered channels, by id."""
+        return dict(self._channels)
+
+    def route_human_input(
+        self,
+        handler: HumanInputHandler,
+        channel_id: str,
+        *,
+        channel_type: ChannelType = ChannelType.AI,
+    ) -> int:
+        """Send the requests ``handler`` creates for ``channel_id`` to ON_USER_INPUT_REQUIRED.
+
+        Channels given a ``human_input_handler=`` are routed by ``register_channel``; use this
+        for a handler you drive yourself (e.g. inside an ``ExternalToolHandler``). Returns the
+        registration token for ``handler.close(channel_id=..., registration=token)``.
+        """
+        del channel_type  # the request carries its own door
+        return handler.set_on_input_required(channel_id, self._on_input_required)
+
+    async def _on_input_required(self, event: PendingInputEvent) -> bool:
+        """Run ON_USER_INPUT_REQUIRED for a new request; ``False`` rejects it."""
+        if not event.room_id:
+            return True
+        allowed, reason = True, None
+        hooks = self.hooks
+        trigger = HookTrigger.ON_USER_INPUT_REQUIRED
+        if hooks.has_hooks(trigger, channel_type=event.channel_type, channel_id=event.channel_id):
+            try:
+                ctx = await self.room_context(event.room_id)
+            except Exception:
+                logger.exception(
+                    "No room context for pending %s: notifying skipped", event.pending_id
+                )
+                ctx = None
+            if ctx is not None:
+                outcome = await hooks.run_sync(
+                    trigger,
+                    event,
+                    ctx,
+                    channel_type=event.channel_type,
+                    channel_id=event.channel_id,
+                )
+                allowed, reason = outcome.allowed, outcome.reason
+                if allowed:
+                    hooks.run_async(
+                        trigger,
+                        event,
+                        ctx,
+                        channel_type=event.channel_type,
+                        channel_id=event.channel_id,
+                    )
+        await self.emit(
+            "user_input_required",
+            {
+                "pending_id": event.pending_id,
+                "tool_name": event.tool_name,
+                "tool_call_id": event.tool_call_id,
+                "allowed": allowed,
+                "reason": reason,
+            },
+            room_id=event.room_id,
+        )
+        return allowed
+
+    # -- rooms -------------------------------------------------------------------------------
+
+    async def create_room(
+        self, room_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> Room:
+        """Create a room (with a fresh id when none is given)."""
+        room = Room(room_id or os.urandom(8).hex(), dict(metadata or {}))
+        await self.store.create_room(room)
+        return room
+
+    async def get_room(self, room_id: str) -> Room:
+        """The room with this id.
+
+        Raises:
+            KeyError: no such room.
+        """
+        room = await self.store.get_room(room_id)
+        if room is None:
+            raise KeyError(f"No room {room_id!r}: create it with kit.create_room()")
+        return room
+
+    async def attach_channel(
+        self,
+        room_id: str,
+        channel_id: str,
+        category: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> ChannelBinding:
+        """Attach a registered channel to a room.
+
+        ``metadata={"tools": [...]}`` offers extra tools to an AI channel's turns in this room.
+        """
+        await self.get_room(room_id)
+        if channel_id not in self._channels:
+            raise KeyError(f"No channel {channel_id!r}: call kit.register_channel() first")
+        binding = ChannelBinding(room_id, channel_id, category, dict(metadata or {}))
+        await self.store.add_binding(binding)
+        return binding
+
+    async def add_participant(
+        self, room_id: str, participant_id: str, *, name: str | None = None
+    ) -> Participant:
+        """Add someone to a room's roster (senders of inbound messages are added for you)."""
+        await self.get_room(room_id)
+        participant = Participant(participant_id, room_id, name)
+        await self.store.add_participant(participant)
+        return participant
+
+    async def room_context(self, room_id: str) -> RoomContext:
+        """The room, its roster and bindings, as hooks receive them."""
+        room = await self.get_room(room_id)
+        return RoomContext(
+            room=room,
+            participants=tuple(await self.store.list_participants(room_id)),
+            bindings=tuple(await self.store.list_bindings(room_id)),
+        )
+
+    async def _room_for(self, message: InboundMessage, room_id: str | None) -> str:
+        if room_id is not None:
+            await self.get_room(room_id)
+            return room_id
+        rooms = await self.store.rooms_for_channel(message.channel_id)
+        if len(rooms) == 1:
+            return rooms[0]
+        if not rooms:
+            raise KeyError(
+                f"Channel {message.channel_id!r} is attached to no room: "
+                "call kit.attach_channel(room_id, channel_id) first"
+            )
+        raise ValueError(
+            f"Channel {message.channel_id!r} is attached to {len(rooms)} rooms: "
+            "pass room_id= to process_inbound"
+        )
+
+    async def process_inbound(
+        self, message: InboundMessage, *, room_id: str | None = None
+    ) -> InboundResult:
+        """Record ``message``, run the room's AI channels on it, deliver their replies.
+
+        The sender is the turn's actor (``current_tool_actor_id()`` inside tools); an empty
+        ``sender_id`` makes an authorless turn. Returns once the turn is done and the replies
+        are stored.
+        """
+        if not isinstance(message, InboundMessage):
+            raise TypeError(
+                f"process_inbound takes an InboundMessage, got {type(message).__name__}"
+            )
+        room_id = await self._room_for(message, room_id)
+        store = self.store
+        if message.sender_id:
+            await store.add_participant(Participant(message.sender_id, room_id))
+        event = RoomEvent(
+            room_id,
+            message.channel_id,
+            message.sender_id,
+            message.content,
+            metadata=message.metadata,
+        )
+        await store.add_event(event)
+        bound = [
+            self._channels[b.channel_id]
+            for b in await store.list_bindings(room_id)
+            if b.channel_id in self._channels
+        ]
+        await self._deliver(event, bound)
+        responses: list[RoomEvent] = []
+        for channel in bound:
+            respond = getattr(channel, "respond", None)
+            if channel.channel_id == message.channel_id or respond is None:
+                continue
+            reply = await respond(room_id, event)
+            if reply is None:
+                continue
+            await store.add_event(reply)
+            responses.append(reply)
+            await self._deliver(reply, bound)
+        return InboundResult(event, tuple(responses))
+
+    async def _deliver(self, event: RoomEvent, channels: list[Channel]) -> None:
+        for channel in channels:
+            if isinstance(channel, TransportChannel) and channel.channel_id != event.channel_id:
+                await channel.deliver(event)
+
+    async def close(self) -> None:
+        """Close every channel and stop the hook observers."""
+        for channel in list(self._channels.values()):
+            await channel.close()
+        await self.hooks.close()

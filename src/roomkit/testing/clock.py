@@ -1,0 +1,129 @@
+"""A fake clock for testing timeouts without waiting.
+
+:class:`VirtualClockLoop` is an asyncio event loop whose ``time()`` is virtual: whenever
+nothing is ready to run and no I/O is waiting, the clock jumps straight to the next scheduled
+timer instead of sleeping. ``await asyncio.sleep(3600)`` returns at once with
+``loop.time()`` one hour later, and a ``wait(..., timeout=300)`` that nobody answers times out
+in microseconds of real time, in the same order it would in real time.
+
+Timers win over work that is still in flight outside the loop: a socket or a thread that
+would answer in a few real milliseconds is not waited for while a timer is scheduled. Use the
+loop for code whose outcome depends on the loop's own timers, not on real I/O latency.
+
+::
+
+    from roomkit.testing import run_virtual
+
+    async def main() -> None:
+        handler = HumanInputHandler()
+        pending = await handler.create("AskUserQuestion", {"question": "Color?"})
+        with pytest.raises(TimeoutError):
+            await handler.wait(pending.pending_id, timeout=300)
+
+    run_virtual(main())
+"""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
+
+__all__ = ["VirtualClockLoop", "run_virtual", "virtual_runner"]
+
+_T = TypeVar("_T")
+
+_SelectResult = list[tuple[selectors.SelectorKey, int]]
+
+
+class _VirtualSelector(selectors.BaseSelector):
+    """A selector that polls its inner selector and advances the clock instead of blocking."""
+
+    def __init__(self, inner: selectors.BaseSelector, advance: Callable[[float], None]) -> None:
+        self._inner = inner
+        self._advance = advance
+
+    def register(
+        self, fileobj: FileDescriptorLike, events: int, data: Any = None
+    ) -> selectors.SelectorKey:
+        return self._inner.register(fileobj, events, data)
+
+    def unregister(self, fileobj: FileDescriptorLike) -> selectors.SelectorKey:
+        return self._inner.unregister(fileobj)
+
+    def modify(
+        self, fileobj: FileDescriptorLike, events: int, data: Any = None
+    ) -> selectors.SelectorKey:
+        return self._inner.modify(fileobj, events, data)
+
+    def select(self, timeout: float | None = None) -> _SelectResult:
+        if timeout is None:
+            # No timer is scheduled: only I/O (or another thread) can wake the loop.
+            return self._inner.select(None)
+        events = self._inner.select(0)
+        if not events and timeout > 0:
+            self._advance(timeout)
+        return events
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def get_key(self, fileobj: FileDescriptorLike) -> selectors.SelectorKey:
+        return self._inner.get_key(fileobj)
+
+    def get_map(self) -> Mapping[FileDescriptorLike, selectors.SelectorKey]:
+        return self._inner.get_map()
+
+
+class VirtualClockLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock jumps to the next timer whenever the loop would sleep.
+
+    Ready callbacks and I/O run as on any selector loop; only the waiting is skipped. Timers
+    fire in the order of their deadlines, and ``time()`` reads exactly the deadline of the
+    timer being run, so code that computes deadlines from ``loop.time()`` sees consistent
+    arithmetic.
+
+    Args:
+        selector: the real selector to poll for I/O; a ``selectors.DefaultSelector`` when
+            ``None``.
+        start: the virtual time the clock starts at, in seconds.
+    """
+
+    def __init__(
+        self, selector: selectors.BaseSelector | None = None, *, start: float = 0.0
+    ) -> None:
+        self._virtual_now = float(start)
+        inner = selector if selector is not None else selectors.DefaultSelector()
+        super().__init__(_VirtualSelector(inner, self._advance))
+
+    def time(self) -> float:
+        """The virtual time, in seconds; it moves only when the loop would otherwise sleep."""
+        return self._virtual_now
+
+    def _advance(self, seconds: float) -> None:
+        self._virtual_now += seconds
+
+
+def virtual_runner(*, debug: bool | None = None) -> asyncio.Runner:
+    """An :class:`asyncio.Runner` whose loop is a :class:`VirtualClockLoop`.
+
+    Use it to run several coroutines on one virtual clock::
+
+        with virtual_runner() as runner:
+            handler = runner.run(make_handler())
+            runner.run(exercise(handler))
+    """
+    return asyncio.Runner(debug=debug, loop_factory=VirtualClockLoop)
+
+
+def run_virtual(coro: Coroutine[Any, Any, _T], *, debug: bool | None = None) -> _T:
+    """Run ``coro`` to completion on a fresh :class:`VirtualClockLoop`, like ``asyncio.run``.
+
+    Timeouts and sleeps inside take no real time.
+    """
+    with virtual_runner(debug=debug) as runner:
+        return runner.run(coro)

@@ -1,0 +1,225 @@
+"""Checking a tool call's arguments against the tool's JSON Schema.
+
+Nothing a model writes is trusted: before a call is gated or served, its arguments are
+validated against the ``parameters`` the tool declared, and a failure becomes one short,
+readable problem the model can act on (``missing required argument 'question'``). The full
+JSON Schema language applies (nested objects, arrays, enums, ``$ref``, ``anyOf``...), except
+``format``, which is not asserted. Validators are compiled once per distinct schema and kept
+in a bounded cache, since this runs on every tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import Draft202012Validator, validator_for
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012, specification_with
+
+__all__ = ["check_tool_schema", "validate_tool_arguments"]
+
+_CACHE_SIZE = 256
+# A problem quotes what the model wrote; a runaway value should not flood its context.
+_MAX_PROBLEM_CHARS = 400
+
+
+def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) -> str | None:
+    """Check a call's arguments against its tool's JSON Schema.
+
+    Args:
+        parameters: the tool's declared JSON Schema (``AITool.parameters``).
+        arguments: what the model sent, parsed from JSON.
+
+    Returns:
+        ``None`` when the arguments are valid, else one problem, worded for the model:
+        ``missing required argument 'question'``, ``argument 'question' must be of type
+        string``, ``unknown argument 'k' (this tool accepts: a, b)``, ``expected an object of
+        arguments, got list``. Nested problems name their path (``questions[0].options``).
+        When several things are wrong, the most relevant one is chosen, always the same way.
+
+    Raises:
+        ValueError: the schema itself is invalid or holds a ``$ref`` that cannot be
+            resolved; :func:`check_tool_schema` catches both when the tool is declared.
+    """
+    if not isinstance(arguments, dict):
+        return f"expected an object of arguments, got {type(arguments).__name__}"
+    if _accepts_any_object(parameters):
+        return None
+    try:
+        error = best_match(_validator(parameters).iter_errors(arguments))
+    except SchemaError as exc:
+        raise ValueError(f"the tool's schema is invalid: {exc.message}") from exc
+    except Unresolvable as exc:
+        raise ValueError(f"the tool's schema holds a $ref that cannot be resolved: {exc}") from exc
+    if error is None:
+        return None
+    return _clip(_describe(error))
+
+
+def check_tool_schema(name: str, parameters: Mapping[str, Any]) -> None:
+    """Check that a tool's parameters are a valid JSON Schema for an object of arguments.
+
+    Args:
+        name: the tool's name, for the error message.
+        parameters: the tool's declared JSON Schema.
+
+    Raises:
+        ValueError: naming the tool and the problem, when the schema is not a mapping, is not
+            valid JSON Schema, describes something other than an object, or holds a
+            ``$ref`` that cannot be resolved.
+    """
+    if not isinstance(parameters, Mapping):
+        raise ValueError(
+            f"Tool {name!r}: parameters must be a JSON Schema object, "
+            f"got {type(parameters).__name__}"
+        )
+    declared_type = parameters.get("type", "object")
+    if declared_type != "object" and not (
+        isinstance(declared_type, list) and "object" in declared_type
+    ):
+        raise ValueError(
+            f"Tool {name!r}: parameters must describe an object of arguments "
+            f'("type": "object"), got "type": {json.dumps(declared_type)}'
+        )
+    try:
+        _canonical(parameters)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Tool {name!r}: parameters are not JSON-serialisable: {exc}") from exc
+    try:
+        _validator(parameters)  # compiles, checks and caches the validator
+    except SchemaError as exc:
+        raise ValueError(
+            f"Tool {name!r}: invalid parameters schema at {exc.json_path}: {exc.message}"
+        ) from exc
+    ref = _unresolvable_ref(parameters)
+    if ref is not None:
+        raise ValueError(f"Tool {name!r}: parameters schema has an unresolvable $ref {ref!r}")
+
+
+def _accepts_any_object(parameters: Mapping[str, Any]) -> bool:
+    # The schema of most tools without parameters; no validator is needed for it.
+    return not parameters or (len(parameters) == 1 and parameters.get("type") == "object")
+
+
+def _validator(parameters: Mapping[str, Any]) -> Validator:
+    try:
+        key = _canonical(parameters)
+    except (TypeError, ValueError):
+        # Not JSON: cannot be keyed, so compiled for this call only.
+        return _compile(dict(parameters))
+    return _compiled(key)
+
+
+def _canonical(parameters: Mapping[str, Any]) -> str:
+    return json.dumps(parameters, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _compiled(key: str) -> Validator:
+    return _compile(json.loads(key))
+
+
+def _compile(schema: dict[str, Any]) -> Validator:
+    cls = validator_for(schema, default=Draft202012Validator)
+    cls.check_schema(schema)
+    # An empty registry: a $ref only ever resolves inside the schema, never over the network.
+    validator: Validator = cls(schema, registry=Registry())
+    return validator
+
+
+def _unresolvable_ref(schema: Mapping[str, Any]) -> str | None:
+    """The first ``$ref`` in the schema that does not resolve, or ``None``."""
+    specification = specification_with(str(schema.get("$schema", "")), default=DRAFT202012)
+    root = specification.create_resource(schema)
+    resolver = Registry().resolver_with_root(root)
+    pending: list[tuple[Resource[Any], Any]] = [(root, resolver)]
+    while pending:
+        resource, here = pending.pop()
+        contents = resource.contents
+        ref = contents.get("$ref") if isinstance(contents, Mapping) else None
+        if isinstance(ref, str):
+            try:
+                here.lookup(ref)
+            except Unresolvable:
+                return ref
+        pending.extend((sub, here.in_subresource(sub)) for sub in resource.subresources())
+    return None
+
+
+def _describe(error: ValidationError) -> str:
+    path = list(error.absolute_path)
+    where = _path_text(path)
+    if error.validator == "required":
+        missing = _first_missing(error.validator_value, error.instance)
+        if missing is not None:
+            return f"missing required argument {_path_text([*path, missing])!r}"
+    if error.validator == "type" and path:
+        return f"argument {where!r} must be of type {_type_text(error.validator_value)}"
+    if error.validator in ("additionalProperties", "unevaluatedProperties"):
+        problem = _unknown_argument(error, path)
+        if problem is not None:
+            return problem
+    if error.validator == "enum" and path and isinstance(error.validator_value, list):
+        return f"argument {where!r} must be one of {error.validator_value!r}"
+    if not path:
+        return f"arguments: {error.message}"
+    return f"argument {where!r}: {error.message}"
+
+
+def _path_text(path: Iterable[str | int]) -> str:
+    text = ""
+    for step in path:
+        if isinstance(step, int):
+            text += f"[{step}]"
+        else:
+            text += f".{step}" if text else str(step)
+    return text
+
+
+def _type_text(types: object) -> str:
+    if isinstance(types, list):
+        return " or ".join(str(each) for each in types)
+    return str(types)
+
+
+def _first_missing(required: object, instance: object) -> str | None:
+    if not isinstance(required, list) or not isinstance(instance, Mapping):
+        return None
+    return next((str(name) for name in required if name not in instance), None)
+
+
+def _unknown_argument(error: ValidationError, path: list[str | int]) -> str | None:
+    instance, schema = error.instance, error.schema
+    if not isinstance(instance, Mapping) or not isinstance(schema, Mapping):
+        return None
+    known = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    unknown = next(
+        (
+            key
+            for key in instance
+            if key not in known and not any(re.search(p, key) for p in patterns)
+        ),
+        None,
+    )
+    if unknown is None:
+        return None
+    names = ", ".join(sorted(known))
+    if not path:
+        accepts = f"this tool accepts: {names}" if names else "this tool accepts no arguments"
+    else:
+        accepts = f"accepted here: {names}" if names else "no arguments are accepted here"
+    return f"unknown argument {_path_text([*path, unknown])!r} ({accepts})"
+
+
+def _clip(problem: str) -> str:
+    if len(problem) <= _MAX_PROBLEM_CHARS:
+        return problem
+    return problem[: _MAX_PROBLEM_CHARS - 1] + "…"

@@ -1,0 +1,28 @@
+"""Test-suite settings shared by every test directory.
+
+Hypothesis profiles: ``ci`` (the default) explores enough to catch ordering bugs in the
+state machines and never fails on slow examples; ``dev`` is a quicker pass for local edits
+(``HYPOTHESIS_PROFILE=dev pytest``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "dev",
+    max_examples=20,
+    stateful_step_count=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
