@@ -5,6 +5,7 @@ refusal or the timeout.
 """
 
 from roomkit.channels.ai import AIChannel
+from roomkit.channels.realtime_voice import RealtimeVoiceChannel
 from roomkit.channels.websocket import WebSocketChannel
 from roomkit.core.exceptions import (
     ChannelRefusalError,
@@ -49,6 +50,7 @@ __all__ = [
     "PendingInput",
     "PendingInputEvent",
     "PendingInputStatus",
+    "RealtimeVoiceChannel",
     "RequestWithdrawnError",
     "RoomContext",
     "RoomEvent",

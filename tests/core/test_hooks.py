@@ -23,7 +23,6 @@ from roomkit.models.tool_call import ToolCallEvent
 BEFORE = HookTrigger.BEFORE_TOOL_USE
 ON_CALL = HookTrigger.ON_TOOL_CALL
 ON_INPUT = HookTrigger.ON_USER_INPUT_REQUIRED
-AFTER_ROUND = HookTrigger.AFTER_TOOL_ROUND
 CTX = RoomContext(room=None)
 LOGGER = "roomkit.hooks"
 
@@ -189,7 +188,7 @@ async def test_a_raising_hook_refuses_before_tool_use_with_a_detail(
     assert "boom" in warnings[0].getMessage()
 
 
-@pytest.mark.parametrize("trigger", [ON_CALL, ON_INPUT, HookTrigger.AFTER_TOOL_ROUND])
+@pytest.mark.parametrize("trigger", [ON_CALL, ON_INPUT])
 async def test_a_raising_hook_is_skipped_on_fail_open_triggers(
     engine: HookEngine, trigger: HookTrigger, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -394,9 +393,9 @@ async def test_drain_waits_for_observers_started_by_observers(engine: HookEngine
     async def chain(event: Any, ctx: RoomContext) -> None:
         engine.run_async(ON_CALL, "inner", ctx)
 
-    engine.register(AFTER_ROUND, chain, execution=HookExecution.ASYNC)
+    engine.register(ON_INPUT, chain, execution=HookExecution.ASYNC)
 
-    engine.run_async(AFTER_ROUND, "outer", CTX)
+    engine.run_async(ON_INPUT, "outer", CTX)
     await engine.drain()
 
     assert calls == ["nested"]

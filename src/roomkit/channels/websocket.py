@@ -56,16 +56,29 @@ class WebSocketChannel(TransportChannel):
         return [cid for cid, (rid, _) in self._connections.items() if rid == room_id]
 
     async def deliver(self, event: RoomEvent) -> None:
+        """Send ``event`` to every connection of its room, all at once.
+
+        The sends run concurrently, so a stalled client costs the room at most
+        ``send_timeout`` and never delays the other clients.
+        """
         targets = [
             (cid, send) for cid, (rid, send) in self._connections.items() if rid == event.room_id
         ]
-        for connection_id, send in targets:
-            try:
-                async with asyncio.timeout(self.send_timeout):
-                    await send(connection_id, event)
-            except Exception as exc:  # a broken client must not break the room
-                logger.warning("WebSocket send failed for %s: %r; dropping it", connection_id, exc)
-                self._connections.pop(connection_id, None)
+        if len(targets) == 1:
+            await self._send(*targets[0], event)
+        elif targets:
+            await asyncio.gather(*(self._send(cid, send, event) for cid, send in targets))
+
+    async def _send(self, connection_id: str, send: SendFn, event: RoomEvent) -> None:
+        try:
+            async with asyncio.timeout(self.send_timeout):
+                await send(connection_id, event)
+        except Exception as exc:  # a broken client must not break the room
+            logger.warning("WebSocket send failed for %s: %r; dropping it", connection_id, exc)
+            registered = self._connections.get(connection_id)
+            # The connection may have been registered again meanwhile: keep the new one.
+            if registered is not None and registered[1] is send:
+                del self._connections[connection_id]
 
     async def close(self) -> None:
         self._connections.clear()

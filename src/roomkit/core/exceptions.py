@@ -8,6 +8,13 @@
     ├── ToolFailedError             a call that ran and failed: the model reads the message
     ├── UnservedToolCallError       "not mine": a handler declines a tool name
     ├── ToolTimeoutError            also TimeoutError: a tool missed the channel's call bound
+    ├── ProviderError               a model provider's call failed (the vendor's message kept)
+    │   ├── ProviderAuthError           the key was refused (not retried)
+    │   ├── ProviderRateLimitError      rate limited (retried with backoff)
+    │   ├── ProviderOverloadedError     the vendor is overloaded / 5xx (retried with backoff)
+    │   ├── ProviderTimeoutError        also TimeoutError: no answer in time (retried)
+    │   ├── ProviderRequestError        the vendor refused the request as malformed (4xx)
+    │   └── ProviderResponseError       the vendor's answer could not be read
     └── HumanInputError             the human-input primitive
         ├── HumanInputRejectedError     also RuntimeError: a person or a hook said no
         ├── HumanInputTimeoutError      also TimeoutError: nobody answered in time
@@ -29,6 +36,13 @@ __all__ = [
     "HumanInputError",
     "HumanInputRejectedError",
     "HumanInputTimeoutError",
+    "ProviderAuthError",
+    "ProviderError",
+    "ProviderOverloadedError",
+    "ProviderRateLimitError",
+    "ProviderRequestError",
+    "ProviderResponseError",
+    "ProviderTimeoutError",
     "RequestWithdrawnError",
     "RoomKitError",
     "ToolFailedError",
@@ -74,6 +88,53 @@ class ToolTimeoutError(RoomKitError, TimeoutError):
         super().__init__(f"tool {name!r} did not answer within {timeout:g} s")
         self.name = name
         self.timeout = timeout
+
+
+class ProviderError(RoomKitError):
+    """A model provider's call failed; the message keeps the vendor's own words.
+
+    Attributes:
+        provider: the provider's name (``"anthropic"``, ``"openai"``, ...).
+        status_code: the HTTP status, when there was one.
+        retryable: whether trying again later may succeed.
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, provider: str = "", status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status_code = status_code
+
+
+class ProviderAuthError(ProviderError):
+    """The vendor refused the credentials."""
+
+
+class ProviderRateLimitError(ProviderError):
+    """The vendor rate-limited the call."""
+
+    retryable = True
+
+
+class ProviderOverloadedError(ProviderError):
+    """The vendor is overloaded or failed on its side."""
+
+    retryable = True
+
+
+class ProviderTimeoutError(ProviderError, TimeoutError):
+    """The vendor did not answer in time, or the connection failed."""
+
+    retryable = True
+
+
+class ProviderRequestError(ProviderError):
+    """The vendor refused the request itself (a 4xx other than auth and rate limits)."""
+
+
+class ProviderResponseError(ProviderError):
+    """The vendor's answer could not be read."""
 
 
 class HumanInputError(RoomKitError):

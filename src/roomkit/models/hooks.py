@@ -37,12 +37,6 @@ class HookTrigger(StrEnum):
     """After a tool call has an outcome: observe (or, for a success, override) the report."""
     ON_USER_INPUT_REQUIRED = "on_user_input_required"
     """A human-input request opened: notify the person; a block rejects the request."""
-    AFTER_TOOL_ROUND = "after_tool_round"
-    """Every call of a tool round has an outcome."""
-    BEFORE_AI_GENERATION = "before_ai_generation"
-    """Before the model is asked for its next response."""
-    ON_AI_RESPONSE = "on_ai_response"
-    """The model answered."""
 
 
 @unique

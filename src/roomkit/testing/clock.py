@@ -12,15 +12,26 @@ loop for code whose outcome depends on the loop's own timers, not on real I/O la
 
 ::
 
-    from roomkit.testing import run_virtual
+    import asyncio
 
-    async def main() -> None:
+    from roomkit.testing import run_virtual
+    from roomkit.tools.human_input import HumanInputHandler
+
+    async def main() -> float:
         handler = HumanInputHandler()
         pending = await handler.create("AskUserQuestion", {"question": "Color?"})
-        with pytest.raises(TimeoutError):
+        try:
             await handler.wait(pending.pending_id, timeout=300)
+        except TimeoutError:
+            pass
+        return asyncio.get_running_loop().time()
 
-    run_virtual(main())
+    assert run_virtual(main()) == 300.0
+
+With pytest-asyncio, run a directory's async tests on it from its ``conftest.py``::
+
+    def pytest_asyncio_loop_factories(config, item):
+        return {"virtual_clock": VirtualClockLoop}
 """
 
 from __future__ import annotations

@@ -51,11 +51,37 @@ async def test_create_defaults_every_keyword(handler: HumanInputHandler) -> None
     assert pending.actor_id is None
 
 
-async def test_every_request_gets_its_own_hex_id(handler: HumanInputHandler) -> None:
+async def test_every_request_gets_its_own_id(handler: HumanInputHandler) -> None:
     ids = {(await handler.create("Ask", {})).pending_id for _ in range(200)}
 
     assert len(ids) == 200
-    assert all(pending_id and int(pending_id, 16) >= 0 for pending_id in ids)
+    assert all(isinstance(pending_id, str) and pending_id for pending_id in ids)
+
+
+async def test_create_returns_without_suspending(handler: HumanInputHandler) -> None:
+    """create() never yields to the loop, even with a notification to schedule."""
+
+    async def notify(event: object) -> bool:
+        return True
+
+    handler.on_input_required = notify
+    for make in (handler.create, handler.create_detached):
+        call = make("Ask", {})
+        with pytest.raises(StopIteration) as finished:
+            call.send(None)
+        assert isinstance(finished.value.value, PendingInput)
+    assert len(handler.pending) == 2
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "arguments"), [("Ask", ["q"]), ("Ask", '{"q": 1}'), (None, {})]
+)
+async def test_create_refuses_malformed_calls(
+    handler: HumanInputHandler, tool_name: object, arguments: object
+) -> None:
+    with pytest.raises(TypeError):
+        await handler.create(tool_name, arguments)  # type: ignore[arg-type]
+    assert handler.pending == {}
 
 
 async def test_create_detached_marks_the_request_detached(handler: HumanInputHandler) -> None:
@@ -131,7 +157,7 @@ async def test_resolve_after_reject_is_refused(handler: HumanInputHandler) -> No
     assert handler.reject(pending.pending_id, "no") is True
 
     assert handler.resolve(pending.pending_id, "yes") is False
-    with pytest.raises(HumanInputRejectedError, match="^no$"):
+    with pytest.raises(HumanInputRejectedError, match=r"^no$"):
         await handler.wait(pending.pending_id)
 
 

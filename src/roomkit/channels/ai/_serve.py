@@ -2,14 +2,16 @@
 
 Each call runs under its bound: ``tool_timeouts[name]`` when set, otherwise none for a
 human-input name (the handler's own timeout applies) and ``tool_timeout_seconds`` for the
-rest. Whatever the tool raises becomes the outcome the model reads; a bug's message stays
-out of the model's view and goes to the observers as ``error_detail``.
+rest. A human-input call's bound becomes its request's deadline rather than a cancellation,
+so an answer that lands with the bound is taken, never lost. Whatever the tool raises
+becomes the outcome the model reads; a bug's message stays out of the model's view and
+goes to the observers as ``error_detail``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.channels.ai._outcome import CallOutcome, as_text, error_body, failed, refused, served
 from roomkit.core.exceptions import (
@@ -19,25 +21,48 @@ from roomkit.core.exceptions import (
     UnservedToolCallError,
 )
 from roomkit.models.enums import ChannelType
+from roomkit.tools.compose import ToolHandler
 from roomkit.tools.context import ToolCallContext, _current_tool_call
+from roomkit.tools.human_input import HumanInputToolHandler
 
 if TYPE_CHECKING:
     from roomkit.channels.ai._turn import Turn
 
-__all__ = ["serve"]
+__all__ = ["run_tool", "serve"]
+
+
+class _Serving(Protocol):
+    human_input_handler: HumanInputToolHandler | None
+
+    @property
+    def tool_handler(self) -> ToolHandler | None: ...
+
+    def call_bound(self, name: str) -> float | None: ...
 
 
 async def serve(turn: Turn, call_id: str, name: str, arguments: dict[str, Any]) -> CallOutcome:
-    """Run the call and map how it ended."""
+    """Run the call of an AI turn and map how it ended."""
     channel = turn.channel
     _current_tool_call.set(ToolCallContext(turn.room_id, call_id, channel.channel_id))
+    return await run_tool(channel, name, arguments, ChannelType.AI)
+
+
+async def run_tool(
+    channel: _Serving, name: str, arguments: dict[str, Any], door: ChannelType
+) -> CallOutcome:
+    """Serve ``name`` on ``channel`` (human-input names first) under its bound.
+
+    The caller has set the tool context (room, call, actor) the tool reads.
+    """
     human = channel.human_input_handler
     bound = channel.call_bound(name)
-    timeout = asyncio.timeout(bound)
+    asks_person = human is not None and name in human.tool_names
+    timeout = asyncio.timeout(None if asks_person else bound)
     try:
         async with timeout:
-            if human is not None and name in human.tool_names:
-                result = await human.ask(name, arguments, channel_type=ChannelType.AI)
+            if human is not None and asks_person:
+                limit = human.timeout if bound is None else min(bound, human.timeout)
+                result = await human.ask(name, arguments, channel_type=door, timeout=limit)
             elif channel.tool_handler is not None:
                 result = await channel.tool_handler(name, arguments)
             else:

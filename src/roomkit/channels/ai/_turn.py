@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels.ai import _external
@@ -77,7 +76,9 @@ class Turn:
         """Model rounds until a reply without tool calls, a stop or the round limit."""
         channel = self.channel
         tools = list(self.tools.values())
-        deadline = time.monotonic() + channel.tool_loop_timeout_seconds
+        # The loop's clock, like every asyncio bound: a test clock moves it too.
+        clock = asyncio.get_running_loop().time
+        deadline = clock() + channel.tool_loop_timeout_seconds
         for round_no in range(channel.max_tool_rounds + 1):
             context = AIContext(
                 messages=list(messages),
@@ -89,7 +90,7 @@ class Turn:
             calls = response.tool_calls
             if not calls:
                 return response.content or None
-            if round_no == channel.max_tool_rounds or time.monotonic() > deadline:
+            if round_no == channel.max_tool_rounds or clock() > deadline:
                 logger.warning(
                     "Channel %s stopped a turn in room %s after %d tool rounds",
                     channel.channel_id,

@@ -217,6 +217,8 @@ class AIChannel(Channel):
             self._run(turn, history_messages(history, self.channel_id))
         )
         self._turns[task] = turn
+        # A turn cut because its caller was cancelled ends after this method has returned.
+        task.add_done_callback(self._forget_turn)
         try:
             text = await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -231,6 +233,9 @@ class AIChannel(Channel):
         if not text:
             return None
         return RoomEvent(room_id, self.channel_id, self.channel_id, TextContent(text))
+
+    def _forget_turn(self, task: asyncio.Task[str | None]) -> None:
+        self._turns.pop(task, None)
 
     async def _run(self, turn: Turn, messages: list[Any]) -> str | None:
         with tool_turn_context(

@@ -13,7 +13,8 @@ import asyncio
 import logging
 import math
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 from roomkit.core.exceptions import (
@@ -47,8 +48,16 @@ _REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
 
 
-def _new_id() -> str:
-    return os.urandom(16).hex()
+def _id_stream() -> Iterator[str]:
+    """Random 32-hex-digit ids, cut from one ``os.urandom`` call per 64 ids.
+
+    The system call, not the randomness, is what makes ``os.urandom(16)`` per id cost; the
+    ids stay as unguessable as if each had its own call.
+    """
+    while True:
+        pool = os.urandom(16 * 64).hex()
+        for start in range(0, len(pool), 32):
+            yield pool[start : start + 32]
 
 
 def _check_text(name: str, value: object) -> None:
@@ -111,6 +120,7 @@ class HumanInputHandler:
         self._closed = False
         self._notifications: dict[asyncio.Task[None], str] = {}
         self._deadlines = DeadlineQueue(self._expire)
+        self._ids = _id_stream()
 
     # -- the application-level notification -------------------------------------------------
 
@@ -213,26 +223,34 @@ class HumanInputHandler:
             raise HandlerClosedError(CLOSED)
         if channel_id in self._closed_channels:
             raise HandlerClosedError(f"Human input handler is closed for channel {channel_id}")
-        if type(arguments) is not dict and not isinstance(arguments, dict):
+        if not isinstance(arguments, dict):
             raise TypeError(
                 f"arguments must be a dict of the call's arguments, got {type(arguments).__name__}"
             )
-        _check_text("tool_name", tool_name)
+        if not isinstance(tool_name, str):
+            _check_text("tool_name", tool_name)
+        # Every field by position: keyword arguments and the default factory cost more than
+        # the rest of the dataclass's __init__.
         request = PendingInput(
-            _new_id(),
+            next(self._ids),
             tool_name,
             arguments,
             room_id,
             tool_call_id,
             channel_id,
-            detached=detached,
-            actor_id=actor_id,
-            channel_type=channel_type,
+            _PENDING,  # status
+            None,  # result
+            None,  # reject_reason
+            detached,
+            datetime.now(UTC),  # created_at
+            actor_id,
+            channel_type,
         )
         self._store.add(request)
-        callback = self._callback_for(channel_id)
-        if callback is not None:
-            self._announce(request, callback)
+        if self._callbacks or self._on_input_required is not None:
+            callback = self._callback_for(channel_id)
+            if callback is not None:
+                self._announce(request, callback)
         return request
 
     def _announce(self, request: PendingInput, callback: OnInputRequiredCallback) -> None:
@@ -272,41 +290,52 @@ class HumanInputHandler:
             RequestWithdrawnError: the handler gave the request up (closed or released).
             UnknownRequestError: the id was never seen here, or left the retention.
         """
-        _check_timeout(timeout)
+        # The default (a non-negative int) passes without a call; the rest is checked in full.
+        if type(timeout) is not int or timeout < 0:
+            _check_timeout(timeout)
         request = self._store.get(pending_id)
         if request is None:
-            settled = self._store.get_settled(pending_id)
-            if settled is None:
-                raise UnknownRequestError(f"No pending request with id {pending_id}")
-            return _outcome(settled)
+            return self._replay(pending_id)
         if request.status is _PENDING:
-            loop = asyncio.get_running_loop()
-            if timeout is not None:
-                self._arm(loop, request, loop.time() + timeout)
-            waiter: asyncio.Future[None] = loop.create_future()
-            waiters = request._waiters
-            if waiters is None:
-                request._waiters = waiter
-            elif isinstance(waiters, list):
-                waiters.append(waiter)
-            else:
-                request._waiters = [waiters, waiter]
+            # The fast path keeps few locals: each one is a slot in every suspended wait().
             try:
-                await waiter
+                await self._listen(request, timeout)
             except asyncio.CancelledError:
                 # The waiting call was cut: withdraw the request so a late answer is refused.
                 self.release(pending_id)
                 raise
         self._store.retire(request)
+        if request.status is _RESOLVED:
+            return request.result or ""
         return _outcome(request)
 
-    def _arm(self, loop: asyncio.AbstractEventLoop, request: PendingInput, when: float) -> None:
-        if request.deadline is not None and request.deadline <= when:
-            return
-        if request._deadline_entry is not None:
-            self._deadlines.cancel(request._deadline_entry)
-        request.deadline = when
-        request._deadline_entry = self._deadlines.add(loop, when, request.pending_id)
+    def _replay(self, pending_id: str) -> str:
+        settled = self._store.get_settled(pending_id)
+        if settled is None:
+            raise UnknownRequestError(f"No pending request with id {pending_id}")
+        return _outcome(settled)
+
+    def _listen(self, request: PendingInput, timeout: float | None) -> asyncio.Future[None]:
+        """Arm the request's deadline; return a new future that its settling completes."""
+        loop = asyncio.get_running_loop()
+        if timeout is not None:
+            when = loop.time() + timeout
+            deadline = request.deadline
+            # A later wait may bring the deadline forward, never push it back.
+            if deadline is None or when < deadline:
+                if request._deadline_entry is not None:
+                    self._deadlines.cancel(request._deadline_entry)
+                request.deadline = when
+                request._deadline_entry = self._deadlines.add(loop, when, request.pending_id)
+        waiter: asyncio.Future[None] = loop.create_future()
+        waiters = request._waiters
+        if waiters is None:
+            request._waiters = waiter
+        elif isinstance(waiters, list):
+            waiters.append(waiter)
+        else:
+            request._waiters = [waiters, waiter]
+        return waiter
 
     def _expire(self, pending_id: str) -> None:
         request = self._store.settle(pending_id, _TIMED_OUT)
@@ -338,7 +367,8 @@ class HumanInputHandler:
         ``False`` means the id is not active or the request was already settled; the recorded
         outcome is then unchanged.
         """
-        _check_text("result", result)
+        if not isinstance(result, str):
+            _check_text("result", result)
         request = self._store.settle(pending_id, _RESOLVED, result=result)
         if request is None:
             return False
@@ -350,7 +380,8 @@ class HumanInputHandler:
 
         Returns ``True`` if this call settled it, ``False`` as :meth:`resolve` does.
         """
-        _check_text("reason", reason)
+        if not isinstance(reason, str):
+            _check_text("reason", reason)
         request = self._store.settle(pending_id, _REJECTED, reason=reason)
         if request is None:
             return False

@@ -96,11 +96,18 @@ class HumanInputToolHandler:
         return await self.ask(name, arguments)
 
     async def ask(
-        self, name: str, arguments: dict[str, Any], *, channel_type: ChannelType = ChannelType.AI
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        channel_type: ChannelType = ChannelType.AI,
+        timeout: float | None = None,
     ) -> str:
         """Ask a person on a door of ``channel_type``; return their answer.
 
         The room, channel, call id and actor come from the tool context the channel set.
+        ``timeout`` replaces the handler's own for this call (a channel's per-tool bound):
+        the deadline is the request's, so an answer and the deadline never both win.
 
         Raises:
             UnservedToolCallError: ``name`` is not one of ``tool_names``.
@@ -121,10 +128,11 @@ class HumanInputToolHandler:
             channel_type=channel_type,
             actor_id=current_tool_actor_id(),
         )
+        limit = self.timeout if timeout is None else timeout
         try:
-            return await handler.wait(pending.pending_id, timeout=self.timeout)
+            return await handler.wait(pending.pending_id, timeout=limit)
         except TimeoutError:
-            message = f"Human input timed out after {self.timeout}s for tool '{name}'"
+            message = f"Human input timed out after {limit}s for tool '{name}'"
             raise ToolFailedError(json.dumps({"error": message})) from None
         except HumanInputRejectedError as rejected:
             raise ToolRefusedError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import deque
+
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
 __all__ = ["MemoryStore"]
@@ -16,7 +18,7 @@ class MemoryStore:
     the oldest first. ``retention=0`` switches replay off.
     """
 
-    __slots__ = ("_active", "_retained", "retention")
+    __slots__ = ("_active", "_order", "_retained", "retention")
 
     def __init__(self, *, retention: int = 128) -> None:
         if isinstance(retention, bool) or not isinstance(retention, int):
@@ -26,6 +28,9 @@ class MemoryStore:
         self.retention = retention
         self._active: dict[str, PendingInput] = {}
         self._retained: dict[str, PendingInput] = {}
+        # Eviction order, kept apart: finding a dict's first key walks past the slots its
+        # deleted keys left behind, a deque's popleft does not.
+        self._order: deque[str] = deque()
 
     def add(self, request: PendingInput) -> None:
         self._active[request.pending_id] = request
@@ -53,10 +58,11 @@ class MemoryStore:
         request.reject_reason = reason
         request.withdrawn = withdrawn
         if self.retention:
-            retained = self._retained
-            retained[pending_id] = request
-            if len(retained) > self.retention:
-                del retained[next(iter(retained))]
+            self._retained[pending_id] = request
+            order = self._order
+            order.append(pending_id)
+            if len(order) > self.retention:
+                del self._retained[order.popleft()]
         return request
 
     def retire(self, request: PendingInput) -> None:

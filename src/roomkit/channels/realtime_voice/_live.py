@@ -1,0 +1,159 @@
+"""The channel's view of a live session and of one call on one of its doors.
+
+A :class:`LiveSession` holds what the channel keeps while a session runs: the room, the tools
+declared to the model, and the task serving each open call, so that ending the session (or
+the model cancelling a call) can cut them. A :class:`VoiceCall` is what every step of the
+call pipeline reads: who called what, on which door, in which session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from enum import StrEnum, unique
+from typing import TYPE_CHECKING, Any
+
+from roomkit.channels.ai._outcome import CallOutcome
+from roomkit.models.hooks import RoomContext
+from roomkit.models.room import Room
+from roomkit.providers.ai.base import AITool
+from roomkit.voice.realtime.base import RealtimeSession
+
+if TYPE_CHECKING:
+    from roomkit.channels.realtime_voice.channel import RealtimeVoiceChannel
+    from roomkit.core.framework import RoomKit
+
+__all__ = [
+    "CHANNEL_CLOSED",
+    "CUT",
+    "MODEL_CANCELLED",
+    "SESSION_ENDED",
+    "Door",
+    "LiveSession",
+    "VoiceCall",
+]
+
+logger = logging.getLogger("roomkit.channels.realtime_voice")
+
+SESSION_ENDED = "The session ended before its result."
+CHANNEL_CLOSED = "The channel closed before its result."
+MODEL_CANCELLED = "The model cancelled the call before its result."
+CUT = "The call was cut before its result."
+
+
+@unique
+class Door(StrEnum):
+    """How a call reached the channel, and so how its result goes back."""
+
+    FUNCTION_CALL = "function_call"
+    """The provider's function call: the result is submitted under the call's id."""
+    RECOVERED = "recovered"
+    """A call recovered from the model's speech: the result is injected as silent context."""
+    REASONING = "reasoning"
+    """A reasoning backend's call: the result is returned to the backend."""
+
+
+@dataclass(eq=False)
+class LiveSession:
+    """A session the channel is running, and its open calls."""
+
+    session: RealtimeSession
+    """The session itself."""
+    room: Room
+    """The session's room."""
+    tools: dict[str, AITool]
+    """The tools declared to the session's model, by name."""
+    calls: dict[str, asyncio.Task[CallOutcome]] = field(default_factory=dict)
+    """The task serving each open call, by call id."""
+    cut: dict[str, str] = field(default_factory=dict)
+    """Why a call was cut, by call id, when the model cancelled it."""
+    ending: str | None = None
+    """Why the session's calls are cut, once the session is ending."""
+
+    @property
+    def open(self) -> bool:
+        """True while calls are taken and answered."""
+        return self.ending is None and self.session.live
+
+    def cut_hint(self, call_id: str) -> str:
+        """What the model reads about why ``call_id`` has no result."""
+        return self.cut.get(call_id) or self.ending or CUT
+
+    def track(self, call_id: str, task: asyncio.Task[CallOutcome]) -> None:
+        """Keep ``task`` as the one serving ``call_id`` until it finishes."""
+        self.calls[call_id] = task
+
+        def forget(done: asyncio.Task[CallOutcome]) -> None:
+            if self.calls.get(call_id) is done:
+                del self.calls[call_id]
+            self.cut.pop(call_id, None)
+
+        task.add_done_callback(forget)
+
+    async def cut_calls(self, call_ids: list[str] | None, hint: str) -> None:
+        """Cancel the tasks of ``call_ids`` (all calls when ``None``) and wait for them.
+
+        A call cutting its own session (a tool or a hook ending it) is left to finish: the
+        session is no longer open, so its result goes nowhere.
+        """
+        me = asyncio.current_task()
+        tasks = []
+        for call_id in list(self.calls) if call_ids is None else call_ids:
+            task = self.calls.get(call_id)
+            if task is None or task is me or task.done():
+                continue
+            self.cut.setdefault(call_id, hint)
+            task.cancel()
+            tasks.append(task)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceCall:
+    """One call on one of the channel's doors."""
+
+    channel: RealtimeVoiceChannel
+    """The channel serving it."""
+    live: LiveSession
+    """The session it belongs to."""
+    door: Door
+    """How it reached the channel."""
+    call_id: str
+    """The provider's call id, or one the channel made for a recovered or reasoning call."""
+    name: str
+    """The tool called."""
+    arguments: Any
+    """The arguments as written (validated before anything trusts them)."""
+
+    @property
+    def session(self) -> RealtimeSession:
+        """The call's session."""
+        return self.live.session
+
+    @property
+    def room_id(self) -> str:
+        """The session's room."""
+        return self.live.session.room_id
+
+    @property
+    def actor_id(self) -> str:
+        """The caller: the session's participant."""
+        return self.live.session.participant_id
+
+    @property
+    def kit(self) -> RoomKit | None:
+        """The kit the channel is registered with."""
+        return self.channel.kit
+
+    async def context(self) -> RoomContext | None:
+        """The room context hooks receive; ``None`` when it cannot be built."""
+        kit = self.kit
+        if kit is None:
+            return None
+        try:
+            return await kit.room_context(self.room_id)
+        except Exception:
+            logger.exception("No room context for room %s", self.room_id)
+            return None

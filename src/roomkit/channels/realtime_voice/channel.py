@@ -1,0 +1,370 @@
+"""RealtimeVoiceChannel: a speech-to-speech model talking with callers, with its tools.
+
+The channel opens sessions on a transport (the caller's audio) and a provider (the model),
+and serves the model's tool calls on three doors: the provider's function call, a call
+recovered from the model's speech, and a reasoning backend's call. Every door declares,
+validates, gates, serves and reports the same way; human-input tools are served first, under
+the handler's own timeout, and a person is asked on the ``realtime_voice`` door.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from roomkit.channels.ai._declare import check_unique_tools, warn_never_offered
+from roomkit.channels.base import Channel
+from roomkit.channels.realtime_voice._doors import call_tool_for, new_call_id, spawn
+from roomkit.channels.realtime_voice._live import (
+    CHANNEL_CLOSED,
+    MODEL_CANCELLED,
+    SESSION_ENDED,
+    Door,
+    LiveSession,
+)
+from roomkit.channels.realtime_voice._reasoning import ReasoningBackend
+from roomkit.channels.realtime_voice._recovery import recover_calls
+from roomkit.models.enums import ChannelType
+from roomkit.models.room import Participant
+from roomkit.providers.ai.base import AITool
+from roomkit.tools.compose import ToolHandler
+from roomkit.tools.human_input import HumanInputToolHandler
+from roomkit.voice.realtime.base import (
+    RealtimeProvider,
+    RealtimeSession,
+    RealtimeSessionState,
+    RealtimeTransport,
+)
+
+if TYPE_CHECKING:
+    from roomkit.core.framework import RoomKit
+
+__all__ = ["RealtimeVoiceChannel"]
+
+human_logger = logging.getLogger("roomkit.tools.human_input")
+logger = logging.getLogger("roomkit.channels.realtime_voice")
+
+
+def _seconds(name: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+    return float(value)
+
+
+def _host_tools(tools: Sequence[AITool | Mapping[str, Any]] | None) -> list[AITool]:
+    if isinstance(tools, str | Mapping):
+        raise TypeError("tools must be a list of AITool objects (or dicts), not a single tool")
+    return [
+        tool if isinstance(tool, AITool) else AITool.model_validate(tool) for tool in tools or ()
+    ]
+
+
+class RealtimeVoiceChannel(Channel):
+    """Realtime voice conversations in rooms, with tools that may ask the caller.
+
+    Args:
+        channel_id: the channel's id.
+        provider: the speech-to-speech model.
+        transport: what carries the callers' audio.
+        system_prompt: the model's instructions in every session.
+        tools: definitions of the host's tools (``AITool`` objects or dicts), declared to
+            every session.
+        tool_handler: serves the host's tools (``await tool_handler(name, arguments)``).
+        human_input_handler: tools that ask a person; declared to every session and served
+            by the channel before ``tool_handler``, under the handler's own timeout.
+        tool_timeout_seconds: the bound of a host tool call (``None``: unbounded).
+        tool_timeouts: per-tool bounds, overriding the defaults (human-input names included).
+        tool_recovery: serve the calls the model speaks (``call:name{key:value}`` in its
+            transcript) instead of making.
+        reasoning_backend: reasons for the model when asked through :meth:`reason`, with the
+            session's tools.
+
+    Raises:
+        ValueError: a host tool takes a human-input tool's name, or a bound is not positive.
+    """
+
+    channel_type = ChannelType.REALTIME_VOICE
+
+    def __init__(
+        self,
+        channel_id: str,
+        *,
+        provider: RealtimeProvider,
+        transport: RealtimeTransport,
+        system_prompt: str | None = None,
+        tools: Sequence[AITool | Mapping[str, Any]] | None = None,
+        tool_handler: ToolHandler | None = None,
+        human_input_handler: HumanInputToolHandler | None = None,
+        tool_timeout_seconds: float | None = 10.0,
+        tool_timeouts: Mapping[str, float | None] | None = None,
+        tool_recovery: bool = True,
+        reasoning_backend: ReasoningBackend | None = None,
+    ) -> None:
+        super().__init__(channel_id)
+        if not isinstance(provider, RealtimeProvider):
+            raise TypeError(f"provider must be a RealtimeProvider, got {type(provider).__name__}")
+        if not isinstance(transport, RealtimeTransport):
+            raise TypeError(
+                f"transport must be a RealtimeTransport, got {type(transport).__name__}"
+            )
+        if human_input_handler is not None and not isinstance(
+            human_input_handler, HumanInputToolHandler
+        ):
+            raise TypeError(
+                "human_input_handler must be a HumanInputToolHandler, "
+                f"got {type(human_input_handler).__name__}"
+            )
+        if reasoning_backend is not None and not callable(
+            getattr(reasoning_backend, "reason", None)
+        ):
+            raise TypeError(
+                "reasoning_backend must have an async reason(session, text, *, tools, "
+                f"call_tool) method, got {type(reasoning_backend).__name__}"
+            )
+        self.provider = provider
+        self.transport = transport
+        self.system_prompt = system_prompt
+        self.human_input_handler = human_input_handler
+        self.tool_timeout_seconds = _seconds("tool_timeout_seconds", tool_timeout_seconds)
+        self.tool_timeouts = {
+            name: _seconds(f"tool_timeouts[{name!r}]", bound)
+            for name, bound in (tool_timeouts or {}).items()
+        }
+        self.tool_recovery = bool(tool_recovery)
+        self.reasoning_backend = reasoning_backend
+        human_tools = human_input_handler.tools if human_input_handler is not None else []
+        self._tools = check_unique_tools(channel_id, _host_tools(tools), human_tools)
+        self._tool_handler: ToolHandler | None = None
+        self.tool_handler = tool_handler
+        self._warned: set[str] = set()
+        self._sessions: dict[str, LiveSession] = {}
+        self._registration: int | None = None
+        self.closing = False
+        """True once ``close()`` started: no session starts, cut calls say the channel closed."""
+        self._unsubscribe = [
+            provider.on_tool_call(self._on_tool_call),
+            provider.on_transcription(self._on_transcription),
+            provider.on_tool_call_cancelled(self._on_tool_call_cancelled),
+            provider.on_error(self._on_error),
+            transport.on_client_disconnected(self.end_session),
+        ]
+
+    # -- tools -------------------------------------------------------------------------------
+
+    @property
+    def tool_handler(self) -> ToolHandler | None:
+        """The host's tool handler; replacing it leaves the human-input tools served."""
+        return self._tool_handler
+
+    @tool_handler.setter
+    def tool_handler(self, handler: ToolHandler | None) -> None:
+        if handler is not None and not callable(handler):
+            raise TypeError(f"tool_handler must be an async callable, got {handler!r}")
+        if isinstance(handler, HumanInputToolHandler):
+            human_logger.warning(
+                "Channel %s serves a HumanInputToolHandler as its tool_handler: pass it as "
+                "human_input_handler= so its own timeout, ON_USER_INPUT_REQUIRED and the "
+                "channel's close apply to it",
+                self.channel_id,
+            )
+        self._tool_handler = handler
+
+    @property
+    def tools(self) -> list[AITool]:
+        """The tools every session declares (the channel's and the human-input handler's)."""
+        return list(self._tools.values())
+
+    def call_bound(self, name: str) -> float | None:
+        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
+        if name in self.tool_timeouts:
+            return self.tool_timeouts[name]
+        human = self.human_input_handler
+        if human is not None and name in human.tool_names:
+            return None
+        return self.tool_timeout_seconds
+
+    def set_framework(self, kit: RoomKit) -> None:
+        """Wire the channel to ``kit``: its human input to ON_USER_INPUT_REQUIRED."""
+        super().set_framework(kit)
+        if self.human_input_handler is not None:
+            self._registration = kit.route_human_input(
+                self.human_input_handler.handler,
+                self.channel_id,
+                channel_type=ChannelType.REALTIME_VOICE,
+            )
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    @property
+    def sessions(self) -> list[RealtimeSession]:
+        """The sessions running now."""
+        return [live.session for live in self._sessions.values()]
+
+    async def start_session(
+        self,
+        room_id: str,
+        participant_id: str,
+        connection: Any,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> RealtimeSession:
+        """Open a session for ``participant_id`` in ``room_id`` on ``connection``.
+
+        The caller joins the room's roster and is the actor of every call the session makes.
+        The session runs until :meth:`end_session`, the caller's disconnection, or
+        :meth:`close`.
+
+        Raises:
+            RuntimeError: the channel is not registered, or is closed.
+            KeyError: no such room, or the channel is not attached to it.
+            ValueError: ``participant_id`` is empty.
+        """
+        kit = self._kit
+        if kit is None:
+            raise RuntimeError(
+                f"Channel {self.channel_id} is not registered: call kit.register_channel()"
+            )
+        if self.closing:
+            raise RuntimeError(f"Channel {self.channel_id} is closed: start no new sessions")
+        if not isinstance(participant_id, str) or not participant_id:
+            raise ValueError(f"participant_id must be a non-empty string, got {participant_id!r}")
+        room = await kit.get_room(room_id)
+        bindings = await kit.store.list_bindings(room_id)
+        if not any(binding.channel_id == self.channel_id for binding in bindings):
+            raise KeyError(
+                f"Channel {self.channel_id!r} is not attached to room {room_id!r}: "
+                "call kit.attach_channel(room_id, channel_id) first"
+            )
+        await kit.store.add_participant(Participant(participant_id, room_id))
+        tools = self._tools
+        human = self.human_input_handler
+        if human is not None:
+            warn_never_offered(self.channel_id, human.tool_names, tools, self._warned)
+        session = RealtimeSession.new(room_id, participant_id, self.channel_id, metadata)
+        live = LiveSession(session, room, tools)
+        await self.transport.accept(session, connection)
+        self._sessions[session.id] = live
+        try:
+            await self.provider.connect(
+                session,
+                system_prompt=self.system_prompt,
+                tools=[
+                    {"name": t.name, "description": t.description, "parameters": t.parameters}
+                    for t in tools.values()
+                ],
+            )
+        except BaseException:
+            self._sessions.pop(session.id, None)
+            await self._finish(live, SESSION_ENDED)
+            raise
+        if live.open:
+            session.state = RealtimeSessionState.ACTIVE
+        return session
+
+    async def end_session(self, session: RealtimeSession) -> None:
+        """End ``session``: cut its open calls (their requests are withdrawn, nothing more is
+        sent to the provider), then hang up both sides. Ending it again does nothing."""
+        live = self._sessions.pop(session.id, None)
+        if live is not None:
+            await self._finish(live, SESSION_ENDED)
+
+    async def _finish(self, live: LiveSession, hint: str) -> None:
+        session = live.session
+        live.ending = hint
+        session.state = RealtimeSessionState.ENDING
+        await live.cut_calls(None, hint)
+        for side in (self.provider, self.transport):
+            try:
+                await side.disconnect(session)
+            except Exception:
+                logger.exception("Could not disconnect session %s from %r", session.id, side)
+        session.state = RealtimeSessionState.ENDED
+
+    def _open_session(self, session: RealtimeSession) -> LiveSession | None:
+        live = self._sessions.get(session.id)
+        if live is None or not live.open:
+            logger.debug("Event for session %s, which is not open here: ignored", session.id)
+            return None
+        return live
+
+    # -- the doors ---------------------------------------------------------------------------
+
+    async def _on_tool_call(
+        self, session: RealtimeSession, call_id: str, name: str, arguments: dict[str, Any]
+    ) -> None:
+        live = self._open_session(session)
+        if live is None:
+            return
+        if call_id in live.calls:
+            logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
+            return
+        spawn(self, live, Door.FUNCTION_CALL, call_id, name, arguments)
+
+    async def _on_transcription(
+        self, session: RealtimeSession, text: str, role: str, final: bool
+    ) -> None:
+        # Only the model's finished utterances: a caller saying "call:..." calls nothing.
+        if not (self.tool_recovery and final and role == "assistant"):
+            return
+        live = self._open_session(session)
+        if live is None:
+            return
+        for found in recover_calls(text):
+            call_id = new_call_id(Door.RECOVERED)
+            spawn(self, live, Door.RECOVERED, call_id, found.name, found.arguments)
+
+    async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
+        live = self._sessions.get(session.id)
+        if live is not None:
+            await live.cut_calls(list(call_ids), MODEL_CANCELLED)
+
+    async def _on_error(self, session: RealtimeSession, code: str, message: str) -> None:
+        logger.warning(
+            "Provider %s reported an error in session %s: %s: %s",
+            self.provider.name,
+            session.id,
+            code,
+            message,
+        )
+
+    async def reason(self, session: RealtimeSession, text: str) -> str:
+        """Hand ``text`` to the reasoning backend, with the session's tools; return its answer.
+
+        The backend's calls go through this channel's pipeline on the ``realtime_voice``
+        door; a call cut because the session ended reads as cancelled.
+
+        Raises:
+            RuntimeError: the channel has no reasoning backend, or the session is not open.
+        """
+        backend = self.reasoning_backend
+        if backend is None:
+            raise RuntimeError(
+                f"Channel {self.channel_id} has no reasoning backend: pass reasoning_backend="
+            )
+        live = self._open_session(session)
+        if live is None:
+            raise RuntimeError(f"Session {session.id} is not open on channel {self.channel_id}")
+        return await backend.reason(
+            session, text, tools=list(live.tools.values()), call_tool=call_tool_for(self, live)
+        )
+
+    # -- closing -----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End every session (their requests are withdrawn, their calls reported cancelled),
+        then close the human-input handler for this channel only."""
+        self.closing = True
+        lives = list(self._sessions.values())
+        self._sessions.clear()
+        if lives:
+            await asyncio.gather(*(self._finish(live, CHANNEL_CLOSED) for live in lives))
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        human = self.human_input_handler
+        if human is not None:
+            await human.handler.close(channel_id=self.channel_id, registration=self._registration)

@@ -1,0 +1,300 @@
+"""AnthropicAIProvider: Claude through the official ``anthropic`` SDK's Messages API.
+
+Needs the ``anthropic`` extra (``pip install 'roomkit-hitl[anthropic]'``). The provider
+translates the turn's context into a Messages request, reads the answer (or its event
+stream) back into an :class:`~roomkit.providers.ai.base.AIResponse`, turns the vendor's
+failures into typed :class:`~roomkit.core.exceptions.ProviderError` subclasses and retries
+the retryable ones itself, with bounded exponential backoff; the SDK's own retries are off.
+"""
+
+from __future__ import annotations
+
+try:
+    import anthropic
+    import httpx2
+except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+    raise ImportError(
+        "roomkit.providers.ai.anthropic needs the Anthropic SDK: "
+        "pip install 'roomkit-hitl[anthropic]'"
+    ) from exc
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from anthropic.types import MessageParam, RawMessageStreamEvent, ToolParam
+
+from roomkit.core.exceptions import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+)
+from roomkit.providers.ai import _anthropic_wire as wire
+from roomkit.providers.ai._errors import error_for_status
+from roomkit.providers.ai._retry import (
+    Backoff,
+    Failure,
+    Sleep,
+    call_with_retries,
+    retry_after_seconds,
+)
+from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+
+__all__ = ["AnthropicAIProvider", "AnthropicConfig"]
+
+PROVIDER = wire.PROVIDER
+
+_T = TypeVar("_T")
+_V = TypeVar("_V")
+
+
+@dataclass(frozen=True)
+class AnthropicConfig:
+    """How to reach Claude, and how hard to try.
+
+    Example::
+
+        AnthropicAIProvider(AnthropicConfig("claude-opus-5", api_key=key, stream=True))
+    """
+
+    model: str
+    """The model to call, e.g. ``"claude-opus-5"``."""
+    api_key: str | None = None
+    """The API key; ``None`` lets the SDK read ``ANTHROPIC_API_KEY``."""
+    base_url: str | None = None
+    """The API's address; ``None`` lets the SDK read ``ANTHROPIC_BASE_URL``, else the default."""
+    max_tokens: int = 4096
+    """The most tokens one response may hold, unless the context sets its own."""
+    timeout: float = 60.0
+    """Seconds one attempt may take before it fails as a timeout."""
+    max_retries: int = 2
+    """How many times a rate-limited, overloaded or timed-out call is tried again."""
+    stream: bool = False
+    """Use the streaming API in :meth:`AnthropicAIProvider.generate`."""
+    retry_base_delay: float = 0.5
+    """The first backoff step in seconds; each later step doubles it (with jitter)."""
+    retry_max_delay: float = 8.0
+    """The longest backoff step in seconds, when the vendor gives no ``retry-after``."""
+    retry_max_wait: float = 30.0
+    """The most seconds spent waiting across the retries of one call."""
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("AnthropicConfig needs a model, e.g. model='claude-opus-5'")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {self.timeout}")
+        self.backoff()  # validates the retry bounds
+
+    def backoff(self) -> Backoff:
+        """The retry bounds these settings describe."""
+        return Backoff(
+            retries=self.max_retries,
+            base_delay=self.retry_base_delay,
+            max_delay=self.retry_max_delay,
+            max_wait=self.retry_max_wait,
+        )
+
+
+class AnthropicAIProvider(AIProvider):
+    """A model provider for Claude, on the Anthropic Messages API.
+
+    Give it a config, or the settings as keywords (keywords override the config's)::
+
+        AnthropicAIProvider(model="claude-opus-5", api_key="...")
+        AnthropicAIProvider(AnthropicConfig("claude-opus-5"), stream=True)
+
+    The API has no sampling-temperature parameter in the version the SDK speaks, so
+    ``AIContext.temperature`` is not sent.
+
+    Args:
+        config: the settings; built from the keywords when ``None``.
+        model: the model (required without a config).
+        api_key: the API key.
+        base_url: the API's address.
+        max_tokens: the most tokens per response.
+        timeout: seconds per attempt.
+        max_retries: how many times a retryable failure is tried again.
+        stream: use the streaming API in :meth:`generate`.
+        sleep: how to wait between retries; tests inject one that does not wait.
+
+    Raises:
+        TypeError: neither a config nor ``model`` was given.
+        ValueError: a setting is out of range.
+        ProviderAuthError: no API key was given and the SDK found none (``ANTHROPIC_API_KEY``).
+    """
+
+    def __init__(
+        self,
+        config: AnthropicConfig | None = None,
+        /,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        stream: bool | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        if config is None:
+            if model is None:
+                raise TypeError("AnthropicAIProvider needs model= (or an AnthropicConfig)")
+            config = AnthropicConfig(model)
+        self.config: AnthropicConfig = dataclasses.replace(
+            config,
+            model=_pick(model, config.model),
+            api_key=_pick(api_key, config.api_key),
+            base_url=_pick(base_url, config.base_url),
+            max_tokens=_pick(max_tokens, config.max_tokens),
+            timeout=_pick(timeout, config.timeout),
+            max_retries=_pick(max_retries, config.max_retries),
+            stream=_pick(stream, config.stream),
+        )
+        """The settings in force."""
+        self._backoff = self.config.backoff()
+        self._sleep = sleep
+        # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
+        self._client = anthropic.AsyncAnthropic(
+            api_key=self.config.api_key,
+            base_url=self.config.base_url,
+            timeout=self.config.timeout,
+            max_retries=0,
+        )
+        client = self._client
+        if client.api_key is None and client.auth_token is None and client.credentials is None:
+            raise ProviderAuthError(
+                "No Anthropic credentials: pass api_key= or set ANTHROPIC_API_KEY",
+                provider=PROVIDER,
+            )
+
+    @property
+    def model_name(self) -> str:
+        """The configured model."""
+        return self.config.model
+
+    @property
+    def supports_streaming(self) -> bool:
+        """Always ``True``: :meth:`stream` yields text as it arrives."""
+        return True
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        """One Messages API call for the context, retried on retryable failures.
+
+        With ``stream=True`` the call streams and the events are assembled into the same
+        response.
+
+        Raises:
+            ProviderError: the typed failure, after the retries allowed.
+        """
+        request = _Request.build(context, self.config)
+        if self.config.stream:
+            return await self._retrying(lambda: self._streamed(request))
+        return await self._retrying(lambda: self._once(request))
+
+    async def stream(self, context: AIContext) -> AsyncIterator[str]:
+        """Stream the response's text as it arrives.
+
+        Only opening the stream is retried: text already passed on cannot be taken back.
+        Tool calls are not reported here; use :meth:`generate` for a turn that offers tools.
+
+        Raises:
+            ProviderError: the typed failure.
+        """
+        request = _Request.build(context, self.config)
+        events = await self._retrying(lambda: self._open(request))
+        assembly = wire.StreamAssembly()
+        try:
+            async with events:
+                async for event in events:
+                    text = assembly.feed(event)
+                    if text:
+                        yield text
+        except ProviderError:
+            raise
+        except Exception as exc:
+            failure = _translate(exc)
+            if failure is None:
+                raise
+            raise failure.error from exc
+
+    async def close(self) -> None:
+        """Close the SDK client and its connections."""
+        await self._client.close()
+
+    async def _retrying(self, attempt: Callable[[], Awaitable[_T]]) -> _T:
+        return await call_with_retries(
+            attempt, translate=_translate, backoff=self._backoff, sleep=self._sleep
+        )
+
+    async def _once(self, request: _Request) -> AIResponse:
+        message = await self._client.messages.create(
+            model=self.config.model,
+            max_tokens=request.max_tokens,
+            messages=request.messages,
+            system=request.system if request.system is not None else anthropic.omit,
+            tools=request.tools if request.tools else anthropic.omit,
+        )
+        return wire.read_message(message)
+
+    async def _open(self, request: _Request) -> anthropic.AsyncStream[RawMessageStreamEvent]:
+        return await self._client.messages.create(
+            model=self.config.model,
+            max_tokens=request.max_tokens,
+            messages=request.messages,
+            system=request.system if request.system is not None else anthropic.omit,
+            tools=request.tools if request.tools else anthropic.omit,
+            stream=True,
+        )
+
+    async def _streamed(self, request: _Request) -> AIResponse:
+        events = await self._open(request)
+        assembly = wire.StreamAssembly()
+        async with events:
+            async for event in events:
+                assembly.feed(event)
+        return assembly.response()
+
+
+@dataclass(frozen=True)
+class _Request:
+    system: str | None
+    messages: list[MessageParam]
+    tools: list[ToolParam]
+    max_tokens: int
+
+    @classmethod
+    def build(cls, context: AIContext, config: AnthropicConfig) -> _Request:
+        return cls(
+            system=wire.to_system(context),
+            messages=wire.to_messages(context),
+            tools=wire.to_tools(context.tools),
+            max_tokens=context.max_tokens or config.max_tokens,
+        )
+
+
+def _pick(value: _V | None, default: _V) -> _V:
+    return default if value is None else value
+
+
+def _translate(exc: Exception) -> Failure | None:
+    """The typed failure for what an attempt raised; ``None`` for anything else."""
+    if isinstance(exc, ProviderError):
+        return Failure(exc)
+    if isinstance(exc, anthropic.APIStatusError):
+        message = exc.api_message or exc.message
+        error = error_for_status(exc.status_code, message, provider=PROVIDER, error_type=exc.type)
+        return Failure(error, retry_after_seconds(exc.response.headers))
+    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+        # APITimeoutError is an APIConnectionError; both mean no usable answer came back.
+        return Failure(ProviderTimeoutError(str(exc) or type(exc).__name__, provider=PROVIDER))
+    if isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError):
+        # JSONDecodeError: the SDK could not decode a body it was told is JSON.
+        return Failure(ProviderResponseError(f"Unreadable response: {exc}", provider=PROVIDER))
+    return None

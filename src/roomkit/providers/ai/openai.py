@@ -1,0 +1,349 @@
+"""OpenAIAIProvider: models behind the Chat Completions API, through the official ``openai`` SDK.
+
+Needs the ``openai`` extra (``pip install 'roomkit-hitl[openai]'``). OpenAI's own API speaks
+Chat Completions, and so do compatible servers (vLLM, Ollama, ...): point ``base_url`` at
+one. The provider translates the turn's context into a request, reads the completion (or its
+chunk stream) back into an :class:`~roomkit.providers.ai.base.AIResponse`, turns failures
+into typed :class:`~roomkit.core.exceptions.ProviderError` subclasses and retries the
+retryable ones itself, with bounded exponential backoff; the SDK's own retries are off.
+"""
+
+from __future__ import annotations
+
+try:
+    import httpx2
+    import openai
+except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+    raise ImportError(
+        "roomkit.providers.ai.openai needs the OpenAI SDK: pip install 'roomkit-hitl[openai]'"
+    ) from exc
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from openai.types.chat import (
+    ChatCompletionChunk,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageParam,
+)
+
+from roomkit.core.exceptions import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+)
+from roomkit.providers.ai import _openai_wire as wire
+from roomkit.providers.ai._errors import error_for_status
+from roomkit.providers.ai._retry import (
+    Backoff,
+    Failure,
+    Sleep,
+    call_with_retries,
+    retry_after_seconds,
+)
+from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+
+__all__ = ["OpenAIAIProvider", "OpenAIConfig"]
+
+PROVIDER = wire.PROVIDER
+
+_T = TypeVar("_T")
+_V = TypeVar("_V")
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    """How to reach a Chat Completions server, and how hard to try.
+
+    Example::
+
+        OpenAIAIProvider(OpenAIConfig("llama3.1", api_key="-", base_url="http://gpu:8000/v1"))
+    """
+
+    model: str
+    """The model to call, as the server names it."""
+    api_key: str | None = None
+    """The API key; ``None`` lets the SDK read ``OPENAI_API_KEY``."""
+    base_url: str | None = None
+    """The API's address, ``/v1`` included; ``None`` lets the SDK read ``OPENAI_BASE_URL``,
+    else OpenAI's."""
+    max_tokens: int | None = None
+    """The most tokens one response may hold, unless the context sets its own; the server's
+    default when ``None``."""
+    legacy_max_tokens: bool = False
+    """Send the limit as ``max_tokens`` rather than ``max_completion_tokens``, for servers that
+    only know the older name."""
+    temperature: float | None = None
+    """Sampling temperature, unless the context sets its own; the server's default when
+    ``None``."""
+    organization: str | None = None
+    """The OpenAI organization to bill; ``None`` lets the SDK read ``OPENAI_ORG_ID``."""
+    timeout: float = 60.0
+    """Seconds one attempt may take before it fails as a timeout."""
+    max_retries: int = 2
+    """How many times a rate-limited, overloaded or timed-out call is tried again."""
+    stream: bool = False
+    """Use the streaming API in :meth:`OpenAIAIProvider.generate`."""
+    stream_usage: bool = True
+    """Ask a stream for its token usage (``stream_options.include_usage``)."""
+    retry_base_delay: float = 0.5
+    """The first backoff step in seconds; each later step doubles it (with jitter)."""
+    retry_max_delay: float = 8.0
+    """The longest backoff step in seconds, when the server gives no ``retry-after``."""
+    retry_max_wait: float = 30.0
+    """The most seconds spent waiting across the retries of one call."""
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("OpenAIConfig needs a model, e.g. model='gpt-4.1'")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {self.timeout}")
+        self.backoff()  # validates the retry bounds
+
+    def backoff(self) -> Backoff:
+        """The retry bounds these settings describe."""
+        return Backoff(
+            retries=self.max_retries,
+            base_delay=self.retry_base_delay,
+            max_delay=self.retry_max_delay,
+            max_wait=self.retry_max_wait,
+        )
+
+
+class OpenAIAIProvider(AIProvider):
+    """A model provider on the Chat Completions API (OpenAI, or a compatible server).
+
+    Give it a config, or the settings as keywords (keywords override the config's)::
+
+        OpenAIAIProvider(model="gpt-4.1", api_key="...")
+        OpenAIAIProvider(model="qwen3", api_key="-", base_url="http://localhost:11434/v1")
+
+    A user message's speaker goes in the message's ``name`` (made safe for the API). The API
+    has no error flag on a tool result, so an error result's content starts with
+    ``"Error: "``.
+
+    Args:
+        config: the settings; built from the keywords when ``None``.
+        model: the model (required without a config).
+        api_key: the API key.
+        base_url: the API's address, ``/v1`` included.
+        max_tokens: the most tokens per response.
+        temperature: the sampling temperature.
+        timeout: seconds per attempt.
+        max_retries: how many times a retryable failure is tried again.
+        stream: use the streaming API in :meth:`generate`.
+        sleep: how to wait between retries; tests inject one that does not wait.
+
+    Raises:
+        TypeError: neither a config nor ``model`` was given.
+        ValueError: a setting is out of range.
+        ProviderAuthError: no API key was given and the SDK found none (``OPENAI_API_KEY``).
+    """
+
+    def __init__(
+        self,
+        config: OpenAIConfig | None = None,
+        /,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        stream: bool | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        if config is None:
+            if model is None:
+                raise TypeError("OpenAIAIProvider needs model= (or an OpenAIConfig)")
+            config = OpenAIConfig(model)
+        self.config: OpenAIConfig = dataclasses.replace(
+            config,
+            model=_pick(model, config.model),
+            api_key=_pick(api_key, config.api_key),
+            base_url=_pick(base_url, config.base_url),
+            max_tokens=_pick(max_tokens, config.max_tokens),
+            temperature=_pick(temperature, config.temperature),
+            timeout=_pick(timeout, config.timeout),
+            max_retries=_pick(max_retries, config.max_retries),
+            stream=_pick(stream, config.stream),
+        )
+        """The settings in force."""
+        self._backoff = self.config.backoff()
+        self._sleep = sleep
+        # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
+        try:
+            self._client = openai.AsyncOpenAI(
+                api_key=self.config.api_key,
+                base_url=self.config.base_url,
+                organization=self.config.organization,
+                timeout=self.config.timeout,
+                max_retries=0,
+            )
+        except openai.OpenAIError as exc:
+            # The SDK refuses to build a client without credentials; say so in our terms.
+            raise ProviderAuthError(str(exc), provider=PROVIDER) from exc
+
+    @property
+    def model_name(self) -> str:
+        """The configured model."""
+        return self.config.model
+
+    @property
+    def supports_streaming(self) -> bool:
+        """Always ``True``: :meth:`stream` yields text as it arrives."""
+        return True
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        """One Chat Completions call for the context, retried on retryable failures.
+
+        With ``stream=True`` the call streams and the chunks are assembled into the same
+        response, tool calls included.
+
+        Raises:
+            ProviderError: the typed failure, after the retries allowed.
+        """
+        request = _Request.build(context, self.config)
+        if self.config.stream:
+            return await self._retrying(lambda: self._streamed(request))
+        return await self._retrying(lambda: self._once(request))
+
+    async def stream(self, context: AIContext) -> AsyncIterator[str]:
+        """Stream the response's text as it arrives.
+
+        Only opening the stream is retried: text already passed on cannot be taken back.
+        Tool calls are not reported here; use :meth:`generate` for a turn that offers tools.
+
+        Raises:
+            ProviderError: the typed failure.
+        """
+        request = _Request.build(context, self.config)
+        chunks = await self._retrying(lambda: self._open(request))
+        assembly = wire.StreamAssembly()
+        try:
+            async with chunks:
+                async for chunk in chunks:
+                    text = assembly.feed(chunk)
+                    if text:
+                        yield text
+        except ProviderError:
+            raise
+        except Exception as exc:
+            failure = _translate(exc)
+            if failure is None:
+                raise
+            raise failure.error from exc
+
+    async def close(self) -> None:
+        """Close the SDK client and its connections."""
+        await self._client.close()
+
+    async def _retrying(self, attempt: Callable[[], Awaitable[_T]]) -> _T:
+        return await call_with_retries(
+            attempt, translate=_translate, backoff=self._backoff, sleep=self._sleep
+        )
+
+    async def _once(self, request: _Request) -> AIResponse:
+        completion = await self._client.chat.completions.create(
+            model=self.config.model,
+            messages=request.messages,
+            tools=request.tools if request.tools else openai.omit,
+            temperature=_given(request.temperature),
+            max_tokens=_given(request.max_tokens if self.config.legacy_max_tokens else None),
+            max_completion_tokens=_given(
+                None if self.config.legacy_max_tokens else request.max_tokens
+            ),
+        )
+        return wire.read_completion(completion)
+
+    async def _open(self, request: _Request) -> openai.AsyncStream[ChatCompletionChunk]:
+        return await self._client.chat.completions.create(
+            model=self.config.model,
+            messages=request.messages,
+            tools=request.tools if request.tools else openai.omit,
+            temperature=_given(request.temperature),
+            max_tokens=_given(request.max_tokens if self.config.legacy_max_tokens else None),
+            max_completion_tokens=_given(
+                None if self.config.legacy_max_tokens else request.max_tokens
+            ),
+            stream=True,
+            stream_options={"include_usage": True} if self.config.stream_usage else openai.omit,
+        )
+
+    async def _streamed(self, request: _Request) -> AIResponse:
+        chunks = await self._open(request)
+        assembly = wire.StreamAssembly()
+        async with chunks:
+            async for chunk in chunks:
+                assembly.feed(chunk)
+        return assembly.response()
+
+
+@dataclass(frozen=True)
+class _Request:
+    messages: list[ChatCompletionMessageParam]
+    tools: list[ChatCompletionFunctionToolParam]
+    max_tokens: int | None
+    temperature: float | None
+
+    @classmethod
+    def build(cls, context: AIContext, config: OpenAIConfig) -> _Request:
+        return cls(
+            messages=wire.to_messages(context),
+            tools=wire.to_tools(context.tools),
+            max_tokens=context.max_tokens or config.max_tokens,
+            temperature=(
+                context.temperature if context.temperature is not None else config.temperature
+            ),
+        )
+
+
+def _pick(value: _V | None, default: _V) -> _V:
+    return default if value is None else value
+
+
+def _given(value: _V | None) -> _V | openai.Omit:
+    return openai.omit if value is None else value
+
+
+def _translate(exc: Exception) -> Failure | None:
+    """The typed failure for what an attempt raised; ``None`` for anything else."""
+    if isinstance(exc, ProviderError):
+        return Failure(exc)
+    if isinstance(exc, openai.APIStatusError):
+        message, kind = _vendor_words(exc)
+        error = error_for_status(exc.status_code, message, provider=PROVIDER, error_type=kind)
+        return Failure(error, retry_after_seconds(exc.response.headers))
+    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
+        # APITimeoutError is an APIConnectionError; both mean no usable answer came back.
+        return Failure(ProviderTimeoutError(str(exc) or type(exc).__name__, provider=PROVIDER))
+    if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
+        # JSONDecodeError: the SDK could not decode a body it was told is JSON.
+        return Failure(ProviderResponseError(f"Unreadable response: {exc}", provider=PROVIDER))
+    if isinstance(exc, openai.APIError):
+        # An error sent inside a stream, after a 200: only its type tells what it was.
+        message, kind = _vendor_words(exc)
+        return Failure(error_for_status(None, message, provider=PROVIDER, error_type=kind))
+    return None
+
+
+def _vendor_words(exc: openai.APIError) -> tuple[str, str | None]:
+    """The vendor's message and error type (or code) from the error's body."""
+    body = exc.body
+    if isinstance(body, Mapping):
+        message = body.get("message")
+        kind = body.get("type") or body.get("code")
+        return (
+            message if isinstance(message, str) and message else exc.message,
+            kind if isinstance(kind, str) else None,
+        )
+    return exc.message, None

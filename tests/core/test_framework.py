@@ -1,0 +1,345 @@
+"""RoomKit: rooms, channels, inbound messages, framework events and human-input routing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from roomkit import (
+    HookExecution,
+    HookResult,
+    HookTrigger,
+    HumanInputHandler,
+    HumanInputRejectedError,
+    InboundMessage,
+    RoomKit,
+    TextContent,
+    WebSocketChannel,
+)
+from roomkit.channels.ai import AIChannel
+from roomkit.models.room import RoomEvent
+from roomkit.providers.ai.mock import MockAIProvider
+
+INPUT = HookTrigger.ON_USER_INPUT_REQUIRED
+
+
+async def kit_with_agent(*replies: str) -> tuple[RoomKit, MockAIProvider]:
+    kit = RoomKit()
+    provider = MockAIProvider(list(replies) or ["Hello."])
+    kit.register_channel(AIChannel("agent", provider=provider))
+    kit.register_channel(WebSocketChannel("ws"))
+    await kit.create_room("r1")
+    await kit.attach_channel("r1", "agent")
+    await kit.attach_channel("r1", "ws")
+    return kit, provider
+
+
+async def test_create_room_with_and_without_an_id() -> None:
+    kit = RoomKit()
+
+    named = await kit.create_room("r1", metadata={"topic": "colours"})
+    fresh = await kit.create_room()
+
+    assert (named.id, named.metadata) == ("r1", {"topic": "colours"})
+    assert fresh.id
+    assert fresh.id != named.id
+    assert await kit.get_room("r1") is named
+
+
+async def test_room_ids_are_unique_and_unknown_rooms_raise() -> None:
+    kit = RoomKit()
+    await kit.create_room("r1")
+
+    with pytest.raises(ValueError, match="already exists"):
+        await kit.create_room("r1")
+    with pytest.raises(KeyError, match=r"create it with kit\.create_room"):
+        await kit.get_room("nope")
+
+
+def test_register_channel_checks_its_argument_and_the_id() -> None:
+    kit = RoomKit()
+    ws = WebSocketChannel("ws")
+    kit.register_channel(ws)
+    kit.register_channel(ws)  # the same channel again is harmless
+
+    with pytest.raises(TypeError, match="takes a channel"):
+        kit.register_channel("ws")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="already registered"):
+        kit.register_channel(WebSocketChannel("ws"))
+    assert kit.channels == {"ws": ws}
+    assert ws.kit is kit
+
+
+async def test_attach_channel_needs_the_room_and_the_channel() -> None:
+    kit = RoomKit()
+    kit.register_channel(WebSocketChannel("ws"))
+    await kit.create_room("r1")
+
+    with pytest.raises(KeyError, match="No room"):
+        await kit.attach_channel("nope", "ws")
+    with pytest.raises(KeyError, match=r"kit\.register_channel"):
+        await kit.attach_channel("r1", "nope")
+    binding = await kit.attach_channel("r1", "ws", category="transport", metadata={"k": 1})
+
+    assert (binding.room_id, binding.channel_id, binding.category) == ("r1", "ws", "transport")
+    context = await kit.room_context("r1")
+    assert context.bindings == (binding,)
+    assert context.room.id == "r1"
+
+
+async def test_process_inbound_records_the_message_and_the_reply() -> None:
+    kit, provider = await kit_with_agent("Hello, alice.")
+
+    result = await kit.process_inbound(InboundMessage("ws", "alice", TextContent("hi")))
+
+    assert [reply.content.body for reply in result.responses] == ["Hello, alice."]
+    events = await kit.store.list_events("r1")
+    assert [(e.channel_id, e.sender_id, e.content.body) for e in events] == [
+        ("ws", "alice", "hi"),
+        ("agent", "agent", "Hello, alice."),
+    ]
+    assert events[0] is result.event
+    assert (await kit.room_context("r1")).participant_ids == {"alice"}
+    assert provider.calls[0].messages[0].name == "alice"
+
+
+async def test_an_authorless_message_adds_nobody_to_the_roster() -> None:
+    kit, _ = await kit_with_agent()
+
+    await kit.process_inbound(InboundMessage("ws", "", TextContent("scheduled run")))
+
+    assert (await kit.room_context("r1")).participant_ids == frozenset()
+
+
+async def test_process_inbound_finds_the_room_through_the_binding() -> None:
+    kit = RoomKit()
+    kit.register_channel(WebSocketChannel("ws"))
+    message = InboundMessage("ws", "alice", TextContent("hi"))
+
+    with pytest.raises(TypeError, match="InboundMessage"):
+        await kit.process_inbound("hi")  # type: ignore[arg-type]
+    with pytest.raises(KeyError, match="attached to no room"):
+        await kit.process_inbound(message)
+    for room_id in ("r1", "r2"):
+        await kit.create_room(room_id)
+        await kit.attach_channel(room_id, "ws")
+    with pytest.raises(ValueError, match="pass room_id="):
+        await kit.process_inbound(message)
+
+    result = await kit.process_inbound(message, room_id="r2")
+
+    assert result.event.room_id == "r2"
+    assert result.responses == ()
+
+
+async def test_the_reply_is_delivered_to_the_rooms_transports_but_not_the_senders_echo() -> None:
+    kit, _ = await kit_with_agent("Hi!")
+    received: list[RoomEvent] = []
+
+    async def send(connection_id: str, event: RoomEvent) -> None:
+        received.append(event)
+
+    ws = kit.get_channel("ws")
+    assert isinstance(ws, WebSocketChannel)
+    ws.register_connection("c1", send, room_id="r1")
+
+    await kit.process_inbound(InboundMessage("ws", "alice", TextContent("hi")))
+
+    assert [(event.channel_id, event.content.body) for event in received] == [("agent", "Hi!")]
+
+
+async def test_a_failing_listener_is_logged_and_the_others_still_hear(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    kit = RoomKit()
+    heard: list[Any] = []
+
+    @kit.on("custom")
+    async def broken(event: Any) -> None:
+        raise RuntimeError("listener bug")
+
+    @kit.on("custom")
+    async def fine(event: Any) -> None:
+        heard.append((event.type, event.data, event.room_id))
+
+    with caplog.at_level(logging.ERROR, logger="roomkit.framework"):
+        await kit.emit("custom", {"n": 1}, room_id="r1")
+
+    assert heard == [("custom", {"n": 1}, "r1")]
+    assert kit.has_listeners("custom")
+    assert not kit.has_listeners("other")
+    assert "listener bug" in caplog.text
+
+
+async def test_route_human_input_fires_the_kits_hooks_for_a_standalone_handler() -> None:
+    kit = RoomKit()
+    await kit.create_room("r1")
+    handler = HumanInputHandler()
+    kit.route_human_input(handler, "ext")
+    heard: list[Any] = []
+    events: list[dict[str, Any]] = []
+
+    @kit.hook(INPUT, channel_ids={"ext"})
+    async def notify(event: Any, ctx: Any) -> HookResult:
+        heard.append((event.tool_name, event.channel_id, event.room_id, ctx.room.id))
+        handler.resolve(event.pending_id, "blue")
+        return HookResult.allow()
+
+    @kit.on("user_input_required")
+    async def listen(event: Any) -> None:
+        events.append(event.data)
+
+    pending = await handler.create("Ask", {"q": "Colour?"}, room_id="r1", channel_id="ext")
+
+    assert await handler.wait(pending.pending_id) == "blue"
+    assert heard == [("Ask", "ext", "r1", "r1")]
+    assert events == [
+        {
+            "pending_id": pending.pending_id,
+            "tool_name": "Ask",
+            "tool_call_id": "",
+            "allowed": True,
+            "reason": None,
+        }
+    ]
+
+
+async def test_a_block_from_the_kits_hook_rejects_a_standalone_request() -> None:
+    kit = RoomKit()
+    await kit.create_room("r1")
+    handler = HumanInputHandler()
+    kit.route_human_input(handler, "ext")
+
+    @kit.hook(INPUT)
+    async def deny(event: Any, ctx: Any) -> HookResult:
+        return HookResult.block("quiet hours")
+
+    pending = await handler.create("Ask", {}, room_id="r1", channel_id="ext")
+
+    with pytest.raises(HumanInputRejectedError, match="Denied by ON_USER_INPUT_REQUIRED hook"):
+        await handler.wait(pending.pending_id)
+
+
+async def test_a_request_without_a_room_runs_no_hooks_and_stays_open() -> None:
+    kit = RoomKit()
+    handler = HumanInputHandler()
+    kit.route_human_input(handler, "ext")
+    ran: list[str] = []
+
+    @kit.hook(INPUT)
+    async def deny(event: Any, ctx: Any) -> HookResult:
+        ran.append("deny")
+        return HookResult.block("no")
+
+    @kit.hook(INPUT, execution=HookExecution.ASYNC)
+    async def watch(event: Any, ctx: Any) -> None:
+        ran.append("watch")
+
+    @kit.on("user_input_required")
+    async def listen(event: Any) -> None:
+        ran.append("listen")
+
+    pending = await handler.create("Ask", {}, channel_id="ext")
+    await asyncio.sleep(0)  # one tick: the notification task runs to its end
+    await kit.hooks.drain()
+
+    assert ran == []
+    assert handler.pending[pending.pending_id].status == "pending"
+    assert handler.resolve(pending.pending_id, "ok") is True
+
+
+async def test_a_request_for_an_unknown_room_is_allowed_and_announced(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    kit = RoomKit()
+    handler = HumanInputHandler()
+    kit.route_human_input(handler, "ext")
+    announced = asyncio.Event()
+    events: list[dict[str, Any]] = []
+
+    @kit.hook(INPUT)
+    async def deny(event: Any, ctx: Any) -> HookResult:
+        return HookResult.block("no")  # pragma: no cover - no room, no context, no hook
+
+    @kit.on("user_input_required")
+    async def listen(event: Any) -> None:
+        events.append(event.data)
+        announced.set()
+
+    with caplog.at_level(logging.ERROR, logger="roomkit.framework"):
+        pending = await handler.create("Ask", {}, room_id="ghost", channel_id="ext")
+        await announced.wait()
+
+    assert events[0]["allowed"] is True
+    assert handler.resolve(pending.pending_id, "ok") is True
+    assert "No room context" in caplog.text
+
+
+async def test_route_human_input_returns_the_token_that_closes_the_scope() -> None:
+    kit = RoomKit()
+    handler = HumanInputHandler()
+
+    old = kit.route_human_input(handler, "ext")
+    new = kit.route_human_input(handler, "ext")
+    await handler.close(channel_id="ext", registration=old)  # a displaced owner: no effect
+
+    assert not handler.is_closed_for("ext")
+    await handler.close(channel_id="ext", registration=new)
+    assert handler.is_closed_for("ext")
+
+
+async def test_add_hook_registers_without_the_decorator() -> None:
+    kit, _ = await kit_with_agent()
+
+    async def observe(event: Any, ctx: Any) -> None:
+        pass
+
+    registration = kit.add_hook(INPUT, observe, execution=HookExecution.ASYNC, priority=3)
+
+    assert (registration.priority, registration.name) == (3, "observe")
+    assert kit.hooks.has_hooks(INPUT)
+
+
+async def test_add_participant_and_the_room_context() -> None:
+    kit = RoomKit()
+    await kit.create_room("r1")
+
+    participant = await kit.add_participant("r1", "bob", name="Bob")
+
+    assert (participant.id, participant.room_id, participant.name) == ("bob", "r1", "Bob")
+    assert (await kit.room_context("r1")).participant_ids == {"bob"}
+    with pytest.raises(KeyError):
+        await kit.add_participant("nope", "bob")
+
+
+async def test_close_closes_the_channels_and_stops_the_observers() -> None:
+    kit, _ = await kit_with_agent()
+    ws = kit.get_channel("ws")
+    assert isinstance(ws, WebSocketChannel)
+
+    async def send(connection_id: str, event: RoomEvent) -> None:
+        pass
+
+    ws.register_connection("c1", send, room_id="r1")
+
+    await kit.close()
+
+    assert ws.connections("r1") == []
+    result = await kit.process_inbound(InboundMessage("ws", "alice", TextContent("hi")))
+    assert result.responses == ()
+
+
+async def test_the_store_pages_and_windows_the_history() -> None:
+    kit, _ = await kit_with_agent("a", "b", "c")
+    for text in ("one", "two", "three"):
+        await kit.process_inbound(InboundMessage("ws", "alice", TextContent(text)))
+
+    page = await kit.store.list_events("r1", offset=1, limit=2)
+    recent = await kit.store.recent_events("r1", 2)
+
+    assert [event.content.body for event in page] == ["a", "two"]
+    assert [event.content.body for event in recent] == ["three", "c"]
+    assert await kit.store.recent_events("r1", 0) == []
