@@ -30,6 +30,7 @@ demo: install
 
 bench: install
 	$(BIN)/python bench/bench_human_input.py
+	$(BIN)/python bench/bench_turns.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage

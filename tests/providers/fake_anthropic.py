@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from anthropic.types import (
+    ContentBlock,
     InputJSONDelta,
     Message,
     MessageDeltaUsage,
@@ -60,7 +61,7 @@ def message(
     output_tokens: int = 12,
 ) -> Reply:
     """A complete (non-streamed) message."""
-    content: list[TextBlock | ToolUseBlock] = []
+    content: list[ContentBlock] = []
     if text:
         content.append(TextBlock(type="text", text=text))
     for call_id, name, arguments in tool_uses:
@@ -242,7 +243,7 @@ def _invalid(message: str) -> Reply:
 
 def _blocks(turn: dict[str, Any]) -> list[dict[str, Any]]:
     content = turn.get("content")
-    return [] if isinstance(content, str) else list(content)
+    return list(content) if isinstance(content, list) else []
 
 
 def _tool_use_ids(turn: dict[str, Any]) -> set[str]:

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -94,7 +94,7 @@ class FakeServer:
                 return Reply.json({"error": "the fake has no scripted reply left"}, status=599)
             return self.script.popleft()
 
-    def __enter__(self) -> FakeServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

@@ -21,6 +21,7 @@ from openai.types.chat import (
     ChatCompletionMessage,
     ChatCompletionMessageFunctionToolCall,
     ChatCompletionMessageParam,
+    ChatCompletionMessageToolCallUnion,
 )
 from openai.types.chat.chat_completion import Choice
 from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
@@ -67,7 +68,7 @@ def completion(
     completion_tokens: int = 9,
 ) -> Reply:
     """A complete (non-streamed) chat completion with one choice."""
-    tool_calls = [
+    tool_calls: list[ChatCompletionMessageToolCallUnion] = [
         ChatCompletionMessageFunctionToolCall(
             id=call_id, type="function", function=Function(name=name, arguments=arguments)
         )

@@ -68,7 +68,8 @@ class PendingInput:
     _waiters: asyncio.Future[None] | list[asyncio.Future[None]] | None = field(
         default=None, init=False, repr=False
     )
-    _deadline_entry: list[Any] | None = field(default=None, init=False, repr=False)
+    # Where the handler's deadline schedule keeps this request's deadline; None when none.
+    _deadline_entry: object = field(default=None, init=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

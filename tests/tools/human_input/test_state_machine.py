@@ -9,7 +9,8 @@ step the handler must agree with it:
 - exactly one outcome per request: the first successful settle wins and never changes;
 - every finished wait saw that outcome, and a later wait replays it (or, once evicted from
   the bounded retention, raises UnknownRequestError);
-- the retention never exceeds its bound and evicts the oldest settle first;
+- the retention never exceeds its bound and evicts the oldest settle first (timeouts of
+  one instant may be recorded in either order);
 - at teardown, once every request has been waited on or released, nothing is left: no
   pending request, no notification task, no live deadline and no armed timer.
 """
@@ -115,6 +116,8 @@ class Tracked:
 
 @dataclass
 class Waiting:
+    """A wait() running in its own task."""
+
     pending_id: str
     task: asyncio.Task[Outcome]
     cancelled: bool = False
@@ -122,6 +125,8 @@ class Waiting:
 
 @dataclass
 class Model:
+    """What the handler should hold: the spec's rules, applied by hand."""
+
     retention: int
     now: float = 0.0
     closed: bool = False
@@ -132,6 +137,8 @@ class Model:
     issued: dict[str, int] = field(default_factory=dict)
     requests: dict[str, Tracked] = field(default_factory=dict)
     retained: list[str] = field(default_factory=list)
+    ties: dict[str, float] = field(default_factory=dict)
+    """Requests that timed out at the same instant, by group: their order is not specified."""
 
     def route(self, channel: str) -> Callback | None:
         if channel in self.callbacks:
@@ -185,11 +192,12 @@ class HumanInputMachine(RuleBasedStateMachine):
             (t for t in model.active() if t.outcome is None and t.deadline is not None),
             key=lambda t: (t.deadline, t.order),
         )
-        for tracked in due:
-            assert tracked.deadline is not None
-            if tracked.deadline <= model.now:
-                model.settle(tracked.request.pending_id, ("timeout", ""))
-                tracked.active = False
+        expired = [t for t in due if t.deadline is not None and t.deadline <= model.now]
+        for tracked in expired:
+            model.settle(tracked.request.pending_id, ("timeout", ""))
+            tracked.active = False
+            if sum(t.deadline == tracked.deadline for t in expired) > 1:
+                model.ties[tracked.request.pending_id] = tracked.deadline
 
     def start_waiting(self, tracked: Tracked, timeout: float | None) -> None:
         pending_id = tracked.request.pending_id
@@ -399,9 +407,14 @@ class HumanInputMachine(RuleBasedStateMachine):
         assert list(handler.pending) == [t.request.pending_id for t in model.active()]
         for tracked in model.requests.values():
             assert observed(tracked.request) == tracked.outcome, tracked.request.pending_id
-        retained = handler._store._retained  # type: ignore[attr-defined]
+        retained = list(handler._store._retained)  # type: ignore[attr-defined]
         assert len(retained) <= model.retention
-        assert list(retained) == model.retained
+        assert len(retained) == len(model.retained)
+        for actual, expected in zip(retained, model.retained, strict=True):
+            tie = model.ties.get(actual)
+            assert actual == expected or (tie is not None and tie == model.ties.get(expected))
+        # Timeouts of one instant may be recorded in any order: follow the handler's.
+        model.retained = retained
 
     def teardown(self) -> None:
         try:

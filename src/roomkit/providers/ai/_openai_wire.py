@@ -133,7 +133,8 @@ def read_completion(completion: object) -> AIResponse:
         if message.refusal:
             metadata["refusal"] = message.refusal
         return AIResponse(
-            content=message.content or "",
+            # A refusal is what the model says instead of an answer: the room should read it.
+            content=message.content or message.refusal or "",
             finish_reason=choice.finish_reason,
             usage=_usage(completion.usage),
             metadata=metadata,

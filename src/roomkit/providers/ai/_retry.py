@@ -54,11 +54,12 @@ class Backoff:
     """The most time spent waiting across all retries of one call, in seconds."""
 
     def __post_init__(self) -> None:
+        # The messages use the provider configs' names: that is where the values come from.
         if self.retries < 0:
             raise ValueError(f"max_retries must be 0 or more, got {self.retries}")
         for name in ("base_delay", "max_delay", "max_wait"):
             if getattr(self, name) < 0:
-                raise ValueError(f"retry {name} must be 0 or more, got {getattr(self, name)}")
+                raise ValueError(f"retry_{name} must be 0 or more, got {getattr(self, name)}")
 
     def delay(self, attempt: int, *, retry_after: float | None = None, jitter: float) -> float:
         """The wait before retry number ``attempt`` (counting from 0).

@@ -4,13 +4,13 @@ A timer per request costs a handle and a heap entry in the event loop each; most
 answered long before their deadline, so the handler keeps its own schedule and arms a single
 loop timer for the earliest deadline.
 
-The schedule needs no sorting: requests that wait with the same timeout reach their deadlines
-in the order they started waiting (the loop's clock never goes back), so each timeout value
-gets a first-in, first-out lane of requests, and the earliest deadline is at the head of one
-of the lanes. A request answered in its turn leaves from the head at once; one answered out of
-turn stays behind as a dead entry, skipped when it reaches the head, and the lanes are
-compacted when dead entries outnumber live ones, so memory follows the number of open
-deadlines.
+Most deadlines need no sorting: requests that wait with the same timeout reach their
+deadlines in the order they started waiting (the loop's clock never goes back). A deadline no
+earlier than the last one queued joins a first-in, first-out queue; any other goes to a heap.
+A request answered in its turn leaves the queue's head at once; one answered out of turn stays
+behind as a dead entry, dropped when it reaches the head, and both structures are compacted
+when dead entries outnumber live ones, so memory follows the number of open deadlines.
+Deadlines of the same instant expire in the order they were set, wherever they are kept.
 
 The loop timer is left armed when the last deadline goes: arming and cancelling a loop timer
 per request costs more than the one early wake-up this can cause, which finds nothing due and
@@ -20,9 +20,12 @@ re-arms for the earliest live deadline, if any. The timer never fires later than
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from collections import deque
 from collections.abc import Callable
+from heapq import heapify, heappop, heappush
+from typing import Any
 
 from roomkit.models.pending_input import PendingInput
 
@@ -31,65 +34,72 @@ __all__ = ["DeadlineQueue"]
 _COMPACT_FLOOR = 64
 
 
-class _Lane(deque[PendingInput]):
-    """The requests waiting with one timeout, in deadline order."""
-
-    __slots__ = ("timeout",)
-
-    def __init__(self, timeout: float) -> None:
-        super().__init__()
-        self.timeout = timeout
-
-
 class DeadlineQueue:
     """Calls ``expire(request)`` once ``request.deadline`` passes, unless discarded first.
 
-    A request is live here while its ``_deadline_lane`` is the lane that holds it.
+    A request's ``_deadline_entry`` says where its live deadline is kept: an ``int`` (the
+    order it was set in) for the queue, a ``[when, order, request]`` list for the heap, or
+    ``None``. A queue or heap entry that its request no longer points to is dead.
     """
 
-    __slots__ = ("_dead", "_expire", "_lanes", "_live", "_loop", "_timer", "_timer_when")
+    __slots__ = (
+        "_expire",
+        "_heap",
+        "_live",
+        "_loop",
+        "_order",
+        "_queue",
+        "_queue_last",
+        "_timer",
+        "_timer_when",
+    )
 
     def __init__(self, expire: Callable[[PendingInput], None]) -> None:
         self._expire = expire
-        self._lanes: dict[float, _Lane] = {}
+        self._queue: deque[PendingInput] = deque()
+        self._queue_last = -math.inf
+        self._heap: list[list[Any]] = []
+        self._order = itertools.count()
         self._live = 0
-        self._dead = 0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_when = math.inf
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def add(self, loop: asyncio.AbstractEventLoop, request: PendingInput, timeout: float) -> None:
-        """Expire ``request`` at its ``deadline``, which is ``timeout`` seconds from now.
-
-        A request already here is moved: its earlier entry is discarded.
-        """
-        if request._deadline_lane is not None:
+    def add(self, loop: asyncio.AbstractEventLoop, request: PendingInput, when: float) -> None:
+        """Expire ``request`` at loop time ``when`` (its ``deadline``), replacing an earlier add."""
+        if request._deadline_entry is not None:
             self.discard(request)
-        lane = self._lanes.get(timeout)
-        if lane is None:
-            lane = self._lanes[timeout] = _Lane(timeout)
-        lane.append(request)
-        request._deadline_lane = lane
+        queue = self._queue
+        if when >= self._queue_last or not queue:
+            queue.append(request)
+            self._queue_last = when
+            request._deadline_entry = next(self._order)
+        else:
+            entry = [when, next(self._order), request]
+            heappush(self._heap, entry)
+            request._deadline_entry = entry
         self._live += 1
-        when = request.deadline
-        assert when is not None
         if when < self._timer_when or loop is not self._loop:
             self._arm(loop, when)
 
     def discard(self, request: PendingInput) -> None:
         """Forget the request's deadline; it will not expire."""
-        lane = request._deadline_lane
-        if lane is None:
+        if request._deadline_entry is None:
             return
-        request._deadline_lane = None
+        request._deadline_entry = None
         self._live -= 1
-        if lane[0] is request:
-            lane.popleft()
-            self._drop_dead_heads(lane)
-        else:
-            self._dead += 1
-            if self._dead > _COMPACT_FLOOR and self._dead > self._live:
-                self._compact()
+        queue = self._queue
+        if queue and queue[0] is request:
+            queue.popleft()
+            self._drop_dead_heads()
+            return
+        dead = len(queue) + len(self._heap) - self._live
+        if dead > _COMPACT_FLOOR and dead > self._live:
+            queue = deque(request for request in queue if type(request._deadline_entry) is int)
+            self._queue = queue
+            heap = [entry for entry in self._heap if entry[2]._deadline_entry is entry]
+            heapify(heap)
+            self._heap = heap
 
     def __len__(self) -> int:
         """The number of live deadlines."""
@@ -100,21 +110,29 @@ class DeadlineQueue:
         """True while a loop timer is scheduled (it may outlive the last live deadline)."""
         return self._timer is not None
 
-    def _drop_dead_heads(self, lane: _Lane) -> None:
-        while lane and lane[0]._deadline_lane is not lane:
-            lane.popleft()
-            self._dead -= 1
-        if not lane:
-            del self._lanes[lane.timeout]
+    def _drop_dead_heads(self) -> None:
+        queue = self._queue
+        while queue and type(queue[0]._deadline_entry) is not int:
+            queue.popleft()
+        heap = self._heap
+        while heap and heap[0][2]._deadline_entry is not heap[0]:
+            heappop(heap)
 
-    def _compact(self) -> None:
-        for lane in list(self._lanes.values()):
-            live = [request for request in lane if request._deadline_lane is lane]
-            lane.clear()
-            lane.extend(live)
-            if not lane:
-                del self._lanes[lane.timeout]
-        self._dead = 0
+    def _earliest(self) -> tuple[float, int, PendingInput] | None:
+        """The earliest live deadline, the order it was set in, and its request."""
+        self._drop_dead_heads()
+        earliest: tuple[float, int, PendingInput] | None = None
+        if self._queue:
+            first = self._queue[0]
+            order = first._deadline_entry
+            assert first.deadline is not None
+            assert isinstance(order, int)
+            earliest = (first.deadline, order, first)
+        if self._heap:
+            when, order, request = self._heap[0]
+            if earliest is None or (when, order) < earliest[:2]:
+                earliest = (when, order, request)
+        return earliest
 
     def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
         if self._timer is not None:
@@ -129,20 +147,16 @@ class DeadlineQueue:
         loop = self._loop
         assert loop is not None
         now = loop.time()
-        for lane in list(self._lanes.values()):
-            self._drop_dead_heads(lane)
-            while lane:
-                request = lane[0]
-                deadline = request.deadline
-                assert deadline is not None
-                if deadline > now:
-                    break
-                lane.popleft()
-                request._deadline_lane = None
-                self._live -= 1
-                self._expire(request)
-                self._drop_dead_heads(lane)
-        heads = [lane[0].deadline for lane in self._lanes.values()]
-        earliest = min((when for when in heads if when is not None), default=None)
-        if earliest is not None and self._timer is None:
-            self._arm(loop, earliest)
+        earliest = self._earliest()
+        while earliest is not None and earliest[0] <= now:
+            request = earliest[2]
+            if type(request._deadline_entry) is int:
+                self._queue.popleft()
+            else:
+                heappop(self._heap)
+            request._deadline_entry = None
+            self._live -= 1
+            self._expire(request)
+            earliest = self._earliest()
+        if earliest is not None:
+            self._arm(loop, earliest[0])

@@ -323,10 +323,8 @@ class HumanInputHandler:
             deadline = request.deadline
             # A later wait may bring the deadline forward, never push it back.
             if deadline is None or when < deadline:
-                if request._deadline_entry is not None:
-                    self._deadlines.cancel(request._deadline_entry)
                 request.deadline = when
-                request._deadline_entry = self._deadlines.add(loop, when, request.pending_id)
+                self._deadlines.add(loop, request, when)
         waiter: asyncio.Future[None] = loop.create_future()
         waiters = request._waiters
         if waiters is None:
@@ -337,17 +335,15 @@ class HumanInputHandler:
             request._waiters = [waiters, waiter]
         return waiter
 
-    def _expire(self, pending_id: str) -> None:
-        request = self._store.settle(pending_id, _TIMED_OUT)
-        if request is not None:
-            self._settled(request)
+    def _expire(self, request: PendingInput) -> None:
+        won = self._store.settle(request.pending_id, _TIMED_OUT)
+        if won is not None:
+            self._settled(won)
 
     def _settled(self, request: PendingInput) -> None:
         """Wake the request's waiters and drop its deadline, once the store recorded a win."""
-        entry = request._deadline_entry
-        if entry is not None:
-            request._deadline_entry = None
-            self._deadlines.cancel(entry)
+        if request._deadline_entry is not None:
+            self._deadlines.discard(request)
         waiters = request._waiters
         if waiters is None:
             return
