@@ -11,7 +11,7 @@ import pytest
 
 import roomkit.testing
 import roomkit.testing.clock
-from roomkit.testing import VirtualClockLoop, run_virtual, virtual_runner
+from roomkit.testing import VirtualClockLoop, advance, run_virtual, virtual_runner
 
 
 def test_the_testing_package_exports_the_clock() -> None:
@@ -186,3 +186,18 @@ def test_the_documented_example_runs() -> None:
     example = doc.split("::\n\n", 1)[1].split("\n\nWith pytest-asyncio", 1)[0]
 
     exec(textwrap.dedent(example), {})
+
+
+async def test_advance_refuses_a_real_loop() -> None:
+    with pytest.raises(RuntimeError, match="VirtualClockLoop"):
+        await advance(1)
+
+
+def test_advance_moves_the_virtual_clock() -> None:
+    async def main() -> float:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        await advance(90)
+        return loop.time() - start
+
+    assert run_virtual(main()) == 90

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from _typeshed import FileDescriptorLike
 
-__all__ = ["VirtualClockLoop", "run_virtual", "virtual_runner"]
+__all__ = ["VirtualClockLoop", "advance", "run_virtual", "virtual_runner"]
 
 _T = TypeVar("_T")
 
@@ -138,3 +138,15 @@ def run_virtual(coro: Coroutine[Any, Any, _T], *, debug: bool | None = None) -> 
     """
     with virtual_runner(debug=debug) as runner:
         return runner.run(coro)
+
+
+async def advance(seconds: float) -> None:
+    """Let ``seconds`` pass on the virtual clock: timers due by then fire, at once.
+
+    Raises:
+        RuntimeError: the running loop is not a :class:`VirtualClockLoop` (a real loop would
+            really wait).
+    """
+    if not isinstance(asyncio.get_running_loop(), VirtualClockLoop):
+        raise RuntimeError("advance() needs a VirtualClockLoop: use run_virtual() or the runner")
+    await asyncio.sleep(seconds)

@@ -16,6 +16,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.testing import advance
 from roomkit.tools.human_input import HumanInputHandler
 
 RELEASED = "Released before an answer arrived"
@@ -243,7 +244,7 @@ async def test_an_answer_before_the_deadline_wins(handler: HumanInputHandler) ->
 
     assert await handler.wait(pending.pending_id, timeout=10) == "just in time"
 
-    await asyncio.sleep(60)
+    await advance(60)
     assert pending.status is PendingInputStatus.RESOLVED
     assert await handler.wait(pending.pending_id) == "just in time"
 
@@ -266,7 +267,7 @@ async def test_wait_without_timeout_waits_until_answered(handler: HumanInputHand
     pending = await handler.create("Ask", {})
     waiter = asyncio.create_task(handler.wait(pending.pending_id, timeout=None))
 
-    await asyncio.sleep(10**7)
+    await advance(10**7)
     assert not waiter.done()
 
     handler.resolve(pending.pending_id, "finally")
@@ -292,7 +293,7 @@ async def test_a_later_waiter_does_not_extend_the_deadline(handler: HumanInputHa
     pending = await handler.create("Ask", {})
     start = loop.time()
     first = asyncio.create_task(handler.wait(pending.pending_id, timeout=10))
-    await asyncio.sleep(5)
+    await advance(5)
     second = asyncio.create_task(handler.wait(pending.pending_id, timeout=100))
 
     outcomes = await asyncio.gather(first, second, return_exceptions=True)

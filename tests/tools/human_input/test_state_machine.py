@@ -40,7 +40,7 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus
-from roomkit.testing import virtual_runner
+from roomkit.testing import advance, virtual_runner
 from roomkit.tools.human_input import HumanInputHandler
 
 Outcome = tuple[str, str]
@@ -438,7 +438,7 @@ class HumanInputMachine(RuleBasedStateMachine):
             else:
                 wait = asyncio.create_task(outcome_of(handler.wait(pending_id, timeout=1)))
                 closing.append((request, wait))
-        await asyncio.sleep(100)
+        await advance(100)
         for request, wait in closing:
             assert wait.done()
             assert wait.result() == observed(request)

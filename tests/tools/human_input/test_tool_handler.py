@@ -18,6 +18,7 @@ from roomkit.core.exceptions import (
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInputEvent
 from roomkit.providers.ai.base import AITool
+from roomkit.testing import advance
 from roomkit.tools import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
@@ -332,7 +333,7 @@ async def test_a_human_tool_blocks_while_parallel_tools_finish() -> None:
     finished: list[str] = []
 
     async def search(query: str) -> str:
-        await asyncio.sleep(1)
+        await advance(1)
         finished.append("search")
         return f"found {query}"
 
@@ -342,7 +343,7 @@ async def test_a_human_tool_blocks_while_parallel_tools_finish() -> None:
         return answer
 
     async def person() -> None:
-        await asyncio.sleep(60)
+        await advance(60)
         [pending_id] = human.handler.pending
         human.handler.resolve(pending_id, "blue")
 
