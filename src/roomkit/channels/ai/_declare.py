@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from roomkit.providers.ai.base import AITool
+from roomkit.tools.compose import ToolHandler
+from roomkit.tools.human_input import HumanInputToolHandler
 from roomkit.tools.validation import check_tool_schema
 
-__all__ = ["binding_tools", "check_unique_tools", "warn_never_offered"]
+__all__ = [
+    "binding_tools",
+    "call_bound",
+    "check_host_handler",
+    "check_unique_tools",
+    "warn_never_offered",
+]
 
 human_logger = logging.getLogger("roomkit.tools.human_input")
 logger = logging.getLogger("roomkit.channels.ai")
@@ -73,3 +81,37 @@ def warn_never_offered(
         channel_id,
         missing,
     )
+
+
+class _Bounded(Protocol):
+    tool_timeouts: dict[str, float | None]
+    tool_timeout_seconds: float | None
+    human_input_handler: HumanInputToolHandler | None
+
+
+def call_bound(channel: _Bounded, name: str) -> float | None:
+    """How long a call to ``name`` may run on ``channel``, or ``None`` for no channel bound.
+
+    ``tool_timeouts[name]`` wins; a human-input name has none (its handler's timeout applies);
+    any other tool gets ``tool_timeout_seconds``.
+    """
+    if name in channel.tool_timeouts:
+        return channel.tool_timeouts[name]
+    human = channel.human_input_handler
+    if human is not None and name in human.tool_names:
+        return None
+    return channel.tool_timeout_seconds
+
+
+def check_host_handler(channel_id: str, handler: ToolHandler | None) -> ToolHandler | None:
+    """Check a channel's host ``tool_handler``; warn when it is a HumanInputToolHandler."""
+    if handler is not None and not callable(handler):
+        raise TypeError(f"tool_handler must be an async callable, got {handler!r}")
+    if isinstance(handler, HumanInputToolHandler):
+        human_logger.warning(
+            "Channel %s serves a HumanInputToolHandler as its tool_handler: pass it as "
+            "human_input_handler= so its own timeout, ON_USER_INPUT_REQUIRED and the "
+            "channel's close apply to it",
+            channel_id,
+        )
+    return handler

@@ -14,7 +14,12 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels.ai._declare import check_unique_tools, warn_never_offered
+from roomkit.channels.ai._declare import (
+    call_bound,
+    check_host_handler,
+    check_unique_tools,
+    warn_never_offered,
+)
 from roomkit.channels.base import Channel
 from roomkit.channels.realtime_voice._doors import call_tool_for, new_call_id, spawn
 from roomkit.channels.realtime_voice._live import (
@@ -162,16 +167,7 @@ class RealtimeVoiceChannel(Channel):
 
     @tool_handler.setter
     def tool_handler(self, handler: ToolHandler | None) -> None:
-        if handler is not None and not callable(handler):
-            raise TypeError(f"tool_handler must be an async callable, got {handler!r}")
-        if isinstance(handler, HumanInputToolHandler):
-            human_logger.warning(
-                "Channel %s serves a HumanInputToolHandler as its tool_handler: pass it as "
-                "human_input_handler= so its own timeout, ON_USER_INPUT_REQUIRED and the "
-                "channel's close apply to it",
-                self.channel_id,
-            )
-        self._tool_handler = handler
+        self._tool_handler = check_host_handler(self.channel_id, handler)
 
     @property
     def tools(self) -> list[AITool]:
@@ -180,12 +176,7 @@ class RealtimeVoiceChannel(Channel):
 
     def call_bound(self, name: str) -> float | None:
         """How long a call to ``name`` may run, or ``None`` for no channel bound."""
-        if name in self.tool_timeouts:
-            return self.tool_timeouts[name]
-        human = self.human_input_handler
-        if human is not None and name in human.tool_names:
-            return None
-        return self.tool_timeout_seconds
+        return call_bound(self, name)
 
     def set_framework(self, kit: RoomKit) -> None:
         """Wire the channel to ``kit``: its human input to ON_USER_INPUT_REQUIRED."""
