@@ -23,7 +23,7 @@ def test_an_hour_of_sleep_passes_at_once() -> None:
     async def main() -> tuple[float, float]:
         loop = asyncio.get_running_loop()
         start = loop.time()
-        await asyncio.sleep(3600)
+        await advance(3600)
         return start, loop.time()
 
     start, end = run_virtual(main())
@@ -35,7 +35,7 @@ def test_a_sleep_longer_than_a_day_advances_exactly() -> None:
     """The loop caps one select at a day; the clock crosses several caps exactly."""
 
     async def main() -> float:
-        await asyncio.sleep(10 * 86_400 + 0.5)
+        await advance(10 * 86_400 + 0.5)
         return asyncio.get_running_loop().time()
 
     assert run_virtual(main()) == 10 * 86_400 + 0.5
@@ -60,7 +60,7 @@ def test_sleeping_tasks_wake_in_order() -> None:
         woke: list[float] = []
 
         async def nap(seconds: float) -> None:
-            await asyncio.sleep(seconds)
+            await advance(seconds)
             woke.append(seconds)
 
         await asyncio.gather(*(nap(s) for s in (5, 1, 300, 0.1, 60)))
@@ -147,7 +147,7 @@ def test_the_clock_can_start_elsewhere() -> None:
     loop = VirtualClockLoop(start=1_000.0)
     try:
         assert loop.time() == 1_000.0
-        loop.run_until_complete(asyncio.sleep(5))
+        loop.run_until_complete(advance(5))
         assert loop.time() == 1_005.0
     finally:
         loop.close()
@@ -156,8 +156,8 @@ def test_the_clock_can_start_elsewhere() -> None:
 def test_a_virtual_runner_keeps_one_clock_across_runs() -> None:
     with virtual_runner() as runner:
         loop = runner.get_loop()
-        runner.run(asyncio.sleep(10))
-        runner.run(asyncio.sleep(5))
+        runner.run(advance(10))
+        runner.run(advance(5))
 
         assert isinstance(loop, VirtualClockLoop)
         assert loop.time() == 15
@@ -165,7 +165,7 @@ def test_a_virtual_runner_keeps_one_clock_across_runs() -> None:
 
 def test_run_virtual_returns_the_result_on_a_fresh_clock() -> None:
     async def now() -> float:
-        await asyncio.sleep(42)
+        await advance(42)
         return asyncio.get_running_loop().time()
 
     assert run_virtual(now()) == 42
@@ -174,7 +174,7 @@ def test_run_virtual_returns_the_result_on_a_fresh_clock() -> None:
 
 def test_run_virtual_propagates_errors() -> None:
     async def fail() -> None:
-        await asyncio.sleep(1)
+        await advance(1)
         raise LookupError("boom")
 
     with pytest.raises(LookupError, match="boom"):
