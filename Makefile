@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo bench clean
+.PHONY: install services test lint typecheck unit demo bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,7 +20,11 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install
+# redis-server and chromium, for the Redis store's and the answer desk page's tests.
+services:
+	bash scripts/services.sh install
+
+unit: install services
 	$(BIN)/pytest --cov --cov-report=term
 
 test: lint typecheck unit

@@ -5,16 +5,22 @@ refusal or the timeout.
 """
 
 from roomkit.channels.ai import AIChannel
+from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
 from roomkit.channels.realtime_voice import RealtimeVoiceChannel
 from roomkit.channels.websocket import WebSocketChannel
+from roomkit.conference.mock import MockConferenceBackend
 from roomkit.core.exceptions import (
+    AsyncSettleRequiredError,
     ChannelRefusalError,
     HandlerClosedError,
     HumanInputError,
     HumanInputRejectedError,
     HumanInputTimeoutError,
+    InvalidAnswerError,
     RequestWithdrawnError,
     RoomKitError,
+    StoreError,
+    StoreUnavailableError,
     ToolFailedError,
     ToolRefusedError,
     ToolTimeoutError,
@@ -34,8 +40,11 @@ from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 __all__ = [
     "AIChannel",
     "AITool",
+    "AsyncSettleRequiredError",
     "ChannelRefusalError",
     "ChannelType",
+    "ConferenceChannel",
+    "ConferenceRealtimeConfig",
     "HandlerClosedError",
     "HookExecution",
     "HookResult",
@@ -47,6 +56,8 @@ __all__ = [
     "HumanInputToolHandler",
     "InboundMessage",
     "InboundResult",
+    "InvalidAnswerError",
+    "MockConferenceBackend",
     "PendingInput",
     "PendingInputEvent",
     "PendingInputStatus",
@@ -56,6 +67,8 @@ __all__ = [
     "RoomEvent",
     "RoomKit",
     "RoomKitError",
+    "StoreError",
+    "StoreUnavailableError",
     "TextContent",
     "ToolCallEvent",
     "ToolDecision",

@@ -20,6 +20,7 @@ from roomkit import (
     WebSocketChannel,
 )
 from roomkit.channels.ai import AIChannel
+from roomkit.channels.base import Channel
 from roomkit.models.room import RoomEvent
 from roomkit.providers.ai.mock import MockAIProvider
 
@@ -343,3 +344,22 @@ async def test_the_store_pages_and_windows_the_history() -> None:
     assert [event.content.body for event in page] == ["a", "two"]
     assert [event.content.body for event in recent] == ["three", "c"]
     assert await kit.store.recent_events("r1", 0) == []
+
+
+async def test_detaching_a_channel_tells_it_and_unbinds_it() -> None:
+    detached: list[str] = []
+
+    class Recorder(Channel):
+        async def on_detach(self, room_id: str) -> None:
+            detached.append(room_id)
+
+    kit = RoomKit()
+    kit.register_channel(Recorder("rec"))
+    await kit.create_room("r1")
+    await kit.attach_channel("r1", "rec")
+
+    assert await kit.detach_channel("r1", "rec") is True
+    assert await kit.detach_channel("r1", "rec") is False
+
+    assert detached == ["r1"]
+    assert await kit.store.list_bindings("r1") == []

@@ -37,6 +37,9 @@ class Channel(ABC):
     async def close(self) -> None:  # noqa: B027 - closing is optional for a channel
         """Stop the channel's work; the kit calls it on ``kit.close()``."""
 
+    async def on_detach(self, room_id: str) -> None:  # noqa: B027 - optional for a channel
+        """Stop the channel's work in ``room_id``; the kit calls it on ``detach_channel``."""
+
 
 class TransportChannel(Channel):
     """A channel that delivers room events to people (a WebSocket, a chat, ...)."""

@@ -15,12 +15,18 @@
     │   ├── ProviderTimeoutError        also TimeoutError: no answer in time (retried)
     │   ├── ProviderRequestError        the vendor refused the request as malformed (4xx)
     │   └── ProviderResponseError       the vendor's answer could not be read
-    └── HumanInputError             the human-input primitive
-        ├── HumanInputRejectedError     also RuntimeError: a person or a hook said no
-        ├── HumanInputTimeoutError      also TimeoutError: nobody answered in time
-        ├── UnknownRequestError         also ValueError: no such pending id (or evicted)
-        └── RequestWithdrawnError       also RuntimeError: the handler gave the request up
-            └── HandlerClosedError      the handler, or the channel's scope, is closed
+    ├── HumanInputError             the human-input primitive
+    │   ├── HumanInputRejectedError     also RuntimeError: a person or a hook said no
+    │   ├── HumanInputTimeoutError      also TimeoutError: nobody answered in time
+    │   ├── UnknownRequestError         also ValueError: no such pending id (or evicted)
+    │   ├── RequestWithdrawnError       also RuntimeError: the handler gave the request up
+    │   │   └── HandlerClosedError      the handler, or the channel's scope, is closed
+    │   ├── InvalidAnswerError          also ValueError: the answer breaks the request's schema
+    │   └── AsyncSettleRequiredError    also RuntimeError: a durable store settles with await
+    ├── DeskAuthError               also PermissionError: the answer desk refused a token
+    └── StoreError                  a store (pending requests, rooms) failed
+        ├── StoreUnavailableError       also ConnectionError: the store cannot be reached
+        └── CorruptRecordError          also ValueError: a stored record cannot be read
 
 ``ToolRefusedError``, ``ToolFailedError`` and ``UnservedToolCallError`` steer the tool loop;
 they are signals, not bugs. Where the spec promises a standard type (``wait()`` raises
@@ -31,11 +37,15 @@ error subclasses both, so callers can catch either.
 from __future__ import annotations
 
 __all__ = [
+    "AsyncSettleRequiredError",
     "ChannelRefusalError",
+    "CorruptRecordError",
+    "DeskAuthError",
     "HandlerClosedError",
     "HumanInputError",
     "HumanInputRejectedError",
     "HumanInputTimeoutError",
+    "InvalidAnswerError",
     "ProviderAuthError",
     "ProviderError",
     "ProviderOverloadedError",
@@ -45,6 +55,8 @@ __all__ = [
     "ProviderTimeoutError",
     "RequestWithdrawnError",
     "RoomKitError",
+    "StoreError",
+    "StoreUnavailableError",
     "ToolFailedError",
     "ToolRefusedError",
     "ToolTimeoutError",
@@ -159,3 +171,27 @@ class RequestWithdrawnError(HumanInputError, RuntimeError):
 
 class HandlerClosedError(RequestWithdrawnError):
     """The handler, or the scope of the channel asked for, is closed to new requests."""
+
+
+class InvalidAnswerError(HumanInputError, ValueError):
+    """The answer does not match the request's answer schema; the request stays open."""
+
+
+class AsyncSettleRequiredError(HumanInputError, RuntimeError):
+    """A synchronous settle on a durable store: use ``aresolve`` / ``areject`` / ``arelease``."""
+
+
+class StoreError(RoomKitError):
+    """A store of pending requests or rooms failed; nothing was settled on its behalf."""
+
+
+class StoreUnavailableError(StoreError, ConnectionError):
+    """The store cannot be reached (a database locked or gone, a server down)."""
+
+
+class CorruptRecordError(StoreError, ValueError):
+    """A stored record is not one this library wrote, or cannot be read any more."""
+
+
+class DeskAuthError(RoomKitError, PermissionError):
+    """The answer desk refused a token: malformed, forged, tampered with, spent or expired."""

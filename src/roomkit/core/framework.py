@@ -8,6 +8,7 @@ transport channels.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 
 from roomkit.channels.base import Channel, TransportChannel
 from roomkit.core.hooks import HookEngine
-from roomkit.core.store import InMemoryStore, RoomStore
+from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, TurnJournal
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookExecution, HookRegistration, HookTrigger, RoomContext
 from roomkit.models.pending_input import PendingInputEvent
@@ -50,6 +51,7 @@ class RoomKit:
         self.hooks = HookEngine()
         self._channels: dict[str, Channel] = {}
         self._listeners: dict[str, list[Listener]] = {}
+        self._human_input: list[HumanInputHandler] = []
 
     # -- hooks and framework events ----------------------------------------------------------
 
@@ -154,7 +156,15 @@ class RoomKit:
         registration token for ``handler.close(channel_id=..., registration=token)``.
         """
         del channel_type  # the request carries its own door
-        return handler.set_on_input_required(channel_id, self._on_input_required)
+        token = handler.set_on_input_required(channel_id, self._on_input_required)
+        if not any(known is handler for known in self._human_input):
+            self._human_input.append(handler)
+        return token
+
+    @property
+    def human_input_handlers(self) -> list[HumanInputHandler]:
+        """The human-input handlers routed in this kit, in the order they were first routed."""
+        return list(self._human_input)
 
     async def _on_input_required(self, event: PendingInputEvent) -> bool:
         """Run ON_USER_INPUT_REQUIRED for a new request; ``False`` rejects it."""
@@ -240,6 +250,18 @@ class RoomKit:
         await self.store.add_binding(binding)
         return binding
 
+    async def detach_channel(self, room_id: str, channel_id: str) -> bool:
+        """Detach a channel from a room; the channel stops its work there.
+
+        A conference detached from a room withdraws that room's open requests. Returns
+        ``False`` when the channel was not attached to the room.
+        """
+        removed = await self.store.remove_binding(room_id, channel_id)
+        channel = self._channels.get(channel_id)
+        if removed and channel is not None:
+            await channel.on_detach(room_id)
+        return removed
+
     async def add_participant(
         self, room_id: str, participant_id: str, *, name: str | None = None
     ) -> Participant:
@@ -300,11 +322,7 @@ class RoomKit:
             metadata=message.metadata,
         )
         await store.add_event(event)
-        bound = [
-            self._channels[b.channel_id]
-            for b in await store.list_bindings(room_id)
-            if b.channel_id in self._channels
-        ]
+        bound = await self._bound_channels(room_id)
         await self._deliver(event, bound)
         responses: list[RoomEvent] = []
         for channel in bound:
@@ -318,6 +336,63 @@ class RoomKit:
             responses.append(reply)
             await self._deliver(reply, bound)
         return InboundResult(event, tuple(responses))
+
+    async def resume_pending(self) -> list[RoomEvent]:
+        """Re-drive the turns an earlier process left unfinished (call it at start-up).
+
+        With a durable room store (``SQLiteRoomStore``), each AI turn records its steps as
+        it runs. A turn that was waiting on a person when the process stopped (even killed)
+        runs again from its record: it reaches the same tool call, re-attaches to the same
+        request by key (the person is not asked twice; an answer given while the process
+        was down is used), continues with the answer, and its reply is recorded in the room
+        and delivered like any reply. Returns once every re-driven turn is done, which may
+        take as long as the people take to answer: run it in a task of its own.
+        """
+        store = self.store
+        if not getattr(store, "durable", False) or not isinstance(store, TurnJournal):
+            return []
+        turns = await store.open_turns()
+        results = await asyncio.gather(
+            *(self._resume(turn) for turn in turns), return_exceptions=True
+        )
+        replies: list[RoomEvent] = []
+        for turn, result in zip(turns, results, strict=True):
+            if isinstance(result, BaseException):
+                if isinstance(result, asyncio.CancelledError):
+                    raise result
+                logger.error(
+                    "Turn %s in room %s could not be resumed",
+                    turn.turn_id,
+                    turn.room_id,
+                    exc_info=result,
+                )
+            elif result is not None:
+                replies.append(result)
+        return replies
+
+    async def _resume(self, turn: OpenTurn) -> RoomEvent | None:
+        channel = self._channels.get(turn.channel_id)
+        resume = getattr(channel, "resume_turn", None)
+        if channel is None or resume is None:
+            logger.warning(
+                "Turn %s waits for channel %r, which is not registered: left for later",
+                turn.turn_id,
+                turn.channel_id,
+            )
+            return None
+        reply: RoomEvent | None = await resume(turn)
+        if reply is None:
+            return None
+        await self.store.add_event(reply)
+        await self._deliver(reply, await self._bound_channels(turn.room_id))
+        return reply
+
+    async def _bound_channels(self, room_id: str) -> list[Channel]:
+        return [
+            self._channels[b.channel_id]
+            for b in await self.store.list_bindings(room_id)
+            if b.channel_id in self._channels
+        ]
 
     async def _deliver(self, event: RoomEvent, channels: list[Channel]) -> None:
         for channel in channels:

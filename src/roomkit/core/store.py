@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
 
-__all__ = ["InMemoryStore", "RoomStore"]
+__all__ = ["InMemoryStore", "JournalStep", "OpenTurn", "RoomStore", "TurnJournal"]
 
 
 class RoomStore(Protocol):
@@ -18,6 +19,7 @@ class RoomStore(Protocol):
     async def list_participants(self, room_id: str) -> list[Participant]: ...
     async def add_binding(self, binding: ChannelBinding) -> None: ...
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]: ...
+    async def remove_binding(self, room_id: str, channel_id: str) -> bool: ...
     async def rooms_for_channel(self, channel_id: str) -> list[str]: ...
     async def add_event(self, event: RoomEvent) -> None: ...
     async def list_events(
@@ -26,12 +28,73 @@ class RoomStore(Protocol):
     async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class OpenTurn:
+    """A turn that started and has not finished: what ``resume_pending()`` re-drives."""
+
+    turn_id: str
+    """The turn's id (its human-input requests' keys derive from it)."""
+    room_id: str
+    """The room the turn runs in."""
+    channel_id: str
+    """The AI channel running the turn."""
+    actor_id: str | None
+    """The participant whose message started it, or ``None``."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """What the channel needs to start the turn again (JSON-ready)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalStep:
+    """One recorded step of a turn: a model response, or a call's result."""
+
+    index: int
+    """The step's position in the turn, from 0."""
+    kind: str
+    """What was recorded (``"response"``, ``"result"``...), the channel's vocabulary."""
+    payload: dict[str, Any]
+    """The step, JSON-ready."""
+
+
+@runtime_checkable
+class TurnJournal(Protocol):
+    """A durable room store's record of turns in flight, so a restart can finish them.
+
+    A turn writes ``begin_turn`` before its first model call, a step after each model
+    response and each call's result, and ``end_turn`` once its reply is stored. After a
+    restart, ``open_turns`` lists what to re-drive and ``steps`` replays what already
+    happened, so the re-run makes no model call and runs no tool twice.
+    """
+
+    async def begin_turn(self, turn: OpenTurn) -> None:
+        """Record a turn as started (replaces a record with the same id)."""
+
+    async def record_step(self, turn_id: str, step: JournalStep) -> None:
+        """Record a step (a step with the same index is replaced).
+
+        Raises:
+            KeyError: the turn was never begun, or has ended.
+        """
+
+    async def steps(self, turn_id: str) -> list[JournalStep]:
+        """The turn's steps, by index."""
+
+    async def end_turn(self, turn_id: str) -> None:
+        """Forget the turn and its steps: it finished."""
+
+    async def open_turns(self) -> list[OpenTurn]:
+        """The turns started and not finished, oldest first."""
+
+
 class InMemoryStore:
     """Rooms and their history in this process's memory.
 
     ``recent_events`` costs O(limit) whatever the room's age, so a turn that reads a window
     of history does not slow down as the room grows.
     """
+
+    durable = False
+    """Nothing survives the process: turns are not journaled."""
 
     def __init__(self) -> None:
         self._rooms: dict[str, Room] = {}
@@ -62,6 +125,10 @@ class InMemoryStore:
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
         return list(self._bindings.get(room_id, {}).values())
 
+    async def remove_binding(self, room_id: str, channel_id: str) -> bool:
+        """Detach a channel from a room; ``False`` when it was not attached."""
+        return self._bindings.get(room_id, {}).pop(channel_id, None) is not None
+
     async def rooms_for_channel(self, channel_id: str) -> list[str]:
         return [room_id for room_id, bound in self._bindings.items() if channel_id in bound]
 
@@ -70,6 +137,9 @@ class InMemoryStore:
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
         """The room's events, oldest first, from ``offset``, at most ``limit``."""
+        if limit <= 0:
+            return []
+        offset = max(offset, 0)
         return self._events.get(room_id, [])[offset : offset + limit]
 
     async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:

@@ -64,7 +64,17 @@ class PendingInput:
     withdrawn: bool = False
     """True when the handler itself gave the request up (closed or released it)."""
     deadline: float | None = None
-    """When the request times out, on its event loop's clock; ``None`` until a wait sets one."""
+    """When the request times out; ``None`` until a wait sets one.
+
+    On the event loop's clock with the memory store; on a durable store's clock (seconds
+    since the epoch), so that every process sharing the store reads the same deadline.
+    """
+    key: str | None = None
+    """The idempotency key: a create with the same key re-attaches to this request."""
+    answer_schema: dict[str, Any] | None = None
+    """The JSON Schema an answer must match (the answer is JSON text), or ``None``."""
+    settled_by: str | None = None
+    """Who answered or rejected it (an actor id), when the settler said."""
     _waiters: asyncio.Future[None] | list[asyncio.Future[None]] | None = field(
         default=None, init=False, repr=False
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -24,6 +25,23 @@ def _utcnow() -> datetime:
 
 
 _event_ids = itertools.count(1)
+_event_ids_lock = threading.Lock()
+
+
+def _next_event_id() -> int:
+    with _event_ids_lock:
+        return next(_event_ids)
+
+
+def reserve_event_ids(last_used: int) -> None:
+    """Make every :class:`RoomEvent` id handed out from now on greater than ``last_used``.
+
+    A durable room store calls this when it opens, with the largest id it holds, so a
+    restarted process neither reuses a stored id nor orders a new event before an old one.
+    """
+    global _event_ids
+    with _event_ids_lock:
+        _event_ids = itertools.count(max(next(_event_ids), last_used + 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +120,7 @@ class RoomEvent:
     """Who said it."""
     content: TextContent
     """What was said."""
-    id: int = field(default_factory=lambda: next(_event_ids))
+    id: int = field(default_factory=_next_event_id)
     """A process-unique, increasing id."""
     created_at: datetime = field(default_factory=_utcnow)
     """When it was recorded (UTC)."""

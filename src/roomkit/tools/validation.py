@@ -23,7 +23,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
-__all__ = ["check_tool_schema", "validate_tool_arguments"]
+__all__ = ["check_tool_schema", "validate_answer", "validate_tool_arguments"]
 
 _CACHE_SIZE = 256
 # A problem quotes what the model wrote; a runaway value should not flood its context.
@@ -223,3 +223,23 @@ def _clip(problem: str) -> str:
     if len(problem) <= _MAX_PROBLEM_CHARS:
         return problem
     return problem[: _MAX_PROBLEM_CHARS - 1] + "…"
+
+
+def validate_answer(schema: Mapping[str, Any], value: object) -> str | None:
+    """Check a person's answer (parsed from JSON) against a request's answer schema.
+
+    Returns:
+        ``None`` when the answer is valid, else one problem naming where it is
+        (``answer.choice: 'x' is not one of ['a', 'b']``).
+
+    Raises:
+        ValueError: the schema itself is invalid.
+    """
+    try:
+        error = best_match(_validator(schema).iter_errors(value))  # type: ignore[arg-type]
+    except SchemaError as exc:
+        raise ValueError(f"the answer schema is invalid: {exc.message}") from exc
+    if error is None:
+        return None
+    where = _path_text(["answer", *error.absolute_path])
+    return _clip(f"{where}: {error.message}")

@@ -8,11 +8,13 @@ serve goes to the external handler) -> declare (a name the turn does not offer i
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._gate import gate
+from roomkit.channels.ai._journal import Journal
 from roomkit.channels.ai._outcome import CallOutcome, cancelled, error_body, refused, served
 from roomkit.channels.ai._report import report
 from roomkit.channels.ai._serve import serve
@@ -57,6 +59,8 @@ class Turn:
         self.unreported: dict[str, tuple[str, dict[str, Any]]] = {}
         """External calls announced to the handler and not yet reported."""
         self._context: RoomContext | None = None
+        self.journal: Journal | None = None
+        """On a durable room store: records the turn's steps, replays them on a re-run."""
 
     async def context(self) -> RoomContext | None:
         """The room context hooks receive, built once per turn; ``None`` if unavailable."""
@@ -86,7 +90,13 @@ class Turn:
                 tools=tools,
                 room=self.room,
             )
-            response = await channel.provider.generate(context)
+            journal = self.journal
+            if journal is None:
+                response = await channel.provider.generate(context)
+            else:
+                response = await journal.response(
+                    round_no, functools.partial(channel.provider.generate, context)
+                )
             calls = response.tool_calls
             if not calls:
                 return response.content or None
@@ -98,7 +108,7 @@ class Turn:
                     round_no,
                 )
                 return response.content or None
-            parts = await self.run_round(calls)
+            parts = await self.run_round(calls, round_no)
             messages.append(AIMessage.assistant(response.content, calls))
             messages.append(AIMessage.tool_results(parts))
             if self.stopped is not None:
@@ -106,13 +116,21 @@ class Turn:
                 return None
         return None  # pragma: no cover - the loop returns on its last round
 
-    async def run_round(self, calls: list[AIToolCall]) -> list[AIToolResultPart]:
+    async def run_round(self, calls: list[AIToolCall], round_no: int = 0) -> list[AIToolResultPart]:
         """Run one round's calls concurrently; results in call order."""
         if len(calls) == 1:
-            return [await self.run_call(calls[0])]
+            return [await self._journaled(calls[0], round_no, 0)]
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(self.run_call(call)) for call in calls]
+            tasks = [
+                group.create_task(self._journaled(call, round_no, position))
+                for position, call in enumerate(calls)
+            ]
         return [task.result() for task in tasks]
+
+    async def _journaled(self, call: AIToolCall, round_no: int, position: int) -> AIToolResultPart:
+        if self.journal is None:
+            return await self.run_call(call)
+        return await self.journal.result(round_no, position, functools.partial(self.run_call, call))
 
     async def run_call(self, call: AIToolCall) -> AIToolResultPart:
         """One call through route -> declare -> validate -> gate -> serve -> report."""

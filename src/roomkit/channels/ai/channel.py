@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._declare import (
@@ -15,13 +16,15 @@ from roomkit.channels.ai._declare import (
     check_unique_tools,
     warn_never_offered,
 )
+from roomkit.channels.ai._journal import Journal, journal_for
 from roomkit.channels.ai._turn import Turn, history_messages
 from roomkit.channels.ai._wiring import wire_external
 from roomkit.channels.base import Channel
+from roomkit.core.store import OpenTurn
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import RoomEvent, TextContent
 from roomkit.models.steering import Cancel
-from roomkit.providers.ai.base import AIProvider, AITool
+from roomkit.providers.ai.base import AIMessage, AIProvider, AITool
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.context import tool_turn_context
 from roomkit.tools.external import ExternalToolHandler
@@ -205,9 +208,43 @@ class AIChannel(Channel):
         tools = await self._turn_tools(room_id)
         history = await kit.store.recent_events(room_id, self.history_limit)
         turn = Turn(self, room, event.sender_id or None, tools)
-        task = asyncio.get_running_loop().create_task(
-            self._run(turn, history_messages(history, self.channel_id))
-        )
+        messages = history_messages(history, self.channel_id)
+        journal = journal_for(kit.store)
+        if journal is not None:
+            turn.journal = await Journal.begin(
+                journal,
+                turn_id=os.urandom(16).hex(),
+                room_id=room_id,
+                channel_id=self.channel_id,
+                actor_id=turn.actor_id,
+                messages=messages,
+            )
+        return await self._drive(turn, messages)
+
+    async def resume_turn(self, recorded: OpenTurn) -> RoomEvent | None:
+        """Re-drive a turn an earlier process recorded and did not finish.
+
+        Recorded model responses and call results are replayed, not made again; the call
+        that was waiting on a person re-attaches to its request by key, so the person is
+        not asked twice and an answer given meanwhile is used. Returns the reply to record.
+        """
+        kit = self._kit
+        if kit is None:
+            raise RuntimeError(
+                f"Channel {self.channel_id} is not registered: call kit.register_channel()"
+            )
+        journal = journal_for(kit.store)
+        if journal is None or self.closing:
+            return None
+        room = await kit.get_room(recorded.room_id)
+        turn = Turn(self, room, recorded.actor_id, await self._turn_tools(recorded.room_id))
+        turn.journal = await Journal.resume(journal, recorded)
+        return await self._drive(turn, turn.journal.messages())
+
+    async def _drive(self, turn: Turn, messages: list[AIMessage]) -> RoomEvent | None:
+        """Run ``turn`` in a task of its own, so ``close()`` can cut it; return its reply."""
+        room_id = turn.room_id
+        task = asyncio.get_running_loop().create_task(self._run(turn, messages))
         self._turns[task] = turn
         # A turn cut because its caller was cancelled ends after this method has returned.
         task.add_done_callback(self._forget_turn)
@@ -222,6 +259,8 @@ class AIChannel(Channel):
         finally:
             if task.done():
                 self._turns.pop(task, None)
+        if turn.journal is not None:
+            await turn.journal.end()
         if not text:
             return None
         return RoomEvent(room_id, self.channel_id, self.channel_id, TextContent(text))
@@ -229,7 +268,7 @@ class AIChannel(Channel):
     def _forget_turn(self, task: asyncio.Task[str | None]) -> None:
         self._turns.pop(task, None)
 
-    async def _run(self, turn: Turn, messages: list[Any]) -> str | None:
+    async def _run(self, turn: Turn, messages: list[AIMessage]) -> str | None:
         with tool_turn_context(
             room_id=turn.room_id, room=turn.room, actor_id=turn.actor_id, tools=list(turn.tools)
         ):

@@ -1,30 +1,127 @@
-"""One voice call through its steps: declare -> validate -> gate -> serve -> report.
+"""One realtime call through its steps: declare -> validate -> gate -> serve -> report.
 
-Every door runs this same pipeline. A name the session's model was not offered is refused
-before any hook or handler; the arguments are validated against the tool's schema; the gate
-(BEFORE_TOOL_USE) may refuse or rewrite them; the call is served; ON_TOOL_CALL hears how it
-ended, once. A call cut while it runs (its session ended, the channel closed, the model gave it
-up) is reported cancelled and the cancellation goes on.
+Every door of a realtime channel runs this same pipeline, the voice channel's and the
+conference's alike. A name the session's model was not offered is refused before any hook or
+handler; the arguments are validated against the tool's schema; the gate (BEFORE_TOOL_USE)
+may refuse or rewrite them; the call is served; ON_TOOL_CALL hears how it ended, once. A call
+cut while it runs (its session ended, the channel closed, the model gave it up) is reported
+cancelled and the cancellation goes on.
+
+The steps read a call through :class:`RealtimeCall` and the channel serving it through
+:class:`ServingChannel`, so each channel brings its own call object and door type.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.channels.ai._outcome import CallOutcome, error_body, refused
 from roomkit.channels.realtime_voice._gate import gate
-from roomkit.channels.realtime_voice._live import VoiceCall
 from roomkit.channels.realtime_voice._report import cut, report
 from roomkit.channels.realtime_voice._serve import serve
 from roomkit.tools.validation import validate_tool_arguments
 
-__all__ = ["run_call"]
+if TYPE_CHECKING:
+    from roomkit.channels.realtime_voice._live import LiveSession
+    from roomkit.core.framework import RoomKit
+    from roomkit.models.enums import ChannelType
+    from roomkit.models.hooks import RoomContext
+    from roomkit.tools.compose import ToolHandler
+    from roomkit.tools.human_input import HumanInputToolHandler
+    from roomkit.voice.realtime.base import RealtimeSession
+
+__all__ = ["RealtimeCall", "ServingChannel", "run_call"]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
 
 
-async def run_call(call: VoiceCall) -> CallOutcome:
+class ServingChannel(Protocol):
+    """What the steps read of the channel serving a call."""
+
+    human_input_handler: HumanInputToolHandler | None
+    """The tools that ask a person, served first."""
+
+    @property
+    def channel_id(self) -> str:
+        """The channel's id, on every event."""
+        ...
+
+    @property
+    def channel_type(self) -> ChannelType:
+        """The door's type: the events' ``channel_type`` and the requests' door."""
+        ...
+
+    @property
+    def tool_handler(self) -> ToolHandler | None:
+        """The host's tool handler, read at every call."""
+        ...
+
+    def call_bound(self, name: str) -> float | None:
+        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
+        ...
+
+
+class RealtimeCall(Protocol):
+    """What the steps read of one call."""
+
+    @property
+    def channel(self) -> ServingChannel:
+        """The channel serving the call."""
+        ...
+
+    @property
+    def live(self) -> LiveSession:
+        """The session the call belongs to."""
+        ...
+
+    @property
+    def door(self) -> str:
+        """How the call reached the channel, for logs."""
+        ...
+
+    @property
+    def call_id(self) -> str:
+        """The call's id."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The tool called."""
+        ...
+
+    @property
+    def arguments(self) -> Any:
+        """The arguments as written (validated before anything trusts them)."""
+        ...
+
+    @property
+    def session(self) -> RealtimeSession:
+        """The call's session."""
+        ...
+
+    @property
+    def room_id(self) -> str:
+        """The session's room."""
+        ...
+
+    @property
+    def actor_id(self) -> str | None:
+        """Whom the call is for, or ``None`` when nobody is known."""
+        ...
+
+    @property
+    def kit(self) -> RoomKit | None:
+        """The kit the channel is registered with."""
+        ...
+
+    async def context(self) -> RoomContext | None:
+        """The room context hooks receive; ``None`` when it cannot be built."""
+        ...
+
+
+async def run_call(call: RealtimeCall) -> CallOutcome:
     """Serve ``call`` and report it; return the outcome the model reads."""
     try:
         outcome = _refusal(call)
@@ -42,7 +139,7 @@ async def run_call(call: VoiceCall) -> CallOutcome:
     return await report(call, outcome)
 
 
-def _refusal(call: VoiceCall) -> CallOutcome | None:
+def _refusal(call: RealtimeCall) -> CallOutcome | None:
     """The channel's own refusals, before any hook or handler; ``None`` to go on."""
     name, arguments = call.name, call.arguments
     shown = arguments if isinstance(arguments, dict) else {}

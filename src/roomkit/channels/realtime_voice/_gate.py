@@ -1,31 +1,31 @@
-"""Gate: BEFORE_TOOL_USE decides whether a validated voice call runs, and with which arguments.
+"""Gate: BEFORE_TOOL_USE decides whether a validated realtime call runs, and with which arguments.
 
-Every door goes through it, with ``channel_type=realtime_voice``, the session on the event and
-the caller as its actor. The trigger fails closed: a hook that raises, times out or returns
-something that is not a ``HookResult`` refuses the call, with what failed as the report's
-``error_detail``. A rewrite under ``metadata["arguments"]`` is validated against the tool's
-schema again.
+Every door goes through it, with the channel's type on the event (``realtime_voice``,
+``conference``), the session, and the person the call is for as its actor. The trigger fails
+closed: a hook that raises, times out or returns something that is not a ``HookResult``
+refuses the call, with what failed as the report's ``error_detail``. A rewrite under
+``metadata["arguments"]`` is validated against the tool's schema again.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from roomkit.channels.realtime_voice._live import VoiceCall
-from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookOutcome, HookTrigger
 from roomkit.models.tool_call import ToolCallEvent
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.validation import validate_tool_arguments
+
+if TYPE_CHECKING:
+    from roomkit.channels.realtime_voice._call import RealtimeCall
 
 __all__ = ["GateDecision", "gate"]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
 
 _TRIGGER = HookTrigger.BEFORE_TOOL_USE
-_VOICE = ChannelType.REALTIME_VOICE
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +40,15 @@ class GateDecision:
     """What failed, when a hook failed closed."""
 
 
-async def gate(call: VoiceCall, tool: AITool, arguments: dict[str, Any]) -> GateDecision:
+async def gate(call: RealtimeCall, tool: AITool, arguments: dict[str, Any]) -> GateDecision:
     """Run BEFORE_TOOL_USE for one validated call."""
     kit = call.kit
     allow = GateDecision(True, arguments)
     if kit is None:
         return allow
-    channel_id = call.channel.channel_id
+    channel_id, door = call.channel.channel_id, call.channel.channel_type
     hooks = kit.hooks
-    if not hooks.has_hooks(_TRIGGER, channel_type=_VOICE, channel_id=channel_id):
+    if not hooks.has_hooks(_TRIGGER, channel_type=door, channel_id=channel_id):
         await _announce(call, allow)
         return allow
     ctx = await call.context()
@@ -57,7 +57,7 @@ async def gate(call: VoiceCall, tool: AITool, arguments: dict[str, Any]) -> Gate
         return GateDecision(False, arguments, denied)
     event = ToolCallEvent(
         channel_id,
-        _VOICE,
+        door,
         call.call_id,
         call.name,
         arguments,
@@ -66,14 +66,14 @@ async def gate(call: VoiceCall, tool: AITool, arguments: dict[str, Any]) -> Gate
         session=call.session,
         actor_id=call.actor_id,
     )
-    outcome = await hooks.run_sync(_TRIGGER, event, ctx, channel_type=_VOICE, channel_id=channel_id)
+    outcome = await hooks.run_sync(_TRIGGER, event, ctx, channel_type=door, channel_id=channel_id)
     if not outcome.allowed:
         reason = outcome.reason or f"Tool '{call.name}' denied by pre-execution hook."
         decision = GateDecision(False, arguments, reason, outcome.detail)
     else:
         decision = _rewrite(call.name, arguments, outcome, event, tool)
         if decision.allowed:
-            hooks.run_async(_TRIGGER, event, ctx, channel_type=_VOICE, channel_id=channel_id)
+            hooks.run_async(_TRIGGER, event, ctx, channel_type=door, channel_id=channel_id)
     await _announce(call, decision)
     return decision
 
@@ -105,7 +105,7 @@ def _rewrite(
     return GateDecision(True, new)
 
 
-async def _announce(call: VoiceCall, decision: GateDecision) -> None:
+async def _announce(call: RealtimeCall, decision: GateDecision) -> None:
     kit = call.kit
     if kit is not None and kit.has_listeners("before_tool_use"):
         await kit.emit(

@@ -1,9 +1,10 @@
 """The channel's view of a live session and of one call on one of its doors.
 
 A :class:`LiveSession` holds what the channel keeps while a session runs: the room, the tools
-declared to the model, and the task serving each open call, so that ending the session (or
-the model cancelling a call) can cut them. A :class:`VoiceCall` is what every step of the
-call pipeline reads: who called what, on which door, in which session.
+declared to the model, and the task serving each open call, so that ending the session, the
+model cancelling a call or the provider losing the model's side can cut them. A
+:class:`VoiceCall` is what every step of the call pipeline reads: who called what, on which
+door, in which session.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "CHANNEL_CLOSED",
     "CUT",
     "MODEL_CANCELLED",
+    "MODEL_LOST",
     "SESSION_ENDED",
     "Door",
     "LiveSession",
@@ -39,6 +41,7 @@ logger = logging.getLogger("roomkit.channels.realtime_voice")
 SESSION_ENDED = "The session ended before its result."
 CHANNEL_CLOSED = "The channel closed before its result."
 MODEL_CANCELLED = "The model cancelled the call before its result."
+MODEL_LOST = "The connection to the model was lost before its result."
 CUT = "The call was cut before its result."
 
 
@@ -71,6 +74,9 @@ class LiveSession:
     ending: str | None = None
     """Why the session's calls are cut, once the session is ending."""
 
+    def __post_init__(self) -> None:
+        self.session.on_lost(self._model_lost)
+
     @property
     def open(self) -> bool:
         """True while calls are taken and answered."""
@@ -90,6 +96,15 @@ class LiveSession:
             self.cut.pop(call_id, None)
 
         task.add_done_callback(forget)
+
+    async def _model_lost(self, session: RealtimeSession, reason: str) -> None:
+        """The provider lost the model's side: a result would have nowhere to go, so the open
+        calls are cut (their requests withdrawn) and the session takes no new call. The
+        session stays listed until it is ended."""
+        logger.warning("Session %s lost its model: %s", session.id, reason)
+        if self.ending is None:
+            self.ending = MODEL_LOST
+        await self.cut_calls(None, MODEL_LOST)
 
     async def cut_calls(self, call_ids: list[str] | None, hint: str) -> None:
         """Cancel the tasks of ``call_ids`` (all calls when ``None``) and wait for them.

@@ -1,6 +1,7 @@
-"""Report: tell ON_TOOL_CALL how each voice call ended, exactly once.
+"""Report: tell ON_TOOL_CALL how each realtime call ended, exactly once.
 
-The event carries ``channel_type=realtime_voice``, the session and the caller as its actor. A
+The event carries the channel's type (``realtime_voice``, ``conference``), the session and the
+person the call was for as its actor. A
 served call runs the SYNC chain (which may replace the result through ``metadata["result"]``
 or block it), then the ASYNC observers. A refused, failed or cancelled call goes to the ASYNC
 observers only.
@@ -9,39 +10,40 @@ observers only.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from roomkit.channels.ai._outcome import CallOutcome, error_body
-from roomkit.channels.realtime_voice._live import VoiceCall
-from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookExecution, HookTrigger
 from roomkit.models.tool_call import ToolCallEvent
+
+if TYPE_CHECKING:
+    from roomkit.channels.realtime_voice._call import RealtimeCall
 
 __all__ = ["cut", "report"]
 
 _TRIGGER = HookTrigger.ON_TOOL_CALL
-_VOICE = ChannelType.REALTIME_VOICE
 
 
-def cut(call: VoiceCall, hint: str) -> CallOutcome:
+def cut(call: RealtimeCall, hint: str) -> CallOutcome:
     """The outcome of a call cut before its result; ``hint`` says why."""
     content = error_body("Tool call cancelled", tool=call.name, hint=hint)
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     return CallOutcome(content, arguments, is_error=True, cancelled=True)
 
 
-async def report(call: VoiceCall, outcome: CallOutcome) -> CallOutcome:
+async def report(call: RealtimeCall, outcome: CallOutcome) -> CallOutcome:
     """Report the call; return the outcome the model reads (a SYNC hook may change it)."""
     kit = call.kit
-    channel_id = call.channel.channel_id
+    channel_id, door = call.channel.channel_id, call.channel.channel_type
     hooks = kit.hooks if kit is not None else None
-    if hooks is None or not hooks.has_hooks(_TRIGGER, channel_type=_VOICE, channel_id=channel_id):
+    if hooks is None or not hooks.has_hooks(_TRIGGER, channel_type=door, channel_id=channel_id):
         return outcome
     ctx = await call.context()
     if ctx is None:
         return outcome
     event = ToolCallEvent(
         channel_id,
-        _VOICE,
+        door,
         call.call_id,
         call.name,
         outcome.arguments,
@@ -56,17 +58,17 @@ async def report(call: VoiceCall, outcome: CallOutcome) -> CallOutcome:
     )
     succeeded = not (outcome.is_error or outcome.refused or outcome.cancelled)
     if succeeded and hooks.has_hooks(
-        _TRIGGER, execution=HookExecution.SYNC, channel_type=_VOICE, channel_id=channel_id
+        _TRIGGER, execution=HookExecution.SYNC, channel_type=door, channel_id=channel_id
     ):
         decided = await hooks.run_sync(
-            _TRIGGER, event, ctx, channel_type=_VOICE, channel_id=channel_id
+            _TRIGGER, event, ctx, channel_type=door, channel_id=channel_id
         )
         if not decided.allowed:
             reason = decided.reason or f"Tool '{call.name}' result blocked by hook."
             event = replace(event, result=error_body(reason), is_error=True)
         elif "result" in decided.metadata:
             event = replace(event, result=str(decided.metadata["result"]))
-    hooks.run_async(_TRIGGER, event, ctx, channel_type=_VOICE, channel_id=channel_id)
+    hooks.run_async(_TRIGGER, event, ctx, channel_type=door, channel_id=channel_id)
     if event.result == outcome.content and event.is_error == outcome.is_error:
         return outcome
     content = event.result if isinstance(event.result, str) else str(event.result)

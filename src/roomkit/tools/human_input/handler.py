@@ -11,23 +11,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import os
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from roomkit.core.exceptions import (
+    AsyncSettleRequiredError,
     HandlerClosedError,
-    HumanInputRejectedError,
-    HumanInputTimeoutError,
-    RequestWithdrawnError,
     UnknownRequestError,
 )
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus
+from roomkit.tools.human_input._checks import (
+    check_answer,
+    check_schema,
+    check_text,
+    check_timeout,
+    id_stream,
+    outcome,
+)
 from roomkit.tools.human_input._deadlines import DeadlineQueue
+from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED, DurableWaits
 from roomkit.tools.human_input.stores import MemoryStore, PendingStore
+from roomkit.tools.human_input.stores.base import (
+    ChangeListener,
+    DurableStore,
+    PendingChange,
+    PendingChangeKind,
+)
 
 __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]
 
@@ -37,63 +48,16 @@ OnInputRequiredCallback = Callable[[PendingInputEvent], Awaitable[bool | None]]
 """Announces a new request; returning ``False`` rejects it (a hook's denial)."""
 
 CLOSED = "Human input handler is closed"
-RELEASED = "Released before an answer arrived"
-HANDLER_CLOSED = "Human input handler closed"
+_ASYNC_ONLY = (
+    "{method}() cannot settle a request on a durable store, where the outcome is a round "
+    "trip: use `await handler.a{method}(...)`"
+)
 DENIED = "Denied by ON_USER_INPUT_REQUIRED hook"
-DEFAULT_REJECTION = "Request rejected"
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
-
-
-def _id_stream() -> Iterator[str]:
-    """Random 32-hex-digit ids, cut from one ``os.urandom`` call per 64 ids.
-
-    The system call, not the randomness, is what makes ``os.urandom(16)`` per id cost; the
-    ids stay as unguessable as if each had its own call.
-    """
-    while True:
-        pool = os.urandom(16 * 64).hex()
-        for start in range(0, len(pool), 32):
-            yield pool[start : start + 32]
-
-
-def _check_text(name: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise TypeError(
-            f"{name} must be a str (send structured answers as JSON text), "
-            f"got {type(value).__name__}"
-        )
-
-
-def _check_timeout(timeout: object) -> None:
-    if timeout is None:
-        return
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout must be a number of seconds or None, got {timeout!r}")
-    if not timeout >= 0 or math.isinf(timeout):
-        raise ValueError(
-            f"timeout must be a finite number of seconds >= 0 (None waits forever), got {timeout}"
-        )
-
-
-def _outcome(request: PendingInput) -> str:
-    """The settled request's outcome: its answer, or the error it stands for."""
-    status = request.status
-    if status is _RESOLVED:
-        return request.result or ""
-    if status is _REJECTED:
-        reason = request.reject_reason or DEFAULT_REJECTION
-        if request.withdrawn:
-            raise RequestWithdrawnError(reason)
-        raise HumanInputRejectedError(reason)
-    if status is _TIMED_OUT:
-        raise HumanInputTimeoutError(
-            f"Nobody answered pending request {request.pending_id} before its deadline"
-        )
-    raise RuntimeError(f"Unexpected pending status: {status!r}")  # pragma: no cover
 
 
 class HumanInputHandler:
@@ -103,15 +67,25 @@ class HumanInputHandler:
         retention: how many settled outcomes stay replayable by ``wait()`` once the request
             has left the active set (oldest evicted first); ``0`` switches replay off.
         store: where requests and outcomes live; a :class:`MemoryStore` with ``retention``
-            by default.
+            by default. A durable store (SQLite, Redis) is shared by processes: an answer
+            given in any of them ends the wait in this one. On a durable store, settle with
+            ``await aresolve()`` / ``areject()`` / ``arelease()``; the synchronous methods
+            raise :class:`AsyncSettleRequiredError`.
 
     One handler may serve several channels: the framework registers a notification callback
     per channel id (:meth:`set_on_input_required`), and ``close(channel_id=...)`` settles and
     closes only that channel's scope.
     """
 
-    def __init__(self, *, retention: int = 128, store: PendingStore | None = None) -> None:
+    def __init__(
+        self, *, retention: int = 128, store: PendingStore | DurableStore | None = None
+    ) -> None:
+        self._durable: DurableWaits | None = None
+        if isinstance(store, DurableStore):
+            self._durable = DurableWaits(self, store)
+            store = MemoryStore(retention=0)  # unused: every request lives in the durable store
         self._store: PendingStore = store if store is not None else MemoryStore(retention=retention)
+        self._listeners: list[ChangeListener] = []
         self._on_input_required: OnInputRequiredCallback | None = None
         self._callbacks: dict[str, OnInputRequiredCallback] = {}
         self._registrations: dict[str, int] = {}
@@ -120,7 +94,7 @@ class HumanInputHandler:
         self._closed = False
         self._notifications: dict[asyncio.Task[None], str] = {}
         self._deadlines = DeadlineQueue(self._expire)
-        self._ids = _id_stream()
+        self._ids = id_stream()
 
     # -- the application-level notification -------------------------------------------------
 
@@ -176,15 +150,39 @@ class HumanInputHandler:
         channel_id: str = "",
         channel_type: ChannelType = ChannelType.AI,
         actor_id: str | None = None,
+        key: str | None = None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> PendingInput:
         """Register a pending request and schedule its notification; ``wait()`` owns cleanup.
 
         The request is answerable as soon as this returns; the notification callback
         (ON_USER_INPUT_REQUIRED through the framework) runs alongside, never in front of it.
 
+        Args:
+            key: an idempotency key. A create whose key matches an open request returns that
+                request (no second notification: the person is not asked twice); one whose
+                key matches a settled request still retained returns it settled, and
+                ``wait()`` replays its outcome at once.
+            answer_schema: a JSON Schema the answer (JSON text) must match; ``aresolve()``
+                checks it. It is stored with the request, so every process checks the same.
+
         Raises:
             HandlerClosedError: the handler, or ``channel_id``'s scope, is closed.
+            StoreUnavailableError: a durable store cannot be reached.
         """
+        if key is not None or answer_schema is not None or self._durable is not None:
+            return await self._open_keyed(
+                tool_name,
+                arguments,
+                room_id,
+                tool_call_id,
+                channel_id,
+                channel_type,
+                actor_id,
+                False,
+                key,
+                answer_schema,
+            )
         return self._open(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
@@ -199,11 +197,26 @@ class HumanInputHandler:
         channel_id: str = "",
         channel_type: ChannelType = ChannelType.AI,
         actor_id: str | None = None,
+        key: str | None = None,
+        answer_schema: dict[str, Any] | None = None,
     ) -> PendingInput:
         """Like :meth:`create`, for a request no one will ``wait()`` on.
 
-        The caller owns the cleanup and must :meth:`release` the request.
+        The caller owns the cleanup and must :meth:`release` (or ``arelease``) the request.
         """
+        if key is not None or answer_schema is not None or self._durable is not None:
+            return await self._open_keyed(
+                tool_name,
+                arguments,
+                room_id,
+                tool_call_id,
+                channel_id,
+                channel_type,
+                actor_id,
+                True,
+                key,
+                answer_schema,
+            )
         return self._open(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
@@ -219,16 +232,7 @@ class HumanInputHandler:
         actor_id: str | None,
         detached: bool,
     ) -> PendingInput:
-        if self._closed:
-            raise HandlerClosedError(CLOSED)
-        if channel_id in self._closed_channels:
-            raise HandlerClosedError(f"Human input handler is closed for channel {channel_id}")
-        if not isinstance(arguments, dict):
-            raise TypeError(
-                f"arguments must be a dict of the call's arguments, got {type(arguments).__name__}"
-            )
-        if not isinstance(tool_name, str):
-            _check_text("tool_name", tool_name)
+        self._check_open(channel_id, tool_name, arguments)
         # Every field by position: keyword arguments and the default factory cost more than
         # the rest of the dataclass's __init__.
         request = PendingInput(
@@ -247,10 +251,75 @@ class HumanInputHandler:
             channel_type,
         )
         self._store.add(request)
+        self._created(request)
+        return request
+
+    def _check_open(self, channel_id: str, tool_name: object, arguments: object) -> None:
+        if self._closed:
+            raise HandlerClosedError(CLOSED)
+        if channel_id in self._closed_channels:
+            raise HandlerClosedError(f"Human input handler is closed for channel {channel_id}")
+        if not isinstance(arguments, dict):
+            raise TypeError(
+                f"arguments must be a dict of the call's arguments, got {type(arguments).__name__}"
+            )
+        if not isinstance(tool_name, str):
+            check_text("tool_name", tool_name)
+
+    def _created(self, request: PendingInput) -> None:
+        """Announce a new request to its channel's callback and to change listeners."""
         if self._callbacks or self._on_input_required is not None:
-            callback = self._callback_for(channel_id)
+            callback = self._callback_for(request.channel_id)
             if callback is not None:
                 self._announce(request, callback)
+        if self._listeners:
+            self._emit(PendingChange(PendingChangeKind.CREATED, request.pending_id))
+
+    async def _open_keyed(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        room_id: str,
+        tool_call_id: str,
+        channel_id: str,
+        channel_type: ChannelType,
+        actor_id: str | None,
+        detached: bool,
+        key: str | None,
+        answer_schema: dict[str, Any] | None,
+    ) -> PendingInput:
+        """The create path with a key, an answer schema or a durable store."""
+        self._check_open(channel_id, tool_name, arguments)
+        if key is not None and not isinstance(key, str):
+            check_text("key", key)
+        if answer_schema is not None:
+            check_schema(answer_schema)
+        request = PendingInput(
+            next(self._ids),
+            tool_name,
+            arguments,
+            room_id,
+            tool_call_id,
+            channel_id,
+            detached=detached,
+            actor_id=actor_id,
+            channel_type=channel_type,
+            key=key,
+            answer_schema=answer_schema,
+        )
+        durable = self._durable
+        if durable is not None:
+            record, created = await durable.store.insert(request)
+            durable.local[record.pending_id] = record
+            if created:
+                self._created(record)
+            return record
+        if key is not None:
+            existing = self._store.by_key(key)
+            if existing is not None:
+                return existing
+        self._store.add(request)
+        self._created(request)
         return request
 
     def _announce(self, request: PendingInput, callback: OnInputRequiredCallback) -> None:
@@ -274,7 +343,7 @@ class HumanInputHandler:
             logger.exception("_on_input_required callback failed for pending %s", event.pending_id)
             return
         if allowed is False:
-            self.reject(event.pending_id, DENIED)
+            await self.areject(event.pending_id, DENIED)
 
     # -- waiting -----------------------------------------------------------------------------
 
@@ -292,7 +361,9 @@ class HumanInputHandler:
         """
         # The default (a non-negative int) passes without a call; the rest is checked in full.
         if type(timeout) is not int or timeout < 0:
-            _check_timeout(timeout)
+            check_timeout(timeout)
+        if self._durable is not None:
+            return await self._wait_durable(self._durable, pending_id, timeout)
         request = self._store.get(pending_id)
         if request is None:
             return self._replay(pending_id)
@@ -307,13 +378,28 @@ class HumanInputHandler:
         self._store.retire(request)
         if request.status is _RESOLVED:
             return request.result or ""
-        return _outcome(request)
+        return outcome(request)
+
+    async def _wait_durable(
+        self, durable: DurableWaits, pending_id: str, timeout: float | None
+    ) -> str:
+        try:
+            record = await durable.wait(pending_id, timeout)
+        except asyncio.CancelledError:
+            request = durable.local.get(pending_id)
+            # A keyed request outlives the wait that was cut (a turn cancelled, a process
+            # shutting down): whoever re-attaches to it by key gets the answer. Any other
+            # cut wait withdraws its request, as on the memory store.
+            if request is None or request.key is None:
+                await asyncio.shield(self.arelease(pending_id))
+            raise
+        return outcome(record)
 
     def _replay(self, pending_id: str) -> str:
         settled = self._store.get_settled(pending_id)
         if settled is None:
             raise UnknownRequestError(f"No pending request with id {pending_id}")
-        return _outcome(settled)
+        return outcome(settled)
 
     def _listen(self, request: PendingInput, timeout: float | None) -> asyncio.Future[None]:
         """Arm the request's deadline; return a new future that its settling completes."""
@@ -344,6 +430,8 @@ class HumanInputHandler:
         """Wake the request's waiters and drop its deadline, once the store recorded a win."""
         if request._deadline_entry is not None:
             self._deadlines.discard(request)
+        if self._listeners:
+            self._emit(PendingChange(PendingChangeKind.SETTLED, request.pending_id))
         waiters = request._waiters
         if waiters is None:
             return
@@ -364,7 +452,9 @@ class HumanInputHandler:
         outcome is then unchanged.
         """
         if not isinstance(result, str):
-            _check_text("result", result)
+            check_text("result", result)
+        if self._durable is not None:
+            raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="resolve"))
         request = self._store.settle(pending_id, _RESOLVED, result=result)
         if request is None:
             return False
@@ -377,7 +467,9 @@ class HumanInputHandler:
         Returns ``True`` if this call settled it, ``False`` as :meth:`resolve` does.
         """
         if not isinstance(reason, str):
-            _check_text("reason", reason)
+            check_text("reason", reason)
+        if self._durable is not None:
+            raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="reject"))
         request = self._store.settle(pending_id, _REJECTED, reason=reason)
         if request is None:
             return False
@@ -390,6 +482,8 @@ class HumanInputHandler:
         A waiter still blocked on it raises :class:`RequestWithdrawnError` rather than
         hanging; a settled outcome stays replayable. Returns ``True`` if a request was dropped.
         """
+        if self._durable is not None:
+            raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="release"))
         request = self._store.get(pending_id)
         if request is None:
             return False
@@ -408,6 +502,10 @@ class HumanInputHandler:
             channel_id: close only this channel's scope; other owners stay available.
             registration: the token :meth:`set_on_input_required` returned; when it is no
                 longer the channel's current one, the call does nothing (a displaced owner).
+
+        On a durable store, a request created here with a ``key`` stays open in the store
+        (its waiters here raise :class:`HandlerClosedError`): the process that re-attaches
+        to it after a restart gets the answer. Requests without a key are withdrawn.
         """
         if channel_id is None:
             self._closed = True
@@ -420,6 +518,8 @@ class HumanInputHandler:
             self._closed_channels.add(channel_id)
             self._callbacks.pop(channel_id, None)
             self._registrations.pop(channel_id, None)
+        if self._durable is not None:
+            await self._durable.close(channel_id)
         for request in self._store.active():
             if channel_id is not None and request.channel_id != channel_id:
                 continue
@@ -440,7 +540,133 @@ class HumanInputHandler:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
+    # -- settling from any process -----------------------------------------------------------
+
+    async def aresolve(self, pending_id: str, result: str, *, by: str | None = None) -> bool:
+        """Answer the request, from any process sharing the store; ``True`` if this call won.
+
+        Args:
+            result: the answer; JSON text when the request has an ``answer_schema``.
+            by: who answered (an actor id), recorded with the outcome.
+
+        Raises:
+            InvalidAnswerError: the answer does not match the request's answer schema; the
+                request stays open.
+            StoreUnavailableError: a durable store cannot be reached (nothing was settled).
+        """
+        if not isinstance(result, str):
+            check_text("result", result)
+        request = await self.get_request(pending_id)
+        if request is None or request.status is not _PENDING:
+            return False
+        if request.answer_schema is not None:
+            check_answer(request, result)
+        return await self._asettle(pending_id, _RESOLVED, result=result, by=by)
+
+    async def areject(self, pending_id: str, reason: str = "", *, by: str | None = None) -> bool:
+        """Reject the request, from any process sharing the store; ``True`` if this call won.
+
+        Raises:
+            StoreUnavailableError: a durable store cannot be reached (nothing was settled).
+        """
+        if not isinstance(reason, str):
+            check_text("reason", reason)
+        return await self._asettle(pending_id, _REJECTED, reason=reason, by=by)
+
+    async def arelease(self, pending_id: str) -> bool:
+        """:meth:`release` for any store: withdraw the request if it is still unanswered."""
+        if self._durable is None:
+            return self.release(pending_id)
+        return await self._durable.release(pending_id)
+
+    async def _asettle(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        result: str | None = None,
+        reason: str | None = None,
+        by: str | None = None,
+    ) -> bool:
+        durable = self._durable
+        if durable is None:
+            won = self._store.settle(
+                pending_id, status, result=result, reason=reason, settled_by=by
+            )
+            if won is None:
+                return False
+            self._settled(won)
+            return True
+        record = await durable.store.settle(
+            pending_id, status, result=result, reason=reason, settled_by=by
+        )
+        if record is None:
+            return False
+        durable.wake(pending_id)
+        return True
+
     # -- reading -----------------------------------------------------------------------------
+
+    async def get_request(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled (within retention), or ``None``."""
+        if self._durable is not None:
+            return await self._durable.store.fetch(pending_id)
+        return self._store.get(pending_id) or self._store.get_settled(pending_id)
+
+    async def list_pending(
+        self,
+        *,
+        room_id: str | None = None,
+        actor_id: str | None = None,
+        channel_id: str | None = None,
+    ) -> list[PendingInput]:
+        """The requests still waiting for an answer, oldest first; ``None`` filters nothing.
+
+        On a durable store this lists every process's requests.
+        """
+        if self._durable is not None:
+            return await self._durable.store.list_pending(
+                room_id=room_id, actor_id=actor_id, channel_id=channel_id
+            )
+        return [
+            request
+            for request in self._store.active()
+            if request.status is _PENDING
+            and (room_id is None or request.room_id == room_id)
+            and (actor_id is None or request.actor_id == actor_id)
+            and (channel_id is None or request.channel_id == channel_id)
+        ]
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener(change)`` when a request is created or settles; returns the undo.
+
+        Changes are hints (:class:`PendingChange`): re-read the request with
+        :meth:`get_request`. On a durable store they come from every process sharing it, may
+        repeat, and a ``RESYNC`` says some may have been missed.
+        """
+        if not callable(listener):
+            raise TypeError(f"listener must be callable, got {listener!r}")
+        if self._durable is not None:
+            return self._durable.subscribe(listener)
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _emit(self, change: PendingChange) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(change)
+            except Exception:
+                logger.exception("Pending-change listener %r failed", listener)
+
+    @property
+    def durable(self) -> bool:
+        """True when requests live in a durable store shared by processes."""
+        return self._durable is not None
 
     @property
     def pending(self) -> dict[str, PendingInput]:
@@ -449,6 +675,8 @@ class HumanInputHandler:
         A request answered but not yet collected by its ``wait()`` is still listed, with its
         new status, until ``wait()`` or ``release()`` retires it.
         """
+        if self._durable is not None:
+            return dict(self._durable.local)
         return {request.pending_id: request for request in self._store.active()}
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from roomkit.core.exceptions import (
@@ -17,6 +17,7 @@ from roomkit.models.enums import ChannelType
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input.handler import HumanInputHandler
+from roomkit.tools.validation import validate_answer
 
 __all__ = ["HumanInputToolHandler"]
 
@@ -39,6 +40,13 @@ class HumanInputToolHandler:
         tool_definitions: definitions that put these tools in the model's turn. A tool that
             is neither defined here nor declared on the channel is never offered, so never
             asked.
+        answer_schemas: per tool name, a JSON Schema the person's answer (JSON text) must
+            match. It is stored with each request, so ``aresolve()`` and the answer desk in
+            any process check answers the same way.
+
+    On a durable store, each request gets the key ``room:channel:tool-call-id`` (for calls
+    with a provider id on an AI channel), so a turn re-driven after a restart re-attaches to
+    the question already asked instead of asking again.
     """
 
     def __init__(
@@ -47,6 +55,8 @@ class HumanInputToolHandler:
         timeout: float = 300,
         handler: HumanInputHandler | None = None,
         tool_definitions: list[AITool] | None = None,
+        *,
+        answer_schemas: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
         if isinstance(tool_names, str):
             raise TypeError(f"tool_names must be a set of names, e.g. {{{tool_names!r}}}")
@@ -65,6 +75,19 @@ class HumanInputToolHandler:
         self.tool_names: set[str] = names
         self.timeout = timeout
         self._handler = handler if handler is not None else HumanInputHandler()
+        self.answer_schemas: dict[str, dict[str, Any]] = {}
+        for name, schema in (answer_schemas or {}).items():
+            if name not in names:
+                raise ValueError(f"answer_schemas names '{name}', not in tool_names {names}")
+            if not isinstance(schema, dict):
+                raise TypeError(
+                    f"answer_schemas['{name}'] must be a JSON Schema dict, "
+                    f"got {type(schema).__name__}"
+                )
+            problem = _schema_problem(schema)
+            if problem is not None:
+                raise ValueError(f"answer_schemas['{name}'] is not a valid JSON Schema: {problem}")
+            self.answer_schemas[name] = schema
         self._definitions: list[AITool] = []
         seen: set[str] = set()
         for definition in tool_definitions or ():
@@ -119,14 +142,22 @@ class HumanInputToolHandler:
             raise UnservedToolCallError(f"tool {name!r} is not served here")
         call = current_tool_call()
         handler = self._handler
+        room_id = (call.room_id if call is not None else "") or current_tool_room_id() or ""
+        tool_call_id = call.tool_call_id if call is not None else ""
+        channel_id = call.channel_id if call is not None else ""
+        key = None
+        if handler.durable and tool_call_id and channel_type is ChannelType.AI:
+            key = f"{room_id}:{channel_id}:{tool_call_id}"
         pending = await handler.create(
             name,
             arguments,
-            room_id=(call.room_id if call is not None else "") or current_tool_room_id() or "",
-            tool_call_id=call.tool_call_id if call is not None else "",
-            channel_id=call.channel_id if call is not None else "",
+            room_id=room_id,
+            tool_call_id=tool_call_id,
+            channel_id=channel_id,
             channel_type=channel_type,
             actor_id=current_tool_actor_id(),
+            key=key,
+            answer_schema=self.answer_schemas.get(name),
         )
         limit = self.timeout if timeout is None else timeout
         try:
@@ -138,3 +169,11 @@ class HumanInputToolHandler:
             raise ToolRefusedError(
                 json.dumps({"error": f"Human input rejected: {rejected}"})
             ) from None
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    try:
+        validate_answer(schema, None)
+    except ValueError as error:
+        return str(error)
+    return None

@@ -6,6 +6,8 @@ channel opens a :class:`RealtimeSession` on both, then listens: the provider rep
 model's tool calls, its transcripts and the calls it cancels; the transport reports the caller
 hanging up. The channel answers a call with :meth:`RealtimeProvider.submit_tool_result`, or,
 for a call it recovered from the model's speech, with :meth:`RealtimeProvider.inject_context`.
+A provider that loses the model's side of a session (its connection drops) says so on the
+session itself (:meth:`RealtimeSession.on_lost`), where the channel running it listens.
 
 Implementations subclass the two ABCs and call the ``_fire_*`` methods when their back end
 reports something; the registries of callbacks live here, so every implementation keeps them
@@ -30,6 +32,7 @@ __all__ = [
     "RealtimeSession",
     "RealtimeSessionState",
     "RealtimeTransport",
+    "SessionLostCallback",
     "ToolCallCallback",
     "ToolCallCancelledCallback",
     "TranscriptionCallback",
@@ -90,10 +93,22 @@ class RealtimeSession:
         """A session with a fresh id, in the ``connecting`` state."""
         return cls(uuid.uuid4().hex, room_id, participant_id, channel_id, dict(metadata or {}))
 
+    def __post_init__(self) -> None:
+        # Listeners, not data: kept out of the fields, so copies and dumps leave them alone.
+        self._lost: _Callbacks[SessionLostCallback] = _Callbacks("session lost")
+
     @property
     def live(self) -> bool:
         """True while the session is connecting or active."""
         return self.state in (RealtimeSessionState.CONNECTING, RealtimeSessionState.ACTIVE)
+
+    def on_lost(self, callback: SessionLostCallback) -> Callable[[], None]:
+        """Call ``callback`` if the provider loses the model's side of this session.
+
+        Nothing can be sent to the model afterwards. Returns a function that unregisters
+        the callback.
+        """
+        return self._lost.add(callback)
 
 
 ToolCallCallback = Callable[[RealtimeSession, str, str, dict[str, Any]], Awaitable[None]]
@@ -108,6 +123,9 @@ ErrorCallback = Callable[[RealtimeSession, str, str], Awaitable[None]]
 """``await cb(session, code, message)``: the provider reported an error."""
 ClientDisconnectedCallback = Callable[[RealtimeSession], Awaitable[None]]
 """``await cb(session)``: the caller's connection went away."""
+SessionLostCallback = Callable[[RealtimeSession, str], Awaitable[None]]
+"""``await cb(session, reason)``: the provider lost the model's side of the session (its
+connection dropped); nothing more can be sent to the model in it."""
 
 _C = TypeVar("_C", bound=Callable[..., Awaitable[None]])
 
@@ -144,7 +162,8 @@ class RealtimeProvider(ABC):
 
     Subclasses implement the four coroutines and call :meth:`_fire_tool_call`,
     :meth:`_fire_transcription`, :meth:`_fire_tool_call_cancelled` and :meth:`_fire_error`
-    as the model reports those events; each returns once every listener has taken the event.
+    as the model reports those events, and :meth:`_fire_session_lost` when a session's
+    connection to the model drops; each returns once every listener has taken the event.
     """
 
     full_duplex: bool = False
@@ -234,6 +253,9 @@ class RealtimeProvider(ABC):
 
     async def _fire_error(self, session: RealtimeSession, code: str, message: str) -> None:
         await self._errors.fire(session, code, message)
+
+    async def _fire_session_lost(self, session: RealtimeSession, reason: str) -> None:
+        await session._lost.fire(session, reason)
 
 
 class RealtimeTransport(ABC):

@@ -1,10 +1,10 @@
 """Mock realtime back ends for tests and examples.
 
 :class:`MockRealtimeProvider` records what the channel asks of the model and lets a test play
-the model's side: a tool call, a transcript, a cancellation, an error. Each ``simulate_*``
-coroutine returns once the channel has taken the event; it never waits for a tool's result,
-since the channel serves calls in tasks of its own. To wait for a result, await
-:meth:`MockRealtimeProvider.wait_for_tool_result` or
+the model's side: a tool call, a transcript, a cancellation, an error, the connection to the
+model dropping. Each ``simulate_*`` coroutine returns once the channel has taken the event; it
+never waits for a tool's result, since the channel serves calls in tasks of its own. To wait
+for a result, await :meth:`MockRealtimeProvider.wait_for_tool_result` or
 :meth:`MockRealtimeProvider.wait_for_injection`.
 
 :class:`MockRealtimeTransport` records accepted and hung-up sessions and plays the caller
@@ -128,6 +128,13 @@ class MockRealtimeProvider(RealtimeProvider):
     ) -> None:
         """The provider reports an error."""
         await self._fire_error(session, code, message)
+
+    async def simulate_session_lost(
+        self, session: RealtimeSession, reason: str = "Mock connection lost"
+    ) -> None:
+        """The connection to the model drops; returns once the listeners have taken it."""
+        self.sessions.pop(session.id, None)
+        await self._fire_session_lost(session, reason)
 
     # -- waiting for what the channel sends ----------------------------------------------------
 

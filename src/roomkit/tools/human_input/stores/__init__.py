@@ -1,6 +1,16 @@
-"""Stores behind :class:`~roomkit.tools.human_input.HumanInputHandler`."""
+"""Stores behind :class:`~roomkit.tools.human_input.HumanInputHandler`.
 
-from roomkit.tools.human_input.stores.base import PendingStore
+``MemoryStore`` is the default. ``SQLiteStore`` (``roomkit.tools.human_input.stores.sqlite``)
+and ``RedisStore`` (``roomkit.tools.human_input.stores.redis``) are durable and shared by
+processes; import them from their modules (they need the ``sqlite`` / ``redis`` extras).
+"""
+
+from roomkit.tools.human_input.stores.base import (
+    DurableStore,
+    PendingChange,
+    PendingChangeKind,
+    PendingStore,
+)
 from roomkit.tools.human_input.stores.memory import MemoryStore
 
-__all__ = ["MemoryStore", "PendingStore"]
+__all__ = ["DurableStore", "MemoryStore", "PendingChange", "PendingChangeKind", "PendingStore"]

@@ -1,23 +1,32 @@
-"""The interface a human-input store offers to :class:`HumanInputHandler`.
+"""The interfaces a human-input store offers to :class:`HumanInputHandler`.
 
 A store keeps the active requests and the settled outcomes that stay replayable. Its one
-state transition is :meth:`PendingStore.settle`, a check-and-set: whoever calls it first on a
-pending request wins and is told ``True``; everyone after is told ``False`` and the recorded
-outcome stays as it is. A store shared by several processes must keep that promise across
-all of them.
+state transition is ``settle``, a check-and-set: whoever calls it first on a pending request
+wins; everyone after loses and the recorded outcome stays as it is.
+
+Two kinds of store exist:
+
+- :class:`PendingStore`, synchronous and local to one process (the memory store): the
+  spec's ``resolve()`` / ``reject()`` return their ``bool`` at once.
+- :class:`DurableStore`, asynchronous and shared by processes (SQLite, Redis): the
+  check-and-set is one transaction in the store, so exactly one outcome wins across every
+  process, and a change feed tells each process that a request it waits on has moved.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from enum import StrEnum, unique
+from typing import Protocol, runtime_checkable
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
-__all__ = ["PendingStore"]
+__all__ = ["DurableStore", "PendingChange", "PendingChangeKind", "PendingStore"]
 
 
 class PendingStore(Protocol):
-    """Where a handler keeps its requests and their outcomes."""
+    """Where a handler keeps its requests and their outcomes, in this process."""
 
     def add(self, request: PendingInput) -> None:
         """Record a new, pending request; it is answerable from now on."""
@@ -36,6 +45,7 @@ class PendingStore(Protocol):
         result: str | None = None,
         reason: str | None = None,
         withdrawn: bool = False,
+        settled_by: str | None = None,
     ) -> PendingInput | None:
         """Settle the request if it is still pending; return it when this call won.
 
@@ -46,5 +56,111 @@ class PendingStore(Protocol):
     def retire(self, request: PendingInput) -> None:
         """Drop a request from the active set; its outcome stays in the retention."""
 
+    def by_key(self, key: str) -> PendingInput | None:
+        """The active or retained request created with idempotency ``key``, or ``None``."""
+
     def active(self) -> list[PendingInput]:
         """The active requests, oldest first."""
+
+
+@unique
+class PendingChangeKind(StrEnum):
+    """What happened to a request."""
+
+    CREATED = "created"
+    SETTLED = "settled"
+    RESYNC = "resync"
+    """Changes may have been missed (a reconnect): listeners re-read what they watch."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChange:
+    """A hint that a request moved. Listeners re-read the record; hints may repeat."""
+
+    kind: PendingChangeKind
+    pending_id: str = ""
+    """The request, or ``""`` for :attr:`PendingChangeKind.RESYNC`."""
+
+
+ChangeListener = Callable[[PendingChange], None]
+
+
+@runtime_checkable
+class DurableStore(Protocol):
+    """A store shared by processes: every method is a round trip, every settle atomic.
+
+    Records are :class:`PendingInput` objects rebuilt from storage on every read (a caller
+    may keep them: the store never mutates one it handed out). ``deadline`` is on the
+    store's :attr:`clock` (seconds since the epoch by default). Failures to reach the store
+    raise :class:`~roomkit.core.exceptions.StoreUnavailableError`; a record that cannot be
+    decoded raises :class:`~roomkit.core.exceptions.CorruptRecordError` where it is read by
+    id, and is skipped (and logged) where it is listed.
+    """
+
+    clock: Callable[[], float]
+    """The store's clock: deadlines and retention are measured on it."""
+    backstop_interval: float
+    """Seconds between re-reads by a waiter, in case a change hint was lost."""
+
+    async def open(self) -> None:
+        """Connect and create the schema; idempotent (every other method opens lazily)."""
+
+    async def close(self) -> None:
+        """Stop the change feed and disconnect; idempotent."""
+
+    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
+        """Record a new pending request; ``(record, True)`` when it was created.
+
+        When ``request.key`` matches a retained record (open or settled), nothing is
+        written and ``(that record, False)`` comes back: the caller re-attaches to it.
+        """
+
+    async def fetch(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled (within retention), or ``None``."""
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist, in no particular order."""
+
+    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
+        """Set the deadline of a pending request unless it has an earlier one.
+
+        Returns the deadline in force, or ``None`` when the request is not pending.
+        """
+
+    async def settle(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        result: str | None = None,
+        reason: str | None = None,
+        withdrawn: bool = False,
+        settled_by: str | None = None,
+    ) -> PendingInput | None:
+        """The check-and-set: settle a pending request; return the record when this call won.
+
+        The outcome is durable before this returns. ``TIMED_OUT`` wins only once the
+        deadline has passed on :attr:`clock`; any other status loses to a passed deadline,
+        and then the store records ``TIMED_OUT`` instead (so the answer and the timeout
+        never both win, whichever process sees the deadline first). ``None`` means this
+        call did not win: the id is unknown, already settled, or timed out.
+        """
+
+    async def list_pending(
+        self,
+        *,
+        room_id: str | None = None,
+        actor_id: str | None = None,
+        channel_id: str | None = None,
+    ) -> list[PendingInput]:
+        """The requests still pending, oldest first; ``None`` filters nothing."""
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener`` for changes made by any process; returns the unsubscribe.
+
+        The feed runs while someone listens. It covers this store's own writes too (hints
+        may repeat) and sends :attr:`PendingChangeKind.RESYNC` after a reconnect.
+        """
+
+    async def purge_expired(self) -> int:
+        """Drop settled records older than the retention; return how many went."""

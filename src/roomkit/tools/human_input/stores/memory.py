@@ -18,7 +18,7 @@ class MemoryStore:
     the oldest first. ``retention=0`` switches replay off.
     """
 
-    __slots__ = ("_active", "_order", "_retained", "retention")
+    __slots__ = ("_active", "_keys", "_order", "_retained", "retention")
 
     def __init__(self, *, retention: int = 128) -> None:
         if isinstance(retention, bool) or not isinstance(retention, int):
@@ -31,9 +31,19 @@ class MemoryStore:
         # Eviction order, kept apart: finding a dict's first key walks past the slots its
         # deleted keys left behind, a deque's popleft does not.
         self._order: deque[str] = deque()
+        self._keys: dict[str, str] = {}
+
+    def by_key(self, key: str) -> PendingInput | None:
+        """The active or retained request created with idempotency ``key``, or ``None``."""
+        pending_id = self._keys.get(key)
+        if pending_id is None:
+            return None
+        return self._active.get(pending_id) or self._retained.get(pending_id)
 
     def add(self, request: PendingInput) -> None:
         self._active[request.pending_id] = request
+        if request.key is not None:
+            self._keys[request.key] = request.pending_id
 
     def get(self, pending_id: str) -> PendingInput | None:
         return self._active.get(pending_id)
@@ -49,6 +59,7 @@ class MemoryStore:
         result: str | None = None,
         reason: str | None = None,
         withdrawn: bool = False,
+        settled_by: str | None = None,
     ) -> PendingInput | None:
         request = self._active.get(pending_id)
         if request is None or request.status is not _PENDING:
@@ -57,16 +68,26 @@ class MemoryStore:
         request.result = result
         request.reject_reason = reason
         request.withdrawn = withdrawn
+        if settled_by is not None:
+            request.settled_by = settled_by
         if self.retention:
             self._retained[pending_id] = request
             order = self._order
             order.append(pending_id)
             if len(order) > self.retention:
-                del self._retained[order.popleft()]
+                evicted = self._retained.pop(order.popleft())
+                if evicted.key is not None and evicted.pending_id not in self._active:
+                    self._forget_key(evicted)
         return request
 
     def retire(self, request: PendingInput) -> None:
         self._active.pop(request.pending_id, None)
+        if request.key is not None and request.pending_id not in self._retained:
+            self._forget_key(request)
+
+    def _forget_key(self, request: PendingInput) -> None:
+        if request.key is not None and self._keys.get(request.key) == request.pending_id:
+            del self._keys[request.key]
 
     def active(self) -> list[PendingInput]:
         return list(self._active.values())

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The system services the test suite runs against: redis-server (the Redis store's tests
+# start their own on a free port) and chromium (the answer desk's browser tests).
+#
+#   scripts/services.sh install   install whichever of them is missing (apt, as root)
+#   scripts/services.sh check     exit 1, naming what is missing, unless both are installed
+set -euo pipefail
+
+# The command each service provides, and the Debian package that provides it.
+readonly COMMANDS=(redis-server chromium)
+readonly PACKAGES=(redis-server chromium)
+
+missing_packages() {
+    local i
+    for i in "${!COMMANDS[@]}"; do
+        if ! command -v "${COMMANDS[$i]}" >/dev/null 2>&1; then
+            echo "${PACKAGES[$i]}"
+        fi
+    done
+}
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        echo "services.sh: installing needs root (or sudo): $*" >&2
+        exit 1
+    fi
+}
+
+install() {
+    local missing
+    mapfile -t missing < <(missing_packages)
+    if [ "${#missing[@]}" -eq 0 ]; then
+        return 0
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "services.sh: no apt-get here; install these yourself: ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "services.sh: installing ${missing[*]}"
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        "${missing[@]}"
+    # The tests start their own servers on free loopback ports: a system-wide redis that the
+    # package may have started is not needed, so it does not stay running.
+    if printf '%s\n' "${missing[@]}" | grep -qx redis-server; then
+        as_root service redis-server stop >/dev/null 2>&1 || true
+    fi
+}
+
+check() {
+    local missing
+    mapfile -t missing < <(missing_packages)
+    if [ "${#missing[@]}" -ne 0 ]; then
+        echo "services.sh: missing ${missing[*]}: run \`make test\` or \`scripts/services.sh install\`" >&2
+        exit 1
+    fi
+}
+
+case "${1:-}" in
+    install) install ;;
+    check) check ;;
+    *)
+        echo "usage: $0 {install|check}" >&2
+        exit 2
+        ;;
+esac

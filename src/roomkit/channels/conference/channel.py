@@ -1,0 +1,443 @@
+"""ConferenceChannel: a conference's rooms, with a realtime model and the tools that ask people.
+
+The channel joins the back end's conferences for the rooms it is attached to and follows
+them: participants joining go on the room's roster, published audio tracks are subscribed,
+and the participant whose audio reaches the channel last is the one the model's calls are
+for. With a realtime config plugged, each room runs one session on the config's provider,
+started when a participant speaks or when the application asks. The session's tool calls go
+through the same pipeline as a voice channel's (declare, validate, gate, serve, report) on
+the ``conference`` door: human-input names first, under the handler's own timeout, each
+request firing ON_USER_INPUT_REQUIRED for the participant speaking.
+
+The requests still open are withdrawn, and nothing more is submitted to the provider, when
+the realtime provider is unplugged, when the channel closes, and when the conference is
+detached from a room (for that room).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from roomkit.channels.ai._declare import warn_never_offered
+from roomkit.channels.base import Channel
+from roomkit.channels.conference._call import ConferenceCall, Plugged, spawn
+from roomkit.channels.conference._rooms import DETACHED, UNPLUGGED, ConferenceRoom, finish
+from roomkit.channels.conference.config import ConferenceRealtimeConfig
+from roomkit.channels.realtime_voice._live import (
+    CHANNEL_CLOSED,
+    MODEL_CANCELLED,
+    SESSION_ENDED,
+    LiveSession,
+)
+from roomkit.conference.base import AudioTrack, ConferenceBackend, ConferenceParticipant
+from roomkit.models.enums import ChannelType
+from roomkit.models.room import Participant
+from roomkit.voice.realtime.base import RealtimeSession, RealtimeSessionState
+
+if TYPE_CHECKING:
+    from roomkit.core.framework import RoomKit
+
+__all__ = ["ConferenceChannel"]
+
+logger = logging.getLogger("roomkit.channels.conference")
+
+
+class ConferenceChannel(Channel):
+    """A conference in rooms, with a realtime model whose tools may ask the participants.
+
+    Args:
+        channel_id: the channel's id.
+        backend: the conference server the channel joins conferences on.
+        realtime: the realtime model and its tools; plugged at once (see
+            :meth:`plug_realtime`).
+    """
+
+    channel_type = ChannelType.CONFERENCE
+
+    def __init__(
+        self,
+        channel_id: str,
+        *,
+        backend: ConferenceBackend,
+        realtime: ConferenceRealtimeConfig | None = None,
+    ) -> None:
+        super().__init__(channel_id)
+        if not isinstance(backend, ConferenceBackend):
+            raise TypeError(f"backend must be a ConferenceBackend, got {type(backend).__name__}")
+        self.backend = backend
+        self.closing = False
+        """True once ``close()`` started: nothing is joined, plugged or started any more."""
+        self._rooms: dict[str, ConferenceRoom] = {}
+        self._by_conference: dict[str, ConferenceRoom] = {}
+        self._by_session: dict[str, ConferenceRoom] = {}
+        self._plugged: Plugged | None = None
+        self._warned: set[str] = set()
+        self._unsubscribe = [
+            backend.on_participant_joined(self._on_participant_joined),
+            backend.on_participant_left(self._on_participant_left),
+            backend.on_track_published(self._on_track_published),
+            backend.on_audio(self._on_audio),
+        ]
+        if realtime is not None:
+            self.plug_realtime(realtime)
+
+    # -- the realtime config -----------------------------------------------------------------
+
+    @property
+    def realtime(self) -> ConferenceRealtimeConfig | None:
+        """The plugged realtime config, if any."""
+        return self._plugged.config if self._plugged is not None else None
+
+    def set_framework(self, kit: RoomKit) -> None:
+        """Wire the channel to ``kit``: its human input to ON_USER_INPUT_REQUIRED."""
+        super().set_framework(kit)
+        if self._plugged is not None:
+            self._route(self._plugged)
+
+    def _route(self, plugged: Plugged) -> None:
+        human, kit = plugged.human_input_handler, self._kit
+        if human is not None and kit is not None:
+            plugged.registration = kit.route_human_input(
+                human.handler, self.channel_id, channel_type=ChannelType.CONFERENCE
+            )
+
+    def plug_realtime(self, config: ConferenceRealtimeConfig) -> None:
+        """Run ``config``'s model in the channel's rooms, serving its tools.
+
+        Sessions start from then on; the human-input handler's requests fire
+        ON_USER_INPUT_REQUIRED with ``channel_type=conference``.
+
+        Raises:
+            TypeError: ``config`` is not a :class:`ConferenceRealtimeConfig`.
+            RuntimeError: a config is already plugged (unplug it first), or the channel is
+                closed.
+        """
+        if not isinstance(config, ConferenceRealtimeConfig):
+            raise TypeError(
+                f"plug_realtime takes a ConferenceRealtimeConfig, got {type(config).__name__}"
+            )
+        if self.closing:
+            raise RuntimeError(f"Channel {self.channel_id} is closed: plug nothing more")
+        if self._plugged is not None:
+            raise RuntimeError(
+                f"Channel {self.channel_id} already has a realtime provider: "
+                "await unplug_realtime() first"
+            )
+        declared = config.declared_tools()
+        human = config.human_input_handler
+        if human is not None:
+            warn_never_offered(self.channel_id, human.tool_names, declared, self._warned)
+        plugged = Plugged(self, config)
+        self._route(plugged)
+        provider = config.provider
+        plugged.unsubscribe = [
+            provider.on_tool_call(self._on_tool_call),
+            provider.on_tool_call_cancelled(self._on_tool_call_cancelled),
+            provider.on_error(self._on_error),
+        ]
+        self._plugged = plugged
+
+    async def unplug_realtime(self) -> None:
+        """Stop the realtime model: end every room's session (their requests are withdrawn,
+        their calls reported cancelled, nothing more is submitted to the provider). Does
+        nothing when no config is plugged."""
+        await self._unplug(UNPLUGGED)
+
+    async def _unplug(self, hint: str) -> None:
+        plugged = self._plugged
+        if plugged is None:
+            return
+        self._plugged = None
+        rooms = [room for room in self._rooms.values() if room.live is not None]
+        if rooms:
+            await asyncio.gather(*(self._end(room, hint) for room in rooms))
+        for unsubscribe in plugged.unsubscribe:
+            unsubscribe()
+        human = plugged.human_input_handler
+        if human is not None:
+            await human.handler.close(channel_id=self.channel_id, registration=plugged.registration)
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    @property
+    def sessions(self) -> list[RealtimeSession]:
+        """The rooms' realtime sessions taking calls now."""
+        return [room.live.session for room in self._rooms.values() if room.live and room.open]
+
+    def realtime_session(self, room_id: str) -> RealtimeSession | None:
+        """The realtime session of ``room_id`` while it takes calls, else ``None``."""
+        room = self._rooms.get(room_id)
+        return room.live.session if room is not None and room.live and room.open else None
+
+    async def start_realtime(self, room_id: str) -> RealtimeSession:
+        """Start the realtime session of ``room_id``, or return the one running.
+
+        A participant speaking starts it too. Until someone speaks, its calls are for nobody
+        (``actor_id`` is ``None``).
+
+        Raises:
+            RuntimeError: no realtime config is plugged, the channel is not registered, or
+                it is closed.
+            KeyError: no such room, or the channel is not attached to it.
+        """
+        kit = self._registered()
+        self._realtime_plugged()
+        record = await kit.get_room(room_id)
+        await self._check_attached(kit, room_id)
+        room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
+        async with room.starting:
+            plugged = self._realtime_plugged()
+            live = room.live
+            if live is not None:
+                if live.open and room.plugged is plugged:
+                    return live.session
+                # A session whose model was lost takes no call: replace it.
+                await self._end(room, SESSION_ENDED)
+            tools = plugged.config.declared_tools()
+            metadata = {"conference_id": room.conference_id} if room.conference_id else None
+            session = RealtimeSession.new(room_id, "", self.channel_id, metadata)
+            live = LiveSession(session, record, tools)
+            # Nobody's audio has reached the new session yet: its calls are for nobody.
+            room.live, room.plugged, room.speaker = live, plugged, None
+            self._by_session[session.id] = room
+            try:
+                await plugged.config.provider.connect(
+                    session,
+                    system_prompt=plugged.config.system_prompt,
+                    tools=[
+                        {"name": t.name, "description": t.description, "parameters": t.parameters}
+                        for t in tools.values()
+                    ],
+                )
+            except BaseException:
+                await self._end(room, SESSION_ENDED)
+                raise
+            if live.open:
+                session.state = RealtimeSessionState.ACTIVE
+            return session
+
+    def _realtime_plugged(self) -> Plugged:
+        plugged = self._plugged
+        if plugged is None or self.closing:
+            raise RuntimeError(
+                f"Channel {self.channel_id} has no realtime provider: call plug_realtime()"
+            )
+        return plugged
+
+    async def end_realtime(self, room_id: str) -> None:
+        """End the realtime session of ``room_id``: its requests are withdrawn and nothing
+        more is sent to the provider. The next participant to speak starts a new one."""
+        room = self._rooms.get(room_id)
+        if room is not None:
+            await self._end(room, SESSION_ENDED)
+
+    async def _end(self, room: ConferenceRoom, hint: str) -> None:
+        live, plugged = room.live, room.plugged
+        if live is None or plugged is None:
+            return
+        room.live = room.plugged = None
+        self._by_session.pop(live.session.id, None)
+        await finish(live, plugged, hint)
+
+    def _registered(self) -> RoomKit:
+        kit = self._kit
+        if kit is None:
+            raise RuntimeError(
+                f"Channel {self.channel_id} is not registered: call kit.register_channel()"
+            )
+        if self.closing:
+            raise RuntimeError(f"Channel {self.channel_id} is closed")
+        return kit
+
+    async def _check_attached(self, kit: RoomKit, room_id: str) -> None:
+        bindings = await kit.store.list_bindings(room_id)
+        if not any(binding.channel_id == self.channel_id for binding in bindings):
+            raise KeyError(
+                f"Channel {self.channel_id!r} is not attached to room {room_id!r}: "
+                "call kit.attach_channel(room_id, channel_id) first"
+            )
+
+    # -- conferences -------------------------------------------------------------------------
+
+    @property
+    def conferences(self) -> dict[str, str]:
+        """The conference joined for each room, by room id."""
+        return {r.room_id: r.conference_id for r in self._rooms.values() if r.conference_id}
+
+    async def join(self, room_id: str, *, conference_id: str | None = None) -> None:
+        """Join the back end's conference for ``room_id`` (named after the room by default).
+
+        Its participants go on the room's roster, their audio tracks are subscribed, and
+        their speech starts the room's realtime session. Joining the same conference again
+        does nothing.
+
+        Raises:
+            RuntimeError: the channel is not registered or is closed, or the room is in
+                another conference already.
+            KeyError: no such room, or the channel is not attached to it.
+            ValueError: the conference serves another room.
+            Exception: whatever the back end's ``join`` raised (the room is not joined).
+        """
+        kit = self._registered()
+        await kit.get_room(room_id)
+        await self._check_attached(kit, room_id)
+        conference_id = conference_id or room_id
+        room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
+        if room.conference_id == conference_id:
+            return
+        if room.conference_id is not None:
+            raise RuntimeError(
+                f"Room {room_id!r} is in conference {room.conference_id!r}: leave() it first"
+            )
+        other = self._by_conference.get(conference_id)
+        if other is not None:
+            raise ValueError(f"Conference {conference_id!r} already serves room {other.room_id!r}")
+        # Known before joining: the back end reports who is there as it lets the channel in.
+        room.conference_id = conference_id
+        self._by_conference[conference_id] = room
+        try:
+            await self.backend.join(conference_id)
+        except BaseException:
+            room.conference_id = None
+            self._by_conference.pop(conference_id, None)
+            raise
+
+    async def leave(self, room_id: str) -> None:
+        """Leave the conference of ``room_id`` and end the room's realtime session (its
+        requests are withdrawn). Does nothing when the room is in no conference.
+
+        Raises:
+            Exception: whatever the back end's ``leave`` raised (the channel has stopped
+                following the conference all the same).
+        """
+        room = self._rooms.get(room_id)
+        if room is None or room.conference_id is None:
+            return
+        await self._end(room, SESSION_ENDED)
+        await self._leave(room)
+
+    async def _leave(self, room: ConferenceRoom) -> None:
+        conference_id = room.conference_id
+        if conference_id is None:
+            return
+        room.conference_id, room.speaker = None, None
+        self._by_conference.pop(conference_id, None)
+        await self.backend.leave(conference_id)
+
+    async def _quietly_leave(self, room: ConferenceRoom) -> None:
+        try:
+            await self._leave(room)
+        except Exception:
+            logger.exception("Could not leave the conference of room %s", room.room_id)
+
+    async def on_detach(self, room_id: str) -> None:
+        """The channel is detached from ``room_id``: end the room's session (its requests are
+        withdrawn, nothing more is sent to the provider) and leave its conference.
+
+        The kit calls it when the channel is detached from the room.
+        """
+        room = self._rooms.pop(room_id, None)
+        if room is None:
+            return
+        await self._end(room, DETACHED)
+        await self._quietly_leave(room)
+
+    # -- what the conference reports ---------------------------------------------------------
+
+    async def _on_participant_joined(
+        self, conference_id: str, participant: ConferenceParticipant
+    ) -> None:
+        room, kit = self._by_conference.get(conference_id), self._kit
+        if room is not None and kit is not None:
+            await kit.store.add_participant(
+                Participant(participant.id, room.room_id, participant.name)
+            )
+
+    async def _on_participant_left(self, conference_id: str, participant_id: str) -> None:
+        room = self._by_conference.get(conference_id)
+        if room is not None and room.speaker == participant_id:
+            # Someone who left answers nothing: later calls are for nobody until someone speaks.
+            room.speaker = None
+
+    async def _on_track_published(
+        self, conference_id: str, participant_id: str, track: AudioTrack
+    ) -> None:
+        if conference_id not in self._by_conference:
+            return
+        try:
+            await self.backend.subscribe(conference_id, track)
+        except Exception:
+            logger.exception(
+                "Could not subscribe to track %s of %s in conference %s",
+                track.id,
+                participant_id,
+                conference_id,
+            )
+
+    async def _on_audio(self, conference_id: str, participant_id: str, chunk: bytes) -> None:
+        room = self._by_conference.get(conference_id)
+        # The speech itself goes to the model over the provider's own media path; here it
+        # starts the room's session and names whom the next calls are for.
+        del chunk
+        if room is None or self._plugged is None or self.closing:
+            return
+        if not (room.open and room.plugged is self._plugged):
+            try:
+                await self.start_realtime(room.room_id)
+            except Exception:
+                logger.exception("Could not start the realtime session of room %s", room.room_id)
+                return
+        room.speaker = participant_id
+
+    # -- what the provider reports -----------------------------------------------------------
+
+    def _open_room(self, session: RealtimeSession) -> ConferenceRoom | None:
+        room = self._by_session.get(session.id)
+        if room is None or room.live is None or room.live.session is not session or not room.open:
+            return None
+        return room
+
+    async def _on_tool_call(
+        self, session: RealtimeSession, call_id: str, name: str, arguments: dict[str, Any]
+    ) -> None:
+        room = self._open_room(session)
+        if room is None or room.live is None or room.plugged is None:
+            logger.debug(
+                "Call %s for session %s, which is not open here: ignored", call_id, session.id
+            )
+            return
+        if call_id in room.live.calls:
+            logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
+            return
+        spawn(ConferenceCall(room.plugged, room.live, call_id, name, arguments, room.speaker))
+
+    async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
+        room = self._by_session.get(session.id)
+        if room is not None and room.live is not None:
+            await room.live.cut_calls(list(call_ids), MODEL_CANCELLED)
+
+    async def _on_error(self, session: RealtimeSession, code: str, message: str) -> None:
+        if session.id in self._by_session:
+            logger.warning(
+                "Realtime provider reported an error in session %s: %s: %s",
+                session.id,
+                code,
+                message,
+            )
+
+    # -- closing -----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End every room's session (their requests are withdrawn, their calls reported
+        cancelled), close the human-input handler for this channel only, and leave every
+        conference."""
+        self.closing = True
+        await self._unplug(CHANNEL_CLOSED)
+        rooms = [room for room in self._rooms.values() if room.conference_id is not None]
+        for room in rooms:
+            await self._quietly_leave(room)
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()

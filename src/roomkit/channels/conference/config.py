@@ -1,0 +1,151 @@
+"""ConferenceRealtimeConfig: the speech-to-speech model a conference runs, and its tools.
+
+The config is checked when it is built and again whenever a field is replaced, so a bad
+value raises where it is written. The channel reads it when it uses it: the tools and the
+system prompt when a room's session starts, the tool handler and the bounds at every call.
+The provider and the human-input handler are wired when the config is plugged, so they are
+fixed once the config is built: plug a new config to change them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, replace
+from typing import Any
+
+from roomkit.channels.ai._declare import check_unique_tools
+from roomkit.providers.ai.base import AITool
+from roomkit.tools.compose import ToolHandler
+from roomkit.tools.human_input import HumanInputToolHandler
+from roomkit.voice.realtime.base import RealtimeProvider
+
+__all__ = ["ConferenceRealtimeConfig"]
+
+_FIXED = frozenset({"provider", "human_input_handler"})
+
+
+def _seconds(name: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+    return float(value)
+
+
+@dataclass(eq=False)
+class ConferenceRealtimeConfig:
+    """A conference's realtime model: one session per room, with the tools it may call.
+
+    Raises:
+        TypeError: a field has the wrong type (a provider that is not a
+            ``RealtimeProvider``, a tool handler that is not callable, ...).
+        ValueError: a host tool takes a human-input tool's name, two tools share a name, or
+            a bound is not positive.
+        AttributeError: ``provider`` or ``human_input_handler`` is replaced after the config
+            is built.
+    """
+
+    provider: RealtimeProvider
+    """The speech-to-speech model; one session per room."""
+    _: KW_ONLY
+    tools: Sequence[AITool | Mapping[str, Any]] | None = None
+    """Definitions of the host's tools (``AITool`` objects or dicts), declared to every
+    session; read back as a list of ``AITool``."""
+    tool_handler: ToolHandler | None = None
+    """Serves the host's tools (``await tool_handler(name, arguments)``); replacing it leaves
+    the human-input tools served."""
+    human_input_handler: HumanInputToolHandler | None = None
+    """Tools that ask a person: declared to every session and served before
+    ``tool_handler``, under the handler's own timeout."""
+    tool_timeout_seconds: float | None = 10.0
+    """The bound of a host tool call (``None``: unbounded)."""
+    tool_timeouts: Mapping[str, float | None] | None = None
+    """Per-tool bounds, overriding the defaults (human-input names included); read back as
+    a dict."""
+    system_prompt: str | None = None
+    """The model's instructions in every session."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.provider, RealtimeProvider):
+            raise TypeError(
+                f"provider must be a RealtimeProvider, got {type(self.provider).__name__}"
+            )
+        human = self.human_input_handler
+        if human is not None and not isinstance(human, HumanInputToolHandler):
+            raise TypeError(
+                f"human_input_handler must be a HumanInputToolHandler, got {type(human).__name__}"
+            )
+        if self.tool_handler is not None and not callable(self.tool_handler):
+            raise TypeError(f"tool_handler must be an async callable, got {self.tool_handler!r}")
+        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
+            raise TypeError(f"system_prompt must be a string, got {self.system_prompt!r}")
+        # A passed-through object is normalised in place: the checked values are kept.
+        object.__setattr__(self, "tools", _host_tools(self.tools))
+        object.__setattr__(
+            self,
+            "tool_timeout_seconds",
+            _seconds("tool_timeout_seconds", self.tool_timeout_seconds),
+        )
+        object.__setattr__(
+            self,
+            "tool_timeouts",
+            {
+                name: _seconds(f"tool_timeouts[{name!r}]", bound)
+                for name, bound in (self.tool_timeouts or {}).items()
+            },
+        )
+        self.declared_tools()
+        object.__setattr__(self, "_built", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not self.__dict__.get("_built"):
+            object.__setattr__(self, name, value)
+            return
+        if name in _FIXED:
+            raise AttributeError(
+                f"{name} is fixed once the config is built: plug a new ConferenceRealtimeConfig"
+            )
+        checked = replace(self, **{name: value})
+        object.__setattr__(self, name, getattr(checked, name))
+
+    def declared_tools(self) -> dict[str, AITool]:
+        """The tools every session declares, by name: the human-input handler's, then the
+        host's.
+
+        Raises:
+            ValueError: a host tool takes a human-input tool's name, or two share a name.
+        """
+        human = self.human_input_handler
+        human_tools = human.tools if human is not None else []
+        host = list(self.tools or ())
+        host_tools = [tool for tool in host if isinstance(tool, AITool)]
+        if human is not None:
+            for tool in host_tools:
+                if tool.name in human.tool_names:
+                    raise ValueError(
+                        f"Tool '{tool.name}' is a human-input tool of this conference: "
+                        "rename the host tool"
+                    )
+        return check_unique_tools("conference", host_tools, human_tools)
+
+    def call_bound(self, name: str) -> float | None:
+        """How long a call to ``name`` may run, or ``None`` for no channel bound.
+
+        ``tool_timeouts[name]`` wins; a human-input name has none (its handler's timeout
+        applies); any other tool gets ``tool_timeout_seconds``.
+        """
+        timeouts = self.tool_timeouts or {}
+        if name in timeouts:
+            return timeouts[name]
+        human = self.human_input_handler
+        if human is not None and name in human.tool_names:
+            return None
+        return self.tool_timeout_seconds
+
+
+def _host_tools(tools: object) -> list[AITool]:
+    if tools is None:
+        return []
+    if isinstance(tools, str | Mapping) or not isinstance(tools, Sequence):
+        raise TypeError("tools must be a list of AITool objects (or dicts), not a single tool")
+    return [tool if isinstance(tool, AITool) else AITool.model_validate(tool) for tool in tools]

@@ -1,0 +1,310 @@
+"""The ``roomkit`` command: serve the answer desk, issue tokens, answer from a terminal.
+
+::
+
+    roomkit desk [--host 127.0.0.1] [--port 8765] [--store memory|sqlite:///x.db|redis://...]
+    roomkit token ACTOR [--admin] [--ttl SECONDS]
+    roomkit pending list [--room ROOM] [--json]
+    roomkit pending answer ID ANSWER
+    roomkit pending reject ID [--reason TEXT]
+
+``desk`` and ``token`` share the desk's secret (``ROOMKIT_DESK_SECRET``, or the key file in
+``--data-dir``). The ``pending`` commands talk to a running desk (``--url``) with a token
+(``--token`` or ``ROOMKIT_TOKEN``). A failure prints one line on stderr and exits 1; a
+command used wrongly exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from roomkit.desk.tokens import DEFAULT_DATA_DIR, SECRET_ENV
+
+__all__ = ["main"]
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+TOKEN_ENV = "ROOMKIT_TOKEN"
+
+
+class _Failure(Exception):
+    """A command failed: ``str(error)`` is the line to print, ``code`` the exit status.
+
+    It never leaves :func:`main`, which turns it into that line and status.
+    """
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _printable(text: object, limit: int = 120) -> str:
+    """One line of text safe for a terminal: control characters (escapes) are shown, not run."""
+    line = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+# -- desk and token ----------------------------------------------------------------------------
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from roomkit.core.framework import RoomKit
+    from roomkit.desk.app import create_desk_app
+    from roomkit.desk.limits import DeskLimits
+    from roomkit.desk.stores import close_stores, open_stores
+    from roomkit.tools.human_input import HumanInputHandler
+
+    secret = _secret(args.data_dir)
+    try:
+        pending_store, room_store = open_stores(args.store)
+    except (ValueError, ImportError) as error:
+        raise _Failure(str(error), 2) from None
+
+    async def serve() -> None:
+        try:
+            kit = RoomKit(store=room_store)
+            app = create_desk_app(
+                kit,
+                handler=HumanInputHandler(store=pending_store),
+                secret=secret,
+                allowed_origins=args.allowed_origin or None,
+            )
+            config = uvicorn.Config(
+                app,
+                host=args.host,
+                port=args.port,
+                ws_max_size=DeskLimits().max_frame,
+                # Frames are small JSON: compressing them costs more CPU than it saves, and
+                # compression next to secrets is a risk not worth taking.
+                ws_per_message_deflate=False,
+                log_level=args.log_level,
+                server_header=False,
+            )
+            await uvicorn.Server(config).serve()
+        finally:
+            await close_stores(pending_store, room_store)
+
+    # Ctrl-C is how a served desk stops: by then the server has shut down cleanly.
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
+    return 0
+
+
+def _secret(data_dir: Path) -> bytes:
+    from roomkit.desk.tokens import resolve_secret
+
+    try:
+        return resolve_secret(data_dir=data_dir)
+    except (ValueError, OSError) as error:
+        raise _Failure(f"No desk secret: {error}") from None
+
+
+def _token(args: argparse.Namespace) -> int:
+    from roomkit.desk.tokens import issue_token
+
+    if args.ttl is not None and not args.ttl > 0:
+        raise _Failure("--ttl must be a positive number of seconds", 2)
+    secret = _secret(args.data_dir)
+    try:
+        print(issue_token(secret, args.actor, admin=args.admin, ttl=args.ttl))
+    except ValueError as error:
+        raise _Failure(str(error), 2) from None
+    return 0
+
+
+# -- pending: a client of a running desk -------------------------------------------------------
+
+
+def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
+    import httpx
+
+    token = args.token or os.environ.get(TOKEN_ENV)
+    if not token:
+        raise _Failure(f"No token: pass --token or set {TOKEN_ENV}", 2)
+    url = args.url.rstrip("/")
+    try:
+        response = httpx.request(
+            method,
+            f"{url}{path}",
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=args.timeout,
+        )
+    except httpx.TransportError as error:
+        raise _Failure(f"Cannot reach the desk at {url}: {type(error).__name__}") from None
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    detail = data.get("detail") if isinstance(data, dict) else None
+    if response.status_code == 401:
+        raise _Failure(f"The desk refused the token: {detail or 'unauthorized'}")
+    if response.status_code == 404:
+        raise _Failure(f"No such request (unknown, or not yours): {_printable(args.id)}")
+    if response.status_code >= 400 or not isinstance(data, dict):
+        raise _Failure(f"The desk said {response.status_code}: {_printable(detail or '')}")
+    return data
+
+
+def _summary(request: dict[str, Any]) -> str:
+    arguments = request.get("arguments") or {}
+    kind = request.get("kind")
+    if kind == "question":
+        return _printable(arguments.get("question", ""))
+    if kind == "questions":
+        questions = arguments.get("questions") or [{}]
+        more = f" (+{len(questions) - 1} more)" if len(questions) > 1 else ""
+        return _printable(questions[0].get("question", "")) + more
+    if kind == "confirm":
+        return "Confirm: " + _printable(arguments.get("action", ""))
+    return _printable(f"{request.get('tool_name')} {json.dumps(arguments)}")
+
+
+def _list(args: argparse.Namespace) -> int:
+    path = "/api/requests"
+    if args.room:
+        path += "?" + urlencode({"room_id": args.room})
+    requests = _call(args, "GET", path)["requests"]
+    if args.json:
+        print(json.dumps(requests, indent=2))
+        return 0
+    if not requests:
+        print("No open questions.")
+    for request in requests:
+        who = request.get("actor_id") or "(room)"
+        print(
+            f"{_printable(request['id'])}  {request['kind']:<9}  "
+            f"room={_printable(request['room_id'], 40)}  for={_printable(who, 40)}  "
+            f"{_summary(request)}"
+        )
+    return 0
+
+
+def answer_body(kind: str, answer: str) -> dict[str, Any]:
+    """The answer body for a request of ``kind`` from the text typed on the command line.
+
+    JSON that is already a body (``{"answer": ...}``, ``{"answers": ...}``,
+    ``{"confirmed": ...}``) is sent as it is. Otherwise: a confirm takes yes/no (or
+    true/false); a question takes the text (a JSON list picks several options); a custom
+    request takes the JSON value, or the text when it is not JSON.
+    """
+    try:
+        parsed: Any = json.loads(answer)
+    except ValueError:
+        parsed = answer
+    if isinstance(parsed, dict) and parsed.keys() & {"answer", "answers", "confirmed"}:
+        return parsed
+    if kind == "confirm":
+        word = answer.strip().lower()
+        if word in ("y", "yes", "true", "ok"):
+            return {"confirmed": True}
+        if word in ("n", "no", "false"):
+            return {"confirmed": False}
+        raise _Failure('A confirm request takes yes or no (or {"confirmed": ...})', 2)
+    if kind == "question":
+        return {"answer": parsed if isinstance(parsed, list) else answer}
+    return {"answer": parsed}
+
+
+def _answer(args: argparse.Namespace) -> int:
+    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    body = answer_body(request["kind"], args.answer)
+    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
+    print(f"Answered {_printable(settled['id'])}")
+    return 0
+
+
+def _reject(args: argparse.Namespace) -> int:
+    body = {"reason": args.reason}
+    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/reject", body)
+    print(f"Rejected {_printable(settled['id'])}")
+    return 0
+
+
+def _quote(pending_id: str) -> str:
+    return quote(pending_id, safe="")
+
+
+# -- the parser --------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="roomkit",
+        description="Serve the answer desk, issue its tokens, answer questions from a terminal.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    data_dir = argparse.ArgumentParser(add_help=False)
+    data_dir.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("ROOMKIT_DESK_DATA", DEFAULT_DATA_DIR)),
+        help=f"where the desk's key file lives (unless {SECRET_ENV} is set)",
+    )
+
+    desk = commands.add_parser("desk", parents=[data_dir], help="serve the answer desk")
+    desk.add_argument("--host", default="127.0.0.1")
+    desk.add_argument("--port", type=int, default=8765)
+    desk.add_argument("--store", default="memory", help="memory, sqlite:///x.db or redis://...")
+    desk.add_argument(
+        "--allowed-origin", action="append", help="an origin allowed to open the WebSocket"
+    )
+    desk.add_argument("--log-level", default="info")
+    desk.set_defaults(run=_serve)
+
+    token = commands.add_parser("token", parents=[data_dir], help="issue a token for a person")
+    token.add_argument("actor", help="the participant id the token speaks for")
+    token.add_argument("--admin", action="store_true", help="sees and answers everything")
+    token.add_argument("--ttl", type=float, help="seconds until it expires (default: never)")
+    token.set_defaults(run=_token)
+
+    client = argparse.ArgumentParser(add_help=False)
+    client.add_argument(
+        "--url",
+        default=os.environ.get("ROOMKIT_DESK_URL", DEFAULT_URL),
+        help=f"the running desk (default: $ROOMKIT_DESK_URL or {DEFAULT_URL})",
+    )
+    client.add_argument("--token", help=f"a desk token (default: ${TOKEN_ENV})")
+    client.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the desk")
+    pending = commands.add_parser("pending", help="list and answer open questions")
+    actions = pending.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", parents=[client], help="the questions you may answer")
+    listing.add_argument("--room", help="only this room's")
+    listing.add_argument("--json", action="store_true", help="print the requests as JSON")
+    listing.set_defaults(run=_list, id="")
+    answer = actions.add_parser("answer", parents=[client], help="answer a question")
+    answer.add_argument("id", help="the request's id (from `roomkit pending list`)")
+    answer.add_argument("answer", help="the answer: text, or JSON")
+    answer.set_defaults(run=_answer)
+    reject = actions.add_parser("reject", parents=[client], help="refuse a question")
+    reject.add_argument("id", help="the request's id (from `roomkit pending list`)")
+    reject.add_argument("--reason", default="", help="what the agent reads")
+    reject.set_defaults(run=_reject)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``roomkit`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except _Failure as error:
+        print(f"roomkit: {error}", file=sys.stderr)
+        return error.code
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""Rooms, rosters, bindings, history and the turn journal in a SQLite file.
+
+:class:`SQLiteRoomStore` keeps what :class:`~roomkit.core.store.InMemoryStore` keeps, on
+disk, and records the turns in flight (:class:`~roomkit.core.store.TurnJournal`) so that a
+restarted process can finish them. Several processes may open the same file (an agent process
+writing, a desk process reading rosters), and the file may be the one a SQLite pending-request
+store uses: the tables here are prefixed ``roomkit_`` and none is shared.
+
+Every write is one statement committed on its own, in WAL mode with ``synchronous=FULL``: a
+write that returned is on disk, and another process sees it at its next read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from roomkit.core import _sqlite_rows as rows
+from roomkit.core._sqlite_connect import connect, unavailable
+from roomkit.core.store import JournalStep, OpenTurn
+from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
+
+if TYPE_CHECKING:
+    import aiosqlite
+
+__all__ = ["SQLiteRoomStore"]
+
+
+class SQLiteRoomStore:
+    """A :class:`~roomkit.core.store.RoomStore` and turn journal in one SQLite file.
+
+    The database opens on first use, or with :meth:`open` / ``async with``; the tables are
+    created when missing. Events keep their ids and are listed in the order they were added,
+    and opening the store makes the ids of events created from then on exceed every stored
+    id, so a restarted process neither reuses an id nor sorts a new event before an old one.
+
+    Args:
+        path: the database file (created when missing; its directory must exist).
+        busy_timeout: seconds a statement waits for another connection's write lock
+            before the store reports :class:`~roomkit.core.exceptions.StoreUnavailableError`.
+
+    Raises:
+        ValueError: ``busy_timeout`` is negative.
+    """
+
+    durable = True
+    """Rooms, history and open turns outlive the process."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+        if busy_timeout < 0:
+            raise ValueError(f"busy_timeout must be 0 or more seconds, got {busy_timeout!r}")
+        self.path = os.fspath(path)
+        """The database file."""
+        self.busy_timeout = busy_timeout
+        """Seconds a statement waits for another connection's write lock."""
+        self._db: aiosqlite.Connection | None = None
+        self._opening = asyncio.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect and create the tables that are missing; does nothing when open.
+
+        Raises:
+            StoreUnavailableError: the file cannot be opened or written.
+        """
+        await self._connection()
+
+    async def close(self) -> None:
+        """Close the connection; a later call opens it again."""
+        db, self._db = self._db, None
+        if db is not None:
+            await db.close()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _connection(self) -> aiosqlite.Connection:
+        async with self._opening:
+            if self._db is None:
+                self._db = await connect(self.path, self.busy_timeout)
+            return self._db
+
+    async def _run(self, sql: str, params: Sequence[Any] = ()) -> list[rows.Row]:
+        """Run one statement (committed on its own when it writes) and return its rows."""
+        db = self._db or await self._connection()
+        try:
+            return list(await db.execute_fetchall(sql, params))
+        except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
+            raise
+        except sqlite3.DatabaseError as error:
+            raise unavailable(self.path, self.busy_timeout, error) from error
+
+    async def _run_under(self, sql: str, params: Sequence[Any], missing: str) -> None:
+        """Run a write whose parent row must exist; ``KeyError(missing)`` when it does not."""
+        try:
+            await self._run(sql, params)
+        except sqlite3.IntegrityError as error:
+            if "FOREIGN KEY" not in str(error):
+                raise
+            raise KeyError(missing) from None
+
+    # -- rooms, rosters, bindings --------------------------------------------------------------
+
+    async def create_room(self, room: Room) -> None:
+        """Store a new room.
+
+        Raises:
+            ValueError: a room with this id exists.
+            TypeError: the metadata is not JSON-ready.
+        """
+        try:
+            await self._run(rows.INSERT_ROOM, rows.room_params(room))
+        except sqlite3.IntegrityError:
+            raise ValueError(f"Room {room.id!r} already exists") from None
+
+    async def get_room(self, room_id: str) -> Room | None:
+        """The room with this id, or ``None``."""
+        found = await self._run(rows.GET_ROOM, (room_id,))
+        return rows.room_from(found[0]) if found else None
+
+    async def add_participant(self, participant: Participant) -> None:
+        """Add someone to a room's roster; the first record of a participant is kept.
+
+        Raises:
+            KeyError: no such room.
+        """
+        await self._run_under(
+            rows.INSERT_PARTICIPANT,
+            rows.participant_params(participant),
+            _no_room(participant.room_id),
+        )
+
+    async def list_participants(self, room_id: str) -> list[Participant]:
+        """The room's roster, in the order people joined."""
+        return [
+            rows.participant_from(r) for r in await self._run(rows.LIST_PARTICIPANTS, (room_id,))
+        ]
+
+    async def add_binding(self, binding: ChannelBinding) -> None:
+        """Attach a channel to a room; attaching it again replaces the binding in place.
+
+        Raises:
+            KeyError: no such room.
+            TypeError: the metadata is not JSON-ready.
+        """
+        params = rows.binding_params(binding)
+        await self._run_under(rows.UPSERT_BINDING, params, _no_room(binding.room_id))
+
+    async def remove_binding(self, room_id: str, channel_id: str) -> bool:
+        """Detach a channel from a room; ``False`` when it was not attached."""
+        return bool(await self._run(rows.DELETE_BINDING, (room_id, channel_id)))
+
+    async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
+        """The room's bindings, in the order the channels were first attached."""
+        return [rows.binding_from(r) for r in await self._run(rows.LIST_BINDINGS, (room_id,))]
+
+    async def rooms_for_channel(self, channel_id: str) -> list[str]:
+        """The ids of the rooms the channel is attached to, oldest room first."""
+        return [r[0] for r in await self._run(rows.ROOMS_FOR_CHANNEL, (channel_id,))]
+
+    # -- history -------------------------------------------------------------------------------
+
+    async def add_event(self, event: RoomEvent) -> None:
+        """Append an event to its room's history; it keeps its id.
+
+        Raises:
+            KeyError: no such room.
+            TypeError: the metadata is not JSON-ready.
+        """
+        params = rows.event_params(event)
+        await self._run_under(rows.INSERT_EVENT, params, _no_room(event.room_id))
+
+    async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
+        """The room's events, oldest first, from ``offset``, at most ``limit``."""
+        if limit <= 0:
+            return []
+        found = await self._run(rows.LIST_EVENTS, (room_id, limit, max(offset, 0)))
+        return [rows.event_from(r) for r in found]
+
+    async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:
+        """The last ``limit`` events of the room, oldest first (an index read of ``limit``)."""
+        if limit <= 0:
+            return []
+        newest_first = await self._run(rows.RECENT_EVENTS, (room_id, limit))
+        return [rows.event_from(r) for r in reversed(newest_first)]
+
+    # -- turn journal --------------------------------------------------------------------------
+
+    async def begin_turn(self, turn: OpenTurn) -> None:
+        """Record a turn as started.
+
+        A turn begun again (re-driven after a restart) has its record replaced and keeps its
+        place among the open turns and the steps already recorded.
+
+        Raises:
+            TypeError: the state is not JSON-ready.
+        """
+        await self._run(rows.UPSERT_TURN, rows.turn_params(turn))
+
+    async def record_step(self, turn_id: str, step: JournalStep) -> None:
+        """Record a step; a step with the same index is replaced.
+
+        Raises:
+            KeyError: the turn was not begun, or has ended.
+            TypeError: the payload is not JSON-ready.
+        """
+        missing = f"No open turn {turn_id!r}: call begin_turn() first"
+        await self._run_under(rows.UPSERT_STEP, rows.step_params(turn_id, step), missing)
+
+    async def steps(self, turn_id: str) -> list[JournalStep]:
+        """The turn's steps, by index."""
+        return [rows.step_from(r, turn_id) for r in await self._run(rows.LIST_STEPS, (turn_id,))]
+
+    async def end_turn(self, turn_id: str) -> None:
+        """Forget the turn and its steps, in one statement; an unknown id is ignored."""
+        await self._run(rows.DELETE_TURN, (turn_id,))
+
+    async def open_turns(self) -> list[OpenTurn]:
+        """The turns begun and not ended, oldest first."""
+        return [rows.turn_from(r) for r in await self._run(rows.OPEN_TURNS)]
+
+
+def _no_room(room_id: str) -> str:
+    return f"No room {room_id!r} in the store: create it first"

@@ -1,0 +1,141 @@
+"""From an answer body to the text the model reads, checked against the request's kind.
+
+A question answered with one string passes that string; every other answer passes the
+compact JSON of the body (for a custom request with an answer schema, the JSON of the
+answer itself, which is what the schema describes). Whatever breaks the request's shape
+raises :class:`InvalidAnswerError` with a message naming the problem; the handler checks the
+answer schema on top.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.desk.shapes import AnswerBody, Kind, QuestionAnswer, kind_of, option_labels
+from roomkit.models.pending_input import PendingInput
+
+__all__ = ["answer_text", "settled_detail"]
+
+_FIELDS = {
+    Kind.QUESTION: {"answer"},
+    Kind.QUESTIONS: {"answers"},
+    Kind.CONFIRM: {"confirmed", "reason"},
+    Kind.CUSTOM: {"answer"},
+}
+
+
+def _quote(text: str) -> str:
+    """A short quote of what the person sent, for an error message."""
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def answer_text(request: PendingInput, body: AnswerBody) -> str:
+    """The answer as the model reads it.
+
+    Raises:
+        InvalidAnswerError: the body does not fit the request's kind (the message says how).
+    """
+    kind = kind_of(request.tool_name, request.arguments)
+    given = body.model_fields_set
+    extra = given - _FIELDS[kind]
+    if extra:
+        raise InvalidAnswerError(
+            f"a {kind} request takes {sorted(_FIELDS[kind])}, not {sorted(extra)}"
+        )
+    if kind is Kind.QUESTIONS:
+        answers = _question_set(request.arguments["questions"], body.answers)
+        return _compact({"answers": answers})
+    if kind is Kind.CONFIRM:
+        if body.confirmed is None:
+            raise InvalidAnswerError("a confirm request takes 'confirmed': true or false")
+        reply: dict[str, Any] = {"confirmed": body.confirmed}
+        if body.reason:
+            reply["reason"] = body.reason
+        return _compact(reply)
+    if "answer" not in given:
+        raise InvalidAnswerError(f"a {kind} request takes 'answer'")
+    if kind is Kind.QUESTION:
+        answer = _choice(request.arguments, body.answer, "answer")
+        return answer if isinstance(answer, str) else _compact({"answer": answer})
+    if request.answer_schema is not None:
+        return _compact(body.answer)
+    if not isinstance(body.answer, str):
+        raise InvalidAnswerError("answer must be text: this request has no answer schema")
+    return body.answer
+
+
+def _choice(question: dict[str, Any], answer: object, where: str) -> str | list[str]:
+    """Check one question's answer: a label (or list of labels) among its options."""
+    labels = option_labels(question.get("options"))
+    multi = question.get("multiSelect") is True
+    if multi and labels is not None:
+        if not isinstance(answer, list) or not all(isinstance(item, str) for item in answer):
+            raise InvalidAnswerError(f"{where} must be a list of option labels (multiSelect)")
+        if not answer:
+            raise InvalidAnswerError(f"{where} must pick at least one option")
+        if len(set(answer)) != len(answer):
+            raise InvalidAnswerError(f"{where} picks an option twice")
+        unknown = [item for item in answer if item not in labels]
+        if unknown:
+            raise InvalidAnswerError(f"{where}: {_quote(unknown[0])} is not one of the options")
+        return list(answer)
+    if not isinstance(answer, str):
+        raise InvalidAnswerError(f"{where} must be a string")
+    if labels is not None and answer not in labels:
+        raise InvalidAnswerError(f"{where}: {_quote(answer)} is not one of the options")
+    if not answer.strip():
+        raise InvalidAnswerError(f"{where} is empty")
+    return answer
+
+
+def _question_set(
+    questions: list[dict[str, Any]], answers: list[QuestionAnswer] | None
+) -> list[dict[str, Any]]:
+    """One answer per question, in the questions' order."""
+    if answers is None:
+        raise InvalidAnswerError("a questions request takes 'answers', one per question")
+    by_text: dict[str, QuestionAnswer] = {}
+    for item in answers:
+        if item.question in by_text:
+            raise InvalidAnswerError(f"question {_quote(item.question)} is answered twice")
+        by_text[item.question] = item
+    asked = [question["question"] for question in questions]
+    unknown = [text for text in by_text if text not in asked]
+    if unknown:
+        raise InvalidAnswerError(f"{_quote(unknown[0])} is not one of the questions")
+    missing = [text for text in asked if text not in by_text]
+    if missing:
+        raise InvalidAnswerError(f"question {_quote(missing[0])} has no answer")
+    return [
+        {
+            "question": question["question"],
+            "answer": _choice(
+                question, by_text[question["question"]].answer, f"answers[{index}].answer"
+            ),
+        }
+        for index, question in enumerate(questions)
+    ]
+
+
+def settled_detail(request: PendingInput | None) -> str:
+    """Why a request can no longer be answered, for a 409."""
+    if request is None:
+        return "This request is no longer open"
+    status = str(request.status)
+    by = f" by {request.settled_by}" if request.settled_by else ""
+    if status == "resolved":
+        return f"Already answered{by}"
+    if status == "timed_out":
+        return "Timed out: nobody answered before the deadline"
+    if request.withdrawn:
+        return f"Withdrawn: {request.reject_reason or 'the request was given up'}"
+    if status == "rejected":
+        reason = f": {request.reject_reason}" if request.reject_reason else ""
+        return f"Already rejected{by}{reason}"
+    return "This request is still open"

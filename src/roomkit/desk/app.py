@@ -1,0 +1,128 @@
+"""The standalone desk: the ``/api`` router, the page, and the headers that guard it.
+
+:func:`create_desk_app` builds a FastAPI app to serve with uvicorn (``roomkit desk`` does).
+The OpenAPI schema is at ``/api/openapi.json``. The page's files, when the folder exists,
+are served at ``/``. Every HTTP response carries a strict Content-Security-Policy and
+``X-Content-Type-Options: nosniff``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from roomkit.core.framework import RoomKit
+from roomkit.desk.api import Desk
+from roomkit.desk.auth import Authenticator
+from roomkit.desk.limits import DeskLimits
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_desk_app"]
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self' ws: wss:; "
+    "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+"""The policy on every response: the page loads only its own files, in no frame."""
+
+STATIC_DIR = Path(__file__).parent / "static"
+"""Where the desk page's files ship."""
+
+_HEADERS = (
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode("ascii")),
+    (b"x-content-type-options", b"nosniff"),
+)
+
+
+class SecurityHeaders:
+    """ASGI middleware adding the desk's security headers to every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {name.lower() for name, _ in message.get("headers", ())}
+                extra = [header for header in _HEADERS if header[0] not in names]
+                message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_desk_app(
+    kit: RoomKit,
+    *,
+    handler: HumanInputHandler | None = None,
+    secret: str | bytes | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    allowed_origins: Collection[str] | None = None,
+    static_dir: str | os.PathLike[str] | None = None,
+    auth: Authenticator | None = None,
+    limits: DeskLimits | None = None,
+    chat_channel_id: str | None = None,
+) -> FastAPI:
+    """The answer desk as an app: the API, the WebSocket and the page.
+
+    Args:
+        kit: the kit whose requests and rooms the desk shows.
+        handler: the handler to show; the kit's only routed handler by default.
+        secret: the desk's secret (else ``ROOMKIT_DESK_SECRET``, else the key file).
+        data_dir: where the key file lives (``~/.roomkit/desk`` by default).
+        allowed_origins: origins allowed to open the WebSocket (own host by default).
+        static_dir: the page's files; the shipped page by default. Not served when the
+            folder does not exist.
+        auth: an authenticator to use instead of the desk's tokens.
+        limits: body, frame, depth and rate limits.
+        chat_channel_id: when given, also serve the chat routes (``roomkit.desk.chat``)
+            for this channel.
+
+    ``app.state.desk`` is the :class:`~roomkit.desk.api.Desk`; ``app.state.desk_hub`` its
+    hub (for a chat router added later).
+    """
+    desk = Desk(
+        kit,
+        handler=handler,
+        auth=auth,
+        secret=secret,
+        data_dir=data_dir,
+        allowed_origins=allowed_origins,
+        limits=limits,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await desk.aclose()
+
+    app = FastAPI(
+        title="roomkit answer desk",
+        summary="Questions AI agents ask people, and their answers.",
+        openapi_url="/api/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.desk = desk
+    app.state.desk_hub = desk.hub
+    app.include_router(desk.router)
+    if chat_channel_id is not None:
+        chat = importlib.import_module("roomkit.desk.chat")
+        app.include_router(chat.chat_router(kit, desk.hub, channel_id=chat_channel_id))
+    folder = STATIC_DIR if static_dir is None else Path(static_dir)
+    if folder.is_dir():
+        app.mount("/", StaticFiles(directory=folder, html=True), name="desk-page")
+    app.add_middleware(SecurityHeaders)
+    return app

@@ -1,0 +1,97 @@
+"""The desk's door: a bearer token in, a :class:`Principal` out, or 401 / 429.
+
+:class:`Gate` is the FastAPI dependency every desk route (the chat routes included) takes:
+it authenticates the ``Authorization: Bearer`` header, refuses an answer link already spent,
+and spends one token of the caller's rate-limit bucket. The WebSocket calls
+:meth:`Gate.authenticate` with the token of its auth frame. Tokens and the authenticator's
+error text never reach a log or a response.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Annotated
+
+from fastapi import HTTPException, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from roomkit.core.exceptions import DeskAuthError
+from roomkit.desk.auth import Authenticator, LinkLedger, Principal
+from roomkit.desk.limits import RateLimiter
+
+__all__ = ["Gate"]
+
+logger = logging.getLogger("roomkit.desk")
+
+_bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
+_UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
+
+
+class Gate:
+    """Authenticates callers and applies the per-actor rate limit.
+
+    Args:
+        authenticator: turns tokens into principals.
+        ledger: the answer links already spent.
+        limiter: the per-actor token buckets.
+    """
+
+    def __init__(
+        self, authenticator: Authenticator, ledger: LinkLedger, limiter: RateLimiter
+    ) -> None:
+        self.authenticator = authenticator
+        self.ledger = ledger
+        self.limiter = limiter
+
+    async def authenticate(self, token: str) -> Principal:
+        """The principal behind ``token``.
+
+        Raises:
+            DeskAuthError: the token is refused (the message is safe to show).
+        """
+        try:
+            principal = await self.authenticator.authenticate(token)
+        except PermissionError:
+            raise DeskAuthError("Invalid or expired token") from None
+        except Exception as error:
+            # Fail closed; name only the error's type, since its text may quote the token.
+            logger.warning("The desk's authenticator failed with %s", type(error).__name__)
+            raise DeskAuthError("Invalid or expired token") from None
+        if not isinstance(principal, Principal):
+            logger.warning("The desk's authenticator returned %s", type(principal).__name__)
+            raise DeskAuthError("Invalid or expired token")
+        if principal.link_id is not None and self.ledger.is_spent(principal.link_id):
+            raise DeskAuthError("This answer link was already used")
+        return principal
+
+    def throttle(self, principal: Principal) -> None:
+        """Spend one request of the principal's bucket.
+
+        Raises:
+            HTTPException: 429, with ``Retry-After``, when the bucket is empty.
+        """
+        wait = self.limiter.take(principal.actor_id)
+        if wait > 0:
+            raise HTTPException(
+                status_code=429,
+                detail="Too many requests: slow down",
+                headers={"Retry-After": str(max(1, math.ceil(wait)))},
+            )
+
+    async def __call__(
+        self, credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
+    ) -> Principal:
+        """The FastAPI dependency: the caller's principal, rate-limited."""
+        if credentials is None or not credentials.credentials:
+            raise HTTPException(
+                status_code=401, detail="Missing bearer token", headers=_UNAUTHORIZED
+            )
+        try:
+            principal = await self.authenticate(credentials.credentials)
+        except PermissionError as refused:
+            raise HTTPException(
+                status_code=401, detail=str(refused), headers=_UNAUTHORIZED
+            ) from None
+        self.throttle(principal)
+        return principal

@@ -1,0 +1,260 @@
+"""The hub: who is connected, and which pushes reach whom.
+
+The hub follows the handler's change hints (from every process sharing the store) while at
+least one client is connected. On a hint it re-reads the request; on ``RESYNC`` it re-reads
+every open request and compares with what it had. Each new question goes out once as
+``question_pending``, each outcome once as ``question_settled``, to the people concerned:
+the actor the request names (or the room's participants when it names none), the holders of
+its answer link, and administrators. Room messages reach the room's participants and
+administrators. A frame is encoded once, whatever the number of recipients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from roomkit.desk.auth import Access, Principal
+from roomkit.desk.gate import Gate
+from roomkit.desk.shapes import view_of
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
+
+__all__ = ["DeskHub", "Watcher"]
+
+logger = logging.getLogger("roomkit.desk")
+
+_RECENT = 4096
+
+
+class Watcher:
+    """One connected client: its principal and the frames waiting for it."""
+
+    __slots__ = ("_frames", "_limit", "_ready", "dropped", "principal")
+
+    def __init__(self, principal: Principal, *, limit: int) -> None:
+        self.principal = principal
+        """Who the client authenticated as."""
+        self.dropped = False
+        """True once the client fell ``limit`` frames behind: it must reconnect."""
+        self._frames: deque[str] = deque()
+        self._ready = asyncio.Event()
+        self._limit = limit
+
+    def push(self, frame: str) -> None:
+        """Queue a frame; a client too far behind is dropped instead."""
+        if self.dropped:
+            return
+        if len(self._frames) >= self._limit:
+            self.dropped = True
+            self._frames.clear()
+        else:
+            self._frames.append(frame)
+        self._ready.set()
+
+    async def pull(self) -> list[str]:
+        """Wait for frames and take them all (none once the client is dropped)."""
+        await self._ready.wait()
+        self._ready.clear()
+        frames = list(self._frames)
+        self._frames.clear()
+        return frames
+
+
+class DeskHub:
+    """Connected clients, and the pushes of questions, outcomes and room messages.
+
+    Args:
+        handler: the handler whose requests the desk shows.
+        access: who may see what.
+        gate: authenticates callers (chat routes take it as their dependency).
+        outbox: frames a slow client may fall behind before it is dropped.
+    """
+
+    def __init__(
+        self, handler: HumanInputHandler, access: Access, gate: Gate, *, outbox: int = 1024
+    ) -> None:
+        self.handler = handler
+        self.access = access
+        self.gate = gate
+        self._outbox = outbox
+        self._admins: set[Watcher] = set()
+        self._actors: dict[str, set[Watcher]] = {}
+        self._links: dict[str, set[Watcher]] = {}
+        self._open: dict[str, dict[str, Any]] = {}
+        self._recent: dict[str, None] = {}
+        self._changes: asyncio.Queue[PendingChange] = asyncio.Queue()
+        self._unsubscribe: Callable[[], None] | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._starting = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = 0
+
+    # -- clients -----------------------------------------------------------------------------
+
+    async def join(self, principal: Principal) -> Watcher:
+        """Register a client; the first one starts following the handler's changes."""
+        async with self._starting:
+            if self._worker is None:
+                await self._start()
+        watcher = Watcher(principal, limit=self._outbox)
+        if principal.request_id is not None:
+            self._links.setdefault(principal.request_id, set()).add(watcher)
+        elif principal.admin:
+            self._admins.add(watcher)
+        else:
+            self._actors.setdefault(principal.actor_id, set()).add(watcher)
+        return watcher
+
+    def leave(self, watcher: Watcher) -> None:
+        """Forget a client; the last one to leave stops the following."""
+        principal = watcher.principal
+        self._admins.discard(watcher)
+        for index, key in ((self._links, principal.request_id), (self._actors, principal.actor_id)):
+            group = index.get(key or "")
+            if group is not None:
+                group.discard(watcher)
+                if not group:
+                    del index[key or ""]
+        if not (self._admins or self._actors or self._links):
+            self._stop()
+
+    @property
+    def clients(self) -> int:
+        """How many clients are connected."""
+        return (
+            len(self._admins)
+            + sum(map(len, self._actors.values()))
+            + sum(map(len, self._links.values()))
+        )
+
+    async def snapshot(self, principal: Principal) -> list[dict[str, Any]]:
+        """The open requests ``principal`` may answer, as views, oldest first."""
+        pending = await self.handler.list_pending()
+        return [view_of(request) for request in await self.access.visible(principal, pending)]
+
+    async def publish_room_message(self, room_id: str, message: dict[str, Any]) -> None:
+        """Push a chat message (``id, sender_id, channel_id, body, created_at``) to the room.
+
+        It reaches the room's participants and administrators that are connected.
+        """
+        if not (self._admins or self._actors):
+            return
+        frame = json.dumps(
+            {"type": "room_message", "room_id": room_id, "message": message}, default=str
+        )
+        for watcher in list(self._admins):
+            watcher.push(frame)
+        if self._actors:
+            for actor_id in await self.access.participants(room_id):
+                for watcher in list(self._actors.get(actor_id, ())):
+                    watcher.push(frame)
+
+    # -- following the handler ---------------------------------------------------------------
+
+    async def _start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._unsubscribe = self.handler.subscribe(self._hint)
+        try:
+            # Seeding announces nothing, so it happens before any client is registered.
+            for request in await self.handler.list_pending():
+                self._open[request.pending_id] = view_of(request)
+        except BaseException:
+            self._stop()
+            raise
+        self._worker = asyncio.create_task(self._follow(), name="roomkit-desk-hub")
+
+    def _stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._worker is not None:
+            self._worker.cancel()
+            self._worker = None
+        self._open.clear()
+        self._changes = asyncio.Queue()
+
+    async def aclose(self) -> None:
+        """Stop following the handler and forget every client."""
+        worker = self._worker
+        self._admins.clear()
+        self._actors.clear()
+        self._links.clear()
+        self._stop()
+        if worker is not None:
+            await asyncio.gather(worker, return_exceptions=True)
+
+    def _hint(self, change: PendingChange) -> None:
+        # Hints may come from a store's own thread: hand them to the loop safely.
+        queue = self._changes
+        if threading.get_ident() == self._thread:
+            queue.put_nowait(change)
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(queue.put_nowait, change)
+
+    async def _follow(self) -> None:
+        changes = self._changes
+        while True:
+            change = await changes.get()
+            try:
+                if change.kind is PendingChangeKind.RESYNC:
+                    await self._resync()
+                else:
+                    pending_id = change.pending_id
+                    await self._observe(pending_id, await self.handler.get_request(pending_id))
+            except Exception:
+                logger.exception("The desk could not follow a %s change", change.kind)
+
+    async def _resync(self) -> None:
+        current = {request.pending_id: request for request in await self.handler.list_pending()}
+        for pending_id, request in current.items():
+            if pending_id not in self._open:
+                await self._observe(pending_id, request)
+        for pending_id in [key for key in self._open if key not in current]:
+            await self._observe(pending_id, await self.handler.get_request(pending_id))
+
+    async def _observe(self, pending_id: str, request: PendingInput | None) -> None:
+        """Announce what changed about one request since the hub last looked."""
+        if request is None:
+            gone = self._open.pop(pending_id, None)
+            if gone is not None:
+                view = dict(gone, status="rejected", withdrawn=True, reason="No longer available")
+                await self._announce("question_settled", view)
+            return
+        if request.status is PendingInputStatus.PENDING:
+            if pending_id not in self._open:
+                self._open[pending_id] = view = view_of(request)
+                await self._announce("question_pending", view)
+            return
+        if self._open.pop(pending_id, None) is None and pending_id in self._recent:
+            return
+        self._recent[pending_id] = None
+        if len(self._recent) > _RECENT:
+            del self._recent[next(iter(self._recent))]
+        await self._announce("question_settled", view_of(request))
+
+    async def _announce(self, kind: str, view: dict[str, Any]) -> None:
+        targets = await self._targets(view)
+        if targets:
+            frame = json.dumps({"type": kind, "request": view}, default=str)
+            for watcher in targets:
+                watcher.push(frame)
+
+    async def _targets(self, view: dict[str, Any]) -> list[Watcher]:
+        """The clients concerned by a request: its actor (or room), its links, the admins."""
+        targets = [*self._admins, *self._links.get(view["id"], ())]
+        if self._actors:
+            actor_id: str | None = view["actor_id"]
+            if actor_id is not None:
+                targets.extend(self._actors.get(actor_id, ()))
+            else:
+                for participant in await self.access.participants(view["room_id"]):
+                    targets.extend(self._actors.get(participant, ()))
+        return targets

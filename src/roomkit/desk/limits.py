@@ -1,0 +1,182 @@
+"""What the desk accepts: body and frame sizes, JSON depth, request rates, origins.
+
+Bodies are measured before anything parses them: a declared ``Content-Length`` over the
+cap is refused at once, and a streamed body is counted as it arrives. The rate limit is a
+token bucket per actor, so one person (or a leaked token) cannot starve the others.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Collection, Coroutine
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Message
+
+__all__ = ["DeskLimits", "RateLimiter", "capped_route", "json_problem", "origin_allowed"]
+
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@dataclass(frozen=True, slots=True)
+class DeskLimits:
+    """The desk's limits; every one is per request, frame or actor."""
+
+    max_body: int = 64 * 1024
+    """Bytes in an HTTP request body; more gets 413."""
+    max_frame: int = 64 * 1024
+    """Bytes in a WebSocket frame from a client; more closes the socket with 1009."""
+    max_depth: int = 32
+    """Nesting of arrays and objects in a JSON body; deeper gets 422."""
+    rate: float = 20.0
+    """Requests per second an actor may make, on average."""
+    burst: int = 40
+    """Requests an actor may make at once, before the rate applies."""
+    auth_timeout: float = 10.0
+    """Seconds a WebSocket client has to send its auth frame."""
+    outbox: int = 1024
+    """Frames queued for a WebSocket client that reads too slowly; past it, it is dropped."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_body", "max_frame", "max_depth", "burst", "outbox"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"DeskLimits.{name} must be a positive int, got {value!r}")
+        for name in ("rate", "auth_timeout"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not value > 0 or math.isinf(value):
+                raise ValueError(f"DeskLimits.{name} must be a positive number, got {value!r}")
+
+
+class RateLimiter:
+    """A token bucket per key: ``burst`` at once, then ``rate`` per second."""
+
+    def __init__(
+        self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, key: str) -> float:
+        """Spend one token of ``key``'s bucket: ``0.0`` if allowed, else seconds to wait."""
+        now = self.clock()
+        tokens, then = self._buckets.get(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - then) * self.rate)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+        self._buckets[key] = (tokens - 1.0, now)
+        if len(self._buckets) > 10_000:
+            self._forget_full(now)
+        return 0.0
+
+    def _forget_full(self, now: float) -> None:
+        # A bucket that has refilled is the same as no bucket: drop those.
+        full = float(self.burst)
+        for key in [
+            key
+            for key, (tokens, then) in self._buckets.items()
+            if tokens + (now - then) * self.rate >= full
+        ]:
+            del self._buckets[key]
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: Collection[str] | None) -> bool:
+    """True when a WebSocket upgrade from ``origin`` may proceed.
+
+    No ``Origin`` header means no browser (a script, the CLI): allowed. Otherwise the
+    origin must be in ``allowed`` (``"*"`` allows all), or, with no list, be the desk's own
+    host.
+    """
+    if origin is None:
+        return True
+    if allowed is not None:
+        return "*" in allowed or origin.rstrip("/") in allowed
+    return bool(host) and urlsplit(origin).netloc.lower() == (host or "").lower()
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def json_problem(body: bytes, max_depth: int) -> str | None:
+    """What is wrong with a JSON body (unreadable, too deep, a number out of range), or None."""
+    try:
+        value = json.loads(body, parse_constant=_refuse_constant)
+    except RecursionError:
+        return "JSON body nested too deeply"
+    except ValueError as error:
+        return f"body is not valid JSON: {str(error)[:120]}"
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= max_depth:
+                return f"JSON body nested deeper than {max_depth} levels"
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return "a number in the body is out of range"
+    return None
+
+
+def _error(status: int, detail: str) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status)
+
+
+async def _read_capped(request: Request, cap: int) -> bytes | None:
+    """The whole body, or ``None`` as soon as it passes ``cap`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > cap:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            return None
+    return bytes(body)
+
+
+def capped_route(limits: DeskLimits) -> type[APIRoute]:
+    """An ``APIRoute`` class that checks a body's size and JSON before FastAPI parses it."""
+    cap, depth = limits.max_body, limits.max_depth
+
+    class CappedRoute(APIRoute):
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+            handler = super().get_route_handler()
+
+            async def capped(request: Request) -> Response:
+                if request.method not in _BODY_METHODS:
+                    return await handler(request)
+                body = await _read_capped(request, cap)
+                if body is None:
+                    return _error(413, f"Request body over the {cap}-byte limit")
+                if body:
+                    problem = json_problem(body, depth)
+                    if problem is not None:
+                        return _error(422, problem)
+                sent = False
+                receive = request.receive
+
+                async def replay() -> Message:
+                    # The body once, then the connection's own messages (its disconnect).
+                    nonlocal sent
+                    if sent:
+                        return await receive()
+                    sent = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+
+                return await handler(Request(request.scope, replay))
+
+            return capped
+
+    return CappedRoute

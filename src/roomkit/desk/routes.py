@@ -1,0 +1,205 @@
+"""The desk's HTTP endpoints and its WebSocket route, under ``/api``.
+
+Every error is ``{"detail": str}``: 401 without a valid token, 404 for a request that is
+unknown, another room's or someone else's (one answer for all three, so ids leak nothing),
+409 once a request is settled (saying how), 413 over the body cap, 422 for an answer that
+does not fit (the request stays open), 429 past the rate limit.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at
+# runtime, and they name objects local to build_router (the desk's gate).
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, WebSocket
+from fastapi.exceptions import RequestValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from roomkit.core.exceptions import InvalidAnswerError, StoreError
+from roomkit.desk.answers import answer_text, settled_detail
+from roomkit.desk.auth import Principal
+from roomkit.desk.hub import DeskHub
+from roomkit.desk.limits import capped_route
+from roomkit.desk.shapes import (
+    AnswerBody,
+    ErrorBody,
+    MeView,
+    RejectBody,
+    RequestList,
+    RequestView,
+    view_of,
+)
+from roomkit.desk.ws import serve_socket
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+
+if TYPE_CHECKING:
+    from roomkit.desk.api import Desk
+
+__all__ = ["DeskRouter", "build_router"]
+
+logger = logging.getLogger("roomkit.desk")
+
+NOT_FOUND = "Request not found"
+UNAVAILABLE = "The request store is unavailable: try again"
+_PENDING = PendingInputStatus.PENDING
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    described = {
+        401: "Missing, invalid or expired token",
+        404: "Unknown, another room's, or not yours",
+        409: "Already settled (the detail says how)",
+        413: "Body over the size cap",
+        422: "The body or the answer does not fit (the detail names the problem)",
+        429: "Rate limited (see Retry-After)",
+    }
+    return {code: {"model": ErrorBody, "description": described[code]} for code in codes}
+
+
+def _validation_detail(error: RequestValidationError) -> str:
+    first = next(iter(error.errors()), None)
+    if first is None:
+        return "Invalid request"
+    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
+    message = str(first.get("msg", "invalid"))
+    return f"{where}: {message}"[:300] if where else message[:300]
+
+
+class DeskRouter(APIRouter):
+    """The desk's router; :attr:`desk` and :attr:`hub` are what a chat router builds on."""
+
+    def __init__(self, desk: "Desk", **options: Any) -> None:
+        super().__init__(**options)
+        self.desk = desk
+
+    @property
+    def hub(self) -> DeskHub:
+        """The desk's :class:`~roomkit.desk.hub.DeskHub`."""
+        return self.desk.hub
+
+
+def _route_class(desk: "Desk") -> type[Any]:
+    capped = capped_route(desk.limits)
+
+    class DeskRoute(capped):  # type: ignore[valid-type, misc]
+        """Checks bodies first; reports validation errors and an unreachable store as
+        ``{"detail": str}`` (422, 503)."""
+
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+            handler = super().get_route_handler()
+
+            async def reported(request: Request) -> Response:
+                try:
+                    response: Response = await handler(request)
+                except RequestValidationError as error:
+                    return JSONResponse({"detail": _validation_detail(error)}, status_code=422)
+                except StoreError:
+                    logger.exception("The desk could not reach the request store")
+                    return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
+                return response
+
+            return reported
+
+    return DeskRoute
+
+
+def build_router(desk: "Desk") -> DeskRouter:
+    """The ``/api`` router of ``desk``."""
+    router = DeskRouter(desk, prefix="/api", tags=["desk"], route_class=_route_class(desk))
+    handler = desk.handler
+    Caller = Annotated[Principal, Depends(desk.gate)]
+    RequestId = Annotated[str, Path(min_length=1, max_length=256)]
+
+    async def visible(caller: Principal, request_id: str) -> PendingInput:
+        request = await handler.get_request(request_id)
+        if request is None or not await desk.access.can_see(caller, request):
+            raise HTTPException(status_code=404, detail=NOT_FOUND)
+        return request
+
+    async def settled(request_id: str, request: PendingInput) -> dict[str, Any]:
+        # A store with no retention forgets at once: the object read before stands in.
+        return view_of(await handler.get_request(request_id) or request)
+
+    @router.get("/me", response_model=MeView, responses=_errors(401, 429))
+    async def me(caller: Caller) -> MeView:
+        """Who the token speaks for."""
+        return MeView(actor_id=caller.actor_id, admin=caller.admin)
+
+    @router.get("/requests", response_model=RequestList, responses=_errors(401, 422, 429))
+    async def list_requests(
+        caller: Caller, room_id: Annotated[str | None, Query(max_length=256)] = None
+    ) -> dict[str, Any]:
+        """The caller's open questions, oldest first (optionally one room's)."""
+        pending = await handler.list_pending(room_id=room_id)
+        return {"requests": [view_of(r) for r in await desk.access.visible(caller, pending)]}
+
+    @router.get(
+        "/requests/{request_id}", response_model=RequestView, responses=_errors(401, 404, 422, 429)
+    )
+    async def get_request(caller: Caller, request_id: RequestId) -> dict[str, Any]:
+        """One request, open or recently settled."""
+        return view_of(await visible(caller, request_id))
+
+    @router.post(
+        "/requests/{request_id}/answer",
+        response_model=RequestView,
+        responses=_errors(401, 404, 409, 413, 422, 429),
+    )
+    async def answer(caller: Caller, request_id: RequestId, body: AnswerBody) -> dict[str, Any]:
+        """Answer a request; the body depends on its kind. Returns it settled."""
+        request = await visible(caller, request_id)
+        if request.status is not _PENDING:
+            raise HTTPException(status_code=409, detail=settled_detail(request))
+        try:
+            text = answer_text(request, body)
+        except InvalidAnswerError as invalid:
+            raise HTTPException(status_code=422, detail=str(invalid)) from None
+        desk.spend_link(caller)
+        try:
+            won = await handler.aresolve(request_id, text, by=caller.actor_id)
+        except InvalidAnswerError as invalid:
+            desk.ledger.refund(caller)
+            raise HTTPException(status_code=422, detail=str(invalid)) from None
+        except StoreError:
+            desk.ledger.refund(caller)
+            raise HTTPException(
+                status_code=503, detail="The request store is unavailable"
+            ) from None
+        if not won:
+            latest = await handler.get_request(request_id)
+            raise HTTPException(status_code=409, detail=settled_detail(latest))
+        return await settled(request_id, request)
+
+    @router.post(
+        "/requests/{request_id}/reject",
+        response_model=RequestView,
+        responses=_errors(401, 404, 409, 413, 422, 429),
+    )
+    async def reject(
+        caller: Caller, request_id: RequestId, body: RejectBody | None = None
+    ) -> dict[str, Any]:
+        """Refuse a request; the model reads the reason. Returns it settled."""
+        request = await visible(caller, request_id)
+        if request.status is not _PENDING:
+            raise HTTPException(status_code=409, detail=settled_detail(request))
+        desk.spend_link(caller)
+        try:
+            won = await handler.areject(request_id, body.reason if body else "", by=caller.actor_id)
+        except StoreError:
+            desk.ledger.refund(caller)
+            raise HTTPException(
+                status_code=503, detail="The request store is unavailable"
+            ) from None
+        if not won:
+            latest = await handler.get_request(request_id)
+            raise HTTPException(status_code=409, detail=settled_detail(latest))
+        return await settled(request_id, request)
+
+    @router.websocket("/ws")
+    async def socket(websocket: WebSocket) -> None:
+        await serve_socket(websocket, desk.hub, desk.limits, allowed_origins=desk.allowed_origins)
+
+    return router

@@ -1,0 +1,185 @@
+"""What travels over the desk's HTTP and WebSocket API: the request view and the bodies.
+
+The models are pydantic, so the OpenAPI schema documents every body the desk reads and
+writes. A request's ``kind`` says how a page shows it and which answer body it takes:
+
+- ``question``: ``{"question": str, "options"?: [str], "multiSelect"?: bool}``;
+- ``questions``: ``{"questions": [{"question", "header"?, "options": [{"label",
+  "description"?}], "multiSelect"}]}``;
+- ``confirm``: a ``ConfirmAction`` call, or arguments ``{"action": str, "details"?: any}``;
+- ``custom``: anything else (answered as text, or per the request's ``answer_schema``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum, unique
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from roomkit.models.pending_input import PendingInput
+
+__all__ = [
+    "AnswerBody",
+    "ErrorBody",
+    "Kind",
+    "MeView",
+    "QuestionAnswer",
+    "RejectBody",
+    "RequestList",
+    "RequestView",
+    "kind_of",
+    "option_labels",
+    "view_of",
+]
+
+MAX_REASON_CHARS = 1000
+
+
+@unique
+class Kind(StrEnum):
+    """How a request is shown and answered."""
+
+    QUESTION = "question"
+    QUESTIONS = "questions"
+    CONFIRM = "confirm"
+    CUSTOM = "custom"
+
+
+Status = Literal["pending", "resolved", "rejected", "timed_out"]
+
+
+class RequestView(BaseModel):
+    """A request for human input, as the desk shows it."""
+
+    id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    room_id: str
+    channel_id: str
+    channel_type: str
+    actor_id: str | None
+    created_at: datetime
+    status: Status
+    kind: Kind
+    answer_schema: dict[str, Any] | None
+    result: str | None
+    reason: str | None = Field(description="Why it was rejected or withdrawn.")
+    withdrawn: bool = Field(description="The system gave it up (closed or released).")
+    settled_by: str | None = Field(description="Who answered or rejected it.")
+
+
+class RequestList(BaseModel):
+    """The open questions the caller may answer, oldest first."""
+
+    requests: list[RequestView]
+
+
+class MeView(BaseModel):
+    """Who the token speaks for."""
+
+    actor_id: str
+    admin: bool
+
+
+class ErrorBody(BaseModel):
+    """An error: ``detail`` says what went wrong."""
+
+    detail: str
+
+
+class QuestionAnswer(BaseModel):
+    """The answer to one question of a ``questions`` request."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: str = Field(max_length=10_000)
+    answer: str | list[str]
+
+
+class AnswerBody(BaseModel):
+    """An answer; which fields apply depends on the request's kind.
+
+    - question: ``answer`` (a list of option labels when ``multiSelect``);
+    - questions: ``answers``, one per question;
+    - confirm: ``confirmed``, and an optional ``reason``;
+    - custom: ``answer``, any JSON matching ``answer_schema``, or text when there is none.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    answer: JsonValue = None
+    answers: list[QuestionAnswer] | None = None
+    confirmed: bool | None = None
+    reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
+
+
+class RejectBody(BaseModel):
+    """A refusal; the model reads ``reason``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    reason: str = Field(default="", max_length=MAX_REASON_CHARS)
+
+
+def option_labels(options: object) -> list[str] | None:
+    """The labels of a question's options (strings or ``{"label"}`` objects), or ``None``."""
+    if not isinstance(options, list):
+        return None
+    labels: list[str] = []
+    for option in options:
+        label = option.get("label") if isinstance(option, dict) else option
+        if not isinstance(label, str):
+            return None
+        labels.append(label)
+    return labels
+
+
+def _is_question(item: object, *, options_required: bool) -> bool:
+    if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+        return False
+    has_options = "options" in item or options_required
+    if has_options and option_labels(item.get("options")) is None:
+        return False
+    return isinstance(item.get("multiSelect", False), bool)
+
+
+def kind_of(tool_name: str, arguments: dict[str, Any]) -> Kind:
+    """The kind of a request, from its tool and the shape of its arguments."""
+    questions = arguments.get("questions")
+    if (
+        isinstance(questions, list)
+        and questions
+        and all(_is_question(item, options_required=True) for item in questions)
+    ):
+        return Kind.QUESTIONS
+    if _is_question(arguments, options_required=False):
+        return Kind.QUESTION
+    if isinstance(arguments.get("action"), str) and (
+        tool_name == "ConfirmAction" or set(arguments) <= {"action", "details"}
+    ):
+        return Kind.CONFIRM
+    return Kind.CUSTOM
+
+
+def view_of(request: PendingInput) -> dict[str, Any]:
+    """The request as a JSON-ready :class:`RequestView` dict."""
+    return {
+        "id": request.pending_id,
+        "tool_name": request.tool_name,
+        "arguments": request.arguments,
+        "room_id": request.room_id,
+        "channel_id": request.channel_id,
+        "channel_type": str(request.channel_type),
+        "actor_id": request.actor_id,
+        # As pydantic writes it, so HTTP and WebSocket views read alike.
+        "created_at": request.created_at.isoformat().replace("+00:00", "Z"),
+        "status": str(request.status),
+        "kind": str(kind_of(request.tool_name, request.arguments)),
+        "answer_schema": request.answer_schema,
+        "result": request.result,
+        "reason": request.reject_reason,
+        "withdrawn": request.withdrawn,
+        "settled_by": request.settled_by,
+    }

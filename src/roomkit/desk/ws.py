@@ -1,0 +1,153 @@
+"""The desk's WebSocket: authenticate, send the snapshot, then push as requests move.
+
+The upgrade is refused (403) from an origin that is not allowed. The client's first frame
+must be ``{"type": "auth", "token": ...}`` within the auth timeout (tokens never travel in
+URLs). The server answers with ``{"type": "snapshot", "requests": [...]}`` and then pushes
+``question_pending``, ``question_settled`` and ``room_message`` frames. Frames from the
+client past the size cap close the socket with 1009; other frames are ignored. A client
+that falls too far behind is closed with 1013 and reconnects for a new snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Collection
+from typing import Any
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from roomkit.core.exceptions import StoreError
+from roomkit.desk.auth import Principal
+from roomkit.desk.hub import DeskHub, Watcher
+from roomkit.desk.limits import DeskLimits, origin_allowed
+
+__all__ = ["serve_socket"]
+
+logger = logging.getLogger("roomkit.desk")
+
+POLICY = 1008
+TOO_BIG = 1009
+TRY_AGAIN = 1013
+
+
+class _Closed(Exception):
+    """The session ends: close with this code and reason."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+def _frame_text(message: Any, cap: int) -> str | None:
+    """The text of a received frame, ``None`` at a disconnect; raises past the cap."""
+    if message["type"] == "websocket.disconnect":
+        return None
+    text = message.get("text")
+    data: bytes | None = message.get("bytes")
+    size = len(data) if data is not None else len(text.encode("utf-8")) if text else 0
+    if size > cap:
+        raise _Closed(TOO_BIG, "Frame too big")
+    if text is None and data is not None:
+        return data.decode("utf-8", errors="replace")
+    return text or ""
+
+
+async def _authenticate(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) -> Principal:
+    try:
+        async with asyncio.timeout(limits.auth_timeout):
+            text = _frame_text(await websocket.receive(), limits.max_frame)
+    except TimeoutError:
+        raise _Closed(POLICY, "No auth frame in time") from None
+    if text is None:
+        raise WebSocketDisconnect
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        frame = None
+    token = frame.get("token") if isinstance(frame, dict) and frame.get("type") == "auth" else None
+    if not isinstance(token, str) or not token:
+        raise _Closed(POLICY, 'The first frame must be {"type": "auth", "token": ...}')
+    try:
+        principal = await hub.gate.authenticate(token)
+    except PermissionError as refused:
+        raise _Closed(POLICY, str(refused)) from None
+    if hub.gate.limiter.take(principal.actor_id) > 0:
+        raise _Closed(TRY_AGAIN, "Too many requests: slow down")
+    return principal
+
+
+async def _read(websocket: WebSocket, cap: int) -> None:
+    """Drain the client's frames (ignored) until it leaves or sends one too big."""
+    while _frame_text(await websocket.receive(), cap) is not None:
+        pass
+
+
+async def _write(websocket: WebSocket, watcher: Watcher) -> None:
+    """Send the watcher's frames as they come, until it is dropped."""
+    while True:
+        frames = await watcher.pull()
+        if watcher.dropped:
+            raise _Closed(TRY_AGAIN, "Too far behind: reconnect")
+        for frame in frames:
+            await websocket.send_text(frame)
+
+
+async def _session(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) -> None:
+    principal = await _authenticate(websocket, hub, limits)
+    watcher = await hub.join(principal)
+    try:
+        snapshot = await hub.snapshot(principal)
+        await websocket.send_text(json.dumps({"type": "snapshot", "requests": snapshot}))
+        expires = principal.expires_at
+        remaining = None if expires is None else max(0.0, expires - time.time())
+        tasks = [
+            asyncio.create_task(_read(websocket, limits.max_frame)),
+            asyncio.create_task(_write(websocket, watcher)),
+        ]
+        try:
+            done, _ = await asyncio.wait(
+                tasks, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if not done:
+            raise _Closed(POLICY, "Token expired")
+        for task in done:
+            task.result()
+    finally:
+        hub.leave(watcher)
+
+
+async def serve_socket(
+    websocket: WebSocket,
+    hub: DeskHub,
+    limits: DeskLimits,
+    *,
+    allowed_origins: Collection[str] | None = None,
+) -> None:
+    """Run one client's session on the desk's WebSocket."""
+    origin = websocket.headers.get("origin")
+    if not origin_allowed(origin, websocket.headers.get("host"), allowed_origins):
+        # Closing before accepting refuses the upgrade with 403.
+        await websocket.close(code=POLICY)
+        return
+    await websocket.accept()
+    try:
+        await _session(websocket, hub, limits)
+    except _Closed as closing:
+        with contextlib.suppress(Exception):
+            await websocket.close(code=closing.code, reason=closing.reason)
+    except StoreError:
+        logger.exception("The desk could not reach the request store")
+        with contextlib.suppress(Exception):
+            await websocket.close(code=TRY_AGAIN, reason="Store unavailable: reconnect")
+    except (WebSocketDisconnect, OSError):
+        # The client left (or the transport broke) mid-send: nothing more to say.
+        return

@@ -1,0 +1,161 @@
+"""One flat encoding of a request, shared by the durable stores.
+
+Every field is a string, a number or ``None``, so a SQLite row and a Redis hash hold the
+same record; ``arguments`` and ``answer_schema`` travel as JSON text. ``format`` marks a
+record this library wrote: anything else at a store's key is reported, never trusted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from roomkit.core.exceptions import CorruptRecordError
+from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+
+__all__ = ["FIELDS", "FORMAT", "decode", "encode"]
+
+FORMAT = "roomkit.pending.v1"
+
+FIELDS = (
+    "format",
+    "pending_id",
+    "tool_name",
+    "arguments",
+    "room_id",
+    "tool_call_id",
+    "channel_id",
+    "status",
+    "result",
+    "reject_reason",
+    "detached",
+    "created_at",
+    "actor_id",
+    "channel_type",
+    "withdrawn",
+    "deadline",
+    "key",
+    "answer_schema",
+    "settled_by",
+)
+"""The encoded fields, in column order."""
+
+Scalar = str | int | float | None
+
+
+def encode(request: PendingInput) -> dict[str, Scalar]:
+    """The request as flat fields; ``detached`` and ``withdrawn`` as 0/1."""
+    return {
+        "format": FORMAT,
+        "pending_id": request.pending_id,
+        "tool_name": request.tool_name,
+        "arguments": json.dumps(request.arguments, separators=(",", ":")),
+        "room_id": request.room_id,
+        "tool_call_id": request.tool_call_id,
+        "channel_id": request.channel_id,
+        "status": request.status.value,
+        "result": request.result,
+        "reject_reason": request.reject_reason,
+        "detached": int(request.detached),
+        "created_at": request.created_at.isoformat(),
+        "actor_id": request.actor_id,
+        "channel_type": request.channel_type.value,
+        "withdrawn": int(request.withdrawn),
+        "deadline": request.deadline,
+        "key": request.key,
+        "answer_schema": (
+            None
+            if request.answer_schema is None
+            else json.dumps(request.answer_schema, separators=(",", ":"))
+        ),
+        "settled_by": request.settled_by,
+    }
+
+
+def decode(fields: Mapping[str, Any]) -> PendingInput:
+    """Rebuild a request from :func:`encode`'s fields (bytes or text values).
+
+    Raises:
+        CorruptRecordError: the record is foreign, truncated or unreadable; the message
+            names the record and the field.
+    """
+    values = {
+        (name.decode() if isinstance(name, bytes) else name): (
+            value.decode() if isinstance(value, bytes) else value
+        )
+        for name, value in fields.items()
+    }
+    pending_id = values.get("pending_id")
+    where = f"pending record {pending_id!r}" if pending_id else "a pending record"
+    if values.get("format") != FORMAT:
+        raise CorruptRecordError(
+            f"{where} is not a {FORMAT} record (format={values.get('format')!r})"
+        )
+    field = "?"
+    try:
+        field = "arguments"
+        arguments = json.loads(values["arguments"])
+        if not isinstance(arguments, dict):
+            raise TypeError("not a JSON object")
+        field = "answer_schema"
+        schema_text = values.get("answer_schema")
+        schema = None if schema_text in (None, "", NONE) else json.loads(schema_text)
+        field = "status"
+        status = PendingInputStatus(values["status"])
+        field = "channel_type"
+        channel_type = ChannelType(values["channel_type"])
+        field = "created_at"
+        created_at = datetime.fromisoformat(values["created_at"])
+        field = "deadline"
+        deadline = _number(values.get("deadline"))
+        field = "detached"
+        detached = bool(int(values["detached"]))
+        field = "withdrawn"
+        withdrawn = bool(int(values["withdrawn"]))
+        field = "pending_id"
+        return PendingInput(
+            pending_id=_text(values["pending_id"]),
+            tool_name=_text(values["tool_name"]),
+            arguments=arguments,
+            room_id=_text(values["room_id"]),
+            tool_call_id=_text(values["tool_call_id"]),
+            channel_id=_text(values["channel_id"]),
+            status=status,
+            result=_optional(values.get("result")),
+            reject_reason=_optional(values.get("reject_reason")),
+            detached=detached,
+            created_at=created_at,
+            actor_id=_optional(values.get("actor_id")),
+            channel_type=channel_type,
+            withdrawn=withdrawn,
+            deadline=deadline,
+            key=_optional(values.get("key")),
+            answer_schema=schema,
+            settled_by=_optional(values.get("settled_by")),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise CorruptRecordError(f"{where}: field {field!r} is unreadable ({error})") from None
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+def _optional(value: object) -> str | None:
+    # Redis hashes cannot hold None: the empty marker below stands for it there.
+    return None if value is None or value == NONE else _text(value)
+
+
+def _number(value: object) -> float | None:
+    if value is None or value in ("", NONE):
+        return None
+    return float(value)  # type: ignore[arg-type]
+
+
+NONE = "\x00"
+"""How a store that cannot hold ``None`` (a Redis hash) writes it; :func:`decode` reads it."""

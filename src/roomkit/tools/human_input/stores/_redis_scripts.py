@@ -1,0 +1,193 @@
+"""The Lua scripts behind :class:`~roomkit.tools.human_input.stores.redis.RedisStore`.
+
+Each write that must be atomic runs as one script on the server: the key check and the
+insert, the settle (the store's one check-and-set), the deadline update and the purge. A
+script runs alone on the server, so no other client sees a record half written, and its
+``PUBLISH`` goes out with the write it announces.
+
+Layout, under a prefix ``P``:
+
+- ``P:p:<id>``: the record, a hash of the flat fields of
+  :mod:`~roomkit.tools.human_input.stores._records`, plus ``settle_token`` (which settle
+  call won) and ``settled_at`` (on the store's clock);
+- ``P:k:<key>``: the idempotency key's record id;
+- ``P:pending`` and ``P:r:<room id>``: the pending ids, scored by creation time;
+- ``P:events``: the channel that carries ``created <id>`` and ``settled <id>``.
+
+Values a hash cannot hold (``None``) arrive as the ``NONE`` marker, passed in as an argument
+so that the scripts never spell the marker themselves. A record a script hands back comes
+as one JSON array of its field names and values: one string to read instead of forty.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CORRUPT", "DUPLICATE", "INSERT", "LOST_TO_DEADLINE", "PURGE", "SETTLE", "SET_DEADLINE"]
+
+CORRUPT = "corrupt"
+"""What a script returns when the record at the key is not one this library wrote."""
+DUPLICATE = "duplicate"
+"""What the insert returns when another request already has the id."""
+LOST_TO_DEADLINE = "timed_out"
+"""What the settle returns when it lost to a passed deadline and recorded the timeout."""
+
+INSERT = """
+-- KEYS: record, pending index, room index[, key index]
+-- ARGV: id, score, channel, record key prefix, retention cutoff, created_at, arguments,
+--       field, value, ...
+local id = ARGV[1]
+local function expired(rec)
+  local cur = redis.call('HMGET', rec, 'status', 'settled_at')
+  local settled_at = tonumber(cur[2])
+  return cur[1] ~= 'pending' and settled_at ~= nil and settled_at <= tonumber(ARGV[5])
+end
+local function same(rec)
+  -- The same request stored again is this insert retried after a lost reply.
+  local cur = redis.call('HMGET', rec, 'created_at', 'arguments')
+  return cur[1] == ARGV[6] and cur[2] == ARGV[7]
+end
+if #KEYS == 4 then
+  local owner = redis.call('GET', KEYS[4])
+  if owner then
+    local rec = ARGV[4] .. owner
+    if redis.call('EXISTS', rec) == 1 then
+      if not expired(rec) then
+        local created = 0
+        if owner == id and same(rec) then
+          created = 1
+        end
+        return {created, cjson.encode(redis.call('HGETALL', rec))}
+      end
+      redis.call('DEL', rec)
+    end
+  end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if same(KEYS[1]) then
+    return {1, cjson.encode(redis.call('HGETALL', KEYS[1]))}
+  end
+  return 'duplicate'
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+redis.call('ZADD', KEYS[2], ARGV[2], id)
+redis.call('ZADD', KEYS[3], ARGV[2], id)
+if #KEYS == 4 then
+  redis.call('SET', KEYS[4], id)
+end
+redis.call('PUBLISH', ARGV[3], 'created ' .. id)
+return {1}
+"""
+
+SETTLE = """
+-- KEYS: record, pending index
+-- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
+--       NONE, channel, prefix, format
+local rec = KEYS[1]
+local none = ARGV[10]
+local cur = redis.call('HMGET', rec, 'format', 'status', 'deadline', 'room_id', 'key',
+                       'settle_token')
+if not cur[1] then
+  return false
+end
+if cur[1] ~= ARGV[13] then
+  return 'corrupt'
+end
+if cur[2] ~= 'pending' then
+  -- The same token is this settle retried after a lost reply: it won the first time.
+  if cur[6] == ARGV[9] then
+    return cjson.encode(redis.call('HGETALL', rec))
+  end
+  return false
+end
+local now = tonumber(ARGV[7])
+local due = false
+if cur[3] and cur[3] ~= none then
+  local deadline = tonumber(cur[3])
+  if not deadline then
+    return 'corrupt'
+  end
+  due = now >= deadline
+end
+local status = ARGV[2]
+local won = true
+if status == 'timed_out' then
+  if not due then
+    return false
+  end
+elseif due then
+  status = 'timed_out'
+  won = false
+end
+if won then
+  redis.call('HSET', rec, 'status', status, 'result', ARGV[3], 'reject_reason', ARGV[4],
+             'withdrawn', ARGV[5], 'settle_token', ARGV[9], 'settled_at', ARGV[7])
+  if ARGV[6] ~= none then
+    redis.call('HSET', rec, 'settled_by', ARGV[6])
+  end
+else
+  redis.call('HSET', rec, 'status', status, 'result', none, 'reject_reason', none,
+             'withdrawn', '0', 'settled_at', ARGV[7])
+end
+local prefix = ARGV[12]
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', prefix .. 'r:' .. (cur[4] or ''), ARGV[1])
+redis.call('PEXPIRE', rec, ARGV[8])
+if cur[5] and cur[5] ~= none then
+  local index = prefix .. 'k:' .. cur[5]
+  if redis.call('GET', index) == ARGV[1] then
+    redis.call('PEXPIRE', index, ARGV[8])
+  end
+end
+redis.call('PUBLISH', ARGV[11], 'settled ' .. ARGV[1])
+if won then
+  return cjson.encode(redis.call('HGETALL', rec))
+end
+return 'timed_out'
+"""
+
+SET_DEADLINE = """
+-- KEYS: record
+-- ARGV: deadline, NONE, format
+local cur = redis.call('HMGET', KEYS[1], 'format', 'status', 'deadline')
+if not cur[1] then
+  return false
+end
+if cur[1] ~= ARGV[3] then
+  return 'corrupt'
+end
+if cur[2] ~= 'pending' then
+  return false
+end
+local current = cur[3]
+if current and current ~= ARGV[2] then
+  local value = tonumber(current)
+  if not value then
+    return 'corrupt'
+  end
+  if value <= tonumber(ARGV[1]) then
+    return current
+  end
+end
+redis.call('HSET', KEYS[1], 'deadline', ARGV[1])
+return ARGV[1]
+"""
+
+PURGE = """
+-- KEYS: records to consider
+-- ARGV: cutoff, NONE, format, key index prefix
+local gone = 0
+for _, rec in ipairs(KEYS) do
+  local cur = redis.call('HMGET', rec, 'format', 'status', 'settled_at', 'key', 'pending_id')
+  if cur[1] == ARGV[3] and cur[2] ~= 'pending' and cur[3]
+      and tonumber(cur[3]) and tonumber(cur[3]) <= tonumber(ARGV[1]) then
+    redis.call('DEL', rec)
+    gone = gone + 1
+    if cur[4] and cur[4] ~= ARGV[2] then
+      local index = ARGV[4] .. cur[4]
+      if redis.call('GET', index) == cur[5] then
+        redis.call('DEL', index)
+      end
+    end
+  end
+end
+return gone
+"""

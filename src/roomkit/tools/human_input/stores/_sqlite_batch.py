@@ -1,0 +1,118 @@
+"""Group commit for the SQLite store: concurrent writes share one transaction.
+
+With ``synchronous=FULL`` every COMMIT waits for the disk, so the disk, not SQLite, bounds
+how many commits a second a connection makes. Writes that arrive while a transaction is
+running therefore queue, and the next transaction runs all of them, in arrival order,
+before its single COMMIT. Each write is still a check-and-set under the write lock (a
+later write in the batch sees an earlier one's effect), and each caller hears its result
+only once the COMMIT is on disk. A write that refuses (a corrupt record, an id already
+stored) fails alone, having written nothing; a fault of SQLite fails the whole batch, and
+then none of it was written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from roomkit.core.exceptions import StoreError
+from roomkit.tools.human_input.stores._sqlite_link import Link
+
+__all__ = ["Write", "WriteBatcher"]
+
+T = TypeVar("T")
+
+Write = Callable[[aiosqlite.Connection], Awaitable[T]]
+"""One write: statements run inside the batch's transaction, on its connection."""
+
+_LIMIT = 256
+"""The most writes one transaction takes, so that a burst still commits in steps."""
+
+
+class WriteBatcher:
+    """Runs writes in transactions of their own or, when they queue up, together.
+
+    Args:
+        link: the store's connection.
+        committed: called after each COMMIT, before any caller hears its result.
+        aborted: called after each batch that did not commit.
+    """
+
+    def __init__(
+        self, link: Link, *, committed: Callable[[], None], aborted: Callable[[], None]
+    ) -> None:
+        self._link = link
+        self._committed = committed
+        self._aborted = aborted
+        self._queue: list[tuple[Write[Any], asyncio.Future[Any]]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def run(self, write: Write[T]) -> T:
+        """Queue ``write`` and return its result once its transaction has committed.
+
+        Raises:
+            StoreError: what ``write`` raised (it wrote nothing), or the fault that kept the
+                batch from committing.
+        """
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.append((write, future))
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+        return await future
+
+    async def wait_idle(self) -> None:
+        """Return once every queued write has been run."""
+        while self._task is not None and not self._task.done():
+            await asyncio.wait((self._task,))
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                batch = [
+                    (write, future) for write, future in self._queue[:_LIMIT] if not future.done()
+                ]
+                del self._queue[:_LIMIT]
+                if batch:
+                    await self._commit(batch)
+        finally:
+            # Cancelled (the loop is shutting down): nothing queued will run.
+            for _, future in self._queue:
+                future.cancel()
+            self._queue.clear()
+
+    async def _commit(self, batch: list[tuple[Write[Any], asyncio.Future[Any]]]) -> None:
+        outcomes: list[tuple[Any, StoreError | None]] = []
+        try:
+            async with self._link.transaction() as db:
+                for write, future in batch:
+                    if future.done():
+                        # Its caller was cancelled before its turn: the write is dropped.
+                        outcomes.append((None, None))
+                        continue
+                    try:
+                        outcomes.append((await write(db), None))
+                    except StoreError as error:
+                        outcomes.append((None, error))
+        except BaseException as fault:
+            self._aborted()
+            for _, future in batch:
+                if future.done():
+                    continue
+                if isinstance(fault, asyncio.CancelledError):
+                    future.cancel()
+                else:
+                    future.set_exception(fault)
+            if not isinstance(fault, Exception):
+                raise
+            return
+        self._committed()
+        for (_, future), (result, refusal) in zip(batch, outcomes, strict=True):
+            if future.done():
+                continue
+            if refusal is None:
+                future.set_result(result)
+            else:
+                future.set_exception(refusal)

@@ -1,0 +1,202 @@
+"""The change feed of the SQLite store: a polling task that runs while anyone listens.
+
+SQLite has no notifications between processes, so the feed asks every ``interval`` seconds
+what moved since it last looked. :class:`ChangeLog` keeps the question cheap: ``PRAGMA
+data_version`` changes only when another connection commits, and only then does it read
+the records whose change counter ``seq`` is past the last one it reported. The store's own
+commits are reported as they happen.
+
+A poll that fails is logged once per outage and retried; the first poll that succeeds
+afterwards sends :attr:`PendingChangeKind.RESYNC`, because the file may have been replaced
+or restored meanwhile. A listener that raises is logged and skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+import aiosqlite
+
+from roomkit.core.exceptions import StoreError
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.human_input.stores._sqlite_link import fetch_all
+from roomkit.tools.human_input.stores._sqlite_schema import CHANGES_SINCE, SEQ_BEFORE
+from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange, PendingChangeKind
+
+__all__ = ["ChangeLog", "PollingFeed"]
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
+
+_PENDING = PendingInputStatus.PENDING
+_RESYNC = PendingChange(PendingChangeKind.RESYNC)
+_SKEW = 1.0
+"""Seconds by which the clocks of processes sharing a file may disagree."""
+
+
+class PollingFeed:
+    """Listeners, and the task that polls for changes on their behalf.
+
+    Args:
+        poll: returns the changes since the previous call (``[]`` when nothing moved).
+        interval: seconds between polls.
+        where: how to name the store in log messages.
+    """
+
+    def __init__(
+        self,
+        poll: Callable[[], Awaitable[list[PendingChange]]],
+        interval: float,
+        *,
+        where: str,
+    ) -> None:
+        self._poll = poll
+        self._interval = interval
+        self._where = where
+        self._listeners: list[ChangeListener] = []
+        self._task: asyncio.Task[None] | None = None
+        self._resync = False
+
+    def add(self, listener: ChangeListener) -> Callable[[], None]:
+        """Add ``listener``; returns the function that removes it (idempotent)."""
+        self._listeners.append(listener)
+        self.start()
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+            if not self._listeners and self._task is not None:
+                self._task.cancel()
+                self._task = None
+
+        return remove
+
+    def start(self) -> None:
+        """Run the polling task if someone listens and a loop is running; else do nothing."""
+        if not self._listeners or (self._task is not None and not self._task.done()):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            # Subscribed outside a loop: the store starts the feed on its next call.
+            return
+        self._task = loop.create_task(self._run(), name=f"roomkit sqlite feed {self._where}")
+
+    async def stop(self) -> None:
+        """Stop the polling task; listeners stay registered."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def resync(self) -> None:
+        """Send :attr:`PendingChangeKind.RESYNC` after the next successful poll."""
+        self._resync = True
+
+    def emit(self, change: PendingChange) -> None:
+        """Call every listener with ``change``; a listener that raises is logged and skipped."""
+        for listener in tuple(self._listeners):
+            try:
+                listener(change)
+            except Exception:
+                logger.exception("a change listener failed on %s", change)
+
+    async def _run(self) -> None:
+        failing = False
+        while self._listeners:
+            try:
+                changes = await self._poll()
+            except StoreError as error:
+                if not failing:
+                    logger.warning("change feed of %s failing (%s); retrying", self._where, error)
+                failing = True
+            except Exception:
+                # An unexpected failure must not end the feed: every waiter depends on it.
+                logger.exception("change feed of %s failed; retrying", self._where)
+                failing = True
+            else:
+                if failing:
+                    logger.info("change feed of %s recovered", self._where)
+                if failing or self._resync:
+                    failing = self._resync = False
+                    self.emit(_RESYNC)
+                for change in changes:
+                    self.emit(change)
+            await asyncio.sleep(self._interval)
+
+
+class ChangeLog:
+    """Which changes the listeners have heard of, counted by ``seq``.
+
+    Args:
+        feed: where the changes go.
+    """
+
+    def __init__(self, feed: PollingFeed) -> None:
+        self._feed = feed
+        self._seen = -1
+        self._since: float | None = None
+        self._data_version: int | None = None
+        self._staged: list[tuple[PendingChangeKind, str, int]] = []
+
+    def listening_since(self, now: float) -> None:
+        """Someone subscribed at ``now`` (on the store's clock).
+
+        Before the first connection the change counter is unknown, so the first read
+        reports what changed since ``now`` by ``changed_at`` instead: a change committed
+        between the subscription and the connection is not lost.
+        """
+        if self._seen < 0 and self._since is None:
+            self._since = now
+
+    def opened(self, counter: int) -> None:
+        """A connection opened; ``counter`` is the change counter it found."""
+        if self._seen < 0 or counter < self._seen:
+            if self._seen >= 0:
+                # The counter went back: the file was replaced or restored.
+                self._feed.resync()
+            self._seen = counter
+        # A new connection counts other connections' commits from a new base.
+        self._data_version = None
+
+    def stage(self, kind: PendingChangeKind, pending_id: str, seq: int) -> None:
+        """Note a change written by the running transaction."""
+        self._staged.append((kind, pending_id, seq))
+
+    def committed(self) -> None:
+        """The running transaction committed: report what it changed."""
+        staged, self._staged = self._staged, []
+        for kind, pending_id, seq in staged:
+            if seq == self._seen + 1:
+                # Nothing committed between the last change seen and this one: a poll
+                # need not report it again.
+                self._seen = seq
+            self._feed.emit(PendingChange(kind, pending_id))
+
+    def aborted(self) -> None:
+        """The running transaction rolled back: forget what it staged."""
+        self._staged.clear()
+
+    async def read(self, db: aiosqlite.Connection, *, unsure: bool) -> list[PendingChange]:
+        """The changes committed by other connections since the last read.
+
+        ``unsure`` forces a look even when no other connection committed (one of this
+        store's own transactions ended in a way that leaves its COMMIT in doubt).
+        """
+        if self._since is not None:
+            ((before,),) = await fetch_all(db, SEQ_BEFORE, (self._since - _SKEW,))
+            self._seen, self._since = min(self._seen, before), None
+            unsure = True
+        ((version,),) = await fetch_all(db, "PRAGMA data_version")
+        if version == self._data_version and not unsure:
+            return []
+        self._data_version = version
+        changes = []
+        for pending_id, status, seq in await fetch_all(db, CHANGES_SINCE, (self._seen,)):
+            kind = PendingChangeKind.CREATED if status == _PENDING else PendingChangeKind.SETTLED
+            changes.append(PendingChange(kind, pending_id))
+            self._seen = max(self._seen, seq)
+        return changes

@@ -1,0 +1,170 @@
+"""The SQL of the SQLite store: its schema and every statement it runs.
+
+One table, ``roomkit_pending``, holds a row per request: the flat fields of
+:mod:`~roomkit.tools.human_input.stores._records` as columns, plus ``settled_at`` (for
+retention), ``changed_at`` (the last create or settle), both on the store's clock, and
+``seq``, the change counter. A one-row table, ``roomkit_pending_seq``, hands out ``seq``
+values: every create and every settle takes the next one inside its own write transaction,
+so ``seq`` grows in commit order across every process, and ``seq > n`` lists exactly what
+moved since a reader saw ``n``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from roomkit.core.exceptions import CorruptRecordError
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input.stores._records import FIELDS, decode
+
+__all__ = [
+    "BUMP_SEQ",
+    "CHANGES_SINCE",
+    "COLUMNS",
+    "INSERT",
+    "PURGE",
+    "READ_SEQ",
+    "SCHEMA",
+    "SELECT_BY_ID",
+    "SELECT_BY_KEY",
+    "SELECT_RECORD",
+    "SELECT_STATE",
+    "SEQ_BEFORE",
+    "SETTLE",
+    "SET_DEADLINE",
+    "decode_row",
+    "decode_rows",
+    "select_many",
+    "select_pending",
+]
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
+
+# Column types beyond TEXT; SQLite stores what it is given, the types only set affinity.
+_TYPES = {"detached": "INTEGER", "withdrawn": "INTEGER", "deadline": "REAL"}
+_CONSTRAINTS = {"pending_id": " PRIMARY KEY NOT NULL", "status": " NOT NULL"}
+
+
+def _quote(name: str) -> str:
+    # ``key`` is an SQL keyword: every column name is quoted alike.
+    return f'"{name}"'
+
+
+COLUMNS = ", ".join(_quote(name) for name in FIELDS)
+"""The record's columns, in :data:`FIELDS` order, ready for a SELECT or RETURNING list."""
+
+_DEFINITIONS = ",\n    ".join(
+    f"{_quote(name)} {_TYPES.get(name, 'TEXT')}{_CONSTRAINTS.get(name, '')}" for name in FIELDS
+)
+
+SCHEMA = f"""
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = FULL;
+BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS roomkit_pending (
+    {_DEFINITIONS},
+    settled_at REAL,
+    changed_at REAL,
+    seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS roomkit_pending_seq (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    value INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO roomkit_pending_seq (id, value) VALUES (1, 0);
+CREATE UNIQUE INDEX IF NOT EXISTS roomkit_pending_by_key
+    ON roomkit_pending ("key") WHERE "key" IS NOT NULL;
+CREATE INDEX IF NOT EXISTS roomkit_pending_by_status ON roomkit_pending (status, seq);
+CREATE INDEX IF NOT EXISTS roomkit_pending_by_seq ON roomkit_pending (seq);
+CREATE INDEX IF NOT EXISTS roomkit_pending_by_settled_at ON roomkit_pending (settled_at);
+COMMIT;
+"""
+"""Switch the file to WAL and create what is missing; safe to run on every open."""
+
+READ_SEQ = "SELECT value FROM roomkit_pending_seq WHERE id = 1"
+BUMP_SEQ = "UPDATE roomkit_pending_seq SET value = value + 1 WHERE id = 1 RETURNING value"
+
+# A settled record is retained while ``settled_at > ?`` (the clock minus the retention).
+_RETAINED = "(settled_at IS NULL OR settled_at > ?)"
+
+SELECT_BY_ID = f"SELECT {COLUMNS} FROM roomkit_pending WHERE pending_id = ? AND {_RETAINED}"
+SELECT_RECORD = f"SELECT {COLUMNS} FROM roomkit_pending WHERE pending_id = ?"
+SELECT_BY_KEY = f'SELECT {COLUMNS}, settled_at FROM roomkit_pending WHERE "key" = ?'
+SELECT_STATE = "SELECT status, deadline FROM roomkit_pending WHERE pending_id = ?"
+
+INSERT = (
+    f"INSERT INTO roomkit_pending ({COLUMNS}, settled_at, changed_at, seq) "
+    f"VALUES ({', '.join('?' for _ in FIELDS)}, NULL, ?, ?)"
+)
+"""Parameters: the fields, changed_at, seq."""
+
+SETTLE = (
+    "UPDATE roomkit_pending SET status = ?, result = ?, reject_reason = ?, withdrawn = ?, "
+    "settled_by = COALESCE(?, settled_by), settled_at = ?, changed_at = ?, seq = ? "
+    f"WHERE pending_id = ? RETURNING {COLUMNS}"
+)
+"""Parameters: status, result, reason, withdrawn, settled_by, settled_at, changed_at, seq,
+pending_id."""
+
+SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ? WHERE pending_id = ?"
+
+PURGE = "DELETE FROM roomkit_pending WHERE settled_at <= ? RETURNING pending_id"
+"""Parameter: the clock minus the retention; the complement of what reads call retained."""
+
+CHANGES_SINCE = "SELECT pending_id, status, seq FROM roomkit_pending WHERE seq > ? ORDER BY seq"
+SEQ_BEFORE = "SELECT COALESCE(MAX(seq), 0) FROM roomkit_pending WHERE changed_at < ?"
+"""The last change counter known to be older than a time (a row changed later has more)."""
+
+# Well under SQLite's smallest limit on bound parameters (999 before 3.32).
+_CHUNK = 500
+
+
+def select_many(pending_ids: Sequence[str]) -> list[tuple[str, list[Any]]]:
+    """Statements and parameters that read ``pending_ids`` (before the retention bound)."""
+    statements = []
+    for start in range(0, len(pending_ids), _CHUNK):
+        chunk = list(pending_ids[start : start + _CHUNK])
+        marks = ", ".join("?" for _ in chunk)
+        statements.append(
+            (
+                f"SELECT {COLUMNS} FROM roomkit_pending "
+                f"WHERE pending_id IN ({marks}) AND {_RETAINED}",
+                chunk,
+            )
+        )
+    return statements
+
+
+def select_pending(filters: dict[str, str | None]) -> tuple[str, list[Any]]:
+    """The statement listing pending requests, oldest first, with the given column filters."""
+    clauses = ["status = 'pending'"]
+    parameters: list[Any] = []
+    for column, value in filters.items():
+        if value is not None:
+            clauses.append(f"{_quote(column)} = ?")
+            parameters.append(value)
+    where = " AND ".join(clauses)
+    return f"SELECT {COLUMNS} FROM roomkit_pending WHERE {where} ORDER BY seq", parameters
+
+
+def decode_row(row: Sequence[Any]) -> PendingInput:
+    """Rebuild a request from a row of :data:`COLUMNS`.
+
+    Raises:
+        CorruptRecordError: the row is not a record this library wrote.
+    """
+    # A row may carry more columns after the record's own (``settled_at``).
+    return decode(dict(zip(FIELDS, row, strict=False)))
+
+
+def decode_rows(rows: Iterable[Sequence[Any]]) -> list[PendingInput]:
+    """Rebuild the requests of ``rows``, skipping (and logging) the rows that are corrupt."""
+    records = []
+    for row in rows:
+        try:
+            records.append(decode_row(row))
+        except CorruptRecordError as error:
+            logger.warning("skipping an unreadable pending record: %s", error)
+    return records

@@ -1,0 +1,341 @@
+"""A durable store in one SQLite file, shared by every process on the machine.
+
+Each store object holds one connection (through aiosqlite, so no call blocks the event
+loop) and runs every write as a ``BEGIN IMMEDIATE`` transaction: the write lock is taken
+before anything is read, so two processes settling one request take turns, and the second
+reads the first one's outcome. The journal is WAL with ``synchronous=FULL``: an outcome is
+on disk before its caller hears that it won. Writes that arrive while a transaction runs
+share the next one, and so one wait for the disk (each is still its own check-and-set).
+
+Other processes' changes arrive by polling: ``PRAGMA data_version`` says cheaply whether
+another connection committed, and the change counter ``seq`` says which records moved.
+This store's own writes reach its listeners at once.
+
+::
+
+    async with SQLiteStore("/var/lib/app/pending.db") as store:
+        record, created = await store.insert(request)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from roomkit.core.exceptions import StoreError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores import _sqlite_schema as sql
+from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
+from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
+from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
+from roomkit.tools.human_input.stores._sqlite_link import Link, fetch_all
+from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange, PendingChangeKind
+
+__all__ = ["SQLiteStore"]
+
+T = TypeVar("T")
+
+_PENDING = PendingInputStatus.PENDING
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+_TIMEOUT_OUTCOME = (_TIMED_OUT.value, None, None, 0, None)
+"""What a settle that lost to the deadline records: status, result, reason, withdrawn, by."""
+_PURGE_EVERY = 60.0
+"""Seconds on the store's clock between opportunistic purges."""
+
+
+class SQLiteStore:
+    """Pending requests and their retained outcomes in a SQLite file.
+
+    Any number of processes, and of store objects in one process, may open the same file:
+    exactly one settle wins per request among all of them. Close the store (or use
+    ``async with``) when done: its connection runs on a thread of its own.
+
+    Args:
+        path: the database file; created, with its directory's ``-wal`` / ``-shm``
+            companions, if missing.
+        retention_seconds: how long a settled outcome stays readable, on :attr:`clock`.
+            It should exceed the time a waiter in another process may take to read it.
+        backstop_interval: seconds between polls of the change feed, and between a
+            waiter's re-reads.
+        clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
+            Every process sharing the file must use the same clock.
+        busy_timeout: seconds to wait for another connection's write lock before giving up
+            with :class:`~roomkit.core.exceptions.StoreUnavailableError`.
+
+    Raises:
+        TypeError: ``path`` is not a ``str`` / ``os.PathLike``, or a number is not a number.
+        ValueError: ``retention_seconds`` or ``busy_timeout`` is negative, or
+            ``backstop_interval`` is not positive.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        retention_seconds: float = 86_400,
+        backstop_interval: float = 0.05,
+        clock: Callable[[], float] = time.time,
+        busy_timeout: float = 5.0,
+    ) -> None:
+        location = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+        if not isinstance(location, str):
+            raise TypeError(f"path must be a str or os.PathLike[str], got {type(path).__name__}")
+        if not callable(clock):
+            raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+        self.path = location
+        """The database file."""
+        self.retention_seconds = _seconds(
+            "retention_seconds", retention_seconds, zero=True, finite=False
+        )
+        """How long a settled outcome stays readable, in seconds on :attr:`clock`."""
+        self.backstop_interval = _seconds("backstop_interval", backstop_interval, zero=False)
+        """Seconds between change-feed polls and between a waiter's re-reads."""
+        self.busy_timeout = _seconds("busy_timeout", busy_timeout, zero=True)
+        """Seconds to wait for another connection's lock."""
+        self.clock = clock
+        """The store's clock: deadlines and retention are measured on it."""
+        self._feed = PollingFeed(self._poll, self.backstop_interval, where=repr(location))
+        self._changes = ChangeLog(self._feed)
+        self._link = Link(location, busy_timeout=self.busy_timeout, on_open=self._changes.opened)
+        self._writes = WriteBatcher(
+            self._link, committed=self._changes.committed, aborted=self._changes.aborted
+        )
+        self._next_purge = -math.inf
+
+    # -- connection ----------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect and create the schema; idempotent (every other method opens lazily)."""
+        async with self._session():
+            pass
+
+    async def close(self) -> None:
+        """Stop the change feed and disconnect; idempotent."""
+        await self._feed.stop()
+        await self._writes.wait_idle()
+        await self._link.close()
+
+    async def __aenter__(self) -> SQLiteStore:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _session(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
+        self._feed.start()
+        return self._link.session()
+
+    async def _write(self, write: Write[T]) -> T:
+        self._feed.start()
+        return await self._writes.run(write)
+
+    # -- records -------------------------------------------------------------------------------
+
+    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
+        """Record a new pending request; ``(record, True)`` when it was created.
+
+        When ``request.key`` matches a retained record (open or settled), nothing is
+        written and ``(that record, False)`` comes back. The store keeps no reference to
+        ``request``: the record returned is rebuilt from what was stored.
+
+        Raises:
+            ValueError: ``request`` is not pending.
+            TypeError: its arguments or answer schema are not JSON-serialisable.
+            StoreError: a request with this ``pending_id`` is already stored.
+        """
+        if request.status is not _PENDING:
+            raise ValueError(f"only a pending request can be inserted, not {request.status}")
+        fields = encode(request)
+        values = [fields[name] for name in FIELDS]
+
+        async def write(db: aiosqlite.Connection) -> tuple[PendingInput, bool]:
+            now = self.clock()
+            if request.key is not None:
+                for row in await fetch_all(db, sql.SELECT_BY_KEY, (request.key,)):
+                    if self._retained(row[-1], now):
+                        return sql.decode_row(row), False
+                    # The key's holder is past its retention: it goes, the key is free.
+                    self._next_purge = -math.inf
+            if now >= self._next_purge:
+                await self._purge(db, now)
+            try:
+                seq = await self._bump(db)
+                await db.execute_fetchall(sql.INSERT, (*values, now, seq))
+            except sqlite3.IntegrityError:
+                raise StoreError(
+                    f"pending request {request.pending_id!r} is already stored"
+                ) from None
+            self._changes.stage(PendingChangeKind.CREATED, request.pending_id, seq)
+            return decode(fields), True
+
+        return await self._write(write)
+
+    async def fetch(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled (within retention), or ``None``.
+
+        Raises:
+            CorruptRecordError: the stored row is not a record this library wrote.
+        """
+        async with self._session() as db:
+            rows = await fetch_all(db, sql.SELECT_BY_ID, (pending_id, self._horizon()))
+        return sql.decode_row(rows[0]) if rows else None
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist, in no particular order.
+
+        A row that cannot be decoded is skipped and logged.
+        """
+        rows: list[Sequence[Any]] = []
+        async with self._session() as db:
+            horizon = self._horizon()
+            for statement, parameters in sql.select_many(list(dict.fromkeys(pending_ids))):
+                rows.extend(await fetch_all(db, statement, (*parameters, horizon)))
+        return sql.decode_rows(rows)
+
+    async def list_pending(
+        self,
+        *,
+        room_id: str | None = None,
+        actor_id: str | None = None,
+        channel_id: str | None = None,
+    ) -> list[PendingInput]:
+        """The requests still pending, oldest first; ``None`` filters nothing.
+
+        A row that cannot be decoded is skipped and logged.
+        """
+        filters = {"room_id": room_id, "actor_id": actor_id, "channel_id": channel_id}
+        statement, parameters = sql.select_pending(filters)
+        async with self._session() as db:
+            rows = await fetch_all(db, statement, parameters)
+        return sql.decode_rows(rows)
+
+    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
+        """Set the deadline of a pending request unless it has an earlier one.
+
+        Returns the deadline in force, or ``None`` when the request is not pending.
+        """
+
+        async def write(db: aiosqlite.Connection) -> float | None:
+            rows = await fetch_all(db, sql.SELECT_STATE, (pending_id,))
+            if not rows or rows[0][0] != _PENDING:
+                return None
+            current: float | None = rows[0][1]
+            if current is not None and current <= deadline:
+                return current
+            await db.execute_fetchall(sql.SET_DEADLINE, (deadline, pending_id))
+            return deadline
+
+        return await self._write(write)
+
+    async def settle(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        result: str | None = None,
+        reason: str | None = None,
+        withdrawn: bool = False,
+        settled_by: str | None = None,
+    ) -> PendingInput | None:
+        """The check-and-set: settle a pending request; return the record when this call won.
+
+        The outcome is committed (and synced to disk) before this returns. ``TIMED_OUT``
+        wins only once the deadline has passed on :attr:`clock`; any other status loses to
+        a passed deadline, and then the store records ``TIMED_OUT`` instead. ``None`` means
+        this call did not win: the id is unknown, already settled, or timed out.
+
+        Raises:
+            ValueError: ``status`` is ``PENDING``.
+            CorruptRecordError: the stored record cannot be read (nothing is written).
+        """
+        if status is _PENDING:
+            raise ValueError("settle needs an outcome: RESOLVED, REJECTED or TIMED_OUT")
+        outcome = (status.value, result, reason, int(withdrawn), settled_by)
+
+        async def write(db: aiosqlite.Connection) -> PendingInput | None:
+            rows = await fetch_all(db, sql.SELECT_RECORD, (pending_id,))
+            # Decoded before anything is written: a corrupt record stays as it is.
+            current = sql.decode_row(rows[0]) if rows else None
+            if current is None or current.status is not _PENDING:
+                return None
+            now = self.clock()
+            passed = current.deadline is not None and now >= current.deadline
+            if status is _TIMED_OUT and not passed:
+                return None
+            wins = status is _TIMED_OUT or not passed
+            # When the deadline came first, the store records the timeout and this call loses.
+            stored = outcome if wins else _TIMEOUT_OUTCOME
+            seq = await self._bump(db)
+            rows = await fetch_all(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
+            self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
+            return sql.decode_row(rows[0]) if wins else None
+
+        return await self._write(write)
+
+    async def purge_expired(self) -> int:
+        """Drop settled records older than the retention; return how many went."""
+        async with self._session() as db:
+            return await self._purge(db, self.clock())
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener`` for changes made by any process; returns the unsubscribe.
+
+        The feed polls every :attr:`backstop_interval` while anyone listens. This store's
+        own writes reach listeners as soon as they commit (and may repeat after a poll);
+        :attr:`PendingChangeKind.RESYNC` follows a recovered failure of the feed.
+        """
+        # Until the store first connects, "from now on" can only be told by the clock.
+        self._changes.listening_since(self.clock())
+        return self._feed.add(listener)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _horizon(self) -> float:
+        return self.clock() - self.retention_seconds
+
+    def _retained(self, settled_at: float | None, now: float) -> bool:
+        return settled_at is None or settled_at > now - self.retention_seconds
+
+    async def _purge(self, db: aiosqlite.Connection, now: float) -> int:
+        gone = await fetch_all(db, sql.PURGE, (now - self.retention_seconds,))
+        self._next_purge = now + _PURGE_EVERY
+        return len(gone)
+
+    @staticmethod
+    async def _bump(db: aiosqlite.Connection) -> int:
+        ((seq,),) = await db.execute_fetchall(sql.BUMP_SEQ)
+        return int(seq)
+
+    async def _poll(self) -> list[PendingChange]:
+        async with self._session() as db:
+            now = self.clock()
+            if now >= self._next_purge:
+                await self._purge(db, now)
+            changes = await self._changes.read(db, unsure=self._link.dirty)
+            self._link.dirty = False
+        return changes
+
+
+def _seconds(name: str, value: object, *, zero: bool, finite: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, got {type(value).__name__}")
+    if math.isnan(value) or value < 0 or (value == 0 and not zero):
+        bound = ">= 0" if zero else "> 0"
+        raise ValueError(f"{name} must be {bound} seconds, got {value!r}")
+    if finite and math.isinf(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return float(value)

@@ -1,0 +1,135 @@
+"""Helpers for the desk tests: a kit with a desk, tokens, clients, a real server.
+
+Everything runs on the test's own event loop: httpx talks to the app in-process through
+``ASGITransport``, and :func:`serve` runs uvicorn as a task of the loop on a socket bound
+beforehand (so the port is known and connections queue until it accepts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+from websockets.asyncio.client import ClientConnection, connect
+
+from roomkit import RoomKit
+from roomkit.desk import DeskLimits, create_desk_app, issue_token
+from roomkit.tools.human_input import HumanInputHandler
+
+SECRET = "desk-tests-secret-0123456789abcdef"
+ROOMY = DeskLimits(rate=1_000_000.0, burst=1_000_000)
+"""Limits that never rate-limit a test."""
+
+
+def token(actor: str, *, admin: bool = False, ttl: float | None = None) -> str:
+    """A desk token for ``actor`` signed with the tests' secret."""
+    return issue_token(SECRET, actor, admin=admin, ttl=ttl)
+
+
+def bearer(actor_or_token: str, *, admin: bool = False) -> dict[str, str]:
+    """The Authorization header of ``actor``'s token (or of a token given as is)."""
+    value = actor_or_token if "." in actor_or_token else token(actor_or_token, admin=admin)
+    return {"Authorization": f"Bearer {value}"}
+
+
+class World:
+    """A kit, a handler, and a desk app over them."""
+
+    def __init__(
+        self,
+        *,
+        handler: HumanInputHandler | None = None,
+        limits: DeskLimits = ROOMY,
+        **options: Any,
+    ) -> None:
+        self.kit = RoomKit()
+        self.handler = handler if handler is not None else HumanInputHandler()
+        self.app: FastAPI = create_desk_app(
+            self.kit, handler=self.handler, secret=SECRET, limits=limits, **options
+        )
+
+    async def room(self, room_id: str, *participants: str) -> str:
+        """Create ``room_id`` with ``participants`` on its roster."""
+        await self.kit.create_room(room_id)
+        for participant in participants:
+            await self.kit.add_participant(room_id, participant)
+        return room_id
+
+    async def ask(
+        self,
+        arguments: dict[str, Any] | None = None,
+        *,
+        room_id: str = "room",
+        actor_id: str | None = "alice",
+        tool_name: str = "AskUserQuestion",
+        answer_schema: dict[str, Any] | None = None,
+    ) -> str:
+        """Open a request; returns its id."""
+        request = await self.handler.create(
+            tool_name,
+            arguments if arguments is not None else {"question": "Which colour?"},
+            room_id=room_id,
+            actor_id=actor_id,
+            channel_id="agent",
+            answer_schema=answer_schema,
+        )
+        return request.pending_id
+
+    def client(self) -> httpx.AsyncClient:
+        """An httpx client talking to the app in-process."""
+        return httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=self.app), base_url="http://desk.test"
+        )
+
+
+@asynccontextmanager
+async def serve(app: FastAPI, **config: Any) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1 (a free port); yields the base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    port = sock.getsockname()[1]
+    options: dict[str, Any] = {"log_config": None, "lifespan": "on", "ws_max_size": 64 * 1024}
+    options.update(config)
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def ws_url(base: str) -> str:
+    """The desk WebSocket's URL on a server at ``base``."""
+    return base.replace("http://", "ws://") + "/api/ws"
+
+
+@asynccontextmanager
+async def socket_for(
+    base: str, actor_or_token: str, *, admin: bool = False, origin: str | None = None
+) -> AsyncIterator[tuple[ClientConnection, list[dict[str, Any]]]]:
+    """A desk WebSocket authenticated as ``actor``; yields it and its snapshot."""
+    value = actor_or_token if "." in actor_or_token else token(actor_or_token, admin=admin)
+    async with connect(ws_url(base), origin=origin) as ws:  # type: ignore[arg-type]
+        await ws.send(json.dumps({"type": "auth", "token": value}))
+        snapshot = json.loads(await ws.recv())
+        assert snapshot["type"] == "snapshot"
+        yield ws, snapshot["requests"]
+
+
+async def next_frame(ws: ClientConnection, kind: str | None = None) -> dict[str, Any]:
+    """The next frame (of ``kind``, skipping others) from the desk."""
+    while True:
+        frame: dict[str, Any] = json.loads(await ws.recv())
+        if kind is None or frame["type"] == kind:
+            return frame

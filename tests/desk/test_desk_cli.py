@@ -1,0 +1,213 @@
+"""The ``roomkit`` command: tokens, the pending commands against a real desk, ``roomkit desk``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from desk_harness import SECRET, World, serve, token
+
+from roomkit import HumanInputRejectedError
+from roomkit.cli import answer_body, main
+from roomkit.desk import TokenAuthenticator, load_or_create_secret
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ROOMKIT_DESK_SECRET", "ROOMKIT_TOKEN", "ROOMKIT_DESK_URL", "ROOMKIT_DESK_DATA"):
+        monkeypatch.delenv(name, raising=False)
+
+
+async def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run the command in a thread (it blocks on HTTP while the loop serves the desk)."""
+    code = await asyncio.to_thread(main, list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+async def world() -> World:
+    world = World()
+    await world.room("room", "alice")
+    return world
+
+
+async def test_the_token_command_signs_with_the_data_folders_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = await run(capsys, "token", "alice", "--admin", "--data-dir", str(tmp_path))
+    principal = await TokenAuthenticator(load_or_create_secret(tmp_path)).authenticate(out.strip())
+    assert code == 0
+    assert (principal.actor_id, principal.admin, principal.expires_at) == ("alice", True, None)
+    code, out, _ = await run(capsys, "token", "bob", "--ttl", "60", "--data-dir", str(tmp_path))
+    assert (
+        await TokenAuthenticator(load_or_create_secret(tmp_path)).authenticate(out.strip())
+    ).expires_at
+
+
+async def test_the_token_command_uses_the_environment_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOMKIT_DESK_SECRET", SECRET)
+    code, out, _ = await run(capsys, "token", "alice", "--data-dir", str(tmp_path))
+    assert code == 0
+    assert (await TokenAuthenticator(SECRET).authenticate(out.strip())).actor_id == "alice"
+    assert not (tmp_path / "desk.key").exists()
+
+
+async def test_pending_list_shows_the_callers_questions(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending_id = await world.ask({"question": "Colour?\x1b[2J"})
+    async with serve(world.app) as base:
+        code, out, _ = await run(
+            capsys, "pending", "list", "--url", base, "--token", token("alice")
+        )
+        _, as_json, _ = await run(
+            capsys, "pending", "list", "--json", "--url", base, "--token", token("alice")
+        )
+        _, empty, _ = await run(capsys, "pending", "list", "--url", base, "--token", token("bob"))
+    assert code == 0
+    assert pending_id in out
+    assert "Colour?\\x1b[2J" in out, "escape sequences are shown, not run"
+    assert "\x1b" not in out
+    assert [view["id"] for view in json.loads(as_json)] == [pending_id]
+    assert empty.strip() == "No open questions."
+
+
+async def test_pending_answer_reaches_the_waiting_tool(
+    world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOMKIT_TOKEN", token("alice"))
+    single = await world.ask({"question": "Colour?", "options": ["red", "blue"]})
+    multi = await world.ask({"question": "Which?", "options": ["a", "b"], "multiSelect": True})
+    confirm = await world.ask({"action": "Deploy"}, tool_name="ConfirmAction")
+    async with serve(world.app) as base:
+        results = [
+            await run(capsys, "pending", "answer", single, "blue", "--url", base),
+            await run(capsys, "pending", "answer", multi, '["a", "b"]', "--url", base),
+            await run(capsys, "pending", "answer", confirm, "yes", "--url", base),
+        ]
+    assert [code for code, _, _ in results] == [0, 0, 0]
+    assert results[0][1].strip() == f"Answered {single}"
+    assert await world.handler.wait(single) == "blue"
+    assert json.loads(await world.handler.wait(multi)) == {"answer": ["a", "b"]}
+    assert json.loads(await world.handler.wait(confirm)) == {"confirmed": True}
+
+
+async def test_pending_reject_passes_the_reason(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending_id = await world.ask()
+    async with serve(world.app) as base:
+        code, out, _ = await run(
+            capsys, "pending", "reject", pending_id, "--reason", "not now",
+            "--url", base, "--token", token("alice"),
+        )  # fmt: skip
+    assert (code, out.strip()) == (0, f"Rejected {pending_id}")
+    with pytest.raises(HumanInputRejectedError, match="not now"):
+        await world.handler.wait(pending_id)
+
+
+async def test_failures_print_one_line_and_exit_nonzero(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending_id = await world.ask()
+    await world.handler.aresolve(pending_id, "done", by="bob")
+    async with serve(world.app) as base:
+        refused = await run(capsys, "pending", "list", "--url", base, "--token", "forged.token")
+        unknown = await run(
+            capsys, "pending", "answer", "f" * 32, "x", "--url", base, "--token", token("alice")
+        )
+        settled = await run(
+            capsys, "pending", "reject", pending_id, "--url", base, "--token", token("alice")
+        )
+        tokenless = await run(capsys, "pending", "list", "--url", base)
+    unreachable = await run(
+        capsys, "pending", "list", "--url", "http://127.0.0.1:9", "--token", token("alice")
+    )
+    for (code, _, err), words in [
+        (refused, "refused the token"),
+        (unknown, "No such request"),
+        (settled, "answered by bob"),
+        (unreachable, "Cannot reach the desk"),
+        (tokenless, "No token"),
+    ]:
+        assert code == (2 if words == "No token" else 1)
+        assert words in err
+        assert err.count("\n") == 1
+        assert err.startswith("roomkit: ")
+
+
+def test_a_bad_command_line_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["pending", "answer"])
+    assert exited.value.code == 2
+    assert main(["desk", "--store", "postgres://x"]) == 2
+    assert "sqlite" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "body"),
+    [
+        ("question", "42", {"answer": "42"}),
+        ("question", '["a"]', {"answer": ["a"]}),
+        ("custom", "42", {"answer": 42}),
+        ("custom", "plain words", {"answer": "plain words"}),
+        ("confirm", "No", {"confirmed": False}),
+        ("questions", '{"answers": []}', {"answers": []}),
+    ],
+)
+def test_the_answer_text_becomes_the_body_its_kind_takes(kind: str, text: str, body: dict) -> None:
+    assert answer_body(kind, text) == body
+
+
+async def _started(process: asyncio.subprocess.Process) -> str:
+    """The desk's base URL, from uvicorn's start-up line."""
+    assert process.stderr is not None
+    while True:
+        line = (await process.stderr.readline()).decode()
+        assert line, "the desk exited before serving"
+        found = re.search(r"running on (http://\S+)", line, re.IGNORECASE)
+        if found:
+            return found.group(1)
+
+
+async def test_roomkit_desk_serves_a_sqlite_store_to_the_pending_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from roomkit.tools.human_input import HumanInputHandler
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    database = tmp_path / "desk.db"
+    store = SQLiteStore(database, backstop_interval=0.02)
+    agent = HumanInputHandler(store=store)
+    asked = await agent.create("AskUserQuestion", {"question": "Where?"}, actor_id="alice")
+    data = str(tmp_path / "data")
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--data-dir", data,
+        "--store", f"sqlite:///{database}",
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        base = await _started(desk)
+        _, alice, _ = await run(capsys, "token", "alice", "--data-dir", data)
+        listed = await run(capsys, "pending", "list", "--url", base, "--token", alice.strip())
+        answered = await run(
+            capsys, "pending", "answer", asked.pending_id, "Lisbon", "--url", base,
+            "--token", alice.strip(),
+        )  # fmt: skip
+        assert await agent.wait(asked.pending_id, timeout=30) == "Lisbon"
+    finally:
+        desk.send_signal(signal.SIGINT)
+        await desk.communicate()
+        await store.close()
+    assert asked.pending_id in listed[1]
+    assert answered[0] == 0
+    assert desk.returncode == 0

@@ -1,0 +1,163 @@
+"""Desk tokens, answer links, the secret and its key file."""
+
+from __future__ import annotations
+
+import base64
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from roomkit.desk import (
+    SECRET_ENV,
+    Principal,
+    TokenAuthenticator,
+    issue_answer_link,
+    issue_token,
+    load_or_create_secret,
+    resolve_secret,
+)
+from roomkit.desk.auth import LinkLedger
+
+SECRET = "tokens-test-secret-0123456789abcdef"
+NOW = 1_900_000_000.0
+
+
+def authenticator(now: float = NOW) -> TokenAuthenticator:
+    return TokenAuthenticator(SECRET, clock=lambda: now)
+
+
+async def test_an_actor_token_names_its_actor_and_role() -> None:
+    alice = await authenticator().authenticate(issue_token(SECRET, "alice"))
+    root = await authenticator().authenticate(issue_token(SECRET, "root", admin=True))
+    assert alice == Principal("alice", False)
+    assert root == Principal("root", True)
+
+
+async def test_a_token_is_compact_base64url_payload_and_signature() -> None:
+    token = issue_token(SECRET, "alice", ttl=60, now=NOW)
+    payload, signature = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert claims == {"sub": "alice", "adm": False, "exp": int(NOW + 60)}
+    assert "=" not in token
+    assert len(base64.urlsafe_b64decode(signature + "=")) == 32
+
+
+async def test_a_token_expires() -> None:
+    token = issue_token(SECRET, "alice", ttl=60, now=NOW)
+    assert (await authenticator(NOW + 59).authenticate(token)).expires_at == NOW + 60
+    with pytest.raises(PermissionError, match="expired"):
+        await authenticator(NOW + 60).authenticate(token)
+
+
+async def test_an_answer_link_is_bound_to_one_request_and_actor() -> None:
+    link = issue_answer_link(SECRET, "req-1", "bob", 300, now=NOW)
+    principal = await authenticator().authenticate(link)
+    assert (principal.actor_id, principal.admin, principal.request_id) == ("bob", False, "req-1")
+    assert principal.link_id
+    assert principal.expires_at == NOW + 300
+    other = await authenticator().authenticate(
+        issue_answer_link(SECRET, "req-1", "bob", 300, now=NOW)
+    )
+    assert other.link_id != principal.link_id
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"adm": True},
+        {"sub": "", "adm": True},
+        {"sub": 3},
+        {"sub": "a", "adm": "yes"},
+        {"sub": "a", "exp": "soon"},
+        {"sub": "a", "req": "r", "jti": "n"},
+        {"sub": "a", "req": "r", "exp": NOW + 9},
+        {"sub": "a", "req": 5, "exp": NOW + 9, "jti": "n"},
+    ],
+)
+async def test_a_signed_token_with_bad_claims_is_refused(claims: dict) -> None:
+    from roomkit.desk.tokens import _sign
+
+    with pytest.raises(PermissionError):
+        await authenticator().authenticate(_sign(SECRET, claims))
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["", "abc", "a.b.c", ".sig", "payload.", "é.é", "x" * 5000, "eyJzdWIiOiJhIn0.AAAA"],
+)
+async def test_a_malformed_token_is_refused(token: str) -> None:
+    with pytest.raises(PermissionError):
+        await authenticator().authenticate(token)
+
+
+async def test_a_non_canonical_signature_spelling_is_refused() -> None:
+    token = issue_token(SECRET, "alice")
+    payload, signature = token.split(".")
+    # The last character of a 32-byte signature carries 2 spare bits: flip one of them.
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    last = alphabet[alphabet.index(signature[-1]) ^ 1]
+    with pytest.raises(PermissionError):
+        await authenticator().authenticate(f"{payload}.{signature[:-1]}{last}")
+
+
+async def test_the_authenticator_error_never_quotes_the_token() -> None:
+    token = issue_token("another-secret-0123456789abcdef", "alice")
+    with pytest.raises(PermissionError) as refused:
+        await authenticator().authenticate(token)
+    assert token not in str(refused.value)
+    assert token.split(".")[1] not in str(refused.value)
+
+
+def test_a_short_secret_is_refused_with_advice() -> None:
+    with pytest.raises(ValueError, match="at least 16 bytes"):
+        TokenAuthenticator("short")
+
+
+def test_the_key_file_is_created_private_and_reused(tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    first = load_or_create_secret(folder)
+    mode = stat.S_IMODE((folder / "desk.key").stat().st_mode)
+    assert mode == 0o600
+    assert load_or_create_secret(folder) == first
+    assert len(first) >= 32
+
+
+def test_the_environment_secret_wins_over_the_key_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SECRET_ENV, "env-secret-0123456789abcdef")
+    assert resolve_secret(data_dir=tmp_path) == b"env-secret-0123456789abcdef"
+    assert not (tmp_path / "desk.key").exists()
+    monkeypatch.delenv(SECRET_ENV)
+    assert resolve_secret(data_dir=tmp_path) == (tmp_path / "desk.key").read_bytes().strip()
+    assert resolve_secret(SECRET, data_dir=tmp_path) == SECRET.encode()
+
+
+def test_an_empty_key_file_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "desk.key").write_text("\n")
+    (tmp_path / "desk.key").chmod(0o600)
+    with pytest.raises(ValueError, match="delete it"):
+        load_or_create_secret(tmp_path)
+
+
+async def test_the_ledger_spends_a_link_once_and_can_refund_it() -> None:
+    ledger = LinkLedger(clock=lambda: NOW)
+    link = Principal("bob", request_id="r", link_id="n1", expires_at=NOW + 60)
+    assert ledger.spend(link)
+    assert not ledger.spend(link)
+    ledger.refund(link)
+    assert ledger.spend(link)
+    assert not ledger.spend(Principal("bob"))
+
+
+def test_the_ledger_forgets_links_once_they_expire() -> None:
+    now = [NOW]
+    ledger = LinkLedger(clock=lambda: now[0])
+    for index in range(1024):
+        ledger.spend(Principal("b", request_id="r", link_id=f"old{index}", expires_at=NOW + 1))
+    now[0] = NOW + 2
+    ledger.spend(Principal("b", request_id="r", link_id="new", expires_at=NOW + 60))
+    assert len(ledger) == 1
+    assert ledger.is_spent("new")
