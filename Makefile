@@ -30,7 +30,7 @@ unit: install services
 test: lint typecheck unit
 
 demo: install
-	$(BIN)/python examples/ai_human_input.py
+	$(BIN)/python -m roomkit.desk.demo
 
 bench: install
 	$(BIN)/python bench/bench_human_input.py

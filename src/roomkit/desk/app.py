@@ -120,7 +120,9 @@ def create_desk_app(
     app.include_router(desk.router)
     if chat_channel_id is not None:
         chat = importlib.import_module("roomkit.desk.chat")
-        app.include_router(chat.chat_router(kit, desk.hub, channel_id=chat_channel_id))
+        app.include_router(
+            chat.chat_router(kit, desk.hub, channel_id=chat_channel_id, limits=desk.limits)
+        )
     folder = STATIC_DIR if static_dir is None else Path(static_dir)
     if folder.is_dir():
         app.mount("/", StaticFiles(directory=folder, html=True), name="desk-page")

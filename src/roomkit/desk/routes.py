@@ -22,7 +22,7 @@ from roomkit.core.exceptions import InvalidAnswerError, StoreError
 from roomkit.desk.answers import answer_text, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub
-from roomkit.desk.limits import capped_route
+from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.shapes import (
     AnswerBody,
     ErrorBody,
@@ -81,8 +81,11 @@ class DeskRouter(APIRouter):
         return self.desk.hub
 
 
-def _route_class(desk: "Desk") -> type[Any]:
-    capped = capped_route(desk.limits)
+def desk_route_class(limits: DeskLimits) -> type[Any]:
+    """The desk's route class: bodies capped before parsing; validation errors and an
+    unreachable store reported as ``{"detail": str}`` (422, 503). The chat routes use it too.
+    """
+    capped = capped_route(limits)
 
     class DeskRoute(capped):  # type: ignore[valid-type, misc]
         """Checks bodies first; reports validation errors and an unreachable store as
@@ -108,7 +111,9 @@ def _route_class(desk: "Desk") -> type[Any]:
 
 def build_router(desk: "Desk") -> DeskRouter:
     """The ``/api`` router of ``desk``."""
-    router = DeskRouter(desk, prefix="/api", tags=["desk"], route_class=_route_class(desk))
+    router = DeskRouter(
+        desk, prefix="/api", tags=["desk"], route_class=desk_route_class(desk.limits)
+    )
     handler = desk.handler
     Caller = Annotated[Principal, Depends(desk.gate)]
     RequestId = Annotated[str, Path(min_length=1, max_length=256)]

@@ -1,0 +1,215 @@
+"""The desk's chat: people talk to the agent of a room from the page.
+
+``chat_router(kit, hub, channel_id=...)`` adds two routes under ``/api``: post a message to a
+room (the kit runs the turn in the background: a turn may wait minutes for a person), and
+read the room's recent history. Each message of the room reaches the page as a
+``room_message`` frame through the desk's hub: the person's own as soon as it is accepted,
+the agent's replies as the kit delivers them to the chat's :class:`ChatChannel` (a reply of
+a turn re-driven after a restart included).
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at
+# run time, and they name the gate dependency local to chat_router.
+
+import asyncio
+import logging
+import secrets
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from roomkit.channels.base import TransportChannel
+from roomkit.core.framework import RoomKit
+from roomkit.desk.auth import Principal
+from roomkit.desk.hub import DeskHub
+from roomkit.desk.limits import DeskLimits
+from roomkit.desk.routes import desk_route_class
+from roomkit.models.enums import ChannelType
+from roomkit.models.room import InboundMessage, RoomEvent, TextContent
+
+__all__ = [
+    "ChatChannel",
+    "ChatMessage",
+    "ChatMessageList",
+    "MessageAccepted",
+    "NewMessage",
+    "chat_router",
+    "message_view",
+]
+
+logger = logging.getLogger("roomkit.desk.chat")
+
+MAX_MESSAGE_CHARS = 4000
+HISTORY_LIMIT = 100
+_NOT_FOUND = "No such room"
+
+
+class NewMessage(BaseModel):
+    """A message the person sends to a room."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    """What they say."""
+
+
+class MessageAccepted(BaseModel):
+    """The id of an accepted message (its ``room_message`` frame carries the same id)."""
+
+    id: str
+    """The message's id."""
+
+
+class ChatMessage(BaseModel):
+    """One message of a room, as the page shows it."""
+
+    id: str
+    """The message's id, unique in its room."""
+    sender_id: str
+    """Who said it: a participant, or the agent's channel id."""
+    channel_id: str
+    """The channel it came from."""
+    body: str
+    """The text."""
+    created_at: datetime
+    """When it was recorded (UTC)."""
+
+
+class ChatMessageList(BaseModel):
+    """A room's recent history, oldest first."""
+
+    messages: list[ChatMessage]
+    """The messages."""
+
+
+def message_view(event: RoomEvent) -> dict[str, Any]:
+    """A room event as a ``room_message`` frame's ``message``."""
+    message_id = event.metadata.get("message_id")
+    return {
+        "id": message_id if isinstance(message_id, str) else str(event.id),
+        "sender_id": event.sender_id,
+        "channel_id": event.channel_id,
+        "body": event.content.body,
+        "created_at": event.created_at.isoformat(),
+    }
+
+
+class ChatChannel(TransportChannel):
+    """The page's chat as a transport: what the kit delivers to it goes to the hub.
+
+    The kit delivers every event of a room to its transports except the one it came from,
+    so this channel sees the agent's replies; the chat router publishes the person's own
+    messages itself.
+    """
+
+    channel_type = ChannelType.WEBSOCKET
+
+    def __init__(self, channel_id: str, hub: DeskHub) -> None:
+        super().__init__(channel_id)
+        self.hub = hub
+
+    async def deliver(self, event: RoomEvent) -> None:
+        """Publish ``event`` to the people of its room."""
+        await self.hub.publish_room_message(event.room_id, message_view(event))
+
+
+def _chat_channel(kit: RoomKit, hub: DeskHub, channel_id: str) -> ChatChannel:
+    channel = kit.get_channel(channel_id)
+    if channel is None:
+        channel = ChatChannel(channel_id, hub)
+        kit.register_channel(channel)
+    elif not isinstance(channel, ChatChannel):
+        raise ValueError(
+            f"Channel {channel_id!r} is already registered as a {type(channel).__name__}: "
+            "give the chat a channel id of its own"
+        )
+    return channel
+
+
+def chat_router(
+    kit: RoomKit,
+    hub: DeskHub,
+    *,
+    channel_id: str = "chat",
+    limits: DeskLimits | None = None,
+) -> APIRouter:
+    """The chat routes, for ``app.include_router``: post to a room and read its history.
+
+    Registers a :class:`ChatChannel` with id ``channel_id`` in the kit; the router attaches it
+    to a room on the room's first message, so the agent's replies reach the page.
+
+    Args:
+        kit: the kit whose rooms the chat talks in.
+        hub: the desk's hub (``app.state.desk_hub``): its gate authenticates the caller and
+            its ``publish_room_message`` sends each message to the room's people.
+        channel_id: the id the person's messages are recorded under.
+        limits: the body cap and JSON depth (the desk's defaults when ``None``); the rate
+            limit is the hub gate's.
+    """
+    channel = _chat_channel(kit, hub, channel_id)
+    gate, access = hub.gate, hub.access
+    route_class = desk_route_class(limits if limits is not None else DeskLimits())
+    router = APIRouter(prefix="/api", tags=["chat"], route_class=route_class)
+    turns: set[asyncio.Task[None]] = set()
+    Caller = Annotated[Principal, Depends(gate)]
+
+    async def check_room(principal: Principal, room_id: str) -> None:
+        if await kit.store.get_room(room_id) is None or not await access.can_see_room(
+            principal, room_id
+        ):
+            raise HTTPException(status_code=404, detail=_NOT_FOUND)
+
+    async def run_turn(message: InboundMessage, room_id: str) -> None:
+        try:
+            await kit.process_inbound(message, room_id=room_id)
+        except Exception:
+            logger.exception("The turn on a chat message in room %s failed", room_id)
+
+    @router.post(
+        "/rooms/{room_id}/messages",
+        status_code=202,
+        response_model=MessageAccepted,
+        responses={404: {"description": "No such room, or not yours"}},
+    )
+    async def post_message(room_id: str, body: NewMessage, principal: Caller) -> MessageAccepted:
+        """Say something in the room; the agent answers in the background."""
+        await check_room(principal, room_id)
+        bound = {binding.channel_id for binding in await kit.store.list_bindings(room_id)}
+        if channel.channel_id not in bound:
+            await kit.attach_channel(room_id, channel.channel_id)
+        message_id = secrets.token_hex(8)
+        inbound = InboundMessage(
+            channel.channel_id,
+            principal.actor_id,
+            TextContent(body.text),
+            metadata={"message_id": message_id},
+        )
+        view = {
+            "id": message_id,
+            "sender_id": principal.actor_id,
+            "channel_id": channel.channel_id,
+            "body": body.text,
+            "created_at": datetime.now(UTC).isoformat(),
+        }
+        await hub.publish_room_message(room_id, view)
+        task = asyncio.get_running_loop().create_task(run_turn(inbound, room_id))
+        turns.add(task)
+        task.add_done_callback(turns.discard)
+        return MessageAccepted(id=message_id)
+
+    @router.get(
+        "/rooms/{room_id}/messages",
+        response_model=ChatMessageList,
+        responses={404: {"description": "No such room, or not yours"}},
+    )
+    async def list_messages(room_id: str, principal: Caller) -> ChatMessageList:
+        """The room's recent messages, oldest first (participants and admins only)."""
+        await check_room(principal, room_id)
+        events = await kit.store.recent_events(room_id, HISTORY_LIMIT)
+        return ChatMessageList(
+            messages=[ChatMessage.model_validate(message_view(event)) for event in events]
+        )
+
+    return router

@@ -1,0 +1,298 @@
+"""``python -m roomkit.desk.demo``: the answer desk and a trip-planning agent on one machine.
+
+The demo keeps everything in a data folder of its own (``.demo-data/`` in the working
+directory, or ``--data-dir``): the desk's key, and one SQLite file holding both the pending
+requests and the rooms with their history and turn journal. It sets up the room ``demo``
+with the person ``demo-user``, serves the desk and its chat on 127.0.0.1:8765 (``PORT`` to
+change it; ``PORT=0`` picks a free port) and prints the one link to open, with a token for
+``demo-user``.
+
+The agent is :class:`~roomkit.desk.demo_model.TripPlannerModel`, a scripted model, unless
+``ANTHROPIC_API_KEY`` or ``OPENAI_API_KEY`` is set (``ROOMKIT_DEMO_MODEL`` names the model).
+Stop the demo at any moment, even with SIGKILL: started again on the same folder, it
+re-drives the turns that were waiting for an answer, and the questions are still on the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+
+from roomkit.channels.ai import AIChannel
+from roomkit.core.framework import RoomKit
+from roomkit.core.store import RoomStore
+from roomkit.desk.app import create_desk_app
+from roomkit.desk.demo_model import (
+    ASK_USER_QUESTION,
+    CONFIRM_ACTION,
+    SYSTEM_PROMPT,
+    TripPlannerModel,
+)
+from roomkit.desk.stores import close_stores, open_stores
+from roomkit.desk.tokens import issue_token, load_or_create_secret
+from roomkit.providers.ai.base import AIProvider, AITool
+from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
+from roomkit.tools.human_input.stores import DurableStore, PendingStore
+
+__all__ = [
+    "AGENT_CHANNEL",
+    "CHAT_CHANNEL",
+    "DEMO_PERSON",
+    "DEMO_ROOM",
+    "Demo",
+    "build_demo",
+    "main",
+    "pick_provider",
+]
+
+logger = logging.getLogger("roomkit.desk.demo")
+
+DEMO_ROOM = "demo"
+"""The room the demo sets up."""
+DEMO_PERSON = "demo-user"
+"""The person the printed link signs in."""
+AGENT_CHANNEL = "agent"
+"""The AI channel's id (the sender of the agent's messages)."""
+CHAT_CHANNEL = "chat"
+"""The channel the page's chat messages come in on."""
+DATA_DIR = Path(".demo-data")
+"""The data folder, relative to the working directory, when ``--data-dir`` is not given."""
+DB_FILE = "demo.db"
+"""The SQLite file in the data folder, shared by the request store and the room store."""
+QUESTION_TIMEOUT = 3600.0
+"""Seconds a person has to answer a question."""
+
+
+@dataclass
+class Demo:
+    """A wired demo: the kit and its agent, the desk app, and the secret its tokens use."""
+
+    kit: RoomKit
+    """The kit: the agent, the chat channel, the rooms."""
+    handler: HumanInputHandler
+    """The human-input handler the agent asks through and the desk answers through."""
+    app: FastAPI
+    """The desk with its chat, ready for uvicorn."""
+    secret: bytes
+    """The desk's secret (tokens are signed with it)."""
+    stores: tuple[object, ...] = ()
+    """The stores to close with the demo."""
+    _resume: asyncio.Task[Any] | None = field(default=None, repr=False)
+
+    def token_for(self, actor_id: str, *, admin: bool = False) -> str:
+        """A desk token for ``actor_id``."""
+        return issue_token(self.secret, actor_id, admin=admin)
+
+    async def open_room(self, room_id: str, person: str) -> None:
+        """Set up ``room_id`` (if new) with ``person`` in it, the agent and the chat attached."""
+        kit = self.kit
+        if await kit.store.get_room(room_id) is None:
+            await kit.create_room(room_id)
+        await kit.add_participant(room_id, person)
+        bound = {binding.channel_id for binding in await kit.store.list_bindings(room_id)}
+        for channel_id in (AGENT_CHANNEL, CHAT_CHANNEL):
+            if channel_id not in bound:
+                await kit.attach_channel(room_id, channel_id)
+
+    def start(self) -> None:
+        """Re-drive, in the background, the turns an earlier run left waiting for a person."""
+        resume = getattr(self.kit, "resume_pending", None)
+        if resume is not None and self._resume is None:
+            self._resume = asyncio.get_running_loop().create_task(resume())
+
+    async def aclose(self) -> None:
+        """Close the kit (running turns are cut; their questions stay open in a durable
+        store, for the next run to re-drive), then the stores."""
+        await self.kit.close()
+        if self._resume is not None:
+            self._resume.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._resume
+        await close_stores(*self.stores)
+
+
+def pick_provider(environ: Mapping[str, str]) -> AIProvider:
+    """Claude with ``ANTHROPIC_API_KEY``, OpenAI with ``OPENAI_API_KEY``, else the script.
+
+    ``ROOMKIT_DEMO_MODEL`` names the model for a real provider.
+    """
+    model = environ.get("ROOMKIT_DEMO_MODEL")
+    if key := environ.get("ANTHROPIC_API_KEY"):
+        from roomkit.providers.ai.anthropic import AnthropicAIProvider
+
+        return AnthropicAIProvider(model=model or "claude-opus-5", api_key=key)
+    if key := environ.get("OPENAI_API_KEY"):
+        from roomkit.providers.ai.openai import OpenAIAIProvider
+
+        return OpenAIAIProvider(model=model or "gpt-4.1", api_key=key)
+    return TripPlannerModel()
+
+
+async def _open_stores(data_dir: Path | None) -> tuple[PendingStore | DurableStore, RoomStore]:
+    if data_dir is None:
+        return open_stores("memory")
+    await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+    pending, rooms = open_stores(f"sqlite:///{data_dir / DB_FILE}")
+    # Opening now makes an unusable folder fail at start-up, not at the first message.
+    for store in (pending, rooms):
+        opener = getattr(store, "open", None)
+        if opener is not None:
+            await opener()
+    return pending, rooms
+
+
+async def build_demo(
+    data_dir: Path | None,
+    *,
+    provider: AIProvider | None = None,
+    question_timeout: float = QUESTION_TIMEOUT,
+) -> Demo:
+    """Wire the demo: stores, kit, agent, desk and chat, and the room ``demo``.
+
+    Args:
+        data_dir: the folder for the key and the SQLite file; ``None`` keeps everything in
+            memory (with a fresh secret), for tests.
+        provider: the agent's model; :func:`pick_provider` from the environment when
+            ``None``.
+        question_timeout: seconds a person has to answer.
+    """
+    pending, rooms = await _open_stores(data_dir)
+    handler = HumanInputHandler(store=pending)
+    human = HumanInputToolHandler(
+        {"AskUserQuestion", "ConfirmAction"},
+        timeout=question_timeout,
+        handler=handler,
+        tool_definitions=[AITool(**ASK_USER_QUESTION), AITool(**CONFIRM_ACTION)],
+    )
+    kit = RoomKit(store=rooms)
+    kit.register_channel(
+        AIChannel(
+            AGENT_CHANNEL,
+            provider=provider if provider is not None else pick_provider(os.environ),
+            system_prompt=SYSTEM_PROMPT,
+            human_input_handler=human,
+            # A turn may wait on a person for as long as they have to answer, per question.
+            tool_loop_timeout_seconds=question_timeout * 8,
+        )
+    )
+    if data_dir is not None:
+        secret = await asyncio.to_thread(load_or_create_secret, data_dir)
+    else:
+        secret = os.urandom(32)
+    app = create_desk_app(
+        kit, handler=handler, secret=secret, data_dir=data_dir, chat_channel_id=CHAT_CHANNEL
+    )
+    demo = Demo(kit, handler, app, secret, (pending, rooms))
+    await demo.open_room(DEMO_ROOM, DEMO_PERSON)
+    return demo
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        # Listening before uvicorn starts: a browser opened at once waits in the backlog.
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, saying when it is up, and stopped by Ctrl-C or SIGTERM without the
+    signal being raised again afterwards, so the demo closes its stores before it exits."""
+
+    def __init__(self, config: uvicorn.Config, *, on_started: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:
+            self._on_started()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+
+async def serve(data_dir: Path, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Run the demo until Ctrl-C or SIGTERM; prints the link to open once it listens."""
+    demo = await build_demo(data_dir)
+    try:
+        sock = _listen(host, port)
+        link = f"http://{host}:{sock.getsockname()[1]}/#token={demo.token_for(DEMO_PERSON)}"
+
+        def started() -> None:
+            print(f"Open {link}", flush=True)
+            demo.start()
+
+        config = uvicorn.Config(demo.app, log_level="warning", access_log=False)
+        await _Server(config, on_started=started).serve(sockets=[sock])
+    finally:
+        await demo.aclose()
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m roomkit.desk.demo",
+        description="The answer desk with a trip-planning agent. Open the printed link.",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DATA_DIR,
+        help="where the demo keeps its key and database (default: .demo-data)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo; ``PORT`` sets the port (8765 by default, 0 for any free one)."""
+    args = _arguments(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        port = int(os.environ.get("PORT", "8765"))
+    except ValueError:
+        print(f"PORT must be a number, got {os.environ['PORT']!r}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(args.data_dir, host=args.host, port=port))
+    except KeyboardInterrupt:
+        pass
+    except OSError as error:
+        print(f"Cannot start the demo: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

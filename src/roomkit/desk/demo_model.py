@@ -1,0 +1,289 @@
+"""The demo agent's tools and the scripted model that plays it without an API key.
+
+:data:`ASK_USER_QUESTION` and :data:`CONFIRM_ACTION` declare the human-input tools with JSON
+Schemas for every question shape the desk shows: free text, one choice among options,
+several choices, a list of questions, and a yes/no confirmation.
+
+:class:`TripPlannerModel` plans a trip by asking those questions, one per round, and books it
+once the person confirms. It reads nothing but the conversation it is given: the same
+conversation always gives the same response, so a turn re-run after a restart reaches the
+same tool call with the same id.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from roomkit.providers.ai.base import (
+    AIContext,
+    AIProvider,
+    AIResponse,
+    AIToolCall,
+    AIToolResultPart,
+)
+
+__all__ = [
+    "ASK_USER_QUESTION",
+    "CONFIRM_ACTION",
+    "SYSTEM_PROMPT",
+    "TRIP_KINDS",
+    "TripPlannerModel",
+]
+
+SYSTEM_PROMPT = (
+    "You are a trip planner. Plan the user's trip by asking them, with AskUserQuestion, what "
+    "kind of trip they want, where to, what to include, and when, for how much and for whom. "
+    "Prefer questions with options. Before booking anything, ask ConfirmAction and book only "
+    "when the user confirms. Finish with a short summary of the plan."
+)
+
+_OPTION = {
+    "type": "object",
+    "properties": {
+        "label": {"type": "string", "minLength": 1, "description": "The choice, as shown."},
+        "description": {"type": "string", "description": "What the choice means."},
+    },
+    "required": ["label"],
+    "additionalProperties": False,
+}
+
+ASK_USER_QUESTION: dict[str, Any] = {
+    "name": "AskUserQuestion",
+    "description": (
+        "Ask the user and wait for the answer. Either one `question` (free text, or with "
+        "`options` to pick from, several at once when `multiSelect` is true), or a list of "
+        "`questions`, each with options, answered together."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "minLength": 1, "description": "One question."},
+            "options": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 2,
+                "maxItems": 10,
+                "uniqueItems": True,
+                "description": "Choices for `question`; the answer is one of them.",
+            },
+            "multiSelect": {
+                "type": "boolean",
+                "description": "With `options`: the user may pick several.",
+            },
+            "questions": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 4,
+                "description": "Several questions with options, answered in one go.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "question": {"type": "string", "minLength": 1},
+                        "header": {
+                            "type": "string",
+                            "maxLength": 30,
+                            "description": "A short label for the question.",
+                        },
+                        "options": {
+                            "type": "array",
+                            "items": _OPTION,
+                            "minItems": 2,
+                            "maxItems": 6,
+                        },
+                        "multiSelect": {"type": "boolean"},
+                    },
+                    "required": ["question", "options", "multiSelect"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "minProperties": 1,
+        "additionalProperties": False,
+    },
+}
+
+CONFIRM_ACTION: dict[str, Any] = {
+    "name": "ConfirmAction",
+    "description": (
+        "Ask the user to confirm an action before doing it; the answer says whether they "
+        'confirmed: {"confirmed": true} or {"confirmed": false, "reason": "..."}.'
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "action": {
+                "type": "string",
+                "minLength": 1,
+                "description": "What will be done, in one sentence.",
+            },
+            "details": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "Facts to check before confirming, as label -> value.",
+            },
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    },
+}
+
+TRIP_KINDS = ["City break", "Beach holiday", "Mountain hiking", "Road trip"]
+_EXTRAS = ["Flights", "Hotel", "Car hire", "Guided tours", "Restaurant bookings"]
+_PLAN_QUESTIONS: list[dict[str, Any]] = [
+    {
+        "question": "When do you want to leave?",
+        "header": "Dates",
+        "options": [
+            {"label": "This weekend", "description": "Leave on Friday evening"},
+            {"label": "Next month"},
+            {"label": "In the autumn", "description": "September or October"},
+        ],
+        "multiSelect": False,
+    },
+    {
+        "question": "What is your budget per person?",
+        "header": "Budget",
+        "options": [{"label": "Under 500 EUR"}, {"label": "500-1500 EUR"}, {"label": "No limit"}],
+        "multiSelect": False,
+    },
+    {
+        "question": "Who is coming?",
+        "header": "Travellers",
+        "options": [{"label": "Just me"}, {"label": "Two of us"}, {"label": "Family with kids"}],
+        "multiSelect": False,
+    },
+]
+
+
+def _decoded(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
+
+
+def _answer(content: str) -> Any:
+    """The answer in a tool result: the bare text, or the ``answer`` of a JSON body."""
+    value = _decoded(content)
+    if isinstance(value, dict) and "answer" in value:
+        return value["answer"]
+    return value
+
+
+def _words(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value) or "nothing extra"
+    return str(value).strip() or "-"
+
+
+def _plan_answers(content: str) -> dict[str, str]:
+    """The list form's answers by header (Dates, Budget, Travellers)."""
+    value = _decoded(content)
+    given = value.get("answers") if isinstance(value, dict) else None
+    by_question = {}
+    if isinstance(given, list):
+        for item in given:
+            if isinstance(item, dict):
+                by_question[str(item.get("question", ""))] = _words(item.get("answer", ""))
+    return {
+        str(question["header"]): by_question.get(str(question["question"]), "-")
+        for question in _PLAN_QUESTIONS
+    }
+
+
+def _confirmed(content: str) -> tuple[bool, str]:
+    value = _decoded(content)
+    if isinstance(value, dict):
+        return value.get("confirmed") is True, str(value.get("reason") or "")
+    return str(value).strip().lower() in {"yes", "true", "confirmed"}, ""
+
+
+class TripPlannerModel(AIProvider):
+    """A scripted trip planner: five questions, one per round, then a booking or not.
+
+    The rounds of a turn, counted from the last user message: what kind of trip (one
+    option), where to (free text), what to include (several options), dates, budget and
+    travellers (the list form), then ConfirmAction before "booking", then a summary built
+    from the answers. A refused, failed or timed-out question ends the turn with a reply
+    saying so.
+    """
+
+    @property
+    def model_name(self) -> str:
+        """``"trip-planner"``."""
+        return "trip-planner"
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        """The next step of the plan, from the conversation alone."""
+        messages = context.messages
+        users = [i for i, message in enumerate(messages) if message.role == "user"]
+        if not users:
+            return AIResponse(content="Say hello to start planning a trip.")
+        results: list[AIToolResultPart] = []
+        for message in messages[users[-1] + 1 :]:
+            results.extend(message.tool_result_parts)
+        if results and results[-1].is_error:
+            return AIResponse(content=_stopped(results[-1]))
+        step = len(results)
+        call_id = f"plan-{len(users)}-{step}"
+        answers = [result.content for result in results]
+        if step == 0:
+            return _ask(
+                call_id,
+                "AskUserQuestion",
+                {"question": "What kind of trip are you planning?", "options": TRIP_KINDS},
+                "Happy to help you plan a trip.",
+            )
+        if step == 1:
+            kind = _words(_answer(answers[0]))
+            question = f"A {kind.lower()}: where would you like to go?"
+            return _ask(call_id, "AskUserQuestion", {"question": question})
+        if step == 2:
+            arguments = {
+                "question": "What should I include?",
+                "options": _EXTRAS,
+                "multiSelect": True,
+            }
+            return _ask(call_id, "AskUserQuestion", arguments)
+        if step == 3:
+            return _ask(call_id, "AskUserQuestion", {"questions": _PLAN_QUESTIONS})
+        plan = _summary(answers)
+        if step == 4:
+            arguments = {"action": f"Book a {plan['what']}", "details": plan["details"]}
+            return _ask(call_id, "ConfirmAction", arguments)
+        confirmed, reason = _confirmed(answers[4])
+        if confirmed:
+            return AIResponse(content=f"Booked: a {plan['what']}, {plan['line']}. Enjoy the trip!")
+        why = f" ({reason})" if reason else ""
+        return AIResponse(
+            content=f"Nothing booked{why}. Your plan stays ready: a {plan['what']}, "
+            f"{plan['line']}. Say the word when you want to go ahead."
+        )
+
+
+def _ask(call_id: str, tool: str, arguments: dict[str, Any], text: str = "") -> AIResponse:
+    call = AIToolCall(id=call_id, name=tool, arguments=arguments)
+    return AIResponse(content=text, finish_reason="tool_use", tool_calls=[call])
+
+
+def _summary(answers: list[str]) -> dict[str, Any]:
+    kind = _words(_answer(answers[0])).lower()
+    place = _words(_answer(answers[1]))
+    extras = _words(_answer(answers[2]))
+    plan = _plan_answers(answers[3])
+    details = {"Trip": f"{kind} to {place}", "Includes": extras, **plan}
+    line = (
+        f"{plan['Dates'].lower()}, {plan['Travellers'].lower()}, budget {plan['Budget']}, "
+        f"with {extras}"
+    )
+    return {"what": f"{kind} to {place}", "details": details, "line": line}
+
+
+def _stopped(result: AIToolResultPart) -> str:
+    error = _decoded(result.content)
+    message = error.get("error") if isinstance(error, dict) else None
+    text = str(message or result.content or "no answer")
+    if "timed out" in text:
+        return "Nobody answered in time, so I stopped planning. Write again to start over."
+    return f"Understood, I stopped planning ({text}). Write again to start over."

@@ -1,0 +1,393 @@
+/*
+ * The answer desk page: the signed-in person's open questions, answered in one click or a
+ * short form, kept live over the desk's WebSocket, and a chat with the agent of one room.
+ *
+ * Everything the model or the server wrote is put on the page as text (see dom.js): never
+ * as markup, never as a link or a URL.
+ */
+
+import { busy, fail, renderCard, summary } from './cards.js';
+import { el, isObject, show, text, when } from './dom.js';
+
+var TOKEN_KEY = 'roomkit.desk.token';
+var ROOM_KEY = 'roomkit.desk.room';
+var DEFAULT_ROOM = 'demo';
+var SETTLED_KEPT = 20;
+var MAX_RETRY_DELAY_MS = 10000;
+
+var state = {
+  token: null,
+  me: null,
+  room: DEFAULT_ROOM,
+  cards: new Map(),
+  messageIds: new Set(),
+  socket: null,
+  retries: 0,
+  retryTimer: null,
+  snapshots: 0,
+  chatOpen: false
+};
+
+function $(id) {
+  return document.getElementById(id);
+}
+
+// -- the token: from the URL fragment to sessionStorage -------------------------------------
+
+function takeFragment() {
+  var hash = window.location.hash;
+  if (!hash || hash.length < 2) return;
+  var params = new URLSearchParams(hash.slice(1));
+  var token = params.get('token');
+  var room = params.get('room');
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  if (room) sessionStorage.setItem(ROOM_KEY, room);
+  if (token || room) {
+    // The fragment never reaches the server; taking it out of the address bar keeps the
+    // token out of the history, bookmarks and screenshots as well.
+    history.replaceState(null, '', window.location.pathname + window.location.search);
+  }
+}
+
+function signOut(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  state.token = null;
+  state.me = null;
+  var socket = state.socket;
+  state.socket = null;
+  if (socket) socket.close(1000);
+  clearTimeout(state.retryTimer);
+  showSignIn(message);
+}
+
+function showSignIn(message) {
+  show($('desk'), false);
+  show($('signin'), true);
+  $('who').textContent = 'Not signed in';
+  setLink('off');
+  var error = $('signin-error');
+  error.textContent = message || '';
+  show(error, Boolean(message));
+}
+
+// -- HTTP -----------------------------------------------------------------------------------
+
+function describe(result) {
+  var detail = result.data && result.data.detail;
+  if (typeof detail === 'string' && detail) return detail;
+  if (Array.isArray(detail) && detail.length) {
+    return detail.map(function (item) {
+      return isObject(item) && item.msg ? text(item.msg) : text(item);
+    }).join('; ');
+  }
+  if (result.status === 0) return 'The desk cannot be reached.';
+  return 'The desk answered with HTTP ' + result.status + '.';
+}
+
+function api(method, path, body) {
+  var headers = { Authorization: 'Bearer ' + state.token, Accept: 'application/json' };
+  var init = { method: method, headers: headers, cache: 'no-store', credentials: 'omit' };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  return fetch(path, init).then(function (response) {
+    return response.json().catch(function () {
+      return null;
+    }).then(function (data) {
+      var result = { status: response.status, data: data, headers: response.headers };
+      if (response.status === 401 && state.token) {
+        signOut('The desk refused your token: open a fresh link.');
+      }
+      return result;
+    });
+  }, function () {
+    return { status: 0, data: null, headers: null };
+  });
+}
+
+// -- the live link --------------------------------------------------------------------------
+
+function setLink(status) {
+  var badge = $('link-state');
+  badge.setAttribute('data-state', status);
+  badge.textContent = { live: 'live', connecting: 'connecting…', off: 'offline' }[status];
+}
+
+function connect() {
+  clearTimeout(state.retryTimer);
+  if (!state.token) return;
+  var url = new URL('api/ws', window.location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  var socket = new WebSocket(url.href);
+  state.socket = socket;
+  setLink('connecting');
+  socket.addEventListener('open', function () {
+    // The token travels in the first frame, never in the URL: URLs are logged.
+    socket.send(JSON.stringify({ type: 'auth', token: state.token }));
+  });
+  socket.addEventListener('message', function (event) {
+    if (socket === state.socket) onFrame(event.data);
+  });
+  socket.addEventListener('close', function () {
+    if (socket !== state.socket) return;
+    state.socket = null;
+    setLink('off');
+    // A refused token shows as a 401 here, which signs out; anything else reconnects.
+    api('GET', 'api/me').then(function () {
+      if (state.token) reconnectLater();
+    });
+  });
+}
+
+function reconnectLater() {
+  var delay = Math.min(MAX_RETRY_DELAY_MS, 500 * Math.pow(2, state.retries));
+  state.retries += 1;
+  state.retryTimer = setTimeout(connect, delay + Math.floor(Math.random() * 250));
+}
+
+function onFrame(data) {
+  var frame;
+  try {
+    frame = JSON.parse(data);
+  } catch (err) {
+    return;
+  }
+  if (!isObject(frame)) return;
+  if (frame.type === 'snapshot') {
+    state.retries = 0;
+    setLink('live');
+    applySnapshot(Array.isArray(frame.requests) ? frame.requests : []);
+    state.snapshots += 1;
+    // After a reconnect, messages sent while the link was down come back with the history.
+    if (state.snapshots > 1) loadChat();
+  } else if (frame.type === 'question_pending') {
+    upsert(frame.request);
+  } else if (frame.type === 'question_settled') {
+    settle(frame.request);
+  } else if (frame.type === 'room_message') {
+    if (frame.room_id === state.room) addMessage(frame.message);
+  }
+}
+
+// -- questions ------------------------------------------------------------------------------
+
+function applySnapshot(requests) {
+  var open = new Set();
+  requests.forEach(function (view) {
+    if (isObject(view) && typeof view.id === 'string') open.add(view.id);
+  });
+  Array.from(state.cards.keys()).forEach(function (id) {
+    if (!open.has(id)) learnOutcome(id);
+  });
+  requests.forEach(upsert);
+}
+
+function learnOutcome(id) {
+  // It settled while the link was down: say how, when the desk still knows.
+  api('GET', 'api/requests/' + encodeURIComponent(id)).then(function (result) {
+    if (result.status === 200 && isObject(result.data) && result.data.status !== 'pending') {
+      settle(result.data);
+    } else if (result.status === 404) {
+      removeCard(id, { tool_name: '', status: 'gone' });
+    }
+  });
+}
+
+function upsert(view) {
+  if (!isObject(view) || typeof view.id !== 'string') return;
+  if (view.status && view.status !== 'pending') {
+    settle(view);
+    return;
+  }
+  // A repeated hint keeps the card as it is, and whatever the person has typed into it.
+  if (state.cards.has(view.id)) return;
+  var card = renderCard(view, send);
+  state.cards.set(view.id, { view: view, card: card });
+  $('question-list').appendChild(card);
+  countQuestions();
+}
+
+function settle(view) {
+  if (!isObject(view) || typeof view.id !== 'string') return;
+  var entry = state.cards.get(view.id);
+  if (!entry) return;
+  removeCard(view.id, view);
+}
+
+function removeCard(id, view) {
+  var entry = state.cards.get(id);
+  if (!entry) return;
+  state.cards.delete(id);
+  entry.card.remove();
+  countQuestions();
+  addSettled(entry.view, view);
+}
+
+function countQuestions() {
+  var count = state.cards.size;
+  $('question-count').textContent = String(count);
+  show($('no-questions'), count === 0);
+  document.title = count ? '(' + count + ') Answer desk' : 'Answer desk';
+}
+
+function byWhom(actor) {
+  if (!actor) return 'someone';
+  return state.me && actor === state.me.actor_id ? 'you' : actor;
+}
+
+function outcomeText(view) {
+  if (view.status === 'resolved') return 'Answered by ' + byWhom(view.settled_by);
+  if (view.status === 'timed_out') return 'Timed out: nobody answered in time';
+  if (view.status === 'gone') return 'No longer available';
+  if (view.status === 'conflict') return text(view.reason);
+  if (view.status === 'rejected') {
+    var reason = view.reason ? ': ' + text(view.reason) : '';
+    if (view.withdrawn) return 'Withdrawn: the agent stopped waiting' + reason;
+    return 'Declined by ' + byWhom(view.settled_by) + reason;
+  }
+  return 'Settled';
+}
+
+function addSettled(asked, outcome) {
+  var list = $('settled-list');
+  var item = el('li', { className: 'settled', attrs: { 'data-request-id': asked.id } }, [
+    el('span', { className: 'settled-what', text: summary(asked) }),
+    el('span', { className: 'settled-how', text: outcomeText(outcome) })
+  ]);
+  list.insertBefore(item, list.firstChild);
+  while (list.children.length > SETTLED_KEPT) list.removeChild(list.lastChild);
+}
+
+function send(ctx, verb, body) {
+  var id = ctx.view.id;
+  ctx.error.hidden = true;
+  busy(ctx, true);
+  api('POST', 'api/requests/' + encodeURIComponent(id) + '/' + verb, body).then(function (result) {
+    if (result.status === 200 && isObject(result.data)) {
+      removeCard(id, result.data);
+    } else if (result.status === 409) {
+      removeCard(id, { status: 'conflict', reason: describe(result) });
+    } else if (result.status === 404) {
+      removeCard(id, { status: 'gone' });
+    } else if (result.status !== 401) {
+      busy(ctx, false);
+      var wait = result.headers && result.headers.get('Retry-After');
+      fail(ctx, result.status === 429 && wait
+        ? 'Too many answers at once: try again in ' + wait + ' s.'
+        : describe(result));
+    }
+  });
+}
+
+// -- chat -----------------------------------------------------------------------------------
+
+function chatPath() {
+  return 'api/rooms/' + encodeURIComponent(state.room) + '/messages';
+}
+
+function loadChat() {
+  $('chat-room').textContent = state.room;
+  return api('GET', chatPath()).then(function (result) {
+    var note = $('chat-note');
+    if (result.status === 200 && isObject(result.data) && Array.isArray(result.data.messages)) {
+      state.chatOpen = true;
+      show(note, false);
+      result.data.messages.forEach(addMessage);
+    } else if (result.status !== 401) {
+      state.chatOpen = false;
+      note.textContent = result.status === 404
+        ? 'You are not in room ' + state.room + '.'
+        : 'The chat is unavailable: ' + describe(result);
+      show(note, true);
+    }
+    enableChat(state.chatOpen);
+  });
+}
+
+function enableChat(on) {
+  $('chat-input').disabled = !on;
+  $('chat-form').querySelector('button').disabled = !on;
+}
+
+function addMessage(message) {
+  if (!isObject(message)) return;
+  var id = text(message.id);
+  if (!id || state.messageIds.has(id)) return;
+  state.messageIds.add(id);
+  var mine = Boolean(state.me) && message.sender_id === state.me.actor_id;
+  var item = el('li', { className: mine ? 'message mine' : 'message', attrs: { 'data-message-id': id } }, [
+    el('p', { className: 'message-meta', text: (mine ? 'you' : text(message.sender_id)) + ' · ' + when(message.created_at) }),
+    el('p', { className: 'message-body', text: text(message.body) })
+  ]);
+  var log = $('chat-log');
+  log.appendChild(item);
+  log.scrollTop = log.scrollHeight;
+}
+
+function sendChat(event) {
+  event.preventDefault();
+  var input = $('chat-input');
+  var body = input.value.trim();
+  var error = $('chat-error');
+  if (!body || !state.chatOpen) return;
+  enableChat(false);
+  api('POST', chatPath(), { text: body }).then(function (result) {
+    enableChat(state.chatOpen);
+    if (result.status === 202 || result.status === 200) {
+      input.value = '';
+      show(error, false);
+      if (isObject(result.data) && result.data.id !== undefined) {
+        addMessage({
+          id: result.data.id,
+          sender_id: state.me.actor_id,
+          body: body,
+          created_at: new Date().toISOString()
+        });
+      }
+    } else if (result.status !== 401) {
+      error.textContent = describe(result);
+      show(error, true);
+    }
+    input.focus();
+  });
+}
+
+// -- start ----------------------------------------------------------------------------------
+
+function signIn(event) {
+  event.preventDefault();
+  var token = $('signin-token').value.trim();
+  if (!token) return;
+  sessionStorage.setItem(TOKEN_KEY, token);
+  $('signin-token').value = '';
+  start();
+}
+
+function start() {
+  state.token = sessionStorage.getItem(TOKEN_KEY);
+  state.room = sessionStorage.getItem(ROOM_KEY) || DEFAULT_ROOM;
+  if (!state.token) {
+    showSignIn('');
+    return;
+  }
+  api('GET', 'api/me').then(function (result) {
+    if (result.status !== 200 || !isObject(result.data)) {
+      if (result.status !== 401) showSignIn(describe(result));
+      return;
+    }
+    state.me = result.data;
+    $('who').textContent = 'Signed in as ' + text(state.me.actor_id) + (state.me.admin ? ' (admin)' : '');
+    show($('signin'), false);
+    show($('desk'), true);
+    connect();
+    loadChat();
+  });
+}
+
+document.addEventListener('DOMContentLoaded', function () {
+  takeFragment();
+  $('signin-form').addEventListener('submit', signIn);
+  $('chat-form').addEventListener('submit', sendChat);
+  start();
+});

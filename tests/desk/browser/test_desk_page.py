@@ -1,0 +1,303 @@
+"""The desk page in a real browser: sign-in by link, every question shape, the chat, privacy."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+from desk_page import (
+    ARTIFACTS,
+    TRIP_ANSWERS,
+    OpenPage,
+    card,
+    last_reply,
+    say,
+    wait_live,
+    walk_to_confirmation,
+)
+from desk_server import DeskServer
+from playwright.sync_api import expect
+
+from roomkit.desk.app import CONTENT_SECURITY_POLICY
+from roomkit.desk.demo import DEMO_PERSON
+
+DOCS_SCREENSHOT = Path(__file__).parents[3] / "docs" / "desk.png"
+
+
+def test_the_token_moves_from_the_link_to_session_storage(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    opened = open_page(desk.link(room))
+    page = opened.page
+    wait_live(page)
+    assert "#" not in page.url
+    assert "token" not in page.url
+    assert page.evaluate("sessionStorage.getItem('roomkit.desk.token')") == desk.token(DEMO_PERSON)
+    expect(page.locator("#who")).to_have_text(f"Signed in as {DEMO_PERSON}")
+    expect(page.locator("#chat-room")).to_have_text(room)
+
+
+def test_every_response_carries_the_content_security_policy(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    opened = open_page()
+    page = opened.page
+    policies = {}
+    page.on(
+        "response", lambda r: policies.update({r.url: r.headers.get("content-security-policy")})
+    )
+    page.goto(desk.link(room))
+    wait_live(page)
+    expect(page.locator("#chat-input")).to_be_enabled()
+    loaded = {url.removeprefix(desk.url) for url in policies}
+    assert {"/", "/desk.js", "/cards.js", "/dom.js", "/desk.css", "/api/me"} <= loaded
+    assert set(policies.values()) == {CONTENT_SECURITY_POLICY}
+    assert opened.console_errors == []
+
+
+def test_a_trip_is_planned_by_answering_every_question_shape(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    opened = open_page(desk.link(room))
+    page = opened.page
+    wait_live(page)
+    walk_to_confirmation(page, kind="Beach holiday", place="Crete")
+    confirm = card(page, "confirm")
+    expect(confirm.locator(".question-text")).to_have_text("Book a beach holiday to Crete")
+    expect(confirm.locator("dd")).to_have_text(
+        ["beach holiday to Crete", "Flights, Hotel", *TRIP_ANSWERS.values()]
+    )
+    confirm.get_by_role("button", name="Yes").click()
+    expect(last_reply(page)).to_have_text(
+        "Booked: a beach holiday to Crete, next month, two of us, budget 500-1500 EUR, "
+        "with Flights, Hotel. Enjoy the trip!"
+    )
+    expect(page.locator(".card")).to_have_count(0)
+    expect(page.locator("#no-questions")).to_be_visible()
+    expect(page.locator(".settled-how")).to_have_text(["Answered by you"] * 5)
+    assert opened.console_errors == []
+    assert opened.dialogs == []
+
+
+def test_confirming_no_books_nothing_and_says_why(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    page = open_page(desk.link(room)).page
+    wait_live(page)
+    walk_to_confirmation(page)
+    confirm = card(page, "confirm")
+    confirm.get_by_label("Reason").fill("too pricey")
+    confirm.get_by_role("button", name="No").click()
+    expect(last_reply(page)).to_contain_text("Nothing booked (too pricey).")
+    expect(page.locator(".settled-how").first).to_have_text("Answered by you")
+
+
+def test_declining_a_question_stops_the_plan(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    page = open_page(desk.link(room)).page
+    wait_live(page)
+    say(page, "Hello")
+    question = card(page, "question")
+    question.get_by_text("Decline to answer…").click()
+    question.get_by_label("Why you decline").fill("not today")
+    question.get_by_role("button", name="Decline").click()
+    expect(page.locator(".settled-how").first).to_have_text("Declined by you: not today")
+    expect(last_reply(page)).to_have_text(
+        "Understood, I stopped planning (Human input rejected: not today). "
+        "Write again to start over."
+    )
+
+
+def test_an_answer_the_request_refuses_keeps_it_open(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    handler = desk.demo.handler
+    request = desk.run(
+        handler.create_detached(
+            "PickANumber",
+            {"why": "How many nights?"},
+            room_id=room,
+            actor_id=DEMO_PERSON,
+            answer_schema={"type": "integer", "minimum": 1},
+        )
+    )
+    page = open_page(desk.link(room)).page
+    custom = card(page, "custom")
+    expect(custom.locator(".arguments")).to_contain_text('"why": "How many nights?"')
+    answer = custom.get_by_label("Your answer")
+    answer.fill("three")
+    custom.get_by_role("button", name="Answer").click()
+    expect(custom.locator(".error")).to_have_text(
+        "Write the answer as JSON (see the answer format)."
+    )
+    answer.fill("0")
+    custom.get_by_role("button", name="Answer").click()
+    expect(custom.locator(".error")).to_contain_text("minimum")
+    answer.fill("3")
+    custom.get_by_role("button", name="Answer").click()
+    expect(page.locator(".card")).to_have_count(0)
+    settled = desk.run(handler.get_request(request.pending_id))
+    assert settled is not None
+    assert settled.result == "3"
+
+
+def test_questions_settled_elsewhere_leave_with_who_or_why(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    handler = desk.demo.handler
+
+    def ask(question: str) -> str:
+        request = desk.run(
+            handler.create_detached(
+                "AskUserQuestion", {"question": question}, room_id=room, actor_id=DEMO_PERSON
+            )
+        )
+        return request.pending_id
+
+    answered, refused, withdrawn = ask("Answered?"), ask("Refused?"), ask("Withdrawn?")
+    timed = desk.run(
+        handler.create(
+            "AskUserQuestion", {"question": "Timed?"}, room_id=room, actor_id=DEMO_PERSON
+        )
+    )
+    page = open_page(desk.link(room)).page
+    expect(page.locator(".card")).to_have_count(4)
+    admin = {"Authorization": f"Bearer {desk.token('root', admin=True)}"}
+    with httpx.Client(base_url=desk.url, headers=admin) as api:
+        assert api.post(f"/api/requests/{answered}/answer", json={"answer": "yes"}).is_success
+        assert api.post(f"/api/requests/{refused}/reject", json={"reason": "no"}).is_success
+    assert desk.run(handler.arelease(withdrawn))
+    waiting = desk.submit(handler.wait(timed.pending_id, timeout=0.05))
+    expect(page.locator(".card")).to_have_count(0)
+    outcomes = dict(
+        zip(
+            page.locator(".settled-what").all_text_contents(),
+            page.locator(".settled-how").all_text_contents(),
+            strict=True,
+        )
+    )
+    assert outcomes["Answered?"] == "Answered by root"
+    assert outcomes["Refused?"] == "Declined by root: no"
+    assert outcomes["Withdrawn?"].startswith("Withdrawn: the agent stopped waiting")
+    assert outcomes["Timed?"] == "Timed out: nobody answered in time"
+    with pytest.raises(TimeoutError):
+        waiting.result(10)
+
+
+def test_another_person_sees_none_of_it(desk: DeskServer, room: str, open_page: OpenPage) -> None:
+    stranger = open_page(f"{desk.url}/#token={desk.token('mallory')}&room={room}")
+    wait_live(stranger.page)
+    expect(stranger.page.locator("#chat-note")).to_have_text(f"You are not in room {room}.")
+    page = open_page(desk.link(room)).page
+    wait_live(page)
+    say(page, "Plan a secret trip")
+    card(page, "question").get_by_role("button", name="Road trip").click()
+    expect(card(page, "question")).to_contain_text("A road trip: where")
+    expect(stranger.page.locator(".card")).to_have_count(0)
+    expect(stranger.page.locator("#no-questions")).to_be_visible()
+    expect(stranger.page.locator(".message")).to_have_count(0)
+    expect(stranger.page.locator(".settled")).to_have_count(0)
+    assert stranger.page.locator("#chat-input").is_disabled()
+    assert [json.loads(frame)["type"] for frame in stranger.frames] == ["snapshot"]
+    assert "secret" not in stranger.page.content()
+
+
+def test_the_chat_history_survives_a_reload(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    page = open_page(desk.link(room)).page
+    wait_live(page)
+    say(page, "Hello there")
+    expect(card(page, "question")).to_contain_text("What kind of trip")
+    page.reload()
+    wait_live(page)
+    expect(page.locator(".message.mine .message-body")).to_have_text(["Hello there"])
+    expect(card(page, "question")).to_contain_text("What kind of trip")
+
+
+def test_without_a_token_the_page_asks_for_one(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    page = open_page(f"{desk.url}/").page
+    expect(page.locator("#signin")).to_be_visible()
+    expect(page.locator("#desk")).to_be_hidden()
+    page.get_by_label("Token").fill(desk.token(DEMO_PERSON))
+    page.get_by_role("button", name="Sign in").click()
+    wait_live(page)
+    expect(page.locator("#who")).to_have_text(f"Signed in as {DEMO_PERSON}")
+
+
+def test_a_refused_token_signs_the_page_out(desk: DeskServer, open_page: OpenPage) -> None:
+    page = open_page(f"{desk.url}/#token=forged.token").page
+    expect(page.locator("#signin-error")).to_have_text(
+        "The desk refused your token: open a fresh link."
+    )
+    assert page.evaluate("sessionStorage.getItem('roomkit.desk.token')") is None
+
+
+def test_the_page_fits_a_phone_screen(desk: DeskServer, room: str, open_page: OpenPage) -> None:
+    page = open_page(desk.link(room), viewport={"width": 390, "height": 844}).page
+    wait_live(page)
+    say(page, "Plan a trip for two")
+    card(page, "question").get_by_role("button", name="City break").click()
+    free = card(page, "question")
+    free.get_by_label("Your answer").fill("Porto")
+    free.get_by_role("button", name="Answer").click()
+    several = card(page, "question")
+    several.get_by_label("Flights").check()
+    several.get_by_role("button", name="Answer").click()
+    plan = card(page, "questions")
+    plan.get_by_label("This weekend").check()
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    for control in [*plan.get_by_role("button").all(), *plan.get_by_role("radio").all()]:
+        box = control.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 390
+    shot = Path(ARTIFACTS) / "desk-phone.png"
+    shot.parent.mkdir(exist_ok=True)
+    page.screenshot(path=shot, full_page=True)
+
+
+def test_a_wide_screen_shows_questions_and_chat_side_by_side(
+    desk: DeskServer, open_page: OpenPage
+) -> None:
+    """Also the README's picture: ``ROOMKIT_UPDATE_SCREENSHOT=1`` writes docs/desk.png."""
+    room = desk.new_room(name="weekend")
+    try:
+        shot = _plan_on_a_wide_screen(desk.link(room), open_page)
+    finally:
+        desk.withdraw_open(room)
+    if os.environ.get("ROOMKIT_UPDATE_SCREENSHOT"):
+        shutil.copyfile(shot, DOCS_SCREENSHOT)
+
+
+def _plan_on_a_wide_screen(link: str, open_page: OpenPage) -> Path:
+    page = open_page(link, viewport={"width": 1200, "height": 760}).page
+    wait_live(page)
+    say(page, "Hi! Can you plan a weekend away?")
+    card(page, "question").get_by_role("button", name="City break").click()
+    free = card(page, "question")
+    free.get_by_label("Your answer").fill("Lisbon")
+    free.get_by_role("button", name="Answer").click()
+    several = card(page, "question")
+    several.get_by_label("Flights").check()
+    several.get_by_label("Hotel").check()
+    several.get_by_role("button", name="Answer").click()
+    plan = card(page, "questions")
+    plan.get_by_label("This weekend").check()
+    questions = page.locator(".panel.questions").bounding_box()
+    chat = page.locator(".panel.chat").bounding_box()
+    assert questions is not None
+    assert chat is not None
+    assert questions["x"] + questions["width"] <= chat["x"]
+    assert abs(questions["y"] - chat["y"]) < 1
+    shot = Path(ARTIFACTS) / "desk-wide.png"
+    shot.parent.mkdir(exist_ok=True)
+    page.screenshot(path=shot)
+    return shot

@@ -1,0 +1,176 @@
+"""Nothing a model writes runs in the page: 500 payloads in every field the desk shows."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from desk_page import OpenPage, wait_live
+from desk_server import DeskServer
+from playwright.sync_api import expect
+from xss_payloads import payloads
+
+from roomkit.desk.demo import DEMO_PERSON
+
+Take = Callable[[], str]
+
+# Elements the page never makes: one of them under #desk means markup was parsed from data.
+FOREIGN = (
+    "script, img, svg, iframe, object, embed, video, audio, source, math, style, link, meta, "
+    "base, a, marquee, noscript, select, body, title, textarea:not(.card textarea)"
+)
+
+# Event handlers anywhere in the body, and URL attributes holding a script or a document.
+FIND_LIVE_CODE = """() => {
+  const urls = ['href', 'src', 'action', 'formaction', 'xlink:href', 'data', 'srcdoc', 'poster'];
+  const found = [];
+  for (const node of document.body.querySelectorAll('*')) {
+    for (const attribute of node.attributes) {
+      const name = attribute.name.toLowerCase();
+      const value = attribute.value.replace(/[\\s\\u0000-\\u001f]/g, '').toLowerCase();
+      const scripted = value.startsWith('javascript:') || value.startsWith('data:');
+      if (name.startsWith('on') || (urls.includes(name) && scripted)) {
+        found.push(node.tagName + ' ' + name);
+      }
+    }
+  }
+  return found;
+}"""
+
+
+def _question(take: Take) -> tuple[str, dict[str, Any]]:
+    return take(), {"question": take(), "options": [take(), take(), take()]}
+
+
+def _several(take: Take) -> tuple[str, dict[str, Any]]:
+    return take(), {"question": take(), "options": [take(), take()], "multiSelect": True}
+
+
+def _free(take: Take) -> tuple[str, dict[str, Any]]:
+    return take(), {"question": take()}
+
+
+def _questions(take: Take) -> tuple[str, dict[str, Any]]:
+    first = {
+        "question": take(),
+        "header": take(),
+        "options": [{"label": take(), "description": take()}, {"label": take()}],
+        "multiSelect": False,
+    }
+    second = {"question": take(), "options": [take(), take()], "multiSelect": True}
+    return take(), {"questions": [first, second]}
+
+
+def _confirm(take: Take) -> tuple[str, dict[str, Any]]:
+    return take(), {"action": take(), "details": {take(): take(), "plain": take()}}
+
+
+def _custom(take: Take) -> tuple[str, dict[str, Any]]:
+    return take(), {"anything": take(), "nested": {"list": [take(), {"deep": take()}]}}
+
+
+SHAPES = [_question, _several, _free, _questions, _confirm, _custom]
+
+
+@pytest.fixture
+def chat_room(desk: DeskServer) -> Iterator[str]:
+    """A room with the chat and ``demo-user``, no agent: posted payloads stay as they are."""
+    room_id = f"xss-{desk.new_room()}"
+
+    async def setup() -> None:
+        kit = desk.demo.kit
+        await kit.create_room(room_id)
+        await kit.add_participant(room_id, DEMO_PERSON)
+
+    desk.run(setup())
+    yield room_id
+    desk.withdraw_open(room_id)
+
+
+def _shown_as_json(payload: str) -> str:
+    """The payload as the page prints it inside pretty-printed JSON."""
+    return json.dumps(payload, ensure_ascii=False)[1:-1]
+
+
+@pytest.mark.parametrize("bypass_csp", [True, False], ids=["page-alone", "with-csp"])
+def test_no_payload_runs_or_becomes_markup(
+    desk: DeskServer, chat_room: str, open_page: OpenPage, bypass_csp: bool
+) -> None:
+    """Payloads in chat messages, question texts, options, headers, descriptions, actions,
+    details, custom arguments, answer formats, tool names, refusal reasons and actor ids.
+
+    ``page-alone`` switches the CSP off, so only the page's own text-only rendering stands
+    between a payload and the trap.
+    """
+    remaining = iter(payloads(500))
+    used: list[str] = []
+
+    def take() -> str:
+        used.append(next(remaining))
+        return used[-1]
+
+    person = {"Authorization": f"Bearer {desk.token(DEMO_PERSON)}"}
+    chat = [f"{take()}\n{take()}" for _ in range(20)]
+    with httpx.Client(base_url=desk.url, headers=person) as api:
+        for text in chat:
+            posted = api.post(f"/api/rooms/{chat_room}/messages", json={"text": text})
+            assert posted.status_code == 202
+    reasons = [take() for _ in range(10)]
+    deciders = [take() for _ in range(5)]
+    asked: dict[str, list[str]] = {}
+    handler = desk.demo.handler
+    for index in itertools.count():
+        before = len(used)
+        try:
+            tool_name, arguments = SHAPES[index % len(SHAPES)](take)
+            schema = {"type": "string", "description": take()} if index % 7 == 6 else None
+        except StopIteration:
+            break
+        request = desk.run(
+            handler.create_detached(
+                tool_name, arguments, room_id=chat_room, actor_id=DEMO_PERSON, answer_schema=schema
+            )
+        )
+        asked[request.pending_id] = used[before:]
+    assert len(set(used)) == 500
+
+    opened = open_page(desk.link(chat_room), bypass_csp=bypass_csp)
+    page = opened.page
+    wait_live(page)
+    expect(page.locator(".card")).to_have_count(len(asked))
+    expect(page.locator(".message")).to_have_count(len(chat))
+    requests = list(asked)
+    refusals = [
+        (pending_id, "root", reason) for pending_id, reason in zip(requests, reasons, strict=False)
+    ]
+    refusals += [
+        (pending_id, decider, "as someone else")
+        for pending_id, decider in zip(requests[len(reasons) :], deciders, strict=False)
+    ]
+    for pending_id, actor, reason in refusals:
+        headers = {"Authorization": f"Bearer {desk.token(actor, admin=True)}"}
+        with httpx.Client(base_url=desk.url, headers=headers) as api:
+            refused = api.post(f"/api/requests/{pending_id}/reject", json={"reason": reason})
+            assert refused.status_code == 200
+    expect(page.locator(".settled")).to_have_count(len(refusals))
+    page.locator(".card[data-kind=question] .choice").first.click()
+    expect(page.locator(".settled")).to_have_count(len(refusals) + 1)
+
+    assert opened.xss_calls() == 0
+    assert opened.dialogs == []
+    assert page.locator('a[href^="javascript:" i]').count() == 0
+    assert page.locator(f"#desk :is({FOREIGN})").count() == 0
+    assert page.evaluate(FIND_LIVE_CODE) == []
+    assert page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))") == ["desk.js"]
+    hows = page.locator(".settled-how").all_text_contents()
+    assert [f"Declined by {actor}: {reason}" for _, actor, reason in refusals] == hows[:0:-1]
+    still_open = page.locator(".card").evaluate_all("cards => cards.map(c => c.dataset.requestId)")
+    text = page.evaluate("document.getElementById('desk').textContent")
+    expected = [payload for pending_id in still_open for payload in asked[pending_id]]
+    expected += chat
+    missing = [p for p in expected if p not in text and _shown_as_json(p) not in text]
+    assert missing == [], f"not shown as text: {missing!r}"

@@ -1,0 +1,171 @@
+"""The demo's scripted trip planner: its questions, their shapes, and what it makes of answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from roomkit.desk.demo import pick_provider
+from roomkit.desk.demo_model import (
+    ASK_USER_QUESTION,
+    CONFIRM_ACTION,
+    TRIP_KINDS,
+    TripPlannerModel,
+)
+from roomkit.desk.shapes import kind_of
+from roomkit.providers.ai.base import (
+    AIContext,
+    AIMessage,
+    AIResponse,
+    AIToolResultPart,
+)
+from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
+
+SCHEMAS = {
+    ASK_USER_QUESTION["name"]: ASK_USER_QUESTION["parameters"],
+    CONFIRM_ACTION["name"]: CONFIRM_ACTION["parameters"],
+}
+
+ANSWERS = [
+    "Beach holiday",
+    "Crete",
+    json.dumps({"answer": ["Flights", "Hotel"]}),
+    json.dumps(
+        {
+            "answers": [
+                {"question": "When do you want to leave?", "answer": "Next month"},
+                {"question": "What is your budget per person?", "answer": "No limit"},
+                {"question": "Who is coming?", "answer": "Two of us"},
+            ]
+        }
+    ),
+]
+
+
+async def converse(
+    answers: list[str], *, error: bool = False
+) -> tuple[list[AIResponse], AIContext]:
+    """Play a turn: the model's responses to "plan a trip" and then to each answer."""
+    model = TripPlannerModel()
+    messages = [AIMessage.user("Plan a trip", name="demo-user")]
+    responses = [await model.generate(AIContext(messages=list(messages)))]
+    for index, answer in enumerate(answers):
+        call = responses[-1].tool_calls[0]
+        last = error and index == len(answers) - 1
+        result = AIToolResultPart(
+            tool_call_id=call.id, name=call.name, content=answer, is_error=last
+        )
+        messages += [
+            AIMessage.assistant(responses[-1].content, [call]),
+            AIMessage.tool_results([result]),
+        ]
+        responses.append(await model.generate(AIContext(messages=list(messages))))
+    return responses, AIContext(messages=messages)
+
+
+def test_tool_definitions_are_valid_json_schemas() -> None:
+    for name, schema in SCHEMAS.items():
+        check_tool_schema(name, schema)
+
+
+async def test_the_planner_asks_every_question_shape_in_turn() -> None:
+    responses, _ = await converse(ANSWERS)
+    calls = [response.tool_calls[0] for response in responses]
+    assert [str(kind_of(call.name, call.arguments)) for call in calls] == [
+        "question",
+        "question",
+        "question",
+        "questions",
+        "confirm",
+    ]
+    first, free, several = (call.arguments for call in calls[:3])
+    assert first["options"] == TRIP_KINDS
+    assert "multiSelect" not in first
+    assert "options" not in free
+    assert several["multiSelect"] is True
+    assert "beach holiday" in free["question"]
+
+
+async def test_every_call_the_planner_makes_passes_its_tool_schema() -> None:
+    responses, _ = await converse(ANSWERS)
+    for response in responses:
+        for call in response.tool_calls:
+            assert validate_tool_arguments(SCHEMAS[call.name], call.arguments) is None
+
+
+async def test_the_confirmation_shows_the_answers_gathered() -> None:
+    responses, _ = await converse(ANSWERS)
+    details = responses[4].tool_calls[0].arguments["details"]
+    assert details == {
+        "Trip": "beach holiday to Crete",
+        "Includes": "Flights, Hotel",
+        "Dates": "Next month",
+        "Budget": "No limit",
+        "Travellers": "Two of us",
+    }
+
+
+async def test_a_confirmed_plan_is_booked_with_a_summary_of_the_answers() -> None:
+    responses, _ = await converse([*ANSWERS, json.dumps({"confirmed": True})])
+    reply = responses[-1]
+    assert reply.tool_calls == []
+    assert reply.content.startswith("Booked: a beach holiday to Crete")
+    assert "two of us" in reply.content
+    assert "Flights, Hotel" in reply.content
+
+
+async def test_a_refused_confirmation_books_nothing_and_says_why() -> None:
+    answer = json.dumps({"confirmed": False, "reason": "too pricey"})
+    responses, _ = await converse([*ANSWERS, answer])
+    assert responses[-1].content.startswith("Nothing booked (too pricey).")
+
+
+async def test_a_declined_question_ends_the_turn_with_the_reason() -> None:
+    refusal = json.dumps({"error": "Human input rejected: not now"})
+    responses, _ = await converse(["City break", refusal], error=True)
+    assert responses[-1].tool_calls == []
+    assert "Human input rejected: not now" in responses[-1].content
+
+
+async def test_a_timed_out_question_ends_the_turn() -> None:
+    timeout = json.dumps({"error": "Human input timed out after 5s for tool 'AskUserQuestion'"})
+    responses, _ = await converse([timeout], error=True)
+    assert responses[-1].content.startswith("Nobody answered in time")
+
+
+async def test_the_same_conversation_gives_the_same_call() -> None:
+    """A turn re-run after a restart reaches the same tool call, with the same id."""
+    _, context = await converse(ANSWERS[:2])
+    first = await TripPlannerModel().generate(context)
+    again = await TripPlannerModel().generate(context)
+    assert first == again
+    assert first.tool_calls[0].id == "plan-1-2"
+
+
+async def test_a_new_message_starts_a_new_plan_with_new_call_ids() -> None:
+    _, context = await converse([*ANSWERS, json.dumps({"confirmed": True})])
+    messages = [*context.messages, AIMessage.assistant("Booked."), AIMessage.user("Again")]
+    response = await TripPlannerModel().generate(AIContext(messages=messages))
+    assert response.tool_calls[0].arguments["options"] == TRIP_KINDS
+    assert response.tool_calls[0].id == "plan-2-0"
+
+
+async def test_without_a_user_message_the_planner_invites_one() -> None:
+    response = await TripPlannerModel().generate(AIContext())
+    assert response.tool_calls == []
+    assert "hello" in response.content
+
+
+@pytest.mark.parametrize(
+    ("environ", "model_name"),
+    [
+        ({}, "trip-planner"),
+        ({"ANTHROPIC_API_KEY": "k", "ROOMKIT_DEMO_MODEL": "claude-x"}, "claude-x"),
+        ({"OPENAI_API_KEY": "k"}, "gpt-4.1"),
+    ],
+)
+def test_the_model_follows_the_api_keys_in_the_environment(
+    environ: dict[str, str], model_name: str
+) -> None:
+    assert pick_provider(environ).model_name == model_name
