@@ -251,7 +251,13 @@ class HumanInputHandler:
             channel_type,
         )
         self._store.add(request)
-        self._created(request)
+        # _created() inlined: this is the hot path of every question.
+        if self._callbacks or self._on_input_required is not None:
+            callback = self._callback_for(channel_id)
+            if callback is not None:
+                self._announce(request, callback)
+        if self._listeners:
+            self._emit(PendingChange(PendingChangeKind.CREATED, request.pending_id))
         return request
 
     def _check_open(self, channel_id: str, tool_name: object, arguments: object) -> None:
