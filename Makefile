@@ -32,9 +32,11 @@ test: lint typecheck unit
 demo: install
 	$(BIN)/python -m roomkit.desk.demo
 
-bench: install
+bench: install services
 	$(BIN)/python bench/bench_human_input.py
 	$(BIN)/python bench/bench_turns.py
+	$(BIN)/python bench/bench_stores.py
+	$(BIN)/python bench/bench_desk.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage

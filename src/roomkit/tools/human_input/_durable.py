@@ -13,7 +13,12 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from roomkit.core.exceptions import HandlerClosedError, StoreError, UnknownRequestError
+from roomkit.core.exceptions import (
+    HandlerClosedError,
+    StoreError,
+    StoreUnavailableError,
+    UnknownRequestError,
+)
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
@@ -147,6 +152,7 @@ class DurableWaits:
                 record.deadline = deadline
         self._feed()
         loop = asyncio.get_running_loop()
+        outage = False
         while record.status is _PENDING:
             if self.handler.is_closed_for(record.channel_id):
                 raise HandlerClosedError(HANDLER_CLOSED)
@@ -165,6 +171,15 @@ class DurableWaits:
                 if record.deadline is not None and store.clock() >= record.deadline:
                     await store.settle(pending_id, _TIMED_OUT)
                 record = await self._read(pending_id)
+                if outage:
+                    logger.info("Store reachable again: still waiting on %s", pending_id)
+                    outage = False
+            except StoreUnavailableError as error:
+                # An outage delays the answer, never loses it: keep the request and retry.
+                if not outage:
+                    logger.warning("Store unreachable while waiting on %s: %s", pending_id, error)
+                    outage = True
+                await asyncio.wait((waiter,), timeout=store.backstop_interval)
             finally:
                 waiters.discard(waiter)
                 if not waiters:

@@ -152,6 +152,7 @@ class HumanInputHandler:
         actor_id: str | None = None,
         key: str | None = None,
         answer_schema: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> PendingInput:
         """Register a pending request and schedule its notification; ``wait()`` owns cleanup.
 
@@ -165,12 +166,15 @@ class HumanInputHandler:
                 ``wait()`` replays its outcome at once.
             answer_schema: a JSON Schema the answer (JSON text) must match; ``aresolve()``
                 checks it. It is stored with the request, so every process checks the same.
+            timeout: set the deadline now (``timeout`` seconds from creation) instead of at
+                the first ``wait()``; a wait may bring it forward, never push it back. On a
+                durable store the deadline is written with the request.
 
         Raises:
             HandlerClosedError: the handler, or ``channel_id``'s scope, is closed.
             StoreUnavailableError: a durable store cannot be reached.
         """
-        if key is not None or answer_schema is not None or self._durable is not None:
+        if key is not None or answer_schema is not None or timeout is not None or self._durable:
             return await self._open_keyed(
                 tool_name,
                 arguments,
@@ -182,6 +186,7 @@ class HumanInputHandler:
                 False,
                 key,
                 answer_schema,
+                timeout,
             )
         return self._open(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
@@ -199,12 +204,13 @@ class HumanInputHandler:
         actor_id: str | None = None,
         key: str | None = None,
         answer_schema: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> PendingInput:
         """Like :meth:`create`, for a request no one will ``wait()`` on.
 
         The caller owns the cleanup and must :meth:`release` (or ``arelease``) the request.
         """
-        if key is not None or answer_schema is not None or self._durable is not None:
+        if key is not None or answer_schema is not None or timeout is not None or self._durable:
             return await self._open_keyed(
                 tool_name,
                 arguments,
@@ -216,6 +222,7 @@ class HumanInputHandler:
                 True,
                 key,
                 answer_schema,
+                timeout,
             )
         return self._open(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
@@ -293,9 +300,11 @@ class HumanInputHandler:
         detached: bool,
         key: str | None,
         answer_schema: dict[str, Any] | None,
+        timeout: float | None,
     ) -> PendingInput:
-        """The create path with a key, an answer schema or a durable store."""
+        """The create path with a key, an answer schema, a timeout or a durable store."""
         self._check_open(channel_id, tool_name, arguments)
+        check_timeout(timeout)
         if key is not None and not isinstance(key, str):
             check_text("key", key)
         if answer_schema is not None:
@@ -315,6 +324,8 @@ class HumanInputHandler:
         )
         durable = self._durable
         if durable is not None:
+            if timeout is not None:
+                request.deadline = durable.store.clock() + timeout
             record, created = await durable.store.insert(request)
             durable.local[record.pending_id] = record
             if created:
@@ -325,6 +336,10 @@ class HumanInputHandler:
             if existing is not None:
                 return existing
         self._store.add(request)
+        if timeout is not None:
+            loop = asyncio.get_running_loop()
+            request.deadline = when = loop.time() + timeout
+            self._deadlines.add(loop, request, when)
         self._created(request)
         return request
 

@@ -148,6 +148,7 @@ class HumanInputToolHandler:
         key = None
         if handler.durable and tool_call_id and channel_type is ChannelType.AI:
             key = f"{room_id}:{channel_id}:{tool_call_id}"
+        limit = self.timeout if timeout is None else timeout
         pending = await handler.create(
             name,
             arguments,
@@ -158,8 +159,9 @@ class HumanInputToolHandler:
             actor_id=current_tool_actor_id(),
             key=key,
             answer_schema=self.answer_schemas.get(name),
+            # A durable store writes the deadline with the request: no window without one.
+            timeout=limit if handler.durable else None,
         )
-        limit = self.timeout if timeout is None else timeout
         try:
             return await handler.wait(pending.pending_id, timeout=limit)
         except TimeoutError:

@@ -78,6 +78,27 @@ async def test_the_deadline_times_the_request_out_and_a_late_answer_loses(
     assert settled.status is PendingInputStatus.TIMED_OUT
 
 
+async def test_a_deadline_set_at_creation_holds_without_a_wait_timeout(
+    make_handler: HandlerFactory,
+) -> None:
+    handler = make_handler()
+    request = await handler.create("AskUserQuestion", {"question": "Quick?"}, timeout=0.05)
+    assert request.deadline is not None
+
+    with pytest.raises(HumanInputTimeoutError):
+        await make_handler().wait(request.pending_id, timeout=None)
+
+
+async def test_a_later_wait_brings_a_deadline_forward_but_never_back(
+    make_handler: HandlerFactory,
+) -> None:
+    handler = make_handler()
+    request = await handler.create("AskUserQuestion", {"question": "Soon?"}, timeout=3600)
+
+    with pytest.raises(HumanInputTimeoutError):
+        await handler.wait(request.pending_id, timeout=0.05)
+
+
 async def test_a_settled_request_replays_its_outcome(make_handler: HandlerFactory) -> None:
     handler = make_handler()
     request = await handler.create("AskUserQuestion", {"question": "Which?"})
