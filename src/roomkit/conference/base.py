@@ -8,7 +8,8 @@ participant publishing an :class:`AudioTrack`, and audio reaching a subscribed t
 
 Implementations subclass the ABC and call the ``_fire_*`` methods as their back end reports
 events; each returns once every listener has taken the event. The registries of callbacks
-live here, so every implementation keeps them the same way.
+live here, so every implementation keeps them the same way (and the same way as the realtime
+voice back ends).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
+
+from roomkit.voice._callbacks import Callbacks
 
 __all__ = [
     "AudioCallback",
@@ -69,35 +72,6 @@ TrackPublishedCallback = Callable[[str, str, AudioTrack], Awaitable[None]]
 AudioCallback = Callable[[str, str, bytes], Awaitable[None]]
 """``await cb(conference_id, participant_id, chunk)``: audio reached a subscribed track."""
 
-_C = TypeVar("_C", bound=Callable[..., Awaitable[None]])
-
-
-class _Callbacks(Generic[_C]):
-    """The callbacks registered for one kind of event, called in registration order."""
-
-    def __init__(self, kind: str) -> None:
-        self._kind = kind
-        self._callbacks: list[_C] = []
-
-    def add(self, callback: _C) -> Callable[[], None]:
-        if not callable(callback):
-            raise TypeError(f"{self._kind} callback must be an async callable, got {callback!r}")
-        self._callbacks.append(callback)
-
-        def remove() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
-
-        return remove
-
-    async def fire(self, *args: Any) -> None:
-        for callback in list(self._callbacks):
-            try:
-                await callback(*args)
-            except Exception:
-                # One listener's bug must not stop the back end's event loop or the others.
-                logger.exception("%s callback %r failed", self._kind, callback)
-
 
 class ConferenceBackend(ABC):
     """Conferences the channel joins, and the participants, tracks and audio in them.
@@ -108,10 +82,10 @@ class ConferenceBackend(ABC):
     """
 
     def __init__(self) -> None:
-        self._joined: _Callbacks[ParticipantJoinedCallback] = _Callbacks("participant joined")
-        self._left: _Callbacks[ParticipantLeftCallback] = _Callbacks("participant left")
-        self._tracks: _Callbacks[TrackPublishedCallback] = _Callbacks("track published")
-        self._audio: _Callbacks[AudioCallback] = _Callbacks("audio")
+        self._joined: Callbacks[ParticipantJoinedCallback] = Callbacks("participant joined", logger)
+        self._left: Callbacks[ParticipantLeftCallback] = Callbacks("participant left", logger)
+        self._tracks: Callbacks[TrackPublishedCallback] = Callbacks("track published", logger)
+        self._audio: Callbacks[AudioCallback] = Callbacks("audio", logger)
 
     @property
     def name(self) -> str:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from conference_harness import (
+from tests.channels.conference.conference_harness import MakeConference
+from tests.channels.realtime_harness import (
     ANSWER,
     ASK,
     LOOKUP,
     SLOW,
-    MakeConference,
     body,
-    conference_kits,
     lookup_handler,
     never_answers,
 )
@@ -23,12 +21,6 @@ from roomkit import AITool, ChannelType, HumanInputToolHandler
 from roomkit.testing import advance
 
 CONFERENCE = ChannelType.CONFERENCE
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeConference]:
-    async with conference_kits() as builder:
-        yield builder
 
 
 async def test_a_person_is_asked_and_the_provider_receives_the_answer(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ai_harness import ASK, LOOKUP, new_human
+from tests.channels.ai_harness import ASK, LOOKUP, new_human
 
 from roomkit import AITool, HumanInputToolHandler
 from roomkit.channels.conference import ConferenceRealtimeConfig

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-from conference_harness import ANSWER, MakeConference, body, conference_kits
+from tests.channels.conference.conference_harness import MakeConference
+from tests.channels.realtime_harness import ANSWER, body
 
 from roomkit import ChannelType, HookResult, HookTrigger, PendingInputEvent, ToolCallEvent
 
 CONFERENCE = ChannelType.CONFERENCE
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeConference]:
-    async with conference_kits() as builder:
-        yield builder
 
 
 async def test_a_blocking_gate_refuses_the_call_before_anyone_is_asked(

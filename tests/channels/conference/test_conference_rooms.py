@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 
 import pytest
-from conference_harness import MakeConference, conference_kits, new_human
+from tests.channels.conference.conference_harness import MakeConference
+from tests.channels.realtime_harness import new_human
 
 from roomkit import RoomKit
 from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
 from roomkit.conference.mock import MockConferenceBackend
 from roomkit.models.room import FrameworkEvent
 from roomkit.voice.realtime.mock import MockRealtimeProvider
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeConference]:
-    async with conference_kits() as builder:
-        yield builder
 
 
 async def test_participants_who_join_go_on_the_room_roster(make: MakeConference) -> None:

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from conference_harness import ANSWER, MakeConference, body, conference_kits
+from tests.channels.conference.conference_harness import MakeConference
+from tests.channels.realtime_harness import ANSWER, body
 
 from roomkit.channels.conference import ConferenceRealtimeConfig
 from roomkit.voice.realtime.base import RealtimeSessionState
 from roomkit.voice.realtime.mock import MockRealtimeProvider
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeConference]:
-    async with conference_kits() as builder:
-        yield builder
 
 
 def cancelled(hint: str) -> str:

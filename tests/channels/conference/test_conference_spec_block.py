@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ai_harness import new_human
+from tests.channels.ai_harness import new_human
 
 from roomkit import HookTrigger, PendingInputEvent, RoomKit
 from roomkit.conference.mock import MockConferenceBackend

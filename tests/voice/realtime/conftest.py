@@ -9,21 +9,14 @@ when the test ends.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from fake_openai_realtime import API_KEY, FakeOpenAIRealtime
-from openai_realtime_harness import ASK, LOOKUP, VoiceOnOpenAI, lookup
+from openai_realtime_harness import LOOKUP, VoiceOnOpenAI
 from openai_realtime_shapes import check_client_event, check_server_event
+from tests.channels.realtime_harness import attach, lookup_handler, new_human
 
-from roomkit import (
-    HookExecution,
-    HookTrigger,
-    HumanInputToolHandler,
-    PendingInputEvent,
-    RoomKit,
-    ToolCallEvent,
-)
+from roomkit import RoomKit
 from roomkit.channels.realtime_voice import RealtimeVoiceChannel
 from roomkit.voice.realtime.mock import MockRealtimeTransport
 from roomkit.voice.realtime.openai import OpenAIRealtimeProvider
@@ -53,33 +46,20 @@ async def h(
 ) -> AsyncIterator[VoiceOnOpenAI]:
     """The voice channel on the OpenAI provider, alice's session open."""
     kit = RoomKit()
-    human = HumanInputToolHandler({"AskUserQuestion"}, timeout=300, tool_definitions=[ASK])
+    human = new_human()
     voice = RealtimeVoiceChannel(
         "voice",
         provider=provider,
         transport=MockRealtimeTransport(),
         system_prompt="You help callers.",
         tools=[LOOKUP],
-        tool_handler=lookup,
+        tool_handler=lookup_handler,
         human_input_handler=human,
     )
-    kit.register_channel(voice)
-    await kit.create_room("r1")
-    await kit.attach_channel("r1", "voice")
+    await attach(kit, voice)
     session = await voice.start_session("r1", "alice", "alice-phone")
-    harness = VoiceOnOpenAI(kit, voice, provider, human, session, await fake.connection())
-
-    @kit.hook(HookTrigger.ON_TOOL_CALL, execution=HookExecution.ASYNC)
-    async def record(event: ToolCallEvent, ctx: Any) -> None:
-        harness.reports.append(event)
-        async with harness.reported:
-            harness.reported.notify_all()
-
-    @kit.hook(HookTrigger.ON_USER_INPUT_REQUIRED)
-    async def announce(event: PendingInputEvent, ctx: Any) -> None:
-        harness.questions.put_nowait(event)
-
+    api = await fake.connection()
     try:
-        yield harness
+        yield VoiceOnOpenAI(kit, human, voice, provider, session, api)
     finally:
         await kit.close()

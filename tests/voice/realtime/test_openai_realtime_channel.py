@@ -12,14 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from openai_realtime_harness import ASK, LOOKUP, VoiceOnOpenAI, outputs, text_of
+from openai_realtime_harness import ANSWER, ASK, LOOKUP, VoiceOnOpenAI, outputs, text_of
 from openai_realtime_shapes import check_client_event, check_server_event
 from pydantic import ValidationError
 
 from roomkit.core.exceptions import ProviderTimeoutError
 from roomkit.models.enums import ChannelType
-
-ANSWER = '{"answer": "blue"}'
 
 
 async def test_the_session_declares_the_instructions_and_every_tool(h: VoiceOnOpenAI) -> None:
@@ -44,11 +42,11 @@ async def test_the_session_declares_the_instructions_and_every_tool(h: VoiceOnOp
 
 
 async def test_a_function_call_asks_the_caller_and_submits_the_answer(h: VoiceOnOpenAI) -> None:
-    await h.api.push_function_call("call_1", "AskUserQuestion", '{"question": "Which color?"}')
+    await h.api.push_function_call("call_1", "Ask", '{"question": "Which color?"}')
 
     event = await h.questions.get()
     assert event.channel_type is ChannelType.REALTIME_VOICE
-    assert (event.tool_name, event.arguments) == ("AskUserQuestion", {"question": "Which color?"})
+    assert (event.tool_name, event.arguments) == ("Ask", {"question": "Which color?"})
     assert (event.tool_call_id, event.actor_id, event.room_id) == ("call_1", "alice", "r1")
     assert h.human.handler.resolve(event.pending_id, ANSWER)
 
@@ -58,7 +56,7 @@ async def test_a_function_call_asks_the_caller_and_submits_the_answer(h: VoiceOn
     ]
     answered = h.api.log.index(("in", "conversation.item.create"))
     assert h.api.log.index(("in", "response.create")) > answered
-    assert (await h.report("AskUserQuestion")).outcome == "served"
+    assert (await h.report("Ask")).outcome == "served"
 
 
 async def test_a_host_tool_call_is_served_and_answered(h: VoiceOnOpenAI) -> None:
@@ -76,7 +74,7 @@ async def test_a_host_tool_call_is_served_and_answered(h: VoiceOnOpenAI) -> None
 async def test_a_spoken_call_is_served_and_its_result_injected_silently(
     h: VoiceOnOpenAI, legacy: bool
 ) -> None:
-    spoken = 'One moment. call:AskUserQuestion{question:"Which color?"}'
+    spoken = 'One moment. call:Ask{question:"Which color?"}'
     await h.api.push_assistant_transcript(spoken, legacy=legacy)
 
     event = await h.questions.get()
@@ -88,11 +86,11 @@ async def test_a_spoken_call_is_served_and_its_result_injected_silently(
     )
     await h.flush()
 
-    assert text_of(injected) == f"Result of AskUserQuestion: {ANSWER}"
+    assert text_of(injected) == f"Result of Ask: {ANSWER}"
     assert injected["item"]["role"] == "system"
     assert "response.create" not in h.api.received_types
     assert outputs(h.api) == []
-    assert (await h.report("AskUserQuestion")).outcome == "served"
+    assert (await h.report("Ask")).outcome == "served"
 
 
 async def test_arguments_that_are_not_json_are_refused_and_the_model_reads_why(
@@ -114,7 +112,7 @@ async def test_calls_made_together_ask_for_one_response_after_the_last_result(
 ) -> None:
     await h.api.push_function_calls(
         ("call_4", "lookup", '{"key": "weather"}'),
-        ("call_5", "AskUserQuestion", '{"question": "Which color?"}'),
+        ("call_5", "Ask", '{"question": "Which color?"}'),
     )
     event = await h.questions.get()
     await h.api.wait_for("conversation.item.create", lambda e: e["item"].get("call_id") == "call_4")
@@ -155,12 +153,12 @@ async def test_a_repeated_function_call_is_served_once(h: VoiceOnOpenAI) -> None
 async def test_a_dropped_connection_withdraws_the_request_and_sends_nothing(
     h: VoiceOnOpenAI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await h.api.push_function_call("call_8", "AskUserQuestion", '{"question": "Which color?"}')
+    await h.api.push_function_call("call_8", "Ask", '{"question": "Which color?"}')
     event = await h.questions.get()
 
     with caplog.at_level(logging.WARNING):
         await h.api.drop()
-        report = await h.report("AskUserQuestion")
+        report = await h.report("Ask")
 
     assert report.outcome == "cancelled"
     assert json.loads(report.result)["hint"] == (
@@ -180,12 +178,12 @@ async def test_a_dropped_connection_withdraws_the_request_and_sends_nothing(
 
 
 async def test_a_spoken_call_is_withdrawn_too_when_the_connection_drops(h: VoiceOnOpenAI) -> None:
-    await h.api.push_assistant_transcript('call:AskUserQuestion{question:"Which color?"}')
+    await h.api.push_assistant_transcript('call:Ask{question:"Which color?"}')
     event = await h.questions.get()
 
     await h.api.drop()
 
-    assert (await h.report("AskUserQuestion")).outcome == "cancelled"
+    assert (await h.report("Ask")).outcome == "cancelled"
     assert not h.human.handler.resolve(event.pending_id, ANSWER)
     assert all(not (text_of(e) or "").startswith("Result of") for e in h.api.received)
 
@@ -210,7 +208,7 @@ async def test_the_callers_speech_is_transcribed_and_never_serves_a_call(
 async def test_every_event_both_ways_has_the_vendors_shape(h: VoiceOnOpenAI) -> None:
     await h.api.push_function_call("call_10", "lookup", '{"key": "weather"}')
     await h.api.wait_for("response.create")
-    await h.api.push_assistant_transcript('call:AskUserQuestion{question:"Which color?"}')
+    await h.api.push_assistant_transcript('call:Ask{question:"Which color?"}')
     await h.api.push_assistant_transcript("Older names.", legacy=True)
     await h.api.push_user_transcript("Blue.")
     event = await h.questions.get()

@@ -9,16 +9,12 @@ participants speaking at once start one session, not two.
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass, field
 
-from roomkit.channels.conference._call import Plugged
+from roomkit.channels.conference._plugged import Plugged
 from roomkit.channels.realtime_voice._live import LiveSession
-from roomkit.voice.realtime.base import RealtimeSessionState
 
-__all__ = ["DETACHED", "UNPLUGGED", "ConferenceRoom", "finish"]
-
-logger = logging.getLogger("roomkit.channels.conference")
+__all__ = ["DETACHED", "UNPLUGGED", "ConferenceRoom"]
 
 UNPLUGGED = "The conference's realtime provider was unplugged before its result."
 DETACHED = "The conference was detached from the room before its result."
@@ -45,18 +41,3 @@ class ConferenceRoom:
     def open(self) -> bool:
         """True while the room's session takes and answers calls."""
         return self.live is not None and self.live.open
-
-
-async def finish(live: LiveSession, plugged: Plugged, hint: str) -> None:
-    """End ``live``: cut its open calls (their requests are withdrawn, nothing more is sent
-    to the provider; the model reads ``hint``), then close the model's side."""
-    session = live.session
-    if live.ending is None:
-        live.ending = hint
-    session.state = RealtimeSessionState.ENDING
-    await live.cut_calls(None, hint)
-    try:
-        await plugged.config.provider.disconnect(session)
-    except Exception:
-        logger.exception("Could not disconnect session %s from its provider", session.id)
-    session.state = RealtimeSessionState.ENDED

@@ -22,19 +22,23 @@ from typing import TYPE_CHECKING, Any
 
 from roomkit.channels.ai._declare import warn_never_offered
 from roomkit.channels.base import Channel
-from roomkit.channels.conference._call import ConferenceCall, Plugged, spawn
-from roomkit.channels.conference._rooms import DETACHED, UNPLUGGED, ConferenceRoom, finish
+from roomkit.channels.conference._plugged import Plugged
+from roomkit.channels.conference._rooms import DETACHED, UNPLUGGED, ConferenceRoom
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
+from roomkit.channels.realtime_voice._call import RealtimeCall
+from roomkit.channels.realtime_voice._checks import attached_room, check_kind, registered_kit
+from roomkit.channels.realtime_voice._doors import spawn
 from roomkit.channels.realtime_voice._live import (
     CHANNEL_CLOSED,
     MODEL_CANCELLED,
     SESSION_ENDED,
+    Door,
     LiveSession,
 )
 from roomkit.conference.base import AudioTrack, ConferenceBackend, ConferenceParticipant
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import Participant
-from roomkit.voice.realtime.base import RealtimeSession, RealtimeSessionState
+from roomkit.voice.realtime.base import RealtimeSession
 
 if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
@@ -64,8 +68,7 @@ class ConferenceChannel(Channel):
         realtime: ConferenceRealtimeConfig | None = None,
     ) -> None:
         super().__init__(channel_id)
-        if not isinstance(backend, ConferenceBackend):
-            raise TypeError(f"backend must be a ConferenceBackend, got {type(backend).__name__}")
+        check_kind("backend", backend, ConferenceBackend)
         self.backend = backend
         self.closing = False
         """True once ``close()`` started: nothing is joined, plugged or started any more."""
@@ -131,7 +134,7 @@ class ConferenceChannel(Channel):
             warn_never_offered(self.channel_id, human.tool_names, declared, self._warned)
         plugged = Plugged(self, config)
         self._route(plugged)
-        provider = config.provider
+        provider = plugged.provider
         plugged.unsubscribe = [
             provider.on_tool_call(self._on_tool_call),
             provider.on_tool_call_cancelled(self._on_tool_call_cancelled),
@@ -184,8 +187,7 @@ class ConferenceChannel(Channel):
         """
         kit = self._registered()
         self._realtime_plugged()
-        record = await kit.get_room(room_id)
-        await self._check_attached(kit, room_id)
+        record = await attached_room(kit, self.channel_id, room_id)
         room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
         async with room.starting:
             plugged = self._realtime_plugged()
@@ -203,19 +205,10 @@ class ConferenceChannel(Channel):
             room.live, room.plugged, room.speaker = live, plugged, None
             self._by_session[session.id] = room
             try:
-                await plugged.config.provider.connect(
-                    session,
-                    system_prompt=plugged.config.system_prompt,
-                    tools=[
-                        {"name": t.name, "description": t.description, "parameters": t.parameters}
-                        for t in tools.values()
-                    ],
-                )
+                await live.connect(plugged.provider, plugged.config.system_prompt)
             except BaseException:
                 await self._end(room, SESSION_ENDED)
                 raise
-            if live.open:
-                session.state = RealtimeSessionState.ACTIVE
             return session
 
     def _realtime_plugged(self) -> Plugged:
@@ -239,25 +232,13 @@ class ConferenceChannel(Channel):
             return
         room.live = room.plugged = None
         self._by_session.pop(live.session.id, None)
-        await finish(live, plugged, hint)
+        await live.finish(hint, plugged.provider)
 
     def _registered(self) -> RoomKit:
-        kit = self._kit
-        if kit is None:
-            raise RuntimeError(
-                f"Channel {self.channel_id} is not registered: call kit.register_channel()"
-            )
+        kit = registered_kit(self)
         if self.closing:
             raise RuntimeError(f"Channel {self.channel_id} is closed")
         return kit
-
-    async def _check_attached(self, kit: RoomKit, room_id: str) -> None:
-        bindings = await kit.store.list_bindings(room_id)
-        if not any(binding.channel_id == self.channel_id for binding in bindings):
-            raise KeyError(
-                f"Channel {self.channel_id!r} is not attached to room {room_id!r}: "
-                "call kit.attach_channel(room_id, channel_id) first"
-            )
 
     # -- conferences -------------------------------------------------------------------------
 
@@ -281,8 +262,7 @@ class ConferenceChannel(Channel):
             Exception: whatever the back end's ``join`` raised (the room is not joined).
         """
         kit = self._registered()
-        await kit.get_room(room_id)
-        await self._check_attached(kit, room_id)
+        await attached_room(kit, self.channel_id, room_id)
         conference_id = conference_id or room_id
         room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
         if room.conference_id == conference_id:
@@ -411,7 +391,10 @@ class ConferenceChannel(Channel):
         if call_id in room.live.calls:
             logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
             return
-        spawn(ConferenceCall(room.plugged, room.live, call_id, name, arguments, room.speaker))
+        call = RealtimeCall(
+            room.plugged, room.live, Door.FUNCTION_CALL, call_id, name, arguments, room.speaker
+        )
+        spawn(call)
 
     async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
         room = self._by_session.get(session.id)

@@ -14,6 +14,7 @@ from dataclasses import KW_ONLY, dataclass, replace
 from typing import Any
 
 from roomkit.channels.ai._declare import check_unique_tools
+from roomkit.channels.realtime_voice._checks import check_kind, host_tools, seconds
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
@@ -22,14 +23,6 @@ from roomkit.voice.realtime.base import RealtimeProvider
 __all__ = ["ConferenceRealtimeConfig"]
 
 _FIXED = frozenset({"provider", "human_input_handler"})
-
-
-def _seconds(name: str, value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
-    return float(value)
 
 
 @dataclass(eq=False)
@@ -66,31 +59,26 @@ class ConferenceRealtimeConfig:
     """The model's instructions in every session."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.provider, RealtimeProvider):
-            raise TypeError(
-                f"provider must be a RealtimeProvider, got {type(self.provider).__name__}"
-            )
-        human = self.human_input_handler
-        if human is not None and not isinstance(human, HumanInputToolHandler):
-            raise TypeError(
-                f"human_input_handler must be a HumanInputToolHandler, got {type(human).__name__}"
-            )
+        check_kind("provider", self.provider, RealtimeProvider)
+        check_kind(
+            "human_input_handler", self.human_input_handler, HumanInputToolHandler, optional=True
+        )
         if self.tool_handler is not None and not callable(self.tool_handler):
             raise TypeError(f"tool_handler must be an async callable, got {self.tool_handler!r}")
         if self.system_prompt is not None and not isinstance(self.system_prompt, str):
             raise TypeError(f"system_prompt must be a string, got {self.system_prompt!r}")
         # A passed-through object is normalised in place: the checked values are kept.
-        object.__setattr__(self, "tools", _host_tools(self.tools))
+        object.__setattr__(self, "tools", host_tools(self.tools))
         object.__setattr__(
             self,
             "tool_timeout_seconds",
-            _seconds("tool_timeout_seconds", self.tool_timeout_seconds),
+            seconds("tool_timeout_seconds", self.tool_timeout_seconds),
         )
         object.__setattr__(
             self,
             "tool_timeouts",
             {
-                name: _seconds(f"tool_timeouts[{name!r}]", bound)
+                name: seconds(f"tool_timeouts[{name!r}]", bound)
                 for name, bound in (self.tool_timeouts or {}).items()
             },
         )
@@ -141,11 +129,3 @@ class ConferenceRealtimeConfig:
         if human is not None and name in human.tool_names:
             return None
         return self.tool_timeout_seconds
-
-
-def _host_tools(tools: object) -> list[AITool]:
-    if tools is None:
-        return []
-    if isinstance(tools, str | Mapping) or not isinstance(tools, Sequence):
-        raise TypeError("tools must be a list of AITool objects (or dicts), not a single tool")
-    return [tool if isinstance(tool, AITool) else AITool.model_validate(tool) for tool in tools]

@@ -8,13 +8,16 @@ cut while it runs (its session ended, the channel closed, the model gave it up) 
 cancelled and the cancellation goes on.
 
 The steps read a call through :class:`RealtimeCall` and the channel serving it through
-:class:`ServingChannel`, so each channel brings its own call object and door type.
+:class:`ServingChannel`, so each channel brings its own door type, tool handler and bounds:
+the voice channel serves its callers' calls, the conference channel the calls of a room's
+session, for the participant speaking.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.channels.ai._outcome import CallOutcome, error_body, refused
@@ -24,13 +27,13 @@ from roomkit.channels.realtime_voice._serve import serve
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:
-    from roomkit.channels.realtime_voice._live import LiveSession
+    from roomkit.channels.realtime_voice._live import Door, LiveSession
     from roomkit.core.framework import RoomKit
     from roomkit.models.enums import ChannelType
     from roomkit.models.hooks import RoomContext
     from roomkit.tools.compose import ToolHandler
     from roomkit.tools.human_input import HumanInputToolHandler
-    from roomkit.voice.realtime.base import RealtimeSession
+    from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession
 
 __all__ = ["RealtimeCall", "ServingChannel", "run_call"]
 
@@ -58,57 +61,9 @@ class ServingChannel(Protocol):
         """The host's tool handler, read at every call."""
         ...
 
-    def call_bound(self, name: str) -> float | None:
-        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
-        ...
-
-
-class RealtimeCall(Protocol):
-    """What the steps read of one call."""
-
     @property
-    def channel(self) -> ServingChannel:
-        """The channel serving the call."""
-        ...
-
-    @property
-    def live(self) -> LiveSession:
-        """The session the call belongs to."""
-        ...
-
-    @property
-    def door(self) -> str:
-        """How the call reached the channel, for logs."""
-        ...
-
-    @property
-    def call_id(self) -> str:
-        """The call's id."""
-        ...
-
-    @property
-    def name(self) -> str:
-        """The tool called."""
-        ...
-
-    @property
-    def arguments(self) -> Any:
-        """The arguments as written (validated before anything trusts them)."""
-        ...
-
-    @property
-    def session(self) -> RealtimeSession:
-        """The call's session."""
-        ...
-
-    @property
-    def room_id(self) -> str:
-        """The session's room."""
-        ...
-
-    @property
-    def actor_id(self) -> str | None:
-        """Whom the call is for, or ``None`` when nobody is known."""
+    def provider(self) -> RealtimeProvider:
+        """The model the channel's sessions run on, which a call's result goes back to."""
         ...
 
     @property
@@ -116,9 +71,56 @@ class RealtimeCall(Protocol):
         """The kit the channel is registered with."""
         ...
 
+    def call_bound(self, name: str) -> float | None:
+        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RealtimeCall:
+    """One call on one door of a realtime channel: what every step reads."""
+
+    channel: ServingChannel
+    """The channel serving it."""
+    live: LiveSession
+    """The session it belongs to."""
+    door: Door
+    """How it reached the channel, and so how its result goes back."""
+    call_id: str
+    """The provider's call id, or one the channel made for a recovered or reasoning call."""
+    name: str
+    """The tool called."""
+    arguments: Any
+    """The arguments as written (validated before anything trusts them)."""
+    actor_id: str | None
+    """Whom the call is for (the caller, the participant speaking), or ``None`` when nobody
+    is known."""
+
+    @property
+    def session(self) -> RealtimeSession:
+        """The call's session."""
+        return self.live.session
+
+    @property
+    def room_id(self) -> str:
+        """The session's room."""
+        return self.live.session.room_id
+
+    @property
+    def kit(self) -> RoomKit | None:
+        """The kit the channel is registered with."""
+        return self.channel.kit
+
     async def context(self) -> RoomContext | None:
         """The room context hooks receive; ``None`` when it cannot be built."""
-        ...
+        kit = self.kit
+        if kit is None:
+            return None
+        try:
+            return await kit.room_context(self.room_id)
+        except Exception:
+            logger.exception("No room context for room %s", self.room_id)
+            return None
 
 
 async def run_call(call: RealtimeCall) -> CallOutcome:

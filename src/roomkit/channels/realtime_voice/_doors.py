@@ -1,7 +1,8 @@
-"""Doors: how a call enters the channel, and how its result goes back out.
+"""Doors: how a call enters a realtime channel, and how its result goes back out.
 
-Every door spawns the call in a task of its own, tracked by its session, so that the session
-ending, the channel closing or the model cancelling the call can cut it. The result goes back
+Every door of the voice channel, and the conference channel's function calls, spawn the call
+in a task of its own, tracked by its session, so that the session ending, the channel closing
+or the model cancelling the call can cut it. The result goes back
 the way the call came: a provider's function call gets ``submit_tool_result``; a call
 recovered from speech gets a silent ``inject_context``; a reasoning backend's call gets the
 result as the return value of its ``call_tool``. Once the session is no longer open, nothing
@@ -16,15 +17,15 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels.ai._outcome import CallOutcome, error_body, failed
-from roomkit.channels.realtime_voice._call import run_call
-from roomkit.channels.realtime_voice._live import Door, LiveSession, VoiceCall
+from roomkit.channels.realtime_voice._call import RealtimeCall, run_call
+from roomkit.channels.realtime_voice._live import Door, LiveSession
 from roomkit.channels.realtime_voice._reasoning import CallTool
 from roomkit.channels.realtime_voice._report import cut, report
 
 if TYPE_CHECKING:
     from roomkit.channels.realtime_voice.channel import RealtimeVoiceChannel
 
-__all__ = ["call_tool_for", "new_call_id", "recovered_result", "spawn"]
+__all__ = ["call_tool_for", "caller_call", "new_call_id", "recovered_result", "spawn"]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
 
@@ -39,22 +40,27 @@ def recovered_result(name: str, content: str) -> str:
     return f"Result of {name}: {content}"
 
 
-def spawn(
+def caller_call(
     channel: RealtimeVoiceChannel,
     live: LiveSession,
     door: Door,
     call_id: str,
     name: str,
     arguments: Any,
-) -> asyncio.Task[CallOutcome]:
-    """Serve the call in a task tracked by its session; return the task."""
-    call = VoiceCall(channel, live, door, call_id, name, arguments)
-    task = asyncio.get_running_loop().create_task(_answer(call), name=f"voice-call-{call_id}")
-    live.track(call_id, task)
+) -> RealtimeCall:
+    """A call in a voice session: the session's caller is the one it is for."""
+    return RealtimeCall(channel, live, door, call_id, name, arguments, live.session.participant_id)
+
+
+def spawn(call: RealtimeCall) -> asyncio.Task[CallOutcome]:
+    """Serve ``call`` in a task tracked by its session; return the task."""
+    name = f"{call.channel.channel_type}-call-{call.call_id}"
+    task = asyncio.get_running_loop().create_task(_answer(call), name=name)
+    call.live.track(call.call_id, task)
     return task
 
 
-async def _answer(call: VoiceCall) -> CallOutcome:
+async def _answer(call: RealtimeCall) -> CallOutcome:
     try:
         outcome = await run_call(call)
     except Exception as error:
@@ -81,19 +87,18 @@ def call_tool_for(channel: RealtimeVoiceChannel, live: LiveSession) -> CallTool:
     """The ``call_tool`` a reasoning backend uses in ``live``'s session."""
 
     async def call_tool(name: str, arguments: dict[str, Any]) -> str:
-        call_id = new_call_id(Door.REASONING)
+        call = caller_call(
+            channel, live, Door.REASONING, new_call_id(Door.REASONING), name, arguments
+        )
         if not live.open:
-            call = VoiceCall(channel, live, Door.REASONING, call_id, name, arguments)
-            return (await report(call, cut(call, live.cut_hint(call_id)))).content
-        task = spawn(channel, live, Door.REASONING, call_id, name, arguments)
+            return (await report(call, cut(call, live.cut_hint(call.call_id)))).content
         try:
-            return (await task).content
+            return (await spawn(call)).content
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 raise
             # The call was cut under the backend (the session ended): it reads why.
-            call = VoiceCall(channel, live, Door.REASONING, call_id, name, arguments)
-            return cut(call, live.cut_hint(call_id)).content
+            return cut(call, live.cut_hint(call.call_id)).content
 
     return call_tool

@@ -1,10 +1,11 @@
-"""The channel's view of a live session and of one call on one of its doors.
+"""The channel's view of a live session, and the doors its calls come in by.
 
-A :class:`LiveSession` holds what the channel keeps while a session runs: the room, the tools
-declared to the model, and the task serving each open call, so that ending the session, the
-model cancelling a call or the provider losing the model's side can cut them. A
-:class:`VoiceCall` is what every step of the call pipeline reads: who called what, on which
-door, in which session.
+A :class:`LiveSession` holds what a realtime channel (the voice channel, the conference
+channel) keeps while a session runs: the room, the tools declared to the model, and the task
+serving each open call, so that ending the session, the model cancelling a call or the
+provider losing the model's side can cut them. It opens the model's side of the session and
+ends the session the same way for every channel; which back ends are hung up at the end is
+the channel's to say.
 """
 
 from __future__ import annotations
@@ -13,17 +14,16 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum, unique
-from typing import TYPE_CHECKING, Any
 
 from roomkit.channels.ai._outcome import CallOutcome
-from roomkit.models.hooks import RoomContext
 from roomkit.models.room import Room
 from roomkit.providers.ai.base import AITool
-from roomkit.voice.realtime.base import RealtimeSession
-
-if TYPE_CHECKING:
-    from roomkit.channels.realtime_voice.channel import RealtimeVoiceChannel
-    from roomkit.core.framework import RoomKit
+from roomkit.voice.realtime.base import (
+    RealtimeProvider,
+    RealtimeSession,
+    RealtimeSessionState,
+    RealtimeTransport,
+)
 
 __all__ = [
     "CHANNEL_CLOSED",
@@ -33,7 +33,6 @@ __all__ = [
     "SESSION_ENDED",
     "Door",
     "LiveSession",
-    "VoiceCall",
 ]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
@@ -97,6 +96,35 @@ class LiveSession:
 
         task.add_done_callback(forget)
 
+    async def connect(self, provider: RealtimeProvider, system_prompt: str | None) -> None:
+        """Open the model's side of the session on ``provider``, declaring the session's
+        tools; the session turns active unless the model was lost while connecting."""
+        session = self.session
+        await provider.connect(
+            session,
+            system_prompt=system_prompt,
+            tools=[
+                {"name": t.name, "description": t.description, "parameters": t.parameters}
+                for t in self.tools.values()
+            ],
+        )
+        if self.open:
+            session.state = RealtimeSessionState.ACTIVE
+
+    async def finish(self, hint: str, *sides: RealtimeProvider | RealtimeTransport) -> None:
+        """End the session: cut its open calls (their requests are withdrawn, nothing more is
+        sent to the provider; the model reads ``hint``), then disconnect it from ``sides``."""
+        session = self.session
+        self.ending = hint
+        session.state = RealtimeSessionState.ENDING
+        await self.cut_calls(None, hint)
+        for side in sides:
+            try:
+                await side.disconnect(session)
+            except Exception:
+                logger.exception("Could not disconnect session %s from %r", session.id, side)
+        session.state = RealtimeSessionState.ENDED
+
     async def _model_lost(self, session: RealtimeSession, reason: str) -> None:
         """The provider lost the model's side: a result would have nowhere to go, so the open
         calls are cut (their requests withdrawn) and the session takes no new call. The
@@ -123,52 +151,3 @@ class LiveSession:
             tasks.append(task)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-@dataclass(frozen=True, slots=True)
-class VoiceCall:
-    """One call on one of the channel's doors."""
-
-    channel: RealtimeVoiceChannel
-    """The channel serving it."""
-    live: LiveSession
-    """The session it belongs to."""
-    door: Door
-    """How it reached the channel."""
-    call_id: str
-    """The provider's call id, or one the channel made for a recovered or reasoning call."""
-    name: str
-    """The tool called."""
-    arguments: Any
-    """The arguments as written (validated before anything trusts them)."""
-
-    @property
-    def session(self) -> RealtimeSession:
-        """The call's session."""
-        return self.live.session
-
-    @property
-    def room_id(self) -> str:
-        """The session's room."""
-        return self.live.session.room_id
-
-    @property
-    def actor_id(self) -> str:
-        """The caller: the session's participant."""
-        return self.live.session.participant_id
-
-    @property
-    def kit(self) -> RoomKit | None:
-        """The kit the channel is registered with."""
-        return self.channel.kit
-
-    async def context(self) -> RoomContext | None:
-        """The room context hooks receive; ``None`` when it cannot be built."""
-        kit = self.kit
-        if kit is None:
-            return None
-        try:
-            return await kit.room_context(self.room_id)
-        except Exception:
-            logger.exception("No room context for room %s", self.room_id)
-            return None

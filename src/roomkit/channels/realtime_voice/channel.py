@@ -21,7 +21,14 @@ from roomkit.channels.ai._declare import (
     warn_never_offered,
 )
 from roomkit.channels.base import Channel
-from roomkit.channels.realtime_voice._doors import call_tool_for, new_call_id, spawn
+from roomkit.channels.realtime_voice._checks import (
+    attached_room,
+    check_kind,
+    host_tools,
+    registered_kit,
+    seconds,
+)
+from roomkit.channels.realtime_voice._doors import call_tool_for, caller_call, new_call_id, spawn
 from roomkit.channels.realtime_voice._live import (
     CHANNEL_CLOSED,
     MODEL_CANCELLED,
@@ -36,36 +43,14 @@ from roomkit.models.room import Participant
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
-from roomkit.voice.realtime.base import (
-    RealtimeProvider,
-    RealtimeSession,
-    RealtimeSessionState,
-    RealtimeTransport,
-)
+from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession, RealtimeTransport
 
 if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
 
 __all__ = ["RealtimeVoiceChannel"]
 
-human_logger = logging.getLogger("roomkit.tools.human_input")
 logger = logging.getLogger("roomkit.channels.realtime_voice")
-
-
-def _seconds(name: str, value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
-    return float(value)
-
-
-def _host_tools(tools: Sequence[AITool | Mapping[str, Any]] | None) -> list[AITool]:
-    if isinstance(tools, str | Mapping):
-        raise TypeError("tools must be a list of AITool objects (or dicts), not a single tool")
-    return [
-        tool if isinstance(tool, AITool) else AITool.model_validate(tool) for tool in tools or ()
-    ]
 
 
 class RealtimeVoiceChannel(Channel):
@@ -110,19 +95,9 @@ class RealtimeVoiceChannel(Channel):
         reasoning_backend: ReasoningBackend | None = None,
     ) -> None:
         super().__init__(channel_id)
-        if not isinstance(provider, RealtimeProvider):
-            raise TypeError(f"provider must be a RealtimeProvider, got {type(provider).__name__}")
-        if not isinstance(transport, RealtimeTransport):
-            raise TypeError(
-                f"transport must be a RealtimeTransport, got {type(transport).__name__}"
-            )
-        if human_input_handler is not None and not isinstance(
-            human_input_handler, HumanInputToolHandler
-        ):
-            raise TypeError(
-                "human_input_handler must be a HumanInputToolHandler, "
-                f"got {type(human_input_handler).__name__}"
-            )
+        check_kind("provider", provider, RealtimeProvider)
+        check_kind("transport", transport, RealtimeTransport)
+        check_kind("human_input_handler", human_input_handler, HumanInputToolHandler, optional=True)
         if reasoning_backend is not None and not callable(
             getattr(reasoning_backend, "reason", None)
         ):
@@ -134,15 +109,15 @@ class RealtimeVoiceChannel(Channel):
         self.transport = transport
         self.system_prompt = system_prompt
         self.human_input_handler = human_input_handler
-        self.tool_timeout_seconds = _seconds("tool_timeout_seconds", tool_timeout_seconds)
+        self.tool_timeout_seconds = seconds("tool_timeout_seconds", tool_timeout_seconds)
         self.tool_timeouts = {
-            name: _seconds(f"tool_timeouts[{name!r}]", bound)
+            name: seconds(f"tool_timeouts[{name!r}]", bound)
             for name, bound in (tool_timeouts or {}).items()
         }
         self.tool_recovery = bool(tool_recovery)
         self.reasoning_backend = reasoning_backend
         human_tools = human_input_handler.tools if human_input_handler is not None else []
-        self._tools = check_unique_tools(channel_id, _host_tools(tools), human_tools)
+        self._tools = check_unique_tools(channel_id, host_tools(tools), human_tools)
         self._tool_handler: ToolHandler | None = None
         self.tool_handler = tool_handler
         self._warned: set[str] = set()
@@ -214,22 +189,12 @@ class RealtimeVoiceChannel(Channel):
             KeyError: no such room, or the channel is not attached to it.
             ValueError: ``participant_id`` is empty.
         """
-        kit = self._kit
-        if kit is None:
-            raise RuntimeError(
-                f"Channel {self.channel_id} is not registered: call kit.register_channel()"
-            )
+        kit = registered_kit(self)
         if self.closing:
             raise RuntimeError(f"Channel {self.channel_id} is closed: start no new sessions")
         if not isinstance(participant_id, str) or not participant_id:
             raise ValueError(f"participant_id must be a non-empty string, got {participant_id!r}")
-        room = await kit.get_room(room_id)
-        bindings = await kit.store.list_bindings(room_id)
-        if not any(binding.channel_id == self.channel_id for binding in bindings):
-            raise KeyError(
-                f"Channel {self.channel_id!r} is not attached to room {room_id!r}: "
-                "call kit.attach_channel(room_id, channel_id) first"
-            )
+        room = await attached_room(kit, self.channel_id, room_id)
         await kit.store.add_participant(Participant(participant_id, room_id))
         tools = self._tools
         human = self.human_input_handler
@@ -240,20 +205,11 @@ class RealtimeVoiceChannel(Channel):
         await self.transport.accept(session, connection)
         self._sessions[session.id] = live
         try:
-            await self.provider.connect(
-                session,
-                system_prompt=self.system_prompt,
-                tools=[
-                    {"name": t.name, "description": t.description, "parameters": t.parameters}
-                    for t in tools.values()
-                ],
-            )
+            await live.connect(self.provider, self.system_prompt)
         except BaseException:
             self._sessions.pop(session.id, None)
-            await self._finish(live, SESSION_ENDED)
+            await live.finish(SESSION_ENDED, self.provider, self.transport)
             raise
-        if live.open:
-            session.state = RealtimeSessionState.ACTIVE
         return session
 
     async def end_session(self, session: RealtimeSession) -> None:
@@ -261,19 +217,7 @@ class RealtimeVoiceChannel(Channel):
         sent to the provider), then hang up both sides. Ending it again does nothing."""
         live = self._sessions.pop(session.id, None)
         if live is not None:
-            await self._finish(live, SESSION_ENDED)
-
-    async def _finish(self, live: LiveSession, hint: str) -> None:
-        session = live.session
-        live.ending = hint
-        session.state = RealtimeSessionState.ENDING
-        await live.cut_calls(None, hint)
-        for side in (self.provider, self.transport):
-            try:
-                await side.disconnect(session)
-            except Exception:
-                logger.exception("Could not disconnect session %s from %r", session.id, side)
-        session.state = RealtimeSessionState.ENDED
+            await live.finish(SESSION_ENDED, self.provider, self.transport)
 
     def _open_session(self, session: RealtimeSession) -> LiveSession | None:
         live = self._sessions.get(session.id)
@@ -293,7 +237,7 @@ class RealtimeVoiceChannel(Channel):
         if call_id in live.calls:
             logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
             return
-        spawn(self, live, Door.FUNCTION_CALL, call_id, name, arguments)
+        spawn(caller_call(self, live, Door.FUNCTION_CALL, call_id, name, arguments))
 
     async def _on_transcription(
         self, session: RealtimeSession, text: str, role: str, final: bool
@@ -306,7 +250,7 @@ class RealtimeVoiceChannel(Channel):
             return
         for found in recover_calls(text):
             call_id = new_call_id(Door.RECOVERED)
-            spawn(self, live, Door.RECOVERED, call_id, found.name, found.arguments)
+            spawn(caller_call(self, live, Door.RECOVERED, call_id, found.name, found.arguments))
 
     async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
         live = self._sessions.get(session.id)
@@ -352,7 +296,8 @@ class RealtimeVoiceChannel(Channel):
         lives = list(self._sessions.values())
         self._sessions.clear()
         if lives:
-            await asyncio.gather(*(self._finish(live, CHANNEL_CLOSED) for live in lives))
+            ends = (live.finish(CHANNEL_CLOSED, self.provider, self.transport) for live in lives)
+            await asyncio.gather(*ends)
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()

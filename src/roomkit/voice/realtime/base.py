@@ -23,7 +23,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum, unique
-from typing import Any, Generic, TypeVar
+from typing import Any
+
+from roomkit.voice._callbacks import Callbacks
 
 __all__ = [
     "ClientDisconnectedCallback",
@@ -95,7 +97,7 @@ class RealtimeSession:
 
     def __post_init__(self) -> None:
         # Listeners, not data: kept out of the fields, so copies and dumps leave them alone.
-        self._lost: _Callbacks[SessionLostCallback] = _Callbacks("session lost")
+        self._lost: Callbacks[SessionLostCallback] = Callbacks("session lost", logger)
 
     @property
     def live(self) -> bool:
@@ -127,35 +129,6 @@ SessionLostCallback = Callable[[RealtimeSession, str], Awaitable[None]]
 """``await cb(session, reason)``: the provider lost the model's side of the session (its
 connection dropped); nothing more can be sent to the model in it."""
 
-_C = TypeVar("_C", bound=Callable[..., Awaitable[None]])
-
-
-class _Callbacks(Generic[_C]):
-    """The callbacks registered for one kind of event, called in registration order."""
-
-    def __init__(self, kind: str) -> None:
-        self._kind = kind
-        self._callbacks: list[_C] = []
-
-    def add(self, callback: _C) -> Callable[[], None]:
-        if not callable(callback):
-            raise TypeError(f"{self._kind} callback must be an async callable, got {callback!r}")
-        self._callbacks.append(callback)
-
-        def remove() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
-
-        return remove
-
-    async def fire(self, *args: Any) -> None:
-        for callback in list(self._callbacks):
-            try:
-                await callback(*args)
-            except Exception:
-                # One listener's bug must not stop the back end's event loop or the others.
-                logger.exception("%s callback %r failed", self._kind, callback)
-
 
 class RealtimeProvider(ABC):
     """A speech-to-speech model serving many sessions.
@@ -171,12 +144,12 @@ class RealtimeProvider(ABC):
     that go with it) to a reasoning backend rather than calling functions itself."""
 
     def __init__(self) -> None:
-        self._tool_calls: _Callbacks[ToolCallCallback] = _Callbacks("tool call")
-        self._transcriptions: _Callbacks[TranscriptionCallback] = _Callbacks("transcription")
-        self._cancellations: _Callbacks[ToolCallCancelledCallback] = _Callbacks(
-            "tool call cancellation"
+        self._tool_calls: Callbacks[ToolCallCallback] = Callbacks("tool call", logger)
+        self._transcriptions: Callbacks[TranscriptionCallback] = Callbacks("transcription", logger)
+        self._cancellations: Callbacks[ToolCallCancelledCallback] = Callbacks(
+            "tool call cancellation", logger
         )
-        self._errors: _Callbacks[ErrorCallback] = _Callbacks("error")
+        self._errors: Callbacks[ErrorCallback] = Callbacks("error", logger)
 
     @property
     def name(self) -> str:
@@ -265,7 +238,9 @@ class RealtimeTransport(ABC):
     """
 
     def __init__(self) -> None:
-        self._disconnects: _Callbacks[ClientDisconnectedCallback] = _Callbacks("client disconnect")
+        self._disconnects: Callbacks[ClientDisconnectedCallback] = Callbacks(
+            "client disconnect", logger
+        )
 
     @abstractmethod
     async def accept(self, session: RealtimeSession, connection: Any) -> None:

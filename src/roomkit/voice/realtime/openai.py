@@ -42,9 +42,10 @@ from roomkit.core.exceptions import (
     ProviderResponseError,
     ProviderTimeoutError,
 )
+from roomkit.voice._callbacks import Callbacks
 from roomkit.voice.realtime import _openai_events as events
 from roomkit.voice.realtime._openai_link import Link
-from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession, _Callbacks
+from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession
 
 __all__ = ["DEFAULT_URL", "AudioCallback", "OpenAIRealtimeProvider"]
 
@@ -119,7 +120,7 @@ class OpenAIRealtimeProvider(RealtimeProvider):
         """The model transcribing the caller, or ``None``."""
         self._api_key = key
         self._links: dict[str, Link] = {}
-        self._audio: _Callbacks[AudioCallback] = _Callbacks("audio")
+        self._audio: Callbacks[AudioCallback] = Callbacks("audio", logger)
 
     @property
     def name(self) -> str:

@@ -3,19 +3,13 @@ result goes back."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from test_realtime_voice_harness import ANSWER, MakeVoice, lookup_handler, voice_kits
+from tests.channels.realtime_harness import ANSWER, lookup_handler
+from tests.channels.realtime_voice.voice_harness import MakeVoice
 
 from roomkit.channels.realtime_voice._recovery import RecoveredCall, recover_calls
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeVoice]:
-    async with voice_kits() as builder:
-        yield builder
 
 
 @pytest.mark.parametrize(

@@ -4,20 +4,14 @@ the channel."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
-from test_realtime_voice_harness import ANSWER, MakeVoice, body, voice_kits
+from tests.channels.realtime_harness import ANSWER, body
+from tests.channels.realtime_voice.voice_harness import MakeVoice
 
 from roomkit import AITool
 from roomkit.channels.realtime_voice import CallTool
 from roomkit.voice.realtime.base import RealtimeSession
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeVoice]:
-    async with voice_kits() as builder:
-        yield builder
 
 
 async def test_the_backend_is_offered_the_sessions_tools(make: MakeVoice) -> None:

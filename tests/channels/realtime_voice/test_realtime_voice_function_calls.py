@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-from test_realtime_voice_harness import ANSWER, MakeVoice, body, voice_kits
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeVoice]:
-    async with voice_kits() as builder:
-        yield builder
+from tests.channels.realtime_harness import ANSWER, body
+from tests.channels.realtime_voice.voice_harness import MakeVoice
 
 
 async def test_the_model_cancelling_a_call_withdraws_its_request(make: MakeVoice) -> None:

@@ -4,32 +4,16 @@ call, a call recovered from the model's speech, and a reasoning backend's call."
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from test_realtime_voice_harness import (
-    ANSWER,
-    ASK,
-    DOORS,
-    Door,
-    MakeVoice,
-    body,
-    lookup_handler,
-    never_answers,
-    voice_kits,
-)
+from tests.channels.realtime_harness import ANSWER, ASK, body, lookup_handler, never_answers
+from tests.channels.realtime_voice.voice_harness import DOORS, Door, MakeVoice
 
 from roomkit import AITool, ChannelType, HookResult, HookTrigger, HumanInputToolHandler
 
 BEFORE = HookTrigger.BEFORE_TOOL_USE
 VOICE = ChannelType.REALTIME_VOICE
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeVoice]:
-    async with voice_kits() as builder:
-        yield builder
 
 
 @pytest.fixture(params=list(DOORS))

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from test_realtime_voice_harness import (
+from tests.channels.realtime_harness import (
     ANSWER,
     ASK,
     LOOKUP,
     SLOW,
-    MakeVoice,
     body,
     lookup_handler,
     new_human,
-    voice_kits,
 )
+from tests.channels.realtime_voice.voice_harness import MakeVoice
 
 from roomkit import AITool, HumanInputToolHandler, RoomKit
 from roomkit.channels.realtime_voice import RealtimeVoiceChannel
@@ -26,12 +25,6 @@ from roomkit.voice.realtime.base import RealtimeSession, RealtimeSessionState
 from roomkit.voice.realtime.mock import MockRealtimeProvider, MockRealtimeTransport
 
 HUMAN_LOGGER = "roomkit.tools.human_input"
-
-
-@pytest.fixture
-async def make() -> AsyncIterator[MakeVoice]:
-    async with voice_kits() as builder:
-        yield builder
 
 
 def channel(**options: Any) -> RealtimeVoiceChannel:

@@ -1,4 +1,4 @@
-"""Helpers for the realtime voice channel tests (this module holds no tests).
+"""The realtime voice channel on the mock back ends, for the tests (this module holds no tests).
 
 :func:`voice_kits` builds a kit with a voice channel ``voice`` attached to room ``r1`` and a
 session for ``alice``. The three doors of the channel are driven through :class:`Door`
@@ -12,36 +12,19 @@ from __future__ import annotations
 import asyncio
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any
 
-from ai_harness import ASK, LOOKUP, new_human
+from tests.channels.realtime_harness import Watched, attach, harnesses
 
-from roomkit import (
-    AITool,
-    HookExecution,
-    HookTrigger,
-    HumanInputToolHandler,
-    PendingInputEvent,
-    RoomKit,
-    ToolCallEvent,
-)
+from roomkit import AITool, HumanInputToolHandler, RoomKit
 from roomkit.channels.realtime_voice import CallTool, RealtimeVoiceChannel
 from roomkit.voice.realtime.base import RealtimeSession
 from roomkit.voice.realtime.mock import MockRealtimeProvider, MockRealtimeTransport
 
-__all__ = ["ASK", "LOOKUP", "new_human"]
-
-ANSWER = '{"answer": "blue"}'
-
-SLOW = AITool(name="slow", description="Never answers.", parameters={"type": "object"})
-
-
-def body(message: str, **extra: str) -> str:
-    """The JSON error object the model reads."""
-    return json.dumps({"error": message, **extra})
+__all__ = ["DOORS", "Door", "MakeVoice", "ScriptedReasoner", "VoiceHarness", "voice_kits"]
 
 
 class ScriptedReasoner:
@@ -70,42 +53,14 @@ class ScriptedReasoner:
 
 
 @dataclass
-class VoiceHarness:
+class VoiceHarness(Watched):
     """A kit, its voice channel ``voice`` in room ``r1``, and alice's session."""
 
-    kit: RoomKit
     voice: RealtimeVoiceChannel
     provider: MockRealtimeProvider
     transport: MockRealtimeTransport
-    human: HumanInputToolHandler | None
     reasoner: ScriptedReasoner
     session: RealtimeSession
-    reports: list[ToolCallEvent] = field(default_factory=list)
-    """Every ON_TOOL_CALL report, as an ASYNC observer saw it."""
-    questions: asyncio.Queue[PendingInputEvent] = field(default_factory=asyncio.Queue)
-    """Every ON_USER_INPUT_REQUIRED event, as a SYNC hook saw it."""
-    reported: asyncio.Condition = field(default_factory=asyncio.Condition)
-    """Notified on every report."""
-
-    @property
-    def pending(self) -> dict[str, Any]:
-        """The human-input requests still open."""
-        assert self.human is not None
-        return dict(self.human.handler.pending)
-
-    def resolve(self, event: PendingInputEvent, answer: str = ANSWER) -> bool:
-        """Answer the request of ``event``."""
-        assert self.human is not None
-        return self.human.handler.resolve(event.pending_id, answer)
-
-    async def report(self, name: str) -> ToolCallEvent:
-        """Wait for the report of the call to ``name``; assert that it is the only one."""
-        async with self.reported:
-            await self.reported.wait_for(lambda: any(e.name == name for e in self.reports))
-        await self.kit.hooks.drain()
-        found = [event for event in self.reports if event.name == name]
-        assert len(found) == 1, f"{len(found)} reports for {name}: {found}"
-        return found[0]
 
     def sent_to_provider(self) -> list[tuple[str, str]]:
         """Every result submitted and every context injected, as (method, text)."""
@@ -115,68 +70,33 @@ class VoiceHarness:
 
 
 MakeVoice = Callable[..., Awaitable[VoiceHarness]]
-"""``await make(human=..., **channel_options)`` builds a :class:`VoiceHarness`."""
+"""``await make(human=..., provider=..., **channel_options)`` builds a :class:`VoiceHarness`
+(``provider`` defaults to a new :class:`MockRealtimeProvider`)."""
 
 
-@asynccontextmanager
-async def voice_kits() -> AsyncIterator[MakeVoice]:
+async def _voice(
+    kit: RoomKit, human: HumanInputToolHandler | None, options: dict[str, Any]
+) -> VoiceHarness:
+    provider = options.pop("provider", None) or MockRealtimeProvider()
+    transport = MockRealtimeTransport()
+    reasoner = ScriptedReasoner()
+    options.setdefault("reasoning_backend", reasoner)
+    voice = RealtimeVoiceChannel(
+        "voice",
+        provider=provider,
+        transport=transport,
+        system_prompt="You help callers.",
+        human_input_handler=human,
+        **options,
+    )
+    await attach(kit, voice)
+    session = await voice.start_session("r1", "alice", "alice-phone")
+    return VoiceHarness(kit, human, voice, provider, transport, reasoner, session)
+
+
+def voice_kits() -> AbstractAsyncContextManager[MakeVoice]:
     """Yield a builder of harnesses; every kit it built is closed on the way out."""
-    kits: list[RoomKit] = []
-    default = object()
-
-    async def make(*, human: Any = default, **options: Any) -> VoiceHarness:
-        kit = RoomKit()
-        kits.append(kit)
-        provider = MockRealtimeProvider()
-        transport = MockRealtimeTransport()
-        handler = new_human() if human is default else human
-        reasoner = ScriptedReasoner()
-        options.setdefault("tools", [LOOKUP, SLOW])
-        options.setdefault("reasoning_backend", reasoner)
-        voice = RealtimeVoiceChannel(
-            "voice",
-            provider=provider,
-            transport=transport,
-            system_prompt="You help callers.",
-            human_input_handler=handler,
-            **options,
-        )
-        kit.register_channel(voice)
-        await kit.create_room("r1")
-        await kit.attach_channel("r1", "voice")
-        session = await voice.start_session("r1", "alice", "alice-phone")
-        harness = VoiceHarness(kit, voice, provider, transport, handler, reasoner, session)
-
-        @kit.hook(HookTrigger.ON_TOOL_CALL, execution=HookExecution.ASYNC)
-        async def record(event: ToolCallEvent, ctx: Any) -> None:
-            harness.reports.append(event)
-            async with harness.reported:
-                harness.reported.notify_all()
-
-        @kit.hook(HookTrigger.ON_USER_INPUT_REQUIRED)
-        async def announce(event: PendingInputEvent, ctx: Any) -> None:
-            harness.questions.put_nowait(event)
-
-        return harness
-
-    try:
-        yield make
-    finally:
-        for kit in kits:
-            await kit.close()
-
-
-async def never_answers(name: str, arguments: dict[str, Any]) -> str:
-    """A host tool handler whose calls never finish on their own."""
-    await asyncio.Event().wait()
-    raise AssertionError("unreachable")
-
-
-async def lookup_handler(name: str, arguments: dict[str, Any]) -> str:
-    """A host tool handler serving ``lookup`` (and hanging on ``slow``)."""
-    if name == "lookup":
-        return json.dumps({"value": 42, "key": arguments.get("key")})
-    return await never_answers(name, arguments)
+    return harnesses(_voice)
 
 
 class Door(ABC):
