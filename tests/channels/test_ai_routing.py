@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from ai_harness import DONE, LOOKUP, Build, ask, new_human, round_of, tool_call
 
 from roomkit import (
@@ -183,3 +184,17 @@ async def test_user_input_required_is_announced_even_without_hooks(build: Build)
         None,
     )
     assert h.read() == [("blue", False)]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("tool_loop_timeout_seconds", None),
+        ("tool_loop_timeout_seconds", 0),
+        ("tool_timeout_seconds", -1),
+        ("tool_timeout_seconds", True),
+    ],
+)
+def test_a_bad_bound_is_refused_with_its_name(option: str, value: object) -> None:
+    with pytest.raises(ValueError, match=f"{option} must be a positive number of seconds"):
+        AIChannel("ai", provider=MockAIProvider(), **{option: value})  # type: ignore[arg-type]

@@ -119,8 +119,10 @@ class AIChannel(Channel):
             name: _seconds(f"tool_timeouts[{name!r}]", bound)
             for name, bound in (tool_timeouts or {}).items()
         }
-        loop_timeout = _seconds("tool_loop_timeout_seconds", tool_loop_timeout_seconds)
-        assert loop_timeout is not None
+        loop_timeout = _seconds(
+            "tool_loop_timeout_seconds", tool_loop_timeout_seconds, allow_none=False
+        )
+        assert loop_timeout is not None  # allow_none=False raised for None
         self.tool_loop_timeout_seconds = loop_timeout
         self.max_tool_rounds = max_tool_rounds
         self.history_limit = history_limit

@@ -1,27 +1,37 @@
-"""A realtime config plugged into a conference channel, as the call steps see it.
+"""A realtime config plugged into a conference channel: its wiring, its sessions, its calls.
 
 A :class:`Plugged` serves the calls of the sessions started under its config: human-input
 names first, then the config's ``tool_handler``, read at every call, on the ``conference``
-door. It keeps the wiring that unplugging undoes. Its calls go through the realtime call
-pipeline and back to the provider the way a voice channel's function calls do.
+door. It listens to the config's provider while it is plugged, and keeps the rooms whose
+session it started, by session id, so that what the provider reports about a session (a tool
+call, a cancellation, an error) reaches that session's room. A call goes through the realtime
+call pipeline and back to the provider the way a voice channel's function calls do; it is
+for the participant who spoke last in the room.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
+from roomkit.channels.realtime_voice._call import RealtimeCall
+from roomkit.channels.realtime_voice._doors import spawn
+from roomkit.channels.realtime_voice._live import MODEL_CANCELLED, Door
 from roomkit.models.enums import ChannelType
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
-from roomkit.voice.realtime.base import RealtimeProvider
+from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession
 
 if TYPE_CHECKING:
+    from roomkit.channels.conference._rooms import ConferenceRoom
     from roomkit.channels.conference.channel import ConferenceChannel
     from roomkit.core.framework import RoomKit
 
 __all__ = ["Plugged"]
+
+logger = logging.getLogger("roomkit.channels.conference")
 
 
 class Plugged:
@@ -39,8 +49,9 @@ class Plugged:
         """The tools that ask a person, served first (fixed for the config's life)."""
         self.registration: int | None = None
         """The token of the route to ON_USER_INPUT_REQUIRED, once the kit is known."""
-        self.unsubscribe: list[Callable[[], None]] = []
-        """Unregisters the channel's provider callbacks."""
+        self.rooms: dict[str, ConferenceRoom] = {}
+        """The rooms whose running session was started under this config, by session id."""
+        self._unsubscribe: list[Callable[[], None]] = []
 
     @property
     def channel_id(self) -> str:
@@ -70,3 +81,57 @@ class Plugged:
     def call_bound(self, name: str) -> float | None:
         """How long a call to ``name`` may run, or ``None`` for no channel bound."""
         return self.config.call_bound(name)
+
+    # -- what the provider reports -----------------------------------------------------------
+
+    def listen(self) -> None:
+        """Take the provider's tool calls, cancellations and errors until :meth:`deafen`."""
+        provider = self.provider
+        self._unsubscribe = [
+            provider.on_tool_call(self._on_tool_call),
+            provider.on_tool_call_cancelled(self._on_tool_call_cancelled),
+            provider.on_error(self._on_error),
+        ]
+
+    def deafen(self) -> None:
+        """Stop taking what the provider reports."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+
+    def _open_room(self, session: RealtimeSession) -> ConferenceRoom | None:
+        room = self.rooms.get(session.id)
+        if room is None or room.live is None or room.live.session is not session or not room.open:
+            return None
+        return room
+
+    async def _on_tool_call(
+        self, session: RealtimeSession, call_id: str, name: str, arguments: dict[str, Any]
+    ) -> None:
+        room = self._open_room(session)
+        if room is None or room.live is None or room.plugged is None:
+            logger.debug(
+                "Call %s for session %s, which is not open here: ignored", call_id, session.id
+            )
+            return
+        if call_id in room.live.calls:
+            logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
+            return
+        call = RealtimeCall(
+            room.plugged, room.live, Door.FUNCTION_CALL, call_id, name, arguments, room.speaker
+        )
+        spawn(call)
+
+    async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
+        room = self.rooms.get(session.id)
+        if room is not None and room.live is not None:
+            await room.live.cut_calls(list(call_ids), MODEL_CANCELLED)
+
+    async def _on_error(self, session: RealtimeSession, code: str, message: str) -> None:
+        if session.id in self.rooms:
+            logger.warning(
+                "Realtime provider reported an error in session %s: %s: %s",
+                session.id,
+                code,
+                message,
+            )

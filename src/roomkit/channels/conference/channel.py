@@ -18,26 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from roomkit.channels.ai._declare import warn_never_offered
 from roomkit.channels.base import Channel
+from roomkit.channels.conference._follower import Follower
 from roomkit.channels.conference._plugged import Plugged
 from roomkit.channels.conference._rooms import DETACHED, UNPLUGGED, ConferenceRoom
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
-from roomkit.channels.realtime_voice._call import RealtimeCall
 from roomkit.channels.realtime_voice._checks import attached_room, check_kind, registered_kit
-from roomkit.channels.realtime_voice._doors import spawn
-from roomkit.channels.realtime_voice._live import (
-    CHANNEL_CLOSED,
-    MODEL_CANCELLED,
-    SESSION_ENDED,
-    Door,
-    LiveSession,
-)
-from roomkit.conference.base import AudioTrack, ConferenceBackend, ConferenceParticipant
+from roomkit.channels.realtime_voice._live import CHANNEL_CLOSED, SESSION_ENDED, LiveSession
+from roomkit.conference.base import ConferenceBackend
 from roomkit.models.enums import ChannelType
-from roomkit.models.room import Participant
 from roomkit.voice.realtime.base import RealtimeSession
 
 if TYPE_CHECKING:
@@ -73,16 +65,9 @@ class ConferenceChannel(Channel):
         self.closing = False
         """True once ``close()`` started: nothing is joined, plugged or started any more."""
         self._rooms: dict[str, ConferenceRoom] = {}
-        self._by_conference: dict[str, ConferenceRoom] = {}
-        self._by_session: dict[str, ConferenceRoom] = {}
         self._plugged: Plugged | None = None
         self._warned: set[str] = set()
-        self._unsubscribe = [
-            backend.on_participant_joined(self._on_participant_joined),
-            backend.on_participant_left(self._on_participant_left),
-            backend.on_track_published(self._on_track_published),
-            backend.on_audio(self._on_audio),
-        ]
+        self._follower = Follower(self, backend, self._heard)
         if realtime is not None:
             self.plug_realtime(realtime)
 
@@ -134,12 +119,7 @@ class ConferenceChannel(Channel):
             warn_never_offered(self.channel_id, human.tool_names, declared, self._warned)
         plugged = Plugged(self, config)
         self._route(plugged)
-        provider = plugged.provider
-        plugged.unsubscribe = [
-            provider.on_tool_call(self._on_tool_call),
-            provider.on_tool_call_cancelled(self._on_tool_call_cancelled),
-            provider.on_error(self._on_error),
-        ]
+        plugged.listen()
         self._plugged = plugged
 
     async def unplug_realtime(self) -> None:
@@ -156,8 +136,7 @@ class ConferenceChannel(Channel):
         rooms = [room for room in self._rooms.values() if room.live is not None]
         if rooms:
             await asyncio.gather(*(self._end(room, hint) for room in rooms))
-        for unsubscribe in plugged.unsubscribe:
-            unsubscribe()
+        plugged.deafen()
         human = plugged.human_input_handler
         if human is not None:
             await human.handler.close(channel_id=self.channel_id, registration=plugged.registration)
@@ -203,7 +182,7 @@ class ConferenceChannel(Channel):
             live = LiveSession(session, record, tools)
             # Nobody's audio has reached the new session yet: its calls are for nobody.
             room.live, room.plugged, room.speaker = live, plugged, None
-            self._by_session[session.id] = room
+            plugged.rooms[session.id] = room
             try:
                 await live.connect(plugged.provider, plugged.config.system_prompt)
             except BaseException:
@@ -231,7 +210,7 @@ class ConferenceChannel(Channel):
         if live is None or plugged is None:
             return
         room.live = room.plugged = None
-        self._by_session.pop(live.session.id, None)
+        plugged.rooms.pop(live.session.id, None)
         await live.finish(hint, plugged.provider)
 
     def _registered(self) -> RoomKit:
@@ -263,26 +242,8 @@ class ConferenceChannel(Channel):
         """
         kit = self._registered()
         await attached_room(kit, self.channel_id, room_id)
-        conference_id = conference_id or room_id
         room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
-        if room.conference_id == conference_id:
-            return
-        if room.conference_id is not None:
-            raise RuntimeError(
-                f"Room {room_id!r} is in conference {room.conference_id!r}: leave() it first"
-            )
-        other = self._by_conference.get(conference_id)
-        if other is not None:
-            raise ValueError(f"Conference {conference_id!r} already serves room {other.room_id!r}")
-        # Known before joining: the back end reports who is there as it lets the channel in.
-        room.conference_id = conference_id
-        self._by_conference[conference_id] = room
-        try:
-            await self.backend.join(conference_id)
-        except BaseException:
-            room.conference_id = None
-            self._by_conference.pop(conference_id, None)
-            raise
+        await self._follower.join(room, conference_id or room_id)
 
     async def leave(self, room_id: str) -> None:
         """Leave the conference of ``room_id`` and end the room's realtime session (its
@@ -296,21 +257,7 @@ class ConferenceChannel(Channel):
         if room is None or room.conference_id is None:
             return
         await self._end(room, SESSION_ENDED)
-        await self._leave(room)
-
-    async def _leave(self, room: ConferenceRoom) -> None:
-        conference_id = room.conference_id
-        if conference_id is None:
-            return
-        room.conference_id, room.speaker = None, None
-        self._by_conference.pop(conference_id, None)
-        await self.backend.leave(conference_id)
-
-    async def _quietly_leave(self, room: ConferenceRoom) -> None:
-        try:
-            await self._leave(room)
-        except Exception:
-            logger.exception("Could not leave the conference of room %s", room.room_id)
+        await self._follower.leave(room)
 
     async def on_detach(self, room_id: str) -> None:
         """The channel is detached from ``room_id``: end the room's session (its requests are
@@ -322,93 +269,21 @@ class ConferenceChannel(Channel):
         if room is None:
             return
         await self._end(room, DETACHED)
-        await self._quietly_leave(room)
+        await self._follower.quietly_leave(room)
 
-    # -- what the conference reports ---------------------------------------------------------
-
-    async def _on_participant_joined(
-        self, conference_id: str, participant: ConferenceParticipant
-    ) -> None:
-        room, kit = self._by_conference.get(conference_id), self._kit
-        if room is not None and kit is not None:
-            await kit.store.add_participant(
-                Participant(participant.id, room.room_id, participant.name)
-            )
-
-    async def _on_participant_left(self, conference_id: str, participant_id: str) -> None:
-        room = self._by_conference.get(conference_id)
-        if room is not None and room.speaker == participant_id:
-            # Someone who left answers nothing: later calls are for nobody until someone speaks.
-            room.speaker = None
-
-    async def _on_track_published(
-        self, conference_id: str, participant_id: str, track: AudioTrack
-    ) -> None:
-        if conference_id not in self._by_conference:
+    async def _heard(self, room: ConferenceRoom, participant_id: str) -> None:
+        """A participant's audio reached ``room``: start its session, and make its calls
+        theirs."""
+        plugged = self._plugged
+        if plugged is None or self.closing:
             return
-        try:
-            await self.backend.subscribe(conference_id, track)
-        except Exception:
-            logger.exception(
-                "Could not subscribe to track %s of %s in conference %s",
-                track.id,
-                participant_id,
-                conference_id,
-            )
-
-    async def _on_audio(self, conference_id: str, participant_id: str, chunk: bytes) -> None:
-        room = self._by_conference.get(conference_id)
-        # The speech itself goes to the model over the provider's own media path; here it
-        # starts the room's session and names whom the next calls are for.
-        del chunk
-        if room is None or self._plugged is None or self.closing:
-            return
-        if not (room.open and room.plugged is self._plugged):
+        if not (room.open and room.plugged is plugged):
             try:
                 await self.start_realtime(room.room_id)
             except Exception:
                 logger.exception("Could not start the realtime session of room %s", room.room_id)
                 return
         room.speaker = participant_id
-
-    # -- what the provider reports -----------------------------------------------------------
-
-    def _open_room(self, session: RealtimeSession) -> ConferenceRoom | None:
-        room = self._by_session.get(session.id)
-        if room is None or room.live is None or room.live.session is not session or not room.open:
-            return None
-        return room
-
-    async def _on_tool_call(
-        self, session: RealtimeSession, call_id: str, name: str, arguments: dict[str, Any]
-    ) -> None:
-        room = self._open_room(session)
-        if room is None or room.live is None or room.plugged is None:
-            logger.debug(
-                "Call %s for session %s, which is not open here: ignored", call_id, session.id
-            )
-            return
-        if call_id in room.live.calls:
-            logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
-            return
-        call = RealtimeCall(
-            room.plugged, room.live, Door.FUNCTION_CALL, call_id, name, arguments, room.speaker
-        )
-        spawn(call)
-
-    async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
-        room = self._by_session.get(session.id)
-        if room is not None and room.live is not None:
-            await room.live.cut_calls(list(call_ids), MODEL_CANCELLED)
-
-    async def _on_error(self, session: RealtimeSession, code: str, message: str) -> None:
-        if session.id in self._by_session:
-            logger.warning(
-                "Realtime provider reported an error in session %s: %s: %s",
-                session.id,
-                code,
-                message,
-            )
 
     # -- closing -----------------------------------------------------------------------------
 
@@ -420,7 +295,5 @@ class ConferenceChannel(Channel):
         await self._unplug(CHANNEL_CLOSED)
         rooms = [room for room in self._rooms.values() if room.conference_id is not None]
         for room in rooms:
-            await self._quietly_leave(room)
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe.clear()
+            await self._follower.quietly_leave(room)
+        self._follower.stop()
