@@ -15,9 +15,7 @@ a half-open socket is noticed too.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import ConnectionPool, Redis
@@ -26,7 +24,8 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange, PendingChangeKind
+from roomkit.tools.human_input.stores._durable_base import ListenerFeed
+from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 __all__ = ["ChangeFeed"]
 
@@ -39,7 +38,7 @@ _STOP_PATIENCE = 1.0
 """Seconds :meth:`ChangeFeed.stop` waits for a cancelled read before cutting its socket."""
 
 
-class ChangeFeed:
+class ChangeFeed(ListenerFeed):
     """Listeners, and the task that feeds them from a pub/sub channel.
 
     Args:
@@ -63,76 +62,26 @@ class ChangeFeed:
         backoff: float = 0.05,
         backoff_cap: float = 2.0,
     ) -> None:
+        super().__init__(name=f"roomkit redis feed {channel}", logger=logger)
         self._source = pool
         self._channel = channel
         self._where = where
         self._keepalive = keepalive
         self._backoff = backoff
         self._backoff_cap = backoff_cap
-        self._listeners: list[ChangeListener] = []
-        self._task: asyncio.Task[None] | None = None
-        # Tasks cancelled because the last listener left, until they have closed up.
-        self._ending: set[asyncio.Task[None]] = set()
         self._pool: ConnectionPool | None = None
-
-    @property
-    def listening(self) -> bool:
-        """Whether anyone listens."""
-        return bool(self._listeners)
-
-    def add(self, listener: ChangeListener) -> Callable[[], None]:
-        """Add ``listener``; returns the function that removes it (idempotent)."""
-        self._listeners.append(listener)
-        self.start()
-
-        def remove() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(listener)
-            if not self._listeners:
-                self._retire()
-
-        return remove
-
-    def start(self) -> None:
-        """Run the feed task if someone listens and a loop is running; else do nothing."""
-        if not self._listeners or (self._task is not None and not self._task.done()):
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            # Subscribed outside a loop: the store starts the feed on its next call.
-            return
-        self._task = loop.create_task(self._run(), name=f"roomkit redis feed {self._channel}")
 
     async def stop(self) -> None:
         """Stop the feed task and close its connections; listeners stay registered."""
         self._retire()
-        ending = set(self._ending)
-        if ending:
-            _, stuck = await asyncio.wait(ending, timeout=_STOP_PATIENCE)
-            if stuck and self._pool is not None:
-                # A read that let its cancellation pass fails once its socket is gone.
-                await self._pool.disconnect()
-                await asyncio.wait(stuck)
+        stuck = await self._ended(_STOP_PATIENCE)
+        if stuck and self._pool is not None:
+            # A read that let its cancellation pass fails once its socket is gone.
+            await self._pool.disconnect()
+            await asyncio.wait(stuck)
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.disconnect()
-
-    def _retire(self) -> None:
-        """Cancel the feed task; it ends on its own once it sees it is no longer current."""
-        task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            self._ending.add(task)
-            task.add_done_callback(self._ending.discard)
-
-    def emit(self, change: PendingChange) -> None:
-        """Call every listener with ``change``; a listener that raises is logged and skipped."""
-        for listener in tuple(self._listeners):
-            try:
-                listener(change)
-            except Exception:
-                logger.exception("a change listener failed on %s", change)
 
     def _client(self) -> Redis:
         if self._pool is None:

@@ -21,7 +21,28 @@ as one JSON array of its field names and values: one string to read instead of f
 
 from __future__ import annotations
 
-__all__ = ["CORRUPT", "DUPLICATE", "INSERT", "LOST_TO_DEADLINE", "PURGE", "SETTLE", "SET_DEADLINE"]
+import json
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from roomkit.core.exceptions import CorruptRecordError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._records import FORMAT, NONE, encode
+
+__all__ = [
+    "CORRUPT",
+    "DUPLICATE",
+    "INSERT",
+    "LOST_TO_DEADLINE",
+    "PURGE",
+    "SETTLE",
+    "SET_DEADLINE",
+    "Layout",
+    "insert_call",
+    "settle_args",
+    "unpack",
+]
 
 CORRUPT = "corrupt"
 """What a script returns when the record at the key is not one this library wrote."""
@@ -191,3 +212,110 @@ for _, rec in ipairs(KEYS) do
 end
 return gone
 """
+
+
+class Layout:
+    """The names a store with ``prefix`` uses on the server, as the layout above draws them."""
+
+    __slots__ = ("channel", "keys", "pending", "prefix", "records")
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.records = f"{prefix}:p:"
+        """What every record key starts with."""
+        self.keys = f"{prefix}:k:"
+        """What every idempotency key's entry starts with."""
+        self.pending = f"{prefix}:pending"
+        """The index of every pending id."""
+        self.channel = f"{prefix}:events"
+        """The channel that announces every write."""
+
+    def record(self, pending_id: str) -> str:
+        """The key of a request's record."""
+        return self.records + pending_id
+
+    def room(self, room_id: str) -> str:
+        """The index of a room's pending ids."""
+        return f"{self.prefix}:r:{room_id}"
+
+
+def insert_call(
+    layout: Layout, request: PendingInput, cutoff: float
+) -> tuple[list[str], list[Any], dict[str, Any]]:
+    """The keys and arguments of :data:`INSERT`, and the record's fields as the hash holds them.
+
+    ``cutoff`` is the time at or before which a settled holder of the key has expired.
+    """
+    fields = _flat(encode(request))
+    pending_id = request.pending_id
+    keys = [layout.record(pending_id), layout.pending, layout.room(request.room_id)]
+    if request.key is not None:
+        keys.append(layout.keys + request.key)
+    args: list[Any] = [
+        pending_id,
+        repr(request.created_at.timestamp()),
+        layout.channel,
+        layout.records,
+        repr(cutoff),
+        fields["created_at"],
+        fields["arguments"],
+    ]
+    for name, value in fields.items():
+        args += (name, value)
+    return keys, args, fields
+
+
+def settle_args(
+    layout: Layout,
+    pending_id: str,
+    status: PendingInputStatus,
+    *,
+    result: str | None,
+    reason: str | None,
+    withdrawn: bool,
+    settled_by: str | None,
+    now: float,
+    retention_seconds: float,
+) -> list[Any]:
+    """The arguments of :data:`SETTLE`, whose keys are the record and the pending index."""
+    return [
+        pending_id,
+        status.value,
+        _or_none(result),
+        _or_none(reason),
+        int(withdrawn),
+        _or_none(settled_by),
+        repr(float(now)),
+        max(1, round(retention_seconds * 1000)),
+        # Marks the record with this call, so that a retry after a lost reply knows it won.
+        secrets.token_hex(8),
+        NONE,
+        layout.channel,
+        f"{layout.prefix}:",
+        FORMAT,
+    ]
+
+
+def unpack(reply: bytes | str) -> dict[str, Any]:
+    """A record from a script's JSON array of names and values.
+
+    Raises:
+        CorruptRecordError: the reply is not such an array.
+    """
+    try:
+        names_and_values = json.loads(reply)
+        return dict(zip(names_and_values[::2], names_and_values[1::2], strict=True))
+    except (TypeError, ValueError) as error:
+        raise CorruptRecordError(f"a pending record came back unreadable ({error})") from None
+
+
+def _flat(fields: Mapping[str, object]) -> dict[str, Any]:
+    hashed = {name: NONE if value is None else value for name, value in fields.items()}
+    if fields["answer_schema"] is None:
+        # JSON text: an empty one reads back as no schema.
+        hashed["answer_schema"] = ""
+    return hashed
+
+
+def _or_none(value: str | None) -> str:
+    return NONE if value is None else value

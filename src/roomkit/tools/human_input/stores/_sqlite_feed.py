@@ -14,7 +14,6 @@ or restored meanwhile. A listener that raises is logged and skipped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -22,9 +21,10 @@ import aiosqlite
 
 from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.human_input.stores._durable_base import ListenerFeed
 from roomkit.tools.human_input.stores._sqlite_link import fetch_all
 from roomkit.tools.human_input.stores._sqlite_schema import CHANGES_SINCE, SEQ_BEFORE
-from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange, PendingChangeKind
+from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 __all__ = ["ChangeLog", "PollingFeed"]
 
@@ -36,7 +36,7 @@ _SKEW = 1.0
 """Seconds by which the clocks of processes sharing a file may disagree."""
 
 
-class PollingFeed:
+class PollingFeed(ListenerFeed):
     """Listeners, and the task that polls for changes on their behalf.
 
     Args:
@@ -52,57 +52,15 @@ class PollingFeed:
         *,
         where: str,
     ) -> None:
+        super().__init__(name=f"roomkit sqlite feed {where}", logger=logger)
         self._poll = poll
         self._interval = interval
         self._where = where
-        self._listeners: list[ChangeListener] = []
-        self._task: asyncio.Task[None] | None = None
         self._resync = False
-
-    def add(self, listener: ChangeListener) -> Callable[[], None]:
-        """Add ``listener``; returns the function that removes it (idempotent)."""
-        self._listeners.append(listener)
-        self.start()
-
-        def remove() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(listener)
-            if not self._listeners and self._task is not None:
-                self._task.cancel()
-                self._task = None
-
-        return remove
-
-    def start(self) -> None:
-        """Run the polling task if someone listens and a loop is running; else do nothing."""
-        if not self._listeners or (self._task is not None and not self._task.done()):
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            # Subscribed outside a loop: the store starts the feed on its next call.
-            return
-        self._task = loop.create_task(self._run(), name=f"roomkit sqlite feed {self._where}")
-
-    async def stop(self) -> None:
-        """Stop the polling task; listeners stay registered."""
-        task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     def resync(self) -> None:
         """Send :attr:`PendingChangeKind.RESYNC` after the next successful poll."""
         self._resync = True
-
-    def emit(self, change: PendingChange) -> None:
-        """Call every listener with ``change``; a listener that raises is logged and skipped."""
-        for listener in tuple(self._listeners):
-            try:
-                listener(change)
-            except Exception:
-                logger.exception("a change listener failed on %s", change)
 
     async def _run(self) -> None:
         failing = False

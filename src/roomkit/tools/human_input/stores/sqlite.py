@@ -25,7 +25,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
-from types import TracebackType
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -33,6 +32,13 @@ import aiosqlite
 from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _sqlite_schema as sql
+from roomkit.tools.human_input.stores._durable_base import (
+    DurableBase,
+    check_deadline,
+    check_insertable,
+    check_outcome,
+    seconds,
+)
 from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
@@ -51,7 +57,7 @@ _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
 
-class SQLiteStore:
+class SQLiteStore(DurableBase):
     """Pending requests and their retained outcomes in a SQLite file.
 
     Any number of processes, and of store objects in one process, may open the same file:
@@ -71,9 +77,10 @@ class SQLiteStore:
             with :class:`~roomkit.core.exceptions.StoreUnavailableError`.
 
     Raises:
-        TypeError: ``path`` is not a ``str`` / ``os.PathLike``, or a number is not a number.
+        TypeError: ``path`` is not a ``str`` / ``os.PathLike``, a number is not a number,
+            or ``clock`` is not callable.
         ValueError: ``retention_seconds`` or ``busy_timeout`` is negative, or
-            ``backstop_interval`` is not positive.
+            ``backstop_interval`` is not positive and finite.
     """
 
     def __init__(
@@ -88,20 +95,17 @@ class SQLiteStore:
         location = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
         if not isinstance(location, str):
             raise TypeError(f"path must be a str or os.PathLike[str], got {type(path).__name__}")
-        if not callable(clock):
-            raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+        super().__init__(
+            retention_seconds=seconds(
+                "retention_seconds", retention_seconds, zero=True, finite=False
+            ),
+            backstop_interval=backstop_interval,
+            clock=clock,
+        )
         self.path = location
         """The database file."""
-        self.retention_seconds = _seconds(
-            "retention_seconds", retention_seconds, zero=True, finite=False
-        )
-        """How long a settled outcome stays readable, in seconds on :attr:`clock`."""
-        self.backstop_interval = _seconds("backstop_interval", backstop_interval, zero=False)
-        """Seconds between change-feed polls and between a waiter's re-reads."""
-        self.busy_timeout = _seconds("busy_timeout", busy_timeout, zero=True)
+        self.busy_timeout = seconds("busy_timeout", busy_timeout, zero=True)
         """Seconds to wait for another connection's lock."""
-        self.clock = clock
-        """The store's clock: deadlines and retention are measured on it."""
         self._feed = PollingFeed(self._poll, self.backstop_interval, where=repr(location))
         self._changes = ChangeLog(self._feed)
         self._link = Link(location, busy_timeout=self.busy_timeout, on_open=self._changes.opened)
@@ -122,18 +126,6 @@ class SQLiteStore:
         await self._feed.stop()
         await self._writes.wait_idle()
         await self._link.close()
-
-    async def __aenter__(self) -> SQLiteStore:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def _session(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
         self._feed.start()
@@ -157,8 +149,7 @@ class SQLiteStore:
             TypeError: its arguments or answer schema are not JSON-serialisable.
             StoreError: a request with this ``pending_id`` is already stored.
         """
-        if request.status is not _PENDING:
-            raise ValueError(f"only a pending request can be inserted, not {request.status}")
+        check_insertable(request)
         fields = encode(request)
         values = [fields[name] for name in FIELDS]
 
@@ -166,7 +157,7 @@ class SQLiteStore:
             now = self.clock()
             if request.key is not None:
                 for row in await fetch_all(db, sql.SELECT_BY_KEY, (request.key,)):
-                    if self._retained(row[-1], now):
+                    if self._retained(row[-1], now=now):
                         return sql.decode_row(row), False
                     # The key's holder is past its retention: it goes, the key is free.
                     self._next_purge = -math.inf
@@ -191,7 +182,7 @@ class SQLiteStore:
             CorruptRecordError: the stored row is not a record this library wrote.
         """
         async with self._session() as db:
-            rows = await fetch_all(db, sql.SELECT_BY_ID, (pending_id, self._horizon()))
+            rows = await fetch_all(db, sql.SELECT_BY_ID, (pending_id, self._cutoff()))
         return sql.decode_row(rows[0]) if rows else None
 
     async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
@@ -201,9 +192,9 @@ class SQLiteStore:
         """
         rows: list[Sequence[Any]] = []
         async with self._session() as db:
-            horizon = self._horizon()
+            cutoff = self._cutoff()
             for statement, parameters in sql.select_many(list(dict.fromkeys(pending_ids))):
-                rows.extend(await fetch_all(db, statement, (*parameters, horizon)))
+                rows.extend(await fetch_all(db, statement, (*parameters, cutoff)))
         return sql.decode_rows(rows)
 
     async def list_pending(
@@ -227,7 +218,11 @@ class SQLiteStore:
         """Set the deadline of a pending request unless it has an earlier one.
 
         Returns the deadline in force, or ``None`` when the request is not pending.
+
+        Raises:
+            ValueError: ``deadline`` is not finite.
         """
+        deadline = check_deadline(deadline)
 
         async def write(db: aiosqlite.Connection) -> float | None:
             rows = await fetch_all(db, sql.SELECT_STATE, (pending_id,))
@@ -262,8 +257,7 @@ class SQLiteStore:
             ValueError: ``status`` is ``PENDING``.
             CorruptRecordError: the stored record cannot be read (nothing is written).
         """
-        if status is _PENDING:
-            raise ValueError("settle needs an outcome: RESOLVED, REJECTED or TIMED_OUT")
+        status = check_outcome(status)
         outcome = (status.value, result, reason, int(withdrawn), settled_by)
 
         async def write(db: aiosqlite.Connection) -> PendingInput | None:
@@ -297,18 +291,15 @@ class SQLiteStore:
         The feed polls every :attr:`backstop_interval` while anyone listens. This store's
         own writes reach listeners as soon as they commit (and may repeat after a poll);
         :attr:`PendingChangeKind.RESYNC` follows a recovered failure of the feed.
+
+        Raises:
+            TypeError: ``listener`` is not callable.
         """
         # Until the store first connects, "from now on" can only be told by the clock.
         self._changes.listening_since(self.clock())
-        return self._feed.add(listener)
+        return super().subscribe(listener)
 
     # -- helpers -------------------------------------------------------------------------------
-
-    def _horizon(self) -> float:
-        return self.clock() - self.retention_seconds
-
-    def _retained(self, settled_at: float | None, now: float) -> bool:
-        return settled_at is None or settled_at > now - self.retention_seconds
 
     async def _purge(self, db: aiosqlite.Connection, now: float) -> int:
         gone = await fetch_all(db, sql.PURGE, (now - self.retention_seconds,))
@@ -328,14 +319,3 @@ class SQLiteStore:
             changes = await self._changes.read(db, unsure=self._link.dirty)
             self._link.dirty = False
         return changes
-
-
-def _seconds(name: str, value: object, *, zero: bool, finite: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number of seconds, got {type(value).__name__}")
-    if math.isnan(value) or value < 0 or (value == 0 and not zero):
-        bound = ">= 0" if zero else "> 0"
-        raise ValueError(f"{name} must be {bound} seconds, got {value!r}")
-    if finite and math.isinf(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return float(value)
