@@ -7,7 +7,11 @@ import json
 import os
 import signal
 import sys
+from asyncio.subprocess import Process
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+
+import pytest
 
 from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
@@ -16,14 +20,27 @@ from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 AGENT = Path(__file__).with_name("restart_agent.py")
 
 
-async def _agent(db: Path, mode: str) -> asyncio.subprocess.Process:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return await asyncio.create_subprocess_exec(
-        sys.executable, str(AGENT), str(db), mode, stdout=asyncio.subprocess.PIPE, env=env
-    )
+@pytest.fixture
+async def agents() -> AsyncIterator[Callable[[Path, str], Awaitable[Process]]]:
+    """Starts agent processes; any still running at the end is killed."""
+    started: list[Process] = []
+
+    async def start(db: Path, mode: str) -> Process:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(AGENT), str(db), mode, stdout=asyncio.subprocess.PIPE, env=env
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
-async def _line(process: asyncio.subprocess.Process) -> dict[str, object]:
+async def _line(process: Process) -> dict[str, object]:
     assert process.stdout is not None
     async with asyncio.timeout(30):
         raw = await process.stdout.readline()
@@ -33,10 +50,10 @@ async def _line(process: asyncio.subprocess.Process) -> dict[str, object]:
 
 
 async def test_a_turn_killed_while_waiting_resumes_with_the_answer_given_meanwhile(
-    tmp_path: Path,
+    tmp_path: Path, agents: Callable[[Path, str], Awaitable[Process]]
 ) -> None:
     db = tmp_path / "kit.db"
-    first = await _agent(db, "ask")
+    first = await agents(db, "ask")
     asked = await _line(first)
 
     first.send_signal(signal.SIGKILL)
@@ -49,7 +66,7 @@ async def test_a_turn_killed_while_waiting_resumes_with_the_answer_given_meanwhi
         assert request.actor_id == "ann"
         assert await desk.aresolve(request.pending_id, "Lisbon", by="ann") is True
 
-    second = await _agent(db, "resume")
+    second = await agents(db, "resume")
     outcome = await _line(second)
     assert await second.wait() == 0
 
@@ -64,15 +81,15 @@ async def test_a_turn_killed_while_waiting_resumes_with_the_answer_given_meanwhi
 
 
 async def test_a_turn_resumed_before_the_answer_waits_for_it_without_asking_again(
-    tmp_path: Path,
+    tmp_path: Path, agents: Callable[[Path, str], Awaitable[Process]]
 ) -> None:
     db = tmp_path / "kit.db"
-    first = await _agent(db, "ask")
+    first = await agents(db, "ask")
     asked = await _line(first)
     first.send_signal(signal.SIGKILL)
     await first.wait()
 
-    second = await _agent(db, "resume")
+    second = await agents(db, "resume")
     async with SQLiteStore(db) as store:
         desk = HumanInputHandler(store=store)
         # The resumed turn re-attached: still one question, the same one.
