@@ -1,0 +1,547 @@
+"""Benchmark of the durable human-input stores: Redis on loopback, SQLite in a file.
+
+Cases and targets:
+    * Redis, wake-up across processes: process A answers (``aresolve``) a request that
+      process B waits on; the answer carries A's CLOCK_MONOTONIC reading (system-wide on
+      Linux), B reads the clock when its ``wait()`` returns. p50 <= 1 ms, p99 <= 5 ms.
+    * Redis, settles per second from one process, 256 in flight: >= 5,000/s (one at a time
+      is shown too).
+    * Redis, 100,000 requests pending across 1,000 rooms, waited on in 2 processes and
+      answered from 4 others at random: every answer delivered, none lost, none twice.
+      One request in ten is answered by two processes at once, so that the store's
+      check-and-set decides between them. The waiting processes give the store a client
+      whose pool lets a burst of wake-ups queue for a connection (the store's default pool
+      gives up after 10 s, and the wait then falls back to its backstop), and a backstop of
+      300 s (at the default 0.25 s, 100,000 waits would re-read 400,000 times a second).
+    * SQLite, settles per second one at a time and 256 in flight (no target).
+    * SQLite, wake-up across processes, which polls: p50 and p99 <= backstop_interval +
+      20 ms.
+
+The memory store is measured by ``bench/bench_human_input.py``. The Redis cases start their
+own redis-server (``--save "" --appendonly yes --appendfsync always``: an answer is on disk
+before anyone hears it was taken) on a free loopback port in a temporary directory, and
+stop it at the end; without ``redis-server`` they are skipped with a note.
+
+Run ``python bench/bench_stores.py``: it prints a table and a summary and exits 0
+(``--check`` makes a missed target exit 1). ``--quick`` runs the 4-process case with
+10,000 requests; ``ROOMKIT_BENCH_STORES_REQUESTS`` sets its default size (100,000). On two
+CPUs the full run takes about two minutes, ``--quick`` about 40 seconds; progress goes to
+stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
+
+T = TypeVar("T")
+X = TypeVar("X")
+
+SIZE_VARIABLE = "ROOMKIT_BENCH_STORES_REQUESTS"
+FULL_SIZE = 100_000
+QUICK_SIZE = 10_000
+ROOMS = 1_000
+ANSWERERS = 4
+WAITERS = 2
+IN_FLIGHT = 256
+REDIS_WAKE_SAMPLES = 1_000
+REDIS_SETTLES = 10_000
+SEQUENTIAL_SETTLES = 2_000
+SQLITE_SETTLES = 5_000
+SQLITE_WAKE_SAMPLES = 200
+SQLITE_BACKSTOP = 0.05
+PARK_BATCH = 2_000
+RACING = 0.1
+"""The share of the 4-process case's requests that two processes answer."""
+SCALE_BACKSTOP = 300.0
+"""The scale case's backstop: its waits are woken by the change feed alone."""
+
+WAKE_P50_MS = 1.0
+WAKE_P99_MS = 5.0
+SETTLES_TARGET = 5_000
+SQLITE_WAKE_MS = SQLITE_BACKSTOP * 1e3 + 20
+
+
+@dataclass
+class Row:
+    """One line of the table; ``met`` is ``None`` for figures without a target."""
+
+    case: str
+    figure: str
+    target: str = ""
+    met: bool | None = None
+
+
+# -- the stores, as each process opens them --------------------------------------------------
+
+
+def open_store(kind: str, location: str, prefix: str, **options: float) -> Any:
+    if kind == "sqlite":
+        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+        return SQLiteStore(location, **options)
+    from roomkit.tools.human_input.stores.redis import RedisStore
+
+    return RedisStore(location, prefix=prefix, **options)
+
+
+async def feed_live(handler: HumanInputHandler, kind: str) -> None:
+    """Start the handler's change feed; on Redis, return once it is subscribed."""
+    live = asyncio.Event()
+
+    def listen(change: PendingChange) -> None:
+        if change.kind is PendingChangeKind.RESYNC:
+            live.set()
+
+    handler.subscribe(listen)
+    if kind == "redis":
+        await live.wait()
+
+
+async def parked(
+    handler: HumanInputHandler, count: int, waits: Sequence[asyncio.Task[str]] = ()
+) -> None:
+    """Return once ``count`` waits on ``handler`` wait for a wake-up (read off its registry).
+
+    Raises the error of any of ``waits`` that ended meanwhile: it will never park.
+    """
+    registry = handler._durable._waiters  # type: ignore[union-attr]
+    while len(registry) < count:
+        ended = next((wait for wait in waits if wait.done()), None)
+        if ended is not None:
+            ended.result()
+            raise RuntimeError("a wait ended before it was answered")
+        await asyncio.sleep(0)
+
+
+def progress(message: str) -> None:
+    """Say how far a long case has come, on stderr."""
+    print(f"  ... {message}", file=sys.stderr, flush=True)
+
+
+async def in_flight(limit: int, items: Sequence[X], call: Callable[[X], Awaitable[T]]) -> list[T]:
+    """``call`` each item, at most ``limit`` at a time; the results in the items' order."""
+    results: list[Any] = [None] * len(items)
+    queue = iter(enumerate(items))
+
+    async def worker() -> None:
+        for index, item in queue:
+            results[index] = await call(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(limit, len(items)))))
+    return results
+
+
+async def create_many(handler: HumanInputHandler, count: int, rooms: int) -> list[str]:
+    async def create(n: int) -> str:
+        request = await handler.create("AskUserQuestion", {"n": n}, room_id=f"room-{n % rooms}")
+        return request.pending_id
+
+    return await in_flight(IN_FLIGHT, range(count), create)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+# -- process B of the wake-up case, and the answering processes of the scale case ------------
+
+
+async def wake_waiter(kind: str, location: str, prefix: str, samples: int) -> None:
+    """Wait on one request at a time; print its id once parked, then the latencies seen."""
+    options = {"backstop_interval": SQLITE_BACKSTOP} if kind == "sqlite" else {}
+    store = open_store(kind, location, prefix, **options)
+    handler = HumanInputHandler(store=store)
+    await feed_live(handler, kind)
+    latencies = []
+    for n in range(samples):
+        request = await handler.create("AskUserQuestion", {"n": n}, room_id="wake")
+        waiting = asyncio.create_task(handler.wait(request.pending_id, timeout=60))
+        await parked(handler, 1)
+        print(request.pending_id, flush=True)
+        sent = int(await waiting)
+        latencies.append(time.monotonic_ns() - sent)
+    print(json.dumps(latencies), flush=True)
+    await handler.close()
+    await store.close()
+
+
+async def scale_waiter(location: str, prefix: str, count: int, first_room: int) -> None:
+    """Create ``count`` requests in this process's rooms and wait on them all.
+
+    Prints one JSON line once every wait is parked (the ids, and the seconds it took to
+    create them and to park the waits), and one when every wait has ended: each wait's
+    answer, or ``null`` for a wait that failed, and the first failure.
+    """
+    from redis.asyncio import BlockingConnectionPool, Redis
+
+    from roomkit.tools.human_input.stores.redis import RedisStore
+
+    # The store's own pool gives a caller 10 s to get a connection; a burst of tens of
+    # thousands of wake-ups queues longer than that, and each wait that times out falls
+    # back to its backstop. This pool lets them queue.
+    pool = BlockingConnectionPool.from_url(
+        location, max_connections=64, timeout=None, socket_connect_timeout=5, socket_timeout=30
+    )
+    client = Redis(connection_pool=pool)
+    store = RedisStore(client=client, prefix=prefix, backstop_interval=SCALE_BACKSTOP)
+    handler = HumanInputHandler(store=store)
+    await feed_live(handler, "redis")
+    start = time.perf_counter()
+
+    async def create(n: int) -> str:
+        room = f"room-{first_room + n % (ROOMS // WAITERS)}"
+        return (await handler.create("AskUserQuestion", {"n": n}, room_id=room)).pending_id
+
+    ids = await in_flight(IN_FLIGHT, range(count), create)
+    created = time.perf_counter() - start
+    waits: list[asyncio.Task[str]] = []
+    for first in range(0, count, PARK_BATCH):
+        # A batch at a time: a wait's first reads queue for the store's connections, and a
+        # queue too long for the pool's timeout is an outage to the wait.
+        batch = ids[first : first + PARK_BATCH]
+        waits += [
+            asyncio.create_task(handler.wait(pending_id, timeout=None)) for pending_id in batch
+        ]
+        await parked(handler, len(waits), waits[first:])
+    parking = time.perf_counter() - start - created
+    print(json.dumps({"ids": ids, "created": created, "parked": parking}), flush=True)
+    ended = await asyncio.gather(*waits, return_exceptions=True)
+    failures = [repr(result) for result in ended if isinstance(result, BaseException)]
+    answers = [None if isinstance(result, BaseException) else result for result in ended]
+    print(json.dumps({"answers": answers, "failed": failures[:1]}), flush=True)
+    await handler.close()
+    await store.close()
+    await client.aclose(close_connection_pool=True)
+
+
+async def answerer(location: str, prefix: str, name: str) -> None:
+    """Read the ids to answer, say ready, and on "go" answer them, 256 in flight.
+
+    The ids come as one JSON line on stdin, "go" as the next; the ids this process won go
+    back as one JSON line on stdout.
+    """
+    ids: list[str] = json.loads(await asyncio.to_thread(sys.stdin.readline))
+    store = open_store("redis", location, prefix)
+    await store.open()
+    handler = HumanInputHandler(store=store)
+    print("ready", flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
+
+    async def answer(pending_id: str) -> bool:
+        return await handler.aresolve(pending_id, f"{name}:{pending_id}", by=name)
+
+    won = await in_flight(IN_FLIGHT, ids, answer)
+    print(json.dumps([pending_id for pending_id, this in zip(ids, won, strict=True) if this]))
+    await store.close()
+
+
+# -- process A -------------------------------------------------------------------------------
+
+
+async def cross_process_wake(kind: str, location: str, prefix: str, samples: int) -> list[float]:
+    """Milliseconds from an answer given here to the wake-up of its waiter in process B."""
+    store = open_store(kind, location, prefix)
+    handler = HumanInputHandler(store=store)
+    waiter = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--wake-waiter",
+        kind,
+        location,
+        prefix,
+        str(samples),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert waiter.stdout is not None
+    for _ in range(samples):
+        pending_id = (await waiter.stdout.readline()).decode().strip()
+        await handler.aresolve(pending_id, str(time.monotonic_ns()))
+    latencies: list[int] = json.loads(await waiter.stdout.readline())
+    await waiter.wait()
+    await store.close()
+    # The first answers pay for connections and scripts being set up.
+    return [ns / 1e6 for ns in latencies[samples // 10 :]]
+
+
+async def settles_per_second(
+    kind: str, location: str, prefix: str, count: int, limit: int
+) -> float:
+    """Answers per second given from one process, ``limit`` in flight."""
+    store = open_store(kind, location, prefix)
+    handler = HumanInputHandler(store=store)
+    ids = await create_many(handler, count, rooms=10)
+
+    async def answer(pending_id: str) -> bool:
+        return await handler.aresolve(pending_id, "yes")
+
+    start = time.perf_counter()
+    won = await in_flight(limit, ids, answer)
+    elapsed = time.perf_counter() - start
+    assert all(won)
+    await store.close()
+    return count / elapsed
+
+
+async def spawn(*arguments: str) -> asyncio.subprocess.Process:
+    """This script in another process, in one of its roles, talking over pipes."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        *arguments,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=2**26,
+    )
+
+
+async def line(process: asyncio.subprocess.Process) -> Any:
+    assert process.stdout is not None
+    return json.loads(await process.stdout.readline())
+
+
+async def tell(process: asyncio.subprocess.Process, message: bytes) -> None:
+    assert process.stdin is not None
+    process.stdin.write(message + b"\n")
+    await process.stdin.drain()
+
+
+async def answered_from_processes(url: str, size: int) -> list[Row]:
+    """``size`` requests wait in 2 processes; 4 others answer them, some twice over."""
+    prefix = f"scale{os.urandom(4).hex()}"
+    counts = [size // WAITERS] * WAITERS
+    counts[0] += size % WAITERS
+    waiters = [
+        await spawn("--scale-waiter", url, prefix, str(count), str(n * ROOMS // WAITERS))
+        for n, count in enumerate(counts)
+    ]
+    parked_waits = [await line(waiter) for waiter in waiters]
+    ids = [pending_id for report in parked_waits for pending_id in report["ids"]]
+    created = max(report["created"] for report in parked_waits)
+    parking = max(report["parked"] for report in parked_waits)
+    progress(f"{len(ids):,} requests created in {created:.1f} s, waits parked in {parking:.1f} s")
+
+    # Each request goes to one process at random, and one in ten to a second one as well:
+    # those two race, and the store's check-and-set must let exactly one of them win.
+    shares: list[list[str]] = [[] for _ in range(ANSWERERS)]
+    chance = random.Random(7)
+    for pending_id in ids:
+        for which in chance.sample(range(ANSWERERS), 2 if chance.random() < RACING else 1):
+            shares[which].append(pending_id)
+    answerers = []
+    for which, share in enumerate(shares):
+        chance.shuffle(share)
+        answerers.append(await spawn("--answerer", url, prefix, f"p{which}"))
+        await tell(answerers[-1], json.dumps(share).encode())
+    for process in answerers:
+        assert process.stdout is not None
+        assert (await process.stdout.readline()).strip() == b"ready"
+    start = time.perf_counter()
+    for process in answerers:
+        await tell(process, b"go")
+    ended = [await line(waiter) for waiter in waiters]
+    elapsed = time.perf_counter() - start
+    progress(f"{len(ids):,} waits ended in {elapsed:.1f} s")
+
+    delivered = [answer for report in ended for answer in report["answers"]]
+    winners: dict[str, list[str]] = {pending_id: [] for pending_id in ids}
+    for which, process in enumerate(answerers):
+        for pending_id in await line(process):
+            winners[pending_id].append(f"p{which}")
+    for process in [*waiters, *answerers]:
+        await process.wait()
+    twice = sum(len(names) > 1 for names in winners.values())
+    # Lost: a wait that failed, or that returned anything but its one winner's answer.
+    lost = sum(
+        len(names) != 1 or answer != f"{names[0]}:{pending_id}"
+        for (pending_id, names), answer in zip(winners.items(), delivered, strict=True)
+    )
+    for report in ended:
+        if report["failed"]:
+            print(f"note: a wait failed with {report['failed'][0]}")
+    ok = len(delivered) == size and lost == 0 and twice == 0
+    return [
+        Row(
+            f"Redis: {size:,} pending in {ROOMS:,} rooms, {WAITERS} processes",
+            f"created at {size / created:,.0f}/s, waited on in {parking:.1f} s",
+        ),
+        Row(
+            f"Redis: {size:,} answered from {ANSWERERS} processes",
+            f"{len(delivered) - lost:,} delivered, {lost} lost, {twice} twice, "
+            f"{size / elapsed:,.0f}/s",
+            "all once",
+            ok,
+        ),
+    ]
+
+
+# -- the cases -------------------------------------------------------------------------------
+
+
+async def redis_rows(size: int, workdir: Path) -> list[Row]:
+    with RedisServer(workdir / "redis") as url:
+        prefix = f"bench{os.urandom(4).hex()}"
+        wake = await cross_process_wake("redis", url, prefix, REDIS_WAKE_SAMPLES)
+        p50, p99 = statistics.median(wake), percentile(wake, 0.99)
+        one = await settles_per_second("redis", url, prefix, SEQUENTIAL_SETTLES, limit=1)
+        many = await settles_per_second("redis", url, prefix, REDIS_SETTLES, limit=IN_FLIGHT)
+        rows = [
+            Row(
+                "Redis: wake-up across processes, p50",
+                f"{p50:.2f} ms",
+                f"<= {WAKE_P50_MS:g} ms",
+                p50 <= WAKE_P50_MS,
+            ),
+            Row(
+                "Redis: wake-up across processes, p99",
+                f"{p99:.2f} ms",
+                f"<= {WAKE_P99_MS:g} ms",
+                p99 <= WAKE_P99_MS,
+            ),
+            Row("Redis: settles, one at a time", f"{one:,.0f}/s"),
+            Row(
+                f"Redis: settles, {IN_FLIGHT} in flight",
+                f"{many:,.0f}/s",
+                f">= {SETTLES_TARGET:,}/s",
+                many >= SETTLES_TARGET,
+            ),
+        ]
+        rows += await answered_from_processes(url, size)
+        return rows
+
+
+async def sqlite_rows(workdir: Path) -> list[Row]:
+    path = str(workdir / "pending.db")
+    one = await settles_per_second("sqlite", path, "", SEQUENTIAL_SETTLES // 2, limit=1)
+    many = await settles_per_second("sqlite", path, "", SQLITE_SETTLES, limit=IN_FLIGHT)
+    wake = await cross_process_wake("sqlite", path, "", SQLITE_WAKE_SAMPLES)
+    p50, p99 = statistics.median(wake), percentile(wake, 0.99)
+    target = f"<= {SQLITE_WAKE_MS:g} ms"
+    return [
+        Row("SQLite: settles, one at a time", f"{one:,.0f}/s"),
+        Row(f"SQLite: settles, {IN_FLIGHT} in flight", f"{many:,.0f}/s"),
+        Row(
+            "SQLite: wake-up across processes, p50", f"{p50:.1f} ms", target, p50 <= SQLITE_WAKE_MS
+        ),
+        Row(
+            "SQLite: wake-up across processes, p99", f"{p99:.1f} ms", target, p99 <= SQLITE_WAKE_MS
+        ),
+    ]
+
+
+class RedisServer:
+    """A redis-server on a free loopback port, for the length of a ``with`` block."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> str:
+        self.directory.mkdir()
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--dir",
+                str(self.directory),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return f"redis://127.0.0.1:{port}/0"
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.01)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+
+
+# -- the report ------------------------------------------------------------------------------
+
+
+def print_table(rows: list[Row]) -> None:
+    header = ["case", "figure", "target", "result"]
+    cells = [
+        [row.case, row.figure, row.target, "" if row.met is None else "pass" if row.met else "MISS"]
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(header))]
+    for line in [header, ["-" * width for width in widths], *cells]:
+        print(" | ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)))
+
+
+async def main(size: int) -> int:
+    """Print the table and the summary; return the number of missed targets."""
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print("Memory store: the reference is bench/bench_human_input.py (a bare future and task")
+    print("per request as the floor); the figures below are for the durable stores.\n")
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="roomkit-bench-") as directory:
+        workdir = Path(directory)
+        if shutil.which("redis-server") is None:
+            print("note: redis-server is not installed; the Redis cases are skipped\n")
+        else:
+            rows += await redis_rows(size, workdir)
+        rows += await sqlite_rows(workdir)
+    print_table(rows)
+    targets = [row for row in rows if row.met is not None]
+    print("\nsummary:")
+    for row in targets:
+        print(
+            f"  {'met   ' if row.met else 'MISSED'}  {row.case}: {row.figure} (target {row.target})"
+        )
+    return sum(not row.met for row in targets)
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--wake-waiter"]:
+        kind, location, prefix, samples = arguments[1:5]
+        asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
+        sys.exit(0)
+    if arguments[:1] == ["--scale-waiter"]:
+        location, prefix, count, first_room = arguments[1:5]
+        asyncio.run(scale_waiter(location, prefix, int(count), int(first_room)))
+        sys.exit(0)
+    if arguments[:1] == ["--answerer"]:
+        asyncio.run(answerer(*arguments[1:4]))
+        sys.exit(0)
+    default = int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))
+    missed = asyncio.run(main(QUICK_SIZE if "--quick" in arguments else default))
+    sys.exit(1 if missed and "--check" in arguments else 0)
