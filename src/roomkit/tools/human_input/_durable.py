@@ -1,9 +1,11 @@
 """The handler's side of a durable store: waits that any process's answer can end.
 
-A waiter here re-reads the stored record after registering for the store's change hints
-and again on the store's backstop interval, so a hint lost to a disconnect delays an
-answer, never loses it. The deadline is the store's: whichever process sees it pass first
-records the timeout through the same check-and-set as an answer.
+One sweeper task per handler reads the requests its waits are on: those a change hint named,
+in one batch, and all of them at each backstop interval, so a hint lost to a disconnect
+delays an answer, never loses it, and a burst of answers costs a few reads, not one per
+waiter. The deadline is the store's: whichever process sees it pass first records the
+timeout through the same check-and-set as an answer. An outage is retried with a short
+backoff; the waits carry on when the store is back.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ _REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
 
 RELEASED = "Released before an answer arrived"
+# The first retry after an outage; it doubles up to the backstop interval.
+_OUTAGE_RETRY = 0.02
 HANDLER_CLOSED = "Human input handler closed"
 
 
@@ -49,7 +53,10 @@ class DurableWaits:
         self.store = store
         self.local: dict[str, PendingInput] = {}
         """Requests created here and not yet collected by a wait (for close and ``pending``)."""
-        self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._waiters: dict[str, _Watch] = {}
+        self._dirty: set[str] = set()
+        self._nudge = asyncio.Event()
+        self._sweeper: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[PendingChange], None]] = []
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -71,32 +78,23 @@ class DurableWaits:
 
     def _on_change(self, change: PendingChange) -> None:
         if change.kind is PendingChangeKind.RESYNC:
-            for pending_id in list(self._waiters):
-                self.wake(pending_id)
+            self._mark(None)
         elif change.kind is PendingChangeKind.SETTLED:
-            self.wake(change.pending_id)
+            self._mark(change.pending_id)
         for listener in list(self._listeners):
             try:
                 listener(change)
             except Exception:
                 logger.exception("Pending-change listener %r failed", listener)
 
-    def wake(self, pending_id: str) -> None:
-        """Wake this process's waiters on ``pending_id`` so they re-read the record."""
-        for waiter in self._waiters.get(pending_id, ()):
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def wake_all(self) -> None:
-        for pending_id in list(self._waiters):
-            self.wake(pending_id)
-
     def stop(self) -> None:
+        """Leave the change feed; waits still open here end with HandlerClosedError."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
         self._listeners.clear()
-        self.wake_all()
+        for watch in self._waiters.values():
+            watch.fail(HandlerClosedError(HANDLER_CLOSED))
 
     # -- withdrawing -------------------------------------------------------------------------
 
@@ -107,7 +105,7 @@ class DurableWaits:
             return False
         won = await store.settle(pending_id, _REJECTED, reason=RELEASED, withdrawn=True)
         if won is not None:
-            self.wake(pending_id)
+            self.settled(won)
         self.local.pop(pending_id, None)
         return True
 
@@ -120,15 +118,21 @@ class DurableWaits:
         for request in list(self.local.values()):
             if channel_id is not None and request.channel_id != channel_id:
                 continue
-            if request.key is None:
-                try:
-                    await self.store.settle(
-                        request.pending_id, _REJECTED, reason=HANDLER_CLOSED, withdrawn=True
-                    )
-                except StoreError:
-                    logger.exception("Could not withdraw pending %s on close", request.pending_id)
             self.local.pop(request.pending_id, None)
-            self.wake(request.pending_id)
+            if request.key is not None:
+                continue
+            try:
+                won = await self.store.settle(
+                    request.pending_id, _REJECTED, reason=HANDLER_CLOSED, withdrawn=True
+                )
+            except StoreError:
+                logger.exception("Could not withdraw pending %s on close", request.pending_id)
+                continue
+            if won is not None:
+                self.settled(won)
+        for watch in list(self._waiters.values()):
+            if channel_id is None or watch.record.channel_id == channel_id:
+                watch.fail(HandlerClosedError(HANDLER_CLOSED))
         if channel_id is None:
             self.stop()
 
@@ -150,47 +154,129 @@ class DurableWaits:
             deadline = await store.set_deadline(pending_id, store.clock() + timeout)
             if deadline is not None:
                 record.deadline = deadline
-        self._feed()
-        loop = asyncio.get_running_loop()
-        outage = False
-        while record.status is _PENDING:
+        if record.status is _PENDING:
             if self.handler.is_closed_for(record.channel_id):
                 raise HandlerClosedError(HANDLER_CLOSED)
-            waiter: asyncio.Future[None] = loop.create_future()
-            waiters = self._waiters.setdefault(pending_id, set())
-            waiters.add(waiter)
-            try:
-                # Read again once registered: a change between the two reads is not missed.
-                record = await self._read(pending_id)
-                if record.status is not _PENDING:
-                    break
-                delay = store.backstop_interval
+            watch = self._waiters.get(pending_id)
+            if watch is None:
+                watch = self._waiters[pending_id] = _Watch(record)
+            else:
+                watch.waiters += 1
                 if record.deadline is not None:
-                    delay = min(delay, max(0.0, record.deadline - store.clock()))
-                await asyncio.wait((waiter,), timeout=delay)
-                if record.deadline is not None and store.clock() >= record.deadline:
-                    await store.settle(pending_id, _TIMED_OUT)
-                record = await self._read(pending_id)
-                if outage:
-                    logger.info("Store reachable again: still waiting on %s", pending_id)
-                    outage = False
-            except StoreUnavailableError as error:
-                # An outage delays the answer, never loses it: keep the request and retry.
-                if not outage:
-                    logger.warning("Store unreachable while waiting on %s: %s", pending_id, error)
-                    outage = True
-                await asyncio.wait((waiter,), timeout=store.backstop_interval)
+                    watch.record.deadline = record.deadline
+            # Read once more after registering: a change between the two reads is not missed.
+            self._mark(pending_id)
+            try:
+                record = await asyncio.shield(watch.settled)
             finally:
-                waiters.discard(waiter)
-                if not waiters:
-                    self._waiters.pop(pending_id, None)
+                watch.waiters -= 1
+                if watch.waiters == 0 and self._waiters.get(pending_id) is watch:
+                    del self._waiters[pending_id]
+                    watch.forget()
         self.local.pop(pending_id, None)
         return record
 
-    async def _read(self, pending_id: str) -> PendingInput:
-        record = await self.store.fetch(pending_id)
-        if record is None:
-            raise UnknownRequestError(
-                f"Pending request {pending_id} left the store while waited on"
+    def settled(self, record: PendingInput) -> None:
+        """Hand a settled record to this process's waiters on it (a settle made here)."""
+        watch = self._waiters.get(record.pending_id)
+        if watch is not None and not watch.settled.done():
+            watch.settled.set_result(record)
+
+    def _mark(self, pending_id: str | None) -> None:
+        """Have the sweeper read ``pending_id`` (every waited request when ``None``)."""
+        if pending_id is None:
+            self._dirty.update(self._waiters)
+        elif pending_id in self._waiters:
+            self._dirty.add(pending_id)
+        else:
+            return
+        self._feed()
+        self._nudge.set()
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(
+                self._sweep(), name="human-input-durable-sweeper"
             )
-        return record
+
+    async def _sweep(self) -> None:
+        """One task per handler: reads woken requests in batches, times out due ones.
+
+        Between hints it wakes at the nearest deadline or after the backstop interval, and
+        then reads every waited request, so a hint lost to a disconnect costs one interval.
+        """
+        store = self.store
+        outage = 0
+        while self._waiters:
+            delay = store.backstop_interval
+            deadlines = [w.record.deadline for w in self._waiters.values() if w.record.deadline]
+            if deadlines:
+                delay = min(delay, max(0.0, min(deadlines) - store.clock()))
+            if outage:
+                delay = min(delay, _OUTAGE_RETRY * 2 ** min(outage, 6))
+            if not self._dirty:
+                self._nudge.clear()
+                try:
+                    async with asyncio.timeout(delay):
+                        await self._nudge.wait()
+                except TimeoutError:
+                    self._dirty.update(self._waiters)
+            ids, self._dirty = self._dirty, set()
+            try:
+                await self._read_batch(ids)
+                if outage:
+                    logger.info("Store reachable again: waits carry on")
+                outage = 0
+            except StoreUnavailableError as error:
+                # An outage delays answers, never loses them: the requests are read again.
+                if not outage:
+                    logger.warning("Store unreachable while waiting on answers: %s", error)
+                outage += 1
+                self._dirty.update(ids & self._waiters.keys())
+        self._sweeper = None
+
+    async def _read_batch(self, ids: set[str]) -> None:
+        store = self.store
+        now = store.clock()
+        for pending_id in ids:
+            watch = self._waiters.get(pending_id)
+            deadline = None if watch is None else watch.record.deadline
+            if deadline is not None and now >= deadline:
+                await store.settle(pending_id, _TIMED_OUT)
+        wanted = [pending_id for pending_id in ids if pending_id in self._waiters]
+        if not wanted:
+            return
+        found = {record.pending_id: record for record in await store.fetch_many(wanted)}
+        for pending_id in wanted:
+            watch = self._waiters.get(pending_id)
+            if watch is None or watch.settled.done():
+                continue
+            record = found.get(pending_id)
+            if record is None:
+                watch.fail(
+                    UnknownRequestError(f"Pending request {pending_id} left the store mid-wait")
+                )
+            elif record.status is not _PENDING:
+                watch.settled.set_result(record)
+            elif record.deadline is not None:
+                watch.record.deadline = record.deadline
+
+
+class _Watch:
+    """The waits of this process on one request, and the future its settling completes."""
+
+    __slots__ = ("record", "settled", "waiters")
+
+    def __init__(self, record: PendingInput) -> None:
+        self.record = record
+        self.settled: asyncio.Future[PendingInput] = asyncio.get_running_loop().create_future()
+        self.waiters = 1
+
+    def fail(self, error: Exception) -> None:
+        if not self.settled.done():
+            self.settled.set_exception(error)
+
+    def forget(self) -> None:
+        """No wait is left: drop the future without an unread outcome behind."""
+        if not self.settled.done():
+            self.settled.cancel()
+        elif not self.settled.cancelled():
+            self.settled.exception()

@@ -623,7 +623,7 @@ class HumanInputHandler:
         )
         if record is None:
             return False
-        durable.wake(pending_id)
+        durable.settled(record)
         return True
 
     # -- reading -----------------------------------------------------------------------------
