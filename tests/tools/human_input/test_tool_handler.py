@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
 from roomkit.core.exceptions import (
     HandlerClosedError,
     HumanInputRejectedError,
+    InvalidAnswerError,
     RequestWithdrawnError,
     ToolFailedError,
     ToolRefusedError,
@@ -351,3 +353,37 @@ async def test_a_human_tool_blocks_while_parallel_tools_finish() -> None:
 
     assert results[:2] == ["blue", "found docs"]
     assert finished == ["search", "Ask"]
+
+
+@pytest.mark.parametrize(
+    ("schemas", "error", "words"),
+    [
+        ({"Other": {"type": "string"}}, ValueError, "not in tool_names"),
+        ({"Ask": ["not", "a", "schema"]}, TypeError, "answer_schemas['Ask']"),
+        ({"Ask": {"type": 12}}, ValueError, "answer_schemas['Ask']"),
+    ],
+)
+def test_a_bad_answer_schema_is_refused_naming_its_tool(
+    schemas: dict[str, object], error: type[Exception], words: str
+) -> None:
+    with pytest.raises(error, match=re.escape(words)):
+        HumanInputToolHandler({"Ask"}, answer_schemas=schemas)  # type: ignore[arg-type]
+
+
+async def test_the_answer_schema_travels_with_each_request() -> None:
+    schema = {"type": "object", "required": ["confirmed"]}
+    human = HumanInputToolHandler({"Confirm"}, answer_schemas={"Confirm": schema})
+    asked: list[str] = []
+
+    async def answer(event: PendingInputEvent) -> None:
+        asked.append(event.pending_id)
+        request = await human.handler.get_request(event.pending_id)
+        assert request is not None
+        assert request.answer_schema == schema
+        with pytest.raises(InvalidAnswerError, match="confirmed"):
+            await human.handler.aresolve(event.pending_id, "{}")
+        assert await human.handler.aresolve(event.pending_id, '{"confirmed": true}')
+
+    human.handler.on_input_required = answer
+    assert await human("Confirm", {"action": "deploy"}) == '{"confirmed": true}'
+    assert len(asked) == 1

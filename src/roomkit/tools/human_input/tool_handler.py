@@ -16,8 +16,8 @@ from roomkit.core.exceptions import (
 from roomkit.models.enums import ChannelType
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
+from roomkit.tools.human_input._checks import check_schema
 from roomkit.tools.human_input.handler import HumanInputHandler
-from roomkit.tools.validation import validate_answer
 
 __all__ = ["HumanInputToolHandler"]
 
@@ -79,14 +79,10 @@ class HumanInputToolHandler:
         for name, schema in (answer_schemas or {}).items():
             if name not in names:
                 raise ValueError(f"answer_schemas names '{name}', not in tool_names {names}")
-            if not isinstance(schema, dict):
-                raise TypeError(
-                    f"answer_schemas['{name}'] must be a JSON Schema dict, "
-                    f"got {type(schema).__name__}"
-                )
-            problem = _schema_problem(schema)
-            if problem is not None:
-                raise ValueError(f"answer_schemas['{name}'] is not a valid JSON Schema: {problem}")
+            try:
+                check_schema(schema)
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"answer_schemas['{name}']: {error}") from None
             self.answer_schemas[name] = schema
         self._definitions: list[AITool] = []
         seen: set[str] = set()
@@ -171,11 +167,3 @@ class HumanInputToolHandler:
             raise ToolRefusedError(
                 json.dumps({"error": f"Human input rejected: {rejected}"})
             ) from None
-
-
-def _schema_problem(schema: dict[str, Any]) -> str | None:
-    try:
-        validate_answer(schema, None)
-    except ValueError as error:
-        return str(error)
-    return None
