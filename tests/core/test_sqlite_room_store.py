@@ -517,3 +517,16 @@ async def test_a_detached_channel_leaves_the_room_on_every_store(store: RoomStor
 
     assert [b.channel_id for b in await store.list_bindings("r")] == ["ws"]
     assert await store.rooms_for_channel("ai") == []
+
+
+async def test_room_stores_opening_a_new_file_at_once_all_open(tmp_path: Path) -> None:
+    """Switching a new file to WAL is not covered by the busy timeout: openers retry."""
+    for trial in range(10):
+        path = tmp_path / f"fresh-{trial}.db"
+        stores = [SQLiteRoomStore(path) for _ in range(4)]
+        try:
+            await asyncio.gather(*(store.open() for store in stores))
+            found = await asyncio.gather(*(store.get_room("none") for store in stores))
+        finally:
+            await asyncio.gather(*(store.close() for store in stores))
+        assert found == [None, None, None, None]

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import TypeVar
 
 from roomkit.core import _sqlite_rows as rows
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models import room as room_model
+
+T = TypeVar("T")
 
 try:
     import aiosqlite
@@ -22,7 +27,7 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
         "SQLiteRoomStore needs aiosqlite: pip install 'roomkit-hitl[sqlite]'"
     ) from error
 
-__all__ = ["connect", "unavailable"]
+__all__ = ["connect", "retry_locked", "unavailable"]
 
 _HINTS = (
     ("unable to open", "check that the directory exists and this process may write to it"),
@@ -66,7 +71,7 @@ async def connect(path: str, busy_timeout: float) -> aiosqlite.Connection:
     # worker thread behind to report to an event loop that may be closed by then.
     db = await aiosqlite.Connection(lambda: raw, iter_chunk_size=64)
     try:
-        last_event_id = await _prepare(db)
+        last_event_id = await _prepare(db, busy_timeout)
     except sqlite3.DatabaseError as error:
         await db.close()
         raise unavailable(path, busy_timeout, error) from error
@@ -77,9 +82,37 @@ async def connect(path: str, busy_timeout: float) -> aiosqlite.Connection:
     return db
 
 
-async def _prepare(db: aiosqlite.Connection) -> int:
+async def retry_locked(
+    attempt: Callable[[], Awaitable[T]],
+    busy_timeout: float,
+    *,
+    undo: Callable[[], Awaitable[object]] | None = None,
+) -> T:
+    """Run ``attempt``, again while SQLite reports the database locked, for ``busy_timeout``.
+
+    Switching a new file to WAL takes a lock that SQLite's busy handler does not wait for,
+    so processes opening a new file at the same moment would fail at once without this.
+    ``undo`` runs before each retry (e.g. a ROLLBACK).
+    """
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + busy_timeout
+    pause = 0.005
+    while True:
+        try:
+            return await attempt()
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or loop.time() >= give_up:
+                raise
+        if undo is not None:
+            with suppress(sqlite3.Error):
+                await undo()
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
+async def _prepare(db: aiosqlite.Connection, busy_timeout: float) -> int:
     """Set the connection up and create the schema; the largest stored event id."""
-    await db.execute_fetchall("PRAGMA journal_mode = WAL")
+    await retry_locked(lambda: db.execute_fetchall("PRAGMA journal_mode = WAL"), busy_timeout)
     await db.execute_fetchall("PRAGMA synchronous = FULL")
     await db.execute_fetchall("PRAGMA foreign_keys = ON")
     [(present,)] = await db.execute_fetchall(rows.COUNT_TABLES, rows.TABLES)

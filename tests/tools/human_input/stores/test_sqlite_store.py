@@ -234,3 +234,16 @@ def test_a_bad_argument_is_refused_by_name(
 def test_a_zero_retention_is_allowed(db_path: Path) -> None:
     """Outcomes then stop being readable as soon as they are settled."""
     assert SQLiteStore(db_path, retention_seconds=0).retention_seconds == 0
+
+
+async def test_stores_opening_a_new_file_at_once_all_open(tmp_path: Path) -> None:
+    """Switching a new file to WAL is not covered by the busy timeout: openers retry."""
+    for trial in range(10):
+        path = tmp_path / f"fresh-{trial}.db"
+        stores = [SQLiteStore(path) for _ in range(4)]
+        try:
+            await asyncio.gather(*(store.open() for store in stores))
+            listed = await asyncio.gather(*(store.list_pending() for store in stores))
+        finally:
+            await asyncio.gather(*(store.close() for store in stores))
+        assert listed == [[], [], [], []]

@@ -20,6 +20,7 @@ from typing import Any
 
 import aiosqlite
 
+from roomkit.core._sqlite_connect import retry_locked
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.tools.human_input.stores._sqlite_schema import READ_SEQ, SCHEMA
 
@@ -85,7 +86,11 @@ class Link:
             return self._db
         db = await aiosqlite.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
         try:
-            await db.executescript(SCHEMA)
+            await retry_locked(
+                lambda: db.executescript(SCHEMA),
+                self.busy_timeout,
+                undo=lambda: db.execute_fetchall("ROLLBACK"),
+            )
             ((counter,),) = await fetch_all(db, READ_SEQ)
         except BaseException:
             await _close_quietly(db)
