@@ -80,7 +80,11 @@ class DurableWaits:
         if change.kind is PendingChangeKind.RESYNC:
             self._mark(None)
         elif change.kind is PendingChangeKind.SETTLED:
-            self._mark(change.pending_id)
+            record = change.record
+            if record is not None and record.status is not _PENDING:
+                self.settled(record)
+            else:
+                self._mark(change.pending_id)
         for listener in list(self._listeners):
             try:
                 listener(change)

@@ -368,3 +368,27 @@ def test_a_bad_argument_is_refused_by_name(
 ) -> None:
     with pytest.raises(error, match=name):
         make("redis://127.0.0.1:1/0")
+
+
+async def test_a_settle_hint_from_another_store_carries_the_settled_record(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    async with (
+        RedisStore(redis_server.url, prefix=prefix) as a,
+        RedisStore(redis_server.url, prefix=prefix) as b,
+    ):
+        changes = Changes()
+        b.subscribe(changes)
+        await changes.arrival(RESYNC)  # the feed is live
+        request, _ = await a.insert(make_request())
+        await a.settle(request.pending_id, RESOLVED, result="blue", settled_by="ann")
+        await changes.arrival(PendingChange(SETTLED, request.pending_id))
+
+        [hint] = [c for c in changes.seen if c.kind is SETTLED and c.record is not None]
+        assert hint.record is not None
+        assert (hint.record.pending_id, hint.record.status, hint.record.result) == (
+            request.pending_id,
+            RESOLVED,
+            "blue",
+        )
+        assert hint.record.settled_by == "ann"

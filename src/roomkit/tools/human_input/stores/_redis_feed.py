@@ -24,7 +24,10 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from roomkit.core.exceptions import CorruptRecordError
 from roomkit.tools.human_input.stores._durable_base import ListenerFeed
+from roomkit.tools.human_input.stores._records import decode
+from roomkit.tools.human_input.stores._redis_scripts import unpack
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 __all__ = ["ChangeFeed"]
@@ -152,9 +155,19 @@ class ChangeFeed(ListenerFeed):
 
     def _dispatch(self, data: object) -> None:
         text = data.decode() if isinstance(data, bytes) else str(data)
-        verb, _, pending_id = text.partition(" ")
+        verb, _, rest = text.partition(" ")
+        pending_id, _, body = rest.partition(" ")
         kind = _KINDS.get(verb)
         if kind is None or not pending_id:
             logger.debug("ignoring an unknown change message %r", text)
             return
-        self.emit(PendingChange(kind, pending_id))
+        record = None
+        if body and kind is PendingChangeKind.SETTLED:
+            try:
+                record = decode(unpack(body))
+            except CorruptRecordError:
+                # Only a hint: the waiter reads the record itself.
+                logger.debug("unreadable record in the change message for %s", pending_id)
+            if record is not None and record.pending_id != pending_id:
+                record = None
+        self.emit(PendingChange(kind, pending_id, record))

@@ -158,9 +158,11 @@ if cur[5] and cur[5] ~= none then
     redis.call('PEXPIRE', index, ARGV[8])
   end
 end
-redis.call('PUBLISH', ARGV[11], 'settled ' .. ARGV[1])
+-- The settled record rides along with the hint: a waiter elsewhere needs no read.
+local body = cjson.encode(redis.call('HGETALL', rec))
+redis.call('PUBLISH', ARGV[11], 'settled ' .. ARGV[1] .. ' ' .. body)
 if won then
-  return cjson.encode(redis.call('HGETALL', rec))
+  return body
 end
 return 'timed_out'
 """

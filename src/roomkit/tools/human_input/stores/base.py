@@ -16,7 +16,7 @@ Two kinds of store exist:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum, unique
 from typing import Protocol, runtime_checkable
 
@@ -80,6 +80,9 @@ class PendingChange:
     kind: PendingChangeKind
     pending_id: str = ""
     """The request, or ``""`` for :attr:`PendingChangeKind.RESYNC`."""
+    record: PendingInput | None = field(default=None, compare=False)
+    """The settled record, when the store sent it along with a ``SETTLED`` hint (a read
+    saved); ``None`` otherwise. Not part of equality: two hints about one change are equal."""
 
 
 ChangeListener = Callable[[PendingChange], None]
