@@ -577,9 +577,13 @@ class HumanInputHandler:
         """
         if not isinstance(result, str):
             check_text("result", result)
-        request = await self.get_request(pending_id)
-        if request is None or request.status is not _PENDING:
-            return False
+        # A request this process created tells its schema without a read; the settle's
+        # check-and-set decides whether it is still open.
+        request = None if self._durable is None else self._durable.local.get(pending_id)
+        if request is None:
+            request = await self.get_request(pending_id)
+            if request is None or request.status is not _PENDING:
+                return False
         if request.answer_schema is not None:
             check_answer(request, result)
         return await self._asettle(pending_id, _RESOLVED, result=result, by=by)
