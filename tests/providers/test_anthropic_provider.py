@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import socket
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +9,16 @@ from typing import Any
 import pytest
 from fake_anthropic import API_KEY, MODEL, FakeAnthropic, error, message, stream_events, streamed
 from fake_http import Reply, Sleeps, split_evenly, sse
+from tests.providers.provider_kit import (
+    ASK,
+    LOOKUP,
+    ask_context,
+    closed_port,
+    import_without_sdk,
+    orphan_result_context,
+    providers,
+    unanswered_call_context,
+)
 
 from roomkit.core.exceptions import (
     ProviderAuthError,
@@ -25,22 +32,8 @@ from roomkit.providers.ai.anthropic import AnthropicAIProvider, AnthropicConfig
 from roomkit.providers.ai.base import (
     AIContext,
     AIMessage,
-    AITool,
     AIToolCall,
     AIToolResultPart,
-)
-
-ASK = AITool(
-    name="AskUserQuestion",
-    description="Ask the user a question and wait for the answer.",
-    parameters={
-        "type": "object",
-        "properties": {"question": {"type": "string"}},
-        "required": ["question"],
-    },
-)
-LOOKUP = AITool(
-    name="lookup", parameters={"type": "object", "properties": {"q": {"type": "string"}}}
 )
 
 Make = Callable[..., AnthropicAIProvider]
@@ -48,21 +41,9 @@ Make = Callable[..., AnthropicAIProvider]
 
 @pytest.fixture
 async def claude(anthropic_api: FakeAnthropic, sleeps: Sleeps) -> AsyncIterator[Make]:
-    made: list[AnthropicAIProvider] = []
-
-    def make(**settings: Any) -> AnthropicAIProvider:
-        settings = {"api_key": API_KEY, "base_url": anthropic_api.url, **settings}
-        provider = AnthropicAIProvider(model=MODEL, sleep=sleeps, **settings)
-        made.append(provider)
-        return provider
-
-    yield make
-    for provider in made:
-        await provider.close()
-
-
-def ask_context() -> AIContext:
-    return AIContext(messages=[AIMessage.user("Make me a logo", name="alice")], tools=[ASK])
+    settings = {"model": MODEL, "sleep": sleeps, "api_key": API_KEY, "base_url": anthropic_api.url}
+    async with providers(AnthropicAIProvider, **settings) as make:
+        yield make
 
 
 async def test_context_becomes_a_messages_request(
@@ -247,14 +228,7 @@ async def test_server_error_is_an_overload(claude: Make, anthropic_api: FakeAnth
 async def test_tool_result_without_its_call_is_refused_as_a_request_error(
     claude: Make, anthropic_api: FakeAnthropic, sleeps: Sleeps
 ) -> None:
-    orphan = AIToolResultPart(tool_call_id="toolu_gone", name="AskUserQuestion", content="blue")
-    context = AIContext(
-        messages=[
-            AIMessage.user("Hi"),
-            AIMessage.assistant("Hello."),
-            AIMessage.tool_results([orphan]),
-        ]
-    )
+    context = orphan_result_context("toolu_gone")
 
     with pytest.raises(ProviderRequestError, match="unexpected `tool_use_id`") as caught:
         await claude().generate(context)
@@ -266,14 +240,7 @@ async def test_tool_result_without_its_call_is_refused_as_a_request_error(
 async def test_tool_call_left_unanswered_is_refused_as_a_request_error(
     claude: Make, anthropic_api: FakeAnthropic
 ) -> None:
-    asked = AIToolCall(id="toolu_1", name="AskUserQuestion", arguments={"question": "Colour?"})
-    context = AIContext(
-        messages=[
-            AIMessage.user("Hi"),
-            AIMessage.assistant("", [asked]),
-            AIMessage.user("Never mind."),
-        ]
-    )
+    context = unanswered_call_context("toolu_1")
 
     with pytest.raises(ProviderRequestError, match="without `tool_result` blocks"):
         await claude().generate(context)
@@ -305,12 +272,8 @@ async def test_malformed_response_is_a_response_error(
 async def test_unreachable_server_is_a_timeout_error_after_retries(
     claude: Make, sleeps: Sleeps
 ) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
-
     with pytest.raises(ProviderTimeoutError) as caught:
-        await claude(base_url=f"http://127.0.0.1:{closed_port}").generate(ask_context())
+        await claude(base_url=f"http://127.0.0.1:{closed_port()}").generate(ask_context())
 
     assert isinstance(caught.value, TimeoutError)
     assert len(sleeps.delays) == 2
@@ -462,8 +425,5 @@ def test_a_model_is_required() -> None:
 
 
 def test_importing_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "anthropic", None)
-    monkeypatch.delitem(sys.modules, "roomkit.providers.ai.anthropic")
-
     with pytest.raises(ImportError, match=r"pip install 'roomkit-hitl\[anthropic\]'"):
-        importlib.import_module("roomkit.providers.ai.anthropic")
+        import_without_sdk(monkeypatch, "anthropic", "roomkit.providers.ai.anthropic")

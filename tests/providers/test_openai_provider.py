@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import importlib
-import socket
-import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from fake_http import Reply, Sleeps, split_evenly, sse
 from fake_openai import API_KEY, MODEL, FakeOpenAI, chunks, completion, error, streamed
+from tests.providers.provider_kit import (
+    ASK,
+    LOOKUP,
+    ask_context,
+    closed_port,
+    import_without_sdk,
+    orphan_result_context,
+    providers,
+    unanswered_call_context,
+)
 
 from roomkit.core.exceptions import (
     ProviderAuthError,
@@ -22,45 +29,19 @@ from roomkit.core.exceptions import (
 from roomkit.providers.ai.base import (
     AIContext,
     AIMessage,
-    AITool,
     AIToolCall,
     AIToolResultPart,
 )
 from roomkit.providers.ai.openai import OpenAIAIProvider, OpenAIConfig
-
-ASK = AITool(
-    name="AskUserQuestion",
-    description="Ask the user a question and wait for the answer.",
-    parameters={
-        "type": "object",
-        "properties": {"question": {"type": "string"}},
-        "required": ["question"],
-    },
-)
-LOOKUP = AITool(
-    name="lookup", parameters={"type": "object", "properties": {"q": {"type": "string"}}}
-)
 
 Make = Callable[..., OpenAIAIProvider]
 
 
 @pytest.fixture
 async def gpt(openai_api: FakeOpenAI, sleeps: Sleeps) -> AsyncIterator[Make]:
-    made: list[OpenAIAIProvider] = []
-
-    def make(**settings: Any) -> OpenAIAIProvider:
-        settings = {"api_key": API_KEY, "base_url": openai_api.url, **settings}
-        provider = OpenAIAIProvider(model=MODEL, sleep=sleeps, **settings)
-        made.append(provider)
-        return provider
-
-    yield make
-    for provider in made:
-        await provider.close()
-
-
-def ask_context() -> AIContext:
-    return AIContext(messages=[AIMessage.user("Make me a logo", name="alice")], tools=[ASK])
+    settings = {"model": MODEL, "sleep": sleeps, "api_key": API_KEY, "base_url": openai_api.url}
+    async with providers(OpenAIAIProvider, **settings) as make:
+        yield make
 
 
 async def test_context_becomes_a_chat_completions_request(
@@ -252,14 +233,7 @@ async def test_server_errors_that_persist_raise_overloaded_after_bounded_backoff
 async def test_tool_message_without_its_call_is_refused_as_a_request_error(
     gpt: Make, openai_api: FakeOpenAI, sleeps: Sleeps
 ) -> None:
-    orphan = AIToolResultPart(tool_call_id="call_gone", name="AskUserQuestion", content="blue")
-    context = AIContext(
-        messages=[
-            AIMessage.user("Hi"),
-            AIMessage.assistant("Hello."),
-            AIMessage.tool_results([orphan]),
-        ]
-    )
+    context = orphan_result_context("call_gone")
 
     with pytest.raises(ProviderRequestError, match="messages with role 'tool'") as caught:
         await gpt().generate(context)
@@ -271,14 +245,7 @@ async def test_tool_message_without_its_call_is_refused_as_a_request_error(
 async def test_tool_call_left_unanswered_is_refused_as_a_request_error(
     gpt: Make, openai_api: FakeOpenAI
 ) -> None:
-    asked = AIToolCall(id="call_1", name="AskUserQuestion", arguments={"question": "Colour?"})
-    context = AIContext(
-        messages=[
-            AIMessage.user("Hi"),
-            AIMessage.assistant("", [asked]),
-            AIMessage.user("Never mind."),
-        ]
-    )
+    context = unanswered_call_context("call_1")
 
     with pytest.raises(ProviderRequestError, match="did not have response messages: call_1"):
         await gpt().generate(context)
@@ -308,12 +275,8 @@ async def test_malformed_response_is_a_response_error(
 async def test_unreachable_server_is_a_timeout_error_after_retries(
     gpt: Make, sleeps: Sleeps
 ) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
-
     with pytest.raises(ProviderTimeoutError):
-        await gpt(base_url=f"http://127.0.0.1:{closed_port}/v1").generate(ask_context())
+        await gpt(base_url=f"http://127.0.0.1:{closed_port()}/v1").generate(ask_context())
 
     assert len(sleeps.delays) == 2
 
@@ -443,8 +406,5 @@ def test_a_model_is_required() -> None:
 
 
 def test_importing_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "openai", None)
-    monkeypatch.delitem(sys.modules, "roomkit.providers.ai.openai")
-
     with pytest.raises(ImportError, match=r"pip install 'roomkit-hitl\[openai\]'"):
-        importlib.import_module("roomkit.providers.ai.openai")
+        import_without_sdk(monkeypatch, "openai", "roomkit.providers.ai.openai")

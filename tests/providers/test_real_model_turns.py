@@ -18,6 +18,7 @@ import fake_anthropic as claude_api
 import fake_openai as gpt_api
 import pytest
 from fake_http import Reply
+from tests.providers.provider_kit import ASK
 
 from roomkit import (
     AITool,
@@ -36,15 +37,6 @@ from roomkit.providers.ai.anthropic import AnthropicAIProvider
 from roomkit.providers.ai.base import AIProvider
 from roomkit.providers.ai.openai import OpenAIAIProvider
 
-ASK = AITool(
-    name="AskUserQuestion",
-    description="Ask the user a question and wait for the answer.",
-    parameters={
-        "type": "object",
-        "properties": {"question": {"type": "string"}},
-        "required": ["question"],
-    },
-)
 FONTS = AITool(
     name="find_fonts",
     description="List fonts for a style.",

@@ -20,36 +20,21 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
 
 import asyncio
 import dataclasses
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TypeVar
 
 from anthropic.types import MessageParam, RawMessageStreamEvent, ToolParam
 
-from roomkit.core.exceptions import (
-    ProviderAuthError,
-    ProviderError,
-    ProviderResponseError,
-    ProviderTimeoutError,
-)
+from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _anthropic_wire as wire
-from roomkit.providers.ai._errors import error_for_status
-from roomkit.providers.ai._retry import (
-    Backoff,
-    Failure,
-    Sleep,
-    call_with_retries,
-    retry_after_seconds,
-)
+from roomkit.providers.ai._loop import RequestLoop, VendorErrors, pick
+from roomkit.providers.ai._retry import Backoff, Sleep
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 
 __all__ = ["AnthropicAIProvider", "AnthropicConfig"]
 
 PROVIDER = wire.PROVIDER
-
-_T = TypeVar("_T")
-_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -149,17 +134,16 @@ class AnthropicAIProvider(AIProvider):
             config = AnthropicConfig(model)
         self.config: AnthropicConfig = dataclasses.replace(
             config,
-            model=_pick(model, config.model),
-            api_key=_pick(api_key, config.api_key),
-            base_url=_pick(base_url, config.base_url),
-            max_tokens=_pick(max_tokens, config.max_tokens),
-            timeout=_pick(timeout, config.timeout),
-            max_retries=_pick(max_retries, config.max_retries),
-            stream=_pick(stream, config.stream),
+            model=pick(model, config.model),
+            api_key=pick(api_key, config.api_key),
+            base_url=pick(base_url, config.base_url),
+            max_tokens=pick(max_tokens, config.max_tokens),
+            timeout=pick(timeout, config.timeout),
+            max_retries=pick(max_retries, config.max_retries),
+            stream=pick(stream, config.stream),
         )
         """The settings in force."""
-        self._backoff = self.config.backoff()
-        self._sleep = sleep
+        self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)
         # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
         self._client = anthropic.AsyncAnthropic(
             api_key=self.config.api_key,
@@ -195,8 +179,8 @@ class AnthropicAIProvider(AIProvider):
         """
         request = _Request.build(context, self.config)
         if self.config.stream:
-            return await self._retrying(lambda: self._streamed(request))
-        return await self._retrying(lambda: self._once(request))
+            return await self._loop.collect(lambda: self._open(request), wire.StreamAssembly)
+        return await self._loop.call(lambda: self._once(request))
 
     async def stream(self, context: AIContext) -> AsyncIterator[str]:
         """Stream the response's text as it arrives.
@@ -208,30 +192,14 @@ class AnthropicAIProvider(AIProvider):
             ProviderError: the typed failure.
         """
         request = _Request.build(context, self.config)
-        events = await self._retrying(lambda: self._open(request))
-        assembly = wire.StreamAssembly()
-        try:
-            async with events:
-                async for event in events:
-                    text = assembly.feed(event)
-                    if text:
-                        yield text
-        except ProviderError:
-            raise
-        except Exception as exc:
-            failure = _translate(exc)
-            if failure is None:
-                raise
-            raise failure.error from exc
+        texts = self._loop.relay(lambda: self._open(request), wire.StreamAssembly())
+        async with aclosing(texts):
+            async for text in texts:
+                yield text
 
     async def close(self) -> None:
         """Close the SDK client and its connections."""
         await self._client.close()
-
-    async def _retrying(self, attempt: Callable[[], Awaitable[_T]]) -> _T:
-        return await call_with_retries(
-            attempt, translate=_translate, backoff=self._backoff, sleep=self._sleep
-        )
 
     async def _once(self, request: _Request) -> AIResponse:
         message = await self._client.messages.create(
@@ -253,14 +221,6 @@ class AnthropicAIProvider(AIProvider):
             stream=True,
         )
 
-    async def _streamed(self, request: _Request) -> AIResponse:
-        events = await self._open(request)
-        assembly = wire.StreamAssembly()
-        async with events:
-            async for event in events:
-                assembly.feed(event)
-        return assembly.response()
-
 
 @dataclass(frozen=True)
 class _Request:
@@ -279,22 +239,15 @@ class _Request:
         )
 
 
-def _pick(value: _V | None, default: _V) -> _V:
-    return default if value is None else value
+def _words(exc: anthropic.APIStatusError) -> tuple[str, str | None]:
+    return exc.api_message or exc.message, exc.type
 
 
-def _translate(exc: Exception) -> Failure | None:
-    """The typed failure for what an attempt raised; ``None`` for anything else."""
-    if isinstance(exc, ProviderError):
-        return Failure(exc)
-    if isinstance(exc, anthropic.APIStatusError):
-        message = exc.api_message or exc.message
-        error = error_for_status(exc.status_code, message, provider=PROVIDER, error_type=exc.type)
-        return Failure(error, retry_after_seconds(exc.response.headers))
-    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
-        # APITimeoutError is an APIConnectionError; both mean no usable answer came back.
-        return Failure(ProviderTimeoutError(str(exc) or type(exc).__name__, provider=PROVIDER))
-    if isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError):
-        # JSONDecodeError: the SDK could not decode a body it was told is JSON.
-        return Failure(ProviderResponseError(f"Unreadable response: {exc}", provider=PROVIDER))
-    return None
+_ERRORS = VendorErrors(
+    provider=PROVIDER,
+    status_error=anthropic.APIStatusError,
+    words=_words,
+    unreachable=(anthropic.APIConnectionError, httpx2.TransportError),
+    unreadable=(anthropic.APIResponseValidationError,),
+)
+"""How the SDK's exceptions become typed provider errors."""

@@ -20,8 +20,8 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
 
 import asyncio
 import dataclasses
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -31,28 +31,16 @@ from openai.types.chat import (
     ChatCompletionMessageParam,
 )
 
-from roomkit.core.exceptions import (
-    ProviderAuthError,
-    ProviderError,
-    ProviderResponseError,
-    ProviderTimeoutError,
-)
+from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _openai_wire as wire
-from roomkit.providers.ai._errors import error_for_status
-from roomkit.providers.ai._retry import (
-    Backoff,
-    Failure,
-    Sleep,
-    call_with_retries,
-    retry_after_seconds,
-)
+from roomkit.providers.ai._loop import RequestLoop, VendorErrors, pick
+from roomkit.providers.ai._retry import Backoff, Sleep
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 
 __all__ = ["OpenAIAIProvider", "OpenAIConfig"]
 
 PROVIDER = wire.PROVIDER
 
-_T = TypeVar("_T")
 _V = TypeVar("_V")
 
 
@@ -168,18 +156,17 @@ class OpenAIAIProvider(AIProvider):
             config = OpenAIConfig(model)
         self.config: OpenAIConfig = dataclasses.replace(
             config,
-            model=_pick(model, config.model),
-            api_key=_pick(api_key, config.api_key),
-            base_url=_pick(base_url, config.base_url),
-            max_tokens=_pick(max_tokens, config.max_tokens),
-            temperature=_pick(temperature, config.temperature),
-            timeout=_pick(timeout, config.timeout),
-            max_retries=_pick(max_retries, config.max_retries),
-            stream=_pick(stream, config.stream),
+            model=pick(model, config.model),
+            api_key=pick(api_key, config.api_key),
+            base_url=pick(base_url, config.base_url),
+            max_tokens=pick(max_tokens, config.max_tokens),
+            temperature=pick(temperature, config.temperature),
+            timeout=pick(timeout, config.timeout),
+            max_retries=pick(max_retries, config.max_retries),
+            stream=pick(stream, config.stream),
         )
         """The settings in force."""
-        self._backoff = self.config.backoff()
-        self._sleep = sleep
+        self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)
         # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
         try:
             self._client = openai.AsyncOpenAI(
@@ -214,8 +201,8 @@ class OpenAIAIProvider(AIProvider):
         """
         request = _Request.build(context, self.config)
         if self.config.stream:
-            return await self._retrying(lambda: self._streamed(request))
-        return await self._retrying(lambda: self._once(request))
+            return await self._loop.collect(lambda: self._open(request), wire.StreamAssembly)
+        return await self._loop.call(lambda: self._once(request))
 
     async def stream(self, context: AIContext) -> AsyncIterator[str]:
         """Stream the response's text as it arrives.
@@ -227,30 +214,14 @@ class OpenAIAIProvider(AIProvider):
             ProviderError: the typed failure.
         """
         request = _Request.build(context, self.config)
-        chunks = await self._retrying(lambda: self._open(request))
-        assembly = wire.StreamAssembly()
-        try:
-            async with chunks:
-                async for chunk in chunks:
-                    text = assembly.feed(chunk)
-                    if text:
-                        yield text
-        except ProviderError:
-            raise
-        except Exception as exc:
-            failure = _translate(exc)
-            if failure is None:
-                raise
-            raise failure.error from exc
+        texts = self._loop.relay(lambda: self._open(request), wire.StreamAssembly())
+        async with aclosing(texts):
+            async for text in texts:
+                yield text
 
     async def close(self) -> None:
         """Close the SDK client and its connections."""
         await self._client.close()
-
-    async def _retrying(self, attempt: Callable[[], Awaitable[_T]]) -> _T:
-        return await call_with_retries(
-            attempt, translate=_translate, backoff=self._backoff, sleep=self._sleep
-        )
 
     async def _once(self, request: _Request) -> AIResponse:
         completion = await self._client.chat.completions.create(
@@ -279,14 +250,6 @@ class OpenAIAIProvider(AIProvider):
             stream_options={"include_usage": True} if self.config.stream_usage else openai.omit,
         )
 
-    async def _streamed(self, request: _Request) -> AIResponse:
-        chunks = await self._open(request)
-        assembly = wire.StreamAssembly()
-        async with chunks:
-            async for chunk in chunks:
-                assembly.feed(chunk)
-        return assembly.response()
-
 
 @dataclass(frozen=True)
 class _Request:
@@ -307,33 +270,8 @@ class _Request:
         )
 
 
-def _pick(value: _V | None, default: _V) -> _V:
-    return default if value is None else value
-
-
 def _given(value: _V | None) -> _V | openai.Omit:
     return openai.omit if value is None else value
-
-
-def _translate(exc: Exception) -> Failure | None:
-    """The typed failure for what an attempt raised; ``None`` for anything else."""
-    if isinstance(exc, ProviderError):
-        return Failure(exc)
-    if isinstance(exc, openai.APIStatusError):
-        message, kind = _vendor_words(exc)
-        error = error_for_status(exc.status_code, message, provider=PROVIDER, error_type=kind)
-        return Failure(error, retry_after_seconds(exc.response.headers))
-    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
-        # APITimeoutError is an APIConnectionError; both mean no usable answer came back.
-        return Failure(ProviderTimeoutError(str(exc) or type(exc).__name__, provider=PROVIDER))
-    if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
-        # JSONDecodeError: the SDK could not decode a body it was told is JSON.
-        return Failure(ProviderResponseError(f"Unreadable response: {exc}", provider=PROVIDER))
-    if isinstance(exc, openai.APIError):
-        # An error sent inside a stream, after a 200: only its type tells what it was.
-        message, kind = _vendor_words(exc)
-        return Failure(error_for_status(None, message, provider=PROVIDER, error_type=kind))
-    return None
 
 
 def _vendor_words(exc: openai.APIError) -> tuple[str, str | None]:
@@ -347,3 +285,19 @@ def _vendor_words(exc: openai.APIError) -> tuple[str, str | None]:
             kind if isinstance(kind, str) else None,
         )
     return exc.message, None
+
+
+def _stream_error(exc: Exception) -> tuple[str, str | None] | None:
+    # Any other API error reaching here was sent inside a stream, after a 200.
+    return _vendor_words(exc) if isinstance(exc, openai.APIError) else None
+
+
+_ERRORS = VendorErrors(
+    provider=PROVIDER,
+    status_error=openai.APIStatusError,
+    words=_vendor_words,
+    unreachable=(openai.APIConnectionError, httpx2.TransportError),
+    unreadable=(openai.APIResponseValidationError,),
+    stream_error=_stream_error,
+)
+"""How the SDK's exceptions become typed provider errors."""
