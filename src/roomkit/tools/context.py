@@ -60,6 +60,20 @@ def current_tool_call() -> ToolCallContext | None:
     return _current_tool_call.get()
 
 
+@contextmanager
+def _serving(call: ToolCallContext) -> Iterator[None]:
+    """Make ``call`` the current call for the code inside, and restore the previous one after.
+
+    The tool loop serves every call inside it, so that a call run in the turn's own task (a
+    round of one call) leaves nothing behind for the next model round.
+    """
+    token = _current_tool_call.set(call)
+    try:
+        yield
+    finally:
+        _current_tool_call.reset(token)
+
+
 def current_tool_room_id() -> str | None:
     """The room of the current turn (or call), or ``None`` outside a tool loop."""
     turn = _current_turn.get()

@@ -22,7 +22,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.enums import ChannelType
 from roomkit.tools.compose import ToolHandler
-from roomkit.tools.context import ToolCallContext, _current_tool_call
+from roomkit.tools.context import ToolCallContext, _serving
 from roomkit.tools.human_input import HumanInputToolHandler
 
 if TYPE_CHECKING:
@@ -41,10 +41,10 @@ class _Serving(Protocol):
 
 
 async def serve(turn: Turn, call_id: str, name: str, arguments: dict[str, Any]) -> CallOutcome:
-    """Run the call of an AI turn and map how it ended."""
+    """Run the call of an AI turn, as the current tool call, and map how it ended."""
     channel = turn.channel
-    _current_tool_call.set(ToolCallContext(turn.room_id, call_id, channel.channel_id))
-    return await run_tool(channel, name, arguments, ChannelType.AI)
+    with _serving(ToolCallContext(turn.room_id, call_id, channel.channel_id)):
+        return await run_tool(channel, name, arguments, ChannelType.AI)
 
 
 async def run_tool(
