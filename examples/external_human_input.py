@@ -7,6 +7,9 @@ call to the ExternalToolHandler. The handler creates a request on its own HumanI
 answer, and returns it as a *success*: ToolDecision(approved=True, result=answer). A refusal
 (approved=False) is what a rejected question becomes: the model reads why.
 
+The provider runs its tools on its own side, so it reads the outcome itself: a round made
+only of its calls ends the turn, and the handler reports each outcome to ON_TOOL_CALL.
+
 Run: python examples/external_human_input.py
 """
 
@@ -23,6 +26,7 @@ from roomkit import (
     PendingInputEvent,
     RoomKit,
     TextContent,
+    ToolCallEvent,
 )
 from roomkit.channels.ai import AIChannel
 from roomkit.providers.ai.base import AIResponse, AIToolCall
@@ -75,15 +79,15 @@ async def main() -> list[str]:
     model = MockAIProvider(
         ai_responses=[
             AIResponse(
+                content="Checking with you before I deploy.",
                 tool_calls=[
                     AIToolCall(
                         id="tc-1",
                         name="AskUserQuestion",
                         arguments={"question": "Deploy to production?"},
                     )
-                ]
+                ],
             ),
-            AIResponse(content="Deploying now."),
         ]
     )
     ai = AIChannel("agent", provider=model, external_tool_handler=SandboxTools())
@@ -97,14 +101,18 @@ async def main() -> list[str]:
         # The person answers at once here; a real app answers from its REST/WebSocket handler.
         handler.resolve(event.pending_id, '{"answer": "yes"}')
 
+    @kit.hook(HookTrigger.ON_TOOL_CALL, execution=HookExecution.ASYNC)
+    async def record(event: ToolCallEvent, ctx: object) -> None:
+        log.append(f"[{event.outcome}] {event.name}: {event.result}")
+
     await kit.create_room("ops")
     await kit.attach_channel("ops", "agent")
     result = await kit.process_inbound(
         InboundMessage(channel_id="console", sender_id="bob", content=TextContent("Ship it.")),
         room_id="ops",
     )
+    await kit.hooks.drain()  # the ASYNC observers have run
     log.extend(f"[{reply.sender_id}] {reply.content.body}" for reply in result.responses)
-    log.append(f"model read: {model.calls[1].messages[-1].content[0].content}")  # type: ignore[union-attr]
     await kit.close()
     return log
 

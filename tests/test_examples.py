@@ -41,8 +41,8 @@ async def test_external_example_returns_the_answer_as_a_success() -> None:
     log = await example.main()
     assert log == [
         "[asked bob] Deploy to production?",
-        "[agent] Deploying now.",
-        'model read: {"answer": "yes"}',
+        '[served] AskUserQuestion: {"answer": "yes"}',
+        "[agent] Checking with you before I deploy.",
     ]
 
 

@@ -206,10 +206,11 @@ async def test_quick_start_external_provider() -> None:
     provider = MockAIProvider(
         ai_responses=[
             AIResponse(
+                content="Painting.",
                 tool_calls=[
                     AIToolCall(id="tc-1", name="AskUserQuestion", arguments={"q": "Color?"}),
                     AIToolCall(id="tc-2", name="Bash", arguments={"cmd": "ls"}),
-                ]
+                ],
             ),
             AIResponse(content="Done."),
         ]
@@ -243,18 +244,15 @@ async def test_quick_start_external_provider() -> None:
     assert (event.tool_name, event.channel_id, event.room_id) == ("AskUserQuestion", "agent", "r1")
     # The block passes no actor_id to create(): a caller driving its own loop did not supply one.
     assert (event.tool_call_id, event.actor_id) == ("tc-1", None)
-    parts = provider.calls[1].messages[-1].tool_result_parts
-    # As written, the block returns the answer as a refusal reason: the model reads it as an
-    # error (ToolDecision(approved=True, result=answer) hands it back as a success).
-    assert [(part.content, part.is_error) for part in parts] == [
-        (json.dumps({"error": '{"answer": "blue"}'}), True),
-        ('{"approved": true}', False),
+    # The provider runs both calls itself: no model round follows, its text is the reply.
+    assert len(provider.calls) == 1
+    assert [reply.content.body for reply in result.responses] == ["Painting."]
+    # As written, the block returns the answer as a refusal reason: the provider reads it as
+    # an error (ToolDecision(approved=True, result=answer) hands it back as a success).
+    assert sorted((r.tool_call_id, r.outcome, r.result) for r in reports) == [
+        ("tc-1", "refused", json.dumps({"error": '{"answer": "blue"}'})),
+        ("tc-2", "served", ""),
     ]
-    assert sorted((r.tool_call_id, r.outcome) for r in reports) == [
-        ("tc-1", "refused"),
-        ("tc-2", "served"),
-    ]
-    assert [reply.content.body for reply in result.responses] == ["Done."]
     await kit.close()
 
 
@@ -299,15 +297,25 @@ async def test_quick_start_external_provider_reads_a_rejection() -> None:
     await kit.attach_channel("r1", "agent")
     await kit.attach_channel("r1", "ws")
 
+    reports: list[Any] = []
+
     @kit.hook(HookTrigger.ON_USER_INPUT_REQUIRED)
     async def notify(event, ctx):  # type: ignore[no-untyped-def]
         handler.reject(event.pending_id, "user declined")
 
-    await kit.process_inbound(InboundMessage("ws", "alice", TextContent("Paint")))
+    @kit.hook(HookTrigger.ON_TOOL_CALL, execution=HookExecution.ASYNC)
+    async def observe(event, ctx):  # type: ignore[no-untyped-def]
+        reports.append(event)
 
-    [part] = provider.calls[1].messages[-1].tool_result_parts
-    assert (part.content, part.is_error) == (
+    await kit.process_inbound(InboundMessage("ws", "alice", TextContent("Paint")))
+    await kit.hooks.drain()
+
+    # The provider reads the refusal itself: no model round follows.
+    assert len(provider.calls) == 1
+    [report] = reports
+    assert (report.result, report.is_error, report.refused) == (
         json.dumps({"error": "Rejected: user declined"}),
+        True,
         True,
     )
     await kit.close()

@@ -1,4 +1,8 @@
-"""Calls a provider runs itself: reported as served, or decided by the ExternalToolHandler."""
+"""Calls a provider runs itself: reported as served, or decided by the ExternalToolHandler.
+
+A round whose every call is the provider's ends the turn: the provider reads those results
+itself, so these tests read what each call came to in its ON_TOOL_CALL report.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from ai_harness import LOOKUP, Build, ask, round_of, tool_call
+from ai_harness import LOOKUP, Build, Harness, ask, round_of, tool_call
 
 from roomkit import HookResult, HookTrigger, ToolDecision
 from roomkit.providers.ai.base import AIToolCall, ServedCall
@@ -25,8 +29,18 @@ def error(message: str) -> str:
     return json.dumps({"error": message})
 
 
+def reported(h: Harness, *call_ids: str) -> list[tuple[str, bool]]:
+    """What each call came to (result, is_error), as its one ON_TOOL_CALL report says."""
+    return [(str(h.report(call_id).result), h.report(call_id).is_error) for call_id in call_ids]
+
+
 async def approve(name: str, arguments: dict[str, Any]) -> ToolDecision:
     return ToolDecision(approved=True, result=f"ran {name}")
+
+
+async def let_run(name: str, arguments: dict[str, Any]) -> ToolDecision:
+    """Approve the call for the provider to run."""
+    return ToolDecision(approved=True)
 
 
 class Sandbox(ExternalToolHandler):
@@ -57,6 +71,7 @@ class Sandbox(ExternalToolHandler):
             tool_name,
             tool_input,
             result,
+            is_error=kwargs["is_error"],
             tool_call_id=kwargs["tool_call_id"],
             room_id=kwargs["room_id"],
         )
@@ -102,8 +117,67 @@ async def test_a_call_the_provider_ran_is_reported_never_gated(
 
     assert gated == []
     assert sandbox.asked == []
-    assert h.read() == [("a.txt", is_error)]
+    assert sandbox.told == [("result", "Bash", "a.txt")]
+    assert reported(h, "tc-1") == [("a.txt", is_error)]
     assert h.report().outcome == ("failed" if is_error else "served")
+
+
+async def test_a_call_the_provider_ran_is_reported_by_the_channel_without_a_handler(
+    build: Build,
+) -> None:
+    h = await build(round_of(served_call("a.txt", is_error=True)))
+
+    await h.say()
+
+    assert reported(h, "tc-1") == [("a.txt", True)]
+    assert h.report().outcome == "failed"
+    assert len(h.provider.calls) == 1
+
+
+async def test_the_channel_reports_a_ran_call_whose_on_tool_result_raises(build: Build) -> None:
+    h = await build(round_of(served_call("a.txt")), external_tool_handler=FragileSandbox())
+
+    await h.say()
+
+    assert reported(h, "tc-1") == [("a.txt", False)]
+
+
+async def test_a_round_of_provider_calls_ends_the_turn(build: Build) -> None:
+    """The provider ran one call and runs the other: no model round follows, its text is the
+    reply."""
+    sandbox = Sandbox(let_run)
+    ran = served_call("a.txt", id="tc-1")
+    response = round_of(ran, tool_call("Bash", {"cmd": "make"}, id="tc-2"))
+    h = await build(
+        response.model_copy(update={"content": "Building."}), external_tool_handler=sandbox
+    )
+
+    result = await h.say()
+
+    assert len(h.provider.calls) == 1
+    assert [reply.content.body for reply in result.responses] == ["Building."]
+    assert sandbox.told == [("result", "Bash", "a.txt"), ("result", "Bash", "")]
+    assert reported(h, "tc-1", "tc-2") == [("a.txt", False), ("", False)]
+
+
+async def test_a_round_with_a_call_of_the_channels_own_goes_on(build: Build) -> None:
+    """The model reads every result of the round, and nothing for a call the provider runs."""
+    sandbox = Sandbox(let_run)
+    h = await build(
+        round_of(tool_call("lookup", id="tc-1"), tool_call("Bash", id="tc-2")),
+        tools=[LOOKUP],
+        external_tool_handler=sandbox,
+    )
+
+    async def lookup(name: str, args: dict[str, Any]) -> str:
+        return "looked up"
+
+    h.ai.tool_handler = lookup
+
+    result = await h.say()
+
+    assert h.read() == [("looked up", False), ("", False)]
+    assert [reply.content.body for reply in result.responses] == ["Done."]
 
 
 async def test_a_result_key_in_the_arguments_is_just_an_argument(build: Build) -> None:
@@ -151,7 +225,7 @@ async def test_a_call_the_channel_does_not_serve_goes_to_the_external_handler(
     assert sandbox.asked == [("Bash", {"cmd": "ls"}, "tc-7", "r1")]
     assert sandbox.told == [("result", "Bash", "ran Bash")]
     assert gated == []
-    assert h.read() == [("ran Bash", False)]
+    assert len(h.provider.calls) == 1
     report = h.report("tc-7")
     assert (report.outcome, report.result, report.channel_id) == ("served", "ran Bash", "agent")
 
@@ -197,7 +271,7 @@ async def test_a_raising_decision_fails_the_call_and_the_handler_is_not_told(
 
     await h.say()
 
-    assert h.read() == [(error("Tool 'Bash' failed (ConnectionError)"), True)]
+    assert reported(h, "tc-1") == [(error("Tool 'Bash' failed (ConnectionError)"), True)]
     report = h.report()
     assert (report.outcome, report.error_detail) == (
         "failed",
@@ -216,7 +290,6 @@ async def test_a_refusal_is_told_to_on_tool_refused_with_its_detail(build: Build
     await h.say()
 
     body = error("not allowed")
-    assert h.read() == [(body, True)]
     assert sandbox.told == [("refused", "Bash", (body, "policy: broken"))]
     report = h.report()
     assert (report.outcome, report.result, report.error_detail) == (
@@ -234,7 +307,7 @@ async def test_a_refusal_reads_a_default_reason_when_none_is_given(build: Build)
 
     await h.say()
 
-    assert h.read() == [(error("Tool 'Bash' was denied"), True)]
+    assert reported(h, "tc-1") == [(error("Tool 'Bash' was denied"), True)]
 
 
 class OldStyleSandbox(Sandbox):
@@ -280,7 +353,7 @@ async def test_an_approval_with_a_result_is_served_and_told_to_on_tool_result(
 
     await h.say()
 
-    assert h.read() == [("42", False)]
+    assert reported(h, "tc-1") == [("42", False)]
     assert sandbox.told == [("result", "Bash", "42")]
     report = h.report()
     assert (report.outcome, report.arguments) == ("served", {"cmd": "echo 42"})
@@ -328,7 +401,7 @@ async def test_a_policy_handler_runs_before_tool_use_through_the_channel(build: 
     await h.say()
 
     assert sorted(gated) == [("Bash", "r1", "alice"), ("Rm", "r1", "alice")]
-    assert h.read() == [('{"approved": true}', False), (error("never delete"), True)]
+    assert reported(h, "tc-1", "tc-2") == [("", False), (error("never delete"), True)]
     assert h.report("tc-1").arguments == {"cmd": "ls -la"}
     assert h.report("tc-2").refused
     assert sandbox.channel_id == "agent"
@@ -343,7 +416,7 @@ async def test_a_policy_handler_refuses_when_a_hook_fails_closed(build: Build) -
 
     await h.say()
 
-    assert h.read() == [(error("Tool 'Bash' denied by pre-execution hook."), True)]
+    assert reported(h, "tc-1") == [(error("Tool 'Bash' denied by pre-execution hook."), True)]
     report = h.report()
     assert (report.refused, report.error_detail) == (True, "broken: boom")
 
@@ -359,7 +432,7 @@ async def test_a_policy_refusal_asks_no_hook(build: Build) -> None:
 
     await h.say()
 
-    assert h.read() == [(error("Tool 'Bash' is not permitted by policy."), True)]
+    assert reported(h, "tc-1") == [(error("Tool 'Bash' is not permitted by policy."), True)]
     assert gated == []
 
 
@@ -393,7 +466,7 @@ async def test_the_channel_reports_a_call_whose_handler_report_raises(build: Bui
 
     await h.say()
 
-    assert h.read() == [("fine", False), (error("no"), True)]
+    assert reported(h, "tc-1", "tc-2") == [("fine", False), (error("no"), True)]
     assert (h.report("tc-1").outcome, h.report("tc-2").outcome) == ("served", "refused")
 
 
@@ -427,7 +500,7 @@ async def test_a_decision_that_is_not_a_tool_decision_fails_the_call(build: Buil
 
     await h.say()
 
-    assert h.read() == [(error("Tool 'Bash' failed (TypeError)"), True)]
+    assert reported(h, "tc-1") == [(error("Tool 'Bash' failed (TypeError)"), True)]
     assert h.report().error_detail == "TypeError: process_tool_call returned bool, not ToolDecision"
 
 
@@ -484,7 +557,7 @@ async def test_a_cut_off_call_is_refused_by_the_channel_without_asking_the_handl
 
     await h.say()
 
-    [(content, is_error)] = h.read()
+    [(content, is_error)] = reported(h, "tc-1")
     assert is_error
     assert "cut off" in json.loads(content)["error"]
     assert h.report().refused

@@ -1,9 +1,15 @@
-"""Route to the external handler: calls to tools the channel does not serve itself.
+"""The provider's calls: the ones it already ran, and the ones its external handler decides.
 
-The handler decides (``process_tool_call``) and hears how each call ended:
-``on_tool_result`` for a served call, ``on_tool_refused`` for one it refused, and at the
-turn's teardown ``on_tool_cancelled`` for a call the turn cut before its decision arrived.
-The channel reports a call itself when the handler raises, or when the handler's report does.
+A call carrying ``served`` is the provider's own run: its outcome is reported at once and it
+passes no gate. With an external handler, a call to a name the channel does not serve itself
+goes to the handler, which decides it (``process_tool_call``) and hears how each call ended:
+``on_tool_result`` for a served call (a call the provider ran included), ``on_tool_refused``
+for one it refused, and at the turn's teardown ``on_tool_cancelled`` for a call the turn cut
+before its decision arrived. The channel reports a call itself when there is no handler, when
+the handler raises, or when the handler's report does.
+
+The provider runs these tools on its own side, so their results are its to read: a round
+whose every call is the provider's ends the turn, with no further model round.
 """
 
 from __future__ import annotations
@@ -22,28 +28,45 @@ from roomkit.channels.ai._outcome import (
 )
 from roomkit.channels.ai._report import report
 from roomkit.providers.ai.base import AIToolCall
-from roomkit.tools.context import ToolCallContext, _current_tool_call
-from roomkit.tools.external import ToolDecision, call_on_tool_refused
+from roomkit.tools.context import ToolCallContext, _serving
+from roomkit.tools.external import ExternalToolHandler, ToolDecision, call_on_tool_refused
 
 if TYPE_CHECKING:
     from roomkit.channels.ai._turn import Turn
 
-__all__ = ["run", "teardown"]
+__all__ = ["run", "takes", "teardown"]
 
 logger = logging.getLogger("roomkit.channels.ai")
 
 
+def takes(turn: Turn, call: AIToolCall) -> bool:
+    """True when ``call`` is the provider's: already run, or its external handler's to decide."""
+    if call.served is not None:
+        return True
+    return turn.channel.external_tool_handler is not None and not turn.serves_locally(call.name)
+
+
 async def run(turn: Turn, call: AIToolCall) -> CallOutcome:
-    """Ask the external handler about ``call`` and report the outcome."""
+    """Report a call the provider ran, or have the external handler decide ``call``."""
     handler = turn.channel.external_tool_handler
-    assert handler is not None
-    name, arguments = call.name, call.arguments
-    if call.partial:
+    if call.served is None and call.partial:
         body = error_body(
-            f"Tool '{name}' arguments were cut off: call it again with complete arguments."
+            f"Tool '{call.name}' arguments were cut off: call it again with complete arguments."
         )
-        return await report(turn, call.id, name, refused(body, arguments))
-    _current_tool_call.set(ToolCallContext(turn.room_id, call.id, turn.channel.channel_id))
+        return await report(turn, call.id, call.name, refused(body, call.arguments))
+    with _serving(ToolCallContext(turn.room_id, call.id, turn.channel.channel_id)):
+        if call.served is not None:
+            outcome = served(call.served.result, call.arguments, is_error=call.served.is_error)
+            if handler is None:
+                return await report(turn, call.id, call.name, outcome)
+            await _tell_result(turn, handler, call.id, call.name, outcome)
+            return outcome
+        assert handler is not None
+        return await _decide(turn, handler, call)
+
+
+async def _decide(turn: Turn, handler: ExternalToolHandler, call: AIToolCall) -> CallOutcome:
+    name, arguments = call.name, call.arguments
     turn.unreported[call.id] = (name, arguments)
     try:
         decision = await handler.process_tool_call(
@@ -82,16 +105,29 @@ async def run(turn: Turn, call: AIToolCall) -> CallOutcome:
             logger.exception("%s.on_tool_refused failed", type(handler).__name__)
             await report(turn, call.id, name, outcome)
         return outcome
-    result = decision.result if decision.result is not None else '{"approved": true}'
-    outcome = served(result, arguments)
+    # Approved without a result: the provider runs the call itself, and its result is the
+    # provider's to read, so the channel has none to give.
+    outcome = served(decision.result if decision.result is not None else "", arguments)
+    await _tell_result(turn, handler, call.id, name, outcome)
+    return outcome
+
+
+async def _tell_result(
+    turn: Turn, handler: ExternalToolHandler, call_id: str, name: str, outcome: CallOutcome
+) -> None:
+    """Tell the handler how a call it let through (or the provider ran) ended."""
     try:
         await handler.on_tool_result(
-            name, arguments, result, is_error=False, tool_call_id=call.id, room_id=turn.room_id
+            name,
+            outcome.arguments,
+            outcome.content,
+            is_error=outcome.is_error,
+            tool_call_id=call_id,
+            room_id=turn.room_id,
         )
     except Exception:
         logger.exception("%s.on_tool_result failed", type(handler).__name__)
-        await report(turn, call.id, name, outcome)
-    return outcome
+        await report(turn, call_id, name, outcome)
 
 
 async def teardown(turn: Turn) -> None:

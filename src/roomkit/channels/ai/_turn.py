@@ -3,6 +3,7 @@
 Per call: route (a call the provider already ran is reported; a name the channel does not
 serve goes to the external handler) -> declare (a name the turn does not offer is refused)
 -> validate (JSON Schema) -> gate (BEFORE_TOOL_USE) -> serve -> report (ON_TOOL_CALL, once).
+A round whose every call is the provider's ends the turn: the provider reads those results.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._gate import gate
 from roomkit.channels.ai._journal import Journal
-from roomkit.channels.ai._outcome import CallOutcome, cancelled, error_body, refused, served
+from roomkit.channels.ai._outcome import CallOutcome, cancelled, error_body, refused
 from roomkit.channels.ai._report import report
 from roomkit.channels.ai._serve import serve
 from roomkit.models.hooks import RoomContext
@@ -114,6 +115,9 @@ class Turn:
             if self.stopped is not None:
                 logger.info("Turn in room %s stopped: %s", self.room_id, self.stopped)
                 return None
+            if all(_external.takes(self, call) for call in calls):
+                # The provider ran (or runs) every call itself: it has no round to wait for.
+                return response.content or None
         return None  # pragma: no cover - the loop returns on its last round
 
     async def run_round(self, calls: list[AIToolCall], round_no: int = 0) -> list[AIToolResultPart]:
@@ -134,10 +138,7 @@ class Turn:
 
     async def run_call(self, call: AIToolCall) -> AIToolResultPart:
         """One call through route -> declare -> validate -> gate -> serve -> report."""
-        if call.served is not None:
-            outcome = served(call.served.result, call.arguments, is_error=call.served.is_error)
-            outcome = await report(self, call.id, call.name, outcome)
-        elif self.channel.external_tool_handler is not None and not self.serves_locally(call.name):
+        if _external.takes(self, call):
             outcome = await _external.run(self, call)
         else:
             outcome = await self._own_call(call)
