@@ -110,6 +110,27 @@ async def test_every_session_declares_the_human_tools(make: MakeConference) -> N
     assert connects[0].args["system_prompt"] == "You help the room."
 
 
+async def test_a_human_tool_declared_on_the_configs_tools_asks_a_person(
+    make: MakeConference,
+) -> None:
+    """The handler gives no definition: the one on ``tools=`` declares it, the handler serves
+    it, without the host call bound."""
+    ask = {"name": "ask", "parameters": {"type": "object"}}
+    h = await make(human=HumanInputToolHandler({"ask"}), tools=[ask], tool_handler=never_answers)
+    session = await h.speak("alice")
+    await h.call("call-1", "ask", {"question": "Color?"})
+    event = await h.questions.get()
+    await advance(60)
+
+    assert (event.tool_name, event.channel_type, event.actor_id) == ("ask", CONFERENCE, "alice")
+    assert h.resolve(event)
+    assert await h.provider.wait_for_tool_result("call-1") == ANSWER
+    connect = next(call for call in h.provider.calls if call.method == "connect")
+    assert [tool["name"] for tool in connect.args["tools"]] == ["ask"]
+    assert connect.args["session"] is session
+    assert (await h.report("ask")).outcome == "served"
+
+
 async def test_the_ten_second_bound_does_not_cut_a_human_call(make: MakeConference) -> None:
     """The host call fails at the default 10 s bound; the person can still answer after."""
     h = await make(tool_handler=never_answers)

@@ -34,14 +34,20 @@ def test_only_the_provider_is_positional() -> None:
         ConferenceRealtimeConfig(provider, [LOOKUP])  # type: ignore[call-arg]
 
 
-def test_a_host_tool_under_a_persons_tool_name_is_refused() -> None:
+def test_a_host_tool_under_a_persons_defined_tool_is_refused() -> None:
     ask_host = AITool(name="Ask", parameters={"type": "object"})
-    with pytest.raises(ValueError, match="Tool 'Ask' is a human-input tool"):
+    with pytest.raises(ValueError, match="Tool 'Ask' is a tool channel 'conference' serves"):
         config(tools=[ask_host], human_input_handler=new_human())
-    undeclared = HumanInputToolHandler({"Confirm"})
-    confirm = AITool(name="Confirm", parameters={"type": "object"})
-    with pytest.raises(ValueError, match="Tool 'Confirm' is a human-input tool"):
-        config(tools=[confirm], human_input_handler=undeclared)
+
+
+def test_the_tools_may_define_a_persons_tool_the_handler_does_not() -> None:
+    built = config(
+        tools=[{"name": "ask", "parameters": {"type": "object"}}],
+        human_input_handler=HumanInputToolHandler({"ask"}),
+    )
+
+    assert built.declared_tools() == {"ask": AITool(name="ask")}
+    assert built.call_bound("ask") is None
 
 
 def test_two_host_tools_cannot_share_a_name() -> None:
@@ -87,7 +93,7 @@ def test_a_replaced_field_is_checked() -> None:
     assert (built.tool_handler, built.tool_timeouts) == (answer, {"lookup": 3.0})
     with pytest.raises(TypeError):
         built.tool_handler = "lookup"  # type: ignore[assignment]
-    with pytest.raises(ValueError, match="human-input tool"):
+    with pytest.raises(ValueError, match="serves itself"):
         built.tools = [AITool(name="Ask", parameters={"type": "object"})]
     assert built.tool_handler is answer
     assert built.tools == []

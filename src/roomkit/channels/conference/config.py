@@ -32,8 +32,8 @@ class ConferenceRealtimeConfig:
     Raises:
         TypeError: a field has the wrong type (a provider that is not a
             ``RealtimeProvider``, a tool handler that is not callable, ...).
-        ValueError: a host tool takes a human-input tool's name, two tools share a name, or
-            a bound is not positive.
+        ValueError: a host tool takes the name of a definition the human-input handler gives,
+            two tools share a name, or a bound is not positive.
         AttributeError: ``provider`` or ``human_input_handler`` is replaced after the config
             is built.
     """
@@ -100,21 +100,16 @@ class ConferenceRealtimeConfig:
         """The tools every session declares, by name: the human-input handler's, then the
         host's.
 
+        A definition on ``tools=`` under a human-input name the handler gives no definition
+        for declares that tool; the handler serves it, as on every channel.
+
         Raises:
-            ValueError: a host tool takes a human-input tool's name, or two share a name.
+            ValueError: a host tool takes the name of a definition the human-input handler
+                gives, or two share a name.
         """
         human = self.human_input_handler
         human_tools = human.tools if human is not None else []
-        host = list(self.tools or ())
-        host_tools = [tool for tool in host if isinstance(tool, AITool)]
-        if human is not None:
-            for tool in host_tools:
-                if tool.name in human.tool_names:
-                    raise ValueError(
-                        f"Tool '{tool.name}' is a human-input tool of this conference: "
-                        "rename the host tool"
-                    )
-        return check_unique_tools("conference", host_tools, human_tools)
+        return check_unique_tools("conference", host_tools(self.tools), human_tools)
 
     def call_bound(self, name: str) -> float | None:
         """How long a call to ``name`` may run, or ``None`` for no channel bound.
