@@ -31,16 +31,24 @@ from roomkit.core.framework import RoomKit
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookExecution, HookResult, HookTrigger, RoomContext
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus
-from roomkit.models.room import InboundMessage, InboundResult, RoomEvent, TextContent
+from roomkit.models.room import (
+    ChannelBinding,
+    InboundMessage,
+    InboundResult,
+    RoomEvent,
+    TextContent,
+)
 from roomkit.models.tool_call import ToolCallEvent
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.external import ToolDecision
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
+from roomkit.tools.policy import ToolPolicy
 
 __all__ = [
     "AIChannel",
     "AITool",
     "AsyncSettleRequiredError",
+    "ChannelBinding",
     "ChannelRefusalError",
     "ChannelType",
     "ConferenceChannel",
@@ -73,6 +81,7 @@ __all__ = [
     "ToolCallEvent",
     "ToolDecision",
     "ToolFailedError",
+    "ToolPolicy",
     "ToolRefusedError",
     "ToolTimeoutError",
     "UnknownRequestError",

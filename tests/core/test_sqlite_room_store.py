@@ -111,6 +111,16 @@ async def test_attaching_a_channel_again_replaces_its_binding_in_place(store: Ro
     assert await store.list_bindings("nope") == []
 
 
+async def test_a_bindings_group_reads_back_apart_from_its_metadata(store: RoomStore) -> None:
+    await store.create_room(Room("r1"))
+    grouped = ChannelBinding("r1", "agent", "intelligence", dict(METADATA), group="agents")
+    plain = ChannelBinding("r1", "ws", "transport", dict(METADATA))
+    await store.add_binding(grouped)
+    await store.add_binding(plain)
+
+    assert await store.list_bindings("r1") == [grouped, plain]
+
+
 async def test_rooms_for_channel_lists_bound_rooms_oldest_first(store: RoomStore) -> None:
     for room_id in ("r1", "r2", "r3"):
         await store.create_room(Room(room_id))
@@ -228,7 +238,7 @@ async def test_everything_is_there_after_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "rooms.db"
     room = Room("r1", METADATA)
     alice = Participant("alice", "r1", "Alice")
-    binding = ChannelBinding("r1", "agent", "intelligence", {"tools": []})
+    binding = ChannelBinding("r1", "agent", "intelligence", {"tools": []}, group="agents")
     turn = OpenTurn("t1", "r1", "agent", "alice", {"event_id": 7})
     step = JournalStep(0, "response", {"text": "Which colour?"})
     async with SQLiteRoomStore(path) as before:
@@ -407,6 +417,19 @@ async def test_a_record_the_store_cannot_read_is_reported_as_corrupt(
 
     with pytest.raises(CorruptRecordError, match=f"room 'r1' {complaint}"):
         await sqlite_store.get_room("r1")
+
+
+async def test_a_binding_group_that_is_not_a_string_is_reported_as_corrupt(
+    sqlite_store: SQLiteRoomStore,
+) -> None:
+    await sqlite_store.create_room(Room("r1"))
+    await sqlite_store.add_binding(ChannelBinding("r1", "agent", group="agents"))
+    with sqlite3.connect(sqlite_store.path) as db:
+        db.execute("UPDATE roomkit_bindings SET metadata = ?", ('{"roomkit:group": 3}',))
+    db.close()
+
+    with pytest.raises(CorruptRecordError, match="group that is not a string"):
+        await sqlite_store.list_bindings("r1")
 
 
 # -- SQLite: unavailable ----------------------------------------------------------------------

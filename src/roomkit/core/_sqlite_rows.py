@@ -200,15 +200,27 @@ def participant_from(row: Row) -> Participant:
     return Participant(row[0], row[1], row[2], _moment(row[3], f"participant {row[0]!r}"))
 
 
+# A binding's group rides in its metadata column under this key, so files written before
+# bindings had a group read back unchanged and need no new column.
+_GROUP_KEY = "roomkit:group"
+
+
 def binding_params(binding: ChannelBinding) -> tuple[Any, ...]:
     """The parameters of :data:`UPSERT_BINDING`."""
-    metadata = dump(binding.metadata, "Binding metadata")
+    stored = binding.metadata
+    if binding.group is not None:
+        stored = {**stored, _GROUP_KEY: binding.group}
+    metadata = dump(stored, "Binding metadata")
     return (binding.room_id, binding.channel_id, binding.category, metadata)
 
 
 def binding_from(row: Row) -> ChannelBinding:
     """The binding a :data:`LIST_BINDINGS` row holds."""
-    return ChannelBinding(row[0], row[1], row[2], _load(row[3], f"binding of {row[1]!r}"))
+    metadata = _load(row[3], f"binding of {row[1]!r}")
+    group = metadata.pop(_GROUP_KEY, None)
+    if group is not None and not isinstance(group, str):
+        raise CorruptRecordError(f"binding of {row[1]!r} holds a group that is not a string")
+    return ChannelBinding(row[0], row[1], row[2], metadata, group)
 
 
 def event_params(event: RoomEvent) -> tuple[Any, ...]:

@@ -58,8 +58,8 @@ class RoomKit:
     def hook(
         self,
         trigger: HookTrigger,
-        *,
         execution: HookExecution = HookExecution.SYNC,
+        *,
         priority: int = 0,
         name: str = "",
         timeout: float = 30.0,
@@ -70,7 +70,8 @@ class RoomKit:
         """Register the decorated ``async def hook(event, ctx)`` for ``trigger``.
 
         SYNC hooks run in priority order (lower first) and may block or modify; ASYNC hooks
-        observe afterwards. A hook that returns ``None`` allows.
+        observe afterwards. A hook that returns ``None`` allows. ``execution`` may be given
+        by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``.
         """
         return self.hooks.hook(
             trigger,
@@ -132,6 +133,16 @@ class RoomKit:
             )
         self._channels[channel.channel_id] = channel
         channel.set_framework(self)
+
+    def unregister_channel(self, channel_id: str) -> Channel | None:
+        """Take the channel with this id out of the registry and return it, or ``None``.
+
+        The channel is not closed (``await channel.close()`` when you are done with it; the
+        kit's ``close()`` no longer reaches it) and its room bindings stay. A channel built
+        anew and registered under the same id owns the id from then on: the old object's
+        ``close()`` withdraws none of the new one's requests.
+        """
+        return self._channels.pop(channel_id, None)
 
     def get_channel(self, channel_id: str) -> Channel | None:
         """The registered channel with this id, or ``None``."""
@@ -238,15 +249,21 @@ class RoomKit:
         channel_id: str,
         category: str | None = None,
         metadata: dict[str, Any] | None = None,
+        *,
+        group: str | None = None,
     ) -> ChannelBinding:
         """Attach a registered channel to a room.
 
         ``metadata={"tools": [...]}`` offers extra tools to an AI channel's turns in this room.
+        ``group`` is kept on the binding (``binding.group``) for the application to read; it
+        changes no routing: one binding already serves every speaker in the room.
         """
+        if group is not None and not isinstance(group, str):
+            raise TypeError(f"group must be a string or None, got {type(group).__name__}")
         await self.get_room(room_id)
         if channel_id not in self._channels:
             raise KeyError(f"No channel {channel_id!r}: call kit.register_channel() first")
-        binding = ChannelBinding(room_id, channel_id, category, dict(metadata or {}))
+        binding = ChannelBinding(room_id, channel_id, category, dict(metadata or {}), group)
         await self.store.add_binding(binding)
         return binding
 

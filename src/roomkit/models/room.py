@@ -82,6 +82,9 @@ class ChannelBinding:
     """A free-form category (e.g. "transport", "intelligence")."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Per-room options; ``metadata["tools"]`` offers extra tools to an AI channel's turns."""
+    group: str | None = None
+    """A name the application gives the binding (``attach_channel(..., group=...)``); kept
+    and read back, it changes no routing."""
 
 
 @dataclass(frozen=True, slots=True)

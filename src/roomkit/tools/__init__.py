@@ -17,11 +17,14 @@ from roomkit.tools.external import (
     PolicyExternalToolHandler,
     ToolDecision,
 )
+from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 from roomkit.tools.policy import ToolPolicy
 
 __all__ = [
     "BeforeToolDecision",
     "ExternalToolHandler",
+    "HumanInputHandler",
+    "HumanInputToolHandler",
     "PolicyExternalToolHandler",
     "ToolCallContext",
     "ToolDecision",

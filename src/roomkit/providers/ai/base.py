@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 __all__ = [
     "AIContentPart",
@@ -98,7 +98,12 @@ class AIToolCallPart(BaseModel):
 
 
 class AIToolResultPart(BaseModel):
-    """The result of one tool call, sent back to the model."""
+    """The result of one tool call, sent back to the model.
+
+    ``result`` is another name for ``content``: accepted when the part is built
+    (``AIToolResultPart(tool_call_id=..., name=..., result="42")``) and readable as a
+    property. The part serialises under ``content``.
+    """
 
     type: Literal["tool_result"] = "tool_result"
     """The part's discriminator."""
@@ -106,10 +111,15 @@ class AIToolResultPart(BaseModel):
     """The id of the call this answers."""
     name: str
     """The tool that was called."""
-    content: str
+    content: str = Field(validation_alias=AliasChoices("content", "result"))
     """What the model reads: the result, or a JSON error object."""
     is_error: bool = False
     """True when the call was refused, failed or was cancelled."""
+
+    @property
+    def result(self) -> str:
+        """What the model reads (the same text as :attr:`content`)."""
+        return self.content
 
 
 AIContentPart = Annotated[

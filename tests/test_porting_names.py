@@ -1,0 +1,125 @@
+"""Names RoomKit 0.109 code uses resolve here too, next to the paths the spec fixes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import roomkit
+from roomkit import (
+    HookExecution,
+    HookTrigger,
+    HumanInputToolHandler,
+    RoomKit,
+    WebSocketChannel,
+)
+from roomkit.channels.ai import AIChannel
+from roomkit.providers.ai.base import AIToolResultPart
+from roomkit.providers.ai.mock import MockAIProvider
+
+
+def test_a_tool_result_part_takes_and_reads_result() -> None:
+    part = AIToolResultPart(tool_call_id="tc-1", name="lookup", result="42")
+
+    assert (part.content, part.result) == ("42", "42")
+    assert part.model_dump()["content"] == "42"
+    assert AIToolResultPart.model_validate(part.model_dump()) == part
+    assert AIToolResultPart(tool_call_id="tc-1", name="lookup", content="42") == part
+
+
+def test_tools_reexports_the_human_input_handlers() -> None:
+    import roomkit.tools
+    from roomkit.tools import human_input
+
+    assert roomkit.tools.HumanInputHandler is human_input.HumanInputHandler
+    assert roomkit.tools.HumanInputToolHandler is human_input.HumanInputToolHandler
+    assert {"HumanInputHandler", "HumanInputToolHandler"} <= set(roomkit.tools.__all__)
+
+
+def test_the_top_level_exports_the_binding_and_the_policy() -> None:
+    from roomkit.models.room import ChannelBinding
+    from roomkit.tools.policy import ToolPolicy
+
+    assert roomkit.ChannelBinding is ChannelBinding
+    assert roomkit.ToolPolicy is ToolPolicy
+    assert {"ChannelBinding", "ToolPolicy"} <= set(roomkit.__all__)
+
+
+def test_the_reference_model_paths_alias_ours() -> None:
+    from roomkit.models.channel import ChannelBinding
+    from roomkit.models.context import RoomContext
+    from roomkit.models.hooks import RoomContext as OurRoomContext
+    from roomkit.models.room import ChannelBinding as OurChannelBinding
+
+    assert ChannelBinding is OurChannelBinding
+    assert RoomContext is OurRoomContext
+
+
+async def test_the_reference_anthropic_path_aliases_ours() -> None:
+    from roomkit.providers import anthropic
+    from roomkit.providers.ai import anthropic as ours
+
+    provider = anthropic.AnthropicAIProvider(
+        anthropic.AnthropicConfig(api_key="sk-test", model="claude-opus-5")
+    )
+
+    assert anthropic.AnthropicAIProvider is ours.AnthropicAIProvider
+    assert anthropic.AnthropicConfig is ours.AnthropicConfig
+    assert provider.model_name == "claude-opus-5"
+    await provider.close()
+
+
+async def test_hook_takes_the_execution_by_position() -> None:
+    kit = RoomKit()
+
+    @kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)
+    async def observe(event: Any, ctx: Any) -> None:
+        pass
+
+    assert kit.hooks.has_hooks(HookTrigger.ON_TOOL_CALL, execution=HookExecution.ASYNC)
+    assert not kit.hooks.has_hooks(HookTrigger.ON_TOOL_CALL, execution=HookExecution.SYNC)
+    await kit.close()
+
+
+async def test_unregister_channel_returns_it_and_frees_its_id() -> None:
+    kit = RoomKit()
+    ws = WebSocketChannel("ws")
+    kit.register_channel(ws)
+
+    assert kit.unregister_channel("ws") is ws
+    assert kit.get_channel("ws") is None
+    assert kit.unregister_channel("ws") is None
+    again = WebSocketChannel("ws")
+    kit.register_channel(again)
+    assert kit.get_channel("ws") is again
+    await kit.close()
+
+
+async def test_a_replaced_channels_close_withdraws_none_of_the_new_ones_requests() -> None:
+    kit = RoomKit()
+    human = HumanInputToolHandler({"Ask"})
+    old = AIChannel("agent", provider=MockAIProvider(), human_input_handler=human)
+    kit.register_channel(old)
+    kit.unregister_channel("agent")
+    kit.register_channel(AIChannel("agent", provider=MockAIProvider(), human_input_handler=human))
+    pending = await human.handler.create("Ask", {}, channel_id="agent")
+
+    await old.close()
+
+    assert pending.pending_id in human.handler.pending
+    await kit.close()
+
+
+async def test_attach_channel_keeps_a_group_on_the_binding() -> None:
+    kit = RoomKit()
+    kit.register_channel(WebSocketChannel("ws"))
+    await kit.create_room("r1")
+
+    binding = await kit.attach_channel("r1", "ws", group="lobby")
+
+    assert binding.group == "lobby"
+    assert await kit.store.list_bindings("r1") == [binding]
+    with pytest.raises(TypeError, match="group must be a string"):
+        await kit.attach_channel("r1", "ws", group=3)  # type: ignore[arg-type]
+    await kit.close()
