@@ -131,6 +131,20 @@ async def test_a_human_tool_declared_on_the_configs_tools_asks_a_person(
     assert (await h.report("ask")).outcome == "served"
 
 
+async def test_a_room_first_tool_handler_gets_the_calls_room(make: MakeConference) -> None:
+    """RoomKit 0.109's ``(room_id, name, arguments)`` form is read from the signature."""
+
+    async def lookup(room_id: str, name: str, arguments: dict[str, Any]) -> str:
+        return f"{name} in {room_id} for {arguments['key']}"
+
+    h = await make(tool_handler=lookup)
+    await h.speak()
+    await h.call("call-1", "lookup", {"key": "k"})
+
+    assert await h.provider.wait_for_tool_result("call-1") == "lookup in r1 for k"
+    assert h.config.tool_handler is lookup
+
+
 async def test_the_ten_second_bound_does_not_cut_a_human_call(make: MakeConference) -> None:
     """The host call fails at the default 10 s bound; the person can still answer after."""
     h = await make(tool_handler=never_answers)

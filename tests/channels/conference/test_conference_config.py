@@ -80,6 +80,40 @@ def test_a_bad_field_raises_when_built(options: dict[str, Any], error: type[Exce
         config(**options)
 
 
+async def room_first(room_id: str, name: str, arguments: dict[str, Any]) -> str:
+    return "ok"
+
+
+async def takes_a_name(name: str) -> str:
+    return "ok"
+
+
+async def takes_four(a: str, b: str, c: str, d: str) -> str:
+    return "ok"
+
+
+async def needs_a_keyword(name: str, arguments: dict[str, Any], *, room: str) -> str:
+    return "ok"
+
+
+@pytest.mark.parametrize("handler", [answer, room_first])
+def test_the_tool_handler_takes_either_shape(handler: Any) -> None:
+    built = config(tool_handler=handler)
+
+    assert built.tool_handler is handler
+    assert built.host_handler() is not None
+
+
+@pytest.mark.parametrize("handler", [takes_a_name, takes_four, needs_a_keyword])
+def test_a_tool_handler_of_another_shape_is_refused_when_given(handler: Any) -> None:
+    with pytest.raises(TypeError, match=r"must take \(name, arguments\) or \(room_id, name"):
+        config(tool_handler=handler)
+    built = config(tool_handler=answer)
+    with pytest.raises(TypeError, match="must take"):
+        built.tool_handler = handler
+    assert built.tool_handler is answer
+
+
 def test_the_provider_must_be_a_realtime_provider() -> None:
     with pytest.raises(TypeError, match="RealtimeProvider"):
         ConferenceRealtimeConfig(object())  # type: ignore[arg-type]

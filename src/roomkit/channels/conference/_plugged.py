@@ -75,8 +75,8 @@ class Plugged:
 
     @property
     def tool_handler(self) -> ToolHandler | None:
-        """The config's host tool handler, as it is now."""
-        return self.config.tool_handler
+        """The config's host tool handler, as it is now, called ``(name, arguments)``."""
+        return self.config.host_handler()
 
     def call_bound(self, name: str) -> float | None:
         """How long a call to ``name`` may run, or ``None`` for no channel bound."""

@@ -10,17 +10,18 @@ fixed once the config is built: plug a new config to change them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any
 
 from roomkit.channels.ai._declare import check_unique_tools
+from roomkit.channels.conference._host_handler import RoomToolHandler, host_handler
 from roomkit.channels.realtime_voice._checks import check_kind, host_tools, seconds
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
 from roomkit.voice.realtime.base import RealtimeProvider
 
-__all__ = ["ConferenceRealtimeConfig"]
+__all__ = ["ConferenceRealtimeConfig", "RoomToolHandler"]
 
 _FIXED = frozenset({"provider", "human_input_handler"})
 
@@ -31,7 +32,8 @@ class ConferenceRealtimeConfig:
 
     Raises:
         TypeError: a field has the wrong type (a provider that is not a
-            ``RealtimeProvider``, a tool handler that is not callable, ...).
+            ``RealtimeProvider``, a tool handler that is not callable or takes neither
+            ``(name, arguments)`` nor ``(room_id, name, arguments)``, ...).
         ValueError: a host tool takes the name of a definition the human-input handler gives,
             two tools share a name, or a bound is not positive.
         AttributeError: ``provider`` or ``human_input_handler`` is replaced after the config
@@ -44,9 +46,10 @@ class ConferenceRealtimeConfig:
     tools: Sequence[AITool | Mapping[str, Any]] | None = None
     """Definitions of the host's tools (``AITool`` objects or dicts), declared to every
     session; read back as a list of ``AITool``."""
-    tool_handler: ToolHandler | None = None
-    """Serves the host's tools (``await tool_handler(name, arguments)``); replacing it leaves
-    the human-input tools served."""
+    tool_handler: ToolHandler | RoomToolHandler | None = None
+    """Serves the host's tools: ``await tool_handler(name, arguments)``, or RoomKit 0.109's
+    ``await tool_handler(room_id, name, arguments)``, told apart by its signature when it is
+    given. Replacing it leaves the human-input tools served."""
     human_input_handler: HumanInputToolHandler | None = None
     """Tools that ask a person: declared to every session and served before
     ``tool_handler``, under the handler's own timeout."""
@@ -57,14 +60,14 @@ class ConferenceRealtimeConfig:
     a dict."""
     system_prompt: str | None = None
     """The model's instructions in every session."""
+    _host: ToolHandler | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         check_kind("provider", self.provider, RealtimeProvider)
         check_kind(
             "human_input_handler", self.human_input_handler, HumanInputToolHandler, optional=True
         )
-        if self.tool_handler is not None and not callable(self.tool_handler):
-            raise TypeError(f"tool_handler must be an async callable, got {self.tool_handler!r}")
+        object.__setattr__(self, "_host", host_handler(self.tool_handler))
         if self.system_prompt is not None and not isinstance(self.system_prompt, str):
             raise TypeError(f"system_prompt must be a string, got {self.system_prompt!r}")
         # A passed-through object is normalised in place: the checked values are kept.
@@ -95,6 +98,8 @@ class ConferenceRealtimeConfig:
             )
         checked = replace(self, **{name: value})
         object.__setattr__(self, name, getattr(checked, name))
+        if name == "tool_handler":
+            object.__setattr__(self, "_host", checked._host)
 
     def declared_tools(self) -> dict[str, AITool]:
         """The tools every session declares, by name: the human-input handler's, then the
@@ -110,6 +115,11 @@ class ConferenceRealtimeConfig:
         human = self.human_input_handler
         human_tools = human.tools if human is not None else []
         return check_unique_tools("conference", host_tools(self.tools), human_tools)
+
+    def host_handler(self) -> ToolHandler | None:
+        """The host tool handler as the channel calls it, ``await handler(name, arguments)``;
+        a ``(room_id, name, arguments)`` one gets the call's room first."""
+        return self._host
 
     def call_bound(self, name: str) -> float | None:
         """How long a call to ``name`` may run, or ``None`` for no channel bound.
