@@ -5,7 +5,8 @@ channel hands each pending call to an :class:`ExternalToolHandler`, which decide
 (approve, rewrite, answer, refuse) and is told how it ended. The channel does not run
 BEFORE_TOOL_USE for these calls: the handler fires it through :meth:`_fire_before_hook`,
 and reports to ON_TOOL_CALL through :meth:`_fire_on_tool_hook`. The kit injects both hooks
-when the channel is registered.
+when the channel is registered. The provider reads the outcomes of its calls itself: an AI
+channel runs no further model round after a round made only of them.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ logger = logging.getLogger("roomkit.tools.external")
 class ToolDecision:
     """How an external handler decides a call.
 
-    ``approved=True`` lets the provider run it (with ``modified_input`` when set), or serves
-    it at once when ``result`` is set; ``approved=False`` refuses it and the model reads
-    ``reason``.
+    ``approved=True`` lets the provider run it (with ``modified_input`` when set; the call's
+    result is the provider's, and the handler hears an empty one), or serves it at once when
+    ``result`` is set; ``approved=False`` refuses it and the model reads ``reason``.
     """
 
     approved: bool
