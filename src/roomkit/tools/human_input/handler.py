@@ -32,12 +32,13 @@ from roomkit.tools.human_input._checks import (
 )
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED, DurableWaits
-from roomkit.tools.human_input.stores import MemoryStore, PendingStore
+from roomkit.tools.human_input.stores import MemoryLedger, MemoryStore, PendingStore
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableStore,
     PendingChange,
     PendingChangeKind,
+    SpendLedger,
 )
 
 __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]
@@ -81,7 +82,14 @@ class HumanInputHandler:
         self, *, retention: int = 128, store: PendingStore | DurableStore | None = None
     ) -> None:
         self._durable: DurableWaits | None = None
+        self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
         if isinstance(store, DurableStore):
+            if not isinstance(store, SpendLedger):
+                logger.warning(
+                    "%s keeps no spend-once ledger: single-use links and revocations hold "
+                    "in this process only",
+                    type(store).__name__,
+                )
             self._durable = DurableWaits(self, store)
             store = MemoryStore(retention=0)  # unused: every request lives in the durable store
         self._store: PendingStore = store if store is not None else MemoryStore(retention=retention)
@@ -661,6 +669,15 @@ class HumanInputHandler:
             and (actor_id is None or request.actor_id == actor_id)
             and (channel_id is None or request.channel_id == channel_id)
         ]
+
+    @property
+    def ledger(self) -> SpendLedger:
+        """The spend-once ledger beside the requests: single-use links, revoked tokens.
+
+        On a durable store it is the store's own, shared by every process on it; on the
+        memory store it lives in this process.
+        """
+        return self._ledger
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
         """Call ``listener(change)`` when a request is created or settles; returns the undo.

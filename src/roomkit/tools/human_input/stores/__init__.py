@@ -5,12 +5,22 @@ and ``RedisStore`` (``roomkit.tools.human_input.stores.redis``) are durable and 
 processes; import them from their modules (they need the ``sqlite`` / ``redis`` extras).
 """
 
+from roomkit.tools.human_input.stores._ledger import MemoryLedger
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
     PendingChange,
     PendingChangeKind,
     PendingStore,
+    SpendLedger,
 )
 from roomkit.tools.human_input.stores.memory import MemoryStore
 
-__all__ = ["DurableStore", "MemoryStore", "PendingChange", "PendingChangeKind", "PendingStore"]
+__all__ = [
+    "DurableStore",
+    "MemoryLedger",
+    "MemoryStore",
+    "PendingChange",
+    "PendingChangeKind",
+    "PendingStore",
+    "SpendLedger",
+]

@@ -6,7 +6,8 @@ retention), ``changed_at`` (the last create or settle), both on the store's cloc
 ``seq``, the change counter. A one-row table, ``roomkit_pending_seq``, hands out ``seq``
 values: every create and every settle takes the next one inside its own write transaction,
 so ``seq`` grows in commit order across every process, and ``seq > n`` lists exactly what
-moved since a reader saw ``n``.
+moved since a reader saw ``n``. A third table, ``roomkit_ledger``, is the spend-once ledger
+(its statements are in :mod:`~roomkit.tools.human_input.stores._sqlite_ledger`).
 """
 
 from __future__ import annotations
@@ -79,6 +80,13 @@ CREATE UNIQUE INDEX IF NOT EXISTS roomkit_pending_by_key
 CREATE INDEX IF NOT EXISTS roomkit_pending_by_status ON roomkit_pending (status, seq);
 CREATE INDEX IF NOT EXISTS roomkit_pending_by_seq ON roomkit_pending (seq);
 CREATE INDEX IF NOT EXISTS roomkit_pending_by_settled_at ON roomkit_pending (settled_at);
+CREATE TABLE IF NOT EXISTS roomkit_ledger (
+    entry TEXT PRIMARY KEY NOT NULL,
+    spent_at REAL NOT NULL,
+    expires_at REAL
+);
+CREATE INDEX IF NOT EXISTS roomkit_ledger_by_expiry
+    ON roomkit_ledger (expires_at) WHERE expires_at IS NOT NULL;
 COMMIT;
 """
 """Switch the file to WAL and create what is missing; safe to run on every open."""

@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
-__all__ = ["DurableStore", "PendingChange", "PendingChangeKind", "PendingStore"]
+__all__ = ["DurableStore", "PendingChange", "PendingChangeKind", "PendingStore", "SpendLedger"]
 
 
 class PendingStore(Protocol):
@@ -167,3 +167,34 @@ class DurableStore(Protocol):
 
     async def purge_expired(self) -> int:
         """Drop settled records older than the retention; return how many went."""
+
+
+@runtime_checkable
+class SpendLedger(Protocol):
+    """Names spent once, shared by every process on the store: single-use links, revocations.
+
+    An entry is a string of 1 to 512 characters; ``until`` is when it may be forgotten, on
+    the store's clock (``None`` keeps it for good). Entries past their ``until`` read as
+    absent and are pruned. The SQLite and Redis stores keep their ledger with their
+    requests; a handler on the memory store keeps one in memory.
+    """
+
+    async def spend_once(self, entry: str, *, until: float | None) -> bool:
+        """The check-and-set: record ``entry`` as spent; ``True`` for the first caller only.
+
+        ``False`` means an unexpired entry of that name is already recorded (by any
+        process); nothing changes then.
+        """
+        ...
+
+    async def refund_spent(self, entry: str) -> None:
+        """Forget ``entry`` (a spend whose use failed): it may be spent again."""
+        ...
+
+    async def record_spent(self, entry: str, *, until: float | None) -> float:
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
+        ...
+
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
+        """The unexpired entries among ``entries``, each with the time it was spent."""
+        ...

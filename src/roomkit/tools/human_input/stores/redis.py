@@ -11,6 +11,11 @@ usual default) up to a second of outcomes can be lost, and without persistence a
 loses them all. Settled records expire on the server ``retention_seconds`` after they were
 settled.
 
+The server also holds the spend-once ledger
+(:class:`~roomkit.tools.human_input.stores.SpendLedger`, keys ``<prefix>:ledger:<entry>``,
+each expiring with its entry) that the answer desk keeps its spent links and revoked tokens
+in.
+
 The store talks to one server (a primary, with or without replicas). The scripts find a
 record's index keys from the record itself, which Redis Cluster does not allow.
 
@@ -28,6 +33,7 @@ from redis.asyncio import Redis
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores import _redis_ledger as ledger
 from roomkit.tools.human_input.stores import _redis_scripts as scripts
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
@@ -36,6 +42,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_outcome,
     seconds,
 )
+from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
@@ -121,6 +128,7 @@ class RedisStore(DurableBase):
         self._set_deadline = client.register_script(scripts.SET_DEADLINE)
         self._purge = client.register_script(scripts.PURGE)
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
+        self._spend = client.register_script(ledger.SPEND)
         self._opened = False
 
     @property
@@ -312,6 +320,60 @@ class RedisStore(DurableBase):
             if batch:
                 gone += int(await self._purge(keys=batch, args=args))
         return gone
+
+    # -- the spend-once ledger -------------------------------------------------------------
+
+    async def spend_once(self, entry: str, *, until: float | None) -> bool:
+        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
+
+        The check-and-set of the ledger, one script on the server: ``True`` for the first
+        caller only, among every process on the server, while the entry has not expired.
+
+        Raises:
+            TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
+            StoreUnavailableError: the server cannot be reached.
+        """
+        entry, until = check_entry(entry), check_until(until)
+        await self._ensure_open()
+        now = self.clock()
+        expiry = ledger.expiry_ms(until, now)
+        args = [ledger.value(now, until), "" if expiry is None else expiry, repr(now)]
+        with guard(self._where):
+            won = await self._spend(keys=[ledger.entry_key(self.prefix, entry)], args=args)
+        return bool(int(won))
+
+    async def refund_spent(self, entry: str) -> None:
+        """Forget ``entry``, so that it may be spent again."""
+        key = ledger.entry_key(self.prefix, check_entry(entry))
+        await self._ensure_open()
+        with guard(self._where):
+            await self._client.delete(key)
+
+    async def record_spent(self, entry: str, *, until: float | None) -> float:
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
+        entry, until = check_entry(entry), check_until(until)
+        await self._ensure_open()
+        now = self.clock()
+        key, expiry = ledger.entry_key(self.prefix, entry), ledger.expiry_ms(until, now)
+        with guard(self._where):
+            await self._client.set(key, ledger.value(now, until), px=expiry)
+        return now
+
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
+        """The unexpired entries among ``entries``, each with the time it was spent."""
+        wanted = check_entries(entries)
+        if not wanted:
+            return {}
+        await self._ensure_open()
+        with guard(self._where):
+            raw = await self._client.mget([ledger.entry_key(self.prefix, e) for e in wanted])
+        now = self.clock()
+        found: dict[str, float] = {}
+        for entry, value in zip(wanted, raw, strict=True):
+            spent_at = ledger.parse(value, now)
+            if spent_at is not None:
+                found[entry] = spent_at
+        return found
 
     async def _ensure_open(self) -> None:
         if not self._opened:

@@ -9,7 +9,9 @@ share the next one, and so one wait for the disk (each is still its own check-an
 
 Other processes' changes arrive by polling: ``PRAGMA data_version`` says cheaply whether
 another connection committed, and the change counter ``seq`` says which records moved.
-This store's own writes reach its listeners at once.
+This store's own writes reach its listeners at once. The file also holds the spend-once
+ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps
+its spent links and revoked tokens in.
 
 ::
 
@@ -31,6 +33,7 @@ import aiosqlite
 
 from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores import _sqlite_ledger as ledger
 from roomkit.tools.human_input.stores import _sqlite_schema as sql
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
@@ -39,6 +42,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_outcome,
     seconds,
 )
+from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
@@ -298,6 +302,52 @@ class SQLiteStore(DurableBase):
         # Until the store first connects, "from now on" can only be told by the clock.
         self._changes.listening_since(self.clock())
         return super().subscribe(listener)
+
+    # -- the spend-once ledger -----------------------------------------------------------------
+
+    async def spend_once(self, entry: str, *, until: float | None) -> bool:
+        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
+
+        The check-and-set of the ledger: ``True`` for the first caller only, among every
+        process on the file, while the entry has not expired.
+
+        Raises:
+            TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
+        """
+        entry, until = check_entry(entry), check_until(until)
+
+        async def write(db: aiosqlite.Connection) -> bool:
+            return await ledger.spend(db, entry, until, self.clock())
+
+        return await self._write(write)
+
+    async def refund_spent(self, entry: str) -> None:
+        """Forget ``entry``, so that it may be spent again."""
+        entry = check_entry(entry)
+
+        async def write(db: aiosqlite.Connection) -> None:
+            await ledger.refund(db, entry)
+
+        await self._write(write)
+
+    async def record_spent(self, entry: str, *, until: float | None) -> float:
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
+        entry, until = check_entry(entry), check_until(until)
+
+        async def write(db: aiosqlite.Connection) -> float:
+            now = self.clock()
+            await ledger.record(db, entry, until, now)
+            return now
+
+        return await self._write(write)
+
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
+        """The unexpired entries among ``entries``, each with the time it was spent."""
+        wanted = check_entries(entries)
+        if not wanted:
+            return {}
+        async with self._session() as db:
+            return await ledger.read(db, wanted, self.clock())
 
     # -- helpers -------------------------------------------------------------------------------
 
