@@ -4,12 +4,14 @@
 
     roomkit desk [--host 127.0.0.1] [--port 8765] [--store memory|sqlite:///x.db|redis://...]
     roomkit token ACTOR [--admin] [--ttl SECONDS]
+    roomkit revoke TOKEN | --actor ACTOR [--store sqlite:///x.db|redis://...]
     roomkit pending list [--room ROOM] [--json]
     roomkit pending answer ID ANSWER
     roomkit pending reject ID [--reason TEXT]
 
-``desk`` and ``token`` share the desk's secret (``ROOMKIT_DESK_SECRET``, or the key file in
-``--data-dir``). The ``pending`` commands talk to a running desk (``--url``) with a token
+``desk``, ``token`` and ``revoke`` share the desk's secret (``ROOMKIT_DESK_SECRET``, or the
+key file in ``--data-dir``); ``revoke`` writes to the desk's store, where every desk process
+reads it. The ``pending`` commands talk to a running desk (``--url``) with a token
 (``--token`` or ``ROOMKIT_TOKEN``). A failure prints one line on stderr and exits 1; a
 command used wrongly exits 2.
 """
@@ -20,14 +22,16 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from roomkit.desk.tokens import DEFAULT_DATA_DIR, SECRET_ENV
+from roomkit.desk.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
 
 __all__ = ["main"]
 
@@ -112,13 +116,70 @@ def _secret(data_dir: Path) -> bytes:
 def _token(args: argparse.Namespace) -> int:
     from roomkit.desk.tokens import issue_token
 
-    if args.ttl is not None and not args.ttl > 0:
-        raise _Failure("--ttl must be a positive number of seconds", 2)
+    if not (math.isfinite(args.ttl) and args.ttl > 0):
+        raise _Failure(
+            "--ttl must be a positive number of seconds: every token expires "
+            "(the default is 30 days; `roomkit revoke` ends one sooner)",
+            2,
+        )
     secret = _secret(args.data_dir)
     try:
         print(issue_token(secret, args.actor, admin=args.admin, ttl=args.ttl))
     except ValueError as error:
         raise _Failure(str(error), 2) from None
+    return 0
+
+
+def _revoke(args: argparse.Namespace) -> int:
+    from roomkit.core.exceptions import DeskAuthError, StoreError
+    from roomkit.desk.auth import actor_entry, link_entry, token_entry
+    from roomkit.desk.stores import close_stores, open_stores
+    from roomkit.desk.tokens import token_claims
+    from roomkit.tools.human_input import HumanInputHandler
+
+    if (args.token is None) == (args.actor is None):
+        raise _Failure("Revoke one token (TOKEN) or every token of an actor (--actor NAME)", 2)
+    if args.store == "memory":
+        raise _Failure(
+            "A memory store lives inside the desk process: revoke on the desk's shared "
+            "store (--store sqlite:///path.db or redis://...)",
+            2,
+        )
+    until: float | None = None
+    if args.actor is not None:
+        entry, what = actor_entry(args.actor), f"every token of {_printable(args.actor)}"
+    else:
+        try:
+            claims = token_claims(_secret(args.data_dir), args.token)
+        except DeskAuthError as error:
+            raise _Failure(f"Not a token of this desk: {error}", 2) from None
+        if not isinstance(claims.get("jti"), str):
+            raise _Failure(
+                "This token carries no id (it predates revocation): revoke its actor's "
+                f"tokens with `roomkit revoke --actor {_printable(claims['sub'])}`"
+            )
+        until = None if claims.get("exp") is None else float(claims["exp"])
+        link = "req" in claims
+        entry = link_entry(claims["jti"]) if link else token_entry(claims["jti"])
+        what = f"the {'answer link' if link else 'token'} of {_printable(claims['sub'])}"
+    try:
+        pending_store, room_store = open_stores(args.store)
+    except (ValueError, ImportError) as error:
+        raise _Failure(str(error), 2) from None
+
+    async def revoke() -> float:
+        try:
+            ledger = HumanInputHandler(store=pending_store).ledger
+            return await ledger.record_spent(entry, until=until)
+        finally:
+            await close_stores(pending_store, room_store)
+
+    try:
+        when = asyncio.run(revoke())
+    except StoreError as error:
+        raise _Failure(f"Could not record the revocation: {error}") from None
+    stamp = datetime.fromtimestamp(when, UTC).isoformat(timespec="seconds")
+    print(f"Revoked {what} (issued until {stamp})" if args.actor else f"Revoked {what}")
     return 0
 
 
@@ -265,8 +326,25 @@ def _parser() -> argparse.ArgumentParser:
     token = commands.add_parser("token", parents=[data_dir], help="issue a token for a person")
     token.add_argument("actor", help="the participant id the token speaks for")
     token.add_argument("--admin", action="store_true", help="sees and answers everything")
-    token.add_argument("--ttl", type=float, help="seconds until it expires (default: never)")
+    token.add_argument(
+        "--ttl",
+        type=float,
+        default=DEFAULT_TOKEN_TTL,
+        help=f"seconds until it expires (default: {DEFAULT_TOKEN_TTL:.0f}, 30 days)",
+    )
     token.set_defaults(run=_token)
+
+    revoke = commands.add_parser(
+        "revoke", parents=[data_dir], help="revoke a token, or every token of an actor"
+    )
+    revoke.add_argument("token", nargs="?", help="the token (or answer link) to revoke")
+    revoke.add_argument("--actor", help="revoke every token of this actor issued until now")
+    revoke.add_argument(
+        "--store",
+        default="memory",
+        help="the desk's store, as `roomkit desk --store` names it: sqlite:///x.db or redis://...",
+    )
+    revoke.set_defaults(run=_revoke)
 
     client = argparse.ArgumentParser(add_help=False)
     client.add_argument(

@@ -19,6 +19,7 @@ from roomkit.desk import (
     resolve_secret,
 )
 from roomkit.desk.auth import LinkLedger
+from roomkit.tools.human_input.stores import MemoryLedger
 
 SECRET = "tokens-test-secret-0123456789abcdef"
 NOW = 1_900_000_000.0
@@ -29,17 +30,28 @@ def authenticator(now: float = NOW) -> TokenAuthenticator:
 
 
 async def test_an_actor_token_names_its_actor_and_role() -> None:
-    alice = await authenticator().authenticate(issue_token(SECRET, "alice"))
-    root = await authenticator().authenticate(issue_token(SECRET, "root", admin=True))
-    assert alice == Principal("alice", False)
-    assert root == Principal("root", True)
+    alice = await authenticator().authenticate(issue_token(SECRET, "alice", now=NOW))
+    root = await authenticator().authenticate(issue_token(SECRET, "root", admin=True, now=NOW))
+    assert (alice.actor_id, alice.admin, root.actor_id, root.admin) == (
+        "alice",
+        False,
+        "root",
+        True,
+    )
+    assert alice.token_id
+    assert root.token_id
+    assert alice.token_id != root.token_id
+    assert alice.issued_at == root.issued_at == NOW
 
 
 async def test_a_token_is_compact_base64url_payload_and_signature() -> None:
     token = issue_token(SECRET, "alice", ttl=60, now=NOW)
     payload, signature = token.split(".")
     claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    assert claims == {"sub": "alice", "adm": False, "exp": int(NOW + 60)}
+    nonce = claims.pop("jti")
+    assert claims == {"sub": "alice", "adm": False, "iat": NOW, "exp": int(NOW + 60)}
+    assert isinstance(nonce, str)
+    assert len(nonce) >= 16
     assert "=" not in token
     assert len(base64.urlsafe_b64decode(signature + "=")) == 32
 
@@ -143,21 +155,24 @@ def test_an_empty_key_file_is_reported(tmp_path: Path) -> None:
 
 
 async def test_the_ledger_spends_a_link_once_and_can_refund_it() -> None:
-    ledger = LinkLedger(clock=lambda: NOW)
+    ledger = LinkLedger(MemoryLedger(clock=lambda: NOW))
     link = Principal("bob", request_id="r", link_id="n1", expires_at=NOW + 60)
-    assert ledger.spend(link)
-    assert not ledger.spend(link)
-    ledger.refund(link)
-    assert ledger.spend(link)
-    assert not ledger.spend(Principal("bob"))
+    assert await ledger.spend(link)
+    assert not await ledger.spend(link)
+    assert await ledger.refusal(link) == "This answer link was already used"
+    await ledger.refund(link)
+    assert await ledger.refusal(link) is None
+    assert await ledger.spend(link)
+    assert not await ledger.spend(Principal("bob"))
 
 
-def test_the_ledger_forgets_links_once_they_expire() -> None:
+async def test_the_memory_ledger_forgets_entries_once_they_expire() -> None:
     now = [NOW]
-    ledger = LinkLedger(clock=lambda: now[0])
+    memory = MemoryLedger(clock=lambda: now[0])
+    ledger = LinkLedger(memory)
     for index in range(1024):
-        ledger.spend(Principal("b", request_id="r", link_id=f"old{index}", expires_at=NOW + 1))
+        await ledger.spend(Principal("b", request_id="r", link_id=f"o{index}", expires_at=NOW + 1))
     now[0] = NOW + 2
-    ledger.spend(Principal("b", request_id="r", link_id="new", expires_at=NOW + 60))
-    assert len(ledger) == 1
-    assert ledger.is_spent("new")
+    await ledger.spend(Principal("b", request_id="r", link_id="new", expires_at=NOW + 60))
+    assert len(memory) == 1
+    assert await memory.read_spent(["desk:link:new", "desk:link:o1"]) == {"desk:link:new": NOW + 2}

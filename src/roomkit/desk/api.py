@@ -94,19 +94,19 @@ class Desk:
             if allowed_origins is None
             else frozenset(origin.rstrip("/") for origin in allowed_origins)
         )
-        self.ledger = LinkLedger()
+        self.ledger = LinkLedger(self.handler.ledger)
         self.access = Access(kit)
         self.gate = Gate(auth, self.ledger, RateLimiter(self.limits.rate, self.limits.burst))
         self.hub = DeskHub(self.handler, self.access, self.gate, outbox=self.limits.outbox)
         self.router: DeskRouter = build_router(self)
 
-    def spend_link(self, principal: Principal) -> None:
+    async def spend_link(self, principal: Principal) -> None:
         """Use up an answer link about to answer or reject (no-op for other principals).
 
         Raises:
-            HTTPException: 401 when the link was already used.
+            HTTPException: 401 when the link was already used (through any desk process).
         """
-        if principal.link_id is not None and not self.ledger.spend(principal):
+        if principal.link_id is not None and not await self.ledger.spend(principal):
             raise HTTPException(status_code=401, detail="This answer link was already used")
 
     async def aclose(self) -> None:

@@ -5,22 +5,43 @@ An :class:`Authenticator` turns a bearer token into a :class:`Principal`; the de
 rule of who may see (and so answer) a request: the actor it names; for a request with no
 actor, the participants of its room; an administrator, everything; an answer link, its one
 request.
+
+:class:`LinkLedger` keeps the desk's memory of spent links and revoked tokens in the
+handler's store ledger, so that every desk process on the store, and a desk restarted on it,
+honours them alike.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from roomkit.core.exceptions import StoreError
 from roomkit.desk.tokens import read_token, secret_key
 from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input.stores import SpendLedger
 
 if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
 
-__all__ = ["Access", "Authenticator", "LinkLedger", "Principal", "TokenAuthenticator"]
+__all__ = [
+    "Access",
+    "Authenticator",
+    "LinkLedger",
+    "Principal",
+    "TokenAuthenticator",
+    "actor_entry",
+    "link_entry",
+    "token_entry",
+]
+
+logger = logging.getLogger("roomkit.desk")
+
+LINK_USED = "This answer link was already used"
+REVOKED = "This token was revoked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +58,12 @@ class Principal:
     """An answer link's single-use nonce; the desk refuses it once spent."""
     expires_at: float | None = None
     """When the credential stops being valid (seconds since the epoch), if ever."""
+    token_id: str | None = None
+    """An actor token's nonce: ``roomkit revoke TOKEN`` revokes the token by it."""
+    issued_at: float | None = None
+    """When the credential was issued (seconds since the epoch): ``roomkit revoke --actor``
+    refuses the actor's credentials issued until then. ``None`` (a credential of another
+    authenticator) leaves them to that authenticator."""
 
 
 @runtime_checkable
@@ -73,6 +100,8 @@ class TokenAuthenticator:
         claims = read_token(self._secret, token, now=self.clock())
         expires = claims.get("exp")
         expires_at = None if expires is None else float(expires)
+        # A token from before issue times were written counts as issued before any revocation.
+        issued_at = float(claims.get("iat", 0.0))
         if "req" in claims:
             return Principal(
                 claims["sub"],
@@ -80,49 +109,89 @@ class TokenAuthenticator:
                 request_id=claims["req"],
                 link_id=claims["jti"],
                 expires_at=expires_at,
+                issued_at=issued_at,
             )
-        return Principal(claims["sub"], bool(claims.get("adm", False)), expires_at=expires_at)
+        return Principal(
+            claims["sub"],
+            bool(claims.get("adm", False)),
+            expires_at=expires_at,
+            token_id=claims.get("jti"),
+            issued_at=issued_at,
+        )
+
+
+def link_entry(link_id: str) -> str:
+    """The ledger entry of a spent (or revoked) answer link."""
+    return f"desk:link:{link_id}"
+
+
+def token_entry(token_id: str) -> str:
+    """The ledger entry of a revoked actor token."""
+    return f"desk:token:{token_id}"
+
+
+def actor_entry(actor_id: str) -> str:
+    """The ledger entry that revokes an actor's credentials issued until its time."""
+    return f"desk:actor:{actor_id}"
 
 
 class LinkLedger:
-    """The answer links already spent, kept until they expire.
+    """Spent answer links and revoked credentials, in the handler's store ledger.
 
-    Single use is one check-and-set on the event loop: :meth:`spend` says ``True`` to the
-    first caller only.
+    Single use is the ledger's check-and-set: :meth:`spend` says ``True`` to the first
+    caller only, in whichever desk process on the store it runs; a link stays spent until it
+    expires, across restarts. Revocations (``roomkit revoke``) are read from the same
+    ledger on every authentication.
+
+    Args:
+        ledger: the handler's ledger (``handler.ledger``).
     """
 
-    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
-        self.clock = clock
-        self._spent: dict[str, float] = {}
+    def __init__(self, ledger: SpendLedger) -> None:
+        self.ledger = ledger
 
-    def is_spent(self, link_id: str) -> bool:
-        """True when the link was used to answer or reject."""
-        return link_id in self._spent
+    async def refusal(self, principal: Principal) -> str | None:
+        """Why the ledger refuses ``principal`` (a spent link, a revocation), or ``None``.
 
-    def spend(self, principal: Principal) -> bool:
-        """Mark the principal's link used; ``False`` when it already was (or it is none)."""
-        link_id = principal.link_id
-        if link_id is None or link_id in self._spent:
-            return False
-        self._forget_expired()
-        self._spent[link_id] = principal.expires_at or self.clock()
-        return True
-
-    def refund(self, principal: Principal) -> None:
-        """Undo :meth:`spend` for an answer that was refused before it settled anything."""
+        Raises:
+            StoreError: the store cannot be reached (the caller fails closed).
+        """
+        checks: dict[str, Any] = {}
         if principal.link_id is not None:
-            self._spent.pop(principal.link_id, None)
+            checks[link_entry(principal.link_id)] = LINK_USED
+        if principal.token_id is not None:
+            checks[token_entry(principal.token_id)] = REVOKED
+        if principal.issued_at is not None:
+            checks[actor_entry(principal.actor_id)] = principal.issued_at
+        if not checks:
+            return None
+        spent = await self.ledger.read_spent(list(checks))
+        for entry, spent_at in spent.items():
+            refusal = checks[entry]
+            if isinstance(refusal, str):
+                return refusal
+            if refusal <= spent_at:
+                return REVOKED
+        return None
 
-    def _forget_expired(self) -> None:
-        # An expired link is refused for its expiry anyway: its nonce need not be kept.
-        if len(self._spent) < 1024:
+    async def spend(self, principal: Principal) -> bool:
+        """Mark the principal's link used; ``False`` when it already was (or it is none)."""
+        if principal.link_id is None:
+            return False
+        entry = link_entry(principal.link_id)
+        return await self.ledger.spend_once(entry, until=principal.expires_at)
+
+    async def refund(self, principal: Principal) -> None:
+        """Undo :meth:`spend` for an answer that was refused before it settled anything.
+
+        When the store cannot be reached, the link stays spent (logged): failing closed.
+        """
+        if principal.link_id is None:
             return
-        now = self.clock()
-        for link_id in [key for key, expires in self._spent.items() if expires <= now]:
-            del self._spent[link_id]
-
-    def __len__(self) -> int:
-        return len(self._spent)
+        try:
+            await self.ledger.refund_spent(link_entry(principal.link_id))
+        except StoreError:
+            logger.warning("Could not refund an answer link: the store is unreachable")
 
 
 class Access:

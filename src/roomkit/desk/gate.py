@@ -1,8 +1,9 @@
 """The desk's door: a bearer token in, a :class:`Principal` out, or 401 / 429.
 
 :class:`Gate` is the FastAPI dependency every desk route (the chat routes included) takes:
-it authenticates the ``Authorization: Bearer`` header, refuses an answer link already spent,
-and spends one token of the caller's rate-limit bucket. The WebSocket calls
+it authenticates the ``Authorization: Bearer`` header, refuses an answer link already spent
+and a revoked token (both read from the store's ledger, so every desk process on the store
+agrees), and spends one token of the caller's rate-limit bucket. The WebSocket calls
 :meth:`Gate.authenticate` with the token of its auth frame. Tokens and the authenticator's
 error text never reach a log or a response.
 """
@@ -33,7 +34,7 @@ class Gate:
 
     Args:
         authenticator: turns tokens into principals.
-        ledger: the answer links already spent.
+        ledger: the answer links already spent and the tokens revoked.
         limiter: the per-actor token buckets.
     """
 
@@ -49,6 +50,7 @@ class Gate:
 
         Raises:
             DeskAuthError: the token is refused (the message is safe to show).
+            StoreError: the ledger cannot be read (the desk answers 503: it fails closed).
         """
         try:
             principal = await self.authenticator.authenticate(token)
@@ -61,8 +63,9 @@ class Gate:
         if not isinstance(principal, Principal):
             logger.warning("The desk's authenticator returned %s", type(principal).__name__)
             raise DeskAuthError("Invalid or expired token")
-        if principal.link_id is not None and self.ledger.is_spent(principal.link_id):
-            raise DeskAuthError("This answer link was already used")
+        refusal = await self.ledger.refusal(principal)
+        if refusal is not None:
+            raise DeskAuthError(refusal)
         return principal
 
     def throttle(self, principal: Principal) -> None:

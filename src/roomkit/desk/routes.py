@@ -162,14 +162,14 @@ def build_router(desk: "Desk") -> DeskRouter:
             text = answer_text(request, body)
         except InvalidAnswerError as invalid:
             raise HTTPException(status_code=422, detail=str(invalid)) from None
-        desk.spend_link(caller)
+        await desk.spend_link(caller)
         try:
             won = await handler.aresolve(request_id, text, by=caller.actor_id)
         except InvalidAnswerError as invalid:
-            desk.ledger.refund(caller)
+            await desk.ledger.refund(caller)
             raise HTTPException(status_code=422, detail=str(invalid)) from None
         except StoreError:
-            desk.ledger.refund(caller)
+            await desk.ledger.refund(caller)
             raise HTTPException(
                 status_code=503, detail="The request store is unavailable"
             ) from None
@@ -190,11 +190,11 @@ def build_router(desk: "Desk") -> DeskRouter:
         request = await visible(caller, request_id)
         if request.status is not _PENDING:
             raise HTTPException(status_code=409, detail=settled_detail(request))
-        desk.spend_link(caller)
+        await desk.spend_link(caller)
         try:
             won = await handler.areject(request_id, body.reason if body else "", by=caller.actor_id)
         except StoreError:
-            desk.ledger.refund(caller)
+            await desk.ledger.refund(caller)
             raise HTTPException(
                 status_code=503, detail="The request store is unavailable"
             ) from None

@@ -4,10 +4,14 @@ A token is ``payload.signature``: the payload is compact JSON in unpadded base64
 signature the HMAC-SHA256 of the encoded payload under the desk's secret, also base64url.
 Two kinds exist, told apart by their claims:
 
-- an actor token, ``{"sub": actor_id, "adm": bool, "exp"?: epoch}``, for a person (or an
-  administrator) using the desk;
-- an answer link, ``{"sub": actor_id, "req": pending_id, "exp": epoch, "jti": nonce}``, good
-  for one request only, once, until it expires.
+- an actor token, ``{"sub": actor_id, "adm": bool, "iat": epoch, "exp": epoch, "jti":
+  nonce}``, for a person (or an administrator) using the desk, 30 days by default;
+- an answer link, ``{"sub": actor_id, "req": pending_id, "iat": epoch, "exp": epoch, "jti":
+  nonce}``, good for one request only, once, until it expires.
+
+The nonce names the token in the store's ledger, where a spent link or a revoked token is
+recorded (see :class:`~roomkit.desk.auth.LinkLedger`). The payload must be strict JSON: no
+repeated key, no ``NaN`` or infinite number (an ``exp`` of ``1e400`` would never come).
 
 The secret comes from ``ROOMKIT_DESK_SECRET``, or from a key file the desk creates (mode
 0600) in its data folder on first run, so the desk and ``roomkit token`` sign alike.
@@ -21,6 +25,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import os
 import secrets
 import time
@@ -31,6 +36,7 @@ from roomkit.core.exceptions import DeskAuthError
 
 __all__ = [
     "DEFAULT_DATA_DIR",
+    "DEFAULT_TOKEN_TTL",
     "KEY_FILE",
     "SECRET_ENV",
     "issue_answer_link",
@@ -39,6 +45,7 @@ __all__ = [
     "read_token",
     "resolve_secret",
     "secret_key",
+    "token_claims",
 ]
 
 logger = logging.getLogger("roomkit.desk")
@@ -53,6 +60,8 @@ DEFAULT_DATA_DIR = Path.home() / ".roomkit" / "desk"
 MIN_SECRET_BYTES = 16
 MAX_TOKEN_CHARS = 4096
 DEFAULT_LINK_TTL = 900.0
+DEFAULT_TOKEN_TTL = 30 * 86_400.0
+"""Seconds an actor token stays valid unless told otherwise: 30 days."""
 
 
 def _b64encode(data: bytes) -> str:
@@ -94,12 +103,20 @@ def _check_id(name: str, value: object) -> str:
     return value
 
 
+def _check_ttl(ttl: float) -> float:
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float):
+        raise TypeError(f"ttl must be a number of seconds, got {type(ttl).__name__}")
+    if not (math.isfinite(ttl) and ttl > 0):
+        raise ValueError(f"ttl must be a positive, finite number of seconds, got {ttl}")
+    return float(ttl)
+
+
 def issue_token(
     secret: str | bytes,
     actor_id: str,
     *,
     admin: bool = False,
-    ttl: float | None = None,
+    ttl: float | None = DEFAULT_TOKEN_TTL,
     now: float | None = None,
 ) -> str:
     """A bearer token for ``actor_id``, signed with the desk's secret.
@@ -108,12 +125,19 @@ def issue_token(
         secret: the desk's secret (see :func:`resolve_secret`).
         actor_id: the person the token speaks for (a participant id).
         admin: the bearer sees and answers every request.
-        ttl: seconds the token stays valid; ``None`` never expires.
+        ttl: seconds the token stays valid, 30 days by default; ``None`` makes a token
+            that expires only when revoked (``roomkit revoke``).
         now: the issue time (seconds since the epoch); the current time by default.
     """
-    claims: dict[str, Any] = {"sub": _check_id("actor_id", actor_id), "adm": bool(admin)}
+    issued = time.time() if now is None else now
+    claims: dict[str, Any] = {
+        "sub": _check_id("actor_id", actor_id),
+        "adm": bool(admin),
+        "iat": issued,
+        "jti": secrets.token_urlsafe(12),
+    }
     if ttl is not None:
-        claims["exp"] = int((time.time() if now is None else now) + ttl)
+        claims["exp"] = int(issued + _check_ttl(ttl))
     return _sign(secret, claims)
 
 
@@ -130,12 +154,12 @@ def issue_answer_link(
     Put it where only that person sees it (a URL fragment, never a query string: URLs are
     logged). The desk refuses it once it has answered or rejected, and after ``ttl`` seconds.
     """
-    if not ttl > 0:
-        raise ValueError(f"ttl must be a positive number of seconds, got {ttl}")
+    issued = time.time() if now is None else now
     claims = {
         "sub": _check_id("actor_id", actor_id),
         "req": _check_id("pending_id", pending_id),
-        "exp": int((time.time() if now is None else now) + ttl),
+        "iat": issued,
+        "exp": int(issued + _check_ttl(ttl)),
         "jti": secrets.token_urlsafe(12),
     }
     return _sign(secret, claims)
@@ -147,6 +171,19 @@ def read_token(secret: str | bytes, token: str, *, now: float) -> dict[str, Any]
     Raises:
         DeskAuthError: the token is malformed, forged, tampered with or expired. The
             message never quotes the token.
+    """
+    claims = token_claims(secret, token)
+    expires = claims.get("exp")
+    if expires is not None and now >= expires:
+        raise DeskAuthError("token expired")
+    return claims
+
+
+def token_claims(secret: str | bytes, token: str) -> dict[str, Any]:
+    """The claims of a token this secret signed, checked for shape, expired or not.
+
+    Raises:
+        DeskAuthError: the token is malformed, forged or tampered with.
     """
     if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
         raise DeskAuthError("malformed token")
@@ -162,30 +199,63 @@ def read_token(secret: str | bytes, token: str, *, now: float) -> dict[str, Any]
     if not hmac.compare_digest(given, expected):
         raise DeskAuthError("bad token signature")
     try:
-        claims = json.loads(_b64decode(payload))
+        claims = json.loads(
+            _b64decode(payload),
+            object_pairs_hook=_unique_keys,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
     except (binascii.Error, ValueError):
         raise DeskAuthError("malformed token") from None
     if not isinstance(claims, dict):
         raise DeskAuthError("malformed token")
-    _check_claims(claims, now)
+    _check_claims(claims)
     return claims
 
 
-def _check_claims(claims: dict[str, Any], now: float) -> None:
-    subject, expires = claims.get("sub"), claims.get("exp")
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    claims = dict(pairs)
+    if len(claims) != len(pairs):
+        raise ValueError("a claim is repeated")
+    return claims
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number a token may hold")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("a token's numbers are finite")
+    return value
+
+
+def _is_time(value: object) -> bool:
+    """A finite number of seconds since the epoch (an ``int`` too big for a float is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _check_claims(claims: dict[str, Any]) -> None:
+    subject, expires, nonce = claims.get("sub"), claims.get("exp"), claims.get("jti")
     if not isinstance(subject, str) or not subject:
         raise DeskAuthError("token names no actor")
-    if expires is not None and (isinstance(expires, bool) or not isinstance(expires, int | float)):
+    if expires is not None and not _is_time(expires):
         raise DeskAuthError("malformed token expiry")
+    if "iat" in claims and not _is_time(claims["iat"]):
+        raise DeskAuthError("malformed token issue time")
+    if nonce is not None and (not isinstance(nonce, str) or not nonce):
+        raise DeskAuthError("malformed token id")
     if "req" in claims:
-        if expires is None or not isinstance(claims["req"], str):
-            raise DeskAuthError("malformed answer link")
-        if not isinstance(claims.get("jti"), str) or not claims["jti"]:
+        if expires is None or not isinstance(claims["req"], str) or nonce is None:
             raise DeskAuthError("malformed answer link")
     elif not isinstance(claims.get("adm", False), bool):
         raise DeskAuthError("malformed token")
-    if expires is not None and now >= expires:
-        raise DeskAuthError("token expired")
 
 
 def load_or_create_secret(data_dir: str | os.PathLike[str]) -> bytes:

@@ -31,12 +31,13 @@ DOCS_SCREENSHOT = Path(__file__).parents[3] / "docs" / "desk.png"
 def test_the_token_moves_from_the_link_to_session_storage(
     desk: DeskServer, room: str, open_page: OpenPage
 ) -> None:
-    opened = open_page(desk.link(room))
+    token = desk.token(DEMO_PERSON)
+    opened = open_page(f"{desk.url}/#token={token}&room={room}")
     page = opened.page
     wait_live(page)
     assert "#" not in page.url
     assert "token" not in page.url
-    assert page.evaluate("sessionStorage.getItem('roomkit.desk.token')") == desk.token(DEMO_PERSON)
+    assert page.evaluate("sessionStorage.getItem('roomkit.desk.token')") == token
     expect(page.locator("#who")).to_have_text(f"Signed in as {DEMO_PERSON}")
     expect(page.locator("#chat-room")).to_have_text(room)
 

@@ -1,0 +1,237 @@
+"""Single use and revocation through the store's ledger: every desk on one SQLite file or one
+redis-server, and a desk restarted on it, refuses a spent link and a revoked token alike."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from desk_harness import SECRET, World, bearer, serve, socket_for, token, ws_url
+from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+from websockets.asyncio.client import connect
+
+from roomkit.cli import main
+from roomkit.desk import issue_answer_link
+from roomkit.desk.stores import open_stores
+from roomkit.tools.human_input import HumanInputHandler
+
+SCHEMA = {"type": "integer", "minimum": 1}
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with running_redis(tmp_path_factory.mktemp("ledger-redis")) as server:
+        yield server
+
+
+class Place:
+    """One store URL, as ``roomkit desk --store`` and ``roomkit revoke --store`` take it."""
+
+    def __init__(self, url: str, data_dir: Path) -> None:
+        self.url = url
+        self.data_dir = data_dir
+        self.opened: list[Any] = []
+
+    def handler(self) -> HumanInputHandler:
+        """A handler on a store of its own: what one more process would have."""
+        store, _ = open_stores(self.url)
+        self.opened.append(store)
+        return HumanInputHandler(store=store)
+
+    def desk(self) -> World:
+        """A desk with a handler of its own on the store."""
+        return World(handler=self.handler())
+
+    async def restart(self, desk: World) -> World:
+        """Stop every desk (their stores closed) and start a new one on the same store."""
+        await desk.app.state.desk.aclose()
+        for store in self.opened:
+            await store.close()
+        self.opened.clear()
+        return self.desk()
+
+    async def cli(self, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+        """Run ``roomkit`` on this store, with the desk's key in the data folder."""
+        options = ["--store", self.url, "--data-dir", str(self.data_dir)]
+        code = await asyncio.to_thread(main, [*argv, *options])
+        out, err = capsys.readouterr()
+        return code, out + err
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def place(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Place]:
+    data_dir = tmp_path / "desk-data"
+    data_dir.mkdir(mode=0o700)
+    (data_dir / "desk.key").write_text(SECRET)
+    (data_dir / "desk.key").chmod(0o600)
+    if request.param == "sqlite":
+        made = Place(f"sqlite:///{tmp_path / 'desk.db'}", data_dir)
+    else:
+        server: RedisServer = request.getfixturevalue("redis_server")
+        made = Place(server.url, data_dir)
+    yield made
+    for store in made.opened:
+        await store.close()
+
+
+async def ask(place: Place, actor: str, **options: Any) -> str:
+    """A question for ``actor``, asked by an agent on the store (a form, given a schema)."""
+    tool, arguments = (
+        ("Form", {"x": 1}) if "answer_schema" in options else ("Ask", {"question": "Go?"})
+    )
+    request = await place.handler().create(
+        tool, arguments, room_id="room", actor_id=actor, **options
+    )
+    return request.pending_id
+
+
+async def refused_socket(base: str, credential: str) -> int | None:
+    """The close code the desk's WebSocket answers ``credential`` with."""
+    async with connect(ws_url(base)) as ws:
+        await ws.send(json.dumps({"type": "auth", "token": credential}))
+        async with asyncio.timeout(10):
+            try:
+                await ws.recv()
+            except Exception:
+                return ws.close_code
+        return None
+
+
+async def test_a_link_spent_on_one_desk_is_spent_on_every_desk(place: Place) -> None:
+    pending_id = await ask(place, "bob")
+    first, second = place.desk(), place.desk()
+    link = issue_answer_link(SECRET, pending_id, "bob", 600)
+    async with first.client() as client:
+        used = await client.post(
+            f"/api/requests/{pending_id}/answer", json={"answer": "yes"}, headers=bearer(link)
+        )
+    async with second.client() as client:
+        seen = await client.get(f"/api/requests/{pending_id}", headers=bearer(link))
+        again = await client.post(
+            f"/api/requests/{pending_id}/reject", json={}, headers=bearer(link)
+        )
+    async with serve(second.app) as base:
+        code = await refused_socket(base, link)
+    assert used.status_code == 200
+    assert (seen.status_code, seen.json()["detail"]) == (401, "This answer link was already used")
+    assert again.status_code == 401
+    assert code == 1008
+
+
+async def test_a_spent_link_stays_spent_after_the_desk_restarts(place: Place) -> None:
+    pending_id = await ask(place, "bob")
+    desk = place.desk()
+    link = issue_answer_link(SECRET, pending_id, "bob", 600)
+    async with desk.client() as client:
+        used = await client.post(
+            f"/api/requests/{pending_id}/reject", json={"reason": "no"}, headers=bearer(link)
+        )
+    desk = await place.restart(desk)
+    async with desk.client() as client:
+        seen = await client.get(f"/api/requests/{pending_id}", headers=bearer(link))
+    async with serve(desk.app) as base:
+        code = await refused_socket(base, link)
+    assert used.status_code == 200
+    assert seen.status_code == 401
+    assert code == 1008
+
+
+async def test_a_refused_answer_leaves_the_link_usable_on_another_desk(place: Place) -> None:
+    pending_id = await ask(place, "bob", answer_schema=SCHEMA)
+    first, second = place.desk(), place.desk()
+    link = issue_answer_link(SECRET, pending_id, "bob", 600)
+    url = f"/api/requests/{pending_id}/answer"
+    async with first.client() as client:
+        refused = await client.post(url, json={"answer": 0}, headers=bearer(link))
+    async with second.client() as client:
+        taken = await client.post(url, json={"answer": 2}, headers=bearer(link))
+    assert refused.status_code == 422
+    assert (taken.status_code, taken.json()["result"]) == (200, "2")
+
+
+async def test_concurrent_answers_with_one_link_spend_it_once(place: Place) -> None:
+    pending_id = await ask(place, "bob")
+    desks = [place.desk(), place.desk()]
+    link = issue_answer_link(SECRET, pending_id, "bob", 600)
+
+    async def answer(desk: World) -> int:
+        async with desk.client() as client:
+            reply = await client.post(
+                f"/api/requests/{pending_id}/answer", json={"answer": "y"}, headers=bearer(link)
+            )
+        return reply.status_code
+
+    codes = await asyncio.gather(*(answer(desk) for desk in desks * 3))
+    assert sorted(codes) == [200, 401, 401, 401, 401, 401]
+
+
+async def test_a_revoked_token_is_refused_by_every_desk(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending_id = await ask(place, "carol")
+    first, second = place.desk(), place.desk()
+    revoked, kept = token("carol", ttl=3600), token("carol", ttl=3600)
+    async with first.client() as client:
+        before = await client.get("/api/me", headers=bearer(revoked))
+    code, said = await place.cli(capsys, "revoke", revoked)
+    async with second.client() as client:
+        after = await client.get(f"/api/requests/{pending_id}", headers=bearer(revoked))
+        other = await client.get(f"/api/requests/{pending_id}", headers=bearer(kept))
+    async with first.client() as client:
+        listed = await client.get("/api/requests", headers=bearer(revoked))
+    async with serve(second.app) as base:
+        closed = await refused_socket(base, revoked)
+    assert before.status_code == 200
+    assert (code, said.strip()) == (0, "Revoked the token of carol")
+    assert (after.status_code, after.json()["detail"]) == (401, "This token was revoked")
+    assert listed.status_code == 401
+    assert other.status_code == 200
+    assert closed == 1008
+
+
+async def test_revoking_an_actor_refuses_every_token_it_had(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending_id = await ask(place, "dave")
+    desk = place.desk()
+    link = issue_answer_link(SECRET, pending_id, "dave", 600)
+    from roomkit.desk.tokens import _sign
+
+    from_before_issue_times = _sign(SECRET, {"sub": "dave", "adm": False})
+    old_tokens = [token("dave", ttl=3600), token("dave", admin=True), link, from_before_issue_times]
+    code, said = await place.cli(capsys, "revoke", "--actor", "dave")
+    fresh = token("dave", ttl=3600)
+    desk = await place.restart(desk)
+    async with desk.client() as client:
+        refused = [
+            (await client.get("/api/me", headers=bearer(old))).status_code for old in old_tokens
+        ]
+        accepted = await client.get(f"/api/requests/{pending_id}", headers=bearer(fresh))
+        bystander = await client.get("/api/me", headers=bearer("erin"))
+    async with serve(desk.app) as base:
+        closed = await refused_socket(base, old_tokens[0])
+        async with socket_for(base, fresh) as (_, snapshot):
+            pass
+    assert code == 0
+    assert said.startswith("Revoked every token of dave (issued until ")
+    assert refused == [401, 401, 401, 401]
+    assert accepted.status_code == 200
+    assert bystander.status_code == 200
+    assert closed == 1008
+    assert [view["id"] for view in snapshot] == [pending_id]
+
+
+async def test_revoking_an_answer_link_spends_it(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending_id = await ask(place, "bob")
+    link = issue_answer_link(SECRET, pending_id, "bob", 600)
+    code, said = await place.cli(capsys, "revoke", link)
+    async with place.desk().client() as client:
+        seen = await client.get(f"/api/requests/{pending_id}", headers=bearer(link))
+    assert (code, said.strip()) == (0, "Revoked the answer link of bob")
+    assert seen.status_code == 401

@@ -1,0 +1,120 @@
+"""Tokens expire: a default lifetime, no way around it with odd numbers or repeated claims,
+and ``roomkit token`` / ``roomkit revoke`` refusing what cannot work."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from pathlib import Path
+
+import pytest
+
+from roomkit.cli import main
+from roomkit.desk import TokenAuthenticator, issue_answer_link, issue_token
+from roomkit.desk.tokens import DEFAULT_TOKEN_TTL
+
+SECRET = "lifetime-test-secret-0123456789abcdef"
+NOW = 1_900_000_000.0
+
+
+def signed(payload: str) -> str:
+    """A token whose payload is ``payload`` verbatim, signed with the tests' secret."""
+    body = base64.urlsafe_b64encode(payload.encode()).rstrip(b"=").decode()
+    digest = hmac.new(SECRET.encode(), body.encode(), hashlib.sha256).digest()
+    return f"{body}.{base64.urlsafe_b64encode(digest).rstrip(b'=').decode()}"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ROOMKIT_DESK_SECRET", "ROOMKIT_DESK_DATA"):
+        monkeypatch.delenv(name, raising=False)
+
+
+async def test_an_actor_token_expires_after_thirty_days_by_default() -> None:
+    token = issue_token(SECRET, "alice", now=NOW)
+    day = 86_400
+    alive = await TokenAuthenticator(SECRET, clock=lambda: NOW + 30 * day - 1).authenticate(token)
+    assert alive.expires_at == NOW + DEFAULT_TOKEN_TTL == NOW + 30 * day
+    with pytest.raises(PermissionError, match="expired"):
+        await TokenAuthenticator(SECRET, clock=lambda: NOW + 30 * day).authenticate(token)
+
+
+@pytest.mark.parametrize("ttl", [0, -1, float("nan"), float("inf")])
+def test_a_token_or_link_lifetime_must_be_positive_and_finite(ttl: float) -> None:
+    with pytest.raises(ValueError, match="positive, finite"):
+        issue_token(SECRET, "alice", ttl=ttl)
+    with pytest.raises(ValueError, match="positive, finite"):
+        issue_answer_link(SECRET, "req", "alice", ttl)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"sub":"a","adm":false,"exp":NaN}',
+        '{"sub":"a","adm":false,"exp":Infinity}',
+        '{"sub":"a","adm":false,"exp":-Infinity}',
+        '{"sub":"a","adm":false,"exp":1e400}',
+        '{"sub":"a","adm":false,"exp":1' + "0" * 400 + "}",
+        '{"sub":"a","adm":false,"iat":NaN}',
+        '{"sub":"a","adm":false,"exp":1,"exp":99999999999}',
+        '{"sub":"a","adm":false,"sub":"root"}',
+        '{"sub":"a","adm":false,"adm":true}',
+        '{"sub":"a","req":"r","exp":1e400,"jti":"n"}',
+        '{"sub":"a","adm":false,"jti":""}',
+        '{"sub":"a","adm":false,"jti":7}',
+    ],
+)
+async def test_non_finite_numbers_and_repeated_claims_are_refused(payload: str) -> None:
+    with pytest.raises(PermissionError, match="malformed"):
+        await TokenAuthenticator(SECRET, clock=lambda: NOW).authenticate(signed(payload))
+
+
+async def test_a_strict_payload_still_reads() -> None:
+    token = signed('{"sub":"a","adm":false,"exp":2000000000.5}')
+    principal = await TokenAuthenticator(SECRET, clock=lambda: NOW).authenticate(token)
+    assert principal.expires_at == 2_000_000_000.5
+
+
+@pytest.mark.parametrize("ttl", ["0", "-5", "nan", "inf"])
+def test_the_token_command_refuses_a_lifetime_that_never_ends(
+    ttl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["token", "alice", "--ttl", ttl, "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--ttl must be a positive number of seconds" in err
+    assert err.count("\n") == 1
+
+
+def test_the_token_command_takes_a_lifetime(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["token", "alice", "--ttl", "60", "--data-dir", str(tmp_path)]) == 0
+    token = capsys.readouterr().out.strip()
+    claims = json.loads(base64.urlsafe_b64decode(token.split(".")[0] + "=="))
+    assert claims["exp"] - claims["iat"] == pytest.approx(60, abs=1)
+    assert claims["jti"]
+
+
+def test_the_revoke_command_says_what_it_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOMKIT_DESK_SECRET", SECRET)
+    store = ["--store", f"sqlite:///{tmp_path / 'desk.db'}"]
+    cases = [
+        (["revoke", *store], "Revoke one token (TOKEN) or every token of an actor"),
+        (["revoke", "t.x", "--actor", "bob", *store], "Revoke one token (TOKEN) or every"),
+        (["revoke", "--actor", "bob"], "A memory store lives inside the desk process"),
+        (["revoke", "forged.token", *store], "Not a token of this desk"),
+        (["revoke", signed('{"sub":"old","adm":false}'), *store], "--actor old"),
+        (["revoke", "--actor", "bob", "--store", "postgres://x"], "Unknown store URL"),
+    ]
+    for argv, words in cases:
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code in (1, 2), argv
+        assert words in err, argv
+        assert err.count("\n") == 1, argv
+        assert err.startswith("roomkit: "), argv
