@@ -30,6 +30,12 @@ class ShadowHandler:
     async def get_request(self, pending_id: str) -> PendingInput | None:
         return self.records.get(pending_id)
 
+    async def expire_overdue(self, requests: list[PendingInput]) -> list[PendingInput]:
+        return list(requests)
+
+    def time_left(self, request: PendingInput) -> float | None:
+        return None
+
     def open(self, pending_id: str, actor_id: str | None = "alice") -> None:
         self.records[pending_id] = PendingInput(
             pending_id, "AskUserQuestion", {"question": "?"}, "room", "", "", actor_id=actor_id

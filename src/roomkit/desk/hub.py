@@ -7,6 +7,12 @@ every open request and compares with what it had. Each new question goes out onc
 the actor the request names (or the room's participants when it names none), the holders of
 its answer link, and administrators. Room messages reach the room's participants and
 administrators. A frame is encoded once, whatever the number of recipients.
+
+A question past its deadline is settled as timed out when the hub sees it (through the
+handler's check-and-set), so that it is never shown open after its time, even when no agent
+waits on it any more: the hub wakes at the nearest deadline it knows of (checking the
+store's clock every :data:`_TICK` seconds meanwhile) and re-reads the open requests every
+:data:`_RECHECK` seconds, in case a deadline was set after it last read one.
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ __all__ = ["DeskHub", "Watcher"]
 logger = logging.getLogger("roomkit.desk")
 
 _RECENT = 4096
+_TICK = 0.25
+"""Seconds between looks at the store's clock while a known deadline is ahead."""
+_RECHECK = 5.0
+"""Seconds between re-reads of the open requests while any is open."""
 
 
 class Watcher:
@@ -88,6 +98,7 @@ class DeskHub:
         self._actors: dict[str, set[Watcher]] = {}
         self._links: dict[str, set[Watcher]] = {}
         self._open: dict[str, dict[str, Any]] = {}
+        self._due: dict[str, PendingInput] = {}
         self._recent: dict[str, None] = {}
         self._changes: asyncio.Queue[PendingChange] = asyncio.Queue()
         self._unsubscribe: Callable[[], None] | None = None
@@ -136,7 +147,7 @@ class DeskHub:
 
     async def snapshot(self, principal: Principal) -> list[dict[str, Any]]:
         """The open requests ``principal`` may answer, as views, oldest first."""
-        pending = await self.handler.list_pending()
+        pending = await self._pending()
         return [view_of(request) for request in await self.access.visible(principal, pending)]
 
     async def publish_room_message(self, room_id: str, message: dict[str, Any]) -> None:
@@ -164,8 +175,9 @@ class DeskHub:
         self._unsubscribe = self.handler.subscribe(self._hint)
         try:
             # Seeding announces nothing, so it happens before any client is registered.
-            for request in await self.handler.list_pending():
+            for request in await self._pending():
                 self._open[request.pending_id] = view_of(request)
+                self._track(request)
         except BaseException:
             self._stop()
             raise
@@ -179,6 +191,7 @@ class DeskHub:
             self._worker.cancel()
             self._worker = None
         self._open.clear()
+        self._due.clear()
         self._changes = asyncio.Queue()
 
     async def aclose(self) -> None:
@@ -201,20 +214,59 @@ class DeskHub:
 
     async def _follow(self) -> None:
         changes = self._changes
+        loop = asyncio.get_running_loop()
+        reread = loop.time() + _RECHECK
         while True:
-            change = await changes.get()
+            change: PendingChange | None = None
             try:
-                if change.kind is PendingChangeKind.RESYNC:
-                    await self._resync()
-                else:
+                async with asyncio.timeout(self._wake_in(reread - loop.time())):
+                    change = await changes.get()
+            except TimeoutError:
+                pass
+            try:
+                if change is not None and change.kind is not PendingChangeKind.RESYNC:
                     pending_id = change.pending_id
                     await self._observe(pending_id, await self.handler.get_request(pending_id))
+                elif change is not None or self._overdue() or loop.time() >= reread:
+                    reread = loop.time() + _RECHECK
+                    await self._resync()
             except Exception:
-                logger.exception("The desk could not follow a %s change", change.kind)
+                kind = "resync" if change is None else change.kind
+                logger.exception("The desk could not follow a %s change", kind)
+
+    def _wake_in(self, reread: float) -> float | None:
+        """Seconds until the hub should look again without a change: ``None`` when idle."""
+        if not self._open:
+            return None
+        wake = reread
+        for request in self._due.values():
+            left = self.handler.time_left(request)
+            if left is not None:
+                wake = min(wake, left, _TICK)
+        return max(0.0, wake)
+
+    def _overdue(self) -> bool:
+        return any((self.handler.time_left(r) or 0.0) <= 0 for r in self._due.values())
+
+    def _track(self, request: PendingInput) -> None:
+        """Keep an open request's deadline in view while it is still ahead."""
+        left = self.handler.time_left(request)
+        if request.status is PendingInputStatus.PENDING and left is not None and left > 0:
+            self._due[request.pending_id] = request
+        else:
+            # Settled, without a deadline, or past one it could not be timed out at: the
+            # periodic re-read looks at it again.
+            self._due.pop(request.pending_id, None)
+
+    async def _pending(self) -> list[PendingInput]:
+        """The open requests, once those past their deadline have timed out."""
+        listed = await self.handler.expire_overdue(await self.handler.list_pending())
+        return [request for request in listed if request.status is PendingInputStatus.PENDING]
 
     async def _resync(self) -> None:
-        current = {request.pending_id: request for request in await self.handler.list_pending()}
+        current = {request.pending_id: request for request in await self._pending()}
         for pending_id, request in current.items():
+            self._track(request)
             if pending_id not in self._open:
                 await self._observe(pending_id, request)
         for pending_id in [key for key in self._open if key not in current]:
@@ -222,12 +274,16 @@ class DeskHub:
 
     async def _observe(self, pending_id: str, request: PendingInput | None) -> None:
         """Announce what changed about one request since the hub last looked."""
+        if request is not None and request.status is PendingInputStatus.PENDING:
+            request = next(iter(await self.handler.expire_overdue([request])), None)
         if request is None:
+            self._due.pop(pending_id, None)
             gone = self._open.pop(pending_id, None)
             if gone is not None:
                 view = dict(gone, status="rejected", withdrawn=True, reason="No longer available")
                 await self._announce("question_settled", view)
             return
+        self._track(request)
         if request.status is PendingInputStatus.PENDING:
             if pending_id not in self._open:
                 self._open[pending_id] = view = view_of(request)

@@ -119,10 +119,14 @@ def build_router(desk: "Desk") -> DeskRouter:
     RequestId = Annotated[str, Path(min_length=1, max_length=256)]
 
     async def visible(caller: Principal, request_id: str) -> PendingInput:
-        request = await handler.get_request(request_id)
-        if request is None or not await desk.access.can_see(caller, request):
+        found = await handler.get_request(request_id)
+        if found is None or not await desk.access.can_see(caller, found):
             raise HTTPException(status_code=404, detail=NOT_FOUND)
-        return request
+        # Past its deadline, a request shows (and answers) as timed out, waited on or not.
+        current = await handler.expire_overdue([found])
+        if not current:
+            raise HTTPException(status_code=404, detail=NOT_FOUND)
+        return current[0]
 
     async def settled(request_id: str, request: PendingInput) -> dict[str, Any]:
         # A store with no retention forgets at once: the object read before stands in.
@@ -138,7 +142,8 @@ def build_router(desk: "Desk") -> DeskRouter:
         caller: Caller, room_id: Annotated[str | None, Query(max_length=256)] = None
     ) -> dict[str, Any]:
         """The caller's open questions, oldest first (optionally one room's)."""
-        pending = await handler.list_pending(room_id=room_id)
+        listed = await handler.expire_overdue(await handler.list_pending(room_id=room_id))
+        pending = [request for request in listed if request.status is _PENDING]
         return {"requests": [view_of(r) for r in await desk.access.visible(caller, pending)]}
 
     @router.get(

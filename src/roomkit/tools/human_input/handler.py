@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -669,6 +669,43 @@ class HumanInputHandler:
             and (actor_id is None or request.actor_id == actor_id)
             and (channel_id is None or request.channel_id == channel_id)
         ]
+
+    def time_left(self, request: PendingInput) -> float | None:
+        """Seconds until ``request``'s deadline (negative once past), ``None`` without one.
+
+        Measured on the clock the deadline is set on: the store's, on a durable store.
+        """
+        if request.deadline is None:
+            return None
+        durable = self._durable
+        now = durable.store.clock() if durable else asyncio.get_running_loop().time()
+        return request.deadline - now
+
+    async def expire_overdue(self, requests: Iterable[PendingInput]) -> list[PendingInput]:
+        """``requests`` as they stand once those past their deadline have timed out.
+
+        The process that waits on a request records its timeout; when none waits any more
+        (its agent stopped), a list would show it open for ever. Each pending request past
+        its deadline is settled ``TIMED_OUT`` here, through the same check-and-set as an
+        answer. Requests that left the store are dropped.
+        """
+        current: list[PendingInput] = []
+        for request in requests:
+            left = self.time_left(request) if request.status is _PENDING else None
+            if left is not None and left <= 0:
+                durable = self._durable
+                if durable is None:
+                    self._expire(request)
+                elif (won := await durable.store.settle(request.pending_id, _TIMED_OUT)) is None:
+                    found = await durable.store.fetch(request.pending_id)
+                    if found is None:
+                        continue
+                    request = found
+                else:
+                    durable.settled(won)
+                    request = won
+            current.append(request)
+        return current
 
     @property
     def ledger(self) -> SpendLedger:
