@@ -315,13 +315,21 @@ class RoomKit:
         )
 
     async def process_inbound(
-        self, message: InboundMessage, *, room_id: str | None = None
+        self,
+        message: InboundMessage,
+        *,
+        room_id: str | None = None,
+        on_recorded: Callable[[RoomEvent], object] | None = None,
     ) -> InboundResult:
         """Record ``message``, run the room's AI channels on it, deliver their replies.
 
         The sender is the turn's actor (``current_tool_actor_id()`` inside tools); an empty
         ``sender_id`` makes an authorless turn. Returns once the turn is done and the replies
         are stored.
+
+        Args:
+            on_recorded: called with the message's event once the room store has it, before
+                the turn runs (a caller running the turn in the background answers then).
         """
         if not isinstance(message, InboundMessage):
             raise TypeError(
@@ -339,6 +347,8 @@ class RoomKit:
             metadata=message.metadata,
         )
         await store.add_event(event)
+        if on_recorded is not None:
+            on_recorded(event)
         bound = await self._bound_channels(room_id)
         await self._deliver(event, bound)
         responses: list[RoomEvent] = []

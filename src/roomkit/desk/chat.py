@@ -14,7 +14,7 @@ a turn re-driven after a restart included).
 import asyncio
 import logging
 import secrets
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
@@ -44,6 +44,7 @@ logger = logging.getLogger("roomkit.desk.chat")
 MAX_MESSAGE_CHARS = 4000
 HISTORY_LIMIT = 100
 _NOT_FOUND = "No such room"
+_NOT_STORED = "The message could not be stored: try again"
 
 
 class NewMessage(BaseModel):
@@ -161,20 +162,35 @@ def chat_router(
         ):
             raise HTTPException(status_code=404, detail=_NOT_FOUND)
 
-    async def run_turn(message: InboundMessage, room_id: str) -> None:
+    async def run_turn(
+        message: InboundMessage, room_id: str, recorded: asyncio.Future[RoomEvent]
+    ) -> None:
+        def stored(event: RoomEvent) -> None:
+            if not recorded.done():
+                recorded.set_result(event)
+
         try:
-            await kit.process_inbound(message, room_id=room_id)
+            await kit.process_inbound(message, room_id=room_id, on_recorded=stored)
         except Exception:
-            logger.exception("The turn on a chat message in room %s failed", room_id)
+            if recorded.done():
+                logger.exception("The turn on a chat message in room %s failed", room_id)
+            else:
+                logger.exception("A chat message to room %s could not be stored", room_id)
 
     @router.post(
         "/rooms/{room_id}/messages",
         status_code=202,
         response_model=MessageAccepted,
-        responses={404: {"description": "No such room, or not yours"}},
+        responses={
+            404: {"description": "No such room, or not yours"},
+            503: {"description": "The message could not be stored (nothing was sent)"},
+        },
     )
     async def post_message(room_id: str, body: NewMessage, principal: Caller) -> MessageAccepted:
-        """Say something in the room; the agent answers in the background."""
+        """Say something in the room; the agent answers in the background.
+
+        The 202 comes once the message is in the room's history.
+        """
         await check_room(principal, room_id)
         bound = {binding.channel_id for binding in await kit.store.list_bindings(room_id)}
         if channel.channel_id not in bound:
@@ -186,17 +202,16 @@ def chat_router(
             TextContent(body.text),
             metadata={"message_id": message_id},
         )
-        view = {
-            "id": message_id,
-            "sender_id": principal.actor_id,
-            "channel_id": channel.channel_id,
-            "body": body.text,
-            "created_at": datetime.now(UTC).isoformat(),
-        }
-        await hub.publish_room_message(room_id, view)
-        task = asyncio.get_running_loop().create_task(run_turn(inbound, room_id))
+        recorded: asyncio.Future[RoomEvent] = asyncio.get_running_loop().create_future()
+        task = asyncio.get_running_loop().create_task(run_turn(inbound, room_id, recorded))
         turns.add(task)
         task.add_done_callback(turns.discard)
+        # 202 means the message is in the room's history: wait for the store to have it.
+        waits: set[asyncio.Future[Any]] = {recorded, task}
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if not recorded.done():
+            raise HTTPException(status_code=503, detail=_NOT_STORED)
+        await hub.publish_room_message(room_id, message_view(recorded.result()))
         return MessageAccepted(id=message_id)
 
     @router.get(

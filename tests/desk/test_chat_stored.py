@@ -1,0 +1,82 @@
+"""The chat's 202 means the message is in the room's history; a message the room store could
+not take gets a 503 and reaches no one."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from desk_harness import ROOMY, SECRET, bearer
+
+from roomkit import RoomKit
+from roomkit.core.sqlite_store import SQLiteRoomStore
+from roomkit.desk import create_desk_app
+from roomkit.tools.human_input import HumanInputHandler
+
+
+@contextmanager
+def write_locked(path: Path) -> Iterator[None]:
+    """Another connection holds the file's write lock (as a busy process would)."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            db.execute("ROLLBACK")
+
+
+@pytest.fixture
+async def chat(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Path]]:
+    path = tmp_path / "rooms.db"
+    store = SQLiteRoomStore(path, busy_timeout=0)
+    kit = RoomKit(store=store)
+    app = create_desk_app(
+        kit, handler=HumanInputHandler(), secret=SECRET, limits=ROOMY, chat_channel_id="chat"
+    )
+    await kit.create_room("room")
+    await kit.add_participant("room", "alice")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        yield client, path
+    await store.close()
+
+
+async def history(client: httpx.AsyncClient) -> list[str]:
+    reply = await client.get("/api/rooms/room/messages", headers=bearer("alice"))
+    return [message["body"] for message in reply.json()["messages"]]
+
+
+async def test_a_message_the_store_cannot_take_gets_a_503(
+    chat: tuple[httpx.AsyncClient, Path],
+) -> None:
+    client, path = chat
+    url, alice = "/api/rooms/room/messages", bearer("alice")
+    first = await client.post(url, json={"text": "first"}, headers=alice)
+    with write_locked(path):
+        refused = await client.post(url, json={"text": "lost?"}, headers=alice)
+    after = await client.post(url, json={"text": "again"}, headers=alice)
+    assert first.status_code == 202
+    assert (refused.status_code, refused.json()["detail"]) == (
+        503,
+        "The message could not be stored: try again",
+    )
+    assert after.status_code == 202
+    assert await history(client) == ["first", "again"]
+
+
+async def test_a_202_comes_once_the_message_is_in_the_history(
+    chat: tuple[httpx.AsyncClient, Path],
+) -> None:
+    client, path = chat
+    accepted = await client.post(
+        "/api/rooms/room/messages", json={"text": "hello"}, headers=bearer("alice")
+    )
+    with closing(sqlite3.connect(path)) as db:
+        stored = [row[0] for row in db.execute("SELECT room_id FROM roomkit_events")]
+    assert accepted.status_code == 202
+    assert len(stored) == 1
+    assert await history(client) == ["hello"]
