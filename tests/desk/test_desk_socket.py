@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 import websockets
@@ -207,3 +208,18 @@ async def test_the_hub_follows_the_handler_only_while_clients_are_connected(
     assert following
     assert still
     assert (hub.clients, hub._worker) == (0, None)
+
+
+@pytest.mark.parametrize(
+    "first",
+    ["[" * 30_000, '{"a":' * 12_000, '{"type": "auth", "token": ' + "[" * 30_000],
+    ids=["arrays", "objects", "in-the-auth-frame"],
+)
+async def test_a_deeply_nested_first_frame_closes_cleanly(
+    world: World, first: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nesting deep enough to exhaust the parser's recursion closes with 1008, logging no error."""
+    async with serve(world.app) as base, connect(ws_url(base)) as ws:
+        await ws.send(first)
+        assert await closed_with(ws) == 1008
+    assert [record for record in caplog.records if record.levelno >= logging.ERROR] == []

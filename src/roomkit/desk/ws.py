@@ -4,8 +4,11 @@ The upgrade is refused (403) from an origin that is not allowed. The client's fi
 must be ``{"type": "auth", "token": ...}`` within the auth timeout (tokens never travel in
 URLs). The server answers with ``{"type": "snapshot", "requests": [...]}`` and then pushes
 ``question_pending``, ``question_settled`` and ``room_message`` frames. Frames from the
-client past the size cap close the socket with 1009; other frames are ignored. A client
-that falls too far behind is closed with 1013 and reconnects for a new snapshot.
+client past the size cap close the socket with 1009; other frames are ignored. A first
+frame that is not a well-formed auth frame (however malformed or deeply nested) closes it
+with 1008. A client that falls too far behind is closed with 1013 and reconnects for a new
+snapshot. No frame ends the session with an unhandled exception: a fault of the desk itself
+is logged and closes with 1011.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ logger = logging.getLogger("roomkit.desk")
 
 POLICY = 1008
 TOO_BIG = 1009
+INTERNAL = 1011
 TRY_AGAIN = 1013
 
 
@@ -67,7 +71,8 @@ async def _authenticate(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) 
         raise WebSocketDisconnect
     try:
         frame = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # RecursionError: nesting deep enough to exhaust the parser, sent by no real client.
         frame = None
     token = frame.get("token") if isinstance(frame, dict) and frame.get("type") == "auth" else None
     if not isinstance(token, str) or not token:
@@ -151,3 +156,7 @@ async def serve_socket(
     except (WebSocketDisconnect, OSError):
         # The client left (or the transport broke) mid-send: nothing more to say.
         return
+    except Exception:
+        logger.exception("The desk's WebSocket session failed")
+        with contextlib.suppress(Exception):
+            await websocket.close(code=INTERNAL, reason="Internal error: reconnect")
