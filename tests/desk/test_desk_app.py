@@ -16,7 +16,7 @@ from roomkit.desk.app import CONTENT_SECURITY_POLICY
 from roomkit.tools.human_input import HumanInputHandler, MemoryStore
 
 CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self' ws: wss:; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 

@@ -2,8 +2,9 @@
 
 :func:`create_desk_app` builds a FastAPI app to serve with uvicorn (``roomkit desk`` does).
 The OpenAPI schema is at ``/api/openapi.json``. The page's files, when the folder exists,
-are served at ``/``. Every HTTP response carries a strict Content-Security-Policy and
-``X-Content-Type-Options: nosniff``.
+are served at ``/``. Every HTTP response, errors included, carries a strict
+Content-Security-Policy and ``X-Content-Type-Options: nosniff``, and those under ``/api``
+``Cache-Control: no-store`` (:mod:`roomkit.desk.headers`).
 """
 
 from __future__ import annotations
@@ -16,50 +17,18 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from roomkit.core.framework import RoomKit
 from roomkit.desk.api import Desk
 from roomkit.desk.auth import Authenticator
+from roomkit.desk.headers import CONTENT_SECURITY_POLICY, SecurityHeaders
 from roomkit.desk.limits import DeskLimits
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_desk_app"]
 
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self' ws: wss:; "
-    "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-)
-"""The policy on every response: the page loads only its own files, in no frame."""
-
 STATIC_DIR = Path(__file__).parent / "static"
 """Where the desk page's files ship."""
-
-_HEADERS = (
-    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode("ascii")),
-    (b"x-content-type-options", b"nosniff"),
-)
-
-
-class SecurityHeaders:
-    """ASGI middleware adding the desk's security headers to every HTTP response."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                names = {name.lower() for name, _ in message.get("headers", ())}
-                extra = [header for header in _HEADERS if header[0] not in names]
-                message = {**message, "headers": [*message.get("headers", ()), *extra]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
 
 
 def create_desk_app(

@@ -17,10 +17,12 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, WebSocket
 from fastapi.exceptions import RequestValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from roomkit.core.exceptions import InvalidAnswerError, StoreError
 from roomkit.desk.answers import answer_text, settled_detail
 from roomkit.desk.auth import Principal
+from roomkit.desk.headers import guard
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.shapes import (
@@ -83,13 +85,18 @@ class DeskRouter(APIRouter):
 
 def desk_route_class(limits: DeskLimits) -> type[Any]:
     """The desk's route class: bodies capped before parsing; validation errors and an
-    unreachable store reported as ``{"detail": str}`` (422, 503). The chat routes use it too.
+    unreachable store reported as ``{"detail": str}`` (422, 503); the desk's security
+    headers and ``Cache-Control: no-store`` on every response, errors included, wherever
+    the router is mounted. The chat routes use it too.
     """
     capped = capped_route(limits)
 
     class DeskRoute(capped):  # type: ignore[valid-type, misc]
         """Checks bodies first; reports validation errors and an unreachable store as
-        ``{"detail": str}`` (422, 503)."""
+        ``{"detail": str}`` (422, 503); sets the desk's headers."""
+
+        async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+            await guard(super().handle, scope, receive, send, api=True)
 
         def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
             handler = super().get_route_handler()
