@@ -23,7 +23,7 @@ from roomkit.core.framework import RoomKit
 from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
 from roomkit.desk.gate import Gate
 from roomkit.desk.hub import DeskHub
-from roomkit.desk.limits import DeskLimits, RateLimiter
+from roomkit.desk.limits import DeskLimits, HostRule, RateLimiter
 from roomkit.desk.routes import DeskRouter, build_router
 from roomkit.desk.tokens import resolve_secret
 from roomkit.tools.human_input import HumanInputHandler
@@ -65,7 +65,13 @@ class Desk:
         data_dir: where the key file lives (``~/.roomkit/desk`` by default).
         allowed_origins: the origins a browser may open the WebSocket from; the desk's own
             host only, by default.
+        allowed_hosts: ``Host`` names the desk answers to besides IP addresses,
+            ``localhost`` and the server's own name (see :class:`HostRule`); ``["*"]``
+            turns the check off. Others are refused: 400, or 403 for a WebSocket upgrade.
         limits: body, frame, depth and rate limits.
+
+    Raises:
+        ValueError: an entry of ``allowed_hosts`` is not a host name.
     """
 
     def __init__(
@@ -77,6 +83,7 @@ class Desk:
         secret: str | bytes | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         allowed_origins: Collection[str] | None = None,
+        allowed_hosts: Collection[str] | None = None,
         limits: DeskLimits | None = None,
     ) -> None:
         self.kit = kit
@@ -96,7 +103,10 @@ class Desk:
         )
         self.ledger = LinkLedger(self.handler.ledger)
         self.access = Access(kit)
-        self.gate = Gate(auth, self.ledger, RateLimiter(self.limits.rate, self.limits.burst))
+        self.hosts = HostRule(allowed_hosts)
+        """The ``Host`` names the desk answers to."""
+        limiter = RateLimiter(self.limits.rate, self.limits.burst)
+        self.gate = Gate(auth, self.ledger, limiter, hosts=self.hosts)
         self.hub = DeskHub(self.handler, self.access, self.gate, outbox=self.limits.outbox)
         self.router: DeskRouter = build_router(self)
 
@@ -122,12 +132,14 @@ def desk_router(
     secret: str | bytes | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     allowed_origins: Collection[str] | None = None,
+    allowed_hosts: Collection[str] | None = None,
     limits: DeskLimits | None = None,
 ) -> DeskRouter:
     """The desk's ``/api`` router, to ``app.include_router()``; see :class:`Desk`.
 
     The router's ``hub`` (and ``desk``) are what ``chat_router(kit, router.hub, ...)``
-    takes.
+    takes. Its routes set the desk's security headers and ``Cache-Control: no-store`` on
+    their responses and check ``Host``; the application's other routes are left as they are.
     """
     return Desk(
         kit,
@@ -136,5 +148,6 @@ def desk_router(
         secret=secret,
         data_dir=data_dir,
         allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
         limits=limits,
     ).router

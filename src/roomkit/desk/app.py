@@ -4,7 +4,8 @@
 The OpenAPI schema is at ``/api/openapi.json``. The page's files, when the folder exists,
 are served at ``/``. Every HTTP response, errors included, carries a strict
 Content-Security-Policy and ``X-Content-Type-Options: nosniff``, and those under ``/api``
-``Cache-Control: no-store`` (:mod:`roomkit.desk.headers`).
+``Cache-Control: no-store`` (:mod:`roomkit.desk.headers`); a request whose ``Host`` is not
+one of the desk's names is refused.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def create_desk_app(
     secret: str | bytes | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     allowed_origins: Collection[str] | None = None,
+    allowed_hosts: Collection[str] | None = None,
     static_dir: str | os.PathLike[str] | None = None,
     auth: Authenticator | None = None,
     limits: DeskLimits | None = None,
@@ -51,6 +53,9 @@ def create_desk_app(
         secret: the desk's secret (else ``ROOMKIT_DESK_SECRET``, else the key file).
         data_dir: where the key file lives (``~/.roomkit/desk`` by default).
         allowed_origins: origins allowed to open the WebSocket (own host by default).
+        allowed_hosts: ``Host`` names to answer to besides IP addresses, ``localhost`` and
+            the server's own name, such as the DNS name the desk is served under or reached
+            by through a proxy (``["*"]``: any); see :class:`~roomkit.desk.limits.HostRule`.
         static_dir: the page's files; the shipped page by default. Not served when the
             folder does not exist.
         auth: an authenticator to use instead of the desk's tokens.
@@ -68,6 +73,7 @@ def create_desk_app(
         secret=secret,
         data_dir=data_dir,
         allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
         limits=limits,
     )
 
@@ -95,5 +101,5 @@ def create_desk_app(
     folder = STATIC_DIR if static_dir is None else Path(static_dir)
     if folder.is_dir():
         app.mount("/", StaticFiles(directory=folder, html=True), name="desk-page")
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(SecurityHeaders, hosts=desk.hosts)
     return app

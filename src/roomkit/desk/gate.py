@@ -1,11 +1,12 @@
-"""The desk's door: a bearer token in, a :class:`Principal` out, or 401 / 429.
+"""The desk's door: a bearer token in, a :class:`Principal` out, or 400 / 401 / 429.
 
 :class:`Gate` is the FastAPI dependency every desk route (the chat routes included) takes:
-it authenticates the ``Authorization: Bearer`` header, refuses an answer link already spent
+it refuses a request whose ``Host`` is not one of the desk's names (its :class:`HostRule`),
+authenticates the ``Authorization: Bearer`` header, refuses an answer link already spent
 and a revoked token (both read from the store's ledger, so every desk process on the store
-agrees), and spends one token of the caller's rate-limit bucket. The WebSocket calls
-:meth:`Gate.authenticate` with the token of its auth frame. Tokens and the authenticator's
-error text never reach a log or a response.
+agrees), and spends one token of the caller's rate-limit bucket. The WebSocket checks the
+same ``Host`` rule and calls :meth:`Gate.authenticate` with the token of its auth frame.
+Tokens and the authenticator's error text never reach a log or a response.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Annotated
 
 from fastapi import HTTPException, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.requests import Request
 
 from roomkit.core.exceptions import DeskAuthError
 from roomkit.desk.auth import Authenticator, LinkLedger, Principal
-from roomkit.desk.limits import RateLimiter
+from roomkit.desk.limits import HostRule, RateLimiter
 
 __all__ = ["Gate"]
 
@@ -36,14 +38,21 @@ class Gate:
         authenticator: turns tokens into principals.
         ledger: the answer links already spent and the tokens revoked.
         limiter: the per-actor token buckets.
+        hosts: the ``Host`` names the desk answers to; the default rule when not given.
     """
 
     def __init__(
-        self, authenticator: Authenticator, ledger: LinkLedger, limiter: RateLimiter
+        self,
+        authenticator: Authenticator,
+        ledger: LinkLedger,
+        limiter: RateLimiter,
+        *,
+        hosts: HostRule | None = None,
     ) -> None:
         self.authenticator = authenticator
         self.ledger = ledger
         self.limiter = limiter
+        self.hosts = hosts if hosts is not None else HostRule()
 
     async def authenticate(self, token: str) -> Principal:
         """The principal behind ``token``.
@@ -83,9 +92,18 @@ class Gate:
             )
 
     async def __call__(
-        self, credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
+        self,
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     ) -> Principal:
-        """The FastAPI dependency: the caller's principal, rate-limited."""
+        """The FastAPI dependency: the caller's principal, rate-limited.
+
+        Raises:
+            HTTPException: 400 for a foreign ``Host``, 401 without a valid token, 429.
+        """
+        refusal = self.hosts.refusal(request.headers.get("host"), request.scope.get("server"))
+        if refusal is not None:
+            raise HTTPException(status_code=400, detail=refusal)
         if credentials is None or not credentials.credentials:
             raise HTTPException(
                 status_code=401, detail="Missing bearer token", headers=_UNAUTHORIZED

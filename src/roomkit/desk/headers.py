@@ -1,9 +1,10 @@
-"""The headers on the desk's responses.
+"""The headers on the desk's responses, and the ``Host`` check in front of them.
 
 Every response the desk sends, its errors, 404s and 500s included, carries a strict
 Content-Security-Policy and ``X-Content-Type-Options: nosniff``; the API's also carry
 ``Cache-Control: no-store``, so that no cache keeps a question, an answer or who asked.
-:class:`SecurityHeaders` guards a whole app (``create_desk_app`` adds it).
+:class:`SecurityHeaders` guards a whole app (``create_desk_app`` adds it) and refuses a
+request whose ``Host`` is not one of the desk's names (400; a WebSocket upgrade gets 403).
 :func:`guard` sets the headers around one route: that is how the routes of a ``desk_router``
 embedded in an application carry them, and the application's own routes do not.
 """
@@ -15,6 +16,8 @@ from collections.abc import Iterable
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from roomkit.desk.limits import HostRule
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "guard"]
 
@@ -75,23 +78,43 @@ async def guard(app: ASGIApp, scope: Scope, receive: Receive, send: Send, *, api
 
 
 class SecurityHeaders:
-    """ASGI middleware adding the desk's headers to every HTTP response.
+    """ASGI middleware: the desk's headers on every HTTP response, and its ``Host`` check.
 
     Args:
         app: the app to guard.
+        hosts: the names the app answers to; the default rule when not given.
         api_prefix: responses under this path also get ``Cache-Control: no-store``.
     """
 
-    def __init__(self, app: ASGIApp, *, api_prefix: str = "/api") -> None:
+    def __init__(
+        self, app: ASGIApp, *, hosts: HostRule | None = None, api_prefix: str = "/api"
+    ) -> None:
         self.app = app
+        self.hosts = hosts if hosts is not None else HostRule()
         self.api_prefix = api_prefix.rstrip("/")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        kind = scope["type"]
+        if kind not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        host = next((value for name, value in scope["headers"] if name == b"host"), None)
+        refusal = self.hosts.refusal(
+            None if host is None else host.decode("latin-1"), scope.get("server")
+        )
+        if kind == "websocket":
+            if refusal is not None:
+                # Closing before the handshake is accepted refuses the upgrade with 403.
+                await send({"type": "websocket.close", "code": 1008, "reason": ""})
+                return
             await self.app(scope, receive, send)
             return
         path, root = scope.get("path", ""), scope.get("root_path", "")
         if root and path.startswith(root):
             path = path[len(root) :]
         api = path == self.api_prefix or path.startswith(self.api_prefix + "/")
+        if refusal is not None:
+            reply = JSONResponse({"detail": refusal}, status_code=400)
+            await guard(reply, scope, receive, send, api=api)
+            return
         await guard(self.app, scope, receive, send, api=api)

@@ -1,6 +1,9 @@
 """The desk's WebSocket: authenticate, send the snapshot, then push as requests move.
 
-The upgrade is refused (403) from an origin that is not allowed. The client's first frame
+The upgrade is refused (403) with a ``Host`` that is not one of the desk's names (see
+:class:`~roomkit.desk.limits.HostRule`) or from an origin that is not allowed: with both
+checks, a page that DNS rebinding put on the desk's address cannot open the socket, although
+its origin matches the ``Host`` it sends. The client's first frame
 must be ``{"type": "auth", "token": ...}`` within the auth timeout (tokens never travel in
 URLs). The server answers with ``{"type": "snapshot", "requests": [...]}`` and then pushes
 ``question_pending``, ``question_settled`` and ``room_message`` frames. Frames from the
@@ -138,8 +141,10 @@ async def serve_socket(
     allowed_origins: Collection[str] | None = None,
 ) -> None:
     """Run one client's session on the desk's WebSocket."""
-    origin = websocket.headers.get("origin")
-    if not origin_allowed(origin, websocket.headers.get("host"), allowed_origins):
+    host = websocket.headers.get("host")
+    if not hub.gate.hosts.allows(host, websocket.scope.get("server")) or not origin_allowed(
+        websocket.headers.get("origin"), host, allowed_origins
+    ):
         # Closing before accepting refuses the upgrade with 403.
         await websocket.close(code=POLICY)
         return
