@@ -1,15 +1,24 @@
-"""Opening a room-store file, and saying what to check when SQLite fails.
+"""Opening a room-store file, watching its files, and saying what to check when SQLite fails.
 
 :func:`connect` opens the file, sets the connection up (WAL, ``synchronous=FULL``, foreign
 keys, the busy timeout), creates the tables that are missing in one transaction, and moves
 the process's event ids past the ids already stored. :func:`unavailable` turns a SQLite error
 into :class:`~roomkit.core.exceptions.StoreUnavailableError` with a hint at the cause.
+
+:class:`FileWatch` (used by the room store and the SQLite pending store alike) notices that
+the database file, its ``-wal`` or its ``-shm`` was deleted or replaced under an open
+connection. SQLite does not: it goes on writing to the file it holds open, which nobody
+else sees and which is gone at the next restart, so every commit it acknowledges from then
+on would be lost. The stores check before they acknowledge a write and refuse it instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import TypeVar
@@ -27,7 +36,14 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
         "SQLiteRoomStore needs aiosqlite: pip install 'roomkit-hitl[sqlite]'"
     ) from error
 
-__all__ = ["connect", "retry_locked", "unavailable"]
+__all__ = ["FileWatch", "connect", "retry_locked", "unavailable"]
+
+logger = logging.getLogger("roomkit.sqlite")
+
+_SUFFIXES = ("", "-wal", "-shm")
+"""The database file and its companions in WAL mode."""
+_READS_LOOK_EVERY = 0.05
+"""Seconds between the looks taken for reads: a look costs a few ``stat`` calls."""
 
 _HINTS = (
     ("unable to open", "check that the directory exists and this process may write to it"),
@@ -49,6 +65,89 @@ def unavailable(path: str, busy_timeout: float, error: sqlite3.Error) -> StoreUn
     return StoreUnavailableError(
         f"Room store {path!r} is unavailable ({text}): {hint} (busy_timeout={busy_timeout:g} s)"
     )
+
+
+class FileWatch:
+    """The identity (device and inode) of a database's files when its connection opened.
+
+    Taken once the connection has the files open (after its first transaction). A file that
+    did not exist then is not watched. The path is made absolute first, so that a later
+    change of the working directory is not taken for a replaced file.
+
+    Args:
+        path: the database file.
+    """
+
+    __slots__ = ("_identities", "_looked", "path")
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        """The database file, as an absolute path."""
+        self._identities = self._read()
+        self._looked = time.monotonic()
+
+    def _read(self) -> tuple[tuple[int, int] | None, ...]:
+        identities: list[tuple[int, int] | None] = []
+        for suffix in _SUFFIXES:
+            try:
+                status = os.stat(self.path + suffix)
+            except OSError:
+                identities.append(None)
+            else:
+                identities.append((status.st_dev, status.st_ino))
+        return tuple(identities)
+
+    def moved(self, *, for_read: bool = False) -> str | None:
+        """The file (database, ``-wal`` or ``-shm``) no longer the one opened, or ``None``.
+
+        A write looks every time. A read (``for_read``) only looks when the last look is
+        older than 50 ms: it is answered rightly from the files held open, and its look only
+        serves to save what the log holds sooner.
+        """
+        looked = time.monotonic()
+        if for_read and looked - self._looked < _READS_LOOK_EVERY:
+            return None
+        self._looked = looked
+        for suffix, then, now in zip(_SUFFIXES, self._identities, self._read(), strict=True):
+            if then is not None and now != then:
+                return self.path + suffix
+        return None
+
+    async def rescue(self, db: aiosqlite.Connection, moved: str) -> bool:
+        """Copy the log the connection still holds into the database file; True if all of it.
+
+        Only the connection that held the log can: once it closes, what the log held is
+        gone. Nothing can be saved when the database file itself is the one that moved.
+        """
+        if moved == self.path:
+            return False
+        try:
+            [(busy, frames, copied)] = await db.execute_fetchall("PRAGMA wal_checkpoint(FULL)")
+        except (sqlite3.Error, ValueError):
+            return False
+        return bool(busy == 0 and frames == copied)
+
+    def refusal(self, moved: str, *, rescued: bool, store: str) -> StoreUnavailableError:
+        """The error refusing what comes after ``moved`` moved; ``store`` names the store."""
+        if moved == self.path:
+            return StoreUnavailableError(
+                f"{store} {self.path!r} was deleted or replaced while open: refused, since "
+                "nothing written to the file this process holds would be kept. The store "
+                "opens the file now at that path at its next use."
+            )
+        if rescued:
+            saved = f"What was committed before was copied into {self.path!r}"
+        else:
+            saved = (
+                f"What was committed since the last checkpoint could not be copied into "
+                f"{self.path!r} (stop every process that has it open)"
+            )
+        return StoreUnavailableError(
+            f"{store} {self.path!r}: {moved!r} was deleted or replaced while open: refused, "
+            f"since nothing written through it would survive a restart. {saved}, and the "
+            "store opens its files afresh at its next use. Never delete or move a "
+            "database's -wal or -shm file while a process has it open."
+        )
 
 
 async def connect(path: str, busy_timeout: float) -> aiosqlite.Connection:

@@ -7,20 +7,27 @@ writing, a desk process reading rosters), and the file may be the one a SQLite p
 store uses: the tables here are prefixed ``roomkit_`` and none is shared.
 
 Every write is one statement committed on its own, in WAL mode with ``synchronous=FULL``: a
-write that returned is on disk, and another process sees it at its next read.
+write that returned is on disk, and another process sees it at its next read. Before and
+after each write (and at most every 50 ms before a read) the store checks that its files are
+still the ones it opened (:class:`~roomkit.core._sqlite_connect.FileWatch`): when one was
+deleted or replaced, what the connection's log holds is copied into the database file, the
+connection is dropped, and the call is refused; a write during which a file moved is
+acknowledged only once it was copied in with the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 from collections.abc import Sequence
+from contextlib import suppress
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, NoReturn, Self
 
 from roomkit.core import _sqlite_rows as rows
-from roomkit.core._sqlite_connect import connect, unavailable
+from roomkit.core._sqlite_connect import FileWatch, connect, unavailable
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
 
@@ -28,6 +35,8 @@ if TYPE_CHECKING:
     import aiosqlite
 
 __all__ = ["SQLiteRoomStore"]
+
+logger = logging.getLogger("roomkit.core.sqlite_store")
 
 
 class SQLiteRoomStore:
@@ -58,6 +67,7 @@ class SQLiteRoomStore:
         self.busy_timeout = busy_timeout
         """Seconds a statement waits for another connection's write lock."""
         self._db: aiosqlite.Connection | None = None
+        self._watch: FileWatch | None = None
         self._opening = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -72,7 +82,7 @@ class SQLiteRoomStore:
 
     async def close(self) -> None:
         """Close the connection; a later call opens it again."""
-        db, self._db = self._db, None
+        db, self._db, self._watch = self._db, None, None
         if db is not None:
             await db.close()
 
@@ -88,21 +98,64 @@ class SQLiteRoomStore:
     ) -> None:
         await self.close()
 
-    async def _connection(self) -> aiosqlite.Connection:
+    async def _connection(self) -> tuple[aiosqlite.Connection, FileWatch]:
         async with self._opening:
-            if self._db is None:
+            if self._db is None or self._watch is None:
                 self._db = await connect(self.path, self.busy_timeout)
-            return self._db
+                self._watch = FileWatch(self.path)
+            return self._db, self._watch
 
-    async def _run(self, sql: str, params: Sequence[Any] = ()) -> list[rows.Row]:
-        """Run one statement (committed on its own when it writes) and return its rows."""
-        db = self._db or await self._connection()
+    async def _run(
+        self, sql: str, params: Sequence[Any] = (), *, read: bool = False
+    ) -> list[rows.Row]:
+        """Run one statement (committed on its own when it writes) and return its rows.
+
+        Raises:
+            StoreUnavailableError: SQLite failed, or a file of the database moved.
+        """
+        db, watch = (
+            (self._db, self._watch)
+            if self._db is not None and self._watch is not None
+            else await self._connection()
+        )
+        moved = watch.moved(for_read=read)
+        if moved is not None:
+            await self._refuse(db, watch, moved)
         try:
-            return list(await db.execute_fetchall(sql, params))
+            found = list(await db.execute_fetchall(sql, params))
         except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
             raise
         except sqlite3.DatabaseError as error:
             raise unavailable(self.path, self.busy_timeout, error) from error
+        moved = None if read else watch.moved()
+        if moved is not None:
+            # It moved while the statement ran: its write is kept only if it is copied in.
+            if not await watch.rescue(db, moved):
+                await self._refuse(db, watch, moved)
+            logger.warning(
+                "%r moved while room store %r wrote to it; the write was copied into the "
+                "database file and the store reopens its files at its next use",
+                moved,
+                self.path,
+            )
+            await self._drop(db)
+        return found
+
+    async def _refuse(self, db: aiosqlite.Connection, watch: FileWatch, moved: str) -> NoReturn:
+        """Save what the connection's log holds, drop the connection, and refuse the call."""
+        rescued = await watch.rescue(db, moved)
+        await self._drop(db)
+        raise watch.refusal(moved, rescued=rescued, store="Room store")
+
+    async def _drop(self, db: aiosqlite.Connection) -> None:
+        """Close ``db`` unless another call replaced it already; the next call reconnects."""
+        async with self._opening:
+            if self._db is not db:
+                return
+            self._db = self._watch = None
+        # Statements queued on it before run first; a close that fails changes nothing.
+        with suppress(sqlite3.Error, ValueError):
+            await db.close()
 
     async def _run_under(self, sql: str, params: Sequence[Any], missing: str) -> None:
         """Run a write whose parent row must exist; ``KeyError(missing)`` when it does not."""
@@ -129,7 +182,7 @@ class SQLiteRoomStore:
 
     async def get_room(self, room_id: str) -> Room | None:
         """The room with this id, or ``None``."""
-        found = await self._run(rows.GET_ROOM, (room_id,))
+        found = await self._run(rows.GET_ROOM, (room_id,), read=True)
         return rows.room_from(found[0]) if found else None
 
     async def add_participant(self, participant: Participant) -> None:
@@ -147,7 +200,8 @@ class SQLiteRoomStore:
     async def list_participants(self, room_id: str) -> list[Participant]:
         """The room's roster, in the order people joined."""
         return [
-            rows.participant_from(r) for r in await self._run(rows.LIST_PARTICIPANTS, (room_id,))
+            rows.participant_from(r)
+            for r in await self._run(rows.LIST_PARTICIPANTS, (room_id,), read=True)
         ]
 
     async def add_binding(self, binding: ChannelBinding) -> None:
@@ -166,11 +220,13 @@ class SQLiteRoomStore:
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
         """The room's bindings, in the order the channels were first attached."""
-        return [rows.binding_from(r) for r in await self._run(rows.LIST_BINDINGS, (room_id,))]
+        return [
+            rows.binding_from(r) for r in await self._run(rows.LIST_BINDINGS, (room_id,), read=True)
+        ]
 
     async def rooms_for_channel(self, channel_id: str) -> list[str]:
         """The ids of the rooms the channel is attached to, oldest room first."""
-        return [r[0] for r in await self._run(rows.ROOMS_FOR_CHANNEL, (channel_id,))]
+        return [r[0] for r in await self._run(rows.ROOMS_FOR_CHANNEL, (channel_id,), read=True)]
 
     # -- history -------------------------------------------------------------------------------
 
@@ -188,14 +244,14 @@ class SQLiteRoomStore:
         """The room's events, oldest first, from ``offset``, at most ``limit``."""
         if limit <= 0:
             return []
-        found = await self._run(rows.LIST_EVENTS, (room_id, limit, max(offset, 0)))
+        found = await self._run(rows.LIST_EVENTS, (room_id, limit, max(offset, 0)), read=True)
         return [rows.event_from(r) for r in found]
 
     async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:
         """The last ``limit`` events of the room, oldest first (an index read of ``limit``)."""
         if limit <= 0:
             return []
-        newest_first = await self._run(rows.RECENT_EVENTS, (room_id, limit))
+        newest_first = await self._run(rows.RECENT_EVENTS, (room_id, limit), read=True)
         return [rows.event_from(r) for r in reversed(newest_first)]
 
     # -- turn journal --------------------------------------------------------------------------
@@ -223,7 +279,10 @@ class SQLiteRoomStore:
 
     async def steps(self, turn_id: str) -> list[JournalStep]:
         """The turn's steps, by index."""
-        return [rows.step_from(r, turn_id) for r in await self._run(rows.LIST_STEPS, (turn_id,))]
+        return [
+            rows.step_from(r, turn_id)
+            for r in await self._run(rows.LIST_STEPS, (turn_id,), read=True)
+        ]
 
     async def end_turn(self, turn_id: str) -> None:
         """Forget the turn and its steps, in one statement; an unknown id is ignored."""
@@ -231,7 +290,7 @@ class SQLiteRoomStore:
 
     async def open_turns(self) -> list[OpenTurn]:
         """The turns begun and not ended, oldest first."""
-        return [rows.turn_from(r) for r in await self._run(rows.OPEN_TURNS)]
+        return [rows.turn_from(r) for r in await self._run(rows.OPEN_TURNS, read=True)]
 
 
 def _no_room(room_id: str) -> str:

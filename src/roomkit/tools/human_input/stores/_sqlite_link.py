@@ -7,24 +7,35 @@ slipping a statement into its transaction. SQLite's own faults (locks held past 
 timeout, I/O errors, a file that cannot be opened or is not a database) leave as
 :class:`~roomkit.core.exceptions.StoreUnavailableError`, and any fault but a lock drops the
 connection so that the next use opens a fresh one.
+
+A database file, ``-wal`` or ``-shm`` deleted or replaced under the connection (see
+:class:`~roomkit.core._sqlite_connect.FileWatch`) is looked for before each COMMIT and after
+it, and at most every 50 ms when a block starts. Before the COMMIT, the transaction is
+rolled back and refused; what the connection's log held is copied into the database file
+first, and the connection dropped (a read refused when its block starts has lost nothing).
+A file that moved during the COMMIT itself is handled the same way, except that a commit
+whose log could be copied in full is durable, and so acknowledged.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import Any, NoReturn
 
 import aiosqlite
 
-from roomkit.core._sqlite_connect import retry_locked
+from roomkit.core._sqlite_connect import FileWatch, retry_locked
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.tools.human_input.stores._sqlite_schema import READ_SEQ, SCHEMA
 
 __all__ = ["Link", "fetch_all"]
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
@@ -43,12 +54,78 @@ class Link:
         self.busy_timeout = busy_timeout
         self._on_open = on_open
         self._db: aiosqlite.Connection | None = None
+        self._watch: FileWatch | None = None
         self._lock = asyncio.Lock()
         self.dirty = False
         """A transaction ended abnormally: it may or may not have committed."""
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Hold the connection, opening it if needed; SQLite faults become store errors.
+
+        Raises:
+            StoreUnavailableError: SQLite failed, or a file of the database moved.
+        """
+        async with self._use() as db:
+            moved = self._moved(for_read=True)
+            if moved is not None:
+                await self._refuse(db, moved)
+            yield db
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction, committed when the block ends normally.
+
+        Raises:
+            StoreUnavailableError: SQLite failed, or a file of the database moved before
+                the COMMIT (nothing was written), or during it and the commit could not be
+                saved (it may or may not be kept).
+        """
+        async with self._use() as db:
+            await db.execute_fetchall("BEGIN IMMEDIATE")
+            try:
+                yield db
+                moved = self._moved()
+                await db.execute_fetchall("COMMIT" if moved is None else "ROLLBACK")
+            except BaseException:
+                # A COMMIT cut short by a cancellation may still have landed.
+                self.dirty = True
+                with suppress(sqlite3.Error):
+                    await db.execute_fetchall("ROLLBACK")
+                raise
+            if moved is not None:
+                await self._refuse(db, moved)
+            moved = self._moved()
+            if moved is not None:
+                await self._saved_or_refused(db, moved)
+
+    def _moved(self, *, for_read: bool = False) -> str | None:
+        return None if self._watch is None else self._watch.moved(for_read=for_read)
+
+    async def _refuse(self, db: aiosqlite.Connection, moved: str) -> NoReturn:
+        """Save what the connection's log holds, drop the connection, and refuse."""
+        assert self._watch is not None
+        watch = self._watch
+        rescued = await watch.rescue(db, moved)
+        await self._disconnect()
+        raise watch.refusal(moved, rescued=rescued, store="SQLite store")
+
+    async def _saved_or_refused(self, db: aiosqlite.Connection, moved: str) -> None:
+        """A file moved during the COMMIT: acknowledge it only once it is in the database."""
+        assert self._watch is not None
+        if not await self._watch.rescue(db, moved):
+            self.dirty = True
+            await self._refuse(db, moved)
+        logger.warning(
+            "%r moved during a commit to SQLite store %r; the commit was copied into the "
+            "database file and the store reopens its files at its next use",
+            moved,
+            self.path,
+        )
+        await self._disconnect()
+
+    @asynccontextmanager
+    async def _use(self) -> AsyncIterator[aiosqlite.Connection]:
         """Hold the connection, opening it if needed; SQLite faults become store errors."""
         async with self._lock:
             try:
@@ -60,21 +137,6 @@ class Link:
                     # The connection may be broken (an I/O error, a file gone): start afresh.
                     await self._disconnect()
                 raise self._unavailable(error) from error
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A ``BEGIN IMMEDIATE`` transaction, committed when the block ends normally."""
-        async with self.session() as db:
-            await db.execute_fetchall("BEGIN IMMEDIATE")
-            try:
-                yield db
-                await db.execute_fetchall("COMMIT")
-            except BaseException:
-                # A COMMIT cut short by a cancellation may still have landed.
-                self.dirty = True
-                with suppress(sqlite3.Error):
-                    await db.execute_fetchall("ROLLBACK")
-                raise
 
     async def close(self) -> None:
         """Close the connection, once no block uses it; idempotent."""
@@ -96,11 +158,13 @@ class Link:
             await _close_quietly(db)
             raise
         self._db = db
+        # The schema's transaction has the files open: these are the ones to keep using.
+        self._watch = FileWatch(self.path)
         self._on_open(counter)
         return db
 
     async def _disconnect(self) -> None:
-        db, self._db = self._db, None
+        db, self._db, self._watch = self._db, None, None
         if db is not None:
             await _close_quietly(db)
 
