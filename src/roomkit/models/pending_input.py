@@ -68,6 +68,10 @@ class PendingInput:
 
     On the event loop's clock with the memory store; on a durable store's clock (seconds
     since the epoch), so that every process sharing the store reads the same deadline.
+    An answer is accepted if and only if the store records it before it records the
+    timeout. With the memory store a loop timer records the timeout, so an answer is
+    accepted while that timer's callback has not run: past the deadline by at most how far
+    the loop runs behind. On a durable store see ``DurableStore.settle``.
     """
     key: str | None = None
     """The idempotency key: a create with the same key re-attaches to this request."""

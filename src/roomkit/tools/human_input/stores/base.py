@@ -147,6 +147,16 @@ class DurableStore(Protocol):
         and then the store records ``TIMED_OUT`` instead (so the answer and the timeout
         never both win, whichever process sees the deadline first). ``None`` means this
         call did not win: the id is unknown, already settled, or timed out.
+
+        The deadline is judged by the one reading of :attr:`clock` this call takes, and a
+        timeout is recorded only by a call whose reading is at or past it: an answer is
+        accepted if and only if the store records it before it records the timeout. The
+        reading comes before the acknowledgement by this call's own latency, so a winner
+        may hear of it after the deadline by up to that much, and is never lost. SQLite
+        reads the clock under the write lock and returns once the COMMIT is on disk (the
+        rest of the batch and one fsync later); Redis reads it as the call is sent, and the
+        script decides when it runs (after any queueing, and the retries of a dropped
+        connection, which keep the reading), so the bound is the whole call.
         """
 
     async def list_pending(
