@@ -138,7 +138,8 @@ UPSERT_STEP = (
     " ON CONFLICT (turn_id, idx) DO UPDATE SET kind = excluded.kind, payload = excluded.payload"
 )
 LIST_STEPS = "SELECT idx, kind, payload FROM roomkit_turn_steps WHERE turn_id = ? ORDER BY idx"
-DELETE_TURN = "DELETE FROM roomkit_turns WHERE turn_id = ?"
+DELETE_TURN = "DELETE FROM roomkit_turns WHERE turn_id = ? RETURNING turn_id"
+"""Ends a turn (its steps go with it); the row comes back when the turn was open."""
 OPEN_TURNS = "SELECT turn_id, room_id, channel_id, actor_id, state FROM roomkit_turns ORDER BY seq"
 
 Row = Any

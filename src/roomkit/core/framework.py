@@ -3,7 +3,9 @@
 The kit holds three collaborators: a :class:`~roomkit.core.hooks.HookEngine`, a registry of
 channels, and a room store. ``process_inbound`` records a message, runs the room's AI
 channels with the sender as the turn's actor, and delivers their replies to the room's
-transport channels.
+transport channels. On a durable room store the message is recorded together with the turns
+it starts, and each turn stores its reply as it ends, so that ``resume_pending`` after a
+crash finds every message that still owes a turn and every turn that still owes a reply.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, TypeVar
 
 from roomkit.channels.base import Channel, TransportChannel
 from roomkit.core.hooks import HookEngine
-from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, TurnJournal
+from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, TurnJournal, turn_journal
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookExecution, HookRegistration, HookTrigger, RoomContext
 from roomkit.models.pending_input import PendingInputEvent
@@ -325,7 +327,8 @@ class RoomKit:
 
         The sender is the turn's actor (``current_tool_actor_id()`` inside tools); an empty
         ``sender_id`` makes an authorless turn. Returns once the turn is done and the replies
-        are stored.
+        are stored. On a durable room store the message and the turns it starts are stored
+        in one write, so a crash at any instant after it leaves them for ``resume_pending``.
 
         Args:
             on_recorded: called with the message's event once the room store has it, before
@@ -346,6 +349,9 @@ class RoomKit:
             message.content,
             metadata=message.metadata,
         )
+        journal = turn_journal(store)
+        if journal is not None:
+            return await self._process_journaled(journal, event, on_recorded)
         await store.add_event(event)
         if on_recorded is not None:
             on_recorded(event)
@@ -354,7 +360,7 @@ class RoomKit:
         responses: list[RoomEvent] = []
         for channel in bound:
             respond = getattr(channel, "respond", None)
-            if channel.channel_id == message.channel_id or respond is None:
+            if channel.channel_id == event.channel_id or respond is None:
                 continue
             reply = await respond(room_id, event)
             if reply is None:
@@ -364,21 +370,68 @@ class RoomKit:
             await self._deliver(reply, bound)
         return InboundResult(event, tuple(responses))
 
+    async def _process_journaled(
+        self,
+        journal: TurnJournal,
+        event: RoomEvent,
+        on_recorded: Callable[[RoomEvent], object] | None,
+    ) -> InboundResult:
+        """``process_inbound`` on a durable store: the message with its turns, in one write.
+
+        A channel that can resume a turn (``resume_turn``) runs under the record made here
+        and stores its reply with the turn's end; another channel's reply is stored here.
+        """
+        room_id = event.room_id
+        bound = await self._bound_channels(room_id)
+        responders = [
+            (channel, respond)
+            for channel in bound
+            if channel.channel_id != event.channel_id
+            and (respond := getattr(channel, "respond", None)) is not None
+        ]
+        actor_id = event.sender_id or None
+        turns = {
+            channel.channel_id: OpenTurn(
+                os.urandom(16).hex(), room_id, channel.channel_id, actor_id
+            )
+            for channel, _ in responders
+            if hasattr(channel, "resume_turn")
+        }
+        await journal.record_inbound(event, list(turns.values()))
+        if on_recorded is not None:
+            on_recorded(event)
+        await self._deliver(event, bound)
+        responses: list[RoomEvent] = []
+        for channel, respond in responders:
+            turn = turns.get(channel.channel_id)
+            if turn is not None:
+                reply = await respond(room_id, event, turn=turn)
+            elif (reply := await respond(room_id, event)) is not None:
+                await self.store.add_event(reply)
+            if reply is None:
+                continue
+            responses.append(reply)
+            await self._deliver(reply, bound)
+        return InboundResult(event, tuple(responses))
+
     async def resume_pending(self) -> list[RoomEvent]:
         """Re-drive the turns an earlier process left unfinished (call it at start-up).
 
-        With a durable room store (``SQLiteRoomStore``), each AI turn records its steps as
-        it runs. A turn that was waiting on a person when the process stopped (even killed)
-        runs again from its record: it reaches the same tool call, re-attaches to the same
-        request by key (the person is not asked twice; an answer given while the process
-        was down is used), continues with the answer, and its reply is recorded in the room
-        and delivered like any reply. Returns once every re-driven turn is done, which may
-        take as long as the people take to answer: run it in a task of its own.
+        With a durable room store (``SQLiteRoomStore``), a message is stored together with
+        the turns it starts, each AI turn records its steps as it runs, and its reply is
+        stored as it ends. A turn unfinished when the process stopped (even killed) runs
+        again from its record: a turn that never started starts from the room's history; a
+        turn that was waiting on a person reaches the same tool call, re-attaches to the
+        same request by key (the person is not asked twice; an answer given while the
+        process was down is used; a question stored but never announced is announced now),
+        continues with the answer, and its reply is recorded in the room and delivered like
+        any reply. Returns once every re-driven turn is done, which may take as long as the
+        people take to answer: run it in a task of its own.
         """
-        store = self.store
-        if not getattr(store, "durable", False) or not isinstance(store, TurnJournal):
+        journal = turn_journal(self.store)
+        if journal is None:
             return []
-        turns = await store.open_turns()
+        turns = await journal.open_turns()
         results = await asyncio.gather(
             *(self._resume(turn) for turn in turns), return_exceptions=True
         )
@@ -407,10 +460,10 @@ class RoomKit:
                 turn.channel_id,
             )
             return None
+        # The channel stores the reply with the turn's end; it is delivered from here.
         reply: RoomEvent | None = await resume(turn)
         if reply is None:
             return None
-        await self.store.add_event(reply)
         await self._deliver(reply, await self._bound_channels(turn.room_id))
         return reply
 

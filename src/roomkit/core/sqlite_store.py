@@ -6,8 +6,10 @@ restarted process can finish them. Several processes may open the same file (an 
 writing, a desk process reading rosters), and the file may be the one a SQLite pending-request
 store uses: the tables here are prefixed ``roomkit_`` and none is shared.
 
-Every write is one statement committed on its own, in WAL mode with ``synchronous=FULL``: a
-write that returned is on disk, and another process sees it at its next read. Before and
+Every write is committed on its own, in WAL mode with ``synchronous=FULL``: a write that
+returned is on disk, and another process sees it at its next read. Most writes are one
+statement; the two that must not be split (a message with the turns it starts, a turn's end
+with its reply) are one transaction each. Before and
 after each write (and at most every 50 ms before a read) the store checks that its files are
 still the ones it opened (:class:`~roomkit.core._sqlite_connect.FileWatch`): when one was
 deleted or replaced, what the connection's log holds is copied into the database file, the
@@ -21,8 +23,8 @@ import asyncio
 import logging
 import os
 import sqlite3
-from collections.abc import Sequence
-from contextlib import suppress
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn, Self
 
@@ -69,6 +71,9 @@ class SQLiteRoomStore:
         self._db: aiosqlite.Connection | None = None
         self._watch: FileWatch | None = None
         self._opening = asyncio.Lock()
+        # The connection is shared: a transaction holds it, so that no other statement
+        # slips in between its BEGIN and its COMMIT.
+        self._using = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -118,28 +123,71 @@ class SQLiteRoomStore:
             if self._db is not None and self._watch is not None
             else await self._connection()
         )
-        moved = watch.moved(for_read=read)
-        if moved is not None:
-            await self._refuse(db, watch, moved)
-        try:
-            found = list(await db.execute_fetchall(sql, params))
-        except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
-            raise
-        except sqlite3.DatabaseError as error:
-            raise unavailable(self.path, self.busy_timeout, error) from error
-        moved = None if read else watch.moved()
-        if moved is not None:
-            # It moved while the statement ran: its write is kept only if it is copied in.
-            if not await watch.rescue(db, moved):
+        async with self._using:
+            moved = watch.moved(for_read=read)
+            if moved is not None:
                 await self._refuse(db, watch, moved)
-            logger.warning(
-                "%r moved while room store %r wrote to it; the write was copied into the "
-                "database file and the store reopens its files at its next use",
-                moved,
-                self.path,
-            )
-            await self._drop(db)
+            try:
+                found = list(await db.execute_fetchall(sql, params))
+            except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
+                raise
+            except sqlite3.DatabaseError as error:
+                raise unavailable(self.path, self.busy_timeout, error) from error
+            if not read:
+                await self._keep(db, watch)
         return found
+
+    @asynccontextmanager
+    async def _transaction(self, missing: str) -> AsyncIterator[aiosqlite.Connection]:
+        """One write transaction: committed when the block ends, else rolled back.
+
+        Raises:
+            KeyError: a parent row is missing; ``missing`` says which (nothing is written).
+            StoreUnavailableError: SQLite failed, or a file of the database moved.
+        """
+        db, watch = (
+            (self._db, self._watch)
+            if self._db is not None and self._watch is not None
+            else await self._connection()
+        )
+        async with self._using:
+            moved = watch.moved()
+            if moved is not None:
+                await self._refuse(db, watch, moved)
+            try:
+                await db.execute_fetchall("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                    await db.execute_fetchall("COMMIT")
+                except BaseException:
+                    # A COMMIT cut short may have landed already: then there is nothing to undo.
+                    with suppress(sqlite3.Error):
+                        await db.execute_fetchall("ROLLBACK")
+                    raise
+            except sqlite3.IntegrityError as error:
+                if "FOREIGN KEY" not in str(error):
+                    raise
+                raise KeyError(missing) from None
+            except sqlite3.ProgrammingError:
+                raise
+            except sqlite3.DatabaseError as error:
+                raise unavailable(self.path, self.busy_timeout, error) from error
+            await self._keep(db, watch)
+
+    async def _keep(self, db: aiosqlite.Connection, watch: FileWatch) -> None:
+        """After a write: when a file moved while it ran, keep it only if it is copied in."""
+        moved = watch.moved()
+        if moved is None:
+            return
+        if not await watch.rescue(db, moved):
+            await self._refuse(db, watch, moved)
+        logger.warning(
+            "%r moved while room store %r wrote to it; the write was copied into the "
+            "database file and the store reopens its files at its next use",
+            moved,
+            self.path,
+        )
+        await self._drop(db)
 
     async def _refuse(self, db: aiosqlite.Connection, watch: FileWatch, moved: str) -> NoReturn:
         """Save what the connection's log holds, drop the connection, and refuse the call."""
@@ -256,6 +304,20 @@ class SQLiteRoomStore:
 
     # -- turn journal --------------------------------------------------------------------------
 
+    async def record_inbound(self, event: RoomEvent, turns: Sequence[OpenTurn]) -> None:
+        """Append ``event`` to its room's history and begin ``turns``, in one transaction.
+
+        Raises:
+            KeyError: no such room (nothing is written).
+            TypeError: the metadata or a turn's state is not JSON-ready.
+        """
+        params = rows.event_params(event)
+        begun = [rows.turn_params(turn) for turn in turns]
+        async with self._transaction(_no_room(event.room_id)) as db:
+            await db.execute_fetchall(rows.INSERT_EVENT, params)
+            for turn in begun:
+                await db.execute_fetchall(rows.UPSERT_TURN, turn)
+
     async def begin_turn(self, turn: OpenTurn) -> None:
         """Record a turn as started.
 
@@ -284,8 +346,27 @@ class SQLiteRoomStore:
             for r in await self._run(rows.LIST_STEPS, (turn_id,), read=True)
         ]
 
+    async def finish_turn(self, turn_id: str, reply: RoomEvent | None) -> bool:
+        """End the turn and append ``reply`` (if any), in one transaction.
+
+        Returns ``False``, writing nothing, when the turn is not open.
+
+        Raises:
+            KeyError: the reply's room does not exist (nothing is written).
+            TypeError: the reply's metadata is not JSON-ready.
+        """
+        params = None if reply is None else rows.event_params(reply)
+        missing = _no_room(reply.room_id if reply is not None else "")
+        async with self._transaction(missing) as db:
+            if not await db.execute_fetchall(rows.DELETE_TURN, (turn_id,)):
+                return False
+            if params is not None:
+                await db.execute_fetchall(rows.INSERT_EVENT, params)
+        return True
+
     async def end_turn(self, turn_id: str) -> None:
-        """Forget the turn and its steps, in one statement; an unknown id is ignored."""
+        """Forget the turn and its steps without a reply, in one statement; an unknown id
+        is ignored."""
         await self._run(rows.DELETE_TURN, (turn_id,))
 
     async def open_turns(self) -> list[OpenTurn]:

@@ -1,13 +1,26 @@
-"""The kit's store of rooms, rosters, bindings and event history, in memory."""
+"""The kit's store of rooms, rosters, bindings and event history, in memory.
+
+Also the contracts a room store fulfils: :class:`RoomStore` for every store, and
+:class:`TurnJournal` for a durable one (SQLite today), whose atomic writes let a process
+killed at any instant lose neither a message's turn nor a turn's reply.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
 
-__all__ = ["InMemoryStore", "JournalStep", "OpenTurn", "RoomStore", "TurnJournal"]
+__all__ = [
+    "InMemoryStore",
+    "JournalStep",
+    "OpenTurn",
+    "RoomStore",
+    "TurnJournal",
+    "turn_journal",
+]
 
 
 class RoomStore(Protocol):
@@ -41,7 +54,8 @@ class OpenTurn:
     actor_id: str | None
     """The participant whose message started it, or ``None``."""
     state: dict[str, Any] = field(default_factory=dict)
-    """What the channel needs to start the turn again (JSON-ready)."""
+    """What the channel keeps with the turn's record (JSON-ready); empty in the records
+    the kit makes with a message (``record_inbound``). What the turn did goes in steps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +74,32 @@ class JournalStep:
 class TurnJournal(Protocol):
     """A durable room store's record of turns in flight, so a restart can finish them.
 
-    A turn writes ``begin_turn`` before its first model call, a step after each model
-    response and each call's result, and ``end_turn`` once its reply is stored. After a
-    restart, ``open_turns`` lists what to re-drive and ``steps`` replays what already
-    happened, so the re-run makes no model call and runs no tool twice.
+    The contract, in the order a turn meets it (each numbered write is atomic: after a
+    crash, all of it is stored or none of it):
+
+    1. ``record_inbound`` stores a message and begins the turns it starts, together: a
+       message in the history always has its turns open until they finish. (A turn that
+       answers no stored message is begun on its own with ``begin_turn``.)
+    2. ``record_step`` records what the turn does as it happens: the conversation it
+       starts from, each model response, each call's result. A step for a turn no longer
+       open is refused, so a run that lost the race to finish a turn stops there.
+    3. ``finish_turn`` stores the turn's reply and ends the turn, together: a finished
+       turn always has its reply in the history, and a reply is stored once.
+
+    After a restart, ``open_turns`` lists what to re-drive (a turn with no steps has not
+    started) and ``steps`` replays what already happened, so the re-run makes no model
+    call and runs no tool twice. A store on a server (Redis, PostgreSQL) implements each
+    numbered write as one transaction (or one script).
     """
+
+    async def record_inbound(self, event: RoomEvent, turns: Sequence[OpenTurn]) -> None:
+        """Append ``event`` to its room's history and begin ``turns``, in one atomic write.
+
+        Each turn is begun as :meth:`begin_turn` begins it.
+
+        Raises:
+            KeyError: the event's room does not exist (nothing is written).
+        """
 
     async def begin_turn(self, turn: OpenTurn) -> None:
         """Record a turn as started (replaces a record with the same id)."""
@@ -79,11 +114,28 @@ class TurnJournal(Protocol):
     async def steps(self, turn_id: str) -> list[JournalStep]:
         """The turn's steps, by index."""
 
+    async def finish_turn(self, turn_id: str, reply: RoomEvent | None) -> bool:
+        """End the turn and append ``reply`` (if any) to its room, in one atomic write.
+
+        Returns ``False``, writing nothing, when the turn is not open (never begun, or
+        already finished): a reply is stored at most once, however often the turn ran.
+
+        Raises:
+            KeyError: the reply's room does not exist (nothing is written).
+        """
+
     async def end_turn(self, turn_id: str) -> None:
-        """Forget the turn and its steps: it finished."""
+        """Forget the turn and its steps without a reply; an unknown id is ignored."""
 
     async def open_turns(self) -> list[OpenTurn]:
         """The turns started and not finished, oldest first."""
+
+
+def turn_journal(store: RoomStore) -> TurnJournal | None:
+    """``store`` as a turn journal when it is durable, else ``None`` (nothing to record)."""
+    if getattr(store, "durable", False) and isinstance(store, TurnJournal):
+        return store
+    return None
 
 
 class InMemoryStore:

@@ -1,33 +1,37 @@
 """A turn's journal on a durable room store: what a re-run after a restart replays.
 
-Each model response and each call's result is recorded as it happens. A turn re-driven by
-``RoomKit.resume_pending()`` reads them back instead of calling the model or running the
-tool again, so it reaches the very call it was waiting on (same provider call id, so the
-same human-input key) and re-attaches to the question already asked.
+The turn's first step is the conversation it starts from; each model response and each
+call's result is recorded as it happens; the reply is stored with the turn's end, in one
+write. A turn re-driven by ``RoomKit.resume_pending()`` reads the steps back instead of
+calling the model or running the tool again, so it reaches the very call it was waiting on
+(same provider call id, so the same human-input key) and re-attaches to the question
+already asked. A turn the kit recorded with its message and that never started has no
+conversation yet: it starts from the room's history.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from roomkit.core.store import JournalStep, OpenTurn, RoomStore, TurnJournal
+from roomkit.core.store import JournalStep, OpenTurn, TurnJournal, turn_journal
+from roomkit.models.room import RoomEvent
 from roomkit.providers.ai.base import AIMessage, AIResponse, AIToolResultPart
 
 __all__ = ["Journal", "journal_for"]
 
 logger = logging.getLogger("roomkit.channels.ai")
 
-# Step indexes: round r's response at r * _SPAN, its calls' results after it.
+# Step indexes: the conversation the turn starts from first, then round r's response at
+# r * _SPAN and its calls' results after it.
+_START = -1
 _SPAN = 1_000
 
 
-def journal_for(store: RoomStore) -> TurnJournal | None:
-    """The store as a turn journal when it is durable, else ``None`` (nothing to replay)."""
-    if getattr(store, "durable", False) and isinstance(store, TurnJournal):
-        return store
-    return None
+journal_for = turn_journal
+"""The store as a turn journal when it is durable, else ``None`` (nothing to replay)."""
 
 
 class Journal:
@@ -44,27 +48,45 @@ class Journal:
     async def begin(
         cls,
         store: TurnJournal,
+        turn: OpenTurn | None,
         *,
-        turn_id: str,
         room_id: str,
         channel_id: str,
         actor_id: str | None,
         messages: list[AIMessage],
-    ) -> Journal:
-        """Record a new turn, with the conversation it starts from."""
-        state = {"messages": [message.model_dump(mode="json") for message in messages]}
-        turn = OpenTurn(turn_id, room_id, channel_id, actor_id, state)
-        await store.begin_turn(turn)
-        return cls(store, turn)
+    ) -> Journal | None:
+        """Record the conversation a turn starts from, before its first model call.
+
+        ``turn`` is the record the kit made with the turn's message, or ``None`` for a turn
+        recorded here. Returns ``None`` when the kit's record is no longer open: another
+        run finished the turn, and this one must not run it again.
+        """
+        if turn is None:
+            turn = OpenTurn(os.urandom(16).hex(), room_id, channel_id, actor_id)
+            await store.begin_turn(turn)
+        start = {"messages": [message.model_dump(mode="json") for message in messages]}
+        step = JournalStep(_START, "start", start)
+        try:
+            await store.record_step(turn.turn_id, step)
+        except KeyError:
+            return None
+        return cls(store, turn, [step])
 
     @classmethod
     async def resume(cls, store: TurnJournal, turn: OpenTurn) -> Journal:
         """The journal of a turn recorded by an earlier process."""
         return cls(store, turn, await store.steps(turn.turn_id))
 
+    @property
+    def started(self) -> bool:
+        """True once the turn recorded its conversation (a model call may have followed)."""
+        return _START in self._replay or "messages" in self.turn.state
+
     def messages(self) -> list[AIMessage]:
         """The conversation the turn started from."""
-        raw: list[Any] = self.turn.state.get("messages", [])
+        start = self._replay.get(_START)
+        # A turn recorded by an earlier version keeps its conversation in its state.
+        raw: list[Any] = (start.payload if start else self.turn.state).get("messages", [])
         return [AIMessage.model_validate(message) for message in raw]
 
     async def response(
@@ -94,9 +116,13 @@ class Journal:
         await self._record(index, "result", part.model_dump(mode="json"))
         return part
 
-    async def end(self) -> None:
-        """The turn finished: forget it."""
-        await self.store.end_turn(self.turn.turn_id)
+    async def finish(self, reply: RoomEvent | None) -> bool:
+        """The turn finished: store ``reply`` in the room and end the turn, in one write.
+
+        ``False`` when the turn was no longer open (finished by another run): nothing was
+        stored, so the reply must not be delivered.
+        """
+        return await self.store.finish_turn(self.turn.turn_id, reply)
 
     async def _record(self, index: int, kind: str, payload: dict[str, Any]) -> None:
         await self.store.record_step(self.turn.turn_id, JournalStep(index, kind, payload))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -194,10 +193,19 @@ class AIChannel(Channel):
             warn_never_offered(self.channel_id, human.tool_names, tools, self._warned)
         return tools
 
-    async def respond(self, room_id: str, event: RoomEvent) -> RoomEvent | None:
-        """Run a turn on ``event`` in ``room_id``; return the reply to record, if any.
+    async def respond(
+        self, room_id: str, event: RoomEvent, *, turn: OpenTurn | None = None
+    ) -> RoomEvent | None:
+        """Run a turn on ``event`` in ``room_id``; return its reply, if any.
 
         The event's sender is the turn's actor. A turn cut by ``close()`` returns ``None``.
+        On a durable room store the reply is stored in the room with the turn's end, in one
+        write, before this returns: the caller delivers it and stores nothing. On any other
+        store the caller stores it.
+
+        Args:
+            turn: the turn the kit recorded with ``event`` (``TurnJournal.record_inbound``);
+                it runs under that record. Without it, a durable store gets a new record.
         """
         kit = self._kit
         if kit is None:
@@ -206,45 +214,63 @@ class AIChannel(Channel):
             )
         if self.closing:
             return None
-        room = await kit.get_room(room_id)
-        tools = await self._turn_tools(room_id)
-        history = await kit.store.recent_events(room_id, self.history_limit)
-        turn = Turn(self, room, event.sender_id or None, tools)
-        messages = history_messages(history, self.channel_id)
-        journal = journal_for(kit.store)
-        if journal is not None:
-            turn.journal = await Journal.begin(
-                journal,
-                turn_id=os.urandom(16).hex(),
-                room_id=room_id,
-                channel_id=self.channel_id,
-                actor_id=turn.actor_id,
-                messages=messages,
-            )
-        return await self._drive(turn, messages)
+        return await self._start(kit, room_id, event.sender_id or None, turn)
 
     async def resume_turn(self, recorded: OpenTurn) -> RoomEvent | None:
         """Re-drive a turn an earlier process recorded and did not finish.
 
         Recorded model responses and call results are replayed, not made again; the call
         that was waiting on a person re-attaches to its request by key, so the person is
-        not asked twice and an answer given meanwhile is used. Returns the reply to record.
+        not asked twice and an answer given meanwhile is used. A turn recorded with its
+        message and never started starts now, from the room's history. Returns the reply,
+        already stored in the room with the turn's end (``None`` when there is none, or
+        another run finished the turn first).
         """
         kit = self._kit
         if kit is None:
             raise RuntimeError(
                 f"Channel {self.channel_id} is not registered: call kit.register_channel()"
             )
-        journal = journal_for(kit.store)
-        if journal is None or self.closing:
+        store = journal_for(kit.store)
+        if store is None or self.closing:
             return None
+        journal = await Journal.resume(store, recorded)
+        if not journal.started:
+            return await self._start(kit, recorded.room_id, recorded.actor_id, recorded)
         room = await kit.get_room(recorded.room_id)
         turn = Turn(self, room, recorded.actor_id, await self._turn_tools(recorded.room_id))
-        turn.journal = await Journal.resume(journal, recorded)
-        return await self._drive(turn, turn.journal.messages())
+        turn.journal = journal
+        return await self._drive(turn, journal.messages())
+
+    async def _start(
+        self, kit: RoomKit, room_id: str, actor_id: str | None, recorded: OpenTurn | None
+    ) -> RoomEvent | None:
+        """Start a turn from the room's history (recording it first on a durable store)."""
+        room = await kit.get_room(room_id)
+        tools = await self._turn_tools(room_id)
+        history = await kit.store.recent_events(room_id, self.history_limit)
+        turn = Turn(self, room, actor_id, tools)
+        messages = history_messages(history, self.channel_id)
+        store = journal_for(kit.store)
+        if store is not None:
+            turn.journal = await Journal.begin(
+                store,
+                recorded,
+                room_id=room_id,
+                channel_id=self.channel_id,
+                actor_id=actor_id,
+                messages=messages,
+            )
+            if turn.journal is None:
+                return None  # another run finished the turn
+        return await self._drive(turn, messages)
 
     async def _drive(self, turn: Turn, messages: list[AIMessage]) -> RoomEvent | None:
-        """Run ``turn`` in a task of its own, so ``close()`` can cut it; return its reply."""
+        """Run ``turn`` in a task of its own, so ``close()`` can cut it; return its reply.
+
+        A journaled turn stores its reply and ends in one write; a turn cut before that
+        stays open for ``resume_pending()``.
+        """
         room_id = turn.room_id
         task = asyncio.get_running_loop().create_task(self._run(turn, messages))
         self._turns[task] = turn
@@ -261,11 +287,12 @@ class AIChannel(Channel):
         finally:
             if task.done():
                 self._turns.pop(task, None)
-        if turn.journal is not None:
-            await turn.journal.end()
-        if not text:
+        reply = None
+        if text:
+            reply = RoomEvent(room_id, self.channel_id, self.channel_id, TextContent(text))
+        if turn.journal is not None and not await turn.journal.finish(reply):
             return None
-        return RoomEvent(room_id, self.channel_id, self.channel_id, TextContent(text))
+        return reply
 
     def _forget_turn(self, task: asyncio.Task[str | None]) -> None:
         self._turns.pop(task, None)
