@@ -18,6 +18,7 @@ from typing import Any
 from roomkit.core.exceptions import (
     AsyncSettleRequiredError,
     HandlerClosedError,
+    StoreError,
     UnknownRequestError,
 )
 from roomkit.models.enums import ChannelType
@@ -100,7 +101,7 @@ class HumanInputHandler:
         self._issued: dict[str, int] = {}
         self._closed_channels: set[str] = set()
         self._closed = False
-        self._notifications: dict[asyncio.Task[None], str] = {}
+        self._notifications: dict[asyncio.Task[object], str] = {}
         self._deadlines = DeadlineQueue(self._expire)
         self._ids = id_stream()
 
@@ -335,9 +336,11 @@ class HumanInputHandler:
             if timeout is not None:
                 request.deadline = durable.store.clock() + timeout
             record, created = await durable.store.insert(request)
+            # A request created here and not collected yet is being announced already.
+            owed = not created and record.pending_id not in durable.local
             durable.local[record.pending_id] = record
-            if created:
-                self._created(record)
+            if created or (owed and record.status is _PENDING):
+                self._announce_durable(durable.store, record, owed=owed)
             return record
         if key is not None:
             existing = self._store.by_key(key)
@@ -359,20 +362,66 @@ class HumanInputHandler:
         self._notifications[task] = request.channel_id
         task.add_done_callback(self._forget_notification)
 
-    def _forget_notification(self, task: asyncio.Task[None]) -> None:
+    def _forget_notification(self, task: asyncio.Task[object]) -> None:
         self._notifications.pop(task, None)
 
-    async def _notify(self, callback: OnInputRequiredCallback, event: PendingInputEvent) -> None:
+    async def _notify(self, callback: OnInputRequiredCallback, event: PendingInputEvent) -> bool:
+        """Run the callback; ``True`` when it ran through and allowed the request."""
         if self._closed or event.channel_id in self._closed_channels:
-            return
+            return False
         try:
             allowed = await callback(event)
         except Exception:
             # Fail-open: a broken notification loses the broadcast, not the request.
             logger.exception("_on_input_required callback failed for pending %s", event.pending_id)
-            return
+            return False
         if allowed is False:
             await self.areject(event.pending_id, DENIED)
+            return False
+        return True
+
+    def _announce_durable(self, store: DurableStore, record: PendingInput, *, owed: bool) -> None:
+        """Announce a stored request, and record in the store that it was announced.
+
+        ``owed``: the request was re-attached by key; it is announced only if no process
+        recorded its announcement (the one that stored it stopped before its hook ran).
+        """
+        callback = self._callback_for(record.channel_id)
+        if callback is None:
+            return
+        event = PendingInputEvent.for_request(record)
+        task = asyncio.get_running_loop().create_task(
+            self._notify_durable(store, callback, event, owed=owed),
+            name=f"human-input-notify-{record.pending_id}",
+        )
+        self._notifications[task] = record.channel_id
+        task.add_done_callback(self._forget_notification)
+
+    async def _notify_durable(
+        self,
+        store: DurableStore,
+        callback: OnInputRequiredCallback,
+        event: PendingInputEvent,
+        *,
+        owed: bool,
+    ) -> None:
+        pending_id = event.pending_id
+        try:
+            if owed and await store.was_announced(pending_id):
+                return
+        except StoreError:
+            # Unsure: announcing again beats never announcing.
+            logger.warning("Could not read whether pending %s was announced", pending_id)
+        if not await self._notify(callback, event):
+            return
+        try:
+            await store.mark_announced(pending_id)
+        except StoreError:
+            logger.warning(
+                "Pending %s was announced but the store did not record it: a restart may "
+                "announce it again",
+                pending_id,
+            )
 
     # -- waiting -----------------------------------------------------------------------------
 

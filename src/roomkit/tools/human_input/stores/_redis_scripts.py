@@ -9,7 +9,8 @@ Layout, under a prefix ``P``:
 
 - ``P:p:<id>``: the record, a hash of the flat fields of
   :mod:`~roomkit.tools.human_input.stores._records`, plus ``settle_token`` (which settle
-  call won) and ``settled_at`` (on the store's clock);
+  call won), ``settled_at`` (on the store's clock) and ``unannounced`` (there from the
+  insert until the request's announcement is recorded);
 - ``P:k:<key>``: the idempotency key's record id;
 - ``P:pending`` and ``P:r:<room id>``: the pending ids, scored by creation time;
 - ``P:events``: the channel that carries ``created <id>`` and ``settled <id>``.
@@ -38,6 +39,7 @@ __all__ = [
     "PURGE",
     "SETTLE",
     "SET_DEADLINE",
+    "UNANNOUNCED",
     "Layout",
     "insert_call",
     "settle_args",
@@ -50,6 +52,8 @@ DUPLICATE = "duplicate"
 """What the insert returns when another request already has the id."""
 LOST_TO_DEADLINE = "timed_out"
 """What the settle returns when it lost to a passed deadline and recorded the timeout."""
+UNANNOUNCED = "unannounced"
+"""The record's field that says its announcement is owed (deleted once it is recorded)."""
 
 INSERT = """
 -- KEYS: record, pending index, room index[, key index]
@@ -264,6 +268,7 @@ def insert_call(
     ]
     for name, value in fields.items():
         args += (name, value)
+    args += (UNANNOUNCED, "1")
     return keys, args, fields
 
 

@@ -31,7 +31,12 @@ import aiosqlite
 
 from roomkit.core._sqlite_connect import FileWatch, retry_locked
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.tools.human_input.stores._sqlite_schema import READ_SEQ, SCHEMA
+from roomkit.tools.human_input.stores._sqlite_schema import (
+    ADD_UNANNOUNCED,
+    PENDING_COLUMNS,
+    READ_SEQ,
+    SCHEMA,
+)
 
 __all__ = ["Link", "fetch_all"]
 
@@ -153,6 +158,7 @@ class Link:
                 self.busy_timeout,
                 undo=lambda: db.execute_fetchall("ROLLBACK"),
             )
+            await _add_missing_columns(db)
             ((counter,),) = await fetch_all(db, READ_SEQ)
         except BaseException:
             await _close_quietly(db)
@@ -184,6 +190,19 @@ async def fetch_all(
 ) -> list[Any]:
     """Run one statement and return every row it yields (one trip to the connection's thread)."""
     return list(await db.execute_fetchall(statement, parameters))
+
+
+async def _add_missing_columns(db: aiosqlite.Connection) -> None:
+    """Add the columns a file made by an earlier version lacks."""
+    present = {name for (name,) in await fetch_all(db, PENDING_COLUMNS)}
+    if "unannounced" in present:
+        return
+    try:
+        await db.execute_fetchall(ADD_UNANNOUNCED)
+    except sqlite3.OperationalError as error:
+        # Another process opening the file at the same moment added it first.
+        if "duplicate column" not in str(error):
+            raise
 
 
 def _unreachable(error: sqlite3.DatabaseError) -> bool:

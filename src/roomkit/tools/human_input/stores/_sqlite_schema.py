@@ -2,12 +2,14 @@
 
 One table, ``roomkit_pending``, holds a row per request: the flat fields of
 :mod:`~roomkit.tools.human_input.stores._records` as columns, plus ``settled_at`` (for
-retention), ``changed_at`` (the last create or settle), both on the store's clock, and
-``seq``, the change counter. A one-row table, ``roomkit_pending_seq``, hands out ``seq``
-values: every create and every settle takes the next one inside its own write transaction,
-so ``seq`` grows in commit order across every process, and ``seq > n`` lists exactly what
-moved since a reader saw ``n``. A third table, ``roomkit_ledger``, is the spend-once ledger
-(its statements are in :mod:`~roomkit.tools.human_input.stores._sqlite_ledger`).
+retention), ``changed_at`` (the last create or settle), both on the store's clock,
+``seq``, the change counter, and ``unannounced`` (1 from the insert until the request's
+announcement is recorded; NULL after, and in rows older than the column). A one-row
+table, ``roomkit_pending_seq``, hands out ``seq`` values: every create and every settle
+takes the next one inside its own write transaction, so ``seq`` grows in commit order
+across every process, and ``seq > n`` lists exactly what moved since a reader saw ``n``.
+A third table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
+:mod:`~roomkit.tools.human_input.stores._sqlite_ledger`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,13 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._records import FIELDS, decode
 
 __all__ = [
+    "ADD_UNANNOUNCED",
     "BUMP_SEQ",
     "CHANGES_SINCE",
     "COLUMNS",
     "INSERT",
+    "MARK_ANNOUNCED",
+    "PENDING_COLUMNS",
     "PURGE",
     "READ_SEQ",
     "SCHEMA",
@@ -32,6 +37,7 @@ __all__ = [
     "SELECT_BY_KEY",
     "SELECT_RECORD",
     "SELECT_STATE",
+    "SELECT_UNANNOUNCED",
     "SEQ_BEFORE",
     "SETTLE",
     "SET_DEADLINE",
@@ -68,7 +74,8 @@ CREATE TABLE IF NOT EXISTS roomkit_pending (
     {_DEFINITIONS},
     settled_at REAL,
     changed_at REAL,
-    seq INTEGER NOT NULL
+    seq INTEGER NOT NULL,
+    unannounced INTEGER
 );
 CREATE TABLE IF NOT EXISTS roomkit_pending_seq (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -103,10 +110,18 @@ SELECT_BY_KEY = f'SELECT {COLUMNS}, settled_at FROM roomkit_pending WHERE "key" 
 SELECT_STATE = "SELECT status, deadline FROM roomkit_pending WHERE pending_id = ?"
 
 INSERT = (
-    f"INSERT INTO roomkit_pending ({COLUMNS}, settled_at, changed_at, seq) "
-    f"VALUES ({', '.join('?' for _ in FIELDS)}, NULL, ?, ?)"
+    f"INSERT INTO roomkit_pending ({COLUMNS}, settled_at, changed_at, seq, unannounced) "
+    f"VALUES ({', '.join('?' for _ in FIELDS)}, NULL, ?, ?, 1)"
 )
-"""Parameters: the fields, changed_at, seq."""
+"""Parameters: the fields, changed_at, seq. A new request is not announced yet."""
+
+PENDING_COLUMNS = "SELECT name FROM pragma_table_info('roomkit_pending')"
+ADD_UNANNOUNCED = "ALTER TABLE roomkit_pending ADD COLUMN unannounced INTEGER"
+"""Brings a file made before the column existed up to date (its rows read as announced)."""
+MARK_ANNOUNCED = (
+    "UPDATE roomkit_pending SET unannounced = NULL WHERE pending_id = ? AND unannounced = 1"
+)
+SELECT_UNANNOUNCED = "SELECT unannounced FROM roomkit_pending WHERE pending_id = ?"
 
 SETTLE = (
     "UPDATE roomkit_pending SET status = ?, result = ?, reject_reason = ?, withdrawn = ?, "

@@ -168,6 +168,18 @@ class DurableStore(Protocol):
     ) -> list[PendingInput]:
         """The requests still pending, oldest first; ``None`` filters nothing."""
 
+    async def mark_announced(self, pending_id: str) -> None:
+        """Record that the request was announced (its ON_USER_INPUT_REQUIRED callback ran).
+
+        ``insert`` stores every new request as not announced yet. A process that stopped
+        between the two leaves the announcement owed: whoever re-attaches to the request
+        by key announces it. An unknown id is ignored.
+        """
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while a stored request's announcement is owed; True once it was recorded,
+        and for an id not stored (nothing to announce)."""
+
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
         """Call ``listener`` for changes made by any process; returns the unsubscribe.
 

@@ -299,6 +299,29 @@ class RedisStore(DurableBase):
             and (channel_id is None or record.channel_id == channel_id)
         ]
 
+    async def mark_announced(self, pending_id: str) -> None:
+        """Record that the request was announced; an unknown id is ignored.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
+        await self._ensure_open()
+        with guard(self._where, pending_id):
+            # Deleting a field never creates the record: a request gone meanwhile stays gone.
+            await self._client.hdel(self._layout.record(pending_id), scripts.UNANNOUNCED)
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
+        await self._ensure_open()
+        key = self._layout.record(pending_id)
+        with guard(self._where, pending_id):
+            owed = await self._client.hexists(key, scripts.UNANNOUNCED)
+        return not owed
+
     async def purge_expired(self) -> int:
         """Drop records settled more than ``retention_seconds`` ago on :attr:`clock`.
 

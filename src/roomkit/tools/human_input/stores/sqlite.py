@@ -218,6 +218,20 @@ class SQLiteStore(DurableBase):
             rows = await fetch_all(db, statement, parameters)
         return sql.decode_rows(rows)
 
+    async def mark_announced(self, pending_id: str) -> None:
+        """Record that the request was announced; an unknown id is ignored."""
+
+        async def write(db: aiosqlite.Connection) -> None:
+            await db.execute_fetchall(sql.MARK_ANNOUNCED, (pending_id,))
+
+        await self._write(write)
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True."""
+        async with self._session() as db:
+            rows = await fetch_all(db, sql.SELECT_UNANNOUNCED, (pending_id,))
+        return not rows or rows[0][0] is None
+
     async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
         """Set the deadline of a pending request unless it has an earlier one.
 
