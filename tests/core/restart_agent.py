@@ -1,8 +1,12 @@
-"""An agent process for the restart test: asks a person, may be killed, resumes.
+"""An agent process for the restart tests: asks a person, may be killed, resumes.
 
 ``python restart_agent.py DB ask``    creates the room and runs a turn that asks a question
                                        (it waits until killed).
-``python restart_agent.py DB resume`` re-drives the unfinished turn and prints its reply.
+``python restart_agent.py DB resume`` re-drives the unfinished turns and prints their replies.
+
+With ``ROOMKIT_STOP_AT`` set to one of :data:`STOPS`, the process prints ``{"at": stop}``
+right after that durable write and stops itself (SIGSTOP) before anything else runs: the
+test kills it at exactly that instant.
 
 Each line it prints is JSON, so the test reads what happened.
 """
@@ -11,11 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import sys
+from collections.abc import Sequence
 
 from roomkit import HumanInputToolHandler, InboundMessage, RoomKit, TextContent
 from roomkit.channels.ai import AIChannel
 from roomkit.core.sqlite_store import SQLiteRoomStore
+from roomkit.core.store import JournalStep, OpenTurn
+from roomkit.models.pending_input import PendingInput
+from roomkit.models.room import RoomEvent
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AITool, AIToolCall
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
@@ -25,6 +35,53 @@ ASK = AITool(
     description="Ask the user a question.",
     parameters={"type": "object", "properties": {"question": {"type": "string"}}},
 )
+
+STOPS = (
+    "inbound",  # the message and its turn stored
+    "step -1",  # the conversation the turn starts from recorded
+    "step 0",  # the model's tool call recorded
+    "question",  # the question stored
+    "announced",  # its announcement recorded
+    "step 1",  # the answer recorded as the call's result
+    "step 1000",  # the model's reply recorded
+    "finish",  # the reply stored and the turn ended
+)
+"""The durable writes of one turn, in order."""
+
+STOP_AT = os.environ.get("ROOMKIT_STOP_AT")
+
+
+def reached(stop: str) -> None:
+    """Tell the test that ``stop``'s write is done, then freeze until killed."""
+    if stop == STOP_AT:
+        print(json.dumps({"at": stop}), flush=True)
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+class Rooms(SQLiteRoomStore):
+    async def record_inbound(self, event: RoomEvent, turns: Sequence[OpenTurn]) -> None:
+        await super().record_inbound(event, turns)
+        reached("inbound")
+
+    async def record_step(self, turn_id: str, step: JournalStep) -> None:
+        await super().record_step(turn_id, step)
+        reached(f"step {step.index}")
+
+    async def finish_turn(self, turn_id: str, reply: RoomEvent | None) -> bool:
+        finished = await super().finish_turn(turn_id, reply)
+        reached("finish")
+        return finished
+
+
+class Questions(SQLiteStore):
+    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
+        stored = await super().insert(request)
+        reached("question")
+        return stored
+
+    async def mark_announced(self, pending_id: str) -> None:
+        await super().mark_announced(pending_id)
+        reached("announced")
 
 
 class TravelAgent(AIProvider):
@@ -48,8 +105,8 @@ class TravelAgent(AIProvider):
 
 
 async def main(db: str, mode: str) -> None:
-    rooms = SQLiteRoomStore(db)
-    pending = SQLiteStore(db, backstop_interval=0.02)
+    rooms = Rooms(db)
+    pending = Questions(db, backstop_interval=0.02)
     kit = RoomKit(store=rooms)
     model = TravelAgent()
     human = HumanInputToolHandler(

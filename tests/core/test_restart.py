@@ -1,4 +1,10 @@
-"""A kit killed with SIGKILL while its agent waits on a person finishes the turn on restart."""
+"""A kit killed with SIGKILL at any step of a turn finishes the turn on restart, losing nothing.
+
+The agent process (``restart_agent.py``) freezes itself right after a chosen durable write
+and says so on its stdout; the test kills it there, then a new process runs
+``resume_pending()``. Whatever the instant, the message gets one turn, the turn one reply,
+and the question is asked once and announced once.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from tests.core.restart_agent import STOPS
 
 from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
@@ -19,14 +26,21 @@ from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 AGENT = Path(__file__).with_name("restart_agent.py")
 
+Start = Callable[..., Awaitable[Process]]
+
+REPLY = "Booked a trip to Lisbon."
+
 
 @pytest.fixture
-async def agents() -> AsyncIterator[Callable[[Path, str], Awaitable[Process]]]:
+async def agents() -> AsyncIterator[Start]:
     """Starts agent processes; any still running at the end is killed."""
     started: list[Process] = []
 
-    async def start(db: Path, mode: str) -> Process:
+    async def start(db: Path, mode: str, *, stop_at: str | None = None) -> Process:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        env.pop("ROOMKIT_STOP_AT", None)
+        if stop_at is not None:
+            env["ROOMKIT_STOP_AT"] = stop_at
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(AGENT), str(db), mode, stdout=asyncio.subprocess.PIPE, env=env
         )
@@ -49,15 +63,24 @@ async def _line(process: Process) -> dict[str, object]:
     return line
 
 
+async def _kill(process: Process) -> None:
+    process.send_signal(signal.SIGKILL)
+    assert await process.wait() == -signal.SIGKILL
+
+
+async def _answer(db: Path, pending_id: object, answer: str = "Lisbon") -> bool:
+    async with SQLiteStore(db) as store:
+        return await HumanInputHandler(store=store).aresolve(str(pending_id), answer, by="ann")
+
+
 async def test_a_turn_killed_while_waiting_resumes_with_the_answer_given_meanwhile(
-    tmp_path: Path, agents: Callable[[Path, str], Awaitable[Process]]
+    tmp_path: Path, agents: Start
 ) -> None:
     db = tmp_path / "kit.db"
-    first = await agents(db, "ask")
+    first = await agents(db, "ask", stop_at="announced")
     asked = await _line(first)
-
-    first.send_signal(signal.SIGKILL)
-    assert await first.wait() == -signal.SIGKILL
+    assert await _line(first) == {"at": "announced"}
+    await _kill(first)
 
     async with SQLiteStore(db) as store:
         desk = HumanInputHandler(store=store)
@@ -71,32 +94,83 @@ async def test_a_turn_killed_while_waiting_resumes_with_the_answer_given_meanwhi
     assert await second.wait() == 0
 
     # The model was asked once more (for the reply), not for the tool call again.
-    assert outcome == {"replies": ["Booked a trip to Lisbon."], "generated": 1}
+    assert outcome == {"replies": [REPLY], "generated": 1}
     async with SQLiteRoomStore(db) as rooms:
         history = [event.content.body for event in await rooms.list_events("trip")]
-        assert history == ["Plan my holiday", "Booked a trip to Lisbon."]
+        assert history == ["Plan my holiday", REPLY]
         assert await rooms.open_turns() == []
     async with SQLiteStore(db) as store:
         assert await HumanInputHandler(store=store).list_pending() == []
 
 
 async def test_a_turn_resumed_before_the_answer_waits_for_it_without_asking_again(
-    tmp_path: Path, agents: Callable[[Path, str], Awaitable[Process]]
+    tmp_path: Path, agents: Start
 ) -> None:
     db = tmp_path / "kit.db"
-    first = await agents(db, "ask")
+    first = await agents(db, "ask", stop_at="announced")
     asked = await _line(first)
-    first.send_signal(signal.SIGKILL)
-    await first.wait()
+    await _line(first)
+    await _kill(first)
 
     second = await agents(db, "resume")
     async with SQLiteStore(db) as store:
         desk = HumanInputHandler(store=store)
-        # The resumed turn re-attached: still one question, the same one.
+        # The resumed turn re-attaches: still one question, the same one.
         [request] = await desk.list_pending()
         assert request.pending_id == asked["asked"]
         assert await desk.aresolve(request.pending_id, "Porto") is True
 
+    # The first line is the reply: the question, announced before the kill, is not again.
     outcome = await _line(second)
     assert await second.wait() == 0
     assert outcome == {"replies": ["Booked a trip to Porto."], "generated": 1}
+
+
+# The model calls the resumed process makes: none for what the journal already holds.
+GENERATED_AFTER = {"inbound": 2, "step -1": 2, "step 1000": 0, "finish": 0}
+
+
+@pytest.mark.parametrize("stop", STOPS)
+async def test_a_kill_after_any_write_loses_no_turn_reply_or_announcement(
+    tmp_path: Path, agents: Start, stop: str
+) -> None:
+    """Killed after ``stop``'s write, a restarted kit finishes the turn: one reply in the
+    room, one question, announced once.
+
+    Among the stops: right after the message was stored ("inbound": the message still gets
+    its turn), right after the question was stored ("question": it is still announced), and
+    right after the last model round ("step 1000", "finish": the reply is still stored).
+    """
+    db = tmp_path / "kit.db"
+    answered_before = STOPS.index(stop) > STOPS.index("announced")
+    asked: list[object] = []
+
+    first = await agents(db, "ask", stop_at=stop)
+    while (line := await _line(first)) != {"at": stop}:
+        asked.append(line["asked"])
+        if answered_before:
+            assert await _answer(db, line["asked"]) is True
+    await _kill(first)
+
+    second = await agents(db, "resume")
+    if asked and not answered_before:
+        # Announced before the kill: the person answers while the kit restarts.
+        assert await _answer(db, asked[0]) is True
+    while "replies" not in (line := await _line(second)):
+        asked.append(line["asked"])
+        assert await _answer(db, line["asked"]) is True
+    assert await second.wait() == 0
+
+    expected_replies = [] if stop == "finish" else [REPLY]
+    assert line == {"replies": expected_replies, "generated": GENERATED_AFTER.get(stop, 1)}
+    assert len(asked) == 1, f"the question was announced {len(asked)} times"
+    async with SQLiteRoomStore(db) as rooms:
+        history = [event.content.body for event in await rooms.list_events("trip")]
+        assert history == ["Plan my holiday", REPLY]
+        assert await rooms.open_turns() == []
+    async with SQLiteStore(db) as store:
+        desk = HumanInputHandler(store=store)
+        assert await desk.list_pending() == []
+        request = await desk.get_request(str(asked[0]))
+        assert request is not None
+        assert request.result == "Lisbon"
