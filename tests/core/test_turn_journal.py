@@ -136,15 +136,23 @@ async def kit_on(path: Path, *replies: str) -> RoomKit:
     return kit
 
 
-async def test_process_inbound_stores_the_reply_once_and_leaves_no_turn_open(
+async def test_process_inbound_stores_the_message_then_the_reply_once(
     tmp_path: Path,
 ) -> None:
+    """``on_recorded`` hears of the message once it is stored, before the turn runs."""
     kit = await kit_on(tmp_path / "kit.db", "Hello, Ann.")
+    provider = kit.get_channel("ai").provider  # type: ignore[union-attr]
     await kit.create_room("r1")
     await kit.attach_channel("r1", "ai")
+    recorded: list[tuple[RoomEvent, int]] = []
 
-    result = await kit.process_inbound(InboundMessage("ws", "ann", TextContent("hi")), room_id="r1")
+    def stored(event: RoomEvent) -> None:
+        recorded.append((event, len(provider.calls)))
 
+    message = InboundMessage("ws", "ann", TextContent("hi"))
+    result = await kit.process_inbound(message, room_id="r1", on_recorded=stored)
+
+    assert recorded == [(result.event, 0)]
     assert [reply.content.body for reply in result.responses] == ["Hello, Ann."]
     assert [e.content.body for e in await kit.store.list_events("r1")] == ["hi", "Hello, Ann."]
     store = kit.store
