@@ -84,7 +84,7 @@ async def test_the_planner_asks_every_question_shape_in_turn() -> None:
     assert "multiSelect" not in first
     assert "options" not in free
     assert several["multiSelect"] is True
-    assert "beach holiday" in free["question"]
+    assert free["question"] == "Beach holiday it is. Where would you like to go?"
 
 
 async def test_every_call_the_planner_makes_passes_its_tool_schema() -> None:
@@ -110,9 +110,10 @@ async def test_a_confirmed_plan_is_booked_with_a_summary_of_the_answers() -> Non
     responses, _ = await converse([*ANSWERS, json.dumps({"confirmed": True})])
     reply = responses[-1]
     assert reply.tool_calls == []
-    assert reply.content.startswith("Booked: a beach holiday to Crete")
-    assert "two of us" in reply.content
-    assert "Flights, Hotel" in reply.content
+    assert reply.content == (
+        "Booked: a beach holiday to Crete, next month, for two, no budget limit, "
+        "with flights and hotel. Enjoy the trip!"
+    )
 
 
 async def test_a_refused_confirmation_books_nothing_and_says_why() -> None:
@@ -121,11 +122,56 @@ async def test_a_refused_confirmation_books_nothing_and_says_why() -> None:
     assert responses[-1].content.startswith("Nothing booked (too pricey).")
 
 
-async def test_a_declined_question_ends_the_turn_with_the_reason() -> None:
+async def test_a_declined_question_ends_the_turn_with_the_reason_in_plain_words() -> None:
     refusal = json.dumps({"error": "Human input rejected: not now"})
     responses, _ = await converse(["City break", refusal], error=True)
     assert responses[-1].tool_calls == []
-    assert "Human input rejected: not now" in responses[-1].content
+    assert responses[-1].content == (
+        "Understood, you would rather not answer, so I stopped planning. "
+        'You said: "not now". Write again to start over.'
+    )
+    silent = json.dumps({"error": "Human input rejected: "})
+    responses, _ = await converse([silent], error=True)
+    assert responses[-1].content == (
+        "Understood, you would rather not answer, so I stopped planning. "
+        "Write again to start over."
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "trip"),
+    [
+        ("City break", "a city break"),
+        ("Beach holiday", "a beach holiday"),
+        ("Mountain hiking", "a mountain hiking trip"),
+        ("Road trip", "a road trip"),
+    ],
+)
+async def test_the_planner_names_each_kind_of_trip_in_plain_words(kind: str, trip: str) -> None:
+    plan = [
+        kind,
+        "the Alps",
+        json.dumps({"answer": ["Flights", "Hotel", "Car hire"]}),
+        json.dumps(
+            {
+                "answers": [
+                    {"question": "When do you want to leave?", "answer": "This weekend"},
+                    {"question": "What is your budget per person?", "answer": "Under 500 EUR"},
+                    {"question": "Who is coming?", "answer": "Just me"},
+                ]
+            }
+        ),
+        json.dumps({"confirmed": True}),
+    ]
+    responses, _ = await converse(plan)
+    assert responses[1].tool_calls[0].arguments["question"] == (
+        f"{kind} it is. Where would you like to go?"
+    )
+    assert responses[4].tool_calls[0].arguments["action"] == f"Book {trip} to the Alps"
+    assert responses[5].content == (
+        f"Booked: {trip} to the Alps, this weekend, for one, under 500 EUR per person, "
+        "with flights, hotel and car hire. Enjoy the trip!"
+    )
 
 
 async def test_a_timed_out_question_ends_the_turn() -> None:

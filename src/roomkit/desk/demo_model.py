@@ -237,7 +237,7 @@ class TripPlannerModel(AIProvider):
             )
         if step == 1:
             kind = _words(_answer(answers[0]))
-            question = f"A {kind.lower()}: where would you like to go?"
+            question = f"{kind} it is. Where would you like to go?"
             return _ask(call_id, "AskUserQuestion", {"question": question})
         if step == 2:
             arguments = {
@@ -250,14 +250,14 @@ class TripPlannerModel(AIProvider):
             return _ask(call_id, "AskUserQuestion", {"questions": _PLAN_QUESTIONS})
         plan = _summary(answers)
         if step == 4:
-            arguments = {"action": f"Book a {plan['what']}", "details": plan["details"]}
+            arguments = {"action": f"Book {plan['what']}", "details": plan["details"]}
             return _ask(call_id, "ConfirmAction", arguments)
         confirmed, reason = _confirmed(answers[4])
         if confirmed:
-            return AIResponse(content=f"Booked: a {plan['what']}, {plan['line']}. Enjoy the trip!")
+            return AIResponse(content=f"Booked: {plan['what']}, {plan['line']}. Enjoy the trip!")
         why = f" ({reason})" if reason else ""
         return AIResponse(
-            content=f"Nothing booked{why}. Your plan stays ready: a {plan['what']}, "
+            content=f"Nothing booked{why}. Your plan stays ready: {plan['what']}, "
             f"{plan['line']}. Say the word when you want to go ahead."
         )
 
@@ -268,22 +268,58 @@ def _ask(call_id: str, tool: str, arguments: dict[str, Any], text: str = "") -> 
 
 
 def _summary(answers: list[str]) -> dict[str, Any]:
-    kind = _words(_answer(answers[0])).lower()
+    kind = _words(_answer(answers[0]))
     place = _words(_answer(answers[1]))
-    extras = _words(_answer(answers[2]))
+    extras = _answer(answers[2])
     plan = _plan_answers(answers[3])
-    details = {"Trip": f"{kind} to {place}", "Includes": extras, **plan}
-    line = (
-        f"{plan['Dates'].lower()}, {plan['Travellers'].lower()}, budget {plan['Budget']}, "
-        f"with {extras}"
+    trip = f"{_TRIP_NOUNS.get(kind, kind.lower())} to {place}"
+    details = {"Trip": trip, "Includes": _words(extras), **plan}
+    line = ", ".join(
+        [
+            plan["Dates"].lower(),
+            _TRAVELLERS.get(plan["Travellers"], f"for {plan['Travellers'].lower()}"),
+            _BUDGETS.get(plan["Budget"], f"a budget of {plan['Budget']}"),
+            f"with {_listed(extras)}",
+        ]
     )
-    return {"what": f"{kind} to {place}", "details": details, "line": line}
+    return {"what": f"{_article(trip)} {trip}", "details": details, "line": line}
+
+
+_TRIP_NOUNS = {"Mountain hiking": "mountain hiking trip"}
+"""A trip kind as a noun, where its label is not one ("a mountain hiking trip")."""
+_TRAVELLERS = {"Just me": "for one", "Two of us": "for two", "Family with kids": "for a family"}
+_BUDGETS = {
+    "Under 500 EUR": "under 500 EUR per person",
+    "500-1500 EUR": "500-1500 EUR per person",
+    "No limit": "no budget limit",
+}
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def _listed(value: Any) -> str:
+    """Options picked, as a sentence says them: "flights, hotel and car hire"."""
+    items = [str(item).lower() for item in value] if isinstance(value, list) else [_words(value)]
+    if not items:
+        return "nothing extra"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _stopped(result: AIToolResultPart) -> str:
     error = _decoded(result.content)
     message = error.get("error") if isinstance(error, dict) else None
-    text = str(message or result.content or "no answer")
+    text = str(message or result.content or "")
+    again = "Write again to start over."
     if "timed out" in text:
-        return "Nobody answered in time, so I stopped planning. Write again to start over."
-    return f"Understood, I stopped planning ({text}). Write again to start over."
+        return f"Nobody answered in time, so I stopped planning. {again}"
+    if text.startswith(_REJECTED):
+        reason = text.removeprefix(_REJECTED).strip()
+        said = f' You said: "{reason}".' if reason else ""
+        return f"Understood, you would rather not answer, so I stopped planning.{said} {again}"
+    return f"That question was withdrawn, so I stopped planning. {again}"
+
+
+_REJECTED = "Human input rejected:"
+"""How a tool result starts when the person declined to answer."""

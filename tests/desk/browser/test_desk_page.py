@@ -74,8 +74,8 @@ def test_a_trip_is_planned_by_answering_every_question_shape(
     )
     confirm.get_by_role("button", name="Yes").click()
     expect(last_reply(page)).to_have_text(
-        "Booked: a beach holiday to Crete, next month, two of us, budget 500-1500 EUR, "
-        "with Flights, Hotel. Enjoy the trip!"
+        "Booked: a beach holiday to Crete, next month, for two, 500-1500 EUR per person, "
+        "with flights and hotel. Enjoy the trip!"
     )
     expect(page.locator(".card")).to_have_count(0)
     expect(page.locator("#no-questions")).to_be_visible()
@@ -109,8 +109,8 @@ def test_declining_a_question_stops_the_plan(
     question.get_by_role("button", name="Decline").click()
     expect(page.locator(".settled-how").first).to_have_text("Declined by you: not today")
     expect(last_reply(page)).to_have_text(
-        "Understood, I stopped planning (Human input rejected: not today). "
-        "Write again to start over."
+        "Understood, you would rather not answer, so I stopped planning. "
+        'You said: "not today". Write again to start over.'
     )
 
 

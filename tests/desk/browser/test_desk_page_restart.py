@@ -54,7 +54,7 @@ def test_the_page_follows_the_demo_through_a_sigkill(tmp_path: Path, open_page: 
         say(page, "Plan a trip")
         card(page, "question").get_by_role("button", name="Mountain hiking").click()
         asked = card(page, "question")
-        expect(asked).to_contain_text("A mountain hiking: where would you like to go?")
+        expect(asked).to_contain_text("Mountain hiking it is. Where would you like to go?")
         request_id = asked.get_attribute("data-request-id")
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
