@@ -151,7 +151,16 @@ class Link:
     async def _connect(self) -> aiosqlite.Connection:
         if self._db is not None:
             return self._db
-        db = await aiosqlite.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+        raw = await asyncio.to_thread(
+            sqlite3.connect,
+            self.path,
+            timeout=self.busy_timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        # The file is opened first and handed over, so a path that cannot be opened leaves no
+        # worker thread behind to report to an event loop that may be closed by then.
+        db = await aiosqlite.Connection(lambda: raw, iter_chunk_size=64)
         try:
             await retry_locked(
                 lambda: db.executescript(SCHEMA),
