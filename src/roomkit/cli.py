@@ -37,6 +37,10 @@ __all__ = ["main"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 TOKEN_ENV = "ROOMKIT_TOKEN"
+LINK_ACTOR = "admin"
+"""Whom the sign-in link ``roomkit desk`` prints speaks for (an admin: it sees everything)."""
+LINK_TTL = 12 * 3600
+"""Seconds the printed sign-in link's token lasts."""
 
 
 class _Failure(Exception):
@@ -62,10 +66,14 @@ def _printable(text: object, limit: int = 120) -> str:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from roomkit.core.exceptions import StoreError
     from roomkit.core.framework import RoomKit
     from roomkit.desk.app import create_desk_app
     from roomkit.desk.limits import DeskLimits
+    from roomkit.desk.serving import Server, listen, sign_in_link
+    from roomkit.desk.startup import check_stores
     from roomkit.desk.stores import close_stores, open_stores
+    from roomkit.desk.tokens import issue_token
     from roomkit.tools.human_input import HumanInputHandler
 
     secret = _secret(args.data_dir)
@@ -77,16 +85,35 @@ def _serve(args: argparse.Namespace) -> int:
     async def serve() -> None:
         try:
             kit = RoomKit(store=room_store)
+            handler = HumanInputHandler(store=pending_store)
             app = create_desk_app(
                 kit,
-                handler=HumanInputHandler(store=pending_store),
+                handler=handler,
                 secret=secret,
                 allowed_origins=args.allowed_origin or None,
             )
+            try:
+                await check_stores(kit, handler)
+                sock = listen(args.host, args.port)
+            except StoreError as error:
+                raise _Failure(f"Cannot start the desk: {error}") from None
+            except OSError as error:
+                raise _Failure(f"Cannot start the desk: {error.strerror or error}") from None
+            port = sock.getsockname()[1]
+            token = issue_token(secret, LINK_ACTOR, admin=True, ttl=LINK_TTL)
+            link = sign_in_link(args.host, port, token)
+
+            def started() -> None:
+                print(
+                    f"Open {link}\n  (an admin sign-in for {LINK_TTL // 3600} hours; "
+                    "`roomkit token ACTOR` makes one for a person)",
+                    flush=True,
+                )
+
             config = uvicorn.Config(
                 app,
                 host=args.host,
-                port=args.port,
+                port=port,
                 ws_max_size=DeskLimits().max_frame,
                 # Frames are small JSON: compressing them costs more CPU than it saves, and
                 # compression next to secrets is a risk not worth taking.
@@ -94,7 +121,8 @@ def _serve(args: argparse.Namespace) -> int:
                 log_level=args.log_level,
                 server_header=False,
             )
-            await uvicorn.Server(config).serve()
+            with sock:
+                await Server(config, on_started=started).serve(sockets=[sock])
         finally:
             await close_stores(pending_store, room_store)
 

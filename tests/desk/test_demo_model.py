@@ -133,8 +133,7 @@ async def test_a_declined_question_ends_the_turn_with_the_reason_in_plain_words(
     silent = json.dumps({"error": "Human input rejected: "})
     responses, _ = await converse([silent], error=True)
     assert responses[-1].content == (
-        "Understood, you would rather not answer, so I stopped planning. "
-        "Write again to start over."
+        "Understood, you would rather not answer, so I stopped planning. Write again to start over."
     )
 
 

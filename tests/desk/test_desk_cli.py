@@ -172,14 +172,12 @@ def test_the_answer_text_becomes_the_body_its_kind_takes(kind: str, text: str, b
 
 
 async def _started(process: asyncio.subprocess.Process) -> str:
-    """The desk's base URL, from uvicorn's start-up line."""
-    assert process.stderr is not None
-    while True:
-        line = (await process.stderr.readline()).decode()
-        assert line, "the desk exited before serving"
-        found = re.search(r"running on (http://\S+)", line, re.IGNORECASE)
-        if found:
-            return found.group(1)
+    """The desk's base URL, from the sign-in link it prints once it listens."""
+    assert process.stdout is not None
+    line = (await process.stdout.readline()).decode()
+    found = re.match(r"Open (http://\S+)/#token=", line)
+    assert found, f"the desk printed {line!r} instead of its link"
+    return found.group(1)
 
 
 async def test_roomkit_desk_serves_a_sqlite_store_to_the_pending_commands(
@@ -196,7 +194,7 @@ async def test_roomkit_desk_serves_a_sqlite_store_to_the_pending_commands(
     desk = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--data-dir", data,
         "--store", f"sqlite:///{database}",
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
     try:
         base = await _started(desk)

@@ -24,6 +24,7 @@ from roomkit.desk.api import Desk
 from roomkit.desk.auth import Authenticator
 from roomkit.desk.headers import CONTENT_SECURITY_POLICY, SecurityHeaders
 from roomkit.desk.limits import DeskLimits
+from roomkit.desk.startup import StartupCheck, check_stores
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_desk_app"]
@@ -63,6 +64,9 @@ def create_desk_app(
         chat_channel_id: when given, also serve the chat routes (``roomkit.desk.chat``)
             for this channel.
 
+    When the server starts the app, it reads once from the stores and refuses to start,
+    with one line saying why, when one cannot be reached.
+
     ``app.state.desk`` is the :class:`~roomkit.desk.api.Desk`; ``app.state.desk_hub`` its
     hub (for a chat router added later).
     """
@@ -92,6 +96,8 @@ def create_desk_app(
     )
     app.state.desk = desk
     app.state.desk_hub = desk.hub
+    # Refuse to start on a store that cannot be reached, rather than 503 every request.
+    app.add_middleware(StartupCheck, check=lambda: check_stores(kit, desk.handler))
     app.include_router(desk.router)
     if chat_channel_id is not None:
         chat = importlib.import_module("roomkit.desk.chat")

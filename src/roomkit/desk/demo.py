@@ -3,9 +3,9 @@
 The demo keeps everything in a data folder of its own (``.demo-data/`` in the working
 directory, or ``--data-dir``): the desk's key, and one SQLite file holding both the pending
 requests and the rooms with their history and turn journal. It sets up the room ``demo``
-with the person ``demo-user``, serves the desk and its chat on 127.0.0.1:8765 (``PORT`` to
-change it; ``PORT=0`` picks a free port) and prints the one link to open, with a token for
-``demo-user``.
+with the person ``demo-user``, serves the desk and its chat on 127.0.0.1:8765 (``--port``
+or ``PORT`` to change it; 0 picks a free port) and prints the link to open, with a token for
+``demo-user``, and the ``roomkit`` commands that answer from a terminal.
 
 The agent is :class:`~roomkit.desk.demo_model.TripPlannerModel`, a scripted model, unless
 ``ANTHROPIC_API_KEY`` or ``OPENAI_API_KEY`` is set (``ROOMKIT_DEMO_MODEL`` names the model).
@@ -20,11 +20,9 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
-import socket
+import shlex
 import sys
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,7 @@ from roomkit.desk.demo_model import (
     SYSTEM_PROMPT,
     TripPlannerModel,
 )
+from roomkit.desk.serving import Server, listen, sign_in_link
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, load_or_create_secret
 from roomkit.providers.ai.base import AIProvider, AITool
@@ -57,6 +56,7 @@ __all__ = [
     "build_demo",
     "main",
     "pick_provider",
+    "terminal_commands",
 ]
 
 logger = logging.getLogger("roomkit.desk.demo")
@@ -69,6 +69,8 @@ AGENT_CHANNEL = "agent"
 """The AI channel's id (the sender of the agent's messages)."""
 CHAT_CHANNEL = "chat"
 """The channel the page's chat messages come in on."""
+DEFAULT_URL = "http://127.0.0.1:8765"
+"""Where the demo listens by default (and where ``roomkit pending`` looks by default)."""
 DATA_DIR = Path(".demo-data")
 """The data folder, relative to the working directory, when ``--data-dir`` is not given."""
 DB_FILE = "demo.db"
@@ -201,61 +203,58 @@ async def build_demo(
     return demo
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def terminal_commands(url: str, data_dir: Path) -> list[str]:
+    """The shell commands that answer the demo's questions from a terminal.
+
+    They call the ``roomkit`` command of this interpreter, with the demo's data folder (for
+    the key its tokens are signed with) and, off the default address, the demo's URL.
+    """
+    script = Path(sys.executable).with_name("roomkit")
+    if script.exists():
+        roomkit = shlex.quote(_relative(script))
+    else:
+        roomkit = shlex.join([_relative(Path(sys.executable)), "-m", "roomkit.cli"])
+    lines = []
+    if url != DEFAULT_URL:
+        lines.append(f"export ROOMKIT_DESK_URL={shlex.quote(url)}")
+    folder = shlex.quote(str(data_dir))
+    lines += [
+        f"export ROOMKIT_TOKEN=$({roomkit} token {DEMO_PERSON} --data-dir {folder})",
+        f"{roomkit} pending list",
+        f"{roomkit} pending show ID",
+    ]
+    return lines
+
+
+def _relative(path: Path) -> str:
+    """``path`` from the working directory when it lies under it, else as it is."""
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        # Listening before uvicorn starts: a browser opened at once waits in the backlog.
-        sock.listen(128)
-        sock.setblocking(False)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, saying when it is up, and stopped by Ctrl-C or SIGTERM without the
-    signal being raised again afterwards, so the demo closes its stores before it exits."""
-
-    def __init__(self, config: uvicorn.Config, *, on_started: Callable[[], None]) -> None:
-        super().__init__(config)
-        self._on_started = on_started
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        if not self.should_exit:
-            self._on_started()
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self.handle_exit, sig, None)
-        try:
-            yield
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 async def serve(data_dir: Path, *, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the demo until Ctrl-C or SIGTERM; prints the link to open once it listens."""
+    """Run the demo until Ctrl-C or SIGTERM; prints the link to open once it listens, and
+    the commands that answer from a terminal."""
     demo = await build_demo(data_dir)
     try:
-        sock = _listen(host, port)
-        link = f"http://{host}:{sock.getsockname()[1]}/#token={demo.token_for(DEMO_PERSON)}"
+        sock = listen(host, port, hint="pass --port (make demo PORT=...)")
+        bound = sock.getsockname()[1]
+        link = sign_in_link(host, bound, demo.token_for(DEMO_PERSON))
+        url = link.partition("/#")[0]
+        commands = "\n".join(f"  {line}" for line in terminal_commands(url, data_dir))
 
         def started() -> None:
-            print(f"Open {link}", flush=True)
+            print(
+                f"Open {link}\n\nOr answer from a terminal, in another shell in this folder:\n"
+                f"{commands}",
+                flush=True,
+            )
             demo.start()
 
         config = uvicorn.Config(demo.app, log_level="warning", access_log=False)
-        await _Server(config, on_started=started).serve(sockets=[sock])
+        await Server(config, on_started=started).serve(sockets=[sock])
     finally:
         await demo.aclose()
 
@@ -272,24 +271,29 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="where the demo keeps its key and database (default: .demo-data)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument(
+        "--port", type=int, help="port to listen on (default: $PORT or 8765; 0: any free one)"
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the demo; ``PORT`` sets the port (8765 by default, 0 for any free one)."""
+    """Run the demo; ``--port`` (or ``PORT``) sets the port (8765 by default, 0 for any)."""
     args = _arguments(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        port = int(os.environ.get("PORT", "8765"))
-    except ValueError:
-        print(f"PORT must be a number, got {os.environ['PORT']!r}", file=sys.stderr)
-        return 2
+    port = args.port
+    if port is None:
+        try:
+            port = int(os.environ.get("PORT") or "8765")
+        except ValueError:
+            print(f"PORT must be a number, got {os.environ['PORT']!r}", file=sys.stderr)
+            return 2
     try:
         asyncio.run(serve(args.data_dir, host=args.host, port=port))
     except KeyboardInterrupt:
         pass
     except OSError as error:
-        print(f"Cannot start the demo: {error}", file=sys.stderr)
+        print(f"Cannot start the demo: {error.strerror or error}", file=sys.stderr)
         return 1
     return 0
 

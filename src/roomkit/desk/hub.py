@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Access, Principal
 from roomkit.desk.gate import Gate
 from roomkit.desk.shapes import view_of
@@ -230,6 +231,10 @@ class DeskHub:
                 elif change is not None or self._overdue() or loop.time() >= reread:
                     reread = loop.time() + _RECHECK
                     await self._resync()
+            except StoreError as error:
+                kind = "resync" if change is None else change.kind
+                # One line while the store is away: an outage is not a bug to trace.
+                logger.warning("The desk could not follow a %s change: %s", kind, error)
             except Exception:
                 kind = "resync" if change is None else change.kind
                 logger.exception("The desk could not follow a %s change", kind)

@@ -106,8 +106,9 @@ def desk_route_class(limits: DeskLimits) -> type[Any]:
                     response: Response = await handler(request)
                 except RequestValidationError as error:
                     return JSONResponse({"detail": _validation_detail(error)}, status_code=422)
-                except StoreError:
-                    logger.exception("The desk could not reach the request store")
+                except StoreError as error:
+                    # One line per failed request: an outage is not a bug to trace.
+                    logger.warning("The desk could not reach the request store: %s", error)
                     return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
                 return response
 

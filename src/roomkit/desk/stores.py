@@ -41,6 +41,12 @@ def open_stores(url: str) -> tuple[PendingStore | DurableStore, RoomStore]:
         from roomkit.tools.human_input.stores.redis import RedisStore
 
         return RedisStore(url), InMemoryStore()
+    if url.startswith("sqlite:"):
+        path = url.removeprefix("sqlite:").lstrip("/") or "desk.db"
+        raise ValueError(
+            f"{url!r} is not a SQLite URL: use sqlite:///{path} (three slashes, then the "
+            f"path; four for an absolute path: sqlite:////abs/{path})"
+        )
     raise ValueError(
         f"Unknown store URL {url.split('://')[0]!r}: use memory, sqlite:///path.db "
         "or redis://host:port/db"

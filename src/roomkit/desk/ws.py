@@ -154,8 +154,8 @@ async def serve_socket(
     except _Closed as closing:
         with contextlib.suppress(Exception):
             await websocket.close(code=closing.code, reason=closing.reason)
-    except StoreError:
-        logger.exception("The desk could not reach the request store")
+    except StoreError as error:
+        logger.warning("The desk could not reach the request store: %s", error)
         with contextlib.suppress(Exception):
             await websocket.close(code=TRY_AGAIN, reason="Store unavailable: reconnect")
     except (WebSocketDisconnect, OSError):

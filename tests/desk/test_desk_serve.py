@@ -1,0 +1,103 @@
+"""``roomkit desk`` and the demo as a newcomer starts them: the link to open, a taken port."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from roomkit.cli import main
+from roomkit.desk import demo as demo_module
+from roomkit.desk.serving import sign_in_link
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ROOMKIT_DESK_SECRET", "ROOMKIT_DESK_DATA", "PORT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A loopback port something else listens on."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield int(taken.getsockname()[1])
+
+
+async def test_roomkit_desk_prints_a_link_that_signs_in(tmp_path: Path) -> None:
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0",
+        "--data-dir", str(tmp_path), "--log-level", "warning",
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert desk.stdout is not None
+        line = (await desk.stdout.readline()).decode()
+        found = re.fullmatch(r"Open (http://127\.0\.0\.1:\d+)/#token=(\S+)\n", line)
+        assert found, line
+        base, token = found.groups()
+        async with httpx.AsyncClient(base_url=base) as client:
+            me = await client.get("/api/me", headers={"Authorization": f"Bearer {token}"})
+            page = await client.get("/")
+    finally:
+        desk.send_signal(signal.SIGINT)
+        await desk.communicate()
+    assert me.json() == {"actor_id": "admin", "admin": True}
+    assert "Answer desk" in page.text
+    assert desk.returncode == 0
+
+
+def test_roomkit_desk_says_when_its_port_is_taken(
+    taken_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["desk", "--port", str(taken_port), "--data-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        f"roomkit: Cannot start the desk: port {taken_port} is in use: pass --port\n"
+    )
+
+
+def test_the_demo_says_when_its_port_is_taken(
+    taken_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert demo_module.main(["--port", str(taken_port), "--data-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        f"Cannot start the demo: port {taken_port} is in use: pass --port (make demo PORT=...)\n"
+    )
+
+
+def test_the_demo_port_flag_wins_over_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    printed: list[str] = []
+
+    def print_then_interrupt(text: str, **options: object) -> None:
+        printed.append(text)
+        signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(demo_module, "print", print_then_interrupt, raising=False)
+    monkeypatch.setenv("PORT", "not a port")
+    assert demo_module.main(["--port", "0", "--data-dir", str(tmp_path / "data")]) == 0
+    assert re.match(r"Open http://127\.0\.0\.1:\d+/#token=", printed[0])
+
+
+@pytest.mark.parametrize(
+    ("host", "link"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:8765/#token=t"),
+        ("0.0.0.0", "http://127.0.0.1:8765/#token=t"),
+        ("::", "http://[::1]:8765/#token=t"),
+        ("desk.example", "http://desk.example:8765/#token=t"),
+    ],
+)
+def test_the_sign_in_link_opens_on_an_address_a_browser_can_reach(host: str, link: str) -> None:
+    assert sign_in_link(host, 8765, "t") == link
