@@ -6,6 +6,7 @@
     roomkit token ACTOR [--admin] [--ttl SECONDS]
     roomkit revoke TOKEN | --actor ACTOR [--store sqlite:///x.db|redis://...]
     roomkit pending list [--room ROOM] [--json]
+    roomkit pending show ID
     roomkit pending answer ID ANSWER
     roomkit pending reject ID [--reason TEXT]
 
@@ -305,9 +306,102 @@ def answer_body(kind: str, answer: str) -> dict[str, Any]:
     return {"answer": parsed}
 
 
+def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
+    """The body for ``typed``: options by label or number for a request of choices."""
+    from roomkit.desk.forms import takes_choices, typed_body
+
+    kind, arguments = request["kind"], request.get("arguments") or {}
+    if not takes_choices(kind, arguments):
+        return answer_body(kind, typed)
+    try:
+        return typed_body(kind, arguments, typed)
+    except ValueError as error:
+        raise _Failure(
+            f"{_printable(error, 400)} (`{_program()} pending show {_quote_arg(request['id'])}` "
+            "shows the question)",
+            2,
+        ) from None
+
+
+def _show(args: argparse.Namespace) -> int:
+    from roomkit.desk.forms import answer_hint, typed_example
+
+    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    kind, arguments = request["kind"], request.get("arguments") or {}
+    who = request.get("actor_id") or "anyone in the room"
+    print(
+        f"{_printable(request['id'])}  {kind}  {_printable(request['tool_name'], 60)}  "
+        f"room={_printable(request['room_id'], 60)}  for={_printable(who, 60)}  "
+        f"status={request.get('status')}"
+    )
+    print()
+    for line in _form_lines(kind, arguments, request.get("answer_schema")):
+        print(line)
+    if request.get("status") != "pending":
+        return 0
+    has_schema = request.get("answer_schema") is not None
+    example = typed_example(kind, arguments, has_schema=has_schema)
+    print()
+    print(answer_hint(kind, arguments, has_schema=has_schema) + " For example:")
+    print(f"  {_program()} pending answer {_quote_arg(request['id'])} {example}")
+    return 0
+
+
+def _form_lines(kind: str, arguments: dict[str, Any], schema: Any) -> list[str]:
+    """The question and its parts, as lines for a terminal."""
+    from roomkit.desk.shapes import option_labels
+
+    def options(question: dict[str, Any], indent: str) -> list[str]:
+        listed = question.get("options")
+        labels = option_labels(listed) or []
+        lines = []
+        for number, (label, option) in enumerate(zip(labels, listed or [], strict=False), 1):
+            about = option.get("description") if isinstance(option, dict) else None
+            tail = f": {_printable(about, 200)}" if isinstance(about, str) and about else ""
+            lines.append(f"{indent}{number}) {_printable(label, 200)}{tail}")
+        if labels and question.get("multiSelect") is True:
+            lines.append(f"{indent}(pick one or more)")
+        return lines
+
+    if kind == "questions":
+        lines = []
+        for index, question in enumerate(arguments.get("questions") or [], 1):
+            header = question.get("header")
+            label = f"  [{_printable(header, 40)}]" if isinstance(header, str) and header else ""
+            lines.append(f"{index}. {_printable(question.get('question', ''), 500)}{label}")
+            lines += options(question, "   ")
+        return lines
+    if kind == "question":
+        return [_printable(arguments.get("question", ""), 500), *options(arguments, "  ")]
+    if kind == "confirm":
+        lines = ["Confirm: " + _printable(arguments.get("action", ""), 500)]
+        details = arguments.get("details")
+        if isinstance(details, dict):
+            lines += [f"  {_printable(k, 60)}: {_printable(v, 200)}" for k, v in details.items()]
+        elif details is not None:
+            lines.append("  " + _printable(json.dumps(details), 500))
+        return lines
+    lines = [_printable(json.dumps(arguments, ensure_ascii=False), 1000)]
+    if schema is not None:
+        lines.append("Answer schema: " + _printable(json.dumps(schema), 1000))
+    return lines
+
+
+def _program() -> str:
+    """The command as it was typed (``.venv/bin/roomkit``), for examples to copy."""
+    typed = sys.argv[0] if sys.argv else ""
+    return typed if Path(typed).name == "roomkit" else "roomkit"
+
+
+def _quote_arg(text: str) -> str:
+    import shlex
+
+    return shlex.quote(_printable(text))
+
+
 def _answer(args: argparse.Namespace) -> int:
     request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
-    body = answer_body(request["kind"], args.answer)
+    body = _typed_body(request, args.answer)
     settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
     print(f"Answered {_printable(settled['id'])}")
     return 0
@@ -388,9 +482,18 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--room", help="only this room's")
     listing.add_argument("--json", action="store_true", help="print the requests as JSON")
     listing.set_defaults(run=_list, id="")
+    show = actions.add_parser(
+        "show", parents=[client], help="a question, its options, and how to answer it"
+    )
+    show.add_argument("id", help="the request's id (from `roomkit pending list`)")
+    show.set_defaults(run=_show)
     answer = actions.add_parser("answer", parents=[client], help="answer a question")
     answer.add_argument("id", help="the request's id (from `roomkit pending list`)")
-    answer.add_argument("answer", help="the answer: text, or JSON")
+    answer.add_argument(
+        "answer",
+        help="the answer: text; an option's label or number; a JSON list for several options "
+        "or a list of questions (`roomkit pending show ID` shows an example)",
+    )
     answer.set_defaults(run=_answer)
     reject = actions.add_parser("reject", parents=[client], help="refuse a question")
     reject.add_argument("id", help="the request's id (from `roomkit pending list`)")

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.desk.forms import example_body
 from roomkit.desk.shapes import AnswerBody, Kind, QuestionAnswer, kind_of, option_labels
 from roomkit.models.pending_input import PendingInput
 
@@ -39,8 +40,18 @@ def answer_text(request: PendingInput, body: AnswerBody) -> str:
     """The answer as the model reads it.
 
     Raises:
-        InvalidAnswerError: the body does not fit the request's kind (the message says how).
+        InvalidAnswerError: the body does not fit the request's kind; the message says how,
+            and shows a body that fits.
     """
+    try:
+        return _shaped_text(request, body)
+    except InvalidAnswerError as error:
+        kind = kind_of(request.tool_name, request.arguments)
+        example = example_body(kind, request.arguments, answer_schema=request.answer_schema)
+        raise InvalidAnswerError(f"{error}; for example: {example}") from None
+
+
+def _shaped_text(request: PendingInput, body: AnswerBody) -> str:
     kind = kind_of(request.tool_name, request.arguments)
     given = body.model_fields_set
     extra = given - _FIELDS[kind]
