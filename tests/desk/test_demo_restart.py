@@ -192,7 +192,7 @@ async def test_an_open_question_outlives_the_process(
     assert still_open == []
 
 
-async def test_the_demo_prints_one_line_to_open_and_keeps_its_key(tmp_path: Path) -> None:
+async def test_the_demo_prints_its_link_and_commands_and_keeps_its_key(tmp_path: Path) -> None:
     async with demo(tmp_path) as running:
         async with httpx.AsyncClient(base_url=running.url, headers=running.headers) as api:
             me = (await api.get("/api/me")).json()
@@ -201,7 +201,9 @@ async def test_the_demo_prints_one_line_to_open_and_keeps_its_key(tmp_path: Path
         out, err = await running.process.communicate()
     assert me == {"actor_id": "demo-user", "admin": False}
     assert "Answer desk" in page.text
-    assert out == b""
+    commands = out.decode()
+    assert commands.startswith("\nOr answer from a terminal, in another shell in this folder:\n")
+    assert f"token demo-user --data-dir {tmp_path})" in commands
     assert err == b""
     assert (tmp_path / "desk.key").stat().st_mode & 0o077 == 0
     assert (tmp_path / "demo.db").exists()
