@@ -242,7 +242,7 @@ def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) ->
     if response.status_code == 404:
         raise _Failure(f"No such request (unknown, or not yours): {_printable(args.id)}")
     if response.status_code >= 400 or not isinstance(data, dict):
-        raise _Failure(f"The desk said {response.status_code}: {_printable(detail or '')}")
+        raise _Failure(f"The desk said {response.status_code}: {_printable(detail or '', 1000)}")
     return data
 
 

@@ -308,3 +308,18 @@ async def test_a_shape_error_from_the_desk_shows_a_body_that_fits(
         )
     assert refused.status_code == 422
     assert refused.json()["detail"].endswith(f"; for example: {example}")
+
+
+async def test_a_body_the_desk_refuses_is_printed_with_its_whole_example(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending_id = await world.ask(PLAN)
+    body = '{"answer": ["Next month", "No limit", "Just me"]}'
+    async with serve(world.app) as base:
+        code, _, err = await run(capsys, "pending", "answer", pending_id, body, "--url", base)
+    assert code == 1
+    assert err.startswith(
+        "roomkit: The desk said 422: a questions request takes ['answers'], not ['answer']; "
+        'for example: {"answers": [{"question": "When do you want to leave?", '
+    )
+    assert err.endswith('{"question": "Who is coming?", "answer": "Just me"}]}\n')
