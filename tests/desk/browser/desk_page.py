@@ -75,7 +75,7 @@ def walk_to_confirmation(page: Page, *, kind: str = "City break", place: str = "
     say(page, "Plan a trip for me")
     card(page, "question").get_by_role("button", name=kind).click()
     free = card(page, "question")
-    expect(free).to_contain_text("where would you like to go?")
+    expect(free).to_contain_text("Where would you like to go?")
     free.get_by_label("Your answer").fill(place)
     free.get_by_role("button", name="Answer").click()
     several = card(page, "question")

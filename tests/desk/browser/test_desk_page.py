@@ -198,7 +198,7 @@ def test_another_person_sees_none_of_it(desk: DeskServer, room: str, open_page: 
     wait_live(page)
     say(page, "Plan a secret trip")
     card(page, "question").get_by_role("button", name="Road trip").click()
-    expect(card(page, "question")).to_contain_text("A road trip: where")
+    expect(card(page, "question")).to_contain_text("Road trip it is. Where")
     expect(stranger.page.locator(".card")).to_have_count(0)
     expect(stranger.page.locator("#no-questions")).to_be_visible()
     expect(stranger.page.locator(".message")).to_have_count(0)
@@ -302,3 +302,27 @@ def _plan_on_a_wide_screen(link: str, open_page: OpenPage) -> Path:
     shot.parent.mkdir(exist_ok=True)
     page.screenshot(path=shot)
     return shot
+
+
+def test_ctrl_enter_sends_a_text_answer_and_enter_starts_a_new_line(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    handler = desk.demo.handler
+    request = desk.run(
+        handler.create_detached(
+            "AskUserQuestion", {"question": "Any wishes?"}, room_id=room, actor_id=DEMO_PERSON
+        )
+    )
+    page = open_page(desk.link(room)).page
+    answer = card(page, "question").get_by_label("Your answer")
+    answer.type("A quiet room")
+    answer.press("Enter")
+    answer.type("near the sea")
+    expect(answer).to_have_value("A quiet room\nnear the sea")
+    expect(page.locator(".card")).to_have_count(1)
+    answer.press("Control+Enter")
+    expect(page.locator(".card")).to_have_count(0)
+    expect(page.locator(".settled-how")).to_have_text(["Answered by you"])
+    settled = desk.run(handler.get_request(request.pending_id))
+    assert settled is not None
+    assert settled.result == "A quiet room\nnear the sea"

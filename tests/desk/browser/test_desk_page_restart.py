@@ -72,3 +72,37 @@ def test_the_page_follows_the_demo_through_a_sigkill(tmp_path: Path, open_page: 
         expect(page.locator(".settled-how")).to_have_text(["Answered by you", "Answered by you"])
         expect(page.locator(".message.mine .message-body")).to_have_text(["Plan a trip"])
     assert "Traceback" not in log.read_text()
+
+
+RECORD_RETRIES = """
+window.__retryDelays = [];
+var realSetTimeout = window.setTimeout.bind(window);
+window.setTimeout = function (callback, delay) {
+  window.__retryDelays.push(delay);
+  return realSetTimeout.apply(window, arguments);
+};
+"""
+"""Records the delay of every timer the page sets (its only timers are the reconnects)."""
+
+
+def test_the_page_retries_within_2_s_however_long_the_desk_was_away(
+    tmp_path: Path, open_page: OpenPage
+) -> None:
+    data, log = tmp_path / "data", tmp_path / "demo.log"
+    with running_demo(data, 0, log) as (first, link):
+        opened = open_page()
+        page = opened.page
+        page.add_init_script(RECORD_RETRIES)
+        page.goto(link)
+        wait_live(page)
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=30)
+        # Five attempts in a row on a desk that is away: the backoff has reached its cap.
+        page.wait_for_function("() => window.__retryDelays.length >= 5", timeout=RECONNECT_MS)
+        delays = page.evaluate("window.__retryDelays")
+    assert max(delays) < 2000, delays
+
+    port = urlsplit(link).port
+    assert port is not None
+    with running_demo(data, port, log):
+        expect(page.locator("#link-state")).to_have_text("live")

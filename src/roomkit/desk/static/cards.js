@@ -106,7 +106,16 @@ function checked(group) {
 
 function freeText(ctx, toBody) {
   var form = el('form', { className: 'answer' });
-  var area = el('textarea', { attrs: { rows: '3', maxlength: '10000', 'aria-label': 'Your answer' } });
+  var area = el('textarea', {
+    attrs: { rows: '3', maxlength: '10000', 'aria-label': 'Your answer', placeholder: 'Ctrl+Enter sends' }
+  });
+  area.addEventListener('keydown', function (event) {
+    // Enter starts a new line; Ctrl+Enter (Cmd+Enter on a Mac) sends, as in chat apps.
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
   form.appendChild(area);
   form.appendChild(el('button', { className: 'primary', text: 'Answer', attrs: { type: 'submit' } }));
   form.addEventListener('submit', function (event) {

@@ -13,7 +13,11 @@ var TOKEN_KEY = 'roomkit.desk.token';
 var ROOM_KEY = 'roomkit.desk.room';
 var DEFAULT_ROOM = 'demo';
 var SETTLED_KEPT = 20;
-var MAX_RETRY_DELAY_MS = 10000;
+// A desk restarting is back within a second or two, and an attempt on a closed port costs
+// next to nothing: retries start quick and stay under 2 s.
+var FIRST_RETRY_DELAY_MS = 250;
+var MAX_RETRY_DELAY_MS = 1500;
+var RETRY_JITTER_MS = 250;
 
 var state = {
   token: null,
@@ -141,9 +145,9 @@ function connect() {
 }
 
 function reconnectLater() {
-  var delay = Math.min(MAX_RETRY_DELAY_MS, 500 * Math.pow(2, state.retries));
+  var delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * Math.pow(2, state.retries));
   state.retries += 1;
-  state.retryTimer = setTimeout(connect, delay + Math.floor(Math.random() * 250));
+  state.retryTimer = setTimeout(connect, delay + Math.floor(Math.random() * RETRY_JITTER_MS));
 }
 
 function onFrame(data) {
