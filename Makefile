@@ -1,15 +1,35 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Everything `make test` and `make bench` need: the package with every extra and the tools.
 STAMP := $(VENV)/.installed
+comma := ,
+# The demo installs only what it runs: the desk on SQLite, and a model's SDK when its key is set.
+DEMO_EXTRAS := desk,sqlite$(if $(ANTHROPIC_API_KEY),$(comma)anthropic)$(if $(OPENAI_API_KEY),$(comma)openai)
+DEMO_STAMP := $(VENV)/.installed-$(subst $(comma),-,$(DEMO_EXTRAS))
+# `make demo PORT=8766 DATA_DIR=/tmp/demo`
+DEMO_ARGS := $(if $(PORT),--port $(PORT)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install services test lint typecheck unit demo bench clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	@echo "Creating a virtual environment in $(VENV)/"
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	@echo "Installing roomkit and the development tools (pytest, ruff, mypy, playwright, ...) into $(VENV)/"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# When the development install is current, it already holds all the demo needs.
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	@if [ $(STAMP) -nt pyproject.toml ]; then :; else \
+		echo "Installing roomkit for the demo ($(DEMO_EXTRAS)) into $(VENV)/: once, about a minute at most"; \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[$(DEMO_EXTRAS)]' \
+			|| exit 1; \
+	fi
+	@touch $(DEMO_STAMP)
 
 install: $(STAMP)
 
@@ -29,8 +49,9 @@ unit: install services
 
 test: lint typecheck unit
 
-demo: install
-	$(BIN)/python -m roomkit.desk.demo
+demo: $(DEMO_STAMP)
+	@echo "Starting the demo: the answer desk and a trip-planning agent"
+	$(BIN)/python -m roomkit.desk.demo $(DEMO_ARGS)
 
 bench: install services
 	$(BIN)/python bench/bench_human_input.py
