@@ -10,6 +10,7 @@
     roomkit pending answer ID ANSWER
     roomkit pending reject ID [--reason TEXT]
 
+``desk`` checks its store before it starts and prints a sign-in link once it listens.
 ``desk``, ``token`` and ``revoke`` share the desk's secret (``ROOMKIT_DESK_SECRET``, or the
 key file in ``--data-dir``); ``revoke`` writes to the desk's store, where every desk process
 reads it. The ``pending`` commands talk to a running desk (``--url``) with a token
