@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import json
 import math
 import os
@@ -88,12 +89,16 @@ def _serve(args: argparse.Namespace) -> int:
         try:
             kit = RoomKit(store=room_store)
             handler = HumanInputHandler(store=pending_store)
-            app = create_desk_app(
-                kit,
-                handler=handler,
-                secret=secret,
-                allowed_origins=args.allowed_origin or None,
-            )
+            try:
+                app = create_desk_app(
+                    kit,
+                    handler=handler,
+                    secret=secret,
+                    allowed_origins=args.allowed_origin or None,
+                    allowed_hosts=_allowed_hosts(args),
+                )
+            except (TypeError, ValueError) as error:
+                raise _Failure(str(error), 2) from None
             try:
                 await check_stores(kit, handler)
                 sock = listen(args.host, args.port)
@@ -422,6 +427,18 @@ def _quote(pending_id: str) -> str:
 # -- the parser --------------------------------------------------------------------------------
 
 
+def _allowed_hosts(args: argparse.Namespace) -> list[str]:
+    """The ``--allowed-host`` names, and ``--host`` itself when it is a name."""
+    names = list(args.allowed_host or [])
+    host = args.host.strip("[]")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if host:
+            names.append(host)
+    return names
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="roomkit",
@@ -442,6 +459,12 @@ def _parser() -> argparse.ArgumentParser:
     desk.add_argument("--store", default="memory", help="memory, sqlite:///x.db or redis://...")
     desk.add_argument(
         "--allowed-origin", action="append", help="an origin allowed to open the WebSocket"
+    )
+    desk.add_argument(
+        "--allowed-host",
+        action="append",
+        help="a name the desk is reached by (a DNS name, a proxy's); addresses and "
+        "localhost need none",
     )
     desk.add_argument("--log-level", default="info")
     desk.set_defaults(run=_serve)

@@ -212,3 +212,35 @@ async def test_roomkit_desk_serves_a_sqlite_store_to_the_pending_commands(
     assert asked.pending_id in listed[1]
     assert answered[0] == 0
     assert desk.returncode == 0
+
+
+async def test_roomkit_desk_answers_to_the_names_it_is_given(tmp_path: Path) -> None:
+    import httpx
+
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0",
+        "--data-dir", str(tmp_path / "data"), "--allowed-host", "desk.example.com",
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        base = await _started(desk)
+        async with httpx.AsyncClient(base_url=base) as client:
+            named = await client.get("/", headers={"Host": "desk.example.com"})
+            rebound = await client.get("/", headers={"Host": "evil.example.com"})
+    finally:
+        desk.send_signal(signal.SIGINT)
+        await desk.communicate()
+    assert named.status_code == 200
+    assert rebound.status_code == 400
+
+
+async def test_roomkit_desk_refuses_a_bad_allowed_host_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = await run(
+        capsys, "desk", "--port", "0", "--data-dir", str(tmp_path), "--allowed-host",
+        "https://desk.example.com",
+    )  # fmt: skip
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "allowed_hosts holds host names" in err
