@@ -31,6 +31,13 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from roomkit.core._redis_link import (
+    connect,
+    describe,
+    glob_escape,
+    guard,
+    text,
+)
 from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _redis_ledger as ledger
@@ -46,13 +53,6 @@ from roomkit.tools.human_input.stores._ledger import check_entries, check_entry,
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
-from roomkit.tools.human_input.stores._redis_link import (
-    connect,
-    describe,
-    glob_escape,
-    guard,
-    text,
-)
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 __all__ = ["DEFAULT_URL", "RedisStore"]

@@ -1,5 +1,6 @@
-"""The Redis store's client: built from a URL, named without its password, its faults mapped.
+"""The Redis stores' client: built from a URL, named without its password, its faults mapped.
 
+Shared by the pending-request store and the room store (so it lives in ``core``, under both).
 :func:`connect` checks the client a store is given, or builds the one it owns: a blocking
 pool with short timeouts and a few retries.
 :func:`describe` names the server for messages, without the password. :func:`guard` turns
@@ -13,12 +14,18 @@ import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+try:
+    from redis.asyncio import BlockingConnectionPool, Redis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError, ResponseError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+except ImportError as error:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "The Redis stores (RedisStore, RedisRoomStore) need redis-py: "
+        "pip install 'roomkit-hitl[redis]'"
+    ) from error
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 
@@ -27,11 +34,12 @@ __all__ = ["connect", "describe", "glob_escape", "guard", "text"]
 _UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
-def connect(url: object, client: object, *, default: str) -> Redis:
+def connect(url: object, client: object, *, default: str, store: str = "RedisStore") -> Redis:
     """``client`` when given, else a new client for ``url`` (``default`` when ``None``).
 
     A new client sends nothing until it is used. Its pool blocks callers beyond its size
-    until a connection frees up, rather than failing them.
+    until a connection frees up, rather than failing them. ``store`` names the class in
+    messages.
 
     Raises:
         TypeError: both ``url`` and ``client`` are given, ``client`` is not a
@@ -40,7 +48,7 @@ def connect(url: object, client: object, *, default: str) -> Redis:
     """
     if client is not None:
         if url is not None:
-            raise TypeError("pass either url or client to RedisStore, not both")
+            raise TypeError(f"pass either url or client to {store}, not both")
         if not isinstance(client, Redis):
             raise TypeError(f"client must be a redis.asyncio.Redis, got {type(client).__name__}")
         return client
@@ -76,7 +84,9 @@ def describe(client: Redis) -> str:
 
 
 @contextmanager
-def guard(where: str, pending_id: str | None = None) -> Iterator[None]:
+def guard(
+    where: str, pending_id: str | None = None, *, store: str = "Redis store"
+) -> Iterator[None]:
     """Turn the client's failures into the store's errors, and keep cancellations.
 
     The client can finish a call whose task was cancelled meanwhile and return as if
@@ -86,23 +96,22 @@ def guard(where: str, pending_id: str | None = None) -> Iterator[None]:
         where: the server, as :func:`describe` names it.
         pending_id: the record the call reads or writes, if one: a key of another type
             there is a corrupt record, not a failure of the server.
+        store: what the messages call the store.
     """
     task = asyncio.current_task()
     cancels = task.cancelling() if task is not None else 0
     try:
         yield
     except _UNREACHABLE as error:
-        raise StoreUnavailableError(
-            f"the Redis store at {where} cannot be reached: {error}"
-        ) from error
+        raise StoreUnavailableError(f"the {store} at {where} cannot be reached: {error}") from error
     except ResponseError as error:
         if pending_id is not None and str(error).startswith("WRONGTYPE"):
             raise CorruptRecordError(
                 f"pending record {pending_id!r} is not a hash at {where}"
             ) from None
-        raise StoreError(f"the Redis store at {where} failed: {error}") from error
+        raise StoreError(f"the {store} at {where} failed: {error}") from error
     except RedisError as error:
-        raise StoreError(f"the Redis store at {where} failed: {error}") from error
+        raise StoreError(f"the {store} at {where} failed: {error}") from error
     if task is not None and task.cancelling() > cancels:
         raise asyncio.CancelledError
 
