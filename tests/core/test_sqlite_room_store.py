@@ -1,11 +1,14 @@
-"""The room stores: one conformance suite for memory and SQLite, then SQLite on its own.
+"""The room stores: one conformance suite for memory, SQLite and Redis, then what every
+durable store keeps across restarts and its turn journal, then SQLite on its own.
 
-SQLite does real I/O on aiosqlite's thread, so these tests run on the real event loop.
+SQLite does real I/O on aiosqlite's thread and Redis on a real redis-server, so these tests
+run on the real event loop. (Redis on its own: ``test_redis_room_store.py``.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import sys
 from collections.abc import AsyncIterator
@@ -16,6 +19,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.core.conftest import OpenRooms, fresh_prefix
+from tests.core.room_stores import DURABLE, DurableRoomStore, Place
+from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit.core import _sqlite_rows
 from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
@@ -26,13 +32,20 @@ from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, Te
 METADATA = {"topic": "colours", "tags": ["a", "é"], "nested": {"n": 1, "x": 2.5, "ok": None}}
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", *DURABLE])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[RoomStore]:
     if request.param == "memory":
         yield InMemoryStore()
         return
-    async with SQLiteRoomStore(tmp_path / "rooms.db") as sqlite:
-        yield sqlite
+    if request.param == "sqlite":
+        place = Place.sqlite(tmp_path / "rooms.db")
+    else:
+        server: RedisServer = request.getfixturevalue("redis_server")
+        place = Place.redis(server.url, fresh_prefix())
+    durable = place.rooms()
+    await durable.open()
+    yield durable
+    await durable.close()
 
 
 @pytest.fixture
@@ -166,7 +179,7 @@ async def test_recent_events_is_the_last_window_oldest_first(store: RoomStore) -
     assert await store.recent_events("nope", 5) == []
 
 
-# -- the same answers from both stores, whatever the sequence of writes -----------------------
+# -- the same answers from every store, whatever the sequence of writes ----------------------
 
 _ids = st.sampled_from(["r1", "r2", "r3"])
 _channels = st.sampled_from(["ws", "agent", "sms"])
@@ -220,28 +233,32 @@ async def _reads(store: RoomStore) -> list[object]:
     return seen
 
 
+@pytest.mark.parametrize("durable_kind", DURABLE)
 @given(rooms=st.lists(st.builds(Room, _ids, _metadata), max_size=3), writes=_writes)
-async def test_sqlite_answers_as_the_memory_store_does(
-    rooms: list[Room], writes: list[object]
+async def test_durable_stores_answer_as_the_memory_store_does(
+    durable_kind: str, redis_server: RedisServer, rooms: list[Room], writes: list[object]
 ) -> None:
     memory = InMemoryStore()
-    async with SQLiteRoomStore(":memory:") as sqlite:
+    if durable_kind == "sqlite":
+        durable: DurableRoomStore = SQLiteRoomStore(":memory:")
+    else:
+        durable = Place.redis(redis_server.url, fresh_prefix()).rooms()
+    async with durable:  # type: ignore[attr-defined]
         for item in [*rooms, *writes]:
-            assert await _write(sqlite, item) == await _write(memory, item)
-        assert await _reads(sqlite) == await _reads(memory)
+            assert await _write(durable, item) == await _write(memory, item)
+        assert await _reads(durable) == await _reads(memory)
 
 
-# -- SQLite: restarts, several store objects, the file ----------------------------------------
+# -- every durable store: restarts, several store objects -------------------------------------
 
 
-async def test_everything_is_there_after_a_restart(tmp_path: Path) -> None:
-    path = tmp_path / "rooms.db"
+async def test_everything_is_there_after_a_restart(open_rooms: OpenRooms) -> None:
     room = Room("r1", METADATA)
     alice = Participant("alice", "r1", "Alice")
     binding = ChannelBinding("r1", "agent", "intelligence", {"tools": []}, group="agents")
     turn = OpenTurn("t1", "r1", "agent", "alice", {"event_id": 7})
     step = JournalStep(0, "response", {"text": "Which colour?"})
-    async with SQLiteRoomStore(path) as before:
+    async with open_rooms() as before:  # type: ignore[attr-defined]
         await before.create_room(room)
         await before.add_participant(alice)
         await before.add_binding(binding)
@@ -249,7 +266,7 @@ async def test_everything_is_there_after_a_restart(tmp_path: Path) -> None:
         await before.begin_turn(turn)
         await before.record_step("t1", step)
 
-    async with SQLiteRoomStore(path) as after:
+    async with open_rooms() as after:  # type: ignore[attr-defined]
         assert await after.get_room("r1") == room
         assert await after.list_participants("r1") == [alice]
         assert await after.list_bindings("r1") == [binding]
@@ -260,15 +277,14 @@ async def test_everything_is_there_after_a_restart(tmp_path: Path) -> None:
 
 
 async def test_events_created_after_reopening_get_ids_after_the_stored_ones(
-    tmp_path: Path,
+    open_rooms: OpenRooms,
 ) -> None:
-    path = tmp_path / "rooms.db"
     ahead = said("r1", "from a process that ran longer", id=said("r1", "probe").id + 10_000)
-    async with SQLiteRoomStore(path) as before:
+    async with open_rooms() as before:  # type: ignore[attr-defined]
         await before.create_room(Room("r1"))
         await before.add_event(ahead)
 
-    async with SQLiteRoomStore(path) as after:
+    async with open_rooms() as after:  # type: ignore[attr-defined]
         fresh = said("r1", "after the restart")
         await after.add_event(fresh)
         assert fresh.id > ahead.id
@@ -277,34 +293,41 @@ async def test_events_created_after_reopening_get_ids_after_the_stored_ones(
 
 _WRITER = """
 import asyncio, sys
-from roomkit.core.sqlite_store import SQLiteRoomStore
+from tests.core.room_stores import Place
 from roomkit.models.room import Room, RoomEvent, TextContent
 
-async def main(path: str, tag: str) -> None:
-    async with SQLiteRoomStore(path) as store:
+async def main(kind: str, where: str, tag: str) -> None:
+    store = Place(kind, where).rooms()
+    async with store:
         if await store.get_room("r1") is None:
             await store.create_room(Room("r1"))
         for n in range(3):
             await store.add_event(RoomEvent("r1", "ws", "alice", TextContent(f"{tag}{n}")))
 
-asyncio.run(main(sys.argv[1], sys.argv[2]))
+asyncio.run(main(*sys.argv[1:]))
 """
 
 
-async def _run_writer(path: Path, tag: str) -> None:
+async def _run_writer(place: Place, tag: str) -> None:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", _WRITER, str(path), tag, stderr=asyncio.subprocess.PIPE
+        sys.executable,
+        "-c",
+        _WRITER,
+        place.kind,
+        place.where,
+        tag,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     _, errors = await process.communicate()
     assert process.returncode == 0, errors.decode()
 
 
-async def test_a_new_process_never_reuses_an_event_id(tmp_path: Path) -> None:
-    path = tmp_path / "rooms.db"
-    await _run_writer(path, "first")
-    await _run_writer(path, "second")
+async def test_a_new_process_never_reuses_an_event_id(place: Place, open_rooms: OpenRooms) -> None:
+    await _run_writer(place, "first")
+    await _run_writer(place, "second")
 
-    async with SQLiteRoomStore(path) as store:
+    async with open_rooms() as store:  # type: ignore[attr-defined]
         events = await store.list_events("r1")
     assert [e.content.body for e in events] == [
         f"{t}{n}" for t in ("first", "second") for n in range(3)
@@ -313,9 +336,10 @@ async def test_a_new_process_never_reuses_an_event_id(tmp_path: Path) -> None:
     assert ids == sorted(set(ids))
 
 
-async def test_two_store_objects_on_one_file_see_each_others_writes(tmp_path: Path) -> None:
-    path = tmp_path / "rooms.db"
-    async with SQLiteRoomStore(path) as agent, SQLiteRoomStore(path) as desk:
+async def test_two_store_objects_on_one_store_see_each_others_writes(
+    open_rooms: OpenRooms,
+) -> None:
+    async with open_rooms() as agent, open_rooms() as desk:  # type: ignore[attr-defined]
         await agent.create_room(Room("r1"))
         await desk.add_participant(Participant("alice", "r1"))
         event = said("r1", "hi")
@@ -331,14 +355,27 @@ async def test_two_store_objects_on_one_file_see_each_others_writes(tmp_path: Pa
         assert await agent.open_turns() == []
 
 
-async def test_the_store_opens_on_first_use_and_again_after_close(tmp_path: Path) -> None:
-    store = SQLiteRoomStore(tmp_path / "rooms.db")
+async def test_the_store_opens_on_first_use_and_again_after_close(
+    open_rooms: OpenRooms,
+) -> None:
+    store = open_rooms()
     await asyncio.gather(*(store.create_room(Room(f"r{n}")) for n in range(10)))
     await store.close()
     await store.close()
 
     assert [await store.get_room(f"r{n}") is not None for n in range(10)] == [True] * 10
     await store.close()
+
+
+async def test_non_json_metadata_is_refused_and_nothing_is_stored(
+    durable_store: DurableRoomStore,
+) -> None:
+    with pytest.raises(TypeError, match="Room metadata must be JSON-ready"):
+        await durable_store.create_room(Room("r1", {"when": datetime.now(UTC)}))
+    assert await durable_store.get_room("r1") is None
+
+
+# -- SQLite: the file ------------------------------------------------------------------------
 
 
 async def test_the_file_is_in_wal_mode_beside_other_tables(tmp_path: Path) -> None:
@@ -389,14 +426,6 @@ async def test_room_reads_use_indexes_not_table_scans(sqlite_store: SQLiteRoomSt
         assert scans == [], (sql, plan)
         if sql in (_sqlite_rows.LIST_EVENTS, _sqlite_rows.RECENT_EVENTS):
             assert not [d for d in plan if "TEMP" in d], (sql, plan)
-
-
-async def test_non_json_metadata_is_refused_and_nothing_is_stored(
-    sqlite_store: SQLiteRoomStore,
-) -> None:
-    with pytest.raises(TypeError, match="Room metadata must be JSON-ready"):
-        await sqlite_store.create_room(Room("r1", {"when": datetime.now(UTC)}))
-    assert await sqlite_store.get_room("r1") is None
 
 
 @pytest.mark.parametrize(
@@ -472,62 +501,62 @@ def test_a_negative_busy_timeout_is_refused() -> None:
         SQLiteRoomStore("rooms.db", busy_timeout=-1)
 
 
-# -- SQLite: the turn journal -----------------------------------------------------------------
+# -- every durable store: the turn journal -----------------------------------------------------
 
 
-async def test_the_sqlite_store_is_a_durable_turn_journal(sqlite_store: SQLiteRoomStore) -> None:
-    assert isinstance(sqlite_store, TurnJournal)
-    assert SQLiteRoomStore.durable is True
+async def test_a_durable_store_is_a_turn_journal(durable_store: DurableRoomStore) -> None:
+    assert isinstance(durable_store, TurnJournal)
+    assert type(durable_store).durable is True
 
 
 async def test_steps_come_back_by_index_and_an_index_recorded_again_is_replaced(
-    sqlite_store: SQLiteRoomStore,
+    durable_store: DurableRoomStore,
 ) -> None:
-    await sqlite_store.begin_turn(OpenTurn("t1", "r1", "agent", None))
-    await sqlite_store.record_step("t1", JournalStep(1, "result", {"id": "c1", "text": "blue"}))
-    await sqlite_store.record_step("t1", JournalStep(0, "response", {"calls": ["c1"]}))
-    await sqlite_store.record_step("t1", JournalStep(1, "result", {"id": "c1", "text": "red"}))
+    await durable_store.begin_turn(OpenTurn("t1", "r1", "agent", None))
+    await durable_store.record_step("t1", JournalStep(1, "result", {"id": "c1", "text": "blue"}))
+    await durable_store.record_step("t1", JournalStep(0, "response", {"calls": ["c1"]}))
+    await durable_store.record_step("t1", JournalStep(1, "result", {"id": "c1", "text": "red"}))
 
-    assert await sqlite_store.steps("t1") == [
+    assert await durable_store.steps("t1") == [
         JournalStep(0, "response", {"calls": ["c1"]}),
         JournalStep(1, "result", {"id": "c1", "text": "red"}),
     ]
-    assert await sqlite_store.steps("t2") == []
+    assert await durable_store.steps("t2") == []
 
 
 async def test_open_turns_are_oldest_first_and_a_turn_begun_again_keeps_its_place(
-    sqlite_store: SQLiteRoomStore,
+    durable_store: DurableRoomStore,
 ) -> None:
     for turn_id in ("t1", "t2", "t3"):
-        await sqlite_store.begin_turn(OpenTurn(turn_id, "r1", "agent", "alice"))
-    await sqlite_store.record_step("t1", JournalStep(0, "response", {}))
+        await durable_store.begin_turn(OpenTurn(turn_id, "r1", "agent", "alice"))
+    await durable_store.record_step("t1", JournalStep(0, "response", {}))
     again = OpenTurn("t1", "r1", "agent", "alice", {"resumed": True})
-    await sqlite_store.begin_turn(again)
+    await durable_store.begin_turn(again)
 
-    turns = await sqlite_store.open_turns()
+    turns = await durable_store.open_turns()
     assert [t.turn_id for t in turns] == ["t1", "t2", "t3"]
     assert turns[0] == again
-    assert await sqlite_store.steps("t1") == [JournalStep(0, "response", {})]
+    assert await durable_store.steps("t1") == [JournalStep(0, "response", {})]
 
 
-async def test_end_turn_forgets_the_turn_and_its_steps(sqlite_store: SQLiteRoomStore) -> None:
-    await sqlite_store.begin_turn(OpenTurn("t1", "r1", "agent", None))
-    await sqlite_store.begin_turn(OpenTurn("t2", "r1", "agent", None))
-    await sqlite_store.record_step("t1", JournalStep(0, "response", {"text": "hi"}))
-    await sqlite_store.end_turn("t1")
-    await sqlite_store.end_turn("never-begun")
-    await sqlite_store.begin_turn(OpenTurn("t1", "r1", "agent", None))
+async def test_end_turn_forgets_the_turn_and_its_steps(durable_store: DurableRoomStore) -> None:
+    await durable_store.begin_turn(OpenTurn("t1", "r1", "agent", None))
+    await durable_store.begin_turn(OpenTurn("t2", "r1", "agent", None))
+    await durable_store.record_step("t1", JournalStep(0, "response", {"text": "hi"}))
+    await durable_store.end_turn("t1")
+    await durable_store.end_turn("never-begun")
+    await durable_store.begin_turn(OpenTurn("t1", "r1", "agent", None))
 
-    assert [t.turn_id for t in await sqlite_store.open_turns()] == ["t2", "t1"]
-    assert await sqlite_store.steps("t1") == []
+    assert [t.turn_id for t in await durable_store.open_turns()] == ["t2", "t1"]
+    assert await durable_store.steps("t1") == []
 
 
 async def test_a_step_for_a_turn_not_begun_raises_key_error(
-    sqlite_store: SQLiteRoomStore,
+    durable_store: DurableRoomStore,
 ) -> None:
     with pytest.raises(KeyError, match="call begin_turn"):
-        await sqlite_store.record_step("t9", JournalStep(0, "response", {}))
-    assert await sqlite_store.steps("t9") == []
+        await durable_store.record_step("t9", JournalStep(0, "response", {}))
+    assert await durable_store.steps("t9") == []
 
 
 async def test_a_detached_channel_leaves_the_room_on_every_store(store: RoomStore) -> None:

@@ -26,7 +26,8 @@
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
     └── StoreError                  a store (pending requests, rooms) failed
         ├── StoreUnavailableError       also ConnectionError: the store cannot be reached
-        └── CorruptRecordError          also ValueError: a stored record cannot be read
+        ├── CorruptRecordError          also ValueError: a stored record cannot be read
+        └── StoreFormatError            the store holds another format version of its records
 
 ``ToolRefusedError``, ``ToolFailedError`` and ``UnservedToolCallError`` steer the tool loop;
 they are signals, not bugs. Where the spec promises a standard type (``wait()`` raises
@@ -56,6 +57,7 @@ __all__ = [
     "RequestWithdrawnError",
     "RoomKitError",
     "StoreError",
+    "StoreFormatError",
     "StoreUnavailableError",
     "ToolFailedError",
     "ToolRefusedError",
@@ -191,6 +193,11 @@ class StoreUnavailableError(StoreError, ConnectionError):
 
 class CorruptRecordError(StoreError, ValueError):
     """A stored record is not one this library wrote, or cannot be read any more."""
+
+
+class StoreFormatError(StoreError):
+    """The store was written in another format version than this roomkit reads and writes;
+    nothing was read or written."""
 
 
 class DeskAuthError(RoomKitError, PermissionError):

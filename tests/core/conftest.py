@@ -1,0 +1,62 @@
+"""Fixtures for the room stores: one redis-server for the session, a place per test.
+
+Each test gets its own key prefix on the shared server, so tests never see each other's
+rooms; a test that stops or restarts a server starts one of its own.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+from tests.core.room_stores import DURABLE, DurableRoomStore, Place
+from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with running_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+def fresh_prefix() -> str:
+    """Keys of one test (or one example) alone, on the shared server."""
+    return f"t{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(params=DURABLE)
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
+    """A deployment's data on each durable store: a SQLite file, or a Redis prefix."""
+    if request.param == "sqlite":
+        return Place.sqlite(tmp_path / "kit.db")
+    server: RedisServer = request.getfixturevalue("redis_server")
+    return Place.redis(server.url, fresh_prefix())
+
+
+OpenRooms = Callable[[], DurableRoomStore]
+
+
+@pytest.fixture
+async def open_rooms(place: Place) -> AsyncIterator[OpenRooms]:
+    """Makes room-store objects on the test's place (each closed at the end), as separate
+    processes of one deployment would have."""
+    made: list[DurableRoomStore] = []
+
+    def make() -> DurableRoomStore:
+        store = place.rooms()
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        await store.close()
+
+
+@pytest.fixture
+async def durable_store(open_rooms: OpenRooms) -> DurableRoomStore:
+    """An opened room store on each durable back end (closed by ``open_rooms``)."""
+    store = open_rooms()
+    await store.open()
+    return store
