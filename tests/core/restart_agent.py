@@ -1,8 +1,12 @@
 """An agent process for the restart tests: asks a person, may be killed, resumes.
 
-``python restart_agent.py DB ask``    creates the room and runs a turn that asks a question
-                                       (it waits until killed).
-``python restart_agent.py DB resume`` re-drives the unfinished turns and prints their replies.
+``python restart_agent.py KIND WHERE ask``    creates the room and runs a turn that asks a
+                                               question (it waits until killed).
+``python restart_agent.py KIND WHERE resume`` re-drives the unfinished turns and prints their
+                                               replies.
+
+``KIND WHERE`` name the deployment's stores as :class:`tests.core.room_stores.Place` does:
+``sqlite PATH`` or ``redis URL#PREFIX``; the rooms and the questions are kept there.
 
 With ``ROOMKIT_STOP_AT`` set to one of :data:`STOPS`, the process prints ``{"at": stop}``
 right after that durable write and stops itself (SIGSTOP) before anything else runs: the
@@ -19,16 +23,15 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from roomkit import HumanInputToolHandler, InboundMessage, RoomKit, TextContent
 from roomkit.channels.ai import AIChannel
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import RoomEvent
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AITool, AIToolCall
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 ASK = AITool(
     name="AskUserQuestion",
@@ -58,7 +61,9 @@ def reached(stop: str) -> None:
         os.kill(os.getpid(), signal.SIGSTOP)
 
 
-class Rooms(SQLiteRoomStore):
+class StopsAtRoomWrites:
+    """Put in front of a room store's class: stops after each of its durable turn writes."""
+
     async def record_inbound(self, event: RoomEvent, turns: Sequence[OpenTurn]) -> None:
         await super().record_inbound(event, turns)
         reached("inbound")
@@ -73,7 +78,10 @@ class Rooms(SQLiteRoomStore):
         return finished
 
 
-class Questions(SQLiteStore):
+class StopsAtQuestionWrites:
+    """Put in front of a pending store's class: stops after a question is stored or
+    announced."""
+
     async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
         stored = await super().insert(request)
         reached("question")
@@ -104,9 +112,32 @@ class TravelAgent(AIProvider):
         return AIResponse(content="", tool_calls=[call])
 
 
-async def main(db: str, mode: str) -> None:
-    rooms = Rooms(db)
-    pending = Questions(db, backstop_interval=0.02)
+def stores(kind: str, where: str) -> tuple[Any, Any]:
+    """The room store and the pending store at ``where``, each stopping at its writes."""
+    if kind == "sqlite":
+        from roomkit.core.sqlite_store import SQLiteRoomStore
+        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+        rooms: type = SQLiteRoomStore
+        questions: type = SQLiteStore
+        options: dict[str, Any] = {}
+    else:
+        from roomkit.core.redis_store import RedisRoomStore
+        from roomkit.tools.human_input.stores.redis import RedisStore
+
+        rooms, questions = RedisRoomStore, RedisStore
+        where, _, prefix = where.partition("#")
+        options = {"prefix": prefix}
+    stopping_rooms = type("Rooms", (StopsAtRoomWrites, rooms), {})
+    stopping_questions = type("Questions", (StopsAtQuestionWrites, questions), {})
+    return (
+        stopping_rooms(where, **options),
+        stopping_questions(where, backstop_interval=0.02, **options),
+    )
+
+
+async def main(kind: str, where: str, mode: str) -> None:
+    rooms, pending = stores(kind, where)
     kit = RoomKit(store=rooms)
     model = TravelAgent()
     human = HumanInputToolHandler(
@@ -137,4 +168,4 @@ async def main(db: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(*sys.argv[1:4]))

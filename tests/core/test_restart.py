@@ -3,7 +3,8 @@
 The agent process (``restart_agent.py``) freezes itself right after a chosen durable write
 and says so on its stdout; the test kills it there, then a new process runs
 ``resume_pending()``. Whatever the instant, the message gets one turn, the turn one reply,
-and the question is asked once and announced once.
+and the question is asked once and announced once. Every test runs on each durable
+deployment: rooms and questions in one SQLite file, or both on Redis.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from pathlib import Path
 
 import pytest
 from tests.core.restart_agent import STOPS
+from tests.core.room_stores import Place
 
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 AGENT = Path(__file__).with_name("restart_agent.py")
 
@@ -36,13 +36,19 @@ async def agents() -> AsyncIterator[Start]:
     """Starts agent processes; any still running at the end is killed."""
     started: list[Process] = []
 
-    async def start(db: Path, mode: str, *, stop_at: str | None = None) -> Process:
+    async def start(place: Place, mode: str, *, stop_at: str | None = None) -> Process:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
         env.pop("ROOMKIT_STOP_AT", None)
         if stop_at is not None:
             env["ROOMKIT_STOP_AT"] = stop_at
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(AGENT), str(db), mode, stdout=asyncio.subprocess.PIPE, env=env
+            sys.executable,
+            str(AGENT),
+            place.kind,
+            place.where,
+            mode,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
         )
         started.append(process)
         return process
@@ -68,52 +74,53 @@ async def _kill(process: Process) -> None:
     assert await process.wait() == -signal.SIGKILL
 
 
-async def _answer(db: Path, pending_id: object, answer: str = "Lisbon") -> bool:
-    async with SQLiteStore(db) as store:
-        return await HumanInputHandler(store=store).aresolve(str(pending_id), answer, by="ann")
+async def _answer(place: Place, pending_id: object, answer: str = "Lisbon") -> bool:
+    async with place.questions() as store:  # type: ignore[attr-defined]
+        answered: bool = await HumanInputHandler(store=store).aresolve(
+            str(pending_id), answer, by="ann"
+        )
+        return answered
 
 
 async def test_a_turn_killed_while_waiting_resumes_with_the_answer_given_meanwhile(
-    tmp_path: Path, agents: Start
+    place: Place, agents: Start
 ) -> None:
-    db = tmp_path / "kit.db"
-    first = await agents(db, "ask", stop_at="announced")
+    first = await agents(place, "ask", stop_at="announced")
     asked = await _line(first)
     assert await _line(first) == {"at": "announced"}
     await _kill(first)
 
-    async with SQLiteStore(db) as store:
+    async with place.questions() as store:  # type: ignore[attr-defined]
         desk = HumanInputHandler(store=store)
         [request] = await desk.list_pending(room_id="trip")
         assert request.pending_id == asked["asked"]
         assert request.actor_id == "ann"
         assert await desk.aresolve(request.pending_id, "Lisbon", by="ann") is True
 
-    second = await agents(db, "resume")
+    second = await agents(place, "resume")
     outcome = await _line(second)
     assert await second.wait() == 0
 
     # The model was asked once more (for the reply), not for the tool call again.
     assert outcome == {"replies": [REPLY], "generated": 1}
-    async with SQLiteRoomStore(db) as rooms:
+    async with place.rooms() as rooms:  # type: ignore[attr-defined]
         history = [event.content.body for event in await rooms.list_events("trip")]
         assert history == ["Plan my holiday", REPLY]
         assert await rooms.open_turns() == []
-    async with SQLiteStore(db) as store:
+    async with place.questions() as store:  # type: ignore[attr-defined]
         assert await HumanInputHandler(store=store).list_pending() == []
 
 
 async def test_a_turn_resumed_before_the_answer_waits_for_it_without_asking_again(
-    tmp_path: Path, agents: Start
+    place: Place, agents: Start
 ) -> None:
-    db = tmp_path / "kit.db"
-    first = await agents(db, "ask", stop_at="announced")
+    first = await agents(place, "ask", stop_at="announced")
     asked = await _line(first)
     await _line(first)
     await _kill(first)
 
-    second = await agents(db, "resume")
-    async with SQLiteStore(db) as store:
+    second = await agents(place, "resume")
+    async with place.questions() as store:  # type: ignore[attr-defined]
         desk = HumanInputHandler(store=store)
         # The resumed turn re-attaches: still one question, the same one.
         [request] = await desk.list_pending()
@@ -132,7 +139,7 @@ GENERATED_AFTER = {"inbound": 2, "step -1": 2, "step 1000": 0, "finish": 0}
 
 @pytest.mark.parametrize("stop", STOPS)
 async def test_a_kill_after_any_write_loses_no_turn_reply_or_announcement(
-    tmp_path: Path, agents: Start, stop: str
+    place: Place, agents: Start, stop: str
 ) -> None:
     """Killed after ``stop``'s write, a restarted kit finishes the turn: one reply in the
     room, one question, announced once.
@@ -141,34 +148,33 @@ async def test_a_kill_after_any_write_loses_no_turn_reply_or_announcement(
     its turn), right after the question was stored ("question": it is still announced), and
     right after the last model round ("step 1000", "finish": the reply is still stored).
     """
-    db = tmp_path / "kit.db"
     answered_before = STOPS.index(stop) > STOPS.index("announced")
     asked: list[object] = []
 
-    first = await agents(db, "ask", stop_at=stop)
+    first = await agents(place, "ask", stop_at=stop)
     while (line := await _line(first)) != {"at": stop}:
         asked.append(line["asked"])
         if answered_before:
-            assert await _answer(db, line["asked"]) is True
+            assert await _answer(place, line["asked"]) is True
     await _kill(first)
 
-    second = await agents(db, "resume")
+    second = await agents(place, "resume")
     if asked and not answered_before:
         # Announced before the kill: the person answers while the kit restarts.
-        assert await _answer(db, asked[0]) is True
+        assert await _answer(place, asked[0]) is True
     while "replies" not in (line := await _line(second)):
         asked.append(line["asked"])
-        assert await _answer(db, line["asked"]) is True
+        assert await _answer(place, line["asked"]) is True
     assert await second.wait() == 0
 
     expected_replies = [] if stop == "finish" else [REPLY]
     assert line == {"replies": expected_replies, "generated": GENERATED_AFTER.get(stop, 1)}
     assert len(asked) == 1, f"the question was announced {len(asked)} times"
-    async with SQLiteRoomStore(db) as rooms:
+    async with place.rooms() as rooms:  # type: ignore[attr-defined]
         history = [event.content.body for event in await rooms.list_events("trip")]
         assert history == ["Plan my holiday", REPLY]
         assert await rooms.open_turns() == []
-    async with SQLiteStore(db) as store:
+    async with place.questions() as store:  # type: ignore[attr-defined]
         desk = HumanInputHandler(store=store)
         assert await desk.list_pending() == []
         request = await desk.get_request(str(asked[0]))

@@ -2,40 +2,28 @@
 
 ``record_inbound`` stores a message with the turns it starts; ``finish_turn`` stores a reply
 with the turn's end. Each is all or nothing, and a reply is stored once however many runs
-finish the same turn. Every durable room store runs this suite (SQLite today).
+finish the same turn. Every durable room store (SQLite, Redis) runs this suite.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Protocol
 
 import pytest
+from tests.core.conftest import OpenRooms
+from tests.core.room_stores import DurableRoomStore
 
 from roomkit import InboundMessage, RoomKit, TextContent
 from roomkit.channels.ai import AIChannel
-from roomkit.core.sqlite_store import SQLiteRoomStore
-from roomkit.core.store import JournalStep, OpenTurn, RoomStore, TurnJournal
+from roomkit.core.store import JournalStep, OpenTurn, turn_journal
 from roomkit.models.room import Room, RoomEvent
 from roomkit.providers.ai.mock import MockAIProvider
 
-DURABLE = ("sqlite",)
 
-
-class DurableRoomStore(RoomStore, TurnJournal, Protocol):
-    """A room store that journals turns."""
-
-
-@pytest.fixture(params=DURABLE)
-async def journal(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[DurableRoomStore]:
-    assert request.param == "sqlite"
-    async with SQLiteRoomStore(tmp_path / "rooms.db") as store:
-        await store.create_room(Room("r1"))
-        yield store
+@pytest.fixture
+async def journal(durable_store: DurableRoomStore) -> DurableRoomStore:
+    await durable_store.create_room(Room("r1"))
+    return durable_store
 
 
 def said(body: str, room_id: str = "r1", channel_id: str = "ws") -> RoomEvent:
@@ -130,17 +118,17 @@ async def test_other_writes_wait_for_a_transaction_and_survive_its_rollback(
 # -- the kit on a durable room store ----------------------------------------------------------
 
 
-async def kit_on(path: Path, *replies: str) -> RoomKit:
-    kit = RoomKit(store=SQLiteRoomStore(path))
+async def kit_on(open_rooms: OpenRooms, *replies: str) -> RoomKit:
+    kit = RoomKit(store=open_rooms())
     kit.register_channel(AIChannel("ai", provider=MockAIProvider(list(replies) or ["Hello."])))
     return kit
 
 
 async def test_process_inbound_stores_the_message_then_the_reply_once(
-    tmp_path: Path,
+    open_rooms: OpenRooms,
 ) -> None:
     """``on_recorded`` hears of the message once it is stored, before the turn runs."""
-    kit = await kit_on(tmp_path / "kit.db", "Hello, Ann.")
+    kit = await kit_on(open_rooms, "Hello, Ann.")
     provider = kit.get_channel("ai").provider  # type: ignore[union-attr]
     await kit.create_room("r1")
     await kit.attach_channel("r1", "ai")
@@ -155,22 +143,20 @@ async def test_process_inbound_stores_the_message_then_the_reply_once(
     assert recorded == [(result.event, 0)]
     assert [reply.content.body for reply in result.responses] == ["Hello, Ann."]
     assert [e.content.body for e in await kit.store.list_events("r1")] == ["hi", "Hello, Ann."]
-    store = kit.store
-    assert isinstance(store, SQLiteRoomStore)
+    store = turn_journal(kit.store)
+    assert store is not None
     assert await store.open_turns() == []
     await kit.close()
-    await store.close()
 
 
 async def test_a_turn_recorded_with_its_message_and_never_started_runs_on_resume(
-    tmp_path: Path,
+    open_rooms: OpenRooms,
 ) -> None:
-    path = tmp_path / "kit.db"
-    async with SQLiteRoomStore(path) as store:
+    async with open_rooms() as store:  # type: ignore[attr-defined]
         await store.create_room(Room("r1"))
         await store.record_inbound(said("hi"), [OpenTurn("t1", "r1", "ai", "alice")])
 
-    kit = await kit_on(path, "Hello, Alice.")
+    kit = await kit_on(open_rooms, "Hello, Alice.")
     provider = kit.get_channel("ai").provider  # type: ignore[union-attr]
     replies = await kit.resume_pending()
 
@@ -180,19 +166,17 @@ async def test_a_turn_recorded_with_its_message_and_never_started_runs_on_resume
     assert [e.content.body for e in await kit.store.list_events("r1")] == ["hi", "Hello, Alice."]
     assert await kit.resume_pending() == []
     await kit.close()
-    await kit.store.close()  # type: ignore[attr-defined]
 
 
-async def test_two_runs_of_one_turn_store_one_reply(tmp_path: Path) -> None:
-    """Two kits sharing the file both re-drive a turn: the first to finish stores the reply;
-    the other stores and delivers nothing."""
-    path = tmp_path / "kit.db"
-    async with SQLiteRoomStore(path) as store:
+async def test_two_runs_of_one_turn_store_one_reply(open_rooms: OpenRooms) -> None:
+    """Two kits sharing the store both re-drive a turn: the first to finish stores the
+    reply; the other stores and delivers nothing."""
+    async with open_rooms() as store:  # type: ignore[attr-defined]
         await store.create_room(Room("r1"))
         await store.record_inbound(said("hi"), [OpenTurn("t1", "r1", "ai", "alice")])
         [turn] = await store.open_turns()
 
-    first, second = await kit_on(path, "One."), await kit_on(path, "Two.")
+    first, second = await kit_on(open_rooms, "One."), await kit_on(open_rooms, "Two.")
     first_channel, second_channel = first.get_channel("ai"), second.get_channel("ai")
     assert isinstance(first_channel, AIChannel)
     assert isinstance(second_channel, AIChannel)
@@ -203,4 +187,3 @@ async def test_two_runs_of_one_turn_store_one_reply(tmp_path: Path) -> None:
     assert [e.content.body for e in await first.store.list_events("r1")] == ["hi", "One."]
     for kit in (first, second):
         await kit.close()
-        await kit.store.close()  # type: ignore[attr-defined]
