@@ -94,6 +94,7 @@ def test_a_non_authenticator_is_refused() -> None:
 
 
 def test_store_urls_name_memory_sqlite_and_redis(tmp_path: Path) -> None:
+    from roomkit.core.redis_store import RedisRoomStore
     from roomkit.core.sqlite_store import SQLiteRoomStore
     from roomkit.tools.human_input.stores.redis import RedisStore
     from roomkit.tools.human_input.stores.sqlite import SQLiteStore
@@ -107,7 +108,8 @@ def test_store_urls_name_memory_sqlite_and_redis(tmp_path: Path) -> None:
     assert rooms.path == f"{tmp_path}/desk.db"
     pending, rooms = open_stores("redis://127.0.0.1:1/0")
     assert isinstance(pending, RedisStore)
-    assert isinstance(rooms, InMemoryStore)
+    assert isinstance(rooms, RedisRoomStore)
+    assert rooms.where == pending.where == "redis://127.0.0.1:1/0"
     for bad in ("postgres://x", "sqlite:///", "mem"):
         with pytest.raises(ValueError, match="sqlite:///"):
             open_stores(bad)

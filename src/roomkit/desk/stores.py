@@ -3,8 +3,9 @@
 - ``memory``: both in this process (a desk alone with it shows only its own requests);
 - ``sqlite:///path.db`` (relative) or ``sqlite:////abs/path.db``: the pending requests
   and the rooms in one SQLite file, shared with the agent processes on the machine;
-- ``redis://host:port/db`` (or ``rediss://``, ``unix://``): the pending requests on Redis,
-  shared by every process that reaches it; rooms stay in memory.
+- ``redis://host:port/db`` (or ``rediss://``, ``unix://``): the pending requests and the
+  rooms on Redis, shared by every process that reaches it (the stores' default key prefix,
+  ``roomkit``, which an agent's stores must use too).
 
 The SQLite and Redis modules load only when their URL is used (they need extras).
 """
@@ -38,9 +39,10 @@ def open_stores(url: str) -> tuple[PendingStore | DurableStore, RoomStore]:
 
         return SQLiteStore(path), SQLiteRoomStore(path)
     if url.startswith(_REDIS):
+        from roomkit.core.redis_store import RedisRoomStore
         from roomkit.tools.human_input.stores.redis import RedisStore
 
-        return RedisStore(url), InMemoryStore()
+        return RedisStore(url), RedisRoomStore(url)
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:").lstrip("/") or "desk.db"
         raise ValueError(
