@@ -8,10 +8,12 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from desk_harness import SECRET, World, serve, token
+from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 
 from roomkit import HumanInputRejectedError
 from roomkit.cli import answer_body, main
@@ -212,6 +214,73 @@ async def test_roomkit_desk_serves_a_sqlite_store_to_the_pending_commands(
     assert asked.pending_id in listed[1]
     assert answered[0] == 0
     assert desk.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with running_redis(tmp_path_factory.mktemp("cli-redis")) as server:
+        yield server
+
+
+async def test_roomkit_desk_on_redis_shows_a_question_asked_of_no_one_to_the_rooms_people(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], redis_server: RedisServer
+) -> None:
+    """The desk reads the rosters the agent keeps on Redis: a question with no actor is
+    listed to the room's participants, not to others."""
+    from roomkit import RoomKit
+    from roomkit.core.redis_store import RedisRoomStore
+    from roomkit.tools.human_input import HumanInputHandler
+    from roomkit.tools.human_input.stores.redis import RedisStore
+
+    kit = RoomKit(store=RedisRoomStore(redis_server.url))
+    await kit.create_room("trip")
+    await kit.add_participant("trip", "alice")
+    store = RedisStore(redis_server.url, backstop_interval=0.05)
+    asked = await HumanInputHandler(store=store).create(
+        "AskUserQuestion", {"question": "Where?"}, room_id="trip"
+    )
+    data = str(tmp_path / "data")
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--data-dir", data,
+        "--store", redis_server.url,
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        base = await _started(desk)
+        _, alice, _ = await run(capsys, "token", "alice", "--data-dir", data)
+        _, bob, _ = await run(capsys, "token", "bob", "--data-dir", data)
+        seen = await run(capsys, "pending", "list", "--url", base, "--token", alice.strip())
+        unseen = await run(capsys, "pending", "list", "--url", base, "--token", bob.strip())
+    finally:
+        desk.send_signal(signal.SIGINT)
+        await desk.communicate()
+        await store.close()
+        await kit.store.close()  # type: ignore[attr-defined]
+    assert asked.pending_id in seen[1]
+    assert unseen[0] == 0
+    assert asked.pending_id not in unseen[1]
+    assert desk.returncode == 0
+
+
+async def test_roomkit_desk_refuses_a_redis_room_store_of_another_format(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    from redis.asyncio import Redis
+
+    url = redis_server.url.removesuffix("/0") + "/1"
+    raw = Redis.from_url(url)
+    await raw.set("roomkit:rooms:format", "roomkit.rooms.v0")
+    await raw.aclose()
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0",
+        "--data-dir", str(tmp_path / "data"), "--store", url,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    _, errors = await desk.communicate()
+
+    assert desk.returncode == 1
+    assert "Cannot start the desk" in errors.decode()
+    assert "'roomkit.rooms.v0'" in errors.decode()
 
 
 async def test_roomkit_desk_answers_to_the_names_it_is_given(tmp_path: Path) -> None:
