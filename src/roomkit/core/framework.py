@@ -417,12 +417,12 @@ class RoomKit:
     async def resume_pending(self) -> list[RoomEvent]:
         """Re-drive the turns an earlier process left unfinished (call it at start-up).
 
-        With a durable room store (``SQLiteRoomStore``), a message is stored together with
-        the turns it starts, each AI turn records its steps as it runs, and its reply is
-        stored as it ends. A turn unfinished when the process stopped (even killed) runs
-        again from its record: a turn that never started starts from the room's history; a
-        turn that was waiting on a person reaches the same tool call, re-attaches to the
-        same request by key (the person is not asked twice; an answer given while the
+        With a durable room store (``SQLiteRoomStore``, ``RedisRoomStore``), a message is
+        stored together with the turns it starts, each AI turn records its steps as it runs,
+        and its reply is stored as it ends. A turn unfinished when the process stopped (even
+        killed) runs again from its record: a turn that never started starts from the room's
+        history; a turn that was waiting on a person reaches the same tool call, re-attaches
+        to the same request by key (the person is not asked twice; an answer given while the
         process was down is used; a question stored but never announced is announced now),
         continues with the answer, and its reply is recorded in the room and delivered like
         any reply. Returns once every re-driven turn is done, which may take as long as the

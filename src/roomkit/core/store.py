@@ -1,7 +1,7 @@
 """The kit's store of rooms, rosters, bindings and event history, in memory.
 
 Also the contracts a room store fulfils: :class:`RoomStore` for every store, and
-:class:`TurnJournal` for a durable one (SQLite today), whose atomic writes let a process
+:class:`TurnJournal` for a durable one (SQLite, Redis), whose atomic writes let a process
 killed at any instant lose neither a message's turn nor a turn's reply.
 """
 
