@@ -72,8 +72,9 @@ class Changes:
 
 
 @contextmanager
-def logged(logger: str, text: str) -> Iterator[asyncio.Event]:
-    """An event set once ``logger`` reports a warning (or worse) that mentions ``text``."""
+def logged(logger: str, text: str, *, level: int = logging.WARNING) -> Iterator[asyncio.Event]:
+    """An event set once ``logger`` reports a record at ``level`` (or worse) that mentions
+    ``text``; the logger lets such records through meanwhile."""
     seen = asyncio.Event()
 
     class Sentinel(logging.Handler):
@@ -81,12 +82,17 @@ def logged(logger: str, text: str) -> Iterator[asyncio.Event]:
             if text in record.getMessage():
                 seen.set()
 
-    sentinel = Sentinel(logging.WARNING)
-    logging.getLogger(logger).addHandler(sentinel)
+    sentinel = Sentinel(level)
+    watched = logging.getLogger(logger)
+    before = watched.level
+    if not watched.isEnabledFor(level):
+        watched.setLevel(level)
+    watched.addHandler(sentinel)
     try:
         yield seen
     finally:
-        logging.getLogger(logger).removeHandler(sentinel)
+        watched.removeHandler(sentinel)
+        watched.setLevel(before)
 
 
 _ids: Iterator[int] = iter(range(1_000_000))

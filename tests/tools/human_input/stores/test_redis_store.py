@@ -300,20 +300,22 @@ async def test_commands_recover_when_their_connections_are_killed(
 
 
 async def test_a_stopped_server_is_unavailable_until_it_is_back(
-    server: RedisServer, store: RedisStore
+    server: RedisServer, prefix: str
 ) -> None:
-    request, _ = await store.insert(make_request())
+    # No settle_retry: the settle gives up once the client's own retries are spent.
+    async with RedisStore(server.url, prefix=prefix, settle_retry=0) as store:
+        request, _ = await store.insert(make_request())
 
-    server.stop()
-    with pytest.raises(StoreUnavailableError, match=f"127.0.0.1:{server.port}"):
-        await store.fetch(request.pending_id)
-    with pytest.raises(StoreUnavailableError):
-        await store.settle(request.pending_id, RESOLVED, result="x")
-    with pytest.raises(StoreUnavailableError):
-        await store.list_pending()
-    server.start()
+        server.stop()
+        with pytest.raises(StoreUnavailableError, match=f"127.0.0.1:{server.port}"):
+            await store.fetch(request.pending_id)
+        with pytest.raises(StoreUnavailableError, match="unknown"):
+            await store.settle(request.pending_id, RESOLVED, result="x")
+        with pytest.raises(StoreUnavailableError):
+            await store.list_pending()
+        server.start()
 
-    assert await store.settle(request.pending_id, RESOLVED, result="x") is not None
+        assert await store.settle(request.pending_id, RESOLVED, result="x") is not None
 
 
 async def test_an_unreachable_server_is_named_without_its_password() -> None:
@@ -361,6 +363,8 @@ async def test_a_corrupt_deadline_refuses_the_settle(store: RedisStore, raw: Red
         # The server expires an outcome after a positive, finite number of milliseconds.
         (lambda url: RedisStore(url, retention_seconds=0), ValueError, "retention_seconds"),
         (lambda url: RedisStore(url, retention_seconds=math.inf), ValueError, "retention"),
+        (lambda url: RedisStore(url, settle_retry=-1), ValueError, "settle_retry"),
+        (lambda url: RedisStore(url, settle_retry=math.inf), ValueError, "settle_retry"),
     ],
 )
 def test_a_bad_argument_is_refused_by_name(

@@ -2,9 +2,17 @@
 
 :class:`DurableBase` is the base of the SQLite and Redis stores. It checks and keeps the
 clock, the retention and the backstop interval, opens and closes the store around
-``async with``, hands listeners to the store's change feed, and says which outcomes the
-retention still shows. The functions below check a request, an outcome or a deadline before
-anything reaches storage, with the same message whichever store is used.
+``async with``, hands listeners to the store's change feed, says which outcomes the
+retention still shows, and retries a settle whose outcome a fault left unknown. The functions
+below check a request, an outcome, a deadline or a settle token before anything reaches
+storage, with the same message whichever store is used.
+
+A settle carries a settle token, a random id made once per call and recorded with the
+outcome by the same check-and-set. When a fault hides the outcome (the reply was lost, the
+commit's result is unknown), the store runs the same check-and-set again with the same token:
+finding its own token on a settled record, it reports the earlier win; finding the request
+still pending, it settles it now. Either way the caller learns what happened, and only a store
+that stays away for ``settle_retry`` seconds leaves the outcome unknown.
 
 :class:`ListenerFeed` is the base of the two change feeds: the listeners, and the one task
 that feeds them while anyone listens. How the task learns of changes (polling a file, a
@@ -17,11 +25,13 @@ import asyncio
 import contextlib
 import logging
 import math
+import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Self
+from typing import Self, TypeVar
 
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange
 
@@ -31,10 +41,18 @@ __all__ = [
     "check_deadline",
     "check_insertable",
     "check_outcome",
+    "check_token",
     "seconds",
 ]
 
+T = TypeVar("T")
+
 _PENDING = PendingInputStatus.PENDING
+_FIRST_PAUSE = 0.05
+_LONGEST_PAUSE = 1.0
+"""Seconds between the re-runs of a settle whose outcome is unknown: doubling, capped."""
+_SAME_OUTAGE = 30.0
+"""Seconds between two failed settles within which they count as one outage."""
 
 
 def seconds(name: str, value: object, *, zero: bool, finite: bool = True) -> float:
@@ -86,6 +104,22 @@ def check_deadline(deadline: float) -> float:
     if not math.isfinite(deadline):
         raise ValueError(f"deadline must be a finite time, got {deadline!r}")
     return float(deadline)
+
+
+def check_token(token: str | None) -> str:
+    """``token`` as a settle token, or a new random one when it is ``None``.
+
+    Raises:
+        TypeError: ``token`` is not a ``str``.
+        ValueError: ``token`` is empty.
+    """
+    if token is None:
+        return secrets.token_hex(8)
+    if not isinstance(token, str):
+        raise TypeError(f"token must be a str, got {type(token).__name__}")
+    if not token:
+        raise ValueError("token must be a non-empty str (or None for a new one)")
+    return token
 
 
 class ListenerFeed(ABC):
@@ -180,10 +214,15 @@ class DurableBase(ABC):
         retention_seconds: how long a settled outcome stays readable, already checked.
         backstop_interval: seconds between a waiter's re-reads; positive and finite.
         clock: the store's clock, in seconds since the epoch.
+        settle_retry: seconds, from the start of an outage, for which a settle whose
+            outcome a fault left unknown is run again (with its settle token); ``0`` runs
+            it once.
+        logger: where a settle that is run again is reported.
 
     Raises:
-        TypeError: ``clock`` is not callable, or ``backstop_interval`` is not a number.
-        ValueError: ``backstop_interval`` is not positive and finite.
+        TypeError: ``clock`` is not callable, or a number of seconds is not a number.
+        ValueError: ``backstop_interval`` is not positive and finite, or ``settle_retry``
+            is negative or infinite.
     """
 
     _feed: ListenerFeed
@@ -194,6 +233,8 @@ class DurableBase(ABC):
         retention_seconds: float,
         backstop_interval: float,
         clock: Callable[[], float],
+        settle_retry: float,
+        logger: logging.Logger,
     ) -> None:
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
@@ -203,6 +244,12 @@ class DurableBase(ABC):
         """Seconds between a waiter's re-reads, in case a change hint was lost."""
         self.clock = clock
         """The store's clock: deadlines and retention are measured on it."""
+        self.settle_retry = seconds("settle_retry", settle_retry, zero=True)
+        """Seconds a settle whose outcome a fault left unknown keeps trying to learn it."""
+        self._logger = logger
+        # When settles began to fail to reach the store, and last failed (loop time); None
+        # while it answers.
+        self._outage: tuple[float, float] | None = None
 
     @abstractmethod
     async def open(self) -> None:
@@ -238,6 +285,81 @@ class DurableBase(ABC):
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {type(listener).__name__}")
         return self._feed.add(listener)
+
+    async def _settle_knowing(
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        pending_id: str,
+        where: str,
+        *,
+        in_doubt: Callable[[StoreUnavailableError], bool] = lambda fault: True,
+    ) -> T:
+        """Run ``attempt``, one check-and-set carrying this settle's token, until it answers.
+
+        A fault that keeps the store from answering leaves the outcome unknown: the attempt
+        may have landed before its reply was lost. (``in_doubt`` says which faults do; one
+        that wrote nothing is raised as it is.) Running it again is safe, since it knows
+        its own token, so it runs again, with growing pauses, until the store has been
+        unreachable for :attr:`settle_retry` seconds (on the event loop's clock). The time
+        counts from the first failure of the outage, not of this call: once a long outage is
+        known, each settle tries once more and gives up, so that a close withdrawing many
+        requests does not wait out the bound for each of them.
+
+        Raises:
+            StoreUnavailableError: the store stayed away; the message says the outcome is
+                unknown and how to learn it.
+        """
+        loop = asyncio.get_running_loop()
+        try:
+            answer = await attempt()
+        except StoreUnavailableError as error:
+            if not in_doubt(error):
+                raise
+            fault = error
+        else:
+            self._outage = None
+            return answer
+        since = self._failed(loop.time())
+        give_up = since + self.settle_retry
+        if give_up > loop.time():
+            self._logger.info(
+                "the settle of %r at %s may or may not have landed (%s); running it again "
+                "for up to %.1f s to learn its outcome",
+                pending_id,
+                where,
+                fault,
+                give_up - loop.time(),
+            )
+        pause = _FIRST_PAUSE
+        while (left := give_up - loop.time()) > 0:
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, _LONGEST_PAUSE)
+            try:
+                answer = await attempt()
+            except StoreUnavailableError as error:
+                fault = error
+                self._failed(loop.time())
+            else:
+                self._outage = None
+                return answer
+        raise StoreUnavailableError(
+            f"{fault}; whether the settle of {pending_id!r} was recorded is unknown (the "
+            f"store has not answered for {loop.time() - since:.1f} s): settle it again once "
+            f"the store is back (aresolve with the same answer and by= returns True if this "
+            f"answer was recorded), or read the request"
+        ) from fault
+
+    def _failed(self, now: float) -> float:
+        """Note a settle that failed to reach the store at ``now``; when the outage began.
+
+        Failures more than :data:`_SAME_OUTAGE` seconds apart belong to separate outages
+        (the store may have answered reads in between).
+        """
+        outage = self._outage
+        if outage is None or now - outage[1] > _SAME_OUTAGE:
+            outage = (now, now)
+        self._outage = (outage[0], now)
+        return outage[0]
 
     def _cutoff(self) -> float:
         """Outcomes settled at or before this time on :attr:`clock` have expired."""

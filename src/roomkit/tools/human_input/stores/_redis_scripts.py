@@ -23,7 +23,6 @@ as one JSON array of its field names and values: one string to read instead of f
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -117,7 +116,7 @@ if cur[1] ~= ARGV[13] then
   return 'corrupt'
 end
 if cur[2] ~= 'pending' then
-  -- The same token is this settle retried after a lost reply: it won the first time.
+  -- The same token is this settle run again after a lost reply: it won the first time.
   if cur[6] == ARGV[9] then
     return cjson.encode(redis.call('HGETALL', rec))
   end
@@ -283,8 +282,13 @@ def settle_args(
     settled_by: str | None,
     now: float,
     retention_seconds: float,
+    token: str,
 ) -> list[Any]:
-    """The arguments of :data:`SETTLE`, whose keys are the record and the pending index."""
+    """The arguments of :data:`SETTLE`, whose keys are the record and the pending index.
+
+    ``token`` marks the record with this settle call, so that the same call run again
+    (after a lost reply) knows it won.
+    """
     return [
         pending_id,
         status.value,
@@ -294,8 +298,7 @@ def settle_args(
         _or_none(settled_by),
         repr(float(now)),
         max(1, round(retention_seconds * 1000)),
-        # Marks the record with this call, so that a retry after a lost reply knows it won.
-        secrets.token_hex(8),
+        token,
         NONE,
         layout.channel,
         f"{layout.prefix}:",

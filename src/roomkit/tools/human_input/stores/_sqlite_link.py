@@ -32,7 +32,7 @@ import aiosqlite
 from roomkit.core._sqlite_connect import FileWatch, retry_locked
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.tools.human_input.stores._sqlite_schema import (
-    ADD_UNANNOUNCED,
+    ADDED_COLUMNS,
     PENDING_COLUMNS,
     READ_SEQ,
     SCHEMA,
@@ -204,14 +204,15 @@ async def fetch_all(
 async def _add_missing_columns(db: aiosqlite.Connection) -> None:
     """Add the columns a file made by an earlier version lacks."""
     present = {name for (name,) in await fetch_all(db, PENDING_COLUMNS)}
-    if "unannounced" in present:
-        return
-    try:
-        await db.execute_fetchall(ADD_UNANNOUNCED)
-    except sqlite3.OperationalError as error:
-        # Another process opening the file at the same moment added it first.
-        if "duplicate column" not in str(error):
-            raise
+    for column, statement in ADDED_COLUMNS.items():
+        if column in present:
+            continue
+        try:
+            await db.execute_fetchall(statement)
+        except sqlite3.OperationalError as error:
+            # Another process opening the file at the same moment added it first.
+            if "duplicate column" not in str(error):
+                raise
 
 
 def _unreachable(error: sqlite3.DatabaseError) -> bool:

@@ -3,13 +3,16 @@
 One table, ``roomkit_pending``, holds a row per request: the flat fields of
 :mod:`~roomkit.tools.human_input.stores._records` as columns, plus ``settled_at`` (for
 retention), ``changed_at`` (the last create or settle), both on the store's clock,
-``seq``, the change counter, and ``unannounced`` (1 from the insert until the request's
-announcement is recorded; NULL after, and in rows older than the column). A one-row
+``seq``, the change counter, ``unannounced`` (1 from the insert until the request's
+announcement is recorded; NULL after, and in rows older than the column) and
+``settle_token`` (the token of the settle call that won, so that the same call run again
+after a fault knows it won; NULL in rows older than the column). A one-row
 table, ``roomkit_pending_seq``, hands out ``seq`` values: every create and every settle
 takes the next one inside its own write transaction, so ``seq`` grows in commit order
 across every process, and ``seq > n`` lists exactly what moved since a reader saw ``n``.
 A third table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
-:mod:`~roomkit.tools.human_input.stores._sqlite_ledger`).
+:mod:`~roomkit.tools.human_input.stores._sqlite_ledger`). A file made by an earlier version
+gains the columns it lacks from :data:`ADDED_COLUMNS` when it is opened.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._records import FIELDS, decode
 
 __all__ = [
+    "ADDED_COLUMNS",
+    "ADD_SETTLE_TOKEN",
     "ADD_UNANNOUNCED",
     "BUMP_SEQ",
     "CHANGES_SINCE",
@@ -35,6 +40,7 @@ __all__ = [
     "SCHEMA",
     "SELECT_BY_ID",
     "SELECT_BY_KEY",
+    "SELECT_FOR_SETTLE",
     "SELECT_RECORD",
     "SELECT_STATE",
     "SELECT_UNANNOUNCED",
@@ -75,7 +81,8 @@ CREATE TABLE IF NOT EXISTS roomkit_pending (
     settled_at REAL,
     changed_at REAL,
     seq INTEGER NOT NULL,
-    unannounced INTEGER
+    unannounced INTEGER,
+    settle_token TEXT
 );
 CREATE TABLE IF NOT EXISTS roomkit_pending_seq (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -106,6 +113,7 @@ _RETAINED = "(settled_at IS NULL OR settled_at > ?)"
 
 SELECT_BY_ID = f"SELECT {COLUMNS} FROM roomkit_pending WHERE pending_id = ? AND {_RETAINED}"
 SELECT_RECORD = f"SELECT {COLUMNS} FROM roomkit_pending WHERE pending_id = ?"
+SELECT_FOR_SETTLE = f"SELECT {COLUMNS}, settle_token FROM roomkit_pending WHERE pending_id = ?"
 SELECT_BY_KEY = f'SELECT {COLUMNS}, settled_at FROM roomkit_pending WHERE "key" = ?'
 SELECT_STATE = "SELECT status, deadline FROM roomkit_pending WHERE pending_id = ?"
 
@@ -118,6 +126,10 @@ INSERT = (
 PENDING_COLUMNS = "SELECT name FROM pragma_table_info('roomkit_pending')"
 ADD_UNANNOUNCED = "ALTER TABLE roomkit_pending ADD COLUMN unannounced INTEGER"
 """Brings a file made before the column existed up to date (its rows read as announced)."""
+ADD_SETTLE_TOKEN = "ALTER TABLE roomkit_pending ADD COLUMN settle_token TEXT"
+"""Brings a file made before settle tokens up to date (its settled rows name no call)."""
+ADDED_COLUMNS = {"unannounced": ADD_UNANNOUNCED, "settle_token": ADD_SETTLE_TOKEN}
+"""The columns added since the first version, and the statement that adds each."""
 MARK_ANNOUNCED = (
     "UPDATE roomkit_pending SET unannounced = NULL WHERE pending_id = ? AND unannounced = 1"
 )
@@ -125,11 +137,11 @@ SELECT_UNANNOUNCED = "SELECT unannounced FROM roomkit_pending WHERE pending_id =
 
 SETTLE = (
     "UPDATE roomkit_pending SET status = ?, result = ?, reject_reason = ?, withdrawn = ?, "
-    "settled_by = COALESCE(?, settled_by), settled_at = ?, changed_at = ?, seq = ? "
-    f"WHERE pending_id = ? RETURNING {COLUMNS}"
+    "settled_by = COALESCE(?, settled_by), settle_token = ?, settled_at = ?, changed_at = ?, "
+    f"seq = ? WHERE pending_id = ? RETURNING {COLUMNS}"
 )
-"""Parameters: status, result, reason, withdrawn, settled_by, settled_at, changed_at, seq,
-pending_id."""
+"""Parameters: status, result, reason, withdrawn, settled_by, settle_token, settled_at,
+changed_at, seq, pending_id."""
 
 SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ? WHERE pending_id = ?"
 

@@ -139,6 +139,7 @@ class DurableStore(Protocol):
         reason: str | None = None,
         withdrawn: bool = False,
         settled_by: str | None = None,
+        token: str | None = None,
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
@@ -157,6 +158,15 @@ class DurableStore(Protocol):
         rest of the batch and one fsync later); Redis reads it as the call is sent, and the
         script decides when it runs (after any queueing, and the retries of a dropped
         connection, which keep the reading), so the bound is the whole call.
+
+        ``token`` names this settle (a new random one when ``None``) and is recorded with a
+        winning outcome. A settle whose token is already recorded on the request won
+        earlier and returns the record again: after a fault hid the outcome the store
+        re-runs the settle with its token (for up to ``settle_retry`` seconds, part of the
+        call), and a caller that retries a settle itself (a vote sent again after an error)
+        passes the same token to learn whether it counted.
+        :class:`~roomkit.core.exceptions.StoreUnavailableError` means the store stayed
+        away long enough that the outcome is still unknown.
         """
 
     async def list_pending(

@@ -11,6 +11,10 @@ usual default) up to a second of outcomes can be lost, and without persistence a
 loses them all. Settled records expire on the server ``retention_seconds`` after they were
 settled.
 
+A settle whose reply is lost (a connection cut, a server killed) is run again with its
+settle token until the server answers, for up to ``settle_retry`` seconds: the script finds
+its own token on a record it settled before, so the caller learns whether it won.
+
 The server also holds the spend-once ledger
 (:class:`~roomkit.tools.human_input.stores.SpendLedger`, keys ``<prefix>:ledger:<entry>``,
 each expiring with its entry) that the answer desk keeps its spent links and revoked tokens
@@ -47,6 +51,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_deadline,
     check_insertable,
     check_outcome,
+    check_token,
     seconds,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
@@ -88,6 +93,9 @@ class RedisStore(DurableBase):
             was lost.
         clock: the store's clock, in seconds since the epoch; deadlines and retention are
             measured on it.
+        settle_retry: seconds a settle whose reply was lost keeps running again (with its
+            settle token) until the server answers, counted from the start of the outage;
+            ``0`` gives up at once.
 
     Raises:
         TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
@@ -108,11 +116,14 @@ class RedisStore(DurableBase):
         retention_seconds: float = 86_400,
         backstop_interval: float = 0.25,
         clock: Callable[[], float] = time.time,
+        settle_retry: float = 5.0,
     ) -> None:
         super().__init__(
             retention_seconds=seconds("retention_seconds", retention_seconds, zero=False),
             backstop_interval=backstop_interval,
             clock=clock,
+            settle_retry=settle_retry,
+            logger=logger,
         )
         if not isinstance(prefix, str) or not prefix:
             raise ValueError(f"prefix must be a non-empty str, got {prefix!r}")
@@ -238,6 +249,7 @@ class RedisStore(DurableBase):
         reason: str | None = None,
         withdrawn: bool = False,
         settled_by: str | None = None,
+        token: str | None = None,
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
@@ -246,11 +258,18 @@ class RedisStore(DurableBase):
         means this call did not win. The outcome is as durable as the server's
         ``appendfsync`` makes it.
 
+        ``token`` names this settle (a new one when ``None``); a settle whose token the
+        record already holds won before and returns the record again. When the reply is
+        lost, the settle runs again with its token for up to :attr:`settle_retry` seconds.
+
         Raises:
-            ValueError: ``status`` is ``PENDING``.
+            ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
             CorruptRecordError: the stored record cannot be read (nothing is written).
+            StoreUnavailableError: the server stayed away for :attr:`settle_retry`
+                seconds; whether this settle was recorded is unknown.
         """
         status = check_outcome(status)
+        token = check_token(token)
         await self._ensure_open()
         args = scripts.settle_args(
             self._layout,
@@ -262,10 +281,15 @@ class RedisStore(DurableBase):
             settled_by=settled_by,
             now=self.clock(),
             retention_seconds=self.retention_seconds,
+            token=token,
         )
         keys = [self._layout.record(pending_id), self._layout.pending]
-        with guard(self._where, pending_id):
-            reply = await self._settle(keys, args)
+
+        async def attempt() -> Any:
+            with guard(self._where, pending_id):
+                return await self._settle(keys, args)
+
+        reply = await self._settle_knowing(attempt, pending_id, self._where)
         if reply is None:
             return None
         answer = text(reply)

@@ -13,6 +13,13 @@ This store's own writes reach its listeners at once. The file also holds the spe
 ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps
 its spent links and revoked tokens in.
 
+A settle records its settle token with the outcome. When SQLite fails inside its
+transaction (an I/O error at COMMIT), whether it committed is unknown, so the settle runs
+again with the same token for up to ``settle_retry`` seconds: it finds its token on a record
+it settled before, or settles the request now, so the caller learns whether it won. A fault
+that wrote nothing (a lock held past ``busy_timeout``, a file moved under the store, refused
+before the COMMIT) is raised at once.
+
 ::
 
     async with SQLiteStore("/var/lib/app/pending.db") as store:
@@ -21,6 +28,7 @@ its spent links and revoked tokens in.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sqlite3
@@ -31,7 +39,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from roomkit.core.exceptions import StoreError
+from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _sqlite_ledger as ledger
 from roomkit.tools.human_input.stores import _sqlite_schema as sql
@@ -40,6 +48,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_deadline,
     check_insertable,
     check_outcome,
+    check_token,
     seconds,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
@@ -53,10 +62,14 @@ __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
 
+logger = logging.getLogger(__name__)
+
 _PENDING = PendingInputStatus.PENDING
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
-_TIMEOUT_OUTCOME = (_TIMED_OUT.value, None, None, 0, None)
-"""What a settle that lost to the deadline records: status, result, reason, withdrawn, by."""
+_TIMEOUT_OUTCOME = (_TIMED_OUT.value, None, None, 0, None, None)
+"""What a settle that lost to the deadline records: status, result, reason, withdrawn, by,
+and no settle token (no call won)."""
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
@@ -79,12 +92,15 @@ class SQLiteStore(DurableBase):
             Every process sharing the file must use the same clock.
         busy_timeout: seconds to wait for another connection's write lock before giving up
             with :class:`~roomkit.core.exceptions.StoreUnavailableError`.
+        settle_retry: seconds a settle whose transaction failed keeps running again (with
+            its settle token) until it commits, counted from the start of the outage;
+            ``0`` gives up at once.
 
     Raises:
         TypeError: ``path`` is not a ``str`` / ``os.PathLike``, a number is not a number,
             or ``clock`` is not callable.
-        ValueError: ``retention_seconds`` or ``busy_timeout`` is negative, or
-            ``backstop_interval`` is not positive and finite.
+        ValueError: ``retention_seconds``, ``busy_timeout`` or ``settle_retry`` is
+            negative, or ``backstop_interval`` is not positive and finite.
     """
 
     def __init__(
@@ -95,6 +111,7 @@ class SQLiteStore(DurableBase):
         backstop_interval: float = 0.05,
         clock: Callable[[], float] = time.time,
         busy_timeout: float = 5.0,
+        settle_retry: float = 5.0,
     ) -> None:
         location = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
         if not isinstance(location, str):
@@ -105,6 +122,8 @@ class SQLiteStore(DurableBase):
             ),
             backstop_interval=backstop_interval,
             clock=clock,
+            settle_retry=settle_retry,
+            logger=logger,
         )
         self.path = location
         """The database file."""
@@ -263,6 +282,7 @@ class SQLiteStore(DurableBase):
         reason: str | None = None,
         withdrawn: bool = False,
         settled_by: str | None = None,
+        token: str | None = None,
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
@@ -271,19 +291,29 @@ class SQLiteStore(DurableBase):
         a passed deadline, and then the store records ``TIMED_OUT`` instead. ``None`` means
         this call did not win: the id is unknown, already settled, or timed out.
 
+        ``token`` names this settle (a new one when ``None``); a settle whose token the
+        record already holds won before and returns the record again. When the transaction
+        fails, the settle runs again with its token for up to :attr:`settle_retry` seconds.
+
         Raises:
-            ValueError: ``status`` is ``PENDING``.
+            ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
             CorruptRecordError: the stored record cannot be read (nothing is written).
+            StoreUnavailableError: the file stayed unusable for :attr:`settle_retry`
+                seconds; whether this settle was recorded is unknown.
         """
         status = check_outcome(status)
-        outcome = (status.value, result, reason, int(withdrawn), settled_by)
+        token = check_token(token)
+        outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
 
         async def write(db: aiosqlite.Connection) -> PendingInput | None:
-            rows = await fetch_all(db, sql.SELECT_RECORD, (pending_id,))
+            rows = await fetch_all(db, sql.SELECT_FOR_SETTLE, (pending_id,))
             # Decoded before anything is written: a corrupt record stays as it is.
             current = sql.decode_row(rows[0]) if rows else None
-            if current is None or current.status is not _PENDING:
+            if current is None:
                 return None
+            if current.status is not _PENDING:
+                # Its own token: this settle, run again after a fault hid its commit, won.
+                return current if rows[0][-1] == token else None
             now = self.clock()
             passed = current.deadline is not None and now >= current.deadline
             if status is _TIMED_OUT and not passed:
@@ -296,7 +326,9 @@ class SQLiteStore(DurableBase):
             self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
             return sql.decode_row(rows[0]) if wins else None
 
-        return await self._write(write)
+        return await self._settle_knowing(
+            lambda: self._write(write), pending_id, repr(self.path), in_doubt=_in_doubt
+        )
 
     async def purge_expired(self) -> int:
         """Drop settled records older than the retention; return how many went."""
@@ -383,3 +415,15 @@ class SQLiteStore(DurableBase):
             changes = await self._changes.read(db, unsure=self._link.dirty)
             self._link.dirty = False
         return changes
+
+
+def _in_doubt(fault: StoreUnavailableError) -> bool:
+    """Whether a settle that failed with ``fault`` may have committed.
+
+    SQLite failed mid-transaction or at the COMMIT (an I/O error): it may have. A lock never
+    taken, or a refusal of the store's own (a file moved under it), wrote nothing.
+    """
+    cause = fault.__cause__
+    if not isinstance(cause, sqlite3.Error):
+        return False
+    return getattr(cause, "sqlite_errorcode", 0) & 0xFF not in _BUSY

@@ -1,0 +1,125 @@
+"""A TCP relay in front of a real redis-server that can lose a reply on purpose.
+
+A command the server ran but whose reply never reached the client cannot be timed from
+outside: the reply follows the write at once. The relay makes that moment exact. Armed with
+:meth:`Relay.lose_reply_to`, it watches for the next command that mentions a marker (a
+script call: ``EVALSHA``), reads the server's reply to it, drops the reply and cuts that
+connection: the command ran, its client never hears. Everything else passes through
+unchanged; while the server is down, the relay closes each new connection as the server's
+refused port would.
+
+Use it as an async context manager in front of a :class:`RedisServer`::
+
+    async with Relay(server.port) as relay:
+        store = RedisStore(relay.url)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import TracebackType
+from typing import Self
+
+__all__ = ["Relay"]
+
+_CHUNK = 65_536
+
+
+class Relay:
+    """Relays connections from a port of its own to the server's port on 127.0.0.1.
+
+    Args:
+        port: the server's port.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.upstream = port
+        self.port = 0
+        self.lost = asyncio.Event()
+        """Set once an armed relay has dropped a reply."""
+        self.dropped = b""
+        """The reply it dropped, as the server sent it."""
+        self._marker: bytes | None = None
+        self._server: asyncio.Server | None = None
+        self._pumps: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        """The relay's URL, database 0."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def lose_reply_to(self, marker: bytes) -> None:
+        """Drop the reply to the next command that contains ``marker``, and cut its
+        connection."""
+        self.lost.clear()
+        self._marker = marker
+
+    async def __aenter__(self) -> Self:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        assert self._server is not None
+        self._server.close()
+        for pump in tuple(self._pumps):
+            pump.cancel()
+        await asyncio.gather(*self._pumps, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
+        except OSError:
+            # The server is down: the client sees its connection closed.
+            writer.close()
+            return
+        cut = asyncio.Event()
+        doomed = asyncio.Event()
+        pumps = [
+            asyncio.create_task(self._pump(reader, up_writer, cut, doomed, replies=False)),
+            asyncio.create_task(self._pump(up_reader, writer, cut, doomed, replies=True)),
+        ]
+        self._pumps.update(pumps)
+        try:
+            await cut.wait()
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            self._pumps.difference_update(pumps)
+            for end in (writer, up_writer):
+                end.close()
+
+    async def _pump(
+        self,
+        source: asyncio.StreamReader,
+        sink: asyncio.StreamWriter,
+        cut: asyncio.Event,
+        doomed: asyncio.Event,
+        *,
+        replies: bool,
+    ) -> None:
+        try:
+            while chunk := await source.read(_CHUNK):
+                if replies and doomed.is_set():
+                    # The reply to the marked command: the command ran, the client never hears.
+                    self.dropped = chunk
+                    self.lost.set()
+                    return
+                if not replies and self._marker is not None and self._marker in chunk:
+                    self._marker = None
+                    doomed.set()
+                sink.write(chunk)
+                await sink.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            with contextlib.suppress(RuntimeError):
+                cut.set()
