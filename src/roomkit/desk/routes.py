@@ -47,6 +47,7 @@ logger = logging.getLogger("roomkit.desk")
 NOT_FOUND = "Request not found"
 UNAVAILABLE = "The request store is unavailable: try again"
 _PENDING = PendingInputStatus.PENDING
+_RESOLVED = PendingInputStatus.RESOLVED
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -167,9 +168,16 @@ def build_router(desk: "Desk") -> DeskRouter:
         responses=_errors(401, 404, 409, 413, 422, 429),
     )
     async def answer(caller: Caller, request_id: RequestId, body: AnswerBody) -> dict[str, Any]:
-        """Answer a request; the body depends on its kind. Returns it settled."""
+        """Answer a request; the body depends on its kind. Returns it settled.
+
+        The caller's own answer sent again (a retry after a 503 whose first try was
+        recorded) gets 200 with the request as it stands; any other answer to a settled
+        request gets 409.
+        """
         request = await visible(caller, request_id)
-        if request.status is not _PENDING:
+        # The caller's own answer may be the one recorded: aresolve tells.
+        own = request.status is _RESOLVED and request.settled_by == caller.actor_id
+        if request.status is not _PENDING and not own:
             raise HTTPException(status_code=409, detail=settled_detail(request))
         try:
             text = answer_text(request, body)

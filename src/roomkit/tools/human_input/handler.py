@@ -623,6 +623,12 @@ class HumanInputHandler:
     async def aresolve(self, pending_id: str, result: str, *, by: str | None = None) -> bool:
         """Answer the request, from any process sharing the store; ``True`` if this call won.
 
+        The answer is idempotent per actor: ``True`` also comes back when the request is
+        already resolved with this same ``result`` by this same ``by``. So a retry after
+        :class:`StoreUnavailableError`, whose first try was in fact recorded, learns that
+        the answer stands instead of being told it lost. A different answer, another actor,
+        or ``by=None`` (no one to recognise) still gets ``False``.
+
         Args:
             result: the answer; JSON text when the request has an ``answer_schema``.
             by: who answered (an actor id), recorded with the outcome.
@@ -630,20 +636,35 @@ class HumanInputHandler:
         Raises:
             InvalidAnswerError: the answer does not match the request's answer schema; the
                 request stays open.
-            StoreUnavailableError: a durable store cannot be reached (nothing was settled).
+            StoreUnavailableError: a durable store stayed away after the store's retries;
+                whether this answer was recorded is unknown, and the same call made again
+                once the store is back says so.
         """
         if not isinstance(result, str):
             check_text("result", result)
+
+        def answered(record: PendingInput | None) -> bool:
+            # This actor's own answer, already recorded: the outcome this call asks for.
+            return (
+                by is not None
+                and record is not None
+                and record.status is _RESOLVED
+                and record.settled_by == by
+                and record.result == result
+            )
+
         # A request this process created tells its schema without a read; the settle's
         # check-and-set decides whether it is still open.
         request = None if self._durable is None else self._durable.local.get(pending_id)
         if request is None:
             request = await self.get_request(pending_id)
             if request is None or request.status is not _PENDING:
-                return False
+                return answered(request)
         if request.answer_schema is not None:
             check_answer(request, result)
-        return await self._asettle(pending_id, _RESOLVED, result=result, by=by)
+        if await self._asettle(pending_id, _RESOLVED, result=result, by=by):
+            return True
+        return by is not None and answered(await self.get_request(pending_id))
 
     async def areject(self, pending_id: str, reason: str = "", *, by: str | None = None) -> bool:
         """Reject the request, from any process sharing the store; ``True`` if this call won.

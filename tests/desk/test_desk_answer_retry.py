@@ -1,0 +1,90 @@
+"""An answer sent again after a 503 gets 200 when it was in fact recorded; others get 409.
+
+On Redis the first answer really fails: the server runs the settle, its reply is lost and
+the server is killed, so the desk answers 503. Once the server is back, the same person
+sending the same answer is told 200; a different answer or another person gets 409.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+from desk_harness import World, bearer
+from tests.tools.human_input.stores.redis_relay import Relay
+from tests.tools.human_input.stores.redis_server import running_redis
+
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.redis import RedisStore
+
+
+async def post_answer(
+    client: httpx.AsyncClient, pending_id: str, answer: str, actor: str
+) -> tuple[int, dict[str, Any]]:
+    response = await client.post(
+        f"/api/requests/{pending_id}/answer", json={"answer": answer}, headers=bearer(actor)
+    )
+    return response.status_code, response.json()
+
+
+async def test_the_same_answer_sent_again_gets_200_and_any_other_409() -> None:
+    world = World()
+    await world.room("room", "alice", "bob")
+    pending_id = await world.ask({"question": "Colour?"}, actor_id=None)
+
+    async with world.client() as client:
+        first = await post_answer(client, pending_id, "blue", "alice")
+        again = await post_answer(client, pending_id, "blue", "alice")
+        changed = await post_answer(client, pending_id, "red", "alice")
+        other = await post_answer(client, pending_id, "blue", "bob")
+
+    assert first[0] == again[0] == 200
+    assert again[1] == first[1]
+    assert (again[1]["status"], again[1]["result"], again[1]["settled_by"]) == (
+        "resolved",
+        "blue",
+        "alice",
+    )
+    assert (changed[0], other[0]) == (409, 409)
+    assert await world.handler.wait(pending_id) == "blue"
+
+
+async def test_an_answer_that_got_503_but_was_recorded_gets_200_when_sent_again(
+    tmp_path: Path,
+) -> None:
+    with running_redis(tmp_path) as server:
+        async with (
+            asyncio.timeout(30),
+            Relay(server.port) as relay,
+            RedisStore(relay.url, prefix=f"desk{os.urandom(4).hex()}", settle_retry=0) as store,
+        ):
+            world = World(handler=HumanInputHandler(store=store))
+            await world.room("room", "alice", "bob")
+            # A first answer loads the settle script: the reply lost below is the script's.
+            warm_up = await world.ask({"question": "Warm?"}, actor_id=None)
+            pending_id = await world.ask({"question": "Colour?"}, actor_id=None)
+            async with world.client() as client:
+                assert (await post_answer(client, warm_up, "yes", "alice"))[0] == 200
+
+                relay.lose_reply_to(b"EVALSHA")
+                answering = asyncio.create_task(post_answer(client, pending_id, "blue", "alice"))
+                await relay.lost.wait()
+                await asyncio.to_thread(server.stop, kill=True)
+                refused = await answering
+                await asyncio.to_thread(server.start)
+
+                other = await post_answer(client, pending_id, "blue", "bob")
+                again = await post_answer(client, pending_id, "blue", "alice")
+            await world.handler.close()
+
+    assert refused[0] == 503
+    assert other[0] == 409
+    assert again[0] == 200
+    assert (again[1]["status"], again[1]["result"], again[1]["settled_by"]) == (
+        "resolved",
+        "blue",
+        "alice",
+    )
