@@ -5,13 +5,15 @@ Shared by the pending-request store and the room store (so it lives in ``core``,
 pool with short timeouts and a few retries.
 :func:`describe` names the server for messages, without the password. :func:`guard` turns
 the client's failures into the store's errors, and keeps a cancellation that the client
-swallowed.
+swallowed. :func:`check_persistence` reads how the server persists what it is told and warns
+when a restart or a crash would lose acknowledged outcomes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import logging
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 try:
@@ -29,9 +31,20 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 
-__all__ = ["connect", "describe", "glob_escape", "guard", "text"]
+__all__ = [
+    "check_persistence",
+    "connect",
+    "describe",
+    "glob_escape",
+    "guard",
+    "persistence_risk",
+    "text",
+]
 
 _UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+_PERSISTENCE = ("appendonly", "appendfsync", "save")
+"""The settings that say what the server keeps across a restart."""
+_ADVICE = "run it with appendonly yes and appendfsync always to lose none (see the README)"
 
 
 def connect(url: object, client: object, *, default: str, store: str = "RedisStore") -> Redis:
@@ -124,3 +137,72 @@ def text(value: object) -> str:
 def glob_escape(pattern: str) -> str:
     """``pattern`` with the characters ``SCAN MATCH`` treats as wildcards escaped."""
     return "".join(f"\\{char}" if char in "*?[]\\" else char for char in pattern)
+
+
+async def check_persistence(client: Redis, where: str, logger: logging.Logger) -> None:
+    """Log a warning on ``logger`` when the server would lose acknowledged outcomes.
+
+    The settings come from ``CONFIG GET``; a server that refuses it (managed services often
+    do) gets a warning that its persistence could not be checked.
+
+    Raises:
+        StoreUnavailableError: the server cannot be reached.
+    """
+    async with client.pipeline(transaction=False) as pipe:
+        for name in _PERSISTENCE:
+            pipe.config_get(name)
+        with guard(where):
+            replies = await pipe.execute(raise_on_error=False)
+    refused = next((reply for reply in replies if isinstance(reply, Exception)), None)
+    if refused is not None:
+        logger.warning(
+            "could not check the persistence of the Redis store at %s (CONFIG GET was "
+            "refused: %s): unless the server runs with appendonly yes and appendfsync "
+            "always, a restart or a crash of it can lose acknowledged answers",
+            where,
+            refused,
+        )
+        return
+    settings = {text(name): text(value) for reply in replies for name, value in dict(reply).items()}
+    risk = persistence_risk(settings)
+    if risk is not None:
+        logger.warning("the Redis store at %s %s", where, risk)
+
+
+def persistence_risk(settings: Mapping[str, str]) -> str | None:
+    """What the server's persistence ``settings`` would lose, or ``None`` when nothing.
+
+    ``settings`` maps ``appendonly``, ``appendfsync`` and ``save`` to their values as
+    ``CONFIG GET`` reports them; a missing one is reported as unknown.
+    """
+    missing = [name for name in _PERSISTENCE if name not in settings]
+    if missing:
+        return (
+            f"does not report {', '.join(missing)}: its persistence is unknown, and a restart "
+            f"may lose acknowledged answers; {_ADVICE}"
+        )
+    if settings["appendonly"] == "yes":
+        fsync = settings["appendfsync"]
+        if fsync == "always":
+            return None
+        if fsync == "everysec":
+            return (
+                "syncs its append-only file once a second (appendfsync everysec): a crash "
+                "of its machine (a power cut, a kernel panic) loses up to the last two "
+                f"seconds of acknowledged answers; {_ADVICE}"
+            )
+        return (
+            f"leaves syncing its append-only file to the operating system (appendfsync "
+            f"{fsync}): a crash of its machine loses the acknowledged answers not yet "
+            f"written out, often the last 30 seconds; {_ADVICE}"
+        )
+    save = settings["save"].strip()
+    if save:
+        return (
+            f"keeps snapshots only (appendonly no, save {save!r}): a crash of the server "
+            f"loses every request and acknowledged answer since its last snapshot; {_ADVICE}"
+        )
+    return (
+        "keeps nothing on disk (appendonly no, no snapshots): a restart of the server loses "
+        f"every pending request and every acknowledged answer; {_ADVICE}"
+    )

@@ -1,9 +1,10 @@
 """A real redis-server for the tests: started on a free port, stopped at the end.
 
-The server writes every command to its append-only file before it replies
-(``--appendonly yes --appendfsync always``) and keeps no snapshots, so a restart on the same
-port and directory brings back exactly what was acknowledged. ``scripts/services.sh
-install`` (run by ``make test``) installs the binary.
+By default the server writes every command to its append-only file before it replies
+(``appendonly yes``, ``appendfsync always``) and keeps no snapshots, so a restart on the same
+port and directory brings back exactly what was acknowledged; ``settings`` changes any line
+of its configuration file (``{"appendonly": "no"}``, ``{"rename-command": 'CONFIG ""'}``).
+``scripts/services.sh install`` (run by ``make test``) installs the binary.
 
 Use :func:`running_redis` from a fixture::
 
@@ -23,27 +24,36 @@ import signal
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-__all__ = ["RedisServer", "running_redis"]
+__all__ = ["DURABLE", "RedisServer", "running_redis"]
 
 _READY = b"Ready to accept connections"
 _START_TIMEOUT = 20.0
+DURABLE = {"save": '""', "appendonly": "yes", "appendfsync": "always"}
+"""The persistence settings of a server that loses nothing it acknowledged."""
 
 
 class RedisServer:
     """One redis-server process on 127.0.0.1, restartable on the same port and directory.
 
     Args:
-        directory: where the server keeps its append-only file.
+        directory: where the server keeps its configuration and append-only files.
         port: the port to listen on; a free one when ``None``.
+        settings: configuration lines that replace or add to :data:`DURABLE`, by directive.
     """
 
-    def __init__(self, directory: Path, *, port: int | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        port: int | None = None,
+        settings: Mapping[str, str] | None = None,
+    ) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.fail(
@@ -54,6 +64,7 @@ class RedisServer:
         self.binary = binary
         self.directory = directory
         self.port = port if port is not None else _free_port()
+        self.settings = {**DURABLE, **(settings or {})}
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -70,24 +81,17 @@ class RedisServer:
         """Start the server and return once it accepts connections."""
         if self.running:
             return
+        lines = {
+            "port": str(self.port),
+            "bind": "127.0.0.1",
+            "dir": f'"{self.directory}"',
+            "protected-mode": "no",
+            **self.settings,
+        }
+        config = self.directory / "redis.conf"
+        config.write_text("".join(f"{name} {value}\n" for name, value in lines.items()))
         process = subprocess.Popen(
-            [
-                self.binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--dir",
-                str(self.directory),
-                "--protected-mode",
-                "no",
-            ],
+            [self.binary, str(config)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
@@ -125,9 +129,11 @@ class RedisServer:
 
 
 @contextmanager
-def running_redis(directory: Path) -> Iterator[RedisServer]:
+def running_redis(
+    directory: Path, *, settings: Mapping[str, str] | None = None
+) -> Iterator[RedisServer]:
     """A started :class:`RedisServer` in ``directory``, stopped on exit."""
-    server = RedisServer(directory)
+    server = RedisServer(directory, settings=settings)
     server.start()
     try:
         yield server

@@ -8,8 +8,9 @@ An outcome is durable to the degree the server is configured: with
 ``appendonly yes`` and ``appendfsync always`` Redis writes it to disk before it replies, so
 a settle that returned survives a crash of the server; with ``appendfsync everysec`` (the
 usual default) up to a second of outcomes can be lost, and without persistence a restart
-loses them all. Settled records expire on the server ``retention_seconds`` after they were
-settled.
+loses them all. :meth:`RedisStore.open` reads these settings and logs a warning naming what
+the server would lose. Settled records expire on the server ``retention_seconds`` after they
+were settled.
 
 A settle whose reply is lost (a connection cut, a server killed) is run again with its
 settle token until the server answers, for up to ``settle_retry`` seconds: the script finds
@@ -36,6 +37,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from roomkit.core._redis_link import (
+    check_persistence,
     connect,
     describe,
     glob_escape,
@@ -141,6 +143,7 @@ class RedisStore(DurableBase):
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
         self._spend = client.register_script(ledger.SPEND)
         self._opened = False
+        self._checked = False
 
     @property
     def where(self) -> str:
@@ -150,7 +153,10 @@ class RedisStore(DurableBase):
     async def open(self) -> None:
         """Check that the server answers and start the change feed if anyone listens.
 
-        Redis needs no schema; the scripts load themselves on first use.
+        Redis needs no schema; the scripts load themselves on first use. The first open
+        reads the server's persistence settings (``appendonly``, ``appendfsync``, ``save``)
+        and logs a warning naming what a restart or a crash would lose, or that they could
+        not be read.
 
         Raises:
             StoreUnavailableError: the server cannot be reached.
@@ -158,6 +164,9 @@ class RedisStore(DurableBase):
         if not self._opened:
             with guard(self._where):
                 await self._client.ping()
+            if not self._checked:
+                await check_persistence(self._client, self._where, logger)
+                self._checked = True
             self._opened = True
         self._feed.start()
 
