@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,10 +36,13 @@ from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED, Durable
 from roomkit.tools.human_input.stores import MemoryLedger, MemoryStore, PendingStore
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
+    DurableSettledHistory,
     DurableStore,
     PendingChange,
     PendingChangeKind,
+    SettledHistory,
     SpendLedger,
+    check_settled_listing,
 )
 
 __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]
@@ -785,6 +788,30 @@ class HumanInputHandler:
         memory store it lives in this process.
         """
         return self._ledger
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests the store still retains, newest first.
+
+        Args:
+            actor_ids: only the requests naming one of these actors (``None`` in it stands
+                for requests that name no actor); every request when ``None``.
+            limit: at most this many, from 1 to 200.
+
+        On a durable store this lists every process's outcomes within the retention; on the
+        memory store, the last ``retention`` outcomes. A store without ``list_settled``
+        keeps no history here: the list is empty.
+        """
+        check_settled_listing(actor_ids, limit)
+        if self._durable is not None:
+            store = self._durable.store
+            if isinstance(store, DurableSettledHistory):
+                return await store.list_settled(actor_ids=actor_ids, limit=limit)
+            return []
+        if isinstance(self._store, SettledHistory):
+            return self._store.list_settled(actor_ids=actor_ids, limit=limit)
+        return []
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
         """Call ``listener(change)`` when a request is created or settles; returns the undo.

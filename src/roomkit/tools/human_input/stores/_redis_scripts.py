@@ -13,6 +13,9 @@ Layout, under a prefix ``P``:
   insert until the request's announcement is recorded);
 - ``P:k:<key>``: the idempotency key's record id;
 - ``P:pending`` and ``P:r:<room id>``: the pending ids, scored by creation time;
+- ``P:settled``, ``P:sa:<actor id>`` and ``P:su`` (requests that name no actor): the
+  newest settled ids, scored by ``settled_at``, at most ``SETTLED_LIMIT`` each, expiring a
+  retention after their last settle;
 - ``P:events``: the channel that carries ``created <id>`` and ``settled <id>``.
 
 Values a hash cannot hold (``None``) arrive as the ``NONE`` marker, passed in as an argument
@@ -29,6 +32,7 @@ from typing import Any
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, encode
+from roomkit.tools.human_input.stores.base import SETTLED_LIMIT
 
 __all__ = [
     "CORRUPT",
@@ -104,11 +108,11 @@ return {1}
 SETTLE = """
 -- KEYS: record, pending index
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
---       NONE, channel, prefix, format
+--       NONE, channel, prefix, format, settled index size
 local rec = KEYS[1]
 local none = ARGV[10]
 local cur = redis.call('HMGET', rec, 'format', 'status', 'deadline', 'room_id', 'key',
-                       'settle_token')
+                       'settle_token', 'actor_id')
 if not cur[1] then
   return false
 end
@@ -160,6 +164,15 @@ if cur[5] and cur[5] ~= none then
   if redis.call('GET', index) == ARGV[1] then
     redis.call('PEXPIRE', index, ARGV[8])
   end
+end
+local recent = {prefix .. 'settled', prefix .. 'su'}
+if cur[7] and cur[7] ~= none then
+  recent[2] = prefix .. 'sa:' .. cur[7]
+end
+for _, index in ipairs(recent) do
+  redis.call('ZADD', index, ARGV[7], ARGV[1])
+  redis.call('ZREMRANGEBYRANK', index, 0, -1 - tonumber(ARGV[14]))
+  redis.call('PEXPIRE', index, ARGV[8])
 end
 -- The settled record rides along with the hint: a waiter elsewhere needs no read.
 local body = cjson.encode(redis.call('HGETALL', rec))
@@ -222,7 +235,16 @@ return gone
 class Layout:
     """The names a store with ``prefix`` uses on the server, as the layout above draws them."""
 
-    __slots__ = ("channel", "keys", "pending", "prefix", "records")
+    __slots__ = (
+        "by_actor",
+        "channel",
+        "keys",
+        "pending",
+        "prefix",
+        "records",
+        "settled",
+        "unassigned",
+    )
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -234,6 +256,12 @@ class Layout:
         """The index of every pending id."""
         self.channel = f"{prefix}:events"
         """The channel that announces every write."""
+        self.settled = f"{prefix}:settled"
+        """The index of the newest settled ids."""
+        self.unassigned = f"{prefix}:su"
+        """The index of the newest settled ids of requests that name no actor."""
+        self.by_actor = f"{prefix}:sa:"
+        """What the index of an actor's newest settled ids starts with."""
 
     def record(self, pending_id: str) -> str:
         """The key of a request's record."""
@@ -242,6 +270,10 @@ class Layout:
     def room(self, room_id: str) -> str:
         """The index of a room's pending ids."""
         return f"{self.prefix}:r:{room_id}"
+
+    def settled_for(self, actor_id: str | None) -> str:
+        """The index of the newest settled ids of requests naming ``actor_id`` (or none)."""
+        return self.unassigned if actor_id is None else self.by_actor + actor_id
 
 
 def insert_call(
@@ -303,6 +335,7 @@ def settle_args(
         layout.channel,
         f"{layout.prefix}:",
         FORMAT,
+        SETTLED_LIMIT,
     ]
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "decode_rows",
     "select_many",
     "select_pending",
+    "select_settled",
 ]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
@@ -101,6 +102,8 @@ CREATE TABLE IF NOT EXISTS roomkit_ledger (
 );
 CREATE INDEX IF NOT EXISTS roomkit_ledger_by_expiry
     ON roomkit_ledger (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS roomkit_pending_by_actor_settled
+    ON roomkit_pending (actor_id, settled_at);
 COMMIT;
 """
 """Switch the file to WAL and create what is missing; safe to run on every open."""
@@ -182,6 +185,33 @@ def select_pending(filters: dict[str, str | None]) -> tuple[str, list[Any]]:
             parameters.append(value)
     where = " AND ".join(clauses)
     return f"SELECT {COLUMNS} FROM roomkit_pending WHERE {where} ORDER BY seq", parameters
+
+
+def select_settled(
+    actor_ids: Sequence[str | None] | None, cutoff: float, limit: int
+) -> tuple[str, list[Any]]:
+    """The statement listing outcomes settled after ``cutoff``, newest first.
+
+    ``actor_ids`` keeps the requests naming one of them (``None``: naming no actor).
+    """
+    clauses = ["settled_at > ?"]
+    parameters: list[Any] = [cutoff]
+    if actor_ids is not None:
+        named = [actor_id for actor_id in actor_ids if actor_id is not None]
+        either = []
+        if named:
+            either.append(f"actor_id IN ({', '.join('?' for _ in named)})")
+            parameters.extend(named)
+        if None in actor_ids:
+            either.append("actor_id IS NULL")
+        clauses.append(f"({' OR '.join(either)})" if either else "0")
+    parameters.append(limit)
+    where = " AND ".join(clauses)
+    return (
+        f"SELECT {COLUMNS} FROM roomkit_pending WHERE {where} "
+        "ORDER BY settled_at DESC, seq DESC LIMIT ?",
+        parameters,
+    )
 
 
 def decode_row(row: Sequence[Any]) -> PendingInput:

@@ -4,6 +4,10 @@ A store keeps the active requests and the settled outcomes that stay replayable.
 state transition is ``settle``, a check-and-set: whoever calls it first on a pending request
 wins; everyone after loses and the recorded outcome stays as it is.
 
+A store may also list its recent outcomes, newest first (``list_settled``, see
+:class:`SettledHistory` and :class:`DurableSettledHistory`): the memory, SQLite and Redis
+stores do; the handler reads an empty history from a store that does not.
+
 Two kinds of store exist:
 
 - :class:`PendingStore`, synchronous and local to one process (the memory store): the
@@ -22,7 +26,20 @@ from typing import Protocol, runtime_checkable
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
-__all__ = ["DurableStore", "PendingChange", "PendingChangeKind", "PendingStore", "SpendLedger"]
+__all__ = [
+    "SETTLED_LIMIT",
+    "DurableSettledHistory",
+    "DurableStore",
+    "PendingChange",
+    "PendingChangeKind",
+    "PendingStore",
+    "SettledHistory",
+    "SpendLedger",
+    "check_settled_listing",
+]
+
+SETTLED_LIMIT = 200
+"""The most outcomes one ``list_settled`` call returns (the Redis store indexes as many)."""
 
 
 class PendingStore(Protocol):
@@ -230,3 +247,59 @@ class SpendLedger(Protocol):
     async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
         """The unexpired entries among ``entries``, each with the time it was spent."""
         ...
+
+
+@runtime_checkable
+class SettledHistory(Protocol):
+    """A :class:`PendingStore` that lists its retained outcomes."""
+
+    def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests still retained, newest first.
+
+        Args:
+            actor_ids: only the requests naming one of these actors (``None`` in it stands
+                for requests that name no actor); every request when ``None``.
+            limit: at most this many, from 1 to :data:`SETTLED_LIMIT`.
+        """
+        ...
+
+
+@runtime_checkable
+class DurableSettledHistory(Protocol):
+    """A :class:`DurableStore` that lists its outcomes still within the retention."""
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests within the retention, newest first.
+
+        Args:
+            actor_ids: as :meth:`SettledHistory.list_settled`.
+            limit: at most this many, from 1 to :data:`SETTLED_LIMIT`.
+        """
+        ...
+
+
+def check_settled_listing(
+    actor_ids: Collection[str | None] | None, limit: int
+) -> tuple[str | None, ...] | None:
+    """The arguments of ``list_settled`` checked; ``actor_ids`` without repeats, in order.
+
+    Raises:
+        TypeError: ``limit`` is not an int, ``actor_ids`` is a string or holds a non-string.
+        ValueError: ``limit`` is below 1 or above :data:`SETTLED_LIMIT`.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+    if not 1 <= limit <= SETTLED_LIMIT:
+        raise ValueError(f"limit must be from 1 to {SETTLED_LIMIT}, got {limit}")
+    if actor_ids is None:
+        return None
+    if isinstance(actor_ids, str | bytes):
+        raise TypeError("actor_ids is a collection of actor ids: pass [actor_id], not a string")
+    for actor_id in actor_ids:
+        if actor_id is not None and not isinstance(actor_id, str):
+            raise TypeError(f"actor_ids holds str or None, not {type(actor_id).__name__}")
+    return tuple(dict.fromkeys(actor_ids))

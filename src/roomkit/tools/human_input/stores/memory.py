@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores.base import check_settled_listing
 
 __all__ = ["MemoryStore"]
 
@@ -91,6 +93,27 @@ class MemoryStore:
 
     def active(self) -> list[PendingInput]:
         return list(self._active.values())
+
+    def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests still retained, newest first.
+
+        Args:
+            actor_ids: only the requests naming one of these actors (``None`` in it stands
+                for requests that name no actor); every request when ``None``.
+            limit: at most this many, from 1 to
+                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
+        """
+        wanted = check_settled_listing(actor_ids, limit)
+        found: list[PendingInput] = []
+        for pending_id in reversed(self._order):
+            request = self._retained[pending_id]
+            if wanted is None or request.actor_id in wanted:
+                found.append(request)
+                if len(found) == limit:
+                    break
+        return found
 
     def __len__(self) -> int:
         return len(self._active)

@@ -60,7 +60,11 @@ from roomkit.tools.human_input.stores._ledger import check_entries, check_entry,
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
-from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
+from roomkit.tools.human_input.stores.base import (
+    PendingChange,
+    PendingChangeKind,
+    check_settled_listing,
+)
 
 __all__ = ["DEFAULT_URL", "RedisStore"]
 
@@ -355,6 +359,38 @@ class RedisStore(DurableBase):
             owed = await self._client.hexists(key, scripts.UNANNOUNCED)
         return not owed
 
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests within the retention, newest first.
+
+        Args:
+            actor_ids: only the requests naming one of these actors (``None`` in it stands
+                for requests that name no actor); every request when ``None``.
+            limit: at most this many, from 1 to
+                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
+
+        Requests settled in the same instant on :attr:`clock` come in no particular order.
+        """
+        wanted = check_settled_listing(actor_ids, limit)
+        await self._ensure_open()
+        layout = self._layout
+        indexes = [layout.settled] if wanted is None else [layout.settled_for(a) for a in wanted]
+        cutoff = f"({self._cutoff()!r}"
+        async with self._client.pipeline(transaction=False) as pipe:
+            for index in indexes:
+                pipe.zrevrangebyscore(index, "+inf", cutoff, start=0, num=limit, withscores=True)
+            with guard(self._where):
+                replies = await pipe.execute()
+        newest = sorted(
+            ((float(score), text(member)) for reply in replies for member, score in reply),
+            reverse=True,
+        )
+        records = await self._read_many([pending_id for _, pending_id in newest[:limit]])
+        order = {pending_id: rank for rank, (_, pending_id) in enumerate(newest)}
+        records.sort(key=lambda record: order[record.pending_id])
+        return [record for record in records if record.status is not _PENDING]
+
     async def purge_expired(self) -> int:
         """Drop records settled more than ``retention_seconds`` ago on :attr:`clock`.
 
@@ -375,7 +411,19 @@ class RedisStore(DurableBase):
                     batch = []
             if batch:
                 gone += int(await self._purge(keys=batch, args=args))
+            await self._trim_settled(cutoff)
         return gone
+
+    async def _trim_settled(self, cutoff: str) -> None:
+        """Drop expired ids from the settled indexes (an emptied index goes with them)."""
+        layout = self._layout
+        indexes = [layout.settled, layout.unassigned]
+        pattern = glob_escape(layout.by_actor) + "*"
+        indexes += [key async for key in self._client.scan_iter(match=pattern, count=_PURGE_BATCH)]
+        async with self._client.pipeline(transaction=False) as pipe:
+            for index in indexes:
+                pipe.zremrangebyscore(index, "-inf", cutoff)
+            await pipe.execute()
 
     # -- the spend-once ledger -------------------------------------------------------------
 

@@ -56,7 +56,12 @@ from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
 from roomkit.tools.human_input.stores._sqlite_link import Link, fetch_all
-from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange, PendingChangeKind
+from roomkit.tools.human_input.stores.base import (
+    ChangeListener,
+    PendingChange,
+    PendingChangeKind,
+    check_settled_listing,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -250,6 +255,25 @@ class SQLiteStore(DurableBase):
         async with self._session() as db:
             rows = await fetch_all(db, sql.SELECT_UNANNOUNCED, (pending_id,))
         return not rows or rows[0][0] is None
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests within the retention, newest first.
+
+        Args:
+            actor_ids: only the requests naming one of these actors (``None`` in it stands
+                for requests that name no actor); every request when ``None``.
+            limit: at most this many, from 1 to
+                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
+
+        A row that cannot be decoded is skipped and logged.
+        """
+        wanted = check_settled_listing(actor_ids, limit)
+        async with self._session() as db:
+            statement, parameters = sql.select_settled(wanted, self._cutoff(), limit)
+            rows = await fetch_all(db, statement, parameters)
+        return sql.decode_rows(rows)
 
     async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
         """Set the deadline of a pending request unless it has an earlier one.
