@@ -1,10 +1,12 @@
 """Human input for tools: the async primitive and the tool handler that serves it."""
 
 from roomkit.tools.human_input.handler import HumanInputHandler, OnInputRequiredCallback
+from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import MemoryStore, PendingStore
 from roomkit.tools.human_input.tool_handler import HumanInputToolHandler
 
 __all__ = [
+    "HandlerStatistics",
     "HumanInputHandler",
     "HumanInputToolHandler",
     "MemoryStore",

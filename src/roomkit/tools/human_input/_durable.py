@@ -60,6 +60,16 @@ class DurableWaits:
         self._listeners: list[Callable[[PendingChange], None]] = []
         self._unsubscribe: Callable[[], None] | None = None
 
+    @property
+    def parked(self) -> int:
+        """How many ``wait()`` calls are blocked here."""
+        return sum(watch.waiters for watch in self._waiters.values())
+
+    @property
+    def deadlines(self) -> int:
+        """How many of the waited requests have a deadline this process watches."""
+        return sum(1 for watch in self._waiters.values() if watch.record.deadline is not None)
+
     # -- the change feed ---------------------------------------------------------------------
 
     def subscribe(self, listener: Callable[[PendingChange], None]) -> Callable[[], None]:

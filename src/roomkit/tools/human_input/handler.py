@@ -33,6 +33,7 @@ from roomkit.tools.human_input._checks import (
 )
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED, DurableWaits
+from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import MemoryLedger, MemoryStore, PendingStore
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
@@ -854,6 +855,24 @@ class HumanInputHandler:
         if self._durable is not None:
             return dict(self._durable.local)
         return {request.pending_id: request for request in self._store.active()}
+
+    def statistics(self) -> HandlerStatistics:
+        """This process's figures: requests held, waits parked, deadlines, notifications."""
+        durable = self._durable
+        notifications = len(self._notifications)
+        if durable is not None:
+            return HandlerStatistics(
+                len(durable.local), durable.parked, durable.deadlines, notifications
+            )
+        active = self._store.active()
+        parked = 0
+        for request in active:
+            waiters = request._waiters
+            if isinstance(waiters, list):
+                parked += sum(1 for waiter in waiters if not waiter.done())
+            elif waiters is not None and not waiters.done():
+                parked += 1
+        return HandlerStatistics(len(active), parked, len(self._deadlines), notifications)
 
     @property
     def closed(self) -> bool:

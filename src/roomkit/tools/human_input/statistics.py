@@ -1,0 +1,24 @@
+"""What a handler holds in this process at one moment, as :meth:`HumanInputHandler.statistics`
+reports it: for tests that wait for a state, and for the desk's ``/metrics``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["HandlerStatistics"]
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerStatistics:
+    """A snapshot of one handler's figures in this process."""
+
+    active_requests: int
+    """Requests held here: open, or settled and not yet collected by their ``wait()``. On a
+    durable store, those created in this process (every process's open requests are in
+    ``list_pending()``)."""
+    parked_waits: int
+    """``wait()`` calls blocked on an answer."""
+    armed_deadlines: int
+    """Deadlines this process watches: it times the request out when one passes."""
+    running_notifications: int
+    """Notification callbacks (ON_USER_INPUT_REQUIRED) still running."""

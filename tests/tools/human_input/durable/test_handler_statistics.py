@@ -1,0 +1,57 @@
+"""The handler's figures in this process, on every store: requests held, waits, deadlines,
+notifications; what the desk's ``/metrics`` reads instead of the handler's insides."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.tools.human_input.durable.conftest import HandlerFactory
+
+from roomkit.models.pending_input import PendingInputEvent
+from roomkit.tools.human_input import HandlerStatistics, HumanInputHandler
+
+
+async def test_a_fresh_handler_holds_nothing(make_handler: HandlerFactory) -> None:
+    assert make_handler().statistics() == HandlerStatistics(0, 0, 0, 0)
+
+
+async def test_parked_waits_and_their_deadline_count_until_the_answer() -> None:
+    handler = HumanInputHandler()
+    request = await handler.create("AskUserQuestion", {"question": "Which?"})
+    waits = [asyncio.create_task(handler.wait(request.pending_id, timeout=60)) for _ in range(2)]
+    await asyncio.sleep(0)  # both waits have parked
+
+    assert handler.statistics() == HandlerStatistics(1, 2, 1, 0)
+    assert handler.resolve(request.pending_id, "B")
+    assert await asyncio.gather(*waits) == ["B", "B"]
+    assert handler.statistics() == HandlerStatistics(0, 0, 0, 0)
+
+
+async def test_a_request_is_held_until_its_wait_collects_it(make_handler: HandlerFactory) -> None:
+    asker, desk = make_handler(), make_handler()
+    request = await asker.create("AskUserQuestion", {"question": "Which?"})
+    assert asker.statistics().active_requests == 1
+    waiting = asyncio.create_task(asker.wait(request.pending_id, timeout=60))
+
+    assert await desk.aresolve(request.pending_id, "B")
+
+    assert await waiting == "B"
+    assert asker.statistics() == HandlerStatistics(0, 0, 0, 0)
+
+
+async def test_a_running_notification_counts_until_it_returns() -> None:
+    handler = HumanInputHandler()
+    entered, leave = asyncio.Event(), asyncio.Event()
+
+    async def notify(event: PendingInputEvent) -> None:
+        entered.set()
+        await leave.wait()
+
+    handler.on_input_required = notify
+    await handler.create("AskUserQuestion", {"question": "Told?"})
+    await entered.wait()
+    assert handler.statistics().running_notifications == 1
+
+    leave.set()
+    await handler.close()  # waits for the notification to return
+    assert handler.statistics() == HandlerStatistics(0, 0, 0, 0)
