@@ -28,6 +28,7 @@ from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.shapes import (
     AnswerBody,
     ErrorBody,
+    HistoryList,
     MeView,
     RejectBody,
     RequestList,
@@ -46,6 +47,8 @@ logger = logging.getLogger("roomkit.desk")
 
 NOT_FOUND = "Request not found"
 UNAVAILABLE = "The request store is unavailable: try again"
+HISTORY_LIMIT = 50
+"""The most settled requests ``GET /api/history`` returns."""
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 
@@ -154,6 +157,24 @@ def build_router(desk: "Desk") -> DeskRouter:
         listed = await handler.expire_overdue(await handler.list_pending(room_id=room_id))
         pending = [request for request in listed if request.status is _PENDING]
         return {"requests": [view_of(r) for r in await desk.access.visible(caller, pending)]}
+
+    @router.get("/history", response_model=HistoryList, responses=_errors(401, 422, 429))
+    async def history(
+        caller: Caller, limit: Annotated[int, Query(ge=1, le=HISTORY_LIMIT)] = HISTORY_LIMIT
+    ) -> dict[str, Any]:
+        """The caller's recently settled requests, newest first, within the store's retention.
+
+        The requests naming the caller, and those of the caller's rooms that name no one
+        (an administrator's: everyone's; an answer link's: its own, once settled).
+        """
+        if caller.request_id is not None:
+            own = await handler.get_request(caller.request_id)
+            found = [] if own is None or own.status is _PENDING else [own]
+        elif caller.admin:
+            found = await handler.list_settled(limit=limit)
+        else:
+            found = await handler.list_settled(actor_ids=(caller.actor_id, None), limit=limit)
+        return {"requests": [view_of(r) for r in await desk.access.visible(caller, found)]}
 
     @router.get(
         "/requests/{request_id}", response_model=RequestView, responses=_errors(401, 404, 422, 429)

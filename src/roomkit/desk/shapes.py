@@ -23,6 +23,7 @@ from roomkit.models.pending_input import PendingInput
 __all__ = [
     "AnswerBody",
     "ErrorBody",
+    "HistoryList",
     "Kind",
     "MeView",
     "QuestionAnswer",
@@ -72,6 +73,12 @@ class RequestView(BaseModel):
 
 class RequestList(BaseModel):
     """The open questions the caller may answer, oldest first."""
+
+    requests: list[RequestView]
+
+
+class HistoryList(BaseModel):
+    """The caller's recently settled requests, newest first: the answer, or why not."""
 
     requests: list[RequestView]
 

@@ -65,6 +65,12 @@ def card(page: Page, kind: str) -> Locator:
     return cards
 
 
+def settled(page: Page, room: str) -> Locator:
+    """The page's recently settled entries of ``room``, newest first (the person's history
+    holds other rooms' too)."""
+    return page.locator(f'.settled[data-room-id="{room}"]')
+
+
 def last_reply(page: Page) -> Locator:
     """The agent's latest chat message."""
     return page.locator(".message:not(.mine) .message-body").last

@@ -16,6 +16,7 @@ from desk_page import (
     card,
     last_reply,
     say,
+    settled,
     wait_live,
     walk_to_confirmation,
 )
@@ -79,7 +80,19 @@ def test_a_trip_is_planned_by_answering_every_question_shape(
     )
     expect(page.locator(".card")).to_have_count(0)
     expect(page.locator("#no-questions")).to_be_visible()
-    expect(page.locator(".settled-how")).to_have_text(["Answered by you"] * 5)
+    outcomes = settled(page, room)
+    expect(outcomes.locator(".settled-how")).to_have_text(
+        ["Confirmed by you"] + ["Answered by you"] * 4
+    )
+    expect(outcomes.locator(".settled-answer")).to_have_text(
+        [
+            "When do you want to leave? → Next month; What is your budget per person? → "
+            "500-1500 EUR; Who is coming? → Two of us",
+            "Flights, Hotel",
+            "Crete",
+            "Beach holiday",
+        ]
+    )
     assert opened.console_errors == []
     assert opened.dialogs == []
 
@@ -94,7 +107,9 @@ def test_confirming_no_books_nothing_and_says_why(
     confirm.get_by_label("Reason").fill("too pricey")
     confirm.get_by_role("button", name="No").click()
     expect(last_reply(page)).to_contain_text("Nothing booked (too pricey).")
-    expect(page.locator(".settled-how").first).to_have_text("Answered by you")
+    outcome = settled(page, room).first
+    expect(outcome.locator(".settled-how")).to_have_text("Declined by you: too pricey")
+    expect(outcome).to_have_attribute("data-outcome", "declined")
 
 
 def test_declining_a_question_stops_the_plan(
@@ -107,7 +122,9 @@ def test_declining_a_question_stops_the_plan(
     question.get_by_text("Decline to answer…").click()
     question.get_by_label("Why you decline").fill("not today")
     question.get_by_role("button", name="Decline").click()
-    expect(page.locator(".settled-how").first).to_have_text("Declined by you: not today")
+    expect(settled(page, room).first.locator(".settled-how")).to_have_text(
+        "Declined by you: not today"
+    )
     expect(last_reply(page)).to_have_text(
         "Understood, you would rather not answer, so I stopped planning. "
         'You said: "not today". Write again to start over.'
@@ -177,8 +194,8 @@ def test_questions_settled_elsewhere_leave_with_who_or_why(
     expect(page.locator(".card")).to_have_count(0)
     outcomes = dict(
         zip(
-            page.locator(".settled-what").all_text_contents(),
-            page.locator(".settled-how").all_text_contents(),
+            settled(page, room).locator(".settled-what").all_text_contents(),
+            settled(page, room).locator(".settled-how").all_text_contents(),
             strict=True,
         )
     )
@@ -322,7 +339,7 @@ def test_ctrl_enter_sends_a_text_answer_and_enter_starts_a_new_line(
     expect(page.locator(".card")).to_have_count(1)
     answer.press("Control+Enter")
     expect(page.locator(".card")).to_have_count(0)
-    expect(page.locator(".settled-how")).to_have_text(["Answered by you"])
-    settled = desk.run(handler.get_request(request.pending_id))
-    assert settled is not None
-    assert settled.result == "A quiet room\nnear the sea"
+    expect(settled(page, room).locator(".settled-how")).to_have_text(["Answered by you"])
+    stored = desk.run(handler.get_request(request.pending_id))
+    assert stored is not None
+    assert stored.result == "A quiet room\nnear the sea"

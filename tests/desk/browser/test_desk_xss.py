@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from desk_page import OpenPage, wait_live
+from desk_page import OpenPage, settled, wait_live
 from desk_server import DeskServer
 from playwright.sync_api import expect
 from xss_payloads import payloads
@@ -156,9 +156,10 @@ def test_no_payload_runs_or_becomes_markup(
         with httpx.Client(base_url=desk.url, headers=headers) as api:
             refused = api.post(f"/api/requests/{pending_id}/reject", json={"reason": reason})
             assert refused.status_code == 200
-    expect(page.locator(".settled")).to_have_count(len(refusals))
+    outcomes = settled(page, chat_room)
+    expect(outcomes).to_have_count(len(refusals))
     page.locator(".card[data-kind=question] .choice").first.click()
-    expect(page.locator(".settled")).to_have_count(len(refusals) + 1)
+    expect(outcomes).to_have_count(len(refusals) + 1)
 
     assert opened.xss_calls() == 0
     assert opened.dialogs == []
@@ -166,7 +167,7 @@ def test_no_payload_runs_or_becomes_markup(
     assert page.locator(f"#desk :is({FOREIGN})").count() == 0
     assert page.evaluate(FIND_LIVE_CODE) == []
     assert page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))") == ["desk.js"]
-    hows = page.locator(".settled-how").all_text_contents()
+    hows = outcomes.locator(".settled-how").all_text_contents()
     assert [f"Declined by {actor}: {reason}" for _, actor, reason in refusals] == hows[:0:-1]
     still_open = page.locator(".card").evaluate_all("cards => cards.map(c => c.dataset.requestId)")
     text = page.evaluate("document.getElementById('desk').textContent")
@@ -174,3 +175,59 @@ def test_no_payload_runs_or_becomes_markup(
     expected += chat
     missing = [p for p in expected if p not in text and _shown_as_json(p) not in text]
     assert missing == [], f"not shown as text: {missing!r}"
+
+
+def test_no_answer_or_reason_in_the_history_runs_or_becomes_markup(
+    desk: DeskServer, chat_room: str, open_page: OpenPage
+) -> None:
+    """Answers, option labels picked, confirmation reasons, refusal reasons and the actors
+    who settled, all payloads, as the page's history shows them after a reload."""
+    remaining = iter(payloads(60))
+    handler = desk.demo.handler
+    shown: list[str] = []
+
+    async def ask_and_settle() -> None:
+        async def ask(tool_name: str, arguments: dict[str, Any]) -> str:
+            request = await handler.create_detached(
+                tool_name, arguments, room_id=chat_room, actor_id=DEMO_PERSON
+            )
+            return request.pending_id
+
+        for payload in itertools.islice(remaining, 10):
+            free = await ask("AskUserQuestion", {"question": "Why?"})
+            assert await handler.aresolve(free, payload, by=DEMO_PERSON)
+            shown.append(payload)
+        for first, second in itertools.islice(zip(remaining, remaining, strict=False), 5):
+            question = {"question": "Pick", "options": [first, second], "multiSelect": True}
+            several = await ask("AskUserQuestion", question)
+            picked = json.dumps({"answer": [first, second]})
+            assert await handler.aresolve(several, picked, by=DEMO_PERSON)
+            shown.append(f"{first}, {second}")
+        for reason, actor in itertools.islice(zip(remaining, remaining, strict=False), 5):
+            confirm = await ask("ConfirmAction", {"action": "Go?"})
+            reply = json.dumps({"confirmed": False, "reason": reason})
+            assert await handler.aresolve(confirm, reply, by=actor)
+            refused = await ask("AskUserQuestion", {"question": "Q?"})
+            assert await handler.areject(refused, reason, by=actor)
+            shown.extend([f"Declined by {actor}: {reason}"] * 2)
+
+    desk.run(ask_and_settle())
+    opened = open_page(desk.link(chat_room))
+    page = opened.page
+    wait_live(page)
+    expect(settled(page, chat_room)).to_have_count(20)
+    page.reload()
+    wait_live(page)
+    outcomes = settled(page, chat_room)
+    expect(outcomes).to_have_count(20)
+
+    assert opened.xss_calls() == 0
+    assert opened.dialogs == []
+    assert page.locator(f"#desk :is({FOREIGN})").count() == 0
+    assert page.evaluate(FIND_LIVE_CODE) == []
+    texts = outcomes.evaluate_all(
+        "items => items.map(i => (i.querySelector('.settled-answer') || "
+        "i.querySelector('.settled-how')).textContent)"
+    )
+    clipped = [line if len(line) <= 200 else line[:199] + "…" for line in shown]
+    assert texts == clipped[::-1][:20]

@@ -13,6 +13,7 @@ var TOKEN_KEY = 'roomkit.desk.token';
 var ROOM_KEY = 'roomkit.desk.room';
 var DEFAULT_ROOM = 'demo';
 var SETTLED_KEPT = 20;
+var ANSWER_SHOWN = 200;
 // A desk restarting is back within a second or two, and an attempt on a closed port costs
 // next to nothing: retries start quick and stay under 2 s.
 var FIRST_RETRY_DELAY_MS = 250;
@@ -240,27 +241,94 @@ function byWhom(actor) {
   return state.me && actor === state.me.actor_id ? 'you' : actor;
 }
 
-function outcomeText(view) {
-  if (view.status === 'resolved') return 'Answered by ' + byWhom(view.settled_by);
-  if (view.status === 'timed_out') return 'Timed out: nobody answered in time';
-  if (view.status === 'gone') return 'No longer available';
-  if (view.status === 'conflict') return text(view.reason);
-  if (view.status === 'rejected') {
-    var reason = view.reason ? ': ' + text(view.reason) : '';
-    if (view.withdrawn) return 'Withdrawn: the agent stopped waiting' + reason;
-    return 'Declined by ' + byWhom(view.settled_by) + reason;
+function parsed(result) {
+  if (typeof result !== 'string') return undefined;
+  try {
+    return JSON.parse(result);
+  } catch (err) {
+    return undefined;
   }
-  return 'Settled';
 }
 
-function addSettled(asked, outcome) {
+function listed(value) {
+  return Array.isArray(value) ? value.map(text).join(', ') : text(value);
+}
+
+// What was answered, as one line: the text, the options picked, or each question's answer.
+function answerText(kind, result) {
+  var value = parsed(result);
+  if (kind === 'questions' && isObject(value) && Array.isArray(value.answers)) {
+    return value.answers.filter(isObject).map(function (item) {
+      return text(item.question) + ' → ' + listed(item.answer);
+    }).join('; ');
+  }
+  if (kind === 'question' && isObject(value) && Array.isArray(value.answer)) {
+    return listed(value.answer);
+  }
+  return text(result);
+}
+
+function clip(line) {
+  return line.length > ANSWER_SHOWN ? line.slice(0, ANSWER_SHOWN - 1) + '…' : line;
+}
+
+// How a request ended: { outcome, how, answer } (the answer only when there is one to show).
+function outcomeOf(asked, view) {
+  var by = byWhom(view.settled_by);
+  var reason = view.reason ? ': ' + text(view.reason) : '';
+  if (view.status === 'resolved') {
+    var kind = view.kind || asked.kind;
+    var reply = kind === 'confirm' ? parsed(view.result) : undefined;
+    if (isObject(reply) && typeof reply.confirmed === 'boolean') {
+      // A "No" to a confirmation is an answer to the tool, and a refusal to the person.
+      if (reply.confirmed) return { outcome: 'confirmed', how: 'Confirmed by ' + by };
+      var why = reply.reason ? ': ' + text(reply.reason) : '';
+      return { outcome: 'declined', how: 'Declined by ' + by + why };
+    }
+    return { outcome: 'answered', how: 'Answered by ' + by, answer: answerText(kind, view.result) };
+  }
+  if (view.status === 'timed_out') return { outcome: 'timed_out', how: 'Timed out: nobody answered in time' };
+  if (view.status === 'gone') return { outcome: 'gone', how: 'No longer available' };
+  if (view.status === 'conflict') return { outcome: 'conflict', how: text(view.reason) };
+  if (view.status === 'rejected') {
+    if (view.withdrawn) return { outcome: 'withdrawn', how: 'Withdrawn: the agent stopped waiting' + reason };
+    return { outcome: 'declined', how: 'Declined by ' + by + reason };
+  }
+  return { outcome: 'settled', how: 'Settled' };
+}
+
+function isSettled(list, id) {
+  return Array.prototype.some.call(list.children, function (item) {
+    return item.getAttribute('data-request-id') === id;
+  });
+}
+
+// Outcomes seen live go on top; older ones from the desk's history go below them.
+function addSettled(asked, view, older) {
   var list = $('settled-list');
-  var item = el('li', { className: 'settled', attrs: { 'data-request-id': asked.id } }, [
+  if (isSettled(list, asked.id)) return;
+  var shown = outcomeOf(asked, view);
+  var parts = [
     el('span', { className: 'settled-what', text: summary(asked) }),
-    el('span', { className: 'settled-how', text: outcomeText(outcome) })
-  ]);
-  list.insertBefore(item, list.firstChild);
+    el('span', { className: 'settled-how', text: shown.how })
+  ];
+  if (shown.answer) parts.push(el('q', { className: 'settled-answer', text: clip(shown.answer) }));
+  var item = el('li', {
+    className: 'settled',
+    attrs: { 'data-request-id': asked.id, 'data-room-id': text(asked.room_id), 'data-outcome': shown.outcome }
+  }, parts);
+  if (older) list.appendChild(item);
+  else list.insertBefore(item, list.firstChild);
   while (list.children.length > SETTLED_KEPT) list.removeChild(list.lastChild);
+}
+
+function loadHistory() {
+  return api('GET', 'api/history?limit=' + SETTLED_KEPT).then(function (result) {
+    if (result.status !== 200 || !isObject(result.data) || !Array.isArray(result.data.requests)) return;
+    result.data.requests.forEach(function (view) {
+      if (isObject(view) && typeof view.id === 'string') addSettled(view, view, true);
+    });
+  });
 }
 
 function send(ctx, verb, body) {
@@ -386,6 +454,7 @@ function start() {
     show($('desk'), true);
     connect();
     loadChat();
+    loadHistory();
   });
 }
 
