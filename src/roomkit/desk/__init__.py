@@ -2,9 +2,10 @@
 
 A FastAPI router (``desk_router``) to embed in an app, or a standalone app
 (``create_desk_app``, served by ``roomkit desk``): REST endpoints under ``/api``, a
-WebSocket at ``/api/ws`` that pushes questions and outcomes, and the desk page. Callers
-authenticate with bearer tokens the desk signs (``issue_token``, ``issue_answer_link``), or
-with an authenticator of the application's own. Needs the ``desk`` extra.
+WebSocket at ``/api/ws`` that pushes questions and outcomes, the desk page, and its figures
+for Prometheus at ``/metrics`` (``metrics_router``). Callers authenticate with bearer
+tokens the desk signs (``issue_token``, ``issue_answer_link``), or with an authenticator of
+the application's own. Needs the ``desk`` extra.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, Toke
 from roomkit.desk.gate import Gate
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits
+from roomkit.desk.metrics import DeskMetrics, metrics_router
 from roomkit.desk.routes import DeskRouter
 from roomkit.desk.shapes import AnswerBody, Kind, RejectBody, RequestView, kind_of
 from roomkit.desk.stores import open_stores
@@ -39,6 +41,7 @@ __all__ = [
     "Desk",
     "DeskHub",
     "DeskLimits",
+    "DeskMetrics",
     "DeskRouter",
     "Gate",
     "Kind",
@@ -55,6 +58,7 @@ __all__ = [
     "issue_token",
     "kind_of",
     "load_or_create_secret",
+    "metrics_router",
     "open_stores",
     "resolve_secret",
 ]

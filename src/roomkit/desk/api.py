@@ -24,6 +24,7 @@ from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, Toke
 from roomkit.desk.gate import Gate
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, HostRule, RateLimiter
+from roomkit.desk.metrics import DeskMetrics
 from roomkit.desk.routes import DeskRouter, build_router
 from roomkit.desk.tokens import resolve_secret
 from roomkit.tools.human_input import HumanInputHandler
@@ -107,7 +108,11 @@ class Desk:
         """The ``Host`` names the desk answers to."""
         limiter = RateLimiter(self.limits.rate, self.limits.burst)
         self.gate = Gate(auth, self.ledger, limiter, hosts=self.hosts)
-        self.hub = DeskHub(self.handler, self.access, self.gate, outbox=self.limits.outbox)
+        self.metrics = DeskMetrics()
+        """The desk's figures, in a registry of its own (``GET /metrics`` serves them)."""
+        self.hub = DeskHub(
+            self.handler, self.access, self.gate, outbox=self.limits.outbox, metrics=self.metrics
+        )
         self.router: DeskRouter = build_router(self)
 
     async def spend_link(self, principal: Principal) -> None:

@@ -24,6 +24,7 @@ from roomkit.desk.api import Desk
 from roomkit.desk.auth import Authenticator
 from roomkit.desk.headers import CONTENT_SECURITY_POLICY, SecurityHeaders
 from roomkit.desk.limits import DeskLimits
+from roomkit.desk.metrics import metrics_router
 from roomkit.desk.startup import StartupCheck, check_stores
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -99,6 +100,7 @@ def create_desk_app(
     # Refuse to start on a store that cannot be reached, rather than 503 every request.
     app.add_middleware(StartupCheck, check=lambda: check_stores(kit, desk.handler))
     app.include_router(desk.router)
+    app.include_router(metrics_router(desk))
     if chat_channel_id is not None:
         chat = importlib.import_module("roomkit.desk.chat")
         app.include_router(

@@ -28,6 +28,7 @@ from typing import Any
 from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Access, Principal
 from roomkit.desk.gate import Gate
+from roomkit.desk.metrics import DeskMetrics
 from roomkit.desk.shapes import view_of
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
@@ -86,14 +87,23 @@ class DeskHub:
         access: who may see what.
         gate: authenticates callers (chat routes take it as their dependency).
         outbox: frames a slow client may fall behind before it is dropped.
+        metrics: where the desk counts its figures (store errors among them); a registry
+            of the hub's own by default.
     """
 
     def __init__(
-        self, handler: HumanInputHandler, access: Access, gate: Gate, *, outbox: int = 1024
+        self,
+        handler: HumanInputHandler,
+        access: Access,
+        gate: Gate,
+        *,
+        outbox: int = 1024,
+        metrics: DeskMetrics | None = None,
     ) -> None:
         self.handler = handler
         self.access = access
         self.gate = gate
+        self.metrics = metrics if metrics is not None else DeskMetrics()
         self._outbox = outbox
         self._admins: set[Watcher] = set()
         self._actors: dict[str, set[Watcher]] = {}
@@ -232,12 +242,23 @@ class DeskHub:
                     reread = loop.time() + _RECHECK
                     await self._resync()
             except StoreError as error:
+                self.metrics.store_error()
                 kind = "resync" if change is None else change.kind
                 # One line while the store is away: an outage is not a bug to trace.
-                logger.warning("The desk could not follow a %s change: %s", kind, error)
+                logger.warning(
+                    "The desk could not follow a %s change: %s",
+                    kind,
+                    error,
+                    extra={"event": "store_error"},
+                )
             except Exception:
                 kind = "resync" if change is None else change.kind
-                logger.exception("The desk could not follow a %s change", kind)
+                about = None if change is None else change.pending_id or None
+                logger.exception(
+                    "The desk could not follow a %s change",
+                    kind,
+                    extra={"event": "follow_failed", "pending_id": about},
+                )
 
     def _wake_in(self, reread: float) -> float | None:
         """Seconds until the hub should look again without a change: ``None`` when idle."""

@@ -25,6 +25,7 @@ from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, capped_route
+from roomkit.desk.metrics import surface_of
 from roomkit.desk.shapes import (
     AnswerBody,
     ErrorBody,
@@ -87,11 +88,13 @@ class DeskRouter(APIRouter):
         return self.desk.hub
 
 
-def desk_route_class(limits: DeskLimits) -> type[Any]:
+def desk_route_class(
+    limits: DeskLimits, *, on_store_error: Callable[[], None] | None = None
+) -> type[Any]:
     """The desk's route class: bodies capped before parsing; validation errors and an
-    unreachable store reported as ``{"detail": str}`` (422, 503); the desk's security
-    headers and ``Cache-Control: no-store`` on every response, errors included, wherever
-    the router is mounted. The chat routes use it too.
+    unreachable store reported as ``{"detail": str}`` (422, 503, after ``on_store_error()``);
+    the desk's security headers and ``Cache-Control: no-store`` on every response, errors
+    included, wherever the router is mounted. The chat routes use it too.
     """
     capped = capped_route(limits)
 
@@ -111,8 +114,14 @@ def desk_route_class(limits: DeskLimits) -> type[Any]:
                 except RequestValidationError as error:
                     return JSONResponse({"detail": _validation_detail(error)}, status_code=422)
                 except StoreError as error:
+                    if on_store_error is not None:
+                        on_store_error()
                     # One line per failed request: an outage is not a bug to trace.
-                    logger.warning("The desk could not reach the request store: %s", error)
+                    logger.warning(
+                        "The desk could not reach the request store: %s",
+                        error,
+                        extra={"event": "store_error"},
+                    )
                     return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
                 return response
 
@@ -123,9 +132,9 @@ def desk_route_class(limits: DeskLimits) -> type[Any]:
 
 def build_router(desk: "Desk") -> DeskRouter:
     """The ``/api`` router of ``desk``."""
-    router = DeskRouter(
-        desk, prefix="/api", tags=["desk"], route_class=desk_route_class(desk.limits)
-    )
+    metrics = desk.metrics
+    route_class = desk_route_class(desk.limits, on_store_error=metrics.store_error)
+    router = DeskRouter(desk, prefix="/api", tags=["desk"], route_class=route_class)
     handler = desk.handler
     Caller = Annotated[Principal, Depends(desk.gate)]
     RequestId = Annotated[str, Path(min_length=1, max_length=256)]
@@ -140,9 +149,28 @@ def build_router(desk: "Desk") -> DeskRouter:
             raise HTTPException(status_code=404, detail=NOT_FOUND)
         return current[0]
 
-    async def settled(request_id: str, request: PendingInput) -> dict[str, Any]:
+    async def settled(
+        caller: Principal, request_id: str, request: PendingInput, *, rejected: bool
+    ) -> dict[str, Any]:
+        metrics.settled(request, caller, rejected=rejected)
+        event = {
+            "event": "reject" if rejected else "answer",
+            "pending_id": request_id,
+            "actor": caller.actor_id,
+            "surface": surface_of(caller),
+            "room_id": request.room_id,
+        }
+        logger.info("%s %s", "Rejected" if rejected else "Answered", request_id, extra=event)
         # A store with no retention forgets at once: the object read before stands in.
         return view_of(await handler.get_request(request_id) or request)
+
+    async def unavailable(caller: Principal, error: StoreError) -> HTTPException:
+        await desk.ledger.refund(caller)
+        metrics.store_error()
+        logger.warning(
+            "The desk could not reach the request store: %s", error, extra={"event": "store_error"}
+        )
+        return HTTPException(status_code=503, detail="The request store is unavailable")
 
     @router.get("/me", response_model=MeView, responses=_errors(401, 429))
     async def me(caller: Caller) -> MeView:
@@ -210,15 +238,12 @@ def build_router(desk: "Desk") -> DeskRouter:
         except InvalidAnswerError as invalid:
             await desk.ledger.refund(caller)
             raise HTTPException(status_code=422, detail=str(invalid)) from None
-        except StoreError:
-            await desk.ledger.refund(caller)
-            raise HTTPException(
-                status_code=503, detail="The request store is unavailable"
-            ) from None
+        except StoreError as error:
+            raise await unavailable(caller, error) from None
         if not won:
             latest = await handler.get_request(request_id)
             raise HTTPException(status_code=409, detail=settled_detail(latest))
-        return await settled(request_id, request)
+        return await settled(caller, request_id, request, rejected=False)
 
     @router.post(
         "/requests/{request_id}/reject",
@@ -235,15 +260,12 @@ def build_router(desk: "Desk") -> DeskRouter:
         await desk.spend_link(caller)
         try:
             won = await handler.areject(request_id, body.reason if body else "", by=caller.actor_id)
-        except StoreError:
-            await desk.ledger.refund(caller)
-            raise HTTPException(
-                status_code=503, detail="The request store is unavailable"
-            ) from None
+        except StoreError as error:
+            raise await unavailable(caller, error) from None
         if not won:
             latest = await handler.get_request(request_id)
             raise HTTPException(status_code=409, detail=settled_detail(latest))
-        return await settled(request_id, request)
+        return await settled(caller, request_id, request, rejected=True)
 
     @router.websocket("/ws")
     async def socket(websocket: WebSocket) -> None:

@@ -155,7 +155,10 @@ async def serve_socket(
         with contextlib.suppress(Exception):
             await websocket.close(code=closing.code, reason=closing.reason)
     except StoreError as error:
-        logger.warning("The desk could not reach the request store: %s", error)
+        hub.metrics.store_error()
+        logger.warning(
+            "The desk could not reach the request store: %s", error, extra={"event": "store_error"}
+        )
         with contextlib.suppress(Exception):
             await websocket.close(code=TRY_AGAIN, reason="Store unavailable: reconnect")
     except (WebSocketDisconnect, OSError):
