@@ -3,6 +3,7 @@
 ::
 
     roomkit desk [--host 127.0.0.1] [--port 8765] [--store memory|sqlite:///x.db|redis://...]
+                 [--log-format text|json]
     roomkit token ACTOR [--admin] [--ttl SECONDS]
     roomkit revoke TOKEN | --actor ACTOR [--store sqlite:///x.db|redis://...]
     roomkit pending list [--room ROOM] [--json]
@@ -80,6 +81,13 @@ def _serve(args: argparse.Namespace) -> int:
     from roomkit.tools.human_input import HumanInputHandler
 
     secret = _secret(args.data_dir)
+    if args.log_format == "json":
+        from roomkit.desk.logs import log_as_json
+
+        try:
+            log_as_json(args.log_level)
+        except ValueError as error:
+            raise _Failure(str(error), 2) from None
     try:
         pending_store, room_store = open_stores(args.store)
     except (ValueError, ImportError) as error:
@@ -126,6 +134,8 @@ def _serve(args: argparse.Namespace) -> int:
                 # compression next to secrets is a risk not worth taking.
                 ws_per_message_deflate=False,
                 log_level=args.log_level,
+                # JSON lines come from the root logger's formatter; uvicorn's own would differ.
+                log_config=None if args.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
                 server_header=False,
             )
             with sock:
@@ -467,6 +477,9 @@ def _parser() -> argparse.ArgumentParser:
         "localhost need none",
     )
     desk.add_argument("--log-level", default="info")
+    desk.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="json: one object a line"
+    )
     desk.set_defaults(run=_serve)
 
     token = commands.add_parser("token", parents=[data_dir], help="issue a token for a person")
