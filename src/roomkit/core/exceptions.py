@@ -22,6 +22,8 @@
     │   ├── RequestWithdrawnError       also RuntimeError: the handler gave the request up
     │   │   └── HandlerClosedError      the handler, or the channel's scope, is closed
     │   ├── InvalidAnswerError          also ValueError: the answer breaks the request's schema
+    │   ├── AmbiguousAnswerError        also ValueError: a message could answer several questions
+    │   ├── RequestSettledError         also RuntimeError: the question named is no longer open
     │   └── AsyncSettleRequiredError    also RuntimeError: a durable store settles with await
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
     └── StoreError                  a store (pending requests, rooms) failed
@@ -37,7 +39,13 @@ error subclasses both, so callers can catch either.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from roomkit.models.pending_input import PendingInput
+
 __all__ = [
+    "AmbiguousAnswerError",
     "AsyncSettleRequiredError",
     "ChannelRefusalError",
     "CorruptRecordError",
@@ -54,6 +62,7 @@ __all__ = [
     "ProviderRequestError",
     "ProviderResponseError",
     "ProviderTimeoutError",
+    "RequestSettledError",
     "RequestWithdrawnError",
     "RoomKitError",
     "StoreError",
@@ -177,6 +186,29 @@ class HandlerClosedError(RequestWithdrawnError):
 
 class InvalidAnswerError(HumanInputError, ValueError):
     """The answer does not match the request's answer schema; the request stays open."""
+
+
+class AmbiguousAnswerError(HumanInputError, ValueError):
+    """A message could answer several open questions of its sender: nothing was recorded.
+
+    Send it again saying which one it answers (``process_inbound(..., answers=pending_id)``);
+    :attr:`candidates` are the questions it could answer, oldest first.
+    """
+
+    def __init__(self, message: str, candidates: tuple[PendingInput, ...]) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+        """The open requests the message could answer, oldest first."""
+
+
+class RequestSettledError(HumanInputError, RuntimeError):
+    """The request a message says it answers was settled (or withdrawn) first: nothing was
+    recorded. :attr:`request` is the request as it stands, or ``None`` once forgotten."""
+
+    def __init__(self, message: str, request: PendingInput | None) -> None:
+        super().__init__(message)
+        self.request = request
+        """The request as the store holds it now, or ``None``."""
 
 
 class AsyncSettleRequiredError(HumanInputError, RuntimeError):

@@ -11,14 +11,18 @@ crash finds every message that still owes a turn and every turn that still owes 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from roomkit.channels.base import Channel, TransportChannel
+from roomkit.core._answers import find_answer
+from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
+from roomkit.core.exceptions import RequestSettledError
 from roomkit.core.hooks import HookEngine
-from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, TurnJournal, turn_journal
+from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, turn_journal
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookExecution, HookRegistration, HookTrigger, RoomContext
 from roomkit.models.pending_input import PendingInputEvent
@@ -54,6 +58,7 @@ class RoomKit:
         self._channels: dict[str, Channel] = {}
         self._listeners: dict[str, list[Listener]] = {}
         self._human_input: list[HumanInputHandler] = []
+        self._lanes = TurnLanes()
 
     # -- hooks and framework events ----------------------------------------------------------
 
@@ -322,6 +327,7 @@ class RoomKit:
         *,
         room_id: str | None = None,
         on_recorded: Callable[[RoomEvent], object] | None = None,
+        answers: str | None = None,
     ) -> InboundResult:
         """Record ``message``, run the room's AI channels on it, deliver their replies.
 
@@ -330,9 +336,24 @@ class RoomKit:
         are stored. On a durable room store the message and the turns it starts are stored
         in one write, so a crash at any instant after it leaves them for ``resume_pending``.
 
+        A message from a person an open question waits on may be its answer: when exactly
+        one of the sender's open requests in the room takes the text (free text, or one
+        option label of a single choice), the message settles it (``aresolve(..., by=
+        sender)``), is recorded in the history with ``metadata["answers"]`` set to the
+        request's id, and starts no turn (``result.answered``). A channel that runs one turn
+        at a time in a room (``AIChannel`` by default) runs this message's turn once the
+        turns of the messages before it are done.
+
         Args:
             on_recorded: called with the message's event once the room store has it, before
                 the turn runs (a caller running the turn in the background answers then).
+            answers: the id of the open request the message answers, when the sender said.
+
+        Raises:
+            AmbiguousAnswerError: the text could answer several open requests of the sender
+                and ``answers`` names none; nothing was recorded.
+            UnknownRequestError, RequestSettledError, InvalidAnswerError: ``answers`` names
+                no open request of the sender's that takes this text; nothing was recorded.
         """
         if not isinstance(message, InboundMessage):
             raise TypeError(
@@ -342,77 +363,95 @@ class RoomKit:
         store = self.store
         if message.sender_id:
             await store.add_participant(Participant(message.sender_id, room_id))
-        event = RoomEvent(
-            room_id,
-            message.channel_id,
-            message.sender_id,
-            message.content,
-            metadata=message.metadata,
+        answered = await self._answer(message, room_id, answers)
+        metadata = (
+            message.metadata if answered is None else {**message.metadata, "answers": answered}
         )
-        journal = turn_journal(store)
-        if journal is not None:
-            return await self._process_journaled(journal, event, on_recorded)
-        await store.add_event(event)
-        if on_recorded is not None:
-            on_recorded(event)
+        event = RoomEvent(
+            room_id, message.channel_id, message.sender_id, message.content, metadata=metadata
+        )
         bound = await self._bound_channels(room_id)
-        await self._deliver(event, bound)
-        responses: list[RoomEvent] = []
-        for channel in bound:
-            respond = getattr(channel, "respond", None)
-            if channel.channel_id == event.channel_id or respond is None:
-                continue
-            reply = await respond(room_id, event)
-            if reply is None:
-                continue
-            await store.add_event(reply)
-            responses.append(reply)
-            await self._deliver(reply, bound)
-        return InboundResult(event, tuple(responses))
-
-    async def _process_journaled(
-        self,
-        journal: TurnJournal,
-        event: RoomEvent,
-        on_recorded: Callable[[RoomEvent], object] | None,
-    ) -> InboundResult:
-        """``process_inbound`` on a durable store: the message with its turns, in one write.
-
-        A channel that can resume a turn (``resume_turn``) runs under the record made here
-        and stores its reply with the turn's end; another channel's reply is stored here.
-        """
-        room_id = event.room_id
-        bound = await self._bound_channels(room_id)
+        if answered is not None:
+            await store.add_event(event)
+            if on_recorded is not None:
+                on_recorded(event)
+            await self._deliver(event, bound)
+            return InboundResult(event, (), answered=answered)
         responders = [
             (channel, respond)
             for channel in bound
             if channel.channel_id != event.channel_id
             and (respond := getattr(channel, "respond", None)) is not None
         ]
-        actor_id = event.sender_id or None
-        turns = {
-            channel.channel_id: OpenTurn(
-                os.urandom(16).hex(), room_id, channel.channel_id, actor_id
-            )
+        journal = turn_journal(store)
+        turns: dict[str, OpenTurn] = {}
+        if journal is not None:
+            turns = {
+                channel.channel_id: OpenTurn(
+                    os.urandom(16).hex(),
+                    room_id,
+                    channel.channel_id,
+                    event.sender_id or None,
+                    {"message_id": event.id},
+                )
+                for channel, _ in responders
+                if hasattr(channel, "resume_turn")
+            }
+            await journal.record_inbound(event, list(turns.values()))
+        else:
+            await store.add_event(event)
+        # Places are taken before anything yields, in the order messages are recorded.
+        places = {
+            channel.channel_id: self._lanes.take(room_id, channel.channel_id)
             for channel, _ in responders
-            if hasattr(channel, "resume_turn")
+            if runs_one_turn_at_a_time(channel)
         }
-        await journal.record_inbound(event, list(turns.values()))
-        if on_recorded is not None:
-            on_recorded(event)
-        await self._deliver(event, bound)
-        responses: list[RoomEvent] = []
-        for channel, respond in responders:
-            turn = turns.get(channel.channel_id)
-            if turn is not None:
-                reply = await respond(room_id, event, turn=turn)
-            elif (reply := await respond(room_id, event)) is not None:
-                await self.store.add_event(reply)
-            if reply is None:
-                continue
-            responses.append(reply)
-            await self._deliver(reply, bound)
+        try:
+            if on_recorded is not None:
+                on_recorded(event)
+            await self._deliver(event, bound)
+            responses: list[RoomEvent] = []
+            for channel, respond in responders:
+                place = places.get(channel.channel_id)
+                async with place if place is not None else contextlib.nullcontext():
+                    turn = turns.get(channel.channel_id)
+                    if turn is not None:
+                        # The channel stores its reply with the turn's end.
+                        reply = await respond(room_id, event, turn=turn)
+                    elif (reply := await respond(room_id, event)) is not None:
+                        await store.add_event(reply)
+                if reply is None:
+                    continue
+                responses.append(reply)
+                await self._deliver(reply, bound)
+        finally:
+            for place in places.values():
+                place.leave()
         return InboundResult(event, tuple(responses))
+
+    async def _answer(
+        self, message: InboundMessage, room_id: str, answers: str | None
+    ) -> str | None:
+        """Settle the open request ``message`` answers; its id, or ``None`` for none."""
+        if answers is not None and not message.sender_id:
+            raise ValueError("answers= needs a sender: an authorless message answers nothing")
+        if not message.sender_id or not self._human_input:
+            return None
+        sender = message.sender_id
+        answer = await find_answer(
+            self._human_input, room_id, sender, message.content.body, answers
+        )
+        if answer is None:
+            return None
+        pending_id = answer.request.pending_id
+        if await answer.handler.aresolve(pending_id, answer.result, by=sender):
+            return pending_id
+        if answer.named:
+            raise RequestSettledError(
+                f"Question {pending_id!r} was settled before this answer",
+                await answer.handler.get_request(pending_id),
+            )
+        return None  # settled meanwhile by someone else: an ordinary message
 
     async def resume_pending(self) -> list[RoomEvent]:
         """Re-drive the turns an earlier process left unfinished (call it at start-up).
@@ -432,8 +471,17 @@ class RoomKit:
         if journal is None:
             return []
         turns = await journal.open_turns()
+        # Every place is taken before any turn runs: the queued turns keep their order, and
+        # a message arriving meanwhile waits behind them.
+        places = [
+            self._lanes.take(turn.room_id, turn.channel_id)
+            if runs_one_turn_at_a_time(self._channels.get(turn.channel_id))
+            else None
+            for turn in turns
+        ]
         results = await asyncio.gather(
-            *(self._resume(turn) for turn in turns), return_exceptions=True
+            *(self._resume(turn, place) for turn, place in zip(turns, places, strict=True)),
+            return_exceptions=True,
         )
         replies: list[RoomEvent] = []
         for turn, result in zip(turns, results, strict=True):
@@ -450,10 +498,12 @@ class RoomKit:
                 replies.append(result)
         return replies
 
-    async def _resume(self, turn: OpenTurn) -> RoomEvent | None:
+    async def _resume(self, turn: OpenTurn, place: Place | None) -> RoomEvent | None:
         channel = self._channels.get(turn.channel_id)
         resume = getattr(channel, "resume_turn", None)
         if channel is None or resume is None:
+            if place is not None:
+                place.leave()
             logger.warning(
                 "Turn %s waits for channel %r, which is not registered: left for later",
                 turn.turn_id,
@@ -461,11 +511,17 @@ class RoomKit:
             )
             return None
         # The channel stores the reply with the turn's end; it is delivered from here.
-        reply: RoomEvent | None = await resume(turn)
+        async with place if place is not None else contextlib.nullcontext():
+            reply: RoomEvent | None = await resume(turn)
         if reply is None:
             return None
         await self._deliver(reply, await self._bound_channels(turn.room_id))
         return reply
+
+    def queued_turns(self, room_id: str, channel_id: str) -> int:
+        """How many turns of ``channel_id`` in ``room_id`` run or wait to run (for a
+        channel that runs one turn at a time in a room; 0 for any other)."""
+        return self._lanes.waiting(room_id, channel_id)
 
     async def _bound_channels(self, room_id: str) -> list[Channel]:
         return [

@@ -13,12 +13,12 @@ writes. A request's ``kind`` says how a page shows it and which answer body it t
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum, unique
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input._kinds import Kind, kind_of, option_labels
 
 __all__ = [
     "AnswerBody",
@@ -36,16 +36,6 @@ __all__ = [
 ]
 
 MAX_REASON_CHARS = 1000
-
-
-@unique
-class Kind(StrEnum):
-    """How a request is shown and answered."""
-
-    QUESTION = "question"
-    QUESTIONS = "questions"
-    CONFIRM = "confirm"
-    CUSTOM = "custom"
 
 
 Status = Literal["pending", "resolved", "rejected", "timed_out"]
@@ -128,46 +118,6 @@ class RejectBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     reason: str = Field(default="", max_length=MAX_REASON_CHARS)
-
-
-def option_labels(options: object) -> list[str] | None:
-    """The labels of a question's options (strings or ``{"label"}`` objects), or ``None``."""
-    if not isinstance(options, list):
-        return None
-    labels: list[str] = []
-    for option in options:
-        label = option.get("label") if isinstance(option, dict) else option
-        if not isinstance(label, str):
-            return None
-        labels.append(label)
-    return labels
-
-
-def _is_question(item: object, *, options_required: bool) -> bool:
-    if not isinstance(item, dict) or not isinstance(item.get("question"), str):
-        return False
-    has_options = "options" in item or options_required
-    if has_options and option_labels(item.get("options")) is None:
-        return False
-    return isinstance(item.get("multiSelect", False), bool)
-
-
-def kind_of(tool_name: str, arguments: dict[str, Any]) -> Kind:
-    """The kind of a request, from its tool and the shape of its arguments."""
-    questions = arguments.get("questions")
-    if (
-        isinstance(questions, list)
-        and questions
-        and all(_is_question(item, options_required=True) for item in questions)
-    ):
-        return Kind.QUESTIONS
-    if _is_question(arguments, options_required=False):
-        return Kind.QUESTION
-    if isinstance(arguments.get("action"), str) and (
-        tool_name == "ConfirmAction" or set(arguments) <= {"action", "details"}
-    ):
-        return Kind.CONFIRM
-    return Kind.CUSTOM
 
 
 def view_of(request: PendingInput) -> dict[str, Any]:

@@ -139,6 +139,8 @@ class InboundResult:
     """The inbound message as recorded in the room."""
     responses: tuple[RoomEvent, ...] = ()
     """The replies the room's AI channels gave in this turn."""
+    answered: str | None = None
+    """The id of the open request the message answered (it then started no turn)."""
 
 
 @dataclass(frozen=True, slots=True)

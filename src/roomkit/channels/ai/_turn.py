@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels.ai import _external
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from roomkit.channels.ai.channel import AIChannel
     from roomkit.core.framework import RoomKit
 
-__all__ = ["Turn"]
+__all__ = ["Turn", "conversation_for", "history_messages"]
 
 logger = logging.getLogger("roomkit.channels.ai")
 
@@ -184,6 +185,23 @@ class Turn:
         if problem is not None:
             return refused(error_body(f"Invalid arguments for '{name}': {problem}"), arguments)
         return None
+
+
+def conversation_for(
+    events: list[RoomEvent], message_id: int, channels: Mapping[str, object]
+) -> list[RoomEvent]:
+    """The events a turn on message ``message_id`` reads: those before the message, the
+    agents' replies after it (events of channels that answer, ``respond``), then the
+    message. Without the message in ``events``, ``events`` as they are."""
+    for index, event in enumerate(events):
+        if event.id == message_id:
+            since = [
+                later
+                for later in events[index + 1 :]
+                if hasattr(channels.get(later.channel_id), "respond")
+            ]
+            return [*events[:index], *since, event]
+    return events
 
 
 def history_messages(events: list[RoomEvent], channel_id: str) -> list[AIMessage]:

@@ -16,7 +16,7 @@ from roomkit.channels.ai._declare import (
     warn_never_offered,
 )
 from roomkit.channels.ai._journal import Journal, journal_for
-from roomkit.channels.ai._turn import Turn, history_messages
+from roomkit.channels.ai._turn import Turn, conversation_for, history_messages
 from roomkit.channels.ai._wiring import wire_external
 from roomkit.channels.base import Channel
 from roomkit.core.store import OpenTurn
@@ -64,6 +64,10 @@ class AIChannel(Channel):
         tool_loop_timeout_seconds: no new model round starts after this long.
         max_tool_rounds: the most tool rounds in one turn.
         history_limit: how many of the room's recent events the model sees.
+        concurrent_turns: let the kit run several turns of this channel in one room at once.
+            By default a message that arrives while a turn runs in its room waits for that
+            turn (and any queued before it) to finish, then runs its own; on a durable room
+            store a waiting message survives a restart (``resume_pending``).
     """
 
     channel_type = ChannelType.AI
@@ -83,6 +87,7 @@ class AIChannel(Channel):
         tool_loop_timeout_seconds: float = 300.0,
         max_tool_rounds: int = 50,
         history_limit: int = 50,
+        concurrent_turns: bool = False,
     ) -> None:
         super().__init__(channel_id)
         if not isinstance(provider, AIProvider):
@@ -125,6 +130,10 @@ class AIChannel(Channel):
         self.tool_loop_timeout_seconds = loop_timeout
         self.max_tool_rounds = max_tool_rounds
         self.history_limit = history_limit
+        if not isinstance(concurrent_turns, bool):
+            raise TypeError(f"concurrent_turns must be True or False, got {concurrent_turns!r}")
+        self.concurrent_turns = concurrent_turns
+        """Whether the kit may run several turns of this channel in one room at once."""
         human_tools = human_input_handler.tools if human_input_handler is not None else []
         self._tools = check_unique_tools(channel_id, tools or [], human_tools)
         self._tool_handler: ToolHandler | None = None
@@ -214,7 +223,7 @@ class AIChannel(Channel):
             )
         if self.closing:
             return None
-        return await self._start(kit, room_id, event.sender_id or None, turn)
+        return await self._start(kit, room_id, event.sender_id or None, turn, event.id)
 
     async def resume_turn(self, recorded: OpenTurn) -> RoomEvent | None:
         """Re-drive a turn an earlier process recorded and did not finish.
@@ -236,20 +245,39 @@ class AIChannel(Channel):
             return None
         journal = await Journal.resume(store, recorded)
         if not journal.started:
-            return await self._start(kit, recorded.room_id, recorded.actor_id, recorded)
+            message_id = recorded.state.get("message_id")
+            return await self._start(
+                kit,
+                recorded.room_id,
+                recorded.actor_id,
+                recorded,
+                message_id if isinstance(message_id, int) else None,
+            )
         room = await kit.get_room(recorded.room_id)
         turn = Turn(self, room, recorded.actor_id, await self._turn_tools(recorded.room_id))
         turn.journal = journal
         return await self._drive(turn, journal.messages())
 
     async def _start(
-        self, kit: RoomKit, room_id: str, actor_id: str | None, recorded: OpenTurn | None
+        self,
+        kit: RoomKit,
+        room_id: str,
+        actor_id: str | None,
+        recorded: OpenTurn | None,
+        message_id: int | None = None,
     ) -> RoomEvent | None:
-        """Start a turn from the room's history (recording it first on a durable store)."""
+        """Start a turn from the room's history (recording it first on a durable store).
+
+        The turn on message ``message_id`` sees the history up to that message, the
+        agents' replies since, then the message: a turn that waited for others reads their
+        replies before its message, and no later message of a person.
+        """
         room = await kit.get_room(room_id)
         tools = await self._turn_tools(room_id)
         history = await kit.store.recent_events(room_id, self.history_limit)
         turn = Turn(self, room, actor_id, tools)
+        if message_id is not None:
+            history = conversation_for(history, message_id, kit.channels)
         messages = history_messages(history, self.channel_id)
         store = journal_for(kit.store)
         if store is not None:

@@ -1,0 +1,111 @@
+"""Which open question a message answers, if any: the routing step of ``process_inbound``.
+
+A message from a person may be the answer to a question an agent is waiting on them for.
+The kit asks its routed human-input handlers for the sender's open requests in the room and
+keeps those the text can answer (``text_answer``: free text, or exactly one option label
+of a single-choice question). One such request: the message answers it. Several: the kit
+cannot tell, and refuses the message until it names one (``answers=pending_id``). None: the
+message is an ordinary message and starts turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from roomkit.core.exceptions import (
+    AmbiguousAnswerError,
+    InvalidAnswerError,
+    RequestSettledError,
+    UnknownRequestError,
+)
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input._kinds import text_answer
+
+__all__ = ["Answer", "find_answer"]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The request a message answers, and the answer it gives."""
+
+    handler: HumanInputHandler
+    """The handler holding the request."""
+    request: PendingInput
+    """The request."""
+    result: str
+    """The answer to settle it with."""
+    named: bool
+    """The message named the request (``answers=``): if it cannot settle it, it is refused
+    instead of starting turns."""
+
+
+async def find_answer(
+    handlers: Sequence[HumanInputHandler],
+    room_id: str,
+    sender_id: str,
+    text: str,
+    answers: str | None,
+) -> Answer | None:
+    """The request ``text`` from ``sender_id`` answers in ``room_id``, or ``None``.
+
+    Raises:
+        AmbiguousAnswerError: several open requests could take the text, and ``answers`` is
+            ``None``.
+        UnknownRequestError: ``answers`` names no request of the sender in this room.
+        RequestSettledError: ``answers`` names a request that is no longer open.
+        InvalidAnswerError: ``answers`` names a request that does not take this text.
+    """
+    if answers is not None:
+        return await _named(handlers, room_id, sender_id, text, answers)
+    found: list[Answer] = []
+    for handler in handlers:
+        listed = await handler.list_pending(room_id=room_id, actor_id=sender_id)
+        for request in await handler.expire_overdue(listed):
+            result = text_answer(request, text) if _open(request) else None
+            if result is not None:
+                found.append(Answer(handler, request, result, named=False))
+    if len(found) > 1:
+        found.sort(key=lambda answer: answer.request.created_at)
+        raise AmbiguousAnswerError(
+            f"The message could answer {len(found)} open questions: send it again with "
+            "answers= naming the one it answers",
+            tuple(answer.request for answer in found),
+        )
+    return found[0] if found else None
+
+
+async def _named(
+    handlers: Sequence[HumanInputHandler],
+    room_id: str,
+    sender_id: str,
+    text: str,
+    pending_id: str,
+) -> Answer:
+    for handler in handlers:
+        request = await handler.get_request(pending_id)
+        if request is None or request.room_id != room_id or request.actor_id != sender_id:
+            continue
+        current = await handler.expire_overdue([request])
+        if not current or not _open(current[0]):
+            raise RequestSettledError(
+                f"Question {pending_id!r} is no longer open: it was answered, refused, "
+                "withdrawn or timed out",
+                current[0] if current else None,
+            )
+        result = text_answer(current[0], text)
+        if result is None:
+            raise InvalidAnswerError(
+                f"Question {pending_id!r} is not answered by text: answer it on its card "
+                "(pick an option, confirm, or fill the form)"
+            )
+        return Answer(handler, current[0], result, named=True)
+    raise UnknownRequestError(
+        f"No question {pending_id!r} for {sender_id!r} in room {room_id!r}: answers= takes "
+        "the id of one of the sender's open questions in the room"
+    )
+
+
+def _open(request: PendingInput) -> bool:
+    return request.status is PendingInputStatus.PENDING
