@@ -2,6 +2,9 @@
 
 ``python restart_agent.py KIND WHERE ask``    creates the room and runs a turn that asks a
                                                question (it waits until killed).
+``python restart_agent.py KIND WHERE queue``  does what ``ask`` does, then stores a second
+                                               message (from another person), which waits
+                                               behind that turn.
 ``python restart_agent.py KIND WHERE resume`` re-drives the unfinished turns and prints their
                                                replies.
 
@@ -108,7 +111,10 @@ class TravelAgent(AIProvider):
         results = last.tool_result_parts
         if results:
             return AIResponse(content=f"Booked a trip to {results[0].content}.")
-        call = AIToolCall(id="call-1", name="AskUserQuestion", arguments={"question": "Where?"})
+        # Call ids are unique in the room (a question's key derives from it), and the same
+        # on a re-run of the same conversation.
+        call_id = f"call-{len(context.messages)}"
+        call = AIToolCall(id=call_id, name="AskUserQuestion", arguments={"question": "Where?"})
         return AIResponse(content="", tool_calls=[call])
 
 
@@ -145,15 +151,29 @@ async def main(kind: str, where: str, mode: str) -> None:
     )
     kit.register_channel(AIChannel("ai", provider=model, human_input_handler=human))
 
+    announced = asyncio.Event()
+
     @kit.on("user_input_required")
     async def asked(event: object) -> None:
+        announced.set()
         print(json.dumps({"asked": getattr(event, "data", {}).get("pending_id")}), flush=True)
 
-    if mode == "ask":
+    if mode in ("ask", "queue"):
         await kit.create_room("trip")
         await kit.attach_channel("trip", "ai")
         message = InboundMessage("web", "ann", TextContent("Plan my holiday"))
-        await kit.process_inbound(message, room_id="trip")
+        if mode == "ask":
+            await kit.process_inbound(message, room_id="trip")
+            return
+        first = asyncio.get_running_loop().create_task(kit.process_inbound(message, room_id="trip"))
+        await announced.wait()
+        second = InboundMessage("web", "bob", TextContent("Me too"))
+        await kit.process_inbound(
+            second,
+            room_id="trip",
+            on_recorded=lambda _: print(json.dumps({"queued": "Me too"}), flush=True),
+        )
+        await first
     else:
         replies = await kit.resume_pending()
         print(

@@ -180,3 +180,34 @@ async def test_a_kill_after_any_write_loses_no_turn_reply_or_announcement(
         request = await desk.get_request(str(asked[0]))
         assert request is not None
         assert request.result == "Lisbon"
+
+
+async def test_a_message_queued_behind_a_waiting_turn_survives_a_kill(
+    place: Place, agents: Start
+) -> None:
+    """Killed while ann's turn waits on her and bob's message waits behind it, the kit
+    restarted re-drives both in order: bob's turn starts once ann's reply is stored."""
+    first = await agents(place, "queue")
+    asked = await _line(first)
+    assert await _line(first) == {"queued": "Me too"}
+    await _kill(first)
+    async with place.rooms() as rooms:  # type: ignore[attr-defined]
+        assert len(await rooms.open_turns()) == 2
+
+    second = await agents(place, "resume")
+    assert await _answer(place, asked["asked"], "Lisbon") is True
+    bob = await _line(second)  # bob's turn asks him, after ann's turn is done
+    async with place.rooms() as rooms:  # type: ignore[attr-defined]
+        history = [event.content.body for event in await rooms.list_events("trip")]
+        assert history == ["Plan my holiday", "Me too", REPLY]
+    async with place.questions() as store:  # type: ignore[attr-defined]
+        request = await HumanInputHandler(store=store).get_request(str(bob["asked"]))
+        assert request is not None
+        assert request.actor_id == "bob"
+    assert await _answer(place, bob["asked"], "Paris") is True
+    outcome = await _line(second)
+    assert await second.wait() == 0
+
+    assert outcome["replies"] == [REPLY, "Booked a trip to Paris."]
+    async with place.rooms() as rooms:  # type: ignore[attr-defined]
+        assert await rooms.open_turns() == []
