@@ -2,7 +2,11 @@
 
 ``chat_router(kit, hub, channel_id=...)`` adds two routes under ``/api``: post a message to a
 room (the kit runs the turn in the background: a turn may wait minutes for a person), and
-read the room's recent history. Each message of the room reaches the page as a
+read the room's recent history. A message from the person an open question in the room waits
+on answers it when it can (the kit's routing: free text, or an option label of a single
+choice); when it could answer several, the post is refused with 409 and the candidate
+questions, and the page asks which one (the message is sent again with ``answers``). Each
+message of the room reaches the page as a
 ``room_message`` frame through the desk's hub: the person's own as soon as it is accepted,
 the agent's replies as the kit delivers them to the chat's :class:`ChatChannel` (a reply of
 a turn re-driven after a restart included).
@@ -18,18 +22,28 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from roomkit.channels.base import TransportChannel
+from roomkit.core.exceptions import (
+    AmbiguousAnswerError,
+    InvalidAnswerError,
+    RequestSettledError,
+    UnknownRequestError,
+)
 from roomkit.core.framework import RoomKit
+from roomkit.desk.answers import settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits
 from roomkit.desk.routes import desk_route_class
+from roomkit.desk.shapes import RequestView, view_of
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
 
 __all__ = [
+    "AmbiguousMessage",
     "ChatChannel",
     "ChatMessage",
     "ChatMessageList",
@@ -54,6 +68,8 @@ class NewMessage(BaseModel):
 
     text: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     """What they say."""
+    answers: str | None = Field(default=None, min_length=1, max_length=256)
+    """The id of the open question it answers, when the person chose one."""
 
 
 class MessageAccepted(BaseModel):
@@ -61,6 +77,17 @@ class MessageAccepted(BaseModel):
 
     id: str
     """The message's id."""
+    answers: str | None = None
+    """The id of the question the message answered (it then starts no turn), or ``None``."""
+
+
+class AmbiguousMessage(BaseModel):
+    """A 409: the message could answer several open questions; send it again naming one."""
+
+    detail: str
+    """What to do."""
+    candidates: list[RequestView]
+    """The questions it could answer, oldest first."""
 
 
 class ChatMessage(BaseModel):
@@ -129,6 +156,25 @@ def _chat_channel(kit: RoomKit, hub: DeskHub, channel_id: str) -> ChatChannel:
     return channel
 
 
+_REFUSED = (AmbiguousAnswerError, RequestSettledError, UnknownRequestError, InvalidAnswerError)
+
+
+def _refusal(refused: BaseException) -> JSONResponse:
+    """The answer to a message the kit refused to record (see ``post_message``)."""
+    if isinstance(refused, AmbiguousAnswerError):
+        body = AmbiguousMessage(
+            detail="Your message could answer several questions: choose the one it answers",
+            candidates=[RequestView.model_validate(view_of(r)) for r in refused.candidates],
+        )
+        return JSONResponse(body.model_dump(mode="json"), status_code=409)
+    if isinstance(refused, RequestSettledError):
+        return JSONResponse({"detail": settled_detail(refused.request)}, status_code=409)
+    if isinstance(refused, UnknownRequestError):
+        detail = "answers: no open question of yours in this room has this id"
+        return JSONResponse({"detail": detail}, status_code=422)
+    return JSONResponse({"detail": f"answers: {refused}"}, status_code=422)
+
+
 def chat_router(
     kit: RoomKit,
     hub: DeskHub,
@@ -163,14 +209,21 @@ def chat_router(
             raise HTTPException(status_code=404, detail=_NOT_FOUND)
 
     async def run_turn(
-        message: InboundMessage, room_id: str, recorded: asyncio.Future[RoomEvent]
+        message: InboundMessage,
+        room_id: str,
+        answers: str | None,
+        recorded: asyncio.Future[RoomEvent],
     ) -> None:
         def stored(event: RoomEvent) -> None:
             if not recorded.done():
                 recorded.set_result(event)
 
         try:
-            await kit.process_inbound(message, room_id=room_id, on_recorded=stored)
+            await kit.process_inbound(message, room_id=room_id, on_recorded=stored, answers=answers)
+        except _REFUSED as refused:
+            # Nothing was recorded: the person is told why, and may send it again.
+            if not recorded.done():
+                recorded.set_exception(refused)
         except Exception:
             if recorded.done():
                 logger.exception("The turn on a chat message in room %s failed", room_id)
@@ -183,13 +236,22 @@ def chat_router(
         response_model=MessageAccepted,
         responses={
             404: {"description": "No such room, or not yours"},
+            409: {
+                "model": AmbiguousMessage,
+                "description": "It could answer several open questions (candidates listed), "
+                "or the question named in `answers` is no longer open; nothing was recorded",
+            },
+            422: {"description": "`answers` names no open question of yours that takes text"},
             503: {"description": "The message could not be stored (nothing was sent)"},
         },
     )
-    async def post_message(room_id: str, body: NewMessage, principal: Caller) -> MessageAccepted:
+    async def post_message(
+        room_id: str, body: NewMessage, principal: Caller
+    ) -> MessageAccepted | JSONResponse:
         """Say something in the room; the agent answers in the background.
 
-        The 202 comes once the message is in the room's history.
+        The 202 comes once the message is in the room's history. A message that answers
+        one of your open questions in the room settles it (``answers`` in the 202).
         """
         await check_room(principal, room_id)
         bound = {binding.channel_id for binding in await kit.store.list_bindings(room_id)}
@@ -203,7 +265,9 @@ def chat_router(
             metadata={"message_id": message_id},
         )
         recorded: asyncio.Future[RoomEvent] = asyncio.get_running_loop().create_future()
-        task = asyncio.get_running_loop().create_task(run_turn(inbound, room_id, recorded))
+        task = asyncio.get_running_loop().create_task(
+            run_turn(inbound, room_id, body.answers, recorded)
+        )
         turns.add(task)
         task.add_done_callback(turns.discard)
         # 202 means the message is in the room's history: wait for the store to have it.
@@ -211,8 +275,14 @@ def chat_router(
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         if not recorded.done():
             raise HTTPException(status_code=503, detail=_NOT_STORED)
-        await hub.publish_room_message(room_id, message_view(recorded.result()))
-        return MessageAccepted(id=message_id)
+        if (refused := recorded.exception()) is not None:
+            return _refusal(refused)
+        event = recorded.result()
+        await hub.publish_room_message(room_id, message_view(event))
+        answered = event.metadata.get("answers")
+        return MessageAccepted(
+            id=message_id, answers=answered if isinstance(answered, str) else None
+        )
 
     @router.get(
         "/rooms/{room_id}/messages",
