@@ -19,6 +19,7 @@ import pytest
 from desk_harness import World, bearer
 
 from roomkit.channels.ai import AIChannel
+from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.desk.demo import DEMO_PERSON, DEMO_ROOM, Demo, build_demo
 from roomkit.desk.demo_model import TRIP_KINDS
 from roomkit.models.pending_input import PendingInput
@@ -130,7 +131,9 @@ async def test_a_message_typed_while_the_free_text_question_is_open_answers_it(
     # One plan, one outcome: no second turn ran on "Lisbon".
     assert await desk.history() == ["Plan a trip", "Lisbon", BOOKED]
     assert await desk.demo.handler.list_pending() == []
-    assert await desk.demo.kit.store.open_turns() == []  # type: ignore[attr-defined]
+    rooms = desk.demo.kit.store
+    assert isinstance(rooms, SQLiteRoomStore)
+    assert await rooms.open_turns() == []
 
 
 async def test_a_message_typed_while_a_choice_is_open_waits_for_the_plan(desk: Desk) -> None:

@@ -399,12 +399,20 @@ function addMessage(message) {
 
 function sendChat(event) {
   event.preventDefault();
-  var input = $('chat-input');
-  var body = input.value.trim();
-  var error = $('chat-error');
+  var body = $('chat-input').value.trim();
   if (!body || !state.chatOpen) return;
+  postChat(body, null);
+}
+
+// A message that could answer several open questions comes back with 409 and the
+// candidates: the person picks the one it answers, and it is sent again naming it.
+function postChat(body, answers) {
+  var input = $('chat-input');
+  var error = $('chat-error');
+  var payload = answers ? { text: body, answers: answers } : { text: body };
   enableChat(false);
-  api('POST', chatPath(), { text: body }).then(function (result) {
+  showChoice(null);
+  api('POST', chatPath(), payload).then(function (result) {
     enableChat(state.chatOpen);
     if (result.status === 202 || result.status === 200) {
       input.value = '';
@@ -417,12 +425,38 @@ function sendChat(event) {
           created_at: new Date().toISOString()
         });
       }
+    } else if (result.status === 409 && isObject(result.data) && Array.isArray(result.data.candidates)) {
+      show(error, false);
+      showChoice(body, result.data.candidates);
     } else if (result.status !== 401) {
       error.textContent = describe(result);
       show(error, true);
     }
     input.focus();
   });
+}
+
+function showChoice(body, candidates) {
+  var box = $('chat-choice');
+  box.replaceChildren();
+  if (body === null || !candidates || !candidates.length) {
+    show(box, false);
+    return;
+  }
+  var buttons = candidates.filter(isObject).map(function (view) {
+    var button = el('button', { className: 'choice', text: summary(view), attrs: { type: 'button', 'data-request-id': text(view.id) } });
+    button.addEventListener('click', function () {
+      postChat(body, text(view.id));
+    });
+    return button;
+  });
+  var cancel = el('button', { className: 'secondary', text: 'Cancel', attrs: { type: 'button' } });
+  cancel.addEventListener('click', function () {
+    showChoice(null);
+  });
+  box.appendChild(el('p', { className: 'choice-title', text: 'Which question does this answer?' }));
+  box.appendChild(el('div', { className: 'row choice-list' }, buttons.concat([cancel])));
+  show(box, true);
 }
 
 // -- start ----------------------------------------------------------------------------------
