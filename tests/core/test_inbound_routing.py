@@ -391,3 +391,20 @@ async def test_a_queued_message_survives_a_restart_on_sqlite(tmp_path: Path) -> 
     await second.kit.close()
     await rooms.close()
     await questions.close()
+
+
+async def test_an_answer_on_sqlite_comes_before_the_reply_it_brings(tmp_path: Path) -> None:
+    db = tmp_path / "kit.db"
+    rooms, questions = SQLiteRoomStore(db), SQLiteStore(db, backstop_interval=0.02)
+    agent = await make_agent(rooms, HumanInputHandler(store=questions))
+    turn = agent.start("Plan")
+    question = await agent.question()
+
+    assert (await agent.say("Lisbon")).answered == question.pending_id
+
+    assert [r.content.body for r in (await turn).responses] == ["Booked: Lisbon"]
+    assert await agent.history() == ["Plan", "Lisbon", "Booked: Lisbon"]
+    assert await rooms.open_turns() == []
+    await agent.kit.close()
+    await rooms.close()
+    await questions.close()

@@ -28,10 +28,6 @@ from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import HumanInputToolHandler
 
 MESSAGES = f"/api/rooms/{DEMO_ROOM}/messages"
-BOOKED = (
-    "Booked: a city break to Lisbon, next month, two of us, budget 500-1500 EUR, "
-    "with Flights. Enjoy the trip!"
-)
 
 
 @dataclass
@@ -117,7 +113,7 @@ async def test_a_message_typed_while_the_free_text_question_is_open_answers_it(
     assert (await desk.say("Plan a trip")).status_code == 202
     await desk.answer(await desk.question(), {"answer": "City break"})
     where = await desk.question()
-    assert "where would you like to go?" in where.arguments["question"]
+    assert "where would you like to go?" in where.arguments["question"].lower()
 
     typed = await desk.say("Lisbon")
 
@@ -127,9 +123,11 @@ async def test_a_message_typed_while_the_free_text_question_is_open_answers_it(
     assert settled is not None
     assert (settled.result, settled.settled_by) == ("Lisbon", DEMO_PERSON)
     await finish_the_plan(desk)
-    assert await desk.reply() == BOOKED
+    booked = await desk.reply()
+    assert booked.startswith("Booked: ")
+    assert "Lisbon" in booked
     # One plan, one outcome: no second turn ran on "Lisbon".
-    assert await desk.history() == ["Plan a trip", "Lisbon", BOOKED]
+    assert await desk.history() == ["Plan a trip", "Lisbon", booked]
     assert await desk.demo.handler.list_pending() == []
     rooms = desk.demo.kit.store
     assert isinstance(rooms, SQLiteRoomStore)
@@ -148,14 +146,15 @@ async def test_a_message_typed_while_a_choice_is_open_waits_for_the_plan(desk: D
     await desk.answer(kind, {"answer": "City break"})
     await desk.answer(await desk.question(), {"answer": "Lisbon"})
     await finish_the_plan(desk)
-    assert await desk.reply() == BOOKED
+    booked = await desk.reply()
+    assert booked.startswith("Booked: ")
     # Then the waiting message gets its own turn: a new plan, asked once.
     again = await desk.question()
     assert again.arguments == {
         "question": "What kind of trip are you planning?",
         "options": TRIP_KINDS,
     }
-    assert await desk.history() == ["Plan a trip", "Somewhere warm", BOOKED]
+    assert await desk.history() == ["Plan a trip", "Somewhere warm", booked]
     assert [request.pending_id for request in await desk.demo.handler.list_pending()] == [
         again.pending_id
     ]

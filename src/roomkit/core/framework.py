@@ -363,6 +363,7 @@ class RoomKit:
         store = self.store
         if message.sender_id:
             await store.add_participant(Participant(message.sender_id, room_id))
+        bound = await self._bound_channels(room_id)
         answered = await self._answer(message, room_id, answers)
         metadata = (
             message.metadata if answered is None else {**message.metadata, "answers": answered}
@@ -370,8 +371,8 @@ class RoomKit:
         event = RoomEvent(
             room_id, message.channel_id, message.sender_id, message.content, metadata=metadata
         )
-        bound = await self._bound_channels(room_id)
         if answered is not None:
+            # Stored at once: the turn the settle woke stores its reply after this message.
             await store.add_event(event)
             if on_recorded is not None:
                 on_recorded(event)
