@@ -54,8 +54,9 @@ class OpenTurn:
     actor_id: str | None
     """The participant whose message started it, or ``None``."""
     state: dict[str, Any] = field(default_factory=dict)
-    """What the channel keeps with the turn's record (JSON-ready); empty in the records
-    the kit makes with a message (``record_inbound``). What the turn did goes in steps."""
+    """What the channel keeps with the turn's record (JSON-ready). The records the kit
+    makes with a message (``record_inbound``) hold ``{"message_id": <the event's id>}``, so
+    a turn that waited for others reads its message last. What the turn did goes in steps."""
 
 
 @dataclass(frozen=True, slots=True)
