@@ -185,7 +185,7 @@ async def test_the_same_conversation_gives_the_same_call() -> None:
     first = await TripPlannerModel().generate(context)
     again = await TripPlannerModel().generate(context)
     assert first == again
-    assert first.tool_calls[0].id == "plan-1-2"
+    assert first.tool_calls[0].id.endswith("-2")
 
 
 async def test_a_new_message_starts_a_new_plan_with_new_call_ids() -> None:
@@ -193,7 +193,18 @@ async def test_a_new_message_starts_a_new_plan_with_new_call_ids() -> None:
     messages = [*context.messages, AIMessage.assistant("Booked."), AIMessage.user("Again")]
     response = await TripPlannerModel().generate(AIContext(messages=messages))
     assert response.tool_calls[0].arguments["options"] == TRIP_KINDS
-    assert response.tool_calls[0].id == "plan-2-0"
+    first_plan = {part.id for message in context.messages for part in message.tool_call_parts}
+    assert response.tool_calls[0].id.endswith("-0")
+    assert response.tool_calls[0].id not in first_plan
+
+
+async def test_plans_with_as_many_messages_in_view_get_different_call_ids() -> None:
+    """Once the history window slides, two plans can see as many person messages."""
+    one = AIContext(messages=[AIMessage.user("Plan a trip")])
+    other = AIContext(messages=[AIMessage.assistant("Booked."), AIMessage.user("Again")])
+    first = await TripPlannerModel().generate(one)
+    second = await TripPlannerModel().generate(other)
+    assert first.tool_calls[0].id != second.tool_calls[0].id
 
 
 async def test_without_a_user_message_the_planner_invites_one() -> None:

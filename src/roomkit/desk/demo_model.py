@@ -12,11 +12,13 @@ same tool call with the same id.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 from roomkit.providers.ai.base import (
     AIContext,
+    AIMessage,
     AIProvider,
     AIResponse,
     AIToolCall,
@@ -199,6 +201,24 @@ def _confirmed(content: str) -> tuple[bool, str]:
     return str(value).strip().lower() in {"yes", "true", "confirmed"}, ""
 
 
+def _thread(messages: list[AIMessage]) -> str:
+    """A digest of the conversation up to the message that started the plan.
+
+    The same conversation gives the same digest (a turn re-run reaches the same call id),
+    and no two plans of a room share one, even once the history window has slid: the
+    earlier calls' ids are part of what is digested.
+    """
+    digest = hashlib.sha256()
+    for message in messages:
+        calls = ",".join(part.id for part in message.tool_call_parts)
+        digest.update(
+            f"{message.role}\x1f{message.name}\x1f{message.text}\x1f{calls}\x1e".encode(
+                "utf-8", "surrogatepass"
+            )
+        )
+    return digest.hexdigest()[:12]
+
+
 class TripPlannerModel(AIProvider):
     """A scripted trip planner: five questions, one per round, then a booking or not.
 
@@ -226,7 +246,7 @@ class TripPlannerModel(AIProvider):
         if results and results[-1].is_error:
             return AIResponse(content=_stopped(results[-1]))
         step = len(results)
-        call_id = f"plan-{len(users)}-{step}"
+        call_id = f"plan-{_thread(messages[: users[-1] + 1])}-{step}"
         answers = [result.content for result in results]
         if step == 0:
             return _ask(
