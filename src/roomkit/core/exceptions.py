@@ -216,7 +216,12 @@ class AsyncSettleRequiredError(HumanInputError, RuntimeError):
 
 
 class StoreError(RoomKitError):
-    """A store of pending requests or rooms failed; nothing was settled on its behalf."""
+    """A store of pending requests or rooms failed.
+
+    A settle that raises one either wrote nothing or could not learn its outcome in time; the
+    message says which. A settle retried with the same token (or ``aresolve`` with the same
+    answer ``by`` the same actor) reports the recorded outcome.
+    """
 
 
 class StoreUnavailableError(StoreError, ConnectionError):
