@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._durable_base import creation_order
 
 __all__ = ["MemoryStore"]
 
@@ -15,7 +16,8 @@ class MemoryStore:
     """Active requests in a dict; the last ``retention`` outcomes replayable.
 
     The retention fills when an outcome is recorded, not when someone reads it, and evicts
-    the oldest first. ``retention=0`` switches replay off.
+    the oldest first. ``retention=0`` switches replay off: a settle still hands its outcome
+    to the waits in this process, and nothing is replayable after.
     """
 
     __slots__ = ("_active", "_keys", "_order", "_retained", "retention")
@@ -90,7 +92,9 @@ class MemoryStore:
             del self._keys[request.key]
 
     def active(self) -> list[PendingInput]:
-        return list(self._active.values())
+        """The active requests by creation time (then id), as the durable stores list them."""
+        # Requests mostly arrive in creation order: the sort then only checks it.
+        return sorted(self._active.values(), key=creation_order)
 
     def __len__(self) -> int:
         return len(self._active)

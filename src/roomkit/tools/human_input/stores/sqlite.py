@@ -49,6 +49,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_insertable,
     check_outcome,
     check_token,
+    creation_order,
     seconds,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
@@ -84,8 +85,10 @@ class SQLiteStore(DurableBase):
     Args:
         path: the database file; created, with its directory's ``-wal`` / ``-shm``
             companions, if missing.
-        retention_seconds: how long a settled outcome stays readable, on :attr:`clock`.
-            It should exceed the time a waiter in another process may take to read it.
+        retention_seconds: how long a settled outcome stays readable (and its key keeps
+            re-attaching), on :attr:`clock`. ``0`` switches replay off: an outcome then
+            stays readable only for the ``SETTLED_GRACE`` (10 s) a waiter in another process
+            needs to read it, as does any shorter retention; ``math.inf`` keeps every one.
         backstop_interval: seconds between polls of the change feed, and between a
             waiter's re-reads.
         clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
@@ -227,7 +230,7 @@ class SQLiteStore(DurableBase):
         actor_id: str | None = None,
         channel_id: str | None = None,
     ) -> list[PendingInput]:
-        """The requests still pending, oldest first; ``None`` filters nothing.
+        """The requests still pending, by creation time (then id); ``None`` filters nothing.
 
         A row that cannot be decoded is skipped and logged.
         """
@@ -235,7 +238,9 @@ class SQLiteStore(DurableBase):
         statement, parameters = sql.select_pending(filters)
         async with self._session() as db:
             rows = await fetch_all(db, statement, parameters)
-        return sql.decode_rows(rows)
+        # Sorted here, not by SQL: the stored time is text, whose order is not the instants'
+        # once times come in different zones.
+        return sorted(sql.decode_rows(rows), key=creation_order)
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
@@ -398,7 +403,7 @@ class SQLiteStore(DurableBase):
     # -- helpers -------------------------------------------------------------------------------
 
     async def _purge(self, db: aiosqlite.Connection, now: float) -> int:
-        gone = await fetch_all(db, sql.PURGE, (now - self.retention_seconds,))
+        gone = await fetch_all(db, sql.PURGE, (now - self._keep,))
         self._next_purge = now + _PURGE_EVERY
         return len(gone)
 
