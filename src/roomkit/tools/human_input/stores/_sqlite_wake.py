@@ -85,17 +85,13 @@ class WakeHints:
         self._usable = database not in _NO_FILE and hasattr(socket, "AF_UNIX")
         self._listenable = self._usable
         self._folder: tuple[str, bool] | None = None
+        self._located = False
         self._listener: socket.socket | None = None
         self._path = ""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._rung: asyncio.Event | None = None
         self._sender: socket.socket | None = None
         self._warned = False
-
-    @property
-    def listening(self) -> bool:
-        """Whether this store's socket is bound and heard."""
-        return self._listener is not None
 
     # -- hearing -------------------------------------------------------------------------------
 
@@ -104,7 +100,12 @@ class WakeHints:
 
         The first failure logs one WARNING and leaves the store polling from then on.
         """
-        if self._listener is not None or not self._listenable:
+        if self._listener is not None:
+            if self._loop is asyncio.get_running_loop():
+                return
+            # Bound for a loop that no longer runs this store: bind afresh for this one.
+            self.unlisten()
+        if not self._listenable:
             return
         folder = self._locate()
         if folder is None:
@@ -115,9 +116,10 @@ class WakeHints:
             return
         directory, spare = folder
         path = os.path.join(directory, f"{os.getpid()}-{secrets.token_hex(4)}.sock")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        listener: socket.socket | None = None
         bound = False
         try:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             listener.setblocking(False)
             mode = self._make(directory, spare)
             listener.bind(path)
@@ -128,7 +130,8 @@ class WakeHints:
             loop.add_reader(listener.fileno(), self._drain)
         except (OSError, NotImplementedError) as error:
             # NotImplementedError: a loop that cannot watch a socket (the proactor).
-            listener.close()
+            if listener is not None:
+                listener.close()
             if bound:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
@@ -200,7 +203,7 @@ class WakeHints:
         except (FileNotFoundError, NotADirectoryError):
             return  # no one listens, or no one can
         except OSError as error:
-            self._warn(f"cannot read {directory!r} ({error}): other processes poll for changes")
+            self._warn(f"cannot read {directory!r} ({error}); other processes poll for changes")
             return
         own = os.path.basename(self._path) if self._listener is not None else None
         for name in names:
@@ -219,17 +222,15 @@ class WakeHints:
         except BlockingIOError:
             pass  # its queue is full: it has hints to read already
         except PermissionError as error:
-            self._warn(f"cannot wake {path!r} ({error}): that process polls for changes")
+            self._warn(f"cannot wake {path!r} ({error}); that process polls for changes")
         except OSError as error:
             logger.debug("no wake-up hint to %s: %s", path, error)
 
     # -- the folder ----------------------------------------------------------------------------
 
     def _locate(self) -> tuple[str, bool] | None:
-        if self._folder is None:
-            self._folder = wake_folder(self._database)
-            if self._folder is None:
-                self._usable = False
+        if not self._located:
+            self._folder, self._located = wake_folder(self._database), True
         return self._folder
 
     def _make(self, directory: str, spare: bool) -> int | None:
@@ -263,9 +264,7 @@ class WakeHints:
 
     def _give_up(self, reason: str) -> None:
         self._listenable = False
-        self._warn(
-            f"{reason}: other processes' changes reach it by polling, every backstop_interval"
-        )
+        self._warn(f"{reason}; changes made by other processes arrive by polling instead")
 
     def _warn(self, message: str) -> None:
         if not self._warned:
