@@ -16,8 +16,8 @@ Cases and targets:
     * SQLite, settles per second one at a time (no target) and 256 in flight: >= 2,000/s.
     * SQLite, wake-up across processes: the answering process sends a wake-up hint to the
       waiting one after its commit (the waiter's poll, every 50 ms, stays as a backstop):
-      p50 and p99 <= 5 ms. The answer's own settle (its commit, with the fsync) is shown
-      beside it: it is part of every wake-up.
+      p50 and p99 <= 5 ms. The two parts of it are shown beside: the answer's own settle
+      (its commit, with the fsync), and the rest, from the settle's return to the wake-up.
 
 The memory store is measured by ``bench/bench_human_input.py``. The Redis cases start their
 own redis-server (``--save "" --appendonly yes --appendfsync always``: an answer is on disk
@@ -447,7 +447,10 @@ async def sqlite_rows(workdir: Path) -> list[Row]:
     settles: list[float] = []
     wake = await cross_process_wake("sqlite", path, "", SQLITE_WAKE_SAMPLES, settles)
     p50, p99 = statistics.median(wake), percentile(wake, 0.99)
+    # The waiter may wake before the answering process hears that its settle won.
+    after = [woke - settled for woke, settled in zip(wake, settles, strict=True)]
     commit = f"p50 {statistics.median(settles):.1f} ms, p99 {percentile(settles, 0.99):.1f} ms"
+    hint = f"p50 {statistics.median(after):.1f} ms, p99 {percentile(after, 0.99):.1f} ms"
     target = f"<= {SQLITE_WAKE_MS:g} ms"
     return [
         Row("SQLite: settles, one at a time", f"{one:,.0f}/s"),
@@ -463,7 +466,8 @@ async def sqlite_rows(workdir: Path) -> list[Row]:
         Row(
             "SQLite: wake-up across processes, p99", f"{p99:.1f} ms", target, p99 <= SQLITE_WAKE_MS
         ),
-        Row("SQLite: the answer's settle, part of each wake-up", commit),
+        Row("SQLite: of which the answer's settle (commit, fsync)", commit),
+        Row("SQLite: of which the wake-up after the settle returned", hint),
     ]
 
 
