@@ -32,7 +32,8 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         yield server
 
 
-HandlerFactory = Callable[[], HumanInputHandler]
+HandlerFactory = Callable[..., HumanInputHandler]
+"""Makes a handler on the test's store; ``no_retention=True`` keeps no outcome for replay."""
 
 
 @pytest.fixture(params=STORES)
@@ -49,20 +50,22 @@ async def make_handler(
     separate processes would."""
     opened: list[object] = []
     shared = HumanInputHandler()
+    shared_without_retention = HumanInputHandler(retention=0)
     prefix = f"t{os.urandom(6).hex()}"
     url = request.getfixturevalue("redis_server").url if store_kind == "redis" else ""
 
-    def factory() -> HumanInputHandler:
+    def factory(*, no_retention: bool = False) -> HumanInputHandler:
         if store_kind == "memory":
-            return shared
+            return shared_without_retention if no_retention else shared
+        options = {"retention_seconds": 0} if no_retention else {}
         if store_kind == "sqlite":
             from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
-            store: object = SQLiteStore(tmp_path / "pending.db", backstop_interval=0.02)
+            store: object = SQLiteStore(tmp_path / "pending.db", backstop_interval=0.02, **options)
         else:
             from roomkit.tools.human_input.stores.redis import RedisStore
 
-            store = RedisStore(url, prefix=prefix, backstop_interval=0.05)
+            store = RedisStore(url, prefix=prefix, backstop_interval=0.05, **options)
         opened.append(store)
         return HumanInputHandler(store=store)  # type: ignore[arg-type]
 

@@ -52,6 +52,19 @@ async def test_an_answer_from_another_handler_on_the_store_wakes_the_waiter(
     assert await waiting == "yes"
 
 
+async def test_without_retention_an_answer_elsewhere_still_ends_the_wait(
+    make_handler: HandlerFactory,
+) -> None:
+    """No retention switches replay off, never the delivery of an answer to its waiter."""
+    asker, desk = make_handler(no_retention=True), make_handler(no_retention=True)
+    request = await asker.create("AskUserQuestion", {"question": "Ship it?"}, room_id="r1")
+    waiting = asyncio.create_task(asker.wait(request.pending_id, timeout=30))
+
+    assert await desk.aresolve(request.pending_id, "yes") is True
+
+    assert await waiting == "yes"
+
+
 async def test_a_rejection_raises_with_its_reason(make_handler: HandlerFactory) -> None:
     handler = make_handler()
     request = await handler.create("ConfirmAction", {"action": "deploy"})

@@ -9,7 +9,7 @@ import logging
 import math
 import sys
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores import DurableStore, PendingChange
+from roomkit.tools.human_input.stores._durable_base import SETTLED_GRACE
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -210,6 +211,31 @@ async def test_list_pending_filters_and_lists_oldest_first(store: Store) -> None
     assert ids(await store.list_pending(room_id="nowhere")) == []
     assert ids(await store.list_pending(actor_id="bob")) == [b.pending_id, c.pending_id]
     assert ids(await store.list_pending(channel_id="c1", actor_id="bob")) == [b.pending_id]
+
+
+async def test_list_pending_follows_creation_time_not_insertion(store: Store) -> None:
+    """Every store lists by ``created_at``, ties by id, whatever order the requests came in
+    and whatever time zone their times were given in."""
+    late, _ = await store.insert(
+        make_request(room_id="r1", actor_id="bob", created_at=datetime(2024, 3, 1, tzinfo=UTC))
+    )
+    midnight, _ = await store.insert(
+        make_request(room_id="r1", created_at=datetime(2024, 1, 1, tzinfo=UTC))
+    )
+    # 23:00 UTC the evening before, written in a zone two hours ahead.
+    eve, _ = await store.insert(
+        make_request(created_at=datetime(2024, 1, 1, 1, tzinfo=timezone(timedelta(hours=2))))
+    )
+    tie_b, _ = await store.insert(
+        make_request(pending_id="tie-b", created_at=datetime(2024, 2, 1, tzinfo=UTC))
+    )
+    tie_a, _ = await store.insert(
+        make_request(pending_id="tie-a", room_id="r1", created_at=datetime(2024, 2, 1, tzinfo=UTC))
+    )
+
+    assert ids(await store.list_pending()) == ids([eve, midnight, tie_a, tie_b, late])
+    assert ids(await store.list_pending(room_id="r1")) == ids([midnight, tie_a, late])
+    assert ids(await store.list_pending(actor_id="bob")) == ids([late])
 
 
 async def test_fetch_many_returns_the_records_that_exist(store: Store) -> None:
@@ -434,6 +460,35 @@ async def test_reads_hide_an_expired_outcome_before_it_is_purged(
     assert await store.fetch(done.pending_id) is None
     assert await store.fetch_many([done.pending_id]) == []
     assert done.pending_id in await backend.stored_ids()
+
+
+async def test_no_retention_keeps_an_outcome_only_while_waits_may_read_it(
+    backend: Backend, clock: FakeClock
+) -> None:
+    """``retention_seconds=0`` is accepted by every store: a waiter elsewhere still reads the
+    outcome, and nothing is replayable once the grace for waits has passed."""
+    async with (
+        backend.make(clock=clock, retention_seconds=0) as here,
+        backend.make(clock=clock, retention_seconds=0) as elsewhere,
+    ):
+        assert here.retention_seconds == 0
+        request, _ = await here.insert(make_request(key="brief"))
+        await here.settle(request.pending_id, RESOLVED, result="seen")
+
+        clock.advance(SETTLED_GRACE - 1)
+        record = await elsewhere.fetch(request.pending_id)
+        assert record is not None
+        assert record.result == "seen"
+        assert ids(await elsewhere.fetch_many([request.pending_id])) == [request.pending_id]
+
+        clock.advance(1)
+        assert await elsewhere.fetch(request.pending_id) is None
+        assert await elsewhere.fetch_many([request.pending_id]) == []
+        assert await here.purge_expired() == 1
+        assert request.pending_id not in await backend.stored_ids()
+        again, created = await elsewhere.insert(make_request(key="brief"))
+        assert created
+        assert again.pending_id != request.pending_id
 
 
 # -- the change feed -------------------------------------------------------------------------

@@ -233,11 +233,6 @@ def test_a_bad_argument_is_refused_by_name(
         make(db_path)
 
 
-def test_a_zero_retention_is_allowed(db_path: Path) -> None:
-    """Outcomes then stop being readable as soon as they are settled."""
-    assert SQLiteStore(db_path, retention_seconds=0).retention_seconds == 0
-
-
 async def test_stores_opening_a_new_file_at_once_all_open(tmp_path: Path) -> None:
     """Switching a new file to WAL is not covered by the busy timeout: openers retry."""
     for trial in range(10):

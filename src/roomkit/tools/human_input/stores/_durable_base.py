@@ -5,7 +5,8 @@ clock, the retention and the backstop interval, opens and closes the store aroun
 ``async with``, hands listeners to the store's change feed, says which outcomes the
 retention still shows, and retries a settle whose outcome a fault left unknown. The functions
 below check a request, an outcome, a deadline or a settle token before anything reaches
-storage, with the same message whichever store is used.
+storage, with the same message whichever store is used, and put listings in the one order
+every store uses.
 
 A settle carries a settle token, a random id made once per call and recorded with the
 outcome by the same check-and-set. When a fault hides the outcome (the reply was lost, the
@@ -36,12 +37,14 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange
 
 __all__ = [
+    "SETTLED_GRACE",
     "DurableBase",
     "ListenerFeed",
     "check_deadline",
     "check_insertable",
     "check_outcome",
     "check_token",
+    "creation_order",
     "seconds",
 ]
 
@@ -53,6 +56,23 @@ _LONGEST_PAUSE = 1.0
 """Seconds between the re-runs of a settle whose outcome is unknown: doubling, capped."""
 _SAME_OUTAGE = 30.0
 """Seconds between two failed settles within which they count as one outage."""
+
+SETTLED_GRACE = 10.0
+"""Seconds a settled outcome stays readable at the least, whatever the retention.
+
+A waiter in another process reads the outcome after it was settled: when a change hint, a
+poll or the end of a short outage tells it to, on a clock that may disagree by a second.
+A shorter retention (``0`` included) would lose that answer, so it is raised to this.
+"""
+
+
+def creation_order(record: PendingInput) -> tuple[float, str]:
+    """The key that lists requests oldest first: creation time, then id for a tie.
+
+    The time is compared as seconds since the epoch, so that times given in different
+    zones (or without one, taken as local time) sort as the instants they are.
+    """
+    return record.created_at.timestamp(), record.pending_id
 
 
 def seconds(name: str, value: object, *, zero: bool, finite: bool = True) -> float:
@@ -211,7 +231,9 @@ class DurableBase(ABC):
     own bounds before passing it on, and supplies :meth:`open` and :meth:`close`.
 
     Args:
-        retention_seconds: how long a settled outcome stays readable, already checked.
+        retention_seconds: how long a settled outcome stays readable, already checked; an
+            outcome stays readable for :data:`SETTLED_GRACE` at the least (``0`` means no
+            replay beyond what waits elsewhere need).
         backstop_interval: seconds between a waiter's re-reads; positive and finite.
         clock: the store's clock, in seconds since the epoch.
         settle_retry: seconds, from the start of an outage, for which a settle whose
@@ -239,7 +261,10 @@ class DurableBase(ABC):
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
         self.retention_seconds = retention_seconds
-        """How long a settled outcome stays readable, in seconds on :attr:`clock`."""
+        """How long a settled outcome stays readable, in seconds on :attr:`clock`, as given.
+
+        Outcomes stay readable for :data:`SETTLED_GRACE` seconds at the least."""
+        self._keep = max(retention_seconds, SETTLED_GRACE)
         self.backstop_interval = seconds("backstop_interval", backstop_interval, zero=False)
         """Seconds between a waiter's re-reads, in case a change hint was lost."""
         self.clock = clock
@@ -363,7 +388,7 @@ class DurableBase(ABC):
 
     def _cutoff(self) -> float:
         """Outcomes settled at or before this time on :attr:`clock` have expired."""
-        return float(self.clock()) - self.retention_seconds
+        return float(self.clock()) - self._keep
 
     def _retained(
         self, settled_at: float | str | bytes | None, *, now: float | None = None
@@ -377,7 +402,7 @@ class DurableBase(ABC):
         """
         if settled_at is None:
             return True
-        cutoff = self._cutoff() if now is None else now - self.retention_seconds
+        cutoff = self._cutoff() if now is None else now - self._keep
         try:
             return float(settled_at) > cutoff
         except ValueError:

@@ -1,10 +1,13 @@
 """The change feed of the SQLite store: a polling task that runs while anyone listens.
 
-SQLite has no notifications between processes, so the feed asks every ``interval`` seconds
-what moved since it last looked. :class:`ChangeLog` keeps the question cheap: ``PRAGMA
-data_version`` changes only when another connection commits, and only then does it read
-the records whose change counter ``seq`` is past the last one it reported. The store's own
-commits are reported as they happen.
+SQLite has no notifications between processes, so the feed asks what moved since it last
+looked: at once when another process's wake-up hint arrives (see
+:mod:`~roomkit.tools.human_input.stores._sqlite_wake`), and every ``interval`` seconds in
+any case, so that a hint lost or never sent delays a change by one interval at most.
+:class:`ChangeLog` keeps the question cheap: ``PRAGMA data_version`` changes only when
+another connection commits, and only then does it read the records whose change counter
+``seq`` is past the last one it reported. The store's own commits are reported as they
+happen, and rung to the other processes' feeds.
 
 A poll that fails is logged once per outage and retried; the first poll that succeeds
 afterwards sends :attr:`PendingChangeKind.RESYNC`, because the file may have been replaced
@@ -16,14 +19,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import aiosqlite
 
-from roomkit.core.exceptions import StoreError
-from roomkit.models.pending_input import PendingInputStatus
+from roomkit.core.exceptions import CorruptRecordError, StoreError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import ListenerFeed
+from roomkit.tools.human_input.stores._records import FIELDS
 from roomkit.tools.human_input.stores._sqlite_link import fetch_all
-from roomkit.tools.human_input.stores._sqlite_schema import CHANGES_SINCE, SEQ_BEFORE
+from roomkit.tools.human_input.stores._sqlite_schema import CHANGES_SINCE, SEQ_BEFORE, decode_row
+from roomkit.tools.human_input.stores._sqlite_wake import WakeHints
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 __all__ = ["ChangeLog", "PollingFeed"]
@@ -31,6 +37,7 @@ __all__ = ["ChangeLog", "PollingFeed"]
 logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
 _PENDING = PendingInputStatus.PENDING
+_ID, _STATUS = FIELDS.index("pending_id"), FIELDS.index("status")
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
 _SKEW = 1.0
 """Seconds by which the clocks of processes sharing a file may disagree."""
@@ -40,50 +47,78 @@ class PollingFeed(ListenerFeed):
     """Listeners, and the task that polls for changes on their behalf.
 
     Args:
-        poll: returns the changes since the previous call (``[]`` when nothing moved).
-        interval: seconds between polls.
+        poll: returns the changes since the previous call (``[]`` when nothing moved);
+            its argument says whether a wake-up hint came (something surely moved).
+        interval: seconds between polls when no wake-up hint comes.
         where: how to name the store in log messages.
+        hints: the wake-up hints of the store's file: heard while the task runs, rung
+            after each of the store's commits.
     """
 
     def __init__(
         self,
-        poll: Callable[[], Awaitable[list[PendingChange]]],
+        poll: Callable[[bool], Awaitable[list[PendingChange]]],
         interval: float,
         *,
         where: str,
+        hints: WakeHints,
     ) -> None:
         super().__init__(name=f"roomkit sqlite feed {where}", logger=logger)
         self._poll = poll
         self._interval = interval
         self._where = where
+        self._hints = hints
         self._resync = False
 
     def resync(self) -> None:
         """Send :attr:`PendingChangeKind.RESYNC` after the next successful poll."""
         self._resync = True
 
+    def start(self) -> None:
+        """Run the feed task if someone listens and a loop is running, hearing hints."""
+        super().start()
+        if self._task is not None:
+            # Bound before the task's first poll, so that no commit after it goes unrung.
+            self._hints.listen()
+
+    def ring(self) -> None:
+        """Wake the feeds of the other stores on the file: this store committed a change."""
+        self._hints.ring()
+
+    async def stop(self) -> None:
+        """Stop the feed task and close the hints' sockets; listeners stay registered."""
+        await super().stop()
+        self._hints.close()
+
     async def _run(self) -> None:
-        failing = False
-        while self._listeners:
-            try:
-                changes = await self._poll()
-            except StoreError as error:
-                if not failing:
-                    logger.warning("change feed of %s failing (%s); retrying", self._where, error)
-                failing = True
-            except Exception:
-                # An unexpected failure must not end the feed: every waiter depends on it.
-                logger.exception("change feed of %s failed; retrying", self._where)
-                failing = True
-            else:
-                if failing:
-                    logger.info("change feed of %s recovered", self._where)
-                if failing or self._resync:
-                    failing = self._resync = False
-                    self.emit(_RESYNC)
-                for change in changes:
-                    self.emit(change)
-            await asyncio.sleep(self._interval)
+        failing = hinted = False
+        try:
+            while self._listeners:
+                try:
+                    changes = await self._poll(hinted)
+                except StoreError as error:
+                    if not failing:
+                        logger.warning(
+                            "change feed of %s failing (%s); retrying", self._where, error
+                        )
+                    failing = True
+                except Exception:
+                    # An unexpected failure must not end the feed: every waiter depends on it.
+                    logger.exception("change feed of %s failed; retrying", self._where)
+                    failing = True
+                else:
+                    if failing:
+                        logger.info("change feed of %s recovered", self._where)
+                    if failing or self._resync:
+                        failing = self._resync = False
+                        self.emit(_RESYNC)
+                    for change in changes:
+                        self.emit(change)
+                hinted = await self._hints.wait(self._interval)
+        finally:
+            if self._task in (None, asyncio.current_task()):
+                # No new task took over the socket: no one hears it now.
+                self._hints.unlisten()
 
 
 class ChangeLog:
@@ -125,8 +160,10 @@ class ChangeLog:
         self._staged.append((kind, pending_id, seq))
 
     def committed(self) -> None:
-        """The running transaction committed: report what it changed."""
+        """The running transaction committed: ring the other processes, report the changes."""
         staged, self._staged = self._staged, []
+        if staged:
+            self._feed.ring()
         for kind, pending_id, seq in staged:
             if seq == self._seen + 1:
                 # Nothing committed between the last change seen and this one: a poll
@@ -138,23 +175,43 @@ class ChangeLog:
         """The running transaction rolled back: forget what it staged."""
         self._staged.clear()
 
-    async def read(self, db: aiosqlite.Connection, *, unsure: bool) -> list[PendingChange]:
+    async def read(
+        self, db: aiosqlite.Connection, *, unsure: bool, hinted: bool = False
+    ) -> list[PendingChange]:
         """The changes committed by other connections since the last read.
 
         ``unsure`` forces a look even when no other connection committed (one of this
-        store's own transactions ended in a way that leaves its COMMIT in doubt).
+        store's own transactions ended in a way that leaves its COMMIT in doubt); so does
+        ``hinted`` (another process said it committed), without asking SQLite first. A
+        settled record rides along with its change, so that a waiter needs no read.
         """
         if self._since is not None:
             ((before,),) = await fetch_all(db, SEQ_BEFORE, (self._since - _SKEW,))
             self._seen, self._since = min(self._seen, before), None
             unsure = True
-        ((version,),) = await fetch_all(db, "PRAGMA data_version")
-        if version == self._data_version and not unsure:
-            return []
-        self._data_version = version
+        if not hinted:
+            # Left as it was after a hinted look: the next poll then looks once more.
+            ((version,),) = await fetch_all(db, "PRAGMA data_version")
+            if version == self._data_version and not unsure:
+                return []
+            self._data_version = version
         changes = []
-        for pending_id, status, seq in await fetch_all(db, CHANGES_SINCE, (self._seen,)):
-            kind = PendingChangeKind.CREATED if status == _PENDING else PendingChangeKind.SETTLED
-            changes.append(PendingChange(kind, pending_id))
+        for *fields, seq in await fetch_all(db, CHANGES_SINCE, (self._seen,)):
+            pending_id = fields[_ID]
+            if fields[_STATUS] == _PENDING:
+                changes.append(PendingChange(PendingChangeKind.CREATED, pending_id))
+            else:
+                changes.append(
+                    PendingChange(PendingChangeKind.SETTLED, pending_id, _settled(fields))
+                )
             self._seen = max(self._seen, seq)
         return changes
+
+
+def _settled(fields: list[Any]) -> PendingInput | None:
+    """The settled record of a change row, or ``None`` when it cannot be read."""
+    try:
+        return decode_row(fields)
+    except CorruptRecordError:
+        # Only a hint: a waiter reads the record itself, and hears why it is unreadable.
+        return None

@@ -151,7 +151,8 @@ SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ? WHERE pending_id = ?"
 PURGE = "DELETE FROM roomkit_pending WHERE settled_at <= ? RETURNING pending_id"
 """Parameter: the clock minus the retention; the complement of what reads call retained."""
 
-CHANGES_SINCE = "SELECT pending_id, status, seq FROM roomkit_pending WHERE seq > ? ORDER BY seq"
+CHANGES_SINCE = f"SELECT {COLUMNS}, seq FROM roomkit_pending WHERE seq > ? ORDER BY seq"
+"""Rows: the record's columns, then ``seq``; the feed hands settled records to listeners."""
 SEQ_BEFORE = "SELECT COALESCE(MAX(seq), 0) FROM roomkit_pending WHERE changed_at < ?"
 """The last change counter known to be older than a time (a row changed later has more)."""
 

@@ -6,6 +6,7 @@ from collections import deque
 from collections.abc import Collection
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._durable_base import creation_order
 from roomkit.tools.human_input.stores.base import check_settled_listing
 
 __all__ = ["MemoryStore"]
@@ -17,7 +18,8 @@ class MemoryStore:
     """Active requests in a dict; the last ``retention`` outcomes replayable.
 
     The retention fills when an outcome is recorded, not when someone reads it, and evicts
-    the oldest first. ``retention=0`` switches replay off.
+    the oldest first. ``retention=0`` switches replay off: a settle still hands its outcome
+    to the waits in this process, and nothing is replayable after.
     """
 
     __slots__ = ("_active", "_keys", "_order", "_retained", "retention")
@@ -92,7 +94,9 @@ class MemoryStore:
             del self._keys[request.key]
 
     def active(self) -> list[PendingInput]:
-        return list(self._active.values())
+        """The active requests by creation time (then id), as the durable stores list them."""
+        # Requests mostly arrive in creation order: the sort then only checks it.
+        return sorted(self._active.values(), key=creation_order)
 
     def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50

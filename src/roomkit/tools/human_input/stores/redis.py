@@ -10,7 +10,7 @@ a settle that returned survives a crash of the server; with ``appendfsync everys
 usual default) up to a second of outcomes can be lost, and without persistence a restart
 loses them all. :meth:`RedisStore.open` reads these settings and logs a warning naming what
 the server would lose. Settled records expire on the server ``retention_seconds`` after they
-were settled.
+were settled (``SETTLED_GRACE``, 10 s, at the least).
 
 A settle whose reply is lost (a connection cut, a server killed) is run again with its
 settle token until the server answers, for up to ``settle_retry`` seconds: the script finds
@@ -54,6 +54,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_insertable,
     check_outcome,
     check_token,
+    creation_order,
     seconds,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
@@ -94,7 +95,9 @@ class RedisStore(DurableBase):
         prefix: the first part of every key and of the events channel, so that several
             stores share one database.
         retention_seconds: how long a settled record stays replayable (and its key keeps
-            re-attaching); positive and finite, since the server expires it.
+            re-attaching); finite, since the server expires it. ``0`` switches replay off:
+            a record then stays only for the ``SETTLED_GRACE`` (10 s) a waiter in another
+            process needs to read it, as does any shorter retention.
         backstop_interval: seconds between re-reads by a waiter, in case a change hint
             was lost.
         clock: the store's clock, in seconds since the epoch; deadlines and retention are
@@ -125,7 +128,7 @@ class RedisStore(DurableBase):
         settle_retry: float = 5.0,
     ) -> None:
         super().__init__(
-            retention_seconds=seconds("retention_seconds", retention_seconds, zero=False),
+            retention_seconds=seconds("retention_seconds", retention_seconds, zero=True),
             backstop_interval=backstop_interval,
             clock=clock,
             settle_retry=settle_retry,
@@ -293,7 +296,7 @@ class RedisStore(DurableBase):
             withdrawn=withdrawn,
             settled_by=settled_by,
             now=self.clock(),
-            retention_seconds=self.retention_seconds,
+            retention_seconds=self._keep,
             token=token,
         )
         keys = [self._layout.record(pending_id), self._layout.pending]
@@ -320,14 +323,15 @@ class RedisStore(DurableBase):
         actor_id: str | None = None,
         channel_id: str | None = None,
     ) -> list[PendingInput]:
-        """The requests still pending, by creation time; ``None`` filters nothing."""
+        """The requests still pending, by creation time (then id); ``None`` filters nothing."""
         await self._ensure_open()
         index = self._layout.pending if room_id is None else self._layout.room(room_id)
         with guard(self._where):
             ids = await self._client.zrange(index, 0, -1)
         records = await self._read_many([text(pending_id) for pending_id in ids])
-        order = {text(pending_id): rank for rank, pending_id in enumerate(ids)}
-        records.sort(key=lambda record: order[record.pending_id])
+        # The index is scored by creation time already; the records' own times decide, so
+        # that every store lists alike.
+        records.sort(key=creation_order)
         return [
             record
             for record in records
@@ -392,7 +396,7 @@ class RedisStore(DurableBase):
         return [record for record in records if record.status is not _PENDING]
 
     async def purge_expired(self) -> int:
-        """Drop records settled more than ``retention_seconds`` ago on :attr:`clock`.
+        """Drop records settled longer ago than the retention on :attr:`clock`.
 
         The server expires them on its own clock as well; this catches up when the store's
         clock runs ahead (a test's fake clock, a server clock that lags).

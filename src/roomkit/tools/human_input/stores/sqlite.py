@@ -9,9 +9,12 @@ share the next one, and so one wait for the disk (each is still its own check-an
 
 Other processes' changes arrive by polling: ``PRAGMA data_version`` says cheaply whether
 another connection committed, and the change counter ``seq`` says which records moved.
-This store's own writes reach its listeners at once. The file also holds the spend-once
-ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps
-its spent links and revoked tokens in.
+A store that commits a change sends a wake-up hint to the other processes listening on the
+file (a Unix datagram socket each, in ``<file>.wake/``), which then poll at once; the poll
+every ``backstop_interval`` catches whatever a hint misses. This store's own writes reach
+its listeners at once. The file also holds the spend-once ledger
+(:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps its
+spent links and revoked tokens in.
 
 A settle records its settle token with the outcome. When SQLite fails inside its
 transaction (an I/O error at COMMIT), whether it committed is unknown, so the settle runs
@@ -49,6 +52,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_insertable,
     check_outcome,
     check_token,
+    creation_order,
     seconds,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
@@ -56,6 +60,7 @@ from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
 from roomkit.tools.human_input.stores._sqlite_link import Link, fetch_all
+from roomkit.tools.human_input.stores._sqlite_wake import WakeHints
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     PendingChange,
@@ -87,12 +92,17 @@ class SQLiteStore(DurableBase):
     ``async with``) when done: its connection runs on a thread of its own.
 
     Args:
-        path: the database file; created, with its directory's ``-wal`` / ``-shm``
-            companions, if missing.
-        retention_seconds: how long a settled outcome stays readable, on :attr:`clock`.
-            It should exceed the time a waiter in another process may take to read it.
-        backstop_interval: seconds between polls of the change feed, and between a
-            waiter's re-reads.
+        path: the database file; created, with its ``-wal`` / ``-shm`` companions beside
+            it, if missing. Processes listening for changes bind their wake-up sockets in
+            the folder ``<path>.wake`` (or, when that path is too long for a Unix socket, in
+            one under the temporary directory); where none can be bound, changes made
+            elsewhere arrive by polling, and one WARNING says so.
+        retention_seconds: how long a settled outcome stays readable (and its key keeps
+            re-attaching), on :attr:`clock`. ``0`` switches replay off: an outcome then
+            stays readable only for the ``SETTLED_GRACE`` (10 s) a waiter in another process
+            needs to read it, as does any shorter retention; ``math.inf`` keeps every one.
+        backstop_interval: seconds between polls of the change feed when no wake-up
+            hint comes, and between a waiter's re-reads.
         clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
             Every process sharing the file must use the same clock.
         busy_timeout: seconds to wait for another connection's write lock before giving up
@@ -134,7 +144,10 @@ class SQLiteStore(DurableBase):
         """The database file."""
         self.busy_timeout = seconds("busy_timeout", busy_timeout, zero=True)
         """Seconds to wait for another connection's lock."""
-        self._feed = PollingFeed(self._poll, self.backstop_interval, where=repr(location))
+        hints = WakeHints(location, where=repr(location))
+        self._feed = PollingFeed(
+            self._poll, self.backstop_interval, where=repr(location), hints=hints
+        )
         self._changes = ChangeLog(self._feed)
         self._link = Link(location, busy_timeout=self.busy_timeout, on_open=self._changes.opened)
         self._writes = WriteBatcher(
@@ -232,7 +245,7 @@ class SQLiteStore(DurableBase):
         actor_id: str | None = None,
         channel_id: str | None = None,
     ) -> list[PendingInput]:
-        """The requests still pending, oldest first; ``None`` filters nothing.
+        """The requests still pending, by creation time (then id); ``None`` filters nothing.
 
         A row that cannot be decoded is skipped and logged.
         """
@@ -240,7 +253,9 @@ class SQLiteStore(DurableBase):
         statement, parameters = sql.select_pending(filters)
         async with self._session() as db:
             rows = await fetch_all(db, statement, parameters)
-        return sql.decode_rows(rows)
+        # Sorted here, not by SQL: the stored time is text, whose order is not the instants'
+        # once times come in different zones.
+        return sorted(sql.decode_rows(rows), key=creation_order)
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
@@ -422,7 +437,7 @@ class SQLiteStore(DurableBase):
     # -- helpers -------------------------------------------------------------------------------
 
     async def _purge(self, db: aiosqlite.Connection, now: float) -> int:
-        gone = await fetch_all(db, sql.PURGE, (now - self.retention_seconds,))
+        gone = await fetch_all(db, sql.PURGE, (now - self._keep,))
         self._next_purge = now + _PURGE_EVERY
         return len(gone)
 
@@ -431,12 +446,12 @@ class SQLiteStore(DurableBase):
         ((seq,),) = await db.execute_fetchall(sql.BUMP_SEQ)
         return int(seq)
 
-    async def _poll(self) -> list[PendingChange]:
+    async def _poll(self, hinted: bool) -> list[PendingChange]:
         async with self._session() as db:
             now = self.clock()
             if now >= self._next_purge:
                 await self._purge(db, now)
-            changes = await self._changes.read(db, unsure=self._link.dirty)
+            changes = await self._changes.read(db, unsure=self._link.dirty, hinted=hinted)
             self._link.dirty = False
         return changes
 
