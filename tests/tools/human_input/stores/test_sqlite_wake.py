@@ -216,7 +216,7 @@ async def test_the_desk_process_wakes_the_agent_that_waits(
     desk = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--data-dir", data,
         "--store", f"sqlite:///{database}",
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
     try:
         async with asyncio.timeout(PATIENCE):
@@ -233,11 +233,12 @@ async def test_the_desk_process_wakes_the_agent_that_waits(
 
 
 async def _desk_url(process: asyncio.subprocess.Process) -> str:
-    assert process.stderr is not None
+    """The desk's base URL, from the sign-in link it prints once it listens."""
+    assert process.stdout is not None
     while True:
-        line = (await process.stderr.readline()).decode()
+        line = (await process.stdout.readline()).decode()
         assert line, "the desk exited before serving"
-        found = re.search(r"running on (http://\S+)", line, re.IGNORECASE)
+        found = re.match(r"Open (http://\S+)/#token=", line)
         if found:
             return found.group(1)
 
