@@ -227,8 +227,11 @@ async def test_the_desk_process_wakes_the_agent_that_waits(
             assert await asyncio.to_thread(main, [*answer, "--token", alice]) == 0
             assert await waiting == "Lisbon"
     finally:
+        # A failed wait must not outlive the test: its feed holds a socket and a thread.
+        waiting.cancel()
         desk.send_signal(signal.SIGINT)
         await desk.communicate()
+        await agent.close()
         await store.close()
 
 
