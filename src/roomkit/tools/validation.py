@@ -6,6 +6,9 @@ readable problem the model can act on (``missing required argument 'question'``)
 JSON Schema language applies (nested objects, arrays, enums, ``$ref``, ``anyOf``...), except
 ``format``, which is not asserted. Validators are compiled once per distinct schema and kept
 in a bounded cache, since this runs on every tool call.
+
+A person's answer is read as text first and as JSON second (:func:`validate_answer_text`):
+free text that happens to look like JSON stays text.
 """
 
 from __future__ import annotations
@@ -23,7 +26,12 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
-__all__ = ["check_tool_schema", "validate_answer", "validate_tool_arguments"]
+__all__ = [
+    "check_tool_schema",
+    "validate_answer",
+    "validate_answer_text",
+    "validate_tool_arguments",
+]
 
 _CACHE_SIZE = 256
 # A problem quotes what the model wrote; a runaway value should not flood its context.
@@ -235,11 +243,49 @@ def validate_answer(schema: Mapping[str, Any], value: object) -> str | None:
     Raises:
         ValueError: the schema itself is invalid.
     """
+    error = _answer_error(schema, value)
+    return None if error is None else _answer_problem(error)
+
+
+def validate_answer_text(schema: Mapping[str, Any], text: str) -> str | None:
+    """Check a person's answer, given as text, against a request's answer schema.
+
+    The text itself is the answer when the schema takes it as a string: ``42``, ``true`` or
+    ``null`` typed as free text are text. Otherwise the text is read as JSON, so structured
+    answers are sent as JSON text (``{"choice": "a"}``, or ``42`` for a number).
+
+    Returns:
+        ``None`` when the answer is valid, else one problem, worded as by
+        :func:`validate_answer`: the problem of the text when the schema takes text, of its
+        JSON value when the schema wants another type.
+
+    Raises:
+        ValueError: the schema itself is invalid.
+    """
+    as_text = _answer_error(schema, text)
+    if as_text is None:
+        return None
     try:
-        error = best_match(_validator(schema).iter_errors(value))  # type: ignore[arg-type]
+        value = json.loads(text)
+    except ValueError:
+        return _answer_problem(as_text)
+    as_json = _answer_error(schema, value)
+    if as_json is None:
+        return None
+    wants_another_type = as_text.validator == "type" and not as_text.absolute_path
+    return _answer_problem(as_json if wants_another_type else as_text)
+
+
+def _answer_error(schema: Mapping[str, Any], value: object) -> ValidationError | None:
+    try:
+        error: ValidationError | None = best_match(
+            _validator(schema).iter_errors(value)  # type: ignore[arg-type]
+        )
     except SchemaError as exc:
         raise ValueError(f"the answer schema is invalid: {exc.message}") from exc
-    if error is None:
-        return None
+    return error
+
+
+def _answer_problem(error: ValidationError) -> str:
     where = _path_text(["answer", *error.absolute_path])
     return _clip(f"{where}: {error.message}")

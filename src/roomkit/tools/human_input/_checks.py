@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from roomkit.core.exceptions import (
     RequestWithdrawnError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.validation import validate_answer
+from roomkit.tools.validation import validate_answer, validate_answer_text
 
 __all__ = [
     "check_answer",
@@ -73,14 +72,11 @@ def check_schema(schema: object) -> None:
 def check_answer(request: PendingInput, result: str) -> None:
     """Raise :class:`InvalidAnswerError` unless ``result`` matches the answer schema.
 
-    The answer is read as JSON; text that is not JSON is taken as a plain string.
+    A person's text is text: when the schema takes ``result`` as a string, it is the answer
+    (``42`` typed as free text is the text ``42``). Otherwise ``result`` is read as JSON.
     """
     assert request.answer_schema is not None
-    try:
-        value: object = json.loads(result)
-    except ValueError:
-        value = result
-    problem = validate_answer(request.answer_schema, value)
+    problem = validate_answer_text(request.answer_schema, result)
     if problem is not None:
         raise InvalidAnswerError(
             f"Invalid answer for pending request {request.pending_id}: {problem}"
