@@ -1,5 +1,5 @@
 """Every durable store, given what it cannot write: text UTF-8 cannot encode is refused before
-it joins a batch."""
+it joins a batch, and a write that breaks on its own fails alone, never its batch."""
 
 from __future__ import annotations
 
@@ -93,3 +93,26 @@ async def test_a_request_with_unencodable_text_is_not_inserted(
 async def test_an_id_no_record_can_have_is_unknown(store: Store) -> None:
     assert await store.fetch(LONE) is None
     assert await store.settle(LONE, RESOLVED, result="x") is None
+
+
+async def test_a_value_the_store_cannot_write_fails_alone(store: Store) -> None:
+    """Past the checks (a type no driver takes), one broken write still spares its batch."""
+    first, bad, last = [(await store.insert(make_request()))[0] for _ in range(3)]
+
+    outcomes = await asyncio.gather(
+        store.settle(first.pending_id, RESOLVED, result="fine"),
+        store.settle(bad.pending_id, RESOLVED, result=object()),  # type: ignore[arg-type]
+        store.settle(last.pending_id, RESOLVED, result="also fine"),
+        return_exceptions=True,
+    )
+
+    assert isinstance(outcomes[1], Exception)
+    assert [getattr(outcome, "result", None) for outcome in outcomes] == [
+        "fine",
+        None,
+        "also fine",
+    ]
+    record = await store.fetch(bad.pending_id)
+    assert record is not None
+    assert record.status is PENDING
+    assert await store.settle(bad.pending_id, RESOLVED, result="again") is not None
