@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roomkit.tools.validation import unencodable_text
+from roomkit.tools.validation import unencodable_text, validate_tool_arguments
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -46,3 +46,12 @@ def test_a_lone_surrogate_is_found_at_any_depth(value: Any, lone: str, before: s
 def test_the_problem_says_where(value: Any, problem: str) -> None:
     assert unencodable_text(value) == problem
     problem.encode()
+
+
+def test_tool_arguments_holding_one_are_refused_for_any_schema() -> None:
+    for parameters in ({}, {"type": "object"}, {"type": "object", "properties": {}}):
+        problem = validate_tool_arguments(parameters, {"q": "\ud800"})
+        assert problem == (
+            "arguments must be valid Unicode text: a lone surrogate (U+D800) at character 0"
+            " of 'q'; write them again"
+        )

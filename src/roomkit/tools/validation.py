@@ -61,6 +61,9 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
     """
     if not isinstance(arguments, dict):
         return f"expected an object of arguments, got {type(arguments).__name__}"
+    unreadable = unencodable_text(arguments)
+    if unreadable is not None:
+        return f"arguments must be valid Unicode text: {unreadable}; write them again"
     if _accepts_any_object(parameters):
         return None
     try:
