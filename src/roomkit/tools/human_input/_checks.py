@@ -97,7 +97,14 @@ def check_request_text(
         )
     except AttributeError:  # a field that is not a str: each is looked at below
         plain = False
-    if not plain:
+    if plain:
+        # The common case, a flat object of ASCII texts, without a call.
+        for key, text in arguments.items():
+            if not (type(text) is str and text.isascii() and type(key) is str and key.isascii()):
+                break
+        else:
+            return
+    else:
         check_text("tool_name", tool_name)
         for name, value in (
             ("room_id", room_id),
