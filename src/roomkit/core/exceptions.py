@@ -26,6 +26,7 @@
     │   ├── RequestSettledError         also RuntimeError: the question named is no longer open
     │   └── AsyncSettleRequiredError    also RuntimeError: a durable store settles with await
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
+    ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
     └── StoreError                  a store (pending requests, rooms) failed
         ├── StoreUnavailableError       also ConnectionError: the store cannot be reached
         ├── CorruptRecordError          also ValueError: a stored record cannot be read
@@ -55,6 +56,7 @@ __all__ = [
     "HumanInputRejectedError",
     "HumanInputTimeoutError",
     "InvalidAnswerError",
+    "InvalidTextError",
     "ProviderAuthError",
     "ProviderError",
     "ProviderOverloadedError",
@@ -185,7 +187,8 @@ class HandlerClosedError(RequestWithdrawnError):
 
 
 class InvalidAnswerError(HumanInputError, ValueError):
-    """The answer does not match the request's answer schema; the request stays open."""
+    """The answer does not match the request's answer schema, or is not text a store can
+    hold (a lone surrogate); the request stays open."""
 
 
 class AmbiguousAnswerError(HumanInputError, ValueError):
@@ -239,3 +242,11 @@ class StoreFormatError(StoreError):
 
 class DeskAuthError(RoomKitError, PermissionError):
     """The answer desk refused a token: malformed, forged, tampered with, spent or expired."""
+
+
+class InvalidTextError(RoomKitError, ValueError):
+    """Text that UTF-8 cannot encode (a lone surrogate), refused before it reaches a store.
+
+    An answer raises :class:`InvalidAnswerError` instead; this is for the other fields
+    (a reason, an actor id, a key, a tool name, the arguments).
+    """

@@ -1,10 +1,11 @@
 """From an answer body to the text the model reads, checked against the request's kind.
 
 A question answered with one string passes that string; every other answer passes the
-compact JSON of the body (for a custom request with an answer schema, the JSON of the
-answer itself, which is what the schema describes). Whatever breaks the request's shape
-raises :class:`InvalidAnswerError` with a message naming the problem; the handler checks the
-answer schema on top.
+compact JSON of the body. A custom request with an answer schema passes the answer itself:
+a string the schema takes is passed as it is (a person's free text is text, even when it
+reads ``42`` or ``true``), anything else as its JSON, which is what the schema describes.
+Whatever breaks the request's shape or its schema raises :class:`InvalidAnswerError` with a
+message naming the problem; the handler checks the answer schema again.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.desk.forms import example_body
 from roomkit.desk.shapes import AnswerBody, Kind, QuestionAnswer, kind_of, option_labels
 from roomkit.models.pending_input import PendingInput
+from roomkit.tools.validation import validate_answer
 
 __all__ = ["answer_text", "settled_detail"]
 
@@ -75,10 +77,21 @@ def _shaped_text(request: PendingInput, body: AnswerBody) -> str:
         answer = _choice(request.arguments, body.answer, "answer")
         return answer if isinstance(answer, str) else _compact({"answer": answer})
     if request.answer_schema is not None:
-        return _compact(body.answer)
+        return _schema_answer(request, body.answer)
     if not isinstance(body.answer, str):
         raise InvalidAnswerError("answer must be text: this request has no answer schema")
     return body.answer
+
+
+def _schema_answer(request: PendingInput, answer: Any) -> str:
+    """The answer to a request with a schema: checked as the JSON it was sent as."""
+    assert request.answer_schema is not None
+    problem = validate_answer(request.answer_schema, answer)
+    if problem is not None:
+        raise InvalidAnswerError(
+            f"Invalid answer for pending request {request.pending_id}: {problem}"
+        )
+    return answer if isinstance(answer, str) else _compact(answer)
 
 
 def _choice(question: dict[str, Any], answer: object, where: str) -> str | list[str]:

@@ -8,17 +8,22 @@ writes. A request's ``kind`` says how a page shows it and which answer body it t
   "description"?}], "multiSelect"}]}``;
 - ``confirm``: a ``ConfirmAction`` call, or arguments ``{"action": str, "details"?: any}``;
 - ``custom``: anything else (answered as text, or per the request's ``answer_schema``).
+
+Every text of a body must be text UTF-8 can encode: a lone surrogate (which the JSON escape
+``"\\ud800"`` can carry) is refused with a 422 naming where it is, before anything is read.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
+from pydantic_core import PydanticCustomError
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input._kinds import Kind, kind_of, option_labels
+from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "AnswerBody",
@@ -36,6 +41,24 @@ __all__ = [
 ]
 
 MAX_REASON_CHARS = 1000
+
+_T = TypeVar("_T")
+
+
+def _encodable(value: _T) -> _T:
+    """``value`` when every text in it encodes; else a validation error naming where."""
+    problem = unencodable_text(value)
+    if problem is not None:
+        raise PydanticCustomError(
+            "unencodable_text",
+            "must be valid Unicode text, but holds {problem}: send it as UTF-8 text",
+            {"problem": problem},
+        )
+    return value
+
+
+Text = Annotated[str, BeforeValidator(_encodable)]
+"""A string that UTF-8 can encode."""
 
 
 Status = Literal["pending", "resolved", "rejected", "timed_out"]
@@ -91,8 +114,8 @@ class QuestionAnswer(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    question: str = Field(max_length=10_000)
-    answer: str | list[str]
+    question: Text = Field(max_length=10_000)
+    answer: Annotated[str | list[str], BeforeValidator(_encodable)]
 
 
 class AnswerBody(BaseModel):
@@ -106,10 +129,10 @@ class AnswerBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    answer: JsonValue = None
+    answer: Annotated[JsonValue, BeforeValidator(_encodable)] = None
     answers: list[QuestionAnswer] | None = None
     confirmed: bool | None = None
-    reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
+    reason: Text | None = Field(default=None, max_length=MAX_REASON_CHARS)
 
 
 class RejectBody(BaseModel):
@@ -117,7 +140,7 @@ class RejectBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    reason: str = Field(default="", max_length=MAX_REASON_CHARS)
+    reason: Text = Field(default="", max_length=MAX_REASON_CHARS)
 
 
 def view_of(request: PendingInput) -> dict[str, Any]:

@@ -6,6 +6,11 @@ readable problem the model can act on (``missing required argument 'question'``)
 JSON Schema language applies (nested objects, arrays, enums, ``$ref``, ``anyOf``...), except
 ``format``, which is not asserted. Validators are compiled once per distinct schema and kept
 in a bounded cache, since this runs on every tool call.
+
+Text is checked too: a string that UTF-8 cannot encode (a lone surrogate, which JSON's
+``\\ud800`` escape can carry) is refused here, since no store, socket or vendor API can send
+it on. A person's answer is read as text first and as JSON second
+(:func:`validate_answer_text`): free text that happens to look like JSON stays text.
 """
 
 from __future__ import annotations
@@ -23,7 +28,13 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
-__all__ = ["check_tool_schema", "validate_answer", "validate_tool_arguments"]
+__all__ = [
+    "check_tool_schema",
+    "unencodable_text",
+    "validate_answer",
+    "validate_answer_text",
+    "validate_tool_arguments",
+]
 
 _CACHE_SIZE = 256
 # A problem quotes what the model wrote; a runaway value should not flood its context.
@@ -50,6 +61,9 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
     """
     if not isinstance(arguments, dict):
         return f"expected an object of arguments, got {type(arguments).__name__}"
+    unreadable = unencodable_text(arguments)
+    if unreadable is not None:
+        return f"arguments must be valid Unicode text: {unreadable}; write them again"
     if _accepts_any_object(parameters):
         return None
     try:
@@ -235,11 +249,137 @@ def validate_answer(schema: Mapping[str, Any], value: object) -> str | None:
     Raises:
         ValueError: the schema itself is invalid.
     """
+    error = _answer_error(schema, value)
+    return None if error is None else _answer_problem(error)
+
+
+def validate_answer_text(schema: Mapping[str, Any], text: str) -> str | None:
+    """Check a person's answer, given as text, against a request's answer schema.
+
+    The text itself is the answer when the schema takes it as a string: ``42``, ``true`` or
+    ``null`` typed as free text are text. Otherwise the text is read as JSON, so structured
+    answers are sent as JSON text (``{"choice": "a"}``, or ``42`` for a number).
+
+    Returns:
+        ``None`` when the answer is valid, else one problem, worded as by
+        :func:`validate_answer`: the problem of the text when the schema takes text, of its
+        JSON value when the schema wants another type.
+
+    Raises:
+        ValueError: the schema itself is invalid.
+    """
+    as_text = _answer_error(schema, text)
+    if as_text is None:
+        return None
     try:
-        error = best_match(_validator(schema).iter_errors(value))  # type: ignore[arg-type]
+        value = json.loads(text)
+    except ValueError:
+        return _answer_problem(as_text)
+    as_json = _answer_error(schema, value)
+    if as_json is None:
+        return None
+    wants_another_type = as_text.validator == "type" and not as_text.absolute_path
+    return _answer_problem(as_json if wants_another_type else as_text)
+
+
+def _answer_error(schema: Mapping[str, Any], value: object) -> ValidationError | None:
+    try:
+        error: ValidationError | None = best_match(
+            _validator(schema).iter_errors(value)  # type: ignore[arg-type]
+        )
     except SchemaError as exc:
         raise ValueError(f"the answer schema is invalid: {exc.message}") from exc
-    if error is None:
-        return None
+    return error
+
+
+def _answer_problem(error: ValidationError) -> str:
     where = _path_text(["answer", *error.absolute_path])
     return _clip(f"{where}: {error.message}")
+
+
+# -- text UTF-8 cannot encode ------------------------------------------------------------------
+
+
+def unencodable_text(value: object) -> str | None:
+    """Where ``value`` holds text that UTF-8 cannot encode, or ``None`` if it holds none.
+
+    Strings are checked, and the keys and values of dicts and the items of lists and
+    tuples, to any depth. Every string Python holds encodes but one with a lone surrogate
+    (``"\\ud800"``), which ``json.loads`` makes of the escape ``"\\ud800"``.
+
+    Returns:
+        ``None`` when every string encodes, else where the first one that does not is,
+        worded for a message and itself encodable: ``"a lone surrogate (U+D800) at
+        character 3 of 'questions[0].question'"``.
+    """
+    # The common cases first: a short ASCII text, a flat object of ASCII texts.
+    if type(value) is str:
+        if value.isascii():
+            return None
+    elif type(value) is dict:
+        for key, child in value.items():
+            if not (type(child) is str and child.isascii() and type(key) is str and key.isascii()):
+                break
+        else:
+            return None
+    if _encodable(value):
+        return None
+    return _locate(value)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _encodable(value: object) -> bool:
+    """Whether every string in ``value`` encodes (no recursion: any depth is fine)."""
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        item = pop()
+        if isinstance(item, str):
+            if not item.isascii() and not _encodes(item):
+                return False
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                push(key)
+                push(child)
+        elif isinstance(item, list | tuple):
+            extend(item)
+    return True
+
+
+def _locate(value: object) -> str | None:
+    """The wording of :func:`unencodable_text` for the first string that does not encode."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if not _encodes(item):
+                return _surrogate_at(item, path)
+        elif isinstance(item, dict):
+            children: list[tuple[object, tuple[str | int, ...]]] = []
+            for key, child in item.items():
+                if isinstance(key, str) and not _encodes(key):
+                    where = f" in {_path_text(path)!r}" if path else ""
+                    return f"{_surrogate_at(key, ())} of a key{where}"
+                children.append((child, (*path, key if isinstance(key, str) else str(key))))
+            stack.extend(reversed(children))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def _surrogate_at(text: str, path: tuple[str | int, ...]) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        at = error.start
+    else:  # pragma: no cover - only called for text that does not encode
+        at = 0
+    where = f" of {_path_text(path)!r}" if path else ""
+    return f"a lone surrogate (U+{ord(text[at]):04X}) at character {at}{where}"

@@ -27,6 +27,7 @@ from roomkit.channels.ai._outcome import (
     served,
 )
 from roomkit.channels.ai._report import report
+from roomkit.channels.ai._screen import refusal
 from roomkit.providers.ai.base import AIToolCall
 from roomkit.tools.context import ToolCallContext, _serving
 from roomkit.tools.external import ExternalToolHandler, ToolDecision, call_on_tool_refused
@@ -49,10 +50,8 @@ def takes(turn: Turn, call: AIToolCall) -> bool:
 async def run(turn: Turn, call: AIToolCall) -> CallOutcome:
     """Report a call the provider ran, or have the external handler decide ``call``."""
     handler = turn.channel.external_tool_handler
-    if call.served is None and call.partial:
-        body = error_body(
-            f"Tool '{call.name}' arguments were cut off: call it again with complete arguments."
-        )
+    body = None if call.served is not None else refusal(call)
+    if body is not None:
         return await report(turn, call.id, call.name, refused(body, call.arguments))
     with _serving(ToolCallContext(turn.room_id, call.id, turn.channel.channel_id)):
         if call.served is not None:

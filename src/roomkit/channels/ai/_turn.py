@@ -1,8 +1,9 @@
 """The turn: model rounds, each round's calls run concurrently, each call through its steps.
 
-Per call: route (a call the provider already ran is reported; a name the channel does not
-serve goes to the external handler) -> declare (a name the turn does not offer is refused)
--> validate (JSON Schema) -> gate (BEFORE_TOOL_USE) -> serve -> report (ON_TOOL_CALL, once).
+Per call: screen (arguments that cannot be encoded, before the response is recorded) ->
+route (a call the provider already ran is reported; a name the channel does not serve goes
+to the external handler) -> declare (a name the turn does not offer is refused) -> validate
+(JSON Schema) -> gate (BEFORE_TOOL_USE) -> serve -> report (ON_TOOL_CALL, once).
 A round whose every call is the provider's ends the turn: the provider reads those results.
 """
 
@@ -19,12 +20,14 @@ from roomkit.channels.ai._gate import gate
 from roomkit.channels.ai._journal import Journal
 from roomkit.channels.ai._outcome import CallOutcome, cancelled, error_body, refused
 from roomkit.channels.ai._report import report
+from roomkit.channels.ai._screen import refusal, screened
 from roomkit.channels.ai._serve import serve
 from roomkit.models.hooks import RoomContext
 from roomkit.models.room import Room, RoomEvent
 from roomkit.providers.ai.base import (
     AIContext,
     AIMessage,
+    AIResponse,
     AITool,
     AIToolCall,
     AIToolResultPart,
@@ -94,10 +97,10 @@ class Turn:
             )
             journal = self.journal
             if journal is None:
-                response = await channel.provider.generate(context)
+                response = await self._generate(context)
             else:
                 response = await journal.response(
-                    round_no, functools.partial(channel.provider.generate, context)
+                    round_no, functools.partial(self._generate, context)
                 )
             calls = response.tool_calls
             if not calls:
@@ -120,6 +123,9 @@ class Turn:
                 # The provider ran (or runs) every call itself: it has no round to wait for.
                 return response.content or None
         return None  # pragma: no cover - the loop returns on its last round
+
+    async def _generate(self, context: AIContext) -> AIResponse:
+        return screened(await self.channel.provider.generate(context))
 
     async def run_round(self, calls: list[AIToolCall], round_no: int = 0) -> list[AIToolResultPart]:
         """Run one round's calls concurrently; results in call order."""
@@ -172,10 +178,8 @@ class Turn:
     async def _decide(self, call: AIToolCall) -> CallOutcome | None:
         """The channel's own refusals, before any hook or handler; ``None`` to go on."""
         name, arguments = call.name, call.arguments
-        if call.partial:
-            body = error_body(
-                f"Tool '{name}' arguments were cut off: call it again with complete arguments."
-            )
+        body = refusal(call)
+        if body is not None:
             return refused(body, arguments)
         tool = self.tools.get(name)
         if tool is None:

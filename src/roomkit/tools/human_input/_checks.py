@@ -1,23 +1,31 @@
-"""Input checks and outcome texts shared by the handler's memory and durable paths."""
+"""Input checks and outcome texts shared by the handler's memory and durable paths.
+
+Every text that reaches a store is checked where it enters (``create``, ``resolve``,
+``reject`` and their async forms): text that UTF-8 cannot encode (a lone surrogate) is
+refused there, with the field named, instead of failing inside a store, where it would take
+other callers' writes down with it.
+"""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterator
+from typing import Any
 
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
     HumanInputTimeoutError,
     InvalidAnswerError,
+    InvalidTextError,
     RequestWithdrawnError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.validation import validate_answer
+from roomkit.tools.validation import unencodable_text, validate_answer, validate_answer_text
 
 __all__ = [
     "check_answer",
+    "check_request_text",
     "check_schema",
     "check_text",
     "check_timeout",
@@ -44,12 +52,78 @@ def id_stream() -> Iterator[str]:
             yield pool[start : start + 32]
 
 
-def check_text(name: str, value: object) -> None:
+def check_text(name: str, value: object, *, invalid: type[ValueError] = InvalidTextError) -> None:
+    """Raise unless ``value`` is text a store can hold.
+
+    Callers skip the call for plain ASCII text (``type(value) is str and value.isascii()``).
+
+    Raises:
+        TypeError: ``value`` is not a ``str``.
+        InvalidTextError: it holds a lone surrogate (``invalid`` says which error to raise).
+    """
     if not isinstance(value, str):
         raise TypeError(
             f"{name} must be a str (send structured answers as JSON text), "
             f"got {type(value).__name__}"
         )
+    problem = unencodable_text(value)
+    if problem is not None:
+        raise invalid(_unencodable(name, problem))
+
+
+def check_request_text(
+    tool_name: object,
+    arguments: dict[str, Any],
+    room_id: str,
+    tool_call_id: str,
+    channel_id: str,
+    actor_id: str | None,
+) -> None:
+    """Raise unless every text of a new request is text a store can hold.
+
+    Raises:
+        TypeError: ``tool_name`` is not a ``str``.
+        InvalidTextError: a field, or a string anywhere in ``arguments``, holds a lone
+            surrogate; the message names it.
+    """
+    try:
+        plain = (
+            type(tool_name) is str
+            and tool_name.isascii()
+            and room_id.isascii()
+            and tool_call_id.isascii()
+            and channel_id.isascii()
+            and (actor_id is None or actor_id.isascii())
+        )
+    except AttributeError:  # a field that is not a str: each is looked at below
+        plain = False
+    if plain:
+        # The common case, a flat object of ASCII texts, without a call.
+        for key, text in arguments.items():
+            if not (type(text) is str and text.isascii() and type(key) is str and key.isascii()):
+                break
+        else:
+            return
+    else:
+        check_text("tool_name", tool_name)
+        for name, value in (
+            ("room_id", room_id),
+            ("tool_call_id", tool_call_id),
+            ("channel_id", channel_id),
+            ("actor_id", actor_id),
+        ):
+            if isinstance(value, str):
+                check_text(name, value)
+    problem = unencodable_text(arguments)
+    if problem is not None:
+        raise InvalidTextError(_unencodable("arguments", problem))
+
+
+def _unencodable(name: str, problem: str) -> str:
+    return (
+        f"{name} must be valid Unicode text, but holds {problem}, which UTF-8 cannot "
+        "encode: send it as UTF-8 text"
+    )
 
 
 def check_timeout(timeout: object) -> None:
@@ -73,14 +147,11 @@ def check_schema(schema: object) -> None:
 def check_answer(request: PendingInput, result: str) -> None:
     """Raise :class:`InvalidAnswerError` unless ``result`` matches the answer schema.
 
-    The answer is read as JSON; text that is not JSON is taken as a plain string.
+    A person's text is text: when the schema takes ``result`` as a string, it is the answer
+    (``42`` typed as free text is the text ``42``). Otherwise ``result`` is read as JSON.
     """
     assert request.answer_schema is not None
-    try:
-        value: object = json.loads(result)
-    except ValueError:
-        value = result
-    problem = validate_answer(request.answer_schema, value)
+    problem = validate_answer_text(request.answer_schema, result)
     if problem is not None:
         raise InvalidAnswerError(
             f"Invalid answer for pending request {request.pending_id}: {problem}"

@@ -6,6 +6,11 @@ delays an answer, never loses it, and a burst of answers costs a few reads, not 
 waiter. The deadline is the store's: whichever process sees it pass first records the
 timeout through the same check-and-set as an answer. An outage is retried with a short
 backoff; the waits carry on when the store is back.
+
+No single failure stops the sweeper: a request whose timeout cannot be recorded (a corrupt
+record, a store error about it alone) ends its own waits with that error, and any other
+fault is logged and retried like an outage. Should the task end anyway (cancelled) while
+waits remain, the next one starts at once.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from roomkit.core.exceptions import (
     HandlerClosedError,
+    RoomKitError,
     StoreError,
     StoreUnavailableError,
     UnknownRequestError,
@@ -207,9 +213,29 @@ class DurableWaits:
         self._feed()
         self._nudge.set()
         if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.get_running_loop().create_task(
-                self._sweep(), name="human-input-durable-sweeper"
-            )
+            self._start_sweeper()
+
+    def _start_sweeper(self) -> None:
+        sweeper = asyncio.get_running_loop().create_task(
+            self._sweep(), name="human-input-durable-sweeper"
+        )
+        sweeper.add_done_callback(self._sweeper_ended)
+        self._sweeper = sweeper
+
+    def _sweeper_ended(self, sweeper: asyncio.Task[None]) -> None:
+        """Start a new sweeper when this one ended while waits still need it."""
+        if sweeper is not self._sweeper:
+            return
+        self._sweeper = None
+        if not self._waiters or sweeper.get_loop().is_closed():
+            return
+        error = None if sweeper.cancelled() else sweeper.exception()
+        if error is not None and not isinstance(error, Exception):
+            return  # KeyboardInterrupt, SystemExit: the process is stopping
+        how = "was cancelled" if error is None else f"failed ({error!r})"
+        logger.warning("The sweeper of durable waits %s: starting a new one", how)
+        self._dirty.update(self._waiters)
+        self._start_sweeper()
 
     async def _sweep(self) -> None:
         """One task per handler: reads woken requests in batches, times out due ones.
@@ -217,35 +243,47 @@ class DurableWaits:
         Between hints it wakes at the nearest deadline or after the backstop interval, and
         then reads every waited request, so a hint lost to a disconnect costs one interval.
         """
-        store = self.store
-        outage = 0
+        failures = 0
         while self._waiters:
-            delay = store.backstop_interval
-            deadlines = [w.record.deadline for w in self._waiters.values() if w.record.deadline]
-            if deadlines:
-                delay = min(delay, max(0.0, min(deadlines) - store.clock()))
-            if outage:
-                delay = min(delay, _OUTAGE_RETRY * 2 ** min(outage, 6))
-            if not self._dirty:
-                self._nudge.clear()
-                try:
-                    async with asyncio.timeout(delay):
-                        await self._nudge.wait()
-                except TimeoutError:
-                    self._dirty.update(self._waiters)
-            ids, self._dirty = self._dirty, set()
             try:
-                await self._read_batch(ids)
-                if outage:
-                    logger.info("Store reachable again: waits carry on")
-                outage = 0
+                await self._sweep_once(failures)
             except StoreUnavailableError as error:
                 # An outage delays answers, never loses them: the requests are read again.
-                if not outage:
+                if not failures:
                     logger.warning("Store unreachable while waiting on answers: %s", error)
-                outage += 1
-                self._dirty.update(ids & self._waiters.keys())
-        self._sweeper = None
+                failures += 1
+            except Exception:
+                # A fault no single request explains: logged, and retried as an outage is.
+                if not failures:
+                    logger.exception("Reading the answers of durable waits failed: retrying")
+                failures += 1
+            else:
+                if failures:
+                    logger.info("Store reachable again: waits carry on")
+                failures = 0
+
+    async def _sweep_once(self, failures: int) -> None:
+        """Wait for a hint, a deadline or the backstop, then read the requests it names."""
+        store = self.store
+        delay = store.backstop_interval
+        deadlines = [w.record.deadline for w in self._waiters.values() if w.record.deadline]
+        if deadlines:
+            delay = min(delay, max(0.0, min(deadlines) - store.clock()))
+        if failures:
+            delay = min(delay, _OUTAGE_RETRY * 2 ** min(failures, 6))
+        if not self._dirty:
+            self._nudge.clear()
+            try:
+                async with asyncio.timeout(delay):
+                    await self._nudge.wait()
+            except TimeoutError:
+                self._dirty.update(self._waiters)
+        ids, self._dirty = self._dirty, set()
+        try:
+            await self._read_batch(ids)
+        except BaseException:
+            self._dirty.update(ids & self._waiters.keys())
+            raise
 
     async def _read_batch(self, ids: set[str]) -> None:
         store = self.store
@@ -253,9 +291,21 @@ class DurableWaits:
         for pending_id in ids:
             watch = self._waiters.get(pending_id)
             deadline = None if watch is None else watch.record.deadline
-            if deadline is not None and now >= deadline:
-                await store.settle(pending_id, _TIMED_OUT)
-        wanted = [pending_id for pending_id in ids if pending_id in self._waiters]
+            if watch is not None and deadline is not None and now >= deadline:
+                try:
+                    won = await store.settle(pending_id, _TIMED_OUT)
+                except StoreUnavailableError:
+                    raise
+                except Exception as error:
+                    self._drop(watch, f"could not record the timeout of {pending_id}", error)
+                    continue
+                if won is not None:
+                    self.settled(won)
+        wanted = [
+            pending_id
+            for pending_id in ids
+            if pending_id in self._waiters and not self._waiters[pending_id].settled.done()
+        ]
         if not wanted:
             return
         found = {record.pending_id: record for record in await store.fetch_many(wanted)}
@@ -272,6 +322,15 @@ class DurableWaits:
                 watch.settled.set_result(record)
             elif record.deadline is not None:
                 watch.record.deadline = record.deadline
+
+    def _drop(self, watch: _Watch, what: str, error: Exception) -> None:
+        """End the waits on one request that the store fails on, and keep the others going."""
+        logger.error("Ending the waits on pending request: %s (%r)", what, error)
+        if not isinstance(error, RoomKitError):
+            wrapped = StoreError(f"The store {what}: {type(error).__name__}: {error}")
+            wrapped.__cause__ = error
+            error = wrapped
+        watch.fail(error)
 
 
 class _Watch:

@@ -18,6 +18,7 @@ from typing import Any
 from roomkit.core.exceptions import (
     AsyncSettleRequiredError,
     HandlerClosedError,
+    InvalidAnswerError,
     StoreError,
     UnknownRequestError,
 )
@@ -25,6 +26,7 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus
 from roomkit.tools.human_input._checks import (
     check_answer,
+    check_request_text,
     check_schema,
     check_text,
     check_timeout,
@@ -185,6 +187,8 @@ class HumanInputHandler:
 
         Raises:
             HandlerClosedError: the handler, or ``channel_id``'s scope, is closed.
+            InvalidTextError: a text field or the arguments hold text UTF-8 cannot encode
+                (a lone surrogate); nothing was stored.
             StoreUnavailableError: a durable store cannot be reached.
         """
         if key is not None or answer_schema is not None or timeout is not None or self._durable:
@@ -252,7 +256,7 @@ class HumanInputHandler:
         actor_id: str | None,
         detached: bool,
     ) -> PendingInput:
-        self._check_open(channel_id, tool_name, arguments)
+        self._check_open(channel_id, tool_name, arguments, room_id, tool_call_id, actor_id)
         # Every field by position: keyword arguments and the default factory cost more than
         # the rest of the dataclass's __init__.
         request = PendingInput(
@@ -280,7 +284,15 @@ class HumanInputHandler:
             self._emit(PendingChange(PendingChangeKind.CREATED, request.pending_id))
         return request
 
-    def _check_open(self, channel_id: str, tool_name: object, arguments: object) -> None:
+    def _check_open(
+        self,
+        channel_id: str,
+        tool_name: object,
+        arguments: object,
+        room_id: str,
+        tool_call_id: str,
+        actor_id: str | None,
+    ) -> None:
         if self._closed:
             raise HandlerClosedError(CLOSED)
         if channel_id in self._closed_channels:
@@ -289,8 +301,7 @@ class HumanInputHandler:
             raise TypeError(
                 f"arguments must be a dict of the call's arguments, got {type(arguments).__name__}"
             )
-        if not isinstance(tool_name, str):
-            check_text("tool_name", tool_name)
+        check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
 
     def _created(self, request: PendingInput) -> None:
         """Announce a new request to its channel's callback and to change listeners."""
@@ -316,9 +327,9 @@ class HumanInputHandler:
         timeout: float | None,
     ) -> PendingInput:
         """The create path with a key, an answer schema, a timeout or a durable store."""
-        self._check_open(channel_id, tool_name, arguments)
+        self._check_open(channel_id, tool_name, arguments, room_id, tool_call_id, actor_id)
         check_timeout(timeout)
-        if key is not None and not isinstance(key, str):
+        if key is not None and (type(key) is not str or not key.isascii()):
             check_text("key", key)
         if answer_schema is not None:
             check_schema(answer_schema)
@@ -532,9 +543,12 @@ class HumanInputHandler:
 
         ``False`` means the id is not active or the request was already settled; the recorded
         outcome is then unchanged.
+
+        Raises:
+            InvalidAnswerError: ``result`` is not text UTF-8 can encode (a lone surrogate).
         """
-        if not isinstance(result, str):
-            check_text("result", result)
+        if type(result) is not str or not result.isascii():
+            check_text("result", result, invalid=InvalidAnswerError)
         if self._durable is not None:
             raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="resolve"))
         request = self._store.settle(pending_id, _RESOLVED, result=result)
@@ -547,8 +561,11 @@ class HumanInputHandler:
         """Reject the request; its waiter raises ``HumanInputRejectedError(reason)``.
 
         Returns ``True`` if this call settled it, ``False`` as :meth:`resolve` does.
+
+        Raises:
+            InvalidTextError: ``reason`` is not text UTF-8 can encode (a lone surrogate).
         """
-        if not isinstance(reason, str):
+        if type(reason) is not str or not reason.isascii():
             check_text("reason", reason)
         if self._durable is not None:
             raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="reject"))
@@ -638,14 +655,17 @@ class HumanInputHandler:
             by: who answered (an actor id), recorded with the outcome.
 
         Raises:
-            InvalidAnswerError: the answer does not match the request's answer schema; the
-                request stays open.
+            InvalidAnswerError: the answer does not match the request's answer schema, or
+                is not text UTF-8 can encode (a lone surrogate); the request stays open.
+            InvalidTextError: ``by`` is not text UTF-8 can encode.
             StoreUnavailableError: a durable store stayed away after the store's retries;
                 whether this answer was recorded is unknown, and the same call made again
                 once the store is back says so.
         """
-        if not isinstance(result, str):
-            check_text("result", result)
+        if type(result) is not str or not result.isascii():
+            check_text("result", result, invalid=InvalidAnswerError)
+        if by is not None and (type(by) is not str or not by.isascii()):
+            check_text("by", by)
 
         def answered(record: PendingInput | None) -> bool:
             # This actor's own answer, already recorded: the outcome this call asks for.
@@ -674,10 +694,14 @@ class HumanInputHandler:
         """Reject the request, from any process sharing the store; ``True`` if this call won.
 
         Raises:
+            InvalidTextError: ``reason`` or ``by`` is not text UTF-8 can encode (a lone
+                surrogate); the request stays open.
             StoreUnavailableError: a durable store cannot be reached (nothing was settled).
         """
-        if not isinstance(reason, str):
+        if type(reason) is not str or not reason.isascii():
             check_text("reason", reason)
+        if by is not None and (type(by) is not str or not by.isascii()):
+            check_text("by", by)
         return await self._asettle(pending_id, _REJECTED, reason=reason, by=by)
 
     async def arelease(self, pending_id: str) -> bool:

@@ -1,5 +1,6 @@
-"""What only the SQLite store does: its file in WAL mode, group commit (a batch commits or
-fails whole, a cancelled write drops out, close lets queued writes finish), purges on insert,
+"""What only the SQLite store does: its file in WAL mode, group commit (a fault of SQLite
+fails the batch whole, a cancelled write drops out, close lets queued writes finish; a write
+that breaks alone is in ``test_store_text.py``), purges on insert,
 a feed that counts from the clock before it connects, and the faults of a file: a path that
 cannot be opened, a lock held too long, a directory that appears later.
 
@@ -56,27 +57,6 @@ async def test_the_file_is_in_wal_mode(db_path: Path) -> None:
 
 
 # -- group commit ----------------------------------------------------------------------------
-
-
-async def test_a_fault_in_a_batch_writes_none_of_it(store: SQLiteStore) -> None:
-    good, _ = await store.insert(make_request())
-    bad, _ = await store.insert(make_request())
-
-    outcomes = await asyncio.gather(
-        store.settle(good.pending_id, RESOLVED, result="fine"),
-        store.settle(bad.pending_id, RESOLVED, result=object()),  # type: ignore[arg-type]
-        return_exceptions=True,
-    )
-
-    assert all(
-        isinstance(outcome, sqlite3.InterfaceError | sqlite3.ProgrammingError)
-        for outcome in outcomes
-    )
-    for request in (good, bad):
-        record = await store.fetch(request.pending_id)
-        assert record is not None
-        assert record.status is PENDING
-    assert await store.settle(good.pending_id, RESOLVED, result="again") is not None
 
 
 async def test_a_write_cancelled_before_its_turn_is_dropped(store: SQLiteStore) -> None:

@@ -32,9 +32,10 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Self, TypeVar
 
-from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.exceptions import InvalidTextError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange
+from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "SETTLED_GRACE",
@@ -43,9 +44,11 @@ __all__ = [
     "check_deadline",
     "check_insertable",
     "check_outcome",
+    "check_settle_text",
     "check_token",
     "creation_order",
     "seconds",
+    "storable_id",
 ]
 
 T = TypeVar("T")
@@ -94,13 +97,52 @@ def seconds(name: str, value: object, *, zero: bool, finite: bool = True) -> flo
 
 
 def check_insertable(request: PendingInput) -> None:
-    """Refuse a request that is not pending: only a new request goes in.
+    """Refuse a request that is not pending, or that holds text storage cannot encode.
 
     Raises:
         ValueError: ``request`` is settled already.
+        InvalidTextError: a field holds a lone surrogate (nothing is written).
     """
     if request.status is not _PENDING:
         raise ValueError(f"only a pending request can be inserted, not {request.status}")
+    _check_text(
+        tool_name=request.tool_name,
+        arguments=request.arguments,
+        room_id=request.room_id,
+        tool_call_id=request.tool_call_id,
+        channel_id=request.channel_id,
+        actor_id=request.actor_id,
+        key=request.key,
+        answer_schema=request.answer_schema,
+    )
+
+
+def check_settle_text(
+    result: str | None, reason: str | None, settled_by: str | None, token: str
+) -> None:
+    """Refuse an outcome whose text storage cannot encode, before it joins a batch.
+
+    Raises:
+        InvalidTextError: ``result``, ``reason``, ``settled_by`` or ``token`` holds a lone
+            surrogate.
+    """
+    _check_text(result=result, reason=reason, settled_by=settled_by, token=token)
+
+
+def storable_id(pending_id: str) -> bool:
+    """Whether ``pending_id`` can name a stored record: none holds a lone surrogate."""
+    return type(pending_id) is str and (
+        pending_id.isascii() or unencodable_text(pending_id) is None
+    )
+
+
+def _check_text(**fields: object) -> None:
+    for name, value in fields.items():
+        problem = unencodable_text(value)
+        if problem is not None:
+            raise InvalidTextError(
+                f"{name} cannot be stored: it holds {problem}, which UTF-8 cannot encode"
+            )
 
 
 def check_outcome(status: PendingInputStatus) -> PendingInputStatus:

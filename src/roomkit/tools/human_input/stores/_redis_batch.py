@@ -5,6 +5,8 @@ the reply, and (with ``appendfsync always``) the server's sync to disk. A
 :class:`ScriptBatcher` gathers the calls made while the event loop is busy and sends them
 in one pipeline: one write, one disk sync and one read serve them all. Each call still
 runs as its own script on the server, atomic on its own; a pipeline only shares the trip.
+A call's values are encoded before it joins a batch, so a value the client cannot send
+fails that call alone, never the pipeline it would have shared.
 
 A lone call goes out on the next loop turn, so an idle store adds no delay.
 """
@@ -44,6 +46,9 @@ class ScriptBatcher:
         max_in_flight: int = 4,
     ) -> None:
         self._client = client
+        # The pool's own encoder, so values are encoded as the client would; redis-py
+        # leaves get_encoder unannotated.
+        self._encoder = client.connection_pool.get_encoder()  # type: ignore[no-untyped-call]
         self._script = script
         self._max_batch = max_batch
         self._max_in_flight = max_in_flight
@@ -52,10 +57,17 @@ class ScriptBatcher:
         self._in_flight: set[asyncio.Task[None]] = set()
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        """Run the script with ``keys`` and ``args``; its reply, or the error it raised."""
+        """Run the script with ``keys`` and ``args``; its reply, or the error it raised.
+
+        Raises:
+            UnicodeEncodeError: a text holds a lone surrogate (nothing was sent).
+            redis.exceptions.DataError: a value is of a type Redis cannot hold.
+        """
+        encode = self._encoder.encode
+        command = (len(keys), *map(encode, keys), *map(encode, args))
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        self._queue.append(((len(keys), *keys, *args), future))
+        self._queue.append((command, future))
         if not self._scheduled:
             self._scheduled = True
             loop.call_soon(self._dispatch)

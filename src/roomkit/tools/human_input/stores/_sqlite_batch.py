@@ -6,13 +6,16 @@ running therefore queue, and the next transaction runs all of them, in arrival o
 before its single COMMIT. Each write is still a check-and-set under the write lock (a
 later write in the batch sees an earlier one's effect), and each caller hears its result
 only once the COMMIT is on disk. A write that refuses (a corrupt record, an id already
-stored) fails alone, having written nothing; a fault of SQLite fails the whole batch, and
-then none of it was written.
+stored) fails alone, having written nothing. A write that breaks on its own (a value the
+driver cannot bind, a bug) fails alone too: the transaction is rolled back and the other
+writes run again without it, each re-reading what it checks. Only a fault of SQLite itself
+(a lock, the disk) fails the whole batch, and then none of it was written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -84,10 +87,24 @@ class WriteBatcher:
             self._queue.clear()
 
     async def _commit(self, batch: list[tuple[Write[Any], asyncio.Future[Any]]]) -> None:
+        while batch:
+            broken = await self._attempt(batch)
+            if broken is None:
+                return
+            # One write broke the transaction: it fails alone, the others run again.
+            index, error = broken
+            _, future = batch.pop(index)
+            if not future.done():
+                future.set_exception(error)
+
+    async def _attempt(
+        self, batch: list[tuple[Write[Any], asyncio.Future[Any]]]
+    ) -> tuple[int, Exception] | None:
+        """Run ``batch`` in one transaction; the write that broke it, if one did."""
         outcomes: list[tuple[Any, StoreError | None]] = []
         try:
             async with self._link.transaction() as db:
-                for write, future in batch:
+                for index, (write, future) in enumerate(batch):
                     if future.done():
                         # Its caller was cancelled before its turn: the write is dropped.
                         outcomes.append((None, None))
@@ -96,6 +113,13 @@ class WriteBatcher:
                         outcomes.append((await write(db), None))
                     except StoreError as error:
                         outcomes.append((None, error))
+                    except Exception as error:
+                        if _fault_of_sqlite(error):
+                            raise
+                        raise _Broken(index, error) from error
+        except _Broken as broken:
+            self._aborted()
+            return broken.index, broken.error
         except BaseException as fault:
             self._aborted()
             for _, future in batch:
@@ -107,7 +131,7 @@ class WriteBatcher:
                     future.set_exception(fault)
             if not isinstance(fault, Exception):
                 raise
-            return
+            return None
         self._committed()
         for (_, future), (result, refusal) in zip(batch, outcomes, strict=True):
             if future.done():
@@ -116,3 +140,18 @@ class WriteBatcher:
                 future.set_result(result)
             else:
                 future.set_exception(refusal)
+        return None
+
+
+class _Broken(Exception):
+    """Leaves the transaction (so that it rolls back) when one write breaks it."""
+
+    def __init__(self, index: int, error: Exception) -> None:
+        super().__init__(index, error)
+        self.index = index
+        self.error = error
+
+
+def _fault_of_sqlite(error: Exception) -> bool:
+    """Whether ``error`` is SQLite failing (a lock, I/O, the file), not one write's doing."""
+    return isinstance(error, sqlite3.OperationalError) or type(error) is sqlite3.DatabaseError

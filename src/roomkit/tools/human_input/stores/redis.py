@@ -53,9 +53,11 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_deadline,
     check_insertable,
     check_outcome,
+    check_settle_text,
     check_token,
     creation_order,
     seconds,
+    storable_id,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
@@ -193,6 +195,7 @@ class RedisStore(DurableBase):
 
         Raises:
             ValueError: the request is not pending.
+            InvalidTextError: a text of the request holds a lone surrogate.
             StoreError: another request already has this id.
             StoreUnavailableError: the server cannot be reached.
         """
@@ -217,6 +220,8 @@ class RedisStore(DurableBase):
             CorruptRecordError: the key holds something this library did not write.
             StoreUnavailableError: the server cannot be reached.
         """
+        if not storable_id(pending_id):
+            return None
         await self._ensure_open()
         key = self._layout.record(pending_id)
         with guard(self._where, pending_id):
@@ -280,12 +285,16 @@ class RedisStore(DurableBase):
 
         Raises:
             ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
+            InvalidTextError: a text holds a lone surrogate (nothing is written).
             CorruptRecordError: the stored record cannot be read (nothing is written).
             StoreUnavailableError: the server stayed away for :attr:`settle_retry`
                 seconds; whether this settle was recorded is unknown.
         """
         status = check_outcome(status)
         token = check_token(token)
+        check_settle_text(result, reason, settled_by, token)
+        if not storable_id(pending_id):
+            return None
         await self._ensure_open()
         args = scripts.settle_args(
             self._layout,

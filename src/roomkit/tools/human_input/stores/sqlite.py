@@ -51,9 +51,11 @@ from roomkit.tools.human_input.stores._durable_base import (
     check_deadline,
     check_insertable,
     check_outcome,
+    check_settle_text,
     check_token,
     creation_order,
     seconds,
+    storable_id,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
@@ -188,6 +190,7 @@ class SQLiteStore(DurableBase):
         Raises:
             ValueError: ``request`` is not pending.
             TypeError: its arguments or answer schema are not JSON-serialisable.
+            InvalidTextError: a text of the request holds a lone surrogate.
             StoreError: a request with this ``pending_id`` is already stored.
         """
         check_insertable(request)
@@ -222,6 +225,8 @@ class SQLiteStore(DurableBase):
         Raises:
             CorruptRecordError: the stored row is not a record this library wrote.
         """
+        if not storable_id(pending_id):
+            return None
         async with self._session() as db:
             rows = await fetch_all(db, sql.SELECT_BY_ID, (pending_id, self._cutoff()))
         return sql.decode_row(rows[0]) if rows else None
@@ -336,12 +341,16 @@ class SQLiteStore(DurableBase):
 
         Raises:
             ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
+            InvalidTextError: a text holds a lone surrogate (nothing is written).
             CorruptRecordError: the stored record cannot be read (nothing is written).
             StoreUnavailableError: the file stayed unusable for :attr:`settle_retry`
                 seconds; whether this settle was recorded is unknown.
         """
         status = check_outcome(status)
         token = check_token(token)
+        check_settle_text(result, reason, settled_by, token)
+        if not storable_id(pending_id):
+            return None
         outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
 
         async def write(db: aiosqlite.Connection) -> PendingInput | None:

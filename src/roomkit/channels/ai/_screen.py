@@ -1,0 +1,71 @@
+"""Screen: a model's tool calls whose arguments no store, socket or vendor API can carry.
+
+JSON's ``"\\ud800"`` escape lets a model write a lone surrogate, text that UTF-8 cannot
+encode. Such arguments would fail wherever they are written next: the turn's journal, a
+question's store, the model's own next request. So before the response is recorded, each
+such call gets a copy of its arguments with U+FFFD in place of every lone surrogate, is
+marked cut off (never served), and keeps the problem for the model to read as its result.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from roomkit.channels.ai._outcome import error_body
+from roomkit.providers.ai.base import AIResponse, AIToolCall
+from roomkit.tools.validation import unencodable_text
+
+__all__ = ["refusal", "screened"]
+
+UNENCODABLE = "unencodable_arguments"
+"""The metadata entry of a screened call: what was wrong with its arguments."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def screened(response: AIResponse) -> AIResponse:
+    """``response`` with every call whose arguments cannot be encoded screened."""
+    calls = response.tool_calls
+    if all(unencodable_text(call.arguments) is None for call in calls):
+        return response
+    return response.model_copy(update={"tool_calls": [_screen(call) for call in calls]})
+
+
+def refusal(call: AIToolCall) -> str | None:
+    """The error the model reads for a call never served (screened or cut off), or ``None``."""
+    name = call.name
+    problem = call.metadata.get(UNENCODABLE)
+    if isinstance(problem, str):
+        return error_body(
+            f"Invalid arguments for '{name}': arguments must be valid Unicode text: "
+            f"{problem}; call it again with the text written out"
+        )
+    if call.partial:
+        return error_body(
+            f"Tool '{name}' arguments were cut off: call it again with complete arguments."
+        )
+    return None
+
+
+def _screen(call: AIToolCall) -> AIToolCall:
+    problem = unencodable_text(call.arguments)
+    if problem is None:
+        return call
+    arguments = _cleaned(call.arguments)
+    if call.served is not None:
+        # The provider ran it: it is only reported, with its arguments cleaned all the same.
+        return call.model_copy(update={"arguments": arguments})
+    metadata = {**call.metadata, UNENCODABLE: problem}
+    return call.model_copy(update={"arguments": arguments, "partial": True, "metadata": metadata})
+
+
+def _cleaned(value: Any) -> Any:
+    """A copy of ``value`` with U+FFFD in place of each lone surrogate, keys included."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_cleaned(key): _cleaned(child) for key, child in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cleaned(child) for child in value]
+    return value

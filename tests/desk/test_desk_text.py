@@ -1,0 +1,155 @@
+"""Text UTF-8 cannot encode at the desk: a lone surrogate (JSON's ``"\\ud800"``) gets a 422
+naming where it is, never a 500 or a failed batch. On the memory store, SQLite and Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from desk_harness import World, bearer, serve
+from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+
+from roomkit.tools.human_input import HumanInputHandler
+
+LONE = b'"caf\\ud800"'
+"""A JSON string whose text has a lone surrogate at character 3."""
+QUESTIONS = {
+    "questions": [
+        {"question": "Size?", "options": [{"label": "S"}, {"label": "L"}], "multiSelect": False}
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with running_redis(tmp_path_factory.mktemp("desk-text-redis")) as server:
+        yield server
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[World]:
+    store: Any = None
+    if request.param == "sqlite":
+        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+        store = SQLiteStore(tmp_path / "desk.db", backstop_interval=0.02)
+    elif request.param == "redis":
+        from roomkit.tools.human_input.stores.redis import RedisStore
+
+        url = request.getfixturevalue("redis_server").url
+        store = RedisStore(url, prefix=f"desk{os.urandom(4).hex()}", backstop_interval=0.05)
+    world = World(handler=HumanInputHandler(store=store))
+    await world.room("room", "alice", "bob")
+    yield world
+    if store is not None:
+        await store.close()
+
+
+async def post(
+    client: httpx.AsyncClient, pending_id: str, verb: str, body: bytes, actor: str = "alice"
+) -> httpx.Response:
+    """Post ``body`` as it is: a JSON client would refuse to encode a lone surrogate."""
+    headers = {**bearer(actor), "Content-Type": "application/json"}
+    return await client.post(f"/api/requests/{pending_id}/{verb}", content=body, headers=headers)
+
+
+async def status_of(world: World, pending_id: str) -> str:
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    return str(request.status)
+
+
+# -- text UTF-8 cannot encode ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "verb", "body", "where"),
+    [
+        ({"question": "Which café?"}, "answer", b'{"answer": ' + LONE + b"}", "answer"),
+        (
+            {"question": "Which café?"},
+            "answer",
+            b'{"answer": {"nested": [' + LONE + b"]}}",
+            "'nested[0]'",
+        ),
+        (
+            {"action": "Deploy"},
+            "answer",
+            b'{"confirmed": false, "reason": ' + LONE + b"}",
+            "reason",
+        ),
+        (
+            QUESTIONS,
+            "answer",
+            b'{"answers": [{"question": ' + LONE + b', "answer": "S"}]}',
+            "question",
+        ),
+        (
+            QUESTIONS,
+            "answer",
+            b'{"answers": [{"question": "Size?", "answer": ' + LONE + b"}]}",
+            "answer",
+        ),
+        ({"question": "Which café?"}, "reject", b'{"reason": ' + LONE + b"}", "reason"),
+    ],
+)
+async def test_a_lone_surrogate_gets_422_naming_where_and_the_request_stays_open(
+    world: World, arguments: dict[str, Any], verb: str, body: bytes, where: str
+) -> None:
+    tool = "ConfirmAction" if "action" in arguments else "AskUserQuestion"
+    pending_id = await world.ask(arguments, tool_name=tool)
+
+    async with world.client() as client:
+        reply = await post(client, pending_id, verb, body)
+
+    assert reply.status_code == 422
+    detail = reply.json()["detail"]
+    assert where in detail
+    assert "lone surrogate (U+D800) at character 3" in detail
+    assert await status_of(world, pending_id) == "pending"
+
+
+async def test_a_bad_answer_among_many_spares_the_others(world: World) -> None:
+    """Answers posted at the same moment share the store's batch; only the bad one fails."""
+    ids = [await world.ask({"question": f"Q{n}?"}) for n in range(6)]
+    waits = {
+        pending_id: asyncio.create_task(world.handler.wait(pending_id, timeout=30))
+        for pending_id in ids
+    }
+    bodies = [b'{"answer": ' + (LONE if n == 2 else b'"fine"') + b"}" for n in range(6)]
+
+    async with world.client() as client:
+        replies = await asyncio.gather(
+            *(
+                post(client, pending_id, "answer", body)
+                for pending_id, body in zip(ids, bodies, strict=True)
+            )
+        )
+
+    assert [reply.status_code for reply in replies] == [200, 200, 422, 200, 200, 200]
+    for n, pending_id in enumerate(ids):
+        if n != 2:
+            assert await waits[pending_id] == "fine"
+    async with world.client() as client:
+        listed = await client.get("/api/requests", headers=bearer("alice"))
+        late = await post(client, ids[2], "answer", b'{"answer": "fine too"}')
+    assert [view["id"] for view in listed.json()["requests"]] == [ids[2]]
+    assert late.status_code == 200
+    assert await waits[ids[2]] == "fine too"
+
+
+async def test_a_real_server_answers_a_lone_surrogate_with_422(world: World) -> None:
+    pending_id = await world.ask({"question": "Which café?"})
+
+    async with serve(world.app) as base, httpx.AsyncClient(base_url=base) as client:
+        reply = await post(client, pending_id, "answer", b'{"answer": ' + LONE + b"}")
+        fine = await post(client, pending_id, "answer", b'{"answer": "Flore"}')
+
+    assert reply.status_code == 422
+    assert "lone surrogate" in reply.json()["detail"]
+    assert fine.status_code == 200

@@ -1,0 +1,146 @@
+"""The sweeper of durable waits outlives whatever one request does to it.
+
+Each store here runs on a fake clock: the test moves time past the deadlines, and the
+sweeper (which wakes every backstop interval) sees them pass and records the timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from tests.tools.human_input.stores.store_kit import PATIENCE, FakeClock, logged
+
+from roomkit.core.exceptions import HumanInputTimeoutError, StoreError
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.redis import RedisStore
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+SWEEPER = "human-input-durable-sweeper"
+QUESTION = {"question": "Anyone there?"}
+
+
+class Durable:
+    """A handler on a real store, and a way to make one record refuse to be settled."""
+
+    def __init__(self, store: SQLiteStore | RedisStore, refuse: Callable[[str], Awaitable[None]]):
+        self.store = store
+        self.handler = HumanInputHandler(store=store)
+        self.refuse_settling = refuse
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def durable(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock
+) -> AsyncIterator[Durable]:
+    if request.param == "sqlite":
+        path = tmp_path / "pending.db"
+        sqlite_store = SQLiteStore(path, clock=clock, backstop_interval=0.02)
+        await sqlite_store.open()
+
+        async def refuse(pending_id: str) -> None:
+            # The file refuses to record any outcome for this one record.
+            with closing(sqlite3.connect(path)) as db, db:
+                db.execute(
+                    "CREATE TRIGGER refuse_settle BEFORE UPDATE OF status ON roomkit_pending "
+                    f"WHEN OLD.pending_id = '{pending_id}' "
+                    "BEGIN SELECT RAISE(ABORT, 'this record cannot be settled'); END"
+                )
+
+        yield Durable(sqlite_store, refuse)
+        await sqlite_store.close()
+        return
+    url = request.getfixturevalue("redis_server").url
+    prefix = f"t{os.urandom(6).hex()}"
+    redis_store = RedisStore(url, prefix=prefix, clock=clock, backstop_interval=0.05)
+    raw = Redis.from_url(url, decode_responses=True)
+
+    async def refuse(pending_id: str) -> None:
+        # A deadline Python reads (10.0) and the server's script does not: every settle
+        # of this record is refused as corrupt, while reading it works.
+        await raw.hset(f"{prefix}:p:{pending_id}", "deadline", "1_0")  # type: ignore[misc]
+
+    yield Durable(redis_store, refuse)
+    await redis_store.close()
+    await raw.aclose()
+
+
+async def test_a_request_that_cannot_be_timed_out_ends_alone(
+    durable: Durable, clock: FakeClock
+) -> None:
+    """Its waits end with the store's error; the other waits still time out on time."""
+    handler = durable.handler
+    broken = await handler.create("AskUserQuestion", QUESTION, timeout=5)
+    later = await handler.create("AskUserQuestion", QUESTION, timeout=50)
+    await durable.refuse_settling(broken.pending_id)
+    waits = [
+        asyncio.create_task(handler.wait(request.pending_id, timeout=None))
+        for request in (broken, later)
+    ]
+
+    clock.advance(10)
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(StoreError):
+            await waits[0]
+    assert not waits[1].done()
+
+    clock.advance(50)
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(HumanInputTimeoutError):
+            await waits[1]
+    assert await handler.aresolve(later.pending_id, "too late") is False
+
+
+async def test_a_cancelled_sweeper_is_replaced_while_waits_remain(
+    durable: Durable, clock: FakeClock
+) -> None:
+    sweepers: list[asyncio.Task[Any]] = []
+    started = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def note(task: asyncio.Task[Any]) -> None:
+        # By the time this runs, the task has its name.
+        if task.get_name() == SWEEPER:
+            sweepers.append(task)
+            started.set()
+
+    def factory(
+        loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], **options: Any
+    ) -> asyncio.Task[Any]:
+        task = asyncio.Task(coro, loop=loop, **options)
+        loop.call_soon(note, task)
+        return task
+
+    handler = durable.handler
+    request = await handler.create("AskUserQuestion", QUESTION, timeout=5)
+    loop.set_task_factory(factory)  # type: ignore[arg-type]
+    try:
+        waiting = asyncio.create_task(handler.wait(request.pending_id, timeout=None))
+        async with asyncio.timeout(PATIENCE):
+            await started.wait()
+        started.clear()
+        with logged("roomkit.tools.human_input", "was cancelled") as reported:
+            sweepers[0].cancel()
+            async with asyncio.timeout(PATIENCE):
+                await started.wait()
+                await reported.wait()
+    finally:
+        loop.set_task_factory(None)
+
+    clock.advance(10)
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(HumanInputTimeoutError):
+            await waiting
+    assert len(sweepers) == 2
