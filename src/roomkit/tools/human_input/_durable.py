@@ -10,7 +10,7 @@ backoff; the waits carry on when the store is back.
 No single failure stops the sweeper: a request whose timeout cannot be recorded (a corrupt
 record, a store error about it alone) ends its own waits with that error, and any other
 fault is logged and retried like an outage. Should the task end anyway (cancelled) while
-waits remain, the next one starts at once.
+waits remain, the first of them to notice starts the next one.
 """
 
 from __future__ import annotations
@@ -187,12 +187,14 @@ class DurableWaits:
             # Read once more after registering: a change between the two reads is not missed.
             self._mark(pending_id)
             try:
-                record = await asyncio.shield(watch.settled)
+                record = await self._settled(pending_id, watch)
             finally:
                 watch.waiters -= 1
                 if watch.waiters == 0 and self._waiters.get(pending_id) is watch:
                     del self._waiters[pending_id]
                     watch.forget()
+                    if not self._waiters:
+                        self._nudge.set()  # the sweeper has nothing left to do: it ends now
         self.local.pop(pending_id, None)
         return record
 
@@ -216,26 +218,32 @@ class DurableWaits:
             self._start_sweeper()
 
     def _start_sweeper(self) -> None:
-        sweeper = asyncio.get_running_loop().create_task(
+        self._sweeper = asyncio.get_running_loop().create_task(
             self._sweep(), name="human-input-durable-sweeper"
         )
-        sweeper.add_done_callback(self._sweeper_ended)
-        self._sweeper = sweeper
 
-    def _sweeper_ended(self, sweeper: asyncio.Task[None]) -> None:
-        """Start a new sweeper when this one ended while waits still need it."""
-        if sweeper is not self._sweeper:
-            return
-        self._sweeper = None
-        if not self._waiters or sweeper.get_loop().is_closed():
-            return
-        error = None if sweeper.cancelled() else sweeper.exception()
-        if error is not None and not isinstance(error, Exception):
-            return  # KeyboardInterrupt, SystemExit: the process is stopping
-        how = "was cancelled" if error is None else f"failed ({error!r})"
-        logger.warning("The sweeper of durable waits %s: starting a new one", how)
-        self._dirty.update(self._waiters)
-        self._start_sweeper()
+    async def _settled(self, pending_id: str, watch: _Watch) -> PendingInput:
+        """The settled record, once the sweeper (or a settle made here) hands it over.
+
+        The wait watches the sweeper too: should it end while this wait still needs it
+        (cancelled from outside), the wait starts the next one. A wait that is cut never
+        leaves a sweeper behind, so nothing outlives a loop that is shutting down.
+        """
+        while True:
+            sweeper = self._sweeper
+            if sweeper is None or sweeper.done():
+                self._mark(pending_id)
+                sweeper = self._sweeper
+            assert sweeper is not None
+            await asyncio.wait((watch.settled, sweeper), return_when=asyncio.FIRST_COMPLETED)
+            if watch.settled.done():
+                return watch.settled.result()
+            if self._sweeper is sweeper:
+                how = (
+                    "was cancelled" if sweeper.cancelled() else f"failed ({sweeper.exception()!r})"
+                )
+                logger.warning("The sweeper of durable waits %s: starting a new one", how)
+                self._dirty.update(self._waiters)
 
     async def _sweep(self) -> None:
         """One task per handler: reads woken requests in batches, times out due ones.
