@@ -116,3 +116,16 @@ async def test_a_value_the_store_cannot_write_fails_alone(store: Store) -> None:
     assert record is not None
     assert record.status is PENDING
     assert await store.settle(bad.pending_id, RESOLVED, result="again") is not None
+
+
+async def test_a_ledger_entry_with_a_lone_surrogate_is_refused_alone(store: Store) -> None:
+    outcomes = await asyncio.gather(
+        store.spend_once("link:first", until=None),
+        store.spend_once(f"link:{LONE}", until=None),
+        store.spend_once("link:last", until=None),
+        return_exceptions=True,
+    )
+
+    assert outcomes[0] is outcomes[2] is True
+    assert isinstance(outcomes[1], InvalidTextError)
+    assert "lone surrogate" in str(outcomes[1])

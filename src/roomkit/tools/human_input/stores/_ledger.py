@@ -14,6 +14,9 @@ import math
 import time
 from collections.abc import Callable, Collection
 
+from roomkit.core.exceptions import InvalidTextError
+from roomkit.tools.validation import unencodable_text
+
 __all__ = ["MAX_ENTRY_CHARS", "MemoryLedger", "check_entries", "check_entry", "check_until"]
 
 MAX_ENTRY_CHARS = 512
@@ -29,6 +32,7 @@ def check_entry(entry: object) -> str:
     Raises:
         TypeError: ``entry`` is not a string.
         ValueError: it is empty or too long.
+        InvalidTextError: it holds a lone surrogate, which no store can write.
     """
     if not isinstance(entry, str):
         raise TypeError(f"a ledger entry must be a str, got {type(entry).__name__}")
@@ -36,6 +40,9 @@ def check_entry(entry: object) -> str:
         raise ValueError(
             f"a ledger entry must be 1 to {MAX_ENTRY_CHARS} characters, got {len(entry)}"
         )
+    problem = None if entry.isascii() else unencodable_text(entry)
+    if problem is not None:
+        raise InvalidTextError(f"a ledger entry cannot be stored: it holds {problem}")
     return entry
 
 
