@@ -36,9 +36,24 @@ class Durable:
         self.refuse_settling = refuse
 
 
+class FlakyClock(FakeClock):
+    """A fake clock that fails the next ``faults`` readings the sweeper takes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.faults = 0
+
+    def __call__(self) -> float:
+        task = asyncio.current_task()
+        if self.faults and task is not None and task.get_name() == SWEEPER:
+            self.faults -= 1
+            raise RuntimeError("the clock cannot be read")
+        return super().__call__()
+
+
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> FlakyClock:
+    return FlakyClock()
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -144,3 +159,21 @@ async def test_a_cancelled_sweeper_is_replaced_while_waits_remain(
         with pytest.raises(HumanInputTimeoutError):
             await waiting
     assert len(sweepers) == 2
+
+
+async def test_a_fault_no_request_explains_is_retried(durable: Durable, clock: FlakyClock) -> None:
+    """The sweeper logs it, carries on, and the wait still times out."""
+    handler = durable.handler
+    request = await handler.create("AskUserQuestion", QUESTION, timeout=5)
+
+    with logged("roomkit.tools.human_input", "failed: retrying") as reported:
+        clock.faults = 1
+        waiting = asyncio.create_task(handler.wait(request.pending_id, timeout=None))
+        async with asyncio.timeout(PATIENCE):
+            await reported.wait()
+
+    clock.advance(10)
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(HumanInputTimeoutError):
+            await waiting
+    assert clock.faults == 0
