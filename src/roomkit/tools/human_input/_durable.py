@@ -187,7 +187,7 @@ class DurableWaits:
             # Read once more after registering: a change between the two reads is not missed.
             self._mark(pending_id)
             try:
-                record = await self._settled(pending_id, watch)
+                record = await self._await_outcome(pending_id, watch)
             finally:
                 watch.waiters -= 1
                 if watch.waiters == 0 and self._waiters.get(pending_id) is watch:
@@ -222,7 +222,7 @@ class DurableWaits:
             self._sweep(), name="human-input-durable-sweeper"
         )
 
-    async def _settled(self, pending_id: str, watch: _Watch) -> PendingInput:
+    async def _await_outcome(self, pending_id: str, watch: _Watch) -> PendingInput:
         """The settled record, once the sweeper (or a settle made here) hands it over.
 
         The wait watches the sweeper too: should it end while this wait still needs it
