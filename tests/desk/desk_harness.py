@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -87,6 +89,40 @@ class World:
         return httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app), base_url="http://desk.test"
         )
+
+
+@asynccontextmanager
+async def world_on(kind: str, folder: Path, redis_url: str | None = None) -> AsyncIterator[World]:
+    """A world whose handler keeps its requests on ``kind``: memory, sqlite or redis.
+
+    Its room ``room`` has alice and bob. SQLite writes in ``folder``; Redis takes a prefix of
+    the world's own on the server at ``redis_url``.
+    """
+    store: Any = None
+    if kind == "sqlite":
+        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+        store = SQLiteStore(folder / "desk.db", backstop_interval=0.02)
+    elif kind == "redis":
+        from roomkit.tools.human_input.stores.redis import RedisStore
+
+        assert redis_url is not None, "a Redis world needs the server's URL"
+        store = RedisStore(redis_url, prefix=f"desk{os.urandom(4).hex()}", backstop_interval=0.05)
+    world = World(handler=HumanInputHandler(store=store))
+    await world.room("room", "alice", "bob")
+    try:
+        yield world
+    finally:
+        if store is not None:
+            await store.close()
+
+
+async def post_raw(
+    client: httpx.AsyncClient, pending_id: str, verb: str, body: bytes, actor: str = "alice"
+) -> httpx.Response:
+    """Post ``body`` as it is (a JSON client would refuse to encode a lone surrogate)."""
+    headers = {**bearer(actor), "Content-Type": "application/json"}
+    return await client.post(f"/api/requests/{pending_id}/{verb}", content=body, headers=headers)
 
 
 @asynccontextmanager

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from desk_harness import World, bearer
+from desk_harness import World, post_raw, world_on
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
-
-from roomkit.tools.human_input import HumanInputHandler
 
 
 @pytest.fixture(scope="module")
@@ -27,29 +23,9 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
 async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[World]:
-    store: Any = None
-    if request.param == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
-
-        store = SQLiteStore(tmp_path / "desk.db", backstop_interval=0.02)
-    elif request.param == "redis":
-        from roomkit.tools.human_input.stores.redis import RedisStore
-
-        url = request.getfixturevalue("redis_server").url
-        store = RedisStore(url, prefix=f"desk{os.urandom(4).hex()}", backstop_interval=0.05)
-    world = World(handler=HumanInputHandler(store=store))
-    await world.room("room", "alice", "bob")
-    yield world
-    if store is not None:
-        await store.close()
-
-
-async def post(
-    client: httpx.AsyncClient, pending_id: str, verb: str, body: bytes, actor: str = "alice"
-) -> httpx.Response:
-    """Post ``body`` as it is."""
-    headers = {**bearer(actor), "Content-Type": "application/json"}
-    return await client.post(f"/api/requests/{pending_id}/{verb}", content=body, headers=headers)
+    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
+    async with world_on(request.param, tmp_path, url) as world:
+        yield world
 
 
 @pytest.mark.parametrize("text", ["42", "true", "null", "1"])
@@ -58,7 +34,7 @@ async def test_free_text_that_reads_as_json_is_text(world: World, text: str) -> 
     waiting = asyncio.create_task(world.handler.wait(pending_id, timeout=30))
 
     async with world.client() as client:
-        reply = await post(client, pending_id, "answer", json.dumps({"answer": text}).encode())
+        reply = await post_raw(client, pending_id, "answer", json.dumps({"answer": text}).encode())
 
     assert (reply.status_code, reply.json()["result"]) == (200, text)
     assert await waiting == text
@@ -70,7 +46,7 @@ async def test_a_choice_labelled_42_is_taken(world: World) -> None:
     )
 
     async with world.client() as client:
-        reply = await post(client, pending_id, "answer", b'{"answer": "42"}')
+        reply = await post_raw(client, pending_id, "answer", b'{"answer": "42"}')
 
     assert reply.status_code == 200
     assert await world.handler.wait(pending_id, timeout=30) == "42"
@@ -83,8 +59,8 @@ async def test_a_custom_text_answer_is_passed_as_typed(world: World) -> None:
     )
 
     async with world.client() as client:
-        number = await post(client, pending_id, "answer", b'{"answer": 42}')
-        text = await post(client, pending_id, "answer", b'{"answer": "42"}')
+        number = await post_raw(client, pending_id, "answer", b'{"answer": 42}')
+        text = await post_raw(client, pending_id, "answer", b'{"answer": "42"}')
 
     assert number.status_code == 422, "a JSON number is not text"
     assert "42 is not of type 'string'" in number.json()["detail"]
@@ -107,7 +83,7 @@ async def test_a_structured_answer_still_goes_as_json(
     pending_id = await world.ask({"form": "x"}, tool_name="Form", answer_schema=schema)
 
     async with world.client() as client:
-        reply = await post(client, pending_id, "answer", body)
+        reply = await post_raw(client, pending_id, "answer", body)
 
     assert reply.status_code == 200
     assert await world.handler.wait(pending_id, timeout=30) == result

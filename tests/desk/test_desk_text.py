@@ -4,17 +4,14 @@ naming where it is, never a 500 or a failed batch. On the memory store, SQLite a
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from desk_harness import World, bearer, serve
+from desk_harness import World, bearer, post_raw, serve, world_on
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
-
-from roomkit.tools.human_input import HumanInputHandler
 
 LONE = b'"caf\\ud800"'
 """A JSON string whose text has a lone surrogate at character 3."""
@@ -33,29 +30,9 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
 async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[World]:
-    store: Any = None
-    if request.param == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
-
-        store = SQLiteStore(tmp_path / "desk.db", backstop_interval=0.02)
-    elif request.param == "redis":
-        from roomkit.tools.human_input.stores.redis import RedisStore
-
-        url = request.getfixturevalue("redis_server").url
-        store = RedisStore(url, prefix=f"desk{os.urandom(4).hex()}", backstop_interval=0.05)
-    world = World(handler=HumanInputHandler(store=store))
-    await world.room("room", "alice", "bob")
-    yield world
-    if store is not None:
-        await store.close()
-
-
-async def post(
-    client: httpx.AsyncClient, pending_id: str, verb: str, body: bytes, actor: str = "alice"
-) -> httpx.Response:
-    """Post ``body`` as it is: a JSON client would refuse to encode a lone surrogate."""
-    headers = {**bearer(actor), "Content-Type": "application/json"}
-    return await client.post(f"/api/requests/{pending_id}/{verb}", content=body, headers=headers)
+    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
+    async with world_on(request.param, tmp_path, url) as world:
+        yield world
 
 
 async def status_of(world: World, pending_id: str) -> str:
@@ -105,7 +82,7 @@ async def test_a_lone_surrogate_gets_422_naming_where_and_the_request_stays_open
     pending_id = await world.ask(arguments, tool_name=tool)
 
     async with world.client() as client:
-        reply = await post(client, pending_id, verb, body)
+        reply = await post_raw(client, pending_id, verb, body)
 
     assert reply.status_code == 422
     detail = reply.json()["detail"]
@@ -126,7 +103,7 @@ async def test_a_bad_answer_among_many_spares_the_others(world: World) -> None:
     async with world.client() as client:
         replies = await asyncio.gather(
             *(
-                post(client, pending_id, "answer", body)
+                post_raw(client, pending_id, "answer", body)
                 for pending_id, body in zip(ids, bodies, strict=True)
             )
         )
@@ -137,7 +114,7 @@ async def test_a_bad_answer_among_many_spares_the_others(world: World) -> None:
             assert await waits[pending_id] == "fine"
     async with world.client() as client:
         listed = await client.get("/api/requests", headers=bearer("alice"))
-        late = await post(client, ids[2], "answer", b'{"answer": "fine too"}')
+        late = await post_raw(client, ids[2], "answer", b'{"answer": "fine too"}')
     assert [view["id"] for view in listed.json()["requests"]] == [ids[2]]
     assert late.status_code == 200
     assert await waits[ids[2]] == "fine too"
@@ -147,8 +124,8 @@ async def test_a_real_server_answers_a_lone_surrogate_with_422(world: World) -> 
     pending_id = await world.ask({"question": "Which café?"})
 
     async with serve(world.app) as base, httpx.AsyncClient(base_url=base) as client:
-        reply = await post(client, pending_id, "answer", b'{"answer": ' + LONE + b"}")
-        fine = await post(client, pending_id, "answer", b'{"answer": "Flore"}')
+        reply = await post_raw(client, pending_id, "answer", b'{"answer": ' + LONE + b"}")
+        fine = await post_raw(client, pending_id, "answer", b'{"answer": "Flore"}')
 
     assert reply.status_code == 422
     assert "lone surrogate" in reply.json()["detail"]

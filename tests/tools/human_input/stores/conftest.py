@@ -2,8 +2,9 @@
 
 The parent directory runs async tests on a virtual clock, which jumps past timers while a
 thread's answer is in flight; here every test gets a plain event loop instead. The fixtures
-below serve every store test: a fake clock, and one redis-server for the session (with a key
-prefix per test, so that tests never see each other's records).
+below serve every store test: a fake clock, one redis-server for the session (with a key
+prefix per test, so that tests never see each other's records), and ``backend`` / ``store``:
+each durable store in turn, for the suites that hold on every one of them.
 """
 
 from __future__ import annotations
@@ -11,11 +12,18 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
-from tests.tools.human_input.stores.store_kit import FakeClock
+from tests.tools.human_input.stores.store_kit import (
+    Backend,
+    FakeClock,
+    RedisBackend,
+    SQLiteBackend,
+    Store,
+)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -55,3 +63,22 @@ async def raw(redis_server: RedisServer) -> AsyncIterator[Redis]:
     client = Redis.from_url(redis_server.url, decode_responses=True)
     yield client
     await client.aclose()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+    """A file or a server (with a prefix of this test's own) that the test's stores share."""
+    made: Backend
+    if request.param == "sqlite":
+        made = SQLiteBackend(tmp_path / "pending.db")
+    else:
+        url = request.getfixturevalue("redis_server").url
+        made = RedisBackend(url, request.getfixturevalue("prefix"))
+    yield made
+    await made.close()
+
+
+@pytest.fixture
+async def store(backend: Backend, clock: FakeClock) -> AsyncIterator[Store]:
+    async with backend.make(clock=clock, retention_seconds=3600) as store:
+        yield store

@@ -7,17 +7,12 @@ The SQLite store also reads files made before it recorded announcements."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
 from contextlib import closing
 from pathlib import Path
 
-import pytest
 from tests.tools.human_input.stores.store_kit import (
     RESOLVED,
     Backend,
-    FakeClock,
-    RedisBackend,
-    SQLiteBackend,
     Store,
     make_request,
     sqlite_insert_raw,
@@ -25,24 +20,6 @@ from tests.tools.human_input.stores.store_kit import (
 
 from roomkit.tools.human_input.stores import _sqlite_schema
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
-    made: Backend
-    if request.param == "sqlite":
-        made = SQLiteBackend(tmp_path / "pending.db")
-    else:
-        url = request.getfixturevalue("redis_server").url
-        made = RedisBackend(url, request.getfixturevalue("prefix"))
-    yield made
-    await made.close()
-
-
-@pytest.fixture
-async def store(backend: Backend, clock: FakeClock) -> AsyncIterator[Store]:
-    async with backend.make(clock=clock, retention_seconds=3600) as store:
-        yield store
 
 
 async def test_a_new_request_owes_its_announcement_until_it_is_marked(

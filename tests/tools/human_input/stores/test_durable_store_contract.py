@@ -8,9 +8,7 @@ import asyncio
 import logging
 import math
 import sys
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +24,6 @@ from tests.tools.human_input.stores.store_kit import (
     Backend,
     Changes,
     FakeClock,
-    RedisBackend,
-    SQLiteBackend,
     Store,
     ids,
     make_request,
@@ -39,26 +35,6 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores import DurableStore, PendingChange
 from roomkit.tools.human_input.stores._durable_base import SETTLED_GRACE
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
-    """A file or a server (with a prefix of this test's own) that the test's stores share."""
-    made: Backend
-    if request.param == "sqlite":
-        made = SQLiteBackend(tmp_path / "pending.db")
-    else:
-        url = request.getfixturevalue("redis_server").url
-        made = RedisBackend(url, request.getfixturevalue("prefix"))
-    yield made
-    await made.close()
-
-
-@pytest.fixture
-async def store(backend: Backend, clock: FakeClock) -> AsyncIterator[Store]:
-    async with backend.make(clock=clock, retention_seconds=3600) as store:
-        yield store
-
 
 # -- records ---------------------------------------------------------------------------------
 

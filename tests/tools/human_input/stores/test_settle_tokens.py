@@ -3,39 +3,15 @@ won; any other settle of a settled request loses, whoever sends it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 from tests.tools.human_input.stores.store_kit import (
     REJECTED,
     RESOLVED,
     TIMED_OUT,
-    Backend,
     FakeClock,
-    RedisBackend,
-    SQLiteBackend,
     Store,
     make_request,
 )
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
-    made: Backend
-    if request.param == "sqlite":
-        made = SQLiteBackend(tmp_path / "pending.db")
-    else:
-        url = request.getfixturevalue("redis_server").url
-        made = RedisBackend(url, request.getfixturevalue("prefix"))
-    yield made
-    await made.close()
-
-
-@pytest.fixture
-async def store(backend: Backend, clock: FakeClock) -> AsyncIterator[Store]:
-    async with backend.make(clock=clock, retention_seconds=3600) as store:
-        yield store
 
 
 async def test_a_settle_sent_again_with_its_token_learns_that_it_won(store: Store) -> None:

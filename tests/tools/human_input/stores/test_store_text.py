@@ -4,8 +4,6 @@ it joins a batch, and a write that breaks on its own fails alone, never its batc
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +12,6 @@ from tests.tools.human_input.stores.store_kit import (
     REJECTED,
     RESOLVED,
     Backend,
-    FakeClock,
-    RedisBackend,
-    SQLiteBackend,
     Store,
     make_request,
 )
@@ -24,25 +19,6 @@ from tests.tools.human_input.stores.store_kit import (
 from roomkit.core.exceptions import InvalidTextError
 
 LONE = "\ud800"
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
-    made: Backend
-    if request.param == "sqlite":
-        made = SQLiteBackend(tmp_path / "pending.db")
-    else:
-        made = RedisBackend(
-            request.getfixturevalue("redis_server").url, request.getfixturevalue("prefix")
-        )
-    yield made
-    await made.close()
-
-
-@pytest.fixture
-async def store(backend: Backend, clock: FakeClock) -> AsyncIterator[Store]:
-    async with backend.make(clock=clock, retention_seconds=3600) as store:
-        yield store
 
 
 async def test_a_settle_with_unencodable_text_is_refused_and_its_batch_lands(
