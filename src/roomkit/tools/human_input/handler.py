@@ -108,6 +108,8 @@ class HumanInputHandler:
         self._closed_channels: set[str] = set()
         self._closed = False
         self._notifications: dict[asyncio.Task[object], str] = {}
+        self._announcing: set[str] = set()
+        """Stored requests whose announcement task runs now (durable stores)."""
         self._deadlines = DeadlineQueue(self._expire)
         self._ids = id_stream()
 
@@ -402,8 +404,11 @@ class HumanInputHandler:
         recorded its announcement (the one that stored it stopped before its hook ran).
         """
         callback = self._callback_for(record.channel_id)
-        if callback is None:
+        # Creates racing on one key may all return before any of them is recorded as
+        # created here: one announcement at a time per request, whichever comes first.
+        if callback is None or record.pending_id in self._announcing:
             return
+        self._announcing.add(record.pending_id)
         event = PendingInputEvent.for_request(record)
         task = asyncio.get_running_loop().create_task(
             self._notify_durable(store, callback, event, owed=owed),
@@ -413,6 +418,19 @@ class HumanInputHandler:
         task.add_done_callback(self._forget_notification)
 
     async def _notify_durable(
+        self,
+        store: DurableStore,
+        callback: OnInputRequiredCallback,
+        event: PendingInputEvent,
+        *,
+        owed: bool,
+    ) -> None:
+        try:
+            await self._announce_once(store, callback, event, owed=owed)
+        finally:
+            self._announcing.discard(event.pending_id)
+
+    async def _announce_once(
         self,
         store: DurableStore,
         callback: OnInputRequiredCallback,
