@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC
 from typing import TYPE_CHECKING
 
+from roomkit.errors import ChannelNotRegisteredError
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import RoomEvent
 
@@ -29,6 +30,17 @@ class Channel(ABC):
     def kit(self) -> RoomKit | None:
         """The kit this channel is registered with, if any."""
         return self._kit
+
+    def registered_kit(self) -> RoomKit:
+        """The kit this channel is registered with.
+
+        Raises:
+            ChannelNotRegisteredError: it is not registered: call ``kit.register_channel()``.
+        """
+        kit = self._kit
+        if kit is None:
+            raise ChannelNotRegisteredError(self.channel_id)
+        return kit
 
     def set_framework(self, kit: RoomKit) -> None:
         """Called by ``kit.register_channel``: wire the channel to the kit."""

@@ -12,13 +12,13 @@ for the participant who spoke last in the room.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from roomkit.channels._calls.texts import MODEL_CANCELLED
+from roomkit.channels._voice.doors import VoiceCall, spawn
+from roomkit.channels._voice.live import Door
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
-from roomkit.channels.realtime_voice._call import RealtimeCall
-from roomkit.channels.realtime_voice._doors import spawn
-from roomkit.channels.realtime_voice._live import MODEL_CANCELLED, Door
 from roomkit.models.enums import ChannelType
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
@@ -78,9 +78,15 @@ class Plugged:
         """The config's host tool handler, as it is now, called ``(name, arguments)``."""
         return self.config.host_handler()
 
-    def call_bound(self, name: str) -> float | None:
-        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
-        return self.config.call_bound(name)
+    @property
+    def tool_timeouts(self) -> Mapping[str, float | None] | None:
+        """The config's per-tool bounds, as they are now."""
+        return self.config.tool_timeouts
+
+    @property
+    def tool_timeout_seconds(self) -> float | None:
+        """The config's bound of a host tool call, as it is now."""
+        return self.config.tool_timeout_seconds
 
     # -- what the provider reports -----------------------------------------------------------
 
@@ -117,7 +123,7 @@ class Plugged:
         if call_id in room.live.calls:
             logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
             return
-        call = RealtimeCall(
+        call = VoiceCall(
             room.plugged, room.live, Door.FUNCTION_CALL, call_id, name, arguments, room.speaker
         )
         spawn(call)

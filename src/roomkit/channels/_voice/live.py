@@ -1,11 +1,11 @@
-"""The channel's view of a live session, and the doors its calls come in by.
+"""The channel's view of a live session, the doors its calls come in by, and its room.
 
 A :class:`LiveSession` holds what a realtime channel (the voice channel, the conference
 channel) keeps while a session runs: the room, the tools declared to the model, and the task
 serving each open call, so that ending the session, the model cancelling a call or the
 provider losing the model's side can cut them. It opens the model's side of the session and
 ends the session the same way for every channel; which back ends are hung up at the end is
-the channel's to say.
+the channel's to say. A session starts only in a room the channel is attached to.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum, unique
+from typing import TYPE_CHECKING
 
-from roomkit.channels.ai._outcome import CallOutcome
+from roomkit.channels._calls.outcome import CallOutcome
+from roomkit.channels._calls.texts import CUT, MODEL_LOST
 from roomkit.models.room import Room
 from roomkit.providers.ai.base import AITool
 from roomkit.voice.realtime.base import (
@@ -25,23 +27,12 @@ from roomkit.voice.realtime.base import (
     RealtimeTransport,
 )
 
-__all__ = [
-    "CHANNEL_CLOSED",
-    "CUT",
-    "MODEL_CANCELLED",
-    "MODEL_LOST",
-    "SESSION_ENDED",
-    "Door",
-    "LiveSession",
-]
+if TYPE_CHECKING:
+    from roomkit.core.framework import RoomKit
+
+__all__ = ["Door", "LiveSession", "attached_room"]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
-
-SESSION_ENDED = "The session ended before its result."
-CHANNEL_CLOSED = "The channel closed before its result."
-MODEL_CANCELLED = "The model cancelled the call before its result."
-MODEL_LOST = "The connection to the model was lost before its result."
-CUT = "The call was cut before its result."
 
 
 @unique
@@ -151,3 +142,19 @@ class LiveSession:
             tasks.append(task)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def attached_room(kit: RoomKit, channel_id: str, room_id: str) -> Room:
+    """The room ``room_id``, checked to have the channel ``channel_id`` attached.
+
+    Raises:
+        KeyError: no such room, or the channel is not attached to it.
+    """
+    room = await kit.get_room(room_id)
+    bindings = await kit.store.list_bindings(room_id)
+    if not any(binding.channel_id == channel_id for binding in bindings):
+        raise KeyError(
+            f"Channel {channel_id!r} is not attached to room {room_id!r}: "
+            "call kit.attach_channel(room_id, channel_id) first"
+        )
+    return room
