@@ -58,17 +58,7 @@ async def gate(
     ctx = await site.contexts()
     if ctx is None:
         return GateDecision(False, arguments, texts.room_unavailable(name))
-    event = ToolCallEvent(
-        channel_id,
-        door,
-        site.tool_call_id,
-        name,
-        arguments,
-        None,
-        site.room_id,
-        session=site.session,
-        actor_id=site.actor_id,
-    )
+    event = site.event(name, arguments)
     outcome = await hooks.run_sync(_TRIGGER, event, ctx, channel_type=door, channel_id=channel_id)
     if not outcome.allowed:
         reason = outcome.reason or texts.denied(name)

@@ -27,20 +27,14 @@ _TRIGGER = HookTrigger.ON_TOOL_CALL
 
 async def report(site: CallSite, name: str, outcome: CallOutcome) -> CallOutcome:
     """Report the call; return the outcome the model reads (a SYNC hook may change it)."""
-    event = ToolCallEvent(
-        site.channel_id,
-        site.channel_type,
-        site.tool_call_id,
+    event = site.event(
         name,
         outcome.arguments,
         outcome.content,
-        site.room_id,
-        session=site.session,
         is_error=outcome.is_error,
         cancelled=outcome.cancelled,
         error_detail=outcome.error_detail,
         refused=outcome.refused,
-        actor_id=site.actor_id,
     )
     event = await report_event(site, event)
     if event.result == outcome.content and event.is_error == outcome.is_error:

@@ -24,6 +24,7 @@ from roomkit.core.exceptions import (
     UnservedToolCallError,
 )
 from roomkit.tools.context import ToolCallContext, tool_turn_context
+from roomkit.tools.human_input.tool_handler import HumanInputCall
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite
@@ -57,11 +58,14 @@ async def _run(
 ) -> CallOutcome:
     bounds = decide(server, name)
     human = server.human_input_handler
+    asked = HumanInputCall(
+        site.room_id, site.channel_id, site.channel_type, site.tool_call_id, site.actor_id
+    )
     timeout = asyncio.timeout(bounds.cancel_after)
     try:
         async with timeout:
             if human is not None and bounds.person is not None:
-                result = await human.ask(name, arguments, call=site, timeout=bounds.person)
+                result = await human.ask(name, arguments, call=asked, timeout=bounds.person)
             elif server.tool_handler is not None:
                 result = await server.tool_handler(name, arguments)
             else:

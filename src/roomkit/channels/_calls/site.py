@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from roomkit.models.tool_call import ToolCallEvent
+
 if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
     from roomkit.models.enums import ChannelType
@@ -57,6 +59,23 @@ class CallSite:
     def room_id(self) -> str:
         """The call's room id."""
         return self.room.id
+
+    def event(
+        self, name: str, arguments: dict[str, Any], result: str | None = None, **flags: Any
+    ) -> ToolCallEvent:
+        """The event the hooks receive about the call (``flags``: how it ended)."""
+        return ToolCallEvent(
+            self.channel_id,
+            self.channel_type,
+            self.tool_call_id,
+            name,
+            arguments,
+            result,
+            self.room_id,
+            session=self.session,
+            actor_id=self.actor_id,
+            **flags,
+        )
 
 
 async def room_context(kit: RoomKit | None, room_id: str) -> RoomContext | None:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from roomkit.models.enums import ChannelType
     from roomkit.voice.realtime.base import RealtimeProvider
 
-__all__ = ["VoiceCall", "VoiceServer", "call_tool_for", "new_call_id", "spawn"]
+__all__ = ["VoiceCall", "VoiceServer", "call_tool_for", "new_call_id", "spawn", "take"]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
 
@@ -110,6 +110,14 @@ class VoiceCall:
 def new_call_id(door: Door) -> str:
     """A call id for a call the provider did not number (recovered, reasoning)."""
     return f"{door}-{uuid.uuid4().hex[:16]}"
+
+
+def take(call: VoiceCall) -> None:
+    """Serve the provider's ``call``, unless a call of its id is already being served."""
+    if call.call_id in call.live.calls:
+        logger.warning("Call id %s is already being served: the repeat is ignored", call.call_id)
+        return
+    spawn(call)
 
 
 def spawn(call: VoiceCall) -> asyncio.Task[CallOutcome]:

@@ -1,11 +1,11 @@
-"""The channel's view of a live session, the doors its calls come in by, and its room.
+"""The channel's view of a live session, and the doors its calls come in by.
 
 A :class:`LiveSession` holds what a realtime channel (the voice channel, the conference
 channel) keeps while a session runs: the room, the tools declared to the model, and the task
 serving each open call, so that ending the session, the model cancelling a call or the
 provider losing the model's side can cut them. It opens the model's side of the session and
 ends the session the same way for every channel; which back ends are hung up at the end is
-the channel's to say. A session starts only in a room the channel is attached to.
+the channel's to say.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum, unique
-from typing import TYPE_CHECKING
 
 from roomkit.channels._calls.outcome import CallOutcome
 from roomkit.channels._calls.texts import CUT, MODEL_LOST
@@ -27,10 +26,7 @@ from roomkit.voice.realtime.base import (
     RealtimeTransport,
 )
 
-if TYPE_CHECKING:
-    from roomkit.core.framework import RoomKit
-
-__all__ = ["Door", "LiveSession", "attached_room"]
+__all__ = ["Door", "LiveSession"]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
 
@@ -142,19 +138,3 @@ class LiveSession:
             tasks.append(task)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def attached_room(kit: RoomKit, channel_id: str, room_id: str) -> Room:
-    """The room ``room_id``, checked to have the channel ``channel_id`` attached.
-
-    Raises:
-        KeyError: no such room, or the channel is not attached to it.
-    """
-    room = await kit.get_room(room_id)
-    bindings = await kit.store.list_bindings(room_id)
-    if not any(binding.channel_id == channel_id for binding in bindings):
-        raise KeyError(
-            f"Channel {channel_id!r} is not attached to room {room_id!r}: "
-            "call kit.attach_channel(room_id, channel_id) first"
-        )
-    return room

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -27,8 +26,6 @@ if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
 
 __all__ = ["AIChannel"]
-
-logger = logging.getLogger("roomkit.channels.ai")
 
 
 class AIChannel(ToolChannel):
@@ -63,11 +60,11 @@ class AIChannel(ToolChannel):
         provider: AIProvider,
         system_prompt: str | None = None,
         *,
+        tool_timeout_seconds: float | None = 30.0,
         tool_handler: ToolHandler | None = None,
         tools: list[AITool] | None = None,
         human_input_handler: HumanInputToolHandler | None = None,
         external_tool_handler: ExternalToolHandler | None = None,
-        tool_timeout_seconds: float | None = 30.0,
         tool_timeouts: Mapping[str, float | None] | None = None,
         tool_loop_timeout_seconds: float = 300.0,
         max_tool_rounds: int = 50,

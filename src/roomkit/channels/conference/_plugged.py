@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels._calls.texts import MODEL_CANCELLED
-from roomkit.channels._voice.doors import VoiceCall, spawn
+from roomkit.channels._voice.doors import VoiceCall, take
 from roomkit.channels._voice.live import Door
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
 from roomkit.models.enums import ChannelType
@@ -105,28 +105,18 @@ class Plugged:
             unsubscribe()
         self._unsubscribe = []
 
-    def _open_room(self, session: RealtimeSession) -> ConferenceRoom | None:
-        room = self.rooms.get(session.id)
-        if room is None or room.live is None or room.live.session is not session or not room.open:
-            return None
-        return room
-
     async def _on_tool_call(
         self, session: RealtimeSession, call_id: str, name: str, arguments: dict[str, Any]
     ) -> None:
-        room = self._open_room(session)
-        if room is None or room.live is None or room.plugged is None:
+        room = self.rooms.get(session.id)
+        live, plugged = (room.live, room.plugged) if room is not None else (None, None)
+        if live is None or plugged is None or live.session is not session or not live.open:
             logger.debug(
                 "Call %s for session %s, which is not open here: ignored", call_id, session.id
             )
             return
-        if call_id in room.live.calls:
-            logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
-            return
-        call = VoiceCall(
-            room.plugged, room.live, Door.FUNCTION_CALL, call_id, name, arguments, room.speaker
-        )
-        spawn(call)
+        speaker = room.speaker if room is not None else None
+        take(VoiceCall(plugged, live, Door.FUNCTION_CALL, call_id, name, arguments, speaker))
 
     async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
         room = self.rooms.get(session.id)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from roomkit.channels._calls.declare import check_kind, warn_never_offered
 from roomkit.channels._calls.texts import CHANNEL_CLOSED, DETACHED, SESSION_ENDED, UNPLUGGED
-from roomkit.channels._voice.live import LiveSession, attached_room
+from roomkit.channels._voice.live import LiveSession
 from roomkit.channels.base import Channel
 from roomkit.channels.conference._follower import Follower
 from roomkit.channels.conference._plugged import Plugged
@@ -57,8 +57,8 @@ class ConferenceChannel(Channel):
         self,
         channel_id: str,
         *,
-        backend: ConferenceBackend,
         realtime: ConferenceRealtimeConfig | None = None,
+        backend: ConferenceBackend,
     ) -> None:
         super().__init__(channel_id)
         check_kind("backend", backend, ConferenceBackend)
@@ -166,9 +166,9 @@ class ConferenceChannel(Channel):
             ChannelClosedError: the channel is closed.
             KeyError: no such room, or the channel is not attached to it.
         """
-        kit = self._registered()
+        self._check_open()
         self._realtime_plugged()
-        record = await attached_room(kit, self.channel_id, room_id)
+        record = await self.attached_room(room_id)
         room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
         async with room.starting:
             plugged = self._realtime_plugged()
@@ -215,11 +215,10 @@ class ConferenceChannel(Channel):
         plugged.rooms.pop(live.session.id, None)
         await live.finish(hint, plugged.provider)
 
-    def _registered(self) -> RoomKit:
-        kit = self.registered_kit()
+    def _check_open(self) -> None:
+        self.registered_kit()
         if self.closing:
             raise ChannelClosedError(f"Channel {self.channel_id} is closed: open a new channel")
-        return kit
 
     # -- conferences -------------------------------------------------------------------------
 
@@ -243,8 +242,8 @@ class ConferenceChannel(Channel):
             ValueError: the conference serves another room.
             Exception: whatever the back end's ``join`` raised (the room is not joined).
         """
-        kit = self._registered()
-        await attached_room(kit, self.channel_id, room_id)
+        self._check_open()
+        await self.attached_room(room_id)
         room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
         await self._follower.join(room, conference_id or room_id)
 

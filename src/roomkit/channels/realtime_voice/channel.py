@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels._calls.declare import ToolChannel, check_kind, host_tools
 from roomkit.channels._calls.texts import CHANNEL_CLOSED, MODEL_CANCELLED, SESSION_ENDED
-from roomkit.channels._voice.doors import VoiceCall, call_tool_for, new_call_id, spawn
-from roomkit.channels._voice.live import Door, LiveSession, attached_room
+from roomkit.channels._voice.doors import VoiceCall, call_tool_for, new_call_id, spawn, take
+from roomkit.channels._voice.live import Door, LiveSession
 from roomkit.channels._voice.reasoning import ReasoningBackend
 from roomkit.channels.realtime_voice._recovery import recover_calls
 from roomkit.errors import ChannelClosedError, ChannelStateError, SessionNotOpenError
@@ -100,12 +100,17 @@ class RealtimeVoiceChannel(ToolChannel):
         self.tool_recovery = bool(tool_recovery)
         self.reasoning_backend = reasoning_backend
         self._sessions: dict[str, LiveSession] = {}
-        self._unsubscribe = [
+        self._unsubscribe = self._listen()
+
+    def _listen(self) -> list[Callable[[], None]]:
+        """Take what the provider and the transport report; the undo of each subscription."""
+        provider = self.provider
+        return [
             provider.on_tool_call(self._on_tool_call),
             provider.on_transcription(self._on_transcription),
             provider.on_tool_call_cancelled(self._on_tool_call_cancelled),
             provider.on_error(self._on_error),
-            transport.on_client_disconnected(self.end_session),
+            self.transport.on_client_disconnected(self.end_session),
         ]
 
     # -- sessions ----------------------------------------------------------------------------
@@ -140,7 +145,7 @@ class RealtimeVoiceChannel(ToolChannel):
             raise ChannelClosedError(f"Channel {self.channel_id} is closed: start no new sessions")
         if not isinstance(participant_id, str) or not participant_id:
             raise ValueError(f"participant_id must be a non-empty string, got {participant_id!r}")
-        room = await attached_room(kit, self.channel_id, room_id)
+        room = await self.attached_room(room_id)
         await kit.store.add_participant(Participant(participant_id, room_id))
         tools = self._tools
         self.warn_unoffered(tools)
@@ -176,12 +181,8 @@ class RealtimeVoiceChannel(ToolChannel):
         self, session: RealtimeSession, call_id: str, name: str, arguments: dict[str, Any]
     ) -> None:
         live = self._open_session(session)
-        if live is None:
-            return
-        if call_id in live.calls:
-            logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
-            return
-        spawn(self._call(live, Door.FUNCTION_CALL, call_id, name, arguments))
+        if live is not None:
+            take(self._call(live, Door.FUNCTION_CALL, call_id, name, arguments))
 
     async def _on_transcription(
         self, session: RealtimeSession, text: str, role: str, final: bool

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
@@ -19,38 +20,25 @@ from roomkit.tools.context import current_tool_actor_id, current_tool_call, curr
 from roomkit.tools.human_input._checks import check_schema
 from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["AskedCall", "HumanInputToolHandler"]
+__all__ = ["HumanInputCall", "HumanInputToolHandler"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
 
-class AskedCall(Protocol):
+@dataclass(frozen=True, slots=True)
+class HumanInputCall:
     """The call a person is asked about, as a channel passes it to ``ask(call=...)``."""
 
-    @property
-    def room_id(self) -> str:
-        """The call's room."""
-        ...
-
-    @property
-    def channel_id(self) -> str:
-        """The channel serving the call."""
-        ...
-
-    @property
-    def channel_type(self) -> ChannelType:
-        """The door the person is asked on."""
-        ...
-
-    @property
-    def tool_call_id(self) -> str:
-        """The provider's call id ("" when there is none)."""
-        ...
-
-    @property
-    def actor_id(self) -> str | None:
-        """The person the call is for, or ``None`` when nobody is known."""
-        ...
+    room_id: str
+    """The call's room."""
+    channel_id: str
+    """The channel serving the call."""
+    channel_type: ChannelType
+    """The door the person is asked on."""
+    tool_call_id: str
+    """The provider's call id ("" when there is none)."""
+    actor_id: str | None
+    """The person the call is for, or ``None`` when nobody is known."""
 
 
 class HumanInputToolHandler:
@@ -148,7 +136,7 @@ class HumanInputToolHandler:
         name: str,
         arguments: dict[str, Any],
         *,
-        call: AskedCall | None = None,
+        call: HumanInputCall | None = None,
         channel_type: ChannelType = ChannelType.AI,
         timeout: float | None = None,
     ) -> str:
