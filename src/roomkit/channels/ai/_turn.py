@@ -158,7 +158,7 @@ class Turn:
         return await self.journal.result(round_no, position, functools.partial(self.run_call, call))
 
     async def run_call(self, call: AIToolCall) -> AIToolResultPart:
-        """One call through route -> declare -> validate -> gate -> serve -> report."""
+        """One call: the provider's (``_external``), or the pipeline's at the turn's site."""
         if _external.takes(self, call):
             outcome = await _external.run(self, call)
         else:
