@@ -17,6 +17,7 @@ from roomkit.core.exceptions import (
     HumanInputRejectedError,
     HumanInputTimeoutError,
     InvalidAnswerError,
+    InvalidTextError,
     RequestWithdrawnError,
     RoomKitError,
     StoreError,
@@ -28,6 +29,12 @@ from roomkit.core.exceptions import (
     UnservedToolCallError,
 )
 from roomkit.core.framework import RoomKit
+from roomkit.errors import (
+    ChannelClosedError,
+    ChannelNotRegisteredError,
+    ChannelStateError,
+    SessionNotOpenError,
+)
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookExecution, HookResult, HookTrigger, RoomContext
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus
@@ -49,7 +56,10 @@ __all__ = [
     "AITool",
     "AsyncSettleRequiredError",
     "ChannelBinding",
+    "ChannelClosedError",
+    "ChannelNotRegisteredError",
     "ChannelRefusalError",
+    "ChannelStateError",
     "ChannelType",
     "ConferenceChannel",
     "ConferenceRealtimeConfig",
@@ -65,6 +75,7 @@ __all__ = [
     "InboundMessage",
     "InboundResult",
     "InvalidAnswerError",
+    "InvalidTextError",
     "MockConferenceBackend",
     "PendingInput",
     "PendingInputEvent",
@@ -75,6 +86,7 @@ __all__ = [
     "RoomEvent",
     "RoomKit",
     "RoomKitError",
+    "SessionNotOpenError",
     "StoreError",
     "StoreUnavailableError",
     "TextContent",

@@ -5,8 +5,9 @@ from __future__ import annotations
 from abc import ABC
 from typing import TYPE_CHECKING
 
+from roomkit.errors import ChannelNotRegisteredError
 from roomkit.models.enums import ChannelType
-from roomkit.models.room import RoomEvent
+from roomkit.models.room import Room, RoomEvent
 
 if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
@@ -29,6 +30,34 @@ class Channel(ABC):
     def kit(self) -> RoomKit | None:
         """The kit this channel is registered with, if any."""
         return self._kit
+
+    def registered_kit(self) -> RoomKit:
+        """The kit this channel is registered with.
+
+        Raises:
+            ChannelNotRegisteredError: it is not registered: call ``kit.register_channel()``.
+        """
+        kit = self._kit
+        if kit is None:
+            raise ChannelNotRegisteredError(self.channel_id)
+        return kit
+
+    async def attached_room(self, room_id: str) -> Room:
+        """The room ``room_id``, checked to have this channel attached.
+
+        Raises:
+            ChannelNotRegisteredError: the channel is not registered.
+            KeyError: no such room, or the channel is not attached to it.
+        """
+        kit = self.registered_kit()
+        room = await kit.get_room(room_id)
+        bindings = await kit.store.list_bindings(room_id)
+        if not any(binding.channel_id == self.channel_id for binding in bindings):
+            raise KeyError(
+                f"Channel {self.channel_id!r} is not attached to room {room_id!r}: "
+                "call kit.attach_channel(room_id, channel_id) first"
+            )
+        return room
 
     def set_framework(self, kit: RoomKit) -> None:
         """Called by ``kit.register_channel``: wire the channel to the kit."""

@@ -11,6 +11,7 @@ from tests.channels.realtime_harness import ANSWER, ASK, body, lookup_handler, n
 from tests.channels.realtime_voice.voice_harness import DOORS, Door, MakeVoice
 
 from roomkit import AITool, ChannelType, HookResult, HookTrigger, HumanInputToolHandler
+from roomkit.tools import ToolCallContext, current_tool_actor_id, current_tool_call
 
 BEFORE = HookTrigger.BEFORE_TOOL_USE
 VOICE = ChannelType.REALTIME_VOICE
@@ -278,3 +279,22 @@ async def test_an_on_tool_call_hook_may_replace_a_served_result(
 
     assert await door.result(h, "call-1") == '{"answer": "[redacted]"}'
     assert (await h.report("Ask")).result == '{"answer": "[redacted]"}'
+
+
+async def test_a_host_tool_reads_its_own_call_and_the_caller(make: MakeVoice, door: Door) -> None:
+    """The call's context is set for the call on every door, and gone once it ends."""
+    seen: list[tuple[ToolCallContext | None, str | None]] = []
+
+    async def lookup(name: str, arguments: dict[str, Any]) -> str:
+        seen.append((current_tool_call(), current_tool_actor_id()))
+        return "found"
+
+    h = await make(tool_handler=lookup)
+    await door.call(h, "call-1", "lookup", {"key": "k"})
+
+    assert await door.result(h, "call-1") == "found"
+    [(call, actor)] = seen
+    assert call is not None
+    assert (call.room_id, call.channel_id, actor) == ("r1", "voice", "alice")
+    door.check_call_id("call-1", call.tool_call_id)
+    assert current_tool_call() is None

@@ -23,6 +23,7 @@ from roomkit.providers.ai.base import AITool
 from roomkit.testing import advance
 from roomkit.tools import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
+from roomkit.tools.human_input.tool_handler import HumanInputCall
 
 
 class Person:
@@ -172,6 +173,22 @@ async def test_ask_takes_the_room_from_the_turn_when_the_call_has_none() -> None
         await human.ask("Ask", {})
 
     assert (person.events[0].room_id, person.events[0].actor_id) == ("r2", "bob")
+
+
+async def test_ask_takes_the_call_it_is_given_over_the_tool_context() -> None:
+    """A channel passes its call explicitly: its room, channel, door, id and actor win."""
+    human = HumanInputToolHandler({"Ask"})
+    person = Person(human.handler, answer="ok")
+    call = HumanInputCall("r3", "voice", ChannelType.REALTIME_VOICE, "tc3", "dave")
+
+    with tool_turn_context(
+        room_id="r9", actor_id="carol", call=ToolCallContext("r9", "tc9", "ch9")
+    ):
+        await human.ask("Ask", {}, call=call)
+
+    [event] = person.events
+    assert (event.room_id, event.channel_id, event.tool_call_id) == ("r3", "voice", "tc3")
+    assert (event.channel_type, event.actor_id) == (ChannelType.REALTIME_VOICE, "dave")
 
 
 @pytest.mark.parametrize(

@@ -18,16 +18,11 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from roomkit.channels.ai._outcome import (
-    CallOutcome,
-    cancelled,
-    error_body,
-    failed,
-    refused,
-    served,
-)
-from roomkit.channels.ai._report import report
-from roomkit.channels.ai._screen import refusal
+from roomkit.channels._calls import texts
+from roomkit.channels._calls.checks import arguments_cut
+from roomkit.channels._calls.outcome import CallOutcome, cut, refused, served
+from roomkit.channels._calls.report import report
+from roomkit.channels._calls.serve import crashed
 from roomkit.providers.ai.base import AIToolCall
 from roomkit.tools.context import ToolCallContext, _serving
 from roomkit.tools.external import ExternalToolHandler, ToolDecision, call_on_tool_refused
@@ -50,14 +45,15 @@ def takes(turn: Turn, call: AIToolCall) -> bool:
 async def run(turn: Turn, call: AIToolCall) -> CallOutcome:
     """Report a call the provider ran, or have the external handler decide ``call``."""
     handler = turn.channel.external_tool_handler
-    body = None if call.served is not None else refusal(call)
+    site = turn.site(call.id)
+    body = None if call.served is not None else arguments_cut(call)
     if body is not None:
-        return await report(turn, call.id, call.name, refused(body, call.arguments))
+        return await report(site, call.name, refused(body, call.arguments))
     with _serving(ToolCallContext(turn.room_id, call.id, turn.channel.channel_id)):
         if call.served is not None:
             outcome = served(call.served.result, call.arguments, is_error=call.served.is_error)
             if handler is None:
-                return await report(turn, call.id, call.name, outcome)
+                return await report(site, call.name, outcome)
             await _tell_result(turn, handler, call.id, call.name, outcome)
             return outcome
         assert handler is not None
@@ -79,16 +75,12 @@ async def _decide(turn: Turn, handler: ExternalToolHandler, call: AIToolCall) ->
         raise
     except Exception as error:
         del turn.unreported[call.id]
-        kind = type(error).__name__
-        outcome = failed(
-            error_body(f"Tool '{name}' failed ({kind})"), arguments, detail=f"{kind}: {error}"
-        )
-        return await report(turn, call.id, name, outcome)
+        return await report(turn.site(call.id), name, crashed(name, arguments, error))
     del turn.unreported[call.id]
     if decision.modified_input is not None:
         arguments = decision.modified_input
     if not decision.approved:
-        body = error_body(decision.reason or f"Tool '{name}' was denied")
+        body = texts.error_body(decision.reason or texts.external_denied(name))
         outcome = refused(body, arguments, detail=decision.detail)
         try:
             await call_on_tool_refused(
@@ -102,7 +94,7 @@ async def _decide(turn: Turn, handler: ExternalToolHandler, call: AIToolCall) ->
             )
         except Exception:
             logger.exception("%s.on_tool_refused failed", type(handler).__name__)
-            await report(turn, call.id, name, outcome)
+            await report(turn.site(call.id), name, outcome)
         return outcome
     # Approved without a result: the provider runs the call itself, and its result is the
     # provider's to read, so the channel has none to give.
@@ -126,7 +118,7 @@ async def _tell_result(
         )
     except Exception:
         logger.exception("%s.on_tool_result failed", type(handler).__name__)
-        await report(turn, call_id, name, outcome)
+        await report(turn.site(call_id), name, outcome)
 
 
 async def teardown(turn: Turn) -> None:
@@ -142,5 +134,4 @@ async def teardown(turn: Turn) -> None:
             )
         except Exception:
             logger.exception("%s.on_tool_cancelled failed", type(handler).__name__)
-            outcome = cancelled(name, arguments, channel_closed=turn.channel.closing)
-            await report(turn, call_id, name, outcome)
+            await report(turn.site(call_id), name, cut(name, arguments, turn.cut_hint()))

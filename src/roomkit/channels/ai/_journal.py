@@ -14,7 +14,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from roomkit.core.store import JournalStep, OpenTurn, TurnJournal, turn_journal
 from roomkit.models.room import RoomEvent
@@ -29,6 +31,8 @@ logger = logging.getLogger("roomkit.channels.ai")
 _START = -1
 _SPAN = 1_000
 
+
+_Step = TypeVar("_Step", bound=BaseModel)
 
 journal_for = turn_journal
 """The store as a turn journal when it is durable, else ``None`` (nothing to replay)."""
@@ -93,13 +97,7 @@ class Journal:
         self, round_no: int, generate: Callable[[], Awaitable[AIResponse]]
     ) -> AIResponse:
         """Round ``round_no``'s model response: replayed if recorded, else generated."""
-        index = round_no * _SPAN
-        step = self._replay.get(index)
-        if step is not None:
-            return AIResponse.model_validate(step.payload)
-        response = await generate()
-        await self._record(index, "response", response.model_dump(mode="json"))
-        return response
+        return await self._step(round_no * _SPAN, "response", AIResponse, generate)
 
     async def result(
         self,
@@ -108,13 +106,20 @@ class Journal:
         run: Callable[[], Awaitable[AIToolResultPart]],
     ) -> AIToolResultPart:
         """A call's result: replayed if recorded, else run (and recorded)."""
-        index = round_no * _SPAN + 1 + position
+        return await self._step(round_no * _SPAN + 1 + position, "result", AIToolResultPart, run)
+
+    async def _step(
+        self, index: int, kind: str, model: type[_Step], make: Callable[[], Awaitable[_Step]]
+    ) -> _Step:
+        """Step ``index``: read back when recorded, else made now and recorded."""
         step = self._replay.get(index)
         if step is not None:
-            return AIToolResultPart.model_validate(step.payload)
-        part = await run()
-        await self._record(index, "result", part.model_dump(mode="json"))
-        return part
+            return model.model_validate(step.payload)
+        made = await make()
+        await self.store.record_step(
+            self.turn.turn_id, JournalStep(index, kind, made.model_dump(mode="json"))
+        )
+        return made
 
     async def finish(self, reply: RoomEvent | None) -> bool:
         """The turn finished: store ``reply`` in the room and end the turn, in one write.
@@ -123,6 +128,3 @@ class Journal:
         stored, so the reply must not be delivered.
         """
         return await self.store.finish_turn(self.turn.turn_id, reply)
-
-    async def _record(self, index: int, kind: str, payload: dict[str, Any]) -> None:
-        await self.store.record_step(self.turn.turn_id, JournalStep(index, kind, payload))

@@ -4,7 +4,7 @@ JSON's ``"\\ud800"`` escape lets a model write a lone surrogate, text that UTF-8
 encode. Such arguments would fail wherever they are written next: the turn's journal, a
 question's store, the model's own next request. So before the response is recorded, each
 such call gets a copy of its arguments with U+FFFD in place of every lone surrogate, is
-marked cut off (never served), and keeps the problem for the model to read as its result.
+marked cut off (never served), and keeps the problem for the call checks to refuse it with.
 """
 
 from __future__ import annotations
@@ -12,14 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from roomkit.channels.ai._outcome import error_body
+from roomkit.channels._calls.checks import UNENCODABLE
 from roomkit.providers.ai.base import AIResponse, AIToolCall
 from roomkit.tools.validation import unencodable_text
 
-__all__ = ["refusal", "screened"]
-
-UNENCODABLE = "unencodable_arguments"
-"""The metadata entry of a screened call: what was wrong with its arguments."""
+__all__ = ["screened"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -30,22 +27,6 @@ def screened(response: AIResponse) -> AIResponse:
     if all(unencodable_text(call.arguments) is None for call in calls):
         return response
     return response.model_copy(update={"tool_calls": [_screen(call) for call in calls]})
-
-
-def refusal(call: AIToolCall) -> str | None:
-    """The error the model reads for a call never served (screened or cut off), or ``None``."""
-    name = call.name
-    problem = call.metadata.get(UNENCODABLE)
-    if isinstance(problem, str):
-        return error_body(
-            f"Invalid arguments for '{name}': arguments must be valid Unicode text: "
-            f"{problem}; call it again with the text written out"
-        )
-    if call.partial:
-        return error_body(
-            f"Tool '{name}' arguments were cut off: call it again with complete arguments."
-        )
-    return None
 
 
 def _screen(call: AIToolCall) -> AIToolCall:

@@ -2,9 +2,9 @@
 
 Per call: screen (arguments that cannot be encoded, before the response is recorded) ->
 route (a call the provider already ran is reported; a name the channel does not serve goes
-to the external handler) -> declare (a name the turn does not offer is refused) -> validate
-(JSON Schema) -> gate (BEFORE_TOOL_USE) -> serve -> report (ON_TOOL_CALL, once).
-A round whose every call is the provider's ends the turn: the provider reads those results.
+to the external handler) -> the call pipeline of every channel (``channels/_calls``: checks,
+gate, serve, report), at the turn's call site. A round whose every call is the provider's
+ends the turn: the provider reads those results.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from roomkit.channels._calls import texts
+from roomkit.channels._calls.checks import arguments_cut
+from roomkit.channels._calls.pipeline import run_call
+from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels.ai import _external
-from roomkit.channels.ai._gate import gate
 from roomkit.channels.ai._journal import Journal
-from roomkit.channels.ai._outcome import CallOutcome, cancelled, error_body, refused
-from roomkit.channels.ai._report import report
-from roomkit.channels.ai._screen import refusal, screened
-from roomkit.channels.ai._serve import serve
+from roomkit.channels.ai._screen import screened
+from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import RoomContext
 from roomkit.models.room import Room, RoomEvent
 from roomkit.providers.ai.base import (
@@ -32,7 +33,6 @@ from roomkit.providers.ai.base import (
     AIToolCall,
     AIToolResultPart,
 )
-from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:
     from roomkit.channels.ai.channel import AIChannel
@@ -69,12 +69,26 @@ class Turn:
 
     async def context(self) -> RoomContext | None:
         """The room context hooks receive, built once per turn; ``None`` if unavailable."""
-        if self._context is None and self.kit is not None:
-            try:
-                self._context = await self.kit.room_context(self.room_id)
-            except Exception:
-                logger.exception("No room context for room %s", self.room_id)
+        if self._context is None:
+            self._context = await room_context(self.kit, self.room_id)
         return self._context
+
+    def site(self, call_id: str) -> CallSite:
+        """Where the turn's call ``call_id`` is served."""
+        return CallSite(
+            self.kit,
+            self.channel.channel_id,
+            ChannelType.AI,
+            self.room,
+            self.actor_id,
+            call_id,
+            self.tools,
+            self.context,
+        )
+
+    def cut_hint(self) -> str:
+        """Why a call the turn cut has no result."""
+        return texts.CHANNEL_CLOSED if self.channel.closing else texts.TURN_ENDED
 
     def serves_locally(self, name: str) -> bool:
         """True when the channel itself serves ``name`` (offered or a human-input name)."""
@@ -144,51 +158,24 @@ class Turn:
         return await self.journal.result(round_no, position, functools.partial(self.run_call, call))
 
     async def run_call(self, call: AIToolCall) -> AIToolResultPart:
-        """One call through route -> declare -> validate -> gate -> serve -> report."""
+        """One call: the provider's (``_external``), or the pipeline's at the turn's site."""
         if _external.takes(self, call):
             outcome = await _external.run(self, call)
         else:
-            outcome = await self._own_call(call)
+            outcome = await run_call(
+                self.site(call.id),
+                self.channel,
+                call.name,
+                call.arguments,
+                cut_hint=self.cut_hint,
+                cut_arguments=arguments_cut(call),
+            )
         return AIToolResultPart(
             tool_call_id=call.id,
             name=call.name,
             content=outcome.content,
             is_error=outcome.is_error,
         )
-
-    async def _own_call(self, call: AIToolCall) -> CallOutcome:
-        name, arguments = call.name, call.arguments
-        try:
-            outcome = await self._decide(call)
-            if outcome is None:
-                tool = self.tools[name]
-                decision = await gate(self, call.id, name, arguments, tool)
-                if decision.allowed:
-                    outcome = await serve(self, call.id, name, decision.arguments)
-                else:
-                    body = error_body(decision.reason or "")
-                    outcome = refused(body, arguments, detail=decision.detail)
-        except asyncio.CancelledError:
-            await report(
-                self, call.id, name, cancelled(name, arguments, channel_closed=self.channel.closing)
-            )
-            raise
-        return await report(self, call.id, name, outcome)
-
-    async def _decide(self, call: AIToolCall) -> CallOutcome | None:
-        """The channel's own refusals, before any hook or handler; ``None`` to go on."""
-        name, arguments = call.name, call.arguments
-        body = refusal(call)
-        if body is not None:
-            return refused(body, arguments)
-        tool = self.tools.get(name)
-        if tool is None:
-            logger.warning("Provider requested undeclared tool %s", name)
-            return refused(error_body(f"Tool '{name}' is not declared."), arguments)
-        problem = validate_tool_arguments(tool.parameters, arguments)
-        if problem is not None:
-            return refused(error_body(f"Invalid arguments for '{name}': {problem}"), arguments)
-        return None
 
 
 def conversation_for(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels.ai._gate import gate
-from roomkit.channels.ai._report import report_event
+from roomkit.channels._calls.gate import gate
+from roomkit.channels._calls.report import report_event
 from roomkit.channels.ai._turn import Turn
 from roomkit.models.tool_call import ToolCallEvent
 from roomkit.tools.context import current_tool_actor_id
@@ -53,7 +53,7 @@ def wire_external(channel: AIChannel, kit: RoomKit, external: ExternalToolHandle
         turn = await _turn_for(channel, kit, room_id)
         if turn is None:
             return BeforeToolDecision(True)
-        decision = await gate(turn, tool_call_id, name, arguments, turn.tools.get(name))
+        decision = await gate(turn.site(tool_call_id), name, arguments, turn.tools.get(name))
         rewritten = decision.arguments if decision.arguments is not arguments else None
         return BeforeToolDecision(
             decision.allowed, arguments=rewritten, detail=decision.detail, reason=decision.reason
@@ -62,7 +62,7 @@ def wire_external(channel: AIChannel, kit: RoomKit, external: ExternalToolHandle
     async def on_tool_call(event: ToolCallEvent) -> None:
         turn = await _turn_for(channel, kit, event.room_id)
         if turn is not None:
-            await report_event(turn, event)
+            await report_event(turn.site(event.tool_call_id), event)
 
     external._before_tool_hook = before_tool_use
     external._on_tool_hook = on_tool_call

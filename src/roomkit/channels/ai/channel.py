@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from roomkit.channels._calls.bounds import seconds
+from roomkit.channels._calls.declare import ToolChannel, binding_tools, check_kind
 from roomkit.channels.ai import _external
-from roomkit.channels.ai._declare import (
-    binding_tools,
-    call_bound,
-    check_host_handler,
-    check_unique_tools,
-    warn_never_offered,
-)
 from roomkit.channels.ai._journal import Journal, journal_for
 from roomkit.channels.ai._turn import Turn, conversation_for, history_messages
 from roomkit.channels.ai._wiring import wire_external
-from roomkit.channels.base import Channel
 from roomkit.core.store import OpenTurn
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import RoomEvent, TextContent
@@ -34,19 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AIChannel"]
 
-human_logger = logging.getLogger("roomkit.tools.human_input")
-logger = logging.getLogger("roomkit.channels.ai")
 
-
-def _seconds(name: str, value: object, *, allow_none: bool = True) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-    return float(value)
-
-
-class AIChannel(Channel):
+class AIChannel(ToolChannel):
     """An AI agent: each inbound message in its rooms runs a turn of its tool loop.
 
     Args:
@@ -78,34 +60,29 @@ class AIChannel(Channel):
         provider: AIProvider,
         system_prompt: str | None = None,
         *,
+        tool_timeout_seconds: float | None = 30.0,
         tool_handler: ToolHandler | None = None,
         tools: list[AITool] | None = None,
         human_input_handler: HumanInputToolHandler | None = None,
         external_tool_handler: ExternalToolHandler | None = None,
-        tool_timeout_seconds: float | None = 30.0,
         tool_timeouts: Mapping[str, float | None] | None = None,
         tool_loop_timeout_seconds: float = 300.0,
         max_tool_rounds: int = 50,
         history_limit: int = 50,
         concurrent_turns: bool = False,
     ) -> None:
-        super().__init__(channel_id)
-        if not isinstance(provider, AIProvider):
-            raise TypeError(f"provider must be an AIProvider, got {type(provider).__name__}")
-        if human_input_handler is not None and not isinstance(
-            human_input_handler, HumanInputToolHandler
-        ):
-            raise TypeError(
-                "human_input_handler must be a HumanInputToolHandler, "
-                f"got {type(human_input_handler).__name__}"
-            )
-        if external_tool_handler is not None and not isinstance(
-            external_tool_handler, ExternalToolHandler
-        ):
-            raise TypeError(
-                "external_tool_handler must be an ExternalToolHandler, "
-                f"got {type(external_tool_handler).__name__}"
-            )
+        super().__init__(
+            channel_id,
+            tools=tools or [],
+            tool_handler=tool_handler,
+            human_input_handler=human_input_handler,
+            tool_timeout_seconds=tool_timeout_seconds,
+            tool_timeouts=tool_timeouts,
+        )
+        check_kind("provider", provider, AIProvider)
+        check_kind(
+            "external_tool_handler", external_tool_handler, ExternalToolHandler, optional=True
+        )
         if isinstance(max_tool_rounds, bool) or not isinstance(max_tool_rounds, int):
             raise TypeError(f"max_tool_rounds must be an int, got {max_tool_rounds!r}")
         if max_tool_rounds < 0:
@@ -114,50 +91,22 @@ class AIChannel(Channel):
             raise TypeError(f"history_limit must be an int, got {history_limit!r}")
         if history_limit < 1:
             raise ValueError(f"history_limit must be >= 1, got {history_limit}")
+        if not isinstance(concurrent_turns, bool):
+            raise TypeError(f"concurrent_turns must be True or False, got {concurrent_turns!r}")
         self.provider = provider
         self.system_prompt = system_prompt
-        self.human_input_handler = human_input_handler
         self.external_tool_handler = external_tool_handler
-        self.tool_timeout_seconds = _seconds("tool_timeout_seconds", tool_timeout_seconds)
-        self.tool_timeouts = {
-            name: _seconds(f"tool_timeouts[{name!r}]", bound)
-            for name, bound in (tool_timeouts or {}).items()
-        }
-        loop_timeout = _seconds(
-            "tool_loop_timeout_seconds", tool_loop_timeout_seconds, allow_none=False
+        loop_timeout = seconds(
+            "tool_loop_timeout_seconds", tool_loop_timeout_seconds, optional=False
         )
-        assert loop_timeout is not None  # allow_none=False raised for None
+        assert loop_timeout is not None  # optional=False raised for None
         self.tool_loop_timeout_seconds = loop_timeout
         self.max_tool_rounds = max_tool_rounds
         self.history_limit = history_limit
-        if not isinstance(concurrent_turns, bool):
-            raise TypeError(f"concurrent_turns must be True or False, got {concurrent_turns!r}")
         self.concurrent_turns = concurrent_turns
         """Whether the kit may run several turns of this channel in one room at once."""
-        human_tools = human_input_handler.tools if human_input_handler is not None else []
-        self._tools = check_unique_tools(channel_id, tools or [], human_tools)
-        self._tool_handler: ToolHandler | None = None
-        self.tool_handler = tool_handler
-        self._warned: set[str] = set()
         self._binding_tools: dict[str, tuple[object, list[AITool]]] = {}
         self._turns: dict[asyncio.Task[str | None], Turn] = {}
-        self._registration: int | None = None
-        self.closing = False
-        """True once ``close()`` started: cut calls report that the channel closed."""
-
-    @property
-    def tool_handler(self) -> ToolHandler | None:
-        """The host's tool handler; replacing it leaves the human-input tools served."""
-        return self._tool_handler
-
-    @tool_handler.setter
-    def tool_handler(self, handler: ToolHandler | None) -> None:
-        self._tool_handler = check_host_handler(self.channel_id, handler)
-
-    @property
-    def tools(self) -> list[AITool]:
-        """The tools every turn offers (the channel's and the human-input handler's)."""
-        return list(self._tools.values())
 
     def tools_by_name(self) -> dict[str, AITool]:
         """The channel's own toolset, by name."""
@@ -167,18 +116,10 @@ class AIChannel(Channel):
         """The turns running now."""
         return list(self._turns.values())
 
-    def call_bound(self, name: str) -> float | None:
-        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
-        return call_bound(self, name)
-
     def set_framework(self, kit: RoomKit) -> None:
         """Wire the channel to ``kit``: its human input to ON_USER_INPUT_REQUIRED, its
         external handler to BEFORE_TOOL_USE and ON_TOOL_CALL."""
         super().set_framework(kit)
-        if self.human_input_handler is not None:
-            self._registration = kit.route_human_input(
-                self.human_input_handler.handler, self.channel_id
-            )
         external = self.external_tool_handler
         if external is not None:
             wire_external(self, kit, external)
@@ -197,9 +138,7 @@ class AIChannel(Channel):
                 extra = [tool for tool in cached[1] if tool.name not in tools]
                 if extra:
                     tools = {**tools, **{tool.name: tool for tool in extra}}
-        human = self.human_input_handler
-        if human is not None:
-            warn_never_offered(self.channel_id, human.tool_names, tools, self._warned)
+        self.warn_unoffered(tools)
         return tools
 
     async def respond(
@@ -216,11 +155,7 @@ class AIChannel(Channel):
             turn: the turn the kit recorded with ``event`` (``TurnJournal.record_inbound``);
                 it runs under that record. Without it, a durable store gets a new record.
         """
-        kit = self._kit
-        if kit is None:
-            raise RuntimeError(
-                f"Channel {self.channel_id} is not registered: call kit.register_channel()"
-            )
+        kit = self.registered_kit()
         if self.closing:
             return None
         return await self._start(kit, room_id, event.sender_id or None, turn, event.id)
@@ -235,11 +170,7 @@ class AIChannel(Channel):
         already stored in the room with the turn's end (``None`` when there is none, or
         another run finished the turn first).
         """
-        kit = self._kit
-        if kit is None:
-            raise RuntimeError(
-                f"Channel {self.channel_id} is not registered: call kit.register_channel()"
-            )
+        kit = self.registered_kit()
         store = journal_for(kit.store)
         if store is None or self.closing:
             return None
@@ -359,6 +290,4 @@ class AIChannel(Channel):
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         self._turns.clear()
-        human = self.human_input_handler
-        if human is not None:
-            await human.handler.close(channel_id=self.channel_id, registration=self._registration)
+        await self.close_human_input()

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from roomkit.conference.base import AudioTrack, ConferenceBackend, ConferenceParticipant
+from roomkit.errors import ChannelStateError
 from roomkit.models.room import Participant
 
 if TYPE_CHECKING:
@@ -54,14 +55,14 @@ class Follower:
         nothing.
 
         Raises:
-            RuntimeError: the room is in another conference already.
+            ChannelStateError: the room is in another conference already.
             ValueError: the conference serves another room.
             Exception: whatever the back end's ``join`` raised (the room is not joined).
         """
         if room.conference_id == conference_id:
             return
         if room.conference_id is not None:
-            raise RuntimeError(
+            raise ChannelStateError(
                 f"Room {room.room_id!r} is in conference {room.conference_id!r}: leave() it first"
             )
         other = self._by_conference.get(conference_id)

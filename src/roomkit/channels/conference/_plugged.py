@@ -12,13 +12,13 @@ for the participant who spoke last in the room.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from roomkit.channels._calls.texts import MODEL_CANCELLED
+from roomkit.channels._voice.doors import VoiceCall, take
+from roomkit.channels._voice.live import Door
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
-from roomkit.channels.realtime_voice._call import RealtimeCall
-from roomkit.channels.realtime_voice._doors import spawn
-from roomkit.channels.realtime_voice._live import MODEL_CANCELLED, Door
 from roomkit.models.enums import ChannelType
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
@@ -78,9 +78,15 @@ class Plugged:
         """The config's host tool handler, as it is now, called ``(name, arguments)``."""
         return self.config.host_handler()
 
-    def call_bound(self, name: str) -> float | None:
-        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
-        return self.config.call_bound(name)
+    @property
+    def tool_timeouts(self) -> Mapping[str, float | None] | None:
+        """The config's per-tool bounds, as they are now."""
+        return self.config.tool_timeouts
+
+    @property
+    def tool_timeout_seconds(self) -> float | None:
+        """The config's bound of a host tool call, as it is now."""
+        return self.config.tool_timeout_seconds
 
     # -- what the provider reports -----------------------------------------------------------
 
@@ -99,28 +105,18 @@ class Plugged:
             unsubscribe()
         self._unsubscribe = []
 
-    def _open_room(self, session: RealtimeSession) -> ConferenceRoom | None:
-        room = self.rooms.get(session.id)
-        if room is None or room.live is None or room.live.session is not session or not room.open:
-            return None
-        return room
-
     async def _on_tool_call(
         self, session: RealtimeSession, call_id: str, name: str, arguments: dict[str, Any]
     ) -> None:
-        room = self._open_room(session)
-        if room is None or room.live is None or room.plugged is None:
+        room = self.rooms.get(session.id)
+        live, plugged = (room.live, room.plugged) if room is not None else (None, None)
+        if live is None or plugged is None or live.session is not session or not live.open:
             logger.debug(
                 "Call %s for session %s, which is not open here: ignored", call_id, session.id
             )
             return
-        if call_id in room.live.calls:
-            logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
-            return
-        call = RealtimeCall(
-            room.plugged, room.live, Door.FUNCTION_CALL, call_id, name, arguments, room.speaker
-        )
-        spawn(call)
+        speaker = room.speaker if room is not None else None
+        take(VoiceCall(plugged, live, Door.FUNCTION_CALL, call_id, name, arguments, speaker))
 
     async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
         room = self.rooms.get(session.id)

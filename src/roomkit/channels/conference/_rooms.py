@@ -11,13 +11,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from roomkit.channels._voice.live import LiveSession
 from roomkit.channels.conference._plugged import Plugged
-from roomkit.channels.realtime_voice._live import LiveSession
 
-__all__ = ["DETACHED", "UNPLUGGED", "ConferenceRoom"]
-
-UNPLUGGED = "The conference's realtime provider was unplugged before its result."
-DETACHED = "The conference was detached from the room before its result."
+__all__ = ["ConferenceRoom"]
 
 
 @dataclass(eq=False)

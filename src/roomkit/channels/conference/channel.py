@@ -20,15 +20,16 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from roomkit.channels.ai._declare import warn_never_offered
+from roomkit.channels._calls.declare import check_kind, warn_never_offered
+from roomkit.channels._calls.texts import CHANNEL_CLOSED, DETACHED, SESSION_ENDED, UNPLUGGED
+from roomkit.channels._voice.live import LiveSession
 from roomkit.channels.base import Channel
 from roomkit.channels.conference._follower import Follower
 from roomkit.channels.conference._plugged import Plugged
-from roomkit.channels.conference._rooms import DETACHED, UNPLUGGED, ConferenceRoom
+from roomkit.channels.conference._rooms import ConferenceRoom
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
-from roomkit.channels.realtime_voice._checks import attached_room, check_kind, registered_kit
-from roomkit.channels.realtime_voice._live import CHANNEL_CLOSED, SESSION_ENDED, LiveSession
 from roomkit.conference.base import ConferenceBackend
+from roomkit.errors import ChannelClosedError, ChannelStateError
 from roomkit.models.enums import ChannelType
 from roomkit.voice.realtime.base import RealtimeSession
 
@@ -56,8 +57,8 @@ class ConferenceChannel(Channel):
         self,
         channel_id: str,
         *,
-        backend: ConferenceBackend,
         realtime: ConferenceRealtimeConfig | None = None,
+        backend: ConferenceBackend,
     ) -> None:
         super().__init__(channel_id)
         check_kind("backend", backend, ConferenceBackend)
@@ -99,17 +100,17 @@ class ConferenceChannel(Channel):
 
         Raises:
             TypeError: ``config`` is not a :class:`ConferenceRealtimeConfig`.
-            RuntimeError: a config is already plugged (unplug it first), or the channel is
-                closed.
+            ChannelStateError: a config is already plugged (unplug it first).
+            ChannelClosedError: the channel is closed.
         """
         if not isinstance(config, ConferenceRealtimeConfig):
             raise TypeError(
                 f"plug_realtime takes a ConferenceRealtimeConfig, got {type(config).__name__}"
             )
         if self.closing:
-            raise RuntimeError(f"Channel {self.channel_id} is closed: plug nothing more")
+            raise ChannelClosedError(f"Channel {self.channel_id} is closed: plug nothing more")
         if self._plugged is not None:
-            raise RuntimeError(
+            raise ChannelStateError(
                 f"Channel {self.channel_id} already has a realtime provider: "
                 "await unplug_realtime() first"
             )
@@ -160,13 +161,14 @@ class ConferenceChannel(Channel):
         (``actor_id`` is ``None``).
 
         Raises:
-            RuntimeError: no realtime config is plugged, the channel is not registered, or
-                it is closed.
+            ChannelStateError: no realtime config is plugged.
+            ChannelNotRegisteredError: the channel is not registered.
+            ChannelClosedError: the channel is closed.
             KeyError: no such room, or the channel is not attached to it.
         """
-        kit = self._registered()
+        self._check_open()
         self._realtime_plugged()
-        record = await attached_room(kit, self.channel_id, room_id)
+        record = await self.attached_room(room_id)
         room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
         async with room.starting:
             plugged = self._realtime_plugged()
@@ -193,7 +195,7 @@ class ConferenceChannel(Channel):
     def _realtime_plugged(self) -> Plugged:
         plugged = self._plugged
         if plugged is None or self.closing:
-            raise RuntimeError(
+            raise ChannelStateError(
                 f"Channel {self.channel_id} has no realtime provider: call plug_realtime()"
             )
         return plugged
@@ -213,11 +215,10 @@ class ConferenceChannel(Channel):
         plugged.rooms.pop(live.session.id, None)
         await live.finish(hint, plugged.provider)
 
-    def _registered(self) -> RoomKit:
-        kit = registered_kit(self)
+    def _check_open(self) -> None:
+        self.registered_kit()
         if self.closing:
-            raise RuntimeError(f"Channel {self.channel_id} is closed")
-        return kit
+            raise ChannelClosedError(f"Channel {self.channel_id} is closed: open a new channel")
 
     # -- conferences -------------------------------------------------------------------------
 
@@ -234,14 +235,15 @@ class ConferenceChannel(Channel):
         does nothing.
 
         Raises:
-            RuntimeError: the channel is not registered or is closed, or the room is in
-                another conference already.
+            ChannelNotRegisteredError: the channel is not registered.
+            ChannelClosedError: the channel is closed.
+            ChannelStateError: the room is in another conference already.
             KeyError: no such room, or the channel is not attached to it.
             ValueError: the conference serves another room.
             Exception: whatever the back end's ``join`` raised (the room is not joined).
         """
-        kit = self._registered()
-        await attached_room(kit, self.channel_id, room_id)
+        self._check_open()
+        await self.attached_room(room_id)
         room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
         await self._follower.join(room, conference_id or room_id)
 

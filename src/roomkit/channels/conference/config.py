@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any
 
-from roomkit.channels.ai._declare import check_unique_tools
+from roomkit.channels._calls.bounds import decide, seconds
+from roomkit.channels._calls.declare import check_kind, check_unique_tools, host_tools
 from roomkit.channels.conference._host_handler import RoomToolHandler, host_handler
-from roomkit.channels.realtime_voice._checks import check_kind, host_tools, seconds
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
@@ -127,10 +127,4 @@ class ConferenceRealtimeConfig:
         ``tool_timeouts[name]`` wins; a human-input name has none (its handler's timeout
         applies); any other tool gets ``tool_timeout_seconds``.
         """
-        timeouts = self.tool_timeouts or {}
-        if name in timeouts:
-            return timeouts[name]
-        human = self.human_input_handler
-        if human is not None and name in human.tool_names:
-            return None
-        return self.tool_timeout_seconds
+        return decide(self, name).channel

@@ -11,33 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels.ai._declare import (
-    call_bound,
-    check_host_handler,
-    check_unique_tools,
-    warn_never_offered,
-)
-from roomkit.channels.base import Channel
-from roomkit.channels.realtime_voice._checks import (
-    attached_room,
-    check_kind,
-    host_tools,
-    registered_kit,
-    seconds,
-)
-from roomkit.channels.realtime_voice._doors import call_tool_for, caller_call, new_call_id, spawn
-from roomkit.channels.realtime_voice._live import (
-    CHANNEL_CLOSED,
-    MODEL_CANCELLED,
-    SESSION_ENDED,
-    Door,
-    LiveSession,
-)
-from roomkit.channels.realtime_voice._reasoning import ReasoningBackend
+from roomkit.channels._calls.declare import ToolChannel, check_kind, host_tools
+from roomkit.channels._calls.texts import CHANNEL_CLOSED, MODEL_CANCELLED, SESSION_ENDED
+from roomkit.channels._voice.doors import VoiceCall, call_tool_for, new_call_id, spawn, take
+from roomkit.channels._voice.live import Door, LiveSession
+from roomkit.channels._voice.reasoning import ReasoningBackend
 from roomkit.channels.realtime_voice._recovery import recover_calls
+from roomkit.errors import ChannelClosedError, ChannelStateError, SessionNotOpenError
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import Participant
 from roomkit.providers.ai.base import AITool
@@ -46,14 +29,14 @@ from roomkit.tools.human_input import HumanInputToolHandler
 from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession, RealtimeTransport
 
 if TYPE_CHECKING:
-    from roomkit.core.framework import RoomKit
+    pass
 
 __all__ = ["RealtimeVoiceChannel"]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
 
 
-class RealtimeVoiceChannel(Channel):
+class RealtimeVoiceChannel(ToolChannel):
     """Realtime voice conversations in rooms, with tools that may ask the caller.
 
     Args:
@@ -94,10 +77,16 @@ class RealtimeVoiceChannel(Channel):
         tool_recovery: bool = True,
         reasoning_backend: ReasoningBackend | None = None,
     ) -> None:
-        super().__init__(channel_id)
+        super().__init__(
+            channel_id,
+            tools=host_tools(tools),
+            tool_handler=tool_handler,
+            human_input_handler=human_input_handler,
+            tool_timeout_seconds=tool_timeout_seconds,
+            tool_timeouts=tool_timeouts,
+        )
         check_kind("provider", provider, RealtimeProvider)
         check_kind("transport", transport, RealtimeTransport)
-        check_kind("human_input_handler", human_input_handler, HumanInputToolHandler, optional=True)
         if reasoning_backend is not None and not callable(
             getattr(reasoning_backend, "reason", None)
         ):
@@ -108,60 +97,21 @@ class RealtimeVoiceChannel(Channel):
         self.provider = provider
         self.transport = transport
         self.system_prompt = system_prompt
-        self.human_input_handler = human_input_handler
-        self.tool_timeout_seconds = seconds("tool_timeout_seconds", tool_timeout_seconds)
-        self.tool_timeouts = {
-            name: seconds(f"tool_timeouts[{name!r}]", bound)
-            for name, bound in (tool_timeouts or {}).items()
-        }
         self.tool_recovery = bool(tool_recovery)
         self.reasoning_backend = reasoning_backend
-        human_tools = human_input_handler.tools if human_input_handler is not None else []
-        self._tools = check_unique_tools(channel_id, host_tools(tools), human_tools)
-        self._tool_handler: ToolHandler | None = None
-        self.tool_handler = tool_handler
-        self._warned: set[str] = set()
         self._sessions: dict[str, LiveSession] = {}
-        self._registration: int | None = None
-        self.closing = False
-        """True once ``close()`` started: no session starts, cut calls say the channel closed."""
-        self._unsubscribe = [
+        self._unsubscribe = self._listen()
+
+    def _listen(self) -> list[Callable[[], None]]:
+        """Take what the provider and the transport report; the undo of each subscription."""
+        provider = self.provider
+        return [
             provider.on_tool_call(self._on_tool_call),
             provider.on_transcription(self._on_transcription),
             provider.on_tool_call_cancelled(self._on_tool_call_cancelled),
             provider.on_error(self._on_error),
-            transport.on_client_disconnected(self.end_session),
+            self.transport.on_client_disconnected(self.end_session),
         ]
-
-    # -- tools -------------------------------------------------------------------------------
-
-    @property
-    def tool_handler(self) -> ToolHandler | None:
-        """The host's tool handler; replacing it leaves the human-input tools served."""
-        return self._tool_handler
-
-    @tool_handler.setter
-    def tool_handler(self, handler: ToolHandler | None) -> None:
-        self._tool_handler = check_host_handler(self.channel_id, handler)
-
-    @property
-    def tools(self) -> list[AITool]:
-        """The tools every session declares (the channel's and the human-input handler's)."""
-        return list(self._tools.values())
-
-    def call_bound(self, name: str) -> float | None:
-        """How long a call to ``name`` may run, or ``None`` for no channel bound."""
-        return call_bound(self, name)
-
-    def set_framework(self, kit: RoomKit) -> None:
-        """Wire the channel to ``kit``: its human input to ON_USER_INPUT_REQUIRED."""
-        super().set_framework(kit)
-        if self.human_input_handler is not None:
-            self._registration = kit.route_human_input(
-                self.human_input_handler.handler,
-                self.channel_id,
-                channel_type=ChannelType.REALTIME_VOICE,
-            )
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -185,21 +135,20 @@ class RealtimeVoiceChannel(Channel):
         :meth:`close`.
 
         Raises:
-            RuntimeError: the channel is not registered, or is closed.
+            ChannelNotRegisteredError: the channel is not registered.
+            ChannelClosedError: the channel is closed.
             KeyError: no such room, or the channel is not attached to it.
             ValueError: ``participant_id`` is empty.
         """
-        kit = registered_kit(self)
+        kit = self.registered_kit()
         if self.closing:
-            raise RuntimeError(f"Channel {self.channel_id} is closed: start no new sessions")
+            raise ChannelClosedError(f"Channel {self.channel_id} is closed: start no new sessions")
         if not isinstance(participant_id, str) or not participant_id:
             raise ValueError(f"participant_id must be a non-empty string, got {participant_id!r}")
-        room = await attached_room(kit, self.channel_id, room_id)
+        room = await self.attached_room(room_id)
         await kit.store.add_participant(Participant(participant_id, room_id))
         tools = self._tools
-        human = self.human_input_handler
-        if human is not None:
-            warn_never_offered(self.channel_id, human.tool_names, tools, self._warned)
+        self.warn_unoffered(tools)
         session = RealtimeSession.new(room_id, participant_id, self.channel_id, metadata)
         live = LiveSession(session, room, tools)
         await self.transport.accept(session, connection)
@@ -232,12 +181,8 @@ class RealtimeVoiceChannel(Channel):
         self, session: RealtimeSession, call_id: str, name: str, arguments: dict[str, Any]
     ) -> None:
         live = self._open_session(session)
-        if live is None:
-            return
-        if call_id in live.calls:
-            logger.warning("Call id %s is already being served: the repeat is ignored", call_id)
-            return
-        spawn(caller_call(self, live, Door.FUNCTION_CALL, call_id, name, arguments))
+        if live is not None:
+            take(self._call(live, Door.FUNCTION_CALL, call_id, name, arguments))
 
     async def _on_transcription(
         self, session: RealtimeSession, text: str, role: str, final: bool
@@ -250,7 +195,13 @@ class RealtimeVoiceChannel(Channel):
             return
         for found in recover_calls(text):
             call_id = new_call_id(Door.RECOVERED)
-            spawn(caller_call(self, live, Door.RECOVERED, call_id, found.name, found.arguments))
+            spawn(self._call(live, Door.RECOVERED, call_id, found.name, found.arguments))
+
+    def _call(
+        self, live: LiveSession, door: Door, call_id: str, name: str, arguments: Any
+    ) -> VoiceCall:
+        """A call in a voice session: the session's caller is the one it is for."""
+        return VoiceCall(self, live, door, call_id, name, arguments, live.session.participant_id)
 
     async def _on_tool_call_cancelled(self, session: RealtimeSession, call_ids: list[str]) -> None:
         live = self._sessions.get(session.id)
@@ -273,18 +224,23 @@ class RealtimeVoiceChannel(Channel):
         door; a call cut because the session ended reads as cancelled.
 
         Raises:
-            RuntimeError: the channel has no reasoning backend, or the session is not open.
+            ChannelStateError: the channel has no reasoning backend.
+            SessionNotOpenError: the session is not open.
         """
         backend = self.reasoning_backend
         if backend is None:
-            raise RuntimeError(
+            raise ChannelStateError(
                 f"Channel {self.channel_id} has no reasoning backend: pass reasoning_backend="
             )
         live = self._open_session(session)
         if live is None:
-            raise RuntimeError(f"Session {session.id} is not open on channel {self.channel_id}")
+            raise SessionNotOpenError(
+                f"Session {session.id} is not open on channel {self.channel_id}: "
+                "start_session() a new one"
+            )
+        call_tool = call_tool_for(self, live, live.session.participant_id)
         return await backend.reason(
-            session, text, tools=list(live.tools.values()), call_tool=call_tool_for(self, live)
+            session, text, tools=list(live.tools.values()), call_tool=call_tool
         )
 
     # -- closing -----------------------------------------------------------------------------
@@ -301,6 +257,4 @@ class RealtimeVoiceChannel(Channel):
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
-        human = self.human_input_handler
-        if human is not None:
-            await human.handler.close(channel_id=self.channel_id, registration=self._registration)
+        await self.close_human_input()

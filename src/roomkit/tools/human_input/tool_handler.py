@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from roomkit.core.exceptions import (
@@ -19,9 +20,25 @@ from roomkit.tools.context import current_tool_actor_id, current_tool_call, curr
 from roomkit.tools.human_input._checks import check_schema
 from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["HumanInputToolHandler"]
+__all__ = ["HumanInputCall", "HumanInputToolHandler"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
+
+
+@dataclass(frozen=True, slots=True)
+class HumanInputCall:
+    """The call a person is asked about, as a channel passes it to ``ask(call=...)``."""
+
+    room_id: str
+    """The call's room."""
+    channel_id: str
+    """The channel serving the call."""
+    channel_type: ChannelType
+    """The door the person is asked on."""
+    tool_call_id: str
+    """The provider's call id ("" when there is none)."""
+    actor_id: str | None
+    """The person the call is for, or ``None`` when nobody is known."""
 
 
 class HumanInputToolHandler:
@@ -119,14 +136,18 @@ class HumanInputToolHandler:
         name: str,
         arguments: dict[str, Any],
         *,
+        call: HumanInputCall | None = None,
         channel_type: ChannelType = ChannelType.AI,
         timeout: float | None = None,
     ) -> str:
-        """Ask a person on a door of ``channel_type``; return their answer.
+        """Ask a person about the call ``call``; return their answer.
 
-        The room, channel, call id and actor come from the tool context the channel set.
-        ``timeout`` replaces the handler's own for this call (a channel's per-tool bound):
-        the deadline is the request's, so an answer and the deadline never both win.
+        A channel passes the call it serves (its room, channel, door, tool-call id and
+        actor) and the person's deadline as ``timeout``, both decided before the call is
+        served. Without ``call``, they come from the tool context the caller set
+        (``tool_turn_context``) and the door is ``channel_type``; without ``timeout``, the
+        handler's own applies. The deadline is the request's, so an answer and the
+        deadline never both win.
 
         Raises:
             UnservedToolCallError: ``name`` is not one of ``tool_names``.
@@ -136,11 +157,18 @@ class HumanInputToolHandler:
         """
         if name not in self.tool_names:
             raise UnservedToolCallError(f"tool {name!r} is not served here")
-        call = current_tool_call()
+        if call is not None:
+            room_id, channel_id = call.room_id, call.channel_id
+            tool_call_id, actor_id = call.tool_call_id, call.actor_id
+            channel_type = call.channel_type
+        else:
+            context = current_tool_call()
+            room_id = context.room_id if context is not None else ""
+            room_id = room_id or current_tool_room_id() or ""
+            channel_id = context.channel_id if context is not None else ""
+            tool_call_id = context.tool_call_id if context is not None else ""
+            actor_id = current_tool_actor_id()
         handler = self._handler
-        room_id = (call.room_id if call is not None else "") or current_tool_room_id() or ""
-        tool_call_id = call.tool_call_id if call is not None else ""
-        channel_id = call.channel_id if call is not None else ""
         key = None
         if handler.durable and tool_call_id and channel_type is ChannelType.AI:
             key = f"{room_id}:{channel_id}:{tool_call_id}"
@@ -152,7 +180,7 @@ class HumanInputToolHandler:
             tool_call_id=tool_call_id,
             channel_id=channel_id,
             channel_type=channel_type,
-            actor_id=current_tool_actor_id(),
+            actor_id=actor_id,
             key=key,
             answer_schema=self.answer_schemas.get(name),
             # A durable store writes the deadline with the request: no window without one.

@@ -15,7 +15,8 @@ import logging
 from dataclasses import dataclass, field
 from enum import StrEnum, unique
 
-from roomkit.channels.ai._outcome import CallOutcome
+from roomkit.channels._calls.outcome import CallOutcome
+from roomkit.channels._calls.texts import CUT, MODEL_LOST
 from roomkit.models.room import Room
 from roomkit.providers.ai.base import AITool
 from roomkit.voice.realtime.base import (
@@ -25,23 +26,9 @@ from roomkit.voice.realtime.base import (
     RealtimeTransport,
 )
 
-__all__ = [
-    "CHANNEL_CLOSED",
-    "CUT",
-    "MODEL_CANCELLED",
-    "MODEL_LOST",
-    "SESSION_ENDED",
-    "Door",
-    "LiveSession",
-]
+__all__ = ["Door", "LiveSession"]
 
 logger = logging.getLogger("roomkit.channels.realtime_voice")
-
-SESSION_ENDED = "The session ended before its result."
-CHANNEL_CLOSED = "The channel closed before its result."
-MODEL_CANCELLED = "The model cancelled the call before its result."
-MODEL_LOST = "The connection to the model was lost before its result."
-CUT = "The call was cut before its result."
 
 
 @unique

@@ -1,4 +1,9 @@
-"""What a tool call came to, and the texts the model reads for each way it can end."""
+"""What a tool call came to: the result the model reads, and how the call ended.
+
+Every step that ends a call (a check, the gate, serving, a cut) says so with a
+:class:`CallOutcome`; the report step hands it to ON_TOOL_CALL and returns what the model
+reads, which a SYNC hook may have replaced.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CallOutcome", "cancelled", "failed", "refused", "served"]
+from roomkit.channels._calls import texts
+
+__all__ = ["CallOutcome", "as_text", "cut", "failed", "refused", "served"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,37 +25,34 @@ class CallOutcome:
     arguments: dict[str, Any]
     """The arguments the call ran with (after any rewrite)."""
     is_error: bool = False
+    """True when the model reads an error."""
     refused: bool = False
+    """True when the call was refused (by the channel, a hook or a person)."""
     cancelled: bool = False
+    """True when the call was cut before its result."""
     error_detail: str | None = None
     """What failed, for observers; never shown to the model."""
 
 
-def error_body(message: str, **extra: str) -> str:
-    """The JSON error object the model reads."""
-    return json.dumps({"error": message, **extra})
-
-
 def served(content: str, arguments: dict[str, Any], *, is_error: bool = False) -> CallOutcome:
+    """The call ran; ``content`` is its result."""
     return CallOutcome(content, arguments, is_error=is_error)
 
 
 def refused(content: str, arguments: dict[str, Any], *, detail: str | None = None) -> CallOutcome:
+    """The call was refused; ``content`` says why."""
     return CallOutcome(content, arguments, is_error=True, refused=True, error_detail=detail)
 
 
 def failed(content: str, arguments: dict[str, Any], *, detail: str | None = None) -> CallOutcome:
+    """The call ran and failed; ``content`` is what the model reads, ``detail`` what failed."""
     return CallOutcome(content, arguments, is_error=True, error_detail=detail)
 
 
-def cancelled(name: str, arguments: dict[str, Any], *, channel_closed: bool) -> CallOutcome:
-    hint = (
-        "The channel closed before its result."
-        if channel_closed
-        else "The turn ended before its result."
-    )
-    content = error_body("Tool call cancelled", tool=name, hint=hint)
-    return CallOutcome(content, arguments, is_error=True, cancelled=True)
+def cut(name: str, arguments: object, hint: str) -> CallOutcome:
+    """The call was cut before its result; ``hint`` says why."""
+    shown = arguments if isinstance(arguments, dict) else {}
+    return CallOutcome(texts.cancelled(name, hint), shown, is_error=True, cancelled=True)
 
 
 def as_text(result: object) -> str:

@@ -1,0 +1,59 @@
+"""Checks: the channel's own refusals of a call, before any hook or handler runs.
+
+A call is refused when its arguments were cut (the provider stopped before they were
+complete, or they hold text UTF-8 cannot encode and were screened), when the tool was not
+offered where the call was made, and when its arguments break the tool's JSON Schema. Each
+refusal raises :class:`~roomkit.ChannelRefusalError` with the text the model reads.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from roomkit.channels._calls import texts
+from roomkit.core.exceptions import ChannelRefusalError
+from roomkit.tools.validation import validate_tool_arguments
+
+if TYPE_CHECKING:
+    from roomkit.channels._calls.site import CallSite
+    from roomkit.providers.ai.base import AITool, AIToolCall
+
+__all__ = ["UNENCODABLE", "arguments_cut", "check"]
+
+UNENCODABLE = "unencodable_arguments"
+"""The metadata entry of a screened call: what was wrong with its arguments."""
+
+
+def arguments_cut(call: AIToolCall) -> str | None:
+    """The refusal the model reads for a call whose arguments were cut, or ``None``."""
+    problem = call.metadata.get(UNENCODABLE)
+    if isinstance(problem, str):
+        return texts.unencodable_arguments(call.name, problem)
+    if call.partial:
+        return texts.arguments_cut(call.name)
+    return None
+
+
+def check(site: CallSite, name: str, arguments: object, *, cut: str | None = None) -> AITool:
+    """The tool ``name`` offered at ``site``, once the call passed every check.
+
+    Args:
+        cut: the refusal of a call whose arguments were cut (:func:`arguments_cut`).
+
+    Raises:
+        ChannelRefusalError: the arguments were cut, the tool was not offered, or the
+            arguments break its schema.
+    """
+    if cut is not None:
+        raise ChannelRefusalError(cut)
+    tool = site.tools.get(name)
+    if tool is None:
+        logging.getLogger(f"roomkit.channels.{site.channel_type}").warning(
+            "Provider requested undeclared tool %s", name
+        )
+        raise ChannelRefusalError(texts.not_declared(name))
+    problem = validate_tool_arguments(tool.parameters, arguments)
+    if problem is not None:
+        raise ChannelRefusalError(texts.invalid_arguments(name, problem))
+    return tool

@@ -1,0 +1,65 @@
+"""The pipeline: one tool call through check -> gate -> serve -> report.
+
+Every channel and door runs a call through :func:`run_call`: the AI channel's turns, the voice
+channel's function calls, spoken calls and reasoning calls, and the conference's function
+calls. The checks refuse what the channel will not serve; the gate (BEFORE_TOOL_USE) may
+refuse or rewrite; the call is served; ON_TOOL_CALL hears how it ended, once. A call cut
+while it runs (its turn or session ended, the channel closed, the model gave it up) is
+reported cancelled, with the hint the door gives, and the cancellation goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from roomkit.channels._calls import texts
+from roomkit.channels._calls.checks import check
+from roomkit.channels._calls.gate import gate
+from roomkit.channels._calls.outcome import CallOutcome, cut, refused
+from roomkit.channels._calls.report import report
+from roomkit.channels._calls.serve import ToolServer, serve
+from roomkit.core.exceptions import ChannelRefusalError
+
+if TYPE_CHECKING:
+    from roomkit.channels._calls.site import CallSite
+
+__all__ = ["run_call"]
+
+
+async def run_call(
+    site: CallSite,
+    server: ToolServer,
+    name: str,
+    arguments: Any,
+    *,
+    cut_hint: Callable[[], str],
+    cut_arguments: str | None = None,
+) -> CallOutcome:
+    """Run one call at ``site`` on ``server``; return the outcome the model reads.
+
+    Args:
+        cut_hint: why the call has no result, asked when it is cut.
+        cut_arguments: the refusal of a call whose arguments were cut, if they were.
+    """
+    try:
+        outcome = await _decide(site, server, name, arguments, cut_arguments)
+    except asyncio.CancelledError:
+        await report(site, name, cut(name, arguments, cut_hint()))
+        raise
+    return await report(site, name, outcome)
+
+
+async def _decide(
+    site: CallSite, server: ToolServer, name: str, arguments: Any, cut_arguments: str | None
+) -> CallOutcome:
+    try:
+        tool = check(site, name, arguments, cut=cut_arguments)
+    except ChannelRefusalError as refusal:
+        return refused(refusal.message, arguments if isinstance(arguments, dict) else {})
+    decision = await gate(site, name, arguments, tool)
+    if not decision.allowed:
+        body = texts.error_body(decision.reason or "")
+        return refused(body, arguments, detail=decision.detail)
+    return await serve(site, server, name, decision.arguments)

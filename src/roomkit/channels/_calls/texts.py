@@ -1,0 +1,130 @@
+"""Every text the model reads about a tool call that did not simply run.
+
+A refusal, a failure or a cut call reaches the model as a JSON error object (``{"error":
+...}``, sometimes with the tool and a hint); a result recovered from speech goes back as a
+line of context. The texts are written here and nowhere else, so each door, each channel and
+each step words the same case the same way. A human-input answer's own timeout and rejection
+texts belong to :class:`~roomkit.tools.human_input.HumanInputToolHandler`, whose callers
+outside any channel read them too.
+"""
+
+from __future__ import annotations
+
+import json
+
+__all__ = [
+    "CHANNEL_CLOSED",
+    "CUT",
+    "DETACHED",
+    "MODEL_CANCELLED",
+    "MODEL_LOST",
+    "SESSION_ENDED",
+    "TURN_ENDED",
+    "UNPLUGGED",
+    "arguments_cut",
+    "cancelled",
+    "crashed",
+    "denied",
+    "error_body",
+    "external_denied",
+    "invalid_arguments",
+    "invalid_rewrite",
+    "not_declared",
+    "recovered_result",
+    "result_blocked",
+    "room_unavailable",
+    "timed_out",
+    "unencodable_arguments",
+    "unserved",
+]
+
+# Why a call has no result: the hint of its cancellation.
+TURN_ENDED = "The turn ended before its result."
+CHANNEL_CLOSED = "The channel closed before its result."
+SESSION_ENDED = "The session ended before its result."
+MODEL_CANCELLED = "The model cancelled the call before its result."
+MODEL_LOST = "The connection to the model was lost before its result."
+CUT = "The call was cut before its result."
+UNPLUGGED = "The conference's realtime provider was unplugged before its result."
+DETACHED = "The conference was detached from the room before its result."
+
+
+def error_body(message: str, **extra: str) -> str:
+    """The JSON error object the model reads."""
+    return json.dumps({"error": message, **extra})
+
+
+def cancelled(name: str, hint: str) -> str:
+    """A call cut before its result; ``hint`` says why."""
+    return error_body("Tool call cancelled", tool=name, hint=hint)
+
+
+def not_declared(name: str) -> str:
+    """A call to a tool the model was not offered."""
+    return error_body(f"Tool '{name}' is not declared.")
+
+
+def invalid_arguments(name: str, problem: str) -> str:
+    """Arguments that break the tool's JSON Schema."""
+    return error_body(f"Invalid arguments for '{name}': {problem}")
+
+
+def unencodable_arguments(name: str, problem: str) -> str:
+    """Arguments holding text UTF-8 cannot encode (a lone surrogate)."""
+    return error_body(
+        f"Invalid arguments for '{name}': arguments must be valid Unicode text: "
+        f"{problem}; call it again with the text written out"
+    )
+
+
+def arguments_cut(name: str) -> str:
+    """Arguments the provider cut off before they were complete."""
+    return error_body(
+        f"Tool '{name}' arguments were cut off: call it again with complete arguments."
+    )
+
+
+def room_unavailable(name: str) -> str:
+    """The gate could not read the call's room, so it refuses the call (not a JSON object:
+    the refusal wraps it)."""
+    return f"Tool '{name}' denied: its room is unavailable."
+
+
+def denied(name: str) -> str:
+    """A BEFORE_TOOL_USE hook blocked the call without saying why (the refusal wraps it)."""
+    return f"Tool '{name}' denied by pre-execution hook."
+
+
+def invalid_rewrite(name: str, problem: str) -> str:
+    """A BEFORE_TOOL_USE rewrite whose arguments break the schema (the refusal wraps it)."""
+    return f"Invalid rewritten arguments for '{name}': {problem}"
+
+
+def external_denied(name: str) -> str:
+    """An external tool handler denied the call without saying why (the refusal wraps it)."""
+    return f"Tool '{name}' was denied"
+
+
+def result_blocked(name: str) -> str:
+    """An ON_TOOL_CALL hook blocked the result without saying why (the report wraps it)."""
+    return f"Tool '{name}' result blocked by hook."
+
+
+def crashed(name: str, kind: str) -> str:
+    """The tool raised: the model reads the error's type, never its message."""
+    return error_body(f"Tool '{name}' failed ({kind})")
+
+
+def unserved(name: str) -> str:
+    """Nothing on the channel serves the name."""
+    return error_body(f"Tool '{name}' has no handler on this channel.")
+
+
+def timed_out(message: str) -> str:
+    """The tool missed its bound (``message`` is the :class:`ToolTimeoutError`'s)."""
+    return error_body(message)
+
+
+def recovered_result(name: str, content: str) -> str:
+    """The context line that gives a call recovered from speech its result."""
+    return f"Result of {name}: {content}"
