@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from roomkit.core import _redis_link as link
 from roomkit.core import _redis_rooms as records
+from roomkit.core import redis_link as link
 from roomkit.core.exceptions import StoreFormatError
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids

@@ -11,7 +11,7 @@ returned is on disk, and another process sees it at its next read. Most writes a
 statement; the two that must not be split (a message with the turns it starts, a turn's end
 with its reply) are one transaction each. Before and
 after each write (and at most every 50 ms before a read) the store checks that its files are
-still the ones it opened (:class:`~roomkit.core._sqlite_connect.FileWatch`): when one was
+still the ones it opened (:class:`~roomkit.core.sqlite_connect.FileWatch`): when one was
 deleted or replaced, what the connection's log holds is copied into the database file, the
 connection is dropped, and the call is refused; a write during which a file moved is
 acknowledged only once it was copied in with the rest.
@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn, Self
 
 from roomkit.core import _sqlite_rows as rows
-from roomkit.core._sqlite_connect import FileWatch, connect, unavailable
+from roomkit.core.sqlite_connect import FileWatch, connect, unavailable
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
 

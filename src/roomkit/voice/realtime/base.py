@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from enum import StrEnum, unique
 from typing import Any
 
-from roomkit.voice._callbacks import Callbacks
+from roomkit.voice.callbacks import Callbacks
 
 __all__ = [
     "ClientDisconnectedCallback",
