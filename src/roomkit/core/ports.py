@@ -93,13 +93,10 @@ class HumanInputRoute(Protocol):
         ...
 
     async def list_pending(
-        self,
-        *,
-        room_id: str | None = None,
-        actor_id: str | None = None,
-        channel_id: str | None = None,
+        self, *, room_id: str | None = None, actor_id: str | None = None
     ) -> list[PendingInput]:
-        """The requests still waiting for an answer, oldest first."""
+        """The requests of ``actor_id`` in ``room_id`` still waiting for an answer, oldest
+        first (``None`` filters nothing)."""
         ...
 
     async def expire_overdue(self, requests: Iterable[PendingInput]) -> list[PendingInput]:

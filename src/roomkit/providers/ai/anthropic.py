@@ -19,18 +19,16 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
     ) from exc
 
 import asyncio
-import dataclasses
-from collections.abc import AsyncIterator
-from contextlib import aclosing
 from dataclasses import dataclass
 
 from anthropic.types import MessageParam, RawMessageStreamEvent, ToolParam
 
 from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _anthropic_wire as wire
-from roomkit.providers.ai._loop import RequestLoop, VendorErrors, pick
-from roomkit.providers.ai._retry import Backoff, Sleep
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+from roomkit.providers.ai._loop import RequestLoop, VendorErrors
+from roomkit.providers.ai._retry import Sleep
+from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
+from roomkit.providers.ai.base import AIContext, AIResponse
 
 __all__ = ["AnthropicAIProvider", "AnthropicConfig"]
 
@@ -38,7 +36,7 @@ PROVIDER = wire.PROVIDER
 
 
 @dataclass(frozen=True)
-class AnthropicConfig:
+class AnthropicConfig(RetrySettings):
     """How to reach Claude, and how hard to try.
 
     Example::
@@ -72,21 +70,10 @@ class AnthropicConfig:
             raise ValueError("AnthropicConfig needs a model, e.g. model='claude-opus-5'")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
-        if self.timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {self.timeout}")
-        self.backoff()  # validates the retry bounds
-
-    def backoff(self) -> Backoff:
-        """The retry bounds these settings describe."""
-        return Backoff(
-            retries=self.max_retries,
-            base_delay=self.retry_base_delay,
-            max_delay=self.retry_max_delay,
-            max_wait=self.retry_max_wait,
-        )
+        self.check_bounds()
 
 
-class AnthropicAIProvider(AIProvider):
+class AnthropicAIProvider(VendorProvider["_Request", RawMessageStreamEvent]):
     """A model provider for Claude, on the Anthropic Messages API.
 
     Give it a config, or the settings as keywords (keywords override the config's)::
@@ -128,24 +115,22 @@ class AnthropicAIProvider(AIProvider):
         stream: bool | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        if config is None:
-            if model is None:
-                raise TypeError("AnthropicAIProvider needs model= (or an AnthropicConfig)")
-            config = AnthropicConfig(model)
-        self.config: AnthropicConfig = dataclasses.replace(
+        self.config: AnthropicConfig = overridden(
+            "AnthropicAIProvider",
             config,
-            model=pick(model, config.model),
-            api_key=pick(api_key, config.api_key),
-            base_url=pick(base_url, config.base_url),
-            max_tokens=pick(max_tokens, config.max_tokens),
-            timeout=pick(timeout, config.timeout),
-            max_retries=pick(max_retries, config.max_retries),
-            stream=pick(stream, config.stream),
+            AnthropicConfig,
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            max_retries=max_retries,
+            stream=stream,
         )
         """The settings in force."""
         self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)
         # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
-        self._client = anthropic.AsyncAnthropic(
+        self._client: anthropic.AsyncAnthropic = anthropic.AsyncAnthropic(
             api_key=self.config.api_key,
             base_url=self.config.base_url,
             timeout=self.config.timeout,
@@ -158,48 +143,10 @@ class AnthropicAIProvider(AIProvider):
                 provider=PROVIDER,
             )
 
-    @property
-    def model_name(self) -> str:
-        """The configured model."""
-        return self.config.model
+    _assembly = wire.StreamAssembly
 
-    @property
-    def supports_streaming(self) -> bool:
-        """Always ``True``: :meth:`stream` yields text as it arrives."""
-        return True
-
-    async def generate(self, context: AIContext) -> AIResponse:
-        """One Messages API call for the context, retried on retryable failures.
-
-        With ``stream=True`` the call streams and the events are assembled into the same
-        response.
-
-        Raises:
-            ProviderError: the typed failure, after the retries allowed.
-        """
-        request = _Request.build(context, self.config)
-        if self.config.stream:
-            return await self._loop.collect(lambda: self._open(request), wire.StreamAssembly)
-        return await self._loop.call(lambda: self._once(request))
-
-    async def stream(self, context: AIContext) -> AsyncIterator[str]:
-        """Stream the response's text as it arrives.
-
-        Only opening the stream is retried: text already passed on cannot be taken back.
-        Tool calls are not reported here; use :meth:`generate` for a turn that offers tools.
-
-        Raises:
-            ProviderError: the typed failure.
-        """
-        request = _Request.build(context, self.config)
-        texts = self._loop.relay(lambda: self._open(request), wire.StreamAssembly())
-        async with aclosing(texts):
-            async for text in texts:
-                yield text
-
-    async def close(self) -> None:
-        """Close the SDK client and its connections."""
-        await self._client.close()
+    def _build(self, context: AIContext) -> _Request:
+        return _Request.build(context, self.config)
 
     async def _once(self, request: _Request) -> AIResponse:
         message = await self._client.messages.create(
