@@ -25,10 +25,10 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, Self
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from roomkit.core import _sqlite_rows as rows
+from roomkit.core.lifecycle import Opened
 from roomkit.core.sqlite_connect import FileWatch, connect, unavailable
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
@@ -41,7 +41,7 @@ __all__ = ["SQLiteRoomStore"]
 logger = logging.getLogger("roomkit.core.sqlite_store")
 
 
-class SQLiteRoomStore:
+class SQLiteRoomStore(Opened):
     """A :class:`~roomkit.core.store.RoomStore` and turn journal in one SQLite file.
 
     The database opens on first use, or with :meth:`open` / ``async with``; the tables are
@@ -90,18 +90,6 @@ class SQLiteRoomStore:
         db, self._db, self._watch = self._db, None, None
         if db is not None:
             await db.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def _connection(self) -> tuple[aiosqlite.Connection, FileWatch]:
         async with self._opening:
