@@ -15,12 +15,12 @@ import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 from roomkit.core._answers import find_answer
 from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
 from roomkit.core.exceptions import RequestSettledError
-from roomkit.core.hooks import HookEngine
+from roomkit.core.hooks import HookEngine, HookOptions
 from roomkit.core.ports import (
     DeliveringChannel,
     HumanInputRoute,
@@ -74,30 +74,18 @@ class RoomKit:
         self,
         trigger: HookTrigger,
         execution: HookExecution = HookExecution.SYNC,
-        *,
-        priority: int = 0,
-        name: str = "",
-        timeout: float = 30.0,
-        channel_types: set[ChannelType] | None = None,
-        channel_ids: set[str] | None = None,
-        fail_closed: bool | None = None,
+        **options: Unpack[HookOptions],
     ) -> Callable[[F], F]:
         """Register the decorated ``async def hook(event, ctx)`` for ``trigger``.
 
         SYNC hooks run in priority order (lower first) and may block or modify; ASYNC hooks
         observe afterwards. A hook that returns ``None`` allows. ``execution`` may be given
-        by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``.
+        by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``. The
+        options (``priority``, ``name``, ``timeout``, ``channel_types``, ``channel_ids``,
+        ``fail_closed``) are keywords, as :meth:`HookEngine.register
+        <roomkit.core.hooks.HookEngine.register>` describes them.
         """
-        return self.hooks.hook(
-            trigger,
-            execution=execution,
-            priority=priority,
-            name=name,
-            timeout=timeout,
-            channel_types=channel_types,
-            channel_ids=channel_ids,
-            fail_closed=fail_closed,
-        )
+        return self.hooks.hook(trigger, execution=execution, **options)
 
     def add_hook(self, trigger: HookTrigger, fn: Any, **options: Any) -> HookRegistration:
         """Register ``fn`` for ``trigger`` without the decorator (same options as ``hook``)."""
