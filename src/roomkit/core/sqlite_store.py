@@ -98,6 +98,27 @@ class SQLiteRoomStore(Opened):
                 self._watch = FileWatch(self.path)
             return self._db, self._watch
 
+    @asynccontextmanager
+    async def _held(
+        self, *, for_read: bool = False
+    ) -> AsyncIterator[tuple[aiosqlite.Connection, FileWatch]]:
+        """The connection, held for one statement or one transaction, its files checked.
+
+        Raises:
+            StoreUnavailableError: a file of the database moved (what the connection's log
+                held is saved first).
+        """
+        db, watch = (
+            (self._db, self._watch)
+            if self._db is not None and self._watch is not None
+            else await self._connection()
+        )
+        async with self._using:
+            moved = watch.moved(for_read=for_read)
+            if moved is not None:
+                await self._refuse(db, watch, moved)
+            yield db, watch
+
     async def _run(
         self, sql: str, params: Sequence[Any] = (), *, read: bool = False
     ) -> list[rows.Row]:
@@ -106,15 +127,7 @@ class SQLiteRoomStore(Opened):
         Raises:
             StoreUnavailableError: SQLite failed, or a file of the database moved.
         """
-        db, watch = (
-            (self._db, self._watch)
-            if self._db is not None and self._watch is not None
-            else await self._connection()
-        )
-        async with self._using:
-            moved = watch.moved(for_read=read)
-            if moved is not None:
-                await self._refuse(db, watch, moved)
+        async with self._held(for_read=read) as (db, watch):
             try:
                 found = list(await db.execute_fetchall(sql, params))
             except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
@@ -133,15 +146,7 @@ class SQLiteRoomStore(Opened):
             KeyError: a parent row is missing; ``missing`` says which (nothing is written).
             StoreUnavailableError: SQLite failed, or a file of the database moved.
         """
-        db, watch = (
-            (self._db, self._watch)
-            if self._db is not None and self._watch is not None
-            else await self._connection()
-        )
-        async with self._using:
-            moved = watch.moved()
-            if moved is not None:
-                await self._refuse(db, watch, moved)
+        async with self._held() as (db, watch):
             try:
                 await db.execute_fetchall("BEGIN IMMEDIATE")
                 try:
