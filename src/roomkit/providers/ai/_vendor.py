@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -63,23 +63,33 @@ class RetrySettings:
 
 
 def overridden(
-    owner: str, config: _C | None, build: Callable[[str], _C], model: str | None, **given: object
+    owner: str,
+    config: _C | None,
+    build: Callable[[str], _C],
+    settings: Mapping[str, object],
+    known: Collection[str],
 ) -> _C:
-    """``config`` (a ``build(model)`` when ``None``) with the keywords given put over it.
+    """``config`` (built from the ``model`` setting when ``None``) with ``settings`` over it.
 
-    A keyword left ``None`` keeps the config's value.
+    A setting given as ``None`` keeps the config's value.
 
     Raises:
-        TypeError: neither a config nor a model was given to ``owner``.
+        TypeError: a setting is not one of ``known``, or neither a config nor a model was
+            given to ``owner``.
     """
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise TypeError(
+            f"{owner} got an unexpected keyword argument {unknown[0]!r}; it takes "
+            + ", ".join(f"{name}=" for name in known)
+        )
+    changes: dict[str, Any] = {name: value for name, value in settings.items() if value is not None}
     if config is None:
-        if model is None:
+        model = changes.pop("model", None)
+        if not isinstance(model, str):
             kind = getattr(build, "__name__", "config")
             raise TypeError(f"{owner} needs model= (or an {kind})")
         config = build(model)
-    changes: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
-    if model is not None:
-        changes["model"] = model
     return dataclasses.replace(config, **changes)
 
 

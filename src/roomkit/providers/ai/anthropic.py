@@ -20,6 +20,7 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
 
 import asyncio
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from anthropic.types import MessageParam, RawMessageStreamEvent, ToolParam
 
@@ -30,7 +31,7 @@ from roomkit.providers.ai._retry import Sleep
 from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
 from roomkit.providers.ai.base import AIContext, AIResponse
 
-__all__ = ["AnthropicAIProvider", "AnthropicConfig"]
+__all__ = ["AnthropicAIProvider", "AnthropicConfig", "AnthropicSettings"]
 
 PROVIDER = wire.PROVIDER
 
@@ -73,6 +74,19 @@ class AnthropicConfig(RetrySettings):
         self.check_bounds()
 
 
+class AnthropicSettings(TypedDict, total=False):
+    """The settings :class:`AnthropicAIProvider` takes as keywords, over its config's (``None``
+    keeps the config's)."""
+
+    model: str | None
+    api_key: str | None
+    base_url: str | None
+    max_tokens: int | None
+    timeout: float | None
+    max_retries: int | None
+    stream: bool | None
+
+
 class AnthropicAIProvider(VendorProvider["_Request", RawMessageStreamEvent]):
     """A model provider for Claude, on the Anthropic Messages API.
 
@@ -106,26 +120,15 @@ class AnthropicAIProvider(VendorProvider["_Request", RawMessageStreamEvent]):
         config: AnthropicConfig | None = None,
         /,
         *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        stream: bool | None = None,
         sleep: Sleep = asyncio.sleep,
+        **settings: Unpack[AnthropicSettings],
     ) -> None:
         self.config: AnthropicConfig = overridden(
             "AnthropicAIProvider",
             config,
             AnthropicConfig,
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            max_tokens=max_tokens,
-            timeout=timeout,
-            max_retries=max_retries,
-            stream=stream,
+            settings,
+            AnthropicSettings.__annotations__,
         )
         """The settings in force."""
         self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)

@@ -21,6 +21,7 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from openai.types.chat import (
     ChatCompletionChunk,
@@ -36,7 +37,7 @@ from roomkit.providers.ai._retry import Sleep
 from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
 from roomkit.providers.ai.base import AIContext, AIResponse
 
-__all__ = ["OpenAIAIProvider", "OpenAIConfig"]
+__all__ = ["OpenAIAIProvider", "OpenAIConfig", "OpenAISettings"]
 
 PROVIDER = wire.PROVIDER
 
@@ -91,6 +92,20 @@ class OpenAIConfig(RetrySettings):
         self.check_bounds()
 
 
+class OpenAISettings(TypedDict, total=False):
+    """The settings :class:`OpenAIAIProvider` takes as keywords, over its config's (``None``
+    keeps the config's)."""
+
+    model: str | None
+    api_key: str | None
+    base_url: str | None
+    max_tokens: int | None
+    temperature: float | None
+    timeout: float | None
+    max_retries: int | None
+    stream: bool | None
+
+
 class OpenAIAIProvider(VendorProvider["_Request", ChatCompletionChunk]):
     """A model provider on the Chat Completions API (OpenAI, or a compatible server).
 
@@ -126,28 +141,11 @@ class OpenAIAIProvider(VendorProvider["_Request", ChatCompletionChunk]):
         config: OpenAIConfig | None = None,
         /,
         *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        stream: bool | None = None,
         sleep: Sleep = asyncio.sleep,
+        **settings: Unpack[OpenAISettings],
     ) -> None:
         self.config: OpenAIConfig = overridden(
-            "OpenAIAIProvider",
-            config,
-            OpenAIConfig,
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            timeout=timeout,
-            max_retries=max_retries,
-            stream=stream,
+            "OpenAIAIProvider", config, OpenAIConfig, settings, OpenAISettings.__annotations__
         )
         """The settings in force."""
         self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)
