@@ -14,6 +14,7 @@ import dataclasses
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from roomkit.providers.ai._loop import Assembly, Events, RequestLoop
@@ -30,17 +31,23 @@ _R = TypeVar("_R")
 _E = TypeVar("_E")
 
 
+@dataclass(frozen=True, kw_only=True)
 class RetrySettings:
-    """The timeout and retry fields of a vendor's config, and their checks.
+    """The settings every vendor's config holds: how long an attempt may take, how many are
+    made, whether ``generate`` streams, and the backoff between attempts (keywords only)."""
 
-    The config (a frozen dataclass) declares the fields, with their defaults and docs.
-    """
-
-    timeout: float
-    max_retries: int
-    retry_base_delay: float
-    retry_max_delay: float
-    retry_max_wait: float
+    timeout: float = 60.0
+    """Seconds one attempt may take before it fails as a timeout."""
+    max_retries: int = 2
+    """How many times a rate-limited, overloaded or timed-out call is tried again."""
+    stream: bool = False
+    """Use the streaming API in the provider's ``generate``."""
+    retry_base_delay: float = 0.5
+    """The first backoff step in seconds; each later step doubles it (with jitter)."""
+    retry_max_delay: float = 8.0
+    """The longest backoff step in seconds, when the vendor gives no ``retry-after``."""
+    retry_max_wait: float = 30.0
+    """The most seconds spent waiting across the retries of one call."""
 
     def backoff(self) -> Backoff:
         """The retry bounds these settings describe."""

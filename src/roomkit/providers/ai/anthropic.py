@@ -40,6 +40,10 @@ PROVIDER = wire.PROVIDER
 class AnthropicConfig(RetrySettings):
     """How to reach Claude, and how hard to try.
 
+    The attempt's ``timeout``, ``max_retries``, ``stream`` and the backoff bounds
+    (``retry_base_delay``, ``retry_max_delay``, ``retry_max_wait``) are keywords shared by
+    every vendor's config (:class:`~roomkit.providers.ai._vendor.RetrySettings`).
+
     Example::
 
         AnthropicAIProvider(AnthropicConfig("claude-opus-5", api_key=key, stream=True))
@@ -53,18 +57,6 @@ class AnthropicConfig(RetrySettings):
     """The API's address; ``None`` lets the SDK read ``ANTHROPIC_BASE_URL``, else the default."""
     max_tokens: int = 4096
     """The most tokens one response may hold, unless the context sets its own."""
-    timeout: float = 60.0
-    """Seconds one attempt may take before it fails as a timeout."""
-    max_retries: int = 2
-    """How many times a rate-limited, overloaded or timed-out call is tried again."""
-    stream: bool = False
-    """Use the streaming API in :meth:`AnthropicAIProvider.generate`."""
-    retry_base_delay: float = 0.5
-    """The first backoff step in seconds; each later step doubles it (with jitter)."""
-    retry_max_delay: float = 8.0
-    """The longest backoff step in seconds, when the vendor gives no ``retry-after``."""
-    retry_max_wait: float = 30.0
-    """The most seconds spent waiting across the retries of one call."""
 
     def __post_init__(self) -> None:
         if not self.model:

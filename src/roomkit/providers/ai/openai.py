@@ -46,6 +46,10 @@ PROVIDER = wire.PROVIDER
 class OpenAIConfig(RetrySettings):
     """How to reach a Chat Completions server, and how hard to try.
 
+    The attempt's ``timeout``, ``max_retries``, ``stream`` and the backoff bounds
+    (``retry_base_delay``, ``retry_max_delay``, ``retry_max_wait``) are keywords shared by
+    every vendor's config (:class:`~roomkit.providers.ai._vendor.RetrySettings`).
+
     Example::
 
         OpenAIAIProvider(OpenAIConfig("llama3.1", api_key="-", base_url="http://gpu:8000/v1"))
@@ -69,20 +73,8 @@ class OpenAIConfig(RetrySettings):
     ``None``."""
     organization: str | None = None
     """The OpenAI organization to bill; ``None`` lets the SDK read ``OPENAI_ORG_ID``."""
-    timeout: float = 60.0
-    """Seconds one attempt may take before it fails as a timeout."""
-    max_retries: int = 2
-    """How many times a rate-limited, overloaded or timed-out call is tried again."""
-    stream: bool = False
-    """Use the streaming API in :meth:`OpenAIAIProvider.generate`."""
     stream_usage: bool = True
     """Ask a stream for its token usage (``stream_options.include_usage``)."""
-    retry_base_delay: float = 0.5
-    """The first backoff step in seconds; each later step doubles it (with jitter)."""
-    retry_max_delay: float = 8.0
-    """The longest backoff step in seconds, when the server gives no ``retry-after``."""
-    retry_max_wait: float = 30.0
-    """The most seconds spent waiting across the retries of one call."""
 
     def __post_init__(self) -> None:
         if not self.model:
