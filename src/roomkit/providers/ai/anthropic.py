@@ -67,8 +67,8 @@ class AnthropicConfig(RetrySettings):
 
 
 class AnthropicSettings(TypedDict, total=False):
-    """The settings :class:`AnthropicAIProvider` takes as keywords, over its config's (``None``
-    keeps the config's)."""
+    """The keywords the provider takes over its config: each sets the config's field of the
+    same name, and ``None`` keeps the config's value."""
 
     model: str | None
     api_key: str | None
@@ -92,14 +92,10 @@ class AnthropicAIProvider(VendorProvider["_Request", RawMessageStreamEvent]):
 
     Args:
         config: the settings; built from the keywords when ``None``.
-        model: the model (required without a config).
-        api_key: the API key.
-        base_url: the API's address.
-        max_tokens: the most tokens per response.
-        timeout: seconds per attempt.
-        max_retries: how many times a retryable failure is tried again.
-        stream: use the streaming API in :meth:`generate`.
         sleep: how to wait between retries; tests inject one that does not wait.
+        **settings: config fields to set over the config's (:class:`AnthropicSettings`):
+            ``model`` (required without a config), ``api_key``, ``base_url``, ``max_tokens``,
+            ``timeout``, ``max_retries``, ``stream``.
 
     Raises:
         TypeError: neither a config nor ``model`` was given.

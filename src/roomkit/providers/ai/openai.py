@@ -85,8 +85,8 @@ class OpenAIConfig(RetrySettings):
 
 
 class OpenAISettings(TypedDict, total=False):
-    """The settings :class:`OpenAIAIProvider` takes as keywords, over its config's (``None``
-    keeps the config's)."""
+    """The keywords the provider takes over its config: each sets the config's field of the
+    same name, and ``None`` keeps the config's value."""
 
     model: str | None
     api_key: str | None
@@ -112,15 +112,10 @@ class OpenAIAIProvider(VendorProvider["_Request", ChatCompletionChunk]):
 
     Args:
         config: the settings; built from the keywords when ``None``.
-        model: the model (required without a config).
-        api_key: the API key.
-        base_url: the API's address, ``/v1`` included.
-        max_tokens: the most tokens per response.
-        temperature: the sampling temperature.
-        timeout: seconds per attempt.
-        max_retries: how many times a retryable failure is tried again.
-        stream: use the streaming API in :meth:`generate`.
         sleep: how to wait between retries; tests inject one that does not wait.
+        **settings: config fields to set over the config's (:class:`OpenAISettings`):
+            ``model`` (required without a config), ``api_key``, ``base_url``, ``max_tokens``,
+            ``temperature``, ``timeout``, ``max_retries``, ``stream``.
 
     Raises:
         TypeError: neither a config nor ``model`` was given.
