@@ -21,6 +21,7 @@ from roomkit import (
 )
 from roomkit.channels.ai import AIChannel
 from roomkit.channels.base import Channel
+from roomkit.models.enums import ChannelType
 from roomkit.models.room import RoomEvent
 from roomkit.providers.ai.mock import MockAIProvider
 
@@ -363,3 +364,80 @@ async def test_detaching_a_channel_tells_it_and_unbinds_it() -> None:
 
     assert detached == ["r1"]
     assert await kit.store.list_bindings("r1") == []
+
+
+def test_route_human_input_checks_the_handler_and_the_door() -> None:
+    kit = RoomKit()
+
+    with pytest.raises(TypeError, match="takes a HumanInputHandler"):
+        kit.route_human_input(object(), "ext")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="must be a ChannelType"):
+        kit.route_human_input(HumanInputHandler(), "ext", channel_type="ai")  # type: ignore[arg-type]
+    assert kit.human_input_handlers == []
+
+
+async def test_each_request_fires_with_the_door_it_came_through() -> None:
+    """The door a handler is routed with does not steer its hooks: the request's own does."""
+    kit = RoomKit()
+    await kit.create_room("r1")
+    handler = HumanInputHandler()
+    kit.route_human_input(handler, "ext", channel_type=ChannelType.CONFERENCE)
+    doors: list[ChannelType] = []
+    announced: list[str] = []
+    both = asyncio.Event()
+
+    @kit.hook(INPUT, channel_types={ChannelType.REALTIME_VOICE})
+    async def voice_only(event: Any, ctx: Any) -> None:
+        doors.append(event.channel_type)
+
+    @kit.on("user_input_required")
+    async def listen(event: Any) -> None:
+        announced.append(event.data["pending_id"])
+        if len(announced) == 2:
+            both.set()
+
+    for door in (ChannelType.AI, ChannelType.REALTIME_VOICE):
+        await handler.create("Ask", {}, room_id="r1", channel_id="ext", channel_type=door)
+    await both.wait()
+
+    assert doors == [ChannelType.REALTIME_VOICE]
+
+
+async def test_a_channel_needs_no_base_class() -> None:
+    """Any object with the members the kit uses is a channel: this one delivers and replies."""
+    delivered: list[str] = []
+
+    class Echo:
+        channel_id = "echo"
+
+        def set_framework(self, kit: RoomKit) -> None:
+            self.kit = kit
+
+        async def close(self) -> None:
+            pass
+
+        async def on_detach(self, room_id: str) -> None:
+            pass
+
+        async def deliver(self, event: RoomEvent) -> None:
+            delivered.append(event.content.body)
+
+        async def respond(
+            self, room_id: str, event: RoomEvent, *, turn: object = None
+        ) -> RoomEvent:
+            said = TextContent(f"echo {event.content.body}")
+            return RoomEvent(room_id, self.channel_id, "", said)
+
+    kit = RoomKit()
+    echo = Echo()
+    kit.register_channel(echo)
+    kit.register_channel(WebSocketChannel("ws"))
+    await kit.create_room("r1")
+    await kit.attach_channel("r1", "echo")
+    await kit.attach_channel("r1", "ws")
+
+    result = await kit.process_inbound(InboundMessage("ws", "u1", TextContent("hi")), room_id="r1")
+
+    assert echo.kit is kit
+    assert [reply.content.body for reply in result.responses] == ["echo hi"]
+    assert delivered == ["hi"]

@@ -424,6 +424,13 @@ def test_a_model_is_required() -> None:
         AnthropicAIProvider(api_key="k")
 
 
+@pytest.mark.parametrize("keyword", ["modle", "retry_max_wait"])
+def test_a_keyword_that_is_no_setting_is_refused(keyword: str) -> None:
+    """Only the settings the constructor names are taken; the rest go through the config."""
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{keyword}'"):
+        AnthropicAIProvider(model=MODEL, api_key="k", **{keyword: 1})
+
+
 def test_importing_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ImportError, match=r"pip install 'roomkit-hitl\[anthropic\]'"):
         import_without_sdk(monkeypatch, "anthropic", "roomkit.providers.ai.anthropic")

@@ -16,8 +16,8 @@ from roomkit.core.exceptions import (
     ProviderResponseError,
     ProviderTimeoutError,
 )
-from roomkit.providers.ai._errors import error_for_status
 from roomkit.providers.ai._retry import Backoff, Failure, call_with_retries, retry_after_seconds
+from roomkit.providers.ai.errors import error_for_status
 
 
 class Vendor(Exception):

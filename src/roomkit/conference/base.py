@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from roomkit.voice._callbacks import Callbacks
+from roomkit.voice.callbacks import Callbacks
 
 __all__ = [
     "AudioCallback",

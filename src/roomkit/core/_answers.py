@@ -19,9 +19,9 @@ from roomkit.core.exceptions import (
     RequestSettledError,
     UnknownRequestError,
 )
+from roomkit.core.ports import HumanInputRoute
+from roomkit.models.kinds import text_answer
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input._kinds import text_answer
 
 __all__ = ["Answer", "find_answer"]
 
@@ -30,7 +30,7 @@ __all__ = ["Answer", "find_answer"]
 class Answer:
     """The request a message answers, and the answer it gives."""
 
-    handler: HumanInputHandler
+    handler: HumanInputRoute
     """The handler holding the request."""
     request: PendingInput
     """The request."""
@@ -42,7 +42,7 @@ class Answer:
 
 
 async def find_answer(
-    handlers: Sequence[HumanInputHandler],
+    handlers: Sequence[HumanInputRoute],
     room_id: str,
     sender_id: str,
     text: str,
@@ -77,7 +77,7 @@ async def find_answer(
 
 
 async def _named(
-    handlers: Sequence[HumanInputHandler],
+    handlers: Sequence[HumanInputRoute],
     room_id: str,
     sender_id: str,
     text: str,

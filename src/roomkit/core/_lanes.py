@@ -10,7 +10,6 @@ recorded; a turn runs once every place before it has been left.
 from __future__ import annotations
 
 import asyncio
-from types import TracebackType
 
 __all__ = ["Place", "TurnLanes", "runs_one_turn_at_a_time"]
 
@@ -43,12 +42,7 @@ class Place:
             self.leave()
             raise
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         self.leave()
 
     def leave(self) -> None:

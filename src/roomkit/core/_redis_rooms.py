@@ -27,10 +27,10 @@ re-encoding them, so a value read back equals the one written.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
+from roomkit.core._json_fields import dump_json, load_object
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, TextContent
@@ -300,20 +300,7 @@ return values
 
 
 def _dump(value: dict[str, Any], what: str) -> str:
-    try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"{what} must be JSON-ready to be stored in Redis: {error}") from None
-
-
-def _load(raw: bytes | str, where: str) -> dict[str, Any]:
-    try:
-        value = json.loads(raw)
-    except (TypeError, ValueError) as error:
-        raise CorruptRecordError(f"{where} holds unreadable JSON ({error})") from None
-    if not isinstance(value, dict):
-        raise CorruptRecordError(f"{where} holds {type(value).__name__}, not a JSON object")
-    return value
+    return dump_json(value, what, backend="Redis")
 
 
 def _field(
@@ -346,7 +333,7 @@ def encode_room(room: Room) -> str:
 
 def decode_room(raw: bytes | str, room_id: str) -> Room:
     where = f"room {room_id!r}"
-    record = _load(raw, where)
+    record = load_object(raw, where)
     metadata = _field(record, "metadata", dict, where)
     return Room(room_id, metadata, _moment(record, "created_at", where))
 
@@ -362,7 +349,7 @@ def encode_participant(participant: Participant) -> str:
 
 def decode_participant(raw: bytes | str, room_id: str) -> Participant:
     where = f"a participant of room {room_id!r}"
-    record = _load(raw, where)
+    record = load_object(raw, where)
     return Participant(
         _field(record, "id", str, where),
         room_id,
@@ -383,7 +370,7 @@ def encode_binding(binding: ChannelBinding) -> str:
 
 def decode_binding(raw: bytes | str, room_id: str) -> ChannelBinding:
     where = f"a binding of room {room_id!r}"
-    record = _load(raw, where)
+    record = load_object(raw, where)
     group = record.get("group")
     if group is not None and not isinstance(group, str):
         raise CorruptRecordError(f"{where} holds a group that is not a string")
@@ -411,7 +398,7 @@ def encode_event(event: RoomEvent) -> str:
 
 def decode_event(raw: bytes | str, room_id: str) -> RoomEvent:
     where = f"an event of room {room_id!r}"
-    record = _load(raw, where)
+    record = load_object(raw, where)
     content = TextContent(
         _field(record, "body", str, where), _field(record, "language", str, where, optional=True)
     )
@@ -438,7 +425,7 @@ def encode_turn(turn: OpenTurn) -> str:
 
 
 def decode_turn(raw: bytes | str) -> OpenTurn:
-    record = _load(raw, "an open turn")
+    record = load_object(raw, "an open turn")
     where = f"turn {record.get('turn_id')!r}"
     return OpenTurn(
         _field(record, "turn_id", str, where),
@@ -455,7 +442,7 @@ def encode_step(step: JournalStep) -> str:
 
 def decode_step(index: bytes | str, raw: bytes | str, turn_id: str) -> JournalStep:
     where = f"step {index!r} of turn {turn_id!r}"
-    record = _load(raw, where)
+    record = load_object(raw, where)
     try:
         position = int(index)
     except ValueError:

@@ -12,10 +12,10 @@ and holds across the processes sharing the file.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
+from roomkit.core._json_fields import dump_json, load_object
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, TextContent
@@ -152,20 +152,7 @@ def dump(value: dict[str, Any], what: str) -> str:
     Raises:
         TypeError: ``value`` holds something JSON cannot represent; ``what`` names it.
     """
-    try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"{what} must be JSON-ready to be stored in SQLite: {error}") from None
-
-
-def _load(text: str, where: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError) as error:
-        raise CorruptRecordError(f"{where} holds unreadable JSON ({error})") from None
-    if not isinstance(value, dict):
-        raise CorruptRecordError(f"{where} holds {type(value).__name__}, not a JSON object")
-    return value
+    return dump_json(value, what, backend="SQLite")
 
 
 def _moment(text: str, where: str) -> datetime:
@@ -183,7 +170,7 @@ def room_params(room: Room) -> tuple[Any, ...]:
 def room_from(row: Row) -> Room:
     """The room a :data:`GET_ROOM` row holds."""
     where = f"room {row[0]!r}"
-    return Room(row[0], _load(row[1], where), _moment(row[2], where))
+    return Room(row[0], load_object(row[1], where), _moment(row[2], where))
 
 
 def participant_params(participant: Participant) -> tuple[Any, ...]:
@@ -217,7 +204,7 @@ def binding_params(binding: ChannelBinding) -> tuple[Any, ...]:
 
 def binding_from(row: Row) -> ChannelBinding:
     """The binding a :data:`LIST_BINDINGS` row holds."""
-    metadata = _load(row[3], f"binding of {row[1]!r}")
+    metadata = load_object(row[3], f"binding of {row[1]!r}")
     group = metadata.pop(_GROUP_KEY, None)
     if group is not None and not isinstance(group, str):
         raise CorruptRecordError(f"binding of {row[1]!r} holds a group that is not a string")
@@ -248,7 +235,7 @@ def event_from(row: Row) -> RoomEvent:
         content=TextContent(row[4], row[5]),
         id=row[0],
         created_at=_moment(row[6], where),
-        metadata=_load(row[7], where),
+        metadata=load_object(row[7], where),
     )
 
 
@@ -260,7 +247,7 @@ def turn_params(turn: OpenTurn) -> tuple[Any, ...]:
 
 def turn_from(row: Row) -> OpenTurn:
     """The turn an :data:`OPEN_TURNS` row holds."""
-    return OpenTurn(row[0], row[1], row[2], row[3], _load(row[4], f"turn {row[0]!r}"))
+    return OpenTurn(row[0], row[1], row[2], row[3], load_object(row[4], f"turn {row[0]!r}"))
 
 
 def step_params(turn_id: str, step: JournalStep) -> tuple[Any, ...]:
@@ -270,4 +257,4 @@ def step_params(turn_id: str, step: JournalStep) -> tuple[Any, ...]:
 
 def step_from(row: Row, turn_id: str) -> JournalStep:
     """The step a :data:`LIST_STEPS` row of ``turn_id`` holds."""
-    return JournalStep(row[0], row[1], _load(row[2], f"step {row[0]} of turn {turn_id!r}"))
+    return JournalStep(row[0], row[1], load_object(row[2], f"step {row[0]} of turn {turn_id!r}"))

@@ -15,13 +15,19 @@ import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
-from roomkit.channels.base import Channel, TransportChannel
 from roomkit.core._answers import find_answer
 from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
 from roomkit.core.exceptions import RequestSettledError
-from roomkit.core.hooks import HookEngine
+from roomkit.core.hooks import HookEngine, HookOptions
+from roomkit.core.ports import (
+    DeliveringChannel,
+    HumanInputRoute,
+    KitChannel,
+    RespondingChannel,
+    ResumableChannel,
+)
 from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, turn_journal
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookExecution, HookRegistration, HookTrigger, RoomContext
@@ -35,7 +41,9 @@ from roomkit.models.room import (
     Room,
     RoomEvent,
 )
-from roomkit.tools.human_input import HumanInputHandler
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["RoomKit"]
 
@@ -55,9 +63,9 @@ class RoomKit:
     def __init__(self, store: RoomStore | None = None) -> None:
         self.store: RoomStore = store if store is not None else InMemoryStore()
         self.hooks = HookEngine()
-        self._channels: dict[str, Channel] = {}
+        self._channels: dict[str, KitChannel] = {}
         self._listeners: dict[str, list[Listener]] = {}
-        self._human_input: list[HumanInputHandler] = []
+        self._human_input: list[HumanInputRoute] = []
         self._lanes = TurnLanes()
 
     # -- hooks and framework events ----------------------------------------------------------
@@ -66,30 +74,18 @@ class RoomKit:
         self,
         trigger: HookTrigger,
         execution: HookExecution = HookExecution.SYNC,
-        *,
-        priority: int = 0,
-        name: str = "",
-        timeout: float = 30.0,
-        channel_types: set[ChannelType] | None = None,
-        channel_ids: set[str] | None = None,
-        fail_closed: bool | None = None,
+        **options: Unpack[HookOptions],
     ) -> Callable[[F], F]:
         """Register the decorated ``async def hook(event, ctx)`` for ``trigger``.
 
         SYNC hooks run in priority order (lower first) and may block or modify; ASYNC hooks
         observe afterwards. A hook that returns ``None`` allows. ``execution`` may be given
-        by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``.
+        by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``. The
+        options (``priority``, ``name``, ``timeout``, ``channel_types``, ``channel_ids``,
+        ``fail_closed``) are keywords, as :meth:`HookEngine.register
+        <roomkit.core.hooks.HookEngine.register>` describes them.
         """
-        return self.hooks.hook(
-            trigger,
-            execution=execution,
-            priority=priority,
-            name=name,
-            timeout=timeout,
-            channel_types=channel_types,
-            channel_ids=channel_ids,
-            fail_closed=fail_closed,
-        )
+        return self.hooks.hook(trigger, execution=execution, **options)
 
     def add_hook(self, trigger: HookTrigger, fn: Any, **options: Any) -> HookRegistration:
         """Register ``fn`` for ``trigger`` without the decorator (same options as ``hook``)."""
@@ -128,9 +124,9 @@ class RoomKit:
 
     # -- channels ----------------------------------------------------------------------------
 
-    def register_channel(self, channel: Channel) -> None:
+    def register_channel(self, channel: KitChannel) -> None:
         """Register ``channel`` and wire it to the kit (its human input included)."""
-        if not isinstance(channel, Channel):
+        if not isinstance(channel, KitChannel):
             raise TypeError(f"register_channel takes a channel, got {type(channel).__name__}")
         existing = self._channels.get(channel.channel_id)
         if existing is not None and existing is not channel:
@@ -141,7 +137,7 @@ class RoomKit:
         self._channels[channel.channel_id] = channel
         channel.set_framework(self)
 
-    def unregister_channel(self, channel_id: str) -> Channel | None:
+    def unregister_channel(self, channel_id: str) -> KitChannel | None:
         """Take the channel with this id out of the registry and return it, or ``None``.
 
         The channel is not closed (``await channel.close()`` when you are done with it; the
@@ -151,18 +147,18 @@ class RoomKit:
         """
         return self._channels.pop(channel_id, None)
 
-    def get_channel(self, channel_id: str) -> Channel | None:
+    def get_channel(self, channel_id: str) -> KitChannel | None:
         """The registered channel with this id, or ``None``."""
         return self._channels.get(channel_id)
 
     @property
-    def channels(self) -> dict[str, Channel]:
+    def channels(self) -> dict[str, KitChannel]:
         """The registered channels, by id."""
         return dict(self._channels)
 
     def route_human_input(
         self,
-        handler: HumanInputHandler,
+        handler: HumanInputRoute,
         channel_id: str,
         *,
         channel_type: ChannelType = ChannelType.AI,
@@ -172,8 +168,26 @@ class RoomKit:
         Channels given a ``human_input_handler=`` are routed by ``register_channel``; use this
         for a handler you drive yourself (e.g. inside an ``ExternalToolHandler``). Returns the
         registration token for ``handler.close(channel_id=..., registration=token)``.
+
+        Args:
+            channel_type: the door of the channel routing the handler. It is checked, not
+                kept: each request records the door it came through
+                (``PendingInput.channel_type``), and that is what the hooks' ``channel_types``
+                filters see, so one handler serving an AI channel and a voice channel fires
+                each request with its own door.
+
+        Raises:
+            TypeError: ``handler`` is not a human-input handler, or ``channel_type`` is not
+                a :class:`~roomkit.models.enums.ChannelType`.
         """
-        del channel_type  # the request carries its own door
+        if not isinstance(handler, HumanInputRoute):
+            raise TypeError(
+                f"route_human_input takes a HumanInputHandler, got {type(handler).__name__}"
+            )
+        if not isinstance(channel_type, ChannelType):
+            raise TypeError(
+                f"channel_type must be a ChannelType (e.g. ChannelType.AI), got {channel_type!r}"
+            )
         token = handler.set_on_input_required(channel_id, self._on_input_required)
         if not any(known is handler for known in self._human_input):
             self._human_input.append(handler)
@@ -182,7 +196,9 @@ class RoomKit:
     @property
     def human_input_handlers(self) -> list[HumanInputHandler]:
         """The human-input handlers routed in this kit, in the order they were first routed."""
-        return list(self._human_input)
+        # The kit holds them by what it needs of them (HumanInputRoute); what is routed is a
+        # HumanInputHandler, which is what the callers of this list work with.
+        return cast("list[HumanInputHandler]", list(self._human_input))
 
     async def _on_input_required(self, event: PendingInputEvent) -> bool:
         """Run ON_USER_INPUT_REQUIRED for a new request; ``False`` rejects it."""
@@ -379,10 +395,9 @@ class RoomKit:
             await self._deliver(event, bound)
             return InboundResult(event, (), answered=answered)
         responders = [
-            (channel, respond)
+            channel
             for channel in bound
-            if channel.channel_id != event.channel_id
-            and (respond := getattr(channel, "respond", None)) is not None
+            if channel.channel_id != event.channel_id and isinstance(channel, RespondingChannel)
         ]
         journal = turn_journal(store)
         turns: dict[str, OpenTurn] = {}
@@ -395,8 +410,8 @@ class RoomKit:
                     event.sender_id or None,
                     {"message_id": event.id},
                 )
-                for channel, _ in responders
-                if hasattr(channel, "resume_turn")
+                for channel in responders
+                if isinstance(channel, ResumableChannel)
             }
             await journal.record_inbound(event, list(turns.values()))
         else:
@@ -404,7 +419,7 @@ class RoomKit:
         # Places are taken before anything yields, in the order messages are recorded.
         places = {
             channel.channel_id: self._lanes.take(room_id, channel.channel_id)
-            for channel, _ in responders
+            for channel in responders
             if runs_one_turn_at_a_time(channel)
         }
         try:
@@ -412,14 +427,14 @@ class RoomKit:
                 on_recorded(event)
             await self._deliver(event, bound)
             responses: list[RoomEvent] = []
-            for channel, respond in responders:
+            for channel in responders:
                 place = places.get(channel.channel_id)
                 async with place if place is not None else contextlib.nullcontext():
                     turn = turns.get(channel.channel_id)
                     if turn is not None:
                         # The channel stores its reply with the turn's end.
-                        reply = await respond(room_id, event, turn=turn)
-                    elif (reply := await respond(room_id, event)) is not None:
+                        reply = await channel.respond(room_id, event, turn=turn)
+                    elif (reply := await channel.respond(room_id, event)) is not None:
                         await store.add_event(reply)
                 if reply is None:
                     continue
@@ -501,8 +516,7 @@ class RoomKit:
 
     async def _resume(self, turn: OpenTurn, place: Place | None) -> RoomEvent | None:
         channel = self._channels.get(turn.channel_id)
-        resume = getattr(channel, "resume_turn", None)
-        if channel is None or resume is None:
+        if not isinstance(channel, ResumableChannel):
             if place is not None:
                 place.leave()
             logger.warning(
@@ -513,7 +527,7 @@ class RoomKit:
             return None
         # The channel stores the reply with the turn's end; it is delivered from here.
         async with place if place is not None else contextlib.nullcontext():
-            reply: RoomEvent | None = await resume(turn)
+            reply = await channel.resume_turn(turn)
         if reply is None:
             return None
         await self._deliver(reply, await self._bound_channels(turn.room_id))
@@ -524,16 +538,16 @@ class RoomKit:
         channel that runs one turn at a time in a room; 0 for any other)."""
         return self._lanes.waiting(room_id, channel_id)
 
-    async def _bound_channels(self, room_id: str) -> list[Channel]:
+    async def _bound_channels(self, room_id: str) -> list[KitChannel]:
         return [
             self._channels[b.channel_id]
             for b in await self.store.list_bindings(room_id)
             if b.channel_id in self._channels
         ]
 
-    async def _deliver(self, event: RoomEvent, channels: list[Channel]) -> None:
+    async def _deliver(self, event: RoomEvent, channels: list[KitChannel]) -> None:
         for channel in channels:
-            if isinstance(channel, TransportChannel) and channel.channel_id != event.channel_id:
+            if isinstance(channel, DeliveringChannel) and channel.channel_id != event.channel_id:
                 await channel.deliver(event)
 
     async def close(self) -> None:

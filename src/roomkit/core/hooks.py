@@ -16,7 +16,7 @@ import inspect
 import itertools
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
 
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import (
@@ -29,13 +29,25 @@ from roomkit.models.hooks import (
     RoomContext,
 )
 
-__all__ = ["HookEngine", "HookFn"]
+__all__ = ["HookEngine", "HookFn", "HookOptions"]
 
 logger = logging.getLogger("roomkit.hooks")
 
 _F = TypeVar("_F", bound=HookFn)
 
 _FAIL_CLOSED_TRIGGERS = frozenset({HookTrigger.BEFORE_TOOL_USE})
+
+
+class HookOptions(TypedDict, total=False):
+    """The options of a hook besides its trigger, function and execution; each is described
+    at :meth:`HookEngine.register`, which holds their defaults."""
+
+    priority: int
+    name: str
+    timeout: float
+    channel_types: Iterable[ChannelType] | None
+    channel_ids: Iterable[str] | None
+    fail_closed: bool | None
 
 
 class _Run(NamedTuple):
@@ -146,27 +158,13 @@ class HookEngine:
         trigger: HookTrigger,
         *,
         execution: HookExecution = HookExecution.SYNC,
-        priority: int = 0,
-        name: str = "",
-        timeout: float = 30.0,
-        channel_types: Iterable[ChannelType] | None = None,
-        channel_ids: Iterable[str] | None = None,
-        fail_closed: bool | None = None,
+        **options: Unpack[HookOptions],
     ) -> Callable[[_F], _F]:
-        """Decorator form of :meth:`register`; it returns the function unchanged."""
+        """Decorator form of :meth:`register` (same options); it returns the function
+        unchanged."""
 
         def decorate(fn: _F) -> _F:
-            self.register(
-                trigger,
-                fn,
-                execution=execution,
-                priority=priority,
-                name=name,
-                timeout=timeout,
-                channel_types=channel_types,
-                channel_ids=channel_ids,
-                fail_closed=fail_closed,
-            )
+            self.register(trigger, fn, execution=execution, **options)
             return fn
 
         return decorate

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
-from roomkit.core import _redis_link as link
 from roomkit.core import _redis_rooms as records
+from roomkit.core import redis_link as link
 from roomkit.core.exceptions import StoreFormatError
+from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids
 
@@ -42,7 +42,7 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 _STORE = "Redis room store"
 
 
-class RedisRoomStore:
+class RedisRoomStore(Opened):
     """A :class:`~roomkit.core.store.RoomStore` and turn journal on a Redis server.
 
     The store connects on first use, or with :meth:`open` / ``async with``; opening it checks
@@ -126,18 +126,6 @@ class RedisRoomStore:
         self._opened = False
         if self._owned:
             await self._client.aclose(close_connection_pool=True)
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def _write(self, script: AsyncScript, keys: list[str], args: list[Any]) -> list[Any]:
         """Run a write script; its reply after the status, which is ``"ok"`` or an error.

@@ -11,7 +11,7 @@ returned is on disk, and another process sees it at its next read. Most writes a
 statement; the two that must not be split (a message with the turns it starts, a turn's end
 with its reply) are one transaction each. Before and
 after each write (and at most every 50 ms before a read) the store checks that its files are
-still the ones it opened (:class:`~roomkit.core._sqlite_connect.FileWatch`): when one was
+still the ones it opened (:class:`~roomkit.core.sqlite_connect.FileWatch`): when one was
 deleted or replaced, what the connection's log holds is copied into the database file, the
 connection is dropped, and the call is refused; a write during which a file moved is
 acknowledged only once it was copied in with the rest.
@@ -25,11 +25,11 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, Self
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from roomkit.core import _sqlite_rows as rows
-from roomkit.core._sqlite_connect import FileWatch, connect, unavailable
+from roomkit.core.lifecycle import Opened
+from roomkit.core.sqlite_connect import FileWatch, connect, unavailable
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
 
@@ -41,7 +41,7 @@ __all__ = ["SQLiteRoomStore"]
 logger = logging.getLogger("roomkit.core.sqlite_store")
 
 
-class SQLiteRoomStore:
+class SQLiteRoomStore(Opened):
     """A :class:`~roomkit.core.store.RoomStore` and turn journal in one SQLite file.
 
     The database opens on first use, or with :meth:`open` / ``async with``; the tables are
@@ -91,24 +91,33 @@ class SQLiteRoomStore:
         if db is not None:
             await db.close()
 
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
-
     async def _connection(self) -> tuple[aiosqlite.Connection, FileWatch]:
         async with self._opening:
             if self._db is None or self._watch is None:
                 self._db = await connect(self.path, self.busy_timeout)
                 self._watch = FileWatch(self.path)
             return self._db, self._watch
+
+    @asynccontextmanager
+    async def _held(
+        self, *, for_read: bool = False
+    ) -> AsyncIterator[tuple[aiosqlite.Connection, FileWatch]]:
+        """The connection, held for one statement or one transaction, its files checked.
+
+        Raises:
+            StoreUnavailableError: a file of the database moved (what the connection's log
+                held is saved first).
+        """
+        db, watch = (
+            (self._db, self._watch)
+            if self._db is not None and self._watch is not None
+            else await self._connection()
+        )
+        async with self._using:
+            moved = watch.moved(for_read=for_read)
+            if moved is not None:
+                await self._refuse(db, watch, moved)
+            yield db, watch
 
     async def _run(
         self, sql: str, params: Sequence[Any] = (), *, read: bool = False
@@ -118,15 +127,7 @@ class SQLiteRoomStore:
         Raises:
             StoreUnavailableError: SQLite failed, or a file of the database moved.
         """
-        db, watch = (
-            (self._db, self._watch)
-            if self._db is not None and self._watch is not None
-            else await self._connection()
-        )
-        async with self._using:
-            moved = watch.moved(for_read=read)
-            if moved is not None:
-                await self._refuse(db, watch, moved)
+        async with self._held(for_read=read) as (db, watch):
             try:
                 found = list(await db.execute_fetchall(sql, params))
             except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
@@ -145,15 +146,7 @@ class SQLiteRoomStore:
             KeyError: a parent row is missing; ``missing`` says which (nothing is written).
             StoreUnavailableError: SQLite failed, or a file of the database moved.
         """
-        db, watch = (
-            (self._db, self._watch)
-            if self._db is not None and self._watch is not None
-            else await self._connection()
-        )
-        async with self._using:
-            moved = watch.moved()
-            if moved is not None:
-                await self._refuse(db, watch, moved)
+        async with self._held() as (db, watch):
             try:
                 await db.execute_fetchall("BEGIN IMMEDIATE")
                 try:

@@ -21,8 +21,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 from pydantic_core import PydanticCustomError
 
+from roomkit.models.kinds import Kind, kind_of, option_labels
 from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input._kinds import Kind, kind_of, option_labels
 from roomkit.tools.validation import unencodable_text
 
 __all__ = [

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum, unique
 from typing import Any
 
+from roomkit.models.clock import utcnow
 from roomkit.models.enums import ChannelType
 
 __all__ = ["PendingInput", "PendingInputEvent", "PendingInputStatus"]
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @unique
@@ -55,7 +52,7 @@ class PendingInput:
     """Why the request was rejected, once rejected."""
     detached: bool = False
     """No one will ``wait()`` on it: its creator frees it with ``release()``."""
-    created_at: datetime = field(default_factory=_utcnow)
+    created_at: datetime = field(default_factory=utcnow)
     """When the request was created (UTC)."""
     actor_id: str | None = None
     """The participant whose turn raised the request, or ``None`` for an authorless turn."""
@@ -104,7 +101,7 @@ class PendingInputEvent:
     """The channel that raised the request."""
     channel_type: ChannelType
     """The door the call came through."""
-    timestamp: datetime = field(default_factory=_utcnow)
+    timestamp: datetime = field(default_factory=utcnow)
     """When the request was announced (UTC)."""
     actor_id: str | None = None
     """Who to ask: the participant whose turn raised the request, or ``None``."""

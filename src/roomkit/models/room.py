@@ -5,8 +5,10 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from roomkit.models.clock import utcnow
 
 __all__ = [
     "ChannelBinding",
@@ -18,10 +20,6 @@ __all__ = [
     "RoomEvent",
     "TextContent",
 ]
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 _event_ids = itertools.count(1)
@@ -52,7 +50,7 @@ class Room:
     """The room's id."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Free-form data the application keeps on the room."""
-    created_at: datetime = field(default_factory=_utcnow)
+    created_at: datetime = field(default_factory=utcnow)
     """When the room was created (UTC)."""
 
 
@@ -66,7 +64,7 @@ class Participant:
     """The room they belong to."""
     name: str | None = None
     """A display name, if known."""
-    joined_at: datetime = field(default_factory=_utcnow)
+    joined_at: datetime = field(default_factory=utcnow)
     """When they joined (UTC)."""
 
 
@@ -125,7 +123,7 @@ class RoomEvent:
     """What was said."""
     id: int = field(default_factory=_next_event_id)
     """A process-unique, increasing id."""
-    created_at: datetime = field(default_factory=_utcnow)
+    created_at: datetime = field(default_factory=utcnow)
     """When it was recorded (UTC)."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Free-form data carried with the event."""
@@ -153,5 +151,5 @@ class FrameworkEvent:
     """The event's data."""
     room_id: str | None = None
     """The room it concerns, if any."""
-    timestamp: datetime = field(default_factory=_utcnow)
+    timestamp: datetime = field(default_factory=utcnow)
     """When it was emitted (UTC)."""

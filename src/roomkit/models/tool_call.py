@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum, unique
 from typing import Any
 
+from roomkit.models.clock import utcnow
 from roomkit.models.enums import ChannelType
 
 __all__ = ["ToolCallEvent", "ToolCallOutcome"]
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @unique
@@ -54,7 +51,7 @@ class ToolCallEvent:
     """The room of the turn ("" when unknown)."""
     session: Any = None
     """The voice or conference session of the call, when there is one."""
-    timestamp: datetime = field(default_factory=_utcnow)
+    timestamp: datetime = field(default_factory=utcnow)
     """When the event was made (UTC)."""
     is_error: bool = False
     """True when the model reads an error: a refusal, a failure or a cancellation."""

@@ -1,16 +1,8 @@
 """Tools: the call context, handler composition, and human input."""
 
+from roomkit.tools import context
 from roomkit.tools.compose import ToolHandler, compose_tool_handlers
-from roomkit.tools.context import (
-    ToolCallContext,
-    current_tool_actor_id,
-    current_tool_allowed_names,
-    current_tool_call,
-    current_tool_requester,
-    current_tool_room,
-    current_tool_room_id,
-    tool_turn_context,
-)
+from roomkit.tools.context import *  # noqa: F403 - the call context's accessors, all of them
 from roomkit.tools.external import (
     BeforeToolDecision,
     ExternalToolHandler,
@@ -26,16 +18,9 @@ __all__ = [
     "HumanInputHandler",
     "HumanInputToolHandler",
     "PolicyExternalToolHandler",
-    "ToolCallContext",
     "ToolDecision",
     "ToolHandler",
     "ToolPolicy",
     "compose_tool_handlers",
-    "current_tool_actor_id",
-    "current_tool_allowed_names",
-    "current_tool_call",
-    "current_tool_requester",
-    "current_tool_room",
-    "current_tool_room_id",
-    "tool_turn_context",
 ]
+__all__ += context.__all__

@@ -17,7 +17,6 @@ from types import TracebackType
 from typing import Generic, Protocol, TypeVar
 
 from roomkit.core.exceptions import ProviderError, ProviderResponseError, ProviderTimeoutError
-from roomkit.providers.ai._errors import error_for_status
 from roomkit.providers.ai._retry import (
     Backoff,
     Failure,
@@ -26,6 +25,7 @@ from roomkit.providers.ai._retry import (
     retry_after_seconds,
 )
 from roomkit.providers.ai.base import AIResponse
+from roomkit.providers.ai.errors import error_for_status
 
 __all__ = ["Assembly", "Events", "RequestLoop", "StatusError", "VendorErrors", "pick"]
 

@@ -19,27 +19,30 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
     ) from exc
 
 import asyncio
-import dataclasses
-from collections.abc import AsyncIterator
-from contextlib import aclosing
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from anthropic.types import MessageParam, RawMessageStreamEvent, ToolParam
 
 from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _anthropic_wire as wire
-from roomkit.providers.ai._loop import RequestLoop, VendorErrors, pick
-from roomkit.providers.ai._retry import Backoff, Sleep
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+from roomkit.providers.ai._loop import RequestLoop, VendorErrors
+from roomkit.providers.ai._retry import Sleep
+from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
+from roomkit.providers.ai.base import AIContext, AIResponse
 
-__all__ = ["AnthropicAIProvider", "AnthropicConfig"]
+__all__ = ["AnthropicAIProvider", "AnthropicConfig", "AnthropicSettings"]
 
 PROVIDER = wire.PROVIDER
 
 
 @dataclass(frozen=True)
-class AnthropicConfig:
+class AnthropicConfig(RetrySettings):
     """How to reach Claude, and how hard to try.
+
+    The attempt's ``timeout``, ``max_retries``, ``stream`` and the backoff bounds
+    (``retry_base_delay``, ``retry_max_delay``, ``retry_max_wait``) are keywords shared by
+    every vendor's config (:class:`~roomkit.providers.ai._vendor.RetrySettings`).
 
     Example::
 
@@ -54,39 +57,29 @@ class AnthropicConfig:
     """The API's address; ``None`` lets the SDK read ``ANTHROPIC_BASE_URL``, else the default."""
     max_tokens: int = 4096
     """The most tokens one response may hold, unless the context sets its own."""
-    timeout: float = 60.0
-    """Seconds one attempt may take before it fails as a timeout."""
-    max_retries: int = 2
-    """How many times a rate-limited, overloaded or timed-out call is tried again."""
-    stream: bool = False
-    """Use the streaming API in :meth:`AnthropicAIProvider.generate`."""
-    retry_base_delay: float = 0.5
-    """The first backoff step in seconds; each later step doubles it (with jitter)."""
-    retry_max_delay: float = 8.0
-    """The longest backoff step in seconds, when the vendor gives no ``retry-after``."""
-    retry_max_wait: float = 30.0
-    """The most seconds spent waiting across the retries of one call."""
 
     def __post_init__(self) -> None:
         if not self.model:
             raise ValueError("AnthropicConfig needs a model, e.g. model='claude-opus-5'")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
-        if self.timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {self.timeout}")
-        self.backoff()  # validates the retry bounds
-
-    def backoff(self) -> Backoff:
-        """The retry bounds these settings describe."""
-        return Backoff(
-            retries=self.max_retries,
-            base_delay=self.retry_base_delay,
-            max_delay=self.retry_max_delay,
-            max_wait=self.retry_max_wait,
-        )
+        self.check_bounds()
 
 
-class AnthropicAIProvider(AIProvider):
+class AnthropicSettings(TypedDict, total=False):
+    """The keywords the provider takes over its config: each sets the config's field of the
+    same name, and ``None`` keeps the config's value."""
+
+    model: str | None
+    api_key: str | None
+    base_url: str | None
+    max_tokens: int | None
+    timeout: float | None
+    max_retries: int | None
+    stream: bool | None
+
+
+class AnthropicAIProvider(VendorProvider["_Request", RawMessageStreamEvent]):
     """A model provider for Claude, on the Anthropic Messages API.
 
     Give it a config, or the settings as keywords (keywords override the config's)::
@@ -99,14 +92,10 @@ class AnthropicAIProvider(AIProvider):
 
     Args:
         config: the settings; built from the keywords when ``None``.
-        model: the model (required without a config).
-        api_key: the API key.
-        base_url: the API's address.
-        max_tokens: the most tokens per response.
-        timeout: seconds per attempt.
-        max_retries: how many times a retryable failure is tried again.
-        stream: use the streaming API in :meth:`generate`.
         sleep: how to wait between retries; tests inject one that does not wait.
+        **settings: config fields to set over the config's (:class:`AnthropicSettings`):
+            ``model`` (required without a config), ``api_key``, ``base_url``, ``max_tokens``,
+            ``timeout``, ``max_retries``, ``stream``.
 
     Raises:
         TypeError: neither a config nor ``model`` was given.
@@ -119,33 +108,20 @@ class AnthropicAIProvider(AIProvider):
         config: AnthropicConfig | None = None,
         /,
         *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        stream: bool | None = None,
         sleep: Sleep = asyncio.sleep,
+        **settings: Unpack[AnthropicSettings],
     ) -> None:
-        if config is None:
-            if model is None:
-                raise TypeError("AnthropicAIProvider needs model= (or an AnthropicConfig)")
-            config = AnthropicConfig(model)
-        self.config: AnthropicConfig = dataclasses.replace(
+        self.config: AnthropicConfig = overridden(
+            "AnthropicAIProvider",
             config,
-            model=pick(model, config.model),
-            api_key=pick(api_key, config.api_key),
-            base_url=pick(base_url, config.base_url),
-            max_tokens=pick(max_tokens, config.max_tokens),
-            timeout=pick(timeout, config.timeout),
-            max_retries=pick(max_retries, config.max_retries),
-            stream=pick(stream, config.stream),
+            AnthropicConfig,
+            settings,
+            AnthropicSettings.__annotations__,
         )
         """The settings in force."""
         self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)
         # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
-        self._client = anthropic.AsyncAnthropic(
+        self._client: anthropic.AsyncAnthropic = anthropic.AsyncAnthropic(
             api_key=self.config.api_key,
             base_url=self.config.base_url,
             timeout=self.config.timeout,
@@ -158,48 +134,10 @@ class AnthropicAIProvider(AIProvider):
                 provider=PROVIDER,
             )
 
-    @property
-    def model_name(self) -> str:
-        """The configured model."""
-        return self.config.model
+    _assembly = wire.StreamAssembly
 
-    @property
-    def supports_streaming(self) -> bool:
-        """Always ``True``: :meth:`stream` yields text as it arrives."""
-        return True
-
-    async def generate(self, context: AIContext) -> AIResponse:
-        """One Messages API call for the context, retried on retryable failures.
-
-        With ``stream=True`` the call streams and the events are assembled into the same
-        response.
-
-        Raises:
-            ProviderError: the typed failure, after the retries allowed.
-        """
-        request = _Request.build(context, self.config)
-        if self.config.stream:
-            return await self._loop.collect(lambda: self._open(request), wire.StreamAssembly)
-        return await self._loop.call(lambda: self._once(request))
-
-    async def stream(self, context: AIContext) -> AsyncIterator[str]:
-        """Stream the response's text as it arrives.
-
-        Only opening the stream is retried: text already passed on cannot be taken back.
-        Tool calls are not reported here; use :meth:`generate` for a turn that offers tools.
-
-        Raises:
-            ProviderError: the typed failure.
-        """
-        request = _Request.build(context, self.config)
-        texts = self._loop.relay(lambda: self._open(request), wire.StreamAssembly())
-        async with aclosing(texts):
-            async for text in texts:
-                yield text
-
-    async def close(self) -> None:
-        """Close the SDK client and its connections."""
-        await self._client.close()
+    def _build(self, context: AIContext) -> _Request:
+        return _Request.build(context, self.config)
 
     async def _once(self, request: _Request) -> AIResponse:
         message = await self._client.messages.create(

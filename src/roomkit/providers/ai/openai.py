@@ -19,34 +19,36 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
     ) from exc
 
 import asyncio
-import dataclasses
-from collections.abc import AsyncIterator, Mapping
-from contextlib import aclosing
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypedDict, Unpack
 
 from openai.types.chat import (
     ChatCompletionChunk,
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageParam,
 )
+from openai.types.chat.completion_create_params import CompletionCreateParamsBase
 
 from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _openai_wire as wire
-from roomkit.providers.ai._loop import RequestLoop, VendorErrors, pick
-from roomkit.providers.ai._retry import Backoff, Sleep
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+from roomkit.providers.ai._loop import RequestLoop, VendorErrors
+from roomkit.providers.ai._retry import Sleep
+from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
+from roomkit.providers.ai.base import AIContext, AIResponse
 
-__all__ = ["OpenAIAIProvider", "OpenAIConfig"]
+__all__ = ["OpenAIAIProvider", "OpenAIConfig", "OpenAISettings"]
 
 PROVIDER = wire.PROVIDER
 
-_V = TypeVar("_V")
-
 
 @dataclass(frozen=True)
-class OpenAIConfig:
+class OpenAIConfig(RetrySettings):
     """How to reach a Chat Completions server, and how hard to try.
+
+    The attempt's ``timeout``, ``max_retries``, ``stream`` and the backoff bounds
+    (``retry_base_delay``, ``retry_max_delay``, ``retry_max_wait``) are keywords shared by
+    every vendor's config (:class:`~roomkit.providers.ai._vendor.RetrySettings`).
 
     Example::
 
@@ -71,41 +73,32 @@ class OpenAIConfig:
     ``None``."""
     organization: str | None = None
     """The OpenAI organization to bill; ``None`` lets the SDK read ``OPENAI_ORG_ID``."""
-    timeout: float = 60.0
-    """Seconds one attempt may take before it fails as a timeout."""
-    max_retries: int = 2
-    """How many times a rate-limited, overloaded or timed-out call is tried again."""
-    stream: bool = False
-    """Use the streaming API in :meth:`OpenAIAIProvider.generate`."""
     stream_usage: bool = True
     """Ask a stream for its token usage (``stream_options.include_usage``)."""
-    retry_base_delay: float = 0.5
-    """The first backoff step in seconds; each later step doubles it (with jitter)."""
-    retry_max_delay: float = 8.0
-    """The longest backoff step in seconds, when the server gives no ``retry-after``."""
-    retry_max_wait: float = 30.0
-    """The most seconds spent waiting across the retries of one call."""
 
     def __post_init__(self) -> None:
         if not self.model:
             raise ValueError("OpenAIConfig needs a model, e.g. model='gpt-4.1'")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
-        if self.timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {self.timeout}")
-        self.backoff()  # validates the retry bounds
-
-    def backoff(self) -> Backoff:
-        """The retry bounds these settings describe."""
-        return Backoff(
-            retries=self.max_retries,
-            base_delay=self.retry_base_delay,
-            max_delay=self.retry_max_delay,
-            max_wait=self.retry_max_wait,
-        )
+        self.check_bounds()
 
 
-class OpenAIAIProvider(AIProvider):
+class OpenAISettings(TypedDict, total=False):
+    """The keywords the provider takes over its config: each sets the config's field of the
+    same name, and ``None`` keeps the config's value."""
+
+    model: str | None
+    api_key: str | None
+    base_url: str | None
+    max_tokens: int | None
+    temperature: float | None
+    timeout: float | None
+    max_retries: int | None
+    stream: bool | None
+
+
+class OpenAIAIProvider(VendorProvider["_Request", ChatCompletionChunk]):
     """A model provider on the Chat Completions API (OpenAI, or a compatible server).
 
     Give it a config, or the settings as keywords (keywords override the config's)::
@@ -119,15 +112,10 @@ class OpenAIAIProvider(AIProvider):
 
     Args:
         config: the settings; built from the keywords when ``None``.
-        model: the model (required without a config).
-        api_key: the API key.
-        base_url: the API's address, ``/v1`` included.
-        max_tokens: the most tokens per response.
-        temperature: the sampling temperature.
-        timeout: seconds per attempt.
-        max_retries: how many times a retryable failure is tried again.
-        stream: use the streaming API in :meth:`generate`.
         sleep: how to wait between retries; tests inject one that does not wait.
+        **settings: config fields to set over the config's (:class:`OpenAISettings`):
+            ``model`` (required without a config), ``api_key``, ``base_url``, ``max_tokens``,
+            ``temperature``, ``timeout``, ``max_retries``, ``stream``.
 
     Raises:
         TypeError: neither a config nor ``model`` was given.
@@ -140,36 +128,17 @@ class OpenAIAIProvider(AIProvider):
         config: OpenAIConfig | None = None,
         /,
         *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        stream: bool | None = None,
         sleep: Sleep = asyncio.sleep,
+        **settings: Unpack[OpenAISettings],
     ) -> None:
-        if config is None:
-            if model is None:
-                raise TypeError("OpenAIAIProvider needs model= (or an OpenAIConfig)")
-            config = OpenAIConfig(model)
-        self.config: OpenAIConfig = dataclasses.replace(
-            config,
-            model=pick(model, config.model),
-            api_key=pick(api_key, config.api_key),
-            base_url=pick(base_url, config.base_url),
-            max_tokens=pick(max_tokens, config.max_tokens),
-            temperature=pick(temperature, config.temperature),
-            timeout=pick(timeout, config.timeout),
-            max_retries=pick(max_retries, config.max_retries),
-            stream=pick(stream, config.stream),
+        self.config: OpenAIConfig = overridden(
+            "OpenAIAIProvider", config, OpenAIConfig, settings, OpenAISettings.__annotations__
         )
         """The settings in force."""
         self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)
         # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
         try:
-            self._client = openai.AsyncOpenAI(
+            self._client: openai.AsyncOpenAI = openai.AsyncOpenAI(
                 api_key=self.config.api_key,
                 base_url=self.config.base_url,
                 organization=self.config.organization,
@@ -180,75 +149,37 @@ class OpenAIAIProvider(AIProvider):
             # The SDK refuses to build a client without credentials; say so in our terms.
             raise ProviderAuthError(str(exc), provider=PROVIDER) from exc
 
-    @property
-    def model_name(self) -> str:
-        """The configured model."""
-        return self.config.model
+    _assembly = wire.StreamAssembly
 
-    @property
-    def supports_streaming(self) -> bool:
-        """Always ``True``: :meth:`stream` yields text as it arrives."""
-        return True
-
-    async def generate(self, context: AIContext) -> AIResponse:
-        """One Chat Completions call for the context, retried on retryable failures.
-
-        With ``stream=True`` the call streams and the chunks are assembled into the same
-        response, tool calls included.
-
-        Raises:
-            ProviderError: the typed failure, after the retries allowed.
-        """
-        request = _Request.build(context, self.config)
-        if self.config.stream:
-            return await self._loop.collect(lambda: self._open(request), wire.StreamAssembly)
-        return await self._loop.call(lambda: self._once(request))
-
-    async def stream(self, context: AIContext) -> AsyncIterator[str]:
-        """Stream the response's text as it arrives.
-
-        Only opening the stream is retried: text already passed on cannot be taken back.
-        Tool calls are not reported here; use :meth:`generate` for a turn that offers tools.
-
-        Raises:
-            ProviderError: the typed failure.
-        """
-        request = _Request.build(context, self.config)
-        texts = self._loop.relay(lambda: self._open(request), wire.StreamAssembly())
-        async with aclosing(texts):
-            async for text in texts:
-                yield text
-
-    async def close(self) -> None:
-        """Close the SDK client and its connections."""
-        await self._client.close()
+    def _build(self, context: AIContext) -> _Request:
+        return _Request.build(context, self.config)
 
     async def _once(self, request: _Request) -> AIResponse:
-        completion = await self._client.chat.completions.create(
-            model=self.config.model,
-            messages=request.messages,
-            tools=request.tools if request.tools else openai.omit,
-            temperature=_given(request.temperature),
-            max_tokens=_given(request.max_tokens if self.config.legacy_max_tokens else None),
-            max_completion_tokens=_given(
-                None if self.config.legacy_max_tokens else request.max_tokens
-            ),
-        )
+        completion = await self._client.chat.completions.create(**self._params(request))
         return wire.read_completion(completion)
 
     async def _open(self, request: _Request) -> openai.AsyncStream[ChatCompletionChunk]:
-        return await self._client.chat.completions.create(
-            model=self.config.model,
-            messages=request.messages,
-            tools=request.tools if request.tools else openai.omit,
-            temperature=_given(request.temperature),
-            max_tokens=_given(request.max_tokens if self.config.legacy_max_tokens else None),
-            max_completion_tokens=_given(
-                None if self.config.legacy_max_tokens else request.max_tokens
-            ),
-            stream=True,
-            stream_options={"include_usage": True} if self.config.stream_usage else openai.omit,
-        )
+        params = self._params(request)
+        if self.config.stream_usage:
+            params["stream_options"] = {"include_usage": True}
+        return await self._client.chat.completions.create(**params, stream=True)
+
+    def _params(self, request: _Request) -> CompletionCreateParamsBase:
+        """The call's parameters; one left out is the server's default."""
+        params: CompletionCreateParamsBase = {
+            "model": self.config.model,
+            "messages": request.messages,
+        }
+        if request.tools:
+            params["tools"] = request.tools
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            if self.config.legacy_max_tokens:
+                params["max_tokens"] = request.max_tokens
+            else:
+                params["max_completion_tokens"] = request.max_tokens
+        return params
 
 
 @dataclass(frozen=True)
@@ -268,10 +199,6 @@ class _Request:
                 context.temperature if context.temperature is not None else config.temperature
             ),
         )
-
-
-def _given(value: _V | None) -> _V | openai.Omit:
-    return openai.omit if value is None else value
 
 
 def _vendor_words(exc: openai.APIError) -> tuple[str, str | None]:

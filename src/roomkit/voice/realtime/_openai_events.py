@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import ProviderError, ProviderResponseError, ProviderTimeoutError
-from roomkit.providers.ai._errors import error_for_status
+from roomkit.providers.ai.errors import error_for_status
 
 if TYPE_CHECKING:
     from openai.types.realtime import (

@@ -21,11 +21,12 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum, unique
 from typing import Any
 
-from roomkit.voice._callbacks import Callbacks
+from roomkit.models.clock import utcnow
+from roomkit.voice.callbacks import Callbacks
 
 __all__ = [
     "ClientDisconnectedCallback",
@@ -41,10 +42,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("roomkit.voice.realtime")
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @unique
@@ -81,7 +78,7 @@ class RealtimeSession:
     """Free-form data the application attached when starting the session."""
     state: RealtimeSessionState = RealtimeSessionState.CONNECTING
     """Where the session is in its life; the channel moves it along."""
-    created_at: datetime = field(default_factory=_utcnow)
+    created_at: datetime = field(default_factory=utcnow)
     """When the session was started (UTC)."""
 
     @classmethod

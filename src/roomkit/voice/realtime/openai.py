@@ -42,7 +42,7 @@ from roomkit.core.exceptions import (
     ProviderResponseError,
     ProviderTimeoutError,
 )
-from roomkit.voice._callbacks import Callbacks
+from roomkit.voice.callbacks import Callbacks
 from roomkit.voice.realtime import _openai_events as events
 from roomkit.voice.realtime._openai_link import Link
 from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession

@@ -29,10 +29,10 @@ import math
 import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from types import TracebackType
-from typing import Self, TypeVar
+from typing import TypeVar
 
 from roomkit.core.exceptions import InvalidTextError, StoreUnavailableError
+from roomkit.core.lifecycle import Opened
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange
 from roomkit.tools.validation import unencodable_text
@@ -266,7 +266,7 @@ class ListenerFeed(ABC):
         """Feed the listeners until the task is cancelled."""
 
 
-class DurableBase(ABC):
+class DurableBase(Opened):
     """The part of a durable store that does not depend on where the records live.
 
     A subclass builds its change feed as ``_feed``, checks ``retention_seconds`` against its
@@ -325,18 +325,6 @@ class DurableBase(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Stop the change feed and disconnect; idempotent."""
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
         """Call ``listener`` for changes made by any process; returns the unsubscribe.

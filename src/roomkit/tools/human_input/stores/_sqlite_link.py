@@ -9,7 +9,7 @@ timeout, I/O errors, a file that cannot be opened or is not a database) leave as
 connection so that the next use opens a fresh one.
 
 A database file, ``-wal`` or ``-shm`` deleted or replaced under the connection (see
-:class:`~roomkit.core._sqlite_connect.FileWatch`) is looked for before each COMMIT and after
+:class:`~roomkit.core.sqlite_connect.FileWatch`) is looked for before each COMMIT and after
 it, and at most every 50 ms when a block starts. Before the COMMIT, the transaction is
 rolled back and refused; what the connection's log held is copied into the database file
 first, and the connection dropped (a read refused when its block starts has lost nothing).
@@ -29,8 +29,8 @@ from typing import Any, NoReturn
 
 import aiosqlite
 
-from roomkit.core._sqlite_connect import FileWatch, retry_locked
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.sqlite_connect import FileWatch, retry_locked
 from roomkit.tools.human_input.stores._sqlite_schema import (
     ADDED_COLUMNS,
     PENDING_COLUMNS,

@@ -36,7 +36,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from roomkit.core._redis_link import (
+from roomkit.core.exceptions import CorruptRecordError, StoreError
+from roomkit.core.redis_link import (
     check_persistence,
     connect,
     describe,
@@ -44,7 +45,6 @@ from roomkit.core._redis_link import (
     guard,
     text,
 )
-from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _redis_ledger as ledger
 from roomkit.tools.human_input.stores import _redis_scripts as scripts

@@ -1,0 +1,112 @@
+"""What the kit needs from the channels and human-input handlers it drives.
+
+``RoomKit`` sits under the channels and the tools: it reaches them only through these
+structural protocols, so any object with the right members plugs in without inheriting from
+anything here. Each protocol is ``runtime_checkable``: the kit tells what a registered
+channel can do with ``isinstance`` (an AI channel replies and resumes turns, a transport
+delivers room events), which checks that the members exist, not their signatures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from roomkit.core.store import OpenTurn
+from roomkit.models.pending_input import PendingInput, PendingInputEvent
+from roomkit.models.room import RoomEvent
+
+if TYPE_CHECKING:
+    from roomkit.core.framework import RoomKit
+
+__all__ = [
+    "DeliveringChannel",
+    "HumanInputRoute",
+    "KitChannel",
+    "RespondingChannel",
+    "ResumableChannel",
+]
+
+
+@runtime_checkable
+class KitChannel(Protocol):
+    """What every channel registered with a kit is: an id, and a place to be wired and
+    closed (``roomkit.channels.base.Channel`` and its subclasses)."""
+
+    channel_id: str
+
+    def set_framework(self, kit: RoomKit) -> None:
+        """Wire the channel to ``kit`` (called by ``kit.register_channel``)."""
+        ...
+
+    async def close(self) -> None:
+        """Stop the channel's work (called by ``kit.close()``)."""
+        ...
+
+    async def on_detach(self, room_id: str) -> None:
+        """Stop the channel's work in ``room_id`` (called by ``kit.detach_channel``)."""
+        ...
+
+
+@runtime_checkable
+class DeliveringChannel(KitChannel, Protocol):
+    """A channel that delivers room events to people (a WebSocket, a chat, ...)."""
+
+    async def deliver(self, event: RoomEvent) -> None:
+        """Send ``event`` to the people of its room."""
+        ...
+
+
+@runtime_checkable
+class RespondingChannel(KitChannel, Protocol):
+    """A channel that replies to a room's messages as an AI does (``AIChannel``)."""
+
+    async def respond(
+        self, room_id: str, event: RoomEvent, *, turn: OpenTurn | None = None
+    ) -> RoomEvent | None:
+        """Run a turn on ``event`` in ``room_id`` (under ``turn``, the record the kit made
+        with the message on a durable store) and return its reply, if any."""
+        ...
+
+
+@runtime_checkable
+class ResumableChannel(KitChannel, Protocol):
+    """A channel whose turns a durable room store records and the kit can
+    re-drive after a restart (``kit.resume_pending()``)."""
+
+    async def resume_turn(self, recorded: OpenTurn) -> RoomEvent | None:
+        """Re-drive a turn an earlier process recorded and did not finish."""
+        ...
+
+
+OnInputRequired = Callable[[PendingInputEvent], Awaitable[bool | None]]
+"""Called when a request opens; ``False`` rejects it."""
+
+
+@runtime_checkable
+class HumanInputRoute(Protocol):
+    """A human-input handler as the kit routes it (``HumanInputHandler``): its new requests
+    go to ON_USER_INPUT_REQUIRED, and a person's message in a room may answer one."""
+
+    def set_on_input_required(self, channel_id: str, callback: OnInputRequired) -> int:
+        """Send the requests of ``channel_id`` to ``callback``; return the registration."""
+        ...
+
+    async def list_pending(
+        self, *, room_id: str | None = None, actor_id: str | None = None
+    ) -> list[PendingInput]:
+        """The requests of ``actor_id`` in ``room_id`` still waiting for an answer, oldest
+        first (``None`` filters nothing)."""
+        ...
+
+    async def expire_overdue(self, requests: Iterable[PendingInput]) -> list[PendingInput]:
+        """``requests`` as they stand once those past their deadline have timed out."""
+        ...
+
+    async def get_request(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled, or ``None``."""
+        ...
+
+    async def aresolve(self, pending_id: str, result: str, *, by: str | None = None) -> bool:
+        """Answer the request; ``True`` if this call won."""
+        ...

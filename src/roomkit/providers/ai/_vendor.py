@@ -1,0 +1,180 @@
+"""What the SDK-backed text providers share: retry settings, overrides, and the calls.
+
+A vendor's config is a frozen dataclass that declares its fields and checks them with
+:meth:`RetrySettings.check_bounds`; its provider takes the config and keyword overrides
+(:func:`overridden`) and subclasses :class:`VendorProvider`, writing only what differs
+between vendors: how a request is built from the context, the plain call, and opening the
+event stream. ``generate`` and ``stream`` run those through the vendor's
+:class:`~roomkit.providers.ai._loop.RequestLoop`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from roomkit.providers.ai._loop import Assembly, Events, RequestLoop
+from roomkit.providers.ai._retry import Backoff
+from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+__all__ = ["RetrySettings", "VendorProvider", "overridden"]
+
+_C = TypeVar("_C", bound="DataclassInstance")
+_R = TypeVar("_R")
+_E = TypeVar("_E")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetrySettings:
+    """The settings every vendor's config holds: how long an attempt may take, how many are
+    made, whether ``generate`` streams, and the backoff between attempts (keywords only)."""
+
+    timeout: float = 60.0
+    """Seconds one attempt may take before it fails as a timeout."""
+    max_retries: int = 2
+    """How many times a rate-limited, overloaded or timed-out call is tried again."""
+    stream: bool = False
+    """Use the streaming API in the provider's ``generate``."""
+    retry_base_delay: float = 0.5
+    """The first backoff step in seconds; each later step doubles it (with jitter)."""
+    retry_max_delay: float = 8.0
+    """The longest backoff step in seconds, when the vendor gives no ``retry-after``."""
+    retry_max_wait: float = 30.0
+    """The most seconds spent waiting across the retries of one call."""
+
+    def backoff(self) -> Backoff:
+        """The retry bounds these settings describe."""
+        return Backoff(
+            retries=self.max_retries,
+            base_delay=self.retry_base_delay,
+            max_delay=self.retry_max_delay,
+            max_wait=self.retry_max_wait,
+        )
+
+    def check_bounds(self) -> None:
+        """Refuse a timeout or retry bound out of range.
+
+        Raises:
+            ValueError: naming the setting.
+        """
+        if self.timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {self.timeout}")
+        self.backoff()  # validates the retry bounds
+
+
+def overridden(
+    owner: str,
+    config: _C | None,
+    build: Callable[[str], _C],
+    settings: Mapping[str, object],
+    known: Collection[str],
+) -> _C:
+    """``config`` (built from the ``model`` setting when ``None``) with ``settings`` over it.
+
+    A setting given as ``None`` keeps the config's value.
+
+    Raises:
+        TypeError: a setting is not one of ``known``, or neither a config nor a model was
+            given to ``owner``.
+    """
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise TypeError(
+            f"{owner} got an unexpected keyword argument {unknown[0]!r}; it takes "
+            + ", ".join(f"{name}=" for name in known)
+        )
+    changes: dict[str, Any] = {name: value for name, value in settings.items() if value is not None}
+    if config is None:
+        model = changes.pop("model", None)
+        if not isinstance(model, str):
+            kind = getattr(build, "__name__", "config")
+            raise TypeError(f"{owner} needs model= (or an {kind})")
+        config = build(model)
+    return dataclasses.replace(config, **changes)
+
+
+class _Settings(Protocol):
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def stream(self) -> bool: ...
+
+
+class _Client(Protocol):
+    async def close(self) -> None: ...
+
+
+class VendorProvider(AIProvider, Generic[_R, _E]):
+    """A text provider on a vendor's SDK: one request per context, plain or streamed.
+
+    A subclass sets ``config``, ``_loop`` and ``_client`` in ``__init__``, ``_assembly`` (the
+    vendor's stream reader) on the class, and writes ``_build``, ``_once`` and ``_open``.
+    """
+
+    config: _Settings
+    _loop: RequestLoop[Any]
+    _client: _Client
+    _assembly: Callable[[], Assembly[_E]]
+
+    @property
+    def model_name(self) -> str:
+        """The configured model."""
+        return self.config.model
+
+    @property
+    def supports_streaming(self) -> bool:
+        """Always ``True``: :meth:`stream` yields text as it arrives."""
+        return True
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        """One API call for the context, retried on retryable failures.
+
+        With ``stream=True`` the call streams and its events are assembled into the same
+        response, tool calls included.
+
+        Raises:
+            ProviderError: the typed failure, after the retries allowed.
+        """
+        request = self._build(context)
+        if self.config.stream:
+            return await self._loop.collect(lambda: self._open(request), self._assembly)
+        return await self._loop.call(lambda: self._once(request))
+
+    async def stream(self, context: AIContext) -> AsyncIterator[str]:
+        """Stream the response's text as it arrives.
+
+        Only opening the stream is retried: text already passed on cannot be taken back.
+        Tool calls are not reported here; use :meth:`generate` for a turn that offers tools.
+
+        Raises:
+            ProviderError: the typed failure.
+        """
+        request = self._build(context)
+        texts = self._loop.relay(lambda: self._open(request), self._assembly())
+        async with aclosing(texts):
+            async for text in texts:
+                yield text
+
+    async def close(self) -> None:
+        """Close the SDK client and its connections."""
+        await self._client.close()
+
+    @abstractmethod
+    def _build(self, context: AIContext) -> _R:
+        """The vendor's request for ``context``."""
+
+    @abstractmethod
+    async def _once(self, request: _R) -> AIResponse:
+        """Make the plain call and read its answer."""
+
+    @abstractmethod
+    async def _open(self, request: _R) -> Events[_E]:
+        """Open the event stream."""
