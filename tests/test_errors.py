@@ -1,17 +1,9 @@
-"""roomkit.errors: the whole error tree, with the errors of a channel's life."""
+"""The one error tree, with the errors of a channel's life."""
 
 from __future__ import annotations
 
 import roomkit
-from roomkit import errors
-from roomkit.core import exceptions
-
-
-def test_the_errors_module_names_the_whole_tree() -> None:
-    """Every error of ``roomkit.core.exceptions`` is importable from ``roomkit.errors``."""
-    for name in exceptions.__all__:
-        assert getattr(errors, name) is getattr(exceptions, name)
-    assert set(exceptions.__all__) < set(errors.__all__)
+from roomkit.core import exceptions as errors
 
 
 def test_every_error_is_a_roomkit_error_exported_from_roomkit() -> None:

@@ -11,7 +11,10 @@ from roomkit.channels.websocket import WebSocketChannel
 from roomkit.conference.mock import MockConferenceBackend
 from roomkit.core.exceptions import (
     AsyncSettleRequiredError,
+    ChannelClosedError,
+    ChannelNotRegisteredError,
     ChannelRefusalError,
+    ChannelStateError,
     HandlerClosedError,
     HumanInputError,
     HumanInputRejectedError,
@@ -20,6 +23,7 @@ from roomkit.core.exceptions import (
     InvalidTextError,
     RequestWithdrawnError,
     RoomKitError,
+    SessionNotOpenError,
     StoreError,
     StoreUnavailableError,
     ToolFailedError,
@@ -29,12 +33,6 @@ from roomkit.core.exceptions import (
     UnservedToolCallError,
 )
 from roomkit.core.framework import RoomKit
-from roomkit.errors import (
-    ChannelClosedError,
-    ChannelNotRegisteredError,
-    ChannelStateError,
-    SessionNotOpenError,
-)
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import HookExecution, HookResult, HookTrigger, RoomContext
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus

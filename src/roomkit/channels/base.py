@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC
 from typing import TYPE_CHECKING
 
-from roomkit.errors import ChannelNotRegisteredError
+from roomkit.core.exceptions import ChannelNotRegisteredError
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import Room, RoomEvent
 

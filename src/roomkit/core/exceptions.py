@@ -27,6 +27,10 @@
     │   └── AsyncSettleRequiredError    also RuntimeError: a durable store settles with await
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
+    ├── ChannelStateError           also RuntimeError: the channel cannot do that now
+    │   ├── ChannelNotRegisteredError   not registered with a kit: call kit.register_channel()
+    │   ├── ChannelClosedError          close() started: nothing new starts on the channel
+    │   └── SessionNotOpenError         the session named is not open on the channel
     └── StoreError                  a store (pending requests, rooms) failed
         ├── StoreUnavailableError       also ConnectionError: the store cannot be reached
         ├── CorruptRecordError          also ValueError: a stored record cannot be read
@@ -48,7 +52,10 @@ if TYPE_CHECKING:
 __all__ = [
     "AmbiguousAnswerError",
     "AsyncSettleRequiredError",
+    "ChannelClosedError",
+    "ChannelNotRegisteredError",
     "ChannelRefusalError",
+    "ChannelStateError",
     "CorruptRecordError",
     "DeskAuthError",
     "HandlerClosedError",
@@ -67,6 +74,7 @@ __all__ = [
     "RequestSettledError",
     "RequestWithdrawnError",
     "RoomKitError",
+    "SessionNotOpenError",
     "StoreError",
     "StoreFormatError",
     "StoreUnavailableError",
@@ -250,3 +258,25 @@ class InvalidTextError(RoomKitError, ValueError):
     An answer raises :class:`InvalidAnswerError` instead; this is for the other fields
     (a reason, an actor id, a key, a tool name, the arguments).
     """
+
+
+class ChannelStateError(RoomKitError, RuntimeError):
+    """The channel cannot do what was asked in the state it is in; the message says what to
+    do first (plug a realtime config, unplug the one plugged, leave a conference, ...)."""
+
+
+class ChannelNotRegisteredError(ChannelStateError):
+    """The channel is not registered with a kit: call ``kit.register_channel(channel)``."""
+
+    def __init__(self, channel_id: str) -> None:
+        super().__init__(f"Channel {channel_id} is not registered: call kit.register_channel()")
+        self.channel_id = channel_id
+        """The channel asked."""
+
+
+class ChannelClosedError(ChannelStateError):
+    """The channel's ``close()`` started: it starts no session, plugs nothing, joins nothing."""
+
+
+class SessionNotOpenError(ChannelStateError):
+    """The session named is not open on the channel (ended, lost, or never started there)."""

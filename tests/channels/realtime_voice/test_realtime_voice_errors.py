@@ -7,7 +7,7 @@ from tests.channels.realtime_voice.voice_harness import MakeVoice
 
 from roomkit import ChannelClosedError, ChannelNotRegisteredError, ChannelStateError
 from roomkit.channels.realtime_voice import RealtimeVoiceChannel
-from roomkit.errors import SessionNotOpenError
+from roomkit.core.exceptions import SessionNotOpenError
 from roomkit.voice.realtime.mock import MockRealtimeProvider, MockRealtimeTransport
 
 

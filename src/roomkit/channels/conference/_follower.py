@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from roomkit.conference.base import AudioTrack, ConferenceBackend, ConferenceParticipant
-from roomkit.errors import ChannelStateError
+from roomkit.core.exceptions import ChannelStateError
 from roomkit.models.room import Participant
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from roomkit.channels.conference._plugged import Plugged
 from roomkit.channels.conference._rooms import ConferenceRoom
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
 from roomkit.conference.base import ConferenceBackend
-from roomkit.errors import ChannelClosedError, ChannelStateError
+from roomkit.core.exceptions import ChannelClosedError, ChannelStateError
 from roomkit.models.enums import ChannelType
 from roomkit.voice.realtime.base import RealtimeSession
 

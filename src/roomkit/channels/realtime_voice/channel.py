@@ -20,7 +20,7 @@ from roomkit.channels._voice.doors import VoiceCall, call_tool_for, new_call_id,
 from roomkit.channels._voice.live import Door, LiveSession
 from roomkit.channels._voice.reasoning import ReasoningBackend
 from roomkit.channels.realtime_voice._recovery import recover_calls
-from roomkit.errors import ChannelClosedError, ChannelStateError, SessionNotOpenError
+from roomkit.core.exceptions import ChannelClosedError, ChannelStateError, SessionNotOpenError
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import Participant
 from roomkit.providers.ai.base import AITool
