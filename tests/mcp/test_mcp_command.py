@@ -13,6 +13,8 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from tests.desk.desk_harness import SECRET, serve
+from tests.mcp.mcp_kit import Call, open_request, text_of
 
 from roomkit.cli import main
 from roomkit.desk import issue_token
@@ -20,8 +22,6 @@ from roomkit.mcp import HumanInputMCPServer
 from roomkit.mcp.command import bearer_app
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
-from tests.desk.desk_harness import SECRET, serve
-from tests.mcp.mcp_kit import Call, open_request, text_of
 
 
 async def test_stdio_server_in_a_subprocess_asks_on_the_shared_store(tmp_path: Path) -> None:
