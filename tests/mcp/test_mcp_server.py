@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from tests.desk.desk_harness import World, bearer
+from tests.desk.desk_harness import SECRET, World, bearer
 from tests.mcp.mcp_kit import Call, client_of, open_request, settled, text_of
 
 from roomkit.core.exceptions import ToolFailedError, ToolRefusedError
+from roomkit.desk import issue_answer_link
 from roomkit.mcp import KEY_META, HumanInputMCPServer
 from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInputEvent
 from roomkit.tools import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
@@ -160,3 +162,27 @@ async def test_a_person_answers_on_the_desk() -> None:
         assert answered.status_code == 200
         result = await call.result()
     assert (text_of(result), result.is_error) == ("M", False)
+
+
+async def test_a_person_answers_through_a_notifications_answer_link() -> None:
+    """The request's ON_USER_INPUT_REQUIRED event gets a single-use link; it answers on the desk."""
+    world = World()
+    links: list[str] = []
+
+    async def notify(event: PendingInputEvent) -> None:
+        links.append(issue_answer_link(SECRET, event.pending_id, event.actor_id or "admin"))
+
+    world.handler.on_input_required = notify
+    server = HumanInputMCPServer(world.handler, actor="alice")
+    async with client_of(server.server) as client, world.client() as desk:
+        call = Call(client, "ConfirmAction", {"action": "Merge the pull request"})
+        await call.wait_asked()
+        request = await open_request(world.handler)
+        answered = await desk.post(
+            f"/api/requests/{request.pending_id}/answer",
+            json={"confirmed": True},
+            headers=bearer(links[0]),
+        )
+        assert answered.status_code == 200
+        result = await call.result()
+    assert (text_of(result), result.is_error) == ('{"confirmed":true}', False)
