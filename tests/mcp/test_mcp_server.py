@@ -186,3 +186,22 @@ async def test_a_person_answers_through_a_notifications_answer_link() -> None:
         assert answered.status_code == 200
         result = await call.result()
     assert (text_of(result), result.is_error) == ('{"confirmed":true}', False)
+
+
+async def test_a_closed_handler_fails_the_call_as_a_channel_says() -> None:
+    """The waiting call reads the withdrawal, a new call the closed handler (README table)."""
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler)
+    async with client_of(server.server) as client:
+        call = Call(client, "AskUserQuestion", {"question": "Still there?"})
+        await call.wait_asked()
+        await handler.close()
+        result = await call.result()
+        assert result.is_error
+        assert (
+            text_of(result)
+            == '{"error": "Tool \'AskUserQuestion\' failed (RequestWithdrawnError)"}'
+        )
+        again = await client.call_tool("AskUserQuestion", {"question": "And now?"})
+    assert again.is_error
+    assert "failed (HandlerClosedError)" in text_of(again)

@@ -29,7 +29,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError
+from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError, StoreError
 from roomkit.models.enums import ChannelType
 from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
@@ -56,6 +56,12 @@ def _error(body: str) -> types.CallToolResult:
 def _error_body(message: str) -> str:
     # The error object an AIChannel's model reads for the same outcome.
     return json.dumps({"error": message})
+
+
+def _failed(name: str, error: Exception) -> types.CallToolResult:
+    """A request given up (closed handler, released) or a store away, as a channel says it."""
+    logger.warning("MCP call of %s failed: %s", name, type(error).__name__)
+    return _error(_error_body(f"Tool '{name}' failed ({type(error).__name__})"))
 
 
 class HumanInputMCPServer:
@@ -164,6 +170,8 @@ class HumanInputMCPServer:
             )
         except ValueError as error:
             return _error(_error_body(f"Invalid arguments for '{name}': {error}"))
+        except Exception as error:
+            return _failed(name, error)
         waiting = asyncio.create_task(self._report_progress(ctx, pending.pending_id))
         try:
             answer = await handler.wait(pending.pending_id, timeout=self.timeout)
@@ -173,8 +181,8 @@ class HumanInputMCPServer:
             )
         except HumanInputRejectedError as rejected:
             return _error(_error_body(f"Human input rejected: {rejected}"))
-        except RequestWithdrawnError:
-            return _error(_error_body(f"Tool '{name}' failed (RequestWithdrawnError)"))
+        except (RequestWithdrawnError, StoreError) as error:
+            return _failed(name, error)
         except BaseException:
             if key is None or not durable:
                 with anyio.CancelScope(shield=True):
