@@ -10,6 +10,8 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 from mcp.server.lowlevel import Server
+from mcp.shared.memory import create_client_server_memory_streams
+from mcp.shared.message import SessionMessage
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HumanInputHandler
@@ -74,3 +76,50 @@ async def settled(handler: HumanInputHandler, pending_id: str) -> PendingInput:
             changed.clear()
     finally:
         undo()
+
+
+class RawPeer:
+    """A client written by hand on in-memory streams: it can cancel, or just go away."""
+
+    def __init__(self, server: Server[Any]) -> None:
+        self.server = server
+
+    @asynccontextmanager
+    async def connected(self) -> AsyncIterator[RawPeer]:
+        async with create_client_server_memory_streams() as (client, served):
+            self._read, self._write = client
+            running = asyncio.create_task(
+                self.server.run(*served, self.server.create_initialization_options())
+            )
+            await self.request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            )
+            await self.receive()
+            await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            self.running = running
+            yield self
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._write.send(
+            SessionMessage(types.jsonrpc_message_adapter.validate_python(message))
+        )
+
+    async def request(self, request_id: int, method: str, params: dict[str, Any]) -> None:
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+    async def receive(self) -> dict[str, Any]:
+        message = await self._read.receive()
+        assert isinstance(message, SessionMessage)
+        dumped: dict[str, Any] = message.message.model_dump(by_alias=True, exclude_none=True)
+        return dumped
+
+    async def hang_up(self) -> None:
+        """Close the client's side, as a client process that died: the server's run ends."""
+        await self._write.aclose()
+        await self.running

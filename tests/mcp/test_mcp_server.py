@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
 from tests.desk.desk_harness import SECRET, World, bearer
-from tests.mcp.mcp_kit import Call, client_of, open_request, settled, text_of
+from tests.mcp.mcp_kit import Call, RawPeer, client_of, open_request, settled, text_of
 
 from roomkit.core.exceptions import ToolFailedError, ToolRefusedError
 from roomkit.desk import issue_answer_link
@@ -123,28 +124,55 @@ async def test_a_cancelled_call_withdraws_its_request() -> None:
     assert ended.withdrawn
 
 
-async def test_a_keyed_call_on_a_durable_store_survives_its_client(tmp_path: Path) -> None:
-    """The client goes away; a new client with the same key gets the answer given meanwhile."""
+@pytest.fixture
+async def durable(tmp_path: Path) -> AsyncIterator[HumanInputHandler]:
     store = SQLiteStore(str(tmp_path / "kit.db"))
     handler = HumanInputHandler(store=store)
-    server = HumanInputMCPServer(handler, actor="alice")
-    meta = {KEY_META: "deploy-42"}
-    try:
-        async with client_of(server.server) as client:
-            call = Call(client, "ConfirmAction", {"action": "Deploy"}, meta=meta)
-            await call.wait_asked()
-            request = await open_request(handler)
-            call.task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await call.task
-        assert str((await handler.get_request(request.pending_id)).status) == "pending"  # type: ignore[union-attr]
-        assert await handler.aresolve(request.pending_id, '{"confirmed": true}')
-        async with client_of(server.server) as client:
-            result = await client.call_tool("ConfirmAction", {"action": "Deploy"}, meta=meta)
-        assert (text_of(result), result.is_error) == ('{"confirmed": true}', False)
-    finally:
-        await handler.close()
-        await store.close()
+    yield handler
+    await handler.close()
+    await store.close()
+
+
+KEYED_CALL = {
+    "name": "ConfirmAction",
+    "arguments": {"action": "Deploy"},
+    "_meta": {"progressToken": "p1", KEY_META: "deploy-42"},
+}
+
+
+async def test_a_keyed_call_on_a_durable_store_survives_its_client(
+    durable: HumanInputHandler,
+) -> None:
+    """The client goes away; a new client with the same key gets the answer given meanwhile."""
+    server = HumanInputMCPServer(durable, actor="alice")
+    async with RawPeer(server.server).connected() as peer:
+        await peer.request(2, "tools/call", KEYED_CALL)
+        assert (await peer.receive())["method"] == "notifications/progress"
+        request = await open_request(durable)
+        await peer.hang_up()
+    assert str((await durable.get_request(request.pending_id)).status) == "pending"  # type: ignore[union-attr]
+    assert await durable.aresolve(request.pending_id, '{"confirmed": true}')
+    async with client_of(server.server) as client:
+        result = await client.call_tool(
+            "ConfirmAction", {"action": "Deploy"}, meta={KEY_META: "deploy-42"}
+        )
+    assert (text_of(result), result.is_error) == ('{"confirmed": true}', False)
+
+
+async def test_an_mcp_cancellation_withdraws_even_a_keyed_call(
+    durable: HumanInputHandler,
+) -> None:
+    server = HumanInputMCPServer(durable, actor="alice")
+    async with RawPeer(server.server).connected() as peer:
+        await peer.request(2, "tools/call", KEYED_CALL)
+        assert (await peer.receive())["method"] == "notifications/progress"
+        request = await open_request(durable)
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+        )
+        ended = await settled(durable, request.pending_id)
+        await peer.hang_up()
+    assert ended.withdrawn
 
 
 async def test_a_person_answers_on_the_desk() -> None:

@@ -8,10 +8,10 @@ verbatim, or the rejection / timeout error object with ``isError`` set.
 
 While it waits, the server sends progress notifications (when the client asked for them
 with a ``progressToken``) at once and then every ``progress_interval`` seconds, so that a
-client's request timeout does not cut the person off. A cancelled call (an MCP
-cancellation, a client gone) withdraws its request, except one that carried
-``_meta["roomkit/key"]`` on a durable store: it stays open, and a call with the same key
-re-attaches to it, answered or not.
+client's request timeout does not cut the person off. An MCP cancellation withdraws the
+request, and so does a client gone, except for a call that carried ``_meta["roomkit/key"]``
+on a durable store: that request stays open, and a call with the same key re-attaches to
+it, answered or not.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Iterable, Mapping
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
@@ -47,6 +49,7 @@ PROGRESS_INTERVAL = 10.0
 CHANNEL_ID = "mcp"
 """The channel id every request of the server carries."""
 MAX_KEY_CHARS = 256
+CONNECTION_TOKEN = "roomkit.connection"
 
 
 def _error(body: str) -> types.CallToolResult:
@@ -120,10 +123,14 @@ class HumanInputMCPServer:
                 "Use AskUserQuestion to ask the user and ConfirmAction before an action that "
                 "needs their consent; each call waits until a person answers on roomkit's desk."
             ),
+            lifespan=_connection_lifespan,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
         """The SDK server: run it on any transport (``server.run(read, write, ...)``)."""
+        self.server.middleware.append(self._withdraw_cancelled)
+        self._kept: dict[tuple[str, str], str] = {}
+        """Keyed calls on a durable store now waiting, by (connection, request id)."""
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -172,6 +179,10 @@ class HumanInputMCPServer:
             return _error(_error_body(f"Invalid arguments for '{name}': {error}"))
         except Exception as error:
             return _failed(name, error)
+        kept = key is not None and durable
+        call = (_connection_of(ctx), str(ctx.request_id))
+        if kept:
+            self._kept[call] = pending.pending_id
         waiting = asyncio.create_task(self._report_progress(ctx, pending.pending_id))
         try:
             answer = await handler.wait(pending.pending_id, timeout=self.timeout)
@@ -184,13 +195,28 @@ class HumanInputMCPServer:
         except (RequestWithdrawnError, StoreError) as error:
             return _failed(name, error)
         except BaseException:
-            if key is None or not durable:
+            # Cancelled: by the client (withdrawn here, or by _withdraw_cancelled for a kept
+            # request), or by the connection's end (a kept request stays open for its key).
+            if not kept:
                 with anyio.CancelScope(shield=True):
                     await handler.arelease(pending.pending_id)
             raise
         finally:
             waiting.cancel()
+        self._kept.pop(call, None)
         return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
+
+    async def _withdraw_cancelled(
+        self, ctx: ServerRequestContext[Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Middleware: an MCP cancellation of a kept call withdraws its request."""
+        result = await call_next(ctx)
+        if ctx.method == "notifications/cancelled" and ctx.params is not None:
+            call = (_connection_of(ctx), str(ctx.params.get("requestId")))
+            pending_id = self._kept.pop(call, None)
+            if pending_id is not None:
+                await self.handler.arelease(pending_id)
+        return result
 
     def _actor_of(self, ctx: ServerRequestContext[Any]) -> str | None:
         """The HTTP caller's authenticated actor, else the configured one."""
@@ -215,6 +241,21 @@ class HumanInputMCPServer:
             # A progress notification is a courtesy: a transport that cannot carry one
             # does not end the wait.
             logger.debug("A progress notification could not be sent", exc_info=True)
+
+
+@asynccontextmanager
+async def _connection_lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+    """Entered once per stdio or in-process connection (once for all HTTP sessions)."""
+    yield {CONNECTION_TOKEN: uuid.uuid4().hex}
+
+
+def _connection_of(ctx: ServerRequestContext[Any]) -> str:
+    """Which connection a message came on: its lifespan's token and its HTTP session."""
+    lifespan = ctx.lifespan_context
+    token = lifespan.get(CONNECTION_TOKEN, "") if isinstance(lifespan, dict) else ""
+    headers = getattr(ctx.request, "headers", None)
+    session = headers.get("mcp-session-id", "") if headers is not None else ""
+    return f"{token}:{session}"
 
 
 def _key_of(meta: Mapping[str, Any] | None) -> str | types.CallToolResult | None:
