@@ -4,20 +4,25 @@ refusals to start."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from tests.desk.desk_harness import SECRET, serve
+from tests.desk.desk_harness import SECRET, bearer, serve
 from tests.mcp.mcp_kit import Call, open_request, text_of
 
 from roomkit.cli import main
-from roomkit.desk import issue_token
+from roomkit.desk import issue_answer_link, issue_token
+from roomkit.desk.auth import token_entry
+from roomkit.desk.tokens import token_claims
 from roomkit.mcp import HumanInputMCPServer
 from roomkit.mcp.command import bearer_app
 from roomkit.tools.human_input import HumanInputHandler
@@ -98,3 +103,73 @@ async def test_http_asks_as_the_tokens_actor_and_refuses_no_token() -> None:
             handler.resolve(request.pending_id, "green")
             result = await call.result()
     assert text_of(result) == "green"
+
+
+async def test_http_refuses_a_revoked_token_and_an_answer_link() -> None:
+    """A revoked token (``roomkit revoke``'s ledger entry) and an answer link cannot ask."""
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler)
+    revoked = issue_token(SECRET, "carol")
+    claims = token_claims(SECRET, revoked)
+    await handler.ledger.record_spent(token_entry(claims["jti"]), until=None)
+    link = issue_answer_link(SECRET, "some-request", "carol")
+    async with (
+        serve(bearer_app(server, SECRET.encode()), lifespan="on") as base,
+        httpx.AsyncClient() as plain,
+    ):
+        statuses = [
+            (await plain.post(f"{base}/mcp", json={}, headers=bearer(value))).status_code
+            for value in (revoked, link, "forged.token")
+        ]
+    assert statuses == [401, 403, 401]
+
+
+async def test_stdout_carries_the_protocol_only(tmp_path: Path) -> None:
+    """Every line ``roomkit mcp`` writes on stdout is a JSON-RPC message, warnings or not."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-W",
+        "always",
+        "-m",
+        "roomkit.cli",
+        "mcp",
+        "--store",
+        f"sqlite:///{tmp_path / 'kit.db'}",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "AskUserQuestion", "arguments": {"colour": "red"}},
+        },
+    ]
+    assert process.stdout is not None
+    process.stdin.write(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
+    await process.stdin.drain()
+    lines: list[dict[str, Any]] = []
+    while not lines or lines[-1].get("id") != 3:
+        lines.append(json.loads(await process.stdout.readline()))
+    process.stdin.close()
+    rest, _ = await process.communicate()
+    lines += [json.loads(line) for line in rest.decode().splitlines()]
+    assert all(line["jsonrpc"] == "2.0" for line in lines)
+    assert [line.get("id") for line in lines] == [1, 2, 3]
+    assert lines[2]["result"]["isError"] is True
+    assert process.returncode == 0
