@@ -12,9 +12,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from roomkit import InboundMessage, RoomKit, TextContent, WebSocketChannel
+from roomkit.channels.ai import AIChannel
 from roomkit.core.exceptions import InvalidAnswerError, ToolFailedError, UnservedToolCallError
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
+from roomkit.providers.ai.base import AIResponse, AIToolResultPart
+from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.mcp import REASON_META, MCPTools
 
@@ -155,3 +159,40 @@ async def test_an_unknown_tool_is_unserved_and_an_error_result_fails() -> None:
             await tools("other", {})
         with pytest.raises(ToolFailedError, match="disk full"):
             await tools("boom", {})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_ai_channel_calls_the_servers_tool_and_a_person_answers_its_elicitation(
+    mode: str,
+) -> None:
+    """The request is asked in the turn's room, of its author; the model reads the result."""
+    handler = HumanInputHandler()
+    kit = RoomKit()
+    model = MockAIProvider(
+        ai_responses=[MockAIProvider.tool_call("book", {}), AIResponse(content="Booked.")]
+    )
+    async with MCPTools(eliciting_server(), handler=handler, mode=mode) as tools:
+        kit.register_channel(
+            AIChannel("agent", provider=model, tool_handler=tools, tools=tools.tools)
+        )
+        kit.register_channel(WebSocketChannel("chat"))
+        await kit.create_room("trip")
+        await kit.attach_channel("trip", "agent")
+        await kit.attach_channel("trip", "chat")
+        turn = asyncio.create_task(
+            kit.process_inbound(
+                InboundMessage(channel_id="chat", sender_id="alice", content=TextContent("Book"))
+            )
+        )
+        request = await _asked(handler)
+        assert (request.room_id, request.actor_id, request.channel_id) == ("trip", "alice", "agent")
+        await handler.aresolve(request.pending_id, '{"name": "Alice", "seats": 1}')
+        await turn
+        await kit.close()
+    [result] = [
+        part
+        for message in model.calls[-1].messages
+        for part in (message.content if isinstance(message.content, list) else [])
+        if isinstance(part, AIToolResultPart)
+    ]
+    assert json.loads(result.content)["content"] == {"name": "Alice", "seats": 1}

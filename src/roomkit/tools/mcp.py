@@ -18,9 +18,12 @@ subset MCP allows is declined at once, with the reason in ``_meta["roomkit/reaso
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -35,6 +38,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.enums import ChannelType
 from roomkit.providers.ai.base import AITool
+from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["ELICITATION_TOOL", "REASON_META", "MCPTools", "form_schema_problem"]
@@ -47,6 +51,19 @@ REASON_META = "roomkit/reason"
 """Where a decline says why, in the result's ``_meta``."""
 
 _PRIMITIVES = {"string", "number", "integer", "boolean"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Asker:
+    """Whose tool call an elicitation belongs to: where its request goes."""
+
+    room_id: str
+    actor_id: str | None
+    channel_id: str = ""
+    tool_call_id: str = ""
+
+
+_asking: ContextVar[_Asker | None] = ContextVar("roomkit_mcp_asking", default=None)
 
 
 def form_schema_problem(schema: object) -> str | None:
@@ -92,12 +109,17 @@ class MCPTools:
             channel = AIChannel("agent", provider=..., tool_handler=mcp,
                                 tool_definitions=mcp.tools)
 
+    An elicitation is asked in the room, and of the actor, of the tool call it came
+    during (the channel's tool context), when the SDK runs it in that call (2026-07-28), or
+    when that call is the only one in flight; otherwise of ``room_id`` and ``actor_id``.
+
     Args:
         server: what :class:`mcp.Client` connects to: an SDK ``Server``, a
             ``StdioServerParameters``, a URL, or a transport.
         handler: where the elicitations become requests.
-        room_id: the room of those requests.
-        actor_id: the person asked (``None``: whoever may answer in the room).
+        room_id: the room of those requests when no tool call says.
+        actor_id: the person asked when no tool call says (``None``: whoever may answer
+            in the room).
         timeout: seconds a person has to answer an elicitation (then ``cancel``).
         mode: how the client negotiates the protocol (the SDK's ``Client(mode=...)``):
             ``"auto"`` (the newest both speak) or ``"legacy"`` (the initialize handshake).
@@ -124,6 +146,8 @@ class MCPTools:
         self._client = Client(server, elicitation_callback=self._elicit, mode=mode)
         self._tools: list[AITool] = []
         self._connected = False
+        self._in_flight: dict[int, _Asker] = {}
+        self._numbers = itertools.count()
 
     async def __aenter__(self) -> MCPTools:
         await self.connect()
@@ -163,7 +187,21 @@ class MCPTools:
         """
         if not any(tool.name == name for tool in self._tools):
             raise UnservedToolCallError(f"tool {name!r} is not served by this MCP server")
-        result = await self._client.call_tool(name, arguments)
+        call = current_tool_call()
+        asker = _Asker(
+            current_tool_room_id() or self.room_id,
+            current_tool_actor_id() or self.actor_id,
+            call.channel_id if call is not None else "",
+            call.tool_call_id if call is not None else "",
+        )
+        number = next(self._numbers)
+        self._in_flight[number] = asker
+        token = _asking.set(asker)
+        try:
+            result = await self._client.call_tool(name, arguments)
+        finally:
+            _asking.reset(token)
+            del self._in_flight[number]
         text = "\n".join(
             block.text for block in result.content if isinstance(block, types.TextContent)
         )
@@ -210,10 +248,17 @@ class MCPTools:
         return types.ElicitResult(action="accept" if confirmed else "decline")
 
     def _where(self) -> dict[str, Any]:
+        asker = _asking.get()
+        if asker is None and len(self._in_flight) == 1:
+            [asker] = self._in_flight.values()
+        if asker is None:
+            asker = _Asker(self.room_id, self.actor_id)
         return {
-            "room_id": self.room_id,
+            "room_id": asker.room_id,
+            "actor_id": asker.actor_id,
+            "channel_id": asker.channel_id,
+            "tool_call_id": asker.tool_call_id,
             "channel_type": ChannelType.MCP,
-            "actor_id": self.actor_id,
             "timeout": self.timeout if self.handler.durable else None,
         }
 
