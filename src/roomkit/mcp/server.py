@@ -57,7 +57,8 @@ def _error(body: str) -> types.CallToolResult:
 
 
 def _error_body(message: str) -> str:
-    # The error object an AIChannel's model reads for the same outcome.
+    # The error object an AIChannel's model reads for the same outcome (the rejection and
+    # timeout texts are HumanInputToolHandler's; tests/mcp compares them).
     return json.dumps({"error": message})
 
 
@@ -179,13 +180,20 @@ class HumanInputMCPServer:
             return _error(_error_body(f"Invalid arguments for '{name}': {error}"))
         except Exception as error:
             return _failed(name, error)
-        kept = key is not None and durable
+        return await self._answer(ctx, name, pending.pending_id, kept=key is not None and durable)
+
+    async def _answer(
+        self, ctx: ServerRequestContext[Any], name: str, pending_id: str, *, kept: bool
+    ) -> types.CallToolResult:
+        """Wait for the request's outcome, telling the client it waits; the call's result."""
+        handler = self.handler
         call = (_connection_of(ctx), str(ctx.request_id))
         if kept:
-            self._kept[call] = pending.pending_id
-        waiting = asyncio.create_task(self._report_progress(ctx, pending.pending_id))
+            self._kept[call] = pending_id
+        waiting = asyncio.create_task(self._report_progress(ctx, pending_id))
+        cancelled = False
         try:
-            answer = await handler.wait(pending.pending_id, timeout=self.timeout)
+            answer = await handler.wait(pending_id, timeout=self.timeout)
         except TimeoutError:
             return _error(
                 _error_body(f"Human input timed out after {self.timeout}s for tool '{name}'")
@@ -197,13 +205,15 @@ class HumanInputMCPServer:
         except BaseException:
             # Cancelled: by the client (withdrawn here, or by _withdraw_cancelled for a kept
             # request), or by the connection's end (a kept request stays open for its key).
+            cancelled = True
             if not kept:
                 with anyio.CancelScope(shield=True):
-                    await handler.arelease(pending.pending_id)
+                    await handler.arelease(pending_id)
             raise
         finally:
             waiting.cancel()
-        self._kept.pop(call, None)
+            if not cancelled:
+                self._kept.pop(call, None)
         return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
 
     async def _withdraw_cancelled(
