@@ -11,6 +11,7 @@ import pytest
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from tests.desk.desk_harness import World, bearer
 
 from roomkit import InboundMessage, RoomKit, TextContent, WebSocketChannel
 from roomkit.channels.ai import AIChannel
@@ -196,3 +197,29 @@ async def test_an_ai_channel_calls_the_servers_tool_and_a_person_answers_its_eli
         if isinstance(part, AIToolResultPart)
     ]
     assert json.loads(result.content)["content"] == {"name": "Alice", "seats": 1}
+
+
+async def test_elicitations_are_answered_on_the_desk() -> None:
+    """A form is a card answered with its schema's object; a URL a card to confirm."""
+    world = World()
+    replies: list[dict[str, Any]] = []
+    async with world.client() as desk:
+        for server, body, action in (
+            (eliciting_server(), {"answer": {"name": "Ada", "seats": 3}}, "accept"),
+            (eliciting_server(url="https://bank.example/ok"), {"confirmed": False}, "decline"),
+        ):
+            async with MCPTools(
+                server, handler=world.handler, room_id="ops", actor_id="alice"
+            ) as tools:
+                booking = asyncio.create_task(_book(tools))
+                await _asked(world.handler)
+                [view] = (await desk.get("/api/requests", headers=bearer("alice"))).json()[
+                    "requests"
+                ]
+                answered = await desk.post(
+                    f"/api/requests/{view['id']}/answer", json=body, headers=bearer("alice")
+                )
+                assert answered.status_code == 200, answered.text
+                replies.append(await booking)
+            assert replies[-1]["action"] == action
+    assert [reply["content"] for reply in replies] == [{"name": "Ada", "seats": 3}, None]
