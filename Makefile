@@ -58,6 +58,7 @@ bench: install services
 	$(BIN)/python bench/bench_turns.py
 	$(BIN)/python bench/bench_stores.py
 	$(BIN)/python bench/bench_desk.py
+	$(BIN)/python bench/bench_mcp.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage

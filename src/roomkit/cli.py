@@ -10,6 +10,7 @@
     roomkit pending show ID
     roomkit pending answer ID ANSWER
     roomkit pending reject ID [--reason TEXT]
+    roomkit mcp --store sqlite:///x.db|redis://... [--actor NAME] [--room mcp] [--http PORT]
 
 ``desk`` checks its store before it starts and prints a sign-in link once it listens.
 ``desk``, ``token`` and ``revoke`` share the desk's secret (``ROOMKIT_DESK_SECRET``, or the
@@ -437,6 +438,40 @@ def _quote(pending_id: str) -> str:
 # -- the parser --------------------------------------------------------------------------------
 
 
+# -- mcp ---------------------------------------------------------------------------------------
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from roomkit.core.exceptions import StoreError
+
+    try:
+        from roomkit.mcp.command import run_command
+    except ImportError as error:
+        raise _Failure(f"{error}: install the extra, pip install 'roomkit-hitl[mcp]'") from None
+    try:
+        return run_command(args)
+    except ImportError as error:
+        raise _Failure(f"{error}: install the store's extra") from None
+    except ValueError as error:
+        raise _Failure(str(error), 2) from None
+    except (StoreError, OSError) as error:
+        detail = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise _Failure(f"Cannot start the MCP server: {detail}") from None
+
+
+def _mcp_parser(commands: Any, data_dir: argparse.ArgumentParser) -> None:
+    mcp = commands.add_parser(
+        "mcp", parents=[data_dir], help="serve the human-input tools to MCP clients"
+    )
+    mcp.add_argument("--store", required=True, help="the desk's store: sqlite:///x.db, redis://...")
+    mcp.add_argument("--actor", help="who is asked over stdio (over HTTP, the token says)")
+    mcp.add_argument("--room", default="mcp", help="the room of every request (default: mcp)")
+    mcp.add_argument("--timeout", type=float, default=300.0, help="seconds to answer")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
+    mcp.add_argument("--host", default="127.0.0.1", help="the HTTP address (default: loopback)")
+    mcp.set_defaults(run=_mcp)
+
+
 def _allowed_hosts(args: argparse.Namespace) -> list[str]:
     """The ``--allowed-host`` names, and ``--host`` itself when it is a name."""
     names = list(args.allowed_host or [])
@@ -536,6 +571,7 @@ def _parser() -> argparse.ArgumentParser:
     reject.add_argument("id", help="the request's id (from `roomkit pending list`)")
     reject.add_argument("--reason", default="", help="what the agent reads")
     reject.set_defaults(run=_reject)
+    _mcp_parser(commands, data_dir)
     return parser
 
 

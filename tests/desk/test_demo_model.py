@@ -7,12 +7,7 @@ import json
 import pytest
 
 from roomkit.desk.demo import pick_provider
-from roomkit.desk.demo_model import (
-    ASK_USER_QUESTION,
-    CONFIRM_ACTION,
-    TRIP_KINDS,
-    TripPlannerModel,
-)
+from roomkit.desk.demo_model import TRIP_KINDS, TripPlannerModel
 from roomkit.desk.shapes import kind_of
 from roomkit.providers.ai.base import (
     AIContext,
@@ -20,6 +15,7 @@ from roomkit.providers.ai.base import (
     AIResponse,
     AIToolResultPart,
 )
+from roomkit.tools.human_input import ASK_USER_QUESTION, CONFIRM_ACTION
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 SCHEMAS = {

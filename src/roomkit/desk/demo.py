@@ -34,17 +34,17 @@ from roomkit.channels.ai import AIChannel
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import RoomStore
 from roomkit.desk.app import create_desk_app
-from roomkit.desk.demo_model import (
-    ASK_USER_QUESTION,
-    CONFIRM_ACTION,
-    SYSTEM_PROMPT,
-    TripPlannerModel,
-)
+from roomkit.desk.demo_model import SYSTEM_PROMPT, TripPlannerModel
 from roomkit.desk.serving import Server, listen, sign_in_link
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, load_or_create_secret
 from roomkit.providers.ai.base import AIProvider, AITool
-from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
+from roomkit.tools.human_input import (
+    ASK_USER_QUESTION,
+    CONFIRM_ACTION,
+    HumanInputHandler,
+    HumanInputToolHandler,
+)
 from roomkit.tools.human_input.stores import DurableStore, PendingStore
 
 __all__ = [

@@ -1,13 +1,11 @@
-"""The demo agent's tools and the scripted model that plays it without an API key.
+"""The demo agent's scripted model, which plays it without an API key.
 
-:data:`ASK_USER_QUESTION` and :data:`CONFIRM_ACTION` declare the human-input tools with JSON
-Schemas for every question shape the desk shows: free text, one choice among options,
-several choices, a list of questions, and a yes/no confirmation.
-
-:class:`TripPlannerModel` plans a trip by asking those questions, one per round, and books it
-once the person confirms. It reads nothing but the conversation it is given: the same
-conversation always gives the same response, so a turn re-run after a restart reaches the
-same tool call with the same id.
+The agent asks with the library's human-input tools
+(:data:`roomkit.tools.human_input.ASK_USER_QUESTION` and
+:data:`~roomkit.tools.human_input.CONFIRM_ACTION`). :class:`TripPlannerModel` plans a trip
+by asking those questions, one per round, and books it once the person confirms. It reads
+nothing but the conversation it is given: the same conversation always gives the same
+response, so a turn re-run after a restart reaches the same tool call with the same id.
 """
 
 from __future__ import annotations
@@ -26,8 +24,6 @@ from roomkit.providers.ai.base import (
 )
 
 __all__ = [
-    "ASK_USER_QUESTION",
-    "CONFIRM_ACTION",
     "SYSTEM_PROMPT",
     "TRIP_KINDS",
     "TripPlannerModel",
@@ -39,96 +35,6 @@ SYSTEM_PROMPT = (
     "Prefer questions with options. Before booking anything, ask ConfirmAction and book only "
     "when the user confirms. Finish with a short summary of the plan."
 )
-
-_OPTION = {
-    "type": "object",
-    "properties": {
-        "label": {"type": "string", "minLength": 1, "description": "The choice, as shown."},
-        "description": {"type": "string", "description": "What the choice means."},
-    },
-    "required": ["label"],
-    "additionalProperties": False,
-}
-
-ASK_USER_QUESTION: dict[str, Any] = {
-    "name": "AskUserQuestion",
-    "description": (
-        "Ask the user and wait for the answer. Either one `question` (free text, or with "
-        "`options` to pick from, several at once when `multiSelect` is true), or a list of "
-        "`questions`, each with options, answered together."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "question": {"type": "string", "minLength": 1, "description": "One question."},
-            "options": {
-                "type": "array",
-                "items": {"type": "string", "minLength": 1},
-                "minItems": 2,
-                "maxItems": 10,
-                "uniqueItems": True,
-                "description": "Choices for `question`; the answer is one of them.",
-            },
-            "multiSelect": {
-                "type": "boolean",
-                "description": "With `options`: the user may pick several.",
-            },
-            "questions": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": 4,
-                "description": "Several questions with options, answered in one go.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "question": {"type": "string", "minLength": 1},
-                        "header": {
-                            "type": "string",
-                            "maxLength": 30,
-                            "description": "A short label for the question.",
-                        },
-                        "options": {
-                            "type": "array",
-                            "items": _OPTION,
-                            "minItems": 2,
-                            "maxItems": 6,
-                        },
-                        "multiSelect": {"type": "boolean"},
-                    },
-                    "required": ["question", "options", "multiSelect"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "minProperties": 1,
-        "additionalProperties": False,
-    },
-}
-
-CONFIRM_ACTION: dict[str, Any] = {
-    "name": "ConfirmAction",
-    "description": (
-        "Ask the user to confirm an action before doing it; the answer says whether they "
-        'confirmed: {"confirmed": true} or {"confirmed": false, "reason": "..."}.'
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "action": {
-                "type": "string",
-                "minLength": 1,
-                "description": "What will be done, in one sentence.",
-            },
-            "details": {
-                "type": "object",
-                "additionalProperties": {"type": "string"},
-                "description": "Facts to check before confirming, as label -> value.",
-            },
-        },
-        "required": ["action"],
-        "additionalProperties": False,
-    },
-}
 
 TRIP_KINDS = ["City break", "Beach holiday", "Mountain hiking", "Road trip"]
 _EXTRAS = ["Flights", "Hotel", "Car hire", "Guided tours", "Restaurant bookings"]

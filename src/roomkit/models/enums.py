@@ -15,3 +15,5 @@ class ChannelType(StrEnum):
     REALTIME_VOICE = "realtime_voice"
     CONFERENCE = "conference"
     WEBSOCKET = "websocket"
+    MCP = "mcp"
+    """A tool call from an MCP client, through ``roomkit mcp``."""

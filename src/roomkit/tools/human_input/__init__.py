@@ -1,11 +1,19 @@
 """Human input for tools: the async primitive and the tool handler that serves it."""
 
+from roomkit.tools.human_input.definitions import (
+    ASK_USER_QUESTION,
+    CONFIRM_ACTION,
+    HUMAN_INPUT_TOOLS,
+)
 from roomkit.tools.human_input.handler import HumanInputHandler, OnInputRequiredCallback
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import MemoryStore, PendingStore
 from roomkit.tools.human_input.tool_handler import HumanInputToolHandler
 
 __all__ = [
+    "ASK_USER_QUESTION",
+    "CONFIRM_ACTION",
+    "HUMAN_INPUT_TOOLS",
     "HandlerStatistics",
     "HumanInputHandler",
     "HumanInputToolHandler",

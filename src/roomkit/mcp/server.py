@@ -1,0 +1,283 @@
+"""The MCP server that asks a person: each tool call is a request on a HumanInputHandler.
+
+A call to ``AskUserQuestion`` or ``ConfirmAction`` is validated against the tool's schema,
+recorded as a request (room ``room``, door :attr:`ChannelType.MCP`, the caller's actor), and
+waits for its outcome; the desk and the notifications show it like any other request. The
+result is what an :class:`~roomkit.channels.ai.AIChannel` gives its model: the answer
+verbatim, or the rejection / timeout error object with ``isError`` set.
+
+While it waits, the server sends progress notifications (when the client asked for them
+with a ``progressToken``) at once and then every ``progress_interval`` seconds, so that a
+client's request timeout does not cut the person off. An MCP cancellation withdraws the
+request, and so does a client gone, except for a call that carried ``_meta["roomkit/key"]``
+on a durable store: that request stays open, and a call with the same key re-attaches to
+it, answered or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError, StoreError
+from roomkit.models.enums import ChannelType
+from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
+from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
+
+__all__ = ["ACTOR_SCOPE_KEY", "KEY_META", "PROGRESS_INTERVAL", "HumanInputMCPServer"]
+
+logger = logging.getLogger("roomkit.mcp")
+
+KEY_META = "roomkit/key"
+"""The ``_meta`` entry of a call that names its request, so a reconnect re-attaches."""
+ACTOR_SCOPE_KEY = "roomkit.actor"
+"""Where the HTTP front door puts the authenticated actor in the ASGI scope."""
+PROGRESS_INTERVAL = 10.0
+"""Seconds between two progress notifications while a person has not answered."""
+CHANNEL_ID = "mcp"
+"""The channel id every request of the server carries."""
+MAX_KEY_CHARS = 256
+CONNECTION_TOKEN = "roomkit.connection"
+
+
+def _error(body: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=body)], is_error=True)
+
+
+def _error_body(message: str) -> str:
+    # The error object an AIChannel's model reads for the same outcome (the rejection and
+    # timeout texts are HumanInputToolHandler's; tests/mcp compares them).
+    return json.dumps({"error": message})
+
+
+def _failed(name: str, error: Exception) -> types.CallToolResult:
+    """A request given up (closed handler, released) or a store away, as a channel says it."""
+    logger.warning("MCP call of %s failed: %s", name, type(error).__name__)
+    return _error(_error_body(f"Tool '{name}' failed ({type(error).__name__})"))
+
+
+class HumanInputMCPServer:
+    """An MCP server whose tools ask a person through ``handler``.
+
+    Args:
+        handler: where requests are recorded and answered (its store is the desk's).
+        actor: the person asked, when the transport authenticates nobody (stdio).
+        room: the room every request belongs to.
+        timeout: seconds a person has to answer a call.
+        tools: the tool definitions offered (``name``, ``description``, ``parameters``);
+            the standard human-input tools by default.
+        progress_interval: seconds between progress notifications while waiting.
+    """
+
+    def __init__(
+        self,
+        handler: HumanInputHandler,
+        *,
+        actor: str | None = None,
+        room: str = "mcp",
+        timeout: float = 300,
+        tools: Iterable[Mapping[str, Any]] = HUMAN_INPUT_TOOLS,
+        progress_interval: float = PROGRESS_INTERVAL,
+    ) -> None:
+        if not isinstance(handler, HumanInputHandler):
+            raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
+        if not isinstance(room, str) or not room:
+            raise ValueError(f"room must be a non-empty string, got {room!r}")
+        if actor is not None and (not isinstance(actor, str) or not actor):
+            raise ValueError(f"actor must be a non-empty string or None, got {actor!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
+        if not 0 < timeout < float("inf"):
+            raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout}")
+        if not 0 < progress_interval < float("inf"):
+            raise ValueError(f"progress_interval must be positive seconds, got {progress_interval}")
+        self.handler = handler
+        self.actor = actor
+        self.room = room
+        self.timeout = timeout
+        self.progress_interval = progress_interval
+        self._tools: dict[str, Mapping[str, Any]] = {}
+        for tool in tools:
+            name = tool["name"]
+            check_tool_schema(name, tool["parameters"])
+            if name in self._tools:
+                raise ValueError(f"tool {name!r} is given twice")
+            self._tools[name] = tool
+        if not self._tools:
+            raise ValueError("tools must name at least one tool")
+        self.server: Server[Any] = Server(
+            "roomkit",
+            title="roomkit: ask a person",
+            instructions=(
+                "Use AskUserQuestion to ask the user and ConfirmAction before an action that "
+                "needs their consent; each call waits until a person answers on roomkit's desk."
+            ),
+            lifespan=_connection_lifespan,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        """The SDK server: run it on any transport (``server.run(read, write, ...)``)."""
+        self.server.middleware.append(self._withdraw_cancelled)
+        self._kept: dict[tuple[str, str], str] = {}
+        """Keyed calls on a durable store now waiting, by (connection, request id)."""
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=name,
+                    description=tool.get("description"),
+                    input_schema=dict(tool["parameters"]),
+                )
+                for name, tool in self._tools.items()
+            ]
+        )
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        name = params.name
+        tool = self._tools.get(name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = params.arguments or {}
+        problem = validate_tool_arguments(tool["parameters"], arguments)
+        if problem is not None:
+            return _error(_error_body(f"Invalid arguments for '{name}': {problem}"))
+        key = _key_of(ctx.meta)
+        if isinstance(key, types.CallToolResult):
+            return key
+        handler = self.handler
+        durable = handler.durable
+        try:
+            pending = await handler.create(
+                name,
+                arguments,
+                room_id=self.room,
+                tool_call_id="" if ctx.request_id is None else str(ctx.request_id),
+                channel_id=CHANNEL_ID,
+                channel_type=ChannelType.MCP,
+                actor_id=self._actor_of(ctx),
+                # A key re-attaches only where a request outlives its caller.
+                key=key if durable else None,
+                timeout=self.timeout if durable else None,
+            )
+        except ValueError as error:
+            return _error(_error_body(f"Invalid arguments for '{name}': {error}"))
+        except Exception as error:
+            return _failed(name, error)
+        return await self._answer(ctx, name, pending.pending_id, kept=key is not None and durable)
+
+    async def _answer(
+        self, ctx: ServerRequestContext[Any], name: str, pending_id: str, *, kept: bool
+    ) -> types.CallToolResult:
+        """Wait for the request's outcome, telling the client it waits; the call's result."""
+        handler = self.handler
+        call = (_connection_of(ctx), str(ctx.request_id))
+        if kept:
+            self._kept[call] = pending_id
+        waiting = asyncio.create_task(self._report_progress(ctx, pending_id))
+        cancelled = False
+        try:
+            answer = await handler.wait(pending_id, timeout=self.timeout)
+        except TimeoutError:
+            return _error(
+                _error_body(f"Human input timed out after {self.timeout}s for tool '{name}'")
+            )
+        except HumanInputRejectedError as rejected:
+            return _error(_error_body(f"Human input rejected: {rejected}"))
+        except (RequestWithdrawnError, StoreError) as error:
+            return _failed(name, error)
+        except BaseException:
+            # Cancelled: by the client (withdrawn here, or by _withdraw_cancelled for a kept
+            # request), or by the connection's end (a kept request stays open for its key).
+            cancelled = True
+            if not kept:
+                with anyio.CancelScope(shield=True):
+                    await handler.arelease(pending_id)
+            raise
+        finally:
+            waiting.cancel()
+            if not cancelled:
+                self._kept.pop(call, None)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
+
+    async def _withdraw_cancelled(
+        self, ctx: ServerRequestContext[Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Middleware: an MCP cancellation of a kept call withdraws its request."""
+        result = await call_next(ctx)
+        if ctx.method == "notifications/cancelled" and ctx.params is not None:
+            call = (_connection_of(ctx), str(ctx.params.get("requestId")))
+            pending_id = self._kept.pop(call, None)
+            if pending_id is not None:
+                await self.handler.arelease(pending_id)
+        return result
+
+    def _actor_of(self, ctx: ServerRequestContext[Any]) -> str | None:
+        """The HTTP caller's authenticated actor, else the configured one."""
+        request = ctx.request
+        scope = getattr(request, "scope", None)
+        if isinstance(scope, dict):
+            actor = scope.get(ACTOR_SCOPE_KEY)
+            if isinstance(actor, str):
+                return actor
+        return self.actor
+
+    async def _report_progress(self, ctx: ServerRequestContext[Any], pending_id: str) -> None:
+        """Tell the client, now and every ``progress_interval`` seconds, that a person is asked."""
+        started = time.monotonic()
+        message = f"Waiting for a person to answer (request {pending_id})"
+        try:
+            while True:
+                elapsed = time.monotonic() - started
+                await ctx.session.report_progress(elapsed, total=self.timeout, message=message)
+                await asyncio.sleep(self.progress_interval)
+        except Exception:
+            # A progress notification is a courtesy: a transport that cannot carry one
+            # does not end the wait.
+            logger.debug("A progress notification could not be sent", exc_info=True)
+
+
+@asynccontextmanager
+async def _connection_lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+    """Entered once per stdio or in-process connection (once for all HTTP sessions)."""
+    yield {CONNECTION_TOKEN: uuid.uuid4().hex}
+
+
+def _connection_of(ctx: ServerRequestContext[Any]) -> str:
+    """Which connection a message came on: its lifespan's token and its HTTP session."""
+    lifespan = ctx.lifespan_context
+    token = lifespan.get(CONNECTION_TOKEN, "") if isinstance(lifespan, dict) else ""
+    headers = getattr(ctx.request, "headers", None)
+    session = headers.get("mcp-session-id", "") if headers is not None else ""
+    return f"{token}:{session}"
+
+
+def _key_of(meta: Mapping[str, Any] | None) -> str | types.CallToolResult | None:
+    """The call's ``_meta["roomkit/key"]``; an error result when it is not a short string."""
+    if not meta or KEY_META not in meta:
+        return None
+    key = meta[KEY_META]
+    if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY_CHARS:
+        return _error(
+            _error_body(
+                f'_meta["{KEY_META}"] must be a non-empty string of at most '
+                f"{MAX_KEY_CHARS} characters, got {json.dumps(key, default=str)[:40]}"
+            )
+        )
+    return key

@@ -1,0 +1,280 @@
+"""MCPTools: an MCP server's tools on an AIChannel, and its elicitations asked of a person.
+
+``MCPTools`` connects to an MCP server through the SDK's :class:`mcp.Client` (an in-process
+server, a ``StdioServerParameters`` command, a URL or any transport), lists its tools as
+:class:`AITool` definitions and serves calls to them as a tool handler. When the server
+asks for input (``elicitation/create``, pushed on a 2025-11-25 connection or embedded in a
+2026-07-28 input-required result: the SDK hands both to the same callback), the question
+becomes a :class:`HumanInputHandler` request that the desk and the notifications show:
+
+- form mode: a request whose answer schema is the ``requestedSchema``, so an answer that
+  does not match is refused and the request stays open for a correct one;
+- URL mode: a confirmation card with the link; confirming means the person went there.
+
+The person's answer goes back as ``accept`` (with the form's content), a rejection as
+``decline``, a withdrawal or a timeout as ``cancel``. A requested schema outside the flat
+subset MCP allows is declined at once, with the reason in ``_meta["roomkit/reason"]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.session import ClientRequestContext
+
+from roomkit.core.exceptions import (
+    HumanInputRejectedError,
+    RequestWithdrawnError,
+    ToolFailedError,
+    UnservedToolCallError,
+)
+from roomkit.models.enums import ChannelType
+from roomkit.providers.ai.base import AITool
+from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["ELICITATION_TOOL", "REASON_META", "MCPTools", "form_schema_problem"]
+
+logger = logging.getLogger("roomkit.tools.mcp")
+
+ELICITATION_TOOL = "MCPElicitation"
+"""The tool name an elicitation's request carries."""
+REASON_META = "roomkit/reason"
+"""Where a decline says why, in the result's ``_meta``."""
+
+_PRIMITIVES = {"string", "number", "integer", "boolean"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Asker:
+    """Whose tool call an elicitation belongs to: where its request goes."""
+
+    room_id: str
+    actor_id: str | None
+    channel_id: str = ""
+    tool_call_id: str = ""
+
+
+_asking: ContextVar[_Asker | None] = ContextVar("roomkit_mcp_asking", default=None)
+
+
+def form_schema_problem(schema: object) -> str | None:
+    """What makes ``schema`` fall outside MCP's flat form subset, or ``None``.
+
+    The subset: an object whose properties are each a string (``enum``/``oneOf`` allowed),
+    a number, an integer, a boolean, or an array of string choices; no nesting.
+    """
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return 'requestedSchema must be {"type": "object", "properties": {...}}'
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        return "requestedSchema.properties must be an object"
+    for name, field in properties.items():
+        if not isinstance(field, dict):
+            return f"requestedSchema.properties.{name} must be a schema object"
+        kind = field.get("type")
+        if kind == "array":
+            items = field.get("items")
+            if not isinstance(items, dict) or not ("enum" in items or "anyOf" in items):
+                return f"requestedSchema.properties.{name}: an array must list string choices"
+        elif kind not in _PRIMITIVES:
+            return (
+                f"requestedSchema.properties.{name} has type {kind!r}: only string, number, "
+                "integer, boolean and arrays of choices are allowed (no nesting)"
+            )
+    required = schema.get("required", [])
+    if not isinstance(required, list) or any(name not in properties for name in required):
+        return "requestedSchema.required must list names among its properties"
+    return None
+
+
+def _decline(reason: str) -> types.ElicitResult:
+    return types.ElicitResult(action="decline", _meta={REASON_META: reason})
+
+
+class MCPTools:
+    """An MCP server's tools for an AIChannel; the server's elicitations ask a person.
+
+    Use it as an async context manager (or call :meth:`connect` and :meth:`close`)::
+
+        async with MCPTools(server, handler=handler, room_id="ops", actor_id="alice") as mcp:
+            channel = AIChannel("agent", provider=..., tool_handler=mcp,
+                                tool_definitions=mcp.tools)
+
+    An elicitation is asked in the room, and of the actor, of the tool call it came
+    during (the channel's tool context), when the SDK runs it in that call (2026-07-28), or
+    when that call is the only one in flight; otherwise of ``room_id`` and ``actor_id``.
+
+    Args:
+        server: what :class:`mcp.Client` connects to: an SDK ``Server``, a
+            ``StdioServerParameters``, a URL, or a transport.
+        handler: where the elicitations become requests.
+        room_id: the room of those requests when no tool call says.
+        actor_id: the person asked when no tool call says (``None``: whoever may answer
+            in the room).
+        timeout: seconds a person has to answer an elicitation (then ``cancel``).
+        mode: how the client negotiates the protocol (the SDK's ``Client(mode=...)``):
+            ``"auto"`` (the newest both speak) or ``"legacy"`` (the initialize handshake).
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        *,
+        handler: HumanInputHandler,
+        room_id: str = "",
+        actor_id: str | None = None,
+        timeout: float = 300,
+        mode: str = "auto",
+    ) -> None:
+        if not isinstance(handler, HumanInputHandler):
+            raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.handler = handler
+        self.room_id = room_id
+        self.actor_id = actor_id
+        self.timeout = timeout
+        self._client = Client(server, elicitation_callback=self._elicit, mode=mode)
+        self._tools: list[AITool] = []
+        self._connected = False
+        self._in_flight: dict[int, _Asker] = {}
+        self._numbers = itertools.count()
+
+    async def __aenter__(self) -> MCPTools:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        """Connect to the server and read its tools."""
+        await self._client.__aenter__()
+        self._connected = True
+        listed = await self._client.list_tools()
+        self._tools = [
+            AITool(name=tool.name, description=tool.description or "", parameters=tool.input_schema)
+            for tool in listed.tools
+        ]
+
+    async def close(self) -> None:
+        """Disconnect; an elicitation still waiting is withdrawn by its cancelled wait."""
+        if self._connected:
+            self._connected = False
+            await self._client.__aexit__(None, None, None)
+
+    @property
+    def tools(self) -> list[AITool]:
+        """The server's tools, as the channel declares them to the model."""
+        return list(self._tools)
+
+    async def __call__(self, name: str, arguments: dict[str, Any]) -> str:
+        """Call the server's tool ``name``; its text content is the result.
+
+        Raises:
+            UnservedToolCallError: the server has no such tool (so it composes with
+                ``compose_tool_handlers``).
+            ToolFailedError: the server's result has ``isError`` (the model reads it).
+        """
+        if not any(tool.name == name for tool in self._tools):
+            raise UnservedToolCallError(f"tool {name!r} is not served by this MCP server")
+        call = current_tool_call()
+        asker = _Asker(
+            current_tool_room_id() or self.room_id,
+            current_tool_actor_id() or self.actor_id,
+            call.channel_id if call is not None else "",
+            call.tool_call_id if call is not None else "",
+        )
+        number = next(self._numbers)
+        self._in_flight[number] = asker
+        token = _asking.set(asker)
+        try:
+            result = await self._client.call_tool(name, arguments)
+        finally:
+            _asking.reset(token)
+            del self._in_flight[number]
+        text = "\n".join(
+            block.text for block in result.content if isinstance(block, types.TextContent)
+        )
+        if not text and result.structured_content is not None:
+            text = json.dumps(result.structured_content)
+        if result.is_error:
+            raise ToolFailedError(text or json.dumps({"error": f"Tool '{name}' failed"}))
+        return text
+
+    async def _elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        if isinstance(params, types.ElicitRequestURLParams):
+            return await self._ask_url(params)
+        problem = form_schema_problem(params.requested_schema)
+        if problem is not None:
+            logger.warning("Declined an elicitation: %s", problem)
+            return _decline(problem)
+        try:
+            pending = await self.handler.create(
+                ELICITATION_TOOL,
+                {"message": params.message},
+                **self._where(),
+                answer_schema=dict(params.requested_schema),
+            )
+        except (TypeError, ValueError) as error:
+            return _decline(f"requestedSchema is not a valid JSON Schema: {error}")
+        outcome = await self._outcome(pending.pending_id)
+        if isinstance(outcome, types.ElicitResult):
+            return outcome
+        content = json.loads(outcome)
+        return types.ElicitResult(action="accept", content=content)
+
+    async def _ask_url(self, params: types.ElicitRequestURLParams) -> types.ElicitResult:
+        pending = await self.handler.create(
+            ELICITATION_TOOL,
+            {"action": f"Open {params.url}", "details": {"why": params.message, "url": params.url}},
+            **self._where(),
+        )
+        outcome = await self._outcome(pending.pending_id)
+        if isinstance(outcome, types.ElicitResult):
+            return outcome
+        confirmed = _confirmed(outcome)
+        return types.ElicitResult(action="accept" if confirmed else "decline")
+
+    def _where(self) -> dict[str, Any]:
+        asker = _asking.get()
+        if asker is None and len(self._in_flight) == 1:
+            [asker] = self._in_flight.values()
+        if asker is None:
+            asker = _Asker(self.room_id, self.actor_id)
+        return {
+            "room_id": asker.room_id,
+            "actor_id": asker.actor_id,
+            "channel_id": asker.channel_id,
+            "tool_call_id": asker.tool_call_id,
+            "channel_type": ChannelType.MCP,
+            "timeout": self.timeout if self.handler.durable else None,
+        }
+
+    async def _outcome(self, pending_id: str) -> str | types.ElicitResult:
+        """The answer's text, or the decline / cancel the request ended in."""
+        try:
+            return await self.handler.wait(pending_id, timeout=self.timeout)
+        except HumanInputRejectedError as rejected:
+            return _decline(str(rejected))
+        except (TimeoutError, RequestWithdrawnError):
+            return types.ElicitResult(action="cancel")
+
+
+def _confirmed(answer: str) -> bool:
+    try:
+        reply: Mapping[str, Any] | Any = json.loads(answer)
+    except ValueError:
+        return False
+    return isinstance(reply, Mapping) and reply.get("confirmed") is True

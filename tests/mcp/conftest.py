@@ -1,0 +1,28 @@
+"""MCP tests skip where the ``mcp`` extra is not installed.
+
+In-process tests run on the virtual clock (a person's 300 s take no real time); the tests
+of the command run on a real loop, since a subprocess or a socket takes real time that a
+virtual clock would skip past the SDK's request timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from roomkit.testing import VirtualClockLoop
+
+REAL_TIME_MODULES = {"test_mcp_command"}
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+    module = getattr(item, "module", None)
+    if module is not None and module.__name__.rpartition(".")[2] in REAL_TIME_MODULES:
+        return {"real_clock": asyncio.new_event_loop}
+    return {"virtual_clock": VirtualClockLoop}

@@ -1,0 +1,125 @@
+"""Helpers for the MCP tests: an SDK client on a server, and the moment a person is asked."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.server.lowlevel import Server
+from mcp.shared.memory import create_client_server_memory_streams
+from mcp.shared.message import SessionMessage
+
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input import HumanInputHandler
+
+
+class Call:
+    """One tool call running in the background, and the progress it was sent."""
+
+    def __init__(self, client: Client, name: str, arguments: dict[str, Any], **options: Any):
+        self.progress: list[tuple[float, float | None, str | None]] = []
+        self.asked = asyncio.Event()
+        self.task = asyncio.create_task(
+            client.call_tool(name, arguments, progress_callback=self._progress, **options)
+        )
+
+    async def _progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.append((progress, total, message))
+        self.asked.set()
+
+    async def wait_asked(self) -> None:
+        """Until the server says a person is asked (its first progress notification)."""
+        waiting = asyncio.create_task(self.asked.wait())
+        done, _ = await asyncio.wait({waiting, self.task}, return_when=asyncio.FIRST_COMPLETED)
+        if waiting not in done:
+            waiting.cancel()
+            raise AssertionError(f"the call ended before a person was asked: {self.task.result()}")
+
+    async def result(self) -> types.CallToolResult:
+        return await self.task
+
+
+async def open_request(handler: HumanInputHandler) -> PendingInput:
+    """The one open request on ``handler``'s store."""
+    [request] = await handler.list_pending()
+    return request
+
+
+@asynccontextmanager
+async def client_of(server: Server[Any]) -> AsyncIterator[Client]:
+    """An SDK client connected in-process to ``server``."""
+    async with Client(server) as client:
+        yield client
+
+
+def text_of(result: types.CallToolResult) -> str:
+    [block] = result.content
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def settled(handler: HumanInputHandler, pending_id: str) -> PendingInput:
+    """Wait until the request is settled; returns it."""
+    changed = asyncio.Event()
+    undo = handler.subscribe(lambda change: changed.set())
+    try:
+        while True:
+            request = await handler.get_request(pending_id)
+            assert request is not None
+            if str(request.status) != "pending":
+                return request
+            await changed.wait()
+            changed.clear()
+    finally:
+        undo()
+
+
+class RawPeer:
+    """A client written by hand on in-memory streams: it can cancel, or just go away."""
+
+    def __init__(self, server: Server[Any]) -> None:
+        self.server = server
+
+    @asynccontextmanager
+    async def connected(self) -> AsyncIterator[RawPeer]:
+        async with create_client_server_memory_streams() as (client, served):
+            self._read, self._write = client
+            running = asyncio.create_task(
+                self.server.run(*served, self.server.create_initialization_options())
+            )
+            await self.request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            )
+            await self.receive()
+            await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            self.running = running
+            yield self
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._write.send(
+            SessionMessage(types.jsonrpc_message_adapter.validate_python(message))
+        )
+
+    async def request(self, request_id: int, method: str, params: dict[str, Any]) -> None:
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+    async def receive(self) -> dict[str, Any]:
+        message = await self._read.receive()
+        assert isinstance(message, SessionMessage)
+        dumped: dict[str, Any] = message.message.model_dump(by_alias=True, exclude_none=True)
+        return dumped
+
+    async def hang_up(self) -> None:
+        """Close the client's side, as a client process that died: the server's run ends."""
+        await self._write.aclose()
+        await self.running

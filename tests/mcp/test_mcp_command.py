@@ -1,0 +1,175 @@
+"""``roomkit mcp``: over stdio as a subprocess, over HTTP behind the desk's tokens, and its
+refusals to start."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from tests.desk.desk_harness import SECRET, bearer, serve
+from tests.mcp.mcp_kit import Call, open_request, text_of
+
+from roomkit.cli import main
+from roomkit.desk import issue_answer_link, issue_token
+from roomkit.desk.auth import token_entry
+from roomkit.desk.tokens import token_claims
+from roomkit.mcp import HumanInputMCPServer
+from roomkit.mcp.command import bearer_app
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+
+async def test_stdio_server_in_a_subprocess_asks_on_the_shared_store(tmp_path: Path) -> None:
+    """The SDK client launches ``roomkit mcp``; a handler on the same SQLite file answers."""
+    db = tmp_path / "kit.db"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "roomkit.cli", "mcp", "--store", f"sqlite:///{db}", "--actor", "alice"],
+        env={**os.environ, "PYTHONWARNINGS": "default"},
+    )
+    store = SQLiteStore(str(db))
+    handler = HumanInputHandler(store=store)
+    try:
+        async with Client(params) as client:
+            call = Call(client, "AskUserQuestion", {"question": "Ship it?"})
+            await call.wait_asked()
+            request = await open_request(handler)
+            assert (request.actor_id, request.room_id, str(request.channel_type)) == (
+                "alice",
+                "mcp",
+                "mcp",
+            )
+            assert await handler.aresolve(request.pending_id, "yes")
+            result = await call.result()
+        assert (text_of(result), result.is_error) == ("yes", False)
+    finally:
+        await handler.close()
+        await store.close()
+
+
+def test_an_unreachable_store_stops_it_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no" / "such" / "dir" / "kit.db"
+    assert main(["mcp", "--store", f"sqlite:///{missing}"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("roomkit: Cannot start the MCP server: ")
+    assert err.count("\n") == 1
+
+
+def test_a_memory_store_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--store", "memory"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "--store sqlite:///" in err
+
+
+def test_the_command_names_its_options() -> None:
+    from roomkit.cli import _parser
+
+    args = _parser().parse_args(["mcp", "--store", "sqlite:///x.db"])
+    assert isinstance(args, argparse.Namespace)
+    assert (args.room, args.actor, args.http, args.host) == ("mcp", None, None, "127.0.0.1")
+
+
+async def test_http_asks_as_the_tokens_actor_and_refuses_no_token() -> None:
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler, actor="nobody")
+    async with serve(bearer_app(server, SECRET.encode()), lifespan="on") as base:
+        async with httpx.AsyncClient() as plain:
+            refused = await plain.post(f"{base}/mcp", json={})
+        assert refused.status_code == 401
+        assert "roomkit token" in refused.text
+        headers = {"Authorization": f"Bearer {issue_token(SECRET, 'bob')}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
+        ):
+            call = Call(client, "AskUserQuestion", {"question": "Tea?"})
+            await call.wait_asked()
+            request = await open_request(handler)
+            assert request.actor_id == "bob"
+            handler.resolve(request.pending_id, "green")
+            result = await call.result()
+    assert text_of(result) == "green"
+
+
+async def test_http_refuses_a_revoked_token_and_an_answer_link() -> None:
+    """A revoked token (``roomkit revoke``'s ledger entry) and an answer link cannot ask."""
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler)
+    revoked = issue_token(SECRET, "carol")
+    claims = token_claims(SECRET, revoked)
+    await handler.ledger.record_spent(token_entry(claims["jti"]), until=None)
+    link = issue_answer_link(SECRET, "some-request", "carol")
+    async with (
+        serve(bearer_app(server, SECRET.encode()), lifespan="on") as base,
+        httpx.AsyncClient() as plain,
+    ):
+        statuses = [
+            (await plain.post(f"{base}/mcp", json={}, headers=bearer(value))).status_code
+            for value in (revoked, link, "forged.token")
+        ]
+    assert statuses == [401, 403, 401]
+
+
+async def test_stdout_carries_the_protocol_only(tmp_path: Path) -> None:
+    """Every line ``roomkit mcp`` writes on stdout is a JSON-RPC message, warnings or not."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-W",
+        "always",
+        "-m",
+        "roomkit.cli",
+        "mcp",
+        "--store",
+        f"sqlite:///{tmp_path / 'kit.db'}",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "AskUserQuestion", "arguments": {"colour": "red"}},
+        },
+    ]
+    assert process.stdout is not None
+    process.stdin.write(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
+    await process.stdin.drain()
+    lines: list[dict[str, Any]] = []
+    while not lines or lines[-1].get("id") != 3:
+        lines.append(json.loads(await process.stdout.readline()))
+    process.stdin.close()
+    rest, _ = await process.communicate()
+    lines += [json.loads(line) for line in rest.decode().splitlines()]
+    assert all(line["jsonrpc"] == "2.0" for line in lines)
+    assert [line.get("id") for line in lines] == [1, 2, 3]
+    assert lines[2]["result"]["isError"] is True
+    assert process.returncode == 0

@@ -1,0 +1,235 @@
+"""An SDK client calls the human-input tools of the MCP server while a person answers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp.shared.exceptions import MCPError
+from tests.desk.desk_harness import SECRET, World, bearer
+from tests.mcp.mcp_kit import Call, RawPeer, client_of, open_request, settled, text_of
+
+from roomkit.core.exceptions import ToolFailedError, ToolRefusedError
+from roomkit.desk import issue_answer_link
+from roomkit.mcp import KEY_META, HumanInputMCPServer
+from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInputEvent
+from roomkit.tools import ToolCallContext, tool_turn_context
+from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+
+async def test_a_bare_question_is_answered_by_a_person() -> None:
+    """The call becomes an MCP request of the actor in room mcp; the result is the answer."""
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler, actor="alice")
+    async with client_of(server.server) as client:
+        call = Call(client, "AskUserQuestion", {"question": "Which colour?"})
+        await call.wait_asked()
+        request = await open_request(handler)
+        assert (request.channel_type, request.room_id, request.actor_id) == (
+            ChannelType.MCP,
+            "mcp",
+            "alice",
+        )
+        assert request.pending_id in (call.progress[0][2] or "")
+        assert handler.resolve(request.pending_id, "blue")
+        result = await call.result()
+    assert (text_of(result), result.is_error) == ("blue", False)
+
+
+async def test_the_tools_are_listed_with_their_schemas() -> None:
+    server = HumanInputMCPServer(HumanInputHandler(), room="desk-room")
+    async with client_of(server.server) as client:
+        tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == ["AskUserQuestion", "ConfirmAction"]
+    assert tools[1].input_schema["required"] == ["action"]
+
+
+async def _channel_text(name: str, failure: type[Exception], *, reject: bool) -> str:
+    """What an AIChannel's model reads when its request is rejected or times out (5 s)."""
+    handler = HumanInputHandler()
+    human = HumanInputToolHandler({name}, timeout=5, handler=handler)
+    created = asyncio.Event()
+    handler.subscribe(lambda change: created.set())
+    with tool_turn_context(room_id="r", call=ToolCallContext("r", "tc")):
+        asking = asyncio.create_task(human.ask(name, {"question": "Go?"}))
+        if reject:
+            await created.wait()
+            handler.reject(next(iter(handler.pending)), "not now")
+        with pytest.raises(failure) as raised:
+            await asking
+    return str(raised.value.args[0])
+
+
+async def test_a_rejection_reads_as_on_an_ai_channel() -> None:
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler)
+    async with client_of(server.server) as client:
+        call = Call(client, "AskUserQuestion", {"question": "Go?"})
+        await call.wait_asked()
+        handler.reject((await open_request(handler)).pending_id, "not now")
+        result = await call.result()
+    assert result.is_error
+    assert text_of(result) == await _channel_text("AskUserQuestion", ToolRefusedError, reject=True)
+
+
+async def test_a_timeout_reads_as_on_an_ai_channel() -> None:
+    """Nobody answers within the timeout (virtual time): the model reads the timeout text."""
+    server = HumanInputMCPServer(HumanInputHandler(), timeout=5)
+    async with client_of(server.server) as client:
+        result = await client.call_tool("ConfirmAction", {"action": "Delete the branch"})
+    assert result.is_error
+    assert text_of(result) == await _channel_text("ConfirmAction", ToolFailedError, reject=False)
+
+
+async def test_arguments_that_fail_the_schema_are_an_error_result() -> None:
+    """Nobody is asked; the result names the problem."""
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler)
+    async with client_of(server.server) as client:
+        result = await client.call_tool("AskUserQuestion", {"question": "Hi?", "colour": "red"})
+    assert result.is_error
+    assert "Invalid arguments for 'AskUserQuestion'" in text_of(result)
+    assert "colour" in text_of(result)
+    assert await handler.list_pending() == []
+
+
+async def test_an_unknown_tool_is_the_sdk_error() -> None:
+    server = HumanInputMCPServer(HumanInputHandler())
+    async with client_of(server.server) as client:
+        with pytest.raises(MCPError, match="Unknown tool: DeleteRepo"):
+            await client.call_tool("DeleteRepo", {})
+
+
+async def test_a_key_that_is_no_string_is_an_error_result() -> None:
+    server = HumanInputMCPServer(HumanInputHandler())
+    async with client_of(server.server) as client:
+        result = await client.call_tool("AskUserQuestion", {"question": "Hi?"}, meta={KEY_META: 7})
+    assert result.is_error
+    assert KEY_META in text_of(result)
+
+
+async def test_a_cancelled_call_withdraws_its_request() -> None:
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler)
+    async with client_of(server.server) as client:
+        call = Call(client, "AskUserQuestion", {"question": "Which colour?"})
+        await call.wait_asked()
+        request = await open_request(handler)
+        call.task.cancel()
+        ended = await settled(handler, request.pending_id)
+    assert ended.withdrawn
+
+
+@pytest.fixture
+async def durable(tmp_path: Path) -> AsyncIterator[HumanInputHandler]:
+    store = SQLiteStore(str(tmp_path / "kit.db"))
+    handler = HumanInputHandler(store=store)
+    yield handler
+    await handler.close()
+    await store.close()
+
+
+KEYED_CALL = {
+    "name": "ConfirmAction",
+    "arguments": {"action": "Deploy"},
+    "_meta": {"progressToken": "p1", KEY_META: "deploy-42"},
+}
+
+
+async def test_a_keyed_call_on_a_durable_store_survives_its_client(
+    durable: HumanInputHandler,
+) -> None:
+    """The client goes away; a new client with the same key gets the answer given meanwhile."""
+    server = HumanInputMCPServer(durable, actor="alice")
+    async with RawPeer(server.server).connected() as peer:
+        await peer.request(2, "tools/call", KEYED_CALL)
+        assert (await peer.receive())["method"] == "notifications/progress"
+        request = await open_request(durable)
+        await peer.hang_up()
+    assert str((await durable.get_request(request.pending_id)).status) == "pending"  # type: ignore[union-attr]
+    assert await durable.aresolve(request.pending_id, '{"confirmed": true}')
+    async with client_of(server.server) as client:
+        result = await client.call_tool(
+            "ConfirmAction", {"action": "Deploy"}, meta={KEY_META: "deploy-42"}
+        )
+    assert (text_of(result), result.is_error) == ('{"confirmed": true}', False)
+
+
+async def test_an_mcp_cancellation_withdraws_even_a_keyed_call(
+    durable: HumanInputHandler,
+) -> None:
+    server = HumanInputMCPServer(durable, actor="alice")
+    async with RawPeer(server.server).connected() as peer:
+        await peer.request(2, "tools/call", KEYED_CALL)
+        assert (await peer.receive())["method"] == "notifications/progress"
+        request = await open_request(durable)
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+        )
+        ended = await settled(durable, request.pending_id)
+        await peer.hang_up()
+    assert ended.withdrawn
+
+
+async def test_a_person_answers_on_the_desk() -> None:
+    """The desk on the same handler shows the MCP request to its actor and takes the answer."""
+    world = World()
+    server = HumanInputMCPServer(world.handler, actor="alice")
+    async with client_of(server.server) as client, world.client() as desk:
+        call = Call(client, "AskUserQuestion", {"question": "Size?", "options": ["S", "M"]})
+        await call.wait_asked()
+        listed = (await desk.get("/api/requests", headers=bearer("alice"))).json()["requests"]
+        assert [view["tool_name"] for view in listed] == ["AskUserQuestion"]
+        answered = await desk.post(
+            f"/api/requests/{listed[0]['id']}/answer", json={"answer": "M"}, headers=bearer("alice")
+        )
+        assert answered.status_code == 200
+        result = await call.result()
+    assert (text_of(result), result.is_error) == ("M", False)
+
+
+async def test_a_person_answers_through_a_notifications_answer_link() -> None:
+    """The request's ON_USER_INPUT_REQUIRED event gets a single-use link; it answers on the desk."""
+    world = World()
+    links: list[str] = []
+
+    async def notify(event: PendingInputEvent) -> None:
+        links.append(issue_answer_link(SECRET, event.pending_id, event.actor_id or "admin"))
+
+    world.handler.on_input_required = notify
+    server = HumanInputMCPServer(world.handler, actor="alice")
+    async with client_of(server.server) as client, world.client() as desk:
+        call = Call(client, "ConfirmAction", {"action": "Merge the pull request"})
+        await call.wait_asked()
+        request = await open_request(world.handler)
+        answered = await desk.post(
+            f"/api/requests/{request.pending_id}/answer",
+            json={"confirmed": True},
+            headers=bearer(links[0]),
+        )
+        assert answered.status_code == 200
+        result = await call.result()
+    assert (text_of(result), result.is_error) == ('{"confirmed":true}', False)
+
+
+async def test_a_closed_handler_fails_the_call_as_a_channel_says() -> None:
+    """The waiting call reads the withdrawal, a new call the closed handler (README table)."""
+    handler = HumanInputHandler()
+    server = HumanInputMCPServer(handler)
+    async with client_of(server.server) as client:
+        call = Call(client, "AskUserQuestion", {"question": "Still there?"})
+        await call.wait_asked()
+        await handler.close()
+        result = await call.result()
+        assert result.is_error
+        assert (
+            text_of(result)
+            == '{"error": "Tool \'AskUserQuestion\' failed (RequestWithdrawnError)"}'
+        )
+        again = await client.call_tool("AskUserQuestion", {"question": "And now?"})
+    assert again.is_error
+    assert "failed (HandlerClosedError)" in text_of(again)
