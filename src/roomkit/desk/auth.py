@@ -35,6 +35,7 @@ __all__ = [
     "TokenAuthenticator",
     "actor_entry",
     "link_entry",
+    "principal_problem",
     "token_entry",
 ]
 
@@ -64,6 +65,29 @@ class Principal:
     """When the credential was issued (seconds since the epoch): ``roomkit revoke --actor``
     refuses the actor's credentials issued until then. ``None`` (a credential of another
     authenticator) leaves them to that authenticator."""
+
+
+_IDS = ("actor_id", "request_id", "link_id", "token_id")
+
+
+def principal_problem(principal: Principal) -> str | None:
+    """What makes ``principal`` unusable by the desk, or ``None`` when it is usable.
+
+    Its ids end up in responses, logs and the store, so each must be text UTF-8 can
+    encode: an empty ``actor_id``, or an id holding a lone surrogate (``"\\ud800"``), is
+    refused. The message names the field, never its value.
+    """
+    for name in _IDS:
+        value = getattr(principal, name)
+        if value is None and name != "actor_id":
+            continue
+        if not isinstance(value, str) or not value:
+            return f"{name} is empty or not a string"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{name} is not valid text (it holds a lone surrogate)"
+    return None
 
 
 @runtime_checkable

@@ -20,7 +20,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
 from roomkit.core.exceptions import DeskAuthError
-from roomkit.desk.auth import Authenticator, LinkLedger, Principal
+from roomkit.desk.auth import Authenticator, LinkLedger, Principal, principal_problem
 from roomkit.desk.limits import HostRule, RateLimiter
 
 __all__ = ["Gate"]
@@ -72,6 +72,10 @@ class Gate:
         if not isinstance(principal, Principal):
             logger.warning("The desk's authenticator returned %s", type(principal).__name__)
             raise DeskAuthError("Invalid or expired token")
+        problem = principal_problem(principal)
+        if problem is not None:
+            logger.warning("The desk's authenticator returned a principal whose %s", problem)
+            raise DeskAuthError(f"The token names an actor the desk cannot use: {problem}")
         refusal = await self.ledger.refusal(principal)
         if refusal is not None:
             raise DeskAuthError(refusal)
