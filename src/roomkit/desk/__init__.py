@@ -19,6 +19,7 @@ from roomkit.desk.gate import Gate
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits
 from roomkit.desk.metrics import DeskMetrics, metrics_router
+from roomkit.desk.options import DeskOptions
 from roomkit.desk.routes import DeskRouter
 from roomkit.desk.shapes import AnswerBody, Kind, RejectBody, RequestView, kind_of
 from roomkit.desk.stores import open_stores
@@ -42,6 +43,7 @@ __all__ = [
     "DeskHub",
     "DeskLimits",
     "DeskMetrics",
+    "DeskOptions",
     "DeskRouter",
     "Gate",
     "Kind",
