@@ -32,10 +32,14 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from roomkit.desk.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
+
+if TYPE_CHECKING:
+    from roomkit.core.store import RoomStore
+    from roomkit.tools.human_input.stores import DurableStore, PendingStore
 
 __all__ = ["main"]
 
@@ -76,7 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
     from roomkit.desk.limits import DeskLimits
     from roomkit.desk.serving import Server, listen, sign_in_link
     from roomkit.desk.startup import check_stores
-    from roomkit.desk.stores import close_stores, open_stores
+    from roomkit.desk.stores import close_stores
     from roomkit.desk.tokens import issue_token
     from roomkit.tools.human_input import HumanInputHandler
 
@@ -88,10 +92,7 @@ def _serve(args: argparse.Namespace) -> int:
             log_as_json(args.log_level)
         except ValueError as error:
             raise _Failure(str(error), 2) from None
-    try:
-        pending_store, room_store = open_stores(args.store)
-    except (ValueError, ImportError) as error:
-        raise _Failure(str(error), 2) from None
+    pending_store, room_store = _open_stores(args.store)
 
     async def serve() -> None:
         try:
@@ -149,6 +150,16 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_stores(url: str) -> tuple[PendingStore | DurableStore, RoomStore]:
+    """The pending-request and room stores ``--store`` names; a wrong URL exits 2."""
+    from roomkit.desk.stores import open_stores
+
+    try:
+        return open_stores(url)
+    except (ValueError, ImportError) as error:
+        raise _Failure(str(error), 2) from None
+
+
 def _secret(data_dir: Path) -> bytes:
     from roomkit.desk.tokens import resolve_secret
 
@@ -178,7 +189,7 @@ def _token(args: argparse.Namespace) -> int:
 def _revoke(args: argparse.Namespace) -> int:
     from roomkit.core.exceptions import DeskAuthError, StoreError
     from roomkit.desk.auth import actor_entry, link_entry, token_entry
-    from roomkit.desk.stores import close_stores, open_stores
+    from roomkit.desk.stores import close_stores
     from roomkit.desk.tokens import token_claims
     from roomkit.tools.human_input import HumanInputHandler
 
@@ -207,10 +218,7 @@ def _revoke(args: argparse.Namespace) -> int:
         link = "req" in claims
         entry = link_entry(claims["jti"]) if link else token_entry(claims["jti"])
         what = f"the {'answer link' if link else 'token'} of {_printable(claims['sub'])}"
-    try:
-        pending_store, room_store = open_stores(args.store)
-    except (ValueError, ImportError) as error:
-        raise _Failure(str(error), 2) from None
+    pending_store, room_store = _open_stores(args.store)
 
     async def revoke() -> float:
         try:

@@ -10,7 +10,7 @@ does not fit (the request stays open), 429 past the rate limit.
 # runtime, and they name objects local to build_router (the desk's gate).
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, WebSocket
@@ -149,9 +149,40 @@ def build_router(desk: "Desk") -> DeskRouter:
             raise HTTPException(status_code=404, detail=NOT_FOUND)
         return current[0]
 
-    async def settled(
-        caller: Principal, request_id: str, request: PendingInput, *, rejected: bool
+    async def settle(
+        caller: Principal,
+        request: PendingInput,
+        outcome: Callable[[], Awaitable[bool]],
+        *,
+        rejected: bool = False,
     ) -> dict[str, Any]:
+        """Spend the caller's link, settle the request with ``outcome()``, and report it.
+
+        The link is refunded when nothing was settled because the answer did not fit (422)
+        or the store could not be reached (503); a request settled first by someone else
+        gets 409. Returns the request as it stands once settled.
+        """
+        request_id = request.pending_id
+        await desk.spend_link(caller)
+        try:
+            won = await outcome()
+        except InvalidAnswerError as invalid:
+            await desk.ledger.refund(caller)
+            raise HTTPException(status_code=422, detail=str(invalid)) from None
+        except StoreError as error:
+            await desk.ledger.refund(caller)
+            metrics.store_error()
+            logger.warning(
+                "The desk could not reach the request store: %s",
+                error,
+                extra={"event": "store_error"},
+            )
+            raise HTTPException(
+                status_code=503, detail="The request store is unavailable"
+            ) from None
+        if not won:
+            latest = await handler.get_request(request_id)
+            raise HTTPException(status_code=409, detail=settled_detail(latest))
         metrics.settled(request, caller, rejected=rejected)
         event = {
             "event": "reject" if rejected else "answer",
@@ -163,14 +194,6 @@ def build_router(desk: "Desk") -> DeskRouter:
         logger.info("%s %s", "Rejected" if rejected else "Answered", request_id, extra=event)
         # A store with no retention forgets at once: the object read before stands in.
         return view_of(await handler.get_request(request_id) or request)
-
-    async def unavailable(caller: Principal, error: StoreError) -> HTTPException:
-        await desk.ledger.refund(caller)
-        metrics.store_error()
-        logger.warning(
-            "The desk could not reach the request store: %s", error, extra={"event": "store_error"}
-        )
-        return HTTPException(status_code=503, detail="The request store is unavailable")
 
     @router.get("/me", response_model=MeView, responses=_errors(401, 429))
     async def me(caller: Caller) -> MeView:
@@ -232,18 +255,9 @@ def build_router(desk: "Desk") -> DeskRouter:
             text = answer_text(request, body)
         except InvalidAnswerError as invalid:
             raise HTTPException(status_code=422, detail=str(invalid)) from None
-        await desk.spend_link(caller)
-        try:
-            won = await handler.aresolve(request_id, text, by=caller.actor_id)
-        except InvalidAnswerError as invalid:
-            await desk.ledger.refund(caller)
-            raise HTTPException(status_code=422, detail=str(invalid)) from None
-        except StoreError as error:
-            raise await unavailable(caller, error) from None
-        if not won:
-            latest = await handler.get_request(request_id)
-            raise HTTPException(status_code=409, detail=settled_detail(latest))
-        return await settled(caller, request_id, request, rejected=False)
+        return await settle(
+            caller, request, lambda: handler.aresolve(request_id, text, by=caller.actor_id)
+        )
 
     @router.post(
         "/requests/{request_id}/reject",
@@ -257,15 +271,13 @@ def build_router(desk: "Desk") -> DeskRouter:
         request = await visible(caller, request_id)
         if request.status is not _PENDING:
             raise HTTPException(status_code=409, detail=settled_detail(request))
-        await desk.spend_link(caller)
-        try:
-            won = await handler.areject(request_id, body.reason if body else "", by=caller.actor_id)
-        except StoreError as error:
-            raise await unavailable(caller, error) from None
-        if not won:
-            latest = await handler.get_request(request_id)
-            raise HTTPException(status_code=409, detail=settled_detail(latest))
-        return await settled(caller, request_id, request, rejected=True)
+        reason = body.reason if body else ""
+        return await settle(
+            caller,
+            request,
+            lambda: handler.areject(request_id, reason, by=caller.actor_id),
+            rejected=True,
+        )
 
     @router.websocket("/ws")
     async def socket(websocket: WebSocket) -> None:
