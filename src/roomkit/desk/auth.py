@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import StoreError
 from roomkit.desk.tokens import read_token, secret_key
@@ -159,6 +159,31 @@ def actor_entry(actor_id: str) -> str:
     return f"desk:actor:{actor_id}"
 
 
+def _checks(principal: Principal) -> dict[str, str | float]:
+    """The ledger entries that refuse ``principal``: a reason, or the issue time that an
+    actor's revocation must reach."""
+    checks: dict[str, str | float] = {}
+    if principal.link_id is not None:
+        checks[link_entry(principal.link_id)] = LINK_USED
+    if principal.token_id is not None:
+        checks[token_entry(principal.token_id)] = REVOKED
+    if principal.issued_at is not None:
+        checks[actor_entry(principal.actor_id)] = principal.issued_at
+    return checks
+
+
+def _refused(checks: dict[str, str | float], spent: dict[str, float]) -> str | None:
+    for entry, refusal in checks.items():
+        spent_at = spent.get(entry)
+        if spent_at is None:
+            continue
+        if isinstance(refusal, str):
+            return refusal
+        if refusal <= spent_at:
+            return REVOKED
+    return None
+
+
 class LinkLedger:
     """Spent answer links and revoked credentials, in the handler's store ledger.
 
@@ -180,23 +205,18 @@ class LinkLedger:
         Raises:
             StoreError: the store cannot be reached (the caller fails closed).
         """
-        checks: dict[str, Any] = {}
-        if principal.link_id is not None:
-            checks[link_entry(principal.link_id)] = LINK_USED
-        if principal.token_id is not None:
-            checks[token_entry(principal.token_id)] = REVOKED
-        if principal.issued_at is not None:
-            checks[actor_entry(principal.actor_id)] = principal.issued_at
-        if not checks:
-            return None
-        spent = await self.ledger.read_spent(list(checks))
-        for entry, spent_at in spent.items():
-            refusal = checks[entry]
-            if isinstance(refusal, str):
-                return refusal
-            if refusal <= spent_at:
-                return REVOKED
-        return None
+        return (await self.refusals([principal]))[0]
+
+    async def refusals(self, principals: Sequence[Principal]) -> list[str | None]:
+        """:meth:`refusal` of each principal, in order, from one read of the ledger.
+
+        Raises:
+            StoreError: the store cannot be reached (the caller fails closed).
+        """
+        checks = [_checks(principal) for principal in principals]
+        wanted = {entry for check in checks for entry in check}
+        spent = await self.ledger.read_spent(sorted(wanted)) if wanted else {}
+        return [_refused(check, spent) for check in checks]
 
     async def spend(self, principal: Principal) -> bool:
         """Mark the principal's link used; ``False`` when it already was (or it is none)."""
