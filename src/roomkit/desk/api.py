@@ -15,19 +15,27 @@ built beforehand serves as well: ``desk_router(Desk(kit, **options))``.
 
 from __future__ import annotations
 
+import time
 from typing import Unpack
 
 from fastapi import HTTPException
 
 from roomkit.core.framework import RoomKit
-from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
+from roomkit.desk.auth import (
+    SIGN_IN_USED,
+    Access,
+    Authenticator,
+    LinkLedger,
+    Principal,
+    TokenAuthenticator,
+)
 from roomkit.desk.gate import Gate
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, HostRule, RateLimiter
 from roomkit.desk.metrics import DeskMetrics
 from roomkit.desk.options import DeskOptions, check_option_names
 from roomkit.desk.routes import DeskRouter, build_router
-from roomkit.desk.tokens import resolve_secret
+from roomkit.desk.tokens import SESSION_TTL, issue_token, resolve_secret
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["Desk", "default_handler", "desk_router"]
@@ -77,9 +85,10 @@ class Desk:
         if limits is not None and not isinstance(limits, DeskLimits):
             raise TypeError(f"limits must be a DeskLimits, got {limits!r}")
         auth = options.get("auth")
+        self._secret: bytes | None = None
         if auth is None:
-            secret = resolve_secret(options.get("secret"), data_dir=options.get("data_dir"))
-            auth = TokenAuthenticator(secret)
+            self._secret = resolve_secret(options.get("secret"), data_dir=options.get("data_dir"))
+            auth = TokenAuthenticator(self._secret)
         elif not isinstance(auth, Authenticator):
             raise TypeError(
                 f"auth must have `async authenticate(token) -> Principal`, got {auth!r}"
@@ -126,6 +135,25 @@ class Desk:
                 "give the options to Desk(kit, ...) instead"
             )
         return kit
+
+    async def sign_in(self, principal: Principal) -> tuple[str, float]:
+        """Trade a sign-in link for an actor token of its person, once: the token and when
+        it expires (:data:`~roomkit.desk.tokens.SESSION_TTL` from now).
+
+        Raises:
+            HTTPException: 401 when the link was already used (through any desk process);
+                404 when the desk has an authenticator of the application's own, and so
+                no secret to sign with.
+        """
+        if self._secret is None:
+            raise HTTPException(status_code=404, detail="This desk signs no tokens")
+        if not await self.ledger.spend(principal):
+            raise HTTPException(status_code=401, detail=SIGN_IN_USED)
+        now = time.time()
+        token = issue_token(
+            self._secret, principal.actor_id, admin=principal.admin, ttl=SESSION_TTL, now=now
+        )
+        return token, now + SESSION_TTL
 
     async def spend_link(self, principal: Principal) -> None:
         """Use up an answer link about to answer or reject (no-op for other principals).

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import StoreError
-from roomkit.desk.tokens import read_token, secret_key
+from roomkit.desk.tokens import SIGN_IN, read_token, secret_key
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores import SpendLedger
 
@@ -42,6 +42,7 @@ __all__ = [
 logger = logging.getLogger("roomkit.desk")
 
 LINK_USED = "This answer link was already used"
+SIGN_IN_USED = "This sign-in link was already used: ask for a fresh one"
 REVOKED = "This token was revoked"
 
 
@@ -65,6 +66,9 @@ class Principal:
     """When the credential was issued (seconds since the epoch): ``roomkit revoke --actor``
     refuses the actor's credentials issued until then. ``None`` (a credential of another
     authenticator) leaves them to that authenticator."""
+    sign_in: bool = False
+    """A sign-in link: good for ``POST /api/sign-in`` only, once (its ``link_id`` is
+    spent), which trades it for an actor token; every other route refuses it."""
 
 
 _IDS = ("actor_id", "request_id", "link_id", "token_id")
@@ -126,6 +130,15 @@ class TokenAuthenticator:
         expires_at = None if expires is None else float(expires)
         # A token from before issue times were written counts as issued before any revocation.
         issued_at = float(claims.get("iat", 0.0))
+        if claims.get("use") == SIGN_IN:
+            return Principal(
+                claims["sub"],
+                bool(claims.get("adm", False)),
+                link_id=claims["jti"],
+                expires_at=expires_at,
+                issued_at=issued_at,
+                sign_in=True,
+            )
         if "req" in claims:
             return Principal(
                 claims["sub"],
@@ -164,7 +177,7 @@ def _checks(principal: Principal) -> dict[str, str | float]:
     actor's revocation must reach."""
     checks: dict[str, str | float] = {}
     if principal.link_id is not None:
-        checks[link_entry(principal.link_id)] = LINK_USED
+        checks[link_entry(principal.link_id)] = SIGN_IN_USED if principal.sign_in else LINK_USED
     if principal.token_id is not None:
         checks[token_entry(principal.token_id)] = REVOKED
     if principal.issued_at is not None:

@@ -34,6 +34,7 @@ from roomkit.desk.shapes import (
     RejectBody,
     RequestList,
     RequestView,
+    SessionView,
     view_of,
 )
 from roomkit.desk.ws import serve_socket
@@ -194,6 +195,22 @@ def build_router(desk: "Desk") -> DeskRouter:
         logger.info("%s %s", "Rejected" if rejected else "Answered", request_id, extra=event)
         # A store with no retention forgets at once: the object read before stands in.
         return view_of(await handler.get_request(request_id) or request)
+
+    @router.post("/sign-in", response_model=SessionView, responses=_errors(401, 404, 429))
+    async def sign_in(
+        caller: Annotated[Principal, Depends(desk.gate.sign_in_link)],
+    ) -> SessionView:
+        """Trade a sign-in link (``roomkit desk`` prints one) for a token, once.
+
+        The link works once, through any desk process on the store, until it expires; the
+        token lasts 12 hours. A desk with an authenticator of its own signs none (404).
+        """
+        token, expires_at = await desk.sign_in(caller)
+        event = {"event": "sign_in", "actor": caller.actor_id, "admin": caller.admin}
+        logger.info("Signed in %s", caller.actor_id, extra=event)
+        return SessionView(
+            token=token, actor_id=caller.actor_id, admin=caller.admin, expires_at=expires_at
+        )
 
     @router.get("/me", response_model=MeView, responses=_errors(401, 429))
     async def me(caller: Caller) -> MeView:
