@@ -41,10 +41,6 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.desk")
 
-LINK_USED = "This answer link was already used"
-SIGN_IN_USED = "This sign-in link was already used: ask for a fresh one"
-REVOKED = "This token was revoked"
-
 
 @dataclass(frozen=True, slots=True)
 class Principal:
@@ -170,6 +166,14 @@ def token_entry(token_id: str) -> str:
 def actor_entry(actor_id: str) -> str:
     """The ledger entry that revokes an actor's credentials issued until its time."""
     return f"desk:actor:{actor_id}"
+
+
+LINK_USED = "This answer link was already used"
+"""Why the desk refuses an answer link spent on any desk process."""
+SIGN_IN_USED = "This sign-in link was already used: ask for a fresh one"
+"""Why the desk refuses a sign-in link already traded for a token."""
+REVOKED = "This token was revoked"
+"""Why the desk refuses a credential that ``roomkit revoke`` ended."""
 
 
 def _checks(principal: Principal) -> dict[str, str | float]:
