@@ -3,7 +3,7 @@
 ::
 
     roomkit desk [--host 127.0.0.1] [--port 8765] [--store memory|sqlite:///x.db|redis://...]
-                 [--log-format text|json]
+                 [--log-format text|json] [--sign-in-ttl SECONDS]
     roomkit token ACTOR [--admin] [--ttl SECONDS]
     roomkit revoke TOKEN | --actor ACTOR [--store sqlite:///x.db|redis://...]
     roomkit pending list [--room ROOM] [--json]
@@ -12,7 +12,8 @@
     roomkit pending reject ID [--reason TEXT]
     roomkit mcp --store sqlite:///x.db|redis://... [--actor NAME] [--room mcp] [--http PORT]
 
-``desk`` checks its store before it starts and prints a sign-in link once it listens.
+``desk`` checks its store before it starts and prints a sign-in link once it listens: the
+page signs in with it once, as an admin, within ``--sign-in-ttl`` seconds (15 minutes).
 ``desk``, ``token`` and ``revoke`` share the desk's secret (``ROOMKIT_DESK_SECRET``, or the
 key file in ``--data-dir``); ``revoke`` writes to the desk's store, where every desk process
 reads it. The ``pending`` commands talk to a running desk (``--url``) with a token
@@ -33,10 +34,14 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from roomkit.desk.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
+
+if TYPE_CHECKING:
+    from roomkit.core.store import RoomStore
+    from roomkit.tools.human_input.stores import DurableStore, PendingStore
 
 __all__ = ["main"]
 
@@ -44,8 +49,8 @@ DEFAULT_URL = "http://127.0.0.1:8765"
 TOKEN_ENV = "ROOMKIT_TOKEN"
 LINK_ACTOR = "admin"
 """Whom the sign-in link ``roomkit desk`` prints speaks for (an admin: it sees everything)."""
-LINK_TTL = 12 * 3600
-"""Seconds the printed sign-in link's token lasts."""
+SIGN_IN_TTL = 900.0
+"""Seconds the printed sign-in link may be opened in, by default: 15 minutes."""
 
 
 class _Failure(Exception):
@@ -77,10 +82,11 @@ def _serve(args: argparse.Namespace) -> int:
     from roomkit.desk.limits import DeskLimits
     from roomkit.desk.serving import Server, listen, sign_in_link
     from roomkit.desk.startup import check_stores
-    from roomkit.desk.stores import close_stores, open_stores
-    from roomkit.desk.tokens import issue_token
+    from roomkit.desk.stores import close_stores
+    from roomkit.desk.tokens import SESSION_TTL, issue_sign_in_link
     from roomkit.tools.human_input import HumanInputHandler
 
+    _check_ttl("--sign-in-ttl", args.sign_in_ttl)
     secret = _secret(args.data_dir)
     if args.log_format == "json":
         from roomkit.desk.logs import log_as_json
@@ -89,10 +95,7 @@ def _serve(args: argparse.Namespace) -> int:
             log_as_json(args.log_level)
         except ValueError as error:
             raise _Failure(str(error), 2) from None
-    try:
-        pending_store, room_store = open_stores(args.store)
-    except (ValueError, ImportError) as error:
-        raise _Failure(str(error), 2) from None
+    pending_store, room_store = _open_stores(args.store)
 
     async def serve() -> None:
         try:
@@ -116,13 +119,15 @@ def _serve(args: argparse.Namespace) -> int:
             except OSError as error:
                 raise _Failure(f"Cannot start the desk: {error.strerror or error}") from None
             port = sock.getsockname()[1]
-            token = issue_token(secret, LINK_ACTOR, admin=True, ttl=LINK_TTL)
+            token = issue_sign_in_link(secret, LINK_ACTOR, admin=True, ttl=args.sign_in_ttl)
             link = sign_in_link(args.host, port, token)
 
             def started() -> None:
                 print(
-                    f"Open {link}\n  (an admin sign-in for {LINK_TTL // 3600} hours; "
-                    "`roomkit token ACTOR` makes one for a person)",
+                    f"Open {link}\n  (signs one browser in as admin, who sees and answers "
+                    f"everything, for {SESSION_TTL / 3600:g} hours; the link works once, within "
+                    f"{_duration(args.sign_in_ttl)}. `roomkit token ACTOR` makes a token for a "
+                    "person)",
                     flush=True,
                 )
 
@@ -150,6 +155,16 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_stores(url: str) -> tuple[PendingStore | DurableStore, RoomStore]:
+    """The pending-request and room stores ``--store`` names; a wrong URL exits 2."""
+    from roomkit.desk.stores import open_stores
+
+    try:
+        return open_stores(url)
+    except (ValueError, ImportError) as error:
+        raise _Failure(str(error), 2) from None
+
+
 def _secret(data_dir: Path) -> bytes:
     from roomkit.desk.tokens import resolve_secret
 
@@ -159,15 +174,28 @@ def _secret(data_dir: Path) -> bytes:
         raise _Failure(f"No desk secret: {error}") from None
 
 
+def _check_ttl(option: str, ttl: float, about: str = "") -> None:
+    if not (math.isfinite(ttl) and ttl > 0):
+        raise _Failure(f"{option} must be a positive number of seconds{about}", 2)
+
+
+def _duration(seconds: float) -> str:
+    """``15 minutes``, ``2 hours``, ``90 seconds``: a lifetime as people say it."""
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds:g} seconds"
+
+
 def _token(args: argparse.Namespace) -> int:
     from roomkit.desk.tokens import issue_token
 
-    if not (math.isfinite(args.ttl) and args.ttl > 0):
-        raise _Failure(
-            "--ttl must be a positive number of seconds: every token expires "
-            "(the default is 30 days; `roomkit revoke` ends one sooner)",
-            2,
-        )
+    _check_ttl(
+        "--ttl",
+        args.ttl,
+        ": every token expires (the default is 30 days; `roomkit revoke` ends one sooner)",
+    )
     secret = _secret(args.data_dir)
     try:
         print(issue_token(secret, args.actor, admin=args.admin, ttl=args.ttl))
@@ -179,7 +207,7 @@ def _token(args: argparse.Namespace) -> int:
 def _revoke(args: argparse.Namespace) -> int:
     from roomkit.core.exceptions import DeskAuthError, StoreError
     from roomkit.desk.auth import actor_entry, link_entry, token_entry
-    from roomkit.desk.stores import close_stores, open_stores
+    from roomkit.desk.stores import close_stores
     from roomkit.desk.tokens import token_claims
     from roomkit.tools.human_input import HumanInputHandler
 
@@ -208,10 +236,7 @@ def _revoke(args: argparse.Namespace) -> int:
         link = "req" in claims
         entry = link_entry(claims["jti"]) if link else token_entry(claims["jti"])
         what = f"the {'answer link' if link else 'token'} of {_printable(claims['sub'])}"
-    try:
-        pending_store, room_store = open_stores(args.store)
-    except (ValueError, ImportError) as error:
-        raise _Failure(str(error), 2) from None
+    pending_store, room_store = _open_stores(args.store)
 
     async def revoke() -> float:
         try:
@@ -498,7 +523,14 @@ def _parser() -> argparse.ArgumentParser:
         help=f"where the desk's key file lives (unless {SECRET_ENV} is set)",
     )
 
-    desk = commands.add_parser("desk", parents=[data_dir], help="serve the answer desk")
+    desk = commands.add_parser(
+        "desk",
+        parents=[data_dir],
+        help="serve the answer desk",
+        description="Serve the answer desk. Once it listens, it prints a sign-in link for "
+        "its page: the link signs one browser in as admin (who sees and answers everything) "
+        "for 12 hours; it works once, and only within --sign-in-ttl seconds.",
+    )
     desk.add_argument("--host", default="127.0.0.1")
     desk.add_argument("--port", type=int, default=8765)
     desk.add_argument("--store", default="memory", help="memory, sqlite:///x.db or redis://...")
@@ -510,6 +542,14 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         help="a name the desk is reached by (a DNS name, a proxy's); addresses and "
         "localhost need none",
+    )
+    desk.add_argument(
+        "--sign-in-ttl",
+        type=float,
+        default=SIGN_IN_TTL,
+        metavar="SECONDS",
+        help=f"seconds the printed sign-in link may be opened in (default: {SIGN_IN_TTL:.0f}, "
+        "15 minutes); it signs in once",
     )
     desk.add_argument("--log-level", default="info")
     desk.add_argument(

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from desk_harness import SECRET, World, bearer, serve, socket_for, token, ws_url
+from desk_harness import SECRET, World, bearer, next_frame, serve, socket_for, token, ws_url
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from roomkit.cli import main
 from roomkit.desk import issue_answer_link
@@ -235,3 +236,72 @@ async def test_revoking_an_answer_link_spends_it(
         seen = await client.get(f"/api/requests/{pending_id}", headers=bearer(link))
     assert (code, said.strip()) == (0, "Revoked the answer link of bob")
     assert seen.status_code == 401
+
+
+async def closed_with(ws: ClientConnection) -> tuple[int, str]:
+    """The close code and reason that end ``ws``, once the frames before them are read."""
+
+    async def read_to_the_end() -> None:
+        while True:
+            await ws.recv()
+
+    async with asyncio.timeout(20):
+        with pytest.raises(ConnectionClosed) as closed:
+            await read_to_the_end()
+    received = closed.value.rcvd
+    assert received is not None, "the desk closed the socket without saying why"
+    return received.code, received.reason
+
+
+async def test_a_socket_on_a_link_closes_when_another_desk_spends_the_link(place: Place) -> None:
+    """The socket's desk learns of the settle through the store's change notification."""
+    pending_id = await ask(place, "bob")
+    watching, answering = place.desk(), place.desk()
+    link = issue_answer_link(SECRET, pending_id, "bob", 600)
+    async with serve(watching.app) as base, socket_for(base, link) as (ws, snapshot):
+        async with answering.client() as client:
+            used = await client.post(
+                f"/api/requests/{pending_id}/answer", json={"answer": "yes"}, headers=bearer(link)
+            )
+        async with asyncio.timeout(20):
+            settled = await next_frame(ws, "question_settled")
+        code, reason = await closed_with(ws)
+    assert [view["id"] for view in snapshot] == [pending_id]
+    assert used.status_code == 200
+    assert settled["request"]["id"] == pending_id
+    assert (code, reason) == (1008, "This answer link was already used")
+
+
+async def test_a_socket_on_a_link_closes_when_the_link_is_revoked(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending_id = await ask(place, "bob")
+    desk = place.desk()
+    desk.app.state.desk.hub.recheck = 0.05
+    link = issue_answer_link(SECRET, pending_id, "bob", 600)
+    async with serve(desk.app) as base, socket_for(base, link) as (ws, _):
+        code, _ = await place.cli(capsys, "revoke", link)
+        closed = await closed_with(ws)
+    assert code == 0
+    assert closed == (1008, "This answer link was already used")
+
+
+async def test_a_revoked_actors_sockets_close_and_others_stay(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing is open: the hub still re-reads the ledger while clients are connected."""
+    desk = place.desk()
+    desk.app.state.desk.hub.recheck = 0.05
+    async with (
+        serve(desk.app) as base,
+        socket_for(base, token("dave", ttl=3600)) as (dave, _),
+        socket_for(base, token("erin", ttl=3600)) as (erin, _),
+    ):
+        code, _ = await place.cli(capsys, "revoke", "--actor", "dave")
+        closed = await closed_with(dave)
+        pending_id = await ask(place, "erin")
+        async with asyncio.timeout(20):
+            pushed = await next_frame(erin, "question_pending")
+    assert code == 0
+    assert closed == (1008, "This token was revoked")
+    assert pushed["request"]["id"] == pending_id

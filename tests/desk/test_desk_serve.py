@@ -45,8 +45,10 @@ async def test_roomkit_desk_prints_a_link_that_signs_in(tmp_path: Path) -> None:
         line = (await desk.stdout.readline()).decode()
         found = re.fullmatch(r"Open (http://127\.0\.0\.1:\d+)/#token=(\S+)\n", line)
         assert found, line
-        base, token = found.groups()
+        base, link = found.groups()
         async with httpx.AsyncClient(base_url=base) as client:
+            traded = await client.post("/api/sign-in", headers={"Authorization": f"Bearer {link}"})
+            token = traded.json()["token"]
             me = await client.get("/api/me", headers={"Authorization": f"Bearer {token}"})
             page = await client.get("/")
     finally:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import time
 
 import pytest
 import websockets
-from desk_harness import World, bearer, next_frame, serve, socket_for, token, ws_url
+from desk_harness import SECRET, World, bearer, next_frame, serve, socket_for, ws_url
 from websockets.asyncio.client import connect
 
-from roomkit.desk import DeskLimits
+from roomkit.desk import DeskLimits, issue_token
 
 
 @pytest.fixture
@@ -170,13 +172,13 @@ async def test_configured_origins_replace_the_same_host_rule() -> None:
 
 
 async def test_an_expiring_token_closes_its_socket_at_expiry(world: World) -> None:
-    async with serve(world.app) as base, socket_for(base, token("alice", ttl=1)) as (ws, _):
+    # Expiry times are whole seconds: issued on the last whole one, it has over 1 s to connect.
+    expiring = issue_token(SECRET, "alice", ttl=2, now=float(math.floor(time.time())))
+    async with serve(world.app) as base, socket_for(base, expiring) as (ws, _):
         assert await closed_with(ws) == 1008
 
 
 async def test_a_spent_answer_link_cannot_open_a_socket(world: World) -> None:
-    from desk_harness import SECRET
-
     from roomkit.desk import issue_answer_link
 
     pending_id = await world.ask(actor_id="bob")

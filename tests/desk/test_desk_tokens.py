@@ -86,6 +86,10 @@ async def test_an_answer_link_is_bound_to_one_request_and_actor() -> None:
         {"sub": "a", "req": "r", "jti": "n"},
         {"sub": "a", "req": "r", "exp": NOW + 9},
         {"sub": "a", "req": 5, "exp": NOW + 9, "jti": "n"},
+        {"sub": "a", "use": "admin", "exp": NOW + 9, "jti": "n"},
+        {"sub": "a", "use": "sign-in", "jti": "n"},
+        {"sub": "a", "use": "sign-in", "exp": NOW + 9},
+        {"sub": "a", "use": "sign-in", "req": "r", "exp": NOW + 9, "jti": "n"},
     ],
 )
 async def test_a_signed_token_with_bad_claims_is_refused(claims: dict) -> None:

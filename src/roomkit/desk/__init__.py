@@ -4,8 +4,9 @@ A FastAPI router (``desk_router``) to embed in an app, or a standalone app
 (``create_desk_app``, served by ``roomkit desk``): REST endpoints under ``/api``, a
 WebSocket at ``/api/ws`` that pushes questions and outcomes, the desk page, and its figures
 for Prometheus at ``/metrics`` (``metrics_router``). Callers authenticate with bearer
-tokens the desk signs (``issue_token``, ``issue_answer_link``), or with an authenticator of
-the application's own. Needs the ``desk`` extra.
+tokens the desk signs (``issue_token``, ``issue_answer_link``, ``issue_sign_in_link``), or
+with an authenticator of the application's own. Its options are declared once, in
+``DeskOptions``. Needs the ``desk`` extra.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from roomkit.desk.gate import Gate
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits
 from roomkit.desk.metrics import DeskMetrics, metrics_router
+from roomkit.desk.options import DeskOptions
 from roomkit.desk.routes import DeskRouter
 from roomkit.desk.shapes import AnswerBody, Kind, RejectBody, RequestView, kind_of
 from roomkit.desk.stores import open_stores
 from roomkit.desk.tokens import (
     SECRET_ENV,
     issue_answer_link,
+    issue_sign_in_link,
     issue_token,
     load_or_create_secret,
     resolve_secret,
@@ -42,6 +45,7 @@ __all__ = [
     "DeskHub",
     "DeskLimits",
     "DeskMetrics",
+    "DeskOptions",
     "DeskRouter",
     "Gate",
     "Kind",
@@ -55,6 +59,7 @@ __all__ = [
     "default_handler",
     "desk_router",
     "issue_answer_link",
+    "issue_sign_in_link",
     "issue_token",
     "kind_of",
     "load_or_create_secret",

@@ -1,32 +1,41 @@
 """The answer desk: a kit's open questions over HTTP and WebSocket, answered by people.
 
 :class:`Desk` puts the parts together (the handler whose requests it shows, the
-authenticator, the access rules, the hub and the limits); :func:`desk_router` is the
-embeddable form::
+authenticator, the access rules, the hub and the limits) from the options of
+:class:`~roomkit.desk.options.DeskOptions`; :func:`desk_router` is the embeddable form::
 
     router = desk_router(kit, auth=TokenAuthenticator(secret))
     app.include_router(router)
     app.include_router(chat_router(kit, router.hub, channel_id="web"))
 
 With SQLite or Redis the desk may run in its own process: give it a handler on the same
-store as the agents (``desk_router(kit, handler=HumanInputHandler(store=...))``).
+store as the agents (``desk_router(kit, handler=HumanInputHandler(store=...))``). A desk
+built beforehand serves as well: ``desk_router(Desk(kit, **options))``.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Collection
+import time
+from typing import Unpack
 
 from fastapi import HTTPException
 
 from roomkit.core.framework import RoomKit
-from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
+from roomkit.desk.auth import (
+    SIGN_IN_USED,
+    Access,
+    Authenticator,
+    LinkLedger,
+    Principal,
+    TokenAuthenticator,
+)
 from roomkit.desk.gate import Gate
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, HostRule, RateLimiter
 from roomkit.desk.metrics import DeskMetrics
+from roomkit.desk.options import DeskOptions, check_option_names
 from roomkit.desk.routes import DeskRouter, build_router
-from roomkit.desk.tokens import resolve_secret
+from roomkit.desk.tokens import SESSION_TTL, issue_token, resolve_secret
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["Desk", "default_handler", "desk_router"]
@@ -57,54 +66,48 @@ class Desk:
 
     Args:
         kit: the kit whose rooms' rosters decide who sees a request with no actor.
-        handler: the handler whose requests the desk shows; the kit's only routed handler
-            by default.
-        auth: turns bearer tokens into principals; a :class:`TokenAuthenticator` on the
-            desk's secret by default.
-        secret: the desk's secret (else ``ROOMKIT_DESK_SECRET``, else the data folder's key
-            file); used only when ``auth`` is not given.
-        data_dir: where the key file lives (``~/.roomkit/desk`` by default).
-        allowed_origins: the origins a browser may open the WebSocket from; the desk's own
-            host only, by default.
-        allowed_hosts: ``Host`` names the desk answers to besides IP addresses,
-            ``localhost`` and the server's own name (see :class:`HostRule`); ``["*"]``
-            turns the check off. Others are refused: 400, or 403 for a WebSocket upgrade.
-        limits: body, frame, depth and rate limits.
+        **options: the desk's options, each described in
+            :class:`~roomkit.desk.options.DeskOptions` (``handler``, ``auth``, ``secret``,
+            ``data_dir``, ``allowed_origins``, ``allowed_hosts``, ``limits``).
 
     Raises:
-        ValueError: an entry of ``allowed_hosts`` is not a host name.
+        TypeError: an option is not one of those, or not of its type (one string for a
+            collection of origins or hosts, an object without ``authenticate``).
+        ValueError: an entry of ``allowed_hosts`` is not a host name; the secret is too short.
     """
 
-    def __init__(
-        self,
-        kit: RoomKit,
-        *,
-        handler: HumanInputHandler | None = None,
-        auth: Authenticator | None = None,
-        secret: str | bytes | None = None,
-        data_dir: str | os.PathLike[str] | None = None,
-        allowed_origins: Collection[str] | None = None,
-        allowed_hosts: Collection[str] | None = None,
-        limits: DeskLimits | None = None,
-    ) -> None:
-        self.kit = kit
-        self.handler = handler if handler is not None else default_handler(kit)
-        self.limits = limits if limits is not None else DeskLimits()
+    def __init__(self, kit: RoomKit, **options: Unpack[DeskOptions]) -> None:
+        check_option_names(options, where="Desk()")
+        handler = options.get("handler")
+        if handler is not None and not isinstance(handler, HumanInputHandler):
+            raise TypeError(f"handler must be a HumanInputHandler, got {handler!r}")
+        limits = options.get("limits")
+        if limits is not None and not isinstance(limits, DeskLimits):
+            raise TypeError(f"limits must be a DeskLimits, got {limits!r}")
+        auth = options.get("auth")
+        self._secret: bytes | None = None
         if auth is None:
-            auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
+            self._secret = resolve_secret(options.get("secret"), data_dir=options.get("data_dir"))
+            auth = TokenAuthenticator(self._secret)
         elif not isinstance(auth, Authenticator):
             raise TypeError(
                 f"auth must have `async authenticate(token) -> Principal`, got {auth!r}"
             )
+        origins = options.get("allowed_origins")
+        if isinstance(origins, str):
+            raise TypeError(
+                f"allowed_origins is a collection of origins: pass [{origins!r}], not a string"
+            )
+        self.kit = kit
+        self.handler = handler if handler is not None else default_handler(kit)
+        self.limits = limits if limits is not None else DeskLimits()
         self.authenticator: Authenticator = auth
         self.allowed_origins = (
-            None
-            if allowed_origins is None
-            else frozenset(origin.rstrip("/") for origin in allowed_origins)
+            None if origins is None else frozenset(origin.rstrip("/") for origin in origins)
         )
         self.ledger = LinkLedger(self.handler.ledger)
         self.access = Access(kit)
-        self.hosts = HostRule(allowed_hosts)
+        self.hosts = HostRule(options.get("allowed_hosts"))
         """The ``Host`` names the desk answers to."""
         limiter = RateLimiter(self.limits.rate, self.limits.burst)
         self.gate = Gate(auth, self.ledger, limiter, hosts=self.hosts)
@@ -114,6 +117,43 @@ class Desk:
             self.handler, self.access, self.gate, outbox=self.limits.outbox, metrics=self.metrics
         )
         self.router: DeskRouter = build_router(self)
+
+    @classmethod
+    def of(cls, kit: RoomKit | Desk, options: DeskOptions, *, where: str) -> Desk:
+        """``kit`` itself when it is a desk already (then ``options`` must be empty), else
+        a new desk of ``kit`` with ``options``.
+
+        Raises:
+            TypeError: a desk and options both, or an option that is not one.
+        """
+        if not isinstance(kit, Desk):
+            check_option_names(options, where=where)
+            return cls(kit, **options)
+        if options:
+            raise TypeError(
+                f"{where} got a Desk and the options {', '.join(sorted(options))}: "
+                "give the options to Desk(kit, ...) instead"
+            )
+        return kit
+
+    async def sign_in(self, principal: Principal) -> tuple[str, float]:
+        """Trade a sign-in link for an actor token of its person, once: the token and when
+        it expires (:data:`~roomkit.desk.tokens.SESSION_TTL` from now).
+
+        Raises:
+            HTTPException: 401 when the link was already used (through any desk process);
+                404 when the desk has an authenticator of the application's own, and so
+                no secret to sign with.
+        """
+        if self._secret is None:
+            raise HTTPException(status_code=404, detail="This desk signs no tokens")
+        if not await self.ledger.spend(principal):
+            raise HTTPException(status_code=401, detail=SIGN_IN_USED)
+        now = time.time()
+        token = issue_token(
+            self._secret, principal.actor_id, admin=principal.admin, ttl=SESSION_TTL, now=now
+        )
+        return token, now + SESSION_TTL
 
     async def spend_link(self, principal: Principal) -> None:
         """Use up an answer link about to answer or reject (no-op for other principals).
@@ -129,30 +169,19 @@ class Desk:
         await self.hub.aclose()
 
 
-def desk_router(
-    kit: RoomKit,
-    *,
-    handler: HumanInputHandler | None = None,
-    auth: Authenticator | None = None,
-    secret: str | bytes | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
-    allowed_origins: Collection[str] | None = None,
-    allowed_hosts: Collection[str] | None = None,
-    limits: DeskLimits | None = None,
-) -> DeskRouter:
-    """The desk's ``/api`` router, to ``app.include_router()``; see :class:`Desk`.
+def desk_router(kit: RoomKit | Desk, **options: Unpack[DeskOptions]) -> DeskRouter:
+    """The desk's ``/api`` router, to ``app.include_router()``.
+
+    Args:
+        kit: the kit to serve a new :class:`Desk` of, or a ``Desk`` already built.
+        **options: the new desk's options (see :class:`~roomkit.desk.options.DeskOptions`);
+            none with a ``Desk``.
 
     The router's ``hub`` (and ``desk``) are what ``chat_router(kit, router.hub, ...)``
     takes. Its routes set the desk's security headers and ``Cache-Control: no-store`` on
     their responses and check ``Host``; the application's other routes are left as they are.
+
+    Raises:
+        TypeError, ValueError: as :class:`Desk`; a ``Desk`` given with options.
     """
-    return Desk(
-        kit,
-        handler=handler,
-        auth=auth,
-        secret=secret,
-        data_dir=data_dir,
-        allowed_origins=allowed_origins,
-        allowed_hosts=allowed_hosts,
-        limits=limits,
-    ).router
+    return Desk.of(kit, options, where="desk_router()").router

@@ -12,21 +12,20 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Unpack
 
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
 from roomkit.core.framework import RoomKit
 from roomkit.desk.api import Desk
-from roomkit.desk.auth import Authenticator
 from roomkit.desk.headers import CONTENT_SECURITY_POLICY, SecurityHeaders
-from roomkit.desk.limits import DeskLimits
 from roomkit.desk.metrics import metrics_router
+from roomkit.desk.options import DeskOptions
 from roomkit.desk.startup import StartupCheck, check_stores
-from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_desk_app"]
 
@@ -35,52 +34,36 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 
 def create_desk_app(
-    kit: RoomKit,
+    kit: RoomKit | Desk,
     *,
-    handler: HumanInputHandler | None = None,
-    secret: str | bytes | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
-    allowed_origins: Collection[str] | None = None,
-    allowed_hosts: Collection[str] | None = None,
     static_dir: str | os.PathLike[str] | None = None,
-    auth: Authenticator | None = None,
-    limits: DeskLimits | None = None,
     chat_channel_id: str | None = None,
+    **options: Unpack[DeskOptions],
 ) -> FastAPI:
     """The answer desk as an app: the API, the WebSocket and the page.
 
     Args:
-        kit: the kit whose requests and rooms the desk shows.
-        handler: the handler to show; the kit's only routed handler by default.
-        secret: the desk's secret (else ``ROOMKIT_DESK_SECRET``, else the key file).
-        data_dir: where the key file lives (``~/.roomkit/desk`` by default).
-        allowed_origins: origins allowed to open the WebSocket (own host by default).
-        allowed_hosts: ``Host`` names to answer to besides IP addresses, ``localhost`` and
-            the server's own name, such as the DNS name the desk is served under or reached
-            by through a proxy (``["*"]``: any); see :class:`~roomkit.desk.limits.HostRule`.
+        kit: the kit whose requests and rooms the desk shows, or a
+            :class:`~roomkit.desk.api.Desk` already built.
         static_dir: the page's files; the shipped page by default. Not served when the
             folder does not exist.
-        auth: an authenticator to use instead of the desk's tokens.
-        limits: body, frame, depth and rate limits.
         chat_channel_id: when given, also serve the chat routes (``roomkit.desk.chat``)
             for this channel.
+        **options: the new desk's options (``handler``, ``auth``, ``secret``, ``data_dir``,
+            ``allowed_origins``, ``allowed_hosts``, ``limits``; see
+            :class:`~roomkit.desk.options.DeskOptions`); none with a ``Desk``.
 
     When the server starts the app, it reads once from the stores and refuses to start,
     with one line saying why, when one cannot be reached.
 
     ``app.state.desk`` is the :class:`~roomkit.desk.api.Desk`; ``app.state.desk_hub`` its
     hub (for a chat router added later).
+
+    Raises:
+        TypeError, ValueError: as :class:`~roomkit.desk.api.Desk`; a ``Desk`` given with
+            options.
     """
-    desk = Desk(
-        kit,
-        handler=handler,
-        auth=auth,
-        secret=secret,
-        data_dir=data_dir,
-        allowed_origins=allowed_origins,
-        allowed_hosts=allowed_hosts,
-        limits=limits,
-    )
+    desk = Desk.of(kit, options, where="create_desk_app()")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -98,13 +81,13 @@ def create_desk_app(
     app.state.desk = desk
     app.state.desk_hub = desk.hub
     # Refuse to start on a store that cannot be reached, rather than 503 every request.
-    app.add_middleware(StartupCheck, check=lambda: check_stores(kit, desk.handler))
+    app.add_middleware(StartupCheck, check=lambda: check_stores(desk.kit, desk.handler))
     app.include_router(desk.router)
     app.include_router(metrics_router(desk))
     if chat_channel_id is not None:
         chat = importlib.import_module("roomkit.desk.chat")
         app.include_router(
-            chat.chat_router(kit, desk.hub, channel_id=chat_channel_id, limits=desk.limits)
+            chat.chat_router(desk.kit, desk.hub, channel_id=chat_channel_id, limits=desk.limits)
         )
     folder = STATIC_DIR if static_dir is None else Path(static_dir)
     if folder.is_dir():

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import StoreError
-from roomkit.desk.tokens import read_token, secret_key
+from roomkit.desk.tokens import SIGN_IN, read_token, secret_key
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores import SpendLedger
 
@@ -35,13 +35,11 @@ __all__ = [
     "TokenAuthenticator",
     "actor_entry",
     "link_entry",
+    "principal_problem",
     "token_entry",
 ]
 
 logger = logging.getLogger("roomkit.desk")
-
-LINK_USED = "This answer link was already used"
-REVOKED = "This token was revoked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +62,32 @@ class Principal:
     """When the credential was issued (seconds since the epoch): ``roomkit revoke --actor``
     refuses the actor's credentials issued until then. ``None`` (a credential of another
     authenticator) leaves them to that authenticator."""
+    sign_in: bool = False
+    """A sign-in link: good for ``POST /api/sign-in`` only, once (its ``link_id`` is
+    spent), which trades it for an actor token; every other route refuses it."""
+
+
+_IDS = ("actor_id", "request_id", "link_id", "token_id")
+
+
+def principal_problem(principal: Principal) -> str | None:
+    """What makes ``principal`` unusable by the desk, or ``None`` when it is usable.
+
+    Its ids end up in responses, logs and the store, so each must be text UTF-8 can
+    encode: an empty ``actor_id``, or an id holding a lone surrogate (``"\\ud800"``), is
+    refused. The message names the field, never its value.
+    """
+    for name in _IDS:
+        value = getattr(principal, name)
+        if value is None and name != "actor_id":
+            continue
+        if not isinstance(value, str) or not value:
+            return f"{name} is empty or not a string"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{name} is not valid text (it holds a lone surrogate)"
+    return None
 
 
 @runtime_checkable
@@ -102,6 +126,15 @@ class TokenAuthenticator:
         expires_at = None if expires is None else float(expires)
         # A token from before issue times were written counts as issued before any revocation.
         issued_at = float(claims.get("iat", 0.0))
+        if claims.get("use") == SIGN_IN:
+            return Principal(
+                claims["sub"],
+                bool(claims.get("adm", False)),
+                link_id=claims["jti"],
+                expires_at=expires_at,
+                issued_at=issued_at,
+                sign_in=True,
+            )
         if "req" in claims:
             return Principal(
                 claims["sub"],
@@ -135,6 +168,39 @@ def actor_entry(actor_id: str) -> str:
     return f"desk:actor:{actor_id}"
 
 
+LINK_USED = "This answer link was already used"
+"""Why the desk refuses an answer link spent on any desk process."""
+SIGN_IN_USED = "This sign-in link was already used: ask for a fresh one"
+"""Why the desk refuses a sign-in link already traded for a token."""
+REVOKED = "This token was revoked"
+"""Why the desk refuses a credential that ``roomkit revoke`` ended."""
+
+
+def _checks(principal: Principal) -> dict[str, str | float]:
+    """The ledger entries that refuse ``principal``: a reason, or the issue time that an
+    actor's revocation must reach."""
+    checks: dict[str, str | float] = {}
+    if principal.link_id is not None:
+        checks[link_entry(principal.link_id)] = SIGN_IN_USED if principal.sign_in else LINK_USED
+    if principal.token_id is not None:
+        checks[token_entry(principal.token_id)] = REVOKED
+    if principal.issued_at is not None:
+        checks[actor_entry(principal.actor_id)] = principal.issued_at
+    return checks
+
+
+def _refused(checks: dict[str, str | float], spent: dict[str, float]) -> str | None:
+    for entry, refusal in checks.items():
+        spent_at = spent.get(entry)
+        if spent_at is None:
+            continue
+        if isinstance(refusal, str):
+            return refusal
+        if refusal <= spent_at:
+            return REVOKED
+    return None
+
+
 class LinkLedger:
     """Spent answer links and revoked credentials, in the handler's store ledger.
 
@@ -156,23 +222,18 @@ class LinkLedger:
         Raises:
             StoreError: the store cannot be reached (the caller fails closed).
         """
-        checks: dict[str, Any] = {}
-        if principal.link_id is not None:
-            checks[link_entry(principal.link_id)] = LINK_USED
-        if principal.token_id is not None:
-            checks[token_entry(principal.token_id)] = REVOKED
-        if principal.issued_at is not None:
-            checks[actor_entry(principal.actor_id)] = principal.issued_at
-        if not checks:
-            return None
-        spent = await self.ledger.read_spent(list(checks))
-        for entry, spent_at in spent.items():
-            refusal = checks[entry]
-            if isinstance(refusal, str):
-                return refusal
-            if refusal <= spent_at:
-                return REVOKED
-        return None
+        return (await self.refusals([principal]))[0]
+
+    async def refusals(self, principals: Sequence[Principal]) -> list[str | None]:
+        """:meth:`refusal` of each principal, in order, from one read of the ledger.
+
+        Raises:
+            StoreError: the store cannot be reached (the caller fails closed).
+        """
+        checks = [_checks(principal) for principal in principals]
+        wanted = {entry for check in checks for entry in check}
+        spent = await self.ledger.read_spent(sorted(wanted)) if wanted else {}
+        return [_refused(check, spent) for check in checks]
 
     async def spend(self, principal: Principal) -> bool:
         """Mark the principal's link used; ``False`` when it already was (or it is none)."""

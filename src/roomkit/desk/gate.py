@@ -2,10 +2,12 @@
 
 :class:`Gate` is the FastAPI dependency every desk route (the chat routes included) takes:
 it refuses a request whose ``Host`` is not one of the desk's names (its :class:`HostRule`),
-authenticates the ``Authorization: Bearer`` header, refuses an answer link already spent
-and a revoked token (both read from the store's ledger, so every desk process on the store
-agrees), and spends one token of the caller's rate-limit bucket. The WebSocket checks the
-same ``Host`` rule and calls :meth:`Gate.authenticate` with the token of its auth frame.
+authenticates the ``Authorization: Bearer`` header, refuses an answer or sign-in link
+already spent and a revoked token (both read from the store's ledger, so every desk process
+on the store agrees), and a sign-in link anywhere but ``POST /api/sign-in``
+(:meth:`Gate.sign_in_link`), and spends one token of the caller's rate-limit bucket. The
+WebSocket checks the same ``Host`` rule and calls :meth:`Gate.authenticate` with the token
+of its auth frame.
 Tokens and the authenticator's error text never reach a log or a response.
 """
 
@@ -20,7 +22,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
 from roomkit.core.exceptions import DeskAuthError
-from roomkit.desk.auth import Authenticator, LinkLedger, Principal
+from roomkit.desk.auth import Authenticator, LinkLedger, Principal, principal_problem
 from roomkit.desk.limits import HostRule, RateLimiter
 
 __all__ = ["Gate"]
@@ -29,6 +31,8 @@ logger = logging.getLogger("roomkit.desk")
 
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
+_SIGN_IN_ONLY = "A sign-in link only signs in: open it in the desk's page"
+_NOT_SIGN_IN = "Not a sign-in link: send the token itself with each request"
 
 
 class Gate:
@@ -54,8 +58,13 @@ class Gate:
         self.limiter = limiter
         self.hosts = hosts if hosts is not None else HostRule()
 
-    async def authenticate(self, token: str) -> Principal:
+    async def authenticate(self, token: str, *, sign_in: bool = False) -> Principal:
         """The principal behind ``token``.
+
+        Args:
+            token: the bearer token.
+            sign_in: take a sign-in link, and only that (``POST /api/sign-in``); every
+                other use refuses one.
 
         Raises:
             DeskAuthError: the token is refused (the message is safe to show).
@@ -72,6 +81,12 @@ class Gate:
         if not isinstance(principal, Principal):
             logger.warning("The desk's authenticator returned %s", type(principal).__name__)
             raise DeskAuthError("Invalid or expired token")
+        problem = principal_problem(principal)
+        if problem is not None:
+            logger.warning("The desk's authenticator returned a principal whose %s", problem)
+            raise DeskAuthError(f"The token names an actor the desk cannot use: {problem}")
+        if principal.sign_in != sign_in:
+            raise DeskAuthError(_NOT_SIGN_IN if sign_in else _SIGN_IN_ONLY)
         refusal = await self.ledger.refusal(principal)
         if refusal is not None:
             raise DeskAuthError(refusal)
@@ -101,6 +116,23 @@ class Gate:
         Raises:
             HTTPException: 400 for a foreign ``Host``, 401 without a valid token, 429.
         """
+        return await self._caller(request, credentials, sign_in=False)
+
+    async def sign_in_link(
+        self,
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+    ) -> Principal:
+        """The dependency of ``POST /api/sign-in``: as :meth:`__call__`, for a sign-in link.
+
+        Raises:
+            HTTPException: 400 for a foreign ``Host``, 401 without a valid sign-in link, 429.
+        """
+        return await self._caller(request, credentials, sign_in=True)
+
+    async def _caller(
+        self, request: Request, credentials: HTTPAuthorizationCredentials | None, *, sign_in: bool
+    ) -> Principal:
         refusal = self.hosts.refusal(request.headers.get("host"), request.scope.get("server"))
         if refusal is not None:
             raise HTTPException(status_code=400, detail=refusal)
@@ -109,7 +141,7 @@ class Gate:
                 status_code=401, detail="Missing bearer token", headers=_UNAUTHORIZED
             )
         try:
-            principal = await self.authenticate(credentials.credentials)
+            principal = await self.authenticate(credentials.credentials, sign_in=sign_in)
         except PermissionError as refused:
             raise HTTPException(
                 status_code=401, detail=str(refused), headers=_UNAUTHORIZED

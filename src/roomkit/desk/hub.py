@@ -8,11 +8,17 @@ the actor the request names (or the room's participants when it names none), the
 its answer link, and administrators. Room messages reach the room's participants and
 administrators. A frame is encoded once, whatever the number of recipients.
 
+A client whose credential stops being good is closed: a link watcher as soon as the hub
+sees its request settled with the link spent (through this desk process or another on the
+store), and any client whose link or token the ledger says is spent or revoked (``roomkit
+revoke``, written by any process) at the next periodic re-read, every :attr:`DeskHub.recheck`
+seconds while clients are connected.
+
 A question past its deadline is settled as timed out when the hub sees it (through the
 handler's check-and-set), so that it is never shown open after its time, even when no agent
 waits on it any more: the hub wakes at the nearest deadline it knows of (checking the
 store's clock every :data:`_TICK` seconds meanwhile) and re-reads the open requests every
-:data:`_RECHECK` seconds, in case a deadline was set after it last read one.
+:attr:`DeskHub.recheck` seconds, in case a deadline was set after it last read one.
 """
 
 from __future__ import annotations
@@ -42,26 +48,29 @@ _RECENT = 4096
 _TICK = 0.25
 """Seconds between looks at the store's clock while a known deadline is ahead."""
 _RECHECK = 5.0
-"""Seconds between re-reads of the open requests while any is open."""
+"""Seconds between re-reads of the open requests and the clients' credentials, by default."""
 
 
 class Watcher:
     """One connected client: its principal and the frames waiting for it."""
 
-    __slots__ = ("_frames", "_limit", "_ready", "dropped", "principal")
+    __slots__ = ("_frames", "_limit", "_ready", "closed", "dropped", "principal")
 
     def __init__(self, principal: Principal, *, limit: int) -> None:
         self.principal = principal
         """Who the client authenticated as."""
         self.dropped = False
         """True once the client fell ``limit`` frames behind: it must reconnect."""
+        self.closed: str | None = None
+        """Why the client is to be closed once its queued frames are sent (its credential
+        was spent or revoked), or ``None``."""
         self._frames: deque[str] = deque()
         self._ready = asyncio.Event()
         self._limit = limit
 
     def push(self, frame: str) -> None:
         """Queue a frame; a client too far behind is dropped instead."""
-        if self.dropped:
+        if self.dropped or self.closed is not None:
             return
         if len(self._frames) >= self._limit:
             self.dropped = True
@@ -69,6 +78,12 @@ class Watcher:
         else:
             self._frames.append(frame)
         self._ready.set()
+
+    def close(self, reason: str) -> None:
+        """Let the client have the frames queued so far, then end its session for ``reason``."""
+        if self.closed is None:
+            self.closed = reason
+            self._ready.set()
 
     async def pull(self) -> list[str]:
         """Wait for frames and take them all (none once the client is dropped)."""
@@ -105,6 +120,9 @@ class DeskHub:
         self.gate = gate
         self.metrics = metrics if metrics is not None else DeskMetrics()
         self._outbox = outbox
+        self.recheck = _RECHECK
+        """Seconds between re-reads of the open requests and of the connected clients'
+        credentials (a revocation reaches an open socket within this time)."""
         self._admins: set[Watcher] = set()
         self._actors: dict[str, set[Watcher]] = {}
         self._links: dict[str, set[Watcher]] = {}
@@ -133,6 +151,13 @@ class DeskHub:
         else:
             self._actors.setdefault(principal.actor_id, set()).add(watcher)
         return watcher
+
+    def _watchers(self) -> list[Watcher]:
+        return [
+            *self._admins,
+            *(w for group in self._actors.values() for w in group),
+            *(w for group in self._links.values() for w in group),
+        ]
 
     def leave(self, watcher: Watcher) -> None:
         """Forget a client; the last one to leave stops the following."""
@@ -194,6 +219,15 @@ class DeskHub:
             raise
         self._worker = asyncio.create_task(self._follow(), name="roomkit-desk-hub")
 
+    async def _close_refused(self, watchers: list[Watcher]) -> None:
+        """Close the clients whose credential the ledger now refuses (spent, revoked)."""
+        if not watchers:
+            return
+        refusals = await self.gate.ledger.refusals([w.principal for w in watchers])
+        for watcher, refusal in zip(watchers, refusals, strict=True):
+            if refusal is not None:
+                watcher.close(refusal)
+
     def _stop(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
@@ -226,7 +260,7 @@ class DeskHub:
     async def _follow(self) -> None:
         changes = self._changes
         loop = asyncio.get_running_loop()
-        reread = loop.time() + _RECHECK
+        reread = loop.time() + self.recheck
         while True:
             change: PendingChange | None = None
             try:
@@ -239,8 +273,9 @@ class DeskHub:
                     pending_id = change.pending_id
                     await self._observe(pending_id, await self.handler.get_request(pending_id))
                 elif change is not None or self._overdue() or loop.time() >= reread:
-                    reread = loop.time() + _RECHECK
+                    reread = loop.time() + self.recheck
                     await self._resync()
+                    await self._close_refused(self._watchers())
             except StoreError as error:
                 self.metrics.store_error()
                 kind = "resync" if change is None else change.kind
@@ -260,10 +295,8 @@ class DeskHub:
                     extra={"event": "follow_failed", "pending_id": about},
                 )
 
-    def _wake_in(self, reread: float) -> float | None:
-        """Seconds until the hub should look again without a change: ``None`` when idle."""
-        if not self._open:
-            return None
+    def _wake_in(self, reread: float) -> float:
+        """Seconds until the hub should look again without a change."""
         wake = reread
         for request in self._due.values():
             left = self.handler.time_left(request)
@@ -321,6 +354,8 @@ class DeskHub:
         if len(self._recent) > _RECENT:
             del self._recent[next(iter(self._recent))]
         await self._announce("question_settled", view_of(request))
+        # The link that settled it is spent now: its sockets, here or elsewhere, are done.
+        await self._close_refused(list(self._links.get(pending_id, ())))
 
     async def _announce(self, kind: str, view: dict[str, Any]) -> None:
         targets = await self._targets(view)

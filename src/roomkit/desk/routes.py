@@ -10,7 +10,7 @@ does not fit (the request stays open), 429 past the rate limit.
 # runtime, and they name objects local to build_router (the desk's gate).
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, WebSocket
@@ -34,6 +34,7 @@ from roomkit.desk.shapes import (
     RejectBody,
     RequestList,
     RequestView,
+    SessionView,
     view_of,
 )
 from roomkit.desk.ws import serve_socket
@@ -149,9 +150,40 @@ def build_router(desk: "Desk") -> DeskRouter:
             raise HTTPException(status_code=404, detail=NOT_FOUND)
         return current[0]
 
-    async def settled(
-        caller: Principal, request_id: str, request: PendingInput, *, rejected: bool
+    async def settle(
+        caller: Principal,
+        request: PendingInput,
+        outcome: Callable[[], Awaitable[bool]],
+        *,
+        rejected: bool = False,
     ) -> dict[str, Any]:
+        """Spend the caller's link, settle the request with ``outcome()``, and report it.
+
+        The link is refunded when nothing was settled because the answer did not fit (422)
+        or the store could not be reached (503); a request settled first by someone else
+        gets 409. Returns the request as it stands once settled.
+        """
+        request_id = request.pending_id
+        await desk.spend_link(caller)
+        try:
+            won = await outcome()
+        except InvalidAnswerError as invalid:
+            await desk.ledger.refund(caller)
+            raise HTTPException(status_code=422, detail=str(invalid)) from None
+        except StoreError as error:
+            await desk.ledger.refund(caller)
+            metrics.store_error()
+            logger.warning(
+                "The desk could not reach the request store: %s",
+                error,
+                extra={"event": "store_error"},
+            )
+            raise HTTPException(
+                status_code=503, detail="The request store is unavailable"
+            ) from None
+        if not won:
+            latest = await handler.get_request(request_id)
+            raise HTTPException(status_code=409, detail=settled_detail(latest))
         metrics.settled(request, caller, rejected=rejected)
         event = {
             "event": "reject" if rejected else "answer",
@@ -164,13 +196,21 @@ def build_router(desk: "Desk") -> DeskRouter:
         # A store with no retention forgets at once: the object read before stands in.
         return view_of(await handler.get_request(request_id) or request)
 
-    async def unavailable(caller: Principal, error: StoreError) -> HTTPException:
-        await desk.ledger.refund(caller)
-        metrics.store_error()
-        logger.warning(
-            "The desk could not reach the request store: %s", error, extra={"event": "store_error"}
+    @router.post("/sign-in", response_model=SessionView, responses=_errors(401, 404, 429))
+    async def sign_in(
+        caller: Annotated[Principal, Depends(desk.gate.sign_in_link)],
+    ) -> SessionView:
+        """Trade a sign-in link (``roomkit desk`` prints one) for a token, once.
+
+        The link works once, through any desk process on the store, until it expires; the
+        token lasts 12 hours. A desk with an authenticator of its own signs none (404).
+        """
+        token, expires_at = await desk.sign_in(caller)
+        event = {"event": "sign_in", "actor": caller.actor_id, "admin": caller.admin}
+        logger.info("Signed in %s", caller.actor_id, extra=event)
+        return SessionView(
+            token=token, actor_id=caller.actor_id, admin=caller.admin, expires_at=expires_at
         )
-        return HTTPException(status_code=503, detail="The request store is unavailable")
 
     @router.get("/me", response_model=MeView, responses=_errors(401, 429))
     async def me(caller: Caller) -> MeView:
@@ -232,18 +272,9 @@ def build_router(desk: "Desk") -> DeskRouter:
             text = answer_text(request, body)
         except InvalidAnswerError as invalid:
             raise HTTPException(status_code=422, detail=str(invalid)) from None
-        await desk.spend_link(caller)
-        try:
-            won = await handler.aresolve(request_id, text, by=caller.actor_id)
-        except InvalidAnswerError as invalid:
-            await desk.ledger.refund(caller)
-            raise HTTPException(status_code=422, detail=str(invalid)) from None
-        except StoreError as error:
-            raise await unavailable(caller, error) from None
-        if not won:
-            latest = await handler.get_request(request_id)
-            raise HTTPException(status_code=409, detail=settled_detail(latest))
-        return await settled(caller, request_id, request, rejected=False)
+        return await settle(
+            caller, request, lambda: handler.aresolve(request_id, text, by=caller.actor_id)
+        )
 
     @router.post(
         "/requests/{request_id}/reject",
@@ -257,15 +288,13 @@ def build_router(desk: "Desk") -> DeskRouter:
         request = await visible(caller, request_id)
         if request.status is not _PENDING:
             raise HTTPException(status_code=409, detail=settled_detail(request))
-        await desk.spend_link(caller)
-        try:
-            won = await handler.areject(request_id, body.reason if body else "", by=caller.actor_id)
-        except StoreError as error:
-            raise await unavailable(caller, error) from None
-        if not won:
-            latest = await handler.get_request(request_id)
-            raise HTTPException(status_code=409, detail=settled_detail(latest))
-        return await settled(caller, request_id, request, rejected=True)
+        reason = body.reason if body else ""
+        return await settle(
+            caller,
+            request,
+            lambda: handler.areject(request_id, reason, by=caller.actor_id),
+            rejected=True,
+        )
 
     @router.websocket("/ws")
     async def socket(websocket: WebSocket) -> None:

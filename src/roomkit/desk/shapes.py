@@ -103,6 +103,17 @@ class MeView(BaseModel):
     admin: bool
 
 
+class SessionView(BaseModel):
+    """The token a sign-in link was traded for."""
+
+    token: str
+    """An actor token for the person the link named, to send with each request."""
+    actor_id: str
+    admin: bool
+    expires_at: float
+    """When the token stops being valid (seconds since the epoch)."""
+
+
 class ErrorBody(BaseModel):
     """An error: ``detail`` says what went wrong."""
 

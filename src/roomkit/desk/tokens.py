@@ -7,7 +7,10 @@ Two kinds exist, told apart by their claims:
 - an actor token, ``{"sub": actor_id, "adm": bool, "iat": epoch, "exp": epoch, "jti":
   nonce}``, for a person (or an administrator) using the desk, 30 days by default;
 - an answer link, ``{"sub": actor_id, "req": pending_id, "iat": epoch, "exp": epoch, "jti":
-  nonce}``, good for one request only, once, until it expires.
+  nonce}``, good for one request only, once, until it expires;
+- a sign-in link, ``{"sub": actor_id, "adm": bool, "use": "sign-in", "iat": epoch, "exp":
+  epoch, "jti": nonce}``, good for nothing but ``POST /api/sign-in``, once, which trades it
+  for an actor token (what ``roomkit desk`` prints, 15 minutes by default).
 
 The nonce names the token in the store's ledger, where a spent link or a revoked token is
 recorded (see :class:`~roomkit.desk.auth.LinkLedger`). The payload must be strict JSON: no
@@ -39,7 +42,10 @@ __all__ = [
     "DEFAULT_TOKEN_TTL",
     "KEY_FILE",
     "SECRET_ENV",
+    "SESSION_TTL",
+    "SIGN_IN",
     "issue_answer_link",
+    "issue_sign_in_link",
     "issue_token",
     "load_or_create_secret",
     "read_token",
@@ -62,6 +68,10 @@ MAX_TOKEN_CHARS = 4096
 DEFAULT_LINK_TTL = 900.0
 DEFAULT_TOKEN_TTL = 30 * 86_400.0
 """Seconds an actor token stays valid unless told otherwise: 30 days."""
+SIGN_IN = "sign-in"
+"""The ``use`` claim of a sign-in link."""
+SESSION_TTL = 12 * 3600.0
+"""Seconds the token a sign-in link is traded for stays valid: 12 hours."""
 
 
 def _b64encode(data: bytes) -> str:
@@ -165,6 +175,31 @@ def issue_answer_link(
     return _sign(secret, claims)
 
 
+def issue_sign_in_link(
+    secret: str | bytes,
+    actor_id: str,
+    *,
+    admin: bool = False,
+    ttl: float = DEFAULT_LINK_TTL,
+    now: float | None = None,
+) -> str:
+    """A single-use token that signs ``actor_id`` in to the desk page, once, within ``ttl``.
+
+    It reads and answers nothing itself: ``POST /api/sign-in`` trades it for an actor token,
+    and the desk refuses it after that (through any desk process on the store).
+    """
+    issued = time.time() if now is None else now
+    claims = {
+        "sub": _check_id("actor_id", actor_id),
+        "adm": bool(admin),
+        "use": SIGN_IN,
+        "iat": issued,
+        "exp": int(issued + _check_ttl(ttl)),
+        "jti": secrets.token_urlsafe(12),
+    }
+    return _sign(secret, claims)
+
+
 def read_token(secret: str | bytes, token: str, *, now: float) -> dict[str, Any]:
     """The claims of a token this secret signed, checked for shape and expiry.
 
@@ -254,8 +289,12 @@ def _check_claims(claims: dict[str, Any]) -> None:
     if "req" in claims:
         if expires is None or not isinstance(claims["req"], str) or nonce is None:
             raise DeskAuthError("malformed answer link")
+        if "use" in claims:
+            raise DeskAuthError("malformed answer link")
     elif not isinstance(claims.get("adm", False), bool):
         raise DeskAuthError("malformed token")
+    if "use" in claims and (claims["use"] != SIGN_IN or expires is None or nonce is None):
+        raise DeskAuthError("malformed sign-in link")
 
 
 def load_or_create_secret(data_dir: str | os.PathLike[str]) -> bytes:

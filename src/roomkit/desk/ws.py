@@ -9,9 +9,11 @@ URLs). The server answers with ``{"type": "snapshot", "requests": [...]}`` and t
 ``question_pending``, ``question_settled`` and ``room_message`` frames. Frames from the
 client past the size cap close the socket with 1009; other frames are ignored. A first
 frame that is not a well-formed auth frame (however malformed or deeply nested) closes it
-with 1008. A client that falls too far behind is closed with 1013 and reconnects for a new
-snapshot. No frame ends the session with an unhandled exception: a fault of the desk itself
-is logged and closes with 1011.
+with 1008, and so does a spent or revoked link or token, once the hub sees it (see
+:mod:`roomkit.desk.hub`), with the reason (``This answer link was already used``, ``This
+token was revoked``). A client that falls too far behind is closed with 1013 and reconnects
+for a new snapshot. No frame ends the session with an unhandled exception: a fault of the
+desk itself is logged and closes with 1011.
 """
 
 from __future__ import annotations
@@ -96,13 +98,15 @@ async def _read(websocket: WebSocket, cap: int) -> None:
 
 
 async def _write(websocket: WebSocket, watcher: Watcher) -> None:
-    """Send the watcher's frames as they come, until it is dropped."""
+    """Send the watcher's frames as they come, until it is dropped or closed."""
     while True:
         frames = await watcher.pull()
         if watcher.dropped:
             raise _Closed(TRY_AGAIN, "Too far behind: reconnect")
         for frame in frames:
             await websocket.send_text(frame)
+        if watcher.closed is not None:
+            raise _Closed(POLICY, watcher.closed)
 
 
 async def _session(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) -> None:

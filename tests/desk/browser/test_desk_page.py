@@ -43,6 +43,28 @@ def test_the_token_moves_from_the_link_to_session_storage(
     expect(page.locator("#chat-room")).to_have_text(room)
 
 
+def test_a_sign_in_link_signs_the_page_in_once(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    """The page trades the link ``roomkit desk`` prints for a token; a second page cannot."""
+    from roomkit.desk.tokens import issue_sign_in_link
+
+    link = issue_sign_in_link(desk.demo.secret, "admin", admin=True)
+    first = open_page(f"{desk.url}/#token={link}&room={room}").page
+    wait_live(first)
+    expect(first.locator("#who")).to_have_text("Signed in as admin (admin)")
+    kept = first.evaluate("sessionStorage.getItem('roomkit.desk.token')")
+    second = open_page(f"{desk.url}/#token={link}&room={room}").page
+    expect(second.locator("#signin-error")).to_have_text(
+        "This sign-in link was already used: ask for a fresh one"
+    )
+    first.reload()
+    wait_live(first)
+    assert kept not in (None, link)
+    assert "#" not in first.url
+    expect(first.locator("#who")).to_have_text("Signed in as admin (admin)")
+
+
 def test_every_response_carries_the_content_security_policy(
     desk: DeskServer, room: str, open_page: OpenPage
 ) -> None:

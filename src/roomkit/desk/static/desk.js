@@ -470,11 +470,51 @@ function signIn(event) {
   start();
 }
 
+// A sign-in link (what `roomkit desk` prints) works once: the page trades it for a token.
+function isSignInLink(token) {
+  try {
+    var payload = token.split('.')[0].replace(/-/g, '+').replace(/_/g, '/');
+    var claims = JSON.parse(atob(payload));
+    return isObject(claims) && claims.use === 'sign-in';
+  } catch (error) {
+    return false;
+  }
+}
+
+function tradeSignInLink(link) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  state.token = null;
+  var init = {
+    method: 'POST',
+    headers: { Authorization: 'Bearer ' + link, Accept: 'application/json' },
+    cache: 'no-store',
+    credentials: 'omit'
+  };
+  fetch('api/sign-in', init).then(function (response) {
+    return response.json().catch(function () {
+      return null;
+    }).then(function (data) {
+      if (response.status === 200 && isObject(data) && typeof data.token === 'string') {
+        sessionStorage.setItem(TOKEN_KEY, data.token);
+        start();
+      } else {
+        showSignIn(describe({ status: response.status, data: data }));
+      }
+    });
+  }, function () {
+    showSignIn('The desk cannot be reached.');
+  });
+}
+
 function start() {
   state.token = sessionStorage.getItem(TOKEN_KEY);
   state.room = sessionStorage.getItem(ROOM_KEY) || DEFAULT_ROOM;
   if (!state.token) {
     showSignIn('');
+    return;
+  }
+  if (isSignInLink(state.token)) {
+    tradeSignInLink(state.token);
     return;
   }
   api('GET', 'api/me').then(function (result) {
