@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
-import json
 import math
 import os
 import sys
@@ -35,8 +34,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
 
+from roomkit import _terminal as pending_commands
+from roomkit._terminal import TOKEN_ENV
+from roomkit._terminal import Failure as _Failure
+from roomkit._terminal import answer_body as answer_body
+from roomkit._terminal import printable as _printable
 from roomkit.desk.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
 
 if TYPE_CHECKING:
@@ -46,28 +49,10 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
-TOKEN_ENV = "ROOMKIT_TOKEN"
 LINK_ACTOR = "admin"
 """Whom the sign-in link ``roomkit desk`` prints speaks for (an admin: it sees everything)."""
 SIGN_IN_TTL = 900.0
 """Seconds the printed sign-in link may be opened in, by default: 15 minutes."""
-
-
-class _Failure(Exception):
-    """A command failed: ``str(error)`` is the line to print, ``code`` the exit status.
-
-    It never leaves :func:`main`, which turns it into that line and status.
-    """
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _printable(text: object, limit: int = 120) -> str:
-    """One line of text safe for a terminal: control characters (escapes) are shown, not run."""
-    line = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
-    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 # -- desk and token ----------------------------------------------------------------------------
@@ -254,212 +239,6 @@ def _revoke(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- pending: a client of a running desk -------------------------------------------------------
-
-
-def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
-    import httpx
-
-    token = args.token or os.environ.get(TOKEN_ENV)
-    if not token:
-        raise _Failure(f"No token: pass --token or set {TOKEN_ENV}", 2)
-    url = args.url.rstrip("/")
-    try:
-        response = httpx.request(
-            method,
-            f"{url}{path}",
-            json=body,
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=args.timeout,
-        )
-    except httpx.TransportError as error:
-        raise _Failure(f"Cannot reach the desk at {url}: {type(error).__name__}") from None
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    detail = data.get("detail") if isinstance(data, dict) else None
-    if response.status_code == 401:
-        raise _Failure(f"The desk refused the token: {detail or 'unauthorized'}")
-    if response.status_code == 404:
-        raise _Failure(f"No such request (unknown, or not yours): {_printable(args.id)}")
-    if response.status_code >= 400 or not isinstance(data, dict):
-        raise _Failure(f"The desk said {response.status_code}: {_printable(detail or '', 1000)}")
-    return data
-
-
-def _summary(request: dict[str, Any]) -> str:
-    arguments = request.get("arguments") or {}
-    kind = request.get("kind")
-    if kind == "question":
-        return _printable(arguments.get("question", ""))
-    if kind == "questions":
-        questions = arguments.get("questions") or [{}]
-        more = f" (+{len(questions) - 1} more)" if len(questions) > 1 else ""
-        return _printable(questions[0].get("question", "")) + more
-    if kind == "confirm":
-        return "Confirm: " + _printable(arguments.get("action", ""))
-    return _printable(f"{request.get('tool_name')} {json.dumps(arguments)}")
-
-
-def _list(args: argparse.Namespace) -> int:
-    path = "/api/requests"
-    if args.room:
-        path += "?" + urlencode({"room_id": args.room})
-    requests = _call(args, "GET", path)["requests"]
-    if args.json:
-        print(json.dumps(requests, indent=2))
-        return 0
-    if not requests:
-        print("No open questions.")
-    for request in requests:
-        who = request.get("actor_id") or "(room)"
-        print(
-            f"{_printable(request['id'])}  {request['kind']:<9}  "
-            f"room={_printable(request['room_id'], 40)}  for={_printable(who, 40)}  "
-            f"{_summary(request)}"
-        )
-    return 0
-
-
-def answer_body(kind: str, answer: str) -> dict[str, Any]:
-    """The answer body for a request of ``kind`` from the text typed on the command line.
-
-    JSON that is already a body (``{"answer": ...}``, ``{"answers": ...}``,
-    ``{"confirmed": ...}``) is sent as it is. Otherwise: a confirm takes yes/no (or
-    true/false); a question takes the text (a JSON list picks several options); a custom
-    request takes the JSON value, or the text when it is not JSON.
-    """
-    try:
-        parsed: Any = json.loads(answer)
-    except ValueError:
-        parsed = answer
-    if isinstance(parsed, dict) and parsed.keys() & {"answer", "answers", "confirmed"}:
-        return parsed
-    if kind == "confirm":
-        word = answer.strip().lower()
-        if word in ("y", "yes", "true", "ok"):
-            return {"confirmed": True}
-        if word in ("n", "no", "false"):
-            return {"confirmed": False}
-        raise _Failure('A confirm request takes yes or no (or {"confirmed": ...})', 2)
-    if kind == "question":
-        return {"answer": parsed if isinstance(parsed, list) else answer}
-    return {"answer": parsed}
-
-
-def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
-    """The body for ``typed``: options by label or number for a request of choices."""
-    from roomkit.desk.forms import takes_choices, typed_body
-
-    kind, arguments = request["kind"], request.get("arguments") or {}
-    if not takes_choices(kind, arguments):
-        return answer_body(kind, typed)
-    try:
-        return typed_body(kind, arguments, typed)
-    except ValueError as error:
-        raise _Failure(
-            f"{_printable(error, 400)} (`{_program()} pending show {_quote_arg(request['id'])}` "
-            "shows the question)",
-            2,
-        ) from None
-
-
-def _show(args: argparse.Namespace) -> int:
-    from roomkit.desk.forms import answer_hint, typed_example
-
-    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
-    kind, arguments = request["kind"], request.get("arguments") or {}
-    who = request.get("actor_id") or "anyone in the room"
-    print(
-        f"{_printable(request['id'])}  {kind}  {_printable(request['tool_name'], 60)}  "
-        f"room={_printable(request['room_id'], 60)}  for={_printable(who, 60)}  "
-        f"status={request.get('status')}"
-    )
-    print()
-    for line in _form_lines(kind, arguments, request.get("answer_schema")):
-        print(line)
-    if request.get("status") != "pending":
-        return 0
-    has_schema = request.get("answer_schema") is not None
-    example = typed_example(kind, arguments, has_schema=has_schema)
-    print()
-    print(answer_hint(kind, arguments, has_schema=has_schema) + " For example:")
-    print(f"  {_program()} pending answer {_quote_arg(request['id'])} {example}")
-    return 0
-
-
-def _form_lines(kind: str, arguments: dict[str, Any], schema: Any) -> list[str]:
-    """The question and its parts, as lines for a terminal."""
-    from roomkit.desk.shapes import option_labels
-
-    def options(question: dict[str, Any], indent: str) -> list[str]:
-        listed = question.get("options")
-        labels = option_labels(listed) or []
-        lines = []
-        for number, (label, option) in enumerate(zip(labels, listed or [], strict=False), 1):
-            about = option.get("description") if isinstance(option, dict) else None
-            tail = f": {_printable(about, 200)}" if isinstance(about, str) and about else ""
-            lines.append(f"{indent}{number}) {_printable(label, 200)}{tail}")
-        if labels and question.get("multiSelect") is True:
-            lines.append(f"{indent}(pick one or more)")
-        return lines
-
-    if kind == "questions":
-        lines = []
-        for index, question in enumerate(arguments.get("questions") or [], 1):
-            header = question.get("header")
-            label = f"  [{_printable(header, 40)}]" if isinstance(header, str) and header else ""
-            lines.append(f"{index}. {_printable(question.get('question', ''), 500)}{label}")
-            lines += options(question, "   ")
-        return lines
-    if kind == "question":
-        return [_printable(arguments.get("question", ""), 500), *options(arguments, "  ")]
-    if kind == "confirm":
-        lines = ["Confirm: " + _printable(arguments.get("action", ""), 500)]
-        details = arguments.get("details")
-        if isinstance(details, dict):
-            lines += [f"  {_printable(k, 60)}: {_printable(v, 200)}" for k, v in details.items()]
-        elif details is not None:
-            lines.append("  " + _printable(json.dumps(details), 500))
-        return lines
-    lines = [_printable(json.dumps(arguments, ensure_ascii=False), 1000)]
-    if schema is not None:
-        lines.append("Answer schema: " + _printable(json.dumps(schema), 1000))
-    return lines
-
-
-def _program() -> str:
-    """The command as it was typed (``.venv/bin/roomkit``), for examples to copy."""
-    typed = sys.argv[0] if sys.argv else ""
-    return typed if Path(typed).name == "roomkit" else "roomkit"
-
-
-def _quote_arg(text: str) -> str:
-    import shlex
-
-    return shlex.quote(_printable(text))
-
-
-def _answer(args: argparse.Namespace) -> int:
-    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
-    body = _typed_body(request, args.answer)
-    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
-    print(f"Answered {_printable(settled['id'])}")
-    return 0
-
-
-def _reject(args: argparse.Namespace) -> int:
-    body = {"reason": args.reason}
-    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/reject", body)
-    print(f"Rejected {_printable(settled['id'])}")
-    return 0
-
-
-def _quote(pending_id: str) -> str:
-    return quote(pending_id, safe="")
-
-
 # -- the parser --------------------------------------------------------------------------------
 
 
@@ -593,12 +372,12 @@ def _parser() -> argparse.ArgumentParser:
     listing = actions.add_parser("list", parents=[client], help="the questions you may answer")
     listing.add_argument("--room", help="only this room's")
     listing.add_argument("--json", action="store_true", help="print the requests as JSON")
-    listing.set_defaults(run=_list, id="")
+    listing.set_defaults(run=pending_commands.listing, id="")
     show = actions.add_parser(
         "show", parents=[client], help="a question, its options, and how to answer it"
     )
     show.add_argument("id", help="the request's id (from `roomkit pending list`)")
-    show.set_defaults(run=_show)
+    show.set_defaults(run=pending_commands.show)
     answer = actions.add_parser("answer", parents=[client], help="answer a question")
     answer.add_argument("id", help="the request's id (from `roomkit pending list`)")
     answer.add_argument(
@@ -606,11 +385,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the answer: text; an option's label or number; a JSON list for several options "
         "or a list of questions (`roomkit pending show ID` shows an example)",
     )
-    answer.set_defaults(run=_answer)
+    answer.set_defaults(run=pending_commands.answer)
     reject = actions.add_parser("reject", parents=[client], help="refuse a question")
     reject.add_argument("id", help="the request's id (from `roomkit pending list`)")
     reject.add_argument("--reason", default="", help="what the agent reads")
-    reject.set_defaults(run=_reject)
+    reject.set_defaults(run=pending_commands.reject)
     _mcp_parser(commands, data_dir)
     return parser
 

@@ -1,0 +1,248 @@
+"""The ``roomkit pending`` commands: a terminal client of a running desk.
+
+Each command calls the desk's API with a token and prints one line a request; a failure is a
+:class:`Failure`, which :func:`roomkit.cli.main` prints as one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+__all__ = [
+    "TOKEN_ENV",
+    "Failure",
+    "answer",
+    "answer_body",
+    "listing",
+    "printable",
+    "reject",
+    "show",
+]
+
+TOKEN_ENV = "ROOMKIT_TOKEN"
+
+
+class Failure(Exception):
+    """A command failed: ``str(error)`` is the line to print, ``code`` the exit status.
+
+    It never leaves :func:`roomkit.cli.main`, which turns it into that line and status.
+    """
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def printable(text: object, limit: int = 120) -> str:
+    """One line of text safe for a terminal: control characters (escapes) are shown, not run."""
+    line = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
+    import httpx
+
+    token = args.token or os.environ.get(TOKEN_ENV)
+    if not token:
+        raise Failure(f"No token: pass --token or set {TOKEN_ENV}", 2)
+    url = args.url.rstrip("/")
+    try:
+        response = httpx.request(
+            method,
+            f"{url}{path}",
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=args.timeout,
+        )
+    except httpx.TransportError as error:
+        raise Failure(f"Cannot reach the desk at {url}: {type(error).__name__}") from None
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    detail = data.get("detail") if isinstance(data, dict) else None
+    if response.status_code == 401:
+        raise Failure(f"The desk refused the token: {detail or 'unauthorized'}")
+    if response.status_code == 404:
+        raise Failure(f"No such request (unknown, or not yours): {printable(args.id)}")
+    if response.status_code >= 400 or not isinstance(data, dict):
+        raise Failure(f"The desk said {response.status_code}: {printable(detail or '', 1000)}")
+    return data
+
+
+def _summary(request: dict[str, Any]) -> str:
+    arguments = request.get("arguments") or {}
+    kind = request.get("kind")
+    if kind == "question":
+        return printable(arguments.get("question", ""))
+    if kind == "questions":
+        questions = arguments.get("questions") or [{}]
+        more = f" (+{len(questions) - 1} more)" if len(questions) > 1 else ""
+        return printable(questions[0].get("question", "")) + more
+    if kind == "confirm":
+        return "Confirm: " + printable(arguments.get("action", ""))
+    return printable(f"{request.get('tool_name')} {json.dumps(arguments)}")
+
+
+def listing(args: argparse.Namespace) -> int:
+    path = "/api/requests"
+    if args.room:
+        path += "?" + urlencode({"room_id": args.room})
+    requests = _call(args, "GET", path)["requests"]
+    if args.json:
+        print(json.dumps(requests, indent=2))
+        return 0
+    if not requests:
+        print("No open questions.")
+    for request in requests:
+        who = request.get("actor_id") or "(room)"
+        print(
+            f"{printable(request['id'])}  {request['kind']:<9}  "
+            f"room={printable(request['room_id'], 40)}  for={printable(who, 40)}  "
+            f"{_summary(request)}"
+        )
+    return 0
+
+
+def answer_body(kind: str, answer: str) -> dict[str, Any]:
+    """The answer body for a request of ``kind`` from the text typed on the command line.
+
+    JSON that is already a body (``{"answer": ...}``, ``{"answers": ...}``,
+    ``{"confirmed": ...}``) is sent as it is. Otherwise: a confirm takes yes/no (or
+    true/false); a question takes the text (a JSON list picks several options); a custom
+    request takes the JSON value, or the text when it is not JSON.
+    """
+    try:
+        parsed: Any = json.loads(answer)
+    except ValueError:
+        parsed = answer
+    if isinstance(parsed, dict) and parsed.keys() & {"answer", "answers", "confirmed"}:
+        return parsed
+    if kind == "confirm":
+        word = answer.strip().lower()
+        if word in ("y", "yes", "true", "ok"):
+            return {"confirmed": True}
+        if word in ("n", "no", "false"):
+            return {"confirmed": False}
+        raise Failure('A confirm request takes yes or no (or {"confirmed": ...})', 2)
+    if kind == "question":
+        return {"answer": parsed if isinstance(parsed, list) else answer}
+    return {"answer": parsed}
+
+
+def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
+    """The body for ``typed``: options by label or number for a request of choices."""
+    from roomkit.desk.forms import takes_choices, typed_body
+
+    kind, arguments = request["kind"], request.get("arguments") or {}
+    if not takes_choices(kind, arguments):
+        return answer_body(kind, typed)
+    try:
+        return typed_body(kind, arguments, typed)
+    except ValueError as error:
+        raise Failure(
+            f"{printable(error, 400)} (`{_program()} pending show {_quote_arg(request['id'])}` "
+            "shows the question)",
+            2,
+        ) from None
+
+
+def show(args: argparse.Namespace) -> int:
+    from roomkit.desk.forms import answer_hint, typed_example
+
+    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    kind, arguments = request["kind"], request.get("arguments") or {}
+    who = request.get("actor_id") or "anyone in the room"
+    print(
+        f"{printable(request['id'])}  {kind}  {printable(request['tool_name'], 60)}  "
+        f"room={printable(request['room_id'], 60)}  for={printable(who, 60)}  "
+        f"status={request.get('status')}"
+    )
+    print()
+    for line in _form_lines(kind, arguments, request.get("answer_schema")):
+        print(line)
+    if request.get("status") != "pending":
+        return 0
+    has_schema = request.get("answer_schema") is not None
+    example = typed_example(kind, arguments, has_schema=has_schema)
+    print()
+    print(answer_hint(kind, arguments, has_schema=has_schema) + " For example:")
+    print(f"  {_program()} pending answer {_quote_arg(request['id'])} {example}")
+    return 0
+
+
+def _form_lines(kind: str, arguments: dict[str, Any], schema: Any) -> list[str]:
+    """The question and its parts, as lines for a terminal."""
+    from roomkit.desk.shapes import option_labels
+
+    def options(question: dict[str, Any], indent: str) -> list[str]:
+        listed = question.get("options")
+        labels = option_labels(listed) or []
+        lines = []
+        for number, (label, option) in enumerate(zip(labels, listed or [], strict=False), 1):
+            about = option.get("description") if isinstance(option, dict) else None
+            tail = f": {printable(about, 200)}" if isinstance(about, str) and about else ""
+            lines.append(f"{indent}{number}) {printable(label, 200)}{tail}")
+        if labels and question.get("multiSelect") is True:
+            lines.append(f"{indent}(pick one or more)")
+        return lines
+
+    if kind == "questions":
+        lines = []
+        for index, question in enumerate(arguments.get("questions") or [], 1):
+            header = question.get("header")
+            label = f"  [{printable(header, 40)}]" if isinstance(header, str) and header else ""
+            lines.append(f"{index}. {printable(question.get('question', ''), 500)}{label}")
+            lines += options(question, "   ")
+        return lines
+    if kind == "question":
+        return [printable(arguments.get("question", ""), 500), *options(arguments, "  ")]
+    if kind == "confirm":
+        lines = ["Confirm: " + printable(arguments.get("action", ""), 500)]
+        details = arguments.get("details")
+        if isinstance(details, dict):
+            lines += [f"  {printable(k, 60)}: {printable(v, 200)}" for k, v in details.items()]
+        elif details is not None:
+            lines.append("  " + printable(json.dumps(details), 500))
+        return lines
+    lines = [printable(json.dumps(arguments, ensure_ascii=False), 1000)]
+    if schema is not None:
+        lines.append("Answer schema: " + printable(json.dumps(schema), 1000))
+    return lines
+
+
+def _program() -> str:
+    """The command as it was typed (``.venv/bin/roomkit``), for examples to copy."""
+    typed = sys.argv[0] if sys.argv else ""
+    return typed if Path(typed).name == "roomkit" else "roomkit"
+
+
+def _quote_arg(text: str) -> str:
+    import shlex
+
+    return shlex.quote(printable(text))
+
+
+def answer(args: argparse.Namespace) -> int:
+    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    body = _typed_body(request, args.answer)
+    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
+    print(f"Answered {printable(settled['id'])}")
+    return 0
+
+
+def reject(args: argparse.Namespace) -> int:
+    body = {"reason": args.reason}
+    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/reject", body)
+    print(f"Rejected {printable(settled['id'])}")
+    return 0
+
+
+def _quote(pending_id: str) -> str:
+    return quote(pending_id, safe="")
