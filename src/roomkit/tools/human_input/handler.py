@@ -26,8 +26,8 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._checks import (
     check_answer,
+    check_options,
     check_request_text,
-    check_schema,
     check_text,
     check_timeout,
     id_stream,
@@ -155,7 +155,7 @@ class HumanInputHandler:
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         if key is not None or answer_schema is not None or timeout is not None:
-            _check_options(key, answer_schema, timeout, request)
+            check_options(request, key, answer_schema, timeout)
         return await self._engine.create(request, timeout)
 
     async def create_detached(
@@ -180,7 +180,7 @@ class HumanInputHandler:
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
         if key is not None or answer_schema is not None or timeout is not None:
-            _check_options(key, answer_schema, timeout, request)
+            check_options(request, key, answer_schema, timeout)
         return await self._engine.create(request, timeout)
 
     def _request(
@@ -481,19 +481,3 @@ class HumanInputHandler:
     def is_closed_for(self, channel_id: str) -> bool:
         """True when creates for ``channel_id`` are refused."""
         return self._announcer.is_closed_for(channel_id)
-
-
-def _check_options(
-    key: str | None,
-    answer_schema: dict[str, Any] | None,
-    timeout: float | None,
-    request: PendingInput,
-) -> None:
-    """Check the optional create arguments and record the key and schema on ``request``."""
-    check_timeout(timeout)
-    if key is not None and (type(key) is not str or not key.isascii()):
-        check_text("key", key)
-    if answer_schema is not None:
-        check_schema(answer_schema)
-    request.key = key
-    request.answer_schema = answer_schema
