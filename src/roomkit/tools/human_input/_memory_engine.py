@@ -134,11 +134,7 @@ class MemoryEngine:
         return True
 
     def reject(self, pending_id: str, reason: str) -> bool:
-        request = self._store.settle(pending_id, _REJECTED, reason=reason)
-        if request is None:
-            return False
-        self._settled(request)
-        return True
+        return self._won(self._store.settle(pending_id, _REJECTED, reason=reason))
 
     def release(self, pending_id: str) -> bool:
         request = self._store.get(pending_id)
@@ -155,13 +151,8 @@ class MemoryEngine:
     ) -> bool:
         """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``."""
         if status is _RESOLVED:
-            won = self._store.settle(pending_id, status, result=text, settled_by=by)
-        else:
-            won = self._store.settle(pending_id, status, reason=text, settled_by=by)
-        if won is None:
-            return False
-        self._settled(won)
-        return True
+            return self._won(self._store.settle(pending_id, status, result=text, settled_by=by))
+        return self._won(self._store.settle(pending_id, status, reason=text, settled_by=by))
 
     async def time_out(self, request: PendingInput) -> PendingInput | None:
         """Record the timeout of ``request``, past its deadline; the request as it stands."""
@@ -173,6 +164,13 @@ class MemoryEngine:
         for request in self._store.active():
             if channel_id is None or request.channel_id == channel_id:
                 self._withdraw(request, HANDLER_CLOSED)
+
+    def _won(self, request: PendingInput | None) -> bool:
+        """Wake the waits on ``request`` when the store says this settle won it."""
+        if request is None:
+            return False
+        self._settled(request)
+        return True
 
     def _withdraw(self, request: PendingInput, reason: str) -> None:
         won = self._store.settle(request.pending_id, _REJECTED, reason=reason, withdrawn=True)
