@@ -15,7 +15,9 @@ Cases and targets:
 
 Times are medians of alternating runs of the floor and the handler, with the garbage
 collector held off while timing; a ratio is the median of the ratios of neighbouring runs,
-so a machine that speeds up or slows down meanwhile moves both sides alike. Each memory
+so a machine that speeds up or slows down meanwhile moves both sides alike. Times are the
+process's CPU time (nothing here blocks), so that other processes on a shared machine do
+not count while this one waits for a core. Each memory
 figure comes from a fresh interpreter, so containers grown by an earlier case (the loop's
 task registry, allocator free lists) do not hide part of the cost.
 
@@ -65,20 +67,20 @@ async def _await_future(future: asyncio.Future[str]) -> str:
 async def floor_sequential(cycles: int) -> float:
     """Seconds for ``cycles`` rounds of future, task, yield, set_result, await."""
     loop = asyncio.get_running_loop()
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(cycles):
         future: asyncio.Future[str] = loop.create_future()
         task = loop.create_task(_await_future(future))
         await asyncio.sleep(0)
         future.set_result("x")
         await task
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 async def floor_concurrent(count: int) -> float:
     """Seconds to hold ``count`` futures with their tasks at once, then settle them all."""
     loop = asyncio.get_running_loop()
-    start = time.perf_counter()
+    start = time.process_time()
     futures: list[asyncio.Future[str]] = [loop.create_future() for _ in range(count)]
     tasks = [loop.create_task(_await_future(future)) for future in futures]
     await asyncio.sleep(0)
@@ -86,7 +88,7 @@ async def floor_concurrent(count: int) -> float:
         future.set_result("x")
     for task in tasks:
         await task
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 # -- the handler -----------------------------------------------------------------------------
@@ -96,21 +98,21 @@ async def handler_sequential(cycles: int) -> float:
     """Seconds for ``cycles`` rounds of create, wait in a task, yield, resolve, await."""
     loop = asyncio.get_running_loop()
     handler = HumanInputHandler()
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(cycles):
         pending = await handler.create("AskUserQuestion", ARGUMENTS, room_id="r")
         task = loop.create_task(handler.wait(pending.pending_id))
         await asyncio.sleep(0)
         handler.resolve(pending.pending_id, "x")
         await task
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 async def handler_concurrent(count: int) -> float:
     """Seconds to hold ``count`` requests with their waiting tasks, then resolve them all."""
     loop = asyncio.get_running_loop()
     handler = HumanInputHandler()
-    start = time.perf_counter()
+    start = time.process_time()
     ids = [
         (await handler.create("AskUserQuestion", ARGUMENTS, room_id="r")).pending_id
         for _ in range(count)
@@ -121,7 +123,7 @@ async def handler_concurrent(count: int) -> float:
         handler.resolve(pending_id, "x")
     for task in tasks:
         await task
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 # -- measuring -------------------------------------------------------------------------------
@@ -214,10 +216,10 @@ def id_costs(count: int = 200_000) -> list[tuple[str, float]]:
 
 
 def _seconds(make: Callable[[], str], count: int) -> float:
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(count):
         make()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 # -- the report ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from roomkit.models.tool_call import ToolCallEvent
 from roomkit.tools.context import tool_turn_context
 from roomkit.tools.external import (
     BeforeToolDecision,
+    BeforeToolHook,
     ExternalToolHandler,
     PolicyExternalToolHandler,
     ToolDecision,
@@ -23,7 +24,31 @@ from roomkit.tools.policy import ToolPolicy, policy_refusal
 LOGGER = "roomkit.tools.external"
 
 
-class Approving(ExternalToolHandler):
+class Wired(ExternalToolHandler):
+    """The kit's side of an external handler, for handlers built on it: the channel id and
+    the hooks the kit sets when the channel registers, and the hook calls subclasses make."""
+
+    def wire(
+        self, channel_id: str = "agent", *, before: BeforeToolHook | None = None
+    ) -> list[ToolCallEvent]:
+        """Wire this handler as the kit would, collecting its ON_TOOL_CALL reports."""
+        reports: list[ToolCallEvent] = []
+
+        async def on_tool(event: ToolCallEvent) -> None:
+            reports.append(event)
+
+        self._channel_id = channel_id
+        self._on_tool_hook = on_tool
+        if before is not None:
+            self._before_tool_hook = before
+        return reports
+
+    async def before_hook(self, name: str, args: dict[str, Any], **call: Any) -> BeforeToolDecision:
+        """Run BEFORE_TOOL_USE as a subclass does before it decides a call."""
+        return await self._fire_before_hook(name, args, **call)
+
+
+class Approving(Wired):
     """Approves everything and keeps the default reports."""
 
     async def process_tool_call(
@@ -37,16 +62,8 @@ class Approving(ExternalToolHandler):
         return None
 
 
-def wire(handler: ExternalToolHandler, channel_id: str = "agent") -> list[ToolCallEvent]:
-    """Wire ``handler`` as the kit would, collecting its ON_TOOL_CALL reports."""
-    reports: list[ToolCallEvent] = []
-
-    async def on_tool(event: ToolCallEvent) -> None:
-        reports.append(event)
-
-    handler._channel_id = channel_id
-    handler._on_tool_hook = on_tool
-    return reports
+class Policy(Wired, PolicyExternalToolHandler):
+    """The policy handler, wired by the test as the kit wires it."""
 
 
 def gate(decision: BeforeToolDecision, calls: list[tuple[Any, ...]]) -> Any:
@@ -64,7 +81,7 @@ def gate(decision: BeforeToolDecision, calls: list[tuple[Any, ...]]) -> Any:
 
 async def test_a_cancelled_call_is_reported_once_as_cancelled() -> None:
     handler = Approving()
-    reports = wire(handler)
+    reports = handler.wire()
 
     await handler.on_tool_cancelled("Ask", {"q": "?"}, tool_call_id="tc1", room_id="room1")
 
@@ -86,7 +103,7 @@ async def test_a_cancelled_call_is_reported_once_as_cancelled() -> None:
 
 async def test_a_refused_call_is_reported_with_its_reason_and_detail() -> None:
     handler = Approving()
-    reports = wire(handler)
+    reports = handler.wire()
 
     await handler.on_tool_refused(
         "Ask", {}, '{"error": "no"}', tool_call_id="tc2", room_id="room1", detail="gate: crashed"
@@ -101,7 +118,7 @@ async def test_a_refused_call_is_reported_with_its_reason_and_detail() -> None:
 
 async def test_a_report_names_the_turns_actor() -> None:
     handler = Approving()
-    reports = wire(handler)
+    reports = handler.wire()
 
     with tool_turn_context(room_id="room1", actor_id="alice"):
         await handler.on_tool_refused("Ask", {}, "no", room_id="room1")
@@ -112,7 +129,7 @@ async def test_a_report_names_the_turns_actor() -> None:
 async def test_an_unwired_handler_allows_and_reports_nowhere() -> None:
     handler = Approving()
 
-    decision = await handler._fire_before_hook("Ask", {}, tool_call_id="tc1", room_id="r")
+    decision = await handler.before_hook("Ask", {}, tool_call_id="tc1", room_id="r")
     await handler.on_tool_cancelled("Ask", {})
     await handler.start()
     await handler.stop()
@@ -125,9 +142,9 @@ async def test_an_unwired_handler_allows_and_reports_nowhere() -> None:
 async def test_the_before_hook_is_called_with_the_call_positionally() -> None:
     handler = Approving()
     calls: list[tuple[Any, ...]] = []
-    handler._before_tool_hook = gate(BeforeToolDecision(allowed=False, reason="no"), calls)
+    handler.wire(before=gate(BeforeToolDecision(allowed=False, reason="no"), calls))
 
-    decision = await handler._fire_before_hook("Ask", {"q": 1}, tool_call_id="tc1", room_id="r")
+    decision = await handler.before_hook("Ask", {"q": 1}, tool_call_id="tc1", room_id="r")
 
     assert calls == [("Ask", {"q": 1}, "tc1", "r")]
     assert not decision
@@ -249,7 +266,7 @@ async def test_an_old_override_logs_nothing_when_there_is_no_detail_to_drop(
 
 async def test_the_default_refusal_report_receives_the_detail() -> None:
     handler = Approving()
-    reports = wire(handler)
+    reports = handler.wire()
 
     await call_on_tool_refused(handler, "Ask", {}, "no", tool_call_id="t", room_id="r", detail="d")
 
@@ -260,9 +277,9 @@ async def test_the_default_refusal_report_receives_the_detail() -> None:
 
 
 async def test_a_policy_denial_refuses_without_asking_the_hooks() -> None:
-    handler = PolicyExternalToolHandler(ToolPolicy(deny=frozenset({"Bash"})))
+    handler = Policy(ToolPolicy(deny=frozenset({"Bash"})))
     calls: list[tuple[Any, ...]] = []
-    handler._before_tool_hook = gate(BeforeToolDecision(allowed=True), calls)
+    handler.wire(before=gate(BeforeToolDecision(allowed=True), calls))
 
     decision = await handler.process_tool_call("Bash", {"cmd": "ls"}, tool_call_id="tc1")
 
@@ -273,11 +290,9 @@ async def test_a_policy_denial_refuses_without_asking_the_hooks() -> None:
 
 
 async def test_a_hook_block_refuses_with_its_reason(caplog: pytest.LogCaptureFixture) -> None:
-    handler = PolicyExternalToolHandler()
+    handler = Policy()
     calls: list[tuple[Any, ...]] = []
-    handler._before_tool_hook = gate(
-        BeforeToolDecision(allowed=False, reason="rate limited"), calls
-    )
+    handler.wire(before=gate(BeforeToolDecision(allowed=False, reason="rate limited"), calls))
 
     decision = await handler.process_tool_call("Ask", {}, tool_call_id="tc1", room_id="r")
 
@@ -289,9 +304,9 @@ async def test_a_hook_block_refuses_with_its_reason(caplog: pytest.LogCaptureFix
 async def test_a_hook_that_failed_closed_refuses_with_the_default_text_and_detail(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    handler = PolicyExternalToolHandler()
+    handler = Policy()
     failed = BeforeToolDecision(allowed=False, detail="boom: hook crashed")
-    handler._before_tool_hook = gate(failed, [])
+    handler.wire(before=gate(failed, []))
 
     decision = await handler.process_tool_call("Ask", {})
 
@@ -304,9 +319,9 @@ async def test_a_hook_that_failed_closed_refuses_with_the_default_text_and_detai
 
 
 async def test_a_hook_rewrite_becomes_the_modified_input() -> None:
-    handler = PolicyExternalToolHandler(ToolPolicy(allow=frozenset({"Ask"})))
+    handler = Policy(ToolPolicy(allow=frozenset({"Ask"})))
     rewrite = BeforeToolDecision(allowed=True, arguments={"q": "safe"})
-    handler._before_tool_hook = gate(rewrite, [])
+    handler.wire(before=gate(rewrite, []))
 
     decision = await handler.process_tool_call("Ask", {"q": "raw"})
 
@@ -314,14 +329,14 @@ async def test_a_hook_rewrite_becomes_the_modified_input() -> None:
 
 
 async def test_an_unwired_policy_handler_approves_permitted_calls() -> None:
-    decision = await PolicyExternalToolHandler().process_tool_call("Anything", {"a": 1})
+    decision = await Policy().process_tool_call("Anything", {"a": 1})
 
     assert decision == ToolDecision(approved=True)
 
 
 async def test_the_policy_handler_forwards_results_to_on_tool_call() -> None:
-    handler = PolicyExternalToolHandler()
-    reports = wire(handler, "sandbox")
+    handler = Policy()
+    reports = handler.wire("sandbox")
 
     await handler.on_tool_result(
         "Bash",

@@ -106,8 +106,8 @@ async def _race(position: Position) -> tuple[Counter[str], list[str]]:
             winners[winner] += 1
     # Once the clock has passed every deadline, no timer is left behind.
     await asyncio.sleep(max(TIMEOUTS))
-    assert len(handler._deadlines) == 0
-    assert not handler._deadlines.armed
+    figures = handler.statistics()
+    assert (figures.armed_deadlines, figures.deadline_timers) == (0, 0)
     return winners, problems
 
 

@@ -41,7 +41,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus
 from roomkit.testing import advance, virtual_runner
-from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input import HumanInputHandler, MemoryStore
 
 Outcome = tuple[str, str]
 
@@ -166,6 +166,7 @@ class HumanInputMachine(RuleBasedStateMachine):
         super().__init__()
         self.runner = virtual_runner()
         self.handler: HumanInputHandler | None = None
+        self.store = MemoryStore()
         self.model = Model(retention=0)
         self.waits: list[Waiting] = []
         self.arms = itertools.count()
@@ -235,7 +236,9 @@ class HumanInputMachine(RuleBasedStateMachine):
 
     @initialize(retention=st.sampled_from([0, 1, 2, 3, 128]))
     def start(self, retention: int) -> None:
-        self.handler = HumanInputHandler(retention=retention)
+        # The handler's own store, to read its retention oldest first.
+        self.store = MemoryStore(retention=retention)
+        self.handler = HumanInputHandler(store=self.store)
         self.model = Model(retention=retention)
 
     @rule(
@@ -407,7 +410,8 @@ class HumanInputMachine(RuleBasedStateMachine):
         assert list(handler.pending) == [t.request.pending_id for t in model.active()]
         for tracked in model.requests.values():
             assert observed(tracked.request) == tracked.outcome, tracked.request.pending_id
-        retained = list(handler._store._retained)  # type: ignore[attr-defined]
+        settled = self.store.list_settled(limit=200) if model.retention else []
+        retained = [request.pending_id for request in reversed(settled)]
         assert len(retained) <= model.retention
         assert len(retained) == len(model.retained)
         for actual, expected in zip(retained, model.retained, strict=True):
@@ -422,9 +426,10 @@ class HumanInputMachine(RuleBasedStateMachine):
                 self.runner.run(self.finish())
                 handler = self.handler
                 assert handler.pending == {}
-                assert not handler._notifications
-                assert len(handler._deadlines) == 0
-                assert not handler._deadlines.armed
+                figures = handler.statistics()
+                assert figures.running_notifications == 0
+                assert figures.armed_deadlines == 0
+                assert figures.deadline_timers == 0
         finally:
             self.runner.close()
 

@@ -25,6 +25,7 @@ from roomkit.tools.validation import unencodable_text, validate_answer, validate
 
 __all__ = [
     "check_answer",
+    "check_options",
     "check_request_text",
     "check_schema",
     "check_text",
@@ -135,6 +136,22 @@ def check_timeout(timeout: object) -> None:
         raise ValueError(
             f"timeout must be a finite number of seconds >= 0 (None waits forever), got {timeout}"
         )
+
+
+def check_options(
+    request: PendingInput,
+    key: str | None,
+    answer_schema: dict[str, Any] | None,
+    timeout: float | None,
+) -> None:
+    """Check a create's optional arguments, then record the key and schema on ``request``."""
+    check_timeout(timeout)
+    if key is not None and (type(key) is not str or not key.isascii()):
+        check_text("key", key)
+    if answer_schema is not None:
+        check_schema(answer_schema)
+    request.key = key
+    request.answer_schema = answer_schema
 
 
 def check_schema(schema: object) -> None:

@@ -91,7 +91,9 @@ class DeadlineQueue:
         queue = self._queue
         if queue and queue[0] is request:
             queue.popleft()
-            self._drop_dead_heads()
+            # Answered in its turn, the common case: a head left alive needs no sweep.
+            if self._heap or (queue and type(queue[0]._deadline_entry) is not int):
+                self._drop_dead_heads()
             return
         dead = len(queue) + len(self._heap) - self._live
         if dead > _COMPACT_FLOOR and dead > self._live:

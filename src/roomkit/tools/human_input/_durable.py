@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from roomkit.core.exceptions import (
     HandlerClosedError,
@@ -28,14 +27,12 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input._announce import emit, listen_to
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
     PendingChange,
     PendingChangeKind,
 )
-
-if TYPE_CHECKING:
-    from roomkit.tools.human_input.handler import HumanInputHandler
 
 __all__ = ["DurableWaits"]
 
@@ -54,9 +51,9 @@ HANDLER_CLOSED = "Human input handler closed"
 class DurableWaits:
     """The requests this process waits on, woken by the store's change feed."""
 
-    def __init__(self, handler: HumanInputHandler, store: DurableStore) -> None:
-        self.handler = handler
+    def __init__(self, store: DurableStore, is_closed_for: Callable[[str], bool]) -> None:
         self.store = store
+        self._is_closed_for = is_closed_for
         self.local: dict[str, PendingInput] = {}
         """Requests created here and not yet collected by a wait (for close and ``pending``)."""
         self._waiters: dict[str, _Watch] = {}
@@ -79,13 +76,8 @@ class DurableWaits:
     # -- the change feed ---------------------------------------------------------------------
 
     def subscribe(self, listener: Callable[[PendingChange], None]) -> Callable[[], None]:
-        self._listeners.append(listener)
+        unsubscribe = listen_to(self._listeners, listener)
         self._feed()
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
         return unsubscribe
 
     def _feed(self) -> None:
@@ -101,11 +93,7 @@ class DurableWaits:
                 self.settled(record)
             else:
                 self._mark(change.pending_id)
-        for listener in list(self._listeners):
-            try:
-                listener(change)
-            except Exception:
-                logger.exception("Pending-change listener %r failed", listener)
+        emit(self._listeners, change)
 
     def stop(self) -> None:
         """Leave the change feed; waits still open here end with HandlerClosedError."""
@@ -175,7 +163,7 @@ class DurableWaits:
             if deadline is not None:
                 record.deadline = deadline
         if record.status is _PENDING:
-            if self.handler.is_closed_for(record.channel_id):
+            if self._is_closed_for(record.channel_id):
                 raise HandlerClosedError(HANDLER_CLOSED)
             watch = self._waiters.get(pending_id)
             if watch is None:

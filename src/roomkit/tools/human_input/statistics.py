@@ -22,3 +22,8 @@ class HandlerStatistics:
     """Deadlines this process watches: it times the request out when one passes."""
     running_notifications: int
     """Notification callbacks (ON_USER_INPUT_REQUIRED) still running."""
+    deadline_timers: int = 0
+    """Loop timers scheduled for the deadlines: at most one, shared by every deadline of the
+    memory store. It is left to fire once after the last deadline went (it then finds
+    nothing due): arming and cancelling a timer per request costs more. Always 0 on a
+    durable store, whose waits' sweeper watches the deadlines."""

@@ -74,12 +74,13 @@ async def parked(
     """Return once ``count`` waits on ``handler`` are parked or, among ``waits``, ended.
 
     Parked means registered for wake-ups with the record re-read, so an answer given next
-    wakes the wait rather than being found by its first read. The handler shows no public
-    sign of it, so its registry of waiters is read, once per loop turn.
+    wakes the wait rather than being found by its first read: the handler's statistics
+    count those waits, read once per loop turn.
     """
-    registry = handler._durable._waiters  # type: ignore[union-attr]
-    # The registry has no event to wait on, hence the noqa.
-    while len(registry) + sum(wait.done() for wait in waits) < count:  # noqa: ASYNC110
+    # The statistics have no event to wait on, hence the noqa.
+    while (  # noqa: ASYNC110
+        handler.statistics().parked_waits + sum(wait.done() for wait in waits) < count
+    ):
         await asyncio.sleep(0)
 
 

@@ -21,10 +21,25 @@ async def test_parked_waits_and_their_deadline_count_until_the_answer() -> None:
     waits = [asyncio.create_task(handler.wait(request.pending_id, timeout=60)) for _ in range(2)]
     await asyncio.sleep(0)  # both waits have parked
 
-    assert handler.statistics() == HandlerStatistics(1, 2, 1, 0)
+    assert handler.statistics() == HandlerStatistics(1, 2, 1, 0, deadline_timers=1)
     assert handler.resolve(request.pending_id, "B")
     assert await asyncio.gather(*waits) == ["B", "B"]
-    assert handler.statistics() == HandlerStatistics(0, 0, 0, 0)
+    # The one loop timer stays scheduled: it finds nothing due when it fires.
+    assert handler.statistics() == HandlerStatistics(0, 0, 0, 0, deadline_timers=1)
+
+
+async def test_the_deadline_timer_is_gone_once_it_fired_with_nothing_due() -> None:
+    loop = asyncio.get_running_loop()
+    handler = HumanInputHandler()
+    request = await handler.create("AskUserQuestion", {"question": "Which?"}, timeout=0.01)
+    assert handler.resolve(request.pending_id, "B")
+    assert handler.statistics().deadline_timers == 1
+
+    fired = loop.create_future()
+    loop.call_at(request.deadline or 0.0, fired.set_result, None)  # after the handler's timer
+    await fired
+
+    assert handler.statistics() == HandlerStatistics(1, 0, 0, 0, deadline_timers=0)
 
 
 async def test_a_request_is_held_until_its_wait_collects_it(make_handler: HandlerFactory) -> None:
@@ -36,7 +51,8 @@ async def test_a_request_is_held_until_its_wait_collects_it(make_handler: Handle
     assert await desk.aresolve(request.pending_id, "B")
 
     assert await waiting == "B"
-    assert asker.statistics() == HandlerStatistics(0, 0, 0, 0)
+    figures = asker.statistics()
+    assert (figures.active_requests, figures.parked_waits, figures.armed_deadlines) == (0, 0, 0)
 
 
 async def test_a_running_notification_counts_until_it_returns() -> None:

@@ -71,7 +71,7 @@ async def main(path):
         handler = HumanInputHandler(store=store)
         request = await handler.create("AskUserQuestion", {"question": "Ship it?"})
         waiting = asyncio.create_task(handler.wait(request.pending_id, timeout=None))
-        while not handler._durable._waiters:  # parked: registered for wake-ups
+        while not handler.statistics().parked_waits:  # registered for wake-ups
             await asyncio.sleep(0)
         print(json.dumps(request.pending_id), flush=True)
         print(json.dumps(await waiting), flush=True)

@@ -1,0 +1,164 @@
+"""The durable engine: requests in a store shared by processes (SQLite, Redis).
+
+Every read and every settle is a round trip, and the settle's check-and-set runs in the
+store, so one outcome wins across every process. The waits of this process are
+:class:`DurableWaits`: one sweeper reads the requests a change hint names. Settling is
+asynchronous only: the synchronous ``resolve()`` / ``reject()`` / ``release()`` raise
+:class:`AsyncSettleRequiredError` naming the call to make.
+
+A request created here with a ``key`` outlives a wait that was cut and a handler that
+closed: the process that re-attaches to it by key gets the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Collection
+
+from roomkit.core.exceptions import AsyncSettleRequiredError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input._announce import Announcer
+from roomkit.tools.human_input._checks import outcome
+from roomkit.tools.human_input._durable import DurableWaits
+from roomkit.tools.human_input.statistics import HandlerStatistics
+from roomkit.tools.human_input.stores.base import (
+    ChangeListener,
+    DurableSettledHistory,
+    DurableStore,
+)
+
+__all__ = ["DurableEngine"]
+
+_ASYNC_ONLY = (
+    "{method}() cannot settle a request on a durable store, where the outcome is a round "
+    "trip: use `await handler.a{method}(...)`"
+)
+
+_PENDING = PendingInputStatus.PENDING
+_RESOLVED = PendingInputStatus.RESOLVED
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+
+
+class DurableEngine:
+    """Requests in a durable store; this process's waits woken by its change feed."""
+
+    __slots__ = ("_announcer", "_waits", "store")
+
+    durable = True
+
+    def __init__(self, store: DurableStore, announcer: Announcer) -> None:
+        self.store = store
+        self._announcer = announcer
+        self._waits = DurableWaits(store, announcer.is_closed_for)
+
+    # -- creating ----------------------------------------------------------------------------
+
+    async def create(self, request: PendingInput, timeout: float | None) -> PendingInput:
+        """Insert ``request`` (or re-attach to the one its key names) and announce it."""
+        store = self.store
+        if timeout is not None:
+            request.deadline = store.clock() + timeout
+        record, created = await store.insert(request)
+        local = self._waits.local
+        # A request created here and not collected yet is being announced already.
+        owed = not created and record.pending_id not in local
+        local[record.pending_id] = record
+        if created or (owed and record.status is _PENDING):
+            self._announcer.announce_stored(store, record, owed=owed)
+        return record
+
+    # -- waiting -----------------------------------------------------------------------------
+
+    def listen(self, pending_id: str, timeout: float | None) -> Awaitable[PendingInput]:
+        return self._waits.wait(pending_id, timeout)
+
+    def collect(self, record: PendingInput) -> str:
+        return outcome(record)
+
+    async def abandon(self, pending_id: str) -> None:
+        """A wait was cut: withdraw its request, unless a key lets someone re-attach to it.
+
+        A keyed request outlives the wait that was cut (a turn cancelled, a process shutting
+        down): whoever re-attaches to it by key gets the answer.
+        """
+        request = self._waits.local.get(pending_id)
+        if request is None or request.key is None:
+            await asyncio.shield(self.arelease(pending_id))
+
+    # -- settling ----------------------------------------------------------------------------
+
+    def resolve(self, pending_id: str, result: str) -> bool:
+        raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="resolve"))
+
+    def reject(self, pending_id: str, reason: str) -> bool:
+        raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="reject"))
+
+    def release(self, pending_id: str) -> bool:
+        raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="release"))
+
+    async def arelease(self, pending_id: str) -> bool:
+        return await self._waits.release(pending_id)
+
+    async def settle(
+        self, pending_id: str, status: PendingInputStatus, text: str, by: str | None
+    ) -> bool:
+        """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``."""
+        store = self.store
+        if status is _RESOLVED:
+            record = await store.settle(pending_id, status, result=text, settled_by=by)
+        else:
+            record = await store.settle(pending_id, status, reason=text, settled_by=by)
+        if record is None:
+            return False
+        self._waits.settled(record)
+        return True
+
+    async def time_out(self, request: PendingInput) -> PendingInput | None:
+        """Record the timeout of ``request``, past its deadline; the record as it stands."""
+        won = await self.store.settle(request.pending_id, _TIMED_OUT)
+        if won is None:
+            return await self.store.fetch(request.pending_id)
+        self._waits.settled(won)
+        return won
+
+    async def close(self, channel_id: str | None) -> None:
+        await self._waits.close(channel_id)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def local(self, pending_id: str) -> PendingInput | None:
+        """The request as this process created it (its schema), read without a round trip."""
+        return self._waits.local.get(pending_id)
+
+    async def get_request(self, pending_id: str) -> PendingInput | None:
+        return await self.store.fetch(pending_id)
+
+    async def list_pending(
+        self, room_id: str | None, actor_id: str | None, channel_id: str | None
+    ) -> list[PendingInput]:
+        return await self.store.list_pending(
+            room_id=room_id, actor_id=actor_id, channel_id=channel_id
+        )
+
+    async def list_settled(
+        self, actor_ids: Collection[str | None] | None, limit: int
+    ) -> list[PendingInput]:
+        store = self.store
+        if isinstance(store, DurableSettledHistory):
+            return await store.list_settled(actor_ids=actor_ids, limit=limit)
+        return []
+
+    def clock(self) -> float:
+        """The clock deadlines are set on: the store's."""
+        return self.store.clock()
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        return self._waits.subscribe(listener)
+
+    def pending(self) -> dict[str, PendingInput]:
+        return dict(self._waits.local)
+
+    def statistics(self, notifications: int) -> HandlerStatistics:
+        waits = self._waits
+        # The sweeper task, not a loop timer, watches the deadlines here.
+        return HandlerStatistics(len(waits.local), waits.parked, waits.deadlines, notifications)

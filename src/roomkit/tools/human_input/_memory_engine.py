@@ -1,0 +1,258 @@
+"""The memory engine: requests in a :class:`PendingStore` of this process, settled at once.
+
+A settle is the store's check-and-set, synchronous, so ``resolve()`` knows at once whether it
+won, and the winner wakes the waits on the request in the same call. Each wait parks on a
+future of its own, held by the request (one future, or a list when several wait); a settle
+completes them with the settled request. Deadlines share one loop timer
+(:class:`DeadlineQueue`): a request costs no timer handle of its own.
+
+This is the path of every question a tool asks in one process: it allocates the request, its
+future and nothing else (no task, no timer, no closure), and keeps few locals in the
+suspended wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
+
+from roomkit.core.exceptions import UnknownRequestError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input._announce import Announcer, emit, listen_to
+from roomkit.tools.human_input._checks import outcome
+from roomkit.tools.human_input._deadlines import DeadlineQueue
+from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
+from roomkit.tools.human_input.statistics import HandlerStatistics
+from roomkit.tools.human_input.stores.base import (
+    ChangeListener,
+    PendingChange,
+    PendingChangeKind,
+    PendingStore,
+    SettledHistory,
+)
+
+__all__ = ["MemoryEngine"]
+
+_PENDING = PendingInputStatus.PENDING
+_RESOLVED = PendingInputStatus.RESOLVED
+_REJECTED = PendingInputStatus.REJECTED
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+_CREATED = PendingChangeKind.CREATED
+_SETTLED = PendingChangeKind.SETTLED
+
+_get_running_loop = asyncio.get_running_loop
+
+
+class MemoryEngine:
+    """Requests, waits and deadlines in this process, over a synchronous store."""
+
+    __slots__ = ("_announcer", "_deadlines", "_listeners", "_store")
+
+    durable = False
+
+    def __init__(self, store: PendingStore, announcer: Announcer) -> None:
+        self._store = store
+        self._announcer = announcer
+        self._listeners: list[ChangeListener] = []
+        self._deadlines = DeadlineQueue(self._expire)
+
+    # -- creating ----------------------------------------------------------------------------
+
+    async def create(self, request: PendingInput, timeout: float | None) -> PendingInput:
+        """Store ``request`` (or return the request its key names) and announce it."""
+        store = self._store
+        if request.key is not None:
+            existing = store.by_key(request.key)
+            if existing is not None:
+                return existing
+        store.add(request)
+        if timeout is not None:
+            loop = _get_running_loop()
+            request.deadline = when = loop.time() + timeout
+            self._deadlines.add(loop, request, when)
+        announcer = self._announcer
+        if announcer.callbacks or announcer.default is not None:
+            announcer.announce(request)
+        if self._listeners:
+            emit(self._listeners, PendingChange(_CREATED, request.pending_id))
+        return request
+
+    # -- waiting -----------------------------------------------------------------------------
+
+    def listen(self, pending_id: str, timeout: float | None) -> Awaitable[PendingInput]:
+        """What a wait awaits: the settled request, once an answer or the deadline comes.
+
+        Raises:
+            UnknownRequestError: the id is neither active nor retained.
+        """
+        request = self._store.get(pending_id)
+        if request is None:
+            settled = self._store.get_settled(pending_id)
+            if settled is None:
+                raise UnknownRequestError(f"No pending request with id {pending_id}")
+            return _ready(settled)
+        if request.status is not _PENDING:
+            return _ready(request)
+        loop = _get_running_loop()
+        if timeout is not None:
+            when = loop.time() + timeout
+            deadline = request.deadline
+            # A later wait may bring the deadline forward, never push it back.
+            if deadline is None or when < deadline:
+                request.deadline = when
+                self._deadlines.add(loop, request, when)
+        # Completed with the settled request, which the wait then collects.
+        waiter: asyncio.Future[Any] = loop.create_future()
+        waiters = request._waiters
+        if waiters is None:
+            request._waiters = waiter
+        elif isinstance(waiters, list):
+            waiters.append(waiter)
+        else:
+            request._waiters = [waiters, waiter]
+        return waiter
+
+    def collect(self, request: PendingInput) -> str:
+        """Retire the settled request (wait owns the cleanup); its answer, or its error."""
+        self._store.retire(request)
+        if request.status is _RESOLVED:
+            return request.result or ""
+        return outcome(request)
+
+    async def abandon(self, pending_id: str) -> None:
+        """A wait was cut: withdraw its request, so that a late answer is refused."""
+        self.release(pending_id)
+
+    # -- settling ----------------------------------------------------------------------------
+
+    def resolve(self, pending_id: str, result: str) -> bool:
+        request = self._store.settle(pending_id, _RESOLVED, result=result)
+        if request is None:
+            return False
+        self._settled(request)
+        return True
+
+    def reject(self, pending_id: str, reason: str) -> bool:
+        return self._won(self._store.settle(pending_id, _REJECTED, reason=reason))
+
+    def release(self, pending_id: str) -> bool:
+        request = self._store.get(pending_id)
+        if request is None:
+            return False
+        self._withdraw(request, RELEASED)
+        return True
+
+    async def arelease(self, pending_id: str) -> bool:
+        return self.release(pending_id)
+
+    async def settle(
+        self, pending_id: str, status: PendingInputStatus, text: str, by: str | None
+    ) -> bool:
+        """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``."""
+        if status is _RESOLVED:
+            return self._won(self._store.settle(pending_id, status, result=text, settled_by=by))
+        return self._won(self._store.settle(pending_id, status, reason=text, settled_by=by))
+
+    async def time_out(self, request: PendingInput) -> PendingInput | None:
+        """Record the timeout of ``request``, past its deadline; the request as it stands."""
+        self._expire(request)
+        return request
+
+    async def close(self, channel_id: str | None) -> None:
+        """Withdraw the active requests (of ``channel_id``, or all); their waits wake."""
+        for request in self._store.active():
+            if channel_id is None or request.channel_id == channel_id:
+                self._withdraw(request, HANDLER_CLOSED)
+
+    def _won(self, request: PendingInput | None) -> bool:
+        """Wake the waits on ``request`` when the store says this settle won it."""
+        if request is None:
+            return False
+        self._settled(request)
+        return True
+
+    def _withdraw(self, request: PendingInput, reason: str) -> None:
+        won = self._store.settle(request.pending_id, _REJECTED, reason=reason, withdrawn=True)
+        if won is not None:
+            self._settled(won)
+        self._store.retire(request)
+
+    def _expire(self, request: PendingInput) -> None:
+        won = self._store.settle(request.pending_id, _TIMED_OUT)
+        if won is not None:
+            self._settled(won)
+
+    def _settled(self, request: PendingInput) -> None:
+        """Wake the request's waits and drop its deadline, once the store recorded a win."""
+        if request._deadline_entry is not None:
+            self._deadlines.discard(request)
+        if self._listeners:
+            emit(self._listeners, PendingChange(_SETTLED, request.pending_id))
+        waiters: Any = request._waiters  # futures completed with the settled request
+        if waiters is None:
+            return
+        request._waiters = None
+        if isinstance(waiters, list):
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(request)
+        elif not waiters.done():
+            waiters.set_result(request)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def local(self, pending_id: str) -> PendingInput | None:
+        """The active request with this id, read without a round trip."""
+        return self._store.get(pending_id)
+
+    async def get_request(self, pending_id: str) -> PendingInput | None:
+        return self._store.get(pending_id) or self._store.get_settled(pending_id)
+
+    async def list_pending(
+        self, room_id: str | None, actor_id: str | None, channel_id: str | None
+    ) -> list[PendingInput]:
+        return [
+            request
+            for request in self._store.active()
+            if request.status is _PENDING
+            and (room_id is None or request.room_id == room_id)
+            and (actor_id is None or request.actor_id == actor_id)
+            and (channel_id is None or request.channel_id == channel_id)
+        ]
+
+    async def list_settled(
+        self, actor_ids: Collection[str | None] | None, limit: int
+    ) -> list[PendingInput]:
+        store = self._store
+        if isinstance(store, SettledHistory):
+            return store.list_settled(actor_ids=actor_ids, limit=limit)
+        return []
+
+    def clock(self) -> float:
+        """The clock deadlines are set on: the event loop's."""
+        return _get_running_loop().time()
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        return listen_to(self._listeners, listener)
+
+    def pending(self) -> dict[str, PendingInput]:
+        return {request.pending_id: request for request in self._store.active()}
+
+    def statistics(self, notifications: int) -> HandlerStatistics:
+        active = self._store.active()
+        parked = 0
+        for request in active:
+            waiters = request._waiters
+            if isinstance(waiters, list):
+                parked += sum(1 for waiter in waiters if not waiter.done())
+            elif waiters is not None and not waiters.done():
+                parked += 1
+        deadlines = self._deadlines
+        timers = 1 if deadlines.armed else 0
+        return HandlerStatistics(len(active), parked, len(deadlines), notifications, timers)
+
+
+async def _ready(request: PendingInput) -> PendingInput:
+    """A wait on a request already settled: nothing to park on."""
+    return request
