@@ -146,6 +146,7 @@ async def test_websocket_clients_and_the_handlers_own_figures_are_read_at_each_s
     assert figures[("roomkit_handler_armed_deadlines", ())] == 1
     assert figures[("roomkit_handler_active_requests", ())] == 1
     assert figures[("roomkit_handler_running_notifications", ())] == 0
+    assert figures[("roomkit_handler_deadline_timers", ())] == 1
     assert world.handler.resolve(asked, "done")
     assert await waiting == "done"
     assert (await scrape(world))[("roomkit_websocket_clients", ())] == 0

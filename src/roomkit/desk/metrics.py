@@ -120,6 +120,7 @@ class DeskMetrics:
                 ("parked_waits", "wait() calls blocked in this process."),
                 ("armed_deadlines", "Deadlines this process watches."),
                 ("running_notifications", "Notification callbacks still running."),
+                ("deadline_timers", "Event-loop timers armed for those deadlines."),
             )
         }
         for surface in SURFACES:
