@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError, StoreError
 from roomkit.models.enums import ChannelType
+from roomkit.tools import texts
 from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
@@ -56,16 +57,10 @@ def _error(body: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=body)], is_error=True)
 
 
-def _error_body(message: str) -> str:
-    # The error object an AIChannel's model reads for the same outcome (the rejection and
-    # timeout texts are HumanInputToolHandler's; tests/mcp compares them).
-    return json.dumps({"error": message})
-
-
 def _failed(name: str, error: Exception) -> types.CallToolResult:
     """A request given up (closed handler, released) or a store away, as a channel says it."""
     logger.warning("MCP call of %s failed: %s", name, type(error).__name__)
-    return _error(_error_body(f"Tool '{name}' failed ({type(error).__name__})"))
+    return _error(texts.crashed(name, type(error).__name__))
 
 
 class HumanInputMCPServer:
@@ -157,7 +152,7 @@ class HumanInputMCPServer:
         arguments = params.arguments or {}
         problem = validate_tool_arguments(tool["parameters"], arguments)
         if problem is not None:
-            return _error(_error_body(f"Invalid arguments for '{name}': {problem}"))
+            return _error(texts.invalid_arguments(name, problem))
         key = _key_of(ctx.meta)
         if isinstance(key, types.CallToolResult):
             return key
@@ -177,7 +172,7 @@ class HumanInputMCPServer:
                 timeout=self.timeout if durable else None,
             )
         except ValueError as error:
-            return _error(_error_body(f"Invalid arguments for '{name}': {error}"))
+            return _error(texts.invalid_arguments(name, str(error)))
         except Exception as error:
             return _failed(name, error)
         return await self._answer(ctx, name, pending.pending_id, kept=key is not None and durable)
@@ -195,11 +190,9 @@ class HumanInputMCPServer:
         try:
             answer = await handler.wait(pending_id, timeout=self.timeout)
         except TimeoutError:
-            return _error(
-                _error_body(f"Human input timed out after {self.timeout}s for tool '{name}'")
-            )
+            return _error(texts.human_input_timed_out(name, self.timeout))
         except HumanInputRejectedError as rejected:
-            return _error(_error_body(f"Human input rejected: {rejected}"))
+            return _error(texts.human_input_rejected(rejected))
         except (RequestWithdrawnError, StoreError) as error:
             return _failed(name, error)
         except BaseException:
@@ -275,7 +268,7 @@ def _key_of(meta: Mapping[str, Any] | None) -> str | types.CallToolResult | None
     key = meta[KEY_META]
     if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY_CHARS:
         return _error(
-            _error_body(
+            texts.error_body(
                 f'_meta["{KEY_META}"] must be a non-empty string of at most '
                 f"{MAX_KEY_CHARS} characters, got {json.dumps(key, default=str)[:40]}"
             )

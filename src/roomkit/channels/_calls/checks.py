@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from roomkit.channels._calls import texts
 from roomkit.core.exceptions import ChannelRefusalError
+from roomkit.tools import texts
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:

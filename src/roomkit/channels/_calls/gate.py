@@ -14,9 +14,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls import texts
 from roomkit.models.hooks import HookTrigger
 from roomkit.models.tool_call import ToolCallEvent
+from roomkit.tools import texts
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from roomkit.channels._calls import texts
+from roomkit.tools import texts
 
 __all__ = ["CallOutcome", "as_text", "cut", "failed", "refused", "served"]
 

@@ -14,13 +14,13 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls import texts
 from roomkit.channels._calls.checks import check
 from roomkit.channels._calls.gate import gate
 from roomkit.channels._calls.outcome import CallOutcome, cut, refused
 from roomkit.channels._calls.report import report
 from roomkit.channels._calls.serve import ToolServer, serve
 from roomkit.core.exceptions import ChannelRefusalError
+from roomkit.tools import texts
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite

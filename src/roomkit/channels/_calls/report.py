@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from roomkit.channels._calls import texts
 from roomkit.channels._calls.outcome import CallOutcome
 from roomkit.models.hooks import HookExecution, HookTrigger
 from roomkit.models.tool_call import ToolCallEvent
+from roomkit.tools import texts
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Protocol
 
-from roomkit.channels._calls import texts
 from roomkit.channels._calls.bounds import BoundSettings, decide
 from roomkit.channels._calls.outcome import CallOutcome, as_text, failed, refused, served
 from roomkit.core.exceptions import (
@@ -23,6 +22,7 @@ from roomkit.core.exceptions import (
     ToolTimeoutError,
     UnservedToolCallError,
 )
+from roomkit.tools import texts
 from roomkit.tools.context import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input.tool_handler import HumanInputCall
 

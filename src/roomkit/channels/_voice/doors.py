@@ -19,7 +19,6 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from roomkit.channels._calls import texts
 from roomkit.channels._calls.outcome import CallOutcome, cut
 from roomkit.channels._calls.pipeline import run_call
 from roomkit.channels._calls.report import report
@@ -27,6 +26,7 @@ from roomkit.channels._calls.serve import ToolServer, crashed
 from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels._voice.live import Door, LiveSession
 from roomkit.channels._voice.reasoning import CallTool
+from roomkit.tools import texts
 
 if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit

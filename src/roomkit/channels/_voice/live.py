@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum, unique
 
 from roomkit.channels._calls.outcome import CallOutcome
-from roomkit.channels._calls.texts import CUT, MODEL_LOST
 from roomkit.models.room import Room
 from roomkit.providers.ai.base import AITool
+from roomkit.tools.texts import CUT, MODEL_LOST
 from roomkit.voice.realtime.base import (
     RealtimeProvider,
     RealtimeSession,

@@ -18,12 +18,12 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from roomkit.channels._calls import texts
 from roomkit.channels._calls.checks import arguments_cut
 from roomkit.channels._calls.outcome import CallOutcome, cut, refused, served
 from roomkit.channels._calls.report import report
 from roomkit.channels._calls.serve import crashed
 from roomkit.providers.ai.base import AIToolCall
+from roomkit.tools import texts
 from roomkit.tools.context import ToolCallContext, _serving
 from roomkit.tools.external import ExternalToolHandler, ToolDecision, call_on_tool_refused
 

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls import texts
 from roomkit.channels._calls.checks import arguments_cut
 from roomkit.channels._calls.pipeline import run_call
 from roomkit.channels._calls.site import CallSite, room_context
@@ -33,6 +32,7 @@ from roomkit.providers.ai.base import (
     AIToolCall,
     AIToolResultPart,
 )
+from roomkit.tools import texts
 
 if TYPE_CHECKING:
     from roomkit.channels.ai.channel import AIChannel

@@ -15,13 +15,13 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls.texts import MODEL_CANCELLED
 from roomkit.channels._voice.doors import VoiceCall, take
 from roomkit.channels._voice.live import Door
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
 from roomkit.models.enums import ChannelType
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
+from roomkit.tools.texts import MODEL_CANCELLED
 from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession
 
 if TYPE_CHECKING:

@@ -21,7 +21,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from roomkit.channels._calls.declare import check_kind, warn_never_offered
-from roomkit.channels._calls.texts import CHANNEL_CLOSED, DETACHED, SESSION_ENDED, UNPLUGGED
 from roomkit.channels._voice.live import LiveSession
 from roomkit.channels.base import Channel
 from roomkit.channels.conference._follower import Follower
@@ -31,6 +30,7 @@ from roomkit.channels.conference.config import ConferenceRealtimeConfig
 from roomkit.conference.base import ConferenceBackend
 from roomkit.core.exceptions import ChannelClosedError, ChannelStateError
 from roomkit.models.enums import ChannelType
+from roomkit.tools.texts import CHANNEL_CLOSED, DETACHED, SESSION_ENDED, UNPLUGGED
 from roomkit.voice.realtime.base import RealtimeSession
 
 if TYPE_CHECKING:

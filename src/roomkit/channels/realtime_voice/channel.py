@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels._calls.declare import ToolChannel, check_kind, host_tools
-from roomkit.channels._calls.texts import CHANNEL_CLOSED, MODEL_CANCELLED, SESSION_ENDED
 from roomkit.channels._voice.doors import VoiceCall, call_tool_for, new_call_id, spawn, take
 from roomkit.channels._voice.live import Door, LiveSession
 from roomkit.channels._voice.reasoning import ReasoningBackend
@@ -26,6 +25,7 @@ from roomkit.models.room import Participant
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
+from roomkit.tools.texts import CHANNEL_CLOSED, MODEL_CANCELLED, SESSION_ENDED
 from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession, RealtimeTransport
 
 if TYPE_CHECKING:

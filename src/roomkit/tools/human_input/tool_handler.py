@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.enums import ChannelType
 from roomkit.providers.ai.base import AITool
+from roomkit.tools import texts
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input._checks import check_schema
 from roomkit.tools.human_input.handler import HumanInputHandler
@@ -189,9 +189,6 @@ class HumanInputToolHandler:
         try:
             return await handler.wait(pending.pending_id, timeout=limit)
         except TimeoutError:
-            message = f"Human input timed out after {limit}s for tool '{name}'"
-            raise ToolFailedError(json.dumps({"error": message})) from None
+            raise ToolFailedError(texts.human_input_timed_out(name, limit)) from None
         except HumanInputRejectedError as rejected:
-            raise ToolRefusedError(
-                json.dumps({"error": f"Human input rejected: {rejected}"})
-            ) from None
+            raise ToolRefusedError(texts.human_input_rejected(rejected)) from None

@@ -2,10 +2,8 @@
 
 A refusal, a failure or a cut call reaches the model as a JSON error object (``{"error":
 ...}``, sometimes with the tool and a hint); a result recovered from speech goes back as a
-line of context. The texts are written here and nowhere else, so each door, each channel and
-each step words the same case the same way. A human-input answer's own timeout and rejection
-texts belong to :class:`~roomkit.tools.human_input.HumanInputToolHandler`, whose callers
-outside any channel read them too.
+line of context. The texts are written here and nowhere else, so each door, each channel,
+each step and each surface that serves tools (the MCP server) words the same case the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +25,8 @@ __all__ = [
     "denied",
     "error_body",
     "external_denied",
+    "human_input_rejected",
+    "human_input_timed_out",
     "invalid_arguments",
     "invalid_rewrite",
     "not_declared",
@@ -128,3 +128,13 @@ def timed_out(message: str) -> str:
 def recovered_result(name: str, content: str) -> str:
     """The context line that gives a call recovered from speech its result."""
     return f"Result of {name}: {content}"
+
+
+def human_input_timed_out(name: str, seconds: float) -> str:
+    """Nobody answered a human-input tool in time."""
+    return error_body(f"Human input timed out after {seconds}s for tool '{name}'")
+
+
+def human_input_rejected(reason: object) -> str:
+    """A person (or a hook) refused a human-input tool; ``reason`` is the rejection."""
+    return error_body(f"Human input rejected: {reason}")
