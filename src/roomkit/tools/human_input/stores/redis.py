@@ -208,7 +208,7 @@ class RedisStore(DurableBase):
         if isinstance(reply, bytes | str) and text(reply) == scripts.DUPLICATE:
             raise StoreError(f"pending record {pending_id!r} is already stored at {self._where}")
         created = bool(int(reply[0]))
-        record = decode(scripts.unpack(reply[1]) if len(reply) > 1 else fields)
+        record = decode(scripts.unpack(reply[1]) if len(reply) > 1 else fields, hashed=True)
         if created:
             self._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
         return record, created
@@ -229,7 +229,7 @@ class RedisStore(DurableBase):
         if not fields:
             return None
         try:
-            record = decode(fields)
+            record = decode(fields, hashed=True)
         except CorruptRecordError as error:
             raise CorruptRecordError(f"{key} at {self._where}: {error}") from None
         return record if self._visible(record, fields) else None
@@ -323,7 +323,7 @@ class RedisStore(DurableBase):
         self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
         if answer == scripts.LOST_TO_DEADLINE:
             return None
-        return decode(scripts.unpack(reply))
+        return decode(scripts.unpack(reply), hashed=True)
 
     async def list_pending(
         self,
@@ -513,7 +513,7 @@ class RedisStore(DurableBase):
             try:
                 if isinstance(fields, Exception):
                     raise CorruptRecordError(str(fields))
-                record = decode(fields)
+                record = decode(fields, hashed=True)
             except CorruptRecordError as error:
                 logger.warning("skipping %s: %s", self._layout.record(pending_id), error)
                 continue
