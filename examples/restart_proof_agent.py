@@ -7,8 +7,9 @@ The agent and the desk are separate processes on one store (SQLite or Redis)::
 
 Answer in the desk: on the page, with ``roomkit pending answer ID blue``, or with
 ``POST /api/requests/ID/answer``. Kill the agent while it waits (even ``kill -9``) and start
-it again with the same command: it prints ``resuming``, re-attaches to the same question (the
-person is not asked twice) and goes on with the answer, given before or after the restart.
+it again with the same command: it prints ``resuming``, re-attaches to the same question (no
+second one is asked; its announcement runs again only if the kill came before it was
+recorded) and goes on with the answer, given before or after the restart.
 With ``redis://127.0.0.1:6379/0`` in both commands the same runs on Redis.
 
 - The model is scripted but reads the conversation: it asks until a tool result is there,

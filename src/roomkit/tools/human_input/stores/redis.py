@@ -52,9 +52,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     check_deadline,
     check_insertable,
-    check_outcome,
-    check_settle_text,
-    check_token,
+    check_settle,
     creation_order,
     seconds,
     storable_id,
@@ -274,14 +272,9 @@ class RedisStore(DurableBase):
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
-        ``TIMED_OUT`` wins only once the deadline has passed on :attr:`clock`; any other
-        status loses to a passed deadline, and ``TIMED_OUT`` is recorded instead. ``None``
-        means this call did not win. The outcome is as durable as the server's
-        ``appendfsync`` makes it.
-
-        ``token`` names this settle (a new one when ``None``); a settle whose token the
-        record already holds won before and returns the record again. When the reply is
-        lost, the settle runs again with its token for up to :attr:`settle_retry` seconds.
+        As :meth:`~roomkit.tools.human_input.stores.base.DurableStore.settle`: the outcome
+        is as durable as the server's ``appendfsync`` makes it; when the reply is lost, the
+        settle runs again with its token for up to :attr:`settle_retry` seconds.
 
         Raises:
             ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
@@ -290,11 +283,10 @@ class RedisStore(DurableBase):
             StoreUnavailableError: the server stayed away for :attr:`settle_retry`
                 seconds; whether this settle was recorded is unknown.
         """
-        status = check_outcome(status)
-        token = check_token(token)
-        check_settle_text(result, reason, settled_by, token)
-        if not storable_id(pending_id):
+        checked = check_settle(pending_id, status, token, (result, reason, settled_by))
+        if checked is None:
             return None
+        status, token = checked
         await self._ensure_open()
         args = scripts.settle_args(
             self._layout,
@@ -377,11 +369,8 @@ class RedisStore(DurableBase):
     ) -> list[PendingInput]:
         """The most recently settled requests within the retention, newest first.
 
-        Args:
-            actor_ids: only the requests naming one of these actors (``None`` in it stands
-                for requests that name no actor); every request when ``None``.
-            limit: at most this many, from 1 to
-                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
+        Arguments as
+        :meth:`~roomkit.tools.human_input.stores.base.DurableSettledHistory.list_settled`.
 
         Requests settled in the same instant on :attr:`clock` come in no particular order.
         """

@@ -50,9 +50,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     check_deadline,
     check_insertable,
-    check_outcome,
-    check_settle_text,
-    check_token,
+    check_settle,
     creation_order,
     seconds,
     storable_id,
@@ -284,11 +282,8 @@ class SQLiteStore(DurableBase):
     ) -> list[PendingInput]:
         """The most recently settled requests within the retention, newest first.
 
-        Args:
-            actor_ids: only the requests naming one of these actors (``None`` in it stands
-                for requests that name no actor); every request when ``None``.
-            limit: at most this many, from 1 to
-                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
+        Arguments as
+        :meth:`~roomkit.tools.human_input.stores.base.DurableSettledHistory.list_settled`.
 
         A row that cannot be decoded is skipped and logged.
         """
@@ -333,14 +328,9 @@ class SQLiteStore(DurableBase):
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
-        The outcome is committed (and synced to disk) before this returns. ``TIMED_OUT``
-        wins only once the deadline has passed on :attr:`clock`; any other status loses to
-        a passed deadline, and then the store records ``TIMED_OUT`` instead. ``None`` means
-        this call did not win: the id is unknown, already settled, or timed out.
-
-        ``token`` names this settle (a new one when ``None``); a settle whose token the
-        record already holds won before and returns the record again. When the transaction
-        fails, the settle runs again with its token for up to :attr:`settle_retry` seconds.
+        As :meth:`~roomkit.tools.human_input.stores.base.DurableStore.settle`: the outcome
+        is committed (and synced to disk) before this returns; when the transaction fails,
+        the settle runs again with its token for up to :attr:`settle_retry` seconds.
 
         Raises:
             ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
@@ -349,11 +339,10 @@ class SQLiteStore(DurableBase):
             StoreUnavailableError: the file stayed unusable for :attr:`settle_retry`
                 seconds; whether this settle was recorded is unknown.
         """
-        status = check_outcome(status)
-        token = check_token(token)
-        check_settle_text(result, reason, settled_by, token)
-        if not storable_id(pending_id):
+        checked = check_settle(pending_id, status, token, (result, reason, settled_by))
+        if checked is None:
             return None
+        status, token = checked
         outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
 
         def write(db: sqlite3.Connection) -> PendingInput | None:
