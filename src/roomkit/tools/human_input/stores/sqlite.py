@@ -447,11 +447,12 @@ class SQLiteStore(DurableBase):
         return int(seq)
 
     async def _poll(self, hinted: bool) -> list[PendingChange]:
-        if self.clock() >= self._next_purge:
-            await self._write(lambda db: self._purge(db, self.clock()))
         async with self._session() as db:
             changes = await self._changes.read(db, unsure=self._link.dirty, hinted=hinted)
             self._link.dirty = False
+        if self.clock() >= self._next_purge:
+            # After the look, so that a purge's commit never delays a wake-up.
+            await self._write(lambda db: self._purge(db, self.clock()))
         return changes
 
 
