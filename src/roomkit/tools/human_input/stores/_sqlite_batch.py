@@ -27,9 +27,10 @@ __all__ = ["Write", "WriteBatcher"]
 
 T = TypeVar("T")
 
-Write = Callable[[sqlite3.Connection], T]
+Write = Callable[[sqlite3.Connection, float], T]
 """One write: statements run inside the batch's transaction, on its connection, on the
-worker thread that runs the transaction (it reads nothing of the event loop's)."""
+worker thread that runs the transaction; the float is the store's clock, read once for the
+batch on the event loop under the write lock (a write reads nothing of the loop's itself)."""
 
 _LIMIT = 256
 """The most writes one transaction takes, so that a burst still commits in steps."""
@@ -40,6 +41,7 @@ class WriteBatcher:
 
     Args:
         link: the store's connection.
+        clock: the store's clock, read on the event loop once the write lock is held.
         durable: called on the worker thread as soon as each COMMIT is on disk.
         committed: called back on the event loop after each COMMIT, before any caller
             hears its result.
@@ -50,11 +52,13 @@ class WriteBatcher:
         self,
         link: Link,
         *,
+        clock: Callable[[], float],
         durable: Callable[[], None],
         committed: Callable[[], None],
         aborted: Callable[[], None],
     ) -> None:
         self._link = link
+        self._clock = clock
         self._durable = durable
         self._committed = committed
         self._aborted = aborted
@@ -114,11 +118,11 @@ class WriteBatcher:
             (index, write) for index, (write, future) in enumerate(batch) if not future.done()
         ]
 
-        def run(db: sqlite3.Connection) -> list[tuple[int, Any, StoreError | None]]:
+        def run(db: sqlite3.Connection, now: float) -> list[tuple[int, Any, StoreError | None]]:
             outcomes: list[tuple[int, Any, StoreError | None]] = []
             for index, write in writes:
                 try:
-                    outcomes.append((index, write(db), None))
+                    outcomes.append((index, write(db, now), None))
                 except StoreError as error:
                     outcomes.append((index, None, error))
                 except Exception as error:
@@ -128,7 +132,7 @@ class WriteBatcher:
             return outcomes
 
         try:
-            outcomes = await self._link.transaction(run, on_commit=self._durable)
+            outcomes = await self._link.transaction(run, clock=self._clock, on_commit=self._durable)
         except _Broken as broken:
             self._aborted()
             return broken.index, broken.error

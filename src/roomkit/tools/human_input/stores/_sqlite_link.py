@@ -88,17 +88,19 @@ class Link:
 
     async def transaction(
         self,
-        work: Callable[[sqlite3.Connection], T],
+        work: Callable[[sqlite3.Connection, float], T],
         *,
+        clock: Callable[[], float],
         on_commit: Callable[[], None] = lambda: None,
     ) -> T:
         """Run ``work`` in a ``BEGIN IMMEDIATE`` transaction, committed when it returns.
 
-        The transaction runs in one trip to a worker thread, on the connection itself:
-        BEGIN, ``work``, the look for moved files and the COMMIT with its wait for the disk
-        take one hand-over between threads, not one per statement. ``on_commit`` runs on
-        that thread as soon as the COMMIT is on disk, before the trip back. ``work``
-        raising rolls the transaction back and leaves with that error.
+        ``work`` gets the connection and a reading of ``clock``, taken on the event loop
+        once the write lock is held. The transaction takes two trips to a worker thread, on
+        the connection itself: one for the BEGIN, one for ``work``, the look for moved
+        files and the COMMIT with its wait for the disk, not one per statement.
+        ``on_commit`` runs on that thread as soon as the COMMIT is on disk, before the trip
+        back. ``work`` raising rolls the transaction back and leaves with that error.
 
         Every :data:`_CHECKPOINT_EVERY` commits, the same trip then copies the log into the
         database file (a passive checkpoint, which SQLite would otherwise run inside a
@@ -113,16 +115,10 @@ class Link:
             assert self._raw is not None
             raw, watch = self._raw, self._watch
 
-            def run() -> tuple[T, str | None]:
-                raw.execute("BEGIN IMMEDIATE")
-                try:
-                    result = work(raw)
-                    moved = None if watch is None else watch.moved()
-                    raw.execute("COMMIT" if moved is None else "ROLLBACK")
-                except BaseException:
-                    with suppress(sqlite3.Error):
-                        raw.execute("ROLLBACK")
-                    raise
+            def finish(now: float) -> tuple[T, str | None]:
+                result = work(raw, now)
+                moved = None if watch is None else watch.moved()
+                raw.execute("COMMIT" if moved is None else "ROLLBACK")
                 if moved is None:
                     on_commit()
                     self._commits += 1
@@ -132,14 +128,15 @@ class Link:
                             raw.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 return result, moved
 
-            running = asyncio.get_running_loop().run_in_executor(None, run)
             try:
-                result, moved = await asyncio.shield(running)
+                await _on_thread(lambda: raw.execute("BEGIN IMMEDIATE"))
+                now = clock()
+                result, moved = await _on_thread(lambda: finish(now))
             except BaseException:
-                # A COMMIT cut short by a cancellation may still land: the connection is
-                # handed on only once the thread is done with it.
+                # A COMMIT cut short by a cancellation may still have landed.
                 self.dirty = True
-                await asyncio.wait((running,))
+                with suppress(sqlite3.Error):
+                    await _on_thread(lambda: raw.execute("ROLLBACK"))
                 raise
             if moved is not None:
                 await self._refuse(db, moved)
@@ -245,6 +242,19 @@ async def fetch_all(
 ) -> list[Any]:
     """Run one statement and return every row it yields (one trip to the connection's thread)."""
     return list(await db.execute_fetchall(statement, parameters))
+
+
+async def _on_thread(call: Callable[[], T]) -> T:
+    """``call()`` on a worker thread; a cancelled caller still waits for it to return.
+
+    The connection is handed on only once the thread is done with it.
+    """
+    running = asyncio.get_running_loop().run_in_executor(None, call)
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        await asyncio.wait((running,))
+        raise
 
 
 def query(db: sqlite3.Connection, statement: str, parameters: Sequence[Any] = ()) -> list[Any]:

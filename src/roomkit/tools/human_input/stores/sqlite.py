@@ -152,6 +152,7 @@ class SQLiteStore(DurableBase):
         self._link = Link(location, busy_timeout=self.busy_timeout, on_open=self._changes.opened)
         self._writes = WriteBatcher(
             self._link,
+            clock=lambda: self.clock(),
             durable=self._changes.durable,
             committed=self._changes.committed,
             aborted=self._changes.aborted,
@@ -198,8 +199,7 @@ class SQLiteStore(DurableBase):
         fields = encode(request)
         values = [fields[name] for name in FIELDS]
 
-        def write(db: sqlite3.Connection) -> tuple[PendingInput, bool]:
-            now = self.clock()
+        def write(db: sqlite3.Connection, now: float) -> tuple[PendingInput, bool]:
             if request.key is not None:
                 for row in query(db, sql.SELECT_BY_KEY, (request.key,)):
                     if self._retained(row[-1], now=now):
@@ -266,7 +266,7 @@ class SQLiteStore(DurableBase):
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: sqlite3.Connection, now: float) -> None:
             db.execute(sql.MARK_ANNOUNCED, (pending_id,))
 
         await self._write(write)
@@ -303,7 +303,7 @@ class SQLiteStore(DurableBase):
         """
         deadline = check_deadline(deadline)
 
-        def write(db: sqlite3.Connection) -> float | None:
+        def write(db: sqlite3.Connection, now: float) -> float | None:
             state = query(db, sql.SELECT_STATE, (pending_id,))
             if not state or state[0][0] != _PENDING:
                 return None
@@ -345,7 +345,7 @@ class SQLiteStore(DurableBase):
         status, token = checked
         outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
 
-        def write(db: sqlite3.Connection) -> PendingInput | None:
+        def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
             found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
             # Decoded before anything is written: a corrupt record stays as it is.
             current = sql.decode_row(found[0]) if found else None
@@ -354,7 +354,6 @@ class SQLiteStore(DurableBase):
             if current.status is not _PENDING:
                 # Its own token: this settle, run again after a fault hid its commit, won.
                 return current if found[0][-1] == token else None
-            now = self.clock()
             passed = current.deadline is not None and now >= current.deadline
             if status is _TIMED_OUT and not passed:
                 return None
@@ -372,7 +371,7 @@ class SQLiteStore(DurableBase):
 
     async def purge_expired(self) -> int:
         """Drop settled records older than the retention; return how many went."""
-        return await self._write(lambda db: self._purge(db, self.clock()))
+        return await self._write(self._purge)
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
         """Call ``listener`` for changes made by any process; returns the unsubscribe.
@@ -401,8 +400,8 @@ class SQLiteStore(DurableBase):
         """
         entry, until = check_entry(entry), check_until(until)
 
-        def write(db: sqlite3.Connection) -> bool:
-            return ledger.spend(db, entry, until, self.clock())
+        def write(db: sqlite3.Connection, now: float) -> bool:
+            return ledger.spend(db, entry, until, now)
 
         return await self._write(write)
 
@@ -410,7 +409,7 @@ class SQLiteStore(DurableBase):
         """Forget ``entry``, so that it may be spent again."""
         entry = check_entry(entry)
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: sqlite3.Connection, now: float) -> None:
             ledger.refund(db, entry)
 
         await self._write(write)
@@ -419,8 +418,7 @@ class SQLiteStore(DurableBase):
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
         entry, until = check_entry(entry), check_until(until)
 
-        def write(db: sqlite3.Connection) -> float:
-            now = self.clock()
+        def write(db: sqlite3.Connection, now: float) -> float:
             ledger.record(db, entry, until, now)
             return now
 
@@ -452,7 +450,7 @@ class SQLiteStore(DurableBase):
             self._link.dirty = False
         if self.clock() >= self._next_purge:
             # After the look, so that a purge's commit never delays a wake-up.
-            await self._write(lambda db: self._purge(db, self.clock()))
+            await self._write(self._purge)
         return changes
 
 
