@@ -44,6 +44,7 @@ __all__ = [
     "check_deadline",
     "check_insertable",
     "check_outcome",
+    "check_settle",
     "check_settle_text",
     "check_token",
     "creation_order",
@@ -127,6 +128,30 @@ def check_settle_text(
             surrogate.
     """
     _check_text(result=result, reason=reason, settled_by=settled_by, token=token)
+
+
+def check_settle(
+    pending_id: str,
+    status: PendingInputStatus,
+    token: str | None,
+    texts: tuple[str | None, str | None, str | None],
+) -> tuple[PendingInputStatus, str] | None:
+    """A settle's arguments checked: its outcome and its token (a new one for ``None``).
+
+    ``texts`` are the result, the reason and ``settled_by``. ``None`` comes back when no
+    stored record can have ``pending_id`` (the settle then loses at once, writing nothing).
+
+    Raises:
+        ValueError: ``status`` is ``PENDING`` or not a status, or ``token`` is empty.
+        TypeError: ``token`` is not a ``str``.
+        InvalidTextError: a text or the token holds a lone surrogate.
+    """
+    outcome = check_outcome(status)
+    token = check_token(token)
+    check_settle_text(*texts, token)
+    if not storable_id(pending_id):
+        return None
+    return outcome, token
 
 
 def storable_id(pending_id: str) -> bool:

@@ -3,6 +3,13 @@
 Every field is a string, a number or ``None``, so a SQLite row and a Redis hash hold the
 same record; ``arguments`` and ``answer_schema`` travel as JSON text. ``format`` marks a
 record this library wrote: anything else at a store's key is reported, never trusted.
+
+A SQLite row holds ``None`` as NULL. A Redis hash cannot, so it holds the marker
+:data:`NONE` (one NUL character) instead, and every text field that may be ``None`` goes
+through :func:`marked` on the way in and :func:`unmarked` on the way out: a text made of NUL
+characters only is stored with one NUL more, so that no text reads back as ``None``. (A
+Redis record written before this rule with such a text, two NULs or more, reads back one
+NUL shorter.)
 """
 
 from __future__ import annotations
@@ -16,7 +23,17 @@ from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
-__all__ = ["FIELDS", "FORMAT", "decode", "encode"]
+__all__ = [
+    "FIELDS",
+    "FORMAT",
+    "NONE",
+    "OPTIONAL_TEXTS",
+    "decode",
+    "encode",
+    "encode_hash",
+    "marked",
+    "unmarked",
+]
 
 FORMAT = "roomkit.pending.v1"
 
@@ -42,6 +59,12 @@ FIELDS = (
     "settled_by",
 )
 """The encoded fields, in column order."""
+
+OPTIONAL_TEXTS = frozenset({"result", "reject_reason", "actor_id", "key", "settled_by"})
+"""The text fields that may be ``None``: a Redis hash holds them :func:`marked`."""
+
+NONE = "\x00"
+"""How a store that cannot hold ``None`` (a Redis hash) writes it."""
 
 Scalar = str | int | float | None
 
@@ -75,8 +98,43 @@ def encode(request: PendingInput) -> dict[str, Scalar]:
     }
 
 
-def decode(fields: Mapping[str, Any]) -> PendingInput:
+def encode_hash(request: PendingInput) -> dict[str, str | int | float]:
+    """The request as a Redis hash holds it: :func:`encode`'s fields with no ``None``.
+
+    A text that may be ``None`` is :func:`marked`, any other ``None`` is :data:`NONE`, and
+    a missing answer schema is empty JSON text.
+    """
+    hashed = {name: NONE if value is None else value for name, value in encode(request).items()}
+    for name in OPTIONAL_TEXTS:
+        hashed[name] = marked(getattr(request, name))
+    if request.answer_schema is None:
+        hashed["answer_schema"] = ""
+    return hashed
+
+
+def marked(value: str | None) -> str:
+    """``value`` as a store that cannot hold ``None`` writes it; :func:`unmarked` undoes it."""
+    if value is None:
+        return NONE
+    if value and not value.strip(NONE):
+        return value + NONE
+    return value
+
+
+def unmarked(value: str) -> str | None:
+    """The text (or ``None``) that :func:`marked` wrote as ``value``."""
+    if value == NONE:
+        return None
+    if value and not value.strip(NONE):
+        return value[1:]
+    return value
+
+
+def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
     """Rebuild a request from :func:`encode`'s fields (bytes or text values).
+
+    ``hashed``: the fields come from a Redis hash, whose texts that may be ``None`` are
+    :func:`marked`.
 
     Raises:
         CorruptRecordError: the record is foreign, truncated or unreadable; the message
@@ -103,6 +161,7 @@ def decode(fields: Mapping[str, Any]) -> PendingInput:
         field = "answer_schema"
         schema_text = values.get("answer_schema")
         schema = None if schema_text in (None, "", NONE) else json.loads(schema_text)
+        optional = _unmark if hashed else _optional
         field = "status"
         status = PendingInputStatus(values["status"])
         field = "channel_type"
@@ -124,17 +183,17 @@ def decode(fields: Mapping[str, Any]) -> PendingInput:
             tool_call_id=_text(values["tool_call_id"]),
             channel_id=_text(values["channel_id"]),
             status=status,
-            result=_optional(values.get("result")),
-            reject_reason=_optional(values.get("reject_reason")),
+            result=optional(values.get("result")),
+            reject_reason=optional(values.get("reject_reason")),
             detached=detached,
             created_at=created_at,
-            actor_id=_optional(values.get("actor_id")),
+            actor_id=optional(values.get("actor_id")),
             channel_type=channel_type,
             withdrawn=withdrawn,
             deadline=deadline,
-            key=_optional(values.get("key")),
+            key=optional(values.get("key")),
             answer_schema=schema,
-            settled_by=_optional(values.get("settled_by")),
+            settled_by=optional(values.get("settled_by")),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CorruptRecordError(f"{where}: field {field!r} is unreadable ({error})") from None
@@ -147,15 +206,14 @@ def _text(value: object) -> str:
 
 
 def _optional(value: object) -> str | None:
-    # Redis hashes cannot hold None: the empty marker below stands for it there.
-    return None if value is None or value == NONE else _text(value)
+    return None if value is None else _text(value)
+
+
+def _unmark(value: object) -> str | None:
+    return None if value is None else unmarked(_text(value))
 
 
 def _number(value: object) -> float | None:
     if value is None or value in ("", NONE):
         return None
     return float(value)  # type: ignore[arg-type]
-
-
-NONE = "\x00"
-"""How a store that cannot hold ``None`` (a Redis hash) writes it; :func:`decode` reads it."""

@@ -164,7 +164,7 @@ class ChangeFeed(ListenerFeed):
         record = None
         if body and kind is PendingChangeKind.SETTLED:
             try:
-                record = decode(unpack(body))
+                record = decode(unpack(body), hashed=True)
             except CorruptRecordError:
                 # Only a hint: the waiter reads the record itself.
                 logger.debug("unreadable record in the change message for %s", pending_id)

@@ -19,19 +19,20 @@ Layout, under a prefix ``P``:
 - ``P:events``: the channel that carries ``created <id>`` and ``settled <id>``.
 
 Values a hash cannot hold (``None``) arrive as the ``NONE`` marker, passed in as an argument
-so that the scripts never spell the marker themselves. A record a script hands back comes
+so that the scripts never spell the marker themselves; a text that may be ``None`` arrives
+:func:`~roomkit.tools.human_input.stores._records.marked`, and the index keys named after
+one (an idempotency key, an actor) use it as stored. A record a script hands back comes
 as one JSON array of its field names and values: one string to read instead of forty.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input.stores._records import FORMAT, NONE, encode
+from roomkit.tools.human_input.stores._records import FORMAT, NONE, encode_hash, marked
 from roomkit.tools.human_input.stores.base import SETTLED_LIMIT
 
 __all__ = [
@@ -273,7 +274,7 @@ class Layout:
 
     def settled_for(self, actor_id: str | None) -> str:
         """The index of the newest settled ids of requests naming ``actor_id`` (or none)."""
-        return self.unassigned if actor_id is None else self.by_actor + actor_id
+        return self.unassigned if actor_id is None else self.by_actor + marked(actor_id)
 
 
 def insert_call(
@@ -283,11 +284,11 @@ def insert_call(
 
     ``cutoff`` is the time at or before which a settled holder of the key has expired.
     """
-    fields = _flat(encode(request))
+    fields = encode_hash(request)
     pending_id = request.pending_id
     keys = [layout.record(pending_id), layout.pending, layout.room(request.room_id)]
     if request.key is not None:
-        keys.append(layout.keys + request.key)
+        keys.append(layout.keys + marked(request.key))
     args: list[Any] = [
         pending_id,
         repr(request.created_at.timestamp()),
@@ -324,10 +325,10 @@ def settle_args(
     return [
         pending_id,
         status.value,
-        _or_none(result),
-        _or_none(reason),
+        marked(result),
+        marked(reason),
         int(withdrawn),
-        _or_none(settled_by),
+        marked(settled_by),
         repr(float(now)),
         max(1, round(retention_seconds * 1000)),
         token,
@@ -350,15 +351,3 @@ def unpack(reply: bytes | str) -> dict[str, Any]:
         return dict(zip(names_and_values[::2], names_and_values[1::2], strict=True))
     except (TypeError, ValueError) as error:
         raise CorruptRecordError(f"a pending record came back unreadable ({error})") from None
-
-
-def _flat(fields: Mapping[str, object]) -> dict[str, Any]:
-    hashed = {name: NONE if value is None else value for name, value in fields.items()}
-    if fields["answer_schema"] is None:
-        # JSON text: an empty one reads back as no schema.
-        hashed["answer_schema"] = ""
-    return hashed
-
-
-def _or_none(value: str | None) -> str:
-    return NONE if value is None else value

@@ -3,12 +3,13 @@
 With ``synchronous=FULL`` every COMMIT waits for the disk, so the disk, not SQLite, bounds
 how many commits a second a connection makes. Writes that arrive while a transaction is
 running therefore queue, and the next transaction runs all of them, in arrival order,
-before its single COMMIT. Each write is still a check-and-set under the write lock (a
-later write in the batch sees an earlier one's effect), and each caller hears its result
-only once the COMMIT is on disk. A write that refuses (a corrupt record, an id already
-stored) fails alone, having written nothing. A write that breaks on its own (a value the
-driver cannot bind, a bug) fails alone too: the transaction is rolled back and the other
-writes run again without it, each re-reading what it checks. Only a fault of SQLite itself
+before its single COMMIT, in one trip to a worker thread. Each write is still a
+check-and-set under the write lock (a later write in the batch sees an earlier one's
+effect), and each caller hears its result only once the COMMIT is on disk. A write that
+refuses (a corrupt record, an id already stored) fails alone, having written nothing. A
+write that breaks on its own (a value the driver cannot bind, a bug) fails alone too: the
+transaction is rolled back and the other writes run again without it, each re-reading what
+it checks. Only a fault of SQLite itself
 (a lock, the disk) fails the whole batch, and then none of it was written.
 """
 
@@ -16,10 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
-
-import aiosqlite
 
 from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input.stores._sqlite_link import Link
@@ -28,8 +27,10 @@ __all__ = ["Write", "WriteBatcher"]
 
 T = TypeVar("T")
 
-Write = Callable[[aiosqlite.Connection], Awaitable[T]]
-"""One write: statements run inside the batch's transaction, on its connection."""
+Write = Callable[[sqlite3.Connection, float], T]
+"""One write: statements run inside the batch's transaction, on its connection, on the
+worker thread that runs the transaction; the float is the store's clock, read once for the
+batch on the event loop under the write lock (a write reads nothing of the loop's itself)."""
 
 _LIMIT = 256
 """The most writes one transaction takes, so that a burst still commits in steps."""
@@ -40,14 +41,25 @@ class WriteBatcher:
 
     Args:
         link: the store's connection.
-        committed: called after each COMMIT, before any caller hears its result.
+        clock: the store's clock, read on the event loop once the write lock is held.
+        durable: called on the worker thread as soon as each COMMIT is on disk.
+        committed: called back on the event loop after each COMMIT, before any caller
+            hears its result.
         aborted: called after each batch that did not commit.
     """
 
     def __init__(
-        self, link: Link, *, committed: Callable[[], None], aborted: Callable[[], None]
+        self,
+        link: Link,
+        *,
+        clock: Callable[[], float],
+        durable: Callable[[], None],
+        committed: Callable[[], None],
+        aborted: Callable[[], None],
     ) -> None:
         self._link = link
+        self._clock = clock
+        self._durable = durable
         self._committed = committed
         self._aborted = aborted
         self._queue: list[tuple[Write[Any], asyncio.Future[Any]]] = []
@@ -101,22 +113,26 @@ class WriteBatcher:
         self, batch: list[tuple[Write[Any], asyncio.Future[Any]]]
     ) -> tuple[int, Exception] | None:
         """Run ``batch`` in one transaction; the write that broke it, if one did."""
-        outcomes: list[tuple[Any, StoreError | None]] = []
+        # Decided before the transaction: a caller cancelled before its turn is dropped.
+        writes = [
+            (index, write) for index, (write, future) in enumerate(batch) if not future.done()
+        ]
+
+        def run(db: sqlite3.Connection, now: float) -> list[tuple[int, Any, StoreError | None]]:
+            outcomes: list[tuple[int, Any, StoreError | None]] = []
+            for index, write in writes:
+                try:
+                    outcomes.append((index, write(db, now), None))
+                except StoreError as error:
+                    outcomes.append((index, None, error))
+                except Exception as error:
+                    if _fault_of_sqlite(error):
+                        raise
+                    raise _Broken(index, error) from error
+            return outcomes
+
         try:
-            async with self._link.transaction() as db:
-                for index, (write, future) in enumerate(batch):
-                    if future.done():
-                        # Its caller was cancelled before its turn: the write is dropped.
-                        outcomes.append((None, None))
-                        continue
-                    try:
-                        outcomes.append((await write(db), None))
-                    except StoreError as error:
-                        outcomes.append((None, error))
-                    except Exception as error:
-                        if _fault_of_sqlite(error):
-                            raise
-                        raise _Broken(index, error) from error
+            outcomes = await self._link.transaction(run, clock=self._clock, on_commit=self._durable)
         except _Broken as broken:
             self._aborted()
             return broken.index, broken.error
@@ -133,7 +149,8 @@ class WriteBatcher:
                 raise
             return None
         self._committed()
-        for (_, future), (result, refusal) in zip(batch, outcomes, strict=True):
+        for index, result, refusal in outcomes:
+            future = batch[index][1]
             if future.done():
                 continue
             if refusal is None:

@@ -82,7 +82,10 @@ class PollingFeed(ListenerFeed):
             self._hints.listen()
 
     def ring(self) -> None:
-        """Wake the feeds of the other stores on the file: this store committed a change."""
+        """Wake the feeds of the other stores on the file: this store committed a change.
+
+        Called on the thread that ran the commit; one commit rings at a time.
+        """
         self._hints.ring()
 
     async def stop(self) -> None:
@@ -159,11 +162,18 @@ class ChangeLog:
         """Note a change written by the running transaction."""
         self._staged.append((kind, pending_id, seq))
 
-    def committed(self) -> None:
-        """The running transaction committed: ring the other processes, report the changes."""
-        staged, self._staged = self._staged, []
-        if staged:
+    def durable(self) -> None:
+        """The running transaction's COMMIT is on disk: ring the other processes at once.
+
+        Runs on the thread that ran the transaction, before the result goes back to the
+        event loop: another process starts looking while this one is still told.
+        """
+        if self._staged:
             self._feed.ring()
+
+    def committed(self) -> None:
+        """The running transaction committed: report its changes to this store's listeners."""
+        staged, self._staged = self._staged, []
         for kind, pending_id, seq in staged:
             if seq == self._seen + 1:
                 # Nothing committed between the last change seen and this one: a poll

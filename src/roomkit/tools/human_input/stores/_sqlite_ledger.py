@@ -9,12 +9,13 @@ are none).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 import aiosqlite
 
-from roomkit.tools.human_input.stores._sqlite_link import fetch_all
+from roomkit.tools.human_input.stores._sqlite_link import fetch_all, query
 
 __all__ = ["read", "record", "refund", "spend"]
 
@@ -38,21 +39,21 @@ _PRUNE = "DELETE FROM roomkit_ledger WHERE expires_at IS NOT NULL AND expires_at
 _CHUNK = 500
 
 
-async def spend(db: aiosqlite.Connection, entry: str, until: float | None, now: float) -> bool:
+def spend(db: sqlite3.Connection, entry: str, until: float | None, now: float) -> bool:
     """Spend ``entry`` inside the running write; ``True`` when this call did."""
-    await db.execute_fetchall(_PRUNE, (now,))
-    return bool(await fetch_all(db, _SPEND, (entry, now, until, now)))
+    db.execute(_PRUNE, (now,))
+    return bool(query(db, _SPEND, (entry, now, until, now)))
 
 
-async def record(db: aiosqlite.Connection, entry: str, until: float | None, now: float) -> None:
+def record(db: sqlite3.Connection, entry: str, until: float | None, now: float) -> None:
     """Record ``entry`` as spent at ``now`` inside the running write."""
-    await db.execute_fetchall(_PRUNE, (now,))
-    await db.execute_fetchall(_RECORD, (entry, now, until))
+    db.execute(_PRUNE, (now,))
+    db.execute(_RECORD, (entry, now, until))
 
 
-async def refund(db: aiosqlite.Connection, entry: str) -> None:
+def refund(db: sqlite3.Connection, entry: str) -> None:
     """Forget ``entry`` inside the running write."""
-    await db.execute_fetchall(_REFUND, (entry,))
+    db.execute(_REFUND, (entry,))
 
 
 async def read(db: aiosqlite.Connection, entries: Sequence[str], now: float) -> dict[str, float]:

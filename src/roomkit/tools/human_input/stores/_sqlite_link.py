@@ -1,8 +1,10 @@
 """The SQLite store's one connection: opened on first use, used by one block at a time.
 
 aiosqlite runs a connection's statements on a thread of its own, in the order they were
-queued. A transaction spans several statements, so the link lets one block at a time use
-the connection; a second coroutine waits for the first one's COMMIT or ROLLBACK instead of
+queued: reads go that way. A write transaction runs whole on a worker thread instead (the
+connection is not bound to a thread), so that its statements and its COMMIT cost one
+hand-over between threads, not one each. The link lets one block at a time use the
+connection; a second coroutine waits for the first one's COMMIT or ROLLBACK instead of
 slipping a statement into its transaction. SQLite's own faults (locks held past the busy
 timeout, I/O errors, a file that cannot be opened or is not a database) leave as
 :class:`~roomkit.core.exceptions.StoreUnavailableError`, and any fault but a lock drops the
@@ -25,7 +27,7 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import aiosqlite
 
@@ -38,11 +40,16 @@ from roomkit.tools.human_input.stores._sqlite_schema import (
     SCHEMA,
 )
 
-__all__ = ["Link", "fetch_all"]
+__all__ = ["Link", "fetch_all", "query"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_CHECKPOINT_EVERY = 128
+"""Commits between two checkpoints of the log: a few hundred pages of it, as SQLite's own
+automatic checkpoint (off on the store's connection) would copy at a time."""
 
 
 class Link:
@@ -59,8 +66,10 @@ class Link:
         self.busy_timeout = busy_timeout
         self._on_open = on_open
         self._db: aiosqlite.Connection | None = None
+        self._raw: sqlite3.Connection | None = None
         self._watch: FileWatch | None = None
         self._lock = asyncio.Lock()
+        self._commits = 0
         self.dirty = False
         """A transaction ended abnormally: it may or may not have committed."""
 
@@ -77,9 +86,25 @@ class Link:
                 await self._refuse(db, moved)
             yield db
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A ``BEGIN IMMEDIATE`` transaction, committed when the block ends normally.
+    async def transaction(
+        self,
+        work: Callable[[sqlite3.Connection, float], T],
+        *,
+        clock: Callable[[], float],
+        on_commit: Callable[[], None] = lambda: None,
+    ) -> T:
+        """Run ``work`` in a ``BEGIN IMMEDIATE`` transaction, committed when it returns.
+
+        ``work`` gets the connection and a reading of ``clock``, taken on the event loop
+        once the write lock is held. The transaction takes two trips to a worker thread, on
+        the connection itself: one for the BEGIN, one for ``work``, the look for moved
+        files and the COMMIT with its wait for the disk, not one per statement.
+        ``on_commit`` runs on that thread as soon as the COMMIT is on disk, before the trip
+        back. ``work`` raising rolls the transaction back and leaves with that error.
+
+        Every :data:`_CHECKPOINT_EVERY` commits, the same trip then copies the log into the
+        database file (a passive checkpoint, which SQLite would otherwise run inside a
+        COMMIT, before anyone could be told of it).
 
         Raises:
             StoreUnavailableError: SQLite failed, or a file of the database moved before
@@ -87,22 +112,38 @@ class Link:
                 saved (it may or may not be kept).
         """
         async with self._use() as db:
-            await db.execute_fetchall("BEGIN IMMEDIATE")
+            assert self._raw is not None
+            raw, watch = self._raw, self._watch
+
+            def finish(now: float) -> tuple[T, str | None]:
+                result = work(raw, now)
+                moved = None if watch is None else watch.moved()
+                raw.execute("COMMIT" if moved is None else "ROLLBACK")
+                if moved is None:
+                    on_commit()
+                    self._commits += 1
+                    if self._commits % _CHECKPOINT_EVERY == 0:
+                        # A checkpoint that cannot run now (a reader holds the log) runs later.
+                        with suppress(sqlite3.Error):
+                            raw.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                return result, moved
+
             try:
-                yield db
-                moved = self._moved()
-                await db.execute_fetchall("COMMIT" if moved is None else "ROLLBACK")
+                await _on_thread(lambda: raw.execute("BEGIN IMMEDIATE"))
+                now = clock()
+                result, moved = await _on_thread(lambda: finish(now))
             except BaseException:
                 # A COMMIT cut short by a cancellation may still have landed.
                 self.dirty = True
                 with suppress(sqlite3.Error):
-                    await db.execute_fetchall("ROLLBACK")
+                    await _on_thread(lambda: raw.execute("ROLLBACK"))
                 raise
             if moved is not None:
                 await self._refuse(db, moved)
             moved = self._moved()
             if moved is not None:
                 await self._saved_or_refused(db, moved)
+            return result
 
     def _moved(self, *, for_read: bool = False) -> str | None:
         return None if self._watch is None else self._watch.moved(for_read=for_read)
@@ -168,18 +209,20 @@ class Link:
                 undo=lambda: db.execute_fetchall("ROLLBACK"),
             )
             await _add_missing_columns(db)
+            # Checkpoints run after a commit's hint went out, not inside the COMMIT.
+            await db.execute_fetchall("PRAGMA wal_autocheckpoint = 0")
             ((counter,),) = await fetch_all(db, READ_SEQ)
         except BaseException:
             await _close_quietly(db)
             raise
-        self._db = db
+        self._db, self._raw = db, raw
         # The schema's transaction has the files open: these are the ones to keep using.
         self._watch = FileWatch(self.path)
         self._on_open(counter)
         return db
 
     async def _disconnect(self) -> None:
-        db, self._db, self._watch = self._db, None, None
+        db, self._db, self._raw, self._watch = self._db, None, None, None
         if db is not None:
             await _close_quietly(db)
 
@@ -199,6 +242,24 @@ async def fetch_all(
 ) -> list[Any]:
     """Run one statement and return every row it yields (one trip to the connection's thread)."""
     return list(await db.execute_fetchall(statement, parameters))
+
+
+async def _on_thread(call: Callable[[], T]) -> T:
+    """``call()`` on a worker thread; a cancelled caller still waits for it to return.
+
+    The connection is handed on only once the thread is done with it.
+    """
+    running = asyncio.get_running_loop().run_in_executor(None, call)
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        await asyncio.wait((running,))
+        raise
+
+
+def query(db: sqlite3.Connection, statement: str, parameters: Sequence[Any] = ()) -> list[Any]:
+    """Run one statement inside :meth:`Link.transaction`'s work; every row it yields."""
+    return db.execute(statement, parameters).fetchall()
 
 
 async def _add_missing_columns(db: aiosqlite.Connection) -> None:

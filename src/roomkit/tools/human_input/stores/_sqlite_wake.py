@@ -72,7 +72,8 @@ class WakeHints:
     """This store's socket while its feed runs, and the hints it sends after each commit.
 
     Nothing here raises: a hint that cannot be sent or heard only leaves the poll to find
-    the change. Every method runs on the event loop's thread and returns at once.
+    the change. Every method returns at once; :meth:`ring` runs on the thread that committed
+    (one commit at a time), the others on the event loop's thread.
 
     Args:
         database: the database file, as the store was given it.

@@ -103,11 +103,7 @@ class MemoryStore:
     ) -> list[PendingInput]:
         """The most recently settled requests still retained, newest first.
 
-        Args:
-            actor_ids: only the requests naming one of these actors (``None`` in it stands
-                for requests that name no actor); every request when ``None``.
-            limit: at most this many, from 1 to
-                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
+        Arguments as :meth:`~roomkit.tools.human_input.stores.base.SettledHistory.list_settled`.
         """
         wanted = check_settled_listing(actor_ids, limit)
         found: list[PendingInput] = []

@@ -52,9 +52,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     check_deadline,
     check_insertable,
-    check_outcome,
-    check_settle_text,
-    check_token,
+    check_settle,
     creation_order,
     seconds,
     storable_id,
@@ -208,7 +206,7 @@ class RedisStore(DurableBase):
         if isinstance(reply, bytes | str) and text(reply) == scripts.DUPLICATE:
             raise StoreError(f"pending record {pending_id!r} is already stored at {self._where}")
         created = bool(int(reply[0]))
-        record = decode(scripts.unpack(reply[1]) if len(reply) > 1 else fields)
+        record = decode(scripts.unpack(reply[1]) if len(reply) > 1 else fields, hashed=True)
         if created:
             self._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
         return record, created
@@ -229,7 +227,7 @@ class RedisStore(DurableBase):
         if not fields:
             return None
         try:
-            record = decode(fields)
+            record = decode(fields, hashed=True)
         except CorruptRecordError as error:
             raise CorruptRecordError(f"{key} at {self._where}: {error}") from None
         return record if self._visible(record, fields) else None
@@ -274,14 +272,9 @@ class RedisStore(DurableBase):
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
-        ``TIMED_OUT`` wins only once the deadline has passed on :attr:`clock`; any other
-        status loses to a passed deadline, and ``TIMED_OUT`` is recorded instead. ``None``
-        means this call did not win. The outcome is as durable as the server's
-        ``appendfsync`` makes it.
-
-        ``token`` names this settle (a new one when ``None``); a settle whose token the
-        record already holds won before and returns the record again. When the reply is
-        lost, the settle runs again with its token for up to :attr:`settle_retry` seconds.
+        As :meth:`~roomkit.tools.human_input.stores.base.DurableStore.settle`: the outcome
+        is as durable as the server's ``appendfsync`` makes it; when the reply is lost, the
+        settle runs again with its token for up to :attr:`settle_retry` seconds.
 
         Raises:
             ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
@@ -290,11 +283,10 @@ class RedisStore(DurableBase):
             StoreUnavailableError: the server stayed away for :attr:`settle_retry`
                 seconds; whether this settle was recorded is unknown.
         """
-        status = check_outcome(status)
-        token = check_token(token)
-        check_settle_text(result, reason, settled_by, token)
-        if not storable_id(pending_id):
+        checked = check_settle(pending_id, status, token, (result, reason, settled_by))
+        if checked is None:
             return None
+        status, token = checked
         await self._ensure_open()
         args = scripts.settle_args(
             self._layout,
@@ -323,7 +315,7 @@ class RedisStore(DurableBase):
         self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
         if answer == scripts.LOST_TO_DEADLINE:
             return None
-        return decode(scripts.unpack(reply))
+        return decode(scripts.unpack(reply), hashed=True)
 
     async def list_pending(
         self,
@@ -377,11 +369,8 @@ class RedisStore(DurableBase):
     ) -> list[PendingInput]:
         """The most recently settled requests within the retention, newest first.
 
-        Args:
-            actor_ids: only the requests naming one of these actors (``None`` in it stands
-                for requests that name no actor); every request when ``None``.
-            limit: at most this many, from 1 to
-                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
+        Arguments as
+        :meth:`~roomkit.tools.human_input.stores.base.DurableSettledHistory.list_settled`.
 
         Requests settled in the same instant on :attr:`clock` come in no particular order.
         """
@@ -513,7 +502,7 @@ class RedisStore(DurableBase):
             try:
                 if isinstance(fields, Exception):
                     raise CorruptRecordError(str(fields))
-                record = decode(fields)
+                record = decode(fields, hashed=True)
             except CorruptRecordError as error:
                 logger.warning("skipping %s: %s", self._layout.record(pending_id), error)
                 continue

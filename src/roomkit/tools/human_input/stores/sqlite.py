@@ -50,9 +50,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     check_deadline,
     check_insertable,
-    check_outcome,
-    check_settle_text,
-    check_token,
+    check_settle,
     creation_order,
     seconds,
     storable_id,
@@ -61,7 +59,7 @@ from roomkit.tools.human_input.stores._ledger import check_entries, check_entry,
 from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
-from roomkit.tools.human_input.stores._sqlite_link import Link, fetch_all
+from roomkit.tools.human_input.stores._sqlite_link import Link, fetch_all, query
 from roomkit.tools.human_input.stores._sqlite_wake import WakeHints
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
@@ -153,7 +151,11 @@ class SQLiteStore(DurableBase):
         self._changes = ChangeLog(self._feed)
         self._link = Link(location, busy_timeout=self.busy_timeout, on_open=self._changes.opened)
         self._writes = WriteBatcher(
-            self._link, committed=self._changes.committed, aborted=self._changes.aborted
+            self._link,
+            clock=lambda: self.clock(),
+            durable=self._changes.durable,
+            committed=self._changes.committed,
+            aborted=self._changes.aborted,
         )
         self._next_purge = -math.inf
 
@@ -197,19 +199,18 @@ class SQLiteStore(DurableBase):
         fields = encode(request)
         values = [fields[name] for name in FIELDS]
 
-        async def write(db: aiosqlite.Connection) -> tuple[PendingInput, bool]:
-            now = self.clock()
+        def write(db: sqlite3.Connection, now: float) -> tuple[PendingInput, bool]:
             if request.key is not None:
-                for row in await fetch_all(db, sql.SELECT_BY_KEY, (request.key,)):
+                for row in query(db, sql.SELECT_BY_KEY, (request.key,)):
                     if self._retained(row[-1], now=now):
                         return sql.decode_row(row), False
                     # The key's holder is past its retention: it goes, the key is free.
                     self._next_purge = -math.inf
             if now >= self._next_purge:
-                await self._purge(db, now)
+                self._purge(db, now)
             try:
-                seq = await self._bump(db)
-                await db.execute_fetchall(sql.INSERT, (*values, now, seq))
+                seq = self._bump(db)
+                db.execute(sql.INSERT, (*values, now, seq))
             except sqlite3.IntegrityError:
                 raise StoreError(
                     f"pending request {request.pending_id!r} is already stored"
@@ -265,8 +266,8 @@ class SQLiteStore(DurableBase):
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
 
-        async def write(db: aiosqlite.Connection) -> None:
-            await db.execute_fetchall(sql.MARK_ANNOUNCED, (pending_id,))
+        def write(db: sqlite3.Connection, now: float) -> None:
+            db.execute(sql.MARK_ANNOUNCED, (pending_id,))
 
         await self._write(write)
 
@@ -281,11 +282,8 @@ class SQLiteStore(DurableBase):
     ) -> list[PendingInput]:
         """The most recently settled requests within the retention, newest first.
 
-        Args:
-            actor_ids: only the requests naming one of these actors (``None`` in it stands
-                for requests that name no actor); every request when ``None``.
-            limit: at most this many, from 1 to
-                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
+        Arguments as
+        :meth:`~roomkit.tools.human_input.stores.base.DurableSettledHistory.list_settled`.
 
         A row that cannot be decoded is skipped and logged.
         """
@@ -305,14 +303,14 @@ class SQLiteStore(DurableBase):
         """
         deadline = check_deadline(deadline)
 
-        async def write(db: aiosqlite.Connection) -> float | None:
-            rows = await fetch_all(db, sql.SELECT_STATE, (pending_id,))
-            if not rows or rows[0][0] != _PENDING:
+        def write(db: sqlite3.Connection, now: float) -> float | None:
+            state = query(db, sql.SELECT_STATE, (pending_id,))
+            if not state or state[0][0] != _PENDING:
                 return None
-            current: float | None = rows[0][1]
+            current: float | None = state[0][1]
             if current is not None and current <= deadline:
                 return current
-            await db.execute_fetchall(sql.SET_DEADLINE, (deadline, pending_id))
+            db.execute(sql.SET_DEADLINE, (deadline, pending_id))
             return deadline
 
         return await self._write(write)
@@ -330,14 +328,9 @@ class SQLiteStore(DurableBase):
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
-        The outcome is committed (and synced to disk) before this returns. ``TIMED_OUT``
-        wins only once the deadline has passed on :attr:`clock`; any other status loses to
-        a passed deadline, and then the store records ``TIMED_OUT`` instead. ``None`` means
-        this call did not win: the id is unknown, already settled, or timed out.
-
-        ``token`` names this settle (a new one when ``None``); a settle whose token the
-        record already holds won before and returns the record again. When the transaction
-        fails, the settle runs again with its token for up to :attr:`settle_retry` seconds.
+        As :meth:`~roomkit.tools.human_input.stores.base.DurableStore.settle`: the outcome
+        is committed (and synced to disk) before this returns; when the transaction fails,
+        the settle runs again with its token for up to :attr:`settle_retry` seconds.
 
         Raises:
             ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
@@ -346,33 +339,31 @@ class SQLiteStore(DurableBase):
             StoreUnavailableError: the file stayed unusable for :attr:`settle_retry`
                 seconds; whether this settle was recorded is unknown.
         """
-        status = check_outcome(status)
-        token = check_token(token)
-        check_settle_text(result, reason, settled_by, token)
-        if not storable_id(pending_id):
+        checked = check_settle(pending_id, status, token, (result, reason, settled_by))
+        if checked is None:
             return None
+        status, token = checked
         outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
 
-        async def write(db: aiosqlite.Connection) -> PendingInput | None:
-            rows = await fetch_all(db, sql.SELECT_FOR_SETTLE, (pending_id,))
+        def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
+            found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
             # Decoded before anything is written: a corrupt record stays as it is.
-            current = sql.decode_row(rows[0]) if rows else None
+            current = sql.decode_row(found[0]) if found else None
             if current is None:
                 return None
             if current.status is not _PENDING:
                 # Its own token: this settle, run again after a fault hid its commit, won.
-                return current if rows[0][-1] == token else None
-            now = self.clock()
+                return current if found[0][-1] == token else None
             passed = current.deadline is not None and now >= current.deadline
             if status is _TIMED_OUT and not passed:
                 return None
             wins = status is _TIMED_OUT or not passed
             # When the deadline came first, the store records the timeout and this call loses.
             stored = outcome if wins else _TIMEOUT_OUTCOME
-            seq = await self._bump(db)
-            rows = await fetch_all(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
+            seq = self._bump(db)
+            settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
             self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
-            return sql.decode_row(rows[0]) if wins else None
+            return sql.decode_row(settled[0]) if wins else None
 
         return await self._settle_knowing(
             lambda: self._write(write), pending_id, repr(self.path), in_doubt=_in_doubt
@@ -380,8 +371,7 @@ class SQLiteStore(DurableBase):
 
     async def purge_expired(self) -> int:
         """Drop settled records older than the retention; return how many went."""
-        async with self._session() as db:
-            return await self._purge(db, self.clock())
+        return await self._write(self._purge)
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
         """Call ``listener`` for changes made by any process; returns the unsubscribe.
@@ -410,8 +400,8 @@ class SQLiteStore(DurableBase):
         """
         entry, until = check_entry(entry), check_until(until)
 
-        async def write(db: aiosqlite.Connection) -> bool:
-            return await ledger.spend(db, entry, until, self.clock())
+        def write(db: sqlite3.Connection, now: float) -> bool:
+            return ledger.spend(db, entry, until, now)
 
         return await self._write(write)
 
@@ -419,8 +409,8 @@ class SQLiteStore(DurableBase):
         """Forget ``entry``, so that it may be spent again."""
         entry = check_entry(entry)
 
-        async def write(db: aiosqlite.Connection) -> None:
-            await ledger.refund(db, entry)
+        def write(db: sqlite3.Connection, now: float) -> None:
+            ledger.refund(db, entry)
 
         await self._write(write)
 
@@ -428,9 +418,8 @@ class SQLiteStore(DurableBase):
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
         entry, until = check_entry(entry), check_until(until)
 
-        async def write(db: aiosqlite.Connection) -> float:
-            now = self.clock()
-            await ledger.record(db, entry, until, now)
+        def write(db: sqlite3.Connection, now: float) -> float:
+            ledger.record(db, entry, until, now)
             return now
 
         return await self._write(write)
@@ -445,23 +434,23 @@ class SQLiteStore(DurableBase):
 
     # -- helpers -------------------------------------------------------------------------------
 
-    async def _purge(self, db: aiosqlite.Connection, now: float) -> int:
-        gone = await fetch_all(db, sql.PURGE, (now - self._keep,))
+    def _purge(self, db: sqlite3.Connection, now: float) -> int:
+        gone = query(db, sql.PURGE, (now - self._keep,))
         self._next_purge = now + _PURGE_EVERY
         return len(gone)
 
     @staticmethod
-    async def _bump(db: aiosqlite.Connection) -> int:
-        ((seq,),) = await db.execute_fetchall(sql.BUMP_SEQ)
+    def _bump(db: sqlite3.Connection) -> int:
+        ((seq,),) = query(db, sql.BUMP_SEQ)
         return int(seq)
 
     async def _poll(self, hinted: bool) -> list[PendingChange]:
         async with self._session() as db:
-            now = self.clock()
-            if now >= self._next_purge:
-                await self._purge(db, now)
             changes = await self._changes.read(db, unsure=self._link.dirty, hinted=hinted)
             self._link.dirty = False
+        if self.clock() >= self._next_purge:
+            # After the look, so that a purge's commit never delays a wake-up.
+            await self._write(self._purge)
         return changes
 
 
