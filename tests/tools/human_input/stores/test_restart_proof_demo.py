@@ -101,7 +101,11 @@ async def test_the_agent_killed_mid_wait_resumes_with_the_desk_answer(
     sign_in = await desk.line("Open ")
     found = re.search(r"(http://[^/]+)/#token=(\S+)", sign_in)
     assert found is not None, sign_in
-    base, token = found.groups()
+    base, link = found.groups()
+    async with httpx.AsyncClient(base_url=base, timeout=STEP) as client:
+        traded = await client.post("/api/sign-in", headers={"Authorization": f"Bearer {link}"})
+    assert traded.status_code == 200, traded.text
+    token = traded.json()["token"]
     agent = await start(spawn, tmp_path, str(AGENT), store_url)
     asked = await agent.line("asked ")
     asked_id = asked.split()[1]
