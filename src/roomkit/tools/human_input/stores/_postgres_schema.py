@@ -1,0 +1,234 @@
+"""The SQL of the Postgres store: its tables, their version, and every statement it runs.
+
+One table, ``roomkit_pending``, holds a row per request: the flat fields of
+:mod:`~roomkit.tools.human_input.stores._records` as columns, plus ``settled_at`` (for
+retention) and ``changed_at`` (the last create or settle), both on the store's clock,
+``seq`` (from a sequence, for the polling feed), ``unannounced`` (true from the insert until
+the request's announcement is recorded) and ``settle_token`` (the token of the settle call
+that won). ``roomkit_ledger`` is the spend-once ledger. ``roomkit_schema`` holds the version
+of the tables: a store creates them on first use and brings an older version up to date
+(one migration per version, under a lock, so two processes opening at once take turns); a
+database whose version is newer than this code is refused.
+
+Every name is qualified with the store's PostgreSQL schema, so that several stores (or test
+runs) share one database.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from roomkit.core.exceptions import CorruptRecordError
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input.stores._records import FIELDS, decode
+
+__all__ = [
+    "VERSION",
+    "Statements",
+    "check_schema_name",
+    "decode_row",
+    "decode_rows",
+]
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
+
+VERSION = 1
+"""The version of the tables this code reads and writes."""
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+_TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double precision"}
+_CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
+
+
+def check_schema_name(schema: object) -> str:
+    """``schema`` as the name of a PostgreSQL schema the store may use.
+
+    Raises:
+        TypeError: ``schema`` is not a ``str``.
+        ValueError: it is not 1 to 40 lower-case letters, digits and underscores, starting
+            with a letter or an underscore.
+    """
+    if not isinstance(schema, str):
+        raise TypeError(f"schema must be a str, got {type(schema).__name__}")
+    if not _NAME.fullmatch(schema):
+        raise ValueError(
+            f"schema must be 1 to 40 lower-case letters, digits and underscores, starting "
+            f"with a letter or an underscore, got {schema!r}"
+        )
+    return schema
+
+
+def _quote(name: str) -> str:
+    # ``key`` is an SQL keyword: every column name is quoted alike.
+    return f'"{name}"'
+
+
+COLUMNS = ", ".join(_quote(name) for name in FIELDS)
+_DEFINITIONS = ",\n    ".join(
+    f"{_quote(name)} {_TYPES.get(name, 'text')}{_CONSTRAINTS.get(name, '')}" for name in FIELDS
+)
+_RETAINED = "(settled_at IS NULL OR settled_at > %s)"
+
+
+class Statements:
+    """Every statement of a store whose tables live in ``schema``.
+
+    Args:
+        schema: a name :func:`check_schema_name` accepted.
+    """
+
+    def __init__(self, schema: str) -> None:
+        s = f'"{schema}"'
+        pending = f"{s}.roomkit_pending"
+        ledger = f"{s}.roomkit_ledger"
+        self.schema = schema
+        self.channel = f"roomkit_{schema}"
+        """The NOTIFY channel of this schema's changes."""
+        self.lock = f"roomkit schema {schema}"
+        """The name of the advisory lock that migrations take."""
+        self.create_schema = f"CREATE SCHEMA IF NOT EXISTS {s}"
+        self.create_version = (
+            f"CREATE TABLE IF NOT EXISTS {s}.roomkit_schema (version integer NOT NULL)"
+        )
+        self.read_version = f"SELECT max(version) FROM {s}.roomkit_schema"
+        self.write_version = f"INSERT INTO {s}.roomkit_schema (version) VALUES (%s)"
+        self.migrations: dict[int, list[str]] = {
+            1: [
+                f"CREATE SEQUENCE IF NOT EXISTS {s}.roomkit_pending_seq",
+                f"CREATE TABLE IF NOT EXISTS {pending} (\n    {_DEFINITIONS},\n"
+                "    settled_at double precision,\n    changed_at double precision,\n"
+                f"    seq bigint NOT NULL DEFAULT nextval('{s}.roomkit_pending_seq'),\n"
+                "    unannounced boolean,\n    settle_token text\n)",
+                f'CREATE UNIQUE INDEX IF NOT EXISTS roomkit_pending_by_key ON {pending} ("key") '
+                'WHERE "key" IS NOT NULL',
+                f"CREATE INDEX IF NOT EXISTS roomkit_pending_open ON {pending} (room_id) "
+                "WHERE status = 'pending'",
+                f"CREATE INDEX IF NOT EXISTS roomkit_pending_by_settled_at ON {pending} "
+                "(settled_at) WHERE settled_at IS NOT NULL",
+                f"CREATE INDEX IF NOT EXISTS roomkit_pending_by_actor_settled ON {pending} "
+                "(actor_id, settled_at)",
+                f"CREATE TABLE IF NOT EXISTS {ledger} (entry text PRIMARY KEY, "
+                "spent_at double precision NOT NULL, expires_at double precision)",
+                f"CREATE INDEX IF NOT EXISTS roomkit_ledger_by_expiry ON {ledger} (expires_at) "
+                "WHERE expires_at IS NOT NULL",
+            ],
+        }
+        """The statements that bring the tables from one version below each key to it."""
+
+        self.select_by_id = f"SELECT {COLUMNS} FROM {pending} WHERE pending_id = %s AND {_RETAINED}"
+        self.select_for_settle = (
+            f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = %s FOR UPDATE"
+        )
+        self.select_by_key = (
+            f'SELECT {COLUMNS}, settled_at FROM {pending} WHERE "key" = %s FOR UPDATE'
+        )
+        self.select_many = (
+            f"SELECT {COLUMNS} FROM {pending} WHERE pending_id = ANY(%s) AND {_RETAINED}"
+        )
+        self.exists = f"SELECT 1 FROM {pending} WHERE pending_id = %s"
+        self.delete = f"DELETE FROM {pending} WHERE pending_id = %s"
+        self.insert = (
+            f"INSERT INTO {pending} ({COLUMNS}, changed_at, unannounced) "
+            f"VALUES ({', '.join('%s' for _ in FIELDS)}, %s, true) "
+            "ON CONFLICT DO NOTHING RETURNING pending_id"
+        )
+        """Parameters: the fields, changed_at. A new request is not announced yet."""
+        self.mark_announced = (
+            f"UPDATE {pending} SET unannounced = NULL WHERE pending_id = %s AND unannounced"
+        )
+        self.select_unannounced = f"SELECT unannounced FROM {pending} WHERE pending_id = %s"
+        self.settle = (
+            f"UPDATE {pending} SET status = %s, result = %s, reject_reason = %s, "
+            "withdrawn = %s, settled_by = COALESCE(%s, settled_by), settle_token = %s, "
+            f"settled_at = %s, changed_at = %s, seq = nextval('{s}.roomkit_pending_seq') "
+            f"WHERE pending_id = %s RETURNING {COLUMNS}"
+        )
+        """Parameters: status, result, reason, withdrawn, settled_by, settle_token,
+        settled_at, changed_at, pending_id."""
+        self.set_deadline = (
+            f"UPDATE {pending} SET deadline = %s WHERE pending_id = %s AND status = 'pending' "
+            "AND (deadline IS NULL OR deadline > %s) RETURNING deadline"
+        )
+        self.select_state = f"SELECT status, deadline FROM {pending} WHERE pending_id = %s"
+        self.purge = f"DELETE FROM {pending} WHERE settled_at <= %s"
+        self.notify = "SELECT pg_notify(%s, %s)"
+        self.last_seq = f"SELECT COALESCE(max(seq), 0) FROM {pending}"
+        self._pending = pending
+
+        self.ledger_prune = (
+            f"DELETE FROM {ledger} WHERE expires_at IS NOT NULL AND expires_at <= %s"
+        )
+        self.ledger_spend = (
+            f"INSERT INTO {ledger} AS l (entry, spent_at, expires_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (entry) DO UPDATE SET spent_at = excluded.spent_at, "
+            "expires_at = excluded.expires_at "
+            "WHERE l.expires_at IS NOT NULL AND l.expires_at <= %s RETURNING entry"
+        )
+        """Parameters: entry, spent_at, expires_at, now; a row when this call spent it."""
+        self.ledger_record = (
+            f"INSERT INTO {ledger} (entry, spent_at, expires_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (entry) DO UPDATE SET spent_at = excluded.spent_at, "
+            "expires_at = excluded.expires_at"
+        )
+        self.ledger_refund = f"DELETE FROM {ledger} WHERE entry = %s"
+        self.ledger_read = (
+            f"SELECT entry, spent_at FROM {ledger} WHERE entry = ANY(%s) "
+            "AND (expires_at IS NULL OR expires_at > %s)"
+        )
+
+    def select_pending(self, filters: dict[str, str | None]) -> tuple[str, list[Any]]:
+        """The statement listing pending requests with the given column filters."""
+        clauses = ["status = 'pending'"]
+        parameters: list[Any] = []
+        for column, value in filters.items():
+            if value is not None:
+                clauses.append(f"{_quote(column)} = %s")
+                parameters.append(value)
+        where = " AND ".join(clauses)
+        return f"SELECT {COLUMNS} FROM {self._pending} WHERE {where} ORDER BY seq", parameters
+
+    def select_settled(
+        self, actor_ids: Sequence[str | None] | None, cutoff: float, limit: int
+    ) -> tuple[str, list[Any]]:
+        """The statement listing outcomes settled after ``cutoff``, newest first."""
+        clauses = ["settled_at > %s"]
+        parameters: list[Any] = [cutoff]
+        if actor_ids is not None:
+            named = [actor_id for actor_id in actor_ids if actor_id is not None]
+            either = []
+            if named:
+                either.append("actor_id = ANY(%s)")
+                parameters.append(named)
+            if None in actor_ids:
+                either.append("actor_id IS NULL")
+            clauses.append(f"({' OR '.join(either)})" if either else "false")
+        parameters.append(limit)
+        where = " AND ".join(clauses)
+        return (
+            f"SELECT {COLUMNS} FROM {self._pending} WHERE {where} "
+            "ORDER BY settled_at DESC, seq DESC LIMIT %s",
+            parameters,
+        )
+
+
+def decode_row(row: Sequence[Any]) -> PendingInput:
+    """Rebuild a request from a row of the record's columns (more may follow).
+
+    Raises:
+        CorruptRecordError: the row is not a record this library wrote.
+    """
+    return decode(dict(zip(FIELDS, row, strict=False)))
+
+
+def decode_rows(rows: Iterable[Sequence[Any]]) -> list[PendingInput]:
+    """Rebuild the requests of ``rows``, skipping (and logging) the rows that are corrupt."""
+    records = []
+    for row in rows:
+        try:
+            records.append(decode_row(row))
+        except CorruptRecordError as error:
+            logger.warning("skipping an unreadable pending record: %s", error)
+    return records
