@@ -1,4 +1,4 @@
-"""The change feed of the Postgres store: LISTEN on one connection while anyone listens.
+"""The change feed of the Postgres store: LISTEN (on the process's shared connection).
 
 Every create and settle sends ``NOTIFY`` in its own transaction, so a hint leaves only once
 the change is committed, and the feed turns each ``created <id>`` / ``settled <id>`` into a
@@ -15,16 +15,13 @@ one warning.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import psycopg
-from psycopg import AsyncConnection
-
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.tools.human_input.stores._durable_base import ListenerFeed
-from roomkit.tools.human_input.stores._postgres_schema import Statements
+from roomkit.tools.human_input.stores._postgres_listen import Hub, Refused
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 __all__ = ["NotifyFeed", "hint"]
@@ -33,7 +30,6 @@ logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
 _KINDS = {"created": PendingChangeKind.CREATED, "settled": PendingChangeKind.SETTLED}
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
-_LOST = (psycopg.OperationalError, psycopg.InterfaceError, OSError)
 _MAX_PAYLOAD = 7900
 """Bytes a NOTIFY payload may hold, under the server's 8000."""
 
@@ -48,99 +44,81 @@ class NotifyFeed(ListenerFeed):
     """Listeners, and the task that feeds them from LISTEN (or, where refused, polling).
 
     Args:
-        connect: opens a new autocommit connection to the store's server.
-        sql: the statements of the store's schema (its channel, its change counter).
+        dsn: the server's connection string.
+        kwargs: what the listening connection is opened with.
+        channel: the store's NOTIFY channel.
+        read_seq: reads the store's change counter (for polling).
         where: how to name the server in log messages (no password).
-        interval: seconds between polls, when polling; between liveness checks otherwise.
-        backoff: the first reconnect delay in seconds, doubled per failure up to 2 s.
+        interval: seconds between polls, when polling.
     """
 
     def __init__(
         self,
-        connect: Callable[[], Any],
-        sql: Statements,
+        dsn: str,
+        kwargs: dict[str, Any],
+        channel: str,
+        read_seq: Callable[[], Awaitable[int]],
         *,
         where: str,
         interval: float,
-        backoff: float = 0.05,
     ) -> None:
-        super().__init__(name=f"roomkit postgres feed {sql.channel}", logger=logger)
-        self._connect = connect
-        self._sql = sql
+        super().__init__(name=f"roomkit postgres feed {channel}", logger=logger)
+        self._dsn = dsn
+        self._kwargs = kwargs
+        self._channel = channel
+        self._read_seq = read_seq
         self._where = where
         self._interval = interval
-        self._keepalive = max(interval, 5.0)
-        self._backoff = backoff
+        self._refused = asyncio.Event()
+        self._hub: Hub | None = None
+        self._warned = False
         self.polling = False
         """Whether the feed polls, since LISTEN was refused."""
 
     async def _run(self) -> None:
-        delay = self._backoff
-        while True:
-            try:
-                db: AsyncConnection[Any] = await self._connect()
-            except _LOST as error:
-                logger.warning(
-                    "change feed from %s cannot connect (%s); retrying in %.2f s",
-                    self._where,
-                    str(error).strip().splitlines()[0] if str(error).strip() else error,
-                    delay,
-                )
-            else:
-                try:
-                    delay = self._backoff
-                    await self._listen(db)
-                except _LOST as error:
-                    logger.warning(
-                        "change feed from %s lost (%s); reconnecting in %.2f s",
-                        self._where,
-                        str(error).strip().splitlines()[0] if str(error).strip() else error,
-                        delay,
-                    )
-                except Exception:
-                    logger.exception(
-                        "change feed from %s failed; retrying in %.2f s", self._where, delay
-                    )
-                finally:
-                    await _close_quietly(db)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
-
-    async def _listen(self, db: AsyncConnection[Any]) -> None:
-        if not self.polling:
-            try:
-                await db.execute(f'LISTEN "{self._sql.channel}"')
-            except psycopg.errors.FeatureNotSupported as error:
-                self.polling = True
-                logger.warning(
-                    "the server at %s refuses LISTEN (%s), as a pooler in transaction mode "
-                    "does: changes made elsewhere arrive by polling every %.2f s",
-                    self._where,
-                    error,
-                    self._interval,
-                )
-        self.emit(_RESYNC)
-        if self.polling:
-            await self._poll(db)
+        hub = self._hub = Hub.shared(self._dsn, self._kwargs, self._where)
+        self._refused = asyncio.Event()
+        try:
+            hub.join(self._channel, self._heard)
+        except Refused as error:
+            await self._poll(error)
             return
-        while True:
-            heard = False
-            async for notice in db.notifies(timeout=self._keepalive):
-                heard = True
-                self._dispatch(notice.payload)
-            if not heard:
-                # Silence: make sure the connection is still there.
-                await db.execute("SELECT 1")
+        try:
+            await self._refused.wait()
+            await self._poll(hub.refused)
+        finally:
+            await hub.leave(self._channel, self._heard)
 
-    async def _poll(self, db: AsyncConnection[Any]) -> None:
+    def _heard(self, payload: str | None) -> None:
+        if payload is None:
+            if self._hub is not None and self._hub.refused is not None:
+                self._refused.set()
+            self.emit(_RESYNC)
+            return
+        self._dispatch(payload)
+
+    async def _poll(self, why: BaseException | None) -> None:
+        self.polling = True
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "the server at %s refuses LISTEN (%s), as a pooler in transaction mode does: "
+                "changes made elsewhere arrive by polling every %.2f s",
+                self._where,
+                why,
+                self._interval,
+            )
         last: int | None = None
         while True:
-            cursor = await db.execute(self._sql.last_seq)
-            row = await cursor.fetchone()
-            seq = int(row[0]) if row is not None else 0
-            if last is not None and seq != last:
-                self.emit(_RESYNC)
-            last = seq
+            try:
+                seq = await self._read_seq()
+            except StoreUnavailableError as error:
+                logger.warning("change feed from %s cannot poll (%s)", self._where, error)
+                last = None
+            else:
+                if seq != last:
+                    self.emit(_RESYNC)
+                last = seq
             await asyncio.sleep(self._interval)
 
     def _dispatch(self, payload: str) -> None:
@@ -153,9 +131,3 @@ class NotifyFeed(ListenerFeed):
             logger.debug("ignoring an unknown change notification %r", payload)
             return
         self.emit(PendingChange(kind, pending_id))
-
-
-async def _close_quietly(db: AsyncConnection[Any]) -> None:
-    # The connection is being given up: a failure to close it cleanly changes nothing.
-    with contextlib.suppress(*_LOST):
-        await db.close()

@@ -146,7 +146,12 @@ class PostgresStore(DurableBase):
         self.where = self._link.where
         """The server and database, without the password."""
         self._feed = NotifyFeed(
-            self._connect_feed, self._sql, where=self.where, interval=self.backstop_interval
+            self._link.dsn,
+            self._link.connect_kwargs(),
+            self._sql.channel,
+            self._read_seq,
+            where=self.where,
+            interval=self.backstop_interval,
         )
         self._next_purge = -math.inf
 
@@ -168,8 +173,9 @@ class PostgresStore(DurableBase):
         await self._feed.stop()
         await self._link.close()
 
-    async def _connect_feed(self) -> AsyncConnection[Any]:
-        return await AsyncConnection.connect(self._link.dsn, **self._link.connect_kwargs())
+    async def _read_seq(self) -> int:
+        rows = await self._rows(self._sql.last_seq)
+        return int(rows[0][0])
 
     async def _rows(self, statement: str, parameters: Any = ()) -> list[Any]:
         """Run one read and return its rows."""
