@@ -17,7 +17,6 @@ runs) share one database.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -28,7 +27,6 @@ from roomkit.tools.human_input.stores._records import FIELDS, decode
 __all__ = [
     "VERSION",
     "Statements",
-    "check_schema_name",
     "decode_row",
     "decode_rows",
 ]
@@ -38,27 +36,8 @@ logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 VERSION = 1
 """The version of the tables this code reads and writes."""
 
-_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
 _TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double precision"}
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
-
-
-def check_schema_name(schema: object) -> str:
-    """``schema`` as the name of a PostgreSQL schema the store may use.
-
-    Raises:
-        TypeError: ``schema`` is not a ``str``.
-        ValueError: it is not 1 to 40 lower-case letters, digits and underscores, starting
-            with a letter or an underscore.
-    """
-    if not isinstance(schema, str):
-        raise TypeError(f"schema must be a str, got {type(schema).__name__}")
-    if not _NAME.fullmatch(schema):
-        raise ValueError(
-            f"schema must be 1 to 40 lower-case letters, digits and underscores, starting "
-            f"with a letter or an underscore, got {schema!r}"
-        )
-    return schema
 
 
 def _quote(name: str) -> str:
@@ -89,10 +68,10 @@ class Statements:
         """The NOTIFY channel of this schema's changes."""
         self.lock = f"roomkit schema {schema}"
         """The name of the advisory lock that migrations take."""
-        self.create_schema = f"CREATE SCHEMA IF NOT EXISTS {s}"
-        self.create_version = (
-            f"CREATE TABLE IF NOT EXISTS {s}.roomkit_schema (version integer NOT NULL)"
-        )
+        self.prepare = [
+            f"CREATE SCHEMA IF NOT EXISTS {s}",
+            f"CREATE TABLE IF NOT EXISTS {s}.roomkit_schema (version integer NOT NULL)",
+        ]
         self.read_version = f"SELECT max(version) FROM {s}.roomkit_schema"
         self.write_version = f"INSERT INTO {s}.roomkit_schema (version) VALUES (%s)"
         self.migrations: dict[int, list[str]] = {

@@ -35,6 +35,7 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from roomkit.core._postgres_link import Link, check_dsn, check_schema_name, migrate
 from roomkit.core.exceptions import InvalidTextError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import (
@@ -50,10 +51,9 @@ from roomkit.tools.human_input.stores._durable_base import (
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
-from roomkit.tools.human_input.stores._postgres_link import Link, check_dsn
 from roomkit.tools.human_input.stores._postgres_schema import (
+    VERSION,
     Statements,
-    check_schema_name,
     decode_row,
     decode_rows,
 )
@@ -102,7 +102,8 @@ class PostgresStore(DurableBase):
         settle_retry: seconds a settle whose outcome a fault hid keeps running again (with
             its settle token), counted from the start of the outage; ``0`` gives up at once.
         pool_size: the most connections the store's own pool opens.
-        connect_timeout: seconds the first connection may take at :meth:`open`.
+        connect_timeout: seconds a connection may take to open, and a call may wait for
+            one of the pool's connections (when the server is away).
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -119,7 +120,7 @@ class PostgresStore(DurableBase):
         clock: Callable[[], float] = time.time,
         settle_retry: float = 5.0,
         pool_size: int = 16,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = 5.0,
     ) -> None:
         super().__init__(
             retention_seconds=seconds(
@@ -139,7 +140,7 @@ class PostgresStore(DurableBase):
         self._sql = Statements(self.schema)
         self._link = Link(
             target if target is not None else str(dsn),
-            self._sql,
+            self._migrate,
             pool_size=pool_size,
             connect_timeout=seconds("connect_timeout", connect_timeout, zero=False),
         )
@@ -172,6 +173,19 @@ class PostgresStore(DurableBase):
         """Stop the change feed and close the store's own pool; idempotent."""
         await self._feed.stop()
         await self._link.close()
+
+    async def _migrate(self, db: AsyncConnection[Any], where: str) -> None:
+        sql = self._sql
+        await migrate(
+            db,
+            where=where,
+            lock=sql.lock,
+            prepare=sql.prepare,
+            read_version=sql.read_version,
+            write_version=sql.write_version,
+            migrations=sql.migrations,
+            version=VERSION,
+        )
 
     async def _read_seq(self) -> int:
         rows = await self._rows(self._sql.last_seq)

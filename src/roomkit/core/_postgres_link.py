@@ -1,17 +1,20 @@
-"""How the Postgres store reaches its server: the pool, the first connection, the faults.
+"""How the Postgres stores reach their server: the pool, the first connection, the faults.
 
 :class:`Link` owns (or borrows) a ``psycopg_pool.AsyncConnectionPool``. Opening it makes one
 connection first, on its own, so that a wrong host, password or database name surfaces as a
 :class:`~roomkit.core.exceptions.StoreError` naming what to check, at once, instead of a
 pool that waits for connections that never come; that connection also creates or migrates
-the tables. Afterwards every fault of the server or the network raises
-:class:`~roomkit.core.exceptions.StoreUnavailableError`.
+the tables (:func:`migrate`, under an advisory lock, refusing tables newer than the code).
+Afterwards every fault of the server or the network raises
+:class:`~roomkit.core.exceptions.StoreUnavailableError`. The room store and the
+pending-request store share this module.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -21,12 +24,15 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from roomkit.core.exceptions import StoreError, StoreFormatError, StoreUnavailableError
-from roomkit.tools.human_input.stores._postgres_schema import VERSION, Statements
 
-__all__ = ["Link", "check_dsn", "describe"]
+__all__ = ["LOST", "Link", "check_dsn", "check_schema_name", "describe", "migrate"]
+
+Prepare = Callable[[AsyncConnection[Any], str], Awaitable[None]]
+"""Creates or migrates a store's tables on the first connection, given the server's name."""
 
 _SCHEMES = ("postgresql://", "postgres://")
-_LOST = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+LOST = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
 
 
 def check_dsn(dsn: object) -> str:
@@ -54,6 +60,24 @@ def check_dsn(dsn: object) -> str:
     return dsn
 
 
+def check_schema_name(schema: object) -> str:
+    """``schema`` as the name of a PostgreSQL schema the store may use.
+
+    Raises:
+        TypeError: ``schema`` is not a ``str``.
+        ValueError: it is not 1 to 40 lower-case letters, digits and underscores, starting
+            with a letter or an underscore.
+    """
+    if not isinstance(schema, str):
+        raise TypeError(f"schema must be a str, got {type(schema).__name__}")
+    if not _NAME.fullmatch(schema):
+        raise ValueError(
+            f"schema must be 1 to 40 lower-case letters, digits and underscores, starting "
+            f"with a letter or an underscore, got {schema!r}"
+        )
+    return schema
+
+
 def describe(dsn: str) -> str:
     """The server and database of ``dsn``, without its password, for messages."""
     try:
@@ -71,7 +95,8 @@ class Link:
 
     Args:
         target: a DSN (the pool is the link's own) or a pool (borrowed, never closed).
-        sql: the statements of the store's schema.
+        prepare: creates or migrates the store's tables on the first connection.
+        schema: the PostgreSQL schema of the tables, for messages.
         pool_size: the most connections an owned pool opens.
         connect_timeout: seconds the first connection may take.
     """
@@ -79,12 +104,12 @@ class Link:
     def __init__(
         self,
         target: str | AsyncConnectionPool[Any],
-        sql: Statements,
+        prepare: Prepare,
         *,
         pool_size: int,
         connect_timeout: float,
     ) -> None:
-        self._sql = sql
+        self._prepare = prepare
         self._borrowed = not isinstance(target, str)
         self._pool: AsyncConnectionPool[Any] | None = None if isinstance(target, str) else target
         dsn = target if isinstance(target, str) else target.conninfo
@@ -126,7 +151,7 @@ class Link:
                 return
             try:
                 first = await AsyncConnection.connect(self.dsn, **self.connect_kwargs())
-            except _LOST as error:
+            except LOST as error:
                 raise StoreError(
                     f"cannot connect to the PostgreSQL store at {self.where}: "
                     f"{_first_line(error)}; check the host and port, that the server runs, "
@@ -134,12 +159,11 @@ class Link:
                     f"(createdb <name>)"
                 ) from error
             try:
-                await self._migrate(first)
+                await self._prepare(first, self.where)
             except psycopg.Error as error:
                 raise StoreError(
-                    f"cannot prepare the tables of the PostgreSQL store at {self.where} "
-                    f"(schema {self._sql.schema!r}): {_first_line(error)}; check that the "
-                    f"user may create tables there"
+                    f"cannot prepare the tables of the PostgreSQL store at {self.where}: "
+                    f"{_first_line(error)}; check that the user may create tables there"
                 ) from error
             finally:
                 await first.close()
@@ -158,29 +182,6 @@ class Link:
                 await self._pool.open()
             self._opened = True
 
-    async def _migrate(self, db: AsyncConnection[Any]) -> None:
-        sql = self._sql
-        async with db.transaction():
-            # Two processes opening a new database take turns: CREATE ... IF NOT EXISTS
-            # alone races on the catalogue.
-            await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (sql.lock,))
-            await db.execute(sql.create_schema)
-            await db.execute(sql.create_version)
-            cursor = await db.execute(sql.read_version)
-            row = await cursor.fetchone()
-            found = int(row[0]) if row is not None and row[0] is not None else 0
-            if found > VERSION:
-                raise StoreFormatError(
-                    f"the PostgreSQL store at {self.where} (schema {sql.schema!r}) holds "
-                    f"tables of version {found}, made by a newer roomkit; this one reads "
-                    f"version {VERSION}: upgrade roomkit in this process (nothing was read or "
-                    f"written)"
-                )
-            for version in range(found + 1, VERSION + 1):
-                for statement in sql.migrations[version]:
-                    await db.execute(statement)
-                await db.execute(sql.write_version, (version,))
-
     async def close(self) -> None:
         """Close the pool if it is the link's own; idempotent."""
         async with self._lock:
@@ -195,9 +196,11 @@ class Link:
         await self.open()
         assert self._pool is not None
         try:
-            async with self._pool.connection() as db:
+            # A pool without connections (a server away) fails fast instead of queueing
+            # callers for the pool's default half minute.
+            async with self._pool.connection(timeout=self._connect_timeout) as db:
                 yield db
-        except _LOST as error:
+        except LOST as error:
             raise self.unavailable(error) from error
 
     def unavailable(self, error: BaseException) -> StoreUnavailableError:
@@ -211,3 +214,42 @@ class Link:
 def _first_line(error: BaseException) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0]
+
+
+async def migrate(
+    db: AsyncConnection[Any],
+    *,
+    where: str,
+    lock: str,
+    prepare: Sequence[str],
+    read_version: str,
+    write_version: str,
+    migrations: Mapping[int, Sequence[str]],
+    version: int,
+) -> None:
+    """Bring a store's tables to ``version`` in one transaction, under an advisory lock.
+
+    ``prepare`` runs first (create the schema and the version table if missing); then each
+    migration above the stored version, each recorded. Two processes opening a new database
+    take turns: CREATE ... IF NOT EXISTS alone races on the catalogue.
+
+    Raises:
+        StoreFormatError: the stored version is newer than ``version`` (nothing changes).
+    """
+    async with db.transaction():
+        await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
+        for statement in prepare:
+            await db.execute(statement)
+        cursor = await db.execute(read_version)
+        row = await cursor.fetchone()
+        found = int(row[0]) if row is not None and row[0] is not None else 0
+        if found > version:
+            raise StoreFormatError(
+                f"the PostgreSQL store at {where} ({lock}) holds tables of version {found}, "
+                f"made by a newer roomkit; this one reads version {version}: upgrade roomkit "
+                f"in this process (nothing was read or written)"
+            )
+        for step in range(found + 1, version + 1):
+            for statement in migrations[step]:
+                await db.execute(statement)
+            await db.execute(write_version, (step,))
