@@ -13,6 +13,7 @@ pending-request store share this module.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -126,6 +127,7 @@ class Link:
         self._connect_timeout = connect_timeout
         self._opened = False
         self._lock = asyncio.Lock()
+        self._checking: asyncio.Task[None] | None = None
 
     def connect_kwargs(self) -> dict[str, Any]:
         """What a connection of the store's own (the change feed's) is opened with."""
@@ -174,7 +176,6 @@ class Link:
                     max_size=self._pool_size,
                     kwargs={"autocommit": True},
                     open=False,
-                    check=AsyncConnectionPool.check_connection,
                     name=f"roomkit {self.where}",
                 )
                 await self._pool.open()
@@ -186,6 +187,11 @@ class Link:
         """Close the pool if it is the link's own; idempotent."""
         async with self._lock:
             self._opened = False
+            checking, self._checking = self._checking, None
+            if checking is not None and not checking.done():
+                checking.cancel()
+                with contextlib.suppress(asyncio.CancelledError, *LOST):
+                    await checking
             if not self._borrowed and self._pool is not None:
                 pool, self._pool = self._pool, None
                 await pool.close()
@@ -201,7 +207,21 @@ class Link:
             async with self._pool.connection(timeout=self._connect_timeout) as db:
                 yield db
         except LOST as error:
+            self._recheck()
             raise self.unavailable(error) from error
+
+    def _recheck(self) -> None:
+        """After a fault, have the pool test its idle connections and replace the broken.
+
+        Connections are not tested on every checkout (a round trip each): a server that
+        restarted leaves the idle ones broken, and one fault is enough to find them all.
+        """
+        pool = self._pool
+        if pool is None or (self._checking is not None and not self._checking.done()):
+            return
+        self._checking = asyncio.get_running_loop().create_task(
+            pool.check(), name=f"roomkit pool check {self.where}"
+        )
 
     def unavailable(self, error: BaseException) -> StoreUnavailableError:
         """The error of a store the server of which did not answer with ``error``."""

@@ -98,9 +98,6 @@ class Statements:
         """The statements that bring the tables from one version below each key to it."""
 
         self.select_by_id = f"SELECT {COLUMNS} FROM {pending} WHERE pending_id = %s AND {_RETAINED}"
-        self.select_for_settle = (
-            f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = %s FOR UPDATE"
-        )
         self.select_by_key = (
             f'SELECT {COLUMNS}, settled_at FROM {pending} WHERE "key" = %s FOR UPDATE'
         )
@@ -112,21 +109,37 @@ class Statements:
         self.insert = (
             f"INSERT INTO {pending} ({COLUMNS}, changed_at, unannounced) "
             f"VALUES ({', '.join('%s' for _ in FIELDS)}, %s, true) "
-            "ON CONFLICT DO NOTHING RETURNING pending_id"
+            "ON CONFLICT DO NOTHING RETURNING pending_id, pg_notify(%s, %s)"
         )
-        """Parameters: the fields, changed_at. A new request is not announced yet."""
+        """Parameters: the fields, changed_at, the channel and the hint. A new request is not
+        announced yet; the hint leaves when the row is committed."""
         self.mark_announced = (
             f"UPDATE {pending} SET unannounced = NULL WHERE pending_id = %s AND unannounced"
         )
         self.select_unannounced = f"SELECT unannounced FROM {pending} WHERE pending_id = %s"
+        # The deadline came first: the settle records the timeout, and loses.
+        late = "(deadline IS NOT NULL AND deadline <= %(now)s AND %(status)s <> 'timed_out')"
         self.settle = (
-            f"UPDATE {pending} SET status = %s, result = %s, reject_reason = %s, "
-            "withdrawn = %s, settled_by = COALESCE(%s, settled_by), settle_token = %s, "
-            f"settled_at = %s, changed_at = %s, seq = nextval('{s}.roomkit_pending_seq') "
-            f"WHERE pending_id = %s RETURNING {COLUMNS}"
+            f"UPDATE {pending} SET "
+            f"status = CASE WHEN {late} THEN 'timed_out' ELSE %(status)s END, "
+            f"result = CASE WHEN {late} THEN NULL ELSE %(result)s END, "
+            f"reject_reason = CASE WHEN {late} THEN NULL ELSE %(reason)s END, "
+            f"withdrawn = CASE WHEN {late} THEN 0 ELSE %(withdrawn)s END, "
+            f"settled_by = CASE WHEN {late} THEN settled_by "
+            "ELSE COALESCE(%(by)s, settled_by) END, "
+            f"settle_token = CASE WHEN {late} THEN NULL ELSE %(token)s END, "
+            "settled_at = %(now)s, changed_at = %(now)s, "
+            f"seq = nextval('{s}.roomkit_pending_seq') "
+            "WHERE pending_id = %(id)s AND status = 'pending' AND format = %(format)s "
+            "AND (%(status)s <> 'timed_out' OR (deadline IS NOT NULL AND deadline <= %(now)s)) "
+            f"RETURNING {COLUMNS}, settle_token, pg_notify(%(channel)s, %(hint)s)"
         )
-        """Parameters: status, result, reason, withdrawn, settled_by, settle_token,
-        settled_at, changed_at, pending_id."""
+        """The check-and-set in one statement: the row lock orders racing settles, and the
+        one that comes second finds the request no longer pending. Named parameters: id,
+        status, result, reason, withdrawn, by, token, now, format, channel, hint."""
+        self.select_settled_one = (
+            f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = %s"
+        )
         self.set_deadline = (
             f"UPDATE {pending} SET deadline = %s WHERE pending_id = %s AND status = 'pending' "
             "AND (deadline IS NULL OR deadline > %s) RETURNING deadline"

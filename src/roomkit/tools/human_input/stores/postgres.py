@@ -57,7 +57,7 @@ from roomkit.tools.human_input.stores._postgres_schema import (
     decode_row,
     decode_rows,
 )
-from roomkit.tools.human_input.stores._records import FIELDS, encode
+from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, encode
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -69,10 +69,6 @@ __all__ = ["PostgresStore"]
 logger = logging.getLogger(__name__)
 
 _PENDING = PendingInputStatus.PENDING
-_TIMED_OUT = PendingInputStatus.TIMED_OUT
-_TIMEOUT_OUTCOME = (_TIMED_OUT.value, None, None, 0, None, None)
-"""What a settle that lost to the deadline records: status, result, reason, withdrawn, by,
-and no settle token (no call won)."""
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 _KEY_RACES = 3
@@ -221,37 +217,48 @@ class PostgresStore(DurableBase):
         values = [fields[name] for name in FIELDS]
         await self.open()
         sql = self._sql
+        created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
+        if self.clock() >= self._next_purge:
+            await self.purge_expired()
+        if request.key is None:
+            # No key to re-attach to: one statement, committed on its own.
+            async with self._link.connection() as db:
+                cursor = await db.execute(sql.insert, (*values, self.clock(), *created))
+                if await cursor.fetchone() is None:
+                    raise StoreError(f"pending request {request.pending_id!r} is already stored")
+        else:
+            found = await self._insert_keyed(request, values, created)
+            if found is not None:
+                return found, False
+        self._announce(PendingChangeKind.CREATED, request.pending_id)
+        return decode_row(values), True
+
+    async def _insert_keyed(
+        self, request: PendingInput, values: list[Any], created: tuple[str, str]
+    ) -> PendingInput | None:
+        """Insert a request with a key; the retained holder of the key when there is one."""
+        sql = self._sql
         for _ in range(_KEY_RACES):
             async with self._link.connection() as db, db.transaction():
                 now = self.clock()
-                if request.key is not None:
-                    cursor = await db.execute(sql.select_by_key, (request.key,))
-                    row = await cursor.fetchone()
-                    if row is not None:
-                        if self._retained(row[-1], now=now):
-                            return decode_row(row), False
-                        # The key's holder is past its retention: it goes, the key is free.
-                        await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
-                if now >= self._next_purge:
-                    await self._purge(db, now)
-                cursor = await db.execute(sql.insert, (*values, now))
+                cursor = await db.execute(sql.select_by_key, (request.key,))
+                row = await cursor.fetchone()
+                if row is not None:
+                    if self._retained(row[-1], now=now):
+                        return decode_row(row)
+                    # The key's holder is past its retention: it goes, the key is free.
+                    await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
+                cursor = await db.execute(sql.insert, (*values, now, *created))
                 if await cursor.fetchone() is not None:
-                    await db.execute(
-                        sql.notify,
-                        (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id)),
-                    )
-                    break
+                    return None
                 cursor = await db.execute(sql.exists, (request.pending_id,))
                 if await cursor.fetchone() is not None:
                     raise StoreError(f"pending request {request.pending_id!r} is already stored")
             # A create of the same key committed first: read it on the next round.
-        else:
-            raise StoreError(
-                f"the key {request.key!r} kept changing hands while request "
-                f"{request.pending_id!r} was being created: try again"
-            )
-        self._announce(PendingChangeKind.CREATED, request.pending_id)
-        return decode_row(values), True
+        raise StoreError(
+            f"the key {request.key!r} kept changing hands while request "
+            f"{request.pending_id!r} was being created: try again"
+        )
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled (within retention), or ``None``.
@@ -397,32 +404,42 @@ class PostgresStore(DurableBase):
         status: PendingInputStatus,
         outcome: tuple[str, str | None, str | None, int, str | None, str],
     ) -> tuple[PendingInput | None, bool]:
-        """The check-and-set inside a transaction on ``db`` (nested in one that is open).
+        """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
+        ``db`` is in one already) that a record which cannot be read rolls back.
 
         Returns the winning record (or ``None``) and whether anything was written.
         """
         sql = self._sql
+        value, result, reason, withdrawn, by, token = outcome
+        parameters = {
+            "id": pending_id,
+            "status": value,
+            "result": result,
+            "reason": reason,
+            "withdrawn": withdrawn,
+            "by": by,
+            "token": token,
+            "now": self.clock(),
+            "format": FORMAT,
+            "channel": sql.channel,
+            "hint": hint(PendingChangeKind.SETTLED, pending_id),
+        }
         async with db.transaction():
-            cursor = await db.execute(sql.select_for_settle, (pending_id,))
+            cursor = await db.execute(sql.settle, parameters)
             row = await cursor.fetchone()
-            # Decoded before anything is written: a corrupt record stays as it is.
-            current = decode_row(row) if row is not None else None
-            if current is None:
-                return None, False
-            if current.status is not _PENDING:
-                # Its own token: this settle, run again after a fault hid its commit, won.
-                return (current if row is not None and row[-1] == outcome[-1] else None), False
-            now = self.clock()
-            passed = current.deadline is not None and now >= current.deadline
-            if status is _TIMED_OUT and not passed:
-                return None, False
-            wins = status is _TIMED_OUT or not passed
-            # When the deadline came first, the store records the timeout and this call loses.
-            stored = outcome if wins else _TIMEOUT_OUTCOME
-            cursor = await db.execute(sql.settle, (*stored, now, now, pending_id))
-            updated = await cursor.fetchone()
-            await db.execute(sql.notify, (sql.channel, hint(PendingChangeKind.SETTLED, pending_id)))
-        return (decode_row(updated) if wins and updated is not None else None), True
+            if row is not None:
+                # Decoded inside the transaction: a record that cannot be read stays as it was.
+                record = decode_row(row)
+                return (record if row[len(FIELDS)] == token else None), True
+        # Nothing written: unknown, not readable, settled already, or a timeout too early.
+        cursor = await db.execute(sql.select_settled_one, (pending_id,))
+        row = await cursor.fetchone()
+        if row is None:
+            return None, False
+        current = decode_row(row)
+        # Its own token: this settle, run again after a fault hid its commit, won.
+        won = current.status is not _PENDING and row[len(FIELDS)] == token
+        return (current if won else None), False
 
     async def purge_expired(self) -> int:
         """Drop settled records older than the retention; return how many went."""
