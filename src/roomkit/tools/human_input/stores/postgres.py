@@ -35,7 +35,7 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.core._postgres_link import Link, check_dsn, check_schema_name, migrate
+from roomkit.core._postgres_link import LOST, Link, check_dsn, check_schema_name, migrate
 from roomkit.core.exceptions import InvalidTextError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import (
@@ -440,6 +440,52 @@ class PostgresStore(DurableBase):
         # Its own token: this settle, run again after a fault hid its commit, won.
         won = current.status is not _PENDING and row[len(FIELDS)] == token
         return (current if won else None), False
+
+    async def settle_in(
+        self,
+        connection: AsyncConnection[Any],
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        result: str | None = None,
+        reason: str | None = None,
+        withdrawn: bool = False,
+        settled_by: str | None = None,
+        token: str | None = None,
+    ) -> PendingInput | None:
+        """The check-and-set inside the caller's own transaction on ``connection``.
+
+        The settle joins the transaction open on ``connection`` (as a savepoint), so that
+        the application's own writes and the outcome commit or roll back together. The
+        record returned means "settled if your transaction commits"; the row stays locked
+        until then, so a racing settle elsewhere waits and then loses, or wins after a
+        rollback. The change's NOTIFY leaves only at the commit: waiters wake after it, and
+        a rollback leaves the request pending. Nothing is retried: the transaction is the
+        caller's.
+
+        Raises:
+            TypeError: ``connection`` is not a ``psycopg.AsyncConnection``.
+            ValueError, InvalidTextError, CorruptRecordError: as :meth:`settle`.
+            StoreUnavailableError: the connection failed (the caller's transaction with it).
+        """
+        if not isinstance(connection, AsyncConnection):
+            raise TypeError(
+                f"connection must be the psycopg.AsyncConnection your transaction runs on, "
+                f"got {type(connection).__name__}"
+            )
+        status = check_outcome(status)
+        token = check_token(token)
+        check_settle_text(result, reason, settled_by, token)
+        _check_nul({"result": result, "reason": reason, "settled_by": settled_by, "token": token})
+        if not storable_id(pending_id) or "\x00" in pending_id:
+            return None
+        await self.open()
+        outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
+        try:
+            won, _ = await self.settle_on(connection, pending_id, status, outcome)
+        except LOST as error:
+            raise self._link.unavailable(error) from error
+        return won
 
     async def purge_expired(self) -> int:
         """Drop settled records older than the retention; return how many went."""
