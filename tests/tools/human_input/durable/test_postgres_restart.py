@@ -21,6 +21,7 @@ from tests.tools.human_input.durable.test_redis_restart import (
     start_waiting,
 )
 
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.postgres import PostgresStore
 
@@ -102,3 +103,27 @@ async def test_every_answer_reaches_its_waiter_when_its_connections_are_terminat
         await asker.close()
         await asker_store.close()
         await desk_store.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_write_while_the_server_is_away_is_refused_and_nothing_is_lost(
+    server: PostgresServer,
+) -> None:
+    schema = f"away{os.urandom(4).hex()}"
+    async with PostgresStore(server.dsn, schema=schema, settle_retry=0.5) as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create("AskUserQuestion", {"question": "Where?"}, room_id="r")
+        await asyncio.to_thread(server.stop, mode="immediate")
+        try:
+            with pytest.raises(StoreUnavailableError, match="unknown"):
+                await handler.aresolve(request.pending_id, "Lisbon", by="desk")
+            with pytest.raises(StoreUnavailableError, match="is unavailable"):
+                await handler.create("AskUserQuestion", {"question": "Again?"}, room_id="r")
+        finally:
+            await asyncio.to_thread(server.start)
+        # Refused, so not recorded: the request is still open, and answered now.
+        pending = await handler.list_pending()
+        assert [r.pending_id for r in pending] == [request.pending_id]
+        assert await handler.aresolve(request.pending_id, "Lisbon", by="desk") is True
+        assert await handler.wait(request.pending_id, timeout=30) == "Lisbon"
+        await handler.close()
