@@ -17,7 +17,7 @@ import contextlib
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from psycopg import AsyncConnection
@@ -26,13 +26,15 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from roomkit.core.exceptions import StoreError, StoreFormatError, StoreUnavailableError
 
-__all__ = ["LOST", "Link", "check_dsn", "check_schema_name", "describe", "migrate"]
+__all__ = ["LOST", "Link", "Migrations", "check_dsn", "check_schema_name", "describe", "migrate"]
 
 Prepare = Callable[[AsyncConnection[Any], str], Awaitable[None]]
 """Creates or migrates a store's tables on the first connection, given the server's name."""
 
 _SCHEMES = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+_QUEUE_TIMEOUT = 60.0
+"""Seconds a call may queue for a connection of a busy pool (while the server answers)."""
 LOST = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
 
 
@@ -128,6 +130,7 @@ class Link:
         self._opened = False
         self._lock = asyncio.Lock()
         self._checking: asyncio.Task[None] | None = None
+        self._faulted = False
 
     def connect_kwargs(self) -> dict[str, Any]:
         """What a connection of the store's own (the change feed's) is opened with."""
@@ -201,14 +204,18 @@ class Link:
         """A connection of the pool; server and network faults become store errors."""
         await self.open()
         assert self._pool is not None
+        # A busy pool lets callers queue for a connection; after a fault (a server away,
+        # whose pool has no connection to hand out) they fail fast instead, until a call
+        # gets through again.
+        timeout = self._connect_timeout if self._faulted else _QUEUE_TIMEOUT
         try:
-            # A pool without connections (a server away) fails fast instead of queueing
-            # callers for the pool's default half minute.
-            async with self._pool.connection(timeout=self._connect_timeout) as db:
+            async with self._pool.connection(timeout=timeout) as db:
                 yield db
         except LOST as error:
+            self._faulted = True
             self._recheck()
             raise self.unavailable(error) from error
+        self._faulted = False
 
     def _recheck(self) -> None:
         """After a fault, have the pool test its idle connections and replace the broken.
@@ -236,40 +243,54 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0]
 
 
-async def migrate(
-    db: AsyncConnection[Any],
-    *,
-    where: str,
-    lock: str,
-    prepare: Sequence[str],
-    read_version: str,
-    write_version: str,
-    migrations: Mapping[int, Sequence[str]],
-    version: int,
-) -> None:
+class Migrations(Protocol):
+    """What :func:`migrate` needs of a store's statements."""
+
+    @property
+    def lock(self) -> str:
+        """The name of the advisory lock, and of the tables in messages."""
+
+    @property
+    def prepare(self) -> Sequence[str]:
+        """Creates the schema and the version table when missing."""
+
+    @property
+    def read_version(self) -> str:
+        """Reads the stored version."""
+
+    @property
+    def write_version(self) -> str:
+        """Records a version reached."""
+
+    @property
+    def migrations(self) -> Mapping[int, Sequence[str]]:
+        """The statements that bring the tables from one version below each key to it."""
+
+
+async def migrate(db: AsyncConnection[Any], sql: Migrations, *, where: str, version: int) -> None:
     """Bring a store's tables to ``version`` in one transaction, under an advisory lock.
 
-    ``prepare`` runs first (create the schema and the version table if missing); then each
-    migration above the stored version, each recorded. Two processes opening a new database
-    take turns: CREATE ... IF NOT EXISTS alone races on the catalogue.
+    ``sql.prepare`` runs first; then each migration above the stored version, each
+    recorded. Two processes opening a new database take turns: CREATE ... IF NOT EXISTS
+    alone races on the catalogue.
 
     Raises:
         StoreFormatError: the stored version is newer than ``version`` (nothing changes).
     """
     async with db.transaction():
-        await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
-        for statement in prepare:
+        await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (sql.lock,))
+        for statement in sql.prepare:
             await db.execute(statement)
-        cursor = await db.execute(read_version)
+        cursor = await db.execute(sql.read_version)
         row = await cursor.fetchone()
         found = int(row[0]) if row is not None and row[0] is not None else 0
         if found > version:
             raise StoreFormatError(
-                f"the PostgreSQL store at {where} ({lock}) holds tables of version {found}, "
-                f"made by a newer roomkit; this one reads version {version}: upgrade roomkit "
-                f"in this process (nothing was read or written)"
+                f"the PostgreSQL store at {where} ({sql.lock}) holds tables of version "
+                f"{found}, made by a newer roomkit; this one reads version {version}: upgrade "
+                f"roomkit in this process (nothing was read or written)"
             )
         for step in range(found + 1, version + 1):
-            for statement in migrations[step]:
+            for statement in sql.migrations[step]:
                 await db.execute(statement)
-            await db.execute(write_version, (step,))
+            await db.execute(sql.write_version, (step,))

@@ -50,8 +50,8 @@ class PostgresRoomStore:
             store's own pool), or a ``psycopg_pool.AsyncConnectionPool`` (borrowed).
         schema: the PostgreSQL schema of the tables; created if missing.
         pool_size: the most connections the store's own pool opens.
-        connect_timeout: seconds a connection may take to open, and a call may wait for a
-            connection of the pool.
+        connect_timeout: seconds a connection may take to open, and, after a fault, a call
+            may wait for one of the pool's (a busy pool lets calls queue for longer).
 
     Raises:
         TypeError, ValueError: an argument is not one the store takes.
@@ -110,18 +110,8 @@ class PostgresRoomStore:
         await self.close()
 
     async def _prepare(self, db: AsyncConnection[Any], where: str) -> None:
-        sql = self._sql
-        await migrate(
-            db,
-            where=where,
-            lock=sql.lock,
-            prepare=sql.prepare,
-            read_version=sql.read_version,
-            write_version=sql.write_version,
-            migrations=sql.migrations,
-            version=VERSION,
-        )
-        cursor = await db.execute(sql.last_event_id)
+        await migrate(db, self._sql, where=where, version=VERSION)
+        cursor = await db.execute(self._sql.last_event_id)
         row = await cursor.fetchone()
         room_model.reserve_event_ids(int(row[0]) if row is not None else 0)
 

@@ -98,8 +98,8 @@ class PostgresStore(DurableBase):
         settle_retry: seconds a settle whose outcome a fault hid keeps running again (with
             its settle token), counted from the start of the outage; ``0`` gives up at once.
         pool_size: the most connections the store's own pool opens.
-        connect_timeout: seconds a connection may take to open, and a call may wait for
-            one of the pool's connections (when the server is away).
+        connect_timeout: seconds a connection may take to open, and, after a fault, a call
+            may wait for one of the pool's (a busy pool lets calls queue for longer).
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -171,17 +171,7 @@ class PostgresStore(DurableBase):
         await self._link.close()
 
     async def _migrate(self, db: AsyncConnection[Any], where: str) -> None:
-        sql = self._sql
-        await migrate(
-            db,
-            where=where,
-            lock=sql.lock,
-            prepare=sql.prepare,
-            read_version=sql.read_version,
-            write_version=sql.write_version,
-            migrations=sql.migrations,
-            version=VERSION,
-        )
+        await migrate(db, self._sql, where=where, version=VERSION)
 
     async def _read_seq(self) -> int:
         rows = await self._rows(self._sql.last_seq)
