@@ -24,6 +24,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -313,6 +314,8 @@ if __name__ == "__main__":
         kind, location, prefix, samples = arguments[1:5]
         asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
         sys.exit(0)
+    # A SIGTERM ends the run through the cluster's ``with`` block, which removes it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     default = int(os.environ.get(SIZE_VARIABLE, 100_000))
     found = asyncio.run(postgres_rows(QUICK_SIZE if "--quick" in arguments else default))
     print_table(found)
