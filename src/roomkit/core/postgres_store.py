@@ -28,8 +28,8 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from roomkit.core import _sqlite_rows as rows
-from roomkit.core._postgres_link import Link, check_dsn, check_schema_name, migrate
 from roomkit.core._postgres_rooms import VERSION, RoomStatements
+from roomkit.core.postgres_link import Link, check_dsn, check_schema_name, migrate
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models import room as room_model
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent

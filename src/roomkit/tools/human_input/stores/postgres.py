@@ -35,8 +35,8 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.core._postgres_link import LOST, Link, check_dsn, check_schema_name, migrate
 from roomkit.core.exceptions import InvalidTextError, StoreError
+from roomkit.core.postgres_link import LOST, Link, check_dsn, check_schema_name, migrate
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,

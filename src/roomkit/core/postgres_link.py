@@ -1,4 +1,4 @@
-"""How the Postgres stores reach their server: the pool, the first connection, the faults.
+"""The Postgres stores' link: the pool, the first connection, the faults, the migrations.
 
 :class:`Link` owns (or borrows) a ``psycopg_pool.AsyncConnectionPool``. Opening it makes one
 connection first, on its own, so that a wrong host, password or database name surfaces as a
