@@ -193,7 +193,8 @@ async def tell(process: asyncio.subprocess.Process, message: bytes) -> None:
 async def answered_from_processes(dsn: str, size: int) -> list[Row]:
     """``size`` requests wait in 2 processes; 4 others answer them, some twice over."""
     schema = f"scale{os.urandom(4).hex()}"
-    await PostgresStore(dsn, schema=schema).open()
+    async with PostgresStore(dsn, schema=schema):
+        pass  # the tables, before the processes race to make them
     counts = [size // WAITERS] * WAITERS
     counts[0] += size % WAITERS
     waiters = [

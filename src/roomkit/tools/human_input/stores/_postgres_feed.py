@@ -2,9 +2,11 @@
 
 Every create and settle sends ``NOTIFY`` in its own transaction, so a hint leaves only once
 the change is committed, and the feed turns each ``created <id>`` / ``settled <id>`` into a
-:class:`PendingChange`. A notification is only a hint: while the feed was away (a lost
-connection, a server restarted) nothing is kept for it, so each time it starts listening it
-sends :attr:`PendingChangeKind.RESYNC`, and waiters re-read on their own every
+:class:`PendingChange`; a settle's notification carries the settled record itself
+(``record <JSON>``), which the change hands to waiters, who then need no read. A
+notification is only a hint: while the feed was away (a lost connection, a server
+restarted) nothing is kept for it, so each time it starts listening it sends
+:attr:`PendingChangeKind.RESYNC`, and waiters re-read on their own every
 ``backstop_interval`` too. A lost notification delays a wake-up and loses nothing.
 
 Where LISTEN is refused (a pooler in transaction mode), the feed polls instead: every
@@ -15,13 +17,17 @@ one warning.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
+from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._durable_base import ListenerFeed
 from roomkit.tools.human_input.stores._postgres_listen import Hub, Refused
+from roomkit.tools.human_input.stores._postgres_schema import MAX_PAYLOAD
+from roomkit.tools.human_input.stores._records import FIELDS, decode
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 __all__ = ["NotifyFeed", "hint"]
@@ -30,14 +36,12 @@ logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
 _KINDS = {"created": PendingChangeKind.CREATED, "settled": PendingChangeKind.SETTLED}
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
-_MAX_PAYLOAD = 7900
-"""Bytes a NOTIFY payload may hold, under the server's 8000."""
 
 
 def hint(kind: PendingChangeKind, pending_id: str) -> str:
     """The NOTIFY payload of a change (``resync`` when the id is too long to send)."""
     payload = f"{kind.value} {pending_id}"
-    return payload if len(payload.encode()) <= _MAX_PAYLOAD else "resync"
+    return payload if len(payload.encode()) <= MAX_PAYLOAD else "resync"
 
 
 class NotifyFeed(ListenerFeed):
@@ -123,6 +127,9 @@ class NotifyFeed(ListenerFeed):
 
     def _dispatch(self, payload: str) -> None:
         verb, _, pending_id = payload.partition(" ")
+        if verb == "record":
+            self._settled(pending_id)
+            return
         if verb == "resync":
             self.emit(_RESYNC)
             return
@@ -131,3 +138,21 @@ class NotifyFeed(ListenerFeed):
             logger.debug("ignoring an unknown change notification %r", payload)
             return
         self.emit(PendingChange(kind, pending_id))
+
+    def _settled(self, body: str) -> None:
+        record = _carried(body)
+        if record is None:
+            # Only a hint: without the record, listeners cannot tell which request moved.
+            logger.debug("unreadable record in a change notification; resyncing")
+            self.emit(_RESYNC)
+            return
+        self.emit(PendingChange(PendingChangeKind.SETTLED, record.pending_id, record))
+
+
+def _carried(body: str) -> PendingInput | None:
+    """The settled record a ``record`` notification carries, or ``None`` if unreadable."""
+    try:
+        values = json.loads(body)
+        return decode(dict(zip(FIELDS, values, strict=True)))
+    except (ValueError, TypeError, CorruptRecordError):
+        return None

@@ -25,6 +25,7 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._records import FIELDS, decode
 
 __all__ = [
+    "MAX_PAYLOAD",
     "VERSION",
     "Statements",
     "decode_row",
@@ -50,6 +51,9 @@ _DEFINITIONS = ",\n    ".join(
     f"{_quote(name)} {_TYPES.get(name, 'text')}{_CONSTRAINTS.get(name, '')}" for name in FIELDS
 )
 _RETAINED = "(settled_at IS NULL OR settled_at > %s)"
+_CARRIED = f"('record ' || json_build_array({COLUMNS})::text)"
+MAX_PAYLOAD = 7900
+"""Bytes a NOTIFY payload may hold, under the server's 8000."""
 
 
 class Statements:
@@ -132,11 +136,15 @@ class Statements:
             f"seq = nextval('{s}.roomkit_pending_seq') "
             "WHERE pending_id = %(id)s AND status = 'pending' AND format = %(format)s "
             "AND (%(status)s <> 'timed_out' OR (deadline IS NOT NULL AND deadline <= %(now)s)) "
-            f"RETURNING {COLUMNS}, settle_token, pg_notify(%(channel)s, %(hint)s)"
+            f"RETURNING {COLUMNS}, settle_token, pg_notify(%(channel)s, CASE WHEN "
+            f"octet_length({_CARRIED}) <= {MAX_PAYLOAD} THEN {_CARRIED} ELSE %(hint)s END)"
         )
         """The check-and-set in one statement: the row lock orders racing settles, and the
-        one that comes second finds the request no longer pending. Named parameters: id,
-        status, result, reason, withdrawn, by, token, now, format, channel, hint."""
+        one that comes second finds the request no longer pending. Its NOTIFY carries the
+        settled record (``record <JSON array of the columns>``), so that waiters elsewhere
+        need no read, unless that is too long for a notification (then ``hint``, the
+        ``settled <id>`` hint). Named parameters: id, status, result, reason, withdrawn, by,
+        token, now, format, channel, hint."""
         self.select_settled_one = (
             f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = %s"
         )

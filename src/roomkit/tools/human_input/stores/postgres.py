@@ -382,7 +382,7 @@ class PostgresStore(DurableBase):
             async with self._link.connection() as db:
                 won, settled = await self.settle_on(db, pending_id, status, outcome)
             if settled:
-                self._announce(PendingChangeKind.SETTLED, pending_id)
+                self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
             return won
 
         return await self._settle_knowing(attempt, pending_id, self.where)
