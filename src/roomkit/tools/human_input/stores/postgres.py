@@ -308,16 +308,9 @@ class PostgresStore(DurableBase):
     async def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
     ) -> list[PendingInput]:
-        """The most recently settled requests within the retention, newest first.
-
-        Args:
-            actor_ids: only the requests naming one of these actors (``None`` in it stands
-                for requests that name no actor); every request when ``None``.
-            limit: at most this many, from 1 to
-                :data:`~roomkit.tools.human_input.stores.base.SETTLED_LIMIT`.
-
-        A row that cannot be decoded is skipped and logged.
-        """
+        """The latest outcomes within the retention, newest first, as
+        :meth:`~roomkit.tools.human_input.stores.base.DurableSettledHistory.list_settled`
+        lists them; a row that cannot be decoded is skipped and logged."""
         wanted = check_settled_listing(actor_ids, limit)
         statement, parameters = self._sql.select_settled(wanted, self._cutoff(), limit)
         return decode_rows(await self._rows(statement, parameters))
@@ -370,12 +363,9 @@ class PostgresStore(DurableBase):
                 seconds; whether this settle was recorded is unknown.
         """
         status = check_outcome(status)
-        token = check_token(token)
-        check_settle_text(result, reason, settled_by, token)
-        _check_nul({"result": result, "reason": reason, "settled_by": settled_by, "token": token})
-        if not storable_id(pending_id) or "\x00" in pending_id:
+        outcome = _outcome(pending_id, status, result, reason, withdrawn, settled_by, token)
+        if outcome is None:
             return None
-        outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
 
         async def attempt() -> PendingInput | None:
             await self.open()
@@ -392,7 +382,7 @@ class PostgresStore(DurableBase):
         db: AsyncConnection[Any],
         pending_id: str,
         status: PendingInputStatus,
-        outcome: tuple[str, str | None, str | None, int, str | None, str],
+        outcome: Outcome,
     ) -> tuple[PendingInput | None, bool]:
         """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
         ``db`` is in one already) that a record which cannot be read rolls back.
@@ -464,13 +454,10 @@ class PostgresStore(DurableBase):
                 f"got {type(connection).__name__}"
             )
         status = check_outcome(status)
-        token = check_token(token)
-        check_settle_text(result, reason, settled_by, token)
-        _check_nul({"result": result, "reason": reason, "settled_by": settled_by, "token": token})
-        if not storable_id(pending_id) or "\x00" in pending_id:
+        outcome = _outcome(pending_id, status, result, reason, withdrawn, settled_by, token)
+        if outcome is None:
             return None
         await self.open()
-        outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
         try:
             won, _ = await self.settle_on(connection, pending_id, status, outcome)
         except LOST as error:
@@ -533,6 +520,33 @@ class PostgresStore(DurableBase):
         cursor = await db.execute(self._sql.purge, (now - self._keep,))
         self._next_purge = now + _PURGE_EVERY
         return max(cursor.rowcount, 0)
+
+
+Outcome = tuple[str, str | None, str | None, int, str | None, str]
+"""What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
+
+
+def _outcome(
+    pending_id: str,
+    status: PendingInputStatus,
+    result: str | None,
+    reason: str | None,
+    withdrawn: bool,
+    settled_by: str | None,
+    token: str | None,
+) -> Outcome | None:
+    """A settle's arguments checked, as what it records; ``None`` for an id never stored.
+
+    Raises:
+        ValueError: ``token`` is empty.
+        InvalidTextError: a text holds a lone surrogate or a NUL.
+    """
+    token = check_token(token)
+    check_settle_text(result, reason, settled_by, token)
+    _check_nul({"result": result, "reason": reason, "settled_by": settled_by, "token": token})
+    if not storable_id(pending_id) or "\x00" in pending_id:
+        return None
+    return (status.value, result, reason, int(withdrawn), settled_by, token)
 
 
 def _check_nul(fields: dict[str, Any]) -> None:
