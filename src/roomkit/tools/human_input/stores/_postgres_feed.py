@@ -26,8 +26,8 @@ from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._durable_base import ListenerFeed
 from roomkit.tools.human_input.stores._postgres_listen import Hub, Refused
-from roomkit.tools.human_input.stores._postgres_schema import MAX_PAYLOAD
-from roomkit.tools.human_input.stores._records import FIELDS, decode
+from roomkit.tools.human_input.stores._postgres_schema import MAX_PAYLOAD, decode_fields
+from roomkit.tools.human_input.stores._records import FIELDS
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 __all__ = ["NotifyFeed", "hint"]
@@ -153,6 +153,8 @@ def _carried(body: str) -> PendingInput | None:
     """The settled record a ``record`` notification carries, or ``None`` if unreadable."""
     try:
         values = json.loads(body)
-        return decode(dict(zip(FIELDS, values, strict=True)))
+        if not isinstance(values, list) or len(values) != len(FIELDS):
+            return None
+        return decode_fields(values)
     except (ValueError, TypeError, CorruptRecordError):
         return None

@@ -16,6 +16,7 @@ runs) share one database.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -28,8 +29,11 @@ __all__ = [
     "MAX_PAYLOAD",
     "VERSION",
     "Statements",
+    "decode_fields",
     "decode_row",
     "decode_rows",
+    "read_back",
+    "stored",
 ]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
@@ -186,7 +190,7 @@ class Statements:
         for column, value in filters.items():
             if value is not None:
                 clauses.append(f"{_quote(column)} = %s")
-                parameters.append(value)
+                parameters.append(stored(value))
         where = " AND ".join(clauses)
         return f"SELECT {COLUMNS} FROM {self._pending} WHERE {where} ORDER BY seq", parameters
 
@@ -197,7 +201,7 @@ class Statements:
         clauses = ["settled_at > %s"]
         parameters: list[Any] = [cutoff]
         if actor_ids is not None:
-            named = [actor_id for actor_id in actor_ids if actor_id is not None]
+            named = [stored(actor_id) for actor_id in actor_ids if actor_id is not None]
             either = []
             if named:
                 either.append("actor_id = ANY(%s)")
@@ -214,13 +218,44 @@ class Statements:
         )
 
 
+_ESCAPED = "\x01"
+"""Starts a text stored as JSON: PostgreSQL text holds no NUL character."""
+
+
+def stored(value: str | None) -> str | None:
+    """``value`` as PostgreSQL text: as it is, or, when it holds a NUL (or starts with the
+    escape), the escape followed by its JSON (which spells NUL ``\\u0000``)."""
+    if value is None or ("\x00" not in value and not value.startswith(_ESCAPED)):
+        return value
+    return _ESCAPED + json.dumps(value)
+
+
+def read_back(value: object) -> object:
+    """The text :func:`stored` was given (anything else as it is)."""
+    if isinstance(value, str) and value.startswith(_ESCAPED):
+        try:
+            return json.loads(value[1:])
+        except ValueError:
+            return value
+    return value
+
+
+def decode_fields(values: Iterable[Any]) -> PendingInput:
+    """Rebuild a request from the record's columns in :data:`FIELDS` order (more may follow).
+
+    Raises:
+        CorruptRecordError: the row is not a record this library wrote.
+    """
+    return decode({name: read_back(value) for name, value in zip(FIELDS, values, strict=False)})
+
+
 def decode_row(row: Sequence[Any]) -> PendingInput:
     """Rebuild a request from a row of the record's columns (more may follow).
 
     Raises:
         CorruptRecordError: the row is not a record this library wrote.
     """
-    return decode(dict(zip(FIELDS, row, strict=False)))
+    return decode_fields(row)
 
 
 def decode_rows(rows: Iterable[Sequence[Any]]) -> list[PendingInput]:

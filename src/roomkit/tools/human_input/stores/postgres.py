@@ -56,6 +56,7 @@ from roomkit.tools.human_input.stores._postgres_schema import (
     Statements,
     decode_row,
     decode_rows,
+    stored,
 )
 from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, encode
 from roomkit.tools.human_input.stores.base import (
@@ -198,13 +199,17 @@ class PostgresStore(DurableBase):
         Raises:
             ValueError: ``request`` is not pending.
             TypeError: its arguments or answer schema are not JSON-serialisable.
-            InvalidTextError: a text of the request holds a lone surrogate or a NUL.
+            InvalidTextError: a text of the request holds a lone surrogate, or its id a NUL.
             StoreError: a request with this ``pending_id`` is already stored.
         """
         check_insertable(request)
         fields = encode(request)
-        _check_nul(fields)
-        values = [fields[name] for name in FIELDS]
+        _check_nul({"pending_id": request.pending_id})
+        # Any other text may hold a NUL: it is stored escaped (and read back as given).
+        values = [
+            stored(value) if isinstance(value, str) else value
+            for value in (fields[name] for name in FIELDS)
+        ]
         await self.open()
         sql = self._sql
         created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
@@ -231,7 +236,7 @@ class PostgresStore(DurableBase):
         for _ in range(_KEY_RACES):
             async with self._link.connection() as db, db.transaction():
                 now = self.clock()
-                cursor = await db.execute(sql.select_by_key, (request.key,))
+                cursor = await db.execute(sql.select_by_key, (stored(request.key),))
                 row = await cursor.fetchone()
                 if row is not None:
                     if self._retained(row[-1], now=now):
@@ -543,10 +548,11 @@ def _outcome(
     """
     token = check_token(token)
     check_settle_text(result, reason, settled_by, token)
-    _check_nul({"result": result, "reason": reason, "settled_by": settled_by, "token": token})
+    _check_nul({"token": token})
     if not storable_id(pending_id) or "\x00" in pending_id:
         return None
-    return (status.value, result, reason, int(withdrawn), settled_by, token)
+    # An answer, a reason or a name may hold any text: a NUL is stored escaped.
+    return (status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token)
 
 
 def _check_nul(fields: dict[str, Any]) -> None:
