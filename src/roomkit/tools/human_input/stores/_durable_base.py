@@ -376,6 +376,21 @@ class DurableBase(Opened):
             raise TypeError(f"listener must be callable, got {type(listener).__name__}")
         return self._feed.add(listener)
 
+    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
+        """Set the deadline of a pending request unless it has an earlier one.
+
+        Returns the deadline in force, or ``None`` when the request is not pending.
+
+        Raises:
+            ValueError: ``deadline`` is not finite.
+            CorruptRecordError: the stored record's deadline cannot be read.
+        """
+        return await self._apply_deadline(pending_id, check_deadline(deadline))
+
+    @abstractmethod
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
+        """The store's own :meth:`set_deadline`, for a deadline already checked."""
+
     async def settle(
         self,
         pending_id: str,

@@ -51,7 +51,6 @@ from roomkit.tools.human_input.stores import _redis_scripts as scripts
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     Outcome,
-    check_deadline,
     check_insertable,
     seconds,
     storable_id,
@@ -237,16 +236,7 @@ class RedisStore(DurableBase):
         await self._ensure_open()
         return await self._read_many(list(pending_ids))
 
-    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
-        """Set the deadline of a pending request unless it has an earlier one.
-
-        Returns the deadline in force, or ``None`` when the request is not pending.
-
-        Raises:
-            ValueError: ``deadline`` is not finite.
-            CorruptRecordError: the stored record's deadline cannot be read.
-        """
-        deadline = check_deadline(deadline)
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         await self._ensure_open()
         with guard(self._where, pending_id):
             reply = await self._set_deadline(

@@ -49,7 +49,6 @@ from roomkit.tools.human_input.stores import _sqlite_schema as sql
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     Outcome,
-    check_deadline,
     check_insertable,
     seconds,
     storable_id,
@@ -280,16 +279,7 @@ class SQLiteStore(DurableBase):
             rows = await fetch_all(db, statement, parameters)
         return sql.decode_rows(rows)
 
-    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
-        """Set the deadline of a pending request unless it has an earlier one.
-
-        Returns the deadline in force, or ``None`` when the request is not pending.
-
-        Raises:
-            ValueError: ``deadline`` is not finite.
-        """
-        deadline = check_deadline(deadline)
-
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         def write(db: sqlite3.Connection, now: float) -> float | None:
             state = query(db, sql.SELECT_STATE, (pending_id,))
             if not state or state[0][0] != _PENDING:
