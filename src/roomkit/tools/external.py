@@ -12,7 +12,6 @@ channel runs no further model round after a round made only of them.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import weakref
 from abc import ABC, abstractmethod
@@ -22,6 +21,7 @@ from typing import Any
 
 from roomkit.models.enums import ChannelType
 from roomkit.models.tool_call import ToolCallEvent
+from roomkit.tools import texts
 from roomkit.tools.context import current_tool_actor_id
 from roomkit.tools.policy import ToolPolicy, policy_refusal
 
@@ -81,8 +81,6 @@ BeforeToolHook = Callable[[str, dict[str, Any], str, str | None], Awaitable[Befo
 
 OnToolHook = Callable[[ToolCallEvent], Awaitable[None]]
 """Reports a call to ON_TOOL_CALL: ``await hook(event)``."""
-
-_CANCELLED_HINT = "The turn ended before its result."
 
 
 class ExternalToolHandler(ABC):
@@ -147,11 +145,10 @@ class ExternalToolHandler(ABC):
         ``await super().on_tool_cancelled(...)`` to keep the report. It runs while the turn
         tears down: keep it short.
         """
-        body = {"error": "Tool call cancelled", "tool": tool_name, "hint": _CANCELLED_HINT}
         await self._fire_on_tool_hook(
             tool_name,
             tool_input,
-            json.dumps(body),
+            texts.cancelled(tool_name, texts.TURN_ENDED),
             is_error=True,
             cancelled=True,
             tool_call_id=tool_call_id,
@@ -328,7 +325,7 @@ class PolicyExternalToolHandler(ExternalToolHandler):
                 )
             return ToolDecision(
                 approved=False,
-                reason=decision.reason or f"Tool '{tool_name}' denied by pre-execution hook.",
+                reason=decision.reason or texts.denied(tool_name),
                 detail=decision.detail,
             )
         return ToolDecision(approved=True, modified_input=decision.arguments)

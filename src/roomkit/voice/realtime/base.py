@@ -23,13 +23,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum, unique
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from roomkit.models.clock import utcnow
 from roomkit.voice.callbacks import Callbacks
 
 __all__ = [
     "ClientDisconnectedCallback",
+    "ConnectOptions",
     "ErrorCallback",
     "RealtimeProvider",
     "RealtimeSession",
@@ -127,6 +128,16 @@ SessionLostCallback = Callable[[RealtimeSession, str], Awaitable[None]]
 connection dropped); nothing more can be sent to the model in it."""
 
 
+class ConnectOptions(TypedDict, total=False):
+    """The keywords of :meth:`RealtimeProvider.connect`; each may be left out."""
+
+    system_prompt: str | None
+    """The model's instructions; ``None`` by default."""
+    tools: Sequence[dict[str, Any]]
+    """The tools the model may call, as ``{"name", "description", "parameters"}`` dicts
+    (``parameters`` is a JSON Schema); none by default."""
+
+
 class RealtimeProvider(ABC):
     """A speech-to-speech model serving many sessions.
 
@@ -154,20 +165,13 @@ class RealtimeProvider(ABC):
         return type(self).__name__
 
     @abstractmethod
-    async def connect(
-        self,
-        session: RealtimeSession,
-        *,
-        system_prompt: str | None = None,
-        tools: Sequence[dict[str, Any]] = (),
-    ) -> None:
+    async def connect(self, session: RealtimeSession, **options: Unpack[ConnectOptions]) -> None:
         """Open the model's side of ``session``.
 
         Args:
             session: the session to open.
-            system_prompt: the model's instructions.
-            tools: the tools the model may call, as ``{"name", "description", "parameters"}``
-                dicts (``parameters`` is a JSON Schema).
+            **options: the :class:`ConnectOptions`, each optional: ``system_prompt`` (the
+                model's instructions, ``None`` by default) and ``tools`` (none by default).
         """
 
     @abstractmethod

@@ -194,12 +194,8 @@ class OpenAIRealtimeProvider(RealtimeProvider):
     async def inject_context(
         self, session: RealtimeSession, text: str, *, silent: bool = True
     ) -> None:
-        """Add ``text`` to the conversation as a system message.
-
-        Args:
-            session: the session whose model reads it.
-            text: what to add.
-            silent: add it without asking the model to respond.
+        """Add ``text`` to the conversation as a system message; with ``silent`` false, the
+        model is asked to respond (arguments as :meth:`RealtimeProvider.inject_context`).
 
         Raises:
             ProviderTimeoutError: the session's connection is gone.

@@ -28,8 +28,8 @@ import logging
 import math
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import NamedTuple, TypeVar
 
 from roomkit.core.exceptions import InvalidTextError, StoreUnavailableError
 from roomkit.core.lifecycle import Opened
@@ -41,6 +41,7 @@ __all__ = [
     "SETTLED_GRACE",
     "DurableBase",
     "ListenerFeed",
+    "Outcome",
     "check_deadline",
     "check_insertable",
     "check_outcome",
@@ -68,6 +69,15 @@ A waiter in another process reads the outcome after it was settled: when a chang
 poll or the end of a short outage tells it to, on a clock that may disagree by a second.
 A shorter retention (``0`` included) would lose that answer, so it is raised to this.
 """
+
+
+class Outcome(NamedTuple):
+    """What a settle records besides its status and its token, as the caller gave it."""
+
+    result: str | None
+    reason: str | None
+    withdrawn: bool
+    settled_by: str | None
 
 
 def creation_order(record: PendingInput) -> tuple[float, str]:
@@ -365,6 +375,80 @@ class DurableBase(Opened):
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {type(listener).__name__}")
         return self._feed.add(listener)
+
+    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
+        """Set the deadline of a pending request unless it has an earlier one.
+
+        Returns the deadline in force, or ``None`` when the request is not pending.
+
+        Raises:
+            ValueError: ``deadline`` is not finite.
+            CorruptRecordError: the stored record's deadline cannot be read.
+        """
+        return await self._apply_deadline(pending_id, check_deadline(deadline))
+
+    @abstractmethod
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
+        """The store's own :meth:`set_deadline`, for a deadline already checked."""
+
+    async def settle(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        result: str | None = None,
+        reason: str | None = None,
+        withdrawn: bool = False,
+        settled_by: str | None = None,
+        token: str | None = None,
+    ) -> PendingInput | None:
+        """The check-and-set: settle a pending request; return the record when this call won.
+
+        As :meth:`~roomkit.tools.human_input.stores.base.DurableStore.settle`: the outcome
+        is durable before this returns (how durable, the store's class says); when a fault
+        hides it, the settle runs again with its token for up to :attr:`settle_retry`
+        seconds.
+
+        Raises:
+            ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
+            InvalidTextError: a text holds a lone surrogate (nothing is written).
+            CorruptRecordError: the stored record cannot be read (nothing is written).
+            StoreUnavailableError: the store stayed away for :attr:`settle_retry`
+                seconds; whether this settle was recorded is unknown.
+        """
+        checked = check_settle(pending_id, status, token, (result, reason, settled_by))
+        if checked is None:
+            return None
+        status, token = checked
+        outcome = Outcome(result, reason, withdrawn, settled_by)
+        return await self._settle_checked(pending_id, status, token, outcome)
+
+    @abstractmethod
+    async def _settle_checked(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
+    ) -> PendingInput | None:
+        """The store's own check-and-set, for arguments :meth:`settle` checked."""
+
+    async def list_pending(
+        self,
+        *,
+        room_id: str | None = None,
+        actor_id: str | None = None,
+        channel_id: str | None = None,
+    ) -> list[PendingInput]:
+        """The requests still pending, by creation time (then id); ``None`` filters nothing.
+
+        A record that cannot be decoded is skipped and logged.
+        """
+        filters = {"room_id": room_id, "actor_id": actor_id, "channel_id": channel_id}
+        # Sorted here, not by storage: the records' own times decide, so that every store
+        # lists alike (SQLite keeps times as text, whose order is not the instants' once
+        # times come in different zones).
+        return sorted(await self._pending_records(filters), key=creation_order)
+
+    @abstractmethod
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
+        """The pending records whose fields equal ``filters`` (``None`` filters nothing)."""
 
     async def _settle_knowing(
         self,

@@ -18,7 +18,7 @@ gains the columns it lacks from :data:`ADDED_COLUMNS` when it is opened.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError
@@ -176,7 +176,7 @@ def select_many(pending_ids: Sequence[str]) -> list[tuple[str, list[Any]]]:
     return statements
 
 
-def select_pending(filters: dict[str, str | None]) -> tuple[str, list[Any]]:
+def select_pending(filters: Mapping[str, str | None]) -> tuple[str, list[Any]]:
     """The statement listing pending requests, oldest first, with the given column filters."""
     clauses = ["status = 'pending'"]
     parameters: list[Any] = []

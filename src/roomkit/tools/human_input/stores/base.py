@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum, unique
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypedDict, Unpack, runtime_checkable
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
@@ -32,7 +32,9 @@ __all__ = [
     "DurableStore",
     "PendingChange",
     "PendingChangeKind",
+    "PendingFilters",
     "PendingStore",
+    "SettleOutcome",
     "SettledHistory",
     "SpendLedger",
     "check_settled_listing",
@@ -40,6 +42,28 @@ __all__ = [
 
 SETTLED_LIMIT = 200
 """The most outcomes one ``list_settled`` call returns (the Redis store indexes as many)."""
+
+
+class SettleOutcome(TypedDict, total=False):
+    """The outcome keywords of every store's ``settle``; each may be left out."""
+
+    result: str | None
+    """The answer; ``None`` by default."""
+    reason: str | None
+    """Why the request was rejected; ``None`` by default."""
+    withdrawn: bool
+    """Whether the request was withdrawn rather than answered; ``False`` by default."""
+    settled_by: str | None
+    """Who settled it; ``None`` (the default) keeps what the record holds."""
+
+
+class PendingFilters(TypedDict, total=False):
+    """The filters of :meth:`DurableStore.list_pending`; a missing or ``None`` one filters
+    nothing."""
+
+    room_id: str | None
+    actor_id: str | None
+    channel_id: str | None
 
 
 class PendingStore(Protocol):
@@ -55,16 +79,12 @@ class PendingStore(Protocol):
         """The retained outcome of a request no longer active, or ``None``."""
 
     def settle(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        *,
-        result: str | None = None,
-        reason: str | None = None,
-        withdrawn: bool = False,
-        settled_by: str | None = None,
+        self, pending_id: str, status: PendingInputStatus, **outcome: Unpack[SettleOutcome]
     ) -> PendingInput | None:
         """Settle the request if it is still pending; return it when this call won.
+
+        ``outcome`` holds the :class:`SettleOutcome` keywords (``result``, ``reason``,
+        ``withdrawn``, ``settled_by``).
 
         Returns ``None`` when the id is not active or the request was already settled: the
         recorded outcome is then unchanged.
@@ -152,13 +172,13 @@ class DurableStore(Protocol):
         pending_id: str,
         status: PendingInputStatus,
         *,
-        result: str | None = None,
-        reason: str | None = None,
-        withdrawn: bool = False,
-        settled_by: str | None = None,
         token: str | None = None,
+        **outcome: Unpack[SettleOutcome],
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
+
+        ``outcome`` holds the :class:`SettleOutcome` keywords (``result``, ``reason``,
+        ``withdrawn``, ``settled_by``).
 
         The outcome is durable before this returns. ``TIMED_OUT`` wins only once the
         deadline has passed on :attr:`clock`; any other status loses to a passed deadline,
@@ -186,14 +206,9 @@ class DurableStore(Protocol):
         away long enough that the outcome is still unknown.
         """
 
-    async def list_pending(
-        self,
-        *,
-        room_id: str | None = None,
-        actor_id: str | None = None,
-        channel_id: str | None = None,
-    ) -> list[PendingInput]:
-        """The requests still pending, oldest first; ``None`` filters nothing."""
+    async def list_pending(self, **filters: Unpack[PendingFilters]) -> list[PendingInput]:
+        """The requests still pending, oldest first, that match the :class:`PendingFilters`
+        given (``room_id``, ``actor_id``, ``channel_id``); ``None`` filters nothing."""
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced (its ON_USER_INPUT_REQUIRED callback ran).

@@ -50,10 +50,8 @@ from roomkit.tools.human_input.stores import _redis_ledger as ledger
 from roomkit.tools.human_input.stores import _redis_scripts as scripts
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
-    check_deadline,
+    Outcome,
     check_insertable,
-    check_settle,
-    creation_order,
     seconds,
     storable_id,
 )
@@ -84,7 +82,8 @@ class RedisStore(DurableBase):
     Its change feed is a pub/sub subscription: it covers this store's own writes at once,
     and again when the server's message comes back, and sends
     :attr:`~roomkit.tools.human_input.stores.PendingChangeKind.RESYNC` each time the
-    subscription goes live (on the first connection and after every reconnect).
+    subscription goes live (on the first connection and after every reconnect). A settle
+    is as durable as the server's ``appendfsync`` makes it.
 
     Args:
         url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (options such
@@ -237,16 +236,7 @@ class RedisStore(DurableBase):
         await self._ensure_open()
         return await self._read_many(list(pending_ids))
 
-    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
-        """Set the deadline of a pending request unless it has an earlier one.
-
-        Returns the deadline in force, or ``None`` when the request is not pending.
-
-        Raises:
-            ValueError: ``deadline`` is not finite.
-            CorruptRecordError: the stored record's deadline cannot be read.
-        """
-        deadline = check_deadline(deadline)
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         await self._ensure_open()
         with guard(self._where, pending_id):
             reply = await self._set_deadline(
@@ -259,43 +249,20 @@ class RedisStore(DurableBase):
             raise self._unreadable(pending_id)
         return float(answer)
 
-    async def settle(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        *,
-        result: str | None = None,
-        reason: str | None = None,
-        withdrawn: bool = False,
-        settled_by: str | None = None,
-        token: str | None = None,
+    async def _settle_checked(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
-        """The check-and-set: settle a pending request; return the record when this call won.
-
-        As :meth:`~roomkit.tools.human_input.stores.base.DurableStore.settle`: the outcome
-        is as durable as the server's ``appendfsync`` makes it; when the reply is lost, the
-        settle runs again with its token for up to :attr:`settle_retry` seconds.
-
-        Raises:
-            ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
-            InvalidTextError: a text holds a lone surrogate (nothing is written).
-            CorruptRecordError: the stored record cannot be read (nothing is written).
-            StoreUnavailableError: the server stayed away for :attr:`settle_retry`
-                seconds; whether this settle was recorded is unknown.
-        """
-        checked = check_settle(pending_id, status, token, (result, reason, settled_by))
-        if checked is None:
-            return None
-        status, token = checked
+        """One settle in a Lua script: the outcome is as durable as the server's
+        ``appendfsync`` makes it; a lost reply runs the script again with the token."""
         await self._ensure_open()
         args = scripts.settle_args(
             self._layout,
             pending_id,
             status,
-            result=result,
-            reason=reason,
-            withdrawn=withdrawn,
-            settled_by=settled_by,
+            result=outcome.result,
+            reason=outcome.reason,
+            withdrawn=outcome.withdrawn,
+            settled_by=outcome.settled_by,
             now=self.clock(),
             retention_seconds=self._keep,
             token=token,
@@ -317,28 +284,20 @@ class RedisStore(DurableBase):
             return None
         return decode(scripts.unpack(reply), hashed=True)
 
-    async def list_pending(
-        self,
-        *,
-        room_id: str | None = None,
-        actor_id: str | None = None,
-        channel_id: str | None = None,
-    ) -> list[PendingInput]:
-        """The requests still pending, by creation time (then id); ``None`` filters nothing."""
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
         await self._ensure_open()
+        room_id = filters["room_id"]
         index = self._layout.pending if room_id is None else self._layout.room(room_id)
         with guard(self._where):
             ids = await self._client.zrange(index, 0, -1)
         records = await self._read_many([text(pending_id) for pending_id in ids])
-        # The index is scored by creation time already; the records' own times decide, so
-        # that every store lists alike.
-        records.sort(key=creation_order)
         return [
             record
             for record in records
             if record.status is _PENDING
-            and (actor_id is None or record.actor_id == actor_id)
-            and (channel_id is None or record.channel_id == channel_id)
+            and all(
+                value is None or getattr(record, name) == value for name, value in filters.items()
+            )
         ]
 
     async def mark_announced(self, pending_id: str) -> None:

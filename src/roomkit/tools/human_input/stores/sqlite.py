@@ -36,7 +36,7 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
@@ -48,10 +48,8 @@ from roomkit.tools.human_input.stores import _sqlite_ledger as ledger
 from roomkit.tools.human_input.stores import _sqlite_schema as sql
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
-    check_deadline,
+    Outcome,
     check_insertable,
-    check_settle,
-    creation_order,
     seconds,
     storable_id,
 )
@@ -88,8 +86,9 @@ class SQLiteStore(DurableBase):
     """Pending requests and their retained outcomes in a SQLite file.
 
     Any number of processes, and of store objects in one process, may open the same file:
-    exactly one settle wins per request among all of them. Close the store (or use
-    ``async with``) when done: its connection runs on a thread of its own.
+    exactly one settle wins per request among all of them, committed (and synced to disk)
+    before it returns. Close the store (or use ``async with``) when done: its connection
+    runs on a thread of its own.
 
     Args:
         path: the database file; created, with its ``-wal`` / ``-shm`` companions beside
@@ -244,24 +243,11 @@ class SQLiteStore(DurableBase):
                 rows.extend(await fetch_all(db, statement, (*parameters, cutoff)))
         return sql.decode_rows(rows)
 
-    async def list_pending(
-        self,
-        *,
-        room_id: str | None = None,
-        actor_id: str | None = None,
-        channel_id: str | None = None,
-    ) -> list[PendingInput]:
-        """The requests still pending, by creation time (then id); ``None`` filters nothing.
-
-        A row that cannot be decoded is skipped and logged.
-        """
-        filters = {"room_id": room_id, "actor_id": actor_id, "channel_id": channel_id}
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
         statement, parameters = sql.select_pending(filters)
         async with self._session() as db:
             rows = await fetch_all(db, statement, parameters)
-        # Sorted here, not by SQL: the stored time is text, whose order is not the instants'
-        # once times come in different zones.
-        return sorted(sql.decode_rows(rows), key=creation_order)
+        return sql.decode_rows(rows)
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
@@ -293,16 +279,7 @@ class SQLiteStore(DurableBase):
             rows = await fetch_all(db, statement, parameters)
         return sql.decode_rows(rows)
 
-    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
-        """Set the deadline of a pending request unless it has an earlier one.
-
-        Returns the deadline in force, or ``None`` when the request is not pending.
-
-        Raises:
-            ValueError: ``deadline`` is not finite.
-        """
-        deadline = check_deadline(deadline)
-
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         def write(db: sqlite3.Connection, now: float) -> float | None:
             state = query(db, sql.SELECT_STATE, (pending_id,))
             if not state or state[0][0] != _PENDING:
@@ -315,35 +292,18 @@ class SQLiteStore(DurableBase):
 
         return await self._write(write)
 
-    async def settle(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        *,
-        result: str | None = None,
-        reason: str | None = None,
-        withdrawn: bool = False,
-        settled_by: str | None = None,
-        token: str | None = None,
+    async def _settle_checked(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
-        """The check-and-set: settle a pending request; return the record when this call won.
-
-        As :meth:`~roomkit.tools.human_input.stores.base.DurableStore.settle`: the outcome
-        is committed (and synced to disk) before this returns; when the transaction fails,
-        the settle runs again with its token for up to :attr:`settle_retry` seconds.
-
-        Raises:
-            ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
-            InvalidTextError: a text holds a lone surrogate (nothing is written).
-            CorruptRecordError: the stored record cannot be read (nothing is written).
-            StoreUnavailableError: the file stayed unusable for :attr:`settle_retry`
-                seconds; whether this settle was recorded is unknown.
-        """
-        checked = check_settle(pending_id, status, token, (result, reason, settled_by))
-        if checked is None:
-            return None
-        status, token = checked
-        outcome = (status.value, result, reason, int(withdrawn), settled_by, token)
+        """One settle in a write transaction; a failed commit runs it again with the token."""
+        stored_outcome = (
+            status.value,
+            outcome.result,
+            outcome.reason,
+            int(outcome.withdrawn),
+            outcome.settled_by,
+            token,
+        )
 
         def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
             found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
@@ -359,7 +319,7 @@ class SQLiteStore(DurableBase):
                 return None
             wins = status is _TIMED_OUT or not passed
             # When the deadline came first, the store records the timeout and this call loses.
-            stored = outcome if wins else _TIMEOUT_OUTCOME
+            stored = stored_outcome if wins else _TIMEOUT_OUTCOME
             seq = self._bump(db)
             settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
             self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
