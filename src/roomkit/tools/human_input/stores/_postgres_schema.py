@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError
@@ -183,7 +183,7 @@ class Statements:
             "AND (expires_at IS NULL OR expires_at > %s)"
         )
 
-    def select_pending(self, filters: dict[str, str | None]) -> tuple[str, list[Any]]:
+    def select_pending(self, filters: Mapping[str, str | None]) -> tuple[str, list[Any]]:
         """The statement listing pending requests with the given column filters."""
         clauses = ["status = 'pending'"]
         parameters: list[Any] = []

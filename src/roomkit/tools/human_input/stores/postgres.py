@@ -29,8 +29,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Collection
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Unpack
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -40,12 +40,9 @@ from roomkit.core.postgres_link import LOST, Link, check_dsn, check_schema_name,
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
-    check_deadline,
+    Outcome,
     check_insertable,
-    check_outcome,
-    check_settle_text,
-    check_token,
-    creation_order,
+    check_settle,
     seconds,
     storable_id,
 )
@@ -62,6 +59,7 @@ from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, encode
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
+    SettleOutcome,
     check_settled_listing,
 )
 
@@ -281,23 +279,9 @@ class PostgresStore(DurableBase):
         rows = await self._rows(self._sql.select_many, (wanted, self._cutoff()))
         return decode_rows(rows)
 
-    async def list_pending(
-        self,
-        *,
-        room_id: str | None = None,
-        actor_id: str | None = None,
-        channel_id: str | None = None,
-    ) -> list[PendingInput]:
-        """The requests still pending, by creation time (then id); ``None`` filters nothing.
-
-        A row that cannot be decoded is skipped and logged.
-        """
-        filters = {"room_id": room_id, "actor_id": actor_id, "channel_id": channel_id}
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
         statement, parameters = self._sql.select_pending(filters)
-        rows = await self._rows(statement, parameters)
-        # Sorted here, not by SQL: the stored time is text, whose order is not the instants'
-        # once times come in different zones.
-        return sorted(decode_rows(rows), key=creation_order)
+        return decode_rows(await self._rows(statement, parameters))
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
@@ -320,15 +304,7 @@ class PostgresStore(DurableBase):
         statement, parameters = self._sql.select_settled(wanted, self._cutoff(), limit)
         return decode_rows(await self._rows(statement, parameters))
 
-    async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
-        """Set the deadline of a pending request unless it has an earlier one.
-
-        Returns the deadline in force, or ``None`` when the request is not pending.
-
-        Raises:
-            ValueError: ``deadline`` is not finite.
-        """
-        deadline = check_deadline(deadline)
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         rows = await self._rows(self._sql.set_deadline, (deadline, pending_id, deadline))
         if rows:
             return float(rows[0][0])
@@ -338,44 +314,19 @@ class PostgresStore(DurableBase):
         current: float | None = rows[0][1]
         return None if current is None else float(current)
 
-    async def settle(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        *,
-        result: str | None = None,
-        reason: str | None = None,
-        withdrawn: bool = False,
-        settled_by: str | None = None,
-        token: str | None = None,
+    async def _settle_checked(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
-        """The check-and-set: settle a pending request; return the record when this call won.
-
-        The outcome is committed before this returns. ``TIMED_OUT`` wins only once the
-        deadline has passed on :attr:`clock`; any other status loses to a passed deadline,
-        and then the store records ``TIMED_OUT`` instead. ``None`` means this call did not
-        win: the id is unknown, already settled, or timed out.
-
-        ``token`` names this settle (a new one when ``None``); a settle whose token the
-        record already holds won before and returns the record again. When the connection
-        fails, the settle runs again with its token for up to :attr:`settle_retry` seconds.
-
-        Raises:
-            ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
-            InvalidTextError: a text holds a lone surrogate or a NUL (nothing is written).
-            CorruptRecordError: the stored record cannot be read (nothing is written).
-            StoreUnavailableError: the server stayed away for :attr:`settle_retry`
-                seconds; whether this settle was recorded is unknown.
-        """
-        status = check_outcome(status)
-        outcome = _outcome(pending_id, status, result, reason, withdrawn, settled_by, token)
-        if outcome is None:
+        """One settle on a connection of the pool; a fault that hides its commit runs it
+        again with the token."""
+        recorded = _recorded(pending_id, status, token, outcome)
+        if recorded is None:
             return None
 
         async def attempt() -> PendingInput | None:
             await self.open()
             async with self._link.connection() as db:
-                won, settled = await self.settle_on(db, pending_id, status, outcome)
+                won, settled = await self.settle_on(db, pending_id, recorded)
             if settled:
                 self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
             return won
@@ -386,8 +337,7 @@ class PostgresStore(DurableBase):
         self,
         db: AsyncConnection[Any],
         pending_id: str,
-        status: PendingInputStatus,
-        outcome: Outcome,
+        recorded: Recorded,
     ) -> tuple[PendingInput | None, bool]:
         """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
         ``db`` is in one already) that a record which cannot be read rolls back.
@@ -395,7 +345,7 @@ class PostgresStore(DurableBase):
         Returns the winning record (or ``None``) and whether anything was written.
         """
         sql = self._sql
-        value, result, reason, withdrawn, by, token = outcome
+        value, result, reason, withdrawn, by, token = recorded
         parameters = {
             "id": pending_id,
             "status": value,
@@ -432,11 +382,8 @@ class PostgresStore(DurableBase):
         pending_id: str,
         status: PendingInputStatus,
         *,
-        result: str | None = None,
-        reason: str | None = None,
-        withdrawn: bool = False,
-        settled_by: str | None = None,
         token: str | None = None,
+        **outcome: Unpack[SettleOutcome],
     ) -> PendingInput | None:
         """The check-and-set inside the caller's own transaction on ``connection``.
 
@@ -458,13 +405,23 @@ class PostgresStore(DurableBase):
                 f"connection must be the psycopg.AsyncConnection your transaction runs on, "
                 f"got {type(connection).__name__}"
             )
-        status = check_outcome(status)
-        outcome = _outcome(pending_id, status, result, reason, withdrawn, settled_by, token)
-        if outcome is None:
+        given = Outcome(
+            outcome.get("result"),
+            outcome.get("reason"),
+            outcome.get("withdrawn", False),
+            outcome.get("settled_by"),
+        )
+        checked = check_settle(
+            pending_id, status, token, (given.result, given.reason, given.settled_by)
+        )
+        if checked is None:
+            return None
+        recorded = _recorded(pending_id, *checked, given)
+        if recorded is None:
             return None
         await self.open()
         try:
-            won, _ = await self.settle_on(connection, pending_id, status, outcome)
+            won, _ = await self.settle_on(connection, pending_id, recorded)
         except LOST as error:
             raise self._link.unavailable(error) from error
         return won
@@ -527,31 +484,23 @@ class PostgresStore(DurableBase):
         return max(cursor.rowcount, 0)
 
 
-Outcome = tuple[str, str | None, str | None, int, str | None, str]
+Recorded = tuple[str, str | None, str | None, int, str | None, str]
 """What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
 
 
-def _outcome(
-    pending_id: str,
-    status: PendingInputStatus,
-    result: str | None,
-    reason: str | None,
-    withdrawn: bool,
-    settled_by: str | None,
-    token: str | None,
-) -> Outcome | None:
-    """A settle's arguments checked, as what it records; ``None`` for an id never stored.
+def _recorded(
+    pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
+) -> Recorded | None:
+    """A checked settle as what it records; ``None`` for an id PostgreSQL never stored.
 
     Raises:
-        ValueError: ``token`` is empty.
-        InvalidTextError: a text holds a lone surrogate or a NUL.
+        InvalidTextError: the token holds a NUL.
     """
-    token = check_token(token)
-    check_settle_text(result, reason, settled_by, token)
     _check_nul({"token": token})
-    if not storable_id(pending_id) or "\x00" in pending_id:
+    if "\x00" in pending_id:
         return None
     # An answer, a reason or a name may hold any text: a NUL is stored escaped.
+    result, reason, withdrawn, settled_by = outcome
     return (status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token)
 
 
