@@ -14,7 +14,7 @@ from typing import Any
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._checks import check_answer
 
-__all__ = ["resolve_in"]
+__all__ = ["answered", "resolve_in"]
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
@@ -42,21 +42,21 @@ async def resolve_in(
             f"{'MemoryStore' if store is None else type(store).__name__}: call aresolve() "
             f"without connection="
         )
-
-    def answered(record: PendingInput | None) -> bool:
-        # This actor's own answer, already recorded: the outcome this call asks for.
-        return (
-            by is not None
-            and record is not None
-            and record.status is _RESOLVED
-            and record.settled_by == by
-            and record.result == result
-        )
-
     request: PendingInput | None = await fetch(pending_id)
     if request is None or request.status is not _PENDING:
-        return answered(request)
+        return answered(request, result, by)
     if request.answer_schema is not None:
         check_answer(request, result)
     won = await settle_in(connection, pending_id, _RESOLVED, result=result, settled_by=by)
     return won is not None
+
+
+def answered(record: PendingInput | None, result: str, by: str | None) -> bool:
+    """Whether ``record`` holds ``by``'s own answer ``result``: the outcome an answer asks for."""
+    return (
+        by is not None
+        and record is not None
+        and record.status is _RESOLVED
+        and record.settled_by == by
+        and record.result == result
+    )

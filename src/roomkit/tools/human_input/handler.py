@@ -33,7 +33,7 @@ from roomkit.tools.human_input._checks import (
     id_stream,
 )
 from roomkit.tools.human_input._durable_engine import DurableEngine
-from roomkit.tools.human_input._in_transaction import resolve_in
+from roomkit.tools.human_input._in_transaction import answered, resolve_in
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import MemoryLedger, MemoryStore, PendingStore
@@ -346,27 +346,17 @@ class HumanInputHandler:
             store = getattr(self._engine, "store", None)  # None: the memory store
             return await resolve_in(store, pending_id, result, by=by, connection=connection)
 
-        def answered(record: PendingInput | None) -> bool:
-            # This actor's own answer, already recorded: the outcome this call asks for.
-            return (
-                by is not None
-                and record is not None
-                and record.status is _RESOLVED
-                and record.settled_by == by
-                and record.result == result
-            )
-
         engine = self._engine
         # A request held here tells its schema without a read; the settle's check-and-set
         # decides whether it is still open.
         request = engine.local(pending_id) or await engine.get_request(pending_id)
         if request is None or request.status is not _PENDING:
-            return answered(request)
+            return answered(request, result, by)
         if request.answer_schema is not None:
             check_answer(request, result)
         if await engine.settle(pending_id, _RESOLVED, result, by):
             return True
-        return by is not None and answered(await engine.get_request(pending_id))
+        return by is not None and answered(await engine.get_request(pending_id), result, by)
 
     async def areject(self, pending_id: str, reason: str = "", *, by: str | None = None) -> bool:
         """Reject the request, from any process sharing the store; ``True`` if this call won.
