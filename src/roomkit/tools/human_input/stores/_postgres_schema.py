@@ -21,9 +21,14 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._records import FIELDS, decode
+from roomkit.tools.human_input.stores._sql_columns import (
+    COLUMNS,
+    column_definitions,
+    quote,
+    readable_rows,
+)
 
 __all__ = [
     "MAX_PAYLOAD",
@@ -45,15 +50,7 @@ _TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double pre
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
 
 
-def _quote(name: str) -> str:
-    # ``key`` is an SQL keyword: every column name is quoted alike.
-    return f'"{name}"'
-
-
-COLUMNS = ", ".join(_quote(name) for name in FIELDS)
-_DEFINITIONS = ",\n    ".join(
-    f"{_quote(name)} {_TYPES.get(name, 'text')}{_CONSTRAINTS.get(name, '')}" for name in FIELDS
-)
+_DEFINITIONS = column_definitions(_TYPES, _CONSTRAINTS, text="text")
 _RETAINED = "(settled_at IS NULL OR settled_at > %s)"
 _CARRIED = f"('record ' || json_build_array({COLUMNS})::text)"
 MAX_PAYLOAD = 7900
@@ -189,7 +186,7 @@ class Statements:
         parameters: list[Any] = []
         for column, value in filters.items():
             if value is not None:
-                clauses.append(f"{_quote(column)} = %s")
+                clauses.append(f"{quote(column)} = %s")
                 parameters.append(stored(value))
         where = " AND ".join(clauses)
         return f"SELECT {COLUMNS} FROM {self._pending} WHERE {where} ORDER BY seq", parameters
@@ -260,10 +257,4 @@ def decode_row(row: Sequence[Any]) -> PendingInput:
 
 def decode_rows(rows: Iterable[Sequence[Any]]) -> list[PendingInput]:
     """Rebuild the requests of ``rows``, skipping (and logging) the rows that are corrupt."""
-    records = []
-    for row in rows:
-        try:
-            records.append(decode_row(row))
-        except CorruptRecordError as error:
-            logger.warning("skipping an unreadable pending record: %s", error)
-    return records
+    return readable_rows(rows, decode_row, logger)
