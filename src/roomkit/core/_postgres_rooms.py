@@ -10,6 +10,8 @@ can also hold a pending-request store's tables. Each table listed in arrival ord
 
 from __future__ import annotations
 
+from roomkit.core.postgres_link import version_table
+
 __all__ = ["VERSION", "RoomStatements"]
 
 VERSION = 1
@@ -33,12 +35,9 @@ class RoomStatements:
         )
         self.schema = schema
         self.lock = f"roomkit rooms {schema}"
-        self.prepare = [
-            f"CREATE SCHEMA IF NOT EXISTS {s}",
-            f"CREATE TABLE IF NOT EXISTS {s}.roomkit_rooms_schema (version integer NOT NULL)",
-        ]
-        self.read_version = f"SELECT max(version) FROM {s}.roomkit_rooms_schema"
-        self.write_version = f"INSERT INTO {s}.roomkit_rooms_schema (version) VALUES (%s)"
+        self.prepare, self.read_version, self.write_version = version_table(
+            schema, "roomkit_rooms_schema"
+        )
         self.migrations: dict[int, list[str]] = {
             1: [
                 f"CREATE TABLE {rooms} (seq bigserial PRIMARY KEY, room_id text NOT NULL UNIQUE,"

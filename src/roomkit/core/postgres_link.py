@@ -26,7 +26,16 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from roomkit.core.exceptions import StoreError, StoreFormatError, StoreUnavailableError
 
-__all__ = ["LOST", "Link", "Migrations", "check_dsn", "check_schema_name", "describe", "migrate"]
+__all__ = [
+    "LOST",
+    "Link",
+    "Migrations",
+    "check_dsn",
+    "check_schema_name",
+    "describe",
+    "migrate",
+    "version_table",
+]
 
 Prepare = Callable[[AsyncConnection[Any], str], Awaitable[None]]
 """Creates or migrates a store's tables on the first connection, given the server's name."""
@@ -81,6 +90,21 @@ def check_schema_name(schema: object) -> str:
     return schema
 
 
+def version_table(schema: str, table: str) -> tuple[list[str], str, str]:
+    """The statements of a version table ``table`` in ``schema`` (a checked name): those
+    that create it (and the schema), the read of the version and its write."""
+    s = f'"{schema}"'
+    prepare = [
+        f"CREATE SCHEMA IF NOT EXISTS {s}",
+        f"CREATE TABLE IF NOT EXISTS {s}.{table} (version integer NOT NULL)",
+    ]
+    return (
+        prepare,
+        f"SELECT max(version) FROM {s}.{table}",
+        f"INSERT INTO {s}.{table} (version) VALUES (%s)",
+    )
+
+
 def describe(dsn: str) -> str:
     """The server and database of ``dsn``, without its password, for messages."""
     try:
@@ -112,6 +136,8 @@ class Link:
         pool_size: int,
         connect_timeout: float,
     ) -> None:
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ValueError(f"pool_size must be an int >= 1, got {pool_size!r}")
         self._prepare = prepare
         self._borrowed = not isinstance(target, str)
         self._pool: AsyncConnectionPool[Any] | None = None if isinstance(target, str) else target

@@ -20,9 +20,9 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
+from roomkit.core.postgres_link import Link
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._durable_base import ListenerFeed
 from roomkit.tools.human_input.stores._postgres_listen import Hub, Refused
@@ -48,30 +48,25 @@ class NotifyFeed(ListenerFeed):
     """Listeners, and the task that feeds them from LISTEN (or, where refused, polling).
 
     Args:
-        dsn: the server's connection string.
-        kwargs: what the listening connection is opened with.
+        link: the store's link to the server; the listening connection is opened as it says.
         channel: the store's NOTIFY channel.
         read_seq: reads the store's change counter (for polling).
-        where: how to name the server in log messages (no password).
         interval: seconds between polls, when polling.
     """
 
     def __init__(
         self,
-        dsn: str,
-        kwargs: dict[str, Any],
+        link: Link,
         channel: str,
         read_seq: Callable[[], Awaitable[int]],
         *,
-        where: str,
         interval: float,
     ) -> None:
         super().__init__(name=f"roomkit postgres feed {channel}", logger=logger)
-        self._dsn = dsn
-        self._kwargs = kwargs
+        self._link = link
+        self._where = link.where
         self._channel = channel
         self._read_seq = read_seq
-        self._where = where
         self._interval = interval
         self._refused = asyncio.Event()
         self._hub: Hub | None = None
@@ -80,7 +75,7 @@ class NotifyFeed(ListenerFeed):
         """Whether the feed polls, since LISTEN was refused."""
 
     async def _run(self) -> None:
-        hub = self._hub = Hub.shared(self._dsn, self._kwargs, self._where)
+        hub = self._hub = Hub.shared(self._link.dsn, self._link.connect_kwargs(), self._where)
         self._refused = asyncio.Event()
         try:
             hub.join(self._channel, self._heard)

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from roomkit.core.postgres_link import version_table
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._records import FIELDS, decode
 from roomkit.tools.human_input.stores._sql_columns import (
@@ -28,6 +29,7 @@ from roomkit.tools.human_input.stores._sql_columns import (
     column_definitions,
     quote,
     readable_rows,
+    settled_listing,
 )
 
 __all__ = [
@@ -73,12 +75,9 @@ class Statements:
         """The NOTIFY channel of this schema's changes."""
         self.lock = f"roomkit schema {schema}"
         """The name of the advisory lock that migrations take."""
-        self.prepare = [
-            f"CREATE SCHEMA IF NOT EXISTS {s}",
-            f"CREATE TABLE IF NOT EXISTS {s}.roomkit_schema (version integer NOT NULL)",
-        ]
-        self.read_version = f"SELECT max(version) FROM {s}.roomkit_schema"
-        self.write_version = f"INSERT INTO {s}.roomkit_schema (version) VALUES (%s)"
+        self.prepare, self.read_version, self.write_version = version_table(
+            schema, "roomkit_schema"
+        )
         self.migrations: dict[int, list[str]] = {
             1: [
                 f"CREATE SEQUENCE IF NOT EXISTS {s}.roomkit_pending_seq",
@@ -195,24 +194,13 @@ class Statements:
         self, actor_ids: Sequence[str | None] | None, cutoff: float, limit: int
     ) -> tuple[str, list[Any]]:
         """The statement listing outcomes settled after ``cutoff``, newest first."""
-        clauses = ["settled_at > %s"]
-        parameters: list[Any] = [cutoff]
-        if actor_ids is not None:
-            named = [stored(actor_id) for actor_id in actor_ids if actor_id is not None]
-            either = []
-            if named:
-                either.append("actor_id = ANY(%s)")
-                parameters.append(named)
-            if None in actor_ids:
-                either.append("actor_id IS NULL")
-            clauses.append(f"({' OR '.join(either)})" if either else "false")
-        parameters.append(limit)
-        where = " AND ".join(clauses)
-        return (
-            f"SELECT {COLUMNS} FROM {self._pending} WHERE {where} "
-            "ORDER BY settled_at DESC, seq DESC LIMIT %s",
-            parameters,
+        return settled_listing(
+            self._pending, actor_ids, cutoff, limit, mark="%s", among=_among_actors
         )
+
+
+def _among_actors(actor_ids: list[str]) -> tuple[str, list[Any]]:
+    return "actor_id = ANY(%s)", [[stored(actor_id) for actor_id in actor_ids]]
 
 
 _ESCAPED = "\x01"

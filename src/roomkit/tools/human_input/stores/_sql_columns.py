@@ -14,7 +14,7 @@ from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._records import FIELDS
 
-__all__ = ["COLUMNS", "column_definitions", "quote", "readable_rows"]
+__all__ = ["COLUMNS", "column_definitions", "quote", "readable_rows", "settled_listing"]
 
 
 def quote(name: str) -> str:
@@ -33,6 +33,43 @@ def column_definitions(
     ``text``, followed by its entry in ``constraints``."""
     return ",\n    ".join(
         f"{quote(name)} {types.get(name, text)}{constraints.get(name, '')}" for name in FIELDS
+    )
+
+
+def settled_listing(
+    table: str,
+    actor_ids: Sequence[str | None] | None,
+    cutoff: float,
+    limit: int,
+    *,
+    mark: str,
+    among: Callable[[list[str]], tuple[str, list[Any]]],
+) -> tuple[str, list[Any]]:
+    """The statement listing outcomes settled after ``cutoff``, newest first, and its
+    parameters.
+
+    ``actor_ids`` keeps the requests naming one of them (``None``: naming no actor).
+    ``mark`` is the driver's parameter placeholder; ``among`` gives the clause (and its
+    parameters) that keeps the requests naming one of the actors it is given.
+    """
+    clauses = [f"settled_at > {mark}"]
+    parameters: list[Any] = [cutoff]
+    if actor_ids is not None:
+        named = [actor_id for actor_id in actor_ids if actor_id is not None]
+        either = []
+        if named:
+            clause, values = among(named)
+            either.append(clause)
+            parameters.extend(values)
+        if None in actor_ids:
+            either.append("actor_id IS NULL")
+        clauses.append(f"({' OR '.join(either)})" if either else "1 = 0")
+    parameters.append(limit)
+    where = " AND ".join(clauses)
+    return (
+        f"SELECT {COLUMNS} FROM {table} WHERE {where} "
+        f"ORDER BY settled_at DESC, seq DESC LIMIT {mark}",
+        parameters,
     )
 
 

@@ -28,6 +28,7 @@ from roomkit.tools.human_input.stores._sql_columns import (
     column_definitions,
     quote,
     readable_rows,
+    settled_listing,
 )
 
 __all__ = [
@@ -190,24 +191,13 @@ def select_settled(
 
     ``actor_ids`` keeps the requests naming one of them (``None``: naming no actor).
     """
-    clauses = ["settled_at > ?"]
-    parameters: list[Any] = [cutoff]
-    if actor_ids is not None:
-        named = [actor_id for actor_id in actor_ids if actor_id is not None]
-        either = []
-        if named:
-            either.append(f"actor_id IN ({', '.join('?' for _ in named)})")
-            parameters.extend(named)
-        if None in actor_ids:
-            either.append("actor_id IS NULL")
-        clauses.append(f"({' OR '.join(either)})" if either else "0")
-    parameters.append(limit)
-    where = " AND ".join(clauses)
-    return (
-        f"SELECT {COLUMNS} FROM roomkit_pending WHERE {where} "
-        "ORDER BY settled_at DESC, seq DESC LIMIT ?",
-        parameters,
+    return settled_listing(
+        "roomkit_pending", actor_ids, cutoff, limit, mark="?", among=_among_actors
     )
+
+
+def _among_actors(actor_ids: list[str]) -> tuple[str, list[Any]]:
+    return f"actor_id IN ({', '.join('?' for _ in actor_ids)})", list(actor_ids)
 
 
 def decode_row(row: Sequence[Any]) -> PendingInput:

@@ -117,10 +117,10 @@ class PostgresStore(DurableBase):
         pool_size: int = 16,
         connect_timeout: float = 5.0,
     ) -> None:
+        # Kept without bound when infinite: a settled outcome then stays readable for good.
+        retention = seconds("retention_seconds", retention_seconds, zero=True, finite=False)
         super().__init__(
-            retention_seconds=seconds(
-                "retention_seconds", retention_seconds, zero=True, finite=False
-            ),
+            retention_seconds=retention,
             backstop_interval=backstop_interval,
             clock=clock,
             settle_retry=settle_retry,
@@ -128,8 +128,6 @@ class PostgresStore(DurableBase):
         )
         target = dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else None
         dsn = None if target is not None else check_dsn(dsn_or_pool)
-        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
-            raise ValueError(f"pool_size must be an int >= 1, got {pool_size!r}")
         self.schema = check_schema_name(schema)
         """The PostgreSQL schema of the store's tables."""
         self._sql = Statements(self.schema)
@@ -142,12 +140,7 @@ class PostgresStore(DurableBase):
         self.where = self._link.where
         """The server and database, without the password."""
         self._feed = NotifyFeed(
-            self._link.dsn,
-            self._link.connect_kwargs(),
-            self._sql.channel,
-            self._read_seq,
-            where=self.where,
-            interval=self.backstop_interval,
+            self._link, self._sql.channel, self._read_seq, interval=self.backstop_interval
         )
         self._next_purge = -math.inf
 
