@@ -123,12 +123,11 @@ async def feed_live(handler: HumanInputHandler, kind: str) -> None:
 async def parked(
     handler: HumanInputHandler, count: int, waits: Sequence[asyncio.Task[str]] = ()
 ) -> None:
-    """Return once ``count`` waits on ``handler`` wait for a wake-up (read off its registry).
+    """Return once ``count`` waits on ``handler`` wait for a wake-up (its statistics say).
 
     Raises the error of any of ``waits`` that ended meanwhile: it will never park.
     """
-    registry = handler._durable._waiters  # type: ignore[union-attr]
-    while len(registry) < count:
+    while handler.statistics().parked_waits < count:
         ended = next((wait for wait in waits if wait.done()), None)
         if ended is not None:
             ended.result()
