@@ -18,6 +18,9 @@ from roomkit.core.ports import (
     KitChannel,
     RespondingChannel,
     ResumableChannel,
+    delivers,
+    responds,
+    resumes,
 )
 from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.voice.realtime.mock import MockRealtimeProvider, MockRealtimeTransport
@@ -41,6 +44,24 @@ def test_each_channel_is_what_the_kit_takes_it_for() -> None:
         assert not isinstance(other, ResumableChannel)
     for other in (ai, voice, conference):
         assert not isinstance(other, DeliveringChannel)
+
+
+def test_the_kits_quick_checks_agree_with_isinstance_for_every_channel() -> None:
+    channels = (
+        AIChannel("ai", provider=MockAIProvider()),
+        WebSocketChannel("ws"),
+        RealtimeVoiceChannel(
+            "voice", provider=MockRealtimeProvider(), transport=MockRealtimeTransport()
+        ),
+        ConferenceChannel("conf", backend=MockConferenceBackend()),
+        None,
+        object(),
+    )
+    for _ in range(2):  # asked again, the answer found for the class is the same
+        for channel in channels:
+            assert responds(channel) is isinstance(channel, RespondingChannel)
+            assert resumes(channel) is isinstance(channel, ResumableChannel)
+            assert delivers(channel) is isinstance(channel, DeliveringChannel)
 
 
 def test_a_human_input_handler_is_a_route() -> None:

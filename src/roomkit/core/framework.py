@@ -22,11 +22,12 @@ from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
 from roomkit.core.exceptions import RequestSettledError
 from roomkit.core.hooks import HookEngine, HookOptions
 from roomkit.core.ports import (
-    DeliveringChannel,
     HumanInputRoute,
     KitChannel,
-    RespondingChannel,
     ResumableChannel,
+    delivers,
+    responds,
+    resumes,
 )
 from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, turn_journal
 from roomkit.models.enums import ChannelType
@@ -397,7 +398,7 @@ class RoomKit:
         responders = [
             channel
             for channel in bound
-            if channel.channel_id != event.channel_id and isinstance(channel, RespondingChannel)
+            if channel.channel_id != event.channel_id and responds(channel)
         ]
         journal = turn_journal(store)
         turns: dict[str, OpenTurn] = {}
@@ -411,7 +412,7 @@ class RoomKit:
                     {"message_id": event.id},
                 )
                 for channel in responders
-                if isinstance(channel, ResumableChannel)
+                if resumes(channel)
             }
             await journal.record_inbound(event, list(turns.values()))
         else:
@@ -516,15 +517,20 @@ class RoomKit:
 
     async def _resume(self, turn: OpenTurn, place: Place | None) -> RoomEvent | None:
         channel = self._channels.get(turn.channel_id)
-        if not isinstance(channel, ResumableChannel):
-            if place is not None:
-                place.leave()
-            logger.warning(
-                "Turn %s waits for channel %r, which is not registered: left for later",
-                turn.turn_id,
-                turn.channel_id,
-            )
-            return None
+        if resumes(channel):
+            return await self._resume_on(channel, turn, place)
+        if place is not None:
+            place.leave()
+        logger.warning(
+            "Turn %s waits for channel %r, which is not registered: left for later",
+            turn.turn_id,
+            turn.channel_id,
+        )
+        return None
+
+    async def _resume_on(
+        self, channel: ResumableChannel, turn: OpenTurn, place: Place | None
+    ) -> RoomEvent | None:
         # The channel stores the reply with the turn's end; it is delivered from here.
         async with place if place is not None else contextlib.nullcontext():
             reply = await channel.resume_turn(turn)
@@ -547,7 +553,7 @@ class RoomKit:
 
     async def _deliver(self, event: RoomEvent, channels: list[KitChannel]) -> None:
         for channel in channels:
-            if isinstance(channel, DeliveringChannel) and channel.channel_id != event.channel_id:
+            if delivers(channel) and channel.channel_id != event.channel_id:
                 await channel.deliver(event)
 
     async def close(self) -> None:

@@ -4,13 +4,16 @@
 structural protocols, so any object with the right members plugs in without inheriting from
 anything here. Each protocol is ``runtime_checkable``: the kit tells what a registered
 channel can do with ``isinstance`` (an AI channel replies and resumes turns, a transport
-delivers room events), which checks that the members exist, not their signatures.
+delivers room events), which checks that the members exist, not their signatures. Such a
+check reads every member (tens of microseconds), so the kit asks :func:`delivers`,
+:func:`responds` and :func:`resumes` on its hot paths: the answer for a channel's class,
+found once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
 from roomkit.core.store import OpenTurn
 from roomkit.models.pending_input import PendingInput, PendingInputEvent
@@ -25,6 +28,9 @@ __all__ = [
     "KitChannel",
     "RespondingChannel",
     "ResumableChannel",
+    "delivers",
+    "responds",
+    "resumes",
 ]
 
 
@@ -110,3 +116,34 @@ class HumanInputRoute(Protocol):
     async def aresolve(self, pending_id: str, result: str, *, by: str | None = None) -> bool:
         """Answer the request; ``True`` if this call won."""
         ...
+
+
+_ROLES: dict[tuple[type, type], bool] = {}
+
+
+def _plays(channel: object, role: type) -> bool:
+    """``isinstance(channel, role)``, decided once per class of channel.
+
+    A channel's members are its class's methods (and attributes every instance sets in
+    ``__init__``), so the first instance of a class answers for all of them.
+    """
+    key = (type(channel), role)
+    known = _ROLES.get(key)
+    if known is None:
+        known = _ROLES[key] = isinstance(channel, role)
+    return known
+
+
+def delivers(channel: object) -> TypeGuard[DeliveringChannel]:
+    """Whether ``channel`` is a :class:`DeliveringChannel` (decided once per class)."""
+    return _plays(channel, DeliveringChannel)
+
+
+def responds(channel: object) -> TypeGuard[RespondingChannel]:
+    """Whether ``channel`` is a :class:`RespondingChannel` (decided once per class)."""
+    return _plays(channel, RespondingChannel)
+
+
+def resumes(channel: object) -> TypeGuard[ResumableChannel]:
+    """Whether ``channel`` is a :class:`ResumableChannel` (decided once per class)."""
+    return _plays(channel, ResumableChannel)

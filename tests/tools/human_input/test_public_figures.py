@@ -1,20 +1,22 @@
-"""Tests see a handler through its public surface (``statistics()``, ``pending``, the
-stores' own listings), never through its private attributes, which are free to change."""
+"""Tests and benchmarks see a handler through its public surface (``statistics()``,
+``pending``, the stores' own listings), never through its private attributes, which are free
+to change."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[3] / "tests"
+ROOT = Path(__file__).resolve().parents[3]
+TESTS = ROOT / "tests"
 # A name bound to a handler (``handler``, ``self.handler``), then one of its private names.
 PRIVATE_READ = re.compile(r"\bhandler\._[A-Za-z]\w*")
 
 
-def test_no_test_reads_a_private_attribute_of_a_handler() -> None:
+def test_no_test_or_benchmark_reads_a_private_attribute_of_a_handler() -> None:
     found = [
-        f"{path.relative_to(TESTS)}:{number}: {line.strip()}"
-        for path in sorted(TESTS.rglob("*.py"))
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted([*TESTS.rglob("*.py"), *(ROOT / "bench").rglob("*.py")])
         if path != Path(__file__).resolve()  # its own samples below
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if PRIVATE_READ.search(line)
