@@ -22,10 +22,12 @@ Cases and targets:
       its fsync (WAL, ``synchronous=FULL``), no store around it. A waiter cannot see an
       answer before the answer's fsync, so the wake-up's tail is at least the disk's.
 
-The memory store is measured by ``bench/bench_human_input.py``. The Redis cases start their
-own redis-server (``--save "" --appendonly yes --appendfsync always``: an answer is on disk
-before anyone hears it was taken) on a free loopback port in a temporary directory, and
-stop it at the end; without ``redis-server`` they are skipped with a note.
+The Postgres cases (the same three, on a cluster of their own) are in
+``bench/bench_postgres.py``. The memory store is measured by ``bench/bench_human_input.py``.
+The Redis cases start their own redis-server (``--save "" --appendonly yes
+--appendfsync always``: an answer is on disk before anyone hears it was taken) on a free
+loopback port in a temporary directory, and stop it at the end; without ``redis-server``
+they are skipped with a note.
 
 Run ``python bench/bench_stores.py``: it prints a table and a summary and exits 0
 (``--check`` makes a missed target exit 1). ``--sqlite`` runs the SQLite cases alone.
@@ -102,13 +104,17 @@ def open_store(kind: str, location: str, prefix: str, **options: float) -> Any:
         from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
         return SQLiteStore(location, **options)
+    if kind == "postgres":
+        from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+        return PostgresStore(location, schema=prefix, **options)
     from roomkit.tools.human_input.stores.redis import RedisStore
 
     return RedisStore(location, prefix=prefix, **options)
 
 
 async def feed_live(handler: HumanInputHandler, kind: str) -> None:
-    """Start the handler's change feed; on Redis, return once it is subscribed."""
+    """Start the handler's change feed; on Redis and Postgres, return once it listens."""
     live = asyncio.Event()
 
     def listen(change: PendingChange) -> None:
@@ -116,7 +122,7 @@ async def feed_live(handler: HumanInputHandler, kind: str) -> None:
             live.set()
 
     handler.subscribe(listen)
-    if kind == "redis":
+    if kind in ("redis", "postgres"):
         await live.wait()
 
 
@@ -568,6 +574,9 @@ async def main(size: int, *, redis: bool = True) -> int:
         elif redis:
             rows += await redis_rows(size, workdir)
         rows += await sqlite_rows(workdir)
+        from bench_postgres import postgres_rows
+
+        rows += await postgres_rows(size)
     print_table(rows)
     targets = [row for row in rows if row.met is not None]
     print("\nsummary:")

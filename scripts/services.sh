@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# The system services the test suite runs against: redis-server (the Redis store's tests
-# start their own on a free port) and chromium (the answer desk's browser tests).
+# The system services the test suite runs against: redis-server and PostgreSQL (the Redis
+# and Postgres stores' tests start their own servers on free ports) and chromium (the answer
+# desk's browser tests).
 #
 #   scripts/services.sh install   install whichever of them is missing (apt, as root)
-#   scripts/services.sh check     exit 1, naming what is missing, unless both are installed
+#   scripts/services.sh check     exit 1, naming what is missing, unless all are installed
 set -euo pipefail
 
 # The command each service provides, and the Debian package that provides it.
-readonly COMMANDS=(redis-server chromium)
-readonly PACKAGES=(redis-server chromium)
+# Debian keeps the PostgreSQL server binaries out of PATH: initdb is looked for there too.
+readonly COMMANDS=(redis-server chromium initdb)
+readonly PACKAGES=(redis-server chromium postgresql)
+
+has_command() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    if [ "$1" = initdb ]; then
+        if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
+            return 0
+        fi
+        compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && return 0
+    fi
+    return 1
+}
 
 missing_packages() {
     local i
     for i in "${!COMMANDS[@]}"; do
-        if ! command -v "${COMMANDS[$i]}" >/dev/null 2>&1; then
+        if ! has_command "${COMMANDS[$i]}"; then
             echo "${PACKAGES[$i]}"
         fi
     done
@@ -48,6 +61,9 @@ install() {
     # package may have started is not needed, so it does not stay running.
     if printf '%s\n' "${missing[@]}" | grep -qx redis-server; then
         as_root service redis-server stop >/dev/null 2>&1 || true
+    fi
+    if printf '%s\n' "${missing[@]}" | grep -qx postgresql; then
+        as_root service postgresql stop >/dev/null 2>&1 || true
     fi
 }
 

@@ -8,8 +8,11 @@ state machines and never fails on slow examples; ``dev`` is a quicker pass for l
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+from tests.postgres_server import PostgresServer, running_postgres
 
 settings.register_profile(
     "ci",
@@ -26,3 +29,11 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL cluster for the session, in a temporary folder; tests take a schema
+    each."""
+    with running_postgres() as server:
+        yield server

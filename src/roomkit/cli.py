@@ -2,7 +2,7 @@
 
 ::
 
-    roomkit desk [--host 127.0.0.1] [--port 8765] [--store memory|sqlite:///x.db|redis://...]
+    roomkit desk [--host 127.0.0.1] [--port 8765] [--store memory|sqlite:///x.db|redis://...|postgresql://...]
                  [--log-format text|json] [--sign-in-ttl SECONDS]
     roomkit token ACTOR [--admin] [--ttl SECONDS]
     roomkit revoke TOKEN | --actor ACTOR [--store sqlite:///x.db|redis://...]
@@ -312,7 +312,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     desk.add_argument("--host", default="127.0.0.1")
     desk.add_argument("--port", type=int, default=8765)
-    desk.add_argument("--store", default="memory", help="memory, sqlite:///x.db or redis://...")
+    desk.add_argument(
+        "--store", default="memory", help="memory, sqlite:///x.db, redis://... or postgresql://..."
+    )
     desk.add_argument(
         "--allowed-origin", action="append", help="an origin allowed to open the WebSocket"
     )
@@ -355,7 +357,10 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument(
         "--store",
         default="memory",
-        help="the desk's store, as `roomkit desk --store` names it: sqlite:///x.db or redis://...",
+        help=(
+            "the desk's store, as `roomkit desk --store` names it: sqlite:///x.db, "
+            "redis://... or postgresql://..."
+        ),
     )
     revoke.set_defaults(run=_revoke)
 

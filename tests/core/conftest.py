@@ -31,6 +31,8 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
     """A deployment's data on each durable store: a SQLite file, or a Redis prefix."""
     if request.param == "sqlite":
         return Place.sqlite(tmp_path / "kit.db")
+    if request.param == "postgres":
+        return Place.postgres(request.getfixturevalue("postgres_server").dsn, fresh_prefix())
     server: RedisServer = request.getfixturevalue("redis_server")
     return Place.redis(server.url, fresh_prefix())
 

@@ -127,6 +127,13 @@ def stores(kind: str, where: str) -> tuple[Any, Any]:
         rooms: type = SQLiteRoomStore
         questions: type = SQLiteStore
         options: dict[str, Any] = {}
+    elif kind == "postgres":
+        from roomkit.core.postgres_store import PostgresRoomStore
+        from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+        rooms, questions = PostgresRoomStore, PostgresStore
+        where, _, schema = where.partition("#")
+        options = {"schema": schema}
     else:
         from roomkit.core.redis_store import RedisRoomStore
         from roomkit.tools.human_input.stores.redis import RedisStore

@@ -14,7 +14,7 @@ from typing import Protocol
 from roomkit.core.store import RoomStore, TurnJournal
 from roomkit.tools.human_input.stores.base import DurableStore
 
-DURABLE = ("sqlite", "redis")
+DURABLE = ("sqlite", "redis", "postgres")
 """The durable room stores: every test of the turn journal runs on each."""
 
 
@@ -30,9 +30,10 @@ class Place:
     """Where one deployment keeps its rooms and its pending questions."""
 
     kind: str
-    """``"sqlite"`` or ``"redis"``."""
+    """``"sqlite"``, ``"redis"`` or ``"postgres"``."""
     where: str
-    """The SQLite file, or the Redis URL and the key prefix as ``url#prefix``."""
+    """The SQLite file, or the Redis URL and the key prefix as ``url#prefix``, or the
+    Postgres DSN and the schema as ``dsn#schema``."""
 
     @classmethod
     def sqlite(cls, path: Path) -> Place:
@@ -42,12 +43,21 @@ class Place:
     def redis(cls, url: str, prefix: str) -> Place:
         return cls("redis", f"{url}#{prefix}")
 
+    @classmethod
+    def postgres(cls, dsn: str, schema: str) -> Place:
+        return cls("postgres", f"{dsn}#{schema}")
+
     def rooms(self) -> DurableRoomStore:
         """A new room-store object on this place's rooms (not yet opened)."""
         if self.kind == "sqlite":
             from roomkit.core.sqlite_store import SQLiteRoomStore
 
             return SQLiteRoomStore(self.where)
+        if self.kind == "postgres":
+            from roomkit.core.postgres_store import PostgresRoomStore
+
+            dsn, _, schema = self.where.partition("#")
+            return PostgresRoomStore(dsn, schema=schema)
         from roomkit.core.redis_store import RedisRoomStore
 
         url, _, prefix = self.where.partition("#")
@@ -59,6 +69,11 @@ class Place:
             from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
             return SQLiteStore(self.where, backstop_interval=backstop_interval)
+        if self.kind == "postgres":
+            from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+            dsn, _, schema = self.where.partition("#")
+            return PostgresStore(dsn, schema=schema, backstop_interval=backstop_interval)
         from roomkit.tools.human_input.stores.redis import RedisStore
 
         url, _, prefix = self.where.partition("#")

@@ -110,6 +110,6 @@ def test_store_urls_name_memory_sqlite_and_redis(tmp_path: Path) -> None:
     assert isinstance(pending, RedisStore)
     assert isinstance(rooms, RedisRoomStore)
     assert rooms.where == pending.where == "redis://127.0.0.1:1/0"
-    for bad in ("postgres://x", "sqlite:///", "mem"):
+    for bad in ("mongodb://x", "sqlite:///", "mem"):
         with pytest.raises(ValueError, match="sqlite:///"):
             open_stores(bad)

@@ -154,7 +154,7 @@ def test_a_bad_command_line_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["pending", "answer"])
     assert exited.value.code == 2
-    assert main(["desk", "--store", "postgres://x"]) == 2
+    assert main(["desk", "--store", "mongodb://x"]) == 2
     assert "sqlite" in capsys.readouterr().err
 
 

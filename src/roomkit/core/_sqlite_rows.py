@@ -142,6 +142,31 @@ DELETE_TURN = "DELETE FROM roomkit_turns WHERE turn_id = ? RETURNING turn_id"
 """Ends a turn (its steps go with it); the row comes back when the turn was open."""
 OPEN_TURNS = "SELECT turn_id, room_id, channel_id, actor_id, state FROM roomkit_turns ORDER BY seq"
 
+
+class _Statements:
+    """The statements of :class:`~roomkit.core._sql_rooms.SQLRooms`, in SQLite's dialect."""
+
+    insert_room = INSERT_ROOM
+    get_room = GET_ROOM
+    insert_participant = INSERT_PARTICIPANT
+    list_participants = LIST_PARTICIPANTS
+    upsert_binding = UPSERT_BINDING
+    delete_binding = DELETE_BINDING
+    list_bindings = LIST_BINDINGS
+    rooms_for_channel = ROOMS_FOR_CHANNEL
+    insert_event = INSERT_EVENT
+    list_events = LIST_EVENTS
+    recent_events = RECENT_EVENTS
+    upsert_turn = UPSERT_TURN
+    upsert_step = UPSERT_STEP
+    list_steps = LIST_STEPS
+    delete_turn = DELETE_TURN
+    open_turns = OPEN_TURNS
+
+
+STATEMENTS = _Statements()
+"""The SQLite room store's statements by name."""
+
 Row = Any
 """A row as the driver returns it (a tuple, in the statement's column order)."""
 

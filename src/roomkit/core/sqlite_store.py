@@ -28,10 +28,8 @@ from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from roomkit.core import _sqlite_rows as rows
-from roomkit.core.lifecycle import Opened
+from roomkit.core._sql_rooms import Run, SQLRooms
 from roomkit.core.sqlite_connect import FileWatch, connect, unavailable
-from roomkit.core.store import JournalStep, OpenTurn
-from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -41,7 +39,7 @@ __all__ = ["SQLiteRoomStore"]
 logger = logging.getLogger("roomkit.core.sqlite_store")
 
 
-class SQLiteRoomStore(Opened):
+class SQLiteRoomStore(SQLRooms):
     """A :class:`~roomkit.core.store.RoomStore` and turn journal in one SQLite file.
 
     The database opens on first use, or with :meth:`open` / ``async with``; the tables are
@@ -58,8 +56,7 @@ class SQLiteRoomStore(Opened):
         ValueError: ``busy_timeout`` is negative.
     """
 
-    durable = True
-    """Rooms, history and open turns outlive the process."""
+    _taken = sqlite3.IntegrityError
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
         if busy_timeout < 0:
@@ -68,6 +65,7 @@ class SQLiteRoomStore(Opened):
         """The database file."""
         self.busy_timeout = busy_timeout
         """Seconds a statement waits for another connection's write lock."""
+        self._sql = rows.STATEMENTS
         self._db: aiosqlite.Connection | None = None
         self._watch: FileWatch | None = None
         self._opening = asyncio.Lock()
@@ -139,7 +137,7 @@ class SQLiteRoomStore(Opened):
         return found
 
     @asynccontextmanager
-    async def _transaction(self, missing: str) -> AsyncIterator[aiosqlite.Connection]:
+    async def _transaction(self, missing: str) -> AsyncIterator[Run]:
         """One write transaction: committed when the block ends, else rolled back.
 
         Raises:
@@ -147,10 +145,14 @@ class SQLiteRoomStore(Opened):
             StoreUnavailableError: SQLite failed, or a file of the database moved.
         """
         async with self._held() as (db, watch):
+
+            async def run(statement: str, params: Any) -> list[Any]:
+                return list(await db.execute_fetchall(statement, params))
+
             try:
                 await db.execute_fetchall("BEGIN IMMEDIATE")
                 try:
-                    yield db
+                    yield run
                     await db.execute_fetchall("COMMIT")
                 except BaseException:
                     # A COMMIT cut short may have landed already: then there is nothing to undo.
@@ -198,174 +200,13 @@ class SQLiteRoomStore(Opened):
         with suppress(sqlite3.Error, ValueError):
             await db.close()
 
-    async def _run_under(self, sql: str, params: Sequence[Any], missing: str) -> None:
-        """Run a write whose parent row must exist; ``KeyError(missing)`` when it does not."""
+    async def _read(self, statement: str, params: Any = ()) -> list[Any]:
+        return await self._run(statement, params, read=True)
+
+    async def _write(self, statement: str, params: Any, *, missing: str = "") -> list[Any]:
         try:
-            await self._run(sql, params)
+            return await self._run(statement, params)
         except sqlite3.IntegrityError as error:
             if "FOREIGN KEY" not in str(error):
                 raise
             raise KeyError(missing) from None
-
-    # -- rooms, rosters, bindings --------------------------------------------------------------
-
-    async def create_room(self, room: Room) -> None:
-        """Store a new room.
-
-        Raises:
-            ValueError: a room with this id exists.
-            TypeError: the metadata is not JSON-ready.
-        """
-        try:
-            await self._run(rows.INSERT_ROOM, rows.room_params(room))
-        except sqlite3.IntegrityError:
-            raise ValueError(f"Room {room.id!r} already exists") from None
-
-    async def get_room(self, room_id: str) -> Room | None:
-        """The room with this id, or ``None``."""
-        found = await self._run(rows.GET_ROOM, (room_id,), read=True)
-        return rows.room_from(found[0]) if found else None
-
-    async def add_participant(self, participant: Participant) -> None:
-        """Add someone to a room's roster; the first record of a participant is kept.
-
-        Raises:
-            KeyError: no such room.
-        """
-        await self._run_under(
-            rows.INSERT_PARTICIPANT,
-            rows.participant_params(participant),
-            _no_room(participant.room_id),
-        )
-
-    async def list_participants(self, room_id: str) -> list[Participant]:
-        """The room's roster, in the order people joined."""
-        return [
-            rows.participant_from(r)
-            for r in await self._run(rows.LIST_PARTICIPANTS, (room_id,), read=True)
-        ]
-
-    async def add_binding(self, binding: ChannelBinding) -> None:
-        """Attach a channel to a room; attaching it again replaces the binding in place.
-
-        Raises:
-            KeyError: no such room.
-            TypeError: the metadata is not JSON-ready.
-        """
-        params = rows.binding_params(binding)
-        await self._run_under(rows.UPSERT_BINDING, params, _no_room(binding.room_id))
-
-    async def remove_binding(self, room_id: str, channel_id: str) -> bool:
-        """Detach a channel from a room; ``False`` when it was not attached."""
-        return bool(await self._run(rows.DELETE_BINDING, (room_id, channel_id)))
-
-    async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
-        """The room's bindings, in the order the channels were first attached."""
-        return [
-            rows.binding_from(r) for r in await self._run(rows.LIST_BINDINGS, (room_id,), read=True)
-        ]
-
-    async def rooms_for_channel(self, channel_id: str) -> list[str]:
-        """The ids of the rooms the channel is attached to, oldest room first."""
-        return [r[0] for r in await self._run(rows.ROOMS_FOR_CHANNEL, (channel_id,), read=True)]
-
-    # -- history -------------------------------------------------------------------------------
-
-    async def add_event(self, event: RoomEvent) -> None:
-        """Append an event to its room's history; it keeps its id.
-
-        Raises:
-            KeyError: no such room.
-            TypeError: the metadata is not JSON-ready.
-        """
-        params = rows.event_params(event)
-        await self._run_under(rows.INSERT_EVENT, params, _no_room(event.room_id))
-
-    async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
-        """The room's events, oldest first, from ``offset``, at most ``limit``."""
-        if limit <= 0:
-            return []
-        found = await self._run(rows.LIST_EVENTS, (room_id, limit, max(offset, 0)), read=True)
-        return [rows.event_from(r) for r in found]
-
-    async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:
-        """The last ``limit`` events of the room, oldest first (an index read of ``limit``)."""
-        if limit <= 0:
-            return []
-        newest_first = await self._run(rows.RECENT_EVENTS, (room_id, limit), read=True)
-        return [rows.event_from(r) for r in reversed(newest_first)]
-
-    # -- turn journal --------------------------------------------------------------------------
-
-    async def record_inbound(self, event: RoomEvent, turns: Sequence[OpenTurn]) -> None:
-        """Append ``event`` to its room's history and begin ``turns``, in one transaction.
-
-        Raises:
-            KeyError: no such room (nothing is written).
-            TypeError: the metadata or a turn's state is not JSON-ready.
-        """
-        params = rows.event_params(event)
-        begun = [rows.turn_params(turn) for turn in turns]
-        async with self._transaction(_no_room(event.room_id)) as db:
-            await db.execute_fetchall(rows.INSERT_EVENT, params)
-            for turn in begun:
-                await db.execute_fetchall(rows.UPSERT_TURN, turn)
-
-    async def begin_turn(self, turn: OpenTurn) -> None:
-        """Record a turn as started.
-
-        A turn begun again (re-driven after a restart) has its record replaced and keeps its
-        place among the open turns and the steps already recorded.
-
-        Raises:
-            TypeError: the state is not JSON-ready.
-        """
-        await self._run(rows.UPSERT_TURN, rows.turn_params(turn))
-
-    async def record_step(self, turn_id: str, step: JournalStep) -> None:
-        """Record a step; a step with the same index is replaced.
-
-        Raises:
-            KeyError: the turn was not begun, or has ended.
-            TypeError: the payload is not JSON-ready.
-        """
-        missing = f"No open turn {turn_id!r}: call begin_turn() first"
-        await self._run_under(rows.UPSERT_STEP, rows.step_params(turn_id, step), missing)
-
-    async def steps(self, turn_id: str) -> list[JournalStep]:
-        """The turn's steps, by index."""
-        return [
-            rows.step_from(r, turn_id)
-            for r in await self._run(rows.LIST_STEPS, (turn_id,), read=True)
-        ]
-
-    async def finish_turn(self, turn_id: str, reply: RoomEvent | None) -> bool:
-        """End the turn and append ``reply`` (if any), in one transaction.
-
-        Returns ``False``, writing nothing, when the turn is not open.
-
-        Raises:
-            KeyError: the reply's room does not exist (nothing is written).
-            TypeError: the reply's metadata is not JSON-ready.
-        """
-        params = None if reply is None else rows.event_params(reply)
-        missing = _no_room(reply.room_id if reply is not None else "")
-        async with self._transaction(missing) as db:
-            if not await db.execute_fetchall(rows.DELETE_TURN, (turn_id,)):
-                return False
-            if params is not None:
-                await db.execute_fetchall(rows.INSERT_EVENT, params)
-        return True
-
-    async def end_turn(self, turn_id: str) -> None:
-        """Forget the turn and its steps without a reply, in one statement; an unknown id
-        is ignored."""
-        await self._run(rows.DELETE_TURN, (turn_id,))
-
-    async def open_turns(self) -> list[OpenTurn]:
-        """The turns begun and not ended, oldest first."""
-        return [rows.turn_from(r) for r in await self._run(rows.OPEN_TURNS, read=True)]
-
-
-def _no_room(room_id: str) -> str:
-    return f"No room {room_id!r} in the store: create it first"

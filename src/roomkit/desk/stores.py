@@ -5,9 +5,12 @@
   and the rooms in one SQLite file, shared with the agent processes on the machine;
 - ``redis://host:port/db`` (or ``rediss://``, ``unix://``): the pending requests and the
   rooms on Redis, shared by every process that reaches it (the stores' default key prefix,
-  ``roomkit``, which an agent's stores must use too).
+  ``roomkit``, which an agent's stores must use too);
+- ``postgresql://user:password@host:port/db`` (or ``postgres://``): the pending requests and
+  the rooms in a PostgreSQL database (the stores' default schema, ``public``, which an
+  agent's stores must use too).
 
-The SQLite and Redis modules load only when their URL is used (they need extras).
+The SQLite, Redis and Postgres modules load only when their URL is used (they need extras).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ __all__ = ["close_stores", "open_stores"]
 
 _SQLITE = "sqlite:///"
 _REDIS = ("redis://", "rediss://", "unix://")
+_POSTGRES = ("postgresql://", "postgres://")
 
 
 def open_stores(url: str) -> tuple[PendingStore | DurableStore, RoomStore]:
@@ -43,6 +47,11 @@ def open_stores(url: str) -> tuple[PendingStore | DurableStore, RoomStore]:
         from roomkit.tools.human_input.stores.redis import RedisStore
 
         return RedisStore(url), RedisRoomStore(url)
+    if url.startswith(_POSTGRES):
+        from roomkit.core.postgres_store import PostgresRoomStore
+        from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+        return PostgresStore(url), PostgresRoomStore(url)
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:").lstrip("/") or "desk.db"
         raise ValueError(
@@ -50,8 +59,8 @@ def open_stores(url: str) -> tuple[PendingStore | DurableStore, RoomStore]:
             f"path; four for an absolute path: sqlite:////abs/{path})"
         )
     raise ValueError(
-        f"Unknown store URL {url.split('://')[0]!r}: use memory, sqlite:///path.db "
-        "or redis://host:port/db"
+        f"Unknown store URL {url.split('://')[0]!r}: use memory, sqlite:///path.db, "
+        "redis://host:port/db or postgresql://user:password@host:port/db"
     )
 
 

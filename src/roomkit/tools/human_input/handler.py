@@ -33,6 +33,7 @@ from roomkit.tools.human_input._checks import (
     id_stream,
 )
 from roomkit.tools.human_input._durable_engine import DurableEngine
+from roomkit.tools.human_input._in_transaction import answered, resolve_in
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import MemoryLedger, MemoryStore, PendingStore
@@ -309,7 +310,9 @@ class HumanInputHandler:
 
     # -- settling from any process -----------------------------------------------------------
 
-    async def aresolve(self, pending_id: str, result: str, *, by: str | None = None) -> bool:
+    async def aresolve(
+        self, pending_id: str, result: str, *, by: str | None = None, connection: Any = None
+    ) -> bool:
         """Answer the request, from any process sharing the store; ``True`` if this call won.
 
         The answer is idempotent per actor: ``True`` also comes back when the request is
@@ -321,8 +324,13 @@ class HumanInputHandler:
         Args:
             result: the answer; JSON text when the request has an ``answer_schema``.
             by: who answered (an actor id), recorded with the outcome.
+            connection: a ``psycopg.AsyncConnection`` with your transaction open, on a
+                handler whose store is a ``PostgresStore``: the answer settles inside that
+                transaction, and ``True`` means "settled if your transaction commits"
+                (waiters wake after the commit; a rollback leaves the request pending).
 
         Raises:
+            TypeError: ``connection`` is given and the store is not a ``PostgresStore``.
             InvalidAnswerError: the answer does not match the request's answer schema, or
                 is not text UTF-8 can encode (a lone surrogate); the request stays open.
             InvalidTextError: ``by`` is not text UTF-8 can encode.
@@ -334,28 +342,21 @@ class HumanInputHandler:
             check_text("result", result, invalid=InvalidAnswerError)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
-
-        def answered(record: PendingInput | None) -> bool:
-            # This actor's own answer, already recorded: the outcome this call asks for.
-            return (
-                by is not None
-                and record is not None
-                and record.status is _RESOLVED
-                and record.settled_by == by
-                and record.result == result
-            )
+        if connection is not None:
+            store = getattr(self._engine, "store", None)  # None: the memory store
+            return await resolve_in(store, pending_id, result, by=by, connection=connection)
 
         engine = self._engine
         # A request held here tells its schema without a read; the settle's check-and-set
         # decides whether it is still open.
         request = engine.local(pending_id) or await engine.get_request(pending_id)
         if request is None or request.status is not _PENDING:
-            return answered(request)
+            return answered(request, result, by)
         if request.answer_schema is not None:
             check_answer(request, result)
         if await engine.settle(pending_id, _RESOLVED, result, by):
             return True
-        return by is not None and answered(await engine.get_request(pending_id))
+        return by is not None and answered(await engine.get_request(pending_id), result, by)
 
     async def areject(self, pending_id: str, reason: str = "", *, by: str | None = None) -> bool:
         """Reject the request, from any process sharing the store; ``True`` if this call won.

@@ -1,4 +1,5 @@
-"""Handlers on every store: memory, SQLite and Redis, each the same conformance suite.
+"""Handlers on every store: memory, SQLite, Redis and Postgres, each the same conformance
+suite.
 
 These tests do real I/O (a database file, a redis-server on loopback), so they run on the
 real event loop, not the parent folder's virtual clock. Waits end on events, answers and
@@ -17,7 +18,7 @@ from tests.tools.human_input.stores.redis_server import RedisServer, running_red
 
 from roomkit.tools.human_input import HumanInputHandler
 
-STORES = ("memory", "sqlite", "redis")
+STORES = ("memory", "sqlite", "redis", "postgres")
 
 
 def pytest_asyncio_loop_factories(
@@ -53,6 +54,8 @@ async def make_handler(
     shared_without_retention = HumanInputHandler(retention=0)
     prefix = f"t{os.urandom(6).hex()}"
     url = request.getfixturevalue("redis_server").url if store_kind == "redis" else ""
+    if store_kind == "postgres":
+        url = request.getfixturevalue("postgres_server").dsn
 
     def factory(*, no_retention: bool = False) -> HumanInputHandler:
         if store_kind == "memory":
@@ -62,6 +65,10 @@ async def make_handler(
             from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
             store: object = SQLiteStore(tmp_path / "pending.db", backstop_interval=0.02, **options)
+        elif store_kind == "postgres":
+            from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+            store = PostgresStore(url, schema=prefix, backstop_interval=0.05, **options)
         else:
             from roomkit.tools.human_input.stores.redis import RedisStore
 

@@ -10,7 +10,8 @@ Run as a script, it speaks JSON, one object per line on stdout::
         answers each ID with "NAME: ID", all at once, and prints {"id": ..., "won": bool}
         for each.
 
-STORE is ``sqlite`` (LOCATION: the database file) or ``redis`` (LOCATION: the server URL).
+STORE is ``sqlite`` (LOCATION: the database file), ``redis`` (LOCATION: the server URL) or
+``postgres`` (LOCATION: the DSN, PREFIX: the schema).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def open_store(kind: str, location: str, prefix: str) -> Any:
         from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
         return SQLiteStore(location, backstop_interval=0.05)
+    if kind == "postgres":
+        from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+        return PostgresStore(location, schema=prefix, backstop_interval=0.25)
     from roomkit.tools.human_input.stores.redis import RedisStore
 
     return RedisStore(location, prefix=prefix, backstop_interval=0.25)
@@ -64,7 +69,7 @@ async def feed_live(handler: HumanInputHandler, kind: str) -> None:
             live.set()
 
     handler.subscribe(listen)
-    if kind == "redis":
+    if kind in ("redis", "postgres"):
         await live.wait()
 
 

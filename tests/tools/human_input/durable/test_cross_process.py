@@ -1,4 +1,4 @@
-"""A wait in one OS process, the answer in another, on SQLite and on Redis.
+"""A wait in one OS process, the answer in another, on SQLite, Redis and Postgres.
 
 The other process runs ``cross_process_peer.py`` (beside this file) with this interpreter
 and reports in JSON lines; see that module for what it says.
@@ -38,6 +38,10 @@ class SharedStore:
             from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
             return SQLiteStore(self.location, backstop_interval=0.05)
+        if self.kind == "postgres":
+            from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+            return PostgresStore(self.location, schema=self.prefix, backstop_interval=0.25)
         from roomkit.tools.human_input.stores.redis import RedisStore
 
         return RedisStore(self.location, prefix=self.prefix, backstop_interval=0.25)
@@ -46,11 +50,13 @@ class SharedStore:
         return [self.kind, self.location, self.prefix]
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
 def shared(request: pytest.FixtureRequest, tmp_path: Path) -> SharedStore:
     prefix = f"xp{os.urandom(4).hex()}"
     if request.param == "sqlite":
         return SharedStore("sqlite", str(tmp_path / "pending.db"), prefix)
+    if request.param == "postgres":
+        return SharedStore("postgres", request.getfixturevalue("postgres_server").dsn, prefix)
     return SharedStore("redis", request.getfixturevalue("redis_server").url, prefix)
 
 

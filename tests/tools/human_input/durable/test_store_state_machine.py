@@ -18,7 +18,8 @@ deadline may time out at any step, and the model learns that from the store, whi
 show a timeout and nothing else. At teardown every open request gets a short deadline, and
 every wait ever started must finish soon after it.
 
-Each example runs on a loop of its own, with a fresh SQLite file or Redis prefix.
+Each example runs on a loop of its own, with a fresh SQLite file, Redis prefix or Postgres
+schema.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from tests.postgres_server import PostgresServer
 from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit.core.exceptions import (
@@ -220,6 +222,10 @@ class StoreMachine(RuleBasedStateMachine):
             from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
             return SQLiteStore(self.workdir / "pending.db", backstop_interval=0.02)
+        if self.kind == "postgres":
+            from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+            return PostgresStore(redis_url, schema=prefix, backstop_interval=0.05)
         from roomkit.tools.human_input.stores.redis import RedisStore
 
         return RedisStore(redis_url, prefix=prefix, backstop_interval=0.05)
@@ -237,7 +243,7 @@ class StoreMachine(RuleBasedStateMachine):
                 live.set()
 
         handler.subscribe(listen)
-        if self.kind == "redis":
+        if self.kind in ("redis", "postgres"):
             await live.wait()
 
     def identity(self, name: str) -> str:
@@ -509,3 +515,11 @@ def test_the_sqlite_store_keeps_one_outcome_per_request() -> None:
 
 def test_the_redis_store_keeps_one_outcome_per_request(redis_server: RedisServer) -> None:
     run_state_machine_as_test(lambda: StoreMachine("redis", redis_server.url), settings=DURABLE)
+
+
+def test_the_postgres_store_keeps_one_outcome_per_request(
+    postgres_server: PostgresServer,
+) -> None:
+    run_state_machine_as_test(
+        lambda: StoreMachine("postgres", postgres_server.dsn), settings=DURABLE
+    )

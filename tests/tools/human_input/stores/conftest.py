@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
+from tests.tools.human_input.stores.postgres_kit import PostgresBackend
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 from tests.tools.human_input.stores.store_kit import (
     Backend,
@@ -65,12 +66,14 @@ async def raw(redis_server: RedisServer) -> AsyncIterator[Redis]:
     await client.aclose()
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     """A file or a server (with a prefix of this test's own) that the test's stores share."""
     made: Backend
     if request.param == "sqlite":
         made = SQLiteBackend(tmp_path / "pending.db")
+    elif request.param == "postgres":
+        made = PostgresBackend(request.getfixturevalue("postgres_server").dsn)
     else:
         url = request.getfixturevalue("redis_server").url
         made = RedisBackend(url, request.getfixturevalue("prefix"))

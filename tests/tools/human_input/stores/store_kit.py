@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, NONE
+from roomkit.tools.human_input.stores.postgres import PostgresStore
 from roomkit.tools.human_input.stores.redis import RedisStore
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
@@ -32,7 +33,7 @@ RESYNC = PendingChange(PendingChangeKind.RESYNC)
 PATIENCE = 30.0
 """Seconds a test waits for something a store's real-time feed should deliver."""
 
-Store = SQLiteStore | RedisStore
+Store = SQLiteStore | RedisStore | PostgresStore
 
 
 class FakeClock:
@@ -124,7 +125,7 @@ def ids(records: list[PendingInput]) -> list[str]:
 
 
 # A record the store did not write: pending, in room-1, with the id "alien".
-_FOREIGN: dict[str, str | int | None] = {
+FOREIGN: dict[str, str | int | None] = {
     "format": FORMAT,
     "pending_id": "alien",
     "tool_name": "t",
@@ -142,7 +143,7 @@ _FOREIGN: dict[str, str | int | None] = {
 
 def sqlite_insert_raw(path: Path, **overrides: object) -> None:
     """Write the foreign record, changed by ``overrides``, straight into the file."""
-    values: dict[str, object] = {**dict.fromkeys(FIELDS), **_FOREIGN, **overrides}
+    values: dict[str, object] = {**dict.fromkeys(FIELDS), **FOREIGN, **overrides}
     columns = ", ".join(f'"{name}"' for name in values)
     marks = ", ".join("?" for _ in values)
     with closing(sqlite3.connect(path)) as db, db:
@@ -160,7 +161,7 @@ def sqlite_stored_ids(path: Path) -> set[str]:
 
 async def redis_write_foreign(raw: Redis, prefix: str, **overrides: str) -> None:
     """Write the foreign record, changed by ``overrides``, as a hash listed as pending."""
-    fields = {name: str(value) for name, value in _FOREIGN.items()}
+    fields = {name: str(value) for name, value in FOREIGN.items()}
     fields |= {"deadline": NONE, **overrides}
     await raw.hset(f"{prefix}:p:alien", mapping=fields)  # type: ignore[misc]
     await raw.zadd(f"{prefix}:pending", {"alien": 0})
@@ -175,6 +176,9 @@ async def main(kind, where, prefix, pending_id):
     if kind == "sqlite":
         from roomkit.tools.human_input.stores.sqlite import SQLiteStore
         store = SQLiteStore(where)
+    elif kind == "postgres":
+        from roomkit.tools.human_input.stores.postgres import PostgresStore
+        store = PostgresStore(where, schema=prefix)
     else:
         from roomkit.tools.human_input.stores.redis import RedisStore
         store = RedisStore(where, prefix=prefix)

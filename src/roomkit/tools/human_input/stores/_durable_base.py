@@ -1,7 +1,7 @@
 """What the durable stores share: argument checks, ``async with``, listeners and retention.
 
-:class:`DurableBase` is the base of the SQLite and Redis stores. It checks and keeps the
-clock, the retention and the backstop interval, opens and closes the store around
+:class:`DurableBase` is the base of the SQLite, Redis and PostgreSQL stores. It checks and
+keeps the clock, the retention and the backstop interval, opens and closes the store around
 ``async with``, hands listeners to the store's change feed, says which outcomes the
 retention still shows, and retries a settle whose outcome a fault left unknown. The functions
 below check a request, an outcome, a deadline or a settle token before anything reaches

@@ -21,9 +21,15 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores._records import FIELDS, decode
+from roomkit.tools.human_input.stores._sql_columns import (
+    COLUMNS,
+    column_definitions,
+    quote,
+    readable_rows,
+    settled_listing,
+)
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -61,17 +67,7 @@ _TYPES = {"detached": "INTEGER", "withdrawn": "INTEGER", "deadline": "REAL"}
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY NOT NULL", "status": " NOT NULL"}
 
 
-def _quote(name: str) -> str:
-    # ``key`` is an SQL keyword: every column name is quoted alike.
-    return f'"{name}"'
-
-
-COLUMNS = ", ".join(_quote(name) for name in FIELDS)
-"""The record's columns, in :data:`FIELDS` order, ready for a SELECT or RETURNING list."""
-
-_DEFINITIONS = ",\n    ".join(
-    f"{_quote(name)} {_TYPES.get(name, 'TEXT')}{_CONSTRAINTS.get(name, '')}" for name in FIELDS
-)
+_DEFINITIONS = column_definitions(_TYPES, _CONSTRAINTS, text="TEXT")
 
 SCHEMA = f"""
 PRAGMA journal_mode = WAL;
@@ -182,7 +178,7 @@ def select_pending(filters: Mapping[str, str | None]) -> tuple[str, list[Any]]:
     parameters: list[Any] = []
     for column, value in filters.items():
         if value is not None:
-            clauses.append(f"{_quote(column)} = ?")
+            clauses.append(f"{quote(column)} = ?")
             parameters.append(value)
     where = " AND ".join(clauses)
     return f"SELECT {COLUMNS} FROM roomkit_pending WHERE {where} ORDER BY seq", parameters
@@ -195,24 +191,13 @@ def select_settled(
 
     ``actor_ids`` keeps the requests naming one of them (``None``: naming no actor).
     """
-    clauses = ["settled_at > ?"]
-    parameters: list[Any] = [cutoff]
-    if actor_ids is not None:
-        named = [actor_id for actor_id in actor_ids if actor_id is not None]
-        either = []
-        if named:
-            either.append(f"actor_id IN ({', '.join('?' for _ in named)})")
-            parameters.extend(named)
-        if None in actor_ids:
-            either.append("actor_id IS NULL")
-        clauses.append(f"({' OR '.join(either)})" if either else "0")
-    parameters.append(limit)
-    where = " AND ".join(clauses)
-    return (
-        f"SELECT {COLUMNS} FROM roomkit_pending WHERE {where} "
-        "ORDER BY settled_at DESC, seq DESC LIMIT ?",
-        parameters,
+    return settled_listing(
+        "roomkit_pending", actor_ids, cutoff, limit, mark="?", among=_among_actors
     )
+
+
+def _among_actors(actor_ids: list[str]) -> tuple[str, list[Any]]:
+    return f"actor_id IN ({', '.join('?' for _ in actor_ids)})", list(actor_ids)
 
 
 def decode_row(row: Sequence[Any]) -> PendingInput:
@@ -227,10 +212,4 @@ def decode_row(row: Sequence[Any]) -> PendingInput:
 
 def decode_rows(rows: Iterable[Sequence[Any]]) -> list[PendingInput]:
     """Rebuild the requests of ``rows``, skipping (and logging) the rows that are corrupt."""
-    records = []
-    for row in rows:
-        try:
-            records.append(decode_row(row))
-        except CorruptRecordError as error:
-            logger.warning("skipping an unreadable pending record: %s", error)
-    return records
+    return readable_rows(rows, decode_row, logger)

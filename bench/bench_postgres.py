@@ -1,0 +1,322 @@
+"""Benchmark of the Postgres human-input store, on a cluster of its own on loopback.
+
+Cases and targets (``synchronous_commit=on``: an answer is on disk before anyone hears it
+was taken):
+    * wake-up across processes: process A answers a request that process B waits on; the
+      answer carries A's CLOCK_MONOTONIC reading, B reads the clock when its ``wait()``
+      returns. B is woken by LISTEN/NOTIFY. p50 <= 2 ms, p99 <= 10 ms.
+    * settles per second from one process, 256 in flight: >= 5,000/s (one at a time too).
+    * 100,000 requests pending across 1,000 rooms, waited on in 2 processes and answered
+      from 4 others at random, one in ten by two processes at once: every answer delivered,
+      none lost, none twice.
+
+The cluster is made with ``initdb`` in a temporary folder (as the ``postgres`` user when run
+as root), listens on a free loopback port, and is removed at the end; without the server
+binaries the cases are skipped with a note. ``bench/bench_stores.py`` runs these cases with
+its own; run this file alone with ``python bench/bench_postgres.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_stores import (
+    ANSWERERS,
+    IN_FLIGHT,
+    PARK_BATCH,
+    QUICK_SIZE,
+    RACING,
+    ROOMS,
+    SCALE_BACKSTOP,
+    SEQUENTIAL_SETTLES,
+    SIZE_VARIABLE,
+    WAITERS,
+    Row,
+    cross_process_wake,
+    feed_live,
+    in_flight,
+    parked,
+    percentile,
+    print_table,
+    progress,
+    settles_per_second,
+)
+
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+WAKE_SAMPLES = 1_000
+SETTLES = 10_000
+WAKE_P50_MS = 2.0
+WAKE_P99_MS = 10.0
+SETTLES_TARGET = 5_000
+POOL = 32
+"""Connections of each process's pool in the 256-in-flight and scale cases."""
+
+
+class Cluster:
+    """A PostgreSQL cluster on a free loopback port, for the length of a ``with`` block."""
+
+    def __init__(self) -> None:
+        found = shutil.which("pg_config")
+        bindir = (
+            subprocess.run([found, "--bindir"], capture_output=True, text=True).stdout.strip()
+            if found
+            else ""
+        )
+        if not bindir or not Path(bindir, "initdb").exists():
+            bindir = next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)), "")
+        self.bindir = Path(bindir)
+        self.root = Path(tempfile.mkdtemp(prefix="roomkit-bench-pg-"))
+        self.user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+
+    @property
+    def available(self) -> bool:
+        return (self.bindir / "initdb").exists()
+
+    def _run(self, *command: str) -> None:
+        subprocess.run([*self.user, *command], check=True, capture_output=True, cwd="/")
+
+    def __enter__(self) -> str:
+        if self.user:
+            shutil.chown(self.root, "postgres", "postgres")
+        data = str(self.root / "data")
+        self._run(str(self.bindir / "initdb"), "-D", data, "-U", "postgres", "--auth=trust")
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.root}"
+            " -c synchronous_commit=on -c max_connections=400 -c shared_buffers=256MB"
+        )
+        log = str(self.root / "log")
+        self._run(str(self.bindir / "pg_ctl"), "start", "-w", "-D", data, "-l", log, "-o", options)
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def __exit__(self, *exc_info: object) -> None:
+        data = str(self.root / "data")
+        subprocess.run(
+            [*self.user, str(self.bindir / "pg_ctl"), "stop", "-D", data, "-m", "immediate"],
+            capture_output=True,
+            cwd="/",
+        )
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# -- the processes of the scale case ---------------------------------------------------------
+
+
+async def scale_waiter(dsn: str, schema: str, count: int, first_room: int) -> None:
+    """Create ``count`` requests in this process's rooms and wait on them all (as in
+    ``bench_stores.scale_waiter``)."""
+    store = PostgresStore(dsn, schema=schema, backstop_interval=SCALE_BACKSTOP, pool_size=POOL)
+    handler = HumanInputHandler(store=store)
+    await feed_live(handler, "postgres")
+    start = time.perf_counter()
+
+    async def create(n: int) -> str:
+        room = f"room-{first_room + n % (ROOMS // WAITERS)}"
+        return (await handler.create("AskUserQuestion", {"n": n}, room_id=room)).pending_id
+
+    ids = await in_flight(IN_FLIGHT, range(count), create)
+    created = time.perf_counter() - start
+    waits: list[asyncio.Task[str]] = []
+    for first in range(0, count, PARK_BATCH):
+        batch = ids[first : first + PARK_BATCH]
+        waits += [
+            asyncio.create_task(handler.wait(pending_id, timeout=None)) for pending_id in batch
+        ]
+        await parked(handler, len(waits), waits[first:])
+    parking = time.perf_counter() - start - created
+    print(json.dumps({"ids": ids, "created": created, "parked": parking}), flush=True)
+    ended = await asyncio.gather(*waits, return_exceptions=True)
+    failures = [repr(result) for result in ended if isinstance(result, BaseException)]
+    answers = [None if isinstance(result, BaseException) else result for result in ended]
+    print(json.dumps({"answers": answers, "failed": failures[:1]}), flush=True)
+    await handler.close()
+    await store.close()
+
+
+async def answerer(dsn: str, schema: str, name: str) -> None:
+    """Read the ids to answer, say ready, and on "go" answer them, 256 in flight."""
+    ids: list[str] = json.loads(await asyncio.to_thread(sys.stdin.readline))
+    store = PostgresStore(dsn, schema=schema, pool_size=POOL)
+    await store.open()
+    handler = HumanInputHandler(store=store)
+    print("ready", flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
+
+    async def answer(pending_id: str) -> bool:
+        return await handler.aresolve(pending_id, f"{name}:{pending_id}", by=name)
+
+    won = await in_flight(IN_FLIGHT, ids, answer)
+    print(json.dumps([pending_id for pending_id, this in zip(ids, won, strict=True) if this]))
+    await store.close()
+
+
+async def spawn(*arguments: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        *arguments,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=2**26,
+    )
+
+
+async def line(process: asyncio.subprocess.Process) -> Any:
+    assert process.stdout is not None
+    return json.loads(await process.stdout.readline())
+
+
+async def tell(process: asyncio.subprocess.Process, message: bytes) -> None:
+    assert process.stdin is not None
+    process.stdin.write(message + b"\n")
+    await process.stdin.drain()
+
+
+async def answered_from_processes(dsn: str, size: int) -> list[Row]:
+    """``size`` requests wait in 2 processes; 4 others answer them, some twice over."""
+    schema = f"scale{os.urandom(4).hex()}"
+    async with PostgresStore(dsn, schema=schema):
+        pass  # the tables, before the processes race to make them
+    counts = [size // WAITERS] * WAITERS
+    counts[0] += size % WAITERS
+    waiters = [
+        await spawn("--scale-waiter", dsn, schema, str(count), str(n * ROOMS // WAITERS))
+        for n, count in enumerate(counts)
+    ]
+    parked_waits = [await line(waiter) for waiter in waiters]
+    ids = [pending_id for report in parked_waits for pending_id in report["ids"]]
+    created = max(report["created"] for report in parked_waits)
+    parking = max(report["parked"] for report in parked_waits)
+    progress(f"{len(ids):,} requests created in {created:.1f} s, waits parked in {parking:.1f} s")
+
+    shares: list[list[str]] = [[] for _ in range(ANSWERERS)]
+    chance = random.Random(7)
+    for pending_id in ids:
+        for which in chance.sample(range(ANSWERERS), 2 if chance.random() < RACING else 1):
+            shares[which].append(pending_id)
+    answerers = []
+    for which, share in enumerate(shares):
+        chance.shuffle(share)
+        answerers.append(await spawn("--answerer", dsn, schema, f"p{which}"))
+        await tell(answerers[-1], json.dumps(share).encode())
+    for process in answerers:
+        assert process.stdout is not None
+        assert (await process.stdout.readline()).strip() == b"ready"
+    start = time.perf_counter()
+    for process in answerers:
+        await tell(process, b"go")
+    ended = [await line(waiter) for waiter in waiters]
+    elapsed = time.perf_counter() - start
+    progress(f"{len(ids):,} waits ended in {elapsed:.1f} s")
+
+    delivered = [answer for report in ended for answer in report["answers"]]
+    winners: dict[str, list[str]] = {pending_id: [] for pending_id in ids}
+    for which, process in enumerate(answerers):
+        for pending_id in await line(process):
+            winners[pending_id].append(f"p{which}")
+    for process in [*waiters, *answerers]:
+        await process.wait()
+    twice = sum(len(names) > 1 for names in winners.values())
+    lost = sum(
+        len(names) != 1 or answer != f"{names[0]}:{pending_id}"
+        for (pending_id, names), answer in zip(winners.items(), delivered, strict=True)
+    )
+    for report in ended:
+        if report["failed"]:
+            print(f"note: a wait failed with {report['failed'][0]}")
+    ok = len(delivered) == size and lost == 0 and twice == 0
+    return [
+        Row(
+            f"Postgres: {size:,} pending in {ROOMS:,} rooms, {WAITERS} processes",
+            f"created at {size / created:,.0f}/s, waited on in {parking:.1f} s",
+        ),
+        Row(
+            f"Postgres: {size:,} answered from {ANSWERERS} processes",
+            f"{len(delivered) - lost:,} delivered, {lost} lost, {twice} twice, "
+            f"{size / elapsed:,.0f}/s",
+            "all once",
+            ok,
+        ),
+    ]
+
+
+# -- the cases -------------------------------------------------------------------------------
+
+
+async def postgres_rows(size: int) -> list[Row]:
+    """The Postgres rows of the table (none, with a note, without the server binaries)."""
+    cluster = Cluster()
+    if not cluster.available:
+        print("note: PostgreSQL is not installed; the Postgres cases are skipped\n")
+        return []
+    with cluster as dsn:
+        schema = f"bench{os.urandom(4).hex()}"
+        wake = await cross_process_wake("postgres", dsn, schema, WAKE_SAMPLES)
+        p50, p99 = statistics.median(wake), percentile(wake, 0.99)
+        progress(f"Postgres wake-up p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+        one = await settles_per_second("postgres", dsn, schema, SEQUENTIAL_SETTLES, limit=1)
+        many = await settles_per_second("postgres", dsn, schema, SETTLES, limit=IN_FLIGHT)
+        progress(f"Postgres settles {one:,.0f}/s one at a time, {many:,.0f}/s 256 in flight")
+        rows = [
+            Row(
+                "Postgres: wake-up across processes, p50",
+                f"{p50:.2f} ms",
+                f"<= {WAKE_P50_MS:g} ms",
+                p50 <= WAKE_P50_MS,
+            ),
+            Row(
+                "Postgres: wake-up across processes, p99",
+                f"{p99:.2f} ms",
+                f"<= {WAKE_P99_MS:g} ms",
+                p99 <= WAKE_P99_MS,
+            ),
+            Row("Postgres: settles, one at a time", f"{one:,.0f}/s"),
+            Row(
+                f"Postgres: settles, {IN_FLIGHT} in flight",
+                f"{many:,.0f}/s",
+                f">= {SETTLES_TARGET:,}/s",
+                many >= SETTLES_TARGET,
+            ),
+        ]
+        rows += await answered_from_processes(dsn, size)
+        return rows
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--scale-waiter"]:
+        dsn, schema, count, first_room = arguments[1:5]
+        asyncio.run(scale_waiter(dsn, schema, int(count), int(first_room)))
+        sys.exit(0)
+    if arguments[:1] == ["--answerer"]:
+        asyncio.run(answerer(*arguments[1:4]))
+        sys.exit(0)
+    if arguments[:1] == ["--wake-waiter"]:
+        from bench_stores import wake_waiter
+
+        kind, location, prefix, samples = arguments[1:5]
+        asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
+        sys.exit(0)
+    # A SIGTERM ends the run through the cluster's ``with`` block, which removes it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    default = int(os.environ.get(SIZE_VARIABLE, 100_000))
+    found = asyncio.run(postgres_rows(QUICK_SIZE if "--quick" in arguments else default))
+    print_table(found)

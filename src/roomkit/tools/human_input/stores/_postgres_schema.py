@@ -1,0 +1,248 @@
+"""The SQL of the Postgres store: its tables, their version, and every statement it runs.
+
+One table, ``roomkit_pending``, holds a row per request: the flat fields of
+:mod:`~roomkit.tools.human_input.stores._records` as columns, plus ``settled_at`` (for
+retention) and ``changed_at`` (the last create or settle), both on the store's clock,
+``seq`` (from a sequence, for the polling feed), ``unannounced`` (true from the insert until
+the request's announcement is recorded) and ``settle_token`` (the token of the settle call
+that won). ``roomkit_ledger`` is the spend-once ledger. ``roomkit_schema`` holds the version
+of the tables: a store creates them on first use and brings an older version up to date
+(one migration per version, under a lock, so two processes opening at once take turns); a
+database whose version is newer than this code is refused.
+
+Every name is qualified with the store's PostgreSQL schema, so that several stores (or test
+runs) share one database.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from roomkit.core.postgres_link import version_table
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input.stores._records import FIELDS, decode
+from roomkit.tools.human_input.stores._sql_columns import (
+    COLUMNS,
+    column_definitions,
+    quote,
+    readable_rows,
+    settled_listing,
+)
+
+__all__ = [
+    "MAX_PAYLOAD",
+    "VERSION",
+    "Statements",
+    "decode_fields",
+    "decode_row",
+    "decode_rows",
+    "read_back",
+    "stored",
+]
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
+
+VERSION = 1
+"""The version of the tables this code reads and writes."""
+
+_TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double precision"}
+_CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
+
+
+_DEFINITIONS = column_definitions(_TYPES, _CONSTRAINTS, text="text")
+_RETAINED = "(settled_at IS NULL OR settled_at > %s)"
+_CARRIED = f"('record ' || json_build_array({COLUMNS})::text)"
+MAX_PAYLOAD = 7900
+"""Bytes a NOTIFY payload may hold, under the server's 8000."""
+
+
+class Statements:
+    """Every statement of a store whose tables live in ``schema``.
+
+    Args:
+        schema: a name :func:`check_schema_name` accepted.
+    """
+
+    def __init__(self, schema: str) -> None:
+        s = f'"{schema}"'
+        pending = f"{s}.roomkit_pending"
+        ledger = f"{s}.roomkit_ledger"
+        self.schema = schema
+        self.channel = f"roomkit_{schema}"
+        """The NOTIFY channel of this schema's changes."""
+        self.lock = f"roomkit schema {schema}"
+        """The name of the advisory lock that migrations take."""
+        self.prepare, self.read_version, self.write_version = version_table(
+            schema, "roomkit_schema"
+        )
+        self.migrations: dict[int, list[str]] = {
+            1: [
+                f"CREATE SEQUENCE IF NOT EXISTS {s}.roomkit_pending_seq",
+                f"CREATE TABLE IF NOT EXISTS {pending} (\n    {_DEFINITIONS},\n"
+                "    settled_at double precision,\n    changed_at double precision,\n"
+                f"    seq bigint NOT NULL DEFAULT nextval('{s}.roomkit_pending_seq'),\n"
+                "    unannounced boolean,\n    settle_token text\n)",
+                f'CREATE UNIQUE INDEX IF NOT EXISTS roomkit_pending_by_key ON {pending} ("key") '
+                'WHERE "key" IS NOT NULL',
+                f"CREATE INDEX IF NOT EXISTS roomkit_pending_open ON {pending} (room_id) "
+                "WHERE status = 'pending'",
+                f"CREATE INDEX IF NOT EXISTS roomkit_pending_by_settled_at ON {pending} "
+                "(settled_at) WHERE settled_at IS NOT NULL",
+                f"CREATE INDEX IF NOT EXISTS roomkit_pending_by_actor_settled ON {pending} "
+                "(actor_id, settled_at)",
+                f"CREATE TABLE IF NOT EXISTS {ledger} (entry text PRIMARY KEY, "
+                "spent_at double precision NOT NULL, expires_at double precision)",
+                f"CREATE INDEX IF NOT EXISTS roomkit_ledger_by_expiry ON {ledger} (expires_at) "
+                "WHERE expires_at IS NOT NULL",
+            ],
+        }
+        """The statements that bring the tables from one version below each key to it."""
+
+        self.select_by_id = f"SELECT {COLUMNS} FROM {pending} WHERE pending_id = %s AND {_RETAINED}"
+        self.select_by_key = (
+            f'SELECT {COLUMNS}, settled_at FROM {pending} WHERE "key" = %s FOR UPDATE'
+        )
+        self.select_many = (
+            f"SELECT {COLUMNS} FROM {pending} WHERE pending_id = ANY(%s) AND {_RETAINED}"
+        )
+        self.exists = f"SELECT 1 FROM {pending} WHERE pending_id = %s"
+        self.delete = f"DELETE FROM {pending} WHERE pending_id = %s"
+        self.insert = (
+            f"INSERT INTO {pending} ({COLUMNS}, changed_at, unannounced) "
+            f"VALUES ({', '.join('%s' for _ in FIELDS)}, %s, true) "
+            "ON CONFLICT DO NOTHING RETURNING pending_id, pg_notify(%s, %s)"
+        )
+        """Parameters: the fields, changed_at, the channel and the hint. A new request is not
+        announced yet; the hint leaves when the row is committed."""
+        self.mark_announced = (
+            f"UPDATE {pending} SET unannounced = NULL WHERE pending_id = %s AND unannounced"
+        )
+        self.select_unannounced = f"SELECT unannounced FROM {pending} WHERE pending_id = %s"
+        # The deadline came first: the settle records the timeout, and loses.
+        late = "(deadline IS NOT NULL AND deadline <= %(now)s AND %(status)s <> 'timed_out')"
+        self.settle = (
+            f"UPDATE {pending} SET "
+            f"status = CASE WHEN {late} THEN 'timed_out' ELSE %(status)s END, "
+            f"result = CASE WHEN {late} THEN NULL ELSE %(result)s END, "
+            f"reject_reason = CASE WHEN {late} THEN NULL ELSE %(reason)s END, "
+            f"withdrawn = CASE WHEN {late} THEN 0 ELSE %(withdrawn)s END, "
+            f"settled_by = CASE WHEN {late} THEN settled_by "
+            "ELSE COALESCE(%(by)s, settled_by) END, "
+            f"settle_token = CASE WHEN {late} THEN NULL ELSE %(token)s END, "
+            "settled_at = %(now)s, changed_at = %(now)s, "
+            f"seq = nextval('{s}.roomkit_pending_seq') "
+            "WHERE pending_id = %(id)s AND status = 'pending' AND format = %(format)s "
+            "AND (%(status)s <> 'timed_out' OR (deadline IS NOT NULL AND deadline <= %(now)s)) "
+            f"RETURNING {COLUMNS}, settle_token, pg_notify(%(channel)s, CASE WHEN "
+            f"octet_length({_CARRIED}) <= {MAX_PAYLOAD} THEN {_CARRIED} ELSE %(hint)s END)"
+        )
+        """The check-and-set in one statement: the row lock orders racing settles, and the
+        one that comes second finds the request no longer pending. Its NOTIFY carries the
+        settled record (``record <JSON array of the columns>``), so that waiters elsewhere
+        need no read, unless that is too long for a notification (then ``hint``, the
+        ``settled <id>`` hint). Named parameters: id, status, result, reason, withdrawn, by,
+        token, now, format, channel, hint."""
+        self.select_settled_one = (
+            f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = %s"
+        )
+        self.set_deadline = (
+            f"UPDATE {pending} SET deadline = %s WHERE pending_id = %s AND status = 'pending' "
+            "AND (deadline IS NULL OR deadline > %s) RETURNING deadline"
+        )
+        self.select_state = f"SELECT status, deadline FROM {pending} WHERE pending_id = %s"
+        self.purge = f"DELETE FROM {pending} WHERE settled_at <= %s"
+        self.notify = "SELECT pg_notify(%s, %s)"
+        self.last_seq = f"SELECT COALESCE(max(seq), 0) FROM {pending}"
+        self._pending = pending
+
+        self.ledger_prune = (
+            f"DELETE FROM {ledger} WHERE expires_at IS NOT NULL AND expires_at <= %s"
+        )
+        self.ledger_spend = (
+            f"INSERT INTO {ledger} AS l (entry, spent_at, expires_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (entry) DO UPDATE SET spent_at = excluded.spent_at, "
+            "expires_at = excluded.expires_at "
+            "WHERE l.expires_at IS NOT NULL AND l.expires_at <= %s RETURNING entry"
+        )
+        """Parameters: entry, spent_at, expires_at, now; a row when this call spent it."""
+        self.ledger_record = (
+            f"INSERT INTO {ledger} (entry, spent_at, expires_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (entry) DO UPDATE SET spent_at = excluded.spent_at, "
+            "expires_at = excluded.expires_at"
+        )
+        self.ledger_refund = f"DELETE FROM {ledger} WHERE entry = %s"
+        self.ledger_read = (
+            f"SELECT entry, spent_at FROM {ledger} WHERE entry = ANY(%s) "
+            "AND (expires_at IS NULL OR expires_at > %s)"
+        )
+
+    def select_pending(self, filters: Mapping[str, str | None]) -> tuple[str, list[Any]]:
+        """The statement listing pending requests with the given column filters."""
+        clauses = ["status = 'pending'"]
+        parameters: list[Any] = []
+        for column, value in filters.items():
+            if value is not None:
+                clauses.append(f"{quote(column)} = %s")
+                parameters.append(stored(value))
+        where = " AND ".join(clauses)
+        return f"SELECT {COLUMNS} FROM {self._pending} WHERE {where} ORDER BY seq", parameters
+
+    def select_settled(
+        self, actor_ids: Sequence[str | None] | None, cutoff: float, limit: int
+    ) -> tuple[str, list[Any]]:
+        """The statement listing outcomes settled after ``cutoff``, newest first."""
+        return settled_listing(
+            self._pending, actor_ids, cutoff, limit, mark="%s", among=_among_actors
+        )
+
+
+def _among_actors(actor_ids: list[str]) -> tuple[str, list[Any]]:
+    return "actor_id = ANY(%s)", [[stored(actor_id) for actor_id in actor_ids]]
+
+
+_ESCAPED = "\x01"
+"""Starts a text stored as JSON: PostgreSQL text holds no NUL character."""
+
+
+def stored(value: str | None) -> str | None:
+    """``value`` as PostgreSQL text: as it is, or, when it holds a NUL (or starts with the
+    escape), the escape followed by its JSON (which spells NUL ``\\u0000``)."""
+    if value is None or ("\x00" not in value and not value.startswith(_ESCAPED)):
+        return value
+    return _ESCAPED + json.dumps(value)
+
+
+def read_back(value: object) -> object:
+    """The text :func:`stored` was given (anything else as it is)."""
+    if isinstance(value, str) and value.startswith(_ESCAPED):
+        try:
+            return json.loads(value[1:])
+        except ValueError:
+            return value
+    return value
+
+
+def decode_fields(values: Iterable[Any]) -> PendingInput:
+    """Rebuild a request from the record's columns in :data:`FIELDS` order (more may follow).
+
+    Raises:
+        CorruptRecordError: the row is not a record this library wrote.
+    """
+    return decode({name: read_back(value) for name, value in zip(FIELDS, values, strict=False)})
+
+
+def decode_row(row: Sequence[Any]) -> PendingInput:
+    """Rebuild a request from a row of the record's columns (more may follow).
+
+    Raises:
+        CorruptRecordError: the row is not a record this library wrote.
+    """
+    return decode_fields(row)
+
+
+def decode_rows(rows: Iterable[Sequence[Any]]) -> list[PendingInput]:
+    """Rebuild the requests of ``rows``, skipping (and logging) the rows that are corrupt."""
+    return readable_rows(rows, decode_row, logger)

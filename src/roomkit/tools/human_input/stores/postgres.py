@@ -1,0 +1,513 @@
+"""A durable store in a PostgreSQL database, shared by every process that reaches it.
+
+Every write is one transaction on a connection of a ``psycopg_pool`` pool: a settle locks the
+request's row (``SELECT ... FOR UPDATE``), so two processes settling one request take turns
+and the second reads the first one's outcome; an insert with an idempotency key relies on
+the key's unique index, so concurrent creates of one key open one request. With the server's
+``synchronous_commit=on`` (its default) an outcome is on disk before its caller hears that it
+won.
+
+Each create and settle sends a ``NOTIFY`` inside its transaction, delivered only once it
+commits; the change feed LISTENs on one connection of its own while anyone listens, and
+waiters re-read every ``backstop_interval`` in case a notification was lost. The database
+also holds the spend-once ledger
+(:class:`~roomkit.tools.human_input.stores.SpendLedger`).
+
+A settle records its settle token with the outcome. When the connection fails mid-way
+(the server restarted, the connection terminated), whether the COMMIT landed is unknown, so
+the settle runs again with the same token for up to ``settle_retry`` seconds and learns
+whether it won.
+
+Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
+
+    async with PostgresStore("postgresql://app:secret@db.internal/app") as store:
+        handler = HumanInputHandler(store=store)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Unpack
+
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from roomkit.core.exceptions import InvalidTextError, StoreError
+from roomkit.core.postgres_link import LOST, Link, check_dsn, check_schema_name, migrate
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._durable_base import (
+    DurableBase,
+    Outcome,
+    check_insertable,
+    check_settle,
+    seconds,
+    storable_id,
+)
+from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
+from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
+from roomkit.tools.human_input.stores._postgres_schema import (
+    VERSION,
+    Statements,
+    decode_row,
+    decode_rows,
+    stored,
+)
+from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, encode
+from roomkit.tools.human_input.stores.base import (
+    PendingChange,
+    PendingChangeKind,
+    SettleOutcome,
+    check_settled_listing,
+)
+
+__all__ = ["PostgresStore"]
+
+logger = logging.getLogger(__name__)
+
+_PENDING = PendingInputStatus.PENDING
+_PURGE_EVERY = 60.0
+"""Seconds on the store's clock between opportunistic purges."""
+_KEY_RACES = 3
+"""Times an insert tries again when a create of the same key committed under it."""
+
+
+class PostgresStore(DurableBase):
+    """Pending requests and their retained outcomes in a PostgreSQL database.
+
+    Any number of processes, and of store objects in one process, may use the same
+    database and schema: exactly one settle wins per request among all of them.
+
+    Args:
+        dsn_or_pool: a ``postgresql://`` / ``postgres://`` URL or a ``key=value``
+            connection string (the store opens and closes a pool of its own), or an open
+            or unopened ``psycopg_pool.AsyncConnectionPool`` (borrowed: the store opens it
+            if needed, never closes it).
+        schema: the PostgreSQL schema the tables live in; created if missing.
+        retention_seconds: how long a settled outcome stays readable (and its key keeps
+            re-attaching), on :attr:`clock`. ``0`` switches replay off (an outcome stays
+            for the ``SETTLED_GRACE``, 10 s, a waiter elsewhere needs); ``math.inf`` keeps
+            every one.
+        backstop_interval: seconds between a waiter's re-reads, in case a notification
+            was lost.
+        clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
+            Every process sharing the database must use the same clock.
+        settle_retry: seconds a settle whose outcome a fault hid keeps running again (with
+            its settle token), counted from the start of the outage; ``0`` gives up at once.
+        pool_size: the most connections the store's own pool opens.
+        connect_timeout: seconds a connection may take to open, and, after a fault, a call
+            may wait for one of the pool's (a busy pool lets calls queue for longer).
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        ValueError: an argument is out of range, or ``dsn_or_pool`` is not a PostgreSQL DSN.
+    """
+
+    def __init__(
+        self,
+        dsn_or_pool: str | AsyncConnectionPool[Any],
+        *,
+        schema: str = "public",
+        retention_seconds: float = 86_400,
+        backstop_interval: float = 0.25,
+        clock: Callable[[], float] = time.time,
+        settle_retry: float = 5.0,
+        pool_size: int = 16,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        # Kept without bound when infinite: a settled outcome then stays readable for good.
+        retention = seconds("retention_seconds", retention_seconds, zero=True, finite=False)
+        super().__init__(
+            retention_seconds=retention,
+            backstop_interval=backstop_interval,
+            clock=clock,
+            settle_retry=settle_retry,
+            logger=logger,
+        )
+        target = dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else None
+        dsn = None if target is not None else check_dsn(dsn_or_pool)
+        self.schema = check_schema_name(schema)
+        """The PostgreSQL schema of the store's tables."""
+        self._sql = Statements(self.schema)
+        self._link = Link(
+            target if target is not None else str(dsn),
+            self._migrate,
+            pool_size=pool_size,
+            connect_timeout=seconds("connect_timeout", connect_timeout, zero=False),
+        )
+        self.where = self._link.where
+        """The server and database, without the password."""
+        self._feed = NotifyFeed(
+            self._link, self._sql.channel, self._read_seq, interval=self.backstop_interval
+        )
+        self._next_purge = -math.inf
+
+    # -- connection ----------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect, and create or migrate the tables; idempotent (other methods open lazily).
+
+        Raises:
+            StoreError: the server cannot be reached, or refuses the user, the password or
+                the database; the message says what to check.
+            StoreFormatError: the tables were made by a newer version of roomkit.
+        """
+        await self._link.open()
+        self._feed.start()
+
+    async def close(self) -> None:
+        """Stop the change feed and close the store's own pool; idempotent."""
+        await self._feed.stop()
+        await self._link.close()
+
+    async def _migrate(self, db: AsyncConnection[Any], where: str) -> None:
+        await migrate(db, self._sql, where=where, version=VERSION)
+
+    async def _read_seq(self) -> int:
+        rows = await self._rows(self._sql.last_seq)
+        return int(rows[0][0])
+
+    async def _rows(self, statement: str, parameters: Any = ()) -> list[Any]:
+        """Run one read and return its rows."""
+        await self.open()
+        async with self._link.connection() as db:
+            cursor = await db.execute(statement, parameters)
+            return list(await cursor.fetchall())
+
+    def _announce(self, kind: PendingChangeKind, pending_id: str) -> None:
+        self._feed.emit(PendingChange(kind, pending_id))
+
+    # -- records -------------------------------------------------------------------------------
+
+    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
+        """Record a new pending request; ``(record, True)`` when it was created.
+
+        When ``request.key`` matches a retained record (open or settled), nothing is
+        written and ``(that record, False)`` comes back.
+
+        Raises:
+            ValueError: ``request`` is not pending.
+            TypeError: its arguments or answer schema are not JSON-serialisable.
+            InvalidTextError: a text of the request holds a lone surrogate, or its id a NUL.
+            StoreError: a request with this ``pending_id`` is already stored.
+        """
+        check_insertable(request)
+        fields = encode(request)
+        _check_nul({"pending_id": request.pending_id})
+        # Any other text may hold a NUL: it is stored escaped (and read back as given).
+        values = [
+            stored(value) if isinstance(value, str) else value
+            for value in (fields[name] for name in FIELDS)
+        ]
+        await self.open()
+        sql = self._sql
+        created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
+        if self.clock() >= self._next_purge:
+            await self.purge_expired()
+        if request.key is None:
+            # No key to re-attach to: one statement, committed on its own.
+            async with self._link.connection() as db:
+                cursor = await db.execute(sql.insert, (*values, self.clock(), *created))
+                if await cursor.fetchone() is None:
+                    raise StoreError(f"pending request {request.pending_id!r} is already stored")
+        else:
+            found = await self._insert_keyed(request, values, created)
+            if found is not None:
+                return found, False
+        self._announce(PendingChangeKind.CREATED, request.pending_id)
+        return decode_row(values), True
+
+    async def _insert_keyed(
+        self, request: PendingInput, values: list[Any], created: tuple[str, str]
+    ) -> PendingInput | None:
+        """Insert a request with a key; the retained holder of the key when there is one."""
+        sql = self._sql
+        for _ in range(_KEY_RACES):
+            async with self._link.connection() as db, db.transaction():
+                now = self.clock()
+                cursor = await db.execute(sql.select_by_key, (stored(request.key),))
+                row = await cursor.fetchone()
+                if row is not None:
+                    if self._retained(row[-1], now=now):
+                        return decode_row(row)
+                    # The key's holder is past its retention: it goes, the key is free.
+                    await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
+                cursor = await db.execute(sql.insert, (*values, now, *created))
+                if await cursor.fetchone() is not None:
+                    return None
+                cursor = await db.execute(sql.exists, (request.pending_id,))
+                if await cursor.fetchone() is not None:
+                    raise StoreError(f"pending request {request.pending_id!r} is already stored")
+            # A create of the same key committed first: read it on the next round.
+        raise StoreError(
+            f"the key {request.key!r} kept changing hands while request "
+            f"{request.pending_id!r} was being created: try again"
+        )
+
+    async def fetch(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled (within retention), or ``None``.
+
+        Raises:
+            CorruptRecordError: the stored row is not a record this library wrote.
+        """
+        if not storable_id(pending_id) or "\x00" in pending_id:
+            return None
+        rows = await self._rows(self._sql.select_by_id, (pending_id, self._cutoff()))
+        return decode_row(rows[0]) if rows else None
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist, in no particular order.
+
+        A row that cannot be decoded is skipped and logged.
+        """
+        wanted = [
+            pending_id
+            for pending_id in dict.fromkeys(pending_ids)
+            if storable_id(pending_id) and "\x00" not in pending_id
+        ]
+        if not wanted:
+            return []
+        rows = await self._rows(self._sql.select_many, (wanted, self._cutoff()))
+        return decode_rows(rows)
+
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
+        statement, parameters = self._sql.select_pending(filters)
+        return decode_rows(await self._rows(statement, parameters))
+
+    async def mark_announced(self, pending_id: str) -> None:
+        """Record that the request was announced; an unknown id is ignored."""
+        await self.open()
+        async with self._link.connection() as db:
+            await db.execute(self._sql.mark_announced, (pending_id,))
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True."""
+        rows = await self._rows(self._sql.select_unannounced, (pending_id,))
+        return not rows or rows[0][0] is None
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The latest outcomes within the retention, newest first, as
+        :meth:`~roomkit.tools.human_input.stores.base.DurableSettledHistory.list_settled`
+        lists them; a row that cannot be decoded is skipped and logged."""
+        wanted = check_settled_listing(actor_ids, limit)
+        statement, parameters = self._sql.select_settled(wanted, self._cutoff(), limit)
+        return decode_rows(await self._rows(statement, parameters))
+
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
+        rows = await self._rows(self._sql.set_deadline, (deadline, pending_id, deadline))
+        if rows:
+            return float(rows[0][0])
+        rows = await self._rows(self._sql.select_state, (pending_id,))
+        if not rows or rows[0][0] != _PENDING:
+            return None
+        current: float | None = rows[0][1]
+        return None if current is None else float(current)
+
+    async def _settle_checked(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
+    ) -> PendingInput | None:
+        """One settle on a connection of the pool; a fault that hides its commit runs it
+        again with the token."""
+        recorded = _recorded(pending_id, status, token, outcome)
+        if recorded is None:
+            return None
+
+        async def attempt() -> PendingInput | None:
+            await self.open()
+            async with self._link.connection() as db:
+                won, settled = await self.settle_on(db, pending_id, recorded)
+            if settled:
+                self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
+            return won
+
+        return await self._settle_knowing(attempt, pending_id, self.where)
+
+    async def settle_on(
+        self,
+        db: AsyncConnection[Any],
+        pending_id: str,
+        recorded: Recorded,
+    ) -> tuple[PendingInput | None, bool]:
+        """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
+        ``db`` is in one already) that a record which cannot be read rolls back.
+
+        Returns the winning record (or ``None``) and whether anything was written.
+        """
+        sql = self._sql
+        value, result, reason, withdrawn, by, token = recorded
+        parameters = {
+            "id": pending_id,
+            "status": value,
+            "result": result,
+            "reason": reason,
+            "withdrawn": withdrawn,
+            "by": by,
+            "token": token,
+            "now": self.clock(),
+            "format": FORMAT,
+            "channel": sql.channel,
+            "hint": hint(PendingChangeKind.SETTLED, pending_id),
+        }
+        async with db.transaction():
+            cursor = await db.execute(sql.settle, parameters)
+            row = await cursor.fetchone()
+            if row is not None:
+                # Decoded inside the transaction: a record that cannot be read stays as it was.
+                record = decode_row(row)
+                return (record if row[len(FIELDS)] == token else None), True
+        # Nothing written: unknown, not readable, settled already, or a timeout too early.
+        cursor = await db.execute(sql.select_settled_one, (pending_id,))
+        row = await cursor.fetchone()
+        if row is None:
+            return None, False
+        current = decode_row(row)
+        # Its own token: this settle, run again after a fault hid its commit, won.
+        won = current.status is not _PENDING and row[len(FIELDS)] == token
+        return (current if won else None), False
+
+    async def settle_in(
+        self,
+        connection: AsyncConnection[Any],
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        token: str | None = None,
+        **outcome: Unpack[SettleOutcome],
+    ) -> PendingInput | None:
+        """The check-and-set inside the caller's own transaction on ``connection``.
+
+        The settle joins the transaction open on ``connection`` (as a savepoint), so that
+        the application's own writes and the outcome commit or roll back together. The
+        record returned means "settled if your transaction commits"; the row stays locked
+        until then, so a racing settle elsewhere waits and then loses, or wins after a
+        rollback. The change's NOTIFY leaves only at the commit: waiters wake after it, and
+        a rollback leaves the request pending. Nothing is retried: the transaction is the
+        caller's.
+
+        Raises:
+            TypeError: ``connection`` is not a ``psycopg.AsyncConnection``.
+            ValueError, InvalidTextError, CorruptRecordError: as :meth:`settle`.
+            StoreUnavailableError: the connection failed (the caller's transaction with it).
+        """
+        if not isinstance(connection, AsyncConnection):
+            raise TypeError(
+                f"connection must be the psycopg.AsyncConnection your transaction runs on, "
+                f"got {type(connection).__name__}"
+            )
+        given = Outcome(
+            outcome.get("result"),
+            outcome.get("reason"),
+            outcome.get("withdrawn", False),
+            outcome.get("settled_by"),
+        )
+        checked = check_settle(
+            pending_id, status, token, (given.result, given.reason, given.settled_by)
+        )
+        if checked is None:
+            return None
+        recorded = _recorded(pending_id, *checked, given)
+        if recorded is None:
+            return None
+        await self.open()
+        try:
+            won, _ = await self.settle_on(connection, pending_id, recorded)
+        except LOST as error:
+            raise self._link.unavailable(error) from error
+        return won
+
+    async def purge_expired(self) -> int:
+        """Drop settled records older than the retention; return how many went."""
+        await self.open()
+        async with self._link.connection() as db:
+            return await self._purge(db, self.clock())
+
+    # -- the spend-once ledger -----------------------------------------------------------------
+
+    async def spend_once(self, entry: str, *, until: float | None) -> bool:
+        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
+
+        ``True`` for the first caller only, among every process on the database, while the
+        entry has not expired.
+        """
+        entry, until = _ledger_entry(entry), check_until(until)
+        await self.open()
+        async with self._link.connection() as db, db.transaction():
+            now = self.clock()
+            await db.execute(self._sql.ledger_prune, (now,))
+            cursor = await db.execute(self._sql.ledger_spend, (entry, now, until, now))
+            return await cursor.fetchone() is not None
+
+    async def refund_spent(self, entry: str) -> None:
+        """Forget ``entry``, so that it may be spent again."""
+        entry = _ledger_entry(entry)
+        await self._rows_written(self._sql.ledger_refund, (entry,))
+
+    async def record_spent(self, entry: str, *, until: float | None) -> float:
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
+        entry, until = _ledger_entry(entry), check_until(until)
+        await self.open()
+        async with self._link.connection() as db, db.transaction():
+            now = self.clock()
+            await db.execute(self._sql.ledger_prune, (now,))
+            await db.execute(self._sql.ledger_record, (entry, now, until))
+            return now
+
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
+        """The unexpired entries among ``entries``, each with the time it was spent."""
+        wanted = [entry for entry in check_entries(entries) if "\x00" not in entry]
+        if not wanted:
+            return {}
+        rows = await self._rows(self._sql.ledger_read, (wanted, self.clock()))
+        return {str(entry): float(spent_at) for entry, spent_at in rows}
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    async def _rows_written(self, statement: str, parameters: Any) -> None:
+        await self.open()
+        async with self._link.connection() as db:
+            await db.execute(statement, parameters)
+
+    async def _purge(self, db: AsyncConnection[Any], now: float) -> int:
+        cursor = await db.execute(self._sql.purge, (now - self._keep,))
+        self._next_purge = now + _PURGE_EVERY
+        return max(cursor.rowcount, 0)
+
+
+Recorded = tuple[str, str | None, str | None, int, str | None, str]
+"""What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
+
+
+def _recorded(
+    pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
+) -> Recorded | None:
+    """A checked settle as what it records; ``None`` for an id PostgreSQL never stored.
+
+    Raises:
+        InvalidTextError: the token holds a NUL.
+    """
+    _check_nul({"token": token})
+    if "\x00" in pending_id:
+        return None
+    # An answer, a reason or a name may hold any text: a NUL is stored escaped.
+    result, reason, withdrawn, settled_by = outcome
+    return (status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token)
+
+
+def _check_nul(fields: dict[str, Any]) -> None:
+    """Refuse text PostgreSQL cannot hold: its ``text`` type has no NUL character."""
+    for name, value in fields.items():
+        if isinstance(value, str) and "\x00" in value:
+            raise InvalidTextError(
+                f"{name} cannot be stored: it holds a NUL character (\\x00), which PostgreSQL "
+                f"text cannot hold"
+            )
+
+
+def _ledger_entry(entry: str) -> str:
+    entry = check_entry(entry)
+    _check_nul({"entry": entry})
+    return entry

@@ -1,0 +1,32 @@
+"""The README's PostgreSQL block runs against a real server (the suite's own README test runs
+it without ``DATABASE_URL``, where it does nothing)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+
+import psycopg
+import pytest
+from tests.postgres_server import PostgresServer
+from tests.test_examples import readme_blocks
+
+
+def test_the_readme_postgres_block_commits_the_answer_with_the_write(
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (code,) = [block for block in readme_blocks() if "PostgresStore(dsn)" in block]
+    database = f"readme{os.urandom(4).hex()}"
+    with psycopg.connect(postgres_server.dsn, autocommit=True) as db:
+        db.execute(f'CREATE DATABASE "{database}"')
+    dsn = postgres_server.dsn_for(database)
+    monkeypatch.setenv("DATABASE_URL", dsn)
+    out = io.StringIO()
+
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README postgres block", "exec"), {"__name__": "readme"})
+
+    assert out.getvalue().strip() == "approved"
+    with psycopg.connect(dsn) as db:
+        assert db.execute("SELECT amount FROM refunds").fetchall() == [(40,)]
