@@ -86,9 +86,11 @@ class HumanInputHandler:
                     type(store).__name__,
                 )
             self._engine = DurableEngine(store, announcer)
+            self._store: PendingStore | DurableStore = store
         else:
             memory = store if store is not None else MemoryStore(retention=retention)
             self._engine = MemoryEngine(memory, announcer)
+            self._store = memory
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
         log = store if isinstance(store, HistoryLog) else MemoryHistory()
         self._decisions = Decisions(self._engine, log)
@@ -536,6 +538,15 @@ class HumanInputHandler:
         memory store it lives in this process.
         """
         return self._ledger
+
+    @property
+    def store(self) -> PendingStore | DurableStore:
+        """Where the requests live; the notification outbox is kept beside them."""
+        return self._store
+
+    def now(self) -> float:
+        """The time on the clock deadlines are set on: the store's, on a durable store."""
+        return self._engine.clock()
 
     async def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50

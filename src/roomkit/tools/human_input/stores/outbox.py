@@ -1,0 +1,195 @@
+"""The notification outbox: what is owed to people, recorded before it is sent.
+
+Every store keeps one beside its requests, in a table or keys of its own (the requests'
+rows are untouched). An item is one thing to do for one request — a ladder step, or one
+delivery through one surface — named by a stable id (a webhook's ``webhook-id``). It is
+added once (adding an id already there changes nothing), then each time it is due:
+
+1. :meth:`Outbox.claim` takes it for one process by pushing its due time a lease ahead, in
+   one check-and-set: two processes never both hold it;
+2. the holder does it, renewing the lease while it works (:meth:`Outbox.renew`);
+3. :meth:`Outbox.complete` marks it done, or :meth:`Outbox.postpone` puts it back for a
+   later attempt.
+
+A process killed between 1 and 3 leaves the item due again when its lease lapses, so it
+is done at least once; an item is never done again once complete. Times are on the
+store's clock.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["MemoryOutbox", "Outbox", "OutboxItem", "outbox_for"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """One thing owed about one request."""
+
+    item_id: str
+    """Stable: the same on every attempt (a webhook's ``webhook-id``)."""
+    pending_id: str
+    due: float
+    """When it may next be attempted, on the store's clock."""
+    body: dict[str, Any] = field(default_factory=dict)
+    """What to do, as a JSON object."""
+    attempts: int = 0
+    """Attempts that failed and were postponed."""
+    created: float = 0.0
+    """When it was added: retries give up a fixed time after it."""
+    done: bool = False
+    receipt: dict[str, Any] | None = None
+    """What the surface returned when it was delivered."""
+
+    def encoded_body(self) -> str:
+        return json.dumps(self.body, separators=(",", ":"), sort_keys=True)
+
+
+@runtime_checkable
+class Outbox(Protocol):
+    """A store's outbox, shared by every process on the store."""
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        """Record the items not recorded yet; returns how many were new."""
+        ...
+
+    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+        """Take up to ``limit`` items due at ``now`` for ``owner`` until ``now + lease``."""
+        ...
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        """Extend ``owner``'s lease on an item; ``False`` when it holds it no more."""
+        ...
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        """Mark an item done (with what the surface returned); it is never claimed again."""
+        ...
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        """Put an item back, due at ``due``, one attempt more."""
+        ...
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        """Every item of a request, oldest first."""
+        ...
+
+    async def next_due(self) -> float | None:
+        """The earliest due time among items not done, or ``None``."""
+        ...
+
+    async def purge(self, before: float) -> int:
+        """Drop the items done and added before ``before``; returns how many went."""
+        ...
+
+
+class MemoryOutbox:
+    """The outbox of a handler whose requests live in this process (the memory store)."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, OutboxItem] = {}
+        self._owners: dict[str, str] = {}
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        new = 0
+        for item in items:
+            if item.item_id not in self._items:
+                self._items[item.item_id] = item
+                new += 1
+        return new
+
+    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+        due = sorted(
+            (i for i in self._items.values() if not i.done and i.due <= now),
+            key=lambda i: (i.due, i.item_id),
+        )[:limit]
+        for item in due:
+            self._items[item.item_id] = replace(item, due=now + lease)
+            self._owners[item.item_id] = owner
+        return due
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        item = self._items.get(item_id)
+        if item is None or item.done or self._owners.get(item_id) != owner:
+            return False
+        self._items[item_id] = replace(item, due=until)
+        return True
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        item = self._items.get(item_id)
+        if item is not None:
+            self._items[item_id] = replace(item, done=True, receipt=receipt)
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        item = self._items.get(item_id)
+        if item is not None and not item.done:
+            self._items[item_id] = replace(item, due=due, attempts=item.attempts + 1)
+            self._owners.pop(item_id, None)
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        return sorted(
+            (i for i in self._items.values() if i.pending_id == pending_id),
+            key=lambda i: (i.created, i.item_id),
+        )
+
+    async def next_due(self) -> float | None:
+        return min((i.due for i in self._items.values() if not i.done), default=None)
+
+    async def purge(self, before: float) -> int:
+        gone = [k for k, i in self._items.items() if i.done and i.created < before]
+        for key in gone:
+            del self._items[key]
+            self._owners.pop(key, None)
+        return len(gone)
+
+
+_OUTBOXES: weakref.WeakKeyDictionary[object, Outbox] = weakref.WeakKeyDictionary()
+
+
+def outbox_for(handler: Any) -> Outbox:
+    """The outbox beside the requests of ``handler`` (a ``HumanInputHandler``).
+
+    SQLite, Redis and PostgreSQL stores keep it in their database, shared by every process;
+    on any other store (the memory store) the handler gets one in this process's memory.
+    """
+    found = _OUTBOXES.get(handler)
+    if found is None:
+        found = _build(handler.store)
+        _OUTBOXES[handler] = found
+    return found
+
+
+def _build(store: object) -> Outbox:
+    from roomkit.tools.human_input.stores import _outbox_sqlite
+
+    kinds: list[tuple[str, Callable[[Any], Outbox]]] = [
+        ("roomkit.tools.human_input.stores.sqlite:SQLiteStore", _outbox_sqlite.SQLiteOutbox)
+    ]
+    try:
+        from roomkit.tools.human_input.stores import _outbox_redis
+
+        kinds.append(
+            ("roomkit.tools.human_input.stores.redis:RedisStore", _outbox_redis.RedisOutbox)
+        )
+    except ImportError:  # the redis extra is not installed: no Redis store either
+        pass
+    try:
+        from roomkit.tools.human_input.stores import _outbox_postgres
+
+        kinds.append(
+            (
+                "roomkit.tools.human_input.stores.postgres:PostgresStore",
+                _outbox_postgres.PostgresOutbox,
+            )
+        )
+    except ImportError:  # the postgres extra is not installed: no PostgreSQL store either
+        pass
+    names = {f"{cls.__module__}:{cls.__qualname__}" for cls in type(store).__mro__}
+    for name, build in kinds:
+        if name in names:
+            return build(store)
+    return MemoryOutbox()
