@@ -135,6 +135,7 @@ class Notifier:
         self._turned = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     @property
     def surfaces(self) -> Mapping[str, Surface]:
@@ -146,18 +147,24 @@ class Notifier:
         return self._stats
 
     async def wait_idle(self) -> None:
-        """Wait until nothing is in flight and nothing in the outbox is due yet.
+        """Wait until every request open now is announced, nothing is in flight and nothing
+        in the outbox is due yet.
 
         Ladder steps due later do not count; a delivery waiting to be retried does once due.
         """
+        self._on_change(PendingChange(PendingChangeKind.RESYNC))
         while True:
             if self._task is None:
                 raise RuntimeError("the notifier is not running: use `async with notifier:`")
             self._turned.clear()
             if not self._inflight and not self._changes and not self._wake.is_set():
                 due = await self.outbox.next_due()
-                if due is None or due > self.handler.now():
+                # The loop may have moved while the outbox was read: then look again.
+                quiet = not (self._turned.is_set() or self._inflight or self._wake.is_set())
+                if quiet and (due is None or due > self.handler.now()):
                     return
+                if not quiet:
+                    continue
             await self._turned.wait()
 
     async def __aenter__(self) -> Notifier:
@@ -166,6 +173,7 @@ class Notifier:
         # Following the feed from here on: a request created once this returns is seen.
         unsubscribe = self.handler.subscribe(self._on_change)
         self._on_change(PendingChange(PendingChangeKind.RESYNC))
+        self._stopping = False
         self._task = asyncio.create_task(self._run(unsubscribe), name="roomkit-notifier")
         return self
 
@@ -176,6 +184,7 @@ class Notifier:
         """Stop delivering (what is owed stays in the outbox) and close the surfaces."""
         task, self._task = self._task, None
         if task is not None:
+            self._stopping = True
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         for surface in self._surfaces.values():
@@ -192,7 +201,7 @@ class Notifier:
 
     async def _run(self, unsubscribe: Callable[[], None]) -> None:
         try:
-            while True:
+            while not self._stopping:
                 self._wake.clear()
                 try:
                     await self._take_changes()
@@ -221,7 +230,8 @@ class Notifier:
             delay = self.poll
         if delay > 0:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
 
     async def _take_changes(self) -> None:
         if not self._changes:
@@ -336,11 +346,21 @@ class Notifier:
         return targets
 
     async def _told(self, pending_id: str) -> list[tuple[str, str | None]]:
+        """Who hears how a request ended: every surface that tells no one in particular
+        once the request was announced, and each person a notice reached (or is reaching)."""
         told: dict[tuple[str, str | None], None] = {}
+        announced = False
         for earlier in await self.outbox.items_for(pending_id):
-            body = earlier.body
-            if body.get("job") == "deliver" and body.get("type") != "question_settled":
+            body, receipt = earlier.body, earlier.receipt or {}
+            announced = announced or earlier.item_id == f"{pending_id}.announce"
+            # In flight counts as told; refused or skipped does not.
+            sent = not earlier.done or not ({"failed", "skipped"} & receipt.keys())
+            if sent and body.get("job") == "deliver" and body.get("type") != "question_settled":
                 told[(str(body["surface"]), body.get("recipient"))] = None
+        if announced:
+            for name, surface in self._surfaces.items():
+                if surface.reaches(None, None):
+                    told[(name, None)] = None
         return list(told)
 
     async def _escalate(self, request: PendingInput, to: str) -> list[str]:

@@ -18,9 +18,10 @@ store's clock.
 
 from __future__ import annotations
 
+import importlib
 import json
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -163,33 +164,22 @@ def outbox_for(handler: Any) -> Outbox:
     return found
 
 
+_KINDS = {
+    "roomkit.tools.human_input.stores.sqlite:SQLiteStore": "_outbox_sqlite:SQLiteOutbox",
+    "roomkit.tools.human_input.stores.redis:RedisStore": "_outbox_redis:RedisOutbox",
+    "roomkit.tools.human_input.stores.postgres:PostgresStore": "_outbox_postgres:PostgresOutbox",
+}
+"""Each durable store's class, by name (so that no store's driver is imported here), and
+its outbox in this package."""
+
+
 def _build(store: object) -> Outbox:
-    from roomkit.tools.human_input.stores import _outbox_sqlite
-
-    kinds: list[tuple[str, Callable[[Any], Outbox]]] = [
-        ("roomkit.tools.human_input.stores.sqlite:SQLiteStore", _outbox_sqlite.SQLiteOutbox)
-    ]
-    try:
-        from roomkit.tools.human_input.stores import _outbox_redis
-
-        kinds.append(
-            ("roomkit.tools.human_input.stores.redis:RedisStore", _outbox_redis.RedisOutbox)
-        )
-    except ImportError:  # the redis extra is not installed: no Redis store either
-        pass
-    try:
-        from roomkit.tools.human_input.stores import _outbox_postgres
-
-        kinds.append(
-            (
-                "roomkit.tools.human_input.stores.postgres:PostgresStore",
-                _outbox_postgres.PostgresOutbox,
+    for cls in type(store).__mro__:
+        found = _KINDS.get(f"{cls.__module__}:{cls.__qualname__}")
+        if found is not None:
+            module, name = found.split(":")
+            outbox: Outbox = getattr(importlib.import_module(f"{__package__}.{module}"), name)(
+                store
             )
-        )
-    except ImportError:  # the postgres extra is not installed: no PostgreSQL store either
-        pass
-    names = {f"{cls.__module__}:{cls.__qualname__}" for cls in type(store).__mro__}
-    for name, build in kinds:
-        if name in names:
-            return build(store)
+            return outbox
     return MemoryOutbox()
