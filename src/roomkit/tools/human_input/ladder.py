@@ -11,8 +11,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-__all__ = ["Default", "Escalate", "Ladder", "Remind", "Step", "default", "escalate", "remind"]
+from roomkit.models.clock import utcnow
+from roomkit.tools.human_input.stores.outbox import OutboxItem, outbox_for
+
+if TYPE_CHECKING:
+    from roomkit.models.pending_input import PendingInput
+    from roomkit.tools.human_input.handler import HumanInputHandler
+
+__all__ = ["Default", "Escalate", "Ladder", "Remind", "Step", "default", "escalate", "record_ladder", "remind"]
 
 
 def _seconds(after: object) -> float:
@@ -108,3 +117,35 @@ class Ladder:
 
     def __repr__(self) -> str:
         return f"Ladder({', '.join(map(repr, self.steps))}, on_expiry={self.on_expiry!r})"
+
+
+async def record_ladder(handler: HumanInputHandler, request: PendingInput, ladder: Ladder) -> None:
+    """Record ``ladder``'s steps for ``request`` in the store's outbox (once: recording them
+    again, as a re-attached request does, changes nothing).
+
+    Each step is due ``after`` seconds from the request's creation, on the store's clock.
+    """
+    if not ladder.steps:
+        return
+    now = handler.now()
+    age = max(0.0, (utcnow() - _aware(request.created_at)).total_seconds())
+    items = []
+    for index, step in enumerate(ladder.steps):
+        job = "remind" if isinstance(step, Remind) else "escalate"
+        body: dict[str, object] = {"job": job}
+        if isinstance(step, Escalate):
+            body["to"] = step.to
+        items.append(
+            OutboxItem(
+                f"{request.pending_id}.{job}{index}",
+                request.pending_id,
+                now - age + step.after,
+                body,
+                created=now,
+            )
+        )
+    await outbox_for(handler).add(items)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=utcnow().tzinfo)
