@@ -47,13 +47,19 @@ def store_url(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -
 
 
 @pytest.fixture
+def store_prefix() -> str:
+    """The Redis prefix or PostgreSQL schema of the test's store."""
+    return f"t{os.urandom(6).hex()}"
+
+
+@pytest.fixture
 async def make_handler(
-    store_kind: str, store_url: str
+    store_kind: str, store_url: str, store_prefix: str
 ) -> AsyncIterator[Callable[[], HumanInputHandler]]:
     """Handlers on one store, each with its own connection as separate processes would."""
     opened: list[object] = []
     shared = HumanInputHandler()
-    prefix = f"t{os.urandom(6).hex()}"
+    prefix = store_prefix
 
     def factory() -> HumanInputHandler:
         if store_kind == "memory":

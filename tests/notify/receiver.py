@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from standardwebhooks import Webhook, WebhookVerificationError
@@ -21,10 +21,19 @@ class Receiver:
     ``refused`` counts POSTs whose signature did not verify.
     """
 
-    def __init__(self, secret: str = SECRET, status: Callable[[int], int] | None = None) -> None:
+    def __init__(
+        self,
+        secret: str = SECRET,
+        status: Callable[[int], int] | None = None,
+        *,
+        before_reply: Callable[[int], Awaitable[None]] | None = None,
+    ) -> None:
         self.secret = secret
         self._verifier = Webhook(secret)
         self.status = status or (lambda n: 200)
+        self.before_reply = before_reply
+        self.ids_seen: list[str] = []
+        """The webhook-id of every POST, in order (answered or not)."""
         self.deliveries: list[tuple[str, dict[str, Any]]] = []
         self.attempts = 0
         self.refused = 0
@@ -65,6 +74,9 @@ class Receiver:
                         headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 self.attempts += 1
+                self.ids_seen.append(headers.get("webhook-id", ""))
+                if self.before_reply is not None:
+                    await self.before_reply(self.attempts)
                 status = self.status(self.attempts)
                 if status < 300:
                     try:
