@@ -21,7 +21,17 @@ if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
     from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["Default", "Escalate", "Ladder", "Remind", "Step", "default", "escalate", "record_ladder", "remind"]
+__all__ = [
+    "Default",
+    "Escalate",
+    "Ladder",
+    "Remind",
+    "Step",
+    "default",
+    "escalate",
+    "record_ladder",
+    "remind",
+]
 
 
 def _seconds(after: object) -> float:
