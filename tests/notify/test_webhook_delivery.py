@@ -77,3 +77,20 @@ async def test_a_client_error_is_not_retried_and_loses_no_answer(
             await notifier.wait_idle()
     assert notifier.statistics().dropped["webhook"] == 1
     assert await handler.wait(request.pending_id) == "yes"
+
+
+async def test_each_surface_is_recorded_once_as_shown(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    handler = make_handler()
+    async with Receiver() as receiver, Receiver() as second:
+        surfaces = [Webhook(receiver.url, receiver.secret), Webhook(second.url, second.secret)]
+        surfaces[1].name = "audit-hook"
+        async with Notifier(handler, surfaces) as notifier:
+            request = await handler.create("ask", {"question": "Ship?"}, actor_id="alice")
+            await notifier.wait_idle()
+            assert await handler.aresolve(request.pending_id, "yes", by="alice", surface="desk")
+            await receiver.wait_for(2)
+            await second.wait_for(2)
+    shown = [e for e in await handler.history(request.pending_id) if e["type"] == "shown"]
+    assert sorted(e["surface"] for e in shown) == ["audit-hook", "webhook"]
