@@ -84,8 +84,10 @@ async def test_each_surface_is_recorded_once_as_shown(
 ) -> None:
     handler = make_handler()
     async with Receiver() as receiver, Receiver() as second:
-        surfaces = [Webhook(receiver.url, receiver.secret), Webhook(second.url, second.secret)]
-        surfaces[1].name = "audit-hook"
+        surfaces = [
+            Webhook(receiver.url, receiver.secret),
+            Webhook(second.url, second.secret, name="audit-hook"),
+        ]
         async with Notifier(handler, surfaces) as notifier:
             request = await handler.create("ask", {"question": "Ship?"}, actor_id="alice")
             await notifier.wait_idle()

@@ -44,6 +44,8 @@ _TYPES: dict[str, NoticeType] = {
     "settle": "question_settled",
 }
 _SHOWN_KEEP = 7 * 86_400.0
+_GRACE = 1.0
+"""Seconds a stopping notifier lets its deliveries in flight finish."""
 
 
 @dataclass(slots=True)
@@ -184,7 +186,11 @@ class Notifier:
         """Stop delivering (what is owed stays in the outbox) and close the surfaces."""
         task, self._task = self._task, None
         if task is not None:
+            # Deliveries in flight get a moment to finish and be marked done; the rest are
+            # handed back to the outbox for the next notifier.
             self._stopping = True
+            self._wake.set()
+            await asyncio.wait([task], timeout=_GRACE)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         for surface in self._surfaces.values():
@@ -216,6 +222,8 @@ class Notifier:
                     await asyncio.sleep(0)
         finally:
             unsubscribe()
+            if self._inflight:
+                await asyncio.wait(list(self._inflight), timeout=_GRACE)
             tasks = list(self._inflight)
             for task in tasks:
                 task.cancel()

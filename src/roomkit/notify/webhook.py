@@ -63,9 +63,8 @@ class Webhook:
             after another 4xx); :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         timeout: seconds one POST may take.
         headers: more headers to send (an ``Authorization`` the receiver wants, say).
+        name: the surface's name, recorded in histories; give each webhook its own.
     """
-
-    name = "webhook"
 
     def __init__(
         self,
@@ -75,6 +74,7 @@ class Webhook:
         retry: Retry | None = None,
         timeout: float = 10.0,
         headers: Mapping[str, str] | None = None,
+        name: str = "webhook",
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"Webhook(url=...) must be an http:// or https:// URL, not {url!r}")
@@ -90,6 +90,7 @@ class Webhook:
             raise ValueError(
                 f"Webhook(secret=...) is not a usable whsec_ secret: {error}"
             ) from None
+        self.name = name
         self.url = url
         self.retry = retry if retry is not None else Retry()
         self._headers = dict(headers or {})
