@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:
     from roomkit.desk.auth import Authenticator
     from roomkit.desk.limits import DeskLimits
+    from roomkit.notify.notifier import Notifier
     from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["DeskOptions", "check_option_names"]
@@ -50,6 +51,9 @@ class DeskOptions(TypedDict, total=False):
     limits: DeskLimits | None
     """Body, frame, depth and rate limits; :class:`~roomkit.desk.limits.DeskLimits`'
     defaults when not given."""
+    notifier: Notifier | None
+    """A :class:`~roomkit.notify.Notifier` the desk runs while its app runs (webhooks,
+    email, ...), its counts in ``/metrics``; none by default."""
 
 
 def check_option_names(options: Mapping[str, Any], *, where: str) -> None:
