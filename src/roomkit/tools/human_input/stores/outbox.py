@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["MemoryOutbox", "Outbox", "OutboxItem", "outbox_for"]
+__all__ = ["COLUMNS", "MemoryOutbox", "Outbox", "OutboxItem", "item_from_row", "outbox_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,24 @@ class OutboxItem:
 
     def encoded_body(self) -> str:
         return json.dumps(self.body, separators=(",", ":"), sort_keys=True)
+
+
+COLUMNS = "item_id, pending_id, due, body, attempts, created, done, receipt"
+"""The columns of an outbox table (SQLite, PostgreSQL), in :func:`item_from_row` order."""
+
+
+def item_from_row(row: Sequence[Any]) -> OutboxItem:
+    """An item from a row of :data:`COLUMNS`."""
+    return OutboxItem(
+        item_id=row[0],
+        pending_id=row[1],
+        due=float(row[2]),
+        body=json.loads(row[3]),
+        attempts=int(row[4]),
+        created=float(row[5]),
+        done=bool(row[6]),
+        receipt=None if row[7] is None else json.loads(row[7]),
+    )
 
 
 @runtime_checkable
