@@ -37,8 +37,9 @@ from roomkit.desk.headers import guard
 from roomkit.desk.shapes import AnswerBody
 from roomkit.models.kinds import option_labels
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.notify.slack_blocks import Action, parse_action, request_kind, settled_blocks
+from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_blocks
 from roomkit.notify.surface import Directory, Notice
+from roomkit.notify.wording import outcome_line, request_kind
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk
@@ -287,7 +288,8 @@ def _answer(request: PendingInput, action: Action) -> str | None:
 
 
 def _ephemeral(text: str) -> dict[str, Any]:
-    return {"response_type": "ephemeral", "replace_original": False, "text": text}
+    # Slack reads the text as markup: a reason a person wrote must not become a mention.
+    return {"response_type": "ephemeral", "replace_original": False, "text": escape(text)}
 
 
 def _replacement(request: PendingInput, actor: str) -> dict[str, Any]:
@@ -300,8 +302,11 @@ def _replacement(request: PendingInput, actor: str) -> dict[str, Any]:
         answered_by=actor,
         answered_via="slack",
     )
-    blocks = settled_blocks(notice)
-    return {"replace_original": True, "text": blocks[-1]["elements"][0]["text"], "blocks": blocks}
+    return {
+        "replace_original": True,
+        "text": escape(outcome_line(notice)),
+        "blocks": settled_blocks(notice),
+    }
 
 
 async def _respond(url: str, reply: dict[str, Any]) -> None:

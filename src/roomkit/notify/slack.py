@@ -23,14 +23,9 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
         "roomkit.notify.slack needs the Slack SDK: pip install 'roomkit-hitl[slack]'"
     ) from exc
 
-from roomkit.notify.slack_blocks import (
-    escape,
-    message_blocks,
-    notification_text,
-    outcome_line,
-    settled_blocks,
-)
+from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks
 from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.wording import outcome_line
 
 __all__ = ["Slack"]
 

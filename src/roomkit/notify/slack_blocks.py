@@ -13,7 +13,6 @@ as the store holds it, so a click carries no answer text of its own to trust.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,21 +29,19 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from roomkit.models.kinds import Kind, kind_of, option_labels
+from roomkit.models.kinds import Kind, option_labels
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify.surface import Notice
+from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind
 
 __all__ = [
     "ACTION_PREFIX",
     "MAX_CHOICE_BUTTONS",
     "Action",
-    "asked_text",
     "escape",
     "message_blocks",
     "notification_text",
-    "outcome_line",
     "parse_action",
-    "request_kind",
     "settled_blocks",
 ]
 
@@ -90,58 +87,15 @@ def parse_action(action_id: str) -> Action | None:
     return None
 
 
-def request_kind(request: PendingInput) -> str:
-    """``approval`` for an approval, else the question's shape (see ``roomkit.models.kinds``)."""
-    if getattr(request, "kind", None) == "approval":
-        return "approval"
-    return str(kind_of(request.tool_name, request.arguments))
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _plain(text: str, limit: int = _TEXT_MAX) -> PlainTextObject:
-    return PlainTextObject(text=_clip(text or " ", limit), emoji=False)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-
-
-def asked_text(request: PendingInput) -> str:
-    """What is asked, as plain text."""
-    arguments = request.arguments
-    kind = request_kind(request)
-    if kind == "approval" or kind == Kind.CUSTOM:
-        return f"{request.tool_name}\n{_json(arguments)}"
-    if kind == Kind.CONFIRM:
-        details = arguments.get("details")
-        return str(arguments["action"]) + ("" if details is None else f"\n{_json(details)}")
-    if kind == Kind.QUESTIONS:
-        return "\n".join(
-            f"{index}. {item['question']}"
-            for index, item in enumerate(arguments["questions"], start=1)
-        )
-    question = str(arguments["question"])
-    labels = option_labels(arguments.get("options")) or []
-    return "\n".join([question, *(f"• {label}" for label in labels)])
-
-
-def _headline(notice: Notice, kind: str) -> str:
-    what = f"Approval needed: {notice.request.tool_name}" if kind == "approval" else "A question"
-    if notice.type == "question_reminder":
-        return f"Still waiting: {what[0].lower()}{what[1:]}"
-    if notice.type == "question_escalated":
-        return f"Escalated: {what[0].lower()}{what[1:]}"
-    return what if kind == "approval" else "A question for you"
+    return PlainTextObject(text=clip(text or " ", limit), emoji=False)
 
 
 def notification_text(notice: Notice) -> str:
     """The message's text for notifications and screen readers: the headline and the question."""
     kind = request_kind(notice.request)
     first = asked_text(notice.request).partition("\n")[0]
-    return _clip(escape(f"{_headline(notice, kind)}: {first}"), _NOTIFICATION_MAX)
+    return clip(escape(f"{headline(notice, kind)}: {first}"), _NOTIFICATION_MAX)
 
 
 def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
@@ -162,7 +116,7 @@ def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
     if not labels or len(labels) > MAX_CHOICE_BUTTONS:
         return []
     return [
-        ButtonElement(text=_clip(label, _BUTTON_MAX), action_id=f"{ACTION_PREFIX}choose:{index}")
+        ButtonElement(text=clip(label, _BUTTON_MAX), action_id=f"{ACTION_PREFIX}choose:{index}")
         for index, label in enumerate(labels)
     ]
 
@@ -189,7 +143,7 @@ def message_blocks(notice: Notice, *, mention: str | None = None) -> list[dict[s
     for button in buttons:
         button.value = request.pending_id
     blocks: list[Block] = [
-        HeaderBlock(text=_plain(_headline(notice, kind), _HEADER_MAX)),
+        HeaderBlock(text=_plain(headline(notice, kind), _HEADER_MAX)),
         SectionBlock(text=_plain(asked_text(request))),
     ]
     context: list[PlainTextObject | MarkdownTextObject] = []
@@ -208,57 +162,6 @@ def message_blocks(notice: Notice, *, mention: str | None = None) -> list[dict[s
 def escape(text: str) -> str:
     """``text`` with Slack's three control characters escaped, so that it reads as text."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-_VIA = {
-    "desk": "in the desk",
-    "slack": "in Slack",
-    "email": "by email",
-    "cli": "in the terminal",
-    "api": "through the API",
-    "mcp": "through MCP",
-    "link": "through an answer link",
-}
-
-
-def _decision(request: PendingInput) -> dict[str, Any] | None:
-    try:
-        value = json.loads(request.result or "")
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def outcome_line(notice: Notice) -> str:
-    """How the request ended, in a few words: ``Answered by alice in the desk``."""
-    request = notice.request
-    outcome = notice.outcome or str(request.status)
-    if outcome == "timed_out":
-        return "Timed out"
-    if outcome == "withdrawn" or request.withdrawn:
-        return "Withdrawn"
-    by = notice.answered_by or request.settled_by or "someone"
-    via = notice.answered_via
-    where = f" {_VIA.get(via, f'via {via}')}" if via else ""
-    kind = request_kind(request)
-    decision = _decision(request) or {}
-    if outcome == "rejected":
-        verb = "Rejected" if kind == "approval" else "Declined"
-        reason = f": {request.reject_reason}" if request.reject_reason else ""
-        return _clip(f"{verb} by {by}{where}{reason}", 300)
-    if kind == "approval":
-        verb = {
-            "approve": "Approved",
-            "edit": "Approved with changes",
-            "reject": "Rejected",
-            "respond": "Answered instead",
-        }.get(str(decision.get("decision")), "Decided")
-        return f"{verb} by {by}{where}"
-    if kind == Kind.CONFIRM and decision.get("confirmed") is True:
-        return f"Confirmed by {by}{where}"
-    if kind == Kind.CONFIRM and decision.get("confirmed") is False:
-        return f"Declined by {by}{where}"
-    return f"Answered by {by}{where}"
 
 
 def settled_blocks(notice: Notice) -> list[dict[str, Any]]:
