@@ -5,9 +5,11 @@ from typing import TYPE_CHECKING, Any
 from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Person, Surface
 
 if TYPE_CHECKING:
+    from roomkit.notify.apprise import Apprise
     from roomkit.notify.slack import Slack
 
 __all__ = [
+    "Apprise",
     "DeliveryError",
     "Directory",
     "Notice",
@@ -18,7 +20,7 @@ __all__ = [
 ]
 
 # Surfaces on an optional SDK import it only when named, so that the others need nothing.
-_EXTRAS = {"Slack": "roomkit.notify.slack"}
+_EXTRAS = {"Slack": "roomkit.notify.slack", "Apprise": "roomkit.notify.apprise"}
 
 
 def __getattr__(name: str) -> Any:

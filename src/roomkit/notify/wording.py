@@ -51,14 +51,19 @@ def asked_text(request: PendingInput) -> str:
     return "\n".join([question, *(f"• {label}" for label in labels)])
 
 
-def headline(notice: Notice, kind: str) -> str:
-    """The notice's first line: ``A question for you``, ``Still waiting: ...``."""
+def headline(notice: Notice, kind: str, *, to_you: bool = True) -> str:
+    """The notice's first line: ``A question for you``, ``Still waiting: ...``.
+
+    Args:
+        to_you: the notice speaks to its recipient (a direct message); else it speaks of
+            them (a team's channel).
+    """
     what = f"Approval needed: {notice.request.tool_name}" if kind == "approval" else "A question"
     if notice.type == "question_reminder":
         return f"Still waiting: {what[0].lower()}{what[1:]}"
     if notice.type == "question_escalated":
         return f"Escalated: {what[0].lower()}{what[1:]}"
-    return what if kind == "approval" else "A question for you"
+    return what if kind == "approval" or not to_you else "A question for you"
 
 
 _VIA = {
