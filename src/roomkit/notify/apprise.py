@@ -9,7 +9,6 @@ comes back; the answer is given in the desk.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -24,8 +23,6 @@ from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind
 
 __all__ = ["Apprise"]
-
-logger = logging.getLogger("roomkit.notify")
 
 _TITLE_MAX = 250
 _BODY_MAX = 4000

@@ -27,7 +27,12 @@ from roomkit.notify.slack_blocks import escape, message_blocks, notification_tex
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import outcome_line
 
-__all__ = ["Slack"]
+__all__ = ["CALL_TIMEOUT", "WEB_API", "Slack"]
+
+WEB_API = "https://slack.com/api/"
+"""Slack's Web API."""
+CALL_TIMEOUT = 10
+"""Seconds one Web API call may take."""
 
 logger = logging.getLogger("roomkit.notify")
 
@@ -46,8 +51,7 @@ class Slack:
             Slack sends it (give this surface, or the secret, to the desk's ``slack=``).
         channel: a channel id (``C0123456789``) to post every notice in, mentioning the
             person it is for; without one, each person gets a direct message.
-        base_url: the Web API's address (``https://slack.com/api/`` by default).
-        timeout: seconds to wait for one Web API call.
+        base_url: the Web API's address (:data:`WEB_API` by default).
 
     Raises:
         ValueError: an empty token, signing secret or channel.
@@ -61,8 +65,7 @@ class Slack:
         signing_secret: str,
         channel: str | None = None,
         *,
-        base_url: str | None = None,
-        timeout: float = 10.0,
+        base_url: str = WEB_API,
     ) -> None:
         for label, value in (("token", token), ("signing_secret", signing_secret)):
             if not isinstance(value, str) or not value.strip():
@@ -72,10 +75,9 @@ class Slack:
         self.signing_secret = signing_secret
         self.channel = channel
         # Retries are the notifier's (its outbox backs off and keeps the delivery id).
-        options: dict[str, Any] = {"retry_handlers": []}
-        if base_url is not None:
-            options["base_url"] = base_url
-        self._client = AsyncWebClient(token=token, timeout=int(max(1, timeout)), **options)
+        self._client = AsyncWebClient(
+            token=token, base_url=base_url, timeout=CALL_TIMEOUT, retry_handlers=[]
+        )
         self._session: aiohttp.ClientSession | None = None
         self._direct: dict[str, str] = {}
 
