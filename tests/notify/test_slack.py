@@ -190,7 +190,9 @@ async def test_a_channel_message_mentions_the_person(slack_api: SlackAPI) -> Non
         await surface.aclose()
     assert receipt == {"channel": "C0TEAM", "ts": "1700000000.000001"}
     assert slack_api.posted("conversations.open") == []
-    context = [b for b in _parsed(slack_api.posted()[0]["blocks"]) if b["type"] == "context"]
+    posted = slack_api.posted()[0]
+    assert posted["text"] == "A question: Window or aisle?"
+    context = [b for b in _parsed(posted["blocks"]) if b["type"] == "context"]
     assert [item["text"] for item in context[0]["elements"]] == [
         "For <@U0ALICE>",
         "room trip · AskUserQuestion",

@@ -26,6 +26,7 @@ from fastapi.routing import APIRoute
 from slack_sdk.errors import SlackClientError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook.async_client import AsyncWebhookClient
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -120,9 +121,10 @@ class SlackInteractions:
         if reply is None:
             return Response(status_code=200)
         url = payload.get("response_url")
-        if isinstance(url, str) and url.startswith(("https://", "http://")):
-            await _respond(url, reply)
-        return JSONResponse(reply)
+        if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+            return JSONResponse(reply)
+        # Slack wants its answer within 3 seconds: the response_url is told after it.
+        return JSONResponse(reply, background=BackgroundTask(_respond, url, reply))
 
     async def _signed_body(self, request: Request) -> bytes:
         """The body, once its signature, its timestamp and its novelty are checked."""

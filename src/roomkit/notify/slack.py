@@ -107,11 +107,12 @@ class Slack:
             await self._update_all(notice)
             return None
         channel, mention = await self._destination(notice)
+        in_channel = self.channel is not None
         response = await self._call(
             "chat.postMessage",
             channel=channel,
-            text=notification_text(notice),
-            blocks=message_blocks(notice, mention=mention),
+            text=notification_text(notice, in_channel=in_channel),
+            blocks=message_blocks(notice, in_channel=in_channel, mention=mention),
             unfurl_links=False,
             unfurl_media=False,
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -83,7 +83,7 @@ def parse_action(action_id: str) -> Action | None:
     if verb == "confirm" and rest in {"yes", "no"}:
         return Action("confirm", confirmed=rest == "yes")
     if verb in {"approve", "reject", "open"} and not rest:
-        return Action(verb)  # type: ignore[arg-type]  # narrowed by the set above
+        return Action(cast(Verb, verb))
     return None
 
 
@@ -91,11 +91,16 @@ def _plain(text: str, limit: int = _TEXT_MAX) -> PlainTextObject:
     return PlainTextObject(text=clip(text or " ", limit), emoji=False)
 
 
-def notification_text(notice: Notice) -> str:
-    """The message's text for notifications and screen readers: the headline and the question."""
+def notification_text(notice: Notice, *, in_channel: bool = False) -> str:
+    """The message's text for notifications and screen readers: the headline and the question.
+
+    Args:
+        in_channel: the message is posted in a channel (else it is a direct message).
+    """
     kind = request_kind(notice.request)
     first = asked_text(notice.request).partition("\n")[0]
-    return clip(escape(f"{headline(notice, kind)}: {first}"), _NOTIFICATION_MAX)
+    line = headline(notice, kind, to_you=not in_channel)
+    return clip(escape(f"{line}: {first}"), _NOTIFICATION_MAX)
 
 
 def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
@@ -129,12 +134,15 @@ def _link(notice: Notice, *, one_click: bool) -> ButtonElement | None:
     return ButtonElement(text=label, action_id=f"{ACTION_PREFIX}open", url=url)
 
 
-def message_blocks(notice: Notice, *, mention: str | None = None) -> list[dict[str, Any]]:
+def message_blocks(
+    notice: Notice, *, in_channel: bool = False, mention: str | None = None
+) -> list[dict[str, Any]]:
     """The blocks of the message telling ``notice``: what is asked and how to answer.
 
     Args:
         notice: a pending, reminder or escalation notice.
-        mention: a Slack user id to mention (a message posted in a channel).
+        in_channel: the message is posted in a channel (else it is a direct message).
+        mention: a Slack user id to mention (in a channel, the person it is for).
     """
     request = notice.request
     kind = request_kind(request)
@@ -143,7 +151,7 @@ def message_blocks(notice: Notice, *, mention: str | None = None) -> list[dict[s
     for button in buttons:
         button.value = request.pending_id
     blocks: list[Block] = [
-        HeaderBlock(text=_plain(headline(notice, kind), _HEADER_MAX)),
+        HeaderBlock(text=_plain(headline(notice, kind, to_you=not in_channel), _HEADER_MAX)),
         SectionBlock(text=_plain(asked_text(request))),
     ]
     context: list[PlainTextObject | MarkdownTextObject] = []
