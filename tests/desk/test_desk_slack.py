@@ -451,3 +451,34 @@ def test_slack_options_are_checked_when_the_desk_is_built(
 ) -> None:
     with pytest.raises(TypeError, match=words):
         World(**options)
+
+
+async def test_a_body_streamed_past_the_cap_is_refused() -> None:
+    """A body sent in chunks, with no length declared, is counted as it arrives."""
+    world = World(slack=SIGNING_SECRET, directory=DIRECTORY)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b"payload="
+        for _ in range(5):
+            yield b"x" * (64 * 1024)
+
+    async with world.client() as client:
+        response = await client.post(PATH, content=chunks(), headers=signed(b""))
+    assert response.status_code == 413
+
+
+async def test_an_unreachable_store_is_a_503(tmp_path: Path, slack: Slack) -> None:
+    """The ledger that refuses replays lives in the store: without it, nothing is taken."""
+    store = SQLiteStore(tmp_path / "missing" / "desk.db")
+    world = World(handler=HumanInputHandler(store=store), slack=slack, directory=DIRECTORY)
+    body = urlencode({"payload": json.dumps({"type": "block_actions"})}).encode()
+    try:
+        response = await interact(world, body, signed(body))
+    finally:
+        await store.close()
+    assert response.status_code == 503
+    assert response.json() == {"detail": "The request store is unavailable: try again"}
+    # /metrics itself cannot check a token without the store: the figures are read as it would.
+    figures = world.app.state.desk.metrics.render().decode()
+    assert 'roomkit_slack_interactions_total{outcome="store_error"} 1.0' in figures
+    assert "roomkit_store_errors_total 1.0" in figures
