@@ -22,6 +22,7 @@ from desk_harness import World, bearer
 from slack_sdk.signature import SignatureVerifier
 from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
 
+from roomkit.desk import DeskLimits
 from roomkit.notify import Directory, Notice, Person, Slack
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
@@ -482,3 +483,22 @@ async def test_an_unreachable_store_is_a_503(tmp_path: Path, slack: Slack) -> No
     figures = world.app.state.desk.metrics.render().decode()
     assert 'roomkit_slack_interactions_total{outcome="store_error"} 1.0' in figures
     assert "roomkit_store_errors_total 1.0" in figures
+
+
+async def test_clicks_past_the_person_s_rate_change_nothing(
+    slack: Slack, slack_api: SlackAPI
+) -> None:
+    world = World(slack=slack, directory=DIRECTORY, limits=DeskLimits(rate=0.001, burst=1))
+    arguments = {"question": "Q?", "options": ["A", "B"]}
+    first_id, first = await posted_click(world, slack, slack_api, arguments, "A")
+    second_id, second = await posted_click(world, slack, slack_api, arguments, "B")
+    for click in (first, second):
+        body = click.body()
+        response = await interact(world, body, signed(body))
+    assert response.json()["text"] == (
+        "Too many answers at once, so nothing was changed: try again in 1000 s."
+    )
+    answered, waiting = [await world.handler.get_request(i) for i in (first_id, second_id)]
+    assert answered is not None
+    assert waiting is not None
+    assert (answered.status, waiting.status) == ("resolved", "pending")

@@ -150,8 +150,8 @@ class DeskMetrics:
 
     def slack_interaction(self, outcome: str) -> None:
         """Count a click Slack posted: ``settled``, ``forged``, ``replayed``, ``not_yours``,
-        ``unknown_user``, ``already_settled``, ``unfit``, ``invalid``, ``ignored`` or
-        ``store_error``."""
+        ``unknown_user``, ``already_settled``, ``unfit``, ``rate_limited``, ``invalid``,
+        ``ignored`` or ``store_error``."""
         self._slack.labels(outcome).inc()
 
     def store_error(self) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
@@ -58,6 +59,7 @@ UNKNOWN_USER = (
     "Your Slack account is not linked to anyone on this desk, so nothing was changed: ask the "
     "desk's administrator to add your Slack member id ({user}) to the directory."
 )
+RATE_LIMITED = "Too many answers at once, so nothing was changed: try again in {wait} s."
 UNFIT = "This button does not fit the question any more: answer it in the desk."
 
 
@@ -172,6 +174,10 @@ class SlackInteractions:
         actor = self.directory.actor_for_slack_user(user_id)
         if actor is None:
             return _ephemeral(UNKNOWN_USER.format(user=user_id)), "unknown_user"
+        # The actor's own rate, shared with their token's requests.
+        wait = self.desk.gate.limiter.take(actor)
+        if wait > 0:
+            return _ephemeral(RATE_LIMITED.format(wait=max(1, math.ceil(wait)))), "rate_limited"
         return await self._settle(Principal(actor), pending_id, action)
 
     async def _settle(
