@@ -1,0 +1,188 @@
+"""Approve: hold a gated call to a held tool until a person decides, then serve it once.
+
+A tool named in the human-input handler's ``approvals`` is held after the checks and the
+gate, with the arguments the gate let through: the rule's ``when=`` decides per call
+(raising means "ask"); the approval request carries a deep copy of the arguments, their
+digest and the approvers (the rule's, else the call's actor, else the room's participants),
+and ON_USER_INPUT_REQUIRED announces it. The wait runs under the rule's timeout (else the
+handler's), outside the call's own bound, which applies to the run alone.
+
+Then: approve runs the arguments shown; edit runs the person's replacement; reject and
+respond never run the tool; expiry denies or, when the rule says so, runs the arguments
+shown. A run is bound and single: the arguments handed to the tool are digested again at
+dispatch and must equal the approved digest (``serve(approved=...)``), and the handler's
+spend-once ledger lets one run per approval, so a decision replayed (a re-driven turn, a
+second wait) gets the recorded outcome from the request's history, never a second run.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from roomkit.channels._calls.outcome import CallOutcome, refused, served
+from roomkit.channels._calls.serve import ToolServer, serve
+from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
+from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.tools import texts
+from roomkit.tools.approvals import Approval, needs_person, read_decision
+from roomkit.tools.human_input.stores._history import new_entry
+
+if TYPE_CHECKING:
+    from roomkit.channels._calls.site import CallSite
+    from roomkit.providers.ai.base import AITool
+    from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
+
+__all__ = ["approve", "held", "spent_entry"]
+
+
+def held(server: ToolServer, name: str) -> Approval | None:
+    """The rule holding ``name`` on ``server``, or ``None`` when it runs unheld."""
+    human = server.human_input_handler
+    if human is None or not human.approvals:
+        return None
+    return human.approvals.get(name)
+
+
+def spent_entry(pending_id: str) -> str:
+    """The ledger entry that an approval's one run spends."""
+    return f"approval:run:{pending_id}"
+
+
+async def approve(
+    site: CallSite,
+    server: ToolServer,
+    name: str,
+    arguments: dict[str, Any],
+    rule: Approval,
+    tool: AITool,
+) -> CallOutcome:
+    """Hold the call for a decision under ``rule``; serve it as decided."""
+    if not await needs_person(rule, name, arguments):
+        return await serve(site, server, name, arguments)
+    human = server.human_input_handler
+    assert human is not None
+    handler = human.handler
+    limit = rule.timeout if rule.timeout is not None else human.timeout
+    request = await _hold(site, human, name, arguments, rule, tool, limit)
+    pending_id = request.pending_id
+    try:
+        text = await handler.wait(pending_id, timeout=limit)
+    except HumanInputTimeoutError:
+        await handler.record(
+            pending_id, new_entry("settled", status="timed_out", outcome=rule.on_expiry)
+        )
+        if rule.on_expiry == "approve":
+            return await _run(site, server, handler, request, request.arguments, None)
+        return refused(texts.approval_expired(name, limit), arguments)
+    except HumanInputRejectedError as rejected:
+        return refused(texts.approval_rejected(name, str(rejected)), arguments)
+    decision = read_decision(text)
+    if decision.kind == "respond":
+        return served(texts.approval_responded(name, decision.text), arguments)
+    if decision.kind == "edit":
+        assert decision.arguments is not None
+        return await _run(site, server, handler, request, decision.arguments, request.arguments)
+    return await _run(site, server, handler, request, request.arguments, None)
+
+
+async def _hold(
+    site: CallSite,
+    human: HumanInputToolHandler,
+    name: str,
+    arguments: dict[str, Any],
+    rule: Approval,
+    tool: AITool,
+    limit: float,
+) -> PendingInput:
+    """The approval request of the call: created, or re-attached to by its key."""
+    handler = human.handler
+    approvers = rule.approvers
+    if not approvers:
+        approvers = (site.actor_id,) if site.actor_id is not None else await _roster(site)
+    key = None
+    if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
+        key = f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
+    return await handler.create_approval(
+        name,
+        copy.deepcopy(arguments),
+        approvers=approvers,
+        tool_schema=dict(tool.parameters),
+        room_id=site.room_id,
+        tool_call_id=site.tool_call_id,
+        channel_id=site.channel_id,
+        channel_type=site.channel_type,
+        actor_id=site.actor_id,
+        key=key,
+        # A durable store writes the deadline with the request: no window without one.
+        timeout=limit if handler.durable else None,
+    )
+
+
+async def _roster(site: CallSite) -> tuple[str, ...]:
+    """The ids on the call's room's roster (none without a kit)."""
+    kit = site.kit
+    if kit is None or not site.room_id:
+        return ()
+    return tuple(participant.id for participant in await kit.store.list_participants(site.room_id))
+
+
+async def _run(
+    site: CallSite,
+    server: ToolServer,
+    handler: HumanInputHandler,
+    request: PendingInput,
+    arguments: dict[str, Any],
+    shown: dict[str, Any] | None,
+) -> CallOutcome:
+    """Run the approved call once, bound to its digest; ``shown`` when a person edited it."""
+    name, pending_id = request.tool_name, request.pending_id
+    # An edit is bound to what the person wrote; the arguments shown to their digest, taken
+    # when they were held, so that a change since (a hook writing into them) is refused.
+    digest = arguments_digest(name, arguments) if shown is not None else request.arguments_digest
+    if not await handler.ledger.spend_once(spent_entry(pending_id), until=None):
+        return await _replay(handler, request, arguments)
+    outcome = await serve(site, server, name, arguments, approved=digest)
+    await handler.record(
+        pending_id,
+        new_entry(
+            "executed",
+            digest=digest,
+            ran=not outcome.refused,
+            is_error=outcome.is_error,
+            content=outcome.content,
+        ),
+    )
+    if shown is None or outcome.is_error:
+        return outcome
+    changed = _changes(shown, arguments)
+    content = texts.approval_edited(name, outcome.content, arguments, changed)
+    return served(content, arguments)
+
+
+async def _replay(
+    handler: HumanInputHandler, request: PendingInput, arguments: dict[str, Any]
+) -> CallOutcome:
+    """The recorded outcome of the approval's one run; a refusal when none was recorded."""
+    for entry in reversed(await handler.history(request.pending_id)):
+        if entry.get("type") == "executed" and isinstance(entry.get("content"), str):
+            content = entry["content"]
+            if entry.get("is_error"):
+                return (
+                    refused(content, arguments)
+                    if not entry.get("ran")
+                    else served(content, arguments, is_error=True)
+                )
+            return served(content, arguments)
+    return refused(texts.approval_spent(request.tool_name), arguments)
+
+
+def _changes(shown: dict[str, Any], ran: dict[str, Any]) -> dict[str, Any]:
+    """What an edit changed: per argument, what was shown and what ran."""
+    changed: dict[str, Any] = {}
+    for key in sorted(set(shown) | set(ran)):
+        before, after = shown.get(key), ran.get(key)
+        if key not in shown or key not in ran or before != after:
+            changed[key] = {"from": before, "to": after}
+    return changed
