@@ -222,10 +222,9 @@ class HumanInputHandler:
         )
         check_options(request, key, tool_schema, timeout)
         self._decisions.prepare(request, chosen)
-        stored = await self._engine.create(request, timeout)
-        if stored is request:
-            await self._decisions.created(stored, surface=surface)
-        return stored
+        # Written first, so that it comes before whatever the announcement leads to.
+        await self._decisions.created(request, surface=surface)
+        return await self._engine.create(request, timeout)
 
     def _request(
         self,
