@@ -64,7 +64,7 @@ async def test_each_decision_from_the_terminal(
     if "{ID}" not in argv:
         typed.insert(1, pending_id)
     async with serve(world.app) as base:
-        code, out, err = await run(capsys, "pending", *typed, "--url", base)
+        code, _, err = await run(capsys, "pending", *typed, "--url", base)
     assert (code, err) == (0, "")
     decided = (await world.handler.history(pending_id))[-1]
     assert decided["decision"] == decision["decision"]
