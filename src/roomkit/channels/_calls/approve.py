@@ -18,6 +18,7 @@ second wait) gets the recorded outcome from the request's history, never a secon
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
     from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
 __all__ = ["Verdict", "approve", "executed", "held", "spend", "spent_entry", "verdict_on"]
+
+
+_MEMORY_SPEND = 86_400.0
+"""Seconds the memory ledger remembers that an approval's run was spent."""
 
 
 def held(server: ToolServer, name: str) -> Approval | None:
@@ -176,7 +181,9 @@ async def spend(handler: HumanInputHandler, verdict: Verdict) -> CallOutcome | N
     """Spend the approval's one run; the recorded outcome when it was spent already."""
     assert verdict.request is not None
     assert verdict.arguments is not None
-    if await handler.ledger.spend_once(spent_entry(verdict.request.pending_id), until=None):
+    # A durable store keeps the spend with the audit; memory forgets it after a day.
+    until = None if handler.durable else time.time() + _MEMORY_SPEND
+    if await handler.ledger.spend_once(spent_entry(verdict.request.pending_id), until=until):
         return None
     return await _replay(handler, verdict.request, verdict.arguments)
 

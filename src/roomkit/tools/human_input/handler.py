@@ -209,8 +209,9 @@ class HumanInputHandler:
 
         The request's ``kind`` is ``"approval"``, its ``arguments_digest`` binds it to
         ``arguments``, and ``approvers`` may decide it (``aresolve`` with the JSON of
-        :mod:`roomkit.tools.approvals`). ``tool_schema`` is the tool's JSON Schema, kept
-        as the request's ``answer_schema``: an edit must match it. Its history starts with
+        :mod:`roomkit.tools.approvals`). ``tool_schema`` is the tool's JSON Schema (checked
+        with the tool, not again here), kept as the request's ``answer_schema``: an edit
+        must match it. Its history starts with
         a ``created`` entry. Other arguments as :meth:`create`.
 
         Raises:
@@ -220,7 +221,11 @@ class HumanInputHandler:
         request = self._request(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
-        check_options(request, key, tool_schema, timeout)
+        if tool_schema is not None and not isinstance(tool_schema, dict):
+            raise TypeError(f"tool_schema must be a JSON Schema dict, got {tool_schema!r}")
+        # The tool's schema was checked with the tool (the channel checks what it offers).
+        check_options(request, key, None, timeout)
+        request.answer_schema = tool_schema
         self._decisions.prepare(request, chosen)
         # Written first, so that it comes before whatever the announcement leads to.
         await self._decisions.created(request, surface=surface)
