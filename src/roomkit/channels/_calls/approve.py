@@ -29,14 +29,14 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
-from roomkit.tools.human_input.stores._history import new_entry
+from roomkit.tools.human_input.stores import new_entry
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite
     from roomkit.providers.ai.base import AITool
     from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
-__all__ = ["Verdict", "approve", "executed", "held", "spend", "spent_entry", "verdict_on"]
+__all__ = ["Verdict", "executed", "held", "run_verdict", "spend", "spent_entry", "verdict_on"]
 
 
 _MEMORY_SPEND = 86_400.0
@@ -72,16 +72,10 @@ class Verdict:
     """What the model reads of a call that does not run."""
 
 
-async def approve(
-    site: CallSite,
-    server: ToolServer,
-    name: str,
-    arguments: dict[str, Any],
-    rule: Approval,
-    tool: AITool | None,
+async def run_verdict(
+    site: CallSite, server: ToolServer, name: str, verdict: Verdict
 ) -> CallOutcome:
-    """Hold the call for a decision under ``rule``; serve it as decided."""
-    verdict = await verdict_on(site, server, name, arguments, rule, tool)
+    """Serve a held call as ``verdict`` says: not at all, unheld, or once, bound."""
     if verdict.outcome is not None:
         return verdict.outcome
     assert verdict.arguments is not None

@@ -38,8 +38,13 @@ from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._in_transaction import answered, resolve_in
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import MemoryLedger, MemoryStore, PendingStore
-from roomkit.tools.human_input.stores._history import HistoryLog, MemoryHistory
+from roomkit.tools.human_input.stores import (
+    HistoryLog,
+    MemoryHistory,
+    MemoryLedger,
+    MemoryStore,
+    PendingStore,
+)
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableStore,
@@ -211,8 +216,8 @@ class HumanInputHandler:
         ``arguments``, and ``approvers`` may decide it (``aresolve`` with the JSON of
         :mod:`roomkit.tools.approvals`). ``tool_schema`` is the tool's JSON Schema (checked
         with the tool, not again here), kept as the request's ``answer_schema``: an edit
-        must match it. Its history starts with
-        a ``created`` entry. Other arguments as :meth:`create`.
+        must match it. Its history starts with a ``created`` entry. Other arguments as
+        :meth:`create`.
 
         Raises:
             As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``.
@@ -221,12 +226,8 @@ class HumanInputHandler:
         request = self._request(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
-        if tool_schema is not None and not isinstance(tool_schema, dict):
-            raise TypeError(f"tool_schema must be a JSON Schema dict, got {tool_schema!r}")
-        # The tool's schema was checked with the tool (the channel checks what it offers).
         check_options(request, key, None, timeout)
-        request.answer_schema = tool_schema
-        self._decisions.prepare(request, chosen)
+        self._decisions.prepare(request, chosen, tool_schema)
         # Written first, so that it comes before whatever the announcement leads to.
         await self._decisions.created(request, surface=surface)
         return await self._engine.create(request, timeout)
@@ -466,7 +467,7 @@ class HumanInputHandler:
 
         Raises:
             TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
-                ``at``; ``roomkit.tools.human_input.stores._history.new_entry`` makes one).
+                ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one).
         """
         return await self._decisions.record(pending_id, entry)
 
