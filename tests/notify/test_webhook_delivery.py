@@ -96,3 +96,19 @@ async def test_each_surface_is_recorded_once_as_shown(
             await second.wait_for(2)
     shown = [e for e in await handler.history(request.pending_id) if e["type"] == "shown"]
     assert sorted(e["surface"] for e in shown) == ["audit-hook", "webhook"]
+
+
+async def test_an_ending_missed_while_no_notifier_ran_is_sent_by_the_next(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """Announced by one notifier, settled while none runs: the next one tells the ending."""
+    handler = make_handler()
+    async with Receiver() as receiver:
+        async with Notifier(handler, [Webhook(receiver.url, receiver.secret)]) as notifier:
+            request = await handler.create("ask", {"question": "Later?"}, actor_id="alice")
+            await receiver.wait_for(1)
+            await notifier.wait_idle()
+        assert await handler.aresolve(request.pending_id, "yes")
+        async with Notifier(handler, [Webhook(receiver.url, receiver.secret)]):
+            deliveries = await receiver.wait_for(2)
+    assert body_types(deliveries) == ["question_pending", "question_settled"]

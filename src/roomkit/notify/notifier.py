@@ -44,6 +44,8 @@ _TYPES: dict[str, NoticeType] = {
     "settle": "question_settled",
 }
 _SHOWN_KEEP = 7 * 86_400.0
+_RESYNC_SETTLED = 50
+"""Recent outcomes looked at after missed changes, for endings still owed."""
 _GRACE = 1.0
 """Seconds a stopping notifier lets its deliveries in flight finish."""
 
@@ -263,8 +265,13 @@ class Notifier:
             elif change.kind is PendingChangeKind.SETTLED:
                 items.append(self._step(change.pending_id, "settle", now))
             else:
+                # Changes may have been missed (a restart, a reconnect): what is open is owed
+                # its announcement, and what settled lately its ending (told only to those
+                # who heard of it).
                 for request in await self.handler.list_pending():
                     items.append(self._step(request.pending_id, "announce", now))
+                for request in await self.handler.list_settled(limit=_RESYNC_SETTLED):
+                    items.append(self._step(request.pending_id, "settle", now))
         await self.outbox.add(items)
 
     def _step(self, pending_id: str, job: str, now: float) -> OutboxItem:
