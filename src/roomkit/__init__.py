@@ -45,6 +45,7 @@ from roomkit.models.room import (
 )
 from roomkit.models.tool_call import ToolCallEvent
 from roomkit.providers.ai.base import AITool
+from roomkit.tools.approvals import Approval
 from roomkit.tools.external import ToolDecision
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 from roomkit.tools.policy import ToolPolicy
@@ -52,6 +53,7 @@ from roomkit.tools.policy import ToolPolicy
 __all__ = [
     "AIChannel",
     "AITool",
+    "Approval",
     "AsyncSettleRequiredError",
     "ChannelBinding",
     "ChannelClosedError",

@@ -19,9 +19,12 @@ __all__ = [
     "Failure",
     "answer",
     "answer_body",
+    "approve",
+    "edit",
     "listing",
     "printable",
     "reject",
+    "respond",
     "show",
 ]
 
@@ -87,6 +90,8 @@ def _summary(request: dict[str, Any]) -> str:
         return printable(questions[0].get("question", "")) + more
     if kind == "confirm":
         return "Confirm: " + printable(arguments.get("action", ""))
+    if kind == "approval":
+        return printable(f"Approve {request.get('tool_name')} {json.dumps(arguments)}")
     return printable(f"{request.get('tool_name')} {json.dumps(arguments)}")
 
 
@@ -114,7 +119,8 @@ def answer_body(kind: str, answer: str) -> dict[str, Any]:
     """The answer body for a request of ``kind`` from the text typed on the command line.
 
     JSON that is already a body (``{"answer": ...}``, ``{"answers": ...}``,
-    ``{"confirmed": ...}``) is sent as it is. Otherwise: a confirm takes yes/no (or
+    ``{"confirmed": ...}``, ``{"decision": ...}``) is sent as it is. Otherwise: an approval
+    takes yes/approve or no/reject; a confirm takes yes/no (or
     true/false); a question takes the text (a JSON list picks several options); a custom
     request takes the JSON value, or the text when it is not JSON.
     """
@@ -122,8 +128,19 @@ def answer_body(kind: str, answer: str) -> dict[str, Any]:
         parsed: Any = json.loads(answer)
     except ValueError:
         parsed = answer
-    if isinstance(parsed, dict) and parsed.keys() & {"answer", "answers", "confirmed"}:
+    if isinstance(parsed, dict) and parsed.keys() & {"answer", "answers", "confirmed", "decision"}:
         return parsed
+    if kind == "approval":
+        word = answer.strip().lower()
+        if word in ("y", "yes", "ok", "approve", "approved"):
+            return {"decision": "approve"}
+        if word in ("n", "no", "reject", "rejected"):
+            return {"decision": "reject", "reason": ""}
+        raise Failure(
+            "An approval takes yes or no here; use `pending approve|edit|reject|respond ID` "
+            "for the rest",
+            2,
+        )
     if kind == "confirm":
         word = answer.strip().lower()
         if word in ("y", "yes", "true", "ok"):
@@ -165,6 +182,8 @@ def show(args: argparse.Namespace) -> int:
         f"status={request.get('status')}"
     )
     print()
+    if kind == "approval":
+        return _show_approval(request)
     for line in _form_lines(kind, arguments, request.get("answer_schema")):
         print(line)
     if request.get("status") != "pending":
@@ -175,6 +194,48 @@ def show(args: argparse.Namespace) -> int:
     print(answer_hint(kind, arguments, has_schema=has_schema) + " For example:")
     print(f"  {_program()} pending answer {_quote_arg(request['id'])} {example}")
     return 0
+
+
+def _show_approval(request: dict[str, Any]) -> int:
+    approvers = ", ".join(request.get("approvers") or []) or "anyone who may see it"
+    print(f"  run: {printable(request['tool_name'], 200)}")
+    print(f"  arguments: {printable(json.dumps(request.get('arguments') or {}), 2000)}")
+    print(f"  digest: {request.get('arguments_digest')}")
+    print(f"  approvers: {printable(approvers, 400)}")
+    if request.get("status") != "pending":
+        return 0
+    pending_id, program = _quote_arg(request["id"]), _program()
+    print()
+    print("Decide with one of:")
+    print(f"  {program} pending approve {pending_id}")
+    print(f"  {program} pending edit {pending_id} '{{...every argument, as JSON...}}'")
+    print(f"  {program} pending reject {pending_id} --reason 'why not'")
+    print(f"  {program} pending respond {pending_id} 'the answer the agent reads instead'")
+    return 0
+
+
+def _decide(args: argparse.Namespace, body: dict[str, Any], done: str) -> int:
+    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
+    print(f"{done} {printable(settled['id'])}")
+    return 0
+
+
+def approve(args: argparse.Namespace) -> int:
+    return _decide(args, {"decision": "approve"}, "Approved")
+
+
+def edit(args: argparse.Namespace) -> int:
+    try:
+        arguments = json.loads(args.arguments)
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        raise Failure('edit takes every argument as one JSON object, e.g. \'{"to": "x"}\'', 2)
+    return _decide(args, {"decision": "edit", "arguments": arguments}, "Edited and approved")
+
+
+def respond(args: argparse.Namespace) -> int:
+    return _decide(args, {"decision": "respond", "result": args.result}, "Answered instead")
 
 
 def _form_lines(kind: str, arguments: dict[str, Any], schema: Any) -> list[str]:

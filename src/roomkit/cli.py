@@ -10,6 +10,7 @@
     roomkit pending show ID
     roomkit pending answer ID ANSWER
     roomkit pending reject ID [--reason TEXT]
+    roomkit pending approve ID | edit ID ARGUMENTS_JSON | respond ID TEXT
     roomkit mcp --store sqlite:///x.db|redis://... [--actor NAME] [--room mcp] [--http PORT]
 
 ``desk`` checks its store before it starts and prints a sign-in link once it listens: the
@@ -395,6 +396,21 @@ def _parser() -> argparse.ArgumentParser:
     reject.add_argument("id", help="the request's id (from `roomkit pending list`)")
     reject.add_argument("--reason", default="", help="what the agent reads")
     reject.set_defaults(run=pending_commands.reject)
+    decide = actions.add_parser("approve", parents=[client], help="approve a held tool call")
+    decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
+    decide.set_defaults(run=pending_commands.approve)
+    decide = actions.add_parser(
+        "edit", parents=[client], help="approve a held tool call with other arguments"
+    )
+    decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
+    decide.add_argument("arguments", help="every argument, as one JSON object")
+    decide.set_defaults(run=pending_commands.edit)
+    decide = actions.add_parser(
+        "respond", parents=[client], help="answer in a held tool's place (it does not run)"
+    )
+    decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
+    decide.add_argument("result", help="what the agent reads instead of the tool's result")
+    decide.set_defaults(run=pending_commands.respond)
     _mcp_parser(commands, data_dir)
     return parser
 

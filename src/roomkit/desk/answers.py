@@ -1,5 +1,8 @@
 """From an answer body to the text the model reads, checked against the request's kind.
 
+An approval's body is a decision (``{"decision": "approve"}``, ...), passed on as the JSON
+the builders of :mod:`roomkit.tools.approvals` write; the handler checks an edit.
+
 A question answered with one string passes that string; every other answer passes the
 compact JSON of the body. A custom request with an answer schema passes the answer itself:
 a string the schema takes is passed as it is (a person's free text is text, even when it
@@ -17,16 +20,25 @@ from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.desk.forms import example_body
 from roomkit.desk.shapes import AnswerBody, Kind, QuestionAnswer, kind_of, option_labels
 from roomkit.models.pending_input import PendingInput
+from roomkit.tools import approvals
 from roomkit.tools.validation import validate_answer
 
-__all__ = ["answer_text", "settled_detail"]
+__all__ = ["answer_text", "may_decide", "settled_detail"]
 
 _FIELDS = {
     Kind.QUESTION: {"answer"},
     Kind.QUESTIONS: {"answers"},
     Kind.CONFIRM: {"confirmed", "reason"},
     Kind.CUSTOM: {"answer"},
+    Kind.APPROVAL: {"decision", "arguments", "reason", "result"},
 }
+_DECISION_FIELDS = {
+    "approve": {"decision"},
+    "edit": {"decision", "arguments"},
+    "reject": {"decision", "reason"},
+    "respond": {"decision", "result"},
+}
+_DECISION_EXAMPLE = '{"decision": "approve"}'
 
 
 def _quote(text: str) -> str:
@@ -45,12 +57,41 @@ def answer_text(request: PendingInput, body: AnswerBody) -> str:
         InvalidAnswerError: the body does not fit the request's kind; the message says how,
             and shows a body that fits.
     """
+    if request.kind == "approval":
+        return _decision_text(body)
     try:
         return _shaped_text(request, body)
     except InvalidAnswerError as error:
         kind = kind_of(request.tool_name, request.arguments)
         example = example_body(kind, request.arguments, answer_schema=request.answer_schema)
         raise InvalidAnswerError(f"{error}; for example: {example}") from None
+
+
+def _decision_text(body: AnswerBody) -> str:
+    """The decision a body on an approval holds, as the builders write it (the handler
+    checks an edit against the tool's schema)."""
+    given = body.model_fields_set
+    if body.decision is None:
+        raise InvalidAnswerError(
+            "an approval takes a 'decision': approve, edit, reject or respond; "
+            f"for example: {_DECISION_EXAMPLE}"
+        )
+    expected = _DECISION_FIELDS[body.decision]
+    if given != expected:
+        raise InvalidAnswerError(
+            f"a {body.decision!r} decision takes {sorted(expected)}, not {sorted(given)}"
+        )
+    if body.decision == "edit":
+        if body.arguments is None:
+            raise InvalidAnswerError("an edit takes 'arguments': every argument, as an object")
+        return approvals.edit(dict(body.arguments))
+    if body.decision == "reject":
+        return approvals.reject(body.reason or "")
+    if body.decision == "respond":
+        if body.result is None:
+            raise InvalidAnswerError("a respond decision takes 'result': the answer, as text")
+        return approvals.respond(body.result)
+    return approvals.approve()
 
 
 def _shaped_text(request: PendingInput, body: AnswerBody) -> str:
@@ -145,6 +186,12 @@ def _question_set(
         }
         for index, question in enumerate(questions)
     ]
+
+
+def may_decide(request: PendingInput, actor_id: str) -> bool:
+    """Whether ``actor_id`` may decide ``request``: any approver of an approval (one that
+    names none is decided by whoever may see it); anyone who may see a question."""
+    return request.kind != "approval" or not request.approvers or actor_id in request.approvers
 
 
 def settled_detail(request: PendingInput | None) -> str:

@@ -3,8 +3,8 @@
 An :class:`Authenticator` turns a bearer token into a :class:`Principal`; the default,
 :class:`TokenAuthenticator`, reads the desk's own signed tokens. :class:`Access` applies the
 rule of who may see (and so answer) a request: the actor it names; for a request with no
-actor, the participants of its room; an administrator, everything; an answer link, its one
-request.
+actor, the participants of its room; an approval's approvers; an administrator, everything;
+an answer link, its one request. Deciding an approval takes being one of its approvers.
 
 :class:`LinkLedger` keeps the desk's memory of spent links and revoked tokens in the
 handler's store ledger, so that every desk process on the store, and a desk restarted on it,
@@ -271,7 +271,7 @@ class Access:
         """True when ``principal`` may read, answer and reject ``request``."""
         if principal.request_id is not None:
             return request.pending_id == principal.request_id
-        if principal.admin:
+        if principal.admin or principal.actor_id in request.approvers:
             return True
         if request.actor_id is not None:
             return request.actor_id == principal.actor_id
@@ -284,7 +284,12 @@ class Access:
         rosters: dict[str, set[str]] = {}
         seen: list[PendingInput] = []
         for request in requests:
-            if principal.request_id is not None or principal.admin or request.actor_id is not None:
+            if (
+                principal.request_id is not None
+                or principal.admin
+                or request.actor_id is not None
+                or principal.actor_id in request.approvers
+            ):
                 if await self.can_see(principal, request):
                     seen.append(request)
                 continue

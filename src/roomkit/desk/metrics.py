@@ -39,7 +39,7 @@ from starlette.responses import Response
 
 from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Principal
-from roomkit.desk.shapes import Kind, kind_of
+from roomkit.desk.shapes import Kind, request_kind
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HandlerStatistics
 
@@ -170,9 +170,7 @@ class DeskMetrics:
         if open_requests is None:
             self._open.clear()
         else:
-            kinds = Tally(
-                kind_of(request.tool_name, request.arguments) for request in open_requests
-            )
+            kinds = Tally(request_kind(request) for request in open_requests)
             for kind in Kind:
                 self._open.labels(kind.value).set(kinds[kind])
         self._clients.set(clients)

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from roomkit.core.exceptions import InvalidAnswerError, StoreError
-from roomkit.desk.answers import answer_text, settled_detail
+from roomkit.desk.answers import answer_text, may_decide, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
 from roomkit.desk.hub import DeskHub
@@ -30,6 +30,7 @@ from roomkit.desk.shapes import (
     AnswerBody,
     ErrorBody,
     HistoryList,
+    HistoryView,
     MeView,
     RejectBody,
     RequestList,
@@ -58,6 +59,7 @@ _RESOLVED = PendingInputStatus.RESOLVED
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     described = {
         401: "Missing, invalid or expired token",
+        403: "Not one of the approval's approvers",
         404: "Unknown, another room's, or not yours",
         409: "Already settled (the detail says how)",
         413: "Body over the size cap",
@@ -149,6 +151,12 @@ def build_router(desk: "Desk") -> DeskRouter:
         if not current:
             raise HTTPException(status_code=404, detail=NOT_FOUND)
         return current[0]
+
+    def check_decider(caller: Principal, request: PendingInput) -> None:
+        if not may_decide(request, caller.actor_id):
+            raise HTTPException(
+                status_code=403, detail="Only the approval's approvers may decide it"
+            )
 
     async def settle(
         caller: Principal,
@@ -254,7 +262,7 @@ def build_router(desk: "Desk") -> DeskRouter:
     @router.post(
         "/requests/{request_id}/answer",
         response_model=RequestView,
-        responses=_errors(401, 404, 409, 413, 422, 429),
+        responses=_errors(401, 403, 404, 409, 413, 422, 429),
     )
     async def answer(caller: Caller, request_id: RequestId, body: AnswerBody) -> dict[str, Any]:
         """Answer a request; the body depends on its kind. Returns it settled.
@@ -264,6 +272,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         request gets 409.
         """
         request = await visible(caller, request_id)
+        check_decider(caller, request)
         # The caller's own answer may be the one recorded: aresolve tells.
         own = request.status is _RESOLVED and request.settled_by == caller.actor_id
         if request.status is not _PENDING and not own:
@@ -272,29 +281,45 @@ def build_router(desk: "Desk") -> DeskRouter:
             text = answer_text(request, body)
         except InvalidAnswerError as invalid:
             raise HTTPException(status_code=422, detail=str(invalid)) from None
+        surface = surface_of(caller)
         return await settle(
-            caller, request, lambda: handler.aresolve(request_id, text, by=caller.actor_id)
+            caller,
+            request,
+            lambda: handler.aresolve(request_id, text, by=caller.actor_id, surface=surface),
         )
 
     @router.post(
         "/requests/{request_id}/reject",
         response_model=RequestView,
-        responses=_errors(401, 404, 409, 413, 422, 429),
+        responses=_errors(401, 403, 404, 409, 413, 422, 429),
     )
     async def reject(
         caller: Caller, request_id: RequestId, body: RejectBody | None = None
     ) -> dict[str, Any]:
         """Refuse a request; the model reads the reason. Returns it settled."""
         request = await visible(caller, request_id)
+        check_decider(caller, request)
         if request.status is not _PENDING:
             raise HTTPException(status_code=409, detail=settled_detail(request))
         reason = body.reason if body else ""
+        surface = surface_of(caller)
         return await settle(
             caller,
             request,
-            lambda: handler.areject(request_id, reason, by=caller.actor_id),
+            lambda: handler.areject(request_id, reason, by=caller.actor_id, surface=surface),
             rejected=True,
         )
+
+    @router.get(
+        "/requests/{request_id}/history",
+        response_model=HistoryView,
+        responses=_errors(401, 404, 422, 429),
+    )
+    async def request_history(caller: Caller, request_id: RequestId) -> dict[str, Any]:
+        """The request's history, oldest first: who decided what, when, through which
+        surface, and the digest of the arguments that ran."""
+        request = await visible(caller, request_id)
+        return {"entries": await handler.history(request.pending_id)}
 
     @router.websocket("/ws")
     async def socket(websocket: WebSocket) -> None:

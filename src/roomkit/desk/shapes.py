@@ -7,7 +7,11 @@ writes. A request's ``kind`` says how a page shows it and which answer body it t
 - ``questions``: ``{"questions": [{"question", "header"?, "options": [{"label",
   "description"?}], "multiSelect"}]}``;
 - ``confirm``: a ``ConfirmAction`` call, or arguments ``{"action": str, "details"?: any}``;
-- ``custom``: anything else (answered as text, or per the request's ``answer_schema``).
+- ``custom``: anything else (answered as text, or per the request's ``answer_schema``);
+- ``approval``: a held tool (``tool_name``, ``arguments``; ``answer_schema`` is the tool's
+  JSON Schema), answered with a decision: ``{"decision": "approve"}``, ``{"decision":
+  "edit", "arguments": {...}}``, ``{"decision": "reject", "reason": str}`` or
+  ``{"decision": "respond", "result": str}``.
 
 Every text of a body must be text UTF-8 can encode: a lone surrogate (which the JSON escape
 ``"\\ud800"`` can carry) is refused with a 422 naming where it is, before anything is read.
@@ -21,7 +25,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 from pydantic_core import PydanticCustomError
 
-from roomkit.models.kinds import Kind, kind_of, option_labels
+from roomkit.models.kinds import Kind, kind_of, option_labels, request_kind
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.validation import unencodable_text
 
@@ -29,6 +33,7 @@ __all__ = [
     "AnswerBody",
     "ErrorBody",
     "HistoryList",
+    "HistoryView",
     "Kind",
     "MeView",
     "QuestionAnswer",
@@ -37,6 +42,7 @@ __all__ = [
     "RequestView",
     "kind_of",
     "option_labels",
+    "request_kind",
     "view_of",
 ]
 
@@ -82,6 +88,12 @@ class RequestView(BaseModel):
     reason: str | None = Field(description="Why it was rejected or withdrawn.")
     withdrawn: bool = Field(description="The system gave it up (closed or released).")
     settled_by: str | None = Field(description="Who answered or rejected it.")
+    arguments_digest: str | None = Field(
+        default=None, description="On an approval, the SHA-256 digest of the arguments shown."
+    )
+    approvers: list[str] = Field(
+        default_factory=list, description="On an approval, who may decide it now."
+    )
 
 
 class RequestList(BaseModel):
@@ -135,7 +147,9 @@ class AnswerBody(BaseModel):
     - question: ``answer`` (a list of option labels when ``multiSelect``);
     - questions: ``answers``, one per question;
     - confirm: ``confirmed``, and an optional ``reason``;
-    - custom: ``answer``, any JSON matching ``answer_schema``, or text when there is none.
+    - custom: ``answer``, any JSON matching ``answer_schema``, or text when there is none;
+    - approval: ``decision``, with ``arguments`` (edit), ``reason`` (reject) or ``result``
+      (respond).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -144,6 +158,16 @@ class AnswerBody(BaseModel):
     answers: list[QuestionAnswer] | None = None
     confirmed: bool | None = None
     reason: Text | None = Field(default=None, max_length=MAX_REASON_CHARS)
+    decision: Literal["approve", "edit", "reject", "respond"] | None = None
+    arguments: Annotated[dict[str, JsonValue], BeforeValidator(_encodable)] | None = None
+    result: Text | None = Field(default=None, max_length=100_000)
+
+
+class HistoryView(BaseModel):
+    """A request's history, oldest first: each entry's ``type``, ``at``, ``actor``,
+    ``surface``, ``seq`` and its type's own fields."""
+
+    entries: list[dict[str, Any]]
 
 
 class RejectBody(BaseModel):
@@ -167,10 +191,12 @@ def view_of(request: PendingInput) -> dict[str, Any]:
         # As pydantic writes it, so HTTP and WebSocket views read alike.
         "created_at": request.created_at.isoformat().replace("+00:00", "Z"),
         "status": str(request.status),
-        "kind": str(kind_of(request.tool_name, request.arguments)),
+        "kind": str(request_kind(request)),
         "answer_schema": request.answer_schema,
         "result": request.result,
         "reason": request.reject_reason,
         "withdrawn": request.withdrawn,
         "settled_by": request.settled_by,
+        "arguments_digest": request.arguments_digest,
+        "approvers": list(request.approvers),
     }

@@ -4,7 +4,8 @@ A request's kind says how a page shows it and what answer it takes (the desk's
 ``roomkit.desk.shapes`` documents the shapes). A message typed in a room answers a request
 only when its kind takes text: a question without options or a custom request without an
 answer schema take any text; a single-choice question takes exactly one of its option labels;
-a multiple choice, a list of questions and a confirmation are answered on their card only.
+a multiple choice, a list of questions, a confirmation and an approval are answered on their
+card only.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from roomkit.models.pending_input import PendingInput
 
-__all__ = ["Kind", "kind_of", "option_labels", "text_answer"]
+__all__ = ["Kind", "kind_of", "option_labels", "request_kind", "text_answer"]
 
 
 @unique
@@ -25,6 +26,8 @@ class Kind(StrEnum):
     QUESTIONS = "questions"
     CONFIRM = "confirm"
     CUSTOM = "custom"
+    APPROVAL = "approval"
+    """A held tool waiting for a decision (approve, edit, reject, respond)."""
 
 
 def option_labels(options: object) -> list[str] | None:
@@ -67,11 +70,18 @@ def kind_of(tool_name: str, arguments: dict[str, Any]) -> Kind:
     return Kind.CUSTOM
 
 
+def request_kind(request: PendingInput) -> Kind:
+    """The kind of ``request``: ``APPROVAL`` for an approval, else its question's shape."""
+    if request.kind == "approval":
+        return Kind.APPROVAL
+    return kind_of(request.tool_name, request.arguments)
+
+
 def text_answer(request: PendingInput, text: str) -> str | None:
     """The answer ``text`` gives ``request`` when typed in its room, or ``None`` if it
     answers it not (see the module docstring); surrounding blanks do not count."""
     said = text.strip()
-    if not said:
+    if not said or request.kind == "approval":
         return None
     kind = kind_of(request.tool_name, request.arguments)
     if kind is Kind.CUSTOM:

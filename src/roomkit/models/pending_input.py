@@ -1,8 +1,10 @@
-"""A request for human input, its status, and the event that announces it."""
+"""A request for human input (a question or an approval), its status, and its event."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum, unique
@@ -11,7 +13,7 @@ from typing import Any
 from roomkit.models.clock import utcnow
 from roomkit.models.enums import ChannelType
 
-__all__ = ["PendingInput", "PendingInputEvent", "PendingInputStatus"]
+__all__ = ["PendingInput", "PendingInputEvent", "PendingInputStatus", "arguments_digest"]
 
 
 @unique
@@ -76,6 +78,15 @@ class PendingInput:
     """The JSON Schema an answer must match (the answer is JSON text), or ``None``."""
     settled_by: str | None = None
     """Who answered or rejected it (an actor id), when the settler said."""
+    kind: str = "question"
+    """``"question"`` (a human-input tool asks) or ``"approval"`` (a held tool waits for a
+    decision: ``tool_name`` is the held tool, ``arguments`` its final validated arguments,
+    and ``answer_schema`` its JSON Schema, which an edit must match)."""
+    arguments_digest: str | None = None
+    """On an approval, the SHA-256 hex digest of the arguments shown
+    (:func:`arguments_digest`); ``None`` on a question."""
+    approvers: tuple[str, ...] = ()
+    """Who may decide an approval now (empty on a question)."""
     _waiters: asyncio.Future[None] | list[asyncio.Future[None]] | None = field(
         default=None, init=False, repr=False
     )
@@ -105,6 +116,12 @@ class PendingInputEvent:
     """When the request was announced (UTC)."""
     actor_id: str | None = None
     """Who to ask: the participant whose turn raised the request, or ``None``."""
+    kind: str = "question"
+    """``"question"`` or ``"approval"`` (see :attr:`PendingInput.kind`)."""
+    arguments_digest: str | None = None
+    """On an approval, the digest of the arguments shown; ``None`` on a question."""
+    approvers: tuple[str, ...] = ()
+    """Who may decide an approval (empty on a question)."""
 
     @classmethod
     def for_request(cls, request: PendingInput) -> PendingInputEvent:
@@ -119,4 +136,23 @@ class PendingInputEvent:
             request.channel_type,
             request.created_at,
             request.actor_id,
+            request.kind,
+            request.arguments_digest,
+            request.approvers,
         )
+
+
+def arguments_digest(tool_name: str, arguments: dict[str, Any]) -> str:
+    """The SHA-256 hex digest that binds an approval to the arguments it shows.
+
+    Computed over ``json.dumps({"tool": tool_name, "arguments": arguments}, sort_keys=True,
+    separators=(",", ":"), ensure_ascii=False)`` encoded as UTF-8, so anyone holding the
+    arguments can compute it again.
+    """
+    text = json.dumps(
+        {"tool": tool_name, "arguments": arguments},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()

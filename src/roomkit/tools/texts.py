@@ -9,6 +9,7 @@ each step and each surface that serves tools (the MCP server) words the same cas
 from __future__ import annotations
 
 import json
+from typing import Any
 
 __all__ = [
     "CHANNEL_CLOSED",
@@ -19,6 +20,12 @@ __all__ = [
     "SESSION_ENDED",
     "TURN_ENDED",
     "UNPLUGGED",
+    "approval_edited",
+    "approval_expired",
+    "approval_mismatch",
+    "approval_rejected",
+    "approval_responded",
+    "approval_spent",
     "arguments_cut",
     "cancelled",
     "crashed",
@@ -138,3 +145,61 @@ def human_input_timed_out(name: str, seconds: float) -> str:
 def human_input_rejected(reason: object) -> str:
     """A person (or a hook) refused a human-input tool; ``reason`` is the rejection."""
     return error_body(f"Human input rejected: {reason}")
+
+
+def approval_rejected(name: str, reason: str) -> str:
+    """A person declined to let a held tool run; ``reason`` is theirs."""
+    return error_body(
+        f"A person declined to run '{name}': it did not run.", reason=reason or "none given"
+    )
+
+
+def approval_expired(name: str, seconds: float) -> str:
+    """Nobody decided on a held tool in time and the rule denies it (not a rejection)."""
+    return error_body(
+        f"Nobody approved '{name}' within {seconds:g}s, so it did not run. No one declined "
+        "it: the approval expired."
+    )
+
+
+def approval_responded(name: str, answer: str) -> str:
+    """A person answered in a held tool's place: the model reads their text as its result."""
+    return json.dumps(
+        {
+            "result": answer,
+            "source": "person",
+            "note": f"'{name}' did not run: a person answered in its place.",
+        },
+        ensure_ascii=False,
+    )
+
+
+def approval_edited(
+    name: str, content: str, arguments: dict[str, Any], changed: dict[str, Any]
+) -> str:
+    """A held tool ran with arguments a person edited: its result, and what they changed."""
+    return json.dumps(
+        {
+            "result": content,
+            "note": f"A person edited the arguments of '{name}' before it ran; it ran with "
+            "'arguments', and 'changed' shows what they changed.",
+            "arguments": arguments,
+            "changed": changed,
+        },
+        ensure_ascii=False,
+        default=str,
+    )
+
+
+def approval_mismatch(name: str) -> str:
+    """The arguments at dispatch are not the ones approved, so the call was refused."""
+    return error_body(
+        f"Tool '{name}' did not run: its arguments are not the ones a person approved."
+    )
+
+
+def approval_spent(name: str) -> str:
+    """An approval that authorised a run already, with no recorded result to replay."""
+    return error_body(
+        f"Tool '{name}' did not run again: its approval was already used for one run."
+    )

@@ -1,9 +1,10 @@
-"""The pipeline: one tool call through check -> gate -> serve -> report.
+"""The pipeline: one tool call through check -> gate -> approve -> serve -> report.
 
 Every channel and door runs a call through :func:`run_call`: the AI channel's turns, the voice
 channel's function calls, spoken calls and reasoning calls, and the conference's function
 calls. The checks refuse what the channel will not serve; the gate (BEFORE_TOOL_USE) may
-refuse or rewrite; the call is served; ON_TOOL_CALL hears how it ended, once. A call cut
+refuse or rewrite; a held tool waits for a person's decision; the call is served;
+ON_TOOL_CALL hears how it ended, once. A call cut
 while it runs (its turn or session ended, the channel closed, the model gave it up) is
 reported cancelled, with the hint the door gives, and the cancellation goes on.
 """
@@ -14,6 +15,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from roomkit.channels._calls.approve import held, run_verdict, verdict_on
 from roomkit.channels._calls.checks import check
 from roomkit.channels._calls.gate import gate
 from roomkit.channels._calls.outcome import CallOutcome, cut, refused
@@ -62,4 +64,8 @@ async def _decide(
     if not decision.allowed:
         body = texts.error_body(decision.reason or "")
         return refused(body, arguments, detail=decision.detail)
+    rule = held(server, name)
+    if rule is not None:
+        verdict = await verdict_on(site, server, name, decision.arguments, rule, tool)
+        return await run_verdict(site, server, name, verdict)
     return await serve(site, server, name, decision.arguments)

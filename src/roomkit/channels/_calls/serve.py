@@ -1,4 +1,4 @@
-"""Serve: run a gated call, human-input names first, then the host's tool handler.
+"""Serve: run a gated (and approved) call, human-input names first, then the host's handler.
 
 The call runs under the bounds :func:`~roomkit.channels._calls.bounds.decide` fixed for it,
 inside the tool context of its site (the room, the actor, the tools offered, the call
@@ -22,6 +22,7 @@ from roomkit.core.exceptions import (
     ToolTimeoutError,
     UnservedToolCallError,
 )
+from roomkit.models.pending_input import arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.context import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input.tool_handler import HumanInputCall
@@ -43,9 +44,24 @@ class ToolServer(BoundSettings, Protocol):
 
 
 async def serve(
-    site: CallSite, server: ToolServer, name: str, arguments: dict[str, Any]
+    site: CallSite,
+    server: ToolServer,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    approved: str | None = None,
 ) -> CallOutcome:
-    """Serve ``name`` at ``site`` under its bounds, as the current tool call."""
+    """Serve ``name`` at ``site`` under its bounds, as the current tool call.
+
+    Args:
+        approved: the digest a person approved; the arguments are digested again at
+            dispatch and the call is refused, never run, when they differ.
+    """
+    if approved is not None:
+        ran = arguments_digest(name, arguments)
+        if ran != approved:
+            detail = f"ApprovalMismatch: approved {approved}, dispatched {ran}"
+            return refused(texts.approval_mismatch(name), arguments, detail=detail)
     this_call = ToolCallContext(site.room_id, site.tool_call_id, site.channel_id)
     with tool_turn_context(
         room=site.room, actor_id=site.actor_id, tools=list(site.tools), call=this_call

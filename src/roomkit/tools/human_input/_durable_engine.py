@@ -21,6 +21,7 @@ from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits
 from roomkit.tools.human_input.statistics import HandlerStatistics
+from roomkit.tools.human_input.stores import HistoryLog
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableSettledHistory,
@@ -111,6 +112,19 @@ class DurableEngine:
         if record is None:
             return False
         self._waits.settled(record)
+        return True
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> bool:
+        """Add ``actors`` to the approvers of the open request, in the store."""
+        store = self.store
+        if not isinstance(store, HistoryLog):
+            raise TypeError(f"{type(store).__name__} keeps no approvers: it is no HistoryLog")
+        record = await store.add_approvers(pending_id, actors)
+        if record is None:
+            return False
+        local = self._waits.local
+        if pending_id in local:
+            local[pending_id] = record
         return True
 
     async def time_out(self, request: PendingInput) -> PendingInput | None:

@@ -154,6 +154,14 @@ class MemoryEngine:
             return self._won(self._store.settle(pending_id, status, result=text, settled_by=by))
         return self._won(self._store.settle(pending_id, status, reason=text, settled_by=by))
 
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> bool:
+        """Add ``actors`` to the approvers of the open request; ``False`` when not open."""
+        request = self._store.get(pending_id)
+        if request is None or request.status is not _PENDING:
+            return False
+        request.approvers = tuple(dict.fromkeys((*request.approvers, *actors)))
+        return True
+
     async def time_out(self, request: PendingInput) -> PendingInput | None:
         """Record the timeout of ``request``, past its deadline; the request as it stands."""
         self._expire(request)

@@ -23,6 +23,7 @@ from typing import Any
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.approvals import reject as reject_decision
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._checks import (
     check_answer,
@@ -32,11 +33,18 @@ from roomkit.tools.human_input._checks import (
     check_timeout,
     id_stream,
 )
+from roomkit.tools.human_input._decisions import APPROVAL, Decisions, check_actors
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._in_transaction import answered, resolve_in
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import MemoryLedger, MemoryStore, PendingStore
+from roomkit.tools.human_input.stores import (
+    HistoryLog,
+    MemoryHistory,
+    MemoryLedger,
+    MemoryStore,
+    PendingStore,
+)
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableStore,
@@ -87,6 +95,8 @@ class HumanInputHandler:
             memory = store if store is not None else MemoryStore(retention=retention)
             self._engine = MemoryEngine(memory, announcer)
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
+        log = store if isinstance(store, HistoryLog) else MemoryHistory()
+        self._decisions = Decisions(self._engine, log)
         self._ids = id_stream()
 
     # -- the application-level notification -------------------------------------------------
@@ -182,6 +192,44 @@ class HumanInputHandler:
         )
         if key is not None or answer_schema is not None or timeout is not None:
             check_options(request, key, answer_schema, timeout)
+        return await self._engine.create(request, timeout)
+
+    async def create_approval(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        *,
+        approvers: Iterable[str] = (),
+        tool_schema: dict[str, Any] | None = None,
+        room_id: str = "",
+        tool_call_id: str = "",
+        channel_id: str = "",
+        channel_type: ChannelType = ChannelType.AI,
+        actor_id: str | None = None,
+        key: str | None = None,
+        timeout: float | None = None,
+        surface: str | None = None,
+    ) -> PendingInput:
+        """Hold the call ``tool_name(arguments)`` for a decision; ``wait()`` owns cleanup.
+
+        The request's ``kind`` is ``"approval"``, its ``arguments_digest`` binds it to
+        ``arguments``, and ``approvers`` may decide it (``aresolve`` with the JSON of
+        :mod:`roomkit.tools.approvals`). ``tool_schema`` is the tool's JSON Schema (checked
+        with the tool, not again here), kept as the request's ``answer_schema``: an edit
+        must match it. Its history starts with a ``created`` entry. Other arguments as
+        :meth:`create`.
+
+        Raises:
+            As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``.
+        """
+        chosen = check_actors(approvers)
+        request = self._request(
+            tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
+        )
+        check_options(request, key, None, timeout)
+        self._decisions.prepare(request, chosen, tool_schema)
+        # Written first, so that it comes before whatever the announcement leads to.
+        await self._decisions.created(request, surface=surface)
         return await self._engine.create(request, timeout)
 
     def _request(
@@ -311,7 +359,13 @@ class HumanInputHandler:
     # -- settling from any process -----------------------------------------------------------
 
     async def aresolve(
-        self, pending_id: str, result: str, *, by: str | None = None, connection: Any = None
+        self,
+        pending_id: str,
+        result: str,
+        *,
+        by: str | None = None,
+        connection: Any = None,
+        surface: str | None = None,
     ) -> bool:
         """Answer the request, from any process sharing the store; ``True`` if this call won.
 
@@ -322,8 +376,12 @@ class HumanInputHandler:
         or ``by=None`` (no one to recognise) still gets ``False``.
 
         Args:
-            result: the answer; JSON text when the request has an ``answer_schema``.
+            result: the answer; JSON text when the request has an ``answer_schema``. On an
+                approval, the decision: the JSON that ``approve()``, ``edit()``,
+                ``reject()`` or ``respond()`` of :mod:`roomkit.tools.approvals` build.
             by: who answered (an actor id), recorded with the outcome.
+            surface: where the answer came from (``"desk"``, ``"cli"``, ...), for the
+                request's history.
             connection: a ``psycopg.AsyncConnection`` with your transaction open, on a
                 handler whose store is a ``PostgresStore``: the answer settles inside that
                 transaction, and ``True`` means "settled if your transaction commits"
@@ -332,7 +390,8 @@ class HumanInputHandler:
         Raises:
             TypeError: ``connection`` is given and the store is not a ``PostgresStore``.
             InvalidAnswerError: the answer does not match the request's answer schema, or
-                is not text UTF-8 can encode (a lone surrogate); the request stays open.
+                is not text UTF-8 can encode (a lone surrogate); on an approval, it is no
+                decision, or an edit breaks the tool's schema. The request stays open.
             InvalidTextError: ``by`` is not text UTF-8 can encode.
             StoreUnavailableError: a durable store stayed away after the store's retries;
                 whether this answer was recorded is unknown, and the same call made again
@@ -350,6 +409,8 @@ class HumanInputHandler:
         # A request held here tells its schema without a read; the settle's check-and-set
         # decides whether it is still open.
         request = engine.local(pending_id) or await engine.get_request(pending_id)
+        if request is not None and request.kind == APPROVAL:
+            return await self._decisions.decide(request, result, by, surface)
         if request is None or request.status is not _PENDING:
             return answered(request, result, by)
         if request.answer_schema is not None:
@@ -358,8 +419,17 @@ class HumanInputHandler:
             return True
         return by is not None and answered(await engine.get_request(pending_id), result, by)
 
-    async def areject(self, pending_id: str, reason: str = "", *, by: str | None = None) -> bool:
+    async def areject(
+        self,
+        pending_id: str,
+        reason: str = "",
+        *,
+        by: str | None = None,
+        surface: str | None = None,
+    ) -> bool:
         """Reject the request, from any process sharing the store; ``True`` if this call won.
+
+        On an approval this is ``aresolve(pending_id, reject(reason), by=by)``.
 
         Raises:
             InvalidTextError: ``reason`` or ``by`` is not text UTF-8 can encode (a lone
@@ -370,11 +440,52 @@ class HumanInputHandler:
             check_text("reason", reason)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
-        return await self._engine.settle(pending_id, _REJECTED, reason, by)
+        engine = self._engine
+        request = engine.local(pending_id) or await engine.get_request(pending_id)
+        if request is not None and request.kind == APPROVAL:
+            return await self._decisions.decide(request, reject_decision(reason), by, surface)
+        return await engine.settle(pending_id, _REJECTED, reason, by)
 
     async def arelease(self, pending_id: str) -> bool:
         """:meth:`release` for any store: withdraw the request if it is still unanswered."""
         return await self._engine.arelease(pending_id)
+
+    # -- approvals ---------------------------------------------------------------------------
+
+    async def history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first: each entry a dict with ``type``
+        (``created``, ``shown``, ``decided``, ``settled``, ``executed``, ``escalated``),
+        ``at`` (ISO-8601 UTC), ``actor``, ``surface``, ``seq`` and the type's own fields.
+
+        On a durable store it is the store's, shared by every process; otherwise it lives
+        in this process.
+        """
+        return await self._decisions.history(pending_id)
+
+    async def record(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history (e.g. a surface's ``shown``); its seq.
+
+        Raises:
+            TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
+                ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one).
+        """
+        return await self._decisions.record(pending_id, entry)
+
+    async def add_approvers(
+        self,
+        pending_id: str,
+        actors: Iterable[str],
+        *,
+        by: str | None = None,
+        surface: str | None = None,
+    ) -> bool:
+        """Let ``actors`` decide the open approval too (an escalation, recorded in its
+        history as ``escalated``); ``False`` when the request is not an open approval."""
+        chosen = check_actors(actors, name="actors")
+        request = self._engine.local(pending_id) or await self._engine.get_request(pending_id)
+        if request is None or request.kind != APPROVAL:
+            return False
+        return await self._decisions.add_approvers(pending_id, chosen, by, surface)
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from roomkit.core.exceptions import (
 from roomkit.models.enums import ChannelType
 from roomkit.providers.ai.base import AITool
 from roomkit.tools import texts
+from roomkit.tools.approvals import Approval
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input._checks import check_schema
 from roomkit.tools.human_input.handler import HumanInputHandler
@@ -60,6 +61,9 @@ class HumanInputToolHandler:
         answer_schemas: per tool name, a JSON Schema the person's answer (JSON text) must
             match. It is stored with each request, so ``aresolve()`` and the answer desk in
             any process check answers the same way.
+        approvals: tools of the host (not in ``tool_names``) held for a person's decision
+            before they run: a dict of name to :class:`~roomkit.Approval`, or a set of names
+            (each with ``Approval()``). See :mod:`roomkit.tools.approvals`.
 
     On a durable store, each request gets the key ``room:channel:tool-call-id`` (for calls
     with a provider id on an AI channel), so a turn re-driven after a restart re-attaches to
@@ -74,6 +78,7 @@ class HumanInputToolHandler:
         tool_definitions: list[AITool] | None = None,
         *,
         answer_schemas: Mapping[str, dict[str, Any]] | None = None,
+        approvals: Mapping[str, Approval] | Iterable[str] | None = None,
     ) -> None:
         if isinstance(tool_names, str):
             raise TypeError(f"tool_names must be a set of names, e.g. {{{tool_names!r}}}")
@@ -101,6 +106,8 @@ class HumanInputToolHandler:
             except (TypeError, ValueError) as error:
                 raise type(error)(f"answer_schemas['{name}']: {error}") from None
             self.answer_schemas[name] = schema
+        self.approvals: dict[str, Approval] = held_tools(approvals, names)
+        """The held tools, by name, with their rules."""
         self._definitions: list[AITool] = []
         seen: set[str] = set()
         for definition in tool_definitions or ():
@@ -192,3 +199,33 @@ class HumanInputToolHandler:
             raise ToolFailedError(texts.human_input_timed_out(name, limit)) from None
         except HumanInputRejectedError as rejected:
             raise ToolRefusedError(texts.human_input_rejected(rejected)) from None
+
+
+def held_tools(
+    approvals: Mapping[str, Approval] | Iterable[str] | None, asked: set[str]
+) -> dict[str, Approval]:
+    """The ``approvals=`` argument as a dict of name to rule, checked.
+
+    Raises:
+        TypeError: it is one string, or a value is not an :class:`Approval`.
+        ValueError: a name is empty, or one of the tools that ask a person.
+    """
+    if approvals is None:
+        return {}
+    if isinstance(approvals, str):
+        raise TypeError(f"approvals must be a set of names or a dict, e.g. {{{approvals!r}}}")
+    if isinstance(approvals, Mapping):
+        rules = dict(approvals)
+    else:
+        rules = {name: Approval() for name in approvals}
+    for name, rule in rules.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"approvals must name tools with non-empty strings, got {name!r}")
+        if name in asked:
+            raise ValueError(
+                f"approvals names '{name}', a tool that asks a person already: hold only "
+                "the host's tools"
+            )
+        if not isinstance(rule, Approval):
+            raise TypeError(f"approvals['{name}'] must be an Approval, got {rule!r}")
+    return rules

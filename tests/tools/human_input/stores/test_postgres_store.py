@@ -127,7 +127,7 @@ async def test_stores_opening_a_new_schema_at_once_all_open(
     try:
         await asyncio.gather(*(store.open() for store in stores))
         versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-        assert versions == [(1,)]
+        assert versions == [(1,), (2,)]
     finally:
         for store in stores:
             await store.close()
@@ -214,3 +214,28 @@ async def test_a_terminated_listening_connection_resyncs_its_listeners(
         request, _ = await writing.insert(make_request())
         await changes.arrival(PendingChange(CREATED, request.pending_id))
     assert any("lost" in record.getMessage() for record in caplog.records)
+
+
+async def test_tables_of_version_1_gain_the_approval_columns_and_history(
+    postgres_server: PostgresServer,
+) -> None:
+    """A database made before approvals is brought to version 2; its requests stay."""
+    schema = new_schema()
+    async with PostgresStore(postgres_server.dsn, schema=schema) as store:
+        old = make_request()
+        await store.insert(old)
+    for statement in (
+        'ALTER TABLE "{s}".roomkit_pending DROP COLUMN "kind"',
+        'ALTER TABLE "{s}".roomkit_pending DROP COLUMN "arguments_digest"',
+        'ALTER TABLE "{s}".roomkit_pending DROP COLUMN "approvers"',
+        'DROP TABLE "{s}".roomkit_history',
+        'DELETE FROM "{s}".roomkit_schema WHERE version = 2',
+    ):
+        await sql(postgres_server.dsn, statement.format(s=schema))
+    async with PostgresStore(postgres_server.dsn, schema=schema) as store:
+        read = await store.fetch(old.pending_id)
+        assert await store.append_history(old.pending_id, {"type": "shown", "at": "now"}) == 0
+    assert read is not None
+    assert (read.kind, read.approvers) == ("question", ())
+    versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
+    assert sorted(versions) == [(1,), (2,)]

@@ -5,10 +5,11 @@ One table, ``roomkit_pending``, holds a row per request: the flat fields of
 retention) and ``changed_at`` (the last create or settle), both on the store's clock,
 ``seq`` (from a sequence, for the polling feed), ``unannounced`` (true from the insert until
 the request's announcement is recorded) and ``settle_token`` (the token of the settle call
-that won). ``roomkit_ledger`` is the spend-once ledger. ``roomkit_schema`` holds the version
-of the tables: a store creates them on first use and brings an older version up to date
-(one migration per version, under a lock, so two processes opening at once take turns); a
-database whose version is newer than this code is refused.
+that won). ``roomkit_ledger`` is the spend-once ledger; ``roomkit_history`` (version 2,
+with the approval columns) each request's history, one row per entry. ``roomkit_schema``
+holds the version of the tables: a store creates them on first use and brings an older
+version up to date (one migration per version, under a lock, so two processes opening at
+once take turns); a database whose version is newer than this code is refused.
 
 Every name is qualified with the store's PostgreSQL schema, so that several stores (or test
 runs) share one database.
@@ -23,7 +24,7 @@ from typing import Any
 
 from roomkit.core.postgres_link import version_table
 from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores._records import FIELDS, decode
+from roomkit.tools.human_input.stores._records import FIELDS, FIRST_FIELDS, decode
 from roomkit.tools.human_input.stores._sql_columns import (
     COLUMNS,
     column_definitions,
@@ -45,14 +46,15 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 1
-"""The version of the tables this code reads and writes."""
+VERSION = 2
+"""The version of the tables this code reads and writes (2: approvals and histories)."""
 
 _TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double precision"}
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
 
 
-_DEFINITIONS = column_definitions(_TYPES, _CONSTRAINTS, text="text")
+# Version 1's table; version 2 adds the columns that came after.
+_DEFINITIONS = column_definitions(_TYPES, _CONSTRAINTS, text="text", fields=FIRST_FIELDS)
 _RETAINED = "(settled_at IS NULL OR settled_at > %s)"
 _CARRIED = f"('record ' || json_build_array({COLUMNS})::text)"
 MAX_PAYLOAD = 7900
@@ -70,6 +72,7 @@ class Statements:
         s = f'"{schema}"'
         pending = f"{s}.roomkit_pending"
         ledger = f"{s}.roomkit_ledger"
+        history = f"{s}.roomkit_history"
         self.schema = schema
         self.channel = f"roomkit_{schema}"
         """The NOTIFY channel of this schema's changes."""
@@ -97,6 +100,14 @@ class Statements:
                 "spent_at double precision NOT NULL, expires_at double precision)",
                 f"CREATE INDEX IF NOT EXISTS roomkit_ledger_by_expiry ON {ledger} (expires_at) "
                 "WHERE expires_at IS NOT NULL",
+            ],
+            2: [
+                *(
+                    f"ALTER TABLE {pending} ADD COLUMN IF NOT EXISTS {quote(name)} text"
+                    for name in FIELDS[len(FIRST_FIELDS) :]
+                ),
+                f"CREATE TABLE IF NOT EXISTS {history} (pending_id text NOT NULL, "
+                "seq integer NOT NULL, entry text NOT NULL, PRIMARY KEY (pending_id, seq))",
             ],
         }
         """The statements that bring the tables from one version below each key to it."""
@@ -157,6 +168,21 @@ class Statements:
         self.notify = "SELECT pg_notify(%s, %s)"
         self.last_seq = f"SELECT COALESCE(max(seq), 0) FROM {pending}"
         self._pending = pending
+
+        self.select_approvers = (
+            f"SELECT approvers FROM {pending} WHERE pending_id = %s AND status = 'pending' "
+            "FOR UPDATE"
+        )
+        self.set_approvers = (
+            f"UPDATE {pending} SET approvers = %s WHERE pending_id = %s RETURNING {COLUMNS}"
+        )
+        self.append_history = (
+            f"INSERT INTO {history} (pending_id, seq, entry) VALUES (%s, (SELECT "
+            f"COALESCE(max(seq) + 1, 0) FROM {history} WHERE pending_id = %s), %s) RETURNING seq"
+        )
+        """Parameters: pending_id, pending_id, the entry; two racing appends collide on the
+        key, and the loser runs again."""
+        self.read_history = f"SELECT seq, entry FROM {history} WHERE pending_id = %s ORDER BY seq"
 
         self.ledger_prune = (
             f"DELETE FROM {ledger} WHERE expires_at IS NOT NULL AND expires_at <= %s"

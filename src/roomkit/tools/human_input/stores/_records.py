@@ -1,8 +1,10 @@
 """One flat encoding of a request, shared by the durable stores.
 
 Every field is a string, a number or ``None``, so a SQLite row and a Redis hash hold the
-same record; ``arguments`` and ``answer_schema`` travel as JSON text. ``format`` marks a
-record this library wrote: anything else at a store's key is reported, never trusted.
+same record; ``arguments``, ``answer_schema`` and ``approvers`` travel as JSON text.
+``format`` marks a record this library wrote: anything else at a store's key is reported,
+never trusted. Fields added since the first version read as a question's defaults when a
+record lacks them.
 
 A SQLite row holds ``None`` as NULL. A Redis hash cannot, so it holds the marker
 :data:`NONE` (one NUL character) instead, and every text field that may be ``None`` goes
@@ -25,6 +27,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
 __all__ = [
     "FIELDS",
+    "FIRST_FIELDS",
     "FORMAT",
     "NONE",
     "OPTIONAL_TEXTS",
@@ -57,10 +60,19 @@ FIELDS = (
     "key",
     "answer_schema",
     "settled_by",
+    "kind",
+    "arguments_digest",
+    "approvers",
 )
 """The encoded fields, in column order."""
 
-OPTIONAL_TEXTS = frozenset({"result", "reject_reason", "actor_id", "key", "settled_by"})
+FIRST_FIELDS = FIELDS[:19]
+"""The fields of the first version, before approvals (``kind`` and after): a store made
+then lacks the others, and its records read as questions."""
+
+OPTIONAL_TEXTS = frozenset(
+    {"result", "reject_reason", "actor_id", "key", "settled_by", "arguments_digest"}
+)
 """The text fields that may be ``None``: a Redis hash holds them :func:`marked`."""
 
 NONE = "\x00"
@@ -95,6 +107,9 @@ def encode(request: PendingInput) -> dict[str, Scalar]:
             else json.dumps(request.answer_schema, separators=(",", ":"))
         ),
         "settled_by": request.settled_by,
+        "kind": request.kind,
+        "arguments_digest": request.arguments_digest,
+        "approvers": json.dumps(list(request.approvers), separators=(",", ":")),
     }
 
 
@@ -174,6 +189,11 @@ def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
         detached = bool(int(values["detached"]))
         field = "withdrawn"
         withdrawn = bool(int(values["withdrawn"]))
+        field = "approvers"
+        approvers = _approvers(values.get("approvers"))
+        field = "kind"
+        kind = values.get("kind")
+        kind = "question" if kind in (None, "", NONE) else _text(kind)
         field = "pending_id"
         return PendingInput(
             pending_id=_text(values["pending_id"]),
@@ -194,9 +214,21 @@ def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
             key=optional(values.get("key")),
             answer_schema=schema,
             settled_by=optional(values.get("settled_by")),
+            kind=kind,
+            arguments_digest=optional(values.get("arguments_digest")),
+            approvers=approvers,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CorruptRecordError(f"{where}: field {field!r} is unreadable ({error})") from None
+
+
+def _approvers(value: object) -> tuple[str, ...]:
+    if value is None or value in ("", NONE):
+        return ()
+    names = json.loads(_text(value))
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise TypeError("not a JSON list of actor ids")
+    return tuple(names)
 
 
 def _text(value: object) -> str:

@@ -27,12 +27,17 @@ COLUMNS = ", ".join(quote(name) for name in FIELDS)
 
 
 def column_definitions(
-    types: Mapping[str, str], constraints: Mapping[str, str], *, text: str
+    types: Mapping[str, str],
+    constraints: Mapping[str, str],
+    *,
+    text: str,
+    fields: Sequence[str] = FIELDS,
 ) -> str:
     """The record's column definitions for a CREATE TABLE: a field's type is ``types``' or
-    ``text``, followed by its entry in ``constraints``."""
+    ``text``, followed by its entry in ``constraints`` (for ``fields``, every one by
+    default)."""
     return ",\n    ".join(
-        f"{quote(name)} {types.get(name, text)}{constraints.get(name, '')}" for name in FIELDS
+        f"{quote(name)} {types.get(name, text)}{constraints.get(name, '')}" for name in fields
     )
 
 

@@ -10,7 +10,9 @@ after a fault knows it won; NULL in rows older than the column). A one-row
 table, ``roomkit_pending_seq``, hands out ``seq`` values: every create and every settle
 takes the next one inside its own write transaction, so ``seq`` grows in commit order
 across every process, and ``seq > n`` lists exactly what moved since a reader saw ``n``.
-A third table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
+``roomkit_history`` holds each request's history, one row per entry, numbered from 0 by
+``seq``, and outlives the request's retention (it is the audit of what was decided and run).
+A fourth table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
 :mod:`~roomkit.tools.human_input.stores._sqlite_ledger`). A file made by an earlier version
 gains the columns it lacks from :data:`ADDED_COLUMNS` when it is opened.
 """
@@ -35,6 +37,7 @@ __all__ = [
     "ADDED_COLUMNS",
     "ADD_SETTLE_TOKEN",
     "ADD_UNANNOUNCED",
+    "APPEND_HISTORY",
     "BUMP_SEQ",
     "CHANGES_SINCE",
     "COLUMNS",
@@ -42,8 +45,10 @@ __all__ = [
     "MARK_ANNOUNCED",
     "PENDING_COLUMNS",
     "PURGE",
+    "READ_HISTORY",
     "READ_SEQ",
     "SCHEMA",
+    "SELECT_APPROVERS",
     "SELECT_BY_ID",
     "SELECT_BY_KEY",
     "SELECT_FOR_SETTLE",
@@ -52,6 +57,7 @@ __all__ = [
     "SELECT_UNANNOUNCED",
     "SEQ_BEFORE",
     "SETTLE",
+    "SET_APPROVERS",
     "SET_DEADLINE",
     "decode_row",
     "decode_rows",
@@ -100,6 +106,12 @@ CREATE INDEX IF NOT EXISTS roomkit_ledger_by_expiry
     ON roomkit_ledger (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS roomkit_pending_by_actor_settled
     ON roomkit_pending (actor_id, settled_at);
+CREATE TABLE IF NOT EXISTS roomkit_history (
+    pending_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    entry TEXT NOT NULL,
+    PRIMARY KEY (pending_id, seq)
+);
 COMMIT;
 """
 """Switch the file to WAL and create what is missing; safe to run on every open."""
@@ -127,7 +139,13 @@ ADD_UNANNOUNCED = "ALTER TABLE roomkit_pending ADD COLUMN unannounced INTEGER"
 """Brings a file made before the column existed up to date (its rows read as announced)."""
 ADD_SETTLE_TOKEN = "ALTER TABLE roomkit_pending ADD COLUMN settle_token TEXT"
 """Brings a file made before settle tokens up to date (its settled rows name no call)."""
-ADDED_COLUMNS = {"unannounced": ADD_UNANNOUNCED, "settle_token": ADD_SETTLE_TOKEN}
+ADDED_COLUMNS = {
+    "unannounced": ADD_UNANNOUNCED,
+    "settle_token": ADD_SETTLE_TOKEN,
+    "kind": 'ALTER TABLE roomkit_pending ADD COLUMN "kind" TEXT',
+    "arguments_digest": 'ALTER TABLE roomkit_pending ADD COLUMN "arguments_digest" TEXT',
+    "approvers": 'ALTER TABLE roomkit_pending ADD COLUMN "approvers" TEXT',
+}
 """The columns added since the first version, and the statement that adds each."""
 MARK_ANNOUNCED = (
     "UPDATE roomkit_pending SET unannounced = NULL WHERE pending_id = ? AND unannounced = 1"
@@ -143,6 +161,16 @@ SETTLE = (
 changed_at, seq, pending_id."""
 
 SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ? WHERE pending_id = ?"
+
+SELECT_APPROVERS = "SELECT status, approvers FROM roomkit_pending WHERE pending_id = ?"
+SET_APPROVERS = f"UPDATE roomkit_pending SET approvers = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+APPEND_HISTORY = (
+    "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, "
+    "(SELECT COALESCE(MAX(seq) + 1, 0) FROM roomkit_history WHERE pending_id = ?), ?) "
+    "RETURNING seq"
+)
+"""Parameters: pending_id, pending_id, the entry's text; the row's seq comes back."""
+READ_HISTORY = "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
 
 PURGE = "DELETE FROM roomkit_pending WHERE settled_at <= ? RETURNING pending_id"
 """Parameter: the clock minus the retention; the complement of what reads call retained."""

@@ -26,6 +26,7 @@ Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -33,6 +34,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, Unpack
 
 from psycopg import AsyncConnection
+from psycopg.errors import UniqueViolation
 from psycopg_pool import AsyncConnectionPool
 
 from roomkit.core.exceptions import InvalidTextError, StoreError
@@ -46,6 +48,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
+from roomkit.tools.human_input.stores._history import entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
 from roomkit.tools.human_input.stores._postgres_schema import (
@@ -53,6 +56,7 @@ from roomkit.tools.human_input.stores._postgres_schema import (
     Statements,
     decode_row,
     decode_rows,
+    read_back,
     stored,
 )
 from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, encode
@@ -424,6 +428,51 @@ class PostgresStore(DurableBase):
         await self.open()
         async with self._link.connection() as db:
             return await self._purge(db, self.clock())
+
+    # -- approvals: approvers and history -------------------------------------------------------
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
+        the request is not pending."""
+        _check_nul({"actor": "".join(actors)})
+        if "\x00" in pending_id:
+            return None
+        await self.open()
+        async with self._link.connection() as db, db.transaction():
+            cursor = await db.execute(self._sql.select_approvers, (pending_id,))
+            row = await cursor.fetchone()
+            if row is None:
+                return None
+            current = json.loads(row[0]) if row[0] else []
+            merged = json.dumps(list(dict.fromkeys([*current, *actors])), separators=(",", ":"))
+            cursor = await db.execute(self._sql.set_approvers, (merged, pending_id))
+            changed = await cursor.fetchone()
+        return None if changed is None else decode_row(changed)
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history; its ``seq``."""
+        _check_nul({"pending_id": pending_id})
+        line = stored(entry_text(entry))
+        await self.open()
+        for _ in range(_KEY_RACES):
+            try:
+                async with self._link.connection() as db:
+                    cursor = await db.execute(
+                        self._sql.append_history, (pending_id, pending_id, line)
+                    )
+                    row = await cursor.fetchone()
+            except UniqueViolation:
+                continue  # another append took this seq: take the next
+            assert row is not None
+            return int(row[0])
+        raise StoreError(f"the history of {pending_id!r} kept growing under this append")
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first."""
+        if "\x00" in pending_id:
+            return []
+        rows = await self._rows(self._sql.read_history, (pending_id,))
+        return [read_entry(str(read_back(line)), int(seq)) for seq, line in rows]
 
     # -- the spend-once ledger -----------------------------------------------------------------
 

@@ -29,6 +29,7 @@ Needs the ``redis`` extra (``pip install roomkit-hitl[redis]``).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -46,6 +47,7 @@ from roomkit.core.redis_link import (
     text,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores import _redis_history as history
 from roomkit.tools.human_input.stores import _redis_ledger as ledger
 from roomkit.tools.human_input.stores import _redis_scripts as scripts
 from roomkit.tools.human_input.stores._durable_base import (
@@ -55,6 +57,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
+from roomkit.tools.human_input.stores._history import entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
@@ -148,6 +151,7 @@ class RedisStore(DurableBase):
         self._purge = client.register_script(scripts.PURGE)
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
         self._spend = client.register_script(ledger.SPEND)
+        self._set_approvers = client.register_script(history.SET_APPROVERS)
         self._opened = False
         self._checked = False
 
@@ -385,6 +389,40 @@ class RedisStore(DurableBase):
             for index in indexes:
                 pipe.zremrangebyscore(index, "-inf", cutoff)
             await pipe.execute()
+
+    # -- approvals: approvers and history ----------------------------------------------------
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
+        the request is not pending."""
+        await self._ensure_open()
+        key = self._layout.record(pending_id)
+        while True:
+            with guard(self._where, pending_id):
+                raw = await self._client.hget(key, "approvers")
+            seen = "" if raw is None else text(raw)
+            current = json.loads(seen) if seen else []
+            merged = json.dumps(list(dict.fromkeys([*current, *actors])), separators=(",", ":"))
+            with guard(self._where, pending_id):
+                done = await self._set_approvers(keys=[key], args=[seen, merged, FORMAT])
+            if isinstance(done, bytes | str):  # another escalation came first: read again
+                continue
+            return await self.fetch(pending_id) if int(done) else None
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history; its ``seq``."""
+        line = entry_text(entry)
+        await self._ensure_open()
+        with guard(self._where, pending_id):
+            length = await self._client.rpush(history.history_key(self.prefix, pending_id), line)
+        return int(length) - 1
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first."""
+        await self._ensure_open()
+        with guard(self._where, pending_id):
+            lines = await self._client.lrange(history.history_key(self.prefix, pending_id), 0, -1)
+        return [read_entry(line, seq) for seq, line in enumerate(lines)]
 
     # -- the spend-once ledger -------------------------------------------------------------
 

@@ -31,6 +31,7 @@ before the COMMIT) is raised at once.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -53,6 +54,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
+from roomkit.tools.human_input.stores._history import entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
@@ -391,6 +393,39 @@ class SQLiteStore(DurableBase):
             return {}
         async with self._session() as db:
             return await ledger.read(db, wanted, self.clock())
+
+    # -- approvals: approvers and history -------------------------------------------------------
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
+        the request is not pending."""
+
+        def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
+            found = query(db, sql.SELECT_APPROVERS, (pending_id,))
+            if not found or found[0][0] != _PENDING:
+                return None
+            current = json.loads(found[0][1]) if found[0][1] else []
+            merged = list(dict.fromkeys([*current, *actors]))
+            rows = query(db, sql.SET_APPROVERS, (json.dumps(merged), pending_id))
+            return sql.decode_row(rows[0])
+
+        return await self._write(write)
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history; its ``seq``."""
+        text = entry_text(entry)
+
+        def write(db: sqlite3.Connection, now: float) -> int:
+            ((seq,),) = query(db, sql.APPEND_HISTORY, (pending_id, pending_id, text))
+            return int(seq)
+
+        return await self._write(write)
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first."""
+        async with self._session() as db:
+            rows = await fetch_all(db, sql.READ_HISTORY, (pending_id,))
+        return [read_entry(text, int(seq)) for seq, text in rows]
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -1,0 +1,228 @@
+"""Approvals: hold an ordinary tool until a person approves, edits, rejects or answers.
+
+:class:`Approval` is the rule for one tool (who decides, how long they have, what expiry
+means, and ``when=`` a call needs a person at all); ``HumanInputToolHandler(approvals=...)``
+maps tool names to rules. A decision is the JSON text one of the builders makes, and
+nothing else: :func:`approve`, :func:`edit` (the full replacement arguments), :func:`reject`
+(with a reason) and :func:`respond` (a person's answer that the model reads instead of the
+tool's result)::
+
+    await human.handler.aresolve(pending_id, approve(), by="alice")
+    await human.handler.aresolve(pending_id, edit({"to": "carol@example.com"}), by="alice")
+
+:func:`read_decision` reads a decision back (the handler and the tool loop both call it).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from roomkit.core.exceptions import InvalidAnswerError
+
+__all__ = [
+    "Approval",
+    "Decision",
+    "approve",
+    "edit",
+    "needs_person",
+    "read_decision",
+    "reject",
+    "respond",
+]
+
+logger = logging.getLogger("roomkit.tools.approvals")
+
+Predicate = Callable[[str, dict[str, Any]], bool | Awaitable[bool]]
+"""``when(name, arguments)``: whether this call needs a person (plain or async)."""
+
+DecisionKind = Literal["approve", "edit", "reject", "respond"]
+
+_FIELDS: dict[str, set[str]] = {
+    "approve": {"decision"},
+    "edit": {"decision", "arguments"},
+    "reject": {"decision", "reason"},
+    "respond": {"decision", "result"},
+}
+
+
+def _text(decision: dict[str, Any]) -> str:
+    return json.dumps(decision, separators=(",", ":"), ensure_ascii=False)
+
+
+def approve() -> str:
+    """The decision that lets the held call run as shown."""
+    return _text({"decision": "approve"})
+
+
+def edit(arguments: dict[str, Any]) -> str:
+    """The decision that runs the held call with ``arguments`` instead (all of them).
+
+    Raises:
+        TypeError: ``arguments`` is not a dict.
+    """
+    if not isinstance(arguments, dict):
+        raise TypeError(
+            f"edit() takes the full replacement arguments as a dict, got {type(arguments).__name__}"
+        )
+    return _text({"decision": "edit", "arguments": arguments})
+
+
+def reject(reason: str = "") -> str:
+    """The decision that refuses the held call; the model reads ``reason``."""
+    if not isinstance(reason, str):
+        raise TypeError(f"reject() takes the reason as a str, got {type(reason).__name__}")
+    return _text({"decision": "reject", "reason": reason})
+
+
+def respond(result: str) -> str:
+    """The decision that answers in the tool's place: the model reads ``result``."""
+    if not isinstance(result, str):
+        raise TypeError(f"respond() takes the answer as a str, got {type(result).__name__}")
+    return _text({"decision": "respond", "result": result})
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A decision on an approval, as :func:`read_decision` read it."""
+
+    kind: DecisionKind
+    """``approve``, ``edit``, ``reject`` or ``respond``."""
+    arguments: dict[str, Any] | None = None
+    """The replacement arguments of an edit."""
+    text: str = ""
+    """The reason of a rejection, or the answer of a response."""
+
+    @property
+    def canonical(self) -> str:
+        """The decision as its builder writes it."""
+        if self.kind == "approve":
+            return approve()
+        if self.kind == "edit":
+            assert self.arguments is not None
+            return edit(self.arguments)
+        if self.kind == "reject":
+            return reject(self.text)
+        return respond(self.text)
+
+
+_EXPECTED = (
+    "approve(), edit(arguments), reject(reason) or respond(result) from "
+    'roomkit.tools.approvals, e.g. \'{"decision": "approve"}\''
+)
+
+
+def read_decision(text: str) -> Decision:
+    """The decision ``text`` holds.
+
+    Raises:
+        InvalidAnswerError: ``text`` is not the JSON one of the builders makes; the message
+            says what was wrong and what to send.
+    """
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        raise InvalidAnswerError(f"an approval takes a decision: send {_EXPECTED}") from None
+    if not isinstance(value, dict) or not isinstance(value.get("decision"), str):
+        raise InvalidAnswerError(f"an approval takes a decision object: send {_EXPECTED}")
+    kind = value["decision"]
+    expected = _FIELDS.get(kind)
+    if expected is None:
+        raise InvalidAnswerError(
+            f"unknown decision {kind[:40]!r}: an approval takes approve, edit, reject or respond"
+        )
+    if set(value) != expected:
+        raise InvalidAnswerError(
+            f"a {kind!r} decision takes the fields {sorted(expected)}, got {sorted(value)}"
+        )
+    if kind == "edit":
+        if not isinstance(value["arguments"], dict):
+            raise InvalidAnswerError("an edit takes 'arguments': an object of every argument")
+        return Decision("edit", value["arguments"])
+    if kind in ("reject", "respond"):
+        key = "reason" if kind == "reject" else "result"
+        if not isinstance(value[key], str):
+            raise InvalidAnswerError(f"a {kind!r} decision takes {key!r} as a string")
+        return Decision(kind, text=value[key])
+    return Decision("approve")
+
+
+def _approvers(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else tuple(value)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"Approval approvers must be non-empty actor ids, got {name!r}")
+    return tuple(dict.fromkeys(names))
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """How one tool is held for a person's decision.
+
+    Args:
+        approvers: who may decide (any one of them): an actor id or a list of them. By
+            default the turn's actor, or with none, the room's participants.
+        timeout: seconds the approvers have; the human-input handler's ``timeout`` when
+            ``None``.
+        on_expiry: what a call nobody decided in time comes to: ``"deny"`` (the default:
+            it never runs, and the model reads that nobody approved in time) or
+            ``"approve"`` (it runs as shown).
+        when: ``when(name, arguments)``, a plain or async function saying whether this call
+            needs a person; every call does when ``None``. One that raises means "ask".
+
+    Raises:
+        ValueError, TypeError: an argument is not one the rule takes (the message says so).
+    """
+
+    approvers: tuple[str, ...] = field(default=())
+    timeout: float | None = None
+    on_expiry: Literal["deny", "approve"] = "deny"
+    when: Predicate | None = None
+
+    def __init__(
+        self,
+        *,
+        approvers: str | Iterable[str] | None = None,
+        timeout: float | None = None,
+        on_expiry: Literal["deny", "approve"] = "deny",
+        when: Predicate | None = None,
+    ) -> None:
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not timeout > 0
+            or math.isinf(timeout)
+        ):
+            raise ValueError(
+                f"Approval timeout must be a positive, finite number of seconds, got {timeout!r}"
+            )
+        if on_expiry not in ("deny", "approve"):
+            raise ValueError(f"Approval on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
+        if when is not None and not callable(when):
+            raise TypeError(f"Approval when= must be a function (name, arguments), got {when!r}")
+        object.__setattr__(self, "approvers", _approvers(approvers))
+        object.__setattr__(self, "timeout", None if timeout is None else float(timeout))
+        object.__setattr__(self, "on_expiry", on_expiry)
+        object.__setattr__(self, "when", when)
+
+
+async def needs_person(rule: Approval, name: str, arguments: dict[str, Any]) -> bool:
+    """Whether ``rule`` holds this call for a person; a ``when=`` that raises says yes."""
+    when = rule.when
+    if when is None:
+        return True
+    try:
+        verdict = when(name, arguments)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception:
+        logger.exception("Approval when= for %s raised: asking a person", name)
+        return True
+    return bool(verdict)

@@ -1,0 +1,165 @@
+"""Approvals on the handler: their creation, their decisions, their approvers, their history.
+
+An approval is a request of kind ``"approval"``: ``tool_name`` is the held tool,
+``arguments`` its final validated arguments, ``arguments_digest`` their digest and
+``answer_schema`` the tool's JSON Schema. A decision is the JSON of one of the builders of
+:mod:`roomkit.tools.approvals`; anything else raises :class:`InvalidAnswerError` and leaves
+the request as it was. An edit must match the tool's schema. A rejection settles the
+request ``REJECTED`` with its reason; every other decision settles it ``RESOLVED`` with the
+decision's JSON, which the tool loop reads back. Each step is written to the request's
+history in the store (:class:`~roomkit.tools.human_input.stores.HistoryLog`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.tools.approvals import read_decision
+from roomkit.tools.human_input._in_transaction import answered
+from roomkit.tools.human_input.stores import (
+    HistoryLog,
+    MemoryHistory,
+    check_entry,
+    new_entry,
+)
+from roomkit.tools.validation import validate_tool_arguments
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input._durable_engine import DurableEngine
+    from roomkit.tools.human_input._memory_engine import MemoryEngine
+
+__all__ = ["APPROVAL", "Decisions", "check_actors"]
+
+APPROVAL = "approval"
+
+_PENDING = PendingInputStatus.PENDING
+_RESOLVED = PendingInputStatus.RESOLVED
+_REJECTED = PendingInputStatus.REJECTED
+
+
+def check_actors(actors: Iterable[str], *, name: str = "approvers") -> tuple[str, ...]:
+    """``actors`` as a tuple of actor ids without repeats.
+
+    Raises:
+        TypeError: ``actors`` is one string, or holds something else than strings.
+        ValueError: an id is empty.
+    """
+    if isinstance(actors, str):
+        raise TypeError(f"{name} is a collection of actor ids: pass [{actors!r}], not a string")
+    checked = tuple(dict.fromkeys(actors))
+    for actor in checked:
+        if not isinstance(actor, str) or not actor:
+            raise ValueError(f"{name} must hold non-empty actor ids, got {actor!r}")
+    return checked
+
+
+class Decisions:
+    """The approval half of a handler, over its engine and its history log."""
+
+    __slots__ = ("_engine", "log")
+
+    def __init__(
+        self, engine: MemoryEngine | DurableEngine, log: HistoryLog | MemoryHistory
+    ) -> None:
+        self._engine = engine
+        self.log = log
+        """Where the histories are kept: the durable store, or one in memory."""
+
+    def prepare(
+        self,
+        request: PendingInput,
+        approvers: tuple[str, ...],
+        tool_schema: dict[str, Any] | None,
+    ) -> None:
+        """Make ``request`` an approval of its tool and arguments, to be decided by
+        ``approvers``; an edit must match ``tool_schema``.
+
+        Raises:
+            TypeError: ``tool_schema`` is not a dict.
+        """
+        if tool_schema is not None and not isinstance(tool_schema, dict):
+            raise TypeError(f"tool_schema must be a JSON Schema dict, got {tool_schema!r}")
+        # The tool's schema was checked with the tool (the channel checks what it offers).
+        request.answer_schema = tool_schema
+        request.kind = APPROVAL
+        request.approvers = approvers
+        request.arguments_digest = arguments_digest(request.tool_name, request.arguments)
+
+    async def created(self, request: PendingInput, *, surface: str | None) -> None:
+        """Write the approval's first history entry."""
+        await self.log.append_history(
+            request.pending_id,
+            new_entry(
+                "created",
+                actor=request.actor_id,
+                surface=surface,
+                tool=request.tool_name,
+                digest=request.arguments_digest,
+                approvers=list(request.approvers),
+            ),
+        )
+
+    async def decide(
+        self, request: PendingInput, text: str, by: str | None, surface: str | None
+    ) -> bool:
+        """Settle the approval ``request`` with the decision ``text``; ``True`` if this won.
+
+        Raises:
+            InvalidAnswerError: ``text`` is not a decision, or an edit breaks the tool's
+                schema; nothing changed.
+        """
+        decision = read_decision(text)
+        digest = request.arguments_digest
+        fields: dict[str, Any] = {"decision": decision.kind}
+        if decision.arguments is not None:
+            problem = validate_tool_arguments(request.answer_schema or {}, decision.arguments)
+            if problem is not None:
+                raise InvalidAnswerError(
+                    f"Invalid edit for {request.tool_name!r} (pending {request.pending_id}): "
+                    f"{problem}"
+                )
+            digest = arguments_digest(request.tool_name, decision.arguments)
+            fields["arguments"] = decision.arguments
+        canonical = decision.canonical
+        engine = self._engine
+        pending_id = request.pending_id
+        if request.status is not _PENDING:
+            return answered(request, canonical, by)
+        if decision.kind == "reject":
+            won = await engine.settle(pending_id, _REJECTED, decision.text, by)
+            fields["reason"] = decision.text
+        else:
+            won = await engine.settle(pending_id, _RESOLVED, canonical, by)
+            if decision.kind == "respond":
+                fields["result"] = decision.text
+        if not won:
+            return by is not None and answered(await engine.get_request(pending_id), canonical, by)
+        if decision.kind in ("approve", "edit"):
+            fields["digest"] = digest
+        await self.log.append_history(
+            pending_id, new_entry("decided", actor=by, surface=surface, **fields)
+        )
+        return True
+
+    async def record(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history; its ``seq``."""
+        return await self.log.append_history(pending_id, check_entry(entry))
+
+    async def history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first."""
+        return await self.log.read_history(pending_id)
+
+    async def add_approvers(
+        self, pending_id: str, actors: tuple[str, ...], by: str | None, surface: str | None
+    ) -> bool:
+        """Let ``actors`` decide the open approval too; ``False`` when it is not open."""
+        if not await self._engine.add_approvers(pending_id, actors):
+            return False
+        await self.log.append_history(
+            pending_id,
+            new_entry("escalated", actor=by, surface=surface, approvers=list(actors)),
+        )
+        return True

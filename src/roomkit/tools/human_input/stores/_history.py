@@ -1,0 +1,136 @@
+"""A request's history: who did what to it, when and through which surface, oldest first.
+
+An entry is a JSON object with at least ``type`` (``created``, ``shown``, ``decided``,
+``settled``, ``executed``, ``escalated``), ``at`` (ISO-8601 UTC), ``actor`` and ``surface``
+(each a string or ``None``), and ``seq``, its place in the request's history from 0, which
+the store assigns as it appends. Type-specific fields sit beside them (a decision's
+``decision`` and ``digest``, a run's ``digest`` and ``is_error``). Entries are stored as the
+compact JSON of :func:`entry_text`, keys sorted, so that a later format can chain each entry
+to the one before by hashing that text without changing what is stored.
+
+:class:`HistoryLog` is what a durable store offers; :class:`MemoryHistory` keeps the history
+of a handler on the memory store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol, runtime_checkable
+
+from roomkit.core.exceptions import InvalidTextError
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.validation import unencodable_text
+
+__all__ = [
+    "ENTRY_TYPES",
+    "HistoryLog",
+    "MemoryHistory",
+    "check_entry",
+    "entry_text",
+    "new_entry",
+    "read_entry",
+]
+
+ENTRY_TYPES = frozenset({"created", "shown", "decided", "settled", "executed", "escalated"})
+"""The types of entry a history holds."""
+
+MAX_ENTRY_CHARS = 64_000
+"""The longest entry (as JSON text) a history takes."""
+
+
+def new_entry(
+    kind: str, *, actor: str | None = None, surface: str | None = None, **fields: Any
+) -> dict[str, Any]:
+    """An entry of type ``kind`` made now (``seq`` is the store's to assign)."""
+    at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    return {"type": kind, "at": at, "actor": actor, "surface": surface, **fields}
+
+
+def check_entry(entry: object) -> dict[str, Any]:
+    """``entry`` as a history entry, with ``actor`` and ``surface`` filled in when missing.
+
+    Raises:
+        TypeError: ``entry`` is not a dict, or is not JSON-serialisable.
+        ValueError: its ``type`` is not one of :data:`ENTRY_TYPES`, its ``at`` is missing,
+            or it is longer than :data:`MAX_ENTRY_CHARS` as JSON.
+        InvalidTextError: a text in it holds a lone surrogate.
+    """
+    if not isinstance(entry, Mapping):
+        raise TypeError(f"a history entry is a dict, got {type(entry).__name__}")
+    checked = dict(entry)
+    if checked.get("type") not in ENTRY_TYPES:
+        raise ValueError(
+            f"a history entry's type is one of {sorted(ENTRY_TYPES)}, got {checked.get('type')!r}"
+        )
+    if not isinstance(checked.get("at"), str):
+        raise ValueError("a history entry needs 'at', an ISO-8601 UTC time (see new_entry())")
+    checked.setdefault("actor", None)
+    checked.setdefault("surface", None)
+    problem = unencodable_text(checked)
+    if problem is not None:
+        raise InvalidTextError(f"a history entry cannot be stored: it holds {problem}")
+    if len(entry_text(checked)) > MAX_ENTRY_CHARS:
+        raise ValueError(f"a history entry is at most {MAX_ENTRY_CHARS} characters as JSON")
+    return checked
+
+
+def entry_text(entry: Mapping[str, Any]) -> str:
+    """The entry as it is stored: compact JSON, keys sorted."""
+    try:
+        return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"a history entry must be JSON-serialisable: {error}") from None
+
+
+def read_entry(text: str | bytes, seq: int) -> dict[str, Any]:
+    """The entry stored as ``text`` at position ``seq``."""
+    entry = json.loads(text)
+    if not isinstance(entry, dict):
+        raise ValueError("a stored history entry is not a JSON object")
+    entry["seq"] = seq
+    return entry
+
+
+@runtime_checkable
+class HistoryLog(Protocol):
+    """A store that keeps each request's history beside it."""
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` (checked by :func:`check_entry`) to the request's history;
+        return its ``seq``."""
+        ...
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first (empty for an id with none)."""
+        ...
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the approvers of the pending request; the record once changed,
+        ``None`` when the request is not pending."""
+        ...
+
+
+class MemoryHistory:
+    """The histories of a handler's requests, in this process's memory.
+
+    Args:
+        limit: how many requests' histories it keeps, oldest forgotten first.
+    """
+
+    def __init__(self, *, limit: int = 4096) -> None:
+        self._limit = limit
+        self._entries: dict[str, list[str]] = {}
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        entries = self._entries.get(pending_id)
+        if entries is None:
+            entries = self._entries[pending_id] = []
+            if len(self._entries) > self._limit:
+                del self._entries[next(iter(self._entries))]
+        entries.append(entry_text(entry))
+        return len(entries) - 1
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        return [read_entry(text, seq) for seq, text in enumerate(self._entries.get(pending_id, ()))]

@@ -1,0 +1,130 @@
+"""Approvals on the desk: decisions as the builders' JSON, approvers only, and the history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from desk_harness import World, bearer
+
+from roomkit.tools.approvals import approve
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"to": {"type": "string"}, "amount": {"type": "integer"}},
+    "required": ["to", "amount"],
+    "additionalProperties": False,
+}
+ARGS = {"to": "bob", "amount": 120}
+
+
+@pytest.fixture
+async def world() -> World:
+    world = World()
+    await world.room("room", "alice", "bob", "carol")
+    return world
+
+
+async def hold(world: World, approvers: tuple[str, ...] = ("alice", "bob")) -> str:
+    request = await world.handler.create_approval(
+        "transfer_money",
+        dict(ARGS),
+        approvers=approvers,
+        tool_schema=SCHEMA,
+        room_id="room",
+        actor_id="alice",
+        channel_id="agent",
+    )
+    return request.pending_id
+
+
+async def post(world: World, pending_id: str, body: Any, actor: str = "alice") -> Any:
+    async with world.client() as client:
+        return await client.post(
+            f"/api/requests/{pending_id}/answer", json=body, headers=bearer(actor)
+        )
+
+
+async def test_the_view_shows_an_approval_with_its_digest_and_approvers(world: World) -> None:
+    pending_id = await hold(world)
+    async with world.client() as client:
+        view = (await client.get(f"/api/requests/{pending_id}", headers=bearer("bob"))).json()
+    assert view["kind"] == "approval"
+    assert view["arguments"] == ARGS
+    assert view["approvers"] == ["alice", "bob"]
+    assert view["answer_schema"] == SCHEMA
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert view["arguments_digest"] == request.arguments_digest
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"decision": "approve"},
+        {"decision": "edit", "arguments": {"to": "carol", "amount": 90}},
+        {"decision": "reject", "reason": "too much"},
+        {"decision": "respond", "result": "done by hand"},
+    ],
+    ids=["approve", "edit", "reject", "respond"],
+)
+async def test_an_approver_decides_with_the_builders_json(world: World, body: Any) -> None:
+    pending_id = await hold(world)
+    response = await post(world, pending_id, body, actor="bob")
+    assert response.status_code == 200, response.text
+    assert response.json()["settled_by"] == "bob"
+    decided = (await world.handler.history(pending_id))[-1]
+    assert (decided["type"], decided["decision"]) == ("decided", body["decision"])
+    assert (decided["actor"], decided["surface"]) == ("bob", "desk")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"answer": "yes"},
+        {"decision": "approve", "reason": "extra"},
+        {"decision": "edit", "arguments": {"to": "carol"}},
+        {"decision": "edit", "arguments": {"to": "carol", "amount": "lots"}},
+        {"decision": "maybe"},
+    ],
+    ids=["question-shape", "extra-field", "edit-missing", "edit-wrong-type", "unknown"],
+)
+async def test_a_bad_decision_gets_422_and_leaves_the_request_open(world: World, body: Any) -> None:
+    pending_id = await hold(world)
+    response = await post(world, pending_id, body)
+    assert response.status_code == 422, response.text
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status == "pending"
+
+
+async def test_someone_who_is_no_approver_gets_403(world: World) -> None:
+    pending_id = await hold(world, approvers=("bob",))
+    response = await post(world, pending_id, {"decision": "approve"}, actor="alice")
+    assert response.status_code == 403
+    async with world.client() as client:
+        rejected = await client.post(
+            f"/api/requests/{pending_id}/reject", json={"reason": "no"}, headers=bearer("alice")
+        )
+    assert rejected.status_code == 403
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status == "pending"
+
+
+async def test_a_settled_approval_gets_409(world: World) -> None:
+    pending_id = await hold(world)
+    assert await world.handler.aresolve(pending_id, approve(), by="alice")
+    response = await post(world, pending_id, {"decision": "reject", "reason": "late"}, "bob")
+    assert response.status_code == 409
+
+
+async def test_the_history_is_shown_to_who_may_see_the_request(world: World) -> None:
+    pending_id = await hold(world)
+    await post(world, pending_id, {"decision": "approve"}, actor="bob")
+    async with world.client() as client:
+        seen = await client.get(f"/api/requests/{pending_id}/history", headers=bearer("alice"))
+        hidden = await client.get(f"/api/requests/{pending_id}/history", headers=bearer("carol"))
+    assert seen.status_code == 200
+    assert [entry["type"] for entry in seen.json()["entries"]] == ["created", "decided"]
+    assert hidden.status_code == 404

@@ -1,0 +1,90 @@
+"""Deciding approvals from a terminal: ``roomkit pending approve|edit|reject|respond``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from desk_harness import World, serve, token
+
+from roomkit.cli import main
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"to": {"type": "string"}},
+    "required": ["to"],
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ROOMKIT_DESK_SECRET", "ROOMKIT_DESK_URL", "ROOMKIT_DESK_DATA"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ROOMKIT_TOKEN", token("alice"))
+
+
+async def held(world: World) -> str:
+    await world.room("room", "alice")
+    request = await world.handler.create_approval(
+        "send_email",
+        {"to": "bob"},
+        approvers=["alice"],
+        tool_schema=SCHEMA,
+        room_id="room",
+        actor_id="alice",
+    )
+    return request.pending_id
+
+
+async def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = await asyncio.to_thread(main, list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "decision"),
+    [
+        (["approve"], {"decision": "approve"}),
+        (["edit", "{ID}", '{"to": "carol"}'], {"decision": "edit", "arguments": {"to": "carol"}}),
+        (["reject", "{ID}", "--reason", "not bob"], {"decision": "reject", "reason": "not bob"}),
+        (["respond", "{ID}", "sent by hand"], {"decision": "respond", "result": "sent by hand"}),
+        (["answer", "{ID}", "yes"], {"decision": "approve"}),
+    ],
+    ids=["approve", "edit", "reject", "respond", "answer-yes"],
+)
+async def test_each_decision_from_the_terminal(
+    capsys: pytest.CaptureFixture[str], argv: list[str], decision: dict
+) -> None:
+    world = World()
+    pending_id = await held(world)
+    typed = [part.replace("{ID}", pending_id) for part in argv]
+    if "{ID}" not in argv:
+        typed.insert(1, pending_id)
+    async with serve(world.app) as base:
+        code, _, err = await run(capsys, "pending", *typed, "--url", base)
+    assert (code, err) == (0, "")
+    decided = (await world.handler.history(pending_id))[-1]
+    assert decided["decision"] == decision["decision"]
+    for name in ("arguments", "reason", "result"):
+        if name in decision:
+            assert decided[name] == decision[name]
+
+
+async def test_an_invalid_edit_is_refused_and_changes_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    world = World()
+    pending_id = await held(world)
+    async with serve(world.app) as base:
+        bad = await run(capsys, "pending", "edit", pending_id, '{"cc": "x"}', "--url", base)
+        shown = await run(capsys, "pending", "show", pending_id, "--url", base)
+    assert bad[0] == 1
+    assert "422" in bad[2]
+    assert "pending approve" in shown[1]
+    assert json.dumps({"to": "bob"}) in shown[1]
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status == "pending"

@@ -1,0 +1,85 @@
+"""Approvals on every durable store: their fields, approvers and history survive a reopen."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from tests.tools.human_input.stores.store_kit import Backend
+
+from roomkit import HumanInputHandler
+from roomkit.models.pending_input import arguments_digest
+from roomkit.tools.approvals import edit
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+
+async def test_an_approval_and_its_history_are_stored(backend: Backend) -> None:
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create_approval(
+            "t", {"a": 1}, approvers=["alice"], tool_schema=SCHEMA
+        )
+        assert await handler.add_approvers(request.pending_id, ["bob", "alice"], by="ops")
+        assert await handler.aresolve(request.pending_id, edit({"a": 2}), by="bob", surface="cli")
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        stored = await handler.get_request(request.pending_id)
+        history = await handler.history(request.pending_id)
+    assert stored is not None
+    assert stored.kind == "approval"
+    assert stored.arguments_digest == arguments_digest("t", {"a": 1})
+    assert stored.approvers == ("alice", "bob")
+    assert stored.answer_schema == SCHEMA
+    assert [entry["type"] for entry in history] == ["created", "escalated", "decided"]
+    assert [entry["seq"] for entry in history] == [0, 1, 2]
+    decided = history[2]
+    assert (decided["actor"], decided["surface"], decided["decision"]) == ("bob", "cli", "edit")
+    assert decided["digest"] == arguments_digest("t", {"a": 2})
+
+
+async def test_a_question_reads_back_as_a_question(backend: Backend) -> None:
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create("Ask", {"question": "?"})
+        stored = await handler.get_request(request.pending_id)
+        assert await handler.history(request.pending_id) == []
+        assert not await handler.add_approvers(request.pending_id, ["bob"])
+    assert stored is not None
+    assert (stored.kind, stored.arguments_digest, stored.approvers) == ("question", None, ())
+
+
+async def test_approvers_are_added_only_while_the_approval_is_open(backend: Backend) -> None:
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create_approval("t", {"a": 1}, tool_schema=SCHEMA)
+        assert await handler.areject(request.pending_id, "no", by="alice")
+        assert not await handler.add_approvers(request.pending_id, ["bob"])
+        stored = await handler.get_request(request.pending_id)
+    assert stored is not None
+    assert (stored.status, stored.reject_reason, stored.approvers) == ("rejected", "no", ())
+
+
+async def test_a_sqlite_file_from_before_approvals_gains_them(tmp_path: Path) -> None:
+    """A file made before approvals gets their columns and history table when opened."""
+    path = tmp_path / "old.db"
+    async with SQLiteStore(path) as store:
+        old = await HumanInputHandler(store=store).create("Ask", {"question": "?"})
+    with closing(sqlite3.connect(path)) as db:
+        for column in ("kind", "arguments_digest", "approvers"):
+            db.execute(f'ALTER TABLE roomkit_pending DROP COLUMN "{column}"')
+        db.execute("DROP TABLE roomkit_history")
+        db.commit()
+    async with SQLiteStore(path) as store:
+        handler = HumanInputHandler(store=store)
+        read = await handler.get_request(old.pending_id)
+        held = await handler.create_approval("t", {"a": 1}, approvers=["bob"], tool_schema=SCHEMA)
+        history = await handler.history(held.pending_id)
+        stored = await handler.get_request(held.pending_id)
+    assert read is not None
+    assert (read.kind, read.approvers) == ("question", ())
+    assert stored is not None
+    assert (stored.kind, stored.approvers) == ("approval", ("bob",))
+    assert [entry["type"] for entry in history] == ["created"]
