@@ -62,6 +62,8 @@ def test_readme_code_block_runs(index: int) -> None:
             exec(compile(code, f"README block {index}", "exec"), {"__name__": "readme"})
 
     run()
+    if "Notifier(" in code:
+        assert out.getvalue().strip() == "question_pending Ship it?"
     if "approvals=" in code:
         shown, read = out.getvalue().strip().splitlines()
         assert shown == "approval send_email bob@example.com ('alice',)"

@@ -21,6 +21,7 @@ from typing import Unpack
 from fastapi import HTTPException
 
 from roomkit.core.framework import RoomKit
+from roomkit.desk import notifications
 from roomkit.desk.auth import (
     SIGN_IN_USED,
     Access,
@@ -36,6 +37,7 @@ from roomkit.desk.metrics import DeskMetrics
 from roomkit.desk.options import DeskOptions, check_option_names
 from roomkit.desk.routes import DeskRouter, build_router
 from roomkit.desk.tokens import SESSION_TTL, issue_token, resolve_secret
+from roomkit.notify.notifier import Notifier
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["Desk", "default_handler", "desk_router"]
@@ -68,7 +70,7 @@ class Desk:
         kit: the kit whose rooms' rosters decide who sees a request with no actor.
         **options: the desk's options, each described in
             :class:`~roomkit.desk.options.DeskOptions` (``handler``, ``auth``, ``secret``,
-            ``data_dir``, ``allowed_origins``, ``allowed_hosts``, ``limits``).
+            ``data_dir``, ``allowed_origins``, ``allowed_hosts``, ``limits``, ``notifier``).
 
     Raises:
         TypeError: an option is not one of those, or not of its type (one string for a
@@ -84,6 +86,9 @@ class Desk:
         limits = options.get("limits")
         if limits is not None and not isinstance(limits, DeskLimits):
             raise TypeError(f"limits must be a DeskLimits, got {limits!r}")
+        notifier = options.get("notifier")
+        if notifier is not None and not isinstance(notifier, Notifier):
+            raise TypeError(f"notifier must be a roomkit.notify.Notifier, got {notifier!r}")
         auth = options.get("auth")
         self._secret: bytes | None = None
         if auth is None:
@@ -113,6 +118,10 @@ class Desk:
         self.gate = Gate(auth, self.ledger, limiter, hosts=self.hosts)
         self.metrics = DeskMetrics()
         """The desk's figures, in a registry of its own (``GET /metrics`` serves them)."""
+        self.notifier = notifier
+        """The notifier the desk runs while its app runs, or ``None``."""
+        if notifier is not None:
+            notifications.watch(self.metrics.registry, notifier)
         self.hub = DeskHub(
             self.handler, self.access, self.gate, outbox=self.limits.outbox, metrics=self.metrics
         )

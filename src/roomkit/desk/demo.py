@@ -34,10 +34,12 @@ from roomkit.channels.ai import AIChannel
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import RoomStore
 from roomkit.desk.app import create_desk_app
+from roomkit.desk.demo_console import Console, demo_directory, demo_ladder
 from roomkit.desk.demo_model import SYSTEM_PROMPT, TripPlannerModel
 from roomkit.desk.serving import Server, listen, sign_in_link
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, load_or_create_secret
+from roomkit.notify import Notifier
 from roomkit.providers.ai.base import AIProvider, AITool
 from roomkit.tools.human_input import (
     ASK_USER_QUESTION,
@@ -77,6 +79,10 @@ DB_FILE = "demo.db"
 """The SQLite file in the data folder, shared by the request store and the room store."""
 QUESTION_TIMEOUT = 3600.0
 """Seconds a person has to answer a question."""
+REMIND_AFTER = 60.0
+"""Seconds before a question left waiting is announced again (short, for the demo)."""
+ESCALATE_AFTER = 120.0
+"""Seconds before it is escalated to the person's manager."""
 
 
 @dataclass
@@ -93,6 +99,10 @@ class Demo:
     """The desk's secret (tokens are signed with it)."""
     stores: tuple[object, ...] = ()
     """The stores to close with the demo."""
+    console: Console | None = None
+    """Where reminders and escalations are said (the desk runs its notifier)."""
+    human: HumanInputToolHandler | None = None
+    """The agent's human-input tools."""
     _resume: asyncio.Task[Any] | None = field(default=None, repr=False)
 
     def token_for(self, actor_id: str, *, admin: bool = False) -> str:
@@ -162,6 +172,9 @@ async def build_demo(
     *,
     provider: AIProvider | None = None,
     question_timeout: float = QUESTION_TIMEOUT,
+    remind_after: float = REMIND_AFTER,
+    escalate_after: float = ESCALATE_AFTER,
+    console: Console | None = None,
 ) -> Demo:
     """Wire the demo: stores, kit, agent, desk and chat, and the room ``demo``.
 
@@ -171,6 +184,9 @@ async def build_demo(
         provider: the agent's model; :func:`pick_provider` from the environment when
             ``None``.
         question_timeout: seconds a person has to answer.
+        remind_after: seconds before a waiting question is announced again.
+        escalate_after: seconds before it is escalated to ``demo-manager``.
+        console: where reminders and escalations are said; the terminal by default.
     """
     pending, rooms = await _open_stores(data_dir)
     handler = HumanInputHandler(store=pending)
@@ -179,7 +195,10 @@ async def build_demo(
         timeout=question_timeout,
         handler=handler,
         tool_definitions=[AITool(**ASK_USER_QUESTION), AITool(**CONFIRM_ACTION)],
+        ladder=demo_ladder(remind_after, escalate_after),
     )
+    console = console if console is not None else Console()
+    notifier = Notifier(handler, [console], directory=demo_directory(DEMO_PERSON))
     kit = RoomKit(store=rooms)
     kit.register_channel(
         AIChannel(
@@ -196,9 +215,14 @@ async def build_demo(
     else:
         secret = os.urandom(32)
     app = create_desk_app(
-        kit, handler=handler, secret=secret, data_dir=data_dir, chat_channel_id=CHAT_CHANNEL
+        kit,
+        handler=handler,
+        secret=secret,
+        data_dir=data_dir,
+        chat_channel_id=CHAT_CHANNEL,
+        notifier=notifier,
     )
-    demo = Demo(kit, handler, app, secret, (pending, rooms))
+    demo = Demo(kit, handler, app, secret, (pending, rooms), console=console, human=human)
     await demo.open_room(DEMO_ROOM, DEMO_PERSON)
     return demo
 

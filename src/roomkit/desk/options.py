@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:
     from roomkit.desk.auth import Authenticator
     from roomkit.desk.limits import DeskLimits
+    from roomkit.notify.notifier import Notifier
     from roomkit.notify.slack import Slack
     from roomkit.notify.surface import Directory
     from roomkit.tools.human_input import HumanInputHandler
@@ -52,6 +53,9 @@ class DeskOptions(TypedDict, total=False):
     limits: DeskLimits | None
     """Body, frame, depth and rate limits; :class:`~roomkit.desk.limits.DeskLimits`'
     defaults when not given."""
+    notifier: Notifier | None
+    """A :class:`~roomkit.notify.Notifier` the desk runs while its app runs (webhooks,
+    email, ...), its counts in ``/metrics``; none by default."""
     slack: Slack | str | None
     """Slack's clicks: the :class:`~roomkit.notify.Slack` surface (or the Slack app's
     signing secret). With ``directory``, the desk serves ``POST /api/slack/interactions``

@@ -11,6 +11,7 @@ does not fit (the request stays open), 429 past the rate limit.
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, WebSocket
@@ -20,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from roomkit.core.exceptions import InvalidAnswerError, StoreError
+from roomkit.desk import notifications
 from roomkit.desk.answers import answer_text, may_decide, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
@@ -137,7 +139,14 @@ def build_router(desk: "Desk") -> DeskRouter:
     """The ``/api`` router of ``desk``."""
     metrics = desk.metrics
     route_class = desk_route_class(desk.limits, on_store_error=metrics.store_error)
-    router = DeskRouter(desk, prefix="/api", tags=["desk"], route_class=route_class)
+    router = DeskRouter(
+        desk,
+        prefix="/api",
+        tags=["desk"],
+        route_class=route_class,
+        # The app that includes the router runs the desk's notifier (FastAPI merges this).
+        lifespan=partial(notifications.running, desk.notifier),
+    )
     handler = desk.handler
     Caller = Annotated[Principal, Depends(desk.gate)]
     RequestId = Annotated[str, Path(min_length=1, max_length=256)]

@@ -1,32 +1,56 @@
-"""Reach people where they are: notification surfaces and what they are handed."""
+"""Reach people where they are: the notifier, its surfaces, and ladders for requests left waiting.
 
+``Webhook`` and ``Email`` need the ``notify`` extra (standardwebhooks, aiosmtplib), ``Slack``
+and ``Apprise`` theirs; each loads on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
 from typing import TYPE_CHECKING, Any
 
+from roomkit.notify.notifier import Notifier, NotifierStatistics
+from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Person, Surface
+from roomkit.tools.human_input.ladder import Ladder, default, escalate, remind
 
 if TYPE_CHECKING:
     from roomkit.notify.apprise import Apprise
+    from roomkit.notify.email import Email
     from roomkit.notify.slack import Slack
+    from roomkit.notify.webhook import Webhook
 
 __all__ = [
     "Apprise",
     "DeliveryError",
     "Directory",
+    "Email",
+    "Ladder",
     "Notice",
     "NoticeType",
+    "Notifier",
+    "NotifierStatistics",
     "Person",
+    "Retry",
     "Slack",
     "Surface",
+    "Webhook",
+    "default",
+    "escalate",
+    "remind",
 ]
 
-# Surfaces on an optional SDK import it only when named, so that the others need nothing.
-_EXTRAS = {"Slack": "roomkit.notify.slack", "Apprise": "roomkit.notify.apprise"}
+# Surfaces on an optional package import it only when named, so that the others need nothing.
+_EXTRAS = {
+    "Slack": "roomkit.notify.slack",
+    "Apprise": "roomkit.notify.apprise",
+    "Webhook": "roomkit.notify.webhook",
+    "Email": "roomkit.notify.email",
+}
 
 
 def __getattr__(name: str) -> Any:
     module = _EXTRAS.get(name)
     if module is None:
         raise AttributeError(f"module 'roomkit.notify' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from roomkit.models.pending_input import PendingInput
@@ -95,6 +96,13 @@ class Notice:
     receipts: tuple[Mapping[str, Any], ...] = field(default=())
     """What this surface returned for earlier notices of this request to this recipient,
     oldest first (for example the Slack messages to update in place)."""
+    approvers: tuple[str, ...] = field(default=())
+    """Who may answer the request now (its actor, and whoever an escalation added)."""
+    answer_urls: Mapping[str, str] = field(default_factory=dict)
+    """Per approver, a signed, expiring, single-use link answering as them (for a surface
+    that tells no one in particular, such as a webhook); empty without a desk URL."""
+    deadline_at: datetime | None = None
+    """When the request times out (UTC), when it has a deadline."""
 
 
 class DeliveryError(Exception):

@@ -32,6 +32,7 @@ __all__ = [
     "denied",
     "error_body",
     "external_denied",
+    "human_input_defaulted",
     "human_input_rejected",
     "human_input_timed_out",
     "invalid_arguments",
@@ -202,4 +203,25 @@ def approval_spent(name: str) -> str:
     """An approval that authorised a run already, with no recorded result to replay."""
     return error_body(
         f"Tool '{name}' did not run again: its approval was already used for one run."
+    )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds:g} seconds"
+
+
+def human_input_defaulted(name: str, seconds: float, answer: str) -> str:
+    """Nobody answered a human-input tool in time, and its ladder's default answer stands
+    (the model reads it as the answer, marked as a default)."""
+    return json.dumps(
+        {
+            "answer": answer,
+            "default": True,
+            "note": f"Nobody answered '{name}' within {_duration(seconds)}; "
+            "this default answer was used instead.",
+        }
     )

@@ -535,6 +535,11 @@ class HumanInputHandler:
         return current
 
     @property
+    def store(self) -> PendingStore | DurableStore:
+        """Where the requests live; the notification outbox is kept beside them."""
+        return self._engine.store
+
+    @property
     def ledger(self) -> SpendLedger:
         """The spend-once ledger beside the requests: single-use links, revoked tokens.
 

@@ -20,6 +20,7 @@ from roomkit.tools.approvals import Approval
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input._checks import check_schema
 from roomkit.tools.human_input.handler import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, record_ladder
 
 __all__ = ["HumanInputCall", "HumanInputToolHandler"]
 
@@ -64,6 +65,10 @@ class HumanInputToolHandler:
         approvals: tools of the host (not in ``tool_names``) held for a person's decision
             before they run: a dict of name to :class:`~roomkit.Approval`, or a set of names
             (each with ``Approval()``). See :mod:`roomkit.tools.approvals`.
+        ladder: what happens while nobody answers (:class:`~roomkit.notify.Ladder`):
+            reminders and escalations, recorded with each request for whichever process runs
+            a notifier, and a default answer on expiry. A step at or past ``timeout`` is a
+            ``ValueError``.
 
     On a durable store, each request gets the key ``room:channel:tool-call-id`` (for calls
     with a provider id on an AI channel), so a turn re-driven after a restart re-attaches to
@@ -79,6 +84,7 @@ class HumanInputToolHandler:
         *,
         answer_schemas: Mapping[str, dict[str, Any]] | None = None,
         approvals: Mapping[str, Approval] | Iterable[str] | None = None,
+        ladder: Ladder | None = None,
     ) -> None:
         if isinstance(tool_names, str):
             raise TypeError(f"tool_names must be a set of names, e.g. {{{tool_names!r}}}")
@@ -94,6 +100,11 @@ class HumanInputToolHandler:
             raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout}")
         if handler is not None and not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
+        if ladder is not None:
+            if not isinstance(ladder, Ladder):
+                raise TypeError(f"ladder must be a Ladder, got {type(ladder).__name__}")
+            ladder.check(timeout)
+        self.ladder = ladder
         self.tool_names: set[str] = names
         self.timeout = timeout
         self._handler = handler if handler is not None else HumanInputHandler()
@@ -107,6 +118,11 @@ class HumanInputToolHandler:
                 raise type(error)(f"answer_schemas['{name}']: {error}") from None
             self.answer_schemas[name] = schema
         self.approvals: dict[str, Approval] = held_tools(approvals, names)
+        if self.approvals and ladder is not None and ladder.on_expiry is not None:
+            raise ValueError(
+                "Ladder(on_expiry=...) decides how a question ends, not an approval: give held "
+                "tools Approval(on_expiry=...) and leave on_expiry off this ladder"
+            )
         """The held tools, by name, with their rules."""
         self._definitions: list[AITool] = []
         seen: set[str] = set()
@@ -193,9 +209,17 @@ class HumanInputToolHandler:
             # A durable store writes the deadline with the request: no window without one.
             timeout=limit if handler.durable else None,
         )
+        if self.ladder is not None:
+            try:
+                await record_ladder(handler, pending, self.ladder)
+            except Exception:
+                # The question stands without its ladder: an answer is never held up by it.
+                logger.exception("could not record the ladder of %s", pending.pending_id)
         try:
             return await handler.wait(pending.pending_id, timeout=limit)
         except TimeoutError:
+            if self.ladder is not None and self.ladder.on_expiry is not None:
+                return texts.human_input_defaulted(name, limit, self.ladder.on_expiry.text)
             raise ToolFailedError(texts.human_input_timed_out(name, limit)) from None
         except HumanInputRejectedError as rejected:
             raise ToolRefusedError(texts.human_input_rejected(rejected)) from None

@@ -1,0 +1,132 @@
+"""Webhooks: one signed JSON POST per notice, per the Standard Webhooks specification.
+
+The body is a flat JSON object (``type``, ``pending_id``, ``kind``, ``tool``, ``arguments``,
+``actor``, ``approvers``, ``room``, ``deadline``, ``outcome``, ``answered_by``,
+``answered_via``, ``answer_url``, ``answer_urls``). The headers ``webhook-id`` (the same on
+every retry of one delivery, so a receiver drops repeats), ``webhook-timestamp`` and
+``webhook-signature`` let the receiver check it with the ``standardwebhooks`` package and
+the ``whsec_...`` secret.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from standardwebhooks import Webhook as _Signer
+
+from roomkit.notify._http import Origin
+from roomkit.notify.retry import Retry
+from roomkit.notify.surface import DeliveryError, Notice, Person
+
+__all__ = ["Webhook", "webhook_body"]
+
+logger = logging.getLogger("roomkit.notify")
+
+_RETRIED = frozenset({408, 429})
+
+
+def webhook_body(notice: Notice) -> dict[str, Any]:
+    """The flat JSON object a webhook posts for ``notice``."""
+    request = notice.request
+    return {
+        "type": notice.type,
+        "pending_id": request.pending_id,
+        "kind": getattr(request, "kind", "question"),
+        "tool": request.tool_name,
+        "arguments": request.arguments,
+        "actor": request.actor_id,
+        "approvers": list(notice.approvers),
+        "room": request.room_id,
+        "created_at": request.created_at.isoformat(),
+        "deadline": None if notice.deadline_at is None else notice.deadline_at.isoformat(),
+        "outcome": notice.outcome,
+        "answered_by": notice.answered_by,
+        "answered_via": notice.answered_via,
+        "answer_url": notice.answer_url,
+        "answer_urls": dict(notice.answer_urls),
+        "desk_url": notice.desk_url,
+    }
+
+
+class Webhook:
+    """POST each notice to ``url``, signed with ``secret``.
+
+    Args:
+        url: the receiver (``https://`` in production; ``http://`` for a local one).
+        secret: the signing secret in its ``whsec_<base64>`` form (what a Standard
+            Webhooks receiver is configured with).
+        retry: when to try again after a 5xx, 408, 429, timeout or connection error (never
+            after another 4xx); :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
+        timeout: seconds one POST may take.
+        headers: more headers to send (an ``Authorization`` the receiver wants, say).
+        name: the surface's name, recorded in histories; give each webhook its own.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        secret: str,
+        *,
+        retry: Retry | None = None,
+        timeout: float = 10.0,
+        headers: Mapping[str, str] | None = None,
+        name: str = "webhook",
+    ) -> None:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"Webhook(url=...) must be an http:// or https:// URL, not {url!r}")
+        if not isinstance(secret, str) or not secret.startswith("whsec_"):
+            raise ValueError(
+                "Webhook(secret=...) takes the signing secret in its 'whsec_<base64>' form; "
+                'make one with `python -c "import base64, secrets; '
+                "print('whsec_' + base64.b64encode(secrets.token_bytes(24)).decode())\"`"
+            )
+        try:
+            self._signer = _Signer(secret)
+        except Exception as error:
+            raise ValueError(
+                f"Webhook(secret=...) is not a usable whsec_ secret: {error}"
+            ) from None
+        self.name = name
+        self.url = url
+        self.retry = retry if retry is not None else Retry()
+        self._headers = dict(headers or {})
+        self._origin = Origin(url, timeout=timeout)
+
+    def reaches(self, recipient: str | None, person: Person | None) -> bool:
+        """A webhook tells no one in particular: it takes each notice once."""
+        return recipient is None
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        """POST the notice; raises :class:`DeliveryError` saying what went wrong."""
+        data = json.dumps(webhook_body(notice), separators=(",", ":"))
+        now = datetime.now(UTC)
+        headers = {
+            **self._headers,
+            "content-type": "application/json",
+            "user-agent": "roomkit-notify",
+            "webhook-id": notice.delivery_id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": self._signer.sign(notice.delivery_id, now, data),
+        }
+        try:
+            status = await self._origin.post(data.encode("utf-8"), headers)
+        except TimeoutError:
+            raise DeliveryError(f"webhook {self.url} timed out", retry=True) from None
+        except OSError as error:
+            raise DeliveryError(
+                f"webhook {self.url} is unreachable ({type(error).__name__}: {error}): check "
+                "the URL and that the receiver is running",
+                retry=True,
+            ) from None
+        if status < 300:
+            return {"status": status}
+        retry = status >= 500 or status in _RETRIED
+        hint = "" if retry else ": check the URL, the secret and what the receiver expects"
+        raise DeliveryError(f"webhook {self.url} answered {status}{hint}", retry=retry)
+
+    async def aclose(self) -> None:
+        await self._origin.aclose()

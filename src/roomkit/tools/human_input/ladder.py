@@ -1,0 +1,161 @@
+"""Ladders: what happens to a request nobody answers — remind, escalate, a safe default.
+
+A :class:`Ladder` is declared on :class:`~roomkit.tools.human_input.HumanInputToolHandler`
+(``ladder=``). Its steps are measured from the request's creation and recorded in the
+store's outbox with the request, so whichever process runs a notifier carries each one out
+once, across restarts. ``on_expiry=default(text)`` turns a timeout into an answer the model
+reads as a default (``roomkit.tools.texts.human_input_defaulted``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from roomkit.models.clock import utcnow
+from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for
+
+if TYPE_CHECKING:
+    from roomkit.models.pending_input import PendingInput
+    from roomkit.tools.human_input.handler import HumanInputHandler
+
+__all__ = [
+    "Default",
+    "Escalate",
+    "Ladder",
+    "Remind",
+    "Step",
+    "default",
+    "escalate",
+    "record_ladder",
+    "remind",
+]
+
+
+def _seconds(after: object) -> float:
+    if isinstance(after, bool) or not isinstance(after, int | float):
+        raise TypeError(f"after must be a number of seconds, got {after!r}")
+    if not (math.isfinite(after) and after > 0):
+        raise ValueError(f"after must be a positive, finite number of seconds, got {after}")
+    return float(after)
+
+
+@dataclass(frozen=True, slots=True)
+class Remind:
+    """Tell the approvers again, ``after`` seconds from the request's creation."""
+
+    after: float
+
+
+@dataclass(frozen=True, slots=True)
+class Escalate:
+    """Add ``to`` to the request's approvers ``after`` seconds from its creation.
+
+    ``to`` is ``"manager"`` (each approver's manager in the notifier's directory) or an
+    actor id.
+    """
+
+    after: float
+    to: str
+
+
+@dataclass(frozen=True, slots=True)
+class Default:
+    """On expiry, the answer the model reads instead of a timeout, marked as a default."""
+
+    text: str
+
+
+Step = Remind | Escalate
+
+
+def remind(after: float) -> Remind:
+    """A reminder ``after`` seconds from the request's creation."""
+    return Remind(_seconds(after))
+
+
+def escalate(after: float, to: str = "manager") -> Escalate:
+    """An escalation to ``to`` (``"manager"`` or an actor id) ``after`` seconds in."""
+    if not isinstance(to, str) or not to:
+        raise ValueError(f"escalate(to=...) must name 'manager' or an actor id, not {to!r}")
+    return Escalate(_seconds(after), to)
+
+
+def default(text: str) -> Default:
+    """The answer text (as ``aresolve`` takes it) used when nobody answers in time."""
+    if not isinstance(text, str):
+        raise TypeError(f"default() takes the answer as text, got {type(text).__name__}")
+    return Default(text)
+
+
+class Ladder:
+    """Steps for a request left waiting, and what its expiry means.
+
+    Args:
+        *steps: :func:`remind` and :func:`escalate` steps, in any order (run by time).
+        on_expiry: :func:`default` to answer with a default on expiry; ``None`` keeps the
+            timeout.
+    """
+
+    __slots__ = ("on_expiry", "steps")
+
+    def __init__(self, *steps: Step, on_expiry: Default | None = None) -> None:
+        for step in steps:
+            if not isinstance(step, Remind | Escalate):
+                raise TypeError(f"Ladder takes remind(...) and escalate(...) steps, got {step!r}")
+        if on_expiry is not None and not isinstance(on_expiry, Default):
+            raise TypeError(f"on_expiry must be default(text) or None, got {on_expiry!r}")
+        self.steps: tuple[Step, ...] = tuple(sorted(steps, key=lambda step: step.after))
+        self.on_expiry = on_expiry
+
+    def check(self, timeout: float) -> None:
+        """Refuse a step at or past ``timeout`` (the request would have expired).
+
+        Raises:
+            ValueError: a step is due at or after ``timeout`` seconds.
+        """
+        for step in self.steps:
+            if step.after >= timeout:
+                kind = type(step).__name__.lower()
+                raise ValueError(
+                    f"Ladder: the {kind} step at {step.after:g}s is at or past the "
+                    f"{timeout:g}s timeout, so it would never run: make it earlier, or "
+                    "raise the timeout"
+                )
+
+    def __repr__(self) -> str:
+        return f"Ladder({', '.join(map(repr, self.steps))}, on_expiry={self.on_expiry!r})"
+
+
+async def record_ladder(handler: HumanInputHandler, request: PendingInput, ladder: Ladder) -> None:
+    """Record ``ladder``'s steps for ``request`` in the store's outbox (once: recording them
+    again, as a re-attached request does, changes nothing).
+
+    Each step is due ``after`` seconds from the request's creation, on the store's clock.
+    """
+    if not ladder.steps:
+        return
+    now = now_of(handler)
+    age = max(0.0, (utcnow() - _aware(request.created_at)).total_seconds())
+    items = []
+    for index, step in enumerate(ladder.steps):
+        job = "remind" if isinstance(step, Remind) else "escalate"
+        body: dict[str, object] = {"job": job}
+        if isinstance(step, Escalate):
+            body["to"] = step.to
+        items.append(
+            OutboxItem(
+                f"{request.pending_id}.{job}{index}",
+                request.pending_id,
+                now - age + step.after,
+                body,
+                created=now,
+            )
+        )
+    await outbox_for(handler).add(items)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=utcnow().tzinfo)

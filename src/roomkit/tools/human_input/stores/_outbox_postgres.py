@@ -1,0 +1,99 @@
+"""The PostgreSQL store's outbox: the table ``roomkit_outbox`` in the store's schema
+(version 3 of its tables), on the store's own pool.
+
+A claim is one ``UPDATE ... WHERE item_id IN (SELECT ... FOR UPDATE SKIP LOCKED)
+RETURNING``: rows another process is claiming are skipped, never taken twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from roomkit.tools.human_input.stores.outbox import COLUMNS, OutboxItem, item_from_row
+
+__all__ = ["PostgresOutbox"]
+
+
+class PostgresOutbox:
+    """The outbox in a PostgreSQL store's schema (see
+    :mod:`~roomkit.tools.human_input.stores.outbox`)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        table = f'"{store.schema}".roomkit_outbox'
+        self._table = table
+        self._claim = (
+            f"UPDATE {table} SET due = %s, owner = %s WHERE item_id IN (SELECT item_id FROM "
+            f"{table} WHERE NOT done AND due <= %s ORDER BY due LIMIT %s "
+            f"FOR UPDATE SKIP LOCKED) RETURNING {COLUMNS}"
+        )
+
+    async def _count(self, statement: str, parameters: Any) -> int:
+        await self._store.open()
+        async with self._store._link.connection() as db:
+            cursor = await db.execute(statement, parameters)
+            return int(cursor.rowcount)
+
+    async def _rows(self, statement: str, parameters: Any = ()) -> list[Any]:
+        await self._store.open()
+        async with self._store._link.connection() as db:
+            cursor = await db.execute(statement, parameters)
+            return list(await cursor.fetchall())
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        if not items:
+            return 0
+        await self._store.open()
+        new = 0
+        async with self._store._link.connection() as db, db.transaction():
+            for i in items:
+                cursor = await db.execute(
+                    f"INSERT INTO {self._table} (item_id, pending_id, due, body, attempts, "
+                    "created) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (item_id) DO NOTHING",
+                    (i.item_id, i.pending_id, i.due, i.encoded_body(), i.attempts, i.created),
+                )
+                new += cursor.rowcount
+        return new
+
+    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+        rows = await self._rows(self._claim, (now + lease, owner, now, limit))
+        return [item_from_row(row) for row in rows]
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        statement = (
+            f"UPDATE {self._table} SET due = %s WHERE item_id = %s AND owner = %s AND NOT done"
+        )
+        return await self._count(statement, (until, item_id, owner)) > 0
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))
+        statement = (
+            f"UPDATE {self._table} SET done = true, receipt = %s, owner = NULL WHERE item_id = %s"
+        )
+        await self._count(statement, (text, item_id))
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        statement = (
+            f"UPDATE {self._table} SET due = %s, attempts = attempts + 1, owner = NULL "
+            "WHERE item_id = %s AND NOT done"
+        )
+        await self._count(statement, (due, item_id))
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        statement = (
+            f"SELECT {COLUMNS} FROM {self._table} WHERE pending_id = %s ORDER BY created, item_id"
+        )
+        return [item_from_row(row) for row in await self._rows(statement, (pending_id,))]
+
+    async def next_due(self) -> float | None:
+        rows = await self._rows(f"SELECT MIN(due) FROM {self._table} WHERE NOT done")
+        return None if not rows or rows[0][0] is None else float(rows[0][0])
+
+    async def purge(self, before: float) -> int:
+        statement = f"DELETE FROM {self._table} WHERE done AND created < %s"
+        return await self._count(statement, (before,))
+
+    async def aclose(self) -> None:
+        """The pool is the store's: the store closes it."""

@@ -1,0 +1,178 @@
+"""The Redis store's outbox: keys of its own under the store's prefix.
+
+- ``<prefix>:outbox:item:<id>``: a hash (``pending_id``, ``body``, ``attempts``,
+  ``created``, ``done``, ``receipt``, ``owner``);
+- ``<prefix>:outbox:due``: a sorted set of the items not done, scored by due time;
+- ``<prefix>:outbox:req:<pending_id>``: a sorted set of a request's items, by creation.
+
+Every change is one script, so a claim is a check-and-set among every process on the
+server. A done item's hash expires after a week (the retention of its request is shorter).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from roomkit.tools.human_input.stores.outbox import OutboxItem
+
+__all__ = ["RedisOutbox"]
+
+_KEEP_DONE_MS = 7 * 86_400_000
+
+_ADD = """
+local new = 0
+for i = 1, #ARGV, 6 do
+  local key = KEYS[1] .. ARGV[i]
+  if redis.call('EXISTS', key) == 0 then
+    redis.call('HSET', key, 'pending_id', ARGV[i + 1], 'body', ARGV[i + 3],
+               'attempts', ARGV[i + 4], 'created', ARGV[i + 5], 'done', '0')
+    redis.call('ZADD', KEYS[2], ARGV[i + 2], ARGV[i])
+    redis.call('ZADD', KEYS[3] .. ARGV[i + 1], ARGV[i + 5], ARGV[i])
+    new = new + 1
+  end
+end
+return new
+"""
+
+_CLAIM = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  local key = KEYS[1] .. id
+  redis.call('ZADD', KEYS[2], ARGV[2], id)
+  redis.call('HSET', key, 'owner', ARGV[4])
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created')
+end
+return out
+"""
+
+_RENEW = """
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[2] and redis.call('ZSCORE', KEYS[2], ARGV[3]) then
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[3])
+  return 1
+end
+return 0
+"""
+
+_COMPLETE = """
+redis.call('HSET', KEYS[1], 'done', '1', 'receipt', ARGV[1])
+redis.call('HDEL', KEYS[1], 'owner')
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+_POSTPONE = """
+if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+  redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+  redis.call('HDEL', KEYS[1], 'owner')
+end
+return 1
+"""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisOutbox:
+    """The outbox on a Redis store's server (see
+    :mod:`~roomkit.tools.human_input.stores.outbox`)."""
+
+    def __init__(self, store: Any) -> None:
+        client = store._client  # the store's own client: same server, same pool
+        prefix = f"{store.prefix}:outbox:"
+        self._client = client
+        self._item = prefix + "item:"
+        self._due = prefix + "due"
+        self._request = prefix + "req:"
+        self._add = client.register_script(_ADD)
+        self._claim = client.register_script(_CLAIM)
+        self._renew = client.register_script(_RENEW)
+        self._complete = client.register_script(_COMPLETE)
+        self._postpone = client.register_script(_POSTPONE)
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        if not items:
+            return 0
+        args: list[Any] = []
+        for i in items:
+            args += [i.item_id, i.pending_id, repr(i.due), i.encoded_body(), i.attempts]
+            args.append(repr(i.created))
+        return int(await self._add(keys=[self._item, self._due, self._request], args=args))
+
+    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+        raw = await self._claim(
+            keys=[self._item, self._due], args=[repr(now), repr(now + lease), limit, owner]
+        )
+        items = []
+        for at in range(0, len(raw), 2):
+            pending_id, body, attempts, created = (_text(v) for v in raw[at + 1])
+            items.append(
+                OutboxItem(
+                    item_id=_text(raw[at]),
+                    pending_id=pending_id,
+                    due=now + lease,
+                    body=json.loads(body),
+                    attempts=int(attempts),
+                    created=float(created),
+                )
+            )
+        return items
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        keys = [self._item + item_id, self._due]
+        return bool(await self._renew(keys=keys, args=[repr(until), owner, item_id]))
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        text = "" if receipt is None else json.dumps(receipt, separators=(",", ":"))
+        keys = [self._item + item_id, self._due]
+        await self._complete(keys=keys, args=[text, item_id, _KEEP_DONE_MS])
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        await self._postpone(keys=[self._item + item_id, self._due], args=[repr(due), item_id])
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        ids = [_text(i) for i in await self._client.zrange(self._request + pending_id, 0, -1)]
+        if not ids:
+            return []
+        async with self._client.pipeline(transaction=False) as pipe:
+            for item_id in ids:
+                pipe.hgetall(self._item + item_id)
+                pipe.zscore(self._due, item_id)
+            replies = await pipe.execute()
+        items = []
+        for at, item_id in enumerate(ids):
+            fields = {_text(k): _text(v) for k, v in replies[2 * at].items()}
+            if not fields:
+                continue  # done long ago and expired
+            due = replies[2 * at + 1]
+            receipt = fields.get("receipt") or None
+            items.append(
+                OutboxItem(
+                    item_id=item_id,
+                    pending_id=pending_id,
+                    due=float(due) if due is not None else 0.0,
+                    body=json.loads(fields["body"]),
+                    attempts=int(fields["attempts"]),
+                    created=float(fields["created"]),
+                    done=fields.get("done") == "1",
+                    receipt=None if receipt is None else json.loads(receipt),
+                )
+            )
+        return items
+
+    async def next_due(self) -> float | None:
+        first = await self._client.zrange(self._due, 0, 0, withscores=True)
+        return float(first[0][1]) if first else None
+
+    async def purge(self, before: float) -> int:
+        # Done items expire on their own (see the module docstring).
+        return 0
+
+    async def aclose(self) -> None:
+        """The client is the store's: the store closes it."""

@@ -1,0 +1,180 @@
+"""The SQLite store's outbox: the table ``roomkit_outbox`` in the store's database file.
+
+The outbox keeps a connection of its own to the file (the requests' connection and its
+batching stay as they are). A claim is one ``UPDATE ... RETURNING`` inside ``BEGIN
+IMMEDIATE``: SQLite's write lock makes it a check-and-set among every process on the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.tools.human_input.stores.outbox import COLUMNS, OutboxItem, item_from_row
+
+__all__ = ["SQLiteOutbox"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS roomkit_outbox (
+    item_id TEXT PRIMARY KEY,
+    pending_id TEXT NOT NULL,
+    due REAL NOT NULL,
+    body TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL,
+    done INTEGER NOT NULL DEFAULT 0,
+    receipt TEXT,
+    owner TEXT
+);
+CREATE INDEX IF NOT EXISTS roomkit_outbox_due ON roomkit_outbox (due) WHERE done = 0;
+CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON roomkit_outbox (pending_id);
+"""
+
+
+_CLAIM = (
+    "UPDATE roomkit_outbox SET due = ?, owner = ? WHERE item_id IN ("
+    "SELECT item_id FROM roomkit_outbox WHERE done = 0 AND due <= ? ORDER BY due LIMIT ?) "
+    f"RETURNING {COLUMNS}"
+)
+
+
+class SQLiteOutbox:
+    """The outbox in a SQLite store's file (see
+    :mod:`~roomkit.tools.human_input.stores.outbox`)."""
+
+    def __init__(self, store: Any) -> None:
+        self.path: str = store.path
+        self.busy_timeout: float = max(float(store.busy_timeout), 5.0)
+        self._db: sqlite3.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            db = sqlite3.connect(
+                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        return self._db
+
+    async def _run(self, work: Any, *args: Any) -> Any:
+        async with self._lock:
+            try:
+                return await asyncio.to_thread(self._in_transaction, work, *args)
+            except sqlite3.Error as error:
+                if self._db is not None:
+                    self._db.close()
+                    self._db = None
+                raise StoreUnavailableError(
+                    f"The outbox in {self.path!r} cannot be written ({error}): check that the "
+                    "file is writable and the disk not full"
+                ) from error
+
+    def _in_transaction(self, work: Any, *args: Any) -> Any:
+        db = self._connect()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(db, *args)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return result
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        rows = [
+            (i.item_id, i.pending_id, i.due, i.encoded_body(), i.attempts, i.created) for i in items
+        ]
+        if not rows:
+            return 0
+
+        def add(db: sqlite3.Connection) -> int:
+            before = db.total_changes
+            db.executemany(
+                "INSERT INTO roomkit_outbox (item_id, pending_id, due, body, attempts, created) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (item_id) DO NOTHING",
+                rows,
+            )
+            return db.total_changes - before
+
+        return int(await self._run(add))
+
+    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+        def claim(db: sqlite3.Connection) -> list[OutboxItem]:
+            rows = db.execute(_CLAIM, (now + lease, owner, now, limit)).fetchall()
+            return [item_from_row(row) for row in rows]
+
+        claimed: list[OutboxItem] = await self._run(claim)
+        return claimed
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        def renew(db: sqlite3.Connection) -> bool:
+            cursor = db.execute(
+                "UPDATE roomkit_outbox SET due = ? WHERE item_id = ? AND owner = ? AND done = 0",
+                (until, item_id, owner),
+            )
+            return cursor.rowcount > 0
+
+        return bool(await self._run(renew))
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))
+
+        def complete(db: sqlite3.Connection) -> None:
+            db.execute(
+                "UPDATE roomkit_outbox SET done = 1, receipt = ?, owner = NULL WHERE item_id = ?",
+                (text, item_id),
+            )
+
+        await self._run(complete)
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        def postpone(db: sqlite3.Connection) -> None:
+            db.execute(
+                "UPDATE roomkit_outbox SET due = ?, attempts = attempts + 1, owner = NULL "
+                "WHERE item_id = ? AND done = 0",
+                (due, item_id),
+            )
+
+        await self._run(postpone)
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        def read(db: sqlite3.Connection) -> list[OutboxItem]:
+            rows = db.execute(
+                f"SELECT {COLUMNS} FROM roomkit_outbox WHERE pending_id = ? "
+                "ORDER BY created, item_id",
+                (pending_id,),
+            ).fetchall()
+            return [item_from_row(row) for row in rows]
+
+        found: list[OutboxItem] = await self._run(read)
+        return found
+
+    async def next_due(self) -> float | None:
+        def read(db: sqlite3.Connection) -> float | None:
+            row = db.execute("SELECT MIN(due) FROM roomkit_outbox WHERE done = 0").fetchone()
+            return None if row is None or row[0] is None else float(row[0])
+
+        due: float | None = await self._run(read)
+        return due
+
+    async def purge(self, before: float) -> int:
+        def purge(db: sqlite3.Connection) -> int:
+            cursor = db.execute(
+                "DELETE FROM roomkit_outbox WHERE done = 1 AND created < ?", (before,)
+            )
+            return cursor.rowcount
+
+        return int(await self._run(purge))
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,240 @@
+"""The notification outbox: what is owed to people, recorded before it is sent.
+
+Every store keeps one beside its requests, in a table or keys of its own (the requests'
+rows are untouched). An item is one thing to do for one request — a ladder step, or one
+delivery through one surface — named by a stable id (a webhook's ``webhook-id``). It is
+added once (adding an id already there changes nothing), then each time it is due:
+
+1. :meth:`Outbox.claim` takes it for one process by pushing its due time a lease ahead, in
+   one check-and-set: two processes never both hold it;
+2. the holder does it, renewing the lease while it works (:meth:`Outbox.renew`);
+3. :meth:`Outbox.complete` marks it done, or :meth:`Outbox.postpone` puts it back for a
+   later attempt.
+
+A process killed between 1 and 3 leaves the item due again when its lease lapses, so it
+is done at least once; an item is never done again once complete. Times are on the
+store's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import importlib
+import json
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "COLUMNS",
+    "MemoryOutbox",
+    "Outbox",
+    "OutboxItem",
+    "item_from_row",
+    "now_of",
+    "outbox_for",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """One thing owed about one request."""
+
+    item_id: str
+    """Stable: the same on every attempt (a webhook's ``webhook-id``)."""
+    pending_id: str
+    due: float
+    """When it may next be attempted, on the store's clock."""
+    body: dict[str, Any] = field(default_factory=dict)
+    """What to do, as a JSON object."""
+    attempts: int = 0
+    """Attempts that failed and were postponed."""
+    created: float = 0.0
+    """When it was added: retries give up a fixed time after it."""
+    done: bool = False
+    receipt: dict[str, Any] | None = None
+    """What the surface returned when it was delivered."""
+
+    def encoded_body(self) -> str:
+        return json.dumps(self.body, separators=(",", ":"), sort_keys=True)
+
+
+COLUMNS = "item_id, pending_id, due, body, attempts, created, done, receipt"
+"""The columns of an outbox table (SQLite, PostgreSQL), in :func:`item_from_row` order."""
+
+
+def item_from_row(row: Sequence[Any]) -> OutboxItem:
+    """An item from a row of :data:`COLUMNS`."""
+    return OutboxItem(
+        item_id=row[0],
+        pending_id=row[1],
+        due=float(row[2]),
+        body=json.loads(row[3]),
+        attempts=int(row[4]),
+        created=float(row[5]),
+        done=bool(row[6]),
+        receipt=None if row[7] is None else json.loads(row[7]),
+    )
+
+
+@runtime_checkable
+class Outbox(Protocol):
+    """A store's outbox, shared by every process on the store."""
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        """Record the items not recorded yet; returns how many were new."""
+        ...
+
+    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+        """Take up to ``limit`` items due at ``now`` for ``owner`` until ``now + lease``."""
+        ...
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        """Extend ``owner``'s lease on an item; ``False`` when it holds it no more."""
+        ...
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        """Mark an item done (with what the surface returned); it is never claimed again."""
+        ...
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        """Put an item back, due at ``due``, one attempt more."""
+        ...
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        """Every item of a request, oldest first."""
+        ...
+
+    async def next_due(self) -> float | None:
+        """The earliest due time among items not done, or ``None``."""
+        ...
+
+    async def purge(self, before: float) -> int:
+        """Drop the items done and added before ``before``; returns how many went."""
+        ...
+
+
+class MemoryOutbox:
+    """The outbox of a handler whose requests live in this process (the memory store).
+
+    A heap of due times finds the items due without looking at the others; an entry whose
+    item has moved since (claimed, renewed, done) is dropped when it comes up.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[str, OutboxItem] = {}
+        self._owners: dict[str, str] = {}
+        self._heap: list[tuple[float, str]] = []
+
+    def _put(self, item: OutboxItem) -> None:
+        self._items[item.item_id] = item
+        if not item.done:
+            heapq.heappush(self._heap, (item.due, item.item_id))
+
+    def _current(self, due: float, item_id: str) -> OutboxItem | None:
+        item = self._items.get(item_id)
+        return item if item is not None and not item.done and item.due == due else None
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        new = 0
+        for item in items:
+            if item.item_id not in self._items:
+                self._put(item)
+                new += 1
+        return new
+
+    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+        claimed: list[OutboxItem] = []
+        heap = self._heap
+        while heap and heap[0][0] <= now and len(claimed) < limit:
+            item = self._current(*heapq.heappop(heap))
+            if item is not None:
+                claimed.append(item)
+                self._put(replace(item, due=now + lease))
+                self._owners[item.item_id] = owner
+        return claimed
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        item = self._items.get(item_id)
+        if item is None or item.done or self._owners.get(item_id) != owner:
+            return False
+        self._put(replace(item, due=until))
+        return True
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        item = self._items.get(item_id)
+        if item is not None:
+            self._items[item_id] = replace(item, done=True, receipt=receipt)
+            self._owners.pop(item_id, None)
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        item = self._items.get(item_id)
+        if item is not None and not item.done:
+            self._put(replace(item, due=due, attempts=item.attempts + 1))
+            self._owners.pop(item_id, None)
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        return sorted(
+            (i for i in self._items.values() if i.pending_id == pending_id),
+            key=lambda i: (i.created, i.item_id),
+        )
+
+    async def next_due(self) -> float | None:
+        heap = self._heap
+        while heap and self._current(*heap[0]) is None:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    async def purge(self, before: float) -> int:
+        gone = [k for k, i in self._items.items() if i.done and i.created < before]
+        for key in gone:
+            del self._items[key]
+            self._owners.pop(key, None)
+        return len(gone)
+
+
+_OUTBOXES: weakref.WeakKeyDictionary[object, Outbox] = weakref.WeakKeyDictionary()
+
+
+def now_of(handler: Any) -> float:
+    """The time on the clock ``handler``'s outbox and deadlines use: the store's on a
+    durable store, the running event loop's on the memory store."""
+    if handler.durable:
+        return float(handler.store.clock())
+    return asyncio.get_running_loop().time()
+
+
+def outbox_for(handler: Any) -> Outbox:
+    """The outbox beside the requests of ``handler`` (a ``HumanInputHandler``).
+
+    SQLite, Redis and PostgreSQL stores keep it in their database, shared by every process;
+    on any other store (the memory store) the handler gets one in this process's memory.
+    """
+    found = _OUTBOXES.get(handler)
+    if found is None:
+        found = _build(handler.store)
+        _OUTBOXES[handler] = found
+    return found
+
+
+_KINDS = {
+    "roomkit.tools.human_input.stores.sqlite:SQLiteStore": "_outbox_sqlite:SQLiteOutbox",
+    "roomkit.tools.human_input.stores.redis:RedisStore": "_outbox_redis:RedisOutbox",
+    "roomkit.tools.human_input.stores.postgres:PostgresStore": "_outbox_postgres:PostgresOutbox",
+}
+"""Each durable store's class, by name (so that no store's driver is imported here), and
+its outbox in this package."""
+
+
+def _build(store: object) -> Outbox:
+    for cls in type(store).__mro__:
+        found = _KINDS.get(f"{cls.__module__}:{cls.__qualname__}")
+        if found is not None:
+            module, name = found.split(":")
+            outbox: Outbox = getattr(importlib.import_module(f"{__package__}.{module}"), name)(
+                store
+            )
+            return outbox
+    return MemoryOutbox()

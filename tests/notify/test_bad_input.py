@@ -1,0 +1,83 @@
+"""What goes wrong on the way to a person is logged and counted, and never holds up an answer."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from tests.notify.receiver import SECRET
+from tests.notify.recorder import Recorder
+
+from roomkit.notify import Directory, Email, Notice, Notifier, Person, Retry, Webhook
+from roomkit.tools.human_input import HumanInputHandler
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_an_unreachable_webhook_is_retried_and_the_answer_goes_through(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = HumanInputHandler()
+    url = f"http://127.0.0.1:{closed_port()}/hooks"
+    webhook = Webhook(url, SECRET, retry=Retry(first=0.01, cap=0.02, give_up=0.2))
+    async with Notifier(handler, [webhook]) as notifier:
+        request = await handler.create("ask", {"question": "Anyone?"}, actor_id="alice")
+        assert await handler.aresolve(request.pending_id, "yes")
+        assert await handler.wait(request.pending_id) == "yes"
+        await notifier.wait_idle()
+    assert notifier.statistics().failed["webhook"] >= 1
+    assert "is unreachable" in caplog.text
+    assert "check the URL" in caplog.text
+
+
+async def test_an_approver_no_surface_reaches_is_logged_and_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = HumanInputHandler()
+    email = Email("127.0.0.1", closed_port(), sender="agent@example.com", security="none")
+    people = Directory({"alice": Person(slack_user="U1")})  # no email address
+    async with Notifier(handler, [email], directory=people) as notifier:
+        await handler.create("ask", {"question": "Hello?"}, actor_id="alice")
+        await handler.create("ask", {"question": "Who?"}, actor_id="stranger")
+        await notifier.wait_idle()
+    assert notifier.statistics().unreachable == 2
+    assert "no surface reaches 'alice'" in caplog.text
+    assert "no surface reaches 'stranger'" in caplog.text
+
+
+class Broken(Recorder):
+    """A surface with a bug: it raises what no surface should."""
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        raise KeyError("a bug in a surface")
+
+
+async def test_a_surface_that_raises_does_not_stop_the_notifier() -> None:
+    handler = HumanInputHandler()
+    broken, working = Broken("broken"), Recorder("working")
+    slow = Retry(first=60.0)
+    broken.retry = slow  # type: ignore[attr-defined]
+    async with Notifier(handler, [broken, working]) as notifier:
+        request = await handler.create("ask", {"question": "Still up?"}, actor_id="alice")
+        await working.wait_until(lambda seen: len(seen) == 1)
+        assert await handler.aresolve(request.pending_id, "yes")
+        await working.wait_until(lambda seen: len(seen) == 2)
+    assert notifier.statistics().failed["broken"] >= 1
+    assert working.seen() == [("question_pending", "alice"), ("question_settled", "alice")]
+
+
+def test_bad_surface_settings_are_refused_saying_what_to_do() -> None:
+    with pytest.raises(ValueError, match="whsec_"):
+        Webhook("https://example.com/hooks", "not-a-secret")
+    with pytest.raises(ValueError, match="http:// or https://"):
+        Webhook("ftp://example.com", SECRET)
+    with pytest.raises(ValueError, match="username and password together"):
+        Email("smtp.example.com", username="me", sender="a@example.com")
+    with pytest.raises(ValueError, match="two surfaces are named"):
+        Notifier(HumanInputHandler(), [Recorder(), Recorder()])

@@ -1,0 +1,46 @@
+"""A ladder across a restart, on every store: each step once, by whichever notifier runs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from tests.notify.recorder import Recorder
+
+from roomkit.models.enums import ChannelType
+from roomkit.notify import Directory, Ladder, Notifier, Person, escalate, remind
+from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
+from roomkit.tools.human_input.tool_handler import HumanInputCall
+
+PEOPLE = Directory({"alice": Person(email="alice@example.com", manager="bob")})
+
+
+async def test_each_step_runs_once_across_a_restart_of_the_notifier(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """The agent asks in one process; a notifier in another reminds, stops, and the next
+    notifier escalates: no step twice, and the answer ends the wait."""
+    agent, first, second = make_handler(), make_handler(), make_handler()
+    ladder = Ladder(remind(after=0.2), escalate(after=0.6, to="manager"))
+    human = HumanInputToolHandler({"ask"}, timeout=60, handler=agent, ladder=ladder)
+    call = HumanInputCall("room", "agent", ChannelType.AI, "tc-1", "alice")
+    asking = asyncio.create_task(human.ask("ask", {"question": "Merge?"}, call=call))
+    before = Recorder()
+    async with Notifier(first, [before], directory=PEOPLE, poll=0.05):
+        await before.wait_until(lambda seen: ("question_reminder", "alice") in seen)
+    after = Recorder()
+    async with Notifier(second, [after], directory=PEOPLE, poll=0.05) as notifier:
+        await after.wait_until(lambda seen: ("question_escalated", "bob") in seen)
+        [request] = await second.list_pending()
+        assert await second.aresolve(request.pending_id, "merged", by="bob")
+        assert await asking == "merged"
+        await after.wait_until(lambda seen: ("question_settled", "bob") in seen)
+        await notifier.wait_idle()
+    assert before.seen() == [("question_pending", "alice"), ("question_reminder", "alice")]
+    # Deliveries to two people run side by side: their order is not fixed.
+    assert sorted(after.seen()) == [
+        ("question_escalated", "alice"),
+        ("question_escalated", "bob"),
+        ("question_settled", "alice"),
+        ("question_settled", "bob"),
+    ]
