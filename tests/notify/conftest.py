@@ -1,5 +1,6 @@
 """The notifier's tests run on the real event loop against real servers: a loopback
-webhook receiver, an aiosmtpd SMTP server, a SQLite file, redis-server and PostgreSQL."""
+webhook receiver, an aiosmtpd SMTP server, a fake Slack Web API, a SQLite file, redis-server
+and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 
+from roomkit.notify import Slack
 from roomkit.tools.human_input import HumanInputHandler
 
 STORES = ("memory", "sqlite", "redis", "postgres")
@@ -86,3 +89,19 @@ def open_store(url: str, prefix: str) -> object:
     from roomkit.tools.human_input.stores.postgres import PostgresStore
 
     return PostgresStore(url, schema=prefix, backstop_interval=0.05)
+
+
+@pytest.fixture
+async def slack_api() -> AsyncIterator[SlackAPI]:
+    api = SlackAPI()
+    await api.start()
+    yield api
+    await api.close()
+
+
+@pytest.fixture
+async def slack(slack_api: SlackAPI) -> AsyncIterator[Slack]:
+    """A surface sending direct messages through the fake API."""
+    surface = Slack(token=TOKEN, signing_secret=SIGNING_SECRET, base_url=slack_api.base_url)
+    yield surface
+    await surface.aclose()

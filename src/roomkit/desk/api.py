@@ -126,6 +126,12 @@ class Desk:
             self.handler, self.access, self.gate, outbox=self.limits.outbox, metrics=self.metrics
         )
         self.router: DeskRouter = build_router(self)
+        slack = options.get("slack")
+        if slack is not None:
+            # Loaded only for a desk that takes Slack's clicks: it needs the slack extra.
+            from roomkit.desk.slack import slack_router
+
+            self.router.include_router(slack_router(self, slack, options.get("directory")))
 
     @classmethod
     def of(cls, kit: RoomKit | Desk, options: DeskOptions, *, where: str) -> Desk:

@@ -62,8 +62,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SURFACES", "TIME_TO_ANSWER_BUCKETS", "DeskMetrics", "metrics_router", "surface_of"]
 
-SURFACES = ("desk", "link")
-"""Where an answer came in: a signed-in person's token, or a single-use answer link."""
+SURFACES = ("desk", "link", "slack")
+"""Where an answer came in: a signed-in person's token, a single-use answer link, or a
+click in Slack."""
 
 TIME_TO_ANSWER_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 86_400)
 """Seconds: people answer in seconds, minutes or hours, not milliseconds."""
@@ -126,14 +127,32 @@ class DeskMetrics:
         for surface in SURFACES:
             self._answers.labels(surface)
             self._rejections.labels(surface)
+        self._slack = Counter(
+            "roomkit_slack_interactions", "Clicks Slack posted to the desk, by what came of them.",
+            ["outcome"], registry=registry,
+        )  # fmt: skip
 
-    def settled(self, request: PendingInput, principal: Principal, *, rejected: bool) -> None:
-        """Count an answer (or a refusal) a person gave through the desk, and its delay."""
+    def settled(
+        self,
+        request: PendingInput,
+        principal: Principal,
+        *,
+        rejected: bool,
+        surface: str | None = None,
+    ) -> None:
+        """Count an answer (or a refusal) a person gave through the desk, and its delay;
+        ``surface`` when it came from elsewhere than the principal's token (``slack``)."""
         counter = self._rejections if rejected else self._answers
-        counter.labels(surface_of(principal)).inc()
+        counter.labels(surface or surface_of(principal)).inc()
         waited = self.clock() - request.created_at.timestamp()
         # Clocks of different processes may disagree a little: a delay is never negative.
         self._time_to_answer.observe(max(0.0, waited))
+
+    def slack_interaction(self, outcome: str) -> None:
+        """Count a click Slack posted: ``settled``, ``forged``, ``replayed``, ``not_yours``,
+        ``unknown_user``, ``already_settled``, ``unfit``, ``rate_limited``, ``invalid``,
+        ``ignored`` or ``store_error``."""
+        self._slack.labels(outcome).inc()
 
     def store_error(self) -> None:
         """Count a failure to reach the request store."""

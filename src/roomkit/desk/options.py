@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from roomkit.desk.auth import Authenticator
     from roomkit.desk.limits import DeskLimits
     from roomkit.notify.notifier import Notifier
+    from roomkit.notify.slack import Slack
+    from roomkit.notify.surface import Directory
     from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["DeskOptions", "check_option_names"]
@@ -54,6 +56,12 @@ class DeskOptions(TypedDict, total=False):
     notifier: Notifier | None
     """A :class:`~roomkit.notify.Notifier` the desk runs while its app runs (webhooks,
     email, ...), its counts in ``/metrics``; none by default."""
+    slack: Slack | str | None
+    """Slack's clicks: the :class:`~roomkit.notify.Slack` surface (or the Slack app's
+    signing secret). With ``directory``, the desk serves ``POST /api/slack/interactions``
+    and settles a click as the actor whose ``slack_user`` made it."""
+    directory: Directory | None
+    """Who is who on the other surfaces: the desk maps a Slack user to an actor through it."""
 
 
 def check_option_names(options: Mapping[str, Any], *, where: str) -> None:

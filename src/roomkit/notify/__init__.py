@@ -1,11 +1,12 @@
 """Reach people where they are: the notifier, its surfaces, and ladders for requests left waiting.
 
-``Webhook`` needs the ``notify`` extra (httpx, standardwebhooks), ``Email`` too (aiosmtplib);
-both load on first use.
+``Webhook`` needs the ``notify`` extra (httpx, standardwebhooks), ``Email`` too (aiosmtplib),
+``Slack`` the ``slack`` extra and ``Apprise`` the ``apprise`` extra; each loads on first use.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from roomkit.notify.notifier import Notifier, NotifierStatistics
@@ -14,10 +15,13 @@ from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType,
 from roomkit.tools.human_input.ladder import Ladder, default, escalate, remind
 
 if TYPE_CHECKING:
+    from roomkit.notify.apprise import Apprise
     from roomkit.notify.email import Email
+    from roomkit.notify.slack import Slack
     from roomkit.notify.webhook import Webhook
 
 __all__ = [
+    "Apprise",
     "DeliveryError",
     "Directory",
     "Email",
@@ -28,6 +32,7 @@ __all__ = [
     "NotifierStatistics",
     "Person",
     "Retry",
+    "Slack",
     "Surface",
     "Webhook",
     "default",
@@ -35,15 +40,17 @@ __all__ = [
     "remind",
 ]
 
+# Surfaces on an optional package import it only when named, so that the others need nothing.
+_EXTRAS = {
+    "Apprise": "roomkit.notify.apprise",
+    "Email": "roomkit.notify.email",
+    "Slack": "roomkit.notify.slack",
+    "Webhook": "roomkit.notify.webhook",
+}
+
 
 def __getattr__(name: str) -> Any:
-    # The surfaces load on first use: their packages come with the notify extra.
-    if name == "Webhook":
-        from roomkit.notify.webhook import Webhook
-
-        return Webhook
-    if name == "Email":
-        from roomkit.notify.email import Email
-
-        return Email
-    raise AttributeError(f"module 'roomkit.notify' has no attribute {name!r}")
+    module = _EXTRAS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'roomkit.notify' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -78,7 +78,8 @@ def test_every_response_carries_the_content_security_policy(
     wait_live(page)
     expect(page.locator("#chat-input")).to_be_enabled()
     loaded = {url.removeprefix(desk.url) for url in policies}
-    assert {"/", "/desk.js", "/cards.js", "/dom.js", "/desk.css", "/api/me"} <= loaded
+    files = {"/desk.js", "/cards.js", "/dom.js", "/notices.js", "/desk.css"}
+    assert {"/", *files, "/api/me"} <= loaded
     assert set(policies.values()) == {CONTENT_SECURITY_POLICY}
     assert opened.console_errors == []
 

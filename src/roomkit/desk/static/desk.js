@@ -8,6 +8,7 @@
 
 import { busy, fail, renderCard, summary } from './cards.js';
 import { el, isObject, show, text, when } from './dom.js';
+import { forget, notifyNew, offerPermission } from './notices.js';
 
 var TOKEN_KEY = 'roomkit.desk.token';
 var ROOM_KEY = 'roomkit.desk.room';
@@ -167,7 +168,7 @@ function onFrame(data) {
     // After a reconnect, messages sent while the link was down come back with the history.
     if (state.snapshots > 1) loadChat();
   } else if (frame.type === 'question_pending') {
-    upsert(frame.request);
+    if (upsert(frame.request)) notifyNew(frame.request, state.me);
   } else if (frame.type === 'question_settled') {
     settle(frame.request);
   } else if (frame.type === 'room_message') {
@@ -185,7 +186,12 @@ function applySnapshot(requests) {
   Array.from(state.cards.keys()).forEach(function (id) {
     if (!open.has(id)) learnOutcome(id);
   });
-  requests.forEach(upsert);
+  // The first snapshot is what the person opened the page to see; a later one (after a
+  // reconnect) may bring questions that arrived while the link was down.
+  var reconnected = state.snapshots > 0;
+  requests.forEach(function (view) {
+    if (upsert(view) && reconnected) notifyNew(view, state.me);
+  });
 }
 
 function learnOutcome(id) {
@@ -199,18 +205,20 @@ function learnOutcome(id) {
   });
 }
 
+// Puts the open question `view` on the page; true when it was not there before.
 function upsert(view) {
-  if (!isObject(view) || typeof view.id !== 'string') return;
+  if (!isObject(view) || typeof view.id !== 'string') return false;
   if (view.status && view.status !== 'pending') {
     settle(view);
-    return;
+    return false;
   }
   // A repeated hint keeps the card as it is, and whatever the person has typed into it.
-  if (state.cards.has(view.id)) return;
+  if (state.cards.has(view.id)) return false;
   var card = renderCard(view, send);
   state.cards.set(view.id, { view: view, card: card });
   $('question-list').appendChild(card);
   countQuestions();
+  return true;
 }
 
 function settle(view) {
@@ -225,6 +233,7 @@ function removeCard(id, view) {
   if (!entry) return;
   state.cards.delete(id);
   entry.card.remove();
+  forget(id);
   countQuestions();
   addSettled(entry.view, view);
 }
@@ -536,5 +545,6 @@ document.addEventListener('DOMContentLoaded', function () {
   takeFragment();
   $('signin-form').addEventListener('submit', signIn);
   $('chat-form').addEventListener('submit', sendChat);
+  offerPermission($('notify-me'));
   start();
 });

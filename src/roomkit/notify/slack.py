@@ -1,0 +1,227 @@
+"""The Slack surface: a Block Kit message per notice, updated in place once the request settles.
+
+Needs the ``slack`` extra (``pip install 'roomkit-hitl[slack]'``: the official ``slack_sdk``
+and ``aiohttp``). A notice for a person goes to them as a direct message (the directory's
+``slack_user``), or to the surface's channel when it has one; the message's buttons answer
+the one-click shapes through the desk's ``POST /api/slack/interactions`` (see
+:mod:`roomkit.notify.slack_blocks`). Slack's refusals become :class:`DeliveryError`\\ s that
+say what to fix, and whether sending again may help.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+try:
+    import aiohttp
+    from slack_sdk.errors import SlackApiError, SlackClientError
+    from slack_sdk.web.async_client import AsyncWebClient
+except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+    raise ImportError(
+        "roomkit.notify.slack needs the Slack SDK: pip install 'roomkit-hitl[slack]'"
+    ) from exc
+
+from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks
+from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.wording import outcome_line
+
+__all__ = ["CALL_TIMEOUT", "WEB_API", "Slack"]
+
+WEB_API = "https://slack.com/api/"
+"""Slack's Web API."""
+CALL_TIMEOUT = 10
+"""Seconds one Web API call may take."""
+
+logger = logging.getLogger("roomkit.notify")
+
+_REVOKED = {"invalid_auth", "token_revoked", "account_inactive", "not_authed", "token_expired"}
+_TRANSIENT = {"ratelimited", "internal_error", "fatal_error", "service_unavailable"}
+_GONE = {"message_not_found", "cant_update_message", "channel_not_found", "is_archived"}
+
+
+class Slack:
+    """Tells people on Slack, and takes their one-click answers back through the desk.
+
+    Args:
+        token: the bot token (``xoxb-...``); the app needs the ``chat:write`` scope, and
+            ``im:write`` for direct messages.
+        signing_secret: the app's signing secret, with which the desk checks the clicks
+            Slack sends it (give this surface, or the secret, to the desk's ``slack=``).
+        channel: a channel id (``C0123456789``) to post every notice in, mentioning the
+            person it is for; without one, each person gets a direct message.
+        base_url: the Web API's address (:data:`WEB_API` by default).
+
+    Raises:
+        ValueError: an empty token, signing secret or channel.
+    """
+
+    name = "slack"
+
+    def __init__(
+        self,
+        token: str,
+        signing_secret: str,
+        channel: str | None = None,
+        *,
+        base_url: str = WEB_API,
+    ) -> None:
+        for label, value in (("token", token), ("signing_secret", signing_secret)):
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"Slack(): {label} must be the Slack app's {label}, not {value!r}")
+        if channel is not None and (not isinstance(channel, str) or not channel.strip()):
+            raise ValueError("Slack(): channel must be a channel id such as C0123456789 or None")
+        self.signing_secret = signing_secret
+        self.channel = channel
+        # Retries are the notifier's (its outbox backs off and keeps the delivery id).
+        self._client = AsyncWebClient(
+            token=token, base_url=base_url, timeout=CALL_TIMEOUT, retry_handlers=[]
+        )
+        self._session: aiohttp.ClientSession | None = None
+        self._direct: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"Slack(channel={self.channel!r})"
+
+    def reaches(self, recipient: str | None, person: Person | None) -> bool:
+        """A channel reaches everyone; otherwise a person with a ``slack_user``."""
+        if self.channel is not None:
+            return True
+        return person is not None and bool(person.slack_user)
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        """Post the notice, or update its earlier messages once the request settled.
+
+        Returns:
+            ``{"channel": ..., "ts": ...}`` of the message posted, or ``None`` for a
+            settle notice (its earlier messages were updated).
+
+        Raises:
+            DeliveryError: Slack refused or could not be reached; its message says what to fix.
+        """
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+            self._client.session = self._session
+        if notice.type == "question_settled":
+            await self._update_all(notice)
+            return None
+        channel, mention = await self._destination(notice)
+        in_channel = self.channel is not None
+        response = await self._call(
+            "chat.postMessage",
+            channel=channel,
+            text=notification_text(notice, in_channel=in_channel),
+            blocks=message_blocks(notice, in_channel=in_channel, mention=mention),
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return {"channel": str(response.get("channel", channel)), "ts": str(response["ts"])}
+
+    async def _destination(self, notice: Notice) -> tuple[str, str | None]:
+        """The channel to post in, and the Slack user to mention there (``None`` in a DM)."""
+        person = notice.person
+        slack_user = person.slack_user if person is not None else None
+        if self.channel is not None:
+            return self.channel, slack_user
+        if not slack_user:
+            raise DeliveryError(
+                f"Slack: {notice.recipient!r} has no slack_user in the directory: add one "
+                "(their Slack member id, U...), or give Slack(channel=...)",
+                retry=False,
+            )
+        channel = self._direct.get(slack_user)
+        if channel is None:
+            response = await self._call("conversations.open", users=slack_user)
+            channel = str(response["channel"]["id"])
+            self._direct[slack_user] = channel
+        return channel, None
+
+    async def _update_all(self, notice: Notice) -> None:
+        """Replace every earlier message with the outcome; a message gone stays gone."""
+        text = escape(outcome_line(notice))
+        blocks = settled_blocks(notice)
+        transient: DeliveryError | None = None
+        for receipt in notice.receipts:
+            channel, ts = receipt.get("channel"), receipt.get("ts")
+            if not isinstance(channel, str) or not isinstance(ts, str):
+                continue
+            try:
+                await self._call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
+            except DeliveryError as error:
+                if not error.retry:
+                    raise
+                transient = error
+            except _Gone as gone:
+                logger.info("Slack message %s in %s not updated: %s", ts, channel, gone)
+        if transient is not None:
+            raise transient
+
+    async def _call(self, method: str, **arguments: Any) -> Any:
+        """One Web API call; its refusal as a :class:`DeliveryError` (or :class:`_Gone`)."""
+        try:
+            if method == "conversations.open":
+                response = await self._client.conversations_open(users=arguments["users"])
+            elif method == "chat.update":
+                response = await self._client.chat_update(**arguments)
+            else:
+                response = await self._client.chat_postMessage(**arguments)
+        except SlackApiError as error:
+            raise _refusal(method, error, arguments) from None
+        except (SlackClientError, aiohttp.ClientError, TimeoutError) as error:
+            raise DeliveryError(
+                f"Slack cannot be reached ({type(error).__name__}: {error}): check the "
+                "network and base_url; retrying",
+                retry=True,
+            ) from None
+        return response.data
+
+    async def aclose(self) -> None:
+        """Close the HTTP session."""
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+class _Gone(Exception):
+    """A message to update no longer exists, or can no longer be changed."""
+
+
+def _refusal(method: str, error: SlackApiError, arguments: dict[str, Any]) -> Exception:
+    """What Slack's refusal of ``method`` means, as a :class:`DeliveryError` saying what to do."""
+    response = error.response
+    status = int(getattr(response, "status_code", 0) or 0)
+    data = response.data if isinstance(response.data, dict) else {}
+    code = str(data.get("error") or f"HTTP {status}")
+    where = arguments.get("channel") or arguments.get("users")
+    if method == "chat.update" and code in _GONE:
+        return _Gone(code)
+    if code in _REVOKED:
+        return DeliveryError(
+            f"Slack refused the bot token ({code}): the bot token was revoked or is wrong; "
+            "give Slack(token=...) the app's current xoxb- token",
+            retry=False,
+        )
+    if code in {"user_not_found", "users_not_found", "user_disabled", "cannot_dm_bot"}:
+        return DeliveryError(
+            f"Slack has no user {where} to message ({code}): fix that person's slack_user "
+            "in the directory",
+            retry=False,
+        )
+    if code == "channel_not_found":
+        return DeliveryError(
+            f"Slack has no channel {where} the bot can see (channel_not_found): check the "
+            "channel id, and that the app is installed in that workspace",
+            retry=False,
+        )
+    if code in {"not_in_channel", "is_archived"}:
+        return DeliveryError(
+            f"The bot cannot post in channel {where} ({code}): invite the app to it "
+            "(/invite @your-app) or pick another channel",
+            retry=False,
+        )
+    if code in _TRANSIENT or status == 429 or status >= 500:
+        after = response.headers.get("Retry-After") if response.headers else None
+        wait = f", Slack asks to wait {after} s" if after else ""
+        return DeliveryError(f"Slack is busy or failing ({code}{wait}): retrying", retry=True)
+    return DeliveryError(f"Slack refused {method} ({code})", retry=False)

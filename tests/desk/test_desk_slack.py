@@ -1,0 +1,504 @@
+"""``POST /api/slack/interactions``: a click on a Slack message settles the request as the
+person the directory names, under the desk's own rule of who may answer.
+
+The message is the one the real ``Slack`` surface posted to a fake Web API on loopback; the
+click is signed with ``slack_sdk.signature`` the way Slack signs it, and posted to the real
+desk app. The interaction's ``response_url`` points at the fake API, which records what the
+desk told the clicker.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from desk_harness import World, bearer
+from slack_sdk.signature import SignatureVerifier
+from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
+
+from roomkit.desk import DeskLimits
+from roomkit.notify import Directory, Notice, Person, Slack
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+DIRECTORY = Directory(
+    {
+        "alice": Person(slack_user="U0ALICE"),
+        "bob": Person(slack_user="U0BOB"),
+    }
+)
+PATH = "/api/slack/interactions"
+NO_USER = urlencode(
+    {
+        "payload": json.dumps(
+            {"type": "block_actions", "actions": [{"action_id": "roomkit:approve"}]}
+        )
+    }
+).encode()
+
+
+@pytest.fixture
+async def slack_api() -> AsyncIterator[SlackAPI]:
+    api = SlackAPI()
+    await api.start()
+    yield api
+    await api.close()
+
+
+@pytest.fixture
+async def slack(slack_api: SlackAPI) -> AsyncIterator[Slack]:
+    surface = Slack(token=TOKEN, signing_secret=SIGNING_SECRET, base_url=slack_api.base_url)
+    yield surface
+    await surface.aclose()
+
+
+@pytest.fixture
+async def world(slack: Slack) -> World:
+    made = World(slack=slack, directory=DIRECTORY)
+    await made.room("room", "alice", "bob")
+    return made
+
+
+def signed(body: bytes, *, at: float | None = None, secret: str = SIGNING_SECRET) -> dict[str, str]:
+    """Slack's headers for ``body``: its timestamp and its signature."""
+    timestamp = str(int(time.time() if at is None else at))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
+    assert signature is not None
+    return {
+        "X-Slack-Request-Timestamp": timestamp,
+        "X-Slack-Signature": signature,
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+
+
+class Click:
+    """A click on one button of a message the Slack surface posted."""
+
+    def __init__(self, slack_api: SlackAPI, message: dict[str, Any], button: str) -> None:
+        actions = [b for b in message["blocks"] if b["type"] == "actions"]
+        element = next(e for e in actions[0]["elements"] if e["text"]["text"] == button)
+        self.slack_api = slack_api
+        self.message = message
+        self.element = element
+        self.block_id = actions[0]["block_id"]
+
+    def body(self, user: str = "U0ALICE", *, response: str = "r1") -> bytes:
+        action = {
+            "type": "button",
+            "action_id": self.element["action_id"],
+            "block_id": self.block_id,
+            "text": self.element["text"],
+            "action_ts": "1700000001.000200",
+        }
+        if "value" in self.element:
+            action["value"] = self.element["value"]
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user, "username": user.lower(), "team_id": "T0TEAM"},
+            "api_app_id": "A0APP",
+            "team": {"id": "T0TEAM", "domain": "example"},
+            "channel": {"id": self.message["channel"], "name": "directmessage"},
+            "container": {"type": "message", "message_ts": "1700000000.000001"},
+            "message": {
+                "type": "message",
+                "text": self.message["text"],
+                "blocks": self.message["blocks"],
+            },
+            "response_url": f"{self.slack_api.url}/response/{response}",
+            "trigger_id": "1234.5678.abcd",
+            "actions": [action],
+        }
+        return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+async def posted_click(
+    world: World,
+    slack: Slack,
+    slack_api: SlackAPI,
+    arguments: dict[str, Any],
+    button: str,
+    *,
+    actor_id: str | None = "alice",
+) -> tuple[str, Click]:
+    """Ask ``arguments`` of ``actor_id``, tell them on Slack, and ready a click on ``button``."""
+    pending_id = await world.ask(arguments, actor_id=actor_id)
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    notice = Notice(
+        type="question_pending",
+        delivery_id="d-1",
+        request=request,
+        recipient="alice",
+        person=DIRECTORY.get("alice"),
+        answer_url="https://desk.example.com/#token=x",
+    )
+    await slack.send(notice)
+    return pending_id, Click(slack_api, slack_api.posted()[-1], button)
+
+
+async def interact(world: World, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    async with world.client() as client:
+        return await client.post(PATH, content=body, headers=headers)
+
+
+SLACK_SERIES = ("roomkit_slack_interactions_total", 'roomkit_answers_total{surface="slack"')
+
+
+async def slack_figures(world: World) -> dict[str, float]:
+    async with world.client() as client:
+        text = (await client.get("/metrics", headers=bearer("root", admin=True))).text
+    figures = {}
+    for line in text.splitlines():
+        if line.startswith(
+            ("roomkit_slack_interactions_total", 'roomkit_answers_total{surface="slack"')
+        ):
+            name, _, value = line.rpartition(" ")
+            figures[name] = float(value)
+    return figures
+
+
+async def test_a_click_answers_as_the_person_the_directory_names(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    arguments = {"question": "Window or aisle?", "options": ["Window", "Aisle"]}
+    pending_id, click = await posted_click(world, slack, slack_api, arguments, "Aisle")
+    body = click.body()
+    response = await interact(world, body, signed(body))
+    assert response.status_code == 200
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert (request.status, request.result, request.settled_by) == ("resolved", "Aisle", "alice")
+    [(where, reply)] = slack_api.responses
+    assert where == "r1"
+    assert reply["replace_original"] is True
+    assert reply["text"] == "Answered by alice in Slack"
+    assert response.json() == reply
+    assert await slack_figures(world) == {
+        'roomkit_slack_interactions_total{outcome="settled"}': 1.0,
+        'roomkit_answers_total{surface="slack"}': 1.0,
+    }
+
+
+async def test_a_confirmation_is_answered_yes_or_no(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    pending_id, click = await posted_click(world, slack, slack_api, {"action": "Book it"}, "No")
+    body = click.body()
+    assert (await interact(world, body, signed(body))).status_code == 200
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.result == '{"confirmed":false}'
+    assert slack_api.responses[0][1]["text"] == "Declined by alice in Slack"
+
+
+async def test_a_question_of_the_room_is_answered_by_a_participant(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    arguments = {"question": "Window or aisle?", "options": ["Window", "Aisle"]}
+    pending_id, click = await posted_click(
+        world, slack, slack_api, arguments, "Window", actor_id=None
+    )
+    body = click.body("U0BOB")
+    assert (await interact(world, body, signed(body))).status_code == 200
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.settled_by == "bob"
+
+
+async def test_someone_who_may_not_answer_is_told_and_nothing_changes(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    arguments = {"question": "Window or aisle?", "options": ["Window", "Aisle"]}
+    pending_id, click = await posted_click(world, slack, slack_api, arguments, "Aisle")
+    body = click.body("U0BOB")
+    response = await interact(world, body, signed(body))
+    assert response.status_code == 200
+    assert slack_api.responses == [
+        (
+            "r1",
+            {
+                "text": "This question is not yours to answer, so nothing was changed.",
+                "response_type": "ephemeral",
+                "replace_original": False,
+            },
+        )
+    ]
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status == "pending"
+    figures = await slack_figures(world)
+    assert figures['roomkit_slack_interactions_total{outcome="not_yours"}'] == 1.0
+    assert figures['roomkit_answers_total{surface="slack"}'] == 0.0
+
+
+async def test_an_unknown_slack_user_is_told_how_to_be_added(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    pending_id, click = await posted_click(
+        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
+    )
+    body = click.body("U0MALLORY")
+    response = await interact(world, body, signed(body))
+    assert response.status_code == 200
+    assert "add your Slack member id (U0MALLORY) to the directory" in response.json()["text"]
+    assert slack_api.responses[0][1]["response_type"] == "ephemeral"
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status == "pending"
+
+
+async def test_a_click_on_a_settled_request_says_how_it_ended(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    pending_id, click = await posted_click(
+        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
+    )
+    assert await world.handler.aresolve(pending_id, "B", by="alice")
+    body = click.body()
+    response = await interact(world, body, signed(body))
+    assert response.json()["text"] == "Already answered by alice"
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.result == "B"
+
+
+@pytest.mark.parametrize(
+    "case", ["forged", "other-secret", "stale", "future", "no-headers", "odd-timestamp"]
+)
+async def test_a_request_slack_did_not_sign_just_now_is_refused(
+    world: World, slack: Slack, slack_api: SlackAPI, case: str
+) -> None:
+    pending_id, click = await posted_click(
+        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
+    )
+    body = click.body()
+    headers = {
+        "forged": {**signed(body), "X-Slack-Signature": "v0=" + "0" * 64},
+        "other-secret": signed(body, secret="another-apps-signing-secret"),
+        "stale": signed(body, at=time.time() - 600),
+        "future": signed(body, at=time.time() + 600),
+        "no-headers": {"Content-Type": "application/x-www-form-urlencoded"},
+        "odd-timestamp": {**signed(body), "X-Slack-Request-Timestamp": "soon"},
+    }[case]
+    response = await interact(world, body, headers)
+    assert response.status_code == 401
+    assert "forged, older than 5 minutes" in response.json()["detail"]
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status == "pending"
+    assert slack_api.responses == []
+    figures = await slack_figures(world)
+    assert figures['roomkit_slack_interactions_total{outcome="forged"}'] == 1.0
+
+
+async def test_a_tampered_body_is_refused(world: World, slack: Slack, slack_api: SlackAPI) -> None:
+    pending_id, click = await posted_click(
+        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
+    )
+    headers = signed(click.body("U0BOB"))
+    response = await interact(world, click.body("U0ALICE"), headers)
+    assert response.status_code == 401
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status == "pending"
+
+
+async def test_a_replayed_payload_is_taken_once(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    pending_id, click = await posted_click(
+        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
+    )
+    body = click.body()
+    headers = signed(body)
+    first = await interact(world, body, headers)
+    again = await interact(world, body, headers)
+    assert first.status_code == 200
+    assert again.status_code == 409
+    assert again.json() == {"detail": "This Slack interaction was already taken"}
+    assert len(slack_api.responses) == 1
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.settled_by == "alice"
+    figures = await slack_figures(world)
+    assert figures['roomkit_slack_interactions_total{outcome="replayed"}'] == 1.0
+
+
+async def test_a_payload_is_taken_once_across_desk_processes(
+    tmp_path: Path, slack: Slack, slack_api: SlackAPI
+) -> None:
+    """Two desks on one SQLite file share the ledger: a payload replayed to the other is refused."""
+    stores = [SQLiteStore(tmp_path / "desk.db") for _ in range(2)]
+    try:
+        first, second = (
+            World(handler=HumanInputHandler(store=store), slack=slack, directory=DIRECTORY)
+            for store in stores
+        )
+        pending_id, click = await posted_click(
+            first, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
+        )
+        body = click.body()
+        headers = signed(body)
+        replayed_first = await interact(second, body, headers)
+        assert replayed_first.status_code == 200
+        assert (await interact(first, body, headers)).status_code == 409
+        request = await first.handler.get_request(pending_id)
+        assert request is not None
+        assert request.settled_by == "alice"
+    finally:
+        for store in stores:
+            await store.close()
+
+
+async def test_a_button_that_no_longer_fits_changes_nothing(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    """An approval's button on a question (or an option that is not there) is refused."""
+    pending_id, click = await posted_click(
+        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
+    )
+    for action_id in ("roomkit:approve", "roomkit:choose:7", "roomkit:confirm:yes"):
+        click.element = {**click.element, "action_id": action_id}
+        body = click.body()
+        response = await interact(world, body, signed(body))
+        assert response.json()["text"] == (
+            "This button does not fit the question any more: answer it in the desk."
+        )
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status == "pending"
+
+
+async def test_the_desk_link_and_other_payloads_are_acknowledged(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    _, click = await posted_click(
+        world, slack, slack_api, {"question": "Any wishes?"}, "Answer in the desk"
+    )
+    body = click.body()
+    opened = await interact(world, body, signed(body))
+    assert (opened.status_code, opened.content) == (200, b"")
+    other = urlencode({"payload": json.dumps({"type": "view_closed"})}).encode()
+    closed = await interact(world, other, signed(other))
+    assert (closed.status_code, closed.content) == (200, b"")
+    assert slack_api.responses == []
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (b"not a form", "Expected Slack's form body"),
+        (b"payload=%7Bnot+json", "Expected Slack's form body"),
+        (urlencode({"payload": "[1]"}).encode(), "must be a JSON object"),
+        (urlencode({"payload": '{"type": "block_actions"}'}).encode(), "names no action"),
+        (NO_USER, "names no user or no request"),
+    ],
+)
+async def test_a_signed_payload_of_the_wrong_shape_is_a_400(
+    world: World, body: bytes, detail: str
+) -> None:
+    response = await interact(world, body, signed(body))
+    assert response.status_code == 400
+    assert detail in response.json()["detail"]
+
+
+async def test_a_body_over_the_cap_is_refused() -> None:
+    world = World(slack=SIGNING_SECRET, directory=DIRECTORY)
+    body = b"payload=" + b"x" * (256 * 1024)
+    response = await interact(world, body, signed(body))
+    assert response.status_code == 413
+
+
+async def test_an_unreachable_response_url_still_settles(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    pending_id, click = await posted_click(
+        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "B"
+    )
+    click.slack_api = SlackAPI(url=f"http://127.0.0.1:{free_port()}")
+    body = click.body()
+    response = await interact(world, body, signed(body))
+    assert response.status_code == 200
+    assert response.json()["text"] == "Answered by alice in Slack"
+    request = await world.handler.get_request(pending_id)
+    assert request is not None
+    assert request.result == "B"
+
+
+async def test_without_slack_the_desk_has_no_such_route() -> None:
+    world = World()
+    body = b"payload=%7B%7D"
+    response = await interact(world, body, signed(body))
+    # No API route: the page's static files refuse the POST.
+    assert response.status_code == 405
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"slack": SIGNING_SECRET}, "needs directory="),
+        ({"slack": 42, "directory": DIRECTORY}, "slack= takes the Slack surface"),
+        ({"slack": "", "directory": DIRECTORY}, "slack= takes the Slack surface"),
+    ],
+)
+def test_slack_options_are_checked_when_the_desk_is_built(
+    options: dict[str, Any], words: str
+) -> None:
+    with pytest.raises(TypeError, match=words):
+        World(**options)
+
+
+async def test_a_body_streamed_past_the_cap_is_refused() -> None:
+    """A body sent in chunks, with no length declared, is counted as it arrives."""
+    world = World(slack=SIGNING_SECRET, directory=DIRECTORY)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b"payload="
+        for _ in range(5):
+            yield b"x" * (64 * 1024)
+
+    async with world.client() as client:
+        response = await client.post(PATH, content=chunks(), headers=signed(b""))
+    assert response.status_code == 413
+
+
+async def test_an_unreachable_store_is_a_503(tmp_path: Path, slack: Slack) -> None:
+    """The ledger that refuses replays lives in the store: without it, nothing is taken."""
+    store = SQLiteStore(tmp_path / "missing" / "desk.db")
+    world = World(handler=HumanInputHandler(store=store), slack=slack, directory=DIRECTORY)
+    body = urlencode({"payload": json.dumps({"type": "block_actions"})}).encode()
+    try:
+        response = await interact(world, body, signed(body))
+    finally:
+        await store.close()
+    assert response.status_code == 503
+    assert response.json() == {"detail": "The request store is unavailable: try again"}
+    # /metrics itself cannot check a token without the store: the figures are read as it would.
+    figures = world.app.state.desk.metrics.render().decode()
+    assert 'roomkit_slack_interactions_total{outcome="store_error"} 1.0' in figures
+    assert "roomkit_store_errors_total 1.0" in figures
+
+
+async def test_clicks_past_the_person_s_rate_change_nothing(
+    slack: Slack, slack_api: SlackAPI
+) -> None:
+    world = World(slack=slack, directory=DIRECTORY, limits=DeskLimits(rate=0.001, burst=1))
+    arguments = {"question": "Q?", "options": ["A", "B"]}
+    first_id, first = await posted_click(world, slack, slack_api, arguments, "A")
+    second_id, second = await posted_click(world, slack, slack_api, arguments, "B")
+    for click in (first, second):
+        body = click.body()
+        response = await interact(world, body, signed(body))
+    assert response.json()["text"] == (
+        "Too many answers at once, so nothing was changed: try again in 1000 s."
+    )
+    answered, waiting = [await world.handler.get_request(i) for i in (first_id, second_id)]
+    assert answered is not None
+    assert waiting is not None
+    assert (answered.status, waiting.status) == ("resolved", "pending")
