@@ -195,7 +195,7 @@ class SlackInteractions:
             text = _answer(request, action)
             if text is None:
                 return _ephemeral(UNFIT), "unfit"
-            won = await handler.aresolve(pending_id, text, by=principal.actor_id)
+            won = await handler.aresolve(pending_id, text, by=principal.actor_id, surface="slack")
             if not won:
                 latest = await handler.get_request(pending_id)
                 return _ephemeral(settled_detail(latest)), "already_settled"
