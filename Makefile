@@ -59,6 +59,7 @@ bench: install services
 	$(BIN)/python bench/bench_stores.py
 	$(BIN)/python bench/bench_desk.py
 	$(BIN)/python bench/bench_mcp.py
+	$(BIN)/python bench/bench_notify.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage

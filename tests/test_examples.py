@@ -62,5 +62,7 @@ def test_readme_code_block_runs(index: int) -> None:
             exec(compile(code, f"README block {index}", "exec"), {"__name__": "readme"})
 
     run()
+    if "Notifier(" in code:
+        assert out.getvalue().strip() == "question_pending Ship it?"
     if index == 0:
         assert out.getvalue().strip() == "Blue it is."

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 from standardwebhooks import Webhook as _Signer
 
+from roomkit.notify._http import Origin
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 
@@ -94,7 +94,7 @@ class Webhook:
         self.url = url
         self.retry = retry if retry is not None else Retry()
         self._headers = dict(headers or {})
-        self._client = httpx.AsyncClient(timeout=timeout)
+        self._origin = Origin(url, timeout=timeout)
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """A webhook tells no one in particular: it takes each notice once."""
@@ -107,21 +107,21 @@ class Webhook:
         headers = {
             **self._headers,
             "content-type": "application/json",
+            "user-agent": "roomkit-notify",
             "webhook-id": notice.delivery_id,
             "webhook-timestamp": str(int(now.timestamp())),
             "webhook-signature": self._signer.sign(notice.delivery_id, now, data),
         }
         try:
-            response = await self._client.post(self.url, content=data, headers=headers)
-        except httpx.TimeoutException:
+            status = await self._origin.post(data.encode("utf-8"), headers)
+        except TimeoutError:
             raise DeliveryError(f"webhook {self.url} timed out", retry=True) from None
-        except httpx.HTTPError as error:
+        except OSError as error:
             raise DeliveryError(
                 f"webhook {self.url} is unreachable ({type(error).__name__}: {error}): check "
                 "the URL and that the receiver is running",
                 retry=True,
             ) from None
-        status = response.status_code
         if status < 300:
             return {"status": status}
         retry = status >= 500 or status in _RETRIED
@@ -129,4 +129,4 @@ class Webhook:
         raise DeliveryError(f"webhook {self.url} answered {status}{hint}", retry=retry)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._origin.aclose()

@@ -11,24 +11,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from roomkit.tools.human_input.stores.outbox import OutboxItem
+from roomkit.tools.human_input.stores.outbox import COLUMNS, OutboxItem, item_from_row
 
 __all__ = ["PostgresOutbox"]
-
-_COLUMNS = "item_id, pending_id, due, body, attempts, created, done, receipt"
-
-
-def _item(row: Sequence[Any]) -> OutboxItem:
-    return OutboxItem(
-        item_id=row[0],
-        pending_id=row[1],
-        due=float(row[2]),
-        body=json.loads(row[3]),
-        attempts=int(row[4]),
-        created=float(row[5]),
-        done=bool(row[6]),
-        receipt=None if row[7] is None else json.loads(row[7]),
-    )
 
 
 class PostgresOutbox:
@@ -42,7 +27,7 @@ class PostgresOutbox:
         self._claim = (
             f"UPDATE {table} SET due = %s, owner = %s WHERE item_id IN (SELECT item_id FROM "
             f"{table} WHERE NOT done AND due <= %s ORDER BY due LIMIT %s "
-            f"FOR UPDATE SKIP LOCKED) RETURNING {_COLUMNS}"
+            f"FOR UPDATE SKIP LOCKED) RETURNING {COLUMNS}"
         )
 
     async def _count(self, statement: str, parameters: Any) -> int:
@@ -74,7 +59,7 @@ class PostgresOutbox:
 
     async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
         rows = await self._rows(self._claim, (now + lease, owner, now, limit))
-        return [_item(row) for row in rows]
+        return [item_from_row(row) for row in rows]
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
         statement = (
@@ -98,9 +83,9 @@ class PostgresOutbox:
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
         statement = (
-            f"SELECT {_COLUMNS} FROM {self._table} WHERE pending_id = %s ORDER BY created, item_id"
+            f"SELECT {COLUMNS} FROM {self._table} WHERE pending_id = %s ORDER BY created, item_id"
         )
-        return [_item(row) for row in await self._rows(statement, (pending_id,))]
+        return [item_from_row(row) for row in await self._rows(statement, (pending_id,))]
 
     async def next_due(self) -> float | None:
         rows = await self._rows(f"SELECT MIN(due) FROM {self._table} WHERE NOT done")

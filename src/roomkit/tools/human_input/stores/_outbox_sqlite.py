@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.tools.human_input.stores.outbox import OutboxItem
+from roomkit.tools.human_input.stores.outbox import COLUMNS, OutboxItem, item_from_row
 
 __all__ = ["SQLiteOutbox"]
 
@@ -34,26 +34,12 @@ CREATE INDEX IF NOT EXISTS roomkit_outbox_due ON roomkit_outbox (due) WHERE done
 CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON roomkit_outbox (pending_id);
 """
 
-_COLUMNS = "item_id, pending_id, due, body, attempts, created, done, receipt"
 
 _CLAIM = (
     "UPDATE roomkit_outbox SET due = ?, owner = ? WHERE item_id IN ("
     "SELECT item_id FROM roomkit_outbox WHERE done = 0 AND due <= ? ORDER BY due LIMIT ?) "
-    f"RETURNING {_COLUMNS}"
+    f"RETURNING {COLUMNS}"
 )
-
-
-def _item(row: Sequence[Any]) -> OutboxItem:
-    return OutboxItem(
-        item_id=row[0],
-        pending_id=row[1],
-        due=float(row[2]),
-        body=json.loads(row[3]),
-        attempts=int(row[4]),
-        created=float(row[5]),
-        done=bool(row[6]),
-        receipt=None if row[7] is None else json.loads(row[7]),
-    )
 
 
 class SQLiteOutbox:
@@ -122,7 +108,7 @@ class SQLiteOutbox:
     async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
         def claim(db: sqlite3.Connection) -> list[OutboxItem]:
             rows = db.execute(_CLAIM, (now + lease, owner, now, limit)).fetchall()
-            return [_item(row) for row in rows]
+            return [item_from_row(row) for row in rows]
 
         claimed: list[OutboxItem] = await self._run(claim)
         return claimed
@@ -161,11 +147,11 @@ class SQLiteOutbox:
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
         def read(db: sqlite3.Connection) -> list[OutboxItem]:
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM roomkit_outbox WHERE pending_id = ? "
+                f"SELECT {COLUMNS} FROM roomkit_outbox WHERE pending_id = ? "
                 "ORDER BY created, item_id",
                 (pending_id,),
             ).fetchall()
-            return [_item(row) for row in rows]
+            return [item_from_row(row) for row in rows]
 
         found: list[OutboxItem] = await self._run(read)
         return found

@@ -18,6 +18,7 @@ store's clock.
 
 from __future__ import annotations
 
+import heapq
 import importlib
 import json
 import weakref
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["MemoryOutbox", "Outbox", "OutboxItem", "outbox_for"]
+__all__ = ["COLUMNS", "MemoryOutbox", "Outbox", "OutboxItem", "item_from_row", "outbox_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,24 @@ class OutboxItem:
 
     def encoded_body(self) -> str:
         return json.dumps(self.body, separators=(",", ":"), sort_keys=True)
+
+
+COLUMNS = "item_id, pending_id, due, body, attempts, created, done, receipt"
+"""The columns of an outbox table (SQLite, PostgreSQL), in :func:`item_from_row` order."""
+
+
+def item_from_row(row: Sequence[Any]) -> OutboxItem:
+    """An item from a row of :data:`COLUMNS`."""
+    return OutboxItem(
+        item_id=row[0],
+        pending_id=row[1],
+        due=float(row[2]),
+        body=json.loads(row[3]),
+        attempts=int(row[4]),
+        created=float(row[5]),
+        done=bool(row[6]),
+        receipt=None if row[7] is None else json.loads(row[7]),
+    )
 
 
 @runtime_checkable
@@ -89,46 +108,62 @@ class Outbox(Protocol):
 
 
 class MemoryOutbox:
-    """The outbox of a handler whose requests live in this process (the memory store)."""
+    """The outbox of a handler whose requests live in this process (the memory store).
+
+    A heap of due times finds the items due without looking at the others; an entry whose
+    item has moved since (claimed, renewed, done) is dropped when it comes up.
+    """
 
     def __init__(self) -> None:
         self._items: dict[str, OutboxItem] = {}
         self._owners: dict[str, str] = {}
+        self._heap: list[tuple[float, str]] = []
+
+    def _put(self, item: OutboxItem) -> None:
+        self._items[item.item_id] = item
+        if not item.done:
+            heapq.heappush(self._heap, (item.due, item.item_id))
+
+    def _current(self, due: float, item_id: str) -> OutboxItem | None:
+        item = self._items.get(item_id)
+        return item if item is not None and not item.done and item.due == due else None
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         new = 0
         for item in items:
             if item.item_id not in self._items:
-                self._items[item.item_id] = item
+                self._put(item)
                 new += 1
         return new
 
     async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
-        due = sorted(
-            (i for i in self._items.values() if not i.done and i.due <= now),
-            key=lambda i: (i.due, i.item_id),
-        )[:limit]
-        for item in due:
-            self._items[item.item_id] = replace(item, due=now + lease)
-            self._owners[item.item_id] = owner
-        return due
+        claimed: list[OutboxItem] = []
+        heap = self._heap
+        while heap and heap[0][0] <= now and len(claimed) < limit:
+            item = self._current(*heapq.heappop(heap))
+            if item is not None:
+                claimed.append(item)
+                self._put(replace(item, due=now + lease))
+                self._owners[item.item_id] = owner
+        return claimed
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
         item = self._items.get(item_id)
         if item is None or item.done or self._owners.get(item_id) != owner:
             return False
-        self._items[item_id] = replace(item, due=until)
+        self._put(replace(item, due=until))
         return True
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
         item = self._items.get(item_id)
         if item is not None:
             self._items[item_id] = replace(item, done=True, receipt=receipt)
+            self._owners.pop(item_id, None)
 
     async def postpone(self, item_id: str, due: float) -> None:
         item = self._items.get(item_id)
         if item is not None and not item.done:
-            self._items[item_id] = replace(item, due=due, attempts=item.attempts + 1)
+            self._put(replace(item, due=due, attempts=item.attempts + 1))
             self._owners.pop(item_id, None)
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
@@ -138,7 +173,10 @@ class MemoryOutbox:
         )
 
     async def next_due(self) -> float | None:
-        return min((i.due for i in self._items.values() if not i.done), default=None)
+        heap = self._heap
+        while heap and self._current(*heap[0]) is None:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
 
     async def purge(self, before: float) -> int:
         gone = [k for k, i in self._items.items() if i.done and i.created < before]
