@@ -12,7 +12,18 @@ from roomkit.cli import main
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify import Person
 from roomkit.notify.config import load_notify_config
-from roomkit.tools.human_input.ladder import Default, Escalate, Remind
+from roomkit.notify.ladders import give_ladder
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import (
+    Default,
+    Escalate,
+    Ladder,
+    Remind,
+    escalate,
+    record_ladder,
+    remind,
+)
+from roomkit.tools.human_input.stores.outbox import outbox_for
 
 ENV = {
     "HOOK_SECRET": SECRET,
@@ -298,3 +309,22 @@ def test_roomkit_notify_refuses_a_memory_store(
     path = write(tmp_path, HOOK)
     assert main(["notify", "--store", "memory", "--config", str(path)]) == 2
     assert "A memory store lives inside one process" in capsys.readouterr().err
+
+
+async def test_the_file_s_ladder_goes_to_requests_without_one_of_their_own() -> None:
+    """A request whose tool recorded a ladder keeps it; a settled one gets nothing."""
+    handler = HumanInputHandler()
+    own, bare, settled = [
+        await handler.create("ask", {"question": question}, actor_id="alice")
+        for question in ("Own?", "Bare?", "Done?")
+    ]
+    await record_ladder(handler, own, Ladder(remind(30)))
+    await handler.aresolve(settled.pending_id, "yes", by="alice")
+    ladder = Ladder(remind(5), escalate(10))
+    given = [await give_ladder(handler, ladder, r.pending_id) for r in (own, bare, settled)]
+    assert given == [False, True, False]
+    assert await give_ladder(handler, ladder, bare.pending_id) is False
+    outbox = outbox_for(handler)
+    jobs = [item.body["job"] for item in await outbox.items_for(bare.pending_id)]
+    assert sorted(jobs) == ["escalate", "remind"]
+    assert [item.body["job"] for item in await outbox.items_for(own.pending_id)] == ["remind"]

@@ -22,7 +22,7 @@ from roomkit.tools.human_input.ladder import Ladder, record_ladder
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 from roomkit.tools.human_input.stores.outbox import outbox_for
 
-__all__ = ["following"]
+__all__ = ["following", "give_ladder"]
 
 logger = logging.getLogger("roomkit.notify")
 
@@ -66,21 +66,24 @@ async def _follow(
             change = changes.popleft()
             try:
                 if change.kind is PendingChangeKind.CREATED:
-                    await _give(handler, ladder, change.pending_id)
+                    await give_ladder(handler, ladder, change.pending_id)
                 elif change.kind is PendingChangeKind.RESYNC:
                     for request in await handler.list_pending():
-                        await _give(handler, ladder, request.pending_id)
+                        await give_ladder(handler, ladder, request.pending_id)
             except Exception as error:
                 # A store that is down now is read again at the next change: a ladder is
                 # never worth stopping the notifier for.
                 logger.warning("ladder: could not give %s its steps (%s)", change.pending_id, error)
 
 
-async def _give(handler: HumanInputHandler, ladder: Ladder, pending_id: str) -> None:
+async def give_ladder(handler: HumanInputHandler, ladder: Ladder, pending_id: str) -> bool:
+    """Record ``ladder``'s steps for the request, unless it is settled, unknown, or has ladder
+    steps of its own; ``True`` when they were recorded."""
     request = await handler.get_request(pending_id)
     if request is None or request.status is not PendingInputStatus.PENDING:
-        return
+        return False
     items = await outbox_for(handler).items_for(pending_id)
     if any(item.body.get("job") in _STEPS for item in items):
-        return
+        return False
     await record_ladder(handler, request, ladder)
+    return True
