@@ -3,6 +3,7 @@ a wrong one is one line naming the key at fault, before anything starts."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -328,3 +329,26 @@ async def test_the_file_s_ladder_goes_to_requests_without_one_of_their_own() -> 
     jobs = [item.body["job"] for item in await outbox.items_for(bare.pending_id)]
     assert sorted(jobs) == ["escalate", "remind"]
     assert [item.body["job"] for item in await outbox.items_for(own.pending_id)] == ["remind"]
+
+
+def readme_toml() -> str:
+    """The README's TOML block."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [text] = re.findall(r"```toml\n(.*?)```", readme, flags=re.DOTALL)
+    return str(text)
+
+
+async def test_the_readme_s_file_is_a_good_one(tmp_path: Path) -> None:
+    text = readme_toml()
+    environ = {
+        "ROOMKIT_WEBHOOK_SECRET": SECRET,
+        "SMTP_PASSWORD": "x",
+        "SLACK_BOT_TOKEN": "xoxb-1",
+        "SLACK_SIGNING_SECRET": "s",
+    }
+    config = load_notify_config(write(tmp_path, text), environ=environ)
+    for surface in config.surfaces:
+        await surface.aclose()
+    assert [s.name for s in config.surfaces] == ["webhook", "email", "slack", "apprise"]
+    assert config.ladder is not None
+    assert config.ladder.on_expiry == Default('{"answer": "no"}')
