@@ -92,24 +92,19 @@ class NotifyConfig:
         """The Slack surface, when the file has a ``[slack]`` table."""
         return next((s for s in self.surfaces if hasattr(s, "signing_secret")), None)
 
-    def notifier(
-        self,
-        handler: HumanInputHandler,
-        *,
-        link_secret: str | bytes | None = None,
-        data_dir: str | os.PathLike[str] | None = None,
-    ) -> Notifier:
-        """A :class:`~roomkit.notify.Notifier` of ``handler`` through these surfaces.
+    def notifier(self, handler: HumanInputHandler, **options: Any) -> Notifier:
+        """A :class:`~roomkit.notify.Notifier` of ``handler`` through these surfaces, with
+        the file's directory and ``desk_url``.
 
-        ``link_secret`` and ``data_dir`` are the desk's key, as ``Notifier`` takes them.
+        ``options`` are the notifier's other keywords (``link_secret``, ``data_dir`` for the
+        desk's key; ``lease``, ``poll``, ``concurrency``).
         """
         return Notifier(
             handler,
             self.surfaces,
             directory=self.directory,
             desk_url=self.desk_url,
-            link_secret=link_secret,
-            data_dir=data_dir,
+            **options,
         )
 
 
