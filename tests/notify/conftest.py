@@ -1,6 +1,6 @@
 """The notifier's tests run on the real event loop against real servers: a loopback
-webhook receiver, an aiosmtpd SMTP server, a fake Slack Web API, a SQLite file, redis-server
-and PostgreSQL."""
+webhook receiver, an aiosmtpd SMTP server, a SQLite file, redis-server and PostgreSQL; the
+surface tests against a fake Slack Web API on loopback."""
 
 from __future__ import annotations
 

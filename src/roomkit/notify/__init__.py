@@ -1,7 +1,7 @@
 """Reach people where they are: the notifier, its surfaces, and ladders for requests left waiting.
 
-``Webhook`` needs the ``notify`` extra (httpx, standardwebhooks), ``Email`` too (aiosmtplib),
-``Slack`` the ``slack`` extra and ``Apprise`` the ``apprise`` extra; each loads on first use.
+``Webhook`` and ``Email`` need the ``notify`` extra (standardwebhooks, aiosmtplib), ``Slack``
+and ``Apprise`` theirs; each loads on first use.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ __all__ = [
 
 # Surfaces on an optional package import it only when named, so that the others need nothing.
 _EXTRAS = {
-    "Apprise": "roomkit.notify.apprise",
-    "Email": "roomkit.notify.email",
     "Slack": "roomkit.notify.slack",
+    "Apprise": "roomkit.notify.apprise",
     "Webhook": "roomkit.notify.webhook",
+    "Email": "roomkit.notify.email",
 }
 
 

@@ -135,6 +135,10 @@ class Notifier:
         self._changes: deque[PendingChange] = deque()
         self._wake = asyncio.Event()
         self._turned = asyncio.Event()
+        # Whether the loop is taking changes or claiming, and how many turns it began: what
+        # wait_idle() reads of the outbox is current only if neither moved meanwhile.
+        self._busy = False
+        self._turns = 0
         self._inflight: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -159,10 +163,13 @@ class Notifier:
             if self._task is None:
                 raise RuntimeError("the notifier is not running: use `async with notifier:`")
             self._turned.clear()
-            if not self._inflight and not self._changes and not self._wake.is_set():
+            if not (self._inflight or self._changes or self._wake.is_set() or self._busy):
+                turn = self._turns
                 due = await self.outbox.next_due()
                 # The loop may have moved while the outbox was read: then look again.
-                quiet = not (self._turned.is_set() or self._inflight or self._wake.is_set())
+                quiet = turn == self._turns and not (
+                    self._busy or self._turned.is_set() or self._inflight or self._wake.is_set()
+                )
                 if quiet and (due is None or due > self.handler.now()):
                     return
                 if not quiet:
@@ -209,12 +216,15 @@ class Notifier:
         try:
             while not self._stopping:
                 self._wake.clear()
+                self._busy, self._turns = True, self._turns + 1
                 try:
                     await self._take_changes()
                     claimed = await self._claim()
                 except StoreUnavailableError as error:
                     logger.warning("notifier: the store is unreachable (%s); trying again", error)
                     claimed = False
+                finally:
+                    self._busy = False
                 self._turned.set()
                 if not claimed:
                     await self._sleep()
