@@ -1,8 +1,11 @@
 """Turns per second through ``RoomKit.process_inbound`` with the scripted model.
 
 Three kinds of turn: text only; one plain tool call then a reply; one AskUserQuestion call
-answered at once by the ON_USER_INPUT_REQUIRED hook, then a reply. Then the growth check: a
-room that keeps talking for 600 human-tool turns, first turns against last turns.
+answered at once by the ON_USER_INPUT_REQUIRED hook, then a reply. Two more for approvals:
+the plain tool call under an ``Approval`` whose ``when=`` says no (target: at most 5 % over
+the plain call), and the plain tool call held for approval and approved at once by the hook
+(target: at most 1.2 times the AskUserQuestion turn). Then the growth check: a room that
+keeps talking for 600 human-tool turns, first turns against last turns.
 
 Run: python bench/bench_turns.py
 """
@@ -17,6 +20,7 @@ from typing import Any
 
 from roomkit import (
     AITool,
+    Approval,
     HookExecution,
     HookTrigger,
     HumanInputToolHandler,
@@ -28,6 +32,7 @@ from roomkit import (
 from roomkit.channels.ai import AIChannel
 from roomkit.providers.ai.base import AIResponse, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
+from roomkit.tools.approvals import approve
 
 TURNS = 1_000
 GROWTH_TURNS = 600
@@ -57,7 +62,7 @@ def script(kind: str) -> list[AIResponse]:
     if kind == "text":
         return [AIResponse(content="Hello.")]
     name, args = (
-        ("lookup", {"q": "x"}) if kind == "tool" else ("AskUserQuestion", {"question": "?"})
+        ("AskUserQuestion", {"question": "?"}) if kind == "human" else ("lookup", {"q": "x"})
     )
     return [
         AIResponse(tool_calls=[AIToolCall(id="tc-1", name=name, arguments=args)]),
@@ -65,9 +70,18 @@ def script(kind: str) -> list[AIResponse]:
     ]
 
 
+def never(name: str, arguments: dict[str, Any]) -> bool:
+    return False
+
+
 async def build(kind: str) -> tuple[RoomKit, str]:
     kit = RoomKit()
-    human = HumanInputToolHandler({"AskUserQuestion"}, tool_definitions=[ASK])
+    approvals = {}
+    if kind == "unheld":
+        approvals = {"lookup": Approval(when=never)}
+    elif kind == "approval":
+        approvals = {"lookup": Approval()}
+    human = HumanInputToolHandler({"AskUserQuestion"}, tool_definitions=[ASK], approvals=approvals)
     ai = AIChannel(
         "agent",
         provider=MockAIProvider(ai_responses=script(kind)),
@@ -79,7 +93,10 @@ async def build(kind: str) -> tuple[RoomKit, str]:
 
     @kit.hook(HookTrigger.ON_USER_INPUT_REQUIRED, execution=HookExecution.SYNC)
     async def answer(event: PendingInputEvent, ctx: object) -> None:
-        human.handler.resolve(event.pending_id, '{"answer": "blue"}')
+        if event.kind == "approval":
+            await human.handler.aresolve(event.pending_id, approve(), by="alice")
+        else:
+            human.handler.resolve(event.pending_id, '{"answer": "blue"}')
 
     await kit.create_room("r")
     await kit.attach_channel("r", "agent")
@@ -96,10 +113,23 @@ async def time_turns(kit: RoomKit, room_id: str, count: int) -> list[float]:
     return laps
 
 
+async def paired(first: str, second: str, *, rounds: int = 6) -> tuple[float, float]:
+    """The median turns of two kinds: blocks of turns of each, in alternation, on fresh kits
+    (the load of a shared machine falls on both alike); the median of the blocks' medians."""
+    medians: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds):
+        for kind, found in zip((first, second), medians, strict=True):
+            kit, room = await build(kind)
+            await time_turns(kit, room, 50)  # warm-up
+            found.append(statistics.median(await time_turns(kit, room, 200)) * 1e3)
+            await kit.close()
+    return statistics.median(medians[0]), statistics.median(medians[1])
+
+
 async def main() -> None:
     gc.collect()
     print(f"{'turn':<12}{'median ms':>11}{'p99 ms':>9}{'turns/s':>10}{'target':>14}")
-    for kind in ("text", "tool", "human"):
+    for kind in ("text", "tool", "human", "unheld", "approval"):
         kit, room = await build(kind)
         await time_turns(kit, room, 50)  # warm-up
         laps = await time_turns(kit, room, TURNS)
@@ -109,6 +139,16 @@ async def main() -> None:
         verdict = ("pass" if median <= TARGET_MS else "MISS") if kind == "human" else ""
         print(f"{kind:<12}{median:>11.3f}{p99:>9.3f}{1e3 / median:>10.0f}{target:>14} {verdict}")
         await kit.close()
+    tool, unheld = await paired("tool", "unheld")
+    human, approval = await paired("human", "approval")
+    over = (unheld / tool - 1) * 100
+    ratio = approval / human
+    print(
+        f"\nwhen= says no: {over:+.1f} % over the plain tool turn, paired medians {tool:.3f} / "
+        f"{unheld:.3f} ms (target <= 5 %: {'pass' if over <= 5 else 'MISS'})\n"
+        f"approved at once by a hook: {ratio:.2f}x the AskUserQuestion turn, paired medians "
+        f"{human:.3f} / {approval:.3f} ms (target <= 1.2x: {'pass' if ratio <= 1.2 else 'MISS'})"
+    )
 
     kit, room = await build("human")
     laps = await time_turns(kit, room, GROWTH_TURNS)

@@ -64,5 +64,10 @@ def test_readme_code_block_runs(index: int) -> None:
     run()
     if "Notifier(" in code:
         assert out.getvalue().strip() == "question_pending Ship it?"
+    if "approvals=" in code:
+        shown, read = out.getvalue().strip().splitlines()
+        assert shown == "approval send_email bob@example.com ('alice',)"
+        assert '"result": "sent to carol@example.com"' in read
+        assert '"changed": {"to": {"from": "bob@example.com"' in read
     if index == 0:
         assert out.getvalue().strip() == "Blue it is."

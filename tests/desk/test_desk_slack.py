@@ -502,3 +502,40 @@ async def test_clicks_past_the_person_s_rate_change_nothing(
     assert answered is not None
     assert waiting is not None
     assert (answered.status, waiting.status) == ("resolved", "pending")
+
+
+async def test_only_an_approver_decides_an_approval_from_slack(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    """Alice may see the approval (she asked), but only bob may decide it; bob's click is
+    recorded in its history as a decision through Slack."""
+    request = await world.handler.create_approval(
+        "send_email",
+        {"to": "carol@example.com"},
+        approvers=["bob"],
+        tool_schema={"type": "object"},
+        room_id="room",
+        actor_id="alice",
+    )
+    notice = Notice(
+        type="question_pending",
+        delivery_id="d-1",
+        request=request,
+        recipient="alice",
+        person=DIRECTORY.get("alice"),
+        answer_url="https://desk.example.com/#token=x",
+    )
+    await slack.send(notice)
+    click = Click(slack_api, slack_api.posted()[-1], "Approve")
+    by_alice = click.body("U0ALICE")
+    assert (await interact(world, by_alice, signed(by_alice))).status_code == 200
+    still = await world.handler.get_request(request.pending_id)
+    assert still is not None
+    assert still.status == "pending"
+    by_bob = click.body("U0BOB", response="r2")
+    assert (await interact(world, by_bob, signed(by_bob))).status_code == 200
+    decided = await world.handler.get_request(request.pending_id)
+    assert decided is not None
+    assert (decided.status, decided.settled_by) == ("resolved", "bob")
+    entry = (await world.handler.history(request.pending_id))[-1]
+    assert (entry["type"], entry["decision"], entry["surface"]) == ("decided", "approve", "slack")

@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from roomkit.core.exceptions import InvalidAnswerError, StoreError
-from roomkit.desk.answers import answer_text, settled_detail
+from roomkit.desk.answers import answer_text, may_decide, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
 from roomkit.desk.shapes import AnswerBody
@@ -55,6 +55,7 @@ MAX_SLACK_BODY = 256 * 1024
 REPLAY_WINDOW = 600.0
 """Seconds a spent signature is kept: longer than the 5 minutes Slack's timestamp is good for."""
 NOT_YOURS = "This question is not yours to answer, so nothing was changed."
+NOT_AN_APPROVER = "Only this approval's approvers may decide it, so nothing was changed."
 UNKNOWN_USER = (
     "Your Slack account is not linked to anyone on this desk, so nothing was changed: ask the "
     "desk's administrator to add your Slack member id ({user}) to the directory."
@@ -188,6 +189,8 @@ class SlackInteractions:
             found = await handler.get_request(pending_id)
             if found is None or not await desk.access.can_see(principal, found):
                 return _ephemeral(NOT_YOURS), "not_yours"
+            if not may_decide(found, principal.actor_id):
+                return _ephemeral(NOT_AN_APPROVER), "not_yours"
             current = await handler.expire_overdue([found])
             request = current[0] if current else found
             if request.status is not PendingInputStatus.PENDING:

@@ -30,7 +30,7 @@ from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Surface
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
-from roomkit.tools.human_input.stores.outbox import OutboxItem, outbox_for
+from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for
 
 __all__ = ["Notifier", "NotifierStatistics"]
 
@@ -170,7 +170,7 @@ class Notifier:
                 quiet = turn == self._turns and not (
                     self._busy or self._turned.is_set() or self._inflight or self._wake.is_set()
                 )
-                if quiet and (due is None or due > self.handler.now()):
+                if quiet and (due is None or due > now_of(self.handler)):
                     return
                 if not quiet:
                     continue
@@ -243,7 +243,7 @@ class Notifier:
         delay = self.poll
         due = await self.outbox.next_due()
         if due is not None:
-            delay = min(delay, max(0.0, due - self.handler.now()))
+            delay = min(delay, max(0.0, due - now_of(self.handler)))
         if delay <= 0 and len(self._inflight) >= self.concurrency:
             delay = self.poll
         if delay > 0:
@@ -254,7 +254,7 @@ class Notifier:
     async def _take_changes(self) -> None:
         if not self._changes:
             return
-        now = self.handler.now()
+        now = now_of(self.handler)
         items: list[OutboxItem] = []
         while self._changes:
             change = self._changes.popleft()
@@ -274,7 +274,7 @@ class Notifier:
         room = self.concurrency - len(self._inflight)
         if room <= 0:
             return False
-        items = await self.outbox.claim(self.owner, self.handler.now(), self.lease, room)
+        items = await self.outbox.claim(self.owner, now_of(self.handler), self.lease, room)
         for item in items:
             task = asyncio.create_task(self._do(item))
             self._inflight.add(task)
@@ -304,7 +304,7 @@ class Notifier:
 
     async def _hand_back(self, item: OutboxItem) -> None:
         try:
-            await self.outbox.renew(item.item_id, self.owner, self.handler.now())
+            await self.outbox.renew(item.item_id, self.owner, now_of(self.handler))
         except Exception:
             logger.debug("could not hand %s back; its lease lapses instead", item.item_id)
 
@@ -325,7 +325,7 @@ class Notifier:
             targets = await self._told(item.pending_id)
         else:
             targets = self._targets(approvers, warn=job == "announce")
-        now = self.handler.now()
+        now = now_of(self.handler)
         body = {"job": "deliver", "type": _TYPES[job], "approvers": list(approvers)}
         deliveries = [
             OutboxItem(
@@ -491,7 +491,7 @@ class Notifier:
     async def _failed(self, item: OutboxItem, surface: Surface, problem: str, retry: bool) -> None:
         self._stats.failed[surface.name] += 1
         policy: Retry = getattr(surface, "retry", None) or Retry()
-        now = self.handler.now()
+        now = now_of(self.handler)
         if retry and now - item.created < policy.give_up:
             delay = policy.delay(item.attempts + 1)
             logger.warning(
@@ -514,7 +514,7 @@ class Notifier:
             return
         entry = f"notify:shown:{request.pending_id}:{surface}"
         # The ledger's clock is the store's on a durable store, the wall clock in memory.
-        now = self.handler.now() if self.handler.durable else time.time()
+        now = now_of(self.handler) if self.handler.durable else time.time()
         if not await self.handler.ledger.spend_once(entry, until=now + _SHOWN_KEEP):
             return
         at = datetime.now(UTC).isoformat()

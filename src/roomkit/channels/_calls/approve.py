@@ -18,6 +18,8 @@ second wait) gets the recorded outcome from the request's history, never a secon
 from __future__ import annotations
 
 import copy
+import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels._calls.outcome import CallOutcome, refused, served
@@ -27,14 +29,18 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
-from roomkit.tools.human_input.stores._history import new_entry
+from roomkit.tools.human_input.stores import new_entry
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite
     from roomkit.providers.ai.base import AITool
     from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
-__all__ = ["approve", "held", "spent_entry"]
+__all__ = ["Verdict", "executed", "held", "run_verdict", "spend", "spent_entry", "verdict_on"]
+
+
+_MEMORY_SPEND = 86_400.0
+"""Seconds the memory ledger remembers that an approval's run was spent."""
 
 
 def held(server: ToolServer, name: str) -> Approval | None:
@@ -50,17 +56,47 @@ def spent_entry(pending_id: str) -> str:
     return f"approval:run:{pending_id}"
 
 
-async def approve(
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a person's decision on a held call comes to."""
+
+    request: PendingInput | None
+    """The approval request (``None`` when ``when=`` held nothing)."""
+    arguments: dict[str, Any] | None
+    """The arguments to run; ``None`` when the call must not run."""
+    digest: str | None = None
+    """The digest those arguments must still have at dispatch."""
+    shown: dict[str, Any] | None = None
+    """The arguments shown, when a person edited them (the model learns what changed)."""
+    outcome: CallOutcome | None = None
+    """What the model reads of a call that does not run."""
+
+
+async def run_verdict(
+    site: CallSite, server: ToolServer, name: str, verdict: Verdict
+) -> CallOutcome:
+    """Serve a held call as ``verdict`` says: not at all, unheld, or once, bound."""
+    if verdict.outcome is not None:
+        return verdict.outcome
+    assert verdict.arguments is not None
+    if verdict.request is None:
+        return await serve(site, server, name, verdict.arguments)
+    human = server.human_input_handler
+    assert human is not None
+    return await _run(site, server, human.handler, verdict)
+
+
+async def verdict_on(
     site: CallSite,
     server: ToolServer,
     name: str,
     arguments: dict[str, Any],
     rule: Approval,
-    tool: AITool,
-) -> CallOutcome:
-    """Hold the call for a decision under ``rule``; serve it as decided."""
+    tool: AITool | None,
+) -> Verdict:
+    """Hold the call for a decision under ``rule`` (when ``when=`` says so); the verdict."""
     if not await needs_person(rule, name, arguments):
-        return await serve(site, server, name, arguments)
+        return Verdict(None, arguments)
     human = server.human_input_handler
     assert human is not None
     handler = human.handler
@@ -74,17 +110,24 @@ async def approve(
             pending_id, new_entry("settled", status="timed_out", outcome=rule.on_expiry)
         )
         if rule.on_expiry == "approve":
-            return await _run(site, server, handler, request, request.arguments, None)
-        return refused(texts.approval_expired(name, limit), arguments)
+            return Verdict(request, request.arguments, request.arguments_digest)
+        return Verdict(
+            request, None, outcome=refused(texts.approval_expired(name, limit), arguments)
+        )
     except HumanInputRejectedError as rejected:
-        return refused(texts.approval_rejected(name, str(rejected)), arguments)
+        body = texts.approval_rejected(name, str(rejected))
+        return Verdict(request, None, outcome=refused(body, arguments))
     decision = read_decision(text)
     if decision.kind == "respond":
-        return served(texts.approval_responded(name, decision.text), arguments)
+        body = texts.approval_responded(name, decision.text)
+        return Verdict(request, None, outcome=served(body, arguments))
     if decision.kind == "edit":
         assert decision.arguments is not None
-        return await _run(site, server, handler, request, decision.arguments, request.arguments)
-    return await _run(site, server, handler, request, request.arguments, None)
+        edited = decision.arguments
+        return Verdict(request, edited, arguments_digest(name, edited), request.arguments)
+    # The arguments shown are bound to their digest, taken when they were held, so that a
+    # change since (a hook writing into them) is refused at dispatch.
+    return Verdict(request, request.arguments, request.arguments_digest)
 
 
 async def _hold(
@@ -93,7 +136,7 @@ async def _hold(
     name: str,
     arguments: dict[str, Any],
     rule: Approval,
-    tool: AITool,
+    tool: AITool | None,
     limit: float,
 ) -> PendingInput:
     """The approval request of the call: created, or re-attached to by its key."""
@@ -108,7 +151,7 @@ async def _hold(
         name,
         copy.deepcopy(arguments),
         approvers=approvers,
-        tool_schema=dict(tool.parameters),
+        tool_schema=dict(tool.parameters) if tool is not None else {"type": "object"},
         room_id=site.room_id,
         tool_call_id=site.tool_call_id,
         channel_id=site.channel_id,
@@ -128,35 +171,48 @@ async def _roster(site: CallSite) -> tuple[str, ...]:
     return tuple(participant.id for participant in await kit.store.list_participants(site.room_id))
 
 
-async def _run(
-    site: CallSite,
-    server: ToolServer,
-    handler: HumanInputHandler,
-    request: PendingInput,
-    arguments: dict[str, Any],
-    shown: dict[str, Any] | None,
-) -> CallOutcome:
-    """Run the approved call once, bound to its digest; ``shown`` when a person edited it."""
-    name, pending_id = request.tool_name, request.pending_id
-    # An edit is bound to what the person wrote; the arguments shown to their digest, taken
-    # when they were held, so that a change since (a hook writing into them) is refused.
-    digest = arguments_digest(name, arguments) if shown is not None else request.arguments_digest
-    if not await handler.ledger.spend_once(spent_entry(pending_id), until=None):
-        return await _replay(handler, request, arguments)
-    outcome = await serve(site, server, name, arguments, approved=digest)
+async def spend(handler: HumanInputHandler, verdict: Verdict) -> CallOutcome | None:
+    """Spend the approval's one run; the recorded outcome when it was spent already."""
+    assert verdict.request is not None
+    assert verdict.arguments is not None
+    # A durable store keeps the spend with the audit; memory forgets it after a day.
+    until = None if handler.durable else time.time() + _MEMORY_SPEND
+    if await handler.ledger.spend_once(spent_entry(verdict.request.pending_id), until=until):
+        return None
+    return await _replay(handler, verdict.request, verdict.arguments)
+
+
+async def executed(handler: HumanInputHandler, verdict: Verdict, outcome: CallOutcome) -> None:
+    """Write the run to the approval's history."""
+    assert verdict.request is not None
     await handler.record(
-        pending_id,
+        verdict.request.pending_id,
         new_entry(
             "executed",
-            digest=digest,
+            digest=verdict.digest,
             ran=not outcome.refused,
             is_error=outcome.is_error,
             content=outcome.content,
         ),
     )
-    if shown is None or outcome.is_error:
+
+
+async def _run(
+    site: CallSite, server: ToolServer, handler: HumanInputHandler, verdict: Verdict
+) -> CallOutcome:
+    """Run the approved call once, bound to its digest."""
+    request, arguments = verdict.request, verdict.arguments
+    assert request is not None
+    assert arguments is not None
+    name = request.tool_name
+    replayed = await spend(handler, verdict)
+    if replayed is not None:
+        return replayed
+    outcome = await serve(site, server, name, arguments, approved=verdict.digest)
+    await executed(handler, verdict, outcome)
+    if verdict.shown is None or outcome.is_error:
         return outcome
-    changed = _changes(shown, arguments)
+    changed = _changes(verdict.shown, arguments)
     content = texts.approval_edited(name, outcome.content, arguments, changed)
     return served(content, arguments)
 

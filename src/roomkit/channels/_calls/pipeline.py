@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls.approve import approve, held
+from roomkit.channels._calls.approve import held, run_verdict, verdict_on
 from roomkit.channels._calls.checks import check
 from roomkit.channels._calls.gate import gate
 from roomkit.channels._calls.outcome import CallOutcome, cut, refused
@@ -66,5 +66,6 @@ async def _decide(
         return refused(body, arguments, detail=decision.detail)
     rule = held(server, name)
     if rule is not None:
-        return await approve(site, server, name, decision.arguments, rule, tool)
+        verdict = await verdict_on(site, server, name, decision.arguments, rule, tool)
+        return await run_verdict(site, server, name, verdict)
     return await serve(site, server, name, decision.arguments)

@@ -57,25 +57,21 @@ async def serve(
         approved: the digest a person approved; the arguments are digested again at
             dispatch and the call is refused, never run, when they differ.
     """
-    this_call = ToolCallContext(site.room_id, site.tool_call_id, site.channel_id)
-    with tool_turn_context(
-        room=site.room, actor_id=site.actor_id, tools=list(site.tools), call=this_call
-    ):
-        return await _run(site, server, name, arguments, approved)
-
-
-async def _run(
-    site: CallSite,
-    server: ToolServer,
-    name: str,
-    arguments: dict[str, Any],
-    approved: str | None = None,
-) -> CallOutcome:
     if approved is not None:
         ran = arguments_digest(name, arguments)
         if ran != approved:
             detail = f"ApprovalMismatch: approved {approved}, dispatched {ran}"
             return refused(texts.approval_mismatch(name), arguments, detail=detail)
+    this_call = ToolCallContext(site.room_id, site.tool_call_id, site.channel_id)
+    with tool_turn_context(
+        room=site.room, actor_id=site.actor_id, tools=list(site.tools), call=this_call
+    ):
+        return await _run(site, server, name, arguments)
+
+
+async def _run(
+    site: CallSite, server: ToolServer, name: str, arguments: dict[str, Any]
+) -> CallOutcome:
     bounds = decide(server, name)
     human = server.human_input_handler
     asked = HumanInputCall(

@@ -8,6 +8,11 @@ for one it refused, and at the turn's teardown ``on_tool_cancelled`` for a call 
 before its decision arrived. The channel reports a call itself when there is no handler, when
 the handler raises, or when the handler's report does.
 
+A call the handler lets through to a tool held in the human-input handler's ``approvals``
+waits for a person's decision first, as on the channel's own path: approved or edited, the
+provider is handed exactly the arguments decided (and the run goes into the request's
+history); rejected, answered instead or expired, the provider never runs it.
+
 The provider runs these tools on its own side, so their results are its to read: a round
 whose every call is the provider's ends the turn, with no further model round.
 """
@@ -16,12 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from roomkit.channels._calls.approve import executed, held, spend, verdict_on
 from roomkit.channels._calls.checks import arguments_cut
 from roomkit.channels._calls.outcome import CallOutcome, cut, refused, served
 from roomkit.channels._calls.report import report
 from roomkit.channels._calls.serve import crashed
+from roomkit.models.pending_input import arguments_digest
 from roomkit.providers.ai.base import AIToolCall
 from roomkit.tools import texts
 from roomkit.tools.context import ToolCallContext, _serving
@@ -29,6 +36,7 @@ from roomkit.tools.external import ExternalToolHandler, ToolDecision, call_on_to
 
 if TYPE_CHECKING:
     from roomkit.channels.ai._turn import Turn
+    from roomkit.tools.approvals import Approval
 
 __all__ = ["run", "takes", "teardown"]
 
@@ -81,25 +89,72 @@ async def _decide(turn: Turn, handler: ExternalToolHandler, call: AIToolCall) ->
         arguments = decision.modified_input
     if not decision.approved:
         body = texts.error_body(decision.reason or texts.external_denied(name))
-        outcome = refused(body, arguments, detail=decision.detail)
+        return await _refuse(turn, handler, call, refused(body, arguments, detail=decision.detail))
+    rule = held(turn.channel, name)
+    if rule is not None and decision.result is None:
+        turn.unreported[call.id] = (name, arguments)
         try:
-            await call_on_tool_refused(
-                handler,
-                name,
-                arguments,
-                body,
-                tool_call_id=call.id,
-                room_id=turn.room_id,
-                detail=decision.detail,
-            )
-        except Exception:
-            logger.exception("%s.on_tool_refused failed", type(handler).__name__)
-            await report(turn.site(call.id), name, outcome)
-        return outcome
+            held_outcome, arguments = await _hold(turn, handler, call, arguments, rule)
+        finally:
+            turn.unreported.pop(call.id, None)
+        if held_outcome is not None:
+            return held_outcome
     # Approved without a result: the provider runs the call itself, and its result is the
     # provider's to read, so the channel has none to give.
     outcome = served(decision.result if decision.result is not None else "", arguments)
     await _tell_result(turn, handler, call.id, name, outcome)
+    return outcome
+
+
+async def _hold(
+    turn: Turn,
+    handler: ExternalToolHandler,
+    call: AIToolCall,
+    arguments: dict[str, Any],
+    rule: Approval,
+) -> tuple[CallOutcome | None, dict[str, Any]]:
+    """Hold an approved external call for a person; what the model reads when it must not
+    run (or the recorded outcome of a run already made), else the arguments to hand over."""
+    name, site, channel = call.name, turn.site(call.id), turn.channel
+    verdict = await verdict_on(site, channel, name, arguments, rule, site.tools.get(name))
+    outcome = verdict.outcome
+    if outcome is not None and outcome.refused:
+        return await _refuse(turn, handler, call, outcome), arguments
+    if outcome is not None:
+        await _tell_result(turn, handler, call.id, name, outcome)
+        return outcome, arguments
+    assert verdict.arguments is not None
+    human = channel.human_input_handler
+    if verdict.request is None or human is None:
+        return None, verdict.arguments
+    replayed = await spend(human.handler, verdict)
+    if replayed is None and arguments_digest(name, verdict.arguments) != verdict.digest:
+        replayed = refused(texts.approval_mismatch(name), verdict.arguments)
+    if replayed is not None:
+        await _tell_result(turn, handler, call.id, name, replayed)
+        return replayed, arguments
+    # The provider runs it: what it was handed is the run the history records.
+    await executed(human.handler, verdict, served("", verdict.arguments))
+    return None, verdict.arguments
+
+
+async def _refuse(
+    turn: Turn, handler: ExternalToolHandler, call: AIToolCall, outcome: CallOutcome
+) -> CallOutcome:
+    """Tell the handler it refused ``call`` (or report it, when the handler fails)."""
+    try:
+        await call_on_tool_refused(
+            handler,
+            call.name,
+            outcome.arguments,
+            outcome.content,
+            tool_call_id=call.id,
+            room_id=turn.room_id,
+            detail=outcome.error_detail,
+        )
+    except Exception:
+        logger.exception("%s.on_tool_refused failed", type(handler).__name__)
+        await report(turn.site(call.id), call.name, outcome)
     return outcome
 
 

@@ -7,7 +7,7 @@ An approval is a request of kind ``"approval"``: ``tool_name`` is the held tool,
 the request as it was. An edit must match the tool's schema. A rejection settles the
 request ``REJECTED`` with its reason; every other decision settles it ``RESOLVED`` with the
 decision's JSON, which the tool loop reads back. Each step is written to the request's
-history in the store (:class:`~roomkit.tools.human_input.stores._history.HistoryLog`).
+history in the store (:class:`~roomkit.tools.human_input.stores.HistoryLog`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import read_decision
 from roomkit.tools.human_input._in_transaction import answered
-from roomkit.tools.human_input.stores._history import (
+from roomkit.tools.human_input.stores import (
     HistoryLog,
     MemoryHistory,
     check_entry,
@@ -68,9 +68,22 @@ class Decisions:
         self.log = log
         """Where the histories are kept: the durable store, or one in memory."""
 
-    def prepare(self, request: PendingInput, approvers: tuple[str, ...]) -> None:
+    def prepare(
+        self,
+        request: PendingInput,
+        approvers: tuple[str, ...],
+        tool_schema: dict[str, Any] | None,
+    ) -> None:
         """Make ``request`` an approval of its tool and arguments, to be decided by
-        ``approvers``."""
+        ``approvers``; an edit must match ``tool_schema``.
+
+        Raises:
+            TypeError: ``tool_schema`` is not a dict.
+        """
+        if tool_schema is not None and not isinstance(tool_schema, dict):
+            raise TypeError(f"tool_schema must be a JSON Schema dict, got {tool_schema!r}")
+        # The tool's schema was checked with the tool (the channel checks what it offers).
+        request.answer_schema = tool_schema
         request.kind = APPROVAL
         request.approvers = approvers
         request.arguments_digest = arguments_digest(request.tool_name, request.arguments)

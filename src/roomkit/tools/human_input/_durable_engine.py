@@ -21,7 +21,7 @@ from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores._history import HistoryLog
+from roomkit.tools.human_input.stores import HistoryLog
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableSettledHistory,

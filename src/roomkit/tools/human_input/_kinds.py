@@ -1,5 +1,5 @@
 """The kinds of a request: they live in :mod:`roomkit.models.kinds` (the kit reads them)."""
 
-from roomkit.models.kinds import Kind, kind_of, option_labels, text_answer
+from roomkit.models.kinds import Kind, kind_of, option_labels, request_kind, text_answer
 
-__all__ = ["Kind", "kind_of", "option_labels", "text_answer"]
+__all__ = ["Kind", "kind_of", "option_labels", "request_kind", "text_answer"]

@@ -47,12 +47,12 @@ _get_running_loop = asyncio.get_running_loop
 class MemoryEngine:
     """Requests, waits and deadlines in this process, over a synchronous store."""
 
-    __slots__ = ("_announcer", "_deadlines", "_listeners", "_store")
+    __slots__ = ("_announcer", "_deadlines", "_listeners", "_store", "store")
 
     durable = False
 
     def __init__(self, store: PendingStore, announcer: Announcer) -> None:
-        self._store = store
+        self._store = self.store = store
         self._announcer = announcer
         self._listeners: list[ChangeListener] = []
         self._deadlines = DeadlineQueue(self._expire)

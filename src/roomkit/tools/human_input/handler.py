@@ -38,8 +38,13 @@ from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._in_transaction import answered, resolve_in
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import MemoryLedger, MemoryStore, PendingStore
-from roomkit.tools.human_input.stores._history import HistoryLog, MemoryHistory
+from roomkit.tools.human_input.stores import (
+    HistoryLog,
+    MemoryHistory,
+    MemoryLedger,
+    MemoryStore,
+    PendingStore,
+)
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableStore,
@@ -86,11 +91,9 @@ class HumanInputHandler:
                     type(store).__name__,
                 )
             self._engine = DurableEngine(store, announcer)
-            self._store: PendingStore | DurableStore = store
         else:
             memory = store if store is not None else MemoryStore(retention=retention)
             self._engine = MemoryEngine(memory, announcer)
-            self._store = memory
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
         log = store if isinstance(store, HistoryLog) else MemoryHistory()
         self._decisions = Decisions(self._engine, log)
@@ -211,9 +214,10 @@ class HumanInputHandler:
 
         The request's ``kind`` is ``"approval"``, its ``arguments_digest`` binds it to
         ``arguments``, and ``approvers`` may decide it (``aresolve`` with the JSON of
-        :mod:`roomkit.tools.approvals`). ``tool_schema`` is the tool's JSON Schema, kept
-        as the request's ``answer_schema``: an edit must match it. Its history starts with
-        a ``created`` entry. Other arguments as :meth:`create`.
+        :mod:`roomkit.tools.approvals`). ``tool_schema`` is the tool's JSON Schema (checked
+        with the tool, not again here), kept as the request's ``answer_schema``: an edit
+        must match it. Its history starts with a ``created`` entry. Other arguments as
+        :meth:`create`.
 
         Raises:
             As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``.
@@ -222,8 +226,8 @@ class HumanInputHandler:
         request = self._request(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
-        check_options(request, key, tool_schema, timeout)
-        self._decisions.prepare(request, chosen)
+        check_options(request, key, None, timeout)
+        self._decisions.prepare(request, chosen, tool_schema)
         # Written first, so that it comes before whatever the announcement leads to.
         await self._decisions.created(request, surface=surface)
         return await self._engine.create(request, timeout)
@@ -463,7 +467,7 @@ class HumanInputHandler:
 
         Raises:
             TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
-                ``at``; ``roomkit.tools.human_input.stores._history.new_entry`` makes one).
+                ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one).
         """
         return await self._decisions.record(pending_id, entry)
 
@@ -531,6 +535,11 @@ class HumanInputHandler:
         return current
 
     @property
+    def store(self) -> PendingStore | DurableStore:
+        """Where the requests live; the notification outbox is kept beside them."""
+        return self._engine.store
+
+    @property
     def ledger(self) -> SpendLedger:
         """The spend-once ledger beside the requests: single-use links, revoked tokens.
 
@@ -538,15 +547,6 @@ class HumanInputHandler:
         memory store it lives in this process.
         """
         return self._ledger
-
-    @property
-    def store(self) -> PendingStore | DurableStore:
-        """Where the requests live; the notification outbox is kept beside them."""
-        return self._store
-
-    def now(self) -> float:
-        """The time on the clock deadlines are set on: the store's, on a durable store."""
-        return self._engine.clock()
 
     async def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from roomkit.models.clock import utcnow
-from roomkit.tools.human_input.stores.outbox import OutboxItem, outbox_for
+from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for
 
 if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
@@ -137,7 +137,7 @@ async def record_ladder(handler: HumanInputHandler, request: PendingInput, ladde
     """
     if not ladder.steps:
         return
-    now = handler.now()
+    now = now_of(handler)
     age = max(0.0, (utcnow() - _aware(request.created_at)).total_seconds())
     items = []
     for index, step in enumerate(ladder.steps):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
 from tests.tools.human_input.stores.store_kit import Backend
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import arguments_digest
 from roomkit.tools.approvals import edit
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 
@@ -55,3 +60,26 @@ async def test_approvers_are_added_only_while_the_approval_is_open(backend: Back
         stored = await handler.get_request(request.pending_id)
     assert stored is not None
     assert (stored.status, stored.reject_reason, stored.approvers) == ("rejected", "no", ())
+
+
+async def test_a_sqlite_file_from_before_approvals_gains_them(tmp_path: Path) -> None:
+    """A file made before approvals gets their columns and history table when opened."""
+    path = tmp_path / "old.db"
+    async with SQLiteStore(path) as store:
+        old = await HumanInputHandler(store=store).create("Ask", {"question": "?"})
+    with closing(sqlite3.connect(path)) as db:
+        for column in ("kind", "arguments_digest", "approvers"):
+            db.execute(f'ALTER TABLE roomkit_pending DROP COLUMN "{column}"')
+        db.execute("DROP TABLE roomkit_history")
+        db.commit()
+    async with SQLiteStore(path) as store:
+        handler = HumanInputHandler(store=store)
+        read = await handler.get_request(old.pending_id)
+        held = await handler.create_approval("t", {"a": 1}, approvers=["bob"], tool_schema=SCHEMA)
+        history = await handler.history(held.pending_id)
+        stored = await handler.get_request(held.pending_id)
+    assert read is not None
+    assert (read.kind, read.approvers) == ("question", ())
+    assert stored is not None
+    assert (stored.kind, stored.approvers) == ("approval", ("bob",))
+    assert [entry["type"] for entry in history] == ["created"]

@@ -5,6 +5,14 @@ and ``RedisStore`` (``roomkit.tools.human_input.stores.redis``) are durable and 
 processes; import them from their modules (they need the ``sqlite`` / ``redis`` extras).
 """
 
+from roomkit.tools.human_input.stores._history import (
+    HistoryLog,
+    MemoryHistory,
+    check_entry,
+    entry_text,
+    new_entry,
+    read_entry,
+)
 from roomkit.tools.human_input.stores._ledger import MemoryLedger
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
@@ -17,10 +25,16 @@ from roomkit.tools.human_input.stores.memory import MemoryStore
 
 __all__ = [
     "DurableStore",
+    "HistoryLog",
+    "MemoryHistory",
     "MemoryLedger",
     "MemoryStore",
     "PendingChange",
     "PendingChangeKind",
     "PendingStore",
     "SpendLedger",
+    "check_entry",
+    "entry_text",
+    "new_entry",
+    "read_entry",
 ]

@@ -84,6 +84,9 @@ class MemoryLedger:
         self.clock = clock
         """The ledger's clock: entries expire on it."""
         self._entries: dict[str, tuple[float, float | None]] = {}
+        # The size at which to look for expired entries next: twice what a look left, so
+        # that a ledger of live entries is not scanned on every spend.
+        self._prune_at = _PRUNE_AT
 
     async def spend_once(self, entry: str, *, until: float | None) -> bool:
         """Spend ``entry`` until ``until``; ``True`` for the first caller only."""
@@ -92,7 +95,7 @@ class MemoryLedger:
         current = self._entries.get(entry)
         if current is not None and _alive(current[1], now):
             return False
-        if len(self._entries) >= _PRUNE_AT:
+        if len(self._entries) >= self._prune_at:
             self._prune(now)
         self._entries[entry] = (now, until)
         return True
@@ -105,7 +108,7 @@ class MemoryLedger:
         """Record ``entry`` as spent now (again, if it was); returns the time recorded."""
         entry, until = check_entry(entry), check_until(until)
         now = self.clock()
-        if len(self._entries) >= _PRUNE_AT:
+        if len(self._entries) >= self._prune_at:
             self._prune(now)
         self._entries[entry] = (now, until)
         return now
@@ -124,6 +127,7 @@ class MemoryLedger:
         # An expired entry reads as absent anyway: it need not be kept.
         for entry in [key for key, (_, until) in self._entries.items() if not _alive(until, now)]:
             del self._entries[entry]
+        self._prune_at = max(_PRUNE_AT, 2 * len(self._entries))
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -6,12 +6,12 @@ retention) and ``changed_at`` (the last create or settle), both on the store's c
 ``seq`` (from a sequence, for the polling feed), ``unannounced`` (true from the insert until
 the request's announcement is recorded) and ``settle_token`` (the token of the settle call
 that won). ``roomkit_ledger`` is the spend-once ledger; ``roomkit_history`` (version 2,
-with the approval columns) each request's history, one row per entry;
-``roomkit_outbox`` (version 3) the notification outbox (see
-:mod:`~roomkit.tools.human_input.stores.outbox`). ``roomkit_schema``
-holds the version of the tables: a store creates them on first use and brings an older
-version up to date (one migration per version, under a lock, so two processes opening at
-once take turns); a database whose version is newer than this code is refused.
+with the approval columns) each request's history, one row per entry; ``roomkit_outbox``
+(version 3) the notification outbox (see :mod:`~roomkit.tools.human_input.stores.outbox`).
+``roomkit_schema`` holds the version of the tables: a store creates them on first use and
+brings an older version up to date (one migration per version, under a lock, so two
+processes opening at once take turns); a database whose version is newer than this code is
+refused.
 
 Every name is qualified with the store's PostgreSQL schema, so that several stores (or test
 runs) share one database.
@@ -49,8 +49,8 @@ __all__ = [
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
 VERSION = 3
-"""The version of the tables this code reads and writes (2: approvals and histories; 3:
-the notification outbox)."""
+"""The version of the tables this code reads and writes (2: approvals and histories; 3: the
+notification outbox)."""
 
 _TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double precision"}
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}

@@ -18,6 +18,7 @@ store's clock.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import importlib
 import json
@@ -26,7 +27,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["COLUMNS", "MemoryOutbox", "Outbox", "OutboxItem", "item_from_row", "outbox_for"]
+__all__ = [
+    "COLUMNS",
+    "MemoryOutbox",
+    "Outbox",
+    "OutboxItem",
+    "item_from_row",
+    "now_of",
+    "outbox_for",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +196,14 @@ class MemoryOutbox:
 
 
 _OUTBOXES: weakref.WeakKeyDictionary[object, Outbox] = weakref.WeakKeyDictionary()
+
+
+def now_of(handler: Any) -> float:
+    """The time on the clock ``handler``'s outbox and deadlines use: the store's on a
+    durable store, the running event loop's on the memory store."""
+    if handler.durable:
+        return float(handler.store.clock())
+    return asyncio.get_running_loop().time()
 
 
 def outbox_for(handler: Any) -> Outbox:

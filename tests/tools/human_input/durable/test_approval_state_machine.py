@@ -1,0 +1,305 @@
+"""Approvals as a state machine on every store: decisions, edits, expiry and digests.
+
+Two handlers share one store (an agent and a desk; on SQLite, Redis and PostgreSQL each has
+its own store object, as separate processes would). Rules hold calls for approval (some
+with a deadline already passed, which may expire them at any step), decide them from either
+handler with every kind of decision, good and bad, add approvers, and collect outcomes with
+``wait()``. After every step each request must agree with the model:
+
+- a bad decision (no decision at all, an unknown one, an edit breaking the tool's schema)
+  raises :class:`InvalidAnswerError` and changes nothing;
+- the first valid decision is the outcome, for good: a later one is told ``False`` (the same
+  decision again by the same person excepted, which is told ``True``) and changes nothing;
+- the record's digest is that of the arguments held; its history starts with ``created``
+  and holds at most one ``decided`` entry, whose digest is that of the arguments that would
+  run (the edit's, for an edit);
+- the approvers are the ones given, plus those added while the request was open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import run_state_machine_as_test as run_machine
+from tests.postgres_server import PostgresServer
+from tests.tools.human_input.stores.redis_server import RedisServer
+
+from roomkit.core.exceptions import (
+    HumanInputRejectedError,
+    HumanInputTimeoutError,
+    InvalidAnswerError,
+)
+from roomkit.models.pending_input import PendingInputStatus, arguments_digest
+from roomkit.tools.approvals import approve, edit, reject, respond
+from roomkit.tools.human_input import HumanInputHandler
+
+T = TypeVar("T")
+
+TOOL = "transfer"
+SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+HANDLERS = ("agent", "desk")
+PEOPLE = ("alice", "bob")
+
+numbers = st.integers(min_value=0, max_value=3)
+words = st.text(alphabet="xy ", max_size=3)
+good = st.one_of(
+    st.just(approve()),
+    numbers.map(lambda n: edit({"n": n})),
+    words.map(reject),
+    words.map(respond),
+)
+bad = st.sampled_from(
+    [
+        "yes",
+        "",
+        '{"decision": "maybe"}',
+        '{"decision": "approve", "reason": "x"}',
+        edit({"n": "lots"}),
+        edit({"m": 1}),
+        '["approve"]',
+    ]
+)
+
+QUICK = settings(max_examples=60, stateful_step_count=25, deadline=None)
+DURABLE = settings(
+    max_examples=20,
+    stateful_step_count=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@dataclass
+class Held:
+    """The model of one approval."""
+
+    pending_id: str
+    arguments: dict[str, Any]
+    approvers: list[str]
+    expired_at_birth: bool
+    decision: str | None = None
+    by: str | None = None
+    timed_out: bool = False
+    decided: list[str] = field(default_factory=list)
+
+    @property
+    def settled(self) -> bool:
+        return self.decision is not None or self.timed_out
+
+
+class ApprovalMachine(RuleBasedStateMachine):
+    held = Bundle("held")
+
+    def __init__(self, kind: str, url: str = "") -> None:
+        super().__init__()
+        self.kind = kind
+        self.loop = asyncio.new_event_loop()
+        self.workdir = Path(tempfile.mkdtemp(prefix="roomkit-approvals-"))
+        self.stores: list[Any] = []
+        self.handlers: dict[str, HumanInputHandler] = {}
+        self.model: dict[str, Held] = {}
+        self.made = 0
+        try:
+            self.run(self.open_handlers(url))
+        except BaseException:
+            self.shut()
+            raise
+
+    def run(self, step: Awaitable[T]) -> T:
+        async def bounded() -> T:
+            async with asyncio.timeout(20):
+                return await step
+
+        return self.loop.run_until_complete(bounded())
+
+    async def open_handlers(self, url: str) -> None:
+        if self.kind == "memory":
+            shared = HumanInputHandler()
+            self.handlers = dict.fromkeys(HANDLERS, shared)
+            return
+        prefix = f"ap{os.urandom(6).hex()}"
+        for name in HANDLERS:
+            store: Any
+            if self.kind == "sqlite":
+                from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+                store = SQLiteStore(self.workdir / "pending.db")
+            elif self.kind == "postgres":
+                from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+                store = PostgresStore(url, schema=prefix)
+            else:
+                from roomkit.tools.human_input.stores.redis import RedisStore
+
+                store = RedisStore(url, prefix=prefix)
+            await store.open()
+            self.stores.append(store)
+            self.handlers[name] = HumanInputHandler(store=store)
+
+    def shut(self) -> None:
+        async def close() -> None:
+            for store in self.stores:
+                await store.close()
+
+        try:
+            self.loop.run_until_complete(close())
+        finally:
+            self.loop.close()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def teardown(self) -> None:
+        self.shut()
+
+    def learn_expiry(self, held: Held) -> None:
+        """A request expired at birth may have timed out: the store says."""
+        record = self.run(self.handlers["desk"].get_request(held.pending_id))
+        assert record is not None
+        if record.status is PendingInputStatus.TIMED_OUT:
+            assert held.expired_at_birth
+            assert held.decision is None
+            held.timed_out = True
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    @rule(target=held, n=numbers, approvers=st.lists(st.sampled_from(PEOPLE), unique=True))
+    def hold(self, n: int, approvers: list[str]) -> Held:
+        """Hold a call for approval; one in four has a deadline already passed."""
+        self.made += 1
+        expired = self.made % 4 == 0
+        request = self.run(
+            self.handlers["agent"].create_approval(
+                TOOL,
+                {"n": n},
+                approvers=approvers,
+                tool_schema=SCHEMA,
+                timeout=0 if expired else None,
+            )
+        )
+        tracked = Held(request.pending_id, {"n": n}, list(approvers), expired)
+        self.model[request.pending_id] = tracked
+        return tracked
+
+    @rule(held=held, decision=good, by=st.sampled_from(PEOPLE), where=st.sampled_from(HANDLERS))
+    def decide(self, held: Held, decision: str, by: str, where: str) -> None:
+        won = self.run(self.handlers[where].aresolve(held.pending_id, decision, by=by))
+        if held.expired_at_birth and not held.settled:
+            self.learn_expiry(held)
+        if held.timed_out:
+            assert not won
+            return
+        if held.decision is None:
+            if not won:
+                self.learn_expiry(held)
+                assert held.timed_out
+                return
+            held.decision, held.by = decision, by
+            return
+        resolved = not decision.startswith('{"decision":"reject"')
+        again = resolved and decision == held.decision and by == held.by
+        assert won == again, (held, decision, by, won)
+
+    @rule(held=held, text=bad, where=st.sampled_from(HANDLERS))
+    def decide_badly(self, held: Held, text: str, where: str) -> None:
+        before = self.run(self.handlers["desk"].get_request(held.pending_id))
+        assert before is not None
+        try:
+            self.run(self.handlers[where].aresolve(held.pending_id, text, by="alice"))
+        except InvalidAnswerError:
+            pass
+        else:
+            raise AssertionError(f"{text!r} was taken as a decision")
+        after = self.run(self.handlers["desk"].get_request(held.pending_id))
+        assert after is not None
+        assert (after.status, after.result) == (before.status, before.result)
+
+    @rule(held=held, people=st.lists(st.sampled_from([*PEOPLE, "carol"]), min_size=1))
+    def escalate(self, held: Held, people: list[str]) -> None:
+        added = self.run(self.handlers["desk"].add_approvers(held.pending_id, people, by="ops"))
+        if held.expired_at_birth and not held.settled:
+            self.learn_expiry(held)
+        if added:
+            assert not held.settled
+            held.approvers = list(dict.fromkeys([*held.approvers, *people]))
+        else:
+            assert held.settled or held.expired_at_birth
+            if not held.settled:
+                self.learn_expiry(held)
+
+    @rule(held=held)
+    def collect(self, held: Held) -> None:
+        """Once settled, a wait replays the outcome."""
+        if not held.settled:
+            return
+        try:
+            outcome = self.run(self.handlers["agent"].wait(held.pending_id, timeout=5))
+        except HumanInputTimeoutError:
+            outcome = "timed out"
+        except HumanInputRejectedError as rejected:
+            outcome = reject("" if str(rejected) == "Request rejected" else str(rejected))
+        assert outcome == ("timed out" if held.timed_out else held.decision)
+
+    # -- what must hold after every step -----------------------------------------------------
+
+    @invariant()
+    def records_and_histories_agree(self) -> None:
+        desk = self.handlers["desk"]
+        for held in self.model.values():
+            record = self.run(desk.get_request(held.pending_id))
+            assert record is not None
+            assert record.kind == "approval"
+            assert record.arguments == held.arguments
+            assert record.arguments_digest == arguments_digest(TOOL, held.arguments)
+            assert list(record.approvers) == held.approvers
+            if record.status is PendingInputStatus.TIMED_OUT:
+                assert held.expired_at_birth
+                assert held.decision is None
+                held.timed_out = True
+            history = self.run(desk.history(held.pending_id))
+            assert history[0]["type"] == "created"
+            decided = [entry for entry in history if entry["type"] == "decided"]
+            if held.decision is None:
+                assert decided == []
+                assert record.status in (PendingInputStatus.PENDING, PendingInputStatus.TIMED_OUT)
+                continue
+            assert len(decided) == 1
+            entry = decided[0]
+            assert entry["actor"] == held.by
+            if entry["decision"] == "edit":
+                assert entry["digest"] == arguments_digest(TOOL, entry["arguments"])
+                assert record.result == held.decision
+            elif entry["decision"] == "approve":
+                assert entry["digest"] == record.arguments_digest
+            elif entry["decision"] == "reject":
+                assert record.status is PendingInputStatus.REJECTED
+                assert held.decision == reject(record.reject_reason or "")
+
+
+def test_approvals_on_the_memory_store() -> None:
+    run_machine(lambda: ApprovalMachine("memory"), settings=QUICK)
+
+
+def test_approvals_on_the_sqlite_store() -> None:
+    run_machine(lambda: ApprovalMachine("sqlite"), settings=DURABLE)
+
+
+def test_approvals_on_the_redis_store(redis_server: RedisServer) -> None:
+    run_machine(lambda: ApprovalMachine("redis", redis_server.url), settings=DURABLE)
+
+
+def test_approvals_on_the_postgres_store(postgres_server: PostgresServer) -> None:
+    run_machine(lambda: ApprovalMachine("postgres", postgres_server.dsn), settings=DURABLE)

@@ -1,0 +1,100 @@
+"""The approval rule, the decision builders and the reading of a decision."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+
+from roomkit import Approval, HumanInputToolHandler, InvalidAnswerError
+from roomkit.models.pending_input import arguments_digest
+from roomkit.tools.approvals import Decision, approve, edit, read_decision, reject, respond
+
+
+def test_the_builders_write_the_documented_json() -> None:
+    assert json.loads(approve()) == {"decision": "approve"}
+    assert json.loads(edit({"to": "c"})) == {"decision": "edit", "arguments": {"to": "c"}}
+    assert json.loads(reject("no")) == {"decision": "reject", "reason": "no"}
+    assert json.loads(respond("done")) == {"decision": "respond", "result": "done"}
+
+
+@pytest.mark.parametrize(
+    ("text", "decision"),
+    [
+        (approve(), Decision("approve")),
+        ('{"decision": "edit", "arguments": {"a": 1}}', Decision("edit", {"a": 1})),
+        (reject("why"), Decision("reject", text="why")),
+        (respond("r"), Decision("respond", text="r")),
+    ],
+)
+def test_a_decision_reads_back(text: str, decision: Decision) -> None:
+    assert read_decision(text) == decision
+    assert read_decision(decision.canonical) == decision
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yes",
+        "approve",
+        "[]",
+        '{"decision": 1}',
+        '{"decision": "maybe"}',
+        '{"decision": "approve", "arguments": {}}',
+        '{"decision": "edit", "arguments": [1]}',
+        '{"decision": "reject", "reason": 3}',
+        '{"decision": "respond"}',
+    ],
+)
+def test_anything_else_is_no_decision(text: str) -> None:
+    with pytest.raises(InvalidAnswerError):
+        read_decision(text)
+
+
+def test_the_digest_is_the_documented_sha256() -> None:
+    arguments = {"b": "é", "a": [1, 2]}
+    text = json.dumps(
+        {"tool": "t", "arguments": arguments},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    assert arguments_digest("t", arguments) == hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"timeout": 0}, ValueError),
+        ({"timeout": float("inf")}, ValueError),
+        ({"on_expiry": "maybe"}, ValueError),
+        ({"when": "always"}, TypeError),
+        ({"approvers": [""]}, ValueError),
+    ],
+)
+def test_a_rule_refuses_what_it_cannot_use(options: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        Approval(**options)
+
+
+def test_one_approver_may_be_named_alone() -> None:
+    assert Approval(approvers="alice").approvers == ("alice",)
+    assert Approval(approvers=["a", "b", "a"]).approvers == ("a", "b")
+
+
+def test_approvals_take_a_set_of_names_or_a_dict() -> None:
+    held = HumanInputToolHandler({"Ask"}, approvals={"send"})
+    assert held.approvals == {"send": Approval()}
+    rule = Approval(timeout=5)
+    assert HumanInputToolHandler({"Ask"}, approvals={"send": rule}).approvals["send"] is rule
+
+
+@pytest.mark.parametrize(
+    ("approvals", "error"),
+    [("send", TypeError), ({"Ask"}, ValueError), ({"send": True}, TypeError)],
+)
+def test_approvals_refuse_what_they_cannot_hold(approvals: Any, error: type) -> None:
+    with pytest.raises(error):
+        HumanInputToolHandler({"Ask"}, approvals=approvals)
