@@ -3,7 +3,8 @@
 ::
 
     roomkit desk [--host 127.0.0.1] [--port 8765] [--store memory|sqlite:///x.db|redis://...|postgresql://...]
-                 [--log-format text|json] [--sign-in-ttl SECONDS]
+                 [--log-format text|json] [--sign-in-ttl SECONDS] [--notify notify.toml]
+    roomkit notify --store sqlite:///x.db|redis://...|postgresql://... --config notify.toml
     roomkit token ACTOR [--admin] [--ttl SECONDS]
     roomkit revoke TOKEN | --actor ACTOR [--store sqlite:///x.db|redis://...]
     roomkit pending list [--room ROOM] [--json]
@@ -17,9 +18,11 @@
 page signs in with it once, as an admin, within ``--sign-in-ttl`` seconds (15 minutes).
 ``desk``, ``token`` and ``revoke`` share the desk's secret (``ROOMKIT_DESK_SECRET``, or the
 key file in ``--data-dir``); ``revoke`` writes to the desk's store, where every desk process
-reads it. The ``pending`` commands talk to a running desk (``--url``) with a token
-(``--token`` or ``ROOMKIT_TOKEN``). A failure prints one line on stderr and exits 1; a
-command used wrongly exits 2.
+reads it. ``desk --notify`` runs a notifier from a TOML file in the desk (with Slack's
+clicks, when the file has a ``[slack]`` table); ``notify`` runs one in a process of its own
+until SIGTERM or Ctrl-C (:mod:`roomkit.notify.config` describes the file). The ``pending``
+commands talk to a running desk (``--url``) with a token (``--token`` or ``ROOMKIT_TOKEN``).
+A failure prints one line on stderr and exits 1; a command used wrongly exits 2.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roomkit import _terminal as pending_commands
+from roomkit._notify_command import add_notify_parser, notify_config
 from roomkit._terminal import TOKEN_ENV
 from roomkit._terminal import Failure as _Failure
 from roomkit._terminal import answer_body as answer_body
@@ -70,9 +74,11 @@ def _serve(args: argparse.Namespace) -> int:
     from roomkit.desk.startup import check_stores
     from roomkit.desk.stores import close_stores
     from roomkit.desk.tokens import SESSION_TTL, issue_sign_in_link
+    from roomkit.notify.ladders import following
     from roomkit.tools.human_input import HumanInputHandler
 
     _check_ttl("--sign-in-ttl", args.sign_in_ttl)
+    config = None if args.notify is None else notify_config(args.notify)
     secret = _secret(args.data_dir)
     if args.log_format == "json":
         from roomkit.desk.logs import log_as_json
@@ -87,11 +93,13 @@ def _serve(args: argparse.Namespace) -> int:
         try:
             kit = RoomKit(store=room_store)
             handler = HumanInputHandler(store=pending_store)
+            notifier = None if config is None else config.notifier(handler, link_secret=secret)
             try:
                 app = create_desk_app(
                     kit,
                     handler=handler,
                     secret=secret,
+                    notifier=notifier,
                     allowed_origins=args.allowed_origin or None,
                     allowed_hosts=_allowed_hosts(args),
                 )
@@ -117,7 +125,7 @@ def _serve(args: argparse.Namespace) -> int:
                     flush=True,
                 )
 
-            config = uvicorn.Config(
+            server_config = uvicorn.Config(
                 app,
                 host=args.host,
                 port=port,
@@ -131,7 +139,8 @@ def _serve(args: argparse.Namespace) -> int:
                 server_header=False,
             )
             with sock:
-                await Server(config, on_started=started).serve(sockets=[sock])
+                async with following(handler, None if config is None else config.ladder):
+                    await Server(server_config, on_started=started).serve(sockets=[sock])
         finally:
             await close_stores(pending_store, room_store)
 
@@ -337,6 +346,13 @@ def _parser() -> argparse.ArgumentParser:
     desk.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="json: one object a line"
     )
+    desk.add_argument(
+        "--notify",
+        type=Path,
+        metavar="FILE",
+        help="run a notifier from this TOML file (surfaces, people, ladder; with [slack], "
+        "Slack's clicks too)",
+    )
     desk.set_defaults(run=_serve)
 
     token = commands.add_parser("token", parents=[data_dir], help="issue a token for a person")
@@ -412,6 +428,7 @@ def _parser() -> argparse.ArgumentParser:
     decide.add_argument("result", help="what the agent reads instead of the tool's result")
     decide.set_defaults(run=pending_commands.respond)
     _mcp_parser(commands, data_dir)
+    add_notify_parser(commands, data_dir)
     return parser
 
 

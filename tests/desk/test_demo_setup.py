@@ -94,6 +94,9 @@ def test_main_serves_until_ctrl_c(
     assert len(printed) == 1
     assert printed[0].startswith("Open http://127.0.0.1:")
     assert "/#token=" in printed[0]
+    assert printed[0].endswith(
+        '\n\nAnswer from Slack: `roomkit desk --notify notify.toml` (README.md, "Reach people")'
+    )
     assert (tmp_path / "data" / "demo.db").exists()
     assert store_threads() <= before
     assert capsys.readouterr().err == ""

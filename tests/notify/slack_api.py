@@ -9,9 +9,11 @@ failure with :meth:`SlackAPI.fail_next`.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +60,7 @@ class SlackAPI:
     _failures: dict[str, list[tuple[int, Any, dict[str, str]]]] = field(default_factory=dict)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _runner: web.AppRunner | None = None
+    _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     base_url: str = ""
     url: str = ""
 
@@ -70,6 +73,11 @@ class SlackAPI:
     def posted(self, method: str = "chat.postMessage") -> list[dict[str, Any]]:
         """The payloads of the calls of ``method``, in order."""
         return [call.payload for call in self.calls if call.method == method]
+
+    async def wait_until(self, check: Callable[[], bool]) -> None:
+        """Wait until ``check()`` holds, looked at again after each call the server takes."""
+        async with self._changed:
+            await self._changed.wait_for(check)
 
     async def start(self) -> None:
         app = web.Application()
@@ -99,9 +107,20 @@ class SlackAPI:
 
     async def _response(self, request: web.Request) -> web.Response:
         self.responses.append((request.match_info["id"], await request.json()))
+        await self._tell()
         return web.Response(text="ok")
 
+    async def _tell(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
     async def _api(self, request: web.Request) -> web.Response:
+        try:
+            return await self._answer(request)
+        finally:
+            await self._tell()
+
+    async def _answer(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         payload = await self._payload(request)
         self.calls.append(Call(method, payload, request.headers.get("Authorization")))

@@ -27,6 +27,7 @@
     │   └── AsyncSettleRequiredError    also RuntimeError: a durable store settles with await
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
+    ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
     ├── ChannelStateError           also RuntimeError: the channel cannot do that now
     │   ├── ChannelNotRegisteredError   not registered with a kit: call kit.register_channel()
     │   ├── ChannelClosedError          close() started: nothing new starts on the channel
@@ -64,6 +65,7 @@ __all__ = [
     "HumanInputTimeoutError",
     "InvalidAnswerError",
     "InvalidTextError",
+    "NotifyConfigError",
     "ProviderAuthError",
     "ProviderError",
     "ProviderOverloadedError",
@@ -258,6 +260,19 @@ class InvalidTextError(RoomKitError, ValueError):
     An answer raises :class:`InvalidAnswerError` instead; this is for the other fields
     (a reason, an actor id, a key, a tool name, the arguments).
     """
+
+
+class NotifyConfigError(RoomKitError, ValueError):
+    """A notifier's TOML file is wrong: ``str(error)`` is one line naming the file and the key
+    at fault (``notify.toml: [slack] token_env: the environment variable ... is not set``).
+
+    Attributes:
+        key: where in the file (``[slack] token_env``), or ``""`` for the file as a whole.
+    """
+
+    def __init__(self, message: str, *, key: str = "") -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class ChannelStateError(RoomKitError, RuntimeError):

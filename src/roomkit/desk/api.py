@@ -126,12 +126,21 @@ class Desk:
             self.handler, self.access, self.gate, outbox=self.limits.outbox, metrics=self.metrics
         )
         self.router: DeskRouter = build_router(self)
-        slack = options.get("slack")
+        slack: object = options.get("slack")
+        directory = options.get("directory")
+        if slack is None and notifier is not None:
+            # A notifier posting to Slack gives the desk the app's signing secret and its
+            # directory: Slack's clicks come back here.
+            slack = next(
+                (s for s in notifier.surfaces.values() if hasattr(s, "signing_secret")), None
+            )
         if slack is not None:
+            if directory is None and notifier is not None:
+                directory = notifier.directory
             # Loaded only for a desk that takes Slack's clicks: it needs the slack extra.
             from roomkit.desk.slack import slack_router
 
-            self.router.include_router(slack_router(self, slack, options.get("directory")))
+            self.router.include_router(slack_router(self, slack, directory))
 
     @classmethod
     def of(cls, kit: RoomKit | Desk, options: DeskOptions, *, where: str) -> Desk:

@@ -67,6 +67,8 @@ DEMO_ROOM = "demo"
 """The room the demo sets up."""
 DEMO_PERSON = "demo-user"
 """The person the printed link signs in."""
+SLACK_HINT = 'Answer from Slack: `roomkit desk --notify notify.toml` (README.md, "Reach people")'
+"""How to turn Slack on, the last line the demo prints."""
 AGENT_CHANNEL = "agent"
 """The AI channel's id (the sender of the agent's messages)."""
 CHAT_CHANNEL = "chat"
@@ -272,7 +274,7 @@ async def serve(data_dir: Path, *, host: str = "127.0.0.1", port: int = 8765) ->
         def started() -> None:
             print(
                 f"Open {link}\n\nOr answer from a terminal, in another shell in this folder:\n"
-                f"{commands}",
+                f"{commands}\n\n{SLACK_HINT}",
                 flush=True,
             )
             demo.start()

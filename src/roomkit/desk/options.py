@@ -55,7 +55,9 @@ class DeskOptions(TypedDict, total=False):
     defaults when not given."""
     notifier: Notifier | None
     """A :class:`~roomkit.notify.Notifier` the desk runs while its app runs (webhooks,
-    email, ...), its counts in ``/metrics``; none by default."""
+    email, ...), its counts in ``/metrics``; none by default. When one of its surfaces is
+    :class:`~roomkit.notify.Slack`, the desk takes Slack's clicks with that surface's
+    signing secret and the notifier's directory (``slack=`` and ``directory=`` override)."""
     slack: Slack | str | None
     """Slack's clicks: the :class:`~roomkit.notify.Slack` surface (or the Slack app's
     signing secret). With ``directory``, the desk serves ``POST /api/slack/interactions``

@@ -1,0 +1,352 @@
+"""A notifier from a TOML file: its surfaces, the directory, the desk's address and a ladder.
+
+::
+
+    desk_url = "https://desk.example.com"     # where answer links point
+
+    [[webhook]]                               # one table per webhook
+    url = "https://example.com/hooks/roomkit"
+    secret_env = "ROOMKIT_WEBHOOK_SECRET"     # holds the whsec_... signing secret
+
+    [email]
+    host = "smtp.example.com"
+    port = 587
+    username = "roomkit"
+    password_env = "SMTP_PASSWORD"
+    sender = "roomkit@example.com"
+    tls = "starttls"                          # or "tls" (port 465), "none" (a local relay)
+
+    [slack]
+    token_env = "SLACK_BOT_TOKEN"
+    signing_secret_env = "SLACK_SIGNING_SECRET"
+    channel = "C0123456789"                   # leave out to message each person directly
+
+    [[apprise]]
+    urls = ["ntfy://roomkit-alerts"]
+
+    [people.alice]
+    email = "alice@example.com"
+    slack_user = "U012AB3CD"
+    manager = "bob"
+
+    [ladder]
+    remind_after = 600                        # seconds from the request's creation
+    escalate_after = 1800
+    escalate_to = "manager"                   # or an actor id
+    default = "no"                            # the agent's answer on expiry
+
+Secrets never sit in the file: each ``*_env`` key names the environment variable holding
+one. :func:`load_notify_config` checks the whole file, and reads those variables, before
+anything runs; a mistake raises :class:`~roomkit.core.exceptions.NotifyConfigError`, one
+line naming the key at fault. The ladder's reminder and escalation are carried out by the
+process running the notifier (:func:`~roomkit.notify.ladders.following`); its ``default``
+is the agent's: hand :attr:`NotifyConfig.ladder` to ``HumanInputToolHandler(ladder=...)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+from roomkit.core.exceptions import NotifyConfigError
+from roomkit.notify.notifier import Notifier
+from roomkit.notify.surface import Directory, Person, Surface
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, Step, default, escalate, remind
+
+__all__ = ["NotifyConfig", "load_notify_config"]
+
+_TOP = ("desk_url", "webhook", "email", "slack", "apprise", "people", "ladder")
+_WEBHOOK = ("url", "secret_env", "name")
+_EMAIL = ("host", "port", "username", "password_env", "sender", "tls")
+_SLACK = ("token_env", "signing_secret_env", "channel", "api_url")
+_APPRISE = ("urls", "name")
+_PERSON = ("email", "slack_user", "manager")
+_LADDER = ("remind_after", "escalate_after", "escalate_to", "default")
+_TLS = ("starttls", "tls", "none")
+_EXTRA = {"webhook": "notify", "email": "notify", "slack": "slack", "apprise": "apprise"}
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyConfig:
+    """What a notifier's TOML file says, checked and ready to run."""
+
+    surfaces: tuple[Surface, ...]
+    """The surfaces, built with their secrets (the notifier closes them)."""
+    directory: Directory
+    """The ``[people.NAME]`` tables."""
+    desk_url: str | None = None
+    """Where answer links point; none without it."""
+    ladder: Ladder | None = None
+    """The ``[ladder]`` table, or ``None``."""
+
+    @property
+    def slack(self) -> Surface | None:
+        """The Slack surface, when the file has a ``[slack]`` table."""
+        return next((s for s in self.surfaces if hasattr(s, "signing_secret")), None)
+
+    def notifier(self, handler: HumanInputHandler, **options: Any) -> Notifier:
+        """A :class:`~roomkit.notify.Notifier` of ``handler`` through these surfaces, with
+        the file's directory and ``desk_url``.
+
+        ``options`` are the notifier's other keywords (``link_secret``, ``data_dir`` for the
+        desk's key; ``lease``, ``poll``, ``concurrency``).
+        """
+        return Notifier(
+            handler,
+            self.surfaces,
+            directory=self.directory,
+            desk_url=self.desk_url,
+            **options,
+        )
+
+
+def load_notify_config(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+) -> NotifyConfig:
+    """Read and check the notifier's TOML file at ``path``; secrets from ``environ``.
+
+    Args:
+        path: the file.
+        environ: where ``*_env`` keys are looked up; ``os.environ`` by default.
+
+    Raises:
+        NotifyConfigError: the file cannot be read, is not TOML, has an unknown key, a value
+            of the wrong type, a bad URL, an environment variable that is not set, or no
+            surface; the message is one line naming the file and the key.
+    """
+    reader = _Reader(str(path), os.environ if environ is None else environ)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reader.fail("", f"cannot be read: {getattr(error, 'strerror', None) or error}")
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        reader.fail("", f"is not valid TOML: {error}")
+    return reader.config(document)
+
+
+class _Reader:
+    """Walks one file's tables, each mistake raised with where it is."""
+
+    def __init__(self, path: str, environ: Mapping[str, str]) -> None:
+        self.path = path
+        self.environ = environ
+
+    def fail(self, where: str, message: str) -> NoReturn:
+        raise NotifyConfigError(
+            f"{self.path}: {where}: {message}" if where else f"{self.path} {message}", key=where
+        )
+
+    def config(self, document: dict[str, Any]) -> NotifyConfig:
+        self.known(document, "", _TOP)
+        built: list[tuple[str, Surface]] = []
+        for index, table in enumerate(self.tables(document, "webhook"), start=1):
+            where, name = self.label("webhook", index, document)
+            built.append((where, self.webhook(table, where, name)))
+        if "email" in document:
+            built.append(("[email]", self.email(self.table(document["email"], "[email]"))))
+        if "slack" in document:
+            built.append(("[slack]", self.slack(self.table(document["slack"], "[slack]"))))
+        for index, table in enumerate(self.tables(document, "apprise"), start=1):
+            where, name = self.label("apprise", index, document)
+            built.append((where, self.apprise(table, where, name)))
+        if not built:
+            self.fail("", "names no surface: add a [[webhook]], [email], [slack] or [[apprise]]")
+        taken: dict[str, str] = {}
+        for where, surface in built:
+            if surface.name in taken:
+                self.fail(f"{where} name", f"{surface.name!r} is {taken[surface.name]}'s already")
+            taken[surface.name] = where
+        surfaces = [surface for _, surface in built]
+        desk_url = self.url(document, "", "desk_url")
+        ladder = None
+        if "ladder" in document:
+            ladder = self.ladder(self.table(document["ladder"], "[ladder]"))
+        return NotifyConfig(tuple(surfaces), self.people(document), desk_url, ladder)
+
+    # -- the sections ------------------------------------------------------------------------
+
+    def webhook(self, table: dict[str, Any], where: str, name: str) -> Surface:
+        self.known(table, where, _WEBHOOK)
+        url = self.url(table, where, "url", required=True)
+        secret = self.secret(table, where, "secret_env")
+        if not secret.startswith("whsec_"):
+            self.fail(
+                f"{where} secret_env",
+                f"the environment variable {table['secret_env']} holds no signing secret in "
+                "its 'whsec_<base64>' form",
+            )
+        name = self.text(table, where, "name") or name
+        webhook = self.surface("webhook", where, "Webhook")
+        return self.build(f"{where} secret_env", lambda: webhook(url, secret, name=name))
+
+    def email(self, table: dict[str, Any]) -> Surface:
+        where = "[email]"
+        self.known(table, where, _EMAIL)
+        host = self.text(table, where, "host", required=True)
+        port = table.get("port", 587)
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+            self.fail(f"{where} port", f"must be a port number (587, 465, 25), not {port!r}")
+        username = self.text(table, where, "username")
+        password = self.secret(table, where, "password_env") if "password_env" in table else None
+        if (username is None) != (password is None):
+            missing = "password_env" if password is None else "username"
+            self.fail(f"{where} {missing}", "username and password_env go together")
+        sender = self.text(table, where, "sender", required=True)
+        if "@" not in sender:
+            self.fail(f"{where} sender", f"must be an email address, not {sender!r}")
+        tls = self.text(table, where, "tls")
+        if tls is not None and tls not in _TLS:
+            self.fail(f"{where} tls", f"is 'starttls', 'tls' or 'none', not {tls!r}")
+        email = self.surface("email", where, "Email")
+        return self.build(
+            where,
+            lambda: email(host, port, username, password, sender, security=tls),
+        )
+
+    def slack(self, table: dict[str, Any]) -> Surface:
+        where = "[slack]"
+        self.known(table, where, _SLACK)
+        token = self.secret(table, where, "token_env")
+        signing_secret = self.secret(table, where, "signing_secret_env")
+        channel = self.text(table, where, "channel")
+        options: dict[str, Any] = {}
+        api_url = self.url(table, where, "api_url")
+        if api_url is not None:
+            options["base_url"] = api_url.rstrip("/") + "/"
+        slack = self.surface("slack", where, "Slack")
+        return self.build(where, lambda: slack(token, signing_secret, channel, **options))
+
+    def apprise(self, table: dict[str, Any], where: str, name: str) -> Surface:
+        self.known(table, where, _APPRISE)
+        urls = table.get("urls")
+        if isinstance(urls, str):
+            urls = [urls]
+        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+            self.fail(f"{where} urls", 'must be a list of Apprise URLs, e.g. ["ntfy://topic"]')
+        name = self.text(table, where, "name") or name
+        apprise = self.surface("apprise", where, "Apprise")
+        surface = self.build(f"{where} urls", lambda: apprise(urls))
+        surface.name = name  # each [[apprise]] table is a surface of its own, with its name
+        return surface
+
+    def people(self, document: dict[str, Any]) -> Directory:
+        people = self.table(document.get("people", {}), "people")
+        entries: dict[str, Person] = {}
+        slack_users: dict[str, str] = {}
+        for actor, table in people.items():
+            where = f"[people.{actor}]"
+            self.known(self.table(table, where), where, _PERSON)
+            person = Person(**{key: self.text(table, where, key) for key in _PERSON})
+            if person.slack_user is not None:
+                if person.slack_user in slack_users:
+                    self.fail(
+                        f"{where} slack_user",
+                        f"{person.slack_user} is {slack_users[person.slack_user]}'s already",
+                    )
+                slack_users[person.slack_user] = actor
+            entries[actor] = person
+        return Directory(entries)
+
+    def ladder(self, table: dict[str, Any]) -> Ladder:
+        where = "[ladder]"
+        self.known(table, where, _LADDER)
+        steps: list[Step] = []
+        if "remind_after" in table:
+            steps.append(remind(self.seconds(table, where, "remind_after")))
+        to = self.text(table, where, "escalate_to")
+        if "escalate_after" in table:
+            steps.append(escalate(self.seconds(table, where, "escalate_after"), to or "manager"))
+        elif to is not None:
+            self.fail(f"{where} escalate_to", "needs escalate_after (seconds) to say when")
+        answer = self.text(table, where, "default")
+        return Ladder(*steps, on_expiry=None if answer is None else default(answer))
+
+    # -- values ------------------------------------------------------------------------------
+
+    def known(self, table: dict[str, Any], where: str, keys: tuple[str, ...]) -> None:
+        for key in table:
+            if key not in keys:
+                at = f"{where} {key}" if where else key
+                self.fail(at, f"unknown key (the keys here: {', '.join(keys)})")
+
+    def table(self, value: object, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(where, f"must be a table ({where.strip('[]')} = {{...}} or a [section])")
+        return value
+
+    def tables(self, document: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        value = document.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+            self.fail(key, f"write one [[{key}]] table for each {key} (double brackets)")
+        return value
+
+    @staticmethod
+    def label(key: str, index: int, document: dict[str, Any]) -> tuple[str, str]:
+        """Where the ``index``-th table of ``key`` is, and the surface's default name."""
+        if len(document[key]) == 1:
+            return f"[[{key}]]", key
+        return f"[[{key}]] #{index}", f"{key}{index}"
+
+    def text(self, table: dict[str, Any], where: str, key: str, *, required: bool = False) -> Any:
+        value = table.get(key)
+        at = f"{where} {key}" if where else key
+        if value is None:
+            if required:
+                self.fail(at, "is missing")
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.fail(at, f"must be non-empty text, not {value!r}")
+        return value
+
+    def seconds(self, table: dict[str, Any], where: str, key: str) -> float:
+        value = table[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(f"{where} {key}", f"must be a number of seconds, not {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            self.fail(f"{where} {key}", f"must be a positive number of seconds, not {value!r}")
+        return float(value)
+
+    def url(
+        self, table: dict[str, Any], where: str, key: str, *, required: bool = False
+    ) -> str | None:
+        value = self.text(table, where, key, required=required)
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            at = f"{where} {key}" if where else key
+            self.fail(at, f"must be an http:// or https:// URL, not {value!r}")
+        return str(value)
+
+    def secret(self, table: dict[str, Any], where: str, key: str) -> str:
+        name = self.text(table, where, key, required=True)
+        value = self.environ.get(name)
+        if not value:
+            state = "is not set" if value is None else "is empty"
+            self.fail(f"{where} {key}", f"the environment variable {name} {state}")
+        return value
+
+    def surface(self, section: str, where: str, class_name: str) -> Callable[..., Surface]:
+        try:
+            module = importlib.import_module(f"roomkit.notify.{section}")
+        except ImportError as error:
+            extra = _EXTRA[section]
+            self.fail(where, f"needs {error.name}: pip install 'roomkit-hitl[{extra}]'")
+        built: Callable[..., Surface] = getattr(module, class_name)
+        return built
+
+    def build(self, where: str, make: Callable[[], Surface]) -> Surface:
+        try:
+            return make()
+        except (TypeError, ValueError) as error:
+            self.fail(where, str(error))
