@@ -88,8 +88,12 @@ class Decisions:
         request.approvers = approvers
         request.arguments_digest = arguments_digest(request.tool_name, request.arguments)
 
-    async def created(self, request: PendingInput, *, surface: str | None) -> None:
-        """Write the approval's first history entry."""
+    async def created(
+        self, request: PendingInput, *, surface: str | None, description: str | None = None
+    ) -> None:
+        """Write the approval's first history entry (with the tool's ``description``, when
+        given)."""
+        described = {} if description is None else {"description": description}
         await self.log.append_history(
             request.pending_id,
             new_entry(
@@ -99,6 +103,7 @@ class Decisions:
                 tool=request.tool_name,
                 digest=request.arguments_digest,
                 approvers=list(request.approvers),
+                **described,
             ),
         )
 
