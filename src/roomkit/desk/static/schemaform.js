@@ -134,7 +134,7 @@ function join(path, name) {
 // -- the form --------------------------------------------------------------------------------
 
 // The form for `schema` filled with `value`: { node, read() } where read() gives
-// { value } or { problems } (what stops the value from being read at all).
+// { value } (empty fields left out) or { problems } (what stops a field from being read).
 export function buildForm(schema, value) {
   return objectField(schema, isObject(value) ? value : {}, '');
 }
@@ -151,11 +151,9 @@ function labelled(name, schema, control, hint) {
 
 function objectField(schema, value, path) {
   var properties = schema.properties;
-  var required = Array.isArray(schema.required) ? schema.required : [];
   var fields = Object.keys(properties).map(function (name) {
     var field = fieldFor(name, properties[name], value[name], join(path, name));
     field.name = name;
-    field.required = required.indexOf(name) >= 0;
     field.present = Object.prototype.hasOwnProperty.call(value, name);
     return field;
   });
@@ -172,10 +170,9 @@ function objectField(schema, value, path) {
       });
       fields.forEach(function (field) {
         var read = field.read();
+        // An empty field is left out: the check says when the schema requires it.
         if (read.problems) problems = problems.concat(read.problems);
-        else if (read.empty) {
-          if (field.required) problems.push(join(path, field.name) + ' is required');
-        } else if (!(read.unchanged && !field.present)) result[field.name] = read.value;
+        else if (!read.empty && !(read.unchanged && !field.present)) result[field.name] = read.value;
       });
       return problems.length ? { problems: problems } : { value: result };
     }
