@@ -140,6 +140,27 @@ def test_rejecting_the_booking_books_nothing_and_says_why(
     expect(outcome).to_have_attribute("data-outcome", "rejected")
 
 
+def test_the_booking_runs_with_the_budget_the_person_edits(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    page = open_page(desk.link(room)).page
+    wait_live(page)
+    walk_to_booking(page)
+    booking = card(page, "approval")
+    booking.get_by_role("button", name="Edit…").click()
+    budget = booking.locator("input[data-field=budget_eur]")
+    expect(budget).to_have_attribute("type", "number")
+    expect(budget).to_have_value("1500")
+    budget.fill("900")
+    booking.get_by_role("button", name="Run with these arguments").click()
+    expect(last_reply(page)).to_have_text(
+        "Booked (as you edited it: budget_eur): a city break to Lisbon, next month, for two, "
+        "up to 900 EUR per person, with flights and hotel. Enjoy the trip!"
+    )
+    outcome = settled(page, room).first
+    expect(outcome.locator(".settled-how")).to_have_text("Approved with changes by you")
+
+
 def test_declining_a_question_stops_the_plan(
     desk: DeskServer, room: str, open_page: OpenPage
 ) -> None:
