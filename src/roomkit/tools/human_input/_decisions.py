@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["APPROVAL", "Decisions", "check_actors"]
 
 APPROVAL = "approval"
+MAX_DESCRIPTION_CHARS = 4000
+"""The longest tool description an approval's history keeps (a longer one is cut)."""
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
@@ -93,7 +95,7 @@ class Decisions:
     ) -> None:
         """Write the approval's first history entry (with the tool's ``description``, when
         given)."""
-        described = {} if description is None else {"description": description}
+        described = {} if not description else {"description": description[:MAX_DESCRIPTION_CHARS]}
         await self.log.append_history(
             request.pending_id,
             new_entry(
