@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from desk_page import OpenPage, card, settled, wait_live
 from desk_server import DeskServer
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 
 from roomkit.desk.demo import DEMO_PERSON
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -156,6 +156,22 @@ def test_an_edit_through_the_form_sends_every_field_as_its_type(
     )
 
 
+def test_an_edit_leaves_out_what_the_model_left_out_and_the_person_left_empty(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    """Optional fields absent from the call (a nested object with required fields among
+    them) stay absent unless the person fills them in."""
+    pending_id = hold(desk, room, arguments={"to": "bob", "amount": 5, "currency": "EUR"})
+    page, approval = open_card(desk, room, open_page)
+    approval.get_by_role("button", name="Edit…").click()
+    form = approval.locator(".edit-panel")
+    expect(form.locator("input[data-field=splits]")).to_have_value("")
+    form.locator("input[data-field=amount]").fill("6")
+    form.get_by_role("button", name="Run with these arguments").click()
+    request = decided(desk, page, room, pending_id)
+    assert request.result == approvals.edit({"to": "bob", "amount": 6, "currency": "EUR"})
+
+
 def test_an_edit_as_json_sends_the_object_written(
     desk: DeskServer, room: str, open_page: OpenPage
 ) -> None:
@@ -299,3 +315,29 @@ def test_someone_who_is_not_an_approver_sees_it_but_cannot_decide(
     expect(mine).to_have_count(0)
     expect(page.locator(".card")).to_have_count(0)
     assert stored(desk, pending_id).settled_by == "alice"
+
+
+def test_a_decision_on_an_approval_settled_meanwhile_says_who_settled_it(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    """The page has not heard that alice approved (the settle frame is held back), so the
+    card is still up: the desk's 409 takes it away and says how it ended."""
+    pending_id = hold(desk, room, approvers=(DEMO_PERSON, "alice"))
+    page = open_page().page
+
+    def hold_back_settles(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+        server.on_message(
+            lambda message: None if "question_settled" in str(message) else ws.send(message)
+        )
+
+    page.route_web_socket("**/api/ws", hold_back_settles)
+    page.goto(desk.link(room))
+    wait_live(page)
+    approval = card(page, "approval")
+    assert desk.run(desk.demo.handler.aresolve(pending_id, approvals.approve(), by="alice"))
+    approval.get_by_role("button", name="Approve").click()
+    outcome = settled(page, room).first
+    expect(outcome).to_have_attribute("data-outcome", "conflict")
+    expect(outcome.locator(".settled-how")).to_have_text("Already answered by alice")
+    expect(page.locator(".card")).to_have_count(0)

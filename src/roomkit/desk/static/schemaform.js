@@ -184,7 +184,15 @@ function fieldFor(name, schema, value, path) {
   if (type === 'enum') return enumField(name, schema, value);
   if (type === 'object') {
     var inner = objectField(schema, isObject(value) ? value : {}, path);
-    return { node: inner.node, read: inner.read };
+    return {
+      node: inner.node,
+      read: function () {
+        // An object the model left out stays out while none of its fields is filled in.
+        var read = inner.read();
+        if (read.value && !isObject(value) && !Object.keys(read.value).length) read.unchanged = true;
+        return read;
+      }
+    };
   }
   if (type === 'boolean') return booleanField(name, schema, value);
   if (type === 'array') return arrayField(name, schema, value, path);
