@@ -84,6 +84,16 @@ function say(ctx, message) {
   ctx.error.hidden = false;
 }
 
+// On submit, sends the decision `decision()` makes; a string it returns is what to fix.
+function onSubmit(ctx, panel, decision) {
+  panel.addEventListener('submit', function (event) {
+    event.preventDefault();
+    var made = decision();
+    if (typeof made === 'string') say(ctx, made);
+    else ctx.send('answer', made);
+  });
+}
+
 function editPanel(ctx, args, schema) {
   // The page's own check says what is wrong in words, instead of the browser's bubbles.
   var panel = el('form', { className: 'answer edit-panel', attrs: { 'aria-label': 'Edit the arguments', novalidate: '' } });
@@ -132,15 +142,11 @@ function editPanel(ctx, args, schema) {
     if (current.mode === 'form') showJson(got.value);
     else showForm(got.value);
   });
-  panel.addEventListener('submit', function (event) {
-    event.preventDefault();
+  onSubmit(ctx, panel, function () {
     var got = read();
     var problems = got.problems || check(schema, got.value);
-    if (problems.length) {
-      say(ctx, 'Fix the edit first: ' + problems.join('; ') + '.');
-      return;
-    }
-    ctx.send('answer', { decision: 'edit', arguments: got.value });
+    if (problems.length) return 'Fix the edit first: ' + problems.join('; ') + '.';
+    return { decision: 'edit', arguments: got.value };
   });
   if (canDraw) showForm(args);
   else showJson(args);
@@ -156,13 +162,9 @@ function rejectPanel(ctx) {
   });
   panel.appendChild(reason);
   panel.appendChild(el('button', { className: 'danger', text: 'Reject', attrs: { type: 'submit' } }));
-  panel.addEventListener('submit', function (event) {
-    event.preventDefault();
-    if (!reason.value.trim()) {
-      say(ctx, 'Say why you reject it: the agent reads the reason.');
-      return;
-    }
-    ctx.send('answer', { decision: 'reject', reason: reason.value.trim() });
+  onSubmit(ctx, panel, function () {
+    if (!reason.value.trim()) return 'Say why you reject it: the agent reads the reason.';
+    return { decision: 'reject', reason: reason.value.trim() };
   });
   return panel;
 }
@@ -174,13 +176,9 @@ function answerPanel(ctx) {
   });
   panel.appendChild(area);
   panel.appendChild(el('button', { className: 'primary', text: 'Send instead of running', attrs: { type: 'submit' } }));
-  panel.addEventListener('submit', function (event) {
-    event.preventDefault();
-    if (!area.value.trim()) {
-      say(ctx, 'Write the answer first.');
-      return;
-    }
-    ctx.send('answer', { decision: 'respond', result: area.value });
+  onSubmit(ctx, panel, function () {
+    if (!area.value.trim()) return 'Write the answer first.';
+    return { decision: 'respond', result: area.value };
   });
   return panel;
 }
