@@ -96,7 +96,7 @@ async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
 
 
 async def finish_the_plan(desk: Desk) -> None:
-    """Answer the three questions after the destination, and confirm."""
+    """Answer the three questions after the destination, and approve the booking."""
     await desk.answer(await desk.question(), {"answer": ["Flights"]})
     plan = await desk.question()
     answers = [
@@ -104,7 +104,7 @@ async def finish_the_plan(desk: Desk) -> None:
         for item, i in zip(plan.arguments["questions"], (1, 1, 1), strict=True)
     ]
     await desk.answer(plan, {"answers": answers})
-    await desk.answer(await desk.question(), {"confirmed": True})
+    await desk.answer(await desk.question(), {"decision": "approve"})
 
 
 async def test_a_message_typed_while_the_free_text_question_is_open_answers_it(

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from roomkit.desk.demo import pick_provider
-from roomkit.desk.demo_model import TRIP_KINDS, TripPlannerModel
+from roomkit.desk.demo import book_trip, pick_provider
+from roomkit.desk.demo_model import BOOK_TRIP, TRIP_KINDS, TripPlannerModel
 from roomkit.desk.shapes import kind_of
 from roomkit.providers.ai.base import (
     AIContext,
@@ -15,12 +15,13 @@ from roomkit.providers.ai.base import (
     AIResponse,
     AIToolResultPart,
 )
-from roomkit.tools.human_input import ASK_USER_QUESTION, CONFIRM_ACTION
+from roomkit.tools import texts
+from roomkit.tools.human_input import ASK_USER_QUESTION
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 SCHEMAS = {
     ASK_USER_QUESTION["name"]: ASK_USER_QUESTION["parameters"],
-    CONFIRM_ACTION["name"]: CONFIRM_ACTION["parameters"],
+    BOOK_TRIP["name"]: BOOK_TRIP["parameters"],
 }
 
 ANSWERS = [
@@ -73,8 +74,9 @@ async def test_the_planner_asks_every_question_shape_in_turn() -> None:
         "question",
         "question",
         "questions",
-        "confirm",
+        "custom",
     ]
+    assert calls[4].name == "book_trip"
     first, free, several = (call.arguments for call in calls[:3])
     assert first["options"] == TRIP_KINDS
     assert "multiSelect" not in first
@@ -90,32 +92,64 @@ async def test_every_call_the_planner_makes_passes_its_tool_schema() -> None:
             assert validate_tool_arguments(SCHEMAS[call.name], call.arguments) is None
 
 
-async def test_the_confirmation_shows_the_answers_gathered() -> None:
+PLAN = {
+    "trip": "beach holiday to Crete",
+    "dates": "Next month",
+    "travellers": 2,
+    "includes": ["Flights", "Hotel"],
+    "budget_eur": 10000,
+}
+
+
+async def booked(arguments: dict[str, object]) -> str:
+    """What the demo's booking tool returns for ``arguments``."""
+    return await book_trip("book_trip", dict(arguments))
+
+
+async def test_the_booking_carries_the_answers_gathered_and_a_budget() -> None:
     responses, _ = await converse(ANSWERS)
-    details = responses[4].tool_calls[0].arguments["details"]
-    assert details == {
-        "Trip": "beach holiday to Crete",
-        "Includes": "Flights, Hotel",
-        "Dates": "Next month",
-        "Budget": "No limit",
-        "Travellers": "Two of us",
-    }
+    assert responses[4].tool_calls[0].arguments == PLAN
 
 
-async def test_a_confirmed_plan_is_booked_with_a_summary_of_the_answers() -> None:
-    responses, _ = await converse([*ANSWERS, json.dumps({"confirmed": True})])
+async def test_an_approved_booking_is_booked_with_a_summary_of_what_ran() -> None:
+    responses, _ = await converse([*ANSWERS, await booked(PLAN)])
     reply = responses[-1]
     assert reply.tool_calls == []
     assert reply.content == (
-        "Booked: a beach holiday to Crete, next month, for two, no budget limit, "
+        "Booked: a beach holiday to Crete, next month, for two, up to 10000 EUR per person, "
         "with flights and hotel. Enjoy the trip!"
     )
 
 
-async def test_a_refused_confirmation_books_nothing_and_says_why() -> None:
-    answer = json.dumps({"confirmed": False, "reason": "too pricey"})
+async def test_an_edited_booking_says_what_the_person_changed_and_what_ran() -> None:
+    ran = {**PLAN, "budget_eur": 800}
+    changed = {"budget_eur": {"from": 10000, "to": 800}}
+    content = texts.approval_edited("book_trip", await booked(ran), ran, changed)
+    responses, _ = await converse([*ANSWERS, content])
+    assert responses[-1].content == (
+        "Booked (as you edited it: budget_eur): a beach holiday to Crete, next month, for two, "
+        "up to 800 EUR per person, with flights and hotel. Enjoy the trip!"
+    )
+
+
+async def test_a_rejected_booking_books_nothing_and_says_why() -> None:
+    refusal = texts.approval_rejected("book_trip", "too pricey")
+    responses, _ = await converse([*ANSWERS, refusal], error=True)
+    assert responses[-1].content.startswith("Nothing booked (too pricey). Your plan stays ready")
+
+
+async def test_a_booking_nobody_approved_in_time_books_nothing() -> None:
+    expired = texts.approval_expired("book_trip", 5)
+    responses, _ = await converse([*ANSWERS, expired], error=True)
+    assert responses[-1].content.startswith("Nothing booked (nobody approved it in time).")
+
+
+async def test_an_answer_instead_of_the_booking_books_nothing_and_quotes_it() -> None:
+    answer = texts.approval_responded("book_trip", "I booked it myself")
     responses, _ = await converse([*ANSWERS, answer])
-    assert responses[-1].content.startswith("Nothing booked (too pricey).")
+    assert responses[-1].content.startswith(
+        'Nothing booked: you answered instead ("I booked it myself").'
+    )
 
 
 async def test_a_declined_question_ends_the_turn_with_the_reason_in_plain_words() -> None:
@@ -156,15 +190,16 @@ async def test_the_planner_names_each_kind_of_trip_in_plain_words(kind: str, tri
                 ]
             }
         ),
-        json.dumps({"confirmed": True}),
     ]
     responses, _ = await converse(plan)
+    booking = responses[4].tool_calls[0].arguments
+    assert booking["trip"] == f"{trip.removeprefix('a ').removeprefix('an ')} to the Alps"
+    responses, _ = await converse([*plan, await booked(booking)])
     assert responses[1].tool_calls[0].arguments["question"] == (
         f"{kind} it is. Where would you like to go?"
     )
-    assert responses[4].tool_calls[0].arguments["action"] == f"Book {trip} to the Alps"
     assert responses[5].content == (
-        f"Booked: {trip} to the Alps, this weekend, for one, under 500 EUR per person, "
+        f"Booked: {trip} to the Alps, this weekend, for one, up to 500 EUR per person, "
         "with flights, hotel and car hire. Enjoy the trip!"
     )
 
@@ -185,7 +220,7 @@ async def test_the_same_conversation_gives_the_same_call() -> None:
 
 
 async def test_a_new_message_starts_a_new_plan_with_new_call_ids() -> None:
-    _, context = await converse([*ANSWERS, json.dumps({"confirmed": True})])
+    _, context = await converse([*ANSWERS, await booked(PLAN)])
     messages = [*context.messages, AIMessage.assistant("Booked."), AIMessage.user("Again")]
     response = await TripPlannerModel().generate(AIContext(messages=messages))
     assert response.tool_calls[0].arguments["options"] == TRIP_KINDS

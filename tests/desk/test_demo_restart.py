@@ -91,8 +91,8 @@ async def next_frame(ws: ClientConnection, kind: str, seen: list[dict[str, Any]]
 def answer_for(view: dict[str, Any]) -> dict[str, Any]:
     """What the person answers to each of the planner's questions."""
     arguments = view["arguments"]
-    if view["kind"] == "confirm":
-        return {"confirmed": True}
+    if view["kind"] == "approval":
+        return {"decision": "approve"}
     if view["kind"] == "questions":
         answers = [
             {"question": item["question"], "answer": item["options"][0]["label"]}
@@ -140,7 +140,7 @@ async def answer_until_reply(
     ],
     ids=[
         "sigkill-at-the-first-question",
-        "sigkill-at-the-confirmation",
+        "sigkill-at-the-booking-approval",
         "ctrl-c-mid-plan",
         "sigkill-then-ctrl-c-while-resumed",
     ],

@@ -40,7 +40,7 @@ async def test_the_demo_sets_up_its_room_agent_and_chat() -> None:
         agent = kit.get_channel(AGENT_CHANNEL)
         assert isinstance(agent, AIChannel)
         assert isinstance(agent.provider, TripPlannerModel)
-        assert {tool.name for tool in agent.tools} == {"AskUserQuestion", "ConfirmAction"}
+        assert {tool.name for tool in agent.tools} == {"AskUserQuestion", "book_trip"}
         assert isinstance(kit.get_channel(CHAT_CHANNEL), ChatChannel)
         assert kit.human_input_handlers == [demo.handler]
         transport = httpx.ASGITransport(app=demo.app)

@@ -9,6 +9,9 @@ or ``PORT`` to change it; 0 picks a free port) and prints the link to open, with
 
 The agent is :class:`~roomkit.desk.demo_model.TripPlannerModel`, a scripted model, unless
 ``ANTHROPIC_API_KEY`` or ``OPENAI_API_KEY`` is set (``ROOMKIT_DEMO_MODEL`` names the model).
+Its booking, ``book_trip``, is held for the person's approval: the desk shows it as an
+approval card (approve, edit the budget or anything else, reject, or answer instead).
+
 Stop the demo at any moment, even with SIGKILL: started again on the same folder, it
 re-drives the turns that were waiting for an answer, and the questions are still on the page.
 """
@@ -18,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
+import json
 import logging
 import os
 import shlex
@@ -35,15 +40,15 @@ from roomkit.core.framework import RoomKit
 from roomkit.core.store import RoomStore
 from roomkit.desk.app import create_desk_app
 from roomkit.desk.demo_console import Console, demo_directory, demo_ladder
-from roomkit.desk.demo_model import SYSTEM_PROMPT, TripPlannerModel
+from roomkit.desk.demo_model import BOOK_TRIP, SYSTEM_PROMPT, TripPlannerModel
 from roomkit.desk.serving import Server, listen, sign_in_link
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, load_or_create_secret
 from roomkit.notify import Notifier
 from roomkit.providers.ai.base import AIProvider, AITool
+from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import (
     ASK_USER_QUESTION,
-    CONFIRM_ACTION,
     HumanInputHandler,
     HumanInputToolHandler,
 )
@@ -55,6 +60,7 @@ __all__ = [
     "DEMO_PERSON",
     "DEMO_ROOM",
     "Demo",
+    "book_trip",
     "build_demo",
     "main",
     "pick_provider",
@@ -156,6 +162,14 @@ def pick_provider(environ: Mapping[str, str]) -> AIProvider:
     return TripPlannerModel()
 
 
+async def book_trip(name: str, arguments: dict[str, Any]) -> str:
+    """The demo's booking, run once a person approved it: a confirmation with a reference
+    made from what was booked (nothing is booked anywhere)."""
+    text = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+    reference = "TRIP-" + hashlib.sha256(text.encode()).hexdigest()[:6].upper()
+    return json.dumps({"booked": True, "reference": reference, **arguments}, ensure_ascii=False)
+
+
 async def _open_stores(data_dir: Path | None) -> tuple[PendingStore | DurableStore, RoomStore]:
     if data_dir is None:
         return open_stores("memory")
@@ -193,11 +207,13 @@ async def build_demo(
     pending, rooms = await _open_stores(data_dir)
     handler = HumanInputHandler(store=pending)
     human = HumanInputToolHandler(
-        {"AskUserQuestion", "ConfirmAction"},
+        {"AskUserQuestion"},
         timeout=question_timeout,
         handler=handler,
-        tool_definitions=[AITool(**ASK_USER_QUESTION), AITool(**CONFIRM_ACTION)],
+        tool_definitions=[AITool(**ASK_USER_QUESTION)],
         ladder=demo_ladder(remind_after, escalate_after),
+        # The booking waits for the person who asked for the trip (the turn's actor).
+        approvals={BOOK_TRIP["name"]: Approval(timeout=question_timeout)},
     )
     console = console if console is not None else Console()
     notifier = Notifier(handler, [console], directory=demo_directory(DEMO_PERSON))
@@ -208,6 +224,8 @@ async def build_demo(
             provider=provider if provider is not None else pick_provider(os.environ),
             system_prompt=SYSTEM_PROMPT,
             human_input_handler=human,
+            tools=[AITool(**BOOK_TRIP)],
+            tool_handler=book_trip,
             # A turn may wait on a person for as long as they have to answer, per question.
             tool_loop_timeout_seconds=question_timeout * 8,
         )

@@ -1,11 +1,12 @@
 """The demo agent's scripted model, which plays it without an API key.
 
-The agent asks with the library's human-input tools
-(:data:`roomkit.tools.human_input.ASK_USER_QUESTION` and
-:data:`~roomkit.tools.human_input.CONFIRM_ACTION`). :class:`TripPlannerModel` plans a trip
-by asking those questions, one per round, and books it once the person confirms. It reads
-nothing but the conversation it is given: the same conversation always gives the same
-response, so a turn re-run after a restart reaches the same tool call with the same id.
+The agent asks with the library's human-input tool
+(:data:`roomkit.tools.human_input.ASK_USER_QUESTION`) and books with :data:`BOOK_TRIP`, a
+tool the demo holds for the person's approval (they may approve it, edit its arguments, the
+budget first, reject it or answer in its place). :class:`TripPlannerModel` plans a trip by
+asking those questions, one per round, then calls ``book_trip``. It reads nothing but the
+conversation it is given: the same conversation always gives the same response, so a turn
+re-run after a restart reaches the same tool call with the same id.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from roomkit.providers.ai.base import (
 )
 
 __all__ = [
+    "BOOK_TRIP",
+    "BUDGETS",
     "SYSTEM_PROMPT",
     "TRIP_KINDS",
     "TripPlannerModel",
@@ -32,9 +35,36 @@ __all__ = [
 SYSTEM_PROMPT = (
     "You are a trip planner. Plan the user's trip by asking them, with AskUserQuestion, what "
     "kind of trip they want, where to, what to include, and when, for how much and for whom. "
-    "Prefer questions with options. Before booking anything, ask ConfirmAction and book only "
-    "when the user confirms. Finish with a short summary of the plan."
+    "Prefer questions with options. Then book the trip with book_trip (the user approves, edits "
+    "or rejects the booking before it runs). Finish with a short summary of the plan."
 )
+
+BOOK_TRIP: dict[str, Any] = {
+    "name": "book_trip",
+    "description": "Book the planned trip (transport, stays and extras) within a budget per "
+    "person. It runs only once a person approves it, as it is or as they edit it.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "trip": {"type": "string", "description": "What and where, in a few words"},
+            "dates": {"type": "string", "description": "When to travel"},
+            "travellers": {"type": "integer", "minimum": 1, "maximum": 12},
+            "includes": {"type": "array", "items": {"type": "string"}},
+            "budget_eur": {
+                "type": "number",
+                "minimum": 50,
+                "maximum": 20000,
+                "description": "Most to spend per person, in EUR",
+            },
+        },
+        "required": ["trip", "dates", "travellers", "budget_eur"],
+        "additionalProperties": False,
+    },
+}
+"""The booking tool (the arguments of :class:`~roomkit.providers.ai.base.AITool`)."""
+
+BUDGETS = {"Under 500 EUR": 500, "500-1500 EUR": 1500, "No limit": 10000}
+"""The budget per person the planner proposes for each answer to the budget question."""
 
 TRIP_KINDS = ["City break", "Beach holiday", "Mountain hiking", "Road trip"]
 _EXTRAS = ["Flights", "Hotel", "Car hire", "Guided tours", "Restaurant bookings"]
@@ -100,13 +130,6 @@ def _plan_answers(content: str) -> dict[str, str]:
     }
 
 
-def _confirmed(content: str) -> tuple[bool, str]:
-    value = _decoded(content)
-    if isinstance(value, dict):
-        return value.get("confirmed") is True, str(value.get("reason") or "")
-    return str(value).strip().lower() in {"yes", "true", "confirmed"}, ""
-
-
 def _thread(messages: list[AIMessage]) -> str:
     """A digest of the conversation up to the message that started the plan.
 
@@ -126,13 +149,14 @@ def _thread(messages: list[AIMessage]) -> str:
 
 
 class TripPlannerModel(AIProvider):
-    """A scripted trip planner: five questions, one per round, then a booking or not.
+    """A scripted trip planner: four rounds of questions, then a booking held for approval.
 
     The rounds of a turn, counted from the last user message: what kind of trip (one
     option), where to (free text), what to include (several options), dates, budget and
-    travellers (the list form), then ConfirmAction before "booking", then a summary built
-    from the answers. A refused, failed or timed-out question ends the turn with a reply
-    saying so.
+    travellers (the list form), then ``book_trip`` with the plan and the budget the answer
+    suggests, then a reply from what the booking says (booked, booked as the person edited
+    it, answered in its place, rejected). A refused, failed or timed-out question ends the
+    turn with a reply saying so.
     """
 
     @property
@@ -149,9 +173,11 @@ class TripPlannerModel(AIProvider):
         results: list[AIToolResultPart] = []
         for message in messages[users[-1] + 1 :]:
             results.extend(message.tool_result_parts)
-        if results and results[-1].is_error:
-            return AIResponse(content=_stopped(results[-1]))
         step = len(results)
+        if results and results[-1].is_error:
+            if step == 5:
+                return AIResponse(content=_not_booked(results[-1], _summary(results)))
+            return AIResponse(content=_stopped(results[-1]))
         call_id = f"plan-{_thread(messages[: users[-1] + 1])}-{step}"
         answers = [result.content for result in results]
         if step == 0:
@@ -174,18 +200,10 @@ class TripPlannerModel(AIProvider):
             return _ask(call_id, "AskUserQuestion", arguments)
         if step == 3:
             return _ask(call_id, "AskUserQuestion", {"questions": _PLAN_QUESTIONS})
-        plan = _summary(answers)
+        plan = _summary(results)
         if step == 4:
-            arguments = {"action": f"Book {plan['what']}", "details": plan["details"]}
-            return _ask(call_id, "ConfirmAction", arguments)
-        confirmed, reason = _confirmed(answers[4])
-        if confirmed:
-            return AIResponse(content=f"Booked: {plan['what']}, {plan['line']}. Enjoy the trip!")
-        why = f" ({reason})" if reason else ""
-        return AIResponse(
-            content=f"Nothing booked{why}. Your plan stays ready: {plan['what']}, "
-            f"{plan['line']}. Say the word when you want to go ahead."
-        )
+            return _ask(call_id, "book_trip", plan, f"Here is the plan: {plan['trip']}.")
+        return AIResponse(content=_booked(answers[4], plan))
 
 
 def _ask(call_id: str, tool: str, arguments: dict[str, Any], text: str = "") -> AIResponse:
@@ -193,32 +211,76 @@ def _ask(call_id: str, tool: str, arguments: dict[str, Any], text: str = "") -> 
     return AIResponse(content=text, finish_reason="tool_use", tool_calls=[call])
 
 
-def _summary(answers: list[str]) -> dict[str, Any]:
+def _summary(results: list[AIToolResultPart]) -> dict[str, Any]:
+    """The booking the answers call for: ``book_trip``'s arguments."""
+    answers = [result.content for result in results]
     kind = _words(_answer(answers[0]))
     place = _words(_answer(answers[1]))
     extras = _answer(answers[2])
     plan = _plan_answers(answers[3])
-    trip = f"{_TRIP_NOUNS.get(kind, kind.lower())} to {place}"
-    details = {"Trip": trip, "Includes": _words(extras), **plan}
-    line = ", ".join(
-        [
-            plan["Dates"].lower(),
-            _TRAVELLERS.get(plan["Travellers"], f"for {plan['Travellers'].lower()}"),
-            _BUDGETS.get(plan["Budget"], f"a budget of {plan['Budget']}"),
-            f"with {_listed(extras)}",
-        ]
+    return {
+        "trip": f"{_TRIP_NOUNS.get(kind, kind.lower())} to {place}",
+        "dates": plan["Dates"],
+        "travellers": _TRAVELLERS.get(plan["Travellers"], 1),
+        "includes": [str(item) for item in extras] if isinstance(extras, list) else [],
+        "budget_eur": BUDGETS.get(plan["Budget"], BUDGETS["No limit"]),
+    }
+
+
+def _line(booking: dict[str, Any]) -> str:
+    """A booking as a sentence: "a beach holiday to Crete, next month, for two, ..."."""
+    trip = str(booking.get("trip", "trip"))
+    travellers = booking.get("travellers")
+    count = _COUNTS.get(travellers, str(travellers)) if isinstance(travellers, int) else "-"
+    budget = booking.get("budget_eur")
+    parts = [
+        f"{_article(trip)} {trip}",
+        str(booking.get("dates", "-")).lower(),
+        f"for {count}",
+        f"up to {budget:g} EUR per person" if isinstance(budget, int | float) else "",
+        f"with {_listed(booking.get('includes') or [])}",
+    ]
+    return ", ".join(part for part in parts if part)
+
+
+def _booked(content: str, plan: dict[str, Any]) -> str:
+    """The reply to what ``book_trip`` returned: it ran (as proposed or as edited), or a
+    person answered in its place."""
+    value = _decoded(content)
+    if isinstance(value, dict) and value.get("source") == "person":
+        return (
+            f'Nothing booked: you answered instead ("{value.get("result", "")}"). Your plan '
+            f"stays ready: {_line(plan)}. Say the word when you want to go ahead."
+        )
+    edited = isinstance(value, dict) and "changed" in value
+    booking = _decoded(value["result"]) if edited else value
+    if not isinstance(booking, dict):
+        booking = plan
+    changes = ""
+    if edited and isinstance(value["changed"], dict):
+        changes = " (as you edited it: " + ", ".join(sorted(value["changed"])) + ")"
+    return f"Booked{changes}: {_line(booking)}. Enjoy the trip!"
+
+
+def _not_booked(result: AIToolResultPart, plan: dict[str, Any]) -> str:
+    """The reply to a booking that did not run: rejected, or nobody approved it in time."""
+    error = _decoded(result.content)
+    reason = error.get("reason") if isinstance(error, dict) else None
+    message = str(error.get("error", "")) if isinstance(error, dict) else str(error)
+    if "expired" in message:
+        why = " (nobody approved it in time)"
+    else:
+        why = f" ({reason})" if reason and reason != "none given" else ""
+    return (
+        f"Nothing booked{why}. Your plan stays ready: {_line(plan)}. "
+        "Say the word when you want to go ahead."
     )
-    return {"what": f"{_article(trip)} {trip}", "details": details, "line": line}
 
 
 _TRIP_NOUNS = {"Mountain hiking": "mountain hiking trip"}
 """A trip kind as a noun, where its label is not one ("a mountain hiking trip")."""
-_TRAVELLERS = {"Just me": "for one", "Two of us": "for two", "Family with kids": "for a family"}
-_BUDGETS = {
-    "Under 500 EUR": "under 500 EUR per person",
-    "500-1500 EUR": "500-1500 EUR per person",
-    "No limit": "no budget limit",
-}
+_TRAVELLERS = {"Just me": 1, "Two of us": 2, "Family with kids": 4}
+_COUNTS = {1: "one", 2: "two", 3: "three", 4: "four"}
 
 
 def _article(noun: str) -> str:

@@ -76,8 +76,9 @@ def last_reply(page: Page) -> Locator:
     return page.locator(".message:not(.mine) .message-body").last
 
 
-def walk_to_confirmation(page: Page, *, kind: str = "City break", place: str = "Lisbon") -> None:
-    """Start a plan in the chat and answer the four questions before the confirmation."""
+def walk_to_booking(page: Page, *, kind: str = "City break", place: str = "Lisbon") -> None:
+    """Start a plan in the chat and answer the four questions before the booking, which
+    waits for the person's approval."""
     say(page, "Plan a trip for me")
     card(page, "question").get_by_role("button", name=kind).click()
     free = card(page, "question")
@@ -93,4 +94,4 @@ def walk_to_confirmation(page: Page, *, kind: str = "City break", place: str = "
     for label in TRIP_ANSWERS.values():
         plan.get_by_label(label, exact=True).check()
     plan.get_by_role("button", name="Answer").click()
-    expect(card(page, "confirm")).to_contain_text("Book a")
+    expect(card(page, "approval").locator(".tool-name")).to_have_text("book_trip")

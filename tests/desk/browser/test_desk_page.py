@@ -11,14 +11,13 @@ import httpx
 import pytest
 from desk_page import (
     ARTIFACTS,
-    TRIP_ANSWERS,
     OpenPage,
     card,
     last_reply,
     say,
     settled,
     wait_live,
-    walk_to_confirmation,
+    walk_to_booking,
 )
 from desk_server import DeskServer
 from playwright.sync_api import expect
@@ -90,22 +89,27 @@ def test_a_trip_is_planned_by_answering_every_question_shape(
     opened = open_page(desk.link(room))
     page = opened.page
     wait_live(page)
-    walk_to_confirmation(page, kind="Beach holiday", place="Crete")
-    confirm = card(page, "confirm")
-    expect(confirm.locator(".question-text")).to_have_text("Book a beach holiday to Crete")
-    expect(confirm.locator("dd")).to_have_text(
-        ["beach holiday to Crete", "Flights, Hotel", *TRIP_ANSWERS.values()]
-    )
-    confirm.get_by_role("button", name="Yes").click()
+    walk_to_booking(page, kind="Beach holiday", place="Crete")
+    booking = card(page, "approval")
+    expect(booking.locator(".tool-description")).to_contain_text("Book the planned trip")
+    shown = json.loads(booking.locator(".arguments").text_content() or "")
+    assert shown == {
+        "trip": "beach holiday to Crete",
+        "dates": "Next month",
+        "travellers": 2,
+        "includes": ["Flights", "Hotel"],
+        "budget_eur": 1500,
+    }
+    booking.get_by_role("button", name="Approve").click()
     expect(last_reply(page)).to_have_text(
-        "Booked: a beach holiday to Crete, next month, for two, 500-1500 EUR per person, "
+        "Booked: a beach holiday to Crete, next month, for two, up to 1500 EUR per person, "
         "with flights and hotel. Enjoy the trip!"
     )
     expect(page.locator(".card")).to_have_count(0)
     expect(page.locator("#no-questions")).to_be_visible()
     outcomes = settled(page, room)
     expect(outcomes.locator(".settled-how")).to_have_text(
-        ["Confirmed by you"] + ["Answered by you"] * 4
+        ["Approved by you"] + ["Answered by you"] * 4
     )
     expect(outcomes.locator(".settled-answer")).to_have_text(
         [
@@ -120,19 +124,41 @@ def test_a_trip_is_planned_by_answering_every_question_shape(
     assert opened.dialogs == []
 
 
-def test_confirming_no_books_nothing_and_says_why(
+def test_rejecting_the_booking_books_nothing_and_says_why(
     desk: DeskServer, room: str, open_page: OpenPage
 ) -> None:
     page = open_page(desk.link(room)).page
     wait_live(page)
-    walk_to_confirmation(page)
-    confirm = card(page, "confirm")
-    confirm.get_by_label("Reason").fill("too pricey")
-    confirm.get_by_role("button", name="No").click()
+    walk_to_booking(page)
+    booking = card(page, "approval")
+    booking.get_by_role("button", name="Reject…").click()
+    booking.get_by_label("Why you reject it").fill("too pricey")
+    booking.get_by_role("button", name="Reject", exact=True).click()
     expect(last_reply(page)).to_contain_text("Nothing booked (too pricey).")
     outcome = settled(page, room).first
-    expect(outcome.locator(".settled-how")).to_have_text("Declined by you: too pricey")
-    expect(outcome).to_have_attribute("data-outcome", "declined")
+    expect(outcome.locator(".settled-how")).to_have_text("Rejected by you: too pricey")
+    expect(outcome).to_have_attribute("data-outcome", "rejected")
+
+
+def test_the_booking_runs_with_the_budget_the_person_edits(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    page = open_page(desk.link(room)).page
+    wait_live(page)
+    walk_to_booking(page)
+    booking = card(page, "approval")
+    booking.get_by_role("button", name="Edit…").click()
+    budget = booking.locator("input[data-field=budget_eur]")
+    expect(budget).to_have_attribute("type", "number")
+    expect(budget).to_have_value("1500")
+    budget.fill("900")
+    booking.get_by_role("button", name="Run with these arguments").click()
+    expect(last_reply(page)).to_have_text(
+        "Booked (as you edited it: budget_eur): a city break to Lisbon, next month, for two, "
+        "up to 900 EUR per person, with flights and hotel. Enjoy the trip!"
+    )
+    outcome = settled(page, room).first
+    expect(outcome.locator(".settled-how")).to_have_text("Approved with changes by you")
 
 
 def test_declining_a_question_stops_the_plan(

@@ -231,3 +231,103 @@ def test_no_answer_or_reason_in_the_history_runs_or_becomes_markup(
     )
     clipped = [line if len(line) <= 200 else line[:199] + "…" for line in shown]
     assert texts == clipped[::-1][:20]
+
+
+def _approval(take: Take, drawable: bool) -> tuple[str, dict[str, Any], dict[str, Any], str]:
+    """A held call: tool name, arguments, the tool's schema and its description, payloads
+    in every text (property names, titles, descriptions, enum values, argument values)."""
+    key, flag, choice, listed = take(), take(), take(), take()
+    options = [take(), take()]
+    properties: dict[str, Any] = {
+        key: {"type": "string", "title": take(), "description": take()},
+        flag: {"type": "boolean"},
+        choice: {"enum": options},
+        listed: {"type": "array", "items": {"type": "string"}},
+        "amount": {"type": "number", "minimum": 0, "description": take()},
+    }
+    if not drawable:
+        properties["either"] = {"oneOf": [{"type": "string"}, {"type": "integer"}]}
+    arguments = {
+        key: take(),
+        flag: True,
+        choice: options[1],
+        listed: [take(), take()],
+        "amount": 3,
+        "extra": {take(): take()},
+    }
+    schema = {"type": "object", "properties": properties, "required": [key]}
+    return take(), arguments, schema, take()
+
+
+@pytest.mark.parametrize("bypass_csp", [True, False], ids=["page-alone", "with-csp"])
+def test_no_payload_in_an_approval_runs_or_becomes_markup(
+    desk: DeskServer, chat_room: str, open_page: OpenPage, bypass_csp: bool
+) -> None:
+    """Payloads in tool names, descriptions, arguments, schemas (drawn as the edit form or
+    the JSON editor), approvers and history entries, and in the decisions sent back."""
+    remaining = iter(payloads(400))
+    used: list[str] = []
+
+    def take() -> str:
+        used.append(next(remaining))
+        return used[-1]
+
+    handler = desk.demo.handler
+    held: list[str] = []
+    required: list[str] = []
+
+    async def hold_all() -> None:
+        for index in range(18):
+            tool, arguments, schema, description = _approval(take, drawable=index % 3 != 2)
+            request = await handler.create_approval(
+                tool,
+                arguments,
+                approvers=(DEMO_PERSON, take()),
+                tool_schema=schema,
+                room_id=chat_room,
+                actor_id=DEMO_PERSON,
+                description=description,
+            )
+            await handler.add_approvers(request.pending_id, [take()], by=take(), surface=take())
+            held.append(request.pending_id)
+            required.append(schema["required"][0])
+
+    desk.run(hold_all())
+    opened = open_page(desk.link(chat_room), bypass_csp=bypass_csp)
+    page = opened.page
+    wait_live(page)
+    cards = page.locator(".card[data-kind=approval]")
+    expect(cards).to_have_count(len(held))
+    expect(page.locator(".history-list li[data-type=escalated]")).to_have_count(len(held))
+    for index in range(len(held)):
+        one = cards.nth(index)
+        one.locator(".history summary").click()
+        one.get_by_role("button", name="Edit…").click()
+    expect(page.locator(".edit-panel .object-field")).to_have_count(12)
+    expect(page.locator(".edit-panel .json-editor")).to_have_count(6)
+    first, second, third = (page.locator(f'.card[data-request-id="{i}"]') for i in held[:3])
+    first.get_by_role("button", name="Edit as JSON").click()
+    first.get_by_label("Arguments as JSON").fill(json.dumps({required[0]: take()}))
+    first.get_by_role("button", name="Run with these arguments").click()
+    second.get_by_role("button", name="Reject…").click()
+    second.get_by_label("Why you reject it").fill(take())
+    second.get_by_role("button", name="Reject", exact=True).click()
+    third.get_by_role("button", name="Answer instead…").click()
+    third.get_by_label("Your answer instead").fill(take())
+    third.get_by_role("button", name="Send instead of running").click()
+    expect(settled(page, chat_room)).to_have_count(3)
+
+    assert opened.xss_calls() == 0
+    assert opened.dialogs == []
+    assert page.locator('a[href^="javascript:" i]').count() == 0
+    assert page.locator(f"#desk :is({FOREIGN})").count() == 0
+    assert page.evaluate(FIND_LIVE_CODE) == []
+    assert page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))") == ["desk.js"]
+    text = page.evaluate("document.getElementById('desk').textContent")
+    shown_names = page.locator(".tool-name").all_text_contents()
+    shown_descriptions = page.locator(".tool-description").all_text_contents()
+    assert len(shown_names) == len(shown_descriptions) == len(held) - 3
+    assert all(name in used for name in shown_names)
+    assert all(description in used for description in shown_descriptions)
+    missing = [p for p in used[-2:] if p not in text and _shown_as_json(p) not in text]
+    assert missing == [], f"not shown as text: {missing!r}"

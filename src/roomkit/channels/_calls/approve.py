@@ -160,6 +160,7 @@ async def _hold(
         key=key,
         # A durable store writes the deadline with the request: no window without one.
         timeout=limit if handler.durable else None,
+        description=tool.description if tool is not None and tool.description else None,
     )
 
 

@@ -1,12 +1,14 @@
 /*
  * One card per open question, in the shape its kind calls for: one click for a single
  * choice, a short form for free text, several choices, a list of questions, a yes/no
- * confirmation, or any other tool's arguments. Every card can also be declined.
+ * confirmation, or any other tool's arguments. Every card can also be declined. An
+ * approval (a tool held for a person's decision) has a card of its own (approval.js).
  *
  * A card answers through the `send(ctx, verb, body)` it is given: the page posts the
  * body and removes the card once the desk has settled the request.
  */
 
+import { renderApproval } from './approval.js';
 import { el, isObject, text, when } from './dom.js';
 
 export function summary(view) {
@@ -21,7 +23,8 @@ export function summary(view) {
   return line.length > 80 ? line.slice(0, 79) + '…' : line;
 }
 
-export function renderCard(view, send) {
+// `page` gives what an approval card needs: `me` (who is signed in) and `history(id)`.
+export function renderCard(view, send, page) {
   var args = isObject(view.arguments) ? view.arguments : {};
   var kind = view.kind;
   var card = el('article', {
@@ -36,6 +39,11 @@ export function renderCard(view, send) {
   ctx.send = function (verb, body) {
     send(ctx, verb, body);
   };
+  if (kind === 'approval') {
+    renderApproval(ctx, args, page);
+    card.insertBefore(error, card.querySelector('.history'));
+    return card;
+  }
   if (kind === 'question') renderQuestion(ctx, args);
   else if (kind === 'questions') renderQuestions(ctx, args);
   else if (kind === 'confirm') renderConfirm(ctx, args);

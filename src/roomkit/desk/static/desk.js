@@ -6,6 +6,7 @@
  * as markup, never as a link or a URL.
  */
 
+import { approvalOutcome } from './approval.js';
 import { busy, fail, renderCard, summary } from './cards.js';
 import { el, isObject, show, text, when } from './dom.js';
 import { forget, notifyNew, offerPermission } from './notices.js';
@@ -214,11 +215,19 @@ function upsert(view) {
   }
   // A repeated hint keeps the card as it is, and whatever the person has typed into it.
   if (state.cards.has(view.id)) return false;
-  var card = renderCard(view, send);
+  var card = renderCard(view, send, { me: state.me, history: requestHistory });
   state.cards.set(view.id, { view: view, card: card });
   $('question-list').appendChild(card);
   countQuestions();
   return true;
+}
+
+function requestHistory(id) {
+  return api('GET', 'api/requests/' + encodeURIComponent(id) + '/history').then(function (result) {
+    return result.status === 200 && isObject(result.data) && Array.isArray(result.data.entries)
+      ? result.data.entries
+      : null;
+  });
 }
 
 function settle(view) {
@@ -285,6 +294,8 @@ function clip(line) {
 function outcomeOf(asked, view) {
   var by = byWhom(view.settled_by);
   var reason = view.reason ? ': ' + text(view.reason) : '';
+  var decided = (view.kind || asked.kind) === 'approval' ? approvalOutcome(view, by) : null;
+  if (decided) return decided;
   if (view.status === 'resolved') {
     var kind = view.kind || asked.kind;
     var reply = kind === 'confirm' ? parsed(view.result) : undefined;

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["APPROVAL", "Decisions", "check_actors"]
 
 APPROVAL = "approval"
+MAX_DESCRIPTION_CHARS = 4000
+"""The longest tool description an approval's history keeps (a longer one is cut)."""
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
@@ -88,8 +90,12 @@ class Decisions:
         request.approvers = approvers
         request.arguments_digest = arguments_digest(request.tool_name, request.arguments)
 
-    async def created(self, request: PendingInput, *, surface: str | None) -> None:
-        """Write the approval's first history entry."""
+    async def created(
+        self, request: PendingInput, *, surface: str | None, description: str | None = None
+    ) -> None:
+        """Write the approval's first history entry (with the tool's ``description``, when
+        given)."""
+        described = {} if not description else {"description": description[:MAX_DESCRIPTION_CHARS]}
         await self.log.append_history(
             request.pending_id,
             new_entry(
@@ -99,6 +105,7 @@ class Decisions:
                 tool=request.tool_name,
                 digest=request.arguments_digest,
                 approvers=list(request.approvers),
+                **described,
             ),
         )
 

@@ -209,6 +209,7 @@ class HumanInputHandler:
         key: str | None = None,
         timeout: float | None = None,
         surface: str | None = None,
+        description: str | None = None,
     ) -> PendingInput:
         """Hold the call ``tool_name(arguments)`` for a decision; ``wait()`` owns cleanup.
 
@@ -216,8 +217,9 @@ class HumanInputHandler:
         ``arguments``, and ``approvers`` may decide it (``aresolve`` with the JSON of
         :mod:`roomkit.tools.approvals`). ``tool_schema`` is the tool's JSON Schema (checked
         with the tool, not again here), kept as the request's ``answer_schema``: an edit
-        must match it. Its history starts with a ``created`` entry. Other arguments as
-        :meth:`create`.
+        must match it. Its history starts with a ``created`` entry, which keeps
+        ``description`` (the tool's, for the person who decides) when given. Other
+        arguments as :meth:`create`.
 
         Raises:
             As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``.
@@ -229,7 +231,7 @@ class HumanInputHandler:
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema)
         # Written first, so that it comes before whatever the announcement leads to.
-        await self._decisions.created(request, surface=surface)
+        await self._decisions.created(request, surface=surface, description=description)
         return await self._engine.create(request, timeout)
 
     def _request(

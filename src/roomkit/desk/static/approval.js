@@ -1,0 +1,238 @@
+/*
+ * The card of an approval: a tool the agent wants to run, held until a person decides.
+ *
+ * It shows the tool, its description and the arguments as the model wrote them, with
+ * Approve, Edit (a form built from the tool's JSON Schema, or a JSON editor), Reject (with
+ * a reason) and Answer instead (the person's text becomes the tool's result). Someone who
+ * may see the approval but is not one of its approvers sees who may decide, and no buttons.
+ * Under it, the request's history: who did what, when, through which surface.
+ */
+
+import { buildForm, check, drawable } from './schemaform.js';
+import { el, isObject, text, when } from './dom.js';
+
+var DIGEST_SHOWN = 12;
+
+export function renderApproval(ctx, args, page) {
+  var view = ctx.view;
+  var schema = isObject(view.answer_schema) ? view.answer_schema : {};
+  var title = el('p', { className: 'question-text' }, [
+    el('span', { text: 'The agent wants to run ' }),
+    el('code', { className: 'tool-name', text: text(view.tool_name) })
+  ]);
+  var description = el('p', { className: 'tool-description' });
+  description.hidden = true;
+  ctx.card.appendChild(title);
+  ctx.card.appendChild(description);
+  ctx.card.appendChild(el('pre', { className: 'arguments', text: JSON.stringify(args, null, 2) }));
+  if (mayDecide(view, page.me)) {
+    renderDecisions(ctx, args, schema);
+  } else {
+    var names = Array.isArray(view.approvers) ? view.approvers.map(text).join(', ') : '';
+    ctx.card.appendChild(el('p', { className: 'quiet waiting', text: 'Waiting for a decision by ' + names + '.' }));
+  }
+  var history = el('ol', { className: 'history-list' });
+  ctx.card.appendChild(el('details', { className: 'history' }, [el('summary', { text: 'History' }), history]));
+  page.history(view.id).then(function (entries) {
+    if (!entries) return;
+    drawHistory(history, entries);
+    var created = entries.filter(function (entry) { return isObject(entry) && entry.type === 'created'; })[0];
+    if (created && typeof created.description === 'string' && created.description) {
+      description.textContent = created.description;
+      description.hidden = false;
+    }
+  });
+}
+
+function mayDecide(view, me) {
+  var approvers = Array.isArray(view.approvers) ? view.approvers : [];
+  return !approvers.length || (isObject(me) && approvers.indexOf(me.actor_id) >= 0);
+}
+
+function renderDecisions(ctx, args, schema) {
+  var panels = el('div', { className: 'decision-panels' });
+  var buttons = el('div', { className: 'row decision-buttons' });
+  var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
+  approve.addEventListener('click', function () {
+    ctx.send('answer', { decision: 'approve' });
+  });
+  buttons.appendChild(approve);
+  [
+    ['Edit', editPanel(ctx, args, schema)],
+    ['Reject', rejectPanel(ctx)],
+    ['Answer instead', answerPanel(ctx)]
+  ].forEach(function (pair) {
+    var panel = pair[1];
+    panel.hidden = true;
+    panels.appendChild(panel);
+    var button = el('button', { text: pair[0] + '…', attrs: { type: 'button', 'aria-expanded': 'false' } });
+    button.addEventListener('click', function () {
+      var opening = panel.hidden;
+      Array.prototype.forEach.call(panels.children, function (other) { other.hidden = true; });
+      buttons.querySelectorAll('[aria-expanded]').forEach(function (other) { other.setAttribute('aria-expanded', 'false'); });
+      panel.hidden = !opening;
+      button.setAttribute('aria-expanded', String(opening));
+    });
+    buttons.appendChild(button);
+  });
+  ctx.card.appendChild(buttons);
+  ctx.card.appendChild(panels);
+}
+
+function say(ctx, message) {
+  ctx.error.textContent = message;
+  ctx.error.hidden = false;
+}
+
+// On submit, sends the decision `decision()` makes; a string it returns is what to fix.
+function onSubmit(ctx, panel, decision) {
+  panel.addEventListener('submit', function (event) {
+    event.preventDefault();
+    var made = decision();
+    if (typeof made === 'string') say(ctx, made);
+    else ctx.send('answer', made);
+  });
+}
+
+function editPanel(ctx, args, schema) {
+  // The page's own check says what is wrong in words, instead of the browser's bubbles.
+  var panel = el('form', { className: 'answer edit-panel', attrs: { 'aria-label': 'Edit the arguments', novalidate: '' } });
+  var body = el('div', { className: 'edit-body' });
+  var toggle = el('button', { className: 'secondary', attrs: { type: 'button' } });
+  var send = el('button', { className: 'primary', text: 'Run with these arguments', attrs: { type: 'submit' } });
+  var canDraw = drawable(schema, true);
+  var current = null;
+
+  function showForm(value) {
+    current = { mode: 'form', form: buildForm(schema, value) };
+    body.replaceChildren(current.form.node);
+    toggle.textContent = 'Edit as JSON';
+  }
+
+  function showJson(value) {
+    var area = el('textarea', { className: 'json-editor', attrs: { rows: '8', spellcheck: 'false', 'aria-label': 'Arguments as JSON' } });
+    area.value = JSON.stringify(value, null, 2);
+    current = { mode: 'json', area: area };
+    var parts = [area];
+    if (!canDraw) parts.unshift(el('p', { className: 'quiet', text: 'This tool takes arguments the form cannot draw: edit them as JSON.' }));
+    body.replaceChildren.apply(body, parts);
+    toggle.textContent = 'Back to the form';
+    toggle.hidden = !canDraw;
+  }
+
+  // What the editor holds: { value } or { problems }.
+  function read() {
+    if (current.mode === 'form') return current.form.read();
+    var value;
+    try {
+      value = JSON.parse(current.area.value);
+    } catch (err) {
+      return { problems: ['the JSON does not parse: ' + err.message] };
+    }
+    return isObject(value) ? { value: value } : { problems: ['the arguments must be a JSON object'] };
+  }
+
+  toggle.addEventListener('click', function () {
+    var got = read();
+    if (got.problems) {
+      say(ctx, 'Fix the edit first: ' + got.problems.join('; ') + '.');
+      return;
+    }
+    ctx.error.hidden = true;
+    if (current.mode === 'form') showJson(got.value);
+    else showForm(got.value);
+  });
+  onSubmit(ctx, panel, function () {
+    var got = read();
+    var problems = got.problems || check(schema, got.value);
+    if (problems.length) return 'Fix the edit first: ' + problems.join('; ') + '.';
+    return { decision: 'edit', arguments: got.value };
+  });
+  if (canDraw) showForm(args);
+  else showJson(args);
+  panel.appendChild(body);
+  panel.appendChild(el('div', { className: 'row' }, [send, toggle]));
+  return panel;
+}
+
+function rejectPanel(ctx) {
+  var panel = el('form', { className: 'row reject-panel' });
+  var reason = el('input', {
+    attrs: { type: 'text', maxlength: '1000', placeholder: 'Why not (the agent reads it)', 'aria-label': 'Why you reject it' }
+  });
+  panel.appendChild(reason);
+  panel.appendChild(el('button', { className: 'danger', text: 'Reject', attrs: { type: 'submit' } }));
+  onSubmit(ctx, panel, function () {
+    if (!reason.value.trim()) return 'Say why you reject it: the agent reads the reason.';
+    return { decision: 'reject', reason: reason.value.trim() };
+  });
+  return panel;
+}
+
+function answerPanel(ctx) {
+  var panel = el('form', { className: 'answer answer-panel' });
+  var area = el('textarea', {
+    attrs: { rows: '3', maxlength: '100000', 'aria-label': 'Your answer instead', placeholder: 'The agent reads this as the tool’s result; the tool does not run' }
+  });
+  panel.appendChild(area);
+  panel.appendChild(el('button', { className: 'primary', text: 'Send instead of running', attrs: { type: 'submit' } }));
+  onSubmit(ctx, panel, function () {
+    if (!area.value.trim()) return 'Write the answer first.';
+    return { decision: 'respond', result: area.value };
+  });
+  return panel;
+}
+
+// -- history ---------------------------------------------------------------------------------
+
+function entryLine(entry) {
+  var parts = [text(entry.type)];
+  if (entry.decision) parts.push(text(entry.decision));
+  if (entry.status) parts.push(text(entry.status));
+  if (entry.outcome) parts.push('→ ' + text(entry.outcome));
+  if (entry.actor) parts.push('by ' + text(entry.actor));
+  if (entry.surface) parts.push('via ' + text(entry.surface));
+  if (entry.reason) parts.push('“' + text(entry.reason) + '”');
+  if (isObject(entry.arguments)) parts.push(JSON.stringify(entry.arguments));
+  if (typeof entry.result === 'string') parts.push('“' + entry.result + '”');
+  if (Array.isArray(entry.approvers)) parts.push('approvers: ' + entry.approvers.map(text).join(', '));
+  if (entry.type === 'executed') parts.push(entry.ran ? 'ran' : 'did not run');
+  if (typeof entry.digest === 'string') parts.push('digest ' + entry.digest.slice(0, DIGEST_SHOWN));
+  return parts.join(' · ');
+}
+
+function drawHistory(list, entries) {
+  list.replaceChildren();
+  entries.filter(isObject).forEach(function (entry) {
+    list.appendChild(el('li', { attrs: { 'data-type': text(entry.type) } }, [
+      el('time', { text: when(entry.at) }),
+      el('span', { text: ' ' + entryLine(entry) })
+    ]));
+  });
+}
+
+// -- outcome ---------------------------------------------------------------------------------
+
+// How an approval ended, for the settled list: { outcome, how, answer } or null.
+export function approvalOutcome(view, by) {
+  if (view.status === 'rejected' && !view.withdrawn) {
+    var reason = view.reason ? ': ' + text(view.reason) : '';
+    return { outcome: 'rejected', how: 'Rejected by ' + by + reason };
+  }
+  if (view.status !== 'resolved') return null;
+  var decision;
+  try {
+    decision = JSON.parse(view.result);
+  } catch (err) {
+    return null;
+  }
+  if (!isObject(decision)) return null;
+  if (decision.decision === 'approve') return { outcome: 'approved', how: 'Approved by ' + by };
+  if (decision.decision === 'edit') {
+    return { outcome: 'edited', how: 'Approved with changes by ' + by, answer: JSON.stringify(decision.arguments) };
+  }
+  if (decision.decision === 'respond') {
+    return { outcome: 'answered', how: 'Answered instead by ' + by, answer: text(decision.result) };
+  }
+  return null;
+}

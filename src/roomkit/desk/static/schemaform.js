@@ -1,0 +1,300 @@
+/*
+ * A tool's arguments as a form built from its JSON Schema, and the page's own check of them.
+ *
+ * The form draws objects, strings, numbers and integers (with their bounds), booleans,
+ * enums of scalars and arrays of scalars (one item per line). For a schema it cannot draw
+ * (oneOf, $ref, objects without properties, arrays of objects...) there is a JSON editor,
+ * which is also one click away on any form. Both are checked here, for what a person can
+ * fix at once (required, types, bounds, enums, lengths); the desk checks the edit again
+ * against the whole schema and says what it refuses.
+ */
+
+import { el, isObject, text } from './dom.js';
+
+var SCALARS = ['string', 'number', 'integer', 'boolean'];
+var fieldIds = 0;
+
+function typeOf(schema) {
+  if (!isObject(schema)) return null;
+  if (Array.isArray(schema.enum)) return 'enum';
+  return typeof schema.type === 'string' ? schema.type : null;
+}
+
+function isScalar(value) {
+  return value === null || ['string', 'number', 'boolean'].indexOf(typeof value) >= 0;
+}
+
+// Whether the form can draw `schema` (the top one must be an object with properties).
+export function drawable(schema, top) {
+  var type = typeOf(schema);
+  if (isObject(schema) && (schema.oneOf || schema.anyOf || schema.allOf || schema.$ref)) return false;
+  if (type === 'enum') return schema.enum.length > 0 && schema.enum.every(isScalar);
+  if (type === 'object') {
+    if (!isObject(schema.properties)) return false;
+    return Object.keys(schema.properties).every(function (name) {
+      return drawable(schema.properties[name], false);
+    });
+  }
+  if (top) return false;
+  if (type === 'array') {
+    var items = schema.items;
+    return SCALARS.indexOf(typeOf(items)) >= 0 || (typeOf(items) === 'enum' && drawable(items, false));
+  }
+  return SCALARS.indexOf(type) >= 0;
+}
+
+// -- the check -------------------------------------------------------------------------------
+
+function where(path) {
+  return path || 'the arguments';
+}
+
+function matchesType(type, value) {
+  if (type === 'object') return isObject(value);
+  if (type === 'array') return Array.isArray(value);
+  if (type === 'string') return typeof value === 'string';
+  if (type === 'boolean') return typeof value === 'boolean';
+  if (type === 'integer') return typeof value === 'number' && Number.isInteger(value);
+  if (type === 'number') return typeof value === 'number' && isFinite(value);
+  if (type === 'null') return value === null;
+  return true;
+}
+
+function bounds(schema, value, path, problems) {
+  var name = where(path);
+  if (typeof schema.minimum === 'number' && value < schema.minimum) {
+    problems.push(name + ' must be at least ' + schema.minimum);
+  }
+  if (typeof schema.maximum === 'number' && value > schema.maximum) {
+    problems.push(name + ' must be at most ' + schema.maximum);
+  }
+  if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) {
+    problems.push(name + ' must be more than ' + schema.exclusiveMinimum);
+  }
+  if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum) {
+    problems.push(name + ' must be less than ' + schema.exclusiveMaximum);
+  }
+}
+
+function lengths(schema, count, path, problems, unit) {
+  var low = unit === 'items' ? schema.minItems : schema.minLength;
+  var high = unit === 'items' ? schema.maxItems : schema.maxLength;
+  if (typeof low === 'number' && count < low) problems.push(where(path) + ' takes at least ' + low + ' ' + unit);
+  if (typeof high === 'number' && count > high) problems.push(where(path) + ' takes at most ' + high + ' ' + unit);
+}
+
+// What is wrong with `value` for `schema`, as sentences a person can act on.
+export function check(schema, value, path, problems) {
+  problems = problems || [];
+  path = path || '';
+  if (!isObject(schema)) return problems;
+  if (Array.isArray(schema.enum)) {
+    var wanted = schema.enum.map(function (item) { return JSON.stringify(item); });
+    if (wanted.indexOf(JSON.stringify(value)) < 0) {
+      problems.push(where(path) + ' must be one of ' + wanted.join(', '));
+    }
+    return problems;
+  }
+  var types = Array.isArray(schema.type) ? schema.type : (typeof schema.type === 'string' ? [schema.type] : []);
+  if (types.length && !types.some(function (type) { return matchesType(type, value); })) {
+    problems.push(where(path) + ' must be ' + types.map(article).join(' or '));
+    return problems;
+  }
+  if (typeof value === 'number') bounds(schema, value, path, problems);
+  if (typeof value === 'string') lengths(schema, Array.from(value).length, path, problems, 'characters');
+  if (Array.isArray(value)) {
+    lengths(schema, value.length, path, problems, 'items');
+    if (isObject(schema.items)) {
+      value.forEach(function (item, index) {
+        check(schema.items, item, (path || 'item') + '[' + index + ']', problems);
+      });
+    }
+  }
+  if (isObject(value)) {
+    var properties = isObject(schema.properties) ? schema.properties : {};
+    (Array.isArray(schema.required) ? schema.required : []).forEach(function (name) {
+      if (!Object.prototype.hasOwnProperty.call(value, name)) problems.push(join(path, name) + ' is required');
+    });
+    Object.keys(value).forEach(function (name) {
+      if (isObject(properties[name])) check(properties[name], value[name], join(path, name), problems);
+    });
+  }
+  return problems;
+}
+
+function article(type) {
+  return { integer: 'a whole number', number: 'a number', string: 'text', boolean: 'true or false',
+    object: 'an object', array: 'a list', null: 'null' }[type] || text(type);
+}
+
+function join(path, name) {
+  return path ? path + '.' + name : name;
+}
+
+// -- the form --------------------------------------------------------------------------------
+
+// The form for `schema` filled with `value`: { node, read() } where read() gives
+// { value } (empty fields left out) or { problems } (what stops a field from being read).
+export function buildForm(schema, value) {
+  return objectField(schema, isObject(value) ? value : {}, '');
+}
+
+function labelled(name, schema, control, hint) {
+  var title = isObject(schema) && typeof schema.title === 'string' ? schema.title : name;
+  var parts = [el('span', { className: 'field-name', text: title }), control];
+  var description = isObject(schema) && typeof schema.description === 'string' ? schema.description : '';
+  if (description || hint) {
+    parts.push(el('span', { className: 'field-hint', text: [description, hint].filter(Boolean).join(' · ') }));
+  }
+  return el('label', { className: 'field' }, parts);
+}
+
+function objectField(schema, value, path) {
+  var properties = schema.properties;
+  var fields = Object.keys(properties).map(function (name) {
+    var field = fieldFor(name, properties[name], value[name], join(path, name));
+    field.name = name;
+    field.present = Object.prototype.hasOwnProperty.call(value, name);
+    return field;
+  });
+  var node = el('fieldset', { className: 'object-field' }, fields.map(function (field) { return field.node; }));
+  if (path) node.insertBefore(el('legend', { text: path }), node.firstChild);
+  return {
+    node: node,
+    read: function () {
+      var result = {};
+      var problems = [];
+      // Arguments the schema does not describe are kept as the model wrote them.
+      Object.keys(value).forEach(function (name) {
+        if (!Object.prototype.hasOwnProperty.call(properties, name)) result[name] = value[name];
+      });
+      fields.forEach(function (field) {
+        var read = field.read();
+        // An empty field is left out: the check says when the schema requires it.
+        if (read.problems) problems = problems.concat(read.problems);
+        else if (!read.empty && !(read.unchanged && !field.present)) result[field.name] = read.value;
+      });
+      return problems.length ? { problems: problems } : { value: result };
+    }
+  };
+}
+
+function fieldFor(name, schema, value, path) {
+  var type = typeOf(schema);
+  if (type === 'enum') return enumField(name, schema, value);
+  if (type === 'object') {
+    var inner = objectField(schema, isObject(value) ? value : {}, path);
+    return {
+      node: inner.node,
+      read: function () {
+        // An object the model left out stays out while none of its fields is filled in.
+        var read = inner.read();
+        if (read.value && !isObject(value) && !Object.keys(read.value).length) read.unchanged = true;
+        return read;
+      }
+    };
+  }
+  if (type === 'boolean') return booleanField(name, schema, value);
+  if (type === 'array') return arrayField(name, schema, value, path);
+  if (type === 'number' || type === 'integer') return numberField(name, schema, value, path, type);
+  return stringField(name, schema, value);
+}
+
+function stringField(name, schema, value) {
+  var long = typeof value === 'string' && (value.length > 80 || value.indexOf('\n') >= 0);
+  var control = long
+    ? el('textarea', { attrs: { rows: '3', 'data-field': name } })
+    : el('input', { attrs: { type: 'text', 'data-field': name } });
+  control.value = typeof value === 'string' ? value : '';
+  return {
+    node: labelled(name, schema, control),
+    read: function () {
+      return control.value === '' ? { empty: true } : { value: control.value };
+    }
+  };
+}
+
+function numberField(name, schema, value, path, type) {
+  var attrs = { type: 'number', step: type === 'integer' ? '1' : 'any', 'data-field': name };
+  var hint = [];
+  if (typeof schema.minimum === 'number') {
+    attrs.min = schema.minimum;
+    hint.push('at least ' + schema.minimum);
+  }
+  if (typeof schema.maximum === 'number') {
+    attrs.max = schema.maximum;
+    hint.push('at most ' + schema.maximum);
+  }
+  var control = el('input', { attrs: attrs });
+  control.value = typeof value === 'number' ? String(value) : '';
+  return {
+    node: labelled(name, schema, control, hint.join(', ')),
+    read: function () {
+      // A number input holding something that is not a number reads as '' and is invalid.
+      if (control.value === '' && control.validity.badInput) return { problems: [path + ' must be ' + article(type)] };
+      if (control.value === '') return { empty: true };
+      return { value: Number(control.value) };
+    }
+  };
+}
+
+function booleanField(name, schema, value) {
+  var control = el('input', { attrs: { type: 'checkbox', 'data-field': name } });
+  control.checked = value === true;
+  return {
+    node: el('label', { className: 'field field-check' }, [control, el('span', { className: 'field-name', text: name })]),
+    read: function () {
+      return { value: control.checked, unchanged: control.checked === (value === true) };
+    }
+  };
+}
+
+function enumField(name, schema, value) {
+  var group = 'enum-' + (fieldIds += 1);
+  var legend = el('legend', { className: 'field-name', text: name });
+  var box = el('fieldset', { className: 'field choices', attrs: { 'data-field': name } }, [legend]);
+  var inputs = schema.enum.map(function (option) {
+    var input = el('input', { attrs: { type: 'radio', name: group } });
+    input.checked = JSON.stringify(option) === JSON.stringify(value);
+    box.appendChild(el('label', { className: 'choice-option' }, [
+      input, el('span', { className: 'choice-label', text: typeof option === 'string' ? option : JSON.stringify(option) })
+    ]));
+    return { input: input, option: option };
+  });
+  return {
+    node: box,
+    read: function () {
+      var picked = inputs.filter(function (item) { return item.input.checked; });
+      return picked.length ? { value: picked[0].option } : { empty: true };
+    }
+  };
+}
+
+function arrayField(name, schema, value, path) {
+  var itemType = typeOf(schema.items);
+  var control = el('textarea', { attrs: { rows: '3', 'data-field': name } });
+  control.value = Array.isArray(value) ? value.map(function (item) { return typeof item === 'string' ? item : JSON.stringify(item); }).join('\n') : '';
+  return {
+    node: labelled(name, schema, control, 'one per line'),
+    read: function () {
+      var lines = control.value.split('\n').filter(function (line) { return line.trim() !== ''; });
+      var problems = [];
+      var items = lines.map(function (line, index) {
+        if (itemType === 'string' || itemType === 'enum') return itemType === 'enum' ? parseEnumItem(schema.items, line) : line;
+        if (itemType === 'boolean') return line.trim() === 'true' ? true : line.trim() === 'false' ? false : line;
+        var number = Number(line.trim());
+        if (isNaN(number)) problems.push(path + '[' + index + '] must be ' + article(itemType));
+        return number;
+      });
+      if (problems.length) return { problems: problems };
+      return { value: items, unchanged: !Array.isArray(value) && !items.length };
+    }
+  };
+}
+
+function parseEnumItem(schema, line) {
+  var found = schema.enum.filter(function (option) {
+    return (typeof option === 'string' ? option : JSON.stringify(option)) === line;
+  });
+  return found.length ? found[0] : line;
+}
