@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_options import options
 from bench_stores import (
     ANSWERERS,
     IN_FLIGHT,
@@ -315,8 +316,9 @@ if __name__ == "__main__":
         kind, location, prefix, samples = arguments[1:5]
         asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
         sys.exit(0)
+    given = options(__doc__, ("--quick",), arguments)
     # A SIGTERM ends the run through the cluster's ``with`` block, which removes it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     default = int(os.environ.get(SIZE_VARIABLE, 100_000))
-    found = asyncio.run(postgres_rows(QUICK_SIZE if "--quick" in arguments else default))
+    found = asyncio.run(postgres_rows(QUICK_SIZE if "--quick" in given else default))
     print_table(found)

@@ -54,6 +54,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bench_options import options
+
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
@@ -603,7 +605,8 @@ if __name__ == "__main__":
     if arguments[:1] == ["--answerer"]:
         asyncio.run(answerer(*arguments[1:4]))
         sys.exit(0)
+    given = options(__doc__, ("--check", "--quick", "--sqlite"), arguments)
     default = int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))
-    size = QUICK_SIZE if "--quick" in arguments else default
-    missed = asyncio.run(main(size, only_sqlite="--sqlite" in arguments))
-    sys.exit(1 if missed and "--check" in arguments else 0)
+    size = QUICK_SIZE if "--quick" in given else default
+    missed = asyncio.run(main(size, only_sqlite="--sqlite" in given))
+    sys.exit(1 if missed and "--check" in given else 0)
