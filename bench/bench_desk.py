@@ -32,6 +32,8 @@ import sys
 import time
 from typing import Any
 
+from bench_options import options
+
 SECRET = "bench-desk-secret-0123456789abcdef"
 WAKES = 2_000
 THROUGHPUT = 10_000
@@ -282,4 +284,5 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
         serve()
     else:
+        options(__doc__, (), sys.argv[1:])
         main()

@@ -41,6 +41,8 @@ import tracemalloc
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 
+from bench_options import options
+
 from roomkit.tools.human_input import HumanInputHandler
 
 ARGUMENTS = {"question": "Which colour should the button be?"}
@@ -293,5 +295,6 @@ if __name__ == "__main__":
         which, count = sys.argv[2], int(sys.argv[3])
         print(asyncio.run(bytes_per_request(count, floor=which == "floor")))
         sys.exit(0)
+    given = options(__doc__, ("--check",), sys.argv[1:])
     missed = asyncio.run(main())
-    sys.exit(1 if missed and "--check" in sys.argv[1:] else 0)
+    sys.exit(1 if missed and "--check" in given else 0)

@@ -22,7 +22,6 @@ import asyncio
 import glob
 import json
 import os
-import random
 import shutil
 import signal
 import socket
@@ -32,29 +31,25 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
+from bench_options import options
 from bench_stores import (
-    ANSWERERS,
     IN_FLIGHT,
     PARK_BATCH,
     QUICK_SIZE,
-    RACING,
-    ROOMS,
     SCALE_BACKSTOP,
     SEQUENTIAL_SETTLES,
     SIZE_VARIABLE,
-    WAITERS,
-    Row,
     cross_process_wake,
     feed_live,
     in_flight,
     parked,
     percentile,
     print_table,
-    progress,
     settles_per_second,
 )
+from scale_case import ROOMS, WAITERS, Row, progress
+from scale_case import answered_from_processes as scale_case
 
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.postgres import PostgresStore
@@ -168,94 +163,12 @@ async def answerer(dsn: str, schema: str, name: str) -> None:
     await store.close()
 
 
-async def spawn(*arguments: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        __file__,
-        *arguments,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        limit=2**26,
-    )
-
-
-async def line(process: asyncio.subprocess.Process) -> Any:
-    assert process.stdout is not None
-    return json.loads(await process.stdout.readline())
-
-
-async def tell(process: asyncio.subprocess.Process, message: bytes) -> None:
-    assert process.stdin is not None
-    process.stdin.write(message + b"\n")
-    await process.stdin.drain()
-
-
 async def answered_from_processes(dsn: str, size: int) -> list[Row]:
     """``size`` requests wait in 2 processes; 4 others answer them, some twice over."""
     schema = f"scale{os.urandom(4).hex()}"
     async with PostgresStore(dsn, schema=schema):
         pass  # the tables, before the processes race to make them
-    counts = [size // WAITERS] * WAITERS
-    counts[0] += size % WAITERS
-    waiters = [
-        await spawn("--scale-waiter", dsn, schema, str(count), str(n * ROOMS // WAITERS))
-        for n, count in enumerate(counts)
-    ]
-    parked_waits = [await line(waiter) for waiter in waiters]
-    ids = [pending_id for report in parked_waits for pending_id in report["ids"]]
-    created = max(report["created"] for report in parked_waits)
-    parking = max(report["parked"] for report in parked_waits)
-    progress(f"{len(ids):,} requests created in {created:.1f} s, waits parked in {parking:.1f} s")
-
-    shares: list[list[str]] = [[] for _ in range(ANSWERERS)]
-    chance = random.Random(7)
-    for pending_id in ids:
-        for which in chance.sample(range(ANSWERERS), 2 if chance.random() < RACING else 1):
-            shares[which].append(pending_id)
-    answerers = []
-    for which, share in enumerate(shares):
-        chance.shuffle(share)
-        answerers.append(await spawn("--answerer", dsn, schema, f"p{which}"))
-        await tell(answerers[-1], json.dumps(share).encode())
-    for process in answerers:
-        assert process.stdout is not None
-        assert (await process.stdout.readline()).strip() == b"ready"
-    start = time.perf_counter()
-    for process in answerers:
-        await tell(process, b"go")
-    ended = [await line(waiter) for waiter in waiters]
-    elapsed = time.perf_counter() - start
-    progress(f"{len(ids):,} waits ended in {elapsed:.1f} s")
-
-    delivered = [answer for report in ended for answer in report["answers"]]
-    winners: dict[str, list[str]] = {pending_id: [] for pending_id in ids}
-    for which, process in enumerate(answerers):
-        for pending_id in await line(process):
-            winners[pending_id].append(f"p{which}")
-    for process in [*waiters, *answerers]:
-        await process.wait()
-    twice = sum(len(names) > 1 for names in winners.values())
-    lost = sum(
-        len(names) != 1 or answer != f"{names[0]}:{pending_id}"
-        for (pending_id, names), answer in zip(winners.items(), delivered, strict=True)
-    )
-    for report in ended:
-        if report["failed"]:
-            print(f"note: a wait failed with {report['failed'][0]}")
-    ok = len(delivered) == size and lost == 0 and twice == 0
-    return [
-        Row(
-            f"Postgres: {size:,} pending in {ROOMS:,} rooms, {WAITERS} processes",
-            f"created at {size / created:,.0f}/s, waited on in {parking:.1f} s",
-        ),
-        Row(
-            f"Postgres: {size:,} answered from {ANSWERERS} processes",
-            f"{len(delivered) - lost:,} delivered, {lost} lost, {twice} twice, "
-            f"{size / elapsed:,.0f}/s",
-            "all once",
-            ok,
-        ),
-    ]
+    return await scale_case(dsn, size, store="Postgres", prefix=schema, script=__file__)
 
 
 # -- the cases -------------------------------------------------------------------------------
@@ -315,8 +228,9 @@ if __name__ == "__main__":
         kind, location, prefix, samples = arguments[1:5]
         asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
         sys.exit(0)
+    given = options(__doc__, ("--quick",), arguments)
     # A SIGTERM ends the run through the cluster's ``with`` block, which removes it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     default = int(os.environ.get(SIZE_VARIABLE, 100_000))
-    found = asyncio.run(postgres_rows(QUICK_SIZE if "--quick" in arguments else default))
+    found = asyncio.run(postgres_rows(QUICK_SIZE if "--quick" in given else default))
     print_table(found)

@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import shutil
 import socket
 import statistics
@@ -50,9 +49,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from bench_options import options
+from scale_case import (
+    ROOMS,
+    WAITERS,
+    Row,
+    answered_from_processes,
+)
 
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
@@ -63,9 +69,6 @@ X = TypeVar("X")
 SIZE_VARIABLE = "ROOMKIT_BENCH_STORES_REQUESTS"
 FULL_SIZE = 100_000
 QUICK_SIZE = 10_000
-ROOMS = 1_000
-ANSWERERS = 4
-WAITERS = 2
 IN_FLIGHT = 256
 REDIS_WAKE_SAMPLES = 1_000
 REDIS_SETTLES = 10_000
@@ -74,8 +77,6 @@ SQLITE_SETTLES = 5_000
 SQLITE_WAKE_SAMPLES = 1_000
 SQLITE_BACKSTOP = 0.05
 PARK_BATCH = 2_000
-RACING = 0.1
-"""The share of the 4-process case's requests that two processes answer."""
 SCALE_BACKSTOP = 300.0
 """The scale case's backstop: its waits are woken by the change feed alone."""
 
@@ -84,16 +85,6 @@ WAKE_P99_MS = 5.0
 SETTLES_TARGET = 5_000
 SQLITE_SETTLES_TARGET = 2_000
 SQLITE_WAKE_MS = 5.0
-
-
-@dataclass
-class Row:
-    """One line of the table; ``met`` is ``None`` for figures without a target."""
-
-    case: str
-    figure: str
-    target: str = ""
-    met: bool | None = None
 
 
 # -- the stores, as each process opens them --------------------------------------------------
@@ -139,11 +130,6 @@ async def parked(
             ended.result()
             raise RuntimeError("a wait ended before it was answered")
         await asyncio.sleep(0)
-
-
-def progress(message: str) -> None:
-    """Say how far a long case has come, on stderr."""
-    print(f"  ... {message}", file=sys.stderr, flush=True)
 
 
 async def in_flight(limit: int, items: Sequence[X], call: Callable[[X], Awaitable[T]]) -> list[T]:
@@ -321,98 +307,6 @@ async def settles_per_second(
     return count / elapsed
 
 
-async def spawn(*arguments: str) -> asyncio.subprocess.Process:
-    """This script in another process, in one of its roles, talking over pipes."""
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        __file__,
-        *arguments,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        limit=2**26,
-    )
-
-
-async def line(process: asyncio.subprocess.Process) -> Any:
-    assert process.stdout is not None
-    return json.loads(await process.stdout.readline())
-
-
-async def tell(process: asyncio.subprocess.Process, message: bytes) -> None:
-    assert process.stdin is not None
-    process.stdin.write(message + b"\n")
-    await process.stdin.drain()
-
-
-async def answered_from_processes(url: str, size: int) -> list[Row]:
-    """``size`` requests wait in 2 processes; 4 others answer them, some twice over."""
-    prefix = f"scale{os.urandom(4).hex()}"
-    counts = [size // WAITERS] * WAITERS
-    counts[0] += size % WAITERS
-    waiters = [
-        await spawn("--scale-waiter", url, prefix, str(count), str(n * ROOMS // WAITERS))
-        for n, count in enumerate(counts)
-    ]
-    parked_waits = [await line(waiter) for waiter in waiters]
-    ids = [pending_id for report in parked_waits for pending_id in report["ids"]]
-    created = max(report["created"] for report in parked_waits)
-    parking = max(report["parked"] for report in parked_waits)
-    progress(f"{len(ids):,} requests created in {created:.1f} s, waits parked in {parking:.1f} s")
-
-    # Each request goes to one process at random, and one in ten to a second one as well:
-    # those two race, and the store's check-and-set must let exactly one of them win.
-    shares: list[list[str]] = [[] for _ in range(ANSWERERS)]
-    chance = random.Random(7)
-    for pending_id in ids:
-        for which in chance.sample(range(ANSWERERS), 2 if chance.random() < RACING else 1):
-            shares[which].append(pending_id)
-    answerers = []
-    for which, share in enumerate(shares):
-        chance.shuffle(share)
-        answerers.append(await spawn("--answerer", url, prefix, f"p{which}"))
-        await tell(answerers[-1], json.dumps(share).encode())
-    for process in answerers:
-        assert process.stdout is not None
-        assert (await process.stdout.readline()).strip() == b"ready"
-    start = time.perf_counter()
-    for process in answerers:
-        await tell(process, b"go")
-    ended = [await line(waiter) for waiter in waiters]
-    elapsed = time.perf_counter() - start
-    progress(f"{len(ids):,} waits ended in {elapsed:.1f} s")
-
-    delivered = [answer for report in ended for answer in report["answers"]]
-    winners: dict[str, list[str]] = {pending_id: [] for pending_id in ids}
-    for which, process in enumerate(answerers):
-        for pending_id in await line(process):
-            winners[pending_id].append(f"p{which}")
-    for process in [*waiters, *answerers]:
-        await process.wait()
-    twice = sum(len(names) > 1 for names in winners.values())
-    # Lost: a wait that failed, or that returned anything but its one winner's answer.
-    lost = sum(
-        len(names) != 1 or answer != f"{names[0]}:{pending_id}"
-        for (pending_id, names), answer in zip(winners.items(), delivered, strict=True)
-    )
-    for report in ended:
-        if report["failed"]:
-            print(f"note: a wait failed with {report['failed'][0]}")
-    ok = len(delivered) == size and lost == 0 and twice == 0
-    return [
-        Row(
-            f"Redis: {size:,} pending in {ROOMS:,} rooms, {WAITERS} processes",
-            f"created at {size / created:,.0f}/s, waited on in {parking:.1f} s",
-        ),
-        Row(
-            f"Redis: {size:,} answered from {ANSWERERS} processes",
-            f"{len(delivered) - lost:,} delivered, {lost} lost, {twice} twice, "
-            f"{size / elapsed:,.0f}/s",
-            "all once",
-            ok,
-        ),
-    ]
-
-
 # -- the cases -------------------------------------------------------------------------------
 
 
@@ -444,7 +338,7 @@ async def redis_rows(size: int, workdir: Path) -> list[Row]:
                 many >= SETTLES_TARGET,
             ),
         ]
-        rows += await answered_from_processes(url, size)
+        rows += await answered_from_processes(url, size, store="Redis", script=__file__)
         return rows
 
 
@@ -603,7 +497,8 @@ if __name__ == "__main__":
     if arguments[:1] == ["--answerer"]:
         asyncio.run(answerer(*arguments[1:4]))
         sys.exit(0)
+    given = options(__doc__, ("--check", "--quick", "--sqlite"), arguments)
     default = int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))
-    size = QUICK_SIZE if "--quick" in arguments else default
-    missed = asyncio.run(main(size, only_sqlite="--sqlite" in arguments))
-    sys.exit(1 if missed and "--check" in arguments else 0)
+    size = QUICK_SIZE if "--quick" in given else default
+    missed = asyncio.run(main(size, only_sqlite="--sqlite" in given))
+    sys.exit(1 if missed and "--check" in given else 0)

@@ -15,8 +15,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import statistics
+import sys
 import time
 from typing import Any
+
+from bench_options import options
 
 from roomkit import (
     AITool,
@@ -163,4 +166,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    options(__doc__, (), sys.argv[1:])
     asyncio.run(main())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from desk_harness import SECRET, World, serve, token
+from tests.postgres_server import PostgresServer
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 
 from roomkit import HumanInputRejectedError
@@ -222,27 +223,43 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         yield server
 
 
-async def test_roomkit_desk_on_redis_shows_a_question_asked_of_no_one_to_the_rooms_people(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], redis_server: RedisServer
-) -> None:
-    """The desk reads the rosters the agent keeps on Redis: a question with no actor is
-    listed to the room's participants, not to others."""
-    from roomkit import RoomKit
-    from roomkit.core.redis_store import RedisRoomStore
-    from roomkit.tools.human_input import HumanInputHandler
-    from roomkit.tools.human_input.stores.redis import RedisStore
+@pytest.fixture(params=["redis", "postgres"])
+async def shared_url(request: pytest.FixtureRequest) -> str:
+    """The URL of a server the agent and the desk share, with nothing of other tests on it."""
+    if request.param == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        url: str = server.url
+        return url
+    import psycopg
 
-    kit = RoomKit(store=RedisRoomStore(redis_server.url))
+    postgres: PostgresServer = request.getfixturevalue("postgres_server")
+    database = f"desk{os.urandom(4).hex()}"
+    # A database of this test's own: the desk uses the default schema.
+    async with await psycopg.AsyncConnection.connect(postgres.dsn, autocommit=True) as db:
+        await db.execute(f'CREATE DATABASE "{database}"')
+    return postgres.dsn_for(database)
+
+
+async def test_roomkit_desk_on_a_shared_server_shows_a_question_asked_of_no_one_to_the_rooms_people(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], shared_url: str
+) -> None:
+    """The desk reads the rosters the agent keeps on Redis or Postgres: a question with no
+    actor is listed to the room's participants, not to others."""
+    from roomkit import RoomKit
+    from roomkit.desk.stores import open_stores
+    from roomkit.tools.human_input import HumanInputHandler
+
+    store, rooms = open_stores(shared_url)
+    kit = RoomKit(store=rooms)
     await kit.create_room("trip")
     await kit.add_participant("trip", "alice")
-    store = RedisStore(redis_server.url, backstop_interval=0.05)
     asked = await HumanInputHandler(store=store).create(
         "AskUserQuestion", {"question": "Where?"}, room_id="trip"
     )
     data = str(tmp_path / "data")
     desk = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--data-dir", data,
-        "--store", redis_server.url,
+        "--store", shared_url,
         stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
     try:
@@ -260,6 +277,17 @@ async def test_roomkit_desk_on_redis_shows_a_question_asked_of_no_one_to_the_roo
     assert unseen[0] == 0
     assert asked.pending_id not in unseen[1]
     assert desk.returncode == 0
+
+
+def test_both_postgres_url_schemes_name_the_postgres_stores() -> None:
+    from roomkit.core.postgres_store import PostgresRoomStore
+    from roomkit.desk.stores import open_stores
+    from roomkit.tools.human_input.stores.postgres import PostgresStore
+
+    for url in ("postgresql://app@db/app", "postgres://app@db/app"):
+        pending, rooms = open_stores(url)
+        assert isinstance(pending, PostgresStore)
+        assert isinstance(rooms, PostgresRoomStore)
 
 
 async def test_roomkit_desk_refuses_a_redis_room_store_of_another_format(

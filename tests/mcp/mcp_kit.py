@@ -13,6 +13,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
+from roomkit.mcp import HumanInputMCPServer
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -54,6 +55,17 @@ async def client_of(server: Server[Any]) -> AsyncIterator[Client]:
     """An SDK client connected in-process to ``server``."""
     async with Client(server) as client:
         yield client
+
+
+@asynccontextmanager
+async def served(
+    handler: HumanInputHandler | None = None, **options: Any
+) -> AsyncIterator[tuple[HumanInputHandler, Client]]:
+    """``handler`` (a new in-memory one by default) behind a :class:`HumanInputMCPServer`
+    made with ``options``, and an SDK client connected to it in-process."""
+    handler = HumanInputHandler() if handler is None else handler
+    async with client_of(HumanInputMCPServer(handler, **options).server) as client:
+        yield handler, client
 
 
 def text_of(result: types.CallToolResult) -> str:

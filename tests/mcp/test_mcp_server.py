@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp.shared.exceptions import MCPError
 from tests.desk.desk_harness import SECRET, World, bearer
-from tests.mcp.mcp_kit import Call, RawPeer, client_of, open_request, settled, text_of
+from tests.mcp.mcp_kit import Call, RawPeer, client_of, open_request, served, settled, text_of
 
 from roomkit.core.exceptions import ToolFailedError, ToolRefusedError
 from roomkit.desk import issue_answer_link
@@ -23,9 +23,7 @@ from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 async def test_a_bare_question_is_answered_by_a_person() -> None:
     """The call becomes an MCP request of the actor in room mcp; the result is the answer."""
-    handler = HumanInputHandler()
-    server = HumanInputMCPServer(handler, actor="alice")
-    async with client_of(server.server) as client:
+    async with served(actor="alice") as (handler, client):
         call = Call(client, "AskUserQuestion", {"question": "Which colour?"})
         await call.wait_asked()
         request = await open_request(handler)
@@ -41,8 +39,7 @@ async def test_a_bare_question_is_answered_by_a_person() -> None:
 
 
 async def test_the_tools_are_listed_with_their_schemas() -> None:
-    server = HumanInputMCPServer(HumanInputHandler(), room="desk-room")
-    async with client_of(server.server) as client:
+    async with served(room="desk-room") as (_, client):
         tools = (await client.list_tools()).tools
     assert [tool.name for tool in tools] == ["AskUserQuestion", "ConfirmAction"]
     assert tools[1].input_schema["required"] == ["action"]
@@ -65,9 +62,7 @@ async def _channel_text(name: str, failure: type[Exception], *, reject: bool) ->
 
 
 async def test_a_rejection_reads_as_on_an_ai_channel() -> None:
-    handler = HumanInputHandler()
-    server = HumanInputMCPServer(handler)
-    async with client_of(server.server) as client:
+    async with served() as (handler, client):
         call = Call(client, "AskUserQuestion", {"question": "Go?"})
         await call.wait_asked()
         handler.reject((await open_request(handler)).pending_id, "not now")
@@ -78,8 +73,7 @@ async def test_a_rejection_reads_as_on_an_ai_channel() -> None:
 
 async def test_a_timeout_reads_as_on_an_ai_channel() -> None:
     """Nobody answers within the timeout (virtual time): the model reads the timeout text."""
-    server = HumanInputMCPServer(HumanInputHandler(), timeout=5)
-    async with client_of(server.server) as client:
+    async with served(timeout=5) as (_, client):
         result = await client.call_tool("ConfirmAction", {"action": "Delete the branch"})
     assert result.is_error
     assert text_of(result) == await _channel_text("ConfirmAction", ToolFailedError, reject=False)
@@ -87,9 +81,7 @@ async def test_a_timeout_reads_as_on_an_ai_channel() -> None:
 
 async def test_arguments_that_fail_the_schema_are_an_error_result() -> None:
     """Nobody is asked; the result names the problem."""
-    handler = HumanInputHandler()
-    server = HumanInputMCPServer(handler)
-    async with client_of(server.server) as client:
+    async with served() as (handler, client):
         result = await client.call_tool("AskUserQuestion", {"question": "Hi?", "colour": "red"})
     assert result.is_error
     assert "Invalid arguments for 'AskUserQuestion'" in text_of(result)
@@ -98,24 +90,20 @@ async def test_arguments_that_fail_the_schema_are_an_error_result() -> None:
 
 
 async def test_an_unknown_tool_is_the_sdk_error() -> None:
-    server = HumanInputMCPServer(HumanInputHandler())
-    async with client_of(server.server) as client:
+    async with served() as (_, client):
         with pytest.raises(MCPError, match="Unknown tool: DeleteRepo"):
             await client.call_tool("DeleteRepo", {})
 
 
 async def test_a_key_that_is_no_string_is_an_error_result() -> None:
-    server = HumanInputMCPServer(HumanInputHandler())
-    async with client_of(server.server) as client:
+    async with served() as (_, client):
         result = await client.call_tool("AskUserQuestion", {"question": "Hi?"}, meta={KEY_META: 7})
     assert result.is_error
     assert KEY_META in text_of(result)
 
 
 async def test_a_cancelled_call_withdraws_its_request() -> None:
-    handler = HumanInputHandler()
-    server = HumanInputMCPServer(handler)
-    async with client_of(server.server) as client:
+    async with served() as (handler, client):
         call = Call(client, "AskUserQuestion", {"question": "Which colour?"})
         await call.wait_asked()
         request = await open_request(handler)
@@ -218,9 +206,7 @@ async def test_a_person_answers_through_a_notifications_answer_link() -> None:
 
 async def test_a_closed_handler_fails_the_call_as_a_channel_says() -> None:
     """The waiting call reads the withdrawal, a new call the closed handler (README table)."""
-    handler = HumanInputHandler()
-    server = HumanInputMCPServer(handler)
-    async with client_of(server.server) as client:
+    async with served() as (handler, client):
         call = Call(client, "AskUserQuestion", {"question": "Still there?"})
         await call.wait_asked()
         await handler.close()

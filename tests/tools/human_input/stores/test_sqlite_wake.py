@@ -7,6 +7,7 @@ WARNING, and no change is lost."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -376,3 +377,56 @@ def unwritable(folder: Path) -> Iterator[None]:
         yield
     finally:
         subprocess.run([chattr, "-i", str(folder)], check=True)
+
+
+def open_sockets() -> int:
+    """How many sockets this process holds open."""
+    found = 0
+    for fd in os.listdir("/proc/self/fd"):
+        # OSError: the descriptor listdir itself used, closed by now.
+        with contextlib.suppress(OSError):
+            found += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    return found
+
+
+needs_proc = pytest.mark.skipif(
+    not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc"
+)
+
+
+@needs_proc
+async def test_a_write_still_committing_as_the_store_closes_leaves_no_socket_open(
+    db_path: Path, answerer: SQLiteStore
+) -> None:
+    # Someone listens on the file, so that the commit rings a socket.
+    answerer.subscribe(lambda change: None)
+    assert len(sockets(db_path)) == 1
+    store = SQLiteStore(db_path, backstop_interval=HOURLY)
+    await store.open()
+    before = open_sockets()
+
+    # The insert queues its write first, and close() waits for it to commit and ring.
+    await asyncio.gather(store.insert(make_request()), store.close())
+
+    assert open_sockets() == before
+
+
+@needs_proc
+async def test_a_feed_stopped_before_its_first_poll_leaves_no_socket_bound(
+    db_path: Path, answerer: SQLiteStore
+) -> None:
+    store = SQLiteStore(db_path, backstop_interval=HOURLY)
+    await store.open()
+    before = open_sockets()
+
+    unsubscribe = store.subscribe(lambda change: None)
+    (feed,) = [task for task in asyncio.all_tasks() if "sqlite feed" in task.get_name()]
+    assert len(sockets(db_path)) == 1
+    # The last listener leaves before the feed's task has run a step: it is cancelled
+    # before its first poll, with the socket already bound.
+    unsubscribe()
+    await asyncio.wait((feed,))
+
+    assert sockets(db_path) == []
+    assert open_sockets() == before
+    await store.close()

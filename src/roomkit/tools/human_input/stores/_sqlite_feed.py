@@ -76,10 +76,20 @@ class PollingFeed(ListenerFeed):
 
     def start(self) -> None:
         """Run the feed task if someone listens and a loop is running, hearing hints."""
+        task = self._task
         super().start()
         if self._task is not None:
             # Bound before the task's first poll, so that no commit after it goes unrung.
             self._hints.listen()
+            if self._task is not task:
+                # Not in the task's ``finally``: a task cancelled before its first step
+                # never runs it, and would leave the socket bound.
+                self._task.add_done_callback(self._ended_task)
+
+    def _ended_task(self, task: asyncio.Task[None]) -> None:
+        if self._task is None or self._task.done():
+            # No new task took over the socket: no one hears it now.
+            self._hints.unlisten()
 
     def ring(self) -> None:
         """Wake the feeds of the other stores on the file: this store committed a change.
@@ -89,39 +99,32 @@ class PollingFeed(ListenerFeed):
         self._hints.ring()
 
     async def stop(self) -> None:
-        """Stop the feed task and close the hints' sockets; listeners stay registered."""
+        """Stop the feed task and stop hearing hints; listeners stay registered."""
         await super().stop()
-        self._hints.close()
+        self._hints.unlisten()
 
     async def _run(self) -> None:
         failing = hinted = False
-        try:
-            while self._listeners:
-                try:
-                    changes = await self._poll(hinted)
-                except StoreError as error:
-                    if not failing:
-                        logger.warning(
-                            "change feed of %s failing (%s); retrying", self._where, error
-                        )
-                    failing = True
-                except Exception:
-                    # An unexpected failure must not end the feed: every waiter depends on it.
-                    logger.exception("change feed of %s failed; retrying", self._where)
-                    failing = True
-                else:
-                    if failing:
-                        logger.info("change feed of %s recovered", self._where)
-                    if failing or self._resync:
-                        failing = self._resync = False
-                        self.emit(_RESYNC)
-                    for change in changes:
-                        self.emit(change)
-                hinted = await self._hints.wait(self._interval)
-        finally:
-            if self._task in (None, asyncio.current_task()):
-                # No new task took over the socket: no one hears it now.
-                self._hints.unlisten()
+        while self._listeners:
+            try:
+                changes = await self._poll(hinted)
+            except StoreError as error:
+                if not failing:
+                    logger.warning("change feed of %s failing (%s); retrying", self._where, error)
+                failing = True
+            except Exception:
+                # An unexpected failure must not end the feed: every waiter depends on it.
+                logger.exception("change feed of %s failed; retrying", self._where)
+                failing = True
+            else:
+                if failing:
+                    logger.info("change feed of %s recovered", self._where)
+                if failing or self._resync:
+                    failing = self._resync = False
+                    self.emit(_RESYNC)
+                for change in changes:
+                    self.emit(change)
+            hinted = await self._hints.wait(self._interval)
 
 
 class ChangeLog:

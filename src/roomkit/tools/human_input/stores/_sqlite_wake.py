@@ -170,7 +170,10 @@ class WakeHints:
             os.unlink(self._path)
 
     def close(self) -> None:
-        """Stop hearing and close the socket hints are sent from; idempotent."""
+        """Stop hearing and close the socket hints are sent from; idempotent.
+
+        A hint rung after this opens a sender afresh: close again once no commit runs.
+        """
         self.unlisten()
         sender, self._sender = self._sender, None
         if sender is not None:
@@ -213,10 +216,12 @@ class WakeHints:
 
     def _send(self, path: str) -> None:
         try:
-            if self._sender is None:
-                self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-                self._sender.setblocking(False)
-            self._sender.sendto(_HINT, path)
+            # Read once: :meth:`close` may clear it on the loop's thread meanwhile.
+            sender = self._sender
+            if sender is None:
+                sender = self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                sender.setblocking(False)
+            sender.sendto(_HINT, path)
         except (ConnectionRefusedError, FileNotFoundError):
             # No socket is bound there: its process died without removing it.
             _remove_stale(path)

@@ -145,9 +145,9 @@ class SQLiteStore(DurableBase):
         """The database file."""
         self.busy_timeout = seconds("busy_timeout", busy_timeout, zero=True)
         """Seconds to wait for another connection's lock."""
-        hints = WakeHints(location, where=repr(location))
+        self._hints = WakeHints(location, where=repr(location))
         self._feed = PollingFeed(
-            self._poll, self.backstop_interval, where=repr(location), hints=hints
+            self._poll, self.backstop_interval, where=repr(location), hints=self._hints
         )
         self._changes = ChangeLog(self._feed)
         self._link = Link(location, busy_timeout=self.busy_timeout, on_open=self._changes.opened)
@@ -172,6 +172,9 @@ class SQLiteStore(DurableBase):
         await self._feed.stop()
         await self._writes.wait_idle()
         await self._link.close()
+        # Last: the writes that were still running rang the other processes after their
+        # commits, and a sender closed before them would have been opened anew and left open.
+        self._hints.close()
 
     def _session(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
         self._feed.start()

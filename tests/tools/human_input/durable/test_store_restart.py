@@ -1,0 +1,152 @@
+"""Redis or PostgreSQL restarted, or the waiters' connections cut, while 1,000 requests
+wait.
+
+Every answered request is delivered to its own waiter, and none twice. Redis runs with
+``appendfsync always`` and PostgreSQL with ``synchronous_commit=on``, so what a server
+acknowledged before a restart is there after it. Each test has a server of its own, so
+that restarting it disturbs no other test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from redis.asyncio import Redis
+from tests.postgres_server import PostgresServer, running_postgres
+from tests.tools.human_input.durable.restart_kit import (
+    Desk,
+    FeedWatch,
+    answer_all,
+    delivered,
+    start_waiting,
+)
+from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.postgres import PostgresStore
+from roomkit.tools.human_input.stores.redis import RedisStore
+
+WAITERS = "roomkit-waiters"
+"""The client name of the waiting side's connections, so that they can be cut alone."""
+
+
+class Site:
+    """A server of one kind, and the stores a test opens on it."""
+
+    def __init__(self, server: RedisServer | PostgresServer) -> None:
+        self.server = server
+        self.bound = 50.0 if isinstance(server, RedisServer) else 100.0
+        """Seconds a test may take on this kind of server."""
+
+    async def open(self, prefix: str, *, waiters: bool = False) -> tuple[HumanInputHandler, Any]:
+        """A handler on a store of its own; ``waiters`` names its connections to be cut."""
+        store: RedisStore | PostgresStore
+        if isinstance(self.server, RedisServer):
+            named = f"?client_name={WAITERS}" if waiters else ""
+            store = RedisStore(f"{self.server.url}{named}", prefix=prefix)
+        else:
+            named = f"?application_name={WAITERS}" if waiters else ""
+            store = PostgresStore(f"{self.server.dsn}{named}", schema=prefix)
+        await store.open()
+        return HumanInputHandler(store=store), store
+
+    def stop(self, how: str) -> None:
+        """Stop the server: ``shutdown`` or ``crash`` (Redis), ``fast`` or ``immediate``."""
+        if isinstance(self.server, RedisServer):
+            self.server.stop(kill=how == "crash")
+        else:
+            self.server.stop(mode=how)
+
+    async def cut_waiters(self) -> int:
+        """Close the waiting side's connections from the server; how many there were."""
+        if isinstance(self.server, RedisServer):
+            admin = Redis.from_url(self.server.url)
+            try:
+                clients = await admin.client_list()
+                cut = [client["id"] for client in clients if client.get("name") == WAITERS]
+                for client_id in cut:
+                    assert await admin.client_kill_filter(_id=client_id) == 1
+            finally:
+                await admin.aclose()
+            return len(cut)
+        async with await psycopg.AsyncConnection.connect(self.server.dsn, autocommit=True) as db:
+            cursor = await db.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (WAITERS,),
+            )
+            return len(await cursor.fetchall())
+
+
+@pytest.fixture
+def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Site]:
+    if request.param == "redis":
+        with running_redis(tmp_path) as redis:
+            yield Site(redis)
+    else:
+        with running_postgres() as postgres:
+            yield Site(postgres)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("site", "how"),
+    [("redis", "shutdown"), ("redis", "crash"), ("postgres", "fast"), ("postgres", "immediate")],
+    indirect=["site"],
+)
+async def test_every_answer_reaches_its_waiter_across_a_restart(site: Site, how: str) -> None:
+    prefix = f"restart{os.urandom(4).hex()}"
+    asker, asker_store = await site.open(prefix)
+    desk_handler, desk_store = await site.open(prefix)
+    desk = Desk(desk_handler)
+    feed = FeedWatch(asker)
+    try:
+        async with asyncio.timeout(site.bound):
+            await feed.live_after(0)
+            waits = await start_waiting(asker)
+
+            await asyncio.to_thread(site.stop, how)
+            answering = asyncio.ensure_future(answer_all(desk, list(waits)))
+            # The server is back only once the desk has found it gone.
+            await desk.refused.wait()
+            await asyncio.to_thread(site.server.start)
+            told = await answering
+
+            await delivered(waits, told, desk, desk_store)
+            # The feed listens again before the handler closes.
+            await feed.live_after(1)
+    finally:
+        await asker.close()
+        await asker_store.close()
+        await desk_store.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("site", ["redis", "postgres"], indirect=True)
+async def test_every_answer_reaches_its_waiter_when_its_connections_are_cut(site: Site) -> None:
+    prefix = f"cut{os.urandom(4).hex()}"
+    asker, asker_store = await site.open(prefix, waiters=True)
+    desk_handler, desk_store = await site.open(prefix)
+    desk = Desk(desk_handler)
+    feed = FeedWatch(asker)
+    try:
+        async with asyncio.timeout(site.bound):
+            await feed.live_after(0)
+            waits = await start_waiting(asker)
+
+            # The waiting side holds connections for reads and one for the change feed.
+            assert await site.cut_waiters() >= 2
+            told = await answer_all(desk, list(waits))
+
+            await delivered(waits, told, desk, desk_store)
+            await feed.live_after(1)
+    finally:
+        await asker.close()
+        await asker_store.close()
+        await desk_store.close()
