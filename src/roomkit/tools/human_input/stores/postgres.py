@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Unpack
 
@@ -47,6 +46,8 @@ from roomkit.tools.human_input.stores._durable_base import (
     storable_id,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
+from roomkit.tools.human_input.stores._postgres_batch import Recorded, SettleBatcher
+from roomkit.tools.human_input.stores._postgres_clock import ServerClock
 from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
 from roomkit.tools.human_input.stores._postgres_schema import (
     VERSION,
@@ -93,7 +94,11 @@ class PostgresStore(DurableBase):
         backstop_interval: seconds between a waiter's re-reads, in case a notification
             was lost.
         clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
-            Every process sharing the database must use the same clock.
+            ``None`` (the default) uses the database server's clock: a settle's deadline
+            is judged by the server when it runs, and :attr:`clock` reads the server's
+            time through the local clock (measured when the store opens, and again every
+            minute), so processes whose own clocks disagree still agree on every deadline.
+            A clock given instead must be the same for every process sharing the database.
         settle_retry: seconds a settle whose outcome a fault hid keeps running again (with
             its settle token), counted from the start of the outage; ``0`` gives up at once.
         pool_size: the most connections the store's own pool opens.
@@ -112,7 +117,7 @@ class PostgresStore(DurableBase):
         schema: str = "public",
         retention_seconds: float = 86_400,
         backstop_interval: float = 0.25,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         settle_retry: float = 5.0,
         pool_size: int = 16,
         connect_timeout: float = 5.0,
@@ -122,10 +127,11 @@ class PostgresStore(DurableBase):
         super().__init__(
             retention_seconds=retention,
             backstop_interval=backstop_interval,
-            clock=clock,
+            clock=clock if clock is not None else ServerClock(),
             settle_retry=settle_retry,
             logger=logger,
         )
+        self._server_clock = self.clock if isinstance(self.clock, ServerClock) else None
         target = dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else None
         dsn = None if target is not None else check_dsn(dsn_or_pool)
         self.schema = check_schema_name(schema)
@@ -143,6 +149,7 @@ class PostgresStore(DurableBase):
             self._link, self._sql.channel, self._read_seq, interval=self.backstop_interval
         )
         self._next_purge = -math.inf
+        self._batcher = SettleBatcher(self._link, self._sql, self._judged_at)
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -155,6 +162,9 @@ class PostgresStore(DurableBase):
             StoreFormatError: the tables were made by a newer version of roomkit.
         """
         await self._link.open()
+        if self._server_clock is not None and not self._server_clock.synced:
+            async with self._link.connection() as db:
+                await self._server_clock.sync(db)
         self._feed.start()
 
     async def close(self) -> None:
@@ -164,6 +174,10 @@ class PostgresStore(DurableBase):
 
     async def _migrate(self, db: AsyncConnection[Any], where: str) -> None:
         await migrate(db, self._sql, where=where, version=VERSION)
+
+    def _judged_at(self) -> float | None:
+        """The time a settle judges deadlines by; ``None``: the server's, as it runs."""
+        return None if self._server_clock is not None else self.clock()
 
     async def _read_seq(self) -> int:
         rows = await self._rows(self._sql.last_seq)
@@ -310,16 +324,15 @@ class PostgresStore(DurableBase):
     async def _settle_checked(
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
-        """One settle on a connection of the pool; a fault that hides its commit runs it
-        again with the token."""
+        """One settle, in a statement it shares with the settles made meanwhile; a fault
+        that hides its commit runs it again with the token."""
         recorded = _recorded(pending_id, status, token, outcome)
         if recorded is None:
             return None
 
         async def attempt() -> PendingInput | None:
             await self.open()
-            async with self._link.connection() as db:
-                won, settled = await self.settle_on(db, pending_id, recorded)
+            won, settled = await self._batcher.settle(pending_id, recorded)
             if settled:
                 self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
             return won
@@ -347,7 +360,7 @@ class PostgresStore(DurableBase):
             "withdrawn": withdrawn,
             "by": by,
             "token": token,
-            "now": self.clock(),
+            "now": self._judged_at(),
             "format": FORMAT,
             "channel": sql.channel,
             "hint": hint(PendingChangeKind.SETTLED, pending_id),
@@ -423,6 +436,8 @@ class PostgresStore(DurableBase):
         """Drop settled records older than the retention; return how many went."""
         await self.open()
         async with self._link.connection() as db:
+            if self._server_clock is not None:
+                await self._server_clock.sync(db)
             return await self._purge(db, self.clock())
 
     # -- the spend-once ledger -----------------------------------------------------------------
@@ -475,10 +490,6 @@ class PostgresStore(DurableBase):
         cursor = await db.execute(self._sql.purge, (now - self._keep,))
         self._next_purge = now + _PURGE_EVERY
         return max(cursor.rowcount, 0)
-
-
-Recorded = tuple[str, str | None, str | None, int, str | None, str]
-"""What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
 
 
 def _recorded(
