@@ -215,10 +215,11 @@ class SettleBatcher:
             try:
                 async with db.transaction(), db.cursor() as cursor:
                     if len(parameters) == 1:
+                        # A pipeline costs a lone statement more than it saves.
                         await cursor.execute(self._sql.settle, parameters[0])
                     else:
-                        # One pipeline: every statement leaves in one write, and the
-                        # replies come back together.
+                        # One pipeline: every UPDATE leaves in one write, and the replies
+                        # come back together.
                         await cursor.executemany(self._sql.settle, parameters, returning=True)
                     written: dict[str, PendingInput | None] = {}
                     for item in ordered:
