@@ -63,16 +63,16 @@ class _Settle:
 
 
 class SettleBatcher:
-    """Runs the settles of one loop turn as one statement.
+    """Runs the settles of one loop turn in one transaction.
 
     Args:
         link: the store's pool.
         statements: the store's SQL.
         now: the time the deadlines are judged by, read once per batch; ``None`` has the
             server judge them by its own clock.
-        max_batch: the most settles in one statement.
-        max_in_flight: the most statements running at once; settles made meanwhile queue
-            for the next.
+        max_batch: the most settles in one transaction.
+        max_in_flight: the most transactions running at once; settles made meanwhile
+            queue for the next.
     """
 
     def __init__(
@@ -114,11 +114,14 @@ class SettleBatcher:
         while self._queue and len(self._in_flight) < self._max_in_flight:
             batch: dict[str, _Settle] = {}
             later: list[_Settle] = []
-            for item in self._queue:
+            for index, item in enumerate(self._queue):
+                if len(batch) >= self._max_batch:
+                    later += self._queue[index:]
+                    break
                 if item.future.done():
                     continue
-                if item.pending_id in batch or len(batch) >= self._max_batch:
-                    # A request twice in one statement: the second runs after the first.
+                if item.pending_id in batch:
+                    # A request twice in one transaction: the second runs after the first.
                     later.append(item)
                 else:
                     batch[item.pending_id] = item

@@ -1,11 +1,13 @@
 """A durable store in a PostgreSQL database, shared by every process that reaches it.
 
-Every write is one transaction on a connection of a ``psycopg_pool`` pool: a settle locks the
-request's row (``SELECT ... FOR UPDATE``), so two processes settling one request take turns
-and the second reads the first one's outcome; an insert with an idempotency key relies on
-the key's unique index, so concurrent creates of one key open one request. With the server's
-``synchronous_commit=on`` (its default) an outcome is on disk before its caller hears that it
-won.
+Every write is one transaction on a connection of a ``psycopg_pool`` pool. A settle is one
+``UPDATE`` of the request's row while it is pending, so two processes settling one request
+take turns on the row's lock and the second finds it settled; settles made at once share
+a transaction and a round trip. An insert with an idempotency
+key relies on the key's unique index, so concurrent creates of one key open one request.
+With the server's ``synchronous_commit=on`` (its default) an outcome is on disk before its
+caller hears that it won. Unless a ``clock=`` is given, deadlines are the server's: a
+settle judges them by the server's clock as its statement runs.
 
 Each create and settle sends a ``NOTIFY`` inside its transaction, delivered only once it
 commits; the change feed LISTENs on one connection of its own while anyone listens, and
@@ -17,6 +19,10 @@ A settle records its settle token with the outcome. When the connection fails mi
 (the server restarted, the connection terminated), whether the COMMIT landed is unknown, so
 the settle runs again with the same token for up to ``settle_retry`` seconds and learns
 whether it won.
+
+Through PgBouncer in transaction mode, give the store a pool whose connections prepare no
+statements (``kwargs={"autocommit": True, "prepare_threshold": None}``); LISTEN cannot work
+there, and the change feed finds that out, warns once and polls.
 
 Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
 
