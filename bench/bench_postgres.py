@@ -43,7 +43,6 @@ from bench_stores import (
     cross_process_wake,
     feed_live,
     in_flight,
-    parked,
     percentile,
     print_table,
     settles_per_second,
@@ -114,6 +113,23 @@ class Cluster:
 
 # -- the processes of the scale case ---------------------------------------------------------
 
+PARK_CHECK = 0.01
+"""Seconds between two looks at how many waits are parked: a look counts every wait of the
+process, so looking on every loop turn would leave 100,000 waits little time to park."""
+
+
+async def parked_all(
+    handler: HumanInputHandler, count: int, waits: list[asyncio.Task[str]]
+) -> None:
+    """Return once ``count`` waits on ``handler`` are parked; raise the error of any of
+    ``waits`` that ended meanwhile (it will never park)."""
+    while handler.statistics().parked_waits < count:
+        ended = next((wait for wait in waits if wait.done()), None)
+        if ended is not None:
+            ended.result()
+            raise RuntimeError("a wait ended before it was answered")
+        await asyncio.sleep(PARK_CHECK)
+
 
 async def scale_waiter(dsn: str, schema: str, count: int, first_room: int) -> None:
     """Create ``count`` requests in this process's rooms and wait on them all (as in
@@ -135,7 +151,7 @@ async def scale_waiter(dsn: str, schema: str, count: int, first_room: int) -> No
         waits += [
             asyncio.create_task(handler.wait(pending_id, timeout=None)) for pending_id in batch
         ]
-        await parked(handler, len(waits), waits[first:])
+        await parked_all(handler, len(waits), waits[first:])
     parking = time.perf_counter() - start - created
     print(json.dumps({"ids": ids, "created": created, "parked": parking}), flush=True)
     ended = await asyncio.gather(*waits, return_exceptions=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The system services the test suite runs against: redis-server and PostgreSQL (the Redis
-# and Postgres stores' tests start their own servers on free ports) and chromium (the answer
-# desk's browser tests).
+# The system services the test suite runs against: redis-server, PostgreSQL and PgBouncer
+# (the Redis and Postgres stores' tests start their own servers on free ports) and chromium
+# (the answer desk's browser tests).
 #
 #   scripts/services.sh install   install whichever of them is missing (apt, as root)
 #   scripts/services.sh check     exit 1, naming what is missing, unless all are installed
@@ -9,8 +9,8 @@ set -euo pipefail
 
 # The command each service provides, and the Debian package that provides it.
 # Debian keeps the PostgreSQL server binaries out of PATH: initdb is looked for there too.
-readonly COMMANDS=(redis-server chromium initdb)
-readonly PACKAGES=(redis-server chromium postgresql)
+readonly COMMANDS=(redis-server chromium initdb pgbouncer)
+readonly PACKAGES=(redis-server chromium postgresql pgbouncer)
 
 has_command() {
     command -v "$1" >/dev/null 2>&1 && return 0
@@ -20,6 +20,8 @@ has_command() {
         fi
         compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && return 0
     fi
+    # Debian installs pgbouncer in /usr/sbin, outside a normal user's PATH.
+    [ "$1" = pgbouncer ] && [ -x /usr/sbin/pgbouncer ] && return 0
     return 1
 }
 
@@ -64,6 +66,9 @@ install() {
     fi
     if printf '%s\n' "${missing[@]}" | grep -qx postgresql; then
         as_root service postgresql stop >/dev/null 2>&1 || true
+    fi
+    if printf '%s\n' "${missing[@]}" | grep -qx pgbouncer; then
+        as_root service pgbouncer stop >/dev/null 2>&1 || true
     fi
 }
 

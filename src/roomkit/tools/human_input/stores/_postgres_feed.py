@@ -101,8 +101,8 @@ class NotifyFeed(ListenerFeed):
         if not self._warned:
             self._warned = True
             logger.warning(
-                "the server at %s refuses LISTEN (%s), as a pooler in transaction mode does: "
-                "changes made elsewhere arrive by polling every %.2f s",
+                "LISTEN does not work through %s (%s), as through PgBouncer in transaction "
+                "mode: changes made elsewhere arrive by polling every %.2f s",
                 self._where,
                 why,
                 self._interval,

@@ -7,8 +7,10 @@ Notifications are only hints, so nothing is kept for a channel while its connect
 each time the connection LISTENs again (the first time, after a reconnect, when a channel
 joins), its feeds are told to resync.
 
-Where LISTEN is refused (a pooler in transaction mode), the hub says so once and the feeds
-poll instead.
+Where LISTEN is refused, or accepted but never delivers (PgBouncer in transaction mode
+hands the listening server connection to other clients between transactions, and drops
+what it hears meanwhile), the feeds poll instead. Each new connection therefore checks
+that a notification sent from another connection reaches it before the hub relies on it.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import weakref
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import psycopg
 from psycopg import AsyncConnection
@@ -35,6 +38,9 @@ _TURN = 0.1
 _KEEPALIVE = 10.0
 """Seconds of silence after which the hub checks that its connection is alive."""
 _BACKOFF, _BACKOFF_CAP = 0.05, 2.0
+_PROBE_TIMEOUT = 2.0
+"""Seconds a new listening connection waits for its test notification before it concludes
+that notifications do not reach it."""
 
 Deliver = Callable[[str | None], None]
 """Called with a notification's payload, or ``None`` when changes may have been missed."""
@@ -158,6 +164,7 @@ class Hub:
             delay = min(delay * 2, _BACKOFF_CAP)
 
     async def _serve(self, db: AsyncConnection[Any]) -> None:
+        await self._probe(db)
         quiet = 0.0
         while self._channels:
             await self._update(db)
@@ -170,6 +177,40 @@ class Hub:
                 await db.execute("SELECT 1")
                 quiet = 0.0
 
+    async def _probe(self, db: AsyncConnection[Any]) -> None:
+        """Check that a notification sent from another connection reaches ``db``.
+
+        Raises:
+            Refused: it did not arrive in time (the hub and its feeds poll from now on).
+        """
+        channel = f"roomkit_probe_{os.urandom(6).hex()}"
+        await db.execute(f'LISTEN "{channel}"')
+        async with await AsyncConnection.connect(
+            self._dsn, **{"fallback_application_name": f"{LISTENER} probe", **self._kwargs}
+        ) as other:
+            await other.execute("SELECT pg_notify(%s, 'probe')", (channel,))
+        heard = False
+        async for notice in db.notifies(timeout=_PROBE_TIMEOUT):
+            if notice.channel == channel:
+                heard = True
+                break
+            self._tell(notice.channel, notice.payload)
+        await db.execute(f'UNLISTEN "{channel}"')
+        if not heard:
+            self._refuse(
+                Refused(
+                    f"a notification sent from another connection did not arrive within "
+                    f"{_PROBE_TIMEOUT:g} s"
+                )
+            )
+
+    def _refuse(self, error: BaseException) -> NoReturn:
+        """Give LISTEN up for good: tell every feed, which then polls."""
+        self.refused = error
+        for name in list(self._channels):
+            self._tell(name, None)
+        raise Refused(str(error)) from error
+
     async def _update(self, db: AsyncConnection[Any]) -> None:
         """LISTEN to the channels that joined, UNLISTEN those left; resync the new ones."""
         wanted = set(self._channels)
@@ -180,10 +221,7 @@ class Hub:
             try:
                 await db.execute(f'LISTEN "{channel}"')
             except psycopg.errors.FeatureNotSupported as error:
-                self.refused = error
-                for name in list(self._channels):
-                    self._tell(name, None)
-                raise Refused(str(error)) from error
+                self._refuse(error)
             self._listening.add(channel)
         fresh, self._fresh = self._fresh, []
         for channel, deliver in fresh:

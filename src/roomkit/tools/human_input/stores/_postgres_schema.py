@@ -60,6 +60,8 @@ _CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
 _DEFINITIONS = column_definitions(_TYPES, _CONSTRAINTS, text="text", fields=FIRST_FIELDS)
 _RETAINED = "(settled_at IS NULL OR settled_at > %s)"
 _CARRIED = f"('record ' || json_build_array({COLUMNS})::text)"
+_NOW = "COALESCE(%(now)s::double precision, extract(epoch FROM statement_timestamp()))"
+"""The time a settle judges the deadline by: the store's clock, or else the server's."""
 MAX_PAYLOAD = 7900
 """Bytes a NOTIFY payload may hold, under the server's 8000."""
 
@@ -146,7 +148,7 @@ class Statements:
         )
         self.select_unannounced = f"SELECT unannounced FROM {pending} WHERE pending_id = %s"
         # The deadline came first: the settle records the timeout, and loses.
-        late = "(deadline IS NOT NULL AND deadline <= %(now)s AND %(status)s <> 'timed_out')"
+        late = f"(deadline IS NOT NULL AND deadline <= {_NOW} AND %(status)s <> 'timed_out')"
         self.settle = (
             f"UPDATE {pending} SET "
             f"status = CASE WHEN {late} THEN 'timed_out' ELSE %(status)s END, "
@@ -156,10 +158,10 @@ class Statements:
             f"settled_by = CASE WHEN {late} THEN settled_by "
             "ELSE COALESCE(%(by)s, settled_by) END, "
             f"settle_token = CASE WHEN {late} THEN NULL ELSE %(token)s END, "
-            "settled_at = %(now)s, changed_at = %(now)s, "
+            f"settled_at = {_NOW}, changed_at = {_NOW}, "
             f"seq = nextval('{s}.roomkit_pending_seq') "
             "WHERE pending_id = %(id)s AND status = 'pending' AND format = %(format)s "
-            "AND (%(status)s <> 'timed_out' OR (deadline IS NOT NULL AND deadline <= %(now)s)) "
+            f"AND (%(status)s <> 'timed_out' OR (deadline IS NOT NULL AND deadline <= {_NOW})) "
             f"RETURNING {COLUMNS}, settle_token, pg_notify(%(channel)s, CASE WHEN "
             f"octet_length({_CARRIED}) <= {MAX_PAYLOAD} THEN {_CARRIED} ELSE %(hint)s END)"
         )
@@ -168,7 +170,11 @@ class Statements:
         settled record (``record <JSON array of the columns>``), so that waiters elsewhere
         need no read, unless that is too long for a notification (then ``hint``, the
         ``settled <id>`` hint). Named parameters: id, status, result, reason, withdrawn, by,
-        token, now, format, channel, hint."""
+        token, now (``None``: the server's clock, as the statement starts), format,
+        channel, hint."""
+        self.select_settled_many = (
+            f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = ANY(%s)"
+        )
         self.select_settled_one = (
             f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = %s"
         )

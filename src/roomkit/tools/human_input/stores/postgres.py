@@ -1,11 +1,13 @@
 """A durable store in a PostgreSQL database, shared by every process that reaches it.
 
-Every write is one transaction on a connection of a ``psycopg_pool`` pool: a settle locks the
-request's row (``SELECT ... FOR UPDATE``), so two processes settling one request take turns
-and the second reads the first one's outcome; an insert with an idempotency key relies on
-the key's unique index, so concurrent creates of one key open one request. With the server's
-``synchronous_commit=on`` (its default) an outcome is on disk before its caller hears that it
-won.
+Every write is one transaction on a connection of a ``psycopg_pool`` pool. A settle is one
+``UPDATE`` of the request's row while it is pending, so two processes settling one request
+take turns on the row's lock and the second finds it settled; settles made at once share
+a transaction and a round trip. An insert with an idempotency
+key relies on the key's unique index, so concurrent creates of one key open one request.
+With the server's ``synchronous_commit=on`` (its default) an outcome is on disk before its
+caller hears that it won. Unless a ``clock=`` is given, deadlines are the server's: a
+settle judges them by the server's clock as its statement runs.
 
 Each create and settle sends a ``NOTIFY`` inside its transaction, delivered only once it
 commits; the change feed LISTENs on one connection of its own while anyone listens, and
@@ -18,6 +20,10 @@ A settle records its settle token with the outcome. When the connection fails mi
 the settle runs again with the same token for up to ``settle_retry`` seconds and learns
 whether it won.
 
+Through PgBouncer in transaction mode, give the store a pool whose connections prepare no
+statements (``kwargs={"autocommit": True, "prepare_threshold": None}``); LISTEN cannot work
+there, and the change feed finds that out, warns once and polls.
+
 Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
 
     async with PostgresStore("postgresql://app:secret@db.internal/app") as store:
@@ -29,7 +35,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Unpack
 
@@ -50,6 +55,8 @@ from roomkit.tools.human_input.stores._durable_base import (
 )
 from roomkit.tools.human_input.stores._history import entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
+from roomkit.tools.human_input.stores._postgres_batch import Recorded, SettleBatcher
+from roomkit.tools.human_input.stores._postgres_clock import ServerClock
 from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
 from roomkit.tools.human_input.stores._postgres_schema import (
     VERSION,
@@ -97,7 +104,11 @@ class PostgresStore(DurableBase):
         backstop_interval: seconds between a waiter's re-reads, in case a notification
             was lost.
         clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
-            Every process sharing the database must use the same clock.
+            ``None`` (the default) uses the database server's clock: a settle's deadline
+            is judged by the server when it runs, and :attr:`clock` reads the server's
+            time through the local clock (measured when the store opens, and again every
+            minute), so processes whose own clocks disagree still agree on every deadline.
+            A clock given instead must be the same for every process sharing the database.
         settle_retry: seconds a settle whose outcome a fault hid keeps running again (with
             its settle token), counted from the start of the outage; ``0`` gives up at once.
         pool_size: the most connections the store's own pool opens.
@@ -116,7 +127,7 @@ class PostgresStore(DurableBase):
         schema: str = "public",
         retention_seconds: float = 86_400,
         backstop_interval: float = 0.25,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         settle_retry: float = 5.0,
         pool_size: int = 16,
         connect_timeout: float = 5.0,
@@ -126,10 +137,11 @@ class PostgresStore(DurableBase):
         super().__init__(
             retention_seconds=retention,
             backstop_interval=backstop_interval,
-            clock=clock,
+            clock=clock if clock is not None else ServerClock(),
             settle_retry=settle_retry,
             logger=logger,
         )
+        self._server_clock = self.clock if isinstance(self.clock, ServerClock) else None
         target = dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else None
         dsn = None if target is not None else check_dsn(dsn_or_pool)
         self.schema = check_schema_name(schema)
@@ -147,6 +159,7 @@ class PostgresStore(DurableBase):
             self._link, self._sql.channel, self._read_seq, interval=self.backstop_interval
         )
         self._next_purge = -math.inf
+        self._batcher = SettleBatcher(self._link, self._sql, self._judged_at)
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -159,6 +172,9 @@ class PostgresStore(DurableBase):
             StoreFormatError: the tables were made by a newer version of roomkit.
         """
         await self._link.open()
+        if self._server_clock is not None and not self._server_clock.synced:
+            async with self._link.connection() as db:
+                await self._server_clock.sync(db)
         self._feed.start()
 
     async def close(self) -> None:
@@ -168,6 +184,10 @@ class PostgresStore(DurableBase):
 
     async def _migrate(self, db: AsyncConnection[Any], where: str) -> None:
         await migrate(db, self._sql, where=where, version=VERSION)
+
+    def _judged_at(self) -> float | None:
+        """The time a settle judges deadlines by; ``None``: the server's, as it runs."""
+        return None if self._server_clock is not None else self.clock()
 
     async def _read_seq(self) -> int:
         rows = await self._rows(self._sql.last_seq)
@@ -314,16 +334,15 @@ class PostgresStore(DurableBase):
     async def _settle_checked(
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
-        """One settle on a connection of the pool; a fault that hides its commit runs it
-        again with the token."""
+        """One settle, in a statement it shares with the settles made meanwhile; a fault
+        that hides its commit runs it again with the token."""
         recorded = _recorded(pending_id, status, token, outcome)
         if recorded is None:
             return None
 
         async def attempt() -> PendingInput | None:
             await self.open()
-            async with self._link.connection() as db:
-                won, settled = await self.settle_on(db, pending_id, recorded)
+            won, settled = await self._batcher.settle(pending_id, recorded)
             if settled:
                 self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
             return won
@@ -351,7 +370,7 @@ class PostgresStore(DurableBase):
             "withdrawn": withdrawn,
             "by": by,
             "token": token,
-            "now": self.clock(),
+            "now": self._judged_at(),
             "format": FORMAT,
             "channel": sql.channel,
             "hint": hint(PendingChangeKind.SETTLED, pending_id),
@@ -427,6 +446,8 @@ class PostgresStore(DurableBase):
         """Drop settled records older than the retention; return how many went."""
         await self.open()
         async with self._link.connection() as db:
+            if self._server_clock is not None:
+                await self._server_clock.sync(db)
             return await self._purge(db, self.clock())
 
     # -- approvals: approvers and history -------------------------------------------------------
@@ -524,10 +545,6 @@ class PostgresStore(DurableBase):
         cursor = await db.execute(self._sql.purge, (now - self._keep,))
         self._next_purge = now + _PURGE_EVERY
         return max(cursor.rowcount, 0)
-
-
-Recorded = tuple[str, str | None, str | None, int, str | None, str]
-"""What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
 
 
 def _recorded(

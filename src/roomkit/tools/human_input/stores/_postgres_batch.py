@@ -1,0 +1,272 @@
+"""Settles that share one transaction: the Postgres store's check-and-sets under load.
+
+Alone, a settle costs three round trips (BEGIN, the UPDATE, COMMIT) and a commit, whose
+flush to disk the server waits for. Settles made while the event loop is busy therefore
+gather: the next loop turn sends up to ``max_batch`` of them in one transaction, their
+UPDATEs in one pipeline (one write to the socket, the replies read together), so that a
+batch costs three round trips and one flush. Each UPDATE is the same check-and-set a lone
+settle runs, by primary key, with the NOTIFY of what it settles: a row is updated only
+while it is pending, so exactly one settle wins per request whatever else shares its
+batch, and a request appears at most once in a batch (a second settle of it waits for the
+next). The UPDATEs go in the order of their ids, so that batches of two processes sharing
+requests lock them in one order and take turns rather than deadlock; a deadlock the
+server reports anyway (against a caller's own transaction) wrote nothing, and the batch
+runs again.
+
+One bad settle fails alone, never its batch: a settled record that cannot be read rolls
+the transaction back, that settle raises, and the others run again; a batch the server
+refuses for a value of one settle runs each of its settles on its own. Only a fault of the
+server or the network fails the whole batch, and then each settle learns its outcome by
+running again with its token, as a lone settle does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from roomkit.core.exceptions import CorruptRecordError, StoreError
+from roomkit.core.postgres_link import Link
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._postgres_feed import hint
+from roomkit.tools.human_input.stores._postgres_schema import Statements, decode_row
+from roomkit.tools.human_input.stores._records import FIELDS, FORMAT
+from roomkit.tools.human_input.stores.base import PendingChangeKind
+
+__all__ = ["Recorded", "SettleBatcher"]
+
+Recorded = tuple[str, str | None, str | None, int, str | None, str]
+"""What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
+
+Settled = tuple[PendingInput | None, bool]
+"""A settle's outcome: the record when it won, and whether the batch wrote the request."""
+
+_ID = FIELDS.index("pending_id")
+_TOKEN = len(FIELDS)
+_PENDING = PendingInputStatus.PENDING.value
+_TURNS = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+_VALUES = ("id", "status", "result", "reason", "withdrawn", "by", "token")
+"""The parameters of a settle that name its id and then what it records, in order."""
+_TURN_RETRIES = 5
+"""Times a batch runs again after the server rolled it back to break a deadlock."""
+
+
+@dataclass
+class _Settle:
+    pending_id: str
+    recorded: Recorded
+    future: asyncio.Future[Settled] = field(repr=False)
+
+
+class SettleBatcher:
+    """Runs the settles of one loop turn in one transaction.
+
+    Args:
+        link: the store's pool.
+        statements: the store's SQL.
+        now: the time the deadlines are judged by, read once per batch; ``None`` has the
+            server judge them by its own clock.
+        max_batch: the most settles in one transaction.
+        max_in_flight: the most transactions running at once; settles made meanwhile
+            queue for the next.
+    """
+
+    def __init__(
+        self,
+        link: Link,
+        statements: Statements,
+        now: Callable[[], float | None],
+        *,
+        max_batch: int = 128,
+        max_in_flight: int = 4,
+    ) -> None:
+        self._link = link
+        self._sql = statements
+        self._now = now
+        self._max_batch = max_batch
+        self._max_in_flight = max_in_flight
+        self._queue: list[_Settle] = []
+        self._scheduled = False
+        self._in_flight: set[asyncio.Task[None]] = set()
+
+    async def settle(self, pending_id: str, recorded: Recorded) -> Settled:
+        """The check-and-set of one settle, sent with the others of this loop turn.
+
+        Raises:
+            StoreUnavailableError: the server did not answer; the outcome is unknown.
+            CorruptRecordError: the stored record cannot be read (nothing was written).
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Settled] = loop.create_future()
+        self._queue.append(_Settle(pending_id, recorded, future))
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._dispatch)
+        return await future
+
+    def _dispatch(self) -> None:
+        self._scheduled = False
+        loop = asyncio.get_running_loop()
+        while self._queue and len(self._in_flight) < self._max_in_flight:
+            batch: dict[str, _Settle] = {}
+            later: list[_Settle] = []
+            for index, item in enumerate(self._queue):
+                if len(batch) >= self._max_batch:
+                    later += self._queue[index:]
+                    break
+                if item.future.done():
+                    continue
+                if item.pending_id in batch:
+                    # A request twice in one transaction: the second runs after the first.
+                    later.append(item)
+                else:
+                    batch[item.pending_id] = item
+            self._queue = later
+            if not batch:
+                return
+            task = loop.create_task(self._send(list(batch.values())))
+            self._in_flight.add(task)
+            task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        self._in_flight.discard(task)
+        if self._queue and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._dispatch)
+
+    async def _send(self, batch: list[_Settle]) -> None:
+        try:
+            await self._settle_all(batch)
+        except asyncio.CancelledError:
+            for item in batch:
+                item.future.cancel()
+            raise
+
+    async def _settle_all(self, batch: list[_Settle]) -> None:
+        while batch:
+            try:
+                outcomes = await self._attempt(batch)
+            except _Broken as broken:
+                # One settled record cannot be read: it fails alone, the others run again.
+                batch = [item for item in batch if item is not broken.item]
+                _fail(broken.item, broken.error)
+                continue
+            except StoreError as fault:
+                for item in batch:
+                    _fail(item, fault)
+                return
+            except Exception as error:
+                if len(batch) == 1:
+                    _fail(batch[0], error)
+                    return
+                # The server refused the statement for a value of one of the settles:
+                # each runs on its own, so that only that one fails.
+                for item in batch:
+                    await self._settle_all([item])
+                return
+            for item, outcome in zip(batch, outcomes, strict=True):
+                if isinstance(outcome, CorruptRecordError):
+                    _fail(item, outcome)
+                elif not item.future.done():
+                    item.future.set_result(outcome)
+            return
+
+    async def _attempt(self, batch: list[_Settle]) -> list[Settled | CorruptRecordError]:
+        """One transaction settling ``batch``, then a read of the settles that lost."""
+        now = self._now()
+        shared = {"now": now, "format": FORMAT, "channel": self._sql.channel}
+        # In the order of the ids: two batches sharing requests lock them in one order.
+        ordered = sorted(batch, key=lambda item: item.pending_id)
+        parameters = [
+            {
+                **dict(zip(_VALUES, (item.pending_id, *item.recorded), strict=True)),
+                "hint": hint(PendingChangeKind.SETTLED, item.pending_id),
+                **shared,
+            }
+            for item in ordered
+        ]
+        async with self._link.connection() as db:
+            written = await self._write(db, ordered, parameters)
+            losers = [item.pending_id for item in batch if item.pending_id not in written]
+            found: dict[str, Any] = {}
+            if losers:
+                cursor = await db.execute(self._sql.select_settled_many, (losers,))
+                found = {row[_ID]: row for row in await cursor.fetchall()}
+        outcomes: list[Settled | CorruptRecordError] = []
+        for item in batch:
+            if item.pending_id in written:
+                outcomes.append((written[item.pending_id], True))
+                continue
+            try:
+                outcomes.append((_own(found.get(item.pending_id), item), False))
+            except CorruptRecordError as error:
+                outcomes.append(error)
+        return outcomes
+
+    async def _write(
+        self,
+        db: psycopg.AsyncConnection[Any],
+        ordered: list[_Settle],
+        parameters: list[dict[str, Any]],
+    ) -> dict[str, PendingInput | None]:
+        """The settles ``db`` wrote, each with its record when its own token won."""
+        for turn in range(_TURN_RETRIES + 1):
+            try:
+                async with db.transaction(), db.cursor() as cursor:
+                    if len(parameters) == 1:
+                        # A pipeline costs a lone statement more than it saves.
+                        await cursor.execute(self._sql.settle, parameters[0])
+                    else:
+                        # One pipeline: every UPDATE leaves in one write, and the replies
+                        # come back together.
+                        await cursor.executemany(self._sql.settle, parameters, returning=True)
+                    written: dict[str, PendingInput | None] = {}
+                    for item in ordered:
+                        row = await cursor.fetchone()
+                        if row is not None:
+                            try:
+                                # Decoded in the transaction: a record that cannot be read
+                                # stays as it was.
+                                record = decode_row(row)
+                            except CorruptRecordError as error:
+                                raise _Broken(item, error) from error
+                            won = row[_TOKEN] == item.recorded[5]
+                            written[item.pending_id] = record if won else None
+                        cursor.nextset()
+                    return written
+            except _TURNS:
+                if turn == _TURN_RETRIES:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def _own(row: Any, item: _Settle) -> PendingInput | None:
+    """The record of a settle that wrote nothing, when its token won before (a settle run
+    again after a fault hid its commit); ``None`` when another settle won, or none yet.
+
+    Raises:
+        CorruptRecordError: the record cannot be read.
+    """
+    if row is None:
+        return None
+    record = decode_row(row)
+    won = record.status.value != _PENDING and row[_TOKEN] == item.recorded[5]
+    return record if won else None
+
+
+def _fail(item: _Settle, error: BaseException) -> None:
+    if not item.future.done():
+        item.future.set_exception(error)
+
+
+class _Broken(Exception):
+    """Leaves the transaction (so that it rolls back) when one settled record is unreadable."""
+
+    def __init__(self, item: _Settle, error: CorruptRecordError) -> None:
+        super().__init__(item.pending_id, error)
+        self.item = item
+        self.error = error
