@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import sqlite3
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
@@ -160,3 +165,25 @@ def test_bad_options_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, _, err = run(capsys, "audit", "export", "--store", url, "--since", "2026-01-01T00:00")
     assert code == 2
     assert "time zone" in err
+
+
+def test_the_readmes_audit_commands_run_as_written(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[4] / "README.md").read_text()
+    section = text.split("## Approvals", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+    assert "roomkit audit export" in block
+    fill(Place("sqlite:///desk.db", "sqlite", tmp_path / "desk.db"))
+    script = textwrap.dedent(block)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=tmp_path,
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "every chain holds" in done.stdout
+    exported = (tmp_path / "audit.jsonl").read_text().splitlines()
+    assert len(exported) == 5
