@@ -153,7 +153,7 @@ class RedisStore(DurableBase):
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
         self._spend = client.register_script(ledger.SPEND)
         self._set_approvers = client.register_script(history.SET_APPROVERS)
-        self._append = client.register_script(history.APPEND)
+        self._append = ScriptBatcher(client, client.register_script(history.APPEND))
         self._heads: dict[str, tuple[int, bytes | None]] = {}
         """The head this process last saw of each chain it appended to: a good first guess."""
         self._opened = False
