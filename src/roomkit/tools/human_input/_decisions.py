@@ -132,15 +132,6 @@ class Decisions:
             ),
         )
 
-    def settled_now(self, pending_id: str, status: PendingInputStatus, answer: str) -> None:
-        """Write the entry of a question settled by ``resolve()`` / ``reject()`` (the memory
-        store's synchronous settles)."""
-        if isinstance(self.log, MemoryHistory):
-            key = "answer" if status is _RESOLVED else "reason"
-            self.log.append_now(
-                pending_id, new_entry("settled", status=status.value, **{key: answer})
-            )
-
     async def settled(
         self,
         pending_id: str,

@@ -311,9 +311,7 @@ class HumanInputHandler:
         """
         if type(result) is not str or not result.isascii():
             check_text("result", result, invalid=InvalidAnswerError)
-        if won := self._engine.resolve(pending_id, result):
-            self._decisions.settled_now(pending_id, _RESOLVED, result)
-        return won
+        return self._engine.resolve(pending_id, result)
 
     def reject(self, pending_id: str, reason: str = "") -> bool:
         """Reject the request; its waiter raises ``HumanInputRejectedError(reason)``.
@@ -326,9 +324,7 @@ class HumanInputHandler:
         """
         if type(reason) is not str or not reason.isascii():
             check_text("reason", reason)
-        if won := self._engine.reject(pending_id, reason):
-            self._decisions.settled_now(pending_id, _REJECTED, reason)
-        return won
+        return self._engine.reject(pending_id, reason)
 
     def release(self, pending_id: str) -> bool:
         """Drop a request the caller owns, rejecting it first if it is still unanswered.
@@ -461,9 +457,13 @@ class HumanInputHandler:
     # -- approvals ---------------------------------------------------------------------------
 
     async def history(self, pending_id: str) -> list[dict[str, Any]]:
-        """The request's history, oldest first (questions' too): dicts with ``type``, ``at``
-        (ISO-8601 UTC), ``actor``, ``surface``, ``seq``, ``prev`` (the digest chaining it to the
-        entry before) and the type's fields; the durable store's, else this process's."""
+        """The request's history, oldest first: each entry a dict with ``type``
+        (``created``, ``shown``, ``decided``, ``settled``, ``executed``, ``escalated``),
+        ``at`` (ISO-8601 UTC), ``actor``, ``surface``, ``seq`` and the type's own fields.
+
+        On a durable store it is the store's, shared by every process; otherwise it lives
+        in this process.
+        """
         return await self._decisions.history(pending_id)
 
     async def record(self, pending_id: str, entry: dict[str, Any]) -> int:

@@ -162,17 +162,3 @@ def test_the_memory_history_lists_its_chains() -> None:
     log = MemoryHistory()
     asyncio.run(log.append_history("p", new_entry("created")))
     assert broken_link("p", log.stored_texts()["p"]) is None
-
-
-async def test_a_synchronous_settle_on_the_memory_store_is_recorded() -> None:
-    handler = HumanInputHandler()
-    answered = await handler.create("Ask", {"question": "?"})
-    refused = await handler.create("Ask", {"question": "!"})
-    assert handler.resolve(answered.pending_id, "blue")
-    assert handler.reject(refused.pending_id, "no")
-    assert not handler.resolve(answered.pending_id, "red")
-    first = await handler.history(answered.pending_id)
-    second = await handler.history(refused.pending_id)
-    assert [(e["type"], e.get("answer")) for e in first] == [("created", None), ("settled", "blue")]
-    assert [(e["type"], e.get("reason")) for e in second] == [("created", None), ("settled", "no")]
-    assert broken_link(answered.pending_id, stored_texts(first)) is None

@@ -173,10 +173,6 @@ class MemoryHistory:
         self._entries: dict[str, list[str]] = {}
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        return self.append_now(pending_id, entry)
-
-    def append_now(self, pending_id: str, entry: dict[str, Any]) -> int:
-        """:meth:`append_history` without a loop: for a settle made by a synchronous call."""
         entries = self._entries.get(pending_id)
         if entries is None:
             entries = self._entries[pending_id] = []
