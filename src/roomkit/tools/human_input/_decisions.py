@@ -132,21 +132,6 @@ class Decisions:
             ),
         )
 
-    async def settled(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        answer: str,
-        by: str | None,
-        surface: str | None,
-    ) -> None:
-        """Write the entry of a question this process settled: its outcome."""
-        key = "answer" if status is _RESOLVED else "reason"
-        await self.log.append_history(
-            pending_id,
-            new_entry("settled", actor=by, surface=surface, status=status.value, **{key: answer}),
-        )
-
     async def decide(
         self, request: PendingInput, text: str, by: str | None, surface: str | None
     ) -> bool:

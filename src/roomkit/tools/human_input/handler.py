@@ -416,7 +416,6 @@ class HumanInputHandler:
         if request.answer_schema is not None:
             check_answer(request, result)
         if await engine.settle(pending_id, _RESOLVED, result, by):
-            await self._decisions.settled(pending_id, _RESOLVED, result, by, surface)
             return True
         return by is not None and answered(await engine.get_request(pending_id), result, by)
 
@@ -445,10 +444,7 @@ class HumanInputHandler:
         request = engine.local(pending_id) or await engine.get_request(pending_id)
         if request is not None and request.kind == APPROVAL:
             return await self._decisions.decide(request, reject_decision(reason), by, surface)
-        if not await engine.settle(pending_id, _REJECTED, reason, by):
-            return False
-        await self._decisions.settled(pending_id, _REJECTED, reason, by, surface)
-        return True
+        return await engine.settle(pending_id, _REJECTED, reason, by)
 
     async def arelease(self, pending_id: str) -> bool:
         """:meth:`release` for any store: withdraw the request if it is still unanswered."""
