@@ -13,6 +13,8 @@
     roomkit pending reject ID [--reason TEXT]
     roomkit pending approve ID | edit ID ARGUMENTS_JSON | respond ID TEXT
     roomkit mcp --store sqlite:///x.db|redis://... [--actor NAME] [--room mcp] [--http PORT]
+    roomkit audit export --store URL [--since ISO] [--room ID]
+    roomkit audit verify --store URL
 
 ``desk`` checks its store before it starts and prints a sign-in link once it listens: the
 page signs in with it once, as an admin, within ``--sign-in-ttl`` seconds (15 minutes).
@@ -22,6 +24,7 @@ reads it. ``desk --notify`` runs a notifier from a TOML file in the desk (with S
 clicks, when the file has a ``[slack]`` table); ``notify`` runs one in a process of its own
 until SIGTERM or Ctrl-C (:mod:`roomkit.notify.config` describes the file). The ``pending``
 commands talk to a running desk (``--url``) with a token (``--token`` or ``ROOMKIT_TOKEN``).
+The ``audit`` commands read the request histories of a durable store (:mod:`roomkit._audit`).
 A failure prints one line on stderr and exits 1; a command used wrongly exits 2.
 """
 
@@ -286,6 +289,22 @@ def _mcp_parser(commands: Any, data_dir: argparse.ArgumentParser) -> None:
     mcp.set_defaults(run=_mcp)
 
 
+def _audit_parser(commands: Any) -> None:
+    from roomkit import _audit
+
+    audit = commands.add_parser("audit", help="export and verify the decisions' history")
+    actions = audit.add_subparsers(dest="action", required=True, metavar="ACTION")
+    where = "the store: sqlite:///x.db, redis://... or postgresql://..."
+    export = actions.add_parser("export", help="every history entry, as JSON Lines on stdout")
+    export.add_argument("--store", required=True, help=where)
+    export.add_argument("--since", help="only entries at or after this ISO-8601 time")
+    export.add_argument("--room", help="only the requests of this room")
+    export.set_defaults(run=_audit.export)
+    verify = actions.add_parser("verify", help="check every chain and arguments digest")
+    verify.add_argument("--store", required=True, help=where)
+    verify.set_defaults(run=_audit.verify)
+
+
 def _allowed_hosts(args: argparse.Namespace) -> list[str]:
     """The ``--allowed-host`` names, and ``--host`` itself when it is a name."""
     names = list(args.allowed_host or [])
@@ -429,6 +448,7 @@ def _parser() -> argparse.ArgumentParser:
     decide.set_defaults(run=pending_commands.respond)
     _mcp_parser(commands, data_dir)
     add_notify_parser(commands, data_dir)
+    _audit_parser(commands)
     return parser
 
 

@@ -104,8 +104,38 @@ class Decisions:
                 surface=surface,
                 tool=request.tool_name,
                 digest=request.arguments_digest,
+                arguments=request.arguments,
                 approvers=list(request.approvers),
+                room=request.room_id,
+                channel=request.channel_id,
                 **described,
+            ),
+        )
+
+    async def ask(
+        self, request: PendingInput, key: str | None, timeout: float | None
+    ) -> PendingInput:
+        """Store the question ``request`` and start its history: before its announcement
+        can lead to an answer, or, when its key may match a request already open, after."""
+        if key is None:
+            await self.asked(request)
+        created = await self._engine.create(request, timeout)
+        if key is not None and created.pending_id == request.pending_id:
+            await self.asked(created)
+        return created
+
+    async def asked(self, request: PendingInput) -> None:
+        """Write a question's first history entry: what was asked of whom, where."""
+        await self.log.append_history(
+            request.pending_id,
+            new_entry(
+                "created",
+                actor=request.actor_id,
+                tool=request.tool_name,
+                digest=arguments_digest(request.tool_name, request.arguments),
+                arguments=request.arguments,
+                room=request.room_id,
+                channel=request.channel_id,
             ),
         )
 

@@ -167,7 +167,7 @@ class HumanInputHandler:
         )
         if key is not None or answer_schema is not None or timeout is not None:
             check_options(request, key, answer_schema, timeout)
-        return await self._engine.create(request, timeout)
+        return await self._decisions.ask(request, key, timeout)
 
     async def create_detached(
         self,
@@ -192,7 +192,7 @@ class HumanInputHandler:
         )
         if key is not None or answer_schema is not None or timeout is not None:
             check_options(request, key, answer_schema, timeout)
-        return await self._engine.create(request, timeout)
+        return await self._decisions.ask(request, key, timeout)
 
     async def create_approval(
         self,

@@ -8,8 +8,12 @@ processes; import them from their modules (they need the ``sqlite`` / ``redis`` 
 from roomkit.tools.human_input.stores._history import (
     HistoryLog,
     MemoryHistory,
+    broken_link,
+    chain_text,
     check_entry,
     entry_text,
+    first_prev,
+    link_digest,
     new_entry,
     read_entry,
 )
@@ -33,8 +37,12 @@ __all__ = [
     "PendingChangeKind",
     "PendingStore",
     "SpendLedger",
+    "broken_link",
+    "chain_text",
     "check_entry",
     "entry_text",
+    "first_prev",
+    "link_digest",
     "new_entry",
     "read_entry",
 ]

@@ -4,9 +4,14 @@ An entry is a JSON object with at least ``type`` (``created``, ``shown``, ``deci
 ``settled``, ``executed``, ``escalated``), ``at`` (ISO-8601 UTC), ``actor`` and ``surface``
 (each a string or ``None``), and ``seq``, its place in the request's history from 0, which
 the store assigns as it appends. Type-specific fields sit beside them (a decision's
-``decision`` and ``digest``, a run's ``digest`` and ``is_error``). Entries are stored as the
-compact JSON of :func:`entry_text`, keys sorted, so that a later format can chain each entry
-to the one before by hashing that text without changing what is stored.
+``decision`` and ``digest``, a run's ``digest`` and ``is_error``).
+
+The history is a chain: each entry is stored as the canonical JSON of :func:`entry_text`
+(keys sorted, compact separators, UTF-8) and carries ``prev``, the SHA-256 hex digest of the
+stored text of the entry before it; the first entry's ``prev`` is the digest of the
+request's id (:func:`first_prev`). :func:`chain_text` makes the text of the next link. Every
+store appends with a check-and-set on the chain's head (the last entry), so two processes
+appending at once never fork it; :func:`broken_link` finds where a chain read back breaks.
 
 :class:`HistoryLog` is what a durable store offers; :class:`MemoryHistory` keeps the history
 of a handler on the memory store.
@@ -14,8 +19,9 @@ of a handler on the memory store.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,8 +33,12 @@ __all__ = [
     "ENTRY_TYPES",
     "HistoryLog",
     "MemoryHistory",
+    "broken_link",
+    "chain_text",
     "check_entry",
     "entry_text",
+    "first_prev",
+    "link_digest",
     "new_entry",
     "read_entry",
 ]
@@ -84,6 +94,45 @@ def entry_text(entry: Mapping[str, Any]) -> str:
         raise TypeError(f"a history entry must be JSON-serialisable: {error}") from None
 
 
+def first_prev(pending_id: str) -> str:
+    """The ``prev`` of a request's first entry: the SHA-256 hex digest of its id."""
+    return hashlib.sha256(pending_id.encode("utf-8")).hexdigest()
+
+
+def link_digest(text: str | bytes) -> str:
+    """The SHA-256 hex digest of an entry's stored text: the next entry's ``prev``."""
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(raw).hexdigest()
+
+
+def chain_text(entry: Mapping[str, Any], pending_id: str, head: str | bytes | None) -> str:
+    """The stored text of ``entry`` appended after ``head`` (the text of the request's last
+    entry, ``None`` when it has none): ``entry`` with its ``prev``, without ``seq``."""
+    linked = {name: value for name, value in entry.items() if name != "seq"}
+    linked["prev"] = first_prev(pending_id) if head is None else link_digest(head)
+    return entry_text(linked)
+
+
+def broken_link(pending_id: str, texts: Sequence[str | bytes]) -> tuple[int, str] | None:
+    """Where the chain of ``texts`` (a request's stored entries, oldest first) breaks: the
+    ``seq`` of the first entry that is not what was appended, and why; ``None`` if whole."""
+    expected = first_prev(pending_id)
+    for seq, text in enumerate(texts):
+        try:
+            entry = json.loads(text)
+        except ValueError:
+            return seq, "it is not JSON"
+        if not isinstance(entry, dict):
+            return seq, "it is not a JSON object"
+        if entry.get("prev") != expected:
+            return seq, "its prev is not the digest of the entry before it"
+        raw = text.decode("utf-8") if isinstance(text, bytes) else text
+        if entry_text(entry) != raw:
+            return seq, "its text is not the canonical JSON it was stored as"
+        expected = link_digest(text)
+    return None
+
+
 def read_entry(text: str | bytes, seq: int) -> dict[str, Any]:
     """The entry stored as ``text`` at position ``seq``."""
     entry = json.loads(text)
@@ -129,8 +178,13 @@ class MemoryHistory:
             entries = self._entries[pending_id] = []
             if len(self._entries) > self._limit:
                 del self._entries[next(iter(self._entries))]
-        entries.append(entry_text(entry))
+        # No await between reading the head and appending: the check-and-set is implicit.
+        entries.append(chain_text(entry, pending_id, entries[-1] if entries else None))
         return len(entries) - 1
+
+    def stored_texts(self) -> dict[str, list[str]]:
+        """Every request's stored entries, oldest first (for an export or a check)."""
+        return {pending_id: list(texts) for pending_id, texts in self._entries.items()}
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         return [read_entry(text, seq) for seq, text in enumerate(self._entries.get(pending_id, ()))]

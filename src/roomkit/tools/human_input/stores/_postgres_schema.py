@@ -195,12 +195,13 @@ class Statements:
         self.set_approvers = (
             f"UPDATE {pending} SET approvers = %s WHERE pending_id = %s RETURNING {COLUMNS}"
         )
-        self.append_history = (
-            f"INSERT INTO {history} (pending_id, seq, entry) VALUES (%s, (SELECT "
-            f"COALESCE(max(seq) + 1, 0) FROM {history} WHERE pending_id = %s), %s) RETURNING seq"
+        self.history_head = (
+            f"SELECT seq, entry FROM {history} WHERE pending_id = %s ORDER BY seq DESC LIMIT 1"
         )
-        """Parameters: pending_id, pending_id, the entry; two racing appends collide on the
-        key, and the loser runs again."""
+        self.append_history = f"INSERT INTO {history} (pending_id, seq, entry) VALUES (%s, %s, %s)"
+        """Parameters: pending_id, the seq after the head read, the entry linked to that
+        head; two racing appends collide on the key, and the loser links again."""
+        self.all_history = f"SELECT pending_id, entry FROM {history} ORDER BY pending_id, seq"
         self.read_history = f"SELECT seq, entry FROM {history} WHERE pending_id = %s ORDER BY seq"
 
         self.ledger_prune = (

@@ -164,12 +164,13 @@ SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ? WHERE pending_id = ?"
 
 SELECT_APPROVERS = "SELECT status, approvers FROM roomkit_pending WHERE pending_id = ?"
 SET_APPROVERS = f"UPDATE roomkit_pending SET approvers = ? WHERE pending_id = ? RETURNING {COLUMNS}"
-APPEND_HISTORY = (
-    "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, "
-    "(SELECT COALESCE(MAX(seq) + 1, 0) FROM roomkit_history WHERE pending_id = ?), ?) "
-    "RETURNING seq"
+HISTORY_HEAD = (
+    "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq DESC LIMIT 1"
 )
-"""Parameters: pending_id, pending_id, the entry's text; the row's seq comes back."""
+"""Parameter: pending_id; the chain's head, read inside the append's write transaction."""
+APPEND_HISTORY = "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, ?, ?)"
+"""Parameters: pending_id, the seq after the head, the entry's text."""
+ALL_HISTORY = "SELECT pending_id, seq, entry FROM roomkit_history ORDER BY pending_id, seq"
 READ_HISTORY = "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
 
 PURGE = "DELETE FROM roomkit_pending WHERE settled_at <= ? RETURNING pending_id"

@@ -53,7 +53,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
-from roomkit.tools.human_input.stores._history import entry_text, read_entry
+from roomkit.tools.human_input.stores._history import chain_text, entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._postgres_batch import Recorded, SettleBatcher
 from roomkit.tools.human_input.stores._postgres_clock import ServerClock
@@ -82,6 +82,7 @@ _PENDING = PendingInputStatus.PENDING
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 _KEY_RACES = 3
+_HISTORY_RACES = 64
 """Times an insert tries again when a create of the same key committed under it."""
 
 
@@ -471,22 +472,34 @@ class PostgresStore(DurableBase):
         return None if changed is None else decode_row(changed)
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        """Append ``entry`` to the request's history; its ``seq``."""
+        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
+
+        A check-and-set on the head: the entry is linked to the head read, and inserted at
+        the seq after it; another process's append in between takes that seq first, and
+        this one reads the new head and links again."""
         _check_nul({"pending_id": pending_id})
-        line = stored(entry_text(entry))
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self.open()
-        for _ in range(_KEY_RACES):
+        for _ in range(_HISTORY_RACES):
             try:
                 async with self._link.connection() as db:
-                    cursor = await db.execute(
-                        self._sql.append_history, (pending_id, pending_id, line)
-                    )
-                    row = await cursor.fetchone()
+                    cursor = await db.execute(self._sql.history_head, (pending_id,))
+                    head = await cursor.fetchone()
+                    seq = 0 if head is None else int(head[0]) + 1
+                    last = None if head is None else str(read_back(head[1]))
+                    line = stored(chain_text(entry, pending_id, last))
+                    await db.execute(self._sql.append_history, (pending_id, seq, line))
             except UniqueViolation:
-                continue  # another append took this seq: take the next
-            assert row is not None
-            return int(row[0])
+                continue  # another append took this seq: link to the new head
+            return seq
         raise StoreError(f"the history of {pending_id!r} kept growing under this append")
+
+    async def history_texts(self) -> dict[str, list[str]]:
+        """Every request's stored history entries, oldest first, by request id."""
+        chains: dict[str, list[str]] = {}
+        for pending_id, line in await self._rows(self._sql.all_history):
+            chains.setdefault(str(pending_id), []).append(str(read_back(line)))
+        return chains
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""

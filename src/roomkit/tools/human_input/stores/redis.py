@@ -57,7 +57,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
-from roomkit.tools.human_input.stores._history import entry_text, read_entry
+from roomkit.tools.human_input.stores._history import chain_text, entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
@@ -77,6 +77,7 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 
 _PENDING = PendingInputStatus.PENDING
 _PURGE_BATCH = 256
+_HEADS_KEPT = 1024
 
 
 class RedisStore(DurableBase):
@@ -152,6 +153,9 @@ class RedisStore(DurableBase):
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
         self._spend = client.register_script(ledger.SPEND)
         self._set_approvers = client.register_script(history.SET_APPROVERS)
+        self._append = ScriptBatcher(client, client.register_script(history.APPEND))
+        self._heads: dict[str, tuple[int, bytes | None]] = {}
+        """The head this process last saw of each chain it appended to: a good first guess."""
         self._opened = False
         self._checked = False
 
@@ -410,12 +414,40 @@ class RedisStore(DurableBase):
             return await self.fetch(pending_id) if int(done) else None
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        """Append ``entry`` to the request's history; its ``seq``."""
-        line = entry_text(entry)
+        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
+
+        The append is a check-and-set on the head: guessed from the last append made here
+        (or an empty chain), and, when another process moved it, linked again to the head
+        the script hands back."""
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self._ensure_open()
-        with guard(self._where, pending_id):
-            length = await self._client.rpush(history.history_key(self.prefix, pending_id), line)
-        return int(length) - 1
+        key = history.history_key(self.prefix, pending_id)
+        length, head = self._heads.pop(pending_id, (0, None))
+        while True:
+            line = chain_text(entry, pending_id, head)
+            with guard(self._where, pending_id):
+                done = await self._append(keys=[key], args=[length, line])
+            if not isinstance(done, list):
+                break
+            length, head = int(done[0]), (done[1] if len(done) > 1 else None)
+        self._heads[pending_id] = (length + 1, line.encode("utf-8"))
+        if len(self._heads) > _HEADS_KEPT:
+            del self._heads[next(iter(self._heads))]
+        return length
+
+    async def history_texts(self) -> dict[str, list[str]]:
+        """Every request's stored history entries, oldest first, by request id."""
+        await self._ensure_open()
+        start = len(history.history_key(self.prefix, ""))
+        chains: dict[str, list[str]] = {}
+        with guard(self._where):
+            async for key in self._client.scan_iter(match=history.history_key(self.prefix, "*")):
+                name = key.decode("utf-8") if isinstance(key, bytes) else str(key)
+                lines = await self._client.lrange(name, 0, -1)
+                chains[name[start:]] = [
+                    line.decode("utf-8") if isinstance(line, bytes) else str(line) for line in lines
+                ]
+        return chains
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""

@@ -54,7 +54,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
-from roomkit.tools.human_input.stores._history import entry_text, read_entry
+from roomkit.tools.human_input.stores._history import chain_text, entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
@@ -415,14 +415,29 @@ class SQLiteStore(DurableBase):
         return await self._write(write)
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        """Append ``entry`` to the request's history; its ``seq``."""
-        text = entry_text(entry)
+        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
+
+        The head is read inside the write transaction, which holds the file's write lock:
+        no other process appends between the read and the insert."""
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> int:
-            ((seq,),) = query(db, sql.APPEND_HISTORY, (pending_id, pending_id, text))
-            return int(seq)
+            head = query(db, sql.HISTORY_HEAD, (pending_id,))
+            seq = int(head[0][0]) + 1 if head else 0
+            text = chain_text(entry, pending_id, str(head[0][1]) if head else None)
+            db.execute(sql.APPEND_HISTORY, (pending_id, seq, text))
+            return seq
 
         return await self._write(write)
+
+    async def history_texts(self) -> dict[str, list[str]]:
+        """Every request's stored history entries, oldest first, by request id."""
+        async with self._session() as db:
+            rows = await fetch_all(db, sql.ALL_HISTORY, ())
+        chains: dict[str, list[str]] = {}
+        for pending_id, _seq, text in rows:
+            chains.setdefault(str(pending_id), []).append(str(text))
+        return chains
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
