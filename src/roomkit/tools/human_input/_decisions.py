@@ -190,10 +190,17 @@ class Decisions:
         return await self.log.read_history(pending_id)
 
     async def add_approvers(
-        self, pending_id: str, actors: tuple[str, ...], by: str | None, surface: str | None
+        self,
+        pending_id: str,
+        actors: tuple[str, ...],
+        by: str | None,
+        surface: str | None,
+        *,
+        kept: tuple[str, ...] = (),
     ) -> bool:
-        """Let ``actors`` decide the open approval too; ``False`` when it is not open."""
-        if not await self._engine.add_approvers(pending_id, actors):
+        """Let ``actors`` answer the open request too (named after ``kept``, who may
+        already); ``False`` when it is not open."""
+        if not await self._engine.add_approvers(pending_id, (*kept, *actors)):
             return False
         await self.log.append_history(
             pending_id,
