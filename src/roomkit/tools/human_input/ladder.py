@@ -9,6 +9,7 @@ reads as a default (``roomkit.tools.texts.human_input_defaulted``).
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
     from roomkit.tools.human_input.handler import HumanInputHandler
 
+logger = logging.getLogger("roomkit.tools.human_input")
+
 __all__ = [
     "Default",
     "Escalate",
@@ -29,6 +32,7 @@ __all__ = [
     "Step",
     "default",
     "escalate",
+    "keep_ladder",
     "record_ladder",
     "remind",
 ]
@@ -155,6 +159,15 @@ async def record_ladder(handler: HumanInputHandler, request: PendingInput, ladde
             )
         )
     await outbox_for(handler).add(items)
+
+
+async def keep_ladder(handler: HumanInputHandler, request: PendingInput, ladder: Ladder) -> None:
+    """Record ``ladder`` for ``request`` (a question or an approval); a failure is logged,
+    and the request stands without its ladder: an answer is never held up by it."""
+    try:
+        await record_ladder(handler, request, ladder)
+    except Exception:
+        logger.exception("could not record the ladder of %s", request.pending_id)
 
 
 def _aware(moment: datetime) -> datetime:
