@@ -481,20 +481,13 @@ class HumanInputHandler:
         by: str | None = None,
         surface: str | None = None,
     ) -> bool:
-        """Let ``actors`` answer the open request too (an escalation, recorded in its history
-        as ``escalated``); ``False`` when the request is not open.
-
-        On an approval they join its approvers, who alone may decide it. On a question they
-        join whoever may see and answer it already: the first escalation also names the
-        question's actor among its approvers, so reminders keep reaching them.
-        """
+        """Let ``actors`` answer the open request too (an escalation, in its history as
+        ``escalated``); ``False`` when it is not open. A question's actor stays one of them."""
         chosen = check_actors(actors, name="actors")
         request = self._engine.local(pending_id) or await self._engine.get_request(pending_id)
         if request is None:
             return False
-        question = request.kind != APPROVAL and not request.approvers
-        kept = (request.actor_id,) if question and request.actor_id is not None else ()
-        return await self._decisions.add_approvers(pending_id, chosen, by, surface, kept=kept)
+        return await self._decisions.add_approvers(request, chosen, by, surface)
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -1,10 +1,11 @@
 """Ladders: what happens to a request nobody answers — remind, escalate, a safe default.
 
 A :class:`Ladder` is declared on :class:`~roomkit.tools.human_input.HumanInputToolHandler`
-(``ladder=``). Its steps are measured from the request's creation and recorded in the
-store's outbox with the request, so whichever process runs a notifier carries each one out
-once, across restarts. ``on_expiry=default(text)`` turns a timeout into an answer the model
-reads as a default (``roomkit.tools.texts.human_input_defaulted``).
+(``ladder=``). Its steps are measured from the request's creation (a question it asks, or
+an approval of one of its held tools) and recorded in the store's outbox with the request,
+so whichever process runs a notifier carries each one out once, across restarts.
+``on_expiry=default(text)`` turns a timeout into an answer the model reads as a default
+(``roomkit.tools.texts.human_input_defaulted``).
 """
 
 from __future__ import annotations
