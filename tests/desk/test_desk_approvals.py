@@ -128,3 +128,20 @@ async def test_the_history_is_shown_to_who_may_see_the_request(world: World) -> 
     assert seen.status_code == 200
     assert [entry["type"] for entry in seen.json()["entries"]] == ["created", "decided"]
     assert hidden.status_code == 404
+
+
+async def test_a_person_a_question_is_escalated_to_may_see_and_answer_it(world: World) -> None:
+    pending_id = await world.ask(actor_id="alice")
+    async with world.client() as client:
+        hidden = await client.get(f"/api/requests/{pending_id}", headers=bearer("dave"))
+        assert hidden.status_code == 404
+        assert await world.handler.add_approvers(pending_id, ["dave"], surface="ladder")
+        view = await client.get(f"/api/requests/{pending_id}", headers=bearer("dave"))
+        assert view.status_code == 200, view.text
+        assert (view.json()["kind"], view.json()["approvers"]) == ("question", ["alice", "dave"])
+        listed = await client.get("/api/requests", headers=bearer("dave"))
+        assert [r["id"] for r in listed.json()["requests"]] == [pending_id]
+    # The asker may still answer, as may the person added.
+    response = await post(world, pending_id, {"answer": "red"}, actor="dave")
+    assert response.status_code == 200, response.text
+    assert response.json()["settled_by"] == "dave"

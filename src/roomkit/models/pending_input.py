@@ -86,7 +86,8 @@ class PendingInput:
     """On an approval, the SHA-256 hex digest of the arguments shown
     (:func:`arguments_digest`); ``None`` on a question."""
     approvers: tuple[str, ...] = ()
-    """Who may decide an approval now (empty on a question)."""
+    """Who may decide an approval now; on a question, who was added by an escalation
+    (with the question's actor), besides whoever may see it (empty until then)."""
     _waiters: asyncio.Future[None] | list[asyncio.Future[None]] | None = field(
         default=None, init=False, repr=False
     )
@@ -121,7 +122,8 @@ class PendingInputEvent:
     arguments_digest: str | None = None
     """On an approval, the digest of the arguments shown; ``None`` on a question."""
     approvers: tuple[str, ...] = ()
-    """Who may decide an approval (empty on a question)."""
+    """Who may decide an approval; on a question, who an escalation added (see
+    :attr:`PendingInput.approvers`)."""
 
     @classmethod
     def for_request(cls, request: PendingInput) -> PendingInputEvent:

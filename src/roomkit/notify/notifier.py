@@ -1,7 +1,8 @@
 """The notifier: follows a handler's change feed and works through the store's outbox.
 
 A request that opens gets an ``announce`` step, one that settles a ``settle`` step, and a
-ladder's ``remind`` and ``escalate`` steps are recorded by the tool handler when it asks.
+ladder's ``remind`` and ``escalate`` steps are recorded by the tool handler when it asks
+or holds a call for approval.
 A step, when due, works out who is told through which surface and adds one delivery per
 surface and recipient; each delivery is claimed, sent and marked done (see
 :mod:`roomkit.tools.human_input.stores.outbox`). What a surface's failure costs is a log

@@ -29,6 +29,7 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
+from roomkit.tools.human_input.ladder import keep_ladder
 from roomkit.tools.human_input.stores import new_entry
 
 if TYPE_CHECKING:
@@ -102,6 +103,9 @@ async def verdict_on(
     handler = human.handler
     limit = rule.timeout if rule.timeout is not None else human.timeout
     request = await _hold(site, human, name, arguments, rule, tool, limit)
+    if human.ladder is not None:
+        # The ladder's reminders and escalations reach the approval; its ending is the rule's.
+        await keep_ladder(handler, request, human.ladder)
     pending_id = request.pending_id
     try:
         text = await handler.wait(pending_id, timeout=limit)

@@ -481,13 +481,13 @@ class HumanInputHandler:
         by: str | None = None,
         surface: str | None = None,
     ) -> bool:
-        """Let ``actors`` decide the open approval too (an escalation, recorded in its
-        history as ``escalated``); ``False`` when the request is not an open approval."""
+        """Let ``actors`` answer the open request too (an escalation, in its history as
+        ``escalated``); ``False`` when it is not open. A question's actor stays one of them."""
         chosen = check_actors(actors, name="actors")
         request = self._engine.local(pending_id) or await self._engine.get_request(pending_id)
-        if request is None or request.kind != APPROVAL:
+        if request is None:
             return False
-        return await self._decisions.add_approvers(pending_id, chosen, by, surface)
+        return await self._decisions.add_approvers(request, chosen, by, surface)
 
     # -- reading -----------------------------------------------------------------------------
 

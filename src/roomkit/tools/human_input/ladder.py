@@ -1,14 +1,16 @@
 """Ladders: what happens to a request nobody answers — remind, escalate, a safe default.
 
 A :class:`Ladder` is declared on :class:`~roomkit.tools.human_input.HumanInputToolHandler`
-(``ladder=``). Its steps are measured from the request's creation and recorded in the
-store's outbox with the request, so whichever process runs a notifier carries each one out
-once, across restarts. ``on_expiry=default(text)`` turns a timeout into an answer the model
-reads as a default (``roomkit.tools.texts.human_input_defaulted``).
+(``ladder=``). Its steps are measured from the request's creation (a question it asks, or
+an approval of one of its held tools) and recorded in the store's outbox with the request,
+so whichever process runs a notifier carries each one out once, across restarts.
+``on_expiry=default(text)`` turns a timeout into an answer the model reads as a default
+(``roomkit.tools.texts.human_input_defaulted``).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
     from roomkit.tools.human_input.handler import HumanInputHandler
 
+logger = logging.getLogger("roomkit.tools.human_input")
+
 __all__ = [
     "Default",
     "Escalate",
@@ -29,6 +33,7 @@ __all__ = [
     "Step",
     "default",
     "escalate",
+    "keep_ladder",
     "record_ladder",
     "remind",
 ]
@@ -155,6 +160,15 @@ async def record_ladder(handler: HumanInputHandler, request: PendingInput, ladde
             )
         )
     await outbox_for(handler).add(items)
+
+
+async def keep_ladder(handler: HumanInputHandler, request: PendingInput, ladder: Ladder) -> None:
+    """Record ``ladder`` for ``request`` (a question or an approval); a failure is logged,
+    and the request stands without its ladder: an answer is never held up by it."""
+    try:
+        await record_ladder(handler, request, ladder)
+    except Exception:
+        logger.exception("could not record the ladder of %s", request.pending_id)
 
 
 def _aware(moment: datetime) -> datetime:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,11 +19,9 @@ from roomkit.tools.approvals import Approval
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input._checks import check_schema
 from roomkit.tools.human_input.handler import HumanInputHandler
-from roomkit.tools.human_input.ladder import Ladder, record_ladder
+from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 
 __all__ = ["HumanInputCall", "HumanInputToolHandler"]
-
-logger = logging.getLogger("roomkit.tools.human_input")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +64,10 @@ class HumanInputToolHandler:
             (each with ``Approval()``). See :mod:`roomkit.tools.approvals`.
         ladder: what happens while nobody answers (:class:`~roomkit.notify.Ladder`):
             reminders and escalations, recorded with each request for whichever process runs
-            a notifier, and a default answer on expiry. A step at or past ``timeout`` is a
-            ``ValueError``.
+            a notifier, and a default answer on expiry. Its reminders and escalations reach
+            the approvals of held tools too (an approval ends by its ``Approval(on_expiry=...)``,
+            so a ladder with ``on_expiry`` and ``approvals`` is refused). A step at or past
+            ``timeout``, or past a held tool's ``Approval(timeout=...)``, is a ``ValueError``.
 
     On a durable store, each request gets the key ``room:channel:tool-call-id`` (for calls
     with a provider id on an AI channel), so a turn re-driven after a restart re-attaches to
@@ -123,6 +122,8 @@ class HumanInputToolHandler:
                 "Ladder(on_expiry=...) decides how a question ends, not an approval: give held "
                 "tools Approval(on_expiry=...) and leave on_expiry off this ladder"
             )
+        if ladder is not None:
+            _check_held(ladder, self.approvals)
         """The held tools, by name, with their rules."""
         self._definitions: list[AITool] = []
         seen: set[str] = set()
@@ -210,11 +211,7 @@ class HumanInputToolHandler:
             timeout=limit if handler.durable else None,
         )
         if self.ladder is not None:
-            try:
-                await record_ladder(handler, pending, self.ladder)
-            except Exception:
-                # The question stands without its ladder: an answer is never held up by it.
-                logger.exception("could not record the ladder of %s", pending.pending_id)
+            await keep_ladder(handler, pending, self.ladder)
         try:
             return await handler.wait(pending.pending_id, timeout=limit)
         except TimeoutError:
@@ -223,6 +220,21 @@ class HumanInputToolHandler:
             raise ToolFailedError(texts.human_input_timed_out(name, limit)) from None
         except HumanInputRejectedError as rejected:
             raise ToolRefusedError(texts.human_input_rejected(rejected)) from None
+
+
+def _check_held(ladder: Ladder, approvals: Mapping[str, Approval]) -> None:
+    """Refuse a step at or past a held tool's own timeout: its approvals would have expired.
+
+    Raises:
+        ValueError: naming the held tool and the step.
+    """
+    for tool, rule in approvals.items():
+        if rule.timeout is None:
+            continue  # the handler's timeout, which the ladder was checked against
+        try:
+            ladder.check(rule.timeout)
+        except ValueError as error:
+            raise ValueError(f"approvals[{tool!r}]: {error}") from None
 
 
 def held_tools(

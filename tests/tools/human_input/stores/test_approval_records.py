@@ -5,11 +5,12 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from tests.tools.human_input.stores.store_kit import Backend
 
 from roomkit import HumanInputHandler
-from roomkit.models.pending_input import arguments_digest
+from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools.approvals import edit
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
@@ -46,9 +47,47 @@ async def test_a_question_reads_back_as_a_question(backend: Backend) -> None:
         request = await handler.create("Ask", {"question": "?"})
         stored = await handler.get_request(request.pending_id)
         assert [e["type"] for e in await handler.history(request.pending_id)] == ["created"]
-        assert not await handler.add_approvers(request.pending_id, ["bob"])
     assert stored is not None
     assert (stored.kind, stored.arguments_digest, stored.approvers) == ("question", None, ())
+
+
+async def escalate_a_question(handler: HumanInputHandler) -> str:
+    """Ask alice, escalate to bob then carol; bob answers. The request's id."""
+    request = await handler.create("Ask", {"question": "Deploy?"}, actor_id="alice")
+    assert await handler.add_approvers(request.pending_id, ["bob"], by="ops", surface="ladder")
+    assert await handler.add_approvers(request.pending_id, ["carol", "bob"])
+    assert await handler.aresolve(request.pending_id, "yes", by="bob", surface="desk")
+    assert not await handler.add_approvers(request.pending_id, ["dave"])
+    return request.pending_id
+
+
+def check_escalated(stored: PendingInput | None, history: list[dict[str, Any]]) -> None:
+    assert stored is not None
+    # The asker stays first among those who may answer; an escalation adds, never replaces.
+    assert (stored.kind, stored.approvers) == ("question", ("alice", "bob", "carol"))
+    assert (stored.result, stored.settled_by) == ("yes", "bob")
+    escalated = [entry for entry in history if entry["type"] == "escalated"]
+    assert [entry["type"] for entry in history] == ["created", "escalated", "escalated"]
+    assert (escalated[0]["approvers"], escalated[0]["actor"], escalated[0]["surface"]) == (
+        ["bob"],
+        "ops",
+        "ladder",
+    )
+    assert escalated[1]["approvers"] == ["carol", "bob"]
+
+
+async def test_an_escalated_question_keeps_its_new_approvers(backend: Backend) -> None:
+    async with backend.make() as store:
+        pending_id = await escalate_a_question(HumanInputHandler(store=store))
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        check_escalated(await handler.get_request(pending_id), await handler.history(pending_id))
+
+
+async def test_an_escalated_question_in_memory_keeps_its_new_approvers() -> None:
+    handler = HumanInputHandler()
+    pending_id = await escalate_a_question(handler)
+    check_escalated(await handler.get_request(pending_id), await handler.history(pending_id))
 
 
 async def test_approvers_are_added_only_while_the_approval_is_open(backend: Backend) -> None:
