@@ -115,7 +115,10 @@ async def answer_all(path: str, ids: Sequence[str]) -> list[bool]:
 
 
 async def main(sizes: Sequence[int]) -> None:
-    print(f"Python {sys.version.split()[0]}; SQLite store, answers from a second store in the same process")
+    print(
+        f"Python {sys.version.split()[0]}; SQLite store, answered through a second store"
+        " in the same process"
+    )
     rates: list[float] = []
     with tempfile.TemporaryDirectory(prefix="roomkit-handoff-", dir=MEMORY) as directory:
         for size in sizes:
