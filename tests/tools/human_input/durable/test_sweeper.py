@@ -245,3 +245,32 @@ async def test_every_wait_carries_on_past_a_cancelled_sweeper(
             await waits[1]
         assert await waits[2] == "here"
     assert handler.statistics().parked_waits == 0
+
+
+async def test_the_deadline_still_watched_outlives_many_that_ended(
+    durable: Durable, clock: FakeClock
+) -> None:
+    """Deadlines left behind by answered waits are dropped; the one still waited on fires."""
+    handler = durable.handler
+    answered = [await handler.create("AskUserQuestion", QUESTION) for _ in range(100)]
+    later = await handler.create("AskUserQuestion", QUESTION)
+    waits = [
+        asyncio.create_task(handler.wait(request.pending_id, timeout=5 + n / 100))
+        for n, request in enumerate(answered)
+    ]
+    waits.append(asyncio.create_task(handler.wait(later.pending_id, timeout=50)))
+    async with asyncio.timeout(PATIENCE):
+        await parked(handler, 101, waits)
+    assert handler.statistics().armed_deadlines == 101
+
+    for request in reversed(answered):
+        assert await handler.aresolve(request.pending_id, "yes")
+    async with asyncio.timeout(PATIENCE):
+        assert await asyncio.gather(*waits[:-1]) == ["yes"] * 100
+    assert handler.statistics().armed_deadlines == 1
+
+    clock.advance(60)
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(HumanInputTimeoutError):
+            await waits[-1]
+    assert handler.statistics().armed_deadlines == 0
