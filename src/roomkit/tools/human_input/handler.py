@@ -250,9 +250,7 @@ class HumanInputHandler:
         if announcer.closed or channel_id in announcer.closed_channels:
             announcer.check_open(channel_id)
         if not isinstance(arguments, dict):
-            raise TypeError(
-                f"arguments must be a dict of the call's arguments, got {type(arguments).__name__}"
-            )
+            raise TypeError(f"arguments must be a dict, got {type(arguments).__name__}")
         check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
         # Every field by position: keyword arguments and the default factory cost more than
         # the rest of the dataclass's __init__.
