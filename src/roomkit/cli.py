@@ -49,6 +49,7 @@ from roomkit._terminal import Failure as _Failure
 from roomkit._terminal import answer_body as answer_body
 from roomkit._terminal import printable as _printable
 from roomkit.desk.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
+from roomkit.models.clock import spoken_duration
 
 if TYPE_CHECKING:
     from roomkit.core.store import RoomStore
@@ -123,8 +124,8 @@ def _serve(args: argparse.Namespace) -> int:
                 print(
                     f"Open {link}\n  (signs one browser in as admin, who sees and answers "
                     f"everything, for {SESSION_TTL / 3600:g} hours; the link works once, within "
-                    f"{_duration(args.sign_in_ttl)}. `roomkit token ACTOR` makes a token for a "
-                    "person)",
+                    f"{spoken_duration(args.sign_in_ttl)}. `roomkit token ACTOR` makes a token "
+                    "for a person)",
                     flush=True,
                 )
 
@@ -175,15 +176,6 @@ def _secret(data_dir: Path) -> bytes:
 def _check_ttl(option: str, ttl: float, about: str = "") -> None:
     if not (math.isfinite(ttl) and ttl > 0):
         raise _Failure(f"{option} must be a positive number of seconds{about}", 2)
-
-
-def _duration(seconds: float) -> str:
-    """``15 minutes``, ``2 hours``, ``90 seconds``: a lifetime as people say it."""
-    for unit, size in (("hour", 3600), ("minute", 60)):
-        if seconds >= size and seconds % size == 0:
-            count = int(seconds // size)
-            return f"{count} {unit}{'s' if count != 1 else ''}"
-    return f"{seconds:g} seconds"
 
 
 def _token(args: argparse.Namespace) -> int:

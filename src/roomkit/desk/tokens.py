@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from roomkit.core.exceptions import DeskAuthError
+from roomkit.models.clock import positive_seconds
 
 __all__ = [
     "DEFAULT_DATA_DIR",
@@ -113,14 +114,6 @@ def _check_id(name: str, value: object) -> str:
     return value
 
 
-def _check_ttl(ttl: float) -> float:
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float):
-        raise TypeError(f"ttl must be a number of seconds, got {type(ttl).__name__}")
-    if not (math.isfinite(ttl) and ttl > 0):
-        raise ValueError(f"ttl must be a positive, finite number of seconds, got {ttl}")
-    return float(ttl)
-
-
 def issue_token(
     secret: str | bytes,
     actor_id: str,
@@ -147,7 +140,7 @@ def issue_token(
         "jti": secrets.token_urlsafe(12),
     }
     if ttl is not None:
-        claims["exp"] = int(issued + _check_ttl(ttl))
+        claims["exp"] = int(issued + positive_seconds("ttl", ttl))
     return _sign(secret, claims)
 
 
@@ -169,7 +162,7 @@ def issue_answer_link(
         "sub": _check_id("actor_id", actor_id),
         "req": _check_id("pending_id", pending_id),
         "iat": issued,
-        "exp": int(issued + _check_ttl(ttl)),
+        "exp": int(issued + positive_seconds("ttl", ttl)),
         "jti": secrets.token_urlsafe(12),
     }
     return _sign(secret, claims)
@@ -194,7 +187,7 @@ def issue_sign_in_link(
         "adm": bool(admin),
         "use": SIGN_IN,
         "iat": issued,
-        "exp": int(issued + _check_ttl(ttl)),
+        "exp": int(issued + positive_seconds("ttl", ttl)),
         "jti": secrets.token_urlsafe(12),
     }
     return _sign(secret, claims)

@@ -1,12 +1,40 @@
-"""The time records are stamped with: timezone-aware UTC."""
+"""Time: the stamp records carry (timezone-aware UTC), and spans of seconds.
+
+A span the developer passes (a token's lifetime, a ladder step's delay) is checked with
+:func:`positive_seconds` where it enters, and shown to people with :func:`spoken_duration`.
+"""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
-__all__ = ["utcnow"]
+__all__ = ["positive_seconds", "spoken_duration", "utcnow"]
 
 
 def utcnow() -> datetime:
     """Now, in UTC (aware): the default stamp of every record's ``*_at`` field."""
     return datetime.now(UTC)
+
+
+def positive_seconds(name: str, value: object) -> float:
+    """``value`` as a float, when it is a finite number of seconds above zero.
+
+    Raises:
+        TypeError: ``value`` is not a number (a bool is not one), naming ``name``.
+        ValueError: ``value`` is zero, negative, infinite or NaN, naming ``name``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive, finite number of seconds, got {value}")
+    return float(value)
+
+
+def spoken_duration(seconds: float) -> str:
+    """``15 minutes``, ``2 hours``, ``90 seconds``: a span as people say it."""
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds:g} seconds"

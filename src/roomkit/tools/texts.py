@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from roomkit.models.clock import spoken_duration
+
 __all__ = [
     "CHANNEL_CLOSED",
     "CUT",
@@ -206,14 +208,6 @@ def approval_spent(name: str) -> str:
     )
 
 
-def _duration(seconds: float) -> str:
-    for unit, size in (("hour", 3600), ("minute", 60)):
-        if seconds >= size and seconds % size == 0:
-            count = int(seconds // size)
-            return f"{count} {unit}{'s' if count != 1 else ''}"
-    return f"{seconds:g} seconds"
-
-
 def human_input_defaulted(name: str, seconds: float, answer: str) -> str:
     """Nobody answered a human-input tool in time, and its ladder's default answer stands
     (the model reads it as the answer, marked as a default)."""
@@ -221,7 +215,7 @@ def human_input_defaulted(name: str, seconds: float, answer: str) -> str:
         {
             "answer": answer,
             "default": True,
-            "note": f"Nobody answered '{name}' within {_duration(seconds)}; "
+            "note": f"Nobody answered '{name}' within {spoken_duration(seconds)}; "
             "this default answer was used instead.",
         }
     )

@@ -11,12 +11,11 @@ so whichever process runs a notifier carries each one out once, across restarts.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from roomkit.models.clock import utcnow
+from roomkit.models.clock import positive_seconds, utcnow
 from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for
 
 if TYPE_CHECKING:
@@ -37,14 +36,6 @@ __all__ = [
     "record_ladder",
     "remind",
 ]
-
-
-def _seconds(after: object) -> float:
-    if isinstance(after, bool) or not isinstance(after, int | float):
-        raise TypeError(f"after must be a number of seconds, got {after!r}")
-    if not (math.isfinite(after) and after > 0):
-        raise ValueError(f"after must be a positive, finite number of seconds, got {after}")
-    return float(after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,14 +69,14 @@ Step = Remind | Escalate
 
 def remind(after: float) -> Remind:
     """A reminder ``after`` seconds from the request's creation."""
-    return Remind(_seconds(after))
+    return Remind(positive_seconds("after", after))
 
 
 def escalate(after: float, to: str = "manager") -> Escalate:
     """An escalation to ``to`` (``"manager"`` or an actor id) ``after`` seconds in."""
     if not isinstance(to, str) or not to:
         raise ValueError(f"escalate(to=...) must name 'manager' or an actor id, not {to!r}")
-    return Escalate(_seconds(after), to)
+    return Escalate(positive_seconds("after", after), to)
 
 
 def default(text: str) -> Default:
