@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import glob
-import json
 import os
 import shutil
 import signal
@@ -29,28 +28,26 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bench_options import options
 from bench_stores import (
     IN_FLIGHT,
-    PARK_BATCH,
     QUICK_SIZE,
     SCALE_BACKSTOP,
     SEQUENTIAL_SETTLES,
     SIZE_VARIABLE,
     cross_process_wake,
-    feed_live,
-    in_flight,
     percentile,
+    play_role,
     print_table,
     settles_per_second,
+    wait_on_all,
 )
-from scale_case import ROOMS, WAITERS, Row, progress
+from bench_stores import answerer as answer_ids
+from scale_case import Row, progress
 from scale_case import answered_from_processes as scale_case
 
-from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.postgres import PostgresStore
 
 WAKE_SAMPLES = 1_000
@@ -118,65 +115,16 @@ PARK_CHECK = 0.01
 process, so looking on every loop turn would leave 100,000 waits little time to park."""
 
 
-async def parked_all(
-    handler: HumanInputHandler, count: int, waits: list[asyncio.Task[str]]
-) -> None:
-    """Return once ``count`` waits on ``handler`` are parked; raise the error of any of
-    ``waits`` that ended meanwhile (it will never park)."""
-    while handler.statistics().parked_waits < count:
-        ended = next((wait for wait in waits if wait.done()), None)
-        if ended is not None:
-            ended.result()
-            raise RuntimeError("a wait ended before it was answered")
-        await asyncio.sleep(PARK_CHECK)
-
-
 async def scale_waiter(dsn: str, schema: str, count: int, first_room: int) -> None:
     """Create ``count`` requests in this process's rooms and wait on them all (as in
     ``bench_stores.scale_waiter``)."""
     store = PostgresStore(dsn, schema=schema, backstop_interval=SCALE_BACKSTOP, pool_size=POOL)
-    handler = HumanInputHandler(store=store)
-    await feed_live(handler, "postgres")
-    start = time.perf_counter()
-
-    async def create(n: int) -> str:
-        room = f"room-{first_room + n % (ROOMS // WAITERS)}"
-        return (await handler.create("AskUserQuestion", {"n": n}, room_id=room)).pending_id
-
-    ids = await in_flight(IN_FLIGHT, range(count), create)
-    created = time.perf_counter() - start
-    waits: list[asyncio.Task[str]] = []
-    for first in range(0, count, PARK_BATCH):
-        batch = ids[first : first + PARK_BATCH]
-        waits += [
-            asyncio.create_task(handler.wait(pending_id, timeout=None)) for pending_id in batch
-        ]
-        await parked_all(handler, len(waits), waits[first:])
-    parking = time.perf_counter() - start - created
-    print(json.dumps({"ids": ids, "created": created, "parked": parking}), flush=True)
-    ended = await asyncio.gather(*waits, return_exceptions=True)
-    failures = [repr(result) for result in ended if isinstance(result, BaseException)]
-    answers = [None if isinstance(result, BaseException) else result for result in ended]
-    print(json.dumps({"answers": answers, "failed": failures[:1]}), flush=True)
-    await handler.close()
-    await store.close()
+    await wait_on_all(store, "postgres", count, first_room, check=PARK_CHECK)
 
 
 async def answerer(dsn: str, schema: str, name: str) -> None:
-    """Read the ids to answer, say ready, and on "go" answer them, 256 in flight."""
-    ids: list[str] = json.loads(await asyncio.to_thread(sys.stdin.readline))
-    store = PostgresStore(dsn, schema=schema, pool_size=POOL)
-    await store.open()
-    handler = HumanInputHandler(store=store)
-    print("ready", flush=True)
-    await asyncio.to_thread(sys.stdin.readline)
-
-    async def answer(pending_id: str) -> bool:
-        return await handler.aresolve(pending_id, f"{name}:{pending_id}", by=name)
-
-    won = await in_flight(IN_FLIGHT, ids, answer)
-    print(json.dumps([pending_id for pending_id, this in zip(ids, won, strict=True) if this]))
-    await store.close()
+    """Answer the ids read from stdin (as in ``bench_stores.answerer``)."""
+    await answer_ids(dsn, schema, name, kind="postgres", pool_size=POOL)
 
 
 async def answered_from_processes(dsn: str, size: int) -> list[Row]:
@@ -231,18 +179,7 @@ async def postgres_rows(size: int) -> list[Row]:
 
 if __name__ == "__main__":
     arguments = sys.argv[1:]
-    if arguments[:1] == ["--scale-waiter"]:
-        dsn, schema, count, first_room = arguments[1:5]
-        asyncio.run(scale_waiter(dsn, schema, int(count), int(first_room)))
-        sys.exit(0)
-    if arguments[:1] == ["--answerer"]:
-        asyncio.run(answerer(*arguments[1:4]))
-        sys.exit(0)
-    if arguments[:1] == ["--wake-waiter"]:
-        from bench_stores import wake_waiter
-
-        kind, location, prefix, samples = arguments[1:5]
-        asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
+    if play_role(arguments, scale_waiter, answerer):
         sys.exit(0)
     given = options(__doc__, ("--quick",), arguments)
     # A SIGTERM ends the run through the cluster's ``with`` block, which removes it.

@@ -118,18 +118,23 @@ async def feed_live(handler: HumanInputHandler, kind: str) -> None:
 
 
 async def parked(
-    handler: HumanInputHandler, count: int, waits: Sequence[asyncio.Task[str]] = ()
+    handler: HumanInputHandler,
+    count: int,
+    waits: Sequence[asyncio.Task[str]] = (),
+    *,
+    check: float = 0.0,
 ) -> None:
     """Return once ``count`` waits on ``handler`` wait for a wake-up (its statistics say).
 
-    Raises the error of any of ``waits`` that ended meanwhile: it will never park.
+    ``check`` is the seconds between two looks (0: every loop turn). Raises the error of
+    any of ``waits`` that ended meanwhile: it will never park.
     """
     while handler.statistics().parked_waits < count:
         ended = next((wait for wait in waits if wait.done()), None)
         if ended is not None:
             ended.result()
             raise RuntimeError("a wait ended before it was answered")
-        await asyncio.sleep(0)
+        await asyncio.sleep(check)
 
 
 async def in_flight(limit: int, items: Sequence[X], call: Callable[[X], Awaitable[T]]) -> list[T]:
@@ -181,12 +186,7 @@ async def wake_waiter(kind: str, location: str, prefix: str, samples: int) -> No
 
 
 async def scale_waiter(location: str, prefix: str, count: int, first_room: int) -> None:
-    """Create ``count`` requests in this process's rooms and wait on them all.
-
-    Prints one JSON line once every wait is parked (the ids, and the seconds it took to
-    create them and to park the waits), and one when every wait has ended: each wait's
-    answer, or ``null`` for a wait that failed, and the first failure.
-    """
+    """Create ``count`` requests in this process's rooms and wait on them all (on Redis)."""
     from redis.asyncio import BlockingConnectionPool, Redis
 
     from roomkit.tools.human_input.stores.redis import RedisStore
@@ -199,8 +199,23 @@ async def scale_waiter(location: str, prefix: str, count: int, first_room: int) 
     )
     client = Redis(connection_pool=pool)
     store = RedisStore(client=client, prefix=prefix, backstop_interval=SCALE_BACKSTOP)
+    await wait_on_all(store, "redis", count, first_room)
+    await client.aclose(close_connection_pool=True)
+
+
+async def wait_on_all(
+    store: Any, kind: str, count: int, first_room: int, *, check: float = 0.0
+) -> None:
+    """Create ``count`` requests in this process's rooms on ``store``, wait on them all,
+    and close the store.
+
+    Prints one JSON line once every wait is parked (the ids, and the seconds it took to
+    create them and to park the waits), and one when every wait has ended: each wait's
+    answer, or ``null`` for a wait that failed, and the first failure. ``check`` is how
+    often the parked waits are counted (:func:`parked`).
+    """
     handler = HumanInputHandler(store=store)
-    await feed_live(handler, "redis")
+    await feed_live(handler, kind)
     start = time.perf_counter()
 
     async def create(n: int) -> str:
@@ -217,7 +232,7 @@ async def scale_waiter(location: str, prefix: str, count: int, first_room: int) 
         waits += [
             asyncio.create_task(handler.wait(pending_id, timeout=None)) for pending_id in batch
         ]
-        await parked(handler, len(waits), waits[first:])
+        await parked(handler, len(waits), waits[first:], check=check)
     parking = time.perf_counter() - start - created
     print(json.dumps({"ids": ids, "created": created, "parked": parking}), flush=True)
     ended = await asyncio.gather(*waits, return_exceptions=True)
@@ -226,17 +241,19 @@ async def scale_waiter(location: str, prefix: str, count: int, first_room: int) 
     print(json.dumps({"answers": answers, "failed": failures[:1]}), flush=True)
     await handler.close()
     await store.close()
-    await client.aclose(close_connection_pool=True)
 
 
-async def answerer(location: str, prefix: str, name: str) -> None:
+async def answerer(
+    location: str, prefix: str, name: str, *, kind: str = "redis", **options: float
+) -> None:
     """Read the ids to answer, say ready, and on "go" answer them, 256 in flight.
 
     The ids come as one JSON line on stdin, "go" as the next; the ids this process won go
-    back as one JSON line on stdout.
+    back as one JSON line on stdout. ``kind`` and ``options`` open the store
+    (:func:`open_store`).
     """
     ids: list[str] = json.loads(await asyncio.to_thread(sys.stdin.readline))
-    store = open_store("redis", location, prefix)
+    store = open_store(kind, location, prefix, **options)
     await store.open()
     handler = HumanInputHandler(store=store)
     print("ready", flush=True)
@@ -248,6 +265,32 @@ async def answerer(location: str, prefix: str, name: str) -> None:
     won = await in_flight(IN_FLIGHT, ids, answer)
     print(json.dumps([pending_id for pending_id, this in zip(ids, won, strict=True) if this]))
     await store.close()
+
+
+def play_role(
+    arguments: Sequence[str],
+    scale_waiter: Callable[[str, str, int, int], Awaitable[None]],
+    answerer: Callable[[str, str, str], Awaitable[None]],
+) -> bool:
+    """Run the process role that ``arguments`` name and return True; False for none.
+
+    The roles: ``--wake-waiter KIND LOCATION PREFIX SAMPLES`` (:func:`wake_waiter`),
+    ``--scale-waiter LOCATION PREFIX COUNT FIRST_ROOM`` and ``--answerer LOCATION PREFIX
+    NAME``, run by the calling script's own ``scale_waiter`` and ``answerer``.
+    """
+    role, rest = arguments[:1], arguments[1:]
+    if role == ["--wake-waiter"]:
+        kind, location, prefix, samples = rest[:4]
+        asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
+    elif role == ["--scale-waiter"]:
+        location, prefix, count, first_room = rest[:4]
+        asyncio.run(scale_waiter(location, prefix, int(count), int(first_room)))
+    elif role == ["--answerer"]:
+        location, prefix, name = rest[:3]
+        asyncio.run(answerer(location, prefix, name))
+    else:
+        return False
+    return True
 
 
 # -- process A -------------------------------------------------------------------------------
@@ -486,16 +529,7 @@ async def main(size: int, *, only_sqlite: bool = False) -> int:
 
 if __name__ == "__main__":
     arguments = sys.argv[1:]
-    if arguments[:1] == ["--wake-waiter"]:
-        kind, location, prefix, samples = arguments[1:5]
-        asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
-        sys.exit(0)
-    if arguments[:1] == ["--scale-waiter"]:
-        location, prefix, count, first_room = arguments[1:5]
-        asyncio.run(scale_waiter(location, prefix, int(count), int(first_room)))
-        sys.exit(0)
-    if arguments[:1] == ["--answerer"]:
-        asyncio.run(answerer(*arguments[1:4]))
+    if play_role(arguments, scale_waiter, answerer):
         sys.exit(0)
     given = options(__doc__, ("--check", "--quick", "--sqlite"), arguments)
     default = int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))
