@@ -10,11 +10,9 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
-import pytest
 from test_desk_slack import PATH, Click, signed
 from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
 
@@ -22,14 +20,6 @@ from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def slack_api() -> AsyncIterator[SlackAPI]:
-    api = SlackAPI()
-    await api.start()
-    yield api
-    await api.close()
 
 
 async def test_desk_notify_answers_a_question_from_slack(

@@ -20,9 +20,10 @@ import httpx
 import pytest
 from desk_harness import World, bearer
 from slack_sdk.signature import SignatureVerifier
-from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
+from tests.notify.slack_api import SIGNING_SECRET, SlackAPI, free_port
 
 from roomkit.desk import DeskLimits
+from roomkit.models.pending_input import PendingInput
 from roomkit.notify import Directory, Notice, Person, Slack
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
@@ -34,6 +35,7 @@ DIRECTORY = Directory(
     }
 )
 PATH = "/api/slack/interactions"
+QUESTION = {"question": "Q?", "options": ["A", "B"]}
 NO_USER = urlencode(
     {
         "payload": json.dumps(
@@ -41,21 +43,6 @@ NO_USER = urlencode(
         )
     }
 ).encode()
-
-
-@pytest.fixture
-async def slack_api() -> AsyncIterator[SlackAPI]:
-    api = SlackAPI()
-    await api.start()
-    yield api
-    await api.close()
-
-
-@pytest.fixture
-async def slack(slack_api: SlackAPI) -> AsyncIterator[Slack]:
-    surface = Slack(token=TOKEN, signing_secret=SIGNING_SECRET, base_url=slack_api.base_url)
-    yield surface
-    await surface.aclose()
 
 
 @pytest.fixture
@@ -117,6 +104,20 @@ class Click:
         return urlencode({"payload": json.dumps(payload)}).encode()
 
 
+async def told(slack: Slack, slack_api: SlackAPI, request: PendingInput, button: str) -> Click:
+    """Tell alice of ``request`` on Slack, and ready a click on ``button`` of the message."""
+    notice = Notice(
+        type="question_pending",
+        delivery_id="d-1",
+        request=request,
+        recipient="alice",
+        person=DIRECTORY.get("alice"),
+        answer_url="https://desk.example.com/#token=x",
+    )
+    await slack.send(notice)
+    return Click(slack_api, slack_api.posted()[-1], button)
+
+
 async def posted_click(
     world: World,
     slack: Slack,
@@ -128,23 +129,31 @@ async def posted_click(
 ) -> tuple[str, Click]:
     """Ask ``arguments`` of ``actor_id``, tell them on Slack, and ready a click on ``button``."""
     pending_id = await world.ask(arguments, actor_id=actor_id)
+    return pending_id, await told(slack, slack_api, await stored(world, pending_id), button)
+
+
+@pytest.fixture
+async def asked(world: World, slack: Slack, slack_api: SlackAPI) -> tuple[str, Click]:
+    """A question of alice's ("Q?", options A and B) told on Slack, a click on "A" ready."""
+    return await posted_click(world, slack, slack_api, QUESTION, "A")
+
+
+async def stored(world: World, pending_id: str) -> PendingInput:
+    """The request as the desk's store holds it now."""
     request = await world.handler.get_request(pending_id)
     assert request is not None
-    notice = Notice(
-        type="question_pending",
-        delivery_id="d-1",
-        request=request,
-        recipient="alice",
-        person=DIRECTORY.get("alice"),
-        answer_url="https://desk.example.com/#token=x",
-    )
-    await slack.send(notice)
-    return pending_id, Click(slack_api, slack_api.posted()[-1], button)
+    return request
 
 
 async def interact(world: World, body: bytes, headers: dict[str, str]) -> httpx.Response:
     async with world.client() as client:
         return await client.post(PATH, content=body, headers=headers)
+
+
+async def clicked(world: World, click: Click, user: str = "U0ALICE") -> httpx.Response:
+    """What the desk answers to ``user``'s click, signed as Slack signs it."""
+    body = click.body(user)
+    return await interact(world, body, signed(body))
 
 
 SLACK_SERIES = ("roomkit_slack_interactions_total", 'roomkit_answers_total{surface="slack"')
@@ -155,9 +164,7 @@ async def slack_figures(world: World) -> dict[str, float]:
         text = (await client.get("/metrics", headers=bearer("root", admin=True))).text
     figures = {}
     for line in text.splitlines():
-        if line.startswith(
-            ("roomkit_slack_interactions_total", 'roomkit_answers_total{surface="slack"')
-        ):
+        if line.startswith(SLACK_SERIES):
             name, _, value = line.rpartition(" ")
             figures[name] = float(value)
     return figures
@@ -168,11 +175,9 @@ async def test_a_click_answers_as_the_person_the_directory_names(
 ) -> None:
     arguments = {"question": "Window or aisle?", "options": ["Window", "Aisle"]}
     pending_id, click = await posted_click(world, slack, slack_api, arguments, "Aisle")
-    body = click.body()
-    response = await interact(world, body, signed(body))
+    response = await clicked(world, click)
     assert response.status_code == 200
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
+    request = await stored(world, pending_id)
     assert (request.status, request.result, request.settled_by) == ("resolved", "Aisle", "alice")
     [(where, reply)] = slack_api.responses
     assert where == "r1"
@@ -189,11 +194,8 @@ async def test_a_confirmation_is_answered_yes_or_no(
     world: World, slack: Slack, slack_api: SlackAPI
 ) -> None:
     pending_id, click = await posted_click(world, slack, slack_api, {"action": "Book it"}, "No")
-    body = click.body()
-    assert (await interact(world, body, signed(body))).status_code == 200
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.result == '{"confirmed":false}'
+    assert (await clicked(world, click)).status_code == 200
+    assert (await stored(world, pending_id)).result == '{"confirmed":false}'
     assert slack_api.responses[0][1]["text"] == "Declined by alice in Slack"
 
 
@@ -204,20 +206,15 @@ async def test_a_question_of_the_room_is_answered_by_a_participant(
     pending_id, click = await posted_click(
         world, slack, slack_api, arguments, "Window", actor_id=None
     )
-    body = click.body("U0BOB")
-    assert (await interact(world, body, signed(body))).status_code == 200
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.settled_by == "bob"
+    assert (await clicked(world, click, "U0BOB")).status_code == 200
+    assert (await stored(world, pending_id)).settled_by == "bob"
 
 
 async def test_someone_who_may_not_answer_is_told_and_nothing_changes(
-    world: World, slack: Slack, slack_api: SlackAPI
+    world: World, slack_api: SlackAPI, asked: tuple[str, Click]
 ) -> None:
-    arguments = {"question": "Window or aisle?", "options": ["Window", "Aisle"]}
-    pending_id, click = await posted_click(world, slack, slack_api, arguments, "Aisle")
-    body = click.body("U0BOB")
-    response = await interact(world, body, signed(body))
+    pending_id, click = asked
+    response = await clicked(world, click, "U0BOB")
     assert response.status_code == 200
     assert slack_api.responses == [
         (
@@ -229,54 +226,40 @@ async def test_someone_who_may_not_answer_is_told_and_nothing_changes(
             },
         )
     ]
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.status == "pending"
+    assert (await stored(world, pending_id)).status == "pending"
     figures = await slack_figures(world)
     assert figures['roomkit_slack_interactions_total{outcome="not_yours"}'] == 1.0
     assert figures['roomkit_answers_total{surface="slack"}'] == 0.0
 
 
 async def test_an_unknown_slack_user_is_told_how_to_be_added(
-    world: World, slack: Slack, slack_api: SlackAPI
+    world: World, slack_api: SlackAPI, asked: tuple[str, Click]
 ) -> None:
-    pending_id, click = await posted_click(
-        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
-    )
-    body = click.body("U0MALLORY")
-    response = await interact(world, body, signed(body))
+    pending_id, click = asked
+    response = await clicked(world, click, "U0MALLORY")
     assert response.status_code == 200
     assert "add your Slack member id (U0MALLORY) to the directory" in response.json()["text"]
     assert slack_api.responses[0][1]["response_type"] == "ephemeral"
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.status == "pending"
+    assert (await stored(world, pending_id)).status == "pending"
 
 
 async def test_a_click_on_a_settled_request_says_how_it_ended(
-    world: World, slack: Slack, slack_api: SlackAPI
+    world: World, asked: tuple[str, Click]
 ) -> None:
-    pending_id, click = await posted_click(
-        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
-    )
+    pending_id, click = asked
     assert await world.handler.aresolve(pending_id, "B", by="alice")
-    body = click.body()
-    response = await interact(world, body, signed(body))
+    response = await clicked(world, click)
     assert response.json()["text"] == "Already answered by alice"
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.result == "B"
+    assert (await stored(world, pending_id)).result == "B"
 
 
 @pytest.mark.parametrize(
     "case", ["forged", "other-secret", "stale", "future", "no-headers", "odd-timestamp"]
 )
 async def test_a_request_slack_did_not_sign_just_now_is_refused(
-    world: World, slack: Slack, slack_api: SlackAPI, case: str
+    world: World, slack_api: SlackAPI, asked: tuple[str, Click], case: str
 ) -> None:
-    pending_id, click = await posted_click(
-        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
-    )
+    pending_id, click = asked
     body = click.body()
     headers = {
         "forged": {**signed(body), "X-Slack-Signature": "v0=" + "0" * 64},
@@ -289,32 +272,24 @@ async def test_a_request_slack_did_not_sign_just_now_is_refused(
     response = await interact(world, body, headers)
     assert response.status_code == 401
     assert "forged, older than 5 minutes" in response.json()["detail"]
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.status == "pending"
+    assert (await stored(world, pending_id)).status == "pending"
     assert slack_api.responses == []
     figures = await slack_figures(world)
     assert figures['roomkit_slack_interactions_total{outcome="forged"}'] == 1.0
 
 
-async def test_a_tampered_body_is_refused(world: World, slack: Slack, slack_api: SlackAPI) -> None:
-    pending_id, click = await posted_click(
-        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
-    )
+async def test_a_tampered_body_is_refused(world: World, asked: tuple[str, Click]) -> None:
+    pending_id, click = asked
     headers = signed(click.body("U0BOB"))
     response = await interact(world, click.body("U0ALICE"), headers)
     assert response.status_code == 401
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.status == "pending"
+    assert (await stored(world, pending_id)).status == "pending"
 
 
 async def test_a_replayed_payload_is_taken_once(
-    world: World, slack: Slack, slack_api: SlackAPI
+    world: World, slack_api: SlackAPI, asked: tuple[str, Click]
 ) -> None:
-    pending_id, click = await posted_click(
-        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
-    )
+    pending_id, click = asked
     body = click.body()
     headers = signed(body)
     first = await interact(world, body, headers)
@@ -323,9 +298,7 @@ async def test_a_replayed_payload_is_taken_once(
     assert again.status_code == 409
     assert again.json() == {"detail": "This Slack interaction was already taken"}
     assert len(slack_api.responses) == 1
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.settled_by == "alice"
+    assert (await stored(world, pending_id)).settled_by == "alice"
     figures = await slack_figures(world)
     assert figures['roomkit_slack_interactions_total{outcome="replayed"}'] == 1.0
 
@@ -340,39 +313,30 @@ async def test_a_payload_is_taken_once_across_desk_processes(
             World(handler=HumanInputHandler(store=store), slack=slack, directory=DIRECTORY)
             for store in stores
         )
-        pending_id, click = await posted_click(
-            first, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
-        )
+        pending_id, click = await posted_click(first, slack, slack_api, QUESTION, "A")
         body = click.body()
         headers = signed(body)
         replayed_first = await interact(second, body, headers)
         assert replayed_first.status_code == 200
         assert (await interact(first, body, headers)).status_code == 409
-        request = await first.handler.get_request(pending_id)
-        assert request is not None
-        assert request.settled_by == "alice"
+        assert (await stored(first, pending_id)).settled_by == "alice"
     finally:
         for store in stores:
             await store.close()
 
 
 async def test_a_button_that_no_longer_fits_changes_nothing(
-    world: World, slack: Slack, slack_api: SlackAPI
+    world: World, asked: tuple[str, Click]
 ) -> None:
     """An approval's button on a question (or an option that is not there) is refused."""
-    pending_id, click = await posted_click(
-        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "A"
-    )
+    pending_id, click = asked
     for action_id in ("roomkit:approve", "roomkit:choose:7", "roomkit:confirm:yes"):
         click.element = {**click.element, "action_id": action_id}
-        body = click.body()
-        response = await interact(world, body, signed(body))
+        response = await clicked(world, click)
         assert response.json()["text"] == (
             "This button does not fit the question any more: answer it in the desk."
         )
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.status == "pending"
+    assert (await stored(world, pending_id)).status == "pending"
 
 
 async def test_the_desk_link_and_other_payloads_are_acknowledged(
@@ -381,8 +345,7 @@ async def test_the_desk_link_and_other_payloads_are_acknowledged(
     _, click = await posted_click(
         world, slack, slack_api, {"question": "Any wishes?"}, "Answer in the desk"
     )
-    body = click.body()
-    opened = await interact(world, body, signed(body))
+    opened = await clicked(world, click)
     assert (opened.status_code, opened.content) == (200, b"")
     other = urlencode({"payload": json.dumps({"type": "view_closed"})}).encode()
     closed = await interact(world, other, signed(other))
@@ -418,17 +381,12 @@ async def test_a_body_over_the_cap_is_refused() -> None:
 async def test_an_unreachable_response_url_still_settles(
     world: World, slack: Slack, slack_api: SlackAPI
 ) -> None:
-    pending_id, click = await posted_click(
-        world, slack, slack_api, {"question": "Q?", "options": ["A", "B"]}, "B"
-    )
+    pending_id, click = await posted_click(world, slack, slack_api, QUESTION, "B")
     click.slack_api = SlackAPI(url=f"http://127.0.0.1:{free_port()}")
-    body = click.body()
-    response = await interact(world, body, signed(body))
+    response = await clicked(world, click)
     assert response.status_code == 200
     assert response.json()["text"] == "Answered by alice in Slack"
-    request = await world.handler.get_request(pending_id)
-    assert request is not None
-    assert request.result == "B"
+    assert (await stored(world, pending_id)).result == "B"
 
 
 async def test_without_slack_the_desk_has_no_such_route() -> None:
@@ -489,18 +447,14 @@ async def test_clicks_past_the_person_s_rate_change_nothing(
     slack: Slack, slack_api: SlackAPI
 ) -> None:
     world = World(slack=slack, directory=DIRECTORY, limits=DeskLimits(rate=0.001, burst=1))
-    arguments = {"question": "Q?", "options": ["A", "B"]}
-    first_id, first = await posted_click(world, slack, slack_api, arguments, "A")
-    second_id, second = await posted_click(world, slack, slack_api, arguments, "B")
+    first_id, first = await posted_click(world, slack, slack_api, QUESTION, "A")
+    second_id, second = await posted_click(world, slack, slack_api, QUESTION, "B")
     for click in (first, second):
-        body = click.body()
-        response = await interact(world, body, signed(body))
+        response = await clicked(world, click)
     assert response.json()["text"] == (
         "Too many answers at once, so nothing was changed: try again in 1000 s."
     )
-    answered, waiting = [await world.handler.get_request(i) for i in (first_id, second_id)]
-    assert answered is not None
-    assert waiting is not None
+    answered, waiting = [await stored(world, i) for i in (first_id, second_id)]
     assert (answered.status, waiting.status) == ("resolved", "pending")
 
 
@@ -517,25 +471,13 @@ async def test_only_an_approver_decides_an_approval_from_slack(
         room_id="room",
         actor_id="alice",
     )
-    notice = Notice(
-        type="question_pending",
-        delivery_id="d-1",
-        request=request,
-        recipient="alice",
-        person=DIRECTORY.get("alice"),
-        answer_url="https://desk.example.com/#token=x",
-    )
-    await slack.send(notice)
-    click = Click(slack_api, slack_api.posted()[-1], "Approve")
+    click = await told(slack, slack_api, request, "Approve")
     by_alice = click.body("U0ALICE")
     assert (await interact(world, by_alice, signed(by_alice))).status_code == 200
-    still = await world.handler.get_request(request.pending_id)
-    assert still is not None
-    assert still.status == "pending"
+    assert (await stored(world, request.pending_id)).status == "pending"
     by_bob = click.body("U0BOB", response="r2")
     assert (await interact(world, by_bob, signed(by_bob))).status_code == 200
-    decided = await world.handler.get_request(request.pending_id)
-    assert decided is not None
+    decided = await stored(world, request.pending_id)
     assert (decided.status, decided.settled_by) == ("resolved", "bob")
     entry = (await world.handler.history(request.pending_id))[-1]
     assert (entry["type"], entry["decision"], entry["surface"]) == ("decided", "approve", "slack")

@@ -13,7 +13,7 @@ import asyncio
 import signal
 import sys
 
-from tests.notify.conftest import open_store
+from tests.tools.human_input.durable.store_fixtures import open_store
 
 from roomkit.notify import Notifier, Retry, Webhook
 from roomkit.tools.human_input import HumanInputHandler

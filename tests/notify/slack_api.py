@@ -4,7 +4,8 @@ It serves ``conversations.open``, ``chat.postMessage`` and ``chat.update`` under
 the way Slack answers them (``{"ok": false, "error": ...}`` with HTTP 200 for a refusal,
 429 with ``Retry-After`` when rate limited), keeps the messages posted, and records every
 call. ``/response/<id>`` stands in for an interaction's ``response_url``. A test scripts a
-failure with :meth:`SlackAPI.fail_next`.
+failure with :meth:`SlackAPI.fail_next`. The fixtures ``slack_api`` and ``slack`` (a real
+``Slack`` surface on the fake) are here for a conftest to import.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ import asyncio
 import itertools
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from aiohttp import web
+
+from roomkit.notify import Slack
 
 TOKEN = "xoxb-test-token"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -190,3 +194,20 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@pytest.fixture
+async def slack_api() -> AsyncIterator[SlackAPI]:
+    """The fake Slack Web API, started on a free loopback port."""
+    api = SlackAPI()
+    await api.start()
+    yield api
+    await api.close()
+
+
+@pytest.fixture
+async def slack(slack_api: SlackAPI) -> AsyncIterator[Slack]:
+    """A surface sending direct messages through the fake API."""
+    surface = Slack(token=TOKEN, signing_secret=SIGNING_SECRET, base_url=slack_api.base_url)
+    yield surface
+    await surface.aclose()

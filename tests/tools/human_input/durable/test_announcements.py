@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.tools.human_input.durable.conftest import HandlerFactory
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit.models.pending_input import PendingInputEvent, PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler

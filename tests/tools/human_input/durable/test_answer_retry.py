@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.tools.human_input.durable.conftest import HandlerFactory
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.redis_server import running_redis
 

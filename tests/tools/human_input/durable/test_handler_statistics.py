@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.tools.human_input.durable.conftest import HandlerFactory
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit.models.pending_input import PendingInputEvent
 from roomkit.tools.human_input import HandlerStatistics, HumanInputHandler

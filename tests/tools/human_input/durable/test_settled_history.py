@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.tools.human_input.durable.conftest import HandlerFactory
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit.core.exceptions import HumanInputTimeoutError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus

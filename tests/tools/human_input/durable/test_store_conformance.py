@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from tests.tools.human_input.durable.conftest import HandlerFactory
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit.core.exceptions import (
     AsyncSettleRequiredError,

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from tests.tools.human_input.durable.conftest import HandlerFactory
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
