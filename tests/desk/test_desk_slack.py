@@ -537,5 +537,6 @@ async def test_only_an_approver_decides_an_approval_from_slack(
     decided = await world.handler.get_request(request.pending_id)
     assert decided is not None
     assert (decided.status, decided.settled_by) == ("resolved", "bob")
-    entry = (await world.handler.history(request.pending_id))[-1]
+    entry, settled = (await world.handler.history(request.pending_id))[-2:]
     assert (entry["type"], entry["decision"], entry["surface"]) == ("decided", "approve", "slack")
+    assert (settled["type"], settled["actor"], settled["surface"]) == ("settled", "bob", "slack")

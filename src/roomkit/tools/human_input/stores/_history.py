@@ -241,12 +241,20 @@ class MemoryHistory:
         if limit is not None and limit < 1:
             raise ValueError(f"limit must be >= 1 (or None to keep every chain), got {limit}")
         self._limit = limit
-        self._entries: dict[str, list[str]] = {}
+        # Each chain's stored texts, oldest first; an entry appended by a settle stays a
+        # dict until the chain is read, and is linked then, in its place.
+        self._entries: dict[str, list[str | dict[str, Any]]] = {}
         self._settled: deque[str] = deque()
         """The requests whose chains hold a ``settled`` entry, oldest settled first."""
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        return self.append_chained(pending_id, (entry,))[0]
+        """Append ``entry``, linked now: its values are stored as they are at this call."""
+        self._texts(pending_id)  # what a settle appended is linked first
+        chain = self._entries.setdefault(pending_id, [])
+        head = chain[-1] if chain else None
+        chain.append(chain_text(entry, pending_id, head if isinstance(head, str) else None))
+        self._forget([entry], pending_id)
+        return len(chain) - 1
 
     def append_chained(self, pending_id: str, entries: Sequence[Mapping[str, Any]]) -> list[int]:
         """Append ``entries`` (checked already) to the request's chain, in order; their seqs.
@@ -254,21 +262,38 @@ class MemoryHistory:
         Synchronous: called in the same step of the event loop as the write it belongs with
         (a settle of the memory store), nothing can come between them, so the check-and-set
         on the head is implicit, and whoever learns of the write finds its entries stored.
+        The entries are copied now and linked (their text and ``prev`` made) when the chain
+        is next read or appended to, so their values must not change meanwhile (a settle's
+        entries hold texts only); the order, and so the chain, is fixed here.
         """
-        entries_of = self._entries.get(pending_id)
-        if entries_of is None:
-            entries_of = self._entries[pending_id] = []
-        first = len(entries_of)
-        entries_of += chain_texts(entries, pending_id, entries_of[-1] if entries_of else None)
+        chain = self._entries.setdefault(pending_id, [])
+        first = len(chain)
+        chain += [dict(entry) for entry in entries]
+        self._forget(entries, pending_id)
+        return list(range(first, len(chain)))
+
+    def _forget(self, entries: Sequence[Mapping[str, Any]], pending_id: str) -> None:
+        """Past the limit, forget the oldest settled chains (``entries`` may settle one)."""
         if self._limit is not None and any(entry.get("type") == "settled" for entry in entries):
             self._settled.append(pending_id)
             while len(self._settled) > self._limit:
                 self._entries.pop(self._settled.popleft(), None)
-        return list(range(first, len(entries_of)))
 
     def stored_texts(self) -> dict[str, list[str]]:
         """Every request's stored entries, oldest first (for an export or a check)."""
-        return {pending_id: list(texts) for pending_id, texts in self._entries.items()}
+        return {pending_id: self._texts(pending_id) for pending_id in list(self._entries)}
+
+    def _texts(self, pending_id: str) -> list[str]:
+        """The request's chain as stored texts, linking the entries not linked yet."""
+        chain = self._entries.get(pending_id)
+        if not chain:
+            return []
+        head: str | None = None
+        for seq, item in enumerate(chain):
+            if not isinstance(item, str):
+                item = chain[seq] = chain_text(item, pending_id, head)
+            head = item
+        return [item for item in chain if isinstance(item, str)]
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
-        return [read_entry(text, seq) for seq, text in enumerate(self._entries.get(pending_id, ()))]
+        return [read_entry(text, seq) for seq, text in enumerate(self._texts(pending_id))]
