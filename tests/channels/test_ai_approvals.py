@@ -77,7 +77,7 @@ async def test_an_approved_call_runs_once_with_the_arguments_shown(build: Build)
     assert event.approvers == ("alice",)
     assert event.arguments_digest is not None
     types = [entry["type"] for entry in await h.human.handler.history(event.pending_id)]
-    assert types == ["created", "decided", "executed"]
+    assert types == ["created", "decided", "settled", "executed"]
 
 
 async def test_an_edit_runs_the_replacement_and_the_model_reads_what_changed(

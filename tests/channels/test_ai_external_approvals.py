@@ -49,4 +49,4 @@ async def test_the_provider_runs_only_what_a_person_decided(
         assert result in str(report.result)
     history = [entry["type"] for entry in await human.handler.history(seen[0].pending_id)]
     ran = decision in (approve(), edit({"cmd": "ls -l"}))
-    assert history == ["created", "decided", *(["executed"] if ran else [])]
+    assert history == ["created", "decided", "settled", *(["executed"] if ran else [])]

@@ -127,7 +127,7 @@ async def test_an_approval_given_after_a_crash_runs_the_call_once_on_resume(
     assert await resume(place, Outbox()) == []
     async with place.questions() as store:  # type: ignore[attr-defined]
         history = await HumanInputHandler(store=store).history(pending_id)
-    assert [entry["type"] for entry in history] == ["created", "decided", "executed"]
+    assert [entry["type"] for entry in history] == ["created", "decided", "settled", "executed"]
 
 
 async def test_a_run_cut_by_a_crash_is_not_run_again_on_resume(place: Place) -> None:

@@ -73,9 +73,10 @@ async def test_an_approver_decides_with_the_builders_json(world: World, body: An
     response = await post(world, pending_id, body, actor="bob")
     assert response.status_code == 200, response.text
     assert response.json()["settled_by"] == "bob"
-    decided = (await world.handler.history(pending_id))[-1]
+    decided, settled = (await world.handler.history(pending_id))[-2:]
     assert (decided["type"], decided["decision"]) == ("decided", body["decision"])
     assert (decided["actor"], decided["surface"]) == ("bob", "desk")
+    assert (settled["type"], settled["actor"], settled["surface"]) == ("settled", "bob", "desk")
 
 
 @pytest.mark.parametrize(
@@ -126,7 +127,7 @@ async def test_the_history_is_shown_to_who_may_see_the_request(world: World) -> 
         seen = await client.get(f"/api/requests/{pending_id}/history", headers=bearer("alice"))
         hidden = await client.get(f"/api/requests/{pending_id}/history", headers=bearer("carol"))
     assert seen.status_code == 200
-    assert [entry["type"] for entry in seen.json()["entries"]] == ["created", "decided"]
+    assert [entry["type"] for entry in seen.json()["entries"]] == ["created", "decided", "settled"]
     assert hidden.status_code == 404
 
 

@@ -66,8 +66,10 @@ async def test_each_decision_from_the_terminal(
     async with serve(world.app) as base:
         code, _, err = await run(capsys, "pending", *typed, "--url", base)
     assert (code, err) == (0, "")
-    decided = (await world.handler.history(pending_id))[-1]
+    decided, settled = (await world.handler.history(pending_id))[-2:]
     assert decided["decision"] == decision["decision"]
+    # The terminal answers through the desk's API with a token: the desk's surface.
+    assert (settled["type"], settled["surface"]) == ("settled", "desk")
     for name in ("arguments", "reason", "result"):
         if name in decision:
             assert decided[name] == decision[name]

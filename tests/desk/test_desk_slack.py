@@ -479,5 +479,6 @@ async def test_only_an_approver_decides_an_approval_from_slack(
     assert (await interact(world, by_bob, signed(by_bob))).status_code == 200
     decided = await stored(world, request.pending_id)
     assert (decided.status, decided.settled_by) == ("resolved", "bob")
-    entry = (await world.handler.history(request.pending_id))[-1]
+    entry, settled = (await world.handler.history(request.pending_id))[-2:]
     assert (entry["type"], entry["decision"], entry["surface"]) == ("decided", "approve", "slack")
+    assert (settled["type"], settled["actor"], settled["surface"]) == ("settled", "bob", "slack")

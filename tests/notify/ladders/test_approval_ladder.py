@@ -126,6 +126,7 @@ async def test_an_approval_left_waiting_is_reminded_escalated_and_decided_by_the
         "created",
         "escalated",
         "decided",
+        "settled",
         "executed",
     ]
     [escalated] = [entry for entry in history if entry["type"] == "escalated"]

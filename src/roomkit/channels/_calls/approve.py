@@ -110,9 +110,7 @@ async def verdict_on(
     try:
         text = await handler.wait(pending_id, timeout=limit)
     except HumanInputTimeoutError:
-        await handler.record(
-            pending_id, new_entry("settled", status="timed_out", outcome=rule.on_expiry)
-        )
+        # The timeout's own settle recorded its entry; a run on expiry records "executed".
         if rule.on_expiry == "approve":
             return Verdict(request, request.arguments, request.arguments_digest)
         return Verdict(

@@ -7,7 +7,9 @@ An approval is a request of kind ``"approval"``: ``tool_name`` is the held tool,
 the request as it was. An edit must match the tool's schema. A rejection settles the
 request ``REJECTED`` with its reason; every other decision settles it ``RESOLVED`` with the
 decision's JSON, which the tool loop reads back. Each step is written to the request's
-history in the store (:class:`~roomkit.tools.human_input.stores.HistoryLog`).
+history in the store (:class:`~roomkit.tools.human_input.stores.HistoryLog`); the
+``decided`` and ``settled`` entries of a decision in the settle's own transaction, so that
+whoever hears of the outcome finds them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from roomkit.tools.human_input.stores import (
     MemoryHistory,
     check_entry,
     new_entry,
+    settled_entry,
 )
 from roomkit.tools.validation import validate_tool_arguments
 
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
     from roomkit.tools.human_input._durable_engine import DurableEngine
     from roomkit.tools.human_input._memory_engine import MemoryEngine
 
-__all__ = ["APPROVAL", "Decisions", "check_actors"]
+__all__ = ["APPROVAL", "Decisions", "check_actors", "trail"]
 
 APPROVAL = "approval"
 MAX_DESCRIPTION_CHARS = 4000
@@ -40,6 +43,14 @@ MAX_DESCRIPTION_CHARS = 4000
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
+
+
+def trail(
+    status: PendingInputStatus, by: str | None, surface: str | None
+) -> tuple[dict[str, Any], ...]:
+    """What a settle by ``by`` through ``surface`` records in the request's history: its
+    ``settled`` entry."""
+    return (settled_entry(status.value, actor=by, surface=surface),)
 
 
 def check_actors(actors: Iterable[str], *, name: str = "approvers") -> tuple[str, ...]:
@@ -166,20 +177,21 @@ class Decisions:
         if request.status is not _PENDING:
             return answered(request, canonical, by)
         if decision.kind == "reject":
-            won = await engine.settle(pending_id, _REJECTED, decision.text, by)
+            status, text = _REJECTED, decision.text
             fields["reason"] = decision.text
         else:
-            won = await engine.settle(pending_id, _RESOLVED, canonical, by)
+            status, text = _RESOLVED, canonical
             if decision.kind == "respond":
                 fields["result"] = decision.text
-        if not won:
-            return by is not None and answered(await engine.get_request(pending_id), canonical, by)
         if decision.kind in ("approve", "edit"):
             fields["digest"] = digest
-        await self.log.append_history(
-            pending_id, new_entry("decided", actor=by, surface=surface, **fields)
-        )
-        return True
+        decided = new_entry("decided", actor=by, surface=surface, **fields)
+        # The decision and the outcome join the history in the settle's own transaction.
+        if await engine.settle(
+            pending_id, status, text, by, (decided, *trail(status, by, surface))
+        ):
+            return True
+        return by is not None and answered(await engine.get_request(pending_id), canonical, by)
 
     async def record(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history; its ``seq``."""

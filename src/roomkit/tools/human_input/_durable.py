@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from roomkit.core.exceptions import (
     HandlerClosedError,
@@ -28,13 +29,14 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._announce import emit, listen_to
+from roomkit.tools.human_input.stores import settled_entry
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
     PendingChange,
     PendingChangeKind,
 )
 
-__all__ = ["DurableWaits"]
+__all__ = ["DurableWaits", "timed_out"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
@@ -46,6 +48,16 @@ RELEASED = "Released before an answer arrived"
 # The first retry after an outage; it doubles up to the backstop interval.
 _OUTAGE_RETRY = 0.02
 HANDLER_CLOSED = "Human input handler closed"
+
+
+def timed_out() -> tuple[dict[str, Any], ...]:
+    """The history a timeout records: its ``settled`` entry (no one settled it)."""
+    return (settled_entry(_TIMED_OUT.value),)
+
+
+def _withdrawn() -> tuple[dict[str, Any], ...]:
+    """The history a withdrawal records (the handler gave the request up)."""
+    return (settled_entry(_REJECTED.value, withdrawn=True),)
 
 
 class DurableWaits:
@@ -111,7 +123,9 @@ class DurableWaits:
         store = self.store
         if await store.fetch(pending_id) is None:
             return False
-        won = await store.settle(pending_id, _REJECTED, reason=RELEASED, withdrawn=True)
+        won = await store.settle(
+            pending_id, _REJECTED, reason=RELEASED, withdrawn=True, history=_withdrawn()
+        )
         if won is not None:
             self.settled(won)
         self.local.pop(pending_id, None)
@@ -131,7 +145,11 @@ class DurableWaits:
                 continue
             try:
                 won = await self.store.settle(
-                    request.pending_id, _REJECTED, reason=HANDLER_CLOSED, withdrawn=True
+                    request.pending_id,
+                    _REJECTED,
+                    reason=HANDLER_CLOSED,
+                    withdrawn=True,
+                    history=_withdrawn(),
                 )
             except StoreError:
                 logger.exception("Could not withdraw pending %s on close", request.pending_id)
@@ -289,7 +307,7 @@ class DurableWaits:
             deadline = None if watch is None else watch.record.deadline
             if watch is not None and deadline is not None and now >= deadline:
                 try:
-                    won = await store.settle(pending_id, _TIMED_OUT)
+                    won = await store.settle(pending_id, _TIMED_OUT, history=timed_out())
                 except StoreUnavailableError:
                     raise
                 except Exception as error:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Collection
+from typing import Any
 
 from roomkit.core.exceptions import AsyncSettleRequiredError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
-from roomkit.tools.human_input._durable import DurableWaits
+from roomkit.tools.human_input._durable import DurableWaits, timed_out
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import HistoryLog
 from roomkit.tools.human_input.stores.base import (
@@ -101,14 +102,24 @@ class DurableEngine:
         return await self._waits.release(pending_id)
 
     async def settle(
-        self, pending_id: str, status: PendingInputStatus, text: str, by: str | None
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        text: str,
+        by: str | None,
+        history: tuple[dict[str, Any], ...],
     ) -> bool:
-        """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``."""
+        """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``;
+        ``history`` goes into the request's history in the settle's own transaction."""
         store = self.store
         if status is _RESOLVED:
-            record = await store.settle(pending_id, status, result=text, settled_by=by)
+            record = await store.settle(
+                pending_id, status, result=text, settled_by=by, history=history
+            )
         else:
-            record = await store.settle(pending_id, status, reason=text, settled_by=by)
+            record = await store.settle(
+                pending_id, status, reason=text, settled_by=by, history=history
+            )
         if record is None:
             return False
         self._waits.settled(record)
@@ -129,7 +140,7 @@ class DurableEngine:
 
     async def time_out(self, request: PendingInput) -> PendingInput | None:
         """Record the timeout of ``request``, past its deadline; the record as it stands."""
-        won = await self.store.settle(request.pending_id, _TIMED_OUT)
+        won = await self.store.settle(request.pending_id, _TIMED_OUT, history=timed_out())
         if won is None:
             return await self.store.fetch(request.pending_id)
         self._waits.settled(won)

@@ -13,6 +13,7 @@ from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._checks import check_answer
+from roomkit.tools.human_input.stores import settled_entry
 
 __all__ = ["answered", "resolve_in"]
 
@@ -21,12 +22,18 @@ _RESOLVED = PendingInputStatus.RESOLVED
 
 
 async def resolve_in(
-    store: object | None, pending_id: str, result: str, *, by: str | None, connection: Any
+    store: object | None,
+    pending_id: str,
+    result: str,
+    by: str | None,
+    surface: str | None,
+    connection: Any,
 ) -> bool:
     """Answer the request inside the transaction open on ``connection``.
 
     ``True`` means the answer is recorded if that transaction commits (or was recorded
-    before by this same ``by`` with this same ``result``).
+    before by this same ``by`` with this same ``result``); its ``settled`` entry (``by``
+    through ``surface``) commits with it.
 
     Raises:
         TypeError: ``store`` (``None`` for the memory store) cannot settle inside a
@@ -47,7 +54,10 @@ async def resolve_in(
         return answered(request, result, by)
     if request.answer_schema is not None:
         check_answer(request, result)
-    won = await settle_in(connection, pending_id, _RESOLVED, result=result, settled_by=by)
+    entry = settled_entry(_RESOLVED.value, actor=by, surface=surface)
+    won = await settle_in(
+        connection, pending_id, _RESOLVED, result=result, settled_by=by, history=(entry,)
+    )
     return won is not None
 
 

@@ -24,6 +24,7 @@ from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
 from roomkit.tools.human_input.statistics import HandlerStatistics
+from roomkit.tools.human_input.stores import MemoryHistory, settled_entry
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     PendingChange,
@@ -47,13 +48,16 @@ _get_running_loop = asyncio.get_running_loop
 class MemoryEngine:
     """Requests, waits and deadlines in this process, over a synchronous store."""
 
-    __slots__ = ("_announcer", "_deadlines", "_listeners", "_store", "store")
+    __slots__ = ("_announcer", "_deadlines", "_history", "_listeners", "_store", "store")
 
     durable = False
 
-    def __init__(self, store: PendingStore, announcer: Announcer) -> None:
+    def __init__(self, store: PendingStore, announcer: Announcer, history: object) -> None:
         self._store = self.store = store
         self._announcer = announcer
+        # Where a settle's entries go, in the same step as the settle: the handler's
+        # MemoryHistory (a store keeping a history of its own is not written to here).
+        self._history = history if isinstance(history, MemoryHistory) else None
         self._listeners: list[ChangeListener] = []
         self._deadlines = DeadlineQueue(self._expire)
 
@@ -128,13 +132,11 @@ class MemoryEngine:
 
     def resolve(self, pending_id: str, result: str) -> bool:
         request = self._store.settle(pending_id, _RESOLVED, result=result)
-        if request is None:
-            return False
-        self._settled(request)
-        return True
+        return self._won(request, (settled_entry(_RESOLVED.value),))
 
     def reject(self, pending_id: str, reason: str) -> bool:
-        return self._won(self._store.settle(pending_id, _REJECTED, reason=reason))
+        request = self._store.settle(pending_id, _REJECTED, reason=reason)
+        return self._won(request, (settled_entry(_REJECTED.value),))
 
     def release(self, pending_id: str) -> bool:
         request = self._store.get(pending_id)
@@ -147,12 +149,20 @@ class MemoryEngine:
         return self.release(pending_id)
 
     async def settle(
-        self, pending_id: str, status: PendingInputStatus, text: str, by: str | None
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        text: str,
+        by: str | None,
+        history: tuple[dict[str, Any], ...],
     ) -> bool:
-        """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``."""
+        """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``;
+        ``history`` goes into the request's history in the same step as the settle."""
         if status is _RESOLVED:
-            return self._won(self._store.settle(pending_id, status, result=text, settled_by=by))
-        return self._won(self._store.settle(pending_id, status, reason=text, settled_by=by))
+            won = self._store.settle(pending_id, status, result=text, settled_by=by)
+        else:
+            won = self._store.settle(pending_id, status, reason=text, settled_by=by)
+        return self._won(won, history)
 
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> bool:
         """Add ``actors`` to the approvers of the open request; ``False`` when not open."""
@@ -173,23 +183,24 @@ class MemoryEngine:
             if channel_id is None or request.channel_id == channel_id:
                 self._withdraw(request, HANDLER_CLOSED)
 
-    def _won(self, request: PendingInput | None) -> bool:
-        """Wake the waits on ``request`` when the store says this settle won it."""
+    def _won(self, request: PendingInput | None, history: tuple[dict[str, Any], ...]) -> bool:
+        """Record ``history`` and wake the waits on ``request`` when the store says this
+        settle won it: in the settle's own step, so a woken wait finds the entries."""
         if request is None:
             return False
+        if self._history is not None and history:
+            self._history.append_chained(request.pending_id, history)
         self._settled(request)
         return True
 
     def _withdraw(self, request: PendingInput, reason: str) -> None:
         won = self._store.settle(request.pending_id, _REJECTED, reason=reason, withdrawn=True)
-        if won is not None:
-            self._settled(won)
+        self._won(won, (settled_entry(_REJECTED.value, withdrawn=True),))
         self._store.retire(request)
 
     def _expire(self, request: PendingInput) -> None:
         won = self._store.settle(request.pending_id, _TIMED_OUT)
-        if won is not None:
-            self._settled(won)
+        self._won(won, (settled_entry(_TIMED_OUT.value),))
 
     def _settled(self, request: PendingInput) -> None:
         """Wake the request's waits and drop its deadline, once the store recorded a win."""

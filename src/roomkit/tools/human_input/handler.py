@@ -33,7 +33,7 @@ from roomkit.tools.human_input._checks import (
     check_timeout,
     id_stream,
 )
-from roomkit.tools.human_input._decisions import APPROVAL, Decisions, check_actors
+from roomkit.tools.human_input._decisions import APPROVAL, Decisions, check_actors, trail
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._in_transaction import answered, resolve_in
 from roomkit.tools.human_input._memory_engine import MemoryEngine
@@ -82,6 +82,7 @@ class HumanInputHandler:
         self, *, retention: int = 128, store: PendingStore | DurableStore | None = None
     ) -> None:
         self._announcer = announcer = Announcer(self.areject)
+        log = store if isinstance(store, HistoryLog) else MemoryHistory()
         self._engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
             if not isinstance(store, SpendLedger):
@@ -93,9 +94,8 @@ class HumanInputHandler:
             self._engine = DurableEngine(store, announcer)
         else:
             memory = store if store is not None else MemoryStore(retention=retention)
-            self._engine = MemoryEngine(memory, announcer)
+            self._engine = MemoryEngine(memory, announcer, log)
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
-        log = store if isinstance(store, HistoryLog) else MemoryHistory()
         self._decisions = Decisions(self._engine, log)
         self._ids = id_stream()
 
@@ -403,7 +403,7 @@ class HumanInputHandler:
             check_text("by", by)
         if connection is not None:
             store = getattr(self._engine, "store", None)  # None: the memory store
-            return await resolve_in(store, pending_id, result, by=by, connection=connection)
+            return await resolve_in(store, pending_id, result, by, surface, connection)
 
         engine = self._engine
         # A request held here tells its schema without a read; the settle's check-and-set
@@ -415,7 +415,7 @@ class HumanInputHandler:
             return answered(request, result, by)
         if request.answer_schema is not None:
             check_answer(request, result)
-        if await engine.settle(pending_id, _RESOLVED, result, by):
+        if await engine.settle(pending_id, _RESOLVED, result, by, trail(_RESOLVED, by, surface)):
             return True
         return by is not None and answered(await engine.get_request(pending_id), result, by)
 
@@ -444,7 +444,7 @@ class HumanInputHandler:
         request = engine.local(pending_id) or await engine.get_request(pending_id)
         if request is not None and request.kind == APPROVAL:
             return await self._decisions.decide(request, reject_decision(reason), by, surface)
-        return await engine.settle(pending_id, _REJECTED, reason, by)
+        return await engine.settle(pending_id, _REJECTED, reason, by, trail(_REJECTED, by, surface))
 
     async def arelease(self, pending_id: str) -> bool:
         """:meth:`release` for any store: withdraw the request if it is still unanswered."""

@@ -272,6 +272,13 @@ class ApprovalMachine(RuleBasedStateMachine):
             history = self.run(desk.history(held.pending_id))
             assert history[0]["type"] == "created"
             decided = [entry for entry in history if entry["type"] == "decided"]
+            settled = [entry for entry in history if entry["type"] == "settled"]
+            # The outcome and its entry are one write: one settled entry once it settled.
+            if record.status is PendingInputStatus.PENDING:
+                assert settled == []
+            else:
+                assert [entry["status"] for entry in settled] == [record.status.value]
+                assert settled[0]["actor"] == record.settled_by
             if held.decision is None:
                 assert decided == []
                 assert record.status in (PendingInputStatus.PENDING, PendingInputStatus.TIMED_OUT)

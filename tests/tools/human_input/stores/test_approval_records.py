@@ -34,11 +34,12 @@ async def test_an_approval_and_its_history_are_stored(backend: Backend) -> None:
     assert stored.arguments_digest == arguments_digest("t", {"a": 1})
     assert stored.approvers == ("alice", "bob")
     assert stored.answer_schema == SCHEMA
-    assert [entry["type"] for entry in history] == ["created", "escalated", "decided"]
-    assert [entry["seq"] for entry in history] == [0, 1, 2]
-    decided = history[2]
+    assert [entry["type"] for entry in history] == ["created", "escalated", "decided", "settled"]
+    assert [entry["seq"] for entry in history] == [0, 1, 2, 3]
+    decided, settled = history[2:]
     assert (decided["actor"], decided["surface"], decided["decision"]) == ("bob", "cli", "edit")
     assert decided["digest"] == arguments_digest("t", {"a": 2})
+    assert (settled["actor"], settled["surface"], settled["status"]) == ("bob", "cli", "resolved")
 
 
 async def test_a_question_reads_back_as_a_question(backend: Backend) -> None:
@@ -67,7 +68,8 @@ def check_escalated(stored: PendingInput | None, history: list[dict[str, Any]]) 
     assert (stored.kind, stored.approvers) == ("question", ("alice", "bob", "carol"))
     assert (stored.result, stored.settled_by) == ("yes", "bob")
     escalated = [entry for entry in history if entry["type"] == "escalated"]
-    assert [entry["type"] for entry in history] == ["created", "escalated", "escalated"]
+    assert [entry["type"] for entry in history] == ["created", "escalated", "escalated", "settled"]
+    assert (history[-1]["actor"], history[-1]["surface"]) == ("bob", "desk")
     assert (escalated[0]["approvers"], escalated[0]["actor"], escalated[0]["surface"]) == (
         ["bob"],
         "ops",

@@ -24,7 +24,7 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 from roomkit import HumanInputHandler
 from roomkit.cli import main
 from roomkit.tools.approvals import edit
-from roomkit.tools.human_input.stores import new_entry
+from roomkit.tools.human_input.stores import chain_text, new_entry
 from roomkit.tools.human_input.stores.redis import RedisStore
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
@@ -103,7 +103,7 @@ def test_an_intact_store_verifies(place: Place, capsys: pytest.CaptureFixture[st
     fill(place)
     code, out, err = run(capsys, "audit", "verify", "--store", place.url)
     assert (code, err) == (0, "")
-    assert "2 request histories, 4 entries" in out
+    assert "2 request histories, 6 entries" in out
 
 
 def test_the_export_is_one_json_line_per_entry(
@@ -114,7 +114,7 @@ def test_the_export_is_one_json_line_per_entry(
     lines = [json.loads(line) for line in out.splitlines()]
     assert (code, err) == (0, "")
     assert sorted((line["request"], line["seq"]) for line in lines) == sorted(
-        [(held, 0), (held, 1), (held, 2), (asked, 0)]
+        [(held, 0), (held, 1), (held, 2), (held, 3), (asked, 0), (asked, 1)]
     )
     decided = next(line["entry"] for line in lines if line["entry"]["type"] == "decided")
     assert (decided["actor"], decided["decision"], decided["arguments"]) == (
@@ -122,6 +122,11 @@ def test_the_export_is_one_json_line_per_entry(
         "edit",
         {"a": 2},
     )
+    settled = [line["entry"] for line in lines if line["entry"]["type"] == "settled"]
+    assert sorted((entry["actor"], entry["status"]) for entry in settled) == [
+        ("alice", "resolved"),
+        ("bob", "resolved"),
+    ]
     code, out, _ = run(capsys, "audit", "export", "--store", place.url, "--room", "r2")
     assert {json.loads(line)["request"] for line in out.splitlines()} == {asked}
     code, out, _ = run(
@@ -138,15 +143,27 @@ def test_an_entry_edited_by_hand_is_named(place: Place, capsys: pytest.CaptureFi
     assert f"the history of {held!r} breaks at entry 2" in err
     code, out, err = run(capsys, "audit", "export", "--store", place.url)
     assert code == 1
-    assert len(out.splitlines()) == 4  # every entry is still exported
+    assert len(out.splitlines()) == 6  # every entry is still exported
     assert f"the history of {held!r} breaks at entry 2" in err
 
 
-def test_a_last_entry_whose_arguments_were_edited_is_named(
+def test_edited_arguments_are_named_even_with_the_chain_linked_again(
     place: Place, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A forger who links every later entry again keeps the chain whole; the edit's digest
+    still gives the changed arguments away."""
     held, _ = fill(place)
-    place.rewrite(held, 2, lambda text: text.replace('{"a":2}', '{"a":200}'))
+
+    async def stored() -> list[str]:
+        async with place.store() as store:
+            return (await store.history_texts())[held]
+
+    texts = asyncio.run(stored())
+    texts[2] = texts[2].replace('{"a":2}', '{"a":200}')
+    for seq in range(3, len(texts)):
+        texts[seq] = chain_text(json.loads(texts[seq]), held, texts[seq - 1])
+    for seq in range(2, len(texts)):
+        place.rewrite(held, seq, lambda _, text=texts[seq]: text)
     code, _, err = run(capsys, "audit", "verify", "--store", place.url)
     assert code == 1
     assert f"{held!r} breaks at entry 2: its digest is not the digest of its arguments" in err
@@ -186,4 +203,4 @@ def test_the_readmes_audit_commands_run_as_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "every chain holds" in done.stdout
     exported = (tmp_path / "audit.jsonl").read_text().splitlines()
-    assert len(exported) == 4
+    assert len(exported) == 6

@@ -83,7 +83,7 @@ async def test_every_stores_history_is_a_chain(backend: Backend) -> None:
         assert await handler.aresolve(request.pending_id, '{"decision":"approve"}', by="alice")
         history = await handler.history(request.pending_id)
         chains = await store.history_texts()
-    assert [entry["type"] for entry in history] == ["created", "shown", "decided"]
+    assert [entry["type"] for entry in history] == ["created", "shown", "decided", "settled"]
     assert history[0]["prev"] == first_prev(request.pending_id)
     assert history[0]["room"] == "r1"
     assert chains[request.pending_id] == stored_texts(history)
@@ -96,10 +96,11 @@ async def test_a_question_has_a_history_too(backend: Backend) -> None:
         asked = await handler.create("Ask", {"question": "?"}, room_id="r1", actor_id="ann")
         assert await handler.aresolve(asked.pending_id, "yes", by="ann", surface="cli")
         history = await handler.history(asked.pending_id)
-    assert [entry["type"] for entry in history] == ["created"]
-    created = history[0]
+    assert [entry["type"] for entry in history] == ["created", "settled"]
+    created, settled = history
     assert (created["actor"], created["room"], created["tool"]) == ("ann", "r1", "Ask")
     assert created["arguments"] == {"question": "?"}
+    assert (settled["actor"], settled["surface"], settled["status"]) == ("ann", "cli", "resolved")
 
 
 async def test_a_key_that_matches_an_open_question_writes_no_second_created() -> None:

@@ -20,6 +20,7 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 from tests.tools.human_input.stores.store_kit import PATIENCE, RESOLVED, logged, make_request
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.tools.human_input.stores import settled_entry
 from roomkit.tools.human_input.stores.redis import RedisStore
 
 LOGGER = "roomkit.tools.human_input.stores.redis"
@@ -65,7 +66,13 @@ async def test_a_settle_whose_reply_a_crash_lost_reports_that_it_won(
         relay.lose_reply_to(b"EVALSHA")
         with logged(LOGGER, RETRYING, level=logging.INFO) as retrying:
             settling = asyncio.create_task(
-                store.settle(request.pending_id, RESOLVED, result="kept", settled_by="alice")
+                store.settle(
+                    request.pending_id,
+                    RESOLVED,
+                    result="kept",
+                    settled_by="alice",
+                    history=[settled_entry("resolved", actor="alice")],
+                )
             )
             await relay.lost.wait()
             assert ran(relay.dropped, "kept")
@@ -74,9 +81,12 @@ async def test_a_settle_whose_reply_a_crash_lost_reports_that_it_won(
             await first_of(retrying.wait(), settling)
             await asyncio.to_thread(server.start)
         record = await settling
+        history = await store.read_history(request.pending_id)
 
     assert record is not None
     assert (record.status, record.result, record.settled_by) == (RESOLVED, "kept", "alice")
+    # The script that ran appended the entry; the run that found its token appended none.
+    assert [(entry["type"], entry["actor"]) for entry in history] == [("settled", "alice")]
 
 
 async def test_a_settle_whose_outcome_stays_unknown_says_so_and_its_token_tells_later(

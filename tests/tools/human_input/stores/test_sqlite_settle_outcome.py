@@ -36,6 +36,7 @@ pytestmark = pytest.mark.skipif(
 SETTLE_ON_A_FULL_DISK = """
 import asyncio, json, logging, resource, sys
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores import settled_entry
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 async def main(path, retry):
@@ -56,7 +57,8 @@ async def main(path, retry):
         # No file may grow past its first byte: the commit cannot reach the log.
         resource.setrlimit(resource.RLIMIT_FSIZE, (1, hard))
         settling = asyncio.ensure_future(
-            store.settle("p1", PendingInputStatus.RESOLVED, result="kept", settled_by="alice")
+            store.settle("p1", PendingInputStatus.RESOLVED, result="kept", settled_by="alice",
+                         history=[settled_entry("resolved", actor="alice")])
         )
         await asyncio.wait([settling, asyncio.ensure_future(retrying.wait())],
                            return_when=asyncio.FIRST_COMPLETED)
@@ -101,8 +103,11 @@ async def test_a_settle_whose_commit_failed_runs_again_and_reports_that_it_won(
     assert told == {"won": True}
     async with SQLiteStore(path) as store:
         record = await store.fetch("p1")
+        history = await store.read_history("p1")
     assert record is not None
     assert (record.status, record.result, record.settled_by) == (RESOLVED, "kept", "alice")
+    # Run again, the settle found its token: its entry went in with the first commit, once.
+    assert [(entry["type"], entry["actor"]) for entry in history] == [("settled", "alice")]
 
 
 async def test_a_settle_that_cannot_commit_in_time_says_its_outcome_is_unknown(

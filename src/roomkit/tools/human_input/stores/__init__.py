@@ -11,11 +11,13 @@ from roomkit.tools.human_input.stores._history import (
     broken_link,
     chain_text,
     check_entry,
+    deadline_entry,
     entry_text,
     first_prev,
     link_digest,
     new_entry,
     read_entry,
+    settled_entry,
 )
 from roomkit.tools.human_input.stores._ledger import MemoryLedger
 from roomkit.tools.human_input.stores.base import (
@@ -40,9 +42,11 @@ __all__ = [
     "broken_link",
     "chain_text",
     "check_entry",
+    "deadline_entry",
     "entry_text",
     "first_prev",
     "link_digest",
     "new_entry",
     "read_entry",
+    "settled_entry",
 ]

@@ -28,12 +28,13 @@ import logging
 import math
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
-from typing import NamedTuple, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 from roomkit.core.exceptions import InvalidTextError, StoreUnavailableError
 from roomkit.core.lifecycle import Opened
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._history import check_entries
 from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange
 from roomkit.tools.validation import unencodable_text
 
@@ -43,6 +44,7 @@ __all__ = [
     "ListenerFeed",
     "Outcome",
     "check_deadline",
+    "check_history",
     "check_insertable",
     "check_outcome",
     "check_settle",
@@ -78,6 +80,8 @@ class Outcome(NamedTuple):
     reason: str | None
     withdrawn: bool
     settled_by: str | None
+    history: tuple[dict[str, Any], ...] = ()
+    """The entries to append to the request's history if this settle wins, checked."""
 
 
 def creation_order(record: PendingInput) -> tuple[float, str]:
@@ -162,6 +166,16 @@ def check_settle(
     if not storable_id(pending_id):
         return None
     return outcome, token
+
+
+def check_history(history: Sequence[object]) -> tuple[dict[str, Any], ...]:
+    """A settle's ``history=`` checked: entries a store can append, before anything is sent.
+
+    Raises:
+        TypeError, ValueError, InvalidTextError: as
+            :func:`~roomkit.tools.human_input.stores._history.check_entries`.
+    """
+    return check_entries(history) if history else ()
 
 
 def storable_id(pending_id: str) -> bool:
@@ -401,16 +415,20 @@ class DurableBase(Opened):
         withdrawn: bool = False,
         settled_by: str | None = None,
         token: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
         As :meth:`~roomkit.tools.human_input.stores.base.DurableStore.settle`: the outcome
         is durable before this returns (how durable, the store's class says); when a fault
         hides it, the settle runs again with its token for up to :attr:`settle_retry`
-        seconds.
+        seconds. ``history`` is appended to the request's chain with the outcome, in the
+        same transaction, when this call wins (once, however often it runs again).
 
         Raises:
-            ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
+            ValueError: ``status`` is ``PENDING``, ``token`` is empty, or an entry of
+                ``history`` is no entry.
+            TypeError: ``history`` is not a sequence of JSON-serialisable entries.
             InvalidTextError: a text holds a lone surrogate (nothing is written).
             CorruptRecordError: the stored record cannot be read (nothing is written).
             StoreUnavailableError: the store stayed away for :attr:`settle_retry`
@@ -420,7 +438,7 @@ class DurableBase(Opened):
         if checked is None:
             return None
         status, token = checked
-        outcome = Outcome(result, reason, withdrawn, settled_by)
+        outcome = Outcome(result, reason, withdrawn, settled_by, check_history(history))
         return await self._settle_checked(pending_id, status, token, outcome)
 
     @abstractmethod

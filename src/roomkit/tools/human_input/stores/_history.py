@@ -13,6 +13,14 @@ request's id (:func:`first_prev`). :func:`chain_text` makes the text of the next
 store appends with a check-and-set on the chain's head (the last entry), so two processes
 appending at once never fork it; :func:`broken_link` finds where a chain read back breaks.
 
+A settle writes its entries in its own check-and-set: every store's ``settle(...,
+history=entries)`` appends ``entries`` in the same transaction (or Lua script, or SQL
+statement batch) that records the outcome, when and only when that settle wins, so nobody
+hears of an outcome whose entries are not stored yet. When the store records the timeout in
+place of a settle that came after the deadline, it appends :func:`deadline_entry` instead.
+Each store names the step that appends chained entries inside a write already open,
+``append_chained``, for any other write that must record its entries with it.
+
 :class:`HistoryLog` is what a durable store offers; :class:`MemoryHistory` keeps the history
 of a handler on the memory store.
 """
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -35,12 +44,16 @@ __all__ = [
     "MemoryHistory",
     "broken_link",
     "chain_text",
+    "chain_texts",
+    "check_entries",
     "check_entry",
+    "deadline_entry",
     "entry_text",
     "first_prev",
     "link_digest",
     "new_entry",
     "read_entry",
+    "settled_entry",
 ]
 
 ENTRY_TYPES = frozenset({"created", "shown", "decided", "settled", "executed", "escalated"})
@@ -56,6 +69,40 @@ def new_entry(
     """An entry of type ``kind`` made now (``seq`` is the store's to assign)."""
     at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     return {"type": kind, "at": at, "actor": actor, "surface": surface, **fields}
+
+
+def settled_entry(
+    status: str,
+    *,
+    actor: str | None = None,
+    surface: str | None = None,
+    withdrawn: bool = False,
+) -> dict[str, Any]:
+    """The ``settled`` entry of an outcome: its ``status`` (``resolved``, ``rejected``,
+    ``timed_out``), who settled it and through which surface; ``withdrawn`` when the
+    handler gave the request up rather than a person rejecting it."""
+    entry = new_entry("settled", actor=actor, surface=surface, status=status)
+    if withdrawn:
+        entry["withdrawn"] = True
+    return entry
+
+
+def deadline_entry() -> dict[str, Any]:
+    """The entry a store appends when it records a timeout in place of a late settle."""
+    return settled_entry("timed_out")
+
+
+def check_entries(entries: Sequence[object]) -> tuple[dict[str, Any], ...]:
+    """``entries`` (a settle's ``history=``) as history entries, each checked.
+
+    Raises:
+        TypeError: ``entries`` is a dict or a string rather than a sequence of entries, or
+            an entry is no entry (as :func:`check_entry`).
+        ValueError, InvalidTextError: as :func:`check_entry`.
+    """
+    if isinstance(entries, Mapping | str | bytes):
+        raise TypeError("history= takes a sequence of history entries: pass [entry]")
+    return tuple(check_entry(entry) for entry in entries)
 
 
 def check_entry(entry: object) -> dict[str, Any]:
@@ -113,6 +160,18 @@ def chain_text(entry: Mapping[str, Any], pending_id: str, head: str | bytes | No
     return entry_text(linked)
 
 
+def chain_texts(
+    entries: Sequence[Mapping[str, Any]], pending_id: str, head: str | bytes | None
+) -> list[str]:
+    """The stored texts of ``entries`` appended one after another after ``head``."""
+    texts: list[str] = []
+    for entry in entries:
+        text = chain_text(entry, pending_id, head)
+        texts.append(text)
+        head = text
+    return texts
+
+
 def broken_link(pending_id: str, texts: Sequence[str | bytes]) -> tuple[int, str] | None:
     """Where the chain of ``texts`` (a request's stored entries, oldest first) breaks: the
     ``seq`` of the first entry that is not what was appended, and why; ``None`` if whole."""
@@ -164,27 +223,77 @@ class HistoryLog(Protocol):
 class MemoryHistory:
     """The histories of a handler's requests, in this process's memory.
 
+    Every chain is kept while the handler lives: an open request's chain is never dropped.
+
     Args:
-        limit: how many requests' histories it keeps, oldest forgotten first.
+        limit: ``None`` (the default) keeps every chain; a number keeps at most that many
+            chains of settled requests (a chain counts as settled once a ``settled`` entry
+            joins it), the oldest settled forgotten first. A chain of a request still open
+            is never forgotten, whatever the limit.
+
+    Raises:
+        TypeError, ValueError: ``limit`` is not ``None`` or a positive int.
     """
 
-    def __init__(self, *, limit: int = 4096) -> None:
+    def __init__(self, *, limit: int | None = None) -> None:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be >= 1 (or None to keep every chain), got {limit}")
         self._limit = limit
-        self._entries: dict[str, list[str]] = {}
+        # Each chain's stored texts, oldest first; an entry appended by a settle stays a
+        # dict until the chain is read, and is linked then, in its place.
+        self._entries: dict[str, list[str | dict[str, Any]]] = {}
+        self._settled: deque[str] = deque()
+        """The requests whose chains hold a ``settled`` entry, oldest settled first."""
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        entries = self._entries.get(pending_id)
-        if entries is None:
-            entries = self._entries[pending_id] = []
-            if len(self._entries) > self._limit:
-                del self._entries[next(iter(self._entries))]
-        # No await between reading the head and appending: the check-and-set is implicit.
-        entries.append(chain_text(entry, pending_id, entries[-1] if entries else None))
-        return len(entries) - 1
+        """Append ``entry``, linked now: its values are stored as they are at this call."""
+        self._texts(pending_id)  # what a settle appended is linked first
+        chain = self._entries.setdefault(pending_id, [])
+        head = chain[-1] if chain else None
+        chain.append(chain_text(entry, pending_id, head if isinstance(head, str) else None))
+        self._forget([entry], pending_id)
+        return len(chain) - 1
+
+    def append_chained(self, pending_id: str, entries: Sequence[Mapping[str, Any]]) -> list[int]:
+        """Append ``entries`` (checked already) to the request's chain, in order; their seqs.
+
+        Synchronous: called in the same step of the event loop as the write it belongs with
+        (a settle of the memory store), nothing can come between them, so the check-and-set
+        on the head is implicit, and whoever learns of the write finds its entries stored.
+        The entries are copied now and linked (their text and ``prev`` made) when the chain
+        is next read or appended to, so their values must not change meanwhile (a settle's
+        entries hold texts only); the order, and so the chain, is fixed here.
+        """
+        chain = self._entries.setdefault(pending_id, [])
+        first = len(chain)
+        chain += [dict(entry) for entry in entries]
+        self._forget(entries, pending_id)
+        return list(range(first, len(chain)))
+
+    def _forget(self, entries: Sequence[Mapping[str, Any]], pending_id: str) -> None:
+        """Past the limit, forget the oldest settled chains (``entries`` may settle one)."""
+        if self._limit is not None and any(entry.get("type") == "settled" for entry in entries):
+            self._settled.append(pending_id)
+            while len(self._settled) > self._limit:
+                self._entries.pop(self._settled.popleft(), None)
 
     def stored_texts(self) -> dict[str, list[str]]:
         """Every request's stored entries, oldest first (for an export or a check)."""
-        return {pending_id: list(texts) for pending_id, texts in self._entries.items()}
+        return {pending_id: self._texts(pending_id) for pending_id in list(self._entries)}
+
+    def _texts(self, pending_id: str) -> list[str]:
+        """The request's chain as stored texts, linking the entries not linked yet."""
+        chain = self._entries.get(pending_id)
+        if not chain:
+            return []
+        head: str | None = None
+        for seq, item in enumerate(chain):
+            if not isinstance(item, str):
+                item = chain[seq] = chain_text(item, pending_id, head)
+            head = item
+        return [item for item in chain if isinstance(item, str)]
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
-        return [read_entry(text, seq) for seq, text in enumerate(self._entries.get(pending_id, ()))]
+        return [read_entry(text, seq) for seq, text in enumerate(self._texts(pending_id))]

@@ -13,6 +13,10 @@ requests lock them in one order and take turns rather than deadlock; a deadlock 
 server reports anyway (against a caller's own transaction) wrote nothing, and the batch
 runs again.
 
+A settle that wins appends its history entries in the same transaction
+(:func:`~roomkit.tools.human_input.stores._postgres_history.append_chained`), after the
+UPDATEs: the NOTIFY that tells waiters leaves at the commit, with the entries stored.
+
 One bad settle fails alone, never its batch: a settled record that cannot be read rolls
 the transaction back, that settle raises, and the others run again; a batch the server
 refuses for a value of one settle runs each of its settles on its own. Only a fault of the
@@ -32,12 +36,14 @@ import psycopg
 from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.core.postgres_link import Link
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._history import deadline_entry
 from roomkit.tools.human_input.stores._postgres_feed import hint
+from roomkit.tools.human_input.stores._postgres_history import append_chained
 from roomkit.tools.human_input.stores._postgres_schema import Statements, decode_row
 from roomkit.tools.human_input.stores._records import FIELDS, FORMAT
 from roomkit.tools.human_input.stores.base import PendingChangeKind
 
-__all__ = ["Recorded", "SettleBatcher"]
+__all__ = ["Recorded", "SettleBatcher", "settle_entries"]
 
 Recorded = tuple[str, str | None, str | None, int, str | None, str]
 """What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
@@ -59,6 +65,8 @@ _TURN_RETRIES = 5
 class _Settle:
     pending_id: str
     recorded: Recorded
+    history: tuple[dict[str, Any], ...]
+    """The entries to append when this settle wins."""
     future: asyncio.Future[Settled] = field(repr=False)
 
 
@@ -93,8 +101,11 @@ class SettleBatcher:
         self._scheduled = False
         self._in_flight: set[asyncio.Task[None]] = set()
 
-    async def settle(self, pending_id: str, recorded: Recorded) -> Settled:
-        """The check-and-set of one settle, sent with the others of this loop turn.
+    async def settle(
+        self, pending_id: str, recorded: Recorded, history: tuple[dict[str, Any], ...] = ()
+    ) -> Settled:
+        """The check-and-set of one settle, sent with the others of this loop turn;
+        ``history`` joins the request's chain in the same transaction if it wins.
 
         Raises:
             StoreUnavailableError: the server did not answer; the outcome is unknown.
@@ -102,7 +113,7 @@ class SettleBatcher:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Settled] = loop.create_future()
-        self._queue.append(_Settle(pending_id, recorded, future))
+        self._queue.append(_Settle(pending_id, recorded, history, future))
         if not self._scheduled:
             self._scheduled = True
             loop.call_soon(self._dispatch)
@@ -225,6 +236,7 @@ class SettleBatcher:
                         # come back together.
                         await cursor.executemany(self._sql.settle, parameters, returning=True)
                     written: dict[str, PendingInput | None] = {}
+                    chains: dict[str, tuple[dict[str, Any], ...]] = {}
                     for item in ordered:
                         row = await cursor.fetchone()
                         if row is not None:
@@ -236,12 +248,23 @@ class SettleBatcher:
                                 raise _Broken(item, error) from error
                             won = row[_TOKEN] == item.recorded[5]
                             written[item.pending_id] = record if won else None
+                            if item.history:
+                                chains[item.pending_id] = settle_entries(item.history, won)
                         cursor.nextset()
+                    if chains:
+                        # In the settles' transaction: whoever hears of a win finds its entries.
+                        await append_chained(db, self._sql, chains)
                     return written
             except _TURNS:
                 if turn == _TURN_RETRIES:
                     raise
         raise AssertionError("unreachable")
+
+
+def settle_entries(history: tuple[dict[str, Any], ...], won: bool) -> tuple[dict[str, Any], ...]:
+    """What a settle that wrote its request appends: its own entries when it won, the
+    deadline's entry when the store recorded the timeout in its place."""
+    return history if won else (deadline_entry(),)
 
 
 def _own(row: Any, item: _Settle) -> PendingInput | None:

@@ -201,6 +201,15 @@ class Statements:
         self.append_history = f"INSERT INTO {history} (pending_id, seq, entry) VALUES (%s, %s, %s)"
         """Parameters: pending_id, the seq after the head read, the entry linked to that
         head; two racing appends collide on the key, and the loser links again."""
+        self.append_history_first = (
+            f"{self.append_history} ON CONFLICT DO NOTHING RETURNING pending_id"
+        )
+        """As :attr:`append_history`; a row when the seq was free and the entry went in."""
+        self.history_heads = (
+            f"SELECT DISTINCT ON (pending_id) pending_id, seq, entry FROM {history} "
+            "WHERE pending_id = ANY(%s) ORDER BY pending_id, seq DESC"
+        )
+        """Parameter: request ids; the last entry of each that has one."""
         self.all_history = f"SELECT pending_id, entry FROM {history} ORDER BY pending_id, seq"
         self.read_history = f"SELECT seq, entry FROM {history} WHERE pending_id = %s ORDER BY seq"
 

@@ -3,9 +3,15 @@
 ``P:h:<pending id>`` is a list of the request's history entries, oldest first, each the
 JSON text of :func:`~roomkit.tools.human_input.stores._history.entry_text`; its ``seq`` is
 its index. It does not expire with the record: it is the audit of what was decided and run.
-Each entry carries ``prev``, the digest of the one before it; an append is a check-and-set
-on the chain's head (:data:`APPEND`): the script pushes only while the list is as long as
-the caller read it, and hands back the head otherwise, so that the caller links again.
+Each entry carries ``prev``, the digest of the one before it. Lua has no SHA-256, so the
+caller links the entries to the head it believes in (:class:`Heads`: the last one this
+process wrote, or an empty chain) and the script checks that belief: :data:`HEAD_MOVED` is
+the chain's check-and-set, a Lua function every script that appends entries starts with
+(:data:`APPEND`, and the settle of
+:mod:`~roomkit.tools.human_input.stores._redis_scripts`). A script calls it before it
+writes anything; when the list is no longer as long as the caller read it, the script
+returns what the function hands back, the real head, having written nothing, and the caller
+links again and runs the script once more (:meth:`Heads.moved`).
 
 Approvers are a field of the record (JSON text). Adding some is a compare-and-set: the
 script writes the new list only while the record is pending and its approvers are still the
@@ -14,7 +20,11 @@ ones the caller read, and says ``retry`` otherwise, so that two escalations neve
 
 from __future__ import annotations
 
-__all__ = ["APPEND", "SET_APPROVERS", "history_key"]
+from typing import Any
+
+__all__ = ["APPEND", "HEAD_MOVED", "SET_APPROVERS", "Heads", "history_key"]
+
+_HEADS_KEPT = 1024
 
 SET_APPROVERS = """
 -- KEYS: record
@@ -31,21 +41,68 @@ return 1
 """
 
 
-APPEND = """
--- KEYS: history list
--- ARGV: the length the caller read, the entry's text (linked to the head it read)
-local n = redis.call('LLEN', KEYS[1])
-if n ~= tonumber(ARGV[1]) then
+HEAD_MOVED = """
+-- The chain's check-and-set: nil while the list at key is `length` long (the head the
+-- caller linked its entries to is the head), else the head to link to again: {0} for an
+-- empty list, {n, text of the last entry} otherwise. Call it before writing anything.
+local function head_moved(key, length)
+  local n = redis.call('LLEN', key)
+  if n == length then
+    return nil
+  end
   if n == 0 then
     return {0}
   end
-  return {n, redis.call('LINDEX', KEYS[1], -1)}
+  return {n, redis.call('LINDEX', key, -1)}
 end
-redis.call('RPUSH', KEYS[1], ARGV[2])
-return n
 """
+
+APPEND = (
+    HEAD_MOVED
+    + """
+-- KEYS: history list
+-- ARGV: the length the caller read, the entries' texts (linked to the head it read)
+local moved = head_moved(KEYS[1], tonumber(ARGV[1]))
+if moved then
+  return moved
+end
+redis.call('RPUSH', KEYS[1], unpack(ARGV, 2))
+return tonumber(ARGV[1])
+"""
+)
 
 
 def history_key(prefix: str, pending_id: str) -> str:
     """The key of the request's history list under the store's ``prefix``."""
     return f"{prefix}:h:{pending_id}"
+
+
+class Heads:
+    """What this process believes the head of each chain it wrote to is: a good first guess.
+
+    The guess is the length of the chain and the text of its last entry; a chain this
+    process never wrote to is guessed empty. Only the last ``kept`` chains are remembered.
+    """
+
+    __slots__ = ("_heads", "_kept")
+
+    def __init__(self, *, kept: int = _HEADS_KEPT) -> None:
+        self._heads: dict[str, tuple[int, bytes | None]] = {}
+        self._kept = kept
+
+    def guess(self, pending_id: str) -> tuple[int, bytes | None]:
+        """The length and last entry the request's chain is believed to have."""
+        return self._heads.get(pending_id, (0, None))
+
+    @staticmethod
+    def moved(reply: list[Any]) -> tuple[int, bytes | None]:
+        """The head a script's :data:`HEAD_MOVED` reply hands back."""
+        return int(reply[0]), (reply[1] if len(reply) > 1 else None)
+
+    def wrote(self, pending_id: str, length: int, last: str) -> None:
+        """Note that the chain is now ``length`` long and ends with ``last``."""
+        heads = self._heads
+        heads.pop(pending_id, None)
+        heads[pending_id] = (length, last.encode("utf-8"))
+        if len(heads) > self._kept:
+            del heads[next(iter(heads))]

@@ -16,7 +16,9 @@ Layout, under a prefix ``P``:
 - ``P:settled``, ``P:sa:<actor id>`` and ``P:su`` (requests that name no actor): the
   newest settled ids, scored by ``settled_at``, at most ``SETTLED_LIMIT`` each, expiring a
   retention after their last settle;
-- ``P:events``: the channel that carries ``created <id>`` and ``settled <id>``.
+- ``P:events``: the channel that carries ``created <id>`` and ``settled <id>``;
+- ``P:h:<id>``: the request's history (:mod:`~roomkit.tools.human_input.stores._redis_history`),
+  which a settle that wins appends to in the same script.
 
 Values a hash cannot hold (``None``) arrive as the ``NONE`` marker, passed in as an argument
 so that the scripts never spell the marker themselves; a text that may be ``None`` arrives
@@ -33,6 +35,7 @@ from typing import Any
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, encode_hash, marked
+from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED
 from roomkit.tools.human_input.stores.base import SETTLED_LIMIT
 
 __all__ = [
@@ -106,10 +109,14 @@ redis.call('PUBLISH', ARGV[3], 'created ' .. id)
 return {1}
 """
 
-SETTLE = """
--- KEYS: record, pending index
+SETTLE = (
+    HEAD_MOVED
+    + """
+-- KEYS: record, pending index, history list
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
---       NONE, channel, prefix, format, settled index size
+--       NONE, channel, prefix, format, settled index size, the history's length as the
+--       caller read it, k (how many entries the win appends), the k entries' texts, and
+--       (when k > 0) the text of the deadline's entry, each linked to the head read
 local rec = KEYS[1]
 local none = ARGV[10]
 local cur = redis.call('HMGET', rec, 'format', 'status', 'deadline', 'room_id', 'key',
@@ -145,6 +152,19 @@ if status == 'timed_out' then
 elseif due then
   status = 'timed_out'
   won = false
+end
+local k = tonumber(ARGV[16])
+if k > 0 then
+  -- Checked before anything is written: a moved head sends the caller to link again.
+  local moved = head_moved(KEYS[3], tonumber(ARGV[15]))
+  if moved then
+    return moved
+  end
+  if won then
+    redis.call('RPUSH', KEYS[3], unpack(ARGV, 17, 16 + k))
+  else
+    redis.call('RPUSH', KEYS[3], ARGV[17 + k])
+  end
 end
 if won then
   redis.call('HSET', rec, 'status', status, 'result', ARGV[3], 'reject_reason', ARGV[4],
@@ -183,6 +203,7 @@ if won then
 end
 return 'timed_out'
 """
+)
 
 SET_DEADLINE = """
 -- KEYS: record
@@ -316,12 +337,17 @@ def settle_args(
     now: float,
     retention_seconds: float,
     token: str,
+    history: tuple[int, list[str]] = (0, []),
 ) -> list[Any]:
-    """The arguments of :data:`SETTLE`, whose keys are the record and the pending index.
+    """The arguments of :data:`SETTLE`, whose keys are the record, the pending index and
+    the history list.
 
     ``token`` marks the record with this settle call, so that the same call run again
-    (after a lost reply) knows it won.
+    (after a lost reply) knows it won. ``history`` is the length of the history the caller
+    read and the texts to append, linked to its head: the entries of a win, then the
+    deadline's entry (none at all when the settle records no history).
     """
+    length, lines = history
     return [
         pending_id,
         status.value,
@@ -337,6 +363,9 @@ def settle_args(
         f"{layout.prefix}:",
         FORMAT,
         SETTLED_LIMIT,
+        length,
+        max(len(lines) - 1, 0),
+        *lines,
     ]
 
 

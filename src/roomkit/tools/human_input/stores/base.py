@@ -19,10 +19,10 @@ Two kinds of store exist:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum, unique
-from typing import Protocol, TypedDict, Unpack, runtime_checkable
+from typing import Any, Protocol, TypedDict, Unpack, runtime_checkable
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
@@ -173,12 +173,22 @@ class DurableStore(Protocol):
         status: PendingInputStatus,
         *,
         token: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
         **outcome: Unpack[SettleOutcome],
     ) -> PendingInput | None:
         """The check-and-set: settle a pending request; return the record when this call won.
 
         ``outcome`` holds the :class:`SettleOutcome` keywords (``result``, ``reason``,
         ``withdrawn``, ``settled_by``).
+
+        ``history`` holds the entries (see
+        :func:`~roomkit.tools.human_input.stores.new_entry`) to append to the request's
+        history if this call wins: in the same transaction as the outcome, chained on the
+        head with the same check-and-set as ``append_history``, so that nobody learns of the
+        outcome before its entries are stored. A settle that loses appends nothing, and one
+        run again with its token after a fault appends them once. When the deadline came
+        first and the store records the timeout instead, a settle that carries ``history``
+        appends :func:`~roomkit.tools.human_input.stores.deadline_entry` in its place.
 
         The outcome is durable before this returns. ``TIMED_OUT`` wins only once the
         deadline has passed on :attr:`clock`; any other status loses to a passed deadline,

@@ -35,11 +35,10 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Unpack
 
 from psycopg import AsyncConnection
-from psycopg.errors import UniqueViolation
 from psycopg_pool import AsyncConnectionPool
 
 from roomkit.core.exceptions import InvalidTextError, StoreError
@@ -48,16 +47,22 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     Outcome,
+    check_history,
     check_insertable,
     check_settle,
     seconds,
     storable_id,
 )
-from roomkit.tools.human_input.stores._history import chain_text, entry_text, read_entry
+from roomkit.tools.human_input.stores._history import entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
-from roomkit.tools.human_input.stores._postgres_batch import Recorded, SettleBatcher
+from roomkit.tools.human_input.stores._postgres_batch import (
+    Recorded,
+    SettleBatcher,
+    settle_entries,
+)
 from roomkit.tools.human_input.stores._postgres_clock import ServerClock
 from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
+from roomkit.tools.human_input.stores._postgres_history import append_chained
 from roomkit.tools.human_input.stores._postgres_schema import (
     VERSION,
     Statements,
@@ -82,7 +87,6 @@ _PENDING = PendingInputStatus.PENDING
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 _KEY_RACES = 3
-_HISTORY_RACES = 64
 """Times an insert tries again when a create of the same key committed under it."""
 
 
@@ -343,7 +347,7 @@ class PostgresStore(DurableBase):
 
         async def attempt() -> PendingInput | None:
             await self.open()
-            won, settled = await self._batcher.settle(pending_id, recorded)
+            won, settled = await self._batcher.settle(pending_id, recorded, outcome.history)
             if settled:
                 self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
             return won
@@ -355,9 +359,11 @@ class PostgresStore(DurableBase):
         db: AsyncConnection[Any],
         pending_id: str,
         recorded: Recorded,
+        history: tuple[dict[str, Any], ...] = (),
     ) -> tuple[PendingInput | None, bool]:
         """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
-        ``db`` is in one already) that a record which cannot be read rolls back.
+        ``db`` is in one already) that a record which cannot be read rolls back; a settle
+        that wins appends ``history`` in it.
 
         Returns the winning record (or ``None``) and whether anything was written.
         """
@@ -382,7 +388,11 @@ class PostgresStore(DurableBase):
             if row is not None:
                 # Decoded inside the transaction: a record that cannot be read stays as it was.
                 record = decode_row(row)
-                return (record if row[len(FIELDS)] == token else None), True
+                won = row[len(FIELDS)] == token
+                if history:
+                    entries = settle_entries(history, won)
+                    await append_chained(db, sql, {pending_id: entries})
+                return (record if won else None), True
         # Nothing written: unknown, not readable, settled already, or a timeout too early.
         cursor = await db.execute(sql.select_settled_one, (pending_id,))
         row = await cursor.fetchone()
@@ -400,9 +410,11 @@ class PostgresStore(DurableBase):
         status: PendingInputStatus,
         *,
         token: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
         **outcome: Unpack[SettleOutcome],
     ) -> PendingInput | None:
-        """The check-and-set inside the caller's own transaction on ``connection``.
+        """The check-and-set inside the caller's own transaction on ``connection``;
+        ``history`` as :meth:`settle`, appended in that transaction when this call wins.
 
         The settle joins the transaction open on ``connection`` (as a savepoint), so that
         the application's own writes and the outcome commit or roll back together. The
@@ -438,7 +450,7 @@ class PostgresStore(DurableBase):
             return None
         await self.open()
         try:
-            won, _ = await self.settle_on(connection, pending_id, recorded)
+            won, _ = await self.settle_on(connection, pending_id, recorded, check_history(history))
         except LOST as error:
             raise self._link.unavailable(error) from error
         return won
@@ -480,19 +492,9 @@ class PostgresStore(DurableBase):
         _check_nul({"pending_id": pending_id})
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self.open()
-        for _ in range(_HISTORY_RACES):
-            try:
-                async with self._link.connection() as db:
-                    cursor = await db.execute(self._sql.history_head, (pending_id,))
-                    head = await cursor.fetchone()
-                    seq = 0 if head is None else int(head[0]) + 1
-                    last = None if head is None else str(read_back(head[1]))
-                    line = stored(chain_text(entry, pending_id, last))
-                    await db.execute(self._sql.append_history, (pending_id, seq, line))
-            except UniqueViolation:
-                continue  # another append took this seq: link to the new head
-            return seq
-        raise StoreError(f"the history of {pending_id!r} kept growing under this append")
+        async with self._link.connection() as db, db.transaction():
+            appended = await append_chained(db, self._sql, {pending_id: (entry,)})
+        return appended[pending_id][0]
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
@@ -572,7 +574,7 @@ def _recorded(
     if "\x00" in pending_id:
         return None
     # An answer, a reason or a name may hold any text: a NUL is stored escaped.
-    result, reason, withdrawn, settled_by = outcome
+    result, reason, withdrawn, settled_by, _ = outcome
     return (status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token)
 
 

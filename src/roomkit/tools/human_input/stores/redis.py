@@ -57,11 +57,18 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
-from roomkit.tools.human_input.stores._history import chain_text, entry_text, read_entry
+from roomkit.tools.human_input.stores._history import (
+    chain_text,
+    chain_texts,
+    deadline_entry,
+    entry_text,
+    read_entry,
+)
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
+from roomkit.tools.human_input.stores._redis_history import Heads
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -77,7 +84,6 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 
 _PENDING = PendingInputStatus.PENDING
 _PURGE_BATCH = 256
-_HEADS_KEPT = 1024
 
 
 class RedisStore(DurableBase):
@@ -154,8 +160,8 @@ class RedisStore(DurableBase):
         self._spend = client.register_script(ledger.SPEND)
         self._set_approvers = client.register_script(history.SET_APPROVERS)
         self._append = ScriptBatcher(client, client.register_script(history.APPEND))
-        self._heads: dict[str, tuple[int, bytes | None]] = {}
-        """The head this process last saw of each chain it appended to: a good first guess."""
+        self._heads = Heads()
+        """The head this process last wrote of each chain: a good first guess."""
         self._opened = False
         self._checked = False
 
@@ -261,25 +267,45 @@ class RedisStore(DurableBase):
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
         """One settle in a Lua script: the outcome is as durable as the server's
-        ``appendfsync`` makes it; a lost reply runs the script again with the token."""
+        ``appendfsync`` makes it; a lost reply runs the script again with the token.
+
+        Its history entries are linked to the head this process believes in; when another
+        process moved it, the script writes nothing and hands the head back, and the settle
+        links them again and runs once more."""
         await self._ensure_open()
-        args = scripts.settle_args(
-            self._layout,
-            pending_id,
-            status,
-            result=outcome.result,
-            reason=outcome.reason,
-            withdrawn=outcome.withdrawn,
-            settled_by=outcome.settled_by,
-            now=self.clock(),
-            retention_seconds=self._keep,
-            token=token,
-        )
-        keys = [self._layout.record(pending_id), self._layout.pending]
+        entries = outcome.history
+        late = deadline_entry() if entries else None
+        head = self._heads.guess(pending_id)
+        lines = _settle_lines(pending_id, entries, late, head[1])
+        now = self.clock()
+        keys = [
+            self._layout.record(pending_id),
+            self._layout.pending,
+            history.history_key(self.prefix, pending_id),
+        ]
 
         async def attempt() -> Any:
-            with guard(self._where, pending_id):
-                return await self._settle(keys, args)
+            nonlocal head, lines
+            while True:
+                args = scripts.settle_args(
+                    self._layout,
+                    pending_id,
+                    status,
+                    result=outcome.result,
+                    reason=outcome.reason,
+                    withdrawn=outcome.withdrawn,
+                    settled_by=outcome.settled_by,
+                    now=now,
+                    retention_seconds=self._keep,
+                    token=token,
+                    history=(head[0], lines),
+                )
+                with guard(self._where, pending_id):
+                    reply = await self._settle(keys, args)
+                if not isinstance(reply, list):
+                    return reply
+                head = Heads.moved(reply)
+                lines = _settle_lines(pending_id, entries, late, head[1])
 
         reply = await self._settle_knowing(attempt, pending_id, self._where)
         if reply is None:
@@ -289,7 +315,11 @@ class RedisStore(DurableBase):
             raise self._unreadable(pending_id)
         self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
         if answer == scripts.LOST_TO_DEADLINE:
+            if lines:
+                self._heads.wrote(pending_id, head[0] + 1, lines[-1])
             return None
+        if lines:
+            self._heads.wrote(pending_id, head[0] + len(lines) - 1, lines[-2])
         return decode(scripts.unpack(reply), hashed=True)
 
     async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
@@ -422,17 +452,15 @@ class RedisStore(DurableBase):
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self._ensure_open()
         key = history.history_key(self.prefix, pending_id)
-        length, head = self._heads.pop(pending_id, (0, None))
+        length, head = self._heads.guess(pending_id)
         while True:
             line = chain_text(entry, pending_id, head)
             with guard(self._where, pending_id):
                 done = await self._append(keys=[key], args=[length, line])
             if not isinstance(done, list):
                 break
-            length, head = int(done[0]), (done[1] if len(done) > 1 else None)
-        self._heads[pending_id] = (length + 1, line.encode("utf-8"))
-        if len(self._heads) > _HEADS_KEPT:
-            del self._heads[next(iter(self._heads))]
+            length, head = Heads.moved(done)
+        self._heads.wrote(pending_id, length + 1, line)
         return length
 
     async def history_texts(self) -> dict[str, list[str]]:
@@ -549,3 +577,17 @@ class RedisStore(DurableBase):
         return CorruptRecordError(
             f"pending record {pending_id!r} at {self._where} is not a readable {FORMAT} record"
         )
+
+
+def _settle_lines(
+    pending_id: str,
+    entries: tuple[dict[str, Any], ...],
+    late: dict[str, Any] | None,
+    head: bytes | None,
+) -> list[str]:
+    """What a settle hands its script to append: ``entries`` linked one after another to
+    ``head``, then the deadline's entry ``late`` linked to ``head`` too (the script appends
+    one or the other); nothing when the settle records no history."""
+    if late is None:
+        return []
+    return [*chain_texts(entries, pending_id, head), chain_text(late, pending_id, head)]

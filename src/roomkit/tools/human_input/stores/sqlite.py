@@ -54,11 +54,12 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
-from roomkit.tools.human_input.stores._history import chain_text, entry_text, read_entry
+from roomkit.tools.human_input.stores._history import deadline_entry, entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
+from roomkit.tools.human_input.stores._sqlite_history import append_chained
 from roomkit.tools.human_input.stores._sqlite_link import Link, fetch_all, query
 from roomkit.tools.human_input.stores._sqlite_wake import WakeHints
 from roomkit.tools.human_input.stores.base import (
@@ -327,6 +328,8 @@ class SQLiteStore(DurableBase):
             stored = stored_outcome if wins else _TIMEOUT_OUTCOME
             seq = self._bump(db)
             settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
+            if outcome.history:
+                append_chained(db, pending_id, outcome.history if wins else (deadline_entry(),))
             self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
             return sql.decode_row(settled[0]) if wins else None
 
@@ -422,11 +425,7 @@ class SQLiteStore(DurableBase):
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> int:
-            head = query(db, sql.HISTORY_HEAD, (pending_id,))
-            seq = int(head[0][0]) + 1 if head else 0
-            text = chain_text(entry, pending_id, str(head[0][1]) if head else None)
-            db.execute(sql.APPEND_HISTORY, (pending_id, seq, text))
-            return seq
+            return append_chained(db, pending_id, (entry,))[0]
 
         return await self._write(write)
 

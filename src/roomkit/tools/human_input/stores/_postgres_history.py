@@ -1,0 +1,94 @@
+"""The Postgres store's history appends: chained entries written inside a transaction open.
+
+:func:`append_chained` is the one step every write that records history entries runs: the
+settles of a batch that won, a plain ``append_history``, a settle inside the caller's own
+transaction. It runs on a connection whose transaction is open, and its rows commit (or roll
+back) with the rest of it.
+
+The chain's check-and-set rests on the key ``(pending_id, seq)``: each chain's entries are
+linked to the head read and take the seqs after it. The first one is inserted with ``ON
+CONFLICT DO NOTHING``: when another transaction took that seq (its insert waits for that
+one to end, so a rollback there frees the seq again), nothing of this chain is written, and
+the head is read again (a statement of ``READ COMMITTED`` sees what committed before it
+began) and the entries linked to it. Once the first seq is held, no other append can take
+the ones after it: it would have to read the held one first, and it waits for this
+transaction to end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from roomkit.core.exceptions import StoreError
+from roomkit.tools.human_input.stores._history import chain_texts
+from roomkit.tools.human_input.stores._postgres_schema import Statements, read_back, stored
+
+__all__ = ["append_chained"]
+
+_RACES = 64
+"""Times a chain is linked again because other appends took its seq first."""
+
+
+async def append_chained(
+    db: AsyncConnection[Any],
+    statements: Statements,
+    chains: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> dict[str, list[int]]:
+    """Append each request's entries (checked already) to its chain, in order; their seqs.
+
+    ``chains`` maps request ids to the entries to append; a request with none is left out.
+    Call it only inside a transaction open on ``db``: the entries are written with it.
+
+    Raises:
+        StoreError: other appends kept taking a chain's next seq (``_RACES`` times).
+        psycopg.Error: as the statements raise it (the transaction is the caller's).
+    """
+    appended: dict[str, list[int]] = {}
+    waiting = {pending_id: entries for pending_id, entries in chains.items() if entries}
+    for _ in range(_RACES):
+        if not waiting:
+            return appended
+        linked = await _linked(db, statements, waiting)
+        async with db.cursor() as cursor:
+            firsts = [
+                (pending_id, first, texts[0]) for pending_id, (first, texts) in linked.items()
+            ]
+            await cursor.executemany(statements.append_history_first, firsts, returning=True)
+            landed: list[str] = []
+            for _first in firsts:
+                row = await cursor.fetchone()
+                if row is not None:
+                    landed.append(str(row[0]))
+                cursor.nextset()
+            rest: list[tuple[str, int, str]] = []
+            for pending_id in landed:
+                first, texts = linked[pending_id]
+                rest += [(pending_id, first + n, text) for n, text in enumerate(texts) if n]
+            if rest:
+                await cursor.executemany(statements.append_history, rest)
+        for pending_id in landed:
+            first, texts = linked[pending_id]
+            appended[pending_id] = list(range(first, first + len(texts)))
+            del waiting[pending_id]
+    if waiting:
+        raise StoreError(f"the history of {next(iter(waiting))!r} kept growing under this append")
+    return appended
+
+
+async def _linked(
+    db: AsyncConnection[Any],
+    statements: Statements,
+    chains: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> dict[str, tuple[int, list[str]]]:
+    """Each chain's first seq and the texts of its entries, linked to its head as read now."""
+    cursor = await db.execute(statements.history_heads, (list(chains),))
+    heads = {str(row[0]): (int(row[1]), str(read_back(row[2]))) for row in await cursor.fetchall()}
+    linked: dict[str, tuple[int, list[str]]] = {}
+    for pending_id, entries in chains.items():
+        seq, last = heads.get(pending_id, (-1, None))
+        texts = chain_texts(entries, pending_id, last)
+        linked[pending_id] = (seq + 1, [str(stored(text)) for text in texts])
+    return linked

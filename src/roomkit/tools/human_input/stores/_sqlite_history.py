@@ -1,0 +1,41 @@
+"""The SQLite store's history appends: chained entries written inside a write already open.
+
+:func:`append_chained` is the one step every write that records history entries runs: a
+settle that wins, an insert that creates, a plain ``append_history``. It runs inside a write
+of the store's :class:`~roomkit.tools.human_input.stores._sqlite_batch.WriteBatcher`, whose
+``BEGIN IMMEDIATE`` transaction holds the file's write lock: the head it reads cannot move
+before its inserts, so the read and the inserts are the chain's check-and-set, and the
+entries commit (or roll back) with the rest of the write.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from roomkit.tools.human_input.stores import _sqlite_schema as sql
+from roomkit.tools.human_input.stores._history import chain_texts
+from roomkit.tools.human_input.stores._sqlite_link import query
+
+__all__ = ["append_chained"]
+
+
+def append_chained(
+    db: sqlite3.Connection, pending_id: str, entries: Sequence[Mapping[str, Any]]
+) -> list[int]:
+    """Append ``entries`` (checked already) to the request's chain, in order; their seqs.
+
+    Call it only inside a write the batcher runs (the write lock held): that is what makes
+    the head read here the head the inserts follow.
+    """
+    if not entries:
+        return []
+    head = query(db, sql.HISTORY_HEAD, (pending_id,))
+    first = int(head[0][0]) + 1 if head else 0
+    texts = chain_texts(entries, pending_id, str(head[0][1]) if head else None)
+    db.executemany(
+        sql.APPEND_HISTORY,
+        [(pending_id, seq, text) for seq, text in enumerate(texts, start=first)],
+    )
+    return list(range(first, first + len(texts)))
