@@ -115,7 +115,7 @@ def test_no_payload_runs_or_becomes_markup(
 
     person = {"Authorization": f"Bearer {desk.token(DEMO_PERSON)}"}
     chat = [f"{take()}\n{take()}" for _ in range(20)]
-    with httpx.Client(base_url=desk.url, headers=person) as api:
+    with httpx.Client(base_url=desk.url, headers=person, timeout=30) as api:
         for text in chat:
             posted = api.post(f"/api/rooms/{chat_room}/messages", json={"text": text})
             assert posted.status_code == 202
@@ -153,7 +153,7 @@ def test_no_payload_runs_or_becomes_markup(
     ]
     for pending_id, actor, reason in refusals:
         headers = {"Authorization": f"Bearer {desk.token(actor, admin=True)}"}
-        with httpx.Client(base_url=desk.url, headers=headers) as api:
+        with httpx.Client(base_url=desk.url, headers=headers, timeout=30) as api:
             refused = api.post(f"/api/requests/{pending_id}/reject", json={"reason": reason})
             assert refused.status_code == 200
     outcomes = settled(page, chat_room)
