@@ -24,35 +24,18 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+
+from bench_stores import IN_FLIGHT, PARK_BATCH, in_flight
 
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
-X = TypeVar("X")
-T = TypeVar("T")
-
-IN_FLIGHT = 256
-PARK_BATCH = 2_000
 BACKSTOP = 300.0
 DEFAULT_SIZES = (2_000, 32_000)
 # On a RAM disk, when there is one, a commit's fsync costs nothing: the settles go faster.
 MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") else None
-
-
-async def in_flight(limit: int, items: Sequence[X], call: Callable[[X], Awaitable[T]]) -> list[T]:
-    """``call`` each item, at most ``limit`` at a time; the results in the items' order."""
-    results: list[Any] = [None] * len(items)
-    queue = iter(enumerate(items))
-
-    async def worker() -> None:
-        for index, item in queue:
-            results[index] = await call(item)
-
-    await asyncio.gather(*(worker() for _ in range(min(limit, len(items)))))
-    return results
 
 
 async def hand_off(directory: Path, count: int) -> tuple[float, float]:
