@@ -11,13 +11,22 @@ No single failure stops the sweeper: a request whose timeout cannot be recorded 
 record, a store error about it alone) ends its own waits with that error, and any other
 fault is logged and retried like an outage. Should the task end anyway (cancelled) while
 waits remain, the first of them to notice starts the next one.
+
+Handing an answer to its wait costs the same however many waits are parked: the sweeper
+carries one done callback, which tells each wait's watch that it ended (the waits never
+register on the shared task themselves); the figures of :attr:`DurableWaits.parked` and
+:attr:`DurableWaits.deadlines` are counters; and the nearest deadline comes from a heap
+whose entries a changed or finished watch leaves behind, dropped when they reach the top
+and compacted when they outnumber the live ones.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import Callable
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from roomkit.core.exceptions import (
@@ -48,6 +57,8 @@ RELEASED = "Released before an answer arrived"
 # The first retry after an outage; it doubles up to the backstop interval.
 _OUTAGE_RETRY = 0.02
 HANDLER_CLOSED = "Human input handler closed"
+# The deadline heap is compacted once its dead entries outnumber the live ones and this.
+_COMPACT_FLOOR = 64
 
 
 def timed_out() -> tuple[dict[str, Any], ...]:
@@ -74,16 +85,12 @@ class DurableWaits:
         self._sweeper: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[PendingChange], None]] = []
         self._unsubscribe: Callable[[], None] | None = None
-
-    @property
-    def parked(self) -> int:
+        self.parked = 0
         """How many ``wait()`` calls are blocked here."""
-        return sum(watch.waiters for watch in self._waiters.values())
-
-    @property
-    def deadlines(self) -> int:
+        self.deadlines = 0
         """How many of the waited requests have a deadline this process watches."""
-        return sum(1 for watch in self._waiters.values() if watch.record.deadline is not None)
+        self._heap: list[tuple[float, int, _Watch]] = []
+        self._order = itertools.count()
 
     # -- the change feed ---------------------------------------------------------------------
 
@@ -185,24 +192,68 @@ class DurableWaits:
                 raise HandlerClosedError(HANDLER_CLOSED)
             watch = self._waiters.get(pending_id)
             if watch is None:
+                deadline, record.deadline = record.deadline, None
                 watch = self._waiters[pending_id] = _Watch(record)
             else:
                 watch.waiters += 1
-                if record.deadline is not None:
-                    watch.record.deadline = record.deadline
+                deadline = record.deadline
+            if deadline is not None:
+                self._set_deadline(watch, deadline)
+            self.parked += 1
             # Read once more after registering: a change between the two reads is not missed.
             self._mark(pending_id)
             try:
                 record = await self._await_outcome(pending_id, watch)
             finally:
+                self.parked -= 1
                 watch.waiters -= 1
                 if watch.waiters == 0 and self._waiters.get(pending_id) is watch:
-                    del self._waiters[pending_id]
-                    watch.forget()
-                    if not self._waiters:
-                        self._nudge.set()  # the sweeper has nothing left to do: it ends now
+                    self._unwatch(watch)
         self.local.pop(pending_id, None)
         return record
+
+    def _unwatch(self, watch: _Watch) -> None:
+        """The last wait on ``watch`` ended: stop watching its request."""
+        del self._waiters[watch.record.pending_id]
+        watch.forget()
+        if watch.record.deadline is not None:
+            self.deadlines -= 1
+            self._compact()
+        if not self._waiters:
+            self._heap.clear()
+            self._nudge.set()  # the sweeper has nothing left to do: it ends now
+
+    # -- deadlines ---------------------------------------------------------------------------
+
+    def _set_deadline(self, watch: _Watch, deadline: float) -> None:
+        """Watch ``deadline`` for ``watch``'s request (its first, or a changed one)."""
+        if watch.record.deadline == deadline:
+            return
+        if watch.record.deadline is None:
+            self.deadlines += 1
+        watch.record.deadline = deadline
+        heappush(self._heap, (deadline, next(self._order), watch))
+        self._compact()
+
+    def _live(self, entry: tuple[float, int, _Watch]) -> bool:
+        deadline, _, watch = entry
+        return (
+            watch.record.deadline == deadline
+            and self._waiters.get(watch.record.pending_id) is watch
+        )
+
+    def _compact(self) -> None:
+        if len(self._heap) > 2 * self.deadlines + _COMPACT_FLOOR:
+            self._heap = [entry for entry in self._heap if self._live(entry)]
+            heapify(self._heap)
+
+    def _nearest_deadline(self) -> float | None:
+        heap = self._heap
+        while heap:
+            if self._live(heap[0]):
+                return heap[0][0]
+            heappop(heap)
+        return None
 
     def settled(self, record: PendingInput) -> None:
         """Hand a settled record to this process's waiters on it (a settle made here)."""
@@ -224,32 +275,40 @@ class DurableWaits:
             self._start_sweeper()
 
     def _start_sweeper(self) -> None:
-        self._sweeper = asyncio.get_running_loop().create_task(
+        sweeper = asyncio.get_running_loop().create_task(
             self._sweep(), name="human-input-durable-sweeper"
         )
+        sweeper.add_done_callback(self._sweeper_ended)
+        self._sweeper = sweeper
+
+    def _sweeper_ended(self, sweeper: asyncio.Task[None]) -> None:
+        """The one callback on the sweeper: if it ended while waits remain, tell them."""
+        how = "was cancelled" if sweeper.cancelled() else f"failed ({sweeper.exception()!r})"
+        if sweeper is not self._sweeper or not self._waiters:
+            return
+        logger.warning("The sweeper of durable waits %s: starting a new one", how)
+        self._dirty.update(self._waiters)
+        for watch in self._waiters.values():
+            watch.lose_sweeper()
 
     async def _await_outcome(self, pending_id: str, watch: _Watch) -> PendingInput:
         """The settled record, once the sweeper (or a settle made here) hands it over.
 
-        The wait watches the sweeper too: should it end while this wait still needs it
-        (cancelled from outside), the wait starts the next one. A wait that is cut never
-        leaves a sweeper behind, so nothing outlives a loop that is shutting down.
+        The wait hears of the sweeper through its watch: should the sweeper end while this
+        wait still needs it (cancelled from outside), the wait starts the next one. A wait
+        that is cut never leaves a sweeper behind, so nothing outlives a loop that is
+        shutting down.
         """
         while True:
             sweeper = self._sweeper
             if sweeper is None or sweeper.done():
                 self._mark(pending_id)
-                sweeper = self._sweeper
-            assert sweeper is not None
-            await asyncio.wait((watch.settled, sweeper), return_when=asyncio.FIRST_COMPLETED)
+            lost = watch.sweeper_lost
+            if lost.done():
+                lost = watch.sweeper_lost = lost.get_loop().create_future()
+            await asyncio.wait((watch.settled, lost), return_when=asyncio.FIRST_COMPLETED)
             if watch.settled.done():
                 return watch.settled.result()
-            if self._sweeper is sweeper:
-                how = (
-                    "was cancelled" if sweeper.cancelled() else f"failed ({sweeper.exception()!r})"
-                )
-                logger.warning("The sweeper of durable waits %s: starting a new one", how)
-                self._dirty.update(self._waiters)
 
     async def _sweep(self) -> None:
         """One task per handler: reads woken requests in batches, times out due ones.
@@ -280,9 +339,9 @@ class DurableWaits:
         """Wait for a hint, a deadline or the backstop, then read the requests it names."""
         store = self.store
         delay = store.backstop_interval
-        deadlines = [w.record.deadline for w in self._waiters.values() if w.record.deadline]
-        if deadlines:
-            delay = min(delay, max(0.0, min(deadlines) - store.clock()))
+        nearest = self._nearest_deadline()
+        if nearest is not None:
+            delay = min(delay, max(0.0, nearest - store.clock()))
         if failures:
             delay = min(delay, _OUTAGE_RETRY * 2 ** min(failures, 6))
         if not self._dirty:
@@ -335,7 +394,7 @@ class DurableWaits:
             elif record.status is not _PENDING:
                 watch.settled.set_result(record)
             elif record.deadline is not None:
-                watch.record.deadline = record.deadline
+                self._set_deadline(watch, record.deadline)
 
     def _drop(self, watch: _Watch, what: str, error: Exception) -> None:
         """End the waits on one request that the store fails on, and keep the others going."""
@@ -348,14 +407,23 @@ class DurableWaits:
 
 
 class _Watch:
-    """The waits of this process on one request, and the future its settling completes."""
+    """The waits of this process on one request, and the future its settling completes.
 
-    __slots__ = ("record", "settled", "waiters")
+    ``sweeper_lost`` completes when the sweeper ends while these waits still need it.
+    """
+
+    __slots__ = ("record", "settled", "sweeper_lost", "waiters")
 
     def __init__(self, record: PendingInput) -> None:
         self.record = record
-        self.settled: asyncio.Future[PendingInput] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self.settled: asyncio.Future[PendingInput] = loop.create_future()
+        self.sweeper_lost: asyncio.Future[None] = loop.create_future()
         self.waiters = 1
+
+    def lose_sweeper(self) -> None:
+        if not self.sweeper_lost.done():
+            self.sweeper_lost.set_result(None)
 
     def fail(self, error: Exception) -> None:
         if not self.settled.done():

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
+from tests.tools.human_input.durable.cross_process_peer import parked
 from tests.tools.human_input.stores.store_kit import PATIENCE, FakeClock, logged
 
 from roomkit.core.exceptions import HumanInputTimeoutError, StoreError
@@ -177,3 +178,99 @@ async def test_a_fault_no_request_explains_is_retried(durable: Durable, clock: F
         with pytest.raises(HumanInputTimeoutError):
             await waiting
     assert clock.faults == 0
+
+
+def callbacks_on_the_sweeper() -> int:
+    """How many done callbacks the running sweeper task carries (asyncio's own list)."""
+    (sweeper,) = [task for task in asyncio.all_tasks() if task.get_name() == SWEEPER]
+    return len(sweeper._callbacks or ())
+
+
+async def test_the_sweeper_carries_one_callback_however_many_waits_are_parked(
+    durable: Durable,
+) -> None:
+    """A wait never registers on the shared task: ending n waits costs n steps, not n²."""
+    handler = durable.handler
+    requests = [await handler.create("AskUserQuestion", QUESTION) for _ in range(40)]
+    waits = [asyncio.create_task(handler.wait(requests[0].pending_id, timeout=None))]
+    async with asyncio.timeout(PATIENCE):
+        await parked(handler, 1, waits)
+    assert callbacks_on_the_sweeper() == 1
+
+    waits.append(asyncio.create_task(handler.wait(requests[0].pending_id, timeout=60)))
+    waits += [
+        asyncio.create_task(handler.wait(request.pending_id, timeout=None))
+        for request in requests[1:]
+    ]
+    async with asyncio.timeout(PATIENCE):
+        await parked(handler, 41, waits)
+    assert callbacks_on_the_sweeper() == 1
+    figures = handler.statistics()
+    assert (figures.parked_waits, figures.armed_deadlines) == (41, 1)
+
+    for n, request in enumerate(requests):
+        assert await handler.aresolve(request.pending_id, f"answer {n}")
+    async with asyncio.timeout(PATIENCE):
+        answers = await asyncio.gather(*waits)
+    assert answers == ["answer 0", "answer 0", *(f"answer {n}" for n in range(1, 40))]
+    figures = handler.statistics()
+    assert (figures.parked_waits, figures.armed_deadlines) == (0, 0)
+
+
+async def test_every_wait_carries_on_past_a_cancelled_sweeper(
+    durable: Durable, clock: FakeClock
+) -> None:
+    """Two waits on one request and one on another: each hears the sweeper ended."""
+    handler = durable.handler
+    first = await handler.create("AskUserQuestion", QUESTION, timeout=5)
+    second = await handler.create("AskUserQuestion", QUESTION)
+    waits = [
+        asyncio.create_task(handler.wait(request.pending_id, timeout=None))
+        for request in (first, first, second)
+    ]
+    async with asyncio.timeout(PATIENCE):
+        await parked(handler, 3, waits)
+    (sweeper,) = [task for task in asyncio.all_tasks() if task.get_name() == SWEEPER]
+
+    with logged("roomkit.tools.human_input", "was cancelled") as reported:
+        sweeper.cancel()
+        async with asyncio.timeout(PATIENCE):
+            await reported.wait()
+    assert await handler.aresolve(second.pending_id, "here")
+    clock.advance(10)
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(HumanInputTimeoutError):
+            await waits[0]
+        with pytest.raises(HumanInputTimeoutError):
+            await waits[1]
+        assert await waits[2] == "here"
+    assert handler.statistics().parked_waits == 0
+
+
+async def test_the_deadline_still_watched_outlives_many_that_ended(
+    durable: Durable, clock: FakeClock
+) -> None:
+    """Deadlines left behind by answered waits are dropped; the one still waited on fires."""
+    handler = durable.handler
+    answered = [await handler.create("AskUserQuestion", QUESTION) for _ in range(100)]
+    later = await handler.create("AskUserQuestion", QUESTION)
+    waits = [
+        asyncio.create_task(handler.wait(request.pending_id, timeout=5 + n / 100))
+        for n, request in enumerate(answered)
+    ]
+    waits.append(asyncio.create_task(handler.wait(later.pending_id, timeout=50)))
+    async with asyncio.timeout(PATIENCE):
+        await parked(handler, 101, waits)
+    assert handler.statistics().armed_deadlines == 101
+
+    for request in reversed(answered):
+        assert await handler.aresolve(request.pending_id, "yes")
+    async with asyncio.timeout(PATIENCE):
+        assert await asyncio.gather(*waits[:-1]) == ["yes"] * 100
+    assert handler.statistics().armed_deadlines == 1
+
+    clock.advance(60)
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(HumanInputTimeoutError):
+            await waits[-1]
+    assert handler.statistics().armed_deadlines == 0
