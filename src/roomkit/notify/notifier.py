@@ -392,7 +392,7 @@ class Notifier:
         announced = False
         for earlier in await self.outbox.items_for(pending_id):
             body, receipt = earlier.body, earlier.receipt or {}
-            announced = announced or earlier.item_id == f"{pending_id}.announce"
+            announced = announced or earlier.item_id == step_id(pending_id, "announce")
             # In flight counts as told; refused or skipped does not.
             sent = not earlier.done or not ({"failed", "skipped"} & receipt.keys())
             if sent and body.get("job") == "deliver" and body.get("type") != "question_settled":

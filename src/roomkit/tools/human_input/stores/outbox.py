@@ -207,7 +207,7 @@ class MemoryOutbox:
     async def add(self, items: Sequence[OutboxItem]) -> int:
         new = 0
         now = max((item.created for item in items), default=-math.inf)
-        if now >= self._next_purge:
+        if items and now >= self._next_purge:
             # The handler's clock is the event loop's: an added item's creation tells it.
             self._next_purge = now + _PURGE_EVERY
             await self.purge(now - KEEP_DONE)
