@@ -89,6 +89,21 @@ redis.call('PEXPIRE', KEYS[3] .. request, ARGV[3])
 return 1
 """
 
+_ITEMS_FOR = """
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local fields = redis.call('HGETALL', KEYS[2] .. id)
+  if #fields > 0 then
+    out[#out + 1] = id
+    out[#out + 1] = fields
+    out[#out + 1] = redis.call('ZSCORE', KEYS[3], id) or ''
+  end
+end
+return out
+"""
+"""A request's items, oldest first: for each its id, its hash, its due time if not done
+(an item done long ago whose hash expired is left out)."""
+
 _POSTPONE = """
 if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
   redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
@@ -121,6 +136,7 @@ class RedisOutbox:
         self._renew = client.register_script(_RENEW)
         self._complete = client.register_script(_COMPLETE)
         self._postpone = client.register_script(_POSTPONE)
+        self._items_for = client.register_script(_ITEMS_FOR)
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         if not items:
@@ -164,26 +180,18 @@ class RedisOutbox:
         await self._postpone(keys=[self._item + item_id, self._due], args=[repr(due), item_id])
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
-        ids = [_text(i) for i in await self._client.zrange(self._request + pending_id, 0, -1)]
-        if not ids:
-            return []
-        async with self._client.pipeline(transaction=False) as pipe:
-            for item_id in ids:
-                pipe.hgetall(self._item + item_id)
-                pipe.zscore(self._due, item_id)
-            replies = await pipe.execute()
+        raw = await self._items_for(keys=[self._request + pending_id, self._item, self._due])
         items = []
-        for at, item_id in enumerate(ids):
-            fields = {_text(k): _text(v) for k, v in replies[2 * at].items()}
-            if not fields:
-                continue  # done long ago and expired
-            due = replies[2 * at + 1]
+        for at in range(0, len(raw), 3):
+            pairs = [_text(v) for v in raw[at + 1]]
+            fields = dict(zip(pairs[::2], pairs[1::2], strict=True))
+            due = _text(raw[at + 2])
             receipt = fields.get("receipt") or None
             items.append(
                 OutboxItem(
-                    item_id=item_id,
+                    item_id=_text(raw[at]),
                     pending_id=pending_id,
-                    due=float(due) if due is not None else 0.0,
+                    due=float(due) if due else 0.0,
                     body=json.loads(fields["body"]),
                     attempts=int(fields["attempts"]),
                     created=float(fields["created"]),
