@@ -349,11 +349,13 @@ class Notifier:
             targets = self._targets(approvers, warn=job == "announce")
         now = now_of(self.handler)
         body = {"job": "deliver", "type": _TYPES[job], "approvers": list(approvers)}
+        # Due since the step was added: behind a backlog, a step's deliveries go before
+        # the steps added after it, so that the first notices leave at once.
         deliveries = [
             OutboxItem(
                 f"{item.item_id}.{name}.{recipient or '-'}",
                 item.pending_id,
-                now,
+                min(item.created, now),
                 {**body, "surface": name, "recipient": recipient},
                 created=now,
             )

@@ -1,5 +1,5 @@
 """The PostgreSQL store's outbox: the table ``roomkit_outbox`` in the store's schema
-(version 3 of its tables), on the store's own pool.
+(version 3 of its tables, its index of endings version 4), on the store's own pool.
 
 A claim is one ``UPDATE ... WHERE item_id IN (SELECT ... FOR UPDATE SKIP LOCKED)
 RETURNING``: rows another process is claiming are skipped, never taken twice. The store's
