@@ -115,9 +115,8 @@ class RedisStore(DurableBase):
         settle_retry: seconds a settle whose reply was lost keeps running again (with its
             settle token) until the server answers, counted from the start of the outage;
             ``0`` gives up at once.
-        outbox_retention_seconds: how long the notification outbox keeps a finished
-            delivery (sent or given up), on the server's clock; finite, since the server
-            expires it.
+        outbox_retention_seconds: how long the server keeps a request's outbox entries once
+            it ended and all were sent or given up (finite: the server expires them).
 
     Raises:
         TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
@@ -154,10 +153,9 @@ class RedisStore(DurableBase):
         client = connect(url, client, default=DEFAULT_URL)
         self.prefix = prefix
         """The first part of every key and of the events channel."""
-        self.outbox_retention = seconds(
-            "outbox_retention_seconds", outbox_retention_seconds, zero=True
-        )
-        """Seconds the server keeps a finished delivery of the outbox."""
+        keep = seconds("outbox_retention_seconds", outbox_retention_seconds, zero=True)
+        self.outbox_retention = keep
+        """Seconds the server keeps a request's finished outbox entries."""
         self._client = client
         self._where = describe(client)
         self._layout = scripts.Layout(prefix)
