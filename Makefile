@@ -60,6 +60,7 @@ bench: install services
 	$(BIN)/python bench/bench_desk.py
 	$(BIN)/python bench/bench_mcp.py
 	$(BIN)/python bench/bench_notify.py
+	$(BIN)/python bench/bench_notify_scale.py --size 10000
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage

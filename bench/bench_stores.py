@@ -61,6 +61,7 @@ from scale_case import (
 )
 
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, record_ladder, remind
 from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 T = TypeVar("T")
@@ -185,8 +186,11 @@ async def wake_waiter(kind: str, location: str, prefix: str, samples: int) -> No
     await store.close()
 
 
-async def scale_waiter(location: str, prefix: str, count: int, first_room: int) -> None:
-    """Create ``count`` requests in this process's rooms and wait on them all (on Redis)."""
+async def scale_waiter(
+    location: str, prefix: str, count: int, first_room: int, remind_after: float | None = None
+) -> None:
+    """Create ``count`` requests in this process's rooms and wait on them all (on Redis);
+    with ``remind_after``, each with a ladder of one reminder."""
     from redis.asyncio import BlockingConnectionPool, Redis
 
     from roomkit.tools.human_input.stores.redis import RedisStore
@@ -199,12 +203,18 @@ async def scale_waiter(location: str, prefix: str, count: int, first_room: int) 
     )
     client = Redis(connection_pool=pool)
     store = RedisStore(client=client, prefix=prefix, backstop_interval=SCALE_BACKSTOP)
-    await wait_on_all(store, "redis", count, first_room)
+    await wait_on_all(store, "redis", count, first_room, remind_after=remind_after)
     await client.aclose(close_connection_pool=True)
 
 
 async def wait_on_all(
-    store: Any, kind: str, count: int, first_room: int, *, check: float = 0.0
+    store: Any,
+    kind: str,
+    count: int,
+    first_room: int,
+    *,
+    check: float = 0.0,
+    remind_after: float | None = None,
 ) -> None:
     """Create ``count`` requests in this process's rooms on ``store``, wait on them all,
     and close the store.
@@ -212,15 +222,22 @@ async def wait_on_all(
     Prints one JSON line once every wait is parked (the ids, and the seconds it took to
     create them and to park the waits), and one when every wait has ended: each wait's
     answer, or ``null`` for a wait that failed, and the first failure. ``check`` is how
-    often the parked waits are counted (:func:`parked`).
+    often the parked waits are counted (:func:`parked`). With ``remind_after``, each
+    request gets a ladder of one reminder that many seconds after its creation, recorded
+    as a tool handler records it.
     """
     handler = HumanInputHandler(store=store)
     await feed_live(handler, kind)
     start = time.perf_counter()
 
+    ladder = None if remind_after is None else Ladder(remind(after=remind_after))
+
     async def create(n: int) -> str:
         room = f"room-{first_room + n % (ROOMS // WAITERS)}"
-        return (await handler.create("AskUserQuestion", {"n": n}, room_id=room)).pending_id
+        request = await handler.create("AskUserQuestion", {"n": n}, room_id=room)
+        if ladder is not None:
+            await record_ladder(handler, request, ladder)
+        return request.pending_id
 
     ids = await in_flight(IN_FLIGHT, range(count), create)
     created = time.perf_counter() - start
@@ -269,14 +286,15 @@ async def answerer(
 
 def play_role(
     arguments: Sequence[str],
-    scale_waiter: Callable[[str, str, int, int], Awaitable[None]],
+    scale_waiter: Callable[..., Awaitable[None]],
     answerer: Callable[[str, str, str], Awaitable[None]],
 ) -> bool:
     """Run the process role that ``arguments`` name and return True; False for none.
 
     The roles: ``--wake-waiter KIND LOCATION PREFIX SAMPLES`` (:func:`wake_waiter`),
-    ``--scale-waiter LOCATION PREFIX COUNT FIRST_ROOM`` and ``--answerer LOCATION PREFIX
-    NAME``, run by the calling script's own ``scale_waiter`` and ``answerer``.
+    ``--scale-waiter LOCATION PREFIX COUNT FIRST_ROOM [REMIND_AFTER]`` and ``--answerer
+    LOCATION PREFIX NAME``, run by the calling script's own ``scale_waiter`` and
+    ``answerer``.
     """
     role, rest = arguments[:1], arguments[1:]
     if role == ["--wake-waiter"]:
@@ -284,7 +302,8 @@ def play_role(
         asyncio.run(wake_waiter(kind, location, prefix, int(samples)))
     elif role == ["--scale-waiter"]:
         location, prefix, count, first_room = rest[:4]
-        asyncio.run(scale_waiter(location, prefix, int(count), int(first_room)))
+        ladder = {"remind_after": float(rest[4])} if len(rest) > 4 else {}
+        asyncio.run(scale_waiter(location, prefix, int(count), int(first_room), **ladder))
     elif role == ["--answerer"]:
         location, prefix, name = rest[:3]
         asyncio.run(answerer(location, prefix, name))

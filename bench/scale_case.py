@@ -13,6 +13,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,19 +63,37 @@ async def tell(process: asyncio.subprocess.Process, message: bytes) -> None:
 
 
 async def answered_from_processes(
-    url: str, size: int, *, store: str, script: str, prefix: str = ""
+    url: str,
+    size: int,
+    *,
+    store: str,
+    script: str,
+    prefix: str = "",
+    waiter_arguments: Sequence[str] = (),
+    before_answers: Callable[[], Awaitable[None]] | None = None,
+    measured: dict[str, float] | None = None,
 ) -> list[Row]:
     """``size`` requests wait in 2 processes; 4 others answer them, some twice over.
 
-    The processes run ``script`` with ``--scale-waiter`` and ``--answerer``, on ``store``
-    at ``url`` (with ``prefix``, a new one by default); ``store`` names it in the rows.
+    The processes run ``script`` with ``--scale-waiter`` (and ``waiter_arguments`` after
+    its own) and ``--answerer``, on ``store`` at ``url`` (with ``prefix``, a new one by
+    default); ``store`` names it in the rows. ``before_answers`` is awaited once every wait
+    is parked, before the answers start; ``measured``, when given, receives the figures as
+    numbers (``created_per_s``, ``parked_s``, ``answered_per_s``, ``delivered``, ``lost``,
+    ``twice``).
     """
     prefix = prefix or f"scale{os.urandom(4).hex()}"
     counts = [size // WAITERS] * WAITERS
     counts[0] += size % WAITERS
     waiters = [
         await spawn(
-            "--scale-waiter", url, prefix, str(count), str(n * ROOMS // WAITERS), script=script
+            "--scale-waiter",
+            url,
+            prefix,
+            str(count),
+            str(n * ROOMS // WAITERS),
+            *waiter_arguments,
+            script=script,
         )
         for n, count in enumerate(counts)
     ]
@@ -99,6 +118,8 @@ async def answered_from_processes(
     for process in answerers:
         assert process.stdout is not None
         assert (await process.stdout.readline()).strip() == b"ready"
+    if before_answers is not None:
+        await before_answers()
     start = time.perf_counter()
     for process in answerers:
         await tell(process, b"go")
@@ -123,6 +144,15 @@ async def answered_from_processes(
         if report["failed"]:
             print(f"note: a wait failed with {report['failed'][0]}")
     ok = len(delivered) == size and lost == 0 and twice == 0
+    if measured is not None:
+        measured.update(
+            created_per_s=size / created,
+            parked_s=parking,
+            answered_per_s=size / elapsed,
+            delivered=len(delivered) - lost,
+            lost=lost,
+            twice=twice,
+        )
     return [
         Row(
             f"{store}: {size:,} pending in {ROOMS:,} rooms, {WAITERS} processes",

@@ -1,4 +1,5 @@
-"""An aiosmtpd SMTP server on loopback that keeps the messages it accepts."""
+"""An aiosmtpd SMTP server on loopback that keeps the messages it accepts; with TLS (from
+the first byte, or by STARTTLS) and a login when asked."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from email.message import EmailMessage
 from typing import Any
 
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+from roomkit.notify import Directory, Email, Notifier, Person
+from roomkit.tools.human_input import HumanInputHandler
 
 
 class Mailbox:
@@ -19,6 +24,8 @@ class Mailbox:
     def __init__(self, refuse: frozenset[str] = frozenset()) -> None:
         self.refuse = refuse
         self.messages: queue.Queue[EmailMessage] = queue.Queue()
+        self.sessions: list[tuple[bool, bool]] = []
+        """Per message accepted: whether it came over TLS, and after a login."""
 
     async def handle_RCPT(
         self, server: Any, session: Any, envelope: Any, address: str, options: Any
@@ -31,6 +38,8 @@ class Mailbox:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         message = email.message_from_bytes(envelope.content, policy=email.policy.default)
         assert isinstance(message, EmailMessage)
+        over_tls = server.transport.get_extra_info("ssl_object") is not None
+        self.sessions.append((over_tls, bool(session.authenticated)))
         self.messages.put(message)
         return "250 Message accepted"
 
@@ -39,12 +48,33 @@ class Mailbox:
         return await asyncio.to_thread(self.messages.get, True, 10.0)
 
 
+class Logins:
+    """An aiosmtpd authenticator that takes one username and password; counts refusals."""
+
+    def __init__(self, username: str, password: str) -> None:
+        self.expected = (username.encode(), password.encode())
+        self.refused = 0
+
+    def __call__(
+        self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any
+    ) -> AuthResult:
+        if isinstance(data, LoginPassword) and (data.login, data.password) == self.expected:
+            return AuthResult(success=True)
+        self.refused += 1
+        # handled=False: the server answers 535 itself.
+        return AuthResult(success=False, handled=False)
+
+
 class SMTPServer:
-    def __init__(self, mailbox: Mailbox) -> None:
+    """``options`` go to aiosmtpd's ``Controller``: ``ssl_context`` for TLS from the first
+    byte; ``tls_context`` and ``require_starttls`` for STARTTLS; ``authenticator``..."""
+
+    def __init__(self, mailbox: Mailbox, **options: Any) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        self.controller = Controller(mailbox, hostname="127.0.0.1", port=self.port)
+        self.mailbox = mailbox
+        self.controller = Controller(mailbox, hostname="127.0.0.1", port=self.port, **options)
 
     def __enter__(self) -> SMTPServer:
         self.controller.start()
@@ -52,3 +82,41 @@ class SMTPServer:
 
     def __exit__(self, *exc: object) -> None:
         self.controller.stop()
+
+
+PEOPLE = Directory({"alice": Person(email="alice@example.com"), "bob": Person(email="bob@nowhere")})
+LINK_SECRET = "an answer link secret for tests"
+
+
+async def question_and_ending(
+    handler: HumanInputHandler, email: Email, mailbox: Mailbox, question: str
+) -> tuple[EmailMessage, EmailMessage, Notifier]:
+    """Ask alice ``question`` through ``email``, answer it as her; the two messages she got
+    (the question, how it ended) and the notifier that sent them."""
+    notifier = Notifier(
+        handler, [email], directory=PEOPLE, desk_url="http://desk.test", link_secret=LINK_SECRET
+    )
+    async with notifier:
+        request = await handler.create("ask", {"question": question}, actor_id="alice")
+        message = await mailbox.next_message()
+        assert await handler.aresolve(request.pending_id, "yes", by="alice")
+        closed = await mailbox.next_message()
+    return message, closed, notifier
+
+
+def texts(message: EmailMessage) -> tuple[str, str]:
+    """The plain text and the HTML of ``message`` (both must be there)."""
+    plain, rich = message.get_body(("plain",)), message.get_body(("html",))
+    assert plain is not None
+    assert rich is not None
+    return plain.get_content(), rich.get_content()
+
+
+def check_question(message: EmailMessage, question: str) -> None:
+    """``message`` asks alice ``question``, in plain text and HTML, with her answer link."""
+    assert message["To"] == "alice@example.com"
+    assert message["Subject"] == f"Question: {question}"
+    plain, rich = texts(message)
+    assert question in plain
+    assert "http://desk.test/#token=" in plain
+    assert 'href="http://desk.test/#token=' in rich

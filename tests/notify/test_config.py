@@ -191,6 +191,11 @@ BAD = [
         "is 'starttls', 'tls' or 'none', not 'ssl'",
     ),
     (
+        '[email]\nhost = "smtp"\nsender = "r@example.com"\ncafile = "/no/such/ca.pem"\n',
+        "[email] cafile",
+        "Email(cafile='/no/such/ca.pem') cannot be read as PEM certificates",
+    ),
+    (
         '[email]\nhost = "smtp"\nsender = "r@example.com"\npassword = "x"\n',
         "[email] password",
         "unknown key (the keys here: host, port,",

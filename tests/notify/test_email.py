@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.notify.smtp_server import Mailbox, SMTPServer
+from tests.notify.smtp_server import (
+    PEOPLE,
+    Mailbox,
+    SMTPServer,
+    check_question,
+    question_and_ending,
+    texts,
+)
 
-from roomkit.notify import Directory, Email, Notifier, Person
+from roomkit.notify import Email, Notifier
 from roomkit.tools.human_input import HumanInputHandler
-
-PEOPLE = Directory({"alice": Person(email="alice@example.com"), "bob": Person(email="bob@nowhere")})
-SECRET = "an answer link secret for tests"
 
 
 def mail(server: SMTPServer) -> Email:
@@ -20,34 +24,14 @@ def mail(server: SMTPServer) -> Email:
 async def test_the_approver_gets_plain_text_and_html_with_an_answer_link(
     make_handler: Callable[[], HumanInputHandler],
 ) -> None:
-    handler = make_handler()
     mailbox = Mailbox()
     with SMTPServer(mailbox) as server:
-        notifier = Notifier(
-            handler,
-            [mail(server)],
-            directory=PEOPLE,
-            desk_url="http://desk.test",
-            link_secret=SECRET,
+        message, closed, _ = await question_and_ending(
+            make_handler(), mail(server), mailbox, "Deploy now?"
         )
-        async with notifier:
-            request = await handler.create("ask", {"question": "Deploy now?"}, actor_id="alice")
-            message = await mailbox.next_message()
-            assert await handler.aresolve(request.pending_id, "yes", by="alice")
-            closed = await mailbox.next_message()
-    assert message["To"] == "alice@example.com"
-    assert message["Subject"] == "Question: Deploy now?"
-    plain_part, rich_part = message.get_body(("plain",)), message.get_body(("html",))
-    assert plain_part is not None
-    assert rich_part is not None
-    plain, rich = plain_part.get_content(), rich_part.get_content()
-    assert "Deploy now?" in plain
-    assert "http://desk.test/#token=" in plain
-    assert 'href="http://desk.test/#token=' in rich
+    check_question(message, "Deploy now?")
     assert closed["Subject"] == "Closed: Deploy now?"
-    closing = closed.get_body(("plain",))
-    assert closing is not None
-    assert "alice answered it" in closing.get_content()
+    assert "alice answered it" in texts(closed)[0]
 
 
 async def test_a_refused_address_is_dropped_and_the_answer_stands(

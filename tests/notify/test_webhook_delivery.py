@@ -112,3 +112,27 @@ async def test_an_ending_missed_while_no_notifier_ran_is_sent_by_the_next(
         async with Notifier(handler, [Webhook(receiver.url, receiver.secret)]):
             deliveries = await receiver.wait_for(2)
     assert body_types(deliveries) == ["question_pending", "question_settled"]
+
+
+async def test_every_ending_missed_while_no_notifier_ran_is_sent_however_many(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """120 requests settle while no notifier runs, more than any listing of recent outcomes
+    holds: the next notifier tells each ending, once."""
+    handler = make_handler()
+    async with Receiver() as receiver:
+        async with Notifier(handler, [Webhook(receiver.url, receiver.secret)]) as notifier:
+            requests = [
+                await handler.create("ask", {"question": f"Item {n}?"}, actor_id="alice")
+                for n in range(120)
+            ]
+            await receiver.wait_for(120)
+            await notifier.wait_idle()
+        for request in requests:
+            assert await handler.aresolve(request.pending_id, "yes")
+        async with Notifier(handler, [Webhook(receiver.url, receiver.secret)]) as notifier:
+            await receiver.wait_for(240)
+            await notifier.wait_idle()
+    endings = [b["pending_id"] for _, b in receiver.deliveries if b["type"] == "question_settled"]
+    assert sorted(endings) == sorted(r.pending_id for r in requests)
+    assert len(set(receiver.ids_seen)) == len(receiver.ids_seen) == 240

@@ -15,6 +15,7 @@
     password_env = "SMTP_PASSWORD"
     sender = "roomkit@example.com"
     tls = "starttls"                          # or "tls" (port 465), "none" (a local relay)
+    # cafile = "/etc/roomkit/smtp-ca.pem"     # a private CA that signed the server's certificate
 
     [slack]
     token_env = "SLACK_BOT_TOKEN"
@@ -65,7 +66,7 @@ __all__ = ["NotifyConfig", "load_notify_config"]
 
 _TOP = ("desk_url", "webhook", "email", "slack", "apprise", "people", "ladder")
 _WEBHOOK = ("url", "secret_env", "name")
-_EMAIL = ("host", "port", "username", "password_env", "sender", "tls")
+_EMAIL = ("host", "port", "username", "password_env", "sender", "tls", "cafile")
 _SLACK = ("token_env", "signing_secret_env", "channel", "api_url")
 _APPRISE = ("urls", "name")
 _PERSON = ("email", "slack_user", "manager")
@@ -207,10 +208,11 @@ class _Reader:
         tls = self.text(table, where, "tls")
         if tls is not None and tls not in _TLS:
             self.fail(f"{where} tls", f"is 'starttls', 'tls' or 'none', not {tls!r}")
+        cafile = self.text(table, where, "cafile")
         email = self.surface("email", where, "Email")
         return self.build(
-            where,
-            lambda: email(host, port, username, password, sender, security=tls),
+            f"{where} cafile" if cafile is not None else where,
+            lambda: email(host, port, username, password, sender, security=tls, cafile=cafile),
         )
 
     def slack(self, table: dict[str, Any]) -> Surface:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import ssl
 from collections.abc import Mapping
 from email.message import EmailMessage
@@ -72,6 +73,27 @@ def email_texts(notice: Notice) -> tuple[str, str, str]:
     return subject, plain, "<html><body>" + "".join(parts) + "</body></html>"
 
 
+def _trusting(cafile: str | os.PathLike[str]) -> ssl.SSLContext:
+    try:
+        return ssl.create_default_context(cafile=os.fspath(cafile))
+    except OSError as error:  # ssl.SSLError among them
+        raise ValueError(
+            f"Email(cafile={os.fspath(cafile)!r}) cannot be read as PEM certificates ({error})"
+        ) from None
+
+
+def _untrusted(error: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate failure behind ``error`` (aiosmtplib wraps it on a TLS connect)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = error
+    while seen is not None and seen not in chain:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 class Email:
     """Send each notice to its recipient's email address.
 
@@ -85,8 +107,15 @@ class Email:
             not given (465: ``"tls"``, else ``"starttls"``).
         timeout: seconds one message may take.
         retry: when to try again after a connection error or a 4xx reply (never after a
-            refusal); every 5 s at first, at most every 5 minutes, for a day.
-        tls_context: the TLS settings (a private CA, say).
+            refusal, a refused login or a certificate that does not verify); every 5 s at
+            first, at most every 5 minutes, for a day.
+        cafile: a PEM file of the certificate authorities to trust instead of the system's
+            (a server whose certificate a private CA signed).
+        tls_context: the TLS settings in full, instead of ``cafile``.
+
+    Raises:
+        ValueError: an argument is missing or wrong, both ``cafile`` and ``tls_context``
+            are given, or ``cafile`` cannot be read as certificates.
     """
 
     name = "email"
@@ -102,6 +131,7 @@ class Email:
         security: Security | None = None,
         timeout: float = 20.0,
         retry: Retry | None = None,
+        cafile: str | os.PathLike[str] | None = None,
         tls_context: ssl.SSLContext | None = None,
     ) -> None:
         if not isinstance(host, str) or not host:
@@ -117,7 +147,9 @@ class Email:
         self._username, self._password = username, password
         self.timeout = timeout
         self.retry = retry if retry is not None else Retry(first=5.0, cap=300.0)
-        self._tls_context = tls_context
+        if cafile is not None and tls_context is not None:
+            raise ValueError("Email takes cafile= or tls_context=, not both")
+        self._tls_context = tls_context if cafile is None else _trusting(cafile)
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """An approver whose directory entry has an email address."""
@@ -164,6 +196,14 @@ class Email:
                 retry=400 <= error.code < 500,
             ) from None
         except (aiosmtplib.SMTPException, OSError) as error:
+            untrusted = _untrusted(error)
+            if untrusted is not None:
+                raise DeliveryError(
+                    f"the certificate of the SMTP server {self.host}:{self.port} does not "
+                    f"verify ({untrusted.verify_message}): for a private CA pass "
+                    "Email(cafile=...), else fix the server's certificate or the host name",
+                    retry=False,
+                ) from None
             raise DeliveryError(
                 f"the SMTP server {self.host}:{self.port} is unreachable ({error}): check the "
                 "host, the port and the security setting",

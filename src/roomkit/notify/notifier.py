@@ -31,7 +31,13 @@ from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Surface
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
-from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for
+from roomkit.tools.human_input.stores.outbox import (
+    ENDING,
+    OutboxItem,
+    now_of,
+    outbox_for,
+    step_id,
+)
 
 __all__ = ["Notifier", "NotifierStatistics"]
 
@@ -45,8 +51,6 @@ _TYPES: dict[str, NoticeType] = {
     "settle": "question_settled",
 }
 _SHOWN_KEEP = 7 * 86_400.0
-_RESYNC_SETTLED = 50
-"""Recent outcomes looked at after missed changes, for endings still owed."""
 _GRACE = 1.0
 """Seconds a stopping notifier lets its deliveries in flight finish."""
 
@@ -266,17 +270,27 @@ class Notifier:
             elif change.kind is PendingChangeKind.SETTLED:
                 items.append(self._step(change.pending_id, "settle", now))
             else:
-                # Changes may have been missed (a restart, a reconnect): what is open is owed
-                # its announcement, and what settled lately its ending (told only to those
-                # who heard of it).
-                for request in await self.handler.list_pending():
-                    items.append(self._step(request.pending_id, "announce", now))
-                for request in await self.handler.list_settled(limit=_RESYNC_SETTLED):
-                    items.append(self._step(request.pending_id, "settle", now))
+                items += await self._catch_up(now)
         await self.outbox.add(items)
 
+    async def _catch_up(self, now: float) -> list[OutboxItem]:
+        """The steps owed after changes may have been missed (a restart, a reconnect).
+
+        What is open is owed its announcement; every request the outbox holds steps of but
+        no ending is owed its ending once it is no longer open (told only to those who heard
+        of it), however many settled meanwhile. The owed are read before the open ones: a
+        request that settles between the two reads is not taken for open.
+        """
+        owed = set(await self.outbox.unended())
+        items: list[OutboxItem] = []
+        for request in await self.handler.list_pending():
+            owed.discard(request.pending_id)
+            items.append(self._step(request.pending_id, "announce", now))
+        items += (self._step(pending_id, ENDING, now) for pending_id in sorted(owed))
+        return items
+
     def _step(self, pending_id: str, job: str, now: float) -> OutboxItem:
-        return OutboxItem(f"{pending_id}.{job}", pending_id, now, {"job": job}, created=now)
+        return OutboxItem(step_id(pending_id, job), pending_id, now, {"job": job}, created=now)
 
     async def _claim(self) -> bool:
         room = self.concurrency - len(self._inflight)
@@ -335,11 +349,13 @@ class Notifier:
             targets = self._targets(approvers, warn=job == "announce")
         now = now_of(self.handler)
         body = {"job": "deliver", "type": _TYPES[job], "approvers": list(approvers)}
+        # Due since the step was added: behind a backlog, a step's deliveries go before
+        # the steps added after it, so that the first notices leave at once.
         deliveries = [
             OutboxItem(
                 f"{item.item_id}.{name}.{recipient or '-'}",
                 item.pending_id,
-                now,
+                min(item.created, now),
                 {**body, "surface": name, "recipient": recipient},
                 created=now,
             )
@@ -378,7 +394,7 @@ class Notifier:
         announced = False
         for earlier in await self.outbox.items_for(pending_id):
             body, receipt = earlier.body, earlier.receipt or {}
-            announced = announced or earlier.item_id == f"{pending_id}.announce"
+            announced = announced or earlier.item_id == step_id(pending_id, "announce")
             # In flight counts as told; refused or skipped does not.
             sent = not earlier.done or not ({"failed", "skipped"} & receipt.keys())
             if sent and body.get("job") == "deliver" and body.get("type") != "question_settled":

@@ -1,17 +1,29 @@
 """The PostgreSQL store's outbox: the table ``roomkit_outbox`` in the store's schema
-(version 3 of its tables), on the store's own pool.
+(version 3 of its tables, its index of endings version 4), on the store's own pool.
 
 A claim is one ``UPDATE ... WHERE item_id IN (SELECT ... FOR UPDATE SKIP LOCKED)
-RETURNING``: rows another process is claiming are skipped, never taken twice.
+RETURNING``: rows another process is claiming are skipped, never taken twice. The store's
+own purge drops what is done (:meth:`PostgresOutbox.purge`, on the connection it purges
+with).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from roomkit.tools.human_input.stores.outbox import COLUMNS, OutboxItem, item_from_row
+from roomkit.tools.human_input.stores._durable_base import seconds
+from roomkit.tools.human_input.stores.outbox import (
+    COLUMNS,
+    KEEP_DONE,
+    EndingStatements,
+    OutboxItem,
+    item_from_row,
+)
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
 
 __all__ = ["PostgresOutbox"]
 
@@ -20,8 +32,11 @@ class PostgresOutbox:
     """The outbox in a PostgreSQL store's schema (see
     :mod:`~roomkit.tools.human_input.stores.outbox`)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, *, keep: float = KEEP_DONE) -> None:
         self._store = store
+        self.keep = seconds("outbox_retention_seconds", keep, zero=True, finite=False)
+        """Seconds a request's finished deliveries stay after its ending (the store's
+        purge drops them)."""
         table = f'"{store.schema}".roomkit_outbox'
         self._table = table
         self._claim = (
@@ -29,6 +44,7 @@ class PostgresOutbox:
             f"{table} WHERE NOT done AND due <= %s ORDER BY due LIMIT %s "
             f"FOR UPDATE SKIP LOCKED) RETURNING {COLUMNS}"
         )
+        self._endings = EndingStatements.on(table, marker="%s", done="done")
 
     async def _count(self, statement: str, parameters: Any) -> int:
         await self._store.open()
@@ -91,9 +107,15 @@ class PostgresOutbox:
         rows = await self._rows(f"SELECT MIN(due) FROM {self._table} WHERE NOT done")
         return None if not rows or rows[0][0] is None else float(rows[0][0])
 
-    async def purge(self, before: float) -> int:
-        statement = f"DELETE FROM {self._table} WHERE done AND created < %s"
-        return await self._count(statement, (before,))
+    async def unended(self) -> list[str]:
+        return [row[0] for row in await self._rows(self._endings.unended)]
+
+    async def purge(self, before: float, *, db: AsyncConnection[Any] | None = None) -> int:
+        """As :meth:`Outbox.purge`; on ``db`` when given (the store's purge passes its own)."""
+        if db is None:
+            return await self._count(self._endings.purge, (before,))
+        cursor = await db.execute(self._endings.purge, (before,))
+        return max(cursor.rowcount, 0)
 
     async def aclose(self) -> None:
         """The pool is the store's: the store closes it."""

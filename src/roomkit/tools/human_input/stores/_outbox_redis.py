@@ -3,10 +3,13 @@
 - ``<prefix>:outbox:item:<id>``: a hash (``pending_id``, ``body``, ``attempts``,
   ``created``, ``done``, ``receipt``, ``owner``);
 - ``<prefix>:outbox:due``: a sorted set of the items not done, scored by due time;
-- ``<prefix>:outbox:req:<pending_id>``: a sorted set of a request's items, by creation.
+- ``<prefix>:outbox:req:<pending_id>``: a sorted set of a request's items, by creation;
+- ``<prefix>:outbox:unended``: a set of the requests with items but no ending yet.
 
 Every change is one script, so a claim is a check-and-set among every process on the
-server. A done item's hash expires after a week (the retention of its request is shorter).
+server. Once a request's ending is recorded and none of its items is left to do, its items
+and its set expire after the store's ``outbox_retention_seconds`` (a week by default; the
+retention of a settled request is shorter); an open request's stay.
 """
 
 from __future__ import annotations
@@ -15,21 +18,26 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from roomkit.tools.human_input.stores.outbox import OutboxItem
+from roomkit.tools.human_input.stores.outbox import ENDING, KEEP_DONE, OutboxItem
 
 __all__ = ["RedisOutbox"]
 
-_KEEP_DONE_MS = 7 * 86_400_000
-
 _ADD = """
 local new = 0
-for i = 1, #ARGV, 6 do
+for i = 2, #ARGV, 6 do
   local key = KEYS[1] .. ARGV[i]
   if redis.call('EXISTS', key) == 0 then
-    redis.call('HSET', key, 'pending_id', ARGV[i + 1], 'body', ARGV[i + 3],
+    local request, ending = ARGV[i + 1], ARGV[i + 1] .. ARGV[1]
+    redis.call('HSET', key, 'pending_id', request, 'body', ARGV[i + 3],
                'attempts', ARGV[i + 4], 'created', ARGV[i + 5], 'done', '0')
     redis.call('ZADD', KEYS[2], ARGV[i + 2], ARGV[i])
-    redis.call('ZADD', KEYS[3] .. ARGV[i + 1], ARGV[i + 5], ARGV[i])
+    redis.call('ZADD', KEYS[3] .. request, ARGV[i + 5], ARGV[i])
+    redis.call('PERSIST', KEYS[3] .. request)
+    if ARGV[i] == ending then
+      redis.call('SREM', KEYS[4], request)
+    elseif redis.call('EXISTS', KEYS[1] .. ending) == 0 then
+      redis.call('SADD', KEYS[4], request)
+    end
     new = new + 1
   end
 end
@@ -58,12 +66,43 @@ return 0
 """
 
 _COMPLETE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
 redis.call('HSET', KEYS[1], 'done', '1', 'receipt', ARGV[1])
 redis.call('HDEL', KEYS[1], 'owner')
 redis.call('ZREM', KEYS[2], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local request = redis.call('HGET', KEYS[1], 'pending_id')
+if redis.call('EXISTS', KEYS[4] .. request .. ARGV[4]) == 0 then
+  return 1
+end
+local ids = redis.call('ZRANGE', KEYS[3] .. request, 0, -1)
+for _, id in ipairs(ids) do
+  if redis.call('ZSCORE', KEYS[2], id) then
+    return 1
+  end
+end
+for _, id in ipairs(ids) do
+  redis.call('PEXPIRE', KEYS[4] .. id, ARGV[3])
+end
+redis.call('PEXPIRE', KEYS[3] .. request, ARGV[3])
 return 1
 """
+
+_ITEMS_FOR = """
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local fields = redis.call('HGETALL', KEYS[2] .. id)
+  if #fields > 0 then
+    out[#out + 1] = id
+    out[#out + 1] = fields
+    out[#out + 1] = redis.call('ZSCORE', KEYS[3], id) or ''
+  end
+end
+return out
+"""
+"""A request's items, oldest first: for each its id, its hash, its due time if not done
+(an item done long ago whose hash expired is left out)."""
 
 _POSTPONE = """
 if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
@@ -90,20 +129,24 @@ class RedisOutbox:
         self._item = prefix + "item:"
         self._due = prefix + "due"
         self._request = prefix + "req:"
+        self._unended = prefix + "unended"
+        self._keep_ms = round(getattr(store, "outbox_retention", KEEP_DONE) * 1000)
         self._add = client.register_script(_ADD)
         self._claim = client.register_script(_CLAIM)
         self._renew = client.register_script(_RENEW)
         self._complete = client.register_script(_COMPLETE)
         self._postpone = client.register_script(_POSTPONE)
+        self._items_for = client.register_script(_ITEMS_FOR)
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         if not items:
             return 0
-        args: list[Any] = []
+        args: list[Any] = [f".{ENDING}"]
         for i in items:
             args += [i.item_id, i.pending_id, repr(i.due), i.encoded_body(), i.attempts]
             args.append(repr(i.created))
-        return int(await self._add(keys=[self._item, self._due, self._request], args=args))
+        keys = [self._item, self._due, self._request, self._unended]
+        return int(await self._add(keys=keys, args=args))
 
     async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
         raw = await self._claim(
@@ -130,33 +173,25 @@ class RedisOutbox:
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
         text = "" if receipt is None else json.dumps(receipt, separators=(",", ":"))
-        keys = [self._item + item_id, self._due]
-        await self._complete(keys=keys, args=[text, item_id, _KEEP_DONE_MS])
+        keys = [self._item + item_id, self._due, self._request, self._item]
+        await self._complete(keys=keys, args=[text, item_id, self._keep_ms, f".{ENDING}"])
 
     async def postpone(self, item_id: str, due: float) -> None:
         await self._postpone(keys=[self._item + item_id, self._due], args=[repr(due), item_id])
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
-        ids = [_text(i) for i in await self._client.zrange(self._request + pending_id, 0, -1)]
-        if not ids:
-            return []
-        async with self._client.pipeline(transaction=False) as pipe:
-            for item_id in ids:
-                pipe.hgetall(self._item + item_id)
-                pipe.zscore(self._due, item_id)
-            replies = await pipe.execute()
+        raw = await self._items_for(keys=[self._request + pending_id, self._item, self._due])
         items = []
-        for at, item_id in enumerate(ids):
-            fields = {_text(k): _text(v) for k, v in replies[2 * at].items()}
-            if not fields:
-                continue  # done long ago and expired
-            due = replies[2 * at + 1]
+        for at in range(0, len(raw), 3):
+            pairs = [_text(v) for v in raw[at + 1]]
+            fields = dict(zip(pairs[::2], pairs[1::2], strict=True))
+            due = _text(raw[at + 2])
             receipt = fields.get("receipt") or None
             items.append(
                 OutboxItem(
-                    item_id=item_id,
+                    item_id=_text(raw[at]),
                     pending_id=pending_id,
-                    due=float(due) if due is not None else 0.0,
+                    due=float(due) if due else 0.0,
                     body=json.loads(fields["body"]),
                     attempts=int(fields["attempts"]),
                     created=float(fields["created"]),
@@ -169,6 +204,9 @@ class RedisOutbox:
     async def next_due(self) -> float | None:
         first = await self._client.zrange(self._due, 0, 0, withscores=True)
         return float(first[0][1]) if first else None
+
+    async def unended(self) -> list[str]:
+        return [_text(i) for i in await self._client.smembers(self._unended)]
 
     async def purge(self, before: float) -> int:
         # Done items expire on their own (see the module docstring).

@@ -3,6 +3,7 @@
 The outbox keeps a connection of its own to the file (the requests' connection and its
 batching stay as they are). A claim is one ``UPDATE ... RETURNING`` inside ``BEGIN
 IMMEDIATE``: SQLite's write lock makes it a check-and-set among every process on the file.
+The store's own purge drops what is done (:func:`purge_outbox`), in its transaction.
 """
 
 from __future__ import annotations
@@ -14,11 +15,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.tools.human_input.stores.outbox import COLUMNS, OutboxItem, item_from_row
+from roomkit.tools.human_input.stores.outbox import (
+    COLUMNS,
+    IS_ENDING,
+    EndingStatements,
+    OutboxItem,
+    item_from_row,
+)
 
-__all__ = ["SQLiteOutbox"]
+__all__ = ["SQLiteOutbox", "purge_outbox"]
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS roomkit_outbox (
     item_id TEXT PRIMARY KEY,
     pending_id TEXT NOT NULL,
@@ -32,8 +39,11 @@ CREATE TABLE IF NOT EXISTS roomkit_outbox (
 );
 CREATE INDEX IF NOT EXISTS roomkit_outbox_due ON roomkit_outbox (due) WHERE done = 0;
 CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON roomkit_outbox (pending_id);
+CREATE INDEX IF NOT EXISTS roomkit_outbox_endings ON roomkit_outbox (created)
+    WHERE {IS_ENDING};
 """
 
+_ENDINGS = EndingStatements.on("roomkit_outbox", marker="?", done="done = 1")
 
 _CLAIM = (
     "UPDATE roomkit_outbox SET due = ?, owner = ? WHERE item_id IN ("
@@ -164,17 +174,30 @@ class SQLiteOutbox:
         due: float | None = await self._run(read)
         return due
 
-    async def purge(self, before: float) -> int:
-        def purge(db: sqlite3.Connection) -> int:
-            cursor = db.execute(
-                "DELETE FROM roomkit_outbox WHERE done = 1 AND created < ?", (before,)
-            )
-            return cursor.rowcount
+    async def unended(self) -> list[str]:
+        def read(db: sqlite3.Connection) -> list[str]:
+            return [row[0] for row in db.execute(_ENDINGS.unended)]
 
-        return int(await self._run(purge))
+        found: list[str] = await self._run(read)
+        return found
+
+    async def purge(self, before: float) -> int:
+        return int(await self._run(purge_outbox, before))
 
     async def aclose(self) -> None:
         async with self._lock:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def purge_outbox(db: sqlite3.Connection, before: float) -> int:
+    """Drop every item of the requests whose ending was added before ``before`` and whose
+    items are all done, inside the caller's transaction; how many items went.
+
+    A file whose outbox was never opened has no table: nothing to drop.
+    """
+    exists = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'roomkit_outbox'"
+    ).fetchone()
+    return 0 if exists is None else db.execute(_ENDINGS.purge, (before,)).rowcount

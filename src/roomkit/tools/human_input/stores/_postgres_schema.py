@@ -7,7 +7,8 @@ retention) and ``changed_at`` (the last create or settle), both on the store's c
 the request's announcement is recorded) and ``settle_token`` (the token of the settle call
 that won). ``roomkit_ledger`` is the spend-once ledger; ``roomkit_history`` (version 2,
 with the approval columns) each request's history, one row per entry; ``roomkit_outbox``
-(version 3) the notification outbox (see :mod:`~roomkit.tools.human_input.stores.outbox`).
+(version 3, its index of endings version 4) the notification outbox (see
+:mod:`~roomkit.tools.human_input.stores.outbox`).
 ``roomkit_schema`` holds the version of the tables: a store creates them on first use and
 brings an older version up to date (one migration per version, under a lock, so two
 processes opening at once take turns); a database whose version is newer than this code is
@@ -34,6 +35,7 @@ from roomkit.tools.human_input.stores._sql_columns import (
     readable_rows,
     settled_listing,
 )
+from roomkit.tools.human_input.stores.outbox import IS_ENDING
 
 __all__ = [
     "MAX_PAYLOAD",
@@ -48,9 +50,9 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 3
+VERSION = 4
 """The version of the tables this code reads and writes (2: approvals and histories; 3: the
-notification outbox)."""
+notification outbox; 4: its index of requests' endings, for the purge)."""
 
 _TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double precision"}
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
@@ -123,6 +125,10 @@ class Statements:
                 "WHERE NOT done",
                 f"CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON {s}.roomkit_outbox "
                 "(pending_id)",
+            ],
+            4: [
+                f"CREATE INDEX IF NOT EXISTS roomkit_outbox_endings ON {s}.roomkit_outbox "
+                f"(created) WHERE {IS_ENDING}",
             ],
         }
         """The statements that bring the tables from one version below each key to it."""

@@ -14,6 +14,11 @@ added once (adding an id already there changes nothing), then each time it is du
 A process killed between 1 and 3 leaves the item due again when its lease lapses, so it
 is done at least once; an item is never done again once complete. Times are on the
 store's clock.
+
+A request's steps are named ``<pending_id>.<job>`` (:func:`step_id`); its ``settle`` step,
+the one that tells how it ended, is its *ending*. A request with items but no ending is
+still owed one (:meth:`Outbox.unended`), however long ago it settled; once its ending is
+older than the retention and every item of it is done, :meth:`Outbox.purge` drops them all.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import asyncio
 import heapq
 import importlib
 import json
+import math
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -29,13 +35,34 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "COLUMNS",
+    "ENDING",
+    "IS_ENDING",
+    "KEEP_DONE",
+    "EndingStatements",
     "MemoryOutbox",
     "Outbox",
     "OutboxItem",
     "item_from_row",
     "now_of",
     "outbox_for",
+    "step_id",
 ]
+
+ENDING = "settle"
+"""The job of a request's last step: telling how it ended."""
+
+KEEP_DONE = 7 * 86_400.0
+"""Seconds a request's items are kept after its ending, by default (stores take
+``outbox_retention_seconds``)."""
+
+
+_PURGE_EVERY = 60.0
+"""Seconds between the memory outbox's purges."""
+
+
+def step_id(pending_id: str, job: str) -> str:
+    """The id of the step ``job`` (``announce``, ``remind0``, ``settle``, ...) of a request."""
+    return f"{pending_id}.{job}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +90,38 @@ class OutboxItem:
 
 COLUMNS = "item_id, pending_id, due, body, attempts, created, done, receipt"
 """The columns of an outbox table (SQLite, PostgreSQL), in :func:`item_from_row` order."""
+
+
+IS_ENDING = f"item_id = pending_id || '.{ENDING}'"
+"""An SQL outbox row that is a request's ending, as the partial index on endings has it (a
+query uses that index only when it says it the same way)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndingStatements:
+    """The SQL (SQLite, PostgreSQL) that finds the requests owed an ending and purges."""
+
+    unended: str
+    """The requests with rows but no ending row."""
+    purge: str
+    """Delete the rows of the requests whose ending was added before the one parameter and
+    whose rows are all done."""
+
+    @classmethod
+    def on(cls, table: str, *, marker: str, done: str) -> EndingStatements:
+        """The statements on ``table``, with ``marker`` for the parameter and ``done`` for a
+        done row (``done = 1`` in SQLite, ``done`` in PostgreSQL)."""
+        return cls(
+            unended=(
+                f"SELECT DISTINCT pending_id FROM {table} AS o WHERE NOT EXISTS ("
+                f"SELECT 1 FROM {table} WHERE item_id = o.pending_id || '.{ENDING}')"
+            ),
+            purge=(
+                f"DELETE FROM {table} WHERE pending_id IN (SELECT pending_id FROM {table} AS e "
+                f"WHERE {IS_ENDING} AND {done} AND created < {marker} AND NOT EXISTS ("
+                f"SELECT 1 FROM {table} WHERE pending_id = e.pending_id AND NOT ({done})))"
+            ),
+        )
 
 
 def item_from_row(row: Sequence[Any]) -> OutboxItem:
@@ -111,8 +170,13 @@ class Outbox(Protocol):
         """The earliest due time among items not done, or ``None``."""
         ...
 
+    async def unended(self) -> list[str]:
+        """The requests with items but no ending step yet, in no particular order."""
+        ...
+
     async def purge(self, before: float) -> int:
-        """Drop the items done and added before ``before``; returns how many went."""
+        """Drop every item of the requests whose ending was added before ``before`` and
+        whose items are all done; returns how many items went."""
         ...
 
 
@@ -127,6 +191,9 @@ class MemoryOutbox:
         self._items: dict[str, OutboxItem] = {}
         self._owners: dict[str, str] = {}
         self._heap: list[tuple[float, str]] = []
+        self._by_request: dict[str, set[str]] = {}
+        self._unended: set[str] = set()
+        self._next_purge = -math.inf
 
     def _put(self, item: OutboxItem) -> None:
         self._items[item.item_id] = item
@@ -139,9 +206,19 @@ class MemoryOutbox:
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         new = 0
+        now = max((item.created for item in items), default=-math.inf)
+        if items and now >= self._next_purge:
+            # The handler's clock is the event loop's: an added item's creation tells it.
+            self._next_purge = now + _PURGE_EVERY
+            await self.purge(now - KEEP_DONE)
         for item in items:
             if item.item_id not in self._items:
                 self._put(item)
+                self._by_request.setdefault(item.pending_id, set()).add(item.item_id)
+                if item.item_id == step_id(item.pending_id, ENDING):
+                    self._unended.discard(item.pending_id)
+                elif step_id(item.pending_id, ENDING) not in self._items:
+                    self._unended.add(item.pending_id)
                 new += 1
         return new
 
@@ -177,7 +254,7 @@ class MemoryOutbox:
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
         return sorted(
-            (i for i in self._items.values() if i.pending_id == pending_id),
+            (self._items[i] for i in self._by_request.get(pending_id, ())),
             key=lambda i: (i.created, i.item_id),
         )
 
@@ -187,12 +264,22 @@ class MemoryOutbox:
             heapq.heappop(heap)
         return heap[0][0] if heap else None
 
+    async def unended(self) -> list[str]:
+        return list(self._unended)
+
     async def purge(self, before: float) -> int:
-        gone = [k for k, i in self._items.items() if i.done and i.created < before]
-        for key in gone:
-            del self._items[key]
-            self._owners.pop(key, None)
-        return len(gone)
+        gone = 0
+        for pending_id, ids in list(self._by_request.items()):
+            ending = self._items.get(step_id(pending_id, ENDING))
+            if ending is None or not ending.done or ending.created >= before:
+                continue
+            if all(self._items[i].done for i in ids):
+                for item_id in ids:
+                    del self._items[item_id]
+                    self._owners.pop(item_id, None)
+                del self._by_request[pending_id]
+                gone += len(ids)
+        return gone
 
 
 _OUTBOXES: weakref.WeakKeyDictionary[object, Outbox] = weakref.WeakKeyDictionary()

@@ -55,6 +55,7 @@ from roomkit.tools.human_input.stores._durable_base import (
 )
 from roomkit.tools.human_input.stores._history import entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
+from roomkit.tools.human_input.stores._outbox_postgres import PostgresOutbox
 from roomkit.tools.human_input.stores._postgres_batch import (
     Recorded,
     SettleBatcher,
@@ -78,6 +79,7 @@ from roomkit.tools.human_input.stores.base import (
     SettleOutcome,
     check_settled_listing,
 )
+from roomkit.tools.human_input.stores.outbox import KEEP_DONE
 
 __all__ = ["PostgresStore"]
 
@@ -119,6 +121,7 @@ class PostgresStore(DurableBase):
         pool_size: the most connections the store's own pool opens.
         connect_timeout: seconds a connection may take to open, and, after a fault, a call
             may wait for one of the pool's (a busy pool lets calls queue for longer).
+        outbox_retention_seconds: as :class:`~.sqlite.SQLiteStore`'s (a week by default).
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -136,6 +139,7 @@ class PostgresStore(DurableBase):
         settle_retry: float = 5.0,
         pool_size: int = 16,
         connect_timeout: float = 5.0,
+        outbox_retention_seconds: float = KEEP_DONE,
     ) -> None:
         # Kept without bound when infinite: a settled outcome then stays readable for good.
         retention = seconds("retention_seconds", retention_seconds, zero=True, finite=False)
@@ -163,6 +167,7 @@ class PostgresStore(DurableBase):
         self._feed = NotifyFeed(
             self._link, self._sql.channel, self._read_seq, interval=self.backstop_interval
         )
+        self._outbox = PostgresOutbox(self, keep=outbox_retention_seconds)
         self._next_purge = -math.inf
         self._batcher = SettleBatcher(self._link, self._sql, self._judged_at)
 
@@ -456,7 +461,7 @@ class PostgresStore(DurableBase):
         return won
 
     async def purge_expired(self) -> int:
-        """Drop settled records older than the retention; return how many went."""
+        """Drop what is past its retention (records, outbox deliveries); how many records."""
         await self.open()
         async with self._link.connection() as db:
             if self._server_clock is not None:
@@ -558,6 +563,7 @@ class PostgresStore(DurableBase):
 
     async def _purge(self, db: AsyncConnection[Any], now: float) -> int:
         cursor = await db.execute(self._sql.purge, (now - self._keep,))
+        await self._outbox.purge(now - self._outbox.keep, db=db)
         self._next_purge = now + _PURGE_EVERY
         return max(cursor.rowcount, 0)
 

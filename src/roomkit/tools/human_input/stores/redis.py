@@ -74,6 +74,7 @@ from roomkit.tools.human_input.stores.base import (
     PendingChangeKind,
     check_settled_listing,
 )
+from roomkit.tools.human_input.stores.outbox import KEEP_DONE
 
 __all__ = ["DEFAULT_URL", "RedisStore"]
 
@@ -114,6 +115,8 @@ class RedisStore(DurableBase):
         settle_retry: seconds a settle whose reply was lost keeps running again (with its
             settle token) until the server answers, counted from the start of the outage;
             ``0`` gives up at once.
+        outbox_retention_seconds: how long the server keeps a request's outbox entries once
+            it ended and all were sent or given up (finite: the server expires them).
 
     Raises:
         TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
@@ -135,6 +138,7 @@ class RedisStore(DurableBase):
         backstop_interval: float = 0.25,
         clock: Callable[[], float] = time.time,
         settle_retry: float = 5.0,
+        outbox_retention_seconds: float = KEEP_DONE,
     ) -> None:
         super().__init__(
             retention_seconds=seconds("retention_seconds", retention_seconds, zero=True),
@@ -149,6 +153,9 @@ class RedisStore(DurableBase):
         client = connect(url, client, default=DEFAULT_URL)
         self.prefix = prefix
         """The first part of every key and of the events channel."""
+        keep = seconds("outbox_retention_seconds", outbox_retention_seconds, zero=True)
+        self.outbox_retention = keep
+        """Seconds the server keeps a request's finished outbox entries."""
         self._client = client
         self._where = describe(client)
         self._layout = scripts.Layout(prefix)

@@ -56,6 +56,7 @@ from roomkit.tools.human_input.stores._durable_base import (
 )
 from roomkit.tools.human_input.stores._history import deadline_entry, entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
+from roomkit.tools.human_input.stores._outbox_sqlite import purge_outbox
 from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
@@ -68,6 +69,7 @@ from roomkit.tools.human_input.stores.base import (
     PendingChangeKind,
     check_settled_listing,
 )
+from roomkit.tools.human_input.stores.outbox import KEEP_DONE
 
 __all__ = ["SQLiteStore"]
 
@@ -112,6 +114,10 @@ class SQLiteStore(DurableBase):
         settle_retry: seconds a settle whose transaction failed keeps running again (with
             its settle token) until it commits, counted from the start of the outage;
             ``0`` gives up at once.
+        outbox_retention_seconds: how long the notification outbox keeps a request's
+            deliveries once its ending was recorded and all of them are done (sent or given
+            up), on :attr:`clock`; the purge of settled records drops them after it.
+            ``math.inf`` keeps them.
 
     Raises:
         TypeError: ``path`` is not a ``str`` / ``os.PathLike``, a number is not a number,
@@ -129,6 +135,7 @@ class SQLiteStore(DurableBase):
         clock: Callable[[], float] = time.time,
         busy_timeout: float = 5.0,
         settle_retry: float = 5.0,
+        outbox_retention_seconds: float = KEEP_DONE,
     ) -> None:
         location = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
         if not isinstance(location, str):
@@ -146,6 +153,10 @@ class SQLiteStore(DurableBase):
         """The database file."""
         self.busy_timeout = seconds("busy_timeout", busy_timeout, zero=True)
         """Seconds to wait for another connection's lock."""
+        self.outbox_retention = seconds(
+            "outbox_retention_seconds", outbox_retention_seconds, zero=True, finite=False
+        )
+        """Seconds the outbox keeps a request's finished deliveries after its ending."""
         self._hints = WakeHints(location, where=repr(location))
         self._feed = PollingFeed(
             self._poll, self.backstop_interval, where=repr(location), hints=self._hints
@@ -338,7 +349,8 @@ class SQLiteStore(DurableBase):
         )
 
     async def purge_expired(self) -> int:
-        """Drop settled records older than the retention; return how many went."""
+        """Drop settled records older than the retention, and the outbox's finished
+        deliveries older than ``outbox_retention_seconds``; return how many records went."""
         return await self._write(self._purge)
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
@@ -448,6 +460,7 @@ class SQLiteStore(DurableBase):
 
     def _purge(self, db: sqlite3.Connection, now: float) -> int:
         gone = query(db, sql.PURGE, (now - self._keep,))
+        purge_outbox(db, now - self.outbox_retention)
         self._next_purge = now + _PURGE_EVERY
         return len(gone)
 
