@@ -26,7 +26,13 @@ from typing import Any
 
 from roomkit.core.postgres_link import version_table
 from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores._records import FIELDS, FIRST_FIELDS, decode
+from roomkit.tools.human_input.stores._records import (
+    APPROVAL_FIELDS,
+    FIELDS,
+    FIRST_FIELDS,
+    QUORUM_FIELDS,
+    decode,
+)
 from roomkit.tools.human_input.stores._sql_columns import (
     COLUMNS,
     column_definitions,
@@ -48,11 +54,17 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 3
+VERSION = 4
 """The version of the tables this code reads and writes (2: approvals and histories; 3: the
-notification outbox)."""
+notification outbox; 4: quorums and their votes)."""
 
-_TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double precision"}
+_TYPES = {
+    "detached": "integer",
+    "withdrawn": "integer",
+    "deadline": "double precision",
+    "quorum": "integer",
+    "veto": "integer",
+}
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
 
 
@@ -109,7 +121,7 @@ class Statements:
             2: [
                 *(
                     f"ALTER TABLE {pending} ADD COLUMN IF NOT EXISTS {quote(name)} text"
-                    for name in FIELDS[len(FIRST_FIELDS) :]
+                    for name in APPROVAL_FIELDS
                 ),
                 f"CREATE TABLE IF NOT EXISTS {history} (pending_id text NOT NULL, "
                 "seq integer NOT NULL, entry text NOT NULL, PRIMARY KEY (pending_id, seq))",
@@ -123,6 +135,11 @@ class Statements:
                 "WHERE NOT done",
                 f"CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON {s}.roomkit_outbox "
                 "(pending_id)",
+            ],
+            4: [
+                f"ALTER TABLE {pending} ADD COLUMN IF NOT EXISTS {quote(name)} "
+                f"{_TYPES.get(name, 'text')}"
+                for name in QUORUM_FIELDS
             ],
         }
         """The statements that bring the tables from one version below each key to it."""

@@ -106,6 +106,9 @@ class PendingChangeKind(StrEnum):
 
     CREATED = "created"
     SETTLED = "settled"
+    VOTED = "voted"
+    """A vote was recorded on a quorum approval still open (its votes, its approvers and,
+    after an edit, its arguments changed)."""
     RESYNC = "resync"
     """Changes may have been missed (a reconnect): listeners re-read what they watch."""
 
