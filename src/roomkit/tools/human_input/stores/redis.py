@@ -33,6 +33,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from redis.asyncio import Redis
@@ -50,6 +51,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _redis_history as history
 from roomkit.tools.human_input.stores import _redis_ledger as ledger
 from roomkit.tools.human_input.stores import _redis_scripts as scripts
+from roomkit.tools.human_input.stores import _redis_vote as voting
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     Outcome,
@@ -65,6 +67,7 @@ from roomkit.tools.human_input.stores._history import (
     read_entry,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
+from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
@@ -83,6 +86,8 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 """The server :class:`RedisStore` connects to when given neither a URL nor a client."""
 
 _PENDING = PendingInputStatus.PENDING
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+_NO_OUTCOME = Outcome(None, None, False, None)
 _PURGE_BATCH = 256
 
 
@@ -162,6 +167,7 @@ class RedisStore(DurableBase):
         self._append = ScriptBatcher(client, client.register_script(history.APPEND))
         self._heads = Heads()
         """The head this process last wrote of each chain: a good first guess."""
+        self._vote = client.register_script(voting.VOTE)
         self._opened = False
         self._checked = False
 
@@ -442,6 +448,43 @@ class RedisStore(DurableBase):
             if isinstance(done, bytes | str):  # another escalation came first: read again
                 continue
             return await self.fetch(pending_id) if int(done) else None
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record a vote on a quorum approval: judged against the record as read, then
+        written by one script (:data:`~roomkit.tools.human_input.stores._redis_vote.VOTE`)
+        with its history entries and, when it decides, the settle; read and judged again
+        when another write came between. A lost reply runs it again with its token."""
+        if not storable_id(pending_id):
+            return Judgement(False)
+        await self._ensure_open()
+        keys = voting.vote_keys(self._layout, self.prefix, pending_id)
+
+        async def attempt() -> Judgement:
+            while True:
+                pipe = self._client.pipeline(transaction=True)
+                pipe.hgetall(keys[0]).llen(keys[2]).lindex(keys[2], -1)  # type: ignore[attr-defined]
+                with guard(self._where, pending_id):
+                    read = await pipe.execute()
+                now = self.clock()
+                current = decode(read[0], hashed=True) if read[0] else None
+                judgement = judge(current, ballot, now, datetime.fromtimestamp(now, UTC))
+                after = judgement.record
+                if not judgement.write or after is None:
+                    return judgement
+                if after.status is _TIMED_OUT:
+                    await self._settle_checked(pending_id, _TIMED_OUT, ballot.token, _NO_OUTCOME)
+                    return judgement
+                args = voting.vote_call(self._layout, judgement, read, now, self._keep, ballot)
+                with guard(self._where, pending_id):
+                    reply = await self._vote(keys=keys, args=args)
+                if text(reply) != voting.RETRY:
+                    break
+            voted = after.status is _PENDING
+            self._feed.emit(PendingChange(voting.change_kind(voted), pending_id))
+            record = decode(scripts.unpack(reply), hashed=True)
+            return Judgement(True, record, True, judgement.entries)
+
+        return await self._settle_knowing(attempt, pending_id, self._where)
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history, chained to its head; its ``seq``.
