@@ -205,6 +205,17 @@ class Statements:
         self.last_seq = f"SELECT COALESCE(max(seq), 0) FROM {pending}"
         self._pending = pending
 
+        self.select_for_vote = (
+            f"SELECT {COLUMNS}, settle_token, COALESCE(%s::double precision, "
+            f"extract(epoch FROM statement_timestamp())) FROM {pending} WHERE pending_id = %s "
+            "FOR UPDATE"
+        )
+        """Parameters: the store's clock reading (``None``: the server's), pending_id."""
+        self.record_vote = (
+            f"UPDATE {pending} SET votes = %s, approvers = %s, arguments = %s, "
+            f"arguments_digest = %s, changed_at = %s, seq = nextval('{s}.roomkit_pending_seq') "
+            f"WHERE pending_id = %s RETURNING {COLUMNS}, pg_notify(%s, %s)"
+        )
         self.select_approvers = (
             f"SELECT approvers FROM {pending} WHERE pending_id = %s AND status = 'pending' "
             "FOR UPDATE"

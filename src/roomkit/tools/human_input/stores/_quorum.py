@@ -22,6 +22,7 @@ from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, Vote
 from roomkit.tools.approvals import approve, edit
+from roomkit.tools.human_input.stores._history import deadline_entry
 
 __all__ = [
     "Ballot",
@@ -137,7 +138,7 @@ def judge(
         return Judgement(True, record)
     if now is not None and record.deadline is not None and now >= record.deadline:
         expired = _copy(record, status=_TIMED_OUT, result=None, reject_reason=None)
-        return Judgement(False, expired, write=True)
+        return Judgement(False, expired, write=True, entries=(deadline_entry(),))
     digest = record.arguments_digest
     if ballot.actor not in record.voters or ballot.actor in _voted_on(votes, digest):
         return Judgement(False, record)

@@ -440,6 +440,7 @@ class SQLiteStore(DurableBase):
             seq = self._bump(db)
             if after.status is _TIMED_OUT:
                 query(db, sql.SETTLE, (*_TIMEOUT_OUTCOME, now, now, seq, pending_id))
+                append_chained(db, pending_id, judgement.entries)
                 self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
                 return judgement
             fields = encode(after)
