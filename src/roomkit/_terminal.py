@@ -216,6 +216,14 @@ def _show_approval(request: dict[str, Any]) -> int:
 
 def _decide(args: argparse.Namespace, body: dict[str, Any], done: str) -> int:
     settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
+    quorum = settled.get("quorum")
+    if settled.get("status") == "pending" and isinstance(quorum, int):
+        # A vote on a quorum approval that counted: it waits for the others.
+        approved = len(settled.get("approved_by") or [])
+        waiting = ", ".join(printable(str(name), 80) for name in settled.get("approvers") or [])
+        tail = f" — waiting for {waiting}" if waiting else ""
+        print(f"Voted on {printable(settled['id'])}: {approved} of {quorum} approvals{tail}")
+        return 0
     print(f"{done} {printable(settled['id'])}")
     return 0
 
