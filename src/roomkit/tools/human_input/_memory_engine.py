@@ -31,6 +31,7 @@ from roomkit.tools.human_input.stores import (
     MemoryHistory,
     judge,
     settled_entry,
+    widened,
 )
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
@@ -187,7 +188,9 @@ class MemoryEngine:
         request = self._store.get(pending_id)
         if request is None or request.status is not _PENDING:
             return False
-        request.approvers = tuple(dict.fromkeys((*request.approvers, *actors)))
+        request.approvers, request.voters = widened(
+            request.approvers, request.voters, request.quorum, actors
+        )
         return True
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:

@@ -179,3 +179,21 @@ async def test_the_synchronous_resolve_names_aresolve(make_handler: HandlerFacto
 async def test_a_quorum_beyond_its_approvers_is_refused(make_handler: HandlerFactory) -> None:
     with pytest.raises(ValueError, match="from 1 to the 3 approvers"):
         await hold(make_handler, quorum=4)
+
+
+async def test_an_escalation_lists_more_approvers_who_vote_like_the_others(
+    make_handler: HandlerFactory,
+) -> None:
+    held = await hold(make_handler)
+    desk = make_handler()
+    assert await desk.aresolve(held.pending_id, approve(), by="alice")
+    assert await desk.add_approvers(held.pending_id, ["dave", "alice"], by="ops")
+    record = await read(make_handler, held.pending_id)
+    assert record.voters == ("alice", "bob", "carol", "dave")
+    assert record.approvers == ("bob", "carol", "dave"), "alice has voted already"
+    assert await desk.aresolve(held.pending_id, edit({"amount": 5}), by="dave")
+    record = await read(make_handler, held.pending_id)
+    assert record.approvers == ("alice", "bob", "carol")
+    assert await desk.aresolve(held.pending_id, approve(), by="alice")
+    record = await read(make_handler, held.pending_id)
+    assert (record.status, record.arguments) == (PendingInputStatus.RESOLVED, {"amount": 5})

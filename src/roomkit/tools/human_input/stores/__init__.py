@@ -26,6 +26,7 @@ from roomkit.tools.human_input.stores._quorum import (
     approved_by,
     declined,
     judge,
+    widened,
 )
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
@@ -61,4 +62,5 @@ __all__ = [
     "new_entry",
     "read_entry",
     "settled_entry",
+    "widened",
 ]

@@ -217,11 +217,12 @@ class Statements:
             f"WHERE pending_id = %s RETURNING {COLUMNS}, pg_notify(%s, %s)"
         )
         self.select_approvers = (
-            f"SELECT approvers FROM {pending} WHERE pending_id = %s AND status = 'pending' "
-            "FOR UPDATE"
+            f"SELECT approvers, voters, quorum FROM {pending} WHERE pending_id = %s "
+            "AND status = 'pending' FOR UPDATE"
         )
         self.set_approvers = (
-            f"UPDATE {pending} SET approvers = %s WHERE pending_id = %s RETURNING {COLUMNS}"
+            f"UPDATE {pending} SET approvers = %s, voters = %s WHERE pending_id = %s "
+            f"RETURNING {COLUMNS}"
         )
         self.history_head = (
             f"SELECT seq, entry FROM {history} WHERE pending_id = %s ORDER BY seq DESC LIMIT 1"

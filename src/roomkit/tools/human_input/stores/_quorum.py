@@ -33,6 +33,7 @@ __all__ = [
     "encode_votes",
     "judge",
     "settled_text",
+    "widened",
 ]
 
 _PENDING = PendingInputStatus.PENDING
@@ -91,6 +92,20 @@ def _voted_on(votes: tuple[Vote, ...], digest: str | None) -> set[str]:
 def approved_by(record: PendingInput) -> list[str]:
     """Who approved the record's current arguments, in the order they voted."""
     return _approvals(record.votes, record.arguments_digest)
+
+
+def widened(
+    approvers: tuple[str, ...], voters: tuple[str, ...], quorum: int | None, actors: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The approvers and the voters of an open request once an escalation adds ``actors``.
+
+    On a quorum approval they join the listed approvers, and may vote like them (an actor
+    listed already keeps the vote they cast); on any other request they join the approvers.
+    """
+    if quorum is None:
+        return tuple(dict.fromkeys((*approvers, *actors))), voters
+    added = tuple(actor for actor in dict.fromkeys(actors) if actor not in voters)
+    return tuple(dict.fromkeys((*approvers, *added))), (*voters, *added)
 
 
 def declined(record: PendingInput) -> list[tuple[str, str]]:

@@ -38,6 +38,8 @@ __all__ = [
     "encode",
     "encode_hash",
     "marked",
+    "names_text",
+    "read_names",
     "unmarked",
 ]
 
@@ -123,10 +125,10 @@ def encode(request: PendingInput) -> dict[str, Scalar]:
         "settled_by": request.settled_by,
         "kind": request.kind,
         "arguments_digest": request.arguments_digest,
-        "approvers": json.dumps(list(request.approvers), separators=(",", ":")),
+        "approvers": names_text(request.approvers),
         "quorum": request.quorum,
         "veto": int(request.veto),
-        "voters": json.dumps(list(request.voters), separators=(",", ":")),
+        "voters": names_text(request.voters),
         "votes": encode_votes(request.votes),
     }
 
@@ -251,6 +253,20 @@ def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CorruptRecordError(f"{where}: field {field!r} is unreadable ({error})") from None
+
+
+def names_text(names: tuple[str, ...]) -> str:
+    """A list of actor ids (approvers, voters) as a record holds it: compact JSON text."""
+    return json.dumps(list(names), separators=(",", ":"))
+
+
+def read_names(value: object) -> tuple[str, ...]:
+    """The actor ids :func:`names_text` wrote (none for a missing field).
+
+    Raises:
+        TypeError, ValueError: the text is not a JSON list of actor ids.
+    """
+    return _approvers(value)
 
 
 def _approvers(value: object) -> tuple[str, ...]:

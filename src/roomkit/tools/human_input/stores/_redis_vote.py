@@ -3,9 +3,10 @@
 The store reads the record and its history's head, judges the vote in Python
 (:func:`~roomkit.tools.human_input.stores._quorum.judge`) and sends what the judgement
 writes to :data:`VOTE`, a compare-and-set: the script writes only while the record is
-pending with the votes, the deadline and the history length the store read, and says
-``retry`` otherwise, so that the store reads again and judges again. Two votes racing from
-two processes take turns; the second is judged against the first. When the vote settles the
+pending with the votes, the deadline, the approvers and voters (an escalation changes them)
+and the history length the store read, and says ``retry`` otherwise, so that the store
+reads again and judges again. Two votes racing from two processes take turns; the second
+is judged against the first. When the vote settles the
 request, the script goes on with the settle script itself (:data:`~roomkit.tools.human_input.
 stores._redis_scripts.SETTLE`, same keys and arguments), so the vote, its history entries and
 the outcome are one script on the server, and the settle's bookkeeping is written once.
@@ -33,17 +34,19 @@ RETRY = "retry"
 _RECORD = """
 -- KEYS: record, pending index, history list
 -- ARGV 1-14: the settle's (status 'pending' when the vote does not settle); then the votes,
---   the deadline and the history length as read, the new votes, approvers, arguments and
---   digest, the number of history lines and the lines.
-local seen = redis.call('HMGET', KEYS[1], 'format', 'status', 'votes', 'deadline')
+--   the deadline, the history length, the approvers and the voters as read; the new votes,
+--   approvers, arguments and digest; the number of history lines, and the lines.
+local seen = redis.call('HMGET', KEYS[1], 'format', 'status', 'votes', 'deadline', 'approvers',
+                        'voters')
 if seen[1] ~= ARGV[13] or seen[2] ~= 'pending' or (seen[3] or '') ~= ARGV[15]
-    or (seen[4] or '') ~= ARGV[16] or redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[17]) then
+    or (seen[4] or '') ~= ARGV[16] or redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[17])
+    or (seen[5] or '') ~= ARGV[18] or (seen[6] or '') ~= ARGV[19] then
   return 'retry'
 end
-redis.call('HSET', KEYS[1], 'votes', ARGV[18], 'approvers', ARGV[19], 'arguments', ARGV[20],
-           'arguments_digest', ARGV[21])
-for i = 1, tonumber(ARGV[22]) do
-  redis.call('RPUSH', KEYS[3], ARGV[22 + i])
+redis.call('HSET', KEYS[1], 'votes', ARGV[20], 'approvers', ARGV[21], 'arguments', ARGV[22],
+           'arguments_digest', ARGV[23])
+for i = 1, tonumber(ARGV[24]) do
+  redis.call('RPUSH', KEYS[3], ARGV[24 + i])
 end
 if ARGV[2] == 'pending' then
   redis.call('PUBLISH', ARGV[11], 'voted ' .. ARGV[1])
@@ -57,13 +60,14 @@ VOTE = _RECORD + SETTLE
 
 def vote_args(
     settle: list[Any],
-    seen: tuple[str, str, int],
+    seen: tuple[str, str, int, str, str],
     after: PendingInput,
     entries: tuple[dict[str, Any], ...],
     head: bytes | str | None,
 ) -> list[Any]:
     """The arguments of :data:`VOTE`: ``settle``'s (from ``settle_args``), then what the
-    store read (``seen``: the votes and the deadline as stored, the history's length) and
+    store read (``seen``: the votes and the deadline as stored, the history's length, the
+    approvers and the voters as stored) and
     what the vote writes: the record ``after`` it, and ``entries`` chained after ``head``."""
     fields = encode_hash(after)
     lines: list[str] = []
@@ -113,7 +117,13 @@ def vote_call(
         retention_seconds=keep,
         token=ballot.token,
     )
-    seen = (_field(fields, "votes"), _field(fields, "deadline"), int(length))
+    seen = (
+        _field(fields, "votes"),
+        _field(fields, "deadline"),
+        int(length),
+        _field(fields, "approvers"),
+        _field(fields, "voters"),
+    )
     return vote_args(settle, seen, after, judgement.entries, head)
 
 

@@ -180,8 +180,12 @@ RECORD_VOTE = (
 """Parameters: votes, approvers, arguments, arguments_digest (each as encoded), changed_at,
 seq, pending_id."""
 
-SELECT_APPROVERS = "SELECT status, approvers FROM roomkit_pending WHERE pending_id = ?"
-SET_APPROVERS = f"UPDATE roomkit_pending SET approvers = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+SELECT_APPROVERS = (
+    "SELECT status, approvers, voters, quorum FROM roomkit_pending WHERE pending_id = ?"
+)
+SET_APPROVERS = (
+    f"UPDATE roomkit_pending SET approvers = ?, voters = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+)
 HISTORY_HEAD = (
     "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq DESC LIMIT 1"
 )

@@ -32,7 +32,6 @@ Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -73,8 +72,14 @@ from roomkit.tools.human_input.stores._postgres_schema import (
 )
 from roomkit.tools.human_input.stores._postgres_text import as_recorded, check_nul, ledger_entry
 from roomkit.tools.human_input.stores._postgres_vote import cast
-from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
-from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, encode
+from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, widened
+from roomkit.tools.human_input.stores._records import (
+    FIELDS,
+    FORMAT,
+    encode,
+    names_text,
+    read_names,
+)
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -485,9 +490,9 @@ class PostgresStore(DurableBase):
             row = await cursor.fetchone()
             if row is None:
                 return None
-            current = json.loads(row[0]) if row[0] else []
-            merged = json.dumps(list(dict.fromkeys([*current, *actors])), separators=(",", ":"))
-            cursor = await db.execute(self._sql.set_approvers, (merged, pending_id))
+            approvers, voters = widened(read_names(row[0]), read_names(row[1]), row[2], actors)
+            written = (names_text(approvers), names_text(voters), pending_id)
+            cursor = await db.execute(self._sql.set_approvers, written)
             changed = await cursor.fetchone()
         return None if changed is None else decode_row(changed)
 

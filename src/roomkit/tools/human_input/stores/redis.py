@@ -29,7 +29,6 @@ Needs the ``redis`` extra (``pip install roomkit-hitl[redis]``).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -439,12 +438,10 @@ class RedisStore(DurableBase):
         key = self._layout.record(pending_id)
         while True:
             with guard(self._where, pending_id):
-                raw = await self._client.hget(key, "approvers")
-            seen = "" if raw is None else text(raw)
-            current = json.loads(seen) if seen else []
-            merged = json.dumps(list(dict.fromkeys([*current, *actors])), separators=(",", ":"))
+                raw = await self._client.hmget(key, ["approvers", "voters", "quorum"])
+            written = history.set_approvers_args([text(v) if v else "" for v in raw], actors)
             with guard(self._where, pending_id):
-                done = await self._set_approvers(keys=[key], args=[seen, merged, FORMAT])
+                done = await self._set_approvers(keys=[key], args=written)
             if isinstance(done, bytes | str):  # another escalation came first: read again
                 continue
             return await self.fetch(pending_id) if int(done) else None

@@ -31,7 +31,6 @@ before the COMMIT) is raised at once.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -57,8 +56,14 @@ from roomkit.tools.human_input.stores._durable_base import (
 )
 from roomkit.tools.human_input.stores._history import deadline_entry, entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
-from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge
-from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
+from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge, widened
+from roomkit.tools.human_input.stores._records import (
+    FIELDS,
+    decode,
+    encode,
+    names_text,
+    read_names,
+)
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
 from roomkit.tools.human_input.stores._sqlite_history import append_chained
@@ -412,9 +417,10 @@ class SQLiteStore(DurableBase):
             found = query(db, sql.SELECT_APPROVERS, (pending_id,))
             if not found or found[0][0] != _PENDING:
                 return None
-            current = json.loads(found[0][1]) if found[0][1] else []
-            merged = list(dict.fromkeys([*current, *actors]))
-            rows = query(db, sql.SET_APPROVERS, (json.dumps(merged), pending_id))
+            _, approvers, voters, quorum = found[0]
+            approvers, voters = widened(read_names(approvers), read_names(voters), quorum, actors)
+            written = (names_text(approvers), names_text(voters), pending_id)
+            rows = query(db, sql.SET_APPROVERS, written)
             return sql.decode_row(rows[0])
 
         return await self._write(write)
