@@ -7,6 +7,7 @@ from collections.abc import Callable
 from tests.notify.receiver import Receiver, body_types
 
 from roomkit.notify import Notifier, Retry, Webhook
+from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
 FAST = Retry(first=0.01, cap=0.05)
@@ -112,3 +113,24 @@ async def test_an_ending_missed_while_no_notifier_ran_is_sent_by_the_next(
         async with Notifier(handler, [Webhook(receiver.url, receiver.secret)]):
             deliveries = await receiver.wait_for(2)
     assert body_types(deliveries) == ["question_pending", "question_settled"]
+
+
+async def test_a_quorum_approval_is_announced_once_and_settled_once(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """Votes that leave it open send nothing; the vote that decides sends the outcome."""
+    handler = make_handler()
+    async with Receiver() as receiver:
+        notifier = Notifier(handler, [Webhook(receiver.url, receiver.secret)])
+        async with notifier:
+            request = await handler.create_approval(
+                "pay", {"amount": 9}, approvers=["ann", "bob"], quorum=2
+            )
+            await receiver.wait_for(1)
+            assert await handler.aresolve(request.pending_id, approve(), by="ann")
+            await notifier.wait_idle()
+            assert await handler.aresolve(request.pending_id, approve(), by="bob")
+            deliveries = await receiver.wait_for(2)
+            await notifier.wait_idle()
+    assert body_types(deliveries) == ["question_pending", "question_settled"]
+    assert receiver.attempts == 2

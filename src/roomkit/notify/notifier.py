@@ -265,6 +265,10 @@ class Notifier:
                 items.append(self._step(change.pending_id, "announce", now))
             elif change.kind is PendingChangeKind.SETTLED:
                 items.append(self._step(change.pending_id, "settle", now))
+            elif change.kind is PendingChangeKind.VOTED:
+                # A vote on a quorum approval still open: the desk's cards follow it, and
+                # its outcome comes as SETTLED.
+                continue
             else:
                 # Changes may have been missed (a restart, a reconnect): what is open is owed
                 # its announcement, and what settled lately its ending (told only to those
