@@ -7,29 +7,22 @@ import asyncio
 import json
 import sys
 
-from tests.tools.human_input.stores.store_kit import Backend, FakeClock
+from tests.tools.human_input.stores.store_kit import OPEN_ELSEWHERE, Backend, FakeClock
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input.stores import broken_link
 
-VOTE_ELSEWHERE = """
+VOTE_ELSEWHERE = (
+    OPEN_ELSEWHERE
+    + """
 import asyncio, json, sys
 from roomkit import HumanInputHandler
 from roomkit.tools.approvals import approve
 
 async def main(kind, where, prefix, actor, *ids):
-    if kind == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
-        store = SQLiteStore(where)
-    elif kind == "postgres":
-        from roomkit.tools.human_input.stores.postgres import PostgresStore
-        store = PostgresStore(where, schema=prefix)
-    else:
-        from roomkit.tools.human_input.stores.redis import RedisStore
-        store = RedisStore(where, prefix=prefix)
-    async with store:
+    async with open_store(kind, where, prefix) as store:
         handler = HumanInputHandler(store=store)
         print("ready", flush=True)
         sys.stdin.readline()
@@ -38,6 +31,7 @@ async def main(kind, where, prefix, actor, *ids):
 
 asyncio.run(main(*sys.argv[1:]))
 """
+)
 """Run with ``kind location prefix actor id...``: says ``ready``, waits for a line, then
 votes ``approve()`` as ``actor`` on every id at once and prints whether each counted."""
 
