@@ -187,7 +187,10 @@ def judge(
         settled = _copy(after, status=status, result=settled_text(after), settled_by=ballot.actor)
     else:
         settled = _copy(after, status=status, reject_reason=text, settled_by=ballot.actor)
-    entry = _entry("settled", ballot, at, status=status.value, digest=digest, approvers=approvals)
+    fields: dict[str, Any] = {"status": status.value, "digest": digest, "approvers": approvals}
+    if status is _REJECTED:
+        fields["reason"] = text
+    entry = _entry("settled", ballot, at, **fields)
     return Judgement(True, settled, write=True, entries=(voted, entry))
 
 
