@@ -7,7 +7,7 @@ from collections.abc import Callable
 from tests.notify.receiver import Receiver, body_types
 
 from roomkit.notify import Notifier, Retry, Webhook
-from roomkit.tools.approvals import approve
+from roomkit.tools.approvals import approve, edit
 from roomkit.tools.human_input import HumanInputHandler
 
 FAST = Retry(first=0.01, cap=0.05)
@@ -134,3 +134,24 @@ async def test_a_quorum_approval_is_announced_once_and_settled_once(
             await notifier.wait_idle()
     assert body_types(deliveries) == ["question_pending", "question_settled"]
     assert receiver.attempts == 2
+
+
+async def test_an_edit_tells_the_approvers_who_vote_again(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    handler = make_handler()
+    async with Receiver() as receiver:
+        notifier = Notifier(handler, [Webhook(receiver.url, receiver.secret)])
+        async with notifier:
+            request = await handler.create_approval(
+                "pay", {"amount": 9}, approvers=["ann", "bob", "cy"], quorum=2
+            )
+            await receiver.wait_for(1)
+            assert await handler.aresolve(request.pending_id, approve(), by="ann")
+            assert await handler.aresolve(request.pending_id, edit({"amount": 5}), by="bob")
+            deliveries = await receiver.wait_for(2)
+            await notifier.wait_idle()
+    assert body_types(deliveries) == ["question_pending", "question_edited"]
+    edited = deliveries[1][1]
+    assert edited["arguments"] == {"amount": 5}
+    assert edited["approvers"] == ["ann", "cy"]
