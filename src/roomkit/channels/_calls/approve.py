@@ -127,8 +127,9 @@ async def verdict_on(
         return Verdict(request, None, outcome=refused(body, arguments))
     decision = read_decision(text)
     if request.quorum is not None:
+        # The outcome names the arguments that run: the ones held, or the last edit's.
+        ran = decision.arguments if decision.arguments is not None else shown
         final = await handler.get_request(pending_id) or request
-        ran = final.arguments
         return Verdict(
             request, ran, arguments_digest(name, ran), shown, approved_by=approved_by(final)
         )
