@@ -7,12 +7,17 @@ import asyncio
 import json
 import sys
 
-from tests.tools.human_input.stores.store_kit import OPEN_ELSEWHERE, Backend, FakeClock
+from tests.tools.human_input.stores.store_kit import (
+    OPEN_ELSEWHERE,
+    Backend,
+    Changes,
+    FakeClock,
+)
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.approvals import approve
-from roomkit.tools.human_input.stores import broken_link
+from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind, broken_link
 
 VOTE_ELSEWHERE = (
     OPEN_ELSEWHERE
@@ -131,3 +136,21 @@ async def test_the_last_two_votes_racing_from_two_processes_settle_once(
                 assert took == [True, True]
                 assert sorted(vote.actor for vote in record.votes) == ["left", "right"]
             assert kinds[-1] == "settled"
+
+
+async def test_a_vote_through_one_store_object_reaches_another_ones_listener(
+    backend: Backend,
+) -> None:
+    """A vote that leaves the quorum open is a VOTED change on every store's feed (what the
+    desk's cards follow); the vote that decides is a SETTLED one."""
+    async with backend.make() as a, backend.make() as b:
+        changes = Changes()
+        unsubscribe = b.subscribe(changes)
+        await backend.live(changes)
+        handler = HumanInputHandler(store=a)
+        held = await handler.create_approval("t", {"a": 1}, approvers=["ann", "bob"], quorum=2)
+        assert await handler.aresolve(held.pending_id, approve(), by="ann")
+        await changes.arrival(PendingChange(PendingChangeKind.VOTED, held.pending_id))
+        assert await handler.aresolve(held.pending_id, approve(), by="bob")
+        await changes.arrival(PendingChange(PendingChangeKind.SETTLED, held.pending_id))
+        unsubscribe()
