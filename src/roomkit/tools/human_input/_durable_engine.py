@@ -29,6 +29,7 @@ from roomkit.tools.human_input.stores.base import (
     DurableSettledHistory,
     DurableStore,
     SpendLedger,
+    VotingStore,
 )
 
 __all__ = ["DurableEngine"]
@@ -152,10 +153,9 @@ class DurableEngine:
         """Record ``ballot`` with the store's one vote operation (which settles the request
         when the vote decides it, and writes the vote's history entries with it)."""
         store = self.store
-        vote = getattr(store, "vote", None)
-        if vote is None:
-            raise TypeError(f"{type(store).__name__} records no votes: it has no vote()")
-        judgement: Judgement = await vote(pending_id, ballot)
+        if not isinstance(store, VotingStore):
+            raise TypeError(f"{type(store).__name__} records no votes: it is no VotingStore")
+        judgement = await store.vote(pending_id, ballot)
         record = judgement.record
         if record is not None and judgement.write:
             local = self._waits.local
