@@ -207,6 +207,8 @@ class SlackInteractions:
             settled = await handler.get_request(pending_id) or request
             if settled.quorum is not None and settled.status is PendingInputStatus.PENDING:
                 # A vote that counted: the message stays for the other approvers to click.
+                rejected = action.verb == "reject"
+                desk.metrics.settled(request, principal, rejected=rejected, surface="slack")
                 progress = quorum_progress(
                     len(approved_by(settled)), settled.quorum, settled.approvers
                 )
