@@ -8,7 +8,7 @@ store object of its own, as from another process.
 from __future__ import annotations
 
 import pytest
-from tests.tools.human_input.durable.conftest import HandlerFactory
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit import AsyncSettleRequiredError, InvalidAnswerError, VoteNeedsActorError
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError

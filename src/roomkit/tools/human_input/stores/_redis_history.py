@@ -24,10 +24,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from roomkit.tools.human_input.stores._history import chain_text, chain_texts
 from roomkit.tools.human_input.stores._quorum import widened
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, names_text, read_names
 
-__all__ = ["APPEND", "HEAD_MOVED", "SET_APPROVERS", "Heads", "history_key", "set_approvers_args"]
+__all__ = [
+    "APPEND",
+    "HEAD_MOVED",
+    "SET_APPROVERS",
+    "Heads",
+    "history_key",
+    "set_approvers_args",
+    "settle_lines",
+]
 
 _HEADS_KEPT = 1024
 
@@ -120,3 +129,17 @@ def set_approvers_args(read: Sequence[str], actors: tuple[str, ...]) -> list[str
     count = None if quorum in ("", NONE) else int(float(quorum))
     approvers, listed = widened(read_names(seen), read_names(voters), count, actors)
     return [seen, names_text(approvers), FORMAT, names_text(listed)]
+
+
+def settle_lines(
+    pending_id: str,
+    entries: tuple[dict[str, Any], ...],
+    late: dict[str, Any] | None,
+    head: bytes | None,
+) -> list[str]:
+    """What a settle hands its script to append: ``entries`` linked one after another to
+    ``head``, then the deadline's entry ``late`` linked to ``head`` too (the script appends
+    one or the other); nothing when the settle records no history."""
+    if late is None:
+        return []
+    return [*chain_texts(entries, pending_id, head), chain_text(late, pending_id, head)]

@@ -1,135 +1,155 @@
 """The Redis store's votes: one script records a vote, settles when it decides, and chains.
 
-The store reads the record and its history's head, judges the vote in Python
+:class:`Voting` reads the record and its history's head, judges the vote in Python
 (:func:`~roomkit.tools.human_input.stores._quorum.judge`) and sends what the judgement
 writes to :data:`VOTE`, a compare-and-set: the script writes only while the record is
 pending with the votes, the deadline, the approvers and voters (an escalation changes them)
-and the history length the store read, and says ``retry`` otherwise, so that the store
-reads again and judges again. Two votes racing from two processes take turns; the second
-is judged against the first. When the vote settles the
-request, the script goes on with the settle script itself (:data:`~roomkit.tools.human_input.
-stores._redis_scripts.SETTLE`, same keys and arguments), so the vote, its history entries and
-the outcome are one script on the server, and the settle's bookkeeping is written once.
+the store read, and while the history's head is the one it read (``head_moved`` of
+:mod:`~roomkit.tools.human_input.stores._redis_history`); else it says so and writes
+nothing, and the vote is read and judged again. Two votes racing from two processes take
+turns; the second is judged against the first. When the vote settles the request, the
+script goes on with the settle script itself (:data:`~roomkit.tools.human_input.stores.
+_redis_scripts.SETTLE`, same keys and arguments), which appends the vote's entries as a
+settle's own: the vote, its history entries and the outcome are one script on the server,
+and the settle's bookkeeping is written once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from roomkit.core.redis_link import text
-from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores._history import chain_text
-from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
-from roomkit.tools.human_input.stores._records import encode_hash
-from roomkit.tools.human_input.stores._redis_history import history_key
-from roomkit.tools.human_input.stores._redis_scripts import SETTLE, Layout, settle_args
-from roomkit.tools.human_input.stores.base import PendingChangeKind
+from redis.asyncio import Redis
 
-__all__ = ["RETRY", "VOTE", "change_kind", "vote_args", "vote_call", "vote_keys"]
+from roomkit.core.redis_link import guard, text
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.human_input.stores._history import deadline_entry
+from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge
+from roomkit.tools.human_input.stores._records import decode, encode_hash
+from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED, history_key, settle_lines
+from roomkit.tools.human_input.stores._redis_scripts import SETTLE, Layout, settle_args, unpack
 
-RETRY = "retry"
-"""What :data:`VOTE` returns when the record or its history moved since it was read."""
+__all__ = ["VOTE", "Voting"]
+
+_PENDING = PendingInputStatus.PENDING
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+_RETRY = "retry"
 
 _RECORD = """
 -- KEYS: record, pending index, history list
--- ARGV 1-14: the settle's (status 'pending' when the vote does not settle); then the votes,
---   the deadline, the history length, the approvers and the voters as read; the new votes,
---   approvers, arguments and digest; the number of history lines, and the lines.
+-- ARGV: the settle's (SETTLE's, status 'pending' when the vote does not settle, its entries
+--   the vote's), then from 18 + k: the votes, the deadline, the approvers and the voters as
+--   read; the new votes, approvers, arguments and digest.
+local k = tonumber(ARGV[16])
+local v = 18 + k
 local seen = redis.call('HMGET', KEYS[1], 'format', 'status', 'votes', 'deadline', 'approvers',
                         'voters')
-if seen[1] ~= ARGV[13] or seen[2] ~= 'pending' or (seen[3] or '') ~= ARGV[15]
-    or (seen[4] or '') ~= ARGV[16] or redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[17])
-    or (seen[5] or '') ~= ARGV[18] or (seen[6] or '') ~= ARGV[19] then
+if seen[1] ~= ARGV[13] or seen[2] ~= 'pending' or (seen[3] or '') ~= ARGV[v]
+    or (seen[4] or '') ~= ARGV[v + 1] or (seen[5] or '') ~= ARGV[v + 2]
+    or (seen[6] or '') ~= ARGV[v + 3] then
   return 'retry'
 end
-redis.call('HSET', KEYS[1], 'votes', ARGV[20], 'approvers', ARGV[21], 'arguments', ARGV[22],
-           'arguments_digest', ARGV[23])
-for i = 1, tonumber(ARGV[24]) do
-  redis.call('RPUSH', KEYS[3], ARGV[24 + i])
+local moved = head_moved(KEYS[3], tonumber(ARGV[15]))
+if moved then
+  return moved
 end
+redis.call('HSET', KEYS[1], 'votes', ARGV[v + 4], 'approvers', ARGV[v + 5],
+           'arguments', ARGV[v + 6], 'arguments_digest', ARGV[v + 7])
 if ARGV[2] == 'pending' then
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 17, 16 + k))
   redis.call('PUBLISH', ARGV[11], 'voted ' .. ARGV[1])
   return cjson.encode(redis.call('HGETALL', KEYS[1]))
 end
 """
 
-VOTE = _RECORD + SETTLE
+VOTE = HEAD_MOVED + _RECORD + SETTLE
 """The vote's compare-and-set, followed (when the vote settles) by the settle."""
 
 
-def vote_args(
-    settle: list[Any],
-    seen: tuple[str, str, int, str, str],
-    after: PendingInput,
-    entries: tuple[dict[str, Any], ...],
-    head: bytes | str | None,
-) -> list[Any]:
-    """The arguments of :data:`VOTE`: ``settle``'s (from ``settle_args``), then what the
-    store read (``seen``: the votes and the deadline as stored, the history's length, the
-    approvers and the voters as stored) and
-    what the vote writes: the record ``after`` it, and ``entries`` chained after ``head``."""
-    fields = encode_hash(after)
-    lines: list[str] = []
-    for entry in entries:
-        head = chain_text(entry, after.pending_id, head)
-        lines.append(head)
-    return [
-        *settle,
-        *seen,
-        fields["votes"],
-        fields["approvers"],
-        fields["arguments"],
-        fields["arguments_digest"],
-        len(lines),
-        *lines,
-    ]
+class Voting:
+    """The votes of one store: its client, its layout and the vote script.
 
+    Args:
+        client: the store's client.
+        layout: the store's key layout.
+        prefix: the store's key prefix.
+        where: the server, for error messages.
+    """
 
-def vote_keys(layout: Layout, prefix: str, pending_id: str) -> list[str]:
-    """The keys of :data:`VOTE`: the record, the pending index, the history list."""
-    return [layout.record(pending_id), layout.pending, history_key(prefix, pending_id)]
+    def __init__(self, client: Redis, layout: Layout, prefix: str, where: str) -> None:
+        self._client = client
+        self._layout = layout
+        self._prefix = prefix
+        self._where = where
+        self._script = client.register_script(VOTE)
 
+    async def cast(
+        self,
+        pending_id: str,
+        ballot: Ballot,
+        clock: Callable[[], float],
+        keep: float,
+        expire: Callable[[Judgement], Awaitable[object]],
+    ) -> Judgement:
+        """Judge and record ``ballot``, again until the record and its history are as read.
 
-def vote_call(
-    layout: Layout,
-    judgement: Judgement,
-    read: Sequence[Any],
-    now: float,
-    keep: float,
-    ballot: Ballot,
-) -> list[Any]:
-    """The arguments of :data:`VOTE` for ``judgement``, made from ``read`` (the record's
-    hash, the history's length and its head, as one transaction read them) at ``now``;
-    ``keep`` is the retention a settle gives the record."""
-    after = judgement.record
-    assert after is not None
-    fields, length, head = read
-    settle = settle_args(
-        layout,
-        after.pending_id,
-        after.status,
-        result=after.result,
-        reason=after.reject_reason,
-        withdrawn=False,
-        settled_by=after.settled_by,
-        now=now,
-        retention_seconds=keep,
-        token=ballot.token,
-    )
-    seen = (
-        _field(fields, "votes"),
-        _field(fields, "deadline"),
-        int(length),
-        _field(fields, "approvers"),
-        _field(fields, "voters"),
-    )
-    return vote_args(settle, seen, after, judgement.entries, head)
+        ``clock`` is the store's; ``keep`` the retention a settle gives the record;
+        ``expire`` records the timeout of a vote that met a passed deadline.
+        """
+        keys = [
+            self._layout.record(pending_id),
+            self._layout.pending,
+            history_key(self._prefix, pending_id),
+        ]
+        while True:
+            pipe = self._client.pipeline(transaction=True)
+            pipe.hgetall(keys[0]).llen(keys[2]).lindex(keys[2], -1)  # type: ignore[attr-defined]
+            with guard(self._where, pending_id):
+                read = await pipe.execute()
+            now = clock()
+            current = decode(read[0], hashed=True) if read[0] else None
+            judgement = judge(current, ballot, now, datetime.fromtimestamp(now, UTC))
+            if not judgement.write or judgement.record is None:
+                return judgement
+            if judgement.record.status is _TIMED_OUT:
+                await expire(judgement)
+                return judgement
+            args = self._arguments(judgement, read, now, keep, ballot)
+            with guard(self._where, pending_id):
+                reply = await self._script(keys=keys, args=args)
+            if not isinstance(reply, list) and text(reply) != _RETRY:
+                record = decode(unpack(reply), hashed=True)
+                return Judgement(True, record, True, judgement.entries)
 
-
-def change_kind(voted: bool) -> PendingChangeKind:
-    """The change a vote makes: ``VOTED`` while the request stays open, else ``SETTLED``."""
-    return PendingChangeKind.VOTED if voted else PendingChangeKind.SETTLED
+    def _arguments(
+        self, judgement: Judgement, read: Sequence[Any], now: float, keep: float, ballot: Ballot
+    ) -> list[Any]:
+        """The arguments of :data:`VOTE`, from ``read`` (the record's hash, the history's
+        length and its head, as one transaction read them)."""
+        after = judgement.record
+        assert after is not None
+        fields, length, head = read
+        lines = settle_lines(after.pending_id, judgement.entries, deadline_entry(), head)
+        settle = settle_args(
+            self._layout,
+            after.pending_id,
+            after.status,
+            result=after.result,
+            reason=after.reject_reason,
+            withdrawn=False,
+            settled_by=after.settled_by,
+            now=now,
+            retention_seconds=keep,
+            token=ballot.token,
+            history=(int(length), lines),
+        )
+        written = encode_hash(after)
+        return [
+            *settle,
+            *(_field(fields, name) for name in ("votes", "deadline", "approvers", "voters")),
+            *(written[name] for name in ("votes", "approvers", "arguments", "arguments_digest")),
+        ]
 
 
 def _field(fields: Mapping[Any, Any], name: str) -> str:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from redis.asyncio import Redis
@@ -60,17 +59,15 @@ from roomkit.tools.human_input.stores._durable_base import (
 )
 from roomkit.tools.human_input.stores._history import (
     chain_text,
-    chain_texts,
     deadline_entry,
     entry_text,
     read_entry,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
-from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge
+from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
-from roomkit.tools.human_input.stores._redis_history import Heads
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -86,7 +83,6 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 
 _PENDING = PendingInputStatus.PENDING
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
-_NO_OUTCOME = Outcome(None, None, False, None)
 _PURGE_BATCH = 256
 
 
@@ -164,9 +160,9 @@ class RedisStore(DurableBase):
         self._spend = client.register_script(ledger.SPEND)
         self._set_approvers = client.register_script(history.SET_APPROVERS)
         self._append = ScriptBatcher(client, client.register_script(history.APPEND))
-        self._heads = Heads()
+        self._heads = history.Heads()
         """The head this process last wrote of each chain: a good first guess."""
-        self._vote = client.register_script(voting.VOTE)
+        self._voting = voting.Voting(client, self._layout, prefix, self._where)
         self._opened = False
         self._checked = False
 
@@ -281,7 +277,7 @@ class RedisStore(DurableBase):
         entries = outcome.history
         late = deadline_entry() if entries else None
         head = self._heads.guess(pending_id)
-        lines = _settle_lines(pending_id, entries, late, head[1])
+        lines = history.settle_lines(pending_id, entries, late, head[1])
         now = self.clock()
         keys = [
             self._layout.record(pending_id),
@@ -309,8 +305,8 @@ class RedisStore(DurableBase):
                     reply = await self._settle(keys, args)
                 if not isinstance(reply, list):
                     return reply
-                head = Heads.moved(reply)
-                lines = _settle_lines(pending_id, entries, late, head[1])
+                head = history.Heads.moved(reply)
+                lines = history.settle_lines(pending_id, entries, late, head[1])
 
         reply = await self._settle_knowing(attempt, pending_id, self._where)
         if reply is None:
@@ -447,41 +443,26 @@ class RedisStore(DurableBase):
             return await self.fetch(pending_id) if int(done) else None
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
-        """Record a vote on a quorum approval: judged against the record as read, then
-        written by one script (:data:`~roomkit.tools.human_input.stores._redis_vote.VOTE`)
-        with its history entries and, when it decides, the settle; read and judged again
-        when another write came between. A lost reply runs it again with its token."""
+        """Record a vote on a quorum approval in one script, with its history entries and,
+        when it decides, the settle (:mod:`~roomkit.tools.human_input.stores._redis_vote`);
+        a lost reply runs it again with its token, which finds it counted if it was."""
         if not storable_id(pending_id):
             return Judgement(False)
         await self._ensure_open()
-        keys = voting.vote_keys(self._layout, self.prefix, pending_id)
 
-        async def attempt() -> Judgement:
-            while True:
-                pipe = self._client.pipeline(transaction=True)
-                pipe.hgetall(keys[0]).llen(keys[2]).lindex(keys[2], -1)  # type: ignore[attr-defined]
-                with guard(self._where, pending_id):
-                    read = await pipe.execute()
-                now = self.clock()
-                current = decode(read[0], hashed=True) if read[0] else None
-                judgement = judge(current, ballot, now, datetime.fromtimestamp(now, UTC))
-                after = judgement.record
-                if not judgement.write or after is None:
-                    return judgement
-                if after.status is _TIMED_OUT:
-                    await self._settle_checked(pending_id, _TIMED_OUT, ballot.token, _NO_OUTCOME)
-                    return judgement
-                args = voting.vote_call(self._layout, judgement, read, now, self._keep, ballot)
-                with guard(self._where, pending_id):
-                    reply = await self._vote(keys=keys, args=args)
-                if text(reply) != voting.RETRY:
-                    break
-            voted = after.status is _PENDING
-            self._feed.emit(PendingChange(voting.change_kind(voted), pending_id))
-            record = decode(scripts.unpack(reply), hashed=True)
-            return Judgement(True, record, True, judgement.entries)
+        async def expire(judgement: Judgement) -> object:
+            late = Outcome(None, None, False, None, judgement.entries)
+            return await self._settle_checked(pending_id, _TIMED_OUT, ballot.token, late)
 
-        return await self._settle_knowing(attempt, pending_id, self._where)
+        judgement = await self._settle_knowing(
+            lambda: self._voting.cast(pending_id, ballot, self.clock, self._keep, expire),
+            pending_id,
+            self._where,
+        )
+        if judgement.accepted and judgement.write:
+            kind = PendingChangeKind.SETTLED if judgement.settles else PendingChangeKind.VOTED
+            self._feed.emit(PendingChange(kind, pending_id))
+        return judgement
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history, chained to its head; its ``seq``.
@@ -499,7 +480,7 @@ class RedisStore(DurableBase):
                 done = await self._append(keys=[key], args=[length, line])
             if not isinstance(done, list):
                 break
-            length, head = Heads.moved(done)
+            length, head = history.Heads.moved(done)
         self._heads.wrote(pending_id, length + 1, line)
         return length
 
@@ -617,17 +598,3 @@ class RedisStore(DurableBase):
         return CorruptRecordError(
             f"pending record {pending_id!r} at {self._where} is not a readable {FORMAT} record"
         )
-
-
-def _settle_lines(
-    pending_id: str,
-    entries: tuple[dict[str, Any], ...],
-    late: dict[str, Any] | None,
-    head: bytes | None,
-) -> list[str]:
-    """What a settle hands its script to append: ``entries`` linked one after another to
-    ``head``, then the deadline's entry ``late`` linked to ``head`` too (the script appends
-    one or the other); nothing when the settle records no history."""
-    if late is None:
-        return []
-    return [*chain_texts(entries, pending_id, head), chain_text(late, pending_id, head)]
