@@ -56,6 +56,7 @@ def hold(
     arguments: dict[str, Any] | None = None,
     schema: dict[str, Any] | None = None,
     approvers: tuple[str, ...] = (DEMO_PERSON,),
+    quorum: int | None = None,
 ) -> str:
     """Hold a call for a decision in ``room``, as the agent's pipeline does; its id."""
     request = desk.run(
@@ -68,6 +69,7 @@ def hold(
             actor_id=DEMO_PERSON,
             channel_id="agent",
             description=DESCRIPTION,
+            quorum=quorum,
         )
     )
     return request.pending_id
@@ -360,32 +362,20 @@ def test_a_decision_on_an_approval_settled_meanwhile_says_who_settled_it(
 
 
 def test_a_quorum_card_shows_its_progress_and_each_approver_votes(
-    desk: DeskServer, room: str, open_page: OpenPage
+    desk: DeskServer, room: str, open_page: OpenPage, hold_call: HoldCall
 ) -> None:
-    request = desk.run(
-        desk.demo.handler.create_approval(
-            "transfer_money",
-            dict(ARGUMENTS),
-            approvers=(DEMO_PERSON, "alice", "bob"),
-            tool_schema=SCHEMA,
-            room_id=room,
-            actor_id=DEMO_PERSON,
-            channel_id="agent",
-            quorum=2,
-        )
-    )
-    pending_id = request.pending_id
-    page, approval = open_card(desk, room, open_page)
-    progress = approval.locator(".quorum-progress")
+    held = hold_call(approvers=(DEMO_PERSON, "alice", "bob"), quorum=2)
+    pending_id = held.pending_id
+    progress = held.card.locator(".quorum-progress")
     expect(progress).to_have_text(f"0 of 2 approvals — waiting for {DEMO_PERSON}, alice, bob")
-    expect(approval.get_by_role("button", name="Answer instead…")).to_have_count(0)
+    expect(held.card.get_by_role("button", name="Answer instead…")).to_have_count(0)
     alice = open_page(f"{desk.url}/#token={desk.token('alice')}&room={room}").page
     wait_live(alice)
     theirs = alice.locator(f'.card[data-request-id="{pending_id}"]')
     expect(theirs.locator(".quorum-progress")).to_contain_text("0 of 2 approvals")
 
-    approval.get_by_role("button", name="Approve").click()
-    mine = page.locator(f'.card[data-request-id="{pending_id}"]')
+    held.card.get_by_role("button", name="Approve").click()
+    mine = held.page.locator(f'.card[data-request-id="{pending_id}"]')
     expect(mine.locator(".quorum-progress")).to_have_text(
         "1 of 2 approvals — waiting for alice, bob"
     )
@@ -395,10 +385,10 @@ def test_a_quorum_card_shows_its_progress_and_each_approver_votes(
     expect(theirs.locator(".quorum-progress")).to_have_text(
         "1 of 2 approvals — waiting for alice, bob"
     )
-    assert stored(desk, pending_id).status is PendingInputStatus.PENDING
+    assert held.request().status is PendingInputStatus.PENDING
 
     theirs.get_by_role("button", name="Approve").click()
     expect(theirs).to_have_count(0)
-    decided_request = decided(desk, page, room, pending_id)
-    assert decided_request.status is PendingInputStatus.RESOLVED
-    assert [vote.actor for vote in decided_request.votes] == [DEMO_PERSON, "alice"]
+    request = held.decided()
+    assert request.status is PendingInputStatus.RESOLVED
+    assert [vote.actor for vote in request.votes] == [DEMO_PERSON, "alice"]
