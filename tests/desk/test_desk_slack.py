@@ -492,16 +492,7 @@ async def test_a_vote_from_slack_that_counts_leaves_the_message_for_the_others(
     request = await world.handler.create_approval(
         "pay", {"amount": 9}, approvers=["alice", "bob"], room_id="room", quorum=2
     )
-    notice = Notice(
-        type="question_pending",
-        delivery_id="d-q",
-        request=request,
-        recipient="alice",
-        person=DIRECTORY.get("alice"),
-        answer_url="https://desk.example.com/#token=x",
-    )
-    await slack.send(notice)
-    click = Click(slack_api, slack_api.posted()[-1], "Approve")
+    click = await told(slack, slack_api, request, "Approve")
     by_alice = click.body("U0ALICE")
     response = await interact(world, by_alice, signed(by_alice))
     assert response.status_code == 200

@@ -115,30 +115,11 @@ async def test_an_ending_missed_while_no_notifier_ran_is_sent_by_the_next(
     assert body_types(deliveries) == ["question_pending", "question_settled"]
 
 
-async def test_a_quorum_approval_is_announced_once_and_settled_once(
+async def test_a_quorum_approval_is_told_when_it_opens_is_edited_and_settles(
     make_handler: Callable[[], HumanInputHandler],
 ) -> None:
-    """Votes that leave it open send nothing; the vote that decides sends the outcome."""
-    handler = make_handler()
-    async with Receiver() as receiver:
-        notifier = Notifier(handler, [Webhook(receiver.url, receiver.secret)])
-        async with notifier:
-            request = await handler.create_approval(
-                "pay", {"amount": 9}, approvers=["ann", "bob"], quorum=2
-            )
-            await receiver.wait_for(1)
-            assert await handler.aresolve(request.pending_id, approve(), by="ann")
-            await notifier.wait_idle()
-            assert await handler.aresolve(request.pending_id, approve(), by="bob")
-            deliveries = await receiver.wait_for(2)
-            await notifier.wait_idle()
-    assert body_types(deliveries) == ["question_pending", "question_settled"]
-    assert receiver.attempts == 2
-
-
-async def test_an_edit_tells_the_approvers_who_vote_again(
-    make_handler: Callable[[], HumanInputHandler],
-) -> None:
+    """A vote that leaves it open sends nothing; an edit tells those who vote again; the
+    vote that decides sends the outcome."""
     handler = make_handler()
     async with Receiver() as receiver:
         notifier = Notifier(handler, [Webhook(receiver.url, receiver.secret)])
@@ -148,10 +129,16 @@ async def test_an_edit_tells_the_approvers_who_vote_again(
             )
             await receiver.wait_for(1)
             assert await handler.aresolve(request.pending_id, approve(), by="ann")
+            await notifier.wait_idle()
+            assert receiver.attempts == 1
             assert await handler.aresolve(request.pending_id, edit({"amount": 5}), by="bob")
             deliveries = await receiver.wait_for(2)
+            assert await handler.aresolve(request.pending_id, approve(), by="cy")
+            deliveries = await receiver.wait_for(3)
             await notifier.wait_idle()
-    assert body_types(deliveries) == ["question_pending", "question_edited"]
+    assert body_types(deliveries[:2]) == ["question_pending", "question_edited"]
     edited = deliveries[1][1]
     assert edited["arguments"] == {"amount": 5}
     assert edited["approvers"] == ["ann", "cy"]
+    assert body_types(deliveries[2:]) == ["question_settled"]
+    assert receiver.attempts == 3
