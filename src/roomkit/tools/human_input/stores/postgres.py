@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar, Unpack
+from typing import Any, Unpack
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -90,8 +90,6 @@ from roomkit.tools.human_input.stores.base import (
 __all__ = ["PostgresStore"]
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 _PENDING = PendingInputStatus.PENDING
 _PURGE_EVERY = 60.0
