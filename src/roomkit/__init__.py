@@ -31,6 +31,7 @@ from roomkit.core.exceptions import (
     ToolTimeoutError,
     UnknownRequestError,
     UnservedToolCallError,
+    VoteNeedsActorError,
 )
 from roomkit.core.framework import RoomKit
 from roomkit.models.enums import ChannelType
@@ -45,7 +46,7 @@ from roomkit.models.room import (
 )
 from roomkit.models.tool_call import ToolCallEvent
 from roomkit.providers.ai.base import AITool
-from roomkit.tools.approvals import Approval
+from roomkit.tools.approvals import Approval, Quorum
 from roomkit.tools.external import ToolDecision
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 from roomkit.tools.policy import ToolPolicy
@@ -80,6 +81,7 @@ __all__ = [
     "PendingInput",
     "PendingInputEvent",
     "PendingInputStatus",
+    "Quorum",
     "RealtimeVoiceChannel",
     "RequestWithdrawnError",
     "RoomContext",
@@ -98,5 +100,6 @@ __all__ = [
     "ToolTimeoutError",
     "UnknownRequestError",
     "UnservedToolCallError",
+    "VoteNeedsActorError",
     "WebSocketChannel",
 ]

@@ -216,6 +216,15 @@ def _show_approval(request: dict[str, Any]) -> int:
 
 def _decide(args: argparse.Namespace, body: dict[str, Any], done: str) -> int:
     settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
+    quorum = settled.get("quorum")
+    if settled.get("status") == "pending" and isinstance(quorum, int):
+        from roomkit.desk.answers import quorum_progress
+
+        # A vote on a quorum approval that counted: it waits for the others.
+        waiting = [printable(str(name), 80) for name in settled.get("approvers") or []]
+        progress = quorum_progress(len(settled.get("approved_by") or []), quorum, waiting)
+        print(f"Voted on {printable(settled['id'])}: {progress}")
+        return 0
     print(f"{done} {printable(settled['id'])}")
     return 0
 

@@ -482,3 +482,29 @@ async def test_only_an_approver_decides_an_approval_from_slack(
     entry, settled = (await world.handler.history(request.pending_id))[-2:]
     assert (entry["type"], entry["decision"], entry["surface"]) == ("decided", "approve", "slack")
     assert (settled["type"], settled["actor"], settled["surface"]) == ("settled", "bob", "slack")
+
+
+async def test_a_vote_from_slack_that_counts_leaves_the_message_for_the_others(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    """On a quorum approval a click is a vote: the voter hears how far it has come, and the
+    message stays for the other approvers."""
+    request = await world.handler.create_approval(
+        "pay", {"amount": 9}, approvers=["alice", "bob"], room_id="room", quorum=2
+    )
+    click = await told(slack, slack_api, request, "Approve")
+    by_alice = click.body("U0ALICE")
+    response = await interact(world, by_alice, signed(by_alice))
+    assert response.status_code == 200
+    reply = response.json()
+    assert reply["response_type"] == "ephemeral"
+    assert reply["text"] == "Your vote is in: 1 of 2 approvals — waiting for bob."
+    by_bob = click.body("U0BOB", response="r2")
+    response = await interact(world, by_bob, signed(by_bob))
+    assert response.json()["replace_original"] is True
+    decided = await world.handler.get_request(request.pending_id)
+    assert decided is not None
+    assert (decided.status, [vote.actor for vote in decided.votes]) == (
+        "resolved",
+        ["alice", "bob"],
+    )

@@ -1,6 +1,14 @@
+import asyncio
+from typing import get_args
+
 import pytest
 
+from roomkit.desk.demo_console import Console
+from roomkit.models.pending_input import PendingInput
 from roomkit.notify import Directory, Person
+from roomkit.notify.email import email_texts
+from roomkit.notify.surface import Notice, NoticeType
+from roomkit.notify.wording import headline
 
 
 def test_a_directory_finds_people_by_actor_and_by_slack_user() -> None:
@@ -22,3 +30,17 @@ def test_a_directory_finds_people_by_actor_and_by_slack_user() -> None:
 def test_a_directory_refuses_entries_it_cannot_use(people: dict, error: type) -> None:
     with pytest.raises(error, match="Directory"):
         Directory(people)
+
+
+@pytest.mark.parametrize("kind", get_args(NoticeType))
+def test_every_notice_type_has_its_words(kind: str) -> None:
+    """Email, the headline and the demo's console word every type of notice."""
+    request = PendingInput("p1", "pay", {"amount": 5}, "room", "call", "agent", kind="approval")
+    notice = Notice(type=kind, delivery_id="d", request=request, recipient="ann")  # type: ignore[arg-type]
+    subject, plain, _ = email_texts(notice)
+    assert subject
+    assert plain
+    assert headline(notice, "approval").endswith("pay")
+    console = Console(say=lambda line: None)
+    asyncio.run(console.send(notice))
+    assert console.lines[0].startswith("[")

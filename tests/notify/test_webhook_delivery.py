@@ -7,6 +7,7 @@ from collections.abc import Callable
 from tests.notify.receiver import Receiver, body_types
 
 from roomkit.notify import Notifier, Retry, Webhook
+from roomkit.tools.approvals import approve, edit
 from roomkit.tools.human_input import HumanInputHandler
 
 FAST = Retry(first=0.01, cap=0.05)
@@ -136,3 +137,32 @@ async def test_every_ending_missed_while_no_notifier_ran_is_sent_however_many(
     endings = [b["pending_id"] for _, b in receiver.deliveries if b["type"] == "question_settled"]
     assert sorted(endings) == sorted(r.pending_id for r in requests)
     assert len(set(receiver.ids_seen)) == len(receiver.ids_seen) == 240
+
+
+async def test_a_quorum_approval_is_told_when_it_opens_is_edited_and_settles(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """A vote that leaves it open sends nothing; an edit tells those who vote again; the
+    vote that decides sends the outcome."""
+    handler = make_handler()
+    async with Receiver() as receiver:
+        notifier = Notifier(handler, [Webhook(receiver.url, receiver.secret)])
+        async with notifier:
+            request = await handler.create_approval(
+                "pay", {"amount": 9}, approvers=["ann", "bob", "cy"], quorum=2
+            )
+            await receiver.wait_for(1)
+            assert await handler.aresolve(request.pending_id, approve(), by="ann")
+            await notifier.wait_idle()
+            assert receiver.attempts == 1
+            assert await handler.aresolve(request.pending_id, edit({"amount": 5}), by="bob")
+            deliveries = await receiver.wait_for(2)
+            assert await handler.aresolve(request.pending_id, approve(), by="cy")
+            deliveries = await receiver.wait_for(3)
+            await notifier.wait_idle()
+    assert body_types(deliveries[:2]) == ["question_pending", "question_edited"]
+    edited = deliveries[1][1]
+    assert edited["arguments"] == {"amount": 5}
+    assert edited["approvers"] == ["ann", "cy"]
+    assert body_types(deliveries[2:]) == ["question_settled"]
+    assert receiver.attempts == 3

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from roomkit import Approval, HumanInputToolHandler, InvalidAnswerError
+from roomkit import Approval, HumanInputToolHandler, InvalidAnswerError, Quorum
 from roomkit.models.pending_input import arguments_digest
 from roomkit.tools.approvals import Decision, approve, edit, read_decision, reject, respond
 
@@ -77,6 +77,35 @@ def test_the_digest_is_the_documented_sha256() -> None:
 def test_a_rule_refuses_what_it_cannot_use(options: dict[str, Any], error: type) -> None:
     with pytest.raises(error):
         Approval(**options)
+
+
+def test_a_quorum_names_its_approvers_and_its_count() -> None:
+    rule = Approval(approvers=Quorum(2, of=["alice", "bob", "carol", "bob"]), veto=False)
+    assert rule.approvers == ("alice", "bob", "carol")
+    assert rule.quorum == Quorum(2, of=["alice", "bob", "carol"])
+    assert (rule.quorum.n, rule.veto) == (2, False)
+    assert Approval(approvers="alice").quorum is None
+    assert Approval().veto is True
+
+
+@pytest.mark.parametrize(
+    ("n", "of", "error", "says"),
+    [
+        (3, ["alice", "bob"], ValueError, "from 1 to 2"),
+        (0, ["alice"], ValueError, "from 1 to 1"),
+        (True, ["alice"], TypeError, "count"),
+        (1, "alice", TypeError, "not a string"),
+        (1, ["alice", ""], ValueError, "non-empty"),
+    ],
+)
+def test_a_quorum_refuses_a_count_it_cannot_reach(n: Any, of: Any, error: type, says: str) -> None:
+    with pytest.raises(error, match=says):
+        Quorum(n, of=of)
+
+
+def test_veto_is_true_or_false() -> None:
+    with pytest.raises(TypeError, match="veto"):
+        Approval(veto="no")  # type: ignore[arg-type]
 
 
 def test_one_approver_may_be_named_alone() -> None:

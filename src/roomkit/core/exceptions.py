@@ -24,7 +24,9 @@
     │   ├── InvalidAnswerError          also ValueError: the answer breaks the request's schema
     │   ├── AmbiguousAnswerError        also ValueError: a message could answer several questions
     │   ├── RequestSettledError         also RuntimeError: the question named is no longer open
-    │   └── AsyncSettleRequiredError    also RuntimeError: a durable store settles with await
+    │   ├── AsyncSettleRequiredError    also RuntimeError: a durable store (or a quorum vote)
+    │   │                               settles with await
+    │   └── VoteNeedsActorError         also ValueError: a vote on a quorum approval needs by=
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
     ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
@@ -85,6 +87,7 @@ __all__ = [
     "ToolTimeoutError",
     "UnknownRequestError",
     "UnservedToolCallError",
+    "VoteNeedsActorError",
 ]
 
 
@@ -225,7 +228,12 @@ class RequestSettledError(HumanInputError, RuntimeError):
 
 
 class AsyncSettleRequiredError(HumanInputError, RuntimeError):
-    """A synchronous settle on a durable store: use ``aresolve`` / ``areject`` / ``arelease``."""
+    """A synchronous settle on a durable store, or on a quorum approval (whose votes name
+    their approvers): use ``aresolve`` / ``areject`` / ``arelease``."""
+
+
+class VoteNeedsActorError(HumanInputError, ValueError):
+    """A vote on a quorum approval without ``by=``: each vote names its approver."""
 
 
 class StoreError(RoomKitError):

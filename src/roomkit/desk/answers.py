@@ -14,6 +14,7 @@ message naming the problem; the handler checks the answer schema again.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from roomkit.core.exceptions import InvalidAnswerError
@@ -23,7 +24,7 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.tools import approvals
 from roomkit.tools.validation import validate_answer
 
-__all__ = ["answer_text", "may_decide", "settled_detail"]
+__all__ = ["answer_text", "may_decide", "quorum_progress", "settled_detail"]
 
 _FIELDS = {
     Kind.QUESTION: {"answer"},
@@ -192,6 +193,13 @@ def may_decide(request: PendingInput, actor_id: str) -> bool:
     """Whether ``actor_id`` may decide ``request``: any approver of an approval (one that
     names none is decided by whoever may see it); anyone who may see a question."""
     return request.kind != "approval" or not request.approvers or actor_id in request.approvers
+
+
+def quorum_progress(approved: int, quorum: int, waiting: Sequence[str]) -> str:
+    """How far a quorum approval has come: ``1 of 2 approvals — waiting for bob, carol``
+    (the page's card says it alike)."""
+    line = f"{approved} of {quorum} approval{'' if quorum == 1 else 's'}"
+    return f"{line} — waiting for {', '.join(waiting)}" if waiting else line
 
 
 def settled_detail(request: PendingInput | None) -> str:

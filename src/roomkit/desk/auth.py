@@ -271,7 +271,7 @@ class Access:
         """True when ``principal`` may read, answer and reject ``request``."""
         if principal.request_id is not None:
             return request.pending_id == principal.request_id
-        if principal.admin or principal.actor_id in request.approvers:
+        if principal.admin or _listed(principal, request):
             return True
         if request.actor_id is not None:
             return request.actor_id == principal.actor_id
@@ -288,7 +288,7 @@ class Access:
                 principal.request_id is not None
                 or principal.admin
                 or request.actor_id is not None
-                or principal.actor_id in request.approvers
+                or _listed(principal, request)
             ):
                 if await self.can_see(principal, request):
                     seen.append(request)
@@ -307,3 +307,10 @@ class Access:
         if principal.request_id is not None:
             return False
         return principal.actor_id in await self.participants(room_id)
+
+
+def _listed(principal: Principal, request: PendingInput) -> bool:
+    """Whether ``principal`` may decide ``request`` now, or is listed in its quorum (and
+    follows it once they have voted)."""
+    actor_id = principal.actor_id
+    return actor_id in request.approvers or actor_id in request.voters

@@ -47,6 +47,7 @@ class Console:
             "question_pending": f"[asked {who}] {question}",
             "question_reminder": f"[reminder to {who}] still waiting: {question}",
             "question_escalated": f"[escalated, told {who}] {question}",
+            "question_edited": f"[edited, told {who}] vote again: {question}",
             "question_settled": f"[closed, told {who}] {question} ({notice.outcome})",
         }[notice.type]
         self.lines.append(line)

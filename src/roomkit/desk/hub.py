@@ -3,9 +3,10 @@
 The hub follows the handler's change hints (from every process sharing the store) while at
 least one client is connected. On a hint it re-reads the request; on ``RESYNC`` it re-reads
 every open request and compares with what it had. Each new question goes out once as
-``question_pending``, each outcome once as ``question_settled``, to the people concerned:
-the actor the request names (or the room's participants when it names none), the holders of
-its answer link, and administrators. Room messages reach the room's participants and
+``question_pending``, each vote on a quorum approval still open as ``question_updated``,
+each outcome once as ``question_settled``, to the people concerned: the actor the request
+names (or the room's participants when it names none), an approval's approvers, the holders
+of its answer link, and administrators. Room messages reach the room's participants and
 administrators. A frame is encoded once, whatever the number of recipients.
 
 A client whose credential stops being good is closed: a link watcher as soon as the hub
@@ -344,9 +345,14 @@ class DeskHub:
             return
         self._track(request)
         if request.status is PendingInputStatus.PENDING:
-            if pending_id not in self._open:
-                self._open[pending_id] = view = view_of(request)
-                await self._announce("question_pending", view)
+            seen, view = self._open.get(pending_id), view_of(request)
+            if seen != view:
+                # A vote on a quorum approval moves it while it stays open (an edit changes
+                # its arguments): every approver's card follows.
+                self._open[pending_id] = view
+                await self._announce(
+                    "question_pending" if seen is None else "question_updated", view
+                )
             return
         if self._open.pop(pending_id, None) is None and pending_id in self._recent:
             return
@@ -374,4 +380,7 @@ class DeskHub:
             else:
                 for participant in await self.access.participants(view["room_id"]):
                     targets.extend(self._actors.get(participant, ()))
-        return targets
+            for approver in dict.fromkeys([*view["approvers"], *view["voters"]]):
+                if approver != actor_id:
+                    targets.extend(self._actors.get(approver, ()))
+        return list(dict.fromkeys(targets))

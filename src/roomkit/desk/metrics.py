@@ -149,9 +149,10 @@ class DeskMetrics:
         self._time_to_answer.observe(max(0.0, waited))
 
     def slack_interaction(self, outcome: str) -> None:
-        """Count a click Slack posted: ``settled``, ``forged``, ``replayed``, ``not_yours``,
-        ``unknown_user``, ``already_settled``, ``unfit``, ``rate_limited``, ``invalid``,
-        ``ignored`` or ``store_error``."""
+        """Count a click Slack posted: ``settled``, ``voted`` (a vote on a quorum approval
+        that leaves it open), ``forged``, ``replayed``, ``not_yours``, ``unknown_user``,
+        ``already_settled``, ``unfit``, ``rate_limited``, ``invalid``, ``ignored`` or
+        ``store_error``."""
         self._slack.labels(outcome).inc()
 
     def store_error(self) -> None:

@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from roomkit.models.kinds import Kind, kind_of, option_labels, request_kind
 from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input.stores import approved_by
 from roomkit.tools.validation import unencodable_text
 
 __all__ = [
@@ -93,6 +94,21 @@ class RequestView(BaseModel):
     )
     approvers: list[str] = Field(
         default_factory=list, description="On an approval, who may decide it now."
+    )
+    quorum: int | None = Field(
+        default=None, description="On a quorum approval, how many approvals it takes."
+    )
+    voters: list[str] = Field(
+        default_factory=list, description="On a quorum approval, every listed approver."
+    )
+    approved_by: list[str] = Field(
+        default_factory=list,
+        description="On a quorum approval, who approved the arguments shown, in order.",
+    )
+    votes: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="On a quorum approval, every vote: actor, decision, at, digest "
+        "(edited, reason).",
     )
 
 
@@ -199,4 +215,18 @@ def view_of(request: PendingInput) -> dict[str, Any]:
         "settled_by": request.settled_by,
         "arguments_digest": request.arguments_digest,
         "approvers": list(request.approvers),
+        "quorum": request.quorum,
+        "voters": list(request.voters),
+        "approved_by": approved_by(request),
+        "votes": [
+            {
+                "actor": vote.actor,
+                "decision": vote.decision,
+                "at": vote.at.isoformat().replace("+00:00", "Z"),
+                "digest": vote.digest,
+                "edited": vote.edited,
+                "reason": vote.reason,
+            }
+            for vote in request.votes
+        ],
     }

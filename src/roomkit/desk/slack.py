@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from roomkit.core.exceptions import InvalidAnswerError, StoreError
-from roomkit.desk.answers import answer_text, may_decide, settled_detail
+from roomkit.desk.answers import answer_text, may_decide, quorum_progress, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
 from roomkit.desk.shapes import AnswerBody
@@ -42,6 +42,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_blocks
 from roomkit.notify.surface import Directory, Notice
 from roomkit.notify.wording import outcome_line, request_kind
+from roomkit.tools.human_input.stores import approved_by
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk
@@ -62,6 +63,7 @@ UNKNOWN_USER = (
 )
 RATE_LIMITED = "Too many answers at once, so nothing was changed: try again in {wait} s."
 UNFIT = "This button does not fit the question any more: answer it in the desk."
+VOTED = "Your vote is in: {progress}."
 
 
 def signing_secret_of(slack: object) -> str:
@@ -203,6 +205,14 @@ class SlackInteractions:
                 latest = await handler.get_request(pending_id)
                 return _ephemeral(settled_detail(latest)), "already_settled"
             settled = await handler.get_request(pending_id) or request
+            if settled.quorum is not None and settled.status is PendingInputStatus.PENDING:
+                # A vote that counted: the message stays for the other approvers to click.
+                rejected = action.verb == "reject"
+                desk.metrics.settled(request, principal, rejected=rejected, surface="slack")
+                progress = quorum_progress(
+                    len(approved_by(settled)), settled.quorum, settled.approvers
+                )
+                return _ephemeral(VOTED.format(progress=progress)), "voted"
         except InvalidAnswerError as invalid:
             return _ephemeral(f"{invalid}: answer it in the desk."), "unfit"
         except StoreError as error:

@@ -13,7 +13,13 @@ from typing import Any
 from roomkit.models.clock import utcnow
 from roomkit.models.enums import ChannelType
 
-__all__ = ["PendingInput", "PendingInputEvent", "PendingInputStatus", "arguments_digest"]
+__all__ = [
+    "PendingInput",
+    "PendingInputEvent",
+    "PendingInputStatus",
+    "Vote",
+    "arguments_digest",
+]
 
 
 @unique
@@ -24,6 +30,35 @@ class PendingInputStatus(StrEnum):
     RESOLVED = "resolved"
     REJECTED = "rejected"
     TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """One approver's vote on a quorum approval (see :attr:`PendingInput.votes`)."""
+
+    actor: str
+    """Who voted: one of the listed approvers."""
+    decision: str
+    """``"approve"``, ``"edit"`` or ``"reject"``."""
+    at: datetime
+    """When the store recorded the vote (UTC)."""
+    digest: str
+    """The digest of the arguments the vote was cast on."""
+    edited: str | None = None
+    """On an edit, the digest of the replacement arguments (which the edit approves)."""
+    reason: str | None = None
+    """On a rejection, why."""
+    token: str = field(default="", repr=False, compare=False)
+    """The vote call's own token: the same call run again after a fault finds it counted."""
+
+    @property
+    def approves(self) -> str | None:
+        """The digest of the arguments this vote approves; ``None`` for a rejection."""
+        if self.decision == "approve":
+            return self.digest
+        if self.decision == "edit":
+            return self.edited
+        return None
 
 
 @dataclass(slots=True, eq=False)
@@ -87,7 +122,19 @@ class PendingInput:
     (:func:`arguments_digest`); ``None`` on a question."""
     approvers: tuple[str, ...] = ()
     """Who may decide an approval now; on a question, who was added by an escalation
-    (with the question's actor), besides whoever may see it (empty until then)."""
+    (with the question's actor), besides whoever may see it (empty until then). On a quorum
+    approval, the listed approvers who have not voted on the current arguments yet."""
+    quorum: int | None = None
+    """On a quorum approval, how many distinct listed approvers must approve the same
+    arguments; ``None`` when any one approver decides."""
+    veto: bool = True
+    """On a quorum approval, whether one rejection rejects it (else it is rejected once
+    approval can no longer be reached)."""
+    voters: tuple[str, ...] = ()
+    """On a quorum approval, every listed approver (``Quorum(of=...)``)."""
+    votes: tuple[Vote, ...] = ()
+    """On a quorum approval, the votes recorded, oldest first; an edit restarts the count,
+    so only the votes on the current :attr:`arguments_digest` count."""
     _waiters: asyncio.Future[None] | list[asyncio.Future[None]] | None = field(
         default=None, init=False, repr=False
     )

@@ -54,6 +54,7 @@ def email_texts(notice: Notice) -> tuple[str, str, str]:
         "question_pending": ("You are asked:", f"Question: {short}"),
         "question_reminder": ("Still waiting for your answer:", f"Reminder: {short}"),
         "question_escalated": ("This question now reaches you too:", f"Escalated: {short}"),
+        "question_edited": ("An approver edited it: your vote counts again.", f"Edited: {short}"),
         "question_settled": ("This question has closed:", f"Closed: {short}"),
     }[notice.type]
     lines = [lead, "", question, ""]

@@ -1,8 +1,9 @@
 """The notifier: follows a handler's change feed and works through the store's outbox.
 
-A request that opens gets an ``announce`` step, one that settles a ``settle`` step, and a
-ladder's ``remind`` and ``escalate`` steps are recorded by the tool handler when it asks
-or holds a call for approval.
+A request that opens gets an ``announce`` step, one that settles a ``settle`` step, an edit
+of a quorum approval an ``edited`` step (to the approvers who vote again), and a ladder's
+``remind`` and ``escalate`` steps are recorded by the tool handler when it asks or holds a
+call for approval.
 A step, when due, works out who is told through which surface and adds one delivery per
 surface and recipient; each delivery is claimed, sent and marked done (see
 :mod:`roomkit.tools.human_input.stores.outbox`). What a surface's failure costs is a log
@@ -48,6 +49,7 @@ _TYPES: dict[str, NoticeType] = {
     "announce": "question_pending",
     "remind": "question_reminder",
     "escalate": "question_escalated",
+    "edited": "question_edited",
     "settle": "question_settled",
 }
 _SHOWN_KEEP = 7 * 86_400.0
@@ -269,6 +271,12 @@ class Notifier:
                 items.append(self._step(change.pending_id, "announce", now))
             elif change.kind is PendingChangeKind.SETTLED:
                 items.append(self._step(change.pending_id, "settle", now))
+            elif change.kind is PendingChangeKind.VOTED:
+                # A vote on a quorum approval still open: after an edit, the approvers who
+                # must vote again are told; its outcome comes as SETTLED.
+                edited = await self._edited(change.pending_id, now)
+                if edited is not None:
+                    items.append(edited)
             else:
                 items += await self._catch_up(now)
         await self.outbox.add(items)
@@ -288,6 +296,15 @@ class Notifier:
             items.append(self._step(request.pending_id, "announce", now))
         items += (self._step(pending_id, ENDING, now) for pending_id in sorted(owed))
         return items
+
+    async def _edited(self, pending_id: str, now: float) -> OutboxItem | None:
+        """The step that tells the approvers of an edit, when the last vote was one (its
+        id names the vote: a repeated hint adds nothing)."""
+        request = await self.handler.get_request(pending_id)
+        if request is None or not request.votes or request.votes[-1].decision != "edit":
+            return None
+        item_id = f"{pending_id}.edited.{len(request.votes)}"
+        return OutboxItem(item_id, pending_id, now, {"job": "edited"}, created=now)
 
     def _step(self, pending_id: str, job: str, now: float) -> OutboxItem:
         return OutboxItem(step_id(pending_id, job), pending_id, now, {"job": job}, created=now)

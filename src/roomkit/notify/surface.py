@@ -25,9 +25,14 @@ __all__ = [
 ]
 
 NoticeType = Literal[
-    "question_pending", "question_reminder", "question_escalated", "question_settled"
+    "question_pending",
+    "question_reminder",
+    "question_escalated",
+    "question_edited",
+    "question_settled",
 ]
-"""What happened: a request opened, is still waiting, reached someone new, or settled."""
+"""What happened: a request opened, is still waiting, reached someone new, had its
+arguments edited by one of a quorum (the others vote again), or settled."""
 
 
 @dataclass(frozen=True, slots=True)

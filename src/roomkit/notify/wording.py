@@ -63,6 +63,8 @@ def headline(notice: Notice, kind: str, *, to_you: bool = True) -> str:
         return f"Still waiting: {what[0].lower()}{what[1:]}"
     if notice.type == "question_escalated":
         return f"Escalated: {what[0].lower()}{what[1:]}"
+    if notice.type == "question_edited":
+        return f"Edited, vote again: {what[0].lower()}{what[1:]}"
     return what if kind == "approval" or not to_you else "A question for you"
 
 

@@ -11,6 +11,11 @@ tool's result)::
     await human.handler.aresolve(pending_id, edit({"to": "carol@example.com"}), by="alice")
 
 :func:`read_decision` reads a decision back (the handler and the tool loop both call it).
+
+``Approval(approvers=Quorum(2, of=["alice", "bob", "carol"]))`` needs two of the three: each
+``aresolve(..., by=actor)`` is a vote, and the call runs once two approve the same
+arguments. Any rejection vetoes it, unless ``veto=False`` (then it is rejected once approval
+can no longer be reached); an edit replaces the arguments and restarts the count.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from roomkit.core.exceptions import InvalidAnswerError
 __all__ = [
     "Approval",
     "Decision",
+    "Quorum",
     "approve",
     "edit",
     "needs_person",
@@ -152,6 +158,36 @@ def read_decision(text: str) -> Decision:
     return Decision("approve")
 
 
+@dataclass(frozen=True, slots=True)
+class Quorum:
+    """``n`` distinct approvers among ``of`` must approve the same arguments.
+
+    Args:
+        n: how many approvals it takes, from 1 to ``len(of)``.
+        of: the actor ids who may vote (each once on each version of the arguments).
+
+    Raises:
+        ValueError, TypeError: ``n`` is not a count ``of`` can reach, or ``of`` holds
+            something else than non-empty actor ids.
+    """
+
+    n: int
+    of: tuple[str, ...]
+
+    def __init__(self, n: int, *, of: Iterable[str]) -> None:
+        if isinstance(of, str):
+            raise TypeError(f"Quorum of= is a list of actor ids: pass [{of!r}], not a string")
+        voters = _approvers(of)
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"Quorum n is a count of approvals, got {type(n).__name__}")
+        if not 1 <= n <= len(voters):
+            raise ValueError(
+                f"Quorum needs from 1 to {len(voters)} approvals of {list(voters)}, got {n}"
+            )
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "of", voters)
+
+
 def _approvers(value: str | Iterable[str] | None) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -167,8 +203,9 @@ class Approval:
     """How one tool is held for a person's decision.
 
     Args:
-        approvers: who may decide (any one of them): an actor id or a list of them. By
-            default the turn's actor, or with none, the room's participants.
+        approvers: who may decide (any one of them): an actor id or a list of them, or a
+            :class:`Quorum` of them who must approve together. By default the turn's
+            actor, or with none, the room's participants.
         timeout: seconds the approvers have; the human-input handler's ``timeout`` when
             ``None``.
         on_expiry: what a call nobody decided in time comes to: ``"deny"`` (the default:
@@ -176,6 +213,8 @@ class Approval:
             ``"approve"`` (it runs as shown).
         when: ``when(name, arguments)``, a plain or async function saying whether this call
             needs a person; every call does when ``None``. One that raises means "ask".
+        veto: with a :class:`Quorum`, whether any one rejection rejects the call (the
+            default); ``False`` rejects it once the quorum can no longer be reached.
 
     Raises:
         ValueError, TypeError: an argument is not one the rule takes (the message says so).
@@ -185,14 +224,17 @@ class Approval:
     timeout: float | None = None
     on_expiry: Literal["deny", "approve"] = "deny"
     when: Predicate | None = None
+    quorum: Quorum | None = None
+    veto: bool = True
 
     def __init__(
         self,
         *,
-        approvers: str | Iterable[str] | None = None,
+        approvers: str | Iterable[str] | Quorum | None = None,
         timeout: float | None = None,
         on_expiry: Literal["deny", "approve"] = "deny",
         when: Predicate | None = None,
+        veto: bool = True,
     ) -> None:
         if timeout is not None and (
             isinstance(timeout, bool)
@@ -207,7 +249,13 @@ class Approval:
             raise ValueError(f"Approval on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
         if when is not None and not callable(when):
             raise TypeError(f"Approval when= must be a function (name, arguments), got {when!r}")
-        object.__setattr__(self, "approvers", _approvers(approvers))
+        if not isinstance(veto, bool):
+            raise TypeError(f"Approval veto= is True or False, got {veto!r}")
+        quorum = approvers if isinstance(approvers, Quorum) else None
+        object.__setattr__(self, "quorum", quorum)
+        object.__setattr__(self, "veto", veto)
+        listed = quorum.of if quorum is not None else _approvers(approvers)  # type: ignore[arg-type]
+        object.__setattr__(self, "approvers", listed)
         object.__setattr__(self, "timeout", None if timeout is None else float(timeout))
         object.__setattr__(self, "on_expiry", on_expiry)
         object.__setattr__(self, "when", when)

@@ -40,6 +40,8 @@ __all__ = [
     "invalid_arguments",
     "invalid_rewrite",
     "not_declared",
+    "quorum_approved",
+    "quorum_rejected",
     "recovered_result",
     "result_blocked",
     "room_unavailable",
@@ -192,6 +194,33 @@ def approval_edited(
         ensure_ascii=False,
         default=str,
     )
+
+
+def quorum_approved(
+    name: str,
+    content: str,
+    arguments: dict[str, Any],
+    approvers: list[str],
+    changed: dict[str, Any] | None,
+) -> str:
+    """A held tool ran once a quorum approved it: its result, the arguments that ran, who
+    approved them, and what an edit changed (when one did)."""
+    note = (
+        f"'{name}' ran once {len(approvers)} people approved it ('approved_by'), with 'arguments'."
+    )
+    body: dict[str, Any] = {"result": content, "note": note}
+    if changed:
+        body["note"] = note + " An approver edited them first: 'changed' shows what changed."
+        body["changed"] = changed
+    body.update(arguments=arguments, approved_by=approvers)
+    return json.dumps(body, ensure_ascii=False, default=str)
+
+
+def quorum_rejected(name: str, declined: list[tuple[str, str]]) -> str:
+    """Approvers of a quorum declined to let a held tool run; who, and each one's reason."""
+    who = ", ".join(actor for actor, _ in declined) or "An approver"
+    reasons = "; ".join(f"{actor}: {reason or 'none given'}" for actor, reason in declined)
+    return error_body(f"{who} declined to run '{name}': it did not run.", reason=reasons)
 
 
 def approval_mismatch(name: str) -> str:

@@ -56,6 +56,7 @@ def hold(
     arguments: dict[str, Any] | None = None,
     schema: dict[str, Any] | None = None,
     approvers: tuple[str, ...] = (DEMO_PERSON,),
+    quorum: int | None = None,
 ) -> str:
     """Hold a call for a decision in ``room``, as the agent's pipeline does; its id."""
     request = desk.run(
@@ -68,6 +69,7 @@ def hold(
             actor_id=DEMO_PERSON,
             channel_id="agent",
             description=DESCRIPTION,
+            quorum=quorum,
         )
     )
     return request.pending_id
@@ -357,3 +359,36 @@ def test_a_decision_on_an_approval_settled_meanwhile_says_who_settled_it(
     expect(outcome).to_have_attribute("data-outcome", "conflict")
     expect(outcome.locator(".settled-how")).to_have_text("Already answered by alice")
     expect(page.locator(".card")).to_have_count(0)
+
+
+def test_a_quorum_card_shows_its_progress_and_each_approver_votes(
+    desk: DeskServer, room: str, open_page: OpenPage, hold_call: HoldCall
+) -> None:
+    held = hold_call(approvers=(DEMO_PERSON, "alice", "bob"), quorum=2)
+    pending_id = held.pending_id
+    progress = held.card.locator(".quorum-progress")
+    expect(progress).to_have_text(f"0 of 2 approvals — waiting for {DEMO_PERSON}, alice, bob")
+    expect(held.card.get_by_role("button", name="Answer instead…")).to_have_count(0)
+    alice = open_page(f"{desk.url}/#token={desk.token('alice')}&room={room}").page
+    wait_live(alice)
+    theirs = alice.locator(f'.card[data-request-id="{pending_id}"]')
+    expect(theirs.locator(".quorum-progress")).to_contain_text("0 of 2 approvals")
+
+    held.card.get_by_role("button", name="Approve").click()
+    mine = held.page.locator(f'.card[data-request-id="{pending_id}"]')
+    expect(mine.locator(".quorum-progress")).to_have_text(
+        "1 of 2 approvals — waiting for alice, bob"
+    )
+    expect(mine.locator(".waiting")).to_have_text("Your vote is in.")
+    expect(mine.get_by_role("button", name="Approve")).to_have_count(0)
+    # Alice's card follows the vote through the WebSocket, without a reload.
+    expect(theirs.locator(".quorum-progress")).to_have_text(
+        "1 of 2 approvals — waiting for alice, bob"
+    )
+    assert held.request().status is PendingInputStatus.PENDING
+
+    theirs.get_by_role("button", name="Approve").click()
+    expect(theirs).to_have_count(0)
+    request = held.decided()
+    assert request.status is PendingInputStatus.RESOLVED
+    assert [vote.actor for vote in request.votes] == [DEMO_PERSON, "alice"]

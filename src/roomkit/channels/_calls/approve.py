@@ -30,7 +30,7 @@ from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
 from roomkit.tools.human_input.ladder import keep_ladder
-from roomkit.tools.human_input.stores import new_entry
+from roomkit.tools.human_input.stores import approved_by, declined, new_entry
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite
@@ -71,6 +71,8 @@ class Verdict:
     """The arguments shown, when a person edited them (the model learns what changed)."""
     outcome: CallOutcome | None = None
     """What the model reads of a call that does not run."""
+    approved_by: list[str] | None = None
+    """On a quorum approval, who approved the arguments that run."""
 
 
 async def run_verdict(
@@ -107,6 +109,7 @@ async def verdict_on(
         # The ladder's reminders and escalations reach the approval; its ending is the rule's.
         await keep_ladder(handler, request, human.ladder)
     pending_id = request.pending_id
+    shown = request.arguments  # a quorum's edit replaces them: these are the ones held
     try:
         text = await handler.wait(pending_id, timeout=limit)
     except HumanInputTimeoutError:
@@ -118,8 +121,18 @@ async def verdict_on(
         )
     except HumanInputRejectedError as rejected:
         body = texts.approval_rejected(name, str(rejected))
+        if request.quorum is not None:
+            final = await handler.get_request(pending_id) or request
+            body = texts.quorum_rejected(name, declined(final))
         return Verdict(request, None, outcome=refused(body, arguments))
     decision = read_decision(text)
+    if request.quorum is not None:
+        # The outcome names the arguments that run: the ones held, or the last edit's.
+        ran = decision.arguments if decision.arguments is not None else shown
+        final = await handler.get_request(pending_id) or request
+        return Verdict(
+            request, ran, arguments_digest(name, ran), shown, approved_by=approved_by(final)
+        )
     if decision.kind == "respond":
         body = texts.approval_responded(name, decision.text)
         return Verdict(request, None, outcome=served(body, arguments))
@@ -149,10 +162,13 @@ async def _hold(
     key = None
     if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
         key = f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
+    quorum = rule.quorum
     return await handler.create_approval(
         name,
         copy.deepcopy(arguments),
         approvers=approvers,
+        quorum=quorum.n if quorum is not None else None,
+        veto=rule.veto,
         tool_schema=dict(tool.parameters) if tool is not None else {"type": "object"},
         room_id=site.room_id,
         tool_call_id=site.tool_call_id,
@@ -213,6 +229,13 @@ async def _run(
         return replayed
     outcome = await serve(site, server, name, arguments, approved=verdict.digest)
     await executed(handler, verdict, outcome)
+    if verdict.approved_by is not None and not outcome.is_error:
+        assert verdict.shown is not None
+        changed = _changes(verdict.shown, arguments) or None
+        content = texts.quorum_approved(
+            name, outcome.content, arguments, verdict.approved_by, changed
+        )
+        return served(content, arguments)
     if verdict.shown is None or outcome.is_error:
         return outcome
     changed = _changes(verdict.shown, arguments)

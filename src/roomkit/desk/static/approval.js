@@ -5,6 +5,8 @@
  * Approve, Edit (a form built from the tool's JSON Schema, or a JSON editor), Reject (with
  * a reason) and Answer instead (the person's text becomes the tool's result). Someone who
  * may see the approval but is not one of its approvers sees who may decide, and no buttons.
+ * A quorum approval shows how far it has come ("1 of 2 approvals — waiting for bob, carol");
+ * each listed approver votes (no Answer instead), and the card is drawn again at every vote.
  * Under it, the request's history: who did what, when, through which surface.
  */
 
@@ -25,8 +27,12 @@ export function renderApproval(ctx, args, page) {
   ctx.card.appendChild(title);
   ctx.card.appendChild(description);
   ctx.card.appendChild(el('pre', { className: 'arguments', text: JSON.stringify(args, null, 2) }));
+  var quorum = typeof view.quorum === 'number' ? view.quorum : null;
+  if (quorum !== null) ctx.card.appendChild(progress(view, quorum));
   if (mayDecide(view, page.me)) {
-    renderDecisions(ctx, args, schema);
+    renderDecisions(ctx, args, schema, quorum !== null);
+  } else if (quorum !== null) {
+    ctx.card.appendChild(el('p', { className: 'quiet waiting', text: 'Your vote is in.' }));
   } else {
     var names = Array.isArray(view.approvers) ? view.approvers.map(text).join(', ') : '';
     ctx.card.appendChild(el('p', { className: 'quiet waiting', text: 'Waiting for a decision by ' + names + '.' }));
@@ -44,12 +50,21 @@ export function renderApproval(ctx, args, page) {
   });
 }
 
+// "1 of 2 approvals — waiting for bob, carol": how far a quorum approval has come.
+function progress(view, quorum) {
+  var approved = Array.isArray(view.approved_by) ? view.approved_by.length : 0;
+  var waiting = Array.isArray(view.approvers) ? view.approvers.map(text).join(', ') : '';
+  var line = approved + ' of ' + quorum + ' approval' + (quorum === 1 ? '' : 's');
+  if (waiting) line += ' — waiting for ' + waiting;
+  return el('p', { className: 'quorum-progress', attrs: { role: 'status' }, text: line });
+}
+
 function mayDecide(view, me) {
   var approvers = Array.isArray(view.approvers) ? view.approvers : [];
   return !approvers.length || (isObject(me) && approvers.indexOf(me.actor_id) >= 0);
 }
 
-function renderDecisions(ctx, args, schema) {
+function renderDecisions(ctx, args, schema, voting) {
   var panels = el('div', { className: 'decision-panels' });
   var buttons = el('div', { className: 'row decision-buttons' });
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
@@ -61,7 +76,9 @@ function renderDecisions(ctx, args, schema) {
     ['Edit', editPanel(ctx, args, schema)],
     ['Reject', rejectPanel(ctx)],
     ['Answer instead', answerPanel(ctx)]
-  ].forEach(function (pair) {
+  ].filter(function (pair) {
+    return !voting || pair[0] !== 'Answer instead';  // a quorum takes votes, not answers
+  }).forEach(function (pair) {
     var panel = pair[1];
     panel.hidden = true;
     panels.appendChild(panel);

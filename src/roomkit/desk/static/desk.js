@@ -170,6 +170,8 @@ function onFrame(data) {
     if (state.snapshots > 1) loadChat();
   } else if (frame.type === 'question_pending') {
     if (upsert(frame.request)) notifyNew(frame.request, state.me);
+  } else if (frame.type === 'question_updated') {
+    update(frame.request);
   } else if (frame.type === 'question_settled') {
     settle(frame.request);
   } else if (frame.type === 'room_message') {
@@ -220,6 +222,20 @@ function upsert(view) {
   $('question-list').appendChild(card);
   countQuestions();
   return true;
+}
+
+// Draws the open question `view` again where its card stands: a quorum approval after a
+// vote (its progress, and after an edit its arguments).
+function update(view) {
+  if (!isObject(view) || typeof view.id !== 'string') return;
+  var entry = state.cards.get(view.id);
+  if (!entry || (view.status && view.status !== 'pending')) {
+    upsert(view);
+    return;
+  }
+  var card = renderCard(view, send, { me: state.me, history: requestHistory });
+  entry.card.replaceWith(card);
+  state.cards.set(view.id, { view: view, card: card });
 }
 
 function requestHistory(id) {
@@ -356,7 +372,9 @@ function send(ctx, verb, body) {
   ctx.error.hidden = true;
   busy(ctx, true);
   api('POST', 'api/requests/' + encodeURIComponent(id) + '/' + verb, body).then(function (result) {
-    if (result.status === 200 && isObject(result.data)) {
+    if (result.status === 200 && isObject(result.data) && result.data.status === 'pending') {
+      update(result.data);  // a vote that counted: the approval waits for the others
+    } else if (result.status === 200 && isObject(result.data)) {
       removeCard(id, result.data);
     } else if (result.status === 409) {
       removeCard(id, { status: 'conflict', reason: describe(result) });

@@ -10,18 +10,25 @@ decision's JSON, which the tool loop reads back. Each step is written to the req
 history in the store (:class:`~roomkit.tools.human_input.stores.HistoryLog`); the
 ``decided`` and ``settled`` entries of a decision in the settle's own transaction, so that
 whoever hears of the outcome finds them.
+
+On a quorum approval a decision is a vote (:meth:`Decisions.vote`): it needs the voter's
+``by=``, and the store records it, and settles the request when it decides, in one operation
+(with its ``voted`` and ``settled`` entries, in the same transaction or script).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.core.exceptions import InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
-from roomkit.tools.approvals import read_decision
+from roomkit.tools.approvals import Decision, read_decision
+from roomkit.tools.human_input._checks import check_options
 from roomkit.tools.human_input._in_transaction import answered
 from roomkit.tools.human_input.stores import (
+    Ballot,
     HistoryLog,
     MemoryHistory,
     check_entry,
@@ -86,6 +93,8 @@ class Decisions:
         request: PendingInput,
         approvers: tuple[str, ...],
         tool_schema: dict[str, Any] | None,
+        quorum: int | None = None,
+        veto: bool = True,
     ) -> None:
         """Make ``request`` an approval of its tool and arguments, to be decided by
         ``approvers``; an edit must match ``tool_schema``.
@@ -100,6 +109,14 @@ class Decisions:
         request.kind = APPROVAL
         request.approvers = approvers
         request.arguments_digest = arguments_digest(request.tool_name, request.arguments)
+        if quorum is not None:
+            if isinstance(quorum, bool) or not isinstance(quorum, int):
+                raise TypeError(f"quorum is a count of approvals, got {type(quorum).__name__}")
+            if not 1 <= quorum <= len(approvers):
+                raise ValueError(
+                    f"quorum must be from 1 to the {len(approvers)} approvers, got {quorum}"
+                )
+            request.quorum, request.veto, request.voters = quorum, bool(veto), approvers
 
     async def created(
         self, request: PendingInput, *, surface: str | None, description: str | None = None
@@ -124,10 +141,17 @@ class Decisions:
         )
 
     async def ask(
-        self, request: PendingInput, key: str | None, timeout: float | None
+        self,
+        request: PendingInput,
+        key: str | None,
+        answer_schema: dict[str, Any] | None,
+        timeout: float | None,
     ) -> PendingInput:
-        """Store the question ``request`` and start its history: before its announcement
-        can lead to an answer, or, when its key may match a request already open, after."""
+        """Store the question ``request`` once its options are checked, and start its
+        history: before its announcement can lead to an answer, or, when its key may match
+        a request already open, after."""
+        if key is not None or answer_schema is not None or timeout is not None:
+            check_options(request, key, answer_schema, timeout)
         if key is None:
             await self.asked(request)
         created = await self._engine.create(request, timeout)
@@ -160,16 +184,12 @@ class Decisions:
                 schema; nothing changed.
         """
         decision = read_decision(text)
+        if request.quorum is not None:
+            return await self.vote(request, decision, by, surface)
         digest = request.arguments_digest
         fields: dict[str, Any] = {"decision": decision.kind}
         if decision.arguments is not None:
-            problem = validate_tool_arguments(request.answer_schema or {}, decision.arguments)
-            if problem is not None:
-                raise InvalidAnswerError(
-                    f"Invalid edit for {request.tool_name!r} (pending {request.pending_id}): "
-                    f"{problem}"
-                )
-            digest = arguments_digest(request.tool_name, decision.arguments)
+            digest = _checked_edit(request, decision.arguments)
             fields["arguments"] = decision.arguments
         canonical = decision.canonical
         engine = self._engine
@@ -192,6 +212,46 @@ class Decisions:
         ):
             return True
         return by is not None and answered(await engine.get_request(pending_id), canonical, by)
+
+    async def vote(
+        self, request: PendingInput, decision: Decision, by: str | None, surface: str | None
+    ) -> bool:
+        """Record ``by``'s vote on the quorum approval ``request``; ``True`` if it counts.
+
+        ``True`` means the vote was recorded (or was, by this same call run again), not
+        that the request is settled: it settles once the quorum approves, a veto rejects
+        it, or approval is out of reach. ``False``: ``by`` is not listed, voted on these
+        arguments already, or the request is no longer open (nothing changed).
+
+        Raises:
+            VoteNeedsActorError: ``by`` is ``None``.
+            InvalidAnswerError: a ``respond`` decision, or an edit that breaks the tool's
+                schema (nothing changed).
+        """
+        if by is None:
+            raise VoteNeedsActorError(
+                f"request {request.pending_id} needs {request.quorum} approvals: each vote "
+                f"names its approver, pass by= (one of {list(request.voters)})"
+            )
+        if decision.kind == "respond":
+            raise InvalidAnswerError(
+                "a quorum approval takes votes: approve(), edit(arguments) or reject(reason), "
+                "not respond()"
+            )
+        edited = None
+        if decision.arguments is not None:
+            edited = _checked_edit(request, decision.arguments)
+        ballot = Ballot(
+            by,
+            decision.kind,
+            secrets.token_hex(8),
+            decision.arguments,
+            edited,
+            decision.text if decision.kind == "reject" else "",
+            surface,
+        )
+        judgement = await self._engine.vote(request.pending_id, ballot)
+        return judgement.accepted
 
     async def record(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history; its ``seq``."""
@@ -221,3 +281,17 @@ class Decisions:
             new_entry("escalated", actor=by, surface=surface, approvers=list(actors)),
         )
         return True
+
+
+def _checked_edit(request: PendingInput, arguments: dict[str, Any]) -> str:
+    """The digest of an edit's ``arguments``, once they match the tool's schema.
+
+    Raises:
+        InvalidAnswerError: they do not.
+    """
+    problem = validate_tool_arguments(request.answer_schema or {}, arguments)
+    if problem is not None:
+        raise InvalidAnswerError(
+            f"Invalid edit for {request.tool_name!r} (pending {request.pending_id}): {problem}"
+        )
+    return arguments_digest(request.tool_name, arguments)

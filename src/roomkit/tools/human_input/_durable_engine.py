@@ -13,6 +13,7 @@ closed: the process that re-attaches to it by key gets the answer.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
@@ -22,14 +23,18 @@ from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits, timed_out
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import HistoryLog
+from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableSettledHistory,
     DurableStore,
+    SpendLedger,
+    VotingStore,
 )
 
 __all__ = ["DurableEngine"]
+
+logger = logging.getLogger("roomkit.tools.human_input")
 
 _ASYNC_ONLY = (
     "{method}() cannot settle a request on a durable store, where the outcome is a round "
@@ -49,6 +54,12 @@ class DurableEngine:
     durable = True
 
     def __init__(self, store: DurableStore, announcer: Announcer) -> None:
+        if not isinstance(store, SpendLedger):
+            logger.warning(
+                "%s keeps no spend-once ledger: single-use links and revocations hold "
+                "in this process only",
+                type(store).__name__,
+            )
         self.store = store
         self._announcer = announcer
         self._waits = DurableWaits(store, announcer.is_closed_for)
@@ -137,6 +148,22 @@ class DurableEngine:
         if pending_id in local:
             local[pending_id] = record
         return True
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record ``ballot`` with the store's one vote operation (which settles the request
+        when the vote decides it, and writes the vote's history entries with it)."""
+        store = self.store
+        if not isinstance(store, VotingStore):
+            raise TypeError(f"{type(store).__name__} records no votes: it is no VotingStore")
+        judgement = await store.vote(pending_id, ballot)
+        record = judgement.record
+        if record is not None and judgement.write:
+            local = self._waits.local
+            if pending_id in local:
+                local[pending_id] = record
+            if record.status is not _PENDING:
+                self._waits.settled(record)
+        return judgement
 
     async def time_out(self, request: PendingInput) -> PendingInput | None:
         """Record the timeout of ``request``, past its deadline; the record as it stands."""

@@ -37,7 +37,8 @@ async def resolve_in(
 
     Raises:
         TypeError: ``store`` (``None`` for the memory store) cannot settle inside a
-            caller's transaction, or ``connection`` is not a connection it takes.
+            caller's transaction, ``connection`` is not a connection it takes, or the
+            request is a quorum approval (its votes are the store's own operations).
         InvalidAnswerError: the answer does not match the request's answer schema.
     """
     settle_in = getattr(store, "settle_in", None)
@@ -50,6 +51,11 @@ async def resolve_in(
             f"without connection="
         )
     request: PendingInput | None = await fetch(pending_id)
+    if request is not None and request.quorum is not None:
+        raise TypeError(
+            f"request {pending_id} is a quorum approval: each vote is the store's own "
+            f"operation and cannot join your transaction; call aresolve() without connection="
+        )
     if request is None or request.status is not _PENDING:
         return answered(request, result, by)
     if request.answer_schema is not None:

@@ -17,14 +17,22 @@ import asyncio
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
-from roomkit.core.exceptions import UnknownRequestError
+from roomkit.core.exceptions import AsyncSettleRequiredError, UnknownRequestError
+from roomkit.models.clock import utcnow
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._announce import Announcer, emit, listen_to
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import MemoryHistory, settled_entry
+from roomkit.tools.human_input.stores import (
+    Ballot,
+    Judgement,
+    MemoryHistory,
+    judge,
+    settled_entry,
+    widened,
+)
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     PendingChange,
@@ -41,6 +49,11 @@ _REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
 _CREATED = PendingChangeKind.CREATED
 _SETTLED = PendingChangeKind.SETTLED
+_VOTED = PendingChangeKind.VOTED
+_QUORUM_ONLY = (
+    "{method}() cannot vote on a quorum approval: each vote names its approver, use "
+    "`await handler.aresolve(pending_id, approve(), by=actor)`"
+)
 
 _get_running_loop = asyncio.get_running_loop
 
@@ -131,10 +144,16 @@ class MemoryEngine:
     # -- settling ----------------------------------------------------------------------------
 
     def resolve(self, pending_id: str, result: str) -> bool:
+        held = self._store.get(pending_id)
+        if held is not None and held.quorum is not None:
+            raise AsyncSettleRequiredError(_QUORUM_ONLY.format(method="resolve"))
         request = self._store.settle(pending_id, _RESOLVED, result=result)
         return self._won(request, (settled_entry(_RESOLVED.value),))
 
     def reject(self, pending_id: str, reason: str) -> bool:
+        held = self._store.get(pending_id)
+        if held is not None and held.quorum is not None:
+            raise AsyncSettleRequiredError(_QUORUM_ONLY.format(method="reject"))
         request = self._store.settle(pending_id, _REJECTED, reason=reason)
         return self._won(request, (settled_entry(_REJECTED.value),))
 
@@ -169,8 +188,43 @@ class MemoryEngine:
         request = self._store.get(pending_id)
         if request is None or request.status is not _PENDING:
             return False
-        request.approvers = tuple(dict.fromkeys((*request.approvers, *actors)))
+        request.approvers, request.voters = widened(
+            request.approvers, request.voters, request.quorum, actors
+        )
         return True
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Judge ``ballot`` on the request and record it, settling the request when the vote
+        decides it; nothing awaits in between, so racing votes take turns."""
+        store = self._store
+        request = store.get(pending_id)
+        if request is None:
+            return judge(store.get_settled(pending_id), ballot, None, utcnow())
+        judgement = judge(request, ballot, _get_running_loop().time(), utcnow())
+        after = judgement.record
+        if not judgement.write or after is None:
+            return judgement
+        if after.status is _TIMED_OUT:
+            self._expire(request)
+            return Judgement(False, request)
+        request.votes, request.approvers = after.votes, after.approvers
+        request.arguments, request.arguments_digest = after.arguments, after.arguments_digest
+        entries = judgement.entries
+        if after.status is _PENDING:
+            if self._history is not None:
+                self._history.append_chained(pending_id, entries)
+            if self._listeners:
+                emit(self._listeners, PendingChange(_VOTED, pending_id))
+        else:
+            won = store.settle(
+                pending_id,
+                after.status,
+                result=after.result,
+                reason=after.reject_reason,
+                settled_by=after.settled_by,
+            )
+            self._won(won, entries)
+        return Judgement(True, request, write=True, entries=entries)
 
     async def time_out(self, request: PendingInput) -> PendingInput | None:
         """Record the timeout of ``request``, past its deadline; the request as it stands."""

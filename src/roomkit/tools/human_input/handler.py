@@ -85,12 +85,6 @@ class HumanInputHandler:
         log = store if isinstance(store, HistoryLog) else MemoryHistory()
         self._engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
-            if not isinstance(store, SpendLedger):
-                logger.warning(
-                    "%s keeps no spend-once ledger: single-use links and revocations hold "
-                    "in this process only",
-                    type(store).__name__,
-                )
             self._engine = DurableEngine(store, announcer)
         else:
             memory = store if store is not None else MemoryStore(retention=retention)
@@ -165,9 +159,7 @@ class HumanInputHandler:
         request = self._request(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
-        if key is not None or answer_schema is not None or timeout is not None:
-            check_options(request, key, answer_schema, timeout)
-        return await self._decisions.ask(request, key, timeout)
+        return await self._decisions.ask(request, key, answer_schema, timeout)
 
     async def create_detached(
         self,
@@ -190,9 +182,7 @@ class HumanInputHandler:
         request = self._request(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
-        if key is not None or answer_schema is not None or timeout is not None:
-            check_options(request, key, answer_schema, timeout)
-        return await self._decisions.ask(request, key, timeout)
+        return await self._decisions.ask(request, key, answer_schema, timeout)
 
     async def create_approval(
         self,
@@ -210,26 +200,28 @@ class HumanInputHandler:
         timeout: float | None = None,
         surface: str | None = None,
         description: str | None = None,
+        quorum: int | None = None,
+        veto: bool = True,
     ) -> PendingInput:
         """Hold the call ``tool_name(arguments)`` for a decision; ``wait()`` owns cleanup.
 
         The request's ``kind`` is ``"approval"``, its ``arguments_digest`` binds it to
         ``arguments``, and ``approvers`` may decide it (``aresolve`` with the JSON of
-        :mod:`roomkit.tools.approvals`). ``tool_schema`` is the tool's JSON Schema (checked
-        with the tool, not again here), kept as the request's ``answer_schema``: an edit
-        must match it. Its history starts with a ``created`` entry, which keeps
-        ``description`` (the tool's, for the person who decides) when given. Other
-        arguments as :meth:`create`.
+        :mod:`roomkit.tools.approvals`), or, with ``quorum``, vote (that many must approve;
+        one rejection vetoes unless ``veto=False``). ``tool_schema`` is the tool's JSON
+        Schema, kept as the request's ``answer_schema``: an edit must match it. Its history
+        starts with ``created``, which keeps ``description`` (the tool's) when given.
+        Other arguments as :meth:`create`.
 
         Raises:
-            As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``.
+            As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``/``quorum``.
         """
         chosen = check_actors(approvers)
         request = self._request(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         check_options(request, key, None, timeout)
-        self._decisions.prepare(request, chosen, tool_schema)
+        self._decisions.prepare(request, chosen, tool_schema, quorum, veto)
         # Written first, so that it comes before whatever the announcement leads to.
         await self._decisions.created(request, surface=surface, description=description)
         return await self._engine.create(request, timeout)
@@ -374,6 +366,11 @@ class HumanInputHandler:
         :class:`StoreUnavailableError`, whose first try was in fact recorded, learns that
         the answer stands instead of being told it lost. A different answer, another actor,
         or ``by=None`` (no one to recognise) still gets ``False``.
+        On a quorum approval the answer is a vote (it needs ``by=``), and ``True`` means
+        it was recorded, not that it is the outcome: the one exception. What holds still:
+        the request settles once, when a vote reaches the quorum, vetoes it or puts it out
+        of reach, and ``wait()`` returns that. ``False``: ``by`` is not listed, voted on
+        these arguments already, or the request is settled (nothing changed).
 
         Args:
             result: the answer; JSON text when the request has an ``answer_schema``. On an
@@ -393,6 +390,7 @@ class HumanInputHandler:
                 is not text UTF-8 can encode (a lone surrogate); on an approval, it is no
                 decision, or an edit breaks the tool's schema. The request stays open.
             InvalidTextError: ``by`` is not text UTF-8 can encode.
+            VoteNeedsActorError: a vote on a quorum approval without ``by=``.
             StoreUnavailableError: a durable store stayed away after the store's retries;
                 whether this answer was recorded is unknown, and the same call made again
                 once the store is back says so.
@@ -453,8 +451,8 @@ class HumanInputHandler:
     # -- approvals ---------------------------------------------------------------------------
 
     async def history(self, pending_id: str) -> list[dict[str, Any]]:
-        """The request's history, oldest first: each entry a dict with ``type``
-        (``created``, ``shown``, ``decided``, ``settled``, ``executed``, ``escalated``),
+        """The request's history, oldest first: each entry a dict with ``type`` (``created``,
+        ``shown``, ``voted``, ``decided``, ``settled``, ``executed``, ``escalated``),
         ``at`` (ISO-8601 UTC), ``actor``, ``surface``, ``seq`` and the type's own fields.
 
         On a durable store it is the store's, shared by every process; otherwise it lives

@@ -14,11 +14,26 @@ handler with every kind of decision, good and bad, add approvers, and collect ou
   and holds at most one ``decided`` entry, whose digest is that of the arguments that would
   run (the edit's, for an edit);
 - the approvers are the ones given, plus those added while the request was open.
+
+Quorum approvals (two of three, with or without a veto, some expired at birth) take votes
+from either handler, good and bad, and must agree with a model of the rules after every
+step:
+
+- a vote counts (``True``) only from a listed approver who has not voted on the current
+  arguments, while the request is open; anything else is ``False`` and changes nothing, and
+  a bad vote (no ``by=``, ``respond``, an edit breaking the schema) raises;
+- an edit replaces the arguments, and only the approvals of the current arguments count;
+- the request settles once: approved when the count is reached, rejected at the first
+  rejection with a veto, or once approval is out of reach without one; a vote past the
+  deadline loses to it;
+- the record's votes, arguments and approvers are the model's; its history holds one
+  ``voted`` entry a vote that counted, and one ``settled`` entry once a vote settled it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import tempfile
@@ -38,6 +53,7 @@ from roomkit.core.exceptions import (
     HumanInputRejectedError,
     HumanInputTimeoutError,
     InvalidAnswerError,
+    VoteNeedsActorError,
 )
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import approve, edit, reject, respond
@@ -75,6 +91,8 @@ bad = st.sampled_from(
     ]
 )
 
+BAD_VOTES = ("yes", edit({"n": "lots"}), edit({"m": 1}), respond("done"))
+
 QUICK = settings(max_examples=60, stateful_step_count=25, deadline=None)
 DURABLE = settings(
     max_examples=20,
@@ -102,8 +120,57 @@ class Held:
         return self.decision is not None or self.timed_out
 
 
+VOTERS = ("alice", "bob", "carol")
+ballots = st.one_of(
+    st.just(approve()),
+    st.just(approve()),
+    numbers.map(lambda n: edit({"n": n})),
+    words.map(reject),
+)
+
+
+@dataclass
+class Ballots:
+    """The model of one quorum approval: two of alice, bob and carol."""
+
+    pending_id: str
+    arguments: dict[str, Any]
+    veto: bool
+    expired_at_birth: bool
+    votes: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    """(actor, decision, digest voted on, digest approved) per vote that counted."""
+    status: PendingInputStatus = PendingInputStatus.PENDING
+
+    @property
+    def digest(self) -> str:
+        return arguments_digest(TOOL, self.arguments)
+
+    def voted(self, actor: str) -> bool:
+        return any(a == actor and self.digest in (on, yes) for a, _, on, yes in self.votes)
+
+    def approvals(self) -> int:
+        return sum(1 for _, _, _, yes in self.votes if yes == self.digest)
+
+    def approvers(self) -> list[str]:
+        return [actor for actor in VOTERS if not self.voted(actor)]
+
+    def cast(self, actor: str, decision: str) -> None:
+        """Record a vote that counted, and settle as the rules say."""
+        kind = json.loads(decision)["decision"]
+        on = self.digest
+        if kind == "edit":
+            self.arguments = json.loads(decision)["arguments"]
+        approves = None if kind == "reject" else self.digest
+        self.votes.append((actor, kind, on, approves))
+        if self.approvals() >= 2:
+            self.status = PendingInputStatus.RESOLVED
+        elif kind == "reject" and (self.veto or self.approvals() + len(self.approvers()) < 2):
+            self.status = PendingInputStatus.REJECTED
+
+
 class ApprovalMachine(RuleBasedStateMachine):
     held = Bundle("held")
+    quorums = Bundle("quorums")
 
     def __init__(self, kind: str, url: str = "") -> None:
         super().__init__()
@@ -113,6 +180,7 @@ class ApprovalMachine(RuleBasedStateMachine):
         self.stores: list[Any] = []
         self.handlers: dict[str, HumanInputHandler] = {}
         self.model: dict[str, Held] = {}
+        self.ballots: dict[str, Ballots] = {}
         self.made = 0
         try:
             self.run(self.open_handlers(url))
@@ -240,6 +308,75 @@ class ApprovalMachine(RuleBasedStateMachine):
             if not held.settled:
                 self.learn_expiry(held)
 
+    @rule(target=quorums, veto=st.booleans())
+    def hold_for_a_quorum(self, veto: bool) -> Ballots:
+        """Hold a call for two of three; one in four has a deadline already passed."""
+        self.made += 1
+        expired = self.made % 4 == 0
+        request = self.run(
+            self.handlers["agent"].create_approval(
+                TOOL,
+                {"n": 0},
+                approvers=VOTERS,
+                tool_schema=SCHEMA,
+                quorum=2,
+                veto=veto,
+                timeout=0 if expired else None,
+            )
+        )
+        tracked = Ballots(request.pending_id, {"n": 0}, veto, expired)
+        self.ballots[request.pending_id] = tracked
+        return tracked
+
+    def learn_quorum_expiry(self, ballots: Ballots) -> None:
+        record = self.run(self.handlers["desk"].get_request(ballots.pending_id))
+        assert record is not None
+        if record.status is PendingInputStatus.TIMED_OUT:
+            assert ballots.expired_at_birth
+            assert ballots.status is PendingInputStatus.PENDING
+            ballots.status = PendingInputStatus.TIMED_OUT
+
+    @rule(
+        ballots=quorums,
+        decision=ballots,
+        by=st.sampled_from([*VOTERS, "mallory"]),
+        where=st.sampled_from(HANDLERS),
+    )
+    def vote(self, ballots: Ballots, decision: str, by: str, where: str) -> None:
+        counted = self.run(self.handlers[where].aresolve(ballots.pending_id, decision, by=by))
+        open_ = ballots.status is PendingInputStatus.PENDING
+        if open_ and ballots.expired_at_birth:
+            # Its deadline has passed: the vote loses to it, and the timeout is recorded.
+            assert not counted
+            self.learn_quorum_expiry(ballots)
+            assert ballots.status is PendingInputStatus.TIMED_OUT
+            return
+        expected = open_ and by in VOTERS and not ballots.voted(by)
+        assert counted == expected, (ballots, decision, by, counted)
+        if counted:
+            ballots.cast(by, decision)
+
+    @rule(
+        ballots=quorums, text=st.sampled_from([*BAD_VOTES, None]), where=st.sampled_from(HANDLERS)
+    )
+    def vote_badly(self, ballots: Ballots, text: str | None, where: str) -> None:
+        handler = self.handlers[where]
+        before = self.run(self.handlers["desk"].get_request(ballots.pending_id))
+        assert before is not None
+        expected: type[Exception] = InvalidAnswerError if text is not None else VoteNeedsActorError
+        try:
+            if text is None:
+                self.run(handler.aresolve(ballots.pending_id, approve()))
+            else:
+                self.run(handler.aresolve(ballots.pending_id, text, by="alice"))
+        except expected:
+            pass
+        else:
+            raise AssertionError(f"{text!r} was taken as a vote")
+        after = self.run(self.handlers["desk"].get_request(ballots.pending_id))
+        assert after is not None
+        assert (after.votes, after.arguments) == (before.votes, before.arguments)
+
     @rule(held=held)
     def collect(self, held: Held) -> None:
         """Once settled, a wait replays the outcome."""
@@ -294,6 +431,38 @@ class ApprovalMachine(RuleBasedStateMachine):
             elif entry["decision"] == "reject":
                 assert record.status is PendingInputStatus.REJECTED
                 assert held.decision == reject(record.reject_reason or "")
+
+    @invariant()
+    def quorums_agree(self) -> None:
+        desk = self.handlers["desk"]
+        for ballots in self.ballots.values():
+            record = self.run(desk.get_request(ballots.pending_id))
+            assert record is not None
+            if record.status is PendingInputStatus.TIMED_OUT:
+                assert ballots.expired_at_birth
+                assert ballots.status in (PendingInputStatus.PENDING, PendingInputStatus.TIMED_OUT)
+                ballots.status = PendingInputStatus.TIMED_OUT
+            assert record.status is ballots.status, (record, ballots)
+            assert record.arguments == ballots.arguments
+            assert record.arguments_digest == ballots.digest
+            assert [(v.actor, v.decision) for v in record.votes] == [
+                (actor, kind) for actor, kind, _, _ in ballots.votes
+            ]
+            if record.status is PendingInputStatus.PENDING:
+                assert list(record.approvers) == ballots.approvers()
+            history = self.run(desk.history(ballots.pending_id))
+            kinds = [entry["type"] for entry in history]
+            assert kinds.count("voted") == len(ballots.votes)
+            settled_by_vote = ballots.status in (
+                PendingInputStatus.RESOLVED,
+                PendingInputStatus.REJECTED,
+            )
+            # A timeout writes its settled entry too.
+            settled = int(record.status is not PendingInputStatus.PENDING)
+            assert kinds.count("settled") == settled
+            if settled_by_vote:
+                assert kinds[-1] == "settled"
+                assert record.settled_by == ballots.votes[-1][0]
 
 
 def test_approvals_on_the_memory_store() -> None:

@@ -15,6 +15,7 @@ from tests.tools.human_input.durable.cross_process_peer import parked
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.postgres import PostgresStore
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
@@ -139,6 +140,18 @@ async def test_an_answer_that_breaks_its_schema_is_refused_in_the_transaction(
         with pytest.raises(InvalidAnswerError):
             await deployment.desk.aresolve(request.pending_id, "{}", connection=conn)
     assert [r.pending_id for r in await deployment.desk.list_pending()] == [request.pending_id]
+
+
+async def test_a_vote_on_a_quorum_cannot_join_a_transaction(deployment: Deployment) -> None:
+    request = await deployment.agent.create_approval(
+        "pay", {"amount": 10}, approvers=["ann", "bob"], quorum=2, room_id="r"
+    )
+    async with await psycopg.AsyncConnection.connect(deployment.dsn) as conn:
+        with pytest.raises(TypeError, match="quorum approval"):
+            await deployment.desk.aresolve(request.pending_id, approve(), by="ann", connection=conn)
+    record = await deployment.desk.get_request(request.pending_id)
+    assert record is not None
+    assert (record.status, record.votes) == (PendingInputStatus.PENDING, ())
 
 
 async def test_a_connection_that_is_not_psycopg_is_refused(deployment: Deployment) -> None:

@@ -168,21 +168,28 @@ async def redis_write_foreign(raw: Redis, prefix: str, **overrides: str) -> None
     await raw.zadd(f"{prefix}:r:room-1", {"alien": 0})
 
 
-SETTLE_ELSEWHERE = """
+OPEN_ELSEWHERE = """
+def open_store(kind, where, prefix):
+    if kind == "sqlite":
+        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        return SQLiteStore(where)
+    if kind == "postgres":
+        from roomkit.tools.human_input.stores.postgres import PostgresStore
+        return PostgresStore(where, schema=prefix)
+    from roomkit.tools.human_input.stores.redis import RedisStore
+    return RedisStore(where, prefix=prefix)
+"""
+"""Defines ``open_store(kind, location, prefix)`` in a script a subprocess runs: the store
+a :class:`Backend`'s ``elsewhere`` names."""
+
+SETTLE_ELSEWHERE = (
+    OPEN_ELSEWHERE
+    + """
 import asyncio, sys
 from roomkit.models.pending_input import PendingInputStatus
 
 async def main(kind, where, prefix, pending_id):
-    if kind == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
-        store = SQLiteStore(where)
-    elif kind == "postgres":
-        from roomkit.tools.human_input.stores.postgres import PostgresStore
-        store = PostgresStore(where, schema=prefix)
-    else:
-        from roomkit.tools.human_input.stores.redis import RedisStore
-        store = RedisStore(where, prefix=prefix)
-    async with store:
+    async with open_store(kind, where, prefix) as store:
         won = await store.settle(
             pending_id, PendingInputStatus.RESOLVED, result="from afar", settled_by="carol"
         )
@@ -190,6 +197,7 @@ async def main(kind, where, prefix, pending_id):
 
 asyncio.run(main(*sys.argv[1:]))
 """
+)
 """Run with ``kind location prefix pending_id``: settles the request as carol, in a process
 of its own; exits 0 when that settle won."""
 

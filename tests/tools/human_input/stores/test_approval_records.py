@@ -7,11 +7,14 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from redis.asyncio import Redis
+from tests.tools.human_input.stores.redis_server import RedisServer
 from tests.tools.human_input.stores.store_kit import Backend
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInput, arguments_digest
-from roomkit.tools.approvals import edit
+from roomkit.tools.approvals import approve, edit
+from roomkit.tools.human_input.stores.redis import RedisStore
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
@@ -124,3 +127,44 @@ async def test_a_sqlite_file_from_before_approvals_gains_them(tmp_path: Path) ->
     assert stored is not None
     assert (stored.kind, stored.approvers) == ("approval", ("bob",))
     assert [entry["type"] for entry in history] == ["created"]
+
+
+QUORUM_COLUMNS = ("quorum", "veto", "voters", "votes")
+
+
+async def test_a_sqlite_file_from_before_quorums_gains_them(tmp_path: Path) -> None:
+    """A file made before quorums gets their columns when opened, and takes votes."""
+    path = tmp_path / "old.db"
+    async with SQLiteStore(path) as store:
+        old = await HumanInputHandler(store=store).create_approval(
+            "t", {"a": 1}, approvers=["bob"], tool_schema=SCHEMA
+        )
+    with closing(sqlite3.connect(path)) as db:
+        for column in QUORUM_COLUMNS:
+            db.execute(f'ALTER TABLE roomkit_pending DROP COLUMN "{column}"')
+        db.commit()
+    async with SQLiteStore(path) as store:
+        handler = HumanInputHandler(store=store)
+        read = await handler.get_request(old.pending_id)
+        held = await handler.create_approval(
+            "t", {"a": 1}, approvers=["bob", "ann"], tool_schema=SCHEMA, quorum=2
+        )
+        assert await handler.aresolve(held.pending_id, approve(), by="ann")
+        voted = await handler.get_request(held.pending_id)
+    assert read is not None
+    assert (read.quorum, read.veto, read.voters, read.votes) == (None, True, (), ())
+    assert voted is not None
+    assert (voted.quorum, voted.approvers, [v.actor for v in voted.votes]) == (2, ("bob",), ["ann"])
+
+
+async def test_a_redis_record_from_before_quorums_reads_as_any_one_approvers(
+    redis_server: RedisServer, prefix: str, raw: Redis
+) -> None:
+    async with RedisStore(redis_server.url, prefix=prefix) as store:
+        handler = HumanInputHandler(store=store)
+        old = await handler.create_approval("t", {"a": 1}, approvers=["bob"], tool_schema=SCHEMA)
+        await raw.hdel(f"{prefix}:p:{old.pending_id}", *QUORUM_COLUMNS)
+        read = await handler.get_request(old.pending_id)
+        assert await handler.aresolve(old.pending_id, approve(), by="bob")
+    assert read is not None
+    assert (read.quorum, read.veto, read.voters, read.votes) == (None, True, (), ())

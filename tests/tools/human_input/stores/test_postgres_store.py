@@ -21,7 +21,9 @@ from tests.tools.human_input.stores.store_kit import (
     public_fields,
 )
 
+from roomkit import HumanInputHandler
 from roomkit.core.exceptions import InvalidTextError, StoreError, StoreFormatError
+from roomkit.tools.approvals import approve
 from roomkit.tools.human_input.stores import PendingChange
 from roomkit.tools.human_input.stores._postgres_listen import LISTENER
 from roomkit.tools.human_input.stores.postgres import PostgresStore
@@ -127,7 +129,7 @@ async def test_stores_opening_a_new_schema_at_once_all_open(
     try:
         await asyncio.gather(*(store.open() for store in stores))
         versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-        assert versions == [(1,), (2,), (3,), (4,)]
+        assert versions == [(1,), (2,), (3,), (4,), (5,)]
     finally:
         for store in stores:
             await store.close()
@@ -219,8 +221,8 @@ async def test_a_terminated_listening_connection_resyncs_its_listeners(
 async def test_tables_of_version_1_gain_the_approval_columns_and_history(
     postgres_server: PostgresServer,
 ) -> None:
-    """A database made before approvals is brought to version 2, then 3 and 4 (the outbox); its
-    requests stay."""
+    """A database made before approvals is brought to version 2, then 3 and 4 (the outbox) and
+    5 (quorums); its requests stay."""
     schema = new_schema()
     async with PostgresStore(postgres_server.dsn, schema=schema) as store:
         old = make_request()
@@ -229,6 +231,7 @@ async def test_tables_of_version_1_gain_the_approval_columns_and_history(
         'ALTER TABLE "{s}".roomkit_pending DROP COLUMN "kind"',
         'ALTER TABLE "{s}".roomkit_pending DROP COLUMN "arguments_digest"',
         'ALTER TABLE "{s}".roomkit_pending DROP COLUMN "approvers"',
+        *QUORUM_DROPS,
         'DROP TABLE "{s}".roomkit_history',
         'DROP TABLE "{s}".roomkit_outbox',
         'DELETE FROM "{s}".roomkit_schema WHERE version >= 2',
@@ -240,4 +243,36 @@ async def test_tables_of_version_1_gain_the_approval_columns_and_history(
     assert read is not None
     assert (read.kind, read.approvers) == ("question", ())
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-    assert sorted(versions) == [(1,), (2,), (3,), (4,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,)]
+
+
+QUORUM_DROPS = tuple(
+    f'ALTER TABLE "{{s}}".roomkit_pending DROP COLUMN "{name}"'
+    for name in ("quorum", "veto", "voters", "votes")
+)
+
+
+async def test_tables_of_version_3_gain_the_quorum_columns(
+    postgres_server: PostgresServer,
+) -> None:
+    """A database made before quorums is brought to version 5 on open: its approvals read as
+    decided by any one approver, and a new quorum approval takes votes."""
+    schema = new_schema()
+    async with PostgresStore(postgres_server.dsn, schema=schema) as store:
+        old = await HumanInputHandler(store=store).create_approval("t", {"a": 1}, approvers=["bob"])
+    for statement in (*QUORUM_DROPS, 'DELETE FROM "{s}".roomkit_schema WHERE version = 5'):
+        await sql(postgres_server.dsn, statement.format(s=schema))
+    async with PostgresStore(postgres_server.dsn, schema=schema) as store:
+        handler = HumanInputHandler(store=store)
+        read = await handler.get_request(old.pending_id)
+        held = await handler.create_approval(
+            "t", {"a": 1}, approvers=["bob", "ann"], quorum=2, veto=False
+        )
+        assert await handler.aresolve(held.pending_id, approve(), by="bob")
+        voted = await handler.get_request(held.pending_id)
+    assert read is not None
+    assert (read.quorum, read.veto, read.voters, read.votes) == (None, True, (), ())
+    assert voted is not None
+    assert (voted.quorum, voted.veto, voted.approvers) == (2, False, ("ann",))
+    versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,)]

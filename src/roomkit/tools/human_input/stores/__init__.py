@@ -20,6 +20,14 @@ from roomkit.tools.human_input.stores._history import (
     settled_entry,
 )
 from roomkit.tools.human_input.stores._ledger import MemoryLedger
+from roomkit.tools.human_input.stores._quorum import (
+    Ballot,
+    Judgement,
+    approved_by,
+    declined,
+    judge,
+    widened,
+)
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
     PendingChange,
@@ -30,8 +38,10 @@ from roomkit.tools.human_input.stores.base import (
 from roomkit.tools.human_input.stores.memory import MemoryStore
 
 __all__ = [
+    "Ballot",
     "DurableStore",
     "HistoryLog",
+    "Judgement",
     "MemoryHistory",
     "MemoryLedger",
     "MemoryStore",
@@ -39,14 +49,18 @@ __all__ = [
     "PendingChangeKind",
     "PendingStore",
     "SpendLedger",
+    "approved_by",
     "broken_link",
     "chain_text",
     "check_entry",
     "deadline_entry",
+    "declined",
     "entry_text",
     "first_prev",
+    "judge",
     "link_digest",
     "new_entry",
     "read_entry",
     "settled_entry",
+    "widened",
 ]

@@ -1,10 +1,10 @@
 """A request's history: who did what to it, when and through which surface, oldest first.
 
-An entry is a JSON object with at least ``type`` (``created``, ``shown``, ``decided``,
-``settled``, ``executed``, ``escalated``), ``at`` (ISO-8601 UTC), ``actor`` and ``surface``
-(each a string or ``None``), and ``seq``, its place in the request's history from 0, which
-the store assigns as it appends. Type-specific fields sit beside them (a decision's
-``decision`` and ``digest``, a run's ``digest`` and ``is_error``).
+An entry is a JSON object with at least ``type`` (``created``, ``shown``, ``voted``,
+``decided``, ``settled``, ``executed``, ``escalated``), ``at`` (ISO-8601 UTC), ``actor`` and
+``surface`` (each a string or ``None``), and ``seq``, its place in the request's history
+from 0, which the store assigns as it appends. Type-specific fields sit beside them (a
+decision's or a vote's ``decision`` and ``digest``, a run's ``digest`` and ``is_error``).
 
 The history is a chain: each entry is stored as the canonical JSON of :func:`entry_text`
 (keys sorted, compact separators, UTF-8) and carries ``prev``, the SHA-256 hex digest of the
@@ -56,7 +56,9 @@ __all__ = [
     "settled_entry",
 ]
 
-ENTRY_TYPES = frozenset({"created", "shown", "decided", "settled", "executed", "escalated"})
+ENTRY_TYPES = frozenset(
+    {"created", "shown", "voted", "decided", "settled", "executed", "escalated"}
+)
 """The types of entry a history holds."""
 
 MAX_ENTRY_CHARS = 64_000

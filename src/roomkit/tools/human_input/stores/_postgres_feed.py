@@ -34,7 +34,11 @@ __all__ = ["NotifyFeed", "hint"]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-_KINDS = {"created": PendingChangeKind.CREATED, "settled": PendingChangeKind.SETTLED}
+_KINDS = {
+    "created": PendingChangeKind.CREATED,
+    "settled": PendingChangeKind.SETTLED,
+    "voted": PendingChangeKind.VOTED,
+}
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
 
 

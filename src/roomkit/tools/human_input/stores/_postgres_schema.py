@@ -8,7 +8,7 @@ the request's announcement is recorded) and ``settle_token`` (the token of the s
 that won). ``roomkit_ledger`` is the spend-once ledger; ``roomkit_history`` (version 2,
 with the approval columns) each request's history, one row per entry; ``roomkit_outbox``
 (version 3, its index of endings version 4) the notification outbox (see
-:mod:`~roomkit.tools.human_input.stores.outbox`).
+:mod:`~roomkit.tools.human_input.stores.outbox`); version 5 adds the quorum columns.
 ``roomkit_schema`` holds the version of the tables: a store creates them on first use and
 brings an older version up to date (one migration per version, under a lock, so two
 processes opening at once take turns); a database whose version is newer than this code is
@@ -27,7 +27,13 @@ from typing import Any
 
 from roomkit.core.postgres_link import version_table
 from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores._records import FIELDS, FIRST_FIELDS, decode
+from roomkit.tools.human_input.stores._records import (
+    APPROVAL_FIELDS,
+    FIELDS,
+    FIRST_FIELDS,
+    QUORUM_FIELDS,
+    decode,
+)
 from roomkit.tools.human_input.stores._sql_columns import (
     COLUMNS,
     column_definitions,
@@ -50,11 +56,18 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 4
+VERSION = 5
 """The version of the tables this code reads and writes (2: approvals and histories; 3: the
-notification outbox; 4: its index of requests' endings, for the purge)."""
+notification outbox; 4: its index of requests' endings, for the purge; 5: quorums and their
+votes)."""
 
-_TYPES = {"detached": "integer", "withdrawn": "integer", "deadline": "double precision"}
+_TYPES = {
+    "detached": "integer",
+    "withdrawn": "integer",
+    "deadline": "double precision",
+    "quorum": "integer",
+    "veto": "integer",
+}
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY", "status": " NOT NULL"}
 
 
@@ -111,7 +124,7 @@ class Statements:
             2: [
                 *(
                     f"ALTER TABLE {pending} ADD COLUMN IF NOT EXISTS {quote(name)} text"
-                    for name in FIELDS[len(FIRST_FIELDS) :]
+                    for name in APPROVAL_FIELDS
                 ),
                 f"CREATE TABLE IF NOT EXISTS {history} (pending_id text NOT NULL, "
                 "seq integer NOT NULL, entry text NOT NULL, PRIMARY KEY (pending_id, seq))",
@@ -129,6 +142,11 @@ class Statements:
             4: [
                 f"CREATE INDEX IF NOT EXISTS roomkit_outbox_endings ON {s}.roomkit_outbox "
                 f"(created) WHERE {IS_ENDING}",
+            ],
+            5: [
+                f"ALTER TABLE {pending} ADD COLUMN IF NOT EXISTS {quote(name)} "
+                f"{_TYPES.get(name, 'text')}"
+                for name in QUORUM_FIELDS
             ],
         }
         """The statements that bring the tables from one version below each key to it."""
@@ -194,12 +212,24 @@ class Statements:
         self.last_seq = f"SELECT COALESCE(max(seq), 0) FROM {pending}"
         self._pending = pending
 
-        self.select_approvers = (
-            f"SELECT approvers FROM {pending} WHERE pending_id = %s AND status = 'pending' "
+        self.select_for_vote = (
+            f"SELECT {COLUMNS}, settle_token, COALESCE(%s::double precision, "
+            f"extract(epoch FROM statement_timestamp())) FROM {pending} WHERE pending_id = %s "
             "FOR UPDATE"
         )
+        """Parameters: the store's clock reading (``None``: the server's), pending_id."""
+        self.record_vote = (
+            f"UPDATE {pending} SET votes = %s, approvers = %s, arguments = %s, "
+            f"arguments_digest = %s, changed_at = %s, seq = nextval('{s}.roomkit_pending_seq') "
+            f"WHERE pending_id = %s RETURNING {COLUMNS}, pg_notify(%s, %s)"
+        )
+        self.select_approvers = (
+            f"SELECT approvers, voters, quorum FROM {pending} WHERE pending_id = %s "
+            "AND status = 'pending' FOR UPDATE"
+        )
         self.set_approvers = (
-            f"UPDATE {pending} SET approvers = %s WHERE pending_id = %s RETURNING {COLUMNS}"
+            f"UPDATE {pending} SET approvers = %s, voters = %s WHERE pending_id = %s "
+            f"RETURNING {COLUMNS}"
         )
         self.history_head = (
             f"SELECT seq, entry FROM {history} WHERE pending_id = %s ORDER BY seq DESC LIMIT 1"

@@ -24,17 +24,22 @@ from typing import Any
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._quorum import decode_votes, encode_votes
 
 __all__ = [
+    "APPROVAL_FIELDS",
     "FIELDS",
     "FIRST_FIELDS",
     "FORMAT",
     "NONE",
     "OPTIONAL_TEXTS",
+    "QUORUM_FIELDS",
     "decode",
     "encode",
     "encode_hash",
     "marked",
+    "names_text",
+    "read_names",
     "unmarked",
 ]
 
@@ -63,12 +68,23 @@ FIELDS = (
     "kind",
     "arguments_digest",
     "approvers",
+    "quorum",
+    "veto",
+    "voters",
+    "votes",
 )
 """The encoded fields, in column order."""
 
 FIRST_FIELDS = FIELDS[:19]
 """The fields of the first version, before approvals (``kind`` and after): a store made
 then lacks the others, and its records read as questions."""
+
+APPROVAL_FIELDS = FIELDS[19:22]
+"""The fields approvals added (``kind``, ``arguments_digest``, ``approvers``)."""
+
+QUORUM_FIELDS = FIELDS[22:]
+"""The fields quorums added (``quorum``, ``veto``, ``voters``, ``votes``): a record without
+them reads as an approval any one approver decides."""
 
 OPTIONAL_TEXTS = frozenset(
     {"result", "reject_reason", "actor_id", "key", "settled_by", "arguments_digest"}
@@ -109,7 +125,11 @@ def encode(request: PendingInput) -> dict[str, Scalar]:
         "settled_by": request.settled_by,
         "kind": request.kind,
         "arguments_digest": request.arguments_digest,
-        "approvers": json.dumps(list(request.approvers), separators=(",", ":")),
+        "approvers": names_text(request.approvers),
+        "quorum": request.quorum,
+        "veto": int(request.veto),
+        "voters": names_text(request.voters),
+        "votes": encode_votes(request.votes),
     }
 
 
@@ -191,6 +211,15 @@ def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
         withdrawn = bool(int(values["withdrawn"]))
         field = "approvers"
         approvers = _approvers(values.get("approvers"))
+        field = "quorum"
+        quorum = _number(values.get("quorum"))
+        field = "veto"
+        veto = values.get("veto")
+        veto = True if veto in (None, "", NONE) else bool(int(veto))
+        field = "voters"
+        voters = _approvers(values.get("voters"))
+        field = "votes"
+        votes = decode_votes(values.get("votes"))
         field = "kind"
         kind = values.get("kind")
         kind = "question" if kind in (None, "", NONE) else _text(kind)
@@ -217,9 +246,27 @@ def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
             kind=kind,
             arguments_digest=optional(values.get("arguments_digest")),
             approvers=approvers,
+            quorum=None if quorum is None else int(quorum),
+            veto=veto,
+            voters=voters,
+            votes=votes,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CorruptRecordError(f"{where}: field {field!r} is unreadable ({error})") from None
+
+
+def names_text(names: tuple[str, ...]) -> str:
+    """A list of actor ids (approvers, voters) as a record holds it: compact JSON text."""
+    return json.dumps(list(names), separators=(",", ":"))
+
+
+def read_names(value: object) -> tuple[str, ...]:
+    """The actor ids :func:`names_text` wrote (none for a missing field).
+
+    Raises:
+        TypeError, ValueError: the text is not a JSON list of actor ids.
+    """
+    return _approvers(value)
 
 
 def _approvers(value: object) -> tuple[str, ...]:

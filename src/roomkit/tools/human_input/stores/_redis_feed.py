@@ -1,10 +1,11 @@
 """The change feed of the Redis store: one pub/sub connection while anyone listens.
 
-The feed subscribes to the store's events channel and turns each ``created <id>`` /
-``settled <id>`` message into a :class:`PendingChange` for every listener. Pub/sub keeps
-nothing for a subscriber that is away, so every time the subscription goes live (the first
-time and after each reconnect) the feed sends :attr:`PendingChangeKind.RESYNC`: listeners
-re-read what they watch and lose nothing that moved while the feed was deaf.
+The feed subscribes to the store's events channel and turns each ``created <id>``,
+``voted <id>`` or ``settled <id>`` message into a :class:`PendingChange` for every listener.
+Pub/sub keeps nothing for a subscriber that is away, so every time the subscription goes
+live (the first time and after each reconnect) the feed sends
+:attr:`PendingChangeKind.RESYNC`: listeners re-read what they watch and lose nothing that
+moved while the feed was deaf.
 
 The connection is the feed's own, with the client's automatic retries switched off: a
 retry would reconnect and resubscribe silently, and the gap would go unreported. The feed
@@ -34,7 +35,11 @@ __all__ = ["ChangeFeed"]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.redis")
 
-_KINDS = {"created": PendingChangeKind.CREATED, "settled": PendingChangeKind.SETTLED}
+_KINDS = {
+    "created": PendingChangeKind.CREATED,
+    "settled": PendingChangeKind.SETTLED,
+    "voted": PendingChangeKind.VOTED,
+}
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
 _LOST = (RedisConnectionError, RedisTimeoutError, OSError)
 _STOP_PATIENCE = 1.0

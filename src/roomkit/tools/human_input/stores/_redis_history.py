@@ -13,22 +13,36 @@ writes anything; when the list is no longer as long as the caller read it, the s
 returns what the function hands back, the real head, having written nothing, and the caller
 links again and runs the script once more (:meth:`Heads.moved`).
 
-Approvers are a field of the record (JSON text). Adding some is a compare-and-set: the
-script writes the new list only while the record is pending and its approvers are still the
-ones the caller read, and says ``retry`` otherwise, so that two escalations never lose one.
+Approvers are a field of the record (JSON text), and so are a quorum's voters. Adding some
+is a compare-and-set: the script writes the new lists only while the record is pending and
+its approvers are still the ones the caller read (a vote changes them too), and says
+``retry`` otherwise, so that two escalations, or an escalation and a vote, never lose one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["APPEND", "HEAD_MOVED", "SET_APPROVERS", "Heads", "history_key"]
+from roomkit.tools.human_input.stores._history import chain_text, chain_texts
+from roomkit.tools.human_input.stores._quorum import widened
+from roomkit.tools.human_input.stores._records import FORMAT, NONE, names_text, read_names
+
+__all__ = [
+    "APPEND",
+    "HEAD_MOVED",
+    "SET_APPROVERS",
+    "Heads",
+    "history_key",
+    "set_approvers_args",
+    "settle_lines",
+]
 
 _HEADS_KEPT = 1024
 
 SET_APPROVERS = """
 -- KEYS: record
--- ARGV: approvers as read ('' when the field is missing), new approvers, format
+-- ARGV: approvers as read ('' when the field is missing), new approvers, format, new voters
 local cur = redis.call('HMGET', KEYS[1], 'format', 'status', 'approvers')
 if cur[1] ~= ARGV[3] or cur[2] ~= 'pending' then
   return 0
@@ -36,7 +50,7 @@ end
 if (cur[3] or '') ~= ARGV[1] then
   return 'retry'
 end
-redis.call('HSET', KEYS[1], 'approvers', ARGV[2])
+redis.call('HSET', KEYS[1], 'approvers', ARGV[2], 'voters', ARGV[4])
 return 1
 """
 
@@ -106,3 +120,26 @@ class Heads:
         heads[pending_id] = (length, last.encode("utf-8"))
         if len(heads) > self._kept:
             del heads[next(iter(heads))]
+
+
+def set_approvers_args(read: Sequence[str], actors: tuple[str, ...]) -> list[str]:
+    """The arguments of :data:`SET_APPROVERS` that add ``actors``, from the record's
+    approvers, voters and quorum as read (``""`` for a missing field)."""
+    seen, voters, quorum = read
+    count = None if quorum in ("", NONE) else int(float(quorum))
+    approvers, listed = widened(read_names(seen), read_names(voters), count, actors)
+    return [seen, names_text(approvers), FORMAT, names_text(listed)]
+
+
+def settle_lines(
+    pending_id: str,
+    entries: tuple[dict[str, Any], ...],
+    late: dict[str, Any] | None,
+    head: bytes | None,
+) -> list[str]:
+    """What a settle hands its script to append: ``entries`` linked one after another to
+    ``head``, then the deadline's entry ``late`` linked to ``head`` too (the script appends
+    one or the other); nothing when the settle records no history."""
+    if late is None:
+        return []
+    return [*chain_texts(entries, pending_id, head), chain_text(late, pending_id, head)]

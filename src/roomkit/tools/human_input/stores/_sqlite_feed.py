@@ -38,6 +38,7 @@ logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
 _PENDING = PendingInputStatus.PENDING
 _ID, _STATUS = FIELDS.index("pending_id"), FIELDS.index("status")
+_VOTES = FIELDS.index("votes")
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
 _SKEW = 1.0
 """Seconds by which the clocks of processes sharing a file may disagree."""
@@ -212,7 +213,10 @@ class ChangeLog:
         for *fields, seq in await fetch_all(db, CHANGES_SINCE, (self._seen,)):
             pending_id = fields[_ID]
             if fields[_STATUS] == _PENDING:
-                changes.append(PendingChange(PendingChangeKind.CREATED, pending_id))
+                # An open request moves again only when someone votes on it.
+                voted = fields[_VOTES] not in (None, "", "[]")
+                kind = PendingChangeKind.VOTED if voted else PendingChangeKind.CREATED
+                changes.append(PendingChange(kind, pending_id))
             else:
                 changes.append(
                     PendingChange(PendingChangeKind.SETTLED, pending_id, _settled(fields))

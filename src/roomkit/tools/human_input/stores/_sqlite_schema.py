@@ -47,6 +47,7 @@ __all__ = [
     "PURGE",
     "READ_HISTORY",
     "READ_SEQ",
+    "RECORD_VOTE",
     "SCHEMA",
     "SELECT_APPROVERS",
     "SELECT_BY_ID",
@@ -69,7 +70,13 @@ __all__ = [
 logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
 # Column types beyond TEXT; SQLite stores what it is given, the types only set affinity.
-_TYPES = {"detached": "INTEGER", "withdrawn": "INTEGER", "deadline": "REAL"}
+_TYPES = {
+    "detached": "INTEGER",
+    "withdrawn": "INTEGER",
+    "deadline": "REAL",
+    "quorum": "INTEGER",
+    "veto": "INTEGER",
+}
 _CONSTRAINTS = {"pending_id": " PRIMARY KEY NOT NULL", "status": " NOT NULL"}
 
 
@@ -145,6 +152,10 @@ ADDED_COLUMNS = {
     "kind": 'ALTER TABLE roomkit_pending ADD COLUMN "kind" TEXT',
     "arguments_digest": 'ALTER TABLE roomkit_pending ADD COLUMN "arguments_digest" TEXT',
     "approvers": 'ALTER TABLE roomkit_pending ADD COLUMN "approvers" TEXT',
+    "quorum": 'ALTER TABLE roomkit_pending ADD COLUMN "quorum" INTEGER',
+    "veto": 'ALTER TABLE roomkit_pending ADD COLUMN "veto" INTEGER',
+    "voters": 'ALTER TABLE roomkit_pending ADD COLUMN "voters" TEXT',
+    "votes": 'ALTER TABLE roomkit_pending ADD COLUMN "votes" TEXT',
 }
 """The columns added since the first version, and the statement that adds each."""
 MARK_ANNOUNCED = (
@@ -162,8 +173,19 @@ changed_at, seq, pending_id."""
 
 SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ? WHERE pending_id = ?"
 
-SELECT_APPROVERS = "SELECT status, approvers FROM roomkit_pending WHERE pending_id = ?"
-SET_APPROVERS = f"UPDATE roomkit_pending SET approvers = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+RECORD_VOTE = (
+    "UPDATE roomkit_pending SET votes = ?, approvers = ?, arguments = ?, arguments_digest = ?, "
+    f"changed_at = ?, seq = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+)
+"""Parameters: votes, approvers, arguments, arguments_digest (each as encoded), changed_at,
+seq, pending_id."""
+
+SELECT_APPROVERS = (
+    "SELECT status, approvers, voters, quorum FROM roomkit_pending WHERE pending_id = ?"
+)
+SET_APPROVERS = (
+    f"UPDATE roomkit_pending SET approvers = ?, voters = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+)
 HISTORY_HEAD = (
     "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq DESC LIMIT 1"
 )

@@ -4,6 +4,9 @@ A store keeps the active requests and the settled outcomes that stay replayable.
 state transition is ``settle``, a check-and-set: whoever calls it first on a pending request
 wins; everyone after loses and the recorded outcome stays as it is.
 
+A durable store may also record the votes of quorum approvals (:class:`VotingStore`): each
+vote is one atomic operation, like a settle, which settles the request when it decides.
+
 A store may also list its recent outcomes, newest first (``list_settled``, see
 :class:`SettledHistory` and :class:`DurableSettledHistory`): the memory, SQLite and Redis
 stores do; the handler reads an empty history from a store that does not.
@@ -22,9 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum, unique
-from typing import Any, Protocol, TypedDict, Unpack, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack, runtime_checkable
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
 
 __all__ = [
     "SETTLED_LIMIT",
@@ -37,6 +43,7 @@ __all__ = [
     "SettleOutcome",
     "SettledHistory",
     "SpendLedger",
+    "VotingStore",
     "check_settled_listing",
 ]
 
@@ -106,6 +113,9 @@ class PendingChangeKind(StrEnum):
 
     CREATED = "created"
     SETTLED = "settled"
+    VOTED = "voted"
+    """A vote was recorded on a quorum approval still open (its votes, its approvers and,
+    after an edit, its arguments changed)."""
     RESYNC = "resync"
     """Changes may have been missed (a reconnect): listeners re-read what they watch."""
 
@@ -303,6 +313,25 @@ class DurableSettledHistory(Protocol):
         Args:
             actor_ids: as :meth:`SettledHistory.list_settled`.
             limit: at most this many, from 1 to :data:`SETTLED_LIMIT`.
+        """
+        ...
+
+
+@runtime_checkable
+class VotingStore(Protocol):
+    """A :class:`DurableStore` that records the votes of quorum approvals (the SQLite,
+    Redis and PostgreSQL stores do)."""
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record ``ballot`` on the quorum approval, in one atomic operation of the store.
+
+        The operation checks that the request is pending and its deadline not passed on
+        :attr:`DurableStore.clock`, and that the voter is listed and has not voted on the
+        current arguments (:func:`~roomkit.tools.human_input.stores.judge`); records the
+        vote and its ``voted`` history entry; and, when the vote reaches the quorum, vetoes
+        it or puts it out of reach, settles the request with its ``settled`` entry, all or
+        nothing. A vote that meets a passed deadline records the timeout and is refused.
+        The same ballot (its token) run again after a fault finds itself counted.
         """
         ...
 

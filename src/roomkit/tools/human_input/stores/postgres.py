@@ -32,7 +32,6 @@ Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -41,7 +40,7 @@ from typing import Any, Unpack
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.core.exceptions import InvalidTextError, StoreError
+from roomkit.core.exceptions import StoreError
 from roomkit.core.postgres_link import LOST, Link, check_dsn, check_schema_name, migrate
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import (
@@ -54,7 +53,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     storable_id,
 )
 from roomkit.tools.human_input.stores._history import entry_text, read_entry
-from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
+from roomkit.tools.human_input.stores._ledger import check_entries, check_until
 from roomkit.tools.human_input.stores._outbox_postgres import PostgresOutbox
 from roomkit.tools.human_input.stores._postgres_batch import (
     Recorded,
@@ -72,7 +71,16 @@ from roomkit.tools.human_input.stores._postgres_schema import (
     read_back,
     stored,
 )
-from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, encode
+from roomkit.tools.human_input.stores._postgres_text import as_recorded, check_nul, ledger_entry
+from roomkit.tools.human_input.stores._postgres_vote import cast
+from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, widened
+from roomkit.tools.human_input.stores._records import (
+    FIELDS,
+    FORMAT,
+    encode,
+    names_text,
+    read_names,
+)
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -229,7 +237,7 @@ class PostgresStore(DurableBase):
         """
         check_insertable(request)
         fields = encode(request)
-        _check_nul({"pending_id": request.pending_id})
+        check_nul({"pending_id": request.pending_id})
         # Any other text may hold a NUL: it is stored escaped (and read back as given).
         values = [
             stored(value) if isinstance(value, str) else value
@@ -346,7 +354,7 @@ class PostgresStore(DurableBase):
     ) -> PendingInput | None:
         """One settle, in a statement it shares with the settles made meanwhile; a fault
         that hides its commit runs it again with the token."""
-        recorded = _recorded(pending_id, status, token, outcome)
+        recorded = as_recorded(pending_id, status, token, outcome)
         if recorded is None:
             return None
 
@@ -365,10 +373,13 @@ class PostgresStore(DurableBase):
         pending_id: str,
         recorded: Recorded,
         history: tuple[dict[str, Any], ...] = (),
+        *,
+        now: float | None = None,
     ) -> tuple[PendingInput | None, bool]:
         """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
         ``db`` is in one already) that a record which cannot be read rolls back; a settle
-        that wins appends ``history`` in it.
+        that wins appends ``history`` in it. ``now`` judges the deadline (by default the
+        store's clock, or the server's as it runs).
 
         Returns the winning record (or ``None``) and whether anything was written.
         """
@@ -382,7 +393,7 @@ class PostgresStore(DurableBase):
             "withdrawn": withdrawn,
             "by": by,
             "token": token,
-            "now": self._judged_at(),
+            "now": self._judged_at() if now is None else now,
             "format": FORMAT,
             "channel": sql.channel,
             "hint": hint(PendingChangeKind.SETTLED, pending_id),
@@ -450,7 +461,7 @@ class PostgresStore(DurableBase):
         )
         if checked is None:
             return None
-        recorded = _recorded(pending_id, *checked, given)
+        recorded = as_recorded(pending_id, *checked, given)
         if recorded is None:
             return None
         await self.open()
@@ -473,7 +484,7 @@ class PostgresStore(DurableBase):
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
         """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
         the request is not pending."""
-        _check_nul({"actor": "".join(actors)})
+        check_nul({"actor": "".join(actors)})
         if "\x00" in pending_id:
             return None
         await self.open()
@@ -482,11 +493,34 @@ class PostgresStore(DurableBase):
             row = await cursor.fetchone()
             if row is None:
                 return None
-            current = json.loads(row[0]) if row[0] else []
-            merged = json.dumps(list(dict.fromkeys([*current, *actors])), separators=(",", ":"))
-            cursor = await db.execute(self._sql.set_approvers, (merged, pending_id))
+            approvers, voters = widened(read_names(row[0]), read_names(row[1]), row[2], actors)
+            written = (names_text(approvers), names_text(voters), pending_id)
+            cursor = await db.execute(self._sql.set_approvers, written)
             changed = await cursor.fetchone()
         return None if changed is None else decode_row(changed)
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record a vote on a quorum approval in one transaction that holds the row's lock
+        (see :mod:`~roomkit.tools.human_input.stores._postgres_vote`); a fault that hides
+        its commit runs it again with its token, which finds it counted if it was."""
+        if "\x00" in pending_id or not storable_id(pending_id):
+            return Judgement(False)
+
+        async def settle(db: Any, status: Any, outcome: Outcome, now: float) -> PendingInput | None:
+            recorded = as_recorded(pending_id, status, ballot.token, outcome)
+            assert recorded is not None  # the id holds no NUL
+            return (await self.settle_on(db, pending_id, recorded, outcome.history, now=now))[0]
+
+        async def attempt() -> Judgement:
+            await self.open()
+            async with self._link.connection() as db, db.transaction():
+                judgement = await cast(db, self._sql, pending_id, ballot, self._judged_at(), settle)
+            if judgement.write and judgement.record is not None:
+                kind = PendingChangeKind.SETTLED if judgement.settles else PendingChangeKind.VOTED
+                self._feed.emit(PendingChange(kind, pending_id))
+            return judgement
+
+        return await self._settle_knowing(attempt, pending_id, self.where)
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history, chained to its head; its ``seq``.
@@ -494,7 +528,7 @@ class PostgresStore(DurableBase):
         A check-and-set on the head: the entry is linked to the head read, and inserted at
         the seq after it; another process's append in between takes that seq first, and
         this one reads the new head and links again."""
-        _check_nul({"pending_id": pending_id})
+        check_nul({"pending_id": pending_id})
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self.open()
         async with self._link.connection() as db, db.transaction():
@@ -523,7 +557,7 @@ class PostgresStore(DurableBase):
         ``True`` for the first caller only, among every process on the database, while the
         entry has not expired.
         """
-        entry, until = _ledger_entry(entry), check_until(until)
+        entry, until = ledger_entry(entry), check_until(until)
         await self.open()
         async with self._link.connection() as db, db.transaction():
             now = self.clock()
@@ -533,12 +567,12 @@ class PostgresStore(DurableBase):
 
     async def refund_spent(self, entry: str) -> None:
         """Forget ``entry``, so that it may be spent again."""
-        entry = _ledger_entry(entry)
+        entry = ledger_entry(entry)
         await self._rows_written(self._sql.ledger_refund, (entry,))
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
-        entry, until = _ledger_entry(entry), check_until(until)
+        entry, until = ledger_entry(entry), check_until(until)
         await self.open()
         async with self._link.connection() as db, db.transaction():
             now = self.clock()
@@ -566,35 +600,3 @@ class PostgresStore(DurableBase):
         await self._outbox.purge(now - self._outbox.keep, db=db)
         self._next_purge = now + _PURGE_EVERY
         return max(cursor.rowcount, 0)
-
-
-def _recorded(
-    pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
-) -> Recorded | None:
-    """A checked settle as what it records; ``None`` for an id PostgreSQL never stored.
-
-    Raises:
-        InvalidTextError: the token holds a NUL.
-    """
-    _check_nul({"token": token})
-    if "\x00" in pending_id:
-        return None
-    # An answer, a reason or a name may hold any text: a NUL is stored escaped.
-    result, reason, withdrawn, settled_by, _ = outcome
-    return (status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token)
-
-
-def _check_nul(fields: dict[str, Any]) -> None:
-    """Refuse text PostgreSQL cannot hold: its ``text`` type has no NUL character."""
-    for name, value in fields.items():
-        if isinstance(value, str) and "\x00" in value:
-            raise InvalidTextError(
-                f"{name} cannot be stored: it holds a NUL character (\\x00), which PostgreSQL "
-                f"text cannot hold"
-            )
-
-
-def _ledger_entry(entry: str) -> str:
-    entry = check_entry(entry)
-    _check_nul({"entry": entry})
-    return entry

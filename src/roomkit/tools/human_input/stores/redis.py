@@ -29,7 +29,6 @@ Needs the ``redis`` extra (``pip install roomkit-hitl[redis]``).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -50,6 +49,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _redis_history as history
 from roomkit.tools.human_input.stores import _redis_ledger as ledger
 from roomkit.tools.human_input.stores import _redis_scripts as scripts
+from roomkit.tools.human_input.stores import _redis_vote as voting
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     Outcome,
@@ -59,16 +59,15 @@ from roomkit.tools.human_input.stores._durable_base import (
 )
 from roomkit.tools.human_input.stores._history import (
     chain_text,
-    chain_texts,
     deadline_entry,
     entry_text,
     read_entry,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
+from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
-from roomkit.tools.human_input.stores._redis_history import Heads
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -84,6 +83,7 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 """The server :class:`RedisStore` connects to when given neither a URL nor a client."""
 
 _PENDING = PendingInputStatus.PENDING
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
 _PURGE_BATCH = 256
 
 
@@ -167,8 +167,9 @@ class RedisStore(DurableBase):
         self._spend = client.register_script(ledger.SPEND)
         self._set_approvers = client.register_script(history.SET_APPROVERS)
         self._append = ScriptBatcher(client, client.register_script(history.APPEND))
-        self._heads = Heads()
+        self._heads = history.Heads()
         """The head this process last wrote of each chain: a good first guess."""
+        self._voting = voting.Voting(client, self._layout, prefix, self._where)
         self._opened = False
         self._checked = False
 
@@ -283,7 +284,7 @@ class RedisStore(DurableBase):
         entries = outcome.history
         late = deadline_entry() if entries else None
         head = self._heads.guess(pending_id)
-        lines = _settle_lines(pending_id, entries, late, head[1])
+        lines = history.settle_lines(pending_id, entries, late, head[1])
         now = self.clock()
         keys = [
             self._layout.record(pending_id),
@@ -311,8 +312,8 @@ class RedisStore(DurableBase):
                     reply = await self._settle(keys, args)
                 if not isinstance(reply, list):
                     return reply
-                head = Heads.moved(reply)
-                lines = _settle_lines(pending_id, entries, late, head[1])
+                head = history.Heads.moved(reply)
+                lines = history.settle_lines(pending_id, entries, late, head[1])
 
         reply = await self._settle_knowing(attempt, pending_id, self._where)
         if reply is None:
@@ -440,15 +441,35 @@ class RedisStore(DurableBase):
         key = self._layout.record(pending_id)
         while True:
             with guard(self._where, pending_id):
-                raw = await self._client.hget(key, "approvers")
-            seen = "" if raw is None else text(raw)
-            current = json.loads(seen) if seen else []
-            merged = json.dumps(list(dict.fromkeys([*current, *actors])), separators=(",", ":"))
+                raw = await self._client.hmget(key, ["approvers", "voters", "quorum"])
+            written = history.set_approvers_args([text(v) if v else "" for v in raw], actors)
             with guard(self._where, pending_id):
-                done = await self._set_approvers(keys=[key], args=[seen, merged, FORMAT])
+                done = await self._set_approvers(keys=[key], args=written)
             if isinstance(done, bytes | str):  # another escalation came first: read again
                 continue
             return await self.fetch(pending_id) if int(done) else None
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record a vote on a quorum approval in one script, with its history entries and,
+        when it decides, the settle (:mod:`~roomkit.tools.human_input.stores._redis_vote`);
+        a lost reply runs it again with its token, which finds it counted if it was."""
+        if not storable_id(pending_id):
+            return Judgement(False)
+        await self._ensure_open()
+
+        async def expire(judgement: Judgement) -> object:
+            late = Outcome(None, None, False, None, judgement.entries)
+            return await self._settle_checked(pending_id, _TIMED_OUT, ballot.token, late)
+
+        judgement = await self._settle_knowing(
+            lambda: self._voting.cast(pending_id, ballot, self.clock, self._keep, expire),
+            pending_id,
+            self._where,
+        )
+        if judgement.accepted and judgement.write:
+            kind = PendingChangeKind.SETTLED if judgement.settles else PendingChangeKind.VOTED
+            self._feed.emit(PendingChange(kind, pending_id))
+        return judgement
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history, chained to its head; its ``seq``.
@@ -466,7 +487,7 @@ class RedisStore(DurableBase):
                 done = await self._append(keys=[key], args=[length, line])
             if not isinstance(done, list):
                 break
-            length, head = Heads.moved(done)
+            length, head = history.Heads.moved(done)
         self._heads.wrote(pending_id, length + 1, line)
         return length
 
@@ -584,17 +605,3 @@ class RedisStore(DurableBase):
         return CorruptRecordError(
             f"pending record {pending_id!r} at {self._where} is not a readable {FORMAT} record"
         )
-
-
-def _settle_lines(
-    pending_id: str,
-    entries: tuple[dict[str, Any], ...],
-    late: dict[str, Any] | None,
-    head: bytes | None,
-) -> list[str]:
-    """What a settle hands its script to append: ``entries`` linked one after another to
-    ``head``, then the deadline's entry ``late`` linked to ``head`` too (the script appends
-    one or the other); nothing when the settle records no history."""
-    if late is None:
-        return []
-    return [*chain_texts(entries, pending_id, head), chain_text(late, pending_id, head)]

@@ -31,7 +31,6 @@ before the COMMIT) is raised at once.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -39,6 +38,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -57,7 +57,14 @@ from roomkit.tools.human_input.stores._durable_base import (
 from roomkit.tools.human_input.stores._history import deadline_entry, entry_text, read_entry
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._outbox_sqlite import purge_outbox
-from roomkit.tools.human_input.stores._records import FIELDS, decode, encode
+from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge, widened
+from roomkit.tools.human_input.stores._records import (
+    FIELDS,
+    decode,
+    encode,
+    names_text,
+    read_names,
+)
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
 from roomkit.tools.human_input.stores._sqlite_history import append_chained
@@ -422,12 +429,57 @@ class SQLiteStore(DurableBase):
             found = query(db, sql.SELECT_APPROVERS, (pending_id,))
             if not found or found[0][0] != _PENDING:
                 return None
-            current = json.loads(found[0][1]) if found[0][1] else []
-            merged = list(dict.fromkeys([*current, *actors]))
-            rows = query(db, sql.SET_APPROVERS, (json.dumps(merged), pending_id))
+            _, approvers, voters, quorum = found[0]
+            approvers, voters = widened(read_names(approvers), read_names(voters), quorum, actors)
+            written = (names_text(approvers), names_text(voters), pending_id)
+            rows = query(db, sql.SET_APPROVERS, written)
             return sql.decode_row(rows[0])
 
         return await self._write(write)
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record a vote on a quorum approval, in one write transaction.
+
+        The transaction reads the record under the file's write lock, judges the vote
+        (:func:`~roomkit.tools.human_input.stores.judge`: pending, before its deadline on
+        :attr:`clock`, a listed approver who has not voted on these arguments), writes it,
+        settles the request when it decides it, and appends its history entries: all or
+        nothing. A vote that meets a passed deadline records the timeout instead. A failed
+        commit runs the vote again with its token, which finds it counted if it was.
+        """
+
+        def write(db: sqlite3.Connection, now: float) -> Judgement:
+            found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
+            current = sql.decode_row(found[0]) if found else None
+            judgement = judge(current, ballot, now, datetime.fromtimestamp(now, UTC))
+            after = judgement.record
+            if not judgement.write or after is None:
+                return judgement
+            seq = self._bump(db)
+            if after.status is _TIMED_OUT:
+                query(db, sql.SETTLE, (*_TIMEOUT_OUTCOME, now, now, seq, pending_id))
+                append_chained(db, pending_id, judgement.entries)
+                self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
+                return judgement
+            fields = encode(after)
+            voted = [fields[name] for name in ("votes", "approvers", "arguments")]
+            rows = query(
+                db, sql.RECORD_VOTE, (*voted, after.arguments_digest, now, seq, pending_id)
+            )
+            kind = PendingChangeKind.VOTED
+            if after.status is not _PENDING:
+                outcome = (after.result, after.reject_reason, 0, after.settled_by, ballot.token)
+                rows = query(
+                    db, sql.SETTLE, (after.status.value, *outcome, now, now, seq, pending_id)
+                )
+                kind = PendingChangeKind.SETTLED
+            self._changes.stage(kind, pending_id, seq)
+            append_chained(db, pending_id, judgement.entries)
+            return Judgement(True, sql.decode_row(rows[0]), True, judgement.entries)
+
+        return await self._settle_knowing(
+            lambda: self._write(write), pending_id, repr(self.path), in_doubt=_in_doubt
+        )
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history, chained to its head; its ``seq``.

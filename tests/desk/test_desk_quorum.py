@@ -1,0 +1,118 @@
+"""Quorum approvals on the desk: every listed approver sees and votes, the view shows the
+progress, each vote is pushed to the others, and ``roomkit pending approve`` votes as the
+token's actor."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from desk_harness import World, bearer, next_frame, serve, socket_for, token
+
+from roomkit.cli import main
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"amount": {"type": "integer"}},
+    "required": ["amount"],
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture
+async def world() -> World:
+    world = World()
+    await world.room("room", "alice", "bob", "carol", "dave")
+    return world
+
+
+async def hold(world: World) -> str:
+    request = await world.handler.create_approval(
+        "pay",
+        {"amount": 900},
+        approvers=["alice", "bob", "carol"],
+        tool_schema=SCHEMA,
+        room_id="room",
+        actor_id="alice",
+        quorum=2,
+    )
+    return request.pending_id
+
+
+async def test_each_listed_approver_sees_it_and_votes(world: World) -> None:
+    pending_id = await hold(world)
+    async with world.client() as client:
+        listed = {
+            actor: [
+                v["id"]
+                for v in (await client.get("/api/requests", headers=bearer(actor))).json()[
+                    "requests"
+                ]
+            ]
+            for actor in ("bob", "carol", "dave")
+        }
+        voted = await client.post(
+            f"/api/requests/{pending_id}/answer",
+            json={"decision": "approve"},
+            headers=bearer("bob"),
+        )
+        again = await client.post(
+            f"/api/requests/{pending_id}/answer",
+            json={"decision": "approve"},
+            headers=bearer("bob"),
+        )
+        still = (await client.get(f"/api/requests/{pending_id}", headers=bearer("bob"))).json()
+    assert listed == {"bob": [pending_id], "carol": [pending_id], "dave": []}
+    assert voted.status_code == 200
+    view = voted.json()
+    assert (view["status"], view["quorum"], view["approved_by"]) == ("pending", 2, ["bob"])
+    assert view["approvers"] == ["alice", "carol"]
+    assert [vote["actor"] for vote in view["votes"]] == ["bob"]
+    assert again.status_code == 403, "bob voted: he decides no more, and still sees it"
+    assert still["voters"] == ["alice", "bob", "carol"]
+
+
+async def test_a_vote_is_pushed_to_the_other_approvers(world: World) -> None:
+    pending_id = await hold(world)
+    async with serve(world.app) as base, socket_for(base, "carol") as (carol, snapshot):
+        assert [view["id"] for view in snapshot] == [pending_id]
+        async with world.client() as client:
+            await client.post(
+                f"/api/requests/{pending_id}/answer",
+                json={"decision": "edit", "arguments": {"amount": 500}},
+                headers=bearer("bob"),
+            )
+        updated = (await next_frame(carol, "question_updated"))["request"]
+        async with world.client() as client:
+            await client.post(
+                f"/api/requests/{pending_id}/answer",
+                json={"decision": "approve"},
+                headers=bearer("carol"),
+            )
+        settled = (await next_frame(carol, "question_settled"))["request"]
+    assert updated["arguments"] == {"amount": 500}
+    assert updated["approved_by"] == ["bob"]
+    assert updated["approvers"] == ["alice", "carol"]
+    assert (settled["status"], settled["settled_by"]) == ("resolved", "carol")
+
+
+async def test_the_terminal_votes_as_the_tokens_actor(
+    world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("ROOMKIT_DESK_SECRET", "ROOMKIT_DESK_URL", "ROOMKIT_DESK_DATA"):
+        monkeypatch.delenv(name, raising=False)
+    pending_id = await hold(world)
+    async with serve(world.app) as base:
+        monkeypatch.setenv("ROOMKIT_TOKEN", token("carol"))
+        code = await asyncio.to_thread(main, ["pending", "approve", pending_id, "--url", base])
+        first = capsys.readouterr()
+        monkeypatch.setenv("ROOMKIT_TOKEN", token("alice"))
+        again = await asyncio.to_thread(main, ["pending", "approve", pending_id, "--url", base])
+        second = capsys.readouterr()
+    assert (code, first.err) == (0, "")
+    assert first.out.strip() == f"Voted on {pending_id}: 1 of 2 approvals — waiting for alice, bob"
+    assert (again, second.err) == (0, "")
+    assert second.out.strip() == f"Approved {pending_id}"
+    record = await world.handler.get_request(pending_id)
+    assert record is not None
+    assert [vote.actor for vote in record.votes] == ["carol", "alice"]
