@@ -14,11 +14,13 @@ UPDATEs go in the order of their ids, so that batches of two processes sharing r
 lock them in one order and take turns rather than deadlock; a deadlock the server reports
 anyway (against a caller's own transaction) wrote nothing, and the batch runs again.
 
-A settle that wins appends its history entries in the same transaction
-(:func:`~roomkit.tools.human_input.stores._postgres_history.append_chained`), after the
+A settle that wins appends its history entries in the same transaction, chained as
+:mod:`~roomkit.tools.human_input.stores._postgres_history` chains every append, after the
 UPDATEs: the NOTIFY that tells waiters leaves at the commit, with the entries stored. The
-heads of their chains are read in the first write, after the UPDATEs; the entries' first
-inserts take one round trip more, between the two (the rest leave with the COMMIT).
+heads of their chains are read in the first write, after the UPDATEs, and the entries,
+linked to them, leave with the COMMIT, under a savepoint: an append elsewhere that took one
+of their seqs first (the key refuses the second) rolls back to it, and the chains are
+linked again to the heads as they are then, before the COMMIT.
 
 One bad settle fails alone, never its batch: a settled record that cannot be read rolls
 the transaction back, that settle raises, and the others run again; a batch the server
