@@ -229,3 +229,26 @@ def test_a_memory_history_limit_forgets_settled_chains_never_open_ones() -> None
 def test_a_bad_memory_history_limit_is_refused(limit: Any, error: type[Exception]) -> None:
     with pytest.raises(error, match="limit"):
         MemoryHistory(limit=limit)
+
+
+async def test_appends_racing_settles_keep_each_chain_whole(backend: Backend) -> None:
+    """Another store object appends to the same chains while their settles run, so that
+    some of its entries take the seq a settle linked its own to."""
+    async with backend.make() as one, backend.make() as two:
+        requests = [(await one.insert(make_request()))[0] for _ in range(30)]
+        ids = [request.pending_id for request in requests]
+
+        async def shown(pending_id: str) -> None:
+            for n in range(3):
+                await two.append_history(pending_id, new_entry("shown", surface=f"s{n}"))
+
+        settled = [settled_entry("resolved", actor="ann")]
+        outcomes = await asyncio.gather(
+            *(one.settle(pending_id, RESOLVED, result="a", history=settled) for pending_id in ids),
+            *(shown(pending_id) for pending_id in ids),
+        )
+
+        assert all(outcome is not None for outcome in outcomes[: len(ids)])
+        for pending_id in ids:
+            assert sorted(await types(one, pending_id)) == ["settled", "shown", "shown", "shown"]
+            assert len(await chain(one, pending_id)) == 4

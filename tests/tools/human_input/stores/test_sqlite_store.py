@@ -201,6 +201,8 @@ async def test_the_feed_resyncs_after_the_store_comes_back(tmp_path: Path) -> No
         (lambda p: SQLiteStore(p, busy_timeout=-1), ValueError, "busy_timeout"),
         (lambda p: SQLiteStore(p, settle_retry=-1), ValueError, "settle_retry"),
         (lambda p: SQLiteStore(p, settle_retry="5"), TypeError, "settle_retry"),  # type: ignore[arg-type]
+        (lambda p: SQLiteStore(p, synchronous="off"), ValueError, "synchronous"),
+        (lambda p: SQLiteStore(p, synchronous=1), TypeError, "synchronous"),  # type: ignore[arg-type]
     ],
 )
 def test_a_bad_argument_is_refused_by_name(

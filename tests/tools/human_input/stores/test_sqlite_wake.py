@@ -2,7 +2,9 @@
 feed of another at once, so a store that would poll only once an hour still hears it. A
 killed listener's socket is removed, and its successor is woken; a folder that is taken or
 cannot be written, or a path too long for a Unix socket, leaves the store polling with one
-WARNING, and no change is lost."""
+WARNING, and no change is lost. A store whose commits wait for no disk
+(``synchronous="normal"``) wakes the others alike, and what it acknowledged outlives its
+process being killed."""
 
 from __future__ import annotations
 
@@ -189,16 +191,19 @@ async def test_a_settle_in_another_process_wakes_an_hourly_feed(
     assert sockets(db_path) == []
 
 
+@pytest.mark.parametrize("synchronous", ["full", "normal"])
 async def test_an_answer_in_one_process_ends_a_wait_in_another(
-    db_path: Path, answerer: SQLiteStore, elsewhere: list[Elsewhere]
+    db_path: Path, answerer: SQLiteStore, elsewhere: list[Elsewhere], synchronous: str
 ) -> None:
-    handler = HumanInputHandler(store=answerer)
-    elsewhere.append(waiter := await Elsewhere.start(WAIT_ELSEWHERE, str(db_path)))
-    pending_id = await waiter.read()
+    """With ``"normal"``, the answer's commits wait for no disk (the waiter's do)."""
+    async with SQLiteStore(db_path, synchronous=synchronous) as store:
+        handler = HumanInputHandler(store=store)
+        elsewhere.append(waiter := await Elsewhere.start(WAIT_ELSEWHERE, str(db_path)))
+        pending_id = await waiter.read()
 
-    assert await handler.aresolve(pending_id, "shipped", by="here") is True
+        assert await handler.aresolve(pending_id, "shipped", by="here") is True
 
-    assert await waiter.read() == "shipped"
+        assert await waiter.read() == "shipped"
 
 
 async def test_the_desk_process_wakes_the_agent_that_waits(
@@ -245,6 +250,42 @@ async def _desk_url(process: asyncio.subprocess.Process) -> str:
         found = re.match(r"Open (http://\S+)/#token=", line)
         if found:
             return found.group(1)
+
+
+# -- commits that wait for no disk ----------------------------------------------------------
+
+SETTLE_AND_STAY = """
+import asyncio, json, sys
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+async def main(path, pending_id):
+    store = SQLiteStore(path, synchronous="normal")
+    won = await store.settle(pending_id, PendingInputStatus.RESOLVED, result="kept")
+    print(json.dumps(won is not None), flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+"""Run with ``path`` and an id: settles it with ``synchronous="normal"``, says whether it
+won, and stays until killed."""
+
+
+async def test_an_outcome_acknowledged_without_waiting_for_the_disk_survives_a_kill(
+    db_path: Path, answerer: SQLiteStore, elsewhere: list[Elsewhere]
+) -> None:
+    request, _ = await answerer.insert(make_request())
+    elsewhere.append(
+        settler := await Elsewhere.start(SETTLE_AND_STAY, str(db_path), request.pending_id)
+    )
+    assert await settler.read() is True
+
+    await settler.kill()
+
+    async with SQLiteStore(db_path) as reopened:
+        record = await reopened.fetch(request.pending_id)
+    assert record is not None
+    assert (record.status, record.result) == (RESOLVED, "kept")
 
 
 # -- restarts --------------------------------------------------------------------------------

@@ -1,21 +1,26 @@
 """Settles that share one transaction: the Postgres store's check-and-sets under load.
 
-Alone, a settle costs three round trips (BEGIN, the UPDATE, COMMIT) and a commit, whose
-flush to disk the server waits for. Settles made while the event loop is busy therefore
-gather: the next loop turn sends up to ``max_batch`` of them in one transaction, their
-UPDATEs in one pipeline (one write to the socket, the replies read together), so that a
-batch costs three round trips and one flush. Each UPDATE is the same check-and-set a lone
-settle runs, by primary key, with the NOTIFY of what it settles: a row is updated only
-while it is pending, so exactly one settle wins per request whatever else shares its
-batch, and a request appears at most once in a batch (a second settle of it waits for the
-next). The UPDATEs go in the order of their ids, so that batches of two processes sharing
-requests lock them in one order and take turns rather than deadlock; a deadlock the
-server reports anyway (against a caller's own transaction) wrote nothing, and the batch
-runs again.
+A settle's transaction takes two round trips, each one write to the socket in pipeline
+mode: BEGIN and the UPDATE leave together and the settled row comes back, to be decoded
+while the transaction is still open; then the COMMIT, whose flush to disk the server
+waits for, leaves with the read of what a settle that lost needs to know. Settles made
+while the event loop is busy gather: the next loop turn sends up to ``max_batch`` of them
+in one transaction, their UPDATEs in the same first write, so that a batch too costs two
+round trips and one flush. Each UPDATE is the same check-and-set a lone settle runs, by
+primary key, with the NOTIFY of what it settles: a row is updated only while it is
+pending, so exactly one settle wins per request whatever else shares its batch, and a
+request appears at most once in a batch (a second settle of it waits for the next). The
+UPDATEs go in the order of their ids, so that batches of two processes sharing requests
+lock them in one order and take turns rather than deadlock; a deadlock the server reports
+anyway (against a caller's own transaction) wrote nothing, and the batch runs again.
 
-A settle that wins appends its history entries in the same transaction
-(:func:`~roomkit.tools.human_input.stores._postgres_history.append_chained`), after the
-UPDATEs: the NOTIFY that tells waiters leaves at the commit, with the entries stored.
+A settle that wins appends its history entries in the same transaction, chained as
+:mod:`~roomkit.tools.human_input.stores._postgres_history` chains every append, after the
+UPDATEs: the NOTIFY that tells waiters leaves at the commit, with the entries stored. The
+heads of their chains are read in the first write, after the UPDATEs, and the entries,
+linked to them, leave with the COMMIT, under a savepoint: an append elsewhere that took one
+of their seqs first (the key refuses the second) rolls back to it, and the chains are
+linked again to the heads as they are then, before the COMMIT.
 
 One bad settle fails alone, never its batch: a settled record that cannot be read rolls
 the transaction back, that settle raises, and the others run again; a batch the server
@@ -27,6 +32,7 @@ running again with its token, as a lone settle does.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +44,7 @@ from roomkit.core.postgres_link import Link
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._history import deadline_entry
 from roomkit.tools.human_input.stores._postgres_feed import hint
-from roomkit.tools.human_input.stores._postgres_history import append_chained
+from roomkit.tools.human_input.stores._postgres_history import append_chained, linked_rows
 from roomkit.tools.human_input.stores._postgres_schema import Statements, decode_row
 from roomkit.tools.human_input.stores._records import FIELDS, FORMAT
 from roomkit.tools.human_input.stores.base import PendingChangeKind
@@ -59,6 +65,11 @@ _VALUES = ("id", "status", "result", "reason", "withdrawn", "by", "token")
 """The parameters of a settle that name its id and then what it records, in order."""
 _TURN_RETRIES = 5
 """Times a batch runs again after the server rolled it back to break a deadlock."""
+_CHAINS = "roomkit_chains"
+"""The savepoint before a batch's history entries: a seq taken meanwhile rolls back to it."""
+_FAILED = psycopg.pq.TransactionStatus.INERROR
+_OPEN = (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR)
+"""A connection's states inside a transaction that a failed try leaves to roll back."""
 
 
 @dataclass
@@ -201,12 +212,13 @@ class SettleBatcher:
             for item in ordered
         ]
         async with self._link.connection() as db:
-            written = await self._write(db, ordered, parameters)
-            losers = [item.pending_id for item in batch if item.pending_id not in written]
-            found: dict[str, Any] = {}
-            if losers:
-                cursor = await db.execute(self._sql.select_settled_many, (losers,))
-                found = {row[_ID]: row for row in await cursor.fetchall()}
+            for turn in range(_TURN_RETRIES + 1):
+                try:
+                    written, found = await self._transaction(db, batch, ordered, parameters)
+                    break
+                except _TURNS:
+                    if turn == _TURN_RETRIES:
+                        raise
         outcomes: list[Settled | CorruptRecordError] = []
         for item in batch:
             if item.pending_id in written:
@@ -218,47 +230,98 @@ class SettleBatcher:
                 outcomes.append(error)
         return outcomes
 
-    async def _write(
+    async def _transaction(
         self,
         db: psycopg.AsyncConnection[Any],
+        batch: list[_Settle],
         ordered: list[_Settle],
         parameters: list[dict[str, Any]],
-    ) -> dict[str, PendingInput | None]:
-        """The settles ``db`` wrote, each with its record when its own token won."""
-        for turn in range(_TURN_RETRIES + 1):
+    ) -> tuple[dict[str, PendingInput | None], dict[str, Any]]:
+        """The settles ``db`` wrote, each with its record when its own token won, and the
+        stored rows of those it did not write, by id: one transaction in two round trips
+        (see the module docstring)."""
+        chains: dict[str, tuple[dict[str, Any], ...]] = {}
+        losers: list[str] = []
+        try:
             try:
-                async with db.transaction(), db.cursor() as cursor:
+                async with db.pipeline() as pipeline, db.cursor() as cursor:
+                    await db.execute("BEGIN")
                     if len(parameters) == 1:
-                        # A pipeline costs a lone statement more than it saves.
                         await cursor.execute(self._sql.settle, parameters[0])
                     else:
-                        # One pipeline: every UPDATE leaves in one write, and the replies
-                        # come back together.
                         await cursor.executemany(self._sql.settle, parameters, returning=True)
-                    written: dict[str, PendingInput | None] = {}
-                    chains: dict[str, tuple[dict[str, Any], ...]] = {}
-                    for item in ordered:
-                        row = await cursor.fetchone()
-                        if row is not None:
-                            try:
-                                # Decoded in the transaction: a record that cannot be read
-                                # stays as it was.
-                                record = decode_row(row)
-                            except CorruptRecordError as error:
-                                raise _Broken(item, error) from error
-                            won = row[_TOKEN] == item.recorded[5]
-                            written[item.pending_id] = record if won else None
-                            if item.history:
-                                chains[item.pending_id] = settle_entries(item.history, won)
-                        cursor.nextset()
-                    if chains:
-                        # In the settles' transaction: whoever hears of a win finds its entries.
-                        await append_chained(db, self._sql, chains)
-                    return written
-            except _TURNS:
-                if turn == _TURN_RETRIES:
+                    chained = [item.pending_id for item in ordered if item.history]
+                    heads = (
+                        await db.execute(self._sql.history_heads, (chained,)) if chained else None
+                    )
+                    # A Sync inside BEGIN ends no transaction: it sends what is queued, and
+                    # brings every reply back (or raises the server's refusal).
+                    await pipeline.sync()
+                    written, chains = await _decoded(cursor, ordered)
+                    losers = [item.pending_id for item in batch if item.pending_id not in written]
+                    if chains and heads is not None:
+                        # In the settles' transaction: whoever hears of a win finds its
+                        # entries. Linked to the heads read after the UPDATEs, they leave
+                        # with the COMMIT.
+                        rows = linked_rows(await heads.fetchall(), chains)
+                        await db.execute(f"SAVEPOINT {_CHAINS}")
+                        await cursor.executemany(self._sql.append_history, rows)
+                        await db.execute(f"RELEASE SAVEPOINT {_CHAINS}")
+                    await db.execute("COMMIT")
+                    lost = (
+                        await db.execute(self._sql.select_settled_many, (losers,))
+                        if losers
+                        else None
+                    )
+                # Leaving the pipeline sent the COMMIT and the read, and brought the replies.
+            except psycopg.errors.UniqueViolation:
+                if not chains or db.info.transaction_status is not _FAILED:
                     raise
-        raise AssertionError("unreachable")
+                lost = await self._chain_again(db, chains, losers)
+        except BaseException:
+            if db.info.transaction_status in _OPEN:
+                # A connection that breaks here is dropped by the pool; the fault stands.
+                with contextlib.suppress(psycopg.Error):
+                    await db.execute("ROLLBACK")
+            raise
+        found = {row[_ID]: row for row in await lost.fetchall()} if lost is not None else {}
+        return written, found
+
+    async def _chain_again(
+        self,
+        db: psycopg.AsyncConnection[Any],
+        chains: dict[str, tuple[dict[str, Any], ...]],
+        losers: list[str],
+    ) -> psycopg.AsyncCursor[Any] | None:
+        """Another append took a seq of ``chains`` first: link them again, to the heads as
+        they are now, and commit; the read of ``losers``."""
+        await db.execute(f"ROLLBACK TO SAVEPOINT {_CHAINS}")
+        await append_chained(db, self._sql, chains)
+        await db.execute("COMMIT")
+        return await db.execute(self._sql.select_settled_many, (losers,)) if losers else None
+
+
+async def _decoded(
+    cursor: psycopg.AsyncCursor[Any], ordered: list[_Settle]
+) -> tuple[dict[str, PendingInput | None], dict[str, tuple[dict[str, Any], ...]]]:
+    """The settles the UPDATEs on ``cursor`` wrote, each with its record when its own token
+    won, and the history entries each appends; decoded while the transaction is open, so
+    that a record that cannot be read stays as it was (:class:`_Broken` leaves it)."""
+    written: dict[str, PendingInput | None] = {}
+    chains: dict[str, tuple[dict[str, Any], ...]] = {}
+    for item in ordered:
+        row = await cursor.fetchone()
+        if row is not None:
+            try:
+                record = decode_row(row)
+            except CorruptRecordError as error:
+                raise _Broken(item, error) from error
+            won = row[_TOKEN] == item.recorded[5]
+            written[item.pending_id] = record if won else None
+            if item.history:
+                chains[item.pending_id] = settle_entries(item.history, won)
+        cursor.nextset()
+    return written, chains
 
 
 def settle_entries(history: tuple[dict[str, Any], ...], won: bool) -> tuple[dict[str, Any], ...]:

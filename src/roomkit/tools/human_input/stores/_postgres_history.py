@@ -26,7 +26,7 @@ from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input.stores._history import chain_texts
 from roomkit.tools.human_input.stores._postgres_schema import Statements, read_back, stored
 
-__all__ = ["append_chained"]
+__all__ = ["append_chained", "linked_rows"]
 
 _RACES = 64
 """Times a chain is linked again because other appends took its seq first."""
@@ -51,7 +51,8 @@ async def append_chained(
     for _ in range(_RACES):
         if not waiting:
             return appended
-        linked = await _linked(db, statements, waiting)
+        cursor = await db.execute(statements.history_heads, (list(waiting),))
+        linked = _linked(await cursor.fetchall(), waiting)
         async with db.cursor() as cursor:
             firsts = [
                 (pending_id, first, texts[0]) for pending_id, (first, texts) in linked.items()
@@ -78,14 +79,24 @@ async def append_chained(
     return appended
 
 
-async def _linked(
-    db: AsyncConnection[Any],
-    statements: Statements,
-    chains: Mapping[str, Sequence[Mapping[str, Any]]],
+def linked_rows(
+    heads: Sequence[Sequence[Any]], chains: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> list[tuple[str, int, str]]:
+    """The rows of :attr:`Statements.append_history` that append ``chains`` after their
+    heads, as ``heads`` (rows of :attr:`Statements.history_heads`) read them."""
+    return [
+        (pending_id, first + n, text)
+        for pending_id, (first, texts) in _linked(heads, chains).items()
+        for n, text in enumerate(texts)
+    ]
+
+
+def _linked(
+    rows: Sequence[Sequence[Any]], chains: Mapping[str, Sequence[Mapping[str, Any]]]
 ) -> dict[str, tuple[int, list[str]]]:
-    """Each chain's first seq and the texts of its entries, linked to its head as read now."""
-    cursor = await db.execute(statements.history_heads, (list(chains),))
-    heads = {str(row[0]): (int(row[1]), str(read_back(row[2]))) for row in await cursor.fetchall()}
+    """Each chain's first seq and the texts of its entries, linked to its head in ``rows``
+    (of :attr:`Statements.history_heads`)."""
+    heads = {str(row[0]): (int(row[1]), str(read_back(row[2]))) for row in rows}
     linked: dict[str, tuple[int, list[str]]] = {}
     for pending_id, entries in chains.items():
         seq, last = heads.get(pending_id, (-1, None))

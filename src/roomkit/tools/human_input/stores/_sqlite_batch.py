@@ -92,6 +92,8 @@ class WriteBatcher:
                 del self._queue[:_LIMIT]
                 if batch:
                     await self._commit(batch)
+                    # After the callers were told: none of them waits for the log's copy.
+                    await self._link.checkpoint()
         finally:
             # Cancelled (the loop is shutting down): nothing queued will run.
             for _, future in self._queue:

@@ -2,10 +2,10 @@
 
 aiosqlite runs a connection's statements on a thread of its own, in the order they were
 queued: reads go that way. A write transaction runs whole on a worker thread instead (the
-connection is not bound to a thread), so that its statements and its COMMIT cost one
-hand-over between threads, not one each. The link lets one block at a time use the
-connection; a second coroutine waits for the first one's COMMIT or ROLLBACK instead of
-slipping a statement into its transaction. SQLite's own faults (locks held past the busy
+connection is not bound to a thread), so that its BEGIN, its statements and its COMMIT
+cost one trip to that thread and back, not one each. The link lets one block at a time
+use the connection; a second coroutine waits for the first one's COMMIT or ROLLBACK
+instead of slipping a statement into its transaction. SQLite's own faults (locks held past the busy
 timeout, I/O errors, a file that cannot be opened or is not a database) leave as
 :class:`~roomkit.core.exceptions.StoreUnavailableError`, and any fault but a lock drops the
 connection so that the next use opens a fresh one.
@@ -25,6 +25,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, NoReturn, TypeVar
@@ -47,6 +48,9 @@ T = TypeVar("T")
 logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_WAITED = 0.001
+"""Seconds a BEGIN takes at most without waiting for another connection's lock (SQLite's
+busy handler first sleeps for a millisecond)."""
 _CHECKPOINT_EVERY = 128
 """Commits between two checkpoints of the log: a few hundred pages of it, as SQLite's own
 automatic checkpoint (off on the store's connection) would copy at a time."""
@@ -59,10 +63,19 @@ class Link:
         path: the database file.
         busy_timeout: seconds SQLite waits for another connection's lock.
         on_open: called after each (re)connect with the current change counter.
+        synchronous: the connection's ``PRAGMA synchronous``: ``"full"`` or ``"normal"``.
     """
 
-    def __init__(self, path: str, *, busy_timeout: float, on_open: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        busy_timeout: float,
+        on_open: Callable[[int], None],
+        synchronous: str = "full",
+    ) -> None:
         self.path = path
+        self.synchronous = synchronous
         self.busy_timeout = busy_timeout
         self._on_open = on_open
         self._db: aiosqlite.Connection | None = None
@@ -96,15 +109,16 @@ class Link:
         """Run ``work`` in a ``BEGIN IMMEDIATE`` transaction, committed when it returns.
 
         ``work`` gets the connection and a reading of ``clock``, taken on the event loop
-        once the write lock is held. The transaction takes two trips to a worker thread, on
-        the connection itself: one for the BEGIN, one for ``work``, the look for moved
-        files and the COMMIT with its wait for the disk, not one per statement.
+        (a clock may be bound to it) just before the BEGIN. The transaction takes one trip
+        to a worker thread, on the connection itself: the BEGIN, ``work``, the look for
+        moved files and the COMMIT with its wait for the disk. When the BEGIN had to wait
+        for another connection's write lock, that reading is too old to judge deadlines
+        by: the trip comes back for a new one, and a second trip runs ``work``.
         ``on_commit`` runs on that thread as soon as the COMMIT is on disk, before the trip
         back. ``work`` raising rolls the transaction back and leaves with that error.
 
-        Every :data:`_CHECKPOINT_EVERY` commits, the same trip then copies the log into the
-        database file (a passive checkpoint, which SQLite would otherwise run inside a
-        COMMIT, before anyone could be told of it).
+        The log is copied into the database file by :meth:`checkpoint`, not inside a
+        COMMIT (as SQLite's automatic checkpoint would), so that no caller waits for it.
 
         Raises:
             StoreUnavailableError: SQLite failed, or a file of the database moved before
@@ -122,16 +136,20 @@ class Link:
                 if moved is None:
                     on_commit()
                     self._commits += 1
-                    if self._commits % _CHECKPOINT_EVERY == 0:
-                        # A checkpoint that cannot run now (a reader holds the log) runs later.
-                        with suppress(sqlite3.Error):
-                            raw.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 return result, moved
 
+            def begin(now: float) -> tuple[T, str | None] | None:
+                started = time.monotonic()
+                raw.execute("BEGIN IMMEDIATE")
+                return finish(now) if time.monotonic() - started < _WAITED else None
+
             try:
-                await _on_thread(lambda: raw.execute("BEGIN IMMEDIATE"))
-                now = clock()
-                result, moved = await _on_thread(lambda: finish(now))
+                read = clock()
+                done = await _on_thread(lambda: begin(read))
+                if done is None:
+                    now = clock()
+                    done = await _on_thread(lambda: finish(now))
+                result, moved = done
             except BaseException:
                 # A COMMIT cut short by a cancellation may still have landed.
                 self.dirty = True
@@ -144,6 +162,23 @@ class Link:
             if moved is not None:
                 await self._saved_or_refused(db, moved)
             return result
+
+    async def checkpoint(self) -> None:
+        """Copy the log into the database file once :data:`_CHECKPOINT_EVERY` commits have
+        come since the last copy (a passive checkpoint: one that cannot run now, because a
+        reader holds the log, runs next time). The writes call it after their callers
+        have heard their results; with ``synchronous="normal"`` this is where the log is
+        synced to disk."""
+        if self._commits < _CHECKPOINT_EVERY:
+            return
+        async with self._lock:
+            raw = self._raw
+            if raw is None:
+                return  # no connection to tidy: the next one starts afresh
+            self._commits = 0
+            with suppress(sqlite3.Error):
+                # Its row read: a statement left unfinished would keep the next COMMIT out.
+                await _on_thread(lambda: query(raw, "PRAGMA wal_checkpoint(PASSIVE)"))
 
     def _moved(self, *, for_read: bool = False) -> str | None:
         return None if self._watch is None else self._watch.moved(for_read=for_read)
@@ -203,6 +238,7 @@ class Link:
         # worker thread behind to report to an event loop that may be closed by then.
         db = await aiosqlite.Connection(lambda: raw, iter_chunk_size=64)
         try:
+            await db.execute_fetchall(f"PRAGMA synchronous = {self.synchronous.upper()}")
             await retry_locked(
                 lambda: db.executescript(SCHEMA),
                 self.busy_timeout,

@@ -84,7 +84,6 @@ _DEFINITIONS = column_definitions(_TYPES, _CONSTRAINTS, text="TEXT")
 
 SCHEMA = f"""
 PRAGMA journal_mode = WAL;
-PRAGMA synchronous = FULL;
 BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS roomkit_pending (
     {_DEFINITIONS},

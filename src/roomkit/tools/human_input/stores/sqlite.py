@@ -4,8 +4,10 @@ Each store object holds one connection (through aiosqlite, so no call blocks the
 loop) and runs every write as a ``BEGIN IMMEDIATE`` transaction: the write lock is taken
 before anything is read, so two processes settling one request take turns, and the second
 reads the first one's outcome. The journal is WAL with ``synchronous=FULL``: an outcome is
-on disk before its caller hears that it won. Writes that arrive while a transaction runs
-share the next one, and so one wait for the disk (each is still its own check-and-set).
+on disk before its caller hears that it won. (``synchronous="normal"`` leaves the wait for
+the disk to the log's checkpoints: an acknowledged outcome then survives the process being
+killed, not a power loss.) Writes that arrive while a transaction runs share the next one,
+and so one wait for the disk (each is still its own check-and-set).
 
 Other processes' changes arrive by polling: ``PRAGMA data_version`` says cheaply whether
 another connection committed, and the change counter ``seq`` says which records moved.
@@ -125,12 +127,21 @@ class SQLiteStore(DurableBase):
             deliveries once its ending was recorded and all of them are done (sent or given
             up), on :attr:`clock`; the purge of settled records drops them after it.
             ``math.inf`` keeps them.
+        synchronous: ``"full"`` (the default): every COMMIT waits until the disk holds it,
+            so that an outcome acknowledged survives a power loss or an operating-system
+            crash. ``"normal"``: a COMMIT waits for no disk (the log is synced at its
+            checkpoints), so that a commit costs a write to the page cache and another
+            process hears of it sooner; an acknowledged outcome still survives this
+            process being killed (``SIGKILL``, a crash), but the last ones before a power
+            loss may be lost (rolled back, never half-written). Each process chooses its
+            own; the file is the same.
 
     Raises:
         TypeError: ``path`` is not a ``str`` / ``os.PathLike``, a number is not a number,
             or ``clock`` is not callable.
         ValueError: ``retention_seconds``, ``busy_timeout`` or ``settle_retry`` is
-            negative, or ``backstop_interval`` is not positive and finite.
+            negative, ``backstop_interval`` is not positive and finite, or
+            ``synchronous`` is neither ``"full"`` nor ``"normal"``.
     """
 
     def __init__(
@@ -143,6 +154,7 @@ class SQLiteStore(DurableBase):
         busy_timeout: float = 5.0,
         settle_retry: float = 5.0,
         outbox_retention_seconds: float = KEEP_DONE,
+        synchronous: str = "full",
     ) -> None:
         location = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
         if not isinstance(location, str):
@@ -169,7 +181,14 @@ class SQLiteStore(DurableBase):
             self._poll, self.backstop_interval, where=repr(location), hints=self._hints
         )
         self._changes = ChangeLog(self._feed)
-        self._link = Link(location, busy_timeout=self.busy_timeout, on_open=self._changes.opened)
+        self.synchronous = _synchronous(synchronous)
+        """How a COMMIT waits for the disk: ``"full"`` or ``"normal"``."""
+        self._link = Link(
+            location,
+            busy_timeout=self.busy_timeout,
+            on_open=self._changes.opened,
+            synchronous=self.synchronous,
+        )
         self._writes = WriteBatcher(
             self._link,
             clock=lambda: self.clock(),
@@ -529,6 +548,23 @@ class SQLiteStore(DurableBase):
             # After the look, so that a purge's commit never delays a wake-up.
             await self._write(self._purge)
         return changes
+
+
+def _synchronous(value: object) -> str:
+    """``synchronous=`` checked: ``"full"`` or ``"normal"``.
+
+    Raises:
+        TypeError: ``value`` is not a ``str``.
+        ValueError: it names another level.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"synchronous must be a str, got {type(value).__name__}")
+    if value.lower() not in ("full", "normal"):
+        raise ValueError(
+            f"synchronous must be 'full' (every commit on disk before it is acknowledged) "
+            f"or 'normal' (commits survive a killed process, not a power loss), got {value!r}"
+        )
+    return value.lower()
 
 
 def _in_doubt(fault: StoreUnavailableError) -> bool:
