@@ -289,11 +289,8 @@ class PostgresStore(DurableBase):
         )
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
-        """The request with this id, pending or settled (within retention), or ``None``.
-
-        Raises:
-            CorruptRecordError: the stored row is not a record this library wrote.
-        """
+        """The request with this id, pending or settled (within retention), or ``None``
+        (raises CorruptRecordError when the stored row is not one this library wrote)."""
         if not storable_id(pending_id) or "\x00" in pending_id:
             return None
         rows = await self._rows(self._sql.select_by_id, (pending_id, self._cutoff()))

@@ -347,22 +347,16 @@ class RedisStore(DurableBase):
         ]
 
     async def mark_announced(self, pending_id: str) -> None:
-        """Record that the request was announced; an unknown id is ignored.
-
-        Raises:
-            StoreUnavailableError: the server cannot be reached.
-        """
+        """Record that the request was announced; an unknown id is ignored (raises
+        StoreUnavailableError when the server cannot be reached)."""
         await self._ensure_open()
         with guard(self._where, pending_id):
             # Deleting a field never creates the record: a request gone meanwhile stays gone.
             await self._client.hdel(self._layout.record(pending_id), scripts.UNANNOUNCED)
 
     async def was_announced(self, pending_id: str) -> bool:
-        """False while the stored request's announcement is owed, else True.
-
-        Raises:
-            StoreUnavailableError: the server cannot be reached.
-        """
+        """False while the stored request's announcement is owed, else True (raises
+        StoreUnavailableError when the server cannot be reached)."""
         await self._ensure_open()
         key = self._layout.record(pending_id)
         with guard(self._where, pending_id):
@@ -498,10 +492,9 @@ class RedisStore(DurableBase):
         chains: dict[str, list[str]] = {}
         with guard(self._where):
             async for key in self._client.scan_iter(match=history.history_key(self.prefix, "*")):
-                name = key.decode("utf-8") if isinstance(key, bytes) else str(key)
-                lines = await self._client.lrange(name, 0, -1)
+                name = text(key)
                 chains[name[start:]] = [
-                    line.decode("utf-8") if isinstance(line, bytes) else str(line) for line in lines
+                    text(line) for line in await self._client.lrange(name, 0, -1)
                 ]
         return chains
 
