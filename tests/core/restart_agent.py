@@ -85,8 +85,8 @@ class StopsAtQuestionWrites:
     """Put in front of a pending store's class: stops after a question is stored or
     announced."""
 
-    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
-        stored = await super().insert(request)
+    async def insert(self, request: PendingInput, **options: Any) -> tuple[PendingInput, bool]:
+        stored = await super().insert(request, **options)
         reached("question")
         return stored
 

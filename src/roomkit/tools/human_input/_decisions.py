@@ -118,27 +118,30 @@ class Decisions:
                 )
             request.quorum, request.veto, request.voters = quorum, bool(veto), approvers
 
-    async def created(
-        self, request: PendingInput, *, surface: str | None, description: str | None = None
-    ) -> None:
-        """Write the approval's first history entry (with the tool's ``description``, when
-        given)."""
-        described = {} if not description else {"description": description[:MAX_DESCRIPTION_CHARS]}
-        await self.log.append_history(
-            request.pending_id,
-            new_entry(
-                "created",
-                actor=request.actor_id,
-                surface=surface,
-                tool=request.tool_name,
-                digest=request.arguments_digest,
-                arguments=request.arguments,
-                approvers=list(request.approvers),
-                room=request.room_id,
-                channel=request.channel_id,
-                **described,
-            ),
+    async def hold(
+        self,
+        request: PendingInput,
+        timeout: float | None,
+        *,
+        surface: str | None,
+        about: str | None = None,
+    ) -> PendingInput:
+        """Store the approval ``request``; its first history entry (with ``about``, the
+        tool's description, when given) goes into the store in the same write."""
+        described = {} if not about else {"description": about[:MAX_DESCRIPTION_CHARS]}
+        entry = new_entry(
+            "created",
+            actor=request.actor_id,
+            surface=surface,
+            tool=request.tool_name,
+            digest=request.arguments_digest,
+            arguments=request.arguments,
+            approvers=list(request.approvers),
+            room=request.room_id,
+            channel=request.channel_id,
+            **described,
         )
+        return await self._engine.create(request, timeout, (entry,))
 
     async def ask(
         self,
@@ -147,32 +150,21 @@ class Decisions:
         answer_schema: dict[str, Any] | None,
         timeout: float | None,
     ) -> PendingInput:
-        """Store the question ``request`` once its options are checked, and start its
-        history: before its announcement can lead to an answer, or, when its key may match
-        a request already open, after."""
+        """Store the question ``request`` once its options are checked; its first history
+        entry (what was asked of whom, where) goes into the store in the same write, when
+        the request is created (a key that re-attaches to an open request writes none)."""
         if key is not None or answer_schema is not None or timeout is not None:
             check_options(request, key, answer_schema, timeout)
-        if key is None:
-            await self.asked(request)
-        created = await self._engine.create(request, timeout)
-        if key is not None and created.pending_id == request.pending_id:
-            await self.asked(created)
-        return created
-
-    async def asked(self, request: PendingInput) -> None:
-        """Write a question's first history entry: what was asked of whom, where."""
-        await self.log.append_history(
-            request.pending_id,
-            new_entry(
-                "created",
-                actor=request.actor_id,
-                tool=request.tool_name,
-                digest=arguments_digest(request.tool_name, request.arguments),
-                arguments=request.arguments,
-                room=request.room_id,
-                channel=request.channel_id,
-            ),
+        entry = new_entry(
+            "created",
+            actor=request.actor_id,
+            tool=request.tool_name,
+            digest=arguments_digest(request.tool_name, request.arguments),
+            arguments=request.arguments,
+            room=request.room_id,
+            channel=request.channel_id,
         )
+        return await self._engine.create(request, timeout, (entry,))
 
     async def decide(
         self, request: PendingInput, text: str, by: str | None, surface: str | None

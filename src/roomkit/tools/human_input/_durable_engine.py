@@ -66,12 +66,15 @@ class DurableEngine:
 
     # -- creating ----------------------------------------------------------------------------
 
-    async def create(self, request: PendingInput, timeout: float | None) -> PendingInput:
-        """Insert ``request`` (or re-attach to the one its key names) and announce it."""
+    async def create(
+        self, request: PendingInput, timeout: float | None, history: tuple[dict[str, Any], ...]
+    ) -> PendingInput:
+        """Insert ``request`` (or re-attach to the one its key names) and announce it;
+        ``history`` starts its history in the insert's own write when it is created."""
         store = self.store
         if timeout is not None:
             request.deadline = store.clock() + timeout
-        record, created = await store.insert(request)
+        record, created = await store.insert(request, history=history)
         local = self._waits.local
         # A request created here and not collected yet is being announced already.
         owed = not created and record.pending_id not in local

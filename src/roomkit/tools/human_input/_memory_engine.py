@@ -76,14 +76,19 @@ class MemoryEngine:
 
     # -- creating ----------------------------------------------------------------------------
 
-    async def create(self, request: PendingInput, timeout: float | None) -> PendingInput:
-        """Store ``request`` (or return the request its key names) and announce it."""
+    async def create(
+        self, request: PendingInput, timeout: float | None, history: tuple[dict[str, Any], ...]
+    ) -> PendingInput:
+        """Store ``request`` (or return the request its key names) and announce it;
+        ``history`` starts its history in the same step when it is created."""
         store = self._store
         if request.key is not None:
             existing = store.by_key(request.key)
             if existing is not None:
                 return existing
         store.add(request)
+        if self._history is not None and history:
+            self._history.append_linked(request.pending_id, history)
         if timeout is not None:
             loop = _get_running_loop()
             request.deadline = when = loop.time() + timeout

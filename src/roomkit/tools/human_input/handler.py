@@ -222,9 +222,8 @@ class HumanInputHandler:
         )
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema, quorum, veto)
-        # Written first, so that it comes before whatever the announcement leads to.
-        await self._decisions.created(request, surface=surface, description=description)
-        return await self._engine.create(request, timeout)
+        # Its created entry goes in with it, before whatever the announcement leads to.
+        return await self._decisions.hold(request, timeout, surface=surface, about=description)
 
     def _request(
         self,

@@ -1,5 +1,6 @@
-"""A settle's history entries, on every durable store: appended with the outcome in the
-settle's own transaction when, and only when, the settle wins, chained on the head."""
+"""A write's history entries, on every durable store: a settle's appended with the outcome
+in the settle's own transaction when, and only when, the settle wins; an insert's (the
+``created`` entry) with the request when it is created; each chained on the head."""
 
 from __future__ import annotations
 
@@ -208,6 +209,38 @@ async def test_a_bad_history_fails_its_settle_alone(store: Store) -> None:
         assert not isinstance(outcome, BaseException)
         history = await store.read_history(request.pending_id)
         assert [entry["actor"] for entry in history] == [request.pending_id]
+
+
+async def test_an_insert_starts_the_history_when_it_creates_the_request(store: Store) -> None:
+    request = make_request(key="k-1")
+    created = new_entry("created", tool="AskUserQuestion")
+    first, made = await store.insert(request, history=[created])
+    again, remade = await store.insert(make_request(key="k-1"), history=[created])
+    retried, _ = await store.insert(request, history=[created])
+
+    assert (made, remade) == (True, False)
+    assert again.pending_id == first.pending_id == retried.pending_id
+    # A key that re-attaches, and the same request stored again (a retry), write nothing.
+    assert await types(store, request.pending_id) == ["created"]
+    entries = [settled_entry("resolved", actor="ann")]
+    assert await store.settle(request.pending_id, RESOLVED, result="a", history=entries)
+    assert len(await chain(store, request.pending_id)) == 2
+
+
+async def test_an_insert_links_to_a_chain_another_store_object_started(backend: Backend) -> None:
+    async with backend.make() as one, backend.make() as two:
+        request = make_request()
+        await two.append_history(request.pending_id, new_entry("shown", surface="early"))
+        await one.insert(request, history=[new_entry("created")])
+        assert await types(one, request.pending_id) == ["shown", "created"]
+        await chain(one, request.pending_id)
+
+
+async def test_an_insert_with_a_bad_history_stores_nothing(store: Store) -> None:
+    request = make_request()
+    with pytest.raises(ValueError, match="type is one of"):
+        await store.insert(request, history=[{"type": "bogus", "at": "2026-01-01T00:00:00Z"}])
+    assert await store.fetch(request.pending_id) is None
 
 
 def test_the_memory_history_appends_several_entries_in_one_step() -> None:

@@ -251,12 +251,17 @@ class MemoryHistory:
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry``, linked now: its values are stored as they are at this call."""
-        self._texts(pending_id)  # what a settle appended is linked first
+        return self.append_linked(pending_id, (entry,))[0]
+
+    def append_linked(self, pending_id: str, entries: Sequence[Mapping[str, Any]]) -> list[int]:
+        """As :meth:`append_chained`, linked at once: for entries whose values may change
+        after this call (a ``created`` entry holds the request's arguments)."""
+        texts = self._texts(pending_id)  # what a settle appended is linked first
         chain = self._entries.setdefault(pending_id, [])
-        head = chain[-1] if chain else None
-        chain.append(chain_text(entry, pending_id, head if isinstance(head, str) else None))
-        self._forget([entry], pending_id)
-        return len(chain) - 1
+        first = len(chain)
+        chain += chain_texts(entries, pending_id, texts[-1] if texts else None)
+        self._forget(entries, pending_id)
+        return list(range(first, len(chain)))
 
     def append_chained(self, pending_id: str, entries: Sequence[Mapping[str, Any]]) -> list[int]:
         """Append ``entries`` (checked already) to the request's chain, in order; their seqs.

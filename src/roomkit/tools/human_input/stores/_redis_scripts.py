@@ -41,6 +41,7 @@ from roomkit.tools.human_input.stores.base import SETTLED_LIMIT
 __all__ = [
     "CORRUPT",
     "DUPLICATE",
+    "HEAD",
     "INSERT",
     "LOST_TO_DEADLINE",
     "PURGE",
@@ -57,16 +58,22 @@ CORRUPT = "corrupt"
 """What a script returns when the record at the key is not one this library wrote."""
 DUPLICATE = "duplicate"
 """What the insert returns when another request already has the id."""
+HEAD = "head"
+"""What leads the insert's reply when the history's head moved: ``[HEAD, head]``."""
 LOST_TO_DEADLINE = "timed_out"
 """What the settle returns when it lost to a passed deadline and recorded the timeout."""
 UNANNOUNCED = "unannounced"
 """The record's field that says its announcement is owed (deleted once it is recorded)."""
 
-INSERT = """
--- KEYS: record, pending index, room index[, key index]
+INSERT = (
+    HEAD_MOVED
+    + """
+-- KEYS: record, pending index, room index, history list[, key index]
 -- ARGV: id, score, channel, record key prefix, retention cutoff, created_at, arguments,
---       field, value, ...
+--       the history's length as the caller read it, h (how many entries start it), the h
+--       entries' texts (linked to the head read), field, value, ...
 local id = ARGV[1]
+local h = tonumber(ARGV[9])
 local function expired(rec)
   local cur = redis.call('HMGET', rec, 'status', 'settled_at')
   local settled_at = tonumber(cur[2])
@@ -77,8 +84,8 @@ local function same(rec)
   local cur = redis.call('HMGET', rec, 'created_at', 'arguments')
   return cur[1] == ARGV[6] and cur[2] == ARGV[7]
 end
-if #KEYS == 4 then
-  local owner = redis.call('GET', KEYS[4])
+if #KEYS == 5 then
+  local owner = redis.call('GET', KEYS[5])
   if owner then
     local rec = ARGV[4] .. owner
     if redis.call('EXISTS', rec) == 1 then
@@ -99,15 +106,24 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
   return 'duplicate'
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+if h > 0 then
+  -- Checked before anything is written: a moved head sends the caller to link again.
+  local moved = head_moved(KEYS[4], tonumber(ARGV[8]))
+  if moved then
+    return {'head', moved}
+  end
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 10, 9 + h))
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 10 + h))
 redis.call('ZADD', KEYS[2], ARGV[2], id)
 redis.call('ZADD', KEYS[3], ARGV[2], id)
-if #KEYS == 4 then
-  redis.call('SET', KEYS[4], id)
+if #KEYS == 5 then
+  redis.call('SET', KEYS[5], id)
 end
 redis.call('PUBLISH', ARGV[3], 'created ' .. id)
 return {1}
 """
+)
 
 SETTLE = (
     HEAD_MOVED
@@ -299,15 +315,21 @@ class Layout:
 
 
 def insert_call(
-    layout: Layout, request: PendingInput, cutoff: float
+    layout: Layout,
+    request: PendingInput,
+    cutoff: float,
+    history: tuple[str, tuple[int, list[str]]],
 ) -> tuple[list[str], list[Any], dict[str, Any]]:
     """The keys and arguments of :data:`INSERT`, and the record's fields as the hash holds them.
 
     ``cutoff`` is the time at or before which a settled holder of the key has expired.
+    ``history`` is the key of the request's history, the length the caller read and the
+    texts that start it (linked to the head read; none for no history).
     """
     fields = encode_hash(request)
     pending_id = request.pending_id
-    keys = [layout.record(pending_id), layout.pending, layout.room(request.room_id)]
+    history_key, (length, lines) = history
+    keys = [layout.record(pending_id), layout.pending, layout.room(request.room_id), history_key]
     if request.key is not None:
         keys.append(layout.keys + marked(request.key))
     args: list[Any] = [
@@ -318,6 +340,9 @@ def insert_call(
         repr(cutoff),
         fields["created_at"],
         fields["arguments"],
+        length,
+        len(lines),
+        *lines,
     ]
     for name, value in fields.items():
         args += (name, value)

@@ -158,11 +158,15 @@ class DurableStore(Protocol):
     async def close(self) -> None:
         """Stop the change feed and disconnect; idempotent."""
 
-    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
+    async def insert(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]] = ()
+    ) -> tuple[PendingInput, bool]:
         """Record a new pending request; ``(record, True)`` when it was created.
 
         When ``request.key`` matches a retained record (open or settled), nothing is
         written and ``(that record, False)`` comes back: the caller re-attaches to it.
+        ``history`` (the request's ``created`` entry) starts its history in the same
+        write when, and only when, the request is created.
         """
 
     async def fetch(self, pending_id: str) -> PendingInput | None:

@@ -223,11 +223,14 @@ class PostgresStore(DurableBase):
 
     # -- records -------------------------------------------------------------------------------
 
-    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
+    async def insert(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]] = ()
+    ) -> tuple[PendingInput, bool]:
         """Record a new pending request; ``(record, True)`` when it was created.
 
         When ``request.key`` matches a retained record (open or settled), nothing is
-        written and ``(that record, False)`` comes back.
+        written and ``(that record, False)`` comes back. ``history`` (its ``created``
+        entry) starts the request's chain in the insert's transaction, when it is created.
 
         Raises:
             ValueError: ``request`` is not pending.
@@ -236,6 +239,7 @@ class PostgresStore(DurableBase):
             StoreError: a request with this ``pending_id`` is already stored.
         """
         check_insertable(request)
+        chain = {request.pending_id: check_history(history)}
         fields = encode(request)
         check_nul({"pending_id": request.pending_id})
         # Any other text may hold a NUL: it is stored escaped (and read back as given).
@@ -250,21 +254,27 @@ class PostgresStore(DurableBase):
             await self.purge_expired()
         if request.key is None:
             # No key to re-attach to: one statement, committed on its own.
-            async with self._link.connection() as db:
+            async with self._link.connection() as db, db.transaction():
                 cursor = await db.execute(sql.insert, (*values, self.clock(), *created))
                 if await cursor.fetchone() is None:
                     raise StoreError(f"pending request {request.pending_id!r} is already stored")
+                await append_chained(db, sql, chain)
         else:
-            found = await self._insert_keyed(request, values, created)
+            found = await self._insert_keyed(request, values, created, chain)
             if found is not None:
                 return found, False
         self._announce(PendingChangeKind.CREATED, request.pending_id)
         return decode_row(values), True
 
     async def _insert_keyed(
-        self, request: PendingInput, values: list[Any], created: tuple[str, str]
+        self,
+        request: PendingInput,
+        values: list[Any],
+        created: tuple[str, str],
+        chain: dict[str, tuple[dict[str, Any], ...]],
     ) -> PendingInput | None:
-        """Insert a request with a key; the retained holder of the key when there is one."""
+        """Insert a request with a key (and start its ``chain``); the retained holder of
+        the key when there is one."""
         sql = self._sql
         for _ in range(_KEY_RACES):
             async with self._link.connection() as db, db.transaction():
@@ -278,6 +288,7 @@ class PostgresStore(DurableBase):
                     await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
                 cursor = await db.execute(sql.insert, (*values, now, *created))
                 if await cursor.fetchone() is not None:
+                    await append_chained(db, sql, chain)
                     return None
                 cursor = await db.execute(sql.exists, (request.pending_id,))
                 if await cursor.fetchone() is not None:

@@ -46,19 +46,21 @@ from roomkit.core.redis_link import (
     text,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input.stores import _redis_history as history
+from roomkit.tools.human_input.stores import _redis_history as _history
 from roomkit.tools.human_input.stores import _redis_ledger as ledger
 from roomkit.tools.human_input.stores import _redis_scripts as scripts
 from roomkit.tools.human_input.stores import _redis_vote as voting
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     Outcome,
+    check_history,
     check_insertable,
     seconds,
     storable_id,
 )
 from roomkit.tools.human_input.stores._history import (
     chain_text,
+    chain_texts,
     deadline_entry,
     entry_text,
     read_entry,
@@ -165,9 +167,9 @@ class RedisStore(DurableBase):
         self._purge = client.register_script(scripts.PURGE)
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
         self._spend = client.register_script(ledger.SPEND)
-        self._set_approvers = client.register_script(history.SET_APPROVERS)
-        self._append = ScriptBatcher(client, client.register_script(history.APPEND))
-        self._heads = history.Heads()
+        self._set_approvers = client.register_script(_history.SET_APPROVERS)
+        self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
+        self._heads = _history.Heads()
         """The head this process last wrote of each chain: a good first guess."""
         self._voting = voting.Voting(client, self._layout, prefix, self._where)
         self._opened = False
@@ -205,12 +207,15 @@ class RedisStore(DurableBase):
         if self._owned:
             await self._client.aclose(close_connection_pool=True)
 
-    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
+    async def insert(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]] = ()
+    ) -> tuple[PendingInput, bool]:
         """Record a new pending request; ``(record, True)`` when it was created.
 
         When ``request.key`` names a retained record, nothing is written and
         ``(that record, False)`` comes back. The same request inserted again (a retry after
-        a lost reply) finds itself and is reported created.
+        a lost reply) finds itself and is reported created. ``history`` (its ``created``
+        entry) starts the request's chain in the insert's script, when it is created.
 
         Raises:
             ValueError: the request is not pending.
@@ -219,16 +224,28 @@ class RedisStore(DurableBase):
             StoreUnavailableError: the server cannot be reached.
         """
         check_insertable(request)
+        entries = check_history(history)
         await self._ensure_open()
         pending_id = request.pending_id
-        keys, args, fields = scripts.insert_call(self._layout, request, self._cutoff())
-        with guard(self._where):
-            reply = await self._insert(keys, args)
+        history_key = _history.history_key(self.prefix, pending_id)
+        head = self._heads.guess(pending_id)
+        while True:
+            lines = chain_texts(entries, pending_id, head[1])
+            keys, args, fields = scripts.insert_call(
+                self._layout, request, self._cutoff(), (history_key, (head[0], lines))
+            )
+            with guard(self._where):
+                reply = await self._insert(keys, args)
+            if not (isinstance(reply, list) and text(reply[0]) == scripts.HEAD):
+                break
+            head = _history.Heads.moved(reply[1])
         if isinstance(reply, bytes | str) and text(reply) == scripts.DUPLICATE:
             raise StoreError(f"pending record {pending_id!r} is already stored at {self._where}")
         created = bool(int(reply[0]))
         record = decode(scripts.unpack(reply[1]) if len(reply) > 1 else fields, hashed=True)
         if created:
+            if lines:
+                self._heads.wrote(pending_id, head[0] + len(lines), lines[-1])
             self._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
         return record, created
 
@@ -284,12 +301,12 @@ class RedisStore(DurableBase):
         entries = outcome.history
         late = deadline_entry() if entries else None
         head = self._heads.guess(pending_id)
-        lines = history.settle_lines(pending_id, entries, late, head[1])
+        lines = _history.settle_lines(pending_id, entries, late, head[1])
         now = self.clock()
         keys = [
             self._layout.record(pending_id),
             self._layout.pending,
-            history.history_key(self.prefix, pending_id),
+            _history.history_key(self.prefix, pending_id),
         ]
 
         async def attempt() -> Any:
@@ -312,8 +329,8 @@ class RedisStore(DurableBase):
                     reply = await self._settle(keys, args)
                 if not isinstance(reply, list):
                     return reply
-                head = history.Heads.moved(reply)
-                lines = history.settle_lines(pending_id, entries, late, head[1])
+                head = _history.Heads.moved(reply)
+                lines = _history.settle_lines(pending_id, entries, late, head[1])
 
         reply = await self._settle_knowing(attempt, pending_id, self._where)
         if reply is None:
@@ -436,7 +453,7 @@ class RedisStore(DurableBase):
         while True:
             with guard(self._where, pending_id):
                 raw = await self._client.hmget(key, ["approvers", "voters", "quorum"])
-            written = history.set_approvers_args([text(v) if v else "" for v in raw], actors)
+            written = _history.set_approvers_args([text(v) if v else "" for v in raw], actors)
             with guard(self._where, pending_id):
                 done = await self._set_approvers(keys=[key], args=written)
             if isinstance(done, bytes | str):  # another escalation came first: read again
@@ -473,7 +490,7 @@ class RedisStore(DurableBase):
         the script hands back."""
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self._ensure_open()
-        key = history.history_key(self.prefix, pending_id)
+        key = _history.history_key(self.prefix, pending_id)
         length, head = self._heads.guess(pending_id)
         while True:
             line = chain_text(entry, pending_id, head)
@@ -481,17 +498,17 @@ class RedisStore(DurableBase):
                 done = await self._append(keys=[key], args=[length, line])
             if not isinstance(done, list):
                 break
-            length, head = history.Heads.moved(done)
+            length, head = _history.Heads.moved(done)
         self._heads.wrote(pending_id, length + 1, line)
         return length
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
         await self._ensure_open()
-        start = len(history.history_key(self.prefix, ""))
+        start = len(_history.history_key(self.prefix, ""))
         chains: dict[str, list[str]] = {}
         with guard(self._where):
-            async for key in self._client.scan_iter(match=history.history_key(self.prefix, "*")):
+            async for key in self._client.scan_iter(match=_history.history_key(self.prefix, "*")):
                 name = text(key)
                 chains[name[start:]] = [
                     text(line) for line in await self._client.lrange(name, 0, -1)
@@ -502,7 +519,7 @@ class RedisStore(DurableBase):
         """The request's history, oldest first."""
         await self._ensure_open()
         with guard(self._where, pending_id):
-            lines = await self._client.lrange(history.history_key(self.prefix, pending_id), 0, -1)
+            lines = await self._client.lrange(_history.history_key(self.prefix, pending_id), 0, -1)
         return [read_entry(line, seq) for seq, line in enumerate(lines)]
 
     # -- the spend-once ledger -------------------------------------------------------------

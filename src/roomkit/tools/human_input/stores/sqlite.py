@@ -52,6 +52,7 @@ from roomkit.tools.human_input.stores import _sqlite_schema as sql
 from roomkit.tools.human_input.stores._durable_base import (
     DurableBase,
     Outcome,
+    check_history,
     check_insertable,
     seconds,
     storable_id,
@@ -224,12 +225,16 @@ class SQLiteStore(DurableBase):
 
     # -- records -------------------------------------------------------------------------------
 
-    async def insert(self, request: PendingInput) -> tuple[PendingInput, bool]:
+    async def insert(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]] = ()
+    ) -> tuple[PendingInput, bool]:
         """Record a new pending request; ``(record, True)`` when it was created.
 
         When ``request.key`` matches a retained record (open or settled), nothing is
         written and ``(that record, False)`` comes back. The store keeps no reference to
-        ``request``: the record returned is rebuilt from what was stored.
+        ``request``: the record returned is rebuilt from what was stored. ``history`` (its
+        ``created`` entry) starts the request's chain in the insert's transaction, when
+        the request is created.
 
         Raises:
             ValueError: ``request`` is not pending.
@@ -238,6 +243,7 @@ class SQLiteStore(DurableBase):
             StoreError: a request with this ``pending_id`` is already stored.
         """
         check_insertable(request)
+        entries = check_history(history)
         fields = encode(request)
         values = [fields[name] for name in FIELDS]
 
@@ -257,6 +263,7 @@ class SQLiteStore(DurableBase):
                 raise StoreError(
                     f"pending request {request.pending_id!r} is already stored"
                 ) from None
+            append_chained(db, request.pending_id, entries)
             self._changes.stage(PendingChangeKind.CREATED, request.pending_id, seq)
             return decode(fields), True
 
