@@ -122,6 +122,9 @@ async def test_a_message_typed_while_the_free_text_question_is_open_answers_it(
     settled = await desk.demo.handler.get_request(where.pending_id)
     assert settled is not None
     assert (settled.result, settled.settled_by) == ("Lisbon", DEMO_PERSON)
+    # Typed in the chat, a WebSocket channel: its settled entry names that surface.
+    trail = await desk.demo.handler.history(where.pending_id)
+    assert (trail[-1]["type"], trail[-1]["surface"]) == ("settled", "websocket")
     await finish_the_plan(desk)
     booked = await desk.reply()
     assert booked.startswith("Booked: ")

@@ -73,7 +73,7 @@ async def test_desk_notify_answers_a_question_from_slack(
         await desk.communicate()
     settled = await _settled(database, request.pending_id)
     assert (settled.result, settled.settled_by) == ("Aisle", "alice")
-    assert kept.text.startswith("Answered by alice")
+    assert kept.text == "Answered by alice in Slack"
     assert not any(block["type"] == "actions" for block in kept.blocks)
     assert desk.returncode == 0
 

@@ -18,13 +18,13 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from desk_harness import World, bearer
+from desk_harness import World, bearer, serve
 from slack_sdk.signature import SignatureVerifier
 from tests.notify.slack_api import SIGNING_SECRET, SlackAPI, free_port
 
 from roomkit.desk import DeskLimits
 from roomkit.models.pending_input import PendingInput
-from roomkit.notify import Directory, Notice, Person, Slack
+from roomkit.notify import Directory, Notice, Notifier, Person, Slack
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
@@ -508,3 +508,37 @@ async def test_a_vote_from_slack_that_counts_leaves_the_message_for_the_others(
         "resolved",
         ["alice", "bob"],
     )
+
+
+@pytest.mark.parametrize(
+    ("answer_in", "line"),
+    [("slack", "Answered by alice in Slack"), ("desk", "Answered by alice in the desk")],
+)
+async def test_a_questions_slack_message_says_where_it_was_answered(
+    slack: Slack, slack_api: SlackAPI, answer_in: str, line: str
+) -> None:
+    """The notifier posts the question to Slack; answered by a click there or on the desk,
+    the message is updated with the surface the question's settled entry names."""
+    handler = HumanInputHandler()
+    notifier = Notifier(handler, [slack], directory=DIRECTORY, desk_url="http://desk.test")
+    world = World(handler=handler, notifier=notifier, slack=slack, directory=DIRECTORY)
+    await world.room("room", "alice")
+    async with serve(world.app):
+        arguments = {"question": "Window or aisle?", "options": ["Window", "Aisle"]}
+        pending_id = await world.ask(arguments, actor_id="alice")
+        await slack_api.wait_until(lambda: bool(slack_api.posted()))
+        [message] = slack_api.posted()
+        if answer_in == "slack":
+            body = Click(slack_api, message, "Aisle").body()
+            assert (await interact(world, body, signed(body))).status_code == 200
+        else:
+            async with world.client() as client:
+                url = f"/api/requests/{pending_id}/answer"
+                answered = await client.post(url, json={"answer": "Aisle"}, headers=bearer("alice"))
+            assert answered.status_code == 200, answered.text
+        [kept] = slack_api.messages.values()
+        await slack_api.wait_until(lambda: kept.updates >= 1)
+        history = await handler.history(pending_id)
+    assert kept.text == line
+    [settled] = [entry for entry in history if entry["type"] == "settled"]
+    assert (settled["actor"], settled["surface"]) == ("alice", answer_in)

@@ -461,7 +461,10 @@ class RoomKit:
         if answer is None:
             return None
         pending_id = answer.request.pending_id
-        if await answer.handler.aresolve(pending_id, answer.result, by=sender):
+        # The surface is the channel's kind ("websocket" for a chat): the history says so.
+        door = getattr(self._channels.get(message.channel_id), "channel_type", None)
+        surface = None if door is None else str(door)
+        if await answer.handler.aresolve(pending_id, answer.result, by=sender, surface=surface):
             return pending_id
         if answer.named:
             raise RequestSettledError(

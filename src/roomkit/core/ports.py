@@ -113,8 +113,11 @@ class HumanInputRoute(Protocol):
         """The request with this id, pending or settled, or ``None``."""
         ...
 
-    async def aresolve(self, pending_id: str, result: str, *, by: str | None = None) -> bool:
-        """Answer the request; ``True`` if this call won."""
+    async def aresolve(
+        self, pending_id: str, result: str, *, by: str | None = None, surface: str | None = None
+    ) -> bool:
+        """Answer the request; ``True`` if this call won. ``surface`` is where the answer
+        came from, for the request's history."""
         ...
 
 

@@ -76,6 +76,7 @@ _VIA = {
     "api": "through the API",
     "mcp": "through MCP",
     "link": "through an answer link",
+    "websocket": "in the chat",
 }
 
 
