@@ -129,7 +129,7 @@ async def test_stores_opening_a_new_schema_at_once_all_open(
     try:
         await asyncio.gather(*(store.open() for store in stores))
         versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-        assert versions == [(1,), (2,), (3,), (4,), (5,)]
+        assert versions == [(1,), (2,), (3,), (4,), (5,), (6,)]
     finally:
         for store in stores:
             await store.close()
@@ -221,8 +221,8 @@ async def test_a_terminated_listening_connection_resyncs_its_listeners(
 async def test_tables_of_version_1_gain_the_approval_columns_and_history(
     postgres_server: PostgresServer,
 ) -> None:
-    """A database made before approvals is brought to version 2, then 3 and 4 (the outbox) and
-    5 (quorums); its requests stay."""
+    """A database made before approvals is brought to version 2, then 3 and 4 (the outbox),
+    5 (quorums) and 6 (when each history was last appended to); its requests stay."""
     schema = new_schema()
     async with PostgresStore(postgres_server.dsn, schema=schema) as store:
         old = make_request()
@@ -234,6 +234,7 @@ async def test_tables_of_version_1_gain_the_approval_columns_and_history(
         *QUORUM_DROPS,
         'DROP TABLE "{s}".roomkit_history',
         'DROP TABLE "{s}".roomkit_outbox',
+        'DROP TABLE "{s}".roomkit_chains',
         'DELETE FROM "{s}".roomkit_schema WHERE version >= 2',
     ):
         await sql(postgres_server.dsn, statement.format(s=schema))
@@ -243,7 +244,7 @@ async def test_tables_of_version_1_gain_the_approval_columns_and_history(
     assert read is not None
     assert (read.kind, read.approvers) == ("question", ())
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,)]
 
 
 QUORUM_DROPS = tuple(
@@ -255,12 +256,12 @@ QUORUM_DROPS = tuple(
 async def test_tables_of_version_3_gain_the_quorum_columns(
     postgres_server: PostgresServer,
 ) -> None:
-    """A database made before quorums is brought to version 5 on open: its approvals read as
+    """A database made before quorums is brought up to date on open: its approvals read as
     decided by any one approver, and a new quorum approval takes votes."""
     schema = new_schema()
     async with PostgresStore(postgres_server.dsn, schema=schema) as store:
         old = await HumanInputHandler(store=store).create_approval("t", {"a": 1}, approvers=["bob"])
-    for statement in (*QUORUM_DROPS, 'DELETE FROM "{s}".roomkit_schema WHERE version = 5'):
+    for statement in (*QUORUM_DROPS, 'DELETE FROM "{s}".roomkit_schema WHERE version >= 5'):
         await sql(postgres_server.dsn, statement.format(s=schema))
     async with PostgresStore(postgres_server.dsn, schema=schema) as store:
         handler = HumanInputHandler(store=store)
@@ -275,4 +276,4 @@ async def test_tables_of_version_3_gain_the_quorum_columns(
     assert voted is not None
     assert (voted.quorum, voted.veto, voted.approvers) == (2, False, ("ann",))
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,)]

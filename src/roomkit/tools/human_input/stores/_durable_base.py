@@ -168,6 +168,26 @@ def check_settle(
     return outcome, token
 
 
+def check_audit_retention(audit_retention: object, retention_seconds: float) -> float | None:
+    """``audit_retention`` checked: ``None`` (keep every history), or seconds no shorter than
+    the retention of the records (``math.inf`` is ``None``).
+
+    Raises:
+        TypeError: it is not a number of seconds.
+        ValueError: it is negative, NaN, or shorter than ``retention_seconds``.
+    """
+    if audit_retention is None:
+        return None
+    kept = seconds("audit_retention", audit_retention, zero=True, finite=False)
+    if kept < retention_seconds:
+        raise ValueError(
+            f"audit_retention ({kept:g} s) must be at least retention_seconds "
+            f"({retention_seconds:g} s): a request's history outlives its record; pass None "
+            f"to keep histories for good"
+        )
+    return None if math.isinf(kept) else kept
+
+
 def check_history(history: Sequence[object]) -> tuple[dict[str, Any], ...]:
     """A settle's ``history=`` checked: entries a store can append, before anything is sent.
 
@@ -331,11 +351,13 @@ class DurableBase(Opened):
             outcome a fault left unknown is run again (with its settle token); ``0`` runs
             it once.
         logger: where a settle that is run again is reported.
+        audit_retention: seconds a request's history stays once the request is closed,
+            after its last entry (at least ``retention_seconds``); ``None`` keeps it.
 
     Raises:
         TypeError: ``clock`` is not callable, or a number of seconds is not a number.
-        ValueError: ``backstop_interval`` is not positive and finite, or ``settle_retry``
-            is negative or infinite.
+        ValueError: ``backstop_interval`` is not positive and finite, ``settle_retry``
+            is negative or infinite, or ``audit_retention`` is below ``retention_seconds``.
     """
 
     _feed: ListenerFeed
@@ -348,9 +370,12 @@ class DurableBase(Opened):
         clock: Callable[[], float],
         settle_retry: float,
         logger: logging.Logger,
+        audit_retention: float | None = None,
     ) -> None:
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+        self.audit_retention = check_audit_retention(audit_retention, retention_seconds)
+        """Seconds a closed request's history stays after its last entry; ``None``: for good."""
         self.retention_seconds = retention_seconds
         """How long a settled outcome stays readable, in seconds on :attr:`clock`, as given.
 

@@ -18,7 +18,8 @@ A settle that wins appends its history entries in the same transaction, chained 
 :mod:`~roomkit.tools.human_input.stores._postgres_history` chains every append, after the
 UPDATEs: the NOTIFY that tells waiters leaves at the commit, with the entries stored. The
 heads of their chains are read in the first write, after the UPDATEs, and the entries,
-linked to them, leave with the COMMIT, under a savepoint: an append elsewhere that took one
+linked to them, leave with the COMMIT (with each chain's last append, which its audit
+retention counts from), under a savepoint: an append elsewhere that took one
 of their seqs first (the key refuses the second) rolls back to it, and the chains are
 linked again to the heads as they are then, before the COMMIT.
 
@@ -240,6 +241,7 @@ class SettleBatcher:
         """The settles ``db`` wrote, each with its record when its own token won, and the
         stored rows of those it did not write, by id: one transaction in two round trips
         (see the module docstring)."""
+        now = parameters[0]["now"]
         chains: dict[str, tuple[dict[str, Any], ...]] = {}
         losers: list[str] = []
         try:
@@ -264,7 +266,10 @@ class SettleBatcher:
                         # entries. Linked to the heads read after the UPDATEs, they leave
                         # with the COMMIT.
                         rows = linked_rows(await heads.fetchall(), chains)
+                        touched = [(pending_id, now) for pending_id in sorted(chains)]
                         await db.execute(f"SAVEPOINT {_CHAINS}")
+                        # Each chain's last append, for its audit retention; then its rows.
+                        await cursor.executemany(self._sql.touch_chain, touched)
                         await cursor.executemany(self._sql.append_history, rows)
                         await db.execute(f"RELEASE SAVEPOINT {_CHAINS}")
                     await db.execute("COMMIT")
@@ -277,7 +282,7 @@ class SettleBatcher:
             except psycopg.errors.UniqueViolation:
                 if not chains or db.info.transaction_status is not _FAILED:
                     raise
-                lost = await self._chain_again(db, chains, losers)
+                lost = await self._chain_again(db, chains, losers, now)
         except BaseException:
             if db.info.transaction_status in _OPEN:
                 # A connection that breaks here is dropped by the pool; the fault stands.
@@ -292,11 +297,12 @@ class SettleBatcher:
         db: psycopg.AsyncConnection[Any],
         chains: dict[str, tuple[dict[str, Any], ...]],
         losers: list[str],
+        now: float | None,
     ) -> psycopg.AsyncCursor[Any] | None:
         """Another append took a seq of ``chains`` first: link them again, to the heads as
         they are now, and commit; the read of ``losers``."""
         await db.execute(f"ROLLBACK TO SAVEPOINT {_CHAINS}")
-        await append_chained(db, self._sql, chains)
+        await append_chained(db, self._sql, chains, now)
         await db.execute("COMMIT")
         return await db.execute(self._sql.select_settled_many, (losers,)) if losers else None
 

@@ -26,7 +26,7 @@ from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input.stores._history import chain_texts
 from roomkit.tools.human_input.stores._postgres_schema import Statements, read_back, stored
 
-__all__ = ["append_chained", "linked_rows"]
+__all__ = ["append_chained", "linked_rows", "purge_chains"]
 
 _RACES = 64
 """Times a chain is linked again because other appends took its seq first."""
@@ -36,11 +36,14 @@ async def append_chained(
     db: AsyncConnection[Any],
     statements: Statements,
     chains: Mapping[str, Sequence[Mapping[str, Any]]],
+    now: float | None,
 ) -> dict[str, list[int]]:
     """Append each request's entries (checked already) to its chain, in order; their seqs.
 
     ``chains`` maps request ids to the entries to append; a request with none is left out.
     Call it only inside a transaction open on ``db``: the entries are written with it.
+    ``now`` (the store's clock; ``None`` for the server's) is kept as each chain's last
+    append, which its audit retention counts from.
 
     Raises:
         StoreError: other appends kept taking a chain's next seq (``_RACES`` times).
@@ -48,6 +51,9 @@ async def append_chained(
     """
     appended: dict[str, list[int]] = {}
     waiting = {pending_id: entries for pending_id, entries in chains.items() if entries}
+    if waiting:
+        async with db.cursor() as cursor:
+            await cursor.executemany(statements.touch_chain, [(p, now) for p in sorted(waiting)])
     for _ in range(_RACES):
         if not waiting:
             return appended
@@ -103,3 +109,14 @@ def _linked(
         texts = chain_texts(entries, pending_id, last)
         linked[pending_id] = (seq + 1, [str(stored(text)) for text in texts])
     return linked
+
+
+async def purge_chains(db: AsyncConnection[Any], statements: Statements, cutoff: float) -> int:
+    """Drop every chain last appended to at or before ``cutoff`` whose request is not open;
+    how many went. In one transaction on ``db``."""
+    async with db.transaction():
+        cursor = await db.execute(statements.purge_chains, (cutoff,))
+        gone = [row[0] for row in await cursor.fetchall()]
+        if gone:
+            await db.execute(statements.drop_chains, (gone,))
+    return len(gone)

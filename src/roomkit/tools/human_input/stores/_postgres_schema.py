@@ -8,7 +8,8 @@ the request's announcement is recorded) and ``settle_token`` (the token of the s
 that won). ``roomkit_ledger`` is the spend-once ledger; ``roomkit_history`` (version 2,
 with the approval columns) each request's history, one row per entry; ``roomkit_outbox``
 (version 3, its index of endings version 4) the notification outbox (see
-:mod:`~roomkit.tools.human_input.stores.outbox`); version 5 adds the quorum columns.
+:mod:`~roomkit.tools.human_input.stores.outbox`); version 5 adds the quorum columns, and
+``roomkit_chains`` (version 6) holds when each history was last appended to.
 ``roomkit_schema`` holds the version of the tables: a store creates them on first use and
 brings an older version up to date (one migration per version, under a lock, so two
 processes opening at once take turns); a database whose version is newer than this code is
@@ -56,10 +57,10 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 5
+VERSION = 6
 """The version of the tables this code reads and writes (2: approvals and histories; 3: the
 notification outbox; 4: its index of requests' endings, for the purge; 5: quorums and their
-votes)."""
+votes; 6: when each history was last appended to, for its audit retention)."""
 
 _TYPES = {
     "detached": "integer",
@@ -93,6 +94,7 @@ class Statements:
         pending = f"{s}.roomkit_pending"
         ledger = f"{s}.roomkit_ledger"
         history = f"{s}.roomkit_history"
+        chains = f"{s}.roomkit_chains"
         self.schema = schema
         self.channel = f"roomkit_{schema}"
         """The NOTIFY channel of this schema's changes."""
@@ -147,6 +149,11 @@ class Statements:
                 f"ALTER TABLE {pending} ADD COLUMN IF NOT EXISTS {quote(name)} "
                 f"{_TYPES.get(name, 'text')}"
                 for name in QUORUM_FIELDS
+            ],
+            6: [
+                f"CREATE TABLE IF NOT EXISTS {chains} (pending_id text PRIMARY KEY, "
+                "last_at double precision NOT NULL)",
+                f"CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON {chains} (last_at)",
             ],
         }
         """The statements that bring the tables from one version below each key to it."""
@@ -246,6 +253,20 @@ class Statements:
             "WHERE pending_id = ANY(%s) ORDER BY pending_id, seq DESC"
         )
         """Parameter: request ids; the last entry of each that has one."""
+        self.touch_chain = (
+            f"INSERT INTO {chains} (pending_id, last_at) VALUES (%s, "
+            "COALESCE(%s::double precision, extract(epoch FROM statement_timestamp()))) "
+            "ON CONFLICT (pending_id) DO UPDATE SET last_at = excluded.last_at"
+        )
+        """Parameters: pending_id, now (``None``: the server's clock): the chain's last append."""
+        self.purge_chains = (
+            f"DELETE FROM {chains} c WHERE last_at <= %s AND NOT EXISTS (SELECT 1 FROM "
+            f"{pending} p WHERE p.pending_id = c.pending_id AND p.status = 'pending') "
+            "RETURNING pending_id"
+        )
+        """Parameter: the clock minus the audit retention; the chains that go (never an
+        open request's)."""
+        self.drop_chains = f"DELETE FROM {history} WHERE pending_id = ANY(%s)"
         self.all_history = f"SELECT pending_id, entry FROM {history} ORDER BY pending_id, seq"
         self.read_history = f"SELECT seq, entry FROM {history} WHERE pending_id = %s ORDER BY seq"
 

@@ -77,5 +77,5 @@ async def cast(
         outcome = Outcome(after.result, after.reject_reason, False, after.settled_by, entries)
         record = await settle(db, after.status, outcome, now)
     else:
-        await append_chained(db, sql, {pending_id: entries})
+        await append_chained(db, sql, {pending_id: entries}, now)
     return Judgement(record is not None, record, True, entries)

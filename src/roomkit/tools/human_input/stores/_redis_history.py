@@ -2,7 +2,10 @@
 
 ``P:h:<pending id>`` is a list of the request's history entries, oldest first, each the
 JSON text of :func:`~roomkit.tools.human_input.stores._history.entry_text`; its ``seq`` is
-its index. It does not expire with the record: it is the audit of what was decided and run.
+its index. It does not expire with the record: it is the audit of what was decided and run,
+kept for good, or (with the store's ``audit_retention``) until the server expires it that
+long after its last entry once the request is closed (the settle that closes it, and every
+append after, set the expiry; an open request's history has none).
 Each entry carries ``prev``, the digest of the one before it. Lua has no SHA-256, so the
 caller links the entries to the head it believes in (:class:`Heads`: the last one this
 process wrote, or an empty chain) and the script checks that belief: :data:`HEAD_MOVED` is
@@ -74,13 +77,18 @@ end
 APPEND = (
     HEAD_MOVED
     + """
--- KEYS: history list
--- ARGV: the length the caller read, the entries' texts (linked to the head it read)
+-- KEYS: history list, the request's record
+-- ARGV: the length the caller read, the audit retention ms ('' keeps the history for
+--       good), the entries' texts (linked to the head it read)
 local moved = head_moved(KEYS[1], tonumber(ARGV[1]))
 if moved then
   return moved
 end
-redis.call('RPUSH', KEYS[1], unpack(ARGV, 2))
+redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
+-- An open request's history never expires; a closed one's a retention after its last entry.
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[2], 'status') ~= 'pending' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
 return tonumber(ARGV[1])
 """
 )

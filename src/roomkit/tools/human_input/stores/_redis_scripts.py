@@ -49,6 +49,7 @@ __all__ = [
     "SET_DEADLINE",
     "UNANNOUNCED",
     "Layout",
+    "audit_ms",
     "insert_call",
     "settle_args",
     "unpack",
@@ -130,9 +131,10 @@ SETTLE = (
     + """
 -- KEYS: record, pending index, history list
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
---       NONE, channel, prefix, format, settled index size, the history's length as the
---       caller read it, k (how many entries the win appends), the k entries' texts, and
---       (when k > 0) the text of the deadline's entry, each linked to the head read
+--       NONE, channel, prefix, format, settled index size, audit retention ms ('' keeps
+--       the history for good), the history's length as the caller read it, k (how many
+--       entries the win appends), the k entries' texts, and (when k > 0) the text of the
+--       deadline's entry, each linked to the head read
 local rec = KEYS[1]
 local none = ARGV[10]
 local cur = redis.call('HMGET', rec, 'format', 'status', 'deadline', 'room_id', 'key',
@@ -169,17 +171,20 @@ elseif due then
   status = 'timed_out'
   won = false
 end
-local k = tonumber(ARGV[16])
+local k = tonumber(ARGV[17])
 if k > 0 then
   -- Checked before anything is written: a moved head sends the caller to link again.
-  local moved = head_moved(KEYS[3], tonumber(ARGV[15]))
+  local moved = head_moved(KEYS[3], tonumber(ARGV[16]))
   if moved then
     return moved
   end
   if won then
-    redis.call('RPUSH', KEYS[3], unpack(ARGV, 17, 16 + k))
+    redis.call('RPUSH', KEYS[3], unpack(ARGV, 18, 17 + k))
   else
-    redis.call('RPUSH', KEYS[3], ARGV[17 + k])
+    redis.call('RPUSH', KEYS[3], ARGV[18 + k])
+  end
+  if ARGV[15] ~= '' then
+    redis.call('PEXPIRE', KEYS[3], ARGV[15])
   end
 end
 if won then
@@ -363,6 +368,7 @@ def settle_args(
     retention_seconds: float,
     token: str,
     history: tuple[int, list[str]] = (0, []),
+    audit_ms: int | str = "",
 ) -> list[Any]:
     """The arguments of :data:`SETTLE`, whose keys are the record, the pending index and
     the history list.
@@ -370,7 +376,8 @@ def settle_args(
     ``token`` marks the record with this settle call, so that the same call run again
     (after a lost reply) knows it won. ``history`` is the length of the history the caller
     read and the texts to append, linked to its head: the entries of a win, then the
-    deadline's entry (none at all when the settle records no history).
+    deadline's entry (none at all when the settle records no history); a history the
+    settle appends to expires ``audit_ms`` milliseconds later (``''``: never).
     """
     length, lines = history
     return [
@@ -388,10 +395,16 @@ def settle_args(
         f"{layout.prefix}:",
         FORMAT,
         SETTLED_LIMIT,
+        audit_ms,
         length,
         max(len(lines) - 1, 0),
         *lines,
     ]
+
+
+def audit_ms(audit_retention: float | None) -> int | str:
+    """An audit retention as a script takes it: milliseconds, or ``''`` to keep for good."""
+    return "" if audit_retention is None else max(1, round(audit_retention * 1000))
 
 
 def unpack(reply: bytes | str) -> dict[str, Any]:

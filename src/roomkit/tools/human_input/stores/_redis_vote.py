@@ -39,10 +39,10 @@ _RETRY = "retry"
 _RECORD = """
 -- KEYS: record, pending index, history list
 -- ARGV: the settle's (SETTLE's, status 'pending' when the vote does not settle, its entries
---   the vote's), then from 18 + k: the votes, the deadline, the approvers and the voters as
+--   the vote's), then from 19 + k: the votes, the deadline, the approvers and the voters as
 --   read; the new votes, approvers, arguments and digest.
-local k = tonumber(ARGV[16])
-local v = 18 + k
+local k = tonumber(ARGV[17])
+local v = 19 + k
 local seen = redis.call('HMGET', KEYS[1], 'format', 'status', 'votes', 'deadline', 'approvers',
                         'voters')
 if seen[1] ~= ARGV[13] or seen[2] ~= 'pending' or (seen[3] or '') ~= ARGV[v]
@@ -50,14 +50,14 @@ if seen[1] ~= ARGV[13] or seen[2] ~= 'pending' or (seen[3] or '') ~= ARGV[v]
     or (seen[6] or '') ~= ARGV[v + 3] then
   return 'retry'
 end
-local moved = head_moved(KEYS[3], tonumber(ARGV[15]))
+local moved = head_moved(KEYS[3], tonumber(ARGV[16]))
 if moved then
   return moved
 end
 redis.call('HSET', KEYS[1], 'votes', ARGV[v + 4], 'approvers', ARGV[v + 5],
            'arguments', ARGV[v + 6], 'arguments_digest', ARGV[v + 7])
 if ARGV[2] == 'pending' then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, 17, 16 + k))
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 18, 17 + k))
   redis.call('PUBLISH', ARGV[11], 'voted ' .. ARGV[1])
   return cjson.encode(redis.call('HGETALL', KEYS[1]))
 end
@@ -75,10 +75,15 @@ class Voting:
         layout: the store's key layout.
         prefix: the store's key prefix.
         where: the server, for error messages.
+        audit_ms: the store's audit retention as the settle script takes it, for the
+            history of a request a vote settles.
     """
 
-    def __init__(self, client: Redis, layout: Layout, prefix: str, where: str) -> None:
+    def __init__(
+        self, client: Redis, layout: Layout, prefix: str, where: str, audit_ms: int | str = ""
+    ) -> None:
         self._client = client
+        self._audit_ms = audit_ms
         self._layout = layout
         self._prefix = prefix
         self._where = where
@@ -143,6 +148,7 @@ class Voting:
             retention_seconds=keep,
             token=ballot.token,
             history=(int(length), lines),
+            audit_ms=self._audit_ms,
         )
         written = encode_hash(after)
         return [

@@ -18,16 +18,17 @@ from roomkit.tools.human_input.stores import _sqlite_schema as sql
 from roomkit.tools.human_input.stores._history import chain_texts
 from roomkit.tools.human_input.stores._sqlite_link import query
 
-__all__ = ["append_chained"]
+__all__ = ["append_chained", "purge_chains"]
 
 
 def append_chained(
-    db: sqlite3.Connection, pending_id: str, entries: Sequence[Mapping[str, Any]]
+    db: sqlite3.Connection, pending_id: str, entries: Sequence[Mapping[str, Any]], now: float
 ) -> list[int]:
     """Append ``entries`` (checked already) to the request's chain, in order; their seqs.
 
     Call it only inside a write the batcher runs (the write lock held): that is what makes
-    the head read here the head the inserts follow.
+    the head read here the head the inserts follow. ``now`` (the write's reading of the
+    store's clock) is kept as the chain's last append, which its audit retention counts from.
     """
     if not entries:
         return []
@@ -38,4 +39,13 @@ def append_chained(
         sql.APPEND_HISTORY,
         [(pending_id, seq, text) for seq, text in enumerate(texts, start=first)],
     )
+    db.execute(sql.TOUCH_CHAIN, (pending_id, now))
     return list(range(first, first + len(texts)))
+
+
+def purge_chains(db: sqlite3.Connection, cutoff: float) -> int:
+    """Drop every chain last appended to at or before ``cutoff`` whose request is not open;
+    how many went. Inside a write, as :func:`append_chained`."""
+    gone = query(db, sql.PURGE_CHAINS, (cutoff,))
+    db.executemany(sql.DROP_CHAIN, gone)
+    return len(gone)

@@ -11,7 +11,9 @@ table, ``roomkit_pending_seq``, hands out ``seq`` values: every create and every
 takes the next one inside its own write transaction, so ``seq`` grows in commit order
 across every process, and ``seq > n`` lists exactly what moved since a reader saw ``n``.
 ``roomkit_history`` holds each request's history, one row per entry, numbered from 0 by
-``seq``, and outlives the request's retention (it is the audit of what was decided and run).
+``seq``, and outlives the request's retention (it is the audit of what was decided and run);
+``roomkit_chains`` when each chain was last appended to, on the store's clock, so that a
+chain can go ``audit_retention`` seconds after its last entry once its request is closed.
 A fourth table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
 :mod:`~roomkit.tools.human_input.stores._sqlite_ledger`). A file made by an earlier version
 gains the columns it lacks from :data:`ADDED_COLUMNS` when it is opened.
@@ -118,6 +120,11 @@ CREATE TABLE IF NOT EXISTS roomkit_history (
     entry TEXT NOT NULL,
     PRIMARY KEY (pending_id, seq)
 );
+CREATE TABLE IF NOT EXISTS roomkit_chains (
+    pending_id TEXT PRIMARY KEY NOT NULL,
+    last_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON roomkit_chains (last_at);
 COMMIT;
 """
 """Switch the file to WAL and create what is missing; safe to run on every open."""
@@ -191,6 +198,19 @@ HISTORY_HEAD = (
 """Parameter: pending_id; the chain's head, read inside the append's write transaction."""
 APPEND_HISTORY = "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, ?, ?)"
 """Parameters: pending_id, the seq after the head, the entry's text."""
+TOUCH_CHAIN = (
+    "INSERT INTO roomkit_chains (pending_id, last_at) VALUES (?, ?) "
+    "ON CONFLICT (pending_id) DO UPDATE SET last_at = excluded.last_at"
+)
+"""Parameters: pending_id, now: when the chain was last appended to, on the store's clock."""
+PURGE_CHAINS = (
+    "DELETE FROM roomkit_chains WHERE last_at <= ? AND NOT EXISTS (SELECT 1 FROM "
+    "roomkit_pending p WHERE p.pending_id = roomkit_chains.pending_id AND p.status = 'pending') "
+    "RETURNING pending_id"
+)
+"""Parameter: the clock minus the audit retention; the chains that go, none of an open
+request's."""
+DROP_CHAIN = "DELETE FROM roomkit_history WHERE pending_id = ?"
 ALL_HISTORY = "SELECT pending_id, seq, entry FROM roomkit_history ORDER BY pending_id, seq"
 READ_HISTORY = "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
 

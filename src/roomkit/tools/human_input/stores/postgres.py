@@ -62,7 +62,7 @@ from roomkit.tools.human_input.stores._postgres_batch import (
 )
 from roomkit.tools.human_input.stores._postgres_clock import ServerClock
 from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
-from roomkit.tools.human_input.stores._postgres_history import append_chained
+from roomkit.tools.human_input.stores._postgres_history import append_chained, purge_chains
 from roomkit.tools.human_input.stores._postgres_schema import (
     VERSION,
     Statements,
@@ -130,6 +130,8 @@ class PostgresStore(DurableBase):
         connect_timeout: seconds a connection may take to open, and, after a fault, a call
             may wait for one of the pool's (a busy pool lets calls queue for longer).
         outbox_retention_seconds: as :class:`~.sqlite.SQLiteStore`'s (a week by default).
+        audit_retention: seconds a closed request's history stays after its last entry
+            (at least ``retention_seconds``); ``None`` (the default) keeps every history.
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -148,6 +150,7 @@ class PostgresStore(DurableBase):
         pool_size: int = 16,
         connect_timeout: float = 5.0,
         outbox_retention_seconds: float = KEEP_DONE,
+        audit_retention: float | None = None,
     ) -> None:
         # Kept without bound when infinite: a settled outcome then stays readable for good.
         retention = seconds("retention_seconds", retention_seconds, zero=True, finite=False)
@@ -157,6 +160,7 @@ class PostgresStore(DurableBase):
             clock=clock if clock is not None else ServerClock(),
             settle_retry=settle_retry,
             logger=logger,
+            audit_retention=audit_retention,
         )
         self._server_clock = self.clock if isinstance(self.clock, ServerClock) else None
         target = dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else None
@@ -258,7 +262,7 @@ class PostgresStore(DurableBase):
                 cursor = await db.execute(sql.insert, (*values, self.clock(), *created))
                 if await cursor.fetchone() is None:
                     raise StoreError(f"pending request {request.pending_id!r} is already stored")
-                await append_chained(db, sql, chain)
+                await append_chained(db, sql, chain, self._judged_at())
         else:
             found = await self._insert_keyed(request, values, created, chain)
             if found is not None:
@@ -288,7 +292,7 @@ class PostgresStore(DurableBase):
                     await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
                 cursor = await db.execute(sql.insert, (*values, now, *created))
                 if await cursor.fetchone() is not None:
-                    await append_chained(db, sql, chain)
+                    await append_chained(db, sql, chain, self._judged_at())
                     return None
                 cursor = await db.execute(sql.exists, (request.pending_id,))
                 if await cursor.fetchone() is not None:
@@ -415,7 +419,7 @@ class PostgresStore(DurableBase):
                 won = row[len(FIELDS)] == token
                 if history:
                     entries = settle_entries(history, won)
-                    await append_chained(db, sql, {pending_id: entries})
+                    await append_chained(db, sql, {pending_id: entries}, self._judged_at())
                 return (record if won else None), True
         # Nothing written: unknown, not readable, settled already, or a timeout too early.
         cursor = await db.execute(sql.select_settled_one, (pending_id,))
@@ -480,7 +484,8 @@ class PostgresStore(DurableBase):
         return won
 
     async def purge_expired(self) -> int:
-        """Drop what is past its retention (records, outbox deliveries); how many records."""
+        """Drop what is past its retention (records, outbox deliveries, the histories past
+        the audit retention); how many records."""
         await self.open()
         async with self._link.connection() as db:
             if self._server_clock is not None:
@@ -540,7 +545,9 @@ class PostgresStore(DurableBase):
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self.open()
         async with self._link.connection() as db, db.transaction():
-            appended = await append_chained(db, self._sql, {pending_id: (entry,)})
+            appended = await append_chained(
+                db, self._sql, {pending_id: (entry,)}, self._judged_at()
+            )
         return appended[pending_id][0]
 
     async def history_texts(self) -> dict[str, list[str]]:
@@ -606,5 +613,7 @@ class PostgresStore(DurableBase):
     async def _purge(self, db: AsyncConnection[Any], now: float) -> int:
         cursor = await db.execute(self._sql.purge, (now - self._keep,))
         await self._outbox.purge(now - self._outbox.keep, db=db)
+        if self.audit_retention is not None:
+            await purge_chains(db, self._sql, now - self.audit_retention)
         self._next_purge = now + _PURGE_EVERY
         return max(cursor.rowcount, 0)

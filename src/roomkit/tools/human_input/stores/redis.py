@@ -16,10 +16,9 @@ A settle whose reply is lost (a connection cut, a server killed) is run again wi
 settle token until the server answers, for up to ``settle_retry`` seconds: the script finds
 its own token on a record it settled before, so the caller learns whether it won.
 
-The server also holds the spend-once ledger
-(:class:`~roomkit.tools.human_input.stores.SpendLedger`, keys ``<prefix>:ledger:<entry>``,
-each expiring with its entry) that the answer desk keeps its spent links and revoked tokens
-in.
+The server also holds each request's history (kept for good, or ``audit_retention``) and
+the spend-once ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`, keys
+``<prefix>:ledger:<entry>``, each expiring with its entry) of the desk's links and tokens.
 
 The store talks to one server (a primary, with or without replicas). The scripts find a
 record's index keys from the record itself, which Redis Cluster does not allow.
@@ -119,6 +118,9 @@ class RedisStore(DurableBase):
             ``0`` gives up at once.
         outbox_retention_seconds: how long the server keeps a request's outbox entries once
             it ended and all were sent or given up (finite: the server expires them).
+        audit_retention: seconds a closed request's history stays after its last entry
+            (at least ``retention_seconds``), expired by the server on its own clock;
+            ``None`` (the default) keeps every history.
 
     Raises:
         TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
@@ -141,6 +143,7 @@ class RedisStore(DurableBase):
         clock: Callable[[], float] = time.time,
         settle_retry: float = 5.0,
         outbox_retention_seconds: float = KEEP_DONE,
+        audit_retention: float | None = None,
     ) -> None:
         super().__init__(
             retention_seconds=seconds("retention_seconds", retention_seconds, zero=True),
@@ -148,6 +151,7 @@ class RedisStore(DurableBase):
             clock=clock,
             settle_retry=settle_retry,
             logger=logger,
+            audit_retention=audit_retention,
         )
         if not isinstance(prefix, str) or not prefix:
             raise ValueError(f"prefix must be a non-empty str, got {prefix!r}")
@@ -169,9 +173,9 @@ class RedisStore(DurableBase):
         self._spend = client.register_script(ledger.SPEND)
         self._set_approvers = client.register_script(_history.SET_APPROVERS)
         self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
-        self._heads = _history.Heads()
-        """The head this process last wrote of each chain: a good first guess."""
-        self._voting = voting.Voting(client, self._layout, prefix, self._where)
+        self._audit_ms = scripts.audit_ms(self.audit_retention)
+        self._heads = _history.Heads()  # the head this process last wrote of each chain
+        self._voting = voting.Voting(client, self._layout, prefix, self._where, self._audit_ms)
         self._opened = False
         self._checked = False
 
@@ -324,6 +328,7 @@ class RedisStore(DurableBase):
                     retention_seconds=self._keep,
                     token=token,
                     history=(head[0], lines),
+                    audit_ms=self._audit_ms,
                 )
                 with guard(self._where, pending_id):
                     reply = await self._settle(keys, args)
@@ -490,12 +495,12 @@ class RedisStore(DurableBase):
         the script hands back."""
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self._ensure_open()
-        key = _history.history_key(self.prefix, pending_id)
+        keys = [_history.history_key(self.prefix, pending_id), self._layout.record(pending_id)]
         length, head = self._heads.guess(pending_id)
         while True:
             line = chain_text(entry, pending_id, head)
             with guard(self._where, pending_id):
-                done = await self._append(keys=[key], args=[length, line])
+                done = await self._append(keys, [length, self._audit_ms, line])
             if not isinstance(done, list):
                 break
             length, head = _history.Heads.moved(done)

@@ -70,7 +70,7 @@ from roomkit.tools.human_input.stores._records import (
 )
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
-from roomkit.tools.human_input.stores._sqlite_history import append_chained
+from roomkit.tools.human_input.stores._sqlite_history import append_chained, purge_chains
 from roomkit.tools.human_input.stores._sqlite_link import Link, fetch_all, query
 from roomkit.tools.human_input.stores._sqlite_wake import WakeHints
 from roomkit.tools.human_input.stores.base import (
@@ -136,13 +136,18 @@ class SQLiteStore(DurableBase):
             process being killed (``SIGKILL``, a crash), but the last ones before a power
             loss may be lost (rolled back, never half-written). Each process chooses its
             own; the file is the same.
+        audit_retention: how long a request's history stays once the request is closed,
+            in seconds after its last entry on :attr:`clock`; ``None`` (the default) keeps
+            every history for good. At least ``retention_seconds``: the history outlives
+            the record.
 
     Raises:
         TypeError: ``path`` is not a ``str`` / ``os.PathLike``, a number is not a number,
             or ``clock`` is not callable.
         ValueError: ``retention_seconds``, ``busy_timeout`` or ``settle_retry`` is
-            negative, ``backstop_interval`` is not positive and finite, or
-            ``synchronous`` is neither ``"full"`` nor ``"normal"``.
+            negative, ``backstop_interval`` is not positive and finite, ``synchronous``
+            is neither ``"full"`` nor ``"normal"``, or ``audit_retention`` is shorter than
+            ``retention_seconds``.
     """
 
     def __init__(
@@ -156,6 +161,7 @@ class SQLiteStore(DurableBase):
         settle_retry: float = 5.0,
         outbox_retention_seconds: float = KEEP_DONE,
         synchronous: str = "full",
+        audit_retention: float | None = None,
     ) -> None:
         location = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
         if not isinstance(location, str):
@@ -168,6 +174,7 @@ class SQLiteStore(DurableBase):
             clock=clock,
             settle_retry=settle_retry,
             logger=logger,
+            audit_retention=audit_retention,
         )
         self.path = location
         """The database file."""
@@ -263,7 +270,7 @@ class SQLiteStore(DurableBase):
                 raise StoreError(
                     f"pending request {request.pending_id!r} is already stored"
                 ) from None
-            append_chained(db, request.pending_id, entries)
+            append_chained(db, request.pending_id, entries, now)
             self._changes.stage(PendingChangeKind.CREATED, request.pending_id, seq)
             return decode(fields), True
 
@@ -373,7 +380,9 @@ class SQLiteStore(DurableBase):
             seq = self._bump(db)
             settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
             if outcome.history:
-                append_chained(db, pending_id, outcome.history if wins else (deadline_entry(),))
+                append_chained(
+                    db, pending_id, outcome.history if wins else (deadline_entry(),), now
+                )
             self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
             return sql.decode_row(settled[0]) if wins else None
 
@@ -382,8 +391,9 @@ class SQLiteStore(DurableBase):
         )
 
     async def purge_expired(self) -> int:
-        """Drop settled records older than the retention, and the outbox's finished
-        deliveries older than ``outbox_retention_seconds``; return how many records went."""
+        """Drop settled records older than the retention, the outbox's finished deliveries
+        older than ``outbox_retention_seconds`` and the histories past the audit retention;
+        return how many records went."""
         return await self._write(self._purge)
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
@@ -484,7 +494,7 @@ class SQLiteStore(DurableBase):
             seq = self._bump(db)
             if after.status is _TIMED_OUT:
                 query(db, sql.SETTLE, (*_TIMEOUT_OUTCOME, now, now, seq, pending_id))
-                append_chained(db, pending_id, judgement.entries)
+                append_chained(db, pending_id, judgement.entries, now)
                 self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
                 return judgement
             fields = encode(after)
@@ -500,7 +510,7 @@ class SQLiteStore(DurableBase):
                 )
                 kind = PendingChangeKind.SETTLED
             self._changes.stage(kind, pending_id, seq)
-            append_chained(db, pending_id, judgement.entries)
+            append_chained(db, pending_id, judgement.entries, now)
             return Judgement(True, sql.decode_row(rows[0]), True, judgement.entries)
 
         return await self._settle_knowing(
@@ -515,7 +525,7 @@ class SQLiteStore(DurableBase):
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> int:
-            return append_chained(db, pending_id, (entry,))[0]
+            return append_chained(db, pending_id, (entry,), now)[0]
 
         return await self._write(write)
 
@@ -539,6 +549,8 @@ class SQLiteStore(DurableBase):
     def _purge(self, db: sqlite3.Connection, now: float) -> int:
         gone = query(db, sql.PURGE, (now - self._keep,))
         purge_outbox(db, now - self.outbox_retention)
+        if self.audit_retention is not None:
+            purge_chains(db, now - self.audit_retention)
         self._next_purge = now + _PURGE_EVERY
         return len(gone)
 
