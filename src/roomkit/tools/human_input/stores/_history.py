@@ -51,6 +51,8 @@ __all__ = [
     "entry_text",
     "first_prev",
     "link_digest",
+    "linked_text",
+    "linked_texts",
     "new_entry",
     "read_entry",
     "settled_entry",
@@ -127,12 +129,33 @@ def check_entry(entry: object) -> dict[str, Any]:
         raise ValueError("a history entry needs 'at', an ISO-8601 UTC time (see new_entry())")
     checked.setdefault("actor", None)
     checked.setdefault("surface", None)
+    if _short_and_flat(checked):
+        # ASCII texts, flags and nothing else: encodable, serialisable and short as it is.
+        return checked
     problem = unencodable_text(checked)
     if problem is not None:
         raise InvalidTextError(f"a history entry cannot be stored: it holds {problem}")
     if len(entry_text(checked)) > MAX_ENTRY_CHARS:
         raise ValueError(f"a history entry is at most {MAX_ENTRY_CHARS} characters as JSON")
     return checked
+
+
+def _short_and_flat(entry: Mapping[str, Any]) -> bool:
+    """Whether ``entry`` holds only ASCII texts, ``None`` and bools, and is short whatever
+    JSON makes of it (an escape spells a character in at most six)."""
+    size = 2
+    for key, value in entry.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        if type(value) is str:
+            if not value.isascii():
+                return False
+            size += 6 * (len(key) + len(value)) + 6
+        elif value is None or type(value) is bool:
+            size += 6 * len(key) + 9
+        else:
+            return False
+    return size <= MAX_ENTRY_CHARS
 
 
 def entry_text(entry: Mapping[str, Any]) -> str:
@@ -157,8 +180,14 @@ def link_digest(text: str | bytes) -> str:
 def chain_text(entry: Mapping[str, Any], pending_id: str, head: str | bytes | None) -> str:
     """The stored text of ``entry`` appended after ``head`` (the text of the request's last
     entry, ``None`` when it has none): ``entry`` with its ``prev``, without ``seq``."""
+    return linked_text(entry, first_prev(pending_id) if head is None else link_digest(head))
+
+
+def linked_text(entry: Mapping[str, Any], prev: str) -> str:
+    """The stored text of ``entry`` appended after the entry whose digest is ``prev`` (for
+    the first entry, :func:`first_prev` of the request's id)."""
     linked = {name: value for name, value in entry.items() if name != "seq"}
-    linked["prev"] = first_prev(pending_id) if head is None else link_digest(head)
+    linked["prev"] = prev
     return entry_text(linked)
 
 
@@ -166,11 +195,17 @@ def chain_texts(
     entries: Sequence[Mapping[str, Any]], pending_id: str, head: str | bytes | None
 ) -> list[str]:
     """The stored texts of ``entries`` appended one after another after ``head``."""
+    return linked_texts(entries, first_prev(pending_id) if head is None else link_digest(head))
+
+
+def linked_texts(entries: Sequence[Mapping[str, Any]], prev: str) -> list[str]:
+    """The stored texts of ``entries`` appended one after another after the entry whose
+    digest is ``prev``."""
     texts: list[str] = []
     for entry in entries:
-        text = chain_text(entry, pending_id, head)
+        text = linked_text(entry, prev)
         texts.append(text)
-        head = text
+        prev = link_digest(text)
     return texts
 
 

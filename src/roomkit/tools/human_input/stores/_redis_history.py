@@ -27,21 +27,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from roomkit.tools.human_input.stores._history import chain_text, chain_texts
+from roomkit.tools.human_input.stores._history import first_prev, link_digest
 from roomkit.tools.human_input.stores._quorum import widened
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, names_text, read_names
 
-__all__ = [
-    "APPEND",
-    "HEAD_MOVED",
-    "SET_APPROVERS",
-    "Heads",
-    "history_key",
-    "set_approvers_args",
-    "settle_lines",
-]
+__all__ = ["APPEND", "HEAD_MOVED", "SET_APPROVERS", "Heads", "history_key", "set_approvers_args"]
 
-_HEADS_KEPT = 1024
+_HEADS_KEPT = 16_384
 
 SET_APPROVERS = """
 -- KEYS: record
@@ -102,30 +94,34 @@ def history_key(prefix: str, pending_id: str) -> str:
 class Heads:
     """What this process believes the head of each chain it wrote to is: a good first guess.
 
-    The guess is the length of the chain and the text of its last entry; a chain this
-    process never wrote to is guessed empty. Only the last ``kept`` chains are remembered.
+    A guess is the chain's length and the digest of its last entry (what the next entry's
+    ``prev`` is); a chain this process never wrote to is guessed empty. The last ``kept``
+    chains are remembered (a digest each, not the entry): beyond them, a settle of an older
+    request learns the head from the script and runs once more.
     """
 
     __slots__ = ("_heads", "_kept")
 
     def __init__(self, *, kept: int = _HEADS_KEPT) -> None:
-        self._heads: dict[str, tuple[int, bytes | None]] = {}
+        self._heads: dict[str, tuple[int, str]] = {}
         self._kept = kept
 
-    def guess(self, pending_id: str) -> tuple[int, bytes | None]:
-        """The length and last entry the request's chain is believed to have."""
-        return self._heads.get(pending_id, (0, None))
+    def guess(self, pending_id: str) -> tuple[int, str]:
+        """The length the request's chain is believed to have, and its next ``prev``."""
+        return self._heads.get(pending_id) or (0, first_prev(pending_id))
 
     @staticmethod
-    def moved(reply: list[Any]) -> tuple[int, bytes | None]:
-        """The head a script's :data:`HEAD_MOVED` reply hands back."""
-        return int(reply[0]), (reply[1] if len(reply) > 1 else None)
+    def moved(pending_id: str, reply: list[Any]) -> tuple[int, str]:
+        """The head a script's :data:`HEAD_MOVED` reply hands back, as a guess is."""
+        if len(reply) < 2:
+            return int(reply[0]), first_prev(pending_id)
+        return int(reply[0]), link_digest(reply[1])
 
     def wrote(self, pending_id: str, length: int, last: str) -> None:
         """Note that the chain is now ``length`` long and ends with ``last``."""
         heads = self._heads
         heads.pop(pending_id, None)
-        heads[pending_id] = (length, last.encode("utf-8"))
+        heads[pending_id] = (length, link_digest(last))
         if len(heads) > self._kept:
             del heads[next(iter(heads))]
 
@@ -137,17 +133,3 @@ def set_approvers_args(read: Sequence[str], actors: tuple[str, ...]) -> list[str
     count = None if quorum in ("", NONE) else int(float(quorum))
     approvers, listed = widened(read_names(seen), read_names(voters), count, actors)
     return [seen, names_text(approvers), FORMAT, names_text(listed)]
-
-
-def settle_lines(
-    pending_id: str,
-    entries: tuple[dict[str, Any], ...],
-    late: dict[str, Any] | None,
-    head: bytes | None,
-) -> list[str]:
-    """What a settle hands its script to append: ``entries`` linked one after another to
-    ``head``, then the deadline's entry ``late`` linked to ``head`` too (the script appends
-    one or the other); nothing when the settle records no history."""
-    if late is None:
-        return []
-    return [*chain_texts(entries, pending_id, head), chain_text(late, pending_id, head)]

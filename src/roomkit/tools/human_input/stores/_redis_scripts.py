@@ -43,6 +43,7 @@ __all__ = [
     "DUPLICATE",
     "HEAD",
     "INSERT",
+    "LATE",
     "LOST_TO_DEADLINE",
     "PURGE",
     "SETTLE",
@@ -61,6 +62,9 @@ DUPLICATE = "duplicate"
 """What the insert returns when another request already has the id."""
 HEAD = "head"
 """What leads the insert's reply when the history's head moved: ``[HEAD, head]``."""
+LATE = "late"
+"""What the settle returns, having written nothing, when it found the deadline passed and
+has no deadline's entry to append in place of its own: it runs again with one."""
 LOST_TO_DEADLINE = "timed_out"
 """What the settle returns when it lost to a passed deadline and recorded the timeout."""
 UNANNOUNCED = "unannounced"
@@ -133,8 +137,8 @@ SETTLE = (
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
 --       NONE, channel, prefix, format, settled index size, audit retention ms ('' keeps
 --       the history for good), the history's length as the caller read it, k (how many
---       entries the win appends), the k entries' texts, and (when k > 0) the text of the
---       deadline's entry, each linked to the head read
+--       entries the win appends), the k entries' texts, and (when the caller knows the
+--       deadline passed) the text of the deadline's entry, each linked to the head read
 local rec = KEYS[1]
 local none = ARGV[10]
 local cur = redis.call('HMGET', rec, 'format', 'status', 'deadline', 'room_id', 'key',
@@ -180,8 +184,11 @@ if k > 0 then
   end
   if won then
     redis.call('RPUSH', KEYS[3], unpack(ARGV, 18, 17 + k))
-  else
+  elseif ARGV[18 + k] then
     redis.call('RPUSH', KEYS[3], ARGV[18 + k])
+  else
+    -- The deadline came first: nothing written, the caller sends the deadline's entry.
+    return 'late'
   end
   if ARGV[15] ~= '' then
     redis.call('PEXPIRE', KEYS[3], ARGV[15])
@@ -367,7 +374,7 @@ def settle_args(
     now: float,
     retention_seconds: float,
     token: str,
-    history: tuple[int, list[str]] = (0, []),
+    history: tuple[int, list[str], str | None] = (0, [], None),
     audit_ms: int | str = "",
 ) -> list[Any]:
     """The arguments of :data:`SETTLE`, whose keys are the record, the pending index and
@@ -375,11 +382,11 @@ def settle_args(
 
     ``token`` marks the record with this settle call, so that the same call run again
     (after a lost reply) knows it won. ``history`` is the length of the history the caller
-    read and the texts to append, linked to its head: the entries of a win, then the
-    deadline's entry (none at all when the settle records no history); a history the
+    read, the texts a win appends and the text of the deadline's entry, each linked to its
+    head (the deadline's is made only once the script said :data:`LATE`); a history the
     settle appends to expires ``audit_ms`` milliseconds later (``''``: never).
     """
-    length, lines = history
+    length, lines, late = history
     return [
         pending_id,
         status.value,
@@ -397,8 +404,9 @@ def settle_args(
         SETTLED_LIMIT,
         audit_ms,
         length,
-        max(len(lines) - 1, 0),
+        len(lines),
         *lines,
+        *([] if late is None else [late]),
     ]
 
 

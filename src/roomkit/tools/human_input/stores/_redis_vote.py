@@ -24,10 +24,10 @@ from redis.asyncio import Redis
 
 from roomkit.core.redis_link import guard, text
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores._history import deadline_entry
+from roomkit.tools.human_input.stores._history import chain_text, chain_texts, deadline_entry
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge
 from roomkit.tools.human_input.stores._records import decode, encode_hash
-from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED, history_key, settle_lines
+from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED, history_key
 from roomkit.tools.human_input.stores._redis_scripts import SETTLE, Layout, settle_args, unpack
 
 __all__ = ["VOTE", "Voting"]
@@ -135,7 +135,9 @@ class Voting:
         after = judgement.record
         assert after is not None
         fields, length, head = read
-        lines = settle_lines(after.pending_id, judgement.entries, deadline_entry(), head)
+        # The deadline's entry goes too: a vote judged in time never leaves the settle LATE.
+        lines = chain_texts(judgement.entries, after.pending_id, head)
+        late = chain_text(deadline_entry(), after.pending_id, head)
         settle = settle_args(
             self._layout,
             after.pending_id,
@@ -147,7 +149,7 @@ class Voting:
             now=now,
             retention_seconds=keep,
             token=ballot.token,
-            history=(int(length), lines),
+            history=(int(length), lines, late),
             audit_ms=self._audit_ms,
         )
         written = encode_hash(after)

@@ -58,10 +58,10 @@ from roomkit.tools.human_input.stores._durable_base import (
     storable_id,
 )
 from roomkit.tools.human_input.stores._history import (
-    chain_text,
-    chain_texts,
     deadline_entry,
     entry_text,
+    linked_text,
+    linked_texts,
     read_entry,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
@@ -234,7 +234,7 @@ class RedisStore(DurableBase):
         history_key = _history.history_key(self.prefix, pending_id)
         head = self._heads.guess(pending_id)
         while True:
-            lines = chain_texts(entries, pending_id, head[1])
+            lines = linked_texts(entries, head[1])
             keys, args, fields = scripts.insert_call(
                 self._layout, request, self._cutoff(), (history_key, (head[0], lines))
             )
@@ -242,7 +242,7 @@ class RedisStore(DurableBase):
                 reply = await self._insert(keys, args)
             if not (isinstance(reply, list) and text(reply[0]) == scripts.HEAD):
                 break
-            head = _history.Heads.moved(reply[1])
+            head = _history.Heads.moved(pending_id, reply[1])
         if isinstance(reply, bytes | str) and text(reply) == scripts.DUPLICATE:
             raise StoreError(f"pending record {pending_id!r} is already stored at {self._where}")
         created = bool(int(reply[0]))
@@ -298,23 +298,18 @@ class RedisStore(DurableBase):
         """One settle in a Lua script: the outcome is as durable as the server's
         ``appendfsync`` makes it; a lost reply runs the script again with the token.
 
-        Its history entries are linked to the head this process believes in; when another
-        process moved it, the script writes nothing and hands the head back, and the settle
-        links them again and runs once more."""
+        Its entries are linked to the head this process believes in; when that moved, or
+        the deadline's entry is needed, the script writes nothing and says so: run again."""
         await self._ensure_open()
         entries = outcome.history
-        late = deadline_entry() if entries else None
         head = self._heads.guess(pending_id)
-        lines = _history.settle_lines(pending_id, entries, late, head[1])
+        wins, late = linked_texts(entries, head[1]), None
         now = self.clock()
-        keys = [
-            self._layout.record(pending_id),
-            self._layout.pending,
-            _history.history_key(self.prefix, pending_id),
-        ]
+        history_key = _history.history_key(self.prefix, pending_id)
+        keys = [self._layout.record(pending_id), self._layout.pending, history_key]
 
         async def attempt() -> Any:
-            nonlocal head, lines
+            nonlocal head, wins, late
             while True:
                 args = scripts.settle_args(
                     self._layout,
@@ -327,15 +322,19 @@ class RedisStore(DurableBase):
                     now=now,
                     retention_seconds=self._keep,
                     token=token,
-                    history=(head[0], lines),
+                    history=(head[0], wins, late),
                     audit_ms=self._audit_ms,
                 )
                 with guard(self._where, pending_id):
                     reply = await self._settle(keys, args)
-                if not isinstance(reply, list):
+                if isinstance(reply, list):
+                    head = _history.Heads.moved(pending_id, reply)
+                    wins = linked_texts(entries, head[1])
+                    late = None if late is None else linked_text(deadline_entry(), head[1])
+                elif isinstance(reply, bytes | str) and text(reply) == scripts.LATE:
+                    late = linked_text(deadline_entry(), head[1])
+                else:
                     return reply
-                head = _history.Heads.moved(reply)
-                lines = _history.settle_lines(pending_id, entries, late, head[1])
 
         reply = await self._settle_knowing(attempt, pending_id, self._where)
         if reply is None:
@@ -345,11 +344,11 @@ class RedisStore(DurableBase):
             raise self._unreadable(pending_id)
         self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
         if answer == scripts.LOST_TO_DEADLINE:
-            if lines:
-                self._heads.wrote(pending_id, head[0] + 1, lines[-1])
+            if late is not None:
+                self._heads.wrote(pending_id, head[0] + 1, late)
             return None
-        if lines:
-            self._heads.wrote(pending_id, head[0] + len(lines) - 1, lines[-2])
+        if wins:
+            self._heads.wrote(pending_id, head[0] + len(wins), wins[-1])
         return decode(scripts.unpack(reply), hashed=True)
 
     async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
@@ -498,12 +497,12 @@ class RedisStore(DurableBase):
         keys = [_history.history_key(self.prefix, pending_id), self._layout.record(pending_id)]
         length, head = self._heads.guess(pending_id)
         while True:
-            line = chain_text(entry, pending_id, head)
+            line = linked_text(entry, head)
             with guard(self._where, pending_id):
                 done = await self._append(keys, [length, self._audit_ms, line])
             if not isinstance(done, list):
                 break
-            length, head = _history.Heads.moved(done)
+            length, head = _history.Heads.moved(pending_id, done)
         self._heads.wrote(pending_id, length + 1, line)
         return length
 
