@@ -27,11 +27,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from roomkit.tools.human_input.stores._history import first_prev, link_digest
+from redis.asyncio import Redis
+
+from roomkit.core.redis_link import text
+from roomkit.tools.human_input.stores._history import first_prev, link_digest, read_entry
 from roomkit.tools.human_input.stores._quorum import widened
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, names_text, read_names
 
-__all__ = ["APPEND", "HEAD_MOVED", "SET_APPROVERS", "Heads", "history_key", "set_approvers_args"]
+__all__ = [
+    "APPEND",
+    "HEAD_MOVED",
+    "SET_APPROVERS",
+    "Heads",
+    "history_key",
+    "read_chain",
+    "read_chains",
+    "set_approvers_args",
+]
 
 _HEADS_KEPT = 16_384
 
@@ -133,3 +145,20 @@ def set_approvers_args(read: Sequence[str], actors: tuple[str, ...]) -> list[str
     count = None if quorum in ("", NONE) else int(float(quorum))
     approvers, listed = widened(read_names(seen), read_names(voters), count, actors)
     return [seen, names_text(approvers), FORMAT, names_text(listed)]
+
+
+async def read_chains(client: Redis, prefix: str) -> dict[str, list[str]]:
+    """Every request's stored history entries under ``prefix``, oldest first, by request
+    id: a scan of the history keys."""
+    start = len(history_key(prefix, ""))
+    chains: dict[str, list[str]] = {}
+    async for key in client.scan_iter(match=history_key(prefix, "*")):
+        name = text(key)
+        chains[name[start:]] = [text(line) for line in await client.lrange(name, 0, -1)]
+    return chains
+
+
+async def read_chain(client: Redis, prefix: str, pending_id: str) -> list[dict[str, Any]]:
+    """The request's history under ``prefix``, oldest first."""
+    lines = await client.lrange(history_key(prefix, pending_id), 0, -1)
+    return [read_entry(line, seq) for seq, line in enumerate(lines)]

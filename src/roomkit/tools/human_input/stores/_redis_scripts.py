@@ -30,11 +30,13 @@ as one JSON array of its field names and values: one string to read instead of f
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input.stores._records import FORMAT, NONE, encode_hash, marked
+from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode, encode_hash, marked
 from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED
 from roomkit.tools.human_input.stores.base import SETTLED_LIMIT
 
@@ -51,6 +53,7 @@ __all__ = [
     "UNANNOUNCED",
     "Layout",
     "audit_ms",
+    "decode_hashes",
     "insert_call",
     "settle_args",
     "unpack",
@@ -426,3 +429,22 @@ def unpack(reply: bytes | str) -> dict[str, Any]:
         return dict(zip(names_and_values[::2], names_and_values[1::2], strict=True))
     except (TypeError, ValueError) as error:
         raise CorruptRecordError(f"a pending record came back unreadable ({error})") from None
+
+
+def decode_hashes(
+    keys: Sequence[str], replies: Sequence[Any], logger: logging.Logger
+) -> list[tuple[PendingInput, Mapping[Any, Any]]]:
+    """The records the hashes at ``keys`` hold (``replies``, one per key, as a pipeline
+    read them), each with its fields; a missing one is left out, and one that cannot be
+    read is left out with a warning on ``logger``."""
+    records: list[tuple[PendingInput, Mapping[Any, Any]]] = []
+    for key, fields in zip(keys, replies, strict=True):
+        if not fields:
+            continue
+        try:
+            if isinstance(fields, Exception):
+                raise CorruptRecordError(str(fields))
+            records.append((decode(fields, hashed=True), fields))
+        except CorruptRecordError as error:
+            logger.warning("skipping %s: %s", key, error)
+    return records

@@ -40,7 +40,6 @@ from typing import Any, Unpack
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.core.exceptions import StoreError
 from roomkit.core.postgres_link import LOST, Link, check_dsn, check_schema_name, migrate
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import (
@@ -63,13 +62,13 @@ from roomkit.tools.human_input.stores._postgres_batch import (
 from roomkit.tools.human_input.stores._postgres_clock import ServerClock
 from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
 from roomkit.tools.human_input.stores._postgres_history import append_chained, purge_chains
+from roomkit.tools.human_input.stores._postgres_insert import insert_request
 from roomkit.tools.human_input.stores._postgres_schema import (
     VERSION,
     Statements,
     decode_row,
     decode_rows,
     read_back,
-    stored,
 )
 from roomkit.tools.human_input.stores._postgres_text import as_recorded, check_nul, ledger_entry
 from roomkit.tools.human_input.stores._postgres_vote import cast
@@ -77,7 +76,6 @@ from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, widened
 from roomkit.tools.human_input.stores._records import (
     FIELDS,
     FORMAT,
-    encode,
     names_text,
     read_names,
 )
@@ -96,8 +94,6 @@ logger = logging.getLogger(__name__)
 _PENDING = PendingInputStatus.PENDING
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
-_KEY_RACES = 3
-"""Times an insert tries again when a create of the same key committed under it."""
 
 
 class PostgresStore(DurableBase):
@@ -243,65 +239,15 @@ class PostgresStore(DurableBase):
             StoreError: a request with this ``pending_id`` is already stored.
         """
         check_insertable(request)
-        chain = {request.pending_id: check_history(history)}
-        fields = encode(request)
-        check_nul({"pending_id": request.pending_id})
-        # Any other text may hold a NUL: it is stored escaped (and read back as given).
-        values = [
-            stored(value) if isinstance(value, str) else value
-            for value in (fields[name] for name in FIELDS)
-        ]
+        entries = check_history(history)
         await self.open()
-        sql = self._sql
-        created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
         if self.clock() >= self._next_purge:
             await self.purge_expired()
-        if request.key is None:
-            # No key to re-attach to: one statement, committed on its own.
-            async with self._link.connection() as db, db.transaction():
-                cursor = await db.execute(sql.insert, (*values, self.clock(), *created))
-                if await cursor.fetchone() is None:
-                    raise StoreError(f"pending request {request.pending_id!r} is already stored")
-                await append_chained(db, sql, chain, self._judged_at())
-        else:
-            found = await self._insert_keyed(request, values, created, chain)
-            if found is not None:
-                return found, False
-        self._announce(PendingChangeKind.CREATED, request.pending_id)
-        return decode_row(values), True
-
-    async def _insert_keyed(
-        self,
-        request: PendingInput,
-        values: list[Any],
-        created: tuple[str, str],
-        chain: dict[str, tuple[dict[str, Any], ...]],
-    ) -> PendingInput | None:
-        """Insert a request with a key (and start its ``chain``); the retained holder of
-        the key when there is one."""
-        sql = self._sql
-        for _ in range(_KEY_RACES):
-            async with self._link.connection() as db, db.transaction():
-                now = self.clock()
-                cursor = await db.execute(sql.select_by_key, (stored(request.key),))
-                row = await cursor.fetchone()
-                if row is not None:
-                    if self._retained(row[-1], now=now):
-                        return decode_row(row)
-                    # The key's holder is past its retention: it goes, the key is free.
-                    await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
-                cursor = await db.execute(sql.insert, (*values, now, *created))
-                if await cursor.fetchone() is not None:
-                    await append_chained(db, sql, chain, self._judged_at())
-                    return None
-                cursor = await db.execute(sql.exists, (request.pending_id,))
-                if await cursor.fetchone() is not None:
-                    raise StoreError(f"pending request {request.pending_id!r} is already stored")
-            # A create of the same key committed first: read it on the next round.
-        raise StoreError(
-            f"the key {request.key!r} kept changing hands while request "
-            f"{request.pending_id!r} was being created: try again"
-        )
+        clocks = (self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
+        record, created = await insert_request(self._link, self._sql, request, entries, clocks)
+        if created:
+            self._announce(PendingChangeKind.CREATED, request.pending_id)
+        return record, created
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled (within retention), or ``None``

@@ -36,14 +36,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError
-from roomkit.core.redis_link import (
-    check_persistence,
-    connect,
-    describe,
-    glob_escape,
-    guard,
-    text,
-)
+from roomkit.core.redis_link import check_persistence, connect, describe, glob_escape, guard, text
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _redis_history as _history
 from roomkit.tools.human_input.stores import _redis_ledger as ledger
@@ -62,7 +55,6 @@ from roomkit.tools.human_input.stores._history import (
     entry_text,
     linked_text,
     linked_texts,
-    read_entry,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
@@ -509,22 +501,14 @@ class RedisStore(DurableBase):
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
         await self._ensure_open()
-        start = len(_history.history_key(self.prefix, ""))
-        chains: dict[str, list[str]] = {}
         with guard(self._where):
-            async for key in self._client.scan_iter(match=_history.history_key(self.prefix, "*")):
-                name = text(key)
-                chains[name[start:]] = [
-                    text(line) for line in await self._client.lrange(name, 0, -1)
-                ]
-        return chains
+            return await _history.read_chains(self._client, self.prefix)
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
         await self._ensure_open()
         with guard(self._where, pending_id):
-            lines = await self._client.lrange(_history.history_key(self.prefix, pending_id), 0, -1)
-        return [read_entry(line, seq) for seq, line in enumerate(lines)]
+            return await _history.read_chain(self._client, self.prefix, pending_id)
 
     # -- the spend-once ledger -------------------------------------------------------------
 
@@ -589,25 +573,14 @@ class RedisStore(DurableBase):
     async def _read_many(self, pending_ids: Sequence[str]) -> list[PendingInput]:
         if not pending_ids:
             return []
+        keys = [self._layout.record(pending_id) for pending_id in pending_ids]
         async with self._client.pipeline(transaction=False) as pipe:
-            for pending_id in pending_ids:
-                pipe.hgetall(self._layout.record(pending_id))
+            for key in keys:
+                pipe.hgetall(key)
             with guard(self._where):
                 replies = await pipe.execute(raise_on_error=False)
-        records = []
-        for pending_id, fields in zip(pending_ids, replies, strict=True):
-            if not fields:
-                continue
-            try:
-                if isinstance(fields, Exception):
-                    raise CorruptRecordError(str(fields))
-                record = decode(fields, hashed=True)
-            except CorruptRecordError as error:
-                logger.warning("skipping %s: %s", self._layout.record(pending_id), error)
-                continue
-            if self._visible(record, fields):
-                records.append(record)
-        return records
+        read = scripts.decode_hashes(keys, replies, logger)
+        return [record for record, fields in read if self._visible(record, fields)]
 
     def _visible(self, record: PendingInput, fields: Mapping[Any, Any]) -> bool:
         """Whether ``record`` is pending, or settled within the retention on :attr:`clock`."""
