@@ -17,6 +17,8 @@ from tests.tools.human_input.stores.store_kit import (
     make_request,
 )
 
+from roomkit import HumanInputHandler
+from roomkit.tools.approvals import approve
 from roomkit.tools.human_input.stores import new_entry, settled_entry
 from roomkit.tools.human_input.stores.postgres import PostgresStore
 from roomkit.tools.human_input.stores.redis import RedisStore
@@ -89,6 +91,48 @@ async def test_redis_expires_a_closed_requests_history_by_the_audit_retention(
     assert open_ttl == -1  # an open request's history has no expiry
     assert record_ttl <= HOUR * 1000 < closed_ttl <= DAY * 1000
     assert HOUR * 1000 < again_ttl <= DAY * 1000  # an append after the settle sets it again
+
+
+async def test_a_quorums_history_goes_after_the_vote_that_closed_it(
+    backend: Backend, clock: FakeClock
+) -> None:
+    if isinstance(backend, RedisBackend):
+        pytest.skip("the Redis server expires histories on its own clock (tested below)")
+    async with backend.make(clock=clock, retention_seconds=HOUR, audit_retention=DAY) as store:
+        handler = HumanInputHandler(store=store)
+        held = await handler.create_approval("pay", {"n": 1}, approvers=["ann", "bob"], quorum=2)
+        assert await handler.aresolve(held.pending_id, approve(), by="ann")
+        clock.advance(2 * DAY)
+        await store.purge_expired()
+        # Open, with a vote in: kept however old.
+        assert len(await store.read_history(held.pending_id)) == 2
+        assert await handler.aresolve(held.pending_id, approve(), by="bob")
+        clock.advance(DAY - HOUR)
+        await store.purge_expired()
+        types = [entry["type"] for entry in await store.read_history(held.pending_id)]
+        assert (types[0], types.count("voted"), types.count("settled")) == ("created", 2, 1)
+        clock.advance(2 * HOUR)
+        await store.purge_expired()
+        assert await store.read_history(held.pending_id) == []
+
+
+async def test_redis_expires_a_quorums_history_from_the_vote_that_closed_it(
+    redis_server: RedisServer, prefix: str, raw: Redis
+) -> None:
+    async with RedisStore(
+        redis_server.url, prefix=prefix, retention_seconds=HOUR, audit_retention=DAY
+    ) as store:
+        handler = HumanInputHandler(store=store)
+        held = await handler.create_approval("pay", {"n": 1}, approvers=["ann", "bob"], quorum=2)
+        key = f"{prefix}:h:{held.pending_id}"
+        assert await handler.aresolve(held.pending_id, approve(), by="ann")
+        open_ttl = await raw.pttl(key)
+        assert await handler.aresolve(held.pending_id, approve(), by="bob")
+        closed_ttl = await raw.pttl(key)
+        types = [entry["type"] for entry in await store.read_history(held.pending_id)]
+    assert open_ttl == -1
+    assert HOUR * 1000 < closed_ttl <= DAY * 1000
+    assert (types[0], types.count("voted"), types.count("settled")) == ("created", 2, 1)
 
 
 @pytest.mark.parametrize("kind", [SQLiteStore, RedisStore, PostgresStore])
