@@ -284,7 +284,12 @@ class DurableWaits:
     def _sweeper_ended(self, sweeper: asyncio.Task[None]) -> None:
         """The one callback on the sweeper: if it ended while waits remain, tell them."""
         how = "was cancelled" if sweeper.cancelled() else f"failed ({sweeper.exception()!r})"
-        if sweeper is not self._sweeper or not self._waiters:
+        if not self._waiters:
+            return
+        if sweeper is not self._sweeper:
+            # A hint that came before this callback has started the next one already.
+            if sweeper.cancelled() or sweeper.exception() is not None:
+                logger.warning("The sweeper of durable waits %s: a new one runs", how)
             return
         logger.warning("The sweeper of durable waits %s: starting a new one", how)
         self._dirty.update(self._waiters)
