@@ -73,8 +73,11 @@ def first_break(pending_id: str, texts: list[str]) -> str | None:
         if entry.get("type") == "created":
             tool = entry.get("tool")
         arguments = entry.get("arguments")
-        checkable = isinstance(tool, str) and isinstance(arguments, dict) and "digest" in entry
-        if checkable and entry["digest"] != arguments_digest(str(tool), arguments):
+        # A vote's edit names its own arguments' digest ``edited``; its ``digest`` is the
+        # digest of the arguments it was a vote on.
+        named = "edited" if entry.get("type") == "voted" else "digest"
+        checkable = isinstance(tool, str) and isinstance(arguments, dict) and named in entry
+        if checkable and entry[named] != arguments_digest(str(tool), arguments):
             return (
                 f"the history of {pending_id!r} breaks at entry {seq}: its digest is not "
                 "the digest of its arguments"

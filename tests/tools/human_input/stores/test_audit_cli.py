@@ -169,6 +169,30 @@ def test_edited_arguments_are_named_even_with_the_chain_linked_again(
     assert f"{held!r} breaks at entry 2: its digest is not the digest of its arguments" in err
 
 
+def test_a_quorums_edited_vote_verifies_and_its_arguments_are_checked(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A vote's ``digest`` is what it voted on; its edit's own digest is ``edited``."""
+
+    async def vote() -> str:
+        async with place.store() as store:
+            handler = HumanInputHandler(store=store)
+            held = await handler.create_approval(
+                "pay", {"a": 1}, approvers=["alice", "bob"], tool_schema=SCHEMA, quorum=2
+            )
+            assert await handler.aresolve(held.pending_id, edit({"a": 2}), by="alice")
+            return held.pending_id
+
+    held = asyncio.run(vote())
+    code, out, err = run(capsys, "audit", "verify", "--store", place.url)
+    assert (code, err) == (0, "")
+    assert "1 request histories, 2 entries" in out
+    place.rewrite(held, 1, lambda text: text.replace('{"a":2}', '{"a":3}'))
+    code, _, err = run(capsys, "audit", "verify", "--store", place.url)
+    assert code == 1
+    assert f"{held!r} breaks at entry 1: its digest is not the digest of its arguments" in err
+
+
 def test_bad_options_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "audit", "verify", "--store", "memory")
     assert code == 2
