@@ -18,7 +18,6 @@ import logging
 import os
 import secrets
 import socket
-import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from roomkit.notify.links import AnswerLinks
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Surface
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.shown import ShownTrail
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 from roomkit.tools.human_input.stores.outbox import (
     ENDING,
@@ -52,7 +52,6 @@ _TYPES: dict[str, NoticeType] = {
     "edited": "question_edited",
     "settle": "question_settled",
 }
-_SHOWN_KEEP = 7 * 86_400.0
 _GRACE = 1.0
 """Seconds a stopping notifier lets its deliveries in flight finish."""
 
@@ -133,6 +132,7 @@ class Notifier:
         if not (lease > 0 and poll > 0 and concurrency >= 1):
             raise ValueError("lease and poll must be positive, concurrency at least 1")
         self.handler = handler
+        self._shown = ShownTrail(handler)
         self.directory = directory if directory is not None else Directory()
         self.links = (
             None if desk_url is None else AnswerLinks(desk_url, link_secret, data_dir=data_dir)
@@ -477,7 +477,7 @@ class Notifier:
         await self.outbox.complete(item.item_id, dict(receipt) if receipt else {})
         self._stats.delivered[surface.name] += 1
         if kind == "question_pending":
-            await self._shown(request, surface.name, notice.recipient)
+            await self._shown.record([request.pending_id], surface.name, notice.recipient)
 
     async def _notice(self, item: OutboxItem, request: PendingInput, kind: NoticeType) -> Notice:
         recipient = item.body.get("recipient")
@@ -548,17 +548,3 @@ class Notifier:
         why = "gave up after retrying" if retry else "refused"
         logger.error("%s %s on %s: %s", surface.name, why, item.item_id, problem)
         await self.outbox.complete(item.item_id, {"failed": problem})
-
-    async def _shown(self, request: PendingInput, surface: str, recipient: str | None) -> None:
-        record = getattr(self.handler, "record", None)
-        if record is None:
-            return
-        entry = f"notify:shown:{request.pending_id}:{surface}"
-        # The ledger's clock is the store's on a durable store, the wall clock in memory.
-        now = now_of(self.handler) if self.handler.durable else time.time()
-        if not await self.handler.ledger.spend_once(entry, until=now + _SHOWN_KEEP):
-            return
-        at = datetime.now(UTC).isoformat()
-        await record(
-            request.pending_id, {"type": "shown", "at": at, "actor": recipient, "surface": surface}
-        )

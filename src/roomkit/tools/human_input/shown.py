@@ -1,0 +1,134 @@
+"""A request's ``shown`` entries: one per surface that put it in front of a person.
+
+Every surface that shows an open request to a person records it in the request's history
+through :class:`ShownTrail`: the desk's HTTP API (``desk``), its WebSocket (``websocket``)
+and each notification surface (by its name). A request gets one ``shown`` entry per
+surface, naming the first person it was shown to there, however often and to however many
+people that surface shows it again, and whichever process shows it: the handler's spend
+ledger (:attr:`~roomkit.tools.human_input.HumanInputHandler.ledger`), shared by every
+process on a durable store, spends ``notify:shown:{id}:{surface}`` once. A settled
+request is shown no more: only pending requests are recorded.
+
+Recording never fails or holds up the surface: a store that cannot be reached is logged,
+and the ledger entry of a ``shown`` entry that could not be written is refunded, so that
+the next showing tries again. The trail remembers what this process recorded already, so
+that a listing shown again costs no round trip; what it does not know is read from the
+ledger in one read, and the new entries are written concurrently.
+
+What counts as shown is each surface's to say (the desk's is in :mod:`roomkit.desk.hub`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+
+from roomkit.tools.human_input.handler import HumanInputHandler
+from roomkit.tools.human_input.stores import new_entry
+from roomkit.tools.human_input.stores.outbox import now_of
+
+__all__ = ["SHOWN_KEEP", "ShownTrail"]
+
+logger = logging.getLogger("roomkit.tools.human_input")
+
+SHOWN_KEEP = 7 * 86_400.0
+"""Seconds the ledger keeps a request's ``shown`` mark for a surface."""
+_REMEMBERED = 4096
+"""How many (request, surface) pairs a trail remembers as recorded in this process."""
+_WRITES = 16
+"""``shown`` entries a trail writes at once."""
+
+
+class ShownTrail:
+    """Writes the ``shown`` entries of one handler's requests, once per surface.
+
+    Args:
+        handler: the handler whose requests are shown.
+    """
+
+    def __init__(self, handler: HumanInputHandler) -> None:
+        self.handler = handler
+        self._recorded: dict[str, None] = {}
+
+    async def record(self, pending_ids: Iterable[str], surface: str, actor: str | None) -> int:
+        """Record that ``surface`` showed the open requests ``pending_ids`` to ``actor``;
+        how many entries it wrote.
+
+        The caller passes the requests it showed open (a settled request is shown no more).
+        Those ``surface`` showed before, through any process on the store, are skipped.
+        Never raises: a failing store is logged.
+        """
+        names = {_mark(pending_id, surface): pending_id for pending_id in pending_ids}
+        fresh = [name for name in names if name not in self._recorded]
+        if not fresh:
+            return 0
+        ledger = self.handler.ledger
+        try:
+            spent = await ledger.read_spent(fresh)
+        except Exception as error:
+            logger.warning(
+                "Could not read which requests %s showed already: %s",
+                surface,
+                error,
+                extra={"event": "shown_failed", "surface": surface},
+            )
+            return 0
+        for name in spent:
+            self._remember(name)
+        new = [name for name in fresh if name not in spent]
+        written = 0
+        for start in range(0, len(new), _WRITES):
+            batch = new[start : start + _WRITES]
+            done = await asyncio.gather(
+                *(self._write(name, names[name], surface, actor) for name in batch)
+            )
+            written += sum(done)
+        return written
+
+    async def _write(self, name: str, pending_id: str, surface: str, actor: str | None) -> bool:
+        """Spend ``name`` and append its ``shown`` entry; refund the spend if the append fails."""
+        ledger = self.handler.ledger
+        try:
+            if not await ledger.spend_once(name, until=self._now() + SHOWN_KEEP):
+                self._remember(name)
+                return False
+        except Exception as error:
+            self._failed(pending_id, surface, error)
+            return False
+        try:
+            await self.handler.record(pending_id, new_entry("shown", actor=actor, surface=surface))
+        except Exception as error:
+            self._failed(pending_id, surface, error)
+            try:
+                await ledger.refund_spent(name)
+            except Exception as refund_error:
+                self._failed(pending_id, surface, refund_error)
+            return False
+        self._remember(name)
+        return True
+
+    def _now(self) -> float:
+        # The ledger's clock is the store's on a durable store, the wall clock in memory.
+        return now_of(self.handler) if self.handler.durable else time.time()
+
+    def _remember(self, name: str) -> None:
+        self._recorded[name] = None
+        if len(self._recorded) > _REMEMBERED:
+            del self._recorded[next(iter(self._recorded))]
+
+    @staticmethod
+    def _failed(pending_id: str, surface: str, error: BaseException) -> None:
+        logger.warning(
+            "Could not record that %s showed %s: %s",
+            surface,
+            pending_id,
+            error,
+            extra={"event": "shown_failed", "pending_id": pending_id, "surface": surface},
+        )
+
+
+def _mark(pending_id: str, surface: str) -> str:
+    """The ledger entry spent when ``surface`` first shows the request."""
+    return f"notify:shown:{pending_id}:{surface}"
