@@ -9,14 +9,16 @@ the root conftest.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 
+from roomkit._audit import first_break
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores import entry_text
 
 STORES = ("memory", "sqlite", "redis", "postgres")
 
@@ -91,3 +93,27 @@ def open_store(url: str, prefix: str, **options: float) -> Any:
     from roomkit.tools.human_input.stores.postgres import PostgresStore
 
     return PostgresStore(url, schema=prefix, backstop_interval=0.05, **options)
+
+
+async def chain_breaks(
+    handler: HumanInputHandler, pending_ids: Collection[str]
+) -> dict[str, str | None]:
+    """Per request, where its stored history breaks as ``roomkit audit verify`` checks it
+    (``None`` when whole); a request with no history at all breaks."""
+    if handler.durable:
+        chains: dict[str, list[str]] = await handler.store.history_texts()  # type: ignore[union-attr]
+    else:
+        # On the memory store the chain is the history read back, without the seqs.
+        chains = {
+            pending_id: [
+                entry_text({k: v for k, v in entry.items() if k != "seq"})
+                for entry in await handler.history(pending_id)
+            ]
+            for pending_id in pending_ids
+        }
+    return {
+        pending_id: first_break(pending_id, chains[pending_id])
+        if chains.get(pending_id)
+        else "no history"
+        for pending_id in pending_ids
+    }

@@ -13,7 +13,9 @@ handler with every kind of decision, good and bad, add approvers, and collect ou
 - the record's digest is that of the arguments held; its history starts with ``created``
   and holds at most one ``decided`` entry, whose digest is that of the arguments that would
   run (the edit's, for an edit);
-- the approvers are the ones given, plus those added while the request was open.
+- the approvers are the ones given, plus those added while the request was open;
+- a request shown while open, by either handler's trail and as often as may be, has one
+  ``shown`` entry per surface, naming the first to see it there.
 
 Quorum approvals (two of three, with or without a veto, some expired at birth) take votes
 from either handler, good and bad, and must agree with a model of the rules after every
@@ -28,6 +30,9 @@ step:
   deadline loses to it;
 - the record's votes, arguments and approvers are the model's; its history holds one
   ``voted`` entry a vote that counted, and one ``settled`` entry once a vote settled it.
+
+Every request's history is a whole chain after every step, as ``roomkit audit verify``
+checks it: each entry's ``prev`` is the digest of the entry before (the first's, of the id).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from hypothesis.stateful import run_state_machine_as_test as run_machine
 from tests.postgres_server import PostgresServer
+from tests.tools.human_input.durable.store_fixtures import chain_breaks
 from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit.core.exceptions import (
@@ -58,6 +64,7 @@ from roomkit.core.exceptions import (
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.shown import ShownTrail
 
 T = TypeVar("T")
 
@@ -70,6 +77,7 @@ SCHEMA = {
 }
 HANDLERS = ("agent", "desk")
 PEOPLE = ("alice", "bob")
+SURFACES = ("desk", "websocket")
 
 numbers = st.integers(min_value=0, max_value=3)
 words = st.text(alphabet="xy ", max_size=3)
@@ -114,6 +122,8 @@ class Held:
     by: str | None = None
     timed_out: bool = False
     decided: list[str] = field(default_factory=list)
+    shown: dict[str, str] = field(default_factory=dict)
+    """The actor each surface showed the request to first, while it was open."""
 
     @property
     def settled(self) -> bool:
@@ -179,6 +189,7 @@ class ApprovalMachine(RuleBasedStateMachine):
         self.workdir = Path(tempfile.mkdtemp(prefix="roomkit-approvals-"))
         self.stores: list[Any] = []
         self.handlers: dict[str, HumanInputHandler] = {}
+        self.trails: dict[str, ShownTrail] = {}
         self.model: dict[str, Held] = {}
         self.ballots: dict[str, Ballots] = {}
         self.made = 0
@@ -199,6 +210,7 @@ class ApprovalMachine(RuleBasedStateMachine):
         if self.kind == "memory":
             shared = HumanInputHandler()
             self.handlers = dict.fromkeys(HANDLERS, shared)
+            self.trails = {name: ShownTrail(shared) for name in HANDLERS}
             return
         prefix = f"ap{os.urandom(6).hex()}"
         for name in HANDLERS:
@@ -218,6 +230,7 @@ class ApprovalMachine(RuleBasedStateMachine):
             await store.open()
             self.stores.append(store)
             self.handlers[name] = HumanInputHandler(store=store)
+            self.trails[name] = ShownTrail(self.handlers[name])
 
     def shut(self) -> None:
         async def close() -> None:
@@ -307,6 +320,22 @@ class ApprovalMachine(RuleBasedStateMachine):
             assert held.settled or held.expired_at_birth
             if not held.settled:
                 self.learn_expiry(held)
+
+    @rule(
+        held=held,
+        surface=st.sampled_from(SURFACES),
+        by=st.sampled_from(PEOPLE),
+        where=st.sampled_from(HANDLERS),
+    )
+    def show(self, held: Held, surface: str, by: str, where: str) -> None:
+        """A surface of either process shows the request to ``by``, if it is still open."""
+        record = self.run(self.handlers[where].get_request(held.pending_id))
+        assert record is not None
+        if record.status is not PendingInputStatus.PENDING:
+            return
+        written = self.run(self.trails[where].record([held.pending_id], surface, by))
+        assert written == int(surface not in held.shown)
+        held.shown.setdefault(surface, by)
 
     @rule(target=quorums, veto=st.booleans())
     def hold_for_a_quorum(self, veto: bool) -> Ballots:
@@ -408,6 +437,9 @@ class ApprovalMachine(RuleBasedStateMachine):
                 held.timed_out = True
             history = self.run(desk.history(held.pending_id))
             assert history[0]["type"] == "created"
+            shown = {e["surface"]: e["actor"] for e in history if e["type"] == "shown"}
+            assert shown == held.shown
+            assert len(shown) == sum(1 for entry in history if entry["type"] == "shown")
             decided = [entry for entry in history if entry["type"] == "decided"]
             settled = [entry for entry in history if entry["type"] == "settled"]
             # The outcome and its entry are one write: one settled entry once it settled.
@@ -463,6 +495,13 @@ class ApprovalMachine(RuleBasedStateMachine):
             if settled_by_vote:
                 assert kinds[-1] == "settled"
                 assert record.settled_by == ballots.votes[-1][0]
+
+    @invariant()
+    def every_chain_is_whole(self) -> None:
+        """Each request's stored entries verify as ``roomkit audit verify`` checks them."""
+        ids = [*self.model, *self.ballots]
+        breaks = self.run(chain_breaks(self.handlers["desk"], ids))
+        assert breaks == dict.fromkeys(ids), breaks
 
 
 def test_approvals_on_the_memory_store() -> None:
