@@ -9,6 +9,11 @@ names (or the room's participants when it names none), an approval's approvers, 
 of its answer link, and administrators. Room messages reach the room's participants and
 administrators. A frame is encoded once, whatever the number of recipients.
 
+What the desk shows a person is recorded in the request's history (:meth:`DeskHub.record_shown`):
+an open request returned by the HTTP API is ``shown`` on the ``desk`` surface, one a snapshot or
+a push delivers on the WebSocket is ``shown`` on ``websocket``, each once per request whoever
+views it and however often (the first viewer is the entry's actor).
+
 A client whose credential stops being good is closed: a link watcher as soon as the hub
 sees its request settled with the link spent (through this desk process or another on the
 store), and any client whose link or token the ledger says is spent or revoked (``roomkit
@@ -29,7 +34,7 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from roomkit.core.exceptions import StoreError
@@ -39,6 +44,7 @@ from roomkit.desk.metrics import DeskMetrics
 from roomkit.desk.shapes import view_of
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.shown import ShownTrail
 from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 __all__ = ["DeskHub", "Watcher"]
@@ -55,7 +61,7 @@ _RECHECK = 5.0
 class Watcher:
     """One connected client: its principal and the frames waiting for it."""
 
-    __slots__ = ("_frames", "_limit", "_ready", "closed", "dropped", "principal")
+    __slots__ = ("_frames", "_limit", "_ready", "_shows", "closed", "dropped", "principal", "shown")
 
     def __init__(self, principal: Principal, *, limit: int) -> None:
         self.principal = principal
@@ -65,19 +71,26 @@ class Watcher:
         self.closed: str | None = None
         """Why the client is to be closed once its queued frames are sent (its credential
         was spent or revoked), or ``None``."""
+        self.shown: list[str] = []
+        """The ids of the open requests the frames of the last :meth:`pull` show."""
         self._frames: deque[str] = deque()
+        self._shows: list[str] = []
         self._ready = asyncio.Event()
         self._limit = limit
 
-    def push(self, frame: str) -> None:
-        """Queue a frame; a client too far behind is dropped instead."""
+    def push(self, frame: str, *, shows: str | None = None) -> None:
+        """Queue a frame (``shows``: the id of the open request it shows); a client too far
+        behind is dropped instead."""
         if self.dropped or self.closed is not None:
             return
         if len(self._frames) >= self._limit:
             self.dropped = True
             self._frames.clear()
+            self._shows.clear()
         else:
             self._frames.append(frame)
+            if shows is not None:
+                self._shows.append(shows)
         self._ready.set()
 
     def close(self, reason: str) -> None:
@@ -92,6 +105,7 @@ class Watcher:
         self._ready.clear()
         frames = list(self._frames)
         self._frames.clear()
+        self.shown, self._shows = self._shows, []
         return frames
 
 
@@ -105,6 +119,7 @@ class DeskHub:
         outbox: frames a slow client may fall behind before it is dropped.
         metrics: where the desk counts its figures (store errors among them); a registry
             of the hub's own by default.
+        shown: records the requests the desk shows (a trail of the hub's own by default).
     """
 
     def __init__(
@@ -115,11 +130,14 @@ class DeskHub:
         *,
         outbox: int = 1024,
         metrics: DeskMetrics | None = None,
+        shown: ShownTrail | None = None,
     ) -> None:
         self.handler = handler
         self.access = access
         self.gate = gate
         self.metrics = metrics if metrics is not None else DeskMetrics()
+        self.shown = shown if shown is not None else ShownTrail(handler)
+        """Writes the ``shown`` entries of the requests the desk shows, once per surface."""
         self._outbox = outbox
         self.recheck = _RECHECK
         """Seconds between re-reads of the open requests and of the connected clients'
@@ -186,6 +204,16 @@ class DeskHub:
         """The open requests ``principal`` may answer, as views, oldest first."""
         pending = await self._pending()
         return [view_of(request) for request in await self.access.visible(principal, pending)]
+
+    async def record_shown(
+        self, principal: Principal, pending_ids: Collection[str], surface: str
+    ) -> None:
+        """Record that ``surface`` (``desk``, ``websocket``) showed ``principal`` the open
+        requests ``pending_ids``: once per request and surface. An administrator's view is
+        oversight, not the request reaching the person asked, and is not recorded. Never
+        raises (see :class:`~roomkit.tools.human_input.shown.ShownTrail`)."""
+        if pending_ids and not principal.admin:
+            await self.shown.record(pending_ids, surface, principal.actor_id)
 
     async def publish_room_message(self, room_id: str, message: dict[str, Any]) -> None:
         """Push a chat message (``id, sender_id, channel_id, body, created_at``) to the room.
@@ -367,8 +395,9 @@ class DeskHub:
         targets = await self._targets(view)
         if targets:
             frame = json.dumps({"type": kind, "request": view}, default=str)
+            shows = None if kind == "question_settled" else str(view["id"])
             for watcher in targets:
-                watcher.push(frame)
+                watcher.push(frame, shows=shows)
 
     async def _targets(self, view: dict[str, Any]) -> list[Watcher]:
         """The clients concerned by a request: its actor (or room), its links, the admins."""

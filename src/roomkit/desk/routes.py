@@ -4,6 +4,11 @@ Every error is ``{"detail": str}``: 401 without a valid token, 404 for a request
 unknown, another room's or someone else's (one answer for all three, so ids leak nothing),
 409 once a request is settled (saying how), 413 over the body cap, 422 for an answer that
 does not fit (the request stays open), 429 past the rate limit.
+
+An open request returned to a person (not an administrator) by ``GET /api/requests`` or
+``GET /api/requests/{id}`` is recorded in its history as ``shown`` on the ``desk`` surface,
+once (see :meth:`~roomkit.desk.hub.DeskHub.record_shown`); ``/api/history``, a request's
+``/history`` and the answers' responses show nothing new and record nothing.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at
@@ -52,6 +57,8 @@ logger = logging.getLogger("roomkit.desk")
 
 NOT_FOUND = "Request not found"
 UNAVAILABLE = "The request store is unavailable: try again"
+SURFACE = "desk"
+"""The surface of the requests the HTTP API shows, in their history's ``shown`` entries."""
 HISTORY_LIMIT = 50
 """The most settled requests ``GET /api/history`` returns."""
 _PENDING = PendingInputStatus.PENDING
@@ -241,7 +248,9 @@ def build_router(desk: "Desk") -> DeskRouter:
         """The caller's open questions, oldest first (optionally one room's)."""
         listed = await handler.expire_overdue(await handler.list_pending(room_id=room_id))
         pending = [request for request in listed if request.status is _PENDING]
-        return {"requests": [view_of(r) for r in await desk.access.visible(caller, pending)]}
+        shown = await desk.access.visible(caller, pending)
+        await desk.hub.record_shown(caller, [r.pending_id for r in shown], SURFACE)
+        return {"requests": [view_of(r) for r in shown]}
 
     @router.get("/history", response_model=HistoryList, responses=_errors(401, 422, 429))
     async def history(
@@ -266,7 +275,10 @@ def build_router(desk: "Desk") -> DeskRouter:
     )
     async def get_request(caller: Caller, request_id: RequestId) -> dict[str, Any]:
         """One request, open or recently settled."""
-        return view_of(await visible(caller, request_id))
+        request = await visible(caller, request_id)
+        if request.status is _PENDING:
+            await desk.hub.record_shown(caller, [request.pending_id], SURFACE)
+        return view_of(request)
 
     @router.post(
         "/requests/{request_id}/answer",

@@ -12,8 +12,10 @@ frame that is not a well-formed auth frame (however malformed or deeply nested) 
 with 1008, and so does a spent or revoked link or token, once the hub sees it (see
 :mod:`roomkit.desk.hub`), with the reason (``This answer link was already used``, ``This
 token was revoked``). A client that falls too far behind is closed with 1013 and reconnects
-for a new snapshot. No frame ends the session with an unhandled exception: a fault of the
-desk itself is logged and closes with 1011.
+for a new snapshot. Each open request a snapshot or a push delivers to a person (not an
+administrator) is recorded in its history as ``shown`` on the ``websocket`` surface, once
+(see :meth:`~roomkit.desk.hub.DeskHub.record_shown`). No frame ends the session with an
+unhandled exception: a fault of the desk itself is logged and closes with 1011.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ POLICY = 1008
 TOO_BIG = 1009
 INTERNAL = 1011
 TRY_AGAIN = 1013
+SURFACE = "websocket"
+"""The surface of the requests the socket shows, in their history's ``shown`` entries."""
 
 
 class _Closed(Exception):
@@ -97,7 +101,7 @@ async def _read(websocket: WebSocket, cap: int) -> None:
         pass
 
 
-async def _write(websocket: WebSocket, watcher: Watcher) -> None:
+async def _write(websocket: WebSocket, hub: DeskHub, watcher: Watcher) -> None:
     """Send the watcher's frames as they come, until it is dropped or closed."""
     while True:
         frames = await watcher.pull()
@@ -105,6 +109,7 @@ async def _write(websocket: WebSocket, watcher: Watcher) -> None:
             raise _Closed(TRY_AGAIN, "Too far behind: reconnect")
         for frame in frames:
             await websocket.send_text(frame)
+        await hub.record_shown(watcher.principal, watcher.shown, SURFACE)
         if watcher.closed is not None:
             raise _Closed(POLICY, watcher.closed)
 
@@ -115,11 +120,12 @@ async def _session(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) -> No
     try:
         snapshot = await hub.snapshot(principal)
         await websocket.send_text(json.dumps({"type": "snapshot", "requests": snapshot}))
+        await hub.record_shown(principal, [view["id"] for view in snapshot], SURFACE)
         expires = principal.expires_at
         remaining = None if expires is None else max(0.0, expires - time.time())
         tasks = [
             asyncio.create_task(_read(websocket, limits.max_frame)),
-            asyncio.create_task(_write(websocket, watcher)),
+            asyncio.create_task(_write(websocket, hub, watcher)),
         ]
         try:
             done, _ = await asyncio.wait(
