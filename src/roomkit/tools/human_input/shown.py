@@ -6,12 +6,15 @@ and each notification surface (by its name). A request gets one ``shown`` entry 
 surface, naming the first person it was shown to there, however often and to however many
 people that surface shows it again, and whichever process shows it: the handler's spend
 ledger (:attr:`~roomkit.tools.human_input.HumanInputHandler.ledger`), shared by every
-process on a durable store, spends ``notify:shown:{id}:{surface}`` once. A settled
-request is shown no more: only pending requests are recorded.
+process on a durable store, spends ``notify:shown:{id}:{surface}`` once (and keeps it
+:data:`SHOWN_KEEP`: a request still open a week later may be recorded again). A settled
+request is shown no more: the surfaces pass only the open requests they show, so a
+``shown`` entry follows the ``settled`` one only when the request settled elsewhere in the
+instant it was being shown.
 
-Recording never fails or holds up the surface: a store that cannot be reached is logged,
-and the ledger entry of a ``shown`` entry that could not be written is refunded, so that
-the next showing tries again. The trail remembers what this process recorded already, so
+Recording never fails the surface: a store that cannot be reached is logged, and the
+ledger entry of a ``shown`` entry that could not be written is refunded, so that the next
+showing tries again. The trail remembers what this process recorded already, so
 that a listing shown again costs no round trip; what it does not know is read from the
 ledger in one read, and the new entries are written concurrently.
 
