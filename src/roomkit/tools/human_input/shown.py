@@ -16,7 +16,8 @@ Recording never fails the surface: a store that cannot be reached is logged, and
 ledger entry of a ``shown`` entry that could not be written is refunded, so that the next
 showing tries again. The trail remembers what this process recorded already, so
 that a listing shown again costs no round trip; what it does not know is read from the
-ledger in one read, and the new entries are written concurrently.
+ledger in one read (one request alone is simply spent), and the new entries are written
+concurrently, a few at a time.
 
 What counts as shown is each surface's to say (the desk's is in :mod:`roomkit.desk.hub`).
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.stores import new_entry
@@ -67,9 +68,12 @@ class ShownTrail:
         fresh = [name for name in names if name not in self._recorded]
         if not fresh:
             return 0
-        ledger = self.handler.ledger
+        spent: Collection[str] = ()
         try:
-            spent = await ledger.read_spent(fresh)
+            if len(fresh) > 1:
+                # One read spares the writes of those shown already; for one, the spend is
+                # the check.
+                spent = await self.handler.ledger.read_spent(fresh)
         except Exception as error:
             logger.warning(
                 "Could not read which requests %s showed already: %s",
@@ -81,6 +85,8 @@ class ShownTrail:
         for name in spent:
             self._remember(name)
         new = [name for name in fresh if name not in spent]
+        if len(new) == 1:
+            return int(await self._write(new[0], names[new[0]], surface, actor))
         written = 0
         for start in range(0, len(new), _WRITES):
             batch = new[start : start + _WRITES]
