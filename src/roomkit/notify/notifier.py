@@ -26,6 +26,7 @@ from typing import Any
 
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.notify._first_notice import FOLLOW_UPS, first_notice_out
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Surface
@@ -463,6 +464,12 @@ class Notifier:
         ):
             # Nothing further is sent once a request settled; a surface since removed skips.
             await self.outbox.complete(item.item_id, {"skipped": "not sent"})
+            return
+        if kind in FOLLOW_UPS and not await first_notice_out(
+            self.outbox, item, now_of(self.handler)
+        ):
+            # The announcement is still on its way: this follow-up is looked at a poll later.
+            await self.outbox.renew(item.item_id, self.owner, now_of(self.handler) + self.poll)
             return
         notice = await self._notice(item, request, kind)
         try:

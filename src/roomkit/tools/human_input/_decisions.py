@@ -26,7 +26,7 @@ from roomkit.core.exceptions import InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._checks import check_options
-from roomkit.tools.human_input._in_transaction import answered
+from roomkit.tools.human_input._in_transaction import Settle, answered
 from roomkit.tools.human_input.stores import (
     Ballot,
     HistoryLog,
@@ -167,9 +167,17 @@ class Decisions:
         return await self._engine.create(request, timeout, (entry,))
 
     async def decide(
-        self, request: PendingInput, text: str, by: str | None, surface: str | None
+        self,
+        request: PendingInput,
+        text: str,
+        by: str | None,
+        surface: str | None,
+        settle: Settle | None = None,
     ) -> bool:
         """Settle the approval ``request`` with the decision ``text``; ``True`` if this won.
+
+        ``settle`` is the check-and-set to run, the engine's own unless given (the one
+        that joins the caller's transaction).
 
         Raises:
             InvalidAnswerError: ``text`` is not a decision, or an edit breaks the tool's
@@ -199,7 +207,7 @@ class Decisions:
             fields["digest"] = digest
         decided = new_entry("decided", actor=by, surface=surface, **fields)
         # The decision and the outcome join the history in the settle's own transaction.
-        if await engine.settle(
+        if await (settle or engine.settle)(
             pending_id, status, text, by, (decided, *trail(status, by, surface))
         ):
             return True

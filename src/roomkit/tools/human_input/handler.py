@@ -35,7 +35,7 @@ from roomkit.tools.human_input._checks import (
 )
 from roomkit.tools.human_input._decisions import APPROVAL, Decisions, check_actors, trail
 from roomkit.tools.human_input._durable_engine import DurableEngine
-from roomkit.tools.human_input._in_transaction import answered, resolve_in
+from roomkit.tools.human_input._in_transaction import Settle, answered, in_transaction
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import (
@@ -384,7 +384,8 @@ class HumanInputHandler:
                 (waiters wake after the commit; a rollback leaves the request pending).
 
         Raises:
-            TypeError: ``connection`` is given and the store is not a ``PostgresStore``.
+            TypeError: ``connection`` is given and the store is not a ``PostgresStore``,
+                or the request is a quorum approval (its votes cannot join a transaction).
             InvalidAnswerError: the answer does not match the request's answer schema, or
                 is not text UTF-8 can encode (a lone surrogate); on an approval, it is no
                 decision, or an edit breaks the tool's schema. The request stays open.
@@ -398,21 +399,21 @@ class HumanInputHandler:
             check_text("result", result, invalid=InvalidAnswerError)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
-        if connection is not None:
-            store = getattr(self._engine, "store", None)  # None: the memory store
-            return await resolve_in(store, pending_id, result, by, surface, connection)
-
         engine = self._engine
         # A request held here tells its schema without a read; the settle's check-and-set
         # decides whether it is still open.
         request = engine.local(pending_id) or await engine.get_request(pending_id)
+        settle: Settle = engine.settle
+        if connection is not None:
+            store = getattr(engine, "store", None)  # None: the memory store
+            settle = in_transaction(store, request, connection)
         if request is not None and request.kind == APPROVAL:
-            return await self._decisions.decide(request, result, by, surface)
+            return await self._decisions.decide(request, result, by, surface, settle)
         if request is None or request.status is not _PENDING:
             return answered(request, result, by)
         if request.answer_schema is not None:
             check_answer(request, result)
-        if await engine.settle(pending_id, _RESOLVED, result, by, trail(_RESOLVED, by, surface)):
+        if await settle(pending_id, _RESOLVED, result, by, trail(_RESOLVED, by, surface)):
             return True
         return by is not None and answered(await engine.get_request(pending_id), result, by)
 

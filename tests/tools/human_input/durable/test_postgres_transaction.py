@@ -7,6 +7,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -14,8 +15,8 @@ from tests.postgres_server import PostgresServer
 from tests.tools.human_input.durable.cross_process_peer import parked
 
 from roomkit.core.exceptions import InvalidAnswerError
-from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.approvals import approve
+from roomkit.models.pending_input import PendingInputStatus, arguments_digest
+from roomkit.tools.approvals import approve, edit, reject
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.postgres import PostgresStore
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
@@ -174,3 +175,120 @@ async def test_other_stores_refuse_a_connection(tmp_path: Path) -> None:
         await memory.close()
         await durable.close()
         await store.close()
+
+
+_PAY_SCHEMA = {
+    "type": "object",
+    "properties": {"amount": {"type": "integer", "maximum": 100}},
+    "required": ["amount"],
+}
+
+
+def _without_times(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``history`` without what differs from one request to the next: times, places in the
+    store and the chain of hashes."""
+    return [{k: v for k, v in e.items() if k not in ("at", "seq", "prev")} for e in history]
+
+
+async def test_a_bad_edit_is_refused_and_the_transaction_goes_on(
+    deployment: Deployment,
+) -> None:
+    request = await deployment.agent.create_approval(
+        "pay", {"amount": 10}, approvers=["ann"], tool_schema=_PAY_SCHEMA, room_id="r"
+    )
+    async with (
+        await psycopg.AsyncConnection.connect(deployment.dsn) as conn,
+        conn.transaction(),
+    ):
+        with pytest.raises(InvalidAnswerError, match="Invalid edit for 'pay'"):
+            await deployment.desk.aresolve(
+                request.pending_id, edit({"amount": 5000}), by="ann", connection=conn
+            )
+        # Refused before the database was touched: the application's transaction goes on.
+        await conn.execute(
+            f"INSERT INTO {deployment.table} VALUES (%s, 'refused')", (request.pending_id,)
+        )
+    assert await deployment.notes() == [(request.pending_id, "refused")]
+    record = await deployment.desk.get_request(request.pending_id)
+    assert record is not None
+    assert record.status is PendingInputStatus.PENDING
+    history = await deployment.desk.history(request.pending_id)
+    assert [entry["type"] for entry in history] == ["created"]
+
+
+async def test_no_decision_is_refused_in_the_transaction(deployment: Deployment) -> None:
+    request = await deployment.agent.create_approval(
+        "pay", {"amount": 10}, approvers=["ann"], tool_schema=_PAY_SCHEMA, room_id="r"
+    )
+    async with await psycopg.AsyncConnection.connect(deployment.dsn) as conn:
+        with pytest.raises(InvalidAnswerError):
+            await deployment.desk.aresolve(
+                request.pending_id, '{"amount": 10}', by="ann", connection=conn
+            )
+    assert [r.pending_id for r in await deployment.desk.list_pending()] == [request.pending_id]
+
+
+async def test_an_edit_in_the_transaction_records_what_aresolve_records(
+    deployment: Deployment,
+) -> None:
+    made = [
+        await deployment.agent.create_approval(
+            "pay", {"amount": 10}, approvers=["ann"], tool_schema=_PAY_SCHEMA, room_id="r"
+        )
+        for _ in range(2)
+    ]
+    inside, outside = (request.pending_id for request in made)
+    async with (
+        await psycopg.AsyncConnection.connect(deployment.dsn) as conn,
+        conn.transaction(),
+    ):
+        assert await deployment.desk.aresolve(
+            inside, edit({"amount": 7}), by="ann", surface="app", connection=conn
+        )
+    assert await deployment.desk.aresolve(outside, edit({"amount": 7}), by="ann", surface="app")
+
+    records = [await deployment.stores[0].fetch(pending_id) for pending_id in (inside, outside)]
+    assert [(r.status, r.result, r.settled_by) for r in records if r is not None] == [
+        (PendingInputStatus.RESOLVED, edit({"amount": 7}), "ann")
+    ] * 2
+    histories = [await deployment.desk.history(pending_id) for pending_id in (inside, outside)]
+    assert _without_times(histories[0]) == _without_times(histories[1])
+    decided = [entry for entry in histories[0] if entry["type"] == "decided"]
+    assert decided[0]["digest"] == arguments_digest("pay", {"amount": 7})
+    assert [entry["type"] for entry in histories[0]] == ["created", "decided", "settled"]
+
+
+async def test_a_rejection_in_the_transaction_rejects_the_call(deployment: Deployment) -> None:
+    request = await deployment.agent.create_approval(
+        "pay", {"amount": 10}, approvers=["ann"], room_id="r"
+    )
+    async with (
+        await psycopg.AsyncConnection.connect(deployment.dsn) as conn,
+        conn.transaction(),
+    ):
+        assert await deployment.desk.aresolve(
+            request.pending_id, reject("too much"), by="ann", connection=conn
+        )
+    record = await deployment.stores[0].fetch(request.pending_id)
+    assert record is not None
+    assert (record.status, record.reject_reason) == (PendingInputStatus.REJECTED, "too much")
+
+
+async def test_a_rolled_back_decision_leaves_the_approval_pending(
+    deployment: Deployment,
+) -> None:
+    request = await deployment.agent.create_approval(
+        "pay", {"amount": 10}, approvers=["ann"], room_id="r"
+    )
+    async with (
+        await psycopg.AsyncConnection.connect(deployment.dsn) as conn,
+        conn.transaction(force_rollback=True),
+    ):
+        assert await deployment.desk.aresolve(
+            request.pending_id, approve(), by="ann", connection=conn
+        )
+    record = await deployment.desk.get_request(request.pending_id)
+    assert record is not None
+    assert record.status is PendingInputStatus.PENDING
+    assert [e["type"] for e in await deployment.desk.history(request.pending_id)] == ["created"]
+    assert await deployment.desk.aresolve(request.pending_id, approve(), by="ann") is True
