@@ -35,10 +35,11 @@ from roomkit.core.exceptions import InvalidTextError, StoreUnavailableError
 from roomkit.core.lifecycle import Opened
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._history import check_entries
-from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange
+from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange, PendingChangeKind
 from roomkit.tools.validation import unencodable_text
 
 __all__ = [
+    "HINTED",
     "SETTLED_GRACE",
     "DurableBase",
     "ListenerFeed",
@@ -251,6 +252,10 @@ def check_token(token: str | None) -> str:
     if not token:
         raise ValueError("token must be a non-empty str (or None for a new one)")
     return token
+
+
+HINTED = {kind.value: kind for kind in PendingChangeKind if kind is not PendingChangeKind.RESYNC}
+"""The kinds of change a store's message names a request by, by its first word."""
 
 
 class ListenerFeed(ABC):

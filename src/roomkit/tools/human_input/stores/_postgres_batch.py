@@ -28,14 +28,16 @@ the transaction back, that settle raises, and the others run again; a batch the 
 refuses for a value of one settle runs each of its settles on its own. Only a fault of the
 server or the network fails the whole batch, and then each settle learns its outcome by
 running again with its token, as a lone settle does.
+
+The queue, the loop turns and the transactions in flight are
+:class:`~roomkit.tools.human_input.stores._batching.Batcher`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -43,6 +45,7 @@ import psycopg
 from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.core.postgres_link import Link
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input.stores._batching import Batcher, Call
 from roomkit.tools.human_input.stores._history import deadline_entry
 from roomkit.tools.human_input.stores._postgres_feed import hint
 from roomkit.tools.human_input.stores._postgres_history import append_chained, linked_rows
@@ -73,13 +76,12 @@ _OPEN = (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INER
 """A connection's states inside a transaction that a failed try leaves to roll back."""
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class _Settle:
     pending_id: str
     recorded: Recorded
     history: tuple[dict[str, Any], ...]
     """The entries to append when this settle wins."""
-    future: asyncio.Future[Settled] = field(repr=False)
 
 
 class SettleBatcher:
@@ -107,11 +109,13 @@ class SettleBatcher:
         self._link = link
         self._sql = statements
         self._now = now
-        self._max_batch = max_batch
-        self._max_in_flight = max_in_flight
-        self._queue: list[_Settle] = []
-        self._scheduled = False
-        self._in_flight: set[asyncio.Task[None]] = set()
+        # A request twice in one transaction: the second runs after the first.
+        self._batches: Batcher[_Settle, Settled] = Batcher(
+            self._settle_all,
+            max_batch=max_batch,
+            max_in_flight=max_in_flight,
+            key=lambda settle: settle.pending_id,
+        )
 
     async def settle(
         self, pending_id: str, recorded: Recorded, history: tuple[dict[str, Any], ...] = ()
@@ -123,79 +127,37 @@ class SettleBatcher:
             StoreUnavailableError: the server did not answer; the outcome is unknown.
             CorruptRecordError: the stored record cannot be read (nothing was written).
         """
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Settled] = loop.create_future()
-        self._queue.append(_Settle(pending_id, recorded, history, future))
-        if not self._scheduled:
-            self._scheduled = True
-            loop.call_soon(self._dispatch)
-        return await future
+        return await self._batches.submit(_Settle(pending_id, recorded, history))
 
-    def _dispatch(self) -> None:
-        self._scheduled = False
-        loop = asyncio.get_running_loop()
-        while self._queue and len(self._in_flight) < self._max_in_flight:
-            batch: dict[str, _Settle] = {}
-            later: list[_Settle] = []
-            for index, item in enumerate(self._queue):
-                if len(batch) >= self._max_batch:
-                    later += self._queue[index:]
-                    break
-                if item.future.done():
-                    continue
-                if item.pending_id in batch:
-                    # A request twice in one transaction: the second runs after the first.
-                    later.append(item)
-                else:
-                    batch[item.pending_id] = item
-            self._queue = later
-            if not batch:
-                return
-            task = loop.create_task(self._send(list(batch.values())))
-            self._in_flight.add(task)
-            task.add_done_callback(self._sent)
-
-    def _sent(self, task: asyncio.Task[None]) -> None:
-        self._in_flight.discard(task)
-        if self._queue and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._dispatch)
-
-    async def _send(self, batch: list[_Settle]) -> None:
-        try:
-            await self._settle_all(batch)
-        except asyncio.CancelledError:
-            for item in batch:
-                item.future.cancel()
-            raise
-
-    async def _settle_all(self, batch: list[_Settle]) -> None:
+    async def _settle_all(self, batch: list[Call[_Settle, Settled]]) -> None:
         while batch:
             try:
-                outcomes = await self._attempt(batch)
+                outcomes = await self._attempt([call.value for call in batch])
             except _Broken as broken:
                 # One settled record cannot be read: it fails alone, the others run again.
-                batch = [item for item in batch if item is not broken.item]
-                _fail(broken.item, broken.error)
+                for call in batch:
+                    if call.value is broken.item:
+                        call.fail(broken.error)
+                batch = [call for call in batch if call.value is not broken.item]
                 continue
             except StoreError as fault:
-                for item in batch:
-                    _fail(item, fault)
+                for call in batch:
+                    call.fail(fault)
                 return
             except Exception as error:
                 if len(batch) == 1:
-                    _fail(batch[0], error)
+                    batch[0].fail(error)
                     return
                 # The server refused the statement for a value of one of the settles:
                 # each runs on its own, so that only that one fails.
-                for item in batch:
-                    await self._settle_all([item])
+                for call in batch:
+                    await self._settle_all([call])
                 return
-            for item, outcome in zip(batch, outcomes, strict=True):
+            for call, outcome in zip(batch, outcomes, strict=True):
                 if isinstance(outcome, CorruptRecordError):
-                    _fail(item, outcome)
-                elif not item.future.done():
-                    item.future.set_result(outcome)
+                    call.fail(outcome)
+                else:
+                    call.resolve(outcome)
             return
 
     async def _attempt(self, batch: list[_Settle]) -> list[Settled | CorruptRecordError]:
@@ -348,11 +310,6 @@ def _own(row: Any, item: _Settle) -> PendingInput | None:
     record = decode_row(row)
     won = record.status.value != _PENDING and row[_TOKEN] == item.recorded[5]
     return record if won else None
-
-
-def _fail(item: _Settle, error: BaseException) -> None:
-    if not item.future.done():
-        item.future.set_exception(error)
 
 
 class _Broken(Exception):

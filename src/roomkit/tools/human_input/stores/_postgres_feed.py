@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
 from roomkit.core.postgres_link import Link
 from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores._durable_base import ListenerFeed
+from roomkit.tools.human_input.stores._durable_base import HINTED, ListenerFeed
 from roomkit.tools.human_input.stores._postgres_listen import Hub, Refused
 from roomkit.tools.human_input.stores._postgres_schema import MAX_PAYLOAD, decode_fields
 from roomkit.tools.human_input.stores._records import FIELDS
@@ -34,11 +34,6 @@ __all__ = ["NotifyFeed", "hint"]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-_KINDS = {
-    "created": PendingChangeKind.CREATED,
-    "settled": PendingChangeKind.SETTLED,
-    "voted": PendingChangeKind.VOTED,
-}
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
 
 
@@ -132,7 +127,7 @@ class NotifyFeed(ListenerFeed):
         if verb == "resync":
             self.emit(_RESYNC)
             return
-        kind = _KINDS.get(verb)
+        kind = HINTED.get(verb)
         if kind is None or not pending_id:
             logger.debug("ignoring an unknown change notification %r", payload)
             return

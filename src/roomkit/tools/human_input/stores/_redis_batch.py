@@ -8,12 +8,13 @@ runs as its own script on the server, atomic on its own; a pipeline only shares 
 A call's values are encoded before it joins a batch, so a value the client cannot send
 fails that call alone, never the pipeline it would have shared.
 
-A lone call goes out on the next loop turn, so an idle store adds no delay.
+The queue, the loop turns and the pipelines in flight are
+:class:`~roomkit.tools.human_input.stores._batching.Batcher`'s: a lone call goes out on the
+next loop turn, as a plain EVALSHA, so an idle store adds no delay.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,9 +22,9 @@ from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
 
-__all__ = ["ScriptBatcher"]
+from roomkit.tools.human_input.stores._batching import Batcher, Call
 
-_Call = tuple[Sequence[Any], "asyncio.Future[Any]"]
+__all__ = ["ScriptBatcher"]
 
 
 class ScriptBatcher:
@@ -50,11 +51,9 @@ class ScriptBatcher:
         # leaves get_encoder unannotated.
         self._encoder = client.connection_pool.get_encoder()  # type: ignore[no-untyped-call]
         self._script = script
-        self._max_batch = max_batch
-        self._max_in_flight = max_in_flight
-        self._queue: list[_Call] = []
-        self._scheduled = False
-        self._in_flight: set[asyncio.Task[None]] = set()
+        self._batches: Batcher[Sequence[Any], Any] = Batcher(
+            self._send, max_batch=max_batch, max_in_flight=max_in_flight
+        )
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         """Run the script with ``keys`` and ``args``; its reply, or the error it raised.
@@ -64,57 +63,23 @@ class ScriptBatcher:
             redis.exceptions.DataError: a value is of a type Redis cannot hold.
         """
         encode = self._encoder.encode
-        command = (len(keys), *map(encode, keys), *map(encode, args))
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        self._queue.append((command, future))
-        if not self._scheduled:
-            self._scheduled = True
-            loop.call_soon(self._dispatch)
-        return await future
+        return await self._batches.submit((len(keys), *map(encode, keys), *map(encode, args)))
 
-    def _dispatch(self) -> None:
-        self._scheduled = False
-        while self._queue and len(self._in_flight) < self._max_in_flight:
-            batch = self._queue[: self._max_batch]
-            del self._queue[: self._max_batch]
-            task = asyncio.get_running_loop().create_task(self._send(batch))
-            self._in_flight.add(task)
-            task.add_done_callback(self._sent)
-
-    def _sent(self, task: asyncio.Task[None]) -> None:
-        self._in_flight.discard(task)
-        if self._queue and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._dispatch)
-
-    async def _send(self, batch: list[_Call]) -> None:
-        try:
-            replies = await self._execute([command for command, _ in batch])
-            if any(isinstance(reply, NoScriptError) for reply in replies):
-                # The server lost its scripts (a restart): load it and run the calls that
-                # did not run; a NOSCRIPT reply means the call had no effect.
-                self._script.sha = await self._client.script_load(self._script.script)
-                again = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
-                rerun = await self._execute([batch[i][0] for i in again])
-                for i, reply in zip(again, rerun, strict=True):
-                    replies[i] = reply
-        except asyncio.CancelledError:
-            for _, future in batch:
-                future.cancel()
-            raise
-        except Exception as error:
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(error)
-            return
-        for (_, future), reply in zip(batch, replies, strict=True):
-            if future.done():
-                continue
+    async def _send(self, batch: list[Call[Sequence[Any], Any]]) -> None:
+        replies = await self._execute([call.value for call in batch])
+        if any(isinstance(reply, NoScriptError) for reply in replies):
+            # The server lost its scripts (a restart): load it and run the calls that
+            # did not run; a NOSCRIPT reply means the call had no effect.
+            self._script.sha = await self._client.script_load(self._script.script)
+            again = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+            rerun = await self._execute([batch[i].value for i in again])
+            for i, reply in zip(again, rerun, strict=True):
+                replies[i] = reply
+        for call, reply in zip(batch, replies, strict=True):
             if isinstance(reply, Exception):
-                future.set_exception(reply)
+                call.fail(reply)
             else:
-                future.set_result(reply)
+                call.resolve(reply)
 
     async def _execute(self, commands: list[Sequence[Any]]) -> list[Any]:
         if len(commands) == 1:

@@ -26,7 +26,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from roomkit.core.exceptions import CorruptRecordError
-from roomkit.tools.human_input.stores._durable_base import ListenerFeed
+from roomkit.tools.human_input.stores._durable_base import HINTED, ListenerFeed
 from roomkit.tools.human_input.stores._records import decode
 from roomkit.tools.human_input.stores._redis_scripts import unpack
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
@@ -35,11 +35,6 @@ __all__ = ["ChangeFeed"]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.redis")
 
-_KINDS = {
-    "created": PendingChangeKind.CREATED,
-    "settled": PendingChangeKind.SETTLED,
-    "voted": PendingChangeKind.VOTED,
-}
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
 _LOST = (RedisConnectionError, RedisTimeoutError, OSError)
 _STOP_PATIENCE = 1.0
@@ -162,7 +157,7 @@ class ChangeFeed(ListenerFeed):
         text = data.decode() if isinstance(data, bytes) else str(data)
         verb, _, rest = text.partition(" ")
         pending_id, _, body = rest.partition(" ")
-        kind = _KINDS.get(verb)
+        kind = HINTED.get(verb)
         if kind is None or not pending_id:
             logger.debug("ignoring an unknown change message %r", text)
             return

@@ -11,16 +11,19 @@ write that breaks on its own (a value the driver cannot bind, a bug) fails alone
 transaction is rolled back and the other writes run again without it, each re-reading what
 it checks. Only a fault of SQLite itself
 (a lock, the disk) fails the whole batch, and then none of it was written.
+
+The queue is :class:`~roomkit.tools.human_input.stores._batching.Batcher`'s, with one
+transaction running at a time: the store has one connection.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreError
+from roomkit.tools.human_input.stores._batching import Batcher, Call
 from roomkit.tools.human_input.stores._sqlite_link import Link
 
 __all__ = ["Write", "WriteBatcher"]
@@ -62,8 +65,9 @@ class WriteBatcher:
         self._durable = durable
         self._committed = committed
         self._aborted = aborted
-        self._queue: list[tuple[Write[Any], asyncio.Future[Any]]] = []
-        self._task: asyncio.Task[None] | None = None
+        self._batches: Batcher[Write[Any], Any] = Batcher(
+            self._commit, max_batch=_LIMIT, max_in_flight=1
+        )
 
     async def run(self, write: Write[T]) -> T:
         """Queue ``write`` and return its result once its transaction has committed.
@@ -72,53 +76,32 @@ class WriteBatcher:
             StoreError: what ``write`` raised (it wrote nothing), or the fault that kept the
                 batch from committing.
         """
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.append((write, future))
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._drain())
-        return await future
+        result: T = await self._batches.submit(write)
+        return result
 
     async def wait_idle(self) -> None:
         """Return once every queued write has been run."""
-        while self._task is not None and not self._task.done():
-            await asyncio.wait((self._task,))
+        await self._batches.wait_idle()
 
-    async def _drain(self) -> None:
-        try:
-            while self._queue:
-                batch = [
-                    (write, future) for write, future in self._queue[:_LIMIT] if not future.done()
-                ]
-                del self._queue[:_LIMIT]
-                if batch:
-                    await self._commit(batch)
-                    # After the callers were told: none of them waits for the log's copy.
-                    await self._link.checkpoint()
-        finally:
-            # Cancelled (the loop is shutting down): nothing queued will run.
-            for _, future in self._queue:
-                future.cancel()
-            self._queue.clear()
-
-    async def _commit(self, batch: list[tuple[Write[Any], asyncio.Future[Any]]]) -> None:
+    async def _commit(self, batch: list[Call[Write[Any], Any]]) -> None:
         while batch:
             broken = await self._attempt(batch)
             if broken is None:
-                return
+                break
             # One write broke the transaction: it fails alone, the others run again.
             index, error = broken
-            _, future = batch.pop(index)
-            if not future.done():
-                future.set_exception(error)
+            batch.pop(index).fail(error)
+        # After the callers were told: none of them waits for the log's copy.
+        await self._link.checkpoint()
 
-    async def _attempt(
-        self, batch: list[tuple[Write[Any], asyncio.Future[Any]]]
-    ) -> tuple[int, Exception] | None:
-        """Run ``batch`` in one transaction; the write that broke it, if one did."""
+    async def _attempt(self, batch: list[Call[Write[Any], Any]]) -> tuple[int, Exception] | None:
+        """Run ``batch`` in one transaction; the write that broke it, if one did.
+
+        Raises:
+            BaseException: the fault that kept the transaction from committing.
+        """
         # Decided before the transaction: a caller cancelled before its turn is dropped.
-        writes = [
-            (index, write) for index, (write, future) in enumerate(batch) if not future.done()
-        ]
+        writes = [(index, call.value) for index, call in enumerate(batch) if not call.future.done()]
 
         def run(db: sqlite3.Connection, now: float) -> list[tuple[int, Any, StoreError | None]]:
             outcomes: list[tuple[int, Any, StoreError | None]] = []
@@ -138,27 +121,15 @@ class WriteBatcher:
         except _Broken as broken:
             self._aborted()
             return broken.index, broken.error
-        except BaseException as fault:
+        except BaseException:
             self._aborted()
-            for _, future in batch:
-                if future.done():
-                    continue
-                if isinstance(fault, asyncio.CancelledError):
-                    future.cancel()
-                else:
-                    future.set_exception(fault)
-            if not isinstance(fault, Exception):
-                raise
-            return None
+            raise
         self._committed()
         for index, result, refusal in outcomes:
-            future = batch[index][1]
-            if future.done():
-                continue
             if refusal is None:
-                future.set_result(result)
+                batch[index].resolve(result)
             else:
-                future.set_exception(refusal)
+                batch[index].fail(refusal)
         return None
 
 
