@@ -37,7 +37,8 @@ loopback port in a temporary directory, and stop it at the end; without ``redis-
 they are skipped with a note.
 
 Run ``python bench/bench_stores.py``: it prints a table and a summary and exits 0
-(``--check`` makes a missed target exit 1). ``--sqlite`` runs the SQLite cases alone.
+(``--check`` makes a missed target exit 1). ``--sqlite`` runs the SQLite cases alone,
+``--redis`` the Redis ones.
 ``--quick`` runs the 4-process case with 10,000 requests; ``ROOMKIT_BENCH_STORES_REQUESTS``
 sets its default size (100,000). On two CPUs the full run takes about two minutes,
 ``--quick`` about 40 seconds; progress goes to stderr.
@@ -598,7 +599,7 @@ def print_table(rows: list[Row]) -> None:
         print(" | ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)))
 
 
-async def main(size: int, *, only_sqlite: bool = False) -> int:
+async def main(size: int, *, only_sqlite: bool = False, only_redis: bool = False) -> int:
     """Print the table and the summary; return the number of missed targets."""
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     print("Memory store: the reference is bench/bench_human_input.py (a bare future and task")
@@ -612,8 +613,9 @@ async def main(size: int, *, only_sqlite: bool = False) -> int:
             print("note: redis-server is not installed; the Redis cases are skipped\n")
         else:
             rows += await redis_rows(size, workdir)
-        rows += await sqlite_rows(workdir)
-        if not only_sqlite:
+        if not only_redis:
+            rows += await sqlite_rows(workdir)
+        if not (only_sqlite or only_redis):
             from bench_postgres import postgres_rows
 
             rows += await postgres_rows(size)
@@ -631,8 +633,8 @@ if __name__ == "__main__":
     arguments = sys.argv[1:]
     if play_role(arguments, scale_waiter, answerer):
         sys.exit(0)
-    given = options(__doc__, ("--check", "--quick", "--sqlite"), arguments)
+    given = options(__doc__, ("--check", "--quick", "--redis", "--sqlite"), arguments)
     default = int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))
     size = QUICK_SIZE if "--quick" in given else default
-    missed = asyncio.run(main(size, only_sqlite="--sqlite" in given))
+    missed = asyncio.run(main(size, only_sqlite="--sqlite" in given, only_redis="--redis" in given))
     sys.exit(1 if missed and "--check" in given else 0)
