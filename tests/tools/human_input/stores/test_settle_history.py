@@ -135,6 +135,27 @@ async def test_a_head_moved_by_another_store_object_is_linked_again(backend: Bac
     assert len(texts) == 6
 
 
+async def test_the_deadlines_entry_after_a_moved_head_is_linked_again(
+    backend: Backend, clock: FakeClock
+) -> None:
+    """A settle the deadline beat, whose head another store object moved: the deadline's
+    entry is linked to the real head, and the head noted after it serves the next append."""
+    async with backend.make(clock=clock) as one, backend.make(clock=clock) as two:
+        request, _ = await one.insert(
+            make_request(deadline=clock() + 5), history=[new_entry("created")]
+        )
+        await two.append_history(request.pending_id, new_entry("shown", surface="elsewhere"))
+        clock.advance(10)
+        answer = [settled_entry("resolved", actor="ann")]
+        assert await one.settle(request.pending_id, RESOLVED, result="a", history=answer) is None
+        await one.append_history(request.pending_id, new_entry("executed"))
+        texts = await chain(one, request.pending_id)
+        history = await two.read_history(request.pending_id)
+    assert [entry["type"] for entry in history] == ["created", "shown", "settled", "executed"]
+    assert (history[2]["status"], history[2]["actor"]) == ("timed_out", None)
+    assert len(texts) == 4
+
+
 async def test_racing_settles_from_two_store_objects_append_one_outcome(
     backend: Backend,
 ) -> None:

@@ -51,6 +51,7 @@ __all__ = [
     "entry_text",
     "first_prev",
     "link_digest",
+    "linked_chain",
     "linked_text",
     "linked_texts",
     "new_entry",
@@ -104,9 +105,9 @@ def check_entries(entries: Sequence[object]) -> tuple[dict[str, Any], ...]:
             an entry is no entry (as :func:`check_entry`).
         ValueError, InvalidTextError: as :func:`check_entry`.
     """
-    if isinstance(entries, Mapping | str | bytes):
+    if type(entries) not in (list, tuple) and isinstance(entries, Mapping | str | bytes):
         raise TypeError("history= takes a sequence of history entries: pass [entry]")
-    return tuple(check_entry(entry) for entry in entries)
+    return tuple([check_entry(entry) for entry in entries])
 
 
 def check_entry(entry: object) -> dict[str, Any]:
@@ -118,7 +119,7 @@ def check_entry(entry: object) -> dict[str, Any]:
             or it is longer than :data:`MAX_ENTRY_CHARS` as JSON.
         InvalidTextError: a text in it holds a lone surrogate.
     """
-    if not isinstance(entry, Mapping):
+    if type(entry) is not dict and not isinstance(entry, Mapping):
         raise TypeError(f"a history entry is a dict, got {type(entry).__name__}")
     checked = dict(entry)
     if checked.get("type") not in ENTRY_TYPES:
@@ -158,10 +159,14 @@ def _short_and_flat(entry: Mapping[str, Any]) -> bool:
     return size <= MAX_ENTRY_CHARS
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""What :func:`entry_text` encodes with: ``json.dumps`` with these options makes one per call."""
+
+
 def entry_text(entry: Mapping[str, Any]) -> str:
     """The entry as it is stored: compact JSON, keys sorted."""
     try:
-        return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _CANONICAL.encode(entry)
     except (TypeError, ValueError) as error:
         raise TypeError(f"a history entry must be JSON-serialisable: {error}") from None
 
@@ -186,7 +191,8 @@ def chain_text(entry: Mapping[str, Any], pending_id: str, head: str | bytes | No
 def linked_text(entry: Mapping[str, Any], prev: str) -> str:
     """The stored text of ``entry`` appended after the entry whose digest is ``prev`` (for
     the first entry, :func:`first_prev` of the request's id)."""
-    linked = {name: value for name, value in entry.items() if name != "seq"}
+    linked = dict(entry)
+    linked.pop("seq", None)
     linked["prev"] = prev
     return entry_text(linked)
 
@@ -201,12 +207,19 @@ def chain_texts(
 def linked_texts(entries: Sequence[Mapping[str, Any]], prev: str) -> list[str]:
     """The stored texts of ``entries`` appended one after another after the entry whose
     digest is ``prev``."""
+    return linked_chain(entries, prev)[0]
+
+
+def linked_chain(entries: Sequence[Mapping[str, Any]], prev: str) -> tuple[list[str], str]:
+    """As :func:`linked_texts`, and the digest of the last text (``prev`` for no entries):
+    the ``prev`` of whatever comes next, so that whoever keeps the head need not digest
+    that text again."""
     texts: list[str] = []
     for entry in entries:
         text = linked_text(entry, prev)
         texts.append(text)
         prev = link_digest(text)
-    return texts
+    return texts, prev
 
 
 def broken_link(pending_id: str, texts: Sequence[str | bytes]) -> tuple[int, str] | None:

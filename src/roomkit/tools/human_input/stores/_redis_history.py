@@ -129,11 +129,12 @@ class Heads:
             return int(reply[0]), first_prev(pending_id)
         return int(reply[0]), link_digest(reply[1])
 
-    def wrote(self, pending_id: str, length: int, last: str) -> None:
-        """Note that the chain is now ``length`` long and ends with ``last``."""
+    def wrote(self, pending_id: str, length: int, prev: str) -> None:
+        """Note that the chain is now ``length`` long, its next entry's ``prev`` ``prev``
+        (the digest :func:`~roomkit.tools.human_input.stores._history.linked_chain` gives)."""
         heads = self._heads
         heads.pop(pending_id, None)
-        heads[pending_id] = (length, link_digest(last))
+        heads[pending_id] = (length, prev)
         if len(heads) > self._kept:
             del heads[next(iter(heads))]
 

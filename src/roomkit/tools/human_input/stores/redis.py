@@ -53,8 +53,7 @@ from roomkit.tools.human_input.stores._durable_base import (
 from roomkit.tools.human_input.stores._history import (
     deadline_entry,
     entry_text,
-    linked_text,
-    linked_texts,
+    linked_chain,
 )
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
@@ -226,7 +225,7 @@ class RedisStore(DurableBase):
         history_key = _history.history_key(self.prefix, pending_id)
         head = self._heads.guess(pending_id)
         while True:
-            lines = linked_texts(entries, head[1])
+            lines, after = linked_chain(entries, head[1])
             keys, args, fields = scripts.insert_call(
                 self._layout, request, self._cutoff(), (history_key, (head[0], lines))
             )
@@ -241,7 +240,7 @@ class RedisStore(DurableBase):
         record = decode(scripts.unpack(reply[1]) if len(reply) > 1 else fields, hashed=True)
         if created:
             if lines:
-                self._heads.wrote(pending_id, head[0] + len(lines), lines[-1])
+                self._heads.wrote(pending_id, head[0] + len(lines), after)
             self._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
         return record, created
 
@@ -295,13 +294,14 @@ class RedisStore(DurableBase):
         await self._ensure_open()
         entries = outcome.history
         head = self._heads.guess(pending_id)
-        wins, late = linked_texts(entries, head[1]), None
+        wins, after = linked_chain(entries, head[1])
+        late: tuple[list[str], str] | None = None  # the deadline's entry, once it is needed
         now = self.clock()
         history_key = _history.history_key(self.prefix, pending_id)
         keys = [self._layout.record(pending_id), self._layout.pending, history_key]
 
         async def attempt() -> Any:
-            nonlocal head, wins, late
+            nonlocal head, wins, after, late
             while True:
                 args = scripts.settle_args(
                     self._layout,
@@ -314,17 +314,17 @@ class RedisStore(DurableBase):
                     now=now,
                     retention_seconds=self._keep,
                     token=token,
-                    history=(head[0], wins, late),
+                    history=(head[0], wins, None if late is None else late[0][0]),
                     audit_ms=self._audit_ms,
                 )
                 with guard(self._where, pending_id):
                     reply = await self._settle(keys, args)
                 if isinstance(reply, list):
                     head = _history.Heads.moved(pending_id, reply)
-                    wins = linked_texts(entries, head[1])
-                    late = None if late is None else linked_text(deadline_entry(), head[1])
+                    wins, after = linked_chain(entries, head[1])
+                    late = None if late is None else linked_chain((deadline_entry(),), head[1])
                 elif isinstance(reply, bytes | str) and text(reply) == scripts.LATE:
-                    late = linked_text(deadline_entry(), head[1])
+                    late = linked_chain((deadline_entry(),), head[1])
                 else:
                     return reply
 
@@ -337,10 +337,10 @@ class RedisStore(DurableBase):
         self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
         if answer == scripts.LOST_TO_DEADLINE:
             if late is not None:
-                self._heads.wrote(pending_id, head[0] + 1, late)
+                self._heads.wrote(pending_id, head[0] + 1, late[1])
             return None
         if wins:
-            self._heads.wrote(pending_id, head[0] + len(wins), wins[-1])
+            self._heads.wrote(pending_id, head[0] + len(wins), after)
         return decode(scripts.unpack(reply), hashed=True)
 
     async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
@@ -489,13 +489,13 @@ class RedisStore(DurableBase):
         keys = [_history.history_key(self.prefix, pending_id), self._layout.record(pending_id)]
         length, head = self._heads.guess(pending_id)
         while True:
-            line = linked_text(entry, head)
+            lines, after = linked_chain((entry,), head)
             with guard(self._where, pending_id):
-                done = await self._append(keys, [length, self._audit_ms, line])
+                done = await self._append(keys, [length, self._audit_ms, *lines])
             if not isinstance(done, list):
                 break
             length, head = _history.Heads.moved(pending_id, done)
-        self._heads.wrote(pending_id, length + 1, line)
+        self._heads.wrote(pending_id, length + 1, after)
         return length
 
     async def history_texts(self) -> dict[str, list[str]]:
