@@ -36,6 +36,7 @@
     │   └── SessionNotOpenError         the session named is not open on the channel
     └── StoreError                  a store (pending requests, rooms) failed
         ├── StoreUnavailableError       also ConnectionError: the store cannot be reached
+        ├── StoreClosedError            also RuntimeError: the store was closed: open() it again
         ├── CorruptRecordError          also ValueError: a stored record cannot be read
         └── StoreFormatError            the store holds another format version of its records
 
@@ -79,6 +80,7 @@ __all__ = [
     "RequestWithdrawnError",
     "RoomKitError",
     "SessionNotOpenError",
+    "StoreClosedError",
     "StoreError",
     "StoreFormatError",
     "StoreUnavailableError",
@@ -247,6 +249,10 @@ class StoreError(RoomKitError):
 
 class StoreUnavailableError(StoreError, ConnectionError):
     """The store cannot be reached (a database locked or gone, a server down)."""
+
+
+class StoreClosedError(StoreError, RuntimeError):
+    """The store was closed: :meth:`open` it again (or use ``async with``) before using it."""
 
 
 class CorruptRecordError(StoreError, ValueError):

@@ -32,6 +32,7 @@ from typing import Any
 from roomkit.core.exceptions import (
     HandlerClosedError,
     RoomKitError,
+    StoreClosedError,
     StoreError,
     StoreUnavailableError,
     UnknownRequestError,
@@ -325,6 +326,11 @@ class DurableWaits:
         while self._waiters:
             try:
                 await self._sweep_once(failures)
+            except StoreClosedError as error:
+                # Nothing will answer through a closed store: its waits end with why.
+                for watch in list(self._waiters.values()):
+                    watch.fail(error)
+                return
             except StoreUnavailableError as error:
                 # An outage delays answers, never loses them: the requests are read again.
                 if not failures:

@@ -23,7 +23,7 @@ from typing import Any
 
 import aiosqlite
 
-from roomkit.core.exceptions import CorruptRecordError, StoreError
+from roomkit.core.exceptions import CorruptRecordError, StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._durable_base import ListenerFeed
 from roomkit.tools.human_input.stores._records import FIELDS
@@ -109,6 +109,8 @@ class PollingFeed(ListenerFeed):
         while self._listeners:
             try:
                 changes = await self._poll(hinted)
+            except StoreClosedError:
+                return  # the store's next open() starts the feed again
             except StoreError as error:
                 if not failing:
                     logger.warning("change feed of %s failing (%s); retrying", self._where, error)

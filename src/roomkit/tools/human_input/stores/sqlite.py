@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from roomkit.core.exceptions import StoreError, StoreUnavailableError
+from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _sqlite_ledger as ledger
 from roomkit.tools.human_input.stores import _sqlite_schema as sql
@@ -205,16 +205,24 @@ class SQLiteStore(DurableBase):
             aborted=self._changes.aborted,
         )
         self._next_purge = -math.inf
+        self._closed = False
 
     # -- connection ----------------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Connect and create the schema; idempotent (every other method opens lazily)."""
+        """Connect and create the schema; idempotent (every other method opens lazily, until
+        :meth:`close`; after it, only this opens the store again)."""
+        self._closed = False
         async with self._session():
             pass
 
     async def close(self) -> None:
-        """Stop the change feed and disconnect; idempotent."""
+        """Stop the change feed and disconnect; idempotent.
+
+        Then every call but :meth:`open` raises :class:`StoreClosedError`, rather than open
+        the file again behind the caller's back (and keep its thread and feed running).
+        """
+        self._closed = True
         await self._feed.stop()
         await self._writes.wait_idle()
         await self._link.close()
@@ -223,12 +231,21 @@ class SQLiteStore(DurableBase):
         self._hints.close()
 
     def _session(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
+        self._check_open()
         self._feed.start()
         return self._link.session()
 
     async def _write(self, write: Write[T]) -> T:
+        self._check_open()
         self._feed.start()
         return await self._writes.run(write)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError(
+                f"SQLite store {self.path!r} is closed: call open() (or use it as "
+                f"`async with SQLiteStore(...)`) before using it again"
+            )
 
     # -- records -------------------------------------------------------------------------------
 

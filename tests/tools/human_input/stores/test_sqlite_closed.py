@@ -1,0 +1,95 @@
+"""A closed SQLite store stays closed until it is opened again.
+
+Before, any call after ``close()`` opened the file anew: a handler still waiting on the
+store brought back its connection's thread and its change feed, which nothing would close
+again, and a process holding such a store never exited (the thread is not a daemon).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+from tests.tools.human_input.durable.cross_process_peer import parked
+from tests.tools.human_input.stores.store_kit import PATIENCE, make_request
+from tests.tools.human_input.stores.test_sqlite_wake import needs_proc, open_sockets
+
+from roomkit.core.exceptions import StoreClosedError
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+QUESTION = {"question": "Ship it?"}
+
+
+def connection_threads() -> int:
+    """How many threads of SQLite connections (aiosqlite's workers) are running."""
+    return sum("_connection_worker_thread" in thread.name for thread in threading.enumerate())
+
+
+async def test_every_call_after_close_is_refused_until_open(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "kit.db")
+    await store.open()
+    request = make_request()
+    await store.insert(request)
+    await store.close()
+    threads = connection_threads()
+
+    with pytest.raises(StoreClosedError, match=r"closed: call open\(\)"):
+        await store.fetch(request.pending_id)
+    with pytest.raises(StoreClosedError):
+        await store.insert(make_request())
+    with pytest.raises(StoreClosedError):
+        await store.list_pending()
+    assert connection_threads() == threads
+
+    await store.open()
+    fetched = await store.fetch(request.pending_id)
+    assert fetched is not None
+    assert fetched.pending_id == request.pending_id
+    await store.close()
+    assert connection_threads() == threads
+
+
+@needs_proc
+async def test_a_wait_on_a_store_closed_under_it_ends_and_leaves_nothing_running(
+    tmp_path: Path,
+) -> None:
+    threads, sockets = connection_threads(), open_sockets()
+    store = SQLiteStore(tmp_path / "kit.db", backstop_interval=0.02)
+    await store.open()
+    handler = HumanInputHandler(store=store)
+    request = await handler.create("AskUserQuestion", QUESTION)
+    wait = asyncio.create_task(handler.wait(request.pending_id, timeout=None))
+    await parked(handler, 1)
+
+    # The store goes first, the handler still waiting on it.
+    await store.close()
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(StoreClosedError):
+            await wait
+
+    assert connection_threads() == threads
+    assert open_sockets() == sockets
+    with pytest.raises(StoreClosedError):
+        await handler.aresolve(request.pending_id, "yes")
+    await handler.close()
+
+
+async def test_a_listener_added_after_close_starts_no_feed(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "kit.db", backstop_interval=0.02)
+    await store.open()
+    await store.close()
+    threads = connection_threads()
+
+    store.subscribe(lambda change: None)
+    (feed,) = [task for task in asyncio.all_tasks() if "sqlite feed" in task.get_name()]
+    async with asyncio.timeout(PATIENCE):
+        await feed  # it ends at its first poll, having opened nothing
+    assert connection_threads() == threads
+
+    # Opened again, the store feeds its listeners again.
+    await store.open()
+    assert [task for task in asyncio.all_tasks() if "sqlite feed" in task.get_name()]
+    await store.close()
