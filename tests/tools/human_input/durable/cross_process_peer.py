@@ -82,11 +82,15 @@ async def parked(
     wakes the wait rather than being found by its first read: the handler's statistics
     count those waits, read once per loop turn.
     """
-    # The statistics have no event to wait on, hence the noqa.
-    while (  # noqa: ASYNC110
-        handler.statistics().parked_waits + sum(wait.done() for wait in waits) < count
-    ):
-        await asyncio.sleep(0)
+    # The statistics have no event to wait on: each look comes after one trip to a worker
+    # thread, not one loop turn, so that the loop waits in its selector meanwhile and the
+    # store's own threads get the interpreter (a loop spinning on sleep(0) starves them).
+    while handler.statistics().parked_waits + sum(wait.done() for wait in waits) < count:
+        await asyncio.to_thread(_nothing)
+
+
+def _nothing() -> None:
+    """What :func:`parked` runs on a worker thread between two looks."""
 
 
 async def wait_on_requests(handler: HumanInputHandler, timeouts: list[float | None]) -> None:
