@@ -1,5 +1,8 @@
 """Test-suite settings shared by every test directory.
 
+A thread left running by a test (a store never closed) must fail the run, not keep the
+process from exiting: the run ends naming the threads still alive after a short grace.
+
 Hypothesis profiles: ``ci`` (the default) explores enough to catch ordering bugs in the
 state machines and never fails on slow examples; ``dev`` is a quicker pass for local edits
 (``HYPOTHESIS_PROFILE=dev pytest``).
@@ -8,6 +11,8 @@ state machines and never fails on slow examples; ``dev`` is a quicker pass for l
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -37,3 +42,37 @@ def postgres_server() -> Iterator[PostgresServer]:
     each."""
     with running_postgres() as server:
         yield server
+
+
+_EXIT_GRACE = 10.0
+"""Seconds the threads still running when the run ends get to finish, all together."""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the process if threads that Python would wait for at exit are still running."""
+    left = [
+        thread
+        for thread in threading.enumerate()
+        if thread is not threading.main_thread()
+        and not thread.daemon
+        # The default executors' idle workers: Python's exit stops them itself.
+        and not thread.name.startswith(("ThreadPoolExecutor-", "asyncio_"))
+    ]
+    for thread in left:
+        thread.join(timeout=_EXIT_GRACE / len(left))
+    left = [thread for thread in left if thread.is_alive()]
+    if not left:
+        return
+    names = ", ".join(sorted(thread.name for thread in left))
+    sys.stdout.flush()
+    sys.stderr.write(f"\nthreads left running by the tests, not waited for: {names}\n")
+    sys.stderr.flush()
+    os._exit(int(config.stash.get(_EXIT_STATUS, 1)) or 1)
+
+
+_EXIT_STATUS = pytest.StashKey[int]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_EXIT_STATUS] = exitstatus
