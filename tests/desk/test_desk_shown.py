@@ -3,6 +3,7 @@ is in its history once per surface, beside the notifier's; on every store, chain
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from contextlib import closing
@@ -17,9 +18,11 @@ from tests.tools.human_input.durable.store_fixtures import redis_server as redis
 from tests.tools.human_input.durable.store_fixtures import store_kind as store_kind
 from tests.tools.human_input.durable.store_fixtures import store_prefix as store_prefix
 from tests.tools.human_input.durable.store_fixtures import store_url as store_url
+from tests.tools.human_input.stores.store_kit import PATIENCE
 
 from roomkit.notify import Notifier
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.shown import ShownTrail
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
@@ -147,3 +150,28 @@ async def test_a_failing_write_is_logged_and_the_page_still_answers(
         await get(world, "/api/requests", "bob")
         assert await shown(world.handler, refused) == [("desk", "bob")]
         assert await chain_breaks(world.handler, [refused, kept]) == dict.fromkeys([refused, kept])
+
+
+async def test_a_surface_cut_off_while_recording_still_gets_its_entry(tmp_path: Any) -> None:
+    """The person saw the request: a cancelled recording (a socket closed mid-write) still
+    writes its entry, once, rather than spend the mark and leave the history without it."""
+    path = tmp_path / "desk.db"
+    async with SQLiteStore(path) as store:
+        handler = HumanInputHandler(store=store)
+        asked = (await handler.create("AskUserQuestion", {"question": "Ship it?"})).pending_id
+        trail = ShownTrail(handler)
+        with closing(sqlite3.connect(path, isolation_level=None)) as other:
+            # Another connection holds the write lock: the spend waits for it on its thread.
+            other.execute("BEGIN IMMEDIATE")
+            recording = asyncio.create_task(trail.record([asked], "websocket", "alice"))
+            for _ in range(8):  # the spend reaches its thread and waits on the lock
+                await asyncio.to_thread(lambda: None)
+            recording.cancel()
+            other.execute("COMMIT")
+        async with asyncio.timeout(PATIENCE):
+            await trail.idle()
+
+        assert await shown(handler, asked) == [("websocket", "alice")]
+        assert await ShownTrail(handler).record([asked], "websocket", "bob") == 0
+        assert await shown(handler, asked) == [("websocket", "alice")]
+        await handler.close()

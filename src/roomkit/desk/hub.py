@@ -277,6 +277,7 @@ class DeskHub:
         self._stop()
         if worker is not None:
             await asyncio.gather(worker, return_exceptions=True)
+        await self.shown.idle()
 
     def _hint(self, change: PendingChange) -> None:
         # Hints may come from a store's own thread: hand them to the loop safely.

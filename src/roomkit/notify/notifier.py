@@ -210,6 +210,7 @@ class Notifier:
             await asyncio.wait([task], timeout=_GRACE)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        await self._shown.idle()
         for surface in self._surfaces.values():
             try:
                 await surface.aclose()

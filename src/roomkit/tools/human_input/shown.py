@@ -14,8 +14,12 @@ instant it was being shown.
 
 Recording never fails the surface: a store that cannot be reached is logged, and the
 ledger entry of a ``shown`` entry that could not be written is refunded, so that the next
-showing tries again. The trail remembers what this process recorded already, so
-that a listing shown again costs no round trip; what it does not know is read from the
+showing tries again. A surface cut off while it records (a socket closed, a request
+cancelled) does not cut the recording: once its mark is being spent, the entry is written
+all the same, and :meth:`ShownTrail.idle` waits for such writes (a surface shutting down).
+
+The trail remembers what this process recorded already, so that a listing shown again
+costs no round trip; what it does not know is read from the
 ledger in one read (one request alone is simply spent), and the new entries are written
 concurrently, a few at a time.
 
@@ -55,6 +59,12 @@ class ShownTrail:
     def __init__(self, handler: HumanInputHandler) -> None:
         self.handler = handler
         self._recorded: dict[str, None] = {}
+        self._writing: set[asyncio.Task[bool]] = set()
+
+    async def idle(self) -> None:
+        """Return once the entries being written (some for surfaces cut off) are written."""
+        while self._writing:
+            await asyncio.wait(set(self._writing))
 
     async def record(self, pending_ids: Iterable[str], surface: str, actor: str | None) -> int:
         """Record that ``surface`` showed the open requests ``pending_ids`` to ``actor``;
@@ -97,6 +107,15 @@ class ShownTrail:
         return written
 
     async def _write(self, name: str, pending_id: str, surface: str, actor: str | None) -> bool:
+        """:meth:`_spend_and_append`, carried on if the caller is cancelled meanwhile."""
+        task = asyncio.ensure_future(self._spend_and_append(name, pending_id, surface, actor))
+        self._writing.add(task)
+        task.add_done_callback(self._writing.discard)
+        return await asyncio.shield(task)
+
+    async def _spend_and_append(
+        self, name: str, pending_id: str, surface: str, actor: str | None
+    ) -> bool:
         """Spend ``name`` and append its ``shown`` entry; refund the spend if the append fails."""
         ledger = self.handler.ledger
         try:
