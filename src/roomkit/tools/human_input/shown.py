@@ -19,9 +19,9 @@ cancelled) does not cut the recording: once its mark is being spent, the entry i
 all the same, and :meth:`ShownTrail.idle` waits for such writes (a surface shutting down).
 
 The trail remembers what this process recorded already, so that a listing shown again
-costs no round trip; what it does not know is read from the
-ledger in one read (one request alone is simply spent), and the new entries are written
-concurrently, a few at a time.
+costs no round trip; what it does not know is read from the ledger in one read (one
+request alone is simply spent), and the new entries are written concurrently, a few at a
+time.
 
 What counts as shown is each surface's to say (the desk's is in :mod:`roomkit.desk.hub`).
 """
