@@ -41,7 +41,7 @@ from roomkit.tools.human_input.stores._sqlite_schema import (
     SCHEMA,
 )
 
-__all__ = ["Link", "fetch_all", "query"]
+__all__ = ["Link", "fetch_all", "in_doubt", "query", "synchronous_level"]
 
 T = TypeVar("T")
 
@@ -321,3 +321,32 @@ async def _close_quietly(db: aiosqlite.Connection) -> None:
     # The connection is being given up: a failure to close it cleanly changes nothing.
     with suppress(sqlite3.Error, ValueError):
         await db.close()
+
+
+def synchronous_level(value: object) -> str:
+    """``synchronous=`` checked: ``"full"`` or ``"normal"``.
+
+    Raises:
+        TypeError: ``value`` is not a ``str``.
+        ValueError: it names another level.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"synchronous must be a str, got {type(value).__name__}")
+    if value.lower() not in ("full", "normal"):
+        raise ValueError(
+            f"synchronous must be 'full' (every commit on disk before it is acknowledged) "
+            f"or 'normal' (commits survive a killed process, not a power loss), got {value!r}"
+        )
+    return value.lower()
+
+
+def in_doubt(fault: StoreUnavailableError) -> bool:
+    """Whether a settle that failed with ``fault`` may have committed.
+
+    SQLite failed mid-transaction or at the COMMIT (an I/O error): it may have. A lock never
+    taken, or a refusal of the store's own (a file moved under it), wrote nothing.
+    """
+    cause = fault.__cause__
+    if not isinstance(cause, sqlite3.Error):
+        return False
+    return getattr(cause, "sqlite_errorcode", 0) & 0xFF not in _BUSY

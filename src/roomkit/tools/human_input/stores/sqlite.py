@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
+from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _sqlite_ledger as ledger
 from roomkit.tools.human_input.stores import _sqlite_schema as sql
@@ -71,7 +71,13 @@ from roomkit.tools.human_input.stores._records import (
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
 from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
 from roomkit.tools.human_input.stores._sqlite_history import append_chained, purge_chains
-from roomkit.tools.human_input.stores._sqlite_link import Link, fetch_all, query
+from roomkit.tools.human_input.stores._sqlite_link import (
+    Link,
+    fetch_all,
+    in_doubt,
+    query,
+    synchronous_level,
+)
 from roomkit.tools.human_input.stores._sqlite_wake import WakeHints
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
@@ -92,7 +98,6 @@ _TIMED_OUT = PendingInputStatus.TIMED_OUT
 _TIMEOUT_OUTCOME = (_TIMED_OUT.value, None, None, 0, None, None)
 """What a settle that lost to the deadline records: status, result, reason, withdrawn, by,
 and no settle token (no call won)."""
-_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
@@ -189,7 +194,7 @@ class SQLiteStore(DurableBase):
             self._poll, self.backstop_interval, where=repr(location), hints=self._hints
         )
         self._changes = ChangeLog(self._feed)
-        self.synchronous = _synchronous(synchronous)
+        self.synchronous = synchronous_level(synchronous)
         """How a COMMIT waits for the disk: ``"full"`` or ``"normal"``."""
         self._link = Link(
             location,
@@ -404,7 +409,7 @@ class SQLiteStore(DurableBase):
             return sql.decode_row(settled[0]) if wins else None
 
         return await self._settle_knowing(
-            lambda: self._write(write), pending_id, repr(self.path), in_doubt=_in_doubt
+            lambda: self._write(write), pending_id, repr(self.path), in_doubt=in_doubt
         )
 
     async def purge_expired(self) -> int:
@@ -531,7 +536,7 @@ class SQLiteStore(DurableBase):
             return Judgement(True, sql.decode_row(rows[0]), True, judgement.entries)
 
         return await self._settle_knowing(
-            lambda: self._write(write), pending_id, repr(self.path), in_doubt=_in_doubt
+            lambda: self._write(write), pending_id, repr(self.path), in_doubt=in_doubt
         )
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
@@ -584,32 +589,3 @@ class SQLiteStore(DurableBase):
             # After the look, so that a purge's commit never delays a wake-up.
             await self._write(self._purge)
         return changes
-
-
-def _synchronous(value: object) -> str:
-    """``synchronous=`` checked: ``"full"`` or ``"normal"``.
-
-    Raises:
-        TypeError: ``value`` is not a ``str``.
-        ValueError: it names another level.
-    """
-    if not isinstance(value, str):
-        raise TypeError(f"synchronous must be a str, got {type(value).__name__}")
-    if value.lower() not in ("full", "normal"):
-        raise ValueError(
-            f"synchronous must be 'full' (every commit on disk before it is acknowledged) "
-            f"or 'normal' (commits survive a killed process, not a power loss), got {value!r}"
-        )
-    return value.lower()
-
-
-def _in_doubt(fault: StoreUnavailableError) -> bool:
-    """Whether a settle that failed with ``fault`` may have committed.
-
-    SQLite failed mid-transaction or at the COMMIT (an I/O error): it may have. A lock never
-    taken, or a refusal of the store's own (a file moved under it), wrote nothing.
-    """
-    cause = fault.__cause__
-    if not isinstance(cause, sqlite3.Error):
-        return False
-    return getattr(cause, "sqlite_errorcode", 0) & 0xFF not in _BUSY
