@@ -45,6 +45,11 @@ async def test_nobody_answers_so_the_ladder_runs_and_the_default_is_read() -> No
     assert read["answer"] == '{"answer": "no"}'
     assert read["default"] is True
     assert "within 30 minutes" in read["note"]
+    # The trail says what the model read after the timeout: the ladder's default.
+    history = await handler.history(recorder.notices[-1].request.pending_id)
+    assert [entry["type"] for entry in history][-2:] == ["settled", "defaulted"]
+    assert history[-2]["status"] == "timed_out"
+    assert history[-1]["answer"] == '{"answer": "no"}'
 
 
 async def test_an_answer_before_the_reminder_stops_the_ladder() -> None:

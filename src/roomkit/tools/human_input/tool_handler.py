@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +21,11 @@ from roomkit.tools.context import current_tool_actor_id, current_tool_call, curr
 from roomkit.tools.human_input._checks import check_schema
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
+from roomkit.tools.human_input.stores import new_entry
 
 __all__ = ["HumanInputCall", "HumanInputToolHandler"]
+
+logger = logging.getLogger("roomkit.tools.human_input")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,10 +220,23 @@ class HumanInputToolHandler:
             return await handler.wait(pending.pending_id, timeout=limit)
         except TimeoutError:
             if self.ladder is not None and self.ladder.on_expiry is not None:
-                return texts.human_input_defaulted(name, limit, self.ladder.on_expiry.text)
+                answer = self.ladder.on_expiry.text
+                await _record_default(handler, pending.pending_id, answer)
+                return texts.human_input_defaulted(name, limit, answer)
             raise ToolFailedError(texts.human_input_timed_out(name, limit)) from None
         except HumanInputRejectedError as rejected:
             raise ToolRefusedError(texts.human_input_rejected(rejected)) from None
+
+
+async def _record_default(handler: HumanInputHandler, pending_id: str, answer: str) -> None:
+    """Put the default the model read in the request's history, after its timeout.
+
+    A write that fails is logged: the model still reads the default.
+    """
+    try:
+        await handler.record(pending_id, new_entry("defaulted", answer=answer))
+    except Exception as error:
+        logger.warning("Could not record the default answer of %s: %s", pending_id, error)
 
 
 def _check_held(ladder: Ladder, approvals: Mapping[str, Approval]) -> None:

@@ -60,9 +60,10 @@ __all__ = [
 ]
 
 ENTRY_TYPES = frozenset(
-    {"created", "shown", "voted", "decided", "settled", "executed", "escalated"}
+    {"created", "shown", "voted", "decided", "settled", "defaulted", "executed", "escalated"}
 )
-"""The types of entry a history holds."""
+"""The types of entry a history holds (``defaulted``: the answer a ladder gave the model
+after the request timed out)."""
 
 MAX_ENTRY_CHARS = 64_000
 """The longest entry (as JSON text) a history takes."""
