@@ -141,8 +141,10 @@ async def serve(app: FastAPI, **config: Any) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        await task
-        sock.close()
+        try:
+            await task
+        finally:
+            sock.close()  # also when the server failed: its socket is the test's
 
 
 def ws_url(base: str) -> str:

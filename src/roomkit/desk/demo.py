@@ -283,22 +283,22 @@ async def serve(data_dir: Path, *, host: str = "127.0.0.1", port: int = 8765) ->
     the commands that answer from a terminal."""
     demo = await build_demo(data_dir)
     try:
-        sock = listen(host, port, hint="pass --port (make demo PORT=...)")
-        bound = sock.getsockname()[1]
-        link = sign_in_link(host, bound, demo.token_for(DEMO_PERSON))
-        url = link.partition("/#")[0]
-        commands = "\n".join(f"  {line}" for line in terminal_commands(url, data_dir))
+        with listen(host, port, hint="pass --port (make demo PORT=...)") as sock:
+            bound = sock.getsockname()[1]
+            link = sign_in_link(host, bound, demo.token_for(DEMO_PERSON))
+            url = link.partition("/#")[0]
+            commands = "\n".join(f"  {line}" for line in terminal_commands(url, data_dir))
 
-        def started() -> None:
-            print(
-                f"Open {link}\n\nOr answer from a terminal, in another shell in this folder:\n"
-                f"{commands}\n\n{SLACK_HINT}",
-                flush=True,
-            )
-            demo.start()
+            def started() -> None:
+                print(
+                    f"Open {link}\n\nOr answer from a terminal, in another shell in this "
+                    f"folder:\n{commands}\n\n{SLACK_HINT}",
+                    flush=True,
+                )
+                demo.start()
 
-        config = uvicorn.Config(demo.app, log_level="warning", access_log=False)
-        await Server(config, on_started=started).serve(sockets=[sock])
+            config = uvicorn.Config(demo.app, log_level="warning", access_log=False)
+            await Server(config, on_started=started).serve(sockets=[sock])
     finally:
         await demo.aclose()
 
