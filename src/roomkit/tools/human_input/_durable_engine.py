@@ -28,6 +28,7 @@ from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableSettledHistory,
     DurableStore,
+    PlainSettle,
     SpendLedger,
     VotingStore,
 )
@@ -138,6 +139,24 @@ class DurableEngine:
             return False
         self._waits.settled(record)
         return True
+
+    async def resolve_plain(
+        self, pending_id: str, text: str, by: str | None, history: tuple[dict[str, Any], ...]
+    ) -> tuple[bool, PendingInput | None] | None:
+        """Resolve in one check-and-set that leaves a request whose answer needs checking
+        alone, on a store that can (:class:`PlainSettle`); else ``None`` (read first).
+
+        Returns whether this call won, and the request as it then stands (``None``: not
+        stored); a pending one needs its answer checked before it is settled.
+        """
+        store = self.store
+        if not isinstance(store, PlainSettle):
+            return None
+        won, stored = await store.settle_plain(pending_id, text, settled_by=by, history=history)
+        if won is None:
+            return False, stored
+        self._waits.settled(won)
+        return True, won
 
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> bool:
         """Add ``actors`` to the approvers of the open request, in the store."""

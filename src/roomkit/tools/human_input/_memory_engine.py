@@ -278,6 +278,12 @@ class MemoryEngine:
         elif not waiters.done():
             waiters.set_result(request)
 
+    async def resolve_plain(
+        self, pending_id: str, text: str, by: str | None, history: tuple[dict[str, Any], ...]
+    ) -> tuple[bool, PendingInput | None] | None:
+        """``None``: every request is held here, read without a round trip."""
+        return None
+
     # -- reading -----------------------------------------------------------------------------
 
     def local(self, pending_id: str) -> PendingInput | None:

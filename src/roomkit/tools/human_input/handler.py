@@ -402,7 +402,24 @@ class HumanInputHandler:
         engine = self._engine
         # A request held here tells its schema without a read; the settle's check-and-set
         # decides whether it is still open.
-        request = engine.local(pending_id) or await engine.get_request(pending_id)
+        request = engine.local(pending_id)
+        if request is None:
+            # Not held here: a store that can settles at once unless the answer needs a
+            # check against the request, and hands back the request as it left it, which
+            # the steps below then judge (an approval's decision, a schema, a loss).
+            plain = (
+                None
+                if connection is not None
+                else await engine.resolve_plain(
+                    pending_id, result, by, trail(_RESOLVED, by, surface)
+                )
+            )
+            if plain is None:
+                request = await engine.get_request(pending_id)
+            elif plain[0]:
+                return True
+            else:
+                request = plain[1]
         settle: Settle = engine.settle
         if connection is not None:
             store = getattr(engine, "store", None)  # None: the memory store

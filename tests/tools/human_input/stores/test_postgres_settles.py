@@ -1,6 +1,7 @@
 """The Postgres store's settles under load and its clock: concurrent settles share one
 transaction, a bad one fails alone, batches of two processes that share requests never
-deadlock, and deadlines are judged by the database server's clock."""
+deadlock, a plain settle leaves alone what needs its answer checked, and deadlines are
+judged by the database server's clock."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import psycopg
 import pytest
 from tests.postgres_server import PostgresServer
 from tests.tools.human_input.stores.postgres_kit import PostgresBackend
-from tests.tools.human_input.stores.store_kit import RESOLVED, make_request
+from tests.tools.human_input.stores.store_kit import RESOLVED, make_request, public_fields
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInputStatus
@@ -114,6 +115,43 @@ async def test_batches_of_two_stores_sharing_requests_take_turns(
 
     assert sorted(a + b) == sorted(ids)
     assert not set(a) & set(b)
+
+
+async def test_a_plain_settle_leaves_what_needs_checking_to_its_caller(
+    backend: PostgresBackend,
+) -> None:
+    """A request with an answer schema, or an approval, comes back pending; a question
+    settles in the same batch."""
+    store = backend.make()
+    schema = {"type": "object"}
+    checked = (await store.insert(make_request(answer_schema=schema)))[0]
+    approval = (await store.insert(make_request(kind="approval", approvers=("alice",))))[0]
+    question = (await store.insert(make_request()))[0]
+
+    outcomes = await asyncio.gather(
+        *(
+            store.settle_plain(request.pending_id, "{}", settled_by="bob")
+            for request in (checked, approval, question)
+        )
+    )
+
+    (won_checked, left_checked), (won_approval, left_approval), (won, left) = outcomes
+    assert won_checked is None
+    assert won_approval is None
+    assert left_checked is not None
+    assert left_checked.answer_schema == schema
+    assert left_approval is not None
+    assert left_approval.kind == "approval"
+    assert {left_checked.status, left_approval.status} == {PendingInputStatus.PENDING}
+    assert won is not None
+    assert left is not None
+    assert public_fields(won) == public_fields(left)
+    assert (won.status, won.result, won.settled_by) == (RESOLVED, "{}", "bob")
+    lost, stored = await store.settle_plain(question.pending_id, "{}", settled_by="bob")
+    assert lost is None
+    assert stored is not None
+    assert public_fields(stored) == public_fields(won)
+    assert await store.settle_plain("missing", "{}") == (None, None)
 
 
 async def test_deadlines_are_judged_by_the_servers_clock(

@@ -12,7 +12,11 @@ pending, so exactly one settle wins per request whatever else shares its batch, 
 request appears at most once in a batch (a second settle of it waits for the next). The
 UPDATEs go in the order of their ids, so that batches of two processes sharing requests
 lock them in one order and take turns rather than deadlock; a deadlock the server reports
-anyway (against a caller's own transaction) wrote nothing, and the batch runs again.
+anyway (against a caller's own transaction) wrote nothing, and the batch runs again. A
+``plain`` settle (an answer from a process that does not hold the request) also leaves a
+request alone whose answer needs a check against it (an answer schema, an approval): it
+comes back as the read of what a settle that lost needs to know, so that its caller checks
+the answer and settles again, and an answer that needs no check costs no read first.
 
 A settle that wins appends its history entries in the same transaction, chained as
 :mod:`~roomkit.tools.human_input.stores._postgres_history` chains every append, after the
@@ -58,14 +62,15 @@ __all__ = ["Recorded", "SettleBatcher", "settle_entries"]
 Recorded = tuple[str, str | None, str | None, int, str | None, str]
 """What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
 
-Settled = tuple[PendingInput | None, bool]
-"""A settle's outcome: the record when it won, and whether the batch wrote the request."""
+Settled = tuple[PendingInput | None, bool, PendingInput | None]
+"""A settle's outcome: the record when it won, whether the batch wrote the request, and the
+request as the batch left it (``None`` when it is not stored)."""
 
 _ID = FIELDS.index("pending_id")
 _TOKEN = len(FIELDS)
 _PENDING = PendingInputStatus.PENDING.value
 _TURNS = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
-_VALUES = ("id", "status", "result", "reason", "withdrawn", "by", "token")
+_VALUES = ("id", "status", "result", "reason", "withdrawn", "by", "token", "plain")
 """The parameters of a settle that name its id and then what it records, in order."""
 _TURN_RETRIES = 5
 """Times a batch runs again after the server rolled it back to break a deadlock."""
@@ -82,6 +87,8 @@ class _Settle:
     recorded: Recorded
     history: tuple[dict[str, Any], ...]
     """The entries to append when this settle wins."""
+    plain: bool
+    """Whether the settle leaves alone a request whose answer needs a check first."""
 
 
 class SettleBatcher:
@@ -118,16 +125,23 @@ class SettleBatcher:
         )
 
     async def settle(
-        self, pending_id: str, recorded: Recorded, history: tuple[dict[str, Any], ...] = ()
+        self,
+        pending_id: str,
+        recorded: Recorded,
+        history: tuple[dict[str, Any], ...] = (),
+        *,
+        plain: bool = False,
     ) -> Settled:
         """The check-and-set of one settle, sent with the others of this loop turn;
-        ``history`` joins the request's chain in the same transaction if it wins.
+        ``history`` joins the request's chain in the same transaction if it wins. A
+        ``plain`` settle writes nothing to a request whose answer needs a check against
+        it (an answer schema, an approval): its caller checks and settles again.
 
         Raises:
             StoreUnavailableError: the server did not answer; the outcome is unknown.
             CorruptRecordError: the stored record cannot be read (nothing was written).
         """
-        return await self._batches.submit(_Settle(pending_id, recorded, history))
+        return await self._batches.submit(_Settle(pending_id, recorded, history, plain))
 
     async def _settle_all(self, batch: list[Call[_Settle, Settled]]) -> None:
         while batch:
@@ -168,7 +182,7 @@ class SettleBatcher:
         ordered = sorted(batch, key=lambda item: item.pending_id)
         parameters = [
             {
-                **dict(zip(_VALUES, (item.pending_id, *item.recorded), strict=True)),
+                **dict(zip(_VALUES, (item.pending_id, *item.recorded, item.plain), strict=True)),
                 "hint": hint(PendingChangeKind.SETTLED, item.pending_id),
                 **shared,
             }
@@ -185,10 +199,11 @@ class SettleBatcher:
         outcomes: list[Settled | CorruptRecordError] = []
         for item in batch:
             if item.pending_id in written:
-                outcomes.append((written[item.pending_id], True))
+                record, won = written[item.pending_id]
+                outcomes.append((record if won else None, True, record))
                 continue
             try:
-                outcomes.append((_own(found.get(item.pending_id), item), False))
+                outcomes.append(_own(found.get(item.pending_id), item))
             except CorruptRecordError as error:
                 outcomes.append(error)
         return outcomes
@@ -199,8 +214,8 @@ class SettleBatcher:
         batch: list[_Settle],
         ordered: list[_Settle],
         parameters: list[dict[str, Any]],
-    ) -> tuple[dict[str, PendingInput | None], dict[str, Any]]:
-        """The settles ``db`` wrote, each with its record when its own token won, and the
+    ) -> tuple[dict[str, tuple[PendingInput, bool]], dict[str, Any]]:
+        """The settles ``db`` wrote, each with its record and whether its own token won, and the
         stored rows of those it did not write, by id: one transaction in two round trips
         (see the module docstring)."""
         now = parameters[0]["now"]
@@ -271,11 +286,11 @@ class SettleBatcher:
 
 async def _decoded(
     cursor: psycopg.AsyncCursor[Any], ordered: list[_Settle]
-) -> tuple[dict[str, PendingInput | None], dict[str, tuple[dict[str, Any], ...]]]:
-    """The settles the UPDATEs on ``cursor`` wrote, each with its record when its own token
-    won, and the history entries each appends; decoded while the transaction is open, so
-    that a record that cannot be read stays as it was (:class:`_Broken` leaves it)."""
-    written: dict[str, PendingInput | None] = {}
+) -> tuple[dict[str, tuple[PendingInput, bool]], dict[str, tuple[dict[str, Any], ...]]]:
+    """The settles the UPDATEs on ``cursor`` wrote, each with its record and whether its own
+    token won, and the history entries each appends; decoded while the transaction is open,
+    so that a record that cannot be read stays as it was (:class:`_Broken` leaves it)."""
+    written: dict[str, tuple[PendingInput, bool]] = {}
     chains: dict[str, tuple[dict[str, Any], ...]] = {}
     for item in ordered:
         row = await cursor.fetchone()
@@ -285,7 +300,7 @@ async def _decoded(
             except CorruptRecordError as error:
                 raise _Broken(item, error) from error
             won = row[_TOKEN] == item.recorded[5]
-            written[item.pending_id] = record if won else None
+            written[item.pending_id] = (record, won)
             if item.history:
                 chains[item.pending_id] = settle_entries(item.history, won)
         cursor.nextset()
@@ -298,18 +313,19 @@ def settle_entries(history: tuple[dict[str, Any], ...], won: bool) -> tuple[dict
     return history if won else (deadline_entry(),)
 
 
-def _own(row: Any, item: _Settle) -> PendingInput | None:
-    """The record of a settle that wrote nothing, when its token won before (a settle run
-    again after a fault hid its commit); ``None`` when another settle won, or none yet.
+def _own(row: Any, item: _Settle) -> Settled:
+    """The outcome of a settle that wrote nothing: the record when its token won before (a
+    settle run again after a fault hid its commit), ``None`` when another settle won, or
+    none yet; and the stored record.
 
     Raises:
         CorruptRecordError: the record cannot be read.
     """
     if row is None:
-        return None
+        return None, False, None
     record = decode_row(row)
     won = record.status.value != _PENDING and row[_TOKEN] == item.recorded[5]
-    return record if won else None
+    return (record if won else None), False, record
 
 
 class _Broken(Exception):

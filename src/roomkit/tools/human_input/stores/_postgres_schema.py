@@ -193,6 +193,8 @@ class Statements:
             f"seq = nextval('{s}.roomkit_pending_seq') "
             "WHERE pending_id = %(id)s AND status = 'pending' AND format = %(format)s "
             f"AND (%(status)s <> 'timed_out' OR (deadline IS NOT NULL AND deadline <= {_NOW})) "
+            "AND NOT (%(plain)s AND (answer_schema IS NOT NULL "
+            "OR COALESCE(kind, '') = 'approval')) "
             f"RETURNING {COLUMNS}, settle_token, pg_notify(%(channel)s, CASE WHEN "
             f"octet_length({_CARRIED}) <= {MAX_PAYLOAD} THEN {_CARRIED} ELSE %(hint)s END)"
         )
@@ -200,9 +202,10 @@ class Statements:
         one that comes second finds the request no longer pending. Its NOTIFY carries the
         settled record (``record <JSON array of the columns>``), so that waiters elsewhere
         need no read, unless that is too long for a notification (then ``hint``, the
-        ``settled <id>`` hint). Named parameters: id, status, result, reason, withdrawn, by,
-        token, now (``None``: the server's clock, as the statement starts), format,
-        channel, hint."""
+        ``settled <id>`` hint). A ``plain`` settle leaves a request whose answer needs a
+        check against it alone (an answer schema, an approval). Named parameters: id,
+        status, result, reason, withdrawn, by, token, plain, now (``None``: the server's
+        clock, as the statement starts), format, channel, hint."""
         self.select_settled_many = (
             f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = ANY(%s)"
         )

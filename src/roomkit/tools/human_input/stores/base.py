@@ -40,6 +40,7 @@ __all__ = [
     "PendingChangeKind",
     "PendingFilters",
     "PendingStore",
+    "PlainSettle",
     "SettleOutcome",
     "SettledHistory",
     "SpendLedger",
@@ -336,6 +337,30 @@ class VotingStore(Protocol):
         it or puts it out of reach, settles the request with its ``settled`` entry, all or
         nothing. A vote that meets a passed deadline records the timeout and is refused.
         The same ballot (its token) run again after a fault finds itself counted.
+        """
+        ...
+
+
+@runtime_checkable
+class PlainSettle(Protocol):
+    """A :class:`DurableStore` that answers a request in one check-and-set which also
+    tells whether the answer needs checking (the PostgreSQL store does): a handler that
+    does not hold the request then settles without reading it first."""
+
+    async def settle_plain(
+        self,
+        pending_id: str,
+        result: str,
+        *,
+        settled_by: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
+    ) -> tuple[PendingInput | None, PendingInput | None]:
+        """Resolve the request with ``result`` as :meth:`DurableStore.settle` does, unless
+        its answer needs a check against it (it has an answer schema, or is an approval):
+        then nothing is written, and the caller checks ``result`` and settles.
+
+        Returns the record when this call won (else ``None``), and the request as the call
+        left it (``None`` when it is not stored): a pending one needs its answer checked.
         """
         ...
 

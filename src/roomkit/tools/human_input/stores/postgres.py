@@ -92,6 +92,7 @@ __all__ = ["PostgresStore"]
 logger = logging.getLogger(__name__)
 
 _PENDING = PendingInputStatus.PENDING
+_RESOLVED = PendingInputStatus.RESOLVED
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
@@ -310,18 +311,57 @@ class PostgresStore(DurableBase):
     async def _settle_checked(
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
+        return (await self._batched(pending_id, status, token, outcome, plain=False))[0]
+
+    async def settle_plain(
+        self,
+        pending_id: str,
+        result: str,
+        *,
+        settled_by: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
+    ) -> tuple[PendingInput | None, PendingInput | None]:
+        """Resolve the request with ``result`` as :meth:`settle` does, unless its answer
+        needs a check against it (an answer schema, an approval): that the same UPDATE
+        decides, so the answer of a request this process does not hold needs no read first.
+
+        Returns the record when this call won (else ``None``), and the request as the call
+        left it (``None`` when it is not stored): a pending one needs its answer checked.
+
+        Raises:
+            As :meth:`settle`.
+        """
+        checked = check_settle(pending_id, _RESOLVED, None, (result, None, settled_by))
+        if checked is None:
+            return None, None
+        status, token = checked
+        outcome = Outcome(result, None, False, settled_by, check_history(history))
+        return await self._batched(pending_id, status, token, outcome, plain=True)
+
+    async def _batched(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        token: str,
+        outcome: Outcome,
+        *,
+        plain: bool,
+    ) -> tuple[PendingInput | None, PendingInput | None]:
         """One settle, in a statement it shares with the settles made meanwhile; a fault
-        that hides its commit runs it again with the token."""
+        that hides its commit runs it again with the token. The record when it won, and
+        the request as it left it."""
         recorded = as_recorded(pending_id, status, token, outcome)
         if recorded is None:
-            return None
+            return None, None
 
-        async def attempt() -> PendingInput | None:
+        async def attempt() -> tuple[PendingInput | None, PendingInput | None]:
             await self.open()
-            won, settled = await self._batcher.settle(pending_id, recorded, outcome.history)
+            won, settled, stored = await self._batcher.settle(
+                pending_id, recorded, outcome.history, plain=plain
+            )
             if settled:
                 self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
-            return won
+            return won, stored
 
         return await self._settle_knowing(attempt, pending_id, self.where)
 
@@ -351,6 +391,7 @@ class PostgresStore(DurableBase):
             "withdrawn": withdrawn,
             "by": by,
             "token": token,
+            "plain": False,
             "now": self._judged_at() if now is None else now,
             "format": FORMAT,
             "channel": sql.channel,
