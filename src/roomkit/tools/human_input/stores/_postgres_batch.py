@@ -292,7 +292,7 @@ class SettleBatcher:
                         # Each chain's last append, for its audit retention; then its rows.
                         await cursor.executemany(self._sql.touch_chain, touched)
                         await cursor.executemany(self._sql.append_history, rows)
-                        await db.execute(f"RELEASE SAVEPOINT {_CHAINS}")
+                    # The COMMIT releases the savepoint: one statement less before it.
                     await db.execute("COMMIT")
                     lost = (
                         await db.execute(self._sql.select_settled_many, (losers,))
