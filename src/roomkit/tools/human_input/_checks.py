@@ -30,6 +30,7 @@ __all__ = [
     "check_schema",
     "check_text",
     "check_timeout",
+    "fits",
     "id_stream",
     "outcome",
 ]
@@ -173,6 +174,12 @@ def check_answer(request: PendingInput, result: str) -> None:
         raise InvalidAnswerError(
             f"Invalid answer for pending request {request.pending_id}: {problem}"
         )
+
+
+def fits(request: PendingInput, result: str) -> bool:
+    """Whether ``result`` matches the answer schema of ``request``, which has one."""
+    assert request.answer_schema is not None
+    return validate_answer_text(request.answer_schema, result) is None
 
 
 def outcome(request: PendingInput) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
@@ -45,12 +46,14 @@ _ASYNC_ONLY = (
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
+_SEEN = 1024
+"""The most requests read here whose kind and answer schema the engine remembers."""
 
 
 class DurableEngine:
     """Requests in a durable store; this process's waits woken by its change feed."""
 
-    __slots__ = ("_announcer", "_waits", "store")
+    __slots__ = ("_announcer", "_seen", "_waits", "store")
 
     durable = True
 
@@ -64,6 +67,7 @@ class DurableEngine:
         self.store = store
         self._announcer = announcer
         self._waits = DurableWaits(store, announcer.is_closed_for)
+        self._seen: OrderedDict[str, PendingInput] = OrderedDict()
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -205,7 +209,19 @@ class DurableEngine:
         return self._waits.local.get(pending_id)
 
     async def get_request(self, pending_id: str) -> PendingInput | None:
-        return await self.store.fetch(pending_id)
+        record = await self.store.fetch(pending_id)
+        if record is not None:
+            seen = self._seen
+            seen[pending_id] = record
+            seen.move_to_end(pending_id)
+            if len(seen) > _SEEN:
+                seen.popitem(last=False)
+        return record
+
+    def seen(self, pending_id: str) -> PendingInput | None:
+        """The request as this handler read it lately (a surface that shows it, then takes
+        its answer), for what never changes in it: its kind and its answer schema."""
+        return self._seen.get(pending_id)
 
     async def list_pending(
         self, room_id: str | None, actor_id: str | None, channel_id: str | None

@@ -286,6 +286,10 @@ class MemoryEngine:
 
     # -- reading -----------------------------------------------------------------------------
 
+    def seen(self, pending_id: str) -> PendingInput | None:
+        """``None``: :meth:`local` holds every open request."""
+        return None
+
     def local(self, pending_id: str) -> PendingInput | None:
         """The active request with this id, read without a round trip."""
         return self._store.get(pending_id)

@@ -206,6 +206,27 @@ async def test_an_answer_breaking_the_schema_is_refused_and_the_request_stays_op
     assert stored.answer_schema == schema
 
 
+async def test_a_handler_that_read_the_request_checks_the_answer_against_it(
+    make_handler: HandlerFactory,
+) -> None:
+    """A surface reads the request, then answers it: a bad answer is refused, a good one
+    settles, and a bad one to the settled request is no error."""
+    handler, desk = make_handler(), make_handler()
+    schema = {"type": "object", "properties": {"confirmed": {"type": "boolean"}}}
+    schema["required"] = ["confirmed"]
+    request = await handler.create("ConfirmAction", {"action": "x"}, answer_schema=schema)
+    assert await desk.get_request(request.pending_id) is not None
+
+    with pytest.raises(InvalidAnswerError, match="confirmed"):
+        await desk.aresolve(request.pending_id, json.dumps({"confirmed": "yes"}), by="bob")
+    assert [r.pending_id for r in await handler.list_pending()] == [request.pending_id]
+
+    assert await desk.aresolve(request.pending_id, '{"confirmed": true}', by="bob") is True
+    assert await desk.aresolve(request.pending_id, '{"confirmed": true}', by="bob") is True
+    assert await desk.aresolve(request.pending_id, '{"confirmed": "no"}', by="bob") is False
+    assert await handler.wait(request.pending_id, timeout=30) == '{"confirmed": true}'
+
+
 async def test_listeners_hear_of_creates_and_settles(make_handler: HandlerFactory) -> None:
     listener_side, asker = make_handler(), make_handler()
     seen: list[PendingChange] = []
