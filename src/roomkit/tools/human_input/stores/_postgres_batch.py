@@ -67,7 +67,6 @@ Settled = tuple[PendingInput | None, bool, PendingInput | None]
 request as the batch left it (``None`` when it is not stored)."""
 
 _ID = FIELDS.index("pending_id")
-_STATUS = FIELDS.index("status")
 _TOKEN = len(FIELDS)
 _PENDING = PendingInputStatus.PENDING.value
 _TURNS = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
@@ -145,25 +144,15 @@ class SettleBatcher:
         return await self._batches.submit(_Settle(pending_id, recorded, history, plain))
 
     async def _settle_all(self, batch: list[Call[_Settle, Settled]]) -> None:
-        calls = {call.value: call for call in batch}
-
-        def early(item: _Settle, outcome: Settled) -> None:
-            calls[item].resolve(outcome)
-
         while batch:
             try:
-                outcomes = await self._attempt([call.value for call in batch], early)
+                outcomes = await self._attempt([call.value for call in batch])
             except _Broken as broken:
-                # One settled record cannot be read: it fails alone, the others run again
-                # (but those told their outcome early).
+                # One settled record cannot be read: it fails alone, the others run again.
                 for call in batch:
                     if call.value is broken.item:
                         call.fail(broken.error)
-                batch = [
-                    call
-                    for call in batch
-                    if call.value is not broken.item and not call.future.done()
-                ]
+                batch = [call for call in batch if call.value is not broken.item]
                 continue
             except StoreError as fault:
                 for call in batch:
@@ -176,8 +165,7 @@ class SettleBatcher:
                 # The server refused the statement for a value of one of the settles:
                 # each runs on its own, so that only that one fails.
                 for call in batch:
-                    if not call.future.done():
-                        await self._settle_all([call])
+                    await self._settle_all([call])
                 return
             for call, outcome in zip(batch, outcomes, strict=True):
                 if isinstance(outcome, CorruptRecordError):
@@ -186,11 +174,8 @@ class SettleBatcher:
                     call.resolve(outcome)
             return
 
-    async def _attempt(
-        self, batch: list[_Settle], early: Callable[[_Settle, Settled], None]
-    ) -> list[Settled | CorruptRecordError]:
-        """One transaction settling ``batch``, then a read of the settles that lost;
-        ``early`` hears the outcome of a plain settle left to its caller before the COMMIT."""
+    async def _attempt(self, batch: list[_Settle]) -> list[Settled | CorruptRecordError]:
+        """One transaction settling ``batch``, then a read of the settles that lost."""
         now = self._now()
         shared = {"now": now, "format": FORMAT, "channel": self._sql.channel}
         # In the order of the ids: two batches sharing requests lock them in one order.
@@ -203,28 +188,10 @@ class SettleBatcher:
             }
             for item in ordered
         ]
-        told: set[str] = set()
-
-        def tell(item: _Settle, outcome: Settled) -> None:
-            told.add(item.pending_id)
-            early(item, outcome)
-
-        written: dict[str, tuple[PendingInput, bool]] = {}
-        found: dict[str, Any] = {}
         async with self._link.connection() as db:
             for turn in range(_TURN_RETRIES + 1):
-                # A settle told its outcome early leaves the batch: its caller has gone on.
-                live = [n for n, item in enumerate(ordered) if item.pending_id not in told]
-                if not live:
-                    break
                 try:
-                    written, found = await self._transaction(
-                        db,
-                        [item for item in batch if item.pending_id not in told],
-                        [ordered[n] for n in live],
-                        [parameters[n] for n in live],
-                        tell,
-                    )
+                    written, found = await self._transaction(db, batch, ordered, parameters)
                     break
                 except _TURNS:
                     if turn == _TURN_RETRIES:
@@ -247,12 +214,10 @@ class SettleBatcher:
         batch: list[_Settle],
         ordered: list[_Settle],
         parameters: list[dict[str, Any]],
-        early: Callable[[_Settle, Settled], None],
     ) -> tuple[dict[str, tuple[PendingInput, bool]], dict[str, Any]]:
         """The settles ``db`` wrote, each with its record and whether its own token won, and the
         stored rows of those it did not write, by id: one transaction in two round trips
-        (see the module docstring). A plain settle left to its caller hears so through
-        ``early`` after the first, with the request as it stands."""
+        (see the module docstring)."""
         now = parameters[0]["now"]
         chains: dict[str, tuple[dict[str, Any], ...]] = {}
         losers: list[str] = []
@@ -268,20 +233,11 @@ class SettleBatcher:
                     heads = (
                         await db.execute(self._sql.history_heads, (chained,)) if chained else None
                     )
-                    plain = [item.pending_id for item in ordered if item.plain]
-                    stored = (
-                        await db.execute(self._sql.select_settled_many, (plain,)) if plain else None
-                    )
                     # A Sync inside BEGIN ends no transaction: it sends what is queued, and
                     # brings every reply back (or raises the server's refusal).
                     await pipeline.sync()
                     written, chains = await _decoded(cursor, ordered)
-                    told = _left(await stored.fetchall(), batch, written, early) if stored else ()
-                    losers = [
-                        item.pending_id
-                        for item in batch
-                        if item.pending_id not in written and item.pending_id not in told
-                    ]
+                    losers = [item.pending_id for item in batch if item.pending_id not in written]
                     if chains and heads is not None:
                         # In the settles' transaction: whoever hears of a win finds its
                         # entries. Linked to the heads read after the UPDATEs, they leave
@@ -326,33 +282,6 @@ class SettleBatcher:
         await append_chained(db, self._sql, chains, now)
         await db.execute("COMMIT")
         return await db.execute(self._sql.select_settled_many, (losers,)) if losers else None
-
-
-def _left(
-    rows: list[Any],
-    batch: list[_Settle],
-    written: dict[str, tuple[PendingInput, bool]],
-    early: Callable[[_Settle, Settled], None],
-) -> set[str]:
-    """Tell each plain settle of ``batch`` that wrote nothing to a pending request that its
-    caller is to check the answer, with the request read in the settles' transaction (a
-    pending request is no settle's own win); the ids told. Its caller goes on without
-    waiting for the COMMIT, and the settle runs no more, however the batch ends."""
-    found = {row[_ID]: row for row in rows}
-    told: set[str] = set()
-    for item in batch:
-        row = found.get(item.pending_id)
-        if not item.plain or item.pending_id in written or row is None:
-            continue
-        if row[_STATUS] != _PENDING:
-            continue
-        try:
-            record = decode_row(row)
-        except CorruptRecordError:
-            continue  # the read after the COMMIT reports it, as for any settle that lost
-        early(item, (None, False, record))
-        told.add(item.pending_id)
-    return told
 
 
 async def _decoded(
