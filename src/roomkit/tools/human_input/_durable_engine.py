@@ -53,7 +53,7 @@ _SEEN = 1024
 class DurableEngine:
     """Requests in a durable store; this process's waits woken by its change feed."""
 
-    __slots__ = ("_announcer", "_seen", "_waits", "store")
+    __slots__ = ("_announcer", "_plain", "_seen", "_waits", "store")
 
     durable = True
 
@@ -68,6 +68,8 @@ class DurableEngine:
         self._announcer = announcer
         self._waits = DurableWaits(store, announcer.is_closed_for)
         self._seen: OrderedDict[str, PendingInput] = OrderedDict()
+        # Decided once: an isinstance against a protocol costs tens of microseconds.
+        self._plain = store if isinstance(store, PlainSettle) else None
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -153,8 +155,8 @@ class DurableEngine:
         Returns whether this call won, and the request as it then stands (``None``: not
         stored); a pending one needs its answer checked before it is settled.
         """
-        store = self.store
-        if not isinstance(store, PlainSettle):
+        store = self._plain
+        if store is None:
             return None
         won, stored = await store.settle_plain(pending_id, text, settled_by=by, history=history)
         if won is None:

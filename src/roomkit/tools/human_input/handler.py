@@ -25,18 +25,16 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.approvals import reject as reject_decision
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
+from roomkit.tools.human_input._answering import answer
 from roomkit.tools.human_input._checks import (
-    check_answer,
     check_options,
     check_request_text,
     check_text,
     check_timeout,
-    fits,
     id_stream,
 )
 from roomkit.tools.human_input._decisions import APPROVAL, Decisions, check_actors, trail
 from roomkit.tools.human_input._durable_engine import DurableEngine
-from roomkit.tools.human_input._in_transaction import Settle, answered, in_transaction
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import (
@@ -400,52 +398,9 @@ class HumanInputHandler:
             check_text("result", result, invalid=InvalidAnswerError)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
-        engine = self._engine
-        # A request held here tells its schema without a read; the settle's check-and-set
-        # decides whether it is still open.
-        request = engine.local(pending_id)
-        history = trail(_RESOLVED, by, surface)
-        if request is None and connection is None:
-            seen = engine.seen(pending_id)
-            if seen is None or (seen.kind != APPROVAL and seen.answer_schema is None):
-                # Not held here: a store that can settles at once unless the answer needs a
-                # check against the request, and hands back the request as it left it.
-                plain = await engine.resolve_plain(pending_id, result, by, history)
-                if plain is not None:
-                    won, request = plain
-                    return won or await self._answer(request, result, by, surface, engine.settle)
-            elif seen.kind != APPROVAL and fits(seen, result):
-                # An answer schema never changes: the copy read here checks the answer.
-                if await engine.settle(pending_id, _RESOLVED, result, by, history):
-                    return True
-                return by is not None and answered(await engine.get_request(pending_id), result, by)
-        if request is None:
-            request = await engine.get_request(pending_id)
-        settle: Settle = engine.settle
-        if connection is not None:
-            store = getattr(engine, "store", None)  # None: the memory store
-            settle = in_transaction(store, request, connection)
-        return await self._answer(request, result, by, surface, settle)
-
-    async def _answer(
-        self,
-        request: PendingInput | None,
-        result: str,
-        by: str | None,
-        surface: str | None,
-        settle: Settle,
-    ) -> bool:
-        """Answer ``request`` as it was read (``None``: not stored) through ``settle``."""
-        if request is not None and request.kind == APPROVAL:
-            return await self._decisions.decide(request, result, by, surface, settle)
-        if request is None or request.status is not _PENDING:
-            return answered(request, result, by)
-        if request.answer_schema is not None:
-            check_answer(request, result)
-        pending_id = request.pending_id
-        if await settle(pending_id, _RESOLVED, result, by, trail(_RESOLVED, by, surface)):
-            return True
-        return by is not None and answered(await self._engine.get_request(pending_id), result, by)
+        return await answer(
+            self._engine, self._decisions, pending_id, result, by, surface, connection
+        )
 
     async def areject(
         self,

@@ -92,7 +92,6 @@ __all__ = ["PostgresStore"]
 logger = logging.getLogger(__name__)
 
 _PENDING = PendingInputStatus.PENDING
-_RESOLVED = PendingInputStatus.RESOLVED
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
@@ -321,17 +320,15 @@ class PostgresStore(DurableBase):
         settled_by: str | None = None,
         history: Sequence[dict[str, Any]] = (),
     ) -> tuple[PendingInput | None, PendingInput | None]:
-        """Resolve the request with ``result`` as :meth:`settle` does, unless its answer
-        needs a check against it (an answer schema, an approval): that the same UPDATE
-        decides, so the answer of a request this process does not hold needs no read first.
+        """Resolve the request with ``result`` as :meth:`settle` does (raising as it does),
+        unless its answer needs a check against it (an answer schema, an approval), which
+        the same UPDATE decides: an answer to a request not held here needs no read first.
 
         Returns the record when this call won (else ``None``), and the request as the call
-        left it (``None`` when it is not stored): a pending one needs its answer checked.
-
-        Raises:
-            As :meth:`settle`.
-        """
-        checked = check_settle(pending_id, _RESOLVED, None, (result, None, settled_by))
+        left it (``None`` when it is not stored): a pending one needs its answer checked."""
+        checked = check_settle(
+            pending_id, PendingInputStatus.RESOLVED, None, (result, None, settled_by)
+        )
         if checked is None:
             return None, None
         status, token = checked
@@ -339,17 +336,11 @@ class PostgresStore(DurableBase):
         return await self._batched(pending_id, status, token, outcome, plain=True)
 
     async def _batched(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        token: str,
-        outcome: Outcome,
-        *,
-        plain: bool,
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome, plain: bool
     ) -> tuple[PendingInput | None, PendingInput | None]:
-        """One settle, in a statement it shares with the settles made meanwhile; a fault
-        that hides its commit runs it again with the token. The record when it won, and
-        the request as it left it."""
+        """One settle, sharing a statement with the settles made meanwhile (a fault that
+        hides its commit runs it again with the token); its record if it won, and the
+        request as it left it."""
         recorded = as_recorded(pending_id, status, token, outcome)
         if recorded is None:
             return None, None
