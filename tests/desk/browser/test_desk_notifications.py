@@ -86,7 +86,7 @@ def test_a_question_arriving_while_hidden_is_notified_once(
     expect(page).to_have_title("Answer desk")
     pending_id = _ask(desk, room, "Window or aisle?")
     expect(card(page, "question")).to_contain_text("Window or aisle?")
-    page.wait_for_function("window.__notices.length === 1")
+    page.wait_for_function("() => window.__notices.length === 1")
     assert _notices(page) == [
         {
             "title": "A question for you",
@@ -98,7 +98,7 @@ def test_a_question_arriving_while_hidden_is_notified_once(
     expect(page).to_have_title("(1) Answer desk")
     _ask(desk, room, "Vegetarian meal?")
     expect(page).to_have_title("(2) Answer desk")
-    page.wait_for_function("window.__notices.length === 2")
+    page.wait_for_function("() => window.__notices.length === 2")
 
 
 def test_a_question_answered_elsewhere_closes_its_notification(
@@ -106,13 +106,13 @@ def test_a_question_answered_elsewhere_closes_its_notification(
 ) -> None:
     page = _open(open_page, desk.link(room), hidden=True)
     pending_id = _ask(desk, room, "Late checkout?")
-    page.wait_for_function("window.__notices.length === 1")
+    page.wait_for_function("() => window.__notices.length === 1")
     admin = {"Authorization": f"Bearer {desk.token('root', admin=True)}"}
     with httpx.Client(base_url=desk.url, headers=admin) as api:
         assert api.post(f"/api/requests/{pending_id}/answer", json={"answer": "yes"}).is_success
     expect(page.locator(".card")).to_have_count(0)
     expect(page).to_have_title("Answer desk")
-    page.wait_for_function("window.__notices[0].closed")
+    page.wait_for_function("() => window.__notices[0].closed")
 
 
 def test_a_visible_page_shows_the_question_without_a_notification(
@@ -148,7 +148,7 @@ def test_an_administrator_is_not_notified_of_someone_else_s_question(
     _ask(desk, room, "For the demo user")
     expect(page.locator(".card", has_text="For the demo user")).to_have_count(1)
     _ask(desk, room, "For root", actor="root")
-    page.wait_for_function("window.__notices.length === 1")
+    page.wait_for_function("() => window.__notices.length === 1")
     assert [notice["body"] for notice in _notices(page)] == [f"For root (room {room})"]
 
 
@@ -177,4 +177,4 @@ def test_the_page_offers_to_ask_for_the_permission(
     button = page.get_by_role("button", name="Notify me of new questions")
     expect(button).to_be_visible()
     button.click()
-    page.wait_for_function("window.__asked === 1")
+    page.wait_for_function("() => window.__asked === 1")
