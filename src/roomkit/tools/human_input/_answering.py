@@ -46,7 +46,7 @@ async def answer(
             if plain is not None:
                 won, request = plain
                 return won or await _answer(
-                    engine, decisions, request, result, by, surface, engine.settle
+                    engine, decisions, request, result, by, surface, engine.settle, history
                 )
         elif seen.kind != APPROVAL and fits(seen, result):
             if await engine.settle(pending_id, _RESOLVED, result, by, history):
@@ -58,7 +58,7 @@ async def answer(
     if connection is not None:
         store = getattr(engine, "store", None)  # None: the memory store
         settle = in_transaction(store, request, connection)
-    return await _answer(engine, decisions, request, result, by, surface, settle)
+    return await _answer(engine, decisions, request, result, by, surface, settle, history)
 
 
 async def _answer(
@@ -69,8 +69,10 @@ async def _answer(
     by: str | None,
     surface: str | None,
     settle: Settle,
+    history: tuple[dict[str, Any], ...],
 ) -> bool:
-    """Answer ``request`` as it was read (``None``: not stored) through ``settle``."""
+    """Answer ``request`` as it was read (``None``: not stored) through ``settle``, which
+    records ``history`` when it wins."""
     if request is not None and request.kind == APPROVAL:
         return await decisions.decide(request, result, by, surface, settle)
     if request is None or request.status is not _PENDING:
@@ -78,6 +80,6 @@ async def _answer(
     if request.answer_schema is not None:
         check_answer(request, result)
     pending_id = request.pending_id
-    if await settle(pending_id, _RESOLVED, result, by, trail(_RESOLVED, by, surface)):
+    if await settle(pending_id, _RESOLVED, result, by, history):
         return True
     return by is not None and answered(await engine.get_request(pending_id), result, by)
