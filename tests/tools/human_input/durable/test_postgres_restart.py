@@ -45,3 +45,25 @@ async def test_a_write_while_the_server_is_away_is_refused_and_nothing_is_lost(
         assert await handler.aresolve(request.pending_id, "Lisbon", by="desk") is True
         assert await handler.wait(request.pending_id, timeout=30) == "Lisbon"
         await handler.close()
+
+
+@pytest.mark.timeout(120)
+async def test_the_store_answers_once_the_server_is_back_however_long_it_was_away(
+    server: PostgresServer,
+) -> None:
+    # psycopg_pool's own reconnection waits 1, 2, 4, 8 s ... between attempts: left to it,
+    # a store whose server was away 10 s would stay unavailable up to 10 s longer.
+    schema = f"back{os.urandom(4).hex()}"
+    async with PostgresStore(server.dsn, schema=schema, connect_timeout=1) as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create("AskUserQuestion", {"question": "Where?"}, room_id="r")
+        await asyncio.to_thread(server.stop, mode="immediate")
+        try:
+            for _ in range(12):  # each refused after its 1 s: the server is away ~10 s
+                with pytest.raises(StoreUnavailableError, match="is unavailable"):
+                    await handler.list_pending()
+        finally:
+            await asyncio.to_thread(server.start)
+        pending = await handler.list_pending()
+        assert [r.pending_id for r in pending] == [request.pending_id]
+        await handler.close()

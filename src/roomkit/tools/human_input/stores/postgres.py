@@ -106,7 +106,8 @@ class PostgresStore(DurableBase):
         dsn_or_pool: a ``postgresql://`` / ``postgres://`` URL or a ``key=value``
             connection string (the store opens and closes a pool of its own), or an open
             or unopened ``psycopg_pool.AsyncConnectionPool`` (borrowed: the store opens it
-            if needed, never closes it).
+            if needed, never closes it; it reconnects on its own ``reconnect_timeout``,
+            which the store's own pool sets to 0.5 s).
         schema: the PostgreSQL schema the tables live in; created if missing.
         retention_seconds: how long a settled outcome stays readable (and its key keeps
             re-attaching), on :attr:`clock`. ``0`` switches replay off (an outcome stays
