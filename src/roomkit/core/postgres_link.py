@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import select
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
@@ -239,15 +240,47 @@ class Link:
         # A busy pool lets callers queue for a connection; after a fault (a server away,
         # whose pool has no connection to hand out) they fail fast instead, until a call
         # gets through again.
+        pool = self._pool
         timeout = self._connect_timeout if self._faulted else _QUEUE_TIMEOUT
         try:
-            async with self._pool.connection(timeout=timeout) as db:
+            db = await self._checkout(pool, timeout)
+        except LOST as error:
+            self._faulted = True
+            self._recheck()
+            raise self.unavailable(error) from error
+        try:
+            async with db:
                 yield db
         except LOST as error:
             self._faulted = True
             self._recheck()
             raise self.unavailable(error) from error
+        finally:
+            await pool.putconn(db)
         self._faulted = False
+
+    async def _checkout(
+        self, pool: AsyncConnectionPool[Any], timeout: float
+    ) -> AsyncConnection[Any]:
+        """A connection of ``pool`` the server has not hung up on.
+
+        A server that restarted has closed every idle connection of the pool: the first
+        found closed has the pool test the others (and replace the closed ones) before the
+        call takes another, so that calls after a restart are not refused one per stale
+        connection.
+        """
+        db: AsyncConnection[Any] = await pool.getconn(timeout=timeout)
+        if not _spoke(db):
+            return db
+        try:
+            await pool.check_connection(db)
+        except LOST:
+            await pool.putconn(db)
+        else:
+            return db
+        await pool.check()
+        db = await pool.getconn(timeout=self._connect_timeout)
+        return db
 
     def _recheck(self) -> None:
         """After a fault, have the pool test its idle connections and replace the broken.
@@ -268,6 +301,22 @@ class Link:
             f"the PostgreSQL store at {self.where} is unavailable ({_first_line(error)}): "
             f"check that the server runs and accepts connections"
         )
+
+
+def _spoke(db: AsyncConnection[Any]) -> bool:
+    """Whether the server sent something on ``db`` while it sat idle in the pool, which it
+    only does to end the session (a restart, a terminated backend): one poll of the socket,
+    no round trip."""
+    try:
+        fd = db.pgconn.socket
+    except psycopg.OperationalError:
+        return True
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
 
 
 def _first_line(error: BaseException) -> str:

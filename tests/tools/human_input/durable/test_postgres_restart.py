@@ -67,3 +67,23 @@ async def test_the_store_answers_once_the_server_is_back_however_long_it_was_awa
         pending = await handler.list_pending()
         assert [r.pending_id for r in pending] == [request.pending_id]
         await handler.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("mode", ["fast", "immediate"])
+async def test_no_call_is_refused_once_the_server_has_restarted(
+    server: PostgresServer, mode: str
+) -> None:
+    # A restart closes every connection idle in the pool; none of them may fail a call.
+    async with PostgresStore(server.dsn, schema=f"again{os.urandom(4).hex()}") as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create("AskUserQuestion", {"question": "Where?"}, room_id="r")
+        await asyncio.gather(*(handler.list_pending() for _ in range(4)))
+        await asyncio.to_thread(server.stop, mode=mode)
+        await asyncio.to_thread(server.start)
+        for _ in range(4):
+            pending = await handler.list_pending()
+            assert [r.pending_id for r in pending] == [request.pending_id]
+        assert await handler.aresolve(request.pending_id, "Lisbon", by="desk") is True
+        assert await handler.wait(request.pending_id, timeout=30) == "Lisbon"
+        await handler.close()
