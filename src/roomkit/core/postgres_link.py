@@ -25,7 +25,12 @@ from psycopg import AsyncConnection
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from roomkit.core.exceptions import StoreError, StoreFormatError, StoreUnavailableError
+from roomkit.core.exceptions import (
+    StoreClosedError,
+    StoreError,
+    StoreFormatError,
+    StoreUnavailableError,
+)
 
 __all__ = [
     "LOST",
@@ -132,6 +137,9 @@ class Link:
         schema: the PostgreSQL schema of the tables, for messages.
         pool_size: the most connections an owned pool opens.
         connect_timeout: seconds the first connection may take.
+        stays_closed: after :meth:`close`, calls raise
+            :class:`~roomkit.core.exceptions.StoreClosedError` until ``open(reopen=True)``,
+            instead of opening the pool again.
     """
 
     def __init__(
@@ -141,6 +149,7 @@ class Link:
         *,
         pool_size: int,
         connect_timeout: float,
+        stays_closed: bool = False,
     ) -> None:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be an int >= 1, got {pool_size!r}")
@@ -163,6 +172,13 @@ class Link:
         self._lock = asyncio.Lock()
         self._checking: asyncio.Task[None] | None = None
         self._faulted = False
+        self._stays_closed = stays_closed
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether the link stays closed until it is opened with ``reopen``."""
+        return self._closed
 
     def connect_kwargs(self) -> dict[str, Any]:
         """What a connection of the store's own (the change feed's) is opened with."""
@@ -173,14 +189,25 @@ class Link:
         kwargs.setdefault("connect_timeout", max(1, round(self._connect_timeout)))
         return kwargs
 
-    async def open(self) -> None:
+    async def open(self, *, reopen: bool = False) -> None:
         """Check the server and the tables, then open the pool; idempotent.
 
+        Args:
+            reopen: open a link made ``stays_closed`` after it was closed.
+
         Raises:
+            StoreClosedError: the link stays closed, and ``reopen`` is false.
             StoreError: the server, the user or the database is wrong (the message says
                 which to check).
             StoreFormatError: the tables were made by a newer version of roomkit.
         """
+        if reopen:
+            self._closed = False
+        if self._closed:
+            raise StoreClosedError(
+                f"the PostgreSQL store at {self.where} is closed: call its open() (or use "
+                f"it in `async with`) before using it again"
+            )
         if self._opened:
             return
         async with self._lock:
@@ -223,6 +250,7 @@ class Link:
         """Close the pool if it is the link's own; idempotent."""
         async with self._lock:
             self._opened = False
+            self._closed = self._stays_closed
             checking, self._checking = self._checking, None
             if checking is not None and not checking.done():
                 checking.cancel()

@@ -73,12 +73,7 @@ from roomkit.tools.human_input.stores._postgres_schema import (
 from roomkit.tools.human_input.stores._postgres_text import as_recorded, check_nul, ledger_entry
 from roomkit.tools.human_input.stores._postgres_vote import cast
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, widened
-from roomkit.tools.human_input.stores._records import (
-    FIELDS,
-    FORMAT,
-    names_text,
-    read_names,
-)
+from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, names_text, read_names
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -170,6 +165,7 @@ class PostgresStore(DurableBase):
             self._migrate,
             pool_size=pool_size,
             connect_timeout=seconds("connect_timeout", connect_timeout, zero=False),
+            stays_closed=True,
         )
         self.where = self._link.where
         """The server and database, without the password."""
@@ -183,13 +179,19 @@ class PostgresStore(DurableBase):
     # -- connection ----------------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Connect, and create or migrate the tables; idempotent (other methods open lazily).
+        """Connect, and create or migrate the tables; idempotent (every other method opens
+        lazily, until :meth:`close`; after it, only this opens the store again).
 
         Raises:
             StoreError: the server cannot be reached, or refuses the user, the password or
                 the database; the message says what to check.
             StoreFormatError: the tables were made by a newer version of roomkit.
         """
+        await self._link.open(reopen=True)
+        await self._ready()
+
+    async def _ready(self) -> None:
+        """Open lazily; after :meth:`close`, raise StoreClosedError instead."""
         await self._link.open()
         if self._server_clock is not None and not self._server_clock.synced:
             async with self._link.connection() as db:
@@ -197,7 +199,8 @@ class PostgresStore(DurableBase):
         self._feed.start()
 
     async def close(self) -> None:
-        """Stop the change feed and close the store's own pool; idempotent."""
+        """Stop the change feed and close the store's own pool; idempotent. Then every call
+        but :meth:`open` raises StoreClosedError, instead of opening them again unasked."""
         await self._feed.stop()
         await self._link.close()
 
@@ -214,7 +217,7 @@ class PostgresStore(DurableBase):
 
     async def _rows(self, statement: str, parameters: Any = ()) -> list[Any]:
         """Run one read and return its rows."""
-        await self.open()
+        await self._ready()
         async with self._link.connection() as db:
             cursor = await db.execute(statement, parameters)
             return list(await cursor.fetchall())
@@ -241,7 +244,7 @@ class PostgresStore(DurableBase):
         """
         check_insertable(request)
         entries = check_history(history)
-        await self.open()
+        await self._ready()
         if self.clock() >= self._next_purge:
             await self.purge_expired()
         clocks = (self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
@@ -279,9 +282,7 @@ class PostgresStore(DurableBase):
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
-        await self.open()
-        async with self._link.connection() as db:
-            await db.execute(self._sql.mark_announced, (pending_id,))
+        await self._rows_written(self._sql.mark_announced, (pending_id,))
 
     async def was_announced(self, pending_id: str) -> bool:
         """False while the stored request's announcement is owed, else True."""
@@ -347,7 +348,7 @@ class PostgresStore(DurableBase):
             return None, None
 
         async def attempt() -> tuple[PendingInput | None, PendingInput | None]:
-            await self.open()
+            await self._ready()
             won, settled, stored = await self._batcher.settle(
                 pending_id, recorded, outcome.history, plain=plain
             )
@@ -455,7 +456,7 @@ class PostgresStore(DurableBase):
         recorded = as_recorded(pending_id, *checked, given)
         if recorded is None:
             return None
-        await self.open()
+        await self._ready()
         try:
             won, _ = await self.settle_on(connection, pending_id, recorded, check_history(history))
         except LOST as error:
@@ -465,7 +466,7 @@ class PostgresStore(DurableBase):
     async def purge_expired(self) -> int:
         """Drop what is past its retention (records, outbox deliveries, the histories past
         the audit retention); how many records."""
-        await self.open()
+        await self._ready()
         async with self._link.connection() as db:
             if self._server_clock is not None:
                 await self._server_clock.sync(db)
@@ -479,7 +480,7 @@ class PostgresStore(DurableBase):
         check_nul({"actor": "".join(actors)})
         if "\x00" in pending_id:
             return None
-        await self.open()
+        await self._ready()
         async with self._link.connection() as db, db.transaction():
             cursor = await db.execute(self._sql.select_approvers, (pending_id,))
             row = await cursor.fetchone()
@@ -504,7 +505,7 @@ class PostgresStore(DurableBase):
             return (await self.settle_on(db, pending_id, recorded, outcome.history, now=now))[0]
 
         async def attempt() -> Judgement:
-            await self.open()
+            await self._ready()
             async with self._link.connection() as db, db.transaction():
                 judgement = await cast(db, self._sql, pending_id, ballot, self._judged_at(), settle)
             if judgement.write and judgement.record is not None:
@@ -522,7 +523,7 @@ class PostgresStore(DurableBase):
         this one reads the new head and links again."""
         check_nul({"pending_id": pending_id})
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
-        await self.open()
+        await self._ready()
         async with self._link.connection() as db, db.transaction():
             appended = await append_chained(
                 db, self._sql, {pending_id: (entry,)}, self._judged_at()
@@ -552,7 +553,7 @@ class PostgresStore(DurableBase):
         entry has not expired.
         """
         entry, until = ledger_entry(entry), check_until(until)
-        await self.open()
+        await self._ready()
         async with self._link.connection() as db, db.transaction():
             now = self.clock()
             await db.execute(self._sql.ledger_prune, (now,))
@@ -561,13 +562,12 @@ class PostgresStore(DurableBase):
 
     async def refund_spent(self, entry: str) -> None:
         """Forget ``entry``, so that it may be spent again."""
-        entry = ledger_entry(entry)
-        await self._rows_written(self._sql.ledger_refund, (entry,))
+        await self._rows_written(self._sql.ledger_refund, (ledger_entry(entry),))
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
         entry, until = ledger_entry(entry), check_until(until)
-        await self.open()
+        await self._ready()
         async with self._link.connection() as db, db.transaction():
             now = self.clock()
             await db.execute(self._sql.ledger_prune, (now,))
@@ -585,7 +585,7 @@ class PostgresStore(DurableBase):
     # -- helpers -------------------------------------------------------------------------------
 
     async def _rows_written(self, statement: str, parameters: Any) -> None:
-        await self.open()
+        await self._ready()
         async with self._link.connection() as db:
             await db.execute(statement, parameters)
 
