@@ -254,6 +254,14 @@ class StoreUnavailableError(StoreError, ConnectionError):
 class StoreClosedError(StoreError, RuntimeError):
     """The store was closed: :meth:`open` it again (or use ``async with``) before using it."""
 
+    @classmethod
+    def of(cls, kind: str, where: str) -> StoreClosedError:
+        """The error of the ``kind`` store (``"SQLite"``...) at ``where``."""
+        return cls(
+            f"the {kind} store at {where} is closed: call its open() (or use it in "
+            f"`async with`) before using it again"
+        )
+
 
 class CorruptRecordError(StoreError, ValueError):
     """A stored record is not one this library wrote, or cannot be read any more."""

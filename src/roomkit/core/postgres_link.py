@@ -175,11 +175,6 @@ class Link:
         self._stays_closed = stays_closed
         self._closed = False
 
-    @property
-    def closed(self) -> bool:
-        """Whether the link stays closed until it is opened with ``reopen``."""
-        return self._closed
-
     def connect_kwargs(self) -> dict[str, Any]:
         """What a connection of the store's own (the change feed's) is opened with."""
         kwargs: dict[str, Any] = {}
@@ -204,10 +199,7 @@ class Link:
         if reopen:
             self._closed = False
         if self._closed:
-            raise StoreClosedError(
-                f"the PostgreSQL store at {self.where} is closed: call its open() (or use "
-                f"it in `async with`) before using it again"
-            )
+            raise StoreClosedError.of("PostgreSQL", self.where)
         if self._opened:
             return
         async with self._lock:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify._first_notice import FOLLOW_UPS, first_notice_out
 from roomkit.notify.links import AnswerLinks
@@ -224,6 +224,7 @@ class Notifier:
         self._wake.set()
 
     async def _run(self, unsubscribe: Callable[[], None]) -> None:
+        outage = False
         try:
             while not self._stopping:
                 self._wake.clear()
@@ -231,9 +232,11 @@ class Notifier:
                 try:
                     await self._take_changes()
                     claimed = await self._claim()
-                except StoreUnavailableError as error:
-                    logger.warning("notifier: the store is unreachable (%s); trying again", error)
-                    claimed = False
+                    outage = False
+                except Exception as error:
+                    # No fault ends the loop: the turn is tried again after a poll.
+                    _turn_failed(error, again=outage)
+                    claimed, outage = False, True
                 finally:
                     self._busy = False
                 self._turned.set()
@@ -252,7 +255,10 @@ class Notifier:
 
     async def _sleep(self) -> None:
         delay = self.poll
-        due = await self.outbox.next_due()
+        try:
+            due = await self.outbox.next_due()
+        except StoreError:
+            due = None  # the next turn finds out, and says, what is wrong
         if due is not None:
             delay = min(delay, max(0.0, due - now_of(self.handler)))
         if delay <= 0 and len(self._inflight) >= self.concurrency:
@@ -556,3 +562,13 @@ class Notifier:
         why = "gave up after retrying" if retry else "refused"
         logger.error("%s %s on %s: %s", surface.name, why, item.item_id, problem)
         await self.outbox.complete(item.item_id, {"failed": problem})
+
+
+def _turn_failed(error: Exception, *, again: bool) -> None:
+    """Log a failed turn of the loop; an outage of the store once (``again``: not the first
+    turn of it in a row)."""
+    if isinstance(error, StoreUnavailableError | StoreClosedError):
+        log = logger.debug if again else logger.warning
+        log("notifier: the store is unreachable (%s); trying again", error)
+    else:
+        logger.error("notifier: a turn failed; trying again", exc_info=error)

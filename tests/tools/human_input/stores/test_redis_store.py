@@ -116,10 +116,11 @@ async def test_a_cancelled_call_is_cancelled_whenever_it_is_cut(
 ) -> None:
     """However far a read or write got, cutting it raises CancelledError in the caller."""
     for ticks in range(32):
-        async with RedisStore(redis_server.url, prefix=prefix) as store:
+        client = Redis.from_url(redis_server.url)
+        async with RedisStore(client=client, prefix=prefix) as store:
             request, _ = await store.insert(make_request())
-            if not warm:
-                await store.close()
+            if not warm:  # each call connects first
+                await client.connection_pool.disconnect()
             for call in (
                 store.fetch(request.pending_id),
                 store.set_deadline(request.pending_id, 2e9),
@@ -133,6 +134,7 @@ async def test_a_cancelled_call_is_cancelled_whenever_it_is_cut(
                         await task
                 else:
                     assert task.exception() is None, ticks
+        await client.aclose()
 
 
 # -- retention -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from tests.tools.human_input.stores.test_sqlite_wake import needs_proc, open_soc
 
 from roomkit.core.exceptions import StoreClosedError
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.outbox import outbox_for
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 QUESTION = {"question": "Ship it?"}
@@ -48,12 +49,14 @@ async def test_every_call_after_close_is_refused_until_open(tmp_path: Path) -> N
     await store.close()
     threads = connection_threads()
 
-    with pytest.raises(StoreClosedError, match=r"closed: call open\(\)"):
+    with pytest.raises(StoreClosedError, match=r"is closed: call its open\(\)"):
         await store.fetch(request.pending_id)
     with pytest.raises(StoreClosedError):
         await store.insert(make_request())
     with pytest.raises(StoreClosedError):
         await store.list_pending()
+    with pytest.raises(StoreClosedError):  # the notifier's outbox, in the same file
+        await outbox_for(HumanInputHandler(store=store)).next_due()
     assert not still_running(threads)
 
     await store.open()

@@ -276,6 +276,8 @@ class ListenerFeed(ABC):
         self._task: asyncio.Task[None] | None = None
         # Tasks cancelled because the last listener left or the feed stopped, until they end.
         self._ending: set[asyncio.Task[None]] = set()
+        self.closed = False
+        """Set by a store while it is closed: no task starts, listeners stay registered."""
 
     @property
     def listening(self) -> bool:
@@ -297,7 +299,7 @@ class ListenerFeed(ABC):
 
     def start(self) -> None:
         """Run the feed task if someone listens and a loop is running; else do nothing."""
-        if not self._listeners or (self._task is not None and not self._task.done()):
+        if self.closed or not self._listeners or (self._task and not self._task.done()):
             return
         try:
             loop = asyncio.get_running_loop()

@@ -47,13 +47,13 @@ class PostgresOutbox:
         self._endings = EndingStatements.on(table, marker="%s", done="done")
 
     async def _count(self, statement: str, parameters: Any) -> int:
-        await self._store.open()
+        await self._store._ready()
         async with self._store._link.connection() as db:
             cursor = await db.execute(statement, parameters)
             return int(cursor.rowcount)
 
     async def _rows(self, statement: str, parameters: Any = ()) -> list[Any]:
-        await self._store.open()
+        await self._store._ready()
         async with self._store._link.connection() as db:
             cursor = await db.execute(statement, parameters)
             return list(await cursor.fetchall())
@@ -61,7 +61,7 @@ class PostgresOutbox:
     async def add(self, items: Sequence[OutboxItem]) -> int:
         if not items:
             return 0
-        await self._store.open()
+        await self._store._ready()
         new = 0
         async with self._store._link.connection() as db, db.transaction():
             for i in items:

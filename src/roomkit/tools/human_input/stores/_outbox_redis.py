@@ -15,9 +15,11 @@ retention of a settled request is shorter); an open request's stay.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
+from roomkit.core.redis_link import guard
 from roomkit.tools.human_input.stores.outbox import ENDING, KEEP_DONE, OutboxItem
 
 __all__ = ["RedisOutbox"]
@@ -125,6 +127,7 @@ class RedisOutbox:
     def __init__(self, store: Any) -> None:
         client = store._client  # the store's own client: same server, same pool
         prefix = f"{store.prefix}:outbox:"
+        self._store = store
         self._client = client
         self._item = prefix + "item:"
         self._due = prefix + "due"
@@ -138,6 +141,14 @@ class RedisOutbox:
         self._postpone = client.register_script(_POSTPONE)
         self._items_for = client.register_script(_ITEMS_FOR)
 
+    @asynccontextmanager
+    async def _server(self) -> AsyncIterator[None]:
+        """Around each call: refused once the store is closed; the client's failures become
+        the store's errors."""
+        await self._store._ensure_open()
+        with guard(self._store.where, store="Redis outbox"):
+            yield
+
     async def add(self, items: Sequence[OutboxItem]) -> int:
         if not items:
             return 0
@@ -146,12 +157,14 @@ class RedisOutbox:
             args += [i.item_id, i.pending_id, repr(i.due), i.encoded_body(), i.attempts]
             args.append(repr(i.created))
         keys = [self._item, self._due, self._request, self._unended]
-        return int(await self._add(keys=keys, args=args))
+        async with self._server():
+            return int(await self._add(keys=keys, args=args))
 
     async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
-        raw = await self._claim(
-            keys=[self._item, self._due], args=[repr(now), repr(now + lease), limit, owner]
-        )
+        async with self._server():
+            raw = await self._claim(
+                keys=[self._item, self._due], args=[repr(now), repr(now + lease), limit, owner]
+            )
         items = []
         for at in range(0, len(raw), 2):
             pending_id, body, attempts, created = (_text(v) for v in raw[at + 1])
@@ -169,18 +182,22 @@ class RedisOutbox:
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
         keys = [self._item + item_id, self._due]
-        return bool(await self._renew(keys=keys, args=[repr(until), owner, item_id]))
+        async with self._server():
+            return bool(await self._renew(keys=keys, args=[repr(until), owner, item_id]))
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
         text = "" if receipt is None else json.dumps(receipt, separators=(",", ":"))
         keys = [self._item + item_id, self._due, self._request, self._item]
-        await self._complete(keys=keys, args=[text, item_id, self._keep_ms, f".{ENDING}"])
+        async with self._server():
+            await self._complete(keys=keys, args=[text, item_id, self._keep_ms, f".{ENDING}"])
 
     async def postpone(self, item_id: str, due: float) -> None:
-        await self._postpone(keys=[self._item + item_id, self._due], args=[repr(due), item_id])
+        async with self._server():
+            await self._postpone(keys=[self._item + item_id, self._due], args=[repr(due), item_id])
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
-        raw = await self._items_for(keys=[self._request + pending_id, self._item, self._due])
+        async with self._server():
+            raw = await self._items_for(keys=[self._request + pending_id, self._item, self._due])
         items = []
         for at in range(0, len(raw), 3):
             pairs = [_text(v) for v in raw[at + 1]]
@@ -202,11 +219,14 @@ class RedisOutbox:
         return items
 
     async def next_due(self) -> float | None:
-        first = await self._client.zrange(self._due, 0, 0, withscores=True)
+        async with self._server():
+            first = await self._client.zrange(self._due, 0, 0, withscores=True)
         return float(first[0][1]) if first else None
 
     async def unended(self) -> list[str]:
-        return [_text(i) for i in await self._client.smembers(self._unended)]
+        async with self._server():
+            members = await self._client.smembers(self._unended)
+        return [_text(i) for i in members]
 
     async def purge(self, before: float) -> int:
         # Done items expire on their own (see the module docstring).

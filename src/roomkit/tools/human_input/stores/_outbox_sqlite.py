@@ -57,6 +57,7 @@ class SQLiteOutbox:
     :mod:`~roomkit.tools.human_input.stores.outbox`)."""
 
     def __init__(self, store: Any) -> None:
+        self._store = store
         self.path: str = store.path
         self.busy_timeout: float = max(float(store.busy_timeout), 5.0)
         self._db: sqlite3.Connection | None = None
@@ -74,6 +75,7 @@ class SQLiteOutbox:
         return self._db
 
     async def _run(self, work: Any, *args: Any) -> Any:
+        self._store._check_open()  # refused, as the store's own calls, once it is closed
         async with self._lock:
             try:
                 return await asyncio.to_thread(self._in_transaction, work, *args)

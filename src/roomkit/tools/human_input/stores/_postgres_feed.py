@@ -74,8 +74,6 @@ class NotifyFeed(ListenerFeed):
         """Whether the feed polls, since LISTEN was refused."""
 
     async def _run(self) -> None:
-        if self._link.closed:
-            return  # a listener came after the store closed: it hears the store's own writes
         hub = self._hub = Hub.shared(self._link.dsn, self._link.connect_kwargs(), self._where)
         self._refused = asyncio.Event()
         try:

@@ -187,6 +187,7 @@ class PostgresStore(DurableBase):
                 the database; the message says what to check.
             StoreFormatError: the tables were made by a newer version of roomkit.
         """
+        self._feed.closed = False
         await self._link.open(reopen=True)
         await self._ready()
 
@@ -201,6 +202,7 @@ class PostgresStore(DurableBase):
     async def close(self) -> None:
         """Stop the change feed and close the store's own pool; idempotent. Then every call
         but :meth:`open` raises StoreClosedError, instead of opening them again unasked."""
+        self._feed.closed = True
         await self._feed.stop()
         await self._link.close()
 

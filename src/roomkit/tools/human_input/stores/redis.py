@@ -35,7 +35,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from roomkit.core.exceptions import CorruptRecordError, StoreError
+from roomkit.core.exceptions import CorruptRecordError, StoreClosedError, StoreError
 from roomkit.core.redis_link import check_persistence, connect, describe, glob_escape, guard, text
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import _redis_history as _history
@@ -50,11 +50,7 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
-from roomkit.tools.human_input.stores._history import (
-    deadline_entry,
-    entry_text,
-    linked_chain,
-)
+from roomkit.tools.human_input.stores._history import deadline_entry, entry_text, linked_chain
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
@@ -157,10 +153,8 @@ class RedisStore(DurableBase):
         self._where = describe(client)
         self._layout = scripts.Layout(prefix)
         self._insert = ScriptBatcher(client, client.register_script(scripts.INSERT))
-        # Settles go in pipelines of at most 128, up to 8 at once: the client encodes the
-        # next while the server runs the one before (one pipeline of 256 left each idle
-        # while the other worked). bench/bench_stores.py: settles/s up by a third to a half
-        # at load average 1 to 3, level with the old batches at 5 and above.
+        # Pipelines of at most 128, 8 at once: the client encodes one while the server runs
+        # another (bench/bench_stores.py: settles/s up by a third to a half over one of 256).
         self._settle = ScriptBatcher(
             client, client.register_script(scripts.SETTLE), max_batch=128, max_in_flight=8
         )
@@ -192,6 +186,7 @@ class RedisStore(DurableBase):
         Raises:
             StoreUnavailableError: the server cannot be reached.
         """
+        self._feed.closed = False
         if not self._opened:
             with guard(self._where):
                 await self._client.ping()
@@ -202,8 +197,9 @@ class RedisStore(DurableBase):
         self._feed.start()
 
     async def close(self) -> None:
-        """Stop the change feed and disconnect (an owned client only); idempotent."""
-        self._opened = False
+        """Stop the change feed and disconnect (an owned client only); idempotent. Then every
+        call but :meth:`open` raises StoreClosedError, instead of connecting again unasked."""
+        self._opened, self._feed.closed = False, True
         await self._feed.stop()
         if self._owned:
             await self._client.aclose(close_connection_pool=True)
@@ -571,6 +567,8 @@ class RedisStore(DurableBase):
         return found
 
     async def _ensure_open(self) -> None:
+        if self._feed.closed:
+            raise StoreClosedError.of("Redis", self._where)
         if not self._opened:
             await self.open()
         elif self._feed.listening:

@@ -247,10 +247,7 @@ class SQLiteStore(DurableBase):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StoreClosedError(
-                f"SQLite store {self.path!r} is closed: call open() (or use it as "
-                f"`async with SQLiteStore(...)`) before using it again"
-            )
+            raise StoreClosedError.of("SQLite", repr(self.path))
 
     # -- records -------------------------------------------------------------------------------
 

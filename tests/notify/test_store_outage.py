@@ -1,0 +1,90 @@
+"""The notifier outlives an outage of its store's server: it says so, keeps trying, and
+carries on once the server is back (it used to end at the first read that failed)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.notify.recorder import Recorder
+from tests.postgres_server import PostgresServer, running_postgres
+from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+from tests.tools.human_input.stores.store_kit import PATIENCE
+
+from roomkit.notify import Notifier
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.postgres import PostgresStore
+from roomkit.tools.human_input.stores.redis import RedisStore
+
+
+class Said(logging.Handler):
+    """Sets an event once the notifier has found the store unreachable on two turns (it
+    warns on the first, and says the rest at debug level)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.turns = 0
+        self.unreachable = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "the store is unreachable" in record.getMessage():
+            self.turns += 1
+            if self.turns == 2:
+                self.unreachable.set()
+
+
+@pytest.fixture(params=["postgres", "redis"])
+def server(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[PostgresServer | RedisServer]:
+    if request.param == "postgres":
+        with running_postgres() as postgres:
+            yield postgres
+    else:
+        with running_redis(tmp_path) as redis:
+            yield redis
+
+
+@pytest.mark.timeout(120)
+async def test_the_notifier_carries_on_once_its_store_is_back(
+    server: PostgresServer | RedisServer,
+) -> None:
+    name = f"outage{os.urandom(4).hex()}"
+    store: PostgresStore | RedisStore
+    if isinstance(server, PostgresServer):
+        store = PostgresStore(server.dsn, schema=name, connect_timeout=1)
+    else:
+        store = RedisStore(server.url, prefix=name)
+    said = Said()
+    logger = logging.getLogger("roomkit.notify")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(said)
+    recorder = Recorder()
+    try:
+        async with store:
+            handler = HumanInputHandler(store=store)
+            async with Notifier(handler, [recorder], poll=0.05):
+                await handler.create("ask", {"question": "Before?"}, actor_id="alice")
+                async with asyncio.timeout(PATIENCE):
+                    await recorder.wait_until(lambda seen: len(seen) == 1)
+
+                await asyncio.to_thread(server.stop)
+                try:
+                    async with asyncio.timeout(PATIENCE):
+                        await said.unreachable.wait()
+                finally:
+                    await asyncio.to_thread(server.start)
+
+                await handler.create("ask", {"question": "After?"}, actor_id="bob")
+                async with asyncio.timeout(PATIENCE):
+                    await recorder.wait_until(lambda seen: len(seen) == 2)
+            assert [recipient for _, recipient in recorder.seen()] == ["alice", "bob"]
+            await handler.close()
+    finally:
+        logger.removeHandler(said)
+        logger.setLevel(level)

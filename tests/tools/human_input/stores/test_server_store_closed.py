@@ -1,0 +1,125 @@
+"""A closed PostgreSQL or Redis store stays closed until it is opened again, as SQLite's
+does: a call after ``close()`` used to connect anew behind the caller's back (the pool, the
+change feed), and nothing would close those connections again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import psycopg
+import pytest
+from redis.asyncio import Redis
+from tests.postgres_server import PostgresServer
+from tests.tools.human_input.durable.cross_process_peer import parked
+from tests.tools.human_input.stores.postgres_kit import new_schema
+from tests.tools.human_input.stores.redis_server import RedisServer
+from tests.tools.human_input.stores.store_kit import PATIENCE, make_request
+
+from roomkit.core.exceptions import StoreClosedError
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.outbox import outbox_for
+from roomkit.tools.human_input.stores.postgres import PostgresStore
+from roomkit.tools.human_input.stores.redis import RedisStore
+
+QUESTION = {"question": "Ship it?"}
+
+Store = PostgresStore | RedisStore
+
+
+class Site:
+    """A store on one kind of server, whose sessions carry a name of their own."""
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self.kind: str = request.param
+        self.name = new_schema()
+        if self.kind == "postgres":
+            self.server: PostgresServer | RedisServer = request.getfixturevalue("postgres_server")
+        else:
+            self.server = request.getfixturevalue("redis_server")
+
+    def make(self, **options: float) -> Store:
+        if isinstance(self.server, PostgresServer):
+            dsn = f"{self.server.dsn}?application_name={self.name}"
+            return PostgresStore(dsn, schema=self.name, **options)
+        url = f"{self.server.url}?client_name={self.name}"
+        return RedisStore(url, prefix=self.name, **options)
+
+    async def sessions(self) -> int:
+        """How many sessions of the site's stores the server has."""
+        if isinstance(self.server, RedisServer):
+            admin = Redis.from_url(self.server.url)
+            try:
+                clients = await admin.client_list()
+            finally:
+                await admin.aclose()
+            return sum(1 for client in clients if client.get("name") == self.name)
+        async with await psycopg.AsyncConnection.connect(self.server.dsn, autocommit=True) as db:
+            cursor = await db.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (self.name,)
+            )
+            row = await cursor.fetchone()
+            assert row is not None
+            return int(row[0])
+
+
+@pytest.fixture(params=["postgres", "redis"])
+def site(request: pytest.FixtureRequest) -> Site:
+    return Site(request)
+
+
+async def test_every_call_after_close_is_refused_until_open(site: Site) -> None:
+    store = site.make()
+    await store.open()
+    request = make_request()
+    await store.insert(request)
+    await store.close()
+
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: store.fetch(request.pending_id),
+        lambda: store.insert(make_request()),
+        lambda: store.list_pending(),
+        lambda: store.settle(request.pending_id, PendingInputStatus.RESOLVED, result="yes"),
+        lambda: store.read_history(request.pending_id),
+        lambda: store.spend_once("link", until=None),
+        # the notifier's outbox, on the store's connections
+        lambda: outbox_for(HumanInputHandler(store=store)).next_due(),
+    ]
+    for call in calls:
+        with pytest.raises(StoreClosedError, match=r"is closed: call its open\(\)"):
+            await call()
+    assert await site.sessions() == 0
+
+    await store.open()
+    fetched = await store.fetch(request.pending_id)
+    assert fetched is not None
+    assert fetched.pending_id == request.pending_id
+    await store.close()
+    assert await site.sessions() == 0
+
+
+async def test_a_wait_on_a_store_closed_under_it_ends_and_opens_nothing(site: Site) -> None:
+    store = site.make(backstop_interval=0.02)
+    await store.open()
+    handler = HumanInputHandler(store=store)
+    request = await handler.create("AskUserQuestion", QUESTION)
+    wait = asyncio.create_task(handler.wait(request.pending_id, timeout=None))
+    await parked(handler, 1)
+
+    # The store goes first, the handler still waiting on it.
+    await store.close()
+    async with asyncio.timeout(PATIENCE):
+        with pytest.raises(StoreClosedError):
+            await wait
+    with pytest.raises(StoreClosedError):
+        await handler.aresolve(request.pending_id, "yes")
+    await handler.close()
+
+    # A listener that comes now starts no feed, until the store opens again.
+    store.subscribe(lambda change: None)
+    assert not [task for task in asyncio.all_tasks() if f"{site.kind} feed" in task.get_name()]
+    assert await site.sessions() == 0
+    await store.open()
+    assert [task for task in asyncio.all_tasks() if f"{site.kind} feed" in task.get_name()]
+    await store.close()
