@@ -11,10 +11,10 @@ import psycopg
 import pytest
 from redis.asyncio import Redis
 from tests.postgres_server import PostgresServer
-from tests.tools.human_input.durable.cross_process_peer import parked
 from tests.tools.human_input.stores.postgres_kit import new_schema
 from tests.tools.human_input.stores.redis_server import RedisServer
-from tests.tools.human_input.stores.store_kit import PATIENCE, make_request
+from tests.tools.human_input.stores.store_kit import make_request
+from tests.tools.human_input.stores.test_sqlite_closed import closed_under_a_wait
 
 from roomkit.core.exceptions import StoreClosedError
 from roomkit.models.pending_input import PendingInputStatus
@@ -101,20 +101,7 @@ async def test_every_call_after_close_is_refused_until_open(site: Site) -> None:
 
 async def test_a_wait_on_a_store_closed_under_it_ends_and_opens_nothing(site: Site) -> None:
     store = site.make(backstop_interval=0.02)
-    await store.open()
-    handler = HumanInputHandler(store=store)
-    request = await handler.create("AskUserQuestion", QUESTION)
-    wait = asyncio.create_task(handler.wait(request.pending_id, timeout=None))
-    await parked(handler, 1)
-
-    # The store goes first, the handler still waiting on it.
-    await store.close()
-    async with asyncio.timeout(PATIENCE):
-        with pytest.raises(StoreClosedError):
-            await wait
-    with pytest.raises(StoreClosedError):
-        await handler.aresolve(request.pending_id, "yes")
-    await handler.close()
+    await closed_under_a_wait(store)
 
     # A listener that comes now starts no feed, until the store opens again.
     store.subscribe(lambda change: None)

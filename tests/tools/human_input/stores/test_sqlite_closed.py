@@ -18,6 +18,7 @@ from tests.tools.human_input.stores.test_sqlite_wake import needs_proc, open_soc
 
 from roomkit.core.exceptions import StoreClosedError
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.base import DurableStore
 from roomkit.tools.human_input.stores.outbox import outbox_for
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
@@ -67,12 +68,9 @@ async def test_every_call_after_close_is_refused_until_open(tmp_path: Path) -> N
     assert not still_running(threads)
 
 
-@needs_proc
-async def test_a_wait_on_a_store_closed_under_it_ends_and_leaves_nothing_running(
-    tmp_path: Path,
-) -> None:
-    threads, sockets = connection_threads(), open_sockets()
-    store = SQLiteStore(tmp_path / "kit.db", backstop_interval=0.02)
+async def closed_under_a_wait(store: DurableStore) -> None:
+    """Open ``store``, wait on a request of it, close it: the wait ends with
+    StoreClosedError, and so does an answer given afterwards."""
     await store.open()
     handler = HumanInputHandler(store=store)
     request = await handler.create("AskUserQuestion", QUESTION)
@@ -84,12 +82,19 @@ async def test_a_wait_on_a_store_closed_under_it_ends_and_leaves_nothing_running
     async with asyncio.timeout(PATIENCE):
         with pytest.raises(StoreClosedError):
             await wait
-
-    assert not still_running(threads)
-    assert open_sockets() <= sockets
     with pytest.raises(StoreClosedError):
         await handler.aresolve(request.pending_id, "yes")
     await handler.close()
+
+
+@needs_proc
+async def test_a_wait_on_a_store_closed_under_it_ends_and_leaves_nothing_running(
+    tmp_path: Path,
+) -> None:
+    threads, sockets = connection_threads(), open_sockets()
+    await closed_under_a_wait(SQLiteStore(tmp_path / "kit.db", backstop_interval=0.02))
+    assert not still_running(threads)
+    assert open_sockets() <= sockets
 
 
 async def test_a_listener_added_after_close_starts_no_feed(tmp_path: Path) -> None:
