@@ -295,7 +295,10 @@ class Link:
         try:
             await pool.check_connection(db)
         except LOST:
-            await pool.putconn(db)
+            await pool.putconn(db)  # closed: the pool drops it
+        except BaseException:
+            await pool.putconn(db)  # a cancelled call leaves the pool whole
+            raise
         else:
             return db
         await pool.check()
