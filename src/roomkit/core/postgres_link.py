@@ -231,6 +231,7 @@ class Link:
                     kwargs=self.connect_kwargs(),
                     open=False,
                     reconnect_timeout=_RECONNECT_SECONDS,
+                    reconnect_failed=self._gave_up,
                     name=f"roomkit {self.where}",
                 )
                 await self._pool.open()
@@ -289,7 +290,7 @@ class Link:
         call takes another, so that calls after a restart are not refused one per stale
         connection.
         """
-        db: AsyncConnection[Any] = await pool.getconn(timeout=timeout)
+        db = await self._getconn(pool, timeout)
         if not _spoke(db):
             return db
         try:
@@ -302,8 +303,34 @@ class Link:
         else:
             return db
         await pool.check()
-        db = await pool.getconn(timeout=self._connect_timeout)
-        return db
+        return await self._getconn(pool, self._connect_timeout)
+
+    async def _getconn(
+        self, pool: AsyncConnectionPool[Any], timeout: float
+    ) -> AsyncConnection[Any]:
+        """A connection of ``pool`` within ``timeout`` seconds, or PoolTimeout.
+
+        The wait is cut in turns of at most ``connect_timeout`` seconds: a call that queued
+        on a busy pool gives up at the end of its turn once a fault is known (found by
+        another call, or the pool failing to reconnect), instead of waiting out its whole
+        timeout for a server that is gone.
+        """
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                db: AsyncConnection[Any] = await pool.getconn(
+                    timeout=max(min(left, self._connect_timeout), 0.001)
+                )
+            except PoolTimeout:
+                if self._faulted or left <= self._connect_timeout:
+                    raise
+            else:
+                return db
+
+    def _gave_up(self, pool: AsyncConnectionPool[Any]) -> None:
+        """The pool could not replace a connection: calls queued on it stop waiting."""
+        self._faulted = True
 
     def _recheck(self) -> None:
         """After a fault, have the pool test its idle connections and replace the broken.

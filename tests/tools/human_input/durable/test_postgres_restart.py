@@ -9,6 +9,7 @@ import asyncio
 import os
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 from tests.postgres_server import PostgresServer, running_postgres
 
@@ -87,3 +88,44 @@ async def test_no_call_is_refused_once_the_server_has_restarted(
         assert await handler.aresolve(request.pending_id, "Lisbon", by="desk") is True
         assert await handler.wait(request.pending_id, timeout=30) == "Lisbon"
         await handler.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_call_queued_for_a_connection_when_the_server_goes_gives_up_in_time(
+    server: PostgresServer,
+) -> None:
+    # A call queued on a busy pool may wait a minute for a connection; once the server is
+    # gone it must give up within connect_timeout, not wait out that minute.
+    schema = f"queued{os.urandom(4).hex()}"
+    async with PostgresStore(server.dsn, schema=schema, pool_size=1, connect_timeout=1) as store:
+        await store.list_pending()
+        locker = await psycopg.AsyncConnection.connect(server.dsn)
+        try:
+            await locker.execute(f'LOCK TABLE "{schema}".roomkit_pending IN ACCESS EXCLUSIVE MODE')
+            holding = asyncio.create_task(store.list_pending())  # takes the one connection
+            await blocked_on_a_lock(server, schema)
+            queued = asyncio.create_task(store.list_pending())  # waits for that connection
+            await asyncio.to_thread(server.stop, mode="immediate")
+            try:
+                async with asyncio.timeout(30):
+                    for call in (holding, queued):
+                        with pytest.raises(StoreUnavailableError):
+                            await call
+            finally:
+                await asyncio.to_thread(server.start)
+        finally:
+            await locker.close()  # the server killed it
+        assert await store.list_pending() == []
+
+
+async def blocked_on_a_lock(server: PostgresServer, schema: str) -> None:
+    """Return once a session of the server waits on a lock (the store's read)."""
+    async with await psycopg.AsyncConnection.connect(server.dsn, autocommit=True) as db:
+        while True:
+            cursor = await db.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            )
+            row = await cursor.fetchone()
+            if row is not None and row[0]:
+                return
+            await db.execute("SELECT pg_sleep(0.01)")
