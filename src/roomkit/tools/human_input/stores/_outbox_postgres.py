@@ -2,7 +2,10 @@
 (version 3 of its tables, its index of endings version 4), on the store's own pool.
 
 A claim is one ``UPDATE ... WHERE item_id IN (SELECT ... FOR UPDATE SKIP LOCKED)
-RETURNING``: rows another process is claiming are skipped, never taken twice. The store's
+RETURNING``: rows another process is claiming are skipped, never taken twice. A claim by
+lanes takes each lane's due rows, earliest first, in the same statement; a row's lane is
+read from its body, so a lane's claim passes over the due rows of the lanes in front of it
+that are not being served (the index of due times is the version-3 table's). The store's
 own purge drops what is done (:meth:`PostgresOutbox.purge`, on the connection it purges
 with).
 """
@@ -10,7 +13,7 @@ with).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.tools.human_input.stores._durable_base import seconds
@@ -27,6 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresOutbox"]
 
+_LANE = "COALESCE(body::json ->> 'surface', '')"
+"""A row's lane, as :func:`~roomkit.tools.human_input.stores.outbox.lane_of` has it."""
+
 
 class PostgresOutbox:
     """The outbox in a PostgreSQL store's schema (see
@@ -39,10 +45,23 @@ class PostgresOutbox:
         purge drops them)."""
         table = f'"{store.schema}".roomkit_outbox'
         self._table = table
+        due = f"SELECT item_id FROM {table} WHERE NOT done AND due <= %(now)s"
         self._claim = (
-            f"UPDATE {table} SET due = %s, owner = %s WHERE item_id IN (SELECT item_id FROM "
-            f"{table} WHERE NOT done AND due <= %s ORDER BY due LIMIT %s "
-            f"FOR UPDATE SKIP LOCKED) RETURNING {COLUMNS}"
+            f"UPDATE {table} SET due = %(until)s, owner = %(owner)s WHERE item_id IN ("
+            f"{due} ORDER BY due LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING {COLUMNS}"
+        )
+        self._claim_lanes = (
+            f"UPDATE {table} SET due = %(until)s, owner = %(owner)s WHERE item_id IN ("
+            "SELECT c.item_id FROM unnest(%(lanes)s::text[], %(rooms)s::int[]) AS l(lane, room) "
+            f"CROSS JOIN LATERAL ({due} AND {_LANE} = l.lane ORDER BY due LIMIT l.room "
+            "FOR UPDATE SKIP LOCKED) AS c "
+            f"UNION ALL SELECT o.item_id FROM ({due} AND {_LANE} <> ALL(%(lanes)s::text[]) "
+            f"ORDER BY due LIMIT %(limit)s FOR UPDATE SKIP LOCKED) AS o) RETURNING {COLUMNS}"
+        )
+        self._first = (
+            f"SELECT MIN(f.due) FROM unnest(%s::text[]) AS l(lane) CROSS JOIN LATERAL ("
+            f"SELECT due FROM {table} WHERE NOT done AND {_LANE} = l.lane ORDER BY due LIMIT 1"
+            ") AS f"
         )
         self._endings = EndingStatements.on(table, marker="%s", done="done")
 
@@ -73,8 +92,21 @@ class PostgresOutbox:
                 new += cursor.rowcount
         return new
 
-    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
-        rows = await self._rows(self._claim, (now + lease, owner, now, limit))
+    async def claim(
+        self,
+        owner: str,
+        now: float,
+        lease: float,
+        limit: int,
+        *,
+        lanes: Mapping[str, int] | None = None,
+    ) -> list[OutboxItem]:
+        parameters = {"until": now + lease, "owner": owner, "now": now, "limit": limit}
+        if lanes is None:
+            rows = await self._rows(self._claim, parameters)
+        else:
+            parameters.update(lanes=list(lanes), rooms=[max(0, room) for room in lanes.values()])
+            rows = await self._rows(self._claim_lanes, parameters)
         return [item_from_row(row) for row in rows]
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
@@ -103,8 +135,11 @@ class PostgresOutbox:
         )
         return [item_from_row(row) for row in await self._rows(statement, (pending_id,))]
 
-    async def next_due(self) -> float | None:
-        rows = await self._rows(f"SELECT MIN(due) FROM {self._table} WHERE NOT done")
+    async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
+        if lanes is None:
+            rows = await self._rows(f"SELECT MIN(due) FROM {self._table} WHERE NOT done")
+        else:
+            rows = await self._rows(self._first, (list(lanes),))
         return None if not rows or rows[0][0] is None else float(rows[0][0])
 
     async def unended(self) -> list[str]:

@@ -1,8 +1,10 @@
 """The SQLite store's outbox: the table ``roomkit_outbox`` in the store's database file.
 
 The outbox keeps a connection of its own to the file (the requests' connection and its
-batching stay as they are). A claim is one ``UPDATE ... RETURNING`` inside ``BEGIN
-IMMEDIATE``: SQLite's write lock makes it a check-and-set among every process on the file.
+batching stay as they are). A claim is one ``UPDATE ... RETURNING`` per lane inside one
+``BEGIN IMMEDIATE``: SQLite's write lock makes it a check-and-set among every process on
+the file. An index on each row's lane (read from its body) and due time finds a lane's
+items due without passing over another's.
 The store's own purge drops what is done (:func:`purge_outbox`), in its transaction.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from roomkit.core.exceptions import StoreUnavailableError
@@ -24,6 +26,9 @@ from roomkit.tools.human_input.stores.outbox import (
 )
 
 __all__ = ["SQLiteOutbox", "purge_outbox"]
+
+_LANE = "COALESCE(json_extract(body, '$.surface'), '')"
+"""A row's lane, as :func:`~roomkit.tools.human_input.stores.outbox.lane_of` has it."""
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS roomkit_outbox (
@@ -41,15 +46,29 @@ CREATE INDEX IF NOT EXISTS roomkit_outbox_due ON roomkit_outbox (due) WHERE done
 CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON roomkit_outbox (pending_id);
 CREATE INDEX IF NOT EXISTS roomkit_outbox_endings ON roomkit_outbox (created)
     WHERE {IS_ENDING};
+CREATE INDEX IF NOT EXISTS roomkit_outbox_lanes ON roomkit_outbox ({_LANE}, due)
+    WHERE done = 0;
 """
 
 _ENDINGS = EndingStatements.on("roomkit_outbox", marker="?", done="done = 1")
 
-_CLAIM = (
-    "UPDATE roomkit_outbox SET due = ?, owner = ? WHERE item_id IN ("
-    "SELECT item_id FROM roomkit_outbox WHERE done = 0 AND due <= ? ORDER BY due LIMIT ?) "
-    f"RETURNING {COLUMNS}"
-)
+
+def _claim(where: str = "") -> str:
+    """A claim of the rows due (``where`` narrows them); parameters: the lease's end, the
+    owner, now, what ``where`` takes, the limit."""
+    return (
+        "UPDATE roomkit_outbox SET due = ?, owner = ? WHERE item_id IN ("
+        f"SELECT item_id FROM roomkit_outbox WHERE done = 0 AND due <= ?{where} "
+        f"ORDER BY due LIMIT ?) RETURNING {COLUMNS}"
+    )
+
+
+_CLAIM_LANE = _claim(f" AND {_LANE} = ?")
+_FIRST = f"SELECT due FROM roomkit_outbox WHERE done = 0 AND {_LANE} = ? ORDER BY due LIMIT 1"
+
+
+def _lanes(count: int) -> str:
+    return f" AND {_LANE} NOT IN ({', '.join('?' * count)})"
 
 
 class SQLiteOutbox:
@@ -117,9 +136,29 @@ class SQLiteOutbox:
 
         return int(await self._run(add))
 
-    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+    async def claim(
+        self,
+        owner: str,
+        now: float,
+        lease: float,
+        limit: int,
+        *,
+        lanes: Mapping[str, int] | None = None,
+    ) -> list[OutboxItem]:
+        named = dict(lanes or {})
+
         def claim(db: sqlite3.Connection) -> list[OutboxItem]:
-            rows = db.execute(_CLAIM, (now + lease, owner, now, limit)).fetchall()
+            rows = []
+            for lane, room in named.items():
+                if room > 0:
+                    found = db.execute(_CLAIM_LANE, (now + lease, owner, now, lane, room))
+                    rows += found.fetchall()
+            if limit > 0:
+                others = db.execute(
+                    _claim(_lanes(len(named)) if named else ""),
+                    (now + lease, owner, now, *named, limit),
+                )
+                rows += others.fetchall()
             return [item_from_row(row) for row in rows]
 
         claimed: list[OutboxItem] = await self._run(claim)
@@ -168,10 +207,16 @@ class SQLiteOutbox:
         found: list[OutboxItem] = await self._run(read)
         return found
 
-    async def next_due(self) -> float | None:
+    async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
+        named = None if lanes is None else list(lanes)
+
         def read(db: sqlite3.Connection) -> float | None:
-            row = db.execute("SELECT MIN(due) FROM roomkit_outbox WHERE done = 0").fetchone()
-            return None if row is None or row[0] is None else float(row[0])
+            if named is None:
+                row = db.execute("SELECT MIN(due) FROM roomkit_outbox WHERE done = 0").fetchone()
+                return None if row[0] is None else float(row[0])
+            # Each lane's first due time, from the index of lanes.
+            firsts = [db.execute(_FIRST, (lane,)).fetchone() for lane in named]
+            return min((float(first[0]) for first in firsts if first is not None), default=None)
 
         due: float | None = await self._run(read)
         return due

@@ -15,6 +15,11 @@ A process killed between 1 and 3 leaves the item due again when its lease lapses
 is done at least once; an item is never done again once complete. Times are on the
 store's clock.
 
+Each item is in a *lane*: a delivery in the one of the surface it goes through, a step in
+the steps' lane (:data:`STEPS`). A claim may name lanes and how many items to take in each,
+so that a notifier takes work for each surface on its own: a lane it cannot serve now
+(every slot busy with a receiver that hangs) never stands in front of another's items.
+
 A request's steps are named ``<pending_id>.<job>`` (:func:`step_id`); its ``settle`` step,
 the one that tells how it ended, is its *ending*. A request with items but no ending is
 still owed one (:meth:`Outbox.unended`), however long ago it settled; once its ending is
@@ -29,7 +34,7 @@ import importlib
 import json
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -38,11 +43,13 @@ __all__ = [
     "ENDING",
     "IS_ENDING",
     "KEEP_DONE",
+    "STEPS",
     "EndingStatements",
     "MemoryOutbox",
     "Outbox",
     "OutboxItem",
     "item_from_row",
+    "lane_of",
     "now_of",
     "outbox_for",
     "step_id",
@@ -58,6 +65,17 @@ KEEP_DONE = 7 * 86_400.0
 
 _PURGE_EVERY = 60.0
 """Seconds between the memory outbox's purges."""
+
+
+STEPS = ""
+"""The lane of steps (ladder steps, announcements, endings): items that say who is told."""
+
+
+def lane_of(body: Mapping[str, Any]) -> str:
+    """The lane of an item with ``body``: the surface a delivery goes through, else
+    :data:`STEPS`."""
+    surface = body.get("surface")
+    return surface if isinstance(surface, str) else STEPS
 
 
 def step_id(pending_id: str, job: str) -> str:
@@ -83,6 +101,11 @@ class OutboxItem:
     done: bool = False
     receipt: dict[str, Any] | None = None
     """What the surface returned when it was delivered."""
+
+    @property
+    def lane(self) -> str:
+        """The surface a delivery goes through, or :data:`STEPS` (see :func:`lane_of`)."""
+        return lane_of(self.body)
 
     def encoded_body(self) -> str:
         return json.dumps(self.body, separators=(",", ":"), sort_keys=True)
@@ -146,8 +169,18 @@ class Outbox(Protocol):
         """Record the items not recorded yet; returns how many were new."""
         ...
 
-    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
-        """Take up to ``limit`` items due at ``now`` for ``owner`` until ``now + lease``."""
+    async def claim(
+        self,
+        owner: str,
+        now: float,
+        lease: float,
+        limit: int,
+        *,
+        lanes: Mapping[str, int] | None = None,
+    ) -> list[OutboxItem]:
+        """Take items due at ``now`` for ``owner`` until ``now + lease``, earliest due first:
+        up to ``limit`` of them; with ``lanes``, up to ``lanes[name]`` in each lane named and
+        up to ``limit`` in the lanes not named."""
         ...
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
@@ -166,8 +199,9 @@ class Outbox(Protocol):
         """Every item of a request, oldest first."""
         ...
 
-    async def next_due(self) -> float | None:
-        """The earliest due time among items not done, or ``None``."""
+    async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
+        """The earliest due time among items not done (in ``lanes`` when given), or
+        ``None``."""
         ...
 
     async def unended(self) -> list[str]:
@@ -183,14 +217,14 @@ class Outbox(Protocol):
 class MemoryOutbox:
     """The outbox of a handler whose requests live in this process (the memory store).
 
-    A heap of due times finds the items due without looking at the others; an entry whose
-    item has moved since (claimed, renewed, done) is dropped when it comes up.
+    A heap of due times per lane finds the items due without looking at the others; an
+    entry whose item has moved since (claimed, renewed, done) is dropped when it comes up.
     """
 
     def __init__(self) -> None:
         self._items: dict[str, OutboxItem] = {}
         self._owners: dict[str, str] = {}
-        self._heap: list[tuple[float, str]] = []
+        self._heaps: dict[str, list[tuple[float, str]]] = {}
         self._by_request: dict[str, set[str]] = {}
         self._unended: set[str] = set()
         self._next_purge = -math.inf
@@ -198,11 +232,18 @@ class MemoryOutbox:
     def _put(self, item: OutboxItem) -> None:
         self._items[item.item_id] = item
         if not item.done:
-            heapq.heappush(self._heap, (item.due, item.item_id))
+            heapq.heappush(self._heaps.setdefault(item.lane, []), (item.due, item.item_id))
 
     def _current(self, due: float, item_id: str) -> OutboxItem | None:
         item = self._items.get(item_id)
         return item if item is not None and not item.done and item.due == due else None
+
+    def _head(self, lane: str) -> tuple[float, str] | None:
+        """The earliest entry of ``lane`` whose item is still due then, or ``None``."""
+        heap = self._heaps.get(lane, [])
+        while heap and self._current(*heap[0]) is None:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         new = 0
@@ -222,15 +263,39 @@ class MemoryOutbox:
                 new += 1
         return new
 
-    async def claim(self, owner: str, now: float, lease: float, limit: int) -> list[OutboxItem]:
+    async def claim(
+        self,
+        owner: str,
+        now: float,
+        lease: float,
+        limit: int,
+        *,
+        lanes: Mapping[str, int] | None = None,
+    ) -> list[OutboxItem]:
+        named = lanes or {}
+        claimed = []
+        for lane, room in named.items():
+            claimed += self._take(owner, now, lease, [lane], room)
+        others = [lane for lane in self._heaps if lane not in named]
+        return claimed + self._take(owner, now, lease, others, limit)
+
+    def _take(
+        self, owner: str, now: float, lease: float, lanes: list[str], limit: int
+    ) -> list[OutboxItem]:
+        """Up to ``limit`` items due at ``now`` among ``lanes``, earliest first."""
         claimed: list[OutboxItem] = []
-        heap = self._heap
-        while heap and heap[0][0] <= now and len(claimed) < limit:
-            item = self._current(*heapq.heappop(heap))
-            if item is not None:
-                claimed.append(item)
-                self._put(replace(item, due=now + lease))
-                self._owners[item.item_id] = owner
+        while len(claimed) < limit:
+            heads = [(head, lane) for lane in lanes if (head := self._head(lane)) is not None]
+            if not heads:
+                break
+            (due, item_id), lane = min(heads)
+            if due > now:
+                break
+            heapq.heappop(self._heaps[lane])
+            item = self._items[item_id]
+            claimed.append(item)
+            self._put(replace(item, due=now + lease))
+            self._owners[item_id] = owner
         return claimed
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
@@ -258,11 +323,9 @@ class MemoryOutbox:
             key=lambda i: (i.created, i.item_id),
         )
 
-    async def next_due(self) -> float | None:
-        heap = self._heap
-        while heap and self._current(*heap[0]) is None:
-            heapq.heappop(heap)
-        return heap[0][0] if heap else None
+    async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
+        heads = [self._head(lane) for lane in (self._heaps if lanes is None else lanes)]
+        return min((head[0] for head in heads if head is not None), default=None)
 
     async def unended(self) -> list[str]:
         return list(self._unended)

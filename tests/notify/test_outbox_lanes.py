@@ -1,0 +1,107 @@
+"""The outbox's lanes, on every store: a claim takes what each lane has room for, however
+many items of another lane are due before them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from tests.tools.human_input.durable.store_fixtures import RedisServer
+
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.outbox import STEPS, OutboxItem, outbox_for
+from roomkit.tools.human_input.stores.redis import RedisStore
+
+
+def delivery(pending_id: str, surface: str, due: float) -> OutboxItem:
+    body = {"job": "deliver", "surface": surface, "recipient": None, "type": "question_pending"}
+    return OutboxItem(f"{pending_id}.announce.{surface}.-", pending_id, due, body, created=due)
+
+
+def step(pending_id: str, due: float) -> OutboxItem:
+    return OutboxItem(f"{pending_id}.announce", pending_id, due, {"job": "announce"}, created=due)
+
+
+async def test_a_claim_by_lanes_passes_over_the_lanes_it_does_not_serve(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """Ten deliveries of a lane with no room come first: the other lanes still get theirs,
+    and the lanes not named (a surface this notifier lacks) get the rest of the limit."""
+    outbox = outbox_for(make_handler())
+    now = 1_000.0
+    stuck = [delivery(f"s{n}", "stuck", now - 100 + n) for n in range(10)]
+    good = [delivery(f"g{n}", "good", now - 50 + n) for n in range(3)]
+    steps = [step(f"p{n}", now - 40 + n) for n in range(2)]
+    other = [delivery("o1", "gone", now - 30)]
+    later = [delivery("g9", "good", now + 60)]
+    await outbox.add([*stuck, *good, *steps, *other, *later])
+
+    claimed = await outbox.claim("me", now, 30.0, 5, lanes={"stuck": 0, "good": 2, STEPS: 5})
+    ids = sorted(item.item_id for item in claimed)
+    assert ids == sorted(
+        [good[0].item_id, good[1].item_id, *(s.item_id for s in steps), other[0].item_id]
+    )
+    assert {item.item_id: item.lane for item in claimed}[other[0].item_id] == "gone"
+    # Claimed items are held for the lease; the third good one is still due.
+    again = await outbox.claim("me", now, 30.0, 0, lanes={"stuck": 0, "good": 5, STEPS: 5})
+    assert [item.item_id for item in again] == [good[2].item_id]
+
+    assert await outbox.next_due(["good"]) == now + 30.0
+    assert await outbox.next_due([STEPS]) == now + 30.0
+    assert await outbox.next_due(["stuck"]) == now - 100
+    assert await outbox.next_due(["nothing here"]) is None
+    assert await outbox.next_due() == now - 100
+
+    # Every lane, earliest first, as a claim without lanes takes them.
+    anything = await outbox.claim("me", now, 30.0, 3)
+    assert [item.item_id for item in anything] == [s.item_id for s in stuck[:3]]
+
+
+async def test_a_lanes_renewal_postponement_and_completion_keep_its_claims_right(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    outbox = outbox_for(make_handler())
+    now = 1_000.0
+    first, second = delivery("a", "hook", now - 2), delivery("b", "hook", now + 1)
+    await outbox.add([first, second])
+    [taken] = await outbox.claim("me", now, 30.0, 0, lanes={"hook": 9})
+    assert taken.item_id == first.item_id
+    assert await outbox.renew(first.item_id, "me", now)  # handed back: due at once
+    [again] = await outbox.claim("you", now, 30.0, 0, lanes={"hook": 9})
+    assert again.item_id == first.item_id
+    await outbox.postpone(first.item_id, now + 5)
+    [then] = await outbox.claim("you", now + 1, 30.0, 0, lanes={"hook": 9})
+    assert then.item_id == second.item_id
+    await outbox.complete(second.item_id, {})
+    assert await outbox.claim("you", now + 4, 30.0, 0, lanes={"hook": 9}) == []
+    [last] = await outbox.claim("you", now + 5, 30.0, 0, lanes={"hook": 9})
+    assert (last.item_id, last.attempts) == (first.item_id, 1)
+
+
+async def test_redis_items_recorded_before_lanes_are_claimed_in_their_lane(
+    redis_server: RedisServer, store_prefix: str
+) -> None:
+    """An item whose hash has no lane (written before lanes were) is given its lane."""
+    store = RedisStore(redis_server.url, prefix=store_prefix)
+    try:
+        outbox = outbox_for(HumanInputHandler(store=store))
+        old = delivery("r1", "hook", 10.0)
+        key = f"{store_prefix}:outbox:item:{old.item_id}"
+        client = store._client
+        await client.hset(
+            key,
+            mapping={
+                "pending_id": "r1",
+                "body": json.dumps(old.body),
+                "attempts": 0,
+                "created": 10.0,
+                "done": "0",
+            },
+        )
+        await client.zadd(f"{store_prefix}:outbox:due", {old.item_id: 10.0})
+        [claimed] = await outbox.claim("me", 20.0, 30.0, 0, lanes={"hook": 1})
+        assert (claimed.item_id, claimed.lane) == (old.item_id, "hook")
+        await outbox.complete(old.item_id, {})
+        assert await outbox.next_due(["hook"]) is None
+    finally:
+        await store.close()
