@@ -50,7 +50,8 @@ class Origin:
 
         Raises:
             TimeoutError: the exchange took longer than ``timeout``.
-            OSError: the receiver cannot be reached, or closed the connection mid-answer.
+            OSError: the receiver cannot be reached, closed the connection mid-answer, or
+                answered with something that is not HTTP/1.1 (a :class:`ConnectionError`).
         """
         lines = [f"POST {self.target} HTTP/1.1", f"host: {self.authority}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
@@ -64,27 +65,33 @@ class Origin:
                 try:
                     return await self._exchange(connection, request)
                 except (OSError, asyncio.IncompleteReadError):
-                    _close(connection)
+                    pass
             reader, writer = await asyncio.open_connection(
                 self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls else None
             )
             try:
                 return await self._exchange((reader, writer), request)
             except asyncio.IncompleteReadError:
-                _close((reader, writer))
                 raise ConnectionResetError(
                     "the receiver closed the connection mid-answer"
                 ) from None
 
     async def _exchange(self, connection: Connection, request: bytes) -> int:
+        """Send ``request`` on ``connection`` and read the answer; the connection is kept
+        for the next request when it may carry one, and closed otherwise (whatever ends
+        the exchange: an error, the timeout, a cancellation)."""
         reader, writer = connection
-        writer.write(request)
-        await writer.drain()
-        while True:
-            status, headers = await _read_head(reader)
-            if status >= 200:
-                break
-        reusable = await _read_body(reader, status, headers)
+        try:
+            writer.write(request)
+            await writer.drain()
+            while True:
+                status, headers = await _read_head(reader)
+                if status >= 200:
+                    break
+            reusable = await _read_body(reader, status, headers)
+        except BaseException:
+            _close(connection)
+            raise
         if (
             reusable
             and headers.get("connection", "").lower() != "close"
@@ -106,13 +113,13 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.LimitOverrunError:
-        raise ConnectionError("the receiver's answer has a head too long to read") from None
+        raise _NotHttp("the receiver's answer has a head too long to read") from None
     if len(head) > _MAX_HEAD:
-        raise ConnectionError("the receiver's answer has a head too long to read")
+        raise _NotHttp("the receiver's answer has a head too long to read")
     first, *rest = head.decode("latin-1").split("\r\n")
     version, _, code = first.partition(" ")
-    if not version.startswith("HTTP/1.") or not code[:3].isdigit():
-        raise ConnectionError(f"the receiver did not answer in HTTP/1.1 ({first[:40]!r})")
+    if not version.startswith("HTTP/1.") or not _is_number(code[:3]) or len(code[:3]) < 3:
+        raise _NotHttp(f"the receiver did not answer in HTTP/1.1 ({first[:40]!r})")
     headers = {}
     for line in rest:
         name, colon, value = line.partition(":")
@@ -125,24 +132,42 @@ async def _read_body(reader: asyncio.StreamReader, status: int, headers: dict[st
     """Read the answer's body and drop it; whether the connection may carry another."""
     if status in _NO_BODY:
         return True
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        total = 0
-        while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
-            total += size
-            if total > _MAX_BODY:
+    try:
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return await _read_chunks(reader)
+        length = headers.get("content-length")
+        if length is not None and _is_number(length):
+            if int(length) > _MAX_BODY:
                 return False
-            await reader.readexactly(size + 2)
-            if size == 0:
-                return True
-    length = headers.get("content-length")
-    if length is not None and length.isdigit():
-        if int(length) > _MAX_BODY:
+            await reader.readexactly(int(length))
+            return True
+        await reader.read(_MAX_BODY)  # an answer that ends with the connection
+        return False
+    except asyncio.LimitOverrunError:
+        raise _NotHttp("the receiver's answer has a chunk header too long to read") from None
+
+
+async def _read_chunks(reader: asyncio.StreamReader) -> bool:
+    total = 0
+    while True:
+        line = (await reader.readuntil(b"\r\n")).split(b";")[0].strip()
+        if not line or not all(c in b"0123456789abcdefABCDEF" for c in line):
+            raise _NotHttp(f"the receiver's answer has a bad chunk size ({line[:20]!r})")
+        size = int(line, 16)
+        total += size
+        if total > _MAX_BODY:
             return False
-        await reader.readexactly(int(length))
-        return True
-    await reader.read(_MAX_BODY)  # an answer that ends with the connection
-    return False
+        await reader.readexactly(size + 2)
+        if size == 0:
+            return True
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+class _NotHttp(ConnectionError):
+    """The receiver answered with something that is not HTTP/1.1."""
 
 
 def _close(connection: Connection) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -50,6 +51,25 @@ def webhook_body(notice: Notice) -> dict[str, Any]:
         "answer_urls": dict(notice.answer_urls),
         "desk_url": notice.desk_url,
     }
+
+
+def _failure(error: OSError) -> str:
+    """What went wrong with a POST, in a few words and what to check."""
+    if isinstance(error, TimeoutError):
+        return "did not answer in time"
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return (
+            f"has a TLS certificate that does not verify ({error.verify_message}): check "
+            "the receiver's certificate and its chain"
+        )
+    if isinstance(error, ssl.SSLError):
+        return f"failed the TLS handshake ({error.reason or error}): check that it serves HTTPS"
+    if isinstance(error, ConnectionError) and not isinstance(error, ConnectionRefusedError):
+        return f"broke off the exchange ({error})"
+    return (
+        f"is unreachable ({type(error).__name__}: {error}): check the URL and that the "
+        "receiver is running"
+    )
 
 
 class Webhook:
@@ -114,14 +134,8 @@ class Webhook:
         }
         try:
             status = await self._origin.post(data.encode("utf-8"), headers)
-        except TimeoutError:
-            raise DeliveryError(f"webhook {self.url} timed out", retry=True) from None
-        except OSError as error:
-            raise DeliveryError(
-                f"webhook {self.url} is unreachable ({type(error).__name__}: {error}): check "
-                "the URL and that the receiver is running",
-                retry=True,
-            ) from None
+        except OSError as error:  # timeouts, refusals, resets, TLS, answers that are not HTTP
+            raise DeliveryError(f"webhook {self.url} {_failure(error)}", retry=True) from None
         if status < 300:
             return {"status": status}
         retry = status >= 500 or status in _RETRIED
