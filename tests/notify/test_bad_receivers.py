@@ -1,18 +1,55 @@
-"""Receivers that fail: each failed attempt is one log line, and no traceback."""
+"""Receivers that hang or fail beside healthy ones: each surface is delivered on its own, a
+failure is one log line, and a notifier that stops mid-delivery hands the delivery back."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import socket
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from tests.notify.misbehaving import GARBAGE, Misbehaving
 from tests.notify.receiver import SECRET, Receiver
+from tests.tools.human_input.durable.store_fixtures import open_store
 
 from roomkit.notify import Notifier, Retry, Webhook
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.outbox import now_of, outbox_for
+
+START = 1_900_000_000.0
+
+
+async def test_a_receiver_that_hangs_delays_no_other(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """While one receiver holds every POST it takes, the other receives all of its own."""
+    handler = make_handler()
+    release = asyncio.Event()
+
+    async def hold(attempt: int) -> None:
+        await release.wait()
+
+    async with Receiver(before_reply=hold) as hanging, Receiver() as healthy:
+        # Named so that, by id, the hanging one's deliveries come first.
+        surfaces = [
+            Webhook(hanging.url, hanging.secret, name="a-hanging", timeout=60),
+            Webhook(healthy.url, healthy.secret, name="b-healthy"),
+        ]
+        async with Notifier(handler, surfaces, concurrency=2) as notifier:
+            created = [
+                (await handler.create("ask", {"question": f"#{n}"}, actor_id="alice")).pending_id
+                for n in range(6)
+            ]
+            delivered = await healthy.wait_for(6)
+            assert hanging.deliveries == []  # every POST it took is still held
+            release.set()
+            held = await hanging.wait_for(6)
+            await notifier.wait_idle()
+    assert sorted(body["pending_id"] for _, body in delivered) == sorted(created)
+    assert sorted(body["pending_id"] for _, body in held) == sorted(created)
+    assert notifier.statistics().delivered == {"a-hanging": 6, "b-healthy": 6}
 
 
 class Watch(logging.Handler):
@@ -74,3 +111,61 @@ async def test_a_receivers_failure_is_one_line_without_a_traceback(how: str, wat
     assert "\n" not in message
     assert f"webhook {url} " in message
     assert "retrying in" in message
+
+
+class Clock:
+    """A store's clock that stands still: no lease lapses while a test runs."""
+
+    def __call__(self) -> float:
+        return START
+
+
+@pytest.fixture
+async def still_handler(
+    store_kind: str, store_url: str, store_prefix: str
+) -> AsyncIterator[Callable[[], HumanInputHandler]]:
+    """Handlers sharing the test's store, on a clock that stands still (the memory store:
+    the event loop's)."""
+    opened: list[Any] = []
+    shared = HumanInputHandler()
+
+    def factory() -> HumanInputHandler:
+        if store_kind == "memory":
+            return shared
+        store = open_store(store_url, store_prefix, clock=Clock())  # type: ignore[arg-type]
+        opened.append(store)
+        return HumanInputHandler(store=store)
+
+    yield factory
+    for store in opened:
+        await store.close()
+
+
+async def test_a_notifier_stopped_mid_delivery_hands_it_back(
+    still_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """Stopped while its POST is held, a notifier hands the delivery back, due at once: the
+    next notifier sends it straight away, with the same webhook-id, though the first
+    one's lease (an hour) has not lapsed."""
+    first, second = still_handler(), still_handler()
+    first_post, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(attempt: int) -> None:
+        if attempt == 1:
+            first_post.set()
+            await release.wait()
+
+    async with Receiver(before_reply=hold) as receiver:
+        stopping = Notifier(first, [Webhook(receiver.url, receiver.secret)], lease=3600)
+        async with stopping:
+            request = await first.create("ask", {"question": "Still there?"}, actor_id="alice")
+            await first_post.wait()
+        outbox = outbox_for(first)
+        [delivery] = [i for i in await outbox.items_for(request.pending_id) if not i.done]
+        assert delivery.due <= now_of(first)  # handed back, not held for the lease
+        async with Notifier(second, [Webhook(receiver.url, receiver.secret)], lease=3600):
+            [(webhook_id, body)] = await receiver.wait_for(1)
+        release.set()
+    assert body["pending_id"] == request.pending_id
+    assert webhook_id == delivery.item_id
+    assert receiver.ids_seen == [webhook_id, webhook_id]

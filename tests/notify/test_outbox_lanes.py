@@ -1,5 +1,5 @@
 """The outbox's lanes, on every store: a claim takes what each lane has room for, however
-many items of another lane are due before them."""
+many items of another lane are due before them; and a lane's back-off in the notifier."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from tests.tools.human_input.durable.store_fixtures import RedisServer
 
+from roomkit.notify._lanes import Lane
+from roomkit.notify.retry import Retry
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores.outbox import STEPS, OutboxItem, outbox_for
 from roomkit.tools.human_input.stores.redis import RedisStore
@@ -105,3 +107,21 @@ async def test_redis_items_recorded_before_lanes_are_claimed_in_their_lane(
         assert await outbox.next_due(["hook"]) is None
     finally:
         await store.close()
+
+
+def test_a_failing_lane_waits_then_tries_one_at_a_time() -> None:
+    lane = Lane("hook", 8, Retry(first=10.0, cap=40.0, jitter=0.0))
+    assert lane.room(0.0) == 8
+    assert lane.failed(started=0.0, now=1.0) == 10.0
+    # An attempt under way when the first failed fails with it: it counts once.
+    assert lane.failed(started=0.5, now=2.0) == 9.0
+    assert lane.room(5.0) == 0
+    assert lane.room(11.0) == 1
+    assert lane.failed(started=11.0, now=12.0) == 20.0  # the second failure in a row
+    assert lane.room(31.0) == 0
+    assert lane.room(32.0) == 1
+    assert not lane.given_up(created=0.0, now=10.0)
+    assert lane.given_up(created=0.0, now=86_400.0)
+    lane.delivered()
+    assert lane.room(10.0) == 8
+    assert not lane.given_up(created=0.0, now=86_400.0)

@@ -6,14 +6,17 @@ of a quorum approval an ``edited`` step (to the approvers who vote again), and a
 call for approval.
 A step, when due, works out who is told through which surface and adds one delivery per
 surface and recipient; each delivery is claimed, sent and marked done (see
-:mod:`roomkit.tools.human_input.stores.outbox`). What a surface's failure costs is a log
-line and a count: an answer never waits on a delivery.
+:mod:`roomkit.tools.human_input.stores.outbox`). Each surface's deliveries are claimed and
+sent in a lane of their own (:mod:`roomkit.notify._lanes`), so that a receiver that hangs
+or fails delays no other. What a surface's failure costs is a log line and a count: an
+answer never waits on a delivery.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -21,15 +24,13 @@ import socket
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.notify._first_notice import FOLLOW_UPS, first_notice_out
+from roomkit.notify._deliver import Sender
+from roomkit.notify._lanes import Lane, Lanes
+from roomkit.notify._steps import Planner
 from roomkit.notify.links import AnswerLinks
-from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Surface
+from roomkit.notify.surface import Directory, Surface
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
@@ -45,16 +46,10 @@ __all__ = ["Notifier", "NotifierStatistics"]
 
 logger = logging.getLogger("roomkit.notify")
 
-_PENDING = PendingInputStatus.PENDING
-_TYPES: dict[str, NoticeType] = {
-    "announce": "question_pending",
-    "remind": "question_reminder",
-    "escalate": "question_escalated",
-    "edited": "question_edited",
-    "settle": "question_settled",
-}
 _GRACE = 1.0
 """Seconds a stopping notifier lets its deliveries in flight finish."""
+_HAND_BACK = 2.0
+"""Seconds a stopping notifier gives the outbox to take back what it did not finish."""
 
 
 @dataclass(slots=True)
@@ -71,24 +66,17 @@ class NotifierStatistics:
     """Approvers no surface could reach (no contact point, an unknown actor)."""
 
 
-def _outcome(request: PendingInput) -> str:
-    return "withdrawn" if request.withdrawn else request.status.value
-
-
-def approvers_of(request: PendingInput) -> tuple[str, ...]:
-    """Who may answer ``request`` now: its approvers, else its actor."""
-    named: tuple[str, ...] = tuple(getattr(request, "approvers", ()) or ())
-    if named:
-        return named
-    return (request.actor_id,) if request.actor_id else ()
-
-
 class Notifier:
     """Tells people about requests, through every surface that reaches them.
 
     Use it as an async context manager: it delivers while the block runs, and stops
     within about a second when the block ends (what is owed stays in the outbox for the
-    next notifier). It may run in the agent's process, the desk's, or one of its own.
+    next notifier, and a delivery still in flight is handed back to it at once). It may
+    run in the agent's process, the desk's, or one of its own.
+
+    Each surface is delivered on its own: its own deliveries in flight (up to
+    ``concurrency``) and its own back-off after a failure, so a receiver that hangs or
+    fails delays no other surface.
 
     Args:
         handler: the handler whose requests it follows (any store).
@@ -101,7 +89,8 @@ class Notifier:
         data_dir: the desk's data folder, for its key file.
         lease: seconds a claimed delivery is held before another process may take it.
         poll: seconds between looks at the outbox when the change feed is quiet.
-        concurrency: deliveries in flight at once.
+        concurrency: deliveries in flight at once through each surface (and steps being
+            worked out at once).
     """
 
     def __init__(
@@ -149,7 +138,23 @@ class Notifier:
         # wait_idle() reads of the outbox is current only if neither moved meanwhile.
         self._busy = False
         self._turns = 0
-        self._inflight: set[asyncio.Task[None]] = set()
+        retries = {
+            name: getattr(surface, "retry", None) for name, surface in self._surfaces.items()
+        }
+        self._lanes = Lanes(retries, concurrency)
+        self._sender = Sender(
+            handler,
+            self.outbox,
+            self._surfaces,
+            self.directory,
+            self.links,
+            self._stats,
+            self._shown,
+            self.owner,
+            self.poll,
+        )
+        self._planner = Planner(handler, self.outbox, self._surfaces, self.directory, self._stats)
+        self._stalled = False
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
 
@@ -173,12 +178,12 @@ class Notifier:
             if self._task is None:
                 raise RuntimeError("the notifier is not running: use `async with notifier:`")
             self._turned.clear()
-            if not (self._inflight or self._changes or self._wake.is_set() or self._busy):
+            if not (self._lanes.busy or self._changes or self._wake.is_set() or self._busy):
                 turn = self._turns
                 due = await self.outbox.next_due()
                 # The loop may have moved while the outbox was read: then look again.
                 quiet = turn == self._turns and not (
-                    self._busy or self._turned.is_set() or self._inflight or self._wake.is_set()
+                    self._busy or self._turned.is_set() or self._lanes.busy or self._wake.is_set()
                 )
                 if quiet and (due is None or due > now_of(self.handler)):
                     return
@@ -200,16 +205,21 @@ class Notifier:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Stop delivering (what is owed stays in the outbox) and close the surfaces."""
+        """Stop delivering (what is owed stays in the outbox) and close the surfaces.
+
+        Deliveries in flight get about a second to finish; those that do not are handed
+        back to the outbox, due at once, for the next notifier (a receiver drops the
+        repeat by its ``webhook-id``).
+        """
         task, self._task = self._task, None
         if task is not None:
-            # Deliveries in flight get a moment to finish and be marked done; the rest are
-            # handed back to the outbox for the next notifier.
             self._stopping = True
             self._wake.set()
+            # The loop stops at its next turn; a turn still waiting on the store is ended.
             await asyncio.wait([task], timeout=_GRACE)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+            await self._hand_back_inflight()
         await self._shown.idle()
         for surface in self._surfaces.values():
             try:
@@ -243,25 +253,40 @@ class Notifier:
                 if not claimed:
                     await self._sleep()
                 else:
+                    self._stalled = False
                     await asyncio.sleep(0)
         finally:
             unsubscribe()
-            if self._inflight:
-                await asyncio.wait(list(self._inflight), timeout=_GRACE)
-            tasks = list(self._inflight)
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _hand_back_inflight(self) -> None:
+        """Give the deliveries in flight a moment, then cancel them: each hands its item
+        back to the outbox as it ends."""
+        tasks = self._lanes.tasks()
+        if tasks:
+            await asyncio.wait(tasks, timeout=_GRACE)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _sleep(self) -> None:
+        """Wait for a change, the next item due in a lane that may claim, a lane's back-off
+        to end, or a poll, whichever comes first."""
+        now = now_of(self.handler)
         delay = self.poll
+        claimable = self._lanes.claimable(now)
         try:
-            due = await self.outbox.next_due()
+            due = await self.outbox.next_due(claimable) if claimable else None
         except StoreError:
             due = None  # the next turn finds out, and says, what is wrong
         if due is not None:
-            delay = min(delay, max(0.0, due - now_of(self.handler)))
-        if delay <= 0 and len(self._inflight) >= self.concurrency:
+            delay = min(delay, max(0.0, due - now))
+        resume = self._lanes.next_resume(now)
+        if resume is not None:
+            delay = min(delay, resume - now)
+        # Due yet not claimed: another notifier took it meanwhile, or the outbox's index
+        # of lanes is behind (it is put right by the claim). Look once more, then wait.
+        stalled, self._stalled = self._stalled, delay <= 0
+        if delay <= 0 and stalled:
             delay = self.poll
         if delay > 0:
             with contextlib.suppress(TimeoutError):
@@ -318,32 +343,42 @@ class Notifier:
         return OutboxItem(step_id(pending_id, job), pending_id, now, {"job": job}, created=now)
 
     async def _claim(self) -> bool:
-        room = self.concurrency - len(self._inflight)
-        if room <= 0:
+        """Claim what each lane has room for; whether anything was claimed."""
+        lanes, now = self._lanes, now_of(self.handler)
+        rooms, others = lanes.rooms(now), lanes.others.room(now)
+        if not any(rooms.values()) and others <= 0:
             return False
-        items = await self.outbox.claim(self.owner, now_of(self.handler), self.lease, room)
+        items = await self.outbox.claim(self.owner, now, self.lease, others, lanes=rooms)
         for item in items:
-            task = asyncio.create_task(self._do(item))
-            self._inflight.add(task)
-            task.add_done_callback(self._done)
+            lane = lanes.of(item.lane)
+            task = asyncio.create_task(self._do(item, lane))
+            lane.inflight.add(task)
+            task.add_done_callback(functools.partial(self._done, lane=lane))
         return bool(items)
 
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._inflight.discard(task)
+    def _done(self, task: asyncio.Task[None], lane: Lane) -> None:
+        lane.inflight.discard(task)
         self._wake.set()
         self._turned.set()
 
-    async def _do(self, item: OutboxItem) -> None:
+    async def _do(self, item: OutboxItem, lane: Lane) -> None:
+        bound = self.lease * 0.8
         try:
-            async with asyncio.timeout(self.lease * 0.8):
+            async with asyncio.timeout(bound):
                 if item.body.get("job") == "deliver":
-                    await self._deliver(item)
+                    await self._sender.deliver(item, lane)
                 else:
-                    await self._plan(item)
+                    await self._planner.plan(item)
         except asyncio.CancelledError:
             # Stopping: hand the item back at once rather than when the lease lapses.
             await asyncio.shield(self._hand_back(item))
             raise
+        except TimeoutError:
+            logger.warning(
+                "notifier: %s took longer than %.0fs; it comes back when its lease lapses",
+                item.item_id,
+                bound,
+            )
         except StoreUnavailableError as error:
             logger.warning("notifier: %s left for later: %s", item.item_id, error)
         except Exception:
@@ -351,217 +386,10 @@ class Notifier:
 
     async def _hand_back(self, item: OutboxItem) -> None:
         try:
-            await self.outbox.renew(item.item_id, self.owner, now_of(self.handler))
+            async with asyncio.timeout(_HAND_BACK):
+                await self.outbox.renew(item.item_id, self.owner, now_of(self.handler))
         except Exception:
-            logger.debug("could not hand %s back; its lease lapses instead", item.item_id)
-
-    # -- steps: who is told through which surface ---------------------------------------------
-
-    async def _plan(self, item: OutboxItem) -> None:
-        job = str(item.body.get("job"))
-        request = await self.handler.get_request(item.pending_id)
-        open_ = request is not None and request.status is _PENDING
-        if request is None or job not in _TYPES or (job != "settle") != open_:
-            await self.outbox.complete(item.item_id, {"skipped": "nothing to tell"})
-            return
-        approvers = approvers_of(request)
-        if job == "escalate":
-            added = await self._escalate(request, str(item.body.get("to", "manager")))
-            approvers = tuple(dict.fromkeys((*approvers, *added)))
-        if job == "settle":
-            targets = await self._told(item.pending_id)
-        else:
-            targets = self._targets(approvers, warn=job == "announce")
-        now = now_of(self.handler)
-        body = {"job": "deliver", "type": _TYPES[job], "approvers": list(approvers)}
-        # Due since the step was added: behind a backlog, a step's deliveries go before
-        # the steps added after it, so that the first notices leave at once.
-        deliveries = [
-            OutboxItem(
-                f"{item.item_id}.{name}.{recipient or '-'}",
-                item.pending_id,
-                min(item.created, now),
-                {**body, "surface": name, "recipient": recipient},
-                created=now,
-            )
-            for name, recipient in targets
-        ]
-        await self.outbox.add(deliveries)
-        await self.outbox.complete(item.item_id, {"deliveries": len(deliveries)})
-
-    def _targets(self, approvers: tuple[str, ...], *, warn: bool) -> list[tuple[str, str | None]]:
-        targets: list[tuple[str, str | None]] = []
-        reached: set[str] = set()
-        for name, surface in self._surfaces.items():
-            if surface.reaches(None, None):
-                targets.append((name, None))
-                continue
-            for actor in approvers:
-                if surface.reaches(actor, self.directory.get(actor)):
-                    targets.append((name, actor))
-                    reached.add(actor)
-        personal = any(not s.reaches(None, None) for s in self._surfaces.values())
-        for actor in approvers if warn and personal else ():
-            if actor not in reached:
-                self._stats.unreachable += 1
-                logger.warning(
-                    "notifier: no surface reaches %r: add Directory({%r: Person(email=...)}) "
-                    "or a surface for them",
-                    actor,
-                    actor,
-                )
-        return targets
-
-    async def _told(self, pending_id: str) -> list[tuple[str, str | None]]:
-        """Who hears how a request ended: every surface that tells no one in particular
-        once the request was announced, and each person a notice reached (or is reaching)."""
-        told: dict[tuple[str, str | None], None] = {}
-        announced = False
-        for earlier in await self.outbox.items_for(pending_id):
-            body, receipt = earlier.body, earlier.receipt or {}
-            announced = announced or earlier.item_id == step_id(pending_id, "announce")
-            # In flight counts as told; refused or skipped does not.
-            sent = not earlier.done or not ({"failed", "skipped"} & receipt.keys())
-            if sent and body.get("job") == "deliver" and body.get("type") != "question_settled":
-                told[(str(body["surface"]), body.get("recipient"))] = None
-        if announced:
-            for name, surface in self._surfaces.items():
-                if surface.reaches(None, None):
-                    told[(name, None)] = None
-        return list(told)
-
-    async def _escalate(self, request: PendingInput, to: str) -> list[str]:
-        current = approvers_of(request)
-        if to == "manager":
-            people = [(a, self.directory.get(a)) for a in current]
-            wanted = [p.manager for _, p in people if p is not None and p.manager]
-            if not wanted:
-                logger.warning(
-                    "notifier: escalate(to='manager') on %s: the directory names no manager "
-                    "for %s: add Person(manager=...)",
-                    request.pending_id,
-                    ", ".join(current) or "a request with no actor",
-                )
-        else:
-            wanted = [to]
-        new = [actor for actor in dict.fromkeys(wanted) if actor not in current]
-        add = getattr(self.handler, "add_approvers", None)
-        if new and add is not None:
-            await add(request.pending_id, new, surface="ladder")
-        elif new:
-            logger.warning(
-                "notifier: this handler cannot add approvers: %s is told of %s but cannot "
-                "answer it",
-                ", ".join(new),
-                request.pending_id,
-            )
-        return new
-
-    # -- deliveries -----------------------------------------------------------------------------
-
-    async def _deliver(self, item: OutboxItem) -> None:
-        body = item.body
-        surface = self._surfaces.get(str(body.get("surface")))
-        request = await self.handler.get_request(item.pending_id)
-        kind: NoticeType = body["type"]
-        if (
-            surface is None
-            or request is None
-            or (kind != "question_settled" and request.status is not _PENDING)
-        ):
-            # Nothing further is sent once a request settled; a surface since removed skips.
-            await self.outbox.complete(item.item_id, {"skipped": "not sent"})
-            return
-        if kind in FOLLOW_UPS and not await first_notice_out(
-            self.outbox, item, now_of(self.handler)
-        ):
-            # The announcement is still on its way: this follow-up is looked at a poll later.
-            await self.outbox.renew(item.item_id, self.owner, now_of(self.handler) + self.poll)
-            return
-        notice = await self._notice(item, request, kind)
-        try:
-            receipt = await surface.send(notice)
-        except DeliveryError as error:
-            await self._failed(item, surface, str(error), error.retry)
-            return
-        except Exception as error:
-            logger.exception("surface %r raised while sending %s", surface.name, item.item_id)
-            await self._failed(item, surface, f"{type(error).__name__}: {error}", True)
-            return
-        await self.outbox.complete(item.item_id, dict(receipt) if receipt else {})
-        self._stats.delivered[surface.name] += 1
-        if kind == "question_pending":
-            await self._shown.record([request.pending_id], surface.name, notice.recipient)
-
-    async def _notice(self, item: OutboxItem, request: PendingInput, kind: NoticeType) -> Notice:
-        recipient = item.body.get("recipient")
-        approvers = tuple(item.body.get("approvers") or approvers_of(request))
-        left = self.handler.time_left(request)
-        deadline_at = None if left is None else datetime.now(UTC) + timedelta(seconds=left)
-        urls: dict[str, str] = {}
-        if self.links is not None and request.status is _PENDING:
-            for actor in [recipient] if recipient else approvers:
-                urls[actor] = self.links.url(request.pending_id, actor, left)
-        receipts: tuple[Mapping[str, Any], ...] = ()
-        if kind != "question_pending" and recipient is not None:
-            receipts = tuple(
-                earlier.receipt
-                for earlier in await self.outbox.items_for(request.pending_id)
-                if earlier.done
-                and earlier.receipt
-                and earlier.body.get("surface") == item.body.get("surface")
-                and earlier.body.get("recipient") == recipient
-            )
-        settled = kind == "question_settled"
-        return Notice(
-            type=kind,
-            delivery_id=item.item_id,
-            request=request,
-            recipient=recipient,
-            person=None if recipient is None else self.directory.get(recipient),
-            answer_url=urls.get(recipient) if recipient else None,
-            desk_url=None if self.links is None else self.links.desk_url,
-            outcome=_outcome(request) if settled else None,
-            answered_by=request.settled_by if settled else None,
-            answered_via=await self._answered_via(request) if settled else None,
-            receipts=receipts,
-            approvers=approvers,
-            answer_urls=urls,
-            deadline_at=deadline_at,
-        )
-
-    async def _answered_via(self, request: PendingInput) -> str | None:
-        history = getattr(self.handler, "history", None)
-        if history is None or request.status is not PendingInputStatus.RESOLVED:
-            return None
-        try:
-            entries = await history(request.pending_id)
-        except Exception:
-            return None
-        for entry in reversed(list(entries)):
-            if entry.get("type") in ("decided", "settled") and entry.get("surface"):
-                return str(entry["surface"])
-        return None
-
-    async def _failed(self, item: OutboxItem, surface: Surface, problem: str, retry: bool) -> None:
-        self._stats.failed[surface.name] += 1
-        policy: Retry = getattr(surface, "retry", None) or Retry()
-        now = now_of(self.handler)
-        if retry and now - item.created < policy.give_up:
-            delay = policy.delay(item.attempts + 1)
-            logger.warning(
-                "%s could not deliver %s (%s); retrying in %.1fs",
-                surface.name,
-                item.item_id,
-                problem,
-                delay,
-            )
-            await self.outbox.postpone(item.item_id, now + delay)
-            return
-        self._stats.dropped[surface.name] += 1
-        why = "gave up after retrying" if retry else "refused"
-        logger.error("%s %s on %s: %s", surface.name, why, item.item_id, problem)
-        await self.outbox.complete(item.item_id, {"failed": problem})
+            logger.warning("notifier: could not hand %s back; its lease lapses", item.item_id)
 
 
 def _turn_failed(error: Exception, *, again: bool) -> None:

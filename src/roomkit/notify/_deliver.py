@@ -1,0 +1,198 @@
+"""One delivery: the notice built from the request as it is now, sent through its surface,
+and what became of it recorded in the outbox.
+
+A delivery that went through is marked done with the surface's receipt. One that failed is
+a log line (never a traceback: a receiver that hangs, refuses, resets or answers garbage is
+an expected failure) and a count; it is retried on its surface's schedule when worth it
+(:class:`~roomkit.notify.retry.Retry`), else dropped. Its lane learns either way (see
+:mod:`roomkit.notify._lanes`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.notify._first_notice import FOLLOW_UPS, first_notice_out
+from roomkit.notify._lanes import Lane
+from roomkit.notify.links import AnswerLinks
+from roomkit.notify.retry import Retry
+from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Surface
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.shown import ShownTrail
+from roomkit.tools.human_input.stores.outbox import Outbox, OutboxItem, now_of
+
+if TYPE_CHECKING:
+    from roomkit.notify.notifier import NotifierStatistics
+
+__all__ = ["Sender", "approvers_of"]
+
+logger = logging.getLogger("roomkit.notify")
+
+_PENDING = PendingInputStatus.PENDING
+
+
+def approvers_of(request: PendingInput) -> tuple[str, ...]:
+    """Who may answer ``request`` now: its approvers, else its actor."""
+    named: tuple[str, ...] = tuple(getattr(request, "approvers", ()) or ())
+    if named:
+        return named
+    return (request.actor_id,) if request.actor_id else ()
+
+
+def _outcome(request: PendingInput) -> str:
+    return "withdrawn" if request.withdrawn else request.status.value
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One attempt at a delivery: what, through which surface and lane, begun when."""
+
+    item: OutboxItem
+    surface: Surface
+    lane: Lane
+    started: float
+    """On the store's clock."""
+
+
+@dataclass(slots=True)
+class Sender:
+    """What a notifier's deliveries need: its handler and outbox, surfaces, directory and
+    links, and where it counts."""
+
+    handler: HumanInputHandler
+    outbox: Outbox
+    surfaces: Mapping[str, Surface]
+    directory: Directory
+    links: AnswerLinks | None
+    stats: NotifierStatistics
+    shown: ShownTrail
+    owner: str
+    poll: float
+
+    async def deliver(self, item: OutboxItem, lane: Lane) -> None:
+        """Send the delivery ``item`` (claimed by this notifier) and record what came of it."""
+        body = item.body
+        surface = self.surfaces.get(str(body.get("surface")))
+        request = await self.handler.get_request(item.pending_id)
+        kind: NoticeType = body["type"]
+        if (
+            surface is None
+            or request is None
+            or (kind != "question_settled" and request.status is not _PENDING)
+        ):
+            # Nothing further is sent once a request settled; a surface since removed skips.
+            await self.outbox.complete(item.item_id, {"skipped": "not sent"})
+            return
+        now = now_of(self.handler)
+        if kind in FOLLOW_UPS and not await first_notice_out(self.outbox, item, now):
+            # The announcement is still on its way: this follow-up is looked at a poll later.
+            await self.outbox.renew(item.item_id, self.owner, now + self.poll)
+            return
+        if lane.given_up(item.created, now):
+            self._dropped(surface.name, item, "gave up: the surface kept failing meanwhile")
+            await self.outbox.complete(item.item_id, {"failed": "the surface kept failing"})
+            return
+        notice = await self._notice(item, request, kind)
+        attempt = Attempt(item, surface, lane, now_of(self.handler))
+        try:
+            receipt = await surface.send(notice)
+        except DeliveryError as error:
+            await self._failed(attempt, str(error), error.retry)
+            return
+        except Exception as error:
+            # A surface that raises something else has a fault of its own: its traceback.
+            logger.exception("surface %r raised while sending %s", surface.name, item.item_id)
+            await self._failed(attempt, f"{type(error).__name__}: {error}", True)
+            return
+        lane.delivered()
+        await self.outbox.complete(item.item_id, dict(receipt) if receipt else {})
+        self.stats.delivered[surface.name] += 1
+        if kind == "question_pending":
+            await self.shown.record([request.pending_id], surface.name, notice.recipient)
+
+    async def _notice(self, item: OutboxItem, request: PendingInput, kind: NoticeType) -> Notice:
+        recipient = item.body.get("recipient")
+        approvers = tuple(item.body.get("approvers") or approvers_of(request))
+        left = self.handler.time_left(request)
+        deadline_at = None if left is None else datetime.now(UTC) + timedelta(seconds=left)
+        urls: dict[str, str] = {}
+        if self.links is not None and request.status is _PENDING:
+            for actor in [recipient] if recipient else approvers:
+                urls[actor] = self.links.url(request.pending_id, actor, left)
+        receipts: tuple[Mapping[str, Any], ...] = ()
+        if kind != "question_pending" and recipient is not None:
+            receipts = tuple(
+                earlier.receipt
+                for earlier in await self.outbox.items_for(request.pending_id)
+                if earlier.done
+                and earlier.receipt
+                and earlier.body.get("surface") == item.body.get("surface")
+                and earlier.body.get("recipient") == recipient
+            )
+        settled = kind == "question_settled"
+        return Notice(
+            type=kind,
+            delivery_id=item.item_id,
+            request=request,
+            recipient=recipient,
+            person=None if recipient is None else self.directory.get(recipient),
+            answer_url=urls.get(recipient) if recipient else None,
+            desk_url=None if self.links is None else self.links.desk_url,
+            outcome=_outcome(request) if settled else None,
+            answered_by=request.settled_by if settled else None,
+            answered_via=await self._answered_via(request) if settled else None,
+            receipts=receipts,
+            approvers=approvers,
+            answer_urls=urls,
+            deadline_at=deadline_at,
+        )
+
+    async def _answered_via(self, request: PendingInput) -> str | None:
+        history = getattr(self.handler, "history", None)
+        if history is None or request.status is not PendingInputStatus.RESOLVED:
+            return None
+        try:
+            entries = await history(request.pending_id)
+        except Exception:
+            return None
+        for entry in reversed(list(entries)):
+            if entry.get("type") in ("decided", "settled") and entry.get("surface"):
+                return str(entry["surface"])
+        return None
+
+    async def _failed(self, attempt: Attempt, problem: str, retry: bool) -> None:
+        item, surface = attempt.item, attempt.surface
+        self.stats.failed[surface.name] += 1
+        policy: Retry = getattr(surface, "retry", None) or Retry()
+        now = now_of(self.handler)
+        if not retry:
+            self._dropped(surface.name, item, problem, refused=True)
+            await self.outbox.complete(item.item_id, {"failed": problem})
+            return
+        paused = attempt.lane.failed(attempt.started, now)
+        if now - item.created < policy.give_up:
+            delay = policy.delay(item.attempts + 1)
+            logger.warning(
+                "%s could not deliver %s (%s); retrying in %.1fs%s",
+                surface.name,
+                item.item_id,
+                problem,
+                delay,
+                f"; its other deliveries wait {paused:.1f}s" if paused else "",
+            )
+            await self.outbox.postpone(item.item_id, now + delay)
+            return
+        self._dropped(surface.name, item, problem)
+        await self.outbox.complete(item.item_id, {"failed": problem})
+
+    def _dropped(
+        self, surface: str, item: OutboxItem, problem: str, *, refused: bool = False
+    ) -> None:
+        self.stats.dropped[surface] += 1
+        why = "refused" if refused else "gave up after retrying"
+        logger.error("%s %s on %s: %s", surface, why, item.item_id, problem)

@@ -1,0 +1,150 @@
+"""Steps: who is told of a request, through which surface, when a step comes due.
+
+An announcement, a ladder's reminder or escalation, an edit of a quorum approval or an
+ending is a step in the outbox; when due, it becomes one delivery per surface and
+recipient (added to the outbox, each in its surface's lane), and is marked done. An
+ending is told to whoever heard of the request; an escalation first adds its approvers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.notify._deliver import approvers_of
+from roomkit.notify.surface import Directory, NoticeType, Surface
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.outbox import Outbox, OutboxItem, now_of, step_id
+
+if TYPE_CHECKING:
+    from roomkit.notify.notifier import NotifierStatistics
+
+__all__ = ["Planner"]
+
+logger = logging.getLogger("roomkit.notify")
+
+_PENDING = PendingInputStatus.PENDING
+_TYPES: dict[str, NoticeType] = {
+    "announce": "question_pending",
+    "remind": "question_reminder",
+    "escalate": "question_escalated",
+    "edited": "question_edited",
+    "settle": "question_settled",
+}
+
+
+@dataclass(slots=True)
+class Planner:
+    """What a notifier's steps need: its handler and outbox, surfaces and directory, and
+    where it counts."""
+
+    handler: HumanInputHandler
+    outbox: Outbox
+    surfaces: Mapping[str, Surface]
+    directory: Directory
+    stats: NotifierStatistics
+
+    async def plan(self, item: OutboxItem) -> None:
+        """Work out the deliveries of the step ``item`` (claimed by this notifier), add
+        them, and mark the step done."""
+        job = str(item.body.get("job"))
+        request = await self.handler.get_request(item.pending_id)
+        open_ = request is not None and request.status is _PENDING
+        if request is None or job not in _TYPES or (job != "settle") != open_:
+            await self.outbox.complete(item.item_id, {"skipped": "nothing to tell"})
+            return
+        approvers = approvers_of(request)
+        if job == "escalate":
+            added = await self._escalate(request, str(item.body.get("to", "manager")))
+            approvers = tuple(dict.fromkeys((*approvers, *added)))
+        if job == "settle":
+            targets = await self._told(item.pending_id)
+        else:
+            targets = self._targets(approvers, warn=job == "announce")
+        now = now_of(self.handler)
+        body = {"job": "deliver", "type": _TYPES[job], "approvers": list(approvers)}
+        # Due since the step was added: behind a backlog, a step's deliveries go before
+        # the steps added after it, so that the first notices leave at once.
+        deliveries = [
+            OutboxItem(
+                f"{item.item_id}.{name}.{recipient or '-'}",
+                item.pending_id,
+                min(item.created, now),
+                {**body, "surface": name, "recipient": recipient},
+                created=now,
+            )
+            for name, recipient in targets
+        ]
+        await self.outbox.add(deliveries)
+        await self.outbox.complete(item.item_id, {"deliveries": len(deliveries)})
+
+    def _targets(self, approvers: tuple[str, ...], *, warn: bool) -> list[tuple[str, str | None]]:
+        targets: list[tuple[str, str | None]] = []
+        reached: set[str] = set()
+        for name, surface in self.surfaces.items():
+            if surface.reaches(None, None):
+                targets.append((name, None))
+                continue
+            for actor in approvers:
+                if surface.reaches(actor, self.directory.get(actor)):
+                    targets.append((name, actor))
+                    reached.add(actor)
+        personal = any(not s.reaches(None, None) for s in self.surfaces.values())
+        for actor in approvers if warn and personal else ():
+            if actor not in reached:
+                self.stats.unreachable += 1
+                logger.warning(
+                    "notifier: no surface reaches %r: add Directory({%r: Person(email=...)}) "
+                    "or a surface for them",
+                    actor,
+                    actor,
+                )
+        return targets
+
+    async def _told(self, pending_id: str) -> list[tuple[str, str | None]]:
+        """Who hears how a request ended: every surface that tells no one in particular
+        once the request was announced, and each person a notice reached (or is reaching)."""
+        told: dict[tuple[str, str | None], None] = {}
+        announced = False
+        for earlier in await self.outbox.items_for(pending_id):
+            body, receipt = earlier.body, earlier.receipt or {}
+            announced = announced or earlier.item_id == step_id(pending_id, "announce")
+            # In flight counts as told; refused or skipped does not.
+            sent = not earlier.done or not ({"failed", "skipped"} & receipt.keys())
+            if sent and body.get("job") == "deliver" and body.get("type") != "question_settled":
+                told[(str(body["surface"]), body.get("recipient"))] = None
+        if announced:
+            for name, surface in self.surfaces.items():
+                if surface.reaches(None, None):
+                    told[(name, None)] = None
+        return list(told)
+
+    async def _escalate(self, request: PendingInput, to: str) -> list[str]:
+        current = approvers_of(request)
+        if to == "manager":
+            people = [(a, self.directory.get(a)) for a in current]
+            wanted = [p.manager for _, p in people if p is not None and p.manager]
+            if not wanted:
+                logger.warning(
+                    "notifier: escalate(to='manager') on %s: the directory names no manager "
+                    "for %s: add Person(manager=...)",
+                    request.pending_id,
+                    ", ".join(current) or "a request with no actor",
+                )
+        else:
+            wanted = [to]
+        new = [actor for actor in dict.fromkeys(wanted) if actor not in current]
+        add = getattr(self.handler, "add_approvers", None)
+        if new and add is not None:
+            await add(request.pending_id, new, surface="ladder")
+        elif new:
+            logger.warning(
+                "notifier: this handler cannot add approvers: %s is told of %s but cannot "
+                "answer it",
+                ", ".join(new),
+                request.pending_id,
+            )
+        return new
