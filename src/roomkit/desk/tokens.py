@@ -25,6 +25,11 @@ from roomkit.auth.tokens import (
     token_kind,
 )
 
+# Constants the module held without listing them, for code that imported them from here.
+from roomkit.auth.tokens import DEFAULT_LINK_TTL as DEFAULT_LINK_TTL
+from roomkit.auth.tokens import MAX_TOKEN_CHARS as MAX_TOKEN_CHARS
+from roomkit.auth.tokens import MIN_SECRET_BYTES as MIN_SECRET_BYTES
+
 __all__ = [
     "DEFAULT_DATA_DIR",
     "DEFAULT_TOKEN_TTL",
