@@ -29,6 +29,9 @@ import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+
 from roomkit.auth.authenticator import TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
@@ -48,7 +51,6 @@ SESSION_ISSUER = "roomkit-desk"
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -182,9 +184,6 @@ class BearerApp:
     async def _admit(self, scope: Scope) -> tuple[int, str] | None:
         """Why the request is refused (status, message), or ``None`` once its person is set
         on the scope."""
-        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-        from mcp.server.auth.provider import AccessToken
-
         header = dict(scope.get("headers") or ()).get(b"authorization", b"").decode("latin-1")
         scheme, _, token = header.partition(" ")
         try:
