@@ -25,7 +25,7 @@ from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import Principal
 from roomkit.desk.limits import HostRule, RateLimiter
 
-__all__ = ["Gate"]
+__all__ = ["Gate", "refused_response"]
 
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
