@@ -48,7 +48,7 @@ from roomkit._terminal import TOKEN_ENV
 from roomkit._terminal import Failure as _Failure
 from roomkit._terminal import answer_body as answer_body
 from roomkit._terminal import printable as _printable
-from roomkit.desk.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
+from roomkit.auth.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
 from roomkit.models.clock import spoken_duration
 
 if TYPE_CHECKING:
@@ -62,6 +62,8 @@ LINK_ACTOR = "admin"
 """Whom the sign-in link ``roomkit desk`` prints speaks for (an admin: it sees everything)."""
 SIGN_IN_TTL = 900.0
 """Seconds the printed sign-in link may be opened in, by default: 15 minutes."""
+_KIND_NAMES = {"actor": "token", "answer": "answer link", "sign-in": "sign-in link"}
+"""How ``roomkit revoke`` names what it revoked, by its kind."""
 
 
 # -- desk and token ----------------------------------------------------------------------------
@@ -70,6 +72,7 @@ SIGN_IN_TTL = 900.0
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from roomkit.auth.tokens import SESSION_TTL, issue_sign_in_link
     from roomkit.core.exceptions import StoreError
     from roomkit.core.framework import RoomKit
     from roomkit.desk.app import create_desk_app
@@ -77,7 +80,6 @@ def _serve(args: argparse.Namespace) -> int:
     from roomkit.desk.serving import Server, listen, sign_in_link
     from roomkit.desk.startup import check_stores
     from roomkit.desk.stores import close_stores
-    from roomkit.desk.tokens import SESSION_TTL, issue_sign_in_link
     from roomkit.notify.ladders import following
     from roomkit.tools.human_input import HumanInputHandler
 
@@ -165,7 +167,7 @@ def _open_stores(url: str) -> tuple[PendingStore | DurableStore, RoomStore]:
 
 
 def _secret(data_dir: Path) -> bytes:
-    from roomkit.desk.tokens import resolve_secret
+    from roomkit.auth.tokens import resolve_secret
 
     try:
         return resolve_secret(data_dir=data_dir)
@@ -179,13 +181,19 @@ def _check_ttl(option: str, ttl: float, about: str = "") -> None:
 
 
 def _token(args: argparse.Namespace) -> int:
-    from roomkit.desk.tokens import issue_token
+    from roomkit.auth.names import check_actor_name
+    from roomkit.auth.tokens import issue_token
 
     _check_ttl(
         "--ttl",
         args.ttl,
         ": every token expires (the default is 30 days; `roomkit revoke` ends one sooner)",
     )
+    try:
+        # Before the secret: a name refused leaves no key file behind.
+        check_actor_name(args.actor, what="ACTOR")
+    except ValueError as error:
+        raise _Failure(str(error), 2) from None
     secret = _secret(args.data_dir)
     try:
         print(issue_token(secret, args.actor, admin=args.admin, ttl=args.ttl))
@@ -195,10 +203,12 @@ def _token(args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
+    from roomkit.auth.ledger import actor_entry, link_entry, token_entry
+    from roomkit.auth.names import check_actor_name
+    from roomkit.auth.principal import CredentialKind
+    from roomkit.auth.tokens import token_claims, token_kind
     from roomkit.core.exceptions import DeskAuthError, StoreError
-    from roomkit.desk.auth import actor_entry, link_entry, token_entry
     from roomkit.desk.stores import close_stores
-    from roomkit.desk.tokens import token_claims
     from roomkit.tools.human_input import HumanInputHandler
 
     if (args.token is None) == (args.actor is None):
@@ -211,6 +221,10 @@ def _revoke(args: argparse.Namespace) -> int:
         )
     until: float | None = None
     if args.actor is not None:
+        try:
+            check_actor_name(args.actor, what="--actor")
+        except ValueError as error:
+            raise _Failure(str(error), 2) from None
         entry, what = actor_entry(args.actor), f"every token of {_printable(args.actor)}"
     else:
         try:
@@ -223,9 +237,15 @@ def _revoke(args: argparse.Namespace) -> int:
                 f"tokens with `roomkit revoke --actor {_printable(claims['sub'])}`"
             )
         until = None if claims.get("exp") is None else float(claims["exp"])
-        link = "req" in claims
+        kind = token_kind(claims)
+        # A link is refused by its link entry, whether it answers or signs in.
+        link = kind is not CredentialKind.ACTOR
         entry = link_entry(claims["jti"]) if link else token_entry(claims["jti"])
-        what = f"the {'answer link' if link else 'token'} of {_printable(claims['sub'])}"
+        named = {
+            CredentialKind.ANSWER_LINK: "answer link",
+            CredentialKind.SIGN_IN_LINK: "sign-in link",
+        }
+        what = f"the {named.get(kind, 'token')} of {_printable(claims['sub'])}"
     pending_store, room_store = _open_stores(args.store)
 
     async def revoke() -> float:

@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from roomkit.cli import main
-from roomkit.desk import issue_answer_link
+from roomkit.desk import issue_answer_link, issue_sign_in_link
 from roomkit.desk.stores import open_stores
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -200,7 +200,7 @@ async def test_revoking_an_actor_refuses_every_token_it_had(
     pending_id = await ask(place, "dave")
     desk = place.desk()
     link = issue_answer_link(SECRET, pending_id, "dave", 600)
-    from roomkit.desk.tokens import _sign
+    from roomkit.auth.tokens import _sign
 
     from_before_issue_times = _sign(SECRET, {"sub": "dave", "adm": False})
     old_tokens = [token("dave", ttl=3600), token("dave", admin=True), link, from_before_issue_times]
@@ -236,6 +236,21 @@ async def test_revoking_an_answer_link_spends_it(
         seen = await client.get(f"/api/requests/{pending_id}", headers=bearer(link))
     assert (code, said.strip()) == (0, "Revoked the answer link of bob")
     assert seen.status_code == 401
+
+
+async def test_revoking_a_sign_in_link_spends_it(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sign-in link is refused by its link entry: ``roomkit revoke`` records that one."""
+    link = issue_sign_in_link(SECRET, "admin", admin=True)
+    code, said = await place.cli(capsys, "revoke", link)
+    async with place.desk().client() as client:
+        traded = await client.post("/api/sign-in", headers=bearer(link))
+    assert (code, said.strip()) == (0, "Revoked the sign-in link of admin")
+    assert (traded.status_code, traded.json()["detail"]) == (
+        401,
+        "This sign-in link was already used: ask for a fresh one",
+    )
 
 
 async def closed_with(ws: ClientConnection) -> tuple[int, str]:

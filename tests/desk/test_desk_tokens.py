@@ -49,7 +49,13 @@ async def test_a_token_is_compact_base64url_payload_and_signature() -> None:
     payload, signature = token.split(".")
     claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     nonce = claims.pop("jti")
-    assert claims == {"sub": "alice", "adm": False, "iat": NOW, "exp": int(NOW + 60)}
+    assert claims == {
+        "sub": "alice",
+        "kind": "actor",
+        "adm": False,
+        "iat": NOW,
+        "exp": int(NOW + 60),
+    }
     assert isinstance(nonce, str)
     assert len(nonce) >= 16
     assert "=" not in token
@@ -93,7 +99,7 @@ async def test_an_answer_link_is_bound_to_one_request_and_actor() -> None:
     ],
 )
 async def test_a_signed_token_with_bad_claims_is_refused(claims: dict) -> None:
-    from roomkit.desk.tokens import _sign
+    from roomkit.auth.tokens import _sign
 
     with pytest.raises(PermissionError):
         await authenticator().authenticate(_sign(SECRET, claims))

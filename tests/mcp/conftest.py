@@ -16,7 +16,7 @@ pytest.importorskip("mcp")
 
 from roomkit.testing import VirtualClockLoop
 
-REAL_TIME_MODULES = {"test_mcp_command"}
+REAL_TIME_MODULES = {"test_mcp_command", "test_mcp_http_people"}
 
 
 def pytest_asyncio_loop_factories(
@@ -26,3 +26,18 @@ def pytest_asyncio_loop_factories(
     if module is not None and module.__name__.rpartition(".")[2] in REAL_TIME_MODULES:
         return {"real_clock": asyncio.new_event_loop}
     return {"virtual_clock": VirtualClockLoop}
+
+
+@pytest.fixture(autouse=True)
+def sse_streams_stay_open() -> None:
+    """Undo what a uvicorn server stopped by an earlier test left in the process.
+
+    sse-starlette (under the SDK's SSE responses) patches uvicorn's ``handle_exit`` to set a
+    process-wide flag that ends every SSE stream at once, and never clears it: after any
+    server of the test run stopped, each later stream would end before its response.
+    """
+    try:
+        from sse_starlette.sse import AppStatus
+    except ImportError:
+        return
+    AppStatus.should_exit = False

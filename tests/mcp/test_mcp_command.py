@@ -117,11 +117,12 @@ async def test_http_refuses_a_revoked_token_and_an_answer_link() -> None:
         serve(bearer_app(server, SECRET.encode()), lifespan="on") as base,
         httpx.AsyncClient() as plain,
     ):
-        statuses = [
-            (await plain.post(f"{base}/mcp", json={}, headers=bearer(value))).status_code
+        replies = [
+            await plain.post(f"{base}/mcp", json={}, headers=bearer(value))
             for value in (revoked, link, "forged.token")
         ]
-    assert statuses == [401, 403, 401]
+    assert [reply.status_code for reply in replies] == [401, 401, 401]
+    assert "answers its one request" in replies[1].text
 
 
 async def test_stdout_carries_the_protocol_only(tmp_path: Path) -> None:

@@ -242,6 +242,26 @@ BAD = [
         "U1 is alice's already",
     ),
     (
+        HOOK + '[people."alice "]\nemail = "alice@example.com"\n',
+        "[people.'alice ']",
+        "the actor name starts or ends with a space: an actor name is 1 to 256 printable",
+    ),
+    (
+        HOOK + "[people." + "a" * 300 + "]\n",
+        "[people.'" + "a" * 39 + "]",
+        "the actor name is 300 characters long, more than 256",
+    ),
+    (
+        HOOK + '[people.alice]\nmanager = "bo\\nb"\n',
+        "[people.alice] manager",
+        "the actor name holds the unprintable character U+000A",
+    ),
+    (
+        HOOK + '[ladder]\nescalate_after = 60\nescalate_to = "b\\u0000b"\n',
+        "[ladder] escalate_to",
+        "the actor name holds the unprintable character U+0000",
+    ),
+    (
         HOOK + "[ladder]\nremind_after = 0\n",
         "[ladder] remind_after",
         "must be a positive number of seconds, not 0",

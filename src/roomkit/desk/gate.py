@@ -1,19 +1,17 @@
-"""The desk's door: a bearer token in, a :class:`Principal` out, or 400 / 401 / 429.
+"""The desk's door: the FastAPI dependency over :class:`~roomkit.auth.gate.CredentialGate`.
 
-:class:`Gate` is the FastAPI dependency every desk route (the chat routes included) takes:
-it refuses a request whose ``Host`` is not one of the desk's names (its :class:`HostRule`),
-authenticates the ``Authorization: Bearer`` header, refuses an answer or sign-in link
-already spent and a revoked token (both read from the store's ledger, so every desk process
-on the store agrees), and a sign-in link anywhere but ``POST /api/sign-in``
-(:meth:`Gate.sign_in_link`), and spends one token of the caller's rate-limit bucket. The
-WebSocket checks the same ``Host`` rule and calls :meth:`Gate.authenticate` with the token
-of its auth frame.
+:class:`Gate` is the dependency every desk route (the chat routes included) takes: it
+refuses a request whose ``Host`` is not one of the desk's names (its :class:`HostRule`),
+asks the one credential gate (:mod:`roomkit.auth.gate`) for the principal behind the
+``Authorization: Bearer`` header, for the route's use (the desk's; a sign-in link's for
+``POST /api/sign-in``, :meth:`Gate.sign_in_link`), and spends one token of the caller's
+rate-limit bucket. The WebSocket checks the same ``Host`` rule and calls :meth:`Gate.admit`
+with the token of its auth frame; ``/metrics`` off loopback admits an administrator.
 Tokens and the authenticator's error text never reach a log or a response.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from typing import Annotated
 
@@ -21,22 +19,20 @@ from fastapi import HTTPException, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
-from roomkit.core.exceptions import DeskAuthError
-from roomkit.desk.auth import Authenticator, LinkLedger, Principal, principal_problem
+from roomkit.auth.authenticator import Authenticator
+from roomkit.auth.gate import CredentialGate, Refused, Use
+from roomkit.auth.ledger import LinkLedger
+from roomkit.auth.principal import Principal
 from roomkit.desk.limits import HostRule, RateLimiter
 
-__all__ = ["Gate"]
-
-logger = logging.getLogger("roomkit.desk")
+__all__ = ["Gate", "refused_response"]
 
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
-_SIGN_IN_ONLY = "A sign-in link only signs in: open it in the desk's page"
-_NOT_SIGN_IN = "Not a sign-in link: send the token itself with each request"
 
 
 class Gate:
-    """Authenticates callers and applies the per-actor rate limit.
+    """Authenticates callers for a use and applies the per-actor rate limit.
 
     Args:
         authenticator: turns tokens into principals.
@@ -57,40 +53,28 @@ class Gate:
         self.ledger = ledger
         self.limiter = limiter
         self.hosts = hosts if hosts is not None else HostRule()
+        self.credentials = CredentialGate(authenticator, ledger)
+        """The one gate, which every surface shares."""
+
+    async def admit(self, token: str | None, use: Use = Use.DESK) -> Principal:
+        """The principal behind ``token``, for ``use`` (see :meth:`CredentialGate.admit`).
+
+        Raises:
+            Refused: the token is refused (the message is safe to show; its ``status``
+                is the one to answer with).
+            StoreError: the ledger cannot be read (the desk answers 503: it fails closed).
+        """
+        return await self.credentials.admit(token, use)
 
     async def authenticate(self, token: str, *, sign_in: bool = False) -> Principal:
-        """The principal behind ``token``.
-
-        Args:
-            token: the bearer token.
-            sign_in: take a sign-in link, and only that (``POST /api/sign-in``); every
-                other use refuses one.
+        """The principal behind ``token``, for the desk's use, or with ``sign_in`` for
+        ``POST /api/sign-in`` (:meth:`admit` with :attr:`Use.DESK` or :attr:`Use.SIGN_IN`).
 
         Raises:
             DeskAuthError: the token is refused (the message is safe to show).
-            StoreError: the ledger cannot be read (the desk answers 503: it fails closed).
+            StoreError: the ledger cannot be read.
         """
-        try:
-            principal = await self.authenticator.authenticate(token)
-        except PermissionError:
-            raise DeskAuthError("Invalid or expired token") from None
-        except Exception as error:
-            # Fail closed; name only the error's type, since its text may quote the token.
-            logger.warning("The desk's authenticator failed with %s", type(error).__name__)
-            raise DeskAuthError("Invalid or expired token") from None
-        if not isinstance(principal, Principal):
-            logger.warning("The desk's authenticator returned %s", type(principal).__name__)
-            raise DeskAuthError("Invalid or expired token")
-        problem = principal_problem(principal)
-        if problem is not None:
-            logger.warning("The desk's authenticator returned a principal whose %s", problem)
-            raise DeskAuthError(f"The token names an actor the desk cannot use: {problem}")
-        if principal.sign_in != sign_in:
-            raise DeskAuthError(_NOT_SIGN_IN if sign_in else _SIGN_IN_ONLY)
-        refusal = await self.ledger.refusal(principal)
-        if refusal is not None:
-            raise DeskAuthError(refusal)
-        return principal
+        return await self.admit(token, Use.SIGN_IN if sign_in else Use.DESK)
 
     def throttle(self, principal: Principal) -> None:
         """Spend one request of the principal's bucket.
@@ -111,40 +95,43 @@ class Gate:
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     ) -> Principal:
-        """The FastAPI dependency: the caller's principal, rate-limited.
+        """The FastAPI dependency of the desk's routes: the caller's principal for
+        :attr:`Use.DESK`, rate-limited.
 
         Raises:
             HTTPException: 400 for a foreign ``Host``, 401 without a valid token, 429.
         """
-        return await self._caller(request, credentials, sign_in=False)
+        return await self._caller(request, credentials, Use.DESK)
 
     async def sign_in_link(
         self,
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     ) -> Principal:
-        """The dependency of ``POST /api/sign-in``: as :meth:`__call__`, for a sign-in link.
+        """The dependency of ``POST /api/sign-in``: as :meth:`__call__`, for
+        :attr:`Use.SIGN_IN` (a sign-in link).
 
         Raises:
             HTTPException: 400 for a foreign ``Host``, 401 without a valid sign-in link, 429.
         """
-        return await self._caller(request, credentials, sign_in=True)
+        return await self._caller(request, credentials, Use.SIGN_IN)
 
     async def _caller(
-        self, request: Request, credentials: HTTPAuthorizationCredentials | None, *, sign_in: bool
+        self, request: Request, credentials: HTTPAuthorizationCredentials | None, use: Use
     ) -> Principal:
         refusal = self.hosts.refusal(request.headers.get("host"), request.scope.get("server"))
         if refusal is not None:
             raise HTTPException(status_code=400, detail=refusal)
-        if credentials is None or not credentials.credentials:
-            raise HTTPException(
-                status_code=401, detail="Missing bearer token", headers=_UNAUTHORIZED
-            )
         try:
-            principal = await self.authenticate(credentials.credentials, sign_in=sign_in)
-        except PermissionError as refused:
-            raise HTTPException(
-                status_code=401, detail=str(refused), headers=_UNAUTHORIZED
-            ) from None
+            principal = await self.admit(credentials.credentials if credentials else None, use)
+        except Refused as refused:
+            raise refused_response(refused) from None
         self.throttle(principal)
         return principal
+
+
+def refused_response(refused: Refused) -> HTTPException:
+    """The HTTP error of a refused credential: its status and message, and the
+    ``WWW-Authenticate`` challenge with a 401."""
+    headers = _UNAUTHORIZED if refused.status == 401 else None
+    return HTTPException(status_code=refused.status, detail=str(refused), headers=headers)

@@ -37,8 +37,10 @@ from fastapi import APIRouter, HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from roomkit.auth.gate import Refused, Use
 from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Principal
+from roomkit.desk.gate import refused_response
 from roomkit.desk.shapes import Kind, request_kind
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HandlerStatistics
@@ -209,12 +211,10 @@ async def _admit(desk: Desk, request: Request) -> None:
             headers=_UNAUTHORIZED,
         )
     try:
-        principal = await desk.gate.authenticate(token)
-    except PermissionError as refused:
-        raise HTTPException(status_code=401, detail=str(refused), headers=_UNAUTHORIZED) from None
+        principal = await desk.gate.admit(token, Use.ADMIN)
+    except Refused as refused:
+        raise refused_response(refused) from None
     desk.gate.throttle(principal)
-    if not principal.admin or principal.request_id is not None:
-        raise HTTPException(status_code=403, detail="Only an administrator's token reads /metrics")
 
 
 def metrics_router(desk: Desk) -> APIRouter:

@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from roomkit.auth.gate import Refused
 from roomkit.core.exceptions import InvalidAnswerError, StoreError
 from roomkit.desk.answers import answer_text, may_decide, quorum_progress, settled_detail
 from roomkit.desk.auth import Principal
@@ -177,11 +178,17 @@ class SlackInteractions:
         actor = self.directory.actor_for_slack_user(user_id)
         if actor is None:
             return _ephemeral(UNKNOWN_USER.format(user=user_id)), "unknown_user"
+        try:
+            # Slack's signature and the directory authenticated the person; the gate
+            # vouches for the actor they map to, as for any other surface.
+            principal = await self.desk.gate.credentials.vouch(actor)
+        except Refused:
+            return _ephemeral(UNKNOWN_USER.format(user=user_id)), "unknown_user"
         # The actor's own rate, shared with their token's requests.
         wait = self.desk.gate.limiter.take(actor)
         if wait > 0:
             return _ephemeral(RATE_LIMITED.format(wait=max(1, math.ceil(wait)))), "rate_limited"
-        return await self._settle(Principal(actor), pending_id, action)
+        return await self._settle(principal, pending_id, action)
 
     async def _settle(
         self, principal: Principal, pending_id: str, action: Action

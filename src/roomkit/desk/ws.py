@@ -30,6 +30,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from roomkit.auth.gate import Use
 from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub, Watcher
@@ -87,7 +88,7 @@ async def _authenticate(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) 
     if not isinstance(token, str) or not token:
         raise _Closed(POLICY, 'The first frame must be {"type": "auth", "token": ...}')
     try:
-        principal = await hub.gate.authenticate(token)
+        principal = await hub.gate.admit(token, Use.DESK)
     except PermissionError as refused:
         raise _Closed(POLICY, str(refused)) from None
     if hub.gate.limiter.take(principal.actor_id) > 0:

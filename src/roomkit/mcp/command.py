@@ -12,8 +12,11 @@ with one line.
 
 Over stdio the protocol owns stdout: every log line, warning and notice goes to stderr.
 Over HTTP (bound to the loopback unless ``--host`` says otherwise) every request carries a
-desk token (``Authorization: Bearer``, from ``roomkit token ACTOR`` with the same
-``--data-dir``); the token's subject is the actor asked, and a revoked token is refused.
+person's desk token (``Authorization: Bearer``, from ``roomkit token ACTOR`` with the same
+``--data-dir``), checked by the same gate as the desk's: the token's subject is the actor
+asked; a revoked token, an answer link and a sign-in link are refused. A session belongs to
+the person who opened it: anyone else's request on it is answered ``404 Session not
+found``, as for a session that does not exist.
 """
 
 from __future__ import annotations
@@ -26,20 +29,28 @@ import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from roomkit.core.exceptions import DeskAuthError, StoreError, StoreUnavailableError
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+
+from roomkit.auth.authenticator import TokenAuthenticator
+from roomkit.auth.gate import CredentialGate, Refused, Use
+from roomkit.auth.ledger import LinkLedger
+from roomkit.auth.tokens import resolve_secret
+from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, HumanInputMCPServer
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["bearer_app", "run_command"]
+__all__ = ["BearerApp", "bearer_app", "run_command"]
 
 START_TIMEOUT = 10.0
 """Seconds the store has to answer the start-up read."""
 _PROBE = "roomkit-mcp-start-up-check"
+SESSION_ISSUER = "roomkit-desk"
+"""Who vouches for the person a session is bound to, as the SDK's session owner says it."""
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -84,8 +95,6 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _secret(args: argparse.Namespace) -> bytes:
-    from roomkit.desk.tokens import resolve_secret
-
     try:
         return resolve_secret(data_dir=args.data_dir)
     except (ValueError, OSError) as error:
@@ -116,61 +125,86 @@ async def _serve_http(server: HumanInputMCPServer, secret: bytes, host: str, por
 
     app = bearer_app(server, secret, host=host)
     sock = listen(host, port, hint="pass --http with another port")
+    # The port bound: the one asked for, or the one the system picked for --http 0.
+    bound = sock.getsockname()[1]
 
     def started() -> None:
-        print(f"roomkit mcp: serving http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+        print(f"roomkit mcp: serving http://{host}:{bound}/mcp", file=sys.stderr, flush=True)
 
     config = uvicorn.Config(app, log_config=None, log_level="warning", server_header=False)
     with sock:
         await Server(config, on_started=started).serve(sockets=[sock])
 
 
-def bearer_app(server: HumanInputMCPServer, secret: bytes, *, host: str = "127.0.0.1") -> ASGIApp:
-    """The server's streamable-HTTP app behind the desk's bearer tokens.
+def bearer_app(server: HumanInputMCPServer, secret: bytes, *, host: str = "127.0.0.1") -> BearerApp:
+    """The server's streamable-HTTP app behind the desk's bearer tokens (see :class:`BearerApp`)."""
+    return BearerApp(server, secret, host=host)
 
-    A request without a valid, unrevoked actor token gets a 401 and never reaches the MCP
-    server; a valid one is served with the token's subject as the actor asked.
+
+class BearerApp:
+    """The server's streamable-HTTP app behind the desk's tokens, an ASGI app.
+
+    Each request's ``Authorization: Bearer`` token goes through the one credential gate
+    (:class:`~roomkit.auth.gate.CredentialGate`) for a person's session
+    (:attr:`~roomkit.auth.gate.Use.SESSION`): a request without a valid, unrevoked person's
+    token gets a 401 (an answer link, a sign-in link, any credential that is not a person's
+    token among them, each told what it is for) and never reaches the MCP server; a valid
+    one is served with the token's subject as the actor asked.
+
+    A session belongs to the person who opened it: the SDK's session manager compares the
+    person of every later request on it with theirs, and answers anyone else as it answers
+    an unknown session, ``404 Session not found``, so that a session id leaks nothing and
+    nobody else can cancel a call on it or end it.
+
+    Args:
+        server: the MCP server to serve.
+        secret: the desk's secret, which signed the tokens.
+        host: the address served (the SDK's DNS-rebinding guard allows it).
     """
-    from roomkit.desk.auth import LinkLedger, TokenAuthenticator
 
-    inner: ASGIApp = server.server.streamable_http_app(host=host)
-    authenticator = TokenAuthenticator(secret)
-    ledger = LinkLedger(server.handler.ledger)
+    def __init__(self, server: HumanInputMCPServer, secret: bytes, *, host: str) -> None:
+        self.inner: Any = server.server.streamable_http_app(host=host)
+        """The SDK's Starlette app."""
+        self.gate = CredentialGate(TokenAuthenticator(secret), LinkLedger(server.handler.ledger))
 
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await inner(scope, receive, send)
-            return
-        refusal = await _refusal(scope, authenticator, ledger)
-        if refusal is not None:
-            status, message = refusal
-            await _plain(send, status, message)
-            return
-        await inner(scope, receive, send)
+    @property
+    def routes(self) -> list[Any]:
+        """The SDK app's routes: every path this app serves."""
+        return list(self.inner.routes)
 
-    return app
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = await self._admit(scope)
+            if refusal is not None:
+                status, message = refusal
+                await _plain(send, status, message)
+                return
+        await self.inner(scope, receive, send)
 
-
-async def _refusal(scope: Scope, authenticator: Any, ledger: Any) -> tuple[int, str] | None:
-    """Why the request is refused (status, message), or ``None``; sets the actor on success."""
-    header = dict(scope.get("headers") or ()).get(b"authorization", b"").decode("latin-1")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return 401, "Send a desk token: Authorization: Bearer <roomkit token ACTOR>"
-    try:
-        principal = await authenticator.authenticate(token.strip())
-    except DeskAuthError:
-        return 401, "The token is not valid: issue one with `roomkit token ACTOR`"
-    if principal.request_id is not None:
-        return 403, "An answer link answers one request; it cannot ask: use an actor token"
-    try:
-        refused = await ledger.refusal(principal)
-    except StoreError:
-        return 503, "The store cannot be reached to check the token"
-    if refused is not None:
-        return 401, refused
-    scope[ACTOR_SCOPE_KEY] = principal.actor_id
-    return None
+    async def _admit(self, scope: Scope) -> tuple[int, str] | None:
+        """Why the request is refused (status, message), or ``None`` once its person is set
+        on the scope."""
+        header = dict(scope.get("headers") or ()).get(b"authorization", b"").decode("latin-1")
+        scheme, _, token = header.partition(" ")
+        try:
+            principal = await self.gate.admit(
+                token.strip() if scheme.lower() == "bearer" else None, Use.SESSION
+            )
+        except Refused as refused:
+            return refused.status, str(refused)
+        except StoreError:
+            return 503, "The store cannot be reached to check the token"
+        scope[ACTOR_SCOPE_KEY] = principal.actor_id
+        # The SDK binds a session to the user that opened it, and refuses it to anyone else.
+        person = AccessToken(
+            token=principal.actor_id,
+            client_id=principal.actor_id,
+            scopes=[],
+            subject=principal.actor_id,
+            claims={"iss": SESSION_ISSUER},
+        )
+        scope["user"] = AuthenticatedUser(person)
+        return None
 
 
 async def _plain(send: Send, status: int, message: str) -> None:

@@ -31,6 +31,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from roomkit.auth.names import check_actor_name
 from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError, StoreError
 from roomkit.models.enums import ChannelType
 from roomkit.tools import texts
@@ -68,7 +69,8 @@ class HumanInputMCPServer:
 
     Args:
         handler: where requests are recorded and answered (its store is the desk's).
-        actor: the person asked, when the transport authenticates nobody (stdio).
+        actor: the person asked, when the transport authenticates nobody (stdio): an actor
+            name (:mod:`roomkit.auth.names`).
         room: the room every request belongs to.
         timeout: seconds a person has to answer a call.
         tools: the tool definitions offered (``name``, ``description``, ``parameters``);
@@ -90,8 +92,8 @@ class HumanInputMCPServer:
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
         if not isinstance(room, str) or not room:
             raise ValueError(f"room must be a non-empty string, got {room!r}")
-        if actor is not None and (not isinstance(actor, str) or not actor):
-            raise ValueError(f"actor must be a non-empty string or None, got {actor!r}")
+        if actor is not None:
+            check_actor_name(actor, what="actor")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
             raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
         if not 0 < timeout < float("inf"):

@@ -108,7 +108,9 @@ class PendingInput:
     the loop runs behind. On a durable store see ``DurableStore.settle``.
     """
     key: str | None = None
-    """The idempotency key: a create with the same key re-attaches to this request."""
+    """The idempotency key, within its owner's scope: a create by the same owner (room,
+    channel and actor) with the same key re-attaches to this request. It is kept as the JSON
+    array ``[room_id, channel_id, actor_id, key]`` (see ``create(key=...)``)."""
     answer_schema: dict[str, Any] | None = None
     """The JSON Schema an answer must match (the answer is JSON text), or ``None``."""
     settled_by: str | None = None

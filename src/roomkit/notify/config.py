@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.notifier import Notifier
 from roomkit.notify.surface import Directory, Person, Surface
@@ -246,9 +247,14 @@ class _Reader:
         entries: dict[str, Person] = {}
         slack_users: dict[str, str] = {}
         for actor, table in people.items():
-            where = f"[people.{actor}]"
+            # A name that is no actor name shows escaped (and cut short) in the message.
+            shown = actor if actor_name_problem(actor) is None else repr(actor)[:40]
+            where = f"[people.{shown}]"
+            self.actor_name(where, actor)
             self.known(self.table(table, where), where, _PERSON)
             person = Person(**{key: self.text(table, where, key) for key in _PERSON})
+            if person.manager is not None:
+                self.actor_name(f"{where} manager", person.manager)
             if person.slack_user is not None:
                 if person.slack_user in slack_users:
                     self.fail(
@@ -266,6 +272,8 @@ class _Reader:
         if "remind_after" in table:
             steps.append(remind(self.seconds(table, where, "remind_after")))
         to = self.text(table, where, "escalate_to")
+        if to is not None:
+            self.actor_name(f"{where} escalate_to", to)
         if "escalate_after" in table:
             steps.append(escalate(self.seconds(table, where, "escalate_after"), to or "manager"))
         elif to is not None:
@@ -274,6 +282,12 @@ class _Reader:
         return Ladder(*steps, on_expiry=None if answer is None else default(answer))
 
     # -- values ------------------------------------------------------------------------------
+
+    def actor_name(self, where: str, value: str) -> None:
+        """Fail unless ``value`` is an actor name, the rule the desk's tokens follow."""
+        problem = actor_name_problem(value)
+        if problem is not None:
+            self.fail(where, f"the actor name {problem}: {RULE}")
 
     def known(self, table: dict[str, Any], where: str, keys: tuple[str, ...]) -> None:
         for key in table:

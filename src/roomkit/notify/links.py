@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from roomkit.auth.tokens import issue_answer_link, resolve_secret
+
 __all__ = ["AnswerLinks"]
 
 MIN_TTL = 60.0
@@ -36,16 +38,12 @@ class AnswerLinks:
     ) -> None:
         if not isinstance(desk_url, str) or not desk_url.startswith(("http://", "https://")):
             raise ValueError(f"desk_url must be an http:// or https:// URL, not {desk_url!r}")
-        from roomkit.desk.tokens import resolve_secret
-
         self.desk_url = desk_url.rstrip("/")
         self._secret = resolve_secret(secret, data_dir=data_dir)
 
     def url(self, pending_id: str, actor_id: str, seconds_left: float | None) -> str:
         """A link answering ``pending_id`` as ``actor_id``, good until the request's
         deadline (at least :data:`MIN_TTL`; :data:`NO_DEADLINE_TTL` without one)."""
-        from roomkit.desk.tokens import issue_answer_link
-
         ttl = NO_DEADLINE_TTL if seconds_left is None else max(MIN_TTL, seconds_left)
         return (
             f"{self.desk_url}/#token={issue_answer_link(self._secret, pending_id, actor_id, ttl)}"

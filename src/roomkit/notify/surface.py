@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.models.pending_input import PendingInput
 
 __all__ = [
@@ -46,18 +47,36 @@ class Person:
     """The actor id an ``escalate(to="manager")`` step adds."""
 
 
+def _shown(value: object) -> str:
+    """A name as a message shows it: quoted, escaped, and cut short."""
+    return repr(value)[:40]
+
+
 class Directory:
-    """Actor ids to :class:`Person` entries; an actor not listed has no contact point."""
+    """Actor ids to :class:`Person` entries; an actor not listed has no contact point.
+
+    Each actor id, and each entry's ``manager``, is an actor name
+    (:mod:`roomkit.auth.names`): the same rule the desk's tokens follow.
+
+    Raises:
+        ValueError: an actor id or a manager is not an actor name.
+        TypeError: an entry is not a :class:`Person`.
+    """
 
     __slots__ = ("_by_slack", "_people")
 
     def __init__(self, people: Mapping[str, Person] | None = None) -> None:
         self._people = dict(people or {})
         for actor, person in self._people.items():
-            if not isinstance(actor, str) or not actor:
-                raise ValueError(f"Directory: actor ids must be non-empty text, not {actor!r}")
+            problem = actor_name_problem(actor)
+            if problem is not None:
+                raise ValueError(f"Directory: the actor id {_shown(actor)} {problem}: {RULE}")
             if not isinstance(person, Person):
                 raise TypeError(f"Directory: {actor!r} must map to a Person, not {person!r}")
+            if person.manager is not None and (problem := actor_name_problem(person.manager)):
+                raise ValueError(
+                    f"Directory: {actor!r}'s manager {_shown(person.manager)} {problem}: {RULE}"
+                )
         self._by_slack = {p.slack_user: a for a, p in self._people.items() if p.slack_user}
 
     def get(self, actor_id: str) -> Person | None:

@@ -8,6 +8,7 @@ other callers' writes down with it.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ __all__ = [
     "fits",
     "id_stream",
     "outcome",
+    "owned_key",
 ]
 
 DEFAULT_REJECTION = "Request rejected"
@@ -145,14 +147,28 @@ def check_options(
     answer_schema: dict[str, Any] | None,
     timeout: float | None,
 ) -> None:
-    """Check a create's optional arguments, then record the key and schema on ``request``."""
+    """Check a create's optional arguments, then record the key (within its owner's scope:
+    :func:`owned_key`) and the schema on ``request``."""
     check_timeout(timeout)
     if key is not None and (type(key) is not str or not key.isascii()):
         check_text("key", key)
     if answer_schema is not None:
         check_schema(answer_schema)
-    request.key = key
+    request.key = None if key is None else owned_key(request, key)
     request.answer_schema = answer_schema
+
+
+def owned_key(request: PendingInput, key: str) -> str:
+    """``key`` as the store keeps it: within the scope of whoever makes ``request``.
+
+    A key names a request only for its owner: the same room, the same channel (an AI
+    channel, the MCP door) and the same actor. Another actor's call with the same key, or
+    another channel's, makes a request of its own and never re-attaches to theirs: a key
+    is no secret (an AI channel's is ``room:channel:tool-call-id``). The scope and the key
+    are one JSON array, so that no two scopes run together.
+    """
+    scope = [request.room_id, request.channel_id, request.actor_id, key]
+    return json.dumps(scope, ensure_ascii=False, separators=(",", ":"))
 
 
 def check_schema(schema: object) -> None:

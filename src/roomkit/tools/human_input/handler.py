@@ -139,10 +139,13 @@ class HumanInputHandler:
         (ON_USER_INPUT_REQUIRED through the framework) runs alongside, never in front of it.
 
         Args:
-            key: an idempotency key. A create whose key matches an open request returns that
-                request (no second notification: the person is not asked twice); one whose
-                key matches a settled request still retained returns it settled, and
-                ``wait()`` replays its outcome at once.
+            key: an idempotency key, within its owner's scope: it names a request only for
+                creates with the same ``room_id``, ``channel_id`` and ``actor_id`` (another
+                actor's or channel's equal key makes a request of its own). A create whose
+                key matches an open request returns that request (no second notification:
+                the person is not asked twice); one whose key matches a settled request
+                still retained returns it settled, and ``wait()`` replays its outcome at
+                once.
             answer_schema: a JSON Schema the answer (JSON text) must match; ``aresolve()``
                 checks it. It is stored with the request, so every process checks the same.
             timeout: set the deadline now (``timeout`` seconds from creation) instead of at

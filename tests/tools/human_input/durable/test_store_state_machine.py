@@ -2,10 +2,11 @@
 
 Three handlers share one store: two askers (``one``, ``two``) and a desk. On SQLite and
 Redis each has its own store object, as separate processes would; on the memory store they
-are one handler. Rules create requests (with or without a key, so that a create may
-re-attach), start waits (forever, or with a short real timeout), answer and reject from any
-handler or from all of them at once, release, and close (or re-open) a channel of one
-asker. After every step the store must agree with the model:
+are one handler. Rules create requests (with or without a key, so that a create on the same
+channel may re-attach: a key names a request only within its channel), start waits
+(forever, or with a short real timeout), answer and reject from any handler or from all of
+them at once, release, and close (or re-open) a channel of one asker. After every step the
+store must agree with the model:
 
 - each request has exactly one outcome, and it never changes: a settle told ``True`` is the
   outcome, a second settle is told ``False`` and changes nothing;
@@ -159,7 +160,8 @@ class Model:
     """What the store should hold."""
 
     requests: dict[str, Tracked] = field(default_factory=dict)
-    keys: dict[str, str] = field(default_factory=dict)
+    keys: dict[tuple[str, str], str] = field(default_factory=dict)
+    """The request each key names, by channel and key: a key is scoped to its owner."""
     closed: dict[str, set[str]] = field(default_factory=dict)
     """The closed channels of each handler (by identity)."""
 
@@ -309,7 +311,8 @@ class StoreMachine(RuleBasedStateMachine):
     def create(
         self, asker: str, channel: str, key: str | None, then_wait: bool, timeout: float | None
     ) -> object:
-        """Open a request (a known key re-attaches to its request); often wait on it at once."""
+        """Open a request (a key known on the channel re-attaches to its request); often wait
+        on it at once."""
         model = self.model
         refused = channel in model.closed[self.identity(asker)]
         self.asked += 1
@@ -321,7 +324,7 @@ class StoreMachine(RuleBasedStateMachine):
             return multiple()
         assert not refused
         pending_id = request.pending_id
-        known = model.keys.get(key) if key is not None else None
+        known = model.keys.get((channel, key)) if key is not None else None
         if known is not None:
             assert pending_id == known
             tracked = self.tracked(known)
@@ -330,7 +333,7 @@ class StoreMachine(RuleBasedStateMachine):
             tracked = Tracked(pending_id, channel, key, self.identity(asker))
             model.requests[pending_id] = tracked
             if key is not None:
-                model.keys[key] = pending_id
+                model.keys[channel, key] = pending_id
         if then_wait:
             self.start_waiting(asker, tracked, timeout)
         return pending_id
