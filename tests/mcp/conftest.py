@@ -16,7 +16,7 @@ pytest.importorskip("mcp")
 
 from roomkit.testing import VirtualClockLoop
 
-REAL_TIME_MODULES = {"test_mcp_command"}
+REAL_TIME_MODULES = {"test_mcp_command", "test_mcp_bodies"}
 
 
 def pytest_asyncio_loop_factories(

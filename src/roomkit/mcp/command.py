@@ -26,6 +26,7 @@ import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from roomkit.bodies import BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import DeskAuthError, StoreError, StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, HumanInputMCPServer
 from roomkit.tools.human_input import HumanInputHandler
@@ -133,7 +134,10 @@ def bearer_app(server: HumanInputMCPServer, secret: bytes, *, host: str = "127.0
     """
     from roomkit.desk.auth import LinkLedger, TokenAuthenticator
 
-    inner: ASGIApp = server.server.streamable_http_app(host=host)
+    # Bodies are checked before the SDK parses them: 413 / 400 as JSON-RPC errors.
+    inner: ASGIApp = BoundedBodies(
+        server.server.streamable_http_app(host=host), refusal=json_rpc_refusal
+    )
     authenticator = TokenAuthenticator(secret)
     ledger = LinkLedger(server.handler.ledger)
 
