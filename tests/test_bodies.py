@@ -120,12 +120,17 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def _nested(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    keys = st.text(alphabet='[]{}"\\a')
+    return st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=4)
+
+
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab,:\x00é'),
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.dictionaries(st.text(alphabet='[]{}"\\a'), children, max_size=4)
-    ),
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.text(alphabet='[]{}"\\ab,:\x00é'),
+    _nested,
     max_leaves=30,
 )
 
@@ -134,6 +139,19 @@ JSON_VALUES = st.recursive(
 @given(JSON_VALUES)
 def test_the_scan_measures_the_depth_the_parser_sees(value: Any) -> None:
     assert json_depth(json.dumps(value)) == _depth(value)
+
+
+@settings(max_examples=200, derandomize=True)
+@given(JSON_VALUES, st.integers(min_value=1, max_value=6))
+def test_a_value_is_refused_exactly_when_it_nests_deeper_than_the_limit(
+    value: Any, limit: int
+) -> None:
+    text, depth = json.dumps(value), _depth(value)
+    if depth <= limit:
+        assert load_json(text, BodyLimits(max_depth=limit)) == value
+    else:
+        with pytest.raises(BodyRefusedError, match=f"{depth} levels deep; at most {limit} "):
+            load_json(text, BodyLimits(max_depth=limit))
 
 
 @settings(max_examples=300, derandomize=True)

@@ -11,12 +11,12 @@ else parses it, and refuses it with a message that says what is taken instead:
   one beyond a float's range (``1e999``), no ``NaN`` or ``Infinity``, and no object that
   names a key twice.
 
-The nesting is measured by a scan that does not recurse, before the parser sees the text, so
-no body reaches the parser's recursion limit. A key given twice is refused rather than read
-as its last value (what JavaScript and Python do) or its first: a signed payload or an
-approved call must mean one thing to every reader. A lone surrogate (``"\\ud800"``) and NUL
-(``"\\u0000"``) are valid JSON escapes and pass here; whatever stores or shows the text checks
-it, and says where the bad character is (the desk answers 422).
+The nesting is measured before the parser sees the text, by steps that run in C over the
+whole text and do not recurse, so no body reaches the parser's recursion limit. A key given
+twice is refused rather than read as its last value (what JavaScript and Python do) or its
+first: a signed payload or an approved call must mean one thing to every reader. A lone
+surrogate (``"\\ud800"``) and NUL (``"\\u0000"``) are valid JSON escapes and pass here; whatever
+stores or shows the text checks it, and says where the bad character is (the desk answers 422).
 
 :func:`load_json` checks and parses one text (a body, a form field, a WebSocket frame);
 :class:`BoundedBodies` is ASGI middleware that checks the body of every HTTP request to the
@@ -100,22 +100,78 @@ DEFAULT_LIMITS = BodyLimits()
 
 # -- one text --------------------------------------------------------------------------------
 
-# A JSON string, escapes and all: the brackets it holds are not nesting. One left open runs
-# to the end, as it does for the parser; the pattern matches at every quote, so the scan
-# stays linear whatever the quotes and backslashes.
-_STRING = re.compile(r'"[^"\\]*(?:\\[\s\S]?[^"\\]*)*"?')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
+_RUNS = re.compile(rb"\[+|\]+")
+_DIGITS = frozenset(b"0123456789")
+_NUMBER_MARKS = bytes(ord("9") if byte in b"-+.0123456789eE" else ord(" ") for byte in range(256))
 
 
-def json_depth(text: str) -> int:
+def _outside_strings(data: bytes) -> bytes:
+    """The text of ``data`` that is not in a string: what nests, and the numbers.
+
+    Every step runs in C over the whole text, and nothing recurses. The escaped backslashes
+    go first, then the escaped quotes: the quotes left are where strings start and end, so
+    the result is exact for valid JSON. (Outside a string a backslash stops the parser where
+    it stands: what becomes of the text after it is never parsed.) A string left open runs
+    to the end, as it does for the parser.
+    """
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(data.split(b'"')[::2])
+
+
+def _deepest(brackets: bytes) -> int:
+    """The highest count of ``[`` over ``]`` along ``brackets``, one step per run of either."""
+    steps = (len(run) if run[0] == ord("[") else -len(run) for run in _RUNS.findall(brackets))
+    return max(accumulate(steps), default=0)
+
+
+def json_depth(text: str | bytes) -> int:
     """The deepest nesting of arrays and objects in ``text``, found without recursion.
 
     Strings are skipped; the text need not be valid JSON (a closing bracket too many counts
     down as it comes).
     """
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return _deepest(_outside_strings(data).translate(_ONE_KIND, _NOT_BRACKETS))
+
+
+def _depth_over(outside: bytes, limit: int) -> int | None:
+    """How deep the text nests when that is deeper than ``limit``, else ``None``: a few
+    passes for a body within the limit, one count for one past it."""
+    brackets = left = outside.translate(_ONE_KIND, _NOT_BRACKETS)
+    # Each pass takes out the innermost pairs: what is left after ``limit`` passes is deeper.
+    for _ in range(limit):
+        if b"]" not in left:  # nothing closes: no pair to take out (the commonest attack)
+            break
+        shorter = left.replace(b"[]", b"")
+        if len(shorter) == len(left):
+            break
+        left = shorter
+    if not left:
+        return None
+    # Something is left: deeper, or brackets that do not pair, which only the count tells.
+    depth = _deepest(brackets)
+    return depth if depth > limit else None
+
+
+def _longest_number(outside: bytes, longest: int) -> int | None:
+    """The length of the first number literal over ``longest`` characters, else ``None``.
+
+    The characters of numbers are marked ``9`` and every other one a space, so that a C
+    search for ``longest + 1`` nines finds the first run too long.
+    """
+    marked = outside.translate(_NUMBER_MARKS)
+    too_long = b"9" * (longest + 1)
+    start = marked.find(too_long)
+    while start != -1:
+        end = marked.find(b" ", start)
+        end = len(marked) if end == -1 else end
+        if _DIGITS.intersection(outside[start:end]):  # not "eee...": no number, the parser says
+            return end - start
+        start = marked.find(too_long, end)
+    return None
 
 
 def _shown(key: str) -> str:
@@ -136,20 +192,10 @@ class _Unfit(ValueError):
     """What a parse hook found wrong, worded to follow the name of what was read."""
 
 
-@lru_cache(maxsize=16)
-def _decoder(limits: BodyLimits) -> json.JSONDecoder:
-    longest = limits.max_number_chars
-
-    def checked(literal: str) -> str:
-        if len(literal) > longest:
-            raise _Unfit(
-                f"holds a number {len(literal)} characters long; at most {longest} are "
-                "taken: send a longer one as a string"
-            )
-        return literal
-
+@lru_cache(maxsize=1)
+def _decoder() -> json.JSONDecoder:
     def real(literal: str) -> float:
-        value = float(checked(literal))
+        value = float(literal)
         if not math.isfinite(value):
             raise _Unfit(f"holds {literal}, beyond a float's range: send it as a string")
         return value
@@ -164,12 +210,7 @@ def _decoder(limits: BodyLimits) -> json.JSONDecoder:
             raise _Unfit(f"names the key {_shown(twice)} twice in one object: give it once")
         return found
 
-    return json.JSONDecoder(
-        parse_int=lambda literal: int(checked(literal)),
-        parse_float=real,
-        parse_constant=constant,
-        object_pairs_hook=unique,
-    )
+    return json.JSONDecoder(parse_float=real, parse_constant=constant, object_pairs_hook=unique)
 
 
 def _too_big(what: str, cap: int) -> BodyRefusedError:
@@ -192,29 +233,35 @@ def load_json(
             too long or out of range, ``NaN`` or ``Infinity``, or a key given twice.
     """
     if isinstance(data, str):
-        text = data
-        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        text, encoded = data, data.encode("utf-8", "surrogatepass")
     else:
-        size = len(data)
-        if size <= limits.max_bytes:
+        encoded = bytes(data)
+        if len(encoded) <= limits.max_bytes:
             try:
-                text = bytes(data).decode("utf-8")
+                text = encoded.decode("utf-8")
             except UnicodeDecodeError as error:
                 raise BodyRefusedError(
                     f"{what} is not UTF-8 text (byte {error.start}): send JSON in UTF-8"
                 ) from None
-    if size > limits.max_bytes:
+    if len(encoded) > limits.max_bytes:
         raise _too_big(what, limits.max_bytes)
-    # Counting the openers is cheap; the scan runs only when they could go too deep.
-    if text.count("[") + text.count("{") > limits.max_depth:
-        depth = json_depth(text)
-        if depth > limits.max_depth:
+    outside = _outside_strings(encoded)
+    # Counting the openers is cheap; the passes run only when they could go too deep.
+    if outside.count(b"[") + outside.count(b"{") > limits.max_depth:
+        depth = _depth_over(outside, limits.max_depth)
+        if depth is not None:
             raise BodyRefusedError(
                 f"{what} nests arrays and objects {depth} levels deep; at most "
                 f"{limits.max_depth} are taken"
             )
+    length = _longest_number(outside, limits.max_number_chars)
+    if length is not None:
+        raise BodyRefusedError(
+            f"{what} holds a number {length} characters long; at most "
+            f"{limits.max_number_chars} are taken: send a longer one as a string"
+        )
     try:
-        return _decoder(limits).decode(text)
+        return _decoder().decode(text)
     except _Unfit as unfit:
         raise BodyRefusedError(f"{what} {unfit}") from None
     except RecursionError:  # the scan makes this unreachable; kept as the last line
