@@ -48,7 +48,7 @@ async def test_the_schema_documents_the_bodies_and_errors() -> None:
     answer = schema["paths"]["/api/requests/{request_id}/answer"]["post"]
     body_ref = answer["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     assert body_ref.endswith("/AnswerBody")
-    assert {"200", "401", "404", "409", "413", "422", "429"} <= set(answer["responses"])
+    assert {"200", "400", "401", "404", "409", "413", "422", "429"} <= set(answer["responses"])
     components = schema["components"]["schemas"]
     assert {"RequestView", "RequestList", "RejectBody", "MeView", "ErrorBody"} <= set(components)
     assert set(components["RequestView"]["properties"]) >= {"id", "kind", "status", "settled_by"}

@@ -32,12 +32,13 @@ def test_full_buckets_are_forgotten_when_many_keys_pile_up() -> None:
     ("body", "problem"),
     [
         (b"{", "not valid JSON"),
-        (b"[" * 40 + b"]" * 40, "nested deeper"),
-        (b"[" * 100_000, "nested"),
-        (b'{"a": NaN}', "not valid JSON"),
-        (b'{"a": 1e999}', "out of range"),
-        (b'{"a": ' + b"9" * 5000 + b"}", "not valid JSON"),
-        (b"\xff\xfe", "not valid JSON"),
+        (b"[" * 40 + b"]" * 40, "40 levels deep; at most 32"),
+        (b"[" * 100_000, "100000 levels deep"),
+        (b'{"a": NaN}', "NaN, which is not a JSON number"),
+        (b'{"a": 1e999}', "beyond a float's range"),
+        (b'{"a": ' + b"9" * 5000 + b"}", "5000 characters long"),
+        (b'{"a": 1, "a": 2}', "names the key 'a' twice"),
+        (b"\xff\xfe", "not UTF-8"),
     ],
 )
 def test_bad_json_bodies_name_their_problem(body: bytes, problem: str) -> None:

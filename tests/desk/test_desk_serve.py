@@ -103,3 +103,31 @@ def test_the_demo_port_flag_wins_over_the_environment(
 )
 def test_the_sign_in_link_opens_on_an_address_a_browser_can_reach(host: str, link: str) -> None:
     assert sign_in_link(host, 8765, "t") == link
+
+
+async def test_each_connection_to_the_listening_socket_sends_without_delay() -> None:
+    """asyncio sets TCP_NODELAY on the connections of ``listen()``'s socket, as uvicorn serves
+    them: no answer waits for the client's delayed ACK of the one before (~40 ms each)."""
+    from roomkit.desk.serving import listen
+
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    class Peek(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            sock = transport.get_extra_info("socket")
+            accepted.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    sock = listen("127.0.0.1", 0)
+    server = await asyncio.get_running_loop().create_server(Peek, sock=sock)
+    try:
+        _, writer = await asyncio.open_connection(*sock.getsockname())
+        try:
+            nodelay = await accepted
+        finally:
+            writer.close()
+            await writer.wait_closed()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert nodelay != 0

@@ -357,7 +357,7 @@ async def test_the_desk_link_and_other_payloads_are_acknowledged(
     ("body", "detail"),
     [
         (b"not a form", "Expected Slack's form body"),
-        (b"payload=%7Bnot+json", "Expected Slack's form body"),
+        (b"payload=%7Bnot+json", "Slack's 'payload' is not valid JSON"),
         (urlencode({"payload": "[1]"}).encode(), "must be a JSON object"),
         (urlencode({"payload": '{"type": "block_actions"}'}).encode(), "names no action"),
         (NO_USER, "names no user or no request"),
@@ -369,6 +369,32 @@ async def test_a_signed_payload_of_the_wrong_shape_is_a_400(
     response = await interact(world, body, signed(body))
     assert response.status_code == 400
     assert detail in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "detail"),
+    [
+        ("[" * 50_000, "nests arrays and objects 50000 levels deep; at most 64"),
+        ('{"type": "block_actions", "type": "view_closed"}', "names the key 'type' twice"),
+        ('{"type": "block_actions", "n": ' + "9" * 5000 + "}", "5000 characters long"),
+        ('{"type": "block_actions", "n": 1e999}', "beyond a float's range"),
+    ],
+    ids=["50000-deep", "duplicate-key", "huge-number", "out-of-range"],
+)
+async def test_a_signed_payload_json_does_not_take_is_a_400_and_the_desk_serves_on(
+    world: World, asked: tuple[str, Click], payload: str, detail: str
+) -> None:
+    """Before the payload was read under limits, 50,000 brackets made the parser recurse: 500."""
+    body = urlencode({"payload": payload}).encode()
+    response = await interact(world, body, signed(body))
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("Slack's 'payload' ")
+    assert detail in response.json()["detail"]
+    pending_id, click = asked
+    assert (await clicked(world, click)).status_code == 200
+    assert (await stored(world, pending_id)).result == "A"
+    figures = await slack_figures(world)
+    assert figures['roomkit_slack_interactions_total{outcome="invalid"}'] == 1.0
 
 
 async def test_a_body_over_the_cap_is_refused() -> None:

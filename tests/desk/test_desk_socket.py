@@ -212,6 +212,32 @@ async def test_the_hub_follows_the_handler_only_while_clients_are_connected(
     assert (hub.clients, hub._worker) == (0, None)
 
 
+ALICE = issue_token(SECRET, "alice")
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        f'{{"type": "auth", "token": "{ALICE}", "token": "{ALICE}"}}',
+        f'{{"type": "auth", "token": "{ALICE}", "n": {"9" * 5000}}}',
+        f'{{"type": "auth", "token": "{ALICE}", "n": {"[" * 33 + "]" * 33}}}',
+    ],
+    ids=["duplicate-key", "huge-number", "33-deep"],
+)
+async def test_an_auth_frame_json_does_not_take_closes_though_its_token_is_good(
+    world: World, first: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The first frame is read as every body is: a key given twice is refused, not guessed."""
+    async with serve(world.app) as base:
+        async with connect(ws_url(base)) as ws:
+            await ws.send(first)
+            assert await closed_with(ws) == 1008
+            assert "The first frame must be" in (ws.close_reason or "")
+        async with socket_for(base, ALICE) as (_, snapshot):
+            assert snapshot == []
+    assert [record for record in caplog.records if record.levelno >= logging.ERROR] == []
+
+
 @pytest.mark.parametrize(
     "first",
     ["[" * 30_000, '{"a":' * 12_000, '{"type": "auth", "token": ' + "[" * 30_000],

@@ -16,7 +16,7 @@ pytest.importorskip("mcp")
 
 from roomkit.testing import VirtualClockLoop
 
-REAL_TIME_MODULES = {"test_mcp_command", "test_mcp_http_people"}
+REAL_TIME_MODULES = {"test_mcp_command", "test_mcp_http_people", "test_mcp_bodies"}
 
 
 def pytest_asyncio_loop_factories(

@@ -29,6 +29,7 @@
     │   └── VoteNeedsActorError         also ValueError: a vote on a quorum approval needs by=
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
+    ├── BodyRefusedError            also ValueError: a body from the network, refused unparsed
     ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
     ├── ChannelStateError           also RuntimeError: the channel cannot do that now
     │   ├── ChannelNotRegisteredError   not registered with a kit: call kit.register_channel()
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AmbiguousAnswerError",
     "AsyncSettleRequiredError",
+    "BodyRefusedError",
     "ChannelClosedError",
     "ChannelNotRegisteredError",
     "ChannelRefusalError",
@@ -282,6 +284,22 @@ class InvalidTextError(RoomKitError, ValueError):
     An answer raises :class:`InvalidAnswerError` instead; this is for the other fields
     (a reason, an actor id, a key, a tool name, the arguments).
     """
+
+
+class BodyRefusedError(RoomKitError, ValueError):
+    """A body from the network refused before anything parsed it (see :mod:`roomkit.bodies`).
+
+    ``str(error)`` says what is wrong and what is taken instead; it quotes nothing of the
+    body but ASCII, so that it can be sent back as it is.
+
+    Attributes:
+        status: the HTTP status to answer with: 413 for a body over the size cap, 400 for
+            one that is not JSON the surface takes.
+    """
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class NotifyConfigError(RoomKitError, ValueError):

@@ -58,6 +58,10 @@ logger = logging.getLogger("roomkit.desk.chat")
 MAX_MESSAGE_CHARS = 4000
 HISTORY_LIMIT = 100
 _NOT_FOUND = "No such room"
+_SIGNED_IN: dict[int | str, dict[str, Any]] = {
+    401: {"description": "Missing, invalid or expired token"},
+    429: {"description": "Rate limited (see Retry-After)"},
+}
 _NOT_STORED = "The message could not be stored: try again"
 
 
@@ -235,12 +239,15 @@ def chat_router(
         status_code=202,
         response_model=MessageAccepted,
         responses={
+            400: {"description": "The body is not JSON the desk takes (the detail says why)"},
+            **_SIGNED_IN,
             404: {"description": "No such room, or not yours"},
             409: {
                 "model": AmbiguousMessage,
                 "description": "It could answer several open questions (candidates listed), "
                 "or the question named in `answers` is no longer open; nothing was recorded",
             },
+            413: {"description": "The body is over the size cap"},
             422: {"description": "`answers` names no open question of yours that takes text"},
             503: {"description": "The message could not be stored (nothing was sent)"},
         },
@@ -287,7 +294,7 @@ def chat_router(
     @router.get(
         "/rooms/{room_id}/messages",
         response_model=ChatMessageList,
-        responses={404: {"description": "No such room, or not yours"}},
+        responses={**_SIGNED_IN, 404: {"description": "No such room, or not yours"}},
     )
     async def list_messages(room_id: str, principal: Caller) -> ChatMessageList:
         """The room's recent messages, oldest first (participants and admins only)."""

@@ -1,8 +1,10 @@
 """What the desk accepts: body and frame sizes, JSON depth, request rates, origins, hosts.
 
-Bodies are measured before anything parses them: a declared ``Content-Length`` over the
-cap is refused at once, and a streamed body is counted as it arrives. The rate limit is a
-token bucket per actor, so one person (or a leaked token) cannot starve the others.
+Bodies are measured and checked before anything parses them (:mod:`roomkit.bodies`): a
+declared ``Content-Length`` over the cap is refused at once, a streamed body is counted as
+it arrives, and JSON nested too deep, with a number too long or a key given twice is
+refused with 400. The rate limit is a token bucket per actor, so one person (or a leaked
+token) cannot starve the others.
 :class:`HostRule` says which ``Host`` names the desk answers to, so that a page served from
 a name an attacker controls and then re-pointed at the desk (DNS rebinding) gets nowhere.
 """
@@ -10,19 +12,17 @@ a name an attacker controls and then re-pointed at the desk (DNS rebinding) gets
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 import re
 import time
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi.routing import APIRoute
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.types import Message
+
+from roomkit.bodies import BodyLimits, BodyRefusedError, bounded_route, load_json
 
 __all__ = [
     "DeskLimits",
@@ -32,8 +32,6 @@ __all__ = [
     "json_problem",
     "origin_allowed",
 ]
-
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +43,7 @@ class DeskLimits:
     max_frame: int = 64 * 1024
     """Bytes in a WebSocket frame from a client; more closes the socket with 1009."""
     max_depth: int = 32
-    """Nesting of arrays and objects in a JSON body; deeper gets 422."""
+    """Nesting of arrays and objects in a JSON body or frame; deeper gets 400."""
     rate: float = 20.0
     """Requests per second an actor may make, on average."""
     burst: int = 40
@@ -64,6 +62,16 @@ class DeskLimits:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0 or math.isinf(value):
                 raise ValueError(f"DeskLimits.{name} must be a positive number, got {value!r}")
+
+    @property
+    def bodies(self) -> BodyLimits:
+        """What an HTTP request body may hold: ``max_body`` bytes, ``max_depth`` levels."""
+        return BodyLimits(max_bytes=self.max_body, max_depth=self.max_depth)
+
+    @property
+    def frames(self) -> BodyLimits:
+        """What a WebSocket frame may hold: ``max_frame`` bytes, ``max_depth`` levels."""
+        return BodyLimits(max_bytes=self.max_frame, max_depth=self.max_depth)
 
 
 class RateLimiter:
@@ -197,79 +205,18 @@ class HostRule:
         )
 
 
-def _refuse_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def json_problem(body: bytes, max_depth: int) -> str | None:
-    """What is wrong with a JSON body (unreadable, too deep, a number out of range), or None."""
+    """What is wrong with a JSON body (unreadable, too deep, a number too long or out of
+    range, a key given twice), or None; the checks of :func:`roomkit.bodies.load_json`."""
     try:
-        value = json.loads(body, parse_constant=_refuse_constant)
-    except RecursionError:
-        return "JSON body nested too deeply"
-    except ValueError as error:
-        return f"body is not valid JSON: {str(error)[:120]}"
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth >= max_depth:
-                return f"JSON body nested deeper than {max_depth} levels"
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-        elif isinstance(item, float) and not math.isfinite(item):
-            return "a number in the body is out of range"
+        load_json(body, BodyLimits(max_bytes=max(len(body), 1), max_depth=max_depth))
+    except BodyRefusedError as refused:
+        return str(refused)
     return None
 
 
-def _error(status: int, detail: str) -> JSONResponse:
-    return JSONResponse({"detail": detail}, status_code=status)
-
-
-async def _read_capped(request: Request, cap: int) -> bytes | None:
-    """The whole body, or ``None`` as soon as it passes ``cap`` bytes."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > cap:
-            return None
-    return bytes(body)
-
-
 def capped_route(limits: DeskLimits) -> type[APIRoute]:
-    """An ``APIRoute`` class that checks a body's size and JSON before FastAPI parses it."""
-    cap, depth = limits.max_body, limits.max_depth
-
-    class CappedRoute(APIRoute):
-        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-            handler = super().get_route_handler()
-
-            async def capped(request: Request) -> Response:
-                if request.method not in _BODY_METHODS:
-                    return await handler(request)
-                body = await _read_capped(request, cap)
-                if body is None:
-                    return _error(413, f"Request body over the {cap}-byte limit")
-                if body:
-                    problem = json_problem(body, depth)
-                    if problem is not None:
-                        return _error(422, problem)
-                sent = False
-                receive = request.receive
-
-                async def replay() -> Message:
-                    # The body once, then the connection's own messages (its disconnect).
-                    nonlocal sent
-                    if sent:
-                        return await receive()
-                    sent = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-
-                return await handler(Request(request.scope, replay))
-
-            return capped
-
-    return CappedRoute
+    """An ``APIRoute`` class that checks a body's size and JSON before FastAPI parses it:
+    413 over ``limits.max_body``, 400 for JSON the desk does not take (see
+    :mod:`roomkit.bodies`), both as ``{"detail": str}``."""
+    return bounded_route(limits.bodies)

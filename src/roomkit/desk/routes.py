@@ -2,8 +2,10 @@
 
 Every error is ``{"detail": str}``: 401 without a valid token, 404 for a request that is
 unknown, another room's or someone else's (one answer for all three, so ids leak nothing),
-409 once a request is settled (saying how), 413 over the body cap, 422 for an answer that
-does not fit (the request stays open), 429 past the rate limit.
+409 once a request is settled (saying how), 413 over the body cap, 400 for a body that is not
+JSON the desk takes (nested too deep, a number too long, a key given twice: see
+:mod:`roomkit.bodies`), 422 for an answer that does not fit (the request stays open), 429
+past the rate limit.
 
 An open request returned to a person (not an administrator) by ``GET /api/requests`` or
 ``GET /api/requests/{id}`` is recorded in its history as ``shown`` on the ``desk`` surface,
@@ -67,6 +69,7 @@ _RESOLVED = PendingInputStatus.RESOLVED
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     described = {
+        400: "The body is not JSON the desk takes (the detail says why)",
         401: "Missing, invalid or expired token",
         403: "Not one of the approval's approvers",
         404: "Unknown, another room's, or not yours",
@@ -220,7 +223,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         # A store with no retention forgets at once: the object read before stands in.
         return view_of(await handler.get_request(request_id) or request)
 
-    @router.post("/sign-in", response_model=SessionView, responses=_errors(401, 404, 429))
+    @router.post("/sign-in", response_model=SessionView, responses=_errors(400, 401, 404, 413, 429))
     async def sign_in(
         caller: Annotated[Principal, Depends(desk.gate.sign_in_link)],
     ) -> SessionView:
@@ -283,7 +286,7 @@ def build_router(desk: "Desk") -> DeskRouter:
     @router.post(
         "/requests/{request_id}/answer",
         response_model=RequestView,
-        responses=_errors(401, 403, 404, 409, 413, 422, 429),
+        responses=_errors(400, 401, 403, 404, 409, 413, 422, 429),
     )
     async def answer(caller: Caller, request_id: RequestId, body: AnswerBody) -> dict[str, Any]:
         """Answer a request; the body depends on its kind. Returns it settled.
@@ -312,7 +315,7 @@ def build_router(desk: "Desk") -> DeskRouter:
     @router.post(
         "/requests/{request_id}/reject",
         response_model=RequestView,
-        responses=_errors(401, 403, 404, 409, 413, 422, 429),
+        responses=_errors(400, 401, 403, 404, 409, 413, 422, 429),
     )
     async def reject(
         caller: Caller, request_id: RequestId, body: RejectBody | None = None

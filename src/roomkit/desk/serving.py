@@ -28,7 +28,9 @@ def listen(host: str, port: int, *, hint: str = "pass --port") -> socket.socket:
             what to do: ``port 8765 is in use: pass --port``.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # TCP named by its number: asyncio sets TCP_NODELAY only on such a socket's connections,
+    # and without it each answer after a connection's first waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

@@ -9,7 +9,10 @@ answer (:class:`~roomkit.desk.auth.Access`, as for an actor token). Whoever may 
 is told so in an ephemeral message, and nothing changes.
 
 Every outcome is counted in ``roomkit_slack_interactions_total{outcome}``; a refusal is a
-4xx with ``{"detail": str}``, never a 500. Needs the ``slack`` extra.
+4xx with ``{"detail": str}``, never a 500: a body over 256 KiB gets 413, and a ``payload``
+that is not JSON the desk takes (nested deeper than 64 levels, a number too long, a key
+given twice: see :mod:`roomkit.bodies`) or that holds a lone surrogate, 400. Needs the
+``slack`` extra.
 """
 
 from __future__ import annotations
@@ -33,6 +36,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from roomkit.auth.gate import Refused
+from roomkit.bodies import (
+    BodyLimits,
+    BodyRefusedError,
+    check_declared_size,
+    load_json,
+    read_capped,
+)
 from roomkit.core.exceptions import InvalidAnswerError, StoreError
 from roomkit.desk.answers import answer_text, may_decide, quorum_progress, settled_detail
 from roomkit.desk.auth import Principal
@@ -44,6 +54,7 @@ from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_bl
 from roomkit.notify.surface import Directory, Notice
 from roomkit.notify.wording import outcome_line, request_kind
 from roomkit.tools.human_input.stores import approved_by
+from roomkit.tools.validation import unencodable_text
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk
@@ -54,6 +65,8 @@ logger = logging.getLogger("roomkit.desk")
 
 MAX_SLACK_BODY = 256 * 1024
 """Bytes in an interaction's body (Slack sends the whole message back with a click)."""
+SLACK_LIMITS = BodyLimits(max_bytes=MAX_SLACK_BODY)
+"""What the ``payload`` field may hold: 64 levels of nesting, numbers of 100 characters."""
 REPLAY_WINDOW = 600.0
 """Seconds a spent signature is kept: longer than the 5 minutes Slack's timestamp is good for."""
 NOT_YOURS = "This question is not yours to answer, so nothing was changed."
@@ -272,28 +285,33 @@ class _SlackRoute(APIRoute):
 
 
 async def _read(request: Request) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_SLACK_BODY:
-        raise _Refused(413, f"Request body over the {MAX_SLACK_BODY}-byte limit", "invalid")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_SLACK_BODY:
-            raise _Refused(413, f"Request body over the {MAX_SLACK_BODY}-byte limit", "invalid")
-    return bytes(body)
+    try:
+        check_declared_size(request.headers.get("content-length"), MAX_SLACK_BODY)
+        return await read_capped(request.stream(), MAX_SLACK_BODY)
+    except BodyRefusedError as refused:
+        raise _Refused(refused.status, str(refused), "invalid") from None
 
 
 def _payload(body: bytes) -> dict[str, Any]:
-    """The JSON of the form's ``payload`` field."""
+    """The JSON of the form's ``payload`` field, checked as every body is (``SLACK_LIMITS``)."""
     try:
         fields = parse_qs(body.decode("utf-8"), strict_parsing=True)
-        payload = json.loads(fields["payload"][0])
+        text = fields["payload"][0]
     except (UnicodeDecodeError, ValueError, KeyError):
         raise _Refused(
             400, "Expected Slack's form body with a JSON 'payload' field", "invalid"
         ) from None
+    try:
+        payload = load_json(text, SLACK_LIMITS, what="Slack's 'payload'")
+    except BodyRefusedError as refused:
+        raise _Refused(400, str(refused), "invalid") from None
     if not isinstance(payload, dict):
         raise _Refused(400, "Slack's 'payload' must be a JSON object", "invalid")
+    # Slack writes UTF-8: a lone surrogate would reach the reply and the logs, which cannot
+    # encode it.
+    unencodable = unencodable_text(payload)
+    if unencodable is not None:
+        raise _Refused(400, f"Slack's 'payload' holds {unencodable}", "invalid")
     return payload
 
 

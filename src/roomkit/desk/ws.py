@@ -8,8 +8,9 @@ must be ``{"type": "auth", "token": ...}`` within the auth timeout (tokens never
 URLs). The server answers with ``{"type": "snapshot", "requests": [...]}`` and then pushes
 ``question_pending``, ``question_settled`` and ``room_message`` frames. Frames from the
 client past the size cap close the socket with 1009; other frames are ignored. A first
-frame that is not a well-formed auth frame (however malformed or deeply nested) closes it
-with 1008, and so does a spent or revoked link or token, once the hub sees it (see
+frame that is not a well-formed auth frame (however malformed or deeply nested: it is read
+by :func:`roomkit.bodies.load_json` under the desk's limits) closes it with 1008, and so
+does a spent or revoked link or token, once the hub sees it (see
 :mod:`roomkit.desk.hub`), with the reason (``This answer link was already used``, ``This
 token was revoked``). A client that falls too far behind is closed with 1013 and reconnects
 for a new snapshot. Each open request a snapshot or a push delivers to a person (not an
@@ -31,6 +32,7 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from roomkit.auth.gate import Use
+from roomkit.bodies import BodyRefusedError, load_json
 from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub, Watcher
@@ -80,9 +82,8 @@ async def _authenticate(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) 
     if text is None:
         raise WebSocketDisconnect
     try:
-        frame = json.loads(text)
-    except (ValueError, RecursionError):
-        # RecursionError: nesting deep enough to exhaust the parser, sent by no real client.
+        frame = load_json(text, limits.frames, what="The frame")
+    except BodyRefusedError:
         frame = None
     token = frame.get("token") if isinstance(frame, dict) and frame.get("type") == "auth" else None
     if not isinstance(token, str) or not token:

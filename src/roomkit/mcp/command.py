@@ -36,6 +36,7 @@ from roomkit.auth.authenticator import TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.tokens import resolve_secret
+from roomkit.bodies import BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, HumanInputMCPServer
 from roomkit.tools.human_input import HumanInputHandler
@@ -163,14 +164,17 @@ class BearerApp:
     """
 
     def __init__(self, server: HumanInputMCPServer, secret: bytes, *, host: str) -> None:
-        self.inner: Any = server.server.streamable_http_app(host=host)
+        self.sdk_app: Any = server.server.streamable_http_app(host=host)
         """The SDK's Starlette app."""
+        # Bodies are checked before the SDK parses them: 413 / 400 as JSON-RPC errors.
+        self.inner: Any = BoundedBodies(self.sdk_app, refusal=json_rpc_refusal)
+        """The SDK's app behind the body limits: what an admitted request reaches."""
         self.gate = CredentialGate(TokenAuthenticator(secret), LinkLedger(server.handler.ledger))
 
     @property
     def routes(self) -> list[Any]:
         """The SDK app's routes: every path this app serves."""
-        return list(self.inner.routes)
+        return list(self.sdk_app.routes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":

@@ -1,0 +1,437 @@
+"""What a surface takes in a body from the network: a bounded size, and JSON that cannot hurt.
+
+Every surface that reads a body from the network (the desk's API and its chat, Slack's clicks,
+``roomkit mcp --http``, the auth frame of the desk's WebSocket) checks it here before anything
+else parses it, and refuses it with a message that says what is taken instead:
+
+- **size** (413): a declared ``Content-Length`` over :attr:`BodyLimits.max_bytes` is refused
+  before a byte is read, and a streamed body as soon as it passes the cap;
+- **JSON** (400): UTF-8 text, arrays and objects nested at most :attr:`BodyLimits.max_depth`
+  levels, no number literal longer than :attr:`BodyLimits.max_number_chars` characters nor
+  one beyond a float's range (``1e999``), no ``NaN`` or ``Infinity``, and no object that
+  names a key twice.
+
+The nesting is measured before the parser sees the text, by steps that run in C over the
+whole text and do not recurse, so no body reaches the parser's recursion limit. A key given
+twice is refused rather than read as its last value (what JavaScript and Python do) or its
+first: a signed payload or an approved call must mean one thing to every reader. A lone
+surrogate (``"\\ud800"``) and NUL (``"\\u0000"``) are valid JSON escapes and pass here; whatever
+stores or shows the text checks it, and says where the bad character is (the desk answers 422).
+
+:func:`load_json` checks and parses one text (a body, a form field, a WebSocket frame);
+:class:`BoundedBodies` is ASGI middleware that checks the body of every HTTP request to the
+app it wraps and hands the app the same bytes; :func:`bounded_route` is a FastAPI route class
+that does it for a router's own routes, wherever the router is included.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    MutableMapping,
+)
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any
+
+from roomkit.core.exceptions import BodyRefusedError
+
+if TYPE_CHECKING:
+    from fastapi.routing import APIRoute
+
+__all__ = [
+    "BODY_METHODS",
+    "DEFAULT_LIMITS",
+    "BodyLimits",
+    "BodyRefusedError",
+    "BoundedBodies",
+    "bounded_route",
+    "check_declared_size",
+    "detail_refusal",
+    "json_depth",
+    "json_rpc_refusal",
+    "load_json",
+    "read_capped",
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+Refusal = Callable[[BodyRefusedError], dict[str, Any]]
+"""Makes the JSON answer to a refused body from its error."""
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+"""The methods whose requests carry a body that is checked."""
+_FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+@dataclass(frozen=True, slots=True)
+class BodyLimits:
+    """What one body may hold; every limit is per body."""
+
+    max_bytes: int = 256 * 1024
+    """Bytes in the body; more gets 413."""
+    max_depth: int = 64
+    """Levels of arrays and objects nested in a JSON body; deeper gets 400."""
+    max_number_chars: int = 100
+    """Characters in one number literal of a JSON body; longer gets 400. A 64-bit integer
+    takes 20, a float written out in full about 25."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_bytes", "max_depth", "max_number_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"BodyLimits.{name} must be a positive int, got {value!r}")
+
+
+DEFAULT_LIMITS = BodyLimits()
+"""256 KiB, 64 levels, numbers of 100 characters."""
+
+
+# -- one text --------------------------------------------------------------------------------
+
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
+_RUNS = re.compile(rb"\[+|\]+")
+_DIGITS = frozenset(b"0123456789")
+_NUMBER_MARKS = bytes(ord("9") if byte in b"-+.0123456789eE" else ord(" ") for byte in range(256))
+
+
+def _outside_strings(data: bytes) -> bytes:
+    """The text of ``data`` that is not in a string: what nests, and the numbers.
+
+    Every step runs in C over the whole text, and nothing recurses. The escaped backslashes
+    go first, then the escaped quotes: the quotes left are where strings start and end, so
+    the result is exact for valid JSON. (Outside a string a backslash stops the parser where
+    it stands: what becomes of the text after it is never parsed.) A string left open runs
+    to the end, as it does for the parser.
+    """
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(data.split(b'"')[::2])
+
+
+def _deepest(brackets: bytes) -> int:
+    """The highest count of ``[`` over ``]`` along ``brackets``, one step per run of either."""
+    steps = (len(run) if run[0] == ord("[") else -len(run) for run in _RUNS.findall(brackets))
+    return max(accumulate(steps), default=0)
+
+
+def json_depth(text: str | bytes) -> int:
+    """The deepest nesting of arrays and objects in ``text``, found without recursion.
+
+    Strings are skipped; the text need not be valid JSON (a closing bracket too many counts
+    down as it comes).
+    """
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return _deepest(_outside_strings(data).translate(_ONE_KIND, _NOT_BRACKETS))
+
+
+def _depth_over(outside: bytes, limit: int) -> int | None:
+    """How deep the text nests when that is deeper than ``limit``, else ``None``: a few
+    passes for a body within the limit, one count for one past it."""
+    brackets = left = outside.translate(_ONE_KIND, _NOT_BRACKETS)
+    # Each pass takes out the innermost pairs: what is left after ``limit`` passes is deeper.
+    for _ in range(limit):
+        if b"]" not in left:  # nothing closes: no pair to take out (the commonest attack)
+            break
+        shorter = left.replace(b"[]", b"")
+        if len(shorter) == len(left):
+            break
+        left = shorter
+    if not left:
+        return None
+    # Something is left: deeper, or brackets that do not pair, which only the count tells.
+    depth = _deepest(brackets)
+    return depth if depth > limit else None
+
+
+def _longest_number(outside: bytes, longest: int) -> int | None:
+    """The length of the first number literal over ``longest`` characters, else ``None``.
+
+    The characters of numbers are marked ``9`` and every other one a space, so that a C
+    search for ``longest + 1`` nines finds the first run too long.
+    """
+    marked = outside.translate(_NUMBER_MARKS)
+    too_long = b"9" * (longest + 1)
+    start = marked.find(too_long)
+    while start != -1:
+        end = marked.find(b" ", start)
+        end = len(marked) if end == -1 else end
+        if _DIGITS.intersection(outside[start:end]):  # not "eee...": no number, the parser says
+            return end - start
+        start = marked.find(too_long, end)
+    return None
+
+
+def _shown(key: str) -> str:
+    # ASCII only: the message goes back to the client as it is, surrogates and all.
+    return ascii(key if len(key) <= 40 else key[:37] + "...")
+
+
+def _first_repeated(keys: Iterable[str]) -> str:
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    return ""
+
+
+class _Unfit(ValueError):
+    """What a parse hook found wrong, worded to follow the name of what was read."""
+
+
+@lru_cache(maxsize=1)
+def _decoder() -> json.JSONDecoder:
+    def real(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            raise _Unfit(f"holds {literal}, beyond a float's range: send it as a string")
+        return value
+
+    def constant(name: str) -> Any:
+        raise _Unfit(f"holds {name}, which is not a JSON number: send a number or null")
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found = dict(pairs)
+        if len(found) < len(pairs):
+            twice = _first_repeated(key for key, _ in pairs)
+            raise _Unfit(f"names the key {_shown(twice)} twice in one object: give it once")
+        return found
+
+    return json.JSONDecoder(parse_float=real, parse_constant=constant, object_pairs_hook=unique)
+
+
+def _too_big(what: str, cap: int) -> BodyRefusedError:
+    return BodyRefusedError(f"{what} is over the {cap}-byte limit: send less", status=413)
+
+
+def load_json(
+    data: bytes | bytearray | str, limits: BodyLimits = DEFAULT_LIMITS, *, what: str = "The body"
+) -> Any:
+    """The JSON value of ``data``, once it is checked against ``limits``.
+
+    Args:
+        data: the body, a form field or a frame: bytes in UTF-8, or text.
+        limits: the size, depth and number length taken.
+        what: names ``data`` at the start of a refusal's message (``"Slack's payload"``).
+
+    Raises:
+        BodyRefusedError: 413 over ``limits.max_bytes``; 400 for bytes that are not UTF-8,
+            text that is not JSON, nesting deeper than ``limits.max_depth``, a number literal
+            too long or out of range, ``NaN`` or ``Infinity``, or a key given twice.
+    """
+    if isinstance(data, str):
+        text, encoded = data, data.encode("utf-8", "surrogatepass")
+    else:
+        encoded = bytes(data)
+        if len(encoded) <= limits.max_bytes:
+            try:
+                text = encoded.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BodyRefusedError(
+                    f"{what} is not UTF-8 text (byte {error.start}): send JSON in UTF-8"
+                ) from None
+    if len(encoded) > limits.max_bytes:
+        raise _too_big(what, limits.max_bytes)
+    outside = _outside_strings(encoded)
+    # Counting the openers is cheap; the passes run only when they could go too deep.
+    if outside.count(b"[") + outside.count(b"{") > limits.max_depth:
+        depth = _depth_over(outside, limits.max_depth)
+        if depth is not None:
+            raise BodyRefusedError(
+                f"{what} nests arrays and objects {depth} levels deep; at most "
+                f"{limits.max_depth} are taken"
+            )
+    length = _longest_number(outside, limits.max_number_chars)
+    if length is not None:
+        raise BodyRefusedError(
+            f"{what} holds a number {length} characters long; at most "
+            f"{limits.max_number_chars} are taken: send a longer one as a string"
+        )
+    try:
+        return _decoder().decode(text)
+    except _Unfit as unfit:
+        raise BodyRefusedError(f"{what} {unfit}") from None
+    except RecursionError:  # the scan makes this unreachable; kept as the last line
+        raise BodyRefusedError(f"{what} nests arrays and objects too deeply") from None
+    except ValueError as error:
+        raise BodyRefusedError(f"{what} is not valid JSON: {str(error)[:120]}") from None
+
+
+# -- one request -----------------------------------------------------------------------------
+
+
+def check_declared_size(content_length: str | None, cap: int) -> None:
+    """Refuse a body whose declared ``Content-Length`` is over ``cap``, before reading it.
+
+    Raises:
+        BodyRefusedError: 413 when the length is over ``cap``.
+    """
+    if content_length is None:
+        return
+    declared = content_length.strip()
+    # ASCII digits only (str.isdigit() takes "²"), and no int() of a thousand digits.
+    if declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > cap):
+        raise _too_big("The body", cap)
+
+
+async def read_capped(chunks: AsyncIterable[bytes], cap: int) -> bytes:
+    """The whole body from ``chunks``, refused as soon as it passes ``cap`` bytes.
+
+    Raises:
+        BodyRefusedError: 413 over ``cap``.
+    """
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > cap:
+            raise _too_big("The body", cap)
+    return bytes(body)
+
+
+class _Gone(Exception):
+    """The client left before its body was whole: there is no one to answer."""
+
+
+async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Gone
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _is_form(scope: Scope) -> bool:
+    content_type = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
+    return content_type in _FORMS
+
+
+def detail_refusal(error: BodyRefusedError) -> dict[str, Any]:
+    """The answer to a refused body: ``{"detail": str}``, as the desk answers every error."""
+    return {"detail": str(error)}
+
+
+def json_rpc_refusal(error: BodyRefusedError) -> dict[str, Any]:
+    """The answer to a refused body as JSON-RPC says: a parse error, or an invalid request."""
+    code = -32700 if error.status == 400 else -32600
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": str(error)}}
+
+
+async def _refuse(send: Send, error: BodyRefusedError, refusal: Refusal) -> None:
+    body = json.dumps(refusal(error), separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _bounded(
+    app: ASGIApp,
+    limits: BodyLimits,
+    refusal: Refusal,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """Run ``app`` on the request once its body is read and checked; answer a refusal else.
+
+    A form's body (URL-encoded or multipart) is only measured: its fields are its reader's
+    to check (:func:`load_json` on a field that holds JSON). Every other body is checked as
+    JSON.
+    """
+    if scope["type"] != "http" or scope.get("method") not in BODY_METHODS:
+        await app(scope, receive, send)
+        return
+    try:
+        check_declared_size(_header(scope, b"content-length"), limits.max_bytes)
+        body = await read_capped(_chunks(receive), limits.max_bytes)
+        if body and not _is_form(scope):
+            load_json(body, limits)
+    except BodyRefusedError as error:
+        await _refuse(send, error, refusal)
+        return
+    except _Gone:
+        return
+    sent = False
+
+    async def replay() -> Message:
+        # The body once, then the connection's own messages (its disconnect).
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    await app(scope, replay, send)
+
+
+class BoundedBodies:
+    """ASGI middleware: every HTTP request body checked (:func:`load_json`) before ``app``.
+
+    Args:
+        app: the app whose requests are checked; it reads the same bytes after.
+        limits: the size, depth and number length taken.
+        refusal: makes the JSON answer to a refused body; ``{"detail": str}`` by default,
+            :func:`json_rpc_refusal` for a JSON-RPC endpoint.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        limits: BodyLimits = DEFAULT_LIMITS,
+        *,
+        refusal: Refusal = detail_refusal,
+    ) -> None:
+        self.app = app
+        self.limits = limits
+        self.refusal = refusal
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _bounded(self.app, self.limits, self.refusal, scope, receive, send)
+
+
+def bounded_route(
+    limits: BodyLimits = DEFAULT_LIMITS, *, refusal: Refusal = detail_refusal
+) -> type[APIRoute]:
+    """A FastAPI route class whose routes check their bodies as :class:`BoundedBodies` does.
+
+    Use it as a router's ``route_class``: the check travels with the router into any app,
+    before FastAPI parses a body.
+
+    Raises:
+        ImportError: FastAPI is not installed (the ``desk`` extra).
+    """
+    try:
+        from fastapi.routing import APIRoute
+    except ImportError as missing:
+        raise ImportError(
+            "bounded_route() needs FastAPI: pip install 'roomkit-hitl[desk]'"
+        ) from missing
+
+    class BoundedRoute(APIRoute):
+        """Checks each request's body before FastAPI reads it."""
+
+        async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+            await _bounded(super().handle, limits, refusal, scope, receive, send)
+
+    return BoundedRoute
