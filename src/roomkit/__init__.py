@@ -10,6 +10,7 @@ from roomkit.channels.realtime_voice import RealtimeVoiceChannel
 from roomkit.channels.websocket import WebSocketChannel
 from roomkit.conference.mock import MockConferenceBackend
 from roomkit.core.exceptions import (
+    ArgumentsChangedError,
     AsyncSettleRequiredError,
     ChannelClosedError,
     ChannelNotRegisteredError,
@@ -55,6 +56,7 @@ __all__ = [
     "AIChannel",
     "AITool",
     "Approval",
+    "ArgumentsChangedError",
     "AsyncSettleRequiredError",
     "ChannelBinding",
     "ChannelClosedError",

@@ -2,6 +2,10 @@
 
 Each command calls the desk's API with a token and prints one line a request; a failure is a
 :class:`Failure`, which :func:`roomkit.cli.main` prints as one line on stderr.
+
+A decision on an approval names the digest of the arguments it decides on: the one
+``--digest`` gives (what ``pending show`` printed), else the request's as read just before;
+the desk refuses it (409, the new arguments quoted) once an edit has changed them.
 """
 
 from __future__ import annotations
@@ -205,16 +209,32 @@ def _show_approval(request: dict[str, Any]) -> int:
     if request.get("status") != "pending":
         return 0
     pending_id, program = _quote_arg(request["id"]), _program()
+    # Copied as printed, each decides on the arguments above or on none.
+    pinned = f"{pending_id} --digest {_quote_arg(str(request.get('arguments_digest')))}"
     print()
     print("Decide with one of:")
-    print(f"  {program} pending approve {pending_id}")
-    print(f"  {program} pending edit {pending_id} '{{...every argument, as JSON...}}'")
-    print(f"  {program} pending reject {pending_id} --reason 'why not'")
-    print(f"  {program} pending respond {pending_id} 'the answer the agent reads instead'")
+    print(f"  {program} pending approve {pinned}")
+    print(f"  {program} pending edit {pinned} '{{...every argument, as JSON...}}'")
+    print(f"  {program} pending reject {pinned} --reason 'why not'")
+    print(f"  {program} pending respond {pinned} 'the answer the agent reads instead'")
     return 0
 
 
+def _shown(args: argparse.Namespace, request: dict[str, Any] | None = None) -> str | None:
+    """The digest a decision on an approval names: ``--digest``, else the request's as read
+    now (``request``, when the caller read it); ``None`` for any other request."""
+    if request is None:
+        request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    if request.get("kind") != "approval":
+        return None
+    given = getattr(args, "digest", None)
+    return given if given else request.get("arguments_digest")
+
+
 def _decide(args: argparse.Namespace, body: dict[str, Any], done: str) -> int:
+    shown = _shown(args)
+    if shown is not None:
+        body = {**body, "digest": shown}
     settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
     quorum = settled.get("quorum")
     if settled.get("status") == "pending" and isinstance(quorum, int):
@@ -302,6 +322,9 @@ def _quote_arg(text: str) -> str:
 def answer(args: argparse.Namespace) -> int:
     request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
     body = _typed_body(request, args.answer)
+    shown = _shown(args, request)
+    if shown is not None:
+        body = {"digest": shown, **body}
     settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
     print(f"Answered {printable(settled['id'])}")
     return 0
@@ -309,6 +332,9 @@ def answer(args: argparse.Namespace) -> int:
 
 def reject(args: argparse.Namespace) -> int:
     body = {"reason": args.reason}
+    shown = _shown(args)
+    if shown is not None:
+        body["digest"] = shown
     settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/reject", body)
     print(f"Rejected {printable(settled['id'])}")
     return 0

@@ -420,6 +420,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     client.add_argument("--token", help=f"a desk token (default: ${TOKEN_ENV})")
     client.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the desk")
+    shown = argparse.ArgumentParser(add_help=False)
+    shown.add_argument(
+        "--digest",
+        help="on an approval, the digest `pending show` printed: decide only while the "
+        "arguments still have it (default: the arguments as read just before deciding)",
+    )
     pending = commands.add_parser("pending", help="list and answer open questions")
     actions = pending.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", parents=[client], help="the questions you may answer")
@@ -431,7 +437,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     show.add_argument("id", help="the request's id (from `roomkit pending list`)")
     show.set_defaults(run=pending_commands.show)
-    answer = actions.add_parser("answer", parents=[client], help="answer a question")
+    answer = actions.add_parser("answer", parents=[client, shown], help="answer a question")
     answer.add_argument("id", help="the request's id (from `roomkit pending list`)")
     answer.add_argument(
         "answer",
@@ -439,21 +445,21 @@ def _parser() -> argparse.ArgumentParser:
         "or a list of questions (`roomkit pending show ID` shows an example)",
     )
     answer.set_defaults(run=pending_commands.answer)
-    reject = actions.add_parser("reject", parents=[client], help="refuse a question")
+    reject = actions.add_parser("reject", parents=[client, shown], help="refuse a question")
     reject.add_argument("id", help="the request's id (from `roomkit pending list`)")
     reject.add_argument("--reason", default="", help="what the agent reads")
     reject.set_defaults(run=pending_commands.reject)
-    decide = actions.add_parser("approve", parents=[client], help="approve a held tool call")
+    decide = actions.add_parser("approve", parents=[client, shown], help="approve a held tool call")
     decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
     decide.set_defaults(run=pending_commands.approve)
     decide = actions.add_parser(
-        "edit", parents=[client], help="approve a held tool call with other arguments"
+        "edit", parents=[client, shown], help="approve a held tool call with other arguments"
     )
     decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
     decide.add_argument("arguments", help="every argument, as one JSON object")
     decide.set_defaults(run=pending_commands.edit)
     decide = actions.add_parser(
-        "respond", parents=[client], help="answer in a held tool's place (it does not run)"
+        "respond", parents=[client, shown], help="answer in a held tool's place (it does not run)"
     )
     decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
     decide.add_argument("result", help="what the agent reads instead of the tool's result")

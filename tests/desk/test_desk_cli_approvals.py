@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 
 import pytest
 from desk_harness import World, serve, token
 
 from roomkit.cli import main
+from roomkit.models.pending_input import arguments_digest
+from roomkit.tools.approvals import edit
 
 SCHEMA = {
     "type": "object",
@@ -90,3 +93,41 @@ async def test_an_invalid_edit_is_refused_and_changes_nothing(
     request = await world.handler.get_request(pending_id)
     assert request is not None
     assert request.status == "pending"
+
+
+async def test_a_decision_copied_from_show_is_refused_once_the_arguments_changed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``pending show`` prints commands that name the digest of what it showed: after bob's
+    edit they decide nothing and quote the new arguments; ``pending approve ID`` reads the
+    request again and decides on what it reads."""
+    world = World()
+    await world.room("room", "alice", "bob")
+    request = await world.handler.create_approval(
+        "send_email",
+        {"to": "bob"},
+        approvers=["alice", "bob"],
+        tool_schema=SCHEMA,
+        room_id="room",
+        actor_id="alice",
+        quorum=2,
+    )
+    pending_id = request.pending_id
+    async with serve(world.app) as base:
+        _, shown, _ = await run(capsys, "pending", "show", pending_id, "--url", base)
+        commands = [shlex.split(line)[2:] for line in shown.splitlines() if " pending " in line]
+        assert await world.handler.aresolve(pending_id, edit({"to": "carol"}), by="bob")
+        refused = [await run(capsys, "pending", *typed, "--url", base) for typed in commands]
+        fresh = await run(capsys, "pending", "approve", pending_id, "--url", base)
+    assert [typed[0] for typed in commands] == ["approve", "edit", "reject", "respond"]
+    first = arguments_digest("send_email", {"to": "bob"})
+    assert [typed[2:4] for typed in commands] == [["--digest", first]] * 4
+    for code, _, err in refused[:1] + refused[2:3]:
+        assert code == 1
+        assert "The desk said 409" in err
+        assert '"to": "carol"' in err
+    record = await world.handler.get_request(pending_id)
+    assert record is not None
+    assert [vote.actor for vote in record.votes] == ["bob", "alice"]
+    assert fresh == (0, f"Approved {pending_id}\n", "")
+    assert (record.status, record.arguments) == ("resolved", {"to": "carol"})

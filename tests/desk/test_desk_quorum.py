@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from desk_harness import World, bearer, next_frame, serve, socket_for, token
+from desk_harness import SECRET, World, bearer, next_frame, serve, socket_for, token
 
 from roomkit.cli import main
+from roomkit.desk import issue_answer_link
 
 SCHEMA = {
     "type": "object",
@@ -116,3 +117,102 @@ async def test_the_terminal_votes_as_the_tokens_actor(
     record = await world.handler.get_request(pending_id)
     assert record is not None
     assert [vote.actor for vote in record.votes] == ["carol", "alice"]
+
+
+async def test_a_desk_button_on_arguments_since_edited_is_refused(world: World) -> None:
+    """Carol's page showed 900; bob's edit made it 500: her Approve, which names the digest
+    she was shown, gets 409 quoting the new arguments, and decides nothing."""
+    pending_id = await hold(world)
+    url = f"/api/requests/{pending_id}/answer"
+    async with world.client() as client:
+        shown = (await client.get(f"/api/requests/{pending_id}", headers=bearer("carol"))).json()
+        edited = await client.post(
+            url,
+            json={
+                "decision": "edit",
+                "arguments": {"amount": 500},
+                "digest": shown["arguments_digest"],
+            },
+            headers=bearer("bob"),
+        )
+        stale = await client.post(
+            url,
+            json={"decision": "approve", "digest": shown["arguments_digest"]},
+            headers=bearer("carol"),
+        )
+        rejected = await client.post(
+            f"/api/requests/{pending_id}/reject",
+            json={"reason": "no", "digest": shown["arguments_digest"]},
+            headers=bearer("carol"),
+        )
+        current = (await client.get(f"/api/requests/{pending_id}", headers=bearer("carol"))).json()
+        fresh = await client.post(
+            url,
+            json={"decision": "approve", "digest": current["arguments_digest"]},
+            headers=bearer("carol"),
+        )
+    assert edited.status_code == 200
+    assert stale.status_code == 409
+    assert '"amount": 500' in stale.json()["detail"]
+    assert "nothing was decided" in stale.json()["detail"]
+    assert rejected.status_code == 409
+    assert current["status"] == "pending"
+    assert [vote["actor"] for vote in current["votes"]] == ["bob"]
+    assert fresh.status_code == 200
+    assert (fresh.json()["status"], fresh.json()["arguments"]) == ("resolved", {"amount": 500})
+
+
+async def test_an_answer_link_after_an_edit_is_refused_and_stays_usable(world: World) -> None:
+    """Alice's link opened the request at 900; after bob's edit her approval is refused
+    with the new arguments, and the link (not spent) decides on those."""
+    pending_id = await hold(world)
+    link = issue_answer_link(SECRET, pending_id, "alice", 600)
+    url = f"/api/requests/{pending_id}/answer"
+    async with world.client() as client:
+        shown = (await client.get(f"/api/requests/{pending_id}", headers=bearer(link))).json()
+        await client.post(
+            url, json={"decision": "edit", "arguments": {"amount": 500}}, headers=bearer("bob")
+        )
+        stale = await client.post(
+            url,
+            json={"decision": "approve", "digest": shown["arguments_digest"]},
+            headers=bearer(link),
+        )
+        current = (await client.get(f"/api/requests/{pending_id}", headers=bearer(link))).json()
+        fresh = await client.post(
+            url,
+            json={"decision": "approve", "digest": current["arguments_digest"]},
+            headers=bearer(link),
+        )
+    assert stale.status_code == 409
+    assert '"amount": 500' in stale.json()["detail"]
+    assert current["arguments"] == {"amount": 500}
+    assert fresh.status_code == 200
+    assert (fresh.json()["status"], fresh.json()["approved_by"]) == ("resolved", ["bob", "alice"])
+
+
+async def test_a_digest_that_is_no_digest_or_on_a_question_is_a_422(world: World) -> None:
+    pending_id = await hold(world)
+    question = await world.ask({"question": "Q?"}, actor_id="alice")
+    async with world.client() as client:
+        malformed = await client.post(
+            f"/api/requests/{pending_id}/answer",
+            json={"decision": "approve", "digest": "abc"},
+            headers=bearer("alice"),
+        )
+        answered = await client.post(
+            f"/api/requests/{question}/answer",
+            json={"answer": "yes", "digest": "0" * 64},
+            headers=bearer("alice"),
+        )
+        declined = await client.post(
+            f"/api/requests/{question}/reject",
+            json={"digest": "0" * 64},
+            headers=bearer("alice"),
+        )
+    assert malformed.status_code == 422
+    assert malformed.json()["detail"].startswith("digest:")
+    assert answered.status_code == 422
+    assert "digest" in answered.json()["detail"]
+    assert declined.status_code == 422
+    assert "digest" in declined.json()["detail"]

@@ -568,3 +568,61 @@ async def test_a_questions_slack_message_says_where_it_was_answered(
     assert kept.text == line
     [settled] = [entry for entry in history if entry["type"] == "settled"]
     assert (settled["actor"], settled["surface"]) == ("alice", answer_in)
+
+
+async def test_a_click_on_arguments_edited_since_shows_the_new_ones(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    """Alice was told of ``{"amount": 5}`` in Slack; bob's edit on the desk made it 5000:
+    her click on that first message decides nothing and shows her the new arguments. The
+    message about the new arguments decides on them."""
+    request = await world.handler.create_approval(
+        "pay", {"amount": 5}, approvers=["alice", "bob"], room_id="room", quorum=2
+    )
+    pending_id = request.pending_id
+    click = await told(slack, slack_api, request, "Approve")
+    async with world.client() as client:
+        edited = await client.post(
+            f"/api/requests/{pending_id}/answer",
+            json={"decision": "edit", "arguments": {"amount": 5000}},
+            headers=bearer("bob"),
+        )
+    assert edited.status_code == 200
+    response = await clicked(world, click)
+    assert response.status_code == 200
+    reply = response.json()
+    assert reply["response_type"] == "ephemeral"
+    assert reply["text"].startswith("The arguments changed after this message was sent")
+    assert '"amount": 5000' in reply["text"]
+    record = await stored(world, pending_id)
+    assert (record.status, [vote.actor for vote in record.votes]) == ("pending", ["bob"])
+    reject = Click(slack_api, click.message, "Reject")
+    body = reject.body(response="r2")
+    refused = await interact(world, body, signed(body))
+    assert refused.json()["text"] == reply["text"]
+    assert (await stored(world, pending_id)).status == "pending"
+
+    fresh = await told(slack, slack_api, record, "Approve")
+    body = fresh.body(response="r3")
+    response = await interact(world, body, signed(body))
+    assert response.json()["replace_original"] is True
+    decided = await stored(world, pending_id)
+    assert (decided.status, decided.arguments) == ("resolved", {"amount": 5000})
+    assert (await slack_figures(world))['roomkit_slack_interactions_total{outcome="stale"}'] == 2
+
+
+async def test_an_approval_button_that_names_no_arguments_changes_nothing(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    """A button of a message older than buttons naming their arguments is refused."""
+    request = await world.handler.create_approval(
+        "pay", {"amount": 5}, approvers=["alice"], room_id="room"
+    )
+    click = await told(slack, slack_api, request, "Approve")
+    click.element = {**click.element, "action_id": "roomkit:approve"}
+    response = await clicked(world, click)
+    assert response.json()["text"] == (
+        "This button does not say which arguments it decides on (its message is older than "
+        "this desk), so nothing was changed: decide in the desk."
+    )
+    assert (await stored(world, request.pending_id)).status == "pending"

@@ -12,8 +12,9 @@ import pytest
 from slack_sdk.models.blocks import Block
 from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
 
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify import DeliveryError, Notice, NoticeType, Person, Slack, Surface
+from roomkit.notify.slack_blocks import Action, parse_action
 from roomkit.tools.human_input import HumanInputHandler
 
 ALICE = Person(email="alice@example.com", slack_user="U0ALICE")
@@ -151,9 +152,11 @@ async def test_an_approval_has_approve_and_reject(slack: Slack, slack_api: Slack
     await slack.send(_notice(request))
     blocks = _parsed(slack_api.posted()[0]["blocks"])
     buttons = next(block for block in blocks if block["type"] == "actions")["elements"]
+    # Each decision names the digest of the arguments the message shows.
+    digest = arguments_digest("send_email", {"to": "bob@example.com"})
     assert [(b["action_id"], b.get("style")) for b in buttons] == [
-        ("roomkit:approve", "primary"),
-        ("roomkit:reject", "danger"),
+        (f"roomkit:approve:{digest}", "primary"),
+        (f"roomkit:reject:{digest}", "danger"),
         ("roomkit:open", None),
     ]
     assert _texts(blocks)[0] == "Approval needed: send_email"
@@ -447,3 +450,12 @@ def test_roomkit_notify_imports_without_the_slack_sdk() -> None:
     assert done.stdout.strip() == (
         "roomkit.notify.slack needs the Slack SDK: pip install 'roomkit-hitl[slack]'"
     )
+
+
+def test_an_approval_button_is_read_with_the_digest_it_names() -> None:
+    digest = arguments_digest("pay", {"amount": 5})
+    assert parse_action(f"roomkit:approve:{digest}") == Action("approve", digest=digest)
+    assert parse_action(f"roomkit:reject:{digest}") == Action("reject", digest=digest)
+    assert parse_action("roomkit:approve") == Action("approve")
+    for other in (f"roomkit:approve:{digest[:-1]}", f"roomkit:open:{digest}", "roomkit:reject:x"):
+        assert parse_action(other) is None

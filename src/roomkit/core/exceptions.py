@@ -24,6 +24,7 @@
     │   ├── InvalidAnswerError          also ValueError: the answer breaks the request's schema
     │   ├── AmbiguousAnswerError        also ValueError: a message could answer several questions
     │   ├── RequestSettledError         also RuntimeError: the question named is no longer open
+    │   ├── ArgumentsChangedError       also RuntimeError: a decision on arguments since edited
     │   ├── AsyncSettleRequiredError    also RuntimeError: a durable store (or a quorum vote)
     │   │                               settles with await
     │   └── VoteNeedsActorError         also ValueError: a vote on a quorum approval needs by=
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AmbiguousAnswerError",
+    "ArgumentsChangedError",
     "AsyncSettleRequiredError",
     "BodyRefusedError",
     "ChannelClosedError",
@@ -229,6 +231,17 @@ class RequestSettledError(HumanInputError, RuntimeError):
         super().__init__(message)
         self.request = request
         """The request as the store holds it now, or ``None``."""
+
+
+class ArgumentsChangedError(HumanInputError, RuntimeError):
+    """A decision on an approval named the digest of the arguments its person was shown,
+    and the arguments have changed since (an approver's edit): nothing was recorded. Show
+    :attr:`request` (the arguments as they are now) and ask again."""
+
+    def __init__(self, message: str, request: PendingInput) -> None:
+        super().__init__(message)
+        self.request = request
+        """The request as the store holds it now: its arguments and their digest."""
 
 
 class AsyncSettleRequiredError(HumanInputError, RuntimeError):

@@ -1,7 +1,8 @@
 """From an answer body to the text the model reads, checked against the request's kind.
 
 An approval's body is a decision (``{"decision": "approve"}``, ...), passed on as the JSON
-the builders of :mod:`roomkit.tools.approvals` write; the handler checks an edit.
+the builders of :mod:`roomkit.tools.approvals` write; the handler checks an edit, and the
+body's ``digest`` (the arguments the person was shown) against the arguments as they stand.
 
 A question answered with one string passes that string; every other answer passes the
 compact JSON of the body. A custom request with an answer schema passes the answer itself:
@@ -31,7 +32,7 @@ _FIELDS = {
     Kind.QUESTIONS: {"answers"},
     Kind.CONFIRM: {"confirmed", "reason"},
     Kind.CUSTOM: {"answer"},
-    Kind.APPROVAL: {"decision", "arguments", "reason", "result"},
+    Kind.APPROVAL: {"decision", "arguments", "reason", "result", "digest"},
 }
 _DECISION_FIELDS = {
     "approve": {"decision"},
@@ -71,7 +72,7 @@ def answer_text(request: PendingInput, body: AnswerBody) -> str:
 def _decision_text(body: AnswerBody) -> str:
     """The decision a body on an approval holds, as the builders write it (the handler
     checks an edit against the tool's schema)."""
-    given = body.model_fields_set
+    given = body.model_fields_set - {"digest"}
     if body.decision is None:
         raise InvalidAnswerError(
             "an approval takes a 'decision': approve, edit, reject or respond; "

@@ -2,10 +2,12 @@
 
 Every error is ``{"detail": str}``: 401 without a valid token, 404 for a request that is
 unknown, another room's or someone else's (one answer for all three, so ids leak nothing),
-409 once a request is settled (saying how), 413 over the body cap, 400 for a body that is not
-JSON the desk takes (nested too deep, a number too long, a key given twice: see
-:mod:`roomkit.bodies`), 422 for an answer that does not fit (the request stays open), 429
-past the rate limit.
+409 once a request is settled (saying how), or for a decision on an approval whose
+arguments an edit changed after the person was shown them (the body's ``digest``; the
+detail quotes the arguments as they are now, and nothing was decided), 413 over the body
+cap, 400 for a body that is not JSON the desk takes (nested too deep, a number too long, a
+key given twice: see :mod:`roomkit.bodies`), 422 for an answer that does not fit (the
+request stays open), 429 past the rate limit.
 
 An open request returned to a person (not an administrator) by ``GET /api/requests`` or
 ``GET /api/requests/{id}`` is recorded in its history as ``shown`` on the ``desk`` surface,
@@ -27,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from roomkit.core.exceptions import InvalidAnswerError, StoreError
+from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
 from roomkit.desk import notifications
 from roomkit.desk.answers import answer_text, may_decide, settled_detail
 from roomkit.desk.auth import Principal
@@ -73,7 +75,7 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
         401: "Missing, invalid or expired token",
         403: "Not one of the approval's approvers",
         404: "Unknown, another room's, or not yours",
-        409: "Already settled (the detail says how)",
+        409: "Already settled (the detail says how), or the arguments changed since shown",
         413: "Body over the size cap",
         422: "The body or the answer does not fit (the detail names the problem)",
         429: "Rate limited (see Retry-After)",
@@ -186,9 +188,10 @@ def build_router(desk: "Desk") -> DeskRouter:
     ) -> dict[str, Any]:
         """Spend the caller's link, settle the request with ``outcome()``, and report it.
 
-        The link is refunded when nothing was settled because the answer did not fit (422)
-        or the store could not be reached (503); a request settled first by someone else
-        gets 409. Returns the request as it stands once settled.
+        The link is refunded when nothing was settled because the answer did not fit (422),
+        the arguments changed after they were shown (409), or the store could not be reached
+        (503); a request settled first by someone else gets 409. Returns the request as it
+        stands once settled.
         """
         request_id = request.pending_id
         await desk.spend_link(caller)
@@ -197,6 +200,9 @@ def build_router(desk: "Desk") -> DeskRouter:
         except InvalidAnswerError as invalid:
             await desk.ledger.refund(caller)
             raise HTTPException(status_code=422, detail=str(invalid)) from None
+        except ArgumentsChangedError as changed:
+            await desk.ledger.refund(caller)
+            raise HTTPException(status_code=409, detail=str(changed)) from None
         except StoreError as error:
             await desk.ledger.refund(caller)
             metrics.store_error()
@@ -306,10 +312,13 @@ def build_router(desk: "Desk") -> DeskRouter:
         except InvalidAnswerError as invalid:
             raise HTTPException(status_code=422, detail=str(invalid)) from None
         surface = surface_of(caller)
+        shown = body.digest
         return await settle(
             caller,
             request,
-            lambda: handler.aresolve(request_id, text, by=caller.actor_id, surface=surface),
+            lambda: handler.aresolve(
+                request_id, text, by=caller.actor_id, surface=surface, digest=shown
+            ),
         )
 
     @router.post(
@@ -326,11 +335,18 @@ def build_router(desk: "Desk") -> DeskRouter:
         if request.status is not _PENDING:
             raise HTTPException(status_code=409, detail=settled_detail(request))
         reason = body.reason if body else ""
+        shown = body.digest if body else None
+        if shown is not None and request.kind != "approval":
+            raise HTTPException(
+                status_code=422, detail="digest: only a decision on an approval takes one"
+            )
         surface = surface_of(caller)
         return await settle(
             caller,
             request,
-            lambda: handler.areject(request_id, reason, by=caller.actor_id, surface=surface),
+            lambda: handler.areject(
+                request_id, reason, by=caller.actor_id, surface=surface, digest=shown
+            ),
             rejected=True,
         )
 

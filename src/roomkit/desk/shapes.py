@@ -11,7 +11,9 @@ writes. A request's ``kind`` says how a page shows it and which answer body it t
 - ``approval``: a held tool (``tool_name``, ``arguments``; ``answer_schema`` is the tool's
   JSON Schema), answered with a decision: ``{"decision": "approve"}``, ``{"decision":
   "edit", "arguments": {...}}``, ``{"decision": "reject", "reason": str}`` or
-  ``{"decision": "respond", "result": str}``.
+  ``{"decision": "respond", "result": str}``, each with an optional ``"digest"``: the
+  ``arguments_digest`` of the arguments the person was shown, which the desk refuses (409,
+  nothing decided) once an edit has changed them. The page always sends it.
 
 Every text of a body must be text UTF-8 can encode: a lone surrogate (which the JSON escape
 ``"\\ud800"`` can carry) is refused with a 422 naming where it is, before anything is read.
@@ -69,6 +71,15 @@ Text = Annotated[str, BeforeValidator(_encodable)]
 
 
 Status = Literal["pending", "resolved", "rejected", "timed_out"]
+
+Digest = Annotated[
+    str,
+    Field(
+        pattern=r"^[0-9a-f]{64}$",
+        description="On an approval, the arguments_digest of the arguments the person was "
+        "shown: the decision is refused (409) when an edit has changed them since.",
+    ),
+]
 
 
 class RequestView(BaseModel):
@@ -165,7 +176,7 @@ class AnswerBody(BaseModel):
     - confirm: ``confirmed``, and an optional ``reason``;
     - custom: ``answer``, any JSON matching ``answer_schema``, or text when there is none;
     - approval: ``decision``, with ``arguments`` (edit), ``reason`` (reject) or ``result``
-      (respond).
+      (respond), and ``digest``, the digest of the arguments shown.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -177,6 +188,7 @@ class AnswerBody(BaseModel):
     decision: Literal["approve", "edit", "reject", "respond"] | None = None
     arguments: Annotated[dict[str, JsonValue], BeforeValidator(_encodable)] | None = None
     result: Text | None = Field(default=None, max_length=100_000)
+    digest: Digest | None = None
 
 
 class HistoryView(BaseModel):
@@ -187,11 +199,13 @@ class HistoryView(BaseModel):
 
 
 class RejectBody(BaseModel):
-    """A refusal; the model reads ``reason``."""
+    """A refusal; the model reads ``reason``. On an approval, ``digest`` is the digest of
+    the arguments shown."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     reason: Text = Field(default="", max_length=MAX_REASON_CHARS)
+    digest: Digest | None = None
 
 
 def view_of(request: PendingInput) -> dict[str, Any]:

@@ -6,7 +6,9 @@ here. The desk checks Slack's signature and timestamp with the app's signing sec
 taken once through every desk process on the store, maps the Slack user to an actor through
 the directory, and settles the request as that actor under the desk's own rule of who may
 answer (:class:`~roomkit.desk.auth.Access`, as for an actor token). Whoever may not answer
-is told so in an ephemeral message, and nothing changes.
+is told so in an ephemeral message, and nothing changes. A click on an approval decides on
+the arguments its message showed (the digest its button names) or on none: after an edit,
+the clicker is shown the new arguments instead.
 
 Every outcome is counted in ``roomkit_slack_interactions_total{outcome}``; a refusal is a
 4xx with ``{"detail": str}``, never a 500: a body over 256 KiB gets 413, and a ``payload``
@@ -43,7 +45,7 @@ from roomkit.bodies import (
     load_json,
     read_capped,
 )
-from roomkit.core.exceptions import InvalidAnswerError, StoreError
+from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
 from roomkit.desk.answers import answer_text, may_decide, quorum_progress, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
@@ -52,7 +54,7 @@ from roomkit.models.kinds import option_labels
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_blocks
 from roomkit.notify.surface import Directory, Notice
-from roomkit.notify.wording import outcome_line, request_kind
+from roomkit.notify.wording import asked_text, clip, outcome_line, request_kind
 from roomkit.tools.human_input.stores import approved_by
 from roomkit.tools.validation import unencodable_text
 
@@ -78,6 +80,15 @@ UNKNOWN_USER = (
 RATE_LIMITED = "Too many answers at once, so nothing was changed: try again in {wait} s."
 UNFIT = "This button does not fit the question any more: answer it in the desk."
 VOTED = "Your vote is in: {progress}."
+STALE = (
+    "The arguments changed after this message was sent, so nothing was decided. They are "
+    "now:\n{now}\nDecide on these in the desk, or on a newer message."
+)
+UNNAMED = (
+    "This button does not say which arguments it decides on (its message is older than this "
+    "desk), so nothing was changed: decide in the desk."
+)
+_STALE_ARGUMENTS_MAX = 2000
 
 
 def signing_secret_of(slack: object) -> str:
@@ -220,7 +231,11 @@ class SlackInteractions:
             text = _answer(request, action)
             if text is None:
                 return _ephemeral(UNFIT), "unfit"
-            won = await handler.aresolve(pending_id, text, by=principal.actor_id, surface="slack")
+            if request_kind(request) == "approval" and action.digest is None:
+                return _ephemeral(UNNAMED), "unfit"
+            won = await handler.aresolve(
+                pending_id, text, by=principal.actor_id, surface="slack", digest=action.digest
+            )
             if not won:
                 latest = await handler.get_request(pending_id)
                 return _ephemeral(settled_detail(latest)), "already_settled"
@@ -233,6 +248,9 @@ class SlackInteractions:
                     len(approved_by(settled)), settled.quorum, settled.approvers
                 )
                 return _ephemeral(VOTED.format(progress=progress)), "voted"
+        except ArgumentsChangedError as changed:
+            now = clip(asked_text(changed.request), _STALE_ARGUMENTS_MAX)
+            return _ephemeral(STALE.format(now=now)), "stale"
         except InvalidAnswerError as invalid:
             return _ephemeral(f"{invalid}: answer it in the desk."), "unfit"
         except StoreError as error:

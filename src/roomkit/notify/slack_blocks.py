@@ -8,7 +8,9 @@ what was asked and how it ended.
 
 A button's ``value`` is the request's id and its ``action_id`` says what the click means
 (:func:`parse_action`); the desk's interactivity endpoint reads the answer from the request
-as the store holds it, so a click carries no answer text of its own to trust.
+as the store holds it, so a click carries no answer text of its own to trust. An approval's
+buttons name the digest of the arguments the message shows (``roomkit:approve:<digest>``):
+the desk decides on those arguments or on none.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from slack_sdk.models.blocks import (
 )
 
 from roomkit.models.kinds import Kind, option_labels
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.surface import Notice
 from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind
 
@@ -56,6 +58,7 @@ _URL_MAX = 3000
 _NOTIFICATION_MAX = 300
 
 _SLACK_ID = re.compile(r"[A-Z0-9]{2,30}")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 Verb = Literal["choose", "confirm", "approve", "reject", "open"]
 
@@ -71,6 +74,9 @@ class Action:
     """The option's index, for ``choose``."""
     confirmed: bool | None = None
     """Yes or no, for ``confirm``."""
+    digest: str | None = None
+    """For ``approve`` and ``reject``: the digest of the arguments the message showed
+    (``None`` on a button of a message sent before buttons named it)."""
 
 
 def parse_action(action_id: str) -> Action | None:
@@ -82,6 +88,8 @@ def parse_action(action_id: str) -> Action | None:
         return Action("choose", option=int(rest))
     if verb == "confirm" and rest in {"yes", "no"}:
         return Action("confirm", confirmed=rest == "yes")
+    if verb in {"approve", "reject"} and _DIGEST.fullmatch(rest):
+        return Action(cast(Verb, verb), digest=rest)
     if verb in {"approve", "reject", "open"} and not rest:
         return Action(cast(Verb, verb))
     return None
@@ -106,9 +114,15 @@ def notification_text(notice: Notice, *, in_channel: bool = False) -> str:
 def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
     """The buttons that answer ``request`` in one click (none for the other shapes)."""
     if kind == "approval":
+        # Each names the arguments the message shows: a click decides on those or on none.
+        shown = request.arguments_digest or arguments_digest(request.tool_name, request.arguments)
         return [
-            ButtonElement(text="Approve", action_id=f"{ACTION_PREFIX}approve", style="primary"),
-            ButtonElement(text="Reject", action_id=f"{ACTION_PREFIX}reject", style="danger"),
+            ButtonElement(
+                text="Approve", action_id=f"{ACTION_PREFIX}approve:{shown}", style="primary"
+            ),
+            ButtonElement(
+                text="Reject", action_id=f"{ACTION_PREFIX}reject:{shown}", style="danger"
+            ),
         ]
     if kind == Kind.CONFIRM:
         return [

@@ -392,3 +392,35 @@ def test_a_quorum_card_shows_its_progress_and_each_approver_votes(
     request = held.decided()
     assert request.status is PendingInputStatus.RESOLVED
     assert [vote.actor for vote in request.votes] == [DEMO_PERSON, "alice"]
+
+
+def test_a_vote_on_arguments_edited_meanwhile_is_refused_and_shows_them(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    """The page has not heard of alice's edit (its frame is held back): the Approve button
+    names the digest of the arguments the card shows, the desk refuses it, and the card is
+    drawn again with the new arguments and why nothing was decided."""
+    pending_id = hold(desk, room, approvers=(DEMO_PERSON, "alice", "bob"), quorum=2)
+    page = open_page().page
+
+    def hold_back_updates(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+        server.on_message(
+            lambda message: None if "question_updated" in str(message) else ws.send(message)
+        )
+
+    page.route_web_socket("**/api/ws", hold_back_updates)
+    page.goto(desk.link(room))
+    wait_live(page)
+    approval = card(page, "approval")
+    edited = {**ARGUMENTS, "amount": 4999}
+    assert desk.run(desk.demo.handler.aresolve(pending_id, approvals.edit(edited), by="alice"))
+    approval.get_by_role("button", name="Approve").click()
+    redrawn = page.locator(f'.card[data-request-id="{pending_id}"]')
+    expect(redrawn.locator(".error")).to_contain_text("nothing was decided")
+    assert json.loads(redrawn.locator(".arguments").text_content() or "") == edited
+    assert [vote.actor for vote in stored(desk, pending_id).votes] == ["alice"]
+    redrawn.get_by_role("button", name="Approve").click()
+    expect(page.locator(".card")).to_have_count(0)
+    request = stored(desk, pending_id)
+    assert (request.status, request.arguments) == (PendingInputStatus.RESOLVED, edited)

@@ -8,6 +8,10 @@
  * A quorum approval shows how far it has come ("1 of 2 approvals — waiting for bob, carol");
  * each listed approver votes (no Answer instead), and the card is drawn again at every vote.
  * Under it, the request's history: who did what, when, through which surface.
+ *
+ * Every decision names the digest of the arguments the card shows: when an edit has
+ * changed them since, the desk refuses it (409) and the page draws the card again with the
+ * arguments as they are.
  */
 
 import { buildForm, check, drawable } from './schemaform.js';
@@ -17,6 +21,12 @@ var DIGEST_SHOWN = 12;
 
 export function renderApproval(ctx, args, page) {
   var view = ctx.view;
+  var shown = typeof view.arguments_digest === 'string' ? view.arguments_digest : null;
+  // A decision on the arguments this card shows, and no others.
+  ctx.decide = function (body) {
+    if (shown) body.digest = shown;
+    ctx.send('answer', body);
+  };
   var schema = isObject(view.answer_schema) ? view.answer_schema : {};
   var title = el('p', { className: 'question-text' }, [
     el('span', { text: 'The agent wants to run ' }),
@@ -69,7 +79,7 @@ function renderDecisions(ctx, args, schema, voting) {
   var buttons = el('div', { className: 'row decision-buttons' });
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
   approve.addEventListener('click', function () {
-    ctx.send('answer', { decision: 'approve' });
+    ctx.decide({ decision: 'approve' });
   });
   buttons.appendChild(approve);
   [
@@ -107,7 +117,7 @@ function onSubmit(ctx, panel, decision) {
     event.preventDefault();
     var made = decision();
     if (typeof made === 'string') say(ctx, made);
-    else ctx.send('answer', made);
+    else ctx.decide(made);
   });
 }
 

@@ -377,7 +377,7 @@ function send(ctx, verb, body) {
     } else if (result.status === 200 && isObject(result.data)) {
       removeCard(id, result.data);
     } else if (result.status === 409) {
-      removeCard(id, { status: 'conflict', reason: describe(result) });
+      conflict(id, describe(result));
     } else if (result.status === 404) {
       removeCard(id, { status: 'gone' });
     } else if (result.status !== 401) {
@@ -387,6 +387,22 @@ function send(ctx, verb, body) {
         ? 'Too many answers at once: try again in ' + wait + ' s.'
         : describe(result));
     }
+  });
+}
+
+// A 409: the request was settled first, or (still open) it is an approval whose arguments an
+// edit changed after the card showed them, or one this person has voted on. An open one is
+// drawn again as it stands, saying why nothing was decided; a settled one leaves.
+function conflict(id, message) {
+  api('GET', 'api/requests/' + encodeURIComponent(id)).then(function (result) {
+    var view = result.data;
+    if (result.status !== 200 || !isObject(view) || view.status !== 'pending') {
+      removeCard(id, { status: 'conflict', reason: message });
+      return;
+    }
+    update(view);
+    var entry = state.cards.get(id);
+    if (entry) fail({ card: entry.card, error: entry.card.querySelector('.error') }, message);
   });
 }
 

@@ -35,8 +35,12 @@ async def answer(
     by: str | None,
     surface: str | None,
     connection: Any,
+    shown: str | None = None,
 ) -> bool:
-    """Answer the request (``aresolve``, its arguments checked); ``True`` if this call won."""
+    """Answer the request (``aresolve``, its arguments checked); ``True`` if this call won.
+
+    ``shown`` is the digest of the arguments the person was shown, checked on an approval.
+    """
     request = engine.local(pending_id)
     history = trail(_RESOLVED, by, surface)
     if request is None and connection is None:
@@ -46,7 +50,7 @@ async def answer(
             if plain is not None:
                 won, request = plain
                 return won or await _answer(
-                    engine, decisions, request, result, by, surface, engine.settle, history
+                    engine, decisions, request, result, by, surface, engine.settle, history, shown
                 )
         elif seen.kind != APPROVAL and fits(seen, result):
             if await engine.settle(pending_id, _RESOLVED, result, by, history):
@@ -58,7 +62,7 @@ async def answer(
     if connection is not None:
         store = getattr(engine, "store", None)  # None: the memory store
         settle = in_transaction(store, request, connection)
-    return await _answer(engine, decisions, request, result, by, surface, settle, history)
+    return await _answer(engine, decisions, request, result, by, surface, settle, history, shown)
 
 
 async def _answer(
@@ -70,11 +74,12 @@ async def _answer(
     surface: str | None,
     settle: Settle,
     history: tuple[dict[str, Any], ...],
+    shown: str | None,
 ) -> bool:
     """Answer ``request`` as it was read (``None``: not stored) through ``settle``, which
     records ``history`` when it wins."""
     if request is not None and request.kind == APPROVAL:
-        return await decisions.decide(request, result, by, surface, settle)
+        return await decisions.decide(request, result, by, surface, settle, shown)
     if request is None or request.status is not _PENDING:
         return answered(request, result, by)
     if request.answer_schema is not None:

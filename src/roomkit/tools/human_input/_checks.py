@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,7 @@ from roomkit.tools.validation import unencodable_text, validate_answer, validate
 
 __all__ = [
     "check_answer",
+    "check_digest",
     "check_options",
     "check_request_text",
     "check_schema",
@@ -42,6 +44,7 @@ DEFAULT_REJECTION = "Request rejected"
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def id_stream() -> Iterator[str]:
@@ -54,6 +57,23 @@ def id_stream() -> Iterator[str]:
         pool = os.urandom(16 * 64).hex()
         for start in range(0, len(pool), 32):
             yield pool[start : start + 32]
+
+
+def check_digest(digest: object) -> None:
+    """Raise unless ``digest`` reads as an arguments digest (64 lowercase hex digits).
+
+    Raises:
+        TypeError: it is not a string.
+        ValueError: it is a string of another form.
+    """
+    if not isinstance(digest, str):
+        raise TypeError(f"digest must be the arguments' digest as text, got {digest!r}")
+    if _DIGEST.fullmatch(digest) is None:
+        shown = digest if len(digest) <= 80 else digest[:77] + "..."
+        raise ValueError(
+            "digest is the SHA-256 hex digest of the arguments shown (the request's "
+            f"arguments_digest, 64 lowercase hex digits), got {shown!r}"
+        )
 
 
 def check_text(name: str, value: object, *, invalid: type[ValueError] = InvalidTextError) -> None:

@@ -14,18 +14,25 @@ whoever hears of the outcome finds them.
 On a quorum approval a decision is a vote (:meth:`Decisions.vote`): it needs the voter's
 ``by=``, and the store records it, and settles the request when it decides, in one operation
 (with its ``voted`` and ``settled`` entries, in the same transaction or script).
+
+A decision from a person names the digest of the arguments they were shown (``shown``): it
+is refused with :class:`ArgumentsChangedError` when the arguments have another digest by the
+time it is recorded. A quorum's vote is judged so inside the store's own atomic step (an
+edit may change the arguments up to that instant); a single decision's arguments never
+change while it is open, so the request as read has the digest its settle would hold.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from roomkit.core.exceptions import InvalidAnswerError, VoteNeedsActorError
+from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import Decision, read_decision
-from roomkit.tools.human_input._checks import check_options
+from roomkit.tools.human_input._checks import check_digest, check_options
 from roomkit.tools.human_input._in_transaction import Settle, answered
 from roomkit.tools.human_input.stores import (
     Ballot,
@@ -46,6 +53,8 @@ __all__ = ["APPROVAL", "Decisions", "check_actors", "trail"]
 APPROVAL = "approval"
 MAX_DESCRIPTION_CHARS = 4000
 """The longest tool description an approval's history keeps (a longer one is cut)."""
+MAX_SHOWN_ARGUMENTS = 2000
+"""The most characters of the new arguments an :class:`ArgumentsChangedError` message quotes."""
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
@@ -173,19 +182,25 @@ class Decisions:
         by: str | None,
         surface: str | None,
         settle: Settle | None = None,
+        shown: str | None = None,
     ) -> bool:
         """Settle the approval ``request`` with the decision ``text``; ``True`` if this won.
 
         ``settle`` is the check-and-set to run, the engine's own unless given (the one
-        that joins the caller's transaction).
+        that joins the caller's transaction). ``shown`` is the digest of the arguments
+        the decider was shown (``None``: not checked).
 
         Raises:
             InvalidAnswerError: ``text`` is not a decision, or an edit breaks the tool's
                 schema; nothing changed.
+            ArgumentsChangedError: the arguments no longer have the digest ``shown``.
+            TypeError, ValueError: ``shown`` is not an arguments digest.
         """
+        if shown is not None:
+            check_digest(shown)
         decision = read_decision(text)
         if request.quorum is not None:
-            return await self.vote(request, decision, by, surface)
+            return await self.vote(request, decision, by, surface, shown)
         digest = request.arguments_digest
         fields: dict[str, Any] = {"decision": decision.kind}
         if decision.arguments is not None:
@@ -196,6 +211,8 @@ class Decisions:
         pending_id = request.pending_id
         if request.status is not _PENDING:
             return answered(request, canonical, by)
+        if shown is not None and shown != request.arguments_digest:
+            raise _changed(request)
         if decision.kind == "reject":
             status, text = _REJECTED, decision.text
             fields["reason"] = decision.text
@@ -214,7 +231,12 @@ class Decisions:
         return by is not None and answered(await engine.get_request(pending_id), canonical, by)
 
     async def vote(
-        self, request: PendingInput, decision: Decision, by: str | None, surface: str | None
+        self,
+        request: PendingInput,
+        decision: Decision,
+        by: str | None,
+        surface: str | None,
+        shown: str | None = None,
     ) -> bool:
         """Record ``by``'s vote on the quorum approval ``request``; ``True`` if it counts.
 
@@ -227,6 +249,8 @@ class Decisions:
             VoteNeedsActorError: ``by`` is ``None``.
             InvalidAnswerError: a ``respond`` decision, or an edit that breaks the tool's
                 schema (nothing changed).
+            ArgumentsChangedError: the arguments no longer have the digest ``shown`` when
+                the store judges the vote (nothing changed).
         """
         if by is None:
             raise VoteNeedsActorError(
@@ -249,8 +273,11 @@ class Decisions:
             edited,
             decision.text if decision.kind == "reject" else "",
             surface,
+            shown,
         )
         judgement = await self._engine.vote(request.pending_id, ballot)
+        if judgement.stale and judgement.record is not None:
+            raise _changed(judgement.record)
         return judgement.accepted
 
     async def record(self, pending_id: str, entry: dict[str, Any]) -> int:
@@ -281,6 +308,18 @@ class Decisions:
             new_entry("escalated", actor=by, surface=surface, approvers=list(actors)),
         )
         return True
+
+
+def _changed(request: PendingInput) -> ArgumentsChangedError:
+    """The error of a decision on arguments ``request`` no longer holds: it quotes them."""
+    now = json.dumps(request.arguments, ensure_ascii=False, sort_keys=True)
+    if len(now) > MAX_SHOWN_ARGUMENTS:
+        now = now[: MAX_SHOWN_ARGUMENTS - 3] + "..."
+    return ArgumentsChangedError(
+        f"The arguments of {request.tool_name!r} (pending {request.pending_id}) changed after "
+        f"they were shown, so nothing was decided: they are now {now}; decide on these",
+        request,
+    )
 
 
 def _checked_edit(request: PendingInput, arguments: dict[str, Any]) -> str:

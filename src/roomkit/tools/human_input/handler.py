@@ -359,6 +359,7 @@ class HumanInputHandler:
         by: str | None = None,
         connection: Any = None,
         surface: str | None = None,
+        digest: str | None = None,
     ) -> bool:
         """Answer the request, from any process sharing the store; ``True`` if this call won.
 
@@ -380,6 +381,10 @@ class HumanInputHandler:
             by: who answered (an actor id), recorded with the outcome.
             surface: where the answer came from (``"desk"``, ``"cli"``, ...), for the
                 request's history.
+            digest: on an approval, the ``arguments_digest`` the person deciding was shown;
+                the decision is refused when an edit has changed the arguments since.
+                Every surface that shows a person the arguments passes it; ``None`` (the
+                application's own decision) checks nothing, nor does any other request.
             connection: a ``psycopg.AsyncConnection`` with your transaction open, on a
                 handler whose store is a ``PostgresStore``: the answer settles inside that
                 transaction, and ``True`` means "settled if your transaction commits"
@@ -393,6 +398,8 @@ class HumanInputHandler:
                 decision, or an edit breaks the tool's schema. The request stays open.
             InvalidTextError: ``by`` is not text UTF-8 can encode.
             VoteNeedsActorError: a vote on a quorum approval without ``by=``.
+            ArgumentsChangedError: the approval's arguments no longer have ``digest``;
+                nothing changed (the error's ``request`` holds them as they are now).
             StoreUnavailableError: a durable store stayed away after the store's retries;
                 whether this answer was recorded is unknown, and the same call made again
                 once the store is back says so.
@@ -402,7 +409,7 @@ class HumanInputHandler:
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
         return await answer(
-            self._engine, self._decisions, pending_id, result, by, surface, connection
+            self._engine, self._decisions, pending_id, result, by, surface, connection, digest
         )
 
     async def areject(
@@ -412,14 +419,16 @@ class HumanInputHandler:
         *,
         by: str | None = None,
         surface: str | None = None,
+        digest: str | None = None,
     ) -> bool:
         """Reject the request, from any process sharing the store; ``True`` if this call won.
 
-        On an approval this is ``aresolve(pending_id, reject(reason), by=by)``.
+        On an approval this is ``aresolve(pending_id, reject(reason), by=by, digest=digest)``.
 
         Raises:
             InvalidTextError: ``reason`` or ``by`` is not text UTF-8 can encode (a lone
                 surrogate); the request stays open.
+            ArgumentsChangedError: as :meth:`aresolve`.
             StoreUnavailableError: a durable store cannot be reached (nothing was settled).
         """
         if type(reason) is not str or not reason.isascii():
@@ -429,7 +438,9 @@ class HumanInputHandler:
         engine = self._engine
         request = engine.local(pending_id) or await engine.get_request(pending_id)
         if request is not None and request.kind == APPROVAL:
-            return await self._decisions.decide(request, reject_decision(reason), by, surface)
+            return await self._decisions.decide(
+                request, reject_decision(reason), by, surface, shown=digest
+            )
         return await engine.settle(pending_id, _REJECTED, reason, by, trail(_REJECTED, by, surface))
 
     async def arelease(self, pending_id: str) -> bool:

@@ -1,7 +1,6 @@
 """Approvals as a state machine on every store: decisions, edits, expiry and digests.
 
-Two handlers share one store (an agent and a desk; on SQLite, Redis and PostgreSQL each has
-its own store object, as separate processes would). Rules hold calls for approval (some
+Two handlers share one store (see :mod:`machine_kit`). Rules hold calls for approval (some
 with a deadline already passed, which may expire them at any step), decide them from either
 handler with every kind of decision, good and bad, add approvers, and collect outcomes with
 ``wait()``. After every step each request must agree with the model:
@@ -17,19 +16,7 @@ handler with every kind of decision, good and bad, add approvers, and collect ou
 - a request shown while open, by either handler's trail and as often as may be, has one
   ``shown`` entry per surface, naming the first to see it there.
 
-Quorum approvals (two of three, with or without a veto, some expired at birth) take votes
-from either handler, good and bad, and must agree with a model of the rules after every
-step:
-
-- a vote counts (``True``) only from a listed approver who has not voted on the current
-  arguments, while the request is open; anything else is ``False`` and changes nothing, and
-  a bad vote (no ``by=``, ``respond``, an edit breaking the schema) raises;
-- an edit replaces the arguments, and only the approvals of the current arguments count;
-- the request settles once: approved when the count is reached, rejected at the first
-  rejection with a veto, or once approval is out of reach without one; a vote past the
-  deadline loses to it;
-- the record's votes, arguments and approvers are the model's; its history holds one
-  ``voted`` entry a vote that counted, and one ``settled`` entry once a vote settled it.
+Quorum approvals have a machine of their own (``test_quorum_state_machine``).
 
 Every request's history is a whole chain after every step, as ``roomkit audit verify``
 checks it: each entry's ``prev`` is the digest of the entry before (the first's, of the id).
@@ -37,21 +24,15 @@ checks it: each entry's ``prev`` is the digest of the entry before (the first's,
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import shutil
-import tempfile
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import Bundle, invariant, rule
 from hypothesis.stateful import run_state_machine_as_test as run_machine
 from tests.postgres_server import PostgresServer
+from tests.tools.human_input.durable.machine_kit import HANDLERS, StoreMachine
 from tests.tools.human_input.durable.store_fixtures import chain_breaks
 from tests.tools.human_input.stores.redis_server import RedisServer
 
@@ -59,14 +40,9 @@ from roomkit.core.exceptions import (
     HumanInputRejectedError,
     HumanInputTimeoutError,
     InvalidAnswerError,
-    VoteNeedsActorError,
 )
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import approve, edit, reject, respond
-from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.shown import ShownTrail
-
-T = TypeVar("T")
 
 TOOL = "transfer"
 SCHEMA = {
@@ -75,7 +51,6 @@ SCHEMA = {
     "required": ["n"],
     "additionalProperties": False,
 }
-HANDLERS = ("agent", "desk")
 PEOPLE = ("alice", "bob")
 SURFACES = ("desk", "websocket")
 
@@ -98,8 +73,6 @@ bad = st.sampled_from(
         '["approve"]',
     ]
 )
-
-BAD_VOTES = ("yes", edit({"n": "lots"}), edit({"m": 1}), respond("done"))
 
 QUICK = settings(max_examples=60, stateful_step_count=25, deadline=None)
 DURABLE = settings(
@@ -130,121 +103,13 @@ class Held:
         return self.decision is not None or self.timed_out
 
 
-VOTERS = ("alice", "bob", "carol")
-ballots = st.one_of(
-    st.just(approve()),
-    st.just(approve()),
-    numbers.map(lambda n: edit({"n": n})),
-    words.map(reject),
-)
-
-
-@dataclass
-class Ballots:
-    """The model of one quorum approval: two of alice, bob and carol."""
-
-    pending_id: str
-    arguments: dict[str, Any]
-    veto: bool
-    expired_at_birth: bool
-    votes: list[tuple[str, str, str, str | None]] = field(default_factory=list)
-    """(actor, decision, digest voted on, digest approved) per vote that counted."""
-    status: PendingInputStatus = PendingInputStatus.PENDING
-
-    @property
-    def digest(self) -> str:
-        return arguments_digest(TOOL, self.arguments)
-
-    def voted(self, actor: str) -> bool:
-        return any(a == actor and self.digest in (on, yes) for a, _, on, yes in self.votes)
-
-    def approvals(self) -> int:
-        return sum(1 for _, _, _, yes in self.votes if yes == self.digest)
-
-    def approvers(self) -> list[str]:
-        return [actor for actor in VOTERS if not self.voted(actor)]
-
-    def cast(self, actor: str, decision: str) -> None:
-        """Record a vote that counted, and settle as the rules say."""
-        kind = json.loads(decision)["decision"]
-        on = self.digest
-        if kind == "edit":
-            self.arguments = json.loads(decision)["arguments"]
-        approves = None if kind == "reject" else self.digest
-        self.votes.append((actor, kind, on, approves))
-        if self.approvals() >= 2:
-            self.status = PendingInputStatus.RESOLVED
-        elif kind == "reject" and (self.veto or self.approvals() + len(self.approvers()) < 2):
-            self.status = PendingInputStatus.REJECTED
-
-
-class ApprovalMachine(RuleBasedStateMachine):
+class ApprovalMachine(StoreMachine):
     held = Bundle("held")
-    quorums = Bundle("quorums")
 
     def __init__(self, kind: str, url: str = "") -> None:
-        super().__init__()
-        self.kind = kind
-        self.loop = asyncio.new_event_loop()
-        self.workdir = Path(tempfile.mkdtemp(prefix="roomkit-approvals-"))
-        self.stores: list[Any] = []
-        self.handlers: dict[str, HumanInputHandler] = {}
-        self.trails: dict[str, ShownTrail] = {}
         self.model: dict[str, Held] = {}
-        self.ballots: dict[str, Ballots] = {}
         self.made = 0
-        try:
-            self.run(self.open_handlers(url))
-        except BaseException:
-            self.shut()
-            raise
-
-    def run(self, step: Awaitable[T]) -> T:
-        async def bounded() -> T:
-            async with asyncio.timeout(20):
-                return await step
-
-        return self.loop.run_until_complete(bounded())
-
-    async def open_handlers(self, url: str) -> None:
-        if self.kind == "memory":
-            shared = HumanInputHandler()
-            self.handlers = dict.fromkeys(HANDLERS, shared)
-            self.trails = {name: ShownTrail(shared) for name in HANDLERS}
-            return
-        prefix = f"ap{os.urandom(6).hex()}"
-        for name in HANDLERS:
-            store: Any
-            if self.kind == "sqlite":
-                from roomkit.tools.human_input.stores.sqlite import SQLiteStore
-
-                store = SQLiteStore(self.workdir / "pending.db")
-            elif self.kind == "postgres":
-                from roomkit.tools.human_input.stores.postgres import PostgresStore
-
-                store = PostgresStore(url, schema=prefix)
-            else:
-                from roomkit.tools.human_input.stores.redis import RedisStore
-
-                store = RedisStore(url, prefix=prefix)
-            await store.open()
-            self.stores.append(store)
-            self.handlers[name] = HumanInputHandler(store=store)
-            self.trails[name] = ShownTrail(self.handlers[name])
-
-    def shut(self) -> None:
-        async def close() -> None:
-            for store in self.stores:
-                await store.close()
-
-        try:
-            self.loop.run_until_complete(close())
-        finally:
-            self.loop.close()
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def teardown(self) -> None:
-        self.shut()
+        super().__init__(kind, url)
 
     def learn_expiry(self, held: Held) -> None:
         """A request expired at birth may have timed out: the store says."""
@@ -337,75 +202,6 @@ class ApprovalMachine(RuleBasedStateMachine):
         assert written == int(surface not in held.shown)
         held.shown.setdefault(surface, by)
 
-    @rule(target=quorums, veto=st.booleans())
-    def hold_for_a_quorum(self, veto: bool) -> Ballots:
-        """Hold a call for two of three; one in four has a deadline already passed."""
-        self.made += 1
-        expired = self.made % 4 == 0
-        request = self.run(
-            self.handlers["agent"].create_approval(
-                TOOL,
-                {"n": 0},
-                approvers=VOTERS,
-                tool_schema=SCHEMA,
-                quorum=2,
-                veto=veto,
-                timeout=0 if expired else None,
-            )
-        )
-        tracked = Ballots(request.pending_id, {"n": 0}, veto, expired)
-        self.ballots[request.pending_id] = tracked
-        return tracked
-
-    def learn_quorum_expiry(self, ballots: Ballots) -> None:
-        record = self.run(self.handlers["desk"].get_request(ballots.pending_id))
-        assert record is not None
-        if record.status is PendingInputStatus.TIMED_OUT:
-            assert ballots.expired_at_birth
-            assert ballots.status is PendingInputStatus.PENDING
-            ballots.status = PendingInputStatus.TIMED_OUT
-
-    @rule(
-        ballots=quorums,
-        decision=ballots,
-        by=st.sampled_from([*VOTERS, "mallory"]),
-        where=st.sampled_from(HANDLERS),
-    )
-    def vote(self, ballots: Ballots, decision: str, by: str, where: str) -> None:
-        counted = self.run(self.handlers[where].aresolve(ballots.pending_id, decision, by=by))
-        open_ = ballots.status is PendingInputStatus.PENDING
-        if open_ and ballots.expired_at_birth:
-            # Its deadline has passed: the vote loses to it, and the timeout is recorded.
-            assert not counted
-            self.learn_quorum_expiry(ballots)
-            assert ballots.status is PendingInputStatus.TIMED_OUT
-            return
-        expected = open_ and by in VOTERS and not ballots.voted(by)
-        assert counted == expected, (ballots, decision, by, counted)
-        if counted:
-            ballots.cast(by, decision)
-
-    @rule(
-        ballots=quorums, text=st.sampled_from([*BAD_VOTES, None]), where=st.sampled_from(HANDLERS)
-    )
-    def vote_badly(self, ballots: Ballots, text: str | None, where: str) -> None:
-        handler = self.handlers[where]
-        before = self.run(self.handlers["desk"].get_request(ballots.pending_id))
-        assert before is not None
-        expected: type[Exception] = InvalidAnswerError if text is not None else VoteNeedsActorError
-        try:
-            if text is None:
-                self.run(handler.aresolve(ballots.pending_id, approve()))
-            else:
-                self.run(handler.aresolve(ballots.pending_id, text, by="alice"))
-        except expected:
-            pass
-        else:
-            raise AssertionError(f"{text!r} was taken as a vote")
-        after = self.run(self.handlers["desk"].get_request(ballots.pending_id))
-        assert after is not None
-        assert (after.votes, after.arguments) == (before.votes, before.arguments)
-
     @rule(held=held)
     def collect(self, held: Held) -> None:
         """Once settled, a wait replays the outcome."""
@@ -465,41 +261,9 @@ class ApprovalMachine(RuleBasedStateMachine):
                 assert held.decision == reject(record.reject_reason or "")
 
     @invariant()
-    def quorums_agree(self) -> None:
-        desk = self.handlers["desk"]
-        for ballots in self.ballots.values():
-            record = self.run(desk.get_request(ballots.pending_id))
-            assert record is not None
-            if record.status is PendingInputStatus.TIMED_OUT:
-                assert ballots.expired_at_birth
-                assert ballots.status in (PendingInputStatus.PENDING, PendingInputStatus.TIMED_OUT)
-                ballots.status = PendingInputStatus.TIMED_OUT
-            assert record.status is ballots.status, (record, ballots)
-            assert record.arguments == ballots.arguments
-            assert record.arguments_digest == ballots.digest
-            assert [(v.actor, v.decision) for v in record.votes] == [
-                (actor, kind) for actor, kind, _, _ in ballots.votes
-            ]
-            if record.status is PendingInputStatus.PENDING:
-                assert list(record.approvers) == ballots.approvers()
-            history = self.run(desk.history(ballots.pending_id))
-            kinds = [entry["type"] for entry in history]
-            assert kinds.count("voted") == len(ballots.votes)
-            settled_by_vote = ballots.status in (
-                PendingInputStatus.RESOLVED,
-                PendingInputStatus.REJECTED,
-            )
-            # A timeout writes its settled entry too.
-            settled = int(record.status is not PendingInputStatus.PENDING)
-            assert kinds.count("settled") == settled
-            if settled_by_vote:
-                assert kinds[-1] == "settled"
-                assert record.settled_by == ballots.votes[-1][0]
-
-    @invariant()
     def every_chain_is_whole(self) -> None:
         """Each request's stored entries verify as ``roomkit audit verify`` checks them."""
-        ids = [*self.model, *self.ballots]
+        ids = list(self.model)
         breaks = self.run(chain_breaks(self.handlers["desk"], ids))
         assert breaks == dict.fromkeys(ids), breaks
 

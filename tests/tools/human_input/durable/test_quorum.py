@@ -7,13 +7,21 @@ store object of its own, as from another process.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
-from roomkit import AsyncSettleRequiredError, InvalidAnswerError, VoteNeedsActorError
+from roomkit import (
+    ArgumentsChangedError,
+    AsyncSettleRequiredError,
+    InvalidAnswerError,
+    VoteNeedsActorError,
+)
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import approve, edit, reject, respond
+from roomkit.tools.human_input.stores import approved_by
 
 SCHEMA = {
     "type": "object",
@@ -197,3 +205,117 @@ async def test_an_escalation_lists_more_approvers_who_vote_like_the_others(
     assert await desk.aresolve(held.pending_id, approve(), by="alice")
     record = await read(make_handler, held.pending_id)
     assert (record.status, record.arguments) == (PendingInputStatus.RESOLVED, {"amount": 5})
+
+
+async def test_an_edit_back_counts_each_person_once(make_handler: HandlerFactory) -> None:
+    """Alice's approval and her edit back to the same arguments are one person's: the
+    quorum of two still waits for a second person."""
+    held = await hold(make_handler)
+    desk = make_handler()
+    assert await desk.aresolve(held.pending_id, approve(), by="alice")
+    assert await desk.aresolve(held.pending_id, edit({"amount": 500}), by="bob")
+    assert await desk.aresolve(held.pending_id, edit({"amount": 10}), by="alice")
+    record = await read(make_handler, held.pending_id)
+    assert record.status is PendingInputStatus.PENDING
+    assert record.arguments == {"amount": 10}
+    assert approved_by(record) == ["alice"]
+    # Bob edited these arguments away: he has had his say on them; carol has not.
+    assert record.approvers == ("carol",)
+    assert not await desk.aresolve(held.pending_id, approve(), by="alice")
+    assert (await read(make_handler, held.pending_id)).status is PendingInputStatus.PENDING
+    assert await desk.aresolve(held.pending_id, approve(), by="carol")
+    record = await read(make_handler, held.pending_id)
+    assert record.status is PendingInputStatus.RESOLVED
+    assert approved_by(record) == ["alice", "carol"]
+    settled = (await desk.history(held.pending_id))[-1]
+    assert (settled["type"], settled["approvers"]) == ("settled", ["alice", "carol"])
+
+
+async def test_an_edit_back_by_another_person_makes_two(make_handler: HandlerFactory) -> None:
+    """Two people who each approved exactly these arguments, by whatever path, are two."""
+    held = await hold(make_handler)
+    desk = make_handler()
+    assert await desk.aresolve(held.pending_id, approve(), by="alice")
+    assert await desk.aresolve(held.pending_id, edit({"amount": 500}), by="bob")
+    assert await desk.aresolve(held.pending_id, edit({"amount": 10}), by="carol")
+    record = await read(make_handler, held.pending_id)
+    assert (record.status, record.arguments) == (PendingInputStatus.RESOLVED, {"amount": 10})
+    assert (await desk.history(held.pending_id))[-1]["approvers"] == ["alice", "carol"]
+
+
+async def test_an_edit_that_leaves_approval_out_of_reach_rejects(
+    make_handler: HandlerFactory,
+) -> None:
+    """Three of three, and bob edited the arguments alice edits back to: no third person
+    may approve them, so the request is rejected instead of waiting for its deadline."""
+    held = await hold(make_handler, quorum=3)
+    desk = make_handler()
+    assert await desk.aresolve(held.pending_id, approve(), by="alice")
+    assert await desk.aresolve(held.pending_id, edit({"amount": 500}), by="bob")
+    assert await desk.aresolve(held.pending_id, edit({"amount": 10}), by="alice")
+    record = await read(make_handler, held.pending_id)
+    assert (record.status, record.settled_by) == (PendingInputStatus.REJECTED, "alice")
+    assert record.reject_reason is not None
+    assert "out of reach" in record.reject_reason
+    assert not await desk.aresolve(held.pending_id, approve(), by="carol")
+    with pytest.raises(HumanInputRejectedError, match="out of reach"):
+        await make_handler().wait(held.pending_id, timeout=5)
+
+
+async def test_one_person_voting_twice_at_once_counts_once(make_handler: HandlerFactory) -> None:
+    """The same approval from two processes at once: the store counts it once."""
+    held = await hold(make_handler)
+    first, second = make_handler(), make_handler()
+    votes = await asyncio.gather(
+        first.aresolve(held.pending_id, approve(), by="alice"),
+        second.aresolve(held.pending_id, approve(), by="alice"),
+    )
+    assert sorted(votes) == [False, True]
+    record = await read(make_handler, held.pending_id)
+    assert record.status is PendingInputStatus.PENDING
+    assert [vote.actor for vote in record.votes] == ["alice"]
+
+
+async def test_a_vote_on_arguments_since_edited_is_refused(make_handler: HandlerFactory) -> None:
+    """Alice was shown the first arguments; bob's edit changed them: her vote, naming the
+    digest she was shown, is refused with the arguments as they are now."""
+    held = await hold(make_handler)
+    desk = make_handler()
+    shown = held.arguments_digest
+    assert await desk.aresolve(held.pending_id, edit({"amount": 5000}), by="bob", digest=shown)
+    with pytest.raises(ArgumentsChangedError, match='"amount": 5000') as refused:
+        await desk.aresolve(held.pending_id, approve(), by="alice", digest=shown)
+    assert refused.value.request.arguments == {"amount": 5000}
+    now = refused.value.request.arguments_digest
+    assert now == arguments_digest("transfer", {"amount": 5000})
+    with pytest.raises(ArgumentsChangedError):
+        await desk.areject(held.pending_id, "no", by="carol", digest=shown)
+    record = await read(make_handler, held.pending_id)
+    assert [vote.actor for vote in record.votes] == ["bob"]
+    assert [entry["type"] for entry in await desk.history(held.pending_id)] == [
+        "created",
+        "voted",
+    ]
+    # Shown the new arguments, she approves them.
+    assert await desk.aresolve(held.pending_id, approve(), by="alice", digest=now)
+    record = await read(make_handler, held.pending_id)
+    assert (record.status, record.arguments) == (PendingInputStatus.RESOLVED, {"amount": 5000})
+
+
+async def test_a_single_decision_names_the_digest_shown(make_handler: HandlerFactory) -> None:
+    held = await make_handler().create_approval(
+        "transfer", {"amount": 5}, approvers=["alice"], tool_schema=SCHEMA
+    )
+    desk = make_handler()
+    other = arguments_digest("transfer", {"amount": 6})
+    with pytest.raises(ArgumentsChangedError, match='"amount": 5'):
+        await desk.aresolve(held.pending_id, approve(), by="alice", digest=other)
+    with pytest.raises(ArgumentsChangedError):
+        await desk.areject(held.pending_id, "no", by="alice", digest=other)
+    with pytest.raises(ValueError, match="64 lowercase hex"):
+        await desk.aresolve(held.pending_id, approve(), by="alice", digest="abc")
+    with pytest.raises(TypeError, match="digest"):
+        await desk.aresolve(held.pending_id, approve(), by="alice", digest=5)  # type: ignore[arg-type]
+    assert (await read(make_handler, held.pending_id)).status is PendingInputStatus.PENDING
+    assert await desk.aresolve(held.pending_id, approve(), by="alice", digest=held.arguments_digest)
+    assert await make_handler().wait(held.pending_id, timeout=5) == approve()

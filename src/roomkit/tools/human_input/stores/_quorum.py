@@ -3,14 +3,20 @@
 A vote (:class:`Ballot`) is judged against the record as the store read it inside its own
 transaction or script (:func:`judge`): it counts only while the request is pending and its
 deadline has not passed (on the store's clock), from a listed approver who has not voted on
-the current arguments yet. The :class:`Judgement` says what the store writes in the same
-operation: the votes, the approvers still to vote, the replacement arguments of an edit, the
-history entries (``voted``, and ``settled`` when this vote decides), and the outcome when the
-vote reaches the quorum, vetoes it, or leaves approval out of reach (``veto=False``). Every
-store writes exactly what the judgement says, so the rules are written once, here.
+the current arguments yet, and, when the ballot names the digest its voter was shown, only
+while the arguments still have that digest. The :class:`Judgement` says what the store
+writes in the same operation: the votes, the approvers still to vote, the replacement
+arguments of an edit, the history entries (``voted``, and ``settled`` when this vote
+decides), and the outcome when the vote reaches the quorum, vetoes it, or leaves approval
+out of reach. Every store writes exactly what the judgement says, so the rules are written
+once, here.
 
-An edit replaces the arguments and restarts the count on their digest: the editor's vote
-approves the new arguments, and those who approved the old ones may vote again.
+The count is of people, per digest: the quorum is met when that many distinct approvers
+approved the arguments as they stand (by an approval, or by the edit that led to them). An
+edit replaces the arguments and restarts the count on their digest: the editor's vote
+approves the new arguments, and those who approved the old ones may vote again. Arguments
+edited back to ones approved before keep those approvals, each person's once: whatever path
+led to the arguments, a quorum of N is N people who approved exactly them.
 """
 
 from __future__ import annotations
@@ -60,6 +66,9 @@ class Ballot:
     """A rejection's reason."""
     surface: str | None = None
     """Where the vote came from, for the history."""
+    shown: str | None = None
+    """The digest of the arguments the voter was shown, or ``None`` (the application's own
+    vote, trusted): the vote counts only while the arguments still have this digest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +83,9 @@ class Judgement:
     """Whether the store has anything to write (votes, arguments, outcome, history)."""
     entries: tuple[dict[str, Any], ...] = field(default=())
     """The history entries to append in the same operation, oldest first."""
+    stale: bool = False
+    """The vote was refused because the arguments changed since its voter was shown them;
+    :attr:`record` holds them as they are now."""
 
     @property
     def settles(self) -> bool:
@@ -82,7 +94,11 @@ class Judgement:
 
 
 def _approvals(votes: tuple[Vote, ...], digest: str | None) -> list[str]:
-    return [vote.actor for vote in votes if digest is not None and vote.approves == digest]
+    """Who approved ``digest``, each person once, in the order of their first approval of
+    it: an approval and a later edit back to the same arguments are one person's."""
+    if digest is None:
+        return []
+    return list(dict.fromkeys(vote.actor for vote in votes if vote.approves == digest))
 
 
 def _voted_on(votes: tuple[Vote, ...], digest: str | None) -> set[str]:
@@ -155,7 +171,11 @@ def judge(
         expired = _copy(record, status=_TIMED_OUT, result=None, reject_reason=None)
         return Judgement(False, expired, write=True, entries=(deadline_entry(),))
     digest = record.arguments_digest
-    if ballot.actor not in record.voters or ballot.actor in _voted_on(votes, digest):
+    if ballot.actor not in record.voters:
+        return Judgement(False, record)
+    if ballot.shown is not None and ballot.shown != digest:
+        return Judgement(False, record, stale=True)
+    if ballot.actor in _voted_on(votes, digest):
         return Judgement(False, record)
     vote = Vote(
         ballot.actor,
@@ -201,14 +221,24 @@ def _outcome(
     required = record.quorum or 1
     if len(approvals) >= required:
         return _RESOLVED, ""
-    if ballot.decision != "reject":
-        return None
-    if record.veto:
+    if ballot.decision == "reject" and record.veto:
         return _REJECTED, ballot.reason
-    # Without a veto: rejected once those still to vote cannot make up the count.
-    if len(approvals) + len(record.approvers) >= required:
+    # Rejected once those still to vote cannot make up the count: after a rejection without
+    # a veto, or after an edit to arguments too few of those left may approve (whoever voted
+    # on them before, or edited them away, does not vote on them again).
+    possible = len(approvals) + len(record.approvers)
+    if possible >= required:
         return None
-    return _REJECTED, "; ".join(reason for _, reason in declined(record) if reason)
+    reasons = "; ".join(reason for _, reason in declined(record) if reason)
+    return _REJECTED, reasons or _out_of_reach(required, possible)
+
+
+def _out_of_reach(required: int, possible: int) -> str:
+    """Why a quorum approval is rejected when no one gave a reason."""
+    return (
+        f"approval is out of reach: these arguments need {required} approvals and at most "
+        f"{possible} of the approvers may still give theirs"
+    )
 
 
 def _vote_fields(ballot: Ballot) -> dict[str, Any]:
