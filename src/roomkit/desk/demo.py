@@ -41,7 +41,7 @@ from roomkit.core.store import RoomStore
 from roomkit.desk.app import create_desk_app
 from roomkit.desk.demo_console import Console, demo_directory, demo_ladder
 from roomkit.desk.demo_model import BOOK_TRIP, SYSTEM_PROMPT, TripPlannerModel
-from roomkit.desk.serving import Server, listen, sign_in_link
+from roomkit.desk.serving import Server, listen, port_problem, sign_in_link
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, load_or_create_secret
 from roomkit.notify import Notifier
@@ -332,6 +332,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError:
             print(f"PORT must be a number, got {os.environ['PORT']!r}", file=sys.stderr)
             return 2
+    problem = port_problem(port, option="--port" if args.port is not None else "PORT")
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     try:
         asyncio.run(serve(args.data_dir, host=args.host, port=port))
     except KeyboardInterrupt:

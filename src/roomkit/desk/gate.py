@@ -35,6 +35,13 @@ _SIGN_IN_ONLY = "A sign-in link only signs in: open it in the desk's page"
 _NOT_SIGN_IN = "Not a sign-in link: send the token itself with each request"
 
 
+_REFUSED = (
+    "Invalid or expired token: a token from `roomkit token` works only when it is signed "
+    "with this desk's key (run both with the same --data-dir, or the same ROOMKIT_DESK_SECRET)"
+)
+"""What the desk answers a token it cannot read: forged, expired, or signed with another key."""
+
+
 class Gate:
     """Authenticates callers and applies the per-actor rate limit.
 
@@ -73,14 +80,14 @@ class Gate:
         try:
             principal = await self.authenticator.authenticate(token)
         except PermissionError:
-            raise DeskAuthError("Invalid or expired token") from None
+            raise DeskAuthError(_REFUSED) from None
         except Exception as error:
             # Fail closed; name only the error's type, since its text may quote the token.
             logger.warning("The desk's authenticator failed with %s", type(error).__name__)
-            raise DeskAuthError("Invalid or expired token") from None
+            raise DeskAuthError(_REFUSED) from None
         if not isinstance(principal, Principal):
             logger.warning("The desk's authenticator returned %s", type(principal).__name__)
-            raise DeskAuthError("Invalid or expired token")
+            raise DeskAuthError(_REFUSED)
         problem = principal_problem(principal)
         if problem is not None:
             logger.warning("The desk's authenticator returned a principal whose %s", problem)
