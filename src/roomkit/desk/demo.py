@@ -285,7 +285,8 @@ async def serve(data_dir: Path, *, host: str = "127.0.0.1", port: int = 8765) ->
     try:
         with listen(host, port, hint="pass --port (make demo PORT=...)") as sock:
             bound = sock.getsockname()[1]
-            link = sign_in_link(host, bound, demo.token_for(DEMO_PERSON))
+            # The page opens the chat of the room the fragment names, here the demo's.
+            link = f"{sign_in_link(host, bound, demo.token_for(DEMO_PERSON))}&room={DEMO_ROOM}"
             url = link.partition("/#")[0]
             commands = "\n".join(f"  {line}" for line in terminal_commands(url, data_dir))
 

@@ -22,7 +22,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
 from roomkit.core.exceptions import DeskAuthError
-from roomkit.desk.auth import Authenticator, LinkLedger, Principal, principal_problem
+from roomkit.desk.auth import LINK_USED, Authenticator, LinkLedger, Principal, principal_problem
 from roomkit.desk.limits import HostRule, RateLimiter
 
 __all__ = ["Gate"]
@@ -65,13 +65,17 @@ class Gate:
         self.limiter = limiter
         self.hosts = hosts if hosts is not None else HostRule()
 
-    async def authenticate(self, token: str, *, sign_in: bool = False) -> Principal:
+    async def authenticate(
+        self, token: str, *, sign_in: bool = False, spent: bool = False
+    ) -> Principal:
         """The principal behind ``token``.
 
         Args:
             token: the bearer token.
             sign_in: take a sign-in link, and only that (``POST /api/sign-in``); every
                 other use refuses one.
+            spent: take an answer link once spent too (``GET /api/link``: how its one
+                request ended).
 
         Raises:
             DeskAuthError: the token is refused (the message is safe to show).
@@ -95,7 +99,7 @@ class Gate:
         if principal.sign_in != sign_in:
             raise DeskAuthError(_NOT_SIGN_IN if sign_in else _SIGN_IN_ONLY)
         refusal = await self.ledger.refusal(principal)
-        if refusal is not None:
+        if refusal is not None and not (spent and principal.request_id and refusal == LINK_USED):
             raise DeskAuthError(refusal)
         return principal
 
@@ -137,8 +141,25 @@ class Gate:
         """
         return await self._caller(request, credentials, sign_in=True)
 
+    async def answer_link(
+        self,
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+    ) -> Principal:
+        """The dependency of ``GET /api/link``: as :meth:`__call__`, spent answer links too.
+
+        Raises:
+            HTTPException: 400 for a foreign ``Host``, 401 without a valid token, 429.
+        """
+        return await self._caller(request, credentials, sign_in=False, spent=True)
+
     async def _caller(
-        self, request: Request, credentials: HTTPAuthorizationCredentials | None, *, sign_in: bool
+        self,
+        request: Request,
+        credentials: HTTPAuthorizationCredentials | None,
+        *,
+        sign_in: bool,
+        spent: bool = False,
     ) -> Principal:
         refusal = self.hosts.refusal(request.headers.get("host"), request.scope.get("server"))
         if refusal is not None:
@@ -148,7 +169,9 @@ class Gate:
                 status_code=401, detail="Missing bearer token", headers=_UNAUTHORIZED
             )
         try:
-            principal = await self.authenticate(credentials.credentials, sign_in=sign_in)
+            principal = await self.authenticate(
+                credentials.credentials, sign_in=sign_in, spent=spent
+            )
         except PermissionError as refused:
             raise HTTPException(
                 status_code=401, detail=str(refused), headers=_UNAUTHORIZED
