@@ -15,6 +15,7 @@ import asyncio
 import json
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from roomkit._terminal import Failure
@@ -92,6 +93,13 @@ def _chains(url: str) -> dict[str, list[str]]:
 
     if url == "memory":
         raise Failure("A memory store keeps no history after its process: name a durable store", 2)
+    missing = _missing_file(url)
+    if missing is not None:
+        raise Failure(
+            f"{missing} does not exist: name the file the desk keeps its requests in "
+            "(its `roomkit desk --store` URL)",
+            2,
+        )
     try:
         pending_store, room_store = open_stores(url)
     except (ValueError, ImportError) as error:
@@ -108,6 +116,16 @@ def _chains(url: str) -> dict[str, list[str]]:
         return asyncio.run(read())
     except StoreError as error:
         raise Failure(f"Could not read the histories: {error}") from None
+
+
+def _missing_file(url: str) -> str | None:
+    """The file a ``sqlite:///`` URL names when it does not exist (opening it would create
+    an empty database, whose no histories would all "hold")."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or not url[len(prefix) :]:
+        return None
+    path = Path(url[len(prefix) :])
+    return None if path.exists() else str(path)
 
 
 def _since(text: str | None) -> datetime | None:

@@ -77,14 +77,18 @@ def _serve(args: argparse.Namespace) -> int:
     from roomkit.core.framework import RoomKit
     from roomkit.desk.app import create_desk_app
     from roomkit.desk.limits import DeskLimits
-    from roomkit.desk.serving import Server, listen, sign_in_link
+    from roomkit.desk.serving import Server, listen, port_problem, sign_in_link
     from roomkit.desk.startup import check_stores
     from roomkit.desk.stores import close_stores
     from roomkit.notify.ladders import following
     from roomkit.tools.human_input import HumanInputHandler
 
     _check_ttl("--sign-in-ttl", args.sign_in_ttl)
+    problem = port_problem(args.port)
+    if problem is not None:
+        raise _Failure(problem, 2)
     config = None if args.notify is None else notify_config(args.notify)
+    new_key = _key_is_new(args.data_dir)
     secret = _secret(args.data_dir)
     if args.log_format == "json":
         from roomkit.desk.logs import log_as_json
@@ -130,6 +134,12 @@ def _serve(args: argparse.Namespace) -> int:
                     "for a person)",
                     flush=True,
                 )
+                if new_key is not None:
+                    print(
+                        f"Created the desk's key in {new_key}: tokens from `roomkit token` "
+                        f"work here when it runs with --data-dir {_quoted(new_key)}",
+                        flush=True,
+                    )
 
             server_config = uvicorn.Config(
                 app,
@@ -175,6 +185,38 @@ def _secret(data_dir: Path) -> bytes:
         raise _Failure(f"No desk secret: {error}") from None
 
 
+def _default_data_dir() -> Path:
+    return Path(os.environ.get("ROOMKIT_DESK_DATA", DEFAULT_DATA_DIR))
+
+
+def _key_is_new(data_dir: Path) -> Path | None:
+    """The folder the desk is about to create its key in, ``None`` when it has one already
+    (or takes ``ROOMKIT_DESK_SECRET``)."""
+    from roomkit.auth.tokens import KEY_FILE
+
+    if os.environ.get(SECRET_ENV) or (data_dir / KEY_FILE).exists():
+        return None
+    return data_dir
+
+
+def _existing_secret(data_dir: Path) -> bytes:
+    """The secret of a desk that exists: ``ROOMKIT_DESK_SECRET``, or the key in ``data_dir``,
+    which must be a folder already (a token signed with a brand-new key opens no desk)."""
+    if not os.environ.get(SECRET_ENV) and not data_dir.is_dir():
+        raise _Failure(
+            f"The folder {data_dir} does not exist, so it holds no desk's key: pass the "
+            "--data-dir the desk runs with (or set ROOMKIT_DESK_SECRET to its secret)",
+            2,
+        )
+    return _secret(data_dir)
+
+
+def _quoted(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
+
+
 def _check_ttl(option: str, ttl: float, about: str = "") -> None:
     if not (math.isfinite(ttl) and ttl > 0):
         raise _Failure(f"{option} must be a positive number of seconds{about}", 2)
@@ -194,11 +236,22 @@ def _token(args: argparse.Namespace) -> int:
         check_actor_name(args.actor, what="ACTOR")
     except ValueError as error:
         raise _Failure(str(error), 2) from None
-    secret = _secret(args.data_dir)
+    chosen = args.data_dir is not None
+    if not chosen:
+        args.data_dir = _default_data_dir()
+    secret = _existing_secret(args.data_dir)
     try:
         print(issue_token(secret, args.actor, admin=args.admin, ttl=args.ttl))
     except ValueError as error:
         raise _Failure(str(error), 2) from None
+    if not chosen and not os.environ.get(SECRET_ENV):
+        # A desk started with another --data-dir refuses this token: say which key signed
+        # it (on stderr, so `$(roomkit token ...)` captures the token alone).
+        print(
+            f"Signed with the key in {args.data_dir} (no --data-dir given): the desk takes "
+            f"it when it runs with --data-dir {_quoted(args.data_dir)}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -228,7 +281,7 @@ def _revoke(args: argparse.Namespace) -> int:
         entry, what = actor_entry(args.actor), f"every token of {_printable(args.actor)}"
     else:
         try:
-            claims = token_claims(_secret(args.data_dir), args.token)
+            claims = token_claims(_existing_secret(args.data_dir), args.token)
         except DeskAuthError as error:
             raise _Failure(f"Not a token of this desk: {error}", 2) from None
         if not isinstance(claims.get("jti"), str):
@@ -339,8 +392,16 @@ def _parser() -> argparse.ArgumentParser:
     data_dir.add_argument(
         "--data-dir",
         type=Path,
-        default=Path(os.environ.get("ROOMKIT_DESK_DATA", DEFAULT_DATA_DIR)),
+        default=_default_data_dir(),
         help=f"where the desk's key file lives (unless {SECRET_ENV} is set)",
+    )
+    # The token command tells a folder it was given from the default one.
+    token_data_dir = argparse.ArgumentParser(add_help=False)
+    token_data_dir.add_argument(
+        "--data-dir",
+        type=Path,
+        help=f"the folder of the desk's key file, as `roomkit desk` has it (default: "
+        f"$ROOMKIT_DESK_DATA or {DEFAULT_DATA_DIR}; unless {SECRET_ENV} is set)",
     )
 
     desk = commands.add_parser(
@@ -386,7 +447,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     desk.set_defaults(run=_serve)
 
-    token = commands.add_parser("token", parents=[data_dir], help="issue a token for a person")
+    token = commands.add_parser(
+        "token", parents=[token_data_dir], help="issue a token for a person"
+    )
     token.add_argument("actor", help="the participant id the token speaks for")
     token.add_argument("--admin", action="store_true", help="sees and answers everything")
     token.add_argument(

@@ -21,6 +21,7 @@ from roomkit.auth import (
     check_actor_name,
     issue_token,
 )
+from roomkit.auth.gate import INVALID
 from roomkit.auth.tokens import _sign, issue_answer_link, issue_sign_in_link
 from roomkit.cli import main
 from roomkit.notify import Directory, Person
@@ -103,7 +104,7 @@ async def test_the_desk_answers_an_odd_names_token_with_401(
                 f"/api/requests/{pending_id}/answer", json={"answer": "x"}, headers=headers
             )
     assert (me.status_code, answer.status_code) == (401, 401)
-    assert me.json()["detail"] == "Invalid or expired token"
+    assert me.json()["detail"] == INVALID
 
 
 async def test_a_real_desk_keeps_its_connection_for_an_odd_name() -> None:

@@ -55,6 +55,7 @@ KINDS = (
 MATRIX: dict[str, tuple[int, ...]] = {
     #                                          none act adm link spent s-in s-sp exp r-tok r-act other bad
     "POST /api/sign-in":                       (401, 401, 401, 401, 401, 200, 401, 401, 401, 401, 401, 401),
+    "GET /api/link":                           (401, 401, 401, 200, 200, 401, 401, 401, 401, 401, 401, 401),
     "GET /api/me":                             (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
     "GET /api/requests":                       (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
     "GET /api/history":                        (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
@@ -73,7 +74,8 @@ MATRIX: dict[str, tuple[int, ...]] = {
 # fmt: on
 """Per surface, the status of each credential of :data:`KINDS`. A WebSocket accepted
 counts as 200, one closed on its auth frame (1008) as 401. An answer link reads and answers
-its request on the desk, where the chat refuses it a room (404); a person's token without a
+its request on the desk, where the chat refuses it a room (404), and reads it, spent or not,
+at ``GET /api/link``, which takes nothing else; a person's token without a
 session on ``roomkit mcp --http`` gets past the gate to the SDK's own 400."""
 
 PUBLIC = {"GET /api/openapi.json", "GET /"}

@@ -94,7 +94,7 @@ USES = {
     # name: the uses it is good for
     "actor": {Use.DESK, Use.SESSION},
     "admin": {Use.DESK, Use.SESSION, Use.ADMIN},
-    "answer_link": {Use.DESK},
+    "answer_link": {Use.DESK, Use.ANSWER_LINK},
     "sign_in": {Use.SIGN_IN},
     "admin_sign_in": {Use.SIGN_IN},
     "expired_actor": set(),

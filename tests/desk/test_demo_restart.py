@@ -58,7 +58,9 @@ async def demo(data_dir: Path) -> AsyncIterator[Running]:
         async with asyncio.timeout(STARTUP):
             line = (await process.stdout.readline()).decode()
         assert line.startswith("Open http://127.0.0.1:"), line
-        url, _, token = line.removeprefix("Open ").strip().partition("/#token=")
+        url, _, fragment = line.removeprefix("Open ").strip().partition("/#token=")
+        token, _, room = fragment.partition("&room=")
+        assert room == "demo"
         yield Running(process, url, token)
     finally:
         if process.returncode is None:

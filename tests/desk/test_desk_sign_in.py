@@ -85,7 +85,8 @@ async def test_an_expired_sign_in_link_is_refused() -> None:
     link = issue_sign_in_link(SECRET, "admin", admin=True, ttl=60, now=1_000.0)
     async with world.client() as client:
         traded = await trade(client, link)
-    assert (traded.status_code, traded.json()["detail"]) == (401, "Invalid or expired token")
+    assert traded.status_code == 401
+    assert traded.json()["detail"].startswith("Invalid or expired token")
 
 
 async def test_a_sign_in_link_used_on_one_desk_is_spent_on_the_other(tmp_path: Path) -> None:

@@ -145,6 +145,16 @@ async def test_a_client_that_does_not_authenticate_is_closed(world: World, first
         assert await closed_with(ws) == 1008
 
 
+async def test_a_refusal_too_long_for_a_close_frame_closes_with_its_head(world: World) -> None:
+    """A close frame holds 123 bytes of reason: a longer refusal (a token of another desk's
+    key, whose message says where a good one comes from) closes with what happened."""
+    foreign = issue_token("another-desks-secret-0123456789abcdef", "alice")
+    async with serve(world.app) as base, connect(ws_url(base)) as ws:
+        await ws.send(json.dumps({"type": "auth", "token": foreign}))
+        assert await closed_with(ws) == 1008
+        assert ws.close_reason == "Invalid or expired token"
+
+
 async def test_a_client_silent_past_the_auth_timeout_is_closed() -> None:
     world = World(limits=DeskLimits(auth_timeout=0.05))
     async with serve(world.app) as base, connect(ws_url(base)) as ws:

@@ -68,7 +68,8 @@ async def test_the_readme_commands_answer_the_demo_as_written(checkout: Path) ->
         async with asyncio.timeout(STEP):
             printed = [(await demo.stdout.readline()).decode() for _ in range(7)]
         link = printed[0].removeprefix("Open ").strip()
-        url, _, token = link.partition("/#token=")
+        url, _, fragment = link.partition("/#token=")
+        token = fragment.partition("&room=")[0]
         url_export, *shown = [line.strip() for line in printed[3:]]
         assert url_export == f"export ROOMKIT_DESK_URL={url}"
         assert shown == commands(block)[:3], "the demo prints the README's commands"

@@ -2,13 +2,15 @@
 
 Every surface that takes a credential asks :meth:`CredentialGate.admit` for the principal
 behind it *for a named use* (:class:`Use`): the desk's REST routes, its WebSocket and its
-page (an answer link's page too), ``POST /api/sign-in``, ``/metrics`` off loopback, and
-``roomkit mcp --http``. A person whom another surface authenticated itself (a Slack click,
+page (an answer link's page too), ``GET /api/link`` (an answer link reading its one
+request, spent or not), ``POST /api/sign-in``, ``/metrics`` off loopback, and ``roomkit mcp
+--http``. A person whom another surface authenticated itself (a Slack click,
 by Slack's signature and the directory) is vouched for by :meth:`CredentialGate.vouch`.
 
 A credential is refused everywhere but its own use, with the same status everywhere (401)
 and a message that says what it is for; a spent link or a revoked credential (read from the
-store's ledger, so every process on the store agrees) gets 401 too, and a person's token
+store's ledger, so every process on the store agrees) gets 401 too (but for an answer link
+spent on its request, which still reads that request), and a person's token
 where only an administrator's will do, 403. Tokens and the authenticator's error text never
 reach a log or a message. This module needs no web framework: the desk's FastAPI dependency
 (:class:`roomkit.desk.gate.Gate`) and the MCP server's ASGI door both stand on it.
@@ -16,6 +18,7 @@ reach a log or a message. This module needs no web framework: the desk's FastAPI
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from enum import StrEnum
 
@@ -24,7 +27,7 @@ from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import CredentialKind, Principal, principal_problem
 from roomkit.core.exceptions import DeskAuthError
 
-__all__ = ["INVALID", "MISSING", "CredentialGate", "Refused", "Use"]
+__all__ = ["INVALID", "MISSING", "ONLY_ANSWER_LINK", "CredentialGate", "Refused", "Use"]
 
 logger = logging.getLogger("roomkit.auth")
 
@@ -43,6 +46,9 @@ class Use(StrEnum):
     token."""
     SIGN_IN = "sign-in"
     """``POST /api/sign-in``: a sign-in link only."""
+    ANSWER_LINK = "answer-link"
+    """``GET /api/link``: an answer link reading its one request as it stands, spent or
+    not (so that a page opened again shows how the request ended); an answer link only."""
 
 
 ACCEPTS: dict[Use, frozenset[CredentialKind]] = {
@@ -50,13 +56,19 @@ ACCEPTS: dict[Use, frozenset[CredentialKind]] = {
     Use.SESSION: frozenset({CredentialKind.ACTOR}),
     Use.ADMIN: frozenset({CredentialKind.ACTOR}),
     Use.SIGN_IN: frozenset({CredentialKind.SIGN_IN_LINK}),
+    Use.ANSWER_LINK: frozenset({CredentialKind.ANSWER_LINK}),
 }
 """The kinds of credential each use takes."""
 
 MISSING = "Missing bearer token: send a desk token (`roomkit token ACTOR`) as Authorization: Bearer"
 """Why a request without a credential is refused."""
-INVALID = "Invalid or expired token"
-"""Why a malformed, forged, tampered with or expired token is refused (no more is said)."""
+INVALID = (
+    "Invalid or expired token: a token from `roomkit token` works only when it is signed "
+    "with this desk's key (run both with the same --data-dir, or the same ROOMKIT_DESK_SECRET)"
+)
+"""Why a malformed, forged, tampered with, expired or foreign token is refused: no more is
+said of the token, only where a good one comes from (a token signed with another folder's
+key is the newcomer's usual mistake)."""
 NOT_ADMIN = "Only an administrator's token may do this (`roomkit token ACTOR --admin`)"
 """Why a person's token is refused where an administrator's is needed."""
 WHAT_IT_IS_FOR = {
@@ -68,6 +80,11 @@ WHAT_IT_IS_FOR = {
     CredentialKind.SIGN_IN_LINK: "A sign-in link only signs in: open it in the desk's page",
 }
 """What each kind of credential is for, said where it is offered for something else."""
+ONLY_ANSWER_LINK = (
+    "Only an answer link reads its request here: a person's token reads a request at "
+    "/api/requests/{request_id}"
+)
+"""Why another credential than an answer link is refused for :attr:`Use.ANSWER_LINK`."""
 
 
 class Refused(DeskAuthError):
@@ -109,8 +126,15 @@ class CredentialGate:
             raise Refused(MISSING)
         principal = await self._principal(token)
         if principal.kind not in ACCEPTS[use]:
+            if use is Use.ANSWER_LINK:
+                raise Refused(ONLY_ANSWER_LINK)
             raise Refused(WHAT_IT_IS_FOR[principal.kind])
-        refusal = await self.ledger.refusal(principal)
+        # Reading its own request, a link spent answering it still counts; a revocation of
+        # its person does not.
+        checked = (
+            dataclasses.replace(principal, link_id=None) if use is Use.ANSWER_LINK else principal
+        )
+        refusal = await self.ledger.refusal(checked)
         if refusal is not None:
             raise Refused(refusal)
         if use is Use.ADMIN and not principal.admin:

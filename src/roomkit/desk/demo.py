@@ -41,7 +41,7 @@ from roomkit.core.store import RoomStore
 from roomkit.desk.app import create_desk_app
 from roomkit.desk.demo_console import Console, demo_directory, demo_ladder
 from roomkit.desk.demo_model import BOOK_TRIP, SYSTEM_PROMPT, TripPlannerModel
-from roomkit.desk.serving import Server, listen, sign_in_link
+from roomkit.desk.serving import Server, listen, port_problem, sign_in_link
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, load_or_create_secret
 from roomkit.notify import Notifier
@@ -285,7 +285,8 @@ async def serve(data_dir: Path, *, host: str = "127.0.0.1", port: int = 8765) ->
     try:
         with listen(host, port, hint="pass --port (make demo PORT=...)") as sock:
             bound = sock.getsockname()[1]
-            link = sign_in_link(host, bound, demo.token_for(DEMO_PERSON))
+            # The page opens the chat of the room the fragment names, here the demo's.
+            link = f"{sign_in_link(host, bound, demo.token_for(DEMO_PERSON))}&room={DEMO_ROOM}"
             url = link.partition("/#")[0]
             commands = "\n".join(f"  {line}" for line in terminal_commands(url, data_dir))
 
@@ -332,6 +333,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError:
             print(f"PORT must be a number, got {os.environ['PORT']!r}", file=sys.stderr)
             return 2
+    problem = port_problem(port, option="--port" if args.port is not None else "PORT")
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     try:
         asyncio.run(serve(args.data_dir, host=args.host, port=port))
     except KeyboardInterrupt:

@@ -4,7 +4,8 @@
 refuses a request whose ``Host`` is not one of the desk's names (its :class:`HostRule`),
 asks the one credential gate (:mod:`roomkit.auth.gate`) for the principal behind the
 ``Authorization: Bearer`` header, for the route's use (the desk's; a sign-in link's for
-``POST /api/sign-in``, :meth:`Gate.sign_in_link`), and spends one token of the caller's
+``POST /api/sign-in``, :meth:`Gate.sign_in_link`; an answer link's, spent or not, for
+``GET /api/link``, :meth:`Gate.answer_link`), and spends one token of the caller's
 rate-limit bucket. The WebSocket checks the same ``Host`` rule and calls :meth:`Gate.admit`
 with the token of its auth frame; ``/metrics`` off loopback admits an administrator.
 Tokens and the authenticator's error text never reach a log or a response.
@@ -115,6 +116,19 @@ class Gate:
             HTTPException: 400 for a foreign ``Host``, 401 without a valid sign-in link, 429.
         """
         return await self._caller(request, credentials, Use.SIGN_IN)
+
+    async def answer_link(
+        self,
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+    ) -> Principal:
+        """The dependency of ``GET /api/link``: as :meth:`__call__`, for
+        :attr:`Use.ANSWER_LINK` (an answer link, spent or not, reading its one request).
+
+        Raises:
+            HTTPException: 400 for a foreign ``Host``, 401 without a valid answer link, 429.
+        """
+        return await self._caller(request, credentials, Use.ANSWER_LINK)
 
     async def _caller(
         self, request: Request, credentials: HTTPAuthorizationCredentials | None, use: Use

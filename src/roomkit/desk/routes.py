@@ -245,6 +245,18 @@ def build_router(desk: "Desk") -> DeskRouter:
             token=token, actor_id=caller.actor_id, admin=caller.admin, expires_at=expires_at
         )
 
+    @router.get("/link", response_model=RequestView, responses=_errors(401, 404, 429))
+    async def link(
+        caller: Annotated[Principal, Depends(desk.gate.answer_link)],
+    ) -> dict[str, Any]:
+        """An answer link's one request as it stands: open, or how it ended (and who ended
+        it), read with the link even once spent; any other credential gets 401, and a
+        request the store no longer holds, 404."""
+        if caller.request_id is None:
+            # The gate admits answer links only, which all name their request.
+            raise HTTPException(status_code=404, detail=NOT_FOUND)
+        return view_of(await visible(caller, caller.request_id))
+
     @router.get("/me", response_model=MeView, responses=_errors(401, 429))
     async def me(caller: Caller) -> MeView:
         """Who the token speaks for."""

@@ -17,16 +17,33 @@ from collections.abc import Callable, Iterator
 
 import uvicorn
 
-__all__ = ["Server", "listen", "sign_in_link"]
+__all__ = ["Server", "listen", "port_problem", "sign_in_link"]
+
+
+MAX_PORT = 65535
+
+
+def port_problem(port: int, *, option: str = "--port") -> str | None:
+    """What is wrong with ``port`` as a port to listen on, ``None`` when nothing is.
+
+    ``0`` is fine: it asks for any free port.
+    """
+    if 0 <= port <= MAX_PORT:
+        return None
+    return f"{option} takes a port from 1 to {MAX_PORT} (or 0 for any free one), got {port}"
 
 
 def listen(host: str, port: int, *, hint: str = "pass --port") -> socket.socket:
     """A listening, non-blocking socket on ``host:port`` (0: any free port).
 
     Raises:
+        ValueError: ``port`` is no port number (out of 0-65535).
         OSError: the address cannot be used. For a port in use, ``strerror`` says so and
             what to do: ``port 8765 is in use: pass --port``.
     """
+    problem = port_problem(port)
+    if problem is not None:
+        raise ValueError(problem)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # TCP named by its number: asyncio sets TCP_NODELAY only on such a socket's connections,
     # and without it each answer after a connection's first waits ~40 ms for a delayed ACK.

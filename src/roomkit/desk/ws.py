@@ -50,13 +50,27 @@ SURFACE = "websocket"
 """The surface of the requests the socket shows, in their history's ``shown`` entries."""
 
 
+MAX_REASON_BYTES = 123
+"""The most a close frame's reason holds (RFC 6455: 125 bytes of payload, 2 of them the
+code); a longer reason fails the close itself."""
+
+
+def close_reason(message: str) -> str:
+    """``message`` as a close frame holds it: whole when it fits, else its head (the part
+    before the first colon, which says what happened), cut to the limit if still too long."""
+    if len(message.encode("utf-8")) <= MAX_REASON_BYTES:
+        return message
+    head = message.partition(":")[0].encode("utf-8")[:MAX_REASON_BYTES]
+    return head.decode("utf-8", errors="ignore")
+
+
 class _Closed(Exception):
-    """The session ends: close with this code and reason."""
+    """The session ends: close with this code and reason (as a close frame holds it)."""
 
     def __init__(self, code: int, reason: str) -> None:
         super().__init__(reason)
         self.code = code
-        self.reason = reason
+        self.reason = close_reason(reason)
 
 
 def _frame_text(message: Any, cap: int) -> str | None:

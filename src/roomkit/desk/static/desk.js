@@ -13,7 +13,6 @@ import { forget, notifyNew, offerPermission } from './notices.js';
 
 var TOKEN_KEY = 'roomkit.desk.token';
 var ROOM_KEY = 'roomkit.desk.room';
-var DEFAULT_ROOM = 'demo';
 var SETTLED_KEPT = 20;
 var ANSWER_SHOWN = 200;
 // A desk restarting is back within a second or two, and an attempt on a closed port costs
@@ -25,7 +24,8 @@ var RETRY_JITTER_MS = 250;
 var state = {
   token: null,
   me: null,
-  room: DEFAULT_ROOM,
+  room: null,
+  linkRequest: null,
   cards: new Map(),
   messageIds: new Set(),
   socket: null,
@@ -103,7 +103,10 @@ function api(method, path, body) {
       return null;
     }).then(function (data) {
       var result = { status: response.status, data: data, headers: response.headers };
-      if (response.status === 401 && state.token) {
+      if (response.status === 401 && state.token && state.linkRequest) {
+        // An answer link is spent once it answers: what it answered is the news, not a refusal.
+        showLinkOutcome();
+      } else if (response.status === 401 && state.token) {
         signOut('The desk refused your token: open a fresh link.');
       }
       return result;
@@ -376,6 +379,7 @@ function send(ctx, verb, body) {
       update(result.data);  // a vote that counted: the approval waits for the others
     } else if (result.status === 200 && isObject(result.data)) {
       removeCard(id, result.data);
+      if (state.linkRequest === id) showLinkOutcome(result.data);
     } else if (result.status === 409) {
       conflict(id, describe(result));
     } else if (result.status === 404) {
@@ -413,6 +417,9 @@ function chatPath() {
 }
 
 function loadChat() {
+  // A page opened without a room (a plain desk, an answer link) has no chat to show.
+  show($('chat'), Boolean(state.room));
+  if (!state.room) return Promise.resolve();
   $('chat-room').textContent = state.room;
   return api('GET', chatPath()).then(function (result) {
     var note = $('chat-note');
@@ -524,15 +531,80 @@ function signIn(event) {
   start();
 }
 
-// A sign-in link (what `roomkit desk` prints) works once: the page trades it for a token.
-function isSignInLink(token) {
+function claimsOf(token) {
   try {
     var payload = token.split('.')[0].replace(/-/g, '+').replace(/_/g, '/');
     var claims = JSON.parse(atob(payload));
-    return isObject(claims) && claims.use === 'sign-in';
+    return isObject(claims) ? claims : {};
   } catch (error) {
-    return false;
+    return {};
   }
+}
+
+// A sign-in link (what `roomkit desk` prints) works once: the page trades it for a token.
+function isSignInLink(token) {
+  return claimsOf(token).use === 'sign-in';
+}
+
+// An answer link (from an email, a webhook, Slack) answers its one request, once.
+function linkRequestOf(token) {
+  var request = claimsOf(token).req;
+  return typeof request === 'string' && request ? request : null;
+}
+
+// The answer link's request, when it is no longer open: who answered, how and when, or
+// that it expired or was withdrawn. The link reads it even once spent.
+function showLinkOutcome(settled) {
+  if (settled) {
+    drawLinkOutcome(settled, true);
+    return;
+  }
+  var init = {
+    headers: { Authorization: 'Bearer ' + state.token, Accept: 'application/json' },
+    cache: 'no-store',
+    credentials: 'omit'
+  };
+  fetch('api/link', init).then(function (response) {
+    return response.json().catch(function () {
+      return null;
+    }).then(function (data) {
+      if (response.status === 200 && isObject(data)) {
+        if (data.status !== 'pending') drawLinkOutcome(data, false);
+      } else {
+        signOut('This answer link has expired: ask for a fresh one.');
+      }
+    });
+  }, function () {
+    showSignIn('The desk cannot be reached.');
+  });
+}
+
+function drawLinkOutcome(view, justNow) {
+  stopLive();
+  var shown = outcomeOf(view, view);
+  var ended = ['timed_out', 'withdrawn', 'gone'].indexOf(shown.outcome) >= 0;
+  var title = ended
+    ? 'This request is closed'
+    : justNow ? 'Sent: the agent has your answer' : 'Already answered';
+  $('link-outcome-title').textContent = title + ' — ' + summary(view);
+  var how = shown.how;
+  if (shown.outcome === 'timed_out') how = 'It expired: nobody answered in time, and the agent went on without an answer.';
+  if (shown.outcome === 'withdrawn') how = 'It was withdrawn: the agent no longer needs an answer.';
+  $('link-outcome-how').textContent = how + (view.settled_at ? ' · ' + when(view.settled_at) : '');
+  var answer = $('link-outcome-answer');
+  answer.textContent = shown.answer ? clip(shown.answer) : '';
+  show(answer, Boolean(shown.answer));
+  show($('signin'), false);
+  show($('desk'), false);
+  show($('link-outcome'), true);
+}
+
+function stopLive() {
+  var socket = state.socket;
+  state.socket = null;
+  if (socket) socket.close(1000);
+  clearTimeout(state.retryTimer);
+  setLink('off');
 }
 
 function tradeSignInLink(link) {
@@ -562,7 +634,9 @@ function tradeSignInLink(link) {
 
 function start() {
   state.token = sessionStorage.getItem(TOKEN_KEY);
-  state.room = sessionStorage.getItem(ROOM_KEY) || DEFAULT_ROOM;
+  state.room = sessionStorage.getItem(ROOM_KEY);
+  state.linkRequest = state.token ? linkRequestOf(state.token) : null;
+  show($('link-outcome'), false);
   if (!state.token) {
     showSignIn('');
     return;
@@ -583,6 +657,7 @@ function start() {
     connect();
     loadChat();
     loadHistory();
+    if (state.linkRequest) showLinkOutcome();
   });
 }
 
@@ -591,5 +666,11 @@ document.addEventListener('DOMContentLoaded', function () {
   $('signin-form').addEventListener('submit', signIn);
   $('chat-form').addEventListener('submit', sendChat);
   offerPermission($('notify-me'));
+  // A fresh link pasted into this tab: start over with its token (and room).
+  window.addEventListener('hashchange', function () {
+    if (!window.location.hash) return;
+    takeFragment();
+    window.location.reload();
+  });
   start();
 });

@@ -1,0 +1,111 @@
+"""Mistakes a newcomer makes on the command line end in one line saying what to do."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from roomkit.cli import main
+from roomkit.desk import demo
+from roomkit.desk.tokens import KEY_FILE
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ROOMKIT_DESK_SECRET", "ROOMKIT_TOKEN", "ROOMKIT_DESK_URL", "ROOMKIT_DESK_DATA"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_verifying_a_database_that_does_not_exist_says_so_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for action in ("verify", "export"):
+        assert main(["audit", action, "--store", "sqlite:///desk.db"]) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.startswith("roomkit: desk.db does not exist")
+        assert err.count("\n") == 1
+    assert not (tmp_path / "desk.db").exists()
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_out_of_range_is_one_line(
+    port: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["desk", "--port", port, "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (
+        err == f"roomkit: --port takes a port from 1 to 65535 (or 0 for any free one), got {port}\n"
+    )
+
+
+def test_the_demo_refuses_a_port_out_of_range_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert demo.main(["--port", "99999", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == "--port takes a port from 1 to 65535 (or 0 for any free one), got 99999\n"
+    assert not (tmp_path / "demo.db").exists()
+
+
+def test_a_token_without_data_dir_names_the_folder_whose_key_signed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROOMKIT_DESK_DATA", str(tmp_path))
+    assert main(["token", "alice"]) == 0
+    out, err = capsys.readouterr()
+    assert out.endswith("\n")
+    assert " " not in out.strip()
+    assert err.startswith(f"Signed with the key in {tmp_path} (no --data-dir given)")
+    assert f"--data-dir {tmp_path}" in err
+    assert main(["token", "alice", "--data-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_token_from_a_data_folder_that_does_not_exist_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere"
+    assert main(["token", "alice", "--data-dir", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"roomkit: The folder {missing} does not exist")
+    assert "--data-dir" in err
+    assert not missing.exists()
+
+
+async def test_the_desk_refuses_a_token_of_another_key_naming_the_data_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import httpx
+
+    desk_data, other_data = tmp_path / "desk", tmp_path / "other"
+    other_data.mkdir()
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0",
+        "--data-dir", str(desk_data),
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert desk.stdout is not None
+        opened = (await desk.stdout.readline()).decode()
+        base = opened.split()[1].partition("/#")[0]
+        lines = [(await desk.stdout.readline()).decode() for _ in range(2)]
+        assert main(["token", "alice", "--data-dir", str(other_data)]) == 0
+        foreign = capsys.readouterr().out.strip()
+        async with httpx.AsyncClient(base_url=base) as client:
+            refused = await client.get("/api/me", headers={"Authorization": f"Bearer {foreign}"})
+    finally:
+        desk.send_signal(signal.SIGINT)
+        await desk.communicate()
+    assert (desk_data / KEY_FILE).exists()
+    assert f"Created the desk's key in {desk_data}" in lines[1]
+    assert refused.status_code == 401
+    assert "--data-dir" in refused.json()["detail"]
