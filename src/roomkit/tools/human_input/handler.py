@@ -33,9 +33,16 @@ from roomkit.tools.human_input._checks import (
     check_timeout,
     id_stream,
 )
-from roomkit.tools.human_input._decisions import APPROVAL, Decisions, check_actors, trail
+from roomkit.tools.human_input._decisions import (
+    APPROVAL,
+    Decisions,
+    HistoryKeeper,
+    check_actors,
+    trail,
+)
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
+from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import (
     HistoryLog,
@@ -81,13 +88,17 @@ class HumanInputHandler:
         self, *, retention: int = 128, store: PendingStore | DurableStore | None = None
     ) -> None:
         self._announcer = announcer = Announcer(self.areject)
-        log = store if isinstance(store, HistoryLog) else MemoryHistory()
+        log: HistoryKeeper
         self._engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
             self._engine = DurableEngine(store, announcer)
+            log = store if isinstance(store, HistoryLog) else MemoryHistory()
         else:
             memory = store if store is not None else MemoryStore(retention=retention)
-            self._engine = MemoryEngine(memory, announcer, log)
+            # A store keeping histories of its own keeps them; else the requests carry theirs.
+            keeps = isinstance(memory, HistoryLog)
+            self._engine = MemoryEngine(memory, announcer, trail=not keeps)
+            log = memory if isinstance(memory, HistoryLog) else MemoryTrail(memory)
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
         self._decisions = Decisions(self._engine, log)
         self._ids = id_stream()
@@ -158,7 +169,10 @@ class HumanInputHandler:
         request = self._request(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
-        return await self._decisions.ask(request, key, answer_schema, timeout)
+        if key is not None or answer_schema is not None or timeout is not None:
+            check_options(request, key, answer_schema, timeout)
+        # Its created entry comes from the request itself (what was asked of whom, where).
+        return await self._engine.create(request, timeout, None)
 
     async def create_detached(
         self,
@@ -181,7 +195,9 @@ class HumanInputHandler:
         request = self._request(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
-        return await self._decisions.ask(request, key, answer_schema, timeout)
+        if key is not None or answer_schema is not None or timeout is not None:
+            check_options(request, key, answer_schema, timeout)
+        return await self._engine.create(request, timeout, None)
 
     async def create_approval(
         self,
