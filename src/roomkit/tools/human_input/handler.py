@@ -112,7 +112,12 @@ class HumanInputHandler:
 
     @on_input_required.setter
     def on_input_required(self, callback: OnInputRequiredCallback | None) -> None:
+        if callback is not None and not callable(callback):
+            raise TypeError(f"the callback must be an async callable or None, got {callback!r}")
         self._announcer.default = callback
+
+    # RoomKit 0.109's name, which its code and tests assign: the same callback.
+    _on_input_required = on_input_required
 
     def set_on_input_required(self, channel_id: str, callback: OnInputRequiredCallback) -> int:
         """Route the requests of ``channel_id`` to ``callback``; return the registration token.
