@@ -9,8 +9,6 @@ other callers' writes down with it.
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Iterator
 from typing import Any
 
 from roomkit.core.exceptions import (
@@ -31,7 +29,6 @@ __all__ = [
     "check_text",
     "check_timeout",
     "fits",
-    "id_stream",
     "outcome",
 ]
 
@@ -40,18 +37,6 @@ DEFAULT_REJECTION = "Request rejected"
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
-
-
-def id_stream() -> Iterator[str]:
-    """Random 32-hex-digit ids, cut from one ``os.urandom`` call per 64 ids.
-
-    The system call, not the randomness, is what makes ``os.urandom(16)`` per id cost; the
-    ids stay as unguessable as if each had its own call.
-    """
-    while True:
-        pool = os.urandom(16 * 64).hex()
-        for start in range(0, len(pool), 32):
-            yield pool[start : start + 32]
 
 
 def check_text(name: str, value: object, *, invalid: type[ValueError] = InvalidTextError) -> None:

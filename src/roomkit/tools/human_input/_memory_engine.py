@@ -25,7 +25,7 @@ from roomkit.tools.human_input._announce import Announcer, emit, listen_to
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
-from roomkit.tools.human_input._memory_trail import ASKED_ONLY, link_now, settled_record
+from roomkit.tools.human_input._memory_trail import ASKED, ASKED_ONLY, link_now, settled_record
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, Judgement, judge, widened
 from roomkit.tools.human_input.stores.base import (
@@ -161,7 +161,12 @@ class MemoryEngine:
         if request is None:
             return False
         if self._trail:
-            request._history = (*(request._history or ()), (_RESOLVED_TEXT, _time_ns(), False))
+            # The settled entry as a record, made into an entry when the history is read.
+            record = (_RESOLVED_TEXT, _time_ns(), False)
+            history = request._history
+            request._history = (
+                (ASKED, record) if history is ASKED_ONLY else (*(history or ()), record)
+            )
         self._settled(request)
         return True
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Collection, Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 from roomkit.core.exceptions import InvalidAnswerError
@@ -28,10 +27,8 @@ from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallba
 from roomkit.tools.human_input._answering import answer
 from roomkit.tools.human_input._checks import (
     check_options,
-    check_request_text,
     check_text,
     check_timeout,
-    id_stream,
 )
 from roomkit.tools.human_input._decisions import (
     APPROVAL,
@@ -43,6 +40,7 @@ from roomkit.tools.human_input._decisions import (
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
+from roomkit.tools.human_input._requests import RequestMaker
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import (
     HistoryLog,
@@ -101,7 +99,7 @@ class HumanInputHandler:
             log = memory if isinstance(memory, HistoryLog) else MemoryTrail(memory)
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
         self._decisions = Decisions(self._engine, log)
-        self._ids = id_stream()
+        self._new = RequestMaker(announcer).make
 
     # -- the application-level notification -------------------------------------------------
 
@@ -171,7 +169,7 @@ class HumanInputHandler:
                 (a lone surrogate); nothing was stored.
             StoreUnavailableError: a durable store cannot be reached.
         """
-        request = self._request(
+        request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         if key is not None or answer_schema is not None or timeout is not None:
@@ -197,7 +195,7 @@ class HumanInputHandler:
 
         The caller owns the cleanup and must :meth:`release` (or ``arelease``) the request.
         """
-        request = self._request(
+        request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
         if key is not None or answer_schema is not None or timeout is not None:
@@ -237,49 +235,13 @@ class HumanInputHandler:
             As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``/``quorum``.
         """
         chosen = check_actors(approvers)
-        request = self._request(
+        request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema, quorum, veto)
         # Its created entry goes in with it, before whatever the announcement leads to.
         return await self._decisions.hold(request, timeout, surface=surface, about=description)
-
-    def _request(
-        self,
-        tool_name: str,
-        arguments: dict[str, Any],
-        room_id: str,
-        tool_call_id: str,
-        channel_id: str,
-        channel_type: ChannelType,
-        actor_id: str | None,
-        detached: bool,
-    ) -> PendingInput:
-        """A new pending request, once the scope is open and every text is checked."""
-        announcer = self._announcer
-        if announcer.closed or channel_id in announcer.closed_channels:
-            announcer.check_open(channel_id)
-        if not isinstance(arguments, dict):
-            raise TypeError(f"arguments must be a dict, got {type(arguments).__name__}")
-        check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
-        # Every field by position: keyword arguments and the default factory cost more than
-        # the rest of the dataclass's __init__.
-        return PendingInput(
-            next(self._ids),
-            tool_name,
-            arguments,
-            room_id,
-            tool_call_id,
-            channel_id,
-            _PENDING,  # status
-            None,  # result
-            None,  # reject_reason
-            detached,
-            datetime.now(UTC),  # created_at
-            actor_id,
-            channel_type,
-        )
 
     # -- waiting -----------------------------------------------------------------------------
 
@@ -298,15 +260,14 @@ class HumanInputHandler:
         # The default (a non-negative int) passes without a call; the rest is checked in full.
         if type(timeout) is not int or timeout < 0:
             check_timeout(timeout)
-        # Few locals: each one is a slot in every suspended wait().
-        engine = self._engine
+        # Few locals and a short stack: each slot is 8 bytes of every suspended wait().
         try:
-            settled = await engine.listen(pending_id, timeout)
+            settled = await self._engine.listen(pending_id, timeout)
         except asyncio.CancelledError:
             # The waiting call was cut: its request is withdrawn, so a late answer is refused.
-            await engine.abandon(pending_id)
+            await self._engine.abandon(pending_id)
             raise
-        return engine.collect(settled)
+        return self._engine.collect(settled)
 
     # -- settling from outside ---------------------------------------------------------------
 
