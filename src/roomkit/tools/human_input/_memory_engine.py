@@ -58,7 +58,7 @@ _time_ns = time.time_ns
 class MemoryEngine:
     """Requests, waits and deadlines in this process, over a synchronous store."""
 
-    __slots__ = ("_announcer", "_deadlines", "_listeners", "_store", "_trail", "store")
+    __slots__ = ("_announcer", "_deadlines", "_listeners", "_quorums", "_store", "_trail", "store")
 
     durable = False
 
@@ -71,6 +71,8 @@ class MemoryEngine:
         self._trail = trail
         self._listeners: list[ChangeListener] = []
         self._deadlines = DeadlineQueue(self._expire)
+        # The open quorum approvals, whose answers are votes: a plain resolve() refuses them.
+        self._quorums: set[str] = set()
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -89,6 +91,8 @@ class MemoryEngine:
             if existing is not None:
                 return existing
         store.add(request)
+        if request.quorum is not None:
+            self._quorums.add(request.pending_id)
         if self._trail:
             if history is None:
                 request._history = ASKED_ONLY
@@ -154,8 +158,7 @@ class MemoryEngine:
     # -- settling ----------------------------------------------------------------------------
 
     def resolve(self, pending_id: str, result: str) -> bool:
-        held = self._store.get(pending_id)
-        if held is not None and held.quorum is not None:
+        if self._quorums and pending_id in self._quorums:
             raise AsyncSettleRequiredError(_QUORUM_ONLY.format(method="resolve"))
         request = self._store.settle(pending_id, _RESOLVED, result=result)
         if request is None:
@@ -171,8 +174,7 @@ class MemoryEngine:
         return True
 
     def reject(self, pending_id: str, reason: str) -> bool:
-        held = self._store.get(pending_id)
-        if held is not None and held.quorum is not None:
+        if self._quorums and pending_id in self._quorums:
             raise AsyncSettleRequiredError(_QUORUM_ONLY.format(method="reject"))
         request = self._store.settle(pending_id, _REJECTED, reason=reason)
         return self._won(request, (settled_record(_REJECTED.value),))
@@ -281,13 +283,15 @@ class MemoryEngine:
         """Wake the request's waits and drop its deadline, once the store recorded a win."""
         if request._deadline_entry is not None:
             self._deadlines.discard(request)
+        if self._quorums and request.quorum is not None:
+            self._quorums.discard(request.pending_id)
         if self._listeners:
             emit(self._listeners, PendingChange(_SETTLED, request.pending_id))
         waiters: Any = request._waiters  # futures completed with the settled request
         if waiters is None:
             return
         request._waiters = None
-        if isinstance(waiters, list):
+        if type(waiters) is list:
             for waiter in waiters:
                 if not waiter.done():
                     waiter.set_result(request)
