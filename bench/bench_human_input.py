@@ -280,34 +280,45 @@ async def compared(case: str) -> dict[str, float]:
     return {"floor": floor_s, "ours": ours_s, "ratio": ratio}
 
 
-def _table(header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, ["-" * width for width in widths], *rows]:
-        print(" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+class Report:
+    """The table's rows, the upstream columns when an upstream interpreter is named, and
+    the count of missed targets."""
 
+    def __init__(self) -> None:
+        self.header = ["case", "floor", "ours", "ratio", "target", "result"]
+        if UPSTREAM is not None:
+            self.header[4:4] = ["upstream 0.109", "its ratio", "speed-up"]
+        self.rows: list[list[str]] = []
+        self.missed = 0
 
-async def main() -> int:
-    """Print the table; return the number of missed targets."""
-    header = ["case", "floor", "ours", "ratio", "target", "result"]
-    if UPSTREAM is not None:
-        header[4:4] = ["upstream 0.109", "its ratio", "speed-up"]
-    rows: list[list[str]] = []
-    missed = 0
-
-    def add(case: str, floor: str, ours: str, ratio: str, target: str, ok: bool, *up: str) -> None:
-        nonlocal missed
-        missed += not ok
-        row = [case, floor, ours, ratio, target, "pass" if ok else "MISS"]
+    def add(self, case: str, figures: tuple[str, str, str, str], ok: bool, *up: str) -> None:
+        """A row: the case, its floor, ours, ratio and target, and the upstream figures."""
+        self.missed += not ok
+        row = [case, *figures, "pass" if ok else "MISS"]
         if UPSTREAM is not None:
             row[4:4] = list(up) if up else ["", "", ""]
-        rows.append(row)
+        self.rows.append(row)
 
-    for case, label, unit, scale in (
-        ("sequential", "sequential create/wait/resolve", "us/cycle", 1e6 / SEQUENTIAL_CYCLES),
-        ("concurrent", f"{CONCURRENT:,} pending at once", "ms", 1e3),
+    def print(self) -> None:
+        header, rows = self.header, self.rows
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+        for row in [header, ["-" * width for width in widths], *rows]:
+            print(" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+
+
+async def speed_rows(report: Report) -> None:
+    """The two timed cases, each against its floor, and upstream's when it is named."""
+    for case, label, unit, scale, target in (
+        (
+            "sequential",
+            "sequential create/wait/resolve",
+            "us/cycle",
+            1e6 / SEQUENTIAL_CYCLES,
+            SEQUENTIAL_TARGET,
+        ),
+        ("concurrent", f"{CONCURRENT:,} pending at once", "ms", 1e3, CONCURRENT_TARGET),
     ):
         ours = await compared(case)
-        target = SEQUENTIAL_TARGET if case == "sequential" else CONCURRENT_TARGET
         figures = (
             f"{ours['floor'] * scale:,.2f} {unit}",
             f"{ours['ours'] * scale:,.2f} {unit}",
@@ -316,66 +327,67 @@ async def main() -> int:
         )
         theirs = upstream(case)
         if theirs is None:
-            add(label, *figures, ours["ratio"] <= target)
+            report.add(label, figures, ours["ratio"] <= target)
             continue
         # Each side over its own floor: the interpreters and the load of the moment cancel.
         speed_up = theirs["ratio"] / ours["ratio"]
-        up = (
-            f"{theirs['ours'] * scale:,.2f} {unit}",
-            f"{theirs['ratio']:.2f}x",
-            f"{speed_up:.2f}x",
-        )
-        add(label, *figures, ours["ratio"] <= target, *up)
+        up = (f"{theirs['ours'] * scale:,.2f} {unit}", f"{theirs['ratio']:.2f}x")
+        report.add(label, figures, ours["ratio"] <= target, *up, f"{speed_up:.2f}x")
         if case == "sequential":
-            add(
-                "  speed-up over upstream",
-                "",
-                "",
-                "",
-                f">= {UPSTREAM_TARGET}x",
-                speed_up >= UPSTREAM_TARGET,
-                "",
-                "",
-                f"{speed_up:.2f}x",
-            )
+            wanted = ("", "", "", f">= {UPSTREAM_TARGET}x")
+            ok = speed_up >= UPSTREAM_TARGET
+            report.add("  speed-up over upstream", wanted, ok, "", "", f"{speed_up:.2f}x")
 
+
+def memory_rows(report: Report) -> None:
+    """Bytes per pending request, and what stays after many settles."""
     for count in MEMORY_SIZES:
         floor_b = bytes_in_fresh_interpreter(count, floor=True)
         ours_b = bytes_in_fresh_interpreter(count, floor=False)
-        up = ()
-        if UPSTREAM is not None:
-            theirs_b = bytes_in_fresh_interpreter(count, floor=False, python=UPSTREAM)
-            up = (f"{theirs_b:,.0f} B/request", "", "")
-        add(
-            f"memory, {count:,} pending",
+        figures = (
             f"{floor_b:,.0f} B/request",
             f"{ours_b:,.0f} B/request",
             f"{ours_b / floor_b:.2f}x",
             f"<= {BYTES_TARGET:,} B",
-            ours_b <= BYTES_TARGET,
-            *up,
         )
+        up: tuple[str, ...] = ()
+        if UPSTREAM is not None:
+            theirs_b = bytes_in_fresh_interpreter(count, floor=False, python=UPSTREAM)
+            up = (f"{theirs_b:,.0f} B/request", "", "")
+        report.add(f"memory, {count:,} pending", figures, ours_b <= BYTES_TARGET, *up)
 
     few, many = (int(in_fresh_interpreter("--settled", str(count))) for count in SETTLED_SIZES)
-    add(
-        f"memory after {SETTLED_SIZES[0]:,} / {SETTLED_SIZES[1]:,} settled",
+    up = ()
+    if UPSTREAM is not None:
+        theirs = [
+            int(in_fresh_interpreter("--settled", str(n), python=UPSTREAM)) for n in SETTLED_SIZES
+        ]
+        up = (f"{theirs[0] / 1e6:.2f} / {theirs[1] / 1e6:.2f} MB", "", "")
+    figures = (
         "",
         f"{few / 1e6:.2f} / {many / 1e6:.2f} MB",
         f"+{(many - few) / 1e6:.2f} MB",
         f"<= +{SETTLED_TARGET / 2**20:.0f} MiB",
-        many - few <= SETTLED_TARGET,
     )
+    label = f"memory after {SETTLED_SIZES[0]:,} / {SETTLED_SIZES[1]:,} settled"
+    report.add(label, figures, many - few <= SETTLED_TARGET, *up)
 
+
+async def main() -> int:
+    """Print the table; return the number of missed targets."""
+    report = Report()
+    await speed_rows(report)
+    memory_rows(report)
     print(f"Python {sys.version.split()[0]}; floor = a bare future and task per request")
     if UPSTREAM is not None:
         version = in_fresh_interpreter("--version", python=UPSTREAM).strip()
         print(f"upstream: RoomKit {version}, run by {UPSTREAM}")
-    _table(header, rows)
+    report.print()
 
     print("\nrequest ids, ns each:")
     for name, cost in id_costs():
         print(f"  {name:<38} {cost:6.0f}")
-    return missed
+    return report.missed
 
 
 def worker(arguments: list[str]) -> None:
