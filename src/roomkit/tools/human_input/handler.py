@@ -70,7 +70,9 @@ class HumanInputHandler:
 
     Args:
         retention: how many settled outcomes stay replayable by ``wait()`` once the request
-            has left the active set (oldest evicted first); ``0`` switches replay off.
+            has left the active set (oldest evicted first); ``0`` switches replay off. On
+            the memory store a request's history goes with its outcome
+            (``MemoryStore(audit_retention=...)`` keeps more histories).
         store: where requests and outcomes live; a :class:`MemoryStore` with ``retention``
             by default. A durable store (SQLite, Redis) is shared by processes: an answer
             given in any of them ends the wait in this one. On a durable store, settle with
@@ -423,7 +425,8 @@ class HumanInputHandler:
         ``at`` (ISO-8601 UTC), ``actor``, ``surface``, ``seq`` and the type's own fields.
 
         On a durable store it is the store's, shared by every process; otherwise it lives
-        in this process.
+        in this process while the store knows the request (open, or its outcome retained),
+        and a request it no longer knows has an empty history.
         """
         return await self._decisions.history(pending_id)
 
@@ -433,6 +436,8 @@ class HumanInputHandler:
         Raises:
             TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
                 ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one).
+            UnknownRequestError: on the memory store, the request's history is gone (its
+                outcome left the retention).
         """
         return await self._decisions.record(pending_id, entry)
 
