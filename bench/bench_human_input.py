@@ -7,11 +7,20 @@ and a retention of 128 outcomes.
 
 Cases and targets:
     * sequential: create -> wait (in a task) -> yield -> resolve -> the task returns, one
-      request at a time; at most 1.3x the floor per cycle.
+      request at a time; at most 1.5x the floor per cycle.
     * 100,000 requests pending at once, each with its waiting task, then all resolved and
-      all tasks awaited; at most 1.6x the floor's total.
+      all tasks awaited; at most 2.0x the floor's total.
     * memory: traced bytes per pending request with its suspended waiting task, at 10,000
-      and 100,000 requests sharing one arguments dict; at most 1,500 bytes.
+      and 100,000 requests sharing one arguments dict; at most 1,400 bytes.
+    * memory that stays: traced bytes after 1,000 and after 100,000 create -> resolve ->
+      wait cycles on one handler (retention 128); at most 2 MB apart.
+
+With ``UPSTREAM_PYTHON`` naming an interpreter that has RoomKit 0.109 installed (a venv of
+its own: ``pip install roomkit==0.109.0``), the same cases run there too, in a subprocess
+that imports that interpreter's ``roomkit`` and times its own floor, and the table gains an
+upstream column and our speed-up over it (its ratio to its floor over ours to ours, so that
+the two interpreters and the load of the moment cancel out): at least 1.3x on the
+sequential cycle.
 
 Times are medians of alternating runs of the floor and the handler, with the garbage
 collector held off while timing; a ratio is the median of the ratios of neighbouring runs,
@@ -22,7 +31,7 @@ figure comes from a fresh interpreter, so containers grown by an earlier case (t
 task registry, allocator free lists) do not hide part of the cost.
 
 Run ``python bench/bench_human_input.py``: it prints a table and exits 0 (``--check`` makes
-a missed target exit 1). The whole run takes about 30 seconds.
+a missed target exit 1). The whole run takes about a minute (two with upstream).
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import itertools
+import json
 import os
 import random
 import secrets
@@ -43,7 +53,7 @@ from collections.abc import Awaitable, Callable, Iterator
 
 from bench_options import options
 
-from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input import HumanInputHandler  # upstream's, in its subprocess
 
 ARGUMENTS = {"question": "Which colour should the button be?"}
 SEQUENTIAL_CYCLES = 5_000
@@ -51,10 +61,15 @@ SEQUENTIAL_PAIRS = 41
 CONCURRENT = 100_000
 CONCURRENT_PAIRS = 7
 MEMORY_SIZES = (10_000, 100_000)
+SETTLED_SIZES = (1_000, 100_000)
 
-SEQUENTIAL_TARGET = 1.3
-CONCURRENT_TARGET = 1.6
-BYTES_TARGET = 1_500
+SEQUENTIAL_TARGET = 1.5
+CONCURRENT_TARGET = 2.0
+BYTES_TARGET = 1_400
+SETTLED_TARGET = 2 * 1024 * 1024
+UPSTREAM_TARGET = 1.3
+UPSTREAM = os.environ.get("UPSTREAM_PYTHON")
+"""An interpreter with RoomKit 0.109 installed, or ``None``."""
 
 Run = Callable[[int], Awaitable[float]]
 
@@ -182,12 +197,38 @@ async def bytes_per_request(count: int, *, floor: bool) -> float:
     return traced / count
 
 
-def bytes_in_fresh_interpreter(count: int, *, floor: bool) -> float:
+async def settled_memory(count: int) -> int:
+    """Traced bytes after ``count`` create -> resolve -> wait cycles on one handler."""
+    handler = HumanInputHandler()
+    tracemalloc.start()
+    for _ in range(count):
+        pending = await handler.create("AskUserQuestion", ARGUMENTS, room_id="r")
+        handler.resolve(pending.pending_id, "x")
+        await handler.wait(pending.pending_id)
+    gc.collect()
+    traced = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return traced
+
+
+def in_fresh_interpreter(*arguments: str, python: str = sys.executable) -> str:
+    """What this script prints when ``python`` runs it with ``arguments`` (a worker case)."""
+    command = [python, __file__, *arguments]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
+def bytes_in_fresh_interpreter(count: int, *, floor: bool, python: str = sys.executable) -> float:
     """:func:`bytes_per_request`, run by a new interpreter so no earlier case skews it."""
-    which = "floor" if floor else "ours"
-    command = [sys.executable, __file__, "--bytes", which, str(count)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
-    return float(done.stdout)
+    return float(
+        in_fresh_interpreter("--bytes", "floor" if floor else "ours", str(count), python=python)
+    )
+
+
+def upstream(case: str) -> dict[str, float] | None:
+    """The case measured by the upstream interpreter, when one is named."""
+    if UPSTREAM is None:
+        return None
+    return dict(json.loads(in_fresh_interpreter("--compare", case, python=UPSTREAM)))
 
 
 def id_costs(count: int = 200_000) -> list[tuple[str, float]]:
@@ -226,74 +267,146 @@ def _seconds(make: Callable[[], str], count: int) -> float:
 
 # -- the report ------------------------------------------------------------------------------
 
+CASES: dict[str, tuple[Run, Run, int, int]] = {
+    "sequential": (floor_sequential, handler_sequential, SEQUENTIAL_CYCLES, SEQUENTIAL_PAIRS),
+    "concurrent": (floor_concurrent, handler_concurrent, CONCURRENT, CONCURRENT_PAIRS),
+}
 
-def _row(case: str, floor: str, ours: str, ratio: float, target: str, ok: bool) -> list[str]:
-    return [case, floor, ours, f"{ratio:.2f}x", target, "pass" if ok else "MISS"]
+
+async def compared(case: str) -> dict[str, float]:
+    """The case's median floor and handler seconds, and their median ratio."""
+    floor, ours, size, pairs = CASES[case]
+    floor_s, ours_s, ratio = await compare(floor, ours, size, pairs)
+    return {"floor": floor_s, "ours": ours_s, "ratio": ratio}
+
+
+class Report:
+    """The table's rows, the upstream columns when an upstream interpreter is named, and
+    the count of missed targets."""
+
+    def __init__(self) -> None:
+        self.header = ["case", "floor", "ours", "ratio", "target", "result"]
+        if UPSTREAM is not None:
+            self.header[4:4] = ["upstream 0.109", "its ratio", "speed-up"]
+        self.rows: list[list[str]] = []
+        self.missed = 0
+
+    def add(self, case: str, figures: tuple[str, str, str, str], ok: bool, *up: str) -> None:
+        """A row: the case, its floor, ours, ratio and target, and the upstream figures."""
+        self.missed += not ok
+        row = [case, *figures, "pass" if ok else "MISS"]
+        if UPSTREAM is not None:
+            row[4:4] = list(up) if up else ["", "", ""]
+        self.rows.append(row)
+
+    def print(self) -> None:
+        header, rows = self.header, self.rows
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+        for row in [header, ["-" * width for width in widths], *rows]:
+            print(" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+
+
+async def speed_rows(report: Report) -> None:
+    """The two timed cases, each against its floor, and upstream's when it is named."""
+    for case, label, unit, scale, target in (
+        (
+            "sequential",
+            "sequential create/wait/resolve",
+            "us/cycle",
+            1e6 / SEQUENTIAL_CYCLES,
+            SEQUENTIAL_TARGET,
+        ),
+        ("concurrent", f"{CONCURRENT:,} pending at once", "ms", 1e3, CONCURRENT_TARGET),
+    ):
+        ours = await compared(case)
+        figures = (
+            f"{ours['floor'] * scale:,.2f} {unit}",
+            f"{ours['ours'] * scale:,.2f} {unit}",
+            f"{ours['ratio']:.2f}x",
+            f"<= {target}x",
+        )
+        theirs = upstream(case)
+        if theirs is None:
+            report.add(label, figures, ours["ratio"] <= target)
+            continue
+        # Each side over its own floor: the interpreters and the load of the moment cancel.
+        speed_up = theirs["ratio"] / ours["ratio"]
+        up = (f"{theirs['ours'] * scale:,.2f} {unit}", f"{theirs['ratio']:.2f}x")
+        report.add(label, figures, ours["ratio"] <= target, *up, f"{speed_up:.2f}x")
+        if case == "sequential":
+            wanted = ("", "", "", f">= {UPSTREAM_TARGET}x")
+            ok = speed_up >= UPSTREAM_TARGET
+            report.add("  speed-up over upstream", wanted, ok, "", "", f"{speed_up:.2f}x")
+
+
+def memory_rows(report: Report) -> None:
+    """Bytes per pending request, and what stays after many settles."""
+    for count in MEMORY_SIZES:
+        floor_b = bytes_in_fresh_interpreter(count, floor=True)
+        ours_b = bytes_in_fresh_interpreter(count, floor=False)
+        figures = (
+            f"{floor_b:,.0f} B/request",
+            f"{ours_b:,.0f} B/request",
+            f"{ours_b / floor_b:.2f}x",
+            f"<= {BYTES_TARGET:,} B",
+        )
+        up: tuple[str, ...] = ()
+        if UPSTREAM is not None:
+            theirs_b = bytes_in_fresh_interpreter(count, floor=False, python=UPSTREAM)
+            up = (f"{theirs_b:,.0f} B/request", "", "")
+        report.add(f"memory, {count:,} pending", figures, ours_b <= BYTES_TARGET, *up)
+
+    few, many = (int(in_fresh_interpreter("--settled", str(count))) for count in SETTLED_SIZES)
+    up = ()
+    if UPSTREAM is not None:
+        theirs = [
+            int(in_fresh_interpreter("--settled", str(n), python=UPSTREAM)) for n in SETTLED_SIZES
+        ]
+        up = (f"{theirs[0] / 1e6:.2f} / {theirs[1] / 1e6:.2f} MB", "", "")
+    figures = (
+        "",
+        f"{few / 1e6:.2f} / {many / 1e6:.2f} MB",
+        f"+{(many - few) / 1e6:.2f} MB",
+        f"<= +{SETTLED_TARGET / 2**20:.0f} MiB",
+    )
+    label = f"memory after {SETTLED_SIZES[0]:,} / {SETTLED_SIZES[1]:,} settled"
+    report.add(label, figures, many - few <= SETTLED_TARGET, *up)
 
 
 async def main() -> int:
     """Print the table; return the number of missed targets."""
-    rows: list[list[str]] = []
-
-    floor_s, ours_s, ratio = await compare(
-        floor_sequential, handler_sequential, SEQUENTIAL_CYCLES, SEQUENTIAL_PAIRS
-    )
-    per_cycle = 1e6 / SEQUENTIAL_CYCLES
-    rows.append(
-        _row(
-            "sequential create/wait/resolve",
-            f"{floor_s * per_cycle:.2f} us/cycle",
-            f"{ours_s * per_cycle:.2f} us/cycle",
-            ratio,
-            f"<= {SEQUENTIAL_TARGET}x",
-            ratio <= SEQUENTIAL_TARGET,
-        )
-    )
-
-    floor_c, ours_c, ratio = await compare(
-        floor_concurrent, handler_concurrent, CONCURRENT, CONCURRENT_PAIRS
-    )
-    rows.append(
-        _row(
-            f"{CONCURRENT:,} pending at once",
-            f"{floor_c * 1e3:.0f} ms",
-            f"{ours_c * 1e3:.0f} ms",
-            ratio,
-            f"<= {CONCURRENT_TARGET}x",
-            ratio <= CONCURRENT_TARGET,
-        )
-    )
-
-    for count in MEMORY_SIZES:
-        floor_b = bytes_in_fresh_interpreter(count, floor=True)
-        ours_b = bytes_in_fresh_interpreter(count, floor=False)
-        rows.append(
-            _row(
-                f"memory, {count:,} pending",
-                f"{floor_b:,.0f} B/request",
-                f"{ours_b:,.0f} B/request",
-                ours_b / floor_b,
-                f"<= {BYTES_TARGET:,} B",
-                ours_b <= BYTES_TARGET,
-            )
-        )
-
-    header = ["case", "floor", "ours", "ratio", "target", "result"]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    report = Report()
+    await speed_rows(report)
+    memory_rows(report)
     print(f"Python {sys.version.split()[0]}; floor = a bare future and task per request")
-    for row in [header, ["-" * width for width in widths], *rows]:
-        print(" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+    if UPSTREAM is not None:
+        version = in_fresh_interpreter("--version", python=UPSTREAM).strip()
+        print(f"upstream: RoomKit {version}, run by {UPSTREAM}")
+    report.print()
 
     print("\nrequest ids, ns each:")
     for name, cost in id_costs():
         print(f"  {name:<38} {cost:6.0f}")
-    return sum(row[-1] == "MISS" for row in rows)
+    return report.missed
+
+
+def worker(arguments: list[str]) -> None:
+    """Run one case as a worker and print its result (for a fresh or upstream interpreter)."""
+    if arguments[0] == "--bytes":
+        print(asyncio.run(bytes_per_request(int(arguments[2]), floor=arguments[1] == "floor")))
+    elif arguments[0] == "--settled":
+        print(asyncio.run(settled_memory(int(arguments[1]))))
+    elif arguments[0] == "--compare":
+        print(json.dumps(asyncio.run(compared(arguments[1]))))
+    else:
+        from importlib.metadata import version
+
+        print(version("roomkit"))
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--bytes"]:
-        which, count = sys.argv[2], int(sys.argv[3])
-        print(asyncio.run(bytes_per_request(count, floor=which == "floor")))
+    if sys.argv[1:2] and sys.argv[1] in ("--bytes", "--settled", "--compare", "--version"):
+        worker(sys.argv[1:])
         sys.exit(0)
     given = options(__doc__, ("--check",), sys.argv[1:])
     missed = asyncio.run(main())

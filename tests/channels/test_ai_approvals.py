@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
+import pytest
 from ai_harness import ASK, Build, round_of, tool_call
 
-from roomkit import Approval, HookResult, HookTrigger, HumanInputToolHandler, PendingInputEvent
+from roomkit import (
+    Approval,
+    HookResult,
+    HookTrigger,
+    HumanInputHandler,
+    HumanInputToolHandler,
+    PendingInputEvent,
+)
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.approvals import approve, edit, reject, respond
 
@@ -188,3 +197,17 @@ async def test_arguments_changed_after_the_hold_are_refused_at_dispatch(build: B
     assert is_error
     assert "not the ones a person approved" in content
     assert "ApprovalMismatch" in (h.report().error_detail or "")
+
+
+async def test_a_run_whose_history_is_gone_still_counts(
+    build: Build, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Without a retention the memory store forgets the approval once its wait returns:
+    the run is logged instead of recorded, and the model still reads its result."""
+    rules = human(handler=HumanInputHandler(retention=0))
+    h, outbox, _ = await held_build(build, approve(), human=rules)
+    with caplog.at_level(logging.WARNING, logger="roomkit.channels.calls"):
+        await h.say()
+    assert outbox.sent == [MAIL]
+    assert h.read() == [("sent to bob@example.com", False)]
+    assert "was not recorded: its history is gone" in caplog.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from typing import Any
 
@@ -303,6 +304,28 @@ async def test_add_hook_registers_without_the_decorator() -> None:
 
     assert (registration.priority, registration.name) == (3, "observe")
     assert kit.hooks.has_hooks(INPUT)
+
+
+@pytest.mark.parametrize("method", ["hook", "add_hook"])
+def test_the_hook_options_show_in_the_signature_with_their_defaults(method: str) -> None:
+    """As upstream's do: ``help()``, editors and ``inspect`` list every option."""
+    parameters = inspect.signature(getattr(RoomKit(), method)).parameters
+    defaults = {name: parameters[name].default for name in list(parameters)[1:]}
+    assert parameters["timeout"].default == 30
+    assert {name: value for name, value in defaults.items() if name != "fn"} == {
+        "execution": HookExecution.SYNC,
+        "priority": 0,
+        "name": None,
+        "timeout": 30.0,
+        "channel_types": None,
+        "channel_ids": None,
+        "fail_closed": None,
+    }
+    assert all(
+        parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        for name in ("priority", "name", "timeout", "channel_types", "channel_ids")
+    )
+    assert parameters["timeout"].annotation == "float"
 
 
 async def test_add_participant_and_the_room_context() -> None:

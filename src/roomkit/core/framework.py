@@ -14,13 +14,13 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from roomkit.core._answers import find_answer
 from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
 from roomkit.core.exceptions import RequestSettledError
-from roomkit.core.hooks import HookEngine, HookOptions
+from roomkit.core.hooks import HOOK_DEFAULTS, HookEngine
 from roomkit.core.ports import (
     HumanInputRoute,
     KitChannel,
@@ -74,23 +74,58 @@ class RoomKit:
     def hook(
         self,
         trigger: HookTrigger,
-        execution: HookExecution = HookExecution.SYNC,
-        **options: Unpack[HookOptions],
+        execution: HookExecution = HOOK_DEFAULTS.execution,
+        *,
+        priority: int = HOOK_DEFAULTS.priority,
+        name: str | None = HOOK_DEFAULTS.name,
+        timeout: float = HOOK_DEFAULTS.timeout,
+        channel_types: Iterable[ChannelType] | None = HOOK_DEFAULTS.channel_types,
+        channel_ids: Iterable[str] | None = HOOK_DEFAULTS.channel_ids,
+        fail_closed: bool | None = HOOK_DEFAULTS.fail_closed,
     ) -> Callable[[F], F]:
         """Register the decorated ``async def hook(event, ctx)`` for ``trigger``.
 
         SYNC hooks run in priority order (lower first) and may block or modify; ASYNC hooks
         observe afterwards. A hook that returns ``None`` allows. ``execution`` may be given
         by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``. The
-        options (``priority``, ``name``, ``timeout``, ``channel_types``, ``channel_ids``,
-        ``fail_closed``) are keywords, as :meth:`HookEngine.register
-        <roomkit.core.hooks.HookEngine.register>` describes them.
+        options are :meth:`HookEngine.register <roomkit.core.hooks.HookEngine.register>`'s.
         """
-        return self.hooks.hook(trigger, execution=execution, **options)
+        return self.hooks.hook(
+            trigger,
+            execution=execution,
+            priority=priority,
+            name=name,
+            timeout=timeout,
+            channel_types=channel_types,
+            channel_ids=channel_ids,
+            fail_closed=fail_closed,
+        )
 
-    def add_hook(self, trigger: HookTrigger, fn: Any, **options: Any) -> HookRegistration:
-        """Register ``fn`` for ``trigger`` without the decorator (same options as ``hook``)."""
-        return self.hooks.register(trigger, fn, **options)
+    def add_hook(
+        self,
+        trigger: HookTrigger,
+        fn: Any,
+        *,
+        execution: HookExecution = HOOK_DEFAULTS.execution,
+        priority: int = HOOK_DEFAULTS.priority,
+        name: str | None = HOOK_DEFAULTS.name,
+        timeout: float = HOOK_DEFAULTS.timeout,
+        channel_types: Iterable[ChannelType] | None = HOOK_DEFAULTS.channel_types,
+        channel_ids: Iterable[str] | None = HOOK_DEFAULTS.channel_ids,
+        fail_closed: bool | None = HOOK_DEFAULTS.fail_closed,
+    ) -> HookRegistration:
+        """Register ``fn`` for ``trigger`` without the decorator (options as :meth:`hook`)."""
+        return self.hooks.register(
+            trigger,
+            fn,
+            execution=execution,
+            priority=priority,
+            name=name,
+            timeout=timeout,
+            channel_types=channel_types,
+            channel_ids=channel_ids,
+            fail_closed=fail_closed,
+        )
 
     def on(self, event_type: str) -> Callable[[F], F]:
         """Register the decorated ``async def listener(event)`` for a framework event.
@@ -208,7 +243,8 @@ class RoomKit:
         allowed, reason = True, None
         hooks = self.hooks
         trigger = HookTrigger.ON_USER_INPUT_REQUIRED
-        if hooks.has_hooks(trigger, channel_type=event.channel_type, channel_id=event.channel_id):
+        channel_type, channel_id = event.channel_type, event.channel_id
+        if hooks.has_hooks(trigger, channel_type=channel_type, channel_id=channel_id):
             try:
                 ctx = await self.room_context(event.room_id)
             except Exception:
@@ -218,20 +254,12 @@ class RoomKit:
                 ctx = None
             if ctx is not None:
                 outcome = await hooks.run_sync(
-                    trigger,
-                    event,
-                    ctx,
-                    channel_type=event.channel_type,
-                    channel_id=event.channel_id,
+                    trigger, event, ctx, channel_type=channel_type, channel_id=channel_id
                 )
                 allowed, reason = outcome.allowed, outcome.reason
                 if allowed:
                     hooks.run_async(
-                        trigger,
-                        event,
-                        ctx,
-                        channel_type=event.channel_type,
-                        channel_id=event.channel_id,
+                        trigger, event, ctx, channel_type=channel_type, channel_id=channel_id
                     )
         await self.emit(
             "user_input_required",

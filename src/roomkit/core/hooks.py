@@ -16,7 +16,8 @@ import inspect
 import itertools
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypedDict, TypeVar
 
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import (
@@ -29,7 +30,7 @@ from roomkit.models.hooks import (
     RoomContext,
 )
 
-__all__ = ["HookEngine", "HookFn", "HookOptions"]
+__all__ = ["HOOK_DEFAULTS", "HookDefaults", "HookEngine", "HookFn", "HookOptions"]
 
 logger = logging.getLogger("roomkit.hooks")
 
@@ -38,12 +39,31 @@ _F = TypeVar("_F", bound=HookFn)
 _FAIL_CLOSED_TRIGGERS = frozenset({HookTrigger.BEFORE_TOOL_USE})
 
 
+@dataclass(frozen=True, slots=True)
+class HookDefaults:
+    """The defaults of a hook's options, described at :meth:`HookEngine.register`: every
+    signature that takes them (``register``, ``hook``, ``RoomKit.hook``,
+    ``RoomKit.add_hook``) reads its defaults from :data:`HOOK_DEFAULTS`."""
+
+    execution: HookExecution = HookExecution.SYNC
+    priority: int = 0
+    name: str | None = None
+    timeout: float = 30.0
+    channel_types: Iterable[ChannelType] | None = None
+    channel_ids: Iterable[str] | None = None
+    fail_closed: bool | None = None
+
+
+HOOK_DEFAULTS = HookDefaults()
+"""The one place the defaults of a hook's options are written."""
+
+
 class HookOptions(TypedDict, total=False):
-    """The options of a hook besides its trigger, function and execution; each is described
-    at :meth:`HookEngine.register`, which holds their defaults."""
+    """The options of a hook besides its trigger, function and execution, as keywords to
+    pass on (``**options``); each is described at :meth:`HookEngine.register`."""
 
     priority: int
-    name: str
+    name: str | None
     timeout: float
     channel_types: Iterable[ChannelType] | None
     channel_ids: Iterable[str] | None
@@ -92,13 +112,13 @@ class HookEngine:
         trigger: HookTrigger,
         fn: HookFn,
         *,
-        execution: HookExecution = HookExecution.SYNC,
-        priority: int = 0,
-        name: str = "",
-        timeout: float = 30.0,
-        channel_types: Iterable[ChannelType] | None = None,
-        channel_ids: Iterable[str] | None = None,
-        fail_closed: bool | None = None,
+        execution: HookExecution = HOOK_DEFAULTS.execution,
+        priority: int = HOOK_DEFAULTS.priority,
+        name: str | None = HOOK_DEFAULTS.name,
+        timeout: float = HOOK_DEFAULTS.timeout,
+        channel_types: Iterable[ChannelType] | None = HOOK_DEFAULTS.channel_types,
+        channel_ids: Iterable[str] | None = HOOK_DEFAULTS.channel_ids,
+        fail_closed: bool | None = HOOK_DEFAULTS.fail_closed,
     ) -> HookRegistration:
         """Register ``fn`` for ``trigger``.
 
@@ -107,8 +127,8 @@ class HookEngine:
             fn: ``async def fn(event, ctx) -> HookResult | None``.
             execution: SYNC to take part in the chain, ASYNC to observe afterwards.
             priority: lower runs first; ties run in registration order.
-            name: the name in logs and outcomes; defaults to ``fn.__name__``.
-            timeout: seconds one run may take.
+            name: the name in logs and outcomes; ``fn.__name__`` when ``None``.
+            timeout: seconds one run may take (30 by default).
             channel_types: run only for events from these kinds of channel.
             channel_ids: run only for events from these channels.
             fail_closed: whether a failure blocks the event; ``None`` follows the trigger
@@ -123,7 +143,7 @@ class HookEngine:
         """
         trigger = HookTrigger(trigger)
         execution = HookExecution(execution)
-        label = name or getattr(fn, "__name__", type(fn).__name__)
+        label = name or str(getattr(fn, "__name__", type(fn).__name__))
         if not _is_async_callable(fn):
             raise TypeError(
                 f"hook {label!r} must be an async function (async def {label}(event, ctx)), "
@@ -157,14 +177,29 @@ class HookEngine:
         self,
         trigger: HookTrigger,
         *,
-        execution: HookExecution = HookExecution.SYNC,
-        **options: Unpack[HookOptions],
+        execution: HookExecution = HOOK_DEFAULTS.execution,
+        priority: int = HOOK_DEFAULTS.priority,
+        name: str | None = HOOK_DEFAULTS.name,
+        timeout: float = HOOK_DEFAULTS.timeout,
+        channel_types: Iterable[ChannelType] | None = HOOK_DEFAULTS.channel_types,
+        channel_ids: Iterable[str] | None = HOOK_DEFAULTS.channel_ids,
+        fail_closed: bool | None = HOOK_DEFAULTS.fail_closed,
     ) -> Callable[[_F], _F]:
         """Decorator form of :meth:`register` (same options); it returns the function
         unchanged."""
 
         def decorate(fn: _F) -> _F:
-            self.register(trigger, fn, execution=execution, **options)
+            self.register(
+                trigger,
+                fn,
+                execution=execution,
+                priority=priority,
+                name=name,
+                timeout=timeout,
+                channel_types=channel_types,
+                channel_ids=channel_ids,
+                fail_closed=fail_closed,
+            )
             return fn
 
         return decorate

@@ -142,6 +142,9 @@ class PendingInput:
     )
     # Where the handler's deadline schedule keeps this request's deadline; None when none.
     _deadline_entry: object = field(default=None, init=False, repr=False)
+    # On the memory store, the request's history as recorded (linked when read); None when
+    # its history is kept elsewhere (a durable store) or nothing was recorded.
+    _history: tuple[object, ...] | None = field(default=None, init=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

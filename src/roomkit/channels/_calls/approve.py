@@ -18,13 +18,18 @@ second wait) gets the recorded outcome from the request's history, never a secon
 from __future__ import annotations
 
 import copy
+import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels._calls.outcome import CallOutcome, refused, served
 from roomkit.channels._calls.serve import ToolServer, serve
-from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
+from roomkit.core.exceptions import (
+    HumanInputRejectedError,
+    HumanInputTimeoutError,
+    UnknownRequestError,
+)
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools import texts
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Verdict", "executed", "held", "run_verdict", "spend", "spent_entry", "verdict_on"]
 
+logger = logging.getLogger("roomkit.channels.calls")
 
 _MEMORY_SPEND = 86_400.0
 """Seconds the memory ledger remembers that an approval's run was spent."""
@@ -202,18 +208,24 @@ async def spend(handler: HumanInputHandler, verdict: Verdict) -> CallOutcome | N
 
 
 async def executed(handler: HumanInputHandler, verdict: Verdict, outcome: CallOutcome) -> None:
-    """Write the run to the approval's history."""
+    """Write the run to the approval's history.
+
+    On the memory store the history goes with the request once its outcome leaves the
+    retention; a run that ends after that is logged instead, and its result still counts.
+    """
     assert verdict.request is not None
-    await handler.record(
-        verdict.request.pending_id,
-        new_entry(
-            "executed",
-            digest=verdict.digest,
-            ran=not outcome.refused,
-            is_error=outcome.is_error,
-            content=outcome.content,
-        ),
+    pending_id = verdict.request.pending_id
+    entry = new_entry(
+        "executed",
+        digest=verdict.digest,
+        ran=not outcome.refused,
+        is_error=outcome.is_error,
+        content=outcome.content,
     )
+    try:
+        await handler.record(pending_id, entry)
+    except UnknownRequestError:
+        logger.warning("The run of approval %s was not recorded: its history is gone", pending_id)
 
 
 async def _run(

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from roomkit.core.exceptions import (
@@ -34,7 +32,6 @@ __all__ = [
     "check_text",
     "check_timeout",
     "fits",
-    "id_stream",
     "outcome",
     "owned_key",
 ]
@@ -45,18 +42,6 @@ _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
 _DIGEST = re.compile(r"[0-9a-f]{64}")
-
-
-def id_stream() -> Iterator[str]:
-    """Random 32-hex-digit ids, cut from one ``os.urandom`` call per 64 ids.
-
-    The system call, not the randomness, is what makes ``os.urandom(16)`` per id cost; the
-    ids stay as unguessable as if each had its own call.
-    """
-    while True:
-        pool = os.urandom(16 * 64).hex()
-        for start in range(0, len(pool), 32):
-            yield pool[start : start + 32]
 
 
 def check_digest(digest: object) -> None:
@@ -111,15 +96,12 @@ def check_request_text(
             surrogate; the message names it.
     """
     try:
+        # The fields joined: one test of them all, in a few steps.
         plain = (
             type(tool_name) is str
-            and tool_name.isascii()
-            and room_id.isascii()
-            and tool_call_id.isascii()
-            and channel_id.isascii()
-            and (actor_id is None or actor_id.isascii())
+            and (tool_name + room_id + tool_call_id + channel_id + (actor_id or "")).isascii()
         )
-    except AttributeError:  # a field that is not a str: each is looked at below
+    except TypeError:  # a field that is not a str: each is looked at below
         plain = False
     if plain:
         # The common case, a flat object of ASCII texts, without a call.

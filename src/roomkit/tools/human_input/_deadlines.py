@@ -10,7 +10,9 @@ earlier than the last one queued joins a first-in, first-out queue; any other go
 A request answered in its turn leaves the queue's head at once; one answered out of turn stays
 behind as a dead entry, dropped when it reaches the head, and both structures are compacted
 when dead entries outnumber live ones, so memory follows the number of open deadlines.
-Deadlines of the same instant expire in the order they were set, wherever they are kept.
+Deadlines of the same instant expire in the same pass of the timer (in the order they were
+set within the queue, and within the heap). A queued deadline costs its request no object
+of its own: a marker says where it is.
 
 The loop timer is left armed when the last deadline goes: arming and cancelling a loop timer
 per request costs more than the one early wake-up this can cause, which finds nothing due and
@@ -29,17 +31,21 @@ from typing import Any
 
 from roomkit.models.pending_input import PendingInput
 
-__all__ = ["DeadlineQueue"]
+__all__ = ["QUEUED", "DeadlineQueue"]
 
 _COMPACT_FLOOR = 64
+
+QUEUED = True
+"""The ``_deadline_entry`` of a request whose deadline is in the queue (a shared constant)."""
 
 
 class DeadlineQueue:
     """Calls ``expire(request)`` once ``request.deadline`` passes, unless discarded first.
 
-    A request's ``_deadline_entry`` says where its live deadline is kept: an ``int`` (the
-    order it was set in) for the queue, a ``[when, order, request]`` list for the heap, or
-    ``None``. A queue or heap entry that its request no longer points to is dead.
+    A request's ``_deadline_entry`` says where its live deadline is kept: :data:`QUEUED`
+    for the queue, a ``[when, order, request]`` list for the heap, or ``None``. A queue
+    entry whose request is no longer marked queued, or a heap entry its request no longer
+    points to, is dead.
     """
 
     __slots__ = (
@@ -73,7 +79,7 @@ class DeadlineQueue:
         if when >= self._queue_last or not queue:
             queue.append(request)
             self._queue_last = when
-            request._deadline_entry = next(self._order)
+            request._deadline_entry = QUEUED
         else:
             entry = [when, next(self._order), request]
             heappush(self._heap, entry)
@@ -92,12 +98,12 @@ class DeadlineQueue:
         if queue and queue[0] is request:
             queue.popleft()
             # Answered in its turn, the common case: a head left alive needs no sweep.
-            if self._heap or (queue and type(queue[0]._deadline_entry) is not int):
+            if self._heap or (queue and queue[0]._deadline_entry is not QUEUED):
                 self._drop_dead_heads()
             return
         dead = len(queue) + len(self._heap) - self._live
         if dead > _COMPACT_FLOOR and dead > self._live:
-            queue = deque(request for request in queue if type(request._deadline_entry) is int)
+            queue = deque(request for request in queue if request._deadline_entry is QUEUED)
             self._queue = queue
             heap = [entry for entry in self._heap if entry[2]._deadline_entry is entry]
             heapify(heap)
@@ -114,26 +120,24 @@ class DeadlineQueue:
 
     def _drop_dead_heads(self) -> None:
         queue = self._queue
-        while queue and type(queue[0]._deadline_entry) is not int:
+        while queue and queue[0]._deadline_entry is not QUEUED:
             queue.popleft()
         heap = self._heap
         while heap and heap[0][2]._deadline_entry is not heap[0]:
             heappop(heap)
 
-    def _earliest(self) -> tuple[float, int, PendingInput] | None:
-        """The earliest live deadline, the order it was set in, and its request."""
+    def _earliest(self) -> tuple[float, PendingInput] | None:
+        """The earliest live deadline and its request."""
         self._drop_dead_heads()
-        earliest: tuple[float, int, PendingInput] | None = None
+        earliest: tuple[float, PendingInput] | None = None
         if self._queue:
             first = self._queue[0]
-            order = first._deadline_entry
             assert first.deadline is not None
-            assert isinstance(order, int)
-            earliest = (first.deadline, order, first)
+            earliest = (first.deadline, first)
         if self._heap:
-            when, order, request = self._heap[0]
-            if earliest is None or (when, order) < earliest[:2]:
-                earliest = (when, order, request)
+            when, _, request = self._heap[0]
+            if earliest is None or when < earliest[0]:
+                earliest = (when, request)
         return earliest
 
     def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
@@ -151,8 +155,8 @@ class DeadlineQueue:
         now = loop.time()
         earliest = self._earliest()
         while earliest is not None and earliest[0] <= now:
-            request = earliest[2]
-            if type(request._deadline_entry) is int:
+            request = earliest[1]
+            if request._deadline_entry is QUEUED:
                 self._queue.popleft()
             else:
                 heappop(self._heap)

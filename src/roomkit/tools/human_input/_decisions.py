@@ -27,28 +27,21 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import Decision, read_decision
-from roomkit.tools.human_input._checks import check_digest, check_options
+from roomkit.tools.human_input._checks import check_digest
 from roomkit.tools.human_input._in_transaction import Settle, answered
-from roomkit.tools.human_input.stores import (
-    Ballot,
-    HistoryLog,
-    MemoryHistory,
-    check_entry,
-    new_entry,
-    settled_entry,
-)
+from roomkit.tools.human_input.stores import Ballot, check_entry, new_entry, settled_entry
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._durable_engine import DurableEngine
     from roomkit.tools.human_input._memory_engine import MemoryEngine
 
-__all__ = ["APPROVAL", "Decisions", "check_actors", "trail"]
+__all__ = ["APPROVAL", "Decisions", "HistoryKeeper", "check_actors", "trail"]
 
 APPROVAL = "approval"
 MAX_DESCRIPTION_CHARS = 4000
@@ -59,6 +52,14 @@ MAX_SHOWN_ARGUMENTS = 2000
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
+
+
+class HistoryKeeper(Protocol):
+    """Where a handler's histories are kept: a durable store, or the requests in memory."""
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int: ...
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]: ...
 
 
 def trail(
@@ -90,9 +91,7 @@ class Decisions:
 
     __slots__ = ("_engine", "log")
 
-    def __init__(
-        self, engine: MemoryEngine | DurableEngine, log: HistoryLog | MemoryHistory
-    ) -> None:
+    def __init__(self, engine: MemoryEngine | DurableEngine, log: HistoryKeeper) -> None:
         self._engine = engine
         self.log = log
         """Where the histories are kept: the durable store, or one in memory."""
@@ -149,29 +148,6 @@ class Decisions:
             room=request.room_id,
             channel=request.channel_id,
             **described,
-        )
-        return await self._engine.create(request, timeout, (entry,))
-
-    async def ask(
-        self,
-        request: PendingInput,
-        key: str | None,
-        answer_schema: dict[str, Any] | None,
-        timeout: float | None,
-    ) -> PendingInput:
-        """Store the question ``request`` once its options are checked; its first history
-        entry (what was asked of whom, where) goes into the store in the same write, when
-        the request is created (a key that re-attaches to an open request writes none)."""
-        if key is not None or answer_schema is not None or timeout is not None:
-            check_options(request, key, answer_schema, timeout)
-        entry = new_entry(
-            "created",
-            actor=request.actor_id,
-            tool=request.tool_name,
-            digest=arguments_digest(request.tool_name, request.arguments),
-            arguments=request.arguments,
-            room=request.room_id,
-            channel=request.channel_id,
         )
         return await self._engine.create(request, timeout, (entry,))
 

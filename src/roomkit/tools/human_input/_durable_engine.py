@@ -24,7 +24,7 @@ from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits, timed_out
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement
+from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     DurableSettledHistory,
@@ -74,11 +74,17 @@ class DurableEngine:
     # -- creating ----------------------------------------------------------------------------
 
     async def create(
-        self, request: PendingInput, timeout: float | None, history: tuple[dict[str, Any], ...]
+        self,
+        request: PendingInput,
+        timeout: float | None,
+        history: tuple[dict[str, Any], ...] | None,
     ) -> PendingInput:
         """Insert ``request`` (or re-attach to the one its key names) and announce it;
-        ``history`` starts its history in the insert's own write when it is created."""
+        ``history`` starts its history in the insert's own write when it is created
+        (``None``: a question's ``created`` entry)."""
         store = self.store
+        if history is None:
+            history = (asked_entry(request),)
         if timeout is not None:
             request.deadline = store.clock() + timeout
         record, created = await store.insert(request, history=history)

@@ -14,6 +14,7 @@ suspended wait.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
@@ -24,15 +25,9 @@ from roomkit.tools.human_input._announce import Announcer, emit, listen_to
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
+from roomkit.tools.human_input._memory_trail import ASKED, ASKED_ONLY, link_now, settled_record
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import (
-    Ballot,
-    Judgement,
-    MemoryHistory,
-    judge,
-    settled_entry,
-    widened,
-)
+from roomkit.tools.human_input.stores import Ballot, Judgement, judge, widened
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
     PendingChange,
@@ -55,40 +50,54 @@ _QUORUM_ONLY = (
     "`await handler.aresolve(pending_id, approve(), by=actor)`"
 )
 
+_RESOLVED_TEXT = _RESOLVED.value
 _get_running_loop = asyncio.get_running_loop
+_time_ns = time.time_ns
 
 
 class MemoryEngine:
     """Requests, waits and deadlines in this process, over a synchronous store."""
 
-    __slots__ = ("_announcer", "_deadlines", "_history", "_listeners", "_store", "store")
+    __slots__ = ("_announcer", "_deadlines", "_listeners", "_quorums", "_store", "_trail", "store")
 
     durable = False
 
-    def __init__(self, store: PendingStore, announcer: Announcer, history: object) -> None:
+    def __init__(self, store: PendingStore, announcer: Announcer, *, trail: bool) -> None:
         self._store = self.store = store
         self._announcer = announcer
-        # Where a settle's entries go, in the same step as the settle: the handler's
-        # MemoryHistory (a store keeping a history of its own is not written to here).
-        self._history = history if isinstance(history, MemoryHistory) else None
+        # Whether the requests carry their histories (:mod:`._memory_trail`), written in
+        # the same step as what they record; a store keeping a history of its own is not
+        # written to here.
+        self._trail = trail
         self._listeners: list[ChangeListener] = []
         self._deadlines = DeadlineQueue(self._expire)
+        # The open quorum approvals, whose answers are votes: a plain resolve() refuses them.
+        self._quorums: set[str] = set()
 
     # -- creating ----------------------------------------------------------------------------
 
     async def create(
-        self, request: PendingInput, timeout: float | None, history: tuple[dict[str, Any], ...]
+        self,
+        request: PendingInput,
+        timeout: float | None,
+        history: tuple[dict[str, Any], ...] | None,
     ) -> PendingInput:
         """Store ``request`` (or return the request its key names) and announce it;
-        ``history`` starts its history in the same step when it is created."""
+        ``history`` starts its history in the same step when it is created (``None``: a
+        question's ``created`` entry, made from the request when the history is read)."""
         store = self._store
         if request.key is not None:
             existing = store.by_key(request.key)
             if existing is not None:
                 return existing
         store.add(request)
-        if self._history is not None and history:
-            self._history.append_linked(request.pending_id, history)
+        if request.quorum is not None:
+            self._quorums.add(request.pending_id)
+        if self._trail:
+            if history is None:
+                request._history = ASKED_ONLY
+            else:
+                link_now(request, history)
         if timeout is not None:
             loop = _get_running_loop()
             request.deadline = when = loop.time() + timeout
@@ -149,18 +158,26 @@ class MemoryEngine:
     # -- settling ----------------------------------------------------------------------------
 
     def resolve(self, pending_id: str, result: str) -> bool:
-        held = self._store.get(pending_id)
-        if held is not None and held.quorum is not None:
+        if self._quorums and pending_id in self._quorums:
             raise AsyncSettleRequiredError(_QUORUM_ONLY.format(method="resolve"))
         request = self._store.settle(pending_id, _RESOLVED, result=result)
-        return self._won(request, (settled_entry(_RESOLVED.value),))
+        if request is None:
+            return False
+        if self._trail:
+            # The settled entry as a record, made into an entry when the history is read.
+            record = (_RESOLVED_TEXT, _time_ns(), False)
+            history = request._history
+            request._history = (
+                (ASKED, record) if history is ASKED_ONLY else (*(history or ()), record)
+            )
+        self._settled(request)
+        return True
 
     def reject(self, pending_id: str, reason: str) -> bool:
-        held = self._store.get(pending_id)
-        if held is not None and held.quorum is not None:
+        if self._quorums and pending_id in self._quorums:
             raise AsyncSettleRequiredError(_QUORUM_ONLY.format(method="reject"))
         request = self._store.settle(pending_id, _REJECTED, reason=reason)
-        return self._won(request, (settled_entry(_REJECTED.value),))
+        return self._won(request, (settled_record(_REJECTED.value),))
 
     def release(self, pending_id: str) -> bool:
         request = self._store.get(pending_id)
@@ -186,7 +203,7 @@ class MemoryEngine:
             won = self._store.settle(pending_id, status, result=text, settled_by=by)
         else:
             won = self._store.settle(pending_id, status, reason=text, settled_by=by)
-        return self._won(won, history)
+        return self._won(won, _copied(history))
 
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> bool:
         """Add ``actors`` to the approvers of the open request; ``False`` when not open."""
@@ -216,8 +233,8 @@ class MemoryEngine:
         request.arguments, request.arguments_digest = after.arguments, after.arguments_digest
         entries = judgement.entries
         if after.status is _PENDING:
-            if self._history is not None:
-                self._history.append_chained(pending_id, entries)
+            if self._trail:
+                request._history = (*(request._history or ()), *_copied(entries))
             if self._listeners:
                 emit(self._listeners, PendingChange(_VOTED, pending_id))
         else:
@@ -228,7 +245,7 @@ class MemoryEngine:
                 reason=after.reject_reason,
                 settled_by=after.settled_by,
             )
-            self._won(won, entries)
+            self._won(won, _copied(entries))
         return Judgement(True, request, write=True, entries=entries)
 
     async def time_out(self, request: PendingInput) -> PendingInput | None:
@@ -242,36 +259,39 @@ class MemoryEngine:
             if channel_id is None or request.channel_id == channel_id:
                 self._withdraw(request, HANDLER_CLOSED)
 
-    def _won(self, request: PendingInput | None, history: tuple[dict[str, Any], ...]) -> bool:
-        """Record ``history`` and wake the waits on ``request`` when the store says this
-        settle won it: in the settle's own step, so a woken wait finds the entries."""
+    def _won(self, request: PendingInput | None, history: tuple[object, ...]) -> bool:
+        """Record ``history`` (entries, or the records of :mod:`._memory_trail`) and wake the
+        waits on ``request`` when the store says this settle won it: in the settle's own
+        step, so a woken wait finds the entries."""
         if request is None:
             return False
-        if self._history is not None and history:
-            self._history.append_chained(request.pending_id, history)
+        if self._trail:
+            request._history = (*(request._history or ()), *history)
         self._settled(request)
         return True
 
     def _withdraw(self, request: PendingInput, reason: str) -> None:
         won = self._store.settle(request.pending_id, _REJECTED, reason=reason, withdrawn=True)
-        self._won(won, (settled_entry(_REJECTED.value, withdrawn=True),))
+        self._won(won, (settled_record(_REJECTED.value, withdrawn=True),))
         self._store.retire(request)
 
     def _expire(self, request: PendingInput) -> None:
         won = self._store.settle(request.pending_id, _TIMED_OUT)
-        self._won(won, (settled_entry(_TIMED_OUT.value),))
+        self._won(won, (settled_record(_TIMED_OUT.value),))
 
     def _settled(self, request: PendingInput) -> None:
         """Wake the request's waits and drop its deadline, once the store recorded a win."""
         if request._deadline_entry is not None:
             self._deadlines.discard(request)
+        if self._quorums and request.quorum is not None:
+            self._quorums.discard(request.pending_id)
         if self._listeners:
             emit(self._listeners, PendingChange(_SETTLED, request.pending_id))
         waiters: Any = request._waiters  # futures completed with the settled request
         if waiters is None:
             return
         request._waiters = None
-        if isinstance(waiters, list):
+        if type(waiters) is list:
             for waiter in waiters:
                 if not waiter.done():
                     waiter.set_result(request)
@@ -339,6 +359,12 @@ class MemoryEngine:
         deadlines = self._deadlines
         timers = 1 if deadlines.armed else 0
         return HandlerStatistics(len(active), parked, len(deadlines), notifications, timers)
+
+
+def _copied(entries: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    """``entries`` as the history keeps them until it is read: copies, so that a caller
+    changing its dicts afterwards changes nothing recorded."""
+    return tuple([dict(entry) for entry in entries])
 
 
 async def _ready(request: PendingInput) -> PendingInput:

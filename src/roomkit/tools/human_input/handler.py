@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Collection, Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 from roomkit.core.exceptions import InvalidAnswerError
@@ -28,14 +27,20 @@ from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallba
 from roomkit.tools.human_input._answering import answer
 from roomkit.tools.human_input._checks import (
     check_options,
-    check_request_text,
     check_text,
     check_timeout,
-    id_stream,
 )
-from roomkit.tools.human_input._decisions import APPROVAL, Decisions, check_actors, trail
+from roomkit.tools.human_input._decisions import (
+    APPROVAL,
+    Decisions,
+    HistoryKeeper,
+    check_actors,
+    trail,
+)
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
+from roomkit.tools.human_input._memory_trail import MemoryTrail
+from roomkit.tools.human_input._requests import RequestMaker
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import (
     HistoryLog,
@@ -65,7 +70,9 @@ class HumanInputHandler:
 
     Args:
         retention: how many settled outcomes stay replayable by ``wait()`` once the request
-            has left the active set (oldest evicted first); ``0`` switches replay off.
+            has left the active set (oldest evicted first); ``0`` switches replay off. On
+            the memory store a request's history goes with its outcome
+            (``MemoryStore(audit_retention=...)`` keeps more histories).
         store: where requests and outcomes live; a :class:`MemoryStore` with ``retention``
             by default. A durable store (SQLite, Redis) is shared by processes: an answer
             given in any of them ends the wait in this one. On a durable store, settle with
@@ -81,16 +88,20 @@ class HumanInputHandler:
         self, *, retention: int = 128, store: PendingStore | DurableStore | None = None
     ) -> None:
         self._announcer = announcer = Announcer(self.areject)
-        log = store if isinstance(store, HistoryLog) else MemoryHistory()
+        log: HistoryKeeper
         self._engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
             self._engine = DurableEngine(store, announcer)
+            log = store if isinstance(store, HistoryLog) else MemoryHistory()
         else:
             memory = store if store is not None else MemoryStore(retention=retention)
-            self._engine = MemoryEngine(memory, announcer, log)
+            # A store keeping histories of its own keeps them; else the requests carry theirs.
+            keeps = isinstance(memory, HistoryLog)
+            self._engine = MemoryEngine(memory, announcer, trail=not keeps)
+            log = memory if isinstance(memory, HistoryLog) else MemoryTrail(memory)
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
         self._decisions = Decisions(self._engine, log)
-        self._ids = id_stream()
+        self._new = RequestMaker(announcer).make
 
     # -- the application-level notification -------------------------------------------------
 
@@ -101,7 +112,12 @@ class HumanInputHandler:
 
     @on_input_required.setter
     def on_input_required(self, callback: OnInputRequiredCallback | None) -> None:
+        if callback is not None and not callable(callback):
+            raise TypeError(f"the callback must be an async callable or None, got {callback!r}")
         self._announcer.default = callback
+
+    # RoomKit 0.109's name, which its code and tests assign: the same callback.
+    _on_input_required = on_input_required
 
     def set_on_input_required(self, channel_id: str, callback: OnInputRequiredCallback) -> int:
         """Route the requests of ``channel_id`` to ``callback``; return the registration token.
@@ -158,10 +174,13 @@ class HumanInputHandler:
                 (a lone surrogate); nothing was stored.
             StoreUnavailableError: a durable store cannot be reached.
         """
-        request = self._request(
+        request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
-        return await self._decisions.ask(request, key, answer_schema, timeout)
+        if key is not None or answer_schema is not None or timeout is not None:
+            check_options(request, key, answer_schema, timeout)
+        # Its created entry comes from the request itself (what was asked of whom, where).
+        return await self._engine.create(request, timeout, None)
 
     async def create_detached(
         self,
@@ -181,10 +200,12 @@ class HumanInputHandler:
 
         The caller owns the cleanup and must :meth:`release` (or ``arelease``) the request.
         """
-        request = self._request(
+        request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
-        return await self._decisions.ask(request, key, answer_schema, timeout)
+        if key is not None or answer_schema is not None or timeout is not None:
+            check_options(request, key, answer_schema, timeout)
+        return await self._engine.create(request, timeout, None)
 
     async def create_approval(
         self,
@@ -219,49 +240,13 @@ class HumanInputHandler:
             As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``/``quorum``.
         """
         chosen = check_actors(approvers)
-        request = self._request(
+        request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema, quorum, veto)
         # Its created entry goes in with it, before whatever the announcement leads to.
         return await self._decisions.hold(request, timeout, surface=surface, about=description)
-
-    def _request(
-        self,
-        tool_name: str,
-        arguments: dict[str, Any],
-        room_id: str,
-        tool_call_id: str,
-        channel_id: str,
-        channel_type: ChannelType,
-        actor_id: str | None,
-        detached: bool,
-    ) -> PendingInput:
-        """A new pending request, once the scope is open and every text is checked."""
-        announcer = self._announcer
-        if announcer.closed or channel_id in announcer.closed_channels:
-            announcer.check_open(channel_id)
-        if not isinstance(arguments, dict):
-            raise TypeError(f"arguments must be a dict, got {type(arguments).__name__}")
-        check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
-        # Every field by position: keyword arguments and the default factory cost more than
-        # the rest of the dataclass's __init__.
-        return PendingInput(
-            next(self._ids),
-            tool_name,
-            arguments,
-            room_id,
-            tool_call_id,
-            channel_id,
-            _PENDING,  # status
-            None,  # result
-            None,  # reject_reason
-            detached,
-            datetime.now(UTC),  # created_at
-            actor_id,
-            channel_type,
-        )
 
     # -- waiting -----------------------------------------------------------------------------
 
@@ -280,15 +265,14 @@ class HumanInputHandler:
         # The default (a non-negative int) passes without a call; the rest is checked in full.
         if type(timeout) is not int or timeout < 0:
             check_timeout(timeout)
-        # Few locals: each one is a slot in every suspended wait().
-        engine = self._engine
+        # Few locals and a short stack: each slot is 8 bytes of every suspended wait().
         try:
-            settled = await engine.listen(pending_id, timeout)
+            settled = await self._engine.listen(pending_id, timeout)
         except asyncio.CancelledError:
             # The waiting call was cut: its request is withdrawn, so a late answer is refused.
-            await engine.abandon(pending_id)
+            await self._engine.abandon(pending_id)
             raise
-        return engine.collect(settled)
+        return self._engine.collect(settled)
 
     # -- settling from outside ---------------------------------------------------------------
 
@@ -455,7 +439,8 @@ class HumanInputHandler:
         ``at`` (ISO-8601 UTC), ``actor``, ``surface``, ``seq`` and the type's own fields.
 
         On a durable store it is the store's, shared by every process; otherwise it lives
-        in this process.
+        in this process while the store knows the request (open, or its outcome retained),
+        and a request it no longer knows has an empty history.
         """
         return await self._decisions.history(pending_id)
 
@@ -465,6 +450,8 @@ class HumanInputHandler:
         Raises:
             TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
                 ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one).
+            UnknownRequestError: on the memory store, the request's history is gone (its
+                outcome left the retention).
         """
         return await self._decisions.record(pending_id, entry)
 

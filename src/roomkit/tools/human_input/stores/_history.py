@@ -21,8 +21,9 @@ place of a settle that came after the deadline, it appends :func:`deadline_entry
 Each store names the step that appends chained entries inside a write already open,
 ``append_chained``, for any other write that must record its entries with it.
 
-:class:`HistoryLog` is what a durable store offers; :class:`MemoryHistory` keeps the history
-of a handler on the memory store.
+:class:`HistoryLog` is what a durable store offers; :class:`MemoryHistory` keeps histories
+in this process's memory (a handler on the memory store does not need one: its requests
+carry their own histories, and these go with them).
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import InvalidTextError
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "ENTRY_TYPES",
     "HistoryLog",
     "MemoryHistory",
+    "asked_entry",
     "broken_link",
     "chain_text",
     "chain_texts",
@@ -49,6 +51,7 @@ __all__ = [
     "check_entry",
     "deadline_entry",
     "entry_text",
+    "entry_time",
     "first_prev",
     "link_digest",
     "linked_chain",
@@ -75,6 +78,27 @@ def new_entry(
     """An entry of type ``kind`` made now (``seq`` is the store's to assign)."""
     at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     return {"type": kind, "at": at, "actor": actor, "surface": surface, **fields}
+
+
+def entry_time(at: datetime) -> str:
+    """``at`` as an entry's ``at``: ISO-8601 in UTC, ``Z`` for the offset."""
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def asked_entry(request: PendingInput) -> dict[str, Any]:
+    """The ``created`` entry of the question ``request``: what was asked (the tool, the
+    arguments and their digest) of whom, in which room and channel, at its creation."""
+    return {
+        "type": "created",
+        "at": entry_time(request.created_at),
+        "actor": request.actor_id,
+        "surface": None,
+        "tool": request.tool_name,
+        "digest": arguments_digest(request.tool_name, request.arguments),
+        "arguments": request.arguments,
+        "room": request.room_id,
+        "channel": request.channel_id,
+    }
 
 
 def settled_entry(
@@ -272,7 +296,7 @@ class HistoryLog(Protocol):
 
 
 class MemoryHistory:
-    """The histories of a handler's requests, in this process's memory.
+    """Histories of requests, in this process's memory, by request id.
 
     Every chain is kept while the handler lives: an open request's chain is never dropped.
 

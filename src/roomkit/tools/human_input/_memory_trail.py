@@ -1,0 +1,152 @@
+"""The histories of requests on the memory store: recorded cheaply, linked when read.
+
+A request's history rides on the request itself (``PendingInput._history``), so it lives
+exactly as long as the store knows the request: while it is open, while its outcome is
+retained, and, with ``MemoryStore(audit_retention=...)``, while it is among the settled
+requests kept for their history. However many requests come and go, memory follows the
+retention.
+
+Recording costs next to nothing: a question's ``created`` entry is the marker
+:data:`ASKED` (the entry is made from the request's own fields, which never change once
+it is stored), a settle by the handler is a small tuple (its status, the time in
+nanoseconds, whether the handler withdrew it), and an entry given as a dict is kept as
+it is. The canonical JSON and the SHA-256 chain (:mod:`~roomkit.tools.human_input.stores.
+_history`) are made when someone reads or appends to the history, and kept from then on
+in place of what they were made from, so every reader sees one chain. The entries come
+out exactly as if each had been linked when it was recorded.
+
+An entry appended by :meth:`MemoryTrail.append_history` (a surface's ``shown``, a run's
+``executed``) is linked at once, its values taken as they are at the call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from roomkit.core.exceptions import UnknownRequestError
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input.stores import (
+    MemoryStore,
+    PendingStore,
+    asked_entry,
+    entry_time,
+    first_prev,
+    link_digest,
+    linked_chain,
+    linked_text,
+    read_entry,
+)
+
+__all__ = ["ASKED", "ASKED_ONLY", "MemoryTrail", "link_now", "settled_record"]
+
+ASKED = object()
+"""A question's ``created`` entry, made from the request when the history is read."""
+ASKED_ONLY = (ASKED,)
+"""The history of a question just asked."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_time_ns = time.time_ns
+
+
+def settled_record(status: str, withdrawn: bool = False) -> tuple[str, int, bool]:
+    """A settle by the handler itself (no actor, no surface), stamped now: what becomes its
+    ``settled`` entry when the history is read."""
+    return (status, _time_ns(), withdrawn)
+
+
+def link_now(request: PendingInput, entries: Sequence[Mapping[str, Any]]) -> None:
+    """Start the history of ``request`` with ``entries``, linked at once (their values may
+    change after the call: an approval's ``created`` entry holds its arguments)."""
+    request._history = tuple(linked_chain(entries, first_prev(request.pending_id))[0])
+
+
+def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
+    """The entry that ``item`` (anything but a linked text) was recorded for."""
+    if item is ASKED:
+        return asked_entry(request)
+    if type(item) is tuple:
+        status, stamp, withdrawn = item
+        at = _EPOCH + timedelta(microseconds=stamp // 1000)
+        entry = {
+            "type": "settled",
+            "at": entry_time(at),
+            "actor": None,
+            "surface": None,
+            "status": status,
+        }
+        if withdrawn:
+            entry["withdrawn"] = True
+        return entry
+    assert isinstance(item, dict)
+    return item
+
+
+def _linked(request: PendingInput) -> tuple[str, ...]:
+    """The history of ``request`` as stored texts, linking what was not linked yet."""
+    chain = request._history
+    if not chain:
+        return ()
+    texts: list[str] = []
+    prev = ""
+    changed = False
+    for item in chain:
+        if type(item) is str:
+            text = item
+        else:
+            text = linked_text(_entry(item, request), prev or first_prev(request.pending_id))
+            changed = True
+        texts.append(text)
+        prev = link_digest(text)
+    linked = tuple(texts)
+    if changed:
+        request._history = linked
+    return linked
+
+
+class MemoryTrail:
+    """The history log of a handler on the memory store: the histories its requests carry.
+
+    Args:
+        store: the handler's store; a :class:`MemoryStore` also keeps the histories of the
+            settled requests its ``audit_retention`` asks for.
+    """
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: PendingStore) -> None:
+        self._store = store
+
+    def _recall(self, pending_id: str) -> PendingInput | None:
+        store = self._store
+        if isinstance(store, MemoryStore):
+            return store.recall(pending_id)
+        return store.get(pending_id) or store.get_settled(pending_id)
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` (checked already), linked now; its ``seq``.
+
+        Raises:
+            UnknownRequestError: the store no longer knows the request, so its history is
+                gone (the memory store keeps it while the request is open or retained).
+        """
+        request = self._recall(pending_id)
+        if request is None:
+            raise UnknownRequestError(
+                f"No history is kept for request {pending_id}: the memory store keeps a "
+                "request's history while it is open or its outcome retained (pass "
+                "MemoryStore(audit_retention=...) to keep more, or use a durable store)"
+            )
+        texts = _linked(request)
+        prev = link_digest(texts[-1]) if texts else first_prev(pending_id)
+        request._history = (*texts, linked_text(entry, prev))
+        return len(texts)
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first; empty when the store no longer knows it."""
+        request = self._recall(pending_id)
+        if request is None:
+            return []
+        return [read_entry(text, seq) for seq, text in enumerate(_linked(request))]

@@ -1,0 +1,84 @@
+"""New requests: the scope checked open, every text checked, an id, the time of creation.
+
+This is the first step of every ``create``: it runs once per question a tool asks, so it
+keeps to plain operations. Ids are 32 random hex digits, cut 64 at a time from one
+``os.urandom`` call: the system call, not the randomness, is what an id per call would
+cost, and the ids stay as unguessable as if each had its own call.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input._announce import Announcer
+from roomkit.tools.human_input._checks import check_request_text
+
+__all__ = ["RequestMaker"]
+
+_PENDING = PendingInputStatus.PENDING
+_IDS_PER_DRAW = 64
+_now = datetime.now
+
+
+class RequestMaker:
+    """Makes the handler's new requests, refusing them while their scope is closed."""
+
+    __slots__ = ("_announcer", "_ids")
+
+    def __init__(self, announcer: Announcer) -> None:
+        self._announcer = announcer
+        self._ids: list[str] = []
+
+    def _draw(self) -> str:
+        """One id, after drawing the next batch."""
+        pool = os.urandom(16 * _IDS_PER_DRAW).hex()
+        # Last first: popped from the end, the ids come in the order they were cut.
+        self._ids = [pool[start : start + 32] for start in range(len(pool) - 32, 0, -32)]
+        return pool[:32]
+
+    def make(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        room_id: str,
+        tool_call_id: str,
+        channel_id: str,
+        channel_type: ChannelType,
+        actor_id: str | None,
+        detached: bool,
+    ) -> PendingInput:
+        """A new pending request.
+
+        Raises:
+            HandlerClosedError: the handler, or ``channel_id``'s scope, is closed.
+            TypeError: ``arguments`` is not a dict, or a text field is not a ``str``.
+            InvalidTextError: a text holds what UTF-8 cannot encode (a lone surrogate).
+        """
+        announcer = self._announcer
+        if announcer.closed or channel_id in announcer.closed_channels:
+            announcer.check_open(channel_id)
+        if type(arguments) is not dict and not isinstance(arguments, dict):
+            raise TypeError(f"arguments must be a dict, got {type(arguments).__name__}")
+        check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
+        ids = self._ids
+        # Every field by position: keyword arguments and the default factory cost more than
+        # the rest of the dataclass's __init__.
+        return PendingInput(
+            ids.pop() if ids else self._draw(),
+            tool_name,
+            arguments,
+            room_id,
+            tool_call_id,
+            channel_id,
+            _PENDING,  # status
+            None,  # result
+            None,  # reject_reason
+            detached,
+            _now(UTC),  # created_at
+            actor_id,
+            channel_type,
+        )
