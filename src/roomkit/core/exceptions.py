@@ -30,6 +30,7 @@
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
     ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
+    ├── AuditKeyError               also ValueError: the trail cannot be signed: no audit key
     ├── ChannelStateError           also RuntimeError: the channel cannot do that now
     │   ├── ChannelNotRegisteredError   not registered with a kit: call kit.register_channel()
     │   ├── ChannelClosedError          close() started: nothing new starts on the channel
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AmbiguousAnswerError",
     "AsyncSettleRequiredError",
+    "AuditKeyError",
     "ChannelClosedError",
     "ChannelNotRegisteredError",
     "ChannelRefusalError",
@@ -282,6 +284,11 @@ class InvalidTextError(RoomKitError, ValueError):
     An answer raises :class:`InvalidAnswerError` instead; this is for the other fields
     (a reason, an actor id, a key, a tool name, the arguments).
     """
+
+
+class AuditKeyError(RoomKitError, ValueError):
+    """The trail cannot be signed: the process holds no audit key (``ROOMKIT_AUDIT_KEY``, or
+    ``audit.key`` in the desk's data folder, which ``roomkit audit key`` creates)."""
 
 
 class NotifyConfigError(RoomKitError, ValueError):

@@ -38,11 +38,12 @@ from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import (
+    AnchoredHistory,
     HistoryLog,
-    MemoryHistory,
     MemoryLedger,
     MemoryStore,
     PendingStore,
+    StoreTrail,
 )
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
@@ -81,7 +82,8 @@ class HumanInputHandler:
         self, *, retention: int = 128, store: PendingStore | DurableStore | None = None
     ) -> None:
         self._announcer = announcer = Announcer(self.areject)
-        log = store if isinstance(store, HistoryLog) else MemoryHistory()
+        log = store if isinstance(store, HistoryLog) else AnchoredHistory()
+        self._trail: StoreTrail | None = getattr(log, "trail", None)
         self._engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
             self._engine = DurableEngine(store, announcer)
@@ -521,6 +523,12 @@ class HumanInputHandler:
     def store(self) -> PendingStore | DurableStore:
         """Where the requests live; the notification outbox is kept beside them."""
         return self._engine.store
+
+    @property
+    def audit_trail(self) -> StoreTrail | None:
+        """The histories' signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``): the durable
+        store's, or those this handler keeps in memory; ``None`` for a store without them."""
+        return self._trail
 
     @property
     def ledger(self) -> SpendLedger:

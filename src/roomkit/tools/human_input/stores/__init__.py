@@ -5,6 +5,13 @@ and ``RedisStore`` (``roomkit.tools.human_input.stores.redis``) are durable and 
 processes; import them from their modules (they need the ``sqlite`` / ``redis`` extras).
 """
 
+from roomkit.tools.human_input.stores._audit_keys import (
+    AUDIT_KEY_ENV,
+    AuditKeys,
+    create_audit_key,
+    load_audit_keys,
+)
+from roomkit.tools.human_input.stores._checkpoints import checkpointing
 from roomkit.tools.human_input.stores._history import (
     HistoryLog,
     MemoryHistory,
@@ -20,6 +27,7 @@ from roomkit.tools.human_input.stores._history import (
     settled_entry,
 )
 from roomkit.tools.human_input.stores._ledger import MemoryLedger
+from roomkit.tools.human_input.stores._memory_trail import AnchoredHistory
 from roomkit.tools.human_input.stores._quorum import (
     Ballot,
     Judgement,
@@ -28,6 +36,8 @@ from roomkit.tools.human_input.stores._quorum import (
     judge,
     widened,
 )
+from roomkit.tools.human_input.stores._trail import CheckpointReport, StoreTrail, Trail
+from roomkit.tools.human_input.stores._trail_check import TrailReport, check_trail, first_break
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
     PendingChange,
@@ -38,7 +48,11 @@ from roomkit.tools.human_input.stores.base import (
 from roomkit.tools.human_input.stores.memory import MemoryStore
 
 __all__ = [
+    "AUDIT_KEY_ENV",
+    "AnchoredHistory",
+    "AuditKeys",
     "Ballot",
+    "CheckpointReport",
     "DurableStore",
     "HistoryLog",
     "Judgement",
@@ -49,16 +63,24 @@ __all__ = [
     "PendingChangeKind",
     "PendingStore",
     "SpendLedger",
+    "StoreTrail",
+    "Trail",
+    "TrailReport",
     "approved_by",
     "broken_link",
     "chain_text",
     "check_entry",
+    "check_trail",
+    "checkpointing",
+    "create_audit_key",
     "deadline_entry",
     "declined",
     "entry_text",
+    "first_break",
     "first_prev",
     "judge",
     "link_digest",
+    "load_audit_keys",
     "new_entry",
     "read_entry",
     "settled_entry",
