@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import os
 import secrets
@@ -43,7 +42,6 @@ AUDIT_KEY_FILE = "audit.key"
 
 _MIN_KEY_BYTES = 16
 _KEY_ID = b"roomkit audit key id"
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 class AuditKeys:
@@ -92,12 +90,12 @@ class AuditKeys:
         text = os.environ.get(AUDIT_KEY_ENV, "")
         return cls.from_text(text) if text.strip() else None
 
-    def sign(self, fields: Sequence[object]) -> str:
-        """The signature of ``fields`` (JSON values) under the signing key: ``kid:hex``."""
-        return f"{self.kid}:{_mac(self._signer, fields)}"
+    def sign(self, message: str) -> str:
+        """The signature of ``message`` under the signing key: ``kid:hex``."""
+        return f"{self.kid}:{_mac(self._signer, message)}"
 
-    def check(self, fields: Sequence[object], signature: object) -> str | None:
-        """Why ``signature`` is not the signature of ``fields`` under one of these keys;
+    def check(self, message: str, signature: object) -> str | None:
+        """Why ``signature`` is not the signature of ``message`` under one of these keys;
         ``None`` when it is."""
         if not isinstance(signature, str) or signature.count(":") != 1:
             return "it carries no signature"
@@ -108,7 +106,7 @@ class AuditKeys:
                 f"it is signed with audit key {kid!r}, which was not given (a rotated key "
                 "stays after the new one for as long as what it signed is verified)"
             )
-        if not hmac.compare_digest(given, _mac(signer, fields)):
+        if not hmac.compare_digest(given, _mac(signer, message)):
             return "its signature does not hold: it was edited, or signed without the key"
         return None
 
@@ -117,10 +115,10 @@ def _key_id(key: bytes) -> str:
     return hmac.new(key, _KEY_ID, hashlib.sha256).hexdigest()[:12]
 
 
-def _mac(signer: hmac.HMAC, fields: Sequence[object]) -> str:
+def _mac(signer: hmac.HMAC, message: str) -> str:
     # Copying a keyed state skips hashing the key's pads again on every signature.
     mac = signer.copy()
-    mac.update(_ENCODER.encode(list(fields)).encode("utf-8"))
+    mac.update(message.encode("utf-8", "surrogatepass"))
     return mac.hexdigest()
 
 

@@ -12,7 +12,7 @@ retention the checkpoint records). Its text is canonical JSON::
 
 ``chains`` counts the chains every checkpoint up to this one has listed, ``prev`` chains it
 to the one before it (the first one's: :data:`FIRST_PREV`), and its signature (of
-``["checkpoint", text]``) is stored beside it: a checkpoint edited, deleted, reordered or
+:func:`checkpoint_message`) is stored beside it: a checkpoint edited, deleted, reordered or
 inserted shows. Each head it lists is signed again with ``epoch`` ``N``, so that deleting
 the newest checkpoint shows too, as a head naming a checkpoint that is not there.
 
@@ -45,14 +45,14 @@ from roomkit.tools.human_input.stores._trail import (
     Head,
     HeadChange,
     StoreTrail,
-    head_fields,
+    head_message,
 )
 
 __all__ = [
     "EVERY",
     "FIRST_PREV",
     "Plan",
-    "checkpoint_fields",
+    "checkpoint_message",
     "checkpointing",
     "plan_checkpoint",
     "read_checkpoint",
@@ -85,9 +85,9 @@ class Plan(NamedTuple):
     """The chains whose heads hold no signature, left out."""
 
 
-def checkpoint_fields(text: str) -> tuple[object, ...]:
-    """What a checkpoint's signature signs."""
-    return ("checkpoint", text)
+def checkpoint_message(text: str) -> str:
+    """What a checkpoint's signature signs (a head's message starts otherwise)."""
+    return f"checkpoint\0{text}"
 
 
 def signing_keys(anchoring: Anchoring) -> AuditKeys:
@@ -136,7 +136,7 @@ def plan_checkpoint(
     new = 0
     for change in changes:
         pending_id, head = change.pending_id, change.head
-        if keys.check(head_fields(pending_id, head), head.mac) is None:
+        if keys.check(head_message(pending_id, head), head.mac) is None:
             taken.append((pending_id, head))
             new += not change.seen
         else:
@@ -146,7 +146,7 @@ def plan_checkpoint(
     n, chains, prev = 0, 0, FIRST_PREV
     if last is not None:
         body = read_checkpoint(last)
-        why = keys.check(checkpoint_fields(last.text), last.mac)
+        why = keys.check(checkpoint_message(last.text), last.mac)
         if body is None or why is not None or body["n"] != last.n:
             raise CorruptRecordError(
                 f"checkpoint #{last.n} does not hold ({why or 'unreadable'}): no checkpoint "
@@ -164,7 +164,7 @@ def plan_checkpoint(
             "retention": retention,
         }
     )
-    checkpoint = Checkpoint(n, text, keys.sign(checkpoint_fields(text)))
+    checkpoint = Checkpoint(n, text, keys.sign(checkpoint_message(text)))
     again = [
         (pending_id, head, _signed(keys, pending_id, head._replace(epoch=n)))
         for pending_id, head in taken
@@ -173,7 +173,7 @@ def plan_checkpoint(
 
 
 def _signed(keys: AuditKeys, pending_id: str, head: Head) -> Head:
-    return head._replace(mac=keys.sign(head_fields(pending_id, head)))
+    return head._replace(mac=keys.sign(head_message(pending_id, head)))
 
 
 def taken_rows(plan: Plan) -> list[tuple[object, ...]]:

@@ -34,7 +34,7 @@ __all__ = [
     "HeadChange",
     "StoreTrail",
     "Trail",
-    "head_fields",
+    "head_message",
     "head_value",
     "read_head",
     "stored_head",
@@ -54,14 +54,21 @@ class Head(NamedTuple):
     """The signature of the above under the audit key; ``None`` when written without one."""
 
 
-def head_fields(pending_id: str, head: Head) -> tuple[object, ...]:
-    """What a head's signature signs."""
-    return ("head", pending_id, head.length, head.digest, head.epoch)
+def head_message(pending_id: str, head: Head) -> str:
+    """What a head's signature signs: its fields after ``head``, NUL between them. Only the
+    request's id is free text, and what follows it holds no NUL (numbers, hex), so no two
+    heads share a message."""
+    return _message(pending_id, head.length, head.digest, head.epoch)
+
+
+def _message(pending_id: str, length: int, digest: str, epoch: int) -> str:
+    return f"head\0{pending_id}\0{length}\0{digest}\0{epoch}"
 
 
 def head_value(head: Head) -> str:
-    """A head as one text (where a store keeps it as one value)."""
-    return json.dumps(list(head), separators=(",", ":"))
+    """A head as one text, JSON (where a store keeps it as one value)."""
+    mac = "null" if head.mac is None else f'"{head.mac}"'
+    return f'[{head.length},"{head.digest}",{head.epoch},{mac}]'
 
 
 def read_head(value: object) -> Head | None:
@@ -114,7 +121,7 @@ class Anchoring:
         keys, epoch = self.keys, self.epoch
         if keys is None:
             return Head(length, digest, epoch, None)
-        return Head(length, digest, epoch, keys.sign(("head", pending_id, length, digest, epoch)))
+        return Head(length, digest, epoch, keys.sign(_message(pending_id, length, digest, epoch)))
 
     def knew(self, epoch: int) -> None:
         """Note that checkpoint ``epoch`` exists."""

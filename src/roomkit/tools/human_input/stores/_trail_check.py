@@ -40,7 +40,7 @@ from roomkit.models.pending_input import arguments_digest
 from roomkit.tools.human_input.stores._audit_keys import AuditKeys
 from roomkit.tools.human_input.stores._checkpoints import (
     FIRST_PREV,
-    checkpoint_fields,
+    checkpoint_message,
     read_checkpoint,
 )
 from roomkit.tools.human_input.stores._history import broken_link, entry_text, link_digest
@@ -49,7 +49,7 @@ from roomkit.tools.human_input.stores._trail import (
     Checkpoint,
     Head,
     Trail,
-    head_fields,
+    head_message,
 )
 
 __all__ = ["TrailReport", "chain_problem", "check_trail", "first_break", "unsigned_heads"]
@@ -191,7 +191,7 @@ def _fold(checkpoints: Sequence[Checkpoint], keys: AuditKeys, report: TrailRepor
                 else f"checkpoint #{n} is stored again, or out of order, after #{expected - 1}"
             )
         body = read_checkpoint(checkpoint)
-        why = keys.check(checkpoint_fields(checkpoint.text), checkpoint.mac)
+        why = keys.check(checkpoint_message(checkpoint.text), checkpoint.mac)
         if why is not None or body is None:
             problems.append(f"checkpoint #{n} does not hold: {why or 'it is not a checkpoint'}")
             expected, prev = n + 1, link_digest(checkpoint.text)
@@ -243,7 +243,7 @@ def _check_heads(trail: Trail, keys: AuditKeys, listed: _Listed, report: TrailRe
                 "was deleted"
             )
             continue
-        why = keys.check(head_fields(pending_id, head), head.mac)
+        why = keys.check(head_message(pending_id, head), head.mac)
         if why is not None:
             problems.append(f"the head of the history of {pending_id!r} does not hold: {why}")
             continue
