@@ -28,6 +28,7 @@ from roomkit.tools.human_input.stores import (
     check_trail,
     checkpointing,
     load_audit_keys,
+    new_entry,
 )
 from roomkit.tools.human_input.stores._trail import Checkpoint
 
@@ -210,6 +211,34 @@ async def test_two_writers_at_once_chain_their_checkpoints(
     assert report.problems == []
     assert report.chains == 5
     assert report.unlisted == 0
+
+
+async def test_checkpoints_taken_while_requests_settle_count_every_history_once(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A head that moves between a checkpoint's read and its write is listed as read, and
+    taken again by the next checkpoint as one seen before: the count holds."""
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    async with backend.make() as one, backend.make() as other:
+        handler = HumanInputHandler(store=one)
+
+        async def settle() -> None:
+            for _ in range(20):
+                asked = await handler.create("Ask", {"question": "?"})
+                await handler.record(asked.pending_id, new_entry("shown", surface="desk"))
+                assert await handler.aresolve(asked.pending_id, "yes", by="bob")
+
+        async def checkpoint() -> None:
+            for _ in range(20):
+                await other.trail.checkpoint()
+
+        await asyncio.gather(settle(), checkpoint())
+        await other.trail.checkpoint()
+        trail = await one.trail.read()
+    report = check_trail(trail, KEYS, now=time.time())
+    assert report.problems == []
+    assert (report.chains, report.unlisted) == (20, 0)
+    assert json.loads(trail.checkpoints[-1].text)["chains"] == 20
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

@@ -51,6 +51,7 @@ from roomkit.tools.human_input.stores._trail import (
 __all__ = [
     "EVERY",
     "FIRST_PREV",
+    "TAKE_HEAD",
     "Plan",
     "checkpoint_message",
     "checkpointing",
@@ -177,12 +178,24 @@ def _signed(keys: AuditKeys, pending_id: str, head: Head) -> Head:
 
 
 def taken_rows(plan: Plan) -> list[tuple[object, ...]]:
-    """Each head ``plan`` takes as a SQL store signs it again: the new epoch and signature,
-    then the request and the head as read (length, digest), to match the row still so."""
-    return [
-        (signed.epoch, signed.mac, pending_id, read.length, read.digest)
-        for pending_id, read, signed in plan.taken
-    ]
+    """The parameters of a SQL store's :data:`TAKE_HEAD` for each head ``plan`` takes."""
+    rows: list[tuple[object, ...]] = []
+    for pending_id, read, signed in plan.taken:
+        still = (read.length, read.digest)
+        rows.append((read.length, *still, signed.epoch, *still, signed.mac, pending_id))
+    return rows
+
+
+TAKE_HEAD = (
+    "UPDATE {chains} SET checked = {mark}, "
+    "epoch = CASE WHEN length = {mark} AND head = {mark} THEN {mark} ELSE epoch END, "
+    "mac = CASE WHEN length = {mark} AND head = {mark} THEN {mark} ELSE mac END "
+    "WHERE pending_id = {mark}"
+)
+"""How a SQL store marks a head a checkpoint took (``checked``: the length taken, a head
+changed since included, the chain being listed now) and signs it again with the
+checkpoint's number only while it is still the head read: ``{chains}`` is the table,
+``{mark}`` the parameter mark. Parameters: :func:`taken_rows`."""
 
 
 def report(plan: Plan) -> CheckpointReport:

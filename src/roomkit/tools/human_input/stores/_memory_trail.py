@@ -111,9 +111,9 @@ class MemoryTrail:
         if plan.checkpoint is not None:
             self.checkpoints.append(plan.checkpoint)
             for pending_id, read, signed in plan.taken:
+                self._taken[pending_id] = read.length
                 if self._heads.get(pending_id) == read:
                     self._heads[pending_id] = signed
-                    self._taken[pending_id] = read.length
             self.anchoring.knew(plan.checkpoint.n)
         return report(plan)
 

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from roomkit.core.postgres_link import Link
 from roomkit.tools.human_input.stores._audit_keys import AuditKeys
 from roomkit.tools.human_input.stores._checkpoints import (
+    TAKE_HEAD,
     plan_checkpoint,
     report,
     signing_keys,
@@ -74,10 +75,7 @@ class PostgresTrail:
         self._all_checkpoints = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n"
         self._last = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n DESC LIMIT 1"
         self._add = f"INSERT INTO {checkpoints} (n, body, mac) VALUES (%s, %s, %s)"
-        self._take = (
-            f"UPDATE {chains} SET checked = length, epoch = %s, mac = %s "
-            "WHERE pending_id = %s AND length = %s AND head = %s"
-        )
+        self._take = TAKE_HEAD.format(chains=chains, mark="%s")
         self._lock = f"roomkit checkpoints {statements.schema}"
         self._unsigned = (
             f"SELECT h.pending_id, h.seq, h.entry FROM {s}.roomkit_history h "

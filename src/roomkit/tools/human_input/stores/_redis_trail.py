@@ -55,9 +55,14 @@ if ARGV[2] ~= '' then
 end
 for i = 3, #ARGV, 3 do
   local key = ARGV[i]
-  if (redis.call('HGET', key, 'v') or '') == ARGV[i + 1] then
+  local now = redis.call('HGET', key, 'v')
+  if ARGV[i + 2] ~= '' and now then
+    -- Listed now, even if it moved since: the next checkpoint takes it as seen.
+    redis.call('HSET', key, 'c', '1')
+  end
+  if (now or '') == ARGV[i + 1] then
     if ARGV[i + 2] ~= '' then
-      redis.call('HSET', key, 'v', ARGV[i + 2], 'c', '1')
+      redis.call('HSET', key, 'v', ARGV[i + 2])
     end
     redis.call('SREM', KEYS[2], key)
   end

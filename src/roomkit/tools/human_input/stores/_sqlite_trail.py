@@ -20,6 +20,7 @@ import aiosqlite
 
 from roomkit.tools.human_input.stores._audit_keys import AuditKeys
 from roomkit.tools.human_input.stores._checkpoints import (
+    TAKE_HEAD,
     plan_checkpoint,
     report,
     signing_keys,
@@ -50,13 +51,8 @@ CHANGED_HEADS = (
 )
 ALL_CHECKPOINTS = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n"
 LAST_CHECKPOINT = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n DESC LIMIT 1"
+TAKE = TAKE_HEAD.format(chains="roomkit_chains", mark="?")
 ADD_CHECKPOINT = "INSERT INTO roomkit_checkpoints (n, body, mac) VALUES (?, ?, ?)"
-TAKE_HEAD = (
-    "UPDATE roomkit_chains SET checked = length, epoch = ?, mac = ? "
-    "WHERE pending_id = ? AND length = ? AND head = ?"
-)
-"""Parameters: the new epoch and signature, then the head as the checkpoint read it."""
-
 UNSIGNED_CHAINS = (
     "SELECT h.pending_id, h.seq, h.entry FROM roomkit_history h "
     "LEFT JOIN roomkit_chains c ON c.pending_id = h.pending_id "
@@ -152,7 +148,7 @@ class SQLiteTrail:
             )
             if plan.checkpoint is not None:
                 db.execute(ADD_CHECKPOINT, plan.checkpoint)
-                db.executemany(TAKE_HEAD, taken_rows(plan))
+                db.executemany(TAKE, taken_rows(plan))
             return report(plan)
 
         done: CheckpointReport = await self._write(write)
