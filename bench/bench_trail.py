@@ -9,6 +9,9 @@ Cases (no targets; the figures go in the README):
       unsigned round over its signed one, less one), with the pairs' range beside;
     * one settle at a time, the same way: the medians of each side's median latency, and
       the median of the pairs' costs;
+    * the CPU this process spends per settle in flight (its threads included, so SQLite's
+      writer too; a server's own is not), each side's median and the median of the pairs'
+      differences: steadier than the rates on a machine shared with other work;
     * a checkpoint of every head the rounds left (one per request), and a verify of the
       whole trail (read and checked), each timed once;
     * the CPU a signed head costs an append, timed alone (its HMAC and its text).
@@ -57,7 +60,8 @@ def keys() -> Any:
 
 async def settle_round(store: Any, name: str, count: int, limit: int) -> list[float]:
     """Insert ``count`` requests with their ``created`` entries, then settle them ``limit``
-    at a time; the seconds the settles took, and each settle's own seconds."""
+    at a time; the seconds the settles took, the CPU seconds this process spent on them
+    (its threads included: SQLite's writer), and each settle's own seconds."""
     ids = [f"{name}-{n}" for n in range(count)]
 
     async def ask(pending_id: str) -> bool:
@@ -80,9 +84,9 @@ async def settle_round(store: Any, name: str, count: int, limit: int) -> list[fl
         took.append(time.perf_counter() - start)
         return won is not None
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     assert all(await in_flight(limit, ids, answer))
-    return [time.perf_counter() - start, *took]
+    return [time.perf_counter() - start, time.process_time() - cpu, *took]
 
 
 async def on_store(kind: str, location: str, prefix: str, rounds: int, count: int) -> list[Row]:
@@ -91,25 +95,30 @@ async def on_store(kind: str, location: str, prefix: str, rounds: int, count: in
     sides = (False, True) if trail is not None else (False,)
     rates: dict[bool, list[float]] = {side: [] for side in sides}
     latencies: dict[bool, list[float]] = {side: [] for side in sides}
+    cpus: dict[bool, list[float]] = {side: [] for side in sides}
     costs: list[float] = []
     latency_costs: list[float] = []
+    cpu_costs: list[float] = []
     try:
         for pair in range(rounds):
             progress(f"{kind}: pair {pair + 1} of {rounds}")
-            rate, latency = {}, {}
+            rate, latency, cpu = {}, {}, {}
             for signed in sides if pair % 2 == 0 else sides[::-1]:
                 if trail is not None:
                     trail.use_keys(keys() if signed else None)
                 name = f"p{pair}-{signed:d}"
                 many = await settle_round(store, name, count, IN_FLIGHT)
                 rate[signed] = count / many[0]
+                cpu[signed] = many[1] / count * 1e6
                 one = await settle_round(store, f"{name}-one", ONE_AT_A_TIME, 1)
-                latency[signed] = statistics.median(one[1:]) * 1e3
+                latency[signed] = statistics.median(one[2:]) * 1e3
                 rates[signed].append(rate[signed])
                 latencies[signed].append(latency[signed])
+                cpus[signed].append(cpu[signed])
             if trail is not None:
                 costs.append(rate[False] / rate[True] - 1)
                 latency_costs.append(latency[True] / latency[False] - 1)
+                cpu_costs.append(cpu[True] - cpu[False])
         rows = [
             Row(
                 f"{kind}: settles, {IN_FLIGHT} in flight, unsigned"
@@ -120,6 +129,11 @@ async def on_store(kind: str, location: str, prefix: str, rounds: int, count: in
                 f"{kind}: one settle at a time, unsigned"
                 + (" / signed" if trail is not None else " (the code before)"),
                 " / ".join(f"{statistics.median(latencies[side]):.3f} ms" for side in sides),
+            ),
+            Row(
+                f"{kind}: this process's CPU per settle in flight, unsigned"
+                + (" / signed" if trail is not None else " (the code before)"),
+                " / ".join(f"{statistics.median(cpus[side]):.1f} µs" for side in sides),
             ),
         ]
         if trail is None:
@@ -133,6 +147,11 @@ async def on_store(kind: str, location: str, prefix: str, rounds: int, count: in
                 f"{kind}: signing's cost on a settle's latency (median of paired rounds)",
                 f"{statistics.median(latency_costs):+.1%} "
                 f"(pairs {min(latency_costs):+.0%} to {max(latency_costs):+.0%})",
+            ),
+            Row(
+                f"{kind}: signing's CPU per settle in this process (median of paired rounds)",
+                f"{statistics.median(cpu_costs):+.1f} µs "
+                f"(pairs {min(cpu_costs):+.1f} to {max(cpu_costs):+.1f} µs)",
             ),
         ]
         trail.use_keys(keys())

@@ -70,6 +70,15 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def named_then_adopted(place: Place, old: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Verify names the history without a signed head; once adopted, the trail holds."""
+    code, _, err = run(capsys, "audit", "verify", "--store", place.url)
+    assert code == 1
+    assert f"the history of {old!r} has no signed head" in err
+    assert run(capsys, "audit", "checkpoint", "--adopt", "--store", place.url)[0] == 0
+    assert run(capsys, "audit", "verify", "--store", place.url)[0] == 0
+
+
 def test_unsigned_histories_are_named_until_adopted_then_kept(
     place: Place, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -108,11 +117,7 @@ def test_a_sqlite_file_from_before_signed_heads_gains_them(
         for column in ("length", "head", "epoch", "mac", "checked"):
             db.execute(f"ALTER TABLE roomkit_chains DROP COLUMN {column}")
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
-    code, _, err = run(capsys, "audit", "verify", "--store", place.url)
-    assert code == 1
-    assert f"the history of {old!r} has no signed head" in err
-    assert run(capsys, "audit", "checkpoint", "--adopt", "--store", place.url)[0] == 0
-    assert run(capsys, "audit", "verify", "--store", place.url)[0] == 0
+    named_then_adopted(place, old, capsys)
 
 
 def test_postgres_tables_of_version_6_gain_the_signed_heads(
@@ -131,11 +136,7 @@ def test_postgres_tables_of_version_6_gain_the_signed_heads(
         )
         db.execute("DELETE FROM roomkit_schema WHERE version = 7")
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
-    code, _, err = run(capsys, "audit", "verify", "--store", place.url)
-    assert code == 1
-    assert f"the history of {old!r} has no signed head" in err
-    assert run(capsys, "audit", "checkpoint", "--adopt", "--store", place.url)[0] == 0
-    assert run(capsys, "audit", "verify", "--store", place.url)[0] == 0
+    named_then_adopted(place, old, capsys)
     with psycopg.connect(place.url) as db:
         versions = db.execute("SELECT version FROM roomkit_schema ORDER BY version").fetchall()
     assert versions[-1] == (7,)

@@ -110,8 +110,67 @@ def read_trail(place: Place, keys: AuditKeys | None = KEYS) -> Trail:
     return asyncio.run(work())
 
 
-class SQLitePlace:
+class SQLPlace:
+    """What SQLite and PostgreSQL share: the same tables, touched through DB-API."""
+
+    kind: str
+    url: str
+    mark: str
+    """The parameter mark of the database's driver."""
+
+    def _db(self) -> Any:
+        raise NotImplementedError
+
+    def _rows(self, statement: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
+        with self._db() as db:
+            return list(db.execute(statement.replace("?", self.mark), parameters).fetchall())
+
+    def _write(self, statement: str, rows: list[tuple[Any, ...]]) -> None:
+        with self._db() as db:
+            for parameters in rows:
+                db.execute(statement.replace("?", self.mark), parameters)
+
+    def rows(self, pending_id: str) -> Rows:
+        query = "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
+        return [(int(seq), str(text)) for seq, text in self._rows(query, (pending_id,))]
+
+    def set_rows(self, pending_id: str, rows: Rows) -> None:
+        self._write("DELETE FROM roomkit_history WHERE pending_id = ?", [(pending_id,)])
+        self._write(
+            "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, ?, ?)",
+            [(pending_id, seq, text) for seq, text in rows],
+        )
+
+    def head(self, pending_id: str) -> Head | None:
+        query = "SELECT length, head, epoch, mac FROM roomkit_chains WHERE pending_id = ?"
+        found = self._rows(query, (pending_id,))
+        return Head(*found[0]) if found else None
+
+    def set_head(self, pending_id: str, head: Head | None) -> None:
+        if head is None:
+            self._write("DELETE FROM roomkit_chains WHERE pending_id = ?", [(pending_id,)])
+            return
+        self._write(
+            "UPDATE roomkit_chains SET length = ?, head = ?, epoch = ?, mac = ? "
+            "WHERE pending_id = ?",
+            [(*head, pending_id)],
+        )
+
+    def checkpoints(self) -> list[Checkpoint]:
+        query = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n"
+        return [Checkpoint(*row) for row in self._rows(query)]
+
+    def set_checkpoints(self, checkpoints: list[Checkpoint]) -> None:
+        self._write("DELETE FROM roomkit_checkpoints", [()])
+        self._write(
+            "INSERT INTO roomkit_checkpoints (n, body, mac) VALUES (?, ?, ?)",
+            [tuple(checkpoint) for checkpoint in checkpoints],
+        )
+
+
+class SQLitePlace(SQLPlace):
     kind = "sqlite"
+    mark = "?"
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -127,53 +186,10 @@ class SQLitePlace:
         with closing(sqlite3.connect(self.path)) as db, db:
             yield db
 
-    def rows(self, pending_id: str) -> Rows:
-        with self._db() as db:
-            query = "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
-            return [(int(seq), str(text)) for seq, text in db.execute(query, (pending_id,))]
 
-    def set_rows(self, pending_id: str, rows: Rows) -> None:
-        with self._db() as db:
-            db.execute("DELETE FROM roomkit_history WHERE pending_id = ?", (pending_id,))
-            db.executemany(
-                "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, ?, ?)",
-                [(pending_id, seq, text) for seq, text in rows],
-            )
-
-    def head(self, pending_id: str) -> Head | None:
-        with self._db() as db:
-            found = db.execute(
-                "SELECT length, head, epoch, mac FROM roomkit_chains WHERE pending_id = ?",
-                (pending_id,),
-            ).fetchall()
-        return Head(*found[0]) if found else None
-
-    def set_head(self, pending_id: str, head: Head | None) -> None:
-        with self._db() as db:
-            if head is None:
-                db.execute("DELETE FROM roomkit_chains WHERE pending_id = ?", (pending_id,))
-            else:
-                db.execute(
-                    "UPDATE roomkit_chains SET length = ?, head = ?, epoch = ?, mac = ? "
-                    "WHERE pending_id = ?",
-                    (*head, pending_id),
-                )
-
-    def checkpoints(self) -> list[Checkpoint]:
-        with self._db() as db:
-            query = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n"
-            return [Checkpoint(*row) for row in db.execute(query)]
-
-    def set_checkpoints(self, checkpoints: list[Checkpoint]) -> None:
-        with self._db() as db:
-            db.execute("DELETE FROM roomkit_checkpoints")
-            db.executemany(
-                "INSERT INTO roomkit_checkpoints (n, body, mac) VALUES (?, ?, ?)", checkpoints
-            )
-
-
-class PostgresPlace:
+class PostgresPlace(SQLPlace):
     kind = "postgres"
+    mark = "%s"
 
     def __init__(self, dsn: str) -> None:
         self.url = dsn
@@ -187,53 +203,6 @@ class PostgresPlace:
     def _db(self) -> Iterator[psycopg.Connection[Any]]:
         with psycopg.connect(self.url) as db, db.transaction():
             yield db
-
-    def rows(self, pending_id: str) -> Rows:
-        with self._db() as db:
-            query = "SELECT seq, entry FROM roomkit_history WHERE pending_id = %s ORDER BY seq"
-            return [(int(seq), str(text)) for seq, text in db.execute(query, (pending_id,))]
-
-    def set_rows(self, pending_id: str, rows: Rows) -> None:
-        with self._db() as db:
-            db.execute("DELETE FROM roomkit_history WHERE pending_id = %s", (pending_id,))
-            for seq, text in rows:
-                db.execute(
-                    "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (%s, %s, %s)",
-                    (pending_id, seq, text),
-                )
-
-    def head(self, pending_id: str) -> Head | None:
-        with self._db() as db:
-            found = db.execute(
-                "SELECT length, head, epoch, mac FROM roomkit_chains WHERE pending_id = %s",
-                (pending_id,),
-            ).fetchall()
-        return Head(*found[0]) if found else None
-
-    def set_head(self, pending_id: str, head: Head | None) -> None:
-        with self._db() as db:
-            if head is None:
-                db.execute("DELETE FROM roomkit_chains WHERE pending_id = %s", (pending_id,))
-            else:
-                db.execute(
-                    "UPDATE roomkit_chains SET length = %s, head = %s, epoch = %s, mac = %s "
-                    "WHERE pending_id = %s",
-                    (*head, pending_id),
-                )
-
-    def checkpoints(self) -> list[Checkpoint]:
-        with self._db() as db:
-            query = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n"
-            return [Checkpoint(*row) for row in db.execute(query)]
-
-    def set_checkpoints(self, checkpoints: list[Checkpoint]) -> None:
-        with self._db() as db:
-            db.execute("DELETE FROM roomkit_checkpoints")
-            for checkpoint in checkpoints:
-                db.execute(
-                    "INSERT INTO roomkit_checkpoints (n, body, mac) VALUES (%s, %s, %s)",
-                    tuple(checkpoint),
-                )
 
 
 class RedisPlace:

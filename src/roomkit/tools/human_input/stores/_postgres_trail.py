@@ -106,10 +106,7 @@ class PostgresTrail:
             heads = await (await db.execute(self._all_heads)).fetchall()
             checkpoints = await (await db.execute(self._all_checkpoints)).fetchall()
         texts = [(pending_id, seq, read_back(text)) for pending_id, seq, text in history]
-        trail = Trail.from_rows(texts, heads, checkpoints)
-        if trail.checkpoints:
-            self.anchoring.knew(trail.checkpoints[-1].n)
-        return trail
+        return self.anchoring.read(Trail.from_rows(texts, heads, checkpoints))
 
     async def adopt(self) -> tuple[int, list[str]]:
         """Sign, as they stand, the heads of the chains that hold and have none signed.

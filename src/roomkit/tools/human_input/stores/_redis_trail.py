@@ -131,9 +131,7 @@ class RedisTrail:
                 trail = await self._read_once()
                 if await self._client.llen(self._layout.checkpoints) == len(trail.checkpoints):
                     break
-        if trail.checkpoints:
-            self.anchoring.knew(max(checkpoint.n for checkpoint in trail.checkpoints))
-        return trail
+        return self.anchoring.read(trail)
 
     async def _read_once(self) -> Trail:
         layout, client = self._layout, self._client

@@ -100,10 +100,7 @@ class SQLiteTrail:
                 checkpoints = await fetch_all(db, ALL_CHECKPOINTS)
             finally:
                 await db.execute_fetchall("COMMIT")
-        trail = Trail.from_rows(history, heads, checkpoints)
-        if trail.checkpoints:
-            self.anchoring.knew(trail.checkpoints[-1].n)
-        return trail
+        return self.anchoring.read(Trail.from_rows(history, heads, checkpoints))
 
     async def adopt(self) -> tuple[int, list[str]]:
         """Sign, as they stand, the heads of the chains that hold and have none signed.

@@ -127,6 +127,12 @@ class Anchoring:
         """Note that checkpoint ``epoch`` exists."""
         self.epoch = max(self.epoch, epoch)
 
+    def read(self, trail: Trail) -> Trail:
+        """``trail``, once the checkpoints it holds are noted as known."""
+        for checkpoint in trail.checkpoints:
+            self.knew(checkpoint.n)
+        return trail
+
 
 class Checkpoint(NamedTuple):
     """A checkpoint as stored: its number, its canonical JSON text and its signature."""
