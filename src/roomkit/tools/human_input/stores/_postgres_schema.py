@@ -169,6 +169,8 @@ class Statements:
                 "ADD COLUMN IF NOT EXISTS mac text, ADD COLUMN IF NOT EXISTS checked integer",
                 f"CREATE TABLE IF NOT EXISTS {s}.roomkit_checkpoints (n integer PRIMARY KEY, "
                 "body text NOT NULL, mac text NOT NULL)",
+                f"CREATE INDEX IF NOT EXISTS roomkit_chains_unchecked ON {chains} (pending_id) "
+                "WHERE checked IS DISTINCT FROM length",
             ],
         }
         """The statements that bring the tables from one version below each key to it."""

@@ -70,7 +70,7 @@ class PostgresTrail:
         )
         self._changed = (
             f"SELECT pending_id, length, head, epoch, mac, checked FROM {chains} "
-            "WHERE checked IS DISTINCT FROM length AND length IS NOT NULL ORDER BY pending_id"
+            "WHERE checked IS DISTINCT FROM length ORDER BY pending_id"
         )
         self._all_checkpoints = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n"
         self._last = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n DESC LIMIT 1"

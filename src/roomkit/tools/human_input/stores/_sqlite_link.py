@@ -38,6 +38,7 @@ from roomkit.tools.human_input.stores._sqlite_schema import (
     ADDED_CHAIN_COLUMNS,
     ADDED_COLUMNS,
     CHAIN_COLUMNS,
+    CHAINS_UNCHECKED,
     PENDING_COLUMNS,
     READ_SEQ,
     SCHEMA,
@@ -313,6 +314,7 @@ async def _add_missing_columns(db: aiosqlite.Connection) -> None:
                 # Another process opening the file at the same moment added it first.
                 if "duplicate column" not in str(error):
                     raise
+    await db.execute_fetchall(CHAINS_UNCHECKED)
 
 
 def _unreachable(error: sqlite3.DatabaseError) -> bool:

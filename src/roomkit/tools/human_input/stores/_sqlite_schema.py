@@ -48,6 +48,7 @@ __all__ = [
     "ADD_UNANNOUNCED",
     "APPEND_HISTORY",
     "BUMP_SEQ",
+    "CHAINS_UNCHECKED",
     "CHAIN_COLUMNS",
     "CHANGES_SINCE",
     "COLUMNS",
@@ -194,6 +195,12 @@ ADDED_CHAIN_COLUMNS = {
     )
 }
 """The columns of ``roomkit_chains`` added since it came: its signed head."""
+CHAINS_UNCHECKED = (
+    "CREATE INDEX IF NOT EXISTS roomkit_chains_unchecked ON roomkit_chains (pending_id) "
+    "WHERE checked IS NOT length"
+)
+"""The heads a checkpoint has yet to take, so that it reads those and not every chain; made
+once the columns are there."""
 MARK_ANNOUNCED = (
     "UPDATE roomkit_pending SET unannounced = NULL WHERE pending_id = ? AND unannounced = 1"
 )

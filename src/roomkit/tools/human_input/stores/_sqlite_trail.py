@@ -47,7 +47,7 @@ ALL_HEADS = (
 )
 CHANGED_HEADS = (
     "SELECT pending_id, length, head, epoch, mac, checked FROM roomkit_chains "
-    "WHERE checked IS NOT length AND length IS NOT NULL ORDER BY pending_id"
+    "INDEXED BY roomkit_chains_unchecked WHERE checked IS NOT length ORDER BY pending_id"
 )
 ALL_CHECKPOINTS = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n"
 LAST_CHECKPOINT = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n DESC LIMIT 1"
