@@ -59,6 +59,7 @@ bench: install services
 	$(BIN)/python bench/bench_stores.py
 	$(BIN)/python bench/bench_quorum.py
 	$(BIN)/python bench/bench_bodies.py
+	$(BIN)/python bench/bench_trail.py
 	$(BIN)/python bench/bench_desk.py
 	$(BIN)/python bench/bench_mcp.py
 	$(BIN)/python bench/bench_notify.py

@@ -1,11 +1,18 @@
-"""The ``roomkit audit`` commands: export and verify the histories kept in a durable store.
+"""The ``roomkit audit`` commands: export, verify and anchor the trail of a durable store.
 
 ``export`` writes one JSON line per history entry, oldest first within each request:
 ``{"entry": {...}, "request": ID, "seq": N}``, where ``entry`` is the stored entry (its
-canonical JSON is the text its successor's ``prev`` digests). ``verify`` recomputes every
-chain (each ``prev``) and every arguments digest (a ``created`` entry's, and an edit's), and
-names the first entry that does not hold. Either command exits 1 when a chain is broken; the
-export still writes every entry first, and says on stderr where each chain breaks.
+canonical JSON is the text its successor's ``prev`` digests) and ``seq`` its stored number;
+then one line per checkpoint, ``{"checkpoint": {...}, "mac": SIGNATURE, "n": N}``.
+``verify`` checks every chain (its numbering, each ``prev``, each arguments digest) and,
+with the audit key, every signed head and checkpoint
+(:mod:`~roomkit.tools.human_input.stores._trail_check`), and names everything that does
+not hold. Either command exits 1 when something does not; the export still writes every
+entry first, and says on stderr what breaks. ``checkpoint`` writes a checkpoint of every
+head that changed since the last one; ``key`` creates the audit key file.
+
+The audit key is ``ROOMKIT_AUDIT_KEY``, else ``audit.key`` in ``--data-dir`` (the desk's
+data folder) when it exists (:mod:`~roomkit.tools.human_input.stores._audit_keys`).
 """
 
 from __future__ import annotations
@@ -14,80 +21,160 @@ import argparse
 import asyncio
 import json
 import sys
+import time
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from roomkit._terminal import Failure
-from roomkit.models.pending_input import arguments_digest
-from roomkit.tools.human_input.stores import broken_link
+from roomkit.tools.human_input.stores import (
+    AUDIT_KEY_ENV,
+    AuditKeys,
+    StoreTrail,
+    TrailReport,
+    check_trail,
+    create_audit_key,
+    first_break,
+    load_audit_keys,
+)
 
-__all__ = ["export", "first_break", "verify"]
+__all__ = [
+    "audit_keys",
+    "checkpoint",
+    "export",
+    "first_break",
+    "key",
+    "use_audit_keys",
+    "verify",
+]
+
+T = TypeVar("T")
+
+_NO_KEY = (
+    f"no audit key: set {AUDIT_KEY_ENV}, or pass --data-dir with the desk's audit.key "
+    "(`roomkit audit key` creates one)"
+)
 
 
 def export(args: argparse.Namespace) -> int:
-    """``roomkit audit export``: the entries as JSON Lines on stdout."""
+    """``roomkit audit export``: the entries and checkpoints as JSON Lines on stdout."""
     since = _since(args.since)
-    chains = _chains(args.store)
-    broken = 0
+    keys = audit_keys(args.data_dir)
+    trail = _run(args.store, keys, lambda store: store.read())
     out = sys.stdout
-    for pending_id in sorted(chains):
-        texts = chains[pending_id]
-        entries = [_parsed(text) for text in texts]
+    for pending_id in sorted(trail.chains):
+        rows = trail.chains[pending_id]
+        entries = [_parsed(text) for _, text in rows]
         if args.room is not None and (not entries or entries[0].get("room") != args.room):
             continue
-        for seq, entry in enumerate(entries):
+        for (seq, _), entry in zip(rows, entries, strict=True):
             if since is not None and not _at_or_after(entry, since):
                 continue
-            line = {"entry": entry, "request": pending_id, "seq": seq}
-            out.write(json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
-            out.write("\n")
-        problem = first_break(pending_id, texts)
-        if problem is not None:
-            broken += 1
-            print(f"roomkit: {problem}", file=sys.stderr)
-    return 1 if broken else 0
+            _line(out, {"entry": entry, "request": pending_id, "seq": seq})
+    for stored in trail.checkpoints:
+        body = _parsed(stored.text)
+        if since is not None and not _at_or_after(body, since):
+            continue
+        _line(out, {"checkpoint": body, "mac": stored.mac, "n": stored.n})
+    report = check_trail(trail, keys, now=time.time())
+    for problem in report.problems:
+        print(f"roomkit: {problem}", file=sys.stderr)
+    return 1 if report.problems else 0
 
 
 def verify(args: argparse.Namespace) -> int:
-    """``roomkit audit verify``: exit 0 when every chain and digest holds, else name the
-    first entry that does not."""
-    chains = _chains(args.store)
-    for pending_id in sorted(chains):
-        problem = first_break(pending_id, chains[pending_id])
-        if problem is not None:
-            raise Failure(problem)
-    entries = sum(len(texts) for texts in chains.values())
-    print(f"Verified {len(chains)} request histories, {entries} entries: every chain holds")
+    """``roomkit audit verify``: exit 0 when every chain, and with the audit key every
+    signed head and checkpoint, holds; else name each thing that does not."""
+    keys = audit_keys(args.data_dir)
+    trail = _run(args.store, keys, lambda store: store.read())
+    report = check_trail(trail, keys, now=time.time())
+    if report.problems:
+        for problem in report.problems:
+            print(f"roomkit: {problem}", file=sys.stderr)
+        return 1
+    print(_verified(report))
     return 0
 
 
-def first_break(pending_id: str, texts: list[str]) -> str | None:
-    """What is wrong with the first broken entry of the chain, ``None`` if it holds."""
-    found = broken_link(pending_id, texts)
-    if found is not None:
-        seq, why = found
-        return f"the history of {pending_id!r} breaks at entry {seq}: {why}"
-    tool: object = None
-    for seq, text in enumerate(texts):
-        entry = json.loads(text)
-        if entry.get("type") == "created":
-            tool = entry.get("tool")
-        arguments = entry.get("arguments")
-        # A vote's edit names its own arguments' digest ``edited``; its ``digest`` is the
-        # digest of the arguments it was a vote on.
-        named = "edited" if entry.get("type") == "voted" else "digest"
-        checkable = isinstance(tool, str) and isinstance(arguments, dict) and named in entry
-        if checkable and entry[named] != arguments_digest(str(tool), arguments):
-            return (
-                f"the history of {pending_id!r} breaks at entry {seq}: its digest is not "
-                "the digest of its arguments"
+def checkpoint(args: argparse.Namespace) -> int:
+    """``roomkit audit checkpoint``: sign a checkpoint of every head that changed."""
+    keys = audit_keys(args.data_dir)
+    if keys is None:
+        raise Failure(f"Cannot write a checkpoint: {_NO_KEY}", 2)
+    if args.adopt:
+        signed, broken = _run(args.store, keys, lambda store: store.adopt())
+        print(f"Signed {signed} heads as they stand")
+        if broken:
+            print(
+                f"{len(broken)} histories do not hold and were left: `roomkit audit verify` "
+                "names what breaks them",
+                file=sys.stderr,
             )
-    return None
+    done = _run(args.store, keys, lambda store: store.checkpoint())
+    if done.checkpoint is None:
+        print("No head changed since the last checkpoint: none written")
+    else:
+        print(f"Wrote checkpoint #{done.checkpoint.n} of {done.heads} changed heads")
+    if done.unsigned:
+        print(
+            f"{len(done.unsigned)} heads are not signed and were left out: "
+            "`roomkit audit verify` names them",
+            file=sys.stderr,
+        )
+    return 0
 
 
-def _chains(url: str) -> dict[str, list[str]]:
-    """Every history the store ``url`` names keeps (exits 2 on a URL of no durable store)."""
+def key(args: argparse.Namespace) -> int:
+    """``roomkit audit key``: create the audit key file (``--rotate``: a new signing key)."""
+    try:
+        path = create_audit_key(args.data_dir, rotate=args.rotate)
+        keys = AuditKeys.from_text(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise Failure(f"Cannot write the audit key: {error}") from None
+    print(f"The audit key (id {keys.kid}) is in {path}")
+    return 0
+
+
+def _verified(report: TrailReport) -> str:
+    done = (
+        f"Verified {report.chains} request histories, {report.entries} entries: every chain holds"
+    )
+    if not report.signed:
+        return f"{done}. Not checked: the signed heads and checkpoints ({_NO_KEY})"
+    if not report.checkpoints:
+        kept = "no checkpoint yet, so a history deleted whole would not show"
+    else:
+        kept = (
+            f"{report.checkpoints} checkpoints hold (the last at {report.last_at}; "
+            f"{report.unlisted} histories written since are vouched for by their heads alone)"
+        )
+    purged = f"; {report.purged} gone after the audit retention" if report.purged else ""
+    return f"{done}, every head holds its signature, {kept}{purged}"
+
+
+def audit_keys(data_dir: Path | None) -> AuditKeys | None:
+    """The audit keys of ``ROOMKIT_AUDIT_KEY`` or ``data_dir``'s ``audit.key`` (``None``:
+    neither holds one); a key that cannot be used exits 2."""
+    try:
+        return load_audit_keys(data_dir)
+    except (OSError, ValueError) as error:
+        raise Failure(f"Cannot read the audit key: {error}", 2) from None
+
+
+def use_audit_keys(store: object, keys: AuditKeys | None) -> StoreTrail | None:
+    """``store``'s trail, signing with ``keys`` when given; ``None`` for a store with none."""
+    trail = getattr(store, "trail", None)
+    if not isinstance(trail, StoreTrail):
+        return None
+    if keys is not None:
+        trail.use_keys(keys)
+    return trail
+
+
+def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitable[T]]) -> T:
+    """``work`` on the trail of the store ``url`` names (exits 2 on a URL of no durable
+    store), signing with ``keys``."""
     from roomkit.core.exceptions import StoreError
     from roomkit.desk.stores import close_stores, open_stores
 
@@ -104,18 +191,26 @@ def _chains(url: str) -> dict[str, list[str]]:
         pending_store, room_store = open_stores(url)
     except (ValueError, ImportError) as error:
         raise Failure(str(error), 2) from None
+    trail = getattr(pending_store, "trail", None)
+    if not isinstance(trail, StoreTrail):
+        raise Failure(f"The store {url!r} keeps no audit trail", 2)
+    trail.use_keys(keys)
 
-    async def read() -> dict[str, list[str]]:
+    async def run() -> T:
         try:
-            texts: dict[str, list[str]] = await pending_store.history_texts()  # type: ignore[union-attr]
-            return texts
+            return await work(trail)
         finally:
             await close_stores(pending_store, room_store)
 
     try:
-        return asyncio.run(read())
+        return asyncio.run(run())
     except StoreError as error:
-        raise Failure(f"Could not read the histories: {error}") from None
+        raise Failure(f"Could not read the trail: {error}") from None
+
+
+def _line(out: Any, line: dict[str, Any]) -> None:
+    out.write(json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    out.write("\n")
 
 
 def _missing_file(url: str) -> str | None:

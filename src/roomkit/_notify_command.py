@@ -2,7 +2,9 @@
 
 ``roomkit notify --store URL --config notify.toml`` runs the notifier over the desk's store
 in a process of its own until SIGTERM or Ctrl-C, then stops within about a second (what is
-owed stays in the store's outbox for the next notifier). The file is read and checked, and
+owed stays in the store's outbox for the next notifier). With the audit key (of
+``ROOMKIT_AUDIT_KEY`` or ``audit.key`` in ``--data-dir``) it signs the heads it appends and
+writes a checkpoint of the trail every minute and as it stops. The file is read and checked, and
 its secrets taken from the environment, before anything starts: a mistake is one line
 naming the key, and exit status 2 (:mod:`roomkit.notify.config`).
 """
@@ -17,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from roomkit._audit import audit_keys, use_audit_keys
 from roomkit._terminal import Failure
 
 if TYPE_CHECKING:
@@ -42,6 +45,7 @@ def run_notifier(args: argparse.Namespace) -> int:
     from roomkit.desk.stores import close_stores, open_stores
     from roomkit.notify.ladders import following
     from roomkit.tools.human_input import HumanInputHandler
+    from roomkit.tools.human_input.stores import checkpointing
 
     if args.store == "memory":
         raise Failure(
@@ -50,10 +54,12 @@ def run_notifier(args: argparse.Namespace) -> int:
             2,
         )
     config = notify_config(args.config)
+    keys = audit_keys(args.data_dir)
     try:
         pending_store, room_store = open_stores(args.store)
     except (ValueError, ImportError) as error:
         raise Failure(str(error), 2) from None
+    trail = use_audit_keys(pending_store, keys)
 
     async def run() -> None:
         stop = asyncio.Event()
@@ -67,7 +73,8 @@ def run_notifier(args: argparse.Namespace) -> int:
             except StoreError as error:
                 raise Failure(f"Cannot start the notifier: {error}") from None
             notifier = config.notifier(handler, data_dir=args.data_dir)
-            async with notifier, following(handler, config.ladder):
+            # The last checkpoint is taken once the notifier has stopped writing.
+            async with checkpointing(trail), notifier, following(handler, config.ladder):
                 names = ", ".join(notifier.surfaces)
                 print(f"Notifying through {names}; Ctrl-C or SIGTERM stops", flush=True)
                 await stop.wait()

@@ -15,6 +15,8 @@
     roomkit mcp --store sqlite:///x.db|redis://... [--actor NAME] [--room mcp] [--http PORT]
     roomkit audit export --store URL [--since ISO] [--room ID]
     roomkit audit verify --store URL
+    roomkit audit checkpoint --store URL [--adopt]
+    roomkit audit key [--rotate]
 
 ``desk`` checks its store before it starts and prints a sign-in link once it listens: the
 page signs in with it once, as an admin, within ``--sign-in-ttl`` seconds (15 minutes).
@@ -24,7 +26,8 @@ reads it. ``desk --notify`` runs a notifier from a TOML file in the desk (with S
 clicks, when the file has a ``[slack]`` table); ``notify`` runs one in a process of its own
 until SIGTERM or Ctrl-C (:mod:`roomkit.notify.config` describes the file). The ``pending``
 commands talk to a running desk (``--url``) with a token (``--token`` or ``ROOMKIT_TOKEN``).
-The ``audit`` commands read the request histories of a durable store (:mod:`roomkit._audit`).
+The ``audit`` commands read and sign the request histories of a durable store, with the audit
+key of ``ROOMKIT_AUDIT_KEY`` or of ``audit.key`` in ``--data-dir`` (:mod:`roomkit._audit`).
 A failure prints one line on stderr and exits 1; a command used wrongly exits 2.
 """
 
@@ -43,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roomkit import _terminal as pending_commands
+from roomkit._audit import audit_keys, use_audit_keys
 from roomkit._notify_command import add_notify_parser, notify_config
 from roomkit._terminal import TOKEN_ENV
 from roomkit._terminal import Failure as _Failure
@@ -82,6 +86,7 @@ def _serve(args: argparse.Namespace) -> int:
     from roomkit.desk.stores import close_stores
     from roomkit.notify.ladders import following
     from roomkit.tools.human_input import HumanInputHandler
+    from roomkit.tools.human_input.stores import checkpointing
 
     _check_ttl("--sign-in-ttl", args.sign_in_ttl)
     problem = port_problem(args.port)
@@ -90,6 +95,7 @@ def _serve(args: argparse.Namespace) -> int:
     config = None if args.notify is None else notify_config(args.notify)
     new_key = _key_is_new(args.data_dir)
     secret = _secret(args.data_dir)
+    keys = audit_keys(args.data_dir)
     if args.log_format == "json":
         from roomkit.desk.logs import log_as_json
 
@@ -98,6 +104,7 @@ def _serve(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise _Failure(str(error), 2) from None
     pending_store, room_store = _open_stores(args.store)
+    trail = use_audit_keys(pending_store, keys)
 
     async def serve() -> None:
         try:
@@ -155,7 +162,10 @@ def _serve(args: argparse.Namespace) -> int:
                 server_header=False,
             )
             with sock:
-                async with following(handler, None if config is None else config.ladder):
+                async with (
+                    checkpointing(trail),
+                    following(handler, None if config is None else config.ladder),
+                ):
                     await Server(server_config, on_started=started).serve(sockets=[sock])
         finally:
             await close_stores(pending_store, room_store)
@@ -354,20 +364,45 @@ def _mcp_parser(commands: Any, data_dir: argparse.ArgumentParser) -> None:
     mcp.set_defaults(run=_mcp)
 
 
-def _audit_parser(commands: Any) -> None:
+def _audit_parser(commands: Any, data_dir: argparse.ArgumentParser) -> None:
     from roomkit import _audit
 
-    audit = commands.add_parser("audit", help="export and verify the decisions' history")
+    audit = commands.add_parser("audit", help="export, verify and sign the decisions' history")
     actions = audit.add_subparsers(dest="action", required=True, metavar="ACTION")
     where = "the store: sqlite:///x.db, redis://... or postgresql://..."
-    export = actions.add_parser("export", help="every history entry, as JSON Lines on stdout")
+    export = actions.add_parser(
+        "export", parents=[data_dir], help="every history entry and checkpoint, as JSON Lines"
+    )
     export.add_argument("--store", required=True, help=where)
     export.add_argument("--since", help="only entries at or after this ISO-8601 time")
     export.add_argument("--room", help="only the requests of this room")
     export.set_defaults(run=_audit.export)
-    verify = actions.add_parser("verify", help="check every chain and arguments digest")
+    verify = actions.add_parser(
+        "verify",
+        parents=[data_dir],
+        help="check every chain and arguments digest; with the audit key, every signed "
+        "head and checkpoint",
+    )
     verify.add_argument("--store", required=True, help=where)
     verify.set_defaults(run=_audit.verify)
+    checkpoint = actions.add_parser(
+        "checkpoint", parents=[data_dir], help="sign a checkpoint of every chain's head"
+    )
+    checkpoint.add_argument("--store", required=True, help=where)
+    checkpoint.add_argument(
+        "--adopt",
+        action="store_true",
+        help="first sign, as they stand, the heads of histories that hold and have none "
+        "signed (written before heads were signed, or without the key)",
+    )
+    checkpoint.set_defaults(run=_audit.checkpoint)
+    key = actions.add_parser(
+        "key", parents=[data_dir], help="create the audit key file in the data folder"
+    )
+    key.add_argument(
+        "--rotate", action="store_true", help="a new signing key first; the old ones stay after it"
+    )
+    key.set_defaults(run=_audit.key)
 
 
 def _allowed_hosts(args: argparse.Namespace) -> list[str]:
@@ -529,7 +564,7 @@ def _parser() -> argparse.ArgumentParser:
     decide.set_defaults(run=pending_commands.respond)
     _mcp_parser(commands, data_dir)
     add_notify_parser(commands, data_dir)
-    _audit_parser(commands)
+    _audit_parser(commands, data_dir)
     return parser
 
 

@@ -32,6 +32,7 @@
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
     ├── BodyRefusedError            also ValueError: a body from the network, refused unparsed
     ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
+    ├── AuditKeyError               also ValueError: the trail cannot be signed: no audit key
     ├── ChannelStateError           also RuntimeError: the channel cannot do that now
     │   ├── ChannelNotRegisteredError   not registered with a kit: call kit.register_channel()
     │   ├── ChannelClosedError          close() started: nothing new starts on the channel
@@ -59,6 +60,7 @@ __all__ = [
     "AmbiguousAnswerError",
     "ArgumentsChangedError",
     "AsyncSettleRequiredError",
+    "AuditKeyError",
     "BodyRefusedError",
     "ChannelClosedError",
     "ChannelNotRegisteredError",
@@ -313,6 +315,11 @@ class BodyRefusedError(RoomKitError, ValueError):
     def __init__(self, message: str, *, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+
+class AuditKeyError(RoomKitError, ValueError):
+    """The trail cannot be signed: the process holds no audit key (``ROOMKIT_AUDIT_KEY``, or
+    ``audit.key`` in the desk's data folder, which ``roomkit audit key`` creates)."""
 
 
 class NotifyConfigError(RoomKitError, ValueError):

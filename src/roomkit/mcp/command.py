@@ -66,13 +66,18 @@ def run_command(args: argparse.Namespace) -> int:
     # Before anything can log: stdout belongs to the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, force=True)
     from roomkit.desk.stores import close_stores, open_stores
+    from roomkit.tools.human_input.stores import StoreTrail, load_audit_keys
 
     if args.store == "memory":
         raise ValueError(
             "a memory store lives in this process only, where no desk sees its questions: "
             "pass the desk's store, e.g. --store sqlite:///kit.db"
         )
+    keys = load_audit_keys(args.data_dir)  # the heads this process appends are signed
     pending_store, room_store = open_stores(args.store)
+    trail = getattr(pending_store, "trail", None)
+    if keys is not None and isinstance(trail, StoreTrail):
+        trail.use_keys(keys)
     secret = _secret(args) if args.http is not None else None
 
     async def serve() -> None:

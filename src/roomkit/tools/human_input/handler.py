@@ -43,11 +43,12 @@ from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._requests import RequestMaker
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import (
+    AnchoredHistory,
     HistoryLog,
-    MemoryHistory,
     MemoryLedger,
     MemoryStore,
     PendingStore,
+    StoreTrail,
 )
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
@@ -92,13 +93,14 @@ class HumanInputHandler:
         self._engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
             self._engine = DurableEngine(store, announcer)
-            log = store if isinstance(store, HistoryLog) else MemoryHistory()
+            log = store if isinstance(store, HistoryLog) else AnchoredHistory()
         else:
             memory = store if store is not None else MemoryStore(retention=retention)
             # A store keeping histories of its own keeps them; else the requests carry theirs.
             keeps = isinstance(memory, HistoryLog)
             self._engine = MemoryEngine(memory, announcer, trail=not keeps)
             log = memory if isinstance(memory, HistoryLog) else MemoryTrail(memory)
+        self._trail: StoreTrail | None = getattr(log, "trail", None)
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
         self._decisions = Decisions(self._engine, log)
         self._new = RequestMaker(announcer).make
@@ -522,6 +524,12 @@ class HumanInputHandler:
     def store(self) -> PendingStore | DurableStore:
         """Where the requests live; the notification outbox is kept beside them."""
         return self._engine.store
+
+    @property
+    def audit_trail(self) -> StoreTrail | None:
+        """The histories' signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``): the durable
+        store's, or those this handler keeps in memory; ``None`` for a store without them."""
+        return self._trail
 
     @property
     def ledger(self) -> SpendLedger:

@@ -208,11 +208,15 @@ def test_bad_options_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "time zone" in err
 
 
-def test_the_readmes_audit_commands_run_as_written(tmp_path: Path) -> None:
+def test_the_readmes_audit_commands_run_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the audit key in the environment of the store that wrote and of the commands."""
     text = (Path(__file__).resolve().parents[4] / "README.md").read_text()
     section = text.split("## Approvals", 1)[1].split("\n## ", 1)[0]
     (block,) = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
     assert "roomkit audit export" in block
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", "the-readme-audit-key-0123456789")
     fill(Place("sqlite:///desk.db", "sqlite", tmp_path / "desk.db"))
     script = textwrap.dedent(block)
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -225,6 +229,8 @@ def test_the_readmes_audit_commands_run_as_written(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "every chain holds" in done.stdout
-    exported = (tmp_path / "audit.jsonl").read_text().splitlines()
-    assert len(exported) == 6
+    assert "Wrote checkpoint #0 of 2 changed heads" in done.stdout
+    assert "every chain holds, every head holds its signature, 1 checkpoints hold" in done.stdout
+    exported = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert len([line for line in exported if "entry" in line]) == 6
+    assert [line["n"] for line in exported if "checkpoint" in line] == [0]

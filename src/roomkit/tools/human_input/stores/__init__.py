@@ -5,6 +5,13 @@ and ``RedisStore`` (``roomkit.tools.human_input.stores.redis``) are durable and 
 processes; import them from their modules (they need the ``sqlite`` / ``redis`` extras).
 """
 
+from roomkit.tools.human_input.stores._audit_keys import (
+    AUDIT_KEY_ENV,
+    AuditKeys,
+    create_audit_key,
+    load_audit_keys,
+)
+from roomkit.tools.human_input.stores._checkpoints import checkpointing
 from roomkit.tools.human_input.stores._history import (
     HistoryLog,
     MemoryHistory,
@@ -24,6 +31,7 @@ from roomkit.tools.human_input.stores._history import (
     settled_entry,
 )
 from roomkit.tools.human_input.stores._ledger import MemoryLedger
+from roomkit.tools.human_input.stores._memory_trail import AnchoredHistory
 from roomkit.tools.human_input.stores._quorum import (
     Ballot,
     Judgement,
@@ -32,6 +40,8 @@ from roomkit.tools.human_input.stores._quorum import (
     judge,
     widened,
 )
+from roomkit.tools.human_input.stores._trail import CheckpointReport, StoreTrail, Trail
+from roomkit.tools.human_input.stores._trail_check import TrailReport, check_trail, first_break
 from roomkit.tools.human_input.stores.base import (
     DurableStore,
     PendingChange,
@@ -42,7 +52,11 @@ from roomkit.tools.human_input.stores.base import (
 from roomkit.tools.human_input.stores.memory import MemoryStore
 
 __all__ = [
+    "AUDIT_KEY_ENV",
+    "AnchoredHistory",
+    "AuditKeys",
     "Ballot",
+    "CheckpointReport",
     "DurableStore",
     "HistoryLog",
     "Judgement",
@@ -53,20 +67,28 @@ __all__ = [
     "PendingChangeKind",
     "PendingStore",
     "SpendLedger",
+    "StoreTrail",
+    "Trail",
+    "TrailReport",
     "approved_by",
     "asked_entry",
     "broken_link",
     "chain_text",
     "check_entry",
+    "check_trail",
+    "checkpointing",
+    "create_audit_key",
     "deadline_entry",
     "declined",
     "entry_text",
     "entry_time",
+    "first_break",
     "first_prev",
     "judge",
     "link_digest",
     "linked_chain",
     "linked_text",
+    "load_audit_keys",
     "new_entry",
     "read_entry",
     "settled_entry",

@@ -23,7 +23,7 @@ A settle that wins appends its history entries in the same transaction, chained 
 UPDATEs: the NOTIFY that tells waiters leaves at the commit, with the entries stored. The
 heads of their chains are read in the first write, after the UPDATEs, and the entries,
 linked to them, leave with the COMMIT (with each chain's last append, which its audit
-retention counts from), under a savepoint: an append elsewhere that took one
+retention counts from, and its signed head), under a savepoint: an append elsewhere that took one
 of their seqs first (the key refuses the second) rolls back to it, and the chains are
 linked again to the heads as they are then, before the COMMIT.
 
@@ -242,11 +242,13 @@ class SettleBatcher:
                         # In the settles' transaction: whoever hears of a win finds its
                         # entries. Linked to the heads read after the UPDATEs, they leave
                         # with the COMMIT.
-                        rows = linked_rows(await heads.fetchall(), chains)
-                        touched = [(pending_id, now) for pending_id in sorted(chains)]
+                        read = await heads.fetchall()
+                        rows, signed = linked_rows(read, chains, self._sql.anchoring)
+                        touched = [(head[0], now, *head[1:]) for head in signed]
                         await db.execute(f"SAVEPOINT {_CHAINS}")
-                        # Each chain's last append, for its audit retention; then its rows.
-                        await cursor.executemany(self._sql.touch_chain, touched)
+                        # Each chain's last append (for its audit retention) and its signed
+                        # head; then its rows.
+                        await cursor.executemany(self._sql.touch_head, touched)
                         await cursor.executemany(self._sql.append_history, rows)
                     # The COMMIT releases the savepoint: one statement less before it.
                     await db.execute("COMMIT")

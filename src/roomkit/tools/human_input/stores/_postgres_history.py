@@ -12,7 +12,9 @@ one to end, so a rollback there frees the seq again), nothing of this chain is w
 the head is read again (a statement of ``READ COMMITTED`` sees what committed before it
 began) and the entries linked to it. Once the first seq is held, no other append can take
 the ones after it: it would have to read the held one first, and it waits for this
-transaction to end.
+transaction to end. The statement that inserts the first entry also writes the chain's new
+head (signed with ``statements.anchoring``'s key, if it has one) into the chain's row,
+when and only when that entry went in.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from roomkit.core.exceptions import StoreError
-from roomkit.tools.human_input.stores._history import chain_texts
+from roomkit.tools.human_input.stores._history import first_prev, link_digest, linked_chain
 from roomkit.tools.human_input.stores._postgres_schema import Statements, read_back, stored
+from roomkit.tools.human_input.stores._trail import Anchoring, Head
 
 __all__ = ["append_chained", "linked_rows", "purge_chains"]
 
@@ -58,10 +61,11 @@ async def append_chained(
         if not waiting:
             return appended
         cursor = await db.execute(statements.history_heads, (list(waiting),))
-        linked = _linked(await cursor.fetchall(), waiting)
+        linked = _linked(await cursor.fetchall(), waiting, statements.anchoring)
         async with db.cursor() as cursor:
             firsts = [
-                (pending_id, first, texts[0]) for pending_id, (first, texts) in linked.items()
+                (pending_id, first, texts[0], *head)
+                for pending_id, (first, texts, head) in linked.items()
             ]
             await cursor.executemany(statements.append_history_first, firsts, returning=True)
             landed: list[str] = []
@@ -72,12 +76,12 @@ async def append_chained(
                 cursor.nextset()
             rest: list[tuple[str, int, str]] = []
             for pending_id in landed:
-                first, texts = linked[pending_id]
+                first, texts, _ = linked[pending_id]
                 rest += [(pending_id, first + n, text) for n, text in enumerate(texts) if n]
             if rest:
                 await cursor.executemany(statements.append_history, rest)
         for pending_id in landed:
-            first, texts = linked[pending_id]
+            first, texts, _ = linked[pending_id]
             appended[pending_id] = list(range(first, first + len(texts)))
             del waiting[pending_id]
     if waiting:
@@ -86,28 +90,38 @@ async def append_chained(
 
 
 def linked_rows(
-    heads: Sequence[Sequence[Any]], chains: Mapping[str, Sequence[Mapping[str, Any]]]
-) -> list[tuple[str, int, str]]:
+    heads: Sequence[Sequence[Any]],
+    chains: Mapping[str, Sequence[Mapping[str, Any]]],
+    anchoring: Anchoring,
+) -> tuple[list[tuple[str, int, str]], list[tuple[Any, ...]]]:
     """The rows of :attr:`Statements.append_history` that append ``chains`` after their
-    heads, as ``heads`` (rows of :attr:`Statements.history_heads`) read them."""
-    return [
+    heads, as ``heads`` (rows of :attr:`Statements.history_heads`) read them, and each
+    chain's new head (without the time: pending_id, then the head) for
+    :attr:`Statements.touch_head`, in the order of the ids."""
+    linked = _linked(heads, chains, anchoring)
+    rows = [
         (pending_id, first + n, text)
-        for pending_id, (first, texts) in _linked(heads, chains).items()
+        for pending_id, (first, texts, _) in linked.items()
         for n, text in enumerate(texts)
     ]
+    return rows, [(pending_id, *linked[pending_id][2]) for pending_id in sorted(linked)]
 
 
 def _linked(
-    rows: Sequence[Sequence[Any]], chains: Mapping[str, Sequence[Mapping[str, Any]]]
-) -> dict[str, tuple[int, list[str]]]:
-    """Each chain's first seq and the texts of its entries, linked to its head in ``rows``
-    (of :attr:`Statements.history_heads`)."""
+    rows: Sequence[Sequence[Any]],
+    chains: Mapping[str, Sequence[Mapping[str, Any]]],
+    anchoring: Anchoring,
+) -> dict[str, tuple[int, list[str], Head]]:
+    """Each chain's first seq, the texts of its entries, linked to its head in ``rows``
+    (of :attr:`Statements.history_heads`), and the head they leave it with."""
     heads = {str(row[0]): (int(row[1]), str(read_back(row[2]))) for row in rows}
-    linked: dict[str, tuple[int, list[str]]] = {}
+    linked: dict[str, tuple[int, list[str], Head]] = {}
     for pending_id, entries in chains.items():
         seq, last = heads.get(pending_id, (-1, None))
-        texts = chain_texts(entries, pending_id, last)
-        linked[pending_id] = (seq + 1, [str(stored(text)) for text in texts])
+        prev = first_prev(pending_id) if last is None else link_digest(last)
+        texts, digest = linked_chain(entries, prev)
+        head = anchoring.head(pending_id, seq + 1 + len(texts), digest)
+        linked[pending_id] = (seq + 1, [str(stored(text)) for text in texts], head)
     return linked
 
 

@@ -9,7 +9,11 @@ that won). ``roomkit_ledger`` is the spend-once ledger; ``roomkit_history`` (ver
 with the approval columns) each request's history, one row per entry; ``roomkit_outbox``
 (version 3, its index of endings version 4) the notification outbox (see
 :mod:`~roomkit.tools.human_input.stores.outbox`); version 5 adds the quorum columns, and
-``roomkit_chains`` (version 6) holds when each history was last appended to.
+``roomkit_chains`` (version 6) holds when each history was last appended to; version 7
+adds to it each chain's signed head (``length``, ``head``, ``epoch``, ``mac``, and
+``checked``, the length the last checkpoint took; see
+:mod:`~roomkit.tools.human_input.stores._trail`) and ``roomkit_checkpoints``, the trail's
+checkpoints (:mod:`~roomkit.tools.human_input.stores._postgres_trail`).
 ``roomkit_schema`` holds the version of the tables: a store creates them on first use and
 brings an older version up to date (one migration per version, under a lock, so two
 processes opening at once take turns); a database whose version is newer than this code is
@@ -42,6 +46,7 @@ from roomkit.tools.human_input.stores._sql_columns import (
     readable_rows,
     settled_listing,
 )
+from roomkit.tools.human_input.stores._trail import Anchoring
 from roomkit.tools.human_input.stores.outbox import IS_ENDING
 
 __all__ = [
@@ -57,10 +62,11 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 6
+VERSION = 7
 """The version of the tables this code reads and writes (2: approvals and histories; 3: the
 notification outbox; 4: its index of requests' endings, for the purge; 5: quorums and their
-votes; 6: when each history was last appended to, for its audit retention)."""
+votes; 6: when each history was last appended to, for its audit retention; 7: each
+history's signed head, and the checkpoints)."""
 
 _TYPES = {
     "detached": "integer",
@@ -96,6 +102,8 @@ class Statements:
         history = f"{s}.roomkit_history"
         chains = f"{s}.roomkit_chains"
         self.schema = schema
+        self.anchoring = Anchoring.from_environment()
+        """What the heads every append writes are signed with (the store's trail's)."""
         self.channel = f"roomkit_{schema}"
         """The NOTIFY channel of this schema's changes."""
         self.lock = f"roomkit schema {schema}"
@@ -154,6 +162,15 @@ class Statements:
                 f"CREATE TABLE IF NOT EXISTS {chains} (pending_id text PRIMARY KEY, "
                 "last_at double precision NOT NULL)",
                 f"CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON {chains} (last_at)",
+            ],
+            7: [
+                f"ALTER TABLE {chains} ADD COLUMN IF NOT EXISTS length integer, "
+                "ADD COLUMN IF NOT EXISTS head text, ADD COLUMN IF NOT EXISTS epoch integer, "
+                "ADD COLUMN IF NOT EXISTS mac text, ADD COLUMN IF NOT EXISTS checked integer",
+                f"CREATE TABLE IF NOT EXISTS {s}.roomkit_checkpoints (n integer PRIMARY KEY, "
+                "body text NOT NULL, mac text NOT NULL)",
+                f"CREATE INDEX IF NOT EXISTS roomkit_chains_unchecked ON {chains} (pending_id) "
+                "WHERE checked IS DISTINCT FROM length",
             ],
         }
         """The statements that bring the tables from one version below each key to it."""
@@ -248,9 +265,13 @@ class Statements:
         """Parameters: pending_id, the seq after the head read, the entry linked to that
         head; two racing appends collide on the key, and the loser links again."""
         self.append_history_first = (
-            f"{self.append_history} ON CONFLICT DO NOTHING RETURNING pending_id"
+            f"WITH landed AS ({self.append_history} ON CONFLICT DO NOTHING RETURNING "
+            f"pending_id) UPDATE {chains} c SET length = %s, head = %s, epoch = %s, mac = %s "
+            "FROM landed WHERE c.pending_id = landed.pending_id RETURNING c.pending_id"
         )
-        """As :attr:`append_history`; a row when the seq was free and the entry went in."""
+        """As :attr:`append_history`, then the chain's head as the whole append leaves it
+        (length, digest, epoch, signature; its row is there: :attr:`touch_chain` came
+        first); a row when the seq was free and the entry went in."""
         self.history_heads = (
             f"SELECT DISTINCT ON (pending_id) pending_id, seq, entry FROM {history} "
             "WHERE pending_id = ANY(%s) ORDER BY pending_id, seq DESC"
@@ -262,6 +283,14 @@ class Statements:
             "ON CONFLICT (pending_id) DO UPDATE SET last_at = excluded.last_at"
         )
         """Parameters: pending_id, now (``None``: the server's clock): the chain's last append."""
+        self.touch_head = (
+            f"INSERT INTO {chains} (pending_id, last_at, length, head, epoch, mac) VALUES (%s, "
+            "COALESCE(%s::double precision, extract(epoch FROM statement_timestamp())), "
+            "%s, %s, %s, %s) ON CONFLICT (pending_id) DO UPDATE SET last_at = excluded.last_at, "
+            "length = excluded.length, head = excluded.head, epoch = excluded.epoch, "
+            "mac = excluded.mac"
+        )
+        """As :attr:`touch_chain`, with the chain's new head: length, digest, epoch, signature."""
         self.purge_chains = (
             f"DELETE FROM {chains} c WHERE last_at <= %s AND NOT EXISTS (SELECT 1 FROM "
             f"{pending} p WHERE p.pending_id = c.pending_id AND p.status = 'pending') "
@@ -270,7 +299,6 @@ class Statements:
         """Parameter: the clock minus the audit retention; the chains that go (never an
         open request's)."""
         self.drop_chains = f"DELETE FROM {history} WHERE pending_id = ANY(%s)"
-        self.all_history = f"SELECT pending_id, entry FROM {history} ORDER BY pending_id, seq"
         self.read_history = f"SELECT seq, entry FROM {history} WHERE pending_id = %s ORDER BY seq"
 
         self.ledger_prune = (

@@ -16,6 +16,15 @@ writes anything; when the list is no longer as long as the caller read it, the s
 returns what the function hands back, the real head, having written nothing, and the caller
 links again and runs the script once more (:meth:`Heads.moved`).
 
+``P:ha:<pending id>`` is the chain's signed head (see
+:mod:`~roomkit.tools.human_input.stores._trail`), a hash: ``v``, the head as
+:func:`~roomkit.tools.human_input.stores._trail.head_value` writes it, and ``c``, there once
+a checkpoint took the chain. The caller signs the head its entries leave (:meth:`Heads.link`)
+and every script that appends them writes it, with ``anchor``, a function beside
+``head_moved``, which also adds the key to ``P:hd``, the heads the next checkpoint takes
+(:mod:`~roomkit.tools.human_input.stores._redis_trail`). It expires with the history. A
+caller without the audit key sends no head, and the script drops the one there was.
+
 Approvers are a field of the record (JSON text), and so are a quorum's voters. Adding some
 is a compare-and-set: the script writes the new lists only while the record is pending and
 its approvers are still the ones the caller read (a vote changes them too), and says
@@ -24,15 +33,21 @@ its approvers are still the ones the caller read (a vote changes them too), and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
 
-from roomkit.core.redis_link import text
-from roomkit.tools.human_input.stores._history import first_prev, link_digest, read_entry
+from roomkit.tools.human_input.stores._history import (
+    deadline_entry,
+    first_prev,
+    link_digest,
+    linked_chain,
+    read_entry,
+)
 from roomkit.tools.human_input.stores._quorum import widened
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, names_text, read_names
+from roomkit.tools.human_input.stores._trail import Anchoring, head_value
 
 __all__ = [
     "APPEND",
@@ -41,7 +56,6 @@ __all__ = [
     "Heads",
     "history_key",
     "read_chain",
-    "read_chains",
     "set_approvers_args",
 ]
 
@@ -76,22 +90,34 @@ local function head_moved(key, length)
   end
   return {n, redis.call('LINDEX', key, -1)}
 end
+-- The chain's signed head, written with its entries and left for the next checkpoint;
+-- a caller without the audit key (value '') leaves the chain with none.
+local function anchor(key, dirty, value)
+  if value == '' then
+    redis.call('HDEL', key, 'v')
+  else
+    redis.call('HSET', key, 'v', value)
+    redis.call('SADD', dirty, key)
+  end
+end
 """
 
 APPEND = (
     HEAD_MOVED
     + """
--- KEYS: history list, the request's record
+-- KEYS: the request's record, history list, signed head, heads to checkpoint
 -- ARGV: the length the caller read, the audit retention ms ('' keeps the history for
---       good), the entries' texts (linked to the head it read)
-local moved = head_moved(KEYS[1], tonumber(ARGV[1]))
+--       good), the signed head, the entries' texts (linked to the head it read)
+local moved = head_moved(KEYS[2], tonumber(ARGV[1]))
 if moved then
   return moved
 end
-redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 4))
+anchor(KEYS[3], KEYS[4], ARGV[3])
 -- An open request's history never expires; a closed one's a retention after its last entry.
-if ARGV[2] ~= '' and redis.call('HGET', KEYS[2], 'status') ~= 'pending' then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'status') ~= 'pending' then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end
 return tonumber(ARGV[1])
 """
@@ -109,14 +135,35 @@ class Heads:
     A guess is the chain's length and the digest of its last entry (what the next entry's
     ``prev`` is); a chain this process never wrote to is guessed empty. The last ``kept``
     chains are remembered (a digest each, not the entry): beyond them, a settle of an older
-    request learns the head from the script and runs once more.
+    request learns the head from the script and runs once more. ``anchoring`` signs the
+    heads the appends leave.
     """
 
-    __slots__ = ("_heads", "_kept")
+    __slots__ = ("_heads", "_kept", "anchoring")
 
-    def __init__(self, *, kept: int = _HEADS_KEPT) -> None:
+    def __init__(self, anchoring: Anchoring, *, kept: int = _HEADS_KEPT) -> None:
         self._heads: dict[str, tuple[int, str]] = {}
         self._kept = kept
+        self.anchoring = anchoring
+
+    def link(
+        self, pending_id: str, entries: Sequence[Mapping[str, Any]], head: tuple[int, str]
+    ) -> tuple[list[str], str, str]:
+        """The texts of ``entries`` linked after ``head`` (a guess), the digest of the last
+        one, and the chain's head they leave, signed (``''`` without the audit key)."""
+        lines, after = linked_chain(entries, head[1])
+        if self.anchoring.keys is None:
+            return lines, after, ""
+        return (
+            lines,
+            after,
+            head_value(self.anchoring.head(pending_id, head[0] + len(lines), after)),
+        )
+
+    def late(self, pending_id: str, head: tuple[int, str]) -> tuple[list[str], str, str]:
+        """As :meth:`link`, for the entry a store appends when it records a timeout in place
+        of a late settle."""
+        return self.link(pending_id, (deadline_entry(),), head)
 
     def guess(self, pending_id: str) -> tuple[int, str]:
         """The length the request's chain is believed to have, and its next ``prev``."""
@@ -146,17 +193,6 @@ def set_approvers_args(read: Sequence[str], actors: tuple[str, ...]) -> list[str
     count = None if quorum in ("", NONE) else int(float(quorum))
     approvers, listed = widened(read_names(seen), read_names(voters), count, actors)
     return [seen, names_text(approvers), FORMAT, names_text(listed)]
-
-
-async def read_chains(client: Redis, prefix: str) -> dict[str, list[str]]:
-    """Every request's stored history entries under ``prefix``, oldest first, by request
-    id: a scan of the history keys."""
-    start = len(history_key(prefix, ""))
-    chains: dict[str, list[str]] = {}
-    async for key in client.scan_iter(match=history_key(prefix, "*")):
-        name = text(key)
-        chains[name[start:]] = [text(line) for line in await client.lrange(name, 0, -1)]
-    return chains
 
 
 async def read_chain(client: Redis, prefix: str, pending_id: str) -> list[dict[str, Any]]:

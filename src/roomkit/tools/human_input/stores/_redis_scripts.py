@@ -18,7 +18,9 @@ Layout, under a prefix ``P``:
   retention after their last settle;
 - ``P:events``: the channel that carries ``created <id>`` and ``settled <id>``;
 - ``P:h:<id>``: the request's history (:mod:`~roomkit.tools.human_input.stores._redis_history`),
-  which a settle that wins appends to in the same script.
+  which a settle that wins appends to in the same script, ``P:ha:<id>`` its signed head and
+  ``P:hd`` the heads the next checkpoint takes, written by the same script, and ``P:cp`` the
+  checkpoints (:mod:`~roomkit.tools.human_input.stores._redis_trail`).
 
 Values a hash cannot hold (``None``) arrive as the ``NONE`` marker, passed in as an argument
 so that the scripts never spell the marker themselves; a text that may be ``None`` arrives
@@ -76,10 +78,12 @@ UNANNOUNCED = "unannounced"
 INSERT = (
     HEAD_MOVED
     + """
--- KEYS: record, pending index, room index, history list[, key index]
+-- KEYS: record, pending index, room index, history list, signed head, heads to
+--       checkpoint[, key index]
 -- ARGV: id, score, channel, record key prefix, retention cutoff, created_at, arguments,
---       the history's length as the caller read it, h (how many entries start it), the h
---       entries' texts (linked to the head read), field, value, ...
+--       the history's length as the caller read it, h (how many entries start it), the
+--       signed head they leave, the h entries' texts (linked to the head read), field,
+--       value, ...
 local id = ARGV[1]
 local h = tonumber(ARGV[9])
 local function expired(rec)
@@ -92,8 +96,8 @@ local function same(rec)
   local cur = redis.call('HMGET', rec, 'created_at', 'arguments')
   return cur[1] == ARGV[6] and cur[2] == ARGV[7]
 end
-if #KEYS == 5 then
-  local owner = redis.call('GET', KEYS[5])
+if #KEYS == 7 then
+  local owner = redis.call('GET', KEYS[7])
   if owner then
     local rec = ARGV[4] .. owner
     if redis.call('EXISTS', rec) == 1 then
@@ -120,13 +124,14 @@ if h > 0 then
   if moved then
     return {'head', moved}
   end
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 10, 9 + h))
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 11, 10 + h))
+  anchor(KEYS[5], KEYS[6], ARGV[10])
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 10 + h))
+redis.call('HSET', KEYS[1], unpack(ARGV, 11 + h))
 redis.call('ZADD', KEYS[2], ARGV[2], id)
 redis.call('ZADD', KEYS[3], ARGV[2], id)
-if #KEYS == 5 then
-  redis.call('SET', KEYS[5], id)
+if #KEYS == 7 then
+  redis.call('SET', KEYS[7], id)
 end
 redis.call('PUBLISH', ARGV[3], 'created ' .. id)
 return {1}
@@ -136,12 +141,13 @@ return {1}
 SETTLE = (
     HEAD_MOVED
     + """
--- KEYS: record, pending index, history list
+-- KEYS: record, pending index, history list, signed head, heads to checkpoint
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
 --       NONE, channel, prefix, format, settled index size, audit retention ms ('' keeps
 --       the history for good), the history's length as the caller read it, k (how many
---       entries the win appends), the k entries' texts, and (when the caller knows the
---       deadline passed) the text of the deadline's entry, each linked to the head read
+--       entries the win appends), the signed heads the win and the deadline's entry
+--       leave, the k entries' texts, and (when the caller knows the deadline passed) the
+--       text of the deadline's entry, each linked to the head read
 local rec = KEYS[1]
 local none = ARGV[10]
 local cur = redis.call('HMGET', rec, 'format', 'status', 'deadline', 'room_id', 'key',
@@ -186,15 +192,18 @@ if k > 0 then
     return moved
   end
   if won then
-    redis.call('RPUSH', KEYS[3], unpack(ARGV, 18, 17 + k))
-  elseif ARGV[18 + k] then
-    redis.call('RPUSH', KEYS[3], ARGV[18 + k])
+    redis.call('RPUSH', KEYS[3], unpack(ARGV, 20, 19 + k))
+    anchor(KEYS[4], KEYS[5], ARGV[18])
+  elseif ARGV[20 + k] then
+    redis.call('RPUSH', KEYS[3], ARGV[20 + k])
+    anchor(KEYS[4], KEYS[5], ARGV[19])
   else
     -- The deadline came first: nothing written, the caller sends the deadline's entry.
     return 'late'
   end
   if ARGV[15] ~= '' then
     redis.call('PEXPIRE', KEYS[3], ARGV[15])
+    redis.call('PEXPIRE', KEYS[4], ARGV[15])
   end
 end
 if won then
@@ -289,8 +298,11 @@ class Layout:
     """The names a store with ``prefix`` uses on the server, as the layout above draws them."""
 
     __slots__ = (
+        "anchors",
         "by_actor",
         "channel",
+        "checkpoints",
+        "dirty",
         "keys",
         "pending",
         "prefix",
@@ -315,10 +327,25 @@ class Layout:
         """The index of the newest settled ids of requests that name no actor."""
         self.by_actor = f"{prefix}:sa:"
         """What the index of an actor's newest settled ids starts with."""
+        self.anchors = f"{prefix}:ha:"
+        """What every chain's signed head key starts with."""
+        self.dirty = f"{prefix}:hd"
+        """The signed heads the next checkpoint takes."""
+        self.checkpoints = f"{prefix}:cp"
+        """The list of checkpoints."""
 
     def record(self, pending_id: str) -> str:
         """The key of a request's record."""
         return self.records + pending_id
+
+    def chain(self, pending_id: str) -> list[str]:
+        """The keys a script that appends to the request's history writes: the history, its
+        signed head, and the heads to checkpoint."""
+        return [f"{self.prefix}:h:{pending_id}", self.anchors + pending_id, self.dirty]
+
+    def settle_keys(self, pending_id: str) -> list[str]:
+        """The keys of :data:`SETTLE` for the request."""
+        return [self.record(pending_id), self.pending, *self.chain(pending_id)]
 
     def room(self, room_id: str) -> str:
         """The index of a room's pending ids."""
@@ -333,18 +360,20 @@ def insert_call(
     layout: Layout,
     request: PendingInput,
     cutoff: float,
-    history: tuple[str, tuple[int, list[str]]],
+    history: tuple[int, list[str], str],
 ) -> tuple[list[str], list[Any], dict[str, Any]]:
     """The keys and arguments of :data:`INSERT`, and the record's fields as the hash holds them.
 
     ``cutoff`` is the time at or before which a settled holder of the key has expired.
-    ``history`` is the key of the request's history, the length the caller read and the
-    texts that start it (linked to the head read; none for no history).
+    ``history`` is the length of the request's history the caller read, the texts that
+    start it (linked to the head read; none for no history) and the signed head they leave
+    (``''``: none).
     """
     fields = encode_hash(request)
     pending_id = request.pending_id
-    history_key, (length, lines) = history
-    keys = [layout.record(pending_id), layout.pending, layout.room(request.room_id), history_key]
+    length, lines, signed = history
+    keys = [layout.record(pending_id), layout.pending, layout.room(request.room_id)]
+    keys += layout.chain(pending_id)
     if request.key is not None:
         keys.append(layout.keys + marked(request.key))
     args: list[Any] = [
@@ -357,6 +386,7 @@ def insert_call(
         fields["arguments"],
         length,
         len(lines),
+        signed,
         *lines,
     ]
     for name, value in fields.items():
@@ -379,15 +409,16 @@ def settle_args(
     token: str,
     history: tuple[int, list[str], str | None] = (0, [], None),
     audit_ms: int | str = "",
+    heads: tuple[str, str] = ("", ""),
 ) -> list[Any]:
-    """The arguments of :data:`SETTLE`, whose keys are the record, the pending index and
-    the history list.
+    """The arguments of :data:`SETTLE`, whose keys are :meth:`Layout.settle_keys`.
 
     ``token`` marks the record with this settle call, so that the same call run again
     (after a lost reply) knows it won. ``history`` is the length of the history the caller
     read, the texts a win appends and the text of the deadline's entry, each linked to its
     head (the deadline's is made only once the script said :data:`LATE`); a history the
-    settle appends to expires ``audit_ms`` milliseconds later (``''``: never).
+    settle appends to expires ``audit_ms`` milliseconds later (``''``: never). ``heads``
+    are the signed heads the win and the deadline's entry leave (``''``: none).
     """
     length, lines, late = history
     return [
@@ -408,6 +439,7 @@ def settle_args(
         audit_ms,
         length,
         len(lines),
+        *heads,
         *lines,
         *([] if late is None else [late]),
     ]

@@ -24,10 +24,10 @@ from redis.asyncio import Redis
 
 from roomkit.core.redis_link import guard, text
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores._history import chain_text, chain_texts, deadline_entry
+from roomkit.tools.human_input.stores._history import deadline_entry, first_prev, link_digest
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge
 from roomkit.tools.human_input.stores._records import decode, encode_hash
-from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED, history_key
+from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED, Heads
 from roomkit.tools.human_input.stores._redis_scripts import SETTLE, Layout, settle_args, unpack
 
 __all__ = ["VOTE", "Voting"]
@@ -37,12 +37,12 @@ _TIMED_OUT = PendingInputStatus.TIMED_OUT
 _RETRY = "retry"
 
 _RECORD = """
--- KEYS: record, pending index, history list
+-- KEYS: record, pending index, history list, signed head, heads to checkpoint
 -- ARGV: the settle's (SETTLE's, status 'pending' when the vote does not settle, its entries
---   the vote's), then from 19 + k: the votes, the deadline, the approvers and the voters as
+--   the vote's), then from 21 + k: the votes, the deadline, the approvers and the voters as
 --   read; the new votes, approvers, arguments and digest.
 local k = tonumber(ARGV[17])
-local v = 19 + k
+local v = 21 + k
 local seen = redis.call('HMGET', KEYS[1], 'format', 'status', 'votes', 'deadline', 'approvers',
                         'voters')
 if seen[1] ~= ARGV[13] or seen[2] ~= 'pending' or (seen[3] or '') ~= ARGV[v]
@@ -57,7 +57,8 @@ end
 redis.call('HSET', KEYS[1], 'votes', ARGV[v + 4], 'approvers', ARGV[v + 5],
            'arguments', ARGV[v + 6], 'arguments_digest', ARGV[v + 7])
 if ARGV[2] == 'pending' then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, 18, 17 + k))
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 20, 19 + k))
+  anchor(KEYS[4], KEYS[5], ARGV[18])
   redis.call('PUBLISH', ARGV[11], 'voted ' .. ARGV[1])
   return cjson.encode(redis.call('HGETALL', KEYS[1]))
 end
@@ -73,19 +74,24 @@ class Voting:
     Args:
         client: the store's client.
         layout: the store's key layout.
-        prefix: the store's key prefix.
         where: the server, for error messages.
+        heads: the store's heads (their anchoring signs the heads a vote leaves).
         audit_ms: the store's audit retention as the settle script takes it, for the
             history of a request a vote settles.
     """
 
     def __init__(
-        self, client: Redis, layout: Layout, prefix: str, where: str, audit_ms: int | str = ""
+        self,
+        client: Redis,
+        layout: Layout,
+        where: str,
+        heads: Heads,
+        audit_ms: int | str = "",
     ) -> None:
         self._client = client
+        self._heads = heads
         self._audit_ms = audit_ms
         self._layout = layout
-        self._prefix = prefix
         self._where = where
         self._script = client.register_script(VOTE)
 
@@ -102,11 +108,7 @@ class Voting:
         ``clock`` is the store's; ``keep`` the retention a settle gives the record;
         ``expire`` records the timeout of a vote that met a passed deadline.
         """
-        keys = [
-            self._layout.record(pending_id),
-            self._layout.pending,
-            history_key(self._prefix, pending_id),
-        ]
+        keys = self._layout.settle_keys(pending_id)
         while True:
             pipe = self._client.pipeline(transaction=True)
             pipe.hgetall(keys[0]).llen(keys[2]).lindex(keys[2], -1)  # type: ignore[attr-defined]
@@ -135,9 +137,11 @@ class Voting:
         after = judgement.record
         assert after is not None
         fields, length, head = read
+        pending_id = after.pending_id
+        guess = (int(length), first_prev(pending_id) if head is None else link_digest(head))
         # The deadline's entry goes too: a vote judged in time never leaves the settle LATE.
-        lines = chain_texts(judgement.entries, after.pending_id, head)
-        late = chain_text(deadline_entry(), after.pending_id, head)
+        lines, _, signed = self._heads.link(pending_id, judgement.entries, guess)
+        (late,), _, late_signed = self._heads.link(pending_id, (deadline_entry(),), guess)
         settle = settle_args(
             self._layout,
             after.pending_id,
@@ -151,6 +155,7 @@ class Voting:
             token=ballot.token,
             history=(int(length), lines, late),
             audit_ms=self._audit_ms,
+            heads=(signed, late_signed),
         )
         written = encode_hash(after)
         return [

@@ -35,7 +35,10 @@ import aiosqlite
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.core.sqlite_connect import FileWatch, retry_locked
 from roomkit.tools.human_input.stores._sqlite_schema import (
+    ADDED_CHAIN_COLUMNS,
     ADDED_COLUMNS,
+    CHAIN_COLUMNS,
+    CHAINS_UNCHECKED,
     PENDING_COLUMNS,
     READ_SEQ,
     SCHEMA,
@@ -300,16 +303,18 @@ def query(db: sqlite3.Connection, statement: str, parameters: Sequence[Any] = ()
 
 async def _add_missing_columns(db: aiosqlite.Connection) -> None:
     """Add the columns a file made by an earlier version lacks."""
-    present = {name for (name,) in await fetch_all(db, PENDING_COLUMNS)}
-    for column, statement in ADDED_COLUMNS.items():
-        if column in present:
-            continue
-        try:
-            await db.execute_fetchall(statement)
-        except sqlite3.OperationalError as error:
-            # Another process opening the file at the same moment added it first.
-            if "duplicate column" not in str(error):
-                raise
+    for listing, added in ((PENDING_COLUMNS, ADDED_COLUMNS), (CHAIN_COLUMNS, ADDED_CHAIN_COLUMNS)):
+        present = {name for (name,) in await fetch_all(db, listing)}
+        for column, statement in added.items():
+            if column in present:
+                continue
+            try:
+                await db.execute_fetchall(statement)
+            except sqlite3.OperationalError as error:
+                # Another process opening the file at the same moment added it first.
+                if "duplicate column" not in str(error):
+                    raise
+    await db.execute_fetchall(CHAINS_UNCHECKED)
 
 
 def _unreachable(error: sqlite3.DatabaseError) -> bool:

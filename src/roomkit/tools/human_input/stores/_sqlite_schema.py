@@ -13,10 +13,16 @@ across every process, and ``seq > n`` lists exactly what moved since a reader sa
 ``roomkit_history`` holds each request's history, one row per entry, numbered from 0 by
 ``seq``, and outlives the request's retention (it is the audit of what was decided and run);
 ``roomkit_chains`` when each chain was last appended to, on the store's clock, so that a
-chain can go ``audit_retention`` seconds after its last entry once its request is closed.
+chain can go ``audit_retention`` seconds after its last entry once its request is closed,
+and its signed head (``length``, ``head``, ``epoch``, ``mac``: see
+:mod:`~roomkit.tools.human_input.stores._trail`), written by the same statement, with
+``checked``, the length the last checkpoint took (NULL: none took the chain yet);
+``roomkit_checkpoints`` the trail's checkpoints (:mod:`~roomkit.tools.human_input.stores.
+_sqlite_trail`).
 A fourth table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
 :mod:`~roomkit.tools.human_input.stores._sqlite_ledger`). A file made by an earlier version
-gains the columns it lacks from :data:`ADDED_COLUMNS` when it is opened.
+gains the columns it lacks from :data:`ADDED_COLUMNS` (and :data:`ADDED_CHAIN_COLUMNS`)
+when it is opened.
 """
 
 from __future__ import annotations
@@ -36,11 +42,14 @@ from roomkit.tools.human_input.stores._sql_columns import (
 )
 
 __all__ = [
+    "ADDED_CHAIN_COLUMNS",
     "ADDED_COLUMNS",
     "ADD_SETTLE_TOKEN",
     "ADD_UNANNOUNCED",
     "APPEND_HISTORY",
     "BUMP_SEQ",
+    "CHAINS_UNCHECKED",
+    "CHAIN_COLUMNS",
     "CHANGES_SINCE",
     "COLUMNS",
     "INSERT",
@@ -122,9 +131,19 @@ CREATE TABLE IF NOT EXISTS roomkit_history (
 );
 CREATE TABLE IF NOT EXISTS roomkit_chains (
     pending_id TEXT PRIMARY KEY NOT NULL,
-    last_at REAL NOT NULL
+    last_at REAL NOT NULL,
+    length INTEGER,
+    head TEXT,
+    epoch INTEGER,
+    mac TEXT,
+    checked INTEGER
 );
 CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON roomkit_chains (last_at);
+CREATE TABLE IF NOT EXISTS roomkit_checkpoints (
+    n INTEGER PRIMARY KEY NOT NULL,
+    body TEXT NOT NULL,
+    mac TEXT NOT NULL
+);
 COMMIT;
 """
 """Switch the file to WAL and create what is missing; safe to run on every open."""
@@ -164,6 +183,24 @@ ADDED_COLUMNS = {
     "votes": 'ALTER TABLE roomkit_pending ADD COLUMN "votes" TEXT',
 }
 """The columns added since the first version, and the statement that adds each."""
+CHAIN_COLUMNS = "SELECT name FROM pragma_table_info('roomkit_chains')"
+ADDED_CHAIN_COLUMNS = {
+    name: f"ALTER TABLE roomkit_chains ADD COLUMN {name} {kind}"
+    for name, kind in (
+        ("length", "INTEGER"),
+        ("head", "TEXT"),
+        ("epoch", "INTEGER"),
+        ("mac", "TEXT"),
+        ("checked", "INTEGER"),
+    )
+}
+"""The columns of ``roomkit_chains`` added since it came: its signed head."""
+CHAINS_UNCHECKED = (
+    "CREATE INDEX IF NOT EXISTS roomkit_chains_unchecked ON roomkit_chains (pending_id) "
+    "WHERE checked IS NOT length"
+)
+"""The heads a checkpoint has yet to take, so that it reads those and not every chain; made
+once the columns are there."""
 MARK_ANNOUNCED = (
     "UPDATE roomkit_pending SET unannounced = NULL WHERE pending_id = ? AND unannounced = 1"
 )
@@ -199,10 +236,13 @@ HISTORY_HEAD = (
 APPEND_HISTORY = "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, ?, ?)"
 """Parameters: pending_id, the seq after the head, the entry's text."""
 TOUCH_CHAIN = (
-    "INSERT INTO roomkit_chains (pending_id, last_at) VALUES (?, ?) "
-    "ON CONFLICT (pending_id) DO UPDATE SET last_at = excluded.last_at"
+    "INSERT INTO roomkit_chains (pending_id, last_at, length, head, epoch, mac) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pending_id) DO UPDATE SET "
+    "last_at = excluded.last_at, length = excluded.length, head = excluded.head, "
+    "epoch = excluded.epoch, mac = excluded.mac"
 )
-"""Parameters: pending_id, now: when the chain was last appended to, on the store's clock."""
+"""Parameters: pending_id, now (when the chain was last appended to, on the store's clock),
+and its head: length, digest, epoch, signature."""
 PURGE_CHAINS = (
     "DELETE FROM roomkit_chains WHERE last_at <= ? AND NOT EXISTS (SELECT 1 FROM "
     "roomkit_pending p WHERE p.pending_id = roomkit_chains.pending_id AND p.status = 'pending') "
@@ -211,7 +251,6 @@ PURGE_CHAINS = (
 """Parameter: the clock minus the audit retention; the chains that go, none of an open
 request's."""
 DROP_CHAIN = "DELETE FROM roomkit_history WHERE pending_id = ?"
-ALL_HISTORY = "SELECT pending_id, seq, entry FROM roomkit_history ORDER BY pending_id, seq"
 READ_HISTORY = "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
 
 PURGE = "DELETE FROM roomkit_pending WHERE settled_at <= ? RETURNING pending_id"

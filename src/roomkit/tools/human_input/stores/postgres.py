@@ -71,6 +71,7 @@ from roomkit.tools.human_input.stores._postgres_schema import (
     read_back,
 )
 from roomkit.tools.human_input.stores._postgres_text import as_recorded, check_nul, ledger_entry
+from roomkit.tools.human_input.stores._postgres_trail import PostgresTrail
 from roomkit.tools.human_input.stores._postgres_vote import cast
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, widened
 from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, names_text, read_names
@@ -175,6 +176,8 @@ class PostgresStore(DurableBase):
         self._outbox = PostgresOutbox(self, keep=outbox_retention_seconds)
         self._next_purge = -math.inf
         self._batcher = SettleBatcher(self._link, self._sql, self._judged_at)
+        self.trail = PostgresTrail(self, self._link, self._sql, self._ready)
+        """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -534,10 +537,7 @@ class PostgresStore(DurableBase):
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
-        chains: dict[str, list[str]] = {}
-        for pending_id, line in await self._rows(self._sql.all_history):
-            chains.setdefault(str(pending_id), []).append(str(read_back(line)))
-        return chains
+        return (await self.trail.read()).texts()
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""

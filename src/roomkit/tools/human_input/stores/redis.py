@@ -50,12 +50,13 @@ from roomkit.tools.human_input.stores._durable_base import (
     seconds,
     storable_id,
 )
-from roomkit.tools.human_input.stores._history import deadline_entry, entry_text, linked_chain
+from roomkit.tools.human_input.stores._history import entry_text
 from roomkit.tools.human_input.stores._ledger import check_entries, check_entry, check_until
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
+from roomkit.tools.human_input.stores._redis_trail import RedisTrail
 from roomkit.tools.human_input.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -165,8 +166,10 @@ class RedisStore(DurableBase):
         self._set_approvers = client.register_script(_history.SET_APPROVERS)
         self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
         self._audit_ms = scripts.audit_ms(self.audit_retention)
-        self._heads = _history.Heads()  # the head this process last wrote of each chain
-        self._voting = voting.Voting(client, self._layout, prefix, self._where, self._audit_ms)
+        self.trail = RedisTrail(client, self._layout, self, self._ensure_open)
+        """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
+        self._heads = _history.Heads(self.trail.anchoring)  # this process's last of each chain
+        self._voting = voting.Voting(client, self._layout, self._where, self._heads, self._audit_ms)
         self._opened = False
         self._checked = False
 
@@ -224,12 +227,11 @@ class RedisStore(DurableBase):
         entries = check_history(history)
         await self._ensure_open()
         pending_id = request.pending_id
-        history_key = _history.history_key(self.prefix, pending_id)
         head = self._heads.guess(pending_id)
         while True:
-            lines, after = linked_chain(entries, head[1])
+            lines, after, signed = self._heads.link(pending_id, entries, head)
             keys, args, fields = scripts.insert_call(
-                self._layout, request, self._cutoff(), (history_key, (head[0], lines))
+                self._layout, request, self._cutoff(), (head[0], lines, signed)
             )
             with guard(self._where):
                 reply = await self._insert(keys, args)
@@ -296,14 +298,13 @@ class RedisStore(DurableBase):
         await self._ensure_open()
         entries = outcome.history
         head = self._heads.guess(pending_id)
-        wins, after = linked_chain(entries, head[1])
-        late: tuple[list[str], str] | None = None  # the deadline's entry, once it is needed
+        wins, after, signed = self._heads.link(pending_id, entries, head)
+        late: tuple[list[str], str, str] | None = None  # the deadline's entry, once needed
         now = self.clock()
-        history_key = _history.history_key(self.prefix, pending_id)
-        keys = [self._layout.record(pending_id), self._layout.pending, history_key]
+        keys = self._layout.settle_keys(pending_id)
 
         async def attempt() -> Any:
-            nonlocal head, wins, after, late
+            nonlocal head, wins, after, signed, late
             while True:
                 args = scripts.settle_args(
                     self._layout,
@@ -318,15 +319,16 @@ class RedisStore(DurableBase):
                     token=token,
                     history=(head[0], wins, None if late is None else late[0][0]),
                     audit_ms=self._audit_ms,
+                    heads=(signed, "" if late is None else late[2]),
                 )
                 with guard(self._where, pending_id):
                     reply = await self._settle(keys, args)
                 if isinstance(reply, list):
                     head = _history.Heads.moved(pending_id, reply)
-                    wins, after = linked_chain(entries, head[1])
-                    late = None if late is None else linked_chain((deadline_entry(),), head[1])
+                    wins, after, signed = self._heads.link(pending_id, entries, head)
+                    late = None if late is None else self._heads.late(pending_id, head)
                 elif isinstance(reply, bytes | str) and text(reply) == scripts.LATE:
-                    late = linked_chain((deadline_entry(),), head[1])
+                    late = self._heads.late(pending_id, head)
                 else:
                     return reply
 
@@ -488,12 +490,12 @@ class RedisStore(DurableBase):
         the script hands back."""
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self._ensure_open()
-        keys = [_history.history_key(self.prefix, pending_id), self._layout.record(pending_id)]
+        keys = [self._layout.record(pending_id), *self._layout.chain(pending_id)]
         length, head = self._heads.guess(pending_id)
         while True:
-            lines, after = linked_chain((entry,), head)
+            lines, after, signed = self._heads.link(pending_id, (entry,), (length, head))
             with guard(self._where, pending_id):
-                done = await self._append(keys, [length, self._audit_ms, *lines])
+                done = await self._append(keys, [length, self._audit_ms, signed, *lines])
             if not isinstance(done, list):
                 break
             length, head = _history.Heads.moved(pending_id, done)
@@ -502,9 +504,7 @@ class RedisStore(DurableBase):
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
-        await self._ensure_open()
-        with guard(self._where):
-            return await _history.read_chains(self._client, self.prefix)
+        return (await self.trail.read()).texts()
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""

@@ -78,6 +78,7 @@ from roomkit.tools.human_input.stores._sqlite_link import (
     query,
     synchronous_level,
 )
+from roomkit.tools.human_input.stores._sqlite_trail import SQLiteTrail
 from roomkit.tools.human_input.stores._sqlite_wake import WakeHints
 from roomkit.tools.human_input.stores.base import (
     ChangeListener,
@@ -211,6 +212,8 @@ class SQLiteStore(DurableBase):
         )
         self._next_purge = -math.inf
         self._closed = False
+        self.trail = SQLiteTrail(self._session, self._write, self.audit_retention)
+        """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -289,7 +292,7 @@ class SQLiteStore(DurableBase):
                 raise StoreError(
                     f"pending request {request.pending_id!r} is already stored"
                 ) from None
-            append_chained(db, request.pending_id, entries, now)
+            append_chained(db, request.pending_id, entries, now, self.trail.anchoring)
             self._changes.stage(PendingChangeKind.CREATED, request.pending_id, seq)
             return decode(fields), True
 
@@ -399,9 +402,8 @@ class SQLiteStore(DurableBase):
             seq = self._bump(db)
             settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
             if outcome.history:
-                append_chained(
-                    db, pending_id, outcome.history if wins else (deadline_entry(),), now
-                )
+                chained = outcome.history if wins else (deadline_entry(),)
+                append_chained(db, pending_id, chained, now, self.trail.anchoring)
             self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
             return sql.decode_row(settled[0]) if wins else None
 
@@ -513,7 +515,7 @@ class SQLiteStore(DurableBase):
             seq = self._bump(db)
             if after.status is _TIMED_OUT:
                 query(db, sql.SETTLE, (*_TIMEOUT_OUTCOME, now, now, seq, pending_id))
-                append_chained(db, pending_id, judgement.entries, now)
+                append_chained(db, pending_id, judgement.entries, now, self.trail.anchoring)
                 self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
                 return judgement
             fields = encode(after)
@@ -529,7 +531,7 @@ class SQLiteStore(DurableBase):
                 )
                 kind = PendingChangeKind.SETTLED
             self._changes.stage(kind, pending_id, seq)
-            append_chained(db, pending_id, judgement.entries, now)
+            append_chained(db, pending_id, judgement.entries, now, self.trail.anchoring)
             return Judgement(True, sql.decode_row(rows[0]), True, judgement.entries)
 
         return await self._settle_knowing(
@@ -544,18 +546,13 @@ class SQLiteStore(DurableBase):
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> int:
-            return append_chained(db, pending_id, (entry,), now)[0]
+            return append_chained(db, pending_id, (entry,), now, self.trail.anchoring)[0]
 
         return await self._write(write)
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
-        async with self._session() as db:
-            rows = await fetch_all(db, sql.ALL_HISTORY, ())
-        chains: dict[str, list[str]] = {}
-        for pending_id, _seq, text in rows:
-            chains.setdefault(str(pending_id), []).append(str(text))
-        return chains
+        return (await self.trail.read()).texts()
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""

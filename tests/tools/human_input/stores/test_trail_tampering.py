@@ -1,0 +1,290 @@
+"""A person with write access to the database edits the trail without the audit key, every
+way there is, on every store; ``roomkit audit verify`` with the key names each edit.
+
+Each test fills a store (:func:`~tests.tools.human_input.stores.trail_places.fill`: approval
+``A`` with four entries, question ``B`` with two, checkpoints #0 and #1), makes one edit
+directly where the store keeps its data, and verifies: through the CLI on SQLite, Redis and
+PostgreSQL, through the handler's trail on the memory store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+import redis
+from tests.postgres_server import PostgresServer
+from tests.tools.human_input.stores.redis_server import RedisServer
+from tests.tools.human_input.stores.trail_places import (
+    KEY,
+    KEYS,
+    TRAIL_DB,
+    Filled,
+    MemoryPlace,
+    Place,
+    PostgresPlace,
+    RedisPlace,
+    SQLitePlace,
+    fill,
+    postgres_database,
+)
+
+from roomkit.cli import main
+from roomkit.tools.human_input.stores import check_trail, entry_text, link_digest
+from roomkit.tools.human_input.stores._history import linked_text
+from roomkit.tools.human_input.stores._trail import Checkpoint, Head
+
+
+@pytest.fixture(params=["sqlite", "redis", "postgres", "memory"])
+def place(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Place]:
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    if request.param == "sqlite":
+        yield SQLitePlace(tmp_path / "trail.db")
+    elif request.param == "postgres":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        yield PostgresPlace(postgres_database(server.dsn))
+    elif request.param == "redis":
+        redis_server: RedisServer = request.getfixturevalue("redis_server")
+        url = redis_server.url.rsplit("/", 1)[0] + f"/{TRAIL_DB}"
+        with closing(redis.Redis.from_url(url)) as raw:
+            raw.flushdb()
+        yield RedisPlace(url)
+    else:
+        yield MemoryPlace()
+
+
+def verify(place: Place, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """What ``roomkit audit verify`` says (with the key in the environment): exit code and
+    its problems, one a line (on the memory store: what its handler's trail says)."""
+    if isinstance(place, MemoryPlace):
+        report = check_trail(asyncio.run(place.trail.read()), KEYS, now=time.time())
+        return (1 if report.problems else 0), "\n".join(report.problems)
+    code = main(["audit", "verify", "--store", place.url])
+    _, err = capsys.readouterr()
+    return code, err
+
+
+def relinked(rows: list[tuple[int, str]], pending_id: str, start: int) -> list[tuple[int, str]]:
+    """``rows`` with every entry from ``start`` linked again to the one before it, as a
+    forger who knows how the chain is made would."""
+    done = list(rows[:start])
+    prev = link_digest(done[-1][1]) if done else None
+    for seq, text in rows[start:]:
+        entry = json.loads(text)
+        linked = linked_text(entry, prev) if prev is not None else text
+        done.append((seq, linked))
+        prev = link_digest(linked)
+    return done
+
+
+def edited(text: str) -> str:
+    """An entry's text with its time changed, canonical still."""
+    entry = json.loads(text)
+    entry["at"] = "2000-01-01T00:00:00Z"
+    return entry_text(entry)
+
+
+def forged(after: str, kind: str = "executed") -> str:
+    """A new entry linked after the entry ``after``, as the store would link it."""
+    entry = {"type": kind, "at": "2030-01-01T00:00:00Z", "actor": "mallory", "surface": None}
+    return linked_text(entry, link_digest(after))
+
+
+Tamper = Callable[[Place, Filled], str]
+"""An edit made in the database; what verify must say of it."""
+
+
+def edit_entry(seq: int, says: str) -> Tamper:
+    def tamper(place: Place, filled: Filled) -> str:
+        rows = place.rows(filled.approval)
+        rows[seq] = (rows[seq][0], edited(rows[seq][1]))
+        place.set_rows(filled.approval, rows)
+        return says.format(a=repr(filled.approval))
+
+    return tamper
+
+
+def edit_and_relink(place: Place, filled: Filled) -> str:
+    rows = place.rows(filled.approval)
+    rows[1] = (rows[1][0], edited(rows[1][1]))
+    place.set_rows(filled.approval, relinked(rows, filled.approval, 2))
+    return f"the last entry of the history of {filled.approval!r} (entry 3) is not the one"
+
+
+def delete_entry(seq: int, says: str) -> Tamper:
+    def tamper(place: Place, filled: Filled) -> str:
+        rows = place.rows(filled.approval)
+        del rows[seq]
+        place.set_rows(filled.approval, rows)
+        return says.format(a=repr(filled.approval))
+
+    return tamper
+
+
+def delete_chain(place: Place, filled: Filled) -> str:
+    place.set_rows(filled.approval, [])
+    place.set_head(filled.approval, None)
+    return f"the history of {filled.approval!r} was deleted: checkpoint #1 lists it"
+
+
+def delete_entries_keep_head(place: Place, filled: Filled) -> str:
+    place.set_rows(filled.question, [])
+    return f"the history of {filled.question!r} was deleted"
+
+
+def reorder(place: Place, filled: Filled) -> str:
+    rows = place.rows(filled.approval)
+    (s1, t1), (s2, t2) = rows[1], rows[2]
+    rows[1:3] = [(s1, t2), (s2, t1)]
+    place.set_rows(filled.approval, rows)
+    return f"the history of {filled.approval!r} breaks at entry 1"
+
+
+def insert(place: Place, filled: Filled) -> str:
+    rows = place.rows(filled.approval)
+    texts = [text for _, text in rows]
+    texts.insert(2, forged(texts[1], "shown"))
+    place.set_rows(filled.approval, list(enumerate(texts)))
+    return f"the history of {filled.approval!r} breaks at entry 3"
+
+
+def shift_all(place: Place, filled: Filled) -> str:
+    rows = place.rows(filled.approval)
+    place.set_rows(filled.approval, [(seq + 10, text) for seq, text in rows])
+    return f"the history of {filled.approval!r} breaks at entry 0: it is stored as entry 10"
+
+
+def shift_tail(place: Place, filled: Filled) -> str:
+    rows = place.rows(filled.approval)
+    place.set_rows(filled.approval, [(seq + 5 if seq >= 2 else seq, text) for seq, text in rows])
+    return f"the history of {filled.approval!r} breaks at entry 2: it is stored as entry 7"
+
+
+def append_forged(place: Place, filled: Filled) -> str:
+    rows = place.rows(filled.approval)
+    rows.append((len(rows), forged(rows[-1][1])))
+    place.set_rows(filled.approval, rows)
+    return "holds 5 entries and its signed head says 4: entries were appended without the key"
+
+
+def append_forged_with_head(place: Place, filled: Filled) -> str:
+    rows = place.rows(filled.approval)
+    rows.append((len(rows), forged(rows[-1][1])))
+    place.set_rows(filled.approval, rows)
+    head = place.head(filled.approval)
+    assert head is not None
+    place.set_head(filled.approval, Head(5, link_digest(rows[-1][1]), head.epoch, head.mac))
+    return f"the head of the history of {filled.approval!r} does not hold: its signature"
+
+
+def unsign_head(place: Place, filled: Filled) -> str:
+    head = place.head(filled.question)
+    assert head is not None
+    place.set_head(filled.question, head._replace(mac=None))
+    return f"the history of {filled.question!r} has no signed head"
+
+
+def delete_head(place: Place, filled: Filled) -> str:
+    place.set_head(filled.question, None)
+    return f"the history of {filled.question!r} has no signed head"
+
+
+def delete_checkpoint(n: int, says: str) -> Tamper:
+    def tamper(place: Place, filled: Filled) -> str:
+        place.set_checkpoints([cp for cp in place.checkpoints() if cp.n != n])
+        return says
+
+    return tamper
+
+
+def edit_checkpoint(place: Place, filled: Filled) -> str:
+    first, *rest = place.checkpoints()
+    body = json.loads(first.text)
+    body["heads"][filled.approval][0] = 1
+    place.set_checkpoints([first._replace(text=entry_text(body)), *rest])
+    return "checkpoint #0 does not hold: its signature does not hold"
+
+
+def swap_checkpoints(place: Place, filled: Filled) -> str:
+    first, second = place.checkpoints()
+    place.set_checkpoints(
+        [Checkpoint(0, second.text, second.mac), Checkpoint(1, first.text, first.mac)]
+    )
+    return "checkpoint #0 is stored in the place of #1"
+
+
+def forge_checkpoint(place: Place, filled: Filled) -> str:
+    checkpoints = place.checkpoints()
+    last = checkpoints[-1]
+    body = json.loads(last.text)
+    body.update(n=2, prev=link_digest(last.text), heads={})
+    place.set_checkpoints([*checkpoints, Checkpoint(2, entry_text(body), last.mac)])
+    return "checkpoint #2 does not hold: its signature does not hold"
+
+
+TAMPERS: dict[str, Tamper] = {
+    "edit the first entry": edit_entry(0, "the history of {a} breaks at entry 1"),
+    "edit a middle entry": edit_entry(1, "the history of {a} breaks at entry 2"),
+    "edit the last entry": edit_entry(
+        3, "the last entry of the history of {a} (entry 3) is not the one its signed head"
+    ),
+    "edit an entry and link the rest again": edit_and_relink,
+    "delete the first entry": delete_entry(0, "the history of {a} breaks at entry 0"),
+    "delete a middle entry": delete_entry(1, "the history of {a} breaks at entry 1"),
+    "delete the last entry": delete_entry(
+        3, "the history of {a} holds 3 entries and its signed head says 4"
+    ),
+    "delete a whole chain and its head": delete_chain,
+    "delete a whole chain": delete_entries_keep_head,
+    "reorder entries": reorder,
+    "insert an entry": insert,
+    "shift every seq together": shift_all,
+    "shift the later seqs together": shift_tail,
+    "append a forged entry with the right prev": append_forged,
+    "append a forged entry and move the head": append_forged_with_head,
+    "unsign a head": unsign_head,
+    "delete a head": delete_head,
+    "delete the last checkpoint": delete_checkpoint(
+        1, "checkpoint #1 is missing (deleted): the head of the history of"
+    ),
+    "delete the first checkpoint": delete_checkpoint(0, "checkpoint #0 is missing"),
+    "edit a checkpoint": edit_checkpoint,
+    "reorder the checkpoints": swap_checkpoints,
+    "forge a checkpoint": forge_checkpoint,
+}
+_SEQ_IN_A_LIST = {"shift every seq together", "shift the later seqs together"}
+
+
+@pytest.mark.parametrize("kind", TAMPERS)
+def test_verify_with_the_key_names_every_edit(
+    place: Place, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if kind in _SEQ_IN_A_LIST and place.kind in ("redis", "memory"):
+        pytest.skip("an entry's seq is its place in a list here: there is none to shift")
+    filled = fill(place)
+    assert verify(place, capsys) == (0, "")
+    says = TAMPERS[kind](place, filled)
+    code, problems = verify(place, capsys)
+    assert code == 1
+    assert says in problems, problems
+
+
+def test_an_untouched_trail_verifies_with_its_checkpoints(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(place)
+    if isinstance(place, MemoryPlace):
+        report = check_trail(asyncio.run(place.trail.read()), KEYS, now=time.time())
+        assert (report.problems, report.checkpoints, report.unlisted) == ([], 2, 0)
+        return
+    assert main(["audit", "verify", "--store", place.url]) == 0
+    out = capsys.readouterr().out
+    assert "2 request histories, 6 entries: every chain holds, every head holds" in out
+    assert "2 checkpoints hold" in out
