@@ -17,6 +17,11 @@ out exactly as if each had been linked when it was recorded.
 
 An entry appended by :meth:`MemoryTrail.append_history` (a surface's ``shown``, a run's
 ``executed``) is linked at once, its values taken as they are at the call.
+
+On a :class:`MemoryStore` the histories have an audit trail (``handler.audit_trail``, a
+:class:`~roomkit.tools.human_input.stores.CarriedTrail`): each chain's head is signed
+when the trail is read or checkpointed, at the length the handler's records gave it, and
+the records are counted as they are linked, never as they are recorded.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 from roomkit.core.exceptions import UnknownRequestError
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores import (
+    CarriedTrail,
     MemoryStore,
     PendingStore,
     asked_entry,
@@ -84,26 +90,27 @@ def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
     return item
 
 
-def _linked(request: PendingInput) -> tuple[str, ...]:
-    """The history of ``request`` as stored texts, linking what was not linked yet."""
+def _linked(request: PendingInput) -> tuple[tuple[str, ...], int]:
+    """The history of ``request`` as stored texts, linking what was not linked yet; and
+    how many records it linked now."""
     chain = request._history
     if not chain:
-        return ()
+        return (), 0
     texts: list[str] = []
     prev = ""
-    changed = False
+    records = 0
     for item in chain:
         if type(item) is str:
             text = item
         else:
             text = linked_text(_entry(item, request), prev or first_prev(request.pending_id))
-            changed = True
+            records += 1
         texts.append(text)
         prev = link_digest(text)
     linked = tuple(texts)
-    if changed:
+    if records:
         request._history = linked
-    return linked
+    return linked, records
 
 
 class MemoryTrail:
@@ -111,19 +118,41 @@ class MemoryTrail:
 
     Args:
         store: the handler's store; a :class:`MemoryStore` also keeps the histories of the
-            settled requests its ``audit_retention`` asks for.
+            settled requests its ``audit_retention`` asks for, and gives them an audit
+            trail (:attr:`trail`).
     """
 
-    __slots__ = ("_store",)
+    __slots__ = ("_store", "trail")
 
     def __init__(self, store: PendingStore) -> None:
         self._store = store
+        self.trail = CarriedTrail(self, store.holds) if isinstance(store, MemoryStore) else None
+        """The signed heads and checkpoints of these histories; ``None`` on a store that
+        cannot list the requests it holds."""
 
     def _recall(self, pending_id: str) -> PendingInput | None:
         store = self._store
         if isinstance(store, MemoryStore):
             return store.recall(pending_id)
         return store.get(pending_id) or store.get_settled(pending_id)
+
+    def _texts(self, request: PendingInput) -> tuple[str, ...]:
+        """The history of ``request`` as stored texts; the records linked now are counted."""
+        texts, records = _linked(request)
+        if records and self.trail is not None:
+            self.trail.grew(request.pending_id, records)
+        return texts
+
+    def stored_texts(self) -> dict[str, list[str]]:
+        """Every history the store keeps, oldest entry first (for the trail)."""
+        store = self._store
+        if not isinstance(store, MemoryStore):
+            return {}
+        chains: dict[str, list[str]] = {}
+        for request in store.remembered():
+            if request._history:
+                chains[request.pending_id] = list(self._texts(request))
+        return chains
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` (checked already), linked now; its ``seq``.
@@ -139,9 +168,11 @@ class MemoryTrail:
                 "request's history while it is open or its outcome retained (pass "
                 "MemoryStore(audit_retention=...) to keep more, or use a durable store)"
             )
-        texts = _linked(request)
+        texts = self._texts(request)
         prev = link_digest(texts[-1]) if texts else first_prev(pending_id)
         request._history = (*texts, linked_text(entry, prev))
+        if self.trail is not None:
+            self.trail.grew(pending_id, 1)
         return len(texts)
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
@@ -149,4 +180,4 @@ class MemoryTrail:
         request = self._recall(pending_id)
         if request is None:
             return []
-        return [read_entry(text, seq) for seq, text in enumerate(_linked(request))]
+        return [read_entry(text, seq) for seq, text in enumerate(self._texts(request))]

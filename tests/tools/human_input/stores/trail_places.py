@@ -22,9 +22,16 @@ import psycopg
 import redis
 
 from roomkit import HumanInputHandler
+from roomkit.models.pending_input import PendingInput
 from roomkit.tools.approvals import edit
-from roomkit.tools.human_input.stores import AuditKeys, StoreTrail, Trail, new_entry
-from roomkit.tools.human_input.stores._memory_trail import AnchoredHistory, MemoryTrail
+from roomkit.tools.human_input.stores import (
+    AuditKeys,
+    CarriedTrail,
+    MemoryStore,
+    StoreTrail,
+    Trail,
+    new_entry,
+)
 from roomkit.tools.human_input.stores._trail import Checkpoint, Head
 
 KEY = "trail-test-key-0123456789abcdef"
@@ -258,7 +265,8 @@ class RedisPlace:
 
 @dataclass
 class MemoryPlace:
-    """The histories a handler on the memory store keeps, edited in its memory."""
+    """The histories a handler on the memory store keeps, edited in its memory: each on its
+    request (``_history``), the heads and counts in the handler's trail."""
 
     kind: str = "memory"
     url: str = "memory"
@@ -266,28 +274,27 @@ class MemoryPlace:
 
     def __post_init__(self) -> None:
         trail = self.handler.audit_trail
-        assert isinstance(trail, MemoryTrail)
+        assert isinstance(trail, CarriedTrail)
         trail.use_keys(KEYS)
         self.trail = trail
 
     def open(self) -> Any:
         raise NotImplementedError("the memory store lives in its handler")
 
-    @property
-    def _history(self) -> AnchoredHistory:
-        history = self.trail._history  # the history the handler writes to
-        assert isinstance(history, AnchoredHistory)
-        return history
+    def _request(self, pending_id: str) -> PendingInput:
+        store = self.handler.store
+        assert isinstance(store, MemoryStore)
+        request = store.recall(pending_id)
+        assert request is not None
+        return request
 
     def rows(self, pending_id: str) -> Rows:
-        return list(enumerate(self._history.stored_texts()[pending_id]))
+        asyncio.run(self.trail.read())  # links what the handler recorded since
+        chain = self._request(pending_id)._history or ()
+        return [(seq, str(text)) for seq, text in enumerate(chain)]
 
     def set_rows(self, pending_id: str, rows: Rows) -> None:
-        chains = self._history._entries
-        if rows:
-            chains[pending_id] = [text for _, text in rows]
-        else:
-            chains.pop(pending_id, None)
+        self._request(pending_id)._history = tuple(text for _, text in rows) or None
 
     def head(self, pending_id: str) -> Head | None:
         return self.trail._heads.get(pending_id)

@@ -31,7 +31,7 @@ from roomkit.tools.human_input.stores._history import (
     settled_entry,
 )
 from roomkit.tools.human_input.stores._ledger import MemoryLedger
-from roomkit.tools.human_input.stores._memory_trail import AnchoredHistory
+from roomkit.tools.human_input.stores._memory_trail import AnchoredHistory, CarriedTrail
 from roomkit.tools.human_input.stores._quorum import (
     Ballot,
     Judgement,
@@ -56,6 +56,7 @@ __all__ = [
     "AnchoredHistory",
     "AuditKeys",
     "Ballot",
+    "CarriedTrail",
     "CheckpointReport",
     "DurableStore",
     "HistoryLog",

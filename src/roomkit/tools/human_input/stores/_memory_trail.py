@@ -10,16 +10,29 @@ entry the history's own appends did not add, or one they added that is missing. 
 made before the chain was next read does not: what the process holds in its memory is
 the process's to change. A chain the history's ``limit`` forgets may go (the checkpoints
 record an audit retention of 0).
+
+:class:`CarriedTrail` is the same trail over histories that requests carry (the memory
+store's, :mod:`roomkit.tools.human_input._memory_trail`): nothing is counted as a settle
+records, so the hot path pays nothing; the records a chain gained are counted when they
+are linked (when the history, or the trail, is next read), and a chain is counted whole
+the first time the trail reads it. A chain goes with its request when the store forgets
+it (its retention), and is then reported forgotten, not deleted; a chain whose request
+the store still holds and which is gone shows as deleted.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from roomkit.tools.human_input.stores._audit_keys import AuditKeys
-from roomkit.tools.human_input.stores._checkpoints import plan_checkpoint, report, signing_keys
+from roomkit.tools.human_input.stores._checkpoints import (
+    plan_checkpoint,
+    read_checkpoint,
+    report,
+    signing_keys,
+)
 from roomkit.tools.human_input.stores._history import MemoryHistory, link_digest
 from roomkit.tools.human_input.stores._trail import (
     Anchoring,
@@ -31,7 +44,15 @@ from roomkit.tools.human_input.stores._trail import (
 )
 from roomkit.tools.human_input.stores._trail_check import unsigned_heads
 
-__all__ = ["AnchoredHistory", "MemoryTrail"]
+__all__ = ["AnchoredHistory", "CarriedTrail", "Chains", "MemoryTrail"]
+
+
+class Chains(Protocol):
+    """Histories kept in this process's memory."""
+
+    def stored_texts(self) -> dict[str, list[str]]:
+        """Every request's stored entries, oldest first, linking what was not linked yet."""
+        ...
 
 
 class MemoryTrail:
@@ -42,7 +63,7 @@ class MemoryTrail:
         retention: the audit retention its checkpoints record (``None``: chains stay).
     """
 
-    def __init__(self, history: MemoryHistory, retention: float | None) -> None:
+    def __init__(self, history: Chains, retention: float | None) -> None:
         self.anchoring = Anchoring.from_environment()
         """What the heads are signed with."""
         self._history = history
@@ -125,12 +146,65 @@ class MemoryTrail:
                 # Forgotten by the history's limit: it goes with its head.
                 del self._lengths[pending_id]
                 self._heads.pop(pending_id, None)
+        self._sign(texts)
+        return texts
+
+    def _sign(self, texts: Mapping[str, list[str]]) -> None:
+        """Sign each chain's head at the length its appends gave it, where it changed."""
         for pending_id, length in self._lengths.items():
             chain = texts.get(pending_id, [])
             head = self._heads.get(pending_id)
             if (head is None or head.length != length) and len(chain) >= length:
                 digest = link_digest(chain[length - 1])
                 self._heads[pending_id] = self.anchoring.head(pending_id, length, digest)
+
+
+class CarriedTrail(MemoryTrail):
+    """The signed heads and checkpoints of histories that requests carry.
+
+    What it keeps of each chain (its counted length, its signed head, the length the last
+    checkpoint took) is written only when the trail is read or checkpointed, and dropped
+    then for the requests the store has forgotten: it holds no more chains than the store.
+
+    Args:
+        chains: the histories; they call :meth:`grew` as they link records.
+        holds: whether the store still holds a request (and so its history).
+    """
+
+    def __init__(self, chains: Chains, holds: Callable[[str], bool]) -> None:
+        super().__init__(chains, None)
+        self._holds = holds
+
+    def grew(self, pending_id: str, count: int) -> None:
+        """Note that ``count`` entries the handler recorded joined the chain."""
+        if count and pending_id in self._lengths:
+            self._lengths[pending_id] += count
+
+    async def read(self) -> Trail:
+        """The chains, heads and checkpoints as the process holds them; the chains a
+        checkpoint lists whose requests the store has forgotten are named ``forgotten``."""
+        trail = await super().read()
+        listed: set[str] = set()
+        for checkpoint in trail.checkpoints:
+            body = read_checkpoint(checkpoint)
+            if body is not None:
+                listed.update(body["heads"])
+        holds = self._holds
+        trail.forgotten = {pending_id for pending_id in listed if not holds(pending_id)}
+        return trail
+
+    def _signed(self) -> dict[str, list[str]]:
+        texts = self._history.stored_texts()
+        holds = self._holds
+        for table in (self._lengths, self._heads, self._taken):
+            for pending_id in [p for p in table if not holds(p)]:
+                del table[pending_id]  # forgotten with its request
+        for pending_id, chain in texts.items():
+            # A chain read for the first time is counted as it stands; one a checkpoint
+            # took has been counted, and lost its count only with its head.
+            if pending_id not in self._lengths and pending_id not in self._taken:
+                self._lengths[pending_id] = len(chain)
+        self._sign(texts)
         return texts
 
 

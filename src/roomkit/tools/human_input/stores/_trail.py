@@ -161,6 +161,9 @@ class Trail:
     """Each chain's head, as its last append wrote it (chains with none are left out)."""
     checkpoints: list[Checkpoint] = field(default_factory=list)
     """The checkpoints, in the order the store keeps them."""
+    forgotten: set[str] = field(default_factory=set)
+    """Chains a checkpoint lists that went with their requests, forgotten by the store's
+    retention (the memory store's): missing, they count as purged, not deleted."""
 
     @classmethod
     def from_rows(

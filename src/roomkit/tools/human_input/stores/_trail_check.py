@@ -20,7 +20,9 @@ _checkpoints`):
   while a head it signed remains);
 - every chain a checkpoint lists is still there, at least as long, with the entry the
   checkpoint recorded at that place, unless the audit retention the checkpoints record has
-  passed since (see :func:`check_trail`); every head left without its chain shows.
+  passed since (see :func:`check_trail`) or the store forgot the chain with its request
+  (``Trail.forgotten``, the memory store's retention); every head left without its chain
+  shows.
 
 What a checkpoint has not listed yet is vouched for by its head alone: a chain created
 since the last checkpoint can be deleted whole, head and all, and a chain can be rolled
@@ -151,7 +153,8 @@ def check_trail(trail: Trail, keys: AuditKeys | None, *, now: float) -> TrailRep
     A chain a checkpoint listed that is missing counts as purged, not deleted, when the
     last checkpoint records an audit retention and that long has passed since the
     checkpoint before the one that last listed it (since that one, for the first): its
-    last append came after the earlier one.
+    last append came after the earlier one. It counts as purged too when the trail names
+    it forgotten with its request (``trail.forgotten``).
 
     Args:
         trail: what the store read.
@@ -293,7 +296,7 @@ def _check_listed(trail: Trail, listed: _Listed, report: TrailReport, now: float
         length, digest, n = listed.chains[pending_id]
         rows = trail.chains.get(pending_id)
         if not rows:
-            if _purged(listed, n, now):
+            if pending_id in trail.forgotten or _purged(listed, n, now):
                 report.purged += 1
             else:
                 report.problems.append(

@@ -157,6 +157,15 @@ class MemoryStore:
             or self._kept.get(pending_id)
         )
 
+    def remembered(self) -> list[PendingInput]:
+        """Every request whose history the store keeps (open, retained, or among the
+        ``audit_retention`` settled), each once."""
+        return list({**self._kept, **self._retained, **self._active}.values())
+
+    def holds(self, pending_id: str) -> bool:
+        """Whether the store keeps the history of the request with this id."""
+        return self.recall(pending_id) is not None
+
     def _forget_key(self, request: PendingInput) -> None:
         if request.key is not None and self._keys.get(request.key) == request.pending_id:
             del self._keys[request.key]
