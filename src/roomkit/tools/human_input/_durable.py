@@ -398,8 +398,10 @@ class DurableWaits:
             if won is not None:
                 self.settled(won)
             else:
-                # Settled elsewhere, or not due by the store's own judgement: read it.
+                # Settled elsewhere, or not due by the store's own judgement: read it, and
+                # try again an interval later should it still be open.
                 refused.add(pending_id)
+                self._deadlines.retry(watch, now + store.backstop_interval)
         wanted = [
             pending_id
             for pending_id in ids | refused
@@ -420,9 +422,6 @@ class DurableWaits:
                 )
             elif record.status is not _PENDING:
                 watch.settled.set_result(record)
-            elif pending_id in refused and record.deadline == watch.record.deadline:
-                # Still open at a deadline the store does not call passed: try again later.
-                self._deadlines.retry(watch, now + store.backstop_interval)
             elif record.deadline is not None:
                 self._deadlines.set(watch, record.deadline)
 
