@@ -159,7 +159,7 @@ class ChangeLog:
         self._seen = -1
         self._since: float | None = None
         self._data_version: int | None = None
-        self._staged: list[tuple[PendingChangeKind, str, int]] = []
+        self._staged: list[tuple[PendingChangeKind | None, str, int]] = []
 
     def listening_since(self, now: float) -> None:
         """Someone subscribed at ``now`` (on the store's clock).
@@ -181,8 +181,9 @@ class ChangeLog:
         # A new connection counts other connections' commits from a new base.
         self._data_version = None
 
-    def stage(self, kind: PendingChangeKind, pending_id: str, seq: int) -> None:
-        """Note a change written by the running transaction."""
+    def stage(self, kind: PendingChangeKind | None, pending_id: str, seq: int) -> None:
+        """Note a change written by the running transaction; ``None`` for one no listener
+        is told of (an earlier deadline: waiters learn of it from :func:`changes_since`)."""
         self._staged.append((kind, pending_id, seq))
 
     def durable(self) -> None:
@@ -191,7 +192,7 @@ class ChangeLog:
         Runs on the thread that ran the transaction, before the result goes back to the
         event loop: another process starts looking while this one is still told.
         """
-        if self._staged:
+        if any(kind is not None for kind, _, _ in self._staged):
             self._feed.ring()
 
     def committed(self) -> None:
@@ -202,7 +203,8 @@ class ChangeLog:
                 # Nothing committed between the last change seen and this one: a poll
                 # need not report it again.
                 self._seen = seq
-            self._feed.emit(PendingChange(kind, pending_id))
+            if kind is not None:
+                self._feed.emit(PendingChange(kind, pending_id))
 
     def aborted(self) -> None:
         """The running transaction rolled back: forget what it staged."""

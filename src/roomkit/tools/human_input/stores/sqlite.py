@@ -364,7 +364,9 @@ class SQLiteStore(DurableBase):
             current: float | None = state[0][1]
             if current is not None and current <= deadline:
                 return current
-            db.execute(sql.SET_DEADLINE, (deadline, self._bump(db), pending_id))
+            seq = self._bump(db)
+            db.execute(sql.SET_DEADLINE, (deadline, seq, pending_id))
+            self._changes.stage(None, pending_id, seq)
             return deadline
 
         return await self._write(write)
