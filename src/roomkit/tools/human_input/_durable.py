@@ -303,6 +303,10 @@ class DurableWaits:
         those, so a hint lost to a disconnect costs one interval.
         """
         failures = 0
+        if self._since is not None:
+            # The last look's mark still holds: the waits read their requests as the sweeper
+            # starts, and the next look, an interval on, names what changes after.
+            self._next_look = asyncio.get_running_loop().time() + self.store.backstop_interval
         while self._waiters:
             try:
                 await self._sweep_once(failures)
