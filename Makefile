@@ -57,6 +57,7 @@ bench: install services
 	$(BIN)/python bench/bench_human_input.py
 	$(BIN)/python bench/bench_turns.py
 	$(BIN)/python bench/bench_stores.py
+	$(BIN)/python bench/bench_idle.py
 	$(BIN)/python bench/bench_quorum.py
 	$(BIN)/python bench/bench_bodies.py
 	$(BIN)/python bench/bench_trail.py

@@ -22,7 +22,8 @@ Cases and targets:
       check-and-set decides between them. The waiting processes give the store a client
       whose pool lets a burst of wake-ups queue for a connection (the store's default pool
       gives up after 10 s, and the wait then falls back to its backstop), and a backstop of
-      300 s (at the default 0.25 s, 100,000 waits would re-read 400,000 times a second).
+      300 s, so that the change feed alone wakes the waits (the backstop reads only what
+      the store's change log names, but the case measures the feed).
     * SQLite, settles per second one at a time (no target) and 256 in flight: >= 2,000/s.
     * SQLite, wake-up across processes: the answering process sends a wake-up hint to the
       waiting one after its commit (the waiter's poll, every 50 ms, stays as a backstop):

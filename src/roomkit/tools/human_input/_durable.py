@@ -1,11 +1,16 @@
 """The handler's side of a durable store: waits that any process's answer can end.
 
 One sweeper task per handler reads the requests its waits are on: those a change hint named,
-in one batch, and all of them at each backstop interval, so a hint lost to a disconnect
-delays an answer, never loses it, and a burst of answers costs a few reads, not one per
-waiter. The deadline is the store's: whichever process sees it pass first records the
-timeout through the same check-and-set as an answer. An outage is retried with a short
-backoff; the waits carry on when the store is back.
+in one batch, so that a burst of answers costs a few reads, not one per waiter. At each
+backstop interval it also asks the store which requests changed since it last asked (one
+cheap read of the store's change log, :class:`~roomkit.tools.human_input.stores.base.
+ChangeTracking`) and reads those it waits on: a hint lost to a disconnect delays an answer,
+never loses it, and waits that nothing answers cost nothing that grows with their number.
+(A store without a change log has every waited request read at each interval instead.)
+The deadline is the store's: whichever process sees it pass first records the timeout
+through the same check-and-set as an answer; this process's deadlines share one timer, the
+sweeper's. An outage is retried with a short backoff; the waits carry on when the store is
+back.
 
 No single failure stops the sweeper: a request whose timeout cannot be recorded (a corrupt
 record, a store error about it alone) ends its own waits with that error, and any other
@@ -16,17 +21,14 @@ Handing an answer to its wait costs the same however many waits are parked: the 
 carries one done callback, which tells each wait's watch that it ended (the waits never
 register on the shared task themselves); the figures of :attr:`DurableWaits.parked` and
 :attr:`DurableWaits.deadlines` are counters; and the nearest deadline comes from a heap
-whose entries a changed or finished watch leaves behind, dropped when they reach the top
-and compacted when they outnumber the live ones.
+(:class:`~roomkit.tools.human_input._durable_watch.Deadlines`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections.abc import Callable
-from heapq import heapify, heappop, heappush
 from typing import Any
 
 from roomkit.core.exceptions import (
@@ -39,8 +41,11 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._announce import emit, listen_to
+from roomkit.tools.human_input._durable_watch import Deadlines, Watch
 from roomkit.tools.human_input.stores import settled_entry
 from roomkit.tools.human_input.stores.base import (
+    ChangeMark,
+    ChangeTracking,
     DurableStore,
     PendingChange,
     PendingChangeKind,
@@ -58,8 +63,6 @@ RELEASED = "Released before an answer arrived"
 # The first retry after an outage; it doubles up to the backstop interval.
 _OUTAGE_RETRY = 0.02
 HANDLER_CLOSED = "Human input handler closed"
-# The deadline heap is compacted once its dead entries outnumber the live ones and this.
-_COMPACT_FLOOR = 64
 
 
 def timed_out() -> tuple[dict[str, Any], ...]:
@@ -80,7 +83,7 @@ class DurableWaits:
         self._is_closed_for = is_closed_for
         self.local: dict[str, PendingInput] = {}
         """Requests created here and not yet collected by a wait (for close and ``pending``)."""
-        self._waiters: dict[str, _Watch] = {}
+        self._waiters: dict[str, Watch] = {}
         self._dirty: set[str] = set()
         self._nudge = asyncio.Event()
         self._sweeper: asyncio.Task[None] | None = None
@@ -88,10 +91,20 @@ class DurableWaits:
         self._unsubscribe: Callable[[], None] | None = None
         self.parked = 0
         """How many ``wait()`` calls are blocked here."""
-        self.deadlines = 0
+        self._deadlines = Deadlines()
+        # Decided once: an isinstance against a protocol costs tens of microseconds.
+        self._tracker = store if isinstance(store, ChangeTracking) else None
+        self._since: ChangeMark | None = None
+        self._next_look = 0.0
+        self.looks = 0
+        """How many times the backstop asked the store what changed."""
+        self.reads = 0
+        """How many request records the sweeper read (for hints, changes, resyncs)."""
+
+    @property
+    def deadlines(self) -> int:
         """How many of the waited requests have a deadline this process watches."""
-        self._heap: list[tuple[float, int, _Watch]] = []
-        self._order = itertools.count()
+        return self._deadlines.armed
 
     # -- the change feed ---------------------------------------------------------------------
 
@@ -194,12 +207,12 @@ class DurableWaits:
             watch = self._waiters.get(pending_id)
             if watch is None:
                 deadline, record.deadline = record.deadline, None
-                watch = self._waiters[pending_id] = _Watch(record)
+                watch = self._waiters[pending_id] = Watch(record)
             else:
                 watch.waiters += 1
                 deadline = record.deadline
             if deadline is not None:
-                self._set_deadline(watch, deadline)
+                self._deadlines.set(watch, deadline)
             self.parked += 1
             # Read once more after registering: a change between the two reads is not missed.
             self._mark(pending_id)
@@ -213,48 +226,14 @@ class DurableWaits:
         self.local.pop(pending_id, None)
         return record
 
-    def _unwatch(self, watch: _Watch) -> None:
+    def _unwatch(self, watch: Watch) -> None:
         """The last wait on ``watch`` ended: stop watching its request."""
         del self._waiters[watch.record.pending_id]
         watch.forget()
-        if watch.record.deadline is not None:
-            self.deadlines -= 1
-            self._compact()
+        self._deadlines.drop(watch)
         if not self._waiters:
-            self._heap.clear()
+            self._deadlines.clear()
             self._nudge.set()  # the sweeper has nothing left to do: it ends now
-
-    # -- deadlines ---------------------------------------------------------------------------
-
-    def _set_deadline(self, watch: _Watch, deadline: float) -> None:
-        """Watch ``deadline`` for ``watch``'s request (its first, or a changed one)."""
-        if watch.record.deadline == deadline:
-            return
-        if watch.record.deadline is None:
-            self.deadlines += 1
-        watch.record.deadline = deadline
-        heappush(self._heap, (deadline, next(self._order), watch))
-        self._compact()
-
-    def _live(self, entry: tuple[float, int, _Watch]) -> bool:
-        deadline, _, watch = entry
-        return (
-            watch.record.deadline == deadline
-            and self._waiters.get(watch.record.pending_id) is watch
-        )
-
-    def _compact(self) -> None:
-        if len(self._heap) > 2 * self.deadlines + _COMPACT_FLOOR:
-            self._heap = [entry for entry in self._heap if self._live(entry)]
-            heapify(self._heap)
-
-    def _nearest_deadline(self) -> float | None:
-        heap = self._heap
-        while heap:
-            if self._live(heap[0]):
-                return heap[0][0]
-            heappop(heap)
-        return None
 
     def settled(self, record: PendingInput) -> None:
         """Hand a settled record to this process's waiters on it (a settle made here)."""
@@ -297,7 +276,7 @@ class DurableWaits:
         for watch in self._waiters.values():
             watch.lose_sweeper()
 
-    async def _await_outcome(self, pending_id: str, watch: _Watch) -> PendingInput:
+    async def _await_outcome(self, pending_id: str, watch: Watch) -> PendingInput:
         """The settled record, once the sweeper (or a settle made here) hands it over.
 
         The wait hears of the sweeper through its watch: should the sweeper end while this
@@ -319,10 +298,15 @@ class DurableWaits:
     async def _sweep(self) -> None:
         """One task per handler: reads woken requests in batches, times out due ones.
 
-        Between hints it wakes at the nearest deadline or after the backstop interval, and
-        then reads every waited request, so a hint lost to a disconnect costs one interval.
+        Between hints it wakes at the nearest deadline or after the backstop interval; at
+        each interval it asks the store what changed, and reads the waited requests among
+        those, so a hint lost to a disconnect costs one interval.
         """
         failures = 0
+        if self._since is not None:
+            # The last look's mark still holds: the waits read their requests as the sweeper
+            # starts, and the next look, an interval on, names what changes after.
+            self._next_look = asyncio.get_running_loop().time() + self.store.backstop_interval
         while self._waiters:
             try:
                 await self._sweep_once(failures)
@@ -348,20 +332,20 @@ class DurableWaits:
 
     async def _sweep_once(self, failures: int) -> None:
         """Wait for a hint, a deadline or the backstop, then read the requests it names."""
-        store = self.store
-        delay = store.backstop_interval
-        nearest = self._nearest_deadline()
-        if nearest is not None:
-            delay = min(delay, max(0.0, nearest - store.clock()))
-        if failures:
-            delay = min(delay, _OUTAGE_RETRY * 2 ** min(failures, 6))
+        loop = asyncio.get_running_loop()
+        if self._since is None:
+            # Before the first reads: whatever changes after them, a later look names.
+            await self._look(loop.time())
         if not self._dirty:
             self._nudge.clear()
             try:
-                async with asyncio.timeout(delay):
+                async with asyncio.timeout(self._delay(loop.time(), failures)):
                     await self._nudge.wait()
             except TimeoutError:
-                self._dirty.update(self._waiters)
+                pass
+        if loop.time() >= self._next_look:
+            # Even while hints keep coming: one of them may be what a lost hint hides.
+            await self._look(loop.time())
         ids, self._dirty = self._dirty, set()
         try:
             await self._read_batch(ids)
@@ -369,29 +353,67 @@ class DurableWaits:
             self._dirty.update(ids & self._waiters.keys())
             raise
 
+    def _delay(self, now: float, failures: int) -> float:
+        """Seconds to the next look, or to the nearest deadline if sooner; after a failure,
+        the outage's backoff instead (nothing can be recorded meanwhile)."""
+        store = self.store
+        if failures:
+            return min(store.backstop_interval, _OUTAGE_RETRY * float(2 ** min(failures, 6)))
+        delay = self._next_look - now
+        nearest = self._deadlines.nearest()
+        if nearest is not None:
+            delay = min(delay, nearest - store.clock())
+        return max(0.0, delay)
+
+    async def _look(self, now: float) -> None:
+        """The backstop: have the sweeper read the waited requests that changed since the
+        last look (every waited request, when the store cannot tell)."""
+        tracker = self._tracker
+        if tracker is None:
+            self._dirty.update(self._waiters)
+            self._since = ()  # looked: the next look is due in an interval
+        else:
+            changed = await tracker.changes_since(self._since)
+            self.looks += 1
+            self._since = changed.mark
+            if changed.pending_ids is None:
+                self._dirty.update(self._waiters)
+            else:
+                self._dirty.update(self._waiters.keys() & changed.pending_ids)
+        # After the look: one that failed is tried again at the next turn.
+        self._next_look = now + self.store.backstop_interval
+
     async def _read_batch(self, ids: set[str]) -> None:
+        """Time out the due requests, then read ``ids`` and those the store did not time
+        out, and hand each settled one to its waits."""
         store = self.store
         now = store.clock()
-        for pending_id in ids:
-            watch = self._waiters.get(pending_id)
-            deadline = None if watch is None else watch.record.deadline
-            if watch is not None and deadline is not None and now >= deadline:
-                try:
-                    won = await store.settle(pending_id, _TIMED_OUT, history=timed_out())
-                except StoreUnavailableError:
-                    raise
-                except Exception as error:
-                    self._drop(watch, f"could not record the timeout of {pending_id}", error)
-                    continue
-                if won is not None:
-                    self.settled(won)
+        refused: set[str] = set()
+        while (watch := self._deadlines.pop_due(now)) is not None:
+            pending_id = watch.record.pending_id
+            try:
+                won = await store.settle(pending_id, _TIMED_OUT, history=timed_out())
+            except StoreUnavailableError:
+                self._deadlines.retry(watch, now)
+                raise
+            except Exception as error:
+                self._drop(watch, f"could not record the timeout of {pending_id}", error)
+                continue
+            if won is not None:
+                self.settled(won)
+            else:
+                # Settled elsewhere, or not due by the store's own judgement: read it, and
+                # try again an interval later should it still be open.
+                refused.add(pending_id)
+                self._deadlines.retry(watch, now + store.backstop_interval)
         wanted = [
             pending_id
-            for pending_id in ids
+            for pending_id in ids | refused
             if pending_id in self._waiters and not self._waiters[pending_id].settled.done()
         ]
         if not wanted:
             return
+        self.reads += len(wanted)
         found = {record.pending_id: record for record in await store.fetch_many(wanted)}
         for pending_id in wanted:
             watch = self._waiters.get(pending_id)
@@ -405,9 +427,9 @@ class DurableWaits:
             elif record.status is not _PENDING:
                 watch.settled.set_result(record)
             elif record.deadline is not None:
-                self._set_deadline(watch, record.deadline)
+                self._deadlines.set(watch, record.deadline)
 
-    def _drop(self, watch: _Watch, what: str, error: Exception) -> None:
+    def _drop(self, watch: Watch, what: str, error: Exception) -> None:
         """End the waits on one request that the store fails on, and keep the others going."""
         logger.error("Ending the waits on pending request: %s (%r)", what, error)
         if not isinstance(error, RoomKitError):
@@ -415,34 +437,3 @@ class DurableWaits:
             wrapped.__cause__ = error
             error = wrapped
         watch.fail(error)
-
-
-class _Watch:
-    """The waits of this process on one request, and the future its settling completes.
-
-    ``sweeper_lost`` completes when the sweeper ends while these waits still need it.
-    """
-
-    __slots__ = ("record", "settled", "sweeper_lost", "waiters")
-
-    def __init__(self, record: PendingInput) -> None:
-        self.record = record
-        loop = asyncio.get_running_loop()
-        self.settled: asyncio.Future[PendingInput] = loop.create_future()
-        self.sweeper_lost: asyncio.Future[None] = loop.create_future()
-        self.waiters = 1
-
-    def lose_sweeper(self) -> None:
-        if not self.sweeper_lost.done():
-            self.sweeper_lost.set_result(None)
-
-    def fail(self, error: Exception) -> None:
-        if not self.settled.done():
-            self.settled.set_exception(error)
-
-    def forget(self) -> None:
-        """No wait is left: drop the future without an unread outcome behind."""
-        if not self.settled.done():
-            self.settled.cancel()
-        elif not self.settled.cancelled():
-            self.settled.exception()

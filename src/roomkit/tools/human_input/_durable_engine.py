@@ -259,4 +259,11 @@ class DurableEngine:
     def statistics(self, notifications: int) -> HandlerStatistics:
         waits = self._waits
         # The sweeper task, not a loop timer, watches the deadlines here.
-        return HandlerStatistics(len(waits.local), waits.parked, waits.deadlines, notifications)
+        return HandlerStatistics(
+            len(waits.local),
+            waits.parked,
+            waits.deadlines,
+            notifications,
+            backstop_looks=waits.looks,
+            records_read=waits.reads,
+        )

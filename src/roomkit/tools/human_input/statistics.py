@@ -1,5 +1,6 @@
 """What a handler holds in this process at one moment, as :meth:`HumanInputHandler.statistics`
-reports it: for tests that wait for a state, and for the desk's ``/metrics``."""
+reports it, and how often its waits on a durable store have read it so far: for tests that
+wait for a state, and for the desk's ``/metrics``."""
 
 from __future__ import annotations
 
@@ -27,3 +28,11 @@ class HandlerStatistics:
     memory store. It is left to fire once after the last deadline went (it then finds
     nothing due): arming and cancelling a timer per request costs more. Always 0 on a
     durable store, whose waits' sweeper watches the deadlines."""
+    backstop_looks: int = 0
+    """Times so far the waits on a durable store asked it which requests changed since they
+    last asked: their backstop, once every ``backstop_interval`` while waits are parked, one
+    cheap read of the store's change log each. Always 0 on the memory store."""
+    records_read: int = 0
+    """Request records the waits on a durable store have read so far to learn an outcome or
+    a deadline: those a change hint, the backstop or a resync named. It stays still while
+    nothing changes, however many waits are parked. Always 0 on the memory store."""

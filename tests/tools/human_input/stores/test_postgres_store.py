@@ -129,7 +129,7 @@ async def test_stores_opening_a_new_schema_at_once_all_open(
     try:
         await asyncio.gather(*(store.open() for store in stores))
         versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-        assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
+        assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
     finally:
         for store in stores:
             await store.close()
@@ -222,7 +222,8 @@ async def test_tables_of_version_1_gain_the_approval_columns_and_history(
     postgres_server: PostgresServer,
 ) -> None:
     """A database made before approvals is brought to version 2, then 3 and 4 (the outbox),
-    5 (quorums) and 6 (when each history was last appended to); its requests stay."""
+    5 (quorums), 6 (when each history was last appended to), 7 (each history's signed head,
+    and the checkpoints) and 8 (the transaction of each change); its requests stay."""
     schema = new_schema()
     async with PostgresStore(postgres_server.dsn, schema=schema) as store:
         old = make_request()
@@ -244,7 +245,7 @@ async def test_tables_of_version_1_gain_the_approval_columns_and_history(
     assert read is not None
     assert (read.kind, read.approvers) == ("question", ())
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
 
 
 QUORUM_DROPS = tuple(
@@ -276,4 +277,26 @@ async def test_tables_of_version_3_gain_the_quorum_columns(
     assert voted is not None
     assert (voted.quorum, voted.veto, voted.approvers) == (2, False, ("ann",))
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
+
+
+async def test_tables_of_version_7_gain_the_change_log(postgres_server: PostgresServer) -> None:
+    """A database made before the change log is brought to version 8 on open: its rows read
+    as before, a look names none of them until one changes, then names that one."""
+    schema = new_schema()
+    async with PostgresStore(postgres_server.dsn, schema=schema) as store:
+        old, _ = await store.insert(make_request())
+        untouched, _ = await store.insert(make_request())
+    for statement in (
+        'ALTER TABLE "{s}".roomkit_pending DROP COLUMN changed_tx',
+        'DELETE FROM "{s}".roomkit_schema WHERE version >= 8',
+    ):
+        await sql(postgres_server.dsn, statement.format(s=schema))
+    async with PostgresStore(postgres_server.dsn, schema=schema) as store:
+        first = await store.changes_since(None)
+        assert (await store.changes_since(first.mark)).pending_ids == frozenset()
+        assert await store.settle(old.pending_id, RESOLVED, result="yes") is not None
+        assert (await store.changes_since(first.mark)).pending_ids == {old.pending_id}
+        assert await store.fetch(untouched.pending_id) is not None
+    versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]

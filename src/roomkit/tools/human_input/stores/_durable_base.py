@@ -15,19 +15,17 @@ finding its own token on a settled record, it reports the earlier win; finding t
 still pending, it settles it now. Either way the caller learns what happened, and only a store
 that stays away for ``settle_retry`` seconds leaves the outcome unknown.
 
-:class:`ListenerFeed` is the base of the two change feeds: the listeners, and the one task
-that feeds them while anyone listens. How the task learns of changes (polling a file, a
-pub/sub channel) is the subclass's.
+The base also answers :meth:`DurableBase.changes_since` from the store's own change log
+(``_look``), once the mark is checked.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import secrets
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -35,14 +33,14 @@ from roomkit.core.exceptions import InvalidTextError, StoreUnavailableError
 from roomkit.core.lifecycle import Opened
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._history import check_entries
-from roomkit.tools.human_input.stores.base import ChangeListener, PendingChange, PendingChangeKind
+from roomkit.tools.human_input.stores._listener_feed import ListenerFeed
+from roomkit.tools.human_input.stores.base import ChangeListener, ChangeMark, ChangesSince
 from roomkit.tools.validation import unencodable_text
 
 __all__ = [
-    "HINTED",
+    "LISTED",
     "SETTLED_GRACE",
     "DurableBase",
-    "ListenerFeed",
     "Outcome",
     "check_deadline",
     "check_history",
@@ -72,6 +70,10 @@ A waiter in another process reads the outcome after it was settled: when a chang
 poll or the end of a short outage tells it to, on a clock that may disagree by a second.
 A shorter retention (``0`` included) would lose that answer, so it is raised to this.
 """
+
+LISTED = 1024
+"""The most requests one look at a change log names: when more changed since the mark, the
+look says it cannot tell, and waiters read what they watch (fewer reads than the ids)."""
 
 
 class Outcome(NamedTuple):
@@ -254,105 +256,19 @@ def check_token(token: str | None) -> str:
     return token
 
 
-HINTED = {kind.value: kind for kind in PendingChangeKind if kind is not PendingChangeKind.RESYNC}
-"""The kinds of change a store's message names a request by, by its first word."""
-
-
-class ListenerFeed(ABC):
-    """The listeners of a change feed, and the task that feeds them while anyone listens.
-
-    The task starts with the first listener (or with the store's next call, when that
-    listener came outside a running loop) and is cancelled when the last one leaves.
-
-    Args:
-        name: the task's name.
-        logger: where a listener that raises is reported.
-    """
-
-    def __init__(self, *, name: str, logger: logging.Logger) -> None:
-        self._name = name
-        self._logger = logger
-        self._listeners: list[ChangeListener] = []
-        self._task: asyncio.Task[None] | None = None
-        # Tasks cancelled because the last listener left or the feed stopped, until they end.
-        self._ending: set[asyncio.Task[None]] = set()
-        self.closed = False
-        """Set by a store while it is closed: no task starts, listeners stay registered."""
-
-    @property
-    def listening(self) -> bool:
-        """Whether anyone listens."""
-        return bool(self._listeners)
-
-    def add(self, listener: ChangeListener) -> Callable[[], None]:
-        """Add ``listener``; returns the function that removes it (idempotent)."""
-        self._listeners.append(listener)
-        self.start()
-
-        def remove() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(listener)
-            if not self._listeners:
-                self._retire()
-
-        return remove
-
-    def start(self) -> None:
-        """Run the feed task if someone listens and a loop is running; else do nothing."""
-        if self.closed or not self._listeners or (self._task and not self._task.done()):
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            # Subscribed outside a loop: the store starts the feed on its next call.
-            return
-        self._task = loop.create_task(self._run(), name=self._name)
-
-    async def stop(self) -> None:
-        """Stop the feed task and wait for it to end; listeners stay registered."""
-        self._retire()
-        await self._ended()
-
-    def emit(self, change: PendingChange) -> None:
-        """Call every listener with ``change``; a listener that raises is logged and skipped."""
-        for listener in tuple(self._listeners):
-            try:
-                listener(change)
-            except Exception:
-                self._logger.exception("a change listener failed on %s", change)
-
-    def _retire(self) -> None:
-        """Cancel the feed task; :meth:`_ended` waits for it to wind down."""
-        task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            self._ending.add(task)
-            task.add_done_callback(self._ending.discard)
-
-    async def _ended(self, timeout: float | None = None) -> set[asyncio.Task[None]]:
-        """Wait for the cancelled tasks to end; return those still running after ``timeout``."""
-        ending = set(self._ending)
-        if not ending:
-            return set()
-        _, stuck = await asyncio.wait(ending, timeout=timeout)
-        return stuck
-
-    @abstractmethod
-    async def _run(self) -> None:
-        """Feed the listeners until the task is cancelled."""
-
-
 class DurableBase(Opened):
     """The part of a durable store that does not depend on where the records live.
 
-    A subclass builds its change feed as ``_feed``, checks ``retention_seconds`` against its
+    A subclass builds its change feed as ``_feed`` and the reader of its change log as
+    ``_look``, checks ``retention_seconds`` against its
     own bounds before passing it on, and supplies :meth:`open` and :meth:`close`.
 
     Args:
         retention_seconds: how long a settled outcome stays readable, already checked; an
             outcome stays readable for :data:`SETTLED_GRACE` at the least (``0`` means no
             replay beyond what waits elsewhere need).
-        backstop_interval: seconds between a waiter's re-reads; positive and finite.
+        backstop_interval: seconds between a waiter's looks at what changed; positive and
+            finite.
         clock: the store's clock, in seconds since the epoch.
         settle_retry: seconds, from the start of an outage, for which a settle whose
             outcome a fault left unknown is run again (with its settle token); ``0`` runs
@@ -368,6 +284,7 @@ class DurableBase(Opened):
     """
 
     _feed: ListenerFeed
+    _look: Callable[[ChangeMark | None], Awaitable[ChangesSince]]
 
     def __init__(
         self,
@@ -389,7 +306,7 @@ class DurableBase(Opened):
         Outcomes stay readable for :data:`SETTLED_GRACE` seconds at the least."""
         self._keep = max(retention_seconds, SETTLED_GRACE)
         self.backstop_interval = seconds("backstop_interval", backstop_interval, zero=False)
-        """Seconds between a waiter's re-reads, in case a change hint was lost."""
+        """Seconds between a waiter's looks at what changed, in case a change hint was lost."""
         self.clock = clock
         """The store's clock: deadlines and retention are measured on it."""
         self.settle_retry = seconds("settle_retry", settle_retry, zero=True)
@@ -421,6 +338,21 @@ class DurableBase(Opened):
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {type(listener).__name__}")
         return self._feed.add(listener)
+
+    async def changes_since(self, mark: ChangeMark | None) -> ChangesSince:
+        """The requests created, settled, voted on or given an earlier deadline since
+        ``mark`` (from an earlier look; ``None`` starts one), in one read; see
+        :class:`~roomkit.tools.human_input.stores.base.ChangeTracking`.
+
+        Raises:
+            TypeError: ``mark`` is neither ``None`` nor a mark of this store's.
+            StoreUnavailableError: the store cannot be reached.
+        """
+        if mark is not None and not (
+            isinstance(mark, tuple) and mark and all(type(part) is int for part in mark)
+        ):
+            raise TypeError(f"mark must be None or one changes_since returned, got {mark!r}")
+        return await self._look(mark)
 
     async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
         """Set the deadline of a pending request unless it has an earlier one.

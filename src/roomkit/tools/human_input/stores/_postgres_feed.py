@@ -10,8 +10,8 @@ restarted) nothing is kept for it, so each time it starts listening it sends
 ``backstop_interval`` too. A lost notification delays a wake-up and loses nothing.
 
 Where LISTEN is refused (a pooler in transaction mode), the feed polls instead: every
-``backstop_interval`` it reads the change counter and sends ``RESYNC`` when it moved, after
-one warning.
+``backstop_interval`` it asks the store what changed since its last look (one read that finds
+no row while nothing moves) and sends ``RESYNC`` when anything did, after one warning.
 """
 
 from __future__ import annotations
@@ -24,11 +24,16 @@ from collections.abc import Awaitable, Callable
 from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
 from roomkit.core.postgres_link import Link
 from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores._durable_base import HINTED, ListenerFeed
+from roomkit.tools.human_input.stores._listener_feed import HINTED, ListenerFeed
 from roomkit.tools.human_input.stores._postgres_listen import Hub, Refused
 from roomkit.tools.human_input.stores._postgres_schema import MAX_PAYLOAD, decode_fields
 from roomkit.tools.human_input.stores._records import FIELDS
-from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
+from roomkit.tools.human_input.stores.base import (
+    ChangeMark,
+    ChangesSince,
+    PendingChange,
+    PendingChangeKind,
+)
 
 __all__ = ["NotifyFeed", "hint"]
 
@@ -49,7 +54,7 @@ class NotifyFeed(ListenerFeed):
     Args:
         link: the store's link to the server; the listening connection is opened as it says.
         channel: the store's NOTIFY channel.
-        read_seq: reads the store's change counter (for polling).
+        changes_since: the store's look at what changed since a mark (for polling).
         interval: seconds between polls, when polling.
     """
 
@@ -57,7 +62,7 @@ class NotifyFeed(ListenerFeed):
         self,
         link: Link,
         channel: str,
-        read_seq: Callable[[], Awaitable[int]],
+        changes_since: Callable[[ChangeMark | None], Awaitable[ChangesSince]],
         *,
         interval: float,
     ) -> None:
@@ -65,7 +70,7 @@ class NotifyFeed(ListenerFeed):
         self._link = link
         self._where = link.where
         self._channel = channel
-        self._read_seq = read_seq
+        self._changes_since = changes_since
         self._interval = interval
         self._refused = asyncio.Event()
         self._hub: Hub | None = None
@@ -106,17 +111,17 @@ class NotifyFeed(ListenerFeed):
                 why,
                 self._interval,
             )
-        last: int | None = None
+        mark: ChangeMark | None = None
         while True:
             try:
-                seq = await self._read_seq()
+                changed = await self._changes_since(mark)
             except StoreUnavailableError as error:
                 logger.warning("change feed from %s cannot poll (%s)", self._where, error)
-                last = None
+                mark = None
             else:
-                if seq != last:
+                if changed.pending_ids is None or changed.pending_ids:
                     self.emit(_RESYNC)
-                last = seq
+                mark = changed.mark
             await asyncio.sleep(self._interval)
 
     def _dispatch(self, payload: str) -> None:

@@ -13,7 +13,11 @@ with the approval columns) each request's history, one row per entry; ``roomkit_
 adds to it each chain's signed head (``length``, ``head``, ``epoch``, ``mac``, and
 ``checked``, the length the last checkpoint took; see
 :mod:`~roomkit.tools.human_input.stores._trail`) and ``roomkit_checkpoints``, the trail's
-checkpoints (:mod:`~roomkit.tools.human_input.stores._postgres_trail`).
+checkpoints (:mod:`~roomkit.tools.human_input.stores._postgres_trail`). Version 8 adds
+``changed_tx``: the transaction that last created, settled, voted on or moved the deadline of
+the row, which tells a waiter's backstop what changed since it last looked (see
+:mod:`~roomkit.tools.human_input.stores._postgres_changes`); rows older than the column
+hold NULL, and are never named.
 ``roomkit_schema`` holds the version of the tables: a store creates them on first use and
 brings an older version up to date (one migration per version, under a lock, so two
 processes opening at once take turns); a database whose version is newer than this code is
@@ -62,11 +66,12 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 7
+VERSION = 8
 """The version of the tables this code reads and writes (2: approvals and histories; 3: the
 notification outbox; 4: its index of requests' endings, for the purge; 5: quorums and their
 votes; 6: when each history was last appended to, for its audit retention; 7: each
-history's signed head, and the checkpoints)."""
+history's signed head, and the checkpoints; 8: the transaction of each row's last change, for
+the backstop of waiters)."""
 
 _TYPES = {
     "detached": "integer",
@@ -84,6 +89,8 @@ _RETAINED = "(settled_at IS NULL OR settled_at > %s)"
 _CARRIED = f"('record ' || json_build_array({COLUMNS})::text)"
 _NOW = "COALESCE(%(now)s::double precision, extract(epoch FROM statement_timestamp()))"
 """The time a settle judges the deadline by: the store's clock, or else the server's."""
+_TX = "pg_current_xact_id()::text::bigint"
+"""The id of the transaction that writes a row (64 bits: it never wraps around)."""
 MAX_PAYLOAD = 7900
 """Bytes a NOTIFY payload may hold, under the server's 8000."""
 
@@ -172,6 +179,13 @@ class Statements:
                 f"CREATE INDEX IF NOT EXISTS roomkit_chains_unchecked ON {chains} (pending_id) "
                 "WHERE checked IS DISTINCT FROM length",
             ],
+            8: [
+                # Without a default first: the rows already stored keep NULL, and the table
+                # is not rewritten. New rows take their transaction's id from the default.
+                f"ALTER TABLE {pending} ADD COLUMN IF NOT EXISTS changed_tx bigint",
+                f"ALTER TABLE {pending} ALTER COLUMN changed_tx SET DEFAULT {_TX}",
+                f"CREATE INDEX IF NOT EXISTS roomkit_pending_by_tx ON {pending} (changed_tx)",
+            ],
         }
         """The statements that bring the tables from one version below each key to it."""
 
@@ -206,7 +220,7 @@ class Statements:
             f"settled_by = CASE WHEN {late} THEN settled_by "
             "ELSE COALESCE(%(by)s, settled_by) END, "
             f"settle_token = CASE WHEN {late} THEN NULL ELSE %(token)s END, "
-            f"settled_at = {_NOW}, changed_at = {_NOW}, "
+            f"settled_at = {_NOW}, changed_at = {_NOW}, changed_tx = {_TX}, "
             f"seq = nextval('{s}.roomkit_pending_seq') "
             "WHERE pending_id = %(id)s AND status = 'pending' AND format = %(format)s "
             f"AND (%(status)s <> 'timed_out' OR (deadline IS NOT NULL AND deadline <= {_NOW})) "
@@ -230,13 +244,20 @@ class Statements:
             f"SELECT {COLUMNS}, settle_token FROM {pending} WHERE pending_id = %s"
         )
         self.set_deadline = (
-            f"UPDATE {pending} SET deadline = %s WHERE pending_id = %s AND status = 'pending' "
-            "AND (deadline IS NULL OR deadline > %s) RETURNING deadline"
+            f"UPDATE {pending} SET deadline = %s, changed_tx = {_TX} WHERE pending_id = %s "
+            "AND status = 'pending' AND (deadline IS NULL OR deadline > %s) RETURNING deadline"
         )
         self.select_state = f"SELECT status, deadline FROM {pending} WHERE pending_id = %s"
         self.purge = f"DELETE FROM {pending} WHERE settled_at <= %s"
         self.notify = "SELECT pg_notify(%s, %s)"
-        self.last_seq = f"SELECT COALESCE(max(seq), 0) FROM {pending}"
+        self.changed_since = (
+            f"SELECT pg_current_snapshot()::text, ARRAY(SELECT pending_id FROM {pending} "
+            "WHERE changed_tx >= %(xmax)s::bigint OR changed_tx = ANY(%(xip)s::bigint[]) "
+            "LIMIT %(limit)s)"
+        )
+        """The snapshot the statement reads in, and the ids of the rows whose last change
+        the snapshot of the previous look did not see (named parameters: its xmax, its
+        running transactions and the most ids wanted)."""
         self._pending = pending
 
         self.select_for_vote = (
@@ -247,7 +268,8 @@ class Statements:
         """Parameters: the store's clock reading (``None``: the server's), pending_id."""
         self.record_vote = (
             f"UPDATE {pending} SET votes = %s, approvers = %s, arguments = %s, "
-            f"arguments_digest = %s, changed_at = %s, seq = nextval('{s}.roomkit_pending_seq') "
+            f"arguments_digest = %s, changed_at = %s, changed_tx = {_TX}, "
+            f"seq = nextval('{s}.roomkit_pending_seq') "
             f"WHERE pending_id = %s RETURNING {COLUMNS}, pg_notify(%s, %s)"
         )
         self.select_approvers = (

@@ -26,7 +26,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from roomkit.core.exceptions import CorruptRecordError
-from roomkit.tools.human_input.stores._durable_base import HINTED, ListenerFeed
+from roomkit.tools.human_input.stores._listener_feed import HINTED, ListenerFeed
 from roomkit.tools.human_input.stores._records import decode
 from roomkit.tools.human_input.stores._redis_scripts import unpack
 from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind

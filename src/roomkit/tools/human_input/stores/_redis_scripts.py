@@ -17,6 +17,9 @@ Layout, under a prefix ``P``:
   newest settled ids, scored by ``settled_at``, at most ``SETTLED_LIMIT`` each, expiring a
   retention after their last settle;
 - ``P:events``: the channel that carries ``created <id>`` and ``settled <id>``;
+- ``P:changes`` (with ``P:changes:seq`` and ``P:changes:floor``): the change log that every
+  create, settle, vote and earlier deadline writes to
+  (:mod:`~roomkit.tools.human_input.stores._redis_changes`);
 - ``P:h:<id>``: the request's history (:mod:`~roomkit.tools.human_input.stores._redis_history`),
   which a settle that wins appends to in the same script, ``P:ha:<id>`` its signed head and
   ``P:hd`` the heads the next checkpoint takes, written by the same script, and ``P:cp`` the
@@ -36,9 +39,13 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from redis.asyncio import Redis
+
 from roomkit.core.exceptions import CorruptRecordError
+from roomkit.core.redis_link import glob_escape
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode, encode_hash, marked
+from roomkit.tools.human_input.stores._redis_changes import NOTE_CHANGE
 from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED
 from roomkit.tools.human_input.stores.base import SETTLED_LIMIT
 
@@ -58,6 +65,7 @@ __all__ = [
     "decode_hashes",
     "insert_call",
     "settle_args",
+    "trim_settled",
     "unpack",
 ]
 
@@ -77,9 +85,10 @@ UNANNOUNCED = "unannounced"
 
 INSERT = (
     HEAD_MOVED
+    + NOTE_CHANGE
     + """
 -- KEYS: record, pending index, room index, history list, signed head, heads to
---       checkpoint[, key index]
+--       checkpoint, change log[, key index]
 -- ARGV: id, score, channel, record key prefix, retention cutoff, created_at, arguments,
 --       the history's length as the caller read it, h (how many entries start it), the
 --       signed head they leave, the h entries' texts (linked to the head read), field,
@@ -96,8 +105,8 @@ local function same(rec)
   local cur = redis.call('HMGET', rec, 'created_at', 'arguments')
   return cur[1] == ARGV[6] and cur[2] == ARGV[7]
 end
-if #KEYS == 7 then
-  local owner = redis.call('GET', KEYS[7])
+if #KEYS == 8 then
+  local owner = redis.call('GET', KEYS[8])
   if owner then
     local rec = ARGV[4] .. owner
     if redis.call('EXISTS', rec) == 1 then
@@ -130,9 +139,10 @@ end
 redis.call('HSET', KEYS[1], unpack(ARGV, 11 + h))
 redis.call('ZADD', KEYS[2], ARGV[2], id)
 redis.call('ZADD', KEYS[3], ARGV[2], id)
-if #KEYS == 7 then
-  redis.call('SET', KEYS[7], id)
+if #KEYS == 8 then
+  redis.call('SET', KEYS[8], id)
 end
+note_change(KEYS[7], id)
 redis.call('PUBLISH', ARGV[3], 'created ' .. id)
 return {1}
 """
@@ -140,6 +150,7 @@ return {1}
 
 SETTLE = (
     HEAD_MOVED
+    + NOTE_CHANGE
     + """
 -- KEYS: record, pending index, history list, signed head, heads to checkpoint
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
@@ -217,6 +228,7 @@ else
              'withdrawn', '0', 'settled_at', ARGV[7])
 end
 local prefix = ARGV[12]
+note_change(prefix .. 'changes', ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', prefix .. 'r:' .. (cur[4] or ''), ARGV[1])
 redis.call('PEXPIRE', rec, ARGV[8])
@@ -245,9 +257,11 @@ return 'timed_out'
 """
 )
 
-SET_DEADLINE = """
--- KEYS: record
--- ARGV: deadline, NONE, format
+SET_DEADLINE = (
+    NOTE_CHANGE
+    + """
+-- KEYS: record, change log
+-- ARGV: deadline, NONE, format, id
 local cur = redis.call('HMGET', KEYS[1], 'format', 'status', 'deadline')
 if not cur[1] then
   return false
@@ -269,8 +283,10 @@ if current and current ~= ARGV[2] then
   end
 end
 redis.call('HSET', KEYS[1], 'deadline', ARGV[1])
+note_change(KEYS[2], ARGV[4])
 return ARGV[1]
 """
+)
 
 PURGE = """
 -- KEYS: records to consider
@@ -300,6 +316,7 @@ class Layout:
     __slots__ = (
         "anchors",
         "by_actor",
+        "changes",
         "channel",
         "checkpoints",
         "dirty",
@@ -321,6 +338,8 @@ class Layout:
         """The index of every pending id."""
         self.channel = f"{prefix}:events"
         """The channel that announces every write."""
+        self.changes = f"{prefix}:changes"
+        """The change log."""
         self.settled = f"{prefix}:settled"
         """The index of the newest settled ids."""
         self.unassigned = f"{prefix}:su"
@@ -374,6 +393,7 @@ def insert_call(
     length, lines, signed = history
     keys = [layout.record(pending_id), layout.pending, layout.room(request.room_id)]
     keys += layout.chain(pending_id)
+    keys.append(layout.changes)
     if request.key is not None:
         keys.append(layout.keys + marked(request.key))
     args: list[Any] = [
@@ -480,3 +500,15 @@ def decode_hashes(
         except CorruptRecordError as error:
             logger.warning("skipping %s: %s", key, error)
     return records
+
+
+async def trim_settled(client: Redis, layout: Layout, cutoff: str, batch: int) -> None:
+    """Drop ids settled at or before ``cutoff`` from the settled indexes (an emptied index
+    goes with them); the actors' indexes are found ``batch`` keys at a time."""
+    indexes = [layout.settled, layout.unassigned]
+    pattern = glob_escape(layout.by_actor) + "*"
+    indexes += [key async for key in client.scan_iter(match=pattern, count=batch)]
+    async with client.pipeline(transaction=False) as pipe:
+        for index in indexes:
+            pipe.zremrangebyscore(index, "-inf", cutoff)
+        await pipe.execute()

@@ -27,6 +27,7 @@ from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input.stores._history import deadline_entry, first_prev, link_digest
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement, judge
 from roomkit.tools.human_input.stores._records import decode, encode_hash
+from roomkit.tools.human_input.stores._redis_changes import NOTE_CHANGE
 from roomkit.tools.human_input.stores._redis_history import HEAD_MOVED, Heads
 from roomkit.tools.human_input.stores._redis_scripts import SETTLE, Layout, settle_args, unpack
 
@@ -59,12 +60,13 @@ redis.call('HSET', KEYS[1], 'votes', ARGV[v + 4], 'approvers', ARGV[v + 5],
 if ARGV[2] == 'pending' then
   redis.call('RPUSH', KEYS[3], unpack(ARGV, 20, 19 + k))
   anchor(KEYS[4], KEYS[5], ARGV[18])
+  note_change(ARGV[12] .. 'changes', ARGV[1])
   redis.call('PUBLISH', ARGV[11], 'voted ' .. ARGV[1])
   return cjson.encode(redis.call('HGETALL', KEYS[1]))
 end
 """
 
-VOTE = HEAD_MOVED + _RECORD + SETTLE
+VOTE = HEAD_MOVED + NOTE_CHANGE + _RECORD + SETTLE
 """The vote's compare-and-set, followed (when the vote settles) by the settle."""
 
 

@@ -9,6 +9,9 @@ another connection commits, and only then does it read the records whose change 
 ``seq`` is past the last one it reported. The store's own commits are reported as they
 happen, and rung to the other processes' feeds.
 
+:func:`changes_since` answers a waiter's backstop from the same counter: which requests
+moved since a mark, in one statement.
+
 A poll that fails is logged once per outage and retried; the first poll that succeeds
 afterwards sends :attr:`PendingChangeKind.RESYNC`, because the file may have been replaced
 or restored meanwhile. A listener that raises is logged and skipped.
@@ -19,20 +22,32 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import aiosqlite
 
 from roomkit.core.exceptions import CorruptRecordError, StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input.stores._durable_base import ListenerFeed
+from roomkit.tools.human_input.stores._durable_base import LISTED
+from roomkit.tools.human_input.stores._listener_feed import ListenerFeed
 from roomkit.tools.human_input.stores._records import FIELDS
 from roomkit.tools.human_input.stores._sqlite_link import fetch_all
-from roomkit.tools.human_input.stores._sqlite_schema import CHANGES_SINCE, SEQ_BEFORE, decode_row
+from roomkit.tools.human_input.stores._sqlite_schema import (
+    CHANGED_SINCE,
+    CHANGES_SINCE,
+    SEQ_BEFORE,
+    decode_row,
+)
 from roomkit.tools.human_input.stores._sqlite_wake import WakeHints
-from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
+from roomkit.tools.human_input.stores.base import (
+    ChangeMark,
+    ChangesSince,
+    PendingChange,
+    PendingChangeKind,
+)
 
-__all__ = ["ChangeLog", "PollingFeed"]
+__all__ = ["ChangeLog", "PollingFeed", "changes_since"]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
@@ -42,6 +57,8 @@ _VOTES = FIELDS.index("votes")
 _RESYNC = PendingChange(PendingChangeKind.RESYNC)
 _SKEW = 1.0
 """Seconds by which the clocks of processes sharing a file may disagree."""
+_NOTHING_AFTER = 2**63 - 1
+"""A counter no change passes: a first look reads the counter alone."""
 
 
 class PollingFeed(ListenerFeed):
@@ -142,7 +159,7 @@ class ChangeLog:
         self._seen = -1
         self._since: float | None = None
         self._data_version: int | None = None
-        self._staged: list[tuple[PendingChangeKind, str, int]] = []
+        self._staged: list[tuple[PendingChangeKind | None, str, int]] = []
 
     def listening_since(self, now: float) -> None:
         """Someone subscribed at ``now`` (on the store's clock).
@@ -164,8 +181,9 @@ class ChangeLog:
         # A new connection counts other connections' commits from a new base.
         self._data_version = None
 
-    def stage(self, kind: PendingChangeKind, pending_id: str, seq: int) -> None:
-        """Note a change written by the running transaction."""
+    def stage(self, kind: PendingChangeKind | None, pending_id: str, seq: int) -> None:
+        """Note a change written by the running transaction; ``None`` for one no listener
+        is told of (an earlier deadline: waiters learn of it from :func:`changes_since`)."""
         self._staged.append((kind, pending_id, seq))
 
     def durable(self) -> None:
@@ -174,7 +192,7 @@ class ChangeLog:
         Runs on the thread that ran the transaction, before the result goes back to the
         event loop: another process starts looking while this one is still told.
         """
-        if self._staged:
+        if any(kind is not None for kind, _, _ in self._staged):
             self._feed.ring()
 
     def committed(self) -> None:
@@ -185,7 +203,8 @@ class ChangeLog:
                 # Nothing committed between the last change seen and this one: a poll
                 # need not report it again.
                 self._seen = seq
-            self._feed.emit(PendingChange(kind, pending_id))
+            if kind is not None:
+                self._feed.emit(PendingChange(kind, pending_id))
 
     def aborted(self) -> None:
         """The running transaction rolled back: forget what it staged."""
@@ -234,3 +253,22 @@ def _settled(fields: list[Any]) -> PendingInput | None:
     except CorruptRecordError:
         # Only a hint: a waiter reads the record itself, and hears why it is unreadable.
         return None
+
+
+async def changes_since(
+    session: AbstractAsyncContextManager[aiosqlite.Connection], mark: ChangeMark | None
+) -> ChangesSince:
+    """The requests whose change counter passed ``mark``'s, and the counter now.
+
+    One statement reads both in one snapshot. The counter grows in commit order (a change
+    takes it under the file's write lock), so a change committed after this look has a
+    higher one, and the next look names it. A counter below the mark means the file was
+    replaced or restored: the look cannot tell what changed.
+    """
+    after = _NOTHING_AFTER if mark is None else mark[0]
+    async with session as db:
+        rows = await fetch_all(db, CHANGED_SINCE, (after, LISTED + 1))
+    counter = next(int(value) for value, pending_id in rows if pending_id is None)
+    ids = frozenset(str(pending_id) for _, pending_id in rows if pending_id is not None)
+    known = mark is not None and counter >= mark[0] and len(ids) <= LISTED
+    return ChangesSince((counter,), ids if known else None)

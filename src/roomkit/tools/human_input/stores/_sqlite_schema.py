@@ -7,9 +7,10 @@ retention), ``changed_at`` (the last create or settle), both on the store's cloc
 announcement is recorded; NULL after, and in rows older than the column) and
 ``settle_token`` (the token of the settle call that won, so that the same call run again
 after a fault knows it won; NULL in rows older than the column). A one-row
-table, ``roomkit_pending_seq``, hands out ``seq`` values: every create and every settle
-takes the next one inside its own write transaction, so ``seq`` grows in commit order
-across every process, and ``seq > n`` lists exactly what moved since a reader saw ``n``.
+table, ``roomkit_pending_seq``, hands out ``seq`` values: every create, settle, vote and
+earlier deadline takes the next one inside its own write transaction, so ``seq`` grows in
+commit order across every process (the file has one writer at a time), and ``seq > n``
+lists exactly what moved since a reader saw ``n``.
 ``roomkit_history`` holds each request's history, one row per entry, numbered from 0 by
 ``seq``, and outlives the request's retention (it is the audit of what was decided and run);
 ``roomkit_chains`` when each chain was last appended to, on the store's clock, so that a
@@ -50,6 +51,7 @@ __all__ = [
     "BUMP_SEQ",
     "CHAINS_UNCHECKED",
     "CHAIN_COLUMNS",
+    "CHANGED_SINCE",
     "CHANGES_SINCE",
     "COLUMNS",
     "INSERT",
@@ -214,7 +216,8 @@ SETTLE = (
 """Parameters: status, result, reason, withdrawn, settled_by, settle_token, settled_at,
 changed_at, seq, pending_id."""
 
-SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ? WHERE pending_id = ?"
+SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ?, seq = ? WHERE pending_id = ?"
+"""Parameters: deadline, seq, pending_id: waiters elsewhere learn of an earlier deadline."""
 
 RECORD_VOTE = (
     "UPDATE roomkit_pending SET votes = ?, approvers = ?, arguments = ?, arguments_digest = ?, "
@@ -258,6 +261,12 @@ PURGE = "DELETE FROM roomkit_pending WHERE settled_at <= ? RETURNING pending_id"
 
 CHANGES_SINCE = f"SELECT {COLUMNS}, seq FROM roomkit_pending WHERE seq > ? ORDER BY seq"
 """Rows: the record's columns, then ``seq``; the feed hands settled records to listeners."""
+CHANGED_SINCE = (
+    "SELECT value, NULL FROM roomkit_pending_seq WHERE id = 1 UNION ALL SELECT NULL, pending_id "
+    "FROM (SELECT pending_id FROM roomkit_pending WHERE seq > ? ORDER BY seq LIMIT ?)"
+)
+"""Parameters: the counter last seen, the most ids wanted. Rows: the change counter (its id
+``NULL``), and the id of each request changed since, all read in one snapshot."""
 SEQ_BEFORE = "SELECT COALESCE(MAX(seq), 0) FROM roomkit_pending WHERE changed_at < ?"
 """The last change counter known to be older than a time (a row changed later has more)."""
 

@@ -7,6 +7,11 @@ wins; everyone after loses and the recorded outcome stays as it is.
 A durable store may also record the votes of quorum approvals (:class:`VotingStore`): each
 vote is one atomic operation, like a settle, which settles the request when it decides.
 
+A durable store may also say which requests changed since an earlier look
+(:class:`ChangeTracking`): the SQLite, Redis and PostgreSQL stores keep a change log that
+every create, settle, vote and new deadline writes to in its own transaction, so that a
+waiter's backstop costs one cheap read while nothing moves, however many requests it waits on.
+
 A store may also list its recent outcomes, newest first (``list_settled``, see
 :class:`SettledHistory` and :class:`DurableSettledHistory`): the memory, SQLite and Redis
 stores do; the handler reads an empty history from a store that does not.
@@ -34,6 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SETTLED_LIMIT",
+    "ChangeMark",
+    "ChangeTracking",
+    "ChangesSince",
     "DurableSettledHistory",
     "DurableStore",
     "PendingChange",
@@ -151,7 +159,8 @@ class DurableStore(Protocol):
     clock: Callable[[], float]
     """The store's clock: deadlines and retention are measured on it."""
     backstop_interval: float
-    """Seconds between re-reads by a waiter, in case a change hint was lost."""
+    """Seconds between a waiter's looks at what changed, in case a change hint was lost (a
+    store without :class:`ChangeTracking` has the waiter re-read what it waits on)."""
 
     async def open(self) -> None:
         """Connect and create the schema; idempotent (every other method opens lazily)."""
@@ -256,6 +265,42 @@ class DurableStore(Protocol):
 
     async def purge_expired(self) -> int:
         """Drop settled records older than the retention; return how many went."""
+
+
+ChangeMark = tuple[int, ...]
+"""Where a store's change log stood at a look: the caller hands it back to the next look
+and reads nothing into it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesSince:
+    """What :meth:`ChangeTracking.changes_since` found."""
+
+    mark: ChangeMark
+    """Where the log stands now: the next look asks from here."""
+    pending_ids: frozenset[str] | None
+    """The requests created, settled, voted on or given an earlier deadline since the mark
+    asked about (hints may repeat: a request may be named again). ``None`` when the store
+    cannot tell: no mark was given, the log went back (the data was replaced or restored), or
+    more changed than one look lists; the caller then re-reads whatever it watches."""
+
+
+@runtime_checkable
+class ChangeTracking(Protocol):
+    """A :class:`DurableStore` that says which requests changed since an earlier look (the
+    SQLite, Redis and PostgreSQL stores do). A waiter's backstop asks it instead of reading
+    every request it waits on, so that waits that nothing answers cost nothing that grows
+    with their number; a change whose hint was lost is still named here."""
+
+    async def changes_since(self, mark: ChangeMark | None) -> ChangesSince:
+        """The requests that changed since ``mark`` (from an earlier look; ``None`` to start
+        one), in one read. A change committed after the look is named by the next one.
+
+        Raises:
+            TypeError: ``mark`` is not a mark this store gave.
+            StoreUnavailableError: the store cannot be reached.
+        """
+        ...
 
 
 @runtime_checkable

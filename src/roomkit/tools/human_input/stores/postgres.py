@@ -11,7 +11,7 @@ settle judges them by the server's clock as its statement runs.
 
 Each create and settle sends a ``NOTIFY`` inside its transaction, delivered only once it
 commits; the change feed LISTENs on one connection of its own while anyone listens, and
-waiters re-read every ``backstop_interval`` in case a notification was lost. The database
+waiters ask what changed every ``backstop_interval`` in case a notification was lost. The database
 also holds the spend-once ledger
 (:class:`~roomkit.tools.human_input.stores.SpendLedger`).
 
@@ -59,6 +59,7 @@ from roomkit.tools.human_input.stores._postgres_batch import (
     SettleBatcher,
     settle_entries,
 )
+from roomkit.tools.human_input.stores._postgres_changes import changes_since
 from roomkit.tools.human_input.stores._postgres_clock import ServerClock
 from roomkit.tools.human_input.stores._postgres_feed import NotifyFeed, hint
 from roomkit.tools.human_input.stores._postgres_history import append_chained, purge_chains
@@ -109,8 +110,9 @@ class PostgresStore(DurableBase):
             re-attaching), on :attr:`clock`. ``0`` switches replay off (an outcome stays
             for the ``SETTLED_GRACE``, 10 s, a waiter elsewhere needs); ``math.inf`` keeps
             every one.
-        backstop_interval: seconds between a waiter's re-reads, in case a notification
-            was lost.
+        backstop_interval: seconds between a waiter's looks at what changed (one read of the
+            store's change log, which finds nothing while nothing moves), in case a
+            notification was lost.
         clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
             ``None`` (the default) uses the database server's clock: a settle's deadline
             is judged by the server when it runs, and :attr:`clock` reads the server's
@@ -170,8 +172,9 @@ class PostgresStore(DurableBase):
         )
         self.where = self._link.where
         """The server and database, without the password."""
+        self._look = lambda mark: changes_since(self._rows, self._sql.changed_since, mark)
         self._feed = NotifyFeed(
-            self._link, self._sql.channel, self._read_seq, interval=self.backstop_interval
+            self._link, self._sql.channel, self.changes_since, interval=self.backstop_interval
         )
         self._outbox = PostgresOutbox(self, keep=outbox_retention_seconds)
         self._next_purge = -math.inf
@@ -215,10 +218,6 @@ class PostgresStore(DurableBase):
     def _judged_at(self) -> float | None:
         """The time a settle judges deadlines by; ``None``: the server's, as it runs."""
         return None if self._server_clock is not None else self.clock()
-
-    async def _read_seq(self) -> int:
-        rows = await self._rows(self._sql.last_seq)
-        return int(rows[0][0])
 
     async def _rows(self, statement: str, parameters: Any = ()) -> list[Any]:
         """Run one read and return its rows."""

@@ -55,6 +55,7 @@ from roomkit.tools.human_input.stores._ledger import check_entries, check_entry,
 from roomkit.tools.human_input.stores._quorum import Ballot, Judgement
 from roomkit.tools.human_input.stores._records import FORMAT, NONE, decode
 from roomkit.tools.human_input.stores._redis_batch import ScriptBatcher
+from roomkit.tools.human_input.stores._redis_changes import changes_since, log_keys
 from roomkit.tools.human_input.stores._redis_feed import ChangeFeed
 from roomkit.tools.human_input.stores._redis_trail import RedisTrail
 from roomkit.tools.human_input.stores.base import (
@@ -97,8 +98,8 @@ class RedisStore(DurableBase):
             re-attaching); finite, since the server expires it. ``0`` switches replay off:
             a record then stays only for the ``SETTLED_GRACE`` (10 s) a waiter in another
             process needs to read it, as does any shorter retention.
-        backstop_interval: seconds between re-reads by a waiter, in case a change hint
-            was lost.
+        backstop_interval: seconds between a waiter's looks at what changed (one read of the
+            store's change log), in case a change hint was lost.
         clock: the store's clock, in seconds since the epoch; deadlines and retention are
             measured on it.
         settle_retry: seconds a settle whose reply was lost keeps running again (with its
@@ -162,6 +163,8 @@ class RedisStore(DurableBase):
         self._set_deadline = client.register_script(scripts.SET_DEADLINE)
         self._purge = client.register_script(scripts.PURGE)
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
+        log = self._layout.changes
+        self._look = lambda mark: changes_since(self._ensure_open, client, log, self._where, mark)
         self._spend = client.register_script(ledger.SPEND)
         self._set_approvers = client.register_script(_history.SET_APPROVERS)
         self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
@@ -278,7 +281,8 @@ class RedisStore(DurableBase):
         await self._ensure_open()
         with guard(self._where, pending_id):
             reply = await self._set_deadline(
-                keys=[self._layout.record(pending_id)], args=[repr(deadline), NONE, FORMAT]
+                keys=[self._layout.record(pending_id), self._layout.changes],
+                args=[repr(deadline), NONE, FORMAT, pending_id],
             )
         if reply is None:
             return None
@@ -419,29 +423,23 @@ class RedisStore(DurableBase):
         cutoff = repr(self._cutoff())
         pattern = glob_escape(self._layout.records) + "*"
         args = [cutoff, NONE, FORMAT, self._layout.keys]
-        gone = 0
+        gone = seen = 0
         batch: list[Any] = []
         with guard(self._where):
             async for key in self._client.scan_iter(match=pattern, count=_PURGE_BATCH):
                 batch.append(key)
+                seen += 1
                 if len(batch) == _PURGE_BATCH:
                     gone += int(await self._purge(keys=batch, args=args))
                     batch = []
             if batch:
                 gone += int(await self._purge(keys=batch, args=args))
-            await self._trim_settled(cutoff)
+            await scripts.trim_settled(self._client, self._layout, cutoff, _PURGE_BATCH)
+            if gone == seen:
+                # No record is left to change: the log goes too (a look from before it
+                # starts over, which is safe even if a create came meanwhile).
+                await self._client.delete(*log_keys(self._layout.changes))
         return gone
-
-    async def _trim_settled(self, cutoff: str) -> None:
-        """Drop expired ids from the settled indexes (an emptied index goes with them)."""
-        layout = self._layout
-        indexes = [layout.settled, layout.unassigned]
-        pattern = glob_escape(layout.by_actor) + "*"
-        indexes += [key async for key in self._client.scan_iter(match=pattern, count=_PURGE_BATCH)]
-        async with self._client.pipeline(transaction=False) as pipe:
-            for index in indexes:
-                pipe.zremrangebyscore(index, "-inf", cutoff)
-            await pipe.execute()
 
     # -- approvals: approvers and history ----------------------------------------------------
 

@@ -69,7 +69,7 @@ from roomkit.tools.human_input.stores._records import (
     read_names,
 )
 from roomkit.tools.human_input.stores._sqlite_batch import Write, WriteBatcher
-from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed
+from roomkit.tools.human_input.stores._sqlite_feed import ChangeLog, PollingFeed, changes_since
 from roomkit.tools.human_input.stores._sqlite_history import append_chained, purge_chains
 from roomkit.tools.human_input.stores._sqlite_link import (
     Link,
@@ -122,7 +122,7 @@ class SQLiteStore(DurableBase):
             stays readable only for the ``SETTLED_GRACE`` (10 s) a waiter in another process
             needs to read it, as does any shorter retention; ``math.inf`` keeps every one.
         backstop_interval: seconds between polls of the change feed when no wake-up
-            hint comes, and between a waiter's re-reads.
+            hint comes, and between a waiter's looks at what changed.
         clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
             Every process sharing the file must use the same clock.
         busy_timeout: seconds to wait for another connection's write lock before giving up
@@ -195,6 +195,7 @@ class SQLiteStore(DurableBase):
             self._poll, self.backstop_interval, where=repr(location), hints=self._hints
         )
         self._changes = ChangeLog(self._feed)
+        self._look = lambda mark: changes_since(self._session(), mark)
         self.synchronous = synchronous_level(synchronous)
         """How a COMMIT waits for the disk: ``"full"`` or ``"normal"``."""
         self._link = Link(
@@ -366,7 +367,9 @@ class SQLiteStore(DurableBase):
             current: float | None = state[0][1]
             if current is not None and current <= deadline:
                 return current
-            db.execute(sql.SET_DEADLINE, (deadline, pending_id))
+            seq = self._bump(db)
+            db.execute(sql.SET_DEADLINE, (deadline, seq, pending_id))
+            self._changes.stage(None, pending_id, seq)
             return deadline
 
         return await self._write(write)
