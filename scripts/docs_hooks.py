@@ -9,6 +9,9 @@ A page asks for a generated part with a marker on a line of its own:
 
 The performance page is written from the benchmark results; until it is in ``docs/``, the
 site holds a short page that says where its figures come from.
+
+Once the site is built, every public name (``__all__``) of the modules the API reference
+documents must be in its inventory: a name left out fails the build.
 """
 
 from __future__ import annotations
@@ -20,14 +23,28 @@ import io
 import json
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 PERFORMANCE = "explanation/performance.md"
 OPENAPI = "reference/openapi.json"
 MARKER = re.compile(r"^<!-- generated: (\w+) -->$", flags=re.MULTILINE)
+DOCUMENTED = (
+    "roomkit",
+    "roomkit.auth",
+    "roomkit.desk",
+    "roomkit.mcp",
+    "roomkit.notify",
+    "roomkit.testing",
+    "roomkit.tools",
+    "roomkit.tools.approvals",
+    "roomkit.tools.human_input",
+)
+"""The public modules whose every name the API reference documents."""
 _PUBLIC_MODULES = (
     "roomkit",
     "roomkit.auth",
@@ -187,3 +204,30 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         return GENERATORS[name]()
 
     return MARKER.sub(generate, markdown)
+
+
+def inventory(site_dir: str) -> set[str]:
+    """The names in the built site's ``objects.inv`` (Sphinx's inventory format, version 2)."""
+    with open(os.path.join(site_dir, "objects.inv"), "rb") as file:
+        for _ in range(4):
+            file.readline()
+        text = zlib.decompress(file.read()).decode()
+    return {line.split(" ", 1)[0] for line in text.splitlines() if line}
+
+
+def undocumented(names: set[str]) -> list[str]:
+    """The public names of the documented modules that ``names`` lacks."""
+    missing = []
+    for module_name in DOCUMENTED:
+        module = importlib.import_module(module_name)
+        for name in getattr(module, "__all__", ()):
+            if f"{module_name}.{name}" not in names:
+                missing.append(f"{module_name}.{name}")
+    return missing
+
+
+def on_post_build(config: Any) -> None:
+    """Fail the build when the API reference leaves out a public name."""
+    missing = undocumented(inventory(config["site_dir"]))
+    if missing:
+        raise PluginError(f"the API reference leaves out: {', '.join(missing)}")
