@@ -33,6 +33,8 @@ from mkdocs.structure.files import File, Files
 PERFORMANCE = "explanation/performance.md"
 OPENAPI = "reference/openapi.json"
 MARKER = re.compile(r"^<!-- generated: (\w+) -->$", flags=re.MULTILINE)
+ROLE = re.compile(r":(?:mod|class|func|meth|attr|exc|data|obj):<code>(~?)([^<]*)</code>")
+"""A Sphinx role some docstrings use, as the Markdown of a page renders it."""
 DOCUMENTED = (
     "roomkit",
     "roomkit.auth",
@@ -151,6 +153,14 @@ def _first_paragraph(cls: type) -> str:
     return " ".join(doc.split("\n\n", 1)[0].split())
 
 
+def _role(found: re.Match[str]) -> str:
+    """``:class:`~a.b.C``` reads ``C``; ``:class:`a.b.C``` reads ``a.b.C``."""
+    name = found.group(2)
+    if found.group(1):
+        name = name.rsplit(".", 1)[-1]
+    return f"<code>{name}</code>"
+
+
 def errors_markdown() -> str:
     """The error tree as a nested list: each error, its standard bases, what it means."""
     lines = []
@@ -204,6 +214,11 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         return GENERATORS[name]()
 
     return MARKER.sub(generate, markdown)
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    """Show a docstring's Sphinx roles as the code they name."""
+    return ROLE.sub(_role, html)
 
 
 def inventory(site_dir: str) -> set[str]:
