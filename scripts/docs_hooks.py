@@ -10,6 +10,9 @@ A page asks for a generated part with a marker on a line of its own:
 The performance page is written from the benchmark results; until it is in ``docs/``, the
 site holds a short page that says where its figures come from.
 
+A guide added to ``docs/how-to/`` joins the how-to section of the navigation by itself, under
+its page's title, until ``mkdocs.yml`` lists it where it belongs.
+
 Once the site is built, every public name (``__all__``) of the modules the API reference
 documents must be in its inventory: a name left out fails the build.
 """
@@ -184,6 +187,48 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "openapi": openapi_markdown,
     "errors": errors_markdown,
 }
+
+
+HOW_TO = "How-to guides"
+
+
+def _listed(entries: Any) -> set[str]:
+    """Every page path the navigation names, at any depth."""
+    found: set[str] = set()
+    if isinstance(entries, str):
+        found.add(entries)
+    elif isinstance(entries, list):
+        for entry in entries:
+            found |= _listed(entry)
+    elif isinstance(entries, dict):
+        for value in entries.values():
+            found |= _listed(value)
+    return found
+
+
+def _title(path: str) -> str:
+    with open(path, encoding="utf-8") as page:
+        for line in page:
+            if line.startswith("# "):
+                return line[2:].strip()
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def on_config(config: Any) -> Any:
+    """List the how-to guides the navigation does not name yet at the end of their section."""
+    nav = config["nav"]
+    section = next(
+        (entry[HOW_TO] for entry in nav if isinstance(entry, dict) and HOW_TO in entry), None
+    )
+    if section is None:
+        return config
+    listed = _listed(nav)
+    folder = os.path.join(config["docs_dir"], "how-to")
+    for name in sorted(os.listdir(folder)):
+        relative = f"how-to/{name}"
+        if name.endswith(".md") and relative not in listed:
+            section.append({_title(os.path.join(folder, name)): relative})
+    return config
 
 
 def on_files(files: Files, config: Any) -> Files:
