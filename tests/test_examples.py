@@ -132,3 +132,9 @@ def test_every_block_runs_or_says_where_or_why_not(block: Block) -> None:
                 ' ...: why" or a <!-- tested: tests/... --> line above it'
             )
             assert len(block.title) > len(NOT_RUN) + 10, "the title says why it is not run"
+
+
+def test_the_readme_stays_short() -> None:
+    """The manual lives in docs/; the README introduces and links into it."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 160
