@@ -1,7 +1,8 @@
-"""The README's terminal commands work as written against a running demo.
+"""The first tutorial's terminal commands (docs/tutorials/first-question.md) work as written
+against a running demo.
 
 The demo runs as ``make demo`` runs it: from a checkout-like folder holding ``.venv``, with
-its default data folder ``.demo-data``. The README's block of ``roomkit`` commands runs in
+its default data folder ``.demo-data``. The tutorial's block of ``roomkit`` commands runs in
 bash in that folder, with ``ID`` standing for the question the agent asked; the only thing
 the test adds is ``ROOMKIT_DESK_URL``, since the demo listens on a free port here.
 """
