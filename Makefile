@@ -10,7 +10,7 @@ DEMO_STAMP := $(VENV)/.installed-$(subst $(comma),-,$(DEMO_EXTRAS))
 # `make demo PORT=8766 DATA_DIR=/tmp/demo`
 DEMO_ARGS := $(if $(PORT),--port $(PORT)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
-.PHONY: install services test lint typecheck unit demo bench clean
+.PHONY: install services test lint typecheck unit docs docs-serve dist demo bench clean
 
 $(BIN)/python:
 	@echo "Creating a virtual environment in $(VENV)/"
@@ -47,7 +47,19 @@ services:
 unit: install services
 	$(BIN)/pytest --cov --cov-report=term
 
-test: lint typecheck unit
+test: lint typecheck docs unit
+
+# The site, into site/: a broken link, reference or page fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# A wheel in dist/: pip install 'dist/roomkit_hitl-<version>-py3-none-any.whl[postgres]'
+dist: | $(BIN)/python
+	rm -rf dist
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
 
 demo: $(DEMO_STAMP)
 	@echo "Starting the demo: the answer desk and a trip-planning agent"
@@ -67,4 +79,4 @@ bench: install services
 	$(BIN)/python bench/bench_notify_scale.py --size 10000
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage site dist

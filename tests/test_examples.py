@@ -1,16 +1,18 @@
-"""The examples and the README's code blocks run as shipped."""
+"""The examples, and the code blocks of the README and the docs, run as shipped."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
 import io
-import re
+import json
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tests.doc_pages import Block, blocks, pages
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,28 +48,93 @@ async def test_external_example_returns_the_answer_as_a_success() -> None:
     ]
 
 
-def readme_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+NOT_RUN = "Not run"
+"""How a block's title starts when the block cannot run here; the rest of the title says why."""
+RUN_ELSEWHERE = ("sh", "bash", "console", "py")
+"""Languages whose blocks the page itself cannot run: each names the test that runs it, or why
+it is not run."""
 
 
-@pytest.mark.parametrize("index", range(len(readme_blocks())))
-def test_readme_code_block_runs(index: int) -> None:
-    """Each Python block of the README runs in a fresh namespace (it starts its own loop)."""
-    code = readme_blocks()[index]
-    out = io.StringIO()
+def python_page_ids() -> list[str]:
+    return [
+        str(page.relative_to(ROOT))
+        for page in pages()
+        if any(block.lang == "python" for block in blocks(page))
+    ]
 
-    def run() -> None:
+
+def run_page(page: Path) -> list[tuple[Block, str]]:
+    """Run the page's Python blocks in order in one namespace; each block's printed output."""
+    namespace: dict[str, object] = {"__name__": "docs"}
+    ran = []
+    for block in blocks(page):
+        if block.lang != "python" or block.title.startswith(NOT_RUN):
+            continue
+        out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(code, f"README block {index}", "exec"), {"__name__": "readme"})
+            exec(compile(block.code, f"{block.page} block {block.index}", "exec"), namespace)
+        ran.append((block, out.getvalue()))
+    return ran
 
-    run()
-    if "Notifier(" in code:
-        assert out.getvalue().strip() == "question_pending Ship it?"
-    if "approvals=" in code:
-        shown, read = out.getvalue().strip().splitlines()
-        assert shown == "approval send_email bob@example.com ('alice',)"
-        assert '"result": "sent to carol@example.com"' in read
-        assert '"changed": {"to": {"from": "bob@example.com"' in read
-    if index == 0:
-        assert out.getvalue().strip() == "Blue it is."
+
+@pytest.mark.parametrize("page", python_page_ids())
+def test_every_python_block_of_the_docs_runs_and_prints_what_the_page_shows(page: str) -> None:
+    """A block followed by an ``Output`` block prints exactly that."""
+    path = ROOT / page
+    outputs = {block.index: output for block, output in run_page(path)}
+    shown = blocks(path)
+    for block in shown:
+        if block.index in outputs and block.index + 1 < len(shown):
+            after = shown[block.index + 1]
+            if after.lang == "text" and after.title == "Output":
+                assert outputs[block.index].strip() == after.code.strip(), block.index
+
+
+def test_the_readme_quick_start_and_the_tutorials_print_their_promises() -> None:
+    readme = run_page(ROOT / "README.md")
+    assert readme[0][1].strip() == "Blue it is."
+    for block, out in run_page(ROOT / "docs" / "tutorials" / "approvals.md"):
+        if "approvals=" in block.code:
+            shown, read = out.strip().splitlines()
+            assert shown == "approval send_email bob@example.com ('alice',)"
+            assert '"result": "sent to carol@example.com"' in read
+            assert '"changed": {"to": {"from": "bob@example.com"' in read
+
+
+def commands(block: Block) -> list[str]:
+    """A shell block's command lines, without comments and blank lines."""
+    lines = [line.split("#", 1)[0].strip() for line in block.code.splitlines()]
+    return [line for line in lines if line]
+
+
+def every_block() -> list[Block]:
+    return [block for page in pages() for block in blocks(page)]
+
+
+@pytest.mark.parametrize("block", every_block(), ids=lambda b: f"{b.page}:{b.index}")
+def test_every_block_runs_or_says_where_or_why_not(block: Block) -> None:
+    """JSON and TOML parse; a shell block names the test that runs it, or why it cannot run."""
+    if block.lang == "json":
+        json.loads(block.code)
+    elif block.lang == "toml":
+        tomllib.loads(block.code)
+    elif block.lang in RUN_ELSEWHERE or block.title.startswith(NOT_RUN):
+        if block.lang == "sh" and all(line.startswith("pip install") for line in commands(block)):
+            return  # tests/test_install_docs.py checks every documented pip install
+        if block.tested:
+            test = ROOT / block.tested
+            assert test.is_file(), f"{block.tested} does not exist"
+            text = test.read_text(encoding="utf-8")
+            assert block.page in text or "pages()" in text, f"{block.tested} reads no page"
+        else:
+            assert block.title.startswith(NOT_RUN), (
+                f'{block.page} block {block.index}: a {block.lang} block needs title="Not run'
+                ' ...: why" or a <!-- tested: tests/... --> line above it'
+            )
+            assert len(block.title) > len(NOT_RUN) + 10, "the title says why it is not run"
+
+
+def test_the_readme_stays_short() -> None:
+    """The manual lives in docs/; the README introduces and links into it."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 160

@@ -1,5 +1,5 @@
-"""The README's PostgreSQL block runs against a real server (the suite's own README test runs
-it without ``DATABASE_URL``, where it does nothing)."""
+"""The PostgreSQL tutorial's block runs against a real server (the suite's test of every
+documented block runs it without ``DATABASE_URL``, where it does nothing)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import os
 
 import psycopg
 import pytest
+from tests.doc_pages import page_blocks
 from tests.postgres_server import PostgresServer
-from tests.test_examples import readme_blocks
 
 
 def test_the_readme_postgres_block_commits_the_answer_with_the_write(
     postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (code,) = [block for block in readme_blocks() if "PostgresStore(dsn)" in block]
+    (code,) = page_blocks("docs/tutorials/production-postgres.md", "python", "PostgresStore(dsn)")
     database = f"readme{os.urandom(4).hex()}"
     with psycopg.connect(postgres_server.dsn, autocommit=True) as db:
         db.execute(f'CREATE DATABASE "{database}"')
@@ -25,7 +25,7 @@ def test_the_readme_postgres_block_commits_the_answer_with_the_write(
     out = io.StringIO()
 
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README postgres block", "exec"), {"__name__": "readme"})
+        exec(compile(code, "the PostgreSQL tutorial's block", "exec"), {"__name__": "readme"})
 
     assert out.getvalue().strip() == "approved"
     with psycopg.connect(dsn) as db:

@@ -95,7 +95,7 @@ def test_main_serves_until_ctrl_c(
     assert printed[0].startswith("Open http://127.0.0.1:")
     assert "/#token=" in printed[0]
     assert printed[0].endswith(
-        '\n\nAnswer from Slack: `roomkit desk --notify notify.toml` (README.md, "Reach people")'
+        "\n\nAnswer from Slack: `roomkit desk --notify notify.toml` (docs/how-to/slack.md)"
     )
     assert (tmp_path / "data" / "demo.db").exists()
     assert store_threads() <= before

@@ -1,7 +1,8 @@
-"""The README's terminal commands work as written against a running demo.
+"""The first tutorial's terminal commands (docs/tutorials/first-question.md) work as written
+against a running demo.
 
 The demo runs as ``make demo`` runs it: from a checkout-like folder holding ``.venv``, with
-its default data folder ``.demo-data``. The README's block of ``roomkit`` commands runs in
+its default data folder ``.demo-data``. The tutorial's block of ``roomkit`` commands runs in
 bash in that folder, with ``ID`` standing for the question the agent asked; the only thing
 the test adds is ``ROOMKIT_DESK_URL``, since the demo listens on a free port here.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.doc_pages import section
 from websockets.asyncio.client import ClientConnection, connect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,10 +27,9 @@ STEP = 30.0
 
 
 def readme_terminal_block() -> str:
-    """The shell block of the README's "Try the answer desk" section."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Try the answer desk", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+    """The shell block of the first tutorial's "Try the answer desk" section."""
+    text = section("docs/tutorials/first-question.md", "## Try the answer desk")
+    blocks = re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL)
     found = [block for block in blocks if "roomkit pending" in block]
     assert len(found) == 1, "the section has one block of roomkit commands"
     return found[0]

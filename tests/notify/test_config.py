@@ -3,10 +3,10 @@ a wrong one is one line naming the key at fault, before anything starts."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from tests.doc_pages import page_blocks
 from tests.notify.receiver import SECRET
 
 from roomkit.cli import main
@@ -357,10 +357,9 @@ async def test_the_file_s_ladder_goes_to_requests_without_one_of_their_own() -> 
 
 
 def readme_toml() -> str:
-    """The README's TOML block."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    [text] = re.findall(r"```toml\n(.*?)```", readme, flags=re.DOTALL)
-    return str(text)
+    """The TOML block of the guide to notifying from a file."""
+    [text] = page_blocks("docs/how-to/notify-from-a-file.md", "toml")
+    return text
 
 
 async def test_the_readme_s_file_is_a_good_one(tmp_path: Path) -> None:

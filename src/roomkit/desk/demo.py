@@ -73,7 +73,7 @@ DEMO_ROOM = "demo"
 """The room the demo sets up."""
 DEMO_PERSON = "demo-user"
 """The person the printed link signs in."""
-SLACK_HINT = 'Answer from Slack: `roomkit desk --notify notify.toml` (README.md, "Reach people")'
+SLACK_HINT = "Answer from Slack: `roomkit desk --notify notify.toml` (docs/how-to/slack.md)"
 """How to turn Slack on, the last line the demo prints."""
 AGENT_CHANNEL = "agent"
 """The AI channel's id (the sender of the agent's messages)."""

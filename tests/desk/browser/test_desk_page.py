@@ -25,7 +25,7 @@ from playwright.sync_api import expect
 from roomkit.desk.app import CONTENT_SECURITY_POLICY
 from roomkit.desk.demo import DEMO_PERSON
 
-DOCS_SCREENSHOT = Path(__file__).parents[3] / "docs" / "desk.png"
+DOCS_SCREENSHOT = Path(__file__).parents[3] / "docs" / "assets" / "desk.png"
 
 
 def test_the_token_moves_from_the_link_to_session_storage(
@@ -334,7 +334,7 @@ def test_the_page_fits_a_phone_screen(desk: DeskServer, room: str, open_page: Op
 def test_a_wide_screen_shows_questions_and_chat_side_by_side(
     desk: DeskServer, open_page: OpenPage
 ) -> None:
-    """Also the README's picture: ``ROOMKIT_UPDATE_SCREENSHOT=1`` writes docs/desk.png."""
+    """Also the README's and the docs' picture: ``ROOMKIT_UPDATE_SCREENSHOT=1`` writes it."""
     room = desk.new_room(name="weekend")
     try:
         shot = _plan_on_a_wide_screen(desk.link(room), open_page)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 import redis
+from tests.doc_pages import page_blocks
 from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit import HumanInputHandler
@@ -212,9 +212,7 @@ def test_the_readmes_audit_commands_run_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the audit key in the environment of the store that wrote and of the commands."""
-    text = (Path(__file__).resolve().parents[4] / "README.md").read_text()
-    section = text.split("## Approvals", 1)[1].split("\n## ", 1)[0]
-    (block,) = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+    (block,) = page_blocks("docs/how-to/audit-trail.md", "sh")
     assert "roomkit audit export" in block
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", "the-readme-audit-key-0123456789")
     fill(Place("sqlite:///desk.db", "sqlite", tmp_path / "desk.db"))
