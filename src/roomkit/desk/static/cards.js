@@ -10,6 +10,7 @@
 
 import { renderApproval } from './approval.js';
 import { el, isObject, text, when } from './dom.js';
+import { argumentsView } from './readable.js';
 
 export function summary(view) {
   var args = isObject(view.arguments) ? view.arguments : {};
@@ -215,7 +216,7 @@ function renderConfirm(ctx, args) {
 
 function renderCustom(ctx, args) {
   ctx.card.appendChild(el('p', { className: 'question-text', text: 'The agent asks through ' + text(ctx.view.tool_name) + ':' }));
-  ctx.card.appendChild(el('pre', { className: 'arguments', text: JSON.stringify(args, null, 2) }));
+  ctx.card.appendChild(argumentsView(args, {}, null));
   var schema = isObject(ctx.view.answer_schema) ? ctx.view.answer_schema : null;
   var wantsJson = schema !== null && schema.type !== 'string';
   freeText(ctx, function (value) {
