@@ -83,3 +83,71 @@ def test_an_edit_under_a_quorum_marks_what_changed_and_what_it_was(
     expect(changed.locator("td")).to_contain_text("4,999")
     expect(changed.locator(".was")).to_have_text("was 120")
     expect(table.locator("tr[data-field=to]")).not_to_have_class("changed")
+
+
+def ask_with(desk: DeskServer, room: str, schema: dict[str, Any]) -> str:
+    request = desk.run(
+        desk.demo.handler.create_detached(
+            "PlanTrip",
+            {"why": "Plan the trip"},
+            room_id=room,
+            actor_id=DEMO_PERSON,
+            answer_schema=schema,
+        )
+    )
+    return request.pending_id
+
+
+def test_an_answer_schema_is_answered_with_a_form_built_from_it(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "nights": {"type": "integer", "minimum": 1, "title": "Nights"},
+            "budget": {"type": "number", "x-unit": "EUR", "title": "Budget"},
+            "board": {"enum": ["room only", "half board"], "title": "Board"},
+            "pets": {"type": "boolean", "title": "Pets"},
+            "start": {"type": "string", "format": "date", "title": "Start"},
+        },
+        "required": ["nights", "board"],
+    }
+    pending_id = ask_with(desk, room, schema)
+    page = open_page(desk.link(room)).page
+    form = card(page, "custom").locator("form.schema-answer")
+    expect(form.get_by_label("Budget")).to_have_attribute("type", "number")
+    expect(form.locator(".field-hint")).to_contain_text(["in EUR"])
+    expect(form.get_by_label("Start")).to_have_attribute("type", "date")
+    form.get_by_role("button", name="Answer").click()
+    expect(card(page, "custom").locator(".error")).to_contain_text("nights")
+    form.get_by_label("Nights").fill("4")
+    form.get_by_label("Budget").fill("950.5")
+    form.get_by_label("half board").check()
+    form.get_by_label("Pets").check()
+    form.get_by_label("Start").fill("2027-01-10")
+    form.get_by_role("button", name="Answer").click()
+    expect(page.locator(".card")).to_have_count(0)
+    settled = desk.run(desk.demo.handler.get_request(pending_id))
+    assert settled is not None
+    assert json.loads(settled.result or "") == {
+        "nights": 4,
+        "budget": 950.5,
+        "board": "half board",
+        "pets": True,
+        "start": "2027-01-10",
+    }
+
+
+def test_a_single_choice_answer_is_a_set_of_choices(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    pending_id = ask_with(desk, room, {"enum": ["train", "plane"], "title": "How to travel"})
+    page = open_page(desk.link(room)).page
+    custom = card(page, "custom")
+    expect(custom.locator("legend")).to_have_text("How to travel")
+    custom.get_by_label("train").check()
+    custom.get_by_role("button", name="Answer").click()
+    expect(page.locator(".card")).to_have_count(0)
+    settled = desk.run(desk.demo.handler.get_request(pending_id))
+    assert settled is not None
+    assert settled.result == "train"  # a text answer is kept as the text itself

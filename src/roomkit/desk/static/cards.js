@@ -9,6 +9,7 @@
  */
 
 import { renderApproval } from './approval.js';
+import { buildForm, check, drawable } from './schemaform.js';
 import { el, isObject, text, when } from './dom.js';
 import { argumentsView } from './readable.js';
 
@@ -219,6 +220,7 @@ function renderCustom(ctx, args) {
   ctx.card.appendChild(argumentsView(args, {}, null));
   var schema = isObject(ctx.view.answer_schema) ? ctx.view.answer_schema : null;
   var wantsJson = schema !== null && schema.type !== 'string';
+  if (wantsJson && answerForm(ctx, schema)) return;
   freeText(ctx, function (value) {
     if (!wantsJson) return { answer: value };
     try {
@@ -228,6 +230,34 @@ function renderCustom(ctx, args) {
       return null;
     }
   });
+}
+
+// The answer as a form built from its schema: an object's fields, or one field for a single
+// value (a number, a choice, a yes/no, a list). False when the form cannot draw the schema:
+// the answer is then written as JSON.
+function answerForm(ctx, schema) {
+  var whole = schema.type === 'object' && isObject(schema.properties);
+  var single = Object.assign({}, schema, { title: typeof schema.title === 'string' ? schema.title : 'Your answer' });
+  var shape = whole ? schema : { type: 'object', properties: { answer: single }, required: ['answer'] };
+  if (!drawable(shape, true)) return false;
+  var built = buildForm(shape, {});
+  var form = el('form', { className: 'answer schema-answer', attrs: { novalidate: '' } }, [
+    built.node,
+    el('button', { className: 'primary', text: 'Answer', attrs: { type: 'submit' } })
+  ]);
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    var read = built.read();
+    var value = read.value === undefined ? undefined : whole ? read.value : read.value.answer;
+    var problems = read.problems || (value === undefined ? ['give an answer first'] : check(schema, value, whole ? '' : 'the answer', []));
+    if (problems.length) {
+      fail(ctx, 'Fix the answer first: ' + problems.join('; ') + '.');
+      return;
+    }
+    ctx.send('answer', { answer: value });
+  });
+  ctx.card.appendChild(form);
+  return true;
 }
 
 function renderDecline(ctx) {
