@@ -94,12 +94,19 @@ function renderDecisions(ctx, args, schema, voting) {
   var panels = el('div', { className: 'decision-panels' });
   var buttons = el('div', { className: 'row decision-buttons' });
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
+  var edit = editPanel(ctx, args, schema);
   approve.addEventListener('click', function () {
+    // Approve runs the arguments as shown: an edit left open would be lost without a word.
+    if (!edit.hidden && edit.edited()) {
+      say(ctx, 'You have changed the arguments: press “Run with these arguments” to run ' +
+        'with your changes, or close Edit to approve them as shown.');
+      return;
+    }
     ctx.decide({ decision: 'approve' });
   });
   buttons.appendChild(approve);
   [
-    ['Edit', editPanel(ctx, args, schema)],
+    ['Edit', edit],
     ['Reject', rejectPanel(ctx)],
     ['Answer instead', answerPanel(ctx)]
   ].filter(function (pair) {
@@ -191,6 +198,11 @@ function editPanel(ctx, args, schema) {
     if (problems.length) return 'Fix the edit first: ' + problems.join('; ') + '.';
     return { decision: 'edit', arguments: got.value };
   });
+  // Whether the editor holds anything but the arguments as shown (a problem counts as a change).
+  panel.edited = function () {
+    var got = read();
+    return Boolean(got.problems) || !same(got.value, args);
+  };
   if (canDraw) showForm(args);
   else showJson(args);
   panel.appendChild(body);
