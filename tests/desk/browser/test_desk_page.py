@@ -330,6 +330,38 @@ def test_the_page_fits_a_phone_screen(desk: DeskServer, room: str, open_page: Op
     page.screenshot(path=shot, full_page=True)
 
 
+def test_on_a_touch_phone_the_new_question_is_in_sight_and_fields_are_thumb_sized(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    page = open_page(
+        desk.link(room), viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    ).page
+    wait_live(page)
+    # A long conversation: the chat's input sits far below the questions.
+    page.evaluate("document.getElementById('chat-log').style.minHeight = '2400px'")
+    page.locator("#chat-input").focus()
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    say(page, "Plan a trip for two")
+    expect(card(page, "question")).to_be_in_viewport()
+    card(page, "question").get_by_role("button", name="City break").click()
+    expect(card(page, "question").get_by_label("Your answer")).to_have_attribute(
+        "placeholder", "Your answer"
+    )
+    desk.run(
+        desk.demo.handler.create_detached(
+            "PickANumber",
+            {"why": "How many nights?"},
+            room_id=room,
+            actor_id=DEMO_PERSON,
+            answer_schema={"type": "integer", "minimum": 1},
+        )
+    )
+    number = card(page, "custom").get_by_label("Your answer")
+    box = number.bounding_box()
+    assert box is not None
+    assert box["height"] >= 36
+
+
 def test_a_wide_screen_shows_questions_and_chat_side_by_side(
     desk: DeskServer, open_page: OpenPage
 ) -> None:

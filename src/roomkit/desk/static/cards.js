@@ -13,6 +13,9 @@ import { buildForm, check, drawable } from './schemaform.js';
 import { el, isObject, text, when } from './dom.js';
 import { argumentsView } from './readable.js';
 
+// A touch screen has no Ctrl key to speak of: its placeholder says nothing of one.
+var TOUCH = typeof window.matchMedia === 'function' && window.matchMedia('(pointer: coarse)').matches;
+
 export function summary(view) {
   var args = isObject(view.arguments) ? view.arguments : {};
   var line = '';
@@ -117,7 +120,7 @@ function checked(group) {
 function freeText(ctx, toBody) {
   var form = el('form', { className: 'answer' });
   var area = el('textarea', {
-    attrs: { rows: '3', maxlength: '10000', 'aria-label': 'Your answer', placeholder: 'Ctrl+Enter sends' }
+    attrs: { rows: '3', maxlength: '10000', 'aria-label': 'Your answer', placeholder: TOUCH ? 'Your answer' : 'Ctrl+Enter sends' }
   });
   area.addEventListener('keydown', function (event) {
     // Enter starts a new line; Ctrl+Enter (Cmd+Enter on a Mac) sends, as in chat apps.

@@ -224,6 +224,8 @@ function upsert(view) {
   state.cards.set(view.id, { view: view, card: card });
   $('question-list').appendChild(card);
   countQuestions();
+  // A question the chat just led to is brought into sight (on a phone it lands above the chat).
+  if (document.activeElement === $('chat-input')) card.scrollIntoView({ block: 'nearest' });
   return true;
 }
 
@@ -462,7 +464,48 @@ function sendChat(event) {
   event.preventDefault();
   var body = $('chat-input').value.trim();
   if (!body || !state.chatOpen) return;
+  var waiting = waitingOn();
+  if (waiting.length) {
+    showWaiting(body, waiting);
+    return;
+  }
   postChat(body, null);
+}
+
+// The open questions of this room a chat message cannot answer (a multiple choice, an
+// approval, a form...), when none it could answer is open: the agent's turn waits on them,
+// and a message sent now reaches it only once they are answered.
+function waitingOn() {
+  var views = Array.from(state.cards.values()).map(function (entry) { return entry.view; }).filter(function (view) {
+    return view.room_id === state.room;
+  });
+  var answerable = views.some(function (view) { return view.kind === 'question'; });
+  return answerable ? [] : views;
+}
+
+function showWaiting(body, views) {
+  var box = $('chat-choice');
+  var first = views[0];
+  var send = el('button', { className: 'secondary', text: 'Send anyway', attrs: { type: 'button' } });
+  send.addEventListener('click', function () {
+    postChat(body, null);
+  });
+  var back = el('button', { className: 'primary', text: 'Answer the question', attrs: { type: 'button' } });
+  back.addEventListener('click', function () {
+    showChoice(null);
+    var entry = state.cards.get(first.id);
+    if (entry) {
+      entry.card.scrollIntoView({ block: 'center' });
+      var control = entry.card.querySelector('input, textarea, button');
+      if (control) control.focus();
+    }
+  });
+  box.setAttribute('aria-label', 'The agent waits for your answer');
+  box.replaceChildren(
+    el('p', { className: 'choice-title', text: 'The agent is waiting for your answer to “' + summary(first) + '”. A message sent now reaches it only after that.' }),
+    el('div', { className: 'row choice-list' }, [back, send])
+  );
+  show(box, true);
 }
 
 // A message that could answer several open questions comes back with 409 and the
@@ -499,6 +542,7 @@ function postChat(body, answers) {
 
 function showChoice(body, candidates) {
   var box = $('chat-choice');
+  box.setAttribute('aria-label', 'Which question does this answer?');
   box.replaceChildren();
   if (body === null || !candidates || !candidates.length) {
     show(box, false);
