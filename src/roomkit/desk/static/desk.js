@@ -20,6 +20,8 @@ var ANSWER_SHOWN = 200;
 var FIRST_RETRY_DELAY_MS = 250;
 var MAX_RETRY_DELAY_MS = 1500;
 var RETRY_JITTER_MS = 250;
+// A question that arrives this soon after a chat message is one the chat led to.
+var CHAT_LEADS_MS = 30000;
 
 var state = {
   token: null,
@@ -32,7 +34,8 @@ var state = {
   retries: 0,
   retryTimer: null,
   snapshots: 0,
-  chatOpen: false
+  chatOpen: false,
+  chattedAt: 0  // when the person last sent a chat message (Date.now())
 };
 
 function $(id) {
@@ -225,7 +228,9 @@ function upsert(view) {
   $('question-list').appendChild(card);
   countQuestions();
   // A question the chat just led to is brought into sight (on a phone it lands above the chat).
-  if (document.activeElement === $('chat-input')) card.scrollIntoView({ block: 'nearest' });
+  if (document.activeElement === $('chat-input') || Date.now() - state.chattedAt < CHAT_LEADS_MS) {
+    card.scrollIntoView({ block: 'nearest' });
+  }
   return true;
 }
 
@@ -514,6 +519,7 @@ function postChat(body, answers) {
   var input = $('chat-input');
   var error = $('chat-error');
   var payload = answers ? { text: body, answers: answers } : { text: body };
+  state.chattedAt = Date.now();
   enableChat(false);
   showChoice(null);
   api('POST', chatPath(), payload).then(function (result) {
