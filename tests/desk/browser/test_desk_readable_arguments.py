@@ -151,3 +151,26 @@ def test_a_single_choice_answer_is_a_set_of_choices(
     settled = desk.run(desk.demo.handler.get_request(pending_id))
     assert settled is not None
     assert settled.result == "train"  # a text answer is kept as the text itself
+
+
+def test_an_empty_multiple_choice_is_caught_in_plain_words(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    request = desk.run(
+        desk.demo.handler.create_detached(
+            "AskUserQuestion",
+            {"question": "Include what?", "options": ["Flights", "Hotel"], "multiSelect": True},
+            room_id=room,
+            actor_id=DEMO_PERSON,
+        )
+    )
+    page = open_page(desk.link(room)).page
+    question = card(page, "question")
+    question.get_by_role("button", name="Answer").click()
+    expect(question.locator(".error")).to_have_text(
+        "Pick at least one, or decline the question below."
+    )
+    assert "{" not in (question.locator(".error").text_content() or "")
+    settled = desk.run(desk.demo.handler.get_request(request.pending_id))
+    assert settled is not None
+    assert settled.status == "pending"

@@ -87,7 +87,12 @@ function renderQuestion(ctx, args) {
     form.appendChild(el('button', { className: 'primary', text: 'Answer', attrs: { type: 'submit' } }));
     form.addEventListener('submit', function (event) {
       event.preventDefault();
-      ctx.send('answer', { answer: checked(group) });
+      var picked = checked(group);
+      if (!picked.length) {
+        fail(ctx, 'Pick at least one, or decline the question below.');
+        return;
+      }
+      ctx.send('answer', { answer: picked });
     });
     ctx.card.appendChild(form);
   } else {

@@ -84,7 +84,8 @@ function showSignIn(message) {
 
 function describe(result) {
   var detail = result.data && result.data.detail;
-  if (typeof detail === 'string' && detail) return detail;
+  // The desk's example of a body that fits is for programs, not for the person.
+  if (typeof detail === 'string' && detail) return detail.split('; for example:')[0];
   if (Array.isArray(detail) && detail.length) {
     return detail.map(function (item) {
       return isObject(item) && item.msg ? text(item.msg) : text(item);
