@@ -8,10 +8,10 @@ reads in a file is what a person gets in their mailbox.
 from __future__ import annotations
 
 import html
-import json
 from email.message import EmailMessage
 
 from roomkit.notify.surface import Notice
+from roomkit.notify.wording import asked_text
 
 __all__ = ["email_message", "email_texts"]
 
@@ -21,7 +21,7 @@ def _question(notice: Notice) -> str:
     question = arguments.get("question")
     if isinstance(question, str) and question:
         return question
-    return f"{notice.request.tool_name}({json.dumps(arguments, ensure_ascii=False)})"
+    return asked_text(notice.request)
 
 
 def _ending(notice: Notice) -> str:
@@ -40,7 +40,8 @@ def _ending(notice: Notice) -> str:
 def email_texts(notice: Notice) -> tuple[str, str, str]:
     """The subject, plain text and HTML of the message for ``notice``."""
     question = _question(notice)
-    short = question if len(question) <= 60 else question[:57] + "..."
+    first = question.splitlines()[0] if question else ""
+    short = first if len(first) <= 60 else first[:57] + "..."
     lead, subject = {
         "question_pending": ("You are asked:", f"Question: {short}"),
         "question_reminder": ("Still waiting for your answer:", f"Reminder: {short}"),
