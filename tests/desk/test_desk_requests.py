@@ -294,3 +294,28 @@ async def test_an_actor_past_the_rate_limit_gets_429_with_retry_after() -> None:
     assert [reply.status_code for reply in codes] == [200, 200, 200, 429]
     assert int(codes[-1].headers["retry-after"]) >= 1
     assert others.status_code == 200, "the bucket is per actor"
+
+
+async def test_an_administrators_batch_work_has_a_bucket_of_its_own() -> None:
+    from roomkit.desk import DeskLimits
+
+    world = World(limits=DeskLimits(rate=1.0, burst=3))
+    ids = [await world.ask() for _ in range(12)]
+    async with world.client() as client:
+        answers = [
+            await client.post(
+                f"/api/requests/{pending_id}/answer",
+                json={"answer": "yes"},
+                headers=bearer("root", admin=True),
+            )
+            for pending_id in ids
+        ]
+    assert [reply.status_code for reply in answers] == [200] * 12
+    with pytest.raises(ValueError, match="admin_rate"):
+        DeskLimits(admin_rate=0)
+    world = World(limits=DeskLimits(admin_rate=1.0, admin_burst=2))
+    async with world.client() as client:
+        codes = [
+            (await client.get("/api/me", headers=bearer("root", admin=True))) for _ in range(3)
+        ]
+    assert [reply.status_code for reply in codes] == [200, 200, 429]

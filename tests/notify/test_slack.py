@@ -141,7 +141,7 @@ async def test_a_confirmation_has_yes_and_no(slack: Slack, slack_api: SlackAPI) 
         "roomkit:confirm:no",
         "roomkit:open",
     ]
-    assert _texts(blocks)[1] == 'Book the flight\n{\n  "price": 120\n}'
+    assert _texts(blocks)[1] == "Book the flight\nPrice: 120"
 
 
 async def test_an_approval_has_approve_and_reject(slack: Slack, slack_api: SlackAPI) -> None:

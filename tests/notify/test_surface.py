@@ -44,3 +44,37 @@ def test_every_notice_type_has_its_words(kind: str) -> None:
     console = Console(say=lambda line: None)
     asyncio.run(console.send(notice))
     assert console.lines[0].startswith("[")
+
+
+def test_arguments_read_as_labelled_lines_without_json() -> None:
+    from roomkit.notify.wording import arguments_words
+
+    schema = {
+        "properties": {
+            "to": {"title": "Payee"},
+            "amount": {"type": "number", "x-unit": "EUR"},
+            "currency": {"oneOf": [{"const": "EUR", "title": "Euro"}]},
+        }
+    }
+    arguments = {
+        "to": "bob",
+        "amount": 1200,
+        "currency": "EUR",
+        "urgent": False,
+        "tags": ["rent", "march"],
+        "memo": {"text": "March rent"},
+        "lines": [{"sku": "A-1", "qty": 2}],
+    }
+    assert arguments_words(arguments, schema) == (
+        "Payee: bob\n"
+        "Amount: 1,200 EUR\n"
+        "Currency: Euro\n"
+        "Urgent: no\n"
+        "Tags: rent, march\n"
+        "Memo:\n"
+        "  Text: March rent\n"
+        "Lines:\n"
+        "  - Sku: A-1\n"
+        "    Qty: 2"
+    )
+    assert arguments_words({}) == "(no arguments)"

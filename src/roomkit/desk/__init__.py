@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roomkit.desk.api import Desk, default_handler, desk_router
-from roomkit.desk.app import create_desk_app
+from roomkit.desk.app import create_desk_app, mount_desk
 from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
 from roomkit.desk.gate import Gate
 from roomkit.desk.hub import DeskHub
@@ -64,6 +64,7 @@ __all__ = [
     "kind_of",
     "load_or_create_secret",
     "metrics_router",
+    "mount_desk",
     "open_stores",
     "resolve_secret",
 ]

@@ -115,7 +115,8 @@ class Desk:
         self.hosts = HostRule(options.get("allowed_hosts"))
         """The ``Host`` names the desk answers to."""
         limiter = RateLimiter(self.limits.rate, self.limits.burst)
-        self.gate = Gate(auth, self.ledger, limiter, hosts=self.hosts)
+        admins = RateLimiter(self.limits.admin_rate, self.limits.admin_burst)
+        self.gate = Gate(auth, self.ledger, limiter, admin_limiter=admins, hosts=self.hosts)
         self.metrics = DeskMetrics()
         """The desk's figures, in a registry of its own (``GET /metrics`` serves them)."""
         self.notifier = notifier

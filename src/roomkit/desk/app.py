@@ -1,6 +1,7 @@
 """The standalone desk: the ``/api`` router, the page, and the headers that guard it.
 
 :func:`create_desk_app` builds a FastAPI app to serve with uvicorn (``roomkit desk`` does).
+:func:`mount_desk` serves the same (page, chat and API) under a path of your own FastAPI app.
 The OpenAPI schema is at ``/api/openapi.json``. The page's files, when the folder exists,
 are served at ``/``. Every HTTP response, errors included, carries a strict
 Content-Security-Policy and ``X-Content-Type-Options: nosniff``, and those under ``/api``
@@ -13,9 +14,9 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Unpack
+from typing import Any, Unpack
 
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
@@ -27,7 +28,7 @@ from roomkit.desk.metrics import metrics_router
 from roomkit.desk.options import DeskOptions
 from roomkit.desk.startup import StartupCheck, check_stores
 
-__all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_desk_app"]
+__all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_desk_app", "mount_desk"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 """Where the desk page's files ship."""
@@ -94,3 +95,53 @@ def create_desk_app(
         app.mount("/", StaticFiles(directory=folder, html=True), name="desk-page")
     app.add_middleware(SecurityHeaders, hosts=desk.hosts)
     return app
+
+
+def mount_desk(
+    app: FastAPI,
+    kit: RoomKit | Desk,
+    *,
+    path: str = "/desk",
+    static_dir: str | os.PathLike[str] | None = None,
+    chat_channel_id: str | None = None,
+    **options: Unpack[DeskOptions],
+) -> Desk:
+    """Serve the desk (its page, the chat when asked, the API and the WebSocket) under
+    ``path`` of your own FastAPI ``app``; the desk it serves.
+
+    The page is at ``<path>/`` and finds its API beside it, so nothing else of ``app``
+    changes. The desk starts and stops with ``app`` (a mounted app gets no lifespan of its
+    own). To sign people in with your app's own accounts, give ``auth=``: an
+    :class:`~roomkit.desk.auth.Authenticator` that turns the bearer token your page holds
+    into a :class:`~roomkit.auth.Principal`.
+
+    Args:
+        app: your application.
+        kit: as :func:`create_desk_app`.
+        path: where the desk lives in ``app``, such as ``"/desk"`` (not ``"/"``: that is
+            :func:`create_desk_app`'s).
+        static_dir: as :func:`create_desk_app`.
+        chat_channel_id: as :func:`create_desk_app`.
+        **options: as :func:`create_desk_app`.
+
+    Raises:
+        ValueError: ``path`` is not a path under ``/``; as :func:`create_desk_app`.
+        TypeError: as :func:`create_desk_app`.
+    """
+    if not isinstance(path, str) or not path.startswith("/") or path.rstrip("/") == "":
+        raise ValueError(f"mount_desk(path=...) is a path under '/', such as '/desk'; got {path!r}")
+    desk_app = create_desk_app(
+        kit, static_dir=static_dir, chat_channel_id=chat_channel_id, **options
+    )
+    app.mount(path.rstrip("/"), desk_app, name="desk")
+    outer = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(parent: Any) -> AsyncIterator[Any]:
+        opened: AbstractAsyncContextManager[Any] = outer(parent)
+        async with opened as state, desk_app.router.lifespan_context(desk_app):
+            yield state
+
+    app.router.lifespan_context = lifespan
+    desk: Desk = desk_app.state.desk
+    return desk

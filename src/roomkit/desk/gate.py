@@ -39,6 +39,8 @@ class Gate:
         authenticator: turns tokens into principals.
         ledger: the answer links already spent and the tokens revoked.
         limiter: the per-actor token buckets.
+        admin_limiter: the administrators' buckets; ``limiter`` serves them too when not
+            given.
         hosts: the ``Host`` names the desk answers to; the default rule when not given.
     """
 
@@ -48,11 +50,13 @@ class Gate:
         ledger: LinkLedger,
         limiter: RateLimiter,
         *,
+        admin_limiter: RateLimiter | None = None,
         hosts: HostRule | None = None,
     ) -> None:
         self.authenticator = authenticator
         self.ledger = ledger
         self.limiter = limiter
+        self.admin_limiter = admin_limiter if admin_limiter is not None else limiter
         self.hosts = hosts if hosts is not None else HostRule()
         self.credentials = CredentialGate(authenticator, ledger)
         """The one gate, which every surface shares."""
@@ -77,13 +81,19 @@ class Gate:
         """
         return await self.admit(token, Use.SIGN_IN if sign_in else Use.DESK)
 
+    def spend(self, principal: Principal) -> float:
+        """Spend one request of the principal's bucket (an administrator's own, when they
+        are one): ``0.0`` if allowed, else the seconds to wait."""
+        limiter = self.admin_limiter if principal.admin else self.limiter
+        return limiter.take(principal.actor_id)
+
     def throttle(self, principal: Principal) -> None:
         """Spend one request of the principal's bucket.
 
         Raises:
             HTTPException: 429, with ``Retry-After``, when the bucket is empty.
         """
-        wait = self.limiter.take(principal.actor_id)
+        wait = self.spend(principal)
         if wait > 0:
             raise HTTPException(
                 status_code=429,

@@ -48,17 +48,22 @@ class DeskLimits:
     """Requests per second an actor may make, on average."""
     burst: int = 40
     """Requests an actor may make at once, before the rate applies."""
+    admin_rate: float = 500.0
+    """Requests per second an administrator may make, on average: their batch work (one
+    token answering hundreds of questions) has a bucket of its own, not a person's."""
+    admin_burst: int = 1000
+    """Requests an administrator may make at once, before ``admin_rate`` applies."""
     auth_timeout: float = 10.0
     """Seconds a WebSocket client has to send its auth frame."""
     outbox: int = 1024
     """Frames queued for a WebSocket client that reads too slowly; past it, it is dropped."""
 
     def __post_init__(self) -> None:
-        for name in ("max_body", "max_frame", "max_depth", "burst", "outbox"):
+        for name in ("max_body", "max_frame", "max_depth", "burst", "admin_burst", "outbox"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"DeskLimits.{name} must be a positive int, got {value!r}")
-        for name in ("rate", "auth_timeout"):
+        for name in ("rate", "admin_rate", "auth_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0 or math.isinf(value):
                 raise ValueError(f"DeskLimits.{name} must be a positive number, got {value!r}")

@@ -106,7 +106,7 @@ async def _authenticate(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) 
         principal = await hub.gate.admit(token, Use.DESK)
     except PermissionError as refused:
         raise _Closed(POLICY, str(refused)) from None
-    if hub.gate.limiter.take(principal.actor_id) > 0:
+    if hub.gate.spend(principal) > 0:
         raise _Closed(TRY_AGAIN, "Too many requests: slow down")
     return principal
 

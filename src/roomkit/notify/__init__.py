@@ -1,7 +1,8 @@
 """Reach people where they are: the notifier, its surfaces, and ladders for requests left waiting.
 
 ``Webhook`` and ``Email`` need the ``notify`` extra (standardwebhooks, aiosmtplib), ``Slack``
-and ``Apprise`` theirs; each loads on first use.
+and ``Apprise`` theirs; each loads on first use. ``EmailFiles`` (messages as ``.eml`` files,
+for local work) needs nothing.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier, NotifierStatistics
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Person, Surface
@@ -25,6 +27,7 @@ __all__ = [
     "DeliveryError",
     "Directory",
     "Email",
+    "EmailFiles",
     "Ladder",
     "Notice",
     "NoticeType",

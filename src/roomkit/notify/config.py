@@ -17,6 +17,8 @@
     tls = "starttls"                          # or "tls" (port 465), "none" (a local relay)
     # cafile = "/etc/roomkit/smtp-ca.pem"     # a private CA that signed the server's certificate
 
+    # [email] directory = "outbox/"         # no mail server: each message an .eml file there
+
     [slack]
     token_env = "SLACK_BOT_TOKEN"
     signing_secret_env = "SLACK_SIGNING_SECRET"
@@ -58,6 +60,7 @@ from urllib.parse import urlsplit
 
 from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.core.exceptions import NotifyConfigError
+from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier
 from roomkit.notify.surface import Directory, Person, Surface
 from roomkit.tools.human_input import HumanInputHandler
@@ -68,6 +71,7 @@ __all__ = ["NotifyConfig", "load_notify_config"]
 _TOP = ("desk_url", "webhook", "email", "slack", "apprise", "people", "ladder")
 _WEBHOOK = ("url", "secret_env", "name")
 _EMAIL = ("host", "port", "username", "password_env", "sender", "tls", "cafile")
+_EMAIL_FILES = ("directory", "sender")
 _SLACK = ("token_env", "signing_secret_env", "channel", "api_url")
 _APPRISE = ("urls", "name")
 _PERSON = ("email", "slack_user", "manager")
@@ -193,6 +197,8 @@ class _Reader:
 
     def email(self, table: dict[str, Any]) -> Surface:
         where = "[email]"
+        if "directory" in table:
+            return self.email_files(table, where)
         self.known(table, where, _EMAIL)
         host = self.text(table, where, "host", required=True)
         port = table.get("port", 587)
@@ -215,6 +221,13 @@ class _Reader:
             f"{where} cafile" if cafile is not None else where,
             lambda: email(host, port, username, password, sender, security=tls, cafile=cafile),
         )
+
+    def email_files(self, table: dict[str, Any], where: str) -> Surface:
+        """``[email] directory = "..."``: each message written as an ``.eml`` file."""
+        self.known(table, where, _EMAIL_FILES)
+        directory = self.text(table, where, "directory", required=True)
+        sender = self.text(table, where, "sender") or "roomkit@localhost"
+        return self.build(f"{where} directory", lambda: EmailFiles(directory, sender=sender))
 
     def slack(self, table: dict[str, Any]) -> Surface:
         where = "[slack]"

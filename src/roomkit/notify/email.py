@@ -7,71 +7,20 @@ it ended.
 
 from __future__ import annotations
 
-import html
-import json
 import os
 import ssl
 from collections.abc import Mapping
-from email.message import EmailMessage
 from typing import Any, Literal
 
 import aiosmtplib
 
+from roomkit.notify._email_message import email_message, email_texts
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 
 __all__ = ["Email", "email_texts"]
 
 Security = Literal["starttls", "tls", "none"]
-
-
-def _question(notice: Notice) -> str:
-    arguments = notice.request.arguments
-    question = arguments.get("question")
-    if isinstance(question, str) and question:
-        return question
-    return f"{notice.request.tool_name}({json.dumps(arguments, ensure_ascii=False)})"
-
-
-def _ending(notice: Notice) -> str:
-    outcome = notice.outcome
-    if outcome == "resolved":
-        who = notice.answered_by or "someone"
-        where = f" on {notice.answered_via}" if notice.answered_via else ""
-        return f"{who} answered it{where}. Nothing more is needed from you."
-    if outcome == "rejected":
-        return f"{notice.answered_by or 'Someone'} declined it. Nothing more is needed from you."
-    if outcome == "timed_out":
-        return "Nobody answered in time; it has closed."
-    return "It was withdrawn; it needs no answer any more."
-
-
-def email_texts(notice: Notice) -> tuple[str, str, str]:
-    """The subject, plain text and HTML of the message for ``notice``."""
-    question = _question(notice)
-    short = question if len(question) <= 60 else question[:57] + "..."
-    lead, subject = {
-        "question_pending": ("You are asked:", f"Question: {short}"),
-        "question_reminder": ("Still waiting for your answer:", f"Reminder: {short}"),
-        "question_escalated": ("This question now reaches you too:", f"Escalated: {short}"),
-        "question_edited": ("An approver edited it: your vote counts again.", f"Edited: {short}"),
-        "question_settled": ("This question has closed:", f"Closed: {short}"),
-    }[notice.type]
-    lines = [lead, "", question, ""]
-    if notice.type == "question_settled":
-        lines.append(_ending(notice))
-    elif notice.answer_url:
-        lines.append(f"Answer here (the link works once): {notice.answer_url}")
-    if notice.deadline_at is not None and notice.type != "question_settled":
-        lines.append(f"It closes at {notice.deadline_at:%Y-%m-%d %H:%M} UTC.")
-    plain = "\n".join(lines) + "\n"
-    parts = [f"<p>{html.escape(lead)}</p>", f"<blockquote>{html.escape(question)}</blockquote>"]
-    if notice.type == "question_settled":
-        parts.append(f"<p>{html.escape(_ending(notice))}</p>")
-    elif notice.answer_url:
-        link = html.escape(notice.answer_url, quote=True)
-        parts.append(f'<p><a href="{link}">Answer</a> (the link works once)</p>')
-    return subject, plain, "<html><body>" + "".join(parts) + "</body></html>"
 
 
 def _trusting(cafile: str | os.PathLike[str]) -> ssl.SSLContext:
@@ -161,12 +110,7 @@ class Email:
         address = notice.person.email if notice.person is not None else None
         if not address:
             raise DeliveryError(f"{notice.recipient!r} has no email address", retry=False)
-        subject, plain, rich = email_texts(notice)
-        message = EmailMessage()
-        message["From"], message["To"], message["Subject"] = self.sender, address, subject
-        message["Message-ID"] = f"<{notice.delivery_id}@roomkit>"
-        message.set_content(plain)
-        message.add_alternative(rich, subtype="html")
+        message = email_message(notice, self.sender, address)
         try:
             await aiosmtplib.send(
                 message,

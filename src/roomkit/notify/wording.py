@@ -7,13 +7,21 @@ Plain text only: each surface escapes or places it as its own format needs (Slac
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from roomkit.models.kinds import Kind, kind_of, option_labels
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify.surface import Notice
 
-__all__ = ["asked_text", "clip", "headline", "outcome_line", "request_kind"]
+__all__ = [
+    "arguments_words",
+    "asked_text",
+    "clip",
+    "headline",
+    "outcome_line",
+    "request_kind",
+]
 
 
 def clip(text: str, limit: int) -> str:
@@ -29,18 +37,100 @@ def request_kind(request: PendingInput) -> str:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _words(name: str) -> str:
+    """``arrival_date`` and ``arrivalDate`` read ``Arrival date``."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", re.sub(r"[_-]+", " ", name)).strip()
+    return spaced[:1].upper() + spaced[1:].lower() if spaced else name
+
+
+def _field(schema: Any, name: str) -> dict[str, Any]:
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    found = properties.get(name) if isinstance(properties, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _label(schema: dict[str, Any], name: str) -> str:
+    title = schema.get("title")
+    return title if isinstance(title, str) and title else _words(name)
+
+
+def _scalar(value: Any, schema: dict[str, Any]) -> str:
+    for choice in schema.get("oneOf") or schema.get("anyOf") or ():
+        if isinstance(choice, dict) and choice.get("const") == value and "title" in choice:
+            return str(choice["title"])
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        unit = schema.get("x-unit", schema.get("unit"))
+        return f"{value:,}" + (f" {unit}" if isinstance(unit, str) and unit else "")
+    return value if isinstance(value, str) else _json(value)
+
+
+def _value(value: Any, schema: dict[str, Any], depth: int) -> list[str]:
+    """``value`` as lines (the first one follows its label), nested ones indented."""
+    if depth > 4:
+        return [_json(value)]
+    if isinstance(value, dict):
+        lines = [""]
+        for line in _lines(value, schema, depth + 1):
+            lines.append("  " + line)
+        return lines if len(lines) > 1 else ["none"]
+    if isinstance(value, list):
+        found = schema.get("items")
+        items: dict[str, Any] = found if isinstance(found, dict) else {}
+        if all(not isinstance(item, dict | list) for item in value):
+            return [", ".join(_scalar(item, items) for item in value) or "none"]
+        lines = [""]
+        for item in value:
+            if isinstance(item, dict) and item:
+                first, *rest = _lines(item, items, depth + 1)
+            else:
+                first, *rest = _value(item, items, depth + 1)
+            lines.append("  - " + first)
+            lines.extend("    " + line for line in rest)
+        return lines
+    return [_scalar(value, schema)]
+
+
+def _lines(arguments: dict[str, Any], schema: Any, depth: int) -> list[str]:
+    lines: list[str] = []
+    for name, value in arguments.items():
+        field = _field(schema, str(name))
+        first, *rest = _value(value, field, depth)
+        lines.append(f"{_label(field, str(name))}: {first}".rstrip())
+        lines.extend(rest)
+    return lines
+
+
+def arguments_words(arguments: dict[str, Any], schema: dict[str, Any] | None = None) -> str:
+    """A tool's arguments as a person reads them: one ``Label: value`` line each.
+
+    Labels are the fields' ``title`` in ``schema`` (else their names in words); numbers carry
+    their unit (``x-unit``), booleans read yes or no, an enum value its ``oneOf`` title,
+    lists read as lists, nested objects as indented lines.
+    """
+    return "\n".join(_lines(arguments, schema, 0)) or "(no arguments)"
 
 
 def asked_text(request: PendingInput) -> str:
     """What is asked, as plain text."""
     arguments = request.arguments
     kind = request_kind(request)
-    if kind == "approval" or kind == Kind.CUSTOM:
-        return f"{request.tool_name}\n{_json(arguments)}"
+    if kind == "approval":
+        return f"{request.tool_name}\n{arguments_words(arguments, request.answer_schema)}"
+    if kind == Kind.CUSTOM:
+        return f"{request.tool_name}\n{arguments_words(arguments)}"
     if kind == Kind.CONFIRM:
         details = arguments.get("details")
-        return str(arguments["action"]) + ("" if details is None else f"\n{_json(details)}")
+        if details is None:
+            return str(arguments["action"])
+        shown = arguments_words(details) if isinstance(details, dict) else str(details)
+        return f"{arguments['action']}\n{shown}"
     if kind == Kind.QUESTIONS:
         return "\n".join(
             f"{index}. {item['question']}"

@@ -167,6 +167,21 @@ def test_approve_settles_with_the_approval(hold_call: HoldCall) -> None:
     assert [(entry["decision"], entry["surface"]) for entry in decisions] == [("approve", "desk")]
 
 
+def test_approve_with_changes_in_the_open_edit_form_sends_nothing_and_says_why(
+    hold_call: HoldCall,
+) -> None:
+    held = hold_call()
+    form = held.edit_form()
+    form.locator("input[data-field=amount]").fill("800")
+    held.card.get_by_role("button", name="Approve").click()
+    expect(held.card.locator(".error")).to_contain_text("Run with these arguments")
+    assert held.request().status == PendingInputStatus.PENDING
+    form.locator("input[data-field=amount]").fill("120")  # back as shown: Approve approves
+    held.card.get_by_role("button", name="Approve").click()
+    request = held.decided()
+    assert request.result == approvals.approve()
+
+
 def test_an_edit_through_the_form_sends_every_field_as_its_type(hold_call: HoldCall) -> None:
     held = hold_call()
     form = held.edit_form()

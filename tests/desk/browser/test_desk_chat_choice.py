@@ -78,3 +78,39 @@ def test_cancelling_the_choice_sends_nothing(
     expect(page.locator("#chat-input")).to_have_value("Lisbon")
     expect(page.locator(".message.mine")).to_have_count(0)
     expect(page.locator(".card")).to_have_count(2)
+
+
+def test_a_message_sent_while_a_multiple_choice_waits_says_so_before_it_goes(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    handler = desk.demo.handler
+    question = {"question": "What should the trip include?", "multiSelect": True}
+    options = [{"label": "Flights"}, {"label": "Hotel"}]
+    desk.run(
+        handler.create_detached(
+            "AskUserQuestion",
+            {"questions": [{**question, "options": options}]},
+            room_id=room,
+            actor_id=DEMO_PERSON,
+        )
+    )
+    page = open_page(desk.link(room)).page
+    wait_live(page)
+    expect(page.locator(".card")).to_have_count(1)
+
+    say(page, "Can we go to Porto instead?")
+    waiting = page.get_by_role("group", name="The agent waits for your answer")
+    expect(waiting).to_contain_text("What should the trip include?")
+    expect(page.locator(".message.mine")).to_have_count(0)
+    waiting.get_by_role("button", name="Answer the question").click()
+    expect(waiting).to_be_hidden()
+    expect(page.locator("#chat-input")).to_have_value("Can we go to Porto instead?")
+
+    say(page, "Can we go to Porto instead?")
+    waiting.get_by_role("button", name="Send anyway").click()
+    expect(page.locator(".message.mine .message-body")).to_have_text(
+        ["Can we go to Porto instead?"]
+    )
+    # The demo agent (not waiting on this test's question) takes the message as a new plan
+    # and asks its first question; both are withdrawn when the test ends.
+    expect(page.locator(".card")).to_have_count(2)

@@ -28,7 +28,15 @@ class _Tags(HTMLParser):
         self._in = None
 
 
-SCRIPTS = ("desk.js", "cards.js", "dom.js", "notices.js", "approval.js", "schemaform.js")
+SCRIPTS = (
+    "desk.js",
+    "cards.js",
+    "dom.js",
+    "notices.js",
+    "approval.js",
+    "schemaform.js",
+    "readable.js",
+)
 
 
 def test_the_page_ships_in_the_package() -> None:

@@ -1,7 +1,9 @@
 /*
  * The card of an approval: a tool the agent wants to run, held until a person decides.
  *
- * It shows the tool, its description and the arguments as the model wrote them, with
+ * It shows the tool, its description and the arguments as the model wrote them (a table
+ * labelled from the tool's JSON Schema, the raw JSON one click away; on an edited request the
+ * changed values marked), with
  * Approve, Edit (a form built from the tool's JSON Schema, or a JSON editor), Reject (with
  * a reason) and Answer instead (the person's text becomes the tool's result). Someone who
  * may see the approval but is not one of its approvers sees who may decide, and no buttons.
@@ -16,6 +18,7 @@
 
 import { buildForm, check, drawable } from './schemaform.js';
 import { el, isObject, text, when } from './dom.js';
+import { argumentsLine, argumentsView, same } from './readable.js';
 
 var DIGEST_SHOWN = 12;
 
@@ -36,7 +39,8 @@ export function renderApproval(ctx, args, page) {
   description.hidden = true;
   ctx.card.appendChild(title);
   ctx.card.appendChild(description);
-  ctx.card.appendChild(el('pre', { className: 'arguments', text: JSON.stringify(args, null, 2) }));
+  var shownArguments = argumentsView(args, schema, null);
+  ctx.card.appendChild(shownArguments);
   var quorum = typeof view.quorum === 'number' ? view.quorum : null;
   if (quorum !== null) ctx.card.appendChild(progress(view, quorum));
   if (mayDecide(view, page.me)) {
@@ -51,13 +55,25 @@ export function renderApproval(ctx, args, page) {
   ctx.card.appendChild(el('details', { className: 'history' }, [el('summary', { text: 'History' }), history]));
   page.history(view.id).then(function (entries) {
     if (!entries) return;
-    drawHistory(history, entries);
+    drawHistory(history, entries, schema);
+    // Edited since it was asked: the values that changed are marked, with what they were.
+    var before = previousArguments(entries, args);
+    if (before) shownArguments.replaceWith(argumentsView(args, schema, before));
     var created = entries.filter(function (entry) { return isObject(entry) && entry.type === 'created'; })[0];
     if (created && typeof created.description === 'string' && created.description) {
       description.textContent = created.description;
       description.hidden = false;
     }
   });
+}
+
+// The arguments as they were before the last change to them, or null when never changed.
+function previousArguments(entries, args) {
+  var versions = entries.filter(function (entry) { return isObject(entry) && isObject(entry.arguments); });
+  for (var i = versions.length - 1; i >= 0; i--) {
+    if (!same(versions[i].arguments, args)) return versions[i].arguments;
+  }
+  return null;
 }
 
 // "1 of 2 approvals — waiting for bob, carol": how far a quorum approval has come.
@@ -78,12 +94,19 @@ function renderDecisions(ctx, args, schema, voting) {
   var panels = el('div', { className: 'decision-panels' });
   var buttons = el('div', { className: 'row decision-buttons' });
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
+  var edit = editPanel(ctx, args, schema);
   approve.addEventListener('click', function () {
+    // Approve runs the arguments as shown: an edit left open would be lost without a word.
+    if (!edit.hidden && edit.edited()) {
+      say(ctx, 'You have changed the arguments: press “Run with these arguments” to run ' +
+        'with your changes, or close Edit to approve them as shown.');
+      return;
+    }
     ctx.decide({ decision: 'approve' });
   });
   buttons.appendChild(approve);
   [
-    ['Edit', editPanel(ctx, args, schema)],
+    ['Edit', edit],
     ['Reject', rejectPanel(ctx)],
     ['Answer instead', answerPanel(ctx)]
   ].filter(function (pair) {
@@ -175,6 +198,11 @@ function editPanel(ctx, args, schema) {
     if (problems.length) return 'Fix the edit first: ' + problems.join('; ') + '.';
     return { decision: 'edit', arguments: got.value };
   });
+  // Whether the editor holds anything but the arguments as shown (a problem counts as a change).
+  panel.edited = function () {
+    var got = read();
+    return Boolean(got.problems) || !same(got.value, args);
+  };
   if (canDraw) showForm(args);
   else showJson(args);
   panel.appendChild(body);
@@ -212,7 +240,7 @@ function answerPanel(ctx) {
 
 // -- history ---------------------------------------------------------------------------------
 
-function entryLine(entry) {
+function entryLine(entry, schema) {
   var parts = [text(entry.type)];
   if (entry.decision) parts.push(text(entry.decision));
   if (entry.status) parts.push(text(entry.status));
@@ -220,7 +248,7 @@ function entryLine(entry) {
   if (entry.actor) parts.push('by ' + text(entry.actor));
   if (entry.surface) parts.push('via ' + text(entry.surface));
   if (entry.reason) parts.push('“' + text(entry.reason) + '”');
-  if (isObject(entry.arguments)) parts.push(JSON.stringify(entry.arguments));
+  if (isObject(entry.arguments)) parts.push(argumentsLine(entry.arguments, schema));
   if (typeof entry.result === 'string') parts.push('“' + entry.result + '”');
   if (Array.isArray(entry.approvers)) parts.push('approvers: ' + entry.approvers.map(text).join(', '));
   if (entry.type === 'executed') parts.push(entry.ran ? 'ran' : 'did not run');
@@ -228,12 +256,12 @@ function entryLine(entry) {
   return parts.join(' · ');
 }
 
-function drawHistory(list, entries) {
+function drawHistory(list, entries, schema) {
   list.replaceChildren();
   entries.filter(isObject).forEach(function (entry) {
     list.appendChild(el('li', { attrs: { 'data-type': text(entry.type) } }, [
       el('time', { text: when(entry.at) }),
-      el('span', { text: ' ' + entryLine(entry) })
+      el('span', { text: ' ' + entryLine(entry, schema) })
     ]));
   });
 }
@@ -256,7 +284,7 @@ export function approvalOutcome(view, by) {
   if (!isObject(decision)) return null;
   if (decision.decision === 'approve') return { outcome: 'approved', how: 'Approved by ' + by };
   if (decision.decision === 'edit') {
-    return { outcome: 'edited', how: 'Approved with changes by ' + by, answer: JSON.stringify(decision.arguments) };
+    return { outcome: 'edited', how: 'Approved with changes by ' + by, answer: argumentsLine(decision.arguments, isObject(view.answer_schema) ? view.answer_schema : {}) };
   }
   if (decision.decision === 'respond') {
     return { outcome: 'answered', how: 'Answered instead by ' + by, answer: text(decision.result) };

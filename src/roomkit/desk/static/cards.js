@@ -9,7 +9,12 @@
  */
 
 import { renderApproval } from './approval.js';
+import { buildForm, check, drawable } from './schemaform.js';
 import { el, isObject, text, when } from './dom.js';
+import { argumentsView } from './readable.js';
+
+// A touch screen has no Ctrl key to speak of: its placeholder says nothing of one.
+var TOUCH = typeof window.matchMedia === 'function' && window.matchMedia('(pointer: coarse)').matches;
 
 export function summary(view) {
   var args = isObject(view.arguments) ? view.arguments : {};
@@ -82,7 +87,12 @@ function renderQuestion(ctx, args) {
     form.appendChild(el('button', { className: 'primary', text: 'Answer', attrs: { type: 'submit' } }));
     form.addEventListener('submit', function (event) {
       event.preventDefault();
-      ctx.send('answer', { answer: checked(group) });
+      var picked = checked(group);
+      if (!picked.length) {
+        fail(ctx, 'Pick at least one, or decline the question below.');
+        return;
+      }
+      ctx.send('answer', { answer: picked });
     });
     ctx.card.appendChild(form);
   } else {
@@ -115,7 +125,7 @@ function checked(group) {
 function freeText(ctx, toBody) {
   var form = el('form', { className: 'answer' });
   var area = el('textarea', {
-    attrs: { rows: '3', maxlength: '10000', 'aria-label': 'Your answer', placeholder: 'Ctrl+Enter sends' }
+    attrs: { rows: '3', maxlength: '10000', 'aria-label': 'Your answer', placeholder: TOUCH ? 'Your answer' : 'Ctrl+Enter sends' }
   });
   area.addEventListener('keydown', function (event) {
     // Enter starts a new line; Ctrl+Enter (Cmd+Enter on a Mac) sends, as in chat apps.
@@ -215,9 +225,10 @@ function renderConfirm(ctx, args) {
 
 function renderCustom(ctx, args) {
   ctx.card.appendChild(el('p', { className: 'question-text', text: 'The agent asks through ' + text(ctx.view.tool_name) + ':' }));
-  ctx.card.appendChild(el('pre', { className: 'arguments', text: JSON.stringify(args, null, 2) }));
+  ctx.card.appendChild(argumentsView(args, {}, null));
   var schema = isObject(ctx.view.answer_schema) ? ctx.view.answer_schema : null;
   var wantsJson = schema !== null && schema.type !== 'string';
+  if (wantsJson && answerForm(ctx, schema)) return;
   freeText(ctx, function (value) {
     if (!wantsJson) return { answer: value };
     try {
@@ -227,6 +238,34 @@ function renderCustom(ctx, args) {
       return null;
     }
   });
+}
+
+// The answer as a form built from its schema: an object's fields, or one field for a single
+// value (a number, a choice, a yes/no, a list). False when the form cannot draw the schema:
+// the answer is then written as JSON.
+function answerForm(ctx, schema) {
+  var whole = schema.type === 'object' && isObject(schema.properties);
+  var single = Object.assign({}, schema, { title: typeof schema.title === 'string' ? schema.title : 'Your answer' });
+  var shape = whole ? schema : { type: 'object', properties: { answer: single }, required: ['answer'] };
+  if (!drawable(shape, true)) return false;
+  var built = buildForm(shape, {});
+  var form = el('form', { className: 'answer schema-answer', attrs: { novalidate: '' } }, [
+    built.node,
+    el('button', { className: 'primary', text: 'Answer', attrs: { type: 'submit' } })
+  ]);
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    var read = built.read();
+    var value = read.value === undefined ? undefined : whole ? read.value : read.value.answer;
+    var problems = read.problems || (value === undefined ? ['give an answer first'] : check(schema, value, whole ? '' : 'the answer', []));
+    if (problems.length) {
+      fail(ctx, 'Fix the answer first: ' + problems.join('; ') + '.');
+      return;
+    }
+    ctx.send('answer', { answer: value });
+  });
+  ctx.card.appendChild(form);
+  return true;
 }
 
 function renderDecline(ctx) {

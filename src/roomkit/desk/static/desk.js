@@ -20,6 +20,8 @@ var ANSWER_SHOWN = 200;
 var FIRST_RETRY_DELAY_MS = 250;
 var MAX_RETRY_DELAY_MS = 1500;
 var RETRY_JITTER_MS = 250;
+// A question that arrives this soon after a chat message is one the chat led to.
+var CHAT_LEADS_MS = 30000;
 
 var state = {
   token: null,
@@ -32,7 +34,8 @@ var state = {
   retries: 0,
   retryTimer: null,
   snapshots: 0,
-  chatOpen: false
+  chatOpen: false,
+  chattedAt: 0  // when the person last sent a chat message (Date.now())
 };
 
 function $(id) {
@@ -81,7 +84,8 @@ function showSignIn(message) {
 
 function describe(result) {
   var detail = result.data && result.data.detail;
-  if (typeof detail === 'string' && detail) return detail;
+  // The desk's example of a body that fits is for programs, not for the person.
+  if (typeof detail === 'string' && detail) return detail.split('; for example:')[0];
   if (Array.isArray(detail) && detail.length) {
     return detail.map(function (item) {
       return isObject(item) && item.msg ? text(item.msg) : text(item);
@@ -224,6 +228,10 @@ function upsert(view) {
   state.cards.set(view.id, { view: view, card: card });
   $('question-list').appendChild(card);
   countQuestions();
+  // A question the chat just led to is brought into sight (on a phone it lands above the chat).
+  if (document.activeElement === $('chat-input') || Date.now() - state.chattedAt < CHAT_LEADS_MS) {
+    card.scrollIntoView({ block: 'nearest' });
+  }
   return true;
 }
 
@@ -462,7 +470,48 @@ function sendChat(event) {
   event.preventDefault();
   var body = $('chat-input').value.trim();
   if (!body || !state.chatOpen) return;
+  var waiting = waitingOn();
+  if (waiting.length) {
+    showWaiting(body, waiting);
+    return;
+  }
   postChat(body, null);
+}
+
+// The open questions of this room a chat message cannot answer (a multiple choice, an
+// approval, a form...), when none it could answer is open: the agent's turn waits on them,
+// and a message sent now reaches it only once they are answered.
+function waitingOn() {
+  var views = Array.from(state.cards.values()).map(function (entry) { return entry.view; }).filter(function (view) {
+    return view.room_id === state.room;
+  });
+  var answerable = views.some(function (view) { return view.kind === 'question'; });
+  return answerable ? [] : views;
+}
+
+function showWaiting(body, views) {
+  var box = $('chat-choice');
+  var first = views[0];
+  var send = el('button', { className: 'secondary', text: 'Send anyway', attrs: { type: 'button' } });
+  send.addEventListener('click', function () {
+    postChat(body, null);
+  });
+  var back = el('button', { className: 'primary', text: 'Answer the question', attrs: { type: 'button' } });
+  back.addEventListener('click', function () {
+    showChoice(null);
+    var entry = state.cards.get(first.id);
+    if (entry) {
+      entry.card.scrollIntoView({ block: 'center' });
+      var control = entry.card.querySelector('input, textarea, button');
+      if (control) control.focus();
+    }
+  });
+  box.setAttribute('aria-label', 'The agent waits for your answer');
+  box.replaceChildren(
+    el('p', { className: 'choice-title', text: 'The agent is waiting for your answer to “' + summary(first) + '”. A message sent now reaches it only after that.' }),
+    el('div', { className: 'row choice-list' }, [back, send])
+  );
+  show(box, true);
 }
 
 // A message that could answer several open questions comes back with 409 and the
@@ -471,6 +520,7 @@ function postChat(body, answers) {
   var input = $('chat-input');
   var error = $('chat-error');
   var payload = answers ? { text: body, answers: answers } : { text: body };
+  state.chattedAt = Date.now();
   enableChat(false);
   showChoice(null);
   api('POST', chatPath(), payload).then(function (result) {
@@ -499,6 +549,7 @@ function postChat(body, answers) {
 
 function showChoice(body, candidates) {
   var box = $('chat-choice');
+  box.setAttribute('aria-label', 'Which question does this answer?');
   box.replaceChildren();
   if (body === null || !candidates || !candidates.length) {
     show(box, false);

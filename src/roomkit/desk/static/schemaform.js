@@ -1,8 +1,9 @@
 /*
  * A tool's arguments as a form built from its JSON Schema, and the page's own check of them.
  *
- * The form draws objects, strings, numbers and integers (with their bounds), booleans,
- * enums of scalars and arrays of scalars (one item per line). For a schema it cannot draw
+ * The form draws objects, strings (a date picker for a date), numbers and integers (with
+ * their bounds and unit), booleans, enums of scalars and arrays of scalars (one item per line);
+ * the desk's question cards use it for an answer schema too. For a schema it cannot draw
  * (oneOf, $ref, objects without properties, arrays of objects...) there is a JSON editor,
  * which is also one click away on any form. Both are checked here, for what a person can
  * fix at once (required, types, bounds, enums, lengths); the desk checks the edit again
@@ -140,8 +141,7 @@ export function buildForm(schema, value) {
 }
 
 function labelled(name, schema, control, hint) {
-  var title = isObject(schema) && typeof schema.title === 'string' ? schema.title : name;
-  var parts = [el('span', { className: 'field-name', text: title }), control];
+  var parts = [el('span', { className: 'field-name', text: titleOf(name, schema) }), control];
   var description = isObject(schema) && typeof schema.description === 'string' ? schema.description : '';
   if (description || hint) {
     parts.push(el('span', { className: 'field-hint', text: [description, hint].filter(Boolean).join(' · ') }));
@@ -200,11 +200,15 @@ function fieldFor(name, schema, value, path) {
   return stringField(name, schema, value);
 }
 
+// The input a string's format calls for: a date picker for a date, an email field for an email.
+var STRING_INPUTS = { date: 'date', email: 'email', uri: 'url' };
+
 function stringField(name, schema, value) {
   var long = typeof value === 'string' && (value.length > 80 || value.indexOf('\n') >= 0);
+  var type = STRING_INPUTS[schema.format] || 'text';
   var control = long
     ? el('textarea', { attrs: { rows: '3', 'data-field': name } })
-    : el('input', { attrs: { type: 'text', 'data-field': name } });
+    : el('input', { attrs: { type: type, 'data-field': name } });
   control.value = typeof value === 'string' ? value : '';
   return {
     node: labelled(name, schema, control),
@@ -225,6 +229,8 @@ function numberField(name, schema, value, path, type) {
     attrs.max = schema.maximum;
     hint.push('at most ' + schema.maximum);
   }
+  var unit = schema['x-unit'] !== undefined ? schema['x-unit'] : schema.unit;
+  if (typeof unit === 'string' && unit) hint.unshift('in ' + unit);
   var control = el('input', { attrs: attrs });
   control.value = typeof value === 'number' ? String(value) : '';
   return {
@@ -238,11 +244,15 @@ function numberField(name, schema, value, path, type) {
   };
 }
 
+function titleOf(name, schema) {
+  return isObject(schema) && typeof schema.title === 'string' && schema.title ? schema.title : name;
+}
+
 function booleanField(name, schema, value) {
   var control = el('input', { attrs: { type: 'checkbox', 'data-field': name } });
   control.checked = value === true;
   return {
-    node: el('label', { className: 'field field-check' }, [control, el('span', { className: 'field-name', text: name })]),
+    node: el('label', { className: 'field field-check' }, [control, el('span', { className: 'field-name', text: titleOf(name, schema) })]),
     read: function () {
       return { value: control.checked, unchanged: control.checked === (value === true) };
     }
@@ -251,7 +261,7 @@ function booleanField(name, schema, value) {
 
 function enumField(name, schema, value) {
   var group = 'enum-' + (fieldIds += 1);
-  var legend = el('legend', { className: 'field-name', text: name });
+  var legend = el('legend', { className: 'field-name', text: titleOf(name, schema) });
   var box = el('fieldset', { className: 'field choices', attrs: { 'data-field': name } }, [legend]);
   var inputs = schema.enum.map(function (option) {
     var input = el('input', { attrs: { type: 'radio', name: group } });

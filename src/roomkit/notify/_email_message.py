@@ -1,0 +1,78 @@
+"""The message a notice becomes: subject, plain text and HTML with the answer link.
+
+Shared by :class:`~roomkit.notify.email.Email` (SMTP) and
+:class:`~roomkit.notify.email_files.EmailFiles` (``.eml`` files), so that what a developer
+reads in a file is what a person gets in their mailbox.
+"""
+
+from __future__ import annotations
+
+import html
+from email.message import EmailMessage
+
+from roomkit.notify.surface import Notice
+from roomkit.notify.wording import asked_text
+
+__all__ = ["email_message", "email_texts"]
+
+
+def _question(notice: Notice) -> str:
+    arguments = notice.request.arguments
+    question = arguments.get("question")
+    if isinstance(question, str) and question:
+        return question
+    return asked_text(notice.request)
+
+
+def _ending(notice: Notice) -> str:
+    outcome = notice.outcome
+    if outcome == "resolved":
+        who = notice.answered_by or "someone"
+        where = f" on {notice.answered_via}" if notice.answered_via else ""
+        return f"{who} answered it{where}. Nothing more is needed from you."
+    if outcome == "rejected":
+        return f"{notice.answered_by or 'Someone'} declined it. Nothing more is needed from you."
+    if outcome == "timed_out":
+        return "Nobody answered in time; it has closed."
+    return "It was withdrawn; it needs no answer any more."
+
+
+def email_texts(notice: Notice) -> tuple[str, str, str]:
+    """The subject, plain text and HTML of the message for ``notice``."""
+    question = _question(notice)
+    first = question.splitlines()[0] if question else ""
+    short = first if len(first) <= 60 else first[:57] + "..."
+    lead, subject = {
+        "question_pending": ("You are asked:", f"Question: {short}"),
+        "question_reminder": ("Still waiting for your answer:", f"Reminder: {short}"),
+        "question_escalated": ("This question now reaches you too:", f"Escalated: {short}"),
+        "question_edited": ("An approver edited it: your vote counts again.", f"Edited: {short}"),
+        "question_settled": ("This question has closed:", f"Closed: {short}"),
+    }[notice.type]
+    lines = [lead, "", question, ""]
+    if notice.type == "question_settled":
+        lines.append(_ending(notice))
+    elif notice.answer_url:
+        lines.append(f"Answer here (the link works once): {notice.answer_url}")
+    if notice.deadline_at is not None and notice.type != "question_settled":
+        lines.append(f"It closes at {notice.deadline_at:%Y-%m-%d %H:%M} UTC.")
+    plain = "\n".join(lines) + "\n"
+    parts = [f"<p>{html.escape(lead)}</p>", f"<blockquote>{html.escape(question)}</blockquote>"]
+    if notice.type == "question_settled":
+        parts.append(f"<p>{html.escape(_ending(notice))}</p>")
+    elif notice.answer_url:
+        link = html.escape(notice.answer_url, quote=True)
+        parts.append(f'<p><a href="{link}">Answer</a> (the link works once)</p>')
+    return subject, plain, "<html><body>" + "".join(parts) + "</body></html>"
+
+
+def email_message(notice: Notice, sender: str, address: str) -> EmailMessage:
+    """The whole message for ``notice`` to ``address``; its ``Message-ID`` is the delivery's,
+    the same on every retry."""
+    subject, plain, rich = email_texts(notice)
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = sender, address, subject
+    message["Message-ID"] = f"<{notice.delivery_id}@roomkit>"
+    message.set_content(plain)
+    message.add_alternative(rich, subtype="html")
+    return message
