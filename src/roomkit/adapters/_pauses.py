@@ -22,7 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
+from roomkit.core.exceptions import (
+    HumanInputRejectedError,
+    HumanInputTimeoutError,
+    UnknownRequestError,
+)
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
@@ -193,6 +197,20 @@ class Asker:
             await self.handler.wait(request.pending_id, timeout=self.limit(pause))
         settled = await self.handler.get_request(request.pending_id)
         verdict = self.verdict(settled or request, pause)
+        assert verdict is not None
+        return verdict
+
+    async def await_id(self, pending_id: str, pause: Pause) -> Verdict:
+        """Wait for the request ``pending_id`` of ``pause`` to settle; its verdict."""
+        with contextlib.suppress(HumanInputTimeoutError, HumanInputRejectedError):
+            await self.handler.wait(pending_id, timeout=self.limit(pause))
+        request = await self.handler.get_request(pending_id)
+        if request is None:
+            raise UnknownRequestError(
+                f"request {pending_id} of {pause.tool_name!r} is gone from the store: "
+                "ask again in a new run"
+            )
+        verdict = self.verdict(request, pause)
         assert verdict is not None
         return verdict
 
