@@ -204,15 +204,31 @@ class Asker:
         """Wait for the request ``pending_id`` of ``pause`` to settle; its verdict."""
         with contextlib.suppress(HumanInputTimeoutError, HumanInputRejectedError):
             await self.handler.wait(pending_id, timeout=self.limit(pause))
+        verdict = self.verdict(await self._read(pending_id, pause), pause)
+        assert verdict is not None
+        return verdict
+
+    async def settled(self, pending_id: str, pause: Pause) -> Verdict | None:
+        """The verdict on the request ``pending_id`` of ``pause`` if it is settled (expiring
+        it when overdue); ``None`` while a person may still answer.
+
+        Raises:
+            UnknownRequestError: the store no longer holds it.
+        """
+        request = await self._read(pending_id, pause)
+        if request.status is _PENDING:
+            await self.handler.expire_overdue([request])
+            request = await self._read(pending_id, pause)
+        return self.verdict(request, pause)
+
+    async def _read(self, pending_id: str, pause: Pause) -> PendingInput:
         request = await self.handler.get_request(pending_id)
         if request is None:
             raise UnknownRequestError(
                 f"request {pending_id} of {pause.tool_name!r} is gone from the store: "
                 "ask again in a new run"
             )
-        verdict = self.verdict(request, pause)
-        assert verdict is not None
-        return verdict
+        return request
 
     async def look(self, pause: Pause) -> Verdict | None:
         """The verdict on ``pause`` if its request is settled (expiring it when overdue);
