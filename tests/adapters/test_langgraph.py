@@ -253,3 +253,43 @@ async def test_the_desk_takes_a_listed_approver_and_refuses_another(tmp_path: Pa
         == []
     )
     assert (await graph.aget_state(config())).values["decision"] == {"type": "approve"}
+
+
+async def test_a_resumer_killed_mid_resume_is_replaced_and_the_thread_resumes_once(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL after the settle, inside the resume: the dead resumer's claim holds the
+    thread until its lease lapses (on the store's clock), then a new resumer resumes it once."""
+    import signal
+    import sys
+    import time
+
+    from tests.adapters.langgraph_resumer import CONFIG
+    from tests.adapters.langgraph_resumer import build as build_crashing
+
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    ran = tmp_path / "ran.txt"
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+        graph = build_crashing(saver, ran, die=False)
+        (held,) = await lg.start(graph, {}, CONFIG, handler=handler)
+        assert await handler.aresolve(held, approve(), by="alice")
+    script = Path(__file__).with_name("langgraph_resumer.py")
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(tmp_path), cwd=Path(__file__).parents[2]
+    )
+    assert await child.wait() == -signal.SIGKILL
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+        graph = build_crashing(saver, ran, die=False)
+        assert await lg.resume(graph, CONFIG, handler=handler) == []
+        assert not ran.exists()  # the dead resumer's claim still holds
+        later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 301)
+        assert await lg.resume(graph, CONFIG, handler=HumanInputHandler(store=later)) == []
+        assert await lg.resume(graph, CONFIG, handler=HumanInputHandler(store=later)) == []
+        state = await graph.aget_state(CONFIG)
+    await later.close()
+    await store.close()
+    assert ran.read_text() == "ran\n"
+    assert state.values["decision"] == {"type": "approve"}

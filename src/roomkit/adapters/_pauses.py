@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -274,7 +274,11 @@ class Asker:
         ``lease`` seconds later the claim lapses (so a resumer that died holding it does
         not block the pause for ever); ``None`` keeps it.
         """
-        until = None if lease is None else time.time() + lease
+        until = None
+        if lease is not None:
+            # The ledger's times are on the store's clock, which every process shares.
+            clock: Callable[[], float] = getattr(self.handler.store, "clock", time.time)
+            until = clock() + lease
         return await self.handler.ledger.spend_once(f"resume:{name}", until=until)
 
     async def unclaim(self, name: str) -> None:
