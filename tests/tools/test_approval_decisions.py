@@ -66,3 +66,29 @@ async def test_bad_decisions_are_refused_at_creation(
 ) -> None:
     with pytest.raises(error):
         await handler.create_approval("send", {}, decisions=decisions)  # type: ignore[arg-type]
+
+
+async def test_the_desk_refuses_a_decision_not_offered_and_says_which_are() -> None:
+    from tests.desk.desk_harness import World, bearer
+
+    world = World()
+    await world.room("room", "alice")
+    request = await world.handler.create_approval(
+        "send",
+        {"to": "bob"},
+        approvers=["alice"],
+        room_id="room",
+        tool_schema=SCHEMA,
+        decisions=["approve", "reject"],
+    )
+    url = f"/api/requests/{request.pending_id}/answer"
+    async with world.client() as client:
+        view = await client.get(f"/api/requests/{request.pending_id}", headers=bearer("alice"))
+        assert view.json()["answer_schema"]["x-roomkit-decisions"] == ["approve", "reject"]
+        body = {"decision": "respond", "result": "done by hand"}
+        refused = await client.post(url, json=body, headers=bearer("alice"))
+        assert refused.status_code == 422, refused.text
+        assert "approve, reject only" in refused.text
+    stored = await world.handler.get_request(request.pending_id)
+    assert stored is not None
+    assert stored.status is PendingInputStatus.PENDING

@@ -77,17 +77,23 @@ function mayDecide(view, me) {
 function renderDecisions(ctx, args, schema, voting) {
   var panels = el('div', { className: 'decision-panels' });
   var buttons = el('div', { className: 'row decision-buttons' });
+  // A request raised by a framework that carries fewer decisions lists the ones it takes.
+  var offered = isObject(schema) && Array.isArray(schema['x-roomkit-decisions']) ? schema['x-roomkit-decisions'] : null;
+  var takes = function (kind) { return !offered || offered.indexOf(kind) >= 0; };
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
   approve.addEventListener('click', function () {
     ctx.decide({ decision: 'approve' });
   });
-  buttons.appendChild(approve);
+  if (takes('approve')) buttons.appendChild(approve);
   [
-    ['Edit', editPanel(ctx, args, schema)],
-    ['Reject', rejectPanel(ctx)],
-    ['Answer instead', answerPanel(ctx)]
-  ].filter(function (pair) {
-    return !voting || pair[0] !== 'Answer instead';  // a quorum takes votes, not answers
+    ['Edit', 'edit', editPanel(ctx, args, schema)],
+    ['Reject', 'reject', rejectPanel(ctx)],
+    ['Answer instead', 'respond', answerPanel(ctx)]
+  ].filter(function (item) {
+    if (!takes(item[1])) return false;
+    return !voting || item[1] !== 'respond';  // a quorum takes votes, not answers
+  }).map(function (item) {
+    return [item[0], item[2]];
   }).forEach(function (pair) {
     var panel = pair[1];
     panel.hidden = true;
