@@ -293,3 +293,57 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_thread_resumes_on
     await store.close()
     assert ran.read_text() == "ran\n"
     assert state.values["decision"] == {"type": "approve"}
+
+
+async def test_a_call_the_rule_lets_through_is_approved_without_asking(
+    handler: HumanInputHandler,
+) -> None:
+    graph = build(InMemorySaver(), [])
+    rules = {"send": Approval(when=lambda name, arguments: arguments["to"] != "bob")}
+    (question,) = await lg.start(graph, {}, config(), handler=handler, approvals=rules)
+    await handler.aresolve(question, '{"colour": "red"}')
+    assert await lg.resume(graph, config(), handler=handler, approvals=rules) == []
+    assert (await graph.aget_state(config())).values["decision"] == {"type": "approve"}
+
+
+async def test_a_batched_middleware_request_is_one_approval_per_call(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """HumanInTheLoopMiddleware's batched HITLRequest: each action its own approval,
+    answered together by position."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **options: Any) -> Any:
+            return self
+
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    calls = [
+        {"name": "send_email", "args": {"to": "bob"}, "id": "call-1"},
+        {"name": "send_email", "args": {"to": "eve"}, "id": "call-2"},
+    ]
+    model = Scripted(messages=iter([AIMessage(content="", tool_calls=calls), AIMessage("done")]))
+    middleware = HumanInTheLoopMiddleware(interrupt_on={"send_email": True})
+    agent = create_agent(
+        model, tools=[send_email], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    messages = {"messages": [{"role": "user", "content": "mail them"}]}
+    running = asyncio.create_task(lg.run(agent, messages, config(), handler=handler, actor="al"))
+    first, second = await desk.next(), await desk.next()
+    by_to = {event.arguments["to"]: event.pending_id for event in (first, second)}
+    assert await handler.aresolve(by_to["eve"], reject("not eve"), by="al")
+    assert await handler.aresolve(by_to["bob"], approve(), by="al")
+    final = await running
+    assert sent == ["bob"]
+    assert any("not eve" in str(message.content) for message in final["messages"])

@@ -77,10 +77,12 @@ async def run(
     out = await graph.ainvoke(input, config, version="v2")
     while out.interrupts:
         asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in out.interrupts]
+        # Every pause of this stop is asked at once: people answer them in any order.
+        verdicts = await asyncio.gather(*(asker.ask(p) for _, pauses in asked for p in pauses))
         answers: dict[str, Any] = {}
         for interrupt, pauses in asked:
-            verdicts = await asyncio.gather(*(asker.ask(pause) for pause in pauses))
-            answers[interrupt.id] = resume_value(interrupt, pauses, verdicts)
+            mine, verdicts = verdicts[: len(pauses)], verdicts[len(pauses) :]
+            answers[interrupt.id] = resume_value(interrupt, pauses, mine)
         out = await graph.ainvoke(_types.Command(resume=answers), config, version="v2")
     return out.value
 
