@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -130,4 +132,32 @@ async def test_the_desk_takes_a_listed_approver_and_refuses_another() -> None:
         taken = await client.post(url, json={"decision": "approve"}, headers=bearer("bob"))
         assert taken.status_code == 200, taken.text
     assert await oa.resume(agent, "r-3", **options) == []
+    assert sent == ["bob0"]
+
+
+async def test_a_new_process_resumes_from_the_state_kept_in_the_store(tmp_path: Path) -> None:
+    """The RunState survives the process: a new store object, a new agent, the same file;
+    a resumer long after the first one's lease finds nothing to do."""
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    sent: list[str] = []
+    store = SQLiteStore(tmp_path / "runs.db")
+    first = HumanInputHandler(store=store)
+    (held,) = await oa.start(build(sent), "go", handler=first, run_key="r-4", actor="alice")
+    assert await first.aresolve(held, approve(), by="alice")
+    await store.close()
+    again = SQLiteStore(tmp_path / "runs.db")
+    try:
+        later = HumanInputHandler(store=again)
+        assert await oa.resume(build(sent), "r-4", handler=later, actor="alice") == []
+        assert await oa.resume(build(sent), "r-4", handler=later, actor="alice") == []
+    finally:
+        await again.close()
+    # Long after the resumer's lease: the run moved on, nothing runs again.
+    lapsed = SQLiteStore(tmp_path / "runs.db", clock=lambda: time.time() + 3600)
+    try:
+        latest = HumanInputHandler(store=lapsed)
+        assert await oa.resume(build(sent), "r-4", handler=latest, actor="alice") == []
+    finally:
+        await lapsed.close()
     assert sent == ["bob0"]

@@ -281,6 +281,11 @@ class Asker:
             until = clock() + lease
         return await self.handler.ledger.spend_once(f"resume:{name}", until=until)
 
+    async def keep_claim(self, name: str) -> None:
+        """Make the claim on the resume ``name`` permanent: the run moved on, and a resumer
+        coming after the lease would find the same settled pause and continue it again."""
+        await self.handler.ledger.record_spent(f"resume:{name}", until=None)
+
     async def unclaim(self, name: str) -> None:
         """Give the resume ``name`` back (the resume failed before the run moved on)."""
         await self.handler.ledger.refund_spent(f"resume:{name}")

@@ -154,6 +154,7 @@ async def resume(
     except BaseException:
         await asker.unclaim(claim)
         raise
+    await asker.keep_claim(claim)
     return await _pause_or_finish(asker, saved, result, generation + 1)
 
 

@@ -44,7 +44,6 @@ Rules = Mapping[str, Approval] | Iterable[str] | None
 Handler = Callable[[Any, DeferredToolRequests], Awaitable[DeferredToolResults | None]]
 
 _DECISIONS = ("approve", "edit", "reject")
-_LEASE = 300.0
 
 
 def deferred_handler(
@@ -103,8 +102,9 @@ async def results_for(
     """The ``DeferredToolResults`` of ``requests`` once their roomkit requests are settled.
 
     Waits for the settles (a person answering in any process sharing the store, or the
-    deadline). One caller gets the results; another, at the same time or later, gets
-    ``None`` (nothing to do: the run was continued). Pass the same ``approvals`` and
+    deadline). One caller gets the results, once for good: keep them until the next run
+    has taken them; another caller, at the same time or later, gets ``None`` (nothing to
+    do: the run is continued). Pass the same ``approvals`` and
     ``timeout`` as :func:`deferred_handler`.
 
     Raises:
@@ -127,7 +127,8 @@ async def results_for(
         )
     verdicts = await asyncio.gather(*(asker.await_id(pid, pause) for _, pause, pid in opened))
     claim = "pa:" + ",".join(sorted(pause.key for _, pause, _ in opened))
-    if not await asker.claim(claim, lease=_LEASE):
+    # Handed out once for good: the caller's next run is the resume.
+    if not await asker.claim(claim):
         return None
     return _results(
         requests, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
