@@ -57,6 +57,7 @@ def hold(
     schema: dict[str, Any] | None = None,
     approvers: tuple[str, ...] = (DEMO_PERSON,),
     quorum: int | None = None,
+    decisions: list[str] | None = None,
 ) -> str:
     """Hold a call for a decision in ``room``, as the agent's pipeline does; its id."""
     request = desk.run(
@@ -70,6 +71,7 @@ def hold(
             channel_id="agent",
             description=DESCRIPTION,
             quorum=quorum,
+            decisions=decisions,
         )
     )
     return request.pending_id
@@ -154,6 +156,16 @@ def test_the_card_shows_the_tool_its_description_arguments_and_history(
     digest = held.request().arguments_digest
     assert digest is not None
     expect(created).to_contain_text(f"digest {digest[:12]}")
+
+
+def test_the_card_offers_only_the_decisions_the_request_takes(hold_call: HoldCall) -> None:
+    held = hold_call(decisions=["approve", "reject"])
+    for name in ("Approve", "Reject…"):
+        expect(held.card.get_by_role("button", name=name, exact=True)).to_be_visible()
+    for name in ("Edit…", "Answer instead…"):
+        expect(held.card.get_by_role("button", name=name, exact=True)).to_have_count(0)
+    held.card.get_by_role("button", name="Approve").click()
+    assert held.decided().status is PendingInputStatus.RESOLVED
 
 
 def test_approve_settles_with_the_approval(hold_call: HoldCall) -> None:

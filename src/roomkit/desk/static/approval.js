@@ -93,8 +93,12 @@ function mayDecide(view, me) {
 function renderDecisions(ctx, args, schema, voting) {
   var panels = el('div', { className: 'decision-panels' });
   var buttons = el('div', { className: 'row decision-buttons' });
+  // A request raised by a framework that carries fewer decisions lists the ones it takes.
+  var offered = isObject(schema) && Array.isArray(schema['x-roomkit-decisions']) ? schema['x-roomkit-decisions'] : null;
+  var takes = function (kind) { return !offered || offered.indexOf(kind) >= 0; };
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
   var edit = editPanel(ctx, args, schema);
+  edit.hidden = true;
   approve.addEventListener('click', function () {
     // Approve runs the arguments as shown: an edit left open would be lost without a word.
     if (!edit.hidden && edit.edited()) {
@@ -104,13 +108,16 @@ function renderDecisions(ctx, args, schema, voting) {
     }
     ctx.decide({ decision: 'approve' });
   });
-  buttons.appendChild(approve);
+  if (takes('approve')) buttons.appendChild(approve);
   [
-    ['Edit', edit],
-    ['Reject', rejectPanel(ctx)],
-    ['Answer instead', answerPanel(ctx)]
-  ].filter(function (pair) {
-    return !voting || pair[0] !== 'Answer instead';  // a quorum takes votes, not answers
+    ['Edit', 'edit', edit],
+    ['Reject', 'reject', rejectPanel(ctx)],
+    ['Answer instead', 'respond', answerPanel(ctx)]
+  ].filter(function (item) {
+    if (!takes(item[1])) return false;
+    return !voting || item[1] !== 'respond';  // a quorum takes votes, not answers
+  }).map(function (item) {
+    return [item[0], item[2]];
   }).forEach(function (pair) {
     var panel = pair[1];
     panel.hidden = true;

@@ -41,9 +41,23 @@ if TYPE_CHECKING:
     from roomkit.tools.human_input._durable_engine import DurableEngine
     from roomkit.tools.human_input._memory_engine import MemoryEngine
 
-__all__ = ["APPROVAL", "Decisions", "HistoryKeeper", "check_actors", "trail"]
+__all__ = [
+    "APPROVAL",
+    "DECISIONS_KEY",
+    "Decisions",
+    "HistoryKeeper",
+    "allowed_decisions",
+    "check_actors",
+    "trail",
+]
 
 APPROVAL = "approval"
+DECISIONS_KEY = "x-roomkit-decisions"
+"""The key of an approval's ``answer_schema`` listing the decisions it takes, when not all.
+
+It travels inside the schema so that every store keeps it without a column of its own; a
+JSON Schema validator ignores a keyword it does not know."""
+ALL_DECISIONS = ("approve", "edit", "reject", "respond")
 MAX_DESCRIPTION_CHARS = 4000
 """The longest tool description an approval's history keeps (a longer one is cut)."""
 MAX_SHOWN_ARGUMENTS = 2000
@@ -86,6 +100,35 @@ def check_actors(actors: Iterable[str], *, name: str = "approvers") -> tuple[str
     return checked
 
 
+def allowed_decisions(request: PendingInput) -> tuple[str, ...]:
+    """The decisions the approval ``request`` takes, in the order of the builders."""
+    schema = request.answer_schema
+    listed = schema.get(DECISIONS_KEY) if isinstance(schema, dict) else None
+    if not isinstance(listed, list):
+        return ALL_DECISIONS
+    return tuple(kind for kind in ALL_DECISIONS if kind in listed)
+
+
+def _check_decisions(decisions: Iterable[str] | None) -> list[str] | None:
+    """``decisions`` as a list, in the builders' order; ``None`` for all of them.
+
+    Raises:
+        TypeError, ValueError: it is one string, names an unknown decision, or lacks
+            ``reject`` (every approval can be refused).
+    """
+    if decisions is None:
+        return None
+    if isinstance(decisions, str):
+        raise TypeError(f"decisions is a collection of names: pass [{decisions!r}]")
+    chosen = list(dict.fromkeys(decisions))
+    unknown = [kind for kind in chosen if kind not in ALL_DECISIONS]
+    if unknown:
+        raise ValueError(f"decisions takes {list(ALL_DECISIONS)}, got {unknown!r}")
+    if "reject" not in chosen:
+        raise ValueError("decisions must include 'reject': every approval can be refused")
+    return [kind for kind in ALL_DECISIONS if kind in chosen]
+
+
 class Decisions:
     """The approval half of a handler, over its engine and its history log."""
 
@@ -103,15 +146,22 @@ class Decisions:
         tool_schema: dict[str, Any] | None,
         quorum: int | None = None,
         veto: bool = True,
+        decisions: Iterable[str] | None = None,
     ) -> None:
         """Make ``request`` an approval of its tool and arguments, to be decided by
-        ``approvers``; an edit must match ``tool_schema``.
+        ``approvers``; an edit must match ``tool_schema``; only ``decisions`` (all four
+        when ``None``) are taken.
 
         Raises:
             TypeError: ``tool_schema`` is not a dict.
+            TypeError, ValueError: ``decisions`` is not a list of decision names with
+                ``reject`` among them.
         """
         if tool_schema is not None and not isinstance(tool_schema, dict):
             raise TypeError(f"tool_schema must be a JSON Schema dict, got {tool_schema!r}")
+        allowed = _check_decisions(decisions)
+        if allowed is not None and allowed != list(ALL_DECISIONS):
+            tool_schema = {**(tool_schema or {"type": "object"}), DECISIONS_KEY: allowed}
         # The tool's schema was checked with the tool (the channel checks what it offers).
         request.answer_schema = tool_schema
         request.kind = APPROVAL
@@ -175,6 +225,12 @@ class Decisions:
         if shown is not None:
             check_digest(shown)
         decision = read_decision(text)
+        allowed = allowed_decisions(request)
+        if decision.kind not in allowed:
+            raise InvalidAnswerError(
+                f"approval {request.pending_id} of {request.tool_name!r} takes "
+                f"{', '.join(allowed)} only, not {decision.kind}"
+            )
         if request.quorum is not None:
             return await self.vote(request, decision, by, surface, shown)
         digest = request.arguments_digest

@@ -227,6 +227,7 @@ class HumanInputHandler:
         description: str | None = None,
         quorum: int | None = None,
         veto: bool = True,
+        decisions: Iterable[str] | None = None,
     ) -> PendingInput:
         """Hold the call ``tool_name(arguments)`` for a decision; ``wait()`` owns cleanup.
 
@@ -236,17 +237,21 @@ class HumanInputHandler:
         one rejection vetoes unless ``veto=False``). ``tool_schema`` is the tool's JSON
         Schema, kept as the request's ``answer_schema``: an edit must match it. Its history
         starts with ``created``, which keeps ``description`` (the tool's) when given.
-        Other arguments as :meth:`create`.
+        ``decisions`` limits the decisions it takes (e.g. ``["approve", "reject"]`` for a
+        framework that carries no edit): ``aresolve`` refuses any other with
+        :class:`InvalidAnswerError`; the list is kept in the ``answer_schema`` under
+        ``"x-roomkit-decisions"``, where surfaces read it. Other arguments as :meth:`create`.
 
         Raises:
-            As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``/``quorum``.
+            As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``,
+            ``quorum`` or ``decisions`` (which must include ``"reject"``).
         """
         chosen = check_actors(approvers)
         request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         check_options(request, key, None, timeout)
-        self._decisions.prepare(request, chosen, tool_schema, quorum, veto)
+        self._decisions.prepare(request, chosen, tool_schema, quorum, veto, decisions)
         # Its created entry goes in with it, before whatever the announcement leads to.
         return await self._decisions.hold(request, timeout, surface=surface, about=description)
 

@@ -63,10 +63,21 @@ __all__ = [
 ]
 
 ENTRY_TYPES = frozenset(
-    {"created", "shown", "voted", "decided", "settled", "defaulted", "executed", "escalated"}
+    {
+        "created",
+        "shown",
+        "voted",
+        "decided",
+        "settled",
+        "defaulted",
+        "executed",
+        "escalated",
+        "saved",
+    }
 )
 """The types of entry a history holds (``defaulted``: the answer a ladder gave the model
-after the request timed out)."""
+after the request timed out; ``saved``: a paused run's state that an agent framework keeps
+beside the requests it raised)."""
 
 MAX_ENTRY_CHARS = 64_000
 """The longest entry (as JSON text) a history takes."""

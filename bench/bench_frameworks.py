@@ -1,0 +1,208 @@
+"""Benchmark of what roomkit adds to a framework's own pause and resume, per cycle.
+
+A cycle is one run that pauses once for an approval and resumes with the answer given at
+once: the framework's own pause and resume (the baseline), then the same through
+``roomkit.adapters`` on the memory store and on SQLite (a file in a temporary folder), the
+answer given by ``aresolve`` in the handler's notification callback. Per framework:
+
+    * LangGraph: ``ainvoke`` to the interrupt, ``ainvoke(Command(resume=...))``, on
+      ``InMemorySaver``, against ``roomkit.adapters.langgraph.run``;
+    * Pydantic AI: ``HandleDeferredToolCalls`` approving at once, against ``deferred_handler``;
+    * OpenAI Agents SDK: ``Runner.run``, ``state.approve``, ``Runner.run`` on a
+      ``ScriptedModel``, against ``roomkit.adapters.openai_agents.run``.
+
+Each figure is the median milliseconds per cycle, the baseline and the adapter run in
+turns; "added" is the median of the adapter's cycle minus the baseline's cycle run just
+before it. On SQLite that includes the request's create and the answer's settle, a commit
+with its fsync each. The target is at most 2 ms added on SQLite. Run
+``python bench/bench_frameworks.py``; ``--quick`` takes fewer samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypedDict
+
+from roomkit.models.pending_input import PendingInputEvent
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+SAMPLES = 300
+QUICK_SAMPLES = 60
+
+Cycle = Callable[[int], Awaitable[object]]
+
+
+def answering(handler: HumanInputHandler) -> HumanInputHandler:
+    """``handler``, approving each request as soon as it is announced."""
+
+    async def person(event: PendingInputEvent) -> None:
+        await handler.aresolve(event.pending_id, approve(), by="alice")
+
+    handler.on_input_required = person
+    return handler
+
+
+async def paired_ms(own: Cycle, roomkit: Cycle, samples: int) -> tuple[float, float, float]:
+    """Median milliseconds of each cycle and of their difference, the two run in turns so
+    that both see the same load."""
+    for n in range(5):  # warm the caches and the imports
+        await own(-1 - n)
+        await roomkit(-1 - n)
+    mine, theirs, added = [], [], []
+    for n in range(samples):
+        start = time.perf_counter()
+        await own(n)
+        middle = time.perf_counter()
+        await roomkit(n)
+        end = time.perf_counter()
+        theirs.append(middle - start)
+        mine.append(end - middle)
+        added.append((end - middle) - (middle - start))
+    return (
+        statistics.median(theirs) * 1000,
+        statistics.median(mine) * 1000,
+        statistics.median(added) * 1000,
+    )
+
+
+# -- LangGraph ------------------------------------------------------------------------------
+
+
+def langgraph_cycles(handler: HumanInputHandler) -> tuple[Cycle, Cycle]:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    from roomkit.adapters import langgraph as lg
+
+    class State(TypedDict, total=False):
+        decision: Any
+
+    def hold(state: State) -> State:
+        call = {"type": "tool_approval", "tool_call_id": "c", "name": "pay", "args": {"n": 1}}
+        return {"decision": interrupt(call)}
+
+    graph = StateGraph(State)
+    graph.add_node("hold", hold)
+    graph.add_edge(START, "hold")
+    graph.add_edge("hold", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+
+    async def own(n: int) -> object:
+        config = {"configurable": {"thread_id": f"own-{n}"}}
+        out = await app.ainvoke({}, config, version="v2")
+        (paused,) = out.interrupts
+        resume = Command(resume={paused.id: {"type": "approve"}})
+        return await app.ainvoke(resume, config, version="v2")
+
+    async def roomkit(n: int) -> object:
+        config = {"configurable": {"thread_id": f"rk-{n}-{id(handler)}"}}
+        return await lg.run(app, {}, config, handler=handler, actor="alice")
+
+    return own, roomkit
+
+
+# -- Pydantic AI ----------------------------------------------------------------------------
+
+
+def pydantic_ai_cycles(handler: HumanInputHandler) -> tuple[Cycle, Cycle]:
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import HandleDeferredToolCalls
+    from pydantic_ai.models.test import TestModel
+
+    from roomkit.adapters.pydantic_ai import deferred_handler
+
+    def agent(handle: Any) -> Agent[None, str]:
+        built: Agent[None, str] = Agent(
+            TestModel(call_tools=["pay"]), capabilities=[HandleDeferredToolCalls(handler=handle)]
+        )
+
+        @built.tool_plain(requires_approval=True)
+        def pay(n: int) -> str:
+            return "paid"
+
+        return built
+
+    async def approve_all(ctx: Any, requests: Any) -> Any:
+        return requests.build_results(approve_all=True)
+
+    own_agent, roomkit_agent = agent(approve_all), agent(deferred_handler(handler, actor="alice"))
+
+    async def own(n: int) -> object:
+        return await own_agent.run("go")
+
+    async def roomkit(n: int) -> object:
+        return await roomkit_agent.run("go")
+
+    return own, roomkit
+
+
+# -- OpenAI Agents SDK ----------------------------------------------------------------------
+
+
+def openai_agents_cycles(handler: HumanInputHandler) -> tuple[Cycle, Cycle]:
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    from roomkit.adapters import openai_agents as oa
+
+    set_tracing_disabled(True)
+
+    @function_tool(needs_approval=True)
+    def pay(n: int) -> str:
+        """Pay."""
+        return "paid"
+
+    def agent() -> Agent[Any]:
+        steps = [[function_call("pay", {"n": 1}, call_id="c")], [assistant_message("done")]]
+        return Agent(name="payer", model=ScriptedModel(steps), tools=[pay])
+
+    async def own(n: int) -> object:
+        payer = agent()
+        result = await Runner.run(payer, "go")
+        state = result.to_state()
+        for item in state.get_interruptions():
+            state.approve(item)
+        return await Runner.run(payer, state)
+
+    async def roomkit(n: int) -> object:
+        return await oa.run(agent(), "go", handler=handler, run_key=f"r-{n}", actor="alice")
+
+    return own, roomkit
+
+
+async def main(samples: int) -> list[tuple[str, str, float, float, float]]:
+    rows = []
+    for name, cycles in (
+        ("LangGraph", langgraph_cycles),
+        ("Pydantic AI", pydantic_ai_cycles),
+        ("OpenAI Agents SDK", openai_agents_cycles),
+    ):
+        with tempfile.TemporaryDirectory() as folder:
+            store = SQLiteStore(Path(folder) / "bench.db")
+            for kind, handler in (
+                ("memory", HumanInputHandler()),
+                ("sqlite", HumanInputHandler(store=store)),
+            ):
+                own, roomkit = cycles(answering(handler))
+                rows.append((name, kind, *await paired_ms(own, roomkit, samples)))
+            await store.close()
+    return rows
+
+
+if __name__ == "__main__":
+    given = sys.argv[1:]
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    found = asyncio.run(main(QUICK_SAMPLES if "--quick" in given else SAMPLES))
+    print(f"{'framework':<18} {'store':<7} {'own ms':>8} {'roomkit ms':>11} {'added ms':>9}")
+    for name, kind, baseline, adapted, added in found:
+        print(f"{name:<18} {kind:<7} {baseline:>8.2f} {adapted:>11.2f} {added:>9.2f}")

@@ -1,0 +1,190 @@
+"""LangGraph's interrupts answered through roomkit: inline (:func:`run`) or durable
+(:func:`start`, then :func:`resume` once the requests are settled).
+
+Needs the ``langgraph`` extra (``pip install 'roomkit-hitl[langgraph]'``); the graph must be
+compiled with a checkpointer. Each interrupt becomes a request keyed by the thread id and the
+interrupt's own deterministic id, so that running the boundary again after a crash
+re-attaches to the request instead of asking twice. A langchain ``HumanInTheLoopMiddleware``
+approval (per call or batched) becomes a roomkit approval offering only its allowed
+decisions; any other interrupt is a question whose answer schema is the interrupt's
+``response_schema``.
+"""
+
+from __future__ import annotations
+
+try:
+    import langgraph.types as _types
+except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+    raise ImportError(
+        "roomkit.adapters.langgraph needs LangGraph: pip install 'roomkit-hitl[langgraph]'"
+    ) from exc
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
+from roomkit.adapters.langgraph._mapping import pauses_of, resume_value
+from roomkit.tools.approvals import Approval
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["CHANNEL", "resume", "run", "start"]
+
+CHANNEL = "langgraph"
+"""The channel id a graph's requests are raised under."""
+
+Rules = Mapping[str, Approval] | Iterable[str] | None
+
+_LEASE = 300.0
+"""Seconds a resumer holds its claim on a thread's pause before another may take it."""
+
+
+async def run(
+    graph: Any,
+    input: Any,
+    config: Mapping[str, Any],
+    *,
+    handler: HumanInputHandler,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+) -> Any:
+    """Run ``graph`` to its end, asking people through ``handler`` at each interrupt.
+
+    Args:
+        graph: a compiled graph with a checkpointer.
+        input: the graph's input.
+        config: the run's config; ``config["configurable"]["thread_id"]`` names the thread.
+        handler: the human-input handler whose people answer.
+        approvals: tool names, or names to :class:`~roomkit.tools.approvals.Approval`;
+            an approval of a tool not named is held under the default rule.
+        timeout: the person's deadline in seconds, where a rule gives none.
+        actor: who is asked the questions (and decides approvals naming no approvers).
+        room: the room the requests belong to.
+
+    Returns:
+        The graph's final output value.
+
+    Raises:
+        HumanInputTimeoutError, HumanInputRejectedError: a question expired or was refused
+            (the thread stays paused at it).
+    """
+    asker = Asker(
+        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+    )
+    thread = _thread(config)
+    out = await graph.ainvoke(input, config, version="v2")
+    while out.interrupts:
+        asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in out.interrupts]
+        # Every pause of this stop is asked at once: people answer them in any order.
+        verdicts = await asyncio.gather(*(asker.ask(p) for _, pauses in asked for p in pauses))
+        answers: dict[str, Any] = {}
+        for interrupt, pauses in asked:
+            mine, verdicts = verdicts[: len(pauses)], verdicts[len(pauses) :]
+            answers[interrupt.id] = resume_value(interrupt, pauses, mine)
+        out = await graph.ainvoke(_types.Command(resume=answers), config, version="v2")
+    return out.value
+
+
+async def start(
+    graph: Any,
+    input: Any,
+    config: Mapping[str, Any],
+    *,
+    handler: HumanInputHandler,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+) -> list[str]:
+    """Run ``graph`` until it finishes or stops at interrupts; the pending ids it opened.
+
+    The checkpointer keeps the thread where it stopped; :func:`resume` continues it, in
+    any process, once the requests are settled. An empty list: the graph finished (or
+    every pause was decided at once, e.g. by a rule's ``when=``). Arguments as :func:`run`.
+    """
+    asker = Asker(
+        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+    )
+    out = await graph.ainvoke(input, config, version="v2")
+    return await _settle_or_open(graph, config, asker, out.interrupts)
+
+
+async def resume(
+    graph: Any,
+    config: Mapping[str, Any],
+    *,
+    handler: HumanInputHandler,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+) -> list[str]:
+    """Continue the thread once its requests are settled; what :func:`start` returns.
+
+    While a request is open this changes nothing and returns the ids still pending. When
+    all are settled, one resumer continues the thread (a second, at the same time or later,
+    finds nothing to do and returns ``[]``), up to its next interrupts. Pass the same
+    ``approvals``, ``timeout``, ``actor`` and ``room`` as :func:`start`.
+    """
+    asker = Asker(
+        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+    )
+    state = await graph.aget_state(config)
+    return await _settle_or_open(graph, config, asker, tuple(state.interrupts))
+
+
+async def _settle_or_open(
+    graph: Any, config: Mapping[str, Any], asker: Asker, interrupts: tuple[Any, ...]
+) -> list[str]:
+    """Resume the thread while its interrupts are settled; the ids of those still open."""
+    thread = _thread(config)
+    while interrupts:
+        asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in interrupts]
+        looked: list[tuple[Any, list[Pause], list[Verdict | None]]] = []
+        for interrupt, pauses in asked:
+            looked.append((interrupt, pauses, [await asker.look(pause) for pause in pauses]))
+        if any(verdict is None for _, _, verdicts in looked for verdict in verdicts):
+            return await _open_ids(asker, looked)
+        claim = f"lg:{thread}:" + ",".join(sorted(interrupt.id for interrupt in interrupts))
+        if not await asker.claim(claim, lease=_LEASE):
+            return []
+        try:
+            answers = {
+                interrupt.id: resume_value(interrupt, pauses, verdicts)  # type: ignore[arg-type]
+                for interrupt, pauses, verdicts in looked
+            }
+            out = await graph.ainvoke(_types.Command(resume=answers), config, version="v2")
+        except BaseException:
+            await asker.unclaim(claim)
+            raise
+        interrupts = tuple(out.interrupts)
+    return []
+
+
+async def _open_ids(
+    asker: Asker, looked: list[tuple[Any, list[Pause], list[Verdict | None]]]
+) -> list[str]:
+    """The pending ids of the pauses without a verdict yet."""
+    ids = []
+    for _, pauses, verdicts in looked:
+        for pause, verdict in zip(pauses, verdicts, strict=True):
+            if verdict is None:
+                ids.append((await asker.open(pause)).pending_id)
+    return ids
+
+
+def _thread(config: Mapping[str, Any]) -> str:
+    """The thread id of ``config``.
+
+    Raises:
+        ValueError: it names none (interrupts need a checkpointed thread).
+    """
+    thread = (config.get("configurable") or {}).get("thread_id")
+    if thread is None or thread == "":
+        raise ValueError(
+            'config must name the thread: {"configurable": {"thread_id": "..."}} '
+            "(a graph pauses at interrupts only on a checkpointed thread)"
+        )
+    return str(thread)

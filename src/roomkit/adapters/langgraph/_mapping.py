@@ -1,0 +1,151 @@
+"""LangGraph interrupts as pauses, and verdicts as the values that resume them.
+
+Three shapes of interrupt value are read: langchain's per-call ``ToolApprovalRequest``
+(``{"type": "tool_approval", "tool_call_id", "name", "args", "description"}``, its allowed
+decisions and the tool's argument schema in the interrupt's ``response_schema``); langchain's
+batched ``HITLRequest`` (``action_requests`` with ``review_configs``, answered by position
+with ``{"decisions": [...]}``); anything else is a question, shown as its text or its fields,
+answered with the person's JSON as the interrupt's ``response_schema`` has it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from roomkit.adapters._pauses import Pause, Verdict, question_arguments
+from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
+
+__all__ = ["QUESTION_NAME", "decision_value", "pauses_of", "resume_value"]
+
+QUESTION_NAME = "langgraph.interrupt"
+"""The name a question of a graph is shown under."""
+
+_ALL = ("approve", "edit", "reject", "respond")
+
+
+def pauses_of(thread_id: str, interrupt: Any) -> list[Pause]:
+    """The pauses one interrupt of ``thread_id`` holds (several for a batched request)."""
+    value, schema = interrupt.value, interrupt.response_schema
+    key = f"lg:{thread_id}:{interrupt.id}"
+    if isinstance(value, dict) and value.get("type") == "tool_approval":
+        allowed, tool_schema = _per_call(schema)
+        return [
+            Pause(
+                key,
+                "approval",
+                str(value.get("name", "")),
+                dict(value.get("args") or {}),
+                tool_call_id=str(value.get("tool_call_id", "")),
+                tool_schema=tool_schema,
+                decisions=allowed,
+                description=value.get("description") or None,
+            )
+        ]
+    if isinstance(value, dict) and isinstance(value.get("action_requests"), list):
+        configs = {c.get("action_name"): c for c in value.get("review_configs") or []}
+        pauses = []
+        for position, action in enumerate(value["action_requests"]):
+            name = str(action.get("name", ""))
+            allowed = configs.get(name, {}).get("allowed_decisions")
+            pauses.append(
+                Pause(
+                    f"{key}:{position}",
+                    "approval",
+                    name,
+                    dict(action.get("args") or {}),
+                    decisions=_known(allowed),
+                    description=action.get("description") or None,
+                )
+            )
+        return pauses
+    answer_schema = schema if isinstance(schema, dict) else _json_schema(schema)
+    return [
+        Pause(
+            key, "question", QUESTION_NAME, question_arguments(value), answer_schema=answer_schema
+        )
+    ]
+
+
+def resume_value(interrupt: Any, pauses: Sequence[Pause], verdicts: Sequence[Verdict]) -> Any:
+    """What resumes ``interrupt`` once its pauses have ``verdicts``.
+
+    Raises:
+        HumanInputTimeoutError: a question nobody answered in time (a graph's question has
+            no refusal to carry; the thread stays paused).
+        HumanInputRejectedError: a question a person refused to answer.
+    """
+    value = interrupt.value
+    if isinstance(value, dict) and isinstance(value.get("action_requests"), list):
+        return {"decisions": [decision_value(p, v) for p, v in zip(pauses, verdicts, strict=True)]}
+    (pause,), (verdict,) = pauses, verdicts
+    if pause.kind == "approval":
+        return decision_value(pause, verdict)
+    if verdict.kind == "expired":
+        raise HumanInputTimeoutError(
+            f"nobody answered the graph's question in time: {verdict.text}"
+        )
+    if verdict.kind == "refused":
+        raise HumanInputRejectedError(verdict.text or "the graph's question was refused")
+    return verdict.answer
+
+
+def decision_value(pause: Pause, verdict: Verdict) -> dict[str, Any]:
+    """The langchain decision of an approval's verdict (an expiry is a rejection saying so)."""
+    if verdict.kind == "approve":
+        return {"type": "approve"}
+    if verdict.kind == "edit":
+        return {
+            "type": "edit",
+            "edited_action": {"name": pause.tool_name, "args": verdict.arguments},
+        }
+    if verdict.kind == "respond":
+        return {"type": "respond", "message": verdict.text}
+    return {"type": "reject", "message": verdict.text} if verdict.text else {"type": "reject"}
+
+
+def _known(allowed: object) -> tuple[str, ...] | None:
+    """The decisions named in ``allowed`` that roomkit takes (``None``: all of them)."""
+    if not isinstance(allowed, list):
+        return None
+    kept = tuple(kind for kind in _ALL if kind in allowed)
+    return kept if "reject" in kept else None
+
+
+def _per_call(schema: object) -> tuple[tuple[str, ...] | None, dict[str, Any] | None]:
+    """The allowed decisions and the edit's argument schema of a per-call approval."""
+    if not isinstance(schema, dict):
+        return None, None
+    defs = schema.get("$defs") or {}
+    branches = [_resolve(defs, branch) for branch in schema.get("oneOf") or [schema]]
+    allowed: list[str] = []
+    tool_schema: dict[str, Any] | None = None
+    for branch in branches:
+        kind = (branch.get("properties") or {}).get("type", {}).get("const")
+        if isinstance(kind, str):
+            allowed.append(kind)
+        if kind == "edit":
+            action = _resolve(defs, branch["properties"].get("edited_action") or {})
+            args = _resolve(defs, (action.get("properties") or {}).get("args") or {})
+            tool_schema = {**args, "$defs": defs} if defs else dict(args)
+    return _known(allowed), tool_schema
+
+
+def _resolve(defs: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """``node``, or the definition its local ``$ref`` names."""
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        found = defs.get(ref.removeprefix("#/$defs/"))
+        if isinstance(found, dict):
+            return found
+    return node
+
+
+def _json_schema(schema: object) -> dict[str, Any] | None:
+    """A Python type's JSON Schema (LangGraph takes types as ``response_schema``)."""
+    if schema is None:
+        return None
+    from pydantic import TypeAdapter
+
+    adapter: TypeAdapter[Any] = TypeAdapter(schema)  # type: ignore[arg-type]
+    return adapter.json_schema()

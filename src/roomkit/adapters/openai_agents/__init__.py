@@ -1,0 +1,222 @@
+"""The OpenAI Agents SDK's tool approvals answered through roomkit: inline (:func:`run`) or
+durable (:func:`start`, then :func:`resume` once the requests are settled).
+
+Needs the ``openai-agents`` extra (``pip install 'roomkit-hitl[openai-agents]'``). Each
+``ToolApprovalItem`` of a paused run becomes a roomkit approval keyed by the run's key and
+the call id, offering approve and reject only (the SDK carries no edit and no response): a
+rejection's reason, or the expiry's own text, is what the model reads. In durable mode the
+run's ``RunState`` is kept in roomkit's store beside the requests (the SDK asks for the
+snapshot to stay on the server), so :func:`resume` needs only the agent and the run's key.
+"""
+
+from __future__ import annotations
+
+try:
+    from agents import Agent, Runner, RunResult, RunState
+except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+    raise ImportError(
+        "roomkit.adapters.openai_agents needs the OpenAI Agents SDK: "
+        "pip install 'roomkit-hitl[openai-agents]'"
+    ) from exc
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
+from roomkit.adapters.openai_agents._saved import SavedRuns
+from roomkit.tools.approvals import Approval
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["CHANNEL", "resume", "run", "start"]
+
+CHANNEL = "openai-agents"
+"""The channel id a run's requests are raised under."""
+
+Rules = Mapping[str, Approval] | Iterable[str] | None
+
+_DECISIONS = ("approve", "reject")
+_LEASE = 300.0
+
+
+async def run(
+    agent: Agent[Any],
+    input: Any,
+    *,
+    handler: HumanInputHandler,
+    run_key: str,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+    **options: Any,
+) -> RunResult:
+    """Run ``agent`` to its end, asking people through ``handler`` at each approval.
+
+    Args:
+        agent: the agent to run.
+        input: the run's input.
+        handler: the human-input handler whose people answer.
+        run_key: names the run: the requests' keys are ``oa:{run_key}:{call_id}``.
+        approvals: tool names, or names to :class:`~roomkit.tools.approvals.Approval`;
+            an approval of a tool not named is held under the default rule.
+        timeout: the person's deadline in seconds, where a rule gives none.
+        actor: decides approvals whose rule names no approvers.
+        room: the room the requests belong to.
+        options: passed to ``Runner.run`` (``context``, ``max_turns``, ...).
+
+    Returns:
+        The SDK's ``RunResult`` of the finished run.
+    """
+    asker = _asker(handler, approvals, timeout, actor, room)
+    key = _checked(run_key)
+    result = await Runner.run(agent, input, **options)
+    while result.interruptions:
+        state = result.to_state()
+        items = state.get_interruptions()
+        pauses = [_pause(key, item) for item in items]
+        verdicts = await asyncio.gather(*(asker.ask(pause) for pause in pauses))
+        for item, verdict in zip(items, verdicts, strict=True):
+            _apply(state, item, verdict)
+        result = await Runner.run(agent, state, **options)
+    return result
+
+
+async def start(
+    agent: Agent[Any],
+    input: Any,
+    *,
+    handler: HumanInputHandler,
+    run_key: str,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+    **options: Any,
+) -> list[str]:
+    """Run ``agent`` until it finishes or pauses for approvals; the pending ids it opened.
+
+    The paused run's ``RunState`` is kept in roomkit's store under ``run_key``;
+    :func:`resume` continues it, in any process, once the requests are settled. An empty
+    list: the run finished. Arguments as :func:`run`.
+    """
+    asker = _asker(handler, approvals, timeout, actor, room)
+    key = _checked(run_key)
+    result = await Runner.run(agent, input, **options)
+    return await _pause_or_finish(asker, SavedRuns(asker, key), result, 0)
+
+
+async def resume(
+    agent: Agent[Any],
+    run_key: str,
+    *,
+    handler: HumanInputHandler,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+    **options: Any,
+) -> list[str]:
+    """Continue the run ``run_key`` once its requests are settled; what :func:`start` returns.
+
+    While a request is open this changes nothing and returns the ids still pending. When
+    all are settled, one resumer continues the run (another, at the same time or later,
+    finds nothing to do and returns ``[]``), up to its next approvals. Pass the same
+    ``approvals``, ``timeout``, ``actor`` and ``room`` as :func:`start`.
+
+    Raises:
+        ValueError: no run was started under ``run_key``.
+    """
+    asker = _asker(handler, approvals, timeout, actor, room)
+    saved = SavedRuns(asker, _checked(run_key))
+    paused = await saved.latest()
+    if paused is None:
+        raise ValueError(f"no run paused under run_key {run_key!r}: start it with start()")
+    generation, text, pending_ids = paused
+    state = await RunState.from_string(agent, text)
+    items = state.get_interruptions()
+    pauses = [_pause(saved.key, item) for item in items]
+    verdicts = [
+        await asker.settled(pending_id, pause)
+        for pending_id, pause in zip(pending_ids, pauses, strict=True)
+    ]
+    if any(verdict is None for verdict in verdicts):
+        return [pid for pid, verdict in zip(pending_ids, verdicts, strict=True) if verdict is None]
+    claim = f"oa:{saved.key}:{generation}"
+    if not await asker.claim(claim, lease=_LEASE):
+        return []
+    try:
+        for item, verdict in zip(items, verdicts, strict=True):
+            assert verdict is not None
+            _apply(state, item, verdict)
+        result = await Runner.run(agent, state, **options)
+    except BaseException:
+        await asker.unclaim(claim)
+        raise
+    await asker.keep_claim(claim)
+    return await _pause_or_finish(asker, saved, result, generation + 1)
+
+
+async def _pause_or_finish(
+    asker: Asker, saved: SavedRuns, result: RunResult, generation: int
+) -> list[str]:
+    """Open the requests of ``result``'s approvals and keep its state; ``[]`` when done."""
+    if not result.interruptions:
+        return []
+    state = result.to_state()
+    pauses = [_pause(saved.key, item) for item in state.get_interruptions()]
+    requests = await saved.open(generation, pauses)
+    ids = [request.pending_id for request in requests]
+    await saved.keep(generation, state.to_string(), requests)
+    return ids
+
+
+def _asker(
+    handler: HumanInputHandler, approvals: Rules, timeout: float, actor: str | None, room: str
+) -> Asker:
+    return Asker(
+        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+    )
+
+
+def _checked(run_key: str) -> str:
+    if not isinstance(run_key, str) or not run_key:
+        raise ValueError(f"run_key must be a non-empty string naming the run, got {run_key!r}")
+    return run_key
+
+
+def _pause(run_key: str, item: Any) -> Pause:
+    """The approval of one ``ToolApprovalItem``."""
+    raw = item.raw_item
+    call_id = str(getattr(raw, "call_id", None) or getattr(raw, "id", ""))
+    arguments = getattr(raw, "arguments", None)
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else dict(arguments or {})
+    except ValueError:
+        parsed = {"arguments": arguments}
+    if not isinstance(parsed, dict):
+        parsed = {"arguments": parsed}
+    tool = next(
+        (t for t in getattr(item.agent, "tools", []) if getattr(t, "name", None) == item.tool_name),
+        None,
+    )
+    schema = getattr(tool, "params_json_schema", None)
+    return Pause(
+        f"oa:{run_key}:{call_id}",
+        "approval",
+        str(item.tool_name),
+        parsed,
+        tool_call_id=call_id,
+        tool_schema=dict(schema) if isinstance(schema, dict) else None,
+        decisions=_DECISIONS,
+        description=getattr(tool, "description", None) or None,
+    )
+
+
+def _apply(state: RunState[Any], item: Any, verdict: Verdict) -> None:
+    """Put ``verdict`` on ``state``: approve, or reject with the text the model reads."""
+    if verdict.kind == "approve":
+        state.approve(item)
+    else:
+        state.reject(item, rejection_message=verdict.text or None)

@@ -1,0 +1,85 @@
+"""A paused run's ``RunState``, kept in roomkit's store beside the requests it raised.
+
+Each pause of a run is a *generation* (0 for the pause :func:`start` reached, then one more
+per resume that paused again). Its first approval is its anchor, keyed
+``oa:{run_key}:g{generation}`` (the others by their call ids); the anchor's history holds
+the state as ``saved`` entries (in parts, each well under a history entry's size limit) with
+the pending ids of the generation, and the ledger marks the generation as kept, last, so
+that a generation is only read once all of it was written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from roomkit.adapters._pauses import Asker, Pause
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input.stores import new_entry
+
+__all__ = ["SavedRuns"]
+
+PART_CHARS = 20_000
+"""The most characters of a state one ``saved`` entry holds."""
+GENERATIONS = 256
+"""The most pauses of one run the store keeps track of."""
+
+
+class SavedRuns:
+    """The kept states of the run ``key``, through ``asker``'s handler."""
+
+    __slots__ = ("asker", "key")
+
+    def __init__(self, asker: Asker, key: str) -> None:
+        self.asker = asker
+        self.key = key
+
+    def anchor(self, generation: int, pause: Pause) -> Pause:
+        """``pause``, keyed as the anchor of ``generation``."""
+        return dataclasses.replace(pause, key=f"oa:{self.key}:g{generation}")
+
+    def mark(self, generation: int) -> str:
+        """The ledger entry saying ``generation`` was kept."""
+        return f"oa-run:{self.key}:g{generation}"
+
+    async def open(self, generation: int, pauses: list[Pause]) -> list[PendingInput]:
+        """The requests of ``generation``'s pauses, the first as its anchor."""
+        first, *rest = pauses
+        return [await self.asker.open(pause) for pause in (self.anchor(generation, first), *rest)]
+
+    async def keep(self, generation: int, text: str, requests: list[PendingInput]) -> None:
+        """Keep ``text``, the state paused at ``requests``, as ``generation``."""
+        handler, anchor = self.asker.handler, requests[0].pending_id
+        parts = [text[i : i + PART_CHARS] for i in range(0, len(text), PART_CHARS)] or [""]
+        pending = [request.pending_id for request in requests]
+        for index, part in enumerate(parts):
+            entry = new_entry(
+                "saved",
+                run=self.key,
+                generation=generation,
+                part=index,
+                parts=len(parts),
+                pending=pending,
+                state=part,
+            )
+            await handler.record(anchor, entry)
+        await handler.ledger.record_spent(self.mark(generation), until=None)
+
+    async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str]] | None:
+        """The last generation kept: its number, its state and its pending ids."""
+        handler = self.asker.handler
+        marks = await handler.ledger.read_spent([self.mark(n) for n in range(GENERATIONS)])
+        if not marks:
+            return None
+        generation = max(int(name.rsplit(":g", 1)[1]) for name in marks)
+        placeholder = first or Pause("", "approval", "openai_agents.run", {})
+        anchor = await self.asker.open(self.anchor(generation, placeholder))
+        parts: dict[int, str] = {}
+        pending: list[str] = []
+        for entry in await handler.history(anchor.pending_id):
+            if entry.get("type") == "saved" and entry.get("generation") == generation:
+                parts[int(entry["part"])] = str(entry["state"])
+                pending = list(entry["pending"])
+        if not parts:
+            await handler.arelease(anchor.pending_id)
+            return None
+        return generation, "".join(parts[i] for i in sorted(parts)), pending

@@ -1,0 +1,195 @@
+"""Pydantic AI's deferred tool calls answered through roomkit.
+
+Needs the ``pydantic-ai`` extra (``pip install 'roomkit-hitl[pydantic-ai]'``). A tool that
+needs approval becomes a roomkit approval offering approve, edit and reject (a Pydantic AI
+approval has no slot for a response); a call deferred as a ``'question'`` becomes a roomkit
+question. Pass :func:`deferred_handler` to ``HandleDeferredToolCalls(handler=...)``: with
+``wait=True`` the run waits in this process while people answer; with ``wait=False`` the
+run ends with its ``DeferredToolRequests`` (each call's ``metadata`` names its request), and
+:func:`results_for` builds the ``DeferredToolResults`` of the next run once they are settled.
+Who answered goes in ``answered_by``, as the handler verified them. Calls deferred for
+another reason (``'external'``) are left to the application.
+"""
+
+from __future__ import annotations
+
+try:
+    from pydantic_ai.tools import (
+        DeferredToolRequests,
+        DeferredToolResults,
+        ToolApproved,
+        ToolDenied,
+    )
+except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+    raise ImportError(
+        "roomkit.adapters.pydantic_ai needs Pydantic AI: pip install 'roomkit-hitl[pydantic-ai]'"
+    ) from exc
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
+from roomkit.tools.approvals import Approval
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["CHANNEL", "METADATA_KEY", "deferred_handler", "results_for"]
+
+CHANNEL = "pydantic-ai"
+"""The channel id a run's requests are raised under."""
+METADATA_KEY = "roomkit"
+"""The key of a deferred call's ``metadata`` that names its request (``pending_id``, ``key``)."""
+
+Rules = Mapping[str, Approval] | Iterable[str] | None
+Handler = Callable[[Any, DeferredToolRequests], Awaitable[DeferredToolResults | None]]
+
+_DECISIONS = ("approve", "edit", "reject")
+
+
+def deferred_handler(
+    handler: HumanInputHandler,
+    *,
+    wait: bool = True,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+) -> Handler:
+    """The handler of ``HandleDeferredToolCalls(handler=...)`` that asks people through roomkit.
+
+    Args:
+        handler: the human-input handler whose people answer.
+        wait: wait in this process for the answers (``True``), or open the requests and let
+            the run end with its ``DeferredToolRequests`` (``False``).
+        approvals: tool names, or names to :class:`~roomkit.tools.approvals.Approval`;
+            an approval of a tool not named is held under the default rule.
+        timeout: the person's deadline in seconds, where a rule gives none.
+        actor: who is asked the questions (and decides approvals naming no approvers).
+        room: the room the requests belong to.
+    """
+    asker = Asker(
+        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+    )
+
+    async def handle(ctx: Any, requests: DeferredToolRequests) -> DeferredToolResults | None:
+        run = str(getattr(ctx, "run_id", None) or "")
+        pauses = _pauses(ctx, requests, run)
+        if wait:
+            verdicts = await asyncio.gather(*(asker.ask(pause) for _, pause in pauses))
+            return _results(
+                requests, [(p, pause, v) for (p, pause), v in zip(pauses, verdicts, strict=True)]
+            )
+        for part, pause in pauses:
+            request = await asker.open(pause)
+            requests.metadata.setdefault(part.tool_call_id, {})[METADATA_KEY] = {
+                "pending_id": request.pending_id,
+                "key": pause.key,
+            }
+        return None
+
+    return handle
+
+
+async def results_for(
+    requests: DeferredToolRequests,
+    *,
+    handler: HumanInputHandler,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+) -> DeferredToolResults | None:
+    """The ``DeferredToolResults`` of ``requests`` once their roomkit requests are settled.
+
+    Waits for the settles (a person answering in any process sharing the store, or the
+    deadline). One caller gets the results, once for good: keep them until the next run
+    has taken them; another caller, at the same time or later, gets ``None`` (nothing to
+    do: the run is continued). Pass the same ``approvals`` and
+    ``timeout`` as :func:`deferred_handler`.
+
+    Raises:
+        ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
+    """
+    asker = Asker(
+        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+    )
+    opened = []
+    for part in [*requests.approvals, *requests.calls]:
+        mark = (requests.metadata.get(part.tool_call_id) or {}).get(METADATA_KEY)
+        if isinstance(mark, dict) and isinstance(mark.get("pending_id"), str):
+            pause = _pause(None, requests, part, str(mark.get("key", "")))
+            if pause is not None:
+                opened.append((part, pause, mark["pending_id"]))
+    if not opened:
+        raise ValueError(
+            "these DeferredToolRequests hold no call roomkit asked about: end the run with "
+            "deferred_handler(handler, wait=False) so that each call's metadata names its request"
+        )
+    verdicts = await asyncio.gather(*(asker.await_id(pid, pause) for _, pause, pid in opened))
+    claim = "pa:" + ",".join(sorted(pause.key for _, pause, _ in opened))
+    # Handed out once for good: the caller's next run is the resume.
+    if not await asker.claim(claim):
+        return None
+    return _results(
+        requests, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
+    )
+
+
+def _pauses(ctx: Any, requests: DeferredToolRequests, run: str) -> list[tuple[Any, Pause]]:
+    """The approvals and questions of ``requests``, as pauses of the run ``run``."""
+    found = []
+    for part in [*requests.approvals, *requests.calls]:
+        pause = _pause(ctx, requests, part, f"pa:{run}:{part.tool_call_id}")
+        if pause is not None:
+            found.append((part, pause))
+    return found
+
+
+def _pause(ctx: Any, requests: DeferredToolRequests, part: Any, key: str) -> Pause | None:
+    """The pause of one deferred call; ``None`` for an external call (not a person's)."""
+    kind = requests.kind(part.tool_call_id)
+    arguments = part.args_as_dict()
+    if kind == "approval":
+        return Pause(
+            key,
+            "approval",
+            part.tool_name,
+            arguments,
+            tool_call_id=part.tool_call_id,
+            tool_schema=_tool_schema(ctx, part.tool_name),
+            decisions=_DECISIONS,
+        )
+    if kind == "question":
+        return Pause(key, "question", part.tool_name, arguments, tool_call_id=part.tool_call_id)
+    return None
+
+
+def _results(
+    requests: DeferredToolRequests, decided: list[tuple[Any, Pause, Verdict]]
+) -> DeferredToolResults:
+    """The results of the calls ``decided``, with who answered each."""
+    approved: dict[str, bool | ToolApproved | ToolDenied] = {}
+    answers: dict[str, Any] = {}
+    answered_by: dict[str, str] = {}
+    for part, pause, verdict in decided:
+        call_id = part.tool_call_id
+        if verdict.by is not None:
+            answered_by[call_id] = verdict.by
+        if pause.kind == "question":
+            answers[call_id] = verdict.answer if verdict.kind == "answer" else verdict.text
+        elif verdict.kind == "approve":
+            approved[call_id] = ToolApproved()
+        elif verdict.kind == "edit":
+            approved[call_id] = ToolApproved(override_args=verdict.arguments)
+        else:
+            approved[call_id] = ToolDenied(verdict.text) if verdict.text else ToolDenied()
+    return requests.build_results(approvals=approved, calls=answers, answered_by=answered_by)
+
+
+def _tool_schema(ctx: Any, name: str) -> dict[str, Any] | None:
+    """The JSON Schema of the tool ``name`` in the run (an edit must match it)."""
+    tools = getattr(getattr(ctx, "tool_manager", None), "tools", None) or {}
+    tool = tools.get(name)
+    definition = getattr(tool, "tool_def", None)
+    schema = getattr(definition, "parameters_json_schema", None)
+    return dict(schema) if isinstance(schema, dict) else None

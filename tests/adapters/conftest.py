@@ -1,0 +1,53 @@
+"""The adapters' tests: a handler on memory or SQLite, and a person who answers on cue.
+
+These tests do real I/O (SQLite files, the frameworks' own threads), so they run on the real
+event loop; waits end on the handler's announcements and the stores' deadlines, never on
+sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from roomkit.models.pending_input import PendingInputEvent
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+
+class Desk:
+    """The requests a handler announces, in order, for a test to answer."""
+
+    def __init__(self, handler: HumanInputHandler) -> None:
+        self.handler = handler
+        self.asked: asyncio.Queue[PendingInputEvent] = asyncio.Queue()
+
+        async def announce(event: PendingInputEvent) -> None:
+            await self.asked.put(event)
+
+        handler.on_input_required = announce
+
+    async def next(self) -> PendingInputEvent:
+        """The next request announced."""
+        return await asyncio.wait_for(self.asked.get(), 30)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def handler(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[HumanInputHandler]:
+    """A handler on the memory store, then on SQLite."""
+    if request.param == "memory":
+        yield HumanInputHandler()
+        return
+    store = SQLiteStore(tmp_path / "requests.db", backstop_interval=0.02)
+    yield HumanInputHandler(store=store)
+    await store.close()
+
+
+@pytest.fixture
+def desk(handler: HumanInputHandler) -> Desk:
+    return Desk(handler)

@@ -1,0 +1,349 @@
+"""LangGraph interrupts answered through roomkit, inline and durable, on LangGraph's own savers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+from tests.adapters.conftest import Desk
+
+from roomkit.adapters import langgraph as lg
+from roomkit.core.exceptions import HumanInputTimeoutError, InvalidAnswerError
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.approvals import Approval, approve, edit, reject, respond
+from roomkit.tools.human_input import HumanInputHandler
+
+ANSWER = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
+SEND = {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]}
+
+
+class State(TypedDict, total=False):
+    topic: str
+    colour: Any
+    decision: Any
+
+
+def build(saver: Any, ran: list[str]) -> Any:
+    """A graph that asks a question with an answer schema, then holds a tool call."""
+
+    def ask(state: State) -> State:
+        answer = interrupt("Which colour?", response_schema=ANSWER)
+        ran.append("ask")
+        return {"colour": answer}
+
+    def hold(state: State) -> State:
+        decision = interrupt(
+            {
+                "type": "tool_approval",
+                "tool_call_id": "call-1",
+                "name": "send",
+                "args": {"to": "bob"},
+            }
+        )
+        ran.append("hold")
+        return {"decision": decision}
+
+    graph = StateGraph(State)
+    graph.add_node("ask", ask)
+    graph.add_node("hold", hold)
+    graph.add_edge(START, "ask")
+    graph.add_edge("ask", "hold")
+    graph.add_edge("hold", END)
+    return graph.compile(checkpointer=saver)
+
+
+def config(thread: str = "t-1") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+@pytest.mark.parametrize(
+    ("decision", "expected"),
+    [
+        (approve(), {"type": "approve"}),
+        (
+            edit({"to": "carol"}),
+            {"type": "edit", "edited_action": {"name": "send", "args": {"to": "carol"}}},
+        ),
+        (reject("not bob"), {"type": "reject", "message": "not bob"}),
+        (respond("sent by hand"), {"type": "respond", "message": "sent by hand"}),
+    ],
+    ids=["approve", "edit", "reject", "respond"],
+)
+async def test_run_waits_inline_for_the_answer_and_the_decision(
+    handler: HumanInputHandler, desk: Desk, decision: str, expected: dict[str, Any]
+) -> None:
+    ran: list[str] = []
+    graph = build(InMemorySaver(), ran)
+    running = asyncio.create_task(
+        lg.run(graph, {"topic": "x"}, config(), handler=handler, actor="alice")
+    )
+    question = await desk.next()
+    assert (question.kind, question.arguments) == ("question", {"question": "Which colour?"})
+    assert await handler.aresolve(question.pending_id, '{"colour": "red"}', by="alice")
+    held = await desk.next()
+    assert (held.kind, held.tool_name, held.arguments) == ("approval", "send", {"to": "bob"})
+    assert held.approvers == ("alice",)
+    assert await handler.aresolve(held.pending_id, decision, by="alice")
+    final = await running
+    assert final["colour"] == {"colour": "red"}
+    assert final["decision"] == expected
+    assert ran == ["ask", "hold"]
+
+
+async def test_an_approval_nobody_decides_is_refused_as_expired(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    graph = build(InMemorySaver(), [])
+    running = asyncio.create_task(
+        lg.run(
+            graph,
+            {},
+            config(),
+            handler=handler,
+            actor="alice",
+            approvals={"send": Approval(timeout=0.05)},
+        )
+    )
+    question = await desk.next()
+    await handler.aresolve(question.pending_id, '{"colour": "red"}', by="alice")
+    final = await running
+    assert final["decision"]["type"] == "reject"
+    assert "expired" in final["decision"]["message"]
+
+
+async def test_a_question_nobody_answers_raises_and_the_thread_stays_paused(
+    handler: HumanInputHandler,
+) -> None:
+    ran: list[str] = []
+    graph = build(InMemorySaver(), ran)
+    with pytest.raises(HumanInputTimeoutError):
+        await lg.run(graph, {}, config(), handler=handler, timeout=0.05)
+    assert ran == []
+    assert (await graph.aget_state(config())).interrupts
+
+
+async def test_an_answer_breaking_the_schema_is_refused_and_nothing_resumes(
+    handler: HumanInputHandler,
+) -> None:
+    ran: list[str] = []
+    graph = build(InMemorySaver(), ran)
+    (pending_id,) = await lg.start(graph, {}, config(), handler=handler, actor="alice")
+    with pytest.raises(InvalidAnswerError):
+        await handler.aresolve(pending_id, '{"colour": 7}', by="alice")
+    assert await lg.resume(graph, config(), handler=handler, actor="alice") == [pending_id]
+    assert ran == []
+
+
+async def test_start_and_resume_continue_the_thread_once(
+    handler: HumanInputHandler, tmp_path: Path
+) -> None:
+    """Durable: the thread stops at each pause; a resume before the answer changes nothing;
+    two resumers at once continue it once; a later resume finds nothing to do."""
+    ran: list[str] = []
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+        graph = build(saver, ran)
+        (question,) = await lg.start(graph, {}, config(), handler=handler, actor="alice")
+        assert await lg.resume(graph, config(), handler=handler, actor="alice") == [question]
+        assert await handler.aresolve(question, '{"colour": "blue"}', by="alice")
+        both = await asyncio.gather(
+            lg.resume(graph, config(), handler=handler, actor="alice"),
+            lg.resume(graph, config(), handler=handler, actor="alice"),
+        )
+        opened = [ids for ids in both if ids]
+        assert len(opened) <= 1
+        assert ran == ["ask"]
+    # Another process: a new saver on the same file, the same store.
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+        graph = build(saver, ran)
+        (held,) = await lg.resume(graph, config(), handler=handler, actor="alice")
+        assert opened in ([], [[held]])
+        request = await handler.get_request(held)
+        assert request is not None
+        assert request.kind == "approval"
+        assert await handler.aresolve(held, edit({"to": "carol"}), by="alice")
+        assert await lg.resume(graph, config(), handler=handler, actor="alice") == []
+        assert await lg.resume(graph, config(), handler=handler, actor="alice") == []
+        state = await graph.aget_state(config())
+    assert ran == ["ask", "hold"]
+    assert state.values["decision"]["edited_action"]["args"] == {"to": "carol"}
+
+
+async def test_start_re_attaches_to_the_requests_it_opened(handler: HumanInputHandler) -> None:
+    """Running the boundary again (a crash before anyone answered) never asks twice."""
+    graph = build(InMemorySaver(), [])
+    first = await lg.start(graph, {}, config(), handler=handler, actor="alice")
+    again = await lg.start(graph, None, config(), handler=handler, actor="alice")
+    assert first == again
+
+
+async def test_only_the_middlewares_allowed_decisions_are_taken(handler: HumanInputHandler) -> None:
+    """A per-call HumanInTheLoopMiddleware approval offers its allowed decisions only."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **options: Any) -> Any:
+            return self
+
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    call = {"name": "send_email", "args": {"to": "bob"}, "id": "call-1"}
+    model = Scripted(messages=iter([AIMessage(content="", tool_calls=[call]), AIMessage("done")]))
+    middleware = HumanInTheLoopMiddleware(
+        interrupt_on={"send_email": {"allowed_decisions": ["approve", "reject"]}},
+        interrupt_mode="per_call",
+    )
+    agent = create_agent(
+        model, tools=[send_email], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    messages = {"messages": [{"role": "user", "content": "mail bob"}]}
+    (pending_id,) = await lg.start(agent, messages, config(), handler=handler, actor="alice")
+    request = await handler.get_request(pending_id)
+    assert request is not None
+    assert request.answer_schema is not None
+    assert request.answer_schema["x-roomkit-decisions"] == ["approve", "reject"]
+    with pytest.raises(InvalidAnswerError, match="approve, reject only"):
+        await handler.aresolve(pending_id, edit({"to": "carol"}), by="alice")
+    assert (await handler.get_request(pending_id)).status is PendingInputStatus.PENDING  # type: ignore[union-attr]
+    assert await handler.aresolve(pending_id, approve(), by="alice")
+    assert await lg.resume(agent, config(), handler=handler, actor="alice") == []
+    assert sent == ["bob"]
+
+
+async def test_the_desk_takes_a_listed_approver_and_refuses_another(tmp_path: Path) -> None:
+    from tests.desk.desk_harness import World, bearer
+
+    world = World()
+    await world.room("ops", "alice", "bob")
+    graph = build(InMemorySaver(), [])
+    rules = {"send": Approval(approvers=["bob"])}
+    start = await lg.start(
+        graph, {}, config(), handler=world.handler, approvals=rules, actor="alice", room="ops"
+    )
+    await world.handler.aresolve(start[0], json.dumps({"colour": "red"}), by="alice")
+    (held,) = await lg.resume(
+        graph, config(), handler=world.handler, approvals=rules, actor="alice", room="ops"
+    )
+    async with world.client() as client:
+        url = f"/api/requests/{held}/answer"
+        refused = await client.post(url, json={"decision": "approve"}, headers=bearer("alice"))
+        assert refused.status_code in (403, 404), refused.text
+        taken = await client.post(url, json={"decision": "approve"}, headers=bearer("bob"))
+        assert taken.status_code == 200, taken.text
+    assert (
+        await lg.resume(
+            graph, config(), handler=world.handler, approvals=rules, actor="alice", room="ops"
+        )
+        == []
+    )
+    assert (await graph.aget_state(config())).values["decision"] == {"type": "approve"}
+
+
+async def test_a_resumer_killed_mid_resume_is_replaced_and_the_thread_resumes_once(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL after the settle, inside the resume: the dead resumer's claim holds the
+    thread until its lease lapses (on the store's clock), then a new resumer resumes it once."""
+    import signal
+    import sys
+    import time
+
+    from tests.adapters.langgraph_resumer import CONFIG
+    from tests.adapters.langgraph_resumer import build as build_crashing
+
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    ran = tmp_path / "ran.txt"
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+        graph = build_crashing(saver, ran, die=False)
+        (held,) = await lg.start(graph, {}, CONFIG, handler=handler)
+        assert await handler.aresolve(held, approve(), by="alice")
+    script = Path(__file__).with_name("langgraph_resumer.py")
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(tmp_path), cwd=Path(__file__).parents[2]
+    )
+    assert await child.wait() == -signal.SIGKILL
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+        graph = build_crashing(saver, ran, die=False)
+        assert await lg.resume(graph, CONFIG, handler=handler) == []
+        assert not ran.exists()  # the dead resumer's claim still holds
+        later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 301)
+        assert await lg.resume(graph, CONFIG, handler=HumanInputHandler(store=later)) == []
+        assert await lg.resume(graph, CONFIG, handler=HumanInputHandler(store=later)) == []
+        state = await graph.aget_state(CONFIG)
+    await later.close()
+    await store.close()
+    assert ran.read_text() == "ran\n"
+    assert state.values["decision"] == {"type": "approve"}
+
+
+async def test_a_call_the_rule_lets_through_is_approved_without_asking(
+    handler: HumanInputHandler,
+) -> None:
+    graph = build(InMemorySaver(), [])
+    rules = {"send": Approval(when=lambda name, arguments: arguments["to"] != "bob")}
+    (question,) = await lg.start(graph, {}, config(), handler=handler, approvals=rules)
+    await handler.aresolve(question, '{"colour": "red"}')
+    assert await lg.resume(graph, config(), handler=handler, approvals=rules) == []
+    assert (await graph.aget_state(config())).values["decision"] == {"type": "approve"}
+
+
+async def test_a_batched_middleware_request_is_one_approval_per_call(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """HumanInTheLoopMiddleware's batched HITLRequest: each action its own approval,
+    answered together by position."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **options: Any) -> Any:
+            return self
+
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    calls = [
+        {"name": "send_email", "args": {"to": "bob"}, "id": "call-1"},
+        {"name": "send_email", "args": {"to": "eve"}, "id": "call-2"},
+    ]
+    model = Scripted(messages=iter([AIMessage(content="", tool_calls=calls), AIMessage("done")]))
+    middleware = HumanInTheLoopMiddleware(interrupt_on={"send_email": True})
+    agent = create_agent(
+        model, tools=[send_email], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    messages = {"messages": [{"role": "user", "content": "mail them"}]}
+    running = asyncio.create_task(lg.run(agent, messages, config(), handler=handler, actor="al"))
+    first, second = await desk.next(), await desk.next()
+    by_to = {event.arguments["to"]: event.pending_id for event in (first, second)}
+    assert await handler.aresolve(by_to["eve"], reject("not eve"), by="al")
+    assert await handler.aresolve(by_to["bob"], approve(), by="al")
+    final = await running
+    assert sent == ["bob"]
+    assert any("not eve" in str(message.content) for message in final["messages"])

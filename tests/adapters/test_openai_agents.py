@@ -1,0 +1,163 @@
+"""The OpenAI Agents SDK's tool approvals answered through roomkit, on its ScriptedModel."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import Agent, function_tool, set_tracing_disabled
+from agents.items import ToolCallOutputItem
+from agents.testing import ScriptedModel, assistant_message, function_call
+from tests.adapters.conftest import Desk
+
+from roomkit.adapters import openai_agents as oa
+from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.tools.approvals import Approval, approve, edit, reject, respond
+from roomkit.tools.human_input import HumanInputHandler
+
+
+@pytest.fixture(autouse=True)
+def no_tracing() -> Iterator[None]:
+    set_tracing_disabled(True)
+    yield
+    set_tracing_disabled(False)
+
+
+def build(sent: list[str], calls: int = 1) -> Agent[Any]:
+    """An agent whose scripted model calls ``send`` (held for approval) ``calls`` times."""
+
+    @function_tool(needs_approval=True)
+    def send(to: str) -> str:
+        """Send a message."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    steps: list[Any] = [
+        [function_call("send", {"to": f"bob{n}"}, call_id=f"call-{n}")] for n in range(calls)
+    ]
+    model = ScriptedModel([*steps, [assistant_message("done")]])
+    return Agent(name="mailer", model=model, tools=[send])
+
+
+def outputs(result: Any) -> list[Any]:
+    return [item.output for item in result.new_items if isinstance(item, ToolCallOutputItem)]
+
+
+async def test_run_waits_inline_for_an_approval(handler: HumanInputHandler, desk: Desk) -> None:
+    sent: list[str] = []
+    running = asyncio.create_task(
+        oa.run(build(sent), "go", handler=handler, run_key="r-1", actor="alice")
+    )
+    held = await desk.next()
+    assert (held.kind, held.tool_name, held.arguments) == ("approval", "send", {"to": "bob0"})
+    assert await handler.aresolve(held.pending_id, approve(), by="alice")
+    result = await running
+    assert sent == ["bob0"]
+    assert result.final_output == "done"
+
+
+async def test_a_rejection_reaches_the_model_and_edit_or_respond_are_refused(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    sent: list[str] = []
+    running = asyncio.create_task(
+        oa.run(build(sent), "go", handler=handler, run_key="r-1", actor="alice")
+    )
+    held = await desk.next()
+    for text in (edit({"to": "carol"}), respond("done")):
+        with pytest.raises(InvalidAnswerError, match="approve, reject only"):
+            await handler.aresolve(held.pending_id, text, by="alice")
+    assert await handler.aresolve(held.pending_id, reject("not bob"), by="alice")
+    result = await running
+    assert sent == []
+    assert outputs(result) == ["not bob"]
+
+
+async def test_an_approval_nobody_decides_is_rejected_as_expired(
+    handler: HumanInputHandler,
+) -> None:
+    sent: list[str] = []
+    rules = {"send": Approval(timeout=0.05)}
+    result = await oa.run(build(sent), "go", handler=handler, run_key="r-1", approvals=rules)
+    assert sent == []
+    assert "expired" in outputs(result)[0]
+
+
+async def test_start_keeps_the_state_and_resume_continues_it_once(
+    handler: HumanInputHandler,
+) -> None:
+    """Durable: two pauses in one run; the state lives in roomkit's store; two resumers at
+    once continue each pause once; a later resume finds nothing to do."""
+    sent: list[str] = []
+    agent = build(sent, calls=2)
+    (first,) = await oa.start(agent, "go", handler=handler, run_key="r-2", actor="alice")
+    assert await oa.resume(agent, "r-2", handler=handler, actor="alice") == [first]
+    assert await handler.aresolve(first, approve(), by="alice")
+    both = await asyncio.gather(
+        oa.resume(agent, "r-2", handler=handler, actor="alice"),
+        oa.resume(agent, "r-2", handler=handler, actor="alice"),
+    )
+    (second,) = [ids for ids in both if ids]
+    assert sent == ["bob0"]
+    assert await handler.aresolve(second[0], reject("enough"), by="alice")
+    assert await oa.resume(agent, "r-2", handler=handler, actor="alice") == []
+    assert await oa.resume(agent, "r-2", handler=handler, actor="alice") == []
+    assert sent == ["bob0"]
+
+
+async def test_resume_of_an_unknown_run_says_so(handler: HumanInputHandler) -> None:
+    with pytest.raises(ValueError, match="no run paused under run_key 'nope'"):
+        await oa.resume(build([]), "nope", handler=handler)
+    assert await handler.list_pending() == []
+
+
+async def test_the_desk_takes_a_listed_approver_and_refuses_another() -> None:
+    from tests.desk.desk_harness import World, bearer
+
+    world = World()
+    await world.room("ops", "alice", "bob")
+    sent: list[str] = []
+    agent = build(sent)
+    rules = {"send": Approval(approvers=["bob"])}
+    options: dict[str, Any] = {"handler": world.handler, "approvals": rules, "room": "ops"}
+    (held,) = await oa.start(agent, "go", run_key="r-3", **options)
+    async with world.client() as client:
+        url = f"/api/requests/{held}/answer"
+        refused = await client.post(url, json={"decision": "approve"}, headers=bearer("alice"))
+        assert refused.status_code in (403, 404), refused.text
+        taken = await client.post(url, json={"decision": "approve"}, headers=bearer("bob"))
+        assert taken.status_code == 200, taken.text
+    assert await oa.resume(agent, "r-3", **options) == []
+    assert sent == ["bob0"]
+
+
+async def test_a_new_process_resumes_from_the_state_kept_in_the_store(tmp_path: Path) -> None:
+    """The RunState survives the process: a new store object, a new agent, the same file;
+    a resumer long after the first one's lease finds nothing to do."""
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    sent: list[str] = []
+    store = SQLiteStore(tmp_path / "runs.db")
+    first = HumanInputHandler(store=store)
+    (held,) = await oa.start(build(sent), "go", handler=first, run_key="r-4", actor="alice")
+    assert await first.aresolve(held, approve(), by="alice")
+    await store.close()
+    again = SQLiteStore(tmp_path / "runs.db")
+    try:
+        later = HumanInputHandler(store=again)
+        assert await oa.resume(build(sent), "r-4", handler=later, actor="alice") == []
+        assert await oa.resume(build(sent), "r-4", handler=later, actor="alice") == []
+    finally:
+        await again.close()
+    # Long after the resumer's lease: the run moved on, nothing runs again.
+    lapsed = SQLiteStore(tmp_path / "runs.db", clock=lambda: time.time() + 3600)
+    try:
+        latest = HumanInputHandler(store=lapsed)
+        assert await oa.resume(build(sent), "r-4", handler=latest, actor="alice") == []
+    finally:
+        await lapsed.close()
+    assert sent == ["bob0"]

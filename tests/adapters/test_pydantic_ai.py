@@ -1,0 +1,142 @@
+"""Pydantic AI's deferred tool calls answered through roomkit, on its own TestModel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import HandleDeferredToolCalls
+from pydantic_ai.exceptions import CallDeferred
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.tools import DeferredToolRequests
+from tests.adapters.conftest import Desk
+
+from roomkit.adapters import pydantic_ai as pa
+from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.tools.approvals import Approval, approve, edit, reject, respond
+from roomkit.tools.human_input import HumanInputHandler
+
+
+def build(handle: Any, tools: list[str], sent: list[str]) -> Agent[None, Any]:
+    """An agent whose scripted model calls ``tools``: ``send`` needs approval, ``ask`` asks."""
+    agent: Agent[None, Any] = Agent(
+        TestModel(call_tools=tools),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[HandleDeferredToolCalls(handler=handle)],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def send(to: str) -> str:
+        sent.append(to)
+        return f"sent to {to}"
+
+    @agent.tool_plain
+    def ask(question: str) -> str:
+        raise CallDeferred(kind="question")
+
+    return agent
+
+
+@pytest.mark.parametrize(
+    ("decision", "expected"),
+    [
+        (approve(), (["a"], "sent to a")),
+        (edit({"to": "carol"}), (["carol"], "sent to carol")),
+        (reject("not today"), ([], "not today")),
+    ],
+    ids=["approve", "edit", "reject"],
+)
+async def test_the_run_waits_inline_for_the_decision(
+    handler: HumanInputHandler, desk: Desk, decision: str, expected: tuple[list[str], str]
+) -> None:
+    sent: list[str] = []
+    agent = build(pa.deferred_handler(handler, actor="alice"), ["send"], sent)
+    running = asyncio.create_task(agent.run("go"))
+    held = await desk.next()
+    assert (held.kind, held.tool_name, held.arguments) == ("approval", "send", {"to": "a"})
+    assert await handler.aresolve(held.pending_id, decision, by="alice")
+    result = await running
+    assert sent == expected[0]
+    assert expected[1] in json.loads(result.output)["send"]
+
+
+async def test_an_approval_takes_no_response_and_an_edit_keeps_the_tools_schema(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    agent = build(pa.deferred_handler(handler, actor="alice"), ["send"], [])
+    running = asyncio.create_task(agent.run("go"))
+    held = await desk.next()
+    with pytest.raises(InvalidAnswerError, match="approve, edit, reject only"):
+        await handler.aresolve(held.pending_id, respond("done"), by="alice")
+    with pytest.raises(InvalidAnswerError, match="Invalid edit"):
+        await handler.aresolve(held.pending_id, edit({"to": 7}), by="alice")
+    assert await handler.aresolve(held.pending_id, reject(), by="alice")
+    await running
+
+
+async def test_a_question_gets_the_persons_answer(handler: HumanInputHandler, desk: Desk) -> None:
+    agent = build(pa.deferred_handler(handler, actor="alice"), ["ask"], [])
+    running = asyncio.create_task(agent.run("go"))
+    asked = await desk.next()
+    assert (asked.kind, asked.arguments) == ("question", {"question": "a"})
+    assert await handler.aresolve(asked.pending_id, "blue", by="alice")
+    assert json.loads((await running).output) == {"ask": "blue"}
+
+
+async def test_an_approval_nobody_decides_is_denied_as_expired(handler: HumanInputHandler) -> None:
+    sent: list[str] = []
+    rules = {"send": Approval(timeout=0.05)}
+    agent = build(pa.deferred_handler(handler, approvals=rules), ["send"], sent)
+    result = await agent.run("go")
+    assert sent == []
+    assert "expired" in json.loads(result.output)["send"]
+
+
+async def test_wait_false_ends_the_run_and_results_for_continues_it_once(
+    handler: HumanInputHandler,
+) -> None:
+    sent: list[str] = []
+    agent = build(pa.deferred_handler(handler, wait=False, actor="alice"), ["send", "ask"], sent)
+    first = await agent.run("go")
+    requests = first.output
+    assert isinstance(requests, DeferredToolRequests)
+    ids = {
+        part.tool_name: requests.metadata[part.tool_call_id]["roomkit"]["pending_id"]
+        for part in [*requests.approvals, *requests.calls]
+    }
+    assert await handler.aresolve(ids["send"], edit({"to": "dan"}), by="alice")
+    assert await handler.aresolve(ids["ask"], "green", by="bob")
+    both = await asyncio.gather(
+        pa.results_for(requests, handler=handler), pa.results_for(requests, handler=handler)
+    )
+    (results,) = [found for found in both if found is not None]
+    assert set(results.answered_by.values()) == {"alice", "bob"}
+    assert await pa.results_for(requests, handler=handler) is None
+    second = await agent.run(message_history=first.all_messages(), deferred_tool_results=results)
+    assert sent == ["dan"]
+    assert json.loads(second.output) == {"send": "sent to dan", "ask": "green"}
+
+
+async def test_the_desk_takes_a_listed_approver_and_refuses_another() -> None:
+    from tests.desk.desk_harness import World, bearer
+
+    world = World()
+    await world.room("ops", "alice", "bob")
+    handle = pa.deferred_handler(
+        world.handler, wait=False, approvals={"send": Approval(approvers=["bob"])}, room="ops"
+    )
+    requests = (await build(handle, ["send"], []).run("go")).output
+    (part,) = requests.approvals
+    held = requests.metadata[part.tool_call_id]["roomkit"]["pending_id"]
+    async with world.client() as client:
+        url = f"/api/requests/{held}/answer"
+        refused = await client.post(url, json={"decision": "approve"}, headers=bearer("alice"))
+        assert refused.status_code in (403, 404), refused.text
+        taken = await client.post(url, json={"decision": "approve"}, headers=bearer("bob"))
+        assert taken.status_code == 200, taken.text
+    results = await pa.results_for(requests, handler=world.handler)
+    assert results is not None
+    assert results.answered_by == {part.tool_call_id: "bob"}
