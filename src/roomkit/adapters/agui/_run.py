@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from roomkit.adapters._feed import FeedChannel, turn_owed
 from roomkit.adapters.agui._interrupts import (
     ResumeRefused,
     Settle,
@@ -49,11 +50,8 @@ from roomkit.adapters.agui._interrupts import (
 )
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
-from roomkit.channels.base import TransportChannel
 from roomkit.core.exceptions import InvalidAnswerError, RoomKitError
 from roomkit.core.framework import RoomKit
-from roomkit.core.store import turn_journal
-from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
 from roomkit.tools.human_input import HumanInputHandler
@@ -66,39 +64,8 @@ BACKSTOP = 1.0
 """Seconds between two looks at the thread when nothing woke the run (a hint lost)."""
 
 
-class AGUIChannel(TransportChannel):
+class AGUIChannel(FeedChannel):
     """The AG-UI front end as a transport: the agent's replies reach the runs streaming."""
-
-    channel_type = ChannelType.WEBSOCKET
-
-    def __init__(self, channel_id: str) -> None:
-        super().__init__(channel_id)
-        self._listeners: dict[str, set[asyncio.Queue[RoomEvent]]] = {}
-        self._wakes: dict[int, asyncio.Event] = {}
-
-    def listen(
-        self, room_id: str, wake: asyncio.Event
-    ) -> tuple[asyncio.Queue[RoomEvent], Callable[[], None]]:
-        """A queue of the replies delivered to ``room_id`` from now on (each sets ``wake``),
-        and its undo."""
-        queue: asyncio.Queue[RoomEvent] = asyncio.Queue()
-        self._listeners.setdefault(room_id, set()).add(queue)
-        self._wakes[id(queue)] = wake
-
-        def stop() -> None:
-            listeners = self._listeners.get(room_id, set())
-            listeners.discard(queue)
-            self._wakes.pop(id(queue), None)
-            if not listeners:
-                self._listeners.pop(room_id, None)
-
-        return queue, stop
-
-    async def deliver(self, event: RoomEvent) -> None:
-        """Hand ``event`` to every run streaming its room."""
-        for queue in self._listeners.get(event.room_id, ()):
-            queue.put_nowait(event)
-            self._wakes[id(queue)].set()
 
 
 @dataclass
@@ -335,16 +302,6 @@ def _start_turns(
     return task
 
 
-async def _turn_owed(thread: Thread, thread_id: str) -> bool:
-    """Whether a turn of the thread runs here or is left in the store for a re-drive."""
-    if thread.kit.queued_turns(thread_id, thread.agent):
-        return True
-    journal = turn_journal(thread.kit.store)
-    if journal is None:
-        return False
-    return any(turn.room_id == thread_id for turn in await journal.open_turns())
-
-
 async def _follow(
     thread: Thread,
     run: RunAgentInput,
@@ -377,7 +334,7 @@ async def _follow(
             )
             return
         resting = not open_requests and (turn is None or turn.done()) and replies.empty()
-        if resting and not await _turn_owed(thread, thread_id):
+        if resting and not await turn_owed(thread.kit, thread_id, thread.agent):
             yield RunFinishedEvent(
                 thread_id=thread_id, run_id=run_id, outcome=RunFinishedSuccessOutcome()
             )
