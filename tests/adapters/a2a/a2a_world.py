@@ -10,7 +10,7 @@ from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import new_data_part, new_text_part
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -18,8 +18,10 @@ from a2a.types import (
     AgentSkill,
     Message,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     Task,
+    TaskPushNotificationConfig,
 )
 from starlette.applications import Starlette
 
@@ -66,7 +68,11 @@ class World:
             AIChannel("agent", provider=self.provider, human_input_handler=human)
         )
         self.executor = RoomKitExecutor(self.kit, agent="agent")
-        requests = DefaultRequestHandler(self.executor, InMemoryTaskStore(), CARD)
+        self.tasks = InMemoryTaskStore()
+        self.configs = InMemoryPushNotificationConfigStore()
+        requests = DefaultRequestHandler(
+            self.executor, self.tasks, CARD, push_config_store=self.configs
+        )
         routes = Starlette(routes=create_rest_routes(requests))
         self.app = A2AGate(routes, handler=self.handler, secret=SECRET)
 
@@ -83,6 +89,7 @@ class World:
         data: Any = None,
         task: Task | None = None,
         context_id: str = "ctx-1",
+        push: TaskPushNotificationConfig | None = None,
     ) -> Task:
         """One message through the SDK's client; the task as it then stands."""
         client = ClientFactory(
@@ -103,7 +110,9 @@ class World:
             task_id=task.id if task is not None else "",
         )
         found: Task | None = None
-        async for response in client.send_message(SendMessageRequest(message=message)):
+        configuration = SendMessageConfiguration(task_push_notification_config=push)
+        request = SendMessageRequest(message=message, configuration=configuration)
+        async for response in client.send_message(request):
             if response.HasField("task"):
                 found = response.task
         assert found is not None

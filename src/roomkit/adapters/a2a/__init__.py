@@ -15,5 +15,6 @@ except ImportError as error:  # pragma: no cover - depends on the install
 
 from roomkit.adapters.a2a.executor import A2AChannel, RoomKitExecutor
 from roomkit.adapters.a2a.gate import A2AGate
+from roomkit.adapters.a2a.push import A2APush
 
-__all__ = ["A2AChannel", "A2AGate", "RoomKitExecutor"]
+__all__ = ["A2AChannel", "A2AGate", "A2APush", "RoomKitExecutor"]
