@@ -377,6 +377,7 @@ def _audit_parser(commands: Any, data_dir: argparse.ArgumentParser) -> None:
     export.add_argument("--store", required=True, help=where)
     export.add_argument("--since", help="only entries at or after this ISO-8601 time")
     export.add_argument("--room", help="only the requests of this room")
+    export.add_argument("--format", choices=["jsonl", "a2a-evidence"], default="jsonl")
     export.set_defaults(run=_audit.export)
     verify = actions.add_parser(
         "verify",
