@@ -362,6 +362,7 @@ def _mcp_parser(commands: Any, data_dir: argparse.ArgumentParser) -> None:
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
     mcp.add_argument("--host", default="127.0.0.1", help="the HTTP address (default: loopback)")
     mcp.add_argument("--hold", type=float, default=20.0, help="seconds one round is held")
+    mcp.add_argument("--desk-url", help="the desk's address, for answer links (URL mode)")
     mcp.set_defaults(run=_mcp)
 
 

@@ -18,12 +18,15 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.methods import is_input_required
 
+from roomkit.auth import TokenAuthenticator
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.mcp import HumanInputMCPServer
 from roomkit.mcp.waits import state_key
+from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
 
-KEYS = [state_key(b"mcp-long-waits-secret-0123456789abcdef")]
+DESK_SECRET = b"mcp-long-waits-secret-0123456789abcdef"
+KEYS = [state_key(DESK_SECRET)]
 ASK = ("AskUserQuestion", {"question": "Which colour?"})
 
 
@@ -143,3 +146,30 @@ async def test_a_state_sealed_with_other_keys_or_for_another_call_is_refused(url
 async def test_hold_needs_a_durable_store() -> None:
     with pytest.raises(ValueError, match="durable store"):
         HumanInputMCPServer(HumanInputHandler(), actor="alice", hold=5)
+
+
+async def test_the_first_still_waiting_offers_a_desk_link_that_answers(url: str) -> None:
+    """URL mode: a client that takes URL elicitations is shown a single-use desk link once;
+    the person answers through it on the desk, and the call gets the answer."""
+    process = Process(url, hold=0.05)
+    process.server.links = AnswerLinks("https://desk.example", secret=DESK_SECRET)
+    shown: list[str] = []
+
+    async def show(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams)
+        shown.append(params.url)
+        # The person opens the link: the desk reads the token and answers as them.
+        token = params.url.partition("#token=")[2]
+        principal = await TokenAuthenticator(DESK_SECRET).authenticate(token)
+        assert principal.request_id is not None
+        await process.handler.aresolve(principal.request_id, "teal", by=principal.actor_id)
+        return types.ElicitResult(action="accept")
+
+    try:
+        async with Client(process.server.server, elicitation_callback=show) as client:
+            result = await client.call_tool(*ASK)
+        assert [block.text for block in result.content] == ["teal"]  # type: ignore[union-attr]
+        assert len(shown) == 1
+        assert shown[0].startswith("https://desk.example/#token=")
+    finally:
+        await process.stop()

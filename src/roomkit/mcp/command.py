@@ -4,14 +4,15 @@
 
     roomkit mcp --store sqlite:///kit.db [--actor NAME] [--room mcp] [--timeout 300]
     roomkit mcp --store sqlite:///kit.db --http 8766 [--host 127.0.0.1]
-    roomkit mcp --store sqlite:///kit.db --hold 20
+    roomkit mcp --store sqlite:///kit.db --hold 20 [--desk-url https://desk.example]
 
 A client on the 2026-07-28 protocol has each round of a call held at most ``--hold`` seconds
 (20 by default), then "still waiting" with a sealed state naming the wait, which any
 ``roomkit mcp`` on the store answers, after a restart too (:mod:`roomkit.mcp.waits`): the
 states are sealed with a key derived from the desk's secret (``ROOMKIT_DESK_SECRET``, or
 the key file in ``--data-dir``), which every process on the store shares; without one,
-with a key of the process's own.
+with a key of the process's own. With ``--desk-url``, the first "still waiting" of a call
+also offers a client that takes URL-mode elicitations a single-use desk link answering it.
 
 The store is the desk's (``roomkit desk --store`` with the same URL): a question asked here
 is shown and answered there. A memory store is refused, since no desk could see it. The
@@ -50,6 +51,7 @@ from roomkit.bodies import BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, HumanInputMCPServer
 from roomkit.mcp.waits import HOLD, state_key
+from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["BearerApp", "bearer_app", "run_command"]
@@ -92,6 +94,8 @@ def run_command(args: argparse.Namespace) -> int:
     secret = _secret(args) if args.http is not None else None
     state_keys = _state_keys(args, secret)
     hold = getattr(args, "hold", HOLD)
+    desk_url = getattr(args, "desk_url", None)
+    links = None if desk_url is None else AnswerLinks(desk_url, _secret(args))
 
     async def serve() -> None:
         handler = HumanInputHandler(store=pending_store)
@@ -103,6 +107,7 @@ def run_command(args: argparse.Namespace) -> int:
                 timeout=args.timeout,
                 hold=hold,
                 state_keys=state_keys,
+                links=links,
             )
             await _check_store(handler)
             if secret is None:

@@ -42,12 +42,14 @@ from roomkit.mcp.waits import (
     StillWaiting,
     held_wait,
     holds_rounds,
+    linked,
     state_boundary,
     state_of,
     wait_key,
 )
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInputStatus
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.notify.links import AnswerLinks
 from roomkit.tools import texts
 from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
@@ -95,6 +97,8 @@ class HumanInputMCPServer:
             wait in one round. Needs a durable store, where the wait outlives the round.
         state_keys: the keys that seal request states (the first seals, all unseal):
             every server on the store must share them; a key of this process when ``None``.
+        links: the desk's answer links: with ``hold``, the first "still waiting" of a
+            call offers a client that takes URL-mode elicitations a link that answers it.
     """
 
     def __init__(
@@ -108,6 +112,7 @@ class HumanInputMCPServer:
         progress_interval: float = PROGRESS_INTERVAL,
         hold: float | None = None,
         state_keys: Sequence[bytes] | None = None,
+        links: AnswerLinks | None = None,
     ) -> None:
         if not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
@@ -130,6 +135,8 @@ class HumanInputMCPServer:
                     "durable store (SQLite, Redis, PostgreSQL), or leave hold=None"
                 )
         self.hold = hold
+        self.links = links
+        """Issues the answer links URL mode offers; ``None``: no URL mode."""
         """Seconds one round of a call is held on a 2026-07-28 client; ``None``: no rounds."""
         self.handler = handler
         self.actor = actor
@@ -224,7 +231,30 @@ class HumanInputMCPServer:
             return await self._answer(ctx, name, pending.pending_id, kept=kept, hold=hold)
         except StillWaiting:
             assert key is not None
-            return types.InputRequiredResult(request_state=state_of(key))
+            offered = linked(params.request_state)
+            url = None if offered else self._answer_url(ctx, pending)
+            if url is None:
+                return types.InputRequiredResult(request_state=state_of(key, linked=offered))
+            link = types.ElicitRequestURLParams(
+                message="A person is asked; they may answer on the desk at this address.",
+                url=url,
+            )
+            return types.InputRequiredResult(
+                input_requests={"desk": types.ElicitRequest(params=link)},
+                request_state=state_of(key, linked=True),
+            )
+
+    def _answer_url(self, ctx: ServerRequestContext[Any], pending: PendingInput) -> str | None:
+        """A single-use desk link answering ``pending`` as its actor, for a client that takes
+        URL-mode elicitations; ``None`` when there is no desk, no actor, or no such client."""
+        if self.links is None or pending.actor_id is None:
+            return None
+        capabilities = ctx.session.client_capabilities
+        elicitation = capabilities.elicitation if capabilities is not None else None
+        if elicitation is None or elicitation.url is None:
+            return None
+        left = self.handler.time_left(pending)
+        return self.links.url(pending.pending_id, pending.actor_id, left)
 
     async def _answer(
         self,

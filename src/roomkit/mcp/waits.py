@@ -7,7 +7,10 @@ round of a call for at most ``hold`` seconds (under the client's request timeout
 nobody has answered by then, answers "still waiting": an ``InputRequiredResult`` whose
 ``requestState`` names the wait and holds nothing else. The wait itself is the request in
 the store, under an idempotency key; the retry re-attaches to it by that key, in this
-process or any other on the store, after a restart too, answered meanwhile or not. The
+process or any other on the store, after a restart too, answered meanwhile or not. With the
+desk's address (``links=``), the first "still waiting" of a wait also asks a client that takes
+URL-mode elicitations to show its person a signed, single-use desk link that answers it, so
+the person can answer even after the client has stopped retrying. The
 state is sealed (AES-256-GCM, by the SDK's boundary) with a key derived from the desk's
 secret, which every ``roomkit mcp`` process on the store shares, and bound by the SDK to the
 tool, its arguments and the caller.
@@ -34,6 +37,7 @@ __all__ = [
     "StillWaiting",
     "held_wait",
     "holds_rounds",
+    "linked",
     "state_boundary",
     "state_key",
     "state_of",
@@ -76,9 +80,23 @@ def holds_rounds(protocol_version: str) -> bool:
     return protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
-def state_of(key: str) -> str:
-    """The (plain) request state of a wait: its key, nothing else."""
-    return json.dumps({"wait": key}, separators=(",", ":"))
+def state_of(key: str, *, linked: bool = False) -> str:
+    """The (plain) request state of a wait: its key, and whether the client was given the
+    desk's answer link already (URL mode, once per wait)."""
+    state: dict[str, object] = {"wait": key}
+    if linked:
+        state["linked"] = True
+    return json.dumps(state, separators=(",", ":"))
+
+
+def linked(state: str | None) -> bool:
+    """Whether the wait ``state`` names was offered its answer link already."""
+    if state is None:
+        return False
+    try:
+        return json.loads(state).get("linked") is True
+    except (ValueError, AttributeError):
+        return False
 
 
 def wait_key(state: str | None, given: str | None) -> str:
