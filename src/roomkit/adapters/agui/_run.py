@@ -96,9 +96,22 @@ def _message_id(event: RoomEvent) -> str:
 async def run_events(
     thread: Thread, principal: Principal, run: RunAgentInput
 ) -> AsyncIterator[BaseEvent]:
-    """The events of one run, ``RUN_STARTED`` first and one terminal event last."""
-    thread_id, run_id = run.thread_id, run.run_id
-    yield RunStartedEvent(thread_id=thread_id, run_id=run_id)
+    """The events of one run, ``RUN_STARTED`` first and one terminal event last (a store
+    gone away included: ``RUN_ERROR`` with the code ``run_failed``)."""
+    yield RunStartedEvent(thread_id=run.thread_id, run_id=run.run_id)
+    try:
+        async for item in _events(thread, principal, run):
+            yield item
+    except Exception as error:
+        logger.exception("AG-UI run %s on thread %s failed", run.run_id, run.thread_id)
+        message = f"The run failed ({type(error).__name__}): run it again"
+        yield RunErrorEvent(message=message, code="run_failed")
+
+
+async def _events(
+    thread: Thread, principal: Principal, run: RunAgentInput
+) -> AsyncIterator[BaseEvent]:
+    thread_id = run.thread_id
     wake = asyncio.Event()
     replies, stop_listening = thread.channel.listen(thread_id, wake)
     stop_watching = thread.handler.subscribe(lambda change: wake.set())
