@@ -58,11 +58,18 @@ _NO_KEY = (
 
 
 def export(args: argparse.Namespace) -> int:
-    """``roomkit audit export``: the entries and checkpoints as JSON Lines on stdout."""
+    """``roomkit audit export``: the entries and checkpoints as JSON Lines on stdout (or,
+    with ``--format a2a-evidence``, A2A authorization-evidence records)."""
+    if getattr(args, "format", "jsonl") == "a2a-evidence" and args.since is not None:
+        raise Failure(
+            "--since does not apply to a2a-evidence: its chain starts at the first record"
+        )
     since = _since(args.since)
     keys = audit_keys(args.data_dir)
     trail = _run(args.store, keys, lambda store: store.read())
     out = sys.stdout
+    if getattr(args, "format", "jsonl") == "a2a-evidence":
+        return _evidence(args, trail)
     for pending_id in sorted(trail.chains):
         rows = trail.chains[pending_id]
         entries = [_parsed(text) for _, text in rows]
@@ -81,6 +88,21 @@ def export(args: argparse.Namespace) -> int:
     for problem in report.problems:
         print(f"roomkit: {problem}", file=sys.stderr)
     return 1 if report.problems else 0
+
+
+def _evidence(args: argparse.Namespace, trail: Any) -> int:
+    """The export as A2A authorization-evidence records, one JSON line each: the whole
+    chain (of ``--room``'s requests), since it is checked from its first record."""
+    from roomkit.adapters.a2a_evidence import evidence_records
+
+    chains = {
+        pending_id: [_parsed(text) for _, text in rows] for pending_id, rows in trail.chains.items()
+    }
+    if args.room is not None:
+        chains = {p: e for p, e in chains.items() if e and e[0].get("room") == args.room}
+    for record in evidence_records(chains):
+        _line(sys.stdout, record)
+    return 0
 
 
 def verify(args: argparse.Namespace) -> int:

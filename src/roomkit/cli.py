@@ -361,6 +361,8 @@ def _mcp_parser(commands: Any, data_dir: argparse.ArgumentParser) -> None:
     mcp.add_argument("--timeout", type=float, default=300.0, help="seconds to answer")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
     mcp.add_argument("--host", default="127.0.0.1", help="the HTTP address (default: loopback)")
+    mcp.add_argument("--hold", type=float, default=20.0, help="seconds one round is held")
+    mcp.add_argument("--desk-url", help="the desk's address, for answer links (URL mode)")
     mcp.set_defaults(run=_mcp)
 
 
@@ -376,6 +378,7 @@ def _audit_parser(commands: Any, data_dir: argparse.ArgumentParser) -> None:
     export.add_argument("--store", required=True, help=where)
     export.add_argument("--since", help="only entries at or after this ISO-8601 time")
     export.add_argument("--room", help="only the requests of this room")
+    export.add_argument("--format", choices=["jsonl", "a2a-evidence"], default="jsonl")
     export.set_defaults(run=_audit.export)
     verify = actions.add_parser(
         "verify",

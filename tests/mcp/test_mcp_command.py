@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -174,3 +175,33 @@ async def test_stdout_carries_the_protocol_only(tmp_path: Path) -> None:
     assert [line.get("id") for line in lines] == [1, 2, 3]
     assert lines[2]["result"]["isError"] is True
     assert process.returncode == 0
+
+
+async def test_a_wait_outlives_the_process_and_is_answered_by_another(tmp_path: Path) -> None:
+    """One ``roomkit mcp`` says "still waiting" and stops; another on the store, sharing the
+    desk's secret, takes the retry and gives the answer given meanwhile."""
+    db = tmp_path / "kit.db"
+    command = ["-m", "roomkit.cli", "mcp", "--store", f"sqlite:///{db}", "--actor", "alice"]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[*command, "--hold", "0.2"],
+        env={**os.environ, "ROOMKIT_DESK_SECRET": SECRET, "PYTHONWARNINGS": "default"},
+    )
+    ask = ("AskUserQuestion", {"question": "Ship it?"})
+    store = SQLiteStore(str(db))
+    handler = HumanInputHandler(store=store)
+    try:
+        async with Client(params) as client:
+            still = await client.session.call_tool(*ask, allow_input_required=True)
+        assert isinstance(still, types.InputRequiredResult)
+        request = await open_request(handler)
+        assert await handler.aresolve(request.pending_id, "yes", by="alice")
+        async with Client(params) as client:
+            done = await client.session.call_tool(
+                *ask, request_state=still.request_state, allow_input_required=True
+            )
+        assert isinstance(done, types.CallToolResult)
+        assert (text_of(done), done.is_error) == ("yes", False)
+    finally:
+        await handler.close()
+        await store.close()

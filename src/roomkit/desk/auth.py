@@ -8,14 +8,13 @@ being one of its approvers.
 Who is calling is :mod:`roomkit.auth`'s to say: an :class:`Authenticator` turns a bearer
 token into a :class:`Principal` (the default, :class:`TokenAuthenticator`, reads the desk's
 own signed tokens), and :class:`LinkLedger` keeps the spent links and revoked tokens in the
-handler's store ledger. They keep their names here too.
+handler's store ledger. They, and :class:`Access` (:mod:`roomkit.auth.access`, which every
+surface that shows requests shares), keep their names here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
+from roomkit.auth.access import Access
 from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
 from roomkit.auth.ledger import (
     LINK_USED,
@@ -27,10 +26,6 @@ from roomkit.auth.ledger import (
     token_entry,
 )
 from roomkit.auth.principal import Principal, principal_problem
-from roomkit.models.pending_input import PendingInput
-
-if TYPE_CHECKING:
-    from roomkit.core.framework import RoomKit
 
 __all__ = [
     "LINK_USED",
@@ -46,64 +41,3 @@ __all__ = [
     "principal_problem",
     "token_entry",
 ]
-
-
-class Access:
-    """Applies who-sees-what, reading rosters from the kit's room store."""
-
-    def __init__(self, kit: RoomKit) -> None:
-        self._kit = kit
-
-    async def participants(self, room_id: str) -> set[str]:
-        """The ids on the room's roster (empty for an unknown room)."""
-        if not room_id:
-            return set()
-        return {participant.id for participant in await self._kit.store.list_participants(room_id)}
-
-    async def can_see(self, principal: Principal, request: PendingInput) -> bool:
-        """True when ``principal`` may read, answer and reject ``request``."""
-        if principal.request_id is not None:
-            return request.pending_id == principal.request_id
-        if principal.admin or _listed(principal, request):
-            return True
-        if request.actor_id is not None:
-            return request.actor_id == principal.actor_id
-        return principal.actor_id in await self.participants(request.room_id)
-
-    async def visible(
-        self, principal: Principal, requests: Iterable[PendingInput]
-    ) -> list[PendingInput]:
-        """The requests ``principal`` may see, in order; each room's roster read once."""
-        rosters: dict[str, set[str]] = {}
-        seen: list[PendingInput] = []
-        for request in requests:
-            if (
-                principal.request_id is not None
-                or principal.admin
-                or request.actor_id is not None
-                or _listed(principal, request)
-            ):
-                if await self.can_see(principal, request):
-                    seen.append(request)
-                continue
-            roster = rosters.get(request.room_id)
-            if roster is None:
-                roster = rosters[request.room_id] = await self.participants(request.room_id)
-            if principal.actor_id in roster:
-                seen.append(request)
-        return seen
-
-    async def can_see_room(self, principal: Principal, room_id: str) -> bool:
-        """True when ``principal`` may follow the room's messages (participants, admins)."""
-        if principal.admin:
-            return True
-        if principal.request_id is not None:
-            return False
-        return principal.actor_id in await self.participants(room_id)
-
-
-def _listed(principal: Principal, request: PendingInput) -> bool:
-    """Whether ``principal`` may decide ``request`` now, or is listed in its quorum (and
-    follows it once they have voted)."""
-    actor_id = principal.actor_id
-    return actor_id in request.approvers or actor_id in request.voters

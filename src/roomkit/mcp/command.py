@@ -4,6 +4,15 @@
 
     roomkit mcp --store sqlite:///kit.db [--actor NAME] [--room mcp] [--timeout 300]
     roomkit mcp --store sqlite:///kit.db --http 8766 [--host 127.0.0.1]
+    roomkit mcp --store sqlite:///kit.db --hold 20 [--desk-url https://desk.example]
+
+A client on the 2026-07-28 protocol has each round of a call held at most ``--hold`` seconds
+(20 by default), then "still waiting" with a sealed state naming the wait, which any
+``roomkit mcp`` on the store answers, after a restart too (:mod:`roomkit.mcp.waits`): the
+states are sealed with a key derived from the desk's secret (``ROOMKIT_DESK_SECRET``, or
+the key file in ``--data-dir``), which every process on the store shares; without one,
+with a key of the process's own. With ``--desk-url``, the first "still waiting" of a call
+also offers a client that takes URL-mode elicitations a single-use desk link answering it.
 
 The store is the desk's (``roomkit desk --store`` with the same URL): a question asked here
 is shown and answered there. A memory store is refused, since no desk could see it. The
@@ -25,8 +34,10 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -35,10 +46,12 @@ from mcp.server.auth.provider import AccessToken
 from roomkit.auth.authenticator import TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
-from roomkit.auth.tokens import resolve_secret
+from roomkit.auth.tokens import DEFAULT_DATA_DIR, KEY_FILE, SECRET_ENV, resolve_secret
 from roomkit.bodies import BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, HumanInputMCPServer
+from roomkit.mcp.waits import HOLD, state_key
+from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["BearerApp", "bearer_app", "run_command"]
@@ -79,12 +92,22 @@ def run_command(args: argparse.Namespace) -> int:
     if keys is not None and isinstance(trail, StoreTrail):
         trail.use_keys(keys)
     secret = _secret(args) if args.http is not None else None
+    state_keys = _state_keys(args, secret)
+    hold = getattr(args, "hold", HOLD)
+    desk_url = getattr(args, "desk_url", None)
+    links = None if desk_url is None else AnswerLinks(desk_url, _secret(args))
 
     async def serve() -> None:
         handler = HumanInputHandler(store=pending_store)
         try:
             server = HumanInputMCPServer(
-                handler, actor=args.actor, room=args.room, timeout=args.timeout
+                handler,
+                actor=args.actor,
+                room=args.room,
+                timeout=args.timeout,
+                hold=hold,
+                state_keys=state_keys,
+                links=links,
             )
             await _check_store(handler)
             if secret is None:
@@ -105,6 +128,19 @@ def _secret(args: argparse.Namespace) -> bytes:
         return resolve_secret(data_dir=args.data_dir)
     except (ValueError, OSError) as error:
         raise ValueError(f"No desk secret: {error}") from None
+
+
+def _state_keys(args: argparse.Namespace, secret: bytes | None) -> list[bytes] | None:
+    """The keys that seal request states: from the desk's secret when there is one (the
+    HTTP tokens', ``ROOMKIT_DESK_SECRET``, or an existing key file in ``--data-dir``), so
+    every process on the store reads every other's; else this process's own (a state then
+    outlives no restart), without creating a key file for it."""
+    if secret is None:
+        folder = Path(DEFAULT_DATA_DIR if args.data_dir is None else args.data_dir)
+        if not os.environ.get(SECRET_ENV) and not (folder / KEY_FILE).exists():
+            return None
+        secret = _secret(args)
+    return [state_key(secret)]
 
 
 async def _check_store(handler: HumanInputHandler) -> None:

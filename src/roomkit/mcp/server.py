@@ -12,6 +12,11 @@ client's request timeout does not cut the person off. An MCP cancellation withdr
 request, and so does a client gone, except for a call that carried ``_meta["roomkit/key"]``
 on a durable store: that request stays open, and a call with the same key re-attaches to
 it, answered or not.
+
+With ``hold=`` (``roomkit mcp`` sets it), on a durable store, a client that speaks the
+2026-07-28 protocol gets each round of a call held at most ``hold`` seconds, then "still
+waiting" (an ``input_required`` result whose sealed ``requestState`` names the wait): see
+:mod:`roomkit.mcp.waits`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -33,7 +38,18 @@ from mcp.shared.exceptions import MCPError
 
 from roomkit.auth.names import check_actor_name
 from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError, StoreError
+from roomkit.mcp.waits import (
+    StillWaiting,
+    held_wait,
+    holds_rounds,
+    linked,
+    state_boundary,
+    state_of,
+    wait_key,
+)
 from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.notify.links import AnswerLinks
 from roomkit.tools import texts
 from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
@@ -76,6 +92,13 @@ class HumanInputMCPServer:
         tools: the tool definitions offered (``name``, ``description``, ``parameters``);
             the standard human-input tools by default.
         progress_interval: seconds between progress notifications while waiting.
+        hold: on a client speaking 2026-07-28, the seconds one round of a call is held
+            before "still waiting" (:mod:`roomkit.mcp.waits`); ``None`` holds the whole
+            wait in one round. Needs a durable store, where the wait outlives the round.
+        state_keys: the keys that seal request states (the first seals, all unseal):
+            every server on the store must share them; a key of this process when ``None``.
+        links: the desk's answer links: with ``hold``, the first "still waiting" of a
+            call offers a client that takes URL-mode elicitations a link that answers it.
     """
 
     def __init__(
@@ -87,6 +110,9 @@ class HumanInputMCPServer:
         timeout: float = 300,
         tools: Iterable[Mapping[str, Any]] = HUMAN_INPUT_TOOLS,
         progress_interval: float = PROGRESS_INTERVAL,
+        hold: float | None = None,
+        state_keys: Sequence[bytes] | None = None,
+        links: AnswerLinks | None = None,
     ) -> None:
         if not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
@@ -100,6 +126,18 @@ class HumanInputMCPServer:
             raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout}")
         if not 0 < progress_interval < float("inf"):
             raise ValueError(f"progress_interval must be positive seconds, got {progress_interval}")
+        if hold is not None:
+            if not 0 < hold < float("inf"):
+                raise ValueError(f"hold must be positive, finite seconds, got {hold}")
+            if not handler.durable:
+                raise ValueError(
+                    "hold= keeps a wait in the store between rounds: give the handler a "
+                    "durable store (SQLite, Redis, PostgreSQL), or leave hold=None"
+                )
+        self.hold = hold
+        self.links = links
+        """Issues the answer links URL mode offers; ``None``: no URL mode."""
+        """Seconds one round of a call is held on a 2026-07-28 client; ``None``: no rounds."""
         self.handler = handler
         self.actor = actor
         self.room = room
@@ -127,6 +165,8 @@ class HumanInputMCPServer:
         )
         """The SDK server: run it on any transport (``server.run(read, write, ...)``)."""
         self.server.middleware.append(self._withdraw_cancelled)
+        if hold is not None:
+            self.server.middleware.append(state_boundary(state_keys))
         self._kept: dict[tuple[str, str], str] = {}
         """Keyed calls on a durable store now waiting, by (connection, request id)."""
 
@@ -146,7 +186,7 @@ class HumanInputMCPServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         name = params.name
         tool = self._tools.get(name)
         if tool is None:
@@ -160,6 +200,12 @@ class HumanInputMCPServer:
             return key
         handler = self.handler
         durable = handler.durable
+        hold = self.hold if self.hold is not None and holds_rounds(ctx.protocol_version) else None
+        if hold is not None:
+            try:
+                key = wait_key(params.request_state, key)
+            except ValueError as error:
+                raise MCPError(types.INVALID_PARAMS, str(error)) from None
         try:
             pending = await handler.create(
                 name,
@@ -177,12 +223,53 @@ class HumanInputMCPServer:
             return _error(texts.invalid_arguments(name, str(error)))
         except Exception as error:
             return _failed(name, error)
-        return await self._answer(ctx, name, pending.pending_id, kept=key is not None and durable)
+        kept = key is not None and durable
+        if hold is None or pending.status is not PendingInputStatus.PENDING:
+            # A retry that finds its request settled replays the outcome at once.
+            return await self._answer(ctx, name, pending.pending_id, kept=kept)
+        try:
+            return await self._answer(ctx, name, pending.pending_id, kept=kept, hold=hold)
+        except StillWaiting:
+            assert key is not None
+            offered = linked(params.request_state)
+            url = None if offered else self._answer_url(ctx, pending)
+            if url is None:
+                return types.InputRequiredResult(request_state=state_of(key, linked=offered))
+            link = types.ElicitRequestURLParams(
+                message="A person is asked; they may answer on the desk at this address.",
+                url=url,
+            )
+            return types.InputRequiredResult(
+                input_requests={"desk": types.ElicitRequest(params=link)},
+                request_state=state_of(key, linked=True),
+            )
+
+    def _answer_url(self, ctx: ServerRequestContext[Any], pending: PendingInput) -> str | None:
+        """A single-use desk link answering ``pending`` as its actor, for a client that takes
+        URL-mode elicitations; ``None`` when there is no desk, no actor, or no such client."""
+        if self.links is None or pending.actor_id is None:
+            return None
+        capabilities = ctx.session.client_capabilities
+        elicitation = capabilities.elicitation if capabilities is not None else None
+        if elicitation is None or elicitation.url is None:
+            return None
+        left = self.handler.time_left(pending)
+        return self.links.url(pending.pending_id, pending.actor_id, left)
 
     async def _answer(
-        self, ctx: ServerRequestContext[Any], name: str, pending_id: str, *, kept: bool
+        self,
+        ctx: ServerRequestContext[Any],
+        name: str,
+        pending_id: str,
+        *,
+        kept: bool,
+        hold: float | None = None,
     ) -> types.CallToolResult:
-        """Wait for the request's outcome, telling the client it waits; the call's result."""
+        """Wait for the request's outcome, telling the client it waits; the call's result.
+
+        Raises:
+            StillWaiting: with ``hold``, nobody answered within it (the request stays open).
+        """
         handler = self.handler
         call = (_connection_of(ctx), str(ctx.request_id))
         if kept:
@@ -190,7 +277,12 @@ class HumanInputMCPServer:
         waiting = asyncio.create_task(self._report_progress(ctx, pending_id))
         cancelled = False
         try:
-            answer = await handler.wait(pending_id, timeout=self.timeout)
+            if hold is None:
+                answer = await handler.wait(pending_id, timeout=self.timeout)
+            else:
+                answer = await held_wait(handler, pending_id, timeout=self.timeout, hold=hold)
+        except StillWaiting:
+            raise
         except TimeoutError:
             return _error(texts.human_input_timed_out(name, self.timeout))
         except HumanInputRejectedError as rejected:

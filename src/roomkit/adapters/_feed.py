@@ -1,0 +1,66 @@
+"""What the protocol adapters share: a room's replies as they come, and whether a turn is owed.
+
+A front end that is not a page (an AG-UI stream, an A2A task) follows a room while a request
+of its caller is in flight: :class:`FeedChannel` hands it the agent's replies to the room as
+the kit delivers them, and :func:`turn_owed` says whether a turn of the room still runs here
+or waits in the store's journal for a re-drive, so that a follower knows when the room rests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from roomkit.channels.base import TransportChannel
+from roomkit.core.framework import RoomKit
+from roomkit.core.store import turn_journal
+from roomkit.models.enums import ChannelType
+from roomkit.models.room import RoomEvent
+
+__all__ = ["FeedChannel", "turn_owed"]
+
+
+class FeedChannel(TransportChannel):
+    """A front end as a transport: the agent's replies reach whoever listens to the room."""
+
+    channel_type = ChannelType.WEBSOCKET
+
+    def __init__(self, channel_id: str) -> None:
+        super().__init__(channel_id)
+        self._listeners: dict[str, set[asyncio.Queue[RoomEvent]]] = {}
+        self._wakes: dict[int, asyncio.Event] = {}
+
+    def listen(
+        self, room_id: str, wake: asyncio.Event
+    ) -> tuple[asyncio.Queue[RoomEvent], Callable[[], None]]:
+        """A queue of the replies delivered to ``room_id`` from now on (each sets ``wake``),
+        and its undo."""
+        queue: asyncio.Queue[RoomEvent] = asyncio.Queue()
+        self._listeners.setdefault(room_id, set()).add(queue)
+        self._wakes[id(queue)] = wake
+
+        def stop() -> None:
+            listeners = self._listeners.get(room_id, set())
+            listeners.discard(queue)
+            self._wakes.pop(id(queue), None)
+            if not listeners:
+                self._listeners.pop(room_id, None)
+
+        return queue, stop
+
+    async def deliver(self, event: RoomEvent) -> None:
+        """Hand ``event`` to everyone following its room."""
+        for queue in self._listeners.get(event.room_id, ()):
+            queue.put_nowait(event)
+            self._wakes[id(queue)].set()
+
+
+async def turn_owed(kit: RoomKit, room_id: str, agent: str) -> bool:
+    """Whether a turn of ``agent`` in the room runs here, or is left in the store for a
+    re-drive."""
+    if kit.queued_turns(room_id, agent):
+        return True
+    journal = turn_journal(kit.store)
+    if journal is None:
+        return False
+    return any(turn.room_id == room_id for turn in await journal.open_turns())

@@ -1,0 +1,324 @@
+"""``RoomKitExecutor``: a RoomKit agent as an A2A ``AgentExecutor``.
+
+The A2A context id is the room (created on its first task, with the caller on its roster and
+the agent attached); a task's first message starts a turn. While the turn runs, the executor
+follows the room: the agent's reply completes the task; a request the turn holds on puts it
+in ``input-required`` with the question as text and a data part (``pending_id``, ``kind``,
+``schema``, ``expires_at``, ``digest``), and the executor returns. The turn waits on in the
+store. A follow-up message on the task answers the request as the caller (a data part
+``{"pending_id", "answer"}``, or plain text when one request of theirs is open), and the
+executor follows the room again. A request that timed out or was withdrawn first ends the
+task ``failed`` or ``canceled`` with roomkit's text.
+
+The caller is the user the SDK's call context names: :class:`~roomkit.adapters.a2a.A2AGate`
+sets it from a person's desk token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from a2a.helpers.proto_helpers import (
+    get_data_parts,
+    get_text_parts,
+    new_data_part,
+    new_task,
+    new_text_part,
+)
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types import Part, TaskState
+
+from roomkit.adapters._feed import FeedChannel, turn_owed
+from roomkit.auth.access import Access
+from roomkit.auth.principal import Principal
+from roomkit.core.exceptions import RoomKitError
+from roomkit.core.framework import RoomKit
+from roomkit.models.kinds import request_kind
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.room import InboundMessage, TextContent
+from roomkit.tools import texts
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["A2AChannel", "RoomKitExecutor"]
+
+logger = logging.getLogger("roomkit.adapters.a2a")
+
+BACKSTOP = 1.0
+"""Seconds between two looks at the room when nothing woke the executor (a hint lost)."""
+
+
+class A2AChannel(FeedChannel):
+    """The A2A caller as a transport: the agent's replies reach the task being executed."""
+
+
+class RoomKitExecutor(AgentExecutor):
+    """Runs a kit's agent for A2A tasks; a held request puts the task in ``input-required``.
+
+    Args:
+        kit: the kit whose agent runs.
+        agent: the id of the kit's AI channel, attached to a context's room when it is made.
+        handler: whose requests the tasks wait on (the kit's only routed one by default).
+        channel_id: the id the caller's messages are recorded under.
+
+    Raises:
+        ValueError: ``agent`` is no channel of the kit; no handler, or several.
+    """
+
+    def __init__(
+        self,
+        kit: RoomKit,
+        *,
+        agent: str,
+        handler: HumanInputHandler | None = None,
+        channel_id: str = "a2a",
+    ) -> None:
+        if kit.get_channel(agent) is None:
+            raise ValueError(f"No channel {agent!r} in the kit: register the agent first")
+        if handler is None:
+            routed = kit.human_input_handlers
+            if len(routed) != 1:
+                raise ValueError(
+                    f"The kit routes {len(routed)} human-input handlers: pass handler=..."
+                )
+            handler = routed[0]
+        channel = kit.get_channel(channel_id)
+        if channel is None:
+            channel = A2AChannel(channel_id)
+            kit.register_channel(channel)
+        if not isinstance(channel, A2AChannel):
+            raise ValueError(f"Channel {channel_id!r} is no A2AChannel: give A2A an id of its own")
+        self.kit = kit
+        self.agent = agent
+        self.handler = handler
+        self.channel = channel
+        self.access = Access(kit)
+        self._turns: set[asyncio.Task[None]] = set()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Start or answer, then follow the room until it holds or rests."""
+        task_id, room_id = context.task_id or "", context.context_id or ""
+        updater = TaskUpdater(event_queue, task_id, room_id)
+        user = context.call_context.user
+        if context.current_task is None:
+            history = [context.message] if context.message is not None else []
+            submitted = TaskState.TASK_STATE_SUBMITTED
+            await event_queue.enqueue_event(new_task(task_id, room_id, submitted, history=history))
+        if not user.is_authenticated:
+            await updater.failed(_say(updater, "A person's desk token is needed"))
+            return
+        principal = Principal(actor_id=user.user_name)
+        await self._open_room(principal, room_id)
+        wake = asyncio.Event()
+        replies, stop_listening = self.channel.listen(room_id, wake)
+        stop_watching = self.handler.subscribe(lambda change: wake.set())
+        try:
+            turn = None
+            if context.current_task is None:
+                turn = self._start_turn(principal, room_id, context)
+            else:
+                ended = await self._answer(principal, room_id, context, updater)
+                if ended:
+                    return
+            await self._follow(room_id, turn, replies, wake, updater)
+        finally:
+            stop_listening()
+            stop_watching()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Withdraw the open requests of the task's room, and cancel the task."""
+        room_id = context.context_id or ""
+        for request in await self.handler.list_pending(room_id=room_id):
+            await self.handler.arelease(request.pending_id)
+        updater = TaskUpdater(event_queue, context.task_id or "", room_id)
+        await updater.cancel(_say(updater, "Cancelled: the open questions were withdrawn"))
+
+    async def _open_room(self, principal: Principal, room_id: str) -> None:
+        kit = self.kit
+        if await kit.store.get_room(room_id) is None:
+            await kit.create_room(room_id)
+            await kit.add_participant(room_id, principal.actor_id)
+            await kit.attach_channel(room_id, self.agent)
+            await kit.attach_channel(room_id, self.channel.channel_id)
+
+    def _start_turn(
+        self, principal: Principal, room_id: str, context: RequestContext
+    ) -> asyncio.Task[None]:
+        text = context.get_user_input()
+        inbound = InboundMessage(self.channel.channel_id, principal.actor_id, TextContent(text))
+
+        async def run() -> None:
+            try:
+                await self.kit.process_inbound(inbound, room_id=room_id)
+            except Exception:
+                logger.exception("The turn of A2A task %s failed", context.task_id)
+
+        task = asyncio.get_running_loop().create_task(run(), name=f"a2a-turn-{room_id}")
+        self._turns.add(task)
+        task.add_done_callback(self._turns.discard)
+        return task
+
+    async def _answer(
+        self,
+        principal: Principal,
+        room_id: str,
+        context: RequestContext,
+        updater: TaskUpdater,
+    ) -> bool:
+        """Settle what the follow-up answers; ``True`` when the task ended here."""
+        message = context.message
+        parts = list(message.parts) if message is not None else []
+        named = [d for d in get_data_parts(parts) if isinstance(d, dict) and "pending_id" in d]
+        mine = [
+            request
+            for request in await self.handler.list_pending(room_id=room_id)
+            if await self.access.can_see(principal, request)
+        ]
+        if named:
+            pending_id, answer = str(named[0]["pending_id"]), named[0].get("answer")
+        elif len(mine) == 1:
+            pending_id, answer = mine[0].pending_id, "\n".join(get_text_parts(parts))
+        elif not mine:
+            # Nothing open: what the task asked ended otherwise (timed out, withdrawn,
+            # answered elsewhere), and says how the task goes on.
+            for asked in _asked(context):
+                request = await self.handler.get_request(asked)
+                if request is not None and await self._ended(request, updater):
+                    return True
+            return False
+        else:
+            await self._ask_again(
+                updater,
+                mine,
+                'Name the request you answer: a data part {"pending_id": ..., "answer": ...}',
+            )
+            return True
+        request = await self.handler.get_request(pending_id)
+        if (
+            request is None
+            or request.room_id != room_id
+            or not await self.access.can_see(principal, request)
+        ):
+            await self._ask_again(updater, mine, f"No open request {pending_id} of yours here")
+            return True
+        if request.status is not PendingInputStatus.PENDING:
+            return await self._ended(request, updater)
+        text = answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"))
+        try:
+            won = await self.handler.aresolve(
+                pending_id,
+                text,
+                by=principal.actor_id,
+                surface="a2a",
+                digest=request.arguments_digest,
+            )
+        except RoomKitError as error:
+            await self._ask_again(updater, mine, f"The answer was refused: {error}")
+            return True
+        if not won:
+            settled = await self.handler.get_request(pending_id)
+            if settled is not None and settled.status is not PendingInputStatus.RESOLVED:
+                return await self._ended(settled, updater)
+        return False
+
+    async def _ended(self, request: PendingInput, updater: TaskUpdater) -> bool:
+        """A request that timed out or was withdrawn ends the task; an answered one does not."""
+        if request.status is PendingInputStatus.TIMED_OUT:
+            name = request.tool_name
+            if self.handler.durable and request.deadline is not None:
+                # A durable store's deadline is on the epoch clock, as the creation time.
+                seconds = round(request.deadline - request.created_at.timestamp())
+                said = texts.human_input_timed_out(name, seconds)
+            else:
+                said = texts.error_body(f"Human input timed out for tool '{name}'")
+            await updater.failed(_say(updater, said))
+            return True
+        if request.withdrawn:
+            await updater.cancel(_say(updater, f"Withdrawn: request {request.pending_id}"))
+            return True
+        return False
+
+    async def _ask_again(
+        self, updater: TaskUpdater, open_requests: list[PendingInput], problem: str
+    ) -> None:
+        parts = [new_text_part(problem)] + [
+            p for r in open_requests for p in _parts(self.handler, r)
+        ]
+        await updater.requires_input(updater.new_agent_message(parts))
+
+    async def _follow(
+        self,
+        room_id: str,
+        turn: asyncio.Task[None] | None,
+        replies: asyncio.Queue[Any],
+        wake: asyncio.Event,
+        updater: TaskUpdater,
+    ) -> None:
+        if turn is not None:
+            turn.add_done_callback(lambda _: wake.set())
+        said: list[str] = []
+        while True:
+            wake.clear()
+            while not replies.empty():
+                body = replies.get_nowait().content.body
+                if body:
+                    said.append(body)
+            open_requests = await self.handler.list_pending(room_id=room_id)
+            if open_requests and all(r.deadline is not None for r in open_requests):
+                parts = [new_text_part(text) for text in said]
+                for request in open_requests:
+                    parts += _parts(self.handler, request)
+                await updater.requires_input(updater.new_agent_message(parts))
+                return
+            resting = not open_requests and (turn is None or turn.done()) and replies.empty()
+            if resting and not await turn_owed(self.kit, room_id, self.agent):
+                await updater.complete(
+                    updater.new_agent_message([new_text_part(text) for text in said])
+                    if said
+                    else None
+                )
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), BACKSTOP)
+
+
+def _asked(context: RequestContext) -> list[str]:
+    """The ids of the requests the task's ``input-required`` message named."""
+    task = context.current_task
+    if task is None or not task.status.HasField("message"):
+        return []
+    data = get_data_parts(list(task.status.message.parts))
+    return [str(d["pending_id"]) for d in data if isinstance(d, dict) and "pending_id" in d]
+
+
+def _parts(handler: HumanInputHandler, request: PendingInput) -> list[Part]:
+    """A request as the parts of an ``input-required`` message: its question, its data."""
+    arguments = request.arguments
+    question = arguments.get("question") or arguments.get("action")
+    if not isinstance(question, str):
+        question = f"{request.tool_name}({json.dumps(arguments, ensure_ascii=False)})"
+    left = handler.time_left(request)
+    data: dict[str, Any] = {
+        "pending_id": request.pending_id,
+        "kind": str(request_kind(request)),
+        "schema": request.answer_schema,
+        "expires_at": None if left is None else _iso_in(left),
+        "digest": request.arguments_digest,
+    }
+    return [new_text_part(question), new_data_part(data)]
+
+
+def _iso_in(seconds: float) -> str:
+    moment = datetime.fromtimestamp(time.time() + seconds, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _say(updater: TaskUpdater, text: str) -> Any:
+    return updater.new_agent_message([new_text_part(text)])

@@ -1,0 +1,178 @@
+"""``A2APush``: the push notifications of A2A tasks, delivered through roomkit's outbox.
+
+The SDK's push sender makes one POST and forgets it. ``A2APush`` is a notification surface
+(:class:`~roomkit.notify.Notifier` runs it): when a request of an A2A context's room opens
+or settles (answered on the desk, on Slack, timed out, withdrawn), each task of that context
+still waiting on a person gets a push at every URL configured on it. The notifier records the
+delivery in the store's outbox before it is sent and retries it after a 5xx, a 408, a 429 or
+a connection error, under the same ``webhook-id`` every time; each POST is signed (Standard
+Webhooks) and carries the task's ``X-A2A-Notification-Token`` and ``Authorization``.
+
+The body is the A2A ``StreamResponse`` JSON of a ``TaskStatusUpdateEvent``: ``input-required``
+with the request's data part when it opens, ``working`` with its outcome when it settles (the
+caller's next message on the task carries the turn on).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+from a2a.auth.user import User
+from a2a.helpers.proto_helpers import new_data_part, new_message, new_text_part
+from a2a.server.context import ServerCallContext
+from a2a.server.tasks import PushNotificationConfigStore, TaskStore
+from a2a.types import (
+    ListTasksRequest,
+    StreamResponse,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+# protobuf ships no type stubs; MessageToDict returns a plain dict.
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+from standardwebhooks import Webhook as Signer
+
+from roomkit.models.kinds import request_kind
+from roomkit.notify.retry import Retry
+from roomkit.notify.surface import DeliveryError, Notice, Person
+
+__all__ = ["A2APush"]
+
+_RETRIED = {408, 425, 429}
+_WAITING = {
+    TaskState.TASK_STATE_SUBMITTED,
+    TaskState.TASK_STATE_WORKING,
+    TaskState.TASK_STATE_INPUT_REQUIRED,
+}
+
+
+class A2APush:
+    """A notification surface that pushes A2A task updates.
+
+    Args:
+        tasks: the SDK's task store the request handler uses (its tasks name their context).
+        configs: the SDK's push-notification config store the request handler uses.
+        secret: the signing secret in its ``whsec_<base64>`` form.
+        retry: when to try again; :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
+        client: the HTTP client to POST with (one of its own by default).
+        name: the surface's name in histories.
+    """
+
+    def __init__(
+        self,
+        tasks: TaskStore,
+        configs: PushNotificationConfigStore,
+        *,
+        secret: str,
+        retry: Retry | None = None,
+        client: httpx.AsyncClient | None = None,
+        name: str = "a2a-push",
+    ) -> None:
+        if not isinstance(secret, str) or not secret.startswith("whsec_"):
+            raise ValueError("A2APush(secret=...) takes a Standard Webhooks 'whsec_...' secret")
+        self.tasks = tasks
+        self.configs = configs
+        self.name = name
+        self.retry = retry if retry is not None else Retry()
+        self._signer = Signer(secret)
+        self._client = client if client is not None else httpx.AsyncClient(timeout=10.0)
+        self._owns_client = client is None
+
+    def reaches(self, recipient: str | None, person: Person | None) -> bool:
+        """It tells the tasks, not a person: each notice once."""
+        return recipient is None
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        """Push the notice to every waiting task of the request's context.
+
+        Raises:
+            DeliveryError: a receiver failed (``retry`` when sending again may succeed).
+        """
+        if notice.type not in ("question_pending", "question_settled"):
+            return None
+        request = notice.request
+        if request.actor_id is None:
+            return None  # no A2A caller asked it: no task of theirs waits on it
+        # The SDK keeps each caller's tasks apart: they are listed as their owner's.
+        owner = ServerCallContext(user=_Owner(request.actor_id))
+        listed = await self.tasks.list(ListTasksRequest(context_id=request.room_id), owner)
+        sent = 0
+        for task in listed.tasks:
+            if task.status.state not in _WAITING:
+                continue
+            for config in await self.configs.get_info_for_dispatch(task.id):
+                await self._post(notice, task.id, config)
+                sent += 1
+        return {"pushed": sent}
+
+    async def _post(self, notice: Notice, task_id: str, config: Any) -> None:
+        data = json.dumps(MessageToDict(_update(notice, task_id)), separators=(",", ":"))
+        now = datetime.now(UTC)
+        # One delivery of one notice to one URL: the same id on every retry.
+        delivery_id = f"{notice.delivery_id}.{config.id or 'push'}"
+        headers = {
+            "content-type": "application/json",
+            "webhook-id": delivery_id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": self._signer.sign(delivery_id, now, data),
+        }
+        if config.token:
+            headers["X-A2A-Notification-Token"] = config.token
+        auth = config.authentication
+        if config.HasField("authentication") and auth.scheme and auth.credentials:
+            headers["Authorization"] = f"{auth.scheme} {auth.credentials}"
+        try:
+            response = await self._client.post(config.url, content=data, headers=headers)
+        except httpx.HTTPError as error:
+            raise DeliveryError(f"A2A push to {config.url} failed: {error}", retry=True) from None
+        status = response.status_code
+        if status >= 300:
+            retry = status >= 500 or status in _RETRIED
+            raise DeliveryError(f"A2A push to {config.url} answered {status}", retry=retry)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client it made."""
+        if self._owns_client:
+            await self._client.aclose()
+
+
+class _Owner(User):
+    """The caller who asked a request, as the SDK's task store knows its owners."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def user_name(self) -> str:
+        return self._name
+
+
+def _update(notice: Notice, task_id: str) -> StreamResponse:
+    request = notice.request
+    data: dict[str, Any] = {"pending_id": request.pending_id, "kind": str(request_kind(request))}
+    if notice.type == "question_pending":
+        state = TaskState.TASK_STATE_INPUT_REQUIRED
+        question = request.arguments.get("question") or request.arguments.get("action")
+        text = question if isinstance(question, str) else request.tool_name
+        if notice.deadline_at is not None:
+            data["expires_at"] = notice.deadline_at.isoformat().replace("+00:00", "Z")
+    else:
+        state = TaskState.TASK_STATE_WORKING
+        by = f" by {notice.answered_by}" if notice.answered_by else ""
+        via = f" on {notice.answered_via}" if notice.answered_via else ""
+        text = f"Request {request.pending_id} {notice.outcome}{by}{via}"
+        data.update(outcome=notice.outcome, answered_by=notice.answered_by)
+    message = new_message([new_text_part(text), new_data_part(data)], request.room_id, task_id)
+    event = TaskStatusUpdateEvent(
+        task_id=task_id, context_id=request.room_id, status=TaskStatus(state=state, message=message)
+    )
+    return StreamResponse(status_update=event)

@@ -1,0 +1,104 @@
+"""Request histories as A2A authorization-evidence records, hash-chained.
+
+The A2A authorization, delegation and evidence extension (``urn:a2a:ext:authorization:v1``,
+a proposal) keeps a chain of evidence records: each names the agent, the task, the action
+and its intent, the decision (``ALLOW``, ``DENY`` or ``ABSTAIN``) and the outcome, and carries
+``record_hash = SHA-256(prev_record_hash || canonical_json(record without its hashes))``,
+the first record's ``prev_record_hash`` being 64 zeros. :func:`evidence_records` writes one
+record per settled request of a history export, in the order they settled, so a third party
+checks the chain with the proposal's own algorithm (:func:`chain_problem` does the same).
+
+A request's decision: an approval approved or edited is ``ALLOW``, rejected ``DENY``; a
+question answered is ``ALLOW``, refused ``DENY``; a request that timed out or was withdrawn,
+``ABSTAIN``. The task is the request's room (an A2A context id, when A2A asked).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["GENESIS", "canonical_json", "chain_problem", "evidence_records"]
+
+GENESIS = "0" * 64
+"""The ``prev_record_hash`` of the first record."""
+_HASHES = ("prev_record_hash", "record_hash")
+_DECIDED = {"approve": "ALLOW", "edit": "ALLOW", "respond": "ALLOW", "reject": "DENY"}
+_SETTLED = {"resolved": "ALLOW", "rejected": "DENY", "timed_out": "ABSTAIN"}
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, UTF-8 as is: the text a record's hash covers."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _hash(prev: str, record: Mapping[str, Any]) -> str:
+    body = {key: value for key, value in record.items() if key not in _HASHES}
+    return hashlib.sha256((prev + canonical_json(body)).encode("utf-8")).hexdigest()
+
+
+def _record(
+    agent_id: str, pending_id: str, entries: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    created = next((e for e in entries if e.get("type") == "created"), None)
+    settled = next((e for e in reversed(entries) if e.get("type") == "settled"), None)
+    if created is None or settled is None:
+        return None
+    status = str(settled.get("status"))
+    decided = [e for e in entries if e.get("type") == "decided"]
+    if settled.get("withdrawn") or status == "withdrawn":
+        decision = "ABSTAIN"
+    elif decided:
+        decision = _DECIDED.get(str(decided[-1].get("decision")), "ABSTAIN")
+    else:
+        decision = _SETTLED.get(status, "ABSTAIN")
+    who = settled.get("actor")
+    where = settled.get("surface")
+    outcome = status + (f" by {who}" if who else "") + (f" on {where}" if where else "")
+    return {
+        "record_id": f"{pending_id}.{settled.get('seq', len(entries) - 1)}",
+        "agent_id": agent_id,
+        "task_id": str(created.get("room") or ""),
+        "action_type": str(created.get("tool")),
+        "intent": {
+            "tool": created.get("tool"),
+            "arguments": created.get("arguments"),
+            "arguments_digest": created.get("digest"),
+        },
+        "decision": decision,
+        "outcome": outcome,
+        "outcome_status": status,
+        "timestamp_utc": settled.get("at"),
+    }
+
+
+def evidence_records(
+    chains: Mapping[str, Sequence[Mapping[str, Any]]], *, agent_id: str = "roomkit"
+) -> list[dict[str, Any]]:
+    """One hash-chained evidence record per settled request of ``chains`` (a request's id
+    to its history entries, oldest first), in the order they settled."""
+    records = [
+        record
+        for pending_id, entries in chains.items()
+        if (record := _record(agent_id, pending_id, entries)) is not None
+    ]
+    records.sort(key=lambda r: (str(r["timestamp_utc"]), r["record_id"]))
+    prev = GENESIS
+    for record in records:
+        record["prev_record_hash"] = prev
+        record["record_hash"] = prev = _hash(prev, record)
+    return records
+
+
+def chain_problem(records: Iterable[Mapping[str, Any]]) -> str | None:
+    """What breaks the chain, checked as the proposal checks it; ``None`` when it holds."""
+    prev = GENESIS
+    for index, record in enumerate(records):
+        if record.get("prev_record_hash") != prev:
+            return f"record {index} does not follow the one before it"
+        if record.get("record_hash") != _hash(prev, record):
+            return f"record {index} was changed after it was hashed"
+        prev = str(record["record_hash"])
+    return None

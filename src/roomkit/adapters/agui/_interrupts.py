@@ -1,0 +1,227 @@
+"""Requests as AG-UI interrupts, and resume entries as the settles they ask for.
+
+An open request of a thread is one :class:`~ag_ui.core.Interrupt`: its id is the pending id,
+its ``responseSchema`` the shape a resume's ``payload`` takes (the desk's answer body for the
+request's kind, the answer schema itself for a request that has one, ``{approved,
+editedArgs, reason}`` for an approval), and ``expiresAt`` its deadline, which every roomkit
+request has. :func:`settle_of` reads a resume entry against its request and says what to do,
+or raises :class:`ResumeRefused` with the code the run ends with.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from ag_ui.core import Interrupt, ResumeEntry
+
+from roomkit.models.kinds import Kind, option_labels, request_kind
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools import approvals
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.validation import validate_answer
+
+__all__ = ["ResumeRefused", "Settle", "interrupt_of", "response_schema", "settle_of"]
+
+_TEXT = {"type": "string", "minLength": 1}
+_CONFIRM = {
+    "type": "object",
+    "properties": {"confirmed": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["confirmed"],
+    "additionalProperties": False,
+}
+_REASONS = {Kind.APPROVAL: "tool_call", Kind.CONFIRM: "confirmation"}
+_APPROVAL_FIELDS = {"approved", "editedArgs", "reason"}
+
+
+class ResumeRefused(Exception):
+    """A resume the run cannot take: it ends with ``RUN_ERROR`` carrying :attr:`code`."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        """The ``RUN_ERROR`` code: ``unknown_interrupt``, ``invalid_payload``,
+        ``uncovered_approval``, ``duplicate_interrupt`` or ``already_settled``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settle:
+    """What a resume entry does to its request."""
+
+    request: PendingInput
+    """The request, as read before anything was settled."""
+    action: Literal["resolve", "reject", "withdraw"]
+    """Answer it (an approval's decision included), reject it, or withdraw a question."""
+    text: str = ""
+    """The answer (or decision) text, or the rejection's reason."""
+
+
+def _choice(question: dict[str, Any]) -> dict[str, Any]:
+    """The schema of one question's answer: one of its labels, or several with
+    ``multiSelect``; any text when it has no options."""
+    labels = option_labels(question.get("options"))
+    if labels is None:
+        return _TEXT
+    label = {"type": "string", "enum": labels}
+    if question.get("multiSelect") is True:
+        return {"type": "array", "items": label, "minItems": 1, "uniqueItems": True}
+    return label
+
+
+def _body(**properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def response_schema(request: PendingInput) -> dict[str, Any]:
+    """The JSON Schema of a resume ``payload`` for ``request``: the answer schema itself
+    when the request has one, else the body its kind takes, as the desk takes it."""
+    kind = request_kind(request)
+    if kind is Kind.APPROVAL:
+        edited = request.answer_schema if request.answer_schema else {"type": "object"}
+        return {
+            "type": "object",
+            "properties": {
+                "approved": {"type": "boolean"},
+                "editedArgs": edited,
+                "reason": {"type": "string"},
+            },
+            "required": ["approved"],
+            "additionalProperties": False,
+        }
+    if request.answer_schema is not None:
+        return dict(request.answer_schema)
+    if kind is Kind.CONFIRM:
+        return _CONFIRM
+    if kind is Kind.QUESTIONS:
+        questions = request.arguments["questions"]
+        answer = {"anyOf": [_choice(question) for question in questions]}
+        item = _body(question={"type": "string"}, answer=answer)
+        count = len(questions)
+        return _body(answers={"type": "array", "items": item, "minItems": count, "maxItems": count})
+    if kind is Kind.QUESTION:
+        return _body(answer=_choice(request.arguments))
+    return _body(answer=_TEXT)
+
+
+def _answer_text(request: PendingInput, payload: Any) -> str:
+    """The answer as the model reads it, as the desk records the same answer."""
+    if request.answer_schema is not None:
+        return payload if isinstance(payload, str) else _compact(payload)
+    kind = request_kind(request)
+    if kind is Kind.CONFIRM:
+        return _compact({key: value for key, value in payload.items() if value != ""})
+    if kind is Kind.QUESTIONS:
+        return _compact({"answers": payload["answers"]})
+    answer = payload["answer"]
+    return answer if isinstance(answer, str) else _compact({"answer": answer})
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _message(request: PendingInput, kind: Kind) -> str:
+    arguments = request.arguments
+    if kind is Kind.APPROVAL:
+        shown = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        return f"Allow {request.tool_name}({shown})?"
+    for field in ("question", "action"):
+        text = arguments.get(field)
+        if isinstance(text, str) and text:
+            return text
+    questions = arguments.get("questions")
+    if isinstance(questions, list):
+        return "\n".join(str(item.get("question", "")) for item in questions)
+    return f"{request.tool_name}({json.dumps(arguments, ensure_ascii=False, sort_keys=True)})"
+
+
+def expires_at(handler: HumanInputHandler, request: PendingInput) -> str | None:
+    """The request's deadline as ISO 8601 UTC, or ``None`` while no wait has set one."""
+    left = handler.time_left(request)
+    if left is None:
+        return None
+    moment = datetime.fromtimestamp(time.time() + left, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def interrupt_of(handler: HumanInputHandler, request: PendingInput) -> Interrupt:
+    """``request`` as the interrupt a run ends with."""
+    kind = request_kind(request)
+    roomkit: dict[str, Any] = {"kind": str(kind), "approvers": list(request.approvers)}
+    if request.arguments_digest is not None:
+        roomkit["digest"] = request.arguments_digest
+    return Interrupt(
+        id=request.pending_id,
+        reason=_REASONS.get(kind, "input_required"),
+        message=_message(request, kind),
+        tool_call_id=request.tool_call_id or request.pending_id,
+        response_schema=response_schema(request),
+        expires_at=expires_at(handler, request),
+        metadata={"roomkit": roomkit},
+    )
+
+
+def settle_of(request: PendingInput, entry: ResumeEntry) -> Settle:
+    """What ``entry`` asks of ``request``.
+
+    Raises:
+        ResumeRefused: the payload does not fit the request (``invalid_payload``).
+    """
+    is_approval = request.kind == "approval"
+    payload = entry.payload
+    if entry.status == "cancelled":
+        reason = payload.get("reason") if isinstance(payload, dict) else None
+        text = reason if isinstance(reason, str) else ""
+        return Settle(request, "reject" if is_approval else "withdraw", text)
+    if is_approval:
+        return Settle(request, "resolve", _decision(request, payload))
+    problem = validate_answer(response_schema(request), payload)
+    if problem is not None:
+        raise _invalid(request, f"the payload does not fit its responseSchema: {problem}")
+    return Settle(request, "resolve", _answer_text(request, payload))
+
+
+def _decision(request: PendingInput, payload: Any) -> str:
+    if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
+        raise _invalid(request, 'an approval takes {"approved": true|false}')
+    extra = set(payload) - _APPROVAL_FIELDS
+    if extra:
+        raise _invalid(request, f"an approval takes approved, editedArgs and reason, not {extra}")
+    edited = payload.get("editedArgs")
+    reason = payload.get("reason", "")
+    if not isinstance(reason, str):
+        raise _invalid(request, "reason must be text")
+    if not payload["approved"]:
+        return approvals.reject(reason)
+    if edited is None or edited == request.arguments:
+        return approvals.approve()
+    if not isinstance(edited, dict):
+        raise _invalid(request, "editedArgs must be an object: every argument")
+    return approvals.edit(edited)
+
+
+def _invalid(request: PendingInput, problem: str) -> ResumeRefused:
+    return ResumeRefused("invalid_payload", f"Interrupt {request.pending_id}: {problem}")
+
+
+def is_replay(settle: Settle, now: PendingInput) -> bool:
+    """Whether ``now`` (the request after a settle was refused) already holds what
+    ``settle`` asked for."""
+    if settle.action == "withdraw":
+        return now.withdrawn
+    if settle.action == "reject":
+        return now.status is PendingInputStatus.REJECTED and not now.withdrawn
+    if now.status is PendingInputStatus.RESOLVED:
+        return now.result == settle.text
+    if now.status is PendingInputStatus.REJECTED and settle.request.kind == "approval":
+        decision = approvals.read_decision(settle.text)
+        return decision.kind == "reject" and (now.reject_reason or "") == decision.text
+    return False

@@ -1,0 +1,368 @@
+"""One AG-UI run on a thread: resume, new messages, the agent's replies, then an outcome.
+
+A run starts with ``RUN_STARTED`` and ends with exactly one of ``RUN_FINISHED`` (success, or
+an interrupt naming every open request of the thread) or ``RUN_ERROR`` (a resume it cannot
+take, with a code). In between: the outcomes of the requests the resume named that were
+settled elsewhere first (``TOOL_CALL_RESULT``), the agent's replies the client has not seen
+(``TEXT_MESSAGE_*``), and the held calls (``TOOL_CALL_START/ARGS/END``) before an interrupt.
+
+A resume is read whole before anything is settled: one entry the run cannot take refuses
+them all, so an approval a partial resume leaves uncovered never runs. The turns the run
+starts keep going after it ends with an interrupt: they wait on the store, and the next run
+(or the desk, Slack, a restart's ``resume_pending``) carries them on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ag_ui.core import (
+    BaseEvent,
+    ResumeEntry,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+from roomkit.adapters._feed import FeedChannel, turn_owed
+from roomkit.adapters.agui._interrupts import (
+    ResumeRefused,
+    Settle,
+    interrupt_of,
+    is_replay,
+    settle_of,
+)
+from roomkit.auth.access import Access
+from roomkit.auth.principal import Principal
+from roomkit.core.exceptions import InvalidAnswerError, RoomKitError
+from roomkit.core.framework import RoomKit
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.room import InboundMessage, RoomEvent, TextContent
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["AGUIChannel", "Thread", "run_events"]
+
+logger = logging.getLogger("roomkit.adapters.agui")
+
+BACKSTOP = 1.0
+"""Seconds between two looks at the thread when nothing woke the run (a hint lost)."""
+
+
+class AGUIChannel(FeedChannel):
+    """The AG-UI front end as a transport: the agent's replies reach the runs streaming."""
+
+
+@dataclass
+class Thread:
+    """What every run of the router shares: the kit, its handler, who sees what."""
+
+    kit: RoomKit
+    handler: HumanInputHandler
+    access: Access
+    channel: AGUIChannel
+    agent: str
+    """The id of the AI channel attached to a thread's room when the room is created."""
+    turns: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+def _text_of(message: Any) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(part, "text", "") or "" for part in content)
+
+
+def _message_id(event: RoomEvent) -> str:
+    message_id = event.metadata.get("message_id")
+    return message_id if isinstance(message_id, str) else str(event.id)
+
+
+async def run_events(
+    thread: Thread, principal: Principal, run: RunAgentInput
+) -> AsyncIterator[BaseEvent]:
+    """The events of one run, ``RUN_STARTED`` first and one terminal event last (a store
+    gone away included: ``RUN_ERROR`` with the code ``run_failed``)."""
+    yield RunStartedEvent(thread_id=run.thread_id, run_id=run.run_id)
+    try:
+        async for item in _events(thread, principal, run):
+            yield item
+    except Exception as error:
+        logger.exception("AG-UI run %s on thread %s failed", run.run_id, run.thread_id)
+        message = f"The run failed ({type(error).__name__}): run it again"
+        yield RunErrorEvent(message=message, code="run_failed")
+
+
+async def _events(
+    thread: Thread, principal: Principal, run: RunAgentInput
+) -> AsyncIterator[BaseEvent]:
+    thread_id = run.thread_id
+    wake = asyncio.Event()
+    replies, stop_listening = thread.channel.listen(thread_id, wake)
+    stop_watching = thread.handler.subscribe(lambda change: wake.set())
+    try:
+        try:
+            settled = await _resume(thread, principal, thread_id, run.resume or [])
+        except ResumeRefused as refused:
+            yield RunErrorEvent(message=str(refused), code=refused.code)
+            return
+        for request in settled:
+            yield _result_of(request)
+        known = {message.id for message in run.messages}
+        history = await thread.kit.store.recent_events(thread_id, 200)
+        for event in _unseen(history, known, thread.channel.channel_id):
+            for item in _text_events(event):
+                yield item
+        turn = _start_turns(thread, principal, thread_id, run, history)
+        async for item in _follow(thread, run, turn, replies, wake):
+            yield item
+    finally:
+        stop_listening()
+        stop_watching()
+
+
+async def _resume(
+    thread: Thread, principal: Principal, thread_id: str, entries: list[ResumeEntry]
+) -> list[PendingInput]:
+    """Settle what ``entries`` ask, all or nothing; the requests settled elsewhere first."""
+    if not entries:
+        return []
+    handler = thread.handler
+    plan: list[Settle] = []
+    for entry in entries:
+        if any(settle.request.pending_id == entry.interrupt_id for settle in plan):
+            raise ResumeRefused(
+                "duplicate_interrupt", f"Interrupt {entry.interrupt_id} is answered twice"
+            )
+        request = await handler.get_request(entry.interrupt_id)
+        if (
+            request is None
+            or request.room_id != thread_id
+            or not await thread.access.can_see(principal, request)
+            or not _may_decide(request, principal.actor_id)
+        ):
+            raise ResumeRefused(
+                "unknown_interrupt",
+                f"Interrupt {entry.interrupt_id} is no open request of this thread of yours",
+            )
+        plan.append(settle_of(request, entry))
+    covered = {settle.request.pending_id for settle in plan}
+    for request in await handler.list_pending(room_id=thread_id):
+        if request.kind == "approval" and request.pending_id not in covered:
+            raise ResumeRefused(
+                "uncovered_approval",
+                f"The resume leaves approval {request.pending_id} ({request.tool_name}) "
+                "unanswered: answer every open approval of the thread at once; nothing "
+                "was settled",
+            )
+    elsewhere: list[PendingInput] = []
+    for settle in plan:
+        now = await _apply(handler, principal, settle)
+        if now is not None:
+            elsewhere.append(now)
+    return elsewhere
+
+
+def _may_decide(request: PendingInput, actor_id: str) -> bool:
+    """An approval that lists approvers is decided by them only."""
+    return request.kind != "approval" or not request.approvers or actor_id in request.approvers
+
+
+async def _apply(
+    handler: HumanInputHandler, principal: Principal, settle: Settle
+) -> PendingInput | None:
+    """Carry ``settle`` out; the request as it stands when it was settled before (a replay).
+
+    Raises:
+        ResumeRefused: the request was settled otherwise, or the answer is refused.
+    """
+    pending_id, by = settle.request.pending_id, principal.actor_id
+    if settle.request.status is not PendingInputStatus.PENDING:
+        return _replayed(settle, settle.request)
+    try:
+        if settle.action == "withdraw":
+            won = await handler.arelease(pending_id)
+        elif settle.action == "reject":
+            digest = settle.request.arguments_digest
+            won = await handler.areject(
+                pending_id, settle.text, by=by, surface="agui", digest=digest
+            )
+        else:
+            won = await handler.aresolve(
+                pending_id,
+                settle.text,
+                by=by,
+                surface="agui",
+                digest=settle.request.arguments_digest,
+            )
+    except InvalidAnswerError as error:
+        raise ResumeRefused("invalid_payload", f"Interrupt {pending_id}: {error}") from None
+    except RoomKitError as error:
+        raise ResumeRefused("already_settled", f"Interrupt {pending_id}: {error}") from None
+    if won:
+        return None
+    return _replayed(settle, await handler.get_request(pending_id))
+
+
+def _replayed(settle: Settle, now: PendingInput | None) -> PendingInput:
+    """``now``, when it holds what ``settle`` asks (a replay).
+
+    Raises:
+        ResumeRefused: it was settled otherwise (``already_settled``).
+    """
+    if now is None or now.status is PendingInputStatus.PENDING or not is_replay(settle, now):
+        how = "it is no longer open" if now is None else _outcome(now)
+        raise ResumeRefused(
+            "already_settled",
+            f"Interrupt {settle.request.pending_id} was settled otherwise first: {how}",
+        )
+    return now
+
+
+def _outcome(request: PendingInput) -> str:
+    by = f" by {request.settled_by}" if request.settled_by else ""
+    if request.status is PendingInputStatus.RESOLVED:
+        return f"answered{by}: {request.result}"
+    if request.status is PendingInputStatus.TIMED_OUT:
+        return "timed out"
+    if request.withdrawn:
+        return "withdrawn"
+    reason = f": {request.reject_reason}" if request.reject_reason else ""
+    return f"rejected{by}{reason}"
+
+
+def _result_of(request: PendingInput) -> ToolCallResultEvent:
+    return ToolCallResultEvent(
+        message_id=f"{request.pending_id}-outcome",
+        tool_call_id=request.tool_call_id or request.pending_id,
+        content=_outcome(request),
+        role="tool",
+    )
+
+
+def _unseen(history: list[RoomEvent], known: set[str], own: str) -> list[RoomEvent]:
+    """The agent's replies after the last message the client holds, that it lacks."""
+    last = -1
+    for index, event in enumerate(history):
+        if _message_id(event) in known:
+            last = index
+    if last < 0:
+        return []
+    return [
+        event
+        for event in history[last + 1 :]
+        if event.channel_id != own and _message_id(event) not in known
+    ]
+
+
+def _text_events(event: RoomEvent) -> list[BaseEvent]:
+    body = event.content.body
+    if not body:
+        return []
+    message_id = _message_id(event)
+    return [
+        TextMessageStartEvent(message_id=message_id, role="assistant"),
+        TextMessageContentEvent(message_id=message_id, delta=body),
+        TextMessageEndEvent(message_id=message_id),
+    ]
+
+
+def _start_turns(
+    thread: Thread,
+    principal: Principal,
+    thread_id: str,
+    run: RunAgentInput,
+    history: list[RoomEvent],
+) -> asyncio.Task[None] | None:
+    """Run the client's user messages the room does not hold yet, in order, in a task."""
+    stored = {_message_id(event) for event in history}
+    new = [m for m in run.messages if m.role == "user" and m.id not in stored]
+    if not new:
+        return None
+    kit, channel_id = thread.kit, thread.channel.channel_id
+
+    async def turns() -> None:
+        for message in new:
+            inbound = InboundMessage(
+                channel_id,
+                principal.actor_id,
+                TextContent(_text_of(message)),
+                metadata={"message_id": message.id},
+            )
+            try:
+                await kit.process_inbound(inbound, room_id=thread_id)
+            except Exception:
+                logger.exception("The turn on AG-UI message %s failed", message.id)
+
+    task = asyncio.get_running_loop().create_task(turns(), name=f"agui-turns-{thread_id}")
+    thread.turns.add(task)
+    task.add_done_callback(thread.turns.discard)
+    return task
+
+
+async def _follow(
+    thread: Thread,
+    run: RunAgentInput,
+    turn: asyncio.Task[None] | None,
+    replies: asyncio.Queue[RoomEvent],
+    wake: asyncio.Event,
+) -> AsyncIterator[BaseEvent]:
+    """Stream the replies until the thread holds on requests (interrupt) or rests."""
+    thread_id, run_id = run.thread_id, run.run_id
+    if turn is not None:
+        turn.add_done_callback(lambda _: wake.set())
+    held: set[str] = set()
+    while True:
+        wake.clear()
+        while not replies.empty():
+            for item in _text_events(replies.get_nowait()):
+                yield item
+        open_requests = await thread.handler.list_pending(room_id=thread_id)
+        if open_requests and all(r.deadline is not None for r in open_requests):
+            for request in open_requests:
+                if request.pending_id not in held:
+                    held.add(request.pending_id)
+                    for item in _held_call(request):
+                        yield item
+            interrupts = [interrupt_of(thread.handler, r) for r in open_requests]
+            yield RunFinishedEvent(
+                thread_id=thread_id,
+                run_id=run_id,
+                outcome=RunFinishedInterruptOutcome(interrupts=interrupts),
+            )
+            return
+        resting = not open_requests and (turn is None or turn.done()) and replies.empty()
+        if resting and not await turn_owed(thread.kit, thread_id, thread.agent):
+            yield RunFinishedEvent(
+                thread_id=thread_id, run_id=run_id, outcome=RunFinishedSuccessOutcome()
+            )
+            return
+        # A lost hint costs one backstop interval, never the run.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), BACKSTOP)
+
+
+def _held_call(request: PendingInput) -> list[BaseEvent]:
+    call_id = request.tool_call_id or request.pending_id
+    return [
+        ToolCallStartEvent(tool_call_id=call_id, tool_call_name=request.tool_name),
+        ToolCallArgsEvent(
+            tool_call_id=call_id, delta=json.dumps(request.arguments, ensure_ascii=False)
+        ),
+        ToolCallEndEvent(tool_call_id=call_id),
+    ]

@@ -1,0 +1,190 @@
+"""``agui_router``: a RoomKit agent as an AG-UI endpoint, beside the desk.
+
+``POST {path}`` takes a ``RunAgentInput`` and answers a ``text/event-stream`` of AG-UI events
+(:mod:`roomkit.adapters.agui._run` says which, in what order). The thread id is the room id:
+the room is created on a thread's first run, with the caller on its roster and the agent's
+channel attached; a thread already in the kit is served only to those who may follow its
+room. ``GET {path}/capabilities`` answers the agent's ``AgentCapabilities``. Every request
+carries a person's desk token (``Authorization: Bearer``, from ``roomkit token ACTOR``),
+checked by the one credential gate (:class:`~roomkit.auth.gate.CredentialGate`) on the desk's
+secret and the store's ledger, so a revoked token is refused here as on the desk; the
+token's subject answers the interrupts, and sees only what the desk would show them.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at run
+# time, and they name the gate dependency local to agui_router.
+
+import os
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentInput
+from ag_ui.encoder import EventEncoder
+from fastapi import APIRouter, Depends, HTTPException, Security
+from fastapi.responses import StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
+from roomkit.auth.access import Access
+from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
+from roomkit.auth.gate import CredentialGate, Refused, Use
+from roomkit.auth.ledger import LinkLedger
+from roomkit.auth.principal import Principal
+from roomkit.auth.tokens import resolve_secret
+from roomkit.core.exceptions import StoreError
+from roomkit.core.framework import RoomKit
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["CAPABILITIES", "agui_router"]
+
+CAPABILITIES = AgentCapabilities(
+    human_in_the_loop=HumanInTheLoopCapabilities(
+        supported=True,
+        approvals=True,
+        interventions=False,
+        feedback=False,
+        interrupts=True,
+        approve_with_edits=True,
+    )
+)
+"""What the endpoint advertises: interrupts, approvals with edits."""
+_NOT_YOURS = "No such thread: it is another room's, or not one you may follow"
+_bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
+
+
+def _handler_of(kit: RoomKit, handler: HumanInputHandler | None) -> HumanInputHandler:
+    if handler is not None:
+        if not isinstance(handler, HumanInputHandler):
+            raise TypeError(f"handler must be a HumanInputHandler, got {handler!r}")
+        return handler
+    handlers = kit.human_input_handlers
+    if len(handlers) != 1:
+        raise ValueError(
+            f"The kit routes {len(handlers)} human-input handlers: pass handler=... to name "
+            "the one whose requests the endpoint shows"
+        )
+    return handlers[0]
+
+
+def _gate(
+    handler: HumanInputHandler,
+    auth: Authenticator | None,
+    secret: str | bytes | None,
+    data_dir: str | os.PathLike[str] | None,
+) -> Any:
+    """The FastAPI dependency: the caller's principal, a person's token only."""
+    if auth is None:
+        auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
+    gate = CredentialGate(auth, LinkLedger(handler.ledger))
+
+    async def caller(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+    ) -> Principal:
+        try:
+            return await gate.admit(credentials.credentials if credentials else None, Use.SESSION)
+        except Refused as refused:
+            headers = {"WWW-Authenticate": "Bearer"} if refused.status == 401 else None
+            raise HTTPException(refused.status, str(refused), headers=headers) from None
+        except StoreError:
+            raise HTTPException(503, "The store cannot be reached to check the token") from None
+
+    return caller
+
+
+def _channel(kit: RoomKit, channel_id: str) -> AGUIChannel:
+    channel = kit.get_channel(channel_id)
+    if channel is None:
+        channel = AGUIChannel(channel_id)
+        kit.register_channel(channel)
+    elif not isinstance(channel, AGUIChannel):
+        raise ValueError(
+            f"Channel {channel_id!r} is already registered as a {type(channel).__name__}: "
+            "give the AG-UI endpoint a channel id of its own"
+        )
+    return channel
+
+
+def agui_router(
+    kit: RoomKit,
+    *,
+    agent: str,
+    path: str = "/agui",
+    channel_id: str = "agui",
+    handler: HumanInputHandler | None = None,
+    auth: Authenticator | None = None,
+    secret: str | bytes | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> APIRouter:
+    """The AG-UI endpoint of the kit's agent, for ``app.include_router``.
+
+    Args:
+        kit: the kit whose agent runs.
+        agent: the id of the kit's AI channel that answers a thread; attached to a thread's
+            room when the room is created.
+        path: where the endpoint is served.
+        channel_id: the id the front end's messages are recorded under (an
+            :class:`~roomkit.adapters.agui.AGUIChannel` registered in the kit).
+        handler, auth, secret, data_dir: as the desk's options of the same names
+            (``roomkit.desk.DeskOptions``): the handler whose requests become interrupts
+            (the kit's only routed one by default), and how tokens are checked (the desk's
+            secret, else ``ROOMKIT_DESK_SECRET``, else the data folder's key file).
+
+    Raises:
+        TypeError, ValueError: ``channel_id`` is another kind of channel of the kit;
+            ``agent`` is no channel of the kit; no handler, or several, to choose from;
+            the secret is too short.
+    """
+    if kit.get_channel(agent) is None:
+        raise ValueError(f"No channel {agent!r} in the kit: register the agent's AIChannel first")
+    handler = _handler_of(kit, handler)
+    access = Access(kit)
+    channel = _channel(kit, channel_id)
+    thread = Thread(kit, handler, access, channel, agent)
+    router = APIRouter(tags=["agui"])
+    Caller = Annotated[Principal, Depends(_gate(handler, auth, secret, data_dir))]
+
+    async def open_thread(principal: Principal, thread_id: str) -> None:
+        store = kit.store
+        if await store.get_room(thread_id) is None:
+            await kit.create_room(thread_id)
+            await kit.add_participant(thread_id, principal.actor_id)
+            await kit.attach_channel(thread_id, agent)
+            await kit.attach_channel(thread_id, channel_id)
+            return
+        if not await access.can_see_room(principal, thread_id):
+            raise HTTPException(status_code=404, detail=_NOT_YOURS)
+        bound = {binding.channel_id for binding in await store.list_bindings(thread_id)}
+        if channel_id not in bound:
+            await kit.attach_channel(thread_id, channel_id)
+
+    @router.post(
+        path,
+        response_class=StreamingResponse,
+        responses={
+            200: {"content": {"text/event-stream": {}}, "description": "AG-UI events"},
+            401: {"description": "Missing, invalid or expired token"},
+            404: {"description": "The thread is a room the caller may not follow"},
+            422: {"description": "The body is no RunAgentInput"},
+        },
+    )
+    async def run(body: dict[str, Any], principal: Caller) -> StreamingResponse:
+        """Run the agent on the thread; the answer is the run's AG-UI event stream."""
+        try:
+            run_input = RunAgentInput.model_validate(body)
+        except ValueError as error:
+            raise HTTPException(status_code=422, detail=f"Not a RunAgentInput: {error}") from None
+        await open_thread(principal, run_input.thread_id)
+        encoder = EventEncoder()
+
+        async def stream() -> AsyncIterator[str]:
+            async for event in run_events(thread, principal, run_input):
+                yield encoder.encode(event)
+
+        return StreamingResponse(stream(), media_type=encoder.get_content_type())
+
+    @router.get(f"{path}/capabilities")
+    async def capabilities(principal: Caller) -> dict[str, Any]:
+        """The agent's AG-UI capabilities: human in the loop, with interrupts."""
+        return CAPABILITIES.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    return router

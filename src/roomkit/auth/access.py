@@ -1,0 +1,81 @@
+"""Who may see (and so answer) a request, and follow a room's messages.
+
+:class:`Access` applies the rule: the actor a request names; for a request with no actor,
+the participants of its room; an approval's approvers; an administrator, everything; an
+answer link, its one request. Deciding an approval takes being one of its approvers. Every
+surface that shows people requests (the desk, the AG-UI endpoint) asks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from roomkit.auth.principal import Principal
+from roomkit.models.pending_input import PendingInput
+
+if TYPE_CHECKING:
+    from roomkit.core.framework import RoomKit
+
+__all__ = ["Access"]
+
+
+class Access:
+    """Applies who-sees-what, reading rosters from the kit's room store."""
+
+    def __init__(self, kit: RoomKit) -> None:
+        self._kit = kit
+
+    async def participants(self, room_id: str) -> set[str]:
+        """The ids on the room's roster (empty for an unknown room)."""
+        if not room_id:
+            return set()
+        return {participant.id for participant in await self._kit.store.list_participants(room_id)}
+
+    async def can_see(self, principal: Principal, request: PendingInput) -> bool:
+        """True when ``principal`` may read, answer and reject ``request``."""
+        if principal.request_id is not None:
+            return request.pending_id == principal.request_id
+        if principal.admin or _listed(principal, request):
+            return True
+        if request.actor_id is not None:
+            return request.actor_id == principal.actor_id
+        return principal.actor_id in await self.participants(request.room_id)
+
+    async def visible(
+        self, principal: Principal, requests: Iterable[PendingInput]
+    ) -> list[PendingInput]:
+        """The requests ``principal`` may see, in order; each room's roster read once."""
+        rosters: dict[str, set[str]] = {}
+        seen: list[PendingInput] = []
+        for request in requests:
+            if (
+                principal.request_id is not None
+                or principal.admin
+                or request.actor_id is not None
+                or _listed(principal, request)
+            ):
+                if await self.can_see(principal, request):
+                    seen.append(request)
+                continue
+            roster = rosters.get(request.room_id)
+            if roster is None:
+                roster = rosters[request.room_id] = await self.participants(request.room_id)
+            if principal.actor_id in roster:
+                seen.append(request)
+        return seen
+
+    async def can_see_room(self, principal: Principal, room_id: str) -> bool:
+        """True when ``principal`` may follow the room's messages (participants, admins)."""
+        if principal.admin:
+            return True
+        if principal.request_id is not None:
+            return False
+        return principal.actor_id in await self.participants(room_id)
+
+
+def _listed(principal: Principal, request: PendingInput) -> bool:
+    """Whether ``principal`` may decide ``request`` now, or is listed in its quorum (and
+    follows it once they have voted)."""
+    actor_id = principal.actor_id
+    return actor_id in request.approvers or actor_id in request.voters

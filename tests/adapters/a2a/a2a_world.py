@@ -1,0 +1,119 @@
+"""A kit's agent behind the SDK's A2A routes and the desk's tokens, and the SDK's own client
+talking to it in-process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from a2a.client import ClientConfig, ClientFactory
+from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_rest_routes
+from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Message,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskPushNotificationConfig,
+)
+from starlette.applications import Starlette
+
+from roomkit import AITool, HumanInputHandler, HumanInputToolHandler, RoomKit
+from roomkit.adapters.a2a import A2AGate, RoomKitExecutor
+from roomkit.auth import issue_token
+from roomkit.channels.ai import AIChannel
+from roomkit.providers.ai.base import AIResponse
+from roomkit.providers.ai.mock import MockAIProvider
+from roomkit.tools.human_input import ASK_USER_QUESTION
+
+SECRET = "a2a-tests-secret-0123456789abcdef0123"
+BASE = "http://agent.test"
+CARD = AgentCard(
+    name="roomkit agent",
+    description="Asks a person when it must.",
+    version="1.0",
+    supported_interfaces=[
+        AgentInterface(protocol_binding="HTTP+JSON", url=BASE, protocol_version="1.0")
+    ],
+    skills=[AgentSkill(id="ask", name="Ask a person", description="Asks.", tags=["hitl"])],
+    capabilities=AgentCapabilities(streaming=False, push_notifications=True),
+    default_input_modes=["text/plain"],
+    default_output_modes=["text/plain"],
+)
+
+
+def ask(question: str = "Which colour?") -> AIResponse:
+    return MockAIProvider.tool_call("AskUserQuestion", {"question": question})
+
+
+class World:
+    def __init__(self, script: list[AIResponse], *, timeout: float = 300) -> None:
+        self.handler = HumanInputHandler()
+        self.kit = RoomKit()
+        human = HumanInputToolHandler(
+            {"AskUserQuestion"},
+            handler=self.handler,
+            tool_definitions=[AITool(**ASK_USER_QUESTION)],
+            timeout=timeout,
+        )
+        self.provider = MockAIProvider(ai_responses=script)
+        self.kit.register_channel(
+            AIChannel("agent", provider=self.provider, human_input_handler=human)
+        )
+        self.executor = RoomKitExecutor(self.kit, agent="agent")
+        self.tasks = InMemoryTaskStore()
+        self.configs = InMemoryPushNotificationConfigStore()
+        requests = DefaultRequestHandler(
+            self.executor, self.tasks, CARD, push_config_store=self.configs
+        )
+        routes = Starlette(routes=create_rest_routes(requests))
+        self.app = A2AGate(routes, handler=self.handler, secret=SECRET)
+
+    def http(self, actor: str | None = "alice") -> httpx.AsyncClient:
+        headers = {} if actor is None else {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
+        transport = httpx.ASGITransport(app=self.app)
+        return httpx.AsyncClient(transport=transport, base_url=BASE, headers=headers)
+
+    async def send(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        text: str | None = None,
+        data: Any = None,
+        task: Task | None = None,
+        context_id: str = "ctx-1",
+        push: TaskPushNotificationConfig | None = None,
+    ) -> Task:
+        """One message through the SDK's client; the task as it then stands."""
+        client = ClientFactory(
+            ClientConfig(
+                httpx_client=http, streaming=False, supported_protocol_bindings=["HTTP+JSON"]
+            )
+        ).create(CARD)
+        parts = []
+        if text is not None:
+            parts.append(new_text_part(text))
+        if data is not None:
+            parts.append(new_data_part(data))
+        message = Message(
+            role=Role.ROLE_USER,
+            parts=parts,
+            message_id=f"m-{id(parts)}",
+            context_id=context_id,
+            task_id=task.id if task is not None else "",
+        )
+        found: Task | None = None
+        configuration = SendMessageConfiguration(task_push_notification_config=push)
+        request = SendMessageRequest(message=message, configuration=configuration)
+        async for response in client.send_message(request):
+            if response.HasField("task"):
+                found = response.task
+        assert found is not None
+        return found

@@ -1,0 +1,98 @@
+"""RoomKitExecutor over the SDK's routes and client: input-required, answered by a message."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
+from a2a.types import Task, TaskState
+from a2a.utils.errors import TaskNotFoundError
+from a2a_world import World, ask
+
+from roomkit.providers.ai.base import AIResponse
+
+DONE = AIResponse(content="Blue it is.")
+
+
+def asked(task: Task) -> tuple[list[str], list[dict[str, object]]]:
+    parts = list(task.status.message.parts)
+    return get_text_parts(parts), [d for d in get_data_parts(parts) if isinstance(d, dict)]
+
+
+async def test_a_held_question_puts_the_task_in_input_required() -> None:
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    texts, [data] = asked(task)
+    [request] = await world.handler.list_pending(room_id="ctx-1")
+    assert texts == ["Which colour?"]
+    assert data["pending_id"] == request.pending_id
+    assert data["kind"] == "question"
+    assert str(data["expires_at"]).endswith("Z")
+    assert set(data) == {"pending_id", "kind", "schema", "expires_at", "digest"}
+
+
+async def test_a_follow_up_in_text_answers_as_the_caller_and_completes() -> None:
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        done = await world.send(http, text="blue", task=task)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_text_parts(list(done.status.message.parts)) == ["Blue it is."]
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert (settled.result, settled.settled_by) == ("blue", "alice")
+
+
+async def test_a_data_part_names_the_request_it_answers() -> None:
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        answer = {"pending_id": request.pending_id, "answer": "green"}
+        done = await world.send(http, data=answer, task=task)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert settled.result == "green"
+
+
+async def test_a_caller_without_a_token_is_refused() -> None:
+    world = World([ask(), DONE])
+    async with world.http(actor=None) as http:
+        response = await http.post("/message:send", json={})
+    assert response.status_code == 401
+    assert await world.handler.list_pending() == []
+
+
+async def test_someone_elses_follow_up_does_not_answer() -> None:
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+    [request] = await world.handler.list_pending(room_id="ctx-1")
+    await world.kit.add_participant("ctx-1", "mallory")
+    async with world.http("mallory") as http:
+        answer = {"pending_id": request.pending_id, "answer": "red"}
+        with pytest.raises(TaskNotFoundError):
+            await world.send(http, data=answer, task=task)
+    assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
+
+
+async def test_a_request_that_timed_out_fails_the_task() -> None:
+    world = World([ask(), DONE], timeout=0.05)
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        # The turn goes on without an answer once the deadline passes.
+        [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
+        await turn
+        failed = await world.send(http, text="blue", task=task)
+    assert failed.status.state == TaskState.TASK_STATE_FAILED
+    [said] = get_text_parts(list(failed.status.message.parts))
+    assert "AskUserQuestion" in said
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert settled.status == "timed_out"

@@ -1,0 +1,84 @@
+"""A2A pushes through roomkit's outbox: an answer given on the desk reaches the task's push
+URL, signed, retried after a 500 under the same id."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any
+
+import httpx
+from a2a.types import TaskPushNotificationConfig, TaskState
+from a2a_world import World, ask
+from standardwebhooks import Webhook as Verifier
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from roomkit.adapters.a2a import A2APush
+from roomkit.notify import Notifier
+from roomkit.notify.retry import Retry
+from roomkit.providers.ai.base import AIResponse
+
+SIGNING = "whsec_" + base64.b64encode(b"a2a-push-signing-secret!").decode()
+RECEIVER = "http://receiver.test/push"
+
+
+class Receiver:
+    """A push receiver that fails the first POST of each delivery with a 500."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[dict[str, str], bytes, int]] = []
+        self.settled = asyncio.Event()
+        self.app = Starlette(routes=[Route("/push", self.take, methods=["POST"])])
+
+    async def take(self, request: Request) -> Response:
+        body = await request.body()
+        headers = dict(request.headers)
+        first = all(h["webhook-id"] != headers["webhook-id"] for h, _, _ in self.posts)
+        status = 500 if first else 200
+        self.posts.append((headers, body, status))
+        if status == 200 and json.loads(body)["statusUpdate"]["status"]["state"] == (
+            "TASK_STATE_WORKING"
+        ):
+            self.settled.set()
+        return Response(status_code=status)
+
+
+async def test_an_answer_on_the_desk_is_pushed_signed_and_retried_under_one_id() -> None:
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    receiver = Receiver()
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=receiver.app))
+    push = A2APush(
+        world.tasks,
+        world.configs,
+        secret=SIGNING,
+        retry=Retry(first=0.01, cap=0.02, jitter=0.0),
+        client=client,
+    )
+    config = TaskPushNotificationConfig(id="hook-1", url=RECEIVER, token="task-token")
+    async with Notifier(world.handler, [push], poll=0.05):
+        async with world.http() as http:
+            task = await world.send(http, text="Paint it", push=config)
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        await world.handler.aresolve(request.pending_id, "blue", by="alice", surface="desk")
+        async with asyncio.timeout(10):
+            await receiver.settled.wait()
+    await client.aclose()
+    settled = [
+        (headers, body, status)
+        for headers, body, status in receiver.posts
+        if b"TASK_STATE_WORKING" in body
+    ]
+    assert [status for _, _, status in settled] == [500, 200]
+    assert len({headers["webhook-id"] for headers, _, _ in settled}) == 1
+    headers, body, _ = settled[-1]
+    assert headers["x-a2a-notification-token"] == "task-token"
+    Verifier(SIGNING).verify(body, headers)
+    update: dict[str, Any] = json.loads(body)["statusUpdate"]
+    assert update["taskId"] == task.id
+    assert update["contextId"] == "ctx-1"
+    assert "resolved by alice on desk" in update["status"]["message"]["parts"][0]["text"]
