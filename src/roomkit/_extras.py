@@ -8,7 +8,7 @@ extra. Until a release is published, the package is installed from a checkout of
 
 from __future__ import annotations
 
-__all__ = ["EXTRA_OF", "extra_missing", "extra_of", "install_command"]
+__all__ = ["EXTRA_OF", "extra_missing", "extra_of", "install_command", "missing_module"]
 
 _WHERE = "in roomkit's checkout"
 """Where the install command runs: no release is published yet."""
@@ -64,19 +64,34 @@ def extra_of(module: str | None, preferred: str | None = None) -> str | None:
     return extra
 
 
+def missing_module(error: BaseException) -> str | None:
+    """The top-level name of the module whose import failed: ``error``'s own, or that of the
+    error it was raised from (a lazy import that words its failure keeps the original as its
+    cause); ``None`` when neither names one."""
+    seen: BaseException | None = error
+    while seen is not None:
+        name = getattr(seen, "name", None)
+        if isinstance(name, str) and name:
+            return name.split(".", 1)[0]
+        seen = seen.__cause__
+    return None
+
+
 def extra_missing(what: str, extra: str, module: str | None = None) -> str:
     """One line saying that ``what`` needs ``extra`` and how to install it.
 
     Args:
-        what: what cannot run without it: ``roomkit mcp``, ``PostgresStore``.
+        what: what cannot run without it: ``roomkit mcp``, ``PostgresStore``; ``""`` for a
+            line that starts with ``needs`` (after a prefix of the caller's).
         extra: the extra's name in ``pyproject.toml``: ``postgres``.
-        module: the library that is missing, when it is worth naming.
+        module: the library that is missing (its top level is named), when it is known.
 
     Example: ``roomkit mcp needs the mcp extra (mcp is not installed): pip install -e
     '.[mcp]' in roomkit's checkout``.
     """
-    lacking = f" ({module} is not installed)" if module else ""
-    return f"{what} needs the {extra} extra{lacking}: {install_command(extra)} {_WHERE}"
+    lacking = f" ({module.split('.', 1)[0]} is not installed)" if module else ""
+    subject = f"{what} needs" if what else "needs"
+    return f"{subject} the {extra} extra{lacking}: {install_command(extra)} {_WHERE}"
 
 
 _SHARED: dict[str, frozenset[str]] = {

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roomkit._extras import extra_missing, extra_of
+from roomkit._extras import extra_missing, extra_of, missing_module
 from roomkit.auth.tokens import DEFAULT_DATA_DIR, SECRET_ENV
 
 if TYPE_CHECKING:
@@ -57,10 +57,10 @@ def missing_extra(command: str, error: ImportError, extra: str | None = None) ->
         error: what the import raised.
         extra: the command's own extra, which wins for a library it installs too.
     """
-    name = getattr(error, "name", None)
+    name = missing_module(error)
     found = extra_of(name, extra)
     if found is not None:
-        return Failure(extra_missing(command, found, name.split(".", 1)[0] if name else None), 2)
+        return Failure(extra_missing(command, found, name), 2)
     text = str(error)
     if "pip install" in text:
         # An import that words its own failure (a store naming its extra) is already one line.
