@@ -125,7 +125,7 @@ def _one_line(stderr: str) -> str:
     [
         (["mcp", "--store", "sqlite:///kit.db"], {"mcp"}, "mcp"),
         (["desk", "--port", "0"], {"uvicorn", "fastapi"}, "desk"),
-        (["pending", "show", "q1", "--token", "t"], {"fastapi"}, "desk"),
+        (["pending", "show", "q1", "--token", "t"], {"httpx"}, "desk"),
         (["audit", "verify", "--store", "postgresql://127.0.0.1:1/none"], {"psycopg"}, "postgres"),
         (["revoke", "--actor", "ann", "--store", "redis://127.0.0.1:1/0"], {"redis"}, "redis"),
         (["audit", "export", "--store", "sqlite:///kit.db"], {"aiosqlite"}, "sqlite"),
@@ -144,6 +144,26 @@ def test_a_command_without_its_extra_says_which_in_one_line(
     assert line.startswith(f"roomkit: roomkit {argv[0]} needs the {extra} extra")
     assert install_command(extra) in line
     assert refused(done.stderr), "the blocked library was never asked for"
+
+
+def test_the_terminal_client_needs_httpx_alone(tmp_path: Path) -> None:
+    """``roomkit pending`` calls the desk over HTTP: it loads no part of the desk itself."""
+    env = blocked_env(tmp_path, EVERY_OPTIONAL - {"httpx"})
+    argv = [
+        "pending",
+        "show",
+        "q1",
+        "--token",
+        "t",
+        "--url",
+        "http://127.0.0.1:9",
+        "--timeout",
+        "5",
+    ]
+    done = run([sys.executable, "-m", "roomkit.cli", *argv], env, tmp_path)
+    assert _one_line(done.stderr).startswith("roomkit: Cannot reach the desk at http://127.0.0.1:9")
+    assert done.returncode == 1
+    assert refused(done.stderr) == []
 
 
 def test_a_notifier_file_without_its_extra_says_which_in_one_line(tmp_path: Path) -> None:

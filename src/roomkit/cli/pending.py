@@ -2,7 +2,8 @@
 
 Each command calls the desk's API with a token and prints one line a request; a failure is a
 :class:`~roomkit.cli._common.Failure`, which :func:`roomkit.cli.main` prints as one line on
-stderr. The commands need the ``desk`` extra (httpx, and the desk's forms to read answers).
+stderr. The commands need httpx, which the ``desk`` extra installs; they load no part of
+the desk itself.
 
 A decision on an approval names the digest of the arguments it decides on: the one
 ``--digest`` gives (what ``pending show`` printed), else the request's as read just before;
@@ -40,7 +41,7 @@ __all__ = [
 TOKEN_ENV = "ROOMKIT_TOKEN"
 DEFAULT_URL = "http://127.0.0.1:8765"
 EXTRA = "desk"
-"""The extra the commands run on (httpx, and the desk's forms)."""
+"""The extra that installs httpx, which the commands call the desk with."""
 
 
 def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
@@ -150,7 +151,7 @@ def answer_body(kind: str, answer: str) -> dict[str, Any]:
 
 def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
     """The body for ``typed``: options by label or number for a request of choices."""
-    from roomkit.desk.forms import takes_choices, typed_body
+    from roomkit._forms import takes_choices, typed_body
 
     kind, arguments = request["kind"], request.get("arguments") or {}
     if not takes_choices(kind, arguments):
@@ -166,7 +167,7 @@ def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
 
 
 def show(args: argparse.Namespace) -> int:
-    from roomkit.desk.forms import answer_hint, typed_example
+    from roomkit._forms import answer_hint, typed_example
 
     request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
     kind, arguments = request["kind"], request.get("arguments") or {}
@@ -229,7 +230,7 @@ def _decide(args: argparse.Namespace, body: dict[str, Any], done: str) -> int:
     settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
     quorum = settled.get("quorum")
     if settled.get("status") == "pending" and isinstance(quorum, int):
-        from roomkit.desk.answers import quorum_progress
+        from roomkit._forms import quorum_progress
 
         # A vote on a quorum approval that counted: it waits for the others.
         waiting = [printable(str(name), 80) for name in settled.get("approvers") or []]
@@ -260,7 +261,7 @@ def respond(args: argparse.Namespace) -> int:
 
 def _form_lines(kind: str, arguments: dict[str, Any], schema: Any) -> list[str]:
     """The question and its parts, as lines for a terminal."""
-    from roomkit.desk.shapes import option_labels
+    from roomkit.models.kinds import option_labels
 
     def options(question: dict[str, Any], indent: str) -> list[str]:
         listed = question.get("options")
