@@ -202,3 +202,23 @@ def test_a_library_two_extras_install_is_named_by_the_command_that_runs() -> Non
     assert extra_of("psycopg_pool", "mcp") == "postgres"
     assert extra_of("json", "desk") is None
     assert extra_of(None) is None
+
+
+def test_the_paths_the_commands_had_still_name_the_same_things() -> None:
+    import roomkit._audit
+    import roomkit._notify_command
+    import roomkit._terminal
+    import roomkit.desk.answers
+    import roomkit.desk.forms
+    import roomkit.desk.serving
+    from roomkit import _forms, _serving
+    from roomkit.cli import _common, audit, notify, pending
+
+    assert roomkit._terminal.Failure is _common.Failure
+    assert roomkit._terminal.answer_body is pending.answer_body is roomkit.cli.answer_body
+    assert roomkit._audit.verify is audit.verify
+    assert roomkit._notify_command.add_notify_parser is notify.add_parser
+    assert roomkit.desk.serving.Server is _serving.Server
+    assert roomkit.desk.serving.sign_in_link is _serving.sign_in_link
+    assert roomkit.desk.forms.typed_body is _forms.typed_body
+    assert roomkit.desk.answers.quorum_progress is _forms.quorum_progress
