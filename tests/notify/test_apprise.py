@@ -163,5 +163,6 @@ def test_roomkit_notify_imports_without_apprise() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == (
-        "roomkit.notify.apprise needs apprise: pip install 'roomkit-hitl[apprise]'"
+        "roomkit.notify.apprise needs the apprise extra (apprise is not installed): "
+        "pip install -e '.[apprise]' in roomkit's checkout"
     )

@@ -448,7 +448,8 @@ def test_roomkit_notify_imports_without_the_slack_sdk() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == (
-        "roomkit.notify.slack needs the Slack SDK: pip install 'roomkit-hitl[slack]'"
+        "roomkit.notify.slack needs the slack extra (slack_sdk is not installed): "
+        "pip install -e '.[slack]' in roomkit's checkout"
     )
 
 

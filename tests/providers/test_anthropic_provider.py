@@ -432,5 +432,6 @@ def test_a_keyword_that_is_no_setting_is_refused(keyword: str) -> None:
 
 
 def test_importing_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ImportError, match=r"pip install 'roomkit-hitl\[anthropic\]'"):
+    needed = r"needs the anthropic extra .*: pip install -e '\.\[anthropic\]'"
+    with pytest.raises(ImportError, match=needed):
         import_without_sdk(monkeypatch, "anthropic", "roomkit.providers.ai.anthropic")

@@ -15,11 +15,10 @@ message naming the problem; the handler checks the answer schema again.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
+from roomkit._forms import example_body, quorum_progress
 from roomkit.core.exceptions import InvalidAnswerError
-from roomkit.desk.forms import example_body
 from roomkit.desk.shapes import AnswerBody, Kind, QuestionAnswer, kind_of, option_labels
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools import approvals
@@ -194,13 +193,6 @@ def may_decide(request: PendingInput, actor_id: str) -> bool:
     """Whether ``actor_id`` may decide ``request``: any approver of an approval (one that
     names none is decided by whoever may see it); anyone who may see a question."""
     return request.kind != "approval" or not request.approvers or actor_id in request.approvers
-
-
-def quorum_progress(approved: int, quorum: int, waiting: Sequence[str]) -> str:
-    """How far a quorum approval has come: ``1 of 2 approvals — waiting for bob, carol``
-    (the page's card says it alike)."""
-    line = f"{approved} of {quorum} approval{'' if quorum == 1 else 's'}"
-    return f"{line} — waiting for {', '.join(waiting)}" if waiting else line
 
 
 def settled_detail(request: PendingInput | None) -> str:

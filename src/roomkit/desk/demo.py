@@ -35,13 +35,13 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from roomkit._serving import Server, listen, port_problem, sign_in_link
 from roomkit.channels.ai import AIChannel
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import RoomStore
 from roomkit.desk.app import create_desk_app
 from roomkit.desk.demo_console import Console, demo_directory, demo_ladder
 from roomkit.desk.demo_model import BOOK_TRIP, SYSTEM_PROMPT, TripPlannerModel
-from roomkit.desk.serving import Server, listen, port_problem, sign_in_link
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, load_or_create_secret
 from roomkit.notify import Notifier

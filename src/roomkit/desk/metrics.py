@@ -37,6 +37,7 @@ from fastapi import APIRouter, HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from roomkit._extras import extra_missing
 from roomkit.auth.gate import Refused, Use
 from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Principal
@@ -56,7 +57,7 @@ try:
     )
 except ImportError as missing:  # pragma: no cover - the desk extra installs it
     raise ImportError(
-        "The answer desk's metrics need prometheus_client: pip install 'roomkit-hitl[desk]'"
+        extra_missing("The answer desk's metrics", "desk", missing.name), name=missing.name
     ) from missing
 
 if TYPE_CHECKING:

@@ -163,7 +163,7 @@ async def _serve_stdio(server: HumanInputMCPServer) -> None:
 async def _serve_http(server: HumanInputMCPServer, secret: bytes, host: str, port: int) -> None:
     import uvicorn
 
-    from roomkit.desk.serving import Server, listen
+    from roomkit._serving import Server, listen
 
     app = bearer_app(server, secret, host=host)
     sock = listen(host, port, hint="pass --http with another port")

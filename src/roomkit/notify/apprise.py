@@ -1,6 +1,6 @@
 """The Apprise surface: one-way notices to everything the ``apprise`` library speaks.
 
-Needs the ``apprise`` extra (``pip install 'roomkit-hitl[apprise]'``). Apprise URLs name the
+Needs the ``apprise`` extra (``pip install -e '.[apprise]'``). Apprise URLs name the
 services (``msteams://...``, ``discord://...``, ``tgram://...``, ``ntfy://...``, a JSON POST
 with ``json://host/path``, and many more). Each notice goes to every URL, as a title and a
 plain-text body: what is asked, of whom, and the link to answer it in the desk. Nothing
@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from roomkit._extras import extra_missing
+
 try:
     import apprise
 except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
     raise ImportError(
-        "roomkit.notify.apprise needs apprise: pip install 'roomkit-hitl[apprise]'"
+        extra_missing("roomkit.notify.apprise", "apprise", exc.name), name=exc.name
     ) from exc
 
 from roomkit.notify.surface import DeliveryError, Notice, Person

@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from roomkit._extras import extra_missing, missing_module
 from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.email_files import EmailFiles
@@ -369,8 +370,7 @@ class _Reader:
         try:
             module = importlib.import_module(f"roomkit.notify.{section}")
         except ImportError as error:
-            extra = _EXTRA[section]
-            self.fail(where, f"needs {error.name}: pip install 'roomkit-hitl[{extra}]'")
+            self.fail(where, extra_missing("", _EXTRA[section], missing_module(error)))
         built: Callable[..., Surface] = getattr(module, class_name)
         return built
 

@@ -1,6 +1,6 @@
 """The Slack surface: a Block Kit message per notice, updated in place once the request settles.
 
-Needs the ``slack`` extra (``pip install 'roomkit-hitl[slack]'``: the official ``slack_sdk``
+Needs the ``slack`` extra (``pip install -e '.[slack]'``: the official ``slack_sdk``
 and ``aiohttp``). A notice for a person goes to them as a direct message (the directory's
 ``slack_user``), or to the surface's channel when it has one; the message's buttons answer
 the one-click shapes through the desk's ``POST /api/slack/interactions`` (see
@@ -14,13 +14,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from roomkit._extras import extra_missing
+
 try:
     import aiohttp
     from slack_sdk.errors import SlackApiError, SlackClientError
     from slack_sdk.web.async_client import AsyncWebClient
 except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
     raise ImportError(
-        "roomkit.notify.slack needs the Slack SDK: pip install 'roomkit-hitl[slack]'"
+        extra_missing("roomkit.notify.slack", "slack", exc.name), name=exc.name
     ) from exc
 
 from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks

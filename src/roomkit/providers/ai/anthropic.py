@@ -1,6 +1,6 @@
 """AnthropicAIProvider: Claude through the official ``anthropic`` SDK's Messages API.
 
-Needs the ``anthropic`` extra (``pip install 'roomkit-hitl[anthropic]'``). The provider
+Needs the ``anthropic`` extra (``pip install -e '.[anthropic]'``). The provider
 translates the turn's context into a Messages request, reads the answer (or its event
 stream) back into an :class:`~roomkit.providers.ai.base.AIResponse`, turns the vendor's
 failures into typed :class:`~roomkit.core.exceptions.ProviderError` subclasses and retries
@@ -9,13 +9,14 @@ the retryable ones itself, with bounded exponential backoff; the SDK's own retri
 
 from __future__ import annotations
 
+from roomkit._extras import extra_missing
+
 try:
     import anthropic
     import httpx2
 except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
     raise ImportError(
-        "roomkit.providers.ai.anthropic needs the Anthropic SDK: "
-        "pip install 'roomkit-hitl[anthropic]'"
+        extra_missing("roomkit.providers.ai.anthropic", "anthropic", exc.name), name=exc.name
     ) from exc
 
 import asyncio

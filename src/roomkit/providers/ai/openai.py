@@ -1,6 +1,6 @@
 """OpenAIAIProvider: models behind the Chat Completions API, through the official ``openai`` SDK.
 
-Needs the ``openai`` extra (``pip install 'roomkit-hitl[openai]'``). OpenAI's own API speaks
+Needs the ``openai`` extra (``pip install -e '.[openai]'``). OpenAI's own API speaks
 Chat Completions, and so do compatible servers (vLLM, Ollama, ...): point ``base_url`` at
 one. The provider translates the turn's context into a request, reads the completion (or its
 chunk stream) back into an :class:`~roomkit.providers.ai.base.AIResponse`, turns failures
@@ -10,12 +10,14 @@ retryable ones itself, with bounded exponential backoff; the SDK's own retries a
 
 from __future__ import annotations
 
+from roomkit._extras import extra_missing
+
 try:
     import httpx2
     import openai
 except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
     raise ImportError(
-        "roomkit.providers.ai.openai needs the OpenAI SDK: pip install 'roomkit-hitl[openai]'"
+        extra_missing("roomkit.providers.ai.openai", "openai", exc.name), name=exc.name
     ) from exc
 
 import asyncio

@@ -1,6 +1,6 @@
 """OpenAIRealtimeProvider: OpenAI's speech-to-speech models, over the Realtime API's WebSocket.
 
-Needs the ``realtime`` extra (``pip install 'roomkit-hitl[realtime]'``, for ``websockets``).
+Needs the ``realtime`` extra (``pip install -e '.[realtime]'``, for ``websockets``).
 Each session opens a WebSocket of its own. :meth:`~OpenAIRealtimeProvider.connect` sends the
 session's instructions and tools (``session.update``) and returns once the API has applied
 them, so a refused key or a refused configuration fails right there, as a typed
@@ -18,6 +18,8 @@ ask for one response, once the last of them is in.
 
 from __future__ import annotations
 
+from roomkit._extras import extra_missing
+
 try:
     from websockets.asyncio.client import ClientConnection
     from websockets.asyncio.client import connect as ws_connect
@@ -25,7 +27,7 @@ try:
     from websockets.uri import parse_uri
 except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
     raise ImportError(
-        "roomkit.voice.realtime.openai needs websockets: pip install 'roomkit-hitl[realtime]'"
+        extra_missing("roomkit.voice.realtime.openai", "realtime", exc.name), name=exc.name
     ) from exc
 
 import asyncio

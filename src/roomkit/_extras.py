@@ -1,0 +1,101 @@
+"""Which extra installs an optional library, and the one line that says how to install it.
+
+Every lazy import of an optional library words its failure here, so each says the same
+thing: what needs the library, the extra that brings it, and the command that installs that
+extra. Until a release is published, the package is installed from a checkout of roomkit
+(``pip install -e '.[postgres]'``), so that is the command the line names.
+"""
+
+from __future__ import annotations
+
+__all__ = ["EXTRA_OF", "extra_missing", "extra_of", "install_command", "missing_module"]
+
+_WHERE = "in roomkit's checkout"
+"""Where the install command runs: no release is published yet."""
+
+EXTRA_OF: dict[str, str] = {
+    "aiohttp": "slack",
+    "aiosmtplib": "notify",
+    "aiosqlite": "sqlite",
+    "anthropic": "anthropic",
+    "apprise": "apprise",
+    "fastapi": "desk",
+    "hiredis": "redis",
+    "httpx": "desk",
+    "mcp": "mcp",
+    "openai": "openai",
+    "prometheus_client": "desk",
+    "psycopg": "postgres",
+    "psycopg_pool": "postgres",
+    "redis": "redis",
+    "slack_sdk": "slack",
+    "standardwebhooks": "notify",
+    "starlette": "desk",
+    "uvicorn": "desk",
+    "websockets": "realtime",
+}
+"""The extra that installs each optional library, by its top-level module name. A library
+several extras install (uvicorn: ``desk`` and ``mcp``) names the first one documented."""
+
+
+def install_command(extra: str) -> str:
+    """The command that installs ``extra``: ``pip install -e '.[postgres]'``, run in a
+    checkout of roomkit."""
+    return f"pip install -e '.[{extra}]'"
+
+
+def extra_of(module: str | None, preferred: str | None = None) -> str | None:
+    """The extra that installs ``module`` (a dotted name; its top level counts), ``None``
+    when no extra does.
+
+    Args:
+        module: the module that failed to import, as ``ModuleNotFoundError.name`` gives it.
+        preferred: the extra of what is running; it wins when it installs ``module`` too
+            (``roomkit mcp`` missing uvicorn needs ``mcp``, not ``desk``).
+    """
+    if not module:
+        return None
+    top = module.split(".", 1)[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None:
+        return None
+    if preferred is not None and top in _SHARED.get(preferred, ()):
+        return preferred
+    return extra
+
+
+def missing_module(error: BaseException) -> str | None:
+    """The top-level name of the module whose import failed: ``error``'s own, or that of the
+    error it was raised from (a lazy import that words its failure keeps the original as its
+    cause); ``None`` when neither names one."""
+    seen: BaseException | None = error
+    while seen is not None:
+        name = getattr(seen, "name", None)
+        if isinstance(name, str) and name:
+            return name.split(".", 1)[0]
+        seen = seen.__cause__
+    return None
+
+
+def extra_missing(what: str, extra: str, module: str | None = None) -> str:
+    """One line saying that ``what`` needs ``extra`` and how to install it.
+
+    Args:
+        what: what cannot run without it: ``roomkit mcp``, ``PostgresStore``; ``""`` for a
+            line that starts with ``needs`` (after a prefix of the caller's).
+        extra: the extra's name in ``pyproject.toml``: ``postgres``.
+        module: the library that is missing (its top level is named), when it is known.
+
+    Example: ``roomkit mcp needs the mcp extra (mcp is not installed): pip install -e
+    '.[mcp]' in roomkit's checkout``.
+    """
+    lacking = f" ({module.split('.', 1)[0]} is not installed)" if module else ""
+    subject = f"{what} needs" if what else "needs"
+    return f"{subject} the {extra} extra{lacking}: {install_command(extra)} {_WHERE}"
+
+
+_SHARED: dict[str, frozenset[str]] = {
+    "mcp": frozenset({"uvicorn", "aiosqlite", "starlette", "httpx"}),
+    "desk": frozenset({"aiosqlite", "websockets"}),
+}
+"""Libraries an extra installs besides those :data:`EXTRA_OF` files under it."""

@@ -1,0 +1,112 @@
+"""Serving an ASGI app with uvicorn from a command: the socket, the server, the link to open.
+
+``roomkit desk``, ``roomkit mcp --http`` and the demo bind their socket first (so a port in
+use is one line saying what to do, and a browser opened at once waits in the backlog), run
+uvicorn on it until Ctrl-C or SIGTERM, and say where they listen once they do (the desk
+prints its sign-in link). It lives beside the desk rather than in it, so that a command
+serving something else loads no part of the desk. Needs uvicorn (the ``desk`` or ``mcp``
+extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import uvicorn
+
+__all__ = ["Server", "listen", "port_problem", "sign_in_link"]
+
+
+MAX_PORT = 65535
+
+
+def port_problem(port: int, *, option: str = "--port") -> str | None:
+    """What is wrong with ``port`` as a port to listen on, ``None`` when nothing is.
+
+    ``0`` is fine: it asks for any free port.
+    """
+    if 0 <= port <= MAX_PORT:
+        return None
+    return f"{option} takes a port from 1 to {MAX_PORT} (or 0 for any free one), got {port}"
+
+
+def listen(host: str, port: int, *, hint: str = "pass --port") -> socket.socket:
+    """A listening, non-blocking socket on ``host:port`` (0: any free port).
+
+    Raises:
+        ValueError: ``port`` is no port number (out of 0-65535).
+        OSError: the address cannot be used. For a port in use, ``strerror`` says so and
+            what to do: ``port 8765 is in use: pass --port``.
+    """
+    problem = port_problem(port)
+    if problem is not None:
+        raise ValueError(problem)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # TCP named by its number: asyncio sets TCP_NODELAY only on such a socket's connections,
+    # and without it each answer after a connection's first waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        # Listening before uvicorn starts: a browser opened at once waits in the backlog.
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise OSError(error.errno, f"port {port} is in use: {hint}") from None
+        raise
+    return sock
+
+
+def sign_in_link(host: str, port: int, token: str) -> str:
+    """The page's address on ``host:port`` with ``token`` in the fragment.
+
+    A desk listening on every address (``0.0.0.0``, ``::``) is opened on the loopback.
+    """
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    shown = f"[{host}]" if ":" in host else host
+    # The token travels in the fragment, which the browser never sends to the server.
+    return f"http://{shown}:{port}/#token={token}"
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, saying when it is up, and stopped by Ctrl-C or SIGTERM without the
+    signal being raised again afterwards, so the caller closes its stores before it exits.
+
+    Args:
+        config: uvicorn's configuration.
+        on_started: called once the server accepts connections.
+    """
+
+    def __init__(self, config: uvicorn.Config, *, on_started: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:
+            self._on_started()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)

@@ -1,0 +1,135 @@
+"""What the ``roomkit`` commands share: the failure they exit with, the desk's key and data
+folder, the stores a ``--store`` URL names, and the line a missing extra prints.
+
+Nothing here imports an optional library: ``roomkit --help`` and every ``roomkit CMD --help``
+load this module and the command modules, and each command loads what it runs on when it runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from roomkit._extras import extra_missing, extra_of, missing_module
+from roomkit.auth.tokens import DEFAULT_DATA_DIR, SECRET_ENV
+
+if TYPE_CHECKING:
+    from roomkit.core.store import RoomStore
+    from roomkit.tools.human_input.stores import DurableStore, PendingStore
+
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "SECRET_ENV",
+    "Failure",
+    "check_ttl",
+    "close_stores",
+    "default_data_dir",
+    "existing_secret",
+    "missing_extra",
+    "open_stores",
+    "printable",
+    "quoted",
+    "secret",
+]
+
+DATA_ENV = "ROOMKIT_DESK_DATA"
+
+
+class Failure(Exception):
+    """A command failed: ``str(error)`` is the line to print, ``code`` the exit status.
+
+    It never leaves :func:`roomkit.cli.main`, which turns it into that line and status.
+    """
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def missing_extra(command: str, error: ImportError, extra: str | None = None) -> Failure | None:
+    """The exit-2 failure for ``command`` when ``error`` is an optional library missing,
+    ``None`` when it is something else (a bug, which keeps its traceback).
+
+    Args:
+        command: the command as typed: ``roomkit mcp``.
+        error: what the import raised.
+        extra: the command's own extra, which wins for a library it installs too.
+    """
+    name = missing_module(error)
+    found = extra_of(name, extra)
+    if found is not None:
+        return Failure(extra_missing(command, found, name), 2)
+    text = str(error)
+    if "pip install" in text:
+        # An import that words its own failure (a store naming its extra) is already one line.
+        return Failure(text, 2)
+    return None
+
+
+def printable(text: object, limit: int = 120) -> str:
+    """One line of text safe for a terminal: control characters (escapes) are shown, not run."""
+    line = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def default_data_dir() -> Path:
+    """``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``: where the desk keeps its key."""
+    return Path(os.environ.get(DATA_ENV, DEFAULT_DATA_DIR))
+
+
+def secret(data_dir: Path) -> bytes:
+    """The desk's secret (``ROOMKIT_DESK_SECRET``, or the key in ``data_dir``, created when
+    missing); one that cannot be read exits 1."""
+    from roomkit.auth.tokens import resolve_secret
+
+    try:
+        return resolve_secret(data_dir=data_dir)
+    except (ValueError, OSError) as error:
+        raise Failure(f"No desk secret: {error}") from None
+
+
+def existing_secret(data_dir: Path) -> bytes:
+    """The secret of a desk that exists: ``ROOMKIT_DESK_SECRET``, or the key in ``data_dir``,
+    which must be a folder already (a token signed with a brand-new key opens no desk)."""
+    if not os.environ.get(SECRET_ENV) and not data_dir.is_dir():
+        raise Failure(
+            f"The folder {data_dir} does not exist, so it holds no desk's key: pass the "
+            "--data-dir the desk runs with (or set ROOMKIT_DESK_SECRET to its secret)",
+            2,
+        )
+    return secret(data_dir)
+
+
+def quoted(path: Path) -> str:
+    """``path`` as a shell would take it back."""
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+def check_ttl(option: str, ttl: float, about: str = "") -> None:
+    """Exit 2 unless ``ttl`` is a positive, finite number of seconds."""
+    if not (math.isfinite(ttl) and ttl > 0):
+        raise Failure(f"{option} must be a positive number of seconds{about}", 2)
+
+
+def open_stores(url: str, command: str) -> tuple[PendingStore | DurableStore, RoomStore]:
+    """The pending-request and room stores ``--store`` names; a wrong URL, or a store whose
+    extra is missing, exits 2 with one line."""
+    from roomkit.desk.stores import open_stores as opened
+
+    try:
+        return opened(url)
+    except ValueError as error:
+        raise Failure(str(error), 2) from None
+    except ImportError as error:
+        raise missing_extra(command, error) or Failure(str(error), 2) from None
+
+
+async def close_stores(*stores: object) -> None:
+    """Close what :func:`open_stores` opened (each store once)."""
+    from roomkit.desk.stores import close_stores as close
+
+    await close(*stores)

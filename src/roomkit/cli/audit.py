@@ -1,0 +1,325 @@
+"""``roomkit audit``: export, verify and anchor the trail of a durable store.
+
+``export`` writes one JSON line per history entry, oldest first within each request:
+``{"entry": {...}, "request": ID, "seq": N}``, where ``entry`` is the stored entry (its
+canonical JSON is the text its successor's ``prev`` digests) and ``seq`` its stored number;
+then one line per checkpoint, ``{"checkpoint": {...}, "mac": SIGNATURE, "n": N}``.
+``verify`` checks every chain (its numbering, each ``prev``, each arguments digest) and,
+with the audit key, every signed head and checkpoint
+(:mod:`~roomkit.tools.human_input.stores._trail_check`), and names everything that does
+not hold. Either command exits 1 when something does not; the export still writes every
+entry first, and says on stderr what breaks. ``checkpoint`` writes a checkpoint of every
+head that changed since the last one; ``key`` creates the audit key file.
+
+The audit key is ``ROOMKIT_AUDIT_KEY``, else ``audit.key`` in ``--data-dir`` (the desk's
+data folder) when it exists (:mod:`~roomkit.tools.human_input.stores._audit_keys`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from roomkit.cli._common import Failure, open_stores
+from roomkit.tools.human_input.stores import AUDIT_KEY_ENV
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input.stores import AuditKeys, StoreTrail, TrailReport
+
+__all__ = [
+    "add_parser",
+    "audit_keys",
+    "checkpoint",
+    "export",
+    "key",
+    "use_audit_keys",
+    "verify",
+]
+
+T = TypeVar("T")
+
+_NO_KEY = (
+    f"no audit key: set {AUDIT_KEY_ENV}, or pass --data-dir with the desk's audit.key "
+    "(`roomkit audit key` creates one)"
+)
+
+
+def export(args: argparse.Namespace) -> int:
+    """``roomkit audit export``: the entries and checkpoints as JSON Lines on stdout (or,
+    with ``--format a2a-evidence``, A2A authorization-evidence records)."""
+    from roomkit.tools.human_input.stores import check_trail
+
+    evidence = getattr(args, "format", "jsonl") == "a2a-evidence"
+    if evidence and args.since is not None:
+        raise Failure(
+            "--since does not apply to a2a-evidence: its chain starts at the first record"
+        )
+    since = _since(args.since)
+    keys = audit_keys(args.data_dir)
+    trail = _run(args.store, keys, lambda store: store.read())
+    if evidence:
+        return _evidence(args, trail)
+    out = sys.stdout
+    for pending_id in sorted(trail.chains):
+        rows = trail.chains[pending_id]
+        entries = [_parsed(text) for _, text in rows]
+        if args.room is not None and (not entries or entries[0].get("room") != args.room):
+            continue
+        for (seq, _), entry in zip(rows, entries, strict=True):
+            if since is not None and not _at_or_after(entry, since):
+                continue
+            _line(out, {"entry": entry, "request": pending_id, "seq": seq})
+    for stored in trail.checkpoints:
+        body = _parsed(stored.text)
+        if since is not None and not _at_or_after(body, since):
+            continue
+        _line(out, {"checkpoint": body, "mac": stored.mac, "n": stored.n})
+    report = check_trail(trail, keys, now=time.time())
+    for problem in report.problems:
+        print(f"roomkit: {problem}", file=sys.stderr)
+    return 1 if report.problems else 0
+
+
+def _evidence(args: argparse.Namespace, trail: Any) -> int:
+    """The export as A2A authorization-evidence records, one JSON line each: the whole
+    chain (of ``--room``'s requests), since it is checked from its first record."""
+    from roomkit.adapters.a2a_evidence import evidence_records
+
+    chains = {
+        pending_id: [_parsed(text) for _, text in rows] for pending_id, rows in trail.chains.items()
+    }
+    if args.room is not None:
+        chains = {p: e for p, e in chains.items() if e and e[0].get("room") == args.room}
+    for record in evidence_records(chains):
+        _line(sys.stdout, record)
+    return 0
+
+
+def verify(args: argparse.Namespace) -> int:
+    """``roomkit audit verify``: exit 0 when every chain, and with the audit key every
+    signed head and checkpoint, holds; else name each thing that does not."""
+    from roomkit.tools.human_input.stores import check_trail
+
+    keys = audit_keys(args.data_dir)
+    trail = _run(args.store, keys, lambda store: store.read())
+    report = check_trail(trail, keys, now=time.time())
+    if report.problems:
+        for problem in report.problems:
+            print(f"roomkit: {problem}", file=sys.stderr)
+        return 1
+    print(_verified(report))
+    return 0
+
+
+def checkpoint(args: argparse.Namespace) -> int:
+    """``roomkit audit checkpoint``: sign a checkpoint of every head that changed."""
+    keys = audit_keys(args.data_dir)
+    if keys is None:
+        raise Failure(f"Cannot write a checkpoint: {_NO_KEY}", 2)
+    if args.adopt:
+        signed, broken = _run(args.store, keys, lambda store: store.adopt())
+        print(f"Signed {signed} heads as they stand")
+        if broken:
+            print(
+                f"{len(broken)} histories do not hold and were left: `roomkit audit verify` "
+                "names what breaks them",
+                file=sys.stderr,
+            )
+    done = _run(args.store, keys, lambda store: store.checkpoint())
+    if done.checkpoint is None:
+        print("No head changed since the last checkpoint: none written")
+    else:
+        print(f"Wrote checkpoint #{done.checkpoint.n} of {done.heads} changed heads")
+    if done.unsigned:
+        print(
+            f"{len(done.unsigned)} heads are not signed and were left out: "
+            "`roomkit audit verify` names them",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def key(args: argparse.Namespace) -> int:
+    """``roomkit audit key``: create the audit key file (``--rotate``: a new signing key)."""
+    from roomkit.tools.human_input.stores import AuditKeys, create_audit_key
+
+    try:
+        path = create_audit_key(args.data_dir, rotate=args.rotate)
+        keys = AuditKeys.from_text(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise Failure(f"Cannot write the audit key: {error}") from None
+    print(f"The audit key (id {keys.kid}) is in {path}")
+    return 0
+
+
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], data_dir: argparse.ArgumentParser
+) -> None:
+    """The ``audit`` command group's arguments."""
+    audit = commands.add_parser("audit", help="export, verify and sign the decisions' history")
+    actions = audit.add_subparsers(dest="action", required=True, metavar="ACTION")
+    where = "the store: sqlite:///x.db, redis://... or postgresql://..."
+    exporting = actions.add_parser(
+        "export", parents=[data_dir], help="every history entry and checkpoint, as JSON Lines"
+    )
+    exporting.add_argument("--store", required=True, help=where)
+    exporting.add_argument("--since", help="only entries at or after this ISO-8601 time")
+    exporting.add_argument("--room", help="only the requests of this room")
+    exporting.add_argument(
+        "--format",
+        choices=["jsonl", "a2a-evidence"],
+        default="jsonl",
+        help="JSON Lines (default), or A2A authorization-evidence records",
+    )
+    exporting.set_defaults(run=export)
+    verifying = actions.add_parser(
+        "verify",
+        parents=[data_dir],
+        help="check every chain and arguments digest; with the audit key, every signed "
+        "head and checkpoint",
+    )
+    verifying.add_argument("--store", required=True, help=where)
+    verifying.set_defaults(run=verify)
+    signing = actions.add_parser(
+        "checkpoint", parents=[data_dir], help="sign a checkpoint of every chain's head"
+    )
+    signing.add_argument("--store", required=True, help=where)
+    signing.add_argument(
+        "--adopt",
+        action="store_true",
+        help="first sign, as they stand, the heads of histories that hold and have none "
+        "signed (written before heads were signed, or without the key)",
+    )
+    signing.set_defaults(run=checkpoint)
+    keying = actions.add_parser(
+        "key", parents=[data_dir], help="create the audit key file in the data folder"
+    )
+    keying.add_argument(
+        "--rotate", action="store_true", help="a new signing key first; the old ones stay after it"
+    )
+    keying.set_defaults(run=key)
+
+
+def _verified(report: TrailReport) -> str:
+    done = (
+        f"Verified {report.chains} request histories, {report.entries} entries: every chain holds"
+    )
+    if not report.signed:
+        return f"{done}. Not checked: the signed heads and checkpoints ({_NO_KEY})"
+    if not report.checkpoints:
+        kept = "no checkpoint yet, so a history deleted whole would not show"
+    else:
+        kept = (
+            f"{report.checkpoints} checkpoints hold (the last at {report.last_at}; "
+            f"{report.unlisted} histories written since are vouched for by their heads alone)"
+        )
+    purged = f"; {report.purged} gone after the audit retention" if report.purged else ""
+    return f"{done}, every head holds its signature, {kept}{purged}"
+
+
+def audit_keys(data_dir: Path | None) -> AuditKeys | None:
+    """The audit keys of ``ROOMKIT_AUDIT_KEY`` or ``data_dir``'s ``audit.key`` (``None``:
+    neither holds one); a key that cannot be used exits 2."""
+    from roomkit.tools.human_input.stores import load_audit_keys
+
+    try:
+        return load_audit_keys(data_dir)
+    except (OSError, ValueError) as error:
+        raise Failure(f"Cannot read the audit key: {error}", 2) from None
+
+
+def use_audit_keys(store: object, keys: AuditKeys | None) -> StoreTrail | None:
+    """``store``'s trail, signing with ``keys`` when given; ``None`` for a store with none."""
+    from roomkit.tools.human_input.stores import StoreTrail
+
+    trail = getattr(store, "trail", None)
+    if not isinstance(trail, StoreTrail):
+        return None
+    if keys is not None:
+        trail.use_keys(keys)
+    return trail
+
+
+def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitable[T]]) -> T:
+    """``work`` on the trail of the store ``url`` names (exits 2 on a URL of no durable
+    store), signing with ``keys``."""
+    from roomkit.cli._common import close_stores
+    from roomkit.core.exceptions import StoreError
+    from roomkit.tools.human_input.stores import StoreTrail
+
+    if url == "memory":
+        raise Failure("A memory store keeps no history after its process: name a durable store", 2)
+    missing = _missing_file(url)
+    if missing is not None:
+        raise Failure(
+            f"{missing} does not exist: name the file the desk keeps its requests in "
+            "(its `roomkit desk --store` URL)",
+            2,
+        )
+    pending_store, room_store = open_stores(url, "roomkit audit")
+    trail = getattr(pending_store, "trail", None)
+    if not isinstance(trail, StoreTrail):
+        raise Failure(f"The store {url!r} keeps no audit trail", 2)
+    trail.use_keys(keys)
+
+    async def run() -> T:
+        try:
+            return await work(trail)
+        finally:
+            await close_stores(pending_store, room_store)
+
+    try:
+        return asyncio.run(run())
+    except StoreError as error:
+        raise Failure(f"Could not read the trail: {error}") from None
+
+
+def _line(out: Any, line: dict[str, Any]) -> None:
+    out.write(json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    out.write("\n")
+
+
+def _missing_file(url: str) -> str | None:
+    """The file a ``sqlite:///`` URL names when it does not exist (opening it would create
+    an empty database, whose no histories would all "hold")."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or not url[len(prefix) :]:
+        return None
+    path = Path(url[len(prefix) :])
+    return None if path.exists() else str(path)
+
+
+def _since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        message = f"--since takes an ISO-8601 time such as 2026-01-31T12:00Z, got {text!r}"
+        raise Failure(message, 2) from None
+    if when.tzinfo is None:
+        raise Failure(f"--since needs a time zone (2026-01-31T12:00Z), got {text!r}", 2)
+    return when
+
+
+def _parsed(text: str) -> dict[str, Any]:
+    try:
+        entry = json.loads(text)
+    except ValueError:
+        return {"unreadable": text}
+    return entry if isinstance(entry, dict) else {"unreadable": text}
+
+
+def _at_or_after(entry: dict[str, Any], since: datetime) -> bool:
+    at = entry.get("at")
+    try:
+        return isinstance(at, str) and datetime.fromisoformat(at.replace("Z", "+00:00")) >= since
+    except ValueError:
+        return True  # an entry whose time cannot be read is exported rather than hidden

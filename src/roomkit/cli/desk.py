@@ -1,0 +1,203 @@
+"""``roomkit desk``: serve the answer desk, and print the link that signs its page in.
+
+It checks its store before it starts and prints a sign-in link once it listens: the page
+signs in with it once, as an admin, within ``--sign-in-ttl`` seconds (15 minutes). With
+``--notify`` it runs a notifier from a TOML file in the same process (with Slack's clicks,
+when the file has a ``[slack]`` table). Needs the ``desk`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import os
+from pathlib import Path
+
+from roomkit.auth.tokens import SECRET_ENV
+from roomkit.cli._common import Failure, check_ttl, close_stores, open_stores, quoted, secret
+
+__all__ = ["LINK_ACTOR", "SIGN_IN_TTL", "add_parser", "serve"]
+
+EXTRA = "desk"
+LINK_ACTOR = "admin"
+"""Whom the sign-in link ``roomkit desk`` prints speaks for (an admin: it sees everything)."""
+SIGN_IN_TTL = 900.0
+"""Seconds the printed sign-in link may be opened in, by default: 15 minutes."""
+
+
+def serve(args: argparse.Namespace) -> int:
+    """``roomkit desk``: serve until Ctrl-C or SIGTERM."""
+    import uvicorn
+
+    from roomkit._serving import Server, listen, port_problem, sign_in_link
+    from roomkit.auth.tokens import SESSION_TTL, issue_sign_in_link
+    from roomkit.cli.audit import audit_keys, use_audit_keys
+    from roomkit.cli.notify import notify_config
+    from roomkit.core.exceptions import StoreError
+    from roomkit.core.framework import RoomKit
+    from roomkit.desk.app import create_desk_app
+    from roomkit.desk.limits import DeskLimits
+    from roomkit.desk.startup import check_stores
+    from roomkit.models.clock import spoken_duration
+    from roomkit.notify.ladders import following
+    from roomkit.tools.human_input import HumanInputHandler
+    from roomkit.tools.human_input.stores import checkpointing
+
+    check_ttl("--sign-in-ttl", args.sign_in_ttl)
+    problem = port_problem(args.port)
+    if problem is not None:
+        raise Failure(problem, 2)
+    config = None if args.notify is None else notify_config(args.notify)
+    new_key = _key_is_new(args.data_dir)
+    key = secret(args.data_dir)
+    keys = audit_keys(args.data_dir)
+    if args.log_format == "json":
+        from roomkit.desk.logs import log_as_json
+
+        try:
+            log_as_json(args.log_level)
+        except ValueError as error:
+            raise Failure(str(error), 2) from None
+    pending_store, room_store = open_stores(args.store, "roomkit desk")
+    trail = use_audit_keys(pending_store, keys)
+
+    async def run() -> None:
+        try:
+            kit = RoomKit(store=room_store)
+            handler = HumanInputHandler(store=pending_store)
+            notifier = None if config is None else config.notifier(handler, link_secret=key)
+            try:
+                app = create_desk_app(
+                    kit,
+                    handler=handler,
+                    secret=key,
+                    notifier=notifier,
+                    allowed_origins=args.allowed_origin or None,
+                    allowed_hosts=_allowed_hosts(args),
+                )
+            except (TypeError, ValueError) as error:
+                raise Failure(str(error), 2) from None
+            try:
+                await check_stores(kit, handler)
+                sock = listen(args.host, args.port)
+            except StoreError as error:
+                raise Failure(f"Cannot start the desk: {error}") from None
+            except OSError as error:
+                raise Failure(f"Cannot start the desk: {error.strerror or error}") from None
+            port = sock.getsockname()[1]
+            token = issue_sign_in_link(key, LINK_ACTOR, admin=True, ttl=args.sign_in_ttl)
+            link = sign_in_link(args.host, port, token)
+
+            def started() -> None:
+                print(
+                    f"Open {link}\n  (signs one browser in as admin, who sees and answers "
+                    f"everything, for {SESSION_TTL / 3600:g} hours; the link works once, within "
+                    f"{spoken_duration(args.sign_in_ttl)}. `roomkit token ACTOR` makes a token "
+                    "for a person)",
+                    flush=True,
+                )
+                if new_key is not None:
+                    print(
+                        f"Created the desk's key in {new_key}: tokens from `roomkit token` "
+                        f"work here when it runs with --data-dir {quoted(new_key)}",
+                        flush=True,
+                    )
+
+            server_config = uvicorn.Config(
+                app,
+                host=args.host,
+                port=port,
+                ws_max_size=DeskLimits().max_frame,
+                # Frames are small JSON: compressing them costs more CPU than it saves, and
+                # compression next to secrets is a risk not worth taking.
+                ws_per_message_deflate=False,
+                log_level=args.log_level,
+                # JSON lines come from the root logger's formatter; uvicorn's own would differ.
+                log_config=None if args.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
+                server_header=False,
+            )
+            with sock:
+                async with (
+                    checkpointing(trail),
+                    following(handler, None if config is None else config.ladder),
+                ):
+                    await Server(server_config, on_started=started).serve(sockets=[sock])
+        finally:
+            await close_stores(pending_store, room_store)
+
+    # Ctrl-C is how a served desk stops: by then the server has shut down cleanly.
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
+    return 0
+
+
+def _key_is_new(data_dir: Path) -> Path | None:
+    """The folder the desk is about to create its key in, ``None`` when it has one already
+    (or takes ``ROOMKIT_DESK_SECRET``)."""
+    from roomkit.auth.tokens import KEY_FILE
+
+    if os.environ.get(SECRET_ENV) or (data_dir / KEY_FILE).exists():
+        return None
+    return data_dir
+
+
+def _allowed_hosts(args: argparse.Namespace) -> list[str]:
+    """The ``--allowed-host`` names, and ``--host`` itself when it is a name."""
+    names = list(args.allowed_host or [])
+    host = args.host.strip("[]")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if host:
+            names.append(host)
+    return names
+
+
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], data_dir: argparse.ArgumentParser
+) -> None:
+    """The ``desk`` command's arguments."""
+    desk = commands.add_parser(
+        "desk",
+        parents=[data_dir],
+        help="serve the answer desk",
+        description="Serve the answer desk. Once it listens, it prints a sign-in link for "
+        "its page: the link signs one browser in as admin (who sees and answers everything) "
+        "for 12 hours; it works once, and only within --sign-in-ttl seconds.",
+    )
+    desk.add_argument("--host", default="127.0.0.1")
+    desk.add_argument("--port", type=int, default=8765)
+    desk.add_argument(
+        "--store", default="memory", help="memory, sqlite:///x.db, redis://... or postgresql://..."
+    )
+    desk.add_argument(
+        "--allowed-origin", action="append", help="an origin allowed to open the WebSocket"
+    )
+    desk.add_argument(
+        "--allowed-host",
+        action="append",
+        help="a name the desk is reached by (a DNS name, a proxy's); addresses and "
+        "localhost need none",
+    )
+    desk.add_argument(
+        "--sign-in-ttl",
+        type=float,
+        default=SIGN_IN_TTL,
+        metavar="SECONDS",
+        help=f"seconds the printed sign-in link may be opened in (default: {SIGN_IN_TTL:.0f}, "
+        "15 minutes); it signs in once",
+    )
+    desk.add_argument("--log-level", default="info")
+    desk.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="json: one object a line"
+    )
+    desk.add_argument(
+        "--notify",
+        type=Path,
+        metavar="FILE",
+        help="run a notifier from this TOML file (surfaces, people, ladder; with [slack], "
+        "Slack's clicks too)",
+    )
+    desk.set_defaults(run=serve, extra=EXTRA)

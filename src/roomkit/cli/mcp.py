@@ -1,0 +1,49 @@
+"""``roomkit mcp``: serve the human-input tools to MCP clients, over stdio or HTTP.
+
+The server itself is :mod:`roomkit.mcp.command`; this module gives it its arguments and
+turns what it raises into one line. Needs the ``mcp`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from roomkit.cli._common import Failure, missing_extra
+
+__all__ = ["add_parser", "run"]
+
+EXTRA = "mcp"
+
+
+def run(args: argparse.Namespace) -> int:
+    """``roomkit mcp``: serve until the client leaves (stdio) or Ctrl-C (HTTP)."""
+    from roomkit.core.exceptions import StoreError
+    from roomkit.mcp.command import run_command
+
+    try:
+        return run_command(args)
+    except ImportError as error:
+        raise missing_extra("roomkit mcp", error, EXTRA) or Failure(str(error), 2) from None
+    except ValueError as error:
+        raise Failure(str(error), 2) from None
+    except (StoreError, OSError) as error:
+        detail = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise Failure(f"Cannot start the MCP server: {detail}") from None
+
+
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], data_dir: argparse.ArgumentParser
+) -> None:
+    """The ``mcp`` command's arguments."""
+    mcp = commands.add_parser(
+        "mcp", parents=[data_dir], help="serve the human-input tools to MCP clients"
+    )
+    mcp.add_argument("--store", required=True, help="the desk's store: sqlite:///x.db, redis://...")
+    mcp.add_argument("--actor", help="who is asked over stdio (over HTTP, the token says)")
+    mcp.add_argument("--room", default="mcp", help="the room of every request (default: mcp)")
+    mcp.add_argument("--timeout", type=float, default=300.0, help="seconds to answer")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
+    mcp.add_argument("--host", default="127.0.0.1", help="the HTTP address (default: loopback)")
+    mcp.add_argument("--hold", type=float, default=20.0, help="seconds one round is held")
+    mcp.add_argument("--desk-url", help="the desk's address, for answer links (URL mode)")
+    mcp.set_defaults(run=run, extra=EXTRA)

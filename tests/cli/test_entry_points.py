@@ -1,0 +1,224 @@
+"""Every entry point of the ``roomkit`` command runs without the extras it does not use.
+
+Each child process runs with optional libraries made unimportable (:mod:`tests.cli.blocking`):
+``roomkit --help``, every ``roomkit COMMAND --help`` and every command module load none of
+them, and a command whose extra is missing says so in one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from tests.cli.blocking import EVERY_OPTIONAL, blocked_env, refused
+
+import roomkit.cli
+from roomkit._extras import EXTRA_OF, extra_of, install_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HELPS = [
+    [],
+    ["desk"],
+    ["token"],
+    ["revoke"],
+    ["pending"],
+    ["pending", "list"],
+    ["pending", "show"],
+    ["pending", "answer"],
+    ["pending", "reject"],
+    ["pending", "approve"],
+    ["pending", "edit"],
+    ["pending", "respond"],
+    ["mcp"],
+    ["notify"],
+    ["audit"],
+    ["audit", "export"],
+    ["audit", "verify"],
+    ["audit", "checkpoint"],
+    ["audit", "key"],
+]
+
+# Runs each argv's --help in this one process and reports the exit codes as JSON: one
+# interpreter start for every help, the parser being the same for each.
+_EVERY_HELP = """
+import contextlib, io, json, sys
+from roomkit.cli import main
+codes = {}
+for argv in json.loads(sys.argv[1]):
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        try:
+            main([*argv, "--help"])
+            code = "returned"
+        except SystemExit as done:
+            code = done.code
+    codes[" ".join(argv)] = [code, out.getvalue()[:60]]
+print(json.dumps(codes))
+"""
+
+
+def run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_every_help_loads_no_optional_library(tmp_path: Path) -> None:
+    env = blocked_env(tmp_path, EVERY_OPTIONAL)
+    done = run([sys.executable, "-c", _EVERY_HELP, json.dumps(HELPS)], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert refused(done.stderr) == []
+    codes = json.loads(done.stdout)
+    assert {argv: code for argv, (code, _) in codes.items()} == {
+        " ".join(argv): 0 for argv in HELPS
+    }
+    assert all(shown.startswith("usage: roomkit") for _, shown in codes.values())
+
+
+def test_every_command_module_imports_without_the_extras(tmp_path: Path) -> None:
+    # ``roomkit.cli.__main__`` runs the command: the next test runs it.
+    commands = [info.name for info in pkgutil.iter_modules(roomkit.cli.__path__)]
+    modules = [
+        "roomkit.cli",
+        *(f"roomkit.cli.{name}" for name in commands if name != "__main__"),
+        # The paths the commands had before they were a package.
+        "roomkit._terminal",
+        "roomkit._audit",
+        "roomkit._notify_command",
+    ]
+    assert {"roomkit.cli.desk", "roomkit.cli.mcp", "roomkit.cli.pending"} <= set(modules)
+    script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)"
+    env = blocked_env(tmp_path, EVERY_OPTIONAL)
+    done = run([sys.executable, "-c", script, *modules], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert refused(done.stderr) == []
+
+
+def test_python_m_roomkit_cli_prints_its_help(tmp_path: Path) -> None:
+    env = blocked_env(tmp_path, EVERY_OPTIONAL)
+    done = run([sys.executable, "-m", "roomkit.cli", "--help"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "usage: roomkit" in done.stdout
+    assert refused(done.stderr) == []
+
+
+def _one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if not line.startswith("blocked import: ")]
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "blocked", "extra"),
+    [
+        (["mcp", "--store", "sqlite:///kit.db"], {"mcp"}, "mcp"),
+        (["desk", "--port", "0"], {"uvicorn", "fastapi"}, "desk"),
+        (["pending", "show", "q1", "--token", "t"], {"httpx"}, "desk"),
+        (["audit", "verify", "--store", "postgresql://127.0.0.1:1/none"], {"psycopg"}, "postgres"),
+        (["revoke", "--actor", "ann", "--store", "redis://127.0.0.1:1/0"], {"redis"}, "redis"),
+        (["audit", "export", "--store", "sqlite:///kit.db"], {"aiosqlite"}, "sqlite"),
+    ],
+    ids=["mcp", "desk", "pending", "postgres", "redis", "sqlite"],
+)
+def test_a_command_without_its_extra_says_which_in_one_line(
+    tmp_path: Path, argv: list[str], blocked: set[str], extra: str
+) -> None:
+    (tmp_path / "kit.db").touch()
+    env = blocked_env(tmp_path, blocked)
+    env["ROOMKIT_DESK_DATA"] = str(tmp_path / "desk")
+    done = run([sys.executable, "-m", "roomkit.cli", *argv], env, tmp_path)
+    line = _one_line(done.stderr)
+    assert done.returncode == 2, done.stderr
+    assert line.startswith(f"roomkit: roomkit {argv[0]} needs the {extra} extra")
+    assert install_command(extra) in line
+    assert refused(done.stderr), "the blocked library was never asked for"
+
+
+def test_the_terminal_client_needs_httpx_alone(tmp_path: Path) -> None:
+    """``roomkit pending`` calls the desk over HTTP: it loads no part of the desk itself."""
+    env = blocked_env(tmp_path, EVERY_OPTIONAL - {"httpx"})
+    argv = [
+        "pending",
+        "show",
+        "q1",
+        "--token",
+        "t",
+        "--url",
+        "http://127.0.0.1:9",
+        "--timeout",
+        "5",
+    ]
+    done = run([sys.executable, "-m", "roomkit.cli", *argv], env, tmp_path)
+    assert _one_line(done.stderr).startswith("roomkit: Cannot reach the desk at http://127.0.0.1:9")
+    assert done.returncode == 1
+    assert refused(done.stderr) == []
+
+
+def test_a_notifier_file_without_its_extra_says_which_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "kit.db").touch()
+    config = tmp_path / "notify.toml"
+    config.write_text('[[webhook]]\nurl = "https://example.com/hook"\nsecret_env = "HOOK_KEY"\n')
+    env = blocked_env(tmp_path, {"standardwebhooks"})
+    env["HOOK_KEY"] = "whsec_" + "a" * 32
+    argv = ["notify", "--store", "sqlite:///kit.db", "--config", str(config)]
+    done = run([sys.executable, "-m", "roomkit.cli", *argv], env, tmp_path)
+    line = _one_line(done.stderr)
+    assert done.returncode == 2, done.stderr
+    assert "needs the notify extra" in line
+    assert install_command("notify") in line
+
+
+def test_each_extra_named_is_one_pyproject_declares() -> None:
+    """The table of extras agrees with ``pyproject.toml``: every library an extra installs
+    is filed under an extra that installs it."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert set(EXTRA_OF.values()) <= set(extras)
+    for extra, requirements in extras.items():
+        if extra == "dev":
+            continue
+        for requirement in requirements:
+            name = requirement.split("[")[0].split(">")[0].split("=")[0].strip()
+            module = name.replace("-", "_").lower()
+            assert extra_of(module, extra) == extra, (extra, module)
+
+
+def test_a_library_two_extras_install_is_named_by_the_command_that_runs() -> None:
+    assert extra_of("uvicorn", "mcp") == "mcp"
+    assert extra_of("uvicorn.config", None) == "desk"
+    assert extra_of("psycopg_pool", "mcp") == "postgres"
+    assert extra_of("json", "desk") is None
+    assert extra_of(None) is None
+
+
+def test_the_paths_the_commands_had_still_name_the_same_things() -> None:
+    import roomkit._audit
+    import roomkit._notify_command
+    import roomkit._terminal
+    import roomkit.desk.answers
+    import roomkit.desk.forms
+    import roomkit.desk.serving
+    from roomkit import _forms, _serving
+    from roomkit.cli import _common, audit, notify, pending
+
+    assert roomkit._terminal.Failure is _common.Failure
+    assert roomkit._terminal.answer_body is pending.answer_body is roomkit.cli.answer_body
+    assert roomkit._audit.verify is audit.verify
+    assert roomkit._notify_command.add_notify_parser is notify.add_parser
+    assert roomkit.desk.serving.Server is _serving.Server
+    assert roomkit.desk.serving.sign_in_link is _serving.sign_in_link
+    assert roomkit.desk.forms.typed_body is _forms.typed_body
+    assert roomkit.desk.answers.quorum_progress is _forms.quorum_progress
