@@ -14,6 +14,9 @@ _WHERE = "in roomkit's checkout"
 """Where the install command runs: no release is published yet."""
 
 EXTRA_OF: dict[str, str] = {
+    "a2a": "a2a",
+    "ag_ui": "agui",
+    "agents": "openai-agents",
     "aiohttp": "slack",
     "aiosmtplib": "notify",
     "aiosqlite": "sqlite",
@@ -22,13 +25,16 @@ EXTRA_OF: dict[str, str] = {
     "fastapi": "desk",
     "hiredis": "redis",
     "httpx": "desk",
+    "langgraph": "langgraph",
     "mcp": "mcp",
     "openai": "openai",
     "prometheus_client": "desk",
     "psycopg": "postgres",
     "psycopg_pool": "postgres",
+    "pydantic_ai": "pydantic-ai",
     "redis": "redis",
     "slack_sdk": "slack",
+    "sse_starlette": "a2a",
     "standardwebhooks": "notify",
     "starlette": "desk",
     "uvicorn": "desk",
@@ -97,5 +103,7 @@ def extra_missing(what: str, extra: str, module: str | None = None) -> str:
 _SHARED: dict[str, frozenset[str]] = {
     "mcp": frozenset({"uvicorn", "aiosqlite", "starlette", "httpx"}),
     "desk": frozenset({"aiosqlite", "websockets"}),
+    "agui": frozenset({"fastapi"}),
+    "a2a": frozenset({"starlette", "httpx", "standardwebhooks"}),
 }
 """Libraries an extra installs besides those :data:`EXTRA_OF` files under it."""
