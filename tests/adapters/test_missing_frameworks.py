@@ -22,5 +22,5 @@ def test_a_missing_framework_names_the_extra(
     for name in [name for name in sys.modules if name == adapter or name.startswith(adapter + ".")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, framework, None)
-    with pytest.raises(ImportError, match=rf"pip install 'roomkit-hitl\[{extra}\]'"):
+    with pytest.raises(ImportError, match=rf"pip install -e '\.\[{extra}\]'"):
         importlib.import_module(adapter)

@@ -6,12 +6,12 @@ answers. A task whose turn waits for a person enters ``input-required``; a follo
 on it answers as the caller. Needs the ``a2a`` extra.
 """
 
+from roomkit._extras import extra_missing
+
 try:
     import a2a  # noqa: F401  (the extra's presence, checked once)
 except ImportError as error:  # pragma: no cover - depends on the install
-    raise ImportError(
-        "roomkit.adapters.a2a needs the a2a extra: pip install 'roomkit-hitl[a2a]'"
-    ) from error
+    raise ImportError(extra_missing("roomkit.adapters.a2a", "a2a", error.name)) from error
 
 from roomkit.adapters.a2a.executor import A2AChannel, RoomKitExecutor
 from roomkit.adapters.a2a.gate import A2AGate

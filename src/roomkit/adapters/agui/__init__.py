@@ -9,12 +9,12 @@ process that raised it, and one answered on the desk first shows as settled. Nee
 ``agui`` extra.
 """
 
+from roomkit._extras import extra_missing
+
 try:
     import ag_ui  # noqa: F401  (the extra's presence, checked once)
 except ImportError as error:  # pragma: no cover - depends on the install
-    raise ImportError(
-        "roomkit.adapters.agui needs the agui extra: pip install 'roomkit-hitl[agui]'"
-    ) from error
+    raise ImportError(extra_missing("roomkit.adapters.agui", "agui", error.name)) from error
 
 from roomkit.adapters.agui._run import AGUIChannel
 from roomkit.adapters.agui.router import CAPABILITIES, agui_router

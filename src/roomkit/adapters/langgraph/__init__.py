@@ -1,7 +1,8 @@
 """LangGraph's interrupts answered through roomkit: inline (:func:`run`) or durable
 (:func:`start`, then :func:`resume` once the requests are settled).
 
-Needs the ``langgraph`` extra (``pip install 'roomkit-hitl[langgraph]'``); the graph must be
+Needs the ``langgraph`` extra
+(``pip install -e '.[langgraph]'`` in roomkit's checkout); the graph must be
 compiled with a checkpointer. Each interrupt becomes a request keyed by the thread id and the
 interrupt's own deterministic id, so that running the boundary again after a crash
 re-attaches to the request instead of asking twice. A langchain ``HumanInTheLoopMiddleware``
@@ -12,12 +13,13 @@ decisions; any other interrupt is a question whose answer schema is the interrup
 
 from __future__ import annotations
 
+from roomkit._extras import extra_missing
+
 try:
     import langgraph.types as _types
 except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        "roomkit.adapters.langgraph needs LangGraph: pip install 'roomkit-hitl[langgraph]'"
-    ) from exc
+    message = extra_missing("roomkit.adapters.langgraph", "langgraph", exc.name)
+    raise ImportError(message) from exc
 
 import asyncio
 from collections.abc import Iterable, Mapping

@@ -1,7 +1,8 @@
 """The OpenAI Agents SDK's tool approvals answered through roomkit: inline (:func:`run`) or
 durable (:func:`start`, then :func:`resume` once the requests are settled).
 
-Needs the ``openai-agents`` extra (``pip install 'roomkit-hitl[openai-agents]'``). Each
+Needs the ``openai-agents`` extra
+(``pip install -e '.[openai-agents]'`` in roomkit's checkout). Each
 ``ToolApprovalItem`` of a paused run becomes a roomkit approval keyed by the run's key and
 the call id, offering approve and reject only (the SDK carries no edit and no response): a
 rejection's reason, or the expiry's own text, is what the model reads. In durable mode the
@@ -11,12 +12,13 @@ snapshot to stay on the server), so :func:`resume` needs only the agent and the 
 
 from __future__ import annotations
 
+from roomkit._extras import extra_missing
+
 try:
     from agents import Agent, Runner, RunResult, RunState
 except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
     raise ImportError(
-        "roomkit.adapters.openai_agents needs the OpenAI Agents SDK: "
-        "pip install 'roomkit-hitl[openai-agents]'"
+        extra_missing("roomkit.adapters.openai_agents", "openai-agents", exc.name)
     ) from exc
 
 import asyncio

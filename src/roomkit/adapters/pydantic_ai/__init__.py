@@ -1,6 +1,7 @@
 """Pydantic AI's deferred tool calls answered through roomkit.
 
-Needs the ``pydantic-ai`` extra (``pip install 'roomkit-hitl[pydantic-ai]'``). A tool that
+Needs the ``pydantic-ai`` extra
+(``pip install -e '.[pydantic-ai]'`` in roomkit's checkout). A tool that
 needs approval becomes a roomkit approval offering approve, edit and reject (a Pydantic AI
 approval has no slot for a response); a call deferred as a ``'question'`` becomes a roomkit
 question. Pass :func:`deferred_handler` to ``HandleDeferredToolCalls(handler=...)``: with
@@ -13,6 +14,8 @@ another reason (``'external'``) are left to the application.
 
 from __future__ import annotations
 
+from roomkit._extras import extra_missing
+
 try:
     from pydantic_ai.tools import (
         DeferredToolRequests,
@@ -22,7 +25,7 @@ try:
     )
 except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
     raise ImportError(
-        "roomkit.adapters.pydantic_ai needs Pydantic AI: pip install 'roomkit-hitl[pydantic-ai]'"
+        extra_missing("roomkit.adapters.pydantic_ai", "pydantic-ai", exc.name)
     ) from exc
 
 import asyncio
