@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 from ag_ui.core import EventType
-from agui_front import Front, ask, bearer, interrupts, send, texts
+from agui_front import SECRET, Front, ask, bearer, interrupts, send, texts
+from fastapi import FastAPI
 
+from roomkit.adapters.agui import agui_router
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
 
@@ -196,3 +198,30 @@ async def test_an_interrupt_is_resumed_after_a_restart(tmp_path: Path) -> None:
     finally:
         await second.close()
         await close_stores(questions, rooms)
+
+
+async def test_the_endpoint_guards_its_door_as_the_desk_does() -> None:
+    """A foreign ``Host`` gets 400, a body over the cap 413, a person past the rate 429."""
+    front = Front([ask()])
+    front.app = FastAPI()
+    front.app.include_router(
+        agui_router(
+            front.kit,
+            agent="ai",
+            handler=front.handler,
+            secret=SECRET,
+            rate=1.0,
+            burst=2,
+            max_body=4096,
+        )
+    )
+    alice = bearer("alice")
+    async with front.client() as client:
+        foreign = await client.get("/agui/capabilities", headers={**alice, "Host": "evil.example"})
+        big = await client.post("/agui", headers=alice, content=b"{" + b" " * 8192 + b"}")
+        codes = [
+            (await client.get("/agui/capabilities", headers=alice)).status_code for _ in range(3)
+        ]
+    assert foreign.status_code == 400
+    assert big.status_code == 413
+    assert codes == [200, 429, 429] or codes == [200, 200, 429]

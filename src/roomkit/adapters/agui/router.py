@@ -14,13 +14,14 @@ token's subject answers the interrupts, and sees only what the desk would show t
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at run
 # time, and they name the gate dependency local to agui_router.
 
+import math
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Annotated, Any
 
 from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentInput
 from ag_ui.encoder import EventEncoder
-from fastapi import APIRouter, Depends, HTTPException, Security
+from fastapi import APIRouter, Depends, HTTPException, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -31,6 +32,8 @@ from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import Principal
 from roomkit.auth.tokens import resolve_secret
+from roomkit.auth.traffic import HostRule, RateLimiter
+from roomkit.bodies import BodyLimits, bounded_route
 from roomkit.core.exceptions import StoreError
 from roomkit.core.framework import RoomKit
 from roomkit.tools.human_input import HumanInputHandler
@@ -71,22 +74,36 @@ def _gate(
     auth: Authenticator | None,
     secret: str | bytes | None,
     data_dir: str | os.PathLike[str] | None,
+    hosts: HostRule,
+    limiter: RateLimiter,
 ) -> Any:
-    """The FastAPI dependency: the caller's principal, a person's token only."""
+    """The FastAPI dependency: the caller's principal, a person's token only, from a
+    ``Host`` the endpoint answers to, within the person's rate."""
     if auth is None:
         auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
     gate = CredentialGate(auth, LinkLedger(handler.ledger))
 
     async def caller(
+        request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     ) -> Principal:
+        refusal = hosts.refusal(request.headers.get("host"), request.scope.get("server"))
+        if refusal is not None:
+            raise HTTPException(400, refusal)
         try:
-            return await gate.admit(credentials.credentials if credentials else None, Use.SESSION)
+            principal = await gate.admit(
+                credentials.credentials if credentials else None, Use.SESSION
+            )
         except Refused as refused:
             headers = {"WWW-Authenticate": "Bearer"} if refused.status == 401 else None
             raise HTTPException(refused.status, str(refused), headers=headers) from None
         except StoreError:
             raise HTTPException(503, "The store cannot be reached to check the token") from None
+        wait = limiter.take(principal.actor_id)
+        if wait > 0:
+            retry = {"Retry-After": str(max(1, math.ceil(wait)))}
+            raise HTTPException(429, "Too many requests: slow down", headers=retry)
+        return principal
 
     return caller
 
@@ -114,6 +131,10 @@ def agui_router(
     auth: Authenticator | None = None,
     secret: str | bytes | None = None,
     data_dir: str | os.PathLike[str] | None = None,
+    allowed_hosts: Collection[str] | None = None,
+    rate: float = 20.0,
+    burst: int = 40,
+    max_body: int = 256 * 1024,
 ) -> APIRouter:
     """The AG-UI endpoint of the kit's agent, for ``app.include_router``.
 
@@ -128,6 +149,11 @@ def agui_router(
             (``roomkit.desk.DeskOptions``): the handler whose requests become interrupts
             (the kit's only routed one by default), and how tokens are checked (the desk's
             secret, else ``ROOMKIT_DESK_SECRET``, else the data folder's key file).
+        allowed_hosts: as the desk's option: ``Host`` names answered besides addresses,
+            ``localhost`` and the server's own (others get 400).
+        rate, burst: the requests a person may make per second, and at once (then 429).
+        max_body: bytes a request body may hold (413 past it); JSON too deep, with a key
+            twice or a number out of range gets 400, before anything parses it.
 
     Raises:
         TypeError, ValueError: ``channel_id`` is another kind of channel of the kit;
@@ -140,8 +166,9 @@ def agui_router(
     access = Access(kit)
     channel = _channel(kit, channel_id)
     thread = Thread(kit, handler, access, channel, agent)
-    router = APIRouter(tags=["agui"])
-    Caller = Annotated[Principal, Depends(_gate(handler, auth, secret, data_dir))]
+    router = APIRouter(tags=["agui"], route_class=bounded_route(BodyLimits(max_bytes=max_body)))
+    gate = _gate(handler, auth, secret, data_dir, HostRule(allowed_hosts), RateLimiter(rate, burst))
+    Caller = Annotated[Principal, Depends(gate)]
 
     async def open_thread(principal: Principal, thread_id: str) -> None:
         store = kit.store
