@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
+from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._checks import check_digest
@@ -256,7 +257,7 @@ class Decisions:
             raise _changed(judgement.record)
         return judgement.accepted
 
-    async def record(self, pending_id: str, entry: dict[str, Any]) -> int:
+    async def record(self, pending_id: str, entry: dict[str, Any] | Entry) -> int:
         """Append ``entry`` to the request's history; its ``seq``."""
         return await self.log.append_history(pending_id, check_entry(entry))
 
