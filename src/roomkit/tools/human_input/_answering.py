@@ -14,6 +14,7 @@ request before anything is written.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -102,12 +103,12 @@ class Answer:
             return answered(request, self.result, self.by)
         if request.answer_schema is not None:
             check_answer(request, self.result)
-        return await self.won(
-            await settle(self.pending_id, _RESOLVED, self.result, self.by, self.history)
-        )
+        if await settle(self.pending_id, _RESOLVED, self.result, self.by, self.history):
+            return True
+        return await self.won(False)
 
 
-async def answer(
+def answer(
     engine: AnswerEngine,
     decisions: Decisions,
     pending_id: str,
@@ -116,12 +117,12 @@ async def answer(
     surface: str | None,
     connection: Any,
     shown: str | None = None,
-) -> bool:
+) -> Awaitable[bool]:
     """Answer the request (``aresolve``, its arguments checked); ``True`` if this call won.
 
     ``connection``: the caller's open transaction to settle in (the engine says whether
-    its store can).
+    its store can). The engine's own coroutine is returned, for the caller to await.
     """
-    return await engine.answer(
+    return engine.answer(
         Answer(engine, decisions, pending_id, result, by, surface, shown), connection
     )
