@@ -18,6 +18,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.approvals import reject
 from roomkit.tools.human_input._checks import check_answer, fits
 from roomkit.tools.human_input._decisions import APPROVAL, trail
 from roomkit.tools.human_input._in_transaction import Settle, answered
@@ -25,10 +26,11 @@ from roomkit.tools.human_input._in_transaction import Settle, answered
 if TYPE_CHECKING:
     from roomkit.tools.human_input._decisions import Decisions
 
-__all__ = ["Answer", "AnswerEngine", "answer"]
+__all__ = ["Answer", "AnswerEngine", "answer", "refuse"]
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
+_REJECTED = PendingInputStatus.REJECTED
 
 
 class AnswerEngine(Protocol):
@@ -37,6 +39,17 @@ class AnswerEngine(Protocol):
     async def answer(self, answer: Answer, connection: Any) -> bool: ...
 
     async def get_request(self, pending_id: str) -> PendingInput | None: ...
+
+    def local(self, pending_id: str) -> PendingInput | None: ...
+
+    async def settle(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        text: str,
+        by: str | None,
+        history: tuple[dict[str, Any], ...],
+    ) -> bool: ...
 
 
 class Answer:
@@ -126,3 +139,20 @@ def answer(
     return engine.answer(
         Answer(engine, decisions, pending_id, result, by, surface, shown), connection
     )
+
+
+async def refuse(
+    engine: AnswerEngine,
+    decisions: Decisions,
+    pending_id: str,
+    reason: str,
+    by: str | None,
+    surface: str | None,
+    shown: str | None,
+) -> bool:
+    """Reject the request (``areject``); ``True`` if this call won. On an approval this is
+    the decision ``reject(reason)``, judged as any decision is (``shown`` checked)."""
+    request = engine.local(pending_id) or await engine.get_request(pending_id)
+    if request is not None and request.kind == APPROVAL:
+        return await decisions.decide(request, reject(reason), by, surface, shown=shown)
+    return await engine.settle(pending_id, _REJECTED, reason, by, trail(_REJECTED, by, surface))

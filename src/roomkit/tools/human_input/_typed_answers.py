@@ -17,8 +17,9 @@ from pydantic import BaseModel, ValidationError
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.decisions import Decision
 from roomkit.tools.approvals import read_decision
+from roomkit.tools.human_input._checks import check_text
 
-__all__ = ["AnswerSchema", "answer_text", "schema_of", "typed_answer"]
+__all__ = ["AnswerSchema", "T", "answer_text", "schema_of", "typed_answer"]
 
 AnswerSchema = dict[str, Any] | type[BaseModel]
 """A JSON Schema, or a Pydantic model class standing for its own."""
@@ -34,9 +35,18 @@ def schema_of(schema: object) -> Any:
     return schema
 
 
-def answer_text(answer: BaseModel) -> str:
-    """An answer given as a model instance, as the JSON text a request records."""
-    return answer.model_dump_json()
+def answer_text(answer: object) -> str:
+    """The answer given (to ``resolve`` or ``aresolve``) as the text a request records: a
+    model instance as its JSON, a typed decision as its JSON text, text as it is.
+
+    Raises:
+        TypeError: ``answer`` is neither text nor a model instance.
+        InvalidAnswerError: it holds text UTF-8 cannot encode (a lone surrogate).
+    """
+    if isinstance(answer, BaseModel):
+        answer = answer.model_dump_json()
+    check_text("result", answer, invalid=InvalidAnswerError)
+    return str(answer)  # a typed decision, a str, as its plain text
 
 
 def typed_answer(pending_id: str, text: str, model: type[T]) -> T:

@@ -17,35 +17,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Collection, Iterable
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel
 
-from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.enums import ChannelType
 from roomkit.models.history import Entry
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.approvals import reject as reject_decision
+from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
-from roomkit.tools.human_input._answering import answer
-from roomkit.tools.human_input._checks import (
-    check_options,
-    check_text,
-    check_timeout,
-)
-from roomkit.tools.human_input._decisions import (
-    APPROVAL,
-    Decisions,
-    HistoryKeeper,
-    check_actors,
-    trail,
-)
+from roomkit.tools.human_input._answering import answer, refuse
+from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
+from roomkit.tools.human_input._deadlines import expire_overdue
+from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper, check_actors
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._requests import RequestMaker
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
+    T,
     answer_text,
     schema_of,
     typed_answer,
@@ -69,12 +59,6 @@ from roomkit.tools.human_input.stores.base import (
 __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
-
-T = TypeVar("T")
-
-_PENDING = PendingInputStatus.PENDING
-_RESOLVED = PendingInputStatus.RESOLVED
-_REJECTED = PendingInputStatus.REJECTED
 
 
 class HumanInputHandler:
@@ -315,8 +299,7 @@ class HumanInputHandler:
             AsyncSettleRequiredError: on a durable store (``await aresolve()`` instead).
         """
         if type(result) is not str or not result.isascii():
-            check_text("result", result, invalid=InvalidAnswerError)
-            result = str(result)  # a typed decision is stored as its JSON text
+            result = answer_text(result)
         return self._engine.resolve(pending_id, result)
 
     def reject(self, pending_id: str, reason: str = "") -> bool:
@@ -421,10 +404,7 @@ class HumanInputHandler:
                 once the store is back says so.
         """
         if type(result) is not str or not result.isascii():
-            if isinstance(result, BaseModel):
-                result = answer_text(result)
-            check_text("result", result, invalid=InvalidAnswerError)
-            result = str(result)  # a typed decision is stored as its JSON text
+            result = answer_text(result)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
         return await answer(
@@ -454,13 +434,7 @@ class HumanInputHandler:
             check_text("reason", reason)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
-        engine = self._engine
-        request = engine.local(pending_id) or await engine.get_request(pending_id)
-        if request is not None and request.kind == APPROVAL:
-            return await self._decisions.decide(
-                request, reject_decision(reason), by, surface, shown=digest
-            )
-        return await engine.settle(pending_id, _REJECTED, reason, by, trail(_REJECTED, by, surface))
+        return await refuse(self._engine, self._decisions, pending_id, reason, by, surface, digest)
 
     async def arelease(self, pending_id: str) -> bool:
         """:meth:`release` for any store: withdraw the request if it is still unanswered."""
@@ -504,10 +478,7 @@ class HumanInputHandler:
         """Let ``actors`` answer the open request too (an escalation, in its history as
         ``escalated``); ``False`` when it is not open. A question's actor stays one of them."""
         chosen = check_actors(actors, name="actors")
-        request = self._engine.local(pending_id) or await self._engine.get_request(pending_id)
-        if request is None:
-            return False
-        return await self._decisions.add_approvers(request, chosen, by, surface)
+        return await self._decisions.add_approvers(pending_id, chosen, by, surface)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -545,16 +516,7 @@ class HumanInputHandler:
         its deadline is settled ``TIMED_OUT`` here, through the same check-and-set as an
         answer. Requests that left the store are dropped.
         """
-        current: list[PendingInput] = []
-        for request in requests:
-            left = self.time_left(request) if request.status is _PENDING else None
-            if left is not None and left <= 0:
-                found = await self._engine.time_out(request)
-                if found is None:
-                    continue
-                request = found
-            current.append(request)
-        return current
+        return await expire_overdue(self._engine, requests)
 
     @property
     def store(self) -> PendingStore | DurableStore:
