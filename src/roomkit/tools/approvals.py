@@ -2,15 +2,18 @@
 
 :class:`Approval` is the rule for one tool (who decides, how long they have, what expiry
 means, and ``when=`` a call needs a person at all); ``HumanInputToolHandler(approvals=...)``
-maps tool names to rules. A decision is the JSON text one of the builders makes, and
-nothing else: :func:`approve`, :func:`edit` (the full replacement arguments), :func:`reject`
-(with a reason) and :func:`respond` (a person's answer that the model reads instead of the
-tool's result)::
+maps tool names to rules. A decision is a typed :class:`Decision` (:class:`Approve`,
+:class:`Edit`, :class:`Reject` or :class:`Respond`), which the builders make:
+:func:`approve`, :func:`edit` (the full replacement arguments), :func:`reject` (with a
+reason) and :func:`respond` (a person's answer that the model reads instead of the tool's
+result)::
 
     await human.handler.aresolve(pending_id, approve(), by="alice")
-    await human.handler.aresolve(pending_id, edit({"to": "carol@example.com"}), by="alice")
+    await human.handler.aresolve(pending_id, Edit({"to": "carol@example.com"}), by="alice")
 
-:func:`read_decision` reads a decision back (the handler and the tool loop both call it).
+A decision is its own JSON text (a ``str``: ``approve() == '{"decision":"approve"}'``), so
+the same JSON sent as text, from a page, a webhook or another process, is a decision too:
+:func:`read_decision` reads one back, typed (the handler and the tool loop both call it).
 
 ``Approval(approvers=Quorum(2, of=["alice", "bob", "carol"]))`` needs two of the three: each
 ``aresolve(..., by=actor)`` is a vote, and the call runs once two approve the same
@@ -29,11 +32,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.models.decisions import Approve, Decision, DecisionKind, Edit, Reject, Respond
 
 __all__ = [
     "Approval",
+    "Approve",
     "Decision",
+    "DecisionKind",
+    "Edit",
     "Quorum",
+    "Reject",
+    "Respond",
     "approve",
     "edit",
     "needs_person",
@@ -47,8 +56,6 @@ logger = logging.getLogger("roomkit.tools.approvals")
 Predicate = Callable[[str, dict[str, Any]], bool | Awaitable[bool]]
 """``when(name, arguments)``: whether this call needs a person (plain or async)."""
 
-DecisionKind = Literal["approve", "edit", "reject", "respond"]
-
 _FIELDS: dict[str, set[str]] = {
     "approve": {"decision"},
     "edit": {"decision", "arguments"},
@@ -57,64 +64,28 @@ _FIELDS: dict[str, set[str]] = {
 }
 
 
-def _text(decision: dict[str, Any]) -> str:
-    return json.dumps(decision, separators=(",", ":"), ensure_ascii=False)
-
-
-def approve() -> str:
+def approve() -> Approve:
     """The decision that lets the held call run as shown."""
-    return _text({"decision": "approve"})
+    return Approve()
 
 
-def edit(arguments: dict[str, Any]) -> str:
+def edit(arguments: dict[str, Any]) -> Edit:
     """The decision that runs the held call with ``arguments`` instead (all of them).
 
     Raises:
         TypeError: ``arguments`` is not a dict.
     """
-    if not isinstance(arguments, dict):
-        raise TypeError(
-            f"edit() takes the full replacement arguments as a dict, got {type(arguments).__name__}"
-        )
-    return _text({"decision": "edit", "arguments": arguments})
+    return Edit(arguments)
 
 
-def reject(reason: str = "") -> str:
+def reject(reason: str = "") -> Reject:
     """The decision that refuses the held call; the model reads ``reason``."""
-    if not isinstance(reason, str):
-        raise TypeError(f"reject() takes the reason as a str, got {type(reason).__name__}")
-    return _text({"decision": "reject", "reason": reason})
+    return Reject(reason)
 
 
-def respond(result: str) -> str:
+def respond(result: str) -> Respond:
     """The decision that answers in the tool's place: the model reads ``result``."""
-    if not isinstance(result, str):
-        raise TypeError(f"respond() takes the answer as a str, got {type(result).__name__}")
-    return _text({"decision": "respond", "result": result})
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A decision on an approval, as :func:`read_decision` read it."""
-
-    kind: DecisionKind
-    """``approve``, ``edit``, ``reject`` or ``respond``."""
-    arguments: dict[str, Any] | None = None
-    """The replacement arguments of an edit."""
-    text: str = ""
-    """The reason of a rejection, or the answer of a response."""
-
-    @property
-    def canonical(self) -> str:
-        """The decision as its builder writes it."""
-        if self.kind == "approve":
-            return approve()
-        if self.kind == "edit":
-            assert self.arguments is not None
-            return edit(self.arguments)
-        if self.kind == "reject":
-            return reject(self.text)
-        return respond(self.text)
+    return Respond(result)
 
 
 _EXPECTED = (
@@ -124,12 +95,14 @@ _EXPECTED = (
 
 
 def read_decision(text: str) -> Decision:
-    """The decision ``text`` holds.
+    """The decision ``text`` holds (``text`` itself when it is a :class:`Decision`).
 
     Raises:
         InvalidAnswerError: ``text`` is not the JSON one of the builders makes; the message
             says what was wrong and what to send.
     """
+    if isinstance(text, Decision):
+        return text
     try:
         value = json.loads(text)
     except (TypeError, ValueError):
@@ -149,13 +122,13 @@ def read_decision(text: str) -> Decision:
     if kind == "edit":
         if not isinstance(value["arguments"], dict):
             raise InvalidAnswerError("an edit takes 'arguments': an object of every argument")
-        return Decision("edit", value["arguments"])
+        return Edit(value["arguments"])
     if kind in ("reject", "respond"):
         key = "reason" if kind == "reject" else "result"
         if not isinstance(value[key], str):
             raise InvalidAnswerError(f"a {kind!r} decision takes {key!r} as a string")
-        return Decision(kind, text=value[key])
-    return Decision("approve")
+        return Reject(value[key]) if kind == "reject" else Respond(value[key])
+    return Approve()
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from pydantic import BaseModel
 
 from roomkit.core.exceptions import (
     HandlerClosedError,
@@ -404,3 +405,23 @@ async def test_the_answer_schema_travels_with_each_request() -> None:
     human.handler.on_input_required = answer
     assert await human("Confirm", {"action": "deploy"}) == '{"confirmed": true}'
     assert len(asked) == 1
+
+
+class Confirmation(BaseModel):
+    confirmed: bool
+
+
+async def test_a_model_stands_for_its_answer_schema() -> None:
+    human = HumanInputToolHandler({"Confirm"}, answer_schemas={"Confirm": Confirmation})
+    assert human.answer_schemas["Confirm"] == Confirmation.model_json_schema()
+
+    async def answer(event: PendingInputEvent) -> None:
+        request = await human.handler.get_request(event.pending_id)
+        assert request is not None
+        assert request.answer_schema == Confirmation.model_json_schema()
+        with pytest.raises(InvalidAnswerError, match="confirmed"):
+            await human.handler.aresolve(event.pending_id, '{"confirmed": "yes"}')
+        assert await human.handler.aresolve(event.pending_id, Confirmation(confirmed=True))
+
+    human.handler.on_input_required = answer
+    assert await human("Confirm", {"action": "deploy"}) == '{"confirmed":true}'

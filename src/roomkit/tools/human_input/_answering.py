@@ -1,34 +1,128 @@
-"""``aresolve``'s path: how an answer reaches the settle with as few reads as it can.
+"""``aresolve``'s path: an answer, and the rules it is settled by, handed to the engine.
 
-A request held here (created by this handler) tells its kind and answer schema without a
-read. One read here lately tells them too: they never change, so the copy checks the
-answer, and the settle's check-and-set decides whether the request is still open. One
-known nowhere here goes, on a store that can (:class:`~roomkit.tools.human_input.stores.
-base.PlainSettle`), straight to a settle that leaves alone a request whose answer needs a
-check (an answer schema, an approval) and hands it back as it stands; otherwise it is read
-first. Whichever way, an answer is checked against its request before anything is written,
-and an approval's answer is a decision (:mod:`roomkit.tools.human_input._decisions`).
+:class:`Answer` is one call's answer with what judging it takes: the request's history
+entry of the settle, and :meth:`Answer.decide`, which checks the answer against the request
+as read (its answer schema; on an approval, the decision:
+:mod:`roomkit.tools.human_input._decisions`) and settles it through the check-and-set it is
+given. The engine alone knows what it holds, so it decides how the settle is done
+(``engine.answer(answer, connection)``): plain, when nothing needs checking; checked against
+a copy of the request it holds (one it created, or read lately: a request's kind and
+schema never change, so the copy checks the answer, and the check-and-set decides whether
+it is still open); or after a read. Whichever way, an answer is checked against its
+request before anything is written.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.approvals import reject
 from roomkit.tools.human_input._checks import check_answer, fits
-from roomkit.tools.human_input._decisions import APPROVAL, Decisions, trail
-from roomkit.tools.human_input._durable_engine import DurableEngine
-from roomkit.tools.human_input._in_transaction import Settle, answered, in_transaction
-from roomkit.tools.human_input._memory_engine import MemoryEngine
+from roomkit.tools.human_input._decisions import APPROVAL, trail
+from roomkit.tools.human_input._in_transaction import Settle, answered
 
-__all__ = ["answer"]
+if TYPE_CHECKING:
+    from roomkit.tools.human_input._decisions import Decisions
+
+__all__ = ["Answer", "AnswerEngine", "answer", "refuse"]
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
+_REJECTED = PendingInputStatus.REJECTED
 
 
-async def answer(
-    engine: MemoryEngine | DurableEngine,
+class AnswerEngine(Protocol):
+    """An engine that settles answers, and reads a request back."""
+
+    async def answer(self, answer: Answer, connection: Any) -> bool: ...
+
+    async def get_request(self, pending_id: str) -> PendingInput | None: ...
+
+    def local(self, pending_id: str) -> PendingInput | None: ...
+
+    async def settle(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        text: str,
+        by: str | None,
+        history: tuple[dict[str, Any], ...],
+    ) -> bool: ...
+
+
+class Answer:
+    """One ``aresolve`` call's answer, and how it is judged against its request."""
+
+    __slots__ = (
+        "_decisions",
+        "_engine",
+        "by",
+        "history",
+        "pending_id",
+        "result",
+        "shown",
+        "surface",
+    )
+
+    def __init__(
+        self,
+        engine: AnswerEngine,
+        decisions: Decisions,
+        pending_id: str,
+        result: str,
+        by: str | None,
+        surface: str | None,
+        shown: str | None,
+    ) -> None:
+        self._engine = engine
+        self._decisions = decisions
+        self.pending_id = pending_id
+        self.result = result
+        self.by = by
+        self.surface = surface
+        self.shown = shown
+        """The digest of the arguments the person was shown, checked on an approval."""
+        self.history: tuple[dict[str, Any], ...] = trail(_RESOLVED, by, surface)
+        """What the settle records in the request's history when it wins."""
+
+    def is_plain(self, request: PendingInput) -> bool:
+        """Whether an answer to ``request`` needs no check: no answer schema, no approval."""
+        return request.kind != APPROVAL and request.answer_schema is None
+
+    def fits(self, request: PendingInput) -> bool:
+        """Whether this answer passes the checks of ``request``, a question (no approval)."""
+        return request.kind != APPROVAL and fits(request, self.result)
+
+    async def won(self, settled: bool) -> bool:
+        """``True`` if the settle won, or the request holds this same answer by the same
+        actor already (the answer was recorded by an earlier try)."""
+        if settled:
+            return True
+        by = self.by
+        return by is not None and answered(
+            await self._engine.get_request(self.pending_id), self.result, by
+        )
+
+    async def decide(self, request: PendingInput | None, settle: Settle) -> bool:
+        """Judge this answer against ``request`` as read (``None``: not stored) and settle
+        it through ``settle``, which records :attr:`history` when it wins."""
+        if request is not None and request.kind == APPROVAL:
+            return await self._decisions.decide(
+                request, self.result, self.by, self.surface, settle, self.shown
+            )
+        if request is None or request.status is not _PENDING:
+            return answered(request, self.result, self.by)
+        if request.answer_schema is not None:
+            check_answer(request, self.result)
+        if await settle(self.pending_id, _RESOLVED, self.result, self.by, self.history):
+            return True
+        return await self.won(False)
+
+
+def answer(
+    engine: AnswerEngine,
     decisions: Decisions,
     pending_id: str,
     result: str,
@@ -36,55 +130,29 @@ async def answer(
     surface: str | None,
     connection: Any,
     shown: str | None = None,
-) -> bool:
+) -> Awaitable[bool]:
     """Answer the request (``aresolve``, its arguments checked); ``True`` if this call won.
 
-    ``shown`` is the digest of the arguments the person was shown, checked on an approval.
+    ``connection``: the caller's open transaction to settle in (the engine says whether
+    its store can). The engine's own coroutine is returned, for the caller to await.
     """
-    request = engine.local(pending_id)
-    history = trail(_RESOLVED, by, surface)
-    if request is None and connection is None:
-        seen = engine.seen(pending_id)
-        if seen is None or (seen.kind != APPROVAL and seen.answer_schema is None):
-            plain = await engine.resolve_plain(pending_id, result, by, history)
-            if plain is not None:
-                won, request = plain
-                return won or await _answer(
-                    engine, decisions, request, result, by, surface, engine.settle, history, shown
-                )
-        elif seen.kind != APPROVAL and fits(seen, result):
-            if await engine.settle(pending_id, _RESOLVED, result, by, history):
-                return True
-            return by is not None and answered(await engine.get_request(pending_id), result, by)
-    if request is None:
-        request = await engine.get_request(pending_id)
-    settle: Settle = engine.settle
-    if connection is not None:
-        store = getattr(engine, "store", None)  # None: the memory store
-        settle = in_transaction(store, request, connection)
-    return await _answer(engine, decisions, request, result, by, surface, settle, history, shown)
+    return engine.answer(
+        Answer(engine, decisions, pending_id, result, by, surface, shown), connection
+    )
 
 
-async def _answer(
-    engine: MemoryEngine | DurableEngine,
+async def refuse(
+    engine: AnswerEngine,
     decisions: Decisions,
-    request: PendingInput | None,
-    result: str,
+    pending_id: str,
+    reason: str,
     by: str | None,
     surface: str | None,
-    settle: Settle,
-    history: tuple[dict[str, Any], ...],
     shown: str | None,
 ) -> bool:
-    """Answer ``request`` as it was read (``None``: not stored) through ``settle``, which
-    records ``history`` when it wins."""
+    """Reject the request (``areject``); ``True`` if this call won. On an approval this is
+    the decision ``reject(reason)``, judged as any decision is (``shown`` checked)."""
+    request = engine.local(pending_id) or await engine.get_request(pending_id)
     if request is not None and request.kind == APPROVAL:
-        return await decisions.decide(request, result, by, surface, settle, shown)
-    if request is None or request.status is not _PENDING:
-        return answered(request, result, by)
-    if request.answer_schema is not None:
-        check_answer(request, result)
-    pending_id = request.pending_id
-    if await settle(pending_id, _RESOLVED, result, by, history):
-        return True
-    return by is not None and answered(await engine.get_request(pending_id), result, by)
+        return await decisions.decide(request, reject(reason), by, surface, shown=shown)
+    return await engine.settle(pending_id, _REJECTED, reason, by, trail(_REJECTED, by, surface))

@@ -25,13 +25,13 @@ import asyncio
 import itertools
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from heapq import heapify, heappop, heappush
-from typing import Any
+from typing import Any, Protocol
 
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
-__all__ = ["QUEUED", "DeadlineQueue"]
+__all__ = ["QUEUED", "DeadlineQueue", "expire_overdue"]
 
 _COMPACT_FLOOR = 64
 
@@ -166,3 +166,27 @@ class DeadlineQueue:
             earliest = self._earliest()
         if earliest is not None:
             self._arm(loop, earliest[0])
+
+
+class _TimingOut(Protocol):
+    def clock(self) -> float: ...
+
+    def time_out(self, request: PendingInput) -> Awaitable[PendingInput | None]: ...
+
+
+async def expire_overdue(
+    engine: _TimingOut, requests: Iterable[PendingInput]
+) -> list[PendingInput]:
+    """``requests`` as they stand once those past their deadline (on ``engine``'s clock)
+    have timed out through ``engine``; those that left its store are dropped."""
+    current: list[PendingInput] = []
+    for request in requests:
+        deadline = request.deadline
+        pending = request.status is PendingInputStatus.PENDING
+        if pending and deadline is not None and deadline - engine.clock() <= 0:
+            found = await engine.time_out(request)
+            if found is None:
+                continue
+            request = found
+        current.append(request)
+    return current

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
+from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._checks import check_digest
@@ -312,7 +313,7 @@ class Decisions:
             raise _changed(judgement.record)
         return judgement.accepted
 
-    async def record(self, pending_id: str, entry: dict[str, Any]) -> int:
+    async def record(self, pending_id: str, entry: dict[str, Any] | Entry) -> int:
         """Append ``entry`` to the request's history; its ``seq``."""
         return await self.log.append_history(pending_id, check_entry(entry))
 
@@ -321,19 +322,22 @@ class Decisions:
         return await self.log.read_history(pending_id)
 
     async def add_approvers(
-        self, request: PendingInput, actors: tuple[str, ...], by: str | None, surface: str | None
+        self, pending_id: str, actors: tuple[str, ...], by: str | None, surface: str | None
     ) -> bool:
-        """Let ``actors`` answer the open ``request`` too; ``False`` when it is not open.
+        """Let ``actors`` answer the open request too; ``False`` when it is not open.
 
         On an approval they join its approvers, who alone may decide it. On a question they
         join whoever may see and answer it already: the first escalation names its actor
         first among the approvers, so that reminders keep reaching them.
         """
-        pending_id = request.pending_id
+        engine = self._engine
+        request = engine.local(pending_id) or await engine.get_request(pending_id)
+        if request is None:
+            return False
         kept: tuple[str, ...] = ()
         if request.kind != APPROVAL and not request.approvers and request.actor_id is not None:
             kept = (request.actor_id,)
-        if not await self._engine.add_approvers(pending_id, (*kept, *actors)):
+        if not await engine.add_approvers(pending_id, (*kept, *actors)):
             return False
         await self.log.append_history(
             pending_id,

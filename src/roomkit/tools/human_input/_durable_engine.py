@@ -16,13 +16,14 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import AsyncSettleRequiredError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits, timed_out
+from roomkit.tools.human_input._in_transaction import in_transaction
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
 from roomkit.tools.human_input.stores.base import (
@@ -33,6 +34,9 @@ from roomkit.tools.human_input.stores.base import (
     SpendLedger,
     VotingStore,
 )
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input._answering import Answer
 
 __all__ = ["DurableEngine"]
 
@@ -152,8 +156,39 @@ class DurableEngine:
         self._waits.settled(record)
         return True
 
-    async def resolve_plain(
-        self, pending_id: str, text: str, by: str | None, history: tuple[dict[str, Any], ...]
+    async def answer(self, answer: Answer, connection: Any) -> bool:
+        """Settle ``answer`` (``aresolve``); ``True`` if it won.
+
+        A request created here is checked against the copy held here; one known nowhere
+        here is settled plain, on a store that can (:class:`PlainSettle`: the settle leaves
+        alone a request whose answer needs a check, and hands it back as it stands), or,
+        when read here lately, checked against that copy (its kind and schema never
+        change) before its check-and-set; otherwise it is read first. ``connection``: the
+        caller's transaction, which the settle joins (a :class:`TypeError` when the store
+        cannot).
+        """
+        pending_id = answer.pending_id
+        request = self._waits.local.get(pending_id)
+        if request is None and connection is None:
+            seen = self._seen.get(pending_id)
+            if seen is None or answer.is_plain(seen):
+                plain = await self._resolve_plain(pending_id, answer)
+                if plain is not None:
+                    won, request = plain
+                    return won or await answer.decide(request, self.settle)
+            elif answer.fits(seen):
+                settled = await self.settle(
+                    pending_id, _RESOLVED, answer.result, answer.by, answer.history
+                )
+                return await answer.won(settled)
+        if request is None:
+            request = await self.get_request(pending_id)
+        if connection is None:
+            return await answer.decide(request, self.settle)
+        return await answer.decide(request, in_transaction(self.store, request, connection))
+
+    async def _resolve_plain(
+        self, pending_id: str, answer: Answer
     ) -> tuple[bool, PendingInput | None] | None:
         """Resolve in one check-and-set that leaves a request whose answer needs checking
         alone, on a store that can (:class:`PlainSettle`); else ``None`` (read first).
@@ -164,7 +199,9 @@ class DurableEngine:
         store = self._plain
         if store is None:
             return None
-        won, stored = await store.settle_plain(pending_id, text, settled_by=by, history=history)
+        won, stored = await store.settle_plain(
+            pending_id, answer.result, settled_by=answer.by, history=answer.history
+        )
         if won is None:
             return False, stored
         self._waits.settled(won)
@@ -225,11 +262,6 @@ class DurableEngine:
             if len(seen) > _SEEN:
                 seen.popitem(last=False)
         return record
-
-    def seen(self, pending_id: str) -> PendingInput | None:
-        """The request as this handler read it lately (a surface that shows it, then takes
-        its answer), for what never changes in it: its kind and its answer schema."""
-        return self._seen.get(pending_id)
 
     async def list_pending(
         self, room_id: str | None, actor_id: str | None, channel_id: str | None

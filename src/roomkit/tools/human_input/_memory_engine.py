@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import AsyncSettleRequiredError, UnknownRequestError
 from roomkit.models.clock import utcnow
@@ -25,6 +25,7 @@ from roomkit.tools.human_input._announce import Announcer, emit, listen_to
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
+from roomkit.tools.human_input._in_transaction import in_transaction
 from roomkit.tools.human_input._memory_trail import ASKED, ASKED_ONLY, link_now, settled_record
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, Judgement, judge, widened
@@ -35,6 +36,9 @@ from roomkit.tools.human_input.stores.base import (
     PendingStore,
     SettledHistory,
 )
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input._answering import Answer
 
 __all__ = ["MemoryEngine"]
 
@@ -298,17 +302,18 @@ class MemoryEngine:
         elif not waiters.done():
             waiters.set_result(request)
 
-    async def resolve_plain(
-        self, pending_id: str, text: str, by: str | None, history: tuple[dict[str, Any], ...]
-    ) -> tuple[bool, PendingInput | None] | None:
-        """``None``: every request is held here, read without a round trip."""
-        return None
+    async def answer(self, answer: Answer, connection: Any) -> bool:
+        """Settle ``answer`` (``aresolve``) against the request as held here, read without
+        a round trip; ``True`` if it won. ``connection`` is refused: no transaction of the
+        caller's reaches this store (:func:`in_transaction` says so)."""
+        store = self._store
+        pending_id = answer.pending_id
+        request = store.get(pending_id) or store.get_settled(pending_id)
+        if connection is None:
+            return await answer.decide(request, self.settle)
+        return await answer.decide(request, in_transaction(store, request, connection))
 
     # -- reading -----------------------------------------------------------------------------
-
-    def seen(self, pending_id: str) -> PendingInput | None:
-        """``None``: :meth:`local` holds every open request."""
-        return None
 
     def local(self, pending_id: str) -> PendingInput | None:
         """The active request with this id, read without a round trip."""

@@ -19,28 +19,27 @@ import logging
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from roomkit.core.exceptions import InvalidAnswerError
+from pydantic import BaseModel
+
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.approvals import reject as reject_decision
+from roomkit.models.history import Entry
+from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
-from roomkit.tools.human_input._answering import answer
-from roomkit.tools.human_input._checks import (
-    check_options,
-    check_text,
-    check_timeout,
-)
-from roomkit.tools.human_input._decisions import (
-    APPROVAL,
-    Decisions,
-    HistoryKeeper,
-    check_actors,
-    trail,
-)
+from roomkit.tools.human_input._answering import answer, refuse
+from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
+from roomkit.tools.human_input._deadlines import expire_overdue
+from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper, check_actors
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._requests import RequestMaker
+from roomkit.tools.human_input._typed_answers import (
+    AnswerSchema,
+    T,
+    answer_text,
+    schema_of,
+    typed_answer,
+)
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import (
     AnchoredHistory,
@@ -60,10 +59,6 @@ from roomkit.tools.human_input.stores.base import (
 __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
-
-_PENDING = PendingInputStatus.PENDING
-_RESOLVED = PendingInputStatus.RESOLVED
-_REJECTED = PendingInputStatus.REJECTED
 
 
 class HumanInputHandler:
@@ -148,7 +143,7 @@ class HumanInputHandler:
         channel_type: ChannelType = ChannelType.AI,
         actor_id: str | None = None,
         key: str | None = None,
-        answer_schema: dict[str, Any] | None = None,
+        answer_schema: AnswerSchema | None = None,
         timeout: float | None = None,
     ) -> PendingInput:
         """Register a pending request and schedule its notification; ``wait()`` owns cleanup.
@@ -166,6 +161,8 @@ class HumanInputHandler:
                 once.
             answer_schema: a JSON Schema the answer (JSON text) must match; ``aresolve()``
                 checks it. It is stored with the request, so every process checks the same.
+                A Pydantic model class stands for its ``model_json_schema()``, and
+                :meth:`wait_for` returns the answer as an instance of it.
             timeout: set the deadline now (``timeout`` seconds from creation) instead of at
                 the first ``wait()``; a wait may bring it forward, never push it back. On a
                 durable store the deadline is written with the request.
@@ -180,7 +177,7 @@ class HumanInputHandler:
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         if key is not None or answer_schema is not None or timeout is not None:
-            check_options(request, key, answer_schema, timeout)
+            check_options(request, key, schema_of(answer_schema), timeout)
         # Its created entry comes from the request itself (what was asked of whom, where).
         return await self._engine.create(request, timeout, None)
 
@@ -195,7 +192,7 @@ class HumanInputHandler:
         channel_type: ChannelType = ChannelType.AI,
         actor_id: str | None = None,
         key: str | None = None,
-        answer_schema: dict[str, Any] | None = None,
+        answer_schema: AnswerSchema | None = None,
         timeout: float | None = None,
     ) -> PendingInput:
         """Like :meth:`create`, for a request no one will ``wait()`` on.
@@ -206,7 +203,7 @@ class HumanInputHandler:
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
         if key is not None or answer_schema is not None or timeout is not None:
-            check_options(request, key, answer_schema, timeout)
+            check_options(request, key, schema_of(answer_schema), timeout)
         return await self._engine.create(request, timeout, None)
 
     async def create_approval(
@@ -281,6 +278,19 @@ class HumanInputHandler:
             raise
         return self._engine.collect(settled)
 
+    async def wait_for(self, pending_id: str, model: type[T], *, timeout: float | None = 300) -> T:
+        """:meth:`wait`, the answer returned as ``model``: a Pydantic model class (the
+        request's ``answer_schema``), or a decision class of
+        :mod:`roomkit.tools.approvals` on an approval (``Decision``, ``Edit``, ...).
+
+        Raises:
+            As :meth:`wait`; and :class:`InvalidAnswerError` when the answer does not
+            validate as ``model``, which a request created with ``answer_schema=model``
+            never gives (its answer was checked on the way in); the answer stays
+            recorded. ``TypeError`` when ``model`` is no model class.
+        """
+        return typed_answer(pending_id, await self.wait(pending_id, timeout=timeout), model)
+
     # -- settling from outside ---------------------------------------------------------------
 
     def resolve(self, pending_id: str, result: str) -> bool:
@@ -294,7 +304,7 @@ class HumanInputHandler:
             AsyncSettleRequiredError: on a durable store (``await aresolve()`` instead).
         """
         if type(result) is not str or not result.isascii():
-            check_text("result", result, invalid=InvalidAnswerError)
+            result = answer_text(result)
         return self._engine.resolve(pending_id, result)
 
     def reject(self, pending_id: str, reason: str = "") -> bool:
@@ -345,7 +355,7 @@ class HumanInputHandler:
     async def aresolve(
         self,
         pending_id: str,
-        result: str,
+        result: str | BaseModel,
         *,
         by: str | None = None,
         connection: Any = None,
@@ -366,9 +376,12 @@ class HumanInputHandler:
         these arguments already, or the request is settled (nothing changed).
 
         Args:
-            result: the answer; JSON text when the request has an ``answer_schema``. On an
-                approval, the decision: the JSON that ``approve()``, ``edit()``,
-                ``reject()`` or ``respond()`` of :mod:`roomkit.tools.approvals` build.
+            result: the answer; JSON text when the request has an ``answer_schema``, or
+                an instance of a Pydantic model (sent as its JSON). On an
+                approval, the decision: a :class:`~roomkit.tools.approvals.Decision`
+                (``approve()``, ``edit()``, ``reject()`` or ``respond()`` of
+                :mod:`roomkit.tools.approvals`, or ``Approve()``, ``Edit(arguments=...)``,
+                ``Reject(reason=...)``, ``Respond(message=...)``), or its JSON text.
             by: who answered (an actor id), recorded with the outcome.
             surface: where the answer came from (``"desk"``, ``"cli"``, ...), for the
                 request's history.
@@ -396,7 +409,7 @@ class HumanInputHandler:
                 once the store is back says so.
         """
         if type(result) is not str or not result.isascii():
-            check_text("result", result, invalid=InvalidAnswerError)
+            result = answer_text(result)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
         return await answer(
@@ -426,13 +439,7 @@ class HumanInputHandler:
             check_text("reason", reason)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
-        engine = self._engine
-        request = engine.local(pending_id) or await engine.get_request(pending_id)
-        if request is not None and request.kind == APPROVAL:
-            return await self._decisions.decide(
-                request, reject_decision(reason), by, surface, shown=digest
-            )
-        return await engine.settle(pending_id, _REJECTED, reason, by, trail(_REJECTED, by, surface))
+        return await refuse(self._engine, self._decisions, pending_id, reason, by, surface, digest)
 
     async def arelease(self, pending_id: str) -> bool:
         """:meth:`release` for any store: withdraw the request if it is still unanswered."""
@@ -451,8 +458,11 @@ class HumanInputHandler:
         """
         return await self._decisions.history(pending_id)
 
-    async def record(self, pending_id: str, entry: dict[str, Any]) -> int:
+    async def record(self, pending_id: str, entry: dict[str, Any] | Entry) -> int:
         """Append ``entry`` to the request's history (e.g. a surface's ``shown``); its seq.
+
+        ``entry`` is a dict, or a typed entry of :mod:`roomkit.models.history`
+        (``Shown(actor="ann", surface="desk")``).
 
         Raises:
             TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
@@ -473,10 +483,7 @@ class HumanInputHandler:
         """Let ``actors`` answer the open request too (an escalation, in its history as
         ``escalated``); ``False`` when it is not open. A question's actor stays one of them."""
         chosen = check_actors(actors, name="actors")
-        request = self._engine.local(pending_id) or await self._engine.get_request(pending_id)
-        if request is None:
-            return False
-        return await self._decisions.add_approvers(request, chosen, by, surface)
+        return await self._decisions.add_approvers(pending_id, chosen, by, surface)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -514,16 +521,7 @@ class HumanInputHandler:
         its deadline is settled ``TIMED_OUT`` here, through the same check-and-set as an
         answer. Requests that left the store are dropped.
         """
-        current: list[PendingInput] = []
-        for request in requests:
-            left = self.time_left(request) if request.status is _PENDING else None
-            if left is not None and left <= 0:
-                found = await self._engine.time_out(request)
-                if found is None:
-                    continue
-                request = found
-            current.append(request)
-        return current
+        return await expire_overdue(self._engine, requests)
 
     @property
     def store(self) -> PendingStore | DurableStore:

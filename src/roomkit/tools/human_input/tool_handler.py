@@ -19,6 +19,7 @@ from roomkit.tools import texts
 from roomkit.tools.approvals import Approval
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input._checks import check_schema
+from roomkit.tools.human_input._typed_answers import AnswerSchema, schema_of
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
@@ -61,8 +62,9 @@ class HumanInputToolHandler:
             is neither defined here nor declared on the channel is never offered, so never
             asked.
         answer_schemas: per tool name, a JSON Schema the person's answer (JSON text) must
-            match. It is stored with each request, so ``aresolve()`` and the answer desk in
-            any process check answers the same way.
+            match, or a Pydantic model class standing for its ``model_json_schema()``. It
+            is stored with each request, so ``aresolve()`` and the answer desk in any
+            process check answers the same way.
         approvals: tools of the host (not in ``tool_names``) held for a person's decision
             before they run: a dict of name to :class:`~roomkit.Approval`, or a set of names
             (each with ``Approval()``). See :mod:`roomkit.tools.approvals`.
@@ -85,7 +87,7 @@ class HumanInputToolHandler:
         handler: HumanInputHandler | None = None,
         tool_definitions: list[AITool] | None = None,
         *,
-        answer_schemas: Mapping[str, dict[str, Any]] | None = None,
+        answer_schemas: Mapping[str, AnswerSchema] | None = None,
         approvals: Mapping[str, Approval] | Iterable[str] | None = None,
         ladder: Ladder | None = None,
     ) -> None:
@@ -115,6 +117,7 @@ class HumanInputToolHandler:
         for name, schema in (answer_schemas or {}).items():
             if name not in names:
                 raise ValueError(f"answer_schemas names '{name}', not in tool_names {names}")
+            schema = schema_of(schema)
             try:
                 check_schema(schema)
             except (TypeError, ValueError) as error:

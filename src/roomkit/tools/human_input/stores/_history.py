@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import InvalidTextError
+from roomkit.models.history import ENTRY_MODELS, ENTRY_TYPES, Entry, check_fields
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools.validation import unencodable_text
 
@@ -62,22 +63,6 @@ __all__ = [
     "settled_entry",
 ]
 
-ENTRY_TYPES = frozenset(
-    {
-        "created",
-        "shown",
-        "voted",
-        "decided",
-        "settled",
-        "defaulted",
-        "executed",
-        "escalated",
-        "saved",
-    }
-)
-"""The types of entry a history holds (``defaulted``: the answer a ladder gave the model
-after the request timed out; ``saved``: a paused run's state that an agent framework keeps
-beside the requests it raised)."""
 
 MAX_ENTRY_CHARS = 64_000
 """The longest entry (as JSON text) a history takes."""
@@ -147,23 +132,30 @@ def check_entries(entries: Sequence[object]) -> tuple[dict[str, Any], ...]:
 
 
 def check_entry(entry: object) -> dict[str, Any]:
-    """``entry`` as a history entry, with ``actor`` and ``surface`` filled in when missing.
+    """``entry`` (a dict, or a typed :class:`~roomkit.models.history.Entry`) as a history
+    entry, with ``actor`` and ``surface`` filled in when missing.
 
     Raises:
         TypeError: ``entry`` is not a dict, or is not JSON-serialisable.
         ValueError: its ``type`` is not one of :data:`ENTRY_TYPES`, its ``at`` is missing,
-            or it is longer than :data:`MAX_ENTRY_CHARS` as JSON.
+            a field does not have the type its kind's model gives it
+            (:mod:`roomkit.models.history`), or it is longer than :data:`MAX_ENTRY_CHARS`
+            as JSON.
         InvalidTextError: a text in it holds a lone surrogate.
     """
-    if type(entry) is not dict and not isinstance(entry, Mapping):
+    if isinstance(entry, Entry):
+        entry = entry.to_dict()
+    elif type(entry) is not dict and not isinstance(entry, Mapping):
         raise TypeError(f"a history entry is a dict, got {type(entry).__name__}")
     checked = dict(entry)
-    if checked.get("type") not in ENTRY_TYPES:
+    model = ENTRY_MODELS.get(checked.get("type"))  # type: ignore[arg-type]
+    if model is None:
         raise ValueError(
             f"a history entry's type is one of {sorted(ENTRY_TYPES)}, got {checked.get('type')!r}"
         )
     if not isinstance(checked.get("at"), str):
         raise ValueError("a history entry needs 'at', an ISO-8601 UTC time (see new_entry())")
+    check_fields(model, checked)
     checked.setdefault("actor", None)
     checked.setdefault("surface", None)
     if _short_and_flat(checked):

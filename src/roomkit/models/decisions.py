@@ -1,0 +1,194 @@
+"""A person's decision on an approval, typed: :class:`Approve`, :class:`Edit`, :class:`Reject`
+or :class:`Respond`, each a :class:`Decision`.
+
+A decision is its own wire text: each value *is* the canonical JSON the approval records
+(a ``str`` whose text is ``{"decision": ...}`` in compact form, UTF-8 as is), and carries its
+fields typed beside it. So a decision goes wherever a JSON answer goes (``aresolve``, a
+store, an HTTP body, ``json.loads``) unchanged, compares equal to the text a request records
+for it, and reads back to an equal value. The ``decision`` member of the JSON is the
+discriminator; :attr:`Decision.kind` names it on the type::
+
+    match decision:
+        case Edit(arguments=arguments): ...
+        case Reject(reason=reason): ...
+
+``roomkit.tools.approvals.read_decision`` reads one from any JSON text, and says what is
+wrong with a text that is not one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar, Literal, NoReturn
+
+__all__ = ["Approve", "Decision", "DecisionKind", "Edit", "Reject", "Respond"]
+
+DecisionKind = Literal["approve", "edit", "reject", "respond"]
+
+
+def _wire(value: dict[str, Any]) -> str:
+    """The canonical JSON of a decision: compact, its members in the order written."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class Decision(str):
+    """A decision on an approval: one of :class:`Approve`, :class:`Edit`, :class:`Reject`,
+    :class:`Respond`, whose text is the JSON the approval records.
+
+    ``Decision(kind, arguments, text)`` builds the one of that ``kind`` (``text`` is a
+    rejection's reason or a response's answer).
+
+    Raises:
+        ValueError: ``kind`` is not one of the four.
+    """
+
+    kind: ClassVar[DecisionKind]
+    """``approve``, ``edit``, ``reject`` or ``respond``: the JSON's ``decision`` member."""
+    __match_args__: ClassVar[tuple[str, ...]] = ()
+
+    def __new__(
+        cls, kind: str, arguments: dict[str, Any] | None = None, text: str = ""
+    ) -> Decision:
+        if kind == "approve":
+            return Approve()
+        if kind == "edit":
+            return Edit(arguments if arguments is not None else {})
+        if kind == "reject":
+            return Reject(text)
+        if kind == "respond":
+            return Respond(text)
+        raise ValueError(f"a decision is approve, edit, reject or respond, got {kind!r}")
+
+    @property
+    def arguments(self) -> dict[str, Any] | None:
+        """The replacement arguments of an :class:`Edit`; ``None`` for the others."""
+        return None
+
+    @property
+    def text(self) -> str:
+        """The reason of a :class:`Reject`, the answer of a :class:`Respond`, else ``""``."""
+        return ""
+
+    @property
+    def canonical(self) -> str:
+        """The decision's JSON text, as a plain ``str``."""
+        return str.__str__(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The decision as the JSON object it is (a fresh copy)."""
+        value: dict[str, Any] = json.loads(self)
+        return value
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"a {type(self).__name__} decision cannot be changed")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"a {type(self).__name__} decision cannot be changed")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Decision, (self.kind, self.arguments, self.text))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Approve(Decision):
+    """Let the held call run as shown."""
+
+    kind: ClassVar[Literal["approve"]] = "approve"
+
+    def __new__(cls) -> Approve:
+        return str.__new__(cls, _wire({"decision": "approve"}))
+
+
+class Edit(Decision):
+    """Run the held call with ``arguments`` instead: all of them, which must match the
+    tool's schema.
+
+    Raises:
+        TypeError: ``arguments`` is not a dict, or not JSON-serialisable.
+    """
+
+    kind: ClassVar[Literal["edit"]] = "edit"
+    __match_args__ = ("arguments",)
+    _arguments: dict[str, Any]
+
+    def __new__(cls, arguments: dict[str, Any]) -> Edit:
+        if not isinstance(arguments, dict):
+            raise TypeError(
+                "edit() takes the full replacement arguments as a dict, got "
+                f"{type(arguments).__name__}"
+            )
+        try:
+            text = _wire({"decision": "edit", "arguments": arguments})
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"an edit's arguments must be JSON-serialisable: {error}") from None
+        made = str.__new__(cls, text)
+        # The arguments are kept as the text holds them, so no later change to the
+        # caller's dict changes the decision.
+        object.__setattr__(made, "_arguments", json.loads(text)["arguments"])
+        return made
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The replacement arguments (a copy each time: the decision cannot change)."""
+        copied: dict[str, Any] = json.loads(json.dumps(self._arguments))
+        return copied
+
+    def __repr__(self) -> str:
+        return f"Edit(arguments={self._arguments!r})"
+
+
+class Reject(Decision):
+    """Refuse the held call; the model reads ``reason``.
+
+    Raises:
+        TypeError: ``reason`` is not a str.
+    """
+
+    kind: ClassVar[Literal["reject"]] = "reject"
+    __match_args__ = ("reason",)
+    reason: str
+    """Why, for the model to read."""
+
+    def __new__(cls, reason: str = "") -> Reject:
+        if not isinstance(reason, str):
+            raise TypeError(f"reject() takes the reason as a str, got {type(reason).__name__}")
+        made = str.__new__(cls, _wire({"decision": "reject", "reason": reason}))
+        object.__setattr__(made, "reason", str(reason))
+        return made
+
+    @property
+    def text(self) -> str:
+        return self.reason
+
+    def __repr__(self) -> str:
+        return f"Reject(reason={self.reason!r})"
+
+
+class Respond(Decision):
+    """Answer in the tool's place: the model reads ``message`` instead of the tool's result
+    (the JSON member is ``result``).
+
+    Raises:
+        TypeError: ``message`` is not a str.
+    """
+
+    kind: ClassVar[Literal["respond"]] = "respond"
+    __match_args__ = ("message",)
+    message: str
+    """The answer the model reads."""
+
+    def __new__(cls, message: str) -> Respond:
+        if not isinstance(message, str):
+            raise TypeError(f"respond() takes the answer as a str, got {type(message).__name__}")
+        made = str.__new__(cls, _wire({"decision": "respond", "result": message}))
+        object.__setattr__(made, "message", str(message))
+        return made
+
+    @property
+    def text(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"Respond(message={self.message!r})"

@@ -1,0 +1,279 @@
+"""A request's history entries, typed: one model per kind of entry, told apart by ``type``.
+
+Every entry has ``type``, ``at`` (ISO-8601 UTC, ``Z`` for the offset, kept as the text it
+was written as), ``actor`` and ``surface``; as read back from a store, ``seq`` (its place
+in the history) and ``prev`` (the digest of the entry before it). Each kind adds its own
+fields, listed on its model. An entry may carry more fields than its model names (an
+application's own, recorded with ``handler.record``): they are kept, as they are.
+
+A model stands for the JSON object the store keeps, exactly: :meth:`Entry.to_dict` gives
+back the fields the entry was made or read with, and no others (a field left out stays
+out, one given as ``null`` stays ``null``), so that the canonical JSON of an entry read and
+written again is the same text, byte for byte, and a chain of digests over it still holds.
+Values are taken as they are, never converted (``1`` is no ``true``, ``"3"`` no ``3``).
+Only ``type`` and ``at`` are required: a field an entry has must have its type, and a field
+its kind names may be missing (an application records what it knows).
+
+:func:`parse_entry` reads an entry (a dict, or its stored JSON text) into its model;
+:data:`HistoryEntry` is the union, discriminated by ``type``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+__all__ = [
+    "ENTRY_MODELS",
+    "ENTRY_TYPES",
+    "Created",
+    "Decided",
+    "Defaulted",
+    "Entry",
+    "Escalated",
+    "Executed",
+    "HistoryEntry",
+    "Saved",
+    "Settled",
+    "Shown",
+    "Voted",
+    "check_fields",
+    "parse_entry",
+]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+_Actors = Annotated[list[str], Field(strict=False)]
+"""A list of actor ids (a tuple is taken too: JSON writes both alike)."""
+
+
+class Entry(BaseModel):
+    """What every history entry holds."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", strict=True)
+
+    type: str
+    """The kind of entry: the discriminator."""
+    at: str = Field(default_factory=_now)
+    """When, as ISO-8601 UTC text (``2026-12-03T11:07:43.680900Z``); now by default."""
+    actor: str | None = None
+    """Who did it (an actor id), ``None`` for the kit itself."""
+    surface: str | None = None
+    """Through which surface (``desk``, ``slack``, ``cli``, ...), ``None`` when not told."""
+    seq: int | None = None
+    """Its place in the request's history, from 0 (the store's to assign; not stored)."""
+    prev: str | None = None
+    """The SHA-256 hex digest of the stored text of the entry before it (as stored)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as the JSON object it stands for: the fields it was made or read with.
+
+        ``type``, ``at``, ``actor`` and ``surface`` are always there (``actor`` and
+        ``surface`` ``None`` when not told), as the stores keep them.
+        """
+        value = self.model_dump(exclude_unset=True)
+        value["type"], value["at"] = self.type, self.at
+        value.setdefault("actor", None)
+        value.setdefault("surface", None)
+        return value
+
+
+class Created(Entry):
+    """A request was made: what was asked (the tool, its arguments and their digest), of
+    whom, in which room and channel; an approval's approvers, and its tool's description
+    when it has one."""
+
+    type: Literal["created"] = "created"
+    tool: str | None = None
+    """The tool held or asked through."""
+    digest: str | None = None
+    """The digest of ``tool`` and ``arguments`` (``arguments_digest``)."""
+    arguments: dict[str, Any] | None = None
+    """The arguments, as they were when the request was made."""
+    room: str | None = None
+    """The room's id."""
+    channel: str | None = None
+    """The channel's id."""
+    approvers: _Actors | None = None
+    """On an approval, who may decide it."""
+    description: str | None = None
+    """On an approval, the tool's description (cut to a bounded length)."""
+
+
+class Shown(Entry):
+    """A surface showed the request to ``actor``."""
+
+    type: Literal["shown"] = "shown"
+
+
+class Voted(Entry):
+    """A vote on a quorum approval."""
+
+    type: Literal["voted"] = "voted"
+    decision: Literal["approve", "edit", "reject"] | None = None
+    """What the vote was."""
+    digest: str | None = None
+    """The digest of the arguments the vote was cast on."""
+    edited: str | None = None
+    """On an edit, the digest of its replacement arguments."""
+    arguments: dict[str, Any] | None = None
+    """On an edit, its replacement arguments."""
+    reason: str | None = None
+    """On a rejection, why."""
+
+
+class Decided(Entry):
+    """A decision on an approval (not a quorum's vote)."""
+
+    type: Literal["decided"] = "decided"
+    decision: Literal["approve", "edit", "reject", "respond"] | None = None
+    """Which decision."""
+    digest: str | None = None
+    """On an approval or an edit, the digest of the arguments that run."""
+    arguments: dict[str, Any] | None = None
+    """On an edit, the replacement arguments."""
+    reason: str | None = None
+    """On a rejection, why."""
+    result: str | None = None
+    """On a response, the answer the model reads."""
+
+
+class Settled(Entry):
+    """The request's outcome was recorded."""
+
+    type: Literal["settled"] = "settled"
+    status: Literal["resolved", "rejected", "timed_out"] | None = None
+    """The outcome."""
+    withdrawn: bool | None = None
+    """``True`` when the kit gave the request up rather than a person rejecting it."""
+    digest: str | None = None
+    """On a quorum's outcome, the digest of the arguments it settled on."""
+    approvers: _Actors | None = None
+    """On a quorum's outcome, who approved those arguments."""
+    reason: str | None = None
+    """On a quorum's rejection, why."""
+
+
+class Defaulted(Entry):
+    """The answer a ladder gave the model after the request timed out."""
+
+    type: Literal["defaulted"] = "defaulted"
+    answer: str | None = None
+    """That answer."""
+
+
+class Executed(Entry):
+    """The approved call ran (or was refused at dispatch)."""
+
+    type: Literal["executed"] = "executed"
+    digest: str | None = None
+    """The digest of the arguments it ran with."""
+    ran: bool | None = None
+    """Whether it ran."""
+    is_error: bool | None = None
+    """Whether its result is an error."""
+    content: Any = None
+    """What it returned, as the model reads it."""
+
+
+class Escalated(Entry):
+    """More people may answer the request."""
+
+    type: Literal["escalated"] = "escalated"
+    approvers: _Actors | None = None
+    """The actors added."""
+
+
+class Saved(Entry):
+    """A part of a paused run's state that an agent framework keeps beside the requests it
+    raised (the OpenAI Agents SDK's ``RunState``), so any process can resume the run."""
+
+    type: Literal["saved"] = "saved"
+    run: str | None = None
+    """The run's key."""
+    generation: int | None = None
+    """Which pause of the run the state is of."""
+    part: int | None = None
+    """This part's place among the state's ``parts``."""
+    parts: int | None = None
+    """How many parts the state was cut into."""
+    pending: list[str] | None = None
+    """The ids of the requests the run paused at."""
+    state: str | None = None
+    """This part of the state's text."""
+
+
+HistoryEntry = Annotated[
+    Created | Shown | Voted | Decided | Settled | Defaulted | Executed | Escalated | Saved,
+    Field(discriminator="type"),
+]
+"""Any history entry: the model its ``type`` names."""
+
+ENTRY_MODELS: Mapping[str, type[Entry]] = {
+    "created": Created,
+    "shown": Shown,
+    "voted": Voted,
+    "decided": Decided,
+    "settled": Settled,
+    "defaulted": Defaulted,
+    "executed": Executed,
+    "escalated": Escalated,
+    "saved": Saved,
+}
+"""Each kind of entry's model, by its ``type``."""
+
+ENTRY_TYPES: frozenset[str] = frozenset(ENTRY_MODELS)
+"""The types of entry a history holds."""
+
+_ENTRY: TypeAdapter[Any] = TypeAdapter(HistoryEntry)
+
+
+def parse_entry(value: Mapping[str, Any] | str | bytes) -> HistoryEntry:
+    """The typed entry ``value`` holds: a dict, or the JSON text a store keeps.
+
+    Raises:
+        ValueError: ``value`` is not JSON, not an object, its ``type`` is no kind of entry,
+            or a field does not have its kind's type (the message names it).
+    """
+    if isinstance(value, str | bytes):
+        try:
+            value = json.loads(value)
+        except ValueError as error:
+            raise ValueError(f"a history entry is a JSON object: {error}") from None
+    if not isinstance(value, Mapping):
+        raise ValueError(f"a history entry is a JSON object, got {type(value).__name__}")
+    kind = value.get("type")
+    if kind not in ENTRY_MODELS:
+        raise ValueError(f"a history entry's type is one of {sorted(ENTRY_TYPES)}, got {kind!r}")
+    try:
+        entry: HistoryEntry = _ENTRY.validate_python(dict(value))
+    except ValidationError as error:
+        raise ValueError(f"not a {kind!r} history entry: {_first(error)}") from None
+    return entry
+
+
+def check_fields(model: type[Entry], value: Mapping[str, Any]) -> None:
+    """Check that each field of ``value`` has the type ``model`` gives it.
+
+    Raises:
+        ValueError: one does not (the message names it and what it takes).
+    """
+    try:
+        model.model_validate(value)
+    except ValidationError as error:
+        raise ValueError(f"not a {value.get('type')!r} history entry: {_first(error)}") from None
+
+
+def _first(error: ValidationError) -> str:
+    problem = error.errors()[0]
+    where = problem["loc"]
+    if len(where) > 1 and where[0] in ENTRY_TYPES:
+        where = where[1:]  # the union's tag
+    return f"{'.'.join(str(part) for part in where) or 'the entry'}: {problem['msg']}"

@@ -1,0 +1,118 @@
+"""Typed history entries: each kind its model, read from and written back to the same JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roomkit import HumanInputHandler
+from roomkit.models.history import (
+    ENTRY_TYPES,
+    Created,
+    Decided,
+    Settled,
+    Shown,
+    parse_entry,
+)
+from roomkit.tools.approvals import edit
+from roomkit.tools.human_input.stores import check_entry, entry_text, new_entry
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+
+def test_every_kind_has_its_model() -> None:
+    assert {
+        "created",
+        "shown",
+        "voted",
+        "decided",
+        "settled",
+        "defaulted",
+        "executed",
+        "escalated",
+    } == ENTRY_TYPES
+    for kind in ENTRY_TYPES:
+        entry = parse_entry({"type": kind, "at": "2026-01-01T00:00:00Z", **_needed(kind)})
+        assert entry.type == kind
+
+
+def _needed(kind: str) -> dict[str, object]:
+    return {
+        "created": {"tool": "t", "digest": "d", "arguments": {}, "room": "r", "channel": "c"},
+        "voted": {"decision": "approve"},
+        "decided": {"decision": "approve"},
+        "settled": {"status": "resolved"},
+        "defaulted": {"answer": "no"},
+        "escalated": {"approvers": ["ann"]},
+    }.get(kind, {})
+
+
+def test_an_entry_gives_back_exactly_its_fields() -> None:
+    """A field left out stays out, a null stays null, an application's own field stays."""
+    text = (
+        '{"actor":null,"at":"2026-01-01T00:00:00Z","mine":{"n":1.5},"status":"resolved",'
+        '"surface":"desk","type":"settled","withdrawn":null}'
+    )
+    entry = parse_entry(text)
+    assert isinstance(entry, Settled)
+    assert entry.withdrawn is None
+    assert entry_text(entry.to_dict()) == text
+    assert "digest" not in entry.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("[]", "a JSON object"),
+        ("{", "a JSON object"),
+        ({"type": "liked", "at": "x"}, "type is one of"),
+        ({"type": "settled", "at": "x", "status": "won"}, "status"),
+        ({"type": "executed", "at": "x", "ran": 1}, "ran"),
+        ({"type": "defaulted", "at": "x", "answer": 3}, "answer"),
+    ],
+)
+def test_what_is_no_entry_of_its_kind_is_refused_by_name(value: object, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse_entry(value)  # type: ignore[arg-type]
+
+
+def test_the_store_check_takes_the_types() -> None:
+    with pytest.raises(ValueError, match="not a 'executed' history entry: ran"):
+        check_entry(new_entry("executed", ran="yes"))
+    typed = check_entry(Shown(actor="ann", surface="desk", at="2026-01-01T00:00:00Z"))
+    assert typed == {
+        "type": "shown",
+        "at": "2026-01-01T00:00:00Z",
+        "actor": "ann",
+        "surface": "desk",
+    }
+
+
+@pytest.mark.parametrize("durable", [False, True])
+async def test_a_handler_records_and_reads_typed_entries(tmp_path: Path, durable: bool) -> None:
+    store = SQLiteStore(tmp_path / "h.db") if durable else None
+    if store is not None:
+        await store.open()
+    handler = HumanInputHandler(store=store) if store is not None else HumanInputHandler()
+    try:
+        held = await handler.create_approval(
+            "pay", {"a": 1}, approvers=["ann"], tool_schema={"type": "object"}
+        )
+        assert await handler.record(held.pending_id, Shown(actor="ann", surface="desk")) == 1
+        assert await handler.aresolve(held.pending_id, edit({"a": 2}), by="ann")
+        entries = [parse_entry(entry) for entry in await handler.history(held.pending_id)]
+        assert [type(entry) for entry in entries] == [Created, Shown, Decided, Settled]
+        created, _, decided, settled = entries
+        assert isinstance(created, Created)
+        assert created.arguments == {"a": 1}
+        assert created.approvers == ["ann"]
+        assert isinstance(decided, Decided)
+        assert (decided.decision, decided.arguments) == ("edit", {"a": 2})
+        assert isinstance(settled, Settled)
+        assert settled.status == "resolved"
+        assert [entry.seq for entry in entries] == [0, 1, 2, 3]
+        assert [entry.to_dict() for entry in entries] == await handler.history(held.pending_id)
+    finally:
+        await handler.close()
+        if store is not None:
+            await store.close()
