@@ -63,10 +63,21 @@ __all__ = [
 ]
 
 ENTRY_TYPES = frozenset(
-    {"created", "shown", "voted", "decided", "settled", "defaulted", "executed", "escalated"}
+    {
+        "created",
+        "shown",
+        "voted",
+        "decided",
+        "settled",
+        "defaulted",
+        "executed",
+        "escalated",
+        "delivered",
+    }
 )
 """The types of entry a history holds (``defaulted``: the answer a ladder gave the model
-after the request timed out)."""
+after the request timed out; ``delivered``: an outcome handed to the workflow that asked,
+or refused by it)."""
 
 MAX_ENTRY_CHARS = 64_000
 """The longest entry (as JSON text) a history takes."""

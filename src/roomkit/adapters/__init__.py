@@ -1,0 +1,1 @@
+"""Bridges from other agent frameworks and protocols to roomkit's human input."""
