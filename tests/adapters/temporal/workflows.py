@@ -54,7 +54,7 @@ class AskTwice:
     """Asks two questions in turn; returns both answers."""
 
     @workflow.run
-    async def run(self, spec: dict[str, Any]) -> dict[str, Any]:
+    async def run(self) -> dict[str, Any]:
         first = await ask_person("choose", {"question": "First?"}, actor="alice", room_id="room")
         second = await ask_person("choose", {"question": "Second?"}, actor="alice", room_id="room")
         return {"answers": [first, second]}
