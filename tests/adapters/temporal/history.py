@@ -17,8 +17,10 @@ async def wait_for_event(handle: WorkflowHandle, wanted: Callable[[HistoryEvent]
     raise AssertionError(f"workflow {handle.id} closed without the event awaited")
 
 
-def activity_completed(event: HistoryEvent) -> bool:
-    return event.HasField("activity_task_completed_event_attributes")
+def waiting(event: HistoryEvent) -> bool:
+    """The workflow's timer started: its ask is created and it waits for the outcome (the
+    workflow task that took the create's result is complete)."""
+    return event.HasField("timer_started_event_attributes")
 
 
 async def updates_taken(handle: WorkflowHandle) -> list[str]:
