@@ -75,6 +75,11 @@ async def test_a_deadline_gives_the_ladders_default_or_a_timeout(world: World) -
         assert request.status.value == "timed_out"
 
 
+SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+"""For what the store plays no part in."""
+
+
+@SQLITE_ONLY
 async def test_arguments_that_are_not_json_are_refused_in_the_workflow(world: World) -> None:
     async with running(world.worker(Outside)):
         result = await (await world.start(Outside)).result()
@@ -87,6 +92,7 @@ async def book() -> None:
     """An activity of the application's own; roomkit's are missing beside it."""
 
 
+@SQLITE_ONLY
 async def test_a_worker_without_roomkits_activities_fails_the_ask_clearly(world: World) -> None:
     worker = Worker(world.client, task_queue=world.task_queue, workflows=[Ask], activities=[book])
     async with worker:

@@ -90,3 +90,27 @@ class Outside:
         except _FAILURES as error:
             return _failed(error)
         return {}
+
+
+@workflow.defn
+class Conversation:
+    """A room's conversation: each message is an update; the workflow runs until told to
+    stop, asking a person about each message."""
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+        self.done = False
+
+    @workflow.run
+    async def run(self) -> list[str]:
+        await workflow.wait_condition(lambda: self.done)
+        return self.heard
+
+    @workflow.update
+    async def message(self, text: str) -> str:
+        if text == "bye":
+            self.done = True
+            return "bye"
+        answer = await ask_person("reply", {"message": text}, actor="alice", room_id="room")
+        self.heard.append(answer)
+        return answer
