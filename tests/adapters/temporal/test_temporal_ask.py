@@ -28,6 +28,8 @@ async def test_a_workflow_asks_and_the_desk_answers(world: World) -> None:
     history = await world.desk_handler.history(pending_id)
     delivered = [entry for entry in history if entry["type"] == "delivered"]
     assert [(e["accepted"], e["workflow_id"]) for e in delivered] == [(True, handle.id)]
+    shown = [entry["surface"] for entry in history if entry["type"] == "shown"]
+    assert "temporal" not in shown, "the surface tells the workflow, it shows no one"
     request = await world.desk_handler.get_request(pending_id)
     assert request is not None
     assert request.tool_call_id.endswith(f":{handle.id}")

@@ -68,6 +68,7 @@ async def test_an_outcome_not_the_workflows_is_refused_and_recorded(world: World
             tool_call_id=f"temporal:1:{handle.result_run_id}:{handle.id}",
         )
         assert await world.created.next() == forged.pending_id
+        await notifier.wait_idle()  # announced: its ending is owed from now on
         await world.desk_handler.aresolve(forged.pending_id, "forged", by="alice")
         await notifier.wait_idle()
         await world.answer(first, "alice", {"answer": "real"})

@@ -87,11 +87,12 @@ class TemporalUpdates:
         return recipient is None
 
     async def send(self, notice: Notice) -> Mapping[str, Any] | None:
-        """Deliver a workflow request's outcome; anything else is not for this surface."""
+        """Deliver a workflow request's outcome; anything else is skipped (its receipt says
+        so, and the request's history records no ``shown``)."""
         request = notice.request
         origin = origin_of(request)
         if notice.type != "question_settled" or origin is None:
-            return None
+            return {"skipped": "only a workflow request's outcome goes to Temporal"}
         update_id = update_id_of(request.pending_id)
         receipt = {"update_id": update_id, "workflow_id": origin.workflow_id}
         if await self._recorded(request.pending_id, update_id):
