@@ -4,6 +4,7 @@ activity re-attaches to its request however often it runs."""
 
 from __future__ import annotations
 
+import pytest
 from temporalio.testing import ActivityEnvironment
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.workflows import Approve
@@ -72,3 +73,14 @@ async def test_the_create_activity_re_attaches_to_its_request(world: World) -> N
     assert [r.pending_id for r in await world.desk_handler.list_pending()] == [
         made[0]["pending_id"]
     ]
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+async def test_a_ladder_default_that_is_no_decision_is_refused_before_asking(
+    world: World,
+) -> None:
+    async with running(world.worker(Approve)):
+        result = await (await world.start(Approve, {"default": "maybe"})).result()
+    assert result["error"] == "ValueError"
+    assert "the ladder's default is no decision" in result["message"]
+    assert await world.desk_handler.list_pending() == []

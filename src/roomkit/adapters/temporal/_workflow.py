@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
         RequestWithdrawnError,
     )
     from roomkit.models.pending_input import arguments_digest
-    from roomkit.tools.approvals import Decision
+    from roomkit.tools.approvals import Decision, read_decision
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.ladder import Ladder
@@ -340,6 +340,14 @@ async def request_approval(
     """
     if not approvers or isinstance(approvers, str):
         raise ValueError("request_approval(): approvers is a non-empty list of actor ids")
+    if ladder is not None and ladder.on_expiry is not None:
+        # The default stands for a decision: refused now, not when the deadline comes.
+        try:
+            read_decision(ladder.on_expiry.text)
+        except ValueError as error:
+            raise ValueError(
+                f"request_approval(): the ladder's default is no decision: {error}"
+            ) from None
     outcome = await _ask(
         "request_approval",
         "approval",
