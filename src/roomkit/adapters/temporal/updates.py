@@ -95,9 +95,10 @@ class TemporalUpdates:
             return {"skipped": "only a workflow request's outcome goes to Temporal"}
         update_id = update_id_of(request.pending_id)
         receipt = {"update_id": update_id, "workflow_id": origin.workflow_id}
-        if await self._recorded(request.pending_id, update_id):
-            return receipt
-        outcome = outcome_of(request, await self._digest(request))
+        history = [] if self._handler is None else await self._handler.history(request.pending_id)
+        if any(e.get("type") == "delivered" and e.get("update_id") == update_id for e in history):
+            return receipt  # delivered and recorded by a notifier that stopped before its end
+        outcome = outcome_of(request, _digest(request, history))
         handle = self.client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
         try:
             await handle.execute_update(
@@ -124,14 +125,6 @@ class TemporalUpdates:
 
     # -- what the workflow and the history say -----------------------------------------------
 
-    async def _digest(self, request: PendingInput) -> str:
-        """The digest of the arguments the workflow asked about: its ``created`` entry's."""
-        if self._handler is not None:
-            for entry in await self._handler.history(request.pending_id):
-                if entry.get("type") == "created" and isinstance(entry.get("digest"), str):
-                    return str(entry["digest"])
-        return arguments_digest(request.tool_name, request.arguments)
-
     async def _taken(self, origin: Origin, update_id: str) -> bool:
         """Whether the ended run took the update ``update_id`` before it ended (a delivery
         repeated after the workflow returned)."""
@@ -155,14 +148,6 @@ class TemporalUpdates:
             retry=False,
         )
 
-    async def _recorded(self, pending_id: str, update_id: str) -> bool:
-        if self._handler is None:
-            return False
-        return any(
-            entry.get("type") == "delivered" and entry.get("update_id") == update_id
-            for entry in await self._handler.history(pending_id)
-        )
-
     async def _record(self, pending_id: str, origin: Origin, update_id: str, **fields: Any) -> None:
         if self._handler is None:
             return
@@ -179,6 +164,15 @@ class TemporalUpdates:
         except Exception as error:
             # The delivery stands; only its record is missing.
             logger.warning("could not record the delivery of %s: %s", pending_id, error)
+
+
+def _digest(request: PendingInput, history: list[dict[str, Any]]) -> str:
+    """The digest of the arguments the workflow asked about: the ``created`` entry's (an
+    approval's arguments change with an edit; what was asked does not)."""
+    for entry in history:
+        if entry.get("type") == "created" and isinstance(entry.get("digest"), str):
+            return str(entry["digest"])
+    return arguments_digest(request.tool_name, request.arguments)
 
 
 def _reason(error: WorkflowUpdateFailedError) -> str:
