@@ -46,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal import TemporalUpdates, activities, ask_person
     from roomkit.desk import DeskLimits, create_desk_app, issue_token
     from roomkit.notify import Notifier, Retry
-    from roomkit.tools.human_input.stores.base import PendingChangeKind
+    from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
     from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 SECRET = "bench-temporal-secret-0123456789abcdef"
@@ -159,14 +159,24 @@ class Desk:
         self.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://d")
         self.headers = {"Authorization": f"Bearer {issue_token(SECRET, 'alice')}"}
         self.opened: asyncio.Queue[str] = asyncio.Queue()
-        handler = self.handler
-        handler.subscribe(
-            lambda c: (
-                self.opened.put_nowait(c.pending_id)
-                if c.kind is PendingChangeKind.CREATED
-                else None
-            )
-        )
+        self.seen: set[str] = set()
+        self.handler.subscribe(self._on_change)
+
+    def _on_change(self, change: PendingChange) -> None:
+        if change.kind is PendingChangeKind.CREATED:
+            self._saw(change.pending_id)
+        elif change.kind is PendingChangeKind.RESYNC:
+            # Some changes were missed: what is open now says which.
+            asyncio.get_running_loop().create_task(self._resync())
+
+    def _saw(self, pending_id: str) -> None:
+        if pending_id not in self.seen:
+            self.seen.add(pending_id)
+            self.opened.put_nowait(pending_id)
+
+    async def _resync(self) -> None:
+        for request in await self.handler.list_pending():
+            self._saw(request.pending_id)
 
     async def next_asked(self) -> str:
         """The next request a workflow made (the plain waits' are left aside)."""
