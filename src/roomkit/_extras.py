@@ -35,6 +35,7 @@ EXTRA_OF: dict[str, str] = {
     "redis": "redis",
     "slack_sdk": "slack",
     "sse_starlette": "a2a",
+    "temporalio": "temporal",
     "standardwebhooks": "notify",
     "starlette": "desk",
     "uvicorn": "desk",

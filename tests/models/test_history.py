@@ -30,6 +30,7 @@ def test_every_kind_has_its_model() -> None:
         "defaulted",
         "executed",
         "escalated",
+        "delivered",
         "saved",
     } == ENTRY_TYPES
     for kind in ENTRY_TYPES:

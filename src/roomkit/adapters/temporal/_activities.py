@@ -1,0 +1,163 @@
+"""The worker's side: the activities that create a workflow's requests and read their end.
+
+``activities(handler)`` gives the two activities a worker registers. The create activity
+makes the request of one ask with the key the workflow fixed for it, so a retry, a worker
+that crashed before reporting, and a replay all re-attach to the same request; it records
+the ask's ladder and the request's announcement in the store's outbox, so that whichever
+notifier runs, now or later, delivers its outcome. The expire activity runs when the
+workflow's timer fires: it records the timeout if nobody answered, and returns the outcome
+the store holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from roomkit.adapters.temporal._protocol import (
+    CHANNEL,
+    CREATE_ACTIVITY,
+    EXPIRE_ACTIVITY,
+    Origin,
+    outcome_of,
+    tool_call_id_of,
+)
+from roomkit.core.exceptions import RoomKitError, StoreError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, default, escalate, record_ladder, remind
+from roomkit.tools.human_input.stores import new_entry
+from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for, step_id
+
+__all__ = ["activities"]
+
+_PENDING = PendingInputStatus.PENDING
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+
+
+def _refused(error: Exception) -> ApplicationError:
+    """An input the store refuses: the ask fails at once with the reason (no retry)."""
+    return ApplicationError(str(error), type="ValueError", non_retryable=True)
+
+
+def _ladder_of(spec: dict[str, Any] | None) -> Ladder | None:
+    if not spec:
+        return None
+    steps = [
+        remind(step["after"]) if step.get("to") is None else escalate(step["after"], step["to"])
+        for step in spec.get("steps", ())
+    ]
+    text = spec.get("default")
+    return Ladder(*steps, on_expiry=None if text is None else default(text))
+
+
+class _Activities:
+    """The activities of one worker, on one handler."""
+
+    def __init__(self, handler: HumanInputHandler) -> None:
+        self.handler = handler
+
+    async def create(self, ask: dict[str, Any]) -> dict[str, Any]:
+        info = activity.info()
+        if not info.workflow_id or not info.workflow_run_id:
+            raise _refused(ValueError(f"{CREATE_ACTIVITY} runs for a workflow's ask_person()"))
+        origin = Origin(info.workflow_id, info.workflow_run_id, int(ask["seq"]))
+        handler, tool, arguments = self.handler, ask["tool_name"], ask["arguments"]
+        common: dict[str, Any] = {
+            "room_id": ask.get("room_id") or "",
+            "tool_call_id": tool_call_id_of(origin),
+            "channel_id": CHANNEL,
+            "actor_id": ask.get("actor"),
+            "key": ask["key"],
+            "timeout": float(ask["timeout"]),
+        }
+        try:
+            ladder = _ladder_of(ask.get("ladder"))
+            if ladder is not None:
+                ladder.check(float(ask["timeout"]))
+            if ask["kind"] == "approval":
+                request = await handler.create_approval(
+                    tool,
+                    arguments,
+                    approvers=ask.get("approvers") or (),
+                    tool_schema=ask.get("answer_schema"),
+                    quorum=ask.get("quorum"),
+                    surface="temporal",
+                    **common,
+                )
+            else:
+                request = await handler.create_detached(
+                    tool, arguments, answer_schema=ask.get("answer_schema"), **common
+                )
+                if ask.get("approvers") and request.status is _PENDING:
+                    await handler.add_approvers(request.pending_id, ask["approvers"])
+        except StoreError:
+            raise  # retried: the store may be back on the next attempt
+        except (ValueError, TypeError, RoomKitError) as error:
+            raise _refused(error) from None
+        if request.status is _PENDING:
+            await self._owed(request, ladder)
+        return outcome_of(request, arguments_digest(tool, arguments))
+
+    async def _owed(self, request: PendingInput, ladder: Ladder | None) -> None:
+        """Record the ladder and the announcement in the outbox (once: a re-attached request
+        adds nothing): a notifier that starts after the request settled still ends it."""
+        handler, pending_id = self.handler, request.pending_id
+        if ladder is not None:
+            await record_ladder(handler, request, ladder)
+        now = now_of(handler)
+        announce = step_id(pending_id, "announce")
+        await outbox_for(handler).add(
+            [OutboxItem(announce, pending_id, now, {"job": "announce"}, created=now)]
+        )
+
+    async def expire(self, ask: dict[str, Any]) -> dict[str, Any]:
+        handler, pending_id = self.handler, ask["pending_id"]
+        request = await handler.get_request(pending_id)
+        if request is None:
+            raise ApplicationError(
+                f"request {pending_id} is no longer in the store (its outcome left the "
+                "retention): keep outcomes longer than a workflow's timeout and grace",
+                type="UnknownRequest",
+                non_retryable=True,
+            )
+        if request.status is _PENDING:
+            left = handler.time_left(request)
+            if left is None or left > 0:
+                # The workflow's clock ran ahead of the store's: try again after a while.
+                raise ApplicationError(f"request {pending_id} is due in {left}s, not yet")
+            request = (await handler.expire_overdue([request]) or [request])[0]
+        outcome = outcome_of(request, ask.get("digest"))
+        ladder = _ladder_of(ask.get("ladder"))
+        if request.status is _TIMED_OUT and ladder is not None and ladder.on_expiry is not None:
+            answer = ladder.on_expiry.text
+            if not any(e.get("type") == "defaulted" for e in await handler.history(pending_id)):
+                await handler.record(pending_id, new_entry("defaulted", answer=answer))
+            outcome["default"] = answer
+        return outcome
+
+
+def activities(handler: HumanInputHandler) -> Sequence[Callable[..., Any]]:
+    """The activities a worker registers for ``ask_person`` and ``request_approval``.
+
+    ``Worker(client, task_queue=..., workflows=[...], activities=activities(handler))``;
+    add your own with ``[*activities(handler), book]``. ``handler`` holds the requests
+    (a durable store, so the desk and the notifier see them from their own processes).
+    """
+    if not isinstance(handler, HumanInputHandler):
+        raise TypeError(f"activities() takes a HumanInputHandler, got {type(handler).__name__}")
+    bound = _Activities(handler)
+
+    # Functions of their own: Temporal marks each, and a bound method takes no marks.
+    @activity.defn(name=CREATE_ACTIVITY)
+    async def create(ask: dict[str, Any]) -> dict[str, Any]:
+        return await bound.create(ask)
+
+    @activity.defn(name=EXPIRE_ACTIVITY)
+    async def expire(ask: dict[str, Any]) -> dict[str, Any]:
+        return await bound.expire(ask)
+
+    return [create, expire]

@@ -1,0 +1,109 @@
+"""What the workflow side and the outside side of the Temporal bridge agree on.
+
+The names of the one update handler and the activities, how a request made by a workflow
+says which workflow, run and ask it belongs to, and the outcome a settle carries into the
+workflow. This module imports nothing but the standard library and roomkit's plain data, so
+that workflow code may import it inside Temporal's sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.approvals import Decision, read_decision
+
+__all__ = [
+    "CHANNEL",
+    "CREATE_ACTIVITY",
+    "EXPIRE_ACTIVITY",
+    "UPDATE_NAME",
+    "Origin",
+    "decision_of",
+    "origin_of",
+    "outcome_of",
+    "tool_call_id_of",
+]
+
+UPDATE_NAME = "roomkit.settle"
+"""The one update handler through which every outcome of a workflow's requests arrives."""
+
+CREATE_ACTIVITY = "roomkit.create"
+"""The activity that creates (or re-attaches to) the request of one ask."""
+
+EXPIRE_ACTIVITY = "roomkit.expire"
+"""The activity that asks the store for the outcome once the workflow's timer fired."""
+
+CHANNEL = "temporal"
+"""The ``channel_id`` of every request a workflow makes."""
+
+_PREFIX = "temporal:"
+
+
+class Origin:
+    """The workflow, its run, and the ask a request was made for."""
+
+    __slots__ = ("run_id", "seq", "workflow_id")
+
+    def __init__(self, workflow_id: str, run_id: str, seq: int) -> None:
+        self.workflow_id = workflow_id
+        self.run_id = run_id
+        self.seq = seq
+
+    def __repr__(self) -> str:
+        return f"Origin({self.workflow_id!r}, {self.run_id!r}, {self.seq})"
+
+
+def tool_call_id_of(origin: Origin) -> str:
+    """The ``tool_call_id`` a workflow's request carries: ``temporal:<seq>:<run>:<workflow>``
+    (the workflow id last, since it may hold any character)."""
+    return f"{_PREFIX}{origin.seq}:{origin.run_id}:{origin.workflow_id}"
+
+
+def origin_of(request: PendingInput) -> Origin | None:
+    """Where ``request`` came from, when a workflow made it; ``None`` otherwise."""
+    if request.channel_id != CHANNEL or not request.tool_call_id.startswith(_PREFIX):
+        return None
+    parts = request.tool_call_id[len(_PREFIX) :].split(":", 2)
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1] or not parts[2]:
+        return None
+    return Origin(parts[2], parts[1], int(parts[0]))
+
+
+def outcome_of(request: PendingInput, digest: str | None) -> dict[str, Any]:
+    """The outcome of the settled ``request`` as the workflow receives it (JSON).
+
+    ``digest`` is the digest of the arguments the workflow asked about (the request's
+    ``created`` entry keeps it); the workflow refuses an outcome whose digest is not its own.
+    """
+    origin = origin_of(request)
+    return {
+        "pending_id": request.pending_id,
+        "seq": None if origin is None else origin.seq,
+        "status": request.status.value,
+        "result": request.result,
+        "reason": request.reject_reason,
+        "withdrawn": request.withdrawn,
+        "by": request.settled_by,
+        "digest": digest,
+        "arguments": request.arguments if request.kind == "approval" else None,
+    }
+
+
+def settled(outcome: dict[str, Any]) -> bool:
+    """Whether ``outcome`` (as :func:`outcome_of` makes it) is an outcome, not an open
+    request."""
+    return outcome.get("status") != PendingInputStatus.PENDING.value
+
+
+def decision_of(result: str, arguments: dict[str, Any] | None, asked: dict[str, Any]) -> Decision:
+    """The decision an approval's answer holds, as :mod:`roomkit.tools.approvals` gives it.
+
+    An approval whose arguments an approver edited before the others approved is returned as
+    the edit it amounts to. Kept in one place: the typed decision value of
+    ``roomkit.tools.approvals`` is what a workflow gets back.
+    """
+    decision = read_decision(result)
+    if decision.kind == "approve" and arguments is not None and arguments != asked:
+        return Decision("edit", arguments)
+    return decision

@@ -1,0 +1,368 @@
+"""Workflow code: ask a person, or hold a call for approval, and resume exactly once.
+
+Each ask runs the create activity (:data:`CREATE_ACTIVITY`) with a key fixed per ask, so a
+retried activity, a worker that crashed and a replay re-attach to the same request. The
+outcome arrives as an update of the one handler :data:`UPDATE_NAME`, which the first ask of
+a workflow sets before its request exists; its validator refuses an outcome for a request
+this workflow did not make, for arguments it did not ask about, or for an ask already
+settled. The person's deadline is the request's: the workflow's own timer runs ``grace``
+longer, and when it fires the expire activity asks the store for the outcome (recording the
+timeout if nobody answered), so an answer in flight always wins.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as _Timeout
+
+with workflow.unsafe.imports_passed_through():
+    from roomkit.adapters.temporal._protocol import (
+        CREATE_ACTIVITY,
+        EXPIRE_ACTIVITY,
+        UPDATE_NAME,
+        decision_of,
+        settled,
+    )
+    from roomkit.core.exceptions import (
+        HumanInputRejectedError,
+        HumanInputTimeoutError,
+        RequestWithdrawnError,
+    )
+    from roomkit.models.pending_input import arguments_digest
+    from roomkit.tools.approvals import Decision, read_decision
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input.ladder import Ladder
+
+__all__ = ["ask_person", "request_approval"]
+
+GRACE = timedelta(seconds=60)
+"""How much longer than the person's deadline the workflow's own timer runs."""
+
+_CREATE_TIMEOUT = timedelta(seconds=30)
+_PICKUP = timedelta(minutes=5)
+"""How long the create activity may wait for a worker to take it before the ask fails."""
+_REJECTED = "Request rejected"
+_UNREGISTERED = (
+    "no worker on task queue {queue!r} runs roomkit's activities: pass "
+    "activities=roomkit.adapters.temporal.activities(handler) to the Worker"
+)
+
+
+@dataclass(slots=True)
+class _Ask:
+    """One ask of a workflow: its place, the digest of what it asked, and what came of it."""
+
+    seq: int
+    digest: str
+    pending_id: str | None = None
+    outcome: dict[str, Any] | None = None
+
+
+class _Asks:
+    """A workflow's asks, and the update handler and validator they share."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.asks: dict[int, _Ask] = {}
+
+    def validate(self, outcome: Any) -> None:
+        """Refuse an outcome for no ask of this workflow, for another request, for other
+        arguments, or for an ask already settled otherwise (a sync validator, as Temporal
+        requires)."""
+        if not isinstance(outcome, dict) or not isinstance(outcome.get("pending_id"), str):
+            raise ValueError("a roomkit outcome is a JSON object naming its pending_id")
+        seq = outcome.get("seq")
+        ask = self.asks.get(seq) if isinstance(seq, int) else None
+        if ask is None:
+            raise ValueError(f"request {outcome['pending_id']} is not one this workflow made")
+        if ask.pending_id is not None and ask.pending_id != outcome["pending_id"]:
+            raise ValueError(
+                f"request {outcome['pending_id']} is not ask {seq} of this workflow "
+                f"({ask.pending_id} is)"
+            )
+        if outcome.get("digest") != ask.digest:
+            raise ValueError(
+                f"request {outcome['pending_id']} does not match the arguments ask {seq} "
+                "asked about (their digest differs)"
+            )
+        if not settled(outcome):
+            raise ValueError(f"request {outcome['pending_id']} has not settled")
+        taken = ask.outcome
+        if taken is not None and (
+            taken["pending_id"] != outcome["pending_id"] or taken["status"] != outcome["status"]
+        ):
+            raise ValueError(f"ask {seq} of this workflow has settled already")
+
+    def settle(self, outcome: dict[str, Any]) -> dict[str, Any]:
+        """Take a validated outcome (a repeat of the one taken changes nothing)."""
+        ask = self.asks[outcome["seq"]]
+        if ask.outcome is None:
+            ask.outcome = outcome
+        return {"accepted": True, "pending_id": outcome["pending_id"]}
+
+
+_STATE: weakref.WeakKeyDictionary[Any, _Asks] = weakref.WeakKeyDictionary()
+
+
+def _asks(call: str) -> _Asks:
+    """This workflow's asks; the first call sets the update handler."""
+    if not workflow.in_workflow():
+        raise RuntimeError(
+            f"{call}() runs in workflow code (a @workflow.run method or what it calls); "
+            "outside a workflow, use HumanInputHandler.create() and wait() directly"
+        )
+    instance = workflow.instance()
+    state = _STATE.get(instance)
+    if state is None:
+        state = _STATE[instance] = _Asks()
+        # Before any request exists: an update that finds no handler is lost.
+        workflow.set_update_handler(UPDATE_NAME, state.settle, validator=state.validate)
+    return state
+
+
+def _json(call: str, name: str, value: Any) -> None:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"{call}(): {name} must be JSON (dicts, lists, strings, numbers, booleans, None) "
+            f"so the request can be stored and shown: {error}"
+        ) from None
+
+
+def _seconds(call: str, name: str, value: timedelta) -> float:
+    if not isinstance(value, timedelta) or value <= timedelta(0):
+        raise ValueError(f"{call}(): {name} must be a positive timedelta, got {value!r}")
+    return value.total_seconds()
+
+
+def _ladder(ladder: Ladder | None) -> dict[str, Any] | None:
+    """The ladder as the create activity takes it (JSON)."""
+    if ladder is None:
+        return None
+    steps = [{"after": step.after, "to": getattr(step, "to", None)} for step in ladder.steps]
+    on_expiry = ladder.on_expiry
+    return {"steps": steps, "default": None if on_expiry is None else on_expiry.text}
+
+
+async def _ask(
+    call: str, kind: str, tool_name: str, arguments: dict[str, Any], **spec: Any
+) -> dict[str, Any]:
+    """Create (or re-attach to) the request of the next ask and wait for its outcome."""
+    state = _asks(call)
+    if not isinstance(tool_name, str) or not tool_name:
+        raise ValueError(f"{call}(): tool_name must be a non-empty string, got {tool_name!r}")
+    if not isinstance(arguments, dict):
+        raise TypeError(f"{call}(): arguments must be a dict, got {type(arguments).__name__}")
+    _json(call, "arguments", arguments)
+    _json(call, "answer_schema", spec.get("answer_schema"))
+    timeout = _seconds(call, "timeout", spec.pop("timeout"))
+    grace = spec.pop("grace")
+    grace = GRACE if grace is None else grace
+    _seconds(call, "grace", grace)
+    ladder = _ladder(spec.pop("ladder"))
+    state.count += 1
+    info = workflow.info()
+    seq = state.count
+    ask = state.asks[seq] = _Ask(seq, arguments_digest(tool_name, arguments))
+    # The chain's first run and the run it continues fix which asks are this execution's:
+    # a replay, a retried activity or a reset finds the same key, a new execution another.
+    key = f"{info.workflow_id}/{info.first_execution_run_id}/{info.continued_run_id or ''}/{seq}"
+    request = {
+        "kind": kind,
+        "tool_name": tool_name,
+        "arguments": arguments,
+        "key": key,
+        "seq": seq,
+        "timeout": timeout,
+        "ladder": ladder,
+        **spec,
+    }
+    created = await _run(CREATE_ACTIVITY, request)
+    if ask.outcome is not None and ask.outcome["pending_id"] != created["pending_id"]:
+        ask.outcome = None  # taken before the create returned, for another request
+    ask.pending_id = created["pending_id"]
+    if ask.outcome is None and settled(created):
+        ask.outcome = created
+    try:
+        await workflow.wait_condition(
+            lambda: ask.outcome is not None, timeout=timeout + grace.total_seconds()
+        )
+    except TimeoutError:
+        # Roomkit's deadline passed a grace ago: the store holds the outcome, or the timeout
+        # is recorded now. An answer recorded meanwhile wins over the timer.
+        expired = await _run(
+            EXPIRE_ACTIVITY,
+            {"pending_id": ask.pending_id, "digest": ask.digest, "ladder": ladder},
+            retry=RetryPolicy(maximum_interval=timedelta(seconds=30)),
+        )
+        if ask.outcome is None:
+            ask.outcome = expired
+    outcome = ask.outcome
+    assert outcome is not None
+    defaulted = ladder is not None and ladder["default"] is not None
+    if outcome["status"] == "timed_out" and defaulted and "default" not in outcome:
+        # The timeout came by update: the default is recorded as the timer would have.
+        outcome = await _run(
+            EXPIRE_ACTIVITY,
+            {"pending_id": ask.pending_id, "digest": ask.digest, "ladder": ladder},
+        )
+    return outcome
+
+
+async def _run(
+    name: str, argument: dict[str, Any], *, retry: RetryPolicy | None = None
+) -> dict[str, Any]:
+    """Run one of roomkit's activities; a missing registration is a clear error."""
+    policy = retry or RetryPolicy(non_retryable_error_types=["NotFoundError", "ValueError"])
+    try:
+        result: dict[str, Any] = await workflow.execute_activity(
+            name,
+            argument,
+            start_to_close_timeout=_CREATE_TIMEOUT,
+            schedule_to_start_timeout=_PICKUP,
+            retry_policy=policy,
+            result_type=dict,
+        )
+    except ActivityError as error:
+        cause = error.cause
+        queue = workflow.info().task_queue
+        if isinstance(cause, ApplicationError) and cause.type == "NotFoundError":
+            raise RuntimeError(_UNREGISTERED.format(queue=queue)) from None
+        if isinstance(cause, _Timeout):
+            raise RuntimeError(_UNREGISTERED.format(queue=queue) + " (none took it)") from None
+        if isinstance(cause, ApplicationError) and cause.type == "ValueError":
+            raise ValueError(cause.message) from None
+        raise
+    return result
+
+
+def _answer(outcome: dict[str, Any]) -> str:
+    """The answer ``outcome`` holds, or the error it stands for (as ``wait()`` raises it)."""
+    status = outcome["status"]
+    if status == "resolved":
+        return str(outcome.get("result") or "")
+    if status == "rejected":
+        reason = outcome.get("reason") or _REJECTED
+        if outcome.get("withdrawn"):
+            raise RequestWithdrawnError(reason)
+        raise HumanInputRejectedError(reason)
+    if status == "timed_out":
+        if outcome.get("default") is not None:
+            return str(outcome["default"])
+        raise HumanInputTimeoutError(
+            f"Nobody answered pending request {outcome['pending_id']} before its deadline"
+        )
+    raise RuntimeError(f"request {outcome['pending_id']} came back {status!r}")
+
+
+async def ask_person(
+    tool_name: str,
+    arguments: dict[str, Any],
+    *,
+    actor: str | None = None,
+    approvers: list[str] | None = None,
+    room_id: str | None = None,
+    timeout: timedelta = timedelta(hours=1),
+    answer_schema: dict[str, Any] | None = None,
+    ladder: Ladder | None = None,
+    grace: timedelta | None = None,
+) -> str:
+    """Ask a person from workflow code; the answer text, as ``HumanInputHandler.wait()``.
+
+    Args:
+        tool_name: what is asked (the desk shows it with ``arguments``).
+        arguments: the question's arguments (JSON).
+        actor: who is asked (an actor id); ``approvers`` may answer too.
+        room_id: the room the desk lists it in.
+        timeout: the person's deadline, kept on the request (ladders, defaults).
+        answer_schema: a JSON Schema the answer (JSON text) must match.
+        ladder: reminders and escalations, recorded with the request, and a default
+            answer (``on_expiry=default(...)``) returned when nobody answers in time.
+        grace: how much longer the workflow's timer runs than the deadline (60 s).
+
+    Raises:
+        HumanInputRejectedError: a person rejected the request.
+        HumanInputTimeoutError: nobody answered in time (a ``TimeoutError``).
+        RequestWithdrawnError: the request was withdrawn (a ``RuntimeError``).
+        RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
+        TypeError: ``arguments`` or ``answer_schema`` is not JSON.
+    """
+    outcome = await _ask(
+        "ask_person",
+        "question",
+        tool_name,
+        arguments,
+        actor=actor,
+        approvers=list(approvers or ()),
+        room_id=room_id or "",
+        timeout=timeout,
+        answer_schema=answer_schema,
+        quorum=None,
+        ladder=ladder,
+        grace=grace,
+    )
+    return _answer(outcome)
+
+
+async def request_approval(
+    tool_name: str,
+    arguments: dict[str, Any],
+    *,
+    approvers: list[str],
+    timeout: timedelta = timedelta(hours=1),
+    quorum: int | None = None,
+    actor: str | None = None,
+    room_id: str | None = None,
+    tool_schema: dict[str, Any] | None = None,
+    ladder: Ladder | None = None,
+    grace: timedelta | None = None,
+) -> Decision:
+    """Hold the call ``tool_name(arguments)`` until approvers decide; the decision.
+
+    The request is bound to the arguments' digest as the tool loop's approvals are.
+    ``quorum=N`` asks for N of ``approvers``. The decision is approve, edit (with the new
+    arguments) or respond (an answer in the tool's place).
+
+    Raises:
+        HumanInputRejectedError: an approver rejected the call, with the reason.
+        HumanInputTimeoutError, RequestWithdrawnError, RuntimeError, TypeError: as
+            :func:`ask_person`.
+    """
+    if not approvers or isinstance(approvers, str):
+        raise ValueError("request_approval(): approvers is a non-empty list of actor ids")
+    if ladder is not None and ladder.on_expiry is not None:
+        # The default stands for a decision: refused now, not when the deadline comes.
+        try:
+            read_decision(ladder.on_expiry.text)
+        except ValueError as error:
+            raise ValueError(
+                f"request_approval(): the ladder's default is no decision: {error}"
+            ) from None
+    outcome = await _ask(
+        "request_approval",
+        "approval",
+        tool_name,
+        arguments,
+        actor=actor,
+        approvers=list(approvers),
+        room_id=room_id or "",
+        timeout=timeout,
+        answer_schema=tool_schema,
+        quorum=quorum,
+        ladder=ladder,
+        grace=grace,
+    )
+    decision = decision_of(_answer(outcome), outcome.get("arguments"), arguments)
+    if decision.kind == "reject":
+        raise HumanInputRejectedError(decision.text or _REJECTED)
+    return decision

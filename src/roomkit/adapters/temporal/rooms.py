@@ -1,0 +1,64 @@
+"""Stateless front ends: one conversation workflow per room, found again by its id.
+
+An HTTP endpoint (the desk, an AG-UI or chat endpoint) that hands each message of a room to
+a long-running conversation workflow needs no workflow id held between requests:
+:func:`send_to_room` starts the room's workflow, or reaches the one running, with
+update-with-start on the deterministic id :func:`room_workflow_id` gives, and returns the
+update's result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.common import WorkflowIDConflictPolicy
+
+__all__ = ["room_workflow_id", "send_to_room"]
+
+
+def room_workflow_id(room_id: str, *, prefix: str = "room-") -> str:
+    """The id of the conversation workflow of ``room_id``."""
+    if not isinstance(room_id, str) or not room_id:
+        raise ValueError(f"room_workflow_id() takes a room id, got {room_id!r}")
+    return f"{prefix}{room_id}"
+
+
+async def send_to_room(
+    client: Client,
+    workflow: Callable[..., Any] | str,
+    update: Callable[..., Any] | str,
+    message: Any,
+    *,
+    room_id: str,
+    task_queue: str,
+    start_args: tuple[Any, ...] = (),
+    prefix: str = "room-",
+    rpc_timeout: timedelta | None = None,
+) -> Any:
+    """Hand ``message`` to the room's workflow through ``update``; the update's result.
+
+    Starts the workflow (``workflow(*start_args)`` on ``task_queue``) when none runs under
+    the room's id, else updates the running one (``USE_EXISTING``), in one call.
+
+    Args:
+        workflow: the workflow's run method (``Conversation.run``) or its name.
+        update: the update handler (``Conversation.message``) or its name.
+        message: the update's argument.
+        room_id: the room; the workflow id is :func:`room_workflow_id` of it.
+    """
+    start = WithStartWorkflowOperation(
+        workflow,
+        args=list(start_args),
+        id=room_workflow_id(room_id, prefix=prefix),
+        task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+    )
+    return await client.execute_update_with_start_workflow(
+        update,  # type: ignore[arg-type]
+        message,
+        start_workflow_operation=start,
+        rpc_timeout=rpc_timeout,
+    )

