@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Literal, NoReturn
 __all__ = ["Approve", "Decision", "DecisionKind", "Edit", "Reject", "Respond"]
 
 DecisionKind = Literal["approve", "edit", "reject", "respond"]
+"""The kinds of decision a person gives on a held call."""
 
 
 def _wire(value: dict[str, Any]) -> str:

@@ -37,8 +37,10 @@ class A2AGate:
     Args:
         app: the A2A routes (a Starlette or FastAPI app).
         handler: the handler whose store's ledger holds the revoked tokens.
-        auth, secret, data_dir: how tokens are checked, as the desk's options of the same
-            names (the desk's secret, else ``ROOMKIT_DESK_SECRET``, else the key file).
+        auth: turns bearer tokens into principals, as the desk's option of that name.
+        secret: the desk's secret (else ``ROOMKIT_DESK_SECRET``, else the key file), as
+            the desk's option.
+        data_dir: where that key file lives, as the desk's option.
     """
 
     def __init__(

@@ -145,13 +145,16 @@ def agui_router(
         path: where the endpoint is served.
         channel_id: the id the front end's messages are recorded under (an
             :class:`~roomkit.adapters.agui.AGUIChannel` registered in the kit).
-        handler, auth, secret, data_dir: as the desk's options of the same names
-            (``roomkit.desk.DeskOptions``): the handler whose requests become interrupts
-            (the kit's only routed one by default), and how tokens are checked (the desk's
-            secret, else ``ROOMKIT_DESK_SECRET``, else the data folder's key file).
+        handler: the handler whose requests become interrupts (the kit's only routed one
+            by default), as the desk's option of that name (``roomkit.desk.DeskOptions``).
+        auth: turns bearer tokens into principals, as the desk's option.
+        secret: the desk's secret (else ``ROOMKIT_DESK_SECRET``, else the data folder's
+            key file), as the desk's option.
+        data_dir: where that key file lives, as the desk's option.
         allowed_hosts: as the desk's option: ``Host`` names answered besides addresses,
             ``localhost`` and the server's own (others get 400).
-        rate, burst: the requests a person may make per second, and at once (then 429).
+        rate: the requests a person may make per second, on average (then 429).
+        burst: the requests a person may make at once, before ``rate`` applies.
         max_body: bytes a request body may hold (413 past it); JSON too deep, with a key
             twice or a number out of range gets 400, before anything parses it.
 

@@ -240,8 +240,12 @@ class HumanInputHandler:
         ``"x-roomkit-decisions"``, where surfaces read it. Other arguments as :meth:`create`.
 
         Raises:
-            As :meth:`create`; ``TypeError`` / ``ValueError`` for bad ``approvers``,
-            ``quorum`` or ``decisions`` (which must include ``"reject"``).
+            HandlerClosedError: as :meth:`create`.
+            InvalidTextError: as :meth:`create`.
+            StoreUnavailableError: as :meth:`create`.
+            TypeError: bad ``approvers``, ``quorum`` or ``decisions``.
+            ValueError: bad ``approvers`` or ``quorum``, or ``decisions`` without
+                ``"reject"``.
         """
         chosen = check_actors(approvers)
         request = self._new(
@@ -284,10 +288,14 @@ class HumanInputHandler:
         :mod:`roomkit.tools.approvals` on an approval (``Decision``, ``Edit``, ...).
 
         Raises:
-            As :meth:`wait`; and :class:`InvalidAnswerError` when the answer does not
-            validate as ``model``, which a request created with ``answer_schema=model``
-            never gives (its answer was checked on the way in); the answer stays
-            recorded. ``TypeError`` when ``model`` is no model class.
+            HumanInputRejectedError: as :meth:`wait`.
+            HumanInputTimeoutError: as :meth:`wait`.
+            RequestWithdrawnError: as :meth:`wait`.
+            UnknownRequestError: as :meth:`wait`.
+            InvalidAnswerError: the answer does not validate as ``model``, which a
+                request created with ``answer_schema=model`` never gives (its answer was
+                checked on the way in); the answer stays recorded.
+            TypeError: ``model`` is no model class.
         """
         return typed_answer(pending_id, await self.wait(pending_id, timeout=timeout), model)
 
