@@ -24,12 +24,12 @@ from roomkit.core.exceptions import (
     RequestSettledError,
     UnknownRequestError,
 )
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.core.store import RoomStore
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AITool, AIToolCall
+from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite._rooms import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 ASK = AITool(
     name="Ask",

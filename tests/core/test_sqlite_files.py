@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite._rooms import SQLiteRoomStore
 
 PEER = Path(__file__).with_name("sqlite_files_peer.py")
 COUNT = 100

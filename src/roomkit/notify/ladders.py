@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores.base import PendingChange, PendingChangeKind
+from roomkit.stores.outbox import outbox_for
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, record_ladder
-from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
-from roomkit.tools.human_input.stores.outbox import outbox_for
 
 __all__ = ["following", "give_ladder"]
 

@@ -22,6 +22,12 @@ from typing import Any
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores.base import (
+    ChangeListener,
+    DurableStore,
+    SpendLedger,
+    check_settled_listing,
+)
 from roomkit.tools.approvals import reject as reject_decision
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer
@@ -49,12 +55,6 @@ from roomkit.tools.human_input.stores import (
     MemoryStore,
     PendingStore,
     StoreTrail,
-)
-from roomkit.tools.human_input.stores.base import (
-    ChangeListener,
-    DurableStore,
-    SpendLedger,
-    check_settled_listing,
 )
 
 __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from roomkit.models.clock import positive_seconds, utcnow
-from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for
+from roomkit.stores.outbox import OutboxItem, now_of, outbox_for
 
 if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput

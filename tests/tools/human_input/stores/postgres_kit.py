@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 from tests.tools.human_input.stores.store_kit import FOREIGN, RESYNC, Changes
 
-from roomkit.tools.human_input.stores._records import FIELDS
-from roomkit.tools.human_input.stores.postgres import PostgresStore
+from roomkit.stores._records import FIELDS
+from roomkit.stores.postgres._requests import PostgresStore
 
 
 def new_schema() -> str:
@@ -21,7 +21,7 @@ def new_schema() -> str:
 
 class PostgresBackend:
     kind = "postgres"
-    logger = "roomkit.tools.human_input.stores.postgres"
+    logger = "roomkit.stores.postgres._requests"
     repeats_own_writes = True
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:

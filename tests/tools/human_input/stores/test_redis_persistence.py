@@ -13,9 +13,9 @@ import pytest
 from tests.tools.human_input.stores.redis_server import running_redis
 from tests.tools.human_input.stores.store_kit import RESOLVED, make_request
 
-from roomkit.tools.human_input.stores.redis import RedisStore
+from roomkit.stores.redis._requests import RedisStore
 
-LOGGER = "roomkit.tools.human_input.stores.redis"
+LOGGER = "roomkit.stores.redis._requests"
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
