@@ -1,0 +1,9 @@
+"""Moved to :mod:`roomkit.stores.redis._link`; this path keeps working."""
+
+from typing import Any
+
+from roomkit.core.moved import moved_attribute
+
+
+def __getattr__(name: str) -> Any:
+    return moved_attribute("roomkit.stores.redis._link", __name__, name)

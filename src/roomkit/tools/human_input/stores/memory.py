@@ -1,0 +1,9 @@
+"""Moved to :mod:`roomkit.stores.memory`; this path keeps working."""
+
+from typing import Any
+
+from roomkit.core.moved import moved_attribute
+
+
+def __getattr__(name: str) -> Any:
+    return moved_attribute("roomkit.stores.memory._requests", __name__, name)
