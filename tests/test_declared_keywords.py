@@ -10,8 +10,8 @@ from mypy import api
 USER_CODE = """
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.stores.base import DurableStore, PendingStore
-from roomkit.stores.memory._requests import MemoryStore
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.memory import MemoryStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession
 from roomkit.voice.realtime.mock import MockRealtimeProvider
 

@@ -121,22 +121,19 @@ class TravelAgent(AIProvider):
 def stores(kind: str, where: str) -> tuple[Any, Any]:
     """The room store and the pending store at ``where``, each stopping at its writes."""
     if kind == "sqlite":
-        from roomkit.stores.sqlite._requests import SQLiteStore
-        from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+        from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
         rooms: type = SQLiteRoomStore
         questions: type = SQLiteStore
         options: dict[str, Any] = {}
     elif kind == "postgres":
-        from roomkit.stores.postgres._requests import PostgresStore
-        from roomkit.stores.postgres._rooms import PostgresRoomStore
+        from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
 
         rooms, questions = PostgresRoomStore, PostgresStore
         where, _, schema = where.partition("#")
         options = {"schema": schema}
     else:
-        from roomkit.stores.redis._requests import RedisStore
-        from roomkit.stores.redis._rooms import RedisRoomStore
+        from roomkit.stores.redis import RedisRoomStore, RedisStore
 
         rooms, questions = RedisRoomStore, RedisStore
         where, _, prefix = where.partition("#")

@@ -50,15 +50,15 @@ class Place:
     def rooms(self) -> DurableRoomStore:
         """A new room-store object on this place's rooms (not yet opened)."""
         if self.kind == "sqlite":
-            from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+            from roomkit.stores.sqlite import SQLiteRoomStore
 
             return SQLiteRoomStore(self.where)
         if self.kind == "postgres":
-            from roomkit.stores.postgres._rooms import PostgresRoomStore
+            from roomkit.stores.postgres import PostgresRoomStore
 
             dsn, _, schema = self.where.partition("#")
             return PostgresRoomStore(dsn, schema=schema)
-        from roomkit.stores.redis._rooms import RedisRoomStore
+        from roomkit.stores.redis import RedisRoomStore
 
         url, _, prefix = self.where.partition("#")
         return RedisRoomStore(url, prefix=prefix)
@@ -66,15 +66,15 @@ class Place:
     def questions(self, *, backstop_interval: float = 0.02) -> DurableStore:
         """A new pending-request store object on this place's questions."""
         if self.kind == "sqlite":
-            from roomkit.stores.sqlite._requests import SQLiteStore
+            from roomkit.stores.sqlite import SQLiteStore
 
             return SQLiteStore(self.where, backstop_interval=backstop_interval)
         if self.kind == "postgres":
-            from roomkit.stores.postgres._requests import PostgresStore
+            from roomkit.stores.postgres import PostgresStore
 
             dsn, _, schema = self.where.partition("#")
             return PostgresStore(dsn, schema=schema, backstop_interval=backstop_interval)
-        from roomkit.stores.redis._requests import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         url, _, prefix = self.where.partition("#")
         return RedisStore(url, prefix=prefix, backstop_interval=backstop_interval)

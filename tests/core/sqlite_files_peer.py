@@ -21,8 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import Room, RoomEvent, TextContent
-from roomkit.stores.sqlite._requests import SQLiteStore
-from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
 ROOM = "room"
 

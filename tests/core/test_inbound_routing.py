@@ -27,8 +27,7 @@ from roomkit.core.exceptions import (
 from roomkit.core.store import RoomStore
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AITool, AIToolCall
-from roomkit.stores.sqlite._requests import SQLiteStore
-from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 ASK = AITool(

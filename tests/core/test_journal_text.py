@@ -10,8 +10,7 @@ from roomkit import HumanInputToolHandler, InboundMessage, RoomKit, TextContent
 from roomkit.channels.ai import AIChannel
 from roomkit.providers.ai.base import AIResponse, AITool, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
-from roomkit.stores.sqlite._requests import SQLiteStore
-from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 ASK = AITool(

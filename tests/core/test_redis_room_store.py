@@ -20,9 +20,8 @@ from roomkit import RoomKit
 from roomkit.core.exceptions import CorruptRecordError, StoreFormatError, StoreUnavailableError
 from roomkit.core.store import JournalStep, OpenTurn, turn_journal
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, TextContent
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.redis import RedisRoomStore, RedisStore
 from roomkit.stores.redis._room_records import FORMAT
-from roomkit.stores.redis._rooms import RedisRoomStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.stores.sqlite._requests import SQLiteStore
-from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
 PEER = Path(__file__).with_name("sqlite_files_peer.py")
 COUNT = 100

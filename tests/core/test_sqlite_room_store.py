@@ -27,7 +27,7 @@ from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
 from roomkit.core.store import InMemoryStore, JournalStep, OpenTurn, RoomStore, TurnJournal
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, TextContent
 from roomkit.stores import _sql_rows as _sqlite_rows
-from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+from roomkit.stores.sqlite import SQLiteRoomStore
 
 METADATA = {"topic": "colours", "tags": ["a", "é"], "nested": {"n": 1, "x": 2.5, "ok": None}}
 

@@ -24,7 +24,7 @@ from roomkit.desk.demo_model import TRIP_KINDS
 from roomkit.models.pending_input import PendingInput
 from roomkit.providers.ai.base import AIResponse, AITool, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
-from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+from roomkit.stores.sqlite import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputToolHandler
 
 MESSAGES = f"/api/rooms/{DEMO_ROOM}/messages"

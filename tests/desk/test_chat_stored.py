@@ -14,7 +14,7 @@ from desk_harness import ROOMY, SECRET, bearer
 
 from roomkit import RoomKit
 from roomkit.desk import create_desk_app
-from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+from roomkit.stores.sqlite import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

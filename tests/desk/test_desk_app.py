@@ -94,10 +94,8 @@ def test_a_non_authenticator_is_refused() -> None:
 
 
 def test_store_urls_name_memory_sqlite_and_redis(tmp_path: Path) -> None:
-    from roomkit.stores.redis._requests import RedisStore
-    from roomkit.stores.redis._rooms import RedisRoomStore
-    from roomkit.stores.sqlite._requests import SQLiteStore
-    from roomkit.stores.sqlite._rooms import SQLiteRoomStore
+    from roomkit.stores.redis import RedisRoomStore, RedisStore
+    from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
     pending, rooms = open_stores("memory")
     assert isinstance(pending, MemoryStore)

@@ -186,7 +186,7 @@ async def _started(process: asyncio.subprocess.Process) -> str:
 async def test_roomkit_desk_serves_a_sqlite_store_to_the_pending_commands(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from roomkit.stores.sqlite._requests import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
     from roomkit.tools.human_input import HumanInputHandler
 
     database = tmp_path / "desk.db"
@@ -281,8 +281,7 @@ async def test_roomkit_desk_on_a_shared_server_shows_a_question_asked_of_no_one_
 
 def test_both_postgres_url_schemes_name_the_postgres_stores() -> None:
     from roomkit.desk.stores import open_stores
-    from roomkit.stores.postgres._requests import PostgresStore
-    from roomkit.stores.postgres._rooms import PostgresRoomStore
+    from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
 
     for url in ("postgresql://app@db/app", "postgres://app@db/app"):
         pending, rooms = open_stores(url)

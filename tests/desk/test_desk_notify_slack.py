@@ -16,7 +16,7 @@ import httpx
 from test_desk_slack import PATH, Click, signed
 from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
 
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -35,11 +35,11 @@ class Clocked:
 
     def handler(self) -> HumanInputHandler:
         if self.kind == "sqlite":
-            from roomkit.stores.sqlite._requests import SQLiteStore
+            from roomkit.stores.sqlite import SQLiteStore
 
             store: Any = SQLiteStore(self.location, clock=self.clock)
         else:
-            from roomkit.stores.redis._requests import RedisStore
+            from roomkit.stores.redis import RedisStore
 
             store = RedisStore(self.location, prefix=self.prefix, clock=self.clock)
         self.opened.append(store)

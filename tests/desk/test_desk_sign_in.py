@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from roomkit.cli import main
 from roomkit.desk import Principal
 from roomkit.desk.tokens import issue_sign_in_link
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 USED = "This sign-in link was already used: ask for a fresh one"

@@ -25,7 +25,7 @@ from tests.notify.slack_api import SIGNING_SECRET, SlackAPI, free_port
 from roomkit.desk import DeskLimits
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify import Directory, Notice, Notifier, Person, Slack
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 DIRECTORY = Directory(

@@ -17,7 +17,7 @@ from tests.tools.human_input.stores.redis_server import RedisServer, running_red
 from roomkit import RoomKit
 from roomkit.cli import main
 from roomkit.desk import create_desk_app, open_stores
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

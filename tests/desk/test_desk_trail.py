@@ -15,7 +15,7 @@ import pytest
 from tests.notify.receiver import Receiver
 
 from roomkit.cli import main
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import load_audit_keys
 

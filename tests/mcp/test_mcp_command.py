@@ -25,7 +25,7 @@ from roomkit.desk.auth import token_entry
 from roomkit.desk.tokens import token_claims
 from roomkit.mcp import HumanInputMCPServer
 from roomkit.mcp.command import bearer_app
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

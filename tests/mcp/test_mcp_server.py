@@ -16,7 +16,7 @@ from roomkit.desk import issue_answer_link
 from roomkit.mcp import KEY_META, HumanInputMCPServer
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInputEvent
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 

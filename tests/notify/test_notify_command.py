@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.notify.receiver import Receiver, body_types
 
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from tests.tools.human_input.durable.store_fixtures import RedisServer
 from roomkit.notify._lanes import Lane
 from roomkit.notify.retry import Retry
 from roomkit.stores.outbox import STEPS, OutboxItem, outbox_for
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

@@ -14,9 +14,9 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit.notify import Notifier, Webhook
 from roomkit.stores.outbox import MemoryOutbox, OutboxItem, outbox_for
-from roomkit.stores.postgres._requests import PostgresStore
-from roomkit.stores.redis._requests import RedisStore
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 WEEK = 7 * 86_400.0

@@ -16,8 +16,8 @@ from tests.tools.human_input.stores.redis_server import RedisServer, running_red
 from tests.tools.human_input.stores.store_kit import PATIENCE
 
 from roomkit.notify import Notifier
-from roomkit.stores.postgres._requests import PostgresStore
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

@@ -18,7 +18,7 @@ from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.redis_server import running_redis
 
 from roomkit.core.exceptions import HumanInputRejectedError, StoreUnavailableError
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

@@ -14,7 +14,7 @@ import pytest
 from tests.postgres_server import PostgresServer, running_postgres
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.postgres._requests import PostgresStore
+from roomkit.stores.postgres import PostgresStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

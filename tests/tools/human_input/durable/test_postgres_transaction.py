@@ -16,8 +16,8 @@ from tests.tools.human_input.durable.cross_process_peer import parked
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
-from roomkit.stores.postgres._requests import PostgresStore
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve, edit, reject
 from roomkit.tools.human_input import HumanInputHandler
 

@@ -28,8 +28,8 @@ from tests.tools.human_input.durable.restart_kit import (
 )
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 
-from roomkit.stores.postgres._requests import PostgresStore
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
 
 WAITERS = "roomkit-waiters"

@@ -20,8 +20,8 @@ from tests.tools.human_input.durable.cross_process_peer import parked
 from tests.tools.human_input.stores.store_kit import PATIENCE, FakeClock, logged
 
 from roomkit.core.exceptions import HumanInputTimeoutError, StoreError
-from roomkit.stores.redis._requests import RedisStore
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 SWEEPER = "human-input-durable-sweeper"

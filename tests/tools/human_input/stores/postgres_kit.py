@@ -11,7 +11,7 @@ import psycopg
 from tests.tools.human_input.stores.store_kit import FOREIGN, RESYNC, Changes
 
 from roomkit.stores._records import FIELDS
-from roomkit.stores.postgres._requests import PostgresStore
+from roomkit.stores.postgres import PostgresStore
 
 
 def new_schema() -> str:
@@ -21,7 +21,7 @@ def new_schema() -> str:
 
 class PostgresBackend:
     kind = "postgres"
-    logger = "roomkit.stores.postgres._requests"
+    logger = "roomkit.tools.human_input.stores.postgres"
     repeats_own_writes = True
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:

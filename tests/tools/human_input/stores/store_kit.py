@@ -17,9 +17,9 @@ from redis.asyncio import Redis
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._records import FIELDS, FORMAT, NONE
-from roomkit.stores.postgres._requests import PostgresStore
-from roomkit.stores.redis._requests import RedisStore
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 RESOLVED = PendingInputStatus.RESOLVED
@@ -171,12 +171,12 @@ async def redis_write_foreign(raw: Redis, prefix: str, **overrides: str) -> None
 OPEN_ELSEWHERE = """
 def open_store(kind, where, prefix):
     if kind == "sqlite":
-        from roomkit.stores.sqlite._requests import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
         return SQLiteStore(where)
     if kind == "postgres":
-        from roomkit.stores.postgres._requests import PostgresStore
+        from roomkit.stores.postgres import PostgresStore
         return PostgresStore(where, schema=prefix)
-    from roomkit.stores.redis._requests import RedisStore
+    from roomkit.stores.redis import RedisStore
     return RedisStore(where, prefix=prefix)
 """
 """Defines ``open_store(kind, location, prefix)`` in a script a subprocess runs: the store
@@ -234,7 +234,7 @@ class Backend(Protocol):
 
 class SQLiteBackend:
     kind = "sqlite"
-    logger = "roomkit.stores.sqlite._requests"
+    logger = "roomkit.tools.human_input.stores.sqlite"
     repeats_own_writes = False
 
     def __init__(self, path: Path) -> None:
@@ -270,7 +270,7 @@ class SQLiteBackend:
 
 class RedisBackend:
     kind = "redis"
-    logger = "roomkit.stores.redis._requests"
+    logger = "roomkit.tools.human_input.stores.redis"
     repeats_own_writes = True
 
     def __init__(self, url: str, prefix: str) -> None:

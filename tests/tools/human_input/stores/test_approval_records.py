@@ -13,8 +13,8 @@ from tests.tools.human_input.stores.store_kit import Backend
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInput, arguments_digest
-from roomkit.stores.redis._requests import RedisStore
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve, edit
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}

@@ -23,8 +23,8 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit import HumanInputHandler
 from roomkit.cli import main
-from roomkit.stores.redis._requests import RedisStore
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import edit
 from roomkit.tools.human_input.stores import chain_text, new_entry
 

@@ -18,9 +18,9 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit import HumanInputHandler
-from roomkit.stores.postgres._requests import PostgresStore
-from roomkit.stores.redis._requests import RedisStore
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input.stores import new_entry, settled_entry
 

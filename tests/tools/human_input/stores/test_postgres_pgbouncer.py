@@ -14,10 +14,10 @@ from tests.pgbouncer_server import pgbouncer_in_transaction_mode
 from tests.postgres_server import PostgresServer
 from tests.tools.human_input.stores.postgres_kit import new_schema
 
-from roomkit.stores.postgres._requests import PostgresStore
+from roomkit.stores.postgres import PostgresStore
 from roomkit.tools.human_input import HumanInputHandler
 
-LOGGER = "roomkit.stores.postgres._requests"
+LOGGER = "roomkit.tools.human_input.stores.postgres"
 
 
 @pytest.fixture

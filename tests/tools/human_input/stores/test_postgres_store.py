@@ -23,8 +23,8 @@ from tests.tools.human_input.stores.store_kit import (
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import InvalidTextError, StoreError, StoreFormatError
+from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.postgres._listen import LISTENER
-from roomkit.stores.postgres._requests import PostgresStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input.stores import PendingChange
 
@@ -206,7 +206,7 @@ async def test_a_terminated_listening_connection_resyncs_its_listeners(
         listening.subscribe(changes)
         await changes.arrival(RESYNC)
         before = len(changes.seen)
-        with caplog.at_level(logging.WARNING, logger="roomkit.stores.postgres._requests"):
+        with caplog.at_level(logging.WARNING, logger="roomkit.tools.human_input.stores.postgres"):
             await sql(
                 postgres_server.dsn,
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "

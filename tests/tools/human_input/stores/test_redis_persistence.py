@@ -13,9 +13,9 @@ import pytest
 from tests.tools.human_input.stores.redis_server import running_redis
 from tests.tools.human_input.stores.store_kit import RESOLVED, make_request
 
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.redis import RedisStore
 
-LOGGER = "roomkit.stores.redis._requests"
+LOGGER = "roomkit.tools.human_input.stores.redis"
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:

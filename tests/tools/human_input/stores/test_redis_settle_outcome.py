@@ -20,10 +20,10 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 from tests.tools.human_input.stores.store_kit import PATIENCE, RESOLVED, logged, make_request
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input.stores import settled_entry
 
-LOGGER = "roomkit.stores.redis._requests"
+LOGGER = "roomkit.tools.human_input.stores.redis"
 RETRYING = "may or may not have landed"
 """What the store logs when it runs a settle again to learn its outcome."""
 SETTLES = 96

@@ -32,10 +32,10 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
-from roomkit.stores.redis._requests import RedisStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input.stores import PendingChange
 
-LOGGER = "roomkit.stores.redis._requests"
+LOGGER = "roomkit.tools.human_input.stores.redis"
 
 
 @contextmanager

@@ -84,8 +84,8 @@ async def settled(
 
 
 def test_every_store_offers_the_listing() -> None:
-    from roomkit.stores.redis._requests import RedisStore
-    from roomkit.stores.sqlite._requests import SQLiteStore
+    from roomkit.stores.redis import RedisStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     assert isinstance(MemoryStore(), SettledHistory)
     assert issubclass(SQLiteStore, DurableSettledHistory)

@@ -19,7 +19,7 @@ from tests.tools.human_input.stores.test_sqlite_wake import needs_proc, open_soc
 from roomkit.core.exceptions import StoreClosedError
 from roomkit.stores.base import DurableStore
 from roomkit.stores.outbox import outbox_for
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 QUESTION = {"question": "Ship it?"}

@@ -15,7 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 from roomkit.core.exceptions import HumanInputTimeoutError
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 REQUESTS = 40

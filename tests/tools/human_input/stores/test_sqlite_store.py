@@ -31,10 +31,10 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.sqlite._requests import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input.stores import PendingChange
 
-LOGGER = "roomkit.stores.sqlite._requests"
+LOGGER = "roomkit.tools.human_input.stores.sqlite"
 
 
 @pytest.fixture

@@ -184,7 +184,7 @@ class SQLitePlace(SQLPlace):
         self.url = f"sqlite:///{path}"
 
     def open(self) -> Any:
-        from roomkit.stores.sqlite._requests import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         return SQLiteStore(self.path)
 
@@ -202,7 +202,7 @@ class PostgresPlace(SQLPlace):
         self.url = dsn
 
     def open(self) -> Any:
-        from roomkit.stores.postgres._requests import PostgresStore
+        from roomkit.stores.postgres import PostgresStore
 
         return PostgresStore(self.url)
 
@@ -219,7 +219,7 @@ class RedisPlace:
         self.url = url
 
     def open(self) -> Any:
-        from roomkit.stores.redis._requests import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         return RedisStore(self.url)
 
