@@ -36,7 +36,6 @@ from roomkit.stores.outbox import (
     ENDING,
     OutboxItem,
     now_of,
-    outbox_for,
     step_id,
 )
 from roomkit.tools.human_input import HumanInputHandler
@@ -128,7 +127,7 @@ class Notifier:
             None if desk_url is None else AnswerLinks(desk_url, link_secret, data_dir=data_dir)
         )
         self.lease, self.poll, self.concurrency = float(lease), float(poll), concurrency
-        self.outbox = outbox_for(handler)
+        self.outbox = handler.outbox
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._stats = NotifierStatistics()
         self._changes: deque[PendingChange] = deque()

@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import importlib
 import json
 import math
-import weakref
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
@@ -45,6 +43,7 @@ __all__ = [
     "KEEP_DONE",
     "STEPS",
     "EndingStatements",
+    "KeepsOutbox",
     "MemoryOutbox",
     "Outbox",
     "OutboxItem",
@@ -214,6 +213,14 @@ class Outbox(Protocol):
         ...
 
 
+@runtime_checkable
+class KeepsOutbox(Protocol):
+    """A store that keeps the notification outbox beside its requests (the durable stores)."""
+
+    outbox: Outbox
+    """The store's outbox: one per store, shared by every handler and notifier on it."""
+
+
 class MemoryOutbox:
     """The outbox of a handler whose requests live in this process (the memory store).
 
@@ -345,9 +352,6 @@ class MemoryOutbox:
         return gone
 
 
-_OUTBOXES: weakref.WeakKeyDictionary[object, Outbox] = weakref.WeakKeyDictionary()
-
-
 def now_of(handler: Any) -> float:
     """The time on the clock ``handler``'s outbox and deadlines use: the store's on a
     durable store, the running event loop's on the memory store."""
@@ -357,34 +361,12 @@ def now_of(handler: Any) -> float:
 
 
 def outbox_for(handler: Any) -> Outbox:
-    """The outbox beside the requests of ``handler`` (a ``HumanInputHandler``).
+    """The outbox beside the requests of ``handler`` (a ``HumanInputHandler``): its
+    :attr:`~roomkit.tools.human_input.HumanInputHandler.outbox`.
 
-    SQLite, Redis and PostgreSQL stores keep it in their database, shared by every process;
-    on any other store (the memory store) the handler gets one in this process's memory.
+    SQLite, Redis and PostgreSQL stores keep it in their database, shared by every process
+    (``store.outbox``); on any other store (the memory store) the handler keeps one in this
+    process's memory.
     """
-    found = _OUTBOXES.get(handler)
-    if found is None:
-        found = _build(handler.store)
-        _OUTBOXES[handler] = found
-    return found
-
-
-_KINDS = {
-    "roomkit.stores.sqlite._requests:SQLiteStore": "sqlite._outbox:SQLiteOutbox",
-    "roomkit.stores.redis._requests:RedisStore": "redis._outbox:RedisOutbox",
-    "roomkit.stores.postgres._requests:PostgresStore": "postgres._outbox:PostgresOutbox",
-}
-"""Each durable store's class, by name (so that no store's driver is imported here), and
-its outbox in this package."""
-
-
-def _build(store: object) -> Outbox:
-    for cls in type(store).__mro__:
-        found = _KINDS.get(f"{cls.__module__}:{cls.__qualname__}")
-        if found is not None:
-            module, name = found.split(":")
-            outbox: Outbox = getattr(importlib.import_module(f"{__package__}.{module}"), name)(
-                store
-            )
-            return outbox
-    return MemoryOutbox()
+    outbox: Outbox = handler.outbox
+    return outbox

@@ -60,7 +60,7 @@ from roomkit.stores.base import (
     SettleOutcome,
     check_settled_listing,
 )
-from roomkit.stores.outbox import KEEP_DONE
+from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.postgres._batch import (
     Recorded,
     SettleBatcher,
@@ -177,6 +177,8 @@ class PostgresStore(DurableBase):
             self._link, self._sql.channel, self.changes_since, interval=self.backstop_interval
         )
         self._outbox = PostgresOutbox(self, keep=outbox_retention_seconds)
+        self.outbox: Outbox = self._outbox
+        """The notification outbox beside the requests, in the same schema (one per store)."""
         self._next_purge = -math.inf
         self._batcher = SettleBatcher(self._link, self._sql, self._judged_at)
         self.trail = PostgresTrail(self, self._link, self._sql, self._ready)

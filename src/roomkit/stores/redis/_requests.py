@@ -54,7 +54,7 @@ from roomkit.stores.base import (
     PendingChangeKind,
     check_settled_listing,
 )
-from roomkit.stores.outbox import KEEP_DONE
+from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.redis import _history
 from roomkit.stores.redis import _ledger as ledger
 from roomkit.stores.redis import _scripts as scripts
@@ -70,6 +70,7 @@ from roomkit.stores.redis._link import (
     guard,
     text,
 )
+from roomkit.stores.redis._outbox import RedisOutbox
 from roomkit.stores.redis._trail import RedisTrail
 
 __all__ = ["DEFAULT_URL", "RedisStore"]
@@ -159,6 +160,8 @@ class RedisStore(DurableBase):
         self.outbox_retention = keep
         """Seconds the server keeps a request's finished outbox entries."""
         self._client = client
+        self.outbox: Outbox = RedisOutbox(self)
+        """The notification outbox beside the requests, on the same server (one per store)."""
         self._where = describe(client)
         self._layout = scripts.Layout(prefix)
         self._insert = ScriptBatcher(client, client.register_script(scripts.INSERT))

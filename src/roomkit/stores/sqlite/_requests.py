@@ -71,7 +71,7 @@ from roomkit.stores.base import (
     PendingChangeKind,
     check_settled_listing,
 )
-from roomkit.stores.outbox import KEEP_DONE
+from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.sqlite import _ledger as ledger
 from roomkit.stores.sqlite import _schema as sql
 from roomkit.stores.sqlite._batch import Write, WriteBatcher
@@ -84,7 +84,7 @@ from roomkit.stores.sqlite._link import (
     query,
     synchronous_level,
 )
-from roomkit.stores.sqlite._outbox import purge_outbox
+from roomkit.stores.sqlite._outbox import SQLiteOutbox, purge_outbox
 from roomkit.stores.sqlite._trail import SQLiteTrail
 from roomkit.stores.sqlite._wake import WakeHints
 
@@ -190,6 +190,8 @@ class SQLiteStore(DurableBase):
             "outbox_retention_seconds", outbox_retention_seconds, zero=True, finite=False
         )
         """Seconds the outbox keeps a request's finished deliveries after its ending."""
+        self.outbox: Outbox = SQLiteOutbox(self)
+        """The notification outbox beside the requests, in the same file (one per store)."""
         self._hints = WakeHints(location, where=repr(location))
         self._feed = PollingFeed(
             self._poll, self.backstop_interval, where=repr(location), hints=self._hints

@@ -28,6 +28,7 @@ from roomkit.stores.base import (
     SpendLedger,
     check_settled_listing,
 )
+from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox, Outbox
 from roomkit.tools.approvals import reject as reject_decision
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer
@@ -102,6 +103,7 @@ class HumanInputHandler:
             log = memory if isinstance(memory, HistoryLog) else MemoryTrail(memory)
         self._trail: StoreTrail | None = getattr(log, "trail", None)
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
+        self._outbox: Outbox = store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox()
         self._decisions = Decisions(self._engine, log)
         self._new = RequestMaker(announcer).make
 
@@ -539,6 +541,16 @@ class HumanInputHandler:
         memory store it lives in this process.
         """
         return self._ledger
+
+    @property
+    def outbox(self) -> Outbox:
+        """The notification outbox beside the requests: what is owed to people, recorded
+        before it is sent.
+
+        On a durable store it is the store's own (``store.outbox``), shared by every process
+        on it; on the memory store it lives in this process.
+        """
+        return self._outbox
 
     async def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
