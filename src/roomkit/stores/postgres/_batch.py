@@ -42,7 +42,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
@@ -59,8 +59,23 @@ from roomkit.stores.postgres._schema import Statements, decode_row
 
 __all__ = ["Recorded", "SettleBatcher", "settle_entries"]
 
-Recorded = tuple[str, str | None, str | None, int, str | None, str]
-"""What a settle records: status, result, reason, withdrawn, settled_by, settle token."""
+
+class Recorded(NamedTuple):
+    """What a settle records, as the statement's parameters take it."""
+
+    status: str
+    """The outcome's status value."""
+    result: str | None
+    """The answer, stored escaped (``None`` for none)."""
+    reason: str | None
+    """The rejection's reason, stored escaped."""
+    withdrawn: int
+    """``1`` when the request was withdrawn, else ``0``."""
+    settled_by: str | None
+    """Who settled it, stored escaped."""
+    token: str
+    """The settle token."""
+
 
 Settled = tuple[PendingInput | None, bool, PendingInput | None]
 """A settle's outcome: the record when it won, whether the batch wrote the request, and the

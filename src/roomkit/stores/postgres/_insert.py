@@ -12,6 +12,7 @@ read again, for up to ``_KEY_RACES`` rounds.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from roomkit.core.exceptions import StoreError
@@ -29,9 +30,18 @@ __all__ = ["Clocks", "insert_request"]
 _KEY_RACES = 3
 """Times an insert tries again when a create of the same key committed under it."""
 
-Clocks = tuple[Callable[[], float], Callable[[Any, float], bool], Callable[[], float | None]]
-"""The store's clock, whether a holder settled at a time is retained at ``now``, and the
-time a write judges by (``None``: the server's)."""
+
+@dataclass(frozen=True, slots=True)
+class Clocks:
+    """The store's readings an insert needs."""
+
+    now: Callable[[], float]
+    """The store's clock."""
+    retained: Callable[[Any, float], bool]
+    """Whether a key's holder settled at a time (its row's last column) is still retained at
+    a reading of the clock."""
+    judged_at: Callable[[], float | None]
+    """The time a write judges by (``None``: the server's)."""
 
 
 async def insert_request(
@@ -57,7 +67,7 @@ async def insert_request(
         stored(value) if isinstance(value, str) else value
         for value in (fields[name] for name in FIELDS)
     ]
-    clock, retained, judged_at = clocks
+    clock, retained, judged_at = clocks.now, clocks.retained, clocks.judged_at
     chain = {request.pending_id: history}
     created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
     if request.key is None:

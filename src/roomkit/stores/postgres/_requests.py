@@ -70,7 +70,7 @@ from roomkit.stores.postgres._changes import changes_since
 from roomkit.stores.postgres._clock import ServerClock
 from roomkit.stores.postgres._feed import NotifyFeed, hint
 from roomkit.stores.postgres._history import append_chained, purge_chains
-from roomkit.stores.postgres._insert import insert_request
+from roomkit.stores.postgres._insert import Clocks, insert_request
 from roomkit.stores.postgres._link import LOST, Link, check_dsn, check_schema_name, migrate
 from roomkit.stores.postgres._outbox import PostgresOutbox
 from roomkit.stores.postgres._schema import (
@@ -253,7 +253,7 @@ class PostgresStore(DurableBase):
         await self._ready()
         if self.clock() >= self._next_purge:
             await self.purge_expired()
-        clocks = (self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
+        clocks = Clocks(self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
         record, created = await insert_request(self._link, self._sql, request, entries, clocks)
         if created:
             self._announce(PendingChangeKind.CREATED, request.pending_id)

@@ -32,7 +32,9 @@ def as_recorded(
         return None
     # An answer, a reason or a name may hold any text: a NUL is stored escaped.
     result, reason, withdrawn, settled_by, _ = outcome
-    return (status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token)
+    return Recorded(
+        status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token
+    )
 
 
 def check_nul(fields: dict[str, Any]) -> None:
