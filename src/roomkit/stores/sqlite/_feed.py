@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -38,8 +39,9 @@ from roomkit.stores.base import (
     PendingChange,
     PendingChangeKind,
 )
-from roomkit.stores.sqlite._link import fetch_all
+from roomkit.stores.sqlite._link import fetch_all, query
 from roomkit.stores.sqlite._schema import (
+    BUMP_SEQ,
     CHANGED_SINCE,
     CHANGES_SINCE,
     SEQ_BEFORE,
@@ -47,7 +49,7 @@ from roomkit.stores.sqlite._schema import (
 )
 from roomkit.stores.sqlite._wake import WakeHints
 
-__all__ = ["ChangeLog", "PollingFeed", "changes_since"]
+__all__ = ["ChangeLog", "PollingFeed", "changes_since", "next_seq"]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
@@ -145,6 +147,13 @@ class PollingFeed(ListenerFeed):
                 for change in changes:
                     self.emit(change)
             hinted = await self._hints.wait(self._interval)
+
+
+def next_seq(db: sqlite3.Connection) -> int:
+    """Advance the file's change counter in the write transaction open on ``db``; its new
+    value, which the change written next carries."""
+    ((seq,),) = query(db, BUMP_SEQ)
+    return int(seq)
 
 
 class ChangeLog:

@@ -40,7 +40,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -57,7 +56,7 @@ from roomkit.stores._durable_base import (
 )
 from roomkit.stores._history import deadline_entry, entry_text, read_entry
 from roomkit.stores._ledger import check_entries, check_entry, check_until
-from roomkit.stores._quorum import Ballot, Judgement, judge, widened
+from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import (
     FIELDS,
     decode,
@@ -75,7 +74,7 @@ from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.sqlite import _ledger as ledger
 from roomkit.stores.sqlite import _schema as sql
 from roomkit.stores.sqlite._batch import Write, WriteBatcher
-from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since
+from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since, next_seq
 from roomkit.stores.sqlite._history import append_chained, purge_chains
 from roomkit.stores.sqlite._link import (
     Link,
@@ -86,6 +85,7 @@ from roomkit.stores.sqlite._link import (
 )
 from roomkit.stores.sqlite._outbox import SQLiteOutbox, purge_outbox
 from roomkit.stores.sqlite._trail import SQLiteTrail
+from roomkit.stores.sqlite._votes import TIMEOUT_OUTCOME, cast
 from roomkit.stores.sqlite._wake import WakeHints
 
 __all__ = ["SQLiteStore"]
@@ -96,9 +96,6 @@ logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
 _PENDING = PendingInputStatus.PENDING
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
-_TIMEOUT_OUTCOME = (_TIMED_OUT.value, None, None, 0, None, None)
-"""What a settle that lost to the deadline records: status, result, reason, withdrawn, by,
-and no settle token (no call won)."""
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
@@ -289,7 +286,7 @@ class SQLiteStore(DurableBase):
             if now >= self._next_purge:
                 self._purge(db, now)
             try:
-                seq = self._bump(db)
+                seq = next_seq(db)
                 db.execute(sql.INSERT, (*values, now, seq))
             except sqlite3.IntegrityError:
                 raise StoreError(
@@ -369,7 +366,7 @@ class SQLiteStore(DurableBase):
             current: float | None = state[0][1]
             if current is not None and current <= deadline:
                 return current
-            seq = self._bump(db)
+            seq = next_seq(db)
             db.execute(sql.SET_DEADLINE, (deadline, seq, pending_id))
             self._changes.stage(None, pending_id, seq)
             return deadline
@@ -403,8 +400,8 @@ class SQLiteStore(DurableBase):
                 return None
             wins = status is _TIMED_OUT or not passed
             # When the deadline came first, the store records the timeout and this call loses.
-            stored = stored_outcome if wins else _TIMEOUT_OUTCOME
-            seq = self._bump(db)
+            stored = stored_outcome if wins else TIMEOUT_OUTCOME
+            seq = next_seq(db)
             settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
             if outcome.history:
                 chained = outcome.history if wins else (deadline_entry(),)
@@ -511,33 +508,7 @@ class SQLiteStore(DurableBase):
         """
 
         def write(db: sqlite3.Connection, now: float) -> Judgement:
-            found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
-            current = sql.decode_row(found[0]) if found else None
-            judgement = judge(current, ballot, now, datetime.fromtimestamp(now, UTC))
-            after = judgement.record
-            if not judgement.write or after is None:
-                return judgement
-            seq = self._bump(db)
-            if after.status is _TIMED_OUT:
-                query(db, sql.SETTLE, (*_TIMEOUT_OUTCOME, now, now, seq, pending_id))
-                append_chained(db, pending_id, judgement.entries, now, self.trail.anchoring)
-                self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
-                return judgement
-            fields = encode(after)
-            voted = [fields[name] for name in ("votes", "approvers", "arguments")]
-            rows = query(
-                db, sql.RECORD_VOTE, (*voted, after.arguments_digest, now, seq, pending_id)
-            )
-            kind = PendingChangeKind.VOTED
-            if after.status is not _PENDING:
-                outcome = (after.result, after.reject_reason, 0, after.settled_by, ballot.token)
-                rows = query(
-                    db, sql.SETTLE, (after.status.value, *outcome, now, now, seq, pending_id)
-                )
-                kind = PendingChangeKind.SETTLED
-            self._changes.stage(kind, pending_id, seq)
-            append_chained(db, pending_id, judgement.entries, now, self.trail.anchoring)
-            return Judgement(True, sql.decode_row(rows[0]), True, judgement.entries)
+            return cast(db, pending_id, ballot, now, self._changes, self.trail.anchoring)
 
         return await self._settle_knowing(
             lambda: self._write(write), pending_id, repr(self.path), in_doubt=in_doubt
@@ -574,11 +545,6 @@ class SQLiteStore(DurableBase):
             purge_chains(db, now - self.audit_retention)
         self._next_purge = now + _PURGE_EVERY
         return len(gone)
-
-    @staticmethod
-    def _bump(db: sqlite3.Connection) -> int:
-        ((seq,),) = query(db, sql.BUMP_SEQ)
-        return int(seq)
 
     async def _poll(self, hinted: bool) -> list[PendingChange]:
         async with self._session() as db:
