@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Collection
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._durable_base import creation_order
+from roomkit.stores._checks import creation_order
 from roomkit.stores.base import check_settled_listing
 
 __all__ = ["MemoryStore"]

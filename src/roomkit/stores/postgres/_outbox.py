@@ -16,7 +16,7 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from roomkit.stores._durable_base import seconds
+from roomkit.stores._checks import seconds
 from roomkit.stores.outbox import (
     COLUMNS,
     KEEP_DONE,

@@ -41,8 +41,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._durable_base import (
-    DurableBase,
+from roomkit.stores._checks import (
     Outcome,
     check_history,
     check_insertable,
@@ -50,6 +49,7 @@ from roomkit.stores._durable_base import (
     seconds,
     storable_id,
 )
+from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._history import entry_text, read_entry
 from roomkit.stores._ledger import check_entries, check_until
 from roomkit.stores._quorum import Ballot, Judgement, widened

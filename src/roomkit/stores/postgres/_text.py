@@ -11,7 +11,7 @@ from typing import Any
 
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.stores._durable_base import Outcome
+from roomkit.stores._checks import Outcome
 from roomkit.stores._ledger import check_entry
 from roomkit.stores.postgres._batch import Recorded
 from roomkit.stores.postgres._schema import stored

@@ -18,7 +18,7 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._durable_base import Outcome
+from roomkit.stores._checks import Outcome
 from roomkit.stores._quorum import Ballot, Judgement, judge
 from roomkit.stores._records import encode
 from roomkit.stores.base import PendingChangeKind

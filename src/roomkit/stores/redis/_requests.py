@@ -37,14 +37,8 @@ from redis.asyncio import Redis
 
 from roomkit.core.exceptions import CorruptRecordError, StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._durable_base import (
-    DurableBase,
-    Outcome,
-    check_history,
-    check_insertable,
-    seconds,
-    storable_id,
-)
+from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
+from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._history import entry_text
 from roomkit.stores._ledger import check_entries, check_entry, check_until
 from roomkit.stores._quorum import Ballot, Judgement

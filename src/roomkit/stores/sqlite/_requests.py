@@ -46,14 +46,8 @@ import aiosqlite
 
 from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._durable_base import (
-    DurableBase,
-    Outcome,
-    check_history,
-    check_insertable,
-    seconds,
-    storable_id,
-)
+from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
+from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._history import deadline_entry, entry_text, read_entry
 from roomkit.stores._ledger import check_entries, check_entry, check_until
 from roomkit.stores._quorum import Ballot, Judgement, widened
