@@ -163,7 +163,12 @@ class DurableStore(Protocol):
     store without :class:`ChangeTracking` has the waiter re-read what it waits on)."""
 
     async def open(self) -> None:
-        """Connect and create the schema; idempotent (every other method opens lazily)."""
+        """Connect and create the schema; idempotent (every other method opens lazily).
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+            StoreFormatError: the store holds another format version of its records.
+        """
 
     async def close(self) -> None:
         """Stop the change feed and disconnect; idempotent."""
@@ -177,18 +182,41 @@ class DurableStore(Protocol):
         written and ``(that record, False)`` comes back: the caller re-attaches to it.
         ``history`` (the request's ``created`` entry) starts its history in the same
         write when, and only when, the request is created.
+
+        Raises:
+            ValueError: the request is not pending.
+            InvalidTextError: a text field holds what no store can hold.
+            StoreError: a request with this ``pending_id`` is already stored.
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed.
         """
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
-        """The request with this id, pending or settled (within retention), or ``None``."""
+        """The request with this id, pending or settled (within retention), or ``None``.
+
+        Raises:
+            CorruptRecordError: the stored record cannot be read.
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed.
+        """
 
     async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
-        """The records among ``pending_ids`` that exist, in no particular order."""
+        """The records among ``pending_ids`` that exist, in no particular order.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed.
+        """
 
     async def set_deadline(self, pending_id: str, deadline: float) -> float | None:
         """Set the deadline of a pending request unless it has an earlier one.
 
         Returns the deadline in force, or ``None`` when the request is not pending.
+
+        Raises:
+            ValueError: ``deadline`` is not a finite time.
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed.
         """
 
     async def settle(
@@ -238,11 +266,25 @@ class DurableStore(Protocol):
         passes the same token to learn whether it counted.
         :class:`~roomkit.core.exceptions.StoreUnavailableError` means the store stayed
         away long enough that the outcome is still unknown.
+
+        Raises:
+            ValueError: ``status`` is ``PENDING``, or ``token`` is empty.
+            TypeError: ``token`` is not a str.
+            InvalidTextError: the result, the reason or the name holds what no store
+                can hold.
+            StoreUnavailableError: the store stayed away long enough that the outcome
+                is still unknown.
+            StoreClosedError: the store was closed.
         """
 
     async def list_pending(self, **filters: Unpack[PendingFilters]) -> list[PendingInput]:
         """The requests still pending, oldest first, that match the :class:`PendingFilters`
-        given (``room_id``, ``actor_id``, ``channel_id``); ``None`` filters nothing."""
+        given (``room_id``, ``actor_id``, ``channel_id``); ``None`` filters nothing.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed.
+        """
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced (its ON_USER_INPUT_REQUIRED callback ran).
@@ -250,11 +292,20 @@ class DurableStore(Protocol):
         ``insert`` stores every new request as not announced yet. A process that stopped
         between the two leaves the announcement owed: whoever re-attaches to the request
         by key announces it. An unknown id is ignored.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed.
         """
 
     async def was_announced(self, pending_id: str) -> bool:
         """False while a stored request's announcement is owed; True once it was recorded,
-        and for an id not stored (nothing to announce)."""
+        and for an id not stored (nothing to announce).
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed.
+        """
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
         """Call ``listener`` for changes made by any process; returns the unsubscribe.
@@ -264,7 +315,12 @@ class DurableStore(Protocol):
         """
 
     async def purge_expired(self) -> int:
-        """Drop settled records older than the retention; return how many went."""
+        """Drop settled records older than the retention; return how many went.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed.
+        """
 
 
 ChangeMark = tuple[int, ...]
@@ -318,19 +374,43 @@ class SpendLedger(Protocol):
 
         ``False`` means an unexpired entry of that name is already recorded (by any
         process); nothing changes then.
+
+        Raises:
+            TypeError: ``entry`` is not a str, or ``until`` is not a number or ``None``.
+            ValueError: ``entry`` is empty or too long, or ``until`` is not finite.
+            InvalidTextError: ``entry`` holds what no store can hold.
+            StoreUnavailableError: the store cannot be reached.
         """
         ...
 
     async def refund_spent(self, entry: str) -> None:
-        """Forget ``entry`` (a spend whose use failed): it may be spent again."""
+        """Forget ``entry`` (a spend whose use failed): it may be spent again.
+
+        Raises:
+            TypeError: ``entry`` is not a str.
+            ValueError: ``entry`` is empty or too long.
+            StoreUnavailableError: the store cannot be reached.
+        """
         ...
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
-        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time.
+
+        Raises:
+            TypeError: ``entry`` is not a str, or ``until`` is not a number or ``None``.
+            ValueError: ``entry`` is empty or too long, or ``until`` is not finite.
+            InvalidTextError: ``entry`` holds what no store can hold.
+            StoreUnavailableError: the store cannot be reached.
+        """
         ...
 
     async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
-        """The unexpired entries among ``entries``, each with the time it was spent."""
+        """The unexpired entries among ``entries``, each with the time it was spent.
+
+        Raises:
+            TypeError: ``entries`` is one str, not a collection of them.
+            StoreUnavailableError: the store cannot be reached.
+        """
         ...
 
 
@@ -347,6 +427,12 @@ class SettledHistory(Protocol):
             actor_ids: only the requests naming one of these actors (``None`` in it stands
                 for requests that name no actor); every request when ``None``.
             limit: at most this many, from 1 to :data:`SETTLED_LIMIT`.
+
+
+        Raises:
+            TypeError: ``limit`` is not an int, or ``actor_ids`` is a string or holds a
+                non-string.
+            ValueError: ``limit`` is below 1 or above :data:`SETTLED_LIMIT`.
         """
         ...
 
@@ -363,6 +449,12 @@ class DurableSettledHistory(Protocol):
         Args:
             actor_ids: as :meth:`SettledHistory.list_settled`.
             limit: at most this many, from 1 to :data:`SETTLED_LIMIT`.
+
+        Raises:
+            TypeError: ``limit`` is not an int, or ``actor_ids`` is a string or holds a
+                non-string.
+            ValueError: ``limit`` is below 1 or above :data:`SETTLED_LIMIT`.
+            StoreUnavailableError: the store cannot be reached.
         """
         ...
 
@@ -382,6 +474,10 @@ class VotingStore(Protocol):
         it or puts it out of reach, settles the request with its ``settled`` entry, all or
         nothing. A vote that meets a passed deadline records the timeout and is refused.
         The same ballot (its token) run again after a fault finds itself counted.
+
+        Raises:
+            StoreUnavailableError: the store stayed away long enough that the vote's
+                outcome is still unknown.
         """
         ...
 
@@ -406,6 +502,11 @@ class PlainSettle(Protocol):
 
         Returns the record when this call won (else ``None``), and the request as the call
         left it (``None`` when it is not stored): a pending one needs its answer checked.
+
+        Raises:
+            InvalidTextError: ``result`` or ``settled_by`` holds what no store can hold.
+            StoreUnavailableError: the store stayed away long enough that the outcome
+                is still unknown.
         """
         ...
 
