@@ -28,8 +28,9 @@ from roomkit.stores._quorum import Ballot, Judgement, judge
 from roomkit.stores._records import decode, encode_hash
 from roomkit.stores.redis._changes import NOTE_CHANGE
 from roomkit.stores.redis._history import HEAD_MOVED, Heads
+from roomkit.stores.redis._layout import Layout
 from roomkit.stores.redis._link import guard, text
-from roomkit.stores.redis._scripts import SETTLE, Layout, settle_args, unpack
+from roomkit.stores.redis._scripts import SETTLE, settle_args, unpack
 
 __all__ = ["VOTE", "Voting"]
 
