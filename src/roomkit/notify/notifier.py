@@ -32,12 +32,7 @@ from roomkit.notify._steps import Planner
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.surface import Directory, Surface
 from roomkit.stores.base import PendingChange, PendingChangeKind
-from roomkit.stores.outbox import (
-    ENDING,
-    OutboxItem,
-    now_of,
-    step_id,
-)
+from roomkit.stores.outbox import ENDING, OutboxItem, now_of, step_id
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
 

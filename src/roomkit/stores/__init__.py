@@ -16,12 +16,7 @@ and the notification outbox's items (:mod:`roomkit.stores.outbox`).
 modules load only when used (they need their extras).
 """
 
-from roomkit.stores._audit_keys import (
-    AUDIT_KEY_ENV,
-    AuditKeys,
-    create_audit_key,
-    load_audit_keys,
-)
+from roomkit.stores._audit_keys import AUDIT_KEY_ENV, AuditKeys, create_audit_key, load_audit_keys
 from roomkit.stores._checkpoints import checkpointing
 from roomkit.stores._history import (
     HistoryLog,
@@ -42,14 +37,7 @@ from roomkit.stores._history import (
     settled_entry,
 )
 from roomkit.stores._ledger import MemoryLedger
-from roomkit.stores._quorum import (
-    Ballot,
-    Judgement,
-    approved_by,
-    declined,
-    judge,
-    widened,
-)
+from roomkit.stores._quorum import Ballot, Judgement, approved_by, declined, judge, widened
 from roomkit.stores._trail import CheckpointReport, StoreTrail, Trail
 from roomkit.stores._trail_check import TrailReport, check_trail, first_break
 from roomkit.stores._url import close_stores, open_url

@@ -40,19 +40,9 @@ from typing import Any
 
 from roomkit.models.pending_input import arguments_digest
 from roomkit.stores._audit_keys import AuditKeys
-from roomkit.stores._checkpoints import (
-    FIRST_PREV,
-    checkpoint_message,
-    read_checkpoint,
-)
+from roomkit.stores._checkpoints import FIRST_PREV, checkpoint_message, read_checkpoint
 from roomkit.stores._history import broken_link, entry_text, link_digest
-from roomkit.stores._trail import (
-    Anchoring,
-    Checkpoint,
-    Head,
-    Trail,
-    head_message,
-)
+from roomkit.stores._trail import Anchoring, Checkpoint, Head, Trail, head_message
 
 __all__ = ["TrailReport", "chain_problem", "check_trail", "first_break", "unsigned_heads"]
 

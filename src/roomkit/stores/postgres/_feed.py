@@ -25,12 +25,7 @@ from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._listener_feed import HINTED, ListenerFeed
 from roomkit.stores._records import FIELDS
-from roomkit.stores.base import (
-    ChangeMark,
-    ChangesSince,
-    PendingChange,
-    PendingChangeKind,
-)
+from roomkit.stores.base import ChangeMark, ChangesSince, PendingChange, PendingChangeKind
 from roomkit.stores.postgres._link import Link
 from roomkit.stores.postgres._listen import Hub, Refused
 from roomkit.stores.postgres._schema import MAX_PAYLOAD, decode_fields

@@ -17,13 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.stores._checks import seconds
-from roomkit.stores.outbox import (
-    COLUMNS,
-    KEEP_DONE,
-    EndingStatements,
-    OutboxItem,
-    item_from_row,
-)
+from roomkit.stores.outbox import COLUMNS, KEEP_DONE, EndingStatements, OutboxItem, item_from_row
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection

@@ -61,11 +61,7 @@ from roomkit.stores.base import (
     check_settled_listing,
 )
 from roomkit.stores.outbox import KEEP_DONE, Outbox
-from roomkit.stores.postgres._batch import (
-    Recorded,
-    SettleBatcher,
-    settle_entries,
-)
+from roomkit.stores.postgres._batch import Recorded, SettleBatcher, settle_entries
 from roomkit.stores.postgres._changes import changes_since
 from roomkit.stores.postgres._clock import ServerClock
 from roomkit.stores.postgres._feed import NotifyFeed, hint
@@ -73,13 +69,7 @@ from roomkit.stores.postgres._history import append_chained, purge_chains
 from roomkit.stores.postgres._insert import Clocks, insert_request
 from roomkit.stores.postgres._link import LOST, Link, check_dsn, check_schema_name, migrate
 from roomkit.stores.postgres._outbox import PostgresOutbox
-from roomkit.stores.postgres._schema import (
-    VERSION,
-    Statements,
-    decode_row,
-    decode_rows,
-    read_back,
-)
+from roomkit.stores.postgres._schema import VERSION, Statements, decode_row, decode_rows, read_back
 from roomkit.stores.postgres._text import as_recorded, check_nul, ledger_entry
 from roomkit.stores.postgres._trail import PostgresTrail
 from roomkit.stores.postgres._votes import cast

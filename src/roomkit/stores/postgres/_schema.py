@@ -35,13 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput
-from roomkit.stores._records import (
-    APPROVAL_FIELDS,
-    FIELDS,
-    FIRST_FIELDS,
-    QUORUM_FIELDS,
-    decode,
-)
+from roomkit.stores._records import APPROVAL_FIELDS, FIELDS, FIRST_FIELDS, QUORUM_FIELDS, decode
 from roomkit.stores._sql_columns import (
     COLUMNS,
     column_definitions,

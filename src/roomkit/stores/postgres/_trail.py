@@ -15,21 +15,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from roomkit.stores._audit_keys import AuditKeys
-from roomkit.stores._checkpoints import (
-    TAKE_HEAD,
-    plan_checkpoint,
-    report,
-    signing_keys,
-    taken_rows,
-)
+from roomkit.stores._checkpoints import TAKE_HEAD, plan_checkpoint, report, signing_keys, taken_rows
 from roomkit.stores._durable_base import DurableBase
-from roomkit.stores._trail import (
-    Checkpoint,
-    CheckpointReport,
-    HeadChange,
-    Trail,
-    stored_head,
-)
+from roomkit.stores._trail import Checkpoint, CheckpointReport, HeadChange, Trail, stored_head
 from roomkit.stores._trail_check import unsigned_heads
 from roomkit.stores.postgres._link import Link
 from roomkit.stores.postgres._schema import Statements, read_back

@@ -24,11 +24,7 @@ from roomkit.stores._records import encode
 from roomkit.stores.base import PendingChangeKind
 from roomkit.stores.postgres._feed import hint
 from roomkit.stores.postgres._history import append_chained
-from roomkit.stores.postgres._schema import (
-    Statements,
-    decode_row,
-    stored,
-)
+from roomkit.stores.postgres._schema import Statements, decode_row, stored
 
 __all__ = ["Settle", "cast"]
 

@@ -43,11 +43,7 @@ from roomkit.stores._history import entry_text
 from roomkit.stores._ledger import check_entries, check_entry, check_until
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores._records import FORMAT, NONE, decode
-from roomkit.stores.base import (
-    PendingChange,
-    PendingChangeKind,
-    check_settled_listing,
-)
+from roomkit.stores.base import PendingChange, PendingChangeKind, check_settled_listing
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.redis import _history
 from roomkit.stores.redis import _ledger as ledger

@@ -33,12 +33,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._durable_base import LISTED
 from roomkit.stores._listener_feed import ListenerFeed
 from roomkit.stores._records import FIELDS
-from roomkit.stores.base import (
-    ChangeMark,
-    ChangesSince,
-    PendingChange,
-    PendingChangeKind,
-)
+from roomkit.stores.base import ChangeMark, ChangesSince, PendingChange, PendingChangeKind
 from roomkit.stores.sqlite._link import fetch_all, query
 from roomkit.stores.sqlite._schema import (
     BUMP_SEQ,

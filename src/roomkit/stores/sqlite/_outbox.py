@@ -17,13 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.outbox import (
-    COLUMNS,
-    IS_ENDING,
-    EndingStatements,
-    OutboxItem,
-    item_from_row,
-)
+from roomkit.stores.outbox import COLUMNS, IS_ENDING, EndingStatements, OutboxItem, item_from_row
 
 __all__ = ["SQLiteOutbox", "purge_outbox"]
 

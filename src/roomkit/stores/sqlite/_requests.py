@@ -51,13 +51,7 @@ from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._history import deadline_entry, entry_text, read_entry
 from roomkit.stores._ledger import check_entries, check_entry, check_until
 from roomkit.stores._quorum import Ballot, Judgement, widened
-from roomkit.stores._records import (
-    FIELDS,
-    decode,
-    encode,
-    names_text,
-    read_names,
-)
+from roomkit.stores._records import FIELDS, decode, encode, names_text, read_names
 from roomkit.stores.base import (
     ChangeListener,
     PendingChange,
@@ -70,13 +64,7 @@ from roomkit.stores.sqlite import _schema as sql
 from roomkit.stores.sqlite._batch import Write, WriteBatcher
 from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since, next_seq
 from roomkit.stores.sqlite._history import append_chained, purge_chains
-from roomkit.stores.sqlite._link import (
-    Link,
-    fetch_all,
-    in_doubt,
-    query,
-    synchronous_level,
-)
+from roomkit.stores.sqlite._link import Link, fetch_all, in_doubt, query, synchronous_level
 from roomkit.stores.sqlite._outbox import SQLiteOutbox, purge_outbox
 from roomkit.stores.sqlite._trail import SQLiteTrail
 from roomkit.stores.sqlite._votes import TIMEOUT_OUTCOME, cast

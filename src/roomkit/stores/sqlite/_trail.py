@@ -19,13 +19,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from roomkit.stores._audit_keys import AuditKeys
-from roomkit.stores._checkpoints import (
-    TAKE_HEAD,
-    plan_checkpoint,
-    report,
-    signing_keys,
-    taken_rows,
-)
+from roomkit.stores._checkpoints import TAKE_HEAD, plan_checkpoint, report, signing_keys, taken_rows
 from roomkit.stores._trail import (
     Anchoring,
     Checkpoint,

@@ -22,21 +22,12 @@ from typing import Any
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores.base import (
-    ChangeListener,
-    DurableStore,
-    SpendLedger,
-    check_settled_listing,
-)
+from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox, Outbox
 from roomkit.tools.approvals import reject as reject_decision
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer
-from roomkit.tools.human_input._checks import (
-    check_options,
-    check_text,
-    check_timeout,
-)
+from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
 from roomkit.tools.human_input._decisions import (
     APPROVAL,
     Decisions,
@@ -544,12 +535,8 @@ class HumanInputHandler:
 
     @property
     def outbox(self) -> Outbox:
-        """The notification outbox beside the requests: what is owed to people, recorded
-        before it is sent.
-
-        On a durable store it is the store's own (``store.outbox``), shared by every process
-        on it; on the memory store it lives in this process.
-        """
+        """The notification outbox beside the requests: on a durable store the store's own
+        (``store.outbox``), shared by every process on it; on the memory store, in memory."""
         return self._outbox
 
     async def list_settled(
