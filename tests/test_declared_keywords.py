@@ -9,9 +9,9 @@ from mypy import api
 
 USER_CODE = """
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores.base import DurableStore, PendingStore
-from roomkit.tools.human_input.stores.memory import MemoryStore
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.base import DurableStore, PendingStore
+from roomkit.stores.memory import MemoryStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession
 from roomkit.voice.realtime.mock import MockRealtimeProvider
 

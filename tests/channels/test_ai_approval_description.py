@@ -9,10 +9,10 @@ from ai_harness import ASK, Build, round_of, tool_call
 
 from roomkit import HookTrigger, HumanInputToolHandler, PendingInputEvent
 from roomkit.providers.ai.base import AITool
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input._decisions import MAX_DESCRIPTION_CHARS
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 SEND = AITool(
     name="send_email",

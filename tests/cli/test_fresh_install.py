@@ -89,10 +89,6 @@ def test_without_the_desk_extra_the_desk_says_so_in_one_line(
 
 
 @pytest.mark.timeout(360)
-@pytest.mark.xfail(
-    strict=True,
-    reason="the command opens its store through roomkit.desk, whose package needs fastapi",
-)
 def test_with_only_the_mcp_extra_mcp_serves_over_stdio(mcp_only: Path, tmp_path: Path) -> None:
     """Its client gone at once (stdin closed), the server stops cleanly."""
     done = run([str(mcp_only / "roomkit"), "mcp", "--store", "sqlite:///kit.db"], cwd=tmp_path)

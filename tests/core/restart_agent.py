@@ -121,22 +121,19 @@ class TravelAgent(AIProvider):
 def stores(kind: str, where: str) -> tuple[Any, Any]:
     """The room store and the pending store at ``where``, each stopping at its writes."""
     if kind == "sqlite":
-        from roomkit.core.sqlite_store import SQLiteRoomStore
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
         rooms: type = SQLiteRoomStore
         questions: type = SQLiteStore
         options: dict[str, Any] = {}
     elif kind == "postgres":
-        from roomkit.core.postgres_store import PostgresRoomStore
-        from roomkit.tools.human_input.stores.postgres import PostgresStore
+        from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
 
         rooms, questions = PostgresRoomStore, PostgresStore
         where, _, schema = where.partition("#")
         options = {"schema": schema}
     else:
-        from roomkit.core.redis_store import RedisRoomStore
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisRoomStore, RedisStore
 
         rooms, questions = RedisRoomStore, RedisStore
         where, _, prefix = where.partition("#")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from roomkit.core.store import RoomStore, TurnJournal
-from roomkit.tools.human_input.stores.base import DurableStore
+from roomkit.stores.base import DurableStore
 
 DURABLE = ("sqlite", "redis", "postgres")
 """The durable room stores: every test of the turn journal runs on each."""
@@ -50,15 +50,15 @@ class Place:
     def rooms(self) -> DurableRoomStore:
         """A new room-store object on this place's rooms (not yet opened)."""
         if self.kind == "sqlite":
-            from roomkit.core.sqlite_store import SQLiteRoomStore
+            from roomkit.stores.sqlite import SQLiteRoomStore
 
             return SQLiteRoomStore(self.where)
         if self.kind == "postgres":
-            from roomkit.core.postgres_store import PostgresRoomStore
+            from roomkit.stores.postgres import PostgresRoomStore
 
             dsn, _, schema = self.where.partition("#")
             return PostgresRoomStore(dsn, schema=schema)
-        from roomkit.core.redis_store import RedisRoomStore
+        from roomkit.stores.redis import RedisRoomStore
 
         url, _, prefix = self.where.partition("#")
         return RedisRoomStore(url, prefix=prefix)
@@ -66,15 +66,15 @@ class Place:
     def questions(self, *, backstop_interval: float = 0.02) -> DurableStore:
         """A new pending-request store object on this place's questions."""
         if self.kind == "sqlite":
-            from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+            from roomkit.stores.sqlite import SQLiteStore
 
             return SQLiteStore(self.where, backstop_interval=backstop_interval)
         if self.kind == "postgres":
-            from roomkit.tools.human_input.stores.postgres import PostgresStore
+            from roomkit.stores.postgres import PostgresStore
 
             dsn, _, schema = self.where.partition("#")
             return PostgresStore(dsn, schema=schema, backstop_interval=backstop_interval)
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         url, _, prefix = self.where.partition("#")
         return RedisStore(url, prefix=prefix, backstop_interval=backstop_interval)

@@ -19,10 +19,9 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import Room, RoomEvent, TextContent
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
 ROOM = "room"
 

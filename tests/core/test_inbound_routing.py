@@ -24,12 +24,11 @@ from roomkit.core.exceptions import (
     RequestSettledError,
     UnknownRequestError,
 )
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.core.store import RoomStore
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AITool, AIToolCall
+from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 ASK = AITool(
     name="Ask",

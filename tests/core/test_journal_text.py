@@ -8,11 +8,10 @@ from pathlib import Path
 
 from roomkit import HumanInputToolHandler, InboundMessage, RoomKit, TextContent
 from roomkit.channels.ai import AIChannel
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.providers.ai.base import AIResponse, AITool, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
+from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 ASK = AITool(
     name="AskUserQuestion",

@@ -17,13 +17,12 @@ from tests.core.conftest import fresh_prefix
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 
 from roomkit import RoomKit
-from roomkit.core._redis_rooms import FORMAT
 from roomkit.core.exceptions import CorruptRecordError, StoreFormatError, StoreUnavailableError
-from roomkit.core.redis_store import RedisRoomStore
 from roomkit.core.store import JournalStep, OpenTurn, turn_journal
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, TextContent
+from roomkit.stores.redis import RedisRoomStore, RedisStore
+from roomkit.stores.redis._room_records import FORMAT
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.redis import RedisStore
 
 
 @pytest.fixture
@@ -222,7 +221,7 @@ def test_without_the_redis_extra_the_import_names_it() -> None:
         "import sys; sys.modules['redis'] = None\n"
         "import roomkit, roomkit.core.store, roomkit.core.framework\n"
         "try:\n"
-        "    import roomkit.core.redis_store\n"
+        "    import roomkit.stores.redis._rooms\n"
         "except ImportError as error:\n"
         "    print(error)\n"
     )

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
 PEER = Path(__file__).with_name("sqlite_files_peer.py")
 COUNT = 100

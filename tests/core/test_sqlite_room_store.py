@@ -23,11 +23,11 @@ from tests.core.conftest import OpenRooms, fresh_prefix
 from tests.core.room_stores import DURABLE, DurableRoomStore, Place
 from tests.tools.human_input.stores.redis_server import RedisServer
 
-from roomkit.core import _sqlite_rows
 from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.core.store import InMemoryStore, JournalStep, OpenTurn, RoomStore, TurnJournal
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, TextContent
+from roomkit.stores import _sql_rows as _sqlite_rows
+from roomkit.stores.sqlite import SQLiteRoomStore
 
 METADATA = {"topic": "colours", "tags": ["a", "é"], "nested": {"n": 1, "x": 2.5, "ok": None}}
 

@@ -18,10 +18,10 @@ from roomkit.tools.human_input import HumanInputHandler
 
 def _store(argv: list[str]) -> tuple[object, list[str]]:
     if argv[0] == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         return SQLiteStore(argv[1], backstop_interval=0.02), argv[2:]
-    from roomkit.tools.human_input.stores.redis import RedisStore
+    from roomkit.stores.redis import RedisStore
 
     return RedisStore(argv[1], prefix=argv[2], backstop_interval=0.05), argv[3:]
 

@@ -100,11 +100,11 @@ async def world_on(kind: str, folder: Path, redis_url: str | None = None) -> Asy
     """
     store: Any = None
     if kind == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         store = SQLiteStore(folder / "desk.db", backstop_interval=0.02)
     elif kind == "redis":
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         assert redis_url is not None, "a Redis world needs the server's URL"
         store = RedisStore(redis_url, prefix=f"desk{os.urandom(4).hex()}", backstop_interval=0.05)

@@ -19,12 +19,12 @@ import pytest
 from desk_harness import World, bearer
 
 from roomkit.channels.ai import AIChannel
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.desk.demo import DEMO_PERSON, DEMO_ROOM, Demo, build_demo
 from roomkit.desk.demo_model import TRIP_KINDS
 from roomkit.models.pending_input import PendingInput
 from roomkit.providers.ai.base import AIResponse, AITool, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
+from roomkit.stores.sqlite import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputToolHandler
 
 MESSAGES = f"/api/rooms/{DEMO_ROOM}/messages"

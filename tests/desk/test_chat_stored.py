@@ -13,8 +13,8 @@ import pytest
 from desk_harness import ROOMY, SECRET, bearer
 
 from roomkit import RoomKit
-from roomkit.core.sqlite_store import SQLiteRoomStore
 from roomkit.desk import create_desk_app
+from roomkit.stores.sqlite import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
 
 

@@ -17,8 +17,8 @@ from desk_harness import World, bearer
 from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.redis_server import running_redis
 
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.redis import RedisStore
 
 
 async def post_answer(

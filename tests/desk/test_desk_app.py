@@ -94,10 +94,8 @@ def test_a_non_authenticator_is_refused() -> None:
 
 
 def test_store_urls_name_memory_sqlite_and_redis(tmp_path: Path) -> None:
-    from roomkit.core.redis_store import RedisRoomStore
-    from roomkit.core.sqlite_store import SQLiteRoomStore
-    from roomkit.tools.human_input.stores.redis import RedisStore
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.redis import RedisRoomStore, RedisStore
+    from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
     pending, rooms = open_stores("memory")
     assert isinstance(pending, MemoryStore)

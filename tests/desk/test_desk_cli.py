@@ -186,8 +186,8 @@ async def _started(process: asyncio.subprocess.Process) -> str:
 async def test_roomkit_desk_serves_a_sqlite_store_to_the_pending_commands(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from roomkit.stores.sqlite import SQLiteStore
     from roomkit.tools.human_input import HumanInputHandler
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
     database = tmp_path / "desk.db"
     store = SQLiteStore(database, backstop_interval=0.02)
@@ -280,9 +280,8 @@ async def test_roomkit_desk_on_a_shared_server_shows_a_question_asked_of_no_one_
 
 
 def test_both_postgres_url_schemes_name_the_postgres_stores() -> None:
-    from roomkit.core.postgres_store import PostgresRoomStore
     from roomkit.desk.stores import open_stores
-    from roomkit.tools.human_input.stores.postgres import PostgresStore
+    from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
 
     for url in ("postgresql://app@db/app", "postgres://app@db/app"):
         pending, rooms = open_stores(url)

@@ -37,11 +37,11 @@ class Shared:
 
     def handler(self) -> HumanInputHandler:
         if self.kind == "sqlite":
-            from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+            from roomkit.stores.sqlite import SQLiteStore
 
             store: Any = SQLiteStore(self.location, backstop_interval=0.02)
         else:
-            from roomkit.tools.human_input.stores.redis import RedisStore
+            from roomkit.stores.redis import RedisStore
 
             store = RedisStore(self.location, prefix=self.prefix, backstop_interval=0.05)
         self.opened.append(store)
@@ -197,7 +197,7 @@ async def test_a_rejection_from_the_desk_reaches_an_in_process_waiter(shared: Sh
 async def test_an_unreachable_store_reads_as_503_and_a_socket_is_told_to_retry(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     store = SQLiteStore(tmp_path / "missing" / "desk.db")
     world = World(handler=HumanInputHandler(store=store))

@@ -35,11 +35,11 @@ async def handlers(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
             return memory
         store: Any
         if request.param == "sqlite":
-            from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+            from roomkit.stores.sqlite import SQLiteStore
 
             store = SQLiteStore(tmp_path / "desk.db", backstop_interval=0.02)
         else:
-            from roomkit.tools.human_input.stores.redis import RedisStore
+            from roomkit.stores.redis import RedisStore
 
             url = request.getfixturevalue("redis_server").url
             store = RedisStore(url, prefix=prefix, backstop_interval=0.05)

@@ -107,8 +107,8 @@ async def _base_url(process: asyncio.subprocess.Process) -> str:
 
 
 async def test_roomkit_desk_logs_each_event_as_a_json_line(tmp_path: Path) -> None:
+    from roomkit.stores.sqlite import SQLiteStore
     from roomkit.tools.human_input import HumanInputHandler
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
     database = tmp_path / "desk.db"
     store = SQLiteStore(database, backstop_interval=0.02)

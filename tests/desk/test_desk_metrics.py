@@ -165,7 +165,7 @@ def _closed_port() -> int:
 
 
 async def test_store_errors_are_counted_and_no_stale_open_count_is_shown() -> None:
-    from roomkit.tools.human_input.stores.redis import RedisStore
+    from roomkit.stores.redis import RedisStore
 
     store = RedisStore(f"redis://127.0.0.1:{_closed_port()}/0")
     world = World(handler=HumanInputHandler(store=store))

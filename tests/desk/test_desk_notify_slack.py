@@ -16,8 +16,8 @@ import httpx
 from test_desk_slack import PATH, Click, signed
 from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
 
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

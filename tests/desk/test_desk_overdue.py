@@ -35,11 +35,11 @@ class Clocked:
 
     def handler(self) -> HumanInputHandler:
         if self.kind == "sqlite":
-            from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+            from roomkit.stores.sqlite import SQLiteStore
 
             store: Any = SQLiteStore(self.location, clock=self.clock)
         else:
-            from roomkit.tools.human_input.stores.redis import RedisStore
+            from roomkit.stores.redis import RedisStore
 
             store = RedisStore(self.location, prefix=self.prefix, clock=self.clock)
         self.opened.append(store)

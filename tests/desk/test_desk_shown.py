@@ -21,9 +21,9 @@ from tests.tools.human_input.durable.store_fixtures import store_url as store_ur
 from tests.tools.human_input.stores.store_kit import PATIENCE
 
 from roomkit.notify import Notifier
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
 async def world_on(handler: HumanInputHandler) -> World:

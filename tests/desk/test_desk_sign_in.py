@@ -22,8 +22,8 @@ from websockets.exceptions import ConnectionClosed
 from roomkit.cli import main
 from roomkit.desk import Principal
 from roomkit.desk.tokens import issue_sign_in_link
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 USED = "This sign-in link was already used: ask for a fresh one"
 

@@ -25,8 +25,8 @@ from tests.notify.slack_api import SIGNING_SECRET, SlackAPI, free_port
 from roomkit.desk import DeskLimits
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify import Directory, Notice, Notifier, Person, Slack
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 DIRECTORY = Directory(
     {

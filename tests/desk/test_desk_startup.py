@@ -17,8 +17,8 @@ from tests.tools.human_input.stores.redis_server import RedisServer, running_red
 from roomkit import RoomKit
 from roomkit.cli import main
 from roomkit.desk import create_desk_app, open_stores
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.redis import RedisStore
 
 
 @pytest.fixture(autouse=True)

@@ -26,8 +26,8 @@ from roomkit.desk.auth import token_entry
 from roomkit.desk.tokens import token_claims
 from roomkit.mcp import HumanInputMCPServer
 from roomkit.mcp.command import bearer_app
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
 async def test_stdio_server_in_a_subprocess_asks_on_the_shared_store(tmp_path: Path) -> None:

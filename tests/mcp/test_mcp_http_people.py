@@ -30,8 +30,8 @@ from roomkit.auth import issue_answer_link, issue_sign_in_link, issue_token
 from roomkit.mcp import KEY_META, HumanInputMCPServer
 from roomkit.mcp.command import bearer_app
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 PROTOCOL = "2025-11-25"
 INITIALIZE = {

@@ -16,9 +16,9 @@ from roomkit.desk import issue_answer_link
 from roomkit.mcp import KEY_META, HumanInputMCPServer
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInputEvent
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
 async def test_a_bare_question_is_answered_by_a_person() -> None:

@@ -15,8 +15,8 @@ from tests.notify.receiver import SECRET, Receiver
 from tests.tools.human_input.durable.store_fixtures import open_store
 
 from roomkit.notify import Notifier, Retry, Webhook
+from roomkit.stores.outbox import now_of, outbox_for
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.outbox import now_of, outbox_for
 
 START = 1_900_000_000.0
 

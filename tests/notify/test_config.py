@@ -14,6 +14,7 @@ from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify import Person
 from roomkit.notify.config import load_notify_config
 from roomkit.notify.ladders import give_ladder
+from roomkit.stores.outbox import outbox_for
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import (
     Default,
@@ -24,7 +25,6 @@ from roomkit.tools.human_input.ladder import (
     record_ladder,
     remind,
 )
-from roomkit.tools.human_input.stores.outbox import outbox_for
 
 ENV = {
     "HOOK_SECRET": SECRET,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tests.notify.receiver import Receiver, body_types
 
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

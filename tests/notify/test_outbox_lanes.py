@@ -10,9 +10,9 @@ from tests.tools.human_input.durable.store_fixtures import RedisServer
 
 from roomkit.notify._lanes import Lane
 from roomkit.notify.retry import Retry
+from roomkit.stores.outbox import STEPS, OutboxItem, outbox_for
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.outbox import STEPS, OutboxItem, outbox_for
-from roomkit.tools.human_input.stores.redis import RedisStore
 
 
 def delivery(pending_id: str, surface: str, due: float) -> OutboxItem:

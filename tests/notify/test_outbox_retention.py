@@ -13,11 +13,11 @@ from tests.notify.receiver import SECRET, Receiver
 from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit.notify import Notifier, Webhook
+from roomkit.stores.outbox import MemoryOutbox, OutboxItem, outbox_for
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.outbox import MemoryOutbox, OutboxItem, outbox_for
-from roomkit.tools.human_input.stores.postgres import PostgresStore
-from roomkit.tools.human_input.stores.redis import RedisStore
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 WEEK = 7 * 86_400.0
 START = 1_900_000_000.0

@@ -16,9 +16,9 @@ from tests.tools.human_input.stores.redis_server import RedisServer, running_red
 from tests.tools.human_input.stores.store_kit import PATIENCE
 
 from roomkit.notify import Notifier
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.postgres import PostgresStore
-from roomkit.tools.human_input.stores.redis import RedisStore
 
 
 class Said(logging.Handler):

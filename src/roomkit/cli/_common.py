@@ -118,10 +118,10 @@ def check_ttl(option: str, ttl: float, about: str = "") -> None:
 def open_stores(url: str, command: str) -> tuple[PendingStore | DurableStore, RoomStore]:
     """The pending-request and room stores ``--store`` names; a wrong URL, or a store whose
     extra is missing, exits 2 with one line."""
-    from roomkit.desk.stores import open_stores as opened
+    from roomkit.stores import open_url
 
     try:
-        return opened(url)
+        return open_url(url)
     except ValueError as error:
         raise Failure(str(error), 2) from None
     except ImportError as error:
@@ -130,6 +130,6 @@ def open_stores(url: str, command: str) -> tuple[PendingStore | DurableStore, Ro
 
 async def close_stores(*stores: object) -> None:
     """Close what :func:`open_stores` opened (each store once)."""
-    from roomkit.desk.stores import close_stores as close
+    from roomkit.stores import close_stores as close
 
     await close(*stores)

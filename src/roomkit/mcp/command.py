@@ -78,8 +78,7 @@ def run_command(args: argparse.Namespace) -> int:
     """
     # Before anything can log: stdout belongs to the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, force=True)
-    from roomkit.desk.stores import close_stores, open_stores
-    from roomkit.tools.human_input.stores import StoreTrail, load_audit_keys
+    from roomkit.stores import StoreTrail, close_stores, load_audit_keys, open_url
 
     if args.store == "memory":
         raise ValueError(
@@ -87,7 +86,7 @@ def run_command(args: argparse.Namespace) -> int:
             "pass the desk's store, e.g. --store sqlite:///kit.db"
         )
     keys = load_audit_keys(args.data_dir)  # the heads this process appends are signed
-    pending_store, room_store = open_stores(args.store)
+    pending_store, room_store = open_url(args.store)
     trail = getattr(pending_store, "trail", None)
     if keys is not None and isinstance(trail, StoreTrail):
         trail.use_keys(keys)

@@ -22,9 +22,9 @@ from roomkit.notify._lanes import Lane
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Surface
+from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
-from roomkit.tools.human_input.stores.outbox import Outbox, OutboxItem, now_of
 
 if TYPE_CHECKING:
     from roomkit.notify.notifier import NotifierStatistics

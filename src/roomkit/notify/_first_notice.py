@@ -12,7 +12,7 @@ escalation). Otherwise the notifier hands it back for later.
 
 from __future__ import annotations
 
-from roomkit.tools.human_input.stores.outbox import Outbox, OutboxItem, step_id
+from roomkit.stores.outbox import Outbox, OutboxItem, step_id
 
 __all__ = ["FOLLOW_UPS", "first_notice_out"]
 

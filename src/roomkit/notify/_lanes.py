@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from roomkit.notify.retry import Retry
-from roomkit.tools.human_input.stores.outbox import STEPS
+from roomkit.stores.outbox import STEPS
 
 __all__ = ["Lane", "Lanes"]
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify._deliver import approvers_of
 from roomkit.notify.surface import Directory, NoticeType, Surface
+from roomkit.stores.outbox import Outbox, OutboxItem, now_of, step_id
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.outbox import Outbox, OutboxItem, now_of, step_id
 
 if TYPE_CHECKING:
     from roomkit.notify.notifier import NotifierStatistics

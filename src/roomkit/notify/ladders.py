@@ -17,10 +17,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, record_ladder
-from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
-from roomkit.tools.human_input.stores.outbox import outbox_for
 
 __all__ = ["following", "give_ladder"]
 
@@ -82,7 +81,7 @@ async def give_ladder(handler: HumanInputHandler, ladder: Ladder, pending_id: st
     request = await handler.get_request(pending_id)
     if request is None or request.status is not PendingInputStatus.PENDING:
         return False
-    items = await outbox_for(handler).items_for(pending_id)
+    items = await handler.outbox.items_for(pending_id)
     if any(item.body.get("job") in _STEPS for item in items):
         return False
     await record_ladder(handler, request, ladder)

@@ -6,7 +6,7 @@ of a quorum approval an ``edited`` step (to the approvers who vote again), and a
 call for approval.
 A step, when due, works out who is told through which surface and adds one delivery per
 surface and recipient; each delivery is claimed, sent and marked done (see
-:mod:`roomkit.tools.human_input.stores.outbox`). Each surface's deliveries are claimed and
+:mod:`roomkit.stores.outbox`). Each surface's deliveries are claimed and
 sent in a lane of their own (:mod:`roomkit.notify._lanes`), so that a receiver that hangs
 or fails delays no other. What a surface's failure costs is a log line and a count: an
 answer never waits on a delivery.
@@ -31,16 +31,10 @@ from roomkit.notify._lanes import Lane, Lanes
 from roomkit.notify._steps import Planner
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.surface import Directory, Surface
+from roomkit.stores.base import PendingChange, PendingChangeKind
+from roomkit.stores.outbox import ENDING, OutboxItem, now_of, step_id
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
-from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
-from roomkit.tools.human_input.stores.outbox import (
-    ENDING,
-    OutboxItem,
-    now_of,
-    outbox_for,
-    step_id,
-)
 
 __all__ = ["Notifier", "NotifierStatistics"]
 
@@ -132,7 +126,7 @@ class Notifier:
             None if desk_url is None else AnswerLinks(desk_url, link_secret, data_dir=data_dir)
         )
         self.lease, self.poll, self.concurrency = float(lease), float(poll), concurrency
-        self.outbox = outbox_for(handler)
+        self.outbox = handler.outbox
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._stats = NotifierStatistics()
         self._changes: deque[PendingChange] = deque()

@@ -20,7 +20,7 @@ from typing import Any
 
 from roomkit.core.exceptions import HandlerClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputEvent
-from roomkit.tools.human_input.stores.base import ChangeListener, DurableStore, PendingChange
+from roomkit.stores.base import ChangeListener, DurableStore, PendingChange
 
 __all__ = ["CLOSED", "DENIED", "Announcer", "OnInputRequiredCallback", "emit", "listen_to"]
 

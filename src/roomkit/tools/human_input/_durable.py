@@ -3,7 +3,7 @@
 One sweeper task per handler reads the requests its waits are on: those a change hint named,
 in one batch, so that a burst of answers costs a few reads, not one per waiter. At each
 backstop interval it also asks the store which requests changed since it last asked (one
-cheap read of the store's change log, :class:`~roomkit.tools.human_input.stores.base.
+cheap read of the store's change log, :class:`~roomkit.stores.base.
 ChangeTracking`) and reads those it waits on: a hint lost to a disconnect delays an answer,
 never loses it, and waits that nothing answers cost nothing that grows with their number.
 (A store without a change log has every waited request read at each interval instead.)
@@ -40,16 +40,16 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input._announce import emit, listen_to
-from roomkit.tools.human_input._durable_watch import Deadlines, Watch
-from roomkit.tools.human_input.stores import settled_entry
-from roomkit.tools.human_input.stores.base import (
+from roomkit.stores.base import (
     ChangeMark,
     ChangeTracking,
     DurableStore,
     PendingChange,
     PendingChangeKind,
 )
+from roomkit.tools.human_input._announce import emit, listen_to
+from roomkit.tools.human_input._durable_watch import Deadlines, Watch
+from roomkit.tools.human_input.stores import settled_entry
 
 __all__ = ["DurableWaits", "timed_out"]
 

@@ -20,13 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import AsyncSettleRequiredError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input._announce import Announcer
-from roomkit.tools.human_input._checks import outcome
-from roomkit.tools.human_input._durable import DurableWaits, timed_out
-from roomkit.tools.human_input._in_transaction import in_transaction
-from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
-from roomkit.tools.human_input.stores.base import (
+from roomkit.stores.base import (
     ChangeListener,
     DurableSettledHistory,
     DurableStore,
@@ -34,6 +28,12 @@ from roomkit.tools.human_input.stores.base import (
     SpendLedger,
     VotingStore,
 )
+from roomkit.tools.human_input._announce import Announcer
+from roomkit.tools.human_input._checks import outcome
+from roomkit.tools.human_input._durable import DurableWaits, timed_out
+from roomkit.tools.human_input._in_transaction import in_transaction
+from roomkit.tools.human_input.statistics import HandlerStatistics
+from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._answering import Answer

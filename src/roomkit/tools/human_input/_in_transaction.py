@@ -5,7 +5,7 @@
 tool's schema, its ``decided`` and ``settled`` entries written with the outcome), and only
 the last one, the check-and-set, changes: :func:`in_transaction` hands it to a store that
 can run it inside the caller's open transaction (:meth:`PostgresStore.settle_in
-<roomkit.tools.human_input.stores.postgres.PostgresStore.settle_in>`), so that the
+<roomkit.stores.postgres.PostgresStore.settle_in>`), so that the
 application's write and the answer commit or roll back together. Every other store refuses
 ``connection=`` with a :class:`TypeError` that says so, and so does a quorum approval, whose
 votes are the store's own operations.

@@ -21,6 +21,13 @@ from typing import TYPE_CHECKING, Any
 from roomkit.core.exceptions import AsyncSettleRequiredError, UnknownRequestError
 from roomkit.models.clock import utcnow
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores.base import (
+    ChangeListener,
+    PendingChange,
+    PendingChangeKind,
+    PendingStore,
+    SettledHistory,
+)
 from roomkit.tools.human_input._announce import Announcer, emit, listen_to
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import DeadlineQueue
@@ -29,13 +36,6 @@ from roomkit.tools.human_input._in_transaction import in_transaction
 from roomkit.tools.human_input._memory_trail import ASKED, ASKED_ONLY, link_now, settled_record
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, Judgement, judge, widened
-from roomkit.tools.human_input.stores.base import (
-    ChangeListener,
-    PendingChange,
-    PendingChangeKind,
-    PendingStore,
-    SettledHistory,
-)
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._answering import Answer

@@ -24,11 +24,17 @@ from pydantic import BaseModel
 from roomkit.models.enums import ChannelType
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
+from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox, Outbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
 from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
 from roomkit.tools.human_input._deadlines import expire_overdue
-from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper, check_actors
+from roomkit.tools.human_input._decisions import (
+    Decisions,
+    HistoryKeeper,
+    check_actors,
+)
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
@@ -48,12 +54,6 @@ from roomkit.tools.human_input.stores import (
     MemoryStore,
     PendingStore,
     StoreTrail,
-)
-from roomkit.tools.human_input.stores.base import (
-    ChangeListener,
-    DurableStore,
-    SpendLedger,
-    check_settled_listing,
 )
 
 __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]
@@ -97,6 +97,7 @@ class HumanInputHandler:
             log = memory if isinstance(memory, HistoryLog) else MemoryTrail(memory)
         self._trail: StoreTrail | None = getattr(log, "trail", None)
         self._ledger: SpendLedger = store if isinstance(store, SpendLedger) else MemoryLedger()
+        self._outbox: Outbox = store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox()
         self._decisions = Decisions(self._engine, log)
         self._new = RequestMaker(announcer).make
 
@@ -550,6 +551,12 @@ class HumanInputHandler:
         memory store it lives in this process.
         """
         return self._ledger
+
+    @property
+    def outbox(self) -> Outbox:
+        """The notification outbox beside the requests: on a durable store the store's own
+        (``store.outbox``), shared by every process on it; on the memory store, in memory."""
+        return self._outbox
 
     async def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50

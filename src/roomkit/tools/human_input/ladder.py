@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from roomkit.models.clock import positive_seconds, utcnow
-from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for
+from roomkit.stores.outbox import OutboxItem, now_of
 
 if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
@@ -150,7 +150,7 @@ async def record_ladder(handler: HumanInputHandler, request: PendingInput, ladde
                 created=now,
             )
         )
-    await outbox_for(handler).add(items)
+    await handler.outbox.add(items)
 
 
 async def keep_ladder(handler: HumanInputHandler, request: PendingInput, ladder: Ladder) -> None:

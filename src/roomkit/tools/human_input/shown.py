@@ -33,9 +33,9 @@ import logging
 import time
 from collections.abc import Collection, Iterable
 
+from roomkit.stores.outbox import now_of
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.stores import new_entry
-from roomkit.tools.human_input.stores.outbox import now_of
 
 __all__ = ["SHOWN_KEEP", "ShownTrail"]
 

@@ -33,14 +33,14 @@ from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 def open_store(kind: str, location: str, prefix: str) -> Any:
     if kind == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         return SQLiteStore(location, backstop_interval=0.05)
     if kind == "postgres":
-        from roomkit.tools.human_input.stores.postgres import PostgresStore
+        from roomkit.stores.postgres import PostgresStore
 
         return PostgresStore(location, schema=prefix, backstop_interval=0.25)
-    from roomkit.tools.human_input.stores.redis import RedisStore
+    from roomkit.stores.redis import RedisStore
 
     return RedisStore(location, prefix=prefix, backstop_interval=0.25)
 

@@ -59,15 +59,15 @@ class StoreMachine(RuleBasedStateMachine):
         for name in HANDLERS:
             store: Any
             if self.kind == "sqlite":
-                from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+                from roomkit.stores.sqlite import SQLiteStore
 
                 store = SQLiteStore(self.workdir / "pending.db")
             elif self.kind == "postgres":
-                from roomkit.tools.human_input.stores.postgres import PostgresStore
+                from roomkit.stores.postgres import PostgresStore
 
                 store = PostgresStore(url, schema=prefix)
             else:
-                from roomkit.tools.human_input.stores.redis import RedisStore
+                from roomkit.stores.redis import RedisStore
 
                 store = RedisStore(url, prefix=prefix)
             await store.open()

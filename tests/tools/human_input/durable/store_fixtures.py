@@ -83,14 +83,14 @@ def open_store(url: str, prefix: str, **options: float) -> Any:
     """A durable store at ``url`` (``sqlite:///path``, ``redis://``, ``postgresql://``),
     under ``prefix`` (Redis) or in that schema (PostgreSQL)."""
     if url.startswith("sqlite:///"):
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         return SQLiteStore(url.removeprefix("sqlite:///"), backstop_interval=0.02, **options)
     if url.startswith("redis://"):
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         return RedisStore(url, prefix=prefix, backstop_interval=0.05, **options)
-    from roomkit.tools.human_input.stores.postgres import PostgresStore
+    from roomkit.stores.postgres import PostgresStore
 
     return PostgresStore(url, schema=prefix, backstop_interval=0.05, **options)
 

@@ -18,8 +18,8 @@ from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.redis_server import running_redis
 
 from roomkit.core.exceptions import HumanInputRejectedError, StoreUnavailableError
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.redis import RedisStore
 
 
 async def test_the_same_answer_by_the_same_actor_is_told_it_won_again(

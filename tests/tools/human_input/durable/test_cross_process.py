@@ -35,14 +35,14 @@ class SharedStore:
 
     def open(self) -> Any:
         if self.kind == "sqlite":
-            from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+            from roomkit.stores.sqlite import SQLiteStore
 
             return SQLiteStore(self.location, backstop_interval=0.05)
         if self.kind == "postgres":
-            from roomkit.tools.human_input.stores.postgres import PostgresStore
+            from roomkit.stores.postgres import PostgresStore
 
             return PostgresStore(self.location, schema=self.prefix, backstop_interval=0.25)
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         return RedisStore(self.location, prefix=self.prefix, backstop_interval=0.25)
 

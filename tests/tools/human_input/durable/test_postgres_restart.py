@@ -14,8 +14,8 @@ import pytest
 from tests.postgres_server import PostgresServer, running_postgres
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores.postgres import PostgresStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.postgres import PostgresStore
 
 
 @pytest.fixture

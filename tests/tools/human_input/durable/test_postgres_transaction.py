@@ -16,10 +16,10 @@ from tests.tools.human_input.durable.cross_process_peer import parked
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve, edit, reject
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.postgres import PostgresStore
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
 class Deployment:

@@ -28,9 +28,9 @@ from tests.tools.human_input.durable.restart_kit import (
 )
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.postgres import PostgresStore
-from roomkit.tools.human_input.stores.redis import RedisStore
 
 WAITERS = "roomkit-waiters"
 """The client name of the waiting side's connections, so that they can be cut alone."""

@@ -221,14 +221,14 @@ class StoreMachine(RuleBasedStateMachine):
 
     def new_store(self, redis_url: str, prefix: str) -> Any:
         if self.kind == "sqlite":
-            from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+            from roomkit.stores.sqlite import SQLiteStore
 
             return SQLiteStore(self.workdir / "pending.db", backstop_interval=0.02)
         if self.kind == "postgres":
-            from roomkit.tools.human_input.stores.postgres import PostgresStore
+            from roomkit.stores.postgres import PostgresStore
 
             return PostgresStore(redis_url, schema=prefix, backstop_interval=0.05)
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         return RedisStore(redis_url, prefix=prefix, backstop_interval=0.05)
 

@@ -20,9 +20,9 @@ from tests.tools.human_input.durable.cross_process_peer import parked
 from tests.tools.human_input.stores.store_kit import PATIENCE, FakeClock, logged
 
 from roomkit.core.exceptions import HumanInputTimeoutError, StoreError
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.redis import RedisStore
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 SWEEPER = "human-input-durable-sweeper"
 QUESTION = {"question": "Anyone there?"}

@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 from tests.tools.human_input.stores.store_kit import FOREIGN, RESYNC, Changes
 
-from roomkit.tools.human_input.stores._records import FIELDS
-from roomkit.tools.human_input.stores.postgres import PostgresStore
+from roomkit.stores._records import FIELDS
+from roomkit.stores.postgres import PostgresStore
 
 
 def new_schema() -> str:

@@ -16,11 +16,11 @@ from typing import Any, Protocol
 from redis.asyncio import Redis
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._records import FIELDS, FORMAT, NONE
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
-from roomkit.tools.human_input.stores._records import FIELDS, FORMAT, NONE
-from roomkit.tools.human_input.stores.postgres import PostgresStore
-from roomkit.tools.human_input.stores.redis import RedisStore
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 RESOLVED = PendingInputStatus.RESOLVED
 REJECTED = PendingInputStatus.REJECTED
@@ -171,12 +171,12 @@ async def redis_write_foreign(raw: Redis, prefix: str, **overrides: str) -> None
 OPEN_ELSEWHERE = """
 def open_store(kind, where, prefix):
     if kind == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
         return SQLiteStore(where)
     if kind == "postgres":
-        from roomkit.tools.human_input.stores.postgres import PostgresStore
+        from roomkit.stores.postgres import PostgresStore
         return PostgresStore(where, schema=prefix)
-    from roomkit.tools.human_input.stores.redis import RedisStore
+    from roomkit.stores.redis import RedisStore
     return RedisStore(where, prefix=prefix)
 """
 """Defines ``open_store(kind, location, prefix)`` in a script a subprocess runs: the store

@@ -18,8 +18,8 @@ from tests.tools.human_input.stores.store_kit import (
     sqlite_insert_raw,
 )
 
-from roomkit.tools.human_input.stores import _sqlite_schema
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import _schema as _sqlite_schema
 
 
 async def test_a_new_request_owes_its_announcement_until_it_is_marked(

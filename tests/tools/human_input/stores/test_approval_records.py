@@ -13,9 +13,9 @@ from tests.tools.human_input.stores.store_kit import Backend
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.stores.redis import RedisStore
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve, edit
-from roomkit.tools.human_input.stores.redis import RedisStore
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 

@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from roomkit.tools.human_input.stores._batching import Batcher, Call
+from roomkit.stores._batching import Batcher, Call
 
 
 class Steps:

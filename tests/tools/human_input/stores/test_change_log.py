@@ -30,10 +30,10 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit import HumanInputHandler
+from roomkit.stores._durable_base import LISTED
+from roomkit.stores.base import ChangeMark, ChangeTracking
+from roomkit.stores.redis._changes import LOG_SIZE
 from roomkit.tools.approvals import approve, edit
-from roomkit.tools.human_input.stores._durable_base import LISTED
-from roomkit.tools.human_input.stores._redis_changes import LOG_SIZE
-from roomkit.tools.human_input.stores.base import ChangeMark, ChangeTracking
 
 
 class Looks:

@@ -31,10 +31,10 @@ from roomkit.tools.human_input.stores import new_entry
 
 async def main(kind, where, prefix, pending_id, name, count):
     if kind == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
         store = SQLiteStore(where)
     else:
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
         store = RedisStore(where, prefix=prefix)
     async with store:
         for n in range(int(count)):

@@ -14,8 +14,8 @@ from tests.tools.human_input.stores.store_kit import (
     make_request,
 )
 
+from roomkit.stores.base import PendingChange
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.base import PendingChange
 
 TEXTS = pytest.mark.parametrize(
     "text",

@@ -14,8 +14,8 @@ from tests.pgbouncer_server import pgbouncer_in_transaction_mode
 from tests.postgres_server import PostgresServer
 from tests.tools.human_input.stores.postgres_kit import new_schema
 
+from roomkit.stores.postgres import PostgresStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.postgres import PostgresStore
 
 LOGGER = "roomkit.tools.human_input.stores.postgres"
 

@@ -17,8 +17,8 @@ from tests.tools.human_input.stores.store_kit import RESOLVED, make_request, pub
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores._records import FORMAT
-from roomkit.tools.human_input.stores.postgres import PostgresStore
+from roomkit.stores._records import FORMAT
+from roomkit.stores.postgres import PostgresStore
 
 TIMED_OUT = PendingInputStatus.TIMED_OUT
 

@@ -23,10 +23,10 @@ from tests.tools.human_input.stores.store_kit import (
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import InvalidTextError, StoreError, StoreFormatError
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.postgres._listen import LISTENER
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input.stores import PendingChange
-from roomkit.tools.human_input.stores._postgres_listen import LISTENER
-from roomkit.tools.human_input.stores.postgres import PostgresStore
 
 
 async def sql(dsn: str, statement: str) -> list[tuple[object, ...]]:

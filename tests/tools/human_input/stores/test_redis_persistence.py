@@ -13,7 +13,7 @@ import pytest
 from tests.tools.human_input.stores.redis_server import running_redis
 from tests.tools.human_input.stores.store_kit import RESOLVED, make_request
 
-from roomkit.tools.human_input.stores.redis import RedisStore
+from roomkit.stores.redis import RedisStore
 
 LOGGER = "roomkit.tools.human_input.stores.redis"
 

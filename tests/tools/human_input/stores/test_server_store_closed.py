@@ -18,10 +18,10 @@ from tests.tools.human_input.stores.test_sqlite_closed import closed_under_a_wai
 
 from roomkit.core.exceptions import StoreClosedError
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores.outbox import outbox_for
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.outbox import outbox_for
-from roomkit.tools.human_input.stores.postgres import PostgresStore
-from roomkit.tools.human_input.stores.redis import RedisStore
 
 QUESTION = {"question": "Ship it?"}
 

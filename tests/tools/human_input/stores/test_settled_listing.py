@@ -21,12 +21,12 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input.stores import MemoryStore
-from roomkit.tools.human_input.stores.base import (
+from roomkit.stores.base import (
     SETTLED_LIMIT,
     DurableSettledHistory,
     SettledHistory,
 )
+from roomkit.tools.human_input.stores import MemoryStore
 
 
 class MemoryLike:
@@ -84,8 +84,8 @@ async def settled(
 
 
 def test_every_store_offers_the_listing() -> None:
-    from roomkit.tools.human_input.stores.redis import RedisStore
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.redis import RedisStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     assert isinstance(MemoryStore(), SettledHistory)
     assert issubclass(SQLiteStore, DurableSettledHistory)

@@ -28,10 +28,10 @@ import asyncio, sys
 
 async def main(kind, where, prefix, entry):
     if kind == "sqlite":
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
         store = SQLiteStore(where)
     else:
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
         store = RedisStore(where, prefix=prefix)
     async with store:
         won = await store.spend_once(entry, until=None)
@@ -200,7 +200,7 @@ async def test_one_spend_wins_across_processes(
 
 
 async def test_the_handler_exposes_its_stores_ledger(tmp_path: Path) -> None:
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     async with SQLiteStore(tmp_path / "ledger.db") as store:
         assert HumanInputHandler(store=store).ledger is store

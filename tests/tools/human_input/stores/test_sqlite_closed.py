@@ -17,10 +17,10 @@ from tests.tools.human_input.stores.store_kit import PATIENCE, make_request
 from tests.tools.human_input.stores.test_sqlite_wake import needs_proc, open_sockets
 
 from roomkit.core.exceptions import StoreClosedError
+from roomkit.stores.base import DurableStore
+from roomkit.stores.outbox import outbox_for
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.base import DurableStore
-from roomkit.tools.human_input.stores.outbox import outbox_for
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 QUESTION = {"question": "Ship it?"}
 

@@ -15,8 +15,8 @@ from contextlib import closing
 from pathlib import Path
 
 from roomkit.core.exceptions import HumanInputTimeoutError
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 REQUESTS = 40
 TIMEOUT = 0.2

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 
 
 def worker_threads() -> set[threading.Thread]:

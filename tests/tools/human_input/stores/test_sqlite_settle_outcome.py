@@ -26,8 +26,8 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.tools.human_input.stores import _sqlite_schema as sql
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import _schema as sql
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="file-size limits are a POSIX resource"
@@ -37,7 +37,7 @@ SETTLE_ON_A_FULL_DISK = """
 import asyncio, json, logging, resource, sys
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import settled_entry
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 
 async def main(path, retry):
     retrying = asyncio.Event()

@@ -31,8 +31,8 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input.stores import PendingChange
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 LOGGER = "roomkit.tools.human_input.stores.sqlite"
 

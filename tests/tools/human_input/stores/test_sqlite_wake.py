@@ -35,10 +35,10 @@ from tests.tools.human_input.stores.store_kit import (
     make_request,
 )
 
+from roomkit.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite._wake import wake_folder
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import PendingChange
-from roomkit.tools.human_input.stores._sqlite_wake import wake_folder
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 LOGGER = "roomkit.tools.human_input.stores.sqlite"
 HOURLY = 3600.0
@@ -47,7 +47,7 @@ HOURLY = 3600.0
 LISTEN_ELSEWHERE = """
 import asyncio, json, sys
 from roomkit.tools.human_input.stores import PendingChangeKind
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 
 async def main(path):
     heard = asyncio.Queue()
@@ -67,7 +67,7 @@ asyncio.run(main(sys.argv[1]))
 WAIT_ELSEWHERE = """
 import asyncio, json, sys
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 
 async def main(path):
     async with SQLiteStore(path, backstop_interval=3600) as store:
@@ -257,7 +257,7 @@ async def _desk_url(process: asyncio.subprocess.Process) -> str:
 SETTLE_AND_STAY = """
 import asyncio, json, sys
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite import SQLiteStore
 
 async def main(path, pending_id):
     store = SQLiteStore(path, synchronous="normal")

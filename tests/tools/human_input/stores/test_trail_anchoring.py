@@ -23,6 +23,7 @@ from tests.tools.human_input.stores.trail_places import (
 
 from roomkit import HumanInputHandler
 from roomkit.cli import main
+from roomkit.stores._trail import Checkpoint
 from roomkit.tools.human_input.stores import (
     AuditKeys,
     check_trail,
@@ -30,7 +31,6 @@ from roomkit.tools.human_input.stores import (
     load_audit_keys,
     new_entry,
 )
-from roomkit.tools.human_input.stores._trail import Checkpoint
 
 DAY = 86_400.0
 

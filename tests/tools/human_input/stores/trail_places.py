@@ -23,6 +23,7 @@ import redis
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores._trail import Checkpoint, Head
 from roomkit.tools.approvals import edit
 from roomkit.tools.human_input.stores import (
     AuditKeys,
@@ -32,7 +33,6 @@ from roomkit.tools.human_input.stores import (
     Trail,
     new_entry,
 )
-from roomkit.tools.human_input.stores._trail import Checkpoint, Head
 
 KEY = "trail-test-key-0123456789abcdef"
 KEYS = AuditKeys([KEY])
@@ -184,7 +184,7 @@ class SQLitePlace(SQLPlace):
         self.url = f"sqlite:///{path}"
 
     def open(self) -> Any:
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         return SQLiteStore(self.path)
 
@@ -202,7 +202,7 @@ class PostgresPlace(SQLPlace):
         self.url = dsn
 
     def open(self) -> Any:
-        from roomkit.tools.human_input.stores.postgres import PostgresStore
+        from roomkit.stores.postgres import PostgresStore
 
         return PostgresStore(self.url)
 
@@ -219,7 +219,7 @@ class RedisPlace:
         self.url = url
 
     def open(self) -> Any:
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         return RedisStore(self.url)
 

@@ -1,92 +1,9 @@
-"""The Postgres store's insert: a request's row and the start of its history, in one
-transaction.
+"""Moved to :mod:`roomkit.stores.postgres._insert`; this path keeps working."""
 
-A request without a key is one INSERT, its ``created`` entry appended in the same
-transaction (:func:`~roomkit.tools.human_input.stores._postgres_history.append_chained`).
-A request with a key first reads the key's holder: one still within its retention is
-re-attached to (nothing is written); one past it is deleted, which frees the key. Another
-create of the same key that commits first makes the INSERT write nothing, and the key is
-read again, for up to ``_KEY_RACES`` rounds.
-"""
-
-from __future__ import annotations
-
-from collections.abc import Callable
 from typing import Any
 
-from roomkit.core.exceptions import StoreError
-from roomkit.core.postgres_link import Link
-from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores._postgres_feed import hint
-from roomkit.tools.human_input.stores._postgres_history import append_chained
-from roomkit.tools.human_input.stores._postgres_schema import Statements, decode_row, stored
-from roomkit.tools.human_input.stores._postgres_text import check_nul
-from roomkit.tools.human_input.stores._records import FIELDS, encode
-from roomkit.tools.human_input.stores.base import PendingChangeKind
-
-__all__ = ["Clocks", "insert_request"]
-
-_KEY_RACES = 3
-"""Times an insert tries again when a create of the same key committed under it."""
-
-Clocks = tuple[Callable[[], float], Callable[[Any, float], bool], Callable[[], float | None]]
-"""The store's clock, whether a holder settled at a time is retained at ``now``, and the
-time a write judges by (``None``: the server's)."""
+from roomkit.core.moved import moved_attribute
 
 
-async def insert_request(
-    link: Link,
-    sql: Statements,
-    request: PendingInput,
-    history: tuple[dict[str, Any], ...],
-    clocks: Clocks,
-) -> tuple[PendingInput, bool]:
-    """Insert ``request`` (checked already) with its ``history`` (checked already):
-    ``(record, True)`` when it was created, ``(the key's retained holder, False)`` when
-    there is one (then nothing is written).
-
-    Raises:
-        InvalidTextError: its id holds a NUL.
-        StoreError: a request with this ``pending_id`` is already stored, or the key kept
-            changing hands.
-    """
-    fields = encode(request)
-    check_nul({"pending_id": request.pending_id})
-    # Any other text may hold a NUL: it is stored escaped (and read back as given).
-    values = [
-        stored(value) if isinstance(value, str) else value
-        for value in (fields[name] for name in FIELDS)
-    ]
-    clock, retained, judged_at = clocks
-    chain = {request.pending_id: history}
-    created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
-    if request.key is None:
-        # No key to re-attach to: one statement, and the history's rows.
-        async with link.connection() as db, db.transaction():
-            cursor = await db.execute(sql.insert, (*values, clock(), *created))
-            if await cursor.fetchone() is None:
-                raise StoreError(f"pending request {request.pending_id!r} is already stored")
-            await append_chained(db, sql, chain, judged_at())
-        return decode_row(values), True
-    for _ in range(_KEY_RACES):
-        async with link.connection() as db, db.transaction():
-            now = clock()
-            cursor = await db.execute(sql.select_by_key, (stored(request.key),))
-            row = await cursor.fetchone()
-            if row is not None:
-                if retained(row[-1], now):
-                    return decode_row(row), False
-                # The key's holder is past its retention: it goes, the key is free.
-                await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
-            cursor = await db.execute(sql.insert, (*values, now, *created))
-            if await cursor.fetchone() is not None:
-                await append_chained(db, sql, chain, judged_at())
-                return decode_row(values), True
-            cursor = await db.execute(sql.exists, (request.pending_id,))
-            if await cursor.fetchone() is not None:
-                raise StoreError(f"pending request {request.pending_id!r} is already stored")
-        # A create of the same key committed first: read it on the next round.
-    raise StoreError(
-        f"the key {request.key!r} kept changing hands while request "
-        f"{request.pending_id!r} was being created: try again"
-    )
+def __getattr__(name: str) -> Any:
+    return moved_attribute("roomkit.stores.postgres._insert", __name__, name)

@@ -1,57 +1,9 @@
-"""What PostgreSQL text cannot hold, and a settle as the Postgres store records it.
-
-PostgreSQL ``text`` has no NUL character: an id, a token or a ledger entry holding one is
-refused (:func:`check_nul`); an answer, a reason or a name is stored escaped instead
-(:func:`~roomkit.tools.human_input.stores._postgres_schema.stored`).
-"""
-
-from __future__ import annotations
+"""Moved to :mod:`roomkit.stores.postgres._text`; this path keeps working."""
 
 from typing import Any
 
-from roomkit.core.exceptions import InvalidTextError
-from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores._durable_base import Outcome
-from roomkit.tools.human_input.stores._ledger import check_entry
-from roomkit.tools.human_input.stores._postgres_batch import Recorded
-from roomkit.tools.human_input.stores._postgres_schema import stored
-
-__all__ = ["as_recorded", "check_nul", "ledger_entry"]
+from roomkit.core.moved import moved_attribute
 
 
-def as_recorded(
-    pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
-) -> Recorded | None:
-    """A checked settle as what it records; ``None`` for an id PostgreSQL never stored.
-
-    Raises:
-        InvalidTextError: the token holds a NUL.
-    """
-    check_nul({"token": token})
-    if "\x00" in pending_id:
-        return None
-    # An answer, a reason or a name may hold any text: a NUL is stored escaped.
-    result, reason, withdrawn, settled_by, _ = outcome
-    return (status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token)
-
-
-def check_nul(fields: dict[str, Any]) -> None:
-    """Refuse text PostgreSQL cannot hold: its ``text`` type has no NUL character."""
-    for name, value in fields.items():
-        if isinstance(value, str) and "\x00" in value:
-            raise InvalidTextError(
-                f"{name} cannot be stored: it holds a NUL character (\\x00), which PostgreSQL "
-                f"text cannot hold"
-            )
-
-
-def ledger_entry(entry: str) -> str:
-    """``entry`` as a ledger entry PostgreSQL can hold.
-
-    Raises:
-        TypeError, ValueError: it is no ledger entry.
-        InvalidTextError: it holds a NUL.
-    """
-    entry = check_entry(entry)
-    check_nul({"entry": entry})
-    return entry
+def __getattr__(name: str) -> Any:
+    return moved_attribute("roomkit.stores.postgres._text", __name__, name)

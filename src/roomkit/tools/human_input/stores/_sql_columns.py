@@ -1,94 +1,9 @@
-"""What the SQL stores (SQLite, PostgreSQL) share: the record's columns and its rows.
+"""Moved to :mod:`roomkit.stores._sql_columns`; this path keeps working."""
 
-Both keep one record a row, its fields in :data:`~roomkit.tools.human_input.stores._records.FIELDS`
-order, each column named as its field.
-"""
-
-from __future__ import annotations
-
-import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from roomkit.core.exceptions import CorruptRecordError
-from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores._records import FIELDS
-
-__all__ = ["COLUMNS", "column_definitions", "quote", "readable_rows", "settled_listing"]
+from roomkit.core.moved import moved_attribute
 
 
-def quote(name: str) -> str:
-    """A column name as SQL: quoted, since ``key`` is a keyword (every name alike)."""
-    return f'"{name}"'
-
-
-COLUMNS = ", ".join(quote(name) for name in FIELDS)
-"""The record's columns, in :data:`FIELDS` order, ready for a SELECT or RETURNING list."""
-
-
-def column_definitions(
-    types: Mapping[str, str],
-    constraints: Mapping[str, str],
-    *,
-    text: str,
-    fields: Sequence[str] = FIELDS,
-) -> str:
-    """The record's column definitions for a CREATE TABLE: a field's type is ``types``' or
-    ``text``, followed by its entry in ``constraints`` (for ``fields``, every one by
-    default)."""
-    return ",\n    ".join(
-        f"{quote(name)} {types.get(name, text)}{constraints.get(name, '')}" for name in fields
-    )
-
-
-def settled_listing(
-    table: str,
-    actor_ids: Sequence[str | None] | None,
-    cutoff: float,
-    limit: int,
-    *,
-    mark: str,
-    among: Callable[[list[str]], tuple[str, list[Any]]],
-) -> tuple[str, list[Any]]:
-    """The statement listing outcomes settled after ``cutoff``, newest first, and its
-    parameters.
-
-    ``actor_ids`` keeps the requests naming one of them (``None``: naming no actor).
-    ``mark`` is the driver's parameter placeholder; ``among`` gives the clause (and its
-    parameters) that keeps the requests naming one of the actors it is given.
-    """
-    clauses = [f"settled_at > {mark}"]
-    parameters: list[Any] = [cutoff]
-    if actor_ids is not None:
-        named = [actor_id for actor_id in actor_ids if actor_id is not None]
-        either = []
-        if named:
-            clause, values = among(named)
-            either.append(clause)
-            parameters.extend(values)
-        if None in actor_ids:
-            either.append("actor_id IS NULL")
-        clauses.append(f"({' OR '.join(either)})" if either else "1 = 0")
-    parameters.append(limit)
-    where = " AND ".join(clauses)
-    return (
-        f"SELECT {COLUMNS} FROM {table} WHERE {where} "
-        f"ORDER BY settled_at DESC, seq DESC LIMIT {mark}",
-        parameters,
-    )
-
-
-def readable_rows(
-    rows: Iterable[Sequence[Any]],
-    decode_row: Callable[[Sequence[Any]], PendingInput],
-    logger: logging.Logger,
-) -> list[PendingInput]:
-    """The requests of ``rows`` rebuilt by ``decode_row``, skipping (and logging) the rows
-    that are corrupt."""
-    records = []
-    for row in rows:
-        try:
-            records.append(decode_row(row))
-        except CorruptRecordError as error:
-            logger.warning("skipping an unreadable pending record: %s", error)
-    return records
+def __getattr__(name: str) -> Any:
+    return moved_attribute("roomkit.stores._sql_columns", __name__, name)

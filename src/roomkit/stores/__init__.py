@@ -1,0 +1,98 @@
+"""Where the library keeps what must outlive a call: requests, rooms, histories, ledger, outbox.
+
+One package per back end, each with the same private modules, so that one database's code
+reads beside another's:
+
+- :mod:`roomkit.stores.memory`: this process's memory (the default; nothing to install);
+- :mod:`roomkit.stores.sqlite`: one SQLite file, shared by the processes of one machine
+  (the ``sqlite`` extra);
+- :mod:`roomkit.stores.redis`: a Redis server (the ``redis`` extra);
+- :mod:`roomkit.stores.postgres`: a PostgreSQL database (the ``postgres`` extra).
+
+This package holds what every back end shares: the contracts a store implements
+(:mod:`roomkit.stores.base`), the history chain and its trail, the spend-once ledger's checks
+and the notification outbox's items (:mod:`roomkit.stores.outbox`).
+:func:`open_url` opens the request store and the room store a URL names. The back ends'
+modules load only when used (they need their extras).
+"""
+
+from roomkit.stores._audit_keys import AUDIT_KEY_ENV, AuditKeys, create_audit_key, load_audit_keys
+from roomkit.stores._checkpoints import checkpointing
+from roomkit.stores._history import (
+    HistoryLog,
+    MemoryHistory,
+    asked_entry,
+    broken_link,
+    chain_text,
+    check_entry,
+    deadline_entry,
+    entry_text,
+    entry_time,
+    first_prev,
+    link_digest,
+    linked_chain,
+    linked_text,
+    new_entry,
+    read_entry,
+    settled_entry,
+)
+from roomkit.stores._ledger import MemoryLedger
+from roomkit.stores._quorum import Ballot, Judgement, approved_by, declined, judge, widened
+from roomkit.stores._trail import CheckpointReport, StoreTrail, Trail
+from roomkit.stores._trail_check import TrailReport, check_trail, first_break
+from roomkit.stores._url import close_stores, open_url
+from roomkit.stores.base import (
+    DurableStore,
+    PendingChange,
+    PendingChangeKind,
+    PendingStore,
+    SpendLedger,
+)
+from roomkit.stores.memory import AnchoredHistory, CarriedTrail, MemoryStore
+
+__all__ = [
+    "AUDIT_KEY_ENV",
+    "AnchoredHistory",
+    "AuditKeys",
+    "Ballot",
+    "CarriedTrail",
+    "CheckpointReport",
+    "DurableStore",
+    "HistoryLog",
+    "Judgement",
+    "MemoryHistory",
+    "MemoryLedger",
+    "MemoryStore",
+    "PendingChange",
+    "PendingChangeKind",
+    "PendingStore",
+    "SpendLedger",
+    "StoreTrail",
+    "Trail",
+    "TrailReport",
+    "approved_by",
+    "asked_entry",
+    "broken_link",
+    "chain_text",
+    "check_entry",
+    "check_trail",
+    "checkpointing",
+    "close_stores",
+    "create_audit_key",
+    "deadline_entry",
+    "declined",
+    "entry_text",
+    "entry_time",
+    "first_break",
+    "first_prev",
+    "judge",
+    "link_digest",
+    "linked_chain",
+    "linked_text",
+    "load_audit_keys",
+    "new_entry",
+    "open_url",
+    "read_entry",
+    "settled_entry",
+    "widened",
+]

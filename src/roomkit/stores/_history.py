@@ -1,0 +1,382 @@
+"""A request's history: who did what to it, when and through which surface, oldest first.
+
+An entry is a JSON object with at least ``type`` (``created``, ``shown``, ``voted``,
+``decided``, ``settled``, ``executed``, ``escalated``), ``at`` (ISO-8601 UTC), ``actor`` and
+``surface`` (each a string or ``None``), and ``seq``, its place in the request's history
+from 0, which the store assigns as it appends. Type-specific fields sit beside them (a
+decision's or a vote's ``decision`` and ``digest``, a run's ``digest`` and ``is_error``).
+
+The history is a chain: each entry is stored as the canonical JSON of :func:`entry_text`
+(keys sorted, compact separators, UTF-8) and carries ``prev``, the SHA-256 hex digest of the
+stored text of the entry before it; the first entry's ``prev`` is the digest of the
+request's id (:func:`first_prev`). :func:`chain_text` makes the text of the next link. Every
+store appends with a check-and-set on the chain's head (the last entry), so two processes
+appending at once never fork it; :func:`broken_link` finds where a chain read back breaks.
+
+A settle writes its entries in its own check-and-set: every store's ``settle(...,
+history=entries)`` appends ``entries`` in the same transaction (or Lua script, or SQL
+statement batch) that records the outcome, when and only when that settle wins, so nobody
+hears of an outcome whose entries are not stored yet. When the store records the timeout in
+place of a settle that came after the deadline, it appends :func:`deadline_entry` instead.
+Each store names the step that appends chained entries inside a write already open,
+``append_chained``, for any other write that must record its entries with it.
+
+:class:`HistoryLog` is what a durable store offers; :class:`MemoryHistory` keeps histories
+in this process's memory (a handler on the memory store does not need one: its requests
+carry their own histories, and these go with them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol, runtime_checkable
+
+from roomkit.core.exceptions import InvalidTextError
+from roomkit.models.history import ENTRY_MODELS, ENTRY_TYPES, Entry, check_fields
+from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.tools.validation import unencodable_text
+
+__all__ = [
+    "ENTRY_TYPES",
+    "HistoryLog",
+    "MemoryHistory",
+    "asked_entry",
+    "broken_link",
+    "chain_text",
+    "chain_texts",
+    "check_entries",
+    "check_entry",
+    "deadline_entry",
+    "entry_text",
+    "entry_time",
+    "first_prev",
+    "link_digest",
+    "linked_chain",
+    "linked_text",
+    "linked_texts",
+    "new_entry",
+    "read_entry",
+    "settled_entry",
+]
+
+
+MAX_ENTRY_CHARS = 64_000
+"""The longest entry (as JSON text) a history takes."""
+
+
+def new_entry(
+    kind: str, *, actor: str | None = None, surface: str | None = None, **fields: Any
+) -> dict[str, Any]:
+    """An entry of type ``kind`` made now (``seq`` is the store's to assign)."""
+    at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    return {"type": kind, "at": at, "actor": actor, "surface": surface, **fields}
+
+
+def entry_time(at: datetime) -> str:
+    """``at`` as an entry's ``at``: ISO-8601 in UTC, ``Z`` for the offset."""
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def asked_entry(request: PendingInput) -> dict[str, Any]:
+    """The ``created`` entry of the question ``request``: what was asked (the tool, the
+    arguments and their digest) of whom, in which room and channel, at its creation."""
+    return {
+        "type": "created",
+        "at": entry_time(request.created_at),
+        "actor": request.actor_id,
+        "surface": None,
+        "tool": request.tool_name,
+        "digest": arguments_digest(request.tool_name, request.arguments),
+        "arguments": request.arguments,
+        "room": request.room_id,
+        "channel": request.channel_id,
+    }
+
+
+def settled_entry(
+    status: str,
+    *,
+    actor: str | None = None,
+    surface: str | None = None,
+    withdrawn: bool = False,
+) -> dict[str, Any]:
+    """The ``settled`` entry of an outcome: its ``status`` (``resolved``, ``rejected``,
+    ``timed_out``), who settled it and through which surface; ``withdrawn`` when the
+    handler gave the request up rather than a person rejecting it."""
+    entry = new_entry("settled", actor=actor, surface=surface, status=status)
+    if withdrawn:
+        entry["withdrawn"] = True
+    return entry
+
+
+def deadline_entry() -> dict[str, Any]:
+    """The entry a store appends when it records a timeout in place of a late settle."""
+    return settled_entry("timed_out")
+
+
+def check_entries(entries: Sequence[object]) -> tuple[dict[str, Any], ...]:
+    """``entries`` (a settle's ``history=``) as history entries, each checked.
+
+    Raises:
+        TypeError: ``entries`` is a dict or a string rather than a sequence of entries, or
+            an entry is no entry (as :func:`check_entry`).
+        ValueError, InvalidTextError: as :func:`check_entry`.
+    """
+    if type(entries) not in (list, tuple) and isinstance(entries, Mapping | str | bytes):
+        raise TypeError("history= takes a sequence of history entries: pass [entry]")
+    return tuple([check_entry(entry) for entry in entries])
+
+
+def check_entry(entry: object) -> dict[str, Any]:
+    """``entry`` (a dict, or a typed :class:`~roomkit.models.history.Entry`) as a history
+    entry, with ``actor`` and ``surface`` filled in when missing.
+
+    Raises:
+        TypeError: ``entry`` is not a dict, or is not JSON-serialisable.
+        ValueError: its ``type`` is not one of :data:`ENTRY_TYPES`, its ``at`` is missing,
+            a field does not have the type its kind's model gives it
+            (:mod:`roomkit.models.history`), or it is longer than :data:`MAX_ENTRY_CHARS`
+            as JSON.
+        InvalidTextError: a text in it holds a lone surrogate.
+    """
+    if isinstance(entry, Entry):
+        entry = entry.to_dict()
+    elif type(entry) is not dict and not isinstance(entry, Mapping):
+        raise TypeError(f"a history entry is a dict, got {type(entry).__name__}")
+    checked = dict(entry)
+    model = ENTRY_MODELS.get(checked.get("type"))  # type: ignore[arg-type]
+    if model is None:
+        raise ValueError(
+            f"a history entry's type is one of {sorted(ENTRY_TYPES)}, got {checked.get('type')!r}"
+        )
+    if not isinstance(checked.get("at"), str):
+        raise ValueError("a history entry needs 'at', an ISO-8601 UTC time (see new_entry())")
+    check_fields(model, checked)
+    checked.setdefault("actor", None)
+    checked.setdefault("surface", None)
+    if _short_and_flat(checked):
+        # ASCII texts, flags and nothing else: encodable, serialisable and short as it is.
+        return checked
+    problem = unencodable_text(checked)
+    if problem is not None:
+        raise InvalidTextError(f"a history entry cannot be stored: it holds {problem}")
+    if len(entry_text(checked)) > MAX_ENTRY_CHARS:
+        raise ValueError(f"a history entry is at most {MAX_ENTRY_CHARS} characters as JSON")
+    return checked
+
+
+def _short_and_flat(entry: Mapping[str, Any]) -> bool:
+    """Whether ``entry`` holds only ASCII texts, ``None`` and bools, and is short whatever
+    JSON makes of it (an escape spells a character in at most six)."""
+    size = 2
+    for key, value in entry.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        if type(value) is str:
+            if not value.isascii():
+                return False
+            size += 6 * (len(key) + len(value)) + 6
+        elif value is None or type(value) is bool:
+            size += 6 * len(key) + 9
+        else:
+            return False
+    return size <= MAX_ENTRY_CHARS
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""What :func:`entry_text` encodes with: ``json.dumps`` with these options makes one per call."""
+
+
+def entry_text(entry: Mapping[str, Any]) -> str:
+    """The entry as it is stored: compact JSON, keys sorted."""
+    try:
+        return _CANONICAL.encode(entry)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"a history entry must be JSON-serialisable: {error}") from None
+
+
+def first_prev(pending_id: str) -> str:
+    """The ``prev`` of a request's first entry: the SHA-256 hex digest of its id."""
+    return hashlib.sha256(pending_id.encode("utf-8")).hexdigest()
+
+
+def link_digest(text: str | bytes) -> str:
+    """The SHA-256 hex digest of an entry's stored text: the next entry's ``prev``."""
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(raw).hexdigest()
+
+
+def chain_text(entry: Mapping[str, Any], pending_id: str, head: str | bytes | None) -> str:
+    """The stored text of ``entry`` appended after ``head`` (the text of the request's last
+    entry, ``None`` when it has none): ``entry`` with its ``prev``, without ``seq``."""
+    return linked_text(entry, first_prev(pending_id) if head is None else link_digest(head))
+
+
+def linked_text(entry: Mapping[str, Any], prev: str) -> str:
+    """The stored text of ``entry`` appended after the entry whose digest is ``prev`` (for
+    the first entry, :func:`first_prev` of the request's id)."""
+    linked = dict(entry)
+    linked.pop("seq", None)
+    linked["prev"] = prev
+    return entry_text(linked)
+
+
+def chain_texts(
+    entries: Sequence[Mapping[str, Any]], pending_id: str, head: str | bytes | None
+) -> list[str]:
+    """The stored texts of ``entries`` appended one after another after ``head``."""
+    return linked_texts(entries, first_prev(pending_id) if head is None else link_digest(head))
+
+
+def linked_texts(entries: Sequence[Mapping[str, Any]], prev: str) -> list[str]:
+    """The stored texts of ``entries`` appended one after another after the entry whose
+    digest is ``prev``."""
+    return linked_chain(entries, prev)[0]
+
+
+def linked_chain(entries: Sequence[Mapping[str, Any]], prev: str) -> tuple[list[str], str]:
+    """As :func:`linked_texts`, and the digest of the last text (``prev`` for no entries):
+    the ``prev`` of whatever comes next, so that whoever keeps the head need not digest
+    that text again."""
+    texts: list[str] = []
+    for entry in entries:
+        text = linked_text(entry, prev)
+        texts.append(text)
+        prev = link_digest(text)
+    return texts, prev
+
+
+def broken_link(pending_id: str, texts: Sequence[str | bytes]) -> tuple[int, str] | None:
+    """Where the chain of ``texts`` (a request's stored entries, oldest first) breaks: the
+    ``seq`` of the first entry that is not what was appended, and why; ``None`` if whole."""
+    expected = first_prev(pending_id)
+    for seq, text in enumerate(texts):
+        try:
+            entry = json.loads(text)
+        except ValueError:
+            return seq, "it is not JSON"
+        if not isinstance(entry, dict):
+            return seq, "it is not a JSON object"
+        if entry.get("prev") != expected:
+            return seq, "its prev is not the digest of the entry before it"
+        raw = text.decode("utf-8") if isinstance(text, bytes) else text
+        if entry_text(entry) != raw:
+            return seq, "its text is not the canonical JSON it was stored as"
+        expected = link_digest(text)
+    return None
+
+
+def read_entry(text: str | bytes, seq: int) -> dict[str, Any]:
+    """The entry stored as ``text`` at position ``seq``."""
+    entry = json.loads(text)
+    if not isinstance(entry, dict):
+        raise ValueError("a stored history entry is not a JSON object")
+    entry["seq"] = seq
+    return entry
+
+
+@runtime_checkable
+class HistoryLog(Protocol):
+    """A store that keeps each request's history beside it."""
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` (checked by :func:`check_entry`) to the request's history;
+        return its ``seq``."""
+        ...
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first (empty for an id with none)."""
+        ...
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the approvers of the pending request; the record once changed,
+        ``None`` when the request is not pending."""
+        ...
+
+
+class MemoryHistory:
+    """Histories of requests, in this process's memory, by request id.
+
+    Every chain is kept while the handler lives: an open request's chain is never dropped.
+
+    Args:
+        limit: ``None`` (the default) keeps every chain; a number keeps at most that many
+            chains of settled requests (a chain counts as settled once a ``settled`` entry
+            joins it), the oldest settled forgotten first. A chain of a request still open
+            is never forgotten, whatever the limit.
+
+    Raises:
+        TypeError, ValueError: ``limit`` is not ``None`` or a positive int.
+    """
+
+    def __init__(self, *, limit: int | None = None) -> None:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be >= 1 (or None to keep every chain), got {limit}")
+        self._limit = limit
+        # Each chain's stored texts, oldest first; an entry appended by a settle stays a
+        # dict until the chain is read, and is linked then, in its place.
+        self._entries: dict[str, list[str | dict[str, Any]]] = {}
+        self._settled: deque[str] = deque()
+        """The requests whose chains hold a ``settled`` entry, oldest settled first."""
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry``, linked now: its values are stored as they are at this call."""
+        return self.append_linked(pending_id, (entry,))[0]
+
+    def append_linked(self, pending_id: str, entries: Sequence[Mapping[str, Any]]) -> list[int]:
+        """As :meth:`append_chained`, linked at once: for entries whose values may change
+        after this call (a ``created`` entry holds the request's arguments)."""
+        texts = self._texts(pending_id)  # what a settle appended is linked first
+        chain = self._entries.setdefault(pending_id, [])
+        first = len(chain)
+        chain += chain_texts(entries, pending_id, texts[-1] if texts else None)
+        self._forget(entries, pending_id)
+        return list(range(first, len(chain)))
+
+    def append_chained(self, pending_id: str, entries: Sequence[Mapping[str, Any]]) -> list[int]:
+        """Append ``entries`` (checked already) to the request's chain, in order; their seqs.
+
+        Synchronous: called in the same step of the event loop as the write it belongs with
+        (a settle of the memory store), nothing can come between them, so the check-and-set
+        on the head is implicit, and whoever learns of the write finds its entries stored.
+        The entries are copied now and linked (their text and ``prev`` made) when the chain
+        is next read or appended to, so their values must not change meanwhile (a settle's
+        entries hold texts only); the order, and so the chain, is fixed here.
+        """
+        chain = self._entries.setdefault(pending_id, [])
+        first = len(chain)
+        chain += [dict(entry) for entry in entries]
+        self._forget(entries, pending_id)
+        return list(range(first, len(chain)))
+
+    def _forget(self, entries: Sequence[Mapping[str, Any]], pending_id: str) -> None:
+        """Past the limit, forget the oldest settled chains (``entries`` may settle one)."""
+        if self._limit is not None and any(entry.get("type") == "settled" for entry in entries):
+            self._settled.append(pending_id)
+            while len(self._settled) > self._limit:
+                self._entries.pop(self._settled.popleft(), None)
+
+    def stored_texts(self) -> dict[str, list[str]]:
+        """Every request's stored entries, oldest first (for an export or a check)."""
+        return {pending_id: self._texts(pending_id) for pending_id in list(self._entries)}
+
+    def _texts(self, pending_id: str) -> list[str]:
+        """The request's chain as stored texts, linking the entries not linked yet."""
+        chain = self._entries.get(pending_id)
+        if not chain:
+            return []
+        head: str | None = None
+        for seq, item in enumerate(chain):
+            if not isinstance(item, str):
+                item = chain[seq] = chain_text(item, pending_id, head)
+            head = item
+        return [item for item in chain if isinstance(item, str)]
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        return [read_entry(text, seq) for seq, text in enumerate(self._texts(pending_id))]

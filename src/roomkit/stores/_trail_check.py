@@ -1,0 +1,337 @@
+"""Checking a trail: every chain, and with the audit key every head and checkpoint.
+
+Without the key, each chain is checked as it reads: its entries numbered 0, 1, 2, ... in a
+row (an entry renumbered, deleted or inserted, alone or with others, breaks the row), each
+``prev`` the digest of the entry before it, each text the canonical JSON it was stored as,
+and each arguments digest (a ``created`` entry's, an edit's) the digest of its arguments.
+That finds an edit anywhere but at a chain's end; a person who can write to the database
+can still change or drop the last entry, append one, or delete a chain whole.
+
+With the key, :func:`check_trail` also checks what only the key can make
+(:mod:`~roomkit.stores._trail`, :mod:`~roomkit.tools.human_input.stores.
+_checkpoints`):
+
+- each chain's head holds its signature and names the chain as it is: as many entries, the
+  same last one (an edited, deleted or appended last entry shows, and so does a chain whose
+  last append was made by a process without the key);
+- the checkpoints are numbered 0, 1, 2, ... in a row, each holds its signature and its
+  ``prev`` is the digest of the one before (one edited, deleted, reordered or inserted
+  shows), and no head names a checkpoint newer than the last one (the newest deleted shows
+  while a head it signed remains);
+- every chain a checkpoint lists is still there, at least as long, with the entry the
+  checkpoint recorded at that place, unless the audit retention the checkpoints record has
+  passed since (see :func:`check_trail`) or the store forgot the chain with its request
+  (``Trail.forgotten``, the memory store's retention); every head left without its chain
+  shows.
+
+What a checkpoint has not listed yet is vouched for by its head alone: a chain created
+since the last checkpoint can be deleted whole, head and all, and a chain can be rolled
+back, together with its head, to a state it had since the last checkpoint (given a copy
+of the head as it was then), without showing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from roomkit.models.pending_input import arguments_digest
+from roomkit.stores._audit_keys import AuditKeys
+from roomkit.stores._checkpoints import FIRST_PREV, checkpoint_message, read_checkpoint
+from roomkit.stores._history import broken_link, entry_text, link_digest
+from roomkit.stores._trail import Anchoring, Checkpoint, Head, Trail, head_message
+
+__all__ = ["TrailReport", "chain_problem", "check_trail", "first_break", "unsigned_heads"]
+
+
+@dataclass
+class TrailReport:
+    """What :func:`check_trail` found."""
+
+    problems: list[str] = field(default_factory=list)
+    """Each thing that does not hold, one sentence each; empty when the trail holds."""
+    chains: int = 0
+    """How many chains the store holds."""
+    entries: int = 0
+    """How many entries they hold."""
+    signed: bool = False
+    """Whether the heads and checkpoints were checked (with the audit key)."""
+    checkpoints: int = 0
+    """How many checkpoints the store holds."""
+    last_at: str | None = None
+    """When the last checkpoint was written (ISO-8601), if there is one."""
+    purged: int = 0
+    """Chains a checkpoint listed that are gone after the audit retention."""
+    unlisted: int = 0
+    """Chains no checkpoint lists yet (vouched for by their heads alone)."""
+
+
+@dataclass
+class _Listed:
+    """The chains the checkpoints list, as the last one listing each recorded it."""
+
+    chains: dict[str, tuple[int, str, int]] = field(default_factory=dict)
+    """Each chain's length and last digest, and the checkpoint that recorded them."""
+    times: list[float | None] = field(default_factory=list)
+    """Each checkpoint's time, by number."""
+    retention: float | None = None
+    last: int = -1
+
+
+def first_break(pending_id: str, texts: Sequence[str]) -> str | None:
+    """What is wrong with the first broken entry of the chain of ``texts``, ``None`` if it
+    holds (its links, its texts and its arguments digests)."""
+    found = broken_link(pending_id, texts)
+    if found is not None:
+        seq, why = found
+        return f"the history of {pending_id!r} breaks at entry {seq}: {why}"
+    tool: object = None
+    for seq, text in enumerate(texts):
+        entry = json.loads(text)
+        if entry.get("type") == "created":
+            tool = entry.get("tool")
+        arguments = entry.get("arguments")
+        # A vote's edit names its own arguments' digest ``edited``; its ``digest`` is the
+        # digest of the arguments it was a vote on.
+        named = "edited" if entry.get("type") == "voted" else "digest"
+        checkable = isinstance(tool, str) and isinstance(arguments, dict) and named in entry
+        if checkable and entry[named] != arguments_digest(str(tool), arguments):
+            return (
+                f"the history of {pending_id!r} breaks at entry {seq}: its digest is not "
+                "the digest of its arguments"
+            )
+    return None
+
+
+def chain_problem(pending_id: str, rows: Sequence[tuple[int, str]]) -> str | None:
+    """The first thing wrong with a chain read as ``(seq, text)`` rows, ``None`` if it holds."""
+    for place, (seq, _) in enumerate(rows):
+        if seq != place:
+            return (
+                f"the history of {pending_id!r} breaks at entry {place}: it is stored as "
+                f"entry {seq} (entries were renumbered, deleted or inserted)"
+            )
+    return first_break(pending_id, [text for _, text in rows])
+
+
+def unsigned_heads(
+    chains: Mapping[str, Sequence[tuple[int, str]]], anchoring: Anchoring
+) -> tuple[dict[str, Head], list[str]]:
+    """The heads of ``chains`` (those whose heads are missing or unsigned) signed as they
+    stand, for each chain that holds (:func:`chain_problem`); and the chains that do not.
+
+    This is what vouching for a trail as it is now takes: for the chains written before
+    their heads were signed, or by a process without the audit key. A signed head that
+    does not match its chain is never signed again here: that is what an edit looks like.
+    """
+    signed: dict[str, Head] = {}
+    broken: list[str] = []
+    for pending_id, rows in chains.items():
+        if not rows or chain_problem(pending_id, rows) is not None:
+            broken.append(pending_id)
+            continue
+        signed[pending_id] = anchoring.head(pending_id, len(rows), link_digest(rows[-1][1]))
+    return signed, broken
+
+
+def check_trail(trail: Trail, keys: AuditKeys | None, *, now: float) -> TrailReport:
+    """Check ``trail``: its chains, and with ``keys`` its heads and checkpoints.
+
+    A chain a checkpoint listed that is missing counts as purged, not deleted, when the
+    last checkpoint records an audit retention and that long has passed since the
+    checkpoint before the one that last listed it (since that one, for the first): its
+    last append came after the earlier one. It counts as purged too when the trail names
+    it forgotten with its request (``trail.forgotten``).
+
+    Args:
+        trail: what the store read.
+        keys: the audit keys; ``None`` checks the chains alone.
+        now: the time (seconds since the epoch) a retention is judged at.
+    """
+    report = TrailReport(
+        chains=len(trail.chains),
+        entries=sum(len(rows) for rows in trail.chains.values()),
+        checkpoints=len(trail.checkpoints),
+        signed=keys is not None,
+    )
+    for pending_id in sorted(trail.chains):
+        problem = chain_problem(pending_id, trail.chains[pending_id])
+        if problem is not None:
+            report.problems.append(problem)
+    if keys is None:
+        return report
+    listed = _fold(trail.checkpoints, keys, report)
+    _check_heads(trail, keys, listed, report)
+    _check_listed(trail, listed, report, now)
+    return report
+
+
+def _fold(checkpoints: Sequence[Checkpoint], keys: AuditKeys, report: TrailReport) -> _Listed:
+    """What the checkpoints list, taken in order; what does not hold goes to ``report``."""
+    listed = _Listed()
+    problems = report.problems
+    expected, prev = 0, FIRST_PREV
+    for checkpoint in checkpoints:
+        n = checkpoint.n
+        if n != expected:
+            problems.append(
+                f"checkpoint #{expected} is missing (deleted, or the checkpoints reordered): "
+                f"the next one stored is #{n}"
+                if n > expected
+                else f"checkpoint #{n} is stored again, or out of order, after #{expected - 1}"
+            )
+        body = read_checkpoint(checkpoint)
+        why = keys.check(checkpoint_message(checkpoint.text), checkpoint.mac)
+        if why is not None or body is None:
+            problems.append(f"checkpoint #{n} does not hold: {why or 'it is not a checkpoint'}")
+            expected, prev = n + 1, link_digest(checkpoint.text)
+            continue
+        if body["n"] != n:
+            problems.append(f"checkpoint #{n} is stored in the place of #{body['n']}")
+        elif n == expected and body.get("prev") != prev:
+            problems.append(
+                f"checkpoint #{n} does not follow the one before it (a checkpoint before it "
+                "was deleted, replaced or reordered)"
+            )
+        if entry_text(body) != checkpoint.text:
+            problems.append(f"checkpoint #{n}'s text is not the canonical JSON it was stored as")
+        for pending_id, head in body["heads"].items():
+            length, digest = _listed_head(head)
+            before = listed.chains.get(pending_id)
+            if before is not None and length < before[0]:
+                problems.append(
+                    f"checkpoint #{n} records the history of {pending_id!r} shorter than "
+                    f"checkpoint #{before[2]} did"
+                )
+            listed.chains[pending_id] = (length, digest, n)
+        if body["chains"] != len(listed.chains):
+            problems.append(
+                f"checkpoint #{n} counts {body['chains']} histories, and the checkpoints up "
+                f"to it list {len(listed.chains)}"
+            )
+        listed.times += [None] * (n + 1 - len(listed.times))
+        listed.times[n] = _seconds(body.get("at"))
+        listed.retention = _retention(body.get("retention"))
+        listed.last = max(listed.last, n)
+        expected, prev = n + 1, link_digest(checkpoint.text)
+        report.last_at = body.get("at") if isinstance(body.get("at"), str) else None
+    return listed
+
+
+def _check_heads(trail: Trail, keys: AuditKeys, listed: _Listed, report: TrailReport) -> None:
+    """Each chain against its head, and each head against its chain."""
+    problems = report.problems
+    newest: tuple[int, str] | None = None
+    for pending_id in sorted(trail.chains.keys() | trail.heads.keys()):
+        rows = trail.chains.get(pending_id)
+        head = trail.heads.get(pending_id)
+        if head is None or head.mac is None:
+            problems.append(
+                f"the history of {pending_id!r} has no signed head: its last entries were "
+                "written by a process without the audit key (or before heads were signed: "
+                "`roomkit audit checkpoint --adopt` signs them as they stand), or its head "
+                "was deleted"
+            )
+            continue
+        why = keys.check(head_message(pending_id, head), head.mac)
+        if why is not None:
+            problems.append(f"the head of the history of {pending_id!r} does not hold: {why}")
+            continue
+        if head.epoch > max(listed.last, newest[0] if newest else -1):
+            newest = (head.epoch, pending_id)
+        if not rows:
+            problems.append(
+                f"the history of {pending_id!r} was deleted: its signed head remains "
+                f"({head.length} entries)"
+            )
+            continue
+        problem = _against_head(pending_id, rows, head)
+        if problem is not None:
+            problems.append(problem)
+        if pending_id not in listed.chains:
+            report.unlisted += 1
+    if newest is not None:
+        problems.append(
+            f"checkpoint #{newest[0]} is missing (deleted): the head of the history of "
+            f"{newest[1]!r} was signed after it, and the last checkpoint stored is "
+            f"#{listed.last}"
+        )
+
+
+def _against_head(pending_id: str, rows: Sequence[tuple[int, str]], head: Head) -> str | None:
+    if len(rows) != head.length:
+        how = (
+            "entries at its end were deleted"
+            if len(rows) < head.length
+            else "entries were appended without the key"
+        )
+        return (
+            f"the history of {pending_id!r} holds {len(rows)} entries and its signed head "
+            f"says {head.length}: {how}"
+        )
+    if link_digest(rows[-1][1]) != head.digest:
+        return (
+            f"the last entry of the history of {pending_id!r} (entry {head.length - 1}) is not "
+            "the one its signed head names: it was edited or replaced"
+        )
+    return None
+
+
+def _check_listed(trail: Trail, listed: _Listed, report: TrailReport, now: float) -> None:
+    """Every chain the checkpoints list against the chain as stored."""
+    for pending_id in sorted(listed.chains):
+        length, digest, n = listed.chains[pending_id]
+        rows = trail.chains.get(pending_id)
+        if not rows:
+            if pending_id in trail.forgotten or _purged(listed, n, now):
+                report.purged += 1
+            else:
+                report.problems.append(
+                    f"the history of {pending_id!r} was deleted: checkpoint #{n} lists it "
+                    f"with {length} entries"
+                )
+            continue
+        if len(rows) < length:
+            report.problems.append(
+                f"the history of {pending_id!r} holds {len(rows)} entries and checkpoint "
+                f"#{n} recorded {length}: entries were deleted"
+            )
+        elif length and link_digest(rows[length - 1][1]) != digest:
+            report.problems.append(
+                f"entry {length - 1} of the history of {pending_id!r} is not the one "
+                f"checkpoint #{n} recorded: it was edited or replaced"
+            )
+
+
+def _purged(listed: _Listed, n: int, now: float) -> bool:
+    """Whether a chain checkpoint ``n`` last listed may be gone after the audit retention."""
+    if listed.retention is None:
+        return False
+    since = listed.times[n - 1] if n > 0 else listed.times[n]
+    return since is not None and since + listed.retention <= now
+
+
+def _listed_head(head: Any) -> tuple[int, str]:
+    if isinstance(head, list) and len(head) == 2:
+        length, digest = head
+        if type(length) is int and isinstance(digest, str):
+            return length, digest
+    return 0, ""
+
+
+def _seconds(at: object) -> float | None:
+    if not isinstance(at, str):
+        return None
+    try:
+        return datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _retention(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)

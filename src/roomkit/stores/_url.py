@@ -1,0 +1,98 @@
+"""Both stores of a back end from one URL: for a desk, the command line and the agents' processes.
+
+- ``memory``: both in this process (a desk alone with it shows only its own requests);
+- ``sqlite:///path.db`` (relative) or ``sqlite:////abs/path.db``: the pending requests
+  and the rooms in one SQLite file, shared with the agent processes on the machine;
+- ``redis://host:port/db`` (or ``rediss://``, ``unix://``): the pending requests and the
+  rooms on Redis, shared by every process that reaches it (the stores' default key prefix,
+  ``roomkit``, which an agent's stores must use too);
+- ``postgresql://user:password@host:port/db`` (or ``postgres://``): the pending requests and
+  the rooms in a PostgreSQL database (the stores' default schema, ``public``, which an
+  agent's stores must use too).
+
+The SQLite, Redis and PostgreSQL packages load only when their URL is used (they need
+extras).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from roomkit.core.store import InMemoryStore, RoomStore
+from roomkit.stores.base import DurableStore, PendingStore
+from roomkit.stores.memory import MemoryStore
+
+__all__ = ["OpenedStores", "close_stores", "open_url"]
+
+_SQLITE = "sqlite:///"
+_REDIS = ("redis://", "rediss://", "unix://")
+_POSTGRES = ("postgresql://", "postgres://")
+
+
+class OpenedStores(NamedTuple):
+    """The two stores a URL names (a pair: ``requests, rooms = open_url(url)``)."""
+
+    requests: PendingStore | DurableStore
+    """The pending-request store (for a ``HumanInputHandler``)."""
+    rooms: RoomStore
+    """The room store (for a ``RoomKit``)."""
+
+
+def open_url(url: str) -> OpenedStores:
+    """The pending-request store and the room store that ``url`` names.
+
+    The stores connect on first use (or with ``async with`` / ``open()``); close them with
+    :func:`close_stores`.
+
+    Args:
+        url: ``memory``, ``sqlite:///path.db``, ``redis://host:port/db`` or
+            ``postgresql://user:password@host:port/db`` (the forms above).
+
+    Returns:
+        The two stores, as a pair.
+
+    Raises:
+        ValueError: the URL names no known store (the message lists the forms).
+        ImportError: the store's extra is not installed.
+    """
+    if url == "memory":
+        return OpenedStores(MemoryStore(), InMemoryStore())
+    if url.startswith(_SQLITE):
+        path = url[len(_SQLITE) :]
+        if not path:
+            raise ValueError("A sqlite URL names a file: sqlite:///desk.db or sqlite:////abs.db")
+        from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
+
+        return OpenedStores(SQLiteStore(path), SQLiteRoomStore(path))
+    if url.startswith(_REDIS):
+        from roomkit.stores.redis import RedisRoomStore, RedisStore
+
+        return OpenedStores(RedisStore(url), RedisRoomStore(url))
+    if url.startswith(_POSTGRES):
+        from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
+
+        return OpenedStores(PostgresStore(url), PostgresRoomStore(url))
+    if url.startswith("sqlite:"):
+        path = url.removeprefix("sqlite:").lstrip("/") or "desk.db"
+        raise ValueError(
+            f"{url!r} is not a SQLite URL: use sqlite:///{path} (three slashes, then the "
+            f"path; four for an absolute path: sqlite:////abs/{path})"
+        )
+    raise ValueError(
+        f"Unknown store URL {url.split('://')[0]!r}: use memory, sqlite:///path.db, "
+        "redis://host:port/db or postgresql://user:password@host:port/db"
+    )
+
+
+async def close_stores(*stores: object) -> None:
+    """Close the stores that have an ``async close()`` (each once, in order).
+
+    Args:
+        *stores: the stores (any object; one without ``close`` is passed over).
+    """
+    seen: set[int] = set()
+    for store in stores:
+        close = getattr(store, "close", None)
+        if close is not None and id(store) not in seen:
+            seen.add(id(store))
+            await close()

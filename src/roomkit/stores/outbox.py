@@ -1,0 +1,372 @@
+"""The notification outbox: what is owed to people, recorded before it is sent.
+
+Every store keeps one beside its requests, in a table or keys of its own (the requests'
+rows are untouched). An item is one thing to do for one request — a ladder step, or one
+delivery through one surface — named by a stable id (a webhook's ``webhook-id``). It is
+added once (adding an id already there changes nothing), then each time it is due:
+
+1. :meth:`Outbox.claim` takes it for one process by pushing its due time a lease ahead, in
+   one check-and-set: two processes never both hold it;
+2. the holder does it, renewing the lease while it works (:meth:`Outbox.renew`);
+3. :meth:`Outbox.complete` marks it done, or :meth:`Outbox.postpone` puts it back for a
+   later attempt.
+
+A process killed between 1 and 3 leaves the item due again when its lease lapses, so it
+is done at least once; an item is never done again once complete. Times are on the
+store's clock.
+
+Each item is in a *lane*: a delivery in the one of the surface it goes through, a step in
+the steps' lane (:data:`STEPS`). A claim may name lanes and how many items to take in each,
+so that a notifier takes work for each surface on its own: a lane it cannot serve now
+(every slot busy with a receiver that hangs) never stands in front of another's items.
+
+A request's steps are named ``<pending_id>.<job>`` (:func:`step_id`); its ``settle`` step,
+the one that tells how it ended, is its *ending*. A request with items but no ending is
+still owed one (:meth:`Outbox.unended`), however long ago it settled; once its ending is
+older than the retention and every item of it is done, :meth:`Outbox.purge` drops them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import json
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "COLUMNS",
+    "ENDING",
+    "IS_ENDING",
+    "KEEP_DONE",
+    "STEPS",
+    "EndingStatements",
+    "KeepsOutbox",
+    "MemoryOutbox",
+    "Outbox",
+    "OutboxItem",
+    "item_from_row",
+    "lane_of",
+    "now_of",
+    "outbox_for",
+    "step_id",
+]
+
+ENDING = "settle"
+"""The job of a request's last step: telling how it ended."""
+
+KEEP_DONE = 7 * 86_400.0
+"""Seconds a request's items are kept after its ending, by default (stores take
+``outbox_retention_seconds``)."""
+
+
+_PURGE_EVERY = 60.0
+"""Seconds between the memory outbox's purges."""
+
+
+STEPS = ""
+"""The lane of steps (ladder steps, announcements, endings): items that say who is told."""
+
+
+def lane_of(body: Mapping[str, Any]) -> str:
+    """The lane of an item with ``body``: the surface a delivery goes through, else
+    :data:`STEPS`."""
+    surface = body.get("surface")
+    return surface if isinstance(surface, str) else STEPS
+
+
+def step_id(pending_id: str, job: str) -> str:
+    """The id of the step ``job`` (``announce``, ``remind0``, ``settle``, ...) of a request."""
+    return f"{pending_id}.{job}"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """One thing owed about one request."""
+
+    item_id: str
+    """Stable: the same on every attempt (a webhook's ``webhook-id``)."""
+    pending_id: str
+    due: float
+    """When it may next be attempted, on the store's clock."""
+    body: dict[str, Any] = field(default_factory=dict)
+    """What to do, as a JSON object."""
+    attempts: int = 0
+    """Attempts that failed and were postponed."""
+    created: float = 0.0
+    """When it was added: retries give up a fixed time after it."""
+    done: bool = False
+    receipt: dict[str, Any] | None = None
+    """What the surface returned when it was delivered."""
+
+    @property
+    def lane(self) -> str:
+        """The surface a delivery goes through, or :data:`STEPS` (see :func:`lane_of`)."""
+        return lane_of(self.body)
+
+    def encoded_body(self) -> str:
+        return json.dumps(self.body, separators=(",", ":"), sort_keys=True)
+
+
+COLUMNS = "item_id, pending_id, due, body, attempts, created, done, receipt"
+"""The columns of an outbox table (SQLite, PostgreSQL), in :func:`item_from_row` order."""
+
+
+IS_ENDING = f"item_id = pending_id || '.{ENDING}'"
+"""An SQL outbox row that is a request's ending, as the partial index on endings has it (a
+query uses that index only when it says it the same way)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndingStatements:
+    """The SQL (SQLite, PostgreSQL) that finds the requests owed an ending and purges."""
+
+    unended: str
+    """The requests with rows but no ending row."""
+    purge: str
+    """Delete the rows of the requests whose ending was added before the one parameter and
+    whose rows are all done."""
+
+    @classmethod
+    def on(cls, table: str, *, marker: str, done: str) -> EndingStatements:
+        """The statements on ``table``, with ``marker`` for the parameter and ``done`` for a
+        done row (``done = 1`` in SQLite, ``done`` in PostgreSQL)."""
+        return cls(
+            unended=(
+                f"SELECT DISTINCT pending_id FROM {table} AS o WHERE NOT EXISTS ("
+                f"SELECT 1 FROM {table} WHERE item_id = o.pending_id || '.{ENDING}')"
+            ),
+            purge=(
+                f"DELETE FROM {table} WHERE pending_id IN (SELECT pending_id FROM {table} AS e "
+                f"WHERE {IS_ENDING} AND {done} AND created < {marker} AND NOT EXISTS ("
+                f"SELECT 1 FROM {table} WHERE pending_id = e.pending_id AND NOT ({done})))"
+            ),
+        )
+
+
+def item_from_row(row: Sequence[Any]) -> OutboxItem:
+    """An item from a row of :data:`COLUMNS`."""
+    return OutboxItem(
+        item_id=row[0],
+        pending_id=row[1],
+        due=float(row[2]),
+        body=json.loads(row[3]),
+        attempts=int(row[4]),
+        created=float(row[5]),
+        done=bool(row[6]),
+        receipt=None if row[7] is None else json.loads(row[7]),
+    )
+
+
+@runtime_checkable
+class Outbox(Protocol):
+    """A store's outbox, shared by every process on the store."""
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        """Record the items not recorded yet; returns how many were new."""
+        ...
+
+    async def claim(
+        self,
+        owner: str,
+        now: float,
+        lease: float,
+        limit: int,
+        *,
+        lanes: Mapping[str, int] | None = None,
+    ) -> list[OutboxItem]:
+        """Take items due at ``now`` for ``owner`` until ``now + lease``, earliest due first:
+        up to ``limit`` of them; with ``lanes``, up to ``lanes[name]`` in each lane named and
+        up to ``limit`` in the lanes not named."""
+        ...
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        """Extend ``owner``'s lease on an item; ``False`` when it holds it no more."""
+        ...
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        """Mark an item done (with what the surface returned); it is never claimed again."""
+        ...
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        """Put an item back, due at ``due``, one attempt more."""
+        ...
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        """Every item of a request, oldest first."""
+        ...
+
+    async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
+        """The earliest due time among items not done (in ``lanes`` when given), or
+        ``None``."""
+        ...
+
+    async def unended(self) -> list[str]:
+        """The requests with items but no ending step yet, in no particular order."""
+        ...
+
+    async def purge(self, before: float) -> int:
+        """Drop every item of the requests whose ending was added before ``before`` and
+        whose items are all done; returns how many items went."""
+        ...
+
+
+@runtime_checkable
+class KeepsOutbox(Protocol):
+    """A store that keeps the notification outbox beside its requests (the durable stores)."""
+
+    outbox: Outbox
+    """The store's outbox: one per store, shared by every handler and notifier on it."""
+
+
+class MemoryOutbox:
+    """The outbox of a handler whose requests live in this process (the memory store).
+
+    A heap of due times per lane finds the items due without looking at the others; an
+    entry whose item has moved since (claimed, renewed, done) is dropped when it comes up.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[str, OutboxItem] = {}
+        self._owners: dict[str, str] = {}
+        self._heaps: dict[str, list[tuple[float, str]]] = {}
+        self._by_request: dict[str, set[str]] = {}
+        self._unended: set[str] = set()
+        self._next_purge = -math.inf
+
+    def _put(self, item: OutboxItem) -> None:
+        self._items[item.item_id] = item
+        if not item.done:
+            heapq.heappush(self._heaps.setdefault(item.lane, []), (item.due, item.item_id))
+
+    def _current(self, due: float, item_id: str) -> OutboxItem | None:
+        item = self._items.get(item_id)
+        return item if item is not None and not item.done and item.due == due else None
+
+    def _head(self, lane: str) -> tuple[float, str] | None:
+        """The earliest entry of ``lane`` whose item is still due then, or ``None``."""
+        heap = self._heaps.get(lane, [])
+        while heap and self._current(*heap[0]) is None:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        new = 0
+        now = max((item.created for item in items), default=-math.inf)
+        if items and now >= self._next_purge:
+            # The handler's clock is the event loop's: an added item's creation tells it.
+            self._next_purge = now + _PURGE_EVERY
+            await self.purge(now - KEEP_DONE)
+        for item in items:
+            if item.item_id not in self._items:
+                self._put(item)
+                self._by_request.setdefault(item.pending_id, set()).add(item.item_id)
+                if item.item_id == step_id(item.pending_id, ENDING):
+                    self._unended.discard(item.pending_id)
+                elif step_id(item.pending_id, ENDING) not in self._items:
+                    self._unended.add(item.pending_id)
+                new += 1
+        return new
+
+    async def claim(
+        self,
+        owner: str,
+        now: float,
+        lease: float,
+        limit: int,
+        *,
+        lanes: Mapping[str, int] | None = None,
+    ) -> list[OutboxItem]:
+        named = lanes or {}
+        claimed = []
+        for lane, room in named.items():
+            claimed += self._take(owner, now, lease, [lane], room)
+        others = [lane for lane in self._heaps if lane not in named]
+        return claimed + self._take(owner, now, lease, others, limit)
+
+    def _take(
+        self, owner: str, now: float, lease: float, lanes: list[str], limit: int
+    ) -> list[OutboxItem]:
+        """Up to ``limit`` items due at ``now`` among ``lanes``, earliest first."""
+        claimed: list[OutboxItem] = []
+        while len(claimed) < limit:
+            heads = [(head, lane) for lane in lanes if (head := self._head(lane)) is not None]
+            if not heads:
+                break
+            (due, item_id), lane = min(heads)
+            if due > now:
+                break
+            heapq.heappop(self._heaps[lane])
+            item = self._items[item_id]
+            claimed.append(item)
+            self._put(replace(item, due=now + lease))
+            self._owners[item_id] = owner
+        return claimed
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        item = self._items.get(item_id)
+        if item is None or item.done or self._owners.get(item_id) != owner:
+            return False
+        self._put(replace(item, due=until))
+        return True
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        item = self._items.get(item_id)
+        if item is not None:
+            self._items[item_id] = replace(item, done=True, receipt=receipt)
+            self._owners.pop(item_id, None)
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        item = self._items.get(item_id)
+        if item is not None and not item.done:
+            self._put(replace(item, due=due, attempts=item.attempts + 1))
+            self._owners.pop(item_id, None)
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        return sorted(
+            (self._items[i] for i in self._by_request.get(pending_id, ())),
+            key=lambda i: (i.created, i.item_id),
+        )
+
+    async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
+        heads = [self._head(lane) for lane in (self._heaps if lanes is None else lanes)]
+        return min((head[0] for head in heads if head is not None), default=None)
+
+    async def unended(self) -> list[str]:
+        return list(self._unended)
+
+    async def purge(self, before: float) -> int:
+        gone = 0
+        for pending_id, ids in list(self._by_request.items()):
+            ending = self._items.get(step_id(pending_id, ENDING))
+            if ending is None or not ending.done or ending.created >= before:
+                continue
+            if all(self._items[i].done for i in ids):
+                for item_id in ids:
+                    del self._items[item_id]
+                    self._owners.pop(item_id, None)
+                del self._by_request[pending_id]
+                gone += len(ids)
+        return gone
+
+
+def now_of(handler: Any) -> float:
+    """The time on the clock ``handler``'s outbox and deadlines use: the store's on a
+    durable store, the running event loop's on the memory store."""
+    if handler.durable:
+        return float(handler.store.clock())
+    return asyncio.get_running_loop().time()
+
+
+def outbox_for(handler: Any) -> Outbox:
+    """The outbox beside the requests of ``handler`` (a ``HumanInputHandler``): its
+    :attr:`~roomkit.tools.human_input.HumanInputHandler.outbox`.
+
+    SQLite, Redis and PostgreSQL stores keep it in their database, shared by every process
+    (``store.outbox``); on any other store (the memory store) the handler keeps one in this
+    process's memory.
+    """
+    outbox: Outbox = handler.outbox
+    return outbox

@@ -1,0 +1,427 @@
+"""The Postgres stores' link: the pool, the first connection, the faults, the migrations.
+
+:class:`Link` owns (or borrows) a ``psycopg_pool.AsyncConnectionPool``. Opening it makes one
+connection first, on its own, so that a wrong host, password or database name surfaces as a
+:class:`~roomkit.core.exceptions.StoreError` naming what to check, at once, instead of a
+pool that waits for connections that never come; that connection also creates or migrates
+the tables (:func:`migrate`, under an advisory lock, refusing tables newer than the code).
+Afterwards every fault of the server or the network raises
+:class:`~roomkit.core.exceptions.StoreUnavailableError`. The room store and the
+pending-request store share this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import select
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Protocol
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from roomkit.core.exceptions import (
+    StoreClosedError,
+    StoreError,
+    StoreFormatError,
+    StoreUnavailableError,
+)
+
+__all__ = [
+    "LOST",
+    "Link",
+    "Migrations",
+    "check_dsn",
+    "check_schema_name",
+    "describe",
+    "migrate",
+    "version_table",
+]
+
+Prepare = Callable[[AsyncConnection[Any], str], Awaitable[None]]
+"""Creates or migrates a store's tables on the first connection, given the server's name."""
+
+_SCHEMES = ("postgresql://", "postgres://")
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+_QUEUE_TIMEOUT = 60.0
+"""Seconds a call may queue for a connection of a busy pool (while the server answers)."""
+_RECONNECT_SECONDS = 0.5
+"""How long the own pool's attempt to replace one lost connection keeps trying. It then
+gives up, and the next call that needs a connection starts a new attempt at once. Left to
+psycopg_pool's default (five minutes, waiting 1, 2, 4, 8 s ... between tries), a store whose
+server was away 10 s could stay unavailable for up to 10 s after it came back."""
+LOST = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
+
+
+def check_dsn(dsn: object) -> str:
+    """``dsn`` as a libpq connection string, or an error saying what one looks like.
+
+    Raises:
+        TypeError: ``dsn`` is not a ``str``.
+        ValueError: it is not a ``postgresql://`` / ``postgres://`` URL nor a
+            ``key=value`` connection string.
+    """
+    if not isinstance(dsn, str):
+        raise TypeError(
+            f"dsn must be a str (postgresql://user:password@host:5432/db) or an "
+            f"AsyncConnectionPool, got {type(dsn).__name__}"
+        )
+    if not dsn.startswith(_SCHEMES) and "=" not in dsn:
+        raise ValueError(
+            f"{describe(dsn)!r} is not a PostgreSQL DSN: pass postgresql://user:password@"
+            f"host:5432/database (or postgres://..., or 'host=... dbname=...')"
+        )
+    try:
+        conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as error:
+        raise ValueError(f"the PostgreSQL DSN cannot be read: {error}") from None
+    return dsn
+
+
+def check_schema_name(schema: object) -> str:
+    """``schema`` as the name of a PostgreSQL schema the store may use.
+
+    Raises:
+        TypeError: ``schema`` is not a ``str``.
+        ValueError: it is not 1 to 40 lower-case letters, digits and underscores, starting
+            with a letter or an underscore.
+    """
+    if not isinstance(schema, str):
+        raise TypeError(f"schema must be a str, got {type(schema).__name__}")
+    if not _NAME.fullmatch(schema):
+        raise ValueError(
+            f"schema must be 1 to 40 lower-case letters, digits and underscores, starting "
+            f"with a letter or an underscore, got {schema!r}"
+        )
+    return schema
+
+
+def version_table(schema: str, table: str) -> tuple[list[str], str, str]:
+    """The statements of a version table ``table`` in ``schema`` (a checked name): those
+    that create it (and the schema), the read of the version and its write."""
+    s = f'"{schema}"'
+    prepare = [
+        f"CREATE SCHEMA IF NOT EXISTS {s}",
+        f"CREATE TABLE IF NOT EXISTS {s}.{table} (version integer NOT NULL)",
+    ]
+    return (
+        prepare,
+        f"SELECT max(version) FROM {s}.{table}",
+        f"INSERT INTO {s}.{table} (version) VALUES (%s)",
+    )
+
+
+def describe(dsn: str) -> str:
+    """The server and database of ``dsn``, without its password, for messages."""
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return dsn.split("@")[-1] if "@" in dsn else dsn.partition("://")[0] + "://..."
+    host = parts.get("host") or "localhost"
+    port = parts.get("port") or "5432"
+    database = parts.get("dbname") or parts.get("user") or ""
+    return f"postgresql://{host}:{port}/{database}"
+
+
+class Link:
+    """The store's pool, opened with a check of the server and the tables.
+
+    Args:
+        target: a DSN (the pool is the link's own) or a pool (borrowed, never closed).
+        prepare: creates or migrates the store's tables on the first connection.
+        schema: the PostgreSQL schema of the tables, for messages.
+        pool_size: the most connections an owned pool opens.
+        connect_timeout: seconds the first connection may take.
+        stays_closed: after :meth:`close`, calls raise
+            :class:`~roomkit.core.exceptions.StoreClosedError` until ``open(reopen=True)``,
+            instead of opening the pool again.
+    """
+
+    def __init__(
+        self,
+        target: str | AsyncConnectionPool[Any],
+        prepare: Prepare,
+        *,
+        pool_size: int,
+        connect_timeout: float,
+        stays_closed: bool = False,
+    ) -> None:
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ValueError(f"pool_size must be an int >= 1, got {pool_size!r}")
+        self._prepare = prepare
+        self._borrowed = not isinstance(target, str)
+        self._pool: AsyncConnectionPool[Any] | None = None if isinstance(target, str) else target
+        dsn = target if isinstance(target, str) else target.conninfo
+        if not isinstance(dsn, str):
+            raise TypeError(
+                "the pool's conninfo must be a str: the change feed opens a connection of "
+                "its own with it; pass the DSN itself, or a pool made with a str conninfo"
+            )
+        self.dsn = dsn
+        """The connection string (of the borrowed pool, when one was given)."""
+        self.where = describe(self.dsn)
+        """The server and database, for messages."""
+        self._pool_size = pool_size
+        self._connect_timeout = connect_timeout
+        self._opened = False
+        self._lock = asyncio.Lock()
+        self._checking: asyncio.Task[None] | None = None
+        self._faulted = False
+        self._stays_closed = stays_closed
+        self._closed = False
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        """What a connection of the store's own (the change feed's) is opened with."""
+        kwargs: dict[str, Any] = {}
+        if self._borrowed and self._pool is not None and isinstance(self._pool.kwargs, dict):
+            kwargs.update(self._pool.kwargs)
+        kwargs["autocommit"] = True
+        kwargs.setdefault("connect_timeout", max(1, round(self._connect_timeout)))
+        return kwargs
+
+    async def open(self, *, reopen: bool = False) -> None:
+        """Check the server and the tables, then open the pool; idempotent.
+
+        Args:
+            reopen: open a link made ``stays_closed`` after it was closed.
+
+        Raises:
+            StoreClosedError: the link stays closed, and ``reopen`` is false.
+            StoreError: the server, the user or the database is wrong (the message says
+                which to check).
+            StoreFormatError: the tables were made by a newer version of roomkit.
+        """
+        if reopen:
+            self._closed = False
+        if self._closed:
+            raise StoreClosedError.of("PostgreSQL", self.where)
+        if self._opened:
+            return
+        async with self._lock:
+            if self._opened:
+                return
+            try:
+                first = await AsyncConnection.connect(self.dsn, **self.connect_kwargs())
+            except LOST as error:
+                raise StoreError(
+                    f"cannot connect to the PostgreSQL store at {self.where}: "
+                    f"{_first_line(error)}; check the host and port, that the server runs, "
+                    f"the user name and password, and that the database exists "
+                    f"(createdb <name>)"
+                ) from error
+            try:
+                await self._prepare(first, self.where)
+            except psycopg.Error as error:
+                raise StoreError(
+                    f"cannot prepare the tables of the PostgreSQL store at {self.where}: "
+                    f"{_first_line(error)}; check that the user may create tables there"
+                ) from error
+            finally:
+                await first.close()
+            if self._pool is None:
+                self._pool = AsyncConnectionPool(
+                    self.dsn,
+                    min_size=1,
+                    max_size=self._pool_size,
+                    kwargs=self.connect_kwargs(),
+                    open=False,
+                    reconnect_timeout=_RECONNECT_SECONDS,
+                    reconnect_failed=self._gave_up,
+                    name=f"roomkit {self.where}",
+                )
+                await self._pool.open()
+            elif self._pool.closed:
+                await self._pool.open()
+            self._opened = True
+
+    async def close(self) -> None:
+        """Close the pool if it is the link's own; idempotent."""
+        async with self._lock:
+            self._opened = False
+            self._closed = self._stays_closed
+            checking, self._checking = self._checking, None
+            if checking is not None and not checking.done():
+                checking.cancel()
+                with contextlib.suppress(asyncio.CancelledError, *LOST):
+                    await checking
+            if not self._borrowed and self._pool is not None:
+                pool, self._pool = self._pool, None
+                await pool.close()
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A connection of the pool; server and network faults become store errors."""
+        await self.open()
+        assert self._pool is not None
+        # A busy pool lets callers queue for a connection; after a fault (a server away,
+        # whose pool has no connection to hand out) they fail fast instead, until a call
+        # gets through again.
+        pool = self._pool
+        timeout = self._connect_timeout if self._faulted else _QUEUE_TIMEOUT
+        try:
+            db = await self._checkout(pool, timeout)
+        except LOST as error:
+            self._faulted = True
+            self._recheck()
+            raise self.unavailable(error) from error
+        try:
+            async with db:
+                yield db
+        except LOST as error:
+            self._faulted = True
+            self._recheck()
+            raise self.unavailable(error) from error
+        finally:
+            await pool.putconn(db)
+        self._faulted = False
+
+    async def _checkout(
+        self, pool: AsyncConnectionPool[Any], timeout: float
+    ) -> AsyncConnection[Any]:
+        """A connection of ``pool`` the server has not hung up on.
+
+        A server that restarted has closed every idle connection of the pool: the first
+        found closed has the pool test the others (and replace the closed ones) before the
+        call takes another, so that calls after a restart are not refused one per stale
+        connection.
+        """
+        db = await self._getconn(pool, timeout)
+        if not _spoke(db):
+            return db
+        try:
+            await pool.check_connection(db)
+        except LOST:
+            await pool.putconn(db)  # closed: the pool drops it
+        except BaseException:
+            await pool.putconn(db)  # a cancelled call leaves the pool whole
+            raise
+        else:
+            return db
+        await pool.check()
+        return await self._getconn(pool, self._connect_timeout)
+
+    async def _getconn(
+        self, pool: AsyncConnectionPool[Any], timeout: float
+    ) -> AsyncConnection[Any]:
+        """A connection of ``pool`` within ``timeout`` seconds, or PoolTimeout.
+
+        The wait is cut in turns of at most ``connect_timeout`` seconds: a call that queued
+        on a busy pool gives up at the end of its turn once a fault is known (found by
+        another call, or the pool failing to reconnect), instead of waiting out its whole
+        timeout for a server that is gone.
+        """
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                db: AsyncConnection[Any] = await pool.getconn(
+                    timeout=max(min(left, self._connect_timeout), 0.001)
+                )
+            except PoolTimeout:
+                if self._faulted or left <= self._connect_timeout:
+                    raise
+            else:
+                return db
+
+    def _gave_up(self, pool: AsyncConnectionPool[Any]) -> None:
+        """The pool could not replace a connection: calls queued on it stop waiting."""
+        self._faulted = True
+
+    def _recheck(self) -> None:
+        """After a fault, have the pool test its idle connections and replace the broken.
+
+        Connections are not tested on every checkout (a round trip each): a server that
+        restarted leaves the idle ones broken, and one fault is enough to find them all.
+        """
+        pool = self._pool
+        if pool is None or (self._checking is not None and not self._checking.done()):
+            return
+        self._checking = asyncio.get_running_loop().create_task(
+            pool.check(), name=f"roomkit pool check {self.where}"
+        )
+
+    def unavailable(self, error: BaseException) -> StoreUnavailableError:
+        """The error of a store the server of which did not answer with ``error``."""
+        return StoreUnavailableError(
+            f"the PostgreSQL store at {self.where} is unavailable ({_first_line(error)}): "
+            f"check that the server runs and accepts connections"
+        )
+
+
+def _spoke(db: AsyncConnection[Any]) -> bool:
+    """Whether the server sent something on ``db`` while it sat idle in the pool, which it
+    only does to end the session (a restart, a terminated backend): one poll of the socket,
+    no round trip."""
+    try:
+        fd = db.pgconn.socket
+    except psycopg.OperationalError:
+        return True
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0]
+
+
+class Migrations(Protocol):
+    """What :func:`migrate` needs of a store's statements."""
+
+    @property
+    def lock(self) -> str:
+        """The name of the advisory lock, and of the tables in messages."""
+
+    @property
+    def prepare(self) -> Sequence[str]:
+        """Creates the schema and the version table when missing."""
+
+    @property
+    def read_version(self) -> str:
+        """Reads the stored version."""
+
+    @property
+    def write_version(self) -> str:
+        """Records a version reached."""
+
+    @property
+    def migrations(self) -> Mapping[int, Sequence[str]]:
+        """The statements that bring the tables from one version below each key to it."""
+
+
+async def migrate(db: AsyncConnection[Any], sql: Migrations, *, where: str, version: int) -> None:
+    """Bring a store's tables to ``version`` in one transaction, under an advisory lock.
+
+    ``sql.prepare`` runs first; then each migration above the stored version, each
+    recorded. Two processes opening a new database take turns: CREATE ... IF NOT EXISTS
+    alone races on the catalogue.
+
+    Raises:
+        StoreFormatError: the stored version is newer than ``version`` (nothing changes).
+    """
+    async with db.transaction():
+        await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (sql.lock,))
+        for statement in sql.prepare:
+            await db.execute(statement)
+        cursor = await db.execute(sql.read_version)
+        row = await cursor.fetchone()
+        found = int(row[0]) if row is not None and row[0] is not None else 0
+        if found > version:
+            raise StoreFormatError(
+                f"the PostgreSQL store at {where} ({sql.lock}) holds tables of version "
+                f"{found}, made by a newer roomkit; this one reads version {version}: upgrade "
+                f"roomkit in this process (nothing was read or written)"
+            )
+        for step in range(found + 1, version + 1):
+            for statement in sql.migrations[step]:
+                await db.execute(statement)
+            await db.execute(sql.write_version, (step,))

@@ -1,0 +1,591 @@
+"""A durable store in a PostgreSQL database, shared by every process that reaches it.
+
+Every write is one transaction on a connection of a ``psycopg_pool`` pool. A settle is one
+``UPDATE`` of the request's row while it is pending, so two processes settling one request
+take turns on the row's lock and the second finds it settled; settles made at once share
+a transaction and a round trip. An insert with an idempotency
+key relies on the key's unique index, so concurrent creates of one key open one request.
+With the server's ``synchronous_commit=on`` (its default) an outcome is on disk before its
+caller hears that it won. Unless a ``clock=`` is given, deadlines are the server's: a
+settle judges them by the server's clock as its statement runs.
+
+Each create and settle sends a ``NOTIFY`` inside its transaction, delivered only once it
+commits; the change feed LISTENs on one connection of its own while anyone listens, and
+waiters ask what changed every ``backstop_interval`` in case a notification was lost. The database
+also holds the spend-once ledger
+(:class:`~roomkit.tools.human_input.stores.SpendLedger`).
+
+A settle records its settle token with the outcome. When the connection fails mid-way
+(the server restarted, the connection terminated), whether the COMMIT landed is unknown, so
+the settle runs again with the same token for up to ``settle_retry`` seconds and learns
+whether it won.
+
+Through PgBouncer in transaction mode, give the store a pool whose connections prepare no
+statements (``kwargs={"autocommit": True, "prepare_threshold": None}``); LISTEN cannot work
+there, and the change feed finds that out, warns once and polls.
+
+Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
+
+    async with PostgresStore("postgresql://app:secret@db.internal/app") as store:
+        handler = HumanInputHandler(store=store)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Unpack
+
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._checks import (
+    Outcome,
+    check_history,
+    check_insertable,
+    check_settle,
+    seconds,
+    storable_id,
+)
+from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._history import entry_text, read_entry
+from roomkit.stores._ledger import check_entries, check_until
+from roomkit.stores._quorum import Ballot, Judgement, widened
+from roomkit.stores._records import FIELDS, FORMAT, names_text, read_names
+from roomkit.stores.base import (
+    PendingChange,
+    PendingChangeKind,
+    SettleOutcome,
+    check_settled_listing,
+)
+from roomkit.stores.outbox import KEEP_DONE, Outbox
+from roomkit.stores.postgres._batch import Recorded, SettleBatcher, settle_entries
+from roomkit.stores.postgres._changes import changes_since
+from roomkit.stores.postgres._clock import ServerClock
+from roomkit.stores.postgres._feed import NotifyFeed, hint
+from roomkit.stores.postgres._history import append_chained, purge_chains
+from roomkit.stores.postgres._insert import Clocks, insert_request
+from roomkit.stores.postgres._link import LOST, Link, check_dsn, check_schema_name, migrate
+from roomkit.stores.postgres._outbox import PostgresOutbox
+from roomkit.stores.postgres._schema import VERSION, Statements, decode_row, decode_rows, read_back
+from roomkit.stores.postgres._text import as_recorded, check_nul, ledger_entry
+from roomkit.stores.postgres._trail import PostgresTrail
+from roomkit.stores.postgres._votes import cast
+
+__all__ = ["PostgresStore"]
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
+
+_PENDING = PendingInputStatus.PENDING
+_PURGE_EVERY = 60.0
+"""Seconds on the store's clock between opportunistic purges."""
+
+
+class PostgresStore(DurableBase):
+    """Pending requests and their retained outcomes in a PostgreSQL database.
+
+    Any number of processes, and of store objects in one process, may use the same
+    database and schema: exactly one settle wins per request among all of them.
+
+    Args:
+        dsn_or_pool: a ``postgresql://`` / ``postgres://`` URL or a ``key=value``
+            connection string (the store opens and closes a pool of its own), or an open
+            or unopened ``psycopg_pool.AsyncConnectionPool`` (borrowed: the store opens it
+            if needed, never closes it; it reconnects on its own ``reconnect_timeout``,
+            which the store's own pool sets to 0.5 s).
+        schema: the PostgreSQL schema the tables live in; created if missing.
+        retention_seconds: how long a settled outcome stays readable (and its key keeps
+            re-attaching), on :attr:`clock`. ``0`` switches replay off (an outcome stays
+            for the ``SETTLED_GRACE``, 10 s, a waiter elsewhere needs); ``math.inf`` keeps
+            every one.
+        backstop_interval: seconds between a waiter's looks at what changed (one read of the
+            store's change log, which finds nothing while nothing moves), in case a
+            notification was lost.
+        clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
+            ``None`` (the default) uses the database server's clock: a settle's deadline
+            is judged by the server when it runs, and :attr:`clock` reads the server's
+            time through the local clock (measured when the store opens, and again every
+            minute), so processes whose own clocks disagree still agree on every deadline.
+            A clock given instead must be the same for every process sharing the database.
+        settle_retry: seconds a settle whose outcome a fault hid keeps running again (with
+            its settle token), counted from the start of the outage; ``0`` gives up at once.
+        pool_size: the most connections the store's own pool opens.
+        connect_timeout: seconds a connection may take to open, and, after a fault, a call
+            may wait for one of the pool's (a busy pool lets calls queue for longer).
+        outbox_retention_seconds: as :class:`~.sqlite.SQLiteStore`'s (a week by default).
+        audit_retention: seconds a closed request's history stays after its last entry
+            (at least ``retention_seconds``); ``None`` (the default) keeps every history.
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        ValueError: an argument is out of range, or ``dsn_or_pool`` is not a PostgreSQL DSN.
+    """
+
+    def __init__(
+        self,
+        dsn_or_pool: str | AsyncConnectionPool[Any],
+        *,
+        schema: str = "public",
+        retention_seconds: float = 86_400,
+        backstop_interval: float = 0.25,
+        clock: Callable[[], float] | None = None,
+        settle_retry: float = 5.0,
+        pool_size: int = 16,
+        connect_timeout: float = 5.0,
+        outbox_retention_seconds: float = KEEP_DONE,
+        audit_retention: float | None = None,
+    ) -> None:
+        # Kept without bound when infinite: a settled outcome then stays readable for good.
+        retention = seconds("retention_seconds", retention_seconds, zero=True, finite=False)
+        super().__init__(
+            retention_seconds=retention,
+            backstop_interval=backstop_interval,
+            clock=clock if clock is not None else ServerClock(),
+            settle_retry=settle_retry,
+            logger=logger,
+            audit_retention=audit_retention,
+        )
+        self._server_clock = self.clock if isinstance(self.clock, ServerClock) else None
+        target = dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else None
+        dsn = None if target is not None else check_dsn(dsn_or_pool)
+        self.schema = check_schema_name(schema)
+        """The PostgreSQL schema of the store's tables."""
+        self._sql = Statements(self.schema)
+        self._link = Link(
+            target if target is not None else str(dsn),
+            self._migrate,
+            pool_size=pool_size,
+            connect_timeout=seconds("connect_timeout", connect_timeout, zero=False),
+            stays_closed=True,
+        )
+        self.where = self._link.where
+        """The server and database, without the password."""
+        self._look = lambda mark: changes_since(self._rows, self._sql.changed_since, mark)
+        self._feed = NotifyFeed(
+            self._link, self._sql.channel, self.changes_since, interval=self.backstop_interval
+        )
+        self._outbox = PostgresOutbox(self, keep=outbox_retention_seconds)
+        self.outbox: Outbox = self._outbox
+        """The notification outbox beside the requests, in the same schema (one per store)."""
+        self._next_purge = -math.inf
+        self._batcher = SettleBatcher(self._link, self._sql, self._judged_at)
+        self.trail = PostgresTrail(self, self._link, self._sql, self._ready)
+        """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
+
+    # -- connection ----------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect, and create or migrate the tables; idempotent (every other method opens
+        lazily, until :meth:`close`; after it, only this opens the store again).
+
+        Raises:
+            StoreError: the server cannot be reached, or refuses the user, the password or
+                the database; the message says what to check.
+            StoreFormatError: the tables were made by a newer version of roomkit.
+        """
+        self._feed.closed = False
+        await self._link.open(reopen=True)
+        await self._ready()
+
+    async def _ready(self) -> None:
+        """Open lazily; after :meth:`close`, raise StoreClosedError instead."""
+        await self._link.open()
+        if self._server_clock is not None and not self._server_clock.synced:
+            async with self._link.connection() as db:
+                await self._server_clock.sync(db)
+        self._feed.start()
+
+    async def close(self) -> None:
+        """Stop the change feed and close the store's own pool; idempotent. Then every call
+        but :meth:`open` raises StoreClosedError, instead of opening them again unasked."""
+        self._feed.closed = True
+        await self._feed.stop()
+        await self._link.close()
+
+    async def _migrate(self, db: AsyncConnection[Any], where: str) -> None:
+        await migrate(db, self._sql, where=where, version=VERSION)
+
+    def _judged_at(self) -> float | None:
+        """The time a settle judges deadlines by; ``None``: the server's, as it runs."""
+        return None if self._server_clock is not None else self.clock()
+
+    async def _rows(self, statement: str, parameters: Any = ()) -> list[Any]:
+        """Run one read and return its rows."""
+        await self._ready()
+        async with self._link.connection() as db:
+            cursor = await db.execute(statement, parameters)
+            return list(await cursor.fetchall())
+
+    def _announce(self, kind: PendingChangeKind, pending_id: str) -> None:
+        self._feed.emit(PendingChange(kind, pending_id))
+
+    # -- records -------------------------------------------------------------------------------
+
+    async def insert(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]] = ()
+    ) -> tuple[PendingInput, bool]:
+        """Record a new pending request; ``(record, True)`` when it was created.
+
+        When ``request.key`` matches a retained record (open or settled), nothing is
+        written and ``(that record, False)`` comes back. ``history`` (its ``created``
+        entry) starts the request's chain in the insert's transaction, when it is created.
+
+        Raises:
+            ValueError: ``request`` is not pending.
+            TypeError: its arguments or answer schema are not JSON-serialisable.
+            InvalidTextError: a text of the request holds a lone surrogate, or its id a NUL.
+            StoreError: a request with this ``pending_id`` is already stored.
+        """
+        check_insertable(request)
+        entries = check_history(history)
+        await self._ready()
+        if self.clock() >= self._next_purge:
+            await self.purge_expired()
+        clocks = Clocks(self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
+        record, created = await insert_request(self._link, self._sql, request, entries, clocks)
+        if created:
+            self._announce(PendingChangeKind.CREATED, request.pending_id)
+        return record, created
+
+    async def fetch(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled (within retention), or ``None``
+        (raises CorruptRecordError when the stored row is not one this library wrote)."""
+        if not storable_id(pending_id) or "\x00" in pending_id:
+            return None
+        rows = await self._rows(self._sql.select_by_id, (pending_id, self._cutoff()))
+        return decode_row(rows[0]) if rows else None
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist, in no particular order.
+
+        A row that cannot be decoded is skipped and logged.
+        """
+        wanted = [
+            pending_id
+            for pending_id in dict.fromkeys(pending_ids)
+            if storable_id(pending_id) and "\x00" not in pending_id
+        ]
+        if not wanted:
+            return []
+        rows = await self._rows(self._sql.select_many, (wanted, self._cutoff()))
+        return decode_rows(rows)
+
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
+        statement, parameters = self._sql.select_pending(filters)
+        return decode_rows(await self._rows(statement, parameters))
+
+    async def mark_announced(self, pending_id: str) -> None:
+        """Record that the request was announced; an unknown id is ignored."""
+        await self._rows_written(self._sql.mark_announced, (pending_id,))
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True."""
+        rows = await self._rows(self._sql.select_unannounced, (pending_id,))
+        return not rows or rows[0][0] is None
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The latest outcomes within the retention, newest first, as
+        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`
+        lists them; a row that cannot be decoded is skipped and logged."""
+        wanted = check_settled_listing(actor_ids, limit)
+        statement, parameters = self._sql.select_settled(wanted, self._cutoff(), limit)
+        return decode_rows(await self._rows(statement, parameters))
+
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
+        rows = await self._rows(self._sql.set_deadline, (deadline, pending_id, deadline))
+        if rows:
+            return float(rows[0][0])
+        rows = await self._rows(self._sql.select_state, (pending_id,))
+        if not rows or rows[0][0] != _PENDING:
+            return None
+        current: float | None = rows[0][1]
+        return None if current is None else float(current)
+
+    async def _settle_checked(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
+    ) -> PendingInput | None:
+        return (await self._batched(pending_id, status, token, outcome, plain=False))[0]
+
+    async def settle_plain(
+        self,
+        pending_id: str,
+        result: str,
+        *,
+        settled_by: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
+    ) -> tuple[PendingInput | None, PendingInput | None]:
+        """Resolve the request with ``result`` as :meth:`settle` does (raising as it does),
+        unless its answer needs a check against it (an answer schema, an approval), which
+        the same UPDATE decides: an answer to a request not held here needs no read first.
+
+        Returns the record when this call won (else ``None``), and the request as the call
+        left it (``None`` when it is not stored): a pending one needs its answer checked."""
+        checked = check_settle(
+            pending_id, PendingInputStatus.RESOLVED, None, (result, None, settled_by)
+        )
+        if checked is None:
+            return None, None
+        status, token = checked
+        outcome = Outcome(result, None, False, settled_by, check_history(history))
+        return await self._batched(pending_id, status, token, outcome, plain=True)
+
+    async def _batched(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome, plain: bool
+    ) -> tuple[PendingInput | None, PendingInput | None]:
+        """One settle, sharing a statement with the settles made meanwhile (a fault that
+        hides its commit runs it again with the token); its record if it won, and the
+        request as it left it."""
+        recorded = as_recorded(pending_id, status, token, outcome)
+        if recorded is None:
+            return None, None
+
+        async def attempt() -> tuple[PendingInput | None, PendingInput | None]:
+            await self._ready()
+            won, settled, stored = await self._batcher.settle(
+                pending_id, recorded, outcome.history, plain=plain
+            )
+            if settled:
+                self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
+            return won, stored
+
+        return await self._settle_knowing(attempt, pending_id, self.where)
+
+    async def settle_on(
+        self,
+        db: AsyncConnection[Any],
+        pending_id: str,
+        recorded: Recorded,
+        history: tuple[dict[str, Any], ...] = (),
+        *,
+        now: float | None = None,
+    ) -> tuple[PendingInput | None, bool]:
+        """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
+        ``db`` is in one already) that a record which cannot be read rolls back; a settle
+        that wins appends ``history`` in it. ``now`` judges the deadline (by default the
+        store's clock, or the server's as it runs).
+
+        Returns the winning record (or ``None``) and whether anything was written.
+        """
+        sql = self._sql
+        value, result, reason, withdrawn, by, token = recorded
+        parameters = {
+            "id": pending_id,
+            "status": value,
+            "result": result,
+            "reason": reason,
+            "withdrawn": withdrawn,
+            "by": by,
+            "token": token,
+            "plain": False,
+            "now": self._judged_at() if now is None else now,
+            "format": FORMAT,
+            "channel": sql.channel,
+            "hint": hint(PendingChangeKind.SETTLED, pending_id),
+        }
+        async with db.transaction():
+            cursor = await db.execute(sql.settle, parameters)
+            row = await cursor.fetchone()
+            if row is not None:
+                # Decoded inside the transaction: a record that cannot be read stays as it was.
+                record = decode_row(row)
+                won = row[len(FIELDS)] == token
+                if history:
+                    entries = settle_entries(history, won)
+                    await append_chained(db, sql, {pending_id: entries}, self._judged_at())
+                return (record if won else None), True
+        # Nothing written: unknown, not readable, settled already, or a timeout too early.
+        cursor = await db.execute(sql.select_settled_one, (pending_id,))
+        row = await cursor.fetchone()
+        if row is None:
+            return None, False
+        current = decode_row(row)
+        # Its own token: this settle, run again after a fault hid its commit, won.
+        won = current.status is not _PENDING and row[len(FIELDS)] == token
+        return (current if won else None), False
+
+    async def settle_in(
+        self,
+        connection: AsyncConnection[Any],
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        token: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
+        **outcome: Unpack[SettleOutcome],
+    ) -> PendingInput | None:
+        """The check-and-set inside the caller's own transaction on ``connection``;
+        ``history`` as :meth:`settle`, appended in that transaction when this call wins.
+
+        The settle joins the transaction open on ``connection`` (as a savepoint), so that
+        the application's own writes and the outcome commit or roll back together. The
+        record returned means "settled if your transaction commits"; the row stays locked
+        until then, so a racing settle elsewhere waits and then loses, or wins after a
+        rollback. The change's NOTIFY leaves only at the commit: waiters wake after it, and
+        a rollback leaves the request pending. Nothing is retried: the transaction is the
+        caller's.
+
+        Raises:
+            TypeError: ``connection`` is not a ``psycopg.AsyncConnection``.
+            ValueError, InvalidTextError, CorruptRecordError: as :meth:`settle`.
+            StoreUnavailableError: the connection failed (the caller's transaction with it).
+        """
+        if not isinstance(connection, AsyncConnection):
+            raise TypeError(
+                f"connection must be the psycopg.AsyncConnection your transaction runs on, "
+                f"got {type(connection).__name__}"
+            )
+        given = Outcome(
+            outcome.get("result"),
+            outcome.get("reason"),
+            outcome.get("withdrawn", False),
+            outcome.get("settled_by"),
+        )
+        checked = check_settle(
+            pending_id, status, token, (given.result, given.reason, given.settled_by)
+        )
+        if checked is None:
+            return None
+        recorded = as_recorded(pending_id, *checked, given)
+        if recorded is None:
+            return None
+        await self._ready()
+        try:
+            won, _ = await self.settle_on(connection, pending_id, recorded, check_history(history))
+        except LOST as error:
+            raise self._link.unavailable(error) from error
+        return won
+
+    async def purge_expired(self) -> int:
+        """Drop what is past its retention (records, outbox deliveries, the histories past
+        the audit retention); how many records."""
+        await self._ready()
+        async with self._link.connection() as db:
+            if self._server_clock is not None:
+                await self._server_clock.sync(db)
+            return await self._purge(db, self.clock())
+
+    # -- approvals: approvers and history -------------------------------------------------------
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
+        the request is not pending."""
+        check_nul({"actor": "".join(actors)})
+        if "\x00" in pending_id:
+            return None
+        await self._ready()
+        async with self._link.connection() as db, db.transaction():
+            cursor = await db.execute(self._sql.select_approvers, (pending_id,))
+            row = await cursor.fetchone()
+            if row is None:
+                return None
+            approvers, voters = widened(read_names(row[0]), read_names(row[1]), row[2], actors)
+            written = (names_text(approvers), names_text(voters), pending_id)
+            cursor = await db.execute(self._sql.set_approvers, written)
+            changed = await cursor.fetchone()
+        return None if changed is None else decode_row(changed)
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record a vote on a quorum approval in one transaction that holds the row's lock
+        (see :mod:`~roomkit.stores.postgres._votes`); a fault that hides
+        its commit runs it again with its token, which finds it counted if it was."""
+        if "\x00" in pending_id or not storable_id(pending_id):
+            return Judgement(False)
+
+        async def settle(db: Any, status: Any, outcome: Outcome, now: float) -> PendingInput | None:
+            recorded = as_recorded(pending_id, status, ballot.token, outcome)
+            assert recorded is not None  # the id holds no NUL
+            return (await self.settle_on(db, pending_id, recorded, outcome.history, now=now))[0]
+
+        async def attempt() -> Judgement:
+            await self._ready()
+            async with self._link.connection() as db, db.transaction():
+                judgement = await cast(db, self._sql, pending_id, ballot, self._judged_at(), settle)
+            if judgement.write and judgement.record is not None:
+                kind = PendingChangeKind.SETTLED if judgement.settles else PendingChangeKind.VOTED
+                self._feed.emit(PendingChange(kind, pending_id))
+            return judgement
+
+        return await self._settle_knowing(attempt, pending_id, self.where)
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
+
+        A check-and-set on the head: the entry is linked to the head read, and inserted at
+        the seq after it; another process's append in between takes that seq first, and
+        this one reads the new head and links again."""
+        check_nul({"pending_id": pending_id})
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+        await self._ready()
+        async with self._link.connection() as db, db.transaction():
+            appended = await append_chained(
+                db, self._sql, {pending_id: (entry,)}, self._judged_at()
+            )
+        return appended[pending_id][0]
+
+    async def history_texts(self) -> dict[str, list[str]]:
+        """Every request's stored history entries, oldest first, by request id."""
+        return (await self.trail.read()).texts()
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first."""
+        if "\x00" in pending_id:
+            return []
+        rows = await self._rows(self._sql.read_history, (pending_id,))
+        return [read_entry(str(read_back(line)), int(seq)) for seq, line in rows]
+
+    # -- the spend-once ledger -----------------------------------------------------------------
+
+    async def spend_once(self, entry: str, *, until: float | None) -> bool:
+        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
+
+        ``True`` for the first caller only, among every process on the database, while the
+        entry has not expired.
+        """
+        entry, until = ledger_entry(entry), check_until(until)
+        await self._ready()
+        async with self._link.connection() as db, db.transaction():
+            now = self.clock()
+            await db.execute(self._sql.ledger_prune, (now,))
+            cursor = await db.execute(self._sql.ledger_spend, (entry, now, until, now))
+            return await cursor.fetchone() is not None
+
+    async def refund_spent(self, entry: str) -> None:
+        """Forget ``entry``, so that it may be spent again."""
+        await self._rows_written(self._sql.ledger_refund, (ledger_entry(entry),))
+
+    async def record_spent(self, entry: str, *, until: float | None) -> float:
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
+        entry, until = ledger_entry(entry), check_until(until)
+        await self._ready()
+        async with self._link.connection() as db, db.transaction():
+            now = self.clock()
+            await db.execute(self._sql.ledger_prune, (now,))
+            await db.execute(self._sql.ledger_record, (entry, now, until))
+            return now
+
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
+        """The unexpired entries among ``entries``, each with the time it was spent."""
+        wanted = [entry for entry in check_entries(entries) if "\x00" not in entry]
+        if not wanted:
+            return {}
+        rows = await self._rows(self._sql.ledger_read, (wanted, self.clock()))
+        return {str(entry): float(spent_at) for entry, spent_at in rows}
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    async def _rows_written(self, statement: str, parameters: Any) -> None:
+        await self._ready()
+        async with self._link.connection() as db:
+            await db.execute(statement, parameters)
+
+    async def _purge(self, db: AsyncConnection[Any], now: float) -> int:
+        cursor = await db.execute(self._sql.purge, (now - self._keep,))
+        await self._outbox.purge(now - self._outbox.keep, db=db)
+        if self.audit_retention is not None:
+            await purge_chains(db, self._sql, now - self.audit_retention)
+        self._next_purge = now + _PURGE_EVERY
+        return max(cursor.rowcount, 0)

@@ -1,0 +1,124 @@
+"""Rooms, rosters, bindings, history and the turn journal in a PostgreSQL database.
+
+:class:`PostgresRoomStore` keeps what :class:`~roomkit.stores.sqlite._rooms.SQLiteRoomStore`
+keeps, in tables of a PostgreSQL schema, and records the turns in flight
+(:class:`~roomkit.core.store.TurnJournal`) so that a restarted process can finish them. Any
+number of processes share it (agents writing, a desk reading rosters), and the schema may be
+the one a :class:`~roomkit.stores.postgres._requests.PostgresStore` uses: the
+tables here are prefixed ``roomkit_`` and none is shared.
+
+Every write commits before it returns (autocommit on a pooled connection); the two writes
+that must not be split (a message with the turns it starts, a turn's end with its reply) are
+one transaction each.
+
+Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
+
+    async with PostgresRoomStore("postgresql://app:secret@db.internal/app") as rooms:
+        kit = RoomKit(store=rooms)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from roomkit.models import room as room_model
+from roomkit.stores._sql_rooms import Run, SQLRooms
+from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name, migrate
+from roomkit.stores.postgres._room_sql import VERSION, RoomStatements
+
+__all__ = ["PostgresRoomStore"]
+
+
+class PostgresRoomStore(SQLRooms):
+    """A :class:`~roomkit.core.store.RoomStore` and turn journal in a PostgreSQL database.
+
+    The store connects on first use, or with :meth:`open` / ``async with``; the tables are
+    created (or migrated) then. Events keep their ids and are listed in the order they were
+    added; opening the store makes the ids of events created from then on exceed every
+    stored id.
+
+    Args:
+        dsn_or_pool: a ``postgresql://`` / ``postgres://`` URL or ``key=value`` string (the
+            store's own pool), or a ``psycopg_pool.AsyncConnectionPool`` (borrowed).
+        schema: the PostgreSQL schema of the tables; created if missing.
+        pool_size: the most connections the store's own pool opens.
+        connect_timeout: seconds a connection may take to open, and, after a fault, a call
+            may wait for one of the pool's (a busy pool lets calls queue for longer).
+
+    Raises:
+        TypeError, ValueError: an argument is not one the store takes.
+    """
+
+    _sql: RoomStatements
+    _taken = psycopg.errors.UniqueViolation
+
+    def __init__(
+        self,
+        dsn_or_pool: str | AsyncConnectionPool[Any],
+        *,
+        schema: str = "public",
+        pool_size: int = 8,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        target = (
+            dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else check_dsn(dsn_or_pool)
+        )
+        self.schema = check_schema_name(schema)
+        """The PostgreSQL schema of the tables."""
+        self._sql = RoomStatements(self.schema)
+        self._link = Link(
+            target, self._prepare, pool_size=pool_size, connect_timeout=connect_timeout
+        )
+        self.where = self._link.where
+        """The server and database, without the password."""
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect, and create or migrate the tables; does nothing when open.
+
+        Raises:
+            StoreError: the server, the user, the password or the database is wrong.
+            StoreFormatError: the tables were made by a newer version of roomkit.
+        """
+        await self._link.open()
+
+    async def close(self) -> None:
+        """Close the store's own pool; a later call opens it again."""
+        await self._link.close()
+
+    async def _prepare(self, db: AsyncConnection[Any], where: str) -> None:
+        await migrate(db, self._sql, where=where, version=VERSION)
+        cursor = await db.execute(self._sql.last_event_id)
+        row = await cursor.fetchone()
+        room_model.reserve_event_ids(int(row[0]) if row is not None else 0)
+
+    async def _read(self, statement: str, params: Any = ()) -> list[Any]:
+        return await self._write(statement, params)
+
+    async def _write(self, statement: str, params: Any, *, missing: str = "") -> list[Any]:
+        try:
+            async with self._link.connection() as db:
+                cursor = await db.execute(statement, params)
+                return list(await cursor.fetchall()) if cursor.description else []
+        except psycopg.errors.ForeignKeyViolation:
+            raise KeyError(missing) from None
+
+    @asynccontextmanager
+    async def _transaction(self, missing: str) -> AsyncIterator[Run]:
+        try:
+            async with self._link.connection() as db, db.transaction():
+
+                async def run(statement: str, params: Any) -> list[Any]:
+                    cursor = await db.execute(statement, params)
+                    return list(await cursor.fetchall()) if cursor.description else []
+
+                yield run
+        except psycopg.errors.ForeignKeyViolation:
+            raise KeyError(missing) from None

@@ -1,0 +1,151 @@
+"""The Postgres store's trail: its chains, signed heads and checkpoints, read and written.
+
+The heads are columns of ``roomkit_chains``, written by every append
+(:mod:`~roomkit.stores.postgres._history`); ``checked`` is the length the
+last checkpoint took, so a head has changed since while ``checked IS DISTINCT FROM
+length``. A checkpoint is written in one transaction under an advisory lock (writers take
+turns): the changed heads and the last checkpoint read, the new one inserted, and each head
+it took signed again with its number, while the head is still the one read (an append that
+holds the row meanwhile is waited for, and its new head left for the next checkpoint). The
+trail is read in one ``REPEATABLE READ`` transaction: one snapshot of the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from roomkit.stores._audit_keys import AuditKeys
+from roomkit.stores._checkpoints import TAKE_HEAD, plan_checkpoint, report, signing_keys, taken_rows
+from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._trail import Checkpoint, CheckpointReport, HeadChange, Trail, stored_head
+from roomkit.stores._trail_check import unsigned_heads
+from roomkit.stores.postgres._link import Link
+from roomkit.stores.postgres._schema import Statements, read_back
+
+__all__ = ["PostgresTrail"]
+
+
+class PostgresTrail:
+    """The trail of one Postgres store.
+
+    Args:
+        store: the store (its audit retention is recorded in its checkpoints, and its clock
+            gives their time).
+        link: the store's pool.
+        statements: the store's SQL (its ``anchoring`` is the trail's).
+        ready: opens the store (lazily), or refuses once it was closed.
+    """
+
+    def __init__(
+        self,
+        store: DurableBase,
+        link: Link,
+        statements: Statements,
+        ready: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.anchoring = statements.anchoring
+        """What the store signs the heads it writes with."""
+        self._link = link
+        self._ready = ready
+        self._store = store
+        s = f'"{statements.schema}"'
+        chains, checkpoints = f"{s}.roomkit_chains", f"{s}.roomkit_checkpoints"
+        self._all_history = (
+            f"SELECT pending_id, seq, entry FROM {s}.roomkit_history ORDER BY pending_id, seq"
+        )
+        self._all_heads = (
+            f"SELECT pending_id, length, head, epoch, mac FROM {chains} WHERE length IS NOT NULL"
+        )
+        self._changed = (
+            f"SELECT pending_id, length, head, epoch, mac, checked FROM {chains} "
+            "WHERE checked IS DISTINCT FROM length ORDER BY pending_id"
+        )
+        self._all_checkpoints = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n"
+        self._last = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n DESC LIMIT 1"
+        self._add = f"INSERT INTO {checkpoints} (n, body, mac) VALUES (%s, %s, %s)"
+        self._take = TAKE_HEAD.format(chains=chains, mark="%s")
+        self._lock = f"roomkit checkpoints {statements.schema}"
+        self._unsigned = (
+            f"SELECT h.pending_id, h.seq, h.entry FROM {s}.roomkit_history h "
+            f"LEFT JOIN {chains} c ON c.pending_id = h.pending_id "
+            "WHERE c.pending_id IS NULL OR c.mac IS NULL ORDER BY h.pending_id, h.seq"
+        )
+        self._sign = (
+            f"INSERT INTO {chains} AS c (pending_id, last_at, length, head, epoch, mac) VALUES "
+            "(%s, COALESCE(%s::double precision, extract(epoch FROM statement_timestamp())), "
+            "%s, %s, %s, %s) ON CONFLICT (pending_id) DO UPDATE SET length = excluded.length, "
+            "head = excluded.head, epoch = excluded.epoch, mac = excluded.mac "
+            "WHERE c.mac IS NULL AND c.length IS NOT DISTINCT FROM %s"
+        )
+        """Parameters: pending_id, now, the signed head, and the length the chain's row had
+        (an append meanwhile leaves it as that append made it)."""
+        self._lengths = f"SELECT pending_id, length FROM {chains} WHERE mac IS NULL"
+
+    def use_keys(self, keys: AuditKeys | None) -> None:
+        """Sign with ``keys`` from now on (``None``: write heads unsigned)."""
+        self.anchoring.keys = keys
+
+    async def read(self) -> Trail:
+        """The chains, heads and checkpoints, as one snapshot of the database."""
+        await self._ready()
+        async with self._link.connection() as db, db.transaction():
+            await db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            history = await (await db.execute(self._all_history)).fetchall()
+            heads = await (await db.execute(self._all_heads)).fetchall()
+            checkpoints = await (await db.execute(self._all_checkpoints)).fetchall()
+        texts = [(pending_id, seq, read_back(text)) for pending_id, seq, text in history]
+        return self.anchoring.read(Trail.from_rows(texts, heads, checkpoints))
+
+    async def adopt(self) -> tuple[int, list[str]]:
+        """Sign, as they stand, the heads of the chains that hold and have none signed.
+
+        Raises:
+            AuditKeyError: the store holds no audit key.
+        """
+        signing_keys(self.anchoring)
+        await self._ready()
+        async with self._link.connection() as db, db.transaction():
+            rows = await (await db.execute(self._unsigned)).fetchall()
+            lengths = dict(await (await db.execute(self._lengths)).fetchall())
+            chains: dict[str, list[tuple[int, str]]] = {}
+            for pending_id, seq, text in rows:
+                chains.setdefault(str(pending_id), []).append((int(seq), str(read_back(text))))
+            signed, broken = unsigned_heads(chains, self.anchoring)
+            now = self._store.clock()
+            async with db.cursor() as cursor:
+                await cursor.executemany(
+                    self._sign,
+                    [(p, now, *head, lengths.get(p)) for p, head in sorted(signed.items())],
+                )
+        return len(signed), broken
+
+    async def checkpoint(self) -> CheckpointReport:
+        """Write a checkpoint of every head that changed since the last one.
+
+        Raises:
+            AuditKeyError: the store holds no audit key.
+            CorruptRecordError: the last checkpoint does not hold its signature.
+        """
+        keys = signing_keys(self.anchoring)
+        await self._ready()
+        async with self._link.connection() as db, db.transaction():
+            await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock,))
+            last = await (await db.execute(self._last)).fetchone()
+            changes = [
+                HeadChange(str(row[0]), stored_head(*row[1:5]), row[5] is not None)
+                for row in await (await db.execute(self._changed)).fetchall()
+            ]
+            plan = plan_checkpoint(
+                None if last is None else Checkpoint(int(last[0]), str(last[1]), str(last[2])),
+                changes,
+                keys,
+                retention=self._store.audit_retention,
+                now=self._store.clock(),
+            )
+            if plan.checkpoint is not None:
+                await db.execute(self._add, tuple(plan.checkpoint))
+                async with db.cursor() as cursor:
+                    await cursor.executemany(self._take, taken_rows(plan))
+        if plan.checkpoint is not None:
+            self.anchoring.knew(plan.checkpoint.n)
+        return report(plan)

@@ -1,0 +1,208 @@
+"""The Redis stores' client: built from a URL, named without its password, its faults mapped.
+
+Shared by the pending-request store and the room store (so it lives in ``core``, under both).
+:func:`connect` checks the client a store is given, or builds the one it owns: a blocking
+pool with short timeouts and a few retries.
+:func:`describe` names the server for messages, without the password. :func:`guard` turns
+the client's failures into the store's errors, and keeps a cancellation that the client
+swallowed. :func:`check_persistence` reads how the server persists what it is told and warns
+when a restart or a crash would lose acknowledged outcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+try:
+    from redis.asyncio import BlockingConnectionPool, Redis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError, ResponseError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+except ImportError as error:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "The Redis stores (RedisStore, RedisRoomStore) need redis-py: "
+        "pip install 'roomkit-hitl[redis]'"
+    ) from error
+
+from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
+
+__all__ = [
+    "check_persistence",
+    "connect",
+    "describe",
+    "glob_escape",
+    "guard",
+    "persistence_risk",
+    "text",
+]
+
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+_PERSISTENCE = ("appendonly", "appendfsync", "save")
+"""The settings that say what the server keeps across a restart."""
+_ADVICE = "run it with appendonly yes and appendfsync always to lose none (see the README)"
+
+
+def connect(url: object, client: object, *, default: str, store: str = "RedisStore") -> Redis:
+    """``client`` when given, else a new client for ``url`` (``default`` when ``None``).
+
+    A new client sends nothing until it is used. Its pool blocks callers beyond its size
+    until a connection frees up, rather than failing them. ``store`` names the class in
+    messages.
+
+    Raises:
+        TypeError: both ``url`` and ``client`` are given, ``client`` is not a
+            ``redis.asyncio.Redis`` or ``url`` is not a ``str``.
+        ValueError: ``url`` is not a Redis URL.
+    """
+    if client is not None:
+        if url is not None:
+            raise TypeError(f"pass either url or client to {store}, not both")
+        if not isinstance(client, Redis):
+            raise TypeError(f"client must be a redis.asyncio.Redis, got {type(client).__name__}")
+        return client
+    url = default if url is None else url
+    if not isinstance(url, str):
+        raise TypeError(f"url must be a str, got {type(url).__name__}")
+    try:
+        pool = BlockingConnectionPool.from_url(
+            url,
+            max_connections=64,
+            timeout=10,
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
+            socket_connect_timeout=5,
+            socket_timeout=5,
+        )
+    except ValueError as error:
+        raise ValueError(f"url is not a Redis URL ({error})") from None
+    return Redis(connection_pool=pool)
+
+
+def describe(client: Redis) -> str:
+    """The client's server as a URL, without the password."""
+    kwargs = client.connection_pool.connection_kwargs
+    db = kwargs.get("db", 0)
+    if "path" in kwargs:
+        return f"unix://{kwargs['path']}?db={db}"
+    scheme = (
+        "rediss" if "ssl" in client.connection_pool.connection_class.__name__.lower() else "redis"
+    )
+    user = kwargs.get("username")
+    host = f"{user}@" if user else ""
+    return f"{scheme}://{host}{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{db}"
+
+
+@contextmanager
+def guard(
+    where: str, pending_id: str | None = None, *, store: str = "Redis store"
+) -> Iterator[None]:
+    """Turn the client's failures into the store's errors, and keep cancellations.
+
+    The client can finish a call whose task was cancelled meanwhile and return as if
+    nothing happened; the cancellation still ends the caller here.
+
+    Args:
+        where: the server, as :func:`describe` names it.
+        pending_id: the record the call reads or writes, if one: a key of another type
+            there is a corrupt record, not a failure of the server.
+        store: what the messages call the store.
+    """
+    task = asyncio.current_task()
+    cancels = task.cancelling() if task is not None else 0
+    try:
+        yield
+    except _UNREACHABLE as error:
+        raise StoreUnavailableError(f"the {store} at {where} cannot be reached: {error}") from error
+    except ResponseError as error:
+        if pending_id is not None and str(error).startswith("WRONGTYPE"):
+            raise CorruptRecordError(
+                f"pending record {pending_id!r} is not a hash at {where}"
+            ) from None
+        raise StoreError(f"the {store} at {where} failed: {error}") from error
+    except RedisError as error:
+        raise StoreError(f"the {store} at {where} failed: {error}") from error
+    if task is not None and task.cancelling() > cancels:
+        raise asyncio.CancelledError
+
+
+def text(value: object) -> str:
+    """A reply as text, whether the client decodes replies or not."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def glob_escape(pattern: str) -> str:
+    """``pattern`` with the characters ``SCAN MATCH`` treats as wildcards escaped."""
+    return "".join(f"\\{char}" if char in "*?[]\\" else char for char in pattern)
+
+
+async def check_persistence(client: Redis, where: str, logger: logging.Logger) -> None:
+    """Log a warning on ``logger`` when the server would lose acknowledged outcomes.
+
+    The settings come from ``CONFIG GET``; a server that refuses it (managed services often
+    do) gets a warning that its persistence could not be checked.
+
+    Raises:
+        StoreUnavailableError: the server cannot be reached.
+    """
+    async with client.pipeline(transaction=False) as pipe:
+        for name in _PERSISTENCE:
+            pipe.config_get(name)
+        with guard(where):
+            replies = await pipe.execute(raise_on_error=False)
+    refused = next((reply for reply in replies if isinstance(reply, Exception)), None)
+    if refused is not None:
+        logger.warning(
+            "could not check the persistence of the Redis store at %s (CONFIG GET was "
+            "refused: %s): unless the server runs with appendonly yes and appendfsync "
+            "always, a restart or a crash of it can lose acknowledged answers",
+            where,
+            refused,
+        )
+        return
+    settings = {text(name): text(value) for reply in replies for name, value in dict(reply).items()}
+    risk = persistence_risk(settings)
+    if risk is not None:
+        logger.warning("the Redis store at %s %s", where, risk)
+
+
+def persistence_risk(settings: Mapping[str, str]) -> str | None:
+    """What the server's persistence ``settings`` would lose, or ``None`` when nothing.
+
+    ``settings`` maps ``appendonly``, ``appendfsync`` and ``save`` to their values as
+    ``CONFIG GET`` reports them; a missing one is reported as unknown.
+    """
+    missing = [name for name in _PERSISTENCE if name not in settings]
+    if missing:
+        return (
+            f"does not report {', '.join(missing)}: its persistence is unknown, and a restart "
+            f"may lose acknowledged answers; {_ADVICE}"
+        )
+    if settings["appendonly"] == "yes":
+        fsync = settings["appendfsync"]
+        if fsync == "always":
+            return None
+        if fsync == "everysec":
+            return (
+                "syncs its append-only file once a second (appendfsync everysec): a crash "
+                "of its machine (a power cut, a kernel panic) loses up to the last two "
+                f"seconds of acknowledged answers; {_ADVICE}"
+            )
+        return (
+            f"leaves syncing its append-only file to the operating system (appendfsync "
+            f"{fsync}): a crash of its machine loses the acknowledged answers not yet "
+            f"written out, often the last 30 seconds; {_ADVICE}"
+        )
+    save = settings["save"].strip()
+    if save:
+        return (
+            f"keeps snapshots only (appendonly no, save {save!r}): a crash of the server "
+            f"loses every request and acknowledged answer since its last snapshot; {_ADVICE}"
+        )
+    return (
+        "keeps nothing on disk (appendonly no, no snapshots): a restart of the server loses "
+        f"every pending request and every acknowledged answer; {_ADVICE}"
+    )

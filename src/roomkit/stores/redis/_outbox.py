@@ -1,0 +1,363 @@
+"""The Redis store's outbox: keys of its own under the store's prefix.
+
+- ``<prefix>:outbox:item:<id>``: a hash (``pending_id``, ``body``, ``attempts``,
+  ``created``, ``done``, ``receipt``, ``owner``, ``lane``);
+- ``<prefix>:outbox:due``: a sorted set of the items not done, scored by due time;
+- ``<prefix>:outbox:lane:<lane>``: the same, for the items of one lane (a surface's
+  deliveries, or the steps);
+- ``<prefix>:outbox:lanes``: a set of the lanes' names;
+- ``<prefix>:outbox:req:<pending_id>``: a sorted set of a request's items, by creation;
+- ``<prefix>:outbox:unended``: a set of the requests with items but no ending yet.
+
+Every change is one script, so a claim is a check-and-set among every process on the
+server. The due set has the last word: a lane's entry whose item is done, or due later
+there, is put right when a claim comes across it. Items recorded before lanes were (no
+``lane`` field) are given theirs by each outbox's first claim by lanes.
+
+Once a request's ending is recorded and none of its items is left to do, its items
+and its set expire after the store's ``outbox_retention_seconds`` (a week by default; the
+retention of a settled request is shorter); an open request's stay.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from roomkit.stores.outbox import ENDING, KEEP_DONE, OutboxItem
+from roomkit.stores.redis._link import guard
+
+__all__ = ["RedisOutbox"]
+
+_ADD = """
+local new = 0
+for i = 2, #ARGV, 7 do
+  local key = KEYS[1] .. ARGV[i]
+  if redis.call('EXISTS', key) == 0 then
+    local request, ending = ARGV[i + 1], ARGV[i + 1] .. ARGV[1]
+    redis.call('HSET', key, 'pending_id', request, 'body', ARGV[i + 3],
+               'attempts', ARGV[i + 4], 'created', ARGV[i + 5], 'done', '0',
+               'lane', ARGV[i + 6])
+    redis.call('ZADD', KEYS[2], ARGV[i + 2], ARGV[i])
+    redis.call('ZADD', KEYS[5] .. ARGV[i + 6], ARGV[i + 2], ARGV[i])
+    redis.call('SADD', KEYS[6], ARGV[i + 6])
+    redis.call('ZADD', KEYS[3] .. request, ARGV[i + 5], ARGV[i])
+    redis.call('PERSIST', KEYS[3] .. request)
+    if ARGV[i] == ending then
+      redis.call('SREM', KEYS[4], request)
+    elseif redis.call('EXISTS', KEYS[1] .. ending) == 0 then
+      redis.call('SADD', KEYS[4], request)
+    end
+    new = new + 1
+  end
+end
+return new
+"""
+
+_CLAIM = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  local key = KEYS[1] .. id
+  redis.call('ZADD', KEYS[2], ARGV[2], id)
+  redis.call('HSET', key, 'owner', ARGV[4])
+  local lane = redis.call('HGET', key, 'lane')
+  if lane then
+    redis.call('ZADD', KEYS[3] .. lane, ARGV[2], id)
+  end
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created')
+end
+return out
+"""
+
+_CLAIM_LANES = """
+local now, out = tonumber(ARGV[1]), {}
+local function take(lane, room)
+  local set, taken = KEYS[3] .. lane, 0
+  while taken < room do
+    local ids = redis.call('ZRANGEBYSCORE', set, '-inf', ARGV[1], 'LIMIT', 0, room - taken)
+    if #ids == 0 then
+      break
+    end
+    for _, id in ipairs(ids) do
+      local due = redis.call('ZSCORE', KEYS[2], id)
+      if not due then
+        redis.call('ZREM', set, id)
+      elseif tonumber(due) > now then
+        redis.call('ZADD', set, due, id)
+      else
+        local key = KEYS[1] .. id
+        redis.call('ZADD', KEYS[2], ARGV[2], id)
+        redis.call('ZADD', set, ARGV[2], id)
+        redis.call('HSET', key, 'owner', ARGV[3])
+        out[#out + 1] = id
+        out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created')
+        taken = taken + 1
+      end
+    end
+  end
+  return taken
+end
+local named, rest = {}, tonumber(ARGV[4])
+for i = 5, #ARGV, 2 do
+  named[ARGV[i]] = true
+  take(ARGV[i], tonumber(ARGV[i + 1]))
+end
+for _, lane in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+  if rest <= 0 then
+    break
+  end
+  if not named[lane] then
+    rest = rest - take(lane, rest)
+  end
+end
+return out
+"""
+"""A claim by lanes. ARGV: now, the lease's end, the owner, how many to take in the lanes
+not named, then each lane named and how many to take in it."""
+
+_ADOPT = """
+local ids = redis.call('ZRANGE', KEYS[2], ARGV[1], tonumber(ARGV[1]) + 499)
+for _, id in ipairs(ids) do
+  local key = KEYS[1] .. id
+  if redis.call('HEXISTS', key, 'lane') == 0 then
+    local surface = cjson.decode(redis.call('HGET', key, 'body') or '{}')['surface']
+    local lane = type(surface) == 'string' and surface or ''
+    redis.call('HSET', key, 'lane', lane)
+    redis.call('ZADD', KEYS[3] .. lane, redis.call('ZSCORE', KEYS[2], id), id)
+    redis.call('SADD', KEYS[4], lane)
+  end
+end
+return #ids
+"""
+"""Give 500 items of the due set from ARGV[1] on their lane, when they have none (recorded
+before lanes were); returns how many it looked at."""
+
+_RENEW = """
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[2] and redis.call('ZSCORE', KEYS[2], ARGV[3]) then
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[3])
+  local lane = redis.call('HGET', KEYS[1], 'lane')
+  if lane then
+    redis.call('ZADD', KEYS[3] .. lane, ARGV[1], ARGV[3])
+  end
+  return 1
+end
+return 0
+"""
+
+_COMPLETE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'done', '1', 'receipt', ARGV[1])
+redis.call('HDEL', KEYS[1], 'owner')
+redis.call('ZREM', KEYS[2], ARGV[2])
+local lane = redis.call('HGET', KEYS[1], 'lane')
+if lane then
+  redis.call('ZREM', KEYS[5] .. lane, ARGV[2])
+end
+local request = redis.call('HGET', KEYS[1], 'pending_id')
+if redis.call('EXISTS', KEYS[4] .. request .. ARGV[4]) == 0 then
+  return 1
+end
+local ids = redis.call('ZRANGE', KEYS[3] .. request, 0, -1)
+for _, id in ipairs(ids) do
+  if redis.call('ZSCORE', KEYS[2], id) then
+    return 1
+  end
+end
+for _, id in ipairs(ids) do
+  redis.call('PEXPIRE', KEYS[4] .. id, ARGV[3])
+end
+redis.call('PEXPIRE', KEYS[3] .. request, ARGV[3])
+return 1
+"""
+
+_ITEMS_FOR = """
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local fields = redis.call('HGETALL', KEYS[2] .. id)
+  if #fields > 0 then
+    out[#out + 1] = id
+    out[#out + 1] = fields
+    out[#out + 1] = redis.call('ZSCORE', KEYS[3], id) or ''
+  end
+end
+return out
+"""
+"""A request's items, oldest first: for each its id, its hash, its due time if not done
+(an item done long ago whose hash expired is left out)."""
+
+_POSTPONE = """
+if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+  local lane = redis.call('HGET', KEYS[1], 'lane')
+  if lane then
+    redis.call('ZADD', KEYS[3] .. lane, ARGV[1], ARGV[2])
+  end
+  redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+  redis.call('HDEL', KEYS[1], 'owner')
+end
+return 1
+"""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisOutbox:
+    """The outbox on a Redis store's server (see
+    :mod:`~roomkit.stores.outbox`)."""
+
+    def __init__(self, store: Any) -> None:
+        client = store._client  # the store's own client: same server, same pool
+        prefix = f"{store.prefix}:outbox:"
+        self._store = store
+        self._client = client
+        self._item = prefix + "item:"
+        self._due = prefix + "due"
+        self._request = prefix + "req:"
+        self._unended = prefix + "unended"
+        self._lane = prefix + "lane:"
+        self._lanes = prefix + "lanes"
+        self._adopted = False
+        self._keep_ms = round(getattr(store, "outbox_retention", KEEP_DONE) * 1000)
+        self._add = client.register_script(_ADD)
+        self._claim = client.register_script(_CLAIM)
+        self._claim_lanes = client.register_script(_CLAIM_LANES)
+        self._adopt = client.register_script(_ADOPT)
+        self._renew = client.register_script(_RENEW)
+        self._complete = client.register_script(_COMPLETE)
+        self._postpone = client.register_script(_POSTPONE)
+        self._items_for = client.register_script(_ITEMS_FOR)
+
+    @asynccontextmanager
+    async def _server(self) -> AsyncIterator[None]:
+        """Around each call: refused once the store is closed; the client's failures become
+        the store's errors."""
+        await self._store._ensure_open()
+        with guard(self._store.where, store="Redis outbox"):
+            yield
+
+    async def add(self, items: Sequence[OutboxItem]) -> int:
+        if not items:
+            return 0
+        args: list[Any] = [f".{ENDING}"]
+        for i in items:
+            args += [i.item_id, i.pending_id, repr(i.due), i.encoded_body(), i.attempts]
+            args += [repr(i.created), i.lane]
+        keys = [self._item, self._due, self._request, self._unended, self._lane, self._lanes]
+        async with self._server():
+            return int(await self._add(keys=keys, args=args))
+
+    async def claim(
+        self,
+        owner: str,
+        now: float,
+        lease: float,
+        limit: int,
+        *,
+        lanes: Mapping[str, int] | None = None,
+    ) -> list[OutboxItem]:
+        async with self._server():
+            if lanes is None:
+                raw = await self._claim(
+                    keys=[self._item, self._due, self._lane],
+                    args=[repr(now), repr(now + lease), limit, owner],
+                )
+            else:
+                if not self._adopted:
+                    await self._adopt_all()
+                args: list[Any] = [repr(now), repr(now + lease), owner, limit]
+                for lane, room in lanes.items():
+                    args += [lane, max(0, room)]
+                raw = await self._claim_lanes(
+                    keys=[self._item, self._due, self._lane, self._lanes], args=args
+                )
+        items = []
+        for at in range(0, len(raw), 2):
+            pending_id, body, attempts, created = (_text(v) for v in raw[at + 1])
+            items.append(
+                OutboxItem(
+                    item_id=_text(raw[at]),
+                    pending_id=pending_id,
+                    due=now + lease,
+                    body=json.loads(body),
+                    attempts=int(attempts),
+                    created=float(created),
+                )
+            )
+        return items
+
+    async def _adopt_all(self) -> None:
+        """Give every item recorded without a lane its lane (once per outbox)."""
+        keys = [self._item, self._due, self._lane, self._lanes]
+        start = 0
+        while looked := int(await self._adopt(keys=keys, args=[start])):
+            start += looked
+        self._adopted = True
+
+    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+        keys = [self._item + item_id, self._due, self._lane]
+        async with self._server():
+            return bool(await self._renew(keys=keys, args=[repr(until), owner, item_id]))
+
+    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
+        text = "" if receipt is None else json.dumps(receipt, separators=(",", ":"))
+        keys = [self._item + item_id, self._due, self._request, self._item, self._lane]
+        async with self._server():
+            await self._complete(keys=keys, args=[text, item_id, self._keep_ms, f".{ENDING}"])
+
+    async def postpone(self, item_id: str, due: float) -> None:
+        async with self._server():
+            await self._postpone(
+                keys=[self._item + item_id, self._due, self._lane], args=[repr(due), item_id]
+            )
+
+    async def items_for(self, pending_id: str) -> list[OutboxItem]:
+        async with self._server():
+            raw = await self._items_for(keys=[self._request + pending_id, self._item, self._due])
+        items = []
+        for at in range(0, len(raw), 3):
+            pairs = [_text(v) for v in raw[at + 1]]
+            fields = dict(zip(pairs[::2], pairs[1::2], strict=True))
+            due = _text(raw[at + 2])
+            receipt = fields.get("receipt") or None
+            items.append(
+                OutboxItem(
+                    item_id=_text(raw[at]),
+                    pending_id=pending_id,
+                    due=float(due) if due else 0.0,
+                    body=json.loads(fields["body"]),
+                    attempts=int(fields["attempts"]),
+                    created=float(fields["created"]),
+                    done=fields.get("done") == "1",
+                    receipt=None if receipt is None else json.loads(receipt),
+                )
+            )
+        return items
+
+    async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
+        sets = [self._due] if lanes is None else [self._lane + lane for lane in lanes]
+        async with self._server():
+            pipe = self._client.pipeline(transaction=False)
+            for name in sets:
+                pipe.zrange(name, 0, 0, withscores=True)
+            firsts = await pipe.execute()
+        return min((float(first[0][1]) for first in firsts if first), default=None)
+
+    async def unended(self) -> list[str]:
+        async with self._server():
+            members = await self._client.smembers(self._unended)
+        return [_text(i) for i in members]
+
+    async def purge(self, before: float) -> int:
+        # Done items expire on their own (see the module docstring).
+        return 0
+
+    async def aclose(self) -> None:
+        """The client is the store's: the store closes it."""

@@ -1,0 +1,596 @@
+"""The Redis store: pending requests shared by processes on many machines.
+
+Every record is a Redis hash; the key check-and-insert, the settle and the deadline update
+are Lua scripts, so each is atomic on the server whichever process runs it, and each write
+is announced on a pub/sub channel that feeds :meth:`RedisStore.subscribe`.
+
+An outcome is durable to the degree the server is configured: with
+``appendonly yes`` and ``appendfsync always`` Redis writes it to disk before it replies, so
+a settle that returned survives a crash of the server; with ``appendfsync everysec`` (the
+usual default) up to a second of outcomes can be lost, and without persistence a restart
+loses them all. :meth:`RedisStore.open` reads these settings and logs a warning naming what
+the server would lose. Settled records expire on the server ``retention_seconds`` after they
+were settled (``SETTLED_GRACE``, 10 s, at the least).
+
+A settle whose reply is lost (a connection cut, a server killed) is run again with its
+settle token until the server answers, for up to ``settle_retry`` seconds: the script finds
+its own token on a record it settled before, so the caller learns whether it won.
+
+The server also holds each request's history (kept for good, or ``audit_retention``) and
+the spend-once ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`, keys
+``<prefix>:ledger:<entry>``, each expiring with its entry) of the desk's links and tokens.
+
+The store talks to one server (a primary, with or without replicas). The scripts find a
+record's index keys from the record itself, which Redis Cluster does not allow.
+
+Needs the ``redis`` extra (``pip install roomkit-hitl[redis]``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+
+from roomkit.core.exceptions import CorruptRecordError, StoreClosedError, StoreError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
+from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._history import entry_text
+from roomkit.stores._ledger import check_entries, check_entry, check_until
+from roomkit.stores._quorum import Ballot, Judgement
+from roomkit.stores._records import FORMAT, NONE, decode
+from roomkit.stores.base import PendingChange, PendingChangeKind, check_settled_listing
+from roomkit.stores.outbox import KEEP_DONE, Outbox
+from roomkit.stores.redis import _history
+from roomkit.stores.redis import _ledger as ledger
+from roomkit.stores.redis import _scripts as scripts
+from roomkit.stores.redis import _votes as voting
+from roomkit.stores.redis._batch import ScriptBatcher
+from roomkit.stores.redis._changes import changes_since, log_keys
+from roomkit.stores.redis._feed import ChangeFeed
+from roomkit.stores.redis._link import (
+    check_persistence,
+    connect,
+    describe,
+    glob_escape,
+    guard,
+    text,
+)
+from roomkit.stores.redis._outbox import RedisOutbox
+from roomkit.stores.redis._trail import RedisTrail
+
+__all__ = ["DEFAULT_URL", "RedisStore"]
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.redis")
+
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+"""The server :class:`RedisStore` connects to when given neither a URL nor a client."""
+
+_PENDING = PendingInputStatus.PENDING
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+_PURGE_BATCH = 256
+
+
+class RedisStore(DurableBase):
+    """A :class:`~roomkit.stores.base.DurableStore` on a Redis server.
+
+    Its change feed is a pub/sub subscription: it covers this store's own writes at once,
+    and again when the server's message comes back, and sends
+    :attr:`~roomkit.tools.human_input.stores.PendingChangeKind.RESYNC` each time the
+    subscription goes live (on the first connection and after every reconnect). A settle
+    is as durable as the server's ``appendfsync`` makes it.
+
+    Args:
+        url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (options such
+            as ``?socket_timeout=2`` go in its query). The default is
+            ``redis://127.0.0.1:6379/0``.
+        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``; the
+            store does not close it.
+        prefix: the first part of every key and of the events channel, so that several
+            stores share one database.
+        retention_seconds: how long a settled record stays replayable (and its key keeps
+            re-attaching); finite, since the server expires it. ``0`` switches replay off:
+            a record then stays only for the ``SETTLED_GRACE`` (10 s) a waiter in another
+            process needs to read it, as does any shorter retention.
+        backstop_interval: seconds between a waiter's looks at what changed (one read of the
+            store's change log), in case a change hint was lost.
+        clock: the store's clock, in seconds since the epoch; deadlines and retention are
+            measured on it.
+        settle_retry: seconds a settle whose reply was lost keeps running again (with its
+            settle token) until the server answers, counted from the start of the outage;
+            ``0`` gives up at once.
+        outbox_retention_seconds: how long the server keeps a request's outbox entries once
+            it ended and all were sent or given up (finite: the server expires them).
+        audit_retention: seconds a closed request's history stays after its last entry
+            (at least ``retention_seconds``), expired by the server on its own clock;
+            ``None`` (the default) keeps every history.
+
+    Raises:
+        TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
+        ValueError: an argument is out of range, or the URL is not a Redis URL.
+
+    Use it as an async context manager, or call :meth:`open` and :meth:`close`::
+
+        async with RedisStore("redis://cache.internal:6379/2") as store:
+            handler = HumanInputHandler(store=store)
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client: Redis | None = None,
+        prefix: str = "roomkit",
+        retention_seconds: float = 86_400,
+        backstop_interval: float = 0.25,
+        clock: Callable[[], float] = time.time,
+        settle_retry: float = 5.0,
+        outbox_retention_seconds: float = KEEP_DONE,
+        audit_retention: float | None = None,
+    ) -> None:
+        super().__init__(
+            retention_seconds=seconds("retention_seconds", retention_seconds, zero=True),
+            backstop_interval=backstop_interval,
+            clock=clock,
+            settle_retry=settle_retry,
+            logger=logger,
+            audit_retention=audit_retention,
+        )
+        if not isinstance(prefix, str) or not prefix:
+            raise ValueError(f"prefix must be a non-empty str, got {prefix!r}")
+        self._owned = client is None
+        client = connect(url, client, default=DEFAULT_URL)
+        self.prefix = prefix
+        """The first part of every key and of the events channel."""
+        keep = seconds("outbox_retention_seconds", outbox_retention_seconds, zero=True)
+        self.outbox_retention = keep
+        """Seconds the server keeps a request's finished outbox entries."""
+        self._client = client
+        self.outbox: Outbox = RedisOutbox(self)
+        """The notification outbox beside the requests, on the same server (one per store)."""
+        self._where = describe(client)
+        self._layout = scripts.Layout(prefix)
+        self._insert = ScriptBatcher(client, client.register_script(scripts.INSERT))
+        # Pipelines of at most 128, 8 at once: the client encodes one while the server runs
+        # another (bench/bench_stores.py: settles/s up by a third to a half over one of 256).
+        self._settle = ScriptBatcher(
+            client, client.register_script(scripts.SETTLE), max_batch=128, max_in_flight=8
+        )
+        self._set_deadline = client.register_script(scripts.SET_DEADLINE)
+        self._purge = client.register_script(scripts.PURGE)
+        self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
+        log = self._layout.changes
+        self._look = lambda mark: changes_since(self._ensure_open, client, log, self._where, mark)
+        self._spend = client.register_script(ledger.SPEND)
+        self._set_approvers = client.register_script(_history.SET_APPROVERS)
+        self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
+        self._audit_ms = scripts.audit_ms(self.audit_retention)
+        self.trail = RedisTrail(client, self._layout, self, self._ensure_open)
+        """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
+        self._heads = _history.Heads(self.trail.anchoring)  # this process's last of each chain
+        self._voting = voting.Voting(client, self._layout, self._where, self._heads, self._audit_ms)
+        self._opened = False
+        self._checked = False
+
+    @property
+    def where(self) -> str:
+        """The server, as a URL without its password."""
+        return self._where
+
+    async def open(self) -> None:
+        """Check that the server answers and start the change feed if anyone listens.
+
+        Redis needs no schema; the scripts load themselves on first use. The first open
+        reads the server's persistence settings (``appendonly``, ``appendfsync``, ``save``)
+        and logs a warning naming what a restart or a crash would lose, or that they could
+        not be read.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
+        self._feed.closed = False
+        if not self._opened:
+            with guard(self._where):
+                await self._client.ping()
+            if not self._checked:
+                await check_persistence(self._client, self._where, logger)
+                self._checked = True
+            self._opened = True
+        self._feed.start()
+
+    async def close(self) -> None:
+        """Stop the change feed and disconnect (an owned client only); idempotent. Then every
+        call but :meth:`open` raises StoreClosedError, instead of connecting again unasked."""
+        self._opened, self._feed.closed = False, True
+        await self._feed.stop()
+        if self._owned:
+            await self._client.aclose(close_connection_pool=True)
+
+    async def insert(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]] = ()
+    ) -> tuple[PendingInput, bool]:
+        """Record a new pending request; ``(record, True)`` when it was created.
+
+        When ``request.key`` names a retained record, nothing is written and
+        ``(that record, False)`` comes back. The same request inserted again (a retry after
+        a lost reply) finds itself and is reported created. ``history`` (its ``created``
+        entry) starts the request's chain in the insert's script, when it is created.
+
+        Raises:
+            ValueError: the request is not pending.
+            InvalidTextError: a text of the request holds a lone surrogate.
+            StoreError: another request already has this id.
+            StoreUnavailableError: the server cannot be reached.
+        """
+        check_insertable(request)
+        entries = check_history(history)
+        await self._ensure_open()
+        pending_id = request.pending_id
+        head = self._heads.guess(pending_id)
+        while True:
+            lines, after, signed = self._heads.link(pending_id, entries, head)
+            keys, args, fields = scripts.insert_call(
+                self._layout, request, self._cutoff(), (head[0], lines, signed)
+            )
+            with guard(self._where):
+                reply = await self._insert(keys, args)
+            if not (isinstance(reply, list) and text(reply[0]) == scripts.HEAD):
+                break
+            head = _history.Heads.moved(pending_id, reply[1])
+        if isinstance(reply, bytes | str) and text(reply) == scripts.DUPLICATE:
+            raise StoreError(f"pending record {pending_id!r} is already stored at {self._where}")
+        created = bool(int(reply[0]))
+        record = decode(scripts.unpack(reply[1]) if len(reply) > 1 else fields, hashed=True)
+        if created:
+            if lines:
+                self._heads.wrote(pending_id, head[0] + len(lines), after)
+            self._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
+        return record, created
+
+    async def fetch(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled (within retention), or ``None``.
+
+        Raises:
+            CorruptRecordError: the key holds something this library did not write.
+            StoreUnavailableError: the server cannot be reached.
+        """
+        if not storable_id(pending_id):
+            return None
+        await self._ensure_open()
+        key = self._layout.record(pending_id)
+        with guard(self._where, pending_id):
+            fields: dict[Any, Any] = await self._client.hgetall(key)
+        if not fields:
+            return None
+        try:
+            record = decode(fields, hashed=True)
+        except CorruptRecordError as error:
+            raise CorruptRecordError(f"{key} at {self._where}: {error}") from None
+        return record if self._visible(record, fields) else None
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist; unreadable ones are logged and skipped."""
+        await self._ensure_open()
+        return await self._read_many(list(pending_ids))
+
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
+        await self._ensure_open()
+        with guard(self._where, pending_id):
+            reply = await self._set_deadline(
+                keys=[self._layout.record(pending_id), self._layout.changes],
+                args=[repr(deadline), NONE, FORMAT, pending_id],
+            )
+        if reply is None:
+            return None
+        answer = text(reply)
+        if answer == scripts.CORRUPT:
+            raise self._unreadable(pending_id)
+        return float(answer)
+
+    async def _settle_checked(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
+    ) -> PendingInput | None:
+        """One settle in a Lua script: the outcome is as durable as the server's
+        ``appendfsync`` makes it; a lost reply runs the script again with the token.
+
+        Its entries are linked to the head this process believes in; when that moved, or
+        the deadline's entry is needed, the script writes nothing and says so: run again."""
+        await self._ensure_open()
+        entries = outcome.history
+        head = self._heads.guess(pending_id)
+        wins, after, signed = self._heads.link(pending_id, entries, head)
+        late: tuple[list[str], str, str] | None = None  # the deadline's entry, once needed
+        now = self.clock()
+        keys = self._layout.settle_keys(pending_id)
+
+        async def attempt() -> Any:
+            nonlocal head, wins, after, signed, late
+            while True:
+                args = scripts.settle_args(
+                    self._layout,
+                    pending_id,
+                    status,
+                    result=outcome.result,
+                    reason=outcome.reason,
+                    withdrawn=outcome.withdrawn,
+                    settled_by=outcome.settled_by,
+                    now=now,
+                    retention_seconds=self._keep,
+                    token=token,
+                    history=(head[0], wins, None if late is None else late[0][0]),
+                    audit_ms=self._audit_ms,
+                    heads=(signed, "" if late is None else late[2]),
+                )
+                with guard(self._where, pending_id):
+                    reply = await self._settle(keys, args)
+                if isinstance(reply, list):
+                    head = _history.Heads.moved(pending_id, reply)
+                    wins, after, signed = self._heads.link(pending_id, entries, head)
+                    late = None if late is None else self._heads.late(pending_id, head)
+                elif isinstance(reply, bytes | str) and text(reply) == scripts.LATE:
+                    late = self._heads.late(pending_id, head)
+                else:
+                    return reply
+
+        reply = await self._settle_knowing(attempt, pending_id, self._where)
+        if reply is None:
+            return None
+        answer = text(reply)
+        if answer == scripts.CORRUPT:
+            raise self._unreadable(pending_id)
+        self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
+        if answer == scripts.LOST_TO_DEADLINE:
+            if late is not None:
+                self._heads.wrote(pending_id, head[0] + 1, late[1])
+            return None
+        if wins:
+            self._heads.wrote(pending_id, head[0] + len(wins), after)
+        return decode(scripts.unpack(reply), hashed=True)
+
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
+        await self._ensure_open()
+        room_id = filters["room_id"]
+        index = self._layout.pending if room_id is None else self._layout.room(room_id)
+        with guard(self._where):
+            ids = await self._client.zrange(index, 0, -1)
+        records = await self._read_many([text(pending_id) for pending_id in ids])
+        return [
+            record
+            for record in records
+            if record.status is _PENDING
+            and all(
+                value is None or getattr(record, name) == value for name, value in filters.items()
+            )
+        ]
+
+    async def mark_announced(self, pending_id: str) -> None:
+        """Record that the request was announced; an unknown id is ignored (raises
+        StoreUnavailableError when the server cannot be reached)."""
+        await self._ensure_open()
+        with guard(self._where, pending_id):
+            # Deleting a field never creates the record: a request gone meanwhile stays gone.
+            await self._client.hdel(self._layout.record(pending_id), scripts.UNANNOUNCED)
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True (raises
+        StoreUnavailableError when the server cannot be reached)."""
+        await self._ensure_open()
+        key = self._layout.record(pending_id)
+        with guard(self._where, pending_id):
+            owed = await self._client.hexists(key, scripts.UNANNOUNCED)
+        return not owed
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests within the retention, newest first.
+
+        Arguments as
+        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`.
+
+        Requests settled in the same instant on :attr:`clock` come in no particular order.
+        """
+        wanted = check_settled_listing(actor_ids, limit)
+        await self._ensure_open()
+        layout = self._layout
+        indexes = [layout.settled] if wanted is None else [layout.settled_for(a) for a in wanted]
+        cutoff = f"({self._cutoff()!r}"
+        async with self._client.pipeline(transaction=False) as pipe:
+            for index in indexes:
+                pipe.zrevrangebyscore(index, "+inf", cutoff, start=0, num=limit, withscores=True)
+            with guard(self._where):
+                replies = await pipe.execute()
+        newest = sorted(
+            ((float(score), text(member)) for reply in replies for member, score in reply),
+            reverse=True,
+        )
+        records = await self._read_many([pending_id for _, pending_id in newest[:limit]])
+        order = {pending_id: rank for rank, (_, pending_id) in enumerate(newest)}
+        records.sort(key=lambda record: order[record.pending_id])
+        return [record for record in records if record.status is not _PENDING]
+
+    async def purge_expired(self) -> int:
+        """Drop records settled longer ago than the retention on :attr:`clock`.
+
+        The server expires them on its own clock as well; this catches up when the store's
+        clock runs ahead (a test's fake clock, a server clock that lags).
+        """
+        await self._ensure_open()
+        cutoff = repr(self._cutoff())
+        pattern = glob_escape(self._layout.records) + "*"
+        args = [cutoff, NONE, FORMAT, self._layout.keys]
+        gone = seen = 0
+        batch: list[Any] = []
+        with guard(self._where):
+            async for key in self._client.scan_iter(match=pattern, count=_PURGE_BATCH):
+                batch.append(key)
+                seen += 1
+                if len(batch) == _PURGE_BATCH:
+                    gone += int(await self._purge(keys=batch, args=args))
+                    batch = []
+            if batch:
+                gone += int(await self._purge(keys=batch, args=args))
+            await scripts.trim_settled(self._client, self._layout, cutoff, _PURGE_BATCH)
+            if gone == seen:
+                # No record is left to change: the log goes too (a look from before it
+                # starts over, which is safe even if a create came meanwhile).
+                await self._client.delete(*log_keys(self._layout.changes))
+        return gone
+
+    # -- approvals: approvers and history ----------------------------------------------------
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
+        the request is not pending."""
+        await self._ensure_open()
+        key = self._layout.record(pending_id)
+        while True:
+            with guard(self._where, pending_id):
+                raw = await self._client.hmget(key, ["approvers", "voters", "quorum"])
+            written = _history.set_approvers_args([text(v) if v else "" for v in raw], actors)
+            with guard(self._where, pending_id):
+                done = await self._set_approvers(keys=[key], args=written)
+            if isinstance(done, bytes | str):  # another escalation came first: read again
+                continue
+            return await self.fetch(pending_id) if int(done) else None
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record a vote on a quorum approval in one script, with its history entries and,
+        when it decides, the settle (:mod:`~roomkit.stores.redis._votes`);
+        a lost reply runs it again with its token, which finds it counted if it was."""
+        if not storable_id(pending_id):
+            return Judgement(False)
+        await self._ensure_open()
+
+        async def expire(judgement: Judgement) -> object:
+            late = Outcome(None, None, False, None, judgement.entries)
+            return await self._settle_checked(pending_id, _TIMED_OUT, ballot.token, late)
+
+        judgement = await self._settle_knowing(
+            lambda: self._voting.cast(pending_id, ballot, self.clock, self._keep, expire),
+            pending_id,
+            self._where,
+        )
+        if judgement.accepted and judgement.write:
+            kind = PendingChangeKind.SETTLED if judgement.settles else PendingChangeKind.VOTED
+            self._feed.emit(PendingChange(kind, pending_id))
+        return judgement
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
+
+        The append is a check-and-set on the head: guessed from the last append made here
+        (or an empty chain), and, when another process moved it, linked again to the head
+        the script hands back."""
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+        await self._ensure_open()
+        keys = [self._layout.record(pending_id), *self._layout.chain(pending_id)]
+        length, head = self._heads.guess(pending_id)
+        while True:
+            lines, after, signed = self._heads.link(pending_id, (entry,), (length, head))
+            with guard(self._where, pending_id):
+                done = await self._append(keys, [length, self._audit_ms, signed, *lines])
+            if not isinstance(done, list):
+                break
+            length, head = _history.Heads.moved(pending_id, done)
+        self._heads.wrote(pending_id, length + 1, after)
+        return length
+
+    async def history_texts(self) -> dict[str, list[str]]:
+        """Every request's stored history entries, oldest first, by request id."""
+        return (await self.trail.read()).texts()
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first."""
+        await self._ensure_open()
+        with guard(self._where, pending_id):
+            return await _history.read_chain(self._client, self.prefix, pending_id)
+
+    # -- the spend-once ledger -------------------------------------------------------------
+
+    async def spend_once(self, entry: str, *, until: float | None) -> bool:
+        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
+
+        The check-and-set of the ledger, one script on the server: ``True`` for the first
+        caller only, among every process on the server, while the entry has not expired.
+
+        Raises:
+            TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
+            StoreUnavailableError: the server cannot be reached.
+        """
+        entry, until = check_entry(entry), check_until(until)
+        await self._ensure_open()
+        now = self.clock()
+        expiry = ledger.expiry_ms(until, now)
+        args = [ledger.value(now, until), "" if expiry is None else expiry, repr(now)]
+        with guard(self._where):
+            won = await self._spend(keys=[ledger.entry_key(self.prefix, entry)], args=args)
+        return bool(int(won))
+
+    async def refund_spent(self, entry: str) -> None:
+        """Forget ``entry``, so that it may be spent again."""
+        key = ledger.entry_key(self.prefix, check_entry(entry))
+        await self._ensure_open()
+        with guard(self._where):
+            await self._client.delete(key)
+
+    async def record_spent(self, entry: str, *, until: float | None) -> float:
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
+        entry, until = check_entry(entry), check_until(until)
+        await self._ensure_open()
+        now = self.clock()
+        key, expiry = ledger.entry_key(self.prefix, entry), ledger.expiry_ms(until, now)
+        with guard(self._where):
+            await self._client.set(key, ledger.value(now, until), px=expiry)
+        return now
+
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
+        """The unexpired entries among ``entries``, each with the time it was spent."""
+        wanted = check_entries(entries)
+        if not wanted:
+            return {}
+        await self._ensure_open()
+        with guard(self._where):
+            raw = await self._client.mget([ledger.entry_key(self.prefix, e) for e in wanted])
+        now = self.clock()
+        found: dict[str, float] = {}
+        for entry, value in zip(wanted, raw, strict=True):
+            spent_at = ledger.parse(value, now)
+            if spent_at is not None:
+                found[entry] = spent_at
+        return found
+
+    async def _ensure_open(self) -> None:
+        if self._feed.closed:
+            raise StoreClosedError.of("Redis", self._where)
+        if not self._opened:
+            await self.open()
+        elif self._feed.listening:
+            self._feed.start()
+
+    async def _read_many(self, pending_ids: Sequence[str]) -> list[PendingInput]:
+        if not pending_ids:
+            return []
+        keys = [self._layout.record(pending_id) for pending_id in pending_ids]
+        async with self._client.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.hgetall(key)
+            with guard(self._where):
+                replies = await pipe.execute(raise_on_error=False)
+        read = scripts.decode_hashes(keys, replies, logger)
+        return [record for record, fields in read if self._visible(record, fields)]
+
+    def _visible(self, record: PendingInput, fields: Mapping[Any, Any]) -> bool:
+        """Whether ``record`` is pending, or settled within the retention on :attr:`clock`."""
+        if record.status is _PENDING:
+            return True
+        return self._retained(fields.get(b"settled_at", fields.get("settled_at")))
+
+    def _unreadable(self, pending_id: str) -> CorruptRecordError:
+        return CorruptRecordError(
+            f"pending record {pending_id!r} at {self._where} is not a readable {FORMAT} record"
+        )

@@ -1,0 +1,383 @@
+"""Rooms, rosters, bindings, history and the turn journal on a Redis server.
+
+:class:`RedisRoomStore` keeps what :class:`~roomkit.stores.sqlite._rooms.SQLiteRoomStore`
+keeps, on a server that processes on many machines share: the agents that run turns, the
+desks that read rosters. Each write is one Lua script, so it is atomic on the server
+whichever process runs it; the two that must not be split (a message with the turns it
+starts, a turn's end with its reply) are one script each, like every other write.
+
+The records are as durable as the server is configured to keep them: with ``appendonly yes``
+and ``appendfsync always`` a write that returned is on disk and survives a crash of the
+server; with ``appendfsync everysec`` (the usual default) up to a second of writes can be
+lost, and without persistence a restart loses everything.
+
+The store talks to one server (a primary, with or without replicas): its reads find the
+records an index names from the index itself, which Redis Cluster does not allow.
+
+Needs the ``redis`` extra (``pip install roomkit-hitl[redis]``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from roomkit.core.exceptions import StoreFormatError
+from roomkit.core.lifecycle import Opened
+from roomkit.core.store import JournalStep, OpenTurn
+from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids
+from roomkit.stores.redis import _link as link
+from roomkit.stores.redis import _room_records as records
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.commands.core import AsyncScript
+
+__all__ = ["DEFAULT_URL", "RedisRoomStore"]
+
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+"""The server :class:`RedisRoomStore` connects to when given neither a URL nor a client."""
+
+_STORE = "Redis room store"
+
+
+class RedisRoomStore(Opened):
+    """A :class:`~roomkit.core.store.RoomStore` and turn journal on a Redis server.
+
+    The store connects on first use, or with :meth:`open` / ``async with``; opening it checks
+    the format version its keys were written in (claiming an empty database for this one)
+    and makes the ids of events created from then on exceed every stored id, so a restarted
+    process neither reuses an id nor sorts a new event before an old one.
+
+    Args:
+        url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (options such as
+            ``?socket_timeout=2`` go in its query). The default is ``redis://127.0.0.1:6379/0``.
+        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``; the
+            store does not close it.
+        prefix: the first part of every key (``<prefix>:rooms:...``), so that several stores
+            share one database; a pending-request store with the same prefix uses other keys.
+
+    Raises:
+        TypeError: both ``url`` and ``client`` are given, or one has the wrong type.
+        ValueError: the URL is not a Redis URL, or ``prefix`` is empty.
+
+    ::
+
+        kit = RoomKit(store=RedisRoomStore("redis://cache.internal:6379/2"))
+    """
+
+    durable = True
+    """Rooms, history and open turns outlive the process."""
+
+    def __init__(
+        self, url: str | None = None, *, client: Redis | None = None, prefix: str = "roomkit"
+    ) -> None:
+        if not isinstance(prefix, str) or not prefix:
+            raise ValueError(f"prefix must be a non-empty str, got {prefix!r}")
+        self._owned = client is None
+        self._client = link.connect(url, client, default=DEFAULT_URL, store="RedisRoomStore")
+        self.prefix = prefix
+        """The first part of every key."""
+        self._where = link.describe(self._client)
+        self._keys = records.Layout(prefix)
+        register = self._client.register_script
+        self._open_script = register(records.OPEN)
+        self._create_room = register(records.CREATE_ROOM)
+        self._add_participant = register(records.ADD_PARTICIPANT)
+        self._add_binding = register(records.ADD_BINDING)
+        self._remove_binding = register(records.REMOVE_BINDING)
+        self._add_event = register(records.ADD_EVENT)
+        self._record_inbound = register(records.RECORD_INBOUND)
+        self._begin_turn = register(records.BEGIN_TURN)
+        self._record_step = register(records.RECORD_STEP)
+        self._finish_turn = register(records.FINISH_TURN)
+        self._end_turn = register(records.END_TURN)
+        self._read_ordered = register(records.READ_ORDERED)
+        self._read_turns = register(records.READ_TURNS)
+        self._opened = False
+        self._opening = asyncio.Lock()
+
+    @property
+    def where(self) -> str:
+        """The server, as a URL without its password."""
+        return self._where
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Check the store's format version and reserve event ids; does nothing when open.
+
+        Raises:
+            StoreFormatError: the keys under this prefix were written in another format.
+            StoreUnavailableError: the server cannot be reached.
+        """
+        if self._opened:
+            return
+        async with self._opening:
+            if self._opened:
+                return
+            [_, last_event_id] = await self._write(self._open_script, [self._keys.last_event], [])
+            reserve_event_ids(int(last_event_id))
+            self._opened = True
+
+    async def close(self) -> None:
+        """Disconnect (an owned client only); a later call connects again."""
+        self._opened = False
+        if self._owned:
+            await self._client.aclose(close_connection_pool=True)
+
+    async def _write(self, script: AsyncScript, keys: list[str], args: list[Any]) -> list[Any]:
+        """Run a write script; its reply after the status, which is ``"ok"`` or an error.
+
+        Raises:
+            StoreFormatError: the store holds another format (nothing is written).
+            _Refused: the script refused the write (nothing is written); the caller says why.
+        """
+        with link.guard(self._where, store=_STORE):
+            reply = await script(keys=[self._keys.format, *keys], args=[records.FORMAT, *args])
+        status = link.text(reply[0])
+        if status == "ok":
+            return list(reply)
+        if status == "format":
+            raise StoreFormatError(
+                f"The {_STORE} at {self._where} holds records of format "
+                f"{link.text(reply[1])!r} under prefix {self.prefix!r}, and this roomkit "
+                f"reads and writes {records.FORMAT!r}: run the roomkit version that wrote "
+                "them, or give this store another prefix= or database"
+            )
+        raise _Refused(status)
+
+    async def _read(self, script: AsyncScript, keys: list[str], args: list[Any]) -> list[Any]:
+        await self.open()
+        with link.guard(self._where, store=_STORE):
+            return list(await script(keys=keys, args=args))
+
+    # -- rooms, rosters, bindings --------------------------------------------------------------
+
+    async def create_room(self, room: Room) -> None:
+        """Store a new room.
+
+        Raises:
+            ValueError: a room with this id exists.
+            TypeError: the metadata is not JSON-ready.
+        """
+        record = records.encode_room(room)
+        await self.open()
+        keys = [self._keys.all, self._keys.seq, self._keys.room(room.id)]
+        try:
+            await self._write(self._create_room, keys, [room.id, record])
+        except _Refused:
+            raise ValueError(f"Room {room.id!r} already exists") from None
+
+    async def get_room(self, room_id: str) -> Room | None:
+        """The room with this id, or ``None``."""
+        await self.open()
+        with link.guard(self._where, store=_STORE):
+            raw = await self._client.get(self._keys.room(room_id))
+        return None if raw is None else records.decode_room(raw, room_id)
+
+    async def add_participant(self, participant: Participant) -> None:
+        """Add someone to a room's roster; the first record of a participant is kept.
+
+        Raises:
+            KeyError: no such room.
+        """
+        room_id = participant.room_id
+        record = records.encode_participant(participant)
+        await self.open()
+        keys = [self._keys.all, self._keys.seq, *self._keys.roster(room_id)]
+        await self._under_room(
+            self._add_participant, keys, [room_id, participant.id, record], room_id
+        )
+
+    async def list_participants(self, room_id: str) -> list[Participant]:
+        """The room's roster, in the order people joined."""
+        people, order = self._keys.roster(room_id)
+        found = await self._read(self._read_ordered, [order, people], [])
+        return [records.decode_participant(raw, room_id) for raw in found]
+
+    async def add_binding(self, binding: ChannelBinding) -> None:
+        """Attach a channel to a room; attaching it again replaces the binding in place.
+
+        Raises:
+            KeyError: no such room.
+            TypeError: the metadata is not JSON-ready.
+        """
+        room_id, channel_id = binding.room_id, binding.channel_id
+        record = records.encode_binding(binding)
+        await self.open()
+        keys = [
+            self._keys.all,
+            self._keys.seq,
+            *self._keys.bindings(room_id),
+            self._keys.channel(channel_id),
+        ]
+        await self._under_room(self._add_binding, keys, [room_id, channel_id, record], room_id)
+
+    async def remove_binding(self, room_id: str, channel_id: str) -> bool:
+        """Detach a channel from a room; ``False`` when it was not attached."""
+        await self.open()
+        keys = [*self._keys.bindings(room_id), self._keys.channel(channel_id)]
+        reply = await self._write(self._remove_binding, keys, [room_id, channel_id])
+        return bool(int(reply[1]))
+
+    async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
+        """The room's bindings, in the order the channels were first attached."""
+        bindings, order = self._keys.bindings(room_id)
+        found = await self._read(self._read_ordered, [order, bindings], [])
+        return [records.decode_binding(raw, room_id) for raw in found]
+
+    async def rooms_for_channel(self, channel_id: str) -> list[str]:
+        """The ids of the rooms the channel is attached to, oldest room first."""
+        await self.open()
+        with link.guard(self._where, store=_STORE):
+            found = await self._client.zrange(self._keys.channel(channel_id), 0, -1)
+        return [link.text(room_id) for room_id in found]
+
+    async def _under_room(
+        self, script: AsyncScript, keys: list[str], args: list[Any], room_id: str
+    ) -> list[Any]:
+        """Run a write whose room must exist; ``KeyError`` when it does not."""
+        try:
+            return await self._write(script, keys, args)
+        except _Refused:
+            raise KeyError(_no_room(room_id)) from None
+
+    # -- history -------------------------------------------------------------------------------
+
+    async def add_event(self, event: RoomEvent) -> None:
+        """Append an event to its room's history; it keeps its id.
+
+        Raises:
+            KeyError: no such room.
+            TypeError: the metadata is not JSON-ready.
+        """
+        record = records.encode_event(event)
+        await self.open()
+        keys = [self._keys.all, self._keys.events(event.room_id), self._keys.last_event]
+        args = [event.room_id, event.id, record]
+        await self._under_room(self._add_event, keys, args, event.room_id)
+
+    async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
+        """The room's events, oldest first, from ``offset``, at most ``limit``."""
+        if limit <= 0:
+            return []
+        offset = max(offset, 0)
+        return await self._events(room_id, offset, offset + limit - 1)
+
+    async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:
+        """The last ``limit`` events of the room, oldest first (a read of ``limit``)."""
+        if limit <= 0:
+            return []
+        return await self._events(room_id, -limit, -1)
+
+    async def _events(self, room_id: str, first: int, last: int) -> list[RoomEvent]:
+        await self.open()
+        with link.guard(self._where, store=_STORE):
+            found = await self._client.lrange(self._keys.events(room_id), first, last)
+        return [records.decode_event(raw, room_id) for raw in found]
+
+    # -- turn journal --------------------------------------------------------------------------
+
+    async def record_inbound(self, event: RoomEvent, turns: Sequence[OpenTurn]) -> None:
+        """Append ``event`` to its room's history and begin ``turns``, in one script.
+
+        Raises:
+            KeyError: no such room (nothing is written).
+            TypeError: the metadata or a turn's state is not JSON-ready.
+        """
+        args: list[Any] = [event.room_id, event.id, records.encode_event(event)]
+        turn_keys: list[str] = []
+        for turn in turns:
+            args += [turn.turn_id, records.encode_turn(turn)]
+            turn_keys.append(self._keys.turn(turn.turn_id))
+        await self.open()
+        keys = [
+            self._keys.all,
+            self._keys.events(event.room_id),
+            self._keys.last_event,
+            self._keys.turns,
+            self._keys.seq,
+            *turn_keys,
+        ]
+        await self._under_room(self._record_inbound, keys, args, event.room_id)
+
+    async def begin_turn(self, turn: OpenTurn) -> None:
+        """Record a turn as started.
+
+        A turn begun again (re-driven after a restart) has its record replaced and keeps its
+        place among the open turns and the steps already recorded.
+
+        Raises:
+            TypeError: the state is not JSON-ready.
+        """
+        record = records.encode_turn(turn)
+        await self.open()
+        keys = [self._keys.turns, self._keys.seq, self._keys.turn(turn.turn_id)]
+        await self._write(self._begin_turn, keys, [turn.turn_id, record])
+
+    async def record_step(self, turn_id: str, step: JournalStep) -> None:
+        """Record a step; a step with the same index is replaced.
+
+        Raises:
+            KeyError: the turn was not begun, or has ended.
+            TypeError: the payload is not JSON-ready.
+        """
+        record = records.encode_step(step)
+        await self.open()
+        keys = [self._keys.turns, self._keys.steps(turn_id)]
+        try:
+            await self._write(self._record_step, keys, [turn_id, step.index, record])
+        except _Refused:
+            raise KeyError(f"No open turn {turn_id!r}: call begin_turn() first") from None
+
+    async def steps(self, turn_id: str) -> list[JournalStep]:
+        """The turn's steps, by index."""
+        await self.open()
+        with link.guard(self._where, store=_STORE):
+            found: dict[Any, Any] = await self._client.hgetall(self._keys.steps(turn_id))
+        steps = [records.decode_step(index, raw, turn_id) for index, raw in found.items()]
+        return sorted(steps, key=lambda step: step.index)
+
+    async def finish_turn(self, turn_id: str, reply: RoomEvent | None) -> bool:
+        """End the turn and append ``reply`` (if any), in one script.
+
+        Returns ``False``, writing nothing, when the turn is not open.
+
+        Raises:
+            KeyError: the reply's room does not exist (nothing is written).
+            TypeError: the reply's metadata is not JSON-ready.
+        """
+        keys = [self._keys.turns, self._keys.turn(turn_id), self._keys.steps(turn_id)]
+        args: list[Any] = [turn_id]
+        if reply is not None:
+            args += [reply.room_id, reply.id, records.encode_event(reply)]
+            keys += [self._keys.all, self._keys.events(reply.room_id), self._keys.last_event]
+        await self.open()
+        room_id = reply.room_id if reply is not None else ""
+        done = await self._under_room(self._finish_turn, keys, args, room_id)
+        return bool(int(done[1]))
+
+    async def end_turn(self, turn_id: str) -> None:
+        """Forget the turn and its steps without a reply; an unknown id is ignored."""
+        await self.open()
+        keys = [self._keys.turns, self._keys.turn(turn_id), self._keys.steps(turn_id)]
+        await self._write(self._end_turn, keys, [turn_id])
+
+    async def open_turns(self) -> list[OpenTurn]:
+        """The turns begun and not ended, oldest first."""
+        found = await self._read(self._read_turns, [self._keys.turns], [self._keys.turn("")])
+        return [records.decode_turn(raw) for raw in found]
+
+
+class _Refused(Exception):
+    """A write script refused the write (``status`` says why); nothing was written."""
+
+    def __init__(self, status: str) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def _no_room(room_id: str) -> str:
+    return f"No room {room_id!r} in the store: create it first"

@@ -1,0 +1,243 @@
+"""The Redis store's trail: its chains, signed heads and checkpoints, read and written.
+
+Each chain's signed head is the hash ``P:ha:<id>`` that every script appending to the chain
+writes (:mod:`~roomkit.stores.redis._history`), and adds to the set
+``P:hd``, the heads the next checkpoint takes. ``P:cp`` is the list of checkpoints, each the
+JSON array ``[n, text, signature]``. A checkpoint is read (the set, each head in it, the
+last checkpoint) and then written by :data:`CHECKPOINT`, a compare-and-set on the list's
+length: when another writer came first the script writes nothing and the checkpoint is
+planned again. It signs each head it took again with its number, and takes it out of the
+set, while the head is still the one read; a head appended to meanwhile stays for the next.
+
+The trail is read chain by chain, each chain's entries and head in one transaction (so
+that the two agree), between two reads of the checkpoints: when a checkpoint came in
+between, everything is read again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.asyncio import Redis
+
+from roomkit.core.exceptions import StoreError
+from roomkit.stores._audit_keys import AuditKeys
+from roomkit.stores._checkpoints import plan_checkpoint, report, signing_keys
+from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._trail import (
+    Anchoring,
+    Checkpoint,
+    CheckpointReport,
+    Head,
+    HeadChange,
+    Trail,
+    head_value,
+    read_head,
+)
+from roomkit.stores._trail_check import unsigned_heads
+from roomkit.stores.redis._link import describe, glob_escape, guard, text
+from roomkit.stores.redis._scripts import Layout
+
+__all__ = ["ADOPT", "CHECKPOINT", "RedisTrail"]
+
+CHECKPOINT = """
+-- KEYS: the checkpoints, the heads to checkpoint
+-- ARGV: the checkpoints' length as read, the checkpoint ('' for none), then for each head
+--       read: its key, its value as read ('' when it was gone), its value signed again
+--       ('' to leave it)
+if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) then
+  return 0
+end
+if ARGV[2] ~= '' then
+  redis.call('RPUSH', KEYS[1], ARGV[2])
+end
+for i = 3, #ARGV, 3 do
+  local key = ARGV[i]
+  local now = redis.call('HGET', key, 'v')
+  if ARGV[i + 2] ~= '' and now then
+    -- Listed now, even if it moved since: the next checkpoint takes it as seen.
+    redis.call('HSET', key, 'c', '1')
+  end
+  if (now or '') == ARGV[i + 1] then
+    if ARGV[i + 2] ~= '' then
+      redis.call('HSET', key, 'v', ARGV[i + 2])
+    end
+    redis.call('SREM', KEYS[2], key)
+  end
+end
+return 1
+"""
+
+ADOPT = """
+-- KEYS: history list, signed head, heads to checkpoint
+-- ARGV: the history's length as read, its head signed as it stands
+if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) or redis.call('HEXISTS', KEYS[2], 'v') == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[2], 'v', ARGV[2])
+redis.call('SADD', KEYS[3], KEYS[2])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return 1
+"""
+
+_TURNS = 8
+"""Times a read or a checkpoint starts again because another checkpoint came first."""
+_BATCH = 256
+"""Chains read in one transaction."""
+
+
+class RedisTrail:
+    """The trail of one Redis store.
+
+    Args:
+        client: the store's client.
+        layout: the store's key layout.
+        store: the store (its audit retention is recorded in its checkpoints, and its clock
+            gives their time).
+        ready: opens the store (lazily), or refuses once it was closed.
+    """
+
+    def __init__(
+        self,
+        client: Redis,
+        layout: Layout,
+        store: DurableBase,
+        ready: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.anchoring = Anchoring.from_environment()
+        """What the store signs the heads it writes with."""
+        self._client = client
+        self._layout = layout
+        self._store = store
+        self._ready = ready
+        self._where = describe(client)
+        self._script = client.register_script(CHECKPOINT)
+        self._adopt = client.register_script(ADOPT)
+
+    def use_keys(self, keys: AuditKeys | None) -> None:
+        """Sign with ``keys`` from now on (``None``: write heads unsigned)."""
+        self.anchoring.keys = keys
+
+    async def read(self) -> Trail:
+        """The chains, heads and checkpoints, each chain with its head as one read."""
+        await self._ready()
+        with guard(self._where):
+            for _ in range(_TURNS):
+                trail = await self._read_once()
+                if await self._client.llen(self._layout.checkpoints) == len(trail.checkpoints):
+                    break
+        return self.anchoring.read(trail)
+
+    async def _read_once(self) -> Trail:
+        layout, client = self._layout, self._client
+        trail = Trail()
+        trail.checkpoints = [
+            _checkpoint(item) for item in await client.lrange(layout.checkpoints, 0, -1)
+        ]
+        chains, anchors = f"{layout.prefix}:h:", layout.anchors
+        ids: set[str] = set()
+        for start in (chains, anchors):
+            async for key in client.scan_iter(match=glob_escape(start) + "*"):
+                ids.add(text(key)[len(start) :])
+        ordered = sorted(ids)
+        for first in range(0, len(ordered), _BATCH):
+            batch = ordered[first : first + _BATCH]
+            pipe = client.pipeline(transaction=True)
+            for pending_id in batch:
+                pipe.lrange(chains + pending_id, 0, -1)
+                pipe.hget(anchors + pending_id, "v")
+            replies = await pipe.execute()
+            for n, pending_id in enumerate(batch):
+                lines, value = replies[2 * n], replies[2 * n + 1]
+                if lines:
+                    trail.chains[pending_id] = [(seq, text(line)) for seq, line in enumerate(lines)]
+                head = None if value is None else read_head(text(value))
+                if head is not None:
+                    trail.heads[pending_id] = head
+        return trail
+
+    async def adopt(self) -> tuple[int, list[str]]:
+        """Sign, as they stand, the heads of the chains that hold and have none signed (an
+        append meanwhile leaves the chain as that append made it).
+
+        Raises:
+            AuditKeyError: the store holds no audit key.
+        """
+        signing_keys(self.anchoring)
+        trail = await self.read()
+        waiting = {p: rows for p, rows in trail.chains.items() if p not in trail.heads}
+        signed, broken = unsigned_heads(waiting, self.anchoring)
+        done = 0
+        with guard(self._where):
+            for pending_id, head in sorted(signed.items()):
+                keys = self._layout.chain(pending_id)
+                done += await self._adopt(keys=keys, args=[head.length, head_value(head)])
+        return done, broken
+
+    async def checkpoint(self) -> CheckpointReport:
+        """Write a checkpoint of every head that changed since the last one.
+
+        Raises:
+            AuditKeyError: the store holds no audit key.
+            CorruptRecordError: the last checkpoint does not hold its signature.
+            StoreError: other checkpoints kept coming first.
+        """
+        keys = signing_keys(self.anchoring)
+        await self._ready()
+        layout, client = self._layout, self._client
+        with guard(self._where):
+            for _ in range(_TURNS):
+                dirty = sorted(text(key) for key in await client.smembers(layout.dirty))
+                pipe = client.pipeline(transaction=True)
+                pipe.llen(layout.checkpoints).lindex(layout.checkpoints, -1)  # type: ignore[attr-defined]
+                for key in dirty:
+                    pipe.hmget(key, "v", "c")
+                length, last, *heads = await pipe.execute()
+                read = dict(zip(dirty, heads, strict=True))
+                plan = plan_checkpoint(
+                    None if last is None else _checkpoint(last),
+                    [_change(layout, key, found) for key, found in read.items() if found[0]],
+                    keys,
+                    retention=self._store.audit_retention,
+                    now=self._store.clock(),
+                )
+                args: list[Any] = [length, "" if plan.checkpoint is None else _item(plan)]
+                for pending_id, _, signed in plan.taken:
+                    key = layout.anchors + pending_id
+                    args += (key, text(read[key][0]), head_value(signed))
+                for key, (value, _) in read.items():
+                    if value is None:
+                        args += (key, "", "")  # gone with its history: nothing to take
+                if await self._script(keys=[layout.checkpoints, layout.dirty], args=args):
+                    break
+            else:
+                raise StoreError(f"other checkpoints kept coming first at {self._where}")
+        if plan.checkpoint is not None:
+            self.anchoring.knew(plan.checkpoint.n)
+        return report(plan)
+
+
+def _change(layout: Layout, key: str, found: list[Any]) -> HeadChange:
+    head = read_head(text(found[0])) or Head(0, "", -1, None)
+    return HeadChange(key[len(layout.anchors) :], head, found[1] is not None)
+
+
+def _item(plan: Any) -> str:
+    checkpoint = plan.checkpoint
+    return json.dumps([checkpoint.n, checkpoint.text, checkpoint.mac], ensure_ascii=False)
+
+
+def _checkpoint(item: Any) -> Checkpoint:
+    """A checkpoint as the list holds it; one that is not, as a checkpoint that cannot hold."""
+    try:
+        n, body, mac = json.loads(item)
+    except (TypeError, ValueError):
+        return Checkpoint(-1, text(item), "")
+    if type(n) is not int or not isinstance(body, str) or not isinstance(mac, str):
+        return Checkpoint(-1, text(item), "")
+    return Checkpoint(n, body, mac)

@@ -1,0 +1,174 @@
+"""The Redis store's votes: one script records a vote, settles when it decides, and chains.
+
+:class:`Voting` reads the record and its history's head, judges the vote in Python
+(:func:`~roomkit.stores._quorum.judge`) and sends what the judgement
+writes to :data:`VOTE`, a compare-and-set: the script writes only while the record is
+pending with the votes, the deadline, the approvers and voters (an escalation changes them)
+the store read, and while the history's head is the one it read (``head_moved`` of
+:mod:`~roomkit.stores.redis._history`); else it says so and writes
+nothing, and the vote is read and judged again. Two votes racing from two processes take
+turns; the second is judged against the first. When the vote settles the request, the
+script goes on with the settle script itself (:data:`~roomkit.tools.human_input.stores.
+_redis_scripts.SETTLE`, same keys and arguments), which appends the vote's entries as a
+settle's own: the vote, its history entries and the outcome are one script on the server,
+and the settle's bookkeeping is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from redis.asyncio import Redis
+
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores._history import deadline_entry, first_prev, link_digest
+from roomkit.stores._quorum import Ballot, Judgement, judge
+from roomkit.stores._records import decode, encode_hash
+from roomkit.stores.redis._changes import NOTE_CHANGE
+from roomkit.stores.redis._history import HEAD_MOVED, Heads
+from roomkit.stores.redis._layout import Layout
+from roomkit.stores.redis._link import guard, text
+from roomkit.stores.redis._scripts import SETTLE, settle_args, unpack
+
+__all__ = ["VOTE", "Voting"]
+
+_PENDING = PendingInputStatus.PENDING
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+_RETRY = "retry"
+
+_RECORD = """
+-- KEYS: record, pending index, history list, signed head, heads to checkpoint
+-- ARGV: the settle's (SETTLE's, status 'pending' when the vote does not settle, its entries
+--   the vote's), then from 21 + k: the votes, the deadline, the approvers and the voters as
+--   read; the new votes, approvers, arguments and digest.
+local k = tonumber(ARGV[17])
+local v = 21 + k
+local seen = redis.call('HMGET', KEYS[1], 'format', 'status', 'votes', 'deadline', 'approvers',
+                        'voters')
+if seen[1] ~= ARGV[13] or seen[2] ~= 'pending' or (seen[3] or '') ~= ARGV[v]
+    or (seen[4] or '') ~= ARGV[v + 1] or (seen[5] or '') ~= ARGV[v + 2]
+    or (seen[6] or '') ~= ARGV[v + 3] then
+  return 'retry'
+end
+local moved = head_moved(KEYS[3], tonumber(ARGV[16]))
+if moved then
+  return moved
+end
+redis.call('HSET', KEYS[1], 'votes', ARGV[v + 4], 'approvers', ARGV[v + 5],
+           'arguments', ARGV[v + 6], 'arguments_digest', ARGV[v + 7])
+if ARGV[2] == 'pending' then
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 20, 19 + k))
+  anchor(KEYS[4], KEYS[5], ARGV[18])
+  note_change(ARGV[12] .. 'changes', ARGV[1])
+  redis.call('PUBLISH', ARGV[11], 'voted ' .. ARGV[1])
+  return cjson.encode(redis.call('HGETALL', KEYS[1]))
+end
+"""
+
+VOTE = HEAD_MOVED + NOTE_CHANGE + _RECORD + SETTLE
+"""The vote's compare-and-set, followed (when the vote settles) by the settle."""
+
+
+class Voting:
+    """The votes of one store: its client, its layout and the vote script.
+
+    Args:
+        client: the store's client.
+        layout: the store's key layout.
+        where: the server, for error messages.
+        heads: the store's heads (their anchoring signs the heads a vote leaves).
+        audit_ms: the store's audit retention as the settle script takes it, for the
+            history of a request a vote settles.
+    """
+
+    def __init__(
+        self,
+        client: Redis,
+        layout: Layout,
+        where: str,
+        heads: Heads,
+        audit_ms: int | str = "",
+    ) -> None:
+        self._client = client
+        self._heads = heads
+        self._audit_ms = audit_ms
+        self._layout = layout
+        self._where = where
+        self._script = client.register_script(VOTE)
+
+    async def cast(
+        self,
+        pending_id: str,
+        ballot: Ballot,
+        clock: Callable[[], float],
+        keep: float,
+        expire: Callable[[Judgement], Awaitable[object]],
+    ) -> Judgement:
+        """Judge and record ``ballot``, again until the record and its history are as read.
+
+        ``clock`` is the store's; ``keep`` the retention a settle gives the record;
+        ``expire`` records the timeout of a vote that met a passed deadline.
+        """
+        keys = self._layout.settle_keys(pending_id)
+        while True:
+            pipe = self._client.pipeline(transaction=True)
+            pipe.hgetall(keys[0]).llen(keys[2]).lindex(keys[2], -1)  # type: ignore[attr-defined]
+            with guard(self._where, pending_id):
+                read = await pipe.execute()
+            now = clock()
+            current = decode(read[0], hashed=True) if read[0] else None
+            judgement = judge(current, ballot, now, datetime.fromtimestamp(now, UTC))
+            if not judgement.write or judgement.record is None:
+                return judgement
+            if judgement.record.status is _TIMED_OUT:
+                await expire(judgement)
+                return judgement
+            args = self._arguments(judgement, read, now, keep, ballot)
+            with guard(self._where, pending_id):
+                reply = await self._script(keys=keys, args=args)
+            if not isinstance(reply, list) and text(reply) != _RETRY:
+                record = decode(unpack(reply), hashed=True)
+                return Judgement(True, record, True, judgement.entries)
+
+    def _arguments(
+        self, judgement: Judgement, read: Sequence[Any], now: float, keep: float, ballot: Ballot
+    ) -> list[Any]:
+        """The arguments of :data:`VOTE`, from ``read`` (the record's hash, the history's
+        length and its head, as one transaction read them)."""
+        after = judgement.record
+        assert after is not None
+        fields, length, head = read
+        pending_id = after.pending_id
+        guess = (int(length), first_prev(pending_id) if head is None else link_digest(head))
+        # The deadline's entry goes too: a vote judged in time never leaves the settle LATE.
+        lines, _, signed = self._heads.link(pending_id, judgement.entries, guess)
+        (late,), _, late_signed = self._heads.link(pending_id, (deadline_entry(),), guess)
+        settle = settle_args(
+            self._layout,
+            after.pending_id,
+            after.status,
+            result=after.result,
+            reason=after.reject_reason,
+            withdrawn=False,
+            settled_by=after.settled_by,
+            now=now,
+            retention_seconds=keep,
+            token=ballot.token,
+            history=(int(length), lines, late),
+            audit_ms=self._audit_ms,
+            heads=(signed, late_signed),
+        )
+        written = encode_hash(after)
+        return [
+            *settle,
+            *(_field(fields, name) for name in ("votes", "deadline", "approvers", "voters")),
+            *(written[name] for name in ("votes", "approvers", "arguments", "arguments_digest")),
+        ]
+
+
+def _field(fields: Mapping[Any, Any], name: str) -> str:
+    """A field of a hash as read (``""`` when missing), to compare with what is stored."""
+    value = fields.get(name.encode(), fields.get(name))
+    return "" if value is None else text(value)

@@ -1,0 +1,147 @@
+"""Group commit for the SQLite store: concurrent writes share one transaction.
+
+With ``synchronous=FULL`` every COMMIT waits for the disk, so the disk, not SQLite, bounds
+how many commits a second a connection makes. Writes that arrive while a transaction is
+running therefore queue, and the next transaction runs all of them, in arrival order,
+before its single COMMIT, in one trip to a worker thread. Each write is still a
+check-and-set under the write lock (a later write in the batch sees an earlier one's
+effect), and each caller hears its result only once the COMMIT is on disk. A write that
+refuses (a corrupt record, an id already stored) fails alone, having written nothing. A
+write that breaks on its own (a value the driver cannot bind, a bug) fails alone too: the
+transaction is rolled back and the other writes run again without it, each re-reading what
+it checks. Only a fault of SQLite itself
+(a lock, the disk) fails the whole batch, and then none of it was written.
+
+The queue is :class:`~roomkit.stores._batching.Batcher`'s, with one
+transaction running at a time: the store has one connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from roomkit.core.exceptions import StoreError
+from roomkit.stores._batching import Batcher, Call
+from roomkit.stores.sqlite._link import Link
+
+__all__ = ["Write", "WriteBatcher"]
+
+T = TypeVar("T")
+
+Write = Callable[[sqlite3.Connection, float], T]
+"""One write: statements run inside the batch's transaction, on its connection, on the
+worker thread that runs the transaction; the float is the store's clock, read once for the
+batch on the event loop under the write lock (a write reads nothing of the loop's itself)."""
+
+_LIMIT = 256
+"""The most writes one transaction takes, so that a burst still commits in steps."""
+
+
+class WriteBatcher:
+    """Runs writes in transactions of their own or, when they queue up, together.
+
+    Args:
+        link: the store's connection.
+        clock: the store's clock, read on the event loop once the write lock is held.
+        durable: called on the worker thread as soon as each COMMIT is on disk.
+        committed: called back on the event loop after each COMMIT, before any caller
+            hears its result.
+        aborted: called after each batch that did not commit.
+    """
+
+    def __init__(
+        self,
+        link: Link,
+        *,
+        clock: Callable[[], float],
+        durable: Callable[[], None],
+        committed: Callable[[], None],
+        aborted: Callable[[], None],
+    ) -> None:
+        self._link = link
+        self._clock = clock
+        self._durable = durable
+        self._committed = committed
+        self._aborted = aborted
+        self._batches: Batcher[Write[Any], Any] = Batcher(
+            self._commit, max_batch=_LIMIT, max_in_flight=1
+        )
+
+    async def run(self, write: Write[T]) -> T:
+        """Queue ``write`` and return its result once its transaction has committed.
+
+        Raises:
+            StoreError: what ``write`` raised (it wrote nothing), or the fault that kept the
+                batch from committing.
+        """
+        result: T = await self._batches.submit(write)
+        return result
+
+    async def wait_idle(self) -> None:
+        """Return once every queued write has been run."""
+        await self._batches.wait_idle()
+
+    async def _commit(self, batch: list[Call[Write[Any], Any]]) -> None:
+        while batch:
+            broken = await self._attempt(batch)
+            if broken is None:
+                break
+            # One write broke the transaction: it fails alone, the others run again.
+            index, error = broken
+            batch.pop(index).fail(error)
+        # After the callers were told: none of them waits for the log's copy.
+        await self._link.checkpoint()
+
+    async def _attempt(self, batch: list[Call[Write[Any], Any]]) -> tuple[int, Exception] | None:
+        """Run ``batch`` in one transaction; the write that broke it, if one did.
+
+        Raises:
+            BaseException: the fault that kept the transaction from committing.
+        """
+        # Decided before the transaction: a caller cancelled before its turn is dropped.
+        writes = [(index, call.value) for index, call in enumerate(batch) if not call.future.done()]
+
+        def run(db: sqlite3.Connection, now: float) -> list[tuple[int, Any, StoreError | None]]:
+            outcomes: list[tuple[int, Any, StoreError | None]] = []
+            for index, write in writes:
+                try:
+                    outcomes.append((index, write(db, now), None))
+                except StoreError as error:
+                    outcomes.append((index, None, error))
+                except Exception as error:
+                    if _fault_of_sqlite(error):
+                        raise
+                    raise _Broken(index, error) from error
+            return outcomes
+
+        try:
+            outcomes = await self._link.transaction(run, clock=self._clock, on_commit=self._durable)
+        except _Broken as broken:
+            self._aborted()
+            return broken.index, broken.error
+        except BaseException:
+            self._aborted()
+            raise
+        self._committed()
+        for index, result, refusal in outcomes:
+            if refusal is None:
+                batch[index].resolve(result)
+            else:
+                batch[index].fail(refusal)
+        return None
+
+
+class _Broken(Exception):
+    """Leaves the transaction (so that it rolls back) when one write breaks it."""
+
+    def __init__(self, index: int, error: Exception) -> None:
+        super().__init__(index, error)
+        self.index = index
+        self.error = error
+
+
+def _fault_of_sqlite(error: Exception) -> bool:
+    """Whether ``error`` is SQLite failing (a lock, I/O, the file), not one write's doing."""
+    return isinstance(error, sqlite3.OperationalError) or type(error) is sqlite3.DatabaseError

@@ -1,0 +1,538 @@
+"""A durable store in one SQLite file, shared by every process on the machine.
+
+Each store object holds one connection (through aiosqlite, so no call blocks the event
+loop) and runs every write as a ``BEGIN IMMEDIATE`` transaction: the write lock is taken
+before anything is read, so two processes settling one request take turns, and the second
+reads the first one's outcome. The journal is WAL with ``synchronous=FULL``: an outcome is
+on disk before its caller hears that it won. (``synchronous="normal"`` leaves the wait for
+the disk to the log's checkpoints: an acknowledged outcome then survives the process being
+killed, not a power loss.) Writes that arrive while a transaction runs share the next one,
+and so one wait for the disk (each is still its own check-and-set).
+
+Other processes' changes arrive by polling: ``PRAGMA data_version`` says cheaply whether
+another connection committed, and the change counter ``seq`` says which records moved.
+A store that commits a change sends a wake-up hint to the other processes listening on the
+file (a Unix datagram socket each, in ``<file>.wake/``), which then poll at once; the poll
+every ``backstop_interval`` catches whatever a hint misses. This store's own writes reach
+its listeners at once. The file also holds the spend-once ledger
+(:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps its
+spent links and revoked tokens in.
+
+A settle records its settle token with the outcome. When SQLite fails inside its
+transaction (an I/O error at COMMIT), whether it committed is unknown, so the settle runs
+again with the same token for up to ``settle_retry`` seconds: it finds its token on a record
+it settled before, or settles the request now, so the caller learns whether it won. A fault
+that wrote nothing (a lock held past ``busy_timeout``, a file moved under the store, refused
+before the COMMIT) is raised at once.
+
+::
+
+    async with SQLiteStore("/var/lib/app/pending.db") as store:
+        record, created = await store.insert(request)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from roomkit.core.exceptions import StoreClosedError, StoreError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
+from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._history import deadline_entry, entry_text, read_entry
+from roomkit.stores._ledger import check_entries, check_entry, check_until
+from roomkit.stores._quorum import Ballot, Judgement, widened
+from roomkit.stores._records import FIELDS, decode, encode, names_text, read_names
+from roomkit.stores.base import (
+    ChangeListener,
+    PendingChange,
+    PendingChangeKind,
+    check_settled_listing,
+)
+from roomkit.stores.outbox import KEEP_DONE, Outbox
+from roomkit.stores.sqlite import _ledger as ledger
+from roomkit.stores.sqlite import _schema as sql
+from roomkit.stores.sqlite._batch import Write, WriteBatcher
+from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since, next_seq
+from roomkit.stores.sqlite._history import append_chained, purge_chains
+from roomkit.stores.sqlite._link import Link, fetch_all, in_doubt, query, synchronous_level
+from roomkit.stores.sqlite._outbox import SQLiteOutbox, purge_outbox
+from roomkit.stores.sqlite._trail import SQLiteTrail
+from roomkit.stores.sqlite._votes import TIMEOUT_OUTCOME, cast
+from roomkit.stores.sqlite._wake import WakeHints
+
+__all__ = ["SQLiteStore"]
+
+T = TypeVar("T")
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
+
+_PENDING = PendingInputStatus.PENDING
+_TIMED_OUT = PendingInputStatus.TIMED_OUT
+_PURGE_EVERY = 60.0
+"""Seconds on the store's clock between opportunistic purges."""
+
+
+class SQLiteStore(DurableBase):
+    """Pending requests and their retained outcomes in a SQLite file.
+
+    Any number of processes, and of store objects in one process, may open the same file:
+    exactly one settle wins per request among all of them, committed (and synced to disk)
+    before it returns. Close the store (or use ``async with``) when done: its connection
+    runs on a thread of its own.
+
+    Args:
+        path: the database file; created, with its ``-wal`` / ``-shm`` companions beside
+            it, if missing. Processes listening for changes bind their wake-up sockets in
+            the folder ``<path>.wake`` (or, when that path is too long for a Unix socket, in
+            one under the temporary directory); where none can be bound, changes made
+            elsewhere arrive by polling, and one WARNING says so.
+        retention_seconds: how long a settled outcome stays readable (and its key keeps
+            re-attaching), on :attr:`clock`. ``0`` switches replay off: an outcome then
+            stays readable only for the ``SETTLED_GRACE`` (10 s) a waiter in another process
+            needs to read it, as does any shorter retention; ``math.inf`` keeps every one.
+        backstop_interval: seconds between polls of the change feed when no wake-up
+            hint comes, and between a waiter's looks at what changed.
+        clock: seconds since the epoch; deadlines, ``settled_at`` and retention use it.
+            Every process sharing the file must use the same clock.
+        busy_timeout: seconds to wait for another connection's write lock before giving up
+            with :class:`~roomkit.core.exceptions.StoreUnavailableError`.
+        settle_retry: seconds a settle whose transaction failed keeps running again (with
+            its settle token) until it commits, counted from the start of the outage;
+            ``0`` gives up at once.
+        outbox_retention_seconds: how long the notification outbox keeps a request's
+            deliveries once its ending was recorded and all of them are done (sent or given
+            up), on :attr:`clock`; the purge of settled records drops them after it.
+            ``math.inf`` keeps them.
+        synchronous: ``"full"`` (the default): every COMMIT waits until the disk holds it,
+            so that an outcome acknowledged survives a power loss or an operating-system
+            crash. ``"normal"``: a COMMIT waits for no disk (the log is synced at its
+            checkpoints), so that a commit costs a write to the page cache and another
+            process hears of it sooner; an acknowledged outcome still survives this
+            process being killed (``SIGKILL``, a crash), but the last ones before a power
+            loss may be lost (rolled back, never half-written). Each process chooses its
+            own; the file is the same.
+        audit_retention: how long a request's history stays once the request is closed,
+            in seconds after its last entry on :attr:`clock`; ``None`` (the default) keeps
+            every history for good. At least ``retention_seconds``: the history outlives
+            the record.
+
+    Raises:
+        TypeError: ``path`` is not a ``str`` / ``os.PathLike``, a number is not a number,
+            or ``clock`` is not callable.
+        ValueError: ``retention_seconds``, ``busy_timeout`` or ``settle_retry`` is
+            negative, ``backstop_interval`` is not positive and finite, ``synchronous``
+            is neither ``"full"`` nor ``"normal"``, or ``audit_retention`` is shorter than
+            ``retention_seconds``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        retention_seconds: float = 86_400,
+        backstop_interval: float = 0.05,
+        clock: Callable[[], float] = time.time,
+        busy_timeout: float = 5.0,
+        settle_retry: float = 5.0,
+        outbox_retention_seconds: float = KEEP_DONE,
+        synchronous: str = "full",
+        audit_retention: float | None = None,
+    ) -> None:
+        location = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+        if not isinstance(location, str):
+            raise TypeError(f"path must be a str or os.PathLike[str], got {type(path).__name__}")
+        super().__init__(
+            retention_seconds=seconds(
+                "retention_seconds", retention_seconds, zero=True, finite=False
+            ),
+            backstop_interval=backstop_interval,
+            clock=clock,
+            settle_retry=settle_retry,
+            logger=logger,
+            audit_retention=audit_retention,
+        )
+        self.path = location
+        """The database file."""
+        self.busy_timeout = seconds("busy_timeout", busy_timeout, zero=True)
+        """Seconds to wait for another connection's lock."""
+        self.outbox_retention = seconds(
+            "outbox_retention_seconds", outbox_retention_seconds, zero=True, finite=False
+        )
+        """Seconds the outbox keeps a request's finished deliveries after its ending."""
+        self.outbox: Outbox = SQLiteOutbox(self)
+        """The notification outbox beside the requests, in the same file (one per store)."""
+        self._hints = WakeHints(location, where=repr(location))
+        self._feed = PollingFeed(
+            self._poll, self.backstop_interval, where=repr(location), hints=self._hints
+        )
+        self._changes = ChangeLog(self._feed)
+        self._look = lambda mark: changes_since(self._session(), mark)
+        self.synchronous = synchronous_level(synchronous)
+        """How a COMMIT waits for the disk: ``"full"`` or ``"normal"``."""
+        self._link = Link(
+            location,
+            busy_timeout=self.busy_timeout,
+            on_open=self._changes.opened,
+            synchronous=self.synchronous,
+        )
+        self._writes = WriteBatcher(
+            self._link,
+            clock=lambda: self.clock(),
+            durable=self._changes.durable,
+            committed=self._changes.committed,
+            aborted=self._changes.aborted,
+        )
+        self._next_purge = -math.inf
+        self._closed = False
+        self.trail = SQLiteTrail(self._session, self._write, self.audit_retention)
+        """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
+
+    # -- connection ----------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect and create the schema; idempotent (every other method opens lazily, until
+        :meth:`close`; after it, only this opens the store again)."""
+        self._closed = False
+        async with self._session():
+            pass
+
+    async def close(self) -> None:
+        """Stop the change feed and disconnect; idempotent.
+
+        Then every call but :meth:`open` raises :class:`StoreClosedError`, rather than open
+        the file again behind the caller's back (and keep its thread and feed running).
+        """
+        self._closed = True
+        await self._feed.stop()
+        await self._writes.wait_idle()
+        await self._link.close()
+        # Last: the writes that were still running rang the other processes after their
+        # commits, and a sender closed before them would have been opened anew and left open.
+        self._hints.close()
+
+    def _session(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
+        self._check_open()
+        self._feed.start()
+        return self._link.session()
+
+    async def _write(self, write: Write[T]) -> T:
+        self._check_open()
+        self._feed.start()
+        return await self._writes.run(write)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError.of("SQLite", repr(self.path))
+
+    # -- records -------------------------------------------------------------------------------
+
+    async def insert(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]] = ()
+    ) -> tuple[PendingInput, bool]:
+        """Record a new pending request; ``(record, True)`` when it was created.
+
+        When ``request.key`` matches a retained record (open or settled), nothing is
+        written and ``(that record, False)`` comes back. The store keeps no reference to
+        ``request``: the record returned is rebuilt from what was stored. ``history`` (its
+        ``created`` entry) starts the request's chain in the insert's transaction, when
+        the request is created.
+
+        Raises:
+            ValueError: ``request`` is not pending.
+            TypeError: its arguments or answer schema are not JSON-serialisable.
+            InvalidTextError: a text of the request holds a lone surrogate.
+            StoreError: a request with this ``pending_id`` is already stored.
+        """
+        check_insertable(request)
+        entries = check_history(history)
+        fields = encode(request)
+        values = [fields[name] for name in FIELDS]
+
+        def write(db: sqlite3.Connection, now: float) -> tuple[PendingInput, bool]:
+            if request.key is not None:
+                for row in query(db, sql.SELECT_BY_KEY, (request.key,)):
+                    if self._retained(row[-1], now=now):
+                        return sql.decode_row(row), False
+                    # The key's holder is past its retention: it goes, the key is free.
+                    self._next_purge = -math.inf
+            if now >= self._next_purge:
+                self._purge(db, now)
+            try:
+                seq = next_seq(db)
+                db.execute(sql.INSERT, (*values, now, seq))
+            except sqlite3.IntegrityError:
+                raise StoreError(
+                    f"pending request {request.pending_id!r} is already stored"
+                ) from None
+            append_chained(db, request.pending_id, entries, now, self.trail.anchoring)
+            self._changes.stage(PendingChangeKind.CREATED, request.pending_id, seq)
+            return decode(fields), True
+
+        return await self._write(write)
+
+    async def fetch(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled (within retention), or ``None``.
+
+        Raises:
+            CorruptRecordError: the stored row is not a record this library wrote.
+        """
+        if not storable_id(pending_id):
+            return None
+        async with self._session() as db:
+            rows = await fetch_all(db, sql.SELECT_BY_ID, (pending_id, self._cutoff()))
+        return sql.decode_row(rows[0]) if rows else None
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist, in no particular order.
+
+        A row that cannot be decoded is skipped and logged.
+        """
+        rows: list[Sequence[Any]] = []
+        async with self._session() as db:
+            cutoff = self._cutoff()
+            for statement, parameters in sql.select_many(list(dict.fromkeys(pending_ids))):
+                rows.extend(await fetch_all(db, statement, (*parameters, cutoff)))
+        return sql.decode_rows(rows)
+
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
+        statement, parameters = sql.select_pending(filters)
+        async with self._session() as db:
+            rows = await fetch_all(db, statement, parameters)
+        return sql.decode_rows(rows)
+
+    async def mark_announced(self, pending_id: str) -> None:
+        """Record that the request was announced; an unknown id is ignored."""
+
+        def write(db: sqlite3.Connection, now: float) -> None:
+            db.execute(sql.MARK_ANNOUNCED, (pending_id,))
+
+        await self._write(write)
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True."""
+        async with self._session() as db:
+            rows = await fetch_all(db, sql.SELECT_UNANNOUNCED, (pending_id,))
+        return not rows or rows[0][0] is None
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests within the retention, newest first.
+
+        Arguments as
+        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`.
+
+        A row that cannot be decoded is skipped and logged.
+        """
+        wanted = check_settled_listing(actor_ids, limit)
+        async with self._session() as db:
+            statement, parameters = sql.select_settled(wanted, self._cutoff(), limit)
+            rows = await fetch_all(db, statement, parameters)
+        return sql.decode_rows(rows)
+
+    async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
+        def write(db: sqlite3.Connection, now: float) -> float | None:
+            state = query(db, sql.SELECT_STATE, (pending_id,))
+            if not state or state[0][0] != _PENDING:
+                return None
+            current: float | None = state[0][1]
+            if current is not None and current <= deadline:
+                return current
+            seq = next_seq(db)
+            db.execute(sql.SET_DEADLINE, (deadline, seq, pending_id))
+            self._changes.stage(None, pending_id, seq)
+            return deadline
+
+        return await self._write(write)
+
+    async def _settle_checked(
+        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
+    ) -> PendingInput | None:
+        """One settle in a write transaction; a failed commit runs it again with the token."""
+        stored_outcome = (
+            status.value,
+            outcome.result,
+            outcome.reason,
+            int(outcome.withdrawn),
+            outcome.settled_by,
+            token,
+        )
+
+        def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
+            found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
+            # Decoded before anything is written: a corrupt record stays as it is.
+            current = sql.decode_row(found[0]) if found else None
+            if current is None:
+                return None
+            if current.status is not _PENDING:
+                # Its own token: this settle, run again after a fault hid its commit, won.
+                return current if found[0][-1] == token else None
+            passed = current.deadline is not None and now >= current.deadline
+            if status is _TIMED_OUT and not passed:
+                return None
+            wins = status is _TIMED_OUT or not passed
+            # When the deadline came first, the store records the timeout and this call loses.
+            stored = stored_outcome if wins else TIMEOUT_OUTCOME
+            seq = next_seq(db)
+            settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
+            if outcome.history:
+                chained = outcome.history if wins else (deadline_entry(),)
+                append_chained(db, pending_id, chained, now, self.trail.anchoring)
+            self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
+            return sql.decode_row(settled[0]) if wins else None
+
+        return await self._settle_knowing(
+            lambda: self._write(write), pending_id, repr(self.path), in_doubt=in_doubt
+        )
+
+    async def purge_expired(self) -> int:
+        """Drop settled records older than the retention, the outbox's finished deliveries
+        older than ``outbox_retention_seconds`` and the histories past the audit retention;
+        return how many records went."""
+        return await self._write(self._purge)
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener`` for changes made by any process; returns the unsubscribe.
+
+        The feed polls every :attr:`backstop_interval` while anyone listens. This store's
+        own writes reach listeners as soon as they commit (and may repeat after a poll);
+        :attr:`PendingChangeKind.RESYNC` follows a recovered failure of the feed.
+
+        Raises:
+            TypeError: ``listener`` is not callable.
+        """
+        # Until the store first connects, "from now on" can only be told by the clock.
+        self._changes.listening_since(self.clock())
+        return super().subscribe(listener)
+
+    # -- the spend-once ledger -----------------------------------------------------------------
+
+    async def spend_once(self, entry: str, *, until: float | None) -> bool:
+        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
+
+        The check-and-set of the ledger: ``True`` for the first caller only, among every
+        process on the file, while the entry has not expired.
+
+        Raises:
+            TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
+        """
+        entry, until = check_entry(entry), check_until(until)
+
+        def write(db: sqlite3.Connection, now: float) -> bool:
+            return ledger.spend(db, entry, until, now)
+
+        return await self._write(write)
+
+    async def refund_spent(self, entry: str) -> None:
+        """Forget ``entry``, so that it may be spent again."""
+        entry = check_entry(entry)
+
+        def write(db: sqlite3.Connection, now: float) -> None:
+            ledger.refund(db, entry)
+
+        await self._write(write)
+
+    async def record_spent(self, entry: str, *, until: float | None) -> float:
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
+        entry, until = check_entry(entry), check_until(until)
+
+        def write(db: sqlite3.Connection, now: float) -> float:
+            ledger.record(db, entry, until, now)
+            return now
+
+        return await self._write(write)
+
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
+        """The unexpired entries among ``entries``, each with the time it was spent."""
+        wanted = check_entries(entries)
+        if not wanted:
+            return {}
+        async with self._session() as db:
+            return await ledger.read(db, wanted, self.clock())
+
+    # -- approvals: approvers and history -------------------------------------------------------
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
+        the request is not pending."""
+
+        def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
+            found = query(db, sql.SELECT_APPROVERS, (pending_id,))
+            if not found or found[0][0] != _PENDING:
+                return None
+            _, approvers, voters, quorum = found[0]
+            approvers, voters = widened(read_names(approvers), read_names(voters), quorum, actors)
+            written = (names_text(approvers), names_text(voters), pending_id)
+            rows = query(db, sql.SET_APPROVERS, written)
+            return sql.decode_row(rows[0])
+
+        return await self._write(write)
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Record a vote on a quorum approval, in one write transaction.
+
+        The transaction reads the record under the file's write lock, judges the vote
+        (:func:`~roomkit.tools.human_input.stores.judge`: pending, before its deadline on
+        :attr:`clock`, a listed approver who has not voted on these arguments), writes it,
+        settles the request when it decides it, and appends its history entries: all or
+        nothing. A vote that meets a passed deadline records the timeout instead. A failed
+        commit runs the vote again with its token, which finds it counted if it was.
+        """
+
+        def write(db: sqlite3.Connection, now: float) -> Judgement:
+            return cast(db, pending_id, ballot, now, self._changes, self.trail.anchoring)
+
+        return await self._settle_knowing(
+            lambda: self._write(write), pending_id, repr(self.path), in_doubt=in_doubt
+        )
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
+
+        The head is read inside the write transaction, which holds the file's write lock:
+        no other process appends between the read and the insert."""
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+
+        def write(db: sqlite3.Connection, now: float) -> int:
+            return append_chained(db, pending_id, (entry,), now, self.trail.anchoring)[0]
+
+        return await self._write(write)
+
+    async def history_texts(self) -> dict[str, list[str]]:
+        """Every request's stored history entries, oldest first, by request id."""
+        return (await self.trail.read()).texts()
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first."""
+        async with self._session() as db:
+            rows = await fetch_all(db, sql.READ_HISTORY, (pending_id,))
+        return [read_entry(text, int(seq)) for seq, text in rows]
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _purge(self, db: sqlite3.Connection, now: float) -> int:
+        gone = query(db, sql.PURGE, (now - self._keep,))
+        purge_outbox(db, now - self.outbox_retention)
+        if self.audit_retention is not None:
+            purge_chains(db, now - self.audit_retention)
+        self._next_purge = now + _PURGE_EVERY
+        return len(gone)
+
+    async def _poll(self, hinted: bool) -> list[PendingChange]:
+        async with self._session() as db:
+            changes = await self._changes.read(db, unsure=self._link.dirty, hinted=hinted)
+            self._link.dirty = False
+        if self.clock() >= self._next_purge:
+            # After the look, so that a purge's commit never delays a wake-up.
+            await self._write(self._purge)
+        return changes

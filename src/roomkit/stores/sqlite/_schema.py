@@ -1,0 +1,333 @@
+"""The SQL of the SQLite store: its schema and every statement it runs.
+
+One table, ``roomkit_pending``, holds a row per request: the flat fields of
+:mod:`~roomkit.stores._records` as columns, plus ``settled_at`` (for
+retention), ``changed_at`` (the last create or settle), both on the store's clock,
+``seq``, the change counter, ``unannounced`` (1 from the insert until the request's
+announcement is recorded; NULL after, and in rows older than the column) and
+``settle_token`` (the token of the settle call that won, so that the same call run again
+after a fault knows it won; NULL in rows older than the column). A one-row
+table, ``roomkit_pending_seq``, hands out ``seq`` values: every create, settle, vote and
+earlier deadline takes the next one inside its own write transaction, so ``seq`` grows in
+commit order across every process (the file has one writer at a time), and ``seq > n``
+lists exactly what moved since a reader saw ``n``.
+``roomkit_history`` holds each request's history, one row per entry, numbered from 0 by
+``seq``, and outlives the request's retention (it is the audit of what was decided and run);
+``roomkit_chains`` when each chain was last appended to, on the store's clock, so that a
+chain can go ``audit_retention`` seconds after its last entry once its request is closed,
+and its signed head (``length``, ``head``, ``epoch``, ``mac``: see
+:mod:`~roomkit.stores._trail`), written by the same statement, with
+``checked``, the length the last checkpoint took (NULL: none took the chain yet);
+``roomkit_checkpoints`` the trail's checkpoints (:mod:`~roomkit.tools.human_input.stores.
+_sqlite_trail`).
+A fourth table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
+:mod:`~roomkit.stores.sqlite._ledger`). A file made by an earlier version
+gains the columns it lacks from :data:`ADDED_COLUMNS` (and :data:`ADDED_CHAIN_COLUMNS`)
+when it is opened.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from roomkit.models.pending_input import PendingInput
+from roomkit.stores._records import FIELDS, decode
+from roomkit.stores._sql_columns import (
+    COLUMNS,
+    column_definitions,
+    quote,
+    readable_rows,
+    settled_listing,
+)
+
+__all__ = [
+    "ADDED_CHAIN_COLUMNS",
+    "ADDED_COLUMNS",
+    "ADD_SETTLE_TOKEN",
+    "ADD_UNANNOUNCED",
+    "APPEND_HISTORY",
+    "BUMP_SEQ",
+    "CHAINS_UNCHECKED",
+    "CHAIN_COLUMNS",
+    "CHANGED_SINCE",
+    "CHANGES_SINCE",
+    "COLUMNS",
+    "INSERT",
+    "MARK_ANNOUNCED",
+    "PENDING_COLUMNS",
+    "PURGE",
+    "READ_HISTORY",
+    "READ_SEQ",
+    "RECORD_VOTE",
+    "SCHEMA",
+    "SELECT_APPROVERS",
+    "SELECT_BY_ID",
+    "SELECT_BY_KEY",
+    "SELECT_FOR_SETTLE",
+    "SELECT_RECORD",
+    "SELECT_STATE",
+    "SELECT_UNANNOUNCED",
+    "SEQ_BEFORE",
+    "SETTLE",
+    "SET_APPROVERS",
+    "SET_DEADLINE",
+    "decode_row",
+    "decode_rows",
+    "select_many",
+    "select_pending",
+    "select_settled",
+]
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
+
+# Column types beyond TEXT; SQLite stores what it is given, the types only set affinity.
+_TYPES = {
+    "detached": "INTEGER",
+    "withdrawn": "INTEGER",
+    "deadline": "REAL",
+    "quorum": "INTEGER",
+    "veto": "INTEGER",
+}
+_CONSTRAINTS = {"pending_id": " PRIMARY KEY NOT NULL", "status": " NOT NULL"}
+
+
+_DEFINITIONS = column_definitions(_TYPES, _CONSTRAINTS, text="TEXT")
+
+SCHEMA = f"""
+PRAGMA journal_mode = WAL;
+BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS roomkit_pending (
+    {_DEFINITIONS},
+    settled_at REAL,
+    changed_at REAL,
+    seq INTEGER NOT NULL,
+    unannounced INTEGER,
+    settle_token TEXT
+);
+CREATE TABLE IF NOT EXISTS roomkit_pending_seq (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    value INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO roomkit_pending_seq (id, value) VALUES (1, 0);
+CREATE UNIQUE INDEX IF NOT EXISTS roomkit_pending_by_key
+    ON roomkit_pending ("key") WHERE "key" IS NOT NULL;
+CREATE INDEX IF NOT EXISTS roomkit_pending_by_status ON roomkit_pending (status, seq);
+CREATE INDEX IF NOT EXISTS roomkit_pending_by_seq ON roomkit_pending (seq);
+CREATE INDEX IF NOT EXISTS roomkit_pending_by_settled_at ON roomkit_pending (settled_at);
+CREATE TABLE IF NOT EXISTS roomkit_ledger (
+    entry TEXT PRIMARY KEY NOT NULL,
+    spent_at REAL NOT NULL,
+    expires_at REAL
+);
+CREATE INDEX IF NOT EXISTS roomkit_ledger_by_expiry
+    ON roomkit_ledger (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS roomkit_pending_by_actor_settled
+    ON roomkit_pending (actor_id, settled_at);
+CREATE TABLE IF NOT EXISTS roomkit_history (
+    pending_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    entry TEXT NOT NULL,
+    PRIMARY KEY (pending_id, seq)
+);
+CREATE TABLE IF NOT EXISTS roomkit_chains (
+    pending_id TEXT PRIMARY KEY NOT NULL,
+    last_at REAL NOT NULL,
+    length INTEGER,
+    head TEXT,
+    epoch INTEGER,
+    mac TEXT,
+    checked INTEGER
+);
+CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON roomkit_chains (last_at);
+CREATE TABLE IF NOT EXISTS roomkit_checkpoints (
+    n INTEGER PRIMARY KEY NOT NULL,
+    body TEXT NOT NULL,
+    mac TEXT NOT NULL
+);
+COMMIT;
+"""
+"""Switch the file to WAL and create what is missing; safe to run on every open."""
+
+READ_SEQ = "SELECT value FROM roomkit_pending_seq WHERE id = 1"
+BUMP_SEQ = "UPDATE roomkit_pending_seq SET value = value + 1 WHERE id = 1 RETURNING value"
+
+# A settled record is retained while ``settled_at > ?`` (the clock minus the retention).
+_RETAINED = "(settled_at IS NULL OR settled_at > ?)"
+
+SELECT_BY_ID = f"SELECT {COLUMNS} FROM roomkit_pending WHERE pending_id = ? AND {_RETAINED}"
+SELECT_RECORD = f"SELECT {COLUMNS} FROM roomkit_pending WHERE pending_id = ?"
+SELECT_FOR_SETTLE = f"SELECT {COLUMNS}, settle_token FROM roomkit_pending WHERE pending_id = ?"
+SELECT_BY_KEY = f'SELECT {COLUMNS}, settled_at FROM roomkit_pending WHERE "key" = ?'
+SELECT_STATE = "SELECT status, deadline FROM roomkit_pending WHERE pending_id = ?"
+
+INSERT = (
+    f"INSERT INTO roomkit_pending ({COLUMNS}, settled_at, changed_at, seq, unannounced) "
+    f"VALUES ({', '.join('?' for _ in FIELDS)}, NULL, ?, ?, 1)"
+)
+"""Parameters: the fields, changed_at, seq. A new request is not announced yet."""
+
+PENDING_COLUMNS = "SELECT name FROM pragma_table_info('roomkit_pending')"
+ADD_UNANNOUNCED = "ALTER TABLE roomkit_pending ADD COLUMN unannounced INTEGER"
+"""Brings a file made before the column existed up to date (its rows read as announced)."""
+ADD_SETTLE_TOKEN = "ALTER TABLE roomkit_pending ADD COLUMN settle_token TEXT"
+"""Brings a file made before settle tokens up to date (its settled rows name no call)."""
+ADDED_COLUMNS = {
+    "unannounced": ADD_UNANNOUNCED,
+    "settle_token": ADD_SETTLE_TOKEN,
+    "kind": 'ALTER TABLE roomkit_pending ADD COLUMN "kind" TEXT',
+    "arguments_digest": 'ALTER TABLE roomkit_pending ADD COLUMN "arguments_digest" TEXT',
+    "approvers": 'ALTER TABLE roomkit_pending ADD COLUMN "approvers" TEXT',
+    "quorum": 'ALTER TABLE roomkit_pending ADD COLUMN "quorum" INTEGER',
+    "veto": 'ALTER TABLE roomkit_pending ADD COLUMN "veto" INTEGER',
+    "voters": 'ALTER TABLE roomkit_pending ADD COLUMN "voters" TEXT',
+    "votes": 'ALTER TABLE roomkit_pending ADD COLUMN "votes" TEXT',
+}
+"""The columns added since the first version, and the statement that adds each."""
+CHAIN_COLUMNS = "SELECT name FROM pragma_table_info('roomkit_chains')"
+ADDED_CHAIN_COLUMNS = {
+    name: f"ALTER TABLE roomkit_chains ADD COLUMN {name} {kind}"
+    for name, kind in (
+        ("length", "INTEGER"),
+        ("head", "TEXT"),
+        ("epoch", "INTEGER"),
+        ("mac", "TEXT"),
+        ("checked", "INTEGER"),
+    )
+}
+"""The columns of ``roomkit_chains`` added since it came: its signed head."""
+CHAINS_UNCHECKED = (
+    "CREATE INDEX IF NOT EXISTS roomkit_chains_unchecked ON roomkit_chains (pending_id) "
+    "WHERE checked IS NOT length"
+)
+"""The heads a checkpoint has yet to take, so that it reads those and not every chain; made
+once the columns are there."""
+MARK_ANNOUNCED = (
+    "UPDATE roomkit_pending SET unannounced = NULL WHERE pending_id = ? AND unannounced = 1"
+)
+SELECT_UNANNOUNCED = "SELECT unannounced FROM roomkit_pending WHERE pending_id = ?"
+
+SETTLE = (
+    "UPDATE roomkit_pending SET status = ?, result = ?, reject_reason = ?, withdrawn = ?, "
+    "settled_by = COALESCE(?, settled_by), settle_token = ?, settled_at = ?, changed_at = ?, "
+    f"seq = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+)
+"""Parameters: status, result, reason, withdrawn, settled_by, settle_token, settled_at,
+changed_at, seq, pending_id."""
+
+SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ?, seq = ? WHERE pending_id = ?"
+"""Parameters: deadline, seq, pending_id: waiters elsewhere learn of an earlier deadline."""
+
+RECORD_VOTE = (
+    "UPDATE roomkit_pending SET votes = ?, approvers = ?, arguments = ?, arguments_digest = ?, "
+    f"changed_at = ?, seq = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+)
+"""Parameters: votes, approvers, arguments, arguments_digest (each as encoded), changed_at,
+seq, pending_id."""
+
+SELECT_APPROVERS = (
+    "SELECT status, approvers, voters, quorum FROM roomkit_pending WHERE pending_id = ?"
+)
+SET_APPROVERS = (
+    f"UPDATE roomkit_pending SET approvers = ?, voters = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+)
+HISTORY_HEAD = (
+    "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq DESC LIMIT 1"
+)
+"""Parameter: pending_id; the chain's head, read inside the append's write transaction."""
+APPEND_HISTORY = "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, ?, ?)"
+"""Parameters: pending_id, the seq after the head, the entry's text."""
+TOUCH_CHAIN = (
+    "INSERT INTO roomkit_chains (pending_id, last_at, length, head, epoch, mac) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pending_id) DO UPDATE SET "
+    "last_at = excluded.last_at, length = excluded.length, head = excluded.head, "
+    "epoch = excluded.epoch, mac = excluded.mac"
+)
+"""Parameters: pending_id, now (when the chain was last appended to, on the store's clock),
+and its head: length, digest, epoch, signature."""
+PURGE_CHAINS = (
+    "DELETE FROM roomkit_chains WHERE last_at <= ? AND NOT EXISTS (SELECT 1 FROM "
+    "roomkit_pending p WHERE p.pending_id = roomkit_chains.pending_id AND p.status = 'pending') "
+    "RETURNING pending_id"
+)
+"""Parameter: the clock minus the audit retention; the chains that go, none of an open
+request's."""
+DROP_CHAIN = "DELETE FROM roomkit_history WHERE pending_id = ?"
+READ_HISTORY = "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
+
+PURGE = "DELETE FROM roomkit_pending WHERE settled_at <= ? RETURNING pending_id"
+"""Parameter: the clock minus the retention; the complement of what reads call retained."""
+
+CHANGES_SINCE = f"SELECT {COLUMNS}, seq FROM roomkit_pending WHERE seq > ? ORDER BY seq"
+"""Rows: the record's columns, then ``seq``; the feed hands settled records to listeners."""
+CHANGED_SINCE = (
+    "SELECT value, NULL FROM roomkit_pending_seq WHERE id = 1 UNION ALL SELECT NULL, pending_id "
+    "FROM (SELECT pending_id FROM roomkit_pending WHERE seq > ? ORDER BY seq LIMIT ?)"
+)
+"""Parameters: the counter last seen, the most ids wanted. Rows: the change counter (its id
+``NULL``), and the id of each request changed since, all read in one snapshot."""
+SEQ_BEFORE = "SELECT COALESCE(MAX(seq), 0) FROM roomkit_pending WHERE changed_at < ?"
+"""The last change counter known to be older than a time (a row changed later has more)."""
+
+# Well under SQLite's smallest limit on bound parameters (999 before 3.32).
+_CHUNK = 500
+
+
+def select_many(pending_ids: Sequence[str]) -> list[tuple[str, list[Any]]]:
+    """Statements and parameters that read ``pending_ids`` (before the retention bound)."""
+    statements = []
+    for start in range(0, len(pending_ids), _CHUNK):
+        chunk = list(pending_ids[start : start + _CHUNK])
+        marks = ", ".join("?" for _ in chunk)
+        statements.append(
+            (
+                f"SELECT {COLUMNS} FROM roomkit_pending "
+                f"WHERE pending_id IN ({marks}) AND {_RETAINED}",
+                chunk,
+            )
+        )
+    return statements
+
+
+def select_pending(filters: Mapping[str, str | None]) -> tuple[str, list[Any]]:
+    """The statement listing pending requests, oldest first, with the given column filters."""
+    clauses = ["status = 'pending'"]
+    parameters: list[Any] = []
+    for column, value in filters.items():
+        if value is not None:
+            clauses.append(f"{quote(column)} = ?")
+            parameters.append(value)
+    where = " AND ".join(clauses)
+    return f"SELECT {COLUMNS} FROM roomkit_pending WHERE {where} ORDER BY seq", parameters
+
+
+def select_settled(
+    actor_ids: Sequence[str | None] | None, cutoff: float, limit: int
+) -> tuple[str, list[Any]]:
+    """The statement listing outcomes settled after ``cutoff``, newest first.
+
+    ``actor_ids`` keeps the requests naming one of them (``None``: naming no actor).
+    """
+    return settled_listing(
+        "roomkit_pending", actor_ids, cutoff, limit, mark="?", among=_among_actors
+    )
+
+
+def _among_actors(actor_ids: list[str]) -> tuple[str, list[Any]]:
+    return f"actor_id IN ({', '.join('?' for _ in actor_ids)})", list(actor_ids)
+
+
+def decode_row(row: Sequence[Any]) -> PendingInput:
+    """Rebuild a request from a row of :data:`COLUMNS`.
+
+    Raises:
+        CorruptRecordError: the row is not a record this library wrote.
+    """
+    # A row may carry more columns after the record's own (``settled_at``).
+    return decode(dict(zip(FIELDS, row, strict=False)))
+
+
+def decode_rows(rows: Iterable[Sequence[Any]]) -> list[PendingInput]:
+    """Rebuild the requests of ``rows``, skipping (and logging) the rows that are corrupt."""
+    return readable_rows(rows, decode_row, logger)

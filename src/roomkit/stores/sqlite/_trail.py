@@ -1,0 +1,148 @@
+"""The SQLite store's trail: its chains, signed heads and checkpoints, read and written.
+
+The heads are columns of ``roomkit_chains``, written by every append
+(:mod:`~roomkit.stores.sqlite._history`); ``checked`` is the length the
+last checkpoint took, so a head has changed since while ``checked IS NOT length``. A
+checkpoint is written in one write transaction: the changed heads and the last checkpoint
+read, the new one inserted (its number is the table's key: a writer elsewhere cannot slip
+one in between), and each head it took signed again with its number, while the head is
+still the one read. The trail is read in one read transaction: one snapshot of the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from roomkit.stores._audit_keys import AuditKeys
+from roomkit.stores._checkpoints import TAKE_HEAD, plan_checkpoint, report, signing_keys, taken_rows
+from roomkit.stores._trail import (
+    Anchoring,
+    Checkpoint,
+    CheckpointReport,
+    HeadChange,
+    Trail,
+    stored_head,
+)
+from roomkit.stores._trail_check import unsigned_heads
+from roomkit.stores.sqlite._link import fetch_all, query
+
+__all__ = ["SQLiteTrail"]
+
+T = TypeVar("T")
+
+ALL_HISTORY = "SELECT pending_id, seq, entry FROM roomkit_history ORDER BY pending_id, seq"
+ALL_HEADS = (
+    "SELECT pending_id, length, head, epoch, mac FROM roomkit_chains WHERE length IS NOT NULL"
+)
+CHANGED_HEADS = (
+    "SELECT pending_id, length, head, epoch, mac, checked FROM roomkit_chains "
+    "INDEXED BY roomkit_chains_unchecked WHERE checked IS NOT length ORDER BY pending_id"
+)
+ALL_CHECKPOINTS = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n"
+LAST_CHECKPOINT = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n DESC LIMIT 1"
+TAKE = TAKE_HEAD.format(chains="roomkit_chains", mark="?")
+ADD_CHECKPOINT = "INSERT INTO roomkit_checkpoints (n, body, mac) VALUES (?, ?, ?)"
+UNSIGNED_CHAINS = (
+    "SELECT h.pending_id, h.seq, h.entry FROM roomkit_history h "
+    "LEFT JOIN roomkit_chains c ON c.pending_id = h.pending_id "
+    "WHERE c.pending_id IS NULL OR c.mac IS NULL ORDER BY h.pending_id, h.seq"
+)
+SIGN_HEAD = (
+    "INSERT INTO roomkit_chains (pending_id, last_at, length, head, epoch, mac) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pending_id) DO UPDATE SET length = excluded.length, "
+    "head = excluded.head, epoch = excluded.epoch, mac = excluded.mac "
+    "WHERE roomkit_chains.mac IS NULL"
+)
+"""Parameters: pending_id, now (the chain's last append, if it had none), the signed head."""
+
+Session = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
+Writer = Callable[[Callable[[sqlite3.Connection, float], Any]], Any]
+
+
+class SQLiteTrail:
+    """The trail of one SQLite store.
+
+    Args:
+        session: the store's read session.
+        write: the store's write (runs a function in a write transaction).
+        retention: the store's audit retention, recorded in its checkpoints.
+    """
+
+    def __init__(self, session: Session, write: Writer, retention: float | None) -> None:
+        self.anchoring = Anchoring.from_environment()
+        """What the store signs the heads it writes with."""
+        self._session = session
+        self._write = write
+        self._retention = retention
+
+    def use_keys(self, keys: AuditKeys | None) -> None:
+        """Sign with ``keys`` from now on (``None``: write heads unsigned)."""
+        self.anchoring.keys = keys
+
+    async def read(self) -> Trail:
+        """The chains, heads and checkpoints, as one snapshot of the file."""
+        async with self._session() as db:
+            await db.execute_fetchall("BEGIN")
+            try:
+                history = await fetch_all(db, ALL_HISTORY)
+                heads = await fetch_all(db, ALL_HEADS)
+                checkpoints = await fetch_all(db, ALL_CHECKPOINTS)
+            finally:
+                await db.execute_fetchall("COMMIT")
+        return self.anchoring.read(Trail.from_rows(history, heads, checkpoints))
+
+    async def adopt(self) -> tuple[int, list[str]]:
+        """Sign, as they stand, the heads of the chains that hold and have none signed.
+
+        Raises:
+            AuditKeyError: the store holds no audit key.
+        """
+        signing_keys(self.anchoring)
+
+        def write(db: sqlite3.Connection, now: float) -> tuple[int, list[str]]:
+            chains: dict[str, list[tuple[int, str]]] = {}
+            for pending_id, seq, text in query(db, UNSIGNED_CHAINS):
+                chains.setdefault(str(pending_id), []).append((int(seq), str(text)))
+            signed, broken = unsigned_heads(chains, self.anchoring)
+            db.executemany(SIGN_HEAD, [(p, now, *head) for p, head in signed.items()])
+            return len(signed), broken
+
+        done: tuple[int, list[str]] = await self._write(write)
+        return done
+
+    async def checkpoint(self) -> CheckpointReport:
+        """Write a checkpoint of every head that changed since the last one.
+
+        Raises:
+            AuditKeyError: the store holds no audit key.
+            CorruptRecordError: the last checkpoint does not hold its signature.
+        """
+        keys = signing_keys(self.anchoring)
+
+        def write(db: sqlite3.Connection, now: float) -> CheckpointReport:
+            last = query(db, LAST_CHECKPOINT)
+            changes = [
+                HeadChange(str(row[0]), stored_head(*row[1:5]), row[5] is not None)
+                for row in query(db, CHANGED_HEADS)
+            ]
+            plan = plan_checkpoint(
+                Checkpoint(int(last[0][0]), str(last[0][1]), str(last[0][2])) if last else None,
+                changes,
+                keys,
+                retention=self._retention,
+                now=now,
+            )
+            if plan.checkpoint is not None:
+                db.execute(ADD_CHECKPOINT, plan.checkpoint)
+                db.executemany(TAKE, taken_rows(plan))
+            return report(plan)
+
+        done: CheckpointReport = await self._write(write)
+        if done.checkpoint is not None:
+            self.anchoring.knew(done.checkpoint.n)
+        return done
