@@ -8,15 +8,13 @@ the folder) with ``synchronous_commit=on``; the superuser ``postgres`` has the p
 :data:`PASSWORD` over TCP. ``scripts/services.sh install`` (run by ``make test``) installs
 the ``postgresql`` package.
 
-Use :func:`running_postgres` from a fixture::
+The session's cluster is the fixture ``postgres_server`` (:mod:`tests.servers.plugin`),
+where each test takes a schema or a database of its own; a test that stops or crashes the
+server starts one of its own::
 
-    @pytest.fixture(scope="session")
-    def postgres_server():
+    def test_something():
         with running_postgres() as server:
-            yield server
-
-    async def test_something(postgres_server):
-        store = PostgresStore(postgres_server.dsn)
+            store = PostgresStore(server.dsn)
 """
 
 from __future__ import annotations

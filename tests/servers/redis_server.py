@@ -6,15 +6,12 @@ port and directory brings back exactly what was acknowledged; ``settings`` chang
 of its configuration file (``{"appendonly": "no"}``, ``{"rename-command": 'CONFIG ""'}``).
 ``scripts/services.sh install`` (run by ``make test``) installs the binary.
 
-Use :func:`running_redis` from a fixture::
+The session's server is the fixture ``redis_server`` (:mod:`tests.servers.plugin`); a test
+that needs other settings, or crashes the server on purpose, starts one of its own::
 
-    @pytest.fixture(scope="session")
-    def redis_server(tmp_path_factory):
-        with running_redis(tmp_path_factory.mktemp("redis")) as server:
-            yield server
-
-    async def test_something(redis_server):
-        store = RedisStore(redis_server.url)
+    def test_something(tmp_path):
+        with running_redis(tmp_path, settings={"appendonly": "no"}) as server:
+            store = RedisStore(server.url)
 """
 
 from __future__ import annotations
