@@ -66,6 +66,17 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
+def postgres_restartable(postgres_server: PostgresServer) -> Iterator[PostgresServer]:
+    """The session's cluster, for a test that stops, crashes or restarts it: running again
+    after the test, whatever the test left it in (no cluster of its own to make)."""
+    try:
+        yield postgres_server
+    finally:
+        if not postgres_server.running:
+            postgres_server.start()
+
+
+@pytest.fixture
 async def slack_api() -> AsyncIterator[SlackAPI]:
     """The fake Slack Web API, started on a free loopback port."""
     api = SlackAPI()

@@ -125,6 +125,11 @@ class PostgresServer:
             options,
         )
 
+    @property
+    def running(self) -> bool:
+        """Whether the server is up (``pg_ctl status``)."""
+        return self._run("pg_ctl", "status", "-D", str(self.data), check=False) == 0
+
     def stop(self, *, mode: str = "fast") -> None:
         """Stop the server: ``fast`` (a clean shutdown) or ``immediate`` (a crash)."""
         self._run("pg_ctl", "stop", "-w", "-D", str(self.data), "-m", mode, check=False)
@@ -139,7 +144,7 @@ class PostgresServer:
         self.stop(mode="immediate")
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def _run(self, program: str, *arguments: str, check: bool = True) -> None:
+    def _run(self, program: str, *arguments: str, check: bool = True) -> int:
         command = [*self._as_user, str(self.bindir / program), *arguments]
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=_TIMEOUT, check=False, cwd="/"
@@ -151,6 +156,7 @@ class PostgresServer:
                 f"{program} failed ({done.returncode}):\n{done.stdout}{done.stderr}{tail}",
                 pytrace=False,
             )
+        return done.returncode
 
 
 @contextmanager
