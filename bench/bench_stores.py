@@ -43,12 +43,12 @@ The Redis cases start their own redis-server (``--save "" --appendonly yes
 loopback port in a temporary directory, and stop it at the end; without ``redis-server``
 they are skipped with a note.
 
-Run ``python bench/bench_stores.py``: it prints a table and a summary and exits 0
-(``--check`` makes a missed target exit 1). ``--sqlite`` runs the SQLite cases alone,
-``--redis`` the Redis ones.
-``--quick`` runs the 4-process case with 10,000 requests; ``ROOMKIT_BENCH_STORES_REQUESTS``
-sets its default size (100,000). On two CPUs the full run takes about two minutes,
-``--quick`` about 40 seconds; progress goes to stderr.
+Run ``python bench/bench_stores.py``: it prints a table and writes
+``bench/results/stores.json`` and exits 0 (``--check`` makes a missed target exit 1).
+``--sqlite`` runs the SQLite cases alone, ``--redis`` the Redis ones. ``--quick`` (a smoke
+run) runs the 4-process case with 2,000 requests; ``ROOMKIT_BENCH_STORES_REQUESTS`` sets its
+default size (100,000). On two quiet CPUs the full run takes about two minutes; progress
+goes to stderr.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ X = TypeVar("X")
 RESOLVED = PendingInputStatus.RESOLVED
 SIZE_VARIABLE = "ROOMKIT_BENCH_STORES_REQUESTS"
 FULL_SIZE = 100_000
-QUICK_SIZE = 10_000
+QUICK_SIZE = 2_000
 IN_FLIGHT = 256
 REDIS_WAKE_SAMPLES = 1_000
 REDIS_SETTLES = 10_000

@@ -74,7 +74,10 @@ worth measuring again on a quiet one before reading anything into it.
 
 def load(results: Path = RESULTS) -> list[dict[str, Any]]:
     """Every results file under ``results``, in the page's order."""
-    found = {path.stem: json.loads(path.read_text()) for path in sorted(results.glob("*.json"))}
+    found = {
+        path.stem: {**json.loads(path.read_text()), "name": path.stem}
+        for path in sorted(results.glob("*.json"))
+    }
     known = [name for name in ORDER if name in found]
     return [found[name] for name in [*known, *sorted(set(found) - set(known))]]
 
@@ -111,12 +114,23 @@ def _cell(value: object) -> str:
     return str(value if value is not None else "").replace("|", "\\|").replace("\n", " ")
 
 
+def heading(title: str) -> str:
+    """A docstring's first line as a heading: Markdown's code marks, no "Benchmark of"."""
+    title = title.replace("``", "`").removeprefix("Benchmark of ")
+    return title[:1].upper() + title[1:]
+
+
 def page(results: Sequence[dict[str, Any]]) -> str:
     """The whole performance page."""
     lines = [INTRO]
     for result in results:
-        lines += [f"## {result['title']}", "", f"`bench/bench_{result['bench']}.py`. "]
-        lines[-1] += machine_line(result)
+        # A run with a mode of its own (``--bad-receivers``) writes <bench>_<mode>.json.
+        mode = result["name"].removeprefix(result["bench"]).strip("_")
+        title = heading(result["title"]) + (f" ({mode.replace('_', ' ')})" if mode else "")
+        command = f"bench/bench_{result['bench']}.py" + (
+            f" --{mode.replace('_', '-')}" if mode else ""
+        )
+        lines += [f"## {title}", "", f"`{command}`. {machine_line(result)}"]
         lines.append("")
         for part in result["tables"]:
             note = f" ({part['note']})" if part.get("note") else ""
@@ -129,7 +143,7 @@ def page(results: Sequence[dict[str, Any]]) -> str:
 
 def summary(results: Sequence[dict[str, Any]]) -> str:
     """The README's block: the headline figures, with where and when they were measured."""
-    by_name = {result["bench"]: result for result in results}
+    by_name = {result["name"]: result for result in results}
     rows: list[dict[str, Any]] = []
     loads: list[str] = []
     for bench, start in SUMMARY:
@@ -139,7 +153,7 @@ def summary(results: Sequence[dict[str, Any]]) -> str:
         for part in result["tables"]:
             for row in part["rows"]:
                 if row["case"].startswith(start):
-                    rows.append(row)
+                    rows.append({**row, "case": f"{part['area']}: {row['case']}"})
                     break
             else:
                 continue
@@ -149,9 +163,10 @@ def summary(results: Sequence[dict[str, Any]]) -> str:
     lines = [BEGIN, "", *table(rows, ("case", "figure", "target", "result")), ""]
     if results:
         facts = results[0]["machine"]
-        dates = sorted(result["date"][:10] for result in results)
+        dates = sorted({result["date"][:10] for result in results})
+        when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
         lines.append(
-            f"From `bench/results/` ({facts['cores']} cores, {dates[0]} to {dates[-1]}, load "
+            f"From `bench/results/` ({facts['cores']} cores, {when}, load "
             f"averages {min(loads, key=float) if loads else '?'} to "
             f"{max(loads, key=float) if loads else '?'}); every figure, its machine and its "
             "load: [the performance page](docs/explanation/performance.md)."
