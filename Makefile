@@ -44,8 +44,10 @@ typecheck: install
 services:
 	bash scripts/services.sh install
 
+# Two workers (pytest-xdist), each with its own Redis and PostgreSQL servers.
+PYTEST_WORKERS ?= 2
 unit: install services
-	$(BIN)/pytest --cov --cov-report=term
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --cov --cov-report=term
 
 test: lint typecheck docs unit
 
@@ -65,18 +67,18 @@ demo: $(DEMO_STAMP)
 	@echo "Starting the demo: the answer desk and a trip-planning agent"
 	$(BIN)/python -m roomkit.desk.demo $(DEMO_ARGS)
 
+# Every benchmark writes bench/results/<bench>.json; the report renders them into
+# docs/explanation/performance.md and the README's summary. `make bench BENCH_ARGS=--quick`
+# for a smoke run.
+BENCHES := human_input turns bodies desk mcp stores postgres quorum trail idle handoff notify
 bench: install services
-	$(BIN)/python bench/bench_human_input.py
-	$(BIN)/python bench/bench_turns.py
-	$(BIN)/python bench/bench_stores.py
-	$(BIN)/python bench/bench_idle.py
-	$(BIN)/python bench/bench_quorum.py
-	$(BIN)/python bench/bench_bodies.py
-	$(BIN)/python bench/bench_trail.py
-	$(BIN)/python bench/bench_desk.py
-	$(BIN)/python bench/bench_mcp.py
-	$(BIN)/python bench/bench_notify.py
-	$(BIN)/python bench/bench_notify_scale.py --size 10000
+	@for name in $(BENCHES); do \
+		echo "== bench/bench_$$name.py $(BENCH_ARGS)"; \
+		$(BIN)/python bench/bench_$$name.py $(BENCH_ARGS) || exit 1; \
+	done
+	$(BIN)/python bench/bench_notify.py --bad-receivers $(BENCH_ARGS)
+	$(BIN)/python bench/bench_notify_scale.py $(or $(BENCH_ARGS),--size 10000)
+	$(BIN)/python bench/report.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage site dist

@@ -9,7 +9,8 @@ printed, so that the machine's load cancels out:
     * attack: 50,000 opening brackets, refused by ``load_json`` before parsing; ``json.loads``
       gives up with a ``RecursionError`` instead.
 
-Run ``python bench/bench_bodies.py``; it prints figures and exits 0 (no assertions).
+Run ``python bench/bench_bodies.py`` (``--quick``: 5 rounds); it prints figures and exits 0
+(no assertions).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench_options import options
+from _harness import Row, start
 
 from roomkit.bodies import BodyRefusedError, load_json
 
 ROUNDS = 15
+QUICK_ROUNDS = 5
 
 
 def answer() -> bytes:
@@ -48,23 +50,31 @@ def per_call(read: Callable[[bytes], object], body: bytes, calls: int) -> float:
     return (time.perf_counter() - started) / calls
 
 
-def compare(name: str, body: bytes, calls: int) -> None:
+def compare(name: str, body: bytes, calls: int, rounds: int) -> Row:
     ours, plain = [], []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         ours.append(per_call(load_json, body, calls))
         plain.append(per_call(json.loads, body, calls))
     mine, theirs = statistics.median(ours), statistics.median(plain)
-    print(
-        f"{name:8} {len(body):>7} B   load_json {mine * 1e6:9.1f} us   "
-        f"json.loads {theirs * 1e6:9.1f} us   ratio {mine / theirs:5.2f}"
+    return Row(
+        f"{name} ({len(body):,} B): load_json beside json.loads",
+        f"{mine * 1e6:.1f} us beside {theirs * 1e6:.1f} us ({mine / theirs:.2f}x)",
+        value=mine * 1e6,
+        unit="us",
+        ratio=mine / theirs,
     )
 
 
 def main() -> None:
-    options(__doc__, [], sys.argv[1:])
-    compare("answer", answer(), 2_000)
-    compare("large", large(), 20)
-    compare("attack", b"[" * 50_000, 20)
+    run = start("bodies", __doc__)
+    rounds = run.rounds_or(ROUNDS, QUICK_ROUNDS)
+    rows = [
+        compare("answer", answer(), 2_000, rounds),
+        compare("large", large(), 20, rounds),
+        compare("attack", b"[" * 50_000, 20, rounds),
+    ]
+    run.table("Reading bodies", rows, note=f"medians of {rounds} rounds")
+    sys.exit(run.finish())
 
 
 if __name__ == "__main__":

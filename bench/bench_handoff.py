@@ -12,8 +12,8 @@ hand-off rate at the largest size to the one at the smallest. A ratio near 1 mea
 hand-off costs the same per wait; one that falls with the size means each answer costs
 more as more waits are parked.
 
-Run ``python bench/bench_handoff.py`` (sizes 2,000 and 32,000) or give the sizes:
-``python bench/bench_handoff.py 2000 8000 32000``. No target: the figures are printed only.
+Run ``python bench/bench_handoff.py`` (sizes 2,000 and 32,000; ``--largest N`` sets the
+second, ``--quick`` makes it 8,000). No target: the figures are printed only.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from _harness import Row, progress, start
 from bench_stores import IN_FLIGHT, PARK_BATCH, in_flight
 
 from roomkit.tools.human_input import HumanInputHandler
@@ -34,6 +35,7 @@ from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 BACKSTOP = 300.0
 DEFAULT_SIZES = (2_000, 32_000)
+QUICK_SIZES = (2_000, 8_000)
 # On a RAM disk, when there is one, a commit's fsync costs nothing: the settles go faster.
 MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
@@ -97,30 +99,39 @@ async def answer_all(path: str, ids: Sequence[str]) -> list[bool]:
     return won
 
 
-async def main(sizes: Sequence[int]) -> None:
-    print(
-        f"Python {sys.version.split()[0]}; SQLite store, answered through a second store"
-        " in the same process"
-    )
+async def main(sizes: Sequence[int]) -> list[Row]:
+    rows: list[Row] = []
     rates: list[float] = []
     with tempfile.TemporaryDirectory(prefix="roomkit-handoff-", dir=MEMORY) as directory:
         for size in sizes:
-            print(f"parking and answering {size:,} waits...", file=sys.stderr, flush=True)
+            progress(f"parking and answering {size:,} waits")
             settles, handed = await hand_off(Path(directory), size)
             rates.append(handed)
-            print(
-                f"  {size:>7,} waits: {settles:>8,.0f} settles/s, hand-off {handed:>9,.0f} waits/s"
+            rows.append(
+                Row(
+                    f"{size:,} waits parked: settles, hand-off",
+                    f"{settles:,.0f} settles/s, {handed:,.0f} waits/s",
+                    value=handed,
+                    unit="/s",
+                )
             )
     if len(rates) > 1:
-        print(
-            f"hand-off rate at {sizes[-1]:,} / at {sizes[0]:,}: {rates[-1] / rates[0]:.2f}"
-            " (near 1: constant cost per wait)"
+        rows.append(
+            Row(
+                f"hand-off rate at {sizes[-1]:,} waits over at {sizes[0]:,}",
+                f"{rates[-1] / rates[0]:.2f} (near 1: constant cost per wait)",
+                ratio=rates[-1] / rates[0],
+            )
         )
+    return rows
 
 
 if __name__ == "__main__":
-    arguments = sys.argv[1:]
-    if "--help" in arguments or "-h" in arguments:
-        print(__doc__)
-        sys.exit(0)
-    asyncio.run(main([int(size) for size in arguments] or DEFAULT_SIZES))
+    run = start("handoff", __doc__, numbers={"--largest": DEFAULT_SIZES[-1]})
+    largest = (
+        QUICK_SIZES[-1] if run.quick and "--largest" not in sys.argv else run.numbers["largest"]
+    )
+    sizes = (DEFAULT_SIZES[0], largest)
+    rows = asyncio.run(main(sizes))
+    run.table("The hand-off", rows, note="SQLite, answered through a second store in one process")
+    sys.exit(run.finish())

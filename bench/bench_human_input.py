@@ -51,7 +51,7 @@ import tracemalloc
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 
-from bench_options import options
+from _harness import Row, start
 
 from roomkit.tools.human_input import HumanInputHandler  # upstream's, in its subprocess
 
@@ -241,8 +241,8 @@ def id_costs(count: int = 200_000) -> list[tuple[str, float]]:
     def batches() -> Iterator[str]:  # the handler's way
         while True:
             batch = os.urandom(16 * 64).hex()
-            for start in range(0, len(batch), 32):
-                yield batch[start : start + 32]
+            for at in range(0, len(batch), 32):
+                yield batch[at : at + 32]
 
     makers: list[tuple[str, Callable[[], str]]] = [
         ("os.urandom(16).hex()", lambda: os.urandom(16).hex()),
@@ -289,6 +289,7 @@ class Report:
         if UPSTREAM is not None:
             self.header[4:4] = ["upstream 0.109", "its ratio", "speed-up"]
         self.rows: list[list[str]] = []
+        self.results: list[Row] = []
         self.missed = 0
 
     def add(self, case: str, figures: tuple[str, str, str, str], ok: bool, *up: str) -> None:
@@ -298,6 +299,13 @@ class Report:
         if UPSTREAM is not None:
             row[4:4] = list(up) if up else ["", "", ""]
         self.rows.append(row)
+        floor, ours, ratio, target = figures
+        figure = f"{ours} beside {floor} ({ratio})" if floor else f"{ours} ({ratio})"
+        if up and up[0]:
+            figure += f"; upstream {up[0]}" + (f", speed-up {up[2]}" if up[2] else "")
+        elif up and up[2]:
+            figure = f"{up[2]}"
+        self.results.append(Row(case.strip(), figure, target, ok))
 
     def print(self) -> None:
         header, rows = self.header, self.rows
@@ -373,8 +381,8 @@ def memory_rows(report: Report) -> None:
     report.add(label, figures, many - few <= SETTLED_TARGET, *up)
 
 
-async def main() -> int:
-    """Print the table; return the number of missed targets."""
+async def main() -> tuple[list[Row], list[Row]]:
+    """Print the table; return its rows and the request ids' costs."""
     report = Report()
     await speed_rows(report)
     memory_rows(report)
@@ -384,10 +392,8 @@ async def main() -> int:
         print(f"upstream: RoomKit {version}, run by {UPSTREAM}")
     report.print()
 
-    print("\nrequest ids, ns each:")
-    for name, cost in id_costs():
-        print(f"  {name:<38} {cost:6.0f}")
-    return report.missed
+    ids = [Row(name, f"{cost:,.0f} ns", value=cost, unit="ns") for name, cost in id_costs()]
+    return report.results, ids
 
 
 def worker(arguments: list[str]) -> None:
@@ -408,6 +414,8 @@ if __name__ == "__main__":
     if sys.argv[1:2] and sys.argv[1] in ("--bytes", "--settled", "--compare", "--version"):
         worker(sys.argv[1:])
         sys.exit(0)
-    given = options(__doc__, ("--check",), sys.argv[1:])
-    missed = asyncio.run(main())
-    sys.exit(1 if missed and "--check" in given else 0)
+    run = start("human_input", __doc__)
+    rows, ids = asyncio.run(main())
+    run.table("The handler beside a bare future and task", rows, note="CPU time, same run")
+    run.table("Request ids", ids)
+    sys.exit(run.finish())

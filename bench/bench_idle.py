@@ -40,10 +40,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_options import options
+from _harness import Row, progress, start
 from bench_postgres import Cluster
-from bench_stores import RedisServer, open_store, parked, print_table
-from scale_case import Row, progress
+from bench_stores import RedisServer, open_store, parked
 
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -180,8 +179,7 @@ def rows_of(kind: str, figures: dict[str, Any]) -> list[Row]:
     ]
 
 
-async def main(kinds: tuple[str, ...], window: float) -> int:
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {window:g} s windows\n")
+async def main(kinds: tuple[str, ...], window: float) -> list[Row]:
     rows: list[Row] = []
     report: dict[str, Any] = {"window_s": window, "waits": WAITS}
     with tempfile.TemporaryDirectory(prefix="roomkit-bench-idle-") as directory:
@@ -205,15 +203,13 @@ async def main(kinds: tuple[str, ...], window: float) -> int:
                     figures = await run_store(kind, dsn, prefix, window)
             rows += rows_of(kind, figures)
             report[kind] = figures
-    print_table(rows)
     print(json.dumps(report))
-    return sum(row.met is False for row in rows)
+    return rows
 
 
 if __name__ == "__main__":
-    given = options(
-        __doc__, ("--check", "--quick", "--sqlite", "--postgres", "--redis"), sys.argv[1:]
-    )
-    chosen = tuple(kind for kind in KINDS if f"--{kind}" in given) or KINDS
-    missed = asyncio.run(main(chosen, QUICK_WINDOW if "--quick" in given else WINDOW))
-    sys.exit(1 if missed and "--check" in given else 0)
+    run = start("idle", __doc__, flags=("--sqlite", "--postgres", "--redis"))
+    chosen = tuple(kind for kind in KINDS if f"--{kind}" in run.flags) or KINDS
+    window = QUICK_WINDOW if run.quick else WINDOW
+    run.table("Idle waits", asyncio.run(main(chosen, window)), note=f"{window:g} s windows")
+    sys.exit(run.finish())

@@ -8,12 +8,11 @@ Case and target:
       Target: the MCP call's p50 <= the baseline's p50 + 5 ms.
 
 Run ``python bench/bench_mcp.py``: it prints a table and exits 0 (``--check`` makes a missed
-target exit 1; ``--calls N`` sets the number of calls, 200 by default).
+target exit 1; ``--calls N`` sets the number of calls, 200 by default, 50 with ``--quick``).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -21,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _harness import Row, percentile, start
 from mcp import Client
 
 from roomkit.mcp import HumanInputMCPServer
@@ -32,9 +32,7 @@ TARGET_MS = 5.0
 
 
 def _ms(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return statistics.median(ordered) * 1000, p99 * 1000
+    return statistics.median(samples) * 1000, percentile(samples, 0.99) * 1000
 
 
 async def _baseline(handler: HumanInputHandler, calls: int) -> list[float]:
@@ -75,7 +73,7 @@ async def _through_mcp(handler: HumanInputHandler, calls: int) -> list[float]:
     return samples
 
 
-async def run(calls: int) -> bool:
+async def run(calls: int) -> list[Row]:
     with tempfile.TemporaryDirectory() as folder:
         store = SQLiteStore(str(Path(folder) / "bench.db"))
         handler = HumanInputHandler(store=store)
@@ -85,26 +83,34 @@ async def run(calls: int) -> bool:
         finally:
             await handler.close()
             await store.close()
-    print(f"{'case':<44} {'p50 ms':>8} {'p99 ms':>8}")
-    print(f"{'handler alone (create, aresolve, wait)':<44} {base[0]:>8.2f} {base[1]:>8.2f}")
-    print(f"{'MCP tool call, answered at once':<44} {mcp[0]:>8.2f} {mcp[1]:>8.2f}")
     overhead = mcp[0] - base[0]
-    met = overhead <= TARGET_MS
-    print(
-        f"MCP overhead p50: {overhead:.2f} ms (target <= {TARGET_MS:g} ms): "
-        + ("met" if met else "MISSED")
-    )
-    return met
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--check", action="store_true", help="exit 1 when the target is missed")
-    args = parser.parse_args()
-    met = asyncio.run(run(args.calls))
-    return 1 if args.check and not met else 0
+    return [
+        Row(
+            "handler alone (create, aresolve, wait): p50, p99",
+            f"{base[0]:.2f} ms, {base[1]:.2f} ms",
+            value=base[0],
+            unit="ms",
+        ),
+        Row(
+            "MCP tool call, answered at once: p50, p99",
+            f"{mcp[0]:.2f} ms, {mcp[1]:.2f} ms",
+            value=mcp[0],
+            unit="ms",
+            ratio=mcp[0] / base[0],
+        ),
+        Row(
+            "MCP overhead, p50",
+            f"{overhead:.2f} ms",
+            f"<= {TARGET_MS:g} ms",
+            overhead <= TARGET_MS,
+            value=overhead,
+            unit="ms",
+        ),
+    ]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_ = start("mcp", __doc__, numbers={"--calls": 200})
+    calls = 50 if run_.quick and "--calls" not in sys.argv else run_.numbers["calls"]
+    run_.table("MCP tool calls", asyncio.run(run(calls)), note=f"{calls} calls, SQLite store")
+    sys.exit(run_.finish())

@@ -19,9 +19,9 @@ notifier's webhooks: delivered once, lost (a step some request never got), dupli
 (a request told the same step twice, under any ``webhook-id``) and re-sent ``webhook-id``s.
 
 Run ``python bench/bench_notify_scale.py [--size N]`` (default 100,000, or
-``ROOMKIT_BENCH_NOTIFY_REQUESTS``); it prints the table and exits 0 (``--check`` makes a
-lost or duplicate step exit 1). Progress goes to stderr. A run stops by itself: the wait
-for the notifier gives up after ``--size``/20 seconds plus 10 minutes.
+``ROOMKIT_BENCH_NOTIFY_REQUESTS``; 2,000 with ``--quick``); it prints the table and exits 0
+(``--check`` makes a lost or duplicate step exit 1). Progress goes to stderr. A run stops
+by itself: the wait for the notifier gives up after ``--size``/20 seconds plus 10 minutes.
 """
 
 from __future__ import annotations
@@ -39,13 +39,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import bench_stores
-from bench_options import options
-from bench_stores import RedisServer, print_table
-from scale_case import Row, answered_from_processes, progress, spawn, tell
+from _harness import Row, progress, start
+from bench_stores import RedisServer
+from scale_case import answered_from_processes, spawn, tell
 from standardwebhooks import Webhook as Verifier
 
 SIZE_VARIABLE = "ROOMKIT_BENCH_NOTIFY_REQUESTS"
 FULL_SIZE = 100_000
+QUICK_SIZE = 2_000
 REMIND_AFTER = 1.0
 """Seconds from a request's creation to its reminder."""
 SECRET = "whsec_" + base64.b64encode(b"bench-notify-scale-secret").decode()
@@ -190,12 +191,11 @@ async def with_notifier(url: str, size: int, measured: dict[str, float]) -> dict
     }
 
 
-async def main(size: int) -> int:
-    """Print the table; return the number of lost or duplicate steps and answers."""
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()}")
+async def main(size: int) -> list[Row]:
+    """The table's rows: what a notifier costs, and whether it told everyone once."""
     if shutil.which("redis-server") is None:
         print("note: redis-server is not installed; nothing to measure")
-        return 0
+        return []
     alone: dict[str, float] = {}
     attached: dict[str, float] = {}
     with (
@@ -237,9 +237,7 @@ async def main(size: int) -> int:
             f"({2 * size / attached['told_s']:,.0f} webhooks/s)",
         ),
     ]
-    print_table(rows)
-    print(f"load at the end: {os.getloadavg()}")
-    return sum(row.met is False for row in rows)
+    return rows
 
 
 if __name__ == "__main__":
@@ -247,15 +245,12 @@ if __name__ == "__main__":
     if arguments[:1] == ["--notifier"]:
         asyncio.run(notifier_process(*arguments[1:4]))
         sys.exit(0)
-    size = int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))
-    if "--size" in arguments:
-        at = arguments.index("--size")
-        try:
-            size = int(arguments[at + 1].replace(",", "").replace("_", ""))
-        except (IndexError, ValueError):
-            print(f"{sys.argv[0]}: --size takes a number of requests, e.g. --size 20000")
-            sys.exit(2)
-        del arguments[at : at + 2]
-    given = options(__doc__, ("--check",), arguments)
-    missed = asyncio.run(main(size))
-    sys.exit(1 if missed and "--check" in given else 0)
+    run = start(
+        "notify_scale",
+        __doc__,
+        arguments,
+        numbers={"--size": int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))},
+    )
+    size = QUICK_SIZE if run.quick and "--size" not in arguments else run.numbers["size"]
+    run.table("The notifier at scale", asyncio.run(main(size)), note=f"{size:,} requests")
+    sys.exit(run.finish())

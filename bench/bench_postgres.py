@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_options import options
+from _harness import Row, percentile, progress, start
 from bench_stores import (
     IN_FLIGHT,
     QUICK_SIZE,
@@ -38,14 +38,11 @@ from bench_stores import (
     SEQUENTIAL_SETTLES,
     SIZE_VARIABLE,
     cross_process_wake,
-    percentile,
     play_role,
-    print_table,
     settles_per_second,
     wait_on_all,
 )
 from bench_stores import answerer as answer_ids
-from scale_case import Row, progress
 from scale_case import answered_from_processes as scale_case
 
 from roomkit.tools.human_input.stores.postgres import PostgresStore
@@ -181,9 +178,9 @@ if __name__ == "__main__":
     arguments = sys.argv[1:]
     if play_role(arguments, scale_waiter, answerer):
         sys.exit(0)
-    given = options(__doc__, ("--quick",), arguments)
+    run = start("postgres", __doc__, arguments)
     # A SIGTERM ends the run through the cluster's ``with`` block, which removes it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    default = int(os.environ.get(SIZE_VARIABLE, 100_000))
-    found = asyncio.run(postgres_rows(QUICK_SIZE if "--quick" in given else default))
-    print_table(found)
+    size = QUICK_SIZE if run.quick else int(os.environ.get(SIZE_VARIABLE, 100_000))
+    run.table("PostgreSQL", asyncio.run(postgres_rows(size)), note=f"{size:,} requests")
+    sys.exit(run.finish())

@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_options import options
+from _harness import Row, progress, start
 from bench_postgres import Cluster
-from bench_stores import RedisServer, open_store, print_table
-from scale_case import Row, progress
+from bench_stores import RedisServer, open_store
 
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
@@ -97,6 +96,7 @@ async def main(samples: int) -> list[Row]:
 
 
 if __name__ == "__main__":
-    given = options(__doc__, ("--quick",), sys.argv[1:])
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    print_table(asyncio.run(main(QUICK_SAMPLES if "--quick" in given else SAMPLES)))
+    run = start("quorum", __doc__)
+    samples = run.rounds_or(SAMPLES, QUICK_SAMPLES)
+    run.table("Quorum votes", asyncio.run(main(samples)), note=f"medians of {samples} samples")
+    sys.exit(run.finish())

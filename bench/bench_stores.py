@@ -43,12 +43,12 @@ The Redis cases start their own redis-server (``--save "" --appendonly yes
 loopback port in a temporary directory, and stop it at the end; without ``redis-server``
 they are skipped with a note.
 
-Run ``python bench/bench_stores.py``: it prints a table and a summary and exits 0
-(``--check`` makes a missed target exit 1). ``--sqlite`` runs the SQLite cases alone,
-``--redis`` the Redis ones.
-``--quick`` runs the 4-process case with 10,000 requests; ``ROOMKIT_BENCH_STORES_REQUESTS``
-sets its default size (100,000). On two CPUs the full run takes about two minutes,
-``--quick`` about 40 seconds; progress goes to stderr.
+Run ``python bench/bench_stores.py``: it prints a table and writes
+``bench/results/stores.json`` and exits 0 (``--check`` makes a missed target exit 1).
+``--sqlite`` runs the SQLite cases alone, ``--redis`` the Redis ones. ``--quick`` (a smoke
+run) runs the 4-process case with 2,000 requests; ``ROOMKIT_BENCH_STORES_REQUESTS`` sets its
+default size (100,000). On two quiet CPUs the full run takes about two minutes; progress
+goes to stderr.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench_options import options
+from _harness import percentile, start
 from scale_case import (
     ROOMS,
     WAITERS,
@@ -91,7 +91,7 @@ X = TypeVar("X")
 RESOLVED = PendingInputStatus.RESOLVED
 SIZE_VARIABLE = "ROOMKIT_BENCH_STORES_REQUESTS"
 FULL_SIZE = 100_000
-QUICK_SIZE = 10_000
+QUICK_SIZE = 2_000
 IN_FLIGHT = 256
 REDIS_WAKE_SAMPLES = 1_000
 REDIS_SETTLES = 10_000
@@ -185,11 +185,6 @@ async def create_many(handler: HumanInputHandler, count: int, rooms: int) -> lis
         return request.pending_id
 
     return await in_flight(IN_FLIGHT, range(count), create)
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 # -- process B of the wake-up case, and the answering processes of the scale case ------------
@@ -604,20 +599,8 @@ class RedisServer:
 # -- the report ------------------------------------------------------------------------------
 
 
-def print_table(rows: list[Row]) -> None:
-    header = ["case", "figure", "target", "result"]
-    cells = [
-        [row.case, row.figure, row.target, "" if row.met is None else "pass" if row.met else "MISS"]
-        for row in rows
-    ]
-    widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(header))]
-    for line in [header, ["-" * width for width in widths], *cells]:
-        print(" | ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)))
-
-
-async def main(size: int, *, only_sqlite: bool = False, only_redis: bool = False) -> int:
-    """Print the table and the summary; return the number of missed targets."""
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+async def main(size: int, *, only_sqlite: bool = False, only_redis: bool = False) -> list[Row]:
+    """The rows of every durable store's cases."""
     print("Memory store: the reference is bench/bench_human_input.py (a bare future and task")
     print("per request as the floor); the figures below are for the durable stores.\n")
     rows: list[Row] = []
@@ -635,22 +618,16 @@ async def main(size: int, *, only_sqlite: bool = False, only_redis: bool = False
             from bench_postgres import postgres_rows
 
             rows += await postgres_rows(size)
-    print_table(rows)
-    targets = [row for row in rows if row.met is not None]
-    print("\nsummary:")
-    for row in targets:
-        print(
-            f"  {'met   ' if row.met else 'MISSED'}  {row.case}: {row.figure} (target {row.target})"
-        )
-    return sum(not row.met for row in targets)
+    return rows
 
 
 if __name__ == "__main__":
     arguments = sys.argv[1:]
     if play_role(arguments, scale_waiter, answerer):
         sys.exit(0)
-    given = options(__doc__, ("--check", "--quick", "--redis", "--sqlite"), arguments)
-    default = int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))
-    size = QUICK_SIZE if "--quick" in given else default
-    missed = asyncio.run(main(size, only_sqlite="--sqlite" in given, only_redis="--redis" in given))
-    sys.exit(1 if missed and "--check" in given else 0)
+    run = start("stores", __doc__, arguments, flags=("--redis", "--sqlite"))
+    size = QUICK_SIZE if run.quick else int(os.environ.get(SIZE_VARIABLE, FULL_SIZE))
+    only_sqlite, only_redis = "--sqlite" in run.flags, "--redis" in run.flags
+    rows = asyncio.run(main(size, only_sqlite=only_sqlite, only_redis=only_redis))
+    run.table("Durable stores", rows, note=f"{size:,} requests in the scale case")
+    sys.exit(run.finish())

@@ -35,10 +35,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_options import options
+from _harness import Row, progress, start
 from bench_postgres import Cluster
-from bench_stores import RedisServer, in_flight, open_store, print_table
-from scale_case import Row, progress
+from bench_stores import RedisServer, in_flight, open_store
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import new_entry, settled_entry
@@ -215,11 +214,8 @@ async def main(rounds: int, count: int) -> list[Row]:
 
 
 if __name__ == "__main__":
-    given = options(__doc__, ("--quick",), sys.argv[1:])
-    quick = "--quick" in given
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    started = os.getloadavg()[0]
-    print_table(
-        asyncio.run(main(QUICK_ROUNDS if quick else ROUNDS, QUICK_SETTLES if quick else SETTLES))
-    )
-    print(f"load average {started:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    run = start("trail", __doc__)
+    rounds = run.rounds_or(ROUNDS, QUICK_ROUNDS)
+    settles = QUICK_SETTLES if run.quick else SETTLES
+    run.table("The audit trail", asyncio.run(main(rounds, settles)))
+    sys.exit(run.finish())

@@ -7,7 +7,7 @@ the plain call), and the plain tool call held for approval and approved at once 
 (target: at most 1.2 times the AskUserQuestion turn). Then the growth check: a room that
 keeps talking for 600 human-tool turns, first turns against last turns.
 
-Run: python bench/bench_turns.py
+Run: python bench/bench_turns.py (``--quick``: fewer turns and paired rounds)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Any
 
-from bench_options import options
+from _harness import Row, percentile, start
 
 from roomkit import (
     AITool,
@@ -39,6 +39,8 @@ from roomkit.tools.approvals import approve
 
 TURNS = 1_000
 GROWTH_TURNS = 600
+QUICK_TURNS = 300
+QUICK_GROWTH_TURNS = 200
 TARGET_MS = 2.0
 
 ASK = AITool(
@@ -129,42 +131,77 @@ async def paired(first: str, second: str, *, rounds: int = 6) -> tuple[float, fl
     return statistics.median(medians[0]), statistics.median(medians[1])
 
 
-async def main() -> None:
+async def main(turns: int, rounds: int, growth_turns: int) -> list[Row]:
     gc.collect()
-    print(f"{'turn':<12}{'median ms':>11}{'p99 ms':>9}{'turns/s':>10}{'target':>14}")
+    rows: list[Row] = []
     for kind in ("text", "tool", "human", "unheld", "approval"):
         kit, room = await build(kind)
         await time_turns(kit, room, 50)  # warm-up
-        laps = await time_turns(kit, room, TURNS)
+        laps = await time_turns(kit, room, turns)
         median = statistics.median(laps) * 1e3
-        p99 = statistics.quantiles(laps, n=100)[98] * 1e3
-        target = f"<= {TARGET_MS} ms" if kind == "human" else "-"
-        verdict = ("pass" if median <= TARGET_MS else "MISS") if kind == "human" else ""
-        print(f"{kind:<12}{median:>11.3f}{p99:>9.3f}{1e3 / median:>10.0f}{target:>14} {verdict}")
+        p99 = percentile(laps, 0.99) * 1e3
+        human = kind == "human"
+        rows.append(
+            Row(
+                f"a {kind} turn: median, p99",
+                f"{median:.3f} ms, {p99:.3f} ms ({1e3 / median:,.0f} turns/s)",
+                f"<= {TARGET_MS} ms" if human else "",
+                median <= TARGET_MS if human else None,
+                value=median,
+                unit="ms",
+            )
+        )
         await kit.close()
-    tool, unheld = await paired("tool", "unheld")
-    human, approval = await paired("human", "approval")
+    tool, unheld = await paired("tool", "unheld", rounds=rounds)
+    human, approval = await paired("human", "approval", rounds=rounds)
     over = (unheld / tool - 1) * 100
     ratio = approval / human
-    print(
-        f"\nwhen= says no: {over:+.1f} % over the plain tool turn, paired medians {tool:.3f} / "
-        f"{unheld:.3f} ms (target <= 5 %: {'pass' if over <= 5 else 'MISS'})\n"
-        f"approved at once by a hook: {ratio:.2f}x the AskUserQuestion turn, paired medians "
-        f"{human:.3f} / {approval:.3f} ms (target <= 1.2x: {'pass' if ratio <= 1.2 else 'MISS'})"
+    rows.append(
+        Row(
+            "when= says no, beside the plain tool turn (paired medians)",
+            f"{unheld:.3f} / {tool:.3f} ms ({over:+.1f} %)",
+            "<= +5 %",
+            over <= 5,
+            value=unheld,
+            unit="ms",
+            ratio=unheld / tool,
+        )
+    )
+    rows.append(
+        Row(
+            "approved at once by a hook, beside the AskUserQuestion turn (paired medians)",
+            f"{approval:.3f} / {human:.3f} ms ({ratio:.2f}x)",
+            "<= 1.2x",
+            ratio <= 1.2,
+            value=approval,
+            unit="ms",
+            ratio=ratio,
+        )
     )
 
     kit, room = await build("human")
-    laps = await time_turns(kit, room, GROWTH_TURNS)
+    laps = await time_turns(kit, room, growth_turns)
     first = statistics.median(laps[:50]) * 1e3
     last = statistics.median(laps[-50:]) * 1e3
     growth = (last / first - 1) * 100
-    print(
-        f"\nhistory growth over {GROWTH_TURNS} human turns in one room: first 50 median "
-        f"{first:.3f} ms, last 50 median {last:.3f} ms ({growth:+.0f} %; target: flat)"
+    rows.append(
+        Row(
+            f"history growth over {growth_turns} human turns: last 50 beside first 50",
+            f"{last:.3f} / {first:.3f} ms ({growth:+.0f} %)",
+            "flat",
+            value=last,
+            unit="ms",
+            ratio=last / first,
+        )
     )
     await kit.close()
+    return rows
 
 
 if __name__ == "__main__":
-    options(__doc__, (), sys.argv[1:])
-    asyncio.run(main())
+    run = start("turns", __doc__)
+    turns = QUICK_TURNS if run.quick else TURNS
+    growth = QUICK_GROWTH_TURNS if run.quick else GROWTH_TURNS
+    rows = asyncio.run(main(turns, run.rounds_or(6, 2), growth))
+    run.table("Turns through RoomKit", rows, note=f"{turns:,} turns per kind")
+    sys.exit(run.finish())

@@ -14,29 +14,17 @@ import random
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from _harness import Row, progress
+
+__all__ = ["Row", "answered_from_processes", "progress", "spawn", "tell"]
 
 ROOMS = 1_000
 ANSWERERS = 4
 WAITERS = 2
 RACING = 0.1
 """The share of the 4-process case's requests that two processes answer."""
-
-
-@dataclass
-class Row:
-    """One line of the table; ``met`` is ``None`` for figures without a target."""
-
-    case: str
-    figure: str
-    target: str = ""
-    met: bool | None = None
-
-
-def progress(message: str) -> None:
-    """Say how far a long case has come, on stderr."""
-    print(f"  ... {message}", file=sys.stderr, flush=True)
 
 
 async def spawn(*arguments: str, script: str) -> asyncio.subprocess.Process:

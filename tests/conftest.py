@@ -6,6 +6,8 @@ process from exiting: the run ends naming the threads still alive after a short 
 Hypothesis profiles: ``ci`` (the default) explores enough to catch ordering bugs in the
 state machines and never fails on slow examples; ``dev`` is a quicker pass for local edits
 (``HYPOTHESIS_PROFILE=dev pytest``).
+
+The servers the tests run against and their fixtures are in ``tests/servers/``.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
-from tests.postgres_server import PostgresServer, running_postgres
+
+pytest_plugins = ["tests.servers.plugin"]
+"""The servers' fixtures (Redis, PostgreSQL, the fake Slack API, every store)."""
 
 settings.register_profile(
     "ci",
@@ -34,14 +37,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """One PostgreSQL cluster for the session, in a temporary folder; tests take a schema
-    each."""
-    with running_postgres() as server:
-        yield server
 
 
 _EXIT_GRACE = 10.0

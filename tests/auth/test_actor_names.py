@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from tests.desk.desk_harness import SECRET, World, serve, world_on
-from tests.tools.human_input.durable.store_fixtures import redis_server as redis_server
 from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit.auth import (

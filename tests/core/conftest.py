@@ -6,24 +6,13 @@ rooms; a test that stops or restarts a server starts one of its own.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 from tests.core.room_stores import DURABLE, DurableRoomStore, Place
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
-
-
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("redis")) as server:
-        yield server
-
-
-def fresh_prefix() -> str:
-    """Keys of one test (or one example) alone, on the shared server."""
-    return f"t{uuid.uuid4().hex[:12]}"
+from tests.servers.redis_server import RedisServer
+from tests.servers.stores import fresh_prefix as fresh_prefix
 
 
 @pytest.fixture(params=DURABLE)

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from tests.servers.stores import DURABLE as STORES_DURABLE
+
 from roomkit.core.store import RoomStore, TurnJournal
 from roomkit.stores.base import DurableStore
 
-DURABLE = ("sqlite", "redis", "postgres")
+DURABLE = STORES_DURABLE
 """The durable room stores: every test of the turn journal runs on each."""
 
 

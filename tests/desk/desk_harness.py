@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from tests.servers.stores import StoreSite
 from websockets.asyncio.client import ClientConnection, connect
 
 from roomkit import RoomKit
@@ -98,16 +99,17 @@ async def world_on(kind: str, folder: Path, redis_url: str | None = None) -> Asy
     Its room ``room`` has alice and bob. SQLite writes in ``folder``; Redis takes a prefix of
     the world's own on the server at ``redis_url``.
     """
-    store: Any = None
-    if kind == "sqlite":
-        from roomkit.stores.sqlite import SQLiteStore
+    url = {"sqlite": f"sqlite:///{folder / 'desk.db'}", "redis": redis_url}.get(kind, "memory")
+    assert url is not None, "a Redis world needs the server's URL"
+    async with world_at(StoreSite(kind, url, f"desk{os.urandom(4).hex()}")) as world:
+        yield world
 
-        store = SQLiteStore(folder / "desk.db", backstop_interval=0.02)
-    elif kind == "redis":
-        from roomkit.stores.redis import RedisStore
 
-        assert redis_url is not None, "a Redis world needs the server's URL"
-        store = RedisStore(redis_url, prefix=f"desk{os.urandom(4).hex()}", backstop_interval=0.05)
+@asynccontextmanager
+async def world_at(site: StoreSite) -> AsyncIterator[World]:
+    """A world whose handler keeps its requests on ``site`` (any store); its room ``room``
+    has alice and bob."""
+    store = site.open()
     world = World(handler=HumanInputHandler(store=store))
     await world.room("room", "alice", "bob")
     try:

@@ -8,13 +8,12 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from desk_harness import SECRET, World, serve, token
 from tests.postgres_server import PostgresServer
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit import HumanInputRejectedError
 from roomkit.cli import answer_body, main
@@ -217,18 +216,11 @@ async def test_roomkit_desk_serves_a_sqlite_store_to_the_pending_commands(
     assert desk.returncode == 0
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("cli-redis")) as server:
-        yield server
-
-
 @pytest.fixture(params=["redis", "postgres"])
 async def shared_url(request: pytest.FixtureRequest) -> str:
     """The URL of a server the agent and the desk share, with nothing of other tests on it."""
     if request.param == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-        url: str = server.url
+        url: str = request.getfixturevalue("redis_database")
         return url
     import psycopg
 

@@ -6,26 +6,20 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import websockets
 from desk_harness import World, bearer, next_frame, serve, socket_for, token, ws_url
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+from tests.tools.human_input.stores.redis_server import RedisServer
 from websockets.asyncio.client import connect
 
 from roomkit import HumanInputRejectedError
 from roomkit.tools.human_input import HumanInputHandler
 
 AGENT = Path(__file__).with_name("desk_agent.py")
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("desk-redis")) as server:
-        yield server
 
 
 class Shared:

@@ -1,30 +1,22 @@
 """Free text at the desk is text: ``42``, ``true`` or ``null`` typed as an answer, or a choice
 labelled ``42``, is the text it is when the schema takes a string; structured answers still
-go as JSON. On the memory store, SQLite and Redis."""
+go as JSON. On every store (memory, SQLite, Redis, PostgreSQL)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from desk_harness import World, post_raw, world_on
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+from desk_harness import World, post_raw, world_at
+from tests.servers.stores import StoreSite
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("desk-free-text-redis")) as server:
-        yield server
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[World]:
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    async with world_on(request.param, tmp_path, url) as world:
+@pytest.fixture
+async def world(store_site: StoreSite) -> AsyncIterator[World]:
+    async with world_at(store_site) as world:
         yield world
 
 

@@ -1,54 +1,24 @@
 """``GET /api/history``: the caller's recent outcomes from the store, with the answer or the
-reason, only those the caller may see, on memory, SQLite and Redis."""
+reason, only those the caller may see, on every store (memory, SQLite, Redis, PostgreSQL)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from desk_harness import SECRET, World, bearer
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+from tests.servers.plugin import HandlerFactory
 
 from roomkit.core.exceptions import HumanInputTimeoutError
 from roomkit.desk import issue_answer_link
 from roomkit.tools.human_input import HumanInputHandler
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("history-redis")) as server:
-        yield server
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-async def handlers(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
-    """A factory of handlers on one store (each its own connection, as processes have)."""
-    opened: list[Any] = []
-    memory = HumanInputHandler()
-    prefix = f"history{os.urandom(4).hex()}"
-
-    def make() -> HumanInputHandler:
-        if request.param == "memory":
-            return memory
-        store: Any
-        if request.param == "sqlite":
-            from roomkit.stores.sqlite import SQLiteStore
-
-            store = SQLiteStore(tmp_path / "desk.db", backstop_interval=0.02)
-        else:
-            from roomkit.stores.redis import RedisStore
-
-            url = request.getfixturevalue("redis_server").url
-            store = RedisStore(url, prefix=prefix, backstop_interval=0.05)
-        opened.append(store)
-        return HumanInputHandler(store=store)
-
-    yield make
-    for store in opened:
-        await store.close()
+@pytest.fixture
+def handlers(make_handler: HandlerFactory) -> HandlerFactory:
+    """A factory of handlers on one store (each its own connection, as processes have), on
+    every store in turn."""
+    return make_handler
 
 
 async def world_on(handler: HumanInputHandler) -> World:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from desk_harness import SECRET, World, bearer, next_frame, serve, socket_for, token, ws_url
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -21,12 +20,6 @@ from roomkit.desk.stores import open_stores
 from roomkit.tools.human_input import HumanInputHandler
 
 SCHEMA = {"type": "integer", "minimum": 1}
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("ledger-redis")) as server:
-        yield server
 
 
 class Place:
@@ -72,8 +65,7 @@ async def place(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     if request.param == "sqlite":
         made = Place(f"sqlite:///{tmp_path / 'desk.db'}", data_dir)
     else:
-        server: RedisServer = request.getfixturevalue("redis_server")
-        made = Place(server.url, data_dir)
+        made = Place(request.getfixturevalue("redis_database"), data_dir)
     yield made
     for store in made.opened:
         await store.close()

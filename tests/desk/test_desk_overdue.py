@@ -5,23 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from desk_harness import World, bearer, next_frame, serve, socket_for, token
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+from tests.tools.human_input.stores.redis_server import RedisServer
 from tests.tools.human_input.stores.store_kit import FakeClock
 
 from roomkit.cli import main
 from roomkit.tools.human_input import HumanInputHandler
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("overdue-redis")) as server:
-        yield server
 
 
 class Clocked:

@@ -13,11 +13,6 @@ import pytest
 from desk_harness import World, bearer, next_frame, serve, socket_for
 from tests.notify.recorder import Recorder
 from tests.tools.human_input.durable.store_fixtures import HandlerFactory, chain_breaks
-from tests.tools.human_input.durable.store_fixtures import make_handler as make_handler
-from tests.tools.human_input.durable.store_fixtures import redis_server as redis_server
-from tests.tools.human_input.durable.store_fixtures import store_kind as store_kind
-from tests.tools.human_input.durable.store_fixtures import store_prefix as store_prefix
-from tests.tools.human_input.durable.store_fixtures import store_url as store_url
 from tests.tools.human_input.stores.store_kit import PATIENCE
 
 from roomkit.notify import Notifier

@@ -1,17 +1,17 @@
 """Text UTF-8 cannot encode at the desk: a lone surrogate (JSON's ``"\\ud800"``) gets a 422
-naming where it is, never a 500 or a failed batch. On the memory store, SQLite and Redis."""
+naming where it is, never a 500 or a failed batch. On every store (memory, SQLite, Redis,
+PostgreSQL)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-from desk_harness import World, bearer, post_raw, serve, world_on
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
+from desk_harness import World, bearer, post_raw, serve, world_at
+from tests.servers.stores import StoreSite
 
 LONE = b'"caf\\ud800"'
 """A JSON string whose text has a lone surrogate at character 3."""
@@ -22,16 +22,9 @@ QUESTIONS = {
 }
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("desk-text-redis")) as server:
-        yield server
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[World]:
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    async with world_on(request.param, tmp_path, url) as world:
+@pytest.fixture
+async def world(store_site: StoreSite) -> AsyncIterator[World]:
+    async with world_at(store_site) as world:
         yield world
 
 

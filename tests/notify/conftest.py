@@ -9,13 +9,6 @@ import asyncio
 from collections.abc import Callable, Mapping
 
 import pytest
-from tests.notify.slack_api import slack as slack
-from tests.notify.slack_api import slack_api as slack_api
-from tests.tools.human_input.durable.store_fixtures import make_handler as make_handler
-from tests.tools.human_input.durable.store_fixtures import redis_server as redis_server
-from tests.tools.human_input.durable.store_fixtures import store_kind as store_kind
-from tests.tools.human_input.durable.store_fixtures import store_prefix as store_prefix
-from tests.tools.human_input.durable.store_fixtures import store_url as store_url
 
 
 def pytest_asyncio_loop_factories(

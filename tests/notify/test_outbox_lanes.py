@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from tests.tools.human_input.durable.store_fixtures import RedisServer
+from tests.servers.redis_server import RedisServer
 
 from roomkit.notify._lanes import Lane
 from roomkit.notify.retry import Retry

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from tests.notify.recorder import Recorder
-from tests.postgres_server import PostgresServer, running_postgres
+from tests.servers.postgres_server import PostgresServer
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 from tests.tools.human_input.stores.store_kit import PATIENCE
 
@@ -42,8 +42,7 @@ def server(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[PostgresServer | RedisServer]:
     if request.param == "postgres":
-        with running_postgres() as postgres:
-            yield postgres
+        yield request.getfixturevalue("postgres_restartable")
     else:
         with running_redis(tmp_path) as redis:
             yield redis

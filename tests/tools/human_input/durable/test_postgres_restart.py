@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
 
 import psycopg
 import pytest
-from tests.postgres_server import PostgresServer, running_postgres
+from tests.servers.postgres_server import PostgresServer
 
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.postgres import PostgresStore
@@ -19,9 +18,8 @@ from roomkit.tools.human_input import HumanInputHandler
 
 
 @pytest.fixture
-def server() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
+def server(postgres_restartable: PostgresServer) -> PostgresServer:
+    return postgres_restartable
 
 
 @pytest.mark.timeout(120)

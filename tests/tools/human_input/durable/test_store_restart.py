@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 from redis.asyncio import Redis
-from tests.postgres_server import PostgresServer, running_postgres
+from tests.servers.postgres_server import PostgresServer
 from tests.tools.human_input.durable.restart_kit import (
     Desk,
     FeedWatch,
@@ -90,8 +90,7 @@ def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Site]:
         with running_redis(tmp_path) as redis:
             yield Site(redis)
     else:
-        with running_postgres() as postgres:
-            yield Site(postgres)
+        yield Site(request.getfixturevalue("postgres_restartable"))
 
 
 @pytest.mark.timeout(120)

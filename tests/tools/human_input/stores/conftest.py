@@ -2,22 +2,22 @@
 
 The parent directory runs async tests on a virtual clock, which jumps past timers while a
 thread's answer is in flight; here every test gets a plain event loop instead. The fixtures
-below serve every store test: a fake clock, one redis-server for the session (with a key
-prefix per test, so that tests never see each other's records), and ``backend`` / ``store``:
-each durable store in turn, for the suites that hold on every one of them.
+below serve every store test: a fake clock, the session's redis-server (``tests/servers/``)
+with a key prefix per test, so that tests never see each other's records, and ``backend`` /
+``store``: each durable store in turn, for the suites that hold on every one of them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
+from tests.servers.redis_server import RedisServer
+from tests.servers.stores import DURABLE, fresh_prefix
 from tests.tools.human_input.stores.postgres_kit import PostgresBackend
-from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 from tests.tools.human_input.stores.store_kit import (
     Backend,
     FakeClock,
@@ -39,12 +39,6 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with running_redis(tmp_path_factory.mktemp("redis")) as server:
-        yield server
-
-
 @pytest.fixture
 def server(redis_server: RedisServer) -> Iterator[RedisServer]:
     """The session's server, for a test that stops or restarts it; running again after."""
@@ -55,7 +49,7 @@ def server(redis_server: RedisServer) -> Iterator[RedisServer]:
 @pytest.fixture
 def prefix() -> str:
     """Keys and channel of this test alone, on the shared server."""
-    return f"t{uuid.uuid4().hex[:12]}"
+    return fresh_prefix()
 
 
 @pytest.fixture
@@ -66,7 +60,7 @@ async def raw(redis_server: RedisServer) -> AsyncIterator[Redis]:
     await client.aclose()
 
 
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
+@pytest.fixture(params=DURABLE)
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     """A file or a server (with a prefix of this test's own) that the test's stores share."""
     made: Backend

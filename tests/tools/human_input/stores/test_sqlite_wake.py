@@ -86,8 +86,13 @@ asyncio.run(main(sys.argv[1]))
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "pending.db"
+def db_path() -> Iterator[Path]:
+    """A database in a folder of short path: the wake-up sockets' paths stay within a Unix
+    socket's limit however deep the runner's own temporary folders are (pytest-xdist adds a
+    level), so each test meets the case it sets up."""
+    folder = Path(tempfile.mkdtemp(prefix="rk"))
+    yield folder / "pending.db"
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
