@@ -46,6 +46,19 @@ def test_a_port_out_of_range_is_one_line(
     )
 
 
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--rate", "0"), ("--burst", "0"), ("--admin-rate", "-1"), ("--admin-burst", "0")],
+)
+def test_a_rate_limit_that_is_no_positive_number_is_one_line(
+    flag: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["desk", flag, value, "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{flag} takes a positive number" in err
+
+
 def test_the_demo_refuses_a_port_out_of_range_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

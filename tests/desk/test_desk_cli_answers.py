@@ -319,7 +319,7 @@ async def test_a_body_the_desk_refuses_is_printed_with_its_whole_example(
         code, _, err = await run(capsys, "pending", "answer", pending_id, body, "--url", base)
     assert code == 1
     assert err.startswith(
-        "roomkit: The desk said 422: a questions request takes ['answers'], not ['answer']; "
+        "roomkit: The desk refused it: a questions request takes ['answers'], not ['answer']; "
         'for example: {"answers": [{"question": "When do you want to leave?", '
     )
     assert err.endswith('{"question": "Who is coming?", "answer": "Just me"}]}\n')

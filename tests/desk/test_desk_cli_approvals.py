@@ -87,12 +87,29 @@ async def test_an_invalid_edit_is_refused_and_changes_nothing(
         bad = await run(capsys, "pending", "edit", pending_id, '{"cc": "x"}', "--url", base)
         shown = await run(capsys, "pending", "show", pending_id, "--url", base)
     assert bad[0] == 1
-    assert "422" in bad[2]
+    assert "The desk refused it: Invalid edit" in bad[2]
     assert "pending approve" in shown[1]
     assert json.dumps({"to": "bob"}) in shown[1]
     request = await world.handler.get_request(pending_id)
     assert request is not None
     assert request.status == "pending"
+
+
+async def test_approving_a_question_says_to_answer_it_instead(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    world = World()
+    await world.room("room", "alice")
+    pending_id = await world.ask()
+    async with serve(world.app) as base:
+        code, _, err = await run(capsys, "pending", "approve", pending_id, "--url", base)
+    assert code == 2
+    assert "is a question, not a call waiting for approval" in err
+    assert f"pending answer {pending_id}" in err
+    assert "422" not in err
+    record = await world.handler.get_request(pending_id)
+    assert record is not None
+    assert record.status == "pending"
 
 
 async def test_a_decision_copied_from_show_is_refused_once_the_arguments_changed(
@@ -124,7 +141,8 @@ async def test_a_decision_copied_from_show_is_refused_once_the_arguments_changed
     assert [typed[2:4] for typed in commands] == [["--digest", first]] * 4
     for code, _, err in refused[:1] + refused[2:3]:
         assert code == 1
-        assert "The desk said 409" in err
+        assert "The desk refused it: " in err
+        assert "409" not in err
         assert '"to": "carol"' in err
     record = await world.handler.get_request(pending_id)
     assert record is not None

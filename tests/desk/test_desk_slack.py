@@ -593,7 +593,7 @@ async def test_a_click_on_arguments_edited_since_shows_the_new_ones(
     reply = response.json()
     assert reply["response_type"] == "ephemeral"
     assert reply["text"].startswith("The arguments changed after this message was sent")
-    assert '"amount": 5000' in reply["text"]
+    assert "Amount: 5,000" in reply["text"]
     record = await stored(world, pending_id)
     assert (record.status, [vote.actor for vote in record.votes]) == ("pending", ["bob"])
     reject = Click(slack_api, click.message, "Reject")

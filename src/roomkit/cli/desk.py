@@ -46,6 +46,16 @@ def serve(args: argparse.Namespace) -> int:
     from roomkit.tools.human_input.stores import checkpointing
 
     check_ttl("--sign-in-ttl", args.sign_in_ttl)
+    try:
+        limits = DeskLimits(
+            rate=args.rate,
+            burst=args.burst,
+            admin_rate=args.admin_rate,
+            admin_burst=args.admin_burst,
+        )
+    except ValueError as error:
+        flag = "--" + str(error).split(" ", 1)[0].removeprefix("DeskLimits.").replace("_", "-")
+        raise Failure(f"{flag} takes a positive number, not what was given ({error})", 2) from None
     problem = port_problem(args.port)
     if problem is not None:
         raise Failure(problem, 2)
@@ -76,6 +86,7 @@ def serve(args: argparse.Namespace) -> int:
                     notifier=notifier,
                     allowed_origins=args.allowed_origin or None,
                     allowed_hosts=_allowed_hosts(args),
+                    limits=limits,
                 )
             except (TypeError, ValueError) as error:
                 raise Failure(str(error), 2) from None
@@ -188,6 +199,27 @@ def add_parser(
         metavar="SECONDS",
         help=f"seconds the printed sign-in link may be opened in (default: {SIGN_IN_TTL:.0f}, "
         "15 minutes); it signs in once",
+    )
+    desk.add_argument(
+        "--rate",
+        type=float,
+        default=20.0,
+        help="requests a person may make per second, on average (default: 20)",
+    )
+    desk.add_argument(
+        "--burst", type=int, default=40, help="requests a person may make at once (default: 40)"
+    )
+    desk.add_argument(
+        "--admin-rate",
+        type=float,
+        default=500.0,
+        help="requests per second an administrator's batch work may make (default: 500)",
+    )
+    desk.add_argument(
+        "--admin-burst",
+        type=int,
+        default=1000,
+        help="requests an administrator may make at once (default: 1000)",
     )
     desk.add_argument("--log-level", default="info")
     desk.add_argument(

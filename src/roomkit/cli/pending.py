@@ -71,7 +71,8 @@ def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) ->
     if response.status_code == 404:
         raise Failure(f"No such request (unknown, or not yours): {printable(args.id)}")
     if response.status_code >= 400 or not isinstance(data, dict):
-        raise Failure(f"The desk said {response.status_code}: {printable(detail or '', 1000)}")
+        why = printable(str(detail or ""), 1000)
+        raise Failure(f"The desk refused it: {why}" if why else "The desk refused it")
     return data
 
 
@@ -224,7 +225,17 @@ def _shown(args: argparse.Namespace, request: dict[str, Any] | None = None) -> s
 
 
 def _decide(args: argparse.Namespace, body: dict[str, Any], done: str) -> int:
-    shown = _shown(args)
+    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    if request.get("kind") != "approval":
+        # approve, edit and respond decide a held call; a question takes an answer.
+        pinned = _quote_arg(args.id)
+        raise Failure(
+            f"{printable(args.id)} is a question, not a call waiting for approval: answer it "
+            f"with `{_program()} pending answer {pinned} ...` (`{_program()} pending show "
+            f"{pinned}` says what it takes)",
+            2,
+        )
+    shown = _shown(args, request)
     if shown is not None:
         body = {**body, "digest": shown}
     settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)

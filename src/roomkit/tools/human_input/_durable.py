@@ -100,6 +100,9 @@ class DurableWaits:
         """How many times the backstop asked the store what changed."""
         self.reads = 0
         """How many request records the sweeper read (for hints, changes, resyncs)."""
+        self.rereads = 0
+        """How many times every waited request was marked to be read at once: the store
+        could not tell what changed, or its feed asked for a resync."""
 
     @property
     def deadlines(self) -> int:
@@ -241,10 +244,15 @@ class DurableWaits:
         if watch is not None and not watch.settled.done():
             watch.settled.set_result(record)
 
+    def _reread_all(self) -> None:
+        """Have the sweeper read every waited request."""
+        self.rereads += 1
+        self._dirty.update(self._waiters)
+
     def _mark(self, pending_id: str | None) -> None:
         """Have the sweeper read ``pending_id`` (every waited request when ``None``)."""
         if pending_id is None:
-            self._dirty.update(self._waiters)
+            self._reread_all()
         elif pending_id in self._waiters:
             self._dirty.add(pending_id)
         else:
@@ -272,7 +280,7 @@ class DurableWaits:
                 logger.warning("The sweeper of durable waits %s: a new one runs", how)
             return
         logger.warning("The sweeper of durable waits %s: starting a new one", how)
-        self._dirty.update(self._waiters)
+        self._reread_all()
         for watch in self._waiters.values():
             watch.lose_sweeper()
 
@@ -370,14 +378,14 @@ class DurableWaits:
         last look (every waited request, when the store cannot tell)."""
         tracker = self._tracker
         if tracker is None:
-            self._dirty.update(self._waiters)
+            self._reread_all()
             self._since = ()  # looked: the next look is due in an interval
         else:
             changed = await tracker.changes_since(self._since)
             self.looks += 1
             self._since = changed.mark
             if changed.pending_ids is None:
-                self._dirty.update(self._waiters)
+                self._reread_all()
             else:
                 self._dirty.update(self._waiters.keys() & changed.pending_ids)
         # After the look: one that failed is tried again at the next turn.

@@ -298,4 +298,5 @@ class DurableEngine:
             notifications,
             backstop_looks=waits.looks,
             records_read=waits.reads,
+            rereads=waits.rereads,
         )

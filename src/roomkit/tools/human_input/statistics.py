@@ -36,3 +36,7 @@ class HandlerStatistics:
     """Request records the waits on a durable store have read so far to learn an outcome or
     a deadline: those a change hint, the backstop or a resync named. It stays still while
     nothing changes, however many waits are parked. Always 0 on the memory store."""
+    rereads: int = 0
+    """Times the waits on a durable store read every waited request at once, since the store
+    could not tell which changed (its change feed reconnected and asked for a resync, or its
+    change log could not answer a look). Rare; always 0 on the memory store."""
