@@ -155,6 +155,12 @@ async def stop(process: asyncio.subprocess.Process) -> None:
     await process.wait()
 
 
+async def end(process: asyncio.subprocess.Process) -> None:
+    """Kill ``process``: a stalled worker may never finish its tasks to stop."""
+    process.kill()
+    await process.wait()
+
+
 class Desk:
     """The desk's REST API, in this process, on the bench's store."""
 
@@ -273,7 +279,7 @@ async def scale(client: Client, address: str, path: str, desk: Desk, count: int)
         try:
             ids.append(await asyncio.wait_for(desk.next_asked(), STALL))
         except TimeoutError:
-            await stop(worker)
+            await end(worker)
             raise RuntimeError(
                 f"{len(ids)} of {count} workflows' requests were created, then none for "
                 f"{STALL:g} s: the worker stalled"
@@ -291,7 +297,7 @@ async def scale(client: Client, address: str, path: str, desk: Desk, count: int)
         each.cancel()
     for process in answerers:
         await stop(process)
-    await stop(worker)
+    await (end if stalled else stop)(worker)
     if stalled:
         raise RuntimeError(
             f"{len(done)} of {count} workflows resumed within {elapsed:.0f} s, then the "
