@@ -70,7 +70,7 @@ demo: $(DEMO_STAMP)
 # Every benchmark writes bench/results/<bench>.json; the report renders them into
 # docs/explanation/performance.md and the README's summary. `make bench BENCH_ARGS=--quick`
 # for a smoke run.
-BENCHES := human_input turns bodies desk mcp stores postgres quorum trail idle handoff notify
+BENCHES := human_input turns bodies desk mcp stores postgres quorum trail idle handoff notify frameworks temporal
 bench: install services
 	@for name in $(BENCHES); do \
 		echo "== bench/bench_$$name.py $(BENCH_ARGS)"; \
