@@ -81,6 +81,13 @@ class World:
         transport = httpx.ASGITransport(app=self.app)
         return httpx.AsyncClient(transport=transport, base_url=BASE, headers=headers)
 
+    def client(self, http: httpx.AsyncClient) -> Any:
+        """The SDK's own client, over ``http``."""
+        config = ClientConfig(
+            httpx_client=http, streaming=False, supported_protocol_bindings=["HTTP+JSON"]
+        )
+        return ClientFactory(config).create(CARD)
+
     async def send(
         self,
         http: httpx.AsyncClient,
@@ -92,11 +99,7 @@ class World:
         push: TaskPushNotificationConfig | None = None,
     ) -> Task:
         """One message through the SDK's client; the task as it then stands."""
-        client = ClientFactory(
-            ClientConfig(
-                httpx_client=http, streaming=False, supported_protocol_bindings=["HTTP+JSON"]
-            )
-        ).create(CARD)
+        client = self.client(http)
         parts = []
         if text is not None:
             parts.append(new_text_part(text))

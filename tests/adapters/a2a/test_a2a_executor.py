@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
-from a2a.types import Task, TaskState
+from a2a.types import CancelTaskRequest, Task, TaskState
 from a2a.utils.errors import TaskNotFoundError
 from a2a_world import World, ask
 
@@ -96,3 +96,30 @@ async def test_a_request_that_timed_out_fails_the_task() -> None:
     settled = await world.handler.get_request(request.pending_id)
     assert settled is not None
     assert settled.status == "timed_out"
+
+
+async def test_a_request_withdrawn_meanwhile_cancels_the_task() -> None:
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        assert await world.handler.arelease(request.pending_id)
+        [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
+        await turn
+        canceled = await world.send(http, text="blue", task=task)
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    [said] = get_text_parts(list(canceled.status.message.parts))
+    assert request.pending_id in said
+
+
+async def test_cancelling_the_task_withdraws_its_open_questions() -> None:
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        canceled = await world.client(http).cancel_task(CancelTaskRequest(id=task.id))
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    withdrawn = await world.handler.get_request(request.pending_id)
+    assert withdrawn is not None
+    assert withdrawn.status == "rejected"
+    assert withdrawn.withdrawn
