@@ -543,7 +543,8 @@ function postChat(body, answers) {
       error.textContent = describe(result);
       show(error, true);
     }
-    input.focus();
+    // Without scrolling: on a phone the question the message led to is above the chat.
+    input.focus({ preventScroll: true });
   });
 }
 
