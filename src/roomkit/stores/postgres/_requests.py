@@ -15,6 +15,11 @@ waiters ask what changed every ``backstop_interval`` in case a notification was 
 also holds the spend-once ledger
 (:class:`~roomkit.tools.human_input.stores.SpendLedger`).
 
+The store class is a façade over parts that share its pool: its reads of records
+(:mod:`._reads`), its settles (:mod:`._settling`), approvers, votes and histories
+(:mod:`._approvals`) and the spend-once ledger (:mod:`._spending`), beside its audit trail
+and its notification outbox.
+
 A settle records its settle token with the outcome. When the connection fails mid-way
 (the server restarted, the connection terminated), whether the COMMIT landed is unknown, so
 the settle runs again with the same token for up to ``settle_retry`` seconds and learns

@@ -12,6 +12,11 @@ loses them all. :meth:`RedisStore.open` reads these settings and logs a warning 
 the server would lose. Settled records expire on the server ``retention_seconds`` after they
 were settled (``SETTLED_GRACE``, 10 s, at the least).
 
+The store class is a façade over parts that share its client: its reads of records
+(:mod:`._reads`), its settles (:mod:`._settling`), approvers, votes and histories
+(:mod:`._approvals`) and the spend-once ledger (:mod:`._spending`), beside its audit trail
+and its notification outbox.
+
 A settle whose reply is lost (a connection cut, a server killed) is run again with its
 settle token until the server answers, for up to ``settle_retry`` seconds: the script finds
 its own token on a record it settled before, so the caller learns whether it won.

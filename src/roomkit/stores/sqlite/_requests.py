@@ -18,6 +18,11 @@ its listeners at once. The file also holds the spend-once ledger
 (:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps its
 spent links and revoked tokens in.
 
+The store class is a façade over parts that share its connection: its reads of records
+(:mod:`._reads`), its settles (:mod:`._settling`), approvers, votes and histories
+(:mod:`._approvals`) and the spend-once ledger (:mod:`._spending`), beside its audit trail
+and its notification outbox.
+
 A settle records its settle token with the outcome. When SQLite fails inside its
 transaction (an I/O error at COMMIT), whether it committed is unknown, so the settle runs
 again with the same token for up to ``settle_retry`` seconds: it finds its token on a record
