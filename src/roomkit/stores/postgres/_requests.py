@@ -15,6 +15,11 @@ waiters ask what changed every ``backstop_interval`` in case a notification was 
 also holds the spend-once ledger
 (:class:`~roomkit.tools.human_input.stores.SpendLedger`).
 
+The store class is a façade over parts that share its pool: its reads of records
+(:mod:`._reads`), its settles (:mod:`._settling`), approvers, votes and histories
+(:mod:`._approvals`) and the spend-once ledger (:mod:`._spending`), beside its audit trail
+and its notification outbox.
+
 A settle records its settle token with the outcome. When the connection fails mid-way
 (the server restarted, the connection terminated), whether the COMMIT landed is unknown, so
 the settle runs again with the same token for up to ``settle_retry`` seconds and learns
@@ -50,10 +55,7 @@ from roomkit.stores._checks import (
     storable_id,
 )
 from roomkit.stores._durable_base import DurableBase
-from roomkit.stores._history import entry_text, read_entry
-from roomkit.stores._ledger import check_entries, check_until
-from roomkit.stores._quorum import Ballot, Judgement, widened
-from roomkit.stores._records import FIELDS, FORMAT, names_text, read_names
+from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores.base import (
     PendingChange,
     PendingChangeKind,
@@ -61,18 +63,21 @@ from roomkit.stores.base import (
     check_settled_listing,
 )
 from roomkit.stores.outbox import KEEP_DONE, Outbox
-from roomkit.stores.postgres._batch import Recorded, SettleBatcher, settle_entries
+from roomkit.stores.postgres._approvals import Approvals
+from roomkit.stores.postgres._batch import Recorded
 from roomkit.stores.postgres._changes import changes_since
 from roomkit.stores.postgres._clock import ServerClock
-from roomkit.stores.postgres._feed import NotifyFeed, hint
-from roomkit.stores.postgres._history import append_chained, purge_chains
+from roomkit.stores.postgres._feed import NotifyFeed
+from roomkit.stores.postgres._history import purge_chains
 from roomkit.stores.postgres._insert import Clocks, insert_request
-from roomkit.stores.postgres._link import LOST, Link, check_dsn, check_schema_name, migrate
+from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name, migrate
 from roomkit.stores.postgres._outbox import PostgresOutbox
-from roomkit.stores.postgres._schema import VERSION, Statements, decode_row, decode_rows, read_back
-from roomkit.stores.postgres._text import as_recorded, check_nul, ledger_entry
+from roomkit.stores.postgres._reads import Reads
+from roomkit.stores.postgres._schema import VERSION, Statements
+from roomkit.stores.postgres._settling import Settling
+from roomkit.stores.postgres._spending import Spending
+from roomkit.stores.postgres._text import as_recorded
 from roomkit.stores.postgres._trail import PostgresTrail
-from roomkit.stores.postgres._votes import cast
 
 __all__ = ["PostgresStore"]
 
@@ -170,7 +175,13 @@ class PostgresStore(DurableBase):
         self.outbox: Outbox = self._outbox
         """The notification outbox beside the requests, in the same schema (one per store)."""
         self._next_purge = -math.inf
-        self._batcher = SettleBatcher(self._link, self._sql, self._judged_at)
+        link, statements = self._link, self._sql
+        self._reads = Reads(self._rows, statements, self._cutoff)
+        self._settling = Settling(link, statements, self._judged_at, self._ready, self._feed)
+        self._approvals = Approvals(
+            link, statements, self._judged_at, self._ready, self._feed, self._settling
+        )
+        self._spending = Spending(link, statements, self._ready, self.clock)
         self.trail = PostgresTrail(self, self._link, self._sql, self._ready)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
 
@@ -252,29 +263,17 @@ class PostgresStore(DurableBase):
     async def fetch(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled (within retention), or ``None``
         (raises CorruptRecordError when the stored row is not one this library wrote)."""
-        if not storable_id(pending_id) or "\x00" in pending_id:
-            return None
-        rows = await self._rows(self._sql.select_by_id, (pending_id, self._cutoff()))
-        return decode_row(rows[0]) if rows else None
+        return await self._reads.fetch(pending_id)
 
     async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
         """The records among ``pending_ids`` that exist, in no particular order.
 
         A row that cannot be decoded is skipped and logged.
         """
-        wanted = [
-            pending_id
-            for pending_id in dict.fromkeys(pending_ids)
-            if storable_id(pending_id) and "\x00" not in pending_id
-        ]
-        if not wanted:
-            return []
-        rows = await self._rows(self._sql.select_many, (wanted, self._cutoff()))
-        return decode_rows(rows)
+        return await self._reads.fetch_many(pending_ids)
 
     async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
-        statement, parameters = self._sql.select_pending(filters)
-        return decode_rows(await self._rows(statement, parameters))
+        return await self._reads.pending_records(filters)
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
@@ -282,8 +281,7 @@ class PostgresStore(DurableBase):
 
     async def was_announced(self, pending_id: str) -> bool:
         """False while the stored request's announcement is owed, else True."""
-        rows = await self._rows(self._sql.select_unannounced, (pending_id,))
-        return not rows or rows[0][0] is None
+        return await self._reads.was_announced(pending_id)
 
     async def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
@@ -292,8 +290,7 @@ class PostgresStore(DurableBase):
         :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`
         lists them; a row that cannot be decoded is skipped and logged."""
         wanted = check_settled_listing(actor_ids, limit)
-        statement, parameters = self._sql.select_settled(wanted, self._cutoff(), limit)
-        return decode_rows(await self._rows(statement, parameters))
+        return await self._reads.list_settled(wanted, limit)
 
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         rows = await self._rows(self._sql.set_deadline, (deadline, pending_id, deadline))
@@ -342,17 +339,11 @@ class PostgresStore(DurableBase):
         recorded = as_recorded(pending_id, status, token, outcome)
         if recorded is None:
             return None, None
-
-        async def attempt() -> tuple[PendingInput | None, PendingInput | None]:
-            await self._ready()
-            won, settled, stored = await self._batcher.settle(
-                pending_id, recorded, outcome.history, plain=plain
-            )
-            if settled:
-                self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
-            return won, stored
-
-        return await self._settle_knowing(attempt, pending_id, self.where)
+        return await self._settle_knowing(
+            lambda: self._settling.batched(pending_id, recorded, outcome.history, plain=plain),
+            pending_id,
+            self.where,
+        )
 
     async def settle_on(
         self,
@@ -370,42 +361,7 @@ class PostgresStore(DurableBase):
 
         Returns the winning record (or ``None``) and whether anything was written.
         """
-        sql = self._sql
-        value, result, reason, withdrawn, by, token = recorded
-        parameters = {
-            "id": pending_id,
-            "status": value,
-            "result": result,
-            "reason": reason,
-            "withdrawn": withdrawn,
-            "by": by,
-            "token": token,
-            "plain": False,
-            "now": self._judged_at() if now is None else now,
-            "format": FORMAT,
-            "channel": sql.channel,
-            "hint": hint(PendingChangeKind.SETTLED, pending_id),
-        }
-        async with db.transaction():
-            cursor = await db.execute(sql.settle, parameters)
-            row = await cursor.fetchone()
-            if row is not None:
-                # Decoded inside the transaction: a record that cannot be read stays as it was.
-                record = decode_row(row)
-                won = row[len(FIELDS)] == token
-                if history:
-                    entries = settle_entries(history, won)
-                    await append_chained(db, sql, {pending_id: entries}, self._judged_at())
-                return (record if won else None), True
-        # Nothing written: unknown, not readable, settled already, or a timeout too early.
-        cursor = await db.execute(sql.select_settled_one, (pending_id,))
-        row = await cursor.fetchone()
-        if row is None:
-            return None, False
-        current = decode_row(row)
-        # Its own token: this settle, run again after a fault hid its commit, won.
-        won = current.status is not _PENDING and row[len(FIELDS)] == token
-        return (current if won else None), False
+        return await self._settling.settle_on(db, pending_id, recorded, history, now=now)
 
     async def settle_in(
         self,
@@ -433,31 +389,9 @@ class PostgresStore(DurableBase):
             ValueError, InvalidTextError, CorruptRecordError: as :meth:`settle`.
             StoreUnavailableError: the connection failed (the caller's transaction with it).
         """
-        if not isinstance(connection, AsyncConnection):
-            raise TypeError(
-                f"connection must be the psycopg.AsyncConnection your transaction runs on, "
-                f"got {type(connection).__name__}"
-            )
-        given = Outcome(
-            outcome.get("result"),
-            outcome.get("reason"),
-            outcome.get("withdrawn", False),
-            outcome.get("settled_by"),
+        return await self._settling.settle_in(
+            connection, pending_id, status, token, history, outcome
         )
-        checked = check_settle(
-            pending_id, status, token, (given.result, given.reason, given.settled_by)
-        )
-        if checked is None:
-            return None
-        recorded = as_recorded(pending_id, *checked, given)
-        if recorded is None:
-            return None
-        await self._ready()
-        try:
-            won, _ = await self.settle_on(connection, pending_id, recorded, check_history(history))
-        except LOST as error:
-            raise self._link.unavailable(error) from error
-        return won
 
     async def purge_expired(self) -> int:
         """Drop what is past its retention (records, outbox deliveries, the histories past
@@ -473,20 +407,7 @@ class PostgresStore(DurableBase):
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
         """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
         the request is not pending."""
-        check_nul({"actor": "".join(actors)})
-        if "\x00" in pending_id:
-            return None
-        await self._ready()
-        async with self._link.connection() as db, db.transaction():
-            cursor = await db.execute(self._sql.select_approvers, (pending_id,))
-            row = await cursor.fetchone()
-            if row is None:
-                return None
-            approvers, voters = widened(read_names(row[0]), read_names(row[1]), row[2], actors)
-            written = (names_text(approvers), names_text(voters), pending_id)
-            cursor = await db.execute(self._sql.set_approvers, written)
-            changed = await cursor.fetchone()
-        return None if changed is None else decode_row(changed)
+        return await self._approvals.add_approvers(pending_id, actors)
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
         """Record a vote on a quorum approval in one transaction that holds the row's lock
@@ -494,22 +415,9 @@ class PostgresStore(DurableBase):
         its commit runs it again with its token, which finds it counted if it was."""
         if "\x00" in pending_id or not storable_id(pending_id):
             return Judgement(False)
-
-        async def settle(db: Any, status: Any, outcome: Outcome, now: float) -> PendingInput | None:
-            recorded = as_recorded(pending_id, status, ballot.token, outcome)
-            assert recorded is not None  # the id holds no NUL
-            return (await self.settle_on(db, pending_id, recorded, outcome.history, now=now))[0]
-
-        async def attempt() -> Judgement:
-            await self._ready()
-            async with self._link.connection() as db, db.transaction():
-                judgement = await cast(db, self._sql, pending_id, ballot, self._judged_at(), settle)
-            if judgement.write and judgement.record is not None:
-                kind = PendingChangeKind.SETTLED if judgement.settles else PendingChangeKind.VOTED
-                self._feed.emit(PendingChange(kind, pending_id))
-            return judgement
-
-        return await self._settle_knowing(attempt, pending_id, self.where)
+        return await self._settle_knowing(
+            lambda: self._approvals.vote(pending_id, ballot), pending_id, self.where
+        )
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history, chained to its head; its ``seq``.
@@ -517,14 +425,7 @@ class PostgresStore(DurableBase):
         A check-and-set on the head: the entry is linked to the head read, and inserted at
         the seq after it; another process's append in between takes that seq first, and
         this one reads the new head and links again."""
-        check_nul({"pending_id": pending_id})
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
-        await self._ready()
-        async with self._link.connection() as db, db.transaction():
-            appended = await append_chained(
-                db, self._sql, {pending_id: (entry,)}, self._judged_at()
-            )
-        return appended[pending_id][0]
+        return await self._approvals.append_history(pending_id, entry)
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
@@ -532,10 +433,7 @@ class PostgresStore(DurableBase):
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
-        if "\x00" in pending_id:
-            return []
-        rows = await self._rows(self._sql.read_history, (pending_id,))
-        return [read_entry(str(read_back(line)), int(seq)) for seq, line in rows]
+        return await self._approvals.read_history(pending_id)
 
     # -- the spend-once ledger -----------------------------------------------------------------
 
@@ -545,35 +443,19 @@ class PostgresStore(DurableBase):
         ``True`` for the first caller only, among every process on the database, while the
         entry has not expired.
         """
-        entry, until = ledger_entry(entry), check_until(until)
-        await self._ready()
-        async with self._link.connection() as db, db.transaction():
-            now = self.clock()
-            await db.execute(self._sql.ledger_prune, (now,))
-            cursor = await db.execute(self._sql.ledger_spend, (entry, now, until, now))
-            return await cursor.fetchone() is not None
+        return await self._spending.spend_once(entry, until=until)
 
     async def refund_spent(self, entry: str) -> None:
         """Forget ``entry``, so that it may be spent again."""
-        await self._rows_written(self._sql.ledger_refund, (ledger_entry(entry),))
+        await self._spending.refund_spent(entry)
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
-        entry, until = ledger_entry(entry), check_until(until)
-        await self._ready()
-        async with self._link.connection() as db, db.transaction():
-            now = self.clock()
-            await db.execute(self._sql.ledger_prune, (now,))
-            await db.execute(self._sql.ledger_record, (entry, now, until))
-            return now
+        return await self._spending.record_spent(entry, until=until)
 
     async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
         """The unexpired entries among ``entries``, each with the time it was spent."""
-        wanted = [entry for entry in check_entries(entries) if "\x00" not in entry]
-        if not wanted:
-            return {}
-        rows = await self._rows(self._sql.ledger_read, (wanted, self.clock()))
-        return {str(entry): float(spent_at) for entry, spent_at in rows}
+        return await self._spending.read_spent(entries)
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -12,6 +12,11 @@ loses them all. :meth:`RedisStore.open` reads these settings and logs a warning 
 the server would lose. Settled records expire on the server ``retention_seconds`` after they
 were settled (``SETTLED_GRACE``, 10 s, at the least).
 
+The store class is a façade over parts that share its client: its reads of records
+(:mod:`._reads`), its settles (:mod:`._settling`), approvers, votes and histories
+(:mod:`._approvals`) and the spend-once ledger (:mod:`._spending`), beside its audit trail
+and its notification outbox.
+
 A settle whose reply is lost (a connection cut, a server killed) is run again with its
 settle token until the server answers, for up to ``settle_retry`` seconds: the script finds
 its own token on a record it settled before, so the caller learns whether it won.
@@ -35,20 +40,17 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from roomkit.core.exceptions import CorruptRecordError, StoreClosedError, StoreError
+from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
 from roomkit.stores._durable_base import DurableBase
-from roomkit.stores._history import entry_text
-from roomkit.stores._ledger import check_entries, check_entry, check_until
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores._records import FORMAT, NONE, decode
 from roomkit.stores.base import PendingChange, PendingChangeKind, check_settled_listing
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.redis import _history
-from roomkit.stores.redis import _ledger as ledger
 from roomkit.stores.redis import _scripts as scripts
-from roomkit.stores.redis import _votes as voting
+from roomkit.stores.redis._approvals import Approvals
 from roomkit.stores.redis._batch import ScriptBatcher
 from roomkit.stores.redis._changes import changes_since, log_keys
 from roomkit.stores.redis._feed import ChangeFeed
@@ -61,6 +63,9 @@ from roomkit.stores.redis._link import (
     text,
 )
 from roomkit.stores.redis._outbox import RedisOutbox
+from roomkit.stores.redis._reads import Reads
+from roomkit.stores.redis._settling import Settling, unreadable
+from roomkit.stores.redis._spending import Spending
 from roomkit.stores.redis._trail import RedisTrail
 
 __all__ = ["DEFAULT_URL", "RedisStore"]
@@ -155,24 +160,22 @@ class RedisStore(DurableBase):
         self._where = describe(client)
         self._layout = scripts.Layout(prefix)
         self._insert = ScriptBatcher(client, client.register_script(scripts.INSERT))
-        # Pipelines of at most 128, 8 at once: the client encodes one while the server runs
-        # another (bench/bench_stores.py: settles/s up by a third to a half over one of 256).
-        self._settle = ScriptBatcher(
-            client, client.register_script(scripts.SETTLE), max_batch=128, max_in_flight=8
-        )
         self._set_deadline = client.register_script(scripts.SET_DEADLINE)
         self._purge = client.register_script(scripts.PURGE)
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
         log = self._layout.changes
         self._look = lambda mark: changes_since(self._ensure_open, client, log, self._where, mark)
-        self._spend = client.register_script(ledger.SPEND)
-        self._set_approvers = client.register_script(_history.SET_APPROVERS)
-        self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
-        self._audit_ms = scripts.audit_ms(self.audit_retention)
+        audit_ms = scripts.audit_ms(self.audit_retention)
         self.trail = RedisTrail(client, self._layout, self, self._ensure_open)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
-        self._heads = _history.Heads(self.trail.anchoring)  # this process's last of each chain
-        self._voting = voting.Voting(client, self._layout, self._where, self._heads, self._audit_ms)
+        heads = _history.Heads(self.trail.anchoring)  # this process's last of each chain
+        self._heads = heads
+        where, layout = self._where, self._layout
+        knowing = self._settle_knowing
+        self._reads = Reads(client, layout, where, self._retained, self._cutoff)
+        self._settling = Settling(client, layout, where, heads, audit_ms, self._feed, knowing)
+        self._approvals = Approvals(client, layout, where, heads, audit_ms, self.fetch)
+        self._spending = Spending(client, prefix, where, self._ensure_open, self.clock)
         self._opened = False
         self._checked = False
 
@@ -261,21 +264,12 @@ class RedisStore(DurableBase):
         if not storable_id(pending_id):
             return None
         await self._ensure_open()
-        key = self._layout.record(pending_id)
-        with guard(self._where, pending_id):
-            fields: dict[Any, Any] = await self._client.hgetall(key)
-        if not fields:
-            return None
-        try:
-            record = decode(fields, hashed=True)
-        except CorruptRecordError as error:
-            raise CorruptRecordError(f"{key} at {self._where}: {error}") from None
-        return record if self._visible(record, fields) else None
+        return await self._reads.fetch(pending_id)
 
     async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
         """The records among ``pending_ids`` that exist; unreadable ones are logged and skipped."""
         await self._ensure_open()
-        return await self._read_many(list(pending_ids))
+        return await self._reads.fetch_many(list(pending_ids))
 
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         await self._ensure_open()
@@ -288,7 +282,7 @@ class RedisStore(DurableBase):
             return None
         answer = text(reply)
         if answer == scripts.CORRUPT:
-            raise self._unreadable(pending_id)
+            raise unreadable(pending_id, self._where)
         return float(answer)
 
     async def _settle_checked(
@@ -300,72 +294,13 @@ class RedisStore(DurableBase):
         Its entries are linked to the head this process believes in; when that moved, or
         the deadline's entry is needed, the script writes nothing and says so: run again."""
         await self._ensure_open()
-        entries = outcome.history
-        head = self._heads.guess(pending_id)
-        wins, after, signed = self._heads.link(pending_id, entries, head)
-        late: tuple[list[str], str, str] | None = None  # the deadline's entry, once needed
-        now = self.clock()
-        keys = self._layout.settle_keys(pending_id)
-
-        async def attempt() -> Any:
-            nonlocal head, wins, after, signed, late
-            while True:
-                args = scripts.settle_args(
-                    self._layout,
-                    pending_id,
-                    status,
-                    result=outcome.result,
-                    reason=outcome.reason,
-                    withdrawn=outcome.withdrawn,
-                    settled_by=outcome.settled_by,
-                    now=now,
-                    retention_seconds=self._keep,
-                    token=token,
-                    history=(head[0], wins, None if late is None else late[0][0]),
-                    audit_ms=self._audit_ms,
-                    heads=(signed, "" if late is None else late[2]),
-                )
-                with guard(self._where, pending_id):
-                    reply = await self._settle(keys, args)
-                if isinstance(reply, list):
-                    head = _history.Heads.moved(pending_id, reply)
-                    wins, after, signed = self._heads.link(pending_id, entries, head)
-                    late = None if late is None else self._heads.late(pending_id, head)
-                elif isinstance(reply, bytes | str) and text(reply) == scripts.LATE:
-                    late = self._heads.late(pending_id, head)
-                else:
-                    return reply
-
-        reply = await self._settle_knowing(attempt, pending_id, self._where)
-        if reply is None:
-            return None
-        answer = text(reply)
-        if answer == scripts.CORRUPT:
-            raise self._unreadable(pending_id)
-        self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
-        if answer == scripts.LOST_TO_DEADLINE:
-            if late is not None:
-                self._heads.wrote(pending_id, head[0] + 1, late[1])
-            return None
-        if wins:
-            self._heads.wrote(pending_id, head[0] + len(wins), after)
-        return decode(scripts.unpack(reply), hashed=True)
+        return await self._settling.settle(
+            pending_id, status, token, outcome, now=self.clock(), keep=self._keep
+        )
 
     async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
         await self._ensure_open()
-        room_id = filters["room_id"]
-        index = self._layout.pending if room_id is None else self._layout.room(room_id)
-        with guard(self._where):
-            ids = await self._client.zrange(index, 0, -1)
-        records = await self._read_many([text(pending_id) for pending_id in ids])
-        return [
-            record
-            for record in records
-            if record.status is _PENDING
-            and all(
-                value is None or getattr(record, name) == value for name, value in filters.items()
-            )
-        ]
+        return await self._reads.pending_records(filters)
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored (raises
@@ -379,10 +314,7 @@ class RedisStore(DurableBase):
         """False while the stored request's announcement is owed, else True (raises
         StoreUnavailableError when the server cannot be reached)."""
         await self._ensure_open()
-        key = self._layout.record(pending_id)
-        with guard(self._where, pending_id):
-            owed = await self._client.hexists(key, scripts.UNANNOUNCED)
-        return not owed
+        return await self._reads.was_announced(pending_id)
 
     async def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
@@ -396,22 +328,7 @@ class RedisStore(DurableBase):
         """
         wanted = check_settled_listing(actor_ids, limit)
         await self._ensure_open()
-        layout = self._layout
-        indexes = [layout.settled] if wanted is None else [layout.settled_for(a) for a in wanted]
-        cutoff = f"({self._cutoff()!r}"
-        async with self._client.pipeline(transaction=False) as pipe:
-            for index in indexes:
-                pipe.zrevrangebyscore(index, "+inf", cutoff, start=0, num=limit, withscores=True)
-            with guard(self._where):
-                replies = await pipe.execute()
-        newest = sorted(
-            ((float(score), text(member)) for reply in replies for member, score in reply),
-            reverse=True,
-        )
-        records = await self._read_many([pending_id for _, pending_id in newest[:limit]])
-        order = {pending_id: rank for rank, (_, pending_id) in enumerate(newest)}
-        records.sort(key=lambda record: order[record.pending_id])
-        return [record for record in records if record.status is not _PENDING]
+        return await self._reads.list_settled(wanted, limit)
 
     async def purge_expired(self) -> int:
         """Drop records settled longer ago than the retention on :attr:`clock`.
@@ -447,16 +364,7 @@ class RedisStore(DurableBase):
         """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
         the request is not pending."""
         await self._ensure_open()
-        key = self._layout.record(pending_id)
-        while True:
-            with guard(self._where, pending_id):
-                raw = await self._client.hmget(key, ["approvers", "voters", "quorum"])
-            written = _history.set_approvers_args([text(v) if v else "" for v in raw], actors)
-            with guard(self._where, pending_id):
-                done = await self._set_approvers(keys=[key], args=written)
-            if isinstance(done, bytes | str):  # another escalation came first: read again
-                continue
-            return await self.fetch(pending_id) if int(done) else None
+        return await self._approvals.add_approvers(pending_id, actors)
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
         """Record a vote on a quorum approval in one script, with its history entries and,
@@ -471,7 +379,7 @@ class RedisStore(DurableBase):
             return await self._settle_checked(pending_id, _TIMED_OUT, ballot.token, late)
 
         judgement = await self._settle_knowing(
-            lambda: self._voting.cast(pending_id, ballot, self.clock, self._keep, expire),
+            lambda: self._approvals.vote(pending_id, ballot, self.clock, self._keep, expire),
             pending_id,
             self._where,
         )
@@ -486,19 +394,8 @@ class RedisStore(DurableBase):
         The append is a check-and-set on the head: guessed from the last append made here
         (or an empty chain), and, when another process moved it, linked again to the head
         the script hands back."""
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self._ensure_open()
-        keys = [self._layout.record(pending_id), *self._layout.chain(pending_id)]
-        length, head = self._heads.guess(pending_id)
-        while True:
-            lines, after, signed = self._heads.link(pending_id, (entry,), (length, head))
-            with guard(self._where, pending_id):
-                done = await self._append(keys, [length, self._audit_ms, signed, *lines])
-            if not isinstance(done, list):
-                break
-            length, head = _history.Heads.moved(pending_id, done)
-        self._heads.wrote(pending_id, length + 1, after)
-        return length
+        return await self._approvals.append_history(pending_id, entry)
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
@@ -507,8 +404,7 @@ class RedisStore(DurableBase):
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
         await self._ensure_open()
-        with guard(self._where, pending_id):
-            return await _history.read_chain(self._client, self.prefix, pending_id)
+        return await self._approvals.read_history(pending_id)
 
     # -- the spend-once ledger -------------------------------------------------------------
 
@@ -522,47 +418,19 @@ class RedisStore(DurableBase):
             TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
             StoreUnavailableError: the server cannot be reached.
         """
-        entry, until = check_entry(entry), check_until(until)
-        await self._ensure_open()
-        now = self.clock()
-        expiry = ledger.expiry_ms(until, now)
-        args = [ledger.value(now, until), "" if expiry is None else expiry, repr(now)]
-        with guard(self._where):
-            won = await self._spend(keys=[ledger.entry_key(self.prefix, entry)], args=args)
-        return bool(int(won))
+        return await self._spending.spend_once(entry, until=until)
 
     async def refund_spent(self, entry: str) -> None:
         """Forget ``entry``, so that it may be spent again."""
-        key = ledger.entry_key(self.prefix, check_entry(entry))
-        await self._ensure_open()
-        with guard(self._where):
-            await self._client.delete(key)
+        await self._spending.refund_spent(entry)
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
-        entry, until = check_entry(entry), check_until(until)
-        await self._ensure_open()
-        now = self.clock()
-        key, expiry = ledger.entry_key(self.prefix, entry), ledger.expiry_ms(until, now)
-        with guard(self._where):
-            await self._client.set(key, ledger.value(now, until), px=expiry)
-        return now
+        return await self._spending.record_spent(entry, until=until)
 
     async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
         """The unexpired entries among ``entries``, each with the time it was spent."""
-        wanted = check_entries(entries)
-        if not wanted:
-            return {}
-        await self._ensure_open()
-        with guard(self._where):
-            raw = await self._client.mget([ledger.entry_key(self.prefix, e) for e in wanted])
-        now = self.clock()
-        found: dict[str, float] = {}
-        for entry, value in zip(wanted, raw, strict=True):
-            spent_at = ledger.parse(value, now)
-            if spent_at is not None:
-                found[entry] = spent_at
-        return found
+        return await self._spending.read_spent(entries)
 
     async def _ensure_open(self) -> None:
         if self._feed.closed:
@@ -571,26 +439,3 @@ class RedisStore(DurableBase):
             await self.open()
         elif self._feed.listening:
             self._feed.start()
-
-    async def _read_many(self, pending_ids: Sequence[str]) -> list[PendingInput]:
-        if not pending_ids:
-            return []
-        keys = [self._layout.record(pending_id) for pending_id in pending_ids]
-        async with self._client.pipeline(transaction=False) as pipe:
-            for key in keys:
-                pipe.hgetall(key)
-            with guard(self._where):
-                replies = await pipe.execute(raise_on_error=False)
-        read = scripts.decode_hashes(keys, replies, logger)
-        return [record for record, fields in read if self._visible(record, fields)]
-
-    def _visible(self, record: PendingInput, fields: Mapping[Any, Any]) -> bool:
-        """Whether ``record`` is pending, or settled within the retention on :attr:`clock`."""
-        if record.status is _PENDING:
-            return True
-        return self._retained(fields.get(b"settled_at", fields.get("settled_at")))
-
-    def _unreadable(self, pending_id: str) -> CorruptRecordError:
-        return CorruptRecordError(
-            f"pending record {pending_id!r} at {self._where} is not a readable {FORMAT} record"
-        )

@@ -18,6 +18,11 @@ its listeners at once. The file also holds the spend-once ledger
 (:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps its
 spent links and revoked tokens in.
 
+The store class is a façade over parts that share its connection: its reads of records
+(:mod:`._reads`), its settles (:mod:`._settling`), approvers, votes and histories
+(:mod:`._approvals`) and the spend-once ledger (:mod:`._spending`), beside its audit trail
+and its notification outbox.
+
 A settle records its settle token with the outcome. When SQLite fails inside its
 transaction (an I/O error at COMMIT), whether it committed is unknown, so the settle runs
 again with the same token for up to ``settle_retry`` seconds: it finds its token on a record
@@ -46,12 +51,10 @@ import aiosqlite
 
 from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
+from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds
 from roomkit.stores._durable_base import DurableBase
-from roomkit.stores._history import deadline_entry, entry_text, read_entry
-from roomkit.stores._ledger import check_entries, check_entry, check_until
-from roomkit.stores._quorum import Ballot, Judgement, widened
-from roomkit.stores._records import FIELDS, decode, encode, names_text, read_names
+from roomkit.stores._quorum import Ballot, Judgement
+from roomkit.stores._records import FIELDS, decode, encode
 from roomkit.stores.base import (
     ChangeListener,
     PendingChange,
@@ -59,15 +62,17 @@ from roomkit.stores.base import (
     check_settled_listing,
 )
 from roomkit.stores.outbox import KEEP_DONE, Outbox
-from roomkit.stores.sqlite import _ledger as ledger
 from roomkit.stores.sqlite import _schema as sql
+from roomkit.stores.sqlite._approvals import Approvals
 from roomkit.stores.sqlite._batch import Write, WriteBatcher
 from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since, next_seq
 from roomkit.stores.sqlite._history import append_chained, purge_chains
-from roomkit.stores.sqlite._link import Link, fetch_all, in_doubt, query, synchronous_level
+from roomkit.stores.sqlite._link import Link, in_doubt, query, synchronous_level
 from roomkit.stores.sqlite._outbox import SQLiteOutbox, purge_outbox
+from roomkit.stores.sqlite._reads import Reads
+from roomkit.stores.sqlite._settling import Settling
+from roomkit.stores.sqlite._spending import Spending
 from roomkit.stores.sqlite._trail import SQLiteTrail
-from roomkit.stores.sqlite._votes import TIMEOUT_OUTCOME, cast
 from roomkit.stores.sqlite._wake import WakeHints
 
 __all__ = ["SQLiteStore"]
@@ -196,6 +201,10 @@ class SQLiteStore(DurableBase):
         self._closed = False
         self.trail = SQLiteTrail(self._session, self._write, self.audit_retention)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
+        self._reads = Reads(self._session, self._cutoff)
+        self._settling = Settling(self._write, self._changes, self.trail)
+        self._approvals = Approvals(self._write, self._session, self._changes, self.trail)
+        self._spending = Spending(self._write, self._session, self.clock)
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -286,29 +295,17 @@ class SQLiteStore(DurableBase):
         Raises:
             CorruptRecordError: the stored row is not a record this library wrote.
         """
-        if not storable_id(pending_id):
-            return None
-        async with self._session() as db:
-            rows = await fetch_all(db, sql.SELECT_BY_ID, (pending_id, self._cutoff()))
-        return sql.decode_row(rows[0]) if rows else None
+        return await self._reads.fetch(pending_id)
 
     async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
         """The records among ``pending_ids`` that exist, in no particular order.
 
         A row that cannot be decoded is skipped and logged.
         """
-        rows: list[Sequence[Any]] = []
-        async with self._session() as db:
-            cutoff = self._cutoff()
-            for statement, parameters in sql.select_many(list(dict.fromkeys(pending_ids))):
-                rows.extend(await fetch_all(db, statement, (*parameters, cutoff)))
-        return sql.decode_rows(rows)
+        return await self._reads.fetch_many(pending_ids)
 
     async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
-        statement, parameters = sql.select_pending(filters)
-        async with self._session() as db:
-            rows = await fetch_all(db, statement, parameters)
-        return sql.decode_rows(rows)
+        return await self._reads.pending_records(filters)
 
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored."""
@@ -320,9 +317,7 @@ class SQLiteStore(DurableBase):
 
     async def was_announced(self, pending_id: str) -> bool:
         """False while the stored request's announcement is owed, else True."""
-        async with self._session() as db:
-            rows = await fetch_all(db, sql.SELECT_UNANNOUNCED, (pending_id,))
-        return not rows or rows[0][0] is None
+        return await self._reads.was_announced(pending_id)
 
     async def list_settled(
         self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
@@ -335,10 +330,7 @@ class SQLiteStore(DurableBase):
         A row that cannot be decoded is skipped and logged.
         """
         wanted = check_settled_listing(actor_ids, limit)
-        async with self._session() as db:
-            statement, parameters = sql.select_settled(wanted, self._cutoff(), limit)
-            rows = await fetch_all(db, statement, parameters)
-        return sql.decode_rows(rows)
+        return await self._reads.list_settled(wanted, limit)
 
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         def write(db: sqlite3.Connection, now: float) -> float | None:
@@ -359,40 +351,11 @@ class SQLiteStore(DurableBase):
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
         """One settle in a write transaction; a failed commit runs it again with the token."""
-        stored_outcome = (
-            status.value,
-            outcome.result,
-            outcome.reason,
-            int(outcome.withdrawn),
-            outcome.settled_by,
-            token,
-        )
-
-        def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
-            found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
-            # Decoded before anything is written: a corrupt record stays as it is.
-            current = sql.decode_row(found[0]) if found else None
-            if current is None:
-                return None
-            if current.status is not _PENDING:
-                # Its own token: this settle, run again after a fault hid its commit, won.
-                return current if found[0][-1] == token else None
-            passed = current.deadline is not None and now >= current.deadline
-            if status is _TIMED_OUT and not passed:
-                return None
-            wins = status is _TIMED_OUT or not passed
-            # When the deadline came first, the store records the timeout and this call loses.
-            stored = stored_outcome if wins else TIMEOUT_OUTCOME
-            seq = next_seq(db)
-            settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
-            if outcome.history:
-                chained = outcome.history if wins else (deadline_entry(),)
-                append_chained(db, pending_id, chained, now, self.trail.anchoring)
-            self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
-            return sql.decode_row(settled[0]) if wins else None
-
         return await self._settle_knowing(
-            lambda: self._write(write), pending_id, repr(self.path), in_doubt=in_doubt
+            lambda: self._settling.settle(pending_id, status, token, outcome),
+            pending_id,
+            repr(self.path),
+            in_doubt=in_doubt,
         )
 
     async def purge_expired(self) -> int:
@@ -426,57 +389,26 @@ class SQLiteStore(DurableBase):
         Raises:
             TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
         """
-        entry, until = check_entry(entry), check_until(until)
-
-        def write(db: sqlite3.Connection, now: float) -> bool:
-            return ledger.spend(db, entry, until, now)
-
-        return await self._write(write)
+        return await self._spending.spend_once(entry, until=until)
 
     async def refund_spent(self, entry: str) -> None:
         """Forget ``entry``, so that it may be spent again."""
-        entry = check_entry(entry)
-
-        def write(db: sqlite3.Connection, now: float) -> None:
-            ledger.refund(db, entry)
-
-        await self._write(write)
+        await self._spending.refund_spent(entry)
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
-        entry, until = check_entry(entry), check_until(until)
-
-        def write(db: sqlite3.Connection, now: float) -> float:
-            ledger.record(db, entry, until, now)
-            return now
-
-        return await self._write(write)
+        return await self._spending.record_spent(entry, until=until)
 
     async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
         """The unexpired entries among ``entries``, each with the time it was spent."""
-        wanted = check_entries(entries)
-        if not wanted:
-            return {}
-        async with self._session() as db:
-            return await ledger.read(db, wanted, self.clock())
+        return await self._spending.read_spent(entries)
 
     # -- approvals: approvers and history -------------------------------------------------------
 
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
         """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
         the request is not pending."""
-
-        def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
-            found = query(db, sql.SELECT_APPROVERS, (pending_id,))
-            if not found or found[0][0] != _PENDING:
-                return None
-            _, approvers, voters, quorum = found[0]
-            approvers, voters = widened(read_names(approvers), read_names(voters), quorum, actors)
-            written = (names_text(approvers), names_text(voters), pending_id)
-            rows = query(db, sql.SET_APPROVERS, written)
-            return sql.decode_row(rows[0])
-
-        return await self._write(write)
+        return await self._approvals.add_approvers(pending_id, actors)
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
         """Record a vote on a quorum approval, in one write transaction.
@@ -488,12 +420,11 @@ class SQLiteStore(DurableBase):
         nothing. A vote that meets a passed deadline records the timeout instead. A failed
         commit runs the vote again with its token, which finds it counted if it was.
         """
-
-        def write(db: sqlite3.Connection, now: float) -> Judgement:
-            return cast(db, pending_id, ballot, now, self._changes, self.trail.anchoring)
-
         return await self._settle_knowing(
-            lambda: self._write(write), pending_id, repr(self.path), in_doubt=in_doubt
+            lambda: self._approvals.vote(pending_id, ballot),
+            pending_id,
+            repr(self.path),
+            in_doubt=in_doubt,
         )
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
@@ -501,12 +432,7 @@ class SQLiteStore(DurableBase):
 
         The head is read inside the write transaction, which holds the file's write lock:
         no other process appends between the read and the insert."""
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
-
-        def write(db: sqlite3.Connection, now: float) -> int:
-            return append_chained(db, pending_id, (entry,), now, self.trail.anchoring)[0]
-
-        return await self._write(write)
+        return await self._approvals.append_history(pending_id, entry)
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id."""
@@ -514,9 +440,7 @@ class SQLiteStore(DurableBase):
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
-        async with self._session() as db:
-            rows = await fetch_all(db, sql.READ_HISTORY, (pending_id,))
-        return [read_entry(text, int(seq)) for seq, text in rows]
+        return await self._approvals.read_history(pending_id)
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -1,0 +1,160 @@
+"""The PostgreSQL store's settle: one ``UPDATE`` of the request's row while it is pending.
+
+Settles made at once share a transaction and a round trip (:mod:`._batch`); a settle inside
+a transaction of the caller's, or of a vote, runs the same statement on that connection
+(:meth:`Settling.settle_on`). A settle that wins appends its history entries in its
+transaction, and its ``NOTIFY`` leaves with the commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._checks import Outcome, check_history, check_settle
+from roomkit.stores._records import FIELDS, FORMAT
+from roomkit.stores.base import PendingChange, PendingChangeKind, SettleOutcome
+from roomkit.stores.postgres._batch import Recorded, SettleBatcher, settle_entries
+from roomkit.stores.postgres._feed import NotifyFeed, hint
+from roomkit.stores.postgres._history import append_chained
+from roomkit.stores.postgres._link import LOST, Link
+from roomkit.stores.postgres._schema import Statements, decode_row
+from roomkit.stores.postgres._text import as_recorded
+
+__all__ = ["Settling"]
+
+_PENDING = PendingInputStatus.PENDING
+
+
+class Settling:
+    """The settles of one store, on its pool.
+
+    Args:
+        link: the store's pool.
+        statements: the store's SQL.
+        judged_at: the time a settle judges deadlines by; ``None``: the server's, as it runs.
+        ready: opens the store lazily (or raises when it is closed).
+        feed: the store's change feed, told of each settle.
+    """
+
+    def __init__(
+        self,
+        link: Link,
+        statements: Statements,
+        judged_at: Callable[[], float | None],
+        ready: Callable[[], Awaitable[None]],
+        feed: NotifyFeed,
+    ) -> None:
+        self._link = link
+        self._sql = statements
+        self._judged_at = judged_at
+        self._ready = ready
+        self._feed = feed
+        self._batcher = SettleBatcher(link, statements, judged_at)
+
+    async def batched(
+        self,
+        pending_id: str,
+        recorded: Recorded,
+        history: tuple[dict[str, Any], ...],
+        *,
+        plain: bool,
+    ) -> tuple[PendingInput | None, PendingInput | None]:
+        """One attempt, sharing a statement with the settles made meanwhile; its record if
+        it won, and the request as it left it."""
+        await self._ready()
+        won, settled, stored = await self._batcher.settle(
+            pending_id, recorded, history, plain=plain
+        )
+        if settled:
+            self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
+        return won, stored
+
+    async def settle_in(
+        self,
+        connection: AsyncConnection[Any],
+        pending_id: str,
+        status: PendingInputStatus,
+        token: str | None,
+        history: Sequence[dict[str, Any]],
+        outcome: SettleOutcome,
+    ) -> PendingInput | None:
+        """The check-and-set on the caller's ``connection``, as :meth:`PostgresStore.settle_in
+        <roomkit.stores.postgres.PostgresStore.settle_in>` describes it (and raising as it
+        does); nothing is retried."""
+        if not isinstance(connection, AsyncConnection):
+            raise TypeError(
+                f"connection must be the psycopg.AsyncConnection your transaction runs on, "
+                f"got {type(connection).__name__}"
+            )
+        given = Outcome(
+            outcome.get("result"),
+            outcome.get("reason"),
+            outcome.get("withdrawn", False),
+            outcome.get("settled_by"),
+        )
+        checked = check_settle(
+            pending_id, status, token, (given.result, given.reason, given.settled_by)
+        )
+        if checked is None:
+            return None
+        recorded = as_recorded(pending_id, *checked, given)
+        if recorded is None:
+            return None
+        await self._ready()
+        try:
+            won, _ = await self.settle_on(connection, pending_id, recorded, check_history(history))
+        except LOST as error:
+            raise self._link.unavailable(error) from error
+        return won
+
+    async def settle_on(
+        self,
+        db: AsyncConnection[Any],
+        pending_id: str,
+        recorded: Recorded,
+        history: tuple[dict[str, Any], ...] = (),
+        *,
+        now: float | None = None,
+    ) -> tuple[PendingInput | None, bool]:
+        """The check-and-set on ``db``, as :meth:`PostgresStore.settle_on
+        <roomkit.stores.postgres.PostgresStore.settle_on>` describes it."""
+        sql = self._sql
+        value, result, reason, withdrawn, by, token = recorded
+        parameters = {
+            "id": pending_id,
+            "status": value,
+            "result": result,
+            "reason": reason,
+            "withdrawn": withdrawn,
+            "by": by,
+            "token": token,
+            "plain": False,
+            "now": self._judged_at() if now is None else now,
+            "format": FORMAT,
+            "channel": sql.channel,
+            "hint": hint(PendingChangeKind.SETTLED, pending_id),
+        }
+        async with db.transaction():
+            cursor = await db.execute(sql.settle, parameters)
+            row = await cursor.fetchone()
+            if row is not None:
+                # Decoded inside the transaction: a record that cannot be read stays as it was.
+                record = decode_row(row)
+                won = row[len(FIELDS)] == token
+                if history:
+                    entries = settle_entries(history, won)
+                    await append_chained(db, sql, {pending_id: entries}, self._judged_at())
+                return (record if won else None), True
+        # Nothing written: unknown, not readable, settled already, or a timeout too early.
+        cursor = await db.execute(sql.select_settled_one, (pending_id,))
+        row = await cursor.fetchone()
+        if row is None:
+            return None, False
+        current = decode_row(row)
+        # Its own token: this settle, run again after a fault hid its commit, won.
+        won = current.status is not _PENDING and row[len(FIELDS)] == token
+        return (current if won else None), False

@@ -1,0 +1,132 @@
+"""The Redis store's reads of its records: one, many, the pending ones and the settled ones.
+
+A record is a hash; many are read in one pipeline. The indexes (the pending requests, a
+room's, the settled ones by time and by actor) are sorted sets. Reads hide the outcomes past
+the retention on the store's clock, which the server has not expired yet. A hash that
+cannot be decoded is skipped and logged by the listings, and raised by :meth:`Reads.fetch`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+
+from roomkit.core.exceptions import CorruptRecordError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._records import decode
+from roomkit.stores.redis import _scripts as scripts
+from roomkit.stores.redis._layout import Layout
+from roomkit.stores.redis._link import guard, text
+
+__all__ = ["Reads", "Wanted"]
+
+Wanted = tuple[str | None, ...] | None
+"""The actors whose outcomes a listing wants; ``None``: everyone's."""
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.redis")
+
+_PENDING = PendingInputStatus.PENDING
+
+
+class Reads:
+    """The record reads of one store, on its client.
+
+    Args:
+        client: the store's client.
+        layout: the store's key layout.
+        where: the server, for error messages.
+        retained: whether an outcome settled at a time is still readable.
+        cutoff: the time at or before which a settled outcome has expired.
+    """
+
+    def __init__(
+        self,
+        client: Redis,
+        layout: Layout,
+        where: str,
+        retained: Callable[[Any], bool],
+        cutoff: Callable[[], float],
+    ) -> None:
+        self._client = client
+        self._layout = layout
+        self._where = where
+        self._retained = retained
+        self._cutoff = cutoff
+
+    async def fetch(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled within retention, or ``None``."""
+        key = self._layout.record(pending_id)
+        with guard(self._where, pending_id):
+            fields: dict[Any, Any] = await self._client.hgetall(key)
+        if not fields:
+            return None
+        try:
+            record = decode(fields, hashed=True)
+        except CorruptRecordError as error:
+            raise CorruptRecordError(f"{key} at {self._where}: {error}") from None
+        return record if self._visible(record, fields) else None
+
+    async def fetch_many(self, pending_ids: Sequence[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist, in one pipeline."""
+        if not pending_ids:
+            return []
+        keys = [self._layout.record(pending_id) for pending_id in pending_ids]
+        async with self._client.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.hgetall(key)
+            with guard(self._where):
+                replies = await pipe.execute(raise_on_error=False)
+        read = scripts.decode_hashes(keys, replies, logger)
+        return [record for record, fields in read if self._visible(record, fields)]
+
+    async def pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
+        """The pending requests whose fields match ``filters`` (``None`` matches any)."""
+        room_id = filters["room_id"]
+        index = self._layout.pending if room_id is None else self._layout.room(room_id)
+        with guard(self._where):
+            ids = await self._client.zrange(index, 0, -1)
+        records = await self.fetch_many([text(pending_id) for pending_id in ids])
+        return [
+            record
+            for record in records
+            if record.status is _PENDING
+            and all(
+                value is None or getattr(record, name) == value for name, value in filters.items()
+            )
+        ]
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True."""
+        key = self._layout.record(pending_id)
+        with guard(self._where, pending_id):
+            owed = await self._client.hexists(key, scripts.UNANNOUNCED)
+        return not owed
+
+    async def list_settled(self, wanted: Wanted, limit: int) -> list[PendingInput]:
+        """The most recently settled requests within the retention, newest first, of the
+        actors ``wanted`` (checked by :func:`~roomkit.stores.base.check_settled_listing`)."""
+        layout = self._layout
+        indexes = [layout.settled] if wanted is None else [layout.settled_for(a) for a in wanted]
+        cutoff = f"({self._cutoff()!r}"
+        async with self._client.pipeline(transaction=False) as pipe:
+            for index in indexes:
+                pipe.zrevrangebyscore(index, "+inf", cutoff, start=0, num=limit, withscores=True)
+            with guard(self._where):
+                replies = await pipe.execute()
+        newest = sorted(
+            ((float(score), text(member)) for reply in replies for member, score in reply),
+            reverse=True,
+        )
+        records = await self.fetch_many([pending_id for _, pending_id in newest[:limit]])
+        order = {pending_id: rank for rank, (_, pending_id) in enumerate(newest)}
+        records.sort(key=lambda record: order[record.pending_id])
+        return [record for record in records if record.status is not _PENDING]
+
+    def _visible(self, record: PendingInput, fields: Mapping[Any, Any]) -> bool:
+        """Whether ``record`` is pending, or settled within the retention."""
+        if record.status is _PENDING:
+            return True
+        return self._retained(fields.get(b"settled_at", fields.get("settled_at")))

@@ -1,0 +1,94 @@
+"""The SQLite store's approvals part: approvers, votes and the requests' history chains.
+
+Each write runs in the store's ``BEGIN IMMEDIATE`` transaction, which holds the file's write
+lock: a vote is judged, recorded and (when it decides) settled with its history entries, all
+or nothing, and an append reads the chain's head with no other process appending between.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import aiosqlite
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._history import entry_text, read_entry
+from roomkit.stores._quorum import Ballot, Judgement, widened
+from roomkit.stores._records import names_text, read_names
+from roomkit.stores._trail import StoreTrail
+from roomkit.stores.sqlite import _schema as sql
+from roomkit.stores.sqlite._batch import Write
+from roomkit.stores.sqlite._feed import ChangeLog
+from roomkit.stores.sqlite._history import append_chained
+from roomkit.stores.sqlite._link import fetch_all, query
+from roomkit.stores.sqlite._votes import cast
+
+__all__ = ["Approvals"]
+
+_PENDING = PendingInputStatus.PENDING
+
+
+class Approvals:
+    """Approvers, votes and history on one store's connection.
+
+    Args:
+        write: runs one write in the store's write transaction.
+        session: opens the store's connection for a read.
+        changes: the store's change log, which a vote's settle is staged in.
+        trail: the store's audit trail, whose anchoring signs the chains' heads.
+    """
+
+    def __init__(
+        self,
+        write: Callable[[Write[Any]], Awaitable[Any]],
+        session: Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]],
+        changes: ChangeLog,
+        trail: StoreTrail,
+    ) -> None:
+        self._write = write
+        self._session = session
+        self._changes = changes
+        self._trail = trail
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers; ``None`` when not pending."""
+
+        def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
+            found = query(db, sql.SELECT_APPROVERS, (pending_id,))
+            if not found or found[0][0] != _PENDING:
+                return None
+            _, approvers, voters, quorum = found[0]
+            approvers, voters = widened(read_names(approvers), read_names(voters), quorum, actors)
+            written = (names_text(approvers), names_text(voters), pending_id)
+            rows = query(db, sql.SET_APPROVERS, written)
+            return sql.decode_row(rows[0])
+
+        record: PendingInput | None = await self._write(write)
+        return record
+
+    async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
+        """Judge and record ``ballot`` in one write transaction (one attempt)."""
+
+        def write(db: sqlite3.Connection, now: float) -> Judgement:
+            return cast(db, pending_id, ballot, now, self._changes, self._trail.anchoring)
+
+        judgement: Judgement = await self._write(write)
+        return judgement
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's chain, under the file's write lock; its ``seq``."""
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+
+        def write(db: sqlite3.Connection, now: float) -> int:
+            return append_chained(db, pending_id, (entry,), now, self._trail.anchoring)[0]
+
+        return int(await self._write(write))
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first."""
+        async with self._session() as db:
+            rows = await fetch_all(db, sql.READ_HISTORY, (pending_id,))
+        return [read_entry(text, int(seq)) for seq, text in rows]

@@ -1,0 +1,198 @@
+"""The reading side of :class:`~roomkit.tools.human_input.HumanInputHandler`.
+
+What a handler tells about its requests without asking anyone anything: a request, the open
+ones, the recent outcomes, a request's history (and the entries surfaces add to it), the
+changes as they happen, and the collaborators kept beside the requests (the store, its
+audit trail, the spend-once ledger, the notification outbox). :class:`HandlerReads` holds
+the handler's collaborators, which the handler builds, and answers from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
+
+from roomkit.models.history import Entry
+from roomkit.models.pending_input import PendingInput
+from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
+from roomkit.stores.outbox import Outbox
+from roomkit.tools.human_input._announce import Announcer
+from roomkit.tools.human_input._deadlines import expire_overdue
+from roomkit.tools.human_input._decisions import Decisions
+from roomkit.tools.human_input._durable_engine import DurableEngine
+from roomkit.tools.human_input._memory_engine import MemoryEngine
+from roomkit.tools.human_input.statistics import HandlerStatistics
+from roomkit.tools.human_input.stores import PendingStore, StoreTrail
+
+__all__ = ["HandlerReads"]
+
+
+class HandlerReads:
+    """Requests, histories and changes as the handler's engine and store hold them.
+
+    Args:
+        engine: the engine the handler hands its requests to.
+        decisions: the handler's approvals and histories.
+        announcer: the handler's channel scopes and notifications.
+        trail: the histories' signed heads and checkpoints, if kept.
+        ledger: the spend-once ledger beside the requests.
+        outbox: the notification outbox beside the requests.
+    """
+
+    def __init__(
+        self,
+        engine: MemoryEngine | DurableEngine,
+        decisions: Decisions,
+        announcer: Announcer,
+        trail: StoreTrail | None,
+        ledger: SpendLedger,
+        outbox: Outbox,
+    ) -> None:
+        self._engine = engine
+        self._decisions = decisions
+        self._announcer = announcer
+        self._trail = trail
+        self._ledger = ledger
+        self._outbox = outbox
+
+    # -- history -----------------------------------------------------------------------------
+
+    async def history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first: each entry a dict with ``type`` (``created``,
+        ``shown``, ``voted``, ``decided``, ``settled``, ``executed``, ``escalated``),
+        ``at`` (ISO-8601 UTC), ``actor``, ``surface``, ``seq`` and the type's own fields.
+
+        On a durable store it is the store's, shared by every process; otherwise it lives
+        in this process while the store knows the request (open, or its outcome retained),
+        and a request it no longer knows has an empty history.
+        """
+        return await self._decisions.history(pending_id)
+
+    async def record(self, pending_id: str, entry: dict[str, Any] | Entry) -> int:
+        """Append ``entry`` to the request's history (e.g. a surface's ``shown``); its seq.
+
+        ``entry`` is a dict, or a typed entry of :mod:`roomkit.models.history`
+        (``Shown(actor="ann", surface="desk")``).
+
+        Raises:
+            TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
+                ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one).
+            UnknownRequestError: on the memory store, the request's history is gone (its
+                outcome left the retention).
+        """
+        return await self._decisions.record(pending_id, entry)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def get_request(self, pending_id: str) -> PendingInput | None:
+        """The request with this id, pending or settled (within retention), or ``None``."""
+        return await self._engine.get_request(pending_id)
+
+    async def list_pending(
+        self,
+        *,
+        room_id: str | None = None,
+        actor_id: str | None = None,
+        channel_id: str | None = None,
+    ) -> list[PendingInput]:
+        """The requests still waiting for an answer, oldest first; ``None`` filters nothing.
+
+        On a durable store this lists every process's requests.
+        """
+        return await self._engine.list_pending(room_id, actor_id, channel_id)
+
+    def time_left(self, request: PendingInput) -> float | None:
+        """Seconds until ``request``'s deadline (negative once past), ``None`` without one.
+
+        Measured on the clock the deadline is set on: the store's, on a durable store.
+        """
+        if request.deadline is None:
+            return None
+        return request.deadline - self._engine.clock()
+
+    async def expire_overdue(self, requests: Iterable[PendingInput]) -> list[PendingInput]:
+        """``requests`` as they stand once those past their deadline have timed out.
+
+        The process that waits on a request records its timeout; when none waits any more
+        (its agent stopped), a list would show it open for ever. Each pending request past
+        its deadline is settled ``TIMED_OUT`` here, through the same check-and-set as an
+        answer. Requests that left the store are dropped.
+        """
+        return await expire_overdue(self._engine, requests)
+
+    @property
+    def store(self) -> PendingStore | DurableStore:
+        """Where the requests live; the notification outbox is kept beside them."""
+        return self._engine.store
+
+    @property
+    def audit_trail(self) -> StoreTrail | None:
+        """The histories' signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``): the durable
+        store's, or those this handler keeps in memory; ``None`` for a store without them."""
+        return self._trail
+
+    @property
+    def ledger(self) -> SpendLedger:
+        """The spend-once ledger beside the requests: single-use links, revoked tokens.
+
+        On a durable store it is the store's own, shared by every process on it; on the
+        memory store it lives in this process.
+        """
+        return self._ledger
+
+    @property
+    def outbox(self) -> Outbox:
+        """The notification outbox beside the requests: on a durable store the store's own
+        (``store.outbox``), shared by every process on it; on the memory store, in memory."""
+        return self._outbox
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """Recent outcomes, newest first: the store's ``list_settled``, for any store.
+
+        ``actor_ids`` and ``limit`` are checked as the stores check them (``limit`` from 1
+        to 200; ``None`` among the actors for requests naming none). On a durable store this
+        is every process's outcomes within the retention; on the memory store, the last
+        ``retention`` outcomes; a store that keeps no history lists nothing.
+        """
+        check_settled_listing(actor_ids, limit)
+        return await self._engine.list_settled(actor_ids, limit)
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener(change)`` when a request is created or settles; returns the undo.
+
+        Changes are hints (:class:`PendingChange`): re-read the request with
+        :meth:`get_request`. On a durable store they come from every process sharing it, may
+        repeat, and a ``RESYNC`` says some may have been missed.
+        """
+        if not callable(listener):
+            raise TypeError(f"listener must be callable, got {listener!r}")
+        return self._engine.subscribe(listener)
+
+    @property
+    def durable(self) -> bool:
+        """True when requests live in a durable store shared by processes."""
+        return self._engine.durable
+
+    @property
+    def pending(self) -> dict[str, PendingInput]:
+        """A snapshot of the active requests, by id.
+
+        A request answered but not yet collected by its ``wait()`` is still listed, with its
+        new status, until ``wait()`` or ``release()`` retires it.
+        """
+        return self._engine.pending()
+
+    def statistics(self) -> HandlerStatistics:
+        """This process's figures: requests held, waits parked, deadlines, notifications."""
+        return self._engine.statistics(len(self._announcer.tasks))
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` without a channel id was called."""
+        return self._announcer.closed
+
+    def is_closed_for(self, channel_id: str) -> bool:
+        """True when creates for ``channel_id`` are refused."""
+        return self._announcer.is_closed_for(channel_id)
