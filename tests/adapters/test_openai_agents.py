@@ -161,3 +161,46 @@ async def test_a_new_process_resumes_from_the_state_kept_in_the_store(tmp_path: 
     finally:
         await lapsed.close()
     assert sent == ["bob0"]
+
+
+async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL after the settle, inside the resume (the approved tool running): the dead
+    resumer's claim holds the run until its lease lapses (on the store's clock); then, of two
+    resumers at once, one resumes it, once."""
+    import signal
+    import sys
+
+    from tests.adapters.framework_resumers import RUN_KEY, openai_agent
+
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    ran = tmp_path / "ran.txt"
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    agent = openai_agent(ran, die=False, resumed=False)
+    (held,) = await oa.start(agent, "go", handler=handler, run_key=RUN_KEY)
+    assert await handler.aresolve(held, approve(), by="alice")
+    script = Path(__file__).with_name("framework_resumers.py")
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), "openai_agents", str(tmp_path), cwd=Path(__file__).parents[2]
+    )
+    assert await child.wait() == -signal.SIGKILL
+    resumed = openai_agent(ran, die=False, resumed=True)
+    assert await oa.resume(resumed, RUN_KEY, handler=handler) == []
+    assert not ran.exists()  # the dead resumer's claim still holds
+    later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 301)
+    both = await asyncio.gather(
+        oa.resume(resumed, RUN_KEY, handler=HumanInputHandler(store=later)),
+        oa.resume(
+            openai_agent(ran, die=False, resumed=True),
+            RUN_KEY,
+            handler=HumanInputHandler(store=later),
+        ),
+    )
+    assert both == [[], []]
+    assert await oa.resume(resumed, RUN_KEY, handler=HumanInputHandler(store=later)) == []
+    await later.close()
+    await store.close()
+    assert ran.read_text() == "ran\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -140,3 +141,69 @@ async def test_the_desk_takes_a_listed_approver_and_refuses_another() -> None:
     results = await pa.results_for(requests, handler=world.handler)
     assert results is not None
     assert results.answered_by == {part.tool_call_id: "bob"}
+
+
+async def test_resume_continues_the_run_once(handler: HumanInputHandler) -> None:
+    """Durable with the next run: two resumers at once run it once; a later one finds
+    nothing to do."""
+    sent: list[str] = []
+    agent = build(pa.deferred_handler(handler, wait=False, actor="alice"), ["send"], sent)
+    first = await agent.run("go")
+    (part,) = first.output.approvals
+    held = first.output.metadata[part.tool_call_id]["roomkit"]["pending_id"]
+    assert await handler.aresolve(held, approve(), by="alice")
+    history = first.all_messages()
+    both = await asyncio.gather(
+        pa.resume(agent, first.output, history, handler=handler),
+        pa.resume(agent, first.output, history, handler=handler),
+    )
+    (second,) = [result for result in both if result is not None]
+    assert json.loads(second.output) == {"send": "sent to a"}
+    assert await pa.resume(agent, first.output, history, handler=handler) is None
+    assert await pa.results_for(first.output, handler=handler) is None
+    assert sent == ["a"]
+
+
+async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL after the settle, inside the resume (the approved tool running): the dead
+    resumer's claim holds the run until its lease lapses (on the store's clock); then, of two
+    resumers at once, one resumes it, once."""
+    import signal
+    import sys
+    import time
+
+    from tests.adapters.framework_resumers import keep_paused_run, pydantic_agent
+
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    ran = tmp_path / "ran.txt"
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    first = await pydantic_agent(ran, die=False, handler=handler).run("go")
+    requests, history = first.output, first.all_messages()
+    (part,) = requests.approvals
+    held = requests.metadata[part.tool_call_id]["roomkit"]["pending_id"]
+    assert await handler.aresolve(held, approve(), by="alice")
+    keep_paused_run(tmp_path, requests, history)
+    script = Path(__file__).with_name("framework_resumers.py")
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), "pydantic_ai", str(tmp_path), cwd=Path(__file__).parents[2]
+    )
+    assert await child.wait() == -signal.SIGKILL
+    agent = pydantic_agent(ran, die=False, handler=handler)
+    assert await pa.resume(agent, requests, history, handler=handler) is None
+    assert not ran.exists()  # the dead resumer's claim still holds
+    lapsed = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 301)
+    later = HumanInputHandler(store=lapsed)
+    both = await asyncio.gather(
+        pa.resume(agent, requests, history, handler=later),
+        pa.resume(pydantic_agent(ran, die=False, handler=later), requests, history, handler=later),
+    )
+    (second,) = [result for result in both if result is not None]
+    assert json.loads(second.output) == {"send": "sent"}
+    assert await pa.resume(agent, requests, history, handler=later) is None
+    await lapsed.close()
+    await store.close()
+    assert ran.read_text() == "ran\n"

@@ -7,7 +7,8 @@ approval has no slot for a response); a call deferred as a ``'question'`` become
 question. Pass :func:`deferred_handler` to ``HandleDeferredToolCalls(handler=...)``: with
 ``wait=True`` the run waits in this process while people answer; with ``wait=False`` the
 run ends with its ``DeferredToolRequests`` (each call's ``metadata`` names its request), and
-:func:`results_for` builds the ``DeferredToolResults`` of the next run once they are settled.
+:func:`results_for` builds the ``DeferredToolResults`` of the next run once they are settled
+(or :func:`resume` runs the next run with them, once, taken over when a resumer dies).
 Who answered goes in ``answered_by``, as the handler verified them. Calls deferred for
 another reason (``'external'``) are left to the application.
 """
@@ -29,14 +30,14 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
     ) from exc
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["CHANNEL", "METADATA_KEY", "deferred_handler", "results_for"]
+__all__ = ["CHANNEL", "METADATA_KEY", "deferred_handler", "results_for", "resume"]
 
 CHANNEL = "pydantic-ai"
 """The channel id a run's requests are raised under."""
@@ -47,6 +48,8 @@ Rules = Mapping[str, Approval] | Iterable[str] | None
 Handler = Callable[[Any, DeferredToolRequests], Awaitable[DeferredToolResults | None]]
 
 _DECISIONS = ("approve", "edit", "reject")
+_LEASE = 300.0
+"""Seconds a resumer holds its claim on a run's pause before another may take it."""
 
 
 def deferred_handler(
@@ -70,9 +73,7 @@ def deferred_handler(
         actor: who is asked the questions (and decides approvals naming no approvers).
         room: the room the requests belong to.
     """
-    asker = Asker(
-        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
-    )
+    asker = _asker(handler, approvals, timeout, actor, room)
 
     async def handle(ctx: Any, requests: DeferredToolRequests) -> DeferredToolResults | None:
         run = str(getattr(ctx, "run_id", None) or "")
@@ -107,15 +108,83 @@ async def results_for(
     Waits for the settles (a person answering in any process sharing the store, or the
     deadline). One caller gets the results, once for good: keep them until the next run
     has taken them; another caller, at the same time or later, gets ``None`` (nothing to
-    do: the run is continued). Pass the same ``approvals`` and
-    ``timeout`` as :func:`deferred_handler`.
+    do: the run is continued). :func:`resume` runs the next run itself, and hands the
+    results out again when a resumer dies before its run is done. Pass the same
+    ``approvals`` and ``timeout`` as :func:`deferred_handler`.
 
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
     """
-    asker = Asker(
-        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
-    )
+    asker = _asker(handler, approvals, timeout, actor, room)
+    claim, decided = await _decided(asker, requests)
+    # Handed out once for good: the caller's next run is the resume.
+    if not await asker.claim(claim):
+        return None
+    return _results(requests, decided)
+
+
+async def resume(
+    agent: Any,
+    requests: DeferredToolRequests,
+    message_history: Sequence[Any],
+    *,
+    handler: HumanInputHandler,
+    approvals: Rules = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    actor: str | None = None,
+    room: str = "",
+    **options: Any,
+) -> Any:
+    """Continue the run that ended with ``requests`` once they are settled, once.
+
+    Waits for the settles as :func:`results_for` does, then runs
+    ``agent.run(message_history=..., deferred_tool_results=...)`` and returns its result.
+    A resumer holds the resume while it runs (a second, at the same time or later, gets
+    ``None``); one that dies before its run is done lets another take it over once its
+    lease of five minutes, on the store's clock, has lapsed.
+
+    Args:
+        agent: the agent of the run.
+        requests: the run's ``DeferredToolRequests`` (its output).
+        message_history: the run's messages (``result.all_messages()``).
+        handler: the human-input handler whose people answer.
+        approvals: as :func:`deferred_handler` took them.
+        timeout: as :func:`deferred_handler` took it.
+        actor: as :func:`deferred_handler` took it.
+        room: as :func:`deferred_handler` took it.
+        options: passed to ``agent.run`` (``deps``, ``usage_limits``, ...).
+
+    Returns:
+        The next run's result, or ``None`` when another resumer continued the run.
+
+    Raises:
+        ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
+    """
+    asker = _asker(handler, approvals, timeout, actor, room)
+    claim, decided = await _decided(asker, requests)
+    if not await asker.claim(claim, lease=_LEASE):
+        return None
+    try:
+        result = await agent.run(
+            message_history=list(message_history),
+            deferred_tool_results=_results(requests, decided),
+            **options,
+        )
+    except BaseException:
+        await asker.unclaim(claim)
+        raise
+    await asker.keep_claim(claim)
+    return result
+
+
+async def _decided(
+    asker: Asker, requests: DeferredToolRequests
+) -> tuple[str, list[tuple[Any, Pause, Verdict]]]:
+    """The claim naming ``requests``' resume, and each call's verdict once settled.
+
+    Raises:
+        ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
+    """
     opened = []
     for part in [*requests.approvals, *requests.calls]:
         mark = (requests.metadata.get(part.tool_call_id) or {}).get(METADATA_KEY)
@@ -130,11 +199,14 @@ async def results_for(
         )
     verdicts = await asyncio.gather(*(asker.await_id(pid, pause) for _, pause, pid in opened))
     claim = "pa:" + ",".join(sorted(pause.key for _, pause, _ in opened))
-    # Handed out once for good: the caller's next run is the resume.
-    if not await asker.claim(claim):
-        return None
-    return _results(
-        requests, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
+    return claim, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
+
+
+def _asker(
+    handler: HumanInputHandler, approvals: Rules, timeout: float, actor: str | None, room: str
+) -> Asker:
+    return Asker(
+        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
     )
 
 

@@ -1,0 +1,115 @@
+"""Resumers in a process of their own, for the crash tests:
+``python framework_resumers.py openai_agents|pydantic_ai FOLDER``.
+
+Each agent holds one tool call for approval; the tool kills this process (SIGKILL) when it
+runs, so the resumer dies after it claimed the resume and before the run moved on. The
+tests build the same agents with ``die=False`` to start the run and to resume it later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+RUN_KEY = "crash"
+
+
+def tool_body(ran: Path, die: bool) -> str:
+    """The held tool: dies here in the crashing resumer, else notes that it ran."""
+    if die:
+        os.kill(os.getpid(), signal.SIGKILL)
+    with ran.open("a") as written:
+        written.write("ran\n")
+    return "sent"
+
+
+def openai_agent(ran: Path, *, die: bool, resumed: bool) -> Any:
+    """An agent whose scripted model calls ``send`` once (or, ``resumed``, only finishes)."""
+    from agents import Agent, function_tool, set_tracing_disabled
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    set_tracing_disabled(True)
+
+    @function_tool(needs_approval=True)
+    def send(to: str) -> str:
+        """Send a message."""
+        return tool_body(ran, die)
+
+    call = [function_call("send", {"to": "bob"}, call_id="call-1")]
+    model = ScriptedModel([[assistant_message("done")]] if resumed else [call])
+    return Agent(name="mailer", model=model, tools=[send])
+
+
+def pydantic_agent(ran: Path, *, die: bool, handler: HumanInputHandler) -> Any:
+    """An agent whose test model calls ``send``, held for approval, ending the run."""
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import HandleDeferredToolCalls
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.tools import DeferredToolRequests
+
+    from roomkit.adapters import pydantic_ai as pa
+
+    handle = pa.deferred_handler(handler, wait=False)
+    agent: Any = Agent(
+        TestModel(call_tools=["send"]),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[HandleDeferredToolCalls(handler=handle)],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def send(to: str) -> str:
+        return tool_body(ran, die)
+
+    return agent
+
+
+def paused_run(folder: Path) -> tuple[Any, list[Any]]:
+    """The ``DeferredToolRequests`` and the messages a test kept in ``folder``."""
+    from pydantic import TypeAdapter
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+    from pydantic_ai.tools import DeferredToolRequests
+
+    requests = TypeAdapter(DeferredToolRequests).validate_json(
+        (folder / "requests.json").read_bytes()
+    )
+    messages = ModelMessagesTypeAdapter.validate_json((folder / "messages.json").read_bytes())
+    return requests, messages
+
+
+def keep_paused_run(folder: Path, requests: Any, messages: list[Any]) -> None:
+    """Keep a paused run in ``folder`` for :func:`paused_run`."""
+    from pydantic import TypeAdapter
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+    from pydantic_ai.tools import DeferredToolRequests
+
+    (folder / "requests.json").write_bytes(TypeAdapter(DeferredToolRequests).dump_json(requests))
+    (folder / "messages.json").write_bytes(ModelMessagesTypeAdapter.dump_json(messages))
+
+
+async def main(framework: str, folder: Path) -> None:
+    store = SQLiteStore(folder / "requests.db")
+    handler = HumanInputHandler(store=store)
+    ran = folder / "ran.txt"
+    if framework == "openai_agents":
+        from roomkit.adapters import openai_agents as oa
+
+        agent = openai_agent(ran, die=True, resumed=True)
+        await oa.resume(agent, RUN_KEY, handler=handler)
+    else:
+        from roomkit.adapters import pydantic_ai as pa
+
+        requests, messages = paused_run(folder)
+        agent = pydantic_agent(ran, die=True, handler=handler)
+        await pa.resume(agent, requests, messages, handler=handler)
+    await store.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
