@@ -19,6 +19,7 @@ from roomkit.core.exceptions import HumanInputTimeoutError, InvalidAnswerError
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, default, remind
 
 ANSWER = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
 SEND = {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]}
@@ -347,3 +348,88 @@ async def test_a_batched_middleware_request_is_one_approval_per_call(
     final = await running
     assert sent == ["bob"]
     assert any("not eve" in str(message.content) for message in final["messages"])
+
+
+async def test_the_ladders_default_answers_a_question_and_an_expired_approval_can_run(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """Inline: nobody answers; the question resumes with the ladder's default (parsed as its
+    schema has it, put in the history), the approval with its rule's on-expiry approve;
+    the ladder's reminder is recorded with each request."""
+    ran: list[str] = []
+    graph = build(InMemorySaver(), ran)
+    final = await lg.run(
+        graph,
+        {},
+        config(),
+        handler=handler,
+        timeout=0.05,
+        approvals={"send": Approval(timeout=0.05, on_expiry="approve")},
+        ladder=Ladder(remind(0.01), on_expiry=default('{"colour": "grey"}')),
+    )
+    assert final["colour"] == {"colour": "grey"}
+    assert final["decision"] == {"type": "approve"}
+    assert ran == ["ask", "hold"]
+    question, held = await desk.next(), await desk.next()
+    history = await handler.history(question.pending_id)
+    assert [e["answer"] for e in history if e["type"] == "defaulted"] == ['{"colour": "grey"}']
+    for pending_id in (question.pending_id, held.pending_id):
+        jobs = [item.body["job"] for item in await handler.outbox.items_for(pending_id)]
+        assert "remind" in jobs
+
+
+async def test_a_durable_question_past_its_deadline_resumes_with_the_default(
+    tmp_path: Path,
+) -> None:
+    """Durable: a resumer after the deadline (on the store's clock) expires the question and
+    resumes the thread with the default, once."""
+    import time
+
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    ran: list[str] = []
+    ladder = Ladder(on_expiry=default('{"colour": "grey"}'))
+    graph = build(InMemorySaver(), ran)
+    store = SQLiteStore(tmp_path / "requests.db")
+    (question,) = await lg.start(
+        graph, {}, config(), handler=HumanInputHandler(store=store), ladder=ladder
+    )
+    later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 3601)
+    handler = HumanInputHandler(store=later)
+    try:
+        (held,) = await lg.resume(graph, config(), handler=handler, ladder=ladder)
+        assert ran == ["ask"]
+        assert held != question
+        assert (await graph.aget_state(config())).values["colour"] == {"colour": "grey"}
+    finally:
+        await later.close()
+        await store.close()
+
+
+async def test_a_default_breaking_the_questions_schema_is_refused_before_asking(
+    handler: HumanInputHandler,
+) -> None:
+    graph = build(InMemorySaver(), [])
+    ladder = Ladder(on_expiry=default("grey"))
+    with pytest.raises(ValueError, match="does not fit the answer schema"):
+        await lg.start(graph, {}, config(), handler=handler, ladder=ladder)
+    assert await handler.list_pending() == []
+
+
+async def test_a_question_taking_text_gets_the_persons_text(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """An answer schema that takes a string: the person's text is the answer, as typed."""
+
+    def ask(state: State) -> State:
+        return {"topic": interrupt("Which topic?", response_schema=str)}
+
+    graph = StateGraph(State)
+    graph.add_node("ask", ask)
+    graph.add_edge(START, "ask")
+    graph.add_edge("ask", END)
+    compiled = graph.compile(checkpointer=InMemorySaver())
+    running = asyncio.create_task(lg.run(compiled, {}, config(), handler=handler, actor="alice"))
+    asked = await desk.next()
+    assert await handler.aresolve(asked.pending_id, "42 bottles", by="alice")
+    assert (await running)["topic"] == "42 bottles"

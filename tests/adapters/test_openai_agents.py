@@ -18,6 +18,7 @@ from roomkit.adapters import openai_agents as oa
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, remind
 
 
 @pytest.fixture(autouse=True)
@@ -204,3 +205,26 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
     await later.close()
     await store.close()
     assert ran.read_text() == "ran\n"
+
+
+async def test_an_approval_whose_rule_approves_on_expiry_runs_the_call(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """Nobody decides: the rule's on-expiry approve runs the call; the ladder's reminder is
+    recorded with the request."""
+    sent: list[str] = []
+    rules = {"send": Approval(timeout=0.05, on_expiry="approve")}
+    result = await oa.run(
+        build(sent),
+        "go",
+        handler=handler,
+        run_key="r-5",
+        approvals=rules,
+        ladder=Ladder(remind(0.01)),
+    )
+    assert sent == ["bob0"]
+    assert outputs(result) == ["sent to bob0"]
+    held = await desk.next()
+    assert [item.body["job"] for item in await handler.outbox.items_for(held.pending_id)] == [
+        "remind"
+    ]

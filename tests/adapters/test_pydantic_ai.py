@@ -19,6 +19,7 @@ from roomkit.adapters import pydantic_ai as pa
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, default
 
 
 def build(handle: Any, tools: list[str], sent: list[str]) -> Agent[None, Any]:
@@ -207,3 +208,40 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
     await lapsed.close()
     await store.close()
     assert ran.read_text() == "ran\n"
+
+
+async def test_nobody_answers_the_ladders_default_answers_and_the_rule_approves(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """A question nobody answers gets the ladder's default (the model reads it marked as a
+    default); an approval whose rule approves on expiry runs."""
+    sent: list[str] = []
+    handle = pa.deferred_handler(
+        handler,
+        timeout=0.05,
+        approvals={"send": Approval(timeout=0.05, on_expiry="approve")},
+        ladder=Ladder(on_expiry=default("red")),
+    )
+    result = await build(handle, ["send", "ask"], sent).run("go")
+    output = json.loads(result.output)
+    assert sent == ["a"]
+    assert output["send"] == "sent to a"
+    told = json.loads(output["ask"])
+    assert (told["answer"], told["default"]) == ("red", True)
+    asked = {event.kind: event.pending_id for event in (await desk.next(), await desk.next())}
+    history = await handler.history(asked["question"])
+    assert [e["answer"] for e in history if e["type"] == "defaulted"] == ["red"]
+
+
+async def test_results_for_a_question_past_its_deadline_hold_the_default(
+    handler: HumanInputHandler,
+) -> None:
+    ladder = Ladder(on_expiry=default("red"))
+    agent = build(
+        pa.deferred_handler(handler, wait=False, timeout=0.05, ladder=ladder), ["ask"], []
+    )
+    requests = (await agent.run("go")).output
+    results = await pa.results_for(requests, handler=handler, timeout=0.05, ladder=ladder)
+    assert results is not None
+    (answer,) = results.calls.values()
+    assert json.loads(answer)["answer"] == "red"

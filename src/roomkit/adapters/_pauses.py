@@ -4,10 +4,12 @@ Every adapter of this package maps its framework's pause points onto the same tw
 a :class:`Pause` (an approval of a tool call, or a question with an answer schema) becomes a
 request of the human-input handler, keyed so that asking again after a crash re-attaches to
 it; a settled request becomes a :class:`Verdict` (approve, edit, reject, respond, expired,
-answer, refused), which each adapter turns into its framework's own decision. The rules are
-those of ``HumanInputToolHandler(approvals=...)``: an :class:`Approval` per tool name (who
-decides, the deadline, what expiry means, ``when=``); a pause of a tool not named is held
-under the default rule, so that nothing the framework holds runs unseen.
+answer, defaulted, refused), which each adapter turns into its framework's own decision. The
+rules are those of ``HumanInputToolHandler(approvals=..., ladder=...)``: an :class:`Approval`
+per tool name (who decides, the deadline, what expiry means, ``when=``); a pause of a tool not
+named is held under the default rule, so that nothing the framework holds runs unseen; a
+:class:`Ladder`'s reminders and escalations reach every request, and its ``on_expiry``
+default answers a question nobody answered in time.
 
 A resumer claims a resume in the handler's spend-once ledger (:meth:`Asker.claim`) before it
 continues a run, so that two resumers of the same settled pause continue it once.
@@ -31,7 +33,10 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, keep_ladder
+from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
+from roomkit.tools.validation import validate_answer, validate_answer_text
 
 __all__ = ["DEFAULT_TIMEOUT", "Asker", "Pause", "Verdict", "question_arguments"]
 
@@ -42,7 +47,9 @@ _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
 
-VerdictKind = Literal["approve", "edit", "reject", "respond", "expired", "answer", "refused"]
+VerdictKind = Literal[
+    "approve", "edit", "reject", "respond", "expired", "answer", "defaulted", "refused"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +82,16 @@ class Verdict:
 
     kind: VerdictKind
     """``approve``, ``edit``, ``reject``, ``respond`` (approvals), ``answer`` (questions),
-    ``expired`` (nobody answered in time) or ``refused`` (a question rejected or given up)."""
+    ``expired`` (nobody answered in time), ``defaulted`` (a question nobody answered in time,
+    answered by the ladder's default) or ``refused`` (a question rejected or given up)."""
     arguments: dict[str, Any] | None = None
     """On an edit, the person's replacement arguments (checked against the tool's schema)."""
     text: str = ""
-    """A rejection's reason, a response, or what the model reads of an expiry or refusal."""
+    """A rejection's reason, a response, or what the model reads of an expiry, a refusal or
+    a default (the default answer, marked as one)."""
     answer: Any = None
-    """On a question, the answer: the person's JSON, parsed, when it has an answer schema."""
+    """On a question, the answer (the person's or the ladder's default): JSON, parsed, when
+    the question has an answer schema that takes more than text."""
     by: str | None = None
     """Who settled it, as the handler verified them (``None`` for an expiry)."""
 
@@ -107,9 +117,15 @@ class Asker:
             approvers.
         room: the room the requests belong to (the desk lists them there).
         channel: the name the requests are raised under (part of each key's scope).
+        ladder: reminders and escalations recorded with every request, and the default
+            answer of a question nobody answered in time (``on_expiry``; an approval ends
+            by its rule's ``on_expiry``).
+
+    Raises:
+        ValueError: a ladder's step comes at or past a deadline.
     """
 
-    __slots__ = ("actor", "channel", "handler", "room", "rules", "timeout")
+    __slots__ = ("actor", "channel", "handler", "ladder", "room", "rules", "timeout")
 
     def __init__(
         self,
@@ -120,6 +136,7 @@ class Asker:
         actor: str | None,
         room: str,
         channel: str,
+        ladder: Ladder | None = None,
     ) -> None:
         if not isinstance(handler, HumanInputHandler):
             raise TypeError(
@@ -134,6 +151,7 @@ class Asker:
         self.actor = actor
         self.room = room
         self.channel = channel
+        self.ladder = _checked_ladder(ladder, self.timeout, self.rules)
 
     def rule(self, tool_name: str) -> Approval:
         """The rule holding ``tool_name``: its own, else the default one."""
@@ -154,9 +172,29 @@ class Asker:
         return await needs_person(self.rule(pause.tool_name), pause.tool_name, pause.arguments)
 
     async def open(self, pause: Pause) -> PendingInput:
-        """The request of ``pause``: created, or the one its key names already."""
+        """The request of ``pause``: created, or the one its key names already; the ladder's
+        steps recorded with it (once: recording them again changes nothing).
+
+        Raises:
+            ValueError: the ladder's default answer does not fit the question's schema.
+        """
+        request = await self._create(pause)
+        if self.ladder is not None and request.status is _PENDING:
+            await keep_ladder(self.handler, request, self.ladder)
+        return request
+
+    async def _create(self, pause: Pause) -> PendingInput:
         handler, limit = self.handler, self.limit(pause)
         if pause.kind == "question":
+            default = self.ladder.on_expiry if self.ladder is not None else None
+            if default is not None and pause.answer_schema is not None:
+                problem = validate_answer_text(pause.answer_schema, default.text)
+                if problem is not None:
+                    raise ValueError(
+                        f"the ladder's default {default.text!r} does not fit the answer schema "
+                        f"of {pause.tool_name!r} ({problem}): give default() an answer the "
+                        "question takes"
+                    )
             return await handler.create(
                 pause.tool_name,
                 pause.arguments,
@@ -196,7 +234,7 @@ class Asker:
         with contextlib.suppress(HumanInputTimeoutError, HumanInputRejectedError):
             await self.handler.wait(request.pending_id, timeout=self.limit(pause))
         settled = await self.handler.get_request(request.pending_id)
-        verdict = self.verdict(settled or request, pause)
+        verdict = await self._verdict(settled or request, pause)
         assert verdict is not None
         return verdict
 
@@ -204,7 +242,7 @@ class Asker:
         """Wait for the request ``pending_id`` of ``pause`` to settle; its verdict."""
         with contextlib.suppress(HumanInputTimeoutError, HumanInputRejectedError):
             await self.handler.wait(pending_id, timeout=self.limit(pause))
-        verdict = self.verdict(await self._read(pending_id, pause), pause)
+        verdict = await self._verdict(await self._read(pending_id, pause), pause)
         assert verdict is not None
         return verdict
 
@@ -219,7 +257,7 @@ class Asker:
         if request.status is _PENDING:
             await self.handler.expire_overdue([request])
             request = await self._read(pending_id, pause)
-        return self.verdict(request, pause)
+        return await self._verdict(request, pause)
 
     async def _read(self, pending_id: str, pause: Pause) -> PendingInput:
         request = await self.handler.get_request(pending_id)
@@ -239,7 +277,17 @@ class Asker:
         if request.status is _PENDING:
             await self.handler.expire_overdue([request])
             request = await self.handler.get_request(request.pending_id) or request
-        return self.verdict(request, pause)
+        return await self._verdict(request, pause)
+
+    async def _verdict(self, request: PendingInput, pause: Pause) -> Verdict | None:
+        """:meth:`verdict`, with a default answer put in the request's history (once)."""
+        verdict = self.verdict(request, pause)
+        if verdict is not None and verdict.kind == "defaulted":
+            history = await self.handler.history(request.pending_id)
+            if not any(entry.get("type") == "defaulted" for entry in history):
+                answer = self.ladder.on_expiry.text  # type: ignore[union-attr]
+                await self.handler.record(request.pending_id, new_entry("defaulted", answer=answer))
+        return verdict
 
     def verdict(self, request: PendingInput, pause: Pause) -> Verdict | None:
         """What the settled ``request`` comes to; ``None`` while it is open."""
@@ -253,6 +301,10 @@ class Asker:
                 return Verdict(
                     "expired", text=texts.approval_expired(pause.tool_name, self.limit(pause))
                 )
+            default = self.ladder.on_expiry if self.ladder is not None else None
+            if default is not None:
+                text = texts.human_input_defaulted(pause.tool_name, self.limit(pause), default.text)
+                return Verdict("defaulted", answer=_parsed(pause, default.text), text=text)
             return Verdict(
                 "expired", text=texts.human_input_timed_out(pause.tool_name, self.limit(pause))
             )
@@ -263,8 +315,7 @@ class Asker:
             return Verdict("reject", text=reason, by=by)
         text = request.result or ""
         if pause.kind == "question":
-            answer: Any = json.loads(text) if pause.answer_schema is not None else text
-            return Verdict("answer", answer=answer, by=by)
+            return Verdict("answer", answer=_parsed(pause, text), by=by)
         decision = read_decision(text)
         return Verdict(decision.kind, arguments=decision.arguments, text=decision.text, by=by)
 
@@ -289,3 +340,36 @@ class Asker:
     async def unclaim(self, name: str) -> None:
         """Give the resume ``name`` back (the resume failed before the run moved on)."""
         await self.handler.ledger.refund_spent(f"resume:{name}")
+
+
+def _parsed(pause: Pause, text: str) -> Any:
+    """A question's answer text as its framework receives it: the text itself when there is
+    no answer schema or the schema takes it as text (as the desk checked it), else its JSON,
+    parsed."""
+    schema = pause.answer_schema
+    if schema is None or validate_answer(schema, text) is None:
+        return text
+    return json.loads(text)
+
+
+def _checked_ladder(
+    ladder: Ladder | None, timeout: float, rules: Mapping[str, Approval]
+) -> Ladder | None:
+    """``ladder``, once its steps come before every deadline they may meet.
+
+    Raises:
+        TypeError: it is not a :class:`Ladder`.
+        ValueError: a step comes at or past the timeout, or a held tool's own.
+    """
+    if ladder is None:
+        return None
+    if not isinstance(ladder, Ladder):
+        raise TypeError(f"ladder must be a Ladder, got {type(ladder).__name__}")
+    ladder.check(timeout)
+    for tool, rule in rules.items():
+        if rule.timeout is not None:
+            try:
+                ladder.check(rule.timeout)
+            except ValueError as error:
+                raise ValueError(f"approvals[{tool!r}]: {error}") from None
+    return ladder

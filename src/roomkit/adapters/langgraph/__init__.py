@@ -29,6 +29,7 @@ from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder
 
 __all__ = ["CHANNEL", "resume", "run", "start"]
 
@@ -51,6 +52,7 @@ async def run(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
 ) -> Any:
     """Run ``graph`` to its end, asking people through ``handler`` at each interrupt.
 
@@ -64,16 +66,24 @@ async def run(
         timeout: the person's deadline in seconds, where a rule gives none.
         actor: who is asked the questions (and decides approvals naming no approvers).
         room: the room the requests belong to.
+        ladder: reminders and escalations for every request, and a question's default
+            answer when nobody answers in time (``Ladder(on_expiry=default(...))``).
 
     Returns:
         The graph's final output value.
 
     Raises:
-        HumanInputTimeoutError, HumanInputRejectedError: a question expired or was refused
-            (the thread stays paused at it).
+        HumanInputTimeoutError, HumanInputRejectedError: a question expired (with no
+            ladder default) or was refused (the thread stays paused at it).
     """
     asker = Asker(
-        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+        handler,
+        approvals=approvals,
+        timeout=timeout,
+        actor=actor,
+        room=room,
+        channel=CHANNEL,
+        ladder=ladder,
     )
     thread = _thread(config)
     out = await graph.ainvoke(input, config, version="v2")
@@ -99,6 +109,7 @@ async def start(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
 ) -> list[str]:
     """Run ``graph`` until it finishes or stops at interrupts; the pending ids it opened.
 
@@ -107,7 +118,13 @@ async def start(
     every pause was decided at once, e.g. by a rule's ``when=``). Arguments as :func:`run`.
     """
     asker = Asker(
-        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+        handler,
+        approvals=approvals,
+        timeout=timeout,
+        actor=actor,
+        room=room,
+        channel=CHANNEL,
+        ladder=ladder,
     )
     out = await graph.ainvoke(input, config, version="v2")
     return await _settle_or_open(graph, config, asker, out.interrupts)
@@ -122,16 +139,23 @@ async def resume(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
 ) -> list[str]:
     """Continue the thread once its requests are settled; what :func:`start` returns.
 
     While a request is open this changes nothing and returns the ids still pending. When
     all are settled, one resumer continues the thread (a second, at the same time or later,
     finds nothing to do and returns ``[]``), up to its next interrupts. Pass the same
-    ``approvals``, ``timeout``, ``actor`` and ``room`` as :func:`start`.
+    ``approvals``, ``timeout``, ``actor``, ``room`` and ``ladder`` as :func:`start`.
     """
     asker = Asker(
-        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+        handler,
+        approvals=approvals,
+        timeout=timeout,
+        actor=actor,
+        room=room,
+        channel=CHANNEL,
+        ladder=ladder,
     )
     state = await graph.aget_state(config)
     return await _settle_or_open(graph, config, asker, tuple(state.interrupts))

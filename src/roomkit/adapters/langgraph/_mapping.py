@@ -70,9 +70,12 @@ def pauses_of(thread_id: str, interrupt: Any) -> list[Pause]:
 def resume_value(interrupt: Any, pauses: Sequence[Pause], verdicts: Sequence[Verdict]) -> Any:
     """What resumes ``interrupt`` once its pauses have ``verdicts``.
 
+    A question nobody answered in time resumes with the ladder's default answer, when the
+    ladder has one.
+
     Raises:
-        HumanInputTimeoutError: a question nobody answered in time (a graph's question has
-            no refusal to carry; the thread stays paused).
+        HumanInputTimeoutError: a question nobody answered in time, with no default (a
+            graph's question has no refusal to carry; the thread stays paused).
         HumanInputRejectedError: a question a person refused to answer.
     """
     value = interrupt.value

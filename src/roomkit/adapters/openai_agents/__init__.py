@@ -30,6 +30,7 @@ from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder
 
 __all__ = ["CHANNEL", "resume", "run", "start"]
 
@@ -52,6 +53,7 @@ async def run(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
     **options: Any,
 ) -> RunResult:
     """Run ``agent`` to its end, asking people through ``handler`` at each approval.
@@ -66,12 +68,14 @@ async def run(
         timeout: the person's deadline in seconds, where a rule gives none.
         actor: decides approvals whose rule names no approvers.
         room: the room the requests belong to.
+        ladder: reminders and escalations for every request (an approval nobody decides
+            in time ends by its rule's ``on_expiry``: ``"approve"`` runs the call).
         options: passed to ``Runner.run`` (``context``, ``max_turns``, ...).
 
     Returns:
         The SDK's ``RunResult`` of the finished run.
     """
-    asker = _asker(handler, approvals, timeout, actor, room)
+    asker = _asker(handler, approvals, timeout, actor, room, ladder)
     key = _checked(run_key)
     result = await Runner.run(agent, input, **options)
     while result.interruptions:
@@ -95,6 +99,7 @@ async def start(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
     **options: Any,
 ) -> list[str]:
     """Run ``agent`` until it finishes or pauses for approvals; the pending ids it opened.
@@ -103,7 +108,7 @@ async def start(
     :func:`resume` continues it, in any process, once the requests are settled. An empty
     list: the run finished. Arguments as :func:`run`.
     """
-    asker = _asker(handler, approvals, timeout, actor, room)
+    asker = _asker(handler, approvals, timeout, actor, room, ladder)
     key = _checked(run_key)
     result = await Runner.run(agent, input, **options)
     return await _pause_or_finish(asker, SavedRuns(asker, key), result, 0)
@@ -118,6 +123,7 @@ async def resume(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
     **options: Any,
 ) -> list[str]:
     """Continue the run ``run_key`` once its requests are settled; what :func:`start` returns.
@@ -125,12 +131,12 @@ async def resume(
     While a request is open this changes nothing and returns the ids still pending. When
     all are settled, one resumer continues the run (another, at the same time or later,
     finds nothing to do and returns ``[]``), up to its next approvals. Pass the same
-    ``approvals``, ``timeout``, ``actor`` and ``room`` as :func:`start`.
+    ``approvals``, ``timeout``, ``actor``, ``room`` and ``ladder`` as :func:`start`.
 
     Raises:
         ValueError: no run was started under ``run_key``.
     """
-    asker = _asker(handler, approvals, timeout, actor, room)
+    asker = _asker(handler, approvals, timeout, actor, room, ladder)
     saved = SavedRuns(asker, _checked(run_key))
     paused = await saved.latest()
     if paused is None:
@@ -175,10 +181,21 @@ async def _pause_or_finish(
 
 
 def _asker(
-    handler: HumanInputHandler, approvals: Rules, timeout: float, actor: str | None, room: str
+    handler: HumanInputHandler,
+    approvals: Rules,
+    timeout: float,
+    actor: str | None,
+    room: str,
+    ladder: Ladder | None,
 ) -> Asker:
     return Asker(
-        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+        handler,
+        approvals=approvals,
+        timeout=timeout,
+        actor=actor,
+        room=room,
+        channel=CHANNEL,
+        ladder=ladder,
     )
 
 

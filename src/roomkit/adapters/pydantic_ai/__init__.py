@@ -36,6 +36,7 @@ from typing import Any
 from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder
 
 __all__ = ["CHANNEL", "METADATA_KEY", "deferred_handler", "results_for", "resume"]
 
@@ -60,6 +61,7 @@ def deferred_handler(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
 ) -> Handler:
     """The handler of ``HandleDeferredToolCalls(handler=...)`` that asks people through roomkit.
 
@@ -72,8 +74,10 @@ def deferred_handler(
         timeout: the person's deadline in seconds, where a rule gives none.
         actor: who is asked the questions (and decides approvals naming no approvers).
         room: the room the requests belong to.
+        ladder: reminders and escalations for every request, and a question's default
+            answer when nobody answers in time (the model reads it marked as a default).
     """
-    asker = _asker(handler, approvals, timeout, actor, room)
+    asker = _asker(handler, approvals, timeout, actor, room, ladder)
 
     async def handle(ctx: Any, requests: DeferredToolRequests) -> DeferredToolResults | None:
         run = str(getattr(ctx, "run_id", None) or "")
@@ -102,6 +106,7 @@ async def results_for(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
 ) -> DeferredToolResults | None:
     """The ``DeferredToolResults`` of ``requests`` once their roomkit requests are settled.
 
@@ -110,12 +115,12 @@ async def results_for(
     has taken them; another caller, at the same time or later, gets ``None`` (nothing to
     do: the run is continued). :func:`resume` runs the next run itself, and hands the
     results out again when a resumer dies before its run is done. Pass the same
-    ``approvals`` and ``timeout`` as :func:`deferred_handler`.
+    ``approvals``, ``timeout`` and ``ladder`` as :func:`deferred_handler`.
 
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
     """
-    asker = _asker(handler, approvals, timeout, actor, room)
+    asker = _asker(handler, approvals, timeout, actor, room, ladder)
     claim, decided = await _decided(asker, requests)
     # Handed out once for good: the caller's next run is the resume.
     if not await asker.claim(claim):
@@ -133,6 +138,7 @@ async def resume(
     timeout: float = DEFAULT_TIMEOUT,
     actor: str | None = None,
     room: str = "",
+    ladder: Ladder | None = None,
     **options: Any,
 ) -> Any:
     """Continue the run that ended with ``requests`` once they are settled, once.
@@ -152,6 +158,7 @@ async def resume(
         timeout: as :func:`deferred_handler` took it.
         actor: as :func:`deferred_handler` took it.
         room: as :func:`deferred_handler` took it.
+        ladder: as :func:`deferred_handler` took it.
         options: passed to ``agent.run`` (``deps``, ``usage_limits``, ...).
 
     Returns:
@@ -160,7 +167,7 @@ async def resume(
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
     """
-    asker = _asker(handler, approvals, timeout, actor, room)
+    asker = _asker(handler, approvals, timeout, actor, room, ladder)
     claim, decided = await _decided(asker, requests)
     if not await asker.claim(claim, lease=_LEASE):
         return None
@@ -203,10 +210,21 @@ async def _decided(
 
 
 def _asker(
-    handler: HumanInputHandler, approvals: Rules, timeout: float, actor: str | None, room: str
+    handler: HumanInputHandler,
+    approvals: Rules,
+    timeout: float,
+    actor: str | None,
+    room: str,
+    ladder: Ladder | None,
 ) -> Asker:
     return Asker(
-        handler, approvals=approvals, timeout=timeout, actor=actor, room=room, channel=CHANNEL
+        handler,
+        approvals=approvals,
+        timeout=timeout,
+        actor=actor,
+        room=room,
+        channel=CHANNEL,
+        ladder=ladder,
     )
 
 
