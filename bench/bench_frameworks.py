@@ -14,7 +14,11 @@ answer given by ``aresolve`` in the handler's notification callback. Per framewo
 Each figure is the p50 in milliseconds per cycle, the baseline and the adapter run in
 turns; "added" is the p50 (and p99) of the adapter's cycle minus the baseline's cycle run
 just before it. On SQLite that includes the request's create and the answer's settle, a
-commit with its fsync each. Target: at most 2 ms added (p50) on SQLite.
+commit each: with the store's default ``synchronous="full"`` each commit waits for the disk
+(an fsync), so the table also gives the floor of two bare commits of one row each on the
+same disk, measured in the same run; ``synchronous="normal"`` (the store's other level: a
+commit survives the process, the disk has it at the next checkpoint) shows roomkit's cost
+without the fsyncs. Target: at most 2 ms added (p50) on SQLite.
 
 Run ``python bench/bench_frameworks.py``: it prints a table and exits 0 (``--check`` makes a
 missed target exit 1; ``--samples N`` sets the cycles per case, 300 by default, 60 with
@@ -24,6 +28,7 @@ missed target exit 1; ``--samples N`` sets the cycles per case, 300 by default, 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import sys
 import tempfile
 import time
@@ -81,7 +86,7 @@ async def paired_ms(own: Cycle, roomkit: Cycle, samples: int) -> dict[str, float
 
 def row(framework: str, kind: str, ms: dict[str, float]) -> Row:
     """One case's line: the target (2 ms added) holds on SQLite; memory has none."""
-    on_sqlite = kind == "SQLite"
+    on_sqlite = kind.startswith("SQLite")
     return Row(
         f"{framework}, {kind}: added per cycle, p50",
         f"{ms['added']:.2f} ms (p99 {ms['added_p99']:.2f} ms; own {ms['own']:.2f} ms, "
@@ -200,22 +205,52 @@ def openai_agents_cycles(handler: HumanInputHandler) -> tuple[Cycle, Cycle]:
     return own, roomkit
 
 
+def two_commits_ms(folder: Path, samples: int) -> Row:
+    """The floor on SQLite's default level: two commits of one row each, each waiting for the
+    disk (WAL, ``synchronous=FULL``), as a create and a settle are (p50)."""
+    db = sqlite3.connect(folder / "floor.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = FULL")
+    db.execute("CREATE TABLE t (n INTEGER)")
+    pairs = []
+    for n in range(samples + 5):
+        start = time.perf_counter()
+        for _ in range(2):
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO t VALUES (?)", (n,))
+            db.execute("COMMIT")
+        pairs.append(time.perf_counter() - start)
+    db.close()
+    floor = percentile(pairs[5:], 0.5) * 1000
+    return Row(
+        "SQLite (synchronous=FULL): two bare commits, p50",
+        f"{floor:.2f} ms",
+        value=floor,
+        unit="ms",
+    )
+
+
 async def main(samples: int) -> list[Row]:
     rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        rows.append(two_commits_ms(Path(folder), samples))
     for name, cycles in (
         ("LangGraph", langgraph_cycles),
         ("Pydantic AI", pydantic_ai_cycles),
         ("OpenAI Agents SDK", openai_agents_cycles),
     ):
         with tempfile.TemporaryDirectory() as folder:
-            store = SQLiteStore(Path(folder) / "bench.db")
+            full = SQLiteStore(Path(folder) / "full.db")
+            normal = SQLiteStore(Path(folder) / "normal.db", synchronous="normal")
             for kind, handler in (
                 ("memory", HumanInputHandler()),
-                ("SQLite", HumanInputHandler(store=store)),
+                ("SQLite", HumanInputHandler(store=full)),
+                ("SQLite synchronous=normal", HumanInputHandler(store=normal)),
             ):
                 own, roomkit = cycles(answering(handler))
                 rows.append(row(name, kind, await paired_ms(own, roomkit, samples)))
-            await store.close()
+            await full.close()
+            await normal.close()
     return rows
 
 

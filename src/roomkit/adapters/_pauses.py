@@ -17,7 +17,6 @@ continues a run, so that two resumers of the same settled pause continue it once
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -225,23 +224,29 @@ class Asker:
             decisions=pause.decisions,
         )
 
-    async def ask(self, pause: Pause) -> Verdict:
-        """Ask about ``pause`` and wait in this process for the verdict (inline mode)."""
+    async def ask(self, pause: Pause, *, who: bool = True) -> Verdict:
+        """Ask about ``pause`` and wait in this process for the verdict (inline mode).
+
+        ``who=False`` leaves an answer's ``by`` unread (one read of the store less), for a
+        framework with nowhere to record who answered.
+        """
         if not await self.needs_person(pause):
             return Verdict("approve")
         request = await self.open(pause)
-        # The request as settled says which of these it was, and who settled it.
-        with contextlib.suppress(HumanInputTimeoutError, HumanInputRejectedError):
-            await self.handler.wait(request.pending_id, timeout=self.limit(pause))
-        settled = await self.handler.get_request(request.pending_id)
-        verdict = await self._verdict(settled or request, pause)
-        assert verdict is not None
-        return verdict
+        return await self.await_id(request.pending_id, pause, who=who)
 
-    async def await_id(self, pending_id: str, pause: Pause) -> Verdict:
-        """Wait for the request ``pending_id`` of ``pause`` to settle; its verdict."""
-        with contextlib.suppress(HumanInputTimeoutError, HumanInputRejectedError):
-            await self.handler.wait(pending_id, timeout=self.limit(pause))
+    async def await_id(self, pending_id: str, pause: Pause, *, who: bool = True) -> Verdict:
+        """Wait for the request ``pending_id`` of ``pause`` to settle; its verdict (``who``
+        as :meth:`ask` takes it)."""
+        handler = self.handler
+        # A durable store wrote the deadline with the request: waiting writes none again.
+        limit = None if handler.durable else self.limit(pause)
+        try:
+            text: str | None = await handler.wait(pending_id, timeout=limit)
+        except (HumanInputTimeoutError, HumanInputRejectedError):
+            text = None  # the request as settled says which, and who settled it
+        if text is not None and not who:
+            return _answered(pause, text, None)
         verdict = await self._verdict(await self._read(pending_id, pause), pause)
         assert verdict is not None
         return verdict
@@ -313,11 +318,7 @@ class Asker:
             if request.withdrawn or pause.kind == "question":
                 return Verdict("refused", text=reason, by=by)
             return Verdict("reject", text=reason, by=by)
-        text = request.result or ""
-        if pause.kind == "question":
-            return Verdict("answer", answer=_parsed(pause, text), by=by)
-        decision = read_decision(text)
-        return Verdict(decision.kind, arguments=decision.arguments, text=decision.text, by=by)
+        return _answered(pause, request.result or "", by)
 
     async def claim(self, name: str, *, lease: float | None = None) -> bool:
         """Claim the resume ``name`` for this resumer; ``False`` when another holds it.
@@ -340,6 +341,14 @@ class Asker:
     async def unclaim(self, name: str) -> None:
         """Give the resume ``name`` back (the resume failed before the run moved on)."""
         await self.handler.ledger.refund_spent(f"resume:{name}")
+
+
+def _answered(pause: Pause, text: str, by: str | None) -> Verdict:
+    """The verdict of a request of ``pause`` answered with ``text``."""
+    if pause.kind == "question":
+        return Verdict("answer", answer=_parsed(pause, text), by=by)
+    decision = read_decision(text)
+    return Verdict(decision.kind, arguments=decision.arguments, text=decision.text, by=by)
 
 
 def _parsed(pause: Pause, text: str) -> Any:

@@ -90,7 +90,9 @@ async def run(
     while out.interrupts:
         asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in out.interrupts]
         # Every pause of this stop is asked at once: people answer them in any order.
-        verdicts = await asyncio.gather(*(asker.ask(p) for _, pauses in asked for p in pauses))
+        verdicts = await asyncio.gather(
+            *(asker.ask(p, who=False) for _, pauses in asked for p in pauses)
+        )
         answers: dict[str, Any] = {}
         for interrupt, pauses in asked:
             mine, verdicts = verdicts[: len(pauses)], verdicts[len(pauses) :]

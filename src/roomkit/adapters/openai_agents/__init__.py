@@ -82,7 +82,7 @@ async def run(
         state = result.to_state()
         items = state.get_interruptions()
         pauses = [_pause(key, item) for item in items]
-        verdicts = await asyncio.gather(*(asker.ask(pause) for pause in pauses))
+        verdicts = await asyncio.gather(*(asker.ask(pause, who=False) for pause in pauses))
         for item, verdict in zip(items, verdicts, strict=True):
             _apply(state, item, verdict)
         result = await Runner.run(agent, state, **options)
