@@ -3,14 +3,16 @@ talking to it in-process."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_rest_routes
-from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore
+from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskStore
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -53,10 +55,35 @@ def ask(question: str = "Which colour?") -> AIResponse:
     return MockAIProvider.tool_call("AskUserQuestion", {"question": question})
 
 
+class FileTaskStore(InMemoryTaskStore):
+    """The SDK's task store, each task also kept as a file: a new process reads them back."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+        folder.mkdir(exist_ok=True)
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        await super().save(task, context)
+        (self.folder / f"{task.id}.pb").write_bytes(task.SerializeToString())
+
+    async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
+        kept = self.folder / f"{task_id}.pb"
+        return Task.FromString(kept.read_bytes()) if kept.exists() else None
+
+
 class World:
-    def __init__(self, script: list[AIResponse], *, timeout: float = 300) -> None:
-        self.handler = HumanInputHandler()
-        self.kit = RoomKit()
+    def __init__(
+        self,
+        script: list[AIResponse],
+        *,
+        timeout: float = 300,
+        questions: Any = None,
+        rooms: Any = None,
+        tasks: TaskStore | None = None,
+    ) -> None:
+        self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
+        self.kit = RoomKit(store=rooms) if rooms else RoomKit()
         human = HumanInputToolHandler(
             {"AskUserQuestion"},
             handler=self.handler,
@@ -68,7 +95,7 @@ class World:
             AIChannel("agent", provider=self.provider, human_input_handler=human)
         )
         self.executor = RoomKitExecutor(self.kit, agent="agent")
-        self.tasks = InMemoryTaskStore()
+        self.tasks = tasks if tasks is not None else InMemoryTaskStore()
         self.configs = InMemoryPushNotificationConfigStore()
         requests = DefaultRequestHandler(
             self.executor, self.tasks, CARD, push_config_store=self.configs

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from pathlib import Path
 
 import pytest
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.types import CancelTaskRequest, Task, TaskState
 from a2a.utils.errors import TaskNotFoundError
-from a2a_world import World, ask
+from a2a_world import FileTaskStore, World, ask
 
+from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
 
 DONE = AIResponse(content="Blue it is.")
@@ -123,3 +126,40 @@ async def test_cancelling_the_task_withdraws_its_open_questions() -> None:
     assert withdrawn is not None
     assert withdrawn.status == "rejected"
     assert withdrawn.withdrawn
+
+
+async def test_an_answer_after_a_restart_settles_the_request_and_completes_the_task(
+    tmp_path: Path,
+) -> None:
+    """The server process goes between input-required and the answering message; the new
+    one (same stores, the turn re-driven) takes the answer and completes the task."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    questions, rooms = open_stores(url)
+    first = World([ask(), DONE], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    async with first.http() as http:
+        task = await first.send(http, text="Paint it")
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    [request] = await first.handler.list_pending(room_id="ctx-1")
+    # The process goes: its turn is cut where it waits, as a kill would cut it.
+    [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
+    turn.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await turn
+    await first.kit.close()
+    await close_stores(questions, rooms)
+
+    questions, rooms = open_stores(url)
+    second = World([DONE], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    redrive = asyncio.create_task(second.kit.resume_pending())
+    try:
+        async with second.http() as http:
+            done = await second.send(http, text="blue", task=task)
+        await redrive
+        settled = await second.handler.get_request(request.pending_id)
+    finally:
+        await second.kit.close()
+        await close_stores(questions, rooms)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_text_parts(list(done.status.message.parts)) == ["Blue it is."]
+    assert settled is not None
+    assert (settled.status, settled.result, settled.settled_by) == ("resolved", "blue", "alice")
