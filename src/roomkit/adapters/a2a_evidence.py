@@ -10,7 +10,8 @@ checks the chain with the proposal's own algorithm (:func:`chain_problem` does t
 
 A request's decision: an approval approved or edited is ``ALLOW``, rejected ``DENY``; a
 question answered is ``ALLOW``, refused ``DENY``; a request that timed out or was withdrawn,
-``ABSTAIN``. The task is the request's room (an A2A context id, when A2A asked).
+``ABSTAIN``. The task is the A2A task that showed the request (the ``task`` of its ``shown``
+entry on the ``a2a`` surface), or the request's room when A2A did not ask.
 """
 
 from __future__ import annotations
@@ -54,13 +55,17 @@ def _record(
         decision = _DECIDED.get(str(decided[-1].get("decision")), "ABSTAIN")
     else:
         decision = _SETTLED.get(status, "ABSTAIN")
+    shown = next(
+        (e for e in entries if e.get("type") == "shown" and e.get("surface") == "a2a"), None
+    )
+    task = shown.get("task") if shown is not None else None
     who = settled.get("actor")
     where = settled.get("surface")
     outcome = status + (f" by {who}" if who else "") + (f" on {where}" if where else "")
     return {
         "record_id": f"{pending_id}.{settled.get('seq', len(entries) - 1)}",
         "agent_id": agent_id,
-        "task_id": str(created.get("room") or ""),
+        "task_id": str(task or created.get("room") or ""),
         "action_type": str(created.get("tool")),
         "intent": {
             "tool": created.get("tool"),

@@ -163,3 +163,21 @@ async def test_an_answer_after_a_restart_settles_the_request_and_completes_the_t
     assert get_text_parts(list(done.status.message.parts)) == ["Blue it is."]
     assert settled is not None
     assert (settled.status, settled.result, settled.settled_by) == ("resolved", "blue", "alice")
+
+
+async def test_the_evidence_record_names_the_a2a_task_that_asked() -> None:
+    """The task that showed the request is in its history, and its evidence record's
+    ``task_id`` is that task, not the room."""
+    from roomkit.adapters.a2a_evidence import evidence_records
+
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        await world.send(http, text="blue", task=task)
+    history = await world.handler.history(request.pending_id)
+    shown = [e for e in history if e["type"] == "shown"]
+    assert [(e["actor"], e["surface"], e["task"]) for e in shown] == [("alice", "a2a", task.id)]
+    [record] = evidence_records({request.pending_id: history})
+    assert task.id != "ctx-1"
+    assert record["task_id"] == task.id

@@ -4,11 +4,12 @@ The A2A context id is the room (created on its first task, with the caller on it
 the agent attached); a task's first message starts a turn. While the turn runs, the executor
 follows the room: the agent's reply completes the task; a request the turn holds on puts it
 in ``input-required`` with the question as text and a data part (``pending_id``, ``kind``,
-``schema``, ``expires_at``, ``digest``), and the executor returns. The turn waits on in the
-store. A follow-up message on the task answers the request as the caller (a data part
-``{"pending_id", "answer"}``, or plain text when one request of theirs is open), and the
-executor follows the room again. A request that timed out or was withdrawn first ends the
-task ``failed`` or ``canceled`` with roomkit's text.
+``schema``, ``expires_at``, ``digest``), records in the request's history that the task
+showed it to the caller (a ``shown`` entry naming the task), and the executor returns. The
+turn waits on in the store. A follow-up message on the task answers the request as the
+caller (a data part ``{"pending_id", "answer"}``, or plain text when one request of theirs
+is open), and the executor follows the room again. A request that timed out or was withdrawn
+first ends the task ``failed`` or ``canceled`` with roomkit's text.
 
 The caller is the user the SDK's call context names: :class:`~roomkit.adapters.a2a.A2AGate`
 sets it from a person's desk token.
@@ -46,6 +47,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import InboundMessage, TextContent
 from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores import new_entry
 
 __all__ = ["A2AChannel", "RoomKitExecutor"]
 
@@ -127,7 +129,7 @@ class RoomKitExecutor(AgentExecutor):
                 ended = await self._answer(principal, room_id, context, updater)
                 if ended:
                     return
-            await self._follow(room_id, turn, replies, wake, updater)
+            await self._follow(room_id, turn, replies, wake, updater, principal.actor_id)
         finally:
             stop_listening()
             stop_watching()
@@ -260,6 +262,7 @@ class RoomKitExecutor(AgentExecutor):
         replies: asyncio.Queue[Any],
         wake: asyncio.Event,
         updater: TaskUpdater,
+        caller: str,
     ) -> None:
         if turn is not None:
             turn.add_done_callback(lambda _: wake.set())
@@ -275,6 +278,7 @@ class RoomKitExecutor(AgentExecutor):
                 parts = [new_text_part(text) for text in said]
                 for request in open_requests:
                     parts += _parts(self.handler, request)
+                    await self._shown(request, caller, updater.task_id)
                 await updater.requires_input(updater.new_agent_message(parts))
                 return
             resting = not open_requests and (turn is None or turn.done()) and replies.empty()
@@ -287,6 +291,19 @@ class RoomKitExecutor(AgentExecutor):
                 return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), BACKSTOP)
+
+    async def _shown(self, request: PendingInput, caller: str, task_id: str) -> None:
+        """Record, once per task, that the task showed ``request`` to ``caller``: the
+        request's history (and its evidence record) names the A2A task that asked."""
+        handler = self.handler
+        try:
+            history = await handler.history(request.pending_id)
+            if not any(e.get("type") == "shown" and e.get("task") == task_id for e in history):
+                entry = new_entry("shown", actor=caller, surface="a2a", task=task_id)
+                await handler.record(request.pending_id, entry)
+        except RoomKitError:
+            # The task still asks: only its mention in the history is lost.
+            logger.warning("Could not record that A2A task %s showed %s", task_id, request)
 
 
 def _asked(context: RequestContext) -> list[str]:
