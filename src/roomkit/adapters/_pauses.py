@@ -11,17 +11,18 @@ named is held under the default rule, so that nothing the framework holds runs u
 :class:`Ladder`'s reminders and escalations reach every request, and its ``on_expiry``
 default answers a question nobody answered in time.
 
-A resumer claims a resume in the handler's spend-once ledger (:meth:`Asker.claim`) before it
-continues a run, so that two resumers of the same settled pause continue it once.
+A resumer continues a run through :meth:`Asker.resume_once`: it claims the resume in the
+handler's spend-once ledger for a lease, so that two resumers of the same settled pause
+continue it once and a resumer that died holding the claim is replaced once the lease lapses.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
@@ -37,10 +38,14 @@ from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
 from roomkit.tools.validation import validate_answer, validate_answer_text
 
-__all__ = ["DEFAULT_TIMEOUT", "Asker", "Pause", "Verdict", "question_arguments"]
+__all__ = ["DEFAULT_TIMEOUT", "LEASE", "Asker", "Pause", "Verdict", "asking", "question_arguments"]
 
 DEFAULT_TIMEOUT = 3600.0
 """The person's deadline, in seconds, when neither the call nor the rule gives one."""
+LEASE = 300.0
+"""Seconds a resumer holds its claim on a pause before another may take the resume over."""
+
+T = TypeVar("T")
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
@@ -333,6 +338,23 @@ class Asker:
             until = clock() + lease
         return await self.handler.ledger.spend_once(f"resume:{name}", until=until)
 
+    async def resume_once(self, name: str, resume: Callable[[], Awaitable[T]]) -> T | None:
+        """Run ``resume`` as the one resumer of the resume ``name``; ``None`` when another
+        holds it or finished it.
+
+        The claim lasts :data:`LEASE` seconds while ``resume`` runs, is given back when it
+        fails, and is kept for good when it returns (the run moved on).
+        """
+        if not await self.claim(name, lease=LEASE):
+            return None
+        try:
+            result = await resume()
+        except BaseException:
+            await self.unclaim(name)
+            raise
+        await self.keep_claim(name)
+        return result
+
     async def keep_claim(self, name: str) -> None:
         """Make the claim on the resume ``name`` permanent: the run moved on, and a resumer
         coming after the lease would find the same settled pause and continue it again."""
@@ -341,6 +363,27 @@ class Asker:
     async def unclaim(self, name: str) -> None:
         """Give the resume ``name`` back (the resume failed before the run moved on)."""
         await self.handler.ledger.refund_spent(f"resume:{name}")
+
+
+def asking(
+    handler: HumanInputHandler,
+    channel: str,
+    approvals: Mapping[str, Approval] | Iterable[str] | None,
+    timeout: float,
+    actor: str | None,
+    room: str,
+    ladder: Ladder | None,
+) -> Asker:
+    """The :class:`Asker` of an adapter's entry point, from the keywords they all take."""
+    return Asker(
+        handler,
+        approvals=approvals,
+        timeout=timeout,
+        actor=actor,
+        room=room,
+        channel=channel,
+        ladder=ladder,
+    )
 
 
 def _answered(pause: Pause, text: str, by: str | None) -> Verdict:

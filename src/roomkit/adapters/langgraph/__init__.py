@@ -22,10 +22,11 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
     raise ImportError(message) from exc
 
 import asyncio
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
+from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict, asking
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
@@ -37,9 +38,6 @@ CHANNEL = "langgraph"
 """The channel id a graph's requests are raised under."""
 
 Rules = Mapping[str, Approval] | Iterable[str] | None
-
-_LEASE = 300.0
-"""Seconds a resumer holds its claim on a thread's pause before another may take it."""
 
 
 async def run(
@@ -76,15 +74,7 @@ async def run(
         HumanInputTimeoutError, HumanInputRejectedError: a question expired (with no
             ladder default) or was refused (the thread stays paused at it).
     """
-    asker = Asker(
-        handler,
-        approvals=approvals,
-        timeout=timeout,
-        actor=actor,
-        room=room,
-        channel=CHANNEL,
-        ladder=ladder,
-    )
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
     thread = _thread(config)
     out = await graph.ainvoke(input, config, version="v2")
     while out.interrupts:
@@ -119,15 +109,7 @@ async def start(
     any process, once the requests are settled. An empty list: the graph finished (or
     every pause was decided at once, e.g. by a rule's ``when=``). Arguments as :func:`run`.
     """
-    asker = Asker(
-        handler,
-        approvals=approvals,
-        timeout=timeout,
-        actor=actor,
-        room=room,
-        channel=CHANNEL,
-        ladder=ladder,
-    )
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
     out = await graph.ainvoke(input, config, version="v2")
     return await _settle_or_open(graph, config, asker, out.interrupts)
 
@@ -150,15 +132,7 @@ async def resume(
     finds nothing to do and returns ``[]``), up to its next interrupts. Pass the same
     ``approvals``, ``timeout``, ``actor``, ``room`` and ``ladder`` as :func:`start`.
     """
-    asker = Asker(
-        handler,
-        approvals=approvals,
-        timeout=timeout,
-        actor=actor,
-        room=room,
-        channel=CHANNEL,
-        ladder=ladder,
-    )
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
     state = await graph.aget_state(config)
     return await _settle_or_open(graph, config, asker, tuple(state.interrupts))
 
@@ -176,17 +150,16 @@ async def _settle_or_open(
         if any(verdict is None for _, _, verdicts in looked for verdict in verdicts):
             return await _open_ids(asker, looked)
         claim = f"lg:{thread}:" + ",".join(sorted(interrupt.id for interrupt in interrupts))
-        if not await asker.claim(claim, lease=_LEASE):
+        answers = {
+            interrupt.id: resume_value(interrupt, pauses, verdicts)  # type: ignore[arg-type]
+            for interrupt, pauses, verdicts in looked
+        }
+        command: Any = _types.Command(resume=answers)
+        out = await asker.resume_once(
+            claim, functools.partial(graph.ainvoke, command, config, version="v2")
+        )
+        if out is None:
             return []
-        try:
-            answers = {
-                interrupt.id: resume_value(interrupt, pauses, verdicts)  # type: ignore[arg-type]
-                for interrupt, pauses, verdicts in looked
-            }
-            out = await graph.ainvoke(_types.Command(resume=answers), config, version="v2")
-        except BaseException:
-            await asker.unclaim(claim)
-            raise
         interrupts = tuple(out.interrupts)
     return []
 

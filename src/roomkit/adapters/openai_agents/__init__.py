@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
+from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict, asking
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
@@ -40,7 +40,6 @@ CHANNEL = "openai-agents"
 Rules = Mapping[str, Approval] | Iterable[str] | None
 
 _DECISIONS = ("approve", "reject")
-_LEASE = 300.0
 
 
 async def run(
@@ -75,7 +74,7 @@ async def run(
     Returns:
         The SDK's ``RunResult`` of the finished run.
     """
-    asker = _asker(handler, approvals, timeout, actor, room, ladder)
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
     key = _checked(run_key)
     result = await Runner.run(agent, input, **options)
     while result.interruptions:
@@ -108,7 +107,7 @@ async def start(
     :func:`resume` continues it, in any process, once the requests are settled. An empty
     list: the run finished. Arguments as :func:`run`.
     """
-    asker = _asker(handler, approvals, timeout, actor, room, ladder)
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
     key = _checked(run_key)
     result = await Runner.run(agent, input, **options)
     return await _pause_or_finish(asker, SavedRuns(asker, key), result, 0)
@@ -136,7 +135,7 @@ async def resume(
     Raises:
         ValueError: no run was started under ``run_key``.
     """
-    asker = _asker(handler, approvals, timeout, actor, room, ladder)
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
     saved = SavedRuns(asker, _checked(run_key))
     paused = await saved.latest()
     if paused is None:
@@ -151,18 +150,13 @@ async def resume(
     ]
     if any(verdict is None for verdict in verdicts):
         return [pid for pid, verdict in zip(pending_ids, verdicts, strict=True) if verdict is None]
+    for item, verdict in zip(items, verdicts, strict=True):
+        assert verdict is not None
+        _apply(state, item, verdict)
     claim = f"oa:{saved.key}:{generation}"
-    if not await asker.claim(claim, lease=_LEASE):
+    result = await asker.resume_once(claim, lambda: Runner.run(agent, state, **options))
+    if result is None:
         return []
-    try:
-        for item, verdict in zip(items, verdicts, strict=True):
-            assert verdict is not None
-            _apply(state, item, verdict)
-        result = await Runner.run(agent, state, **options)
-    except BaseException:
-        await asker.unclaim(claim)
-        raise
-    await asker.keep_claim(claim)
     return await _pause_or_finish(asker, saved, result, generation + 1)
 
 
@@ -178,25 +172,6 @@ async def _pause_or_finish(
     ids = [request.pending_id for request in requests]
     await saved.keep(generation, state.to_string(), requests)
     return ids
-
-
-def _asker(
-    handler: HumanInputHandler,
-    approvals: Rules,
-    timeout: float,
-    actor: str | None,
-    room: str,
-    ladder: Ladder | None,
-) -> Asker:
-    return Asker(
-        handler,
-        approvals=approvals,
-        timeout=timeout,
-        actor=actor,
-        room=room,
-        channel=CHANNEL,
-        ladder=ladder,
-    )
 
 
 def _checked(run_key: str) -> str:

@@ -33,7 +33,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict
+from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict, asking
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder
@@ -49,8 +49,6 @@ Rules = Mapping[str, Approval] | Iterable[str] | None
 Handler = Callable[[Any, DeferredToolRequests], Awaitable[DeferredToolResults | None]]
 
 _DECISIONS = ("approve", "edit", "reject")
-_LEASE = 300.0
-"""Seconds a resumer holds its claim on a run's pause before another may take it."""
 
 
 def deferred_handler(
@@ -77,7 +75,7 @@ def deferred_handler(
         ladder: reminders and escalations for every request, and a question's default
             answer when nobody answers in time (the model reads it marked as a default).
     """
-    asker = _asker(handler, approvals, timeout, actor, room, ladder)
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
 
     async def handle(ctx: Any, requests: DeferredToolRequests) -> DeferredToolResults | None:
         run = str(getattr(ctx, "run_id", None) or "")
@@ -120,7 +118,7 @@ async def results_for(
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
     """
-    asker = _asker(handler, approvals, timeout, actor, room, ladder)
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
     claim, decided = await _decided(asker, requests)
     # Handed out once for good: the caller's next run is the resume.
     if not await asker.claim(claim):
@@ -167,21 +165,15 @@ async def resume(
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
     """
-    asker = _asker(handler, approvals, timeout, actor, room, ladder)
+    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
     claim, decided = await _decided(asker, requests)
-    if not await asker.claim(claim, lease=_LEASE):
-        return None
-    try:
-        result = await agent.run(
-            message_history=list(message_history),
-            deferred_tool_results=_results(requests, decided),
-            **options,
-        )
-    except BaseException:
-        await asker.unclaim(claim)
-        raise
-    await asker.keep_claim(claim)
-    return result
+    results = _results(requests, decided)
+    return await asker.resume_once(
+        claim,
+        lambda: agent.run(
+            message_history=list(message_history), deferred_tool_results=results, **options
+        ),
+    )
 
 
 async def _decided(
@@ -207,25 +199,6 @@ async def _decided(
     verdicts = await asyncio.gather(*(asker.await_id(pid, pause) for _, pause, pid in opened))
     claim = "pa:" + ",".join(sorted(pause.key for _, pause, _ in opened))
     return claim, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
-
-
-def _asker(
-    handler: HumanInputHandler,
-    approvals: Rules,
-    timeout: float,
-    actor: str | None,
-    room: str,
-    ladder: Ladder | None,
-) -> Asker:
-    return Asker(
-        handler,
-        approvals=approvals,
-        timeout=timeout,
-        actor=actor,
-        room=room,
-        channel=CHANNEL,
-        ladder=ladder,
-    )
 
 
 def _pauses(ctx: Any, requests: DeferredToolRequests, run: str) -> list[tuple[Any, Pause]]:
