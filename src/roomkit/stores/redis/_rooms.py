@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
+    from roomkit.stores.redis._requests import RedisStore
+
 __all__ = ["DEFAULT_URL", "RedisRoomStore"]
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -97,6 +99,26 @@ class RedisRoomStore(Opened):
         self._read_turns = register(records.READ_TURNS)
         self._opened = False
         self._opening = asyncio.Lock()
+
+    @classmethod
+    def beside(cls, store: RedisStore) -> RedisRoomStore:
+        """The room store on ``store``'s client and key prefix.
+
+        The two stores share one client, and so one pool of connections (what
+        :func:`roomkit.stores.open_url` opens); the client stays ``store``'s: closing the
+        room store leaves it open, and :meth:`~RedisStore.close` closes it.
+
+        Args:
+            store: the pending-request store whose client and prefix the room store uses.
+
+        Raises:
+            TypeError: ``store`` is not a :class:`~roomkit.stores.redis.RedisStore`.
+        """
+        from roomkit.stores.redis._requests import RedisStore
+
+        if not isinstance(store, RedisStore):
+            raise TypeError(f"beside() takes a RedisStore, got {type(store).__name__}")
+        return cls(client=store._client, prefix=store.prefix)  # the back end's parts share it
 
     @property
     def where(self) -> str:
