@@ -1,22 +1,34 @@
-"""The façade methods every durable store passes straight to its parts: ledger and history.
+"""The façade methods every durable store passes straight to its parts: reads, ledger, history.
 
 A durable store (SQLite, Redis, PostgreSQL) is a façade over parts that share its
-connection. Its spend-once ledger (``_spending``) and its approvals' data (``_approvals``:
-approvers and history chains) have the same methods in every back end, so the store's methods
-that only hand a call to them are written once, here, with their contract. What differs
+connection. Its reads of records (``_reads``), its spend-once ledger (``_spending``) and its
+approvals' data (``_approvals``: approvers and history chains) have the same methods in every
+back end, so the store's methods that only hand a call to them are written once, here, with
+their contract. What differs
 between the back ends (how a check-and-set is made atomic) is said in each part's module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._facets import check_settled_listing
 from roomkit.stores._trail import StoreTrail
 
 __all__ = ["PartsFacade"]
+
+
+class _Reads(Protocol):
+    async def fetch(self, pending_id: str) -> PendingInput | None: ...
+    async def fetch_many(self, pending_ids: Sequence[str]) -> list[PendingInput]: ...
+    async def pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]: ...
+    async def was_announced(self, pending_id: str) -> bool: ...
+    async def list_settled(
+        self, wanted: tuple[str | None, ...] | None, limit: int
+    ) -> list[PendingInput]: ...
 
 
 class _Spending(Protocol):
@@ -35,15 +47,64 @@ class _Approvals(Protocol):
 
 
 class PartsFacade(DurableBase):
-    """A durable store's ledger and history methods, handed to its parts."""
+    """A durable store's reads, ledger and history methods, handed to its parts."""
 
+    _reads: _Reads
     _spending: _Spending
     _approvals: _Approvals
     trail: StoreTrail
 
     async def _parts_ready(self) -> None:
-        """Connect before a call reaches the approvals' part (a store whose parts do not
-        connect by themselves overrides it)."""
+        """Connect before a call reaches the reads' or the approvals' part (a store whose
+        parts do not connect by themselves overrides it)."""
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist, in no particular order.
+
+        A record that cannot be decoded is skipped and logged.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
+        await self._parts_ready()
+        return await self._reads.fetch_many(list(pending_ids))
+
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
+        await self._parts_ready()
+        return await self._reads.pending_records(filters)
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
+        await self._parts_ready()
+        return await self._reads.was_announced(pending_id)
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests within the retention, newest first.
+
+        Arguments as :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`.
+        Requests settled in the same instant on :attr:`clock` come in no particular order;
+        a record that cannot be decoded is skipped and logged.
+
+        Raises:
+            TypeError: ``limit`` is not an int, or ``actor_ids`` is a string or holds a
+                non-string.
+            ValueError: ``limit`` is below 1 or above the most a listing takes.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
+        wanted = check_settled_listing(actor_ids, limit)
+        await self._parts_ready()
+        return await self._reads.list_settled(wanted, limit)
 
     # -- the spend-once ledger -----------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
 from psycopg import AsyncConnection
@@ -60,7 +60,6 @@ from roomkit.stores.base import (
     PendingChange,
     PendingChangeKind,
     SettleOutcome,
-    check_settled_listing,
 )
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.postgres._approvals import Approvals
@@ -270,20 +269,6 @@ class PostgresStore(PartsFacade):
         """
         return await self._reads.fetch(pending_id)
 
-    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
-        """The records among ``pending_ids`` that exist, in no particular order.
-
-        A row that cannot be decoded is skipped and logged.
-
-        Raises:
-            StoreUnavailableError: the server cannot be reached.
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        return await self._reads.fetch_many(pending_ids)
-
-    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
-        return await self._reads.pending_records(filters)
-
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored.
 
@@ -292,32 +277,6 @@ class PostgresStore(PartsFacade):
             StoreClosedError: the store was closed (:meth:`open` opens it again).
         """
         await self._rows_written(self._sql.mark_announced, (pending_id,))
-
-    async def was_announced(self, pending_id: str) -> bool:
-        """False while the stored request's announcement is owed, else True.
-
-        Raises:
-            StoreUnavailableError: the server cannot be reached.
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        return await self._reads.was_announced(pending_id)
-
-    async def list_settled(
-        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
-    ) -> list[PendingInput]:
-        """The latest outcomes within the retention, newest first, as
-        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`
-        lists them; a row that cannot be decoded is skipped and logged.
-
-        Raises:
-            TypeError: ``limit`` is not an int, or ``actor_ids`` is a string or holds a
-                non-string.
-            ValueError: ``limit`` is below 1 or above the most a listing takes.
-            StoreUnavailableError: the server cannot be reached.
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        wanted = check_settled_listing(actor_ids, limit)
-        return await self._reads.list_settled(wanted, limit)
 
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         rows = await self._rows(self._sql.set_deadline, (deadline, pending_id, deadline))

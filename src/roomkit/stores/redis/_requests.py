@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
@@ -46,7 +46,7 @@ from roomkit.stores._checks import Outcome, check_history, check_insertable, sec
 from roomkit.stores._facade import PartsFacade
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores._records import FORMAT, NONE, decode
-from roomkit.stores.base import PendingChange, PendingChangeKind, check_settled_listing
+from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.redis import _history
 from roomkit.stores.redis import _scripts as scripts
@@ -266,16 +266,6 @@ class RedisStore(PartsFacade):
         await self._ensure_open()
         return await self._reads.fetch(pending_id)
 
-    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
-        """The records among ``pending_ids`` that exist; unreadable ones are logged and skipped.
-
-        Raises:
-            StoreUnavailableError: the server cannot be reached.
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        await self._ensure_open()
-        return await self._reads.fetch_many(list(pending_ids))
-
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         await self._ensure_open()
         with guard(self._where, pending_id):
@@ -303,13 +293,8 @@ class RedisStore(PartsFacade):
             pending_id, status, token, outcome, now=self.clock(), keep=self._keep
         )
 
-    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
-        await self._ensure_open()
-        return await self._reads.pending_records(filters)
-
     async def mark_announced(self, pending_id: str) -> None:
-        """Record that the request was announced; an unknown id is ignored (raises
-        StoreUnavailableError when the server cannot be reached).
+        """Record that the request was announced; an unknown id is ignored.
 
         Raises:
             StoreUnavailableError: the server cannot be reached.
@@ -319,38 +304,6 @@ class RedisStore(PartsFacade):
         with guard(self._where, pending_id):
             # Deleting a field never creates the record: a request gone meanwhile stays gone.
             await self._client.hdel(self._layout.record(pending_id), scripts.UNANNOUNCED)
-
-    async def was_announced(self, pending_id: str) -> bool:
-        """False while the stored request's announcement is owed, else True (raises
-        StoreUnavailableError when the server cannot be reached).
-
-        Raises:
-            StoreUnavailableError: the server cannot be reached.
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        await self._ensure_open()
-        return await self._reads.was_announced(pending_id)
-
-    async def list_settled(
-        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
-    ) -> list[PendingInput]:
-        """The most recently settled requests within the retention, newest first.
-
-        Arguments as
-        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`.
-
-        Requests settled in the same instant on :attr:`clock` come in no particular order.
-
-        Raises:
-            TypeError: ``limit`` is not an int, or ``actor_ids`` is a string or holds a
-                non-string.
-            ValueError: ``limit`` is below 1 or above the most a listing takes.
-            StoreUnavailableError: the server cannot be reached.
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        wanted = check_settled_listing(actor_ids, limit)
-        await self._ensure_open()
-        return await self._reads.list_settled(wanted, limit)
 
     async def purge_expired(self) -> int:
         """Drop records settled longer ago than the retention on :attr:`clock`.

@@ -43,7 +43,7 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
@@ -59,7 +59,6 @@ from roomkit.stores.base import (
     ChangeListener,
     PendingChange,
     PendingChangeKind,
-    check_settled_listing,
 )
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.sqlite import _schema as sql
@@ -305,20 +304,6 @@ class SQLiteStore(PartsFacade):
         """
         return await self._reads.fetch(pending_id)
 
-    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
-        """The records among ``pending_ids`` that exist, in no particular order.
-
-        A row that cannot be decoded is skipped and logged.
-
-        Raises:
-            StoreUnavailableError: the file cannot be read or written (the message says why).
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        return await self._reads.fetch_many(pending_ids)
-
-    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
-        return await self._reads.pending_records(filters)
-
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored.
 
@@ -331,35 +316,6 @@ class SQLiteStore(PartsFacade):
             db.execute(sql.MARK_ANNOUNCED, (pending_id,))
 
         await self._write(write)
-
-    async def was_announced(self, pending_id: str) -> bool:
-        """False while the stored request's announcement is owed, else True.
-
-        Raises:
-            StoreUnavailableError: the file cannot be read or written (the message says why).
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        return await self._reads.was_announced(pending_id)
-
-    async def list_settled(
-        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
-    ) -> list[PendingInput]:
-        """The most recently settled requests within the retention, newest first.
-
-        Arguments as
-        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`.
-
-        A row that cannot be decoded is skipped and logged.
-
-        Raises:
-            TypeError: ``limit`` is not an int, or ``actor_ids`` is a string or holds a
-                non-string.
-            ValueError: ``limit`` is below 1 or above the most a listing takes.
-            StoreUnavailableError: the file cannot be read or written (the message says why).
-            StoreClosedError: the store was closed (:meth:`open` opens it again).
-        """
-        wanted = check_settled_listing(actor_ids, limit)
-        return await self._reads.list_settled(wanted, limit)
 
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         def write(db: sqlite3.Connection, now: float) -> float | None:
