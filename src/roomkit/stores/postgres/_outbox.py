@@ -95,13 +95,7 @@ class PostgresOutbox(ClaimingOutbox):
         return new
 
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
-        owner, now, until, limit, lanes = (
-            claim.owner,
-            claim.now,
-            claim.until,
-            claim.limit,
-            claim.lanes,
-        )
+        owner, now, until, limit, lanes = claim
         parameters = {"until": until, "owner": owner, "now": now, "limit": limit}
         if lanes is None:
             rows = await self._rows(self._claim, parameters)

@@ -255,13 +255,7 @@ class RedisOutbox(ClaimingOutbox):
             return int(await self._add(keys=keys, args=args))
 
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
-        owner, now, until, limit, lanes = (
-            claim.owner,
-            claim.now,
-            claim.until,
-            claim.limit,
-            claim.lanes,
-        )
+        owner, now, until, limit, lanes = claim
         async with self._server():
             if lanes is None:
                 raw = await self._claim(

@@ -139,13 +139,7 @@ class SQLiteOutbox(ClaimingOutbox):
         return int(await self._run(add))
 
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
-        owner, now, until, limit, lanes = (
-            claim.owner,
-            claim.now,
-            claim.until,
-            claim.limit,
-            claim.lanes,
-        )
+        owner, now, until, limit, lanes = claim
         named = dict(lanes or {})
 
         def take(db: sqlite3.Connection) -> list[OutboxItem]:
