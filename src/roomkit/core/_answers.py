@@ -22,8 +22,9 @@ from roomkit.core.exceptions import (
 from roomkit.core.ports import HumanInputRoute
 from roomkit.models.kinds import text_answer
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.room import InboundMessage
 
-__all__ = ["Answer", "find_answer"]
+__all__ = ["Answer", "find_answer", "settle_answer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,47 @@ async def find_answer(
             tuple(answer.request for answer in found),
         )
     return found[0] if found else None
+
+
+async def settle_answer(
+    handlers: Sequence[HumanInputRoute],
+    message: InboundMessage,
+    room_id: str,
+    answers: str | None,
+    surface: str | None,
+) -> str | None:
+    """Settle the open request ``message`` answers; its id, or ``None`` when it answers none.
+
+    Args:
+        handlers: the kit's routed human-input handlers.
+        message: the inbound message; its sender is the one answering.
+        room_id: the room the message was sent in.
+        answers: the id of the request the sender says it answers, if any.
+        surface: where the answer came from, for the request's history.
+
+    Raises:
+        ValueError: ``answers`` is given for a message without a sender.
+        AmbiguousAnswerError, UnknownRequestError, RequestSettledError, InvalidAnswerError:
+            as :func:`find_answer`; ``RequestSettledError`` also when the named request was
+            settled by someone else before this answer.
+    """
+    if answers is not None and not message.sender_id:
+        raise ValueError("answers= needs a sender: an authorless message answers nothing")
+    if not message.sender_id or not handlers:
+        return None
+    sender = message.sender_id
+    answer = await find_answer(handlers, room_id, sender, message.content.body, answers)
+    if answer is None:
+        return None
+    pending_id = answer.request.pending_id
+    if await answer.handler.aresolve(pending_id, answer.result, by=sender, surface=surface):
+        return pending_id
+    if answer.named:
+        raise RequestSettledError(
+            f"Question {pending_id!r} was settled before this answer",
+            await answer.handler.get_request(pending_id),
+        )
+    return None  # settled meanwhile by someone else: an ordinary message
 
 
 async def _named(

@@ -10,21 +10,20 @@ crash finds every message that still owes a turn and every turn that still owes 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from roomkit.core._answers import find_answer
-from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
-from roomkit.core.exceptions import RequestSettledError
+from roomkit.core._answers import settle_answer
+from roomkit.core._input_required import gate_input_required
+from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
+from roomkit.core._resuming import resume_turns
 from roomkit.core.hooks import HOOK_DEFAULTS, HookEngine
 from roomkit.core.ports import (
     HumanInputRoute,
     KitChannel,
-    ResumableChannel,
     delivers,
     responds,
     resumes,
@@ -238,41 +237,7 @@ class RoomKit:
 
     async def _on_input_required(self, event: PendingInputEvent) -> bool:
         """Run ON_USER_INPUT_REQUIRED for a new request; ``False`` rejects it."""
-        if not event.room_id:
-            return True
-        allowed, reason = True, None
-        hooks = self.hooks
-        trigger = HookTrigger.ON_USER_INPUT_REQUIRED
-        channel_type, channel_id = event.channel_type, event.channel_id
-        if hooks.has_hooks(trigger, channel_type=channel_type, channel_id=channel_id):
-            try:
-                ctx = await self.room_context(event.room_id)
-            except Exception:
-                logger.exception(
-                    "No room context for pending %s: notifying skipped", event.pending_id
-                )
-                ctx = None
-            if ctx is not None:
-                outcome = await hooks.run_sync(
-                    trigger, event, ctx, channel_type=channel_type, channel_id=channel_id
-                )
-                allowed, reason = outcome.allowed, outcome.reason
-                if allowed:
-                    hooks.run_async(
-                        trigger, event, ctx, channel_type=channel_type, channel_id=channel_id
-                    )
-        await self.emit(
-            "user_input_required",
-            {
-                "pending_id": event.pending_id,
-                "tool_name": event.tool_name,
-                "tool_call_id": event.tool_call_id,
-                "allowed": allowed,
-                "reason": reason,
-            },
-            room_id=event.room_id,
-        )
-        return allowed
+        return await gate_input_required(event, self.hooks, self.room_context, self.emit)
 
     # -- rooms -------------------------------------------------------------------------------
 
@@ -409,7 +374,11 @@ class RoomKit:
         if message.sender_id:
             await store.add_participant(Participant(message.sender_id, room_id))
         bound = await self._bound_channels(room_id)
-        answered = await self._answer(message, room_id, answers)
+        # The surface is the channel's kind ("websocket" for a chat): the history says so.
+        door = getattr(self._channels.get(message.channel_id), "channel_type", None)
+        answered = await settle_answer(
+            self._human_input, message, room_id, answers, None if door is None else str(door)
+        )
         metadata = (
             message.metadata if answered is None else {**message.metadata, "answers": answered}
         )
@@ -474,33 +443,6 @@ class RoomKit:
                 place.leave()
         return InboundResult(event, tuple(responses))
 
-    async def _answer(
-        self, message: InboundMessage, room_id: str, answers: str | None
-    ) -> str | None:
-        """Settle the open request ``message`` answers; its id, or ``None`` for none."""
-        if answers is not None and not message.sender_id:
-            raise ValueError("answers= needs a sender: an authorless message answers nothing")
-        if not message.sender_id or not self._human_input:
-            return None
-        sender = message.sender_id
-        answer = await find_answer(
-            self._human_input, room_id, sender, message.content.body, answers
-        )
-        if answer is None:
-            return None
-        pending_id = answer.request.pending_id
-        # The surface is the channel's kind ("websocket" for a chat): the history says so.
-        door = getattr(self._channels.get(message.channel_id), "channel_type", None)
-        surface = None if door is None else str(door)
-        if await answer.handler.aresolve(pending_id, answer.result, by=sender, surface=surface):
-            return pending_id
-        if answer.named:
-            raise RequestSettledError(
-                f"Question {pending_id!r} was settled before this answer",
-                await answer.handler.get_request(pending_id),
-            )
-        return None  # settled meanwhile by someone else: an ordinary message
-
     async def resume_pending(self) -> list[RoomEvent]:
         """Re-drive the turns an earlier process left unfinished (call it at start-up).
 
@@ -518,57 +460,7 @@ class RoomKit:
         journal = turn_journal(self.store)
         if journal is None:
             return []
-        turns = await journal.open_turns()
-        # Every place is taken before any turn runs: the queued turns keep their order, and
-        # a message arriving meanwhile waits behind them.
-        places = [
-            self._lanes.take(turn.room_id, turn.channel_id)
-            if runs_one_turn_at_a_time(self._channels.get(turn.channel_id))
-            else None
-            for turn in turns
-        ]
-        results = await asyncio.gather(
-            *(self._resume(turn, place) for turn, place in zip(turns, places, strict=True)),
-            return_exceptions=True,
-        )
-        replies: list[RoomEvent] = []
-        for turn, result in zip(turns, results, strict=True):
-            if isinstance(result, BaseException):
-                if isinstance(result, asyncio.CancelledError):
-                    raise result
-                logger.error(
-                    "Turn %s in room %s could not be resumed",
-                    turn.turn_id,
-                    turn.room_id,
-                    exc_info=result,
-                )
-            elif result is not None:
-                replies.append(result)
-        return replies
-
-    async def _resume(self, turn: OpenTurn, place: Place | None) -> RoomEvent | None:
-        channel = self._channels.get(turn.channel_id)
-        if resumes(channel):
-            return await self._resume_on(channel, turn, place)
-        if place is not None:
-            place.leave()
-        logger.warning(
-            "Turn %s waits for channel %r, which is not registered: left for later",
-            turn.turn_id,
-            turn.channel_id,
-        )
-        return None
-
-    async def _resume_on(
-        self, channel: ResumableChannel, turn: OpenTurn, place: Place | None
-    ) -> RoomEvent | None:
-        # The channel stores the reply with the turn's end; it is delivered from here.
-        async with place if place is not None else contextlib.nullcontext():
-            reply = await channel.resume_turn(turn)
-        if reply is None:
-            return None
-        await self._deliver(reply, await self._bound_channels(turn.room_id))
-        return reply
+        return await resume_turns(journal, self._channels, self._lanes, self._deliver_reply)
 
     def queued_turns(self, room_id: str, channel_id: str) -> int:
         """How many turns of ``channel_id`` in ``room_id`` run or wait to run (for a
@@ -581,6 +473,9 @@ class RoomKit:
             for b in await self.store.list_bindings(room_id)
             if b.channel_id in self._channels
         ]
+
+    async def _deliver_reply(self, reply: RoomEvent) -> None:
+        await self._deliver(reply, await self._bound_channels(reply.room_id))
 
     async def _deliver(self, event: RoomEvent, channels: list[KitChannel]) -> None:
         for channel in channels:

@@ -24,21 +24,72 @@ __all__ = [
 
 
 class RoomStore(Protocol):
-    """What the kit needs from a room store."""
+    """What the kit needs from a room store.
 
-    async def create_room(self, room: Room) -> None: ...
-    async def get_room(self, room_id: str) -> Room | None: ...
-    async def add_participant(self, participant: Participant) -> None: ...
-    async def list_participants(self, room_id: str) -> list[Participant]: ...
-    async def add_binding(self, binding: ChannelBinding) -> None: ...
-    async def list_bindings(self, room_id: str) -> list[ChannelBinding]: ...
-    async def remove_binding(self, room_id: str, channel_id: str) -> bool: ...
-    async def rooms_for_channel(self, channel_id: str) -> list[str]: ...
-    async def add_event(self, event: RoomEvent) -> None: ...
-    async def list_events(
-        self, room_id: str, offset: int = 0, limit: int = 50
-    ) -> list[RoomEvent]: ...
-    async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]: ...
+    A durable store (SQLite, Redis, PostgreSQL) may also raise
+    :class:`~roomkit.core.exceptions.StoreUnavailableError` from any method when its database
+    cannot be reached.
+    """
+
+    async def create_room(self, room: Room) -> None:
+        """Store a new room.
+
+        Raises:
+            ValueError: a room with this id exists.
+        """
+        ...
+
+    async def get_room(self, room_id: str) -> Room | None:
+        """The room with this id, or ``None``."""
+        ...
+
+    async def add_participant(self, participant: Participant) -> None:
+        """Add someone to a room's roster; the first record of a participant is kept.
+
+        Raises:
+            KeyError: no such room.
+        """
+        ...
+
+    async def list_participants(self, room_id: str) -> list[Participant]:
+        """The room's roster, in the order people joined."""
+        ...
+
+    async def add_binding(self, binding: ChannelBinding) -> None:
+        """Attach a channel to a room; attaching it again replaces the binding.
+
+        Raises:
+            KeyError: no such room.
+        """
+        ...
+
+    async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
+        """The room's bindings, in the order the channels were first attached."""
+        ...
+
+    async def remove_binding(self, room_id: str, channel_id: str) -> bool:
+        """Detach a channel from a room; ``False`` when it was not attached."""
+        ...
+
+    async def rooms_for_channel(self, channel_id: str) -> list[str]:
+        """The ids of the rooms the channel is attached to."""
+        ...
+
+    async def add_event(self, event: RoomEvent) -> None:
+        """Append an event to its room's history.
+
+        Raises:
+            KeyError: no such room.
+        """
+        ...
+
+    async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
+        """The room's events, oldest first, from ``offset``, at most ``limit``."""
+        ...
+
+    async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:
+        """The last ``limit`` events of the room, oldest first."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +207,11 @@ class InMemoryStore:
         self._events: dict[str, list[RoomEvent]] = {}
 
     async def create_room(self, room: Room) -> None:
+        """Store a new room.
+
+        Raises:
+            ValueError: a room with this id exists.
+        """
         if room.id in self._rooms:
             raise ValueError(f"Room {room.id!r} already exists")
         self._rooms[room.id] = room
@@ -164,18 +220,31 @@ class InMemoryStore:
         self._events[room.id] = []
 
     async def get_room(self, room_id: str) -> Room | None:
+        """The room with this id, or ``None``."""
         return self._rooms.get(room_id)
 
     async def add_participant(self, participant: Participant) -> None:
+        """Add someone to a room's roster; the first record of a participant is kept.
+
+        Raises:
+            KeyError: no such room.
+        """
         self._participants[participant.room_id].setdefault(participant.id, participant)
 
     async def list_participants(self, room_id: str) -> list[Participant]:
+        """The room's roster, in the order people joined."""
         return list(self._participants.get(room_id, {}).values())
 
     async def add_binding(self, binding: ChannelBinding) -> None:
+        """Attach a channel to a room; attaching it again replaces the binding.
+
+        Raises:
+            KeyError: no such room.
+        """
         self._bindings[binding.room_id][binding.channel_id] = binding
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
+        """The room's bindings, in the order the channels were first attached."""
         return list(self._bindings.get(room_id, {}).values())
 
     async def remove_binding(self, room_id: str, channel_id: str) -> bool:
@@ -183,9 +252,15 @@ class InMemoryStore:
         return self._bindings.get(room_id, {}).pop(channel_id, None) is not None
 
     async def rooms_for_channel(self, channel_id: str) -> list[str]:
+        """The ids of the rooms the channel is attached to, oldest room first."""
         return [room_id for room_id, bound in self._bindings.items() if channel_id in bound]
 
     async def add_event(self, event: RoomEvent) -> None:
+        """Append an event to its room's history.
+
+        Raises:
+            KeyError: no such room.
+        """
         self._events[event.room_id].append(event)
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:

@@ -12,8 +12,9 @@ reads beside another's:
 This package holds what every back end shares: the contracts a store implements
 (:mod:`roomkit.stores.base`), the history chain and its trail, the spend-once ledger's checks
 and the notification outbox's items (:mod:`roomkit.stores.outbox`).
-:func:`open_url` opens the request store and the room store a URL names. The back ends'
-modules load only when used (they need their extras).
+:func:`open_url` opens the request store and the room store a URL names; on Redis and
+PostgreSQL the room store rides on the request store's client or pool (``beside``). The
+back ends' modules load only when used (they need their extras).
 """
 
 from roomkit.stores._audit_keys import AUDIT_KEY_ENV, AuditKeys, create_audit_key, load_audit_keys

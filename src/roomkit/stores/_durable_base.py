@@ -235,6 +235,10 @@ class DurableBase(Opened):
         """The requests still pending, by creation time (then id); ``None`` filters nothing.
 
         A record that cannot be decoded is skipped and logged.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
         """
         filters = {"room_id": room_id, "actor_id": actor_id, "channel_id": channel_id}
         # Sorted here, not by storage: the records' own times decide, so that every store

@@ -98,7 +98,11 @@ class SQLRooms(Opened):
             raise ValueError(f"Room {room.id!r} already exists") from None
 
     async def get_room(self, room_id: str) -> Room | None:
-        """The room with this id, or ``None``."""
+        """The room with this id, or ``None``.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         found = await self._read(self._sql.get_room, (room_id,))
         return rows.room_from(found[0]) if found else None
 
@@ -114,7 +118,11 @@ class SQLRooms(Opened):
         )
 
     async def list_participants(self, room_id: str) -> list[Participant]:
-        """The room's roster, in the order people joined."""
+        """The room's roster, in the order people joined.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         found = await self._read(self._sql.list_participants, (room_id,))
         return [rows.participant_from(r) for r in found]
 
@@ -129,15 +137,27 @@ class SQLRooms(Opened):
         await self._write(self._sql.upsert_binding, params, missing=no_room(binding.room_id))
 
     async def remove_binding(self, room_id: str, channel_id: str) -> bool:
-        """Detach a channel from a room; ``False`` when it was not attached."""
+        """Detach a channel from a room; ``False`` when it was not attached.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         return bool(await self._write(self._sql.delete_binding, (room_id, channel_id)))
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
-        """The room's bindings, in the order the channels were first attached."""
+        """The room's bindings, in the order the channels were first attached.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         return [rows.binding_from(r) for r in await self._read(self._sql.list_bindings, (room_id,))]
 
     async def rooms_for_channel(self, channel_id: str) -> list[str]:
-        """The ids of the rooms the channel is attached to, oldest room first."""
+        """The ids of the rooms the channel is attached to, oldest room first.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         return [r[0] for r in await self._read(self._sql.rooms_for_channel, (channel_id,))]
 
     # -- history -------------------------------------------------------------------------------
@@ -153,14 +173,22 @@ class SQLRooms(Opened):
         await self._write(self._sql.insert_event, params, missing=no_room(event.room_id))
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
-        """The room's events, oldest first, from ``offset``, at most ``limit``."""
+        """The room's events, oldest first, from ``offset``, at most ``limit``.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         if limit <= 0:
             return []
         found = await self._read(self._sql.list_events, (room_id, limit, max(offset, 0)))
         return [rows.event_from(r) for r in found]
 
     async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:
-        """The last ``limit`` events of the room, oldest first (an index read of ``limit``)."""
+        """The last ``limit`` events of the room, oldest first (an index read of ``limit``).
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         if limit <= 0:
             return []
         newest_first = await self._read(self._sql.recent_events, (room_id, limit))
@@ -204,7 +232,11 @@ class SQLRooms(Opened):
         await self._write(self._sql.upsert_step, rows.step_params(turn_id, step), missing=missing)
 
     async def steps(self, turn_id: str) -> list[JournalStep]:
-        """The turn's steps, by index."""
+        """The turn's steps, by index.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         found = await self._read(self._sql.list_steps, (turn_id,))
         return [rows.step_from(r, turn_id) for r in found]
 
@@ -228,11 +260,19 @@ class SQLRooms(Opened):
 
     async def end_turn(self, turn_id: str) -> None:
         """Forget the turn and its steps without a reply, in one statement; an unknown id
-        is ignored."""
+        is ignored.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         await self._write(self._sql.delete_turn, (turn_id,))
 
     async def open_turns(self) -> list[OpenTurn]:
-        """The turns begun and not ended, oldest first."""
+        """The turns begun and not ended, oldest first.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
         return [rows.turn_from(r) for r in await self._read(self._sql.open_turns)]
 
 

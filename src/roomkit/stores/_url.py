@@ -42,7 +42,9 @@ def open_url(url: str) -> OpenedStores:
     """The pending-request store and the room store that ``url`` names.
 
     The stores connect on first use (or with ``async with`` / ``open()``); close them with
-    :func:`close_stores`.
+    :func:`close_stores`. On Redis and PostgreSQL the room store shares the request store's
+    connections (``RedisRoomStore.beside``, ``PostgresRoomStore.beside``): one client or
+    pool for both, which closing the request store closes.
 
     Args:
         url: ``memory``, ``sqlite:///path.db``, ``redis://host:port/db`` or
@@ -67,11 +69,13 @@ def open_url(url: str) -> OpenedStores:
     if url.startswith(_REDIS):
         from roomkit.stores.redis import RedisRoomStore, RedisStore
 
-        return OpenedStores(RedisStore(url), RedisRoomStore(url))
+        redis_store = RedisStore(url)
+        return OpenedStores(redis_store, RedisRoomStore.beside(redis_store))
     if url.startswith(_POSTGRES):
         from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
 
-        return OpenedStores(PostgresStore(url), PostgresRoomStore(url))
+        postgres_store = PostgresStore(url)
+        return OpenedStores(postgres_store, PostgresRoomStore.beside(postgres_store))
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:").lstrip("/") or "desk.db"
         raise ValueError(

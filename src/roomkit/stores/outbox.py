@@ -34,7 +34,7 @@ import json
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
     "COLUMNS",
@@ -42,6 +42,8 @@ __all__ = [
     "IS_ENDING",
     "KEEP_DONE",
     "STEPS",
+    "Claim",
+    "ClaimingOutbox",
     "EndingStatements",
     "KeepsOutbox",
     "MemoryOutbox",
@@ -165,7 +167,13 @@ class Outbox(Protocol):
     """A store's outbox, shared by every process on the store."""
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
-        """Record the items not recorded yet; returns how many were new."""
+        """Record the items not recorded yet; returns how many were new.
+
+        Raises:
+            TypeError: an item's body is not JSON-ready.
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
 
     async def claim(
@@ -179,38 +187,119 @@ class Outbox(Protocol):
     ) -> list[OutboxItem]:
         """Take items due at ``now`` for ``owner`` until ``now + lease``, earliest due first:
         up to ``limit`` of them; with ``lanes``, up to ``lanes[name]`` in each lane named and
-        up to ``limit`` in the lanes not named."""
+        up to ``limit`` in the lanes not named.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
-        """Extend ``owner``'s lease on an item; ``False`` when it holds it no more."""
+        """Extend ``owner``'s lease on an item; ``False`` when it holds it no more.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
-        """Mark an item done (with what the surface returned); it is never claimed again."""
+        """Mark an item done (with what the surface returned); it is never claimed again.
+
+        Raises:
+            TypeError: ``receipt`` is not JSON-ready.
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
 
     async def postpone(self, item_id: str, due: float) -> None:
-        """Put an item back, due at ``due``, one attempt more."""
+        """Put an item back, due at ``due``, one attempt more.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
-        """Every item of a request, oldest first."""
+        """Every item of a request, oldest first.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
 
     async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
         """The earliest due time among items not done (in ``lanes`` when given), or
-        ``None``."""
+        ``None``.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
 
     async def unended(self) -> list[str]:
-        """The requests with items but no ending step yet, in no particular order."""
+        """The requests with items but no ending step yet, in no particular order.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
 
     async def purge(self, before: float) -> int:
         """Drop every item of the requests whose ending was added before ``before`` and
-        whose items are all done; returns how many items went."""
+        whose items are all done; returns how many items went.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
         ...
+
+
+class Claim(NamedTuple):
+    """One claim on an outbox, as :meth:`Outbox.claim` takes it."""
+
+    owner: str
+    """Who takes the items."""
+    now: float
+    """The time the items must be due by."""
+    until: float
+    """The end of the lease: the items' new due time."""
+    limit: int
+    """The most items taken in the lanes not named in ``lanes``."""
+    lanes: Mapping[str, int] | None
+    """The most items taken in each lane named; ``None``: every lane shares ``limit``."""
+
+
+class ClaimingOutbox:
+    """An outbox's :meth:`claim`, the same in every back end: the back end takes the items
+    (``_claim_due``)."""
+
+    async def claim(
+        self,
+        owner: str,
+        now: float,
+        lease: float,
+        limit: int,
+        *,
+        lanes: Mapping[str, int] | None = None,
+    ) -> list[OutboxItem]:
+        """Take the items due, as :meth:`Outbox.claim` does: ``until`` is ``now + lease``.
+
+        Raises:
+            StoreUnavailableError: the store's database cannot be reached (a durable store).
+            StoreClosedError: the store was closed (a durable store).
+        """
+        return await self._claim_due(Claim(owner, now, now + lease, limit, lanes))
+
+    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+        raise NotImplementedError
 
 
 @runtime_checkable
@@ -221,7 +310,7 @@ class KeepsOutbox(Protocol):
     """The store's outbox: one per store, shared by every handler and notifier on it."""
 
 
-class MemoryOutbox:
+class MemoryOutbox(ClaimingOutbox):
     """The outbox of a handler whose requests live in this process (the memory store).
 
     A heap of due times per lane finds the items due without looking at the others; an
@@ -270,25 +359,15 @@ class MemoryOutbox:
                 new += 1
         return new
 
-    async def claim(
-        self,
-        owner: str,
-        now: float,
-        lease: float,
-        limit: int,
-        *,
-        lanes: Mapping[str, int] | None = None,
-    ) -> list[OutboxItem]:
-        named = lanes or {}
+    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+        named = claim.lanes or {}
         claimed = []
         for lane, room in named.items():
-            claimed += self._take(owner, now, lease, [lane], room)
+            claimed += self._take(claim, [lane], room)
         others = [lane for lane in self._heaps if lane not in named]
-        return claimed + self._take(owner, now, lease, others, limit)
+        return claimed + self._take(claim, others, claim.limit)
 
-    def _take(
-        self, owner: str, now: float, lease: float, lanes: list[str], limit: int
-    ) -> list[OutboxItem]:
+    def _take(self, claim: Claim, lanes: list[str], limit: int) -> list[OutboxItem]:
         """Up to ``limit`` items due at ``now`` among ``lanes``, earliest first."""
         claimed: list[OutboxItem] = []
         while len(claimed) < limit:
@@ -296,13 +375,13 @@ class MemoryOutbox:
             if not heads:
                 break
             (due, item_id), lane = min(heads)
-            if due > now:
+            if due > claim.now:
                 break
             heapq.heappop(self._heaps[lane])
             item = self._items[item_id]
             claimed.append(item)
-            self._put(replace(item, due=now + lease))
-            self._owners[item_id] = owner
+            self._put(replace(item, due=claim.until))
+            self._owners[item_id] = claim.owner
         return claimed
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:

@@ -132,7 +132,9 @@ class Link:
     """The store's pool, opened with a check of the server and the tables.
 
     Args:
-        target: a DSN (the pool is the link's own) or a pool (borrowed, never closed).
+        target: a DSN (the pool is the link's own), a pool (borrowed, never closed), or
+            another store's link, whose pool this one uses while that link holds it open
+            (the room store beside a request store: one pool for both).
         prepare: creates or migrates the store's tables on the first connection.
         schema: the PostgreSQL schema of the tables, for messages.
         pool_size: the most connections an owned pool opens.
@@ -144,7 +146,7 @@ class Link:
 
     def __init__(
         self,
-        target: str | AsyncConnectionPool[Any],
+        target: str | AsyncConnectionPool[Any] | Link,
         prepare: Prepare,
         *,
         pool_size: int,
@@ -154,15 +156,21 @@ class Link:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be an int >= 1, got {pool_size!r}")
         self._prepare = prepare
+        self._owner = target if isinstance(target, Link) else None
         self._borrowed = not isinstance(target, str)
-        self._pool: AsyncConnectionPool[Any] | None = None if isinstance(target, str) else target
-        dsn = target if isinstance(target, str) else target.conninfo
+        self._pool: AsyncConnectionPool[Any] | None = (
+            target if isinstance(target, AsyncConnectionPool) else None
+        )
+        if isinstance(target, Link):
+            dsn: object = target.dsn
+        else:
+            dsn = target if isinstance(target, str) else target.conninfo
         if not isinstance(dsn, str):
             raise TypeError(
                 "the pool's conninfo must be a str: the change feed opens a connection of "
                 "its own with it; pass the DSN itself, or a pool made with a str conninfo"
             )
-        self.dsn = dsn
+        self.dsn: str = dsn
         """The connection string (of the borrowed pool, when one was given)."""
         self.where = describe(self.dsn)
         """The server and database, for messages."""
@@ -175,8 +183,15 @@ class Link:
         self._stays_closed = stays_closed
         self._closed = False
 
+    @property
+    def connect_timeout(self) -> float:
+        """Seconds a connection may take to open."""
+        return self._connect_timeout
+
     def connect_kwargs(self) -> dict[str, Any]:
         """What a connection of the store's own (the change feed's) is opened with."""
+        if self._owner is not None:
+            return self._owner.connect_kwargs()
         kwargs: dict[str, Any] = {}
         if self._borrowed and self._pool is not None and isinstance(self._pool.kwargs, dict):
             kwargs.update(self._pool.kwargs)
@@ -200,10 +215,19 @@ class Link:
             self._closed = False
         if self._closed:
             raise StoreClosedError.of("PostgreSQL", self.where)
+        if self._owner is not None:
+            # The owner's pool, as the owner holds it now (a reopened owner has a new one).
+            await self._owner.open()
+            self._pool = self._owner._pool
         if self._opened:
             return
         async with self._lock:
             if self._opened:
+                return
+            if self._owner is not None:
+                async with self._owner.connection() as shared:
+                    await self._prepared_on(shared)
+                self._opened = True
                 return
             try:
                 first = await AsyncConnection.connect(self.dsn, **self.connect_kwargs())
@@ -215,12 +239,7 @@ class Link:
                     f"(createdb <name>)"
                 ) from error
             try:
-                await self._prepare(first, self.where)
-            except psycopg.Error as error:
-                raise StoreError(
-                    f"cannot prepare the tables of the PostgreSQL store at {self.where}: "
-                    f"{_first_line(error)}; check that the user may create tables there"
-                ) from error
+                await self._prepared_on(first)
             finally:
                 await first.close()
             if self._pool is None:
@@ -238,6 +257,15 @@ class Link:
             elif self._pool.closed:
                 await self._pool.open()
             self._opened = True
+
+    async def _prepared_on(self, db: AsyncConnection[Any]) -> None:
+        try:
+            await self._prepare(db, self.where)
+        except psycopg.Error as error:
+            raise StoreError(
+                f"cannot prepare the tables of the PostgreSQL store at {self.where}: "
+                f"{_first_line(error)}; check that the user may create tables there"
+            ) from error
 
     async def close(self) -> None:
         """Close the pool if it is the link's own; idempotent."""

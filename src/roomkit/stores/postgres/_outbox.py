@@ -13,11 +13,19 @@ with).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.stores._checks import seconds
-from roomkit.stores.outbox import COLUMNS, KEEP_DONE, EndingStatements, OutboxItem, item_from_row
+from roomkit.stores.outbox import (
+    COLUMNS,
+    KEEP_DONE,
+    Claim,
+    ClaimingOutbox,
+    EndingStatements,
+    OutboxItem,
+    item_from_row,
+)
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -28,7 +36,7 @@ _LANE = "COALESCE(body::json ->> 'surface', '')"
 """A row's lane, as :func:`~roomkit.stores.outbox.lane_of` has it."""
 
 
-class PostgresOutbox:
+class PostgresOutbox(ClaimingOutbox):
     """The outbox in a PostgreSQL store's schema (see
     :mod:`~roomkit.stores.outbox`)."""
 
@@ -86,16 +94,9 @@ class PostgresOutbox:
                 new += cursor.rowcount
         return new
 
-    async def claim(
-        self,
-        owner: str,
-        now: float,
-        lease: float,
-        limit: int,
-        *,
-        lanes: Mapping[str, int] | None = None,
-    ) -> list[OutboxItem]:
-        parameters = {"until": now + lease, "owner": owner, "now": now, "limit": limit}
+    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+        owner, now, until, limit, lanes = claim
+        parameters = {"until": until, "owner": owner, "now": now, "limit": limit}
         if lanes is None:
             rows = await self._rows(self._claim, parameters)
         else:

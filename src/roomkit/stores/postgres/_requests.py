@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
 from psycopg import AsyncConnection
@@ -54,13 +54,12 @@ from roomkit.stores._checks import (
     seconds,
     storable_id,
 )
-from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._facade import PartsFacade
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores.base import (
     PendingChange,
     PendingChangeKind,
     SettleOutcome,
-    check_settled_listing,
 )
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.postgres._approvals import Approvals
@@ -88,7 +87,7 @@ _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
 
-class PostgresStore(DurableBase):
+class PostgresStore(PartsFacade):
     """Pending requests and their retained outcomes in a PostgreSQL database.
 
     Any number of processes, and of store objects in one process, may use the same
@@ -178,7 +177,7 @@ class PostgresStore(DurableBase):
         link, statements = self._link, self._sql
         self._reads = Reads(self._rows, statements, self._cutoff)
         self._settling = Settling(link, statements, self._judged_at, self._ready, self._feed)
-        self._approvals = Approvals(
+        self._approvals: Approvals = Approvals(
             link, statements, self._judged_at, self._ready, self._feed, self._settling
         )
         self._spending = Spending(link, statements, self._ready, self.clock)
@@ -261,36 +260,23 @@ class PostgresStore(DurableBase):
         return record, created
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
-        """The request with this id, pending or settled (within retention), or ``None``
-        (raises CorruptRecordError when the stored row is not one this library wrote)."""
+        """The request with this id, pending or settled (within retention), or ``None``.
+
+        Raises:
+            CorruptRecordError: the stored record is not one this library wrote.
+            StoreUnavailableError: the server cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
         return await self._reads.fetch(pending_id)
 
-    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
-        """The records among ``pending_ids`` that exist, in no particular order.
-
-        A row that cannot be decoded is skipped and logged.
-        """
-        return await self._reads.fetch_many(pending_ids)
-
-    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
-        return await self._reads.pending_records(filters)
-
     async def mark_announced(self, pending_id: str) -> None:
-        """Record that the request was announced; an unknown id is ignored."""
+        """Record that the request was announced; an unknown id is ignored.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
         await self._rows_written(self._sql.mark_announced, (pending_id,))
-
-    async def was_announced(self, pending_id: str) -> bool:
-        """False while the stored request's announcement is owed, else True."""
-        return await self._reads.was_announced(pending_id)
-
-    async def list_settled(
-        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
-    ) -> list[PendingInput]:
-        """The latest outcomes within the retention, newest first, as
-        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`
-        lists them; a row that cannot be decoded is skipped and logged."""
-        wanted = check_settled_listing(actor_ids, limit)
-        return await self._reads.list_settled(wanted, limit)
 
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         rows = await self._rows(self._sql.set_deadline, (deadline, pending_id, deadline))
@@ -320,7 +306,13 @@ class PostgresStore(DurableBase):
         the same UPDATE decides: an answer to a request not held here needs no read first.
 
         Returns the record when this call won (else ``None``), and the request as the call
-        left it (``None`` when it is not stored): a pending one needs its answer checked."""
+        left it (``None`` when it is not stored): a pending one needs its answer checked.
+
+        Raises:
+            ValueError, TypeError, InvalidTextError, CorruptRecordError,
+                StoreUnavailableError: as :meth:`settle`.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
         checked = check_settle(
             pending_id, PendingInputStatus.RESOLVED, None, (result, None, settled_by)
         )
@@ -360,6 +352,11 @@ class PostgresStore(DurableBase):
         store's clock, or the server's as it runs).
 
         Returns the winning record (or ``None``) and whether anything was written.
+
+        Raises:
+            CorruptRecordError: the stored record is not one this library wrote (the
+                transaction is rolled back).
+            StoreUnavailableError: the server cannot be reached.
         """
         return await self._settling.settle_on(db, pending_id, recorded, history, now=now)
 
@@ -395,67 +392,35 @@ class PostgresStore(DurableBase):
 
     async def purge_expired(self) -> int:
         """Drop what is past its retention (records, outbox deliveries, the histories past
-        the audit retention); how many records."""
+        the audit retention); how many records.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
         await self._ready()
         async with self._link.connection() as db:
             if self._server_clock is not None:
                 await self._server_clock.sync(db)
             return await self._purge(db, self.clock())
 
-    # -- approvals: approvers and history -------------------------------------------------------
-
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
-        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
-        the request is not pending."""
-        return await self._approvals.add_approvers(pending_id, actors)
+    # -- approvals: votes -----------------------------------------------------------------------
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
         """Record a vote on a quorum approval in one transaction that holds the row's lock
         (see :mod:`~roomkit.stores.postgres._votes`); a fault that hides
-        its commit runs it again with its token, which finds it counted if it was."""
+        its commit runs it again with its token, which finds it counted if it was.
+
+        Raises:
+            StoreUnavailableError: the store stayed away for :attr:`settle_retry` seconds;
+                whether the vote was recorded is unknown.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
         if "\x00" in pending_id or not storable_id(pending_id):
             return Judgement(False)
         return await self._settle_knowing(
             lambda: self._approvals.vote(pending_id, ballot), pending_id, self.where
         )
-
-    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
-
-        A check-and-set on the head: the entry is linked to the head read, and inserted at
-        the seq after it; another process's append in between takes that seq first, and
-        this one reads the new head and links again."""
-        return await self._approvals.append_history(pending_id, entry)
-
-    async def history_texts(self) -> dict[str, list[str]]:
-        """Every request's stored history entries, oldest first, by request id."""
-        return (await self.trail.read()).texts()
-
-    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
-        """The request's history, oldest first."""
-        return await self._approvals.read_history(pending_id)
-
-    # -- the spend-once ledger -----------------------------------------------------------------
-
-    async def spend_once(self, entry: str, *, until: float | None) -> bool:
-        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
-
-        ``True`` for the first caller only, among every process on the database, while the
-        entry has not expired.
-        """
-        return await self._spending.spend_once(entry, until=until)
-
-    async def refund_spent(self, entry: str) -> None:
-        """Forget ``entry``, so that it may be spent again."""
-        await self._spending.refund_spent(entry)
-
-    async def record_spent(self, entry: str, *, until: float | None) -> float:
-        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
-        return await self._spending.record_spent(entry, until=until)
-
-    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
-        """The unexpired entries among ``entries``, each with the time it was spent."""
-        return await self._spending.read_spent(entries)
 
     # -- helpers -------------------------------------------------------------------------------
 

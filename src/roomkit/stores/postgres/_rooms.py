@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import AsyncConnection
@@ -31,6 +31,9 @@ from roomkit.models import room as room_model
 from roomkit.stores._sql_rooms import Run, SQLRooms
 from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name, migrate
 from roomkit.stores.postgres._room_sql import VERSION, RoomStatements
+
+if TYPE_CHECKING:
+    from roomkit.stores.postgres._requests import PostgresStore
 
 __all__ = ["PostgresRoomStore"]
 
@@ -77,6 +80,31 @@ class PostgresRoomStore(SQLRooms):
         )
         self.where = self._link.where
         """The server and database, without the password."""
+
+    @classmethod
+    def beside(cls, store: PostgresStore) -> PostgresRoomStore:
+        """The room store in ``store``'s database and schema, on ``store``'s pool.
+
+        The two stores share one pool of connections (what :func:`roomkit.stores.open_url`
+        opens): opening the room store opens ``store``, and closing the room store leaves the
+        pool to ``store``, whose :meth:`~PostgresStore.close` closes it for both.
+
+        Args:
+            store: the pending-request store whose pool and schema the room store uses.
+
+        Raises:
+            TypeError: ``store`` is not a :class:`~roomkit.stores.postgres.PostgresStore`.
+        """
+        from roomkit.stores.postgres._requests import PostgresStore
+
+        if not isinstance(store, PostgresStore):
+            raise TypeError(f"beside() takes a PostgresStore, got {type(store).__name__}")
+        shared = store._link  # the parts of one back end share their link
+        rooms = cls(shared.dsn, schema=store.schema)
+        rooms._link = Link(
+            shared, rooms._prepare, pool_size=1, connect_timeout=shared.connect_timeout
+        )
+        return rooms
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -22,11 +22,11 @@ retention of a settled request is shorter); an open request's stay.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from roomkit.stores.outbox import ENDING, KEEP_DONE, OutboxItem
+from roomkit.stores.outbox import ENDING, KEEP_DONE, Claim, ClaimingOutbox, OutboxItem
 from roomkit.stores.redis._link import guard
 
 __all__ = ["RedisOutbox"]
@@ -209,7 +209,7 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-class RedisOutbox:
+class RedisOutbox(ClaimingOutbox):
     """The outbox on a Redis store's server (see
     :mod:`~roomkit.stores.outbox`)."""
 
@@ -254,25 +254,18 @@ class RedisOutbox:
         async with self._server():
             return int(await self._add(keys=keys, args=args))
 
-    async def claim(
-        self,
-        owner: str,
-        now: float,
-        lease: float,
-        limit: int,
-        *,
-        lanes: Mapping[str, int] | None = None,
-    ) -> list[OutboxItem]:
+    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+        owner, now, until, limit, lanes = claim
         async with self._server():
             if lanes is None:
                 raw = await self._claim(
                     keys=[self._item, self._due, self._lane],
-                    args=[repr(now), repr(now + lease), limit, owner],
+                    args=[repr(now), repr(until), limit, owner],
                 )
             else:
                 if not self._adopted:
                     await self._adopt_all()
-                args: list[Any] = [repr(now), repr(now + lease), owner, limit]
+                args: list[Any] = [repr(now), repr(until), owner, limit]
                 for lane, room in lanes.items():
                     args += [lane, max(0, room)]
                 raw = await self._claim_lanes(
@@ -285,7 +278,7 @@ class RedisOutbox:
                 OutboxItem(
                     item_id=_text(raw[at]),
                     pending_id=pending_id,
-                    due=now + lease,
+                    due=until,
                     body=json.loads(body),
                     attempts=int(attempts),
                     created=float(created),

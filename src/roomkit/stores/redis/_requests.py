@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
@@ -43,10 +43,10 @@ from redis.asyncio import Redis
 from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
-from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._facade import PartsFacade
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores._records import FORMAT, NONE, decode
-from roomkit.stores.base import PendingChange, PendingChangeKind, check_settled_listing
+from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.redis import _history
 from roomkit.stores.redis import _scripts as scripts
@@ -80,7 +80,7 @@ _TIMED_OUT = PendingInputStatus.TIMED_OUT
 _PURGE_BATCH = 256
 
 
-class RedisStore(DurableBase):
+class RedisStore(PartsFacade):
     """A :class:`~roomkit.stores.base.DurableStore` on a Redis server.
 
     Its change feed is a pub/sub subscription: it covers this store's own writes at once,
@@ -174,7 +174,7 @@ class RedisStore(DurableBase):
         knowing = self._settle_knowing
         self._reads = Reads(client, layout, where, self._retained, self._cutoff)
         self._settling = Settling(client, layout, where, heads, audit_ms, self._feed, knowing)
-        self._approvals = Approvals(client, layout, where, heads, audit_ms, self.fetch)
+        self._approvals: Approvals = Approvals(client, layout, where, heads, audit_ms, self.fetch)
         self._spending = Spending(client, prefix, where, self._ensure_open, self.clock)
         self._opened = False
         self._checked = False
@@ -266,11 +266,6 @@ class RedisStore(DurableBase):
         await self._ensure_open()
         return await self._reads.fetch(pending_id)
 
-    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
-        """The records among ``pending_ids`` that exist; unreadable ones are logged and skipped."""
-        await self._ensure_open()
-        return await self._reads.fetch_many(list(pending_ids))
-
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         await self._ensure_open()
         with guard(self._where, pending_id):
@@ -298,43 +293,27 @@ class RedisStore(DurableBase):
             pending_id, status, token, outcome, now=self.clock(), keep=self._keep
         )
 
-    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
-        await self._ensure_open()
-        return await self._reads.pending_records(filters)
-
     async def mark_announced(self, pending_id: str) -> None:
-        """Record that the request was announced; an unknown id is ignored (raises
-        StoreUnavailableError when the server cannot be reached)."""
+        """Record that the request was announced; an unknown id is ignored.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
         await self._ensure_open()
         with guard(self._where, pending_id):
             # Deleting a field never creates the record: a request gone meanwhile stays gone.
             await self._client.hdel(self._layout.record(pending_id), scripts.UNANNOUNCED)
-
-    async def was_announced(self, pending_id: str) -> bool:
-        """False while the stored request's announcement is owed, else True (raises
-        StoreUnavailableError when the server cannot be reached)."""
-        await self._ensure_open()
-        return await self._reads.was_announced(pending_id)
-
-    async def list_settled(
-        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
-    ) -> list[PendingInput]:
-        """The most recently settled requests within the retention, newest first.
-
-        Arguments as
-        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`.
-
-        Requests settled in the same instant on :attr:`clock` come in no particular order.
-        """
-        wanted = check_settled_listing(actor_ids, limit)
-        await self._ensure_open()
-        return await self._reads.list_settled(wanted, limit)
 
     async def purge_expired(self) -> int:
         """Drop records settled longer ago than the retention on :attr:`clock`.
 
         The server expires them on its own clock as well; this catches up when the store's
         clock runs ahead (a test's fake clock, a server clock that lags).
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
         """
         await self._ensure_open()
         cutoff = repr(self._cutoff())
@@ -358,18 +337,18 @@ class RedisStore(DurableBase):
                 await self._client.delete(*log_keys(self._layout.changes))
         return gone
 
-    # -- approvals: approvers and history ----------------------------------------------------
-
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
-        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
-        the request is not pending."""
-        await self._ensure_open()
-        return await self._approvals.add_approvers(pending_id, actors)
+    # -- approvals: votes -----------------------------------------------------------------------
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
         """Record a vote on a quorum approval in one script, with its history entries and,
         when it decides, the settle (:mod:`~roomkit.stores.redis._votes`);
-        a lost reply runs it again with its token, which finds it counted if it was."""
+        a lost reply runs it again with its token, which finds it counted if it was.
+
+        Raises:
+            StoreUnavailableError: the store stayed away for :attr:`settle_retry` seconds;
+                whether the vote was recorded is unknown.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
         if not storable_id(pending_id):
             return Judgement(False)
         await self._ensure_open()
@@ -388,49 +367,8 @@ class RedisStore(DurableBase):
             self._feed.emit(PendingChange(kind, pending_id))
         return judgement
 
-    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
-
-        The append is a check-and-set on the head: guessed from the last append made here
-        (or an empty chain), and, when another process moved it, linked again to the head
-        the script hands back."""
+    async def _parts_ready(self) -> None:
         await self._ensure_open()
-        return await self._approvals.append_history(pending_id, entry)
-
-    async def history_texts(self) -> dict[str, list[str]]:
-        """Every request's stored history entries, oldest first, by request id."""
-        return (await self.trail.read()).texts()
-
-    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
-        """The request's history, oldest first."""
-        await self._ensure_open()
-        return await self._approvals.read_history(pending_id)
-
-    # -- the spend-once ledger -------------------------------------------------------------
-
-    async def spend_once(self, entry: str, *, until: float | None) -> bool:
-        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
-
-        The check-and-set of the ledger, one script on the server: ``True`` for the first
-        caller only, among every process on the server, while the entry has not expired.
-
-        Raises:
-            TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
-            StoreUnavailableError: the server cannot be reached.
-        """
-        return await self._spending.spend_once(entry, until=until)
-
-    async def refund_spent(self, entry: str) -> None:
-        """Forget ``entry``, so that it may be spent again."""
-        await self._spending.refund_spent(entry)
-
-    async def record_spent(self, entry: str, *, until: float | None) -> float:
-        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
-        return await self._spending.record_spent(entry, until=until)
-
-    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
-        """The unexpired entries among ``entries``, each with the time it was spent."""
-        return await self._spending.read_spent(entries)
 
     async def _ensure_open(self) -> None:
         if self._feed.closed:

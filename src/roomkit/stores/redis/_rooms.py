@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
+    from roomkit.stores.redis._requests import RedisStore
+
 __all__ = ["DEFAULT_URL", "RedisRoomStore"]
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -97,6 +99,26 @@ class RedisRoomStore(Opened):
         self._read_turns = register(records.READ_TURNS)
         self._opened = False
         self._opening = asyncio.Lock()
+
+    @classmethod
+    def beside(cls, store: RedisStore) -> RedisRoomStore:
+        """The room store on ``store``'s client and key prefix.
+
+        The two stores share one client, and so one pool of connections (what
+        :func:`roomkit.stores.open_url` opens); the client stays ``store``'s: closing the
+        room store leaves it open, and :meth:`~RedisStore.close` closes it.
+
+        Args:
+            store: the pending-request store whose client and prefix the room store uses.
+
+        Raises:
+            TypeError: ``store`` is not a :class:`~roomkit.stores.redis.RedisStore`.
+        """
+        from roomkit.stores.redis._requests import RedisStore
+
+        if not isinstance(store, RedisStore):
+            raise TypeError(f"beside() takes a RedisStore, got {type(store).__name__}")
+        return cls(client=store._client, prefix=store.prefix)  # the back end's parts share it
 
     @property
     def where(self) -> str:
@@ -171,7 +193,11 @@ class RedisRoomStore(Opened):
             raise ValueError(f"Room {room.id!r} already exists") from None
 
     async def get_room(self, room_id: str) -> Room | None:
-        """The room with this id, or ``None``."""
+        """The room with this id, or ``None``.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         await self.open()
         with link.guard(self._where, store=_STORE):
             raw = await self._client.get(self._keys.room(room_id))
@@ -192,7 +218,11 @@ class RedisRoomStore(Opened):
         )
 
     async def list_participants(self, room_id: str) -> list[Participant]:
-        """The room's roster, in the order people joined."""
+        """The room's roster, in the order people joined.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         people, order = self._keys.roster(room_id)
         found = await self._read(self._read_ordered, [order, people], [])
         return [records.decode_participant(raw, room_id) for raw in found]
@@ -216,20 +246,32 @@ class RedisRoomStore(Opened):
         await self._under_room(self._add_binding, keys, [room_id, channel_id, record], room_id)
 
     async def remove_binding(self, room_id: str, channel_id: str) -> bool:
-        """Detach a channel from a room; ``False`` when it was not attached."""
+        """Detach a channel from a room; ``False`` when it was not attached.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         await self.open()
         keys = [*self._keys.bindings(room_id), self._keys.channel(channel_id)]
         reply = await self._write(self._remove_binding, keys, [room_id, channel_id])
         return bool(int(reply[1]))
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
-        """The room's bindings, in the order the channels were first attached."""
+        """The room's bindings, in the order the channels were first attached.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         bindings, order = self._keys.bindings(room_id)
         found = await self._read(self._read_ordered, [order, bindings], [])
         return [records.decode_binding(raw, room_id) for raw in found]
 
     async def rooms_for_channel(self, channel_id: str) -> list[str]:
-        """The ids of the rooms the channel is attached to, oldest room first."""
+        """The ids of the rooms the channel is attached to, oldest room first.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         await self.open()
         with link.guard(self._where, store=_STORE):
             found = await self._client.zrange(self._keys.channel(channel_id), 0, -1)
@@ -260,14 +302,22 @@ class RedisRoomStore(Opened):
         await self._under_room(self._add_event, keys, args, event.room_id)
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
-        """The room's events, oldest first, from ``offset``, at most ``limit``."""
+        """The room's events, oldest first, from ``offset``, at most ``limit``.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         if limit <= 0:
             return []
         offset = max(offset, 0)
         return await self._events(room_id, offset, offset + limit - 1)
 
     async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:
-        """The last ``limit`` events of the room, oldest first (a read of ``limit``)."""
+        """The last ``limit`` events of the room, oldest first (a read of ``limit``).
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         if limit <= 0:
             return []
         return await self._events(room_id, -limit, -1)
@@ -333,7 +383,11 @@ class RedisRoomStore(Opened):
             raise KeyError(f"No open turn {turn_id!r}: call begin_turn() first") from None
 
     async def steps(self, turn_id: str) -> list[JournalStep]:
-        """The turn's steps, by index."""
+        """The turn's steps, by index.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         await self.open()
         with link.guard(self._where, store=_STORE):
             found: dict[Any, Any] = await self._client.hgetall(self._keys.steps(turn_id))
@@ -360,13 +414,21 @@ class RedisRoomStore(Opened):
         return bool(int(done[1]))
 
     async def end_turn(self, turn_id: str) -> None:
-        """Forget the turn and its steps without a reply; an unknown id is ignored."""
+        """Forget the turn and its steps without a reply; an unknown id is ignored.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         await self.open()
         keys = [self._keys.turns, self._keys.turn(turn_id), self._keys.steps(turn_id)]
         await self._write(self._end_turn, keys, [turn_id])
 
     async def open_turns(self) -> list[OpenTurn]:
-        """The turns begun and not ended, oldest first."""
+        """The turns begun and not ended, oldest first.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
         found = await self._read(self._read_turns, [self._keys.turns], [self._keys.turn("")])
         return [records.decode_turn(raw) for raw in found]
 

@@ -13,11 +13,19 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.outbox import COLUMNS, IS_ENDING, EndingStatements, OutboxItem, item_from_row
+from roomkit.stores.outbox import (
+    COLUMNS,
+    IS_ENDING,
+    Claim,
+    ClaimingOutbox,
+    EndingStatements,
+    OutboxItem,
+    item_from_row,
+)
 
 __all__ = ["SQLiteOutbox", "purge_outbox"]
 
@@ -65,7 +73,7 @@ def _lanes(count: int) -> str:
     return f" AND {_LANE} NOT IN ({', '.join('?' * count)})"
 
 
-class SQLiteOutbox:
+class SQLiteOutbox(ClaimingOutbox):
     """The outbox in a SQLite store's file (see
     :mod:`~roomkit.stores.outbox`)."""
 
@@ -130,32 +138,25 @@ class SQLiteOutbox:
 
         return int(await self._run(add))
 
-    async def claim(
-        self,
-        owner: str,
-        now: float,
-        lease: float,
-        limit: int,
-        *,
-        lanes: Mapping[str, int] | None = None,
-    ) -> list[OutboxItem]:
+    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+        owner, now, until, limit, lanes = claim
         named = dict(lanes or {})
 
-        def claim(db: sqlite3.Connection) -> list[OutboxItem]:
+        def take(db: sqlite3.Connection) -> list[OutboxItem]:
             rows = []
             for lane, room in named.items():
                 if room > 0:
-                    found = db.execute(_CLAIM_LANE, (now + lease, owner, now, lane, room))
+                    found = db.execute(_CLAIM_LANE, (until, owner, now, lane, room))
                     rows += found.fetchall()
             if limit > 0:
                 others = db.execute(
                     _claim(_lanes(len(named)) if named else ""),
-                    (now + lease, owner, now, *named, limit),
+                    (until, owner, now, *named, limit),
                 )
                 rows += others.fetchall()
             return [item_from_row(row) for row in rows]
 
-        claimed: list[OutboxItem] = await self._run(claim)
+        claimed: list[OutboxItem] = await self._run(take)
         return claimed
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:

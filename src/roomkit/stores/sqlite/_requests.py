@@ -43,7 +43,7 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
@@ -52,14 +52,13 @@ import aiosqlite
 from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds
-from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._facade import PartsFacade
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores._records import FIELDS, decode, encode
 from roomkit.stores.base import (
     ChangeListener,
     PendingChange,
     PendingChangeKind,
-    check_settled_listing,
 )
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.sqlite import _schema as sql
@@ -87,7 +86,7 @@ _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
 
-class SQLiteStore(DurableBase):
+class SQLiteStore(PartsFacade):
     """Pending requests and their retained outcomes in a SQLite file.
 
     Any number of processes, and of store objects in one process, may open the same file:
@@ -203,14 +202,22 @@ class SQLiteStore(DurableBase):
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
         self._reads = Reads(self._session, self._cutoff)
         self._settling = Settling(self._write, self._changes, self.trail)
-        self._approvals = Approvals(self._write, self._session, self._changes, self.trail)
+        self._approvals: Approvals = Approvals(
+            self._write, self._session, self._changes, self.trail
+        )
         self._spending = Spending(self._write, self._session, self.clock)
 
     # -- connection ----------------------------------------------------------------------------
 
     async def open(self) -> None:
         """Connect and create the schema; idempotent (every other method opens lazily, until
-        :meth:`close`; after it, only this opens the store again)."""
+        :meth:`close`; after it, only this opens the store again).
+
+        Raises:
+            StoreUnavailableError: the file cannot be opened or created (the message says
+                why).
+            StoreFormatError: the file was written by a newer version of roomkit.
+        """
         self._closed = False
         async with self._session():
             pass
@@ -297,40 +304,18 @@ class SQLiteStore(DurableBase):
         """
         return await self._reads.fetch(pending_id)
 
-    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
-        """The records among ``pending_ids`` that exist, in no particular order.
-
-        A row that cannot be decoded is skipped and logged.
-        """
-        return await self._reads.fetch_many(pending_ids)
-
-    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
-        return await self._reads.pending_records(filters)
-
     async def mark_announced(self, pending_id: str) -> None:
-        """Record that the request was announced; an unknown id is ignored."""
+        """Record that the request was announced; an unknown id is ignored.
+
+        Raises:
+            StoreUnavailableError: the file cannot be read or written (the message says why).
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
 
         def write(db: sqlite3.Connection, now: float) -> None:
             db.execute(sql.MARK_ANNOUNCED, (pending_id,))
 
         await self._write(write)
-
-    async def was_announced(self, pending_id: str) -> bool:
-        """False while the stored request's announcement is owed, else True."""
-        return await self._reads.was_announced(pending_id)
-
-    async def list_settled(
-        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
-    ) -> list[PendingInput]:
-        """The most recently settled requests within the retention, newest first.
-
-        Arguments as
-        :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`.
-
-        A row that cannot be decoded is skipped and logged.
-        """
-        wanted = check_settled_listing(actor_ids, limit)
-        return await self._reads.list_settled(wanted, limit)
 
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         def write(db: sqlite3.Connection, now: float) -> float | None:
@@ -361,7 +346,12 @@ class SQLiteStore(DurableBase):
     async def purge_expired(self) -> int:
         """Drop settled records older than the retention, the outbox's finished deliveries
         older than ``outbox_retention_seconds`` and the histories past the audit retention;
-        return how many records went."""
+        return how many records went.
+
+        Raises:
+            StoreUnavailableError: the file cannot be read or written (the message says why).
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
         return await self._write(self._purge)
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
@@ -378,37 +368,7 @@ class SQLiteStore(DurableBase):
         self._changes.listening_since(self.clock())
         return super().subscribe(listener)
 
-    # -- the spend-once ledger -----------------------------------------------------------------
-
-    async def spend_once(self, entry: str, *, until: float | None) -> bool:
-        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
-
-        The check-and-set of the ledger: ``True`` for the first caller only, among every
-        process on the file, while the entry has not expired.
-
-        Raises:
-            TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
-        """
-        return await self._spending.spend_once(entry, until=until)
-
-    async def refund_spent(self, entry: str) -> None:
-        """Forget ``entry``, so that it may be spent again."""
-        await self._spending.refund_spent(entry)
-
-    async def record_spent(self, entry: str, *, until: float | None) -> float:
-        """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
-        return await self._spending.record_spent(entry, until=until)
-
-    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
-        """The unexpired entries among ``entries``, each with the time it was spent."""
-        return await self._spending.read_spent(entries)
-
-    # -- approvals: approvers and history -------------------------------------------------------
-
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
-        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
-        the request is not pending."""
-        return await self._approvals.add_approvers(pending_id, actors)
+    # -- approvals: votes -----------------------------------------------------------------------
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
         """Record a vote on a quorum approval, in one write transaction.
@@ -419,6 +379,11 @@ class SQLiteStore(DurableBase):
         settles the request when it decides it, and appends its history entries: all or
         nothing. A vote that meets a passed deadline records the timeout instead. A failed
         commit runs the vote again with its token, which finds it counted if it was.
+
+        Raises:
+            StoreUnavailableError: the store stayed away for :attr:`settle_retry` seconds;
+                whether the vote was recorded is unknown.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
         """
         return await self._settle_knowing(
             lambda: self._approvals.vote(pending_id, ballot),
@@ -426,21 +391,6 @@ class SQLiteStore(DurableBase):
             repr(self.path),
             in_doubt=in_doubt,
         )
-
-    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
-
-        The head is read inside the write transaction, which holds the file's write lock:
-        no other process appends between the read and the insert."""
-        return await self._approvals.append_history(pending_id, entry)
-
-    async def history_texts(self) -> dict[str, list[str]]:
-        """Every request's stored history entries, oldest first, by request id."""
-        return (await self.trail.read()).texts()
-
-    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
-        """The request's history, oldest first."""
-        return await self._approvals.read_history(pending_id)
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -1,0 +1,199 @@
+"""The façade methods every durable store passes straight to its parts: reads, ledger, history.
+
+A durable store (SQLite, Redis, PostgreSQL) is a façade over parts that share its
+connection. Its reads of records (``_reads``), its spend-once ledger (``_spending``) and its
+approvals' data (``_approvals``: approvers and history chains) have the same methods in every
+back end, so the store's methods that only hand a call to them are written once, here, with
+their contract. What differs
+between the back ends (how a check-and-set is made atomic) is said in each part's module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol
+
+from roomkit.models.pending_input import PendingInput
+from roomkit.stores._durable_base import DurableBase
+from roomkit.stores._facets import check_settled_listing
+from roomkit.stores._trail import StoreTrail
+
+__all__ = ["PartsFacade"]
+
+
+class _Reads(Protocol):
+    async def fetch(self, pending_id: str) -> PendingInput | None: ...
+    async def fetch_many(self, pending_ids: Sequence[str]) -> list[PendingInput]: ...
+    async def pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]: ...
+    async def was_announced(self, pending_id: str) -> bool: ...
+    async def list_settled(
+        self, wanted: tuple[str | None, ...] | None, limit: int
+    ) -> list[PendingInput]: ...
+
+
+class _Spending(Protocol):
+    async def spend_once(self, entry: str, *, until: float | None) -> bool: ...
+    async def refund_spent(self, entry: str) -> None: ...
+    async def record_spent(self, entry: str, *, until: float | None) -> float: ...
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]: ...
+
+
+class _Approvals(Protocol):
+    async def add_approvers(
+        self, pending_id: str, actors: tuple[str, ...]
+    ) -> PendingInput | None: ...
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int: ...
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]: ...
+
+
+class PartsFacade(DurableBase):
+    """A durable store's reads, ledger and history methods, handed to its parts."""
+
+    _reads: _Reads
+    _spending: _Spending
+    _approvals: _Approvals
+    trail: StoreTrail
+
+    async def _parts_ready(self) -> None:
+        """Connect before a call reaches the reads' or the approvals' part (a store whose
+        parts do not connect by themselves overrides it)."""
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        """The records among ``pending_ids`` that exist, in no particular order.
+
+        A record that cannot be decoded is skipped and logged.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
+        await self._parts_ready()
+        return await self._reads.fetch_many(list(pending_ids))
+
+    async def _pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
+        await self._parts_ready()
+        return await self._reads.pending_records(filters)
+
+    async def was_announced(self, pending_id: str) -> bool:
+        """False while the stored request's announcement is owed, else True.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
+        await self._parts_ready()
+        return await self._reads.was_announced(pending_id)
+
+    async def list_settled(
+        self, *, actor_ids: Collection[str | None] | None = None, limit: int = 50
+    ) -> list[PendingInput]:
+        """The most recently settled requests within the retention, newest first.
+
+        Arguments as :meth:`~roomkit.stores.base.DurableSettledHistory.list_settled`.
+        Requests settled in the same instant on :attr:`clock` come in no particular order;
+        a record that cannot be decoded is skipped and logged.
+
+        Raises:
+            TypeError: ``limit`` is not an int, or ``actor_ids`` is a string or holds a
+                non-string.
+            ValueError: ``limit`` is below 1 or above the most a listing takes.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
+        wanted = check_settled_listing(actor_ids, limit)
+        await self._parts_ready()
+        return await self._reads.list_settled(wanted, limit)
+
+    # -- the spend-once ledger -----------------------------------------------------------------
+
+    async def spend_once(self, entry: str, *, until: float | None) -> bool:
+        """Record ``entry`` as spent until ``until`` (on :attr:`clock`; ``None`` keeps it).
+
+        The check-and-set of the ledger: ``True`` for the first caller only, among every
+        process sharing the store, while the entry has not expired.
+
+        Raises:
+            TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        return await self._spending.spend_once(entry, until=until)
+
+    async def refund_spent(self, entry: str) -> None:
+        """Forget ``entry``, so that it may be spent again.
+
+        Raises:
+            TypeError, ValueError: ``entry`` is not one a ledger takes.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        await self._spending.refund_spent(entry)
+
+    async def record_spent(self, entry: str, *, until: float | None) -> float:
+        """Record ``entry`` as spent now, replacing an earlier record; returns the time.
+
+        Raises:
+            TypeError, ValueError: ``entry`` or ``until`` is not one a ledger takes.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        return await self._spending.record_spent(entry, until=until)
+
+    async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
+        """The unexpired entries among ``entries``, each with the time it was spent.
+
+        Raises:
+            TypeError, ValueError: one of ``entries`` is not one a ledger takes.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        return await self._spending.read_spent(entries)
+
+    # -- approvals: approvers and history -------------------------------------------------------
+
+    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
+        the request is not pending.
+
+        Raises:
+            CorruptRecordError: the stored record is not one this library wrote.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        await self._parts_ready()
+        return await self._approvals.add_approvers(pending_id, actors)
+
+    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
+        """Append ``entry`` to the request's history, chained to its head; its ``seq``.
+
+        The append is a check-and-set on the head of the chain: another process's append in
+        between is found, and this entry is linked to the new head (each back end's
+        ``_approvals`` module says how).
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        await self._parts_ready()
+        return await self._approvals.append_history(pending_id, entry)
+
+    async def history_texts(self) -> dict[str, list[str]]:
+        """Every request's stored history entries, oldest first, by request id.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        return (await self.trail.read()).texts()
+
+    async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
+        """The request's history, oldest first.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        await self._parts_ready()
+        return await self._approvals.read_history(pending_id)
