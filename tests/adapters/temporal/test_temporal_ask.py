@@ -1,6 +1,6 @@
 """A workflow asks a person, the desk answers, the workflow resumes once: one ask, two
-asks in one workflow, two workflows at once, a deadline with a ladder's default, and the
-mistakes a workflow author can make."""
+asks in one workflow, two workflows at once, and the mistakes a workflow author can make
+(deadlines and ladders are in the time-skipping tests)."""
 
 from __future__ import annotations
 
@@ -58,23 +58,6 @@ async def test_two_asks_in_one_workflow_and_two_workflows_never_cross(world: Wor
         {"answer": "for Which car?"},
     ]
     assert second not in opened.values()
-
-
-async def test_a_deadline_gives_the_ladders_default_or_a_timeout(world: World) -> None:
-    async with running(world.worker(Ask), world.notifier()):
-        defaulted = await world.start(Ask, {"timeout": 1, "grace": 0.5, "default": "Hotel B"})
-        first = await world.created.next()
-        timed_out = await world.start(Ask, {"timeout": 1, "grace": 0.5})
-        second = await world.created.next()
-        results = await asyncio.gather(defaulted.result(), timed_out.result())
-    assert results[0] == {"answer": "Hotel B"}
-    assert results[1]["error"] == "HumanInputTimeoutError"
-    history = [entry["type"] for entry in await world.desk_handler.history(first)]
-    assert "defaulted" in history
-    for pending_id in (first, second):
-        request = await world.desk_handler.get_request(pending_id)
-        assert request is not None
-        assert request.status.value == "timed_out"
 
 
 SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)

@@ -10,7 +10,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal import ask_person, request_approval
     from roomkit.core.exceptions import HumanInputRejectedError
-    from roomkit.tools.human_input.ladder import Ladder, default
+    from roomkit.tools.human_input.ladder import Ladder, default, escalate
 
 _FAILURES = (HumanInputRejectedError, TimeoutError, RuntimeError, TypeError, ValueError)
 
@@ -26,8 +26,10 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
     }
     if "grace" in spec:
         options["grace"] = timedelta(seconds=spec["grace"])
-    if "default" in spec:
-        options["ladder"] = Ladder(on_expiry=default(spec["default"]))
+    if "default" in spec or "escalate" in spec:
+        steps = [escalate(after, to) for after, to in spec.get("escalate", ())]
+        on_expiry = default(spec["default"]) if "default" in spec else None
+        options["ladder"] = Ladder(*steps, on_expiry=on_expiry)
     return options
 
 
