@@ -5,14 +5,16 @@ asks in one workflow, two workflows at once, and the mistakes a workflow author 
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 from temporalio import activity
 from temporalio.worker import Worker
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import updates_taken
-from tests.adapters.temporal.workflows import Ask, AskTwice, Outside
+from tests.adapters.temporal.workflows import Ask, AskTwice, Imports, Outside
 
+import roomkit.adapters.temporal as adapter
 from roomkit.adapters.temporal import ask_person, update_id_of
 
 
@@ -84,6 +86,24 @@ async def test_a_worker_without_roomkits_activities_fails_the_ask_clearly(world:
         result = await (await world.start(Ask, {})).result()
     assert result["error"] == "RuntimeError"
     assert "activities=roomkit.adapters.temporal.activities(handler)" in result["message"]
+
+
+@SQLITE_ONLY
+async def test_a_workflow_file_imports_the_workers_own_adapter_not_a_fresh_copy(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not yet read on the package: the sandbox's import is the first.
+    for name in ("ask_person", "TemporalUpdates"):
+        monkeypatch.delitem(vars(adapter), name, raising=False)
+    async with running(world.worker(Imports)):
+        result = await (await world.start(Imports)).result()
+    # The worker's own modules, as its sys.modules holds them (the sandbox keeps its own).
+    asking = sys.modules["roomkit.adapters.temporal._workflow"]
+    updates = sys.modules["roomkit.adapters.temporal.updates"]
+    assert result == {
+        "ask_person": id(asking.ask_person),
+        "TemporalUpdates": id(updates.TemporalUpdates),
+    }
 
 
 async def test_ask_person_outside_a_workflow_says_where_it_runs() -> None:

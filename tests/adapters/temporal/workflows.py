@@ -8,7 +8,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from roomkit.adapters.temporal import ask_person, request_approval
+    from roomkit.adapters.temporal import TemporalUpdates, ask_person, request_approval
     from roomkit.core.exceptions import HumanInputRejectedError
     from roomkit.tools.human_input.ladder import Ladder, default, escalate
 
@@ -116,3 +116,13 @@ class Conversation:
         answer = await ask_person("reply", {"message": text}, actor="alice", room_id="room")
         self.heard.append(answer)
         return answer
+
+
+@workflow.defn
+class Imports:
+    """The identities of the adapter's names as this file imported them in the sandbox:
+    the worker's own objects when passed through, else copies loaded for this workflow."""
+
+    @workflow.run
+    async def run(self) -> dict[str, int]:
+        return {"ask_person": id(ask_person), "TemporalUpdates": id(TemporalUpdates)}

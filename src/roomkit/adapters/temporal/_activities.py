@@ -27,10 +27,10 @@ from roomkit.adapters.temporal._protocol import (
 )
 from roomkit.core.exceptions import RoomKitError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.stores import new_entry
+from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default, escalate, record_ladder, remind
-from roomkit.tools.human_input.stores import new_entry
-from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for, step_id
 
 __all__ = ["activities"]
 
