@@ -59,6 +59,15 @@ ASKS, QUICK_ASKS = 500, 100
 WORKFLOWS, QUICK_WORKFLOWS = 1_000, 200
 STALL = 60.0
 """Seconds without a new request after which the scale run says the worker stalled."""
+WORKER_TASKS = 16
+"""Workflow tasks the worker runs at once. They share the worker's one Python process (and a
+workflow's first task builds its sandbox, which is costly); far more than it gets through
+within the workflow task timeout (10 s) on a busy machine makes tasks time out and their runs
+be evicted and replayed, until every slot waits on the SDK's core and the worker polls no
+more: the scale run stalled so with 200. The server keeps the rest queued, without a timeout."""
+WORKER_ACTIVITIES = 64
+DELIVERIES = 32
+"""Updates in flight at once from the notifier: each waits for a workflow task of its own."""
 
 
 @workflow.defn
@@ -86,12 +95,12 @@ async def serve_worker(address: str, path: str) -> None:
         task_queue=QUEUE,
         workflows=[Asker],
         activities=activities(handler),
-        max_concurrent_activities=200,
-        max_concurrent_workflow_tasks=200,
+        max_concurrent_activities=WORKER_ACTIVITIES,
+        max_concurrent_workflow_tasks=WORKER_TASKS,
     )
     surface = TemporalUpdates(client, retry=Retry(first=0.05, cap=1.0))
     notified = HumanInputHandler(store=store(path))
-    async with worker, Notifier(notified, [surface], concurrency=128):
+    async with worker, Notifier(notified, [surface], concurrency=DELIVERIES):
         print("ready", flush=True)
         await asyncio.to_thread(sys.stdin.read)
     for each in (handler, notified):

@@ -84,9 +84,16 @@ class World:
     """Handlers on one store (each its own connection, as separate processes), a desk, a
     Temporal client and task queue."""
 
-    def __init__(self, server: TemporalServer, store_url: str, client: Client) -> None:
-        self.server = server
+    def __init__(
+        self,
+        server: TemporalServer | None,
+        store_url: str,
+        client: Client,
+        **store_options: Any,
+    ) -> None:
+        self._server = server
         self.store_url = store_url
+        self.store_options = store_options
         self.schema = f"t{os.urandom(6).hex()}"
         self.client = client
         self.task_queue = f"q-{uuid.uuid4().hex[:8]}"
@@ -102,8 +109,14 @@ class World:
         )
         self.created = Created(self.desk_handler)
 
+    @property
+    def server(self) -> TemporalServer:
+        """The dev server (a world on the time-skipping test server has none to stop)."""
+        assert self._server is not None, "this world runs on the time-skipping test server"
+        return self._server
+
     def handler(self) -> HumanInputHandler:
-        store = open_store(self.store_url, self.schema)
+        store = open_store(self.store_url, self.schema, **self.store_options)
         self.stores.append(store)
         return HumanInputHandler(store=store)
 
@@ -112,12 +125,15 @@ class World:
         for actor in ("alice", "bob", "carol"):
             await self.kit.add_participant("room", actor)
 
-    def worker(self, *workflows: Any, handler: HumanInputHandler | None = None) -> Worker:
+    def worker(
+        self, *workflows: Any, handler: HumanInputHandler | None = None, **options: Any
+    ) -> Worker:
         return Worker(
             self.client,
             task_queue=self.task_queue,
             workflows=list(workflows),
             activities=activities(handler or self.worker_handler),
+            **options,
         )
 
     def notifier(self, client: Client | None = None) -> Notifier:

@@ -1,18 +1,20 @@
 """A workflow asks a person, the desk answers, the workflow resumes once: one ask, two
-asks in one workflow, two workflows at once, a deadline with a ladder's default, and the
-mistakes a workflow author can make."""
+asks in one workflow, two workflows at once, and the mistakes a workflow author can make
+(deadlines and ladders are in the time-skipping tests)."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 from temporalio import activity
 from temporalio.worker import Worker
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import updates_taken
-from tests.adapters.temporal.workflows import Ask, AskTwice, Outside
+from tests.adapters.temporal.workflows import Ask, AskTwice, Imports, Outside
 
+import roomkit.adapters.temporal as adapter
 from roomkit.adapters.temporal import ask_person, update_id_of
 
 
@@ -60,23 +62,6 @@ async def test_two_asks_in_one_workflow_and_two_workflows_never_cross(world: Wor
     assert second not in opened.values()
 
 
-async def test_a_deadline_gives_the_ladders_default_or_a_timeout(world: World) -> None:
-    async with running(world.worker(Ask), world.notifier()):
-        defaulted = await world.start(Ask, {"timeout": 1, "grace": 0.5, "default": "Hotel B"})
-        first = await world.created.next()
-        timed_out = await world.start(Ask, {"timeout": 1, "grace": 0.5})
-        second = await world.created.next()
-        results = await asyncio.gather(defaulted.result(), timed_out.result())
-    assert results[0] == {"answer": "Hotel B"}
-    assert results[1]["error"] == "HumanInputTimeoutError"
-    history = [entry["type"] for entry in await world.desk_handler.history(first)]
-    assert "defaulted" in history
-    for pending_id in (first, second):
-        request = await world.desk_handler.get_request(pending_id)
-        assert request is not None
-        assert request.status.value == "timed_out"
-
-
 SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 """For what the store plays no part in."""
 
@@ -101,6 +86,24 @@ async def test_a_worker_without_roomkits_activities_fails_the_ask_clearly(world:
         result = await (await world.start(Ask, {})).result()
     assert result["error"] == "RuntimeError"
     assert "activities=roomkit.adapters.temporal.activities(handler)" in result["message"]
+
+
+@SQLITE_ONLY
+async def test_a_workflow_file_imports_the_workers_own_adapter_not_a_fresh_copy(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not yet read on the package: the sandbox's import is the first.
+    for name in ("ask_person", "TemporalUpdates"):
+        monkeypatch.delitem(vars(adapter), name, raising=False)
+    async with running(world.worker(Imports)):
+        result = await (await world.start(Imports)).result()
+    # The worker's own modules, as its sys.modules holds them (the sandbox keeps its own).
+    asking = sys.modules["roomkit.adapters.temporal._workflow"]
+    updates = sys.modules["roomkit.adapters.temporal.updates"]
+    assert result == {
+        "ask_person": id(asking.ask_person),
+        "TemporalUpdates": id(updates.TemporalUpdates),
+    }
 
 
 async def test_ask_person_outside_a_workflow_says_where_it_runs() -> None:

@@ -15,6 +15,7 @@ def test_a_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch, name: st
         monkeypatch.setitem(sys.modules, module, None)
     for module in [m for m in sys.modules if m.startswith("roomkit.adapters.temporal.")]:
         monkeypatch.delitem(sys.modules, module)
+    monkeypatch.delitem(vars(adapter), name, raising=False)  # kept once read
     with pytest.raises(ModuleNotFoundError, match=r"pip install -e '\.\[temporal\]'"):
         getattr(adapter, name)
 

@@ -8,9 +8,9 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from roomkit.adapters.temporal import ask_person, request_approval
+    from roomkit.adapters.temporal import TemporalUpdates, ask_person, request_approval
     from roomkit.core.exceptions import HumanInputRejectedError
-    from roomkit.tools.human_input.ladder import Ladder, default
+    from roomkit.tools.human_input.ladder import Ladder, default, escalate
 
 _FAILURES = (HumanInputRejectedError, TimeoutError, RuntimeError, TypeError, ValueError)
 
@@ -26,8 +26,10 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
     }
     if "grace" in spec:
         options["grace"] = timedelta(seconds=spec["grace"])
-    if "default" in spec:
-        options["ladder"] = Ladder(on_expiry=default(spec["default"]))
+    if "default" in spec or "escalate" in spec:
+        steps = [escalate(after, to) for after, to in spec.get("escalate", ())]
+        on_expiry = default(spec["default"]) if "default" in spec else None
+        options["ladder"] = Ladder(*steps, on_expiry=on_expiry)
     return options
 
 
@@ -114,3 +116,13 @@ class Conversation:
         answer = await ask_person("reply", {"message": text}, actor="alice", room_id="room")
         self.heard.append(answer)
         return answer
+
+
+@workflow.defn
+class Imports:
+    """The identities of the adapter's names as this file imported them in the sandbox:
+    the worker's own objects when passed through, else copies loaded for this workflow."""
+
+    @workflow.run
+    async def run(self) -> dict[str, int]:
+        return {"ask_person": id(ask_person), "TemporalUpdates": id(TemporalUpdates)}

@@ -27,15 +27,18 @@ from roomkit.adapters.temporal._protocol import (
 )
 from roomkit.core.exceptions import RoomKitError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.stores import new_entry
+from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default, escalate, record_ladder, remind
-from roomkit.tools.human_input.stores import new_entry
-from roomkit.tools.human_input.stores.outbox import OutboxItem, now_of, outbox_for, step_id
 
 __all__ = ["activities"]
 
 _PENDING = PendingInputStatus.PENDING
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
+_DEFAULTED_KEEP = 7 * 86_400.0
+"""Seconds the claim on a request's ``defaulted`` entry is kept: past any repeat of its
+workflow's expire activity."""
 
 
 def _refused(error: Exception) -> ApplicationError:
@@ -134,10 +137,22 @@ class _Activities:
         ladder = _ladder_of(ask.get("ladder"))
         if request.status is _TIMED_OUT and ladder is not None and ladder.on_expiry is not None:
             answer = ladder.on_expiry.text
-            if not any(e.get("type") == "defaulted" for e in await handler.history(pending_id)):
-                await handler.record(pending_id, new_entry("defaulted", answer=answer))
+            await self._defaulted(pending_id, answer)
             outcome["default"] = answer
         return outcome
+
+    async def _defaulted(self, pending_id: str, answer: str) -> None:
+        """Record that ``pending_id`` was answered with its ladder's default, once: attempts
+        of the expire activity may overlap (one timed out while still running), and the
+        workflow runs it again when the timeout came by update."""
+        handler, claim = self.handler, f"temporal-defaulted:{pending_id}"
+        if not await handler.ledger.spend_once(claim, until=now_of(handler) + _DEFAULTED_KEEP):
+            return
+        try:
+            await handler.record(pending_id, new_entry("defaulted", answer=answer))
+        except BaseException:
+            await handler.ledger.refund_spent(claim)
+            raise
 
 
 def activities(handler: HumanInputHandler) -> Sequence[Callable[..., Any]]:

@@ -32,8 +32,8 @@ from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, 
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.stores import new_entry
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import new_entry
 
 __all__ = ["TemporalUpdates", "update_id_of"]
 
