@@ -1,11 +1,12 @@
 """Fixtures for the policy tests: one tool turn on an AI channel, its calls and histories.
 
-Async tests here run on the virtual clock: a person who never answers expires at once.
+They run on the ordinary event loop: the OPA tests talk to a server on loopback, whose
+answers take real time.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,6 @@ from roomkit.channels.ai import AIChannel
 from roomkit.policy import tally
 from roomkit.providers.ai.base import AIResponse, AITool, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
-from roomkit.testing import VirtualClockLoop
 
 PAY = AITool(
     name="pay",
@@ -35,12 +35,6 @@ PAY = AITool(
         "required": ["to", "amount"],
     },
 )
-
-
-def pytest_asyncio_loop_factories(
-    config: pytest.Config, item: pytest.Item
-) -> Mapping[str, Callable[[], VirtualClockLoop]]:
-    return {"virtual_clock": VirtualClockLoop}
 
 
 @dataclass
@@ -83,9 +77,11 @@ def fresh_counts() -> None:
 
 @pytest.fixture
 async def turn() -> AsyncIterator[TurnMaker]:
-    """``await turn(human, arguments, answer=None, sender="alice")``: one call of ``pay``.
+    """``await turn(human, arguments, answer=None, sender="alice")``: one call of ``pay``
+    in the room ``room`` (``r1``).
 
-    ``answer`` decides each request announced (``None``: nobody answers, it expires).
+    ``answer`` decides each request announced (``None``: nobody answers), by ``by`` (its
+    first approver when ``None``).
     """
     kits: list[RoomKit] = []
 
@@ -95,7 +91,8 @@ async def turn() -> AsyncIterator[TurnMaker]:
         *,
         answer: str | None = None,
         sender: str = "alice",
-        by: str = "alice",
+        by: str | None = None,
+        room: str = "r1",
     ) -> Turn:
         kit = RoomKit()
         kits.append(kit)
@@ -120,16 +117,17 @@ async def turn() -> AsyncIterator[TurnMaker]:
             )
         )
         kit.register_channel(WebSocketChannel("ws"))
-        await kit.create_room("r1")
-        await kit.attach_channel("r1", "agent")
-        await kit.attach_channel("r1", "ws")
+        await kit.create_room(room)
+        await kit.attach_channel(room, "agent")
+        await kit.attach_channel(room, "ws")
         asked: list[PendingInputEvent] = []
 
         @kit.hook(HookTrigger.ON_USER_INPUT_REQUIRED)
         async def person(event: PendingInputEvent, ctx: Any) -> None:
             asked.append(event)
             if answer is not None:
-                await human.handler.aresolve(event.pending_id, answer, by=by)
+                who = by if by is not None else event.approvers[0]
+                await human.handler.aresolve(event.pending_id, answer, by=who)
 
         await kit.process_inbound(InboundMessage("ws", sender, TextContent("pay")))
         await kit.hooks.drain()
