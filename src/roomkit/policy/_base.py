@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+from collections.abc import Awaitable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
 from roomkit._extras import extra_missing
-from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyDecision
+from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = [
     "OnError",
@@ -75,6 +76,14 @@ class PolicyBase:
         self.on_error: OnError = on_error
         self.version: str | None = None
         """A digest of the policy's text (``None`` when the text is elsewhere)."""
+
+    def decide(self, call: PolicyCall) -> PolicyDecision | Awaitable[PolicyDecision]:
+        """The decision on ``call`` (each back end's own).
+
+        Raises:
+            NotImplementedError: always, here.
+        """
+        raise NotImplementedError
 
     def _versioned(self, *texts: str) -> None:
         digest = hashlib.sha256("\0".join(texts).encode("utf-8")).hexdigest()
