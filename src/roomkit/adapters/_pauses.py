@@ -30,8 +30,9 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.policy.ruling import asks_person
 from roomkit.tools import texts
-from roomkit.tools.approvals import Approval, needs_person, read_decision
+from roomkit.tools.approvals import Approval, read_decision
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
@@ -173,7 +174,14 @@ class Asker:
         """Whether ``pause`` is asked at all: an approval whose ``when=`` says no is approved."""
         if pause.kind != "approval":
             return True
-        return await needs_person(self.rule(pause.tool_name), pause.tool_name, pause.arguments)
+        return await asks_person(
+            self.rule(pause.tool_name),
+            pause.tool_name,
+            pause.arguments,
+            actor=self.actor,
+            room=self.room,
+            channel=self.channel,
+        )
 
     async def open(self, pause: Pause) -> PendingInput:
         """The request of ``pause``: created, or the one its key names already; the ladder's

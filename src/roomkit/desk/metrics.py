@@ -18,6 +18,9 @@ are read at each scrape.
 ``roomkit_handler_*``                  the handler's figures in this process: active
                                        requests, parked waits, armed deadlines, running
                                        notifications
+``roomkit_policy_decisions{policy,     calls a policy decided in this process, per tool
+tool, decision, enforced}``            and decision (``enforced="false"``: in shadow, what
+                                       it would have done)
 =====================================  ===================================================
 
 ``surface`` is ``desk`` for a person signed in with a token (the page, the API, the CLI) and
@@ -44,6 +47,7 @@ from roomkit.desk.auth import Principal
 from roomkit.desk.gate import refused_response
 from roomkit.desk.shapes import Kind, request_kind
 from roomkit.models.pending_input import PendingInput
+from roomkit.policy import tally
 from roomkit.tools.human_input import HandlerStatistics
 
 try:
@@ -130,6 +134,12 @@ class DeskMetrics:
         for surface in SURFACES:
             self._answers.labels(surface)
             self._rejections.labels(surface)
+        self._policy = Gauge(
+            "roomkit_policy_decisions",
+            "Calls a policy decided in this process, per tool and decision (enforced or shadow).",
+            ["policy", "tool", "decision", "enforced"],
+            registry=registry,
+        )
         self._slack = Counter(
             "roomkit_slack_interactions", "Clicks Slack posted to the desk, by what came of them.",
             ["outcome"], registry=registry,
@@ -178,6 +188,9 @@ class DeskMetrics:
             for kind in Kind:
                 self._open.labels(kind.value).set(kinds[kind])
         self._clients.set(clients)
+        for count in tally.counts():
+            enforced = "true" if count.enforced else "false"
+            self._policy.labels(count.policy, count.tool, count.decision, enforced).set(count.calls)
         for name, gauge in self._handler.items():
             gauge.set(getattr(statistics, name))
 

@@ -38,6 +38,7 @@ __all__ = [
     "Escalated",
     "Executed",
     "HistoryEntry",
+    "PolicyDecided",
     "Saved",
     "Settled",
     "Shown",
@@ -229,6 +230,32 @@ class Saved(Entry):
     """This part of the state's text."""
 
 
+class PolicyDecided(Entry):
+    """A policy decided on the call: enforced, or in shadow (recorded, not acted on).
+
+    Its ``actor`` is ``policy:<name>``: a decision made by a policy is automatic, one made
+    by a person (``decided``, ``voted``) is human.
+    """
+
+    type: Literal["policy_decided"] = "policy_decided"
+    policy: str | None = None
+    """The policy's name."""
+    version: str | None = None
+    """Which text of the policy decided (a digest of it, or the version it names)."""
+    input_digest: str | None = None
+    """The SHA-256 hex digest of the input the policy read (the call as JSON)."""
+    decision: Literal["allow", "deny", "ask", "abstain"] | None = None
+    """What it decided."""
+    reason: str | None = None
+    """Why, as the policy said (or the failure that decided for it)."""
+    enforced: bool | None = None
+    """``False`` in shadow mode: the decision was recorded, today's behaviour kept."""
+    automatic: bool | None = None
+    """``True``: nobody decided this, a policy did."""
+    error: bool | None = None
+    """``True`` when the policy failed and ``on_error`` decided."""
+
+
 HistoryEntry = Annotated[
     Created
     | Shown
@@ -239,7 +266,8 @@ HistoryEntry = Annotated[
     | Executed
     | Escalated
     | Delivered
-    | Saved,
+    | Saved
+    | PolicyDecided,
     Field(discriminator="type"),
 ]
 """Any history entry: the model its ``type`` names."""
@@ -255,6 +283,7 @@ ENTRY_MODELS: Mapping[str, type[Entry]] = {
     "escalated": Escalated,
     "delivered": Delivered,
     "saved": Saved,
+    "policy_decided": PolicyDecided,
 }
 """Each kind of entry's model, by its ``type``."""
 

@@ -38,12 +38,17 @@
     escalate_to = "manager"                   # or an actor id
     default = "no"                            # the agent's answer on expiry
 
+    [policy]                                  # who must approve: see roomkit.policy.config
+    engine = "cedar"
+    file = "payments.cedar"
+
 Secrets never sit in the file: each ``*_env`` key names the environment variable holding
 one. :func:`load_notify_config` checks the whole file, and reads those variables, before
 anything runs; a mistake raises :class:`~roomkit.core.exceptions.NotifyConfigError`, one
 line naming the key at fault. The ladder's reminder and escalation are carried out by the
 process running the notifier (:func:`~roomkit.notify.ladders.following`); its ``default``
-is the agent's: hand :attr:`NotifyConfig.ladder` to ``HumanInputToolHandler(ladder=...)``.
+is the agent's: hand :attr:`NotifyConfig.ladder` to ``HumanInputToolHandler(ladder=...)``,
+and :attr:`NotifyConfig.policy` to ``HumanInputToolHandler(policy=...)``.
 """
 
 from __future__ import annotations
@@ -64,12 +69,14 @@ from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier
 from roomkit.notify.surface import Directory, Person, Surface
+from roomkit.policy import Policy, PolicyError
+from roomkit.policy.config import policy_from_table
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, Step, default, escalate, remind
 
 __all__ = ["NotifyConfig", "load_notify_config"]
 
-_TOP = ("desk_url", "webhook", "email", "slack", "apprise", "people", "ladder")
+_TOP = ("desk_url", "webhook", "email", "slack", "apprise", "people", "ladder", "policy")
 _WEBHOOK = ("url", "secret_env", "name")
 _EMAIL = ("host", "port", "username", "password_env", "sender", "tls", "cafile")
 _EMAIL_FILES = ("directory", "sender")
@@ -93,6 +100,8 @@ class NotifyConfig:
     """Where answer links point; none without it."""
     ladder: Ladder | None = None
     """The ``[ladder]`` table, or ``None``."""
+    policy: Policy | None = None
+    """The ``[policy]`` table's policy, built and parsed (:mod:`roomkit.policy.config`)."""
 
     @property
     def slack(self) -> Surface | None:
@@ -178,9 +187,18 @@ class _Reader:
         ladder = None
         if "ladder" in document:
             ladder = self.ladder(self.table(document["ladder"], "[ladder]"))
-        return NotifyConfig(tuple(surfaces), self.people(document), desk_url, ladder)
+        policy = None
+        if "policy" in document:
+            policy = self.policy(self.table(document["policy"], "[policy]"))
+        return NotifyConfig(tuple(surfaces), self.people(document), desk_url, ladder, policy)
 
     # -- the sections ------------------------------------------------------------------------
+
+    def policy(self, table: dict[str, Any]) -> Policy:
+        try:
+            return policy_from_table(table, Path(self.path).parent)
+        except PolicyError as error:
+            self.fail("[policy]", str(error))
 
     def webhook(self, table: dict[str, Any], where: str, name: str) -> Surface:
         self.known(table, where, _WEBHOOK)

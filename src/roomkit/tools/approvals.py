@@ -29,10 +29,13 @@ import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.decisions import Approve, Decision, DecisionKind, Edit, Reject, Respond
+
+if TYPE_CHECKING:
+    from roomkit.policy.decisions import Policy
 
 __all__ = [
     "Approval",
@@ -188,6 +191,9 @@ class Approval:
             needs a person; every call does when ``None``. One that raises means "ask".
         veto: with a :class:`Quorum`, whether any one rejection rejects the call (the
             default); ``False`` rejects it once the quorum can no longer be reached.
+        policy: a :class:`~roomkit.policy.Policy` deciding each call to this tool (allow,
+            deny, ask or abstain; see :mod:`roomkit.policy`); this rule applies where it
+            asks without terms of its own or abstains.
 
     Raises:
         ValueError, TypeError: an argument is not one the rule takes (the message says so).
@@ -199,6 +205,7 @@ class Approval:
     when: Predicate | None = None
     quorum: Quorum | None = None
     veto: bool = True
+    policy: Policy | None = None
 
     def __init__(
         self,
@@ -208,6 +215,7 @@ class Approval:
         on_expiry: Literal["deny", "approve"] = "deny",
         when: Predicate | None = None,
         veto: bool = True,
+        policy: Policy | None = None,
     ) -> None:
         if timeout is not None and (
             isinstance(timeout, bool)
@@ -224,6 +232,9 @@ class Approval:
             raise TypeError(f"Approval when= must be a function (name, arguments), got {when!r}")
         if not isinstance(veto, bool):
             raise TypeError(f"Approval veto= is True or False, got {veto!r}")
+        if policy is not None and not callable(getattr(policy, "decide", None)):
+            raise TypeError(f"Approval policy= takes a Policy (with decide(call)), got {policy!r}")
+        object.__setattr__(self, "policy", policy)
         quorum = approvers if isinstance(approvers, Quorum) else None
         object.__setattr__(self, "quorum", quorum)
         object.__setattr__(self, "veto", veto)

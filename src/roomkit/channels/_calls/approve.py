@@ -31,7 +31,7 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
 from roomkit.tools.human_input.ladder import keep_ladder
@@ -39,6 +39,7 @@ from roomkit.tools.human_input.stores import approved_by, declined, new_entry
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite
+    from roomkit.models.history import Entry
     from roomkit.providers.ai.base import AITool
     from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
@@ -102,8 +103,13 @@ async def verdict_on(
     arguments: dict[str, Any],
     rule: Approval,
     tool: AITool | None,
+    *,
+    evidence: Entry | None = None,
 ) -> Verdict:
-    """Hold the call for a decision under ``rule`` (when ``when=`` says so); the verdict."""
+    """Hold the call for a decision under ``rule`` (when ``when=`` says so); the verdict.
+
+    ``evidence`` (a policy's decision) joins the request's history after ``created``.
+    """
     if not await needs_person(rule, name, arguments):
         return Verdict(None, arguments)
     human = server.human_input_handler
@@ -111,6 +117,8 @@ async def verdict_on(
     handler = human.handler
     limit = rule.timeout if rule.timeout is not None else human.timeout
     request = await _hold(site, human, name, arguments, rule, tool, limit)
+    if evidence is not None and request.status is PendingInputStatus.PENDING:
+        await handler.record(request.pending_id, evidence)
     if human.ladder is not None:
         # The ladder's reminders and escalations reach the approval; its ending is the rule's.
         await keep_ladder(handler, request, human.ladder)

@@ -3,7 +3,8 @@
 Every channel and door runs a call through :func:`run_call`: the AI channel's turns, the voice
 channel's function calls, spoken calls and reasoning calls, and the conference's function
 calls. The checks refuse what the channel will not serve; the gate (BEFORE_TOOL_USE) may
-refuse or rewrite; a held tool waits for a person's decision; the call is served;
+refuse or rewrite; a policy and the approval rules decide whether a person is asked, and a
+held tool waits for a person's decision; the call is served;
 ON_TOOL_CALL hears how it ended, once. A call cut
 while it runs (its turn or session ended, the channel closed, the model gave it up) is
 reported cancelled, with the hint the door gives, and the cancellation goes on.
@@ -15,10 +16,11 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls.approve import held, run_verdict, verdict_on
+from roomkit.channels._calls.approve import run_verdict
 from roomkit.channels._calls.checks import check
 from roomkit.channels._calls.gate import gate
 from roomkit.channels._calls.outcome import CallOutcome, cut, refused
+from roomkit.channels._calls.police import police
 from roomkit.channels._calls.report import report
 from roomkit.channels._calls.serve import ToolServer, serve
 from roomkit.core.exceptions import ChannelRefusalError
@@ -64,8 +66,7 @@ async def _decide(
     if not decision.allowed:
         body = texts.error_body(decision.reason or "")
         return refused(body, arguments, detail=decision.detail)
-    rule = held(server, name)
-    if rule is not None:
-        verdict = await verdict_on(site, server, name, decision.arguments, rule, tool)
+    verdict = await police(site, server, name, decision.arguments, tool)
+    if verdict is not None:
         return await run_verdict(site, server, name, verdict)
     return await serve(site, server, name, decision.arguments)

@@ -8,10 +8,11 @@ for one it refused, and at the turn's teardown ``on_tool_cancelled`` for a call 
 before its decision arrived. The channel reports a call itself when there is no handler, when
 the handler raises, or when the handler's report does.
 
-A call the handler lets through to a tool held in the human-input handler's ``approvals``
-waits for a person's decision first, as on the channel's own path: approved or edited, the
-provider is handed exactly the arguments decided (and the run goes into the request's
-history); rejected, answered instead or expired, the provider never runs it.
+A call the handler lets through goes to the human-input handler's policy and ``approvals``
+as on the channel's own path (refused, run unasked, or held for a person's decision):
+approved or edited, the provider is handed exactly the arguments decided (and the run goes
+into the request's history); rejected, answered instead or expired, the provider never
+runs it.
 
 The provider runs these tools on its own side, so their results are its to read: a round
 whose every call is the provider's ends the turn, with no further model round.
@@ -23,9 +24,10 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls.approve import executed, held, spend, verdict_on
+from roomkit.channels._calls.approve import executed, spend
 from roomkit.channels._calls.checks import arguments_cut
 from roomkit.channels._calls.outcome import CallOutcome, cut, refused, served
+from roomkit.channels._calls.police import police
 from roomkit.channels._calls.report import report
 from roomkit.channels._calls.serve import crashed
 from roomkit.models.pending_input import arguments_digest
@@ -36,7 +38,6 @@ from roomkit.tools.external import ExternalToolHandler, ToolDecision, call_on_to
 
 if TYPE_CHECKING:
     from roomkit.channels.ai._turn import Turn
-    from roomkit.tools.approvals import Approval
 
 __all__ = ["run", "takes", "teardown"]
 
@@ -90,11 +91,10 @@ async def _decide(turn: Turn, handler: ExternalToolHandler, call: AIToolCall) ->
     if not decision.approved:
         body = texts.error_body(decision.reason or texts.external_denied(name))
         return await _refuse(turn, handler, call, refused(body, arguments, detail=decision.detail))
-    rule = held(turn.channel, name)
-    if rule is not None and decision.result is None:
+    if decision.result is None:
         turn.unreported[call.id] = (name, arguments)
         try:
-            held_outcome, arguments = await _hold(turn, handler, call, arguments, rule)
+            held_outcome, arguments = await _hold(turn, handler, call, arguments)
         finally:
             turn.unreported.pop(call.id, None)
         if held_outcome is not None:
@@ -111,12 +111,14 @@ async def _hold(
     handler: ExternalToolHandler,
     call: AIToolCall,
     arguments: dict[str, Any],
-    rule: Approval,
 ) -> tuple[CallOutcome | None, dict[str, Any]]:
-    """Hold an approved external call for a person; what the model reads when it must not
-    run (or the recorded outcome of a run already made), else the arguments to hand over."""
+    """Put an approved external call to its policy and rule (held for a person, refused,
+    or run unasked); what the model reads when it must not run (or the recorded outcome of
+    a run already made), else the arguments to hand over."""
     name, site, channel = call.name, turn.site(call.id), turn.channel
-    verdict = await verdict_on(site, channel, name, arguments, rule, site.tools.get(name))
+    verdict = await police(site, channel, name, arguments, site.tools.get(name))
+    if verdict is None:
+        return None, arguments
     outcome = verdict.outcome
     if outcome is not None and outcome.refused:
         return await _refuse(turn, handler, call, outcome), arguments

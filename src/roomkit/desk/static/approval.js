@@ -259,6 +259,7 @@ function entryLine(entry, schema) {
   if (typeof entry.result === 'string') parts.push('“' + entry.result + '”');
   if (Array.isArray(entry.approvers)) parts.push('approvers: ' + entry.approvers.map(text).join(', '));
   if (entry.type === 'executed') parts.push(entry.ran ? 'ran' : 'did not run');
+  if (entry.type === 'policy_decided') parts.push(entry.enforced === false ? 'shadow, not acted on' : 'automatic');
   if (typeof entry.digest === 'string') parts.push('digest ' + entry.digest.slice(0, DIGEST_SHOWN));
   return parts.join(' · ');
 }

@@ -1,5 +1,6 @@
 """Human input for tools: the async primitive and the tool handler that serves it."""
 
+from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input.definitions import (
     ASK_USER_QUESTION,
     CONFIRM_ACTION,
@@ -20,4 +21,5 @@ __all__ = [
     "MemoryStore",
     "OnInputRequiredCallback",
     "PendingStore",
+    "unannounced",
 ]

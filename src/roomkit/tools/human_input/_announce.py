@@ -9,25 +9,52 @@ announces the request once it re-attaches to it by key.
 
 A notification runs alongside the wait, never in front of it; a callback that fails loses
 the broadcast, not the request; one that returns ``False`` rejects the request (a denial).
+A request created inside :func:`unannounced` is not announced: it records a call nobody is
+asked about (one a policy allowed or refused).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from roomkit.core.exceptions import HandlerClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputEvent
 from roomkit.stores.base import ChangeListener, DurableStore, PendingChange
 
-__all__ = ["CLOSED", "DENIED", "Announcer", "OnInputRequiredCallback", "emit", "listen_to"]
+__all__ = [
+    "CLOSED",
+    "DENIED",
+    "Announcer",
+    "OnInputRequiredCallback",
+    "emit",
+    "listen_to",
+    "unannounced",
+]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
 OnInputRequiredCallback = Callable[[PendingInputEvent], Awaitable[bool | None]]
 """Announces a new request; returning ``False`` rejects it (a hook's denial)."""
+
+_QUIET: ContextVar[bool] = ContextVar("roomkit_unannounced", default=False)
+"""Set while requests are created that nobody is to be asked about."""
+
+
+@contextlib.contextmanager
+def unannounced() -> Iterator[None]:
+    """Create requests inside without announcing them: they record a call nobody is asked
+    about (its history is the evidence), so no callback or hook runs for them."""
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
 
 CLOSED = "Human input handler is closed"
 DENIED = "Denied by ON_USER_INPUT_REQUIRED hook"
@@ -133,6 +160,8 @@ class Announcer:
 
     def announce(self, request: PendingInput) -> None:
         """Run the callback of ``request``'s channel alongside, if there is one."""
+        if _QUIET.get():
+            return
         callback = self._callback_for(request.channel_id)
         if callback is not None:
             self._start(request, self._notify(callback, PendingInputEvent.for_request(request)))
@@ -143,6 +172,8 @@ class Announcer:
         ``owed``: the request was re-attached by key; it is announced only if no process
         recorded its announcement (the one that stored it stopped before its hook ran).
         """
+        if _QUIET.get():
+            return
         callback = self._callback_for(record.channel_id)
         # Creates racing on one key may all return before any of them is recorded as
         # created here: one announcement at a time per request, whichever comes first.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
@@ -23,6 +23,9 @@ from roomkit.tools.human_input._typed_answers import AnswerSchema, schema_of
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
+
+if TYPE_CHECKING:
+    from roomkit.policy.decisions import Policy
 
 __all__ = ["HumanInputCall", "HumanInputToolHandler"]
 
@@ -74,6 +77,10 @@ class HumanInputToolHandler:
             the approvals of held tools too (an approval ends by its ``Approval(on_expiry=...)``,
             so a ladder with ``on_expiry`` and ``approvals`` is refused). A step at or past
             ``timeout``, or past a held tool's ``Approval(timeout=...)``, is a ``ValueError``.
+        policy: a :class:`~roomkit.policy.Policy` deciding every call to the host's tools
+            (a held tool's ``Approval(policy=...)`` wins for that tool): allow runs it
+            unasked, deny refuses it, ask holds it for a person, abstain leaves
+            ``approvals`` in charge. See :mod:`roomkit.policy`.
 
     On a durable store, each request gets the key ``room:channel:tool-call-id`` (for calls
     with a provider id on an AI channel), so a turn re-driven after a restart re-attaches to
@@ -90,6 +97,7 @@ class HumanInputToolHandler:
         answer_schemas: Mapping[str, AnswerSchema] | None = None,
         approvals: Mapping[str, Approval] | Iterable[str] | None = None,
         ladder: Ladder | None = None,
+        policy: Policy | None = None,
     ) -> None:
         if isinstance(tool_names, str):
             raise TypeError(f"tool_names must be a set of names, e.g. {{{tool_names!r}}}")
@@ -109,6 +117,10 @@ class HumanInputToolHandler:
             if not isinstance(ladder, Ladder):
                 raise TypeError(f"ladder must be a Ladder, got {type(ladder).__name__}")
             ladder.check(timeout)
+        if policy is not None and not callable(getattr(policy, "decide", None)):
+            raise TypeError(f"policy= takes a Policy (with decide(call)), got {policy!r}")
+        self.policy = policy
+        """The policy deciding the host's tool calls, or ``None``."""
         self.ladder = ladder
         self.tool_names: set[str] = names
         self.timeout = timeout

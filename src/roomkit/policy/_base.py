@@ -1,0 +1,170 @@
+"""What the back ends share: their options, their text or file, their result's shape.
+
+A back end takes its policy as text or as a file's path (a :class:`~pathlib.Path`, or a
+string naming an existing file or ending in the back end's suffix), parses it when it is
+built, and refuses one that does not parse with a :class:`PolicyError` naming the file
+(``<text>`` for text given in code) and the line. Its ``version`` is a digest of the text,
+so each ``policy_decided`` entry says which text decided.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections.abc import Awaitable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+from roomkit._extras import extra_missing
+from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
+
+__all__ = [
+    "OnError",
+    "PolicyBase",
+    "PolicyError",
+    "load_json",
+    "load_text",
+    "optional",
+    "read_result",
+]
+
+OnError = Literal["ask", "deny"]
+
+_ASK = frozenset({"ask", "requires-approval", "requires_approval"})
+_ABSTAIN = frozenset({"abstain", "not-applicable", "not_applicable"})
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be used: it does not parse (the message names the file and the
+    line), its file is missing, or an option is wrong."""
+
+
+def optional(module: str, extra: str, what: str) -> ModuleType:
+    """Import the optional ``module``; an error naming ``extra`` when it is missing.
+
+    Raises:
+        ImportError: ``module`` is not installed (the message says how to install it).
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as missing:
+        raise ImportError(extra_missing(what, extra, module), name=module) from missing
+
+
+class PolicyBase:
+    """The options every back end takes.
+
+    Args:
+        name: how the history and the counts name the policy.
+        shadow: ``True`` records and counts each decision and keeps today's behaviour.
+        on_error: what a failure of the back end (an error, a timeout) comes to:
+            ``"ask"`` a person (the default) or ``"deny"`` the call.
+
+    Raises:
+        PolicyError: ``on_error`` is neither ``"ask"`` nor ``"deny"``, or ``name`` is empty.
+    """
+
+    def __init__(self, *, name: str, shadow: bool, on_error: OnError) -> None:
+        if on_error not in ("ask", "deny"):
+            raise PolicyError(f"on_error is 'ask' or 'deny', got {on_error!r}")
+        if not isinstance(name, str) or not name:
+            raise PolicyError(f"a policy's name is a non-empty string, got {name!r}")
+        self.name = name
+        self.shadow = bool(shadow)
+        self.on_error: OnError = on_error
+        self.version: str | None = None
+        """A digest of the policy's text (``None`` when the text is elsewhere)."""
+
+    def decide(self, call: PolicyCall) -> PolicyDecision | Awaitable[PolicyDecision]:
+        """The decision on ``call`` (each back end's own).
+
+        Raises:
+            NotImplementedError: always, here.
+        """
+        raise NotImplementedError
+
+    def _versioned(self, *texts: str) -> None:
+        digest = hashlib.sha256("\0".join(texts).encode("utf-8")).hexdigest()
+        self.version = f"sha256:{digest[:16]}"
+
+    def __repr__(self) -> str:
+        mode = ", shadow" if self.shadow else ""
+        return f"{type(self).__name__}({self.name!r}{mode})"
+
+
+def load_text(source: str | Path, suffix: str) -> tuple[str, str]:
+    """The policy text of ``source`` and where it came from (a file's path, or ``<text>``).
+
+    Raises:
+        PolicyError: ``source`` names a file that cannot be read.
+    """
+    if isinstance(source, Path) or (
+        isinstance(source, str)
+        and "\n" not in source
+        and (source.endswith(suffix) or Path(source).is_file())
+    ):
+        path = Path(source)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except (OSError, UnicodeDecodeError) as error:
+            raise PolicyError(f"cannot read the policy file {path}: {error}") from None
+    if not isinstance(source, str):
+        raise PolicyError(f"a policy is its text or a file's path, got {type(source).__name__}")
+    return source, "<text>"
+
+
+def load_json(source: Any, what: str) -> Any:
+    """``source`` as JSON data: a path (``Path``, or a string naming a ``.json`` file) is
+    read, anything else is the data itself.
+
+    Raises:
+        PolicyError: the file cannot be read or is not JSON (the message names the line).
+    """
+    if isinstance(source, Path) or (isinstance(source, str) and source.endswith(".json")):
+        path = Path(source)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise PolicyError(f"cannot read the {what} file {path}: {error}") from None
+        except ValueError as error:
+            line = getattr(error, "lineno", None)
+            where = f"{path}:{line}" if line is not None else str(path)
+            raise PolicyError(f"{where}: the {what} file is not JSON: {error}") from None
+    return source
+
+
+def read_result(value: Any) -> PolicyDecision:
+    """The decision a Rego or OPA result stands for; ``Abstain`` for any other shape.
+
+    Taken: ``{"decision": "allow" | "deny" | "ask" | "requires-approval" | "abstain" |
+    "not-applicable", "reason": ...}`` (an ask may name ``approvers``, ``quorum`` and
+    ``timeout``), the same decision as a bare string, or ``{"allow": true | false}``.
+
+    Raises:
+        ValueError, TypeError: an ask names approvers, a quorum or a timeout ``Ask`` refuses.
+    """
+    if isinstance(value, str):
+        value = {"decision": value}
+    if not isinstance(value, dict):
+        return Abstain(f"unknown result {type(value).__name__}")
+    reason = value.get("reason")
+    reason = reason if isinstance(reason, str) else ""
+    decision = value.get("decision")
+    if decision is None and isinstance(value.get("allow"), bool):
+        return Allow(reason) if value["allow"] else Deny(reason)
+    if decision == "allow":
+        return Allow(reason)
+    if decision == "deny":
+        return Deny(reason)
+    if decision in _ASK:
+        return Ask(
+            approvers=value.get("approvers"),
+            quorum=value.get("quorum"),
+            timeout=value.get("timeout"),
+            reason=reason,
+        )
+    if decision in _ABSTAIN:
+        return Abstain(reason)
+    return Abstain(f"unknown result {str(decision)[:40]!r}" if decision else "unknown result")

@@ -1,0 +1,173 @@
+"""Cedar, in process (the ``cedarpy`` package): a call is an authorization request.
+
+The call becomes the principal ``User::"<actor>"`` (``User::"anonymous"`` when nobody is
+known), the action ``Action::"<tool>"``, the resource ``Tool::"<tool>"`` and the context
+``{"arguments": ..., "room": ..., "channel": ..., "digest": ...}`` (``room`` and ``channel``
+``""`` when unknown). Cedar allows or denies; one policy set gives the four decisions:
+
+- allowed: :class:`Allow`;
+- denied, and every determining policy is annotated ``@id("ask:...")``: :class:`Ask` (the
+  policies may say ``@approvers("alice, bob")``, ``@quorum("2")``, ``@timeout("600")``);
+- denied by any other policy: :class:`Deny`, its reason the policies' ``@id`` and
+  ``@reason("...")``;
+- denied with no determining policy (none applied): :class:`Abstain`.
+
+A request Cedar could not evaluate at all (an error and no determining policy) is a failure
+of the back end: ``on_error`` decides.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from roomkit.policy._base import OnError, PolicyBase, PolicyError, load_json, load_text, optional
+from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
+
+__all__ = ["CedarPolicy"]
+
+Entities = Sequence[dict[str, Any]] | Callable[[PolicyCall], Sequence[dict[str, Any]]]
+"""Cedar's entities (JSON entity objects), or a function giving them per call."""
+
+_ANONYMOUS = "anonymous"
+
+
+class CedarPolicy(PolicyBase):
+    """A Cedar policy set deciding each call (see the module for the mapping).
+
+    Args:
+        policies: the policy set's text, or a ``.cedar`` file's path.
+        entities: the entities the policies read: a list of Cedar JSON entities, a ``.json``
+            file's path holding one, or a function of the :class:`PolicyCall` giving them.
+        name: how the history names the policy.
+        shadow: record and count the decisions, keep today's behaviour.
+        on_error: ``"ask"`` (default) or ``"deny"`` when Cedar fails.
+
+    Raises:
+        PolicyError: the policies do not parse (the message names the file and the line),
+            or a file cannot be read.
+        ImportError: the ``cedar`` extra is not installed.
+    """
+
+    def __init__(
+        self,
+        policies: str | Path,
+        entities: Entities | str | Path | None = None,
+        *,
+        name: str = "cedar",
+        shadow: bool = False,
+        on_error: OnError = "ask",
+    ) -> None:
+        super().__init__(name=name, shadow=shadow, on_error=on_error)
+        cedarpy = optional("cedarpy", "cedar", "CedarPolicy")
+        self._cedar = cedarpy
+        text, origin = load_text(policies, ".cedar")
+        try:
+            self._policies = cedarpy.PolicySet.from_str(text)
+            shape = cedarpy.policies_to_json_str(text)
+        except ValueError as error:
+            line = _failing_line(cedarpy, text)
+            raise PolicyError(
+                f"{origin}:{line}: the Cedar policies do not parse: {error}"
+            ) from None
+        self._annotations: dict[str, dict[str, str]] = {
+            key: dict(policy.get("annotations") or {})
+            for key, policy in json.loads(shape).get("staticPolicies", {}).items()
+        }
+        loaded = load_json(entities, "Cedar entities") if entities is not None else []
+        if not callable(loaded) and not isinstance(loaded, list):
+            raise PolicyError("Cedar entities are a list of JSON entities, or a function")
+        self._entities: Entities = loaded
+        self._versioned(text)
+
+    def decide(self, call: PolicyCall) -> PolicyDecision:
+        """Cedar's answer on ``call``, as one of the four decisions."""
+        tool = _quoted(call.tool)
+        request = {
+            "principal": f"User::{_quoted(call.actor or _ANONYMOUS)}",
+            "action": f"Action::{tool}",
+            "resource": f"Tool::{tool}",
+            "context": {
+                "arguments": dict(call.arguments),
+                "room": call.room or "",
+                "channel": call.channel or "",
+                "digest": call.digest,
+            },
+        }
+        entities = self._entities(call) if callable(self._entities) else self._entities
+        result = self._cedar.is_authorized(request, self._policies, list(entities))
+        diagnostics = result.diagnostics
+        reasons = list(diagnostics.reasons)
+        if result.allowed:
+            return Allow(self._named(reasons))
+        if not reasons:
+            if diagnostics.errors:
+                raise RuntimeError(
+                    "Cedar could not evaluate the call: "
+                    + "; ".join(str(error) for error in diagnostics.errors)
+                )
+            return Abstain("no Cedar policy applied")
+        notes = [self._annotations.get(reason, {}) for reason in reasons]
+        ids = [note.get("id", reason) for note, reason in zip(notes, reasons, strict=True)]
+        if all(found.startswith("ask:") for found in ids):
+            return _ask(notes, self._named(reasons))
+        return Deny(self._named(reasons))
+
+    def _named(self, reasons: list[str]) -> str:
+        """The determining policies: each one's ``@id`` and ``@reason`` when it has them."""
+        parts = []
+        for reason in reasons:
+            note = self._annotations.get(reason, {})
+            label = note.get("id", reason)
+            parts.append(f"{label}: {note['reason']}" if "reason" in note else label)
+        return "; ".join(parts)
+
+
+def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
+    """An ask on the terms the ``ask:`` policies' annotations name (the first that does)."""
+    approvers: list[str] | None = None
+    quorum: int | None = None
+    timeout: float | None = None
+    for note in notes:
+        if approvers is None and "approvers" in note:
+            approvers = [name.strip() for name in note["approvers"].split(",") if name.strip()]
+        if quorum is None and "quorum" in note:
+            quorum = int(note["quorum"])
+        if timeout is None and "timeout" in note:
+            timeout = float(note["timeout"])
+    return Ask(approvers=approvers, quorum=quorum, timeout=timeout, reason=reason)
+
+
+def _quoted(value: str) -> str:
+    """A Cedar entity id literal: the value in quotes, escaped."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+_STATEMENT_END = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|;')
+
+
+def _failing_line(cedarpy: Any, text: str) -> int:
+    """The line where the first statement that does not parse on its own starts."""
+    start = 0
+    for match in _STATEMENT_END.finditer(text):
+        if match.group() != ";":
+            continue
+        statement = text[start : match.end()]
+        try:
+            cedarpy.PolicySet.from_str(statement)
+        except ValueError:
+            return _first_line(text, start)
+        start = match.end()
+    if text[start:].strip():
+        return _first_line(text, start)
+    return 1
+
+
+def _first_line(text: str, start: int) -> int:
+    """The line of the first non-blank character at or after ``start`` (from 1)."""
+    offset = start + len(text[start:]) - len(text[start:].lstrip())
+    return text.count("\n", 0, offset) + 1

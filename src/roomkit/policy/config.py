@@ -1,0 +1,96 @@
+"""A policy named in the notifier's TOML file: its ``[policy]`` table.
+
+::
+
+    [policy]
+    engine = "cedar"                    # "cedar", "rego" or "opa"
+    file = "policies/payments.cedar"    # cedar: the policies; rego: a module or a list
+    entities = "policies/entities.json" # cedar, optional
+    # data = "policies/data.json"       # rego, optional
+    # query = "data.roomkit.decision"   # rego
+    # url = "http://127.0.0.1:8181"     # opa
+    # path = "roomkit/decision"         # opa
+    # timeout = 2.0                     # opa, seconds
+    shadow = true                       # record and count, keep today's behaviour
+    on_error = "ask"                    # or "deny"
+    name = "payments"
+
+Relative paths are read from the TOML file's folder. The policy is built (and parsed) when
+the file is loaded, so a policy that does not parse is refused at start, with its file and
+line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from roomkit.policy._base import PolicyBase, PolicyError
+from roomkit.policy.cedar import CedarPolicy
+from roomkit.policy.opa import OPAPolicy
+from roomkit.policy.rego import RegoPolicy
+
+__all__ = ["KEYS", "policy_from_table"]
+
+KEYS = (
+    "engine",
+    "file",
+    "entities",
+    "data",
+    "query",
+    "url",
+    "path",
+    "timeout",
+    "shadow",
+    "on_error",
+    "name",
+)
+"""The keys a ``[policy]`` table takes."""
+
+
+def policy_from_table(table: dict[str, Any], folder: Path) -> PolicyBase:
+    """The policy a ``[policy]`` table names; paths relative to ``folder``.
+
+    Raises:
+        PolicyError: an unknown key or engine, a missing one, a file that cannot be read or
+            a policy that does not parse (the message names the key, or the file and line).
+        ImportError: the engine's extra is not installed.
+    """
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise PolicyError(f"unknown key {unknown[0]!r}: a [policy] takes {', '.join(KEYS)}")
+    engine = table.get("engine")
+    common: dict[str, Any] = {}
+    for key in ("shadow", "on_error", "name"):
+        if key in table:
+            common[key] = table[key]
+    if "shadow" in common and not isinstance(common["shadow"], bool):
+        raise PolicyError("shadow is true or false")
+    if engine == "opa":
+        if "url" not in table:
+            raise PolicyError("an opa policy needs url")
+        options = {key: table[key] for key in ("path", "timeout") if key in table}
+        return OPAPolicy(table["url"], **options, **common)
+    if engine not in ("cedar", "rego"):
+        raise PolicyError(f"engine is 'cedar', 'rego' or 'opa', got {engine!r}")
+    if "file" not in table:
+        raise PolicyError(f"a {engine} policy needs file")
+    files = table["file"]
+    if engine == "cedar":
+        if not isinstance(files, str):
+            raise PolicyError("file is the path of one .cedar file")
+        entities = _path(table["entities"], folder) if "entities" in table else None
+        return CedarPolicy(_path(files, folder), entities, **common)
+    listed = [files] if isinstance(files, str) else files
+    if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
+        raise PolicyError("file is a .rego file's path, or a list of them")
+    data = _path(table["data"], folder) if "data" in table else None
+    query = {"query": table["query"]} if "query" in table else {}
+    return RegoPolicy([_path(item, folder) for item in listed], data, **query, **common)
+
+
+def _path(value: Any, folder: Path) -> Path:
+    if not isinstance(value, str) or not value:
+        raise PolicyError(f"a path is a non-empty string, got {value!r}")
+    path = Path(value)
+    return path if path.is_absolute() else folder / path

@@ -1,0 +1,81 @@
+"""OPA over HTTP: each call is a query of OPA's Data API (``httpx``).
+
+``POST <url>/v1/data/<path>`` with ``{"input": <the call>}``; the response's ``result`` is read
+as :func:`~roomkit.policy._base.read_result` reads a Rego result (``{"decision": ...,
+"reason": ...}`` or ``{"allow": bool}``); no ``result`` (the rule is undefined) or any other
+shape is ``Abstain``. A status other than 200, a body that is not JSON, a connection that
+fails or a query slower than ``timeout`` is a failure of the back end: ``on_error``
+decides, and the failure is logged and recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from roomkit.policy._base import OnError, PolicyBase, PolicyError, optional, read_result
+from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
+
+__all__ = ["OPAPolicy"]
+
+
+class OPAPolicy(PolicyBase):
+    """An OPA server deciding each call through its Data API.
+
+    Args:
+        url: the server's base URL (``http://127.0.0.1:8181``).
+        path: the rule's path under ``/v1/data`` (``roomkit/decision``).
+        timeout: seconds a query may take (connecting included).
+        headers: sent with each query (an ``Authorization`` header, say).
+        name: how the history names the policy.
+        shadow: record and count the decisions, keep today's behaviour.
+        on_error: ``"ask"`` (default) or ``"deny"`` when OPA fails or is slow.
+
+    Raises:
+        PolicyError: ``url`` is not an http(s) URL, or ``timeout`` is not a positive number.
+        ImportError: ``httpx`` is not installed (the ``opa`` extra).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        path: str = "roomkit/decision",
+        *,
+        timeout: float = 2.0,
+        headers: Mapping[str, str] | None = None,
+        name: str = "opa",
+        shadow: bool = False,
+        on_error: OnError = "ask",
+    ) -> None:
+        super().__init__(name=name, shadow=shadow, on_error=on_error)
+        self._httpx = optional("httpx", "opa", "OPAPolicy")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise PolicyError(f"OPAPolicy url is an http(s) URL, got {url!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise PolicyError(f"OPAPolicy timeout is a positive number of seconds: {timeout!r}")
+        self.endpoint = f"{url.rstrip('/')}/v1/data/{path.strip('/')}"
+        self.timeout = float(timeout)
+        self.headers = dict(headers or {})
+        self.version = self.endpoint
+
+    async def decide(self, call: PolicyCall) -> PolicyDecision:
+        """OPA's result on ``call``, as one of the four decisions.
+
+        Raises:
+            RuntimeError: OPA answered with an error status or a body that is not JSON.
+            httpx.HTTPError: the query failed or timed out.
+        """
+        httpx: Any = self._httpx
+        async with httpx.AsyncClient(timeout=self.timeout) as client:
+            response = await client.post(
+                self.endpoint, json={"input": call.to_input()}, headers=self.headers
+            )
+        if response.status_code != 200:
+            raise RuntimeError(f"OPA answered {response.status_code} at {self.endpoint}")
+        try:
+            body = response.json()
+        except ValueError:
+            raise RuntimeError(f"OPA's answer at {self.endpoint} is not JSON") from None
+        if not isinstance(body, dict) or "result" not in body:
+            return Abstain(f"{self.endpoint} is undefined")
+        return read_result(body["result"])

@@ -1,0 +1,109 @@
+"""Rego, in process (the ``regopy`` package, Microsoft's rego-cpp): no server, no network.
+
+The call is the query's ``input`` (``tool``, ``arguments``, ``digest``, ``actor``, ``room``,
+``channel``); the query (``data.roomkit.decision`` by default) gives the decision in the
+shape :func:`~roomkit.policy._base.read_result` reads: ``{"decision": "allow" | "deny" |
+"ask" | "abstain", "reason": ...}`` (Vercel's ``requires-approval`` and ``not-applicable``
+too), or ``{"allow": true | false}``. An undefined result, or any other shape, is
+``Abstain``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from roomkit.policy._base import (
+    OnError,
+    PolicyBase,
+    PolicyError,
+    load_json,
+    load_text,
+    optional,
+    read_result,
+)
+from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
+
+__all__ = ["RegoPolicy"]
+
+_WHERE = re.compile(r"\(error \d+:(.*?)\|(\d+)\|\d+\s*\(errormsg \d+:([^)]*)\)")
+
+
+class RegoPolicy(PolicyBase):
+    """Rego modules deciding each call, in process.
+
+    Args:
+        modules: a module's text or a ``.rego`` file's path, or a list of them.
+        data: the data document the modules read (a dict, or a ``.json`` file's path).
+        query: the rule that holds the decision.
+        name: how the history names the policy.
+        shadow: record and count the decisions, keep today's behaviour.
+        on_error: ``"ask"`` (default) or ``"deny"`` when evaluation fails.
+
+    Raises:
+        PolicyError: a module does not parse (the message names the file and the line),
+            or a file cannot be read.
+        ImportError: the ``rego`` extra is not installed.
+    """
+
+    def __init__(
+        self,
+        modules: str | Path | Iterable[str | Path],
+        data: Mapping[str, Any] | str | Path | None = None,
+        *,
+        query: str = "data.roomkit.decision",
+        name: str = "rego",
+        shadow: bool = False,
+        on_error: OnError = "ask",
+    ) -> None:
+        super().__init__(name=name, shadow=shadow, on_error=on_error)
+        regopy = optional("regopy", "rego", "RegoPolicy")
+        self._regopy = regopy
+        sources = [modules] if isinstance(modules, str | Path) else list(modules)
+        if not sources:
+            raise PolicyError("RegoPolicy needs at least one module")
+        loaded = [load_text(source, ".rego") for source in sources]
+        self._interpreter = regopy.Interpreter()
+        for number, (text, origin) in enumerate(loaded):
+            label = origin if origin != "<text>" else f"<text {number + 1}>"
+            try:
+                self._interpreter.add_module(label, text)
+            except Exception as error:
+                raise PolicyError(_parse_error(str(error), label, text)) from None
+        document = load_json(data, "Rego data") if data is not None else None
+        if document is not None:
+            if not isinstance(document, Mapping):
+                raise PolicyError("Rego data is a JSON object (a dict or a .json file)")
+            self._interpreter.add_data_json(json.dumps(document))
+        self.query = query
+        # rego-cpp parses at the first query: run one now, so a module that does not parse
+        # is refused at start rather than at the first call.
+        try:
+            self._interpreter.query(query)
+        except Exception as error:
+            raise PolicyError(_parse_error(str(error), loaded[0][1], loaded[0][0])) from None
+        self._versioned(*(text for text, _ in loaded), json.dumps(document, sort_keys=True))
+
+    def decide(self, call: PolicyCall) -> PolicyDecision:
+        """The query's result on ``call``, as one of the four decisions."""
+        self._interpreter.set_input_term(json.dumps(call.to_input(), default=str))
+        output = self._interpreter.query(self.query)
+        value = json.loads(str(output))
+        results = value.get("expressions") if isinstance(value, dict) else None
+        if not results:
+            return Abstain(f"{self.query} is undefined")
+        return read_result(results[0])
+
+
+def _parse_error(message: str, origin: str, text: str) -> str:
+    """rego-cpp's error (``(error N:file|offset|length (errormsg N:text) ...)``) as
+    ``file:line: message``."""
+    found = _WHERE.search(message)
+    if found is None:
+        return f"{origin}: the Rego module does not parse: {message.strip()[:300]}"
+    offset = int(found.group(2))
+    line = text.count("\n", 0, offset) + 1
+    return f"{origin}:{line}: the Rego module does not parse: {found.group(3).strip()}"

@@ -1,0 +1,230 @@
+"""What one call comes to under a policy and the tool's static rule: written once here.
+
+Every door reads its call's fate from :func:`rule_call`: the pipeline's step (the AI
+channel's turns, voice, the conference), the external tool handler's path and the
+framework adapters. The policy decides when it is enforced and has an opinion: ``Allow`` runs
+the call unasked, ``Deny`` refuses it with its reason, ``Ask`` holds it with the approvers,
+quorum and timeout it names (else the static rule's, else the default approver). ``Abstain``,
+a shadow policy, or no policy at all leave the static rule in charge (its ``when=`` says
+whether a person is asked), or no rule, and the call runs unheld.
+
+A ``decide`` that raises or times out asks a person (``on_error="ask"``, the default) or
+refuses the call (``on_error="deny"``); the failure is logged and recorded. A result that is
+none of the four decisions is ``Abstain``. Each decision becomes a ``policy_decided`` history
+entry, and is counted per tool and decision (:mod:`roomkit.policy.tally`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from roomkit.models.history import PolicyDecided
+from roomkit.models.pending_input import arguments_digest
+from roomkit.policy import tally
+from roomkit.policy.decisions import (
+    Abstain,
+    Allow,
+    Ask,
+    Deny,
+    Policy,
+    PolicyCall,
+    PolicyDecision,
+    decision_name,
+)
+from roomkit.tools import texts
+from roomkit.tools.approvals import Approval, Quorum, needs_person
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "Ruling",
+    "asks_person",
+    "evaluate",
+    "input_digest",
+    "policy_name",
+    "rule_call",
+    "ruling_policy",
+]
+
+logger = logging.getLogger("roomkit.policy")
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """What a call comes to before anything runs."""
+
+    ask: Approval | None
+    """The rule to hold the call under for a person; ``None``: nobody is asked."""
+    refusal: str | None = None
+    """What the model reads of a call the policy refused; ``None`` when it may run."""
+    entry: PolicyDecided | None = None
+    """The evidence of the policy's decision; ``None`` without a policy."""
+    by: str | None = None
+    """``policy:<name>`` when the policy's decision is the one acted on (enforced)."""
+
+
+def ruling_policy(rule: Approval | None, default: Policy | None) -> Policy | None:
+    """The policy deciding a call: its tool's rule's own, else the handler's."""
+    if rule is not None and rule.policy is not None:
+        return rule.policy
+    return default
+
+
+def policy_name(policy: Policy) -> str:
+    """How the history names ``policy``: its ``name``, else its class's name."""
+    name = getattr(policy, "name", None)
+    return name if isinstance(name, str) and name else type(policy).__name__
+
+
+def input_digest(call: PolicyCall) -> str:
+    """The SHA-256 hex digest of the call as the policy reads it (canonical JSON)."""
+    text = json.dumps(
+        call.to_input(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bool]:
+    """The policy's decision on ``call``, and whether it failed (``on_error`` decided then)."""
+    try:
+        decision: Any = policy.decide(call)
+        if inspect.isawaitable(decision):
+            decision = await decision
+    except Exception as error:
+        on_error = getattr(policy, "on_error", "ask")
+        outcome = "refusing the call" if on_error == "deny" else "asking a person"
+        logger.warning(
+            "Policy %s failed on %s (%s: %s): %s",
+            policy_name(policy),
+            call.tool,
+            type(error).__name__,
+            error,
+            outcome,
+        )
+        reason = f"the policy failed ({type(error).__name__}: {error})"[:500]
+        return (Deny(reason) if on_error == "deny" else Ask(reason=reason)), True
+    if not isinstance(decision, Allow | Deny | Ask | Abstain):
+        logger.warning(
+            "Policy %s returned %r on %s, not Allow, Deny, Ask or Abstain: abstaining",
+            policy_name(policy),
+            type(decision).__name__,
+            call.tool,
+        )
+        return Abstain(f"unknown result {type(decision).__name__}"), False
+    return decision, False
+
+
+async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCall) -> Ruling:
+    """What ``call`` comes to under ``policy`` (may be ``None``) and the static ``rule``."""
+    if policy is None:
+        return Ruling(await _static(rule, call))
+    decision, failed = await evaluate(policy, call)
+    shadow = bool(getattr(policy, "shadow", False))
+    name = policy_name(policy)
+    tally.count(name, call.tool, decision_name(decision), enforced=not shadow)
+    asked: Approval | None = None
+    if isinstance(decision, Ask) and not shadow:
+        try:
+            asked = _asked(decision, rule)
+        except (TypeError, ValueError) as error:
+            logger.warning("Policy %s asked on %s as no rule can: %s", name, call.tool, error)
+            decision, failed = _broken(policy, f"the policy's Ask cannot be met: {error}"), True
+            if isinstance(decision, Ask):
+                asked = _asked(Ask(reason=decision.reason), rule)
+    entry = _entry(policy, call, decision, enforced=not shadow, failed=failed)
+    if shadow or isinstance(decision, Abstain):
+        return Ruling(await _static(rule, call), entry=entry)
+    by = f"policy:{name}"
+    if isinstance(decision, Deny):
+        body = texts.error_body(
+            decision.reason or f"Tool '{call.tool}' was refused by policy {name}",
+            tool=call.tool,
+            policy=name,
+        )
+        return Ruling(None, body, entry, by)
+    return Ruling(asked, entry=entry, by=by)
+
+
+def _broken(policy: Policy, reason: str) -> PolicyDecision:
+    return Deny(reason) if getattr(policy, "on_error", "ask") == "deny" else Ask(reason=reason)
+
+
+async def _static(rule: Approval | None, call: PolicyCall) -> Approval | None:
+    """The static rule, when its ``when=`` holds this call for a person (asked once)."""
+    if rule is None or not await needs_person(rule, call.tool, dict(call.arguments)):
+        return None
+    return _rule(rule, rule.quorum if rule.quorum is not None else rule.approvers)
+
+
+def _asked(ask: Ask, rule: Approval | None) -> Approval:
+    """The rule an ``Ask`` holds the call under: its own terms, else the static rule's."""
+    base = rule if rule is not None else Approval()
+    approvers: tuple[str, ...] = ask.approvers if ask.approvers is not None else base.approvers
+    quorum = ask.quorum
+    if quorum is None and base.quorum is not None:
+        quorum = base.quorum.n
+    who: Quorum | tuple[str, ...] = approvers
+    if quorum is not None:
+        if not approvers:
+            raise ValueError(f"a quorum of {quorum} needs approvers, and none are named")
+        who = Quorum(quorum, of=approvers)
+    timeout = ask.timeout if ask.timeout is not None else base.timeout
+    return _rule(base, who, timeout)
+
+
+def _rule(base: Approval, who: Quorum | tuple[str, ...], timeout: float | None = None) -> Approval:
+    """``base`` with these approvers and no ``when=`` (the question is settled)."""
+    return Approval(
+        approvers=who or None,
+        timeout=timeout if timeout is not None else base.timeout,
+        on_expiry=base.on_expiry,
+        veto=base.veto,
+    )
+
+
+def _entry(
+    policy: Policy, call: PolicyCall, decision: PolicyDecision, *, enforced: bool, failed: bool
+) -> PolicyDecided:
+    name = policy_name(policy)
+    fields: Mapping[str, Any] = {"error": True} if failed else {}
+    version = getattr(policy, "version", None)
+    return PolicyDecided(
+        actor=f"policy:{name}",
+        surface="policy",
+        policy=name,
+        version=version if isinstance(version, str) else None,
+        input_digest=input_digest(call),
+        decision=decision_name(decision),
+        reason=decision.reason or None,
+        enforced=enforced,
+        automatic=True,
+        **fields,
+    )
+
+
+async def asks_person(
+    rule: Approval,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    actor: str | None = None,
+    room: str | None = None,
+    channel: str | None = None,
+) -> bool:
+    """Whether a framework's pause of this call is put to a person, under ``rule`` and its
+    policy: an enforced ``Allow`` lets it run unasked; ``Deny`` and ``Ask`` put it to a
+    person (a framework's pause ends in a decision); ``Abstain``, a shadow policy or none
+    leave ``rule``'s ``when=`` to say."""
+    if rule.policy is None:
+        return await needs_person(rule, tool, arguments)
+    call = PolicyCall(
+        tool, dict(arguments), arguments_digest(tool, arguments), actor, room, channel
+    )
+    ruling = await rule_call(rule.policy, rule, call)
+    return ruling.ask is not None or ruling.refusal is not None

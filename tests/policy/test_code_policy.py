@@ -1,0 +1,162 @@
+"""A policy written in Python decides each call: allow, deny, ask, abstain; shadow or not."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from roomkit import Approval, HumanInputToolHandler
+from roomkit.policy import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
+from roomkit.tools.approvals import approve
+
+BOB = {"to": "bob", "amount": 5}
+
+
+class Fixed:
+    """Decides every call the same way, and keeps what it was asked."""
+
+    def __init__(self, decision: PolicyDecision, *, shadow: bool = False) -> None:
+        self.decision = decision
+        self.shadow = shadow
+        self.name = "fixed"
+        self.calls: list[PolicyCall] = []
+
+    async def decide(self, call: PolicyCall) -> PolicyDecision:
+        self.calls.append(call)
+        return self.decision
+
+
+def human(policy: Any, approvals: Any = None) -> HumanInputToolHandler:
+    return HumanInputToolHandler({"Ask"}, policy=policy, approvals=approvals)
+
+
+async def test_allow_runs_the_call_unasked_and_records_why(turn: Any) -> None:
+    policy = Fixed(Allow("small"))
+    done = await turn(human(policy, {"pay": Approval(approvers="carol")}), BOB)
+    assert done.paid == [BOB]
+    assert done.asked == []
+    assert done.read == ("paid bob", False)
+    types = await done.types()
+    assert types[:2] == ["created", "policy_decided"]
+    assert types[-1] == "executed"
+    entry = await done.decided()
+    assert (entry["decision"], entry["enforced"], entry["automatic"]) == ("allow", True, True)
+    assert (entry["policy"], entry["reason"], entry["actor"]) == ("fixed", "small", "policy:fixed")
+    (call,) = policy.calls
+    assert (call.tool, dict(call.arguments), call.actor, call.room) == ("pay", BOB, "alice", "r1")
+
+
+async def test_deny_refuses_and_the_model_reads_the_reason(turn: Any) -> None:
+    done = await turn(human(Fixed(Deny("over the limit"))), BOB)
+    assert done.paid == []
+    assert done.asked == []
+    content, is_error = done.read
+    assert is_error
+    assert json.loads(content)["error"] == "over the limit"
+    assert (await done.decided())["decision"] == "deny"
+    assert "executed" not in await done.types()
+
+
+async def test_ask_holds_the_call_for_the_approvers_it_names(turn: Any) -> None:
+    rule = Approval(approvers="carol", timeout=60)
+    done = await turn(
+        human(Fixed(Ask(approvers=["dave"])), {"pay": rule}), BOB, answer=approve(), by="dave"
+    )
+    (event,) = done.asked
+    assert event.approvers == ("dave",)
+    assert done.paid == [BOB]
+    types = await done.types()
+    assert types[:2] == ["created", "policy_decided"]
+    assert "decided" in types
+    assert types[-1] == "executed"
+
+
+async def test_ask_without_terms_takes_the_static_rules(turn: Any) -> None:
+    rule = Approval(approvers="carol")
+    done = await turn(human(Fixed(Ask()), {"pay": rule}), BOB, answer=approve(), by="carol")
+    (event,) = done.asked
+    assert event.approvers == ("carol",)
+    assert done.paid == [BOB]
+
+
+async def test_ask_without_a_rule_asks_the_default_approver(turn: Any) -> None:
+    done = await turn(human(Fixed(Ask())), BOB, answer=approve(), by="alice", sender="alice")
+    (event,) = done.asked
+    assert event.approvers == ("alice",)
+    assert done.paid == [BOB]
+
+
+async def test_abstain_leaves_the_static_rule_in_charge(turn: Any) -> None:
+    rule = Approval(approvers="carol")
+    done = await turn(human(Fixed(Abstain()), {"pay": rule}), BOB, answer=approve(), by="carol")
+    (event,) = done.asked
+    assert event.approvers == ("carol",)
+    assert (await done.decided())["decision"] == "abstain"
+
+
+async def test_abstain_without_a_rule_runs_the_call_as_today(turn: Any) -> None:
+    done = await turn(human(Fixed(Abstain())), BOB)
+    assert done.paid == [BOB]
+    assert done.asked == []
+    assert (await done.decided())["decision"] == "abstain"
+
+
+async def test_a_shadow_deny_is_recorded_and_the_call_is_held_as_today(turn: Any) -> None:
+    rule = Approval(approvers="carol")
+    policy = Fixed(Deny("would refuse"), shadow=True)
+    done = await turn(human(policy, {"pay": rule}), BOB, answer=approve(), by="carol")
+    assert done.paid == [BOB]
+    assert len(done.asked) == 1
+    entry = await done.decided()
+    assert (entry["decision"], entry["enforced"]) == ("deny", False)
+
+
+async def test_a_shadow_allow_of_an_unheld_tool_runs_it_as_today(turn: Any) -> None:
+    done = await turn(human(Fixed(Allow(), shadow=True)), BOB)
+    assert done.paid == [BOB]
+    entry = await done.decided()
+    assert (entry["decision"], entry["enforced"]) == ("allow", False)
+
+
+async def test_an_approvals_own_policy_wins_over_the_handlers(turn: Any) -> None:
+    rule = Approval(policy=Fixed(Deny("not this tool")))
+    done = await turn(human(Fixed(Allow()), {"pay": rule}), BOB)
+    assert done.paid == []
+    assert "not this tool" in done.read[0]
+
+
+class Broken:
+    name = "broken"
+
+    def __init__(self, on_error: str = "ask") -> None:
+        self.on_error = on_error
+
+    def decide(self, call: PolicyCall) -> PolicyDecision:
+        raise ConnectionError("the engine is down")
+
+
+async def test_a_failing_policy_asks_a_person_by_default(turn: Any) -> None:
+    done = await turn(human(Broken()), BOB, answer=approve(), by="alice")
+    assert len(done.asked) == 1
+    assert done.paid == [BOB]
+    entry = await done.decided()
+    assert (entry["decision"], entry["error"]) == ("ask", True)
+    assert "the engine is down" in entry["reason"]
+
+
+async def test_a_failing_policy_refuses_with_on_error_deny(turn: Any) -> None:
+    done = await turn(human(Broken("deny")), BOB)
+    assert done.paid == []
+    assert done.asked == []
+    assert done.read[1]
+    assert (await done.decided())["decision"] == "deny"
+
+
+async def test_a_result_of_no_known_kind_abstains(turn: Any) -> None:
+    class Odd:
+        def decide(self, call: PolicyCall) -> Any:
+            return "yes"
+
+    done = await turn(human(Odd()), BOB)
+    assert done.paid == [BOB]
+    assert (await done.decided())["decision"] == "abstain"

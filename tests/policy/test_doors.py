@@ -1,0 +1,102 @@
+"""The external tool handler's path goes through the same policy step as the channel's own;
+the rules refuse what is not a policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from roomkit import (
+    AIChannel,
+    Approval,
+    HookTrigger,
+    HumanInputToolHandler,
+    InboundMessage,
+    PendingInputEvent,
+    RoomKit,
+    TextContent,
+)
+from roomkit.policy import Allow, Deny, PolicyCall, PolicyDecision
+from roomkit.providers.ai.base import AIResponse, AIToolCall
+from roomkit.providers.ai.mock import MockAIProvider
+from roomkit.tools import PolicyExternalToolHandler
+
+
+class Fixed:
+    name = "fixed"
+
+    def __init__(self, decision: PolicyDecision) -> None:
+        self.decision = decision
+
+    def decide(self, call: PolicyCall) -> PolicyDecision:
+        return self.decision
+
+
+class Provider(PolicyExternalToolHandler):
+    """Lets every call through, and keeps what it is told of a refusal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused: list[str] = []
+
+    async def on_tool_refused(
+        self, tool_name: str, tool_input: dict[str, Any], reason: str, **context: Any
+    ) -> None:
+        self.refused.append(reason)
+
+
+async def external_turn(policy: Any) -> tuple[list[PendingInputEvent], list[str], list[str]]:
+    human = HumanInputToolHandler({"Ask"}, policy=policy, approvals={"Bash": Approval()})
+    call = AIToolCall(id="tc-1", name="Bash", arguments={"cmd": "ls"})
+    provider = MockAIProvider(
+        ai_responses=[AIResponse(tool_calls=[call]), AIResponse(content="ok")]
+    )
+    kit = RoomKit()
+    external = Provider()
+    kit.register_channel(
+        AIChannel(
+            "agent",
+            provider=provider,
+            human_input_handler=human,
+            external_tool_handler=external,
+        )
+    )
+    await kit.create_room("r1")
+    await kit.attach_channel("r1", "agent")
+    asked: list[PendingInputEvent] = []
+
+    @kit.hook(HookTrigger.ON_USER_INPUT_REQUIRED)
+    async def person(event: PendingInputEvent, ctx: Any) -> None:
+        asked.append(event)
+
+    await kit.process_inbound(InboundMessage("web", "alice", TextContent("go")), room_id="r1")
+    await kit.hooks.drain()
+    (settled,) = await human.handler.list_settled()
+    types = [entry["type"] for entry in await human.handler.history(settled.pending_id)]
+    await kit.close()
+    return asked, types, external.refused
+
+
+async def test_an_external_call_the_policy_allows_is_handed_over_unasked() -> None:
+    asked, types, _ = await external_turn(Fixed(Allow()))
+    assert asked == []
+    assert types == ["created", "policy_decided", "decided", "settled", "executed"]
+
+
+async def test_an_external_call_the_policy_denies_never_runs() -> None:
+    asked, types, refused = await external_turn(Fixed(Deny("no shell")))
+    assert asked == []
+    assert types == ["created", "policy_decided", "decided", "settled"]
+    (reason,) = refused
+    assert "no shell" in reason
+
+
+def test_approval_refuses_what_is_not_a_policy() -> None:
+    with pytest.raises(TypeError, match=r"policy= takes a Policy"):
+        Approval(policy=object())  # type: ignore[arg-type]
+
+
+def test_the_tool_handler_refuses_what_is_not_a_policy() -> None:
+    with pytest.raises(TypeError, match=r"policy= takes a Policy"):
+        HumanInputToolHandler({"Ask"}, policy="cedar")  # type: ignore[arg-type]

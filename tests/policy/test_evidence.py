@@ -1,0 +1,54 @@
+"""A call a policy let run without anyone has a chain that ``roomkit audit verify`` vouches
+for: created, policy_decided, the policy's decision, executed."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engines import CASES, CEDAR
+
+from roomkit import HumanInputHandler, HumanInputToolHandler
+from roomkit.cli import main
+from roomkit.policy import CedarPolicy
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+
+async def test_an_allowed_call_has_a_chain_audit_verify_passes(
+    tmp_path: Path, turn: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOMKIT_DESK_DATA", str(tmp_path / "no-data-dir"))
+    monkeypatch.delenv("ROOMKIT_AUDIT_KEY", raising=False)
+    database = tmp_path / "trail.db"
+    async with SQLiteStore(database) as store:
+        handler = HumanInputHandler(store=store)
+        human = HumanInputToolHandler({"Ask"}, handler=handler, policy=CedarPolicy(CEDAR))
+        allowed = await turn(human, CASES["allow"])
+        assert allowed.paid == [CASES["allow"]]
+        assert allowed.asked == []
+        (history,) = await allowed.histories()
+        types = [entry["type"] for entry in history]
+        assert types == ["created", "policy_decided", "decided", "settled", "executed"]
+        decided = history[1]
+        assert decided["actor"] == "policy:cedar"
+        assert decided["decision"] == "allow"
+        assert len(decided["input_digest"]) == 64
+        assert decided["version"].startswith("sha256:")
+        assert history[2]["actor"] == "policy:cedar"
+        assert history[-1]["ran"] is True
+        denied = await turn(human, CASES["deny"], room="r2")
+        assert denied.paid == []
+        (refusal,) = [
+            history for history in await denied.histories() if history[1].get("decision") == "deny"
+        ]
+        types = [entry["type"] for entry in refusal]
+        assert types == ["created", "policy_decided", "decided", "settled"]
+        assert refusal[2]["decision"] == "reject"
+    # The command runs its own event loop: in a thread of its own.
+    code = await asyncio.to_thread(main, ["audit", "verify", "--store", f"sqlite:///{database}"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    assert "2 request histories" in out
+    assert "every chain holds" in out

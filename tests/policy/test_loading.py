@@ -1,0 +1,83 @@
+"""Policies load from text or files; one that does not parse is refused at start, naming the
+file and the line; a missing engine names the extra that installs it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from engines import CEDAR, REGO
+
+from roomkit.policy import Allow, CedarPolicy, Deny, OPAPolicy, PolicyCall, PolicyError, RegoPolicy
+
+
+def call(**arguments: object) -> PolicyCall:
+    return PolicyCall("pay", arguments, "digest", "alice", "r1", "agent")
+
+
+def test_a_cedar_file_loads_and_decides(tmp_path: Path) -> None:
+    path = tmp_path / "pay.cedar"
+    path.write_text(CEDAR, encoding="utf-8")
+    policy = CedarPolicy(str(path))
+    assert isinstance(policy.decide(call(to="bob", amount=5)), Allow)
+    assert policy.version is not None
+    assert policy.version.startswith("sha256:")
+
+
+def test_a_cedar_file_that_does_not_parse_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.cedar"
+    good = "permit(principal, action, resource);\n\n"
+    path.write_text(good + "forbid(principal, action resource);\n", encoding="utf-8")
+    with pytest.raises(PolicyError, match=rf"{path}:3: the Cedar policies do not parse"):
+        CedarPolicy(path)
+
+
+def test_a_rego_file_that_does_not_parse_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.rego"
+    path.write_text("package roomkit\nimport rego.v1\nallow if {\n  input.x ==\n}\n")
+    with pytest.raises(PolicyError, match=rf"{path}:4: the Rego module does not parse"):
+        RegoPolicy(path)
+
+
+def test_a_rego_file_and_its_data_load(tmp_path: Path) -> None:
+    module = tmp_path / "limits.rego"
+    module.write_text(
+        "package roomkit\nimport rego.v1\n"
+        'decision := {"decision": "deny", "reason": "over"} if '
+        "{ input.arguments.amount > data.limit }\n"
+    )
+    data = tmp_path / "data.json"
+    data.write_text('{"limit": 10}')
+    policy = RegoPolicy(module, data=data)
+    assert policy.decide(call(amount=50)) == Deny("over")
+
+
+def test_a_missing_policy_file_is_refused() -> None:
+    with pytest.raises(PolicyError, match="cannot read the policy file"):
+        CedarPolicy("no/such/file.cedar")
+
+
+def test_a_wrong_on_error_is_refused() -> None:
+    with pytest.raises(PolicyError, match="on_error is 'ask' or 'deny'"):
+        CedarPolicy(CEDAR, on_error="allow")  # type: ignore[arg-type]
+
+
+def test_a_bad_opa_url_is_refused() -> None:
+    with pytest.raises(PolicyError, match="http"):
+        OPAPolicy("localhost:8181")
+
+
+@pytest.mark.parametrize(
+    ("module", "extra", "make"),
+    [
+        ("cedarpy", "cedar", lambda: CedarPolicy(CEDAR)),
+        ("regopy", "rego", lambda: RegoPolicy(REGO)),
+    ],
+)
+def test_a_missing_engine_names_its_extra(
+    module: str, extra: str, make: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImportError, match=rf"needs the {extra} extra"):
+        make()  # type: ignore[operator]
