@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.base import DurableStore, SpendLedger
+from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
@@ -103,6 +104,9 @@ class HumanInputHandler(HandlerReads):
             store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox(),
         )
         self._new = RequestMaker(announcer).make
+        self.grants: GrantStore = store.grants if isinstance(store, KeepsGrants) else MemoryGrants()
+        """The standing grants beside the requests (:mod:`roomkit.policy.grants`): the
+        store's, shared by every process on it; on the memory store, this handler's own."""
 
     # -- the application-level notification -------------------------------------------------
 

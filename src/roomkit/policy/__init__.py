@@ -1,0 +1,1 @@
+"""Who must approve a tool call, decided ahead: standing grants (:mod:`roomkit.policy.grants`)."""
