@@ -247,6 +247,10 @@ class HumanInputHandler(HandlerReads):
         :class:`InvalidAnswerError`; the list is kept in the ``answer_schema`` under
         ``"x-roomkit-decisions"``, where surfaces read it. Other arguments as :meth:`create`.
 
+        A live standing grant covering the call (:mod:`roomkit.policy.grants`) settles it
+        approved at once, without announcing it: its history cites the grant
+        (``grant_used``).
+
         Raises:
             HandlerClosedError: as :meth:`create`.
             InvalidTextError: as :meth:`create`.
@@ -261,6 +265,15 @@ class HumanInputHandler(HandlerReads):
         )
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema, quorum, veto, decisions)
+        # Imported here: the policy package sits beside the tools, not under them.
+        from roomkit.policy.grants import use_grant
+
+        # A live standing grant that covers the call settles it at once: nobody is asked.
+        grant = await use_grant(self.grants, request)
+        if grant is not None:
+            return await self._decisions.granted(
+                request, timeout, grant, surface=surface, about=description
+            )
         # Its created entry goes in with it, before whatever the announcement leads to.
         return await self._decisions.hold(request, timeout, surface=surface, about=description)
 
