@@ -53,7 +53,8 @@ async def granted(handler: HumanInputHandler, scope: GrantScope, **options: Any)
     """Ask once, and approve with ``scope`` granted; the grant."""
     first = await held(handler, **options)
     assert first.status is _PENDING
-    grant = await approve_and_grant(handler, first.pending_id, scope, by="ann")
+    accepted, grant = await approve_and_grant(handler, first.pending_id, scope, by="ann")
+    assert accepted
     assert grant is not None
     return grant
 
@@ -150,8 +151,9 @@ async def test_a_quorum_grant_needs_the_quorum(handlers: HandlerMaker) -> None:
     team = ("ann", "cy", "dee")
     scope = GrantScope(expires_in=3600)
     first = await held(handler, approvers=team, quorum=2)
-    assert await approve_and_grant(handler, first.pending_id, scope, by="ann") is None
-    grant = await approve_and_grant(handler, first.pending_id, scope, by="cy")
+    assert await approve_and_grant(handler, first.pending_id, scope, by="ann") == (True, None)
+    accepted, grant = await approve_and_grant(handler, first.pending_id, scope, by="cy")
+    assert accepted
     assert grant is not None
     assert (grant.granted_by, grant.quorum) == (("ann", "cy"), 2)
     again = await held(handler, approvers=team, quorum=2)

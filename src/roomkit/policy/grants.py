@@ -28,7 +28,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roomkit.core.exceptions import RoomKitError
 from roomkit.models.history import Granted, GrantOffered
@@ -44,6 +44,7 @@ __all__ = [
     "GRANT_SURFACE",
     "MAX_GRANT_SECONDS",
     "Grant",
+    "GrantOutcome",
     "GrantRefusedError",
     "GrantScope",
     "GrantStore",
@@ -71,6 +72,16 @@ class GrantRefusedError(RoomKitError, ValueError):
     The message says what to change. When it comes from :func:`approve_and_grant` after a
     vote was counted, the approval stands: only the grant was not made.
     """
+
+
+class GrantOutcome(NamedTuple):
+    """What :func:`approve_and_grant` did."""
+
+    accepted: bool
+    """Whether the approval (or, on a quorum approval, the vote) was recorded, as
+    ``aresolve`` says it."""
+    grant: Grant | None
+    """The grant made; ``None`` while a quorum is not reached, or when nothing was accepted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,15 +271,15 @@ async def approve_and_grant(
     by: str,
     surface: str | None = None,
     digest: str | None = None,
-) -> Grant | None:
+) -> GrantOutcome:
     """Approve the held call ``pending_id`` as ``by``, and grant the same again within
     ``scope``.
 
     On a single approval the grant is made with the approval, when this call approved it
     (or had: a retry finds its grant). On a quorum approval this is ``by``'s vote, offering
     the grant; the grant is made by the vote that reaches the quorum, when every approving
-    vote offered the same scope. Returns the grant, or ``None`` while the quorum is not
-    reached (or when the approval was not ``by``'s to give).
+    vote offered the same scope. Returns whether the approval (the vote) was accepted and the
+    grant made, if any.
 
     Raises:
         GrantRefusedError: the scope is not one this approval can grant (nothing changed);
@@ -295,17 +306,17 @@ async def approve_and_grant(
     grant_for(request, scope, (by,), now=grants.clock())
     if request.quorum is None:
         if not await handler.aresolve(pending_id, approve(), by=by, surface=surface, digest=digest):
-            return None
-        return await _make(handler, request, scope, (by,), surface)
+            return GrantOutcome(False, None)
+        return GrantOutcome(True, await _make(handler, request, scope, (by,), surface))
     offered = GrantOffered(
         actor=by, surface=surface, scope=scope.to_json(), scope_digest=scope.digest()
     )
     await handler.record(pending_id, offered)
     if not await handler.aresolve(pending_id, approve(), by=by, surface=surface, digest=digest):
-        return None
+        return GrantOutcome(False, None)
     final = await handler.get_request(pending_id)
     if final is None or final.status is not PendingInputStatus.RESOLVED:
-        return None
+        return GrantOutcome(True, None)
     from roomkit.tools.human_input.stores import approved_by
 
     approvers = tuple(approved_by(final))
@@ -321,7 +332,7 @@ async def approve_and_grant(
             "grant: a grant made under a quorum needs every approving vote to offer it, so "
             "no grant was made (the approval stands)"
         )
-    return await _make(handler, final, scope, approvers, surface)
+    return GrantOutcome(True, await _make(handler, final, scope, approvers, surface))
 
 
 async def _make(

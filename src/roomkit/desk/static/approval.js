@@ -99,6 +99,11 @@ function renderDecisions(ctx, args, schema, voting) {
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
   var edit = editPanel(ctx, args, schema);
   edit.hidden = true;
+  var again = el('select', { className: 'grant-again', attrs: { 'aria-label': 'Next time' } });
+  [['', 'Ask again next time'], ['3600', 'Allow the same for 1 hour'],
+    ['86400', 'Allow the same for 1 day']].forEach(function (choice) {
+    again.appendChild(el('option', { text: choice[1], attrs: { value: choice[0] } }));
+  });
   approve.addEventListener('click', function () {
     // Approve runs the arguments as shown: an edit left open would be lost without a word.
     if (!edit.hidden && edit.edited()) {
@@ -106,9 +111,15 @@ function renderDecisions(ctx, args, schema, voting) {
         'with your changes, or close Edit to approve them as shown.');
       return;
     }
-    ctx.decide({ decision: 'approve' });
+    var body = { decision: 'approve' };
+    // "The same again": a standing grant for these arguments, this actor, for a while.
+    if (again.value) body.grant = { expires_in: Number(again.value), for_actor: true };
+    ctx.decide(body);
   });
-  if (takes('approve')) buttons.appendChild(approve);
+  if (takes('approve')) {
+    buttons.appendChild(approve);
+    buttons.appendChild(again);
+  }
   [
     ['Edit', 'edit', edit],
     ['Reject', 'reject', rejectPanel(ctx)],

@@ -50,18 +50,26 @@ class PostgresGrants:
         at: float | None = self._store._judged_at()
         return at
 
-    async def _rows(self, statement: str, parameters: Any) -> list[Any]:
+    async def _rows(self, statement: str, parameters: Any, *, make: bool = False) -> list[Any]:
+        """The rows of one statement (its row count when it returns none). Only an add
+        (``make``) makes the table: a read or a change of a schema without one finds no
+        grant, at the cost of one round trip."""
+        from psycopg.errors import UndefinedTable
+
         store = self._store
         await store._ready()
         async with store._link.connection() as db:
-            if not self._made:
+            if make and not self._made:
                 async with db.transaction():
                     lock = f"{store.schema}.roomkit_grants"
                     await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
                     await db.execute(self._schema)
                     await db.execute(self._index)
                 self._made = True
-            cursor = await db.execute(statement, parameters)
+            try:
+                cursor = await db.execute(statement, parameters)
+            except UndefinedTable:
+                return []
             if cursor.description is None:
                 return [cursor.rowcount]
             return list(await cursor.fetchall())
@@ -83,6 +91,7 @@ class PostgresGrants:
                     "now": self._now(),
                     "body": grant.body(),
                 },
+                make=True,
             )
         except UniqueViolation:
             raise ValueError(f"grant {grant.grant_id!r} is recorded already") from None
@@ -112,7 +121,7 @@ class PostgresGrants:
             "WHERE grant_id = %(id)s AND revoked_at IS NULL",
             {"id": check_grant_id(grant_id), "by": by, "now": self._now()},
         )
-        return bool(rows[0])
+        return bool(rows and rows[0])
 
     async def use(self, grant_id: str) -> Grant | None:
         rows = await self._rows(

@@ -65,10 +65,14 @@ class SQLiteGrants:
             self._db = db
         return self._db
 
-    async def _run(self, work: Any, *args: Any) -> Any:
+    async def _run(self, work: Any, *args: Any, write: bool = True) -> Any:
+        """Run ``work`` on the connection in a thread: a change inside ``BEGIN IMMEDIATE``
+        (the file's write lock), a read as it is."""
         self._store._check_open()  # refused, as the store's own calls, once it is closed
         async with self._lock:
             try:
+                if not write:
+                    return await asyncio.to_thread(self._read, work, *args)
                 return await asyncio.to_thread(self._in_transaction, work, *args)
             except sqlite3.Error as error:
                 if self._db is not None:
@@ -78,6 +82,9 @@ class SQLiteGrants:
                     f"The grants in {self.path!r} cannot be read or written ({error}): check "
                     "that the file is writable and the disk not full"
                 ) from error
+
+    def _read(self, work: Any, *args: Any) -> Any:
+        return work(self._connect(), *args)
 
     def _in_transaction(self, work: Any, *args: Any) -> Any:
         db = self._connect()
@@ -115,7 +122,7 @@ class SQLiteGrants:
                 f"SELECT {COLUMNS} FROM roomkit_grants WHERE grant_id = ?", (grant_id,)
             ).fetchone()
 
-        row = await self._run(read)
+        row = await self._run(read, write=False)
         return None if row is None else grant_from_row(row)
 
     async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
@@ -136,7 +143,7 @@ class SQLiteGrants:
                 parameters,
             ).fetchall()
 
-        return [grant_from_row(row) for row in await self._run(read)]
+        return [grant_from_row(row) for row in await self._run(read, write=False)]
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         check_grant_id(grant_id)
