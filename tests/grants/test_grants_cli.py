@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from pathlib import Path
 
 import pytest
+from tests.doc_pages import blocks
 
 from roomkit.cli import main
 from roomkit.policy.grants import GrantScope, approve_and_grant
@@ -69,3 +71,17 @@ def test_unknown_grants_and_the_memory_store_are_refused(
     assert "No grant g-nope" in capsys.readouterr().err
     assert main(["grants", "list"]) == 2
     assert "memory store lives inside the desk process" in capsys.readouterr().err
+
+
+def test_the_pages_commands_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The commands docs/how-to/grants.md shows, on a store with a grant in it."""
+    path = tmp_path / "desk.db"
+    grant_id, _ = asyncio.run(_granted(path))
+    page = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "grants.md"
+    [block] = [b for b in blocks(page) if b.lang == "sh"]
+    for line in block.code.splitlines():
+        command = line.split("#", 1)[0].replace("sqlite:///desk.db", f"sqlite:///{path}")
+        argv = shlex.split(command.replace("g-0123abcd", grant_id))
+        assert argv[0] == "roomkit"
+        assert main(argv[1:]) == 0, line
+    assert "Revoked grant" in capsys.readouterr().out
