@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 import time
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +16,7 @@ from tests.grants.support import Clock
 
 from roomkit import PendingInputStatus
 from roomkit.policy.grants import GrantRefusedError, GrantScope, approve_and_grant
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import check_trail
@@ -201,3 +206,18 @@ async def test_every_use_is_in_a_chain_that_verifies(handlers: HandlerMaker) -> 
         if json.loads(text)["type"] == "grant_used"
     ]
     assert sorted(entry["use"] for entry in uses) == [1, 2, 3]
+
+
+async def test_grants_that_cannot_be_read_leave_the_call_to_a_person(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A grants table the store cannot read covers nothing: the person is asked."""
+    path = tmp_path / "broken.db"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE roomkit_grants (grant_id TEXT PRIMARY KEY)")
+    async with SQLiteStore(path) as store:
+        handler = HumanInputHandler(store=store)
+        with caplog.at_level(logging.ERROR, logger="roomkit.policy.grants"):
+            request = await held(handler)
+        assert request.status is _PENDING
+        assert "could not be read: asking a person" in caplog.text

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ __all__ = [
     "grant_for",
     "use_grant",
 ]
+
+logger = logging.getLogger("roomkit.policy.grants")
 
 GRANT_SURFACE = "grant"
 """The surface a call's approval is recorded as decided through when a grant covered it."""
@@ -252,14 +255,19 @@ async def use_grant(grants: GrantStore, request: PendingInput) -> Grant | None:
     counted, or ``None`` when none does (a person is asked, as usual).
 
     A grant another process revokes, uses up or sees expire meanwhile is passed over: the
-    use itself is the store's check-and-set.
+    use itself is the store's check-and-set. Grants that cannot be read cover nothing: the
+    failure is logged and a person is asked.
     """
-    for grant in await grants.list(tool=request.tool_name, live=True):
-        if covers(grant, request) is not None:
-            continue
-        used = await grants.use(grant.grant_id)
-        if used is not None:
-            return used
+    try:
+        for grant in await grants.list(tool=request.tool_name, live=True):
+            if covers(grant, request) is not None:
+                continue
+            used = await grants.use(grant.grant_id)
+            if used is not None:
+                return used
+    except Exception:
+        # A grant only spares a question: without the grants, the person is asked.
+        logger.exception("The grants of %r could not be read: asking a person", request.tool_name)
     return None
 
 
