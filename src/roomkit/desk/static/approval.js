@@ -99,11 +99,10 @@ function renderDecisions(ctx, args, schema, voting) {
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
   var edit = editPanel(ctx, args, schema);
   edit.hidden = true;
-  var again = el('select', { className: 'grant-again', attrs: { 'aria-label': 'Next time' } });
-  [['', 'Ask again next time'], ['3600', 'Allow the same for 1 hour'],
-    ['86400', 'Allow the same for 1 day']].forEach(function (choice) {
-    again.appendChild(el('option', { text: choice[1], attrs: { value: choice[0] } }));
-  });
+  var again = el('input', { attrs: { type: 'checkbox' } });
+  var againLabel = el('label', { className: 'grant-again' }, [
+    again, el('span', { text: ' and the same again for an hour' })
+  ]);
   approve.addEventListener('click', function () {
     // Approve runs the arguments as shown: an edit left open would be lost without a word.
     if (!edit.hidden && edit.edited()) {
@@ -113,12 +112,12 @@ function renderDecisions(ctx, args, schema, voting) {
     }
     var body = { decision: 'approve' };
     // "The same again": a standing grant for these arguments, this actor, for a while.
-    if (again.value) body.grant = { expires_in: Number(again.value), for_actor: true };
+    if (again.checked) body.grant = { expires_in: 3600, for_actor: true };
     ctx.decide(body);
   });
   if (takes('approve')) {
     buttons.appendChild(approve);
-    buttons.appendChild(again);
+    buttons.appendChild(againLabel);
   }
   [
     ['Edit', 'edit', edit],
