@@ -63,6 +63,8 @@ MATRIX: dict[str, tuple[int, ...]] = {
     "POST /api/requests/{request_id}/answer":  (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
     "POST /api/requests/{request_id}/reject":  (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
     "GET /api/requests/{request_id}/history":  (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
+    "GET /api/grants":                         (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
+    "POST /api/grants/{grant_id}/revoke":      (401, 404, 404, 404, 401, 401, 401, 401, 401, 401, 401, 401),
     "WS /api/ws":                              (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
     "GET /metrics":                            (401, 403, 200, 401, 401, 401, 401, 401, 401, 401, 401, 401),
     "POST /api/rooms/{room_id}/messages":      (401, 202, 202, 404, 401, 401, 401, 401, 401, 401, 401, 401),
@@ -166,7 +168,7 @@ async def desk_status(surface: str, kind: str) -> int:
     request_id = await world.ask(actor_id="alice")
     token = await credential(kind, world.handler, request_id)
     method, _, path = surface.partition(" ")
-    path = path.format(request_id=request_id, room_id="room")
+    path = path.format(request_id=request_id, room_id="room", grant_id="g-none")
     if method == "WS":
         return await socket_status(world, token)
     bodies = {

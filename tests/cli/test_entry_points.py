@@ -42,6 +42,9 @@ HELPS = [
     ["audit", "verify"],
     ["audit", "checkpoint"],
     ["audit", "key"],
+    ["grants"],
+    ["grants", "list"],
+    ["grants", "revoke"],
 ]
 
 # Runs each argv's --help in this one process and reports the exit codes as JSON: one

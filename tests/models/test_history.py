@@ -33,6 +33,9 @@ def test_every_kind_has_its_model() -> None:
         "delivered",
         "saved",
         "policy_decided",
+        "grant_offered",
+        "granted",
+        "grant_used",
     } == ENTRY_TYPES
     for kind in ENTRY_TYPES:
         entry = parse_entry({"type": kind, "at": "2026-01-01T00:00:00Z", **_needed(kind)})

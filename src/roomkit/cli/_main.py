@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from roomkit.auth.tokens import SECRET_ENV
-from roomkit.cli import audit, desk, mcp, notify, pending, tokens
+from roomkit.cli import audit, desk, grants, mcp, notify, pending, tokens
 from roomkit.cli._common import Failure, default_data_dir, missing_extra
 
 __all__ = ["main"]
@@ -38,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_parser(commands, data_dir)
     notify.add_parser(commands, data_dir)
     audit.add_parser(commands, data_dir)
+    grants.add_parser(commands)
     return parser
 
 

@@ -71,7 +71,7 @@ def answer_text(request: PendingInput, body: AnswerBody) -> str:
 def _decision_text(body: AnswerBody) -> str:
     """The decision a body on an approval holds, as the builders write it (the handler
     checks an edit against the tool's schema)."""
-    given = body.model_fields_set - {"digest"}
+    given = body.model_fields_set - {"digest", "grant"}
     if body.decision is None:
         raise InvalidAnswerError(
             "an approval takes a 'decision': approve, edit, reject or respond; "
@@ -82,6 +82,8 @@ def _decision_text(body: AnswerBody) -> str:
         raise InvalidAnswerError(
             f"a {body.decision!r} decision takes {sorted(expected)}, not {sorted(given)}"
         )
+    if body.grant is not None and body.decision != "approve":
+        raise InvalidAnswerError("a 'grant' goes with an approve decision only")
     if body.decision == "edit":
         if body.arguments is None:
             raise InvalidAnswerError("an edit takes 'arguments': every argument, as an object")

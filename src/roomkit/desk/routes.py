@@ -33,6 +33,7 @@ from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, S
 from roomkit.desk import notifications
 from roomkit.desk.answers import answer_text, may_decide, settled_detail
 from roomkit.desk.auth import Principal
+from roomkit.desk.grants import granting, grants_router
 from roomkit.desk.headers import guard
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, capped_route
@@ -159,6 +160,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         # The app that includes the router runs the desk's notifier (FastAPI merges this).
         lifespan=partial(notifications.running, desk.notifier),
     )
+    router.include_router(grants_router(desk, route_class))
     handler = desk.handler
     Caller = Annotated[Principal, Depends(desk.gate)]
     RequestId = Annotated[str, Path(min_length=1, max_length=256)]
@@ -325,6 +327,9 @@ def build_router(desk: "Desk") -> DeskRouter:
             raise HTTPException(status_code=422, detail=str(invalid)) from None
         surface = surface_of(caller)
         shown = body.digest
+        if body.grant is not None:
+            granted = granting(handler, request, body.grant, caller.actor_id, surface, shown)
+            return await settle(caller, request, granted)
         return await settle(
             caller,
             request,

@@ -176,7 +176,8 @@ class AnswerBody(BaseModel):
     - confirm: ``confirmed``, and an optional ``reason``;
     - custom: ``answer``, any JSON matching ``answer_schema``, or text when there is none;
     - approval: ``decision``, with ``arguments`` (edit), ``reason`` (reject) or ``result``
-      (respond), and ``digest``, the digest of the arguments shown.
+      (respond), and ``digest``, the digest of the arguments shown; an approve may carry a
+      ``grant`` (the same again within bounds: :mod:`roomkit.desk.grants`).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -189,6 +190,7 @@ class AnswerBody(BaseModel):
     arguments: Annotated[dict[str, JsonValue], BeforeValidator(_encodable)] | None = None
     result: Text | None = Field(default=None, max_length=100_000)
     digest: Digest | None = None
+    grant: dict[str, JsonValue] | None = None
 
 
 class HistoryView(BaseModel):

@@ -37,6 +37,9 @@ __all__ = [
     "Entry",
     "Escalated",
     "Executed",
+    "GrantOffered",
+    "GrantUsed",
+    "Granted",
     "HistoryEntry",
     "PolicyDecided",
     "Saved",
@@ -256,6 +259,52 @@ class PolicyDecided(Entry):
     """``True`` when the policy failed and ``on_error`` decided."""
 
 
+class GrantOffered(Entry):
+    """An approver of a quorum approval offered a standing grant with their vote: the grant
+    is made only if every approving vote offers the same."""
+
+    type: Literal["grant_offered"] = "grant_offered"
+    scope: dict[str, Any] | None = None
+    """What the grant would cover (its tool, constraint, actor, room, expiry, uses)."""
+    scope_digest: str | None = None
+    """The SHA-256 hex digest of ``scope``'s canonical JSON: equal offers, equal digests."""
+
+
+class Granted(Entry):
+    """A standing grant was made on this approval (the approver, or the quorum, granted the
+    same again)."""
+
+    type: Literal["granted"] = "granted"
+    grant: str | None = None
+    """The grant's id."""
+    granted_by: _Actors | None = None
+    """Who granted it."""
+    quorum: int | None = None
+    """How many approvals made it."""
+    scope: dict[str, Any] | None = None
+    """What it covers (its tool, constraint, actor, room, expiry, uses)."""
+
+
+class GrantUsed(Entry):
+    """The call ran without asking anyone: a standing grant covered it (the entry cites it)."""
+
+    type: Literal["grant_used"] = "grant_used"
+    grant: str | None = None
+    """The grant's id."""
+    use: int | None = None
+    """Which use of the grant this was, from 1."""
+    max_uses: int | None = None
+    """The uses it allows (``None``: any number until it expires)."""
+    expires_at: float | None = None
+    """When it ends, in seconds since the epoch on the store's clock."""
+    granted_by: _Actors | None = None
+    """Who granted it."""
+    quorum: int | None = None
+    """How many approvals made it."""
+    source: str | None = None
+    """The approval request it was made on, when a person granted it while approving."""
+
+
 HistoryEntry = Annotated[
     Created
     | Shown
@@ -267,7 +316,10 @@ HistoryEntry = Annotated[
     | Escalated
     | Delivered
     | Saved
-    | PolicyDecided,
+    | PolicyDecided
+    | GrantOffered
+    | Granted
+    | GrantUsed,
     Field(discriminator="type"),
 ]
 """Any history entry: the model its ``type`` names."""
@@ -284,6 +336,9 @@ ENTRY_MODELS: Mapping[str, type[Entry]] = {
     "delivered": Delivered,
     "saved": Saved,
     "policy_decided": PolicyDecided,
+    "grant_offered": GrantOffered,
+    "granted": Granted,
+    "grant_used": GrantUsed,
 }
 """Each kind of entry's model, by its ``type``."""
 

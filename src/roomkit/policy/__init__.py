@@ -6,6 +6,8 @@ tool) takes a :class:`Policy`: ``decide(call)`` returns :class:`Allow`, :class:`
 and :class:`OPAPolicy` read the call as their engines do; ``shadow=True`` records and counts
 the decisions and keeps today's behaviour. Each decision is a ``policy_decided`` entry in
 the request's history, so a call that ran without anyone has a chain that says why.
+Standing grants (:mod:`roomkit.policy.grants`) let a person approve the same call again
+ahead of time.
 """
 
 from roomkit.policy._base import PolicyError

@@ -451,3 +451,19 @@ def test_a_vote_on_arguments_edited_meanwhile_is_refused_and_shows_them(
     expect(page.locator(".card")).to_have_count(0)
     request = stored(desk, pending_id)
     assert (request.status, request.arguments) == (PendingInputStatus.RESOLVED, edited)
+
+
+def test_approving_with_the_same_again_makes_a_grant(hold_call: HoldCall) -> None:
+    """The box beside Approve grants the same call again for an hour: the next one runs
+    unasked."""
+    held = hold_call()
+    held.card.get_by_label("and the same again for an hour").check()
+    held.card.get_by_role("button", name="Approve", exact=True).click()
+    assert held.decided().status is PendingInputStatus.RESOLVED
+    grants = held.desk.run(held.desk.demo.handler.grants.list(live=True))
+    assert [(g.tool, g.granted_by, g.source) for g in grants] == [
+        ("transfer_money", (DEMO_PERSON,), held.pending_id)
+    ]
+    again = stored(held.desk, hold(held.desk, held.room))
+    assert again.settled_by == f"grant:{grants[0].grant_id}"
+    held.desk.run(held.desk.demo.handler.grants.revoke(grants[0].grant_id))

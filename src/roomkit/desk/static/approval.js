@@ -99,6 +99,10 @@ function renderDecisions(ctx, args, schema, voting) {
   var approve = el('button', { className: 'primary', text: 'Approve', attrs: { type: 'button' } });
   var edit = editPanel(ctx, args, schema);
   edit.hidden = true;
+  var again = el('input', { attrs: { type: 'checkbox' } });
+  var againLabel = el('label', { className: 'grant-again' }, [
+    again, el('span', { text: ' and the same again for an hour' })
+  ]);
   approve.addEventListener('click', function () {
     // Approve runs the arguments as shown: an edit left open would be lost without a word.
     if (!edit.hidden && edit.edited()) {
@@ -106,9 +110,15 @@ function renderDecisions(ctx, args, schema, voting) {
         'with your changes, or close Edit to approve them as shown.');
       return;
     }
-    ctx.decide({ decision: 'approve' });
+    var body = { decision: 'approve' };
+    // "The same again": a standing grant for these arguments, this actor, for a while.
+    if (again.checked) body.grant = { expires_in: 3600, for_actor: true };
+    ctx.decide(body);
   });
-  if (takes('approve')) buttons.appendChild(approve);
+  if (takes('approve')) {
+    buttons.appendChild(approve);
+    buttons.appendChild(againLabel);
+  }
   [
     ['Edit', 'edit', edit],
     ['Reject', 'reject', rejectPanel(ctx)],

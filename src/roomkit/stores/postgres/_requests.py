@@ -67,6 +67,7 @@ from roomkit.stores.postgres._batch import Recorded
 from roomkit.stores.postgres._changes import changes_since
 from roomkit.stores.postgres._clock import ServerClock
 from roomkit.stores.postgres._feed import NotifyFeed
+from roomkit.stores.postgres._grants import PostgresGrants
 from roomkit.stores.postgres._history import purge_chains
 from roomkit.stores.postgres._insert import Clocks, insert_request
 from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name, migrate
@@ -173,6 +174,8 @@ class PostgresStore(PartsFacade):
         self._outbox = PostgresOutbox(self, keep=outbox_retention_seconds)
         self.outbox: Outbox = self._outbox
         """The notification outbox beside the requests, in the same schema (one per store)."""
+        self.grants = PostgresGrants(self)
+        """The standing grants beside the requests, in the same schema (one per store)."""
         self._next_purge = -math.inf
         link, statements = self._link, self._sql
         self._reads = Reads(self._rows, statements, self._cutoff)

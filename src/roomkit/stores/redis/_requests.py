@@ -54,6 +54,7 @@ from roomkit.stores.redis._approvals import Approvals
 from roomkit.stores.redis._batch import ScriptBatcher
 from roomkit.stores.redis._changes import changes_since, log_keys
 from roomkit.stores.redis._feed import ChangeFeed
+from roomkit.stores.redis._grants import RedisGrants
 from roomkit.stores.redis._link import (
     check_persistence,
     connect,
@@ -157,6 +158,8 @@ class RedisStore(PartsFacade):
         self._client = client
         self.outbox: Outbox = RedisOutbox(self)
         """The notification outbox beside the requests, on the same server (one per store)."""
+        self.grants = RedisGrants(self)
+        """The standing grants beside the requests, on the same server (one per store)."""
         self._where = describe(client)
         self._layout = scripts.Layout(prefix)
         self._insert = ScriptBatcher(client, client.register_script(scripts.INSERT))

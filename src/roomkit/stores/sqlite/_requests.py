@@ -65,6 +65,7 @@ from roomkit.stores.sqlite import _schema as sql
 from roomkit.stores.sqlite._approvals import Approvals
 from roomkit.stores.sqlite._batch import Write, WriteBatcher
 from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since, next_seq
+from roomkit.stores.sqlite._grants import SQLiteGrants
 from roomkit.stores.sqlite._history import append_chained, purge_chains
 from roomkit.stores.sqlite._link import Link, in_doubt, query, synchronous_level
 from roomkit.stores.sqlite._outbox import SQLiteOutbox, purge_outbox
@@ -175,6 +176,8 @@ class SQLiteStore(PartsFacade):
         """Seconds the outbox keeps a request's finished deliveries after its ending."""
         self.outbox: Outbox = SQLiteOutbox(self)
         """The notification outbox beside the requests, in the same file (one per store)."""
+        self.grants = SQLiteGrants(self)
+        """The standing grants beside the requests, in the same file (one per store)."""
         self._hints = WakeHints(location, where=repr(location))
         self._feed = PollingFeed(
             self._poll, self.backstop_interval, where=repr(location), hints=self._hints
@@ -232,6 +235,7 @@ class SQLiteStore(PartsFacade):
         await self._feed.stop()
         await self._writes.wait_idle()
         await self._link.close()
+        await self.grants.aclose()
         # Last: the writes that were still running rang the other processes after their
         # commits, and a sender closed before them would have been opened anew and left open.
         self._hints.close()

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
+from roomkit.models.decisions import Approve
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import Decision, read_decision
@@ -39,6 +40,7 @@ from roomkit.tools.human_input.stores import Ballot, check_entry, new_entry, set
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:
+    from roomkit.stores.grants import Grant
     from roomkit.tools.human_input._durable_engine import DurableEngine
     from roomkit.tools.human_input._memory_engine import MemoryEngine
 
@@ -59,6 +61,9 @@ DECISIONS_KEY = "x-roomkit-decisions"
 It travels inside the schema so that every store keeps it without a column of its own; a
 JSON Schema validator ignores a keyword it does not know."""
 ALL_DECISIONS = ("approve", "edit", "reject", "respond")
+GRANT = "grant"
+"""The surface of a decision a standing grant made (``settled_by`` is ``grant:<id>``)."""
+APPROVED = Approve().canonical
 MAX_DESCRIPTION_CHARS = 4000
 """The longest tool description an approval's history keeps (a longer one is cut)."""
 MAX_SHOWN_ARGUMENTS = 2000
@@ -187,20 +192,44 @@ class Decisions:
     ) -> PendingInput:
         """Store the approval ``request``; its first history entry (with ``about``, the
         tool's description, when given) goes into the store in the same write."""
-        described = {} if not about else {"description": about[:MAX_DESCRIPTION_CHARS]}
-        entry = new_entry(
-            "created",
-            actor=request.actor_id,
-            surface=surface,
-            tool=request.tool_name,
-            digest=request.arguments_digest,
-            arguments=request.arguments,
-            approvers=list(request.approvers),
-            room=request.room_id,
-            channel=request.channel_id,
-            **described,
+        return await self._engine.create(request, timeout, (_created(request, surface, about),))
+
+    async def granted(
+        self,
+        request: PendingInput,
+        timeout: float | None,
+        grant: Grant,
+        *,
+        surface: str | None,
+        about: str | None = None,
+    ) -> PendingInput:
+        """Store the approval ``request`` that ``grant`` covers (its use counted already),
+        unannounced, and settle it approved: its history cites the grant."""
+        # The grant stands for the approvals the call needs: no vote is left to cast.
+        request.quorum, request.voters = None, ()
+        used = new_entry(
+            "grant_used",
+            surface=GRANT,
+            grant=grant.grant_id,
+            use=grant.uses,
+            max_uses=grant.max_uses,
+            expires_at=grant.expires_at,
+            granted_by=list(grant.granted_by),
+            quorum=grant.quorum,
+            source=grant.source,
         )
-        return await self._engine.create(request, timeout, (entry,))
+        created = _created(request, surface, about)
+        record = await self._engine.create(request, timeout, (created, used), announce=False)
+        if record.pending_id != request.pending_id:
+            return record  # re-attached by its key: that request's course stands
+        decided = new_entry(
+            "decided", surface=GRANT, decision="approve", digest=request.arguments_digest
+        )
+        by = f"{GRANT}:{grant.grant_id}"
+        await self._engine.settle(
+            record.pending_id, _RESOLVED, APPROVED, by, (decided, *trail(_RESOLVED, None, GRANT))
+        )
+        return await self._engine.get_request(record.pending_id) or record
 
     async def decide(
         self,
@@ -344,6 +373,24 @@ class Decisions:
             new_entry("escalated", actor=by, surface=surface, approvers=list(actors)),
         )
         return True
+
+
+def _created(request: PendingInput, surface: str | None, about: str | None) -> dict[str, Any]:
+    """The first entry of the approval ``request``'s history (with ``about``, the tool's
+    description, when given)."""
+    described = {} if not about else {"description": about[:MAX_DESCRIPTION_CHARS]}
+    return new_entry(
+        "created",
+        actor=request.actor_id,
+        surface=surface,
+        tool=request.tool_name,
+        digest=request.arguments_digest,
+        arguments=request.arguments,
+        approvers=list(request.approvers),
+        room=request.room_id,
+        channel=request.channel_id,
+        **described,
+    )
 
 
 def _changed(request: PendingInput) -> ArgumentsChangedError:

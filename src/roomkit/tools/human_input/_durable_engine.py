@@ -82,8 +82,11 @@ class DurableEngine:
         request: PendingInput,
         timeout: float | None,
         history: tuple[dict[str, Any], ...] | None,
+        *,
+        announce: bool = True,
     ) -> PendingInput:
-        """Insert ``request`` (or re-attach to the one its key names) and announce it;
+        """Insert ``request`` (or re-attach to the one its key names) and announce it
+        (unless ``announce`` is false: nobody is to be asked);
         ``history`` starts its history in the insert's own write when it is created
         (``None``: a question's ``created`` entry)."""
         store = self.store
@@ -96,7 +99,7 @@ class DurableEngine:
         # A request created here and not collected yet is being announced already.
         owed = not created and record.pending_id not in local
         local[record.pending_id] = record
-        if created or (owed and record.status is _PENDING):
+        if announce and (created or (owed and record.status is _PENDING)):
             self._announcer.announce_stored(store, record, owed=owed)
         return record
 

@@ -85,10 +85,13 @@ class MemoryEngine:
         request: PendingInput,
         timeout: float | None,
         history: tuple[dict[str, Any], ...] | None,
+        *,
+        announce: bool = True,
     ) -> PendingInput:
-        """Store ``request`` (or return the request its key names) and announce it;
-        ``history`` starts its history in the same step when it is created (``None``: a
-        question's ``created`` entry, made from the request when the history is read)."""
+        """Store ``request`` (or return the request its key names) and announce it (unless
+        ``announce`` is false: nobody is to be asked); ``history`` starts its history in the
+        same step when it is created (``None``: a question's ``created`` entry, made from the
+        request when the history is read)."""
         store = self._store
         if request.key is not None:
             existing = store.by_key(request.key)
@@ -107,7 +110,7 @@ class MemoryEngine:
             request.deadline = when = loop.time() + timeout
             self._deadlines.add(loop, request, when)
         announcer = self._announcer
-        if announcer.callbacks or announcer.default is not None:
+        if announce and (announcer.callbacks or announcer.default is not None):
             announcer.announce(request)
         if self._listeners:
             emit(self._listeners, PendingChange(_CREATED, request.pending_id))

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.base import DurableStore, SpendLedger
+from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
@@ -103,6 +104,9 @@ class HumanInputHandler(HandlerReads):
             store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox(),
         )
         self._new = RequestMaker(announcer).make
+        self.grants: GrantStore = store.grants if isinstance(store, KeepsGrants) else MemoryGrants()
+        """The standing grants beside the requests (:mod:`roomkit.policy.grants`): the
+        store's, shared by every process on it; on the memory store, this handler's own."""
 
     # -- the application-level notification -------------------------------------------------
 
@@ -243,6 +247,10 @@ class HumanInputHandler(HandlerReads):
         :class:`InvalidAnswerError`; the list is kept in the ``answer_schema`` under
         ``"x-roomkit-decisions"``, where surfaces read it. Other arguments as :meth:`create`.
 
+        A live standing grant covering the call (:mod:`roomkit.policy.grants`) settles it
+        approved at once, without announcing it: its history cites the grant
+        (``grant_used``).
+
         Raises:
             HandlerClosedError: as :meth:`create`.
             InvalidTextError: as :meth:`create`.
@@ -257,6 +265,15 @@ class HumanInputHandler(HandlerReads):
         )
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema, quorum, veto, decisions)
+        # Imported here: the policy package sits beside the tools, not under them.
+        from roomkit.policy.grants import use_grant
+
+        # A live standing grant that covers the call settles it at once: nobody is asked.
+        grant = await use_grant(self.grants, request)
+        if grant is not None:
+            return await self._decisions.granted(
+                request, timeout, grant, surface=surface, about=description
+            )
         # Its created entry goes in with it, before whatever the announcement leads to.
         return await self._decisions.hold(request, timeout, surface=surface, about=description)
 

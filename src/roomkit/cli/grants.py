@@ -1,0 +1,137 @@
+"""``roomkit grants``: list and revoke the standing grants kept in the desk's store.
+
+``list`` prints one line per grant, newest first: its id, state (``live``, ``revoked``,
+``expired``, ``used up``), tool, uses, who granted it, what it covers and when it ends;
+``--json`` prints one JSON object per line instead. ``revoke GRANT_ID`` revokes one for
+every process on the store. Both read ``--store`` as ``roomkit desk --store`` does; the
+memory store lives inside the desk process, so they refuse it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from roomkit.cli._common import Failure, close_stores, open_stores, printable
+
+if TYPE_CHECKING:
+    from roomkit.stores.grants import Grant, GrantStore
+
+__all__ = ["add_parser", "describe", "list_grants", "revoke_grant"]
+
+T = TypeVar("T")
+
+
+def _with_grants(url: str, command: str, work: Callable[[GrantStore], Awaitable[T]]) -> T:
+    """Run ``work`` on the grants of the store ``url``; the store's faults exit 1."""
+    from roomkit.core.exceptions import StoreError
+    from roomkit.stores.grants import KeepsGrants
+
+    if url == "memory":
+        raise Failure(
+            "A memory store lives inside the desk process: name the desk's shared store "
+            "(--store sqlite:///path.db, redis://... or postgresql://...)",
+            2,
+        )
+    pending_store, room_store = open_stores(url, command)
+
+    async def run() -> T:
+        try:
+            if not isinstance(pending_store, KeepsGrants):
+                raise Failure(f"The store {printable(url)} keeps no grants", 2)
+            return await work(pending_store.grants)
+        finally:
+            await close_stores(pending_store, room_store)
+
+    try:
+        return asyncio.run(run())
+    except StoreError as error:
+        raise Failure(f"Could not reach the grants: {error}") from None
+
+
+def _when(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
+def describe(grant: Grant, now: float) -> str:
+    """One line about ``grant`` at ``now``, safe for a terminal."""
+    uses = f"{grant.uses}/{grant.max_uses}" if grant.max_uses is not None else f"{grant.uses}"
+    covers = "arguments " + grant.digest[:12] if grant.digest else "schema"
+    scope = [f"actor {grant.actor_id}"] if grant.actor_id is not None else []
+    scope += [f"room {grant.room_id}"] if grant.room_id is not None else []
+    by = ", ".join(grant.granted_by)
+    fields = [
+        grant.grant_id,
+        grant.state(now),
+        grant.tool,
+        f"uses {uses}",
+        f"by {by} (quorum {grant.quorum})",
+        f"{covers} for {' and '.join(scope)}",
+        f"until {_when(grant.expires_at)}",
+    ]
+    return printable("  ".join(fields), limit=400)
+
+
+def list_grants(args: argparse.Namespace) -> int:
+    """``roomkit grants list``: the grants, newest first."""
+
+    async def read(grants: GrantStore) -> tuple[list[Grant], float]:
+        return await grants.list(tool=args.tool, live=args.live), grants.clock()
+
+    found, now = _with_grants(args.store, "roomkit grants list", read)
+    for grant in found:
+        if args.json:
+            view: dict[str, Any] = {**grant.to_json(), "state": grant.state(now)}
+            print(json.dumps(view, sort_keys=True))
+        else:
+            print(describe(grant, now))
+    if not found and not args.json:
+        print("No grants")
+    return 0
+
+
+def revoke_grant(args: argparse.Namespace) -> int:
+    """``roomkit grants revoke GRANT_ID``: revoke one grant for every process."""
+    from roomkit.stores.grants import check_grant_id
+
+    try:
+        check_grant_id(args.grant_id)
+    except ValueError as error:
+        raise Failure(str(error), 2) from None
+
+    async def revoke(grants: GrantStore) -> tuple[bool, Grant | None]:
+        return await grants.revoke(args.grant_id, by=args.by), await grants.get(args.grant_id)
+
+    done, grant = _with_grants(args.store, "roomkit grants revoke", revoke)
+    name = printable(args.grant_id)
+    if grant is None:
+        raise Failure(f"No grant {name} in this store (`roomkit grants list` shows them)")
+    if not done:
+        raise Failure(f"Grant {name} was revoked already")
+    print(f"Revoked grant {name}: it covers no call from now on")
+    return 0
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``grants`` command's arguments."""
+    store_help = (
+        "the desk's store, as `roomkit desk --store` names it: sqlite:///x.db, redis://... "
+        "or postgresql://..."
+    )
+    grants = commands.add_parser("grants", help="list and revoke standing grants")
+    actions = grants.add_subparsers(dest="action", required=True, metavar="{list,revoke}")
+    listing = actions.add_parser("list", help="the grants, newest first")
+    listing.add_argument("--store", default="memory", help=store_help)
+    listing.add_argument("--tool", help="only the grants of this tool")
+    listing.add_argument("--live", action="store_true", help="only the grants still in force")
+    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    listing.set_defaults(run=list_grants)
+    revoking = actions.add_parser("revoke", help="revoke a grant for every process")
+    revoking.add_argument("grant_id", help="the grant's id, as `roomkit grants list` shows it")
+    revoking.add_argument("--store", default="memory", help=store_help)
+    revoking.add_argument("--by", help="who revokes it, kept with the grant")
+    revoking.set_defaults(run=revoke_grant)

@@ -1,0 +1,310 @@
+"""Standing grants: "the same again", approved ahead for a bounded scope, kept by the store.
+
+A :class:`Grant` lets calls of one tool run without asking anyone, while they stay within
+it: arguments with exactly one digest, or matching a JSON Schema that narrows the tool's;
+for one actor and/or one room; until a time on the store's clock; for at most a number of
+uses. It records who granted it and under what quorum, so that it never covers a call that
+needs more approvers than it had.
+
+Every store keeps its grants beside its requests (``store.grants``, a :class:`GrantStore`),
+shared by every process on the store; a handler on the memory store keeps a
+:class:`MemoryGrants`. :meth:`GrantStore.use` is the one check-and-set: a use is counted
+only while the grant is unrevoked, unexpired and not used up, so that two processes racing
+for a grant's last use never both get it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "COLUMNS",
+    "LIST_LIMIT",
+    "Grant",
+    "GrantStore",
+    "KeepsGrants",
+    "MemoryGrants",
+    "check_grant_id",
+    "finite_time",
+    "grant_from_row",
+    "new_grant_id",
+    "newest_first",
+]
+
+LIST_LIMIT = 500
+"""The most grants one :meth:`GrantStore.list` returns."""
+
+COLUMNS = "grant_id, tool, expires_at, max_uses, uses, created_at, revoked_at, revoked_by, body"
+"""The columns of a grants table (SQLite, PostgreSQL), in :func:`grant_from_row` order."""
+
+_MAX_ID_CHARS = 128
+
+
+def new_grant_id() -> str:
+    """A fresh grant id: ``g-`` and 24 hex digits."""
+    return f"g-{secrets.token_hex(12)}"
+
+
+def check_grant_id(grant_id: object) -> str:
+    """``grant_id`` as a grant id: a non-empty string of at most 128 printable characters.
+
+    Raises:
+        TypeError: it is not a string.
+        ValueError: it is empty, too long or holds a control character.
+    """
+    if not isinstance(grant_id, str):
+        raise TypeError(f"a grant id is a str, got {type(grant_id).__name__}")
+    if not grant_id or len(grant_id) > _MAX_ID_CHARS or not grant_id.isprintable():
+        raise ValueError(
+            f"a grant id is 1 to {_MAX_ID_CHARS} printable characters, got {grant_id!r}"
+        )
+    return grant_id
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """Approval given ahead for calls of one tool within a bounded scope.
+
+    Build one with :func:`roomkit.policy.grants.grant` (it checks what a grant may say), or
+    let a person make one while approving (``approve(grant=...)``).
+    """
+
+    grant_id: str
+    """Its id, unique in the store."""
+    tool: str
+    """The tool whose calls it covers."""
+    granted_by: tuple[str, ...]
+    """Who granted it: the approver, or every approver of a quorum."""
+    expires_at: float
+    """When it ends, in seconds since the epoch on the store's clock."""
+    digest: str | None = None
+    """Covers only arguments with exactly this ``arguments_digest``."""
+    schema: dict[str, Any] | None = None
+    """Covers only arguments matching this JSON Schema (which narrows the tool's)."""
+    actor_id: str | None = None
+    """Covers only calls of this actor, when set."""
+    room_id: str | None = None
+    """Covers only calls in this room, when set."""
+    max_uses: int | None = None
+    """Covers at most this many calls (``None``: any number until it expires)."""
+    uses: int = 0
+    """The calls it has covered."""
+    quorum: int = 1
+    """How many approvals made it: it covers only calls needing no more."""
+    created_at: float = 0.0
+    """When it was made, on the store's clock."""
+    revoked_at: float | None = None
+    """When it was revoked, on the store's clock; ``None`` while it stands."""
+    revoked_by: str | None = None
+    """Who revoked it."""
+    source: str | None = None
+    """The approval request it was made on, when a person granted it while approving."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """What the application keeps with it (a note, a ticket); shown, never interpreted."""
+
+    def live(self, now: float) -> bool:
+        """Whether it may still cover a call at ``now``: not revoked, expired or used up."""
+        if self.revoked_at is not None or now >= self.expires_at:
+            return False
+        return self.max_uses is None or self.uses < self.max_uses
+
+    def state(self, now: float) -> str:
+        """``live``, ``revoked``, ``expired`` or ``used up`` at ``now``."""
+        if self.revoked_at is not None:
+            return "revoked"
+        if now >= self.expires_at:
+            return "expired"
+        if self.max_uses is not None and self.uses >= self.max_uses:
+            return "used up"
+        return "live"
+
+    def to_json(self) -> dict[str, Any]:
+        """The grant as a JSON object (``granted_by`` as a list)."""
+        data = asdict(self)
+        data["granted_by"] = list(self.granted_by)
+        return data
+
+    def body(self) -> str:
+        """The fields that never change once it is made, as canonical JSON (a store's
+        ``body`` column)."""
+        fixed = {
+            "granted_by": list(self.granted_by),
+            "digest": self.digest,
+            "schema": self.schema,
+            "actor_id": self.actor_id,
+            "room_id": self.room_id,
+            "quorum": self.quorum,
+            "source": self.source,
+            "extra": self.extra,
+        }
+        return json.dumps(fixed, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Grant:
+        """A grant from :meth:`to_json`'s object."""
+        fields = dict(data)
+        fields["granted_by"] = tuple(fields.get("granted_by") or ())
+        return cls(**fields)
+
+
+def grant_from_row(row: Any) -> Grant:
+    """A grant from a row of :data:`COLUMNS` (or a mapping of them)."""
+    if isinstance(row, Mapping):
+        row = [row[name.strip()] for name in COLUMNS.split(",")]
+    body = json.loads(row[8])
+    return Grant(
+        grant_id=row[0],
+        tool=row[1],
+        expires_at=float(row[2]),
+        max_uses=None if row[3] is None else int(row[3]),
+        uses=int(row[4]),
+        created_at=float(row[5]),
+        revoked_at=None if row[6] is None else float(row[6]),
+        granted_by=tuple(body.get("granted_by") or ()),
+        digest=body.get("digest"),
+        schema=body.get("schema"),
+        actor_id=body.get("actor_id"),
+        room_id=body.get("room_id"),
+        quorum=int(body.get("quorum") or 1),
+        source=body.get("source"),
+        extra=dict(body.get("extra") or {}),
+        revoked_by=row[7],
+    )
+
+
+@runtime_checkable
+class GrantStore(Protocol):
+    """A store's grants, shared by every process on the store."""
+
+    clock: Callable[[], float]
+    """The store's clock: grants expire on it."""
+
+    async def add(self, grant: Grant) -> Grant:
+        """Record ``grant`` (its ``created_at`` set to now on the store's clock); returns it
+        as recorded.
+
+        Raises:
+            ValueError: a grant with its id is recorded already.
+            StoreUnavailableError: the store cannot be reached.
+        """
+        ...
+
+    async def get(self, grant_id: str) -> Grant | None:
+        """The grant ``grant_id``, whatever its state; ``None`` when there is none.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+        """
+        ...
+
+    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
+        """The grants (of ``tool`` only, when given; only those still live at the store's
+        now, with ``live=True``), newest first, at most :data:`LIST_LIMIT`.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+        """
+        ...
+
+    async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
+        """Revoke the grant: it covers no call from now on, in any process. ``True`` when
+        this call revoked it; ``False`` when it is unknown or revoked already.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+        """
+        ...
+
+    async def use(self, grant_id: str) -> Grant | None:
+        """Count one use of the grant, in one check-and-set: only while it is unrevoked,
+        unexpired (on the store's clock) and not used up. The grant with the use counted,
+        or ``None`` when it covers nothing now (then nothing changed).
+
+        Raises:
+            StoreUnavailableError: the store stayed away: whether the use was counted is
+                unknown (the call that needed it asks a person).
+        """
+        ...
+
+
+@runtime_checkable
+class KeepsGrants(Protocol):
+    """A store that keeps standing grants beside its requests (every durable store)."""
+
+    grants: GrantStore
+    """The store's grants: one per store, shared by every handler on it."""
+
+
+class MemoryGrants:
+    """The grants of a handler whose requests live in this process (the memory store).
+
+    Each call is one step of the event loop, so :meth:`use` is a check-and-set.
+
+    Args:
+        clock: seconds since the epoch; grants expire on it.
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        if not callable(clock):
+            raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+        self.clock = clock
+        self._grants: dict[str, Grant] = {}
+
+    async def add(self, grant: Grant) -> Grant:
+        if grant.grant_id in self._grants:
+            raise ValueError(f"grant {grant.grant_id!r} is recorded already")
+        recorded = replace(grant, created_at=self.clock())
+        self._grants[grant.grant_id] = recorded
+        return recorded
+
+    async def get(self, grant_id: str) -> Grant | None:
+        return self._grants.get(check_grant_id(grant_id))
+
+    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
+        now = self.clock()
+        found = [
+            grant
+            for grant in self._grants.values()
+            if (tool is None or grant.tool == tool) and (not live or grant.live(now))
+        ]
+        return newest_first(found)[:LIST_LIMIT]
+
+    async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
+        grant = self._grants.get(check_grant_id(grant_id))
+        if grant is None or grant.revoked_at is not None:
+            return False
+        self._grants[grant_id] = replace(grant, revoked_at=self.clock(), revoked_by=by)
+        return True
+
+    async def use(self, grant_id: str) -> Grant | None:
+        grant = self._grants.get(check_grant_id(grant_id))
+        if grant is None or not grant.live(self.clock()):
+            return None
+        used = replace(grant, uses=grant.uses + 1)
+        self._grants[grant_id] = used
+        return used
+
+
+def newest_first(grants: Iterable[Grant]) -> list[Grant]:
+    """``grants`` in the order every store lists them: newest first, then by id."""
+    return sorted(grants, key=lambda grant: (-grant.created_at, grant.grant_id))
+
+
+def finite_time(name: str, value: object) -> float:
+    """``value`` as a finite time in seconds.
+
+    Raises:
+        TypeError: it is not a number.
+        ValueError: it is NaN or infinite.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} is a time in seconds since the epoch, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return float(value)

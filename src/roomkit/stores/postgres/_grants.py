@@ -1,0 +1,132 @@
+"""The PostgreSQL store's standing grants: the table ``roomkit_grants`` in the store's schema,
+on the store's own pool.
+
+The table is made on the first call of each store object (under an advisory lock, so that
+processes starting together do not race on it). A use is one ``UPDATE ... WHERE``
+(unrevoked, unexpired, not used up) ``RETURNING``: the row's lock makes it a check-and-set
+among every process. Time is the store's: the server's clock as the statement runs, unless
+the store was given a ``clock=``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roomkit.stores.grants import COLUMNS, LIST_LIMIT, Grant, check_grant_id, grant_from_row
+
+__all__ = ["PostgresGrants"]
+
+_NOW = "COALESCE(%(now)s::double precision, extract(epoch FROM statement_timestamp()))"
+"""The store's now in a statement: the clock given to the store, else the server's."""
+
+
+class PostgresGrants:
+    """The grants in a PostgreSQL store's schema (see :mod:`~roomkit.stores.grants`)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        table = f'"{store.schema}".roomkit_grants'
+        self._table = table
+        self._made = False
+        self._schema = (
+            f"CREATE TABLE IF NOT EXISTS {table} (grant_id text PRIMARY KEY, tool text NOT NULL, "
+            "expires_at double precision NOT NULL, max_uses integer, "
+            "uses integer NOT NULL DEFAULT 0, created_at double precision NOT NULL, "
+            "revoked_at double precision, revoked_by text, body text NOT NULL)"
+        )
+        self._index = (
+            f'CREATE INDEX IF NOT EXISTS "roomkit_grants_tool" ON {table} (tool, expires_at)'
+        )
+        self._live = (
+            f"revoked_at IS NULL AND expires_at > {_NOW} AND (max_uses IS NULL OR uses < max_uses)"
+        )
+
+    def clock(self) -> float:
+        """The store's clock: grants expire on it."""
+        return float(self._store.clock())
+
+    def _now(self) -> float | None:
+        """The time a statement judges expiry by; ``None``: the server's, as it runs."""
+        at: float | None = self._store._judged_at()
+        return at
+
+    async def _rows(self, statement: str, parameters: Any, *, make: bool = False) -> list[Any]:
+        """The rows of one statement (its row count when it returns none). Only an add
+        (``make``) makes the table: a read or a change of a schema without one finds no
+        grant, at the cost of one round trip."""
+        from psycopg.errors import UndefinedTable
+
+        store = self._store
+        await store._ready()
+        async with store._link.connection() as db:
+            if make and not self._made:
+                async with db.transaction():
+                    lock = f"{store.schema}.roomkit_grants"
+                    await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
+                    await db.execute(self._schema)
+                    await db.execute(self._index)
+                self._made = True
+            try:
+                cursor = await db.execute(statement, parameters)
+            except UndefinedTable:
+                return []
+            if cursor.description is None:
+                return [cursor.rowcount]
+            return list(await cursor.fetchall())
+
+    async def add(self, grant: Grant) -> Grant:
+        from psycopg.errors import UniqueViolation
+
+        try:
+            rows = await self._rows(
+                f"INSERT INTO {self._table} (grant_id, tool, expires_at, max_uses, uses, "
+                f"created_at, body) VALUES (%(id)s, %(tool)s, %(expires)s, %(max)s, %(uses)s, "
+                f"{_NOW}, %(body)s) RETURNING {COLUMNS}",
+                {
+                    "id": grant.grant_id,
+                    "tool": grant.tool,
+                    "expires": grant.expires_at,
+                    "max": grant.max_uses,
+                    "uses": grant.uses,
+                    "now": self._now(),
+                    "body": grant.body(),
+                },
+                make=True,
+            )
+        except UniqueViolation:
+            raise ValueError(f"grant {grant.grant_id!r} is recorded already") from None
+        return grant_from_row(rows[0])
+
+    async def get(self, grant_id: str) -> Grant | None:
+        rows = await self._rows(
+            f"SELECT {COLUMNS} FROM {self._table} WHERE grant_id = %(id)s",
+            {"id": check_grant_id(grant_id)},
+        )
+        return grant_from_row(rows[0]) if rows else None
+
+    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
+        where = ["(%(tool)s::text IS NULL OR tool = %(tool)s::text)"]
+        if live:
+            where.append(self._live)
+        rows = await self._rows(
+            f"SELECT {COLUMNS} FROM {self._table} WHERE {' AND '.join(where)} "
+            f"ORDER BY created_at DESC, grant_id LIMIT {LIST_LIMIT}",
+            {"tool": tool, "now": self._now()},
+        )
+        return [grant_from_row(row) for row in rows]
+
+    async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
+        rows = await self._rows(
+            f"UPDATE {self._table} SET revoked_at = {_NOW}, revoked_by = %(by)s "
+            "WHERE grant_id = %(id)s AND revoked_at IS NULL",
+            {"id": check_grant_id(grant_id), "by": by, "now": self._now()},
+        )
+        return bool(rows and rows[0])
+
+    async def use(self, grant_id: str) -> Grant | None:
+        rows = await self._rows(
+            f"UPDATE {self._table} SET uses = uses + 1 WHERE grant_id = %(id)s AND "
+            f"{self._live} RETURNING {COLUMNS}",
+            {"id": check_grant_id(grant_id), "now": self._now()},
+        )
+        return grant_from_row(rows[0]) if rows else None

@@ -1,0 +1,153 @@
+"""The Redis store's standing grants: keys of their own under the store's prefix.
+
+- ``<prefix>:grants:item:<id>``: a hash (``tool``, ``expires_at``, ``max_uses`` — empty for
+  none —, ``uses``, ``created_at``, ``revoked_at`` and ``revoked_by`` — empty while it
+  stands —, ``body``);
+- ``<prefix>:grants:all``: a sorted set of the ids, scored by creation time.
+
+Every change is one script, so a use is a check-and-set among every process on the server.
+Times are on the store's clock, passed in by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from roomkit.stores.grants import LIST_LIMIT, Grant, check_grant_id, grant_from_row
+from roomkit.stores.redis._link import guard
+
+__all__ = ["RedisGrants"]
+
+_ADD = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'tool', ARGV[2], 'expires_at', ARGV[3], 'max_uses', ARGV[4],
+           'uses', ARGV[5], 'created_at', ARGV[6], 'revoked_at', '', 'revoked_by', '',
+           'body', ARGV[7])
+redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+return 1
+"""
+
+_REVOKE = """
+local revoked = redis.call('HGET', KEYS[1], 'revoked_at')
+if revoked == false or revoked ~= '' then return 0 end
+redis.call('HSET', KEYS[1], 'revoked_at', ARGV[1], 'revoked_by', ARGV[2])
+return 1
+"""
+
+_USE = """
+local h = redis.call('HMGET', KEYS[1], 'revoked_at', 'expires_at', 'max_uses', 'uses')
+if h[1] == false or h[1] ~= '' then return false end
+if tonumber(h[2]) <= tonumber(ARGV[1]) then return false end
+if h[3] ~= '' and tonumber(h[4]) >= tonumber(h[3]) then return false end
+redis.call('HINCRBY', KEYS[1], 'uses', 1)
+return 1
+"""
+
+_FIELDS = ("tool", "expires_at", "max_uses", "uses", "created_at", "revoked_at", "revoked_by")
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisGrants:
+    """The grants on a Redis store's server (see :mod:`~roomkit.stores.grants`)."""
+
+    def __init__(self, store: Any) -> None:
+        client = store._client  # the store's own client: same server, same pool
+        self._store = store
+        self._client = client
+        self._item = f"{store.prefix}:grants:item:"
+        self._all = f"{store.prefix}:grants:all"
+        self._add = client.register_script(_ADD)
+        self._revoke = client.register_script(_REVOKE)
+        self._use = client.register_script(_USE)
+
+    def clock(self) -> float:
+        """The store's clock: grants expire on it."""
+        return float(self._store.clock())
+
+    @asynccontextmanager
+    async def _server(self) -> AsyncIterator[None]:
+        """Around each call: refused once the store is closed; the client's failures become
+        the store's errors."""
+        await self._store._ensure_open()
+        with guard(self._store.where, store="Redis grants"):
+            yield
+
+    async def _read(self, grant_id: str) -> Grant | None:
+        values = await self._client.hmget(self._item + grant_id, [*_FIELDS, "body"])
+        if values[0] is None:
+            return None
+        texts = [None if value is None else _text(value) for value in values]
+        tool, expires, most, uses, created, revoked, revoked_by, body = texts
+        return grant_from_row(
+            (
+                grant_id,
+                tool,
+                expires,
+                most or None,
+                uses,
+                created,
+                revoked or None,
+                revoked_by or None,
+                body,
+            )
+        )
+
+    async def add(self, grant: Grant) -> Grant:
+        now = self.clock()
+        most = "" if grant.max_uses is None else str(grant.max_uses)
+        arguments = [grant.grant_id, grant.tool, repr(grant.expires_at), most, grant.uses]
+        async with self._server():
+            added = await self._add(
+                keys=[self._item + grant.grant_id, self._all],
+                args=[*arguments, repr(now), grant.body()],
+            )
+            if not added:
+                raise ValueError(f"grant {grant.grant_id!r} is recorded already")
+            recorded = await self._read(grant.grant_id)
+        assert recorded is not None
+        return recorded
+
+    async def get(self, grant_id: str) -> Grant | None:
+        check_grant_id(grant_id)
+        async with self._server():
+            return await self._read(grant_id)
+
+    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
+        now = self.clock()
+        found: list[Grant] = []
+        async with self._server():
+            start = 0
+            # Newest first, a page at a time, until the limit is met or the ids run out.
+            while len(found) < LIST_LIMIT:
+                ids = await self._client.zrevrange(self._all, start, start + LIST_LIMIT - 1)
+                if not ids:
+                    break
+                start += len(ids)
+                for grant_id in ids:
+                    grant = await self._read(_text(grant_id))
+                    if grant is None or (tool is not None and grant.tool != tool):
+                        continue
+                    if not live or grant.live(now):
+                        found.append(grant)
+        return found[:LIST_LIMIT]
+
+    async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
+        check_grant_id(grant_id)
+        async with self._server():
+            done = await self._revoke(
+                keys=[self._item + grant_id], args=[repr(self.clock()), by or ""]
+            )
+        return bool(done)
+
+    async def use(self, grant_id: str) -> Grant | None:
+        check_grant_id(grant_id)
+        async with self._server():
+            used = await self._use(keys=[self._item + grant_id], args=[repr(self.clock())])
+            if not used:
+                return None
+            return await self._read(grant_id)

@@ -1,0 +1,100 @@
+"""Grants on the desk: granting while approving, listing and revoking (admin or granter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.desk.desk_harness import World, bearer
+
+from roomkit import PendingInputStatus
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"to": {"type": "string"}, "amount": {"type": "integer"}},
+    "required": ["to", "amount"],
+    "additionalProperties": False,
+}
+ARGS = {"to": "bob", "amount": 120}
+
+
+@pytest.fixture
+async def world() -> World:
+    world = World()
+    await world.room("room", "alice", "bob", "carol")
+    return world
+
+
+async def hold(world: World) -> Any:
+    return await world.handler.create_approval(
+        "transfer_money",
+        dict(ARGS),
+        approvers=("bob", "carol"),
+        tool_schema=SCHEMA,
+        room_id="room",
+        actor_id="alice",
+        channel_id="agent",
+    )
+
+
+async def call(world: World, method: str, path: str, actor: str, **options: Any) -> Any:
+    admin = options.pop("admin", False)
+    async with world.client() as client:
+        return await client.request(method, path, headers=bearer(actor, admin=admin), **options)
+
+
+async def test_approving_with_a_grant_lets_the_same_call_run_unasked(world: World) -> None:
+    first = await hold(world)
+    body = {"decision": "approve", "grant": {"expires_in": 3600, "max_uses": 1}}
+    response = await call(
+        world, "POST", f"/api/requests/{first.pending_id}/answer", "bob", json=body
+    )
+    assert response.status_code == 200, response.text
+    again = await hold(world)
+    assert again.status is PendingInputStatus.RESOLVED
+    assert again.settled_by.startswith("grant:")
+    assert (await hold(world)).status is PendingInputStatus.PENDING
+
+
+async def test_a_grant_the_approval_cannot_make_decides_nothing(world: World) -> None:
+    first = await hold(world)
+    path = f"/api/requests/{first.pending_id}/answer"
+    for grant, problem in [
+        ({"expires_in": 0}, "always ends"),
+        ({"expires_in": 60, "schema": {"properties": {"amount": {"maximum": 100}}}}, "cover"),
+        ({"expires_in": 60, "forever": True}, "forever"),
+    ]:
+        body = {"decision": "approve", "grant": grant}
+        response = await call(world, "POST", path, "bob", json=body)
+        assert response.status_code == 422, response.text
+        assert problem in response.json()["detail"]
+    reject = {"decision": "reject", "reason": "no", "grant": {"expires_in": 60}}
+    response = await call(world, "POST", path, "bob", json=reject)
+    assert response.status_code == 422
+    assert "approve decision only" in response.json()["detail"]
+    request = await world.handler.get_request(first.pending_id)
+    assert request is not None
+    assert request.status is PendingInputStatus.PENDING
+
+
+async def test_grants_are_listed_to_their_granter_and_admins_and_revoked(world: World) -> None:
+    first = await hold(world)
+    body = {"decision": "approve", "grant": {"expires_in": 3600}}
+    await call(world, "POST", f"/api/requests/{first.pending_id}/answer", "bob", json=body)
+    listed = (await call(world, "GET", "/api/grants", "bob")).json()["grants"]
+    assert listed[0]["schema"] is None
+    assert listed[0]["digest"] == first.arguments_digest
+    assert [(g["tool"], g["granted_by"], g["state"]) for g in listed] == [
+        ("transfer_money", ["bob"], "live")
+    ]
+    grant_id = listed[0]["grant_id"]
+    assert (await call(world, "GET", "/api/grants", "carol")).json()["grants"] == []
+    admin_view = await call(world, "GET", "/api/grants?live=true", "root", admin=True)
+    assert [g["grant_id"] for g in admin_view.json()["grants"]] == [grant_id]
+    revoke = f"/api/grants/{grant_id}/revoke"
+    assert (await call(world, "POST", revoke, "carol")).status_code == 404
+    revoked = await call(world, "POST", revoke, "bob")
+    assert revoked.status_code == 200, revoked.text
+    assert (revoked.json()["state"], revoked.json()["revoked_by"]) == ("revoked", "bob")
+    assert (await call(world, "POST", revoke, "root", admin=True)).status_code == 409
+    assert (await hold(world)).status is PendingInputStatus.PENDING

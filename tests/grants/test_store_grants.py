@@ -1,0 +1,122 @@
+"""Every store keeps grants: add, list, revoke, and one atomic use."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from tests.grants.support import Clock
+
+from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants
+
+GrantStores = Callable[[], GrantStore]
+
+
+def _grant(grant_id: str = "g-1", **fields: object) -> Grant:
+    values: dict[str, object] = {
+        "grant_id": grant_id,
+        "tool": "pay",
+        "granted_by": ("ann",),
+        "expires_at": 1_800_000_100.0,
+        "digest": "d" * 64,
+        "actor_id": "bob",
+        "max_uses": 2,
+    }
+    values.update(fields)
+    return Grant(**values)  # type: ignore[arg-type]
+
+
+async def test_a_grant_reads_back_as_it_was_made(grant_stores: GrantStores, clock: Clock) -> None:
+    grants = grant_stores()
+    schema = {"type": "object", "properties": {"amount": {"maximum": 100}}}
+    made = _grant(schema=schema, digest=None, room_id="r1", quorum=2, source="p1")
+    recorded = await grants.add(made)
+    assert recorded.created_at == clock.now
+    again = await grant_stores().get("g-1")
+    assert again == recorded
+    assert again is not None
+    assert again.schema == schema
+    assert again.granted_by == ("ann",)
+    assert await grants.get("g-unknown") is None
+    with pytest.raises(ValueError, match="recorded already"):
+        await grants.add(made)
+
+
+async def test_uses_are_counted_up_to_the_most(grant_stores: GrantStores) -> None:
+    grants = grant_stores()
+    await grants.add(_grant())
+    first, second = await grants.use("g-1"), await grant_stores().use("g-1")
+    assert first is not None
+    assert first.uses == 1
+    assert second is not None
+    assert second.uses == 2
+    assert await grants.use("g-1") is None
+    stored = await grants.get("g-1")
+    assert stored is not None
+    assert stored.uses == 2
+    assert stored.state(0.0) == "used up"
+
+
+async def test_an_expired_grant_is_not_used(grant_stores: GrantStores, clock: Clock) -> None:
+    grants = grant_stores()
+    await grants.add(_grant(max_uses=None))
+    assert await grants.use("g-1") is not None
+    clock.now = 1_800_000_100.0
+    assert await grants.use("g-1") is None
+    assert await grants.list(live=True) == []
+    [listed] = await grants.list()
+    assert listed.uses == 1
+    assert listed.state(clock.now) == "expired"
+
+
+async def test_a_grant_revoked_in_another_process_is_not_used(grant_stores: GrantStores) -> None:
+    mine, theirs = grant_stores(), grant_stores()
+    await mine.add(_grant(max_uses=None))
+    assert await theirs.revoke("g-1", by="ann") is True
+    assert await theirs.revoke("g-1", by="ann") is False
+    assert await mine.use("g-1") is None
+    revoked = await mine.get("g-1")
+    assert revoked is not None
+    assert revoked.revoked_by == "ann"
+    assert revoked.revoked_at is not None
+    assert await mine.revoke("g-unknown") is False
+
+
+async def test_two_processes_racing_for_the_last_use_one_wins(grant_stores: GrantStores) -> None:
+    first, second = grant_stores(), grant_stores()
+    await first.add(_grant(max_uses=1))
+    results = await asyncio.gather(*(store.use("g-1") for store in (first, second) * 3))
+    assert sum(result is not None for result in results) == 1
+    stored = await first.get("g-1")
+    assert stored is not None
+    assert stored.uses == 1
+
+
+async def test_listing_is_newest_first_by_tool_and_state(
+    grant_stores: GrantStores, clock: Clock
+) -> None:
+    grants = grant_stores()
+    await grants.add(_grant("g-a"))
+    clock.now += 1
+    await grants.add(_grant("g-b", tool="refund"))
+    clock.now += 1
+    await grants.add(_grant("g-c"))
+    await grants.revoke("g-c")
+    assert [g.grant_id for g in await grants.list()] == ["g-c", "g-b", "g-a"]
+    assert [g.grant_id for g in await grants.list(tool="pay")] == ["g-c", "g-a"]
+    assert [g.grant_id for g in await grants.list(tool="pay", live=True)] == ["g-a"]
+
+
+def test_a_durable_store_keeps_one_grants_facet(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from roomkit.stores.sqlite import SQLiteStore
+    from roomkit.tools.human_input import HumanInputHandler
+
+    assert isinstance(tmp_path, Path)
+    store = SQLiteStore(tmp_path / "grants.db")
+    assert isinstance(store, KeepsGrants)
+    assert HumanInputHandler(store=store).grants is store.grants
+    assert isinstance(HumanInputHandler().grants, MemoryGrants)
+    assert HumanInputHandler().grants is not HumanInputHandler().grants
