@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
+from roomkit.people import Directory
 from roomkit.stores.base import DurableStore, SpendLedger
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
@@ -40,6 +41,7 @@ from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
+from roomkit.tools.human_input._routed import opened, routed
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -80,7 +82,11 @@ class HumanInputHandler(HandlerReads):
     """
 
     def __init__(
-        self, *, retention: int = 128, store: PendingStore | DurableStore | None = None
+        self,
+        *,
+        retention: int = 128,
+        store: PendingStore | DurableStore | None = None,
+        directory: Directory | None = None,
     ) -> None:
         announcer = Announcer(self.areject)
         log: HistoryKeeper
@@ -103,6 +109,9 @@ class HumanInputHandler(HandlerReads):
             store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox(),
         )
         self._new = RequestMaker(announcer).make
+        self.directory = directory
+        self.router = routed(self, directory)
+        self._decisions.router = self.router
 
     # -- the application-level notification -------------------------------------------------
 
@@ -258,7 +267,10 @@ class HumanInputHandler(HandlerReads):
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema, quorum, veto, decisions)
         # Its created entry goes in with it, before whatever the announcement leads to.
-        return await self._decisions.hold(request, timeout, surface=surface, about=description)
+        held = await self._decisions.hold(request, timeout, surface=surface, about=description)
+        if self.router is not None:
+            await opened(self.router, held)
+        return held
 
     # -- waiting -----------------------------------------------------------------------------
 
