@@ -8,7 +8,7 @@ surface that shows people requests (the desk, the AG-UI endpoint) asks it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from roomkit.auth.principal import Principal
@@ -23,8 +23,15 @@ __all__ = ["Access"]
 class Access:
     """Applies who-sees-what, reading rosters from the kit's room store."""
 
-    def __init__(self, kit: RoomKit) -> None:
+    def __init__(
+        self,
+        kit: RoomKit,
+        routed: Callable[[PendingInput, str], Awaitable[bool]] | None = None,
+    ) -> None:
         self._kit = kit
+        # The handler's routing: a delegate, a role's member, whoever is on call (and
+        # whoever was, before the shift changed) sees the request too.
+        self._routed = routed
 
     async def participants(self, room_id: str) -> set[str]:
         """The ids on the room's roster (empty for an unknown room)."""
@@ -37,6 +44,8 @@ class Access:
         if principal.request_id is not None:
             return request.pending_id == principal.request_id
         if principal.admin or _listed(principal, request):
+            return True
+        if self._routed is not None and await self._routed(request, principal.actor_id):
             return True
         if request.actor_id is not None:
             return request.actor_id == principal.actor_id
@@ -54,6 +63,7 @@ class Access:
                 or principal.admin
                 or request.actor_id is not None
                 or _listed(principal, request)
+                or self._routed is not None
             ):
                 if await self.can_see(principal, request):
                     seen.append(request)

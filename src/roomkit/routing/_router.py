@@ -20,6 +20,7 @@ reading the history routes alike.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from typing import Any, Protocol
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.people import Directory, reference_of
+from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 
 __all__ = ["ROUTING", "Router", "Standing"]
 
@@ -58,6 +60,12 @@ class RoutedHandler(Protocol):
 
     async def record(self, pending_id: str, entry: dict[str, Any]) -> int: ...
 
+    @property
+    def outbox(self) -> Outbox: ...
+
+    @property
+    def durable(self) -> bool: ...
+
 
 def _stamp(at: datetime) -> str:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
@@ -80,6 +88,9 @@ class Router:
         self.clock = clock
         self._last_assigned: dict[tuple[str, str], int] = {}
         self._turns = 0
+        # One routing of a request at a time in this process: the request's creation and
+        # its first notice both route it, and must assign a rotation role once.
+        self._locks: dict[str, asyncio.Lock] = {}
 
     @staticmethod
     def of_record(request: PendingInput) -> tuple[str, ...]:
@@ -132,6 +143,17 @@ class Router:
         if replaces is not None:
             entry["replaces"] = replaces
         await self._handler.record(request.pending_id, entry)
+        if replaces is not None:
+            # The new person hears of the request through the notifier's outbox, once.
+            now = now_of(self._handler)
+            item = OutboxItem(
+                f"{request.pending_id}.reassign.{actor}.{entry['at']}",
+                request.pending_id,
+                now,
+                {"job": "reassign", "to": actor},
+                created=now,
+            )
+            await self._handler.outbox.add([item])
 
     def _next_member(self, name: str, after: str | None, tool: str | None) -> str | None:
         """The role's member assigned least recently, skipping those away and ``after``."""
@@ -170,6 +192,15 @@ class Router:
         """Bring the request's group assignments up to date and return them: assign what
         has no one yet, follow a shift change, and on ``escalating`` hand each rotation
         role on to its next member. Each change is a history entry."""
+        lock = self._locks.setdefault(request.pending_id, asyncio.Lock())
+        try:
+            async with lock:
+                return await self._refresh(request, escalating)
+        finally:
+            if not lock.locked():
+                self._locks.pop(request.pending_id, None)
+
+    async def _refresh(self, request: PendingInput, escalating: bool) -> dict[str, str]:
         current = await self.assigned(request)
         for approver in self.of_record(request):
             reference = reference_of(approver)
