@@ -284,7 +284,8 @@ class Router:
         (the last delegate of a chain in force, else the person)."""
         deciding: dict[str, str] = {}
         for standing in await self.standings(request):
-            key = standing.on_behalf_of or standing.actor
+            # A delegate replaces the person they stand in for; a role's members are each told.
+            key = standing.on_behalf_of if standing.delegation_id else standing.actor
             deciding[key] = standing.actor
         return tuple(dict.fromkeys(deciding.values()))
 
