@@ -285,7 +285,9 @@ class Router:
         deciding: dict[str, str] = {}
         for standing in await self.standings(request):
             # A delegate replaces the person they stand in for; a role's members are each told.
-            key = standing.on_behalf_of if standing.delegation_id else standing.actor
+            key = standing.on_behalf_of or standing.actor
+            if standing.delegation_id is None:
+                key = standing.actor
             deciding[key] = standing.actor
         return tuple(dict.fromkeys(deciding.values()))
 
