@@ -57,13 +57,17 @@ class Access:
         """The requests ``principal`` may see, in order; each room's roster read once."""
         rosters: dict[str, set[str]] = {}
         seen: list[PendingInput] = []
+        routed = self._routed
+        mine = principal.request_id is None and not principal.admin
         for request in requests:
+            if routed is not None and mine and await routed(request, principal.actor_id):
+                seen.append(request)
+                continue
             if (
                 principal.request_id is not None
                 or principal.admin
                 or request.actor_id is not None
                 or _listed(principal, request)
-                or self._routed is not None
             ):
                 if await self.can_see(principal, request):
                     seen.append(request)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -86,17 +87,18 @@ class Router:
         self.directory = directory
         self._handler = handler
         self.clock = clock
+        # Who was assigned when, per role: kept by this process (a restart starts the
+        # rotation again from the first member).
         self._last_assigned: dict[tuple[str, str], int] = {}
         self._turns = 0
         # One routing of a request at a time in this process: the request's creation and
         # its first notice both route it, and must assign a rotation role once.
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     @staticmethod
     def of_record(request: PendingInput) -> tuple[str, ...]:
-        """The request's approvers of record: its approvers, else its actor."""
-        if request.voters:
-            return tuple(request.voters)
+        """The request's approvers of record who may decide it now: its approvers (on a
+        quorum, those still to vote), else its actor."""
         if request.approvers:
             return tuple(request.approvers)
         return (request.actor_id,) if request.actor_id else ()
@@ -192,13 +194,11 @@ class Router:
         """Bring the request's group assignments up to date and return them: assign what
         has no one yet, follow a shift change, and on ``escalating`` hand each rotation
         role on to its next member. Each change is a history entry."""
-        lock = self._locks.setdefault(request.pending_id, asyncio.Lock())
-        try:
-            async with lock:
-                return await self._refresh(request, escalating)
-        finally:
-            if not lock.locked():
-                self._locks.pop(request.pending_id, None)
+        lock = self._locks.get(request.pending_id)
+        if lock is None:
+            lock = self._locks[request.pending_id] = asyncio.Lock()
+        async with lock:
+            return await self._refresh(request, escalating)
 
     async def _refresh(self, request: PendingInput, escalating: bool) -> dict[str, str]:
         current = await self.assigned(request)
