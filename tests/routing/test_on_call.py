@@ -70,6 +70,12 @@ async def test_a_shift_change_while_the_request_waits_moves_it() -> None:
     decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
     assert decided[0]["actor"] == "bob"
     assert decided[0]["on_behalf_of"] == "on-call:payments"
+    settled = await handler.get_request(request.pending_id)
+    assert settled is not None
+    clock.now = at("2027-03-29T12:00:00")
+    assert await router.may_see(settled, "bob"), "a settled request is not moved any more"
+    after = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
+    assert len(after) == 2
 
 
 @pytest.fixture

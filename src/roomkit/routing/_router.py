@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.people import Directory, reference_of
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 
@@ -231,7 +231,11 @@ class Router:
     async def standings(self, request: PendingInput) -> list[Standing]:
         """Everyone who may decide ``request`` now, each with the approver they count for,
         the approvers of record first."""
-        assigned = await self.refresh(request) if self.routes(request) else {}
+        assigned: dict[str, str] = {}
+        if self.routes(request):
+            # Only an open request is moved; a settled one is read as it was left.
+            open_ = request.status is PendingInputStatus.PENDING
+            assigned = await (self.refresh(request) if open_ else self.assigned(request))
         at = self.clock()
         tool = request.tool_name if request.kind == "approval" else None
         found: list[Standing] = []
