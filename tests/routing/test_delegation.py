@@ -217,3 +217,19 @@ def _step(pending_id: str, body: dict[str, object], handler: HumanInputHandler) 
 
     now = now_of(handler)
     return OutboxItem(f"{pending_id}.escalate0", pending_id, now, body, created=now)
+
+
+async def test_a_delegates_answer_to_a_question_names_whom_it_was_for(clock: FakeClock) -> None:
+    clock.now = STARTS
+    handler = handler_on(clock)
+    asked = await handler.create("AskUserQuestion", {"question": "Ship it?"}, actor_id="bob")
+    assert handler.router is not None
+    assert await handler.router.recipients(asked) == ("carol",)
+    assert await handler.aresolve(asked.pending_id, "yes", by="carol")
+    settled = [e for e in await handler.history(asked.pending_id) if e["type"] == "settled"]
+    assert settled[0]["actor"] == "carol"
+    assert settled[0]["on_behalf_of"] == "bob"
+    mine = await handler.create("AskUserQuestion", {"question": "Ship it?"}, actor_id="bob")
+    assert await handler.aresolve(mine.pending_id, "no", by="bob")
+    own = [e for e in await handler.history(mine.pending_id) if e["type"] == "settled"]
+    assert "on_behalf_of" not in own[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from roomkit.models.clock import utcnow
 from roomkit.models.pending_input import PendingInput
@@ -15,7 +15,7 @@ from roomkit.routing import Router
 if TYPE_CHECKING:
     from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["opened", "routed"]
+__all__ = ["answered_for", "opened", "routed"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
@@ -52,3 +52,21 @@ async def opened(router: Router, request: PendingInput) -> None:
         await router.refresh(request)
     except Exception:
         logger.exception("could not route %s", request.pending_id)
+
+
+async def answered_for(
+    handler: HumanInputHandler, pending_id: str, by: str | None
+) -> dict[str, Any] | None:
+    """Whom ``by`` answers the question ``pending_id`` for, as its ``settled`` entry
+    names it (``on_behalf_of``, ``delegation_id``), when they stand in for its actor;
+    ``None`` otherwise. An approval's decision names it in its ``decided`` entry instead."""
+    router = handler.router
+    if router is None or by is None:
+        return None
+    request = await handler.get_request(pending_id)
+    if request is None or request.kind == "approval" or not router.routes(request):
+        return None
+    standing = await router.standing(request, by)
+    if not standing or standing[0].delegation_id is None:
+        return None
+    return {"on_behalf_of": standing[0].on_behalf_of, "delegation_id": standing[0].delegation_id}

@@ -41,7 +41,7 @@ from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
-from roomkit.tools.human_input._routed import opened, routed
+from roomkit.tools.human_input._routed import answered_for, opened, routed
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -436,8 +436,17 @@ class HumanInputHandler(HandlerReads):
             result = answer_text(result)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
+        behalf = await answered_for(self, pending_id, by) if self.router is not None else None
         return await answer(
-            self._engine, self._decisions, pending_id, result, by, surface, connection, digest
+            self._engine,
+            self._decisions,
+            pending_id,
+            result,
+            by,
+            surface,
+            connection,
+            digest,
+            behalf,
         )
 
     async def areject(
