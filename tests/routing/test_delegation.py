@@ -233,3 +233,22 @@ async def test_a_delegates_answer_to_a_question_names_whom_it_was_for(clock: Fak
     assert await handler.aresolve(mine.pending_id, "no", by="bob")
     own = [e for e in await handler.history(mine.pending_id) if e["type"] == "settled"]
     assert "on_behalf_of" not in own[0]
+
+
+async def test_the_desks_socket_pushes_a_new_request_to_the_delegate(clock: FakeClock) -> None:
+    from tests.desk.desk_harness import SECRET as HARNESS_SECRET
+    from tests.desk.desk_harness import next_frame, serve, socket_for
+
+    clock.now = STARTS
+    handler = handler_on(clock)
+    app = create_desk_app(
+        RoomKit(),
+        handler=handler,
+        secret=HARNESS_SECRET,
+        limits=DeskLimits(rate=1e6, burst=1_000_000),
+    )
+    async with serve(app) as base, socket_for(base, "carol") as (carol, snapshot):
+        assert snapshot == []
+        request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+        frame = await next_frame(carol, "question_pending")
+    assert frame["request"]["id"] == request.pending_id
