@@ -65,3 +65,42 @@ async def test_the_ladders_escalation_reassigns_a_rotation() -> None:
         (["dan"], "rotation"),
         (["erin"], "escalation"),
     ]
+
+
+async def test_the_notifiers_escalation_step_hands_a_rotation_on() -> None:
+    from roomkit.notify import Notifier
+    from roomkit.notify.surface import Notice
+    from roomkit.stores.outbox import OutboxItem, now_of
+
+    handler = handler_with("rotation")
+    told: list[Notice] = []
+
+    class Recorder:
+        name = "recorder"
+
+        def reaches(self, recipient: str | None, person: object) -> bool:
+            return recipient is not None
+
+        async def send(self, notice: Notice) -> None:
+            told.append(notice)
+
+        async def aclose(self) -> None:
+            return None
+
+    async with Notifier(handler, [Recorder()]) as notifier:
+        request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+        await notifier.wait_idle()
+        now = now_of(handler)
+        step = OutboxItem(
+            f"{request.pending_id}.escalate0",
+            request.pending_id,
+            now,
+            {"job": "escalate", "to": "manager"},
+            created=now,
+        )
+        await handler.outbox.add([step])
+        await notifier.wait_idle()
+    assert [(n.type, n.recipient) for n in told] == [
+        ("question_pending", "dan"),
+        ("question_escalated", "erin"),
+    ]

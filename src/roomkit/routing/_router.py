@@ -145,8 +145,9 @@ class Router:
         if replaces is not None:
             entry["replaces"] = replaces
         await self._handler.record(request.pending_id, entry)
-        if replaces is not None:
-            # The new person hears of the request through the notifier's outbox, once.
+        if replaces is not None and reason == "shift change":
+            # The new person hears of the request through the notifier's outbox, once (an
+            # escalation's own step tells whoever it hands the request to).
             now = now_of(self._handler)
             item = OutboxItem(
                 f"{request.pending_id}.reassign.{actor}.{entry['at']}",
