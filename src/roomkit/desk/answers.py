@@ -203,7 +203,7 @@ async def may_answer(handler: HumanInputHandler, request: PendingInput, actor_id
     now (a delegate, a role's member, whoever is on call)."""
     if may_decide(request, actor_id):
         return True
-    router = handler.router
+    router = getattr(handler, "router", None)
     return router is not None and await router.may_decide(request, actor_id)
 
 

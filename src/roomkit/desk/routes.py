@@ -300,8 +300,9 @@ def build_router(desk: "Desk") -> DeskRouter:
         if request.status is _PENDING:
             await desk.hub.record_shown(caller, [request.pending_id], SURFACE)
         view = view_of(request)
-        if handler.router is not None and request.status is _PENDING:
-            view["routing"] = await handler.router.status(request)
+        router = getattr(handler, "router", None)
+        if router is not None and request.status is _PENDING:
+            view["routing"] = await router.status(request)
         return view
 
     @router.post(
