@@ -8,7 +8,7 @@ surface that shows people requests (the desk, the AG-UI endpoint) asks it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from roomkit.auth.principal import Principal
@@ -23,8 +23,15 @@ __all__ = ["Access"]
 class Access:
     """Applies who-sees-what, reading rosters from the kit's room store."""
 
-    def __init__(self, kit: RoomKit) -> None:
+    def __init__(
+        self,
+        kit: RoomKit,
+        routed: Callable[[PendingInput, str], Awaitable[bool]] | None = None,
+    ) -> None:
         self._kit = kit
+        # The handler's routing: a delegate, a role's member, whoever is on call (and
+        # whoever was, before the shift changed) sees the request too.
+        self._routed = routed
 
     async def participants(self, room_id: str) -> set[str]:
         """The ids on the room's roster (empty for an unknown room)."""
@@ -38,6 +45,8 @@ class Access:
             return request.pending_id == principal.request_id
         if principal.admin or _listed(principal, request):
             return True
+        if self._routed is not None and await self._routed(request, principal.actor_id):
+            return True
         if request.actor_id is not None:
             return request.actor_id == principal.actor_id
         return principal.actor_id in await self.participants(request.room_id)
@@ -48,7 +57,12 @@ class Access:
         """The requests ``principal`` may see, in order; each room's roster read once."""
         rosters: dict[str, set[str]] = {}
         seen: list[PendingInput] = []
+        routed = self._routed
+        mine = principal.request_id is None and not principal.admin
         for request in requests:
+            if routed is not None and mine and await routed(request, principal.actor_id):
+                seen.append(request)
+                continue
             if (
                 principal.request_id is not None
                 or principal.admin

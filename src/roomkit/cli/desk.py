@@ -76,7 +76,9 @@ def serve(args: argparse.Namespace) -> int:
     async def run() -> None:
         try:
             kit = RoomKit(store=room_store)
-            handler = HumanInputHandler(store=pending_store)
+            # The file's directory routes the requests: delegations, roles, on-call.
+            directory = None if config is None else config.directory
+            handler = HumanInputHandler(store=pending_store, directory=directory)
             notifier = None if config is None else config.notifier(handler, link_secret=key)
             try:
                 app = create_desk_app(

@@ -66,7 +66,7 @@ def run_notifier(args: argparse.Namespace) -> int:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
         try:
-            handler = HumanInputHandler(store=pending_store)
+            handler = HumanInputHandler(store=pending_store, directory=config.directory)
             try:
                 await handler.list_pending()
             except StoreError as error:

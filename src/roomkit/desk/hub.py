@@ -413,4 +413,10 @@ class DeskHub:
             for approver in dict.fromkeys([*view["approvers"], *view["voters"]]):
                 if approver != actor_id:
                     targets.extend(self._actors.get(approver, ()))
+            router = getattr(self.handler, "router", None)
+            request = await self.handler.get_request(view["id"]) if router else None
+            if router is not None and request is not None:
+                # A delegate, a role's member, whoever is on call: routed by the directory.
+                for actor in await router.recipients(request):
+                    targets.extend(self._actors.get(actor, ()))
         return list(dict.fromkeys(targets))

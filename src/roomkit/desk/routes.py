@@ -31,7 +31,7 @@ from starlette.types import Receive, Scope, Send
 
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
 from roomkit.desk import notifications
-from roomkit.desk.answers import answer_text, may_decide, settled_detail
+from roomkit.desk.answers import answer_text, may_answer, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.grants import granting, grants_router
 from roomkit.desk.headers import guard
@@ -175,8 +175,8 @@ def build_router(desk: "Desk") -> DeskRouter:
             raise HTTPException(status_code=404, detail=NOT_FOUND)
         return current[0]
 
-    def check_decider(caller: Principal, request: PendingInput) -> None:
-        if not may_decide(request, caller.actor_id):
+    async def check_decider(caller: Principal, request: PendingInput) -> None:
+        if not await may_answer(handler, request, caller.actor_id):
             raise HTTPException(
                 status_code=403, detail="Only the approval's approvers may decide it"
             )
@@ -301,7 +301,11 @@ def build_router(desk: "Desk") -> DeskRouter:
         request = await visible(caller, request_id)
         if request.status is _PENDING:
             await desk.hub.record_shown(caller, [request.pending_id], SURFACE)
-        return view_of(request)
+        view = view_of(request)
+        router = getattr(handler, "router", None)
+        if router is not None and request.status is _PENDING:
+            view["routing"] = await router.status(request)
+        return view
 
     @router.post(
         "/requests/{request_id}/answer",
@@ -316,7 +320,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         request gets 409.
         """
         request = await visible(caller, request_id)
-        check_decider(caller, request)
+        await check_decider(caller, request)
         # The caller's own answer may be the one recorded: aresolve tells.
         own = request.status is _RESOLVED and request.settled_by == caller.actor_id
         if request.status is not _PENDING and not own:
@@ -348,7 +352,7 @@ def build_router(desk: "Desk") -> DeskRouter:
     ) -> dict[str, Any]:
         """Refuse a request; the model reads the reason. Returns it settled."""
         request = await visible(caller, request_id)
-        check_decider(caller, request)
+        await check_decider(caller, request)
         if request.status is not _PENDING:
             raise HTTPException(status_code=409, detail=settled_detail(request))
         reason = body.reason if body else ""

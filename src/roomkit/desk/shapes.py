@@ -121,6 +121,11 @@ class RequestView(BaseModel):
         description="On a quorum approval, every vote: actor, decision, at, digest "
         "(edited, reason).",
     )
+    routing: str | None = Field(
+        default=None,
+        description="Who decides while an approver is away, as the one who asked reads it "
+        "('Alice is away until 12 Dec; Carol is deciding'), on a request read alone.",
+    )
 
 
 class RequestList(BaseModel):

@@ -50,6 +50,14 @@ class Vote:
     """On a rejection, why."""
     token: str = field(default="", repr=False, compare=False)
     """The vote call's own token: the same call run again after a fault finds it counted."""
+    on_behalf_of: str | None = None
+    """The approver of record this vote counts for, when the voter stands in for them (a
+    delegate, a role's member); ``None`` when it counts for the voter."""
+
+    @property
+    def principal(self) -> str:
+        """Whom the vote counts for: one vote per approver of record."""
+        return self.on_behalf_of or self.actor
 
     @property
     def approves(self) -> str | None:

@@ -31,6 +31,7 @@ _TYPES: dict[str, NoticeType] = {
     "announce": "question_pending",
     "remind": "question_reminder",
     "escalate": "question_escalated",
+    "reassign": "question_escalated",
     "edited": "question_edited",
     "settle": "question_settled",
 }
@@ -57,13 +58,25 @@ class Planner:
             await self.outbox.complete(item.item_id, {"skipped": "nothing to tell"})
             return
         approvers = approvers_of(request)
+        router = getattr(self.handler, "router", None)
+        if router is not None and job == "escalate":
+            # A rotation role moves on to its next member before anyone is added.
+            await router.refresh(request, escalating=True)
         if job == "escalate":
             added = await self._escalate(request, str(item.body.get("to", "manager")))
             approvers = tuple(dict.fromkeys((*approvers, *added)))
+        told = approvers
+        if router is not None and job != "settle":
+            # Those deciding now: delegates for whoever is away, the role's members, the
+            # person on call (an escalation's additions are approvers of record too).
+            current = await self.handler.get_request(item.pending_id)
+            told = await router.recipients(current or request)
+        if job == "reassign":
+            told = (str(item.body.get("to")),)
         if job == "settle":
             targets = await self._told(item.pending_id)
         else:
-            targets = self._targets(approvers, warn=job == "announce")
+            targets = self._targets(told, warn=job == "announce")
         now = now_of(self.handler)
         body = {"job": "deliver", "type": _TYPES[job], "approvers": list(approvers)}
         # Due since the step was added: behind a backlog, a step's deliveries go before

@@ -32,6 +32,8 @@
     slack_user = "U012AB3CD"
     manager = "bob"
 
+    # [[people.alice.delegations]], [roles.NAME], [on_call.NAME]: the delegation how-to
+
     [ladder]
     remind_after = 600                        # seconds from the request's creation
     escalate_after = 1800
@@ -66,6 +68,7 @@ from urllib.parse import urlsplit
 from roomkit._extras import extra_missing, missing_module
 from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.core.exceptions import NotifyConfigError
+from roomkit.notify import _people_config as people_config
 from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier
 from roomkit.notify.surface import Directory, Person, Surface
@@ -76,13 +79,25 @@ from roomkit.tools.human_input.ladder import Ladder, Step, default, escalate, re
 
 __all__ = ["NotifyConfig", "load_notify_config"]
 
-_TOP = ("desk_url", "webhook", "email", "slack", "apprise", "people", "ladder", "policy")
+_TOP = (
+    "desk_url",
+    "webhook",
+    "email",
+    "slack",
+    "apprise",
+    "people",
+    "ladder",
+    "policy",
+    "roles",
+    "on_call",
+)
 _WEBHOOK = ("url", "secret_env", "name")
 _EMAIL = ("host", "port", "username", "password_env", "sender", "tls", "cafile")
 _EMAIL_FILES = ("directory", "sender")
 _SLACK = ("token_env", "signing_secret_env", "channel", "api_url")
 _APPRISE = ("urls", "name")
 _PERSON = ("email", "slack_user", "manager")
+_ROUTED = (*_PERSON, "delegations")
 _LADDER = ("remind_after", "escalate_after", "escalate_to", "default")
 _TLS = ("starttls", "tls", "none")
 _EXTRA = {"webhook": "notify", "email": "notify", "slack": "slack", "apprise": "apprise"}
@@ -283,8 +298,11 @@ class _Reader:
             shown = actor if actor_name_problem(actor) is None else repr(actor)[:40]
             where = f"[people.{shown}]"
             self.actor_name(where, actor)
-            self.known(self.table(table, where), where, _PERSON)
-            person = Person(**{key: self.text(table, where, key) for key in _PERSON})
+            self.known(self.table(table, where), where, _ROUTED)
+            person = Person(
+                **{key: self.text(table, where, key) for key in _PERSON},
+                delegations=people_config.delegations(self, table.get("delegations", []), where),
+            )
             if person.manager is not None:
                 self.actor_name(f"{where} manager", person.manager)
             if person.slack_user is not None:
@@ -295,7 +313,14 @@ class _Reader:
                     )
                 slack_users[person.slack_user] = actor
             entries[actor] = person
-        return Directory(entries)
+        try:
+            return Directory(
+                entries,
+                roles=people_config.roles(self, document.get("roles", {})),
+                on_call=people_config.on_call(self, document.get("on_call", {})),
+            )
+        except ValueError as error:
+            self.fail("people", str(error))
 
     def ladder(self, table: dict[str, Any]) -> Ladder:
         where = "[ladder]"

@@ -76,7 +76,8 @@ class Notifier:
         handler: the handler whose requests it follows (any store).
         surfaces: where notices go (:class:`~roomkit.notify.Webhook`,
             :class:`~roomkit.notify.Email`, ...); names must differ.
-        directory: how to reach each actor (email, Slack id, manager).
+        directory: how to reach each actor (email, Slack id, manager); the handler's
+            (``HumanInputHandler(directory=...)``) when not given.
         desk_url: where answer links point; no links without it.
         link_secret: signs answer links; the desk's key by default (``ROOMKIT_DESK_SECRET``,
             else the key file in ``data_dir``).
@@ -121,6 +122,10 @@ class Notifier:
             raise ValueError("lease and poll must be positive, concurrency at least 1")
         self.handler = handler
         self._shown = ShownTrail(handler)
+        # The handler's directory, which routes its requests, unless one is given here.
+        handler_directory = getattr(handler, "directory", None)
+        if directory is None and isinstance(handler_directory, Directory):
+            directory = handler_directory
         self.directory = directory if directory is not None else Directory()
         self.links = (
             None if desk_url is None else AnswerLinks(desk_url, link_secret, data_dir=data_dir)

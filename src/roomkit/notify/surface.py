@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.models.pending_input import PendingInput
+
+# The directory lives with the people it lists; its names stay importable from here.
+from roomkit.people import Directory, Person
 
 __all__ = [
     "DeliveryError",
@@ -34,64 +36,6 @@ NoticeType = Literal[
 ]
 """What happened: a request opened, is still waiting, reached someone new, had its
 arguments edited by one of a quorum (the others vote again), or settled."""
-
-
-@dataclass(frozen=True, slots=True)
-class Person:
-    """How to reach one actor. Every field is optional."""
-
-    email: str | None = None
-    slack_user: str | None = None
-    """The Slack user id (``U012AB3CD``), for a direct message and to map clicks back."""
-    manager: str | None = None
-    """The actor id an ``escalate(to="manager")`` step adds."""
-
-
-def _shown(value: object) -> str:
-    """A name as a message shows it: quoted, escaped, and cut short."""
-    return repr(value)[:40]
-
-
-class Directory:
-    """Actor ids to :class:`Person` entries; an actor not listed has no contact point.
-
-    Each actor id, and each entry's ``manager``, is an actor name
-    (:mod:`roomkit.auth.names`): the same rule the desk's tokens follow.
-
-    Raises:
-        ValueError: an actor id or a manager is not an actor name.
-        TypeError: an entry is not a :class:`Person`.
-    """
-
-    __slots__ = ("_by_slack", "_people")
-
-    def __init__(self, people: Mapping[str, Person] | None = None) -> None:
-        self._people = dict(people or {})
-        for actor, person in self._people.items():
-            problem = actor_name_problem(actor)
-            if problem is not None:
-                raise ValueError(f"Directory: the actor id {_shown(actor)} {problem}: {RULE}")
-            if not isinstance(person, Person):
-                raise TypeError(f"Directory: {actor!r} must map to a Person, not {person!r}")
-            if person.manager is not None and (problem := actor_name_problem(person.manager)):
-                raise ValueError(
-                    f"Directory: {actor!r}'s manager {_shown(person.manager)} {problem}: {RULE}"
-                )
-        self._by_slack = {p.slack_user: a for a, p in self._people.items() if p.slack_user}
-
-    def get(self, actor_id: str) -> Person | None:
-        """The entry for ``actor_id``, or ``None``."""
-        return self._people.get(actor_id)
-
-    def actor_for_slack_user(self, slack_user: str) -> str | None:
-        """The actor whose entry names this Slack user id, or ``None``."""
-        return self._by_slack.get(slack_user)
-
-    def __contains__(self, actor_id: object) -> bool:
-        return actor_id in self._people
-
-    def __len__(self) -> int:
-        return len(self._people)
 
 
 @dataclass(frozen=True, slots=True)

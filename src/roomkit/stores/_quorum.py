@@ -69,6 +69,10 @@ class Ballot:
     shown: str | None = None
     """The digest of the arguments the voter was shown, or ``None`` (the application's own
     vote, trusted): the vote counts only while the arguments still have this digest."""
+    stands: tuple[tuple[str, str | None], ...] = ()
+    """Whom the voter may vote for, in order, with the delegation each goes through
+    (``None``: as themself or a group's member), as the handler's routing found; empty
+    without routing: the voter votes as themself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,15 +98,42 @@ class Judgement:
 
 
 def _approvals(votes: tuple[Vote, ...], digest: str | None) -> list[str]:
-    """Who approved ``digest``, each person once, in the order of their first approval of
-    it: an approval and a later edit back to the same arguments are one person's."""
+    """Who approved ``digest``, each approver of record once, in the order of their first
+    approval of it: an approval and a later edit back to the same arguments are one
+    person's, and a delegate's approval counts for the one approver it was cast for."""
     if digest is None:
         return []
-    return list(dict.fromkeys(vote.actor for vote in votes if vote.approves == digest))
+    counted: dict[str, None] = {}
+    voters: set[str] = set()
+    for vote in votes:
+        if vote.approves == digest and vote.actor not in voters:
+            voters.add(vote.actor)
+            counted.setdefault(vote.principal, None)
+    return list(counted)
 
 
 def _voted_on(votes: tuple[Vote, ...], digest: str | None) -> set[str]:
-    return {vote.actor for vote in votes if vote.digest == digest or vote.approves == digest}
+    """Everyone who voted on ``digest``, and everyone a vote on it was cast for."""
+    return {
+        name
+        for vote in votes
+        if vote.digest == digest or vote.approves == digest
+        for name in (vote.actor, vote.principal)
+    }
+
+
+def _counts_for(record: PendingInput, ballot: Ballot, done: set[str]) -> tuple[str, str | None]:
+    """The approver of record ``ballot`` counts for and the delegation it goes through;
+    ``("", None)`` when it counts for nobody. The voter's own place comes first; a voter
+    standing in for several approvers casts one vote, for the first still to vote."""
+    if ballot.actor in done:
+        return "", None
+    if not ballot.stands:
+        return (ballot.actor, None) if ballot.actor in record.voters else ("", None)
+    for principal, delegation in ballot.stands:
+        if principal in record.voters and principal not in done:
+            return principal, delegation
+    return "", None
 
 
 def approved_by(record: PendingInput) -> list[str]:
@@ -171,12 +202,12 @@ def judge(
         expired = _copy(record, status=_TIMED_OUT, result=None, reject_reason=None)
         return Judgement(False, expired, write=True, entries=(deadline_entry(),))
     digest = record.arguments_digest
-    if ballot.actor not in record.voters:
+    principal, delegation = _counts_for(record, ballot, _voted_on(votes, digest))
+    if not principal:
         return Judgement(False, record)
     if ballot.shown is not None and ballot.shown != digest:
         return Judgement(False, record, stale=True)
-    if ballot.actor in _voted_on(votes, digest):
-        return Judgement(False, record)
+    on_behalf_of = principal if principal != ballot.actor else None
     vote = Vote(
         ballot.actor,
         ballot.decision,
@@ -185,11 +216,19 @@ def judge(
         ballot.edited,
         ballot.reason if ballot.decision == "reject" else None,
         ballot.token,
+        on_behalf_of,
     )
     votes = (*votes, vote)
     changes: dict[str, Any] = {"votes": votes}
+    behalf = _behalf_fields(on_behalf_of, delegation)
     voted = _entry(
-        "voted", ballot, at, decision=ballot.decision, digest=digest, **_vote_fields(ballot)
+        "voted",
+        ballot,
+        at,
+        decision=ballot.decision,
+        digest=digest,
+        **_vote_fields(ballot),
+        **behalf,
     )
     if ballot.decision == "edit":
         digest = ballot.edited
@@ -241,6 +280,17 @@ def _out_of_reach(required: int, possible: int) -> str:
     )
 
 
+def _behalf_fields(on_behalf_of: str | None, delegation: str | None) -> dict[str, Any]:
+    """A vote cast for someone else names them, and the delegation, in its entry; a vote
+    cast as oneself adds nothing, so its entry reads as it always did."""
+    if on_behalf_of is None:
+        return {}
+    fields: dict[str, Any] = {"on_behalf_of": on_behalf_of}
+    if delegation is not None:
+        fields["delegation_id"] = delegation
+    return fields
+
+
 def _vote_fields(ballot: Ballot) -> dict[str, Any]:
     if ballot.decision == "edit":
         return {"edited": ballot.edited, "arguments": ballot.arguments}
@@ -276,6 +326,8 @@ def encode_votes(votes: tuple[Vote, ...]) -> str:
                 "edited": vote.edited,
                 "reason": vote.reason,
                 "token": vote.token,
+                # Only a vote cast for someone else has the key: older votes read the same.
+                **({"for": vote.on_behalf_of} if vote.on_behalf_of else {}),
             }
             for vote in votes
         ],
@@ -306,6 +358,7 @@ def decode_votes(text: object) -> tuple[Vote, ...]:
             item.get("edited"),
             item.get("reason"),
             str(item.get("token") or ""),
+            item.get("for"),
         )
         for item in items
     )

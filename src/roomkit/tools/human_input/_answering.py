@@ -75,6 +75,7 @@ class Answer:
         by: str | None,
         surface: str | None,
         shown: str | None,
+        behalf: dict[str, Any] | None = None,
     ) -> None:
         self._engine = engine
         self._decisions = decisions
@@ -85,7 +86,10 @@ class Answer:
         self.shown = shown
         """The digest of the arguments the person was shown, checked on an approval."""
         self.history: tuple[dict[str, Any], ...] = trail(_RESOLVED, by, surface)
-        """What the settle records in the request's history when it wins."""
+        """What the settle records in the request's history when it wins (naming whom a
+        delegate answered for, ``behalf``)."""
+        if behalf:
+            self.history = ({**self.history[0], **behalf},)
 
     def is_plain(self, request: PendingInput) -> bool:
         """Whether an answer to ``request`` needs no check: no answer schema, no approval."""
@@ -130,6 +134,7 @@ def answer(
     surface: str | None,
     connection: Any,
     shown: str | None = None,
+    behalf: dict[str, Any] | None = None,
 ) -> Awaitable[bool]:
     """Answer the request (``aresolve``, its arguments checked); ``True`` if this call won.
 
@@ -137,7 +142,7 @@ def answer(
     its store can). The engine's own coroutine is returned, for the caller to await.
     """
     return engine.answer(
-        Answer(engine, decisions, pending_id, result, by, surface, shown), connection
+        Answer(engine, decisions, pending_id, result, by, surface, shown, behalf), connection
     )
 
 

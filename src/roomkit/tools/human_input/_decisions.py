@@ -40,6 +40,7 @@ from roomkit.tools.human_input.stores import Ballot, check_entry, new_entry, set
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:
+    from roomkit.routing import Router
     from roomkit.stores.grants import Grant
     from roomkit.tools.human_input._durable_engine import DurableEngine
     from roomkit.tools.human_input._memory_engine import MemoryEngine
@@ -138,12 +139,15 @@ def _check_decisions(decisions: Iterable[str] | None) -> list[str] | None:
 class Decisions:
     """The approval half of a handler, over its engine and its history log."""
 
-    __slots__ = ("_engine", "log")
+    __slots__ = ("_engine", "log", "router")
 
     def __init__(self, engine: MemoryEngine | DurableEngine, log: HistoryKeeper) -> None:
         self._engine = engine
         self.log = log
         """Where the histories are kept: the durable store, or one in memory."""
+        self.router: Router | None = None
+        """The handler's routing, when it has a directory: a delegate's decision is recorded
+        on behalf of the approver of record."""
 
     def prepare(
         self,
@@ -284,6 +288,8 @@ class Decisions:
                 fields["result"] = decision.text
         if decision.kind in ("approve", "edit"):
             fields["digest"] = digest
+        if self.router is not None and by is not None:
+            fields.update(await _on_behalf(self.router, request, by))
         decided = new_entry("decided", actor=by, surface=surface, **fields)
         # The decision and the outcome join the history in the settle's own transaction.
         if await (settle or engine.settle)(
@@ -327,6 +333,10 @@ class Decisions:
         edited = None
         if decision.arguments is not None:
             edited = _checked_edit(request, decision.arguments)
+        stands: tuple[tuple[str, str | None], ...] = ()
+        if self.router is not None:
+            standing = await self.router.standing(request, by)
+            stands = tuple((found.principal, found.delegation_id) for found in standing)
         ballot = Ballot(
             by,
             decision.kind,
@@ -336,6 +346,7 @@ class Decisions:
             decision.text if decision.kind == "reject" else "",
             surface,
             shown,
+            stands,
         )
         judgement = await self._engine.vote(request.pending_id, ballot)
         if judgement.stale and judgement.record is not None:
@@ -391,6 +402,20 @@ def _created(request: PendingInput, surface: str | None, about: str | None) -> d
         channel=request.channel_id,
         **described,
     )
+
+
+async def _on_behalf(router: Router, request: PendingInput, by: str) -> dict[str, Any]:
+    """The fields a decision by ``by`` adds: whom they decide for and through which
+    delegation, when they stand in for an approver of record (nothing when they decide as
+    themself)."""
+    standing = await router.standing(request, by)
+    if not standing or standing[0].on_behalf_of is None:
+        return {}
+    found = standing[0]
+    fields: dict[str, Any] = {"on_behalf_of": found.on_behalf_of}
+    if found.delegation_id is not None:
+        fields["delegation_id"] = found.delegation_id
+    return fields
 
 
 def _changed(request: PendingInput) -> ArgumentsChangedError:

@@ -25,11 +25,13 @@ from pydantic import BaseModel
 
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
+from roomkit.people import Directory
 from roomkit.stores.base import DurableStore, SpendLedger
 from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
+from roomkit.tools.human_input._callbacks import Callbacks
 from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
 from roomkit.tools.human_input._decisions import (
     Decisions,
@@ -41,6 +43,7 @@ from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
+from roomkit.tools.human_input._routed import answered_for, opened, routed
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -61,7 +64,7 @@ __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]
 logger = logging.getLogger("roomkit.tools.human_input")
 
 
-class HumanInputHandler(HandlerReads):
+class HumanInputHandler(HandlerReads, Callbacks):
     """Pending requests for human input: create, wait, resolve, reject, release, close.
 
     Args:
@@ -81,7 +84,11 @@ class HumanInputHandler(HandlerReads):
     """
 
     def __init__(
-        self, *, retention: int = 128, store: PendingStore | DurableStore | None = None
+        self,
+        *,
+        retention: int = 128,
+        store: PendingStore | DurableStore | None = None,
+        directory: Directory | None = None,
     ) -> None:
         announcer = Announcer(self.areject)
         log: HistoryKeeper
@@ -107,36 +114,9 @@ class HumanInputHandler(HandlerReads):
         self.grants: GrantStore = store.grants if isinstance(store, KeepsGrants) else MemoryGrants()
         """The standing grants beside the requests (:mod:`roomkit.policy.grants`): the
         store's, shared by every process on it; on the memory store, this handler's own."""
-
-    # -- the application-level notification -------------------------------------------------
-
-    @property
-    def on_input_required(self) -> OnInputRequiredCallback | None:
-        """The callback for requests of a channel with no callback of its own."""
-        return self._announcer.default
-
-    @on_input_required.setter
-    def on_input_required(self, callback: OnInputRequiredCallback | None) -> None:
-        if callback is not None and not callable(callback):
-            raise TypeError(f"the callback must be an async callable or None, got {callback!r}")
-        self._announcer.default = callback
-
-    # RoomKit 0.109's name, which its code and tests assign: the same callback.
-    _on_input_required = on_input_required
-
-    def set_on_input_required(self, channel_id: str, callback: OnInputRequiredCallback) -> int:
-        """Route the requests of ``channel_id`` to ``callback``; return the registration token.
-
-        Registering re-opens a closed channel scope (a new owner). Pass the token to
-        ``close(channel_id=..., registration=token)`` so that a displaced owner's teardown
-        leaves the live owner alone.
-
-        Raises:
-            HandlerClosedError: the whole handler is closed.
-        """
-        return self._announcer.register(channel_id, callback)
-
-    _set_on_input_required = set_on_input_required
+        self.directory = directory
+        self.router = routed(self, directory)
+        self._decisions.router = self.router
 
     # -- creating requests -------------------------------------------------------------------
 
@@ -275,7 +255,10 @@ class HumanInputHandler(HandlerReads):
                 request, timeout, grant, surface=surface, about=description
             )
         # Its created entry goes in with it, before whatever the announcement leads to.
-        return await self._decisions.hold(request, timeout, surface=surface, about=description)
+        held = await self._decisions.hold(request, timeout, surface=surface, about=description)
+        if self.router is not None:
+            await opened(self.router, held)
+        return held
 
     # -- waiting -----------------------------------------------------------------------------
 
@@ -441,8 +424,17 @@ class HumanInputHandler(HandlerReads):
             result = answer_text(result)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
+        behalf = await answered_for(self, pending_id, by) if self.router is not None else None
         return await answer(
-            self._engine, self._decisions, pending_id, result, by, surface, connection, digest
+            self._engine,
+            self._decisions,
+            pending_id,
+            result,
+            by,
+            surface,
+            connection,
+            digest,
+            behalf,
         )
 
     async def areject(

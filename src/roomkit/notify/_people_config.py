@@ -1,0 +1,142 @@
+"""The routing parts of a notifier's TOML file: delegations, roles and on-call schedules.
+
+::
+
+    [people.alice]
+    email = "alice@example.com"
+    manager = "mallory"
+
+    [[people.alice.delegations]]
+    to = "carol"
+    starts = 2026-12-02T09:00:00Z           # a TOML date-time with its offset
+    ends = 2026-12-12T09:00:00Z
+    tools = ["pay"]                         # leave out for every tool
+    reason = "on leave"
+
+    [roles.kyc]
+    members = ["dan", "erin", "frank"]
+    rule = "rotation"                       # or "everyone"
+
+    [on_call.payments]
+    ical = "schedules/payments.ics"         # a file, or an https:// or webcal:// feed
+    # pagerduty_schedule = "PABC123"        # or PagerDuty's API:
+    # pagerduty_token_env = "PAGERDUTY_TOKEN"
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NoReturn, Protocol
+
+from roomkit._extras import extra_missing
+from roomkit.people import Delegation, OnCallSource, Role
+
+__all__ = ["delegations", "on_call", "roles"]
+
+_DELEGATION = ("to", "starts", "ends", "tools", "reason")
+_ROLE = ("members", "rule")
+_ON_CALL = ("ical", "pagerduty_schedule", "pagerduty_token_env", "pagerduty_url")
+
+
+class Reader(Protocol):
+    """What these sections need of the file's reader (``notify.config``)."""
+
+    def fail(self, where: str, message: str) -> NoReturn: ...
+
+    def known(self, table: dict[str, Any], where: str, keys: tuple[str, ...]) -> None: ...
+
+    def table(self, value: object, where: str) -> dict[str, Any]: ...
+
+    def text(
+        self, table: dict[str, Any], where: str, key: str, *, required: bool = False
+    ) -> Any: ...
+
+    def actor_name(self, where: str, value: str) -> None: ...
+
+    def secret(self, table: dict[str, Any], where: str, key: str) -> str: ...
+
+
+def _moment(reader: Reader, table: dict[str, Any], where: str, key: str) -> datetime:
+    value = table.get(key)
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        reader.fail(
+            f"{where} {key}",
+            f"must be a date-time with its offset (2026-12-02T09:00:00Z), not {value!r}",
+        )
+    return value
+
+
+def delegations(reader: Reader, value: object, where: str) -> tuple[Delegation, ...]:
+    """The ``[[people.NAME.delegations]]`` tables of one person."""
+    where = f"{where} delegations"
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        reader.fail(where, "write one [[people.NAME.delegations]] table for each (double brackets)")
+    found: list[Delegation] = []
+    for index, table in enumerate(value, start=1):
+        at = f"{where} #{index}"
+        reader.known(table, at, _DELEGATION)
+        to = reader.text(table, at, "to", required=True)
+        reader.actor_name(f"{at} to", to)
+        tools = table.get("tools")
+        if tools is not None and (
+            not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools)
+        ):
+            reader.fail(f"{at} tools", f"must be a list of tool names, not {tools!r}")
+        try:
+            found.append(
+                Delegation(
+                    to=to,
+                    starts=_moment(reader, table, at, "starts"),
+                    ends=_moment(reader, table, at, "ends"),
+                    tools=None if tools is None else frozenset(tools),
+                    reason=reader.text(table, at, "reason") or "",
+                )
+            )
+        except (TypeError, ValueError) as error:
+            reader.fail(at, str(error))
+    return tuple(found)
+
+
+def roles(reader: Reader, value: object) -> dict[str, Role]:
+    """The ``[roles.NAME]`` tables."""
+    found: dict[str, Role] = {}
+    for name, table in reader.table(value, "roles").items():
+        where = f"[roles.{name}]"
+        reader.known(reader.table(table, where), where, _ROLE)
+        members = table.get("members")
+        if not isinstance(members, list) or not members:
+            reader.fail(f"{where} members", f"must be a list of actor names, not {members!r}")
+        for member in members:
+            reader.actor_name(f"{where} members", member)
+        rule = table.get("rule", "everyone")
+        if rule not in ("everyone", "rotation"):
+            reader.fail(f"{where} rule", f"is 'everyone' or 'rotation', not {rule!r}")
+        found[name] = Role(members=tuple(members), rule=rule)
+    return found
+
+
+def on_call(reader: Reader, value: object) -> dict[str, OnCallSource]:
+    """The ``[on_call.NAME]`` tables: an iCal schedule or a PagerDuty schedule each."""
+    found: dict[str, OnCallSource] = {}
+    for name, table in reader.table(value, "on_call").items():
+        where = f"[on_call.{name}]"
+        reader.known(reader.table(table, where), where, _ON_CALL)
+        ical = reader.text(table, where, "ical")
+        schedule = reader.text(table, where, "pagerduty_schedule")
+        if (ical is None) == (schedule is None):
+            reader.fail(where, "needs one of ical (a file or URL) or pagerduty_schedule")
+        try:
+            if ical is not None:
+                from roomkit.routing.ical import ICalOnCall
+
+                found[name] = ICalOnCall(ical)
+            else:
+                from roomkit.routing.pagerduty import API, PagerDutyOnCall
+
+                token = reader.secret(table, where, "pagerduty_token_env")
+                url = reader.text(table, where, "pagerduty_url") or API
+                found[name] = PagerDutyOnCall(token, schedule, base_url=url)
+        except ImportError as error:
+            extra = "oncall" if ical is not None else "desk"
+            reader.fail(where, extra_missing("", extra, error.name) if error.name else str(error))
+    return found

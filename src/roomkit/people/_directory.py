@@ -1,0 +1,206 @@
+"""The directory: actor ids to :class:`Person` entries, the roles, the on-call schedules.
+
+It is checked whole when it is built: every name is an actor name, and at no moment do the
+delegations in force make a cycle (Alice to Bob to Alice) or a chain longer than
+``max_chain`` links. Whether a delegation holds is asked with a moment: the directory has
+no clock of its own, the handler routing a request passes its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from roomkit.auth.names import RULE, actor_name_problem
+from roomkit.people._entries import Delegation, OnCallSource, Person, Role
+
+__all__ = ["MAX_CHAIN", "Directory", "StandIn"]
+
+MAX_CHAIN = 3
+"""The most delegations one request may pass through (Alice to Bob to Carol is two)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StandIn:
+    """Someone deciding in an approver's place through a delegation (or a chain of them)."""
+
+    actor: str
+    """The delegate."""
+    on_behalf_of: str
+    """The approver of record."""
+    delegation_id: str
+    """The id of the approver's own delegation, which the chain starts from."""
+    until: datetime
+    """When the chain stops holding (the earliest end of its links)."""
+    chain: tuple[str, ...]
+    """Everyone it passes through after the approver, the delegate last."""
+
+
+def _shown(value: object) -> str:
+    """A name as a message shows it: quoted, escaped, and cut short."""
+    return repr(value)[:40]
+
+
+def _check_name(value: object, what: str) -> None:
+    problem = actor_name_problem(value)
+    if problem is not None:
+        raise ValueError(f"Directory: {what} {_shown(value)} {problem}: {RULE}")
+
+
+class Directory:
+    """Actor ids to :class:`Person` entries; an actor not listed has no contact point.
+
+    Each actor id, each entry's ``manager``, each delegate and each role member is an actor
+    name (:mod:`roomkit.auth.names`): the same rule the desk's tokens follow.
+
+    Args:
+        people: actor ids to their entries.
+        roles: role names to :class:`Role` groups (``role("kyc")`` approvers).
+        on_call: schedule names to their sources (``on_call("payments")`` approvers), such
+            as :class:`~roomkit.routing.ICalOnCall` or :class:`~roomkit.routing.PagerDutyOnCall`.
+        max_chain: the most delegations a request passes through.
+
+    Raises:
+        ValueError: a name is not an actor name; someone delegates to themselves; the
+            delegations in force at some moment make a cycle or a chain longer than
+            ``max_chain``.
+        TypeError: an entry is not a :class:`Person`, a role not a :class:`Role`, a
+            schedule not an :class:`OnCallSource`.
+    """
+
+    __slots__ = ("_by_email", "_by_slack", "_people", "max_chain", "on_call", "roles")
+
+    def __init__(
+        self,
+        people: Mapping[str, Person] | None = None,
+        *,
+        roles: Mapping[str, Role] | None = None,
+        on_call: Mapping[str, OnCallSource] | None = None,
+        max_chain: int = MAX_CHAIN,
+    ) -> None:
+        self._people = dict(people or {})
+        self.roles: dict[str, Role] = dict(roles or {})
+        self.on_call: dict[str, OnCallSource] = dict(on_call or {})
+        if isinstance(max_chain, bool) or not isinstance(max_chain, int) or max_chain < 1:
+            raise ValueError(f"Directory(max_chain=...) is a count of 1 or more, got {max_chain!r}")
+        self.max_chain = max_chain
+        for actor, person in self._people.items():
+            _check_name(actor, "the actor id")
+            if not isinstance(person, Person):
+                raise TypeError(f"Directory: {actor!r} must map to a Person, not {person!r}")
+            if person.manager is not None:
+                _check_name(person.manager, f"{actor!r}'s manager")
+            for delegation in person.delegations:
+                _check_name(delegation.to, f"{actor!r}'s delegate")
+                if delegation.to == actor:
+                    raise ValueError(f"Directory: {actor!r} delegates to themselves")
+        for name, group in self.roles.items():
+            if not isinstance(group, Role):
+                raise TypeError(f"Directory: role {name!r} must be a Role, not {group!r}")
+            for member in group.members:
+                _check_name(member, f"role {name!r}'s member")
+        for name, source in self.on_call.items():
+            if not isinstance(source, OnCallSource):
+                raise TypeError(
+                    f"Directory: on-call schedule {name!r} must have on_call_at(at), got {source!r}"
+                )
+        self._check_chains()
+        self._by_slack = {p.slack_user: a for a, p in self._people.items() if p.slack_user}
+        self._by_email = {p.email.lower(): a for a, p in self._people.items() if p.email}
+
+    def _check_chains(self) -> None:
+        """Refuse a cycle, or a chain over :attr:`max_chain`, among the delegations in force
+        at any moment: the set in force changes only when one starts or ends, and an end
+        only takes links away, so checking at each start is checking at every moment."""
+        edges = [
+            (actor, delegation)
+            for actor, person in self._people.items()
+            for delegation in person.delegations
+        ]
+        for _, started in edges:
+            moment = started.starts
+            links: dict[str, list[str]] = {}
+            for actor, delegation in edges:
+                if delegation.holds(moment):
+                    links.setdefault(actor, []).append(delegation.to)
+            for actor in links:
+                self._walk(actor, links, (actor,), moment)
+
+    def _walk(
+        self, actor: str, links: dict[str, list[str]], path: tuple[str, ...], moment: datetime
+    ) -> None:
+        for delegate in links.get(actor, ()):
+            if delegate in path:
+                cycle = " -> ".join((*path[path.index(delegate) :], delegate))
+                raise ValueError(
+                    f"Directory: the delegations in force at {moment.isoformat()} make a cycle "
+                    f"({cycle}): end one of them, or name someone else"
+                )
+            chain = (*path, delegate)
+            if len(chain) - 1 > self.max_chain:
+                raise ValueError(
+                    f"Directory: the delegations in force at {moment.isoformat()} make a chain "
+                    f"of {len(chain) - 1} ({' -> '.join(chain)}), more than max_chain="
+                    f"{self.max_chain}: delegate to the last of them directly"
+                )
+            self._walk(delegate, links, chain, moment)
+
+    def get(self, actor_id: str) -> Person | None:
+        """The entry for ``actor_id``, or ``None``."""
+        return self._people.get(actor_id)
+
+    def actor_for_slack_user(self, slack_user: str) -> str | None:
+        """The actor whose entry names this Slack user id, or ``None``."""
+        return self._by_slack.get(slack_user)
+
+    def actor_for_email(self, email: str) -> str | None:
+        """The actor whose entry has this email address (any case), or ``None``."""
+        return self._by_email.get(email.lower())
+
+    def away(self, actor_id: str, at: datetime, tool: str | None = None) -> Delegation | None:
+        """The delegation ``actor_id`` has in force at ``at`` covering ``tool`` (with
+        ``tool=None``, any delegation in force), or ``None`` when they are not away."""
+        person = self._people.get(actor_id)
+        for delegation in person.delegations if person is not None else ():
+            if delegation.holds(at) and (tool is None or delegation.covers(tool)):
+                return delegation
+        return None
+
+    def stand_ins(self, actor_id: str, at: datetime, tool: str | None) -> list[StandIn]:
+        """Who decides in ``actor_id``'s place at ``at`` for a request of ``tool``: each
+        delegate along the chain in force, the last one deciding.
+
+        Each link covers the tool, or the chain stops before it: a delegation never widens
+        what the one before it handed on.
+        """
+        first = self.away(actor_id, at, tool) if tool is not None else self._any(actor_id, at)
+        if first is None:
+            return []
+        found: list[StandIn] = []
+        ident = first.ident(actor_id)
+        link: Delegation | None = first
+        chain: tuple[str, ...] = ()
+        until = first.ends
+        while link is not None and len(chain) < self.max_chain and link.to not in chain:
+            chain = (*chain, link.to)
+            until = min(until, link.ends)
+            found.append(StandIn(link.to, actor_id, ident, until, chain))
+            link = self.away(link.to, at, tool) if tool is not None else self._any(link.to, at)
+            if link is not None and (link.to == actor_id):
+                break
+        return found
+
+    def _any(self, actor_id: str, at: datetime) -> Delegation | None:
+        """A delegation in force for a request with no tool (a question): one for every tool."""
+        person = self._people.get(actor_id)
+        for delegation in person.delegations if person is not None else ():
+            if delegation.holds(at) and delegation.tools is None:
+                return delegation
+        return None
+
+    def __contains__(self, actor_id: object) -> bool:
+        return actor_id in self._people
+
+    def __len__(self) -> int:
+        return len(self._people)

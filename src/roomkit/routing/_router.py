@@ -1,0 +1,322 @@
+"""Routing a request by the directory: who decides it now, for whom, and who is told.
+
+A request's approvers are its approvers of record: actor ids, :func:`~roomkit.people.role`
+groups and :func:`~roomkit.people.on_call` schedules (a question without approvers has its
+actor). The :class:`Router` turns them into the people deciding at one moment, and is asked
+again whenever that matters (when the request is made, at every ladder step, when an answer
+arrives), because absences and shifts change while a request waits:
+
+- a person who is away (a :class:`~roomkit.people.Delegation` in force covering the tool)
+  has their delegate decide on their behalf; they may still decide themselves;
+- a role decides through each member (``everyone``) or through the member it was assigned
+  to (``rotation``, least recently assigned first, skipping those away);
+- an on-call schedule decides through whoever is on call now; when the shift changes, the
+  request moves to the new person (the one before keeps read access).
+
+Assignments are kept in the request's history as ``escalated`` entries written by the
+``routing`` surface (``group``, ``approvers``, ``replaces``, ``reason``), so every process
+reading the history routes alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.people import Directory, reference_of
+from roomkit.stores.outbox import Outbox, OutboxItem, now_of
+
+__all__ = ["ROUTING", "Router", "Standing"]
+
+logger = logging.getLogger("roomkit.routing")
+
+ROUTING = "routing"
+"""The ``surface`` of the history entries routing writes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """Why one actor may decide a request: for which approver of record, and how."""
+
+    actor: str
+    principal: str
+    """The approver of record the decision counts for (an actor id, ``role:...`` or
+    ``on-call:...``); on a quorum, one vote per principal."""
+    delegation_id: str | None = None
+    """The delegation it goes through, when the actor stands in for someone away."""
+    on_behalf_of: str | None = None
+    """The person of record the actor decides for, when it is not the actor themself."""
+
+
+class RoutedHandler(Protocol):
+    """What the router reads and writes through: the handler's history and outbox."""
+
+    async def history(self, pending_id: str) -> list[dict[str, Any]]: ...
+
+    async def record(self, pending_id: str, entry: dict[str, Any]) -> int: ...
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+    @property
+    def durable(self) -> bool: ...
+
+
+def _stamp(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class Router:
+    """Resolves a request's approvers of record through a :class:`Directory`.
+
+    Args:
+        directory: the people, roles and schedules.
+        handler: where the request's history is read and written.
+        clock: now, timezone-aware; the handler passes its store's clock.
+    """
+
+    def __init__(
+        self, directory: Directory, handler: RoutedHandler, clock: Callable[[], datetime]
+    ) -> None:
+        self.directory = directory
+        self._handler = handler
+        self.clock = clock
+        # Who was assigned when, per role: kept by this process (a restart starts the
+        # rotation again from the first member).
+        self._last_assigned: dict[tuple[str, str], int] = {}
+        self._turns = 0
+        # One routing of a request at a time in this process: the request's creation and
+        # its first notice both route it, and must assign a rotation role once.
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @staticmethod
+    def of_record(request: PendingInput) -> tuple[str, ...]:
+        """The request's approvers of record who may decide it now: its approvers (on a
+        quorum, those still to vote), else its actor."""
+        if request.approvers:
+            return tuple(request.approvers)
+        return (request.actor_id,) if request.actor_id else ()
+
+    def routes(self, request: PendingInput) -> bool:
+        """Whether the directory changes anything for ``request`` (a group, or someone
+        with delegations); a request it does not touch costs no reads."""
+        for approver in self.of_record(request):
+            if reference_of(approver) is not None:
+                return True
+            person = self.directory.get(approver)
+            if person is not None and person.delegations:
+                return True
+        return False
+
+    # -- groups ------------------------------------------------------------------------------
+
+    async def assigned(self, request: PendingInput) -> dict[str, str]:
+        """Each rotation role and schedule of ``request`` to the member it is assigned to
+        now, as its history records."""
+        found: dict[str, str] = {}
+        if not any(reference_of(a) for a in self.of_record(request)):
+            return found
+        for entry in await self._handler.history(request.pending_id):
+            group = entry.get("group")
+            if entry.get("surface") == ROUTING and isinstance(group, str):
+                people = entry.get("approvers") or []
+                if people:
+                    found[group] = str(people[0])
+        return found
+
+    async def _assign(
+        self, request: PendingInput, group: str, actor: str, replaces: str | None, reason: str
+    ) -> None:
+        entry: dict[str, Any] = {
+            "type": "escalated",
+            "at": _stamp(self.clock()),
+            "actor": None,
+            "surface": ROUTING,
+            "approvers": [actor],
+            "group": group,
+            "reason": reason,
+        }
+        if replaces is not None:
+            entry["replaces"] = replaces
+        await self._handler.record(request.pending_id, entry)
+        if replaces is not None and reason == "shift change":
+            # The new person hears of the request through the notifier's outbox, once (an
+            # escalation's own step tells whoever it hands the request to).
+            now = now_of(self._handler)
+            item = OutboxItem(
+                f"{request.pending_id}.reassign.{actor}.{entry['at']}",
+                request.pending_id,
+                now,
+                {"job": "reassign", "to": actor},
+                created=now,
+            )
+            await self._handler.outbox.add([item])
+
+    def _next_member(self, name: str, after: str | None, tool: str | None) -> str | None:
+        """The role's member assigned least recently, skipping those away and ``after``."""
+        group = self.directory.roles.get(name)
+        if group is None:
+            return None
+        at = self.clock()
+        present = [
+            member
+            for member in group.members
+            if member != after and self.directory.away(member, at, tool) is None
+        ]
+        if not present:
+            return None
+        chosen = min(present, key=lambda m: self._last_assigned.get((name, m), -1))
+        self._turns += 1
+        self._last_assigned[(name, chosen)] = self._turns
+        return chosen
+
+    async def _on_call_now(self, name: str) -> str | None:
+        source = self.directory.on_call.get(name)
+        if source is None:
+            logger.warning("routing: the directory has no on-call schedule %r", name)
+            return None
+        try:
+            who = await source.on_call_at(self.clock())
+        except Exception as error:
+            # A schedule that cannot be read now keeps whoever was assigned.
+            logger.warning("routing: could not read the on-call schedule %r (%s)", name, error)
+            return None
+        if who is None:
+            return None
+        return self.directory.actor_for_email(who) or who
+
+    async def refresh(self, request: PendingInput, *, escalating: bool = False) -> dict[str, str]:
+        """Bring the request's group assignments up to date and return them: assign what
+        has no one yet, follow a shift change, and on ``escalating`` hand each rotation
+        role on to its next member. Each change is a history entry."""
+        lock = self._locks.get(request.pending_id)
+        if lock is None:
+            lock = self._locks[request.pending_id] = asyncio.Lock()
+        async with lock:
+            return await self._refresh(request, escalating)
+
+    async def _refresh(self, request: PendingInput, escalating: bool) -> dict[str, str]:
+        current = await self.assigned(request)
+        for approver in self.of_record(request):
+            reference = reference_of(approver)
+            if reference is None:
+                continue
+            kind, name = reference
+            before = current.get(approver)
+            if kind == "on_call":
+                now = await self._on_call_now(name)
+                if now is not None and now != before:
+                    reason = "on call" if before is None else "shift change"
+                    await self._assign(request, approver, now, before, reason)
+                    current[approver] = now
+                continue
+            group = self.directory.roles.get(name)
+            if group is None or group.rule != "rotation":
+                continue
+            if before is None or escalating:
+                chosen = self._next_member(name, before, request.tool_name)
+                if chosen is not None and chosen != before:
+                    reason = "rotation" if before is None else "escalation"
+                    await self._assign(request, approver, chosen, before, reason)
+                    current[approver] = chosen
+        return current
+
+    # -- who decides -------------------------------------------------------------------------
+
+    async def standings(self, request: PendingInput) -> list[Standing]:
+        """Everyone who may decide ``request`` now, each with the approver they count for,
+        the approvers of record first."""
+        assigned: dict[str, str] = {}
+        if self.routes(request):
+            # Only an open request is moved; a settled one is read as it was left.
+            open_ = request.status is PendingInputStatus.PENDING
+            assigned = await (self.refresh(request) if open_ else self.assigned(request))
+        at = self.clock()
+        tool = request.tool_name if request.kind == "approval" else None
+        found: list[Standing] = []
+        for approver in self.of_record(request):
+            for person in self._people_of(approver, assigned):
+                group = None if person == approver else approver
+                found.append(Standing(person, approver, None, group))
+                for stand_in in self.directory.stand_ins(person, at, tool):
+                    found.append(Standing(stand_in.actor, approver, stand_in.delegation_id, person))
+        return found
+
+    def _people_of(self, approver: str, assigned: dict[str, str]) -> list[str]:
+        reference = reference_of(approver)
+        if reference is None:
+            return [approver]
+        kind, name = reference
+        if approver in assigned:
+            return [assigned[approver]]
+        group = self.directory.roles.get(name) if kind == "role" else None
+        return list(group.members) if group is not None and group.rule == "everyone" else []
+
+    async def standing(self, request: PendingInput, actor: str) -> list[Standing]:
+        """What ``actor`` may decide ``request`` as: themself first, then each approver
+        they stand in for; empty when they may not decide it."""
+        mine = [s for s in await self.standings(request) if s.actor == actor]
+        mine.sort(key=lambda s: s.delegation_id is not None)
+        first: dict[str, Standing] = {}
+        for found in mine:
+            first.setdefault(found.principal, found)
+        return list(first.values())
+
+    async def may_decide(self, request: PendingInput, actor: str) -> bool:
+        """Whether ``actor`` may decide ``request`` now."""
+        return bool(await self.standing(request, actor))
+
+    async def may_see(self, request: PendingInput, actor: str) -> bool:
+        """Whether ``actor`` may see ``request``: they may decide it, or it was assigned to
+        them before (the person of a shift that ended keeps read access)."""
+        if await self.may_decide(request, actor):
+            return True
+        if not any(reference_of(a) for a in self.of_record(request)):
+            return False
+        for entry in await self._handler.history(request.pending_id):
+            if entry.get("surface") == ROUTING and actor in (entry.get("approvers") or []):
+                return True
+        return False
+
+    async def recipients(self, request: PendingInput) -> tuple[str, ...]:
+        """Who is told of ``request`` now: for each approver of record, the one deciding
+        (the last delegate of a chain in force, else the person)."""
+        deciding: dict[str, str] = {}
+        for standing in await self.standings(request):
+            # A delegate replaces the person they stand in for; a role's members are each told.
+            key = standing.on_behalf_of or standing.actor
+            if standing.delegation_id is None:
+                key = standing.actor
+            deciding[key] = standing.actor
+        return tuple(dict.fromkeys(deciding.values()))
+
+    async def status(self, request: PendingInput) -> str | None:
+        """What the one who asked reads: ``Alice is away until 12 Dec; Carol is
+        deciding``; ``None`` when nobody of record is away."""
+        if not self.routes(request):
+            return None
+        at = self.clock()
+        tool = request.tool_name if request.kind == "approval" else None
+        assigned = await self.assigned(request)
+        parts: list[str] = []
+        for approver in self.of_record(request):
+            for person in self._people_of(approver, assigned):
+                chain = self.directory.stand_ins(person, at, tool)
+                if chain:
+                    until = chain[0].until
+                    parts.append(
+                        f"{_name(person)} is away until {until.day} {until:%b}; "
+                        f"{_name(chain[-1].actor)} is deciding"
+                    )
+        return "; ".join(parts) or None
+
+
+def _name(actor: str) -> str:
+    """An actor id as a sentence shows a person: ``alice`` reads ``Alice``."""
+    return actor[:1].upper() + actor[1:]

@@ -1,0 +1,123 @@
+"""Who is on call, from an iCal schedule: a file, or a feed's URL.
+
+PagerDuty, ServiceNow and Grafana OnCall all export their schedules as iCal: one event a
+shift, recurring rules for the rotation, and overrides (an event with a ``RECURRENCE-ID``
+replacing one shift, or one laid over the rotation). :class:`ICalOnCall` reads it with the
+``icalendar`` and ``recurring-ical-events`` packages (the ``oncall`` extra) and says who is
+on call at a moment: the event's attendee (an email address the directory maps to an
+actor), else its summary.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from roomkit._extras import extra_missing
+
+__all__ = ["ICalOnCall"]
+
+
+def _libraries() -> tuple[Any, Any]:
+    try:
+        import icalendar
+        import recurring_ical_events  # type: ignore[import-untyped]
+    except ImportError as error:
+        raise ImportError(extra_missing("ICalOnCall", "oncall", error.name)) from error
+    return icalendar, recurring_ical_events
+
+
+def _aware(value: object) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    return None
+
+
+def default_person(event: Any) -> str | None:
+    """The person of a shift: its first attendee's address (``mailto:`` dropped), else its
+    summary."""
+    attendee = event.get("ATTENDEE")
+    if isinstance(attendee, list):
+        attendee = attendee[0] if attendee else None
+    if attendee:
+        text = str(attendee)
+        return text[7:] if text.lower().startswith("mailto:") else text
+    summary = event.get("SUMMARY")
+    return str(summary).strip() or None if summary is not None else None
+
+
+class ICalOnCall:
+    """An on-call schedule read from iCal (an :class:`~roomkit.people.OnCallSource`).
+
+    Args:
+        source: a path to an ``.ics`` file, or an ``http(s)://`` URL of a feed (``webcal://``
+            is read as ``https://``).
+        refresh: seconds a feed is kept before it is fetched again (a file is read again
+            when it changes).
+        person: the person of a shift event; by default its attendee's address, else its
+            summary.
+
+    Raises:
+        ImportError: the ``oncall`` extra is not installed (the message says how to).
+    """
+
+    def __init__(
+        self,
+        source: str | Path,
+        *,
+        refresh: float = 300.0,
+        person: Callable[[Any], str | None] = default_person,
+    ) -> None:
+        self._ical, self._recurring = _libraries()
+        text = str(source)
+        if text.startswith("webcal://"):
+            text = "https://" + text[len("webcal://") :]
+        self.url = text if text.startswith(("http://", "https://")) else None
+        self.path = None if self.url else Path(source)
+        self.refresh = refresh
+        self.person = person
+        self._calendar: Any = None
+        self._read_at = 0.0
+        self._stamp: float | None = None
+
+    async def _load(self) -> Any:
+        if self.path is not None:
+            stamp = self.path.stat().st_mtime
+            if self._calendar is None or stamp != self._stamp:
+                self._calendar = self._ical.Calendar.from_ical(self.path.read_bytes())
+                self._stamp = stamp
+            return self._calendar
+        if self._calendar is None or time.monotonic() - self._read_at >= self.refresh:
+            try:
+                import httpx
+            except ImportError as error:
+                raise ImportError(extra_missing("ICalOnCall(url)", "desk", "httpx")) from error
+            async with httpx.AsyncClient(timeout=10.0, follow_redirects=True) as client:
+                response = await client.get(str(self.url))
+                response.raise_for_status()
+            self._calendar = self._ical.Calendar.from_ical(response.content)
+            self._read_at = time.monotonic()
+        return self._calendar
+
+    async def on_call_at(self, at: datetime) -> str | None:
+        """The person on call at ``at`` (of the shifts then, the one that started last: an
+        override laid over the rotation wins); ``None`` when nobody is."""
+        calendar = await self._load()
+        events = self._recurring.of(calendar).between(
+            at - timedelta(days=1), at + timedelta(seconds=1)
+        )
+        current: list[tuple[datetime, Any]] = []
+        for event in events:
+            starts = _aware(event.get("DTSTART").dt if event.get("DTSTART") else None)
+            ends = _aware(event.get("DTEND").dt if event.get("DTEND") else None)
+            if starts is not None and ends is not None and starts <= at < ends:
+                current.append((starts, event))
+        if not current:
+            return None
+        current.sort(key=lambda found: found[0])
+        return self.person(current[-1][1])

@@ -1,0 +1,91 @@
+"""Who is on call, from PagerDuty's ``GET /oncalls``.
+
+:class:`PagerDutyOnCall` asks for a schedule's on-call entries at a moment (``since`` and
+``until`` around it, users included) and takes the lowest escalation level's user: their
+email address, which the directory maps to an actor, else their name. Answers are kept for
+``refresh`` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from roomkit._extras import extra_missing
+
+__all__ = ["PagerDutyOnCall"]
+
+API = "https://api.pagerduty.com"
+
+
+def _when(text: object) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+class PagerDutyOnCall:
+    """An on-call schedule read from PagerDuty (an :class:`~roomkit.people.OnCallSource`).
+
+    Args:
+        token: a REST API key (sent as ``Authorization: Token token=...``).
+        schedule_id: the schedule (``PABC123``).
+        base_url: the API's address (a regional or test endpoint).
+        refresh: seconds an answer is kept before PagerDuty is asked again.
+
+    Raises:
+        ImportError: httpx is not installed (the ``desk`` extra).
+    """
+
+    def __init__(
+        self, token: str, schedule_id: str, *, base_url: str = API, refresh: float = 60.0
+    ) -> None:
+        try:
+            import httpx
+        except ImportError as error:
+            raise ImportError(extra_missing("PagerDutyOnCall", "desk", error.name)) from error
+        self._httpx = httpx
+        self.token = token
+        self.schedule_id = schedule_id
+        self.base_url = base_url.rstrip("/")
+        self.refresh = refresh
+        self._kept: tuple[float, datetime, datetime, str | None] | None = None
+
+    async def on_call_at(self, at: datetime) -> str | None:
+        """The person on call at ``at`` in the schedule; ``None`` when nobody is."""
+        kept = self._kept
+        fresh = kept is not None and time.monotonic() - kept[0] < self.refresh
+        if kept is not None and fresh and kept[1] <= at < kept[2]:
+            return kept[3]
+        params: list[tuple[str, str | int | float | bool | None]] = [
+            ("schedule_ids[]", self.schedule_id),
+            ("since", at.astimezone(UTC).isoformat()),
+            ("until", (at + timedelta(seconds=1)).astimezone(UTC).isoformat()),
+            ("include[]", "users"),
+        ]
+        headers = {
+            "Authorization": f"Token token={self.token}",
+            "Accept": "application/vnd.pagerduty+json;version=2",
+        }
+        async with self._httpx.AsyncClient(timeout=10.0) as client:
+            response = await client.get(f"{self.base_url}/oncalls", params=params, headers=headers)
+            response.raise_for_status()
+            body: Any = response.json()
+        best: tuple[int, str | None, datetime, datetime] | None = None
+        for entry in body.get("oncalls", []) if isinstance(body, dict) else []:
+            starts = _when(entry.get("start")) or at
+            ends = _when(entry.get("end")) or at + timedelta(days=3650)
+            if not starts <= at < ends:
+                continue
+            user = entry.get("user") or {}
+            who = user.get("email") or user.get("summary") or user.get("name")
+            level = int(entry.get("escalation_level") or 1)
+            if best is None or level < best[0]:
+                best = (level, who, starts, ends)
+        if best is None:
+            self._kept = (time.monotonic(), at, at + timedelta(seconds=1), None)
+            return None
+        self._kept = (time.monotonic(), best[2], best[3], best[1])
+        return best[1]

@@ -1,0 +1,52 @@
+"""The handler's notification callbacks: the default one, and one per channel id.
+
+Upstream RoomKit 0.109's code and tests assign ``handler._on_input_required``; that name is
+the same callback as :attr:`Callbacks.on_input_required`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from roomkit.tools.human_input._announce import OnInputRequiredCallback
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input._announce import Announcer
+
+__all__ = ["Callbacks"]
+
+
+class Callbacks:
+    """The callbacks a handler's :class:`Announcer` calls when a request is created."""
+
+    __slots__ = ()
+
+    _announcer: Announcer
+
+    @property
+    def on_input_required(self) -> OnInputRequiredCallback | None:
+        """The callback for requests of a channel with no callback of its own."""
+        return self._announcer.default
+
+    @on_input_required.setter
+    def on_input_required(self, callback: OnInputRequiredCallback | None) -> None:
+        if callback is not None and not callable(callback):
+            raise TypeError(f"the callback must be an async callable or None, got {callback!r}")
+        self._announcer.default = callback
+
+    # RoomKit 0.109's name, which its code and tests assign: the same callback.
+    _on_input_required = on_input_required
+
+    def set_on_input_required(self, channel_id: str, callback: OnInputRequiredCallback) -> int:
+        """Route the requests of ``channel_id`` to ``callback``; return the registration token.
+
+        Registering re-opens a closed channel scope (a new owner). Pass the token to
+        ``close(channel_id=..., registration=token)`` so that a displaced owner's teardown
+        leaves the live owner alone.
+
+        Raises:
+            HandlerClosedError: the whole handler is closed.
+        """
+        return self._announcer.register(channel_id, callback)
+
+    _set_on_input_required = set_on_input_required

@@ -1,0 +1,254 @@
+"""A delegate decides while the approver is away: on the desk, on the record, in a quorum."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import httpx
+from routing_clock import FakeClock
+
+from roomkit import RoomKit
+from roomkit.desk import DeskLimits, create_desk_app, issue_token
+from roomkit.people import Delegation, Directory, Person
+from roomkit.stores._quorum import decode_votes, encode_votes
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler
+
+SECRET = "routing-tests-secret-0123456789abcdef"
+STARTS = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
+ENDS = datetime(2026, 12, 12, 9, 0, tzinfo=UTC)
+SCHEMA = {"type": "object", "properties": {"amount": {"type": "integer"}}}
+
+
+def directory(tools: set[str] | None = None) -> Directory:
+    return Directory(
+        {
+            "alice": Person(
+                manager="mallory",
+                delegations=[
+                    Delegation(to="carol", starts=STARTS, ends=ENDS, tools=tools, reason="leave")
+                ],
+            ),
+            "bob": Person(
+                delegations=[Delegation(to="carol", starts=STARTS, ends=ENDS)],
+            ),
+        }
+    )
+
+
+def handler_on(clock: FakeClock, tools: set[str] | None = None) -> HumanInputHandler:
+    handler = HumanInputHandler(directory=directory(tools))
+    assert handler.router is not None
+    handler.router.clock = clock
+    return handler
+
+
+def bearer(actor: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
+
+
+def desk_client(handler: HumanInputHandler) -> httpx.AsyncClient:
+    app = create_desk_app(
+        RoomKit(), handler=handler, secret=SECRET, limits=DeskLimits(rate=1e6, burst=1_000_000)
+    )
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://desk.test")
+
+
+async def test_the_delegate_decides_only_while_the_delegation_holds(clock: FakeClock) -> None:
+    handler = handler_on(clock)
+    router = handler.router
+    assert router is not None
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+    assert not await router.may_decide(request, "carol"), "before it starts"
+    assert await router.status(request) is None
+    clock.now = STARTS
+    assert await router.may_decide(request, "carol")
+    assert await router.may_decide(request, "alice"), "the approver may still decide"
+    assert await router.recipients(request) == ("carol",)
+    assert await router.status(request) == "Alice is away until 12 Dec; Carol is deciding"
+    clock.now = ENDS
+    assert not await router.may_decide(request, "carol"), "the end is not part of it"
+    assert await router.recipients(request) == ("alice",)
+
+
+async def test_a_delegates_answer_on_the_desk_is_recorded_on_behalf_of_the_approver(
+    clock: FakeClock,
+) -> None:
+    clock.now = STARTS
+    handler = handler_on(clock)
+    request = await handler.create_approval(
+        "pay", {"amount": 5}, approvers=["alice"], tool_schema=SCHEMA
+    )
+    async with desk_client(handler) as client:
+        listed = (await client.get("/api/requests", headers=bearer("carol"))).json()
+        shown = await client.get(f"/api/requests/{request.pending_id}", headers=bearer("carol"))
+        outsider = await client.post(
+            f"/api/requests/{request.pending_id}/answer",
+            json={"decision": "approve"},
+            headers=bearer("dave"),
+        )
+        answered = await client.post(
+            f"/api/requests/{request.pending_id}/answer",
+            json={"decision": "approve"},
+            headers=bearer("carol"),
+        )
+    assert [view["id"] for view in listed["requests"]] == [request.pending_id]
+    assert shown.json()["routing"] == "Alice is away until 12 Dec; Carol is deciding"
+    assert outsider.status_code == 404
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["settled_by"] == "carol"
+    assert answered.json()["approvers"] == ["alice"], "the approver of record stays"
+    decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
+    assert decided[0]["actor"] == "carol"
+    assert decided[0]["on_behalf_of"] == "alice"
+    assert decided[0]["delegation_id"].startswith("dlg_")
+
+
+async def test_a_delegation_narrower_than_the_tool_routes_nothing(clock: FakeClock) -> None:
+    clock.now = STARTS
+    handler = handler_on(clock, tools={"refund"})
+    request = await handler.create_approval(
+        "pay", {"amount": 5}, approvers=["alice"], tool_schema=SCHEMA
+    )
+    assert handler.router is not None
+    assert await handler.router.recipients(request) == ("alice",)
+    async with desk_client(handler) as client:
+        refused = await client.post(
+            f"/api/requests/{request.pending_id}/answer",
+            json={"decision": "approve"},
+            headers=bearer("carol"),
+        )
+    assert refused.status_code == 404, "carol does not even see it"
+    refund = await handler.create_approval("refund", {"amount": 5}, approvers=["alice"])
+    assert await handler.router.may_decide(refund, "carol")
+
+
+async def test_a_delegate_for_two_approvers_votes_once(clock: FakeClock) -> None:
+    clock.now = STARTS
+    handler = handler_on(clock)
+    request = await handler.create_approval(
+        "pay", {"amount": 5}, approvers=["alice", "bob", "dave"], quorum=2
+    )
+    assert await handler.aresolve(request.pending_id, approve(), by="carol")
+    again = await handler.aresolve(request.pending_id, approve(), by="carol")
+    assert not again, "one person, one vote, however many they stand in for"
+    current = await handler.get_request(request.pending_id)
+    assert current is not None
+    assert current.status.value == "pending"
+    assert [(v.actor, v.on_behalf_of) for v in current.votes] == [("carol", "alice")]
+    assert current.approvers == ("bob", "dave")
+    assert not await handler.aresolve(request.pending_id, approve(), by="alice"), (
+        "alice's vote was cast for her"
+    )
+    assert await handler.aresolve(request.pending_id, approve(), by="dave")
+    assert await handler.wait(request.pending_id, timeout=1) == approve()
+    voted = [e for e in await handler.history(request.pending_id) if e["type"] == "voted"]
+    assert voted[0]["on_behalf_of"] == "alice"
+    assert "delegation_id" in voted[0]
+    assert "on_behalf_of" not in voted[1]
+    settled = [e for e in await handler.history(request.pending_id) if e["type"] == "settled"]
+    assert settled[0]["approvers"] == ["alice", "dave"]
+
+
+async def test_nobody_votes_both_as_themself_and_as_a_delegate(clock: FakeClock) -> None:
+    clock.now = STARTS
+    handler = handler_on(clock)
+    request = await handler.create_approval(
+        "pay", {"amount": 5}, approvers=["alice", "carol", "dave"], quorum=2
+    )
+    assert await handler.aresolve(request.pending_id, approve(), by="carol")
+    assert not await handler.aresolve(request.pending_id, approve(), by="carol")
+    current = await handler.get_request(request.pending_id)
+    assert current is not None
+    assert [(v.actor, v.on_behalf_of) for v in current.votes] == [("carol", None)]
+    assert current.approvers == ("alice", "dave")
+
+
+def test_votes_cast_as_oneself_are_encoded_as_before(clock: FakeClock) -> None:
+    from roomkit.models.pending_input import Vote
+
+    plain = Vote("bob", "approve", STARTS, "d" * 64, token="t")
+    text = encode_votes((plain,))
+    assert '"for"' not in text
+    assert text == (
+        '[{"actor":"bob","decision":"approve","at":"2026-12-02T09:00:00+00:00",'
+        f'"digest":"{"d" * 64}","edited":null,"reason":null,"token":"t"}}]'
+    )
+    behalf = Vote("carol", "approve", STARTS, "d" * 64, token="u", on_behalf_of="alice")
+    assert decode_votes(encode_votes((behalf,)))[0].principal == "alice"
+
+
+async def test_escalation_goes_to_the_approvers_manager(clock: FakeClock) -> None:
+    from roomkit.notify import Notifier
+    from roomkit.notify.surface import Notice
+
+    clock.now = STARTS
+    handler = handler_on(clock)
+    told: list[Notice] = []
+
+    class Recorder:
+        name = "recorder"
+
+        def reaches(self, recipient: str | None, person: object) -> bool:
+            return recipient is not None
+
+        async def send(self, notice: Notice) -> None:
+            told.append(notice)
+
+        async def aclose(self) -> None:
+            return None
+
+    async with Notifier(handler, [Recorder()]) as notifier:
+        assert notifier.directory is handler.directory
+        request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+        await notifier.wait_idle()
+        await handler.outbox.add(
+            [_step(request.pending_id, {"job": "escalate", "to": "manager"}, handler)]
+        )
+        await notifier.wait_idle()
+    kinds = [(n.type, n.recipient) for n in told]
+    assert ("question_pending", "carol") in kinds
+    assert ("question_pending", "alice") not in kinds, "alice is away: carol is told"
+    assert ("question_escalated", "mallory") in kinds
+
+
+def _step(pending_id: str, body: dict[str, object], handler: HumanInputHandler) -> object:
+    from roomkit.stores.outbox import OutboxItem, now_of
+
+    now = now_of(handler)
+    return OutboxItem(f"{pending_id}.escalate0", pending_id, now, body, created=now)
+
+
+async def test_a_delegates_answer_to_a_question_names_whom_it_was_for(clock: FakeClock) -> None:
+    clock.now = STARTS
+    handler = handler_on(clock)
+    asked = await handler.create("AskUserQuestion", {"question": "Ship it?"}, actor_id="bob")
+    assert handler.router is not None
+    assert await handler.router.recipients(asked) == ("carol",)
+    assert await handler.aresolve(asked.pending_id, "yes", by="carol")
+    settled = [e for e in await handler.history(asked.pending_id) if e["type"] == "settled"]
+    assert settled[0]["actor"] == "carol"
+    assert settled[0]["on_behalf_of"] == "bob"
+    mine = await handler.create("AskUserQuestion", {"question": "Ship it?"}, actor_id="bob")
+    assert await handler.aresolve(mine.pending_id, "no", by="bob")
+    own = [e for e in await handler.history(mine.pending_id) if e["type"] == "settled"]
+    assert "on_behalf_of" not in own[0]
+
+
+async def test_the_desks_socket_pushes_a_new_request_to_the_delegate(clock: FakeClock) -> None:
+    from tests.desk.desk_harness import SECRET as HARNESS_SECRET
+    from tests.desk.desk_harness import next_frame, serve, socket_for
+
+    clock.now = STARTS
+    handler = handler_on(clock)
+    app = create_desk_app(
+        RoomKit(),
+        handler=handler,
+        secret=HARNESS_SECRET,
+        limits=DeskLimits(rate=1e6, burst=1_000_000),
+    )
+    async with serve(app) as base, socket_for(base, "carol") as (carol, snapshot):
+        assert snapshot == []
+        request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+        frame = await next_frame(carol, "question_pending")
+    assert frame["request"]["id"] == request.pending_id

@@ -1,0 +1,81 @@
+"""The directory refuses delegations that would loop or run on too long, when it is built."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from roomkit.notify.surface import Directory as OldPathDirectory
+from roomkit.notify.surface import Person as OldPathPerson
+from roomkit.people import Delegation, Directory, Person, Role, on_call, role
+
+DEC = datetime(2026, 12, 1, tzinfo=UTC)
+JAN = datetime(2027, 1, 1, tzinfo=UTC)
+FEB = datetime(2027, 2, 1, tzinfo=UTC)
+
+
+def away(to: str, starts: datetime = DEC, ends: datetime = JAN, **more: object) -> Delegation:
+    return Delegation(to=to, starts=starts, ends=ends, **more)  # type: ignore[arg-type]
+
+
+def test_the_old_import_path_names_the_same_classes() -> None:
+    assert OldPathDirectory is Directory
+    assert OldPathPerson is Person
+
+
+def test_a_cycle_is_refused_when_the_directory_is_built() -> None:
+    with pytest.raises(ValueError, match=r"cycle \(alice -> bob -> alice\)"):
+        Directory(
+            {"alice": Person(delegations=[away("bob")]), "bob": Person(delegations=[away("alice")])}
+        )
+
+
+def test_delegations_that_never_hold_together_make_no_cycle() -> None:
+    directory = Directory(
+        {
+            "alice": Person(delegations=[away("bob", DEC, JAN)]),
+            "bob": Person(delegations=[away("alice", JAN, FEB)]),
+        }
+    )
+    assert directory.stand_ins("alice", DEC, "pay")[0].actor == "bob"
+    assert directory.stand_ins("bob", JAN, "pay")[0].actor == "alice"
+
+
+def test_a_chain_over_the_bound_is_refused() -> None:
+    people = {
+        name: Person(delegations=[away(to)])
+        for name, to in (("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"))
+    }
+    with pytest.raises(ValueError, match=r"chain of 4 \(a -> b -> c -> d -> e\).*max_chain=3"):
+        Directory(people)
+    assert len(Directory(people, max_chain=4)) == 4
+
+
+def test_a_delegation_to_oneself_or_without_a_timezone_is_refused() -> None:
+    with pytest.raises(ValueError, match="delegates to themselves"):
+        Directory({"alice": Person(delegations=[away("alice")])})
+    with pytest.raises(ValueError, match="timezone-aware"):
+        Delegation(to="bob", starts=datetime(2026, 12, 1), ends=JAN)
+    with pytest.raises(ValueError, match="ends"):
+        Delegation(to="bob", starts=JAN, ends=DEC)
+
+
+def test_a_chain_covers_only_what_every_link_covers() -> None:
+    directory = Directory(
+        {
+            "alice": Person(delegations=[away("bob", tools={"refund", "pay"})]),
+            "bob": Person(delegations=[away("carol", tools={"refund"})]),
+        }
+    )
+    assert [s.actor for s in directory.stand_ins("alice", DEC, "refund")] == ["bob", "carol"]
+    assert [s.actor for s in directory.stand_ins("alice", DEC, "pay")] == ["bob"]
+    assert directory.stand_ins("alice", DEC, "wire") == []
+
+
+def test_groups_are_named_by_reference() -> None:
+    assert (role("kyc"), on_call("payments")) == ("role:kyc", "on-call:payments")
+    with pytest.raises(ValueError, match="at least one"):
+        Role(members=[])
+    with pytest.raises(TypeError, match="on_call_at"):
+        Directory(on_call={"payments": object()})  # type: ignore[dict-item]

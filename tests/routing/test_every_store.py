@@ -1,0 +1,107 @@
+"""Routing on every store: a delegate's vote read back by another process, and a shift
+change told to the new person through the notifier's outbox."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from routing_clock import FakeClock
+from tests.servers.stores import StoreSite
+
+from roomkit.notify import Notifier
+from roomkit.notify.surface import Notice
+from roomkit.people import Delegation, Directory, Person, on_call
+from roomkit.routing import ICalOnCall
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler
+
+SCHEDULE = Path(__file__).parent / "fixtures" / "payments.ics"
+STARTS = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
+ENDS = datetime(2026, 12, 12, 9, 0, tzinfo=UTC)
+
+
+class Recorder:
+    """A surface that keeps what it is asked to send, to anyone named."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.sent: list[Notice] = []
+
+    def reaches(self, recipient: str | None, person: object) -> bool:
+        return recipient is not None
+
+    async def send(self, notice: Notice) -> None:
+        self.sent.append(notice)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.fixture
+async def stores(store_site: StoreSite) -> AsyncIterator[list[Any]]:
+    opened: list[Any] = []
+    yield opened
+    for store in opened:
+        await store.close()
+
+
+def handler_on(
+    site: StoreSite, stores: list[Any], directory: Directory, clock: FakeClock
+) -> HumanInputHandler:
+    store = site.open()
+    if store is not None:
+        stores.append(store)
+    handler = HumanInputHandler(store=store, directory=directory)
+    assert handler.router is not None
+    handler.router.clock = clock
+    return handler
+
+
+async def test_a_delegates_vote_counts_once_and_reads_back(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    directory = Directory(
+        {
+            name: Person(delegations=[Delegation(to="carol", starts=STARTS, ends=ENDS)])
+            for name in ("alice", "bob")
+        }
+    )
+    clock = FakeClock(STARTS)
+    handler = handler_on(store_site, stores, directory, clock)
+    request = await handler.create_approval(
+        "pay", {"amount": 5}, approvers=["alice", "bob", "dave"], quorum=2
+    )
+    assert await handler.aresolve(request.pending_id, approve(), by="carol")
+    assert not await handler.aresolve(request.pending_id, approve(), by="carol")
+    other = handler_on(store_site, stores, directory, clock) if store_site.durable else handler
+    read = await other.get_request(request.pending_id)
+    assert read is not None
+    assert [(v.actor, v.on_behalf_of) for v in read.votes] == [("carol", "alice")]
+    assert read.approvers == ("bob", "dave")
+    voted = [e for e in await other.history(request.pending_id) if e["type"] == "voted"]
+    assert voted[0]["on_behalf_of"] == "alice"
+
+
+async def test_a_shift_change_is_told_to_the_new_person(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    people = {name: Person(email=f"{name}@example.com") for name in ("alice", "bob")}
+    directory = Directory(people, on_call={"payments": ICalOnCall(SCHEDULE)})
+    clock = FakeClock(datetime(2027, 3, 27, 12, tzinfo=UTC))
+    handler = handler_on(store_site, stores, directory, clock)
+    surface = Recorder()
+    async with Notifier(handler, [surface]) as notifier:
+        request = await handler.create_approval(
+            "pay", {"amount": 5}, approvers=[on_call("payments")]
+        )
+        await notifier.wait_idle()
+        clock.now = datetime(2027, 3, 28, 12, tzinfo=UTC)
+        assert await handler.router.may_decide(request, "bob")  # type: ignore[union-attr]
+        await notifier.wait_idle()
+    told = [(notice.type, notice.recipient) for notice in surface.sent]
+    assert told == [("question_pending", "alice"), ("question_escalated", "bob")]

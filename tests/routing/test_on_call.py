@@ -1,0 +1,145 @@
+"""On-call approvers: an iCal schedule (overrides, a daylight-saving change), PagerDuty's
+API on a loopback stub, and a shift change while a request waits."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from routing_clock import FakeClock
+
+from roomkit.people import Directory, Person, on_call
+from roomkit.routing import ICalOnCall, PagerDutyOnCall
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler
+
+SCHEDULE = Path(__file__).parent / "fixtures" / "payments.ics"
+PEOPLE = {name: Person(email=f"{name}@example.com") for name in ("alice", "bob", "carol", "dave")}
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+async def test_the_schedule_names_who_is_on_call_across_the_daylight_saving_change() -> None:
+    schedule = ICalOnCall(SCHEDULE)
+    # Shifts start at 09:00 in Paris: 08:00 UTC before 28 March 2027, 07:00 UTC after.
+    assert await schedule.on_call_at(at("2027-03-27T07:59:00")) == "bob@example.com"
+    assert await schedule.on_call_at(at("2027-03-27T08:00:00")) == "alice@example.com"
+    assert await schedule.on_call_at(at("2027-03-29T06:59:00")) == "bob@example.com"
+    assert await schedule.on_call_at(at("2027-03-29T07:00:00")) == "alice@example.com"
+    assert await schedule.on_call_at(at("2027-03-24T12:00:00")) is None, "before the first"
+
+
+async def test_an_override_replaces_one_shift() -> None:
+    schedule = ICalOnCall(SCHEDULE)
+    assert await schedule.on_call_at(at("2027-03-31T12:00:00")) == "carol@example.com"
+    assert await schedule.on_call_at(at("2027-04-02T12:00:00")) == "alice@example.com"
+
+
+async def test_a_shift_change_while_the_request_waits_moves_it() -> None:
+    clock = FakeClock(at("2027-03-27T12:00:00"))
+    handler = HumanInputHandler(
+        directory=Directory(PEOPLE, on_call={"payments": ICalOnCall(SCHEDULE)})
+    )
+    router = handler.router
+    assert router is not None
+    router.clock = clock
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    assert await router.recipients(request) == ("alice",)
+    clock.now = at("2027-03-28T12:00:00")
+    assert await router.may_decide(request, "bob")
+    assert not await router.may_decide(request, "alice")
+    assert await router.may_see(request, "alice"), "the shift before keeps read access"
+    assert not await router.may_see(request, "dave")
+    routed = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
+    assert [(e["approvers"], e["reason"], e.get("replaces")) for e in routed] == [
+        (["alice"], "on call", None),
+        (["bob"], "shift change", "alice"),
+    ]
+    items = await handler.outbox.items_for(request.pending_id)
+    assert [item.body for item in items if item.body.get("job") == "reassign"] == [
+        {"job": "reassign", "to": "bob"}
+    ]
+    assert await handler.aresolve(request.pending_id, approve(), by="bob")
+    decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
+    assert decided[0]["actor"] == "bob"
+    assert decided[0]["on_behalf_of"] == "on-call:payments"
+    settled = await handler.get_request(request.pending_id)
+    assert settled is not None
+    clock.now = at("2027-03-29T12:00:00")
+    assert await router.may_see(settled, "bob"), "a settled request is not moved any more"
+    after = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
+    assert len(after) == 2
+
+
+@pytest.fixture
+async def pagerduty() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+    seen: list[dict[str, Any]] = []
+
+    async def oncalls(request: web.Request) -> web.Response:
+        seen.append(
+            {
+                "auth": request.headers.get("Authorization"),
+                "schedules": request.query.getall("schedule_ids[]"),
+                "include": request.query.getall("include[]"),
+                "since": request.query.get("since"),
+            }
+        )
+        return web.json_response(
+            {
+                "oncalls": [
+                    {
+                        "user": {"summary": "Dave", "email": "dave@example.com"},
+                        "escalation_level": 2,
+                        "start": "2027-03-27T00:00:00Z",
+                        "end": "2027-03-28T00:00:00Z",
+                    },
+                    {
+                        "user": {"summary": "Bob", "email": "BOB@example.com"},
+                        "escalation_level": 1,
+                        "start": "2027-03-27T00:00:00Z",
+                        "end": "2027-03-28T00:00:00Z",
+                    },
+                ]
+            }
+        )
+
+    app = web.Application()
+    app.router.add_get("/oncalls", oncalls)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        await runner.cleanup()
+
+
+async def test_pagerduty_names_the_first_level(
+    pagerduty: tuple[str, list[dict[str, Any]]],
+) -> None:
+    base, seen = pagerduty
+    source = PagerDutyOnCall("tok-123", "PSCHED1", base_url=base)
+    handler = HumanInputHandler(directory=Directory(PEOPLE, on_call={"payments": source}))
+    assert handler.router is not None
+    handler.router.clock = FakeClock(at("2027-03-27T12:00:00"))
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    assert await handler.router.recipients(request) == ("bob",)
+    assert seen[0]["auth"] == "Token token=tok-123"
+    assert seen[0]["schedules"] == ["PSCHED1"]
+    assert seen[0]["include"] == ["users"]
+    assert seen[0]["since"].startswith("2027-03-27T12:00:00")
+
+
+def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "icalendar", None)
+    with pytest.raises(ImportError, match=r"oncall extra.*pip install -e '\.\[oncall\]'"):
+        ICalOnCall(SCHEDULE)

@@ -1,0 +1,106 @@
+"""Role approvers: everyone in the role, or one member by rotation, skipping who is away."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from routing_clock import FakeClock
+
+from roomkit.people import Delegation, Directory, Person, Role, role
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler
+
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def handler_with(rule: str, people: dict[str, Person] | None = None) -> HumanInputHandler:
+    directory = Directory(
+        people or {},
+        roles={"kyc": Role(members=["dan", "erin", "frank"], rule=rule)},  # type: ignore[arg-type]
+    )
+    handler = HumanInputHandler(directory=directory)
+    assert handler.router is not None
+    handler.router.clock = FakeClock(NOW)
+    return handler
+
+
+async def test_everyone_in_the_role_may_decide_and_the_first_answer_wins() -> None:
+    handler = handler_with("everyone")
+    assert handler.router is not None
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    assert await handler.router.recipients(request) == ("dan", "erin", "frank")
+    assert await handler.router.may_decide(request, "erin")
+    assert not await handler.router.may_decide(request, "zoe")
+    assert await handler.aresolve(request.pending_id, approve(), by="erin")
+    assert not await handler.aresolve(request.pending_id, approve(), by="dan")
+
+
+async def test_rotation_assigns_the_least_recently_assigned_skipping_who_is_away() -> None:
+    away = Delegation(to="zoe", starts=NOW - timedelta(days=1), ends=NOW + timedelta(days=1))
+    handler = handler_with("rotation", {"erin": Person(delegations=[away])})
+    router = handler.router
+    assert router is not None
+    first = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    second = await handler.create_approval("kyc_check", {"id": 2}, approvers=[role("kyc")])
+    third = await handler.create_approval("kyc_check", {"id": 3}, approvers=[role("kyc")])
+    assert [await router.recipients(r) for r in (first, second, third)] == [
+        ("dan",),
+        ("frank",),
+        ("dan",),
+    ], "erin is away, so the rotation passes her by"
+    assert not await router.may_decide(first, "frank")
+
+
+async def test_the_ladders_escalation_reassigns_a_rotation() -> None:
+    handler = handler_with("rotation")
+    router = handler.router
+    assert router is not None
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    assert await router.recipients(request) == ("dan",)
+    await router.refresh(request, escalating=True)
+    assert await router.recipients(request) == ("erin",)
+    assert not await router.may_decide(request, "dan")
+    routed = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
+    assert [(e["approvers"], e["reason"]) for e in routed] == [
+        (["dan"], "rotation"),
+        (["erin"], "escalation"),
+    ]
+
+
+async def test_the_notifiers_escalation_step_hands_a_rotation_on() -> None:
+    from roomkit.notify import Notifier
+    from roomkit.notify.surface import Notice
+    from roomkit.stores.outbox import OutboxItem, now_of
+
+    handler = handler_with("rotation")
+    told: list[Notice] = []
+
+    class Recorder:
+        name = "recorder"
+
+        def reaches(self, recipient: str | None, person: object) -> bool:
+            return recipient is not None
+
+        async def send(self, notice: Notice) -> None:
+            told.append(notice)
+
+        async def aclose(self) -> None:
+            return None
+
+    async with Notifier(handler, [Recorder()]) as notifier:
+        request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+        await notifier.wait_idle()
+        now = now_of(handler)
+        step = OutboxItem(
+            f"{request.pending_id}.escalate0",
+            request.pending_id,
+            now,
+            {"job": "escalate", "to": "manager"},
+            created=now,
+        )
+        await handler.outbox.add([step])
+        await notifier.wait_idle()
+    assert [(n.type, n.recipient) for n in told] == [
+        ("question_pending", "dan"),
+        ("question_escalated", "erin"),
+    ]
