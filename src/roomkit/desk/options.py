@@ -41,7 +41,8 @@ class DeskOptions(TypedDict, total=False):
     """The desk's secret (else ``ROOMKIT_DESK_SECRET``, else the data folder's key file);
     used only when ``auth`` is not given."""
     data_dir: str | os.PathLike[str] | None
-    """Where the key file lives (``~/.roomkit/desk`` by default)."""
+    """Where the key file lives (``~/.roomkit/desk`` by default); given, the desk also keeps
+    its Web Push key and the people's push subscriptions there (``/api/push``)."""
     allowed_origins: Collection[str] | None
     """The origins a browser may open the WebSocket from (``"*"``: any); the desk's own host
     only, by default."""
