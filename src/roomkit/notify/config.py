@@ -27,6 +27,15 @@
     [[apprise]]
     urls = ["ntfy://roomkit-alerts"]
 
+    [webpush]                                 # the devices people turned on in the desk's page
+    subject = "mailto:ops@example.com"        # who runs the desk, for the push services
+    data_dir = "/var/lib/roomkit/desk"        # the desk's data folder (its key, the devices)
+
+    [ntfy]
+    server = "https://ntfy.example.com"
+    topic = "approvals-{actor}-k3v9q"         # each person's topic (or a [ntfy.topics] table)
+    token_env = "NTFY_TOKEN"                  # an access token, when the topics need one
+
     [people.alice]
     email = "alice@example.com"
     slack_user = "U012AB3CD"
@@ -70,15 +79,19 @@ from roomkit.tools.human_input.ladder import Ladder, Step, default, escalate, re
 __all__ = ["NotifyConfig", "load_notify_config"]
 
 _TOP = ("desk_url", "webhook", "email", "slack", "apprise", "people", "ladder")
+_PHONES = ("webpush", "ntfy")
 _WEBHOOK = ("url", "secret_env", "name")
 _EMAIL = ("host", "port", "username", "password_env", "sender", "tls", "cafile")
 _EMAIL_FILES = ("directory", "sender")
 _SLACK = ("token_env", "signing_secret_env", "channel", "api_url")
 _APPRISE = ("urls", "name")
+_WEBPUSH = ("subject", "data_dir", "name")
+_NTFY = ("server", "topic", "topics", "token_env", "clear", "name")
 _PERSON = ("email", "slack_user", "manager")
 _LADDER = ("remind_after", "escalate_after", "escalate_to", "default")
 _TLS = ("starttls", "tls", "none")
 _EXTRA = {"webhook": "notify", "email": "notify", "slack": "slack", "apprise": "apprise"}
+_EXTRA.update(webpush="push", ntfy="notify")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +167,7 @@ class _Reader:
         )
 
     def config(self, document: dict[str, Any]) -> NotifyConfig:
-        self.known(document, "", _TOP)
+        self.known(document, "", _TOP + _PHONES)
         built: list[tuple[str, Surface]] = []
         for index, table in enumerate(self.tables(document, "webhook"), start=1):
             where, name = self.label("webhook", index, document)
@@ -166,8 +179,16 @@ class _Reader:
         for index, table in enumerate(self.tables(document, "apprise"), start=1):
             where, name = self.label("apprise", index, document)
             built.append((where, self.apprise(table, where, name)))
+        for key in _PHONES:
+            if key in document:
+                read = self.webpush if key == "webpush" else self.ntfy
+                built.append((f"[{key}]", read(self.table(document[key], f"[{key}]"))))
         if not built:
-            self.fail("", "names no surface: add a [[webhook]], [email], [slack] or [[apprise]]")
+            self.fail(
+                "",
+                "names no surface: add a [[webhook]], [email], [slack], [[apprise]], [webpush] "
+                "or [ntfy]",
+            )
         taken: dict[str, str] = {}
         for where, surface in built:
             if surface.name in taken:
@@ -255,6 +276,41 @@ class _Reader:
         surface = self.build(f"{where} urls", lambda: apprise(urls))
         surface.name = name  # each [[apprise]] table is a surface of its own, with its name
         return surface
+
+    def webpush(self, table: dict[str, Any]) -> Surface:
+        where = "[webpush]"
+        self.known(table, where, _WEBPUSH)
+        subject = self.text(table, where, "subject", required=True)
+        data_dir = self.text(table, where, "data_dir")
+        name = self.text(table, where, "name") or "webpush"
+        webpush = self.surface("webpush", where, "WebPush")
+        return self.build(
+            f"{where} subject", lambda: webpush(subject, data_dir=data_dir, name=name)
+        )
+
+    def ntfy(self, table: dict[str, Any]) -> Surface:
+        where = "[ntfy]"
+        self.known(table, where, _NTFY)
+        server = self.url(table, where, "server", required=True)
+        topic: Any = self.text(table, where, "topic")
+        if "topics" in table:
+            if topic is not None:
+                self.fail(f"{where} topics", "give topic (a template) or topics, not both")
+            topic = self.table(table["topics"], f"{where} topics")
+            if not all(isinstance(t, str) for t in topic.values()):
+                self.fail(f"{where} topics", 'maps actor ids to topics: alice = "approvals-a7"')
+        if topic is None:
+            self.fail(f"{where} topic", 'is missing: a template such as "approvals-{actor}-k3v9q"')
+        token = self.secret(table, where, "token_env") if "token_env" in table else None
+        clear = table.get("clear", False)
+        if not isinstance(clear, bool):
+            self.fail(f"{where} clear", f"must be true or false, not {clear!r}")
+        name = self.text(table, where, "name") or "ntfy"
+        ntfy = self.surface("ntfy", where, "Ntfy")
+        return self.build(
+            f"{where} topic",
+            lambda: ntfy(server, topic, token=token, clear=clear, name=name),
+        )
 
     def people(self, document: dict[str, Any]) -> Directory:
         people = self.table(document.get("people", {}), "people")
