@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.doc_pages import page_blocks
 
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify import Ntfy, WebPush
@@ -78,3 +79,14 @@ def test_a_mistake_is_one_line_naming_the_key(
     assert where in message
     assert says in message
     assert "\n" not in message
+
+
+def test_the_phone_page_s_file_is_a_good_one(tmp_path: Path) -> None:
+    [text] = page_blocks("docs/how-to/phone.md", "toml")
+    folder = tmp_path / "desk"
+    text = text.replace("/var/lib/roomkit/desk", str(folder))
+    webpush, ntfy = load(tmp_path, text, NTFY_TOKEN="tk_abc")
+    assert isinstance(webpush, WebPush)
+    assert (folder / "push-vapid.pem").is_file()
+    assert isinstance(ntfy, Ntfy)
+    assert ntfy.topic("alice") == "approvals-alice-k3v9q"
