@@ -222,7 +222,7 @@ class PushSubscriptions:
     def __init__(self, data_dir: str | os.PathLike[str] | None = None) -> None:
         self.folder = _folder(data_dir)
         self.path = self.folder / SUBSCRIPTIONS_FILE
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None
         self._people: dict[str, list[Subscription]] = {}
 
     def of(self, actor_id: str) -> list[Subscription]:
@@ -263,7 +263,8 @@ class PushSubscriptions:
         except FileNotFoundError:
             self._seen, self._people = None, {}
             return self._people
-        seen = (stat.st_mtime_ns, stat.st_size)
+        # A write replaces the file: a new inode, even within one tick of the clock.
+        seen = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         if seen != self._seen:
             self._people = self._load()
             self._seen = seen
