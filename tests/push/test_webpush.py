@@ -18,7 +18,7 @@ from roomkit import RoomKit
 from roomkit.auth.tokens import token_claims
 from roomkit.desk.app import create_desk_app
 from roomkit.models.pending_input import PendingInput
-from roomkit.notify import DeliveryError, Notice, Notifier
+from roomkit.notify import DeliveryError, Notice, Notifier, Retry
 from roomkit.notify.push_subscriptions import (
     VAPID_FILE,
     PushSubscriptions,
@@ -284,3 +284,24 @@ def test_without_the_push_extra_the_error_names_it() -> None:
         "roomkit.notify.webpush needs the push extra (pywebpush is not installed): "
         "pip install -e '.[push]' in roomkit's checkout"
     )
+
+
+async def test_a_push_the_service_failed_is_retried_through_the_outbox(tmp_path: Path) -> None:
+    """A 503, then the service is back: the outbox sends the question again, once more."""
+    handler = HumanInputHandler()
+    async with PushService() as service:
+        phone = service.browser("phone")
+        subscribe(tmp_path, "alice", phone.subscription())
+        service.status[phone.endpoint] = 503
+        push = WebPush(SUBJECT, data_dir=tmp_path, retry=Retry(first=0.01, cap=0.05))
+        notifier = notifier_of(handler, push)
+        async with notifier:
+            request = await ask(handler)
+            await service.wait_attempts(1)
+            del service.status[phone.endpoint]
+            [taken] = await service.wait_for(1)
+            await notifier.wait_idle()
+    assert taken.message["notification"]["tag"] == request.pending_id
+    assert notifier.statistics().failed["webpush"] == 1
+    assert notifier.statistics().delivered["webpush"] == 1
+    assert await shown_on(handler, request.pending_id) == ["alice"]
