@@ -62,6 +62,8 @@ def senders(pending_id: str) -> dict[tuple[str, str], Sender]:
         ),
         ("POST", "/api/rooms/{room_id}/messages"): as_alice("/api/rooms/room/messages"),
         ("POST", "/api/slack/interactions"): as_slack,
+        ("POST", "/api/push/subscriptions"): as_alice("/api/push/subscriptions"),
+        ("DELETE", "/api/push/subscriptions"): as_alice("/api/push/subscriptions"),
     }
 
 
