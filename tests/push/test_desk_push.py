@@ -13,6 +13,7 @@ from tests.push.push_service import Browser
 from roomkit import RoomKit
 from roomkit.auth import issue_answer_link, issue_token
 from roomkit.desk.app import create_desk_app
+from roomkit.notify import Notifier, WebPush
 from roomkit.notify.push_subscriptions import (
     VAPID_FILE,
     PushSubscriptions,
@@ -30,7 +31,13 @@ def bearer(actor: str) -> dict[str, str]:
 
 @pytest.fixture
 async def desk(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_desk_app(RoomKit(), handler=HumanInputHandler(), secret=SECRET, data_dir=tmp_path)
+    app = create_desk_app(
+        RoomKit(),
+        handler=HumanInputHandler(),
+        secret=SECRET,
+        data_dir=tmp_path,
+        push_hosts=["push.example.net"],
+    )
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
         yield client
@@ -93,7 +100,7 @@ async def test_a_device_subscribed_by_someone_else_moves_to_them(
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        ({"endpoint": "http://push.example.net/p/1"}, "https://"),
+        ({"endpoint": "ftp://push.example.net/p/1"}, "https://"),
         ({"endpoint": "file:///etc/passwd"}, "https://"),
         ({"keys": {"p256dh": "AAAA", "auth": "AAAAAAAAAAAAAAAAAAAAAA"}}, "P-256"),
         ({"keys": {"p256dh": None, "auth": "x"}}, "keys.p256dh"),
@@ -148,3 +155,65 @@ async def test_the_page_links_its_manifest_and_serves_its_worker(desk: httpx.Asy
     worker = await desk.get("/sw.js")
     assert worker.headers["content-type"].startswith("text/javascript")
     assert "notificationclick" in worker.text
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "https://metadata.internal/computeMetadata/v1",
+        "https://10.0.0.5/push/1",
+        "http://127.0.0.1:6379/",
+        "https://push.example.net.attacker.example/p/1",
+        "http://updates.push.services.mozilla.com/wpush/v2/abc",
+    ],
+)
+async def test_an_endpoint_off_the_push_services_list_is_refused_naming_the_option(
+    desk: httpx.AsyncClient, tmp_path: Path, endpoint: str
+) -> None:
+    reply = await desk.post(
+        "/api/push/subscriptions", json=Browser(endpoint).subscription(), headers=bearer("alice")
+    )
+    assert reply.status_code == 400
+    assert "push_hosts" in reply.json()["detail"]
+    assert PushSubscriptions(tmp_path).of("alice") == []
+
+
+async def test_by_default_the_browsers_push_services_are_taken_and_no_other(
+    tmp_path: Path,
+) -> None:
+    app = create_desk_app(RoomKit(), handler=HumanInputHandler(), secret=SECRET, data_dir=tmp_path)
+    transport = httpx.ASGITransport(app=app)
+    taken = [
+        "https://fcm.googleapis.com/fcm/send/abc",
+        "https://updates.push.services.mozilla.com/wpush/v2/abc",
+        "https://web.push.apple.com/QGx",
+        "https://wns2-by3p.notify.windows.com/w/?token=abc",
+    ]
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        for endpoint in [*taken, "http://127.0.0.1:8080/push/1", "http://fcm.googleapis.com/x"]:
+            await client.post(
+                "/api/push/subscriptions",
+                json=Browser(endpoint).subscription(),
+                headers=bearer("alice"),
+            )
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == taken
+
+
+async def test_a_desk_running_the_notifier_takes_its_webpush_s_hosts(tmp_path: Path) -> None:
+    handler = HumanInputHandler()
+    push = WebPush("mailto:ops@example.com", data_dir=tmp_path, push_hosts=["push.example.org"])
+    notifier = Notifier(handler, [push], desk_url="https://desk.example.com", link_secret=SECRET)
+    app = create_desk_app(
+        RoomKit(), handler=handler, secret=SECRET, data_dir=tmp_path, notifier=notifier
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        for endpoint in ("https://push.example.org/p/1", "https://push.example.com/p/2"):
+            await client.post(
+                "/api/push/subscriptions",
+                json=Browser(endpoint).subscription(),
+                headers=bearer("alice"),
+            )
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == [
+        "https://push.example.org/p/1"
+    ]

@@ -59,6 +59,16 @@ def test_ntfy_takes_a_table_of_topics(tmp_path: Path) -> None:
     [
         ("[webpush]\n", "[webpush] subject", "is missing"),
         ('[webpush]\nsubject = "ops@example.com"\n', "[webpush] subject", "mailto:"),
+        (
+            '[webpush]\nsubject = "mailto:o@example.com"\npush_hosts = "push.example.com"\n',
+            "[webpush] push_hosts",
+            "list",
+        ),
+        (
+            '[webpush]\nsubject = "mailto:o@example.com"\npush_hosts = ["https://p.example"]\n',
+            "[webpush] push_hosts",
+            "host names",
+        ),
         ('[ntfy]\nserver = "https://ntfy.sh"\n', "[ntfy] topic", "is missing"),
         ('[ntfy]\nserver = "https://ntfy.sh"\ntopic = "fixed"\n', "[ntfy] topic", "{actor}"),
         (
@@ -90,3 +100,18 @@ def test_the_phone_page_s_file_is_a_good_one(tmp_path: Path) -> None:
     assert (folder / "push-vapid.pem").is_file()
     assert isinstance(ntfy, Ntfy)
     assert ntfy.topic("alice") == "approvals-alice-k3v9q"
+
+
+def test_the_table_widens_the_push_services_and_follows_the_desk_s_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOMKIT_DESK_DATA", str(tmp_path / "desk"))
+    [webpush] = load(
+        tmp_path,
+        '[webpush]\nsubject = "mailto:ops@example.com"\npush_hosts = ["push.example.com"]\n',
+    )
+    assert isinstance(webpush, WebPush)
+    assert (tmp_path / "desk" / "push-vapid.pem").is_file()
+    assert webpush.push_hosts.problem("https://push.example.com/p/1") is None
+    assert webpush.push_hosts.problem("https://fcm.googleapis.com/fcm/send/1") is None
+    assert webpush.push_hosts.problem("https://internal.example.com/p/1") is not None

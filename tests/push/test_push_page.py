@@ -91,7 +91,13 @@ class Served:
         self._thread = threading.Thread(target=self.loop.run_forever, name="desk-server")
         self._thread.start()
         self.handler = HumanInputHandler()
-        app = create_desk_app(RoomKit(), handler=self.handler, secret=SECRET, data_dir=data_dir)
+        app = create_desk_app(
+            RoomKit(),
+            handler=self.handler,
+            secret=SECRET,
+            data_dir=data_dir,
+            push_hosts=["127.0.0.1"],
+        )
         listening = socket.socket()
         listening.bind(("127.0.0.1", 0))
         listening.listen(64)
@@ -100,7 +106,7 @@ class Served:
         self.run(self.service.__aenter__())
         self.notifier = Notifier(
             self.handler,
-            [WebPush(SUBJECT, data_dir=data_dir)],
+            [WebPush(SUBJECT, data_dir=data_dir, push_hosts=["127.0.0.1"])],
             desk_url=self.url,
             link_secret=SECRET,
         )

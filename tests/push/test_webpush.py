@@ -20,6 +20,7 @@ from roomkit.desk.app import create_desk_app
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify import DeliveryError, Notice, Notifier, Retry
 from roomkit.notify.push_subscriptions import (
+    SUBSCRIPTIONS_FILE,
     VAPID_FILE,
     PushSubscriptions,
     load_or_create_vapid_key,
@@ -32,6 +33,8 @@ from roomkit.tools.human_input import HumanInputHandler
 SECRET = "the tests' desk secret, 0123456789abcdef"
 DESK = "https://desk.example.com"
 SUBJECT = "mailto:ops@example.com"
+LOOPBACK = ["127.0.0.1"]
+"""The test push service's host, which only this option lets a WebPush push to."""
 
 
 def subscribe(data_dir: Path, actor: str, subscription: dict[str, object]) -> None:
@@ -56,7 +59,7 @@ async def test_a_question_reaches_every_device_signed_and_encrypted(
         phone, laptop = service.browser("phone"), service.browser("laptop")
         subscribe(tmp_path, "alice", phone.subscription())
         subscribe(tmp_path, "alice", laptop.subscription())
-        push = WebPush(SUBJECT, data_dir=tmp_path)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
         notifier = notifier_of(handler, push)
         async with notifier:
             request = await handler.create(
@@ -102,7 +105,7 @@ async def test_the_approve_button_answers_through_the_link_then_the_notice_is_re
     async with PushService() as service:
         phone = service.browser("phone")
         subscribe(tmp_path, "alice", phone.subscription())
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path))
+        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
         async with notifier:
             request = await handler.create_approval(
                 "refund", {"order": "A-17", "amount": 40}, approvers=["alice"]
@@ -148,7 +151,7 @@ async def test_a_request_settled_elsewhere_replaces_the_notice_on_the_devices_to
     async with PushService() as service:
         phone, tablet = service.browser("phone"), service.browser("tablet")
         subscribe(tmp_path, "alice", phone.subscription())
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path))
+        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
         async with notifier:
             request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
             await service.wait_for(1)
@@ -180,7 +183,7 @@ async def test_a_subscription_the_service_reports_gone_is_dropped(
         subscribe(tmp_path, "alice", phone.subscription())
         subscribe(tmp_path, "alice", laptop.subscription())
         service.status[phone.endpoint] = gone
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path))
+        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
         async with notifier:
             request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
             [taken] = await service.wait_for(1)
@@ -198,7 +201,7 @@ async def test_a_person_whose_every_device_is_gone_is_shown_nothing(tmp_path: Pa
         phone = service.browser("phone")
         subscribe(tmp_path, "alice", phone.subscription())
         service.status[phone.endpoint] = 410
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path))
+        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
         async with notifier:
             request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
             await service.wait_attempts(1)
@@ -231,7 +234,7 @@ async def test_a_failing_push_service_is_retried_and_a_refusal_is_not(
         phone = service.browser("phone")
         subscribe(tmp_path, "alice", phone.subscription())
         service.status[phone.endpoint] = status
-        push = WebPush(SUBJECT, data_dir=tmp_path)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
         with pytest.raises(DeliveryError) as raised:
             await push.send(notice_for(request))
         await push.aclose()
@@ -259,7 +262,7 @@ def test_the_vapid_key_is_made_once_and_kept_private(tmp_path: Path) -> None:
 def test_a_broken_key_file_says_what_to_do(tmp_path: Path) -> None:
     (tmp_path / VAPID_FILE).write_text("not a key")
     with pytest.raises(ValueError, match="remove it to make a new one"):
-        WebPush(SUBJECT, data_dir=tmp_path)
+        WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
 
 
 @pytest.mark.parametrize("subject", ["ops@example.com", "http://example.com", ""])
@@ -293,7 +296,9 @@ async def test_a_push_the_service_failed_is_retried_through_the_outbox(tmp_path:
         phone = service.browser("phone")
         subscribe(tmp_path, "alice", phone.subscription())
         service.status[phone.endpoint] = 503
-        push = WebPush(SUBJECT, data_dir=tmp_path, retry=Retry(first=0.01, cap=0.05))
+        push = WebPush(
+            SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK, retry=Retry(first=0.01, cap=0.05)
+        )
         notifier = notifier_of(handler, push)
         async with notifier:
             request = await ask(handler)
@@ -305,3 +310,58 @@ async def test_a_push_the_service_failed_is_retried_through_the_outbox(tmp_path:
     assert notifier.statistics().failed["webpush"] == 1
     assert notifier.statistics().delivered["webpush"] == 1
     assert await shown_on(handler, request.pending_id) == ["alice"]
+
+
+async def test_a_subscription_edited_in_to_a_host_off_the_list_is_never_posted_to(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    request = await ask(HumanInputHandler())
+    async with PushService() as service:
+        phone = service.browser("phone")
+        subscribe(tmp_path, "alice", phone.subscription())
+        # The same service under a name the list does not hold: an internal one, to the
+        # notifier's eyes. The file is edited by hand, past the desk's own check.
+        path = tmp_path / SUBSCRIPTIONS_FILE
+        document = json.loads(path.read_text(encoding="utf-8"))
+        internal = phone.endpoint.replace("127.0.0.1", "localhost") + "-internal"
+        document["people"]["alice"].append({**phone.subscription(), "endpoint": internal})
+        path.write_text(json.dumps(document), encoding="utf-8")
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        receipt = await push.send(notice_for(request))
+        await push.aclose()
+        assert service.attempts == 1
+    assert receipt == {"endpoints": [phone.endpoint]}
+    assert "'localhost' is not a known push service" in caplog.text
+    assert "push_hosts" in caplog.text
+
+
+async def test_by_default_only_the_browsers_push_services_are_pushed_to(tmp_path: Path) -> None:
+    request = await ask(HumanInputHandler())
+    async with PushService() as service:
+        subscribe(tmp_path, "alice", service.browser("phone").subscription())
+        push = WebPush(SUBJECT, data_dir=tmp_path)
+        receipt = await push.send(notice_for(request))
+        await push.aclose()
+        assert service.attempts == 0
+    assert receipt == {"skipped": "no push subscription"}
+
+
+@pytest.mark.parametrize(
+    ("hosts", "problem"),
+    [("127.0.0.1", TypeError), (["https://push.example.com"], ValueError), (["a:1"], ValueError)],
+)
+def test_push_hosts_that_are_no_host_names_are_refused(
+    tmp_path: Path, hosts: object, problem: type[Exception]
+) -> None:
+    with pytest.raises(problem, match="push_hosts"):
+        WebPush(SUBJECT, data_dir=tmp_path, push_hosts=hosts)  # type: ignore[arg-type]
+
+
+def test_without_a_data_dir_the_desk_s_variable_names_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOMKIT_DESK_DATA", str(tmp_path))
+    push = WebPush(SUBJECT)
+    assert (tmp_path / VAPID_FILE).is_file()
+    assert push.public_key == vapid_public_key(load_or_create_vapid_key(tmp_path))
+    assert push.subscriptions.path == tmp_path / SUBSCRIPTIONS_FILE

@@ -129,7 +129,9 @@ class Desk:
         )
         self.router: DeskRouter = build_router(self)
         # Web Push from the page: the desk's key and each person's devices, in its data folder.
-        self.router.include_router(push_router(self, options.get("data_dir")))
+        self.router.include_router(
+            push_router(self, options.get("data_dir"), options.get("push_hosts"))
+        )
         slack: object = options.get("slack")
         directory = options.get("directory")
         if slack is None and notifier is not None:

@@ -6,7 +6,9 @@
   was given no data folder (``data_dir=``; ``roomkit desk`` gives its own) or has no ``push``
   extra installed, saying what to do.
 - ``POST /api/push/subscriptions``: the browser's ``PushSubscription.toJSON()``, kept for
-  the signed-in person (a device subscribed again moves to whoever subscribed it last).
+  the signed-in person (a device subscribed again moves to whoever subscribed it last); 400
+  when its endpoint is not on a push service's host
+  (:class:`~roomkit.notify.push_hosts.PushHosts`: the browsers' own, and ``push_hosts=``).
 - ``DELETE /api/push/subscriptions``: ``{"endpoint": ...}``, forgets that device of theirs.
 
 An answer link speaks for one request, not for its person: it may not subscribe (403). The
@@ -18,6 +20,7 @@ folder (give it the desk's ``data_dir``).
 
 import asyncio
 import os
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
@@ -27,6 +30,7 @@ from roomkit._extras import install_command
 from roomkit.desk.auth import Principal
 from roomkit.desk.routes import desk_route_class
 from roomkit.desk.shapes import ErrorBody
+from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
     MAX_ENDPOINT_CHARS,
     PushSubscriptions,
@@ -42,7 +46,7 @@ __all__ = ["PushKeyView", "PushSubscriptionBody", "push_router"]
 
 
 _ERRORS = {
-    400: "The body is not JSON the desk takes (the detail says why)",
+    400: "The body is not JSON the desk takes, or its endpoint is on no listed push service",
     401: "Missing, invalid or expired token",
     403: "An answer link, not a signed-in person",
     404: "This desk sends no push messages (the detail says why)",
@@ -87,16 +91,22 @@ class PushStateView(BaseModel):
     devices: int
 
 
-def push_router(desk: "Desk", data_dir: str | os.PathLike[str] | None) -> APIRouter:
+def push_router(
+    desk: "Desk",
+    data_dir: str | os.PathLike[str] | None,
+    push_hosts: Collection[str] | None = None,
+) -> APIRouter:
     """The routes above, for ``desk`` (the desk adds them under ``/api``), keeping the key and
     the subscriptions in ``data_dir`` (none without one: a desk given no data folder writes
-    nothing to disk)."""
+    nothing to disk), taking subscriptions on the push services' hosts and ``push_hosts``
+    (those of the desk's notifier's WebPush when not given)."""
     router = APIRouter(
         prefix="/push",
         tags=["push"],
         route_class=desk_route_class(desk.limits, on_store_error=desk.metrics.store_error),
     )
     subscriptions = None if data_dir is None else PushSubscriptions(data_dir)
+    hosts = PushHosts(push_hosts) if push_hosts is not None else _notifier_hosts(desk)
     Caller = Annotated[Principal, Depends(desk.gate)]
     key: list[str] = []
 
@@ -146,6 +156,9 @@ def push_router(desk: "Desk", data_dir: str | os.PathLike[str] | None) -> APIRou
             subscription = subscription_of(body.model_dump())
         except ValueError as error:
             raise HTTPException(status_code=422, detail=str(error)) from None
+        problem = hosts.problem(subscription.endpoint)
+        if problem is not None:
+            raise HTTPException(status_code=400, detail=problem)
         await asyncio.to_thread(kept().add, actor, subscription)
         return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
 
@@ -161,3 +174,11 @@ def push_router(desk: "Desk", data_dir: str | os.PathLike[str] | None) -> APIRou
         return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
 
     return router
+
+
+def _notifier_hosts(desk: "Desk") -> PushHosts:
+    """The hosts of the desk's notifier's WebPush surface (the one pushing to what the desk
+    keeps), else the push services' own."""
+    surfaces = desk.notifier.surfaces.values() if desk.notifier is not None else ()
+    found = (getattr(surface, "push_hosts", None) for surface in surfaces)
+    return next((hosts for hosts in found if isinstance(hosts, PushHosts)), PushHosts())

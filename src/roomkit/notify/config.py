@@ -30,6 +30,7 @@
     [webpush]                                 # the devices people turned on in the desk's page
     subject = "mailto:ops@example.com"        # who runs the desk, for the push services
     data_dir = "/var/lib/roomkit/desk"        # the desk's data folder (its key, the devices)
+    push_hosts = ["push.example.com"]         # a push service of your own (the browsers' are in)
 
     [ntfy]
     server = "https://ntfy.example.com"
@@ -72,6 +73,7 @@ from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier
+from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.surface import Directory, Person, Surface
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, Step, default, escalate, remind
@@ -85,7 +87,7 @@ _EMAIL = ("host", "port", "username", "password_env", "sender", "tls", "cafile")
 _EMAIL_FILES = ("directory", "sender")
 _SLACK = ("token_env", "signing_secret_env", "channel", "api_url")
 _APPRISE = ("urls", "name")
-_WEBPUSH = ("subject", "data_dir", "name")
+_WEBPUSH = ("subject", "data_dir", "name", "push_hosts")
 _NTFY = ("server", "topic", "topics", "token_env", "clear", "name")
 _PERSON = ("email", "slack_user", "manager")
 _LADDER = ("remind_after", "escalate_after", "escalate_to", "default")
@@ -283,9 +285,20 @@ class _Reader:
         subject = self.text(table, where, "subject", required=True)
         data_dir = self.text(table, where, "data_dir")
         name = self.text(table, where, "name") or "webpush"
+        hosts = table.get("push_hosts", [])
+        if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+            self.fail(
+                f"{where} push_hosts",
+                'must be a list of host names, e.g. ["push.example.com"]',
+            )
+        try:
+            PushHosts(hosts)
+        except ValueError as error:
+            self.fail(f"{where} push_hosts", str(error))
         webpush = self.surface("webpush", where, "WebPush")
         return self.build(
-            f"{where} subject", lambda: webpush(subject, data_dir=data_dir, name=name)
+            f"{where} subject",
+            lambda: webpush(subject, data_dir=data_dir, name=name, push_hosts=hosts),
         )
 
     def ntfy(self, table: dict[str, Any]) -> Surface:

@@ -53,11 +53,14 @@ SUBSCRIPTIONS_FILE = "push-subscriptions.json"
 MAX_PER_PERSON = 10
 """Subscriptions kept per person: a new one beyond these replaces the oldest."""
 MAX_ENDPOINT_CHARS = 2048
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+DATA_ENV = "ROOMKIT_DESK_DATA"
+"""The variable naming the desk's data folder when none is given, as for ``roomkit desk``."""
 
 
 def _folder(data_dir: str | os.PathLike[str] | None) -> Path:
-    return DEFAULT_DATA_DIR if data_dir is None else Path(data_dir)
+    if data_dir is not None:
+        return Path(data_dir)
+    return Path(os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
 
 
 def _b64decode(text: str) -> bytes:
@@ -83,7 +86,8 @@ def _ec() -> Any:
 
 
 def load_or_create_vapid_key(data_dir: str | os.PathLike[str] | None = None) -> bytes:
-    """The PEM of the VAPID private key in ``data_dir`` (``~/.roomkit/desk`` by default),
+    """The PEM of the VAPID private key in ``data_dir`` (``$ROOMKIT_DESK_DATA``, else
+    ``~/.roomkit/desk``, by default),
     made (P-256, mode 0600) on first call.
 
     Raises:
@@ -163,10 +167,8 @@ def _endpoint_problem(endpoint: object) -> str | None:
     if len(endpoint) > MAX_ENDPOINT_CHARS:
         return f"endpoint is longer than {MAX_ENDPOINT_CHARS} characters"
     parts = urlsplit(endpoint)
-    if parts.scheme == "https" and parts.hostname:
-        return None
-    # A push service on this machine (a test's, a development one) may speak plain HTTP.
-    if parts.scheme == "http" and parts.hostname in _LOOPBACK:
+    # Which hosts, and plain HTTP to which, is the push_hosts list's to say (PushHosts).
+    if parts.scheme in ("https", "http") and parts.hostname:
         return None
     return "endpoint must be an https:// URL (the browser's push service)"
 
@@ -216,7 +218,8 @@ class PushSubscriptions:
     device, signed in by another person) moves to them.
 
     Args:
-        data_dir: the desk's data folder (``~/.roomkit/desk`` by default).
+        data_dir: the desk's data folder (``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``,
+            by default).
     """
 
     def __init__(self, data_dir: str | os.PathLike[str] | None = None) -> None:

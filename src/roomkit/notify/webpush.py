@@ -14,6 +14,8 @@ through that link in one tap. Once the request settles anywhere, a second messag
 same tag replaces the question ("Answered by alice in Slack"), on the devices that were
 told; the push service's ``Topic`` header makes it replace the question still queued for a
 phone that is offline. A subscription the push service reports gone (404, 410) is dropped.
+Only endpoints on the push services' hosts are pushed to (see
+:mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,6 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
     ) from exc
 
 from roomkit.notify._phone import answers_of, lines_of
+from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
     PushSubscriptions,
     Subscription,
@@ -139,17 +142,22 @@ class WebPush:
         subject: who runs the desk, for the push services (``mailto:ops@example.com`` or an
             ``https://`` URL): in every VAPID signature.
         data_dir: the desk's data folder, where its VAPID key and the subscriptions are
-            (``~/.roomkit/desk`` by default); give the notifier the desk's folder.
+            (``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``, by default); give the
+            notifier the desk's folder.
         vapid_private_key: the VAPID key's PEM instead of the folder's key file.
         subscriptions: where the subscriptions are, instead of ``data_dir``'s.
         retry: when to try again after a 5xx, 408, 429, timeout or connection error;
             :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         timeout: seconds one push may take.
         name: the surface's name, recorded in histories.
+        push_hosts: push services' hosts to push to besides the browsers' own
+            (:data:`~roomkit.notify.push_hosts.PUSH_HOSTS`), such as a self-hosted one;
+            plain ``http://`` only to a host named here exactly.
 
     Raises:
         ValueError: a ``subject`` that is neither ``mailto:`` nor ``https://``; a key that is
-            not a P-256 private key.
+            not a P-256 private key; a ``push_hosts`` entry that is not a host name.
+        TypeError: ``push_hosts`` given as a string.
     """
 
     def __init__(
@@ -162,6 +170,7 @@ class WebPush:
         retry: Retry | None = None,
         timeout: float = 10.0,
         name: str = "webpush",
+        push_hosts: Iterable[str] | None = None,
     ) -> None:
         if not isinstance(subject, str) or not (
             (subject.startswith("mailto:") and "@" in subject) or subject.startswith("https://")
@@ -189,6 +198,8 @@ class WebPush:
         self.retry = retry if retry is not None else Retry()
         self.timeout = float(timeout)
         self.name = name
+        self.push_hosts = PushHosts(push_hosts)
+        """The hosts this surface pushes to; a desk running it takes subscriptions to them."""
         self._session: aiohttp.ClientSession | None = None
 
     def __repr__(self) -> str:
@@ -213,7 +224,8 @@ class WebPush:
         recipient = notice.recipient
         if recipient is None:
             return {"skipped": "no recipient"}
-        targets = self._targets(notice, await asyncio.to_thread(self.subscriptions.of, recipient))
+        current = await asyncio.to_thread(self.subscriptions.of, recipient)
+        targets = self._targets(notice, self._listed(current, recipient))
         if not targets:
             return {"skipped": "no push subscription"}
         message = _encoded(push_message(notice))
@@ -236,6 +248,18 @@ class WebPush:
         if not sent:
             return {"skipped": "every device's subscription is gone"}
         return {"endpoints": sent}
+
+    def _listed(self, current: Sequence[Subscription], recipient: str) -> list[Subscription]:
+        """The subscriptions on a listed push service's host; the others are logged, and never
+        pushed to (the file may have been edited, or the list narrowed since)."""
+        listed = []
+        for subscription in current:
+            problem = self.push_hosts.problem(subscription.endpoint)
+            if problem is None:
+                listed.append(subscription)
+            else:
+                logger.warning("Not pushing to a subscription of %r: %s", recipient, problem)
+        return listed
 
     def _targets(self, notice: Notice, current: Sequence[Subscription]) -> list[Subscription]:
         if notice.type != "question_settled":
