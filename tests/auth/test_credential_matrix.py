@@ -67,6 +67,9 @@ MATRIX: dict[str, tuple[int, ...]] = {
     "POST /api/grants/{grant_id}/revoke":      (401, 404, 404, 404, 401, 401, 401, 401, 401, 401, 401, 401),
     "WS /api/ws":                              (401, 200, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401),
     "GET /metrics":                            (401, 403, 200, 401, 401, 401, 401, 401, 401, 401, 401, 401),
+    "GET /api/push/key":                       (401, 404, 404, 404, 401, 401, 401, 401, 401, 401, 401, 401),
+    "POST /api/push/subscriptions":            (401, 404, 404, 403, 401, 401, 401, 401, 401, 401, 401, 401),
+    "DELETE /api/push/subscriptions":          (401, 404, 404, 403, 401, 401, 401, 401, 401, 401, 401, 401),
     "POST /api/rooms/{room_id}/messages":      (401, 202, 202, 404, 401, 401, 401, 401, 401, 401, 401, 401),
     "GET /api/rooms/{room_id}/messages":       (401, 200, 200, 404, 401, 401, 401, 401, 401, 401, 401, 401),
     "POST /mcp":                               (401, 200, 200, 401, 401, 401, 401, 401, 401, 401, 401, 401),
@@ -78,7 +81,9 @@ MATRIX: dict[str, tuple[int, ...]] = {
 counts as 200, one closed on its auth frame (1008) as 401. An answer link reads and answers
 its request on the desk, where the chat refuses it a room (404), and reads it, spent or not,
 at ``GET /api/link``, which takes nothing else; a person's token without a
-session on ``roomkit mcp --http`` gets past the gate to the SDK's own 400."""
+session on ``roomkit mcp --http`` gets past the gate to the SDK's own 400. The push routes of
+a desk given no data folder answer those who get past the gate 404 (an answer link 403: it
+may not subscribe)."""
 
 PUBLIC = {"GET /api/openapi.json", "GET /"}
 """Surfaces that take no credential: the API's description and the desk's page."""
@@ -175,12 +180,13 @@ async def desk_status(surface: str, kind: str) -> int:
         "/answer": {"answer": "blue"},
         "/reject": {"reason": "no"},
         "/messages": {"text": "hello"},
+        "/subscriptions": {"endpoint": "https://push.example.net/p/1"},
     }
     body = next((b for end, b in bodies.items() if path.endswith(end)), None)
     transport = httpx.ASGITransport(app=world.app, client=("203.0.113.9", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
         reply = await client.request(
-            method, path, json=body if method == "POST" else None, headers=headers_of(token)
+            method, path, json=body if method != "GET" else None, headers=headers_of(token)
         )
     return reply.status_code
 

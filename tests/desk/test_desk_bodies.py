@@ -63,6 +63,8 @@ def senders(pending_id: str) -> dict[tuple[str, str], Sender]:
         ("POST", "/api/rooms/{room_id}/messages"): as_alice("/api/rooms/room/messages"),
         ("POST", "/api/slack/interactions"): as_slack,
         ("POST", "/api/grants/{grant_id}/revoke"): as_alice("/api/grants/g-none/revoke"),
+        ("POST", "/api/push/subscriptions"): as_alice("/api/push/subscriptions"),
+        ("DELETE", "/api/push/subscriptions"): as_alice("/api/push/subscriptions"),
     }
 
 

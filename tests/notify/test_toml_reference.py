@@ -23,6 +23,8 @@ TABLES = {
     "`[email]`": WEBHOOK + '[email]\nhost = "smtp.example.com"\nzz_unknown = 1\n',
     "`[slack]`": WEBHOOK + '[slack]\ntoken_env = "S"\nzz_unknown = 1\n',
     "`[[apprise]]`": WEBHOOK + '[[apprise]]\nurls = ["json://example.com"]\nzz_unknown = 1\n',
+    "`[webpush]`": WEBHOOK + '[webpush]\nsubject = "mailto:a@example.com"\nzz_unknown = 1\n',
+    "`[ntfy]`": WEBHOOK + '[ntfy]\nserver = "https://ntfy.sh"\nzz_unknown = 1\n',
     "`[people.NAME]`": WEBHOOK + '[people.alice]\nemail = "a@example.com"\nzz_unknown = 1\n',
     "`[ladder]`": WEBHOOK + "[ladder]\nremind_after = 60\nzz_unknown = 1\n",
 }

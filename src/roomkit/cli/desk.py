@@ -85,6 +85,7 @@ def serve(args: argparse.Namespace) -> int:
                     kit,
                     handler=handler,
                     secret=key,
+                    data_dir=args.data_dir,
                     notifier=notifier,
                     allowed_origins=args.allowed_origin or None,
                     allowed_hosts=_allowed_hosts(args),

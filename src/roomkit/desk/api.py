@@ -35,6 +35,7 @@ from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, HostRule, RateLimiter
 from roomkit.desk.metrics import DeskMetrics
 from roomkit.desk.options import DeskOptions, check_option_names
+from roomkit.desk.push import push_router
 from roomkit.desk.routes import DeskRouter, build_router
 from roomkit.desk.tokens import SESSION_TTL, issue_token, resolve_secret
 from roomkit.notify.notifier import Notifier
@@ -128,6 +129,10 @@ class Desk:
             self.handler, self.access, self.gate, outbox=self.limits.outbox, metrics=self.metrics
         )
         self.router: DeskRouter = build_router(self)
+        # Web Push from the page: the desk's key and each person's devices, in its data folder.
+        self.router.include_router(
+            push_router(self, options.get("data_dir"), options.get("push_hosts"))
+        )
         slack: object = options.get("slack")
         directory = options.get("directory")
         if slack is None and notifier is not None:

@@ -41,7 +41,13 @@ class DeskOptions(TypedDict, total=False):
     """The desk's secret (else ``ROOMKIT_DESK_SECRET``, else the data folder's key file);
     used only when ``auth`` is not given."""
     data_dir: str | os.PathLike[str] | None
-    """Where the key file lives (``~/.roomkit/desk`` by default)."""
+    """Where the key file lives (``~/.roomkit/desk`` by default); given, the desk also keeps
+    its Web Push key and the people's push subscriptions there (``/api/push``)."""
+    push_hosts: Collection[str] | None
+    """Push services' hosts whose subscriptions the desk takes besides the browsers' own
+    (:data:`~roomkit.notify.push_hosts.PUSH_HOSTS`); those of the notifier's
+    :class:`~roomkit.notify.WebPush` when not given. Plain ``http://`` only for a host named
+    here exactly."""
     allowed_origins: Collection[str] | None
     """The origins a browser may open the WebSocket from (``"*"``: any); the desk's own host
     only, by default."""

@@ -1,8 +1,8 @@
 """Reach people where they are: the notifier, its surfaces, and ladders for requests left waiting.
 
-``Webhook`` and ``Email`` need the ``notify`` extra (standardwebhooks, aiosmtplib), ``Slack``
-and ``Apprise`` theirs; each loads on first use. ``EmailFiles`` (messages as ``.eml`` files,
-for local work) needs nothing.
+``Webhook`` and ``Email`` need the ``notify`` extra (standardwebhooks, aiosmtplib), ``Slack``,
+``Apprise`` and ``WebPush`` (the ``push`` extra) theirs; each loads on first use.
+``EmailFiles`` (messages as ``.eml`` files, for local work) and ``Ntfy`` need nothing.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from roomkit.tools.human_input.ladder import Ladder, default, escalate, remind
 if TYPE_CHECKING:
     from roomkit.notify.apprise import Apprise
     from roomkit.notify.email import Email
+    from roomkit.notify.ntfy import Ntfy
     from roomkit.notify.slack import Slack
     from roomkit.notify.webhook import Webhook
+    from roomkit.notify.webpush import WebPush
 
 __all__ = [
     "Apprise",
@@ -33,10 +35,12 @@ __all__ = [
     "NoticeType",
     "Notifier",
     "NotifierStatistics",
+    "Ntfy",
     "Person",
     "Retry",
     "Slack",
     "Surface",
+    "WebPush",
     "Webhook",
     "default",
     "escalate",
@@ -49,6 +53,8 @@ _EXTRAS = {
     "Apprise": "roomkit.notify.apprise",
     "Webhook": "roomkit.notify.webhook",
     "Email": "roomkit.notify.email",
+    "Ntfy": "roomkit.notify.ntfy",
+    "WebPush": "roomkit.notify.webpush",
 }
 
 

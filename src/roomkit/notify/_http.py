@@ -45,15 +45,23 @@ class Origin:
         self._idle: list[Connection] = []
         self._keep = idle
 
-    async def post(self, body: bytes, headers: dict[str, str]) -> int:
-        """POST ``body``; returns the status code.
+    async def post(
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        *,
+        method: str = "POST",
+        target: str | None = None,
+    ) -> int:
+        """POST ``body`` (or send it with ``method``) to the URL's path, or to ``target`` on the
+        same origin; returns the status code.
 
         Raises:
             TimeoutError: the exchange took longer than ``timeout``.
             OSError: the receiver cannot be reached, closed the connection mid-answer, or
                 answered with something that is not HTTP/1.1 (a :class:`ConnectionError`).
         """
-        lines = [f"POST {self.target} HTTP/1.1", f"host: {self.authority}"]
+        lines = [f"{method} {target or self.target} HTTP/1.1", f"host: {self.authority}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
         lines.append(f"content-length: {len(body)}")
         request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body

@@ -27,6 +27,16 @@
     [[apprise]]
     urls = ["ntfy://roomkit-alerts"]
 
+    [webpush]                                 # the devices people turned on in the desk's page
+    subject = "mailto:ops@example.com"        # who runs the desk, for the push services
+    data_dir = "/var/lib/roomkit/desk"        # the desk's data folder (its key, the devices)
+    push_hosts = ["push.example.com"]         # a push service of your own (the browsers' are in)
+
+    [ntfy]
+    server = "https://ntfy.example.com"
+    topic = "approvals-{actor}-k3v9q"         # each person's topic (or a [ntfy.topics] table)
+    token_env = "NTFY_TOKEN"                  # an access token, when the topics need one
+
     [people.alice]
     email = "alice@example.com"
     slack_user = "U012AB3CD"
@@ -56,21 +66,20 @@ and :attr:`NotifyConfig.policy` to ``HumanInputToolHandler(policy=...)``.
 from __future__ import annotations
 
 import importlib
-import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
-from urllib.parse import urlsplit
+from typing import Any
 
 from roomkit._extras import extra_missing, missing_module
-from roomkit.auth.names import RULE, actor_name_problem
-from roomkit.core.exceptions import NotifyConfigError
+from roomkit.auth.names import actor_name_problem
 from roomkit.notify import _people_config as people_config
+from roomkit.notify._toml_values import TomlValues
 from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier
+from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.surface import Directory, Person, Surface
 from roomkit.policy import Policy, PolicyError
 from roomkit.policy.config import policy_from_table
@@ -91,16 +100,20 @@ _TOP = (
     "roles",
     "on_call",
 )
+_PHONES = ("webpush", "ntfy")
 _WEBHOOK = ("url", "secret_env", "name")
 _EMAIL = ("host", "port", "username", "password_env", "sender", "tls", "cafile")
 _EMAIL_FILES = ("directory", "sender")
 _SLACK = ("token_env", "signing_secret_env", "channel", "api_url")
 _APPRISE = ("urls", "name")
+_WEBPUSH = ("subject", "data_dir", "name", "push_hosts")
+_NTFY = ("server", "topic", "topics", "token_env", "clear", "name")
 _PERSON = ("email", "slack_user", "manager")
 _ROUTED = (*_PERSON, "delegations")
 _LADDER = ("remind_after", "escalate_after", "escalate_to", "default")
 _TLS = ("starttls", "tls", "none")
 _EXTRA = {"webhook": "notify", "email": "notify", "slack": "slack", "apprise": "apprise"}
+_EXTRA.update(webpush="push", ntfy="notify")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,20 +178,11 @@ def load_notify_config(
     return reader.config(document)
 
 
-class _Reader:
+class _Reader(TomlValues):
     """Walks one file's tables, each mistake raised with where it is."""
 
-    def __init__(self, path: str, environ: Mapping[str, str]) -> None:
-        self.path = path
-        self.environ = environ
-
-    def fail(self, where: str, message: str) -> NoReturn:
-        raise NotifyConfigError(
-            f"{self.path}: {where}: {message}" if where else f"{self.path} {message}", key=where
-        )
-
     def config(self, document: dict[str, Any]) -> NotifyConfig:
-        self.known(document, "", _TOP)
+        self.known(document, "", _TOP + _PHONES)
         built: list[tuple[str, Surface]] = []
         for index, table in enumerate(self.tables(document, "webhook"), start=1):
             where, name = self.label("webhook", index, document)
@@ -190,8 +194,16 @@ class _Reader:
         for index, table in enumerate(self.tables(document, "apprise"), start=1):
             where, name = self.label("apprise", index, document)
             built.append((where, self.apprise(table, where, name)))
+        for key in _PHONES:
+            if key in document:
+                read = self.webpush if key == "webpush" else self.ntfy
+                built.append((f"[{key}]", read(self.table(document[key], f"[{key}]"))))
         if not built:
-            self.fail("", "names no surface: add a [[webhook]], [email], [slack] or [[apprise]]")
+            self.fail(
+                "",
+                "names no surface: add a [[webhook]], [email], [slack], [[apprise]], [webpush] "
+                "or [ntfy]",
+            )
         taken: dict[str, str] = {}
         for where, surface in built:
             if surface.name in taken:
@@ -289,6 +301,52 @@ class _Reader:
         surface.name = name  # each [[apprise]] table is a surface of its own, with its name
         return surface
 
+    def webpush(self, table: dict[str, Any]) -> Surface:
+        where = "[webpush]"
+        self.known(table, where, _WEBPUSH)
+        subject = self.text(table, where, "subject", required=True)
+        data_dir = self.text(table, where, "data_dir")
+        name = self.text(table, where, "name") or "webpush"
+        hosts = table.get("push_hosts", [])
+        if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+            self.fail(
+                f"{where} push_hosts",
+                'must be a list of host names, e.g. ["push.example.com"]',
+            )
+        try:
+            PushHosts(hosts)
+        except ValueError as error:
+            self.fail(f"{where} push_hosts", str(error))
+        webpush = self.surface("webpush", where, "WebPush")
+        return self.build(
+            f"{where} subject",
+            lambda: webpush(subject, data_dir=data_dir, name=name, push_hosts=hosts),
+        )
+
+    def ntfy(self, table: dict[str, Any]) -> Surface:
+        where = "[ntfy]"
+        self.known(table, where, _NTFY)
+        server = self.url(table, where, "server", required=True)
+        topic: Any = self.text(table, where, "topic")
+        if "topics" in table:
+            if topic is not None:
+                self.fail(f"{where} topics", "give topic (a template) or topics, not both")
+            topic = self.table(table["topics"], f"{where} topics")
+            if not all(isinstance(t, str) for t in topic.values()):
+                self.fail(f"{where} topics", 'maps actor ids to topics: alice = "approvals-a7"')
+        if topic is None:
+            self.fail(f"{where} topic", 'is missing: a template such as "approvals-{actor}-k3v9q"')
+        token = self.secret(table, where, "token_env") if "token_env" in table else None
+        clear = table.get("clear", False)
+        if not isinstance(clear, bool):
+            self.fail(f"{where} clear", f"must be true or false, not {clear!r}")
+        name = self.text(table, where, "name") or "ntfy"
+        ntfy = self.surface("ntfy", where, "Ntfy")
+        return self.build(
+            f"{where} topic",
+            lambda: ntfy(server, topic, token=token, clear=clear, name=name),
+        )
+
     def people(self, document: dict[str, Any]) -> Directory:
         people = self.table(document.get("people", {}), "people")
         entries: dict[str, Person] = {}
@@ -337,77 +395,6 @@ class _Reader:
             self.fail(f"{where} escalate_to", "needs escalate_after (seconds) to say when")
         answer = self.text(table, where, "default")
         return Ladder(*steps, on_expiry=None if answer is None else default(answer))
-
-    # -- values ------------------------------------------------------------------------------
-
-    def actor_name(self, where: str, value: str) -> None:
-        """Fail unless ``value`` is an actor name, the rule the desk's tokens follow."""
-        problem = actor_name_problem(value)
-        if problem is not None:
-            self.fail(where, f"the actor name {problem}: {RULE}")
-
-    def known(self, table: dict[str, Any], where: str, keys: tuple[str, ...]) -> None:
-        for key in table:
-            if key not in keys:
-                at = f"{where} {key}" if where else key
-                self.fail(at, f"unknown key (the keys here: {', '.join(keys)})")
-
-    def table(self, value: object, where: str) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(where, f"must be a table ({where.strip('[]')} = {{...}} or a [section])")
-        return value
-
-    def tables(self, document: dict[str, Any], key: str) -> list[dict[str, Any]]:
-        value = document.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
-            self.fail(key, f"write one [[{key}]] table for each {key} (double brackets)")
-        return value
-
-    @staticmethod
-    def label(key: str, index: int, document: dict[str, Any]) -> tuple[str, str]:
-        """Where the ``index``-th table of ``key`` is, and the surface's default name."""
-        if len(document[key]) == 1:
-            return f"[[{key}]]", key
-        return f"[[{key}]] #{index}", f"{key}{index}"
-
-    def text(self, table: dict[str, Any], where: str, key: str, *, required: bool = False) -> Any:
-        value = table.get(key)
-        at = f"{where} {key}" if where else key
-        if value is None:
-            if required:
-                self.fail(at, "is missing")
-            return None
-        if not isinstance(value, str) or not value.strip():
-            self.fail(at, f"must be non-empty text, not {value!r}")
-        return value
-
-    def seconds(self, table: dict[str, Any], where: str, key: str) -> float:
-        value = table[key]
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            self.fail(f"{where} {key}", f"must be a number of seconds, not {value!r}")
-        if not (math.isfinite(value) and value > 0):
-            self.fail(f"{where} {key}", f"must be a positive number of seconds, not {value!r}")
-        return float(value)
-
-    def url(
-        self, table: dict[str, Any], where: str, key: str, *, required: bool = False
-    ) -> str | None:
-        value = self.text(table, where, key, required=required)
-        if value is None:
-            return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            at = f"{where} {key}" if where else key
-            self.fail(at, f"must be an http:// or https:// URL, not {value!r}")
-        return str(value)
-
-    def secret(self, table: dict[str, Any], where: str, key: str) -> str:
-        name = self.text(table, where, key, required=True)
-        value = self.environ.get(name)
-        if not value:
-            state = "is not set" if value is None else "is empty"
-            self.fail(f"{where} {key}", f"the environment variable {name} {state}")
-        return value
 
     def surface(self, section: str, where: str, class_name: str) -> Callable[..., Surface]:
         try:

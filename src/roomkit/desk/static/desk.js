@@ -10,6 +10,7 @@ import { approvalOutcome } from './approval.js';
 import { busy, fail, renderCard, summary } from './cards.js';
 import { el, isObject, show, text, when } from './dom.js';
 import { forget, notifyNew, offerPermission } from './notices.js';
+import { offerPush, registerWorker } from './push.js';
 
 var TOKEN_KEY = 'roomkit.desk.token';
 var ROOM_KEY = 'roomkit.desk.room';
@@ -710,6 +711,7 @@ function start() {
     loadChat();
     loadHistory();
     if (state.linkRequest) showLinkOutcome();
+    else offerPush($('push-me'), api);
   });
 }
 
@@ -718,6 +720,7 @@ document.addEventListener('DOMContentLoaded', function () {
   $('signin-form').addEventListener('submit', signIn);
   $('chat-form').addEventListener('submit', sendChat);
   offerPermission($('notify-me'));
+  registerWorker();
   // A fresh link pasted into this tab: start over with its token (and room).
   window.addEventListener('hashchange', function () {
     if (!window.location.hash) return;

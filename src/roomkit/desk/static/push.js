@@ -1,0 +1,77 @@
+/*
+ * The desk as an installable app on a phone, and Web Push to it.
+ *
+ * `registerWorker()` registers the service worker (sw.js) beside the page, which shows the
+ * desk's push messages and makes the desk installable. `offerPush(button, api)` shows the
+ * "Notify me on this device" button when the browser can take push messages and the desk
+ * sends them (GET api/push/key answers); a tap asks for permission (browsers ask only after
+ * a gesture), subscribes with the desk's public VAPID key, and gives the subscription to the
+ * desk (POST api/push/subscriptions) for the signed-in person. A device subscribed already
+ * is given again on each visit, so the desk keeps it current.
+ */
+
+import { show } from './dom.js';
+
+function supported() {
+  return 'serviceWorker' in navigator && 'PushManager' in window && typeof window.Notification === 'function';
+}
+
+export function registerWorker() {
+  if (!('serviceWorker' in navigator)) return Promise.resolve(null);
+  return navigator.serviceWorker.register('sw.js').catch(function () {
+    return null;
+  });
+}
+
+// The key as the desk gives it (unpadded base64url) to the bytes PushManager takes.
+function keyBytes(text) {
+  var base64 = text.replace(/-/g, '+').replace(/_/g, '/');
+  var raw = atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4));
+  var bytes = new Uint8Array(raw.length);
+  for (var i = 0; i < raw.length; i += 1) bytes[i] = raw.charCodeAt(i);
+  return bytes;
+}
+
+function subscribe(api, key) {
+  return navigator.serviceWorker.ready.then(function (registration) {
+    return registration.pushManager.getSubscription().then(function (existing) {
+      return existing || registration.pushManager.subscribe({
+        userVisibleOnly: true,
+        applicationServerKey: keyBytes(key)
+      });
+    });
+  }).then(function (subscription) {
+    return api('POST', 'api/push/subscriptions', subscription.toJSON());
+  });
+}
+
+export function offerPush(button, api) {
+  if (!supported()) return Promise.resolve(false);
+  return api('GET', 'api/push/key').then(function (result) {
+    if (result.status !== 200 || !result.data || typeof result.data.public_key !== 'string') return false;
+    var key = result.data.public_key;
+    if (window.Notification.permission === 'granted') {
+      // Subscribed on an earlier visit (or allowed already): keep the desk's record current.
+      return subscribe(api, key).then(function (answer) {
+        return answer.status === 200;
+      }, function () {
+        return false;
+      });
+    }
+    if (window.Notification.permission === 'denied') return false;
+    show(button, true);
+    button.addEventListener('click', function () {
+      window.Notification.requestPermission().then(function (permission) {
+        if (permission !== 'granted') {
+          show(button, permission === 'default');
+          return;
+        }
+        show(button, false);
+        subscribe(api, key).catch(function () {
+          show(button, true);
+        });
+      });
+    });
+    return true;
+  });
+}

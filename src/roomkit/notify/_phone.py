@@ -1,0 +1,88 @@
+"""What a notice on a phone says, and the answers its buttons send: shared by Web Push and ntfy.
+
+A phone notice has a title, a short body, the link it opens (the signed, single-use answer
+link; the desk's page once the request settled) and, for a request one tap can answer (an
+approval, a yes-or-no question), the buttons: each one an HTTP request to the desk's API,
+``POST <desk>/api/requests/<id>/answer`` (or ``/reject``) with the answer link's token as its
+bearer token, so that it answers once, as the person the link was issued to, exactly as the
+link would. The token is the link's, read from its fragment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+from roomkit.models.kinds import Kind
+from roomkit.notify.surface import Notice
+from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind
+
+__all__ = ["PhoneAnswer", "answers_of", "lines_of", "link_token"]
+
+TITLE_MAX = 120
+BODY_MAX = 400
+REJECT_REASON = "Rejected from a phone notification"
+"""The reason a reject button gives (the model reads it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhoneAnswer:
+    """One button that answers: what it reads, and the request it sends to the desk."""
+
+    action: str
+    """A short, stable name (``approve``, ``reject``, ``yes``, ``no``)."""
+    label: str
+    """What the button reads."""
+    url: str
+    """The desk's API route it POSTs to."""
+    body: dict[str, Any]
+    """The JSON it POSTs."""
+    done: str
+    """What the notice reads once the desk took the answer."""
+
+
+def lines_of(notice: Notice) -> tuple[str, str]:
+    """The notice's title and plain-text body: the question (or how it ended) in a few lines."""
+    request = notice.request
+    asked = asked_text(request)
+    if notice.type == "question_settled":
+        first = asked.partition("\n")[0]
+        return clip(outcome_line(notice), TITLE_MAX), clip(first, BODY_MAX)
+    title = headline(notice, request_kind(request), to_you=True)
+    return clip(title, TITLE_MAX), clip(asked, BODY_MAX)
+
+
+def link_token(answer_url: str | None) -> str | None:
+    """The token in an answer link's fragment (``<desk>/#token=...``), or ``None``."""
+    if not answer_url:
+        return None
+    values = parse_qs(urlsplit(answer_url).fragment).get("token")
+    return values[0] if values else None
+
+
+def answers_of(notice: Notice) -> list[PhoneAnswer]:
+    """The buttons that answer ``notice``'s request in one tap; none once it settled, without
+    an answer link, or for a request that takes more than a tap (free text, a form, options)."""
+    request = notice.request
+    if notice.type == "question_settled" or not notice.answer_url or not notice.desk_url:
+        return []
+    api = f"{notice.desk_url.rstrip('/')}/api/requests/{quote(request.pending_id, safe='')}"
+    kind = request_kind(request)
+    if kind == "approval":
+        digest = getattr(request, "arguments_digest", None)
+        shown = {} if digest is None else {"digest": digest}
+        return [
+            PhoneAnswer(
+                "approve", "Approve", f"{api}/answer", {"decision": "approve", **shown}, "Approved"
+            ),
+            PhoneAnswer(
+                "reject", "Reject", f"{api}/reject", {"reason": REJECT_REASON, **shown}, "Rejected"
+            ),
+        ]
+    if kind == Kind.CONFIRM:
+        return [
+            PhoneAnswer("yes", "Yes", f"{api}/answer", {"confirmed": True}, "Confirmed"),
+            PhoneAnswer("no", "No", f"{api}/answer", {"confirmed": False}, "Declined"),
+        ]
+    return []

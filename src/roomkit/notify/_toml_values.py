@@ -1,0 +1,96 @@
+"""Typed values out of a notifier file's tables, each mistake raised with where it is."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+from roomkit.auth.names import RULE, actor_name_problem
+from roomkit.core.exceptions import NotifyConfigError
+
+__all__ = ["TomlValues"]
+
+
+class TomlValues:
+    """Reads one file's values: text, seconds, URLs, secrets from the environment, tables;
+    a mistake raises :class:`NotifyConfigError` naming the file and the key."""
+
+    def __init__(self, path: str, environ: Mapping[str, str]) -> None:
+        self.path = path
+        self.environ = environ
+
+    def fail(self, where: str, message: str) -> NoReturn:
+        raise NotifyConfigError(
+            f"{self.path}: {where}: {message}" if where else f"{self.path} {message}", key=where
+        )
+
+    def actor_name(self, where: str, value: str) -> None:
+        """Fail unless ``value`` is an actor name, the rule the desk's tokens follow."""
+        problem = actor_name_problem(value)
+        if problem is not None:
+            self.fail(where, f"the actor name {problem}: {RULE}")
+
+    def known(self, table: dict[str, Any], where: str, keys: tuple[str, ...]) -> None:
+        for key in table:
+            if key not in keys:
+                at = f"{where} {key}" if where else key
+                self.fail(at, f"unknown key (the keys here: {', '.join(keys)})")
+
+    def table(self, value: object, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(where, f"must be a table ({where.strip('[]')} = {{...}} or a [section])")
+        return value
+
+    def tables(self, document: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        value = document.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+            self.fail(key, f"write one [[{key}]] table for each {key} (double brackets)")
+        return value
+
+    @staticmethod
+    def label(key: str, index: int, document: dict[str, Any]) -> tuple[str, str]:
+        """Where the ``index``-th table of ``key`` is, and the surface's default name."""
+        if len(document[key]) == 1:
+            return f"[[{key}]]", key
+        return f"[[{key}]] #{index}", f"{key}{index}"
+
+    def text(self, table: dict[str, Any], where: str, key: str, *, required: bool = False) -> Any:
+        value = table.get(key)
+        at = f"{where} {key}" if where else key
+        if value is None:
+            if required:
+                self.fail(at, "is missing")
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.fail(at, f"must be non-empty text, not {value!r}")
+        return value
+
+    def seconds(self, table: dict[str, Any], where: str, key: str) -> float:
+        value = table[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(f"{where} {key}", f"must be a number of seconds, not {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            self.fail(f"{where} {key}", f"must be a positive number of seconds, not {value!r}")
+        return float(value)
+
+    def url(
+        self, table: dict[str, Any], where: str, key: str, *, required: bool = False
+    ) -> str | None:
+        value = self.text(table, where, key, required=required)
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            at = f"{where} {key}" if where else key
+            self.fail(at, f"must be an http:// or https:// URL, not {value!r}")
+        return str(value)
+
+    def secret(self, table: dict[str, Any], where: str, key: str) -> str:
+        name = self.text(table, where, key, required=True)
+        value = self.environ.get(name)
+        if not value:
+            state = "is not set" if value is None else "is empty"
+            self.fail(f"{where} {key}", f"the environment variable {name} {state}")
+        return value

@@ -1,0 +1,242 @@
+"""The ntfy surface: a question on each person's ntfy topic, answered from its buttons.
+
+Needs nothing beyond roomkit. Each notice is one JSON publish to the server
+(``POST <server>/`` with ``topic``, ``title``, ``message``, ``click``, ``actions``,
+``sequence_id``). A question's ``click`` is the signed, single-use answer link; an approval
+or a yes-or-no question gets ``http`` action buttons (the phone itself sends the request)
+that answer through the desk's API with that link's token, once, and a ``view`` button that
+opens the link. Every notice of one request carries the same sequence id, so once the
+request settles anywhere the question is updated in place to how it ended ("Answered by
+alice in Slack", its buttons gone); with ``clear=True`` it is then also cleared (marked read
+and dismissed: ``PUT <server>/<topic>/<sequence id>/clear``). Updating and clearing need
+ntfy 2.16 or later; an older server shows the update as a second notification.
+
+A topic is a password: pick ones nobody guesses (``topic_for="approvals-{actor}-k3v9q"``), or
+give the server an access token (``token=``) and topics only it may publish to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+from roomkit.notify._http import Origin
+from roomkit.notify._phone import answers_of, lines_of, link_token
+from roomkit.notify.retry import Retry
+from roomkit.notify.surface import DeliveryError, Notice, Person
+
+__all__ = ["Ntfy", "ntfy_message", "sequence_id"]
+
+logger = logging.getLogger("roomkit.notify")
+
+_NAME = re.compile(r"[-_A-Za-z0-9]{1,64}")
+_RETRIED = frozenset({408, 429})
+_QUESTION_PRIORITY = 4
+_SETTLED_PRIORITY = 2
+
+TopicFor = Callable[[str], str | None] | Mapping[str, str] | str
+
+
+def sequence_id(pending_id: str) -> str:
+    """The sequence id of a request's notices: its id when ntfy takes it as one (letters,
+    digits, ``-`` and ``_``, at most 64), else a digest of it."""
+    if _NAME.fullmatch(pending_id):
+        return pending_id
+    return "rk-" + hashlib.sha256(pending_id.encode("utf-8")).hexdigest()[:40]
+
+
+def ntfy_message(notice: Notice, topic: str) -> dict[str, Any]:
+    """The JSON ntfy publishes for ``notice`` on ``topic``."""
+    title, body = lines_of(notice)
+    settled = notice.type == "question_settled"
+    link = notice.answer_url or notice.desk_url
+    message: dict[str, Any] = {
+        "topic": topic,
+        "title": title,
+        "message": body,
+        "sequence_id": sequence_id(notice.request.pending_id),
+        "priority": _SETTLED_PRIORITY if settled else _QUESTION_PRIORITY,
+        "tags": ["white_check_mark" if settled else "question"],
+    }
+    if link:
+        message["click"] = link
+    token = link_token(notice.answer_url)
+    actions: list[dict[str, Any]] = []
+    if token is not None:
+        actions = [
+            {
+                "action": "http",
+                "label": answer.label,
+                "url": answer.url,
+                "method": "POST",
+                "headers": {
+                    "Authorization": f"Bearer {token}",
+                    "Content-Type": "application/json",
+                },
+                "body": json.dumps(answer.body, separators=(",", ":")),
+                "clear": True,
+            }
+            for answer in answers_of(notice)
+        ]
+    if notice.answer_url and not settled:
+        actions.append({"action": "view", "label": "Open", "url": notice.answer_url})
+    if actions:
+        message["actions"] = actions[:3]
+    return message
+
+
+def _topic_rule(topic_for: object) -> Callable[[str], str | None]:
+    if isinstance(topic_for, str):
+        if "{actor}" not in topic_for:
+            raise ValueError(
+                "Ntfy(topic_for=...) as text is a template naming {actor}, such as "
+                f"'approvals-{{actor}}-k3v9q'; got {topic_for!r}"
+            )
+        return lambda actor: topic_for.replace("{actor}", actor)
+    if isinstance(topic_for, Mapping):
+        topics = dict(topic_for)
+        return lambda actor: topics.get(actor)
+    if callable(topic_for):
+        rule: Callable[[str], str | None] = topic_for
+        return rule
+    raise TypeError(
+        "Ntfy(topic_for=...) takes a function of the actor id, a {actor: topic} mapping, or a "
+        f"template such as 'approvals-{{actor}}-k3v9q'; got {type(topic_for).__name__}"
+    )
+
+
+class Ntfy:
+    """Publishes each notice to its recipient's ntfy topic.
+
+    Args:
+        server: the ntfy server (``https://ntfy.sh``, or your own).
+        topic_for: each person's topic: a function of the actor id (``None``: not on ntfy),
+            a mapping of actor ids to topics, or a template naming ``{actor}``.
+        token: an access token the server takes (``tk_...``), for topics that need one.
+        clear: once the request settled and its notice was updated, also clear it (mark it
+            read and dismiss it).
+        retry: when to try again after a 5xx, 408, 429, timeout or connection error (never
+            after another 4xx); :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
+        timeout: seconds one publish may take.
+        name: the surface's name, recorded in histories.
+
+    Raises:
+        ValueError: a server that is not an ``http(s)://`` URL; a template without ``{actor}``.
+        TypeError: ``topic_for`` is none of those.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        topic_for: TopicFor,
+        *,
+        token: str | None = None,
+        clear: bool = False,
+        retry: Retry | None = None,
+        timeout: float = 10.0,
+        name: str = "ntfy",
+    ) -> None:
+        if not isinstance(server, str) or not server.startswith(("http://", "https://")):
+            raise ValueError(f"Ntfy(server=...) must be an http:// or https:// URL, not {server!r}")
+        if token is not None and (not isinstance(token, str) or not token.strip()):
+            raise ValueError("Ntfy(token=...) must be the server's access token (tk_...) or None")
+        self.server = server.rstrip("/")
+        self._topic_for = _topic_rule(topic_for)
+        self._headers = {"content-type": "application/json", "user-agent": "roomkit-notify"}
+        if token is not None:
+            self._headers["authorization"] = f"Bearer {token}"
+        self.clear = bool(clear)
+        self.retry = retry if retry is not None else Retry()
+        self.name = name
+        self._origin = Origin(self.server + "/", timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"Ntfy({self.server!r})"
+
+    def topic(self, actor_id: str) -> str | None:
+        """``actor_id``'s topic, or ``None`` when they have none ntfy takes."""
+        try:
+            topic = self._topic_for(actor_id)
+        except Exception:
+            logger.exception("Ntfy: topic_for(%r) raised", actor_id)
+            return None
+        if topic is None:
+            return None
+        if not isinstance(topic, str) or not _NAME.fullmatch(topic):
+            logger.warning(
+                "Ntfy: %r's topic %r is not one ntfy takes (letters, digits, - and _, at most "
+                "64): they are not told",
+                actor_id,
+                topic,
+            )
+            return None
+        return topic
+
+    def reaches(self, recipient: str | None, person: Person | None) -> bool:
+        """A person with a topic."""
+        return recipient is not None and self.topic(recipient) is not None
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        """Publish the notice (for a settled request: update its question in place, then
+        clear it when asked to).
+
+        Returns:
+            ``{"topic": ..., "sequence_id": ...}``.
+
+        Raises:
+            DeliveryError: the server refused or could not be reached; its message says what
+                to fix.
+        """
+        topic = None if notice.recipient is None else self.topic(notice.recipient)
+        if topic is None:
+            return {"skipped": "no ntfy topic"}
+        message = ntfy_message(notice, topic)
+        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        # The topic is a password: errors name the person instead.
+        whose = f"{notice.recipient}'s topic"
+        await self._send("publish to", whose, data, "POST", "/")
+        if notice.type == "question_settled" and self.clear:
+            sid = quote(message["sequence_id"], safe="")
+            await self._send("clear on", whose, b"", "PUT", f"/{topic}/{sid}/clear", older=True)
+        return {"topic": topic, "sequence_id": message["sequence_id"]}
+
+    async def _send(
+        self, what: str, whose: str, data: bytes, method: str, path: str, *, older: bool = False
+    ) -> None:
+        prefix = self._origin.target.rstrip("/")
+        try:
+            status = await self._origin.post(
+                data, dict(self._headers), method=method, target=prefix + path
+            )
+        except OSError as error:
+            raise DeliveryError(
+                f"ntfy {self.server} cannot be reached ({type(error).__name__}: {error}): "
+                "check the server's URL and that it runs",
+                retry=True,
+            ) from None
+        if status < 300:
+            return
+        if older and status in (400, 404, 405):
+            # A server before 2.16 knows no clearing: the update stands.
+            logger.info(
+                "ntfy %s cannot clear notifications (%d): update it to 2.16", self.server, status
+            )
+            return
+        retry = status >= 500 or status in _RETRIED
+        hint = ""
+        if status in (401, 403):
+            hint = ": it refused the token (give Ntfy(token=...) one that may write the topic)"
+        elif not retry:
+            hint = ": check the server's URL and version"
+        raise DeliveryError(
+            f"ntfy {self.server} refused to {what} {whose}: {status}{hint}", retry=retry
+        )
+
+    async def aclose(self) -> None:
+        """Close the kept connections."""
+        await self._origin.aclose()

@@ -1,0 +1,321 @@
+"""Web Push: the desk's VAPID key and each person's subscriptions, kept in its data folder.
+
+The desk makes its VAPID key pair once, on first use, as ``push-vapid.pem`` (mode 0600)
+beside its secret's key file (``desk.key``): browsers subscribe with its public half (what
+``GET /api/push/key`` gives the page), and the private half signs every push, so the desk
+and a notifier reading the same folder push alike. Each person's subscriptions (one per
+browser or phone that turned notifications on) are kept in ``push-subscriptions.json``
+beside it, whatever request store the desk runs on: a notifier in another process reads
+them there, and drops those the push service reports gone.
+
+A write takes a lock file (``push-subscriptions.lock``) and replaces the file in one
+``rename``, so that desks and notifiers sharing the folder never read half a file or lose
+each other's writes. The key needs the ``push`` extra (``cryptography``, which
+``pywebpush`` brings).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from roomkit._extras import extra_missing
+from roomkit.auth.tokens import DEFAULT_DATA_DIR
+
+__all__ = [
+    "MAX_PER_PERSON",
+    "SUBSCRIPTIONS_FILE",
+    "VAPID_FILE",
+    "PushSubscriptions",
+    "Subscription",
+    "load_or_create_vapid_key",
+    "subscription_of",
+    "vapid_public_key",
+]
+
+logger = logging.getLogger("roomkit.notify")
+
+VAPID_FILE = "push-vapid.pem"
+"""The VAPID key's file in the desk's data folder."""
+SUBSCRIPTIONS_FILE = "push-subscriptions.json"
+"""The subscriptions' file in the desk's data folder."""
+MAX_PER_PERSON = 10
+"""Subscriptions kept per person: a new one beyond these replaces the oldest."""
+MAX_ENDPOINT_CHARS = 2048
+DATA_ENV = "ROOMKIT_DESK_DATA"
+"""The variable naming the desk's data folder when none is given, as for ``roomkit desk``."""
+
+
+def _folder(data_dir: str | os.PathLike[str] | None) -> Path:
+    if data_dir is not None:
+        return Path(data_dir)
+    return Path(os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
+
+
+def _b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+# -- the VAPID key ---------------------------------------------------------------------------
+
+
+def _ec() -> Any:
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+    except ImportError as exc:
+        raise ImportError(
+            extra_missing("Web Push's VAPID key", "push", exc.name), name=exc.name
+        ) from exc
+    return ec, serialization
+
+
+def load_or_create_vapid_key(data_dir: str | os.PathLike[str] | None = None) -> bytes:
+    """The PEM of the VAPID private key in ``data_dir`` (``$ROOMKIT_DESK_DATA``, else
+    ``~/.roomkit/desk``, by default),
+    made (P-256, mode 0600) on first call.
+
+    Raises:
+        ImportError: the ``push`` extra is not installed (the message says how to).
+        ValueError: the file holds no P-256 private key (remove it to make a new one; the
+            browsers subscribed with the old one must subscribe again).
+    """
+    ec, serialization = _ec()
+    folder = _folder(data_dir)
+    path = folder / VAPID_FILE
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        key = ec.generate_private_key(ec.SECP256R1())
+        pem: bytes = key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        # Made by whichever process comes first; the others read that one.
+        with contextlib.suppress(FileExistsError):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as file:
+                file.write(pem)
+            logger.info("Made the desk's VAPID key for Web Push in %s", path)
+    pem = path.read_bytes()
+    vapid_public_key(pem, where=str(path))
+    return pem
+
+
+def vapid_public_key(pem: bytes | str, *, where: str = "the VAPID key") -> str:
+    """The public half of a VAPID private key, as browsers take it: the uncompressed P-256
+    point in unpadded base64url (``applicationServerKey``).
+
+    Raises:
+        ValueError: ``pem`` is not a P-256 private key in PEM.
+    """
+    ec, serialization = _ec()
+    data = pem.encode("ascii") if isinstance(pem, str) else pem
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as error:
+        raise ValueError(
+            f"{where} is not a PEM private key ({error}): remove it to make a new one"
+        ) from None
+    if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
+        raise ValueError(f"{where} is not a P-256 (secp256r1) key: remove it to make a new one")
+    point: bytes = key.public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+    )
+    return _b64encode(point)
+
+
+# -- subscriptions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """One browser's push subscription, as ``PushSubscription.toJSON()`` gives it."""
+
+    endpoint: str
+    """The push service's URL for this browser (``https://``)."""
+    p256dh: str
+    """The browser's P-256 public key, unpadded base64url."""
+    auth: str
+    """The browser's 16-byte authentication secret, unpadded base64url."""
+    added: float = 0.0
+    """When it was given to the desk (epoch seconds)."""
+
+    def info(self) -> dict[str, Any]:
+        """The ``subscription_info`` dict ``pywebpush`` takes."""
+        return {"endpoint": self.endpoint, "keys": {"p256dh": self.p256dh, "auth": self.auth}}
+
+
+def _endpoint_problem(endpoint: object) -> str | None:
+    if not isinstance(endpoint, str) or not endpoint:
+        return "endpoint must be the push service's URL"
+    if len(endpoint) > MAX_ENDPOINT_CHARS:
+        return f"endpoint is longer than {MAX_ENDPOINT_CHARS} characters"
+    parts = urlsplit(endpoint)
+    # Which hosts, and plain HTTP to which, is the push_hosts list's to say (PushHosts).
+    if parts.scheme in ("https", "http") and parts.hostname:
+        return None
+    return "endpoint must be an https:// URL (the browser's push service)"
+
+
+def _key_problem(name: str, value: object, size: int) -> str | None:
+    if not isinstance(value, str) or not value or len(value) > 200:
+        return f"keys.{name} must be base64url text"
+    try:
+        raw = _b64decode(value)
+    except (binascii.Error, ValueError):
+        return f"keys.{name} is not base64url"
+    if len(raw) != size or (name == "p256dh" and raw[0] != 4):
+        return (
+            f"keys.{name} is not a {'P-256 public key' if name == 'p256dh' else '16-byte secret'}"
+        )
+    return None
+
+
+def subscription_of(value: object, *, added: float | None = None) -> Subscription:
+    """The :class:`Subscription` in ``value`` (``PushSubscription.toJSON()``'s shape:
+    ``{"endpoint": ..., "keys": {"p256dh": ..., "auth": ...}}``).
+
+    Raises:
+        ValueError: ``value`` is not that shape; the message names what is wrong.
+    """
+    if not isinstance(value, Mapping):
+        raise ValueError("a push subscription is an object with endpoint and keys")
+    endpoint, keys = value.get("endpoint"), value.get("keys")
+    problem = _endpoint_problem(endpoint)
+    if problem is not None:
+        raise ValueError(problem)
+    if not isinstance(keys, Mapping):
+        raise ValueError("keys must be an object with p256dh and auth")
+    p256dh, auth = keys.get("p256dh"), keys.get("auth")
+    problem = _key_problem("p256dh", p256dh, 65) or _key_problem("auth", auth, 16)
+    if problem is not None:
+        raise ValueError(problem)
+    return Subscription(
+        str(endpoint), str(p256dh), str(auth), time.time() if added is None else added
+    )
+
+
+class PushSubscriptions:
+    """Each person's push subscriptions, in the desk's data folder.
+
+    One endpoint belongs to one person: a browser subscribed again by someone else (a shared
+    device, signed in by another person) moves to them.
+
+    Args:
+        data_dir: the desk's data folder (``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``,
+            by default).
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str] | None = None) -> None:
+        self.folder = _folder(data_dir)
+        self.path = self.folder / SUBSCRIPTIONS_FILE
+        self._seen: tuple[int, int, int] | None = None
+        self._people: dict[str, list[Subscription]] = {}
+
+    def of(self, actor_id: str) -> list[Subscription]:
+        """``actor_id``'s subscriptions, oldest first (read again when the file changed)."""
+        return list(self._read().get(actor_id, ()))
+
+    def reaches(self, actor_id: str) -> bool:
+        """Whether ``actor_id`` has a subscription."""
+        return bool(self._read().get(actor_id))
+
+    def add(self, actor_id: str, subscription: Subscription) -> None:
+        """Keep ``subscription`` for ``actor_id`` (a known endpoint is refreshed, and moves
+        from whoever had it); beyond :data:`MAX_PER_PERSON`, the oldest goes."""
+        with self._writing() as people:
+            for owner in list(people):
+                people[owner] = [s for s in people[owner] if s.endpoint != subscription.endpoint]
+            kept = [*people.get(actor_id, []), subscription]
+            people[actor_id] = kept[-MAX_PER_PERSON:]
+
+    def remove(self, endpoint: str, *, actor_id: str | None = None) -> bool:
+        """Forget the subscription at ``endpoint`` (only ``actor_id``'s, when given); whether
+        there was one."""
+        found = False
+        with self._writing() as people:
+            for owner in list(people):
+                if actor_id is not None and owner != actor_id:
+                    continue
+                kept = [s for s in people[owner] if s.endpoint != endpoint]
+                found = found or len(kept) != len(people[owner])
+                people[owner] = kept
+        return found
+
+    # -- the file ----------------------------------------------------------------------------
+
+    def _read(self) -> dict[str, list[Subscription]]:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            self._seen, self._people = None, {}
+            return self._people
+        # A write replaces the file: a new inode, even within one tick of the clock.
+        seen = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if seen != self._seen:
+            self._people = self._load()
+            self._seen = seen
+        return self._people
+
+    def _load(self) -> dict[str, list[Subscription]]:
+        try:
+            document = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as error:
+            logger.error("Cannot read %s (%s): no push is sent until it is fixed", self.path, error)
+            return {}
+        people: dict[str, list[Subscription]] = {}
+        listed = document.get("people") if isinstance(document, dict) else None
+        for actor, entries in (listed or {}).items():
+            for entry in entries if isinstance(entries, list) else ():
+                try:
+                    added = entry.get("added", 0.0) if isinstance(entry, dict) else 0.0
+                    people.setdefault(str(actor), []).append(subscription_of(entry, added=added))
+                except ValueError as error:
+                    logger.warning(
+                        "Skipping a push subscription of %r in %s: %s", actor, self.path, error
+                    )
+        return people
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[dict[str, list[Subscription]]]:
+        """The subscriptions to change in place, written back in one rename under the lock."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        lock = os.open(self.folder / "push-subscriptions.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            people = self._load()
+            yield people
+            document = {
+                "people": {
+                    actor: [{**s.info(), "added": s.added} for s in kept]
+                    for actor, kept in people.items()
+                    if kept
+                }
+            }
+            temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                json.dump(document, file, separators=(",", ":"))
+            os.replace(temporary, self.path)
+            self._seen = None
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            os.close(lock)

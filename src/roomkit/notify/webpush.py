@@ -1,0 +1,341 @@
+"""The Web Push surface: a question on the lock screen of each device a person turned on.
+
+Needs the ``push`` extra (``pip install -e '.[push]'``: ``pywebpush``, which brings
+``py-vapid``, ``http-ece``, ``cryptography`` and ``aiohttp``). A person turns notifications
+on in the desk's page (the desk keeps their subscription, see
+:mod:`roomkit.notify.push_subscriptions`); each question then goes to every device they
+turned on, encrypted to it (``aes128gcm``) and signed with the desk's VAPID key.
+
+The message is Declarative Web Push JSON (``{"web_push": 8030, "notification": {...}}``):
+Safari shows it as it is, and the desk's service worker shows the same elsewhere. Its
+``tag`` is the request's id, its ``navigate`` the signed, single-use answer link; an
+approval or a yes-or-no question carries buttons (Chrome and Android show them) that answer
+through that link in one tap. Once the request settles anywhere, a second message with the
+same tag replaces the question ("Answered by alice in Slack"), on the devices that were
+told; the push service's ``Topic`` header makes it replace the question still queued for a
+phone that is offline. A subscription the push service reports gone (404, 410) is dropped.
+Only endpoints on the push services' hosts are pushed to (see
+:mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from roomkit._extras import extra_missing
+
+try:
+    import aiohttp
+    from py_vapid import Vapid  # type: ignore[import-untyped]
+    from pywebpush import WebPusher  # type: ignore[import-untyped]
+except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+    raise ImportError(
+        extra_missing("roomkit.notify.webpush", "push", exc.name), name=exc.name
+    ) from exc
+
+from roomkit.notify._phone import answers_of, lines_of
+from roomkit.notify.push_hosts import PushHosts
+from roomkit.notify.push_subscriptions import (
+    PushSubscriptions,
+    Subscription,
+    load_or_create_vapid_key,
+    vapid_public_key,
+)
+from roomkit.notify.retry import Retry
+from roomkit.notify.surface import DeliveryError, Notice, Person
+
+__all__ = ["DECLARATIVE", "MAX_MESSAGE_BYTES", "WebPush", "push_message"]
+
+logger = logging.getLogger("roomkit.notify")
+
+DECLARATIVE = 8030
+"""The ``web_push`` member that marks a Declarative Web Push message."""
+MAX_MESSAGE_BYTES = 3000
+"""The most a message's JSON may take: push services take 4096 bytes once encrypted."""
+MAX_TTL = 28 * 86_400
+"""Seconds a push service keeps a message for an offline device, at most (four weeks)."""
+SETTLED_TTL = 86_400
+"""Seconds a push service keeps the notice that a request settled."""
+_GONE_STATUS = frozenset({404, 410})
+_SENT = "sent"
+_GONE = "gone"
+_RETRIED = frozenset({408, 429})
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """A push one device did not take: what went wrong, and whether to try again."""
+
+    problem: str
+    retry: bool
+
+
+def push_message(notice: Notice) -> dict[str, Any]:
+    """The Declarative Web Push message for ``notice``.
+
+    Raises:
+        DeliveryError: the notice has no link to open (give the notifier ``desk_url``), or
+            its message would not fit in a push.
+    """
+    link = notice.answer_url or notice.desk_url
+    if not link:
+        raise DeliveryError(
+            "WebPush needs a link to open: give the Notifier desk_url=...", retry=False
+        )
+    title, body = lines_of(notice)
+    settled = notice.type == "question_settled"
+    answers = answers_of(notice)
+    notification: dict[str, Any] = {
+        "title": title,
+        "body": body,
+        "tag": notice.request.pending_id,
+        "navigate": link,
+        "lang": "en",
+        "silent": settled,
+        "renotify": notice.type in ("question_reminder", "question_escalated", "question_edited"),
+        "require_interaction": not settled,
+    }
+    if answers:
+        notification["actions"] = [
+            {"action": a.action, "title": a.label, "navigate": link} for a in answers
+        ]
+        notification["data"] = {
+            "answers": {
+                a.action: {"url": a.url, "body": a.body, "done": a.done, "done_body": title}
+                for a in answers
+            }
+        }
+    message = {"web_push": DECLARATIVE, "notification": notification}
+    if len(_encoded(message)) > MAX_MESSAGE_BYTES:
+        notification["body"] = body[:100]
+    if len(_encoded(message)) > MAX_MESSAGE_BYTES:
+        raise DeliveryError(
+            f"WebPush: the message for {notice.request.pending_id} does not fit in a push "
+            f"({len(_encoded(message))} bytes over {MAX_MESSAGE_BYTES}): shorten the desk's URL",
+            retry=False,
+        )
+    return message
+
+
+def _encoded(message: Mapping[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _topic(pending_id: str) -> str:
+    """The ``Topic`` header of a request's pushes: at most 32 base64url characters."""
+    return hashlib.sha256(pending_id.encode("utf-8")).hexdigest()[:32]
+
+
+class WebPush:
+    """Sends each notice to the devices its recipient turned on in the desk's page.
+
+    Args:
+        subject: who runs the desk, for the push services (``mailto:ops@example.com`` or an
+            ``https://`` URL): in every VAPID signature.
+        data_dir: the desk's data folder, where its VAPID key and the subscriptions are
+            (``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``, by default); give the
+            notifier the desk's folder.
+        vapid_private_key: the VAPID key's PEM instead of the folder's key file.
+        subscriptions: where the subscriptions are, instead of ``data_dir``'s.
+        retry: when to try again after a 5xx, 408, 429, timeout or connection error;
+            :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
+        timeout: seconds one push may take.
+        name: the surface's name, recorded in histories.
+        push_hosts: push services' hosts to push to besides the browsers' own
+            (:data:`~roomkit.notify.push_hosts.PUSH_HOSTS`), such as a self-hosted one;
+            plain ``http://`` only to a host named here exactly.
+
+    Raises:
+        ValueError: a ``subject`` that is neither ``mailto:`` nor ``https://``; a key that is
+            not a P-256 private key; a ``push_hosts`` entry that is not a host name.
+        TypeError: ``push_hosts`` given as a string.
+    """
+
+    def __init__(
+        self,
+        subject: str,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        vapid_private_key: str | bytes | None = None,
+        subscriptions: PushSubscriptions | None = None,
+        retry: Retry | None = None,
+        timeout: float = 10.0,
+        name: str = "webpush",
+        push_hosts: Iterable[str] | None = None,
+    ) -> None:
+        if not isinstance(subject, str) or not (
+            (subject.startswith("mailto:") and "@" in subject) or subject.startswith("https://")
+        ):
+            raise ValueError(
+                "WebPush(subject=...) says who runs the desk, for the push services: "
+                f"'mailto:ops@example.com' or an https:// URL, not {subject!r}"
+            )
+        pem = (
+            load_or_create_vapid_key(data_dir)
+            if vapid_private_key is None
+            else (
+                vapid_private_key.encode("ascii")
+                if isinstance(vapid_private_key, str)
+                else vapid_private_key
+            )
+        )
+        self.public_key = vapid_public_key(pem, where="WebPush(vapid_private_key=...)")
+        """The VAPID public key browsers subscribe with (unpadded base64url)."""
+        self._vapid = Vapid.from_pem(pem)
+        self.subject = subject
+        self.subscriptions = (
+            subscriptions if subscriptions is not None else PushSubscriptions(data_dir)
+        )
+        self.retry = retry if retry is not None else Retry()
+        self.timeout = float(timeout)
+        self.name = name
+        self.push_hosts = PushHosts(push_hosts)
+        """The hosts this surface pushes to; a desk running it takes subscriptions to them."""
+        self._session: aiohttp.ClientSession | None = None
+
+    def __repr__(self) -> str:
+        return f"WebPush(subject={self.subject!r})"
+
+    def reaches(self, recipient: str | None, person: Person | None) -> bool:
+        """A person who turned notifications on in the desk's page, on some device."""
+        return recipient is not None and self.subscriptions.reaches(recipient)
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        """Push the notice to each of its recipient's devices (for a settled request, those
+        that were told of it).
+
+        Returns:
+            ``{"endpoints": [...]}``, the devices that took it; ``{"skipped": ...}`` when
+            none is subscribed any more.
+
+        Raises:
+            DeliveryError: a push service failed (``retry=True``: the devices that took it
+                get it again, replacing it by its tag), or refused every device.
+        """
+        recipient = notice.recipient
+        if recipient is None:
+            return {"skipped": "no recipient"}
+        current = await asyncio.to_thread(self.subscriptions.of, recipient)
+        targets = self._targets(notice, self._listed(current, recipient))
+        if not targets:
+            return {"skipped": "no push subscription"}
+        message = _encoded(push_message(notice))
+        headers = {
+            "Topic": _topic(notice.request.pending_id),
+            "Urgency": "normal" if notice.type == "question_settled" else "high",
+        }
+        ttl = self._ttl(notice)
+        sent: list[str] = []
+        failures: list[_Failure] = []
+        for subscription in targets:
+            outcome = await self._push(subscription, message, headers, ttl, recipient)
+            if outcome is _SENT:
+                sent.append(subscription.endpoint)
+            elif isinstance(outcome, _Failure):
+                failures.append(outcome)
+        retry = any(failure.retry for failure in failures)
+        if failures and (retry or not sent):
+            raise DeliveryError("; ".join(f.problem for f in failures), retry=retry)
+        if not sent:
+            return {"skipped": "every device's subscription is gone"}
+        return {"endpoints": sent}
+
+    def _listed(self, current: Sequence[Subscription], recipient: str) -> list[Subscription]:
+        """The subscriptions on a listed push service's host; the others are logged, and never
+        pushed to (the file may have been edited, or the list narrowed since)."""
+        listed = []
+        for subscription in current:
+            problem = self.push_hosts.problem(subscription.endpoint)
+            if problem is None:
+                listed.append(subscription)
+            else:
+                logger.warning("Not pushing to a subscription of %r: %s", recipient, problem)
+        return listed
+
+    def _targets(self, notice: Notice, current: Sequence[Subscription]) -> list[Subscription]:
+        if notice.type != "question_settled":
+            return list(current)
+        told = {
+            endpoint
+            for receipt in notice.receipts
+            for endpoint in receipt.get("endpoints", ()) or ()
+        }
+        return [s for s in current if s.endpoint in told]
+
+    def _ttl(self, notice: Notice) -> int:
+        if notice.type == "question_settled":
+            return SETTLED_TTL
+        if notice.deadline_at is None:
+            return MAX_TTL
+        left = notice.deadline_at.timestamp() - time.time()
+        return int(max(60, min(MAX_TTL, left)))
+
+    async def _push(
+        self,
+        subscription: Subscription,
+        message: bytes,
+        headers: Mapping[str, str],
+        ttl: int,
+        recipient: str,
+    ) -> _Failure | str:
+        """Push to one device: :data:`_SENT` when it took it, :data:`_GONE` when its
+        subscription is gone (and now dropped), else what went wrong."""
+        parts = urlsplit(subscription.endpoint)
+        service = f"{parts.scheme}://{parts.netloc}"
+        claims = {"sub": self.subject, "aud": service, "exp": int(time.time()) + 12 * 3600}
+        signed = {**headers, **self._vapid.sign(claims)}
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        pusher = WebPusher(subscription.info(), aiohttp_session=self._session)
+        try:
+            response = await pusher.send_async(
+                message,
+                signed,
+                ttl=ttl,
+                content_encoding="aes128gcm",
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+            )
+        except (aiohttp.ClientError, TimeoutError, OSError) as error:
+            problem = f"cannot be reached ({type(error).__name__}: {error})"
+            return _Failure(f"the push service {service} {problem}", retry=True)
+        status = int(getattr(response, "status", 0))
+        if status < 300:
+            return _SENT
+        if status in _GONE_STATUS:
+            await asyncio.to_thread(self.subscriptions.remove, subscription.endpoint)
+            logger.info(
+                "Dropped a push subscription of %r: %s answered %d (the device unsubscribed)",
+                recipient,
+                service,
+                status,
+            )
+            return _GONE
+        retry = status >= 500 or status in _RETRIED
+        hint = "" if retry else _refusal_hint(status)
+        return _Failure(f"the push service {service} answered {status}{hint}", retry=retry)
+
+    async def aclose(self) -> None:
+        """Close the HTTP session."""
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+def _refusal_hint(status: int) -> str:
+    if status in (401, 403):
+        return (
+            ": it refused the VAPID signature (the device subscribed with another key: it "
+            "must turn notifications on again, or give WebPush the desk's data_dir)"
+        )
+    if status == 413:
+        return ": the message is too large"
+    return ": check the subscription"

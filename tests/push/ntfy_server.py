@@ -1,0 +1,102 @@
+"""An ntfy server on loopback: takes JSON publishes and clears as ntfy 2.16 does.
+
+A publish with a ``sequence_id`` already seen on its topic updates that notification in
+place (the phone shows the newest); ``PUT /<topic>/<sequence id>/clear`` marks it read and
+dismissed. Every request is kept as it came (method, path, headers, JSON body).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+
+
+class NtfyServer:
+    """Answers 200, or :attr:`status` for the requests whose method it names."""
+
+    def __init__(self, *, clears: bool = True) -> None:
+        self.requests: list[Request] = []
+        self.shown: dict[tuple[str, str], dict[str, Any]] = {}
+        """Per (topic, sequence id), the notification as the phone shows it now."""
+        self.cleared: set[tuple[str, str]] = set()
+        self.status: dict[str, int] = {}
+        """Per method, the status to answer instead."""
+        self.clears = clears
+        """Whether the server knows clearing (2.16 and later); 404 otherwise."""
+        self._changed = asyncio.Condition()
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.url = ""
+
+    async def __aenter__(self) -> NtfyServer:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in list(self._writers):
+            writer.close()
+        await self._server.wait_closed()
+
+    async def wait_for(self, count: int) -> list[Request]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: len(self.requests) >= count)
+        return list(self.requests)
+
+    def _take(self, request: Request) -> int:
+        if request.method in self.status:
+            return self.status[request.method]
+        if request.method == "POST" and request.path == "/" and request.body is not None:
+            key = (request.body["topic"], request.body.get("sequence_id", ""))
+            self.shown[key] = request.body
+            self.cleared.discard(key)
+            return 200
+        parts = request.path.strip("/").split("/")
+        if request.method == "PUT" and len(parts) == 3 and parts[2] == "clear":
+            if not self.clears:
+                return 404
+            self.cleared.add((parts[0], parts[1]))
+            return 200
+        return 404
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ")
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        name, _, value = line.partition(":")
+                        headers[name.strip().lower()] = value.strip()
+                data = await reader.readexactly(int(headers.get("content-length", "0")))
+                request = Request(method, path, headers, json.loads(data) if data else None)
+                async with self._changed:
+                    self.requests.append(request)
+                    status = self._take(request)
+                    self._changed.notify_all()
+                answer = b'{"id":"m1"}'
+                writer.write(
+                    f"HTTP/1.1 {status} X\r\ncontent-length: {len(answer)}\r\n\r\n".encode()
+                    + answer
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self._writers.discard(writer)
+            writer.close()

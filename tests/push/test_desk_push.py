@@ -1,0 +1,219 @@
+"""The desk's Web Push routes: its public key, and the signed-in person's devices."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.push.push_service import Browser
+
+from roomkit import RoomKit
+from roomkit.auth import issue_answer_link, issue_token
+from roomkit.desk.app import create_desk_app
+from roomkit.notify import Notifier, WebPush
+from roomkit.notify.push_subscriptions import (
+    VAPID_FILE,
+    PushSubscriptions,
+    load_or_create_vapid_key,
+    vapid_public_key,
+)
+from roomkit.tools.human_input import HumanInputHandler
+
+SECRET = "the tests' desk secret, 0123456789abcdef"
+
+
+def bearer(actor: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
+
+
+@pytest.fixture
+async def desk(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_desk_app(
+        RoomKit(),
+        handler=HumanInputHandler(),
+        secret=SECRET,
+        data_dir=tmp_path,
+        push_hosts=["push.example.net"],
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        yield client
+
+
+async def test_the_key_is_made_once_in_the_data_folder(
+    desk: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    first = await desk.get("/api/push/key", headers=bearer("alice"))
+    again = await desk.get("/api/push/key", headers=bearer("bob"))
+    assert first.status_code == again.status_code == 200
+    key = first.json()["public_key"]
+    assert again.json()["public_key"] == key
+    assert key == vapid_public_key(load_or_create_vapid_key(tmp_path))
+    assert stat.S_IMODE((tmp_path / VAPID_FILE).stat().st_mode) == 0o600
+    assert (await desk.get("/api/push/key")).status_code == 401
+
+
+async def test_a_person_subscribes_and_unsubscribes_a_device(
+    desk: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    phone, laptop = Browser("https://push.example.net/p/1"), Browser("https://push.example.net/p/2")
+    for browser in (phone, laptop):
+        reply = await desk.post(
+            "/api/push/subscriptions", json=browser.subscription(), headers=bearer("alice")
+        )
+        assert reply.status_code == 200
+    assert reply.json() == {"devices": 2}
+    kept = PushSubscriptions(tmp_path).of("alice")
+    assert [s.info() for s in kept] == [
+        {"endpoint": b.endpoint, "keys": b.subscription()["keys"]} for b in (phone, laptop)
+    ]
+    # Bob cannot unsubscribe alice's phone; alice can.
+    gone = {"endpoint": phone.endpoint}
+    reply = await desk.request(
+        "DELETE", "/api/push/subscriptions", json=gone, headers=bearer("bob")
+    )
+    assert reply.json() == {"devices": 0}
+    assert len(PushSubscriptions(tmp_path).of("alice")) == 2
+    reply = await desk.request(
+        "DELETE", "/api/push/subscriptions", json=gone, headers=bearer("alice")
+    )
+    assert reply.json() == {"devices": 1}
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == [laptop.endpoint]
+
+
+async def test_a_device_subscribed_by_someone_else_moves_to_them(
+    desk: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    shared = Browser("https://push.example.net/p/shared")
+    for actor in ("alice", "bob"):
+        await desk.post(
+            "/api/push/subscriptions", json=shared.subscription(), headers=bearer(actor)
+        )
+    subscriptions = PushSubscriptions(tmp_path)
+    assert subscriptions.of("alice") == []
+    assert [s.endpoint for s in subscriptions.of("bob")] == [shared.endpoint]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"endpoint": "ftp://push.example.net/p/1"}, "https://"),
+        ({"endpoint": "file:///etc/passwd"}, "https://"),
+        ({"keys": {"p256dh": "AAAA", "auth": "AAAAAAAAAAAAAAAAAAAAAA"}}, "P-256"),
+        ({"keys": {"p256dh": None, "auth": "x"}}, "keys.p256dh"),
+        ({"keys": None}, "keys"),
+    ],
+)
+async def test_what_is_no_subscription_gets_a_422_naming_it(
+    desk: httpx.AsyncClient, tmp_path: Path, change: dict[str, object], problem: str
+) -> None:
+    body = {**Browser("https://push.example.net/p/1").subscription(), **change}
+    reply = await desk.post("/api/push/subscriptions", json=body, headers=bearer("alice"))
+    assert reply.status_code == 422
+    assert problem in reply.json()["detail"]
+    assert PushSubscriptions(tmp_path).of("alice") == []
+
+
+async def test_an_answer_link_cannot_subscribe(desk: httpx.AsyncClient) -> None:
+    link = issue_answer_link(SECRET, "some-request", "alice", 600)
+    reply = await desk.post(
+        "/api/push/subscriptions",
+        json=Browser("https://push.example.net/p/1").subscription(),
+        headers={"Authorization": f"Bearer {link}"},
+    )
+    assert reply.status_code == 403
+    assert "sign in" in reply.json()["detail"]
+
+
+async def test_a_desk_without_a_data_folder_says_so_and_writes_nothing() -> None:
+    app = create_desk_app(RoomKit(), handler=HumanInputHandler(), secret=SECRET)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as desk:
+        key = await desk.get("/api/push/key", headers=bearer("alice"))
+        sub = await desk.post(
+            "/api/push/subscriptions",
+            json=Browser("https://push.example.net/p/1").subscription(),
+            headers=bearer("alice"),
+        )
+    assert key.status_code == sub.status_code == 404
+    assert "data_dir" in key.json()["detail"]
+
+
+async def test_the_page_links_its_manifest_and_serves_its_worker(desk: httpx.AsyncClient) -> None:
+    page = (await desk.get("/")).text
+    assert '<link rel="manifest" href="manifest.webmanifest">' in page
+    manifest = (await desk.get("/manifest.webmanifest")).json()
+    assert manifest["display"] == "standalone"
+    assert {icon["sizes"] for icon in manifest["icons"]} == {"192x192", "512x512"}
+    for icon in manifest["icons"]:
+        reply = await desk.get(f"/{icon['src']}")
+        assert reply.headers["content-type"] == "image/png"
+        assert reply.content.startswith(b"\x89PNG")
+    worker = await desk.get("/sw.js")
+    assert worker.headers["content-type"].startswith("text/javascript")
+    assert "notificationclick" in worker.text
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "https://metadata.internal/computeMetadata/v1",
+        "https://10.0.0.5/push/1",
+        "http://127.0.0.1:6379/",
+        "https://push.example.net.attacker.example/p/1",
+        "http://updates.push.services.mozilla.com/wpush/v2/abc",
+    ],
+)
+async def test_an_endpoint_off_the_push_services_list_is_refused_naming_the_option(
+    desk: httpx.AsyncClient, tmp_path: Path, endpoint: str
+) -> None:
+    reply = await desk.post(
+        "/api/push/subscriptions", json=Browser(endpoint).subscription(), headers=bearer("alice")
+    )
+    assert reply.status_code == 400
+    assert "push_hosts" in reply.json()["detail"]
+    assert PushSubscriptions(tmp_path).of("alice") == []
+
+
+async def test_by_default_the_browsers_push_services_are_taken_and_no_other(
+    tmp_path: Path,
+) -> None:
+    app = create_desk_app(RoomKit(), handler=HumanInputHandler(), secret=SECRET, data_dir=tmp_path)
+    transport = httpx.ASGITransport(app=app)
+    taken = [
+        "https://fcm.googleapis.com/fcm/send/abc",
+        "https://updates.push.services.mozilla.com/wpush/v2/abc",
+        "https://web.push.apple.com/QGx",
+        "https://wns2-by3p.notify.windows.com/w/?token=abc",
+    ]
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        for endpoint in [*taken, "http://127.0.0.1:8080/push/1", "http://fcm.googleapis.com/x"]:
+            await client.post(
+                "/api/push/subscriptions",
+                json=Browser(endpoint).subscription(),
+                headers=bearer("alice"),
+            )
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == taken
+
+
+async def test_a_desk_running_the_notifier_takes_its_webpush_s_hosts(tmp_path: Path) -> None:
+    handler = HumanInputHandler()
+    push = WebPush("mailto:ops@example.com", data_dir=tmp_path, push_hosts=["push.example.org"])
+    notifier = Notifier(handler, [push], desk_url="https://desk.example.com", link_secret=SECRET)
+    app = create_desk_app(
+        RoomKit(), handler=handler, secret=SECRET, data_dir=tmp_path, notifier=notifier
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        for endpoint in ("https://push.example.org/p/1", "https://push.example.com/p/2"):
+            await client.post(
+                "/api/push/subscriptions",
+                json=Browser(endpoint).subscription(),
+                headers=bearer("alice"),
+            )
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == [
+        "https://push.example.org/p/1"
+    ]

@@ -1,0 +1,211 @@
+"""The desk page in headless Chromium: its service worker, the push subscription it gives the
+desk, and the worker's push and notificationclick handlers answering through the link.
+
+Headless Chromium has no push service to subscribe with (a browser context is off the
+record, where Chrome refuses the Push API, and a persistent one waits for Google's push
+service, which the tests cannot reach). So the page's ``PushManager.subscribe`` is replaced
+by one that hands back a subscription of the loopback push service's; everything else is
+real: the page posts it to the desk, the notifier pushes to it (VAPID-signed, encrypted), and
+the message the push service decrypted is dispatched to the page's worker as a ``PushEvent``.
+A synthetic ``notificationclick`` may fetch but not open a window (Chromium refuses
+``clients.openWindow`` to an event the browser did not send), so the Approve button is
+tested, and the plain tap's ``openWindow`` is not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import threading
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Playwright, sync_playwright
+from tests.push.push_service import PushService
+
+from roomkit import RoomKit
+from roomkit.auth import issue_token
+from roomkit.desk.app import create_desk_app
+from roomkit.notify import Notifier, WebPush
+from roomkit.notify.push_subscriptions import PushSubscriptions
+from roomkit.tools.human_input import HumanInputHandler
+
+T = TypeVar("T")
+SECRET = "the tests' desk secret, 0123456789abcdef"
+SUBJECT = "mailto:ops@example.com"
+
+# Stands in for the browser's push service: subscribe() hands back the loopback service's
+# subscription, and keeps the key the page subscribed with.
+FAKE_SUBSCRIBE = """
+(function (subscription) {
+  var current = null;
+  PushManager.prototype.getSubscription = function () { return Promise.resolve(current); };
+  PushManager.prototype.subscribe = function (options) {
+    var key = new Uint8Array(options.applicationServerKey);
+    window.__subscribedWith = btoa(String.fromCharCode.apply(null, key))
+      .replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+    current = { toJSON: function () { return subscription; } };
+    return Promise.resolve(current);
+  };
+})(%s);
+"""
+
+# Dispatches a push message to the worker and resolves with the notification it showed.
+PUSH = """async (data) => {
+  const shown = new Promise((resolve) => {
+    const show = self.registration.showNotification.bind(self.registration);
+    self.registration.showNotification = (title, options) =>
+      show(title, options).then(() => resolve({ title, tag: options.tag, body: options.body }));
+  });
+  self.dispatchEvent(new PushEvent('push', { data }));
+  const note = await shown;
+  const [n] = await self.registration.getNotifications({ tag: note.tag });
+  return { ...note, actions: n.actions.map((a) => a.action), navigate: n.data.navigate };
+}"""
+
+# Taps a notification's button and resolves with the notification that replaced it.
+TAP = """async ([tag, action]) => {
+  const [n] = await self.registration.getNotifications({ tag });
+  const replaced = new Promise((resolve) => {
+    const show = self.registration.showNotification.bind(self.registration);
+    self.registration.showNotification = (title, options) =>
+      show(title, options).then(() => resolve({ title, tag: options.tag }));
+  });
+  self.dispatchEvent(new NotificationEvent('notificationclick', { notification: n, action }));
+  return await replaced;
+}"""
+
+
+class Served:
+    """The desk, its handler, a notifier and a loopback push service, on a loop of their own
+    in a thread; the desk on ``127.0.0.1:<free port>``."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="desk-server")
+        self._thread.start()
+        self.handler = HumanInputHandler()
+        app = create_desk_app(
+            RoomKit(),
+            handler=self.handler,
+            secret=SECRET,
+            data_dir=data_dir,
+            push_hosts=["127.0.0.1"],
+        )
+        listening = socket.socket()
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(64)
+        self.url = f"http://127.0.0.1:{listening.getsockname()[1]}"
+        self.service = PushService()
+        self.run(self.service.__aenter__())
+        self.notifier = Notifier(
+            self.handler,
+            [WebPush(SUBJECT, data_dir=data_dir, push_hosts=["127.0.0.1"])],
+            desk_url=self.url,
+            link_secret=SECRET,
+        )
+        self.run(self.notifier.__aenter__())
+        self.server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
+        self._serving = asyncio.run_coroutine_threadsafe(
+            self.server.serve(sockets=[listening]), self.loop
+        )
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(30)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        try:
+            self._serving.result(30)
+            self.run(self.notifier.aclose())
+            self.run(self.service.__aexit__())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(30)
+            self.loop.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    server = Served(tmp_path)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    path = shutil.which("chromium")
+    if path is None:
+        pytest.fail("chromium is not installed (apt-get install chromium)", pytrace=False)
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []
+    launched = playwright.chromium.launch(executable_path=path, args=args, headless=True)
+    yield launched
+    launched.close()
+
+
+def test_a_question_pushed_to_the_page_is_approved_from_its_notification(
+    served: Served, browser: Browser, tmp_path: Path
+) -> None:
+    phone = served.service.browser("phone")
+    context = browser.new_context()
+    context.grant_permissions(["notifications"], origin=served.url)
+    context.add_init_script(FAKE_SUBSCRIBE % json.dumps(phone.subscription()))
+    page = context.new_page()
+    try:
+        # The page registers its worker and, notifications being allowed, subscribes and
+        # gives the desk the subscription.
+        with page.expect_response(lambda r: r.url.endswith("/api/push/subscriptions")) as sent:
+            page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice')}")
+        assert sent.value.status == 200
+        assert page.evaluate("navigator.serviceWorker.ready.then(r => r.scope)") == served.url + "/"
+        key = page.evaluate("window.__subscribedWith")
+        assert key == served.notifier.surfaces["webpush"].public_key  # type: ignore[attr-defined]
+        [kept] = PushSubscriptions(tmp_path).of("alice")
+        assert kept.endpoint == phone.endpoint
+
+        request = served.run(
+            served.handler.create_approval("refund", {"order": "A-17"}, approvers=["alice"])
+        )
+        [pushed] = served.run(served.service.wait_for(1))
+        [worker] = context.service_workers
+        shown = worker.evaluate(PUSH, json.dumps(pushed.message))
+        assert shown["title"] == "Approval needed: refund"
+        assert shown["tag"] == request.pending_id
+        assert shown["actions"] == ["approve", "reject"]
+        assert shown["navigate"].startswith(f"{served.url}/#token=")
+
+        replaced = worker.evaluate(TAP, [request.pending_id, "approve"])
+        assert replaced == {"title": "Approved", "tag": request.pending_id}
+        decided = served.run(served.handler.wait(request.pending_id))
+        assert json.loads(decided) == {"decision": "approve"}
+        [_, settled] = served.run(served.service.wait_for(2))
+        note = settled.message["notification"]
+        assert (note["tag"], note["title"]) == (
+            request.pending_id,
+            "Approved by alice through an answer link",
+        )
+    finally:
+        context.close()
+
+
+def test_the_worker_and_the_page_turn_no_text_into_markup() -> None:
+    static = Path(__file__).parents[2] / "src" / "roomkit" / "desk" / "static"
+    for name in ("sw.js", "push.js"):
+        script = (static / name).read_text(encoding="utf-8")
+        assert not [
+            sink
+            for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "eval(", "new Function")
+            if sink in script
+        ], name

@@ -1,0 +1,67 @@
+"""Each person's push subscriptions in the desk's data folder, shared by processes."""
+
+from __future__ import annotations
+
+import stat
+import threading
+from pathlib import Path
+
+from tests.push.push_service import Browser
+
+from roomkit.notify.push_subscriptions import (
+    MAX_PER_PERSON,
+    SUBSCRIPTIONS_FILE,
+    PushSubscriptions,
+    subscription_of,
+)
+
+
+def device(n: int) -> Browser:
+    return Browser(f"https://push.example.net/p/{n}")
+
+
+def test_writers_at_once_lose_nothing(tmp_path: Path) -> None:
+    """Eight writers (each with its own view of the folder, as processes have) add at once."""
+    people = [f"person{n}" for n in range(8)]
+    start = threading.Barrier(len(people))
+
+    def add(n: int) -> None:
+        mine = PushSubscriptions(tmp_path)
+        start.wait()
+        for k in range(3):
+            mine.add(people[n], subscription_of(device(n * 10 + k).subscription()))
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(len(people))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    reader = PushSubscriptions(tmp_path)
+    assert {p: len(reader.of(p)) for p in people} == dict.fromkeys(people, 3)
+    assert stat.S_IMODE((tmp_path / SUBSCRIPTIONS_FILE).stat().st_mode) == 0o600
+
+
+def test_a_reader_sees_another_writer_s_change(tmp_path: Path) -> None:
+    reader, writer = PushSubscriptions(tmp_path), PushSubscriptions(tmp_path)
+    assert not reader.reaches("alice")
+    writer.add("alice", subscription_of(device(1).subscription()))
+    assert reader.reaches("alice")
+    assert writer.remove(device(1).endpoint)
+    assert not reader.reaches("alice")
+    assert not writer.remove(device(1).endpoint)
+
+
+def test_the_oldest_device_goes_past_the_limit(tmp_path: Path) -> None:
+    kept = PushSubscriptions(tmp_path)
+    for n in range(MAX_PER_PERSON + 2):
+        kept.add("alice", subscription_of(device(n).subscription()))
+    endpoints = [s.endpoint for s in kept.of("alice")]
+    assert endpoints == [device(n).endpoint for n in range(2, MAX_PER_PERSON + 2)]
+
+
+def test_an_unreadable_file_reaches_nobody_until_rewritten(tmp_path: Path) -> None:
+    (tmp_path / SUBSCRIPTIONS_FILE).write_text("{not json")
+    kept = PushSubscriptions(tmp_path)
+    assert kept.of("alice") == []
+    kept.add("alice", subscription_of(device(1).subscription()))
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == [device(1).endpoint]
