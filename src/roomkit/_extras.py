@@ -113,5 +113,6 @@ _SHARED: dict[str, frozenset[str]] = {
     "desk": frozenset({"aiosqlite", "websockets"}),
     "agui": frozenset({"fastapi"}),
     "a2a": frozenset({"starlette", "httpx", "standardwebhooks"}),
+    "opa": frozenset({"httpx"}),
 }
 """Libraries an extra installs besides those :data:`EXTRA_OF` files under it."""

@@ -97,4 +97,7 @@ async def test_grants_are_listed_to_their_granter_and_admins_and_revoked(world: 
     assert revoked.status_code == 200, revoked.text
     assert (revoked.json()["state"], revoked.json()["revoked_by"]) == ("revoked", "bob")
     assert (await call(world, "POST", revoke, "root", admin=True)).status_code == 409
+    # A path that is no grant id at all (a control character) is no grant: 404, not 500.
+    control = await call(world, "POST", "/api/grants/%1F/revoke", "root", admin=True)
+    assert control.status_code == 404
     assert (await hold(world)).status is PendingInputStatus.PENDING

@@ -46,6 +46,7 @@ async def test_an_allowed_call_has_a_chain_audit_verify_passes(
         types = [entry["type"] for entry in refusal]
         assert types == ["created", "policy_decided", "decided", "settled"]
         assert refusal[2]["decision"] == "reject"
+    capsys.readouterr()  # only what the command writes is checked below
     # The command runs its own event loop: in a thread of its own.
     code = await asyncio.to_thread(main, ["audit", "verify", "--store", f"sqlite:///{database}"])
     out, err = capsys.readouterr()

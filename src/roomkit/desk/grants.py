@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.desk.auth import Principal
+from roomkit.desk.shapes import ErrorBody
 from roomkit.models.pending_input import PendingInput
 from roomkit.policy.grants import Grant, GrantRefusedError, GrantScope, approve_and_grant
 from roomkit.tools.human_input import HumanInputHandler
@@ -36,6 +37,18 @@ __all__ = ["GrantList", "GrantView", "granting", "grants_router"]
 logger = logging.getLogger("roomkit.desk")
 
 NOT_FOUND = "Grant not found"
+
+_ERRORS: dict[int, str] = {
+    401: "Missing, invalid or expired token",
+    404: "No such grant, or not one the caller granted (administrators see every one)",
+    409: "The grant is revoked already",
+    422: "A parameter the desk does not take (the detail names it)",
+    429: "Rate limited (see Retry-After)",
+}
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: {"model": ErrorBody, "description": _ERRORS[code]} for code in codes}
 
 
 class GrantView(BaseModel):
@@ -136,7 +149,7 @@ def grants_router(desk: "Desk", route_class: type[Any]) -> APIRouter:
     GrantId = Annotated[str, Path(min_length=1, max_length=128)]
     grants = desk.handler.grants
 
-    @router.get("/grants", response_model=GrantList)
+    @router.get("/grants", response_model=GrantList, responses=_errors(401, 422, 429))
     async def list_grants(
         caller: Caller,
         tool: Annotated[str | None, Query(max_length=256)] = None,
@@ -148,10 +161,17 @@ def grants_router(desk: "Desk", route_class: type[Any]) -> APIRouter:
         found = await grants.list(tool=tool, live=live)
         return GrantList(grants=[view_of_grant(g, now) for g in found if _mine(g, caller)])
 
-    @router.post("/grants/{grant_id}/revoke", response_model=GrantView)
+    @router.post(
+        "/grants/{grant_id}/revoke",
+        response_model=GrantView,
+        responses=_errors(401, 404, 409, 422, 429),
+    )
     async def revoke_grant(caller: Caller, grant_id: GrantId) -> GrantView:
         """Revoke a grant, for every process on the store: it covers no call from now on."""
-        grant = await grants.get(grant_id)
+        try:
+            grant = await grants.get(grant_id)
+        except ValueError:  # not a grant id at all (a control character): no such grant
+            grant = None
         if grant is None or not _mine(grant, caller):
             raise HTTPException(status_code=404, detail=NOT_FOUND)
         if not await grants.revoke(grant_id, by=caller.actor_id):

@@ -122,6 +122,13 @@ def _voted_on(votes: tuple[Vote, ...], digest: str | None) -> set[str]:
     }
 
 
+def _may_vote(record: PendingInput, ballot: Ballot) -> bool:
+    """Whether ``ballot``'s voter is an approver of record, or stands in for one."""
+    if not ballot.stands:
+        return ballot.actor in record.voters
+    return any(principal in record.voters for principal, _ in ballot.stands)
+
+
 def _counts_for(record: PendingInput, ballot: Ballot, done: set[str]) -> tuple[str, str | None]:
     """The approver of record ``ballot`` counts for and the delegation it goes through;
     ``("", None)`` when it counts for nobody. The voter's own place comes first; a voter
@@ -202,11 +209,13 @@ def judge(
         expired = _copy(record, status=_TIMED_OUT, result=None, reject_reason=None)
         return Judgement(False, expired, write=True, entries=(deadline_entry(),))
     digest = record.arguments_digest
-    principal, delegation = _counts_for(record, ballot, _voted_on(votes, digest))
-    if not principal:
+    if not _may_vote(record, ballot):
         return Judgement(False, record)
     if ballot.shown is not None and ballot.shown != digest:
         return Judgement(False, record, stale=True)
+    principal, delegation = _counts_for(record, ballot, _voted_on(votes, digest))
+    if not principal:
+        return Judgement(False, record)
     on_behalf_of = principal if principal != ballot.actor else None
     vote = Vote(
         ballot.actor,
