@@ -49,6 +49,43 @@ async def test_the_same_settle_sent_twice_reaches_the_workflow_once(world: World
     assert [(e["accepted"], e["update_id"]) for e in entries] == [(True, update_id_of(pending_id))]
 
 
+async def test_the_change_feed_and_the_outbox_deliver_one_settle_once(world: World) -> None:
+    # A surface following the desk's own change feed, beside a notifier following the
+    # store's feed and its outbox: three deliveries of one settle, and two sends at once.
+    follower = TemporalUpdates(world.client)
+    follower.bind_handler(world.desk_handler)
+    try:
+        async with running(world.worker(Ask), notifier := world.notifier()):
+            handle = await world.start(Ask, {})
+            pending_id = await world.created.next()
+            await wait_for_event(handle, waiting)
+            await world.answer(pending_id, "alice", {"answer": "Hotel E"})
+            request = await world.desk_handler.get_request(pending_id)
+            assert request is not None
+            notice = Notice("question_settled", f"{pending_id}.settle.temporal.-", request)
+            receipts = await asyncio.gather(follower.send(notice), follower.send(notice))
+            result = await handle.result()
+            await notifier.wait_idle()
+    finally:
+        await follower.aclose()
+    assert result == {"answer": "Hotel E"}
+    assert (
+        receipts[0]
+        == receipts[1]
+        == {
+            "update_id": update_id_of(pending_id),
+            "workflow_id": handle.id,
+        }
+    )
+    assert await updates_taken(handle) == [update_id_of(pending_id)]
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [(e["accepted"], e["update_id"]) for e in entries] == [(True, update_id_of(pending_id))]
+    items = await outbox_for(world.desk_handler).items_for(pending_id)
+    settles = [item for item in items if "settle" in item.item_id]
+    assert settles, "the outbox held the settle's delivery"
+    assert all(item.done for item in settles), "and its delivery ended too"
+
+
 async def test_an_outcome_not_the_workflows_is_refused_and_recorded(world: World) -> None:
     async with running(world.worker(AskTwice), notifier := world.notifier()):
         handle = await world.start(AskTwice)

@@ -11,13 +11,19 @@ on its own) follows every settle through the store's outbox, so an answer given 
 - the workflow's validator may refuse it (another request, other arguments, an ask already
   settled): the refusal is recorded and not retried;
 - what became of it is in the request's history as a ``delivered`` entry (``accepted``
-  true, or false with what ``refused`` it).
+  true, or false with what ``refused`` it), recorded once however many deliveries end.
+
+The surface also follows the handler's change feed: a workflow's request that settles is
+sent at once, without waiting for the outbox's turn. The outbox's delivery of the same
+settle stays as the durable retry; the update's id makes the two one update, and a claim
+in the store's ledger makes them one ``delivered`` entry.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -32,7 +38,8 @@ from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, 
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
-from roomkit.stores import new_entry
+from roomkit.stores import PendingChange, PendingChangeKind, new_entry
+from roomkit.stores.outbox import now_of
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["TemporalUpdates", "update_id_of"]
@@ -41,6 +48,17 @@ logger = logging.getLogger("roomkit.adapters.temporal")
 
 _GONE = frozenset({RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION})
 """What the server says of a workflow that has ended or never existed."""
+
+_DELIVERED_KEEP = 7 * 86_400.0
+"""Seconds the claim on a request's ``delivered`` entry is kept: past any retry of its
+delivery."""
+
+_FOLLOWING = 64
+"""Deliveries the change feed may have in flight at once; past them a settle waits for a
+free one (the outbox delivers it meanwhile if it comes first)."""
+
+_GRACE = 1.0
+"""Seconds the deliveries begun from the change feed get to end when the surface closes."""
 
 
 def update_id_of(pending_id: str) -> str:
@@ -77,10 +95,17 @@ class TemporalUpdates:
         self.retry = retry if retry is not None else Retry(give_up=7 * 86_400.0)
         self.rpc_timeout = timedelta(seconds=rpc_timeout)
         self._handler: HumanInputHandler | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._following: set[asyncio.Task[None]] = set()
+        self._room = asyncio.Semaphore(_FOLLOWING)
 
     def bind_handler(self, handler: HumanInputHandler) -> None:
-        """Called by the notifier: where the ``delivered`` entries are recorded."""
+        """Called by the notifier: where the ``delivered`` entries are recorded, and whose
+        change feed the surface follows to send an outcome as soon as its request settles."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         self._handler = handler
+        self._unsubscribe = handler.subscribe(self._on_change)
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """It tells the workflow, no one in particular."""
@@ -93,12 +118,61 @@ class TemporalUpdates:
         origin = origin_of(request)
         if notice.type != "question_settled" or origin is None:
             return {"skipped": "only a workflow request's outcome goes to Temporal"}
+        return await self._deliver(request, origin)
+
+    async def aclose(self) -> None:
+        """Stop following the change feed; what it began gets a moment to end (the outbox
+        delivers the rest). The client is the caller's: it stays open."""
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
+        tasks = set(self._following)
+        if tasks:
+            await asyncio.wait(tasks, timeout=_GRACE)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- following the change feed ------------------------------------------------------------
+
+    def _on_change(self, change: PendingChange) -> None:
+        if change.kind is not PendingChangeKind.SETTLED or self._unsubscribe is None:
+            return
+        record = change.record
+        if record is not None and origin_of(record) is None:
+            return  # not a workflow's request: nothing to read
+        try:
+            task = asyncio.get_running_loop().create_task(
+                self._follow(change.pending_id, record), name="roomkit-temporal-settled"
+            )
+        except RuntimeError:
+            return  # no loop running here: the outbox delivers it
+        self._following.add(task)
+        task.add_done_callback(self._following.discard)
+
+    async def _follow(self, pending_id: str, record: PendingInput | None) -> None:
+        """Send the outcome of ``pending_id`` now; any fault leaves it to the outbox."""
+        async with self._room:
+            try:
+                request = record
+                if request is None and self._handler is not None:
+                    request = await self._handler.get_request(pending_id)
+                origin = None if request is None else origin_of(request)
+                if request is None or origin is None:
+                    return
+                await self._deliver(request, origin)
+            except DeliveryError as error:
+                logger.debug("%s is left to the outbox: %s", pending_id, error)
+            except Exception:
+                logger.exception("sending the outcome of %s failed; the outbox retries", pending_id)
+
+    # -- one delivery -------------------------------------------------------------------------
+
+    async def _deliver(self, request: PendingInput, origin: Origin) -> dict[str, Any]:
         update_id = update_id_of(request.pending_id)
         receipt = {"update_id": update_id, "workflow_id": origin.workflow_id}
-        history = [] if self._handler is None else await self._handler.history(request.pending_id)
-        if any(e.get("type") == "delivered" and e.get("update_id") == update_id for e in history):
-            return receipt  # delivered and recorded by a notifier that stopped before its end
-        outcome = outcome_of(request, _digest(request, history))
+        # Sent again however often: the server answers a repeated id with the first result.
+        outcome = outcome_of(request, await self._digest(request))
         handle = self.client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
         try:
             await handle.execute_update(
@@ -120,9 +194,6 @@ class TemporalUpdates:
         await self._record(request.pending_id, origin, update_id, accepted=True)
         return receipt
 
-    async def aclose(self) -> None:
-        """The client is the caller's: nothing to close."""
-
     # -- what the workflow and the history say -----------------------------------------------
 
     async def _taken(self, origin: Origin, update_id: str) -> bool:
@@ -138,6 +209,14 @@ class TemporalUpdates:
             return False
         return False
 
+    async def _digest(self, request: PendingInput) -> str:
+        """The digest of the arguments the workflow asked about: a question's arguments do
+        not change, so its own; an approval's may have been edited, so its ``created``
+        entry's."""
+        if request.kind != "approval" or self._handler is None:
+            return arguments_digest(request.tool_name, request.arguments)
+        return _digest(request, await self._handler.history(request.pending_id))
+
     async def _refused(
         self, request: PendingInput, origin: Origin, update_id: str, reason: str
     ) -> None:
@@ -149,7 +228,16 @@ class TemporalUpdates:
         )
 
     async def _record(self, pending_id: str, origin: Origin, update_id: str, **fields: Any) -> None:
-        if self._handler is None:
+        handler = self._handler
+        if handler is None:
+            return
+        # Claimed once: the change feed and the outbox may both deliver one settle.
+        claim = f"temporal-delivered:{pending_id}"
+        try:
+            if not await handler.ledger.spend_once(claim, until=now_of(handler) + _DELIVERED_KEEP):
+                return
+        except Exception as error:
+            logger.warning("could not record the delivery of %s: %s", pending_id, error)
             return
         entry = new_entry(
             "delivered",
@@ -160,9 +248,12 @@ class TemporalUpdates:
             **fields,
         )
         try:
-            await self._handler.record(pending_id, entry)
-        except Exception as error:
-            # The delivery stands; only its record is missing.
+            await handler.record(pending_id, entry)
+        except BaseException as error:
+            # The delivery stands; its record is left to the next delivery.
+            await _refund(handler, claim)
+            if not isinstance(error, Exception):
+                raise
             logger.warning("could not record the delivery of %s: %s", pending_id, error)
 
 
@@ -173,6 +264,13 @@ def _digest(request: PendingInput, history: list[dict[str, Any]]) -> str:
         if entry.get("type") == "created" and isinstance(entry.get("digest"), str):
             return str(entry["digest"])
     return arguments_digest(request.tool_name, request.arguments)
+
+
+async def _refund(handler: HumanInputHandler, claim: str) -> None:
+    try:
+        await handler.ledger.refund_spent(claim)
+    except Exception as error:
+        logger.warning("could not release %s: %s", claim, error)
 
 
 def _reason(error: WorkflowUpdateFailedError) -> str:
