@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
@@ -49,6 +51,7 @@ __all__ = [
     "HistoryKeeper",
     "allowed_decisions",
     "check_actors",
+    "created_with",
     "trail",
 ]
 
@@ -67,6 +70,22 @@ MAX_SHOWN_ARGUMENTS = 2000
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
+
+
+_CREATED_WITH: ContextVar[tuple[dict[str, Any], ...]] = ContextVar(
+    "roomkit_created_with", default=()
+)
+
+
+@contextmanager
+def created_with(*entries: dict[str, Any] | Entry) -> Iterator[None]:
+    """Approvals created inside start their history with ``entries`` after ``created``, in
+    the store's one write of the request (a policy's decision on the call, say)."""
+    token = _CREATED_WITH.set(tuple(check_entry(entry) for entry in entries))
+    try:
+        yield
+    finally:
+        _CREATED_WITH.reset(token)
 
 
 class HistoryKeeper(Protocol):
@@ -200,7 +219,7 @@ class Decisions:
             channel=request.channel_id,
             **described,
         )
-        return await self._engine.create(request, timeout, (entry,))
+        return await self._engine.create(request, timeout, (entry, *_CREATED_WITH.get()))
 
     async def decide(
         self,
