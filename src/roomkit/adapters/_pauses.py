@@ -11,6 +11,13 @@ named is held under the default rule, so that nothing the framework holds runs u
 :class:`Ladder`'s reminders and escalations reach every request, and its ``on_expiry``
 default answers a question nobody answered in time.
 
+A tool whose rule carries a policy (``Approval(policy=...)``) is ruled once, as the call
+pipeline rules it (:func:`roomkit.policy.rule_call`), when its request is opened: ``Allow``
+and ``Deny`` record the call in a request nobody is told about, settled by the policy (the
+framework approves it, or rejects it with the policy's reason); ``Ask`` holds it with the
+approvers, quorum and timeout it names. The ``policy_decided`` entry joins the request's
+history either way; a shadow policy's too, while the static rule decides.
+
 A resumer continues a run through :meth:`Asker.resume_once`: it claims the resume in the
 handler's spend-once ledger for a lease, so that two resumers of the same settled pause
 continue it once and a resumer that died holding the claim is replaced once the lease lapses.
@@ -18,6 +25,7 @@ continue it once and a resumer that died holding the claim is replaced once the 
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -29,11 +37,12 @@ from roomkit.core.exceptions import (
     HumanInputTimeoutError,
     UnknownRequestError,
 )
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.policy.ruling import asks_person
+from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.policy.decisions import PolicyCall
+from roomkit.policy.ruling import Ruling, asks_person, policy_name, rule_call
 from roomkit.tools import texts
-from roomkit.tools.approvals import Approval, read_decision
-from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.approvals import Approval, approve, read_decision
+from roomkit.tools.human_input import HumanInputHandler, unannounced
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
@@ -130,7 +139,7 @@ class Asker:
         ValueError: a ladder's step comes at or past a deadline.
     """
 
-    __slots__ = ("actor", "channel", "handler", "ladder", "room", "rules", "timeout")
+    __slots__ = ("_ruled", "actor", "channel", "handler", "ladder", "room", "rules", "timeout")
 
     def __init__(
         self,
@@ -157,6 +166,8 @@ class Asker:
         self.room = room
         self.channel = channel
         self.ladder = _checked_ladder(ladder, self.timeout, self.rules)
+        # The rule a policy's Ask held each pause under (by key), for its deadline.
+        self._ruled: dict[str, Approval] = {}
 
     def rule(self, tool_name: str) -> Approval:
         """The rule holding ``tool_name``: its own, else the default one."""
@@ -165,7 +176,7 @@ class Asker:
     def limit(self, pause: Pause) -> float:
         """The seconds the person has to answer ``pause``."""
         if pause.kind == "approval":
-            rule = self.rule(pause.tool_name)
+            rule = self._ruled.get(pause.key) or self.rule(pause.tool_name)
             if rule.timeout is not None:
                 return rule.timeout
         return self.timeout
@@ -174,8 +185,12 @@ class Asker:
         """Whether ``pause`` is asked at all: an approval whose ``when=`` says no is approved."""
         if pause.kind != "approval":
             return True
+        rule = self.rule(pause.tool_name)
+        if rule.policy is not None:
+            # The policy rules the pause once, in open(): its request carries the decision.
+            return True
         return await asks_person(
-            self.rule(pause.tool_name),
+            rule,
             pause.tool_name,
             pause.arguments,
             actor=self.actor,
@@ -219,8 +234,15 @@ class Asker:
                 timeout=limit,
             )
         rule = self.rule(pause.tool_name)
+        ruling = None
+        if rule.policy is not None:
+            ruling = await rule_call(rule.policy, rule, self._call(pause))
+            if ruling.ask is None:
+                return await self._unasked(pause, ruling, policy_name(rule.policy))
+            rule = self._ruled[pause.key] = ruling.ask
+            limit = self.limit(pause)
         approvers = rule.approvers or ((self.actor,) if self.actor is not None else ())
-        return await handler.create_approval(
+        request = await handler.create_approval(
             pause.tool_name,
             pause.arguments,
             approvers=approvers,
@@ -236,6 +258,61 @@ class Asker:
             description=pause.description,
             decisions=pause.decisions,
         )
+        if ruling is not None and ruling.entry is not None:
+            await self._record(request, ruling)
+        return request
+
+    def _call(self, pause: Pause) -> PolicyCall:
+        """``pause``'s tool call as a policy reads it."""
+        name, arguments = pause.tool_name, pause.arguments
+        return PolicyCall(
+            name,
+            copy.deepcopy(arguments),
+            arguments_digest(name, arguments),
+            self.actor,
+            self.room,
+            self.channel,
+        )
+
+    async def _record(self, request: PendingInput, ruling: Ruling) -> None:
+        """Add the policy's decision to the open ``request``'s history, once: a pause asked
+        again re-attaches to its request, whose history holds it already."""
+        if request.status is not _PENDING or ruling.entry is None:
+            return
+        history = await self.handler.history(request.pending_id)
+        if not any(entry.get("type") == "policy_decided" for entry in history):
+            await self.handler.record(request.pending_id, ruling.entry)
+
+    async def _unasked(self, pause: Pause, ruling: Ruling, name: str) -> PendingInput:
+        """The request recording a pause the policy settles without anyone (or its shadow
+        left to a rule that asks no one): approved, or rejected with the policy's reason."""
+        handler = self.handler
+        with unannounced():
+            request = await handler.create_approval(
+                pause.tool_name,
+                pause.arguments,
+                approvers=(ruling.by,) if ruling.by is not None else (),
+                tool_schema=pause.tool_schema or {"type": "object"},
+                room_id=self.room,
+                tool_call_id=pause.tool_call_id,
+                channel_id=self.channel,
+                actor_id=self.actor,
+                key=pause.key,
+                surface="policy",
+                description=pause.description,
+                decisions=pause.decisions,
+            )
+        pending_id = request.pending_id
+        if request.status is not _PENDING:
+            return request
+        await self._record(request, ruling)
+        if ruling.refusal is not None:
+            reason = ruling.entry.reason if ruling.entry is not None else None
+            text = reason or f"Tool '{pause.tool_name}' was refused by policy {name}"
+            await handler.areject(pending_id, text, by=ruling.by, surface="policy")
+        else:
+            await handler.aresolve(pending_id, approve(), by=ruling.by, surface="policy")
+        return await handler.get_request(pending_id) or request
 
     async def ask(self, pause: Pause, *, who: bool = True) -> Verdict:
         """Ask about ``pause`` and wait in this process for the verdict (inline mode).

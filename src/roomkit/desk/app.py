@@ -26,6 +26,7 @@ from roomkit.desk.api import Desk
 from roomkit.desk.headers import CONTENT_SECURITY_POLICY, SecurityHeaders
 from roomkit.desk.metrics import metrics_router
 from roomkit.desk.options import DeskOptions
+from roomkit.desk.policy_counts import policy_router
 from roomkit.desk.startup import StartupCheck, check_stores
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_desk_app", "mount_desk"]
@@ -85,6 +86,7 @@ def create_desk_app(
     app.add_middleware(StartupCheck, check=lambda: check_stores(desk.kit, desk.handler))
     app.include_router(desk.router)
     app.include_router(metrics_router(desk))
+    app.include_router(policy_router(desk))
     if chat_channel_id is not None:
         chat = importlib.import_module("roomkit.desk.chat")
         app.include_router(

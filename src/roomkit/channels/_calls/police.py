@@ -7,7 +7,8 @@ runs unheld, as before. With one, each decision is recorded in the request's his
 
 - asked: the approval request's history holds ``policy_decided`` after ``created``;
 - run or refused without anyone: an approval request nobody is told about records the call
-  (``created``, ``policy_decided``, the policy's ``decided`` and ``settled``), and the run
+  (``created`` and ``policy_decided`` in its one insert, then the policy's ``decided`` and
+  ``settled``), and the run
   goes through the same bound, spend-once path as an approved call (``executed``), so
   ``roomkit audit verify`` vouches for the chain of a call that ran without anyone.
 """
@@ -26,7 +27,7 @@ from roomkit.models.pending_input import PendingInputStatus, arguments_digest
 from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling, rule_call, ruling_policy
 from roomkit.tools.approvals import approve
-from roomkit.tools.human_input import unannounced
+from roomkit.tools.human_input import created_with, unannounced
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.serve import ToolServer
@@ -84,7 +85,9 @@ async def _unasked(
     if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
         # A turn re-driven after a restart finds this record, and replays its one run.
         key = f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
-    with unannounced():
+    # The policy's decision goes into the request's one insert, after its "created".
+    evidence = (ruling.entry,) if ruling.entry is not None else ()
+    with unannounced(), created_with(*evidence):
         request = await handler.create_approval(
             name,
             copy.deepcopy(arguments),
@@ -101,8 +104,6 @@ async def _unasked(
         )
     pending_id = request.pending_id
     if request.status is PendingInputStatus.PENDING:
-        if ruling.entry is not None:
-            await handler.record(pending_id, ruling.entry)
         if ruling.refusal is not None:
             await handler.areject(pending_id, ruling.refusal, by=ruling.by)
         else:

@@ -379,6 +379,21 @@ function loadHistory() {
   });
 }
 
+// An administrator sees how often each policy decided each tool's calls (read-only).
+function loadPolicyCounts() {
+  if (!state.me || !state.me.admin) return;
+  api('GET', 'api/policy/counts').then(function (result) {
+    if (result.status !== 200 || !Array.isArray(result.data) || !result.data.length) return;
+    var rows = $('policy-counts-rows');
+    result.data.forEach(function (row) {
+      if (!isObject(row)) return;
+      var cells = [row.policy, row.tool, row.decision, row.enforced ? 'enforced' : 'shadow', row.calls];
+      rows.appendChild(el('tr', {}, cells.map(function (cell) { return el('td', { text: text(cell) }); })));
+    });
+    show($('policy-counts'), true);
+  });
+}
+
 function send(ctx, verb, body) {
   var id = ctx.view.id;
   ctx.error.hidden = true;
@@ -710,6 +725,7 @@ function start() {
     connect();
     loadChat();
     loadHistory();
+    loadPolicyCounts();
     if (state.linkRequest) showLinkOutcome();
     else offerPush($('push-me'), api);
   });

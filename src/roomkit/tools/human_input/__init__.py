@@ -1,6 +1,7 @@
 """Human input for tools: the async primitive and the tool handler that serves it."""
 
 from roomkit.tools.human_input._announce import unannounced
+from roomkit.tools.human_input._decisions import created_with
 from roomkit.tools.human_input.definitions import (
     ASK_USER_QUESTION,
     CONFIRM_ACTION,
@@ -21,5 +22,6 @@ __all__ = [
     "MemoryStore",
     "OnInputRequiredCallback",
     "PendingStore",
+    "created_with",
     "unannounced",
 ]

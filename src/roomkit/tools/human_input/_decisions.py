@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
@@ -52,6 +54,7 @@ __all__ = [
     "HistoryKeeper",
     "allowed_decisions",
     "check_actors",
+    "created_with",
     "trail",
 ]
 
@@ -73,6 +76,22 @@ MAX_SHOWN_ARGUMENTS = 2000
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
+
+
+_CREATED_WITH: ContextVar[tuple[dict[str, Any], ...]] = ContextVar(
+    "roomkit_created_with", default=()
+)
+
+
+@contextmanager
+def created_with(*entries: dict[str, Any] | Entry) -> Iterator[None]:
+    """Approvals created inside start their history with ``entries`` after ``created``, in
+    the store's one write of the request (a policy's decision on the call, say)."""
+    token = _CREATED_WITH.set(tuple(check_entry(entry) for entry in entries))
+    try:
+        yield
+    finally:
+        _CREATED_WITH.reset(token)
 
 
 class HistoryKeeper(Protocol):
@@ -196,7 +215,8 @@ class Decisions:
     ) -> PendingInput:
         """Store the approval ``request``; its first history entry (with ``about``, the
         tool's description, when given) goes into the store in the same write."""
-        return await self._engine.create(request, timeout, (_created(request, surface, about),))
+        created = _created(request, surface, about)
+        return await self._engine.create(request, timeout, (created, *_CREATED_WITH.get()))
 
     async def granted(
         self,
@@ -223,7 +243,9 @@ class Decisions:
             source=grant.source,
         )
         created = _created(request, surface, about)
-        record = await self._engine.create(request, timeout, (created, used), announce=False)
+        # A policy's decision on the call, when one was made, follows ``created``.
+        entries = (created, *_CREATED_WITH.get(), used)
+        record = await self._engine.create(request, timeout, entries, announce=False)
         if record.pending_id != request.pending_id:
             return record  # re-attached by its key: that request's course stands
         decided = new_entry(
