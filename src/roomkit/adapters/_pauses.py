@@ -25,24 +25,23 @@ continue it once and a resumer that died holding the claim is replaced once the 
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from roomkit.adapters._policy_pause import policy_call, record_ruling, unasked
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
     HumanInputTimeoutError,
     UnknownRequestError,
 )
-from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
-from roomkit.policy.decisions import PolicyCall
-from roomkit.policy.ruling import Ruling, asks_person, policy_name, rule_call
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.policy.ruling import asks_person, policy_name, rule_call
 from roomkit.tools import texts
-from roomkit.tools.approvals import Approval, approve, read_decision
-from roomkit.tools.human_input import HumanInputHandler, unannounced
+from roomkit.tools.approvals import Approval, read_decision
+from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
@@ -236,9 +235,9 @@ class Asker:
         rule = self.rule(pause.tool_name)
         ruling = None
         if rule.policy is not None:
-            ruling = await rule_call(rule.policy, rule, self._call(pause))
+            ruling = await rule_call(rule.policy, rule, policy_call(self, pause))
             if ruling.ask is None:
-                return await self._unasked(pause, ruling, policy_name(rule.policy))
+                return await unasked(self, pause, ruling, policy_name(rule.policy))
             rule = self._ruled[pause.key] = ruling.ask
             limit = self.limit(pause)
         approvers = rule.approvers or ((self.actor,) if self.actor is not None else ())
@@ -259,60 +258,8 @@ class Asker:
             decisions=pause.decisions,
         )
         if ruling is not None and ruling.entry is not None:
-            await self._record(request, ruling)
+            await record_ruling(self.handler, request, ruling)
         return request
-
-    def _call(self, pause: Pause) -> PolicyCall:
-        """``pause``'s tool call as a policy reads it."""
-        name, arguments = pause.tool_name, pause.arguments
-        return PolicyCall(
-            name,
-            copy.deepcopy(arguments),
-            arguments_digest(name, arguments),
-            self.actor,
-            self.room,
-            self.channel,
-        )
-
-    async def _record(self, request: PendingInput, ruling: Ruling) -> None:
-        """Add the policy's decision to the open ``request``'s history, once: a pause asked
-        again re-attaches to its request, whose history holds it already."""
-        if request.status is not _PENDING or ruling.entry is None:
-            return
-        history = await self.handler.history(request.pending_id)
-        if not any(entry.get("type") == "policy_decided" for entry in history):
-            await self.handler.record(request.pending_id, ruling.entry)
-
-    async def _unasked(self, pause: Pause, ruling: Ruling, name: str) -> PendingInput:
-        """The request recording a pause the policy settles without anyone (or its shadow
-        left to a rule that asks no one): approved, or rejected with the policy's reason."""
-        handler = self.handler
-        with unannounced():
-            request = await handler.create_approval(
-                pause.tool_name,
-                pause.arguments,
-                approvers=(ruling.by,) if ruling.by is not None else (),
-                tool_schema=pause.tool_schema or {"type": "object"},
-                room_id=self.room,
-                tool_call_id=pause.tool_call_id,
-                channel_id=self.channel,
-                actor_id=self.actor,
-                key=pause.key,
-                surface="policy",
-                description=pause.description,
-                decisions=pause.decisions,
-            )
-        pending_id = request.pending_id
-        if request.status is not _PENDING:
-            return request
-        await self._record(request, ruling)
-        if ruling.refusal is not None:
-            reason = ruling.entry.reason if ruling.entry is not None else None
-            text = reason or f"Tool '{pause.tool_name}' was refused by policy {name}"
-            await handler.areject(pending_id, text, by=ruling.by, surface="policy")
-        else:
-            await handler.aresolve(pending_id, approve(), by=ruling.by, surface="policy")
-        return await handler.get_request(pending_id) or request
 
     async def ask(self, pause: Pause, *, who: bool = True) -> Verdict:
         """Ask about ``pause`` and wait in this process for the verdict (inline mode).

@@ -1,0 +1,79 @@
+"""A pause whose tool's rule carries a policy: the call as the policy reads it, the policy's
+decision in the request's history, and a request the policy settles without anyone.
+
+``Allow`` and ``Deny`` record the call in a request nobody is told about, settled by the
+policy (the framework approves it, or rejects it with the policy's reason).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.policy.decisions import PolicyCall
+from roomkit.policy.ruling import Ruling
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler, unannounced
+
+if TYPE_CHECKING:
+    from roomkit.adapters._pauses import Asker, Pause
+
+__all__ = ["policy_call", "record_ruling", "unasked"]
+
+_PENDING = PendingInputStatus.PENDING
+
+
+def policy_call(asker: Asker, pause: Pause) -> PolicyCall:
+    """``pause``'s tool call as a policy reads it."""
+    name, arguments = pause.tool_name, pause.arguments
+    return PolicyCall(
+        name,
+        copy.deepcopy(arguments),
+        arguments_digest(name, arguments),
+        asker.actor,
+        asker.room,
+        asker.channel,
+    )
+
+
+async def record_ruling(handler: HumanInputHandler, request: PendingInput, ruling: Ruling) -> None:
+    """Add the policy's decision to the open ``request``'s history, once: a pause asked
+    again re-attaches to its request, whose history holds it already."""
+    if request.status is not _PENDING or ruling.entry is None:
+        return
+    history = await handler.history(request.pending_id)
+    if not any(entry.get("type") == "policy_decided" for entry in history):
+        await handler.record(request.pending_id, ruling.entry)
+
+
+async def unasked(asker: Asker, pause: Pause, ruling: Ruling, name: str) -> PendingInput:
+    """The request recording a pause the policy settles without anyone (or its shadow
+    left to a rule that asks no one): approved, or rejected with the policy's reason."""
+    handler = asker.handler
+    with unannounced():
+        request = await handler.create_approval(
+            pause.tool_name,
+            pause.arguments,
+            approvers=(ruling.by,) if ruling.by is not None else (),
+            tool_schema=pause.tool_schema or {"type": "object"},
+            room_id=asker.room,
+            tool_call_id=pause.tool_call_id,
+            channel_id=asker.channel,
+            actor_id=asker.actor,
+            key=pause.key,
+            surface="policy",
+            description=pause.description,
+            decisions=pause.decisions,
+        )
+    pending_id = request.pending_id
+    if request.status is not _PENDING:
+        return request
+    await record_ruling(handler, request, ruling)
+    if ruling.refusal is not None:
+        reason = ruling.entry.reason if ruling.entry is not None else None
+        text = reason or f"Tool '{pause.tool_name}' was refused by policy {name}"
+        await handler.areject(pending_id, text, by=ruling.by, surface="policy")
+    else:
+        await handler.aresolve(pending_id, approve(), by=ruling.by, surface="policy")
+    return await handler.get_request(pending_id) or request
