@@ -62,6 +62,11 @@ class A2APush:
         retry: when to try again; :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         client: the HTTP client to POST with (one of its own by default).
         name: the surface's name in histories.
+        timeout: seconds one POST of its own client may take; a POST that takes longer is
+            tried again later under the same ``webhook-id``.
+
+    Raises:
+        ValueError: the secret is not a ``whsec_`` secret, or the timeout is not positive.
     """
 
     def __init__(
@@ -73,15 +78,18 @@ class A2APush:
         retry: Retry | None = None,
         client: httpx.AsyncClient | None = None,
         name: str = "a2a-push",
+        timeout: float = 10.0,
     ) -> None:
         if not isinstance(secret, str) or not secret.startswith("whsec_"):
             raise ValueError("A2APush(secret=...) takes a Standard Webhooks 'whsec_...' secret")
+        if not timeout > 0:
+            raise ValueError(f"A2APush(timeout=...) takes seconds above 0, got {timeout!r}")
         self.tasks = tasks
         self.configs = configs
         self.name = name
         self.retry = retry if retry is not None else Retry()
         self._signer = Signer(secret)
-        self._client = client if client is not None else httpx.AsyncClient(timeout=10.0)
+        self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)
         self._owns_client = client is None
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
