@@ -14,6 +14,7 @@ from desk_harness import SECRET, World, bearer, next_frame, serve, socket_for, t
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from roomkit.auth.gate import Use
 from roomkit.cli import main
 from roomkit.desk import issue_answer_link, issue_sign_in_link
 from roomkit.desk.stores import open_stores
@@ -275,6 +276,42 @@ async def test_a_socket_on_a_link_closes_when_another_desk_spends_the_link(place
         code, reason = await closed_with(ws)
     assert [view["id"] for view in snapshot] == [pending_id]
     assert used.status_code == 200
+    assert settled["request"]["id"] == pending_id
+    assert (code, reason) == (1008, "This answer link was already used")
+
+
+async def test_a_link_socket_sees_the_outcome_when_a_re_read_falls_between_spend_and_settle(
+    place: Place,
+) -> None:
+    """A link is spent just before its answer settles the request: a re-read of the ledger in
+    between leaves the socket open, so its person sees the outcome before the close."""
+    pending_id = await ask(place, "bob")
+    watching = place.desk()
+    hub = watching.app.state.desk.hub
+    hub.recheck = 3600
+    ledger = hub.gate.ledger
+    looked = asyncio.Event()
+    read_refusals = ledger.refusals
+
+    async def counted(principals: Any) -> list[str | None]:
+        refusals = await read_refusals(principals)
+        if any(refusals):
+            looked.set()
+        return refusals
+
+    link = issue_answer_link(SECRET, pending_id, "bob", 600)
+    async with serve(watching.app) as base, socket_for(base, link) as (ws, _):
+        ledger.refusals = counted
+        assert await ledger.spend(await hub.gate.admit(link, Use.ANSWER_LINK))
+        # Another question's deadline makes the hub look again while the answer is on its
+        # way: the ledger says spent, the request is still open.
+        await ask(place, "carol", timeout=0.2)
+        async with asyncio.timeout(20):
+            await looked.wait()
+        await place.handler().aresolve(pending_id, "yes")
+        async with asyncio.timeout(20):
+            settled = await next_frame(ws, "question_settled")
+        code, reason = await closed_with(ws)
     assert settled["request"]["id"] == pending_id
     assert (code, reason) == (1008, "This answer link was already used")
 

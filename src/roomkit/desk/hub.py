@@ -18,7 +18,10 @@ A client whose credential stops being good is closed: a link watcher as soon as 
 sees its request settled with the link spent (through this desk process or another on the
 store), and any client whose link or token the ledger says is spent or revoked (``roomkit
 revoke``, written by any process) at the next periodic re-read, every :attr:`DeskHub.recheck`
-seconds while clients are connected.
+seconds while clients are connected. A link is spent just before its answer settles the
+request, so a link watcher whose request is still open then gets one more re-read: it sees
+the outcome before the close, and a link revoked while its request is open closes at the
+second re-read.
 
 A question past its deadline is settled as timed out when the hub sees it (through the
 handler's check-and-set), so that it is never shown open after its time, even when no agent
@@ -148,6 +151,7 @@ class DeskHub:
         self._open: dict[str, dict[str, Any]] = {}
         self._due: dict[str, PendingInput] = {}
         self._recent: dict[str, None] = {}
+        self._spending: set[str] = set()
         self._changes: asyncio.Queue[PendingChange] = asyncio.Queue()
         self._unsubscribe: Callable[[], None] | None = None
         self._worker: asyncio.Task[None] | None = None
@@ -254,8 +258,26 @@ class DeskHub:
             return
         refusals = await self.gate.ledger.refusals([w.principal for w in watchers])
         for watcher, refusal in zip(watchers, refusals, strict=True):
-            if refusal is not None:
+            if refusal is not None and await self._settle_seen(watcher):
                 watcher.close(refusal)
+
+    async def _settle_seen(self, watcher: Watcher) -> bool:
+        """Whether a refused client may close now: at once unless it watches, on a link,
+        a request the hub still has open. Its link is spent before its answer settles the
+        request, so the hub first re-reads the request (the client gets the outcome, then
+        the close); one still open is left until the next look, by when the answer has
+        settled it or never will."""
+        pending_id = watcher.principal.request_id
+        if pending_id is None or pending_id not in self._open:
+            return True
+        await self._observe(pending_id, await self.handler.get_request(pending_id))
+        if pending_id not in self._open:
+            return True
+        if pending_id in self._spending:
+            self._spending.discard(pending_id)
+            return True
+        self._spending.add(pending_id)
+        return False
 
     def _stop(self) -> None:
         if self._unsubscribe is not None:
@@ -266,6 +288,7 @@ class DeskHub:
             self._worker = None
         self._open.clear()
         self._due.clear()
+        self._spending.clear()
         self._changes = asyncio.Queue()
 
     async def aclose(self) -> None:
@@ -383,6 +406,7 @@ class DeskHub:
                     "question_pending" if seen is None else "question_updated", view
                 )
             return
+        self._spending.discard(pending_id)
         if self._open.pop(pending_id, None) is None and pending_id in self._recent:
             return
         self._recent[pending_id] = None
