@@ -88,10 +88,22 @@ class MemoryEngine:
         *,
         announce: bool = True,
     ) -> PendingInput:
+        """:meth:`add`, as the durable engine's ``create`` is called."""
+        return self.add(request, timeout, history, announce=announce)
+
+    def add(
+        self,
+        request: PendingInput,
+        timeout: float | None,
+        history: tuple[dict[str, Any], ...] | None,
+        *,
+        announce: bool = True,
+    ) -> PendingInput:
         """Store ``request`` (or return the request its key names) and announce it (unless
         ``announce`` is false: nobody is to be asked); ``history`` starts its history in the
         same step when it is created (``None``: a question's ``created`` entry, made from the
-        request when the history is read)."""
+        request when the history is read). Nothing here awaits: the handler calls it without
+        a coroutine of its own."""
         store = self._store
         if request.key is not None:
             existing = store.by_key(request.key)

@@ -167,7 +167,10 @@ class HumanInputHandler(HandlerReads, Callbacks):
         if key is not None or answer_schema is not None or timeout is not None:
             check_options(request, key, schema_of(answer_schema), timeout)
         # Its created entry comes from the request itself (what was asked of whom, where).
-        return await self._engine.create(request, timeout, None)
+        engine = self._engine
+        if type(engine) is MemoryEngine:
+            return engine.add(request, timeout, None)
+        return await engine.create(request, timeout, None)
 
     async def create_detached(
         self,
