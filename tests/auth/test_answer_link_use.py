@@ -6,6 +6,8 @@ ended; a revocation of its person still refuses it, and no other credential is t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from tests.desk.desk_harness import SECRET, World, bearer
 
@@ -21,6 +23,14 @@ from roomkit.auth import (
 )
 from roomkit.auth.gate import ONLY_ANSWER_LINK
 from roomkit.auth.ledger import LINK_USED, REVOKED, actor_entry
+from roomkit.auth.tokens import (
+    DATA_ENV,
+    KEY_FILE,
+    SECRET_ENV,
+    load_or_create_secret,
+    resolve_secret,
+)
+from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
 
 
@@ -94,3 +104,19 @@ async def test_the_desk_shows_a_link_its_answered_request_and_who_answered_it() 
     assert again.status_code == 401
     assert stranger.status_code == 401
     assert (person.status_code, person.json()["detail"]) == (401, ONLY_ANSWER_LINK)
+
+
+async def test_links_signed_in_code_use_the_data_folder_the_desk_command_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$ROOMKIT_DESK_DATA`` names the desk's folder for ``roomkit desk``: a notifier's links
+    and a desk built in code, given no folder, sign and check with the key kept there."""
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "desk-data"))
+    url = AnswerLinks("https://desk.example").url("req-1", "alice", 600)
+    key = load_or_create_secret(tmp_path / "desk-data")
+    assert (tmp_path / "desk-data" / KEY_FILE).is_file()
+    gate = CredentialGate(TokenAuthenticator(key), LinkLedger(HumanInputHandler().ledger))
+    principal = await gate.admit(url.split("#token=", 1)[1], Use.ANSWER_LINK)
+    assert (principal.request_id, principal.actor_id) == ("req-1", "alice")
+    assert resolve_secret() == key

@@ -49,6 +49,7 @@ from roomkit.core.exceptions import DeskAuthError
 from roomkit.models.clock import positive_seconds
 
 __all__ = [
+    "DATA_ENV",
     "DEFAULT_DATA_DIR",
     "DEFAULT_TOKEN_TTL",
     "KEY_FILE",
@@ -56,6 +57,7 @@ __all__ = [
     "SECRET_ENV",
     "SESSION_TTL",
     "SIGN_IN",
+    "data_folder",
     "issue_answer_link",
     "issue_sign_in_link",
     "issue_token",
@@ -74,7 +76,20 @@ SECRET_ENV = "ROOMKIT_DESK_SECRET"
 KEY_FILE = "desk.key"
 """The key file's name in the desk's data folder."""
 DEFAULT_DATA_DIR = Path.home() / ".roomkit" / "desk"
-"""Where the desk keeps its key file when no data folder is given."""
+"""Where the desk keeps its key file when no data folder is given and ``$ROOMKIT_DESK_DATA``
+is not set."""
+DATA_ENV = "ROOMKIT_DESK_DATA"
+"""The environment variable naming the desk's data folder when none is given."""
+
+
+def data_folder(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The desk's data folder: ``data_dir`` if given, else ``$ROOMKIT_DESK_DATA``, else
+    :data:`DEFAULT_DATA_DIR`. Every process that signs or checks the desk's links (the desk,
+    the notifier, ``roomkit mcp``) finds the same key there."""
+    if data_dir is not None:
+        return Path(data_dir)
+    return Path(os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
+
 
 MIN_SECRET_BYTES = 16
 MAX_TOKEN_CHARS = 4096
@@ -365,12 +380,12 @@ def resolve_secret(
 ) -> bytes:
     """The desk's secret: ``secret`` if given, else ``ROOMKIT_DESK_SECRET``, else the key file.
 
-    The key file lives in ``data_dir`` (``~/.roomkit/desk`` by default) and is created on
-    first use.
+    The key file lives in ``data_dir`` (by default ``$ROOMKIT_DESK_DATA``, else
+    ``~/.roomkit/desk``: see :func:`data_folder`) and is created on first use.
     """
     if secret is not None:
         return secret_key(secret)
     from_env = os.environ.get(SECRET_ENV)
     if from_env:
         return secret_key(from_env)
-    return load_or_create_secret(DEFAULT_DATA_DIR if data_dir is None else data_dir)
+    return load_or_create_secret(data_folder(data_dir))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roomkit._extras import extra_missing, extra_of, missing_module
-from roomkit.auth.tokens import DEFAULT_DATA_DIR, SECRET_ENV
+from roomkit.auth.tokens import DEFAULT_DATA_DIR, SECRET_ENV, data_folder
 
 if TYPE_CHECKING:
     from roomkit.core.store import RoomStore
@@ -33,8 +33,6 @@ __all__ = [
     "quoted",
     "secret",
 ]
-
-DATA_ENV = "ROOMKIT_DESK_DATA"
 
 
 class Failure(Exception):
@@ -76,7 +74,7 @@ def printable(text: object, limit: int = 120) -> str:
 
 def default_data_dir() -> Path:
     """``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``: where the desk keeps its key."""
-    return Path(os.environ.get(DATA_ENV, DEFAULT_DATA_DIR))
+    return data_folder()
 
 
 def secret(data_dir: Path) -> bytes:

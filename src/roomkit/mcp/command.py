@@ -37,7 +37,6 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
-from pathlib import Path
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -46,7 +45,7 @@ from mcp.server.auth.provider import AccessToken
 from roomkit.auth.authenticator import TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
-from roomkit.auth.tokens import DEFAULT_DATA_DIR, KEY_FILE, SECRET_ENV, resolve_secret
+from roomkit.auth.tokens import KEY_FILE, SECRET_ENV, data_folder, resolve_secret
 from roomkit.bodies import BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, HumanInputMCPServer
@@ -135,7 +134,7 @@ def _state_keys(args: argparse.Namespace, secret: bytes | None) -> list[bytes] |
     every process on the store reads every other's; else this process's own (a state then
     outlives no restart), without creating a key file for it."""
     if secret is None:
-        folder = Path(DEFAULT_DATA_DIR if args.data_dir is None else args.data_dir)
+        folder = data_folder(args.data_dir)
         if not os.environ.get(SECRET_ENV) and not (folder / KEY_FILE).exists():
             return None
         secret = _secret(args)

@@ -26,7 +26,8 @@ class AnswerLinks:
         desk_url: the desk's address, as people open it.
         secret: the desk's secret; ``None`` resolves it as the desk does
             (``ROOMKIT_DESK_SECRET``, else the key file in ``data_dir``).
-        data_dir: the desk's data folder (``~/.roomkit/desk`` by default).
+        data_dir: the desk's data folder (``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``,
+            by default).
     """
 
     def __init__(

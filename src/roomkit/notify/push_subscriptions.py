@@ -26,12 +26,11 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from roomkit._extras import extra_missing
-from roomkit.auth.tokens import DEFAULT_DATA_DIR
+from roomkit.auth.tokens import data_folder
 
 __all__ = [
     "MAX_PER_PERSON",
@@ -53,14 +52,6 @@ SUBSCRIPTIONS_FILE = "push-subscriptions.json"
 MAX_PER_PERSON = 10
 """Subscriptions kept per person: a new one beyond these replaces the oldest."""
 MAX_ENDPOINT_CHARS = 2048
-DATA_ENV = "ROOMKIT_DESK_DATA"
-"""The variable naming the desk's data folder when none is given, as for ``roomkit desk``."""
-
-
-def _folder(data_dir: str | os.PathLike[str] | None) -> Path:
-    if data_dir is not None:
-        return Path(data_dir)
-    return Path(os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
 
 
 def _b64decode(text: str) -> bytes:
@@ -96,7 +87,7 @@ def load_or_create_vapid_key(data_dir: str | os.PathLike[str] | None = None) -> 
             browsers subscribed with the old one must subscribe again).
     """
     ec, serialization = _ec()
-    folder = _folder(data_dir)
+    folder = data_folder(data_dir)
     path = folder / VAPID_FILE
     if not path.exists():
         folder.mkdir(parents=True, exist_ok=True)
@@ -223,7 +214,7 @@ class PushSubscriptions:
     """
 
     def __init__(self, data_dir: str | os.PathLike[str] | None = None) -> None:
-        self.folder = _folder(data_dir)
+        self.folder = data_folder(data_dir)
         self.path = self.folder / SUBSCRIPTIONS_FILE
         self._seen: tuple[int, int, int] | None = None
         self._people: dict[str, list[Subscription]] = {}
