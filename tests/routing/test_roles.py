@@ -104,3 +104,43 @@ async def test_the_notifiers_escalation_step_hands_a_rotation_on() -> None:
         ("question_pending", "dan"),
         ("question_escalated", "erin"),
     ]
+
+
+async def test_escalating_to_the_manager_of_a_role_reaches_its_members_manager() -> None:
+    """A role has no manager of its own: the managers of those standing for it now are."""
+    from roomkit.notify import Notifier
+    from roomkit.notify.surface import Notice
+    from roomkit.stores.outbox import OutboxItem, now_of
+
+    handler = handler_with("everyone", {"erin": Person(manager="mallory")})
+    told: list[Notice] = []
+
+    class Recorder:
+        name = "recorder"
+
+        def reaches(self, recipient: str | None, person: object) -> bool:
+            return recipient is not None
+
+        async def send(self, notice: Notice) -> None:
+            told.append(notice)
+
+        async def aclose(self) -> None:
+            return None
+
+    async with Notifier(handler, [Recorder()]) as notifier:
+        request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+        await notifier.wait_idle()
+        now = now_of(handler)
+        step = OutboxItem(
+            f"{request.pending_id}.escalate0",
+            request.pending_id,
+            now,
+            {"job": "escalate", "to": "manager"},
+            created=now,
+        )
+        await handler.outbox.add([step])
+        await notifier.wait_idle()
+    escalated = await handler.get_request(request.pending_id)
+    assert escalated is not None
+    assert escalated.approvers == (role("kyc"), "mallory")
+    assert ("question_escalated", "mallory") in [(n.type, n.recipient) for n in told]

@@ -135,11 +135,23 @@ class Planner:
                     told[(name, None)] = None
         return list(told)
 
+    async def _people(self, request: PendingInput) -> tuple[str, ...]:
+        """The people the request's approvers of record stand for now: a role's members or
+        the one assigned it, whoever is on call; the approvers themselves without a
+        router."""
+        current = approvers_of(request)
+        router = getattr(self.handler, "router", None)
+        if router is None or not router.routes(request):
+            return current
+        standings = await router.standings(request)
+        return tuple(dict.fromkeys(s.actor for s in standings if s.delegation_id is None))
+
     async def _escalate(self, request: PendingInput, to: str) -> list[str]:
         current = approvers_of(request)
         if to == "manager":
-            people = [(a, self.directory.get(a)) for a in current]
-            wanted = [p.manager for _, p in people if p is not None and p.manager]
+            # A role or a schedule has no manager: the people standing for it now have.
+            people = [self.directory.get(a) for a in await self._people(request)]
+            wanted = [p.manager for p in people if p is not None and p.manager]
             if not wanted:
                 logger.warning(
                     "notifier: escalate(to='manager') on %s: the directory names no manager "

@@ -49,7 +49,8 @@ class Remind:
 class Escalate:
     """Add ``to`` to the request's approvers ``after`` seconds from its creation.
 
-    ``to`` is ``"manager"`` (each approver's manager in the notifier's directory) or an
+    ``to`` is ``"manager"`` (each approver's manager in the notifier's directory; for a
+    role or an on-call schedule, the managers of the people standing for it then) or an
     actor id.
     """
 
