@@ -9,7 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    Interceptor,
+    OutboundInterceptor,
+    StartWorkflowUpdateInput,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateHandle,
+)
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import updates_taken, wait_for_event, waiting
 from tests.adapters.temporal.workflows import Ask, AskTwice
@@ -24,6 +31,28 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def delivered(history: list[dict[str, object]]) -> list[dict[str, object]]:
     return [entry for entry in history if entry["type"] == "delivered"]
+
+
+class UpdateCalls(Interceptor):
+    """The ids of the update calls a client makes, through the SDK's own interceptors."""
+
+    def __init__(self) -> None:
+        self.ids: list[str | None] = []
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        return _Counted(next, self.ids)
+
+
+class _Counted(OutboundInterceptor):
+    def __init__(self, next: OutboundInterceptor, ids: list[str | None]) -> None:
+        super().__init__(next)
+        self.ids = ids
+
+    async def start_workflow_update(
+        self, input: StartWorkflowUpdateInput
+    ) -> WorkflowUpdateHandle[object]:
+        self.ids.append(input.update_id)
+        return await super().start_workflow_update(input)
 
 
 async def test_the_same_settle_sent_twice_reaches_the_workflow_once(world: World) -> None:
@@ -84,6 +113,30 @@ async def test_the_change_feed_and_the_outbox_deliver_one_settle_once(world: Wor
     settles = [item for item in items if "settle" in item.item_id]
     assert settles, "the outbox held the settle's delivery"
     assert all(item.done for item in settles), "and its delivery ended too"
+
+
+async def test_one_process_calls_once_for_a_settle_its_feed_and_its_outbox_deliver(
+    world: World,
+) -> None:
+    calls = UpdateCalls()
+    client = Client(**{**world.client.config(), "interceptors": [calls]})
+    async with running(world.worker(Ask), notifier := world.notifier(client)):
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        await wait_for_event(handle, waiting)
+        await world.answer(pending_id, "alice", {"answer": "Hotel F"})
+        result = await handle.result()
+        await notifier.wait_idle()
+    assert result == {"answer": "Hotel F"}
+    # The outbox's delivery took the end of the change feed's: one call, not two.
+    assert calls.ids == [update_id_of(pending_id)]
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [(e["accepted"], e["update_id"]) for e in entries] == [(True, update_id_of(pending_id))]
+    items = await outbox_for(world.desk_handler).items_for(pending_id)
+    settles = [item for item in items if "settle" in item.item_id and item.body.get("surface")]
+    assert [(item.done, item.receipt) for item in settles] == [
+        (True, {"update_id": update_id_of(pending_id), "workflow_id": handle.id})
+    ]
 
 
 async def test_an_outcome_not_the_workflows_is_refused_and_recorded(world: World) -> None:

@@ -16,9 +16,9 @@ Workflow files import it the way Temporal asks for libraries::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from roomkit._extras import extra_missing
+from roomkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from roomkit.adapters.temporal._activities import activities
@@ -53,21 +53,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'roomkit.adapters.temporal' has no attribute {name!r}")
-    try:
-        # The import statement's own machinery, not importlib's: in Temporal's sandbox, a
-        # workflow file's `from roomkit.adapters.temporal import ...` (inside
-        # `imports_passed_through()`) then passes the module through from the worker, where
-        # importlib would load it afresh for every workflow, on the worker's event loop.
-        module = __import__(f"{__name__}.{home}", fromlist=[name])
-    except ModuleNotFoundError as error:
-        if error.name is None or not error.name.startswith("temporalio"):
-            raise
-        message = extra_missing("roomkit.adapters.temporal", "temporal", error.name)
-        raise ModuleNotFoundError(message, name=error.name) from None
-    value = getattr(module, name)
-    globals()[name] = value  # found at once from now on, by every workflow's import
-    return value
+__getattr__ = lazy_exports(__name__, _HOMES, extra="temporal", library="temporalio")

@@ -57,6 +57,20 @@ _UNREGISTERED = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    """What an ask asks of the people besides the call: who, where, by when, in what form."""
+
+    actor: str | None
+    approvers: list[str] | None
+    room_id: str | None
+    timeout: timedelta
+    answer_schema: dict[str, Any] | None
+    quorum: int | None
+    ladder: Ladder | None
+    grace: timedelta | None
+
+
 @dataclass(slots=True)
 class _Ask:
     """One ask of a workflow: its place, the digest of what it asked, and what came of it."""
@@ -155,7 +169,7 @@ def _ladder(ladder: Ladder | None) -> dict[str, Any] | None:
 
 
 async def _ask(
-    call: str, kind: str, tool_name: str, arguments: dict[str, Any], **spec: Any
+    call: str, kind: str, tool_name: str, arguments: dict[str, Any], spec: _Spec
 ) -> dict[str, Any]:
     """Create (or re-attach to) the request of the next ask and wait for its outcome."""
     state = _asks(call)
@@ -164,12 +178,11 @@ async def _ask(
     if not isinstance(arguments, dict):
         raise TypeError(f"{call}(): arguments must be a dict, got {type(arguments).__name__}")
     _json(call, "arguments", arguments)
-    _json(call, "answer_schema", spec.get("answer_schema"))
-    timeout = _seconds(call, "timeout", spec.pop("timeout"))
-    grace = spec.pop("grace")
-    grace = GRACE if grace is None else grace
+    _json(call, "answer_schema", spec.answer_schema)
+    timeout = _seconds(call, "timeout", spec.timeout)
+    grace = GRACE if spec.grace is None else spec.grace
     _seconds(call, "grace", grace)
-    ladder = _ladder(spec.pop("ladder"))
+    ladder = _ladder(spec.ladder)
     state.count += 1
     info = workflow.info()
     seq = state.count
@@ -185,7 +198,11 @@ async def _ask(
         "seq": seq,
         "timeout": timeout,
         "ladder": ladder,
-        **spec,
+        "actor": spec.actor,
+        "approvers": list(spec.approvers or ()),
+        "room_id": spec.room_id or "",
+        "answer_schema": spec.answer_schema,
+        "quorum": spec.quorum,
     }
     created = await _run(CREATE_ACTIVITY, request)
     if ask.outcome is not None and ask.outcome["pending_id"] != created["pending_id"]:
@@ -297,21 +314,8 @@ async def ask_person(
         RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
         TypeError: ``arguments`` or ``answer_schema`` is not JSON.
     """
-    outcome = await _ask(
-        "ask_person",
-        "question",
-        tool_name,
-        arguments,
-        actor=actor,
-        approvers=list(approvers or ()),
-        room_id=room_id or "",
-        timeout=timeout,
-        answer_schema=answer_schema,
-        quorum=None,
-        ladder=ladder,
-        grace=grace,
-    )
-    return _answer(outcome)
+    spec = _Spec(actor, approvers, room_id, timeout, answer_schema, None, ladder, grace)
+    return _answer(await _ask("ask_person", "question", tool_name, arguments, spec))
 
 
 async def request_approval(
@@ -348,20 +352,8 @@ async def request_approval(
             raise ValueError(
                 f"request_approval(): the ladder's default is no decision: {error}"
             ) from None
-    outcome = await _ask(
-        "request_approval",
-        "approval",
-        tool_name,
-        arguments,
-        actor=actor,
-        approvers=list(approvers),
-        room_id=room_id or "",
-        timeout=timeout,
-        answer_schema=tool_schema,
-        quorum=quorum,
-        ladder=ladder,
-        grace=grace,
-    )
+    spec = _Spec(actor, approvers, room_id, timeout, tool_schema, quorum, ladder, grace)
+    outcome = await _ask("request_approval", "approval", tool_name, arguments, spec)
     decision = decision_of(_answer(outcome), outcome.get("arguments"), arguments)
     if decision.kind == "reject":
         raise HumanInputRejectedError(decision.text or _REJECTED)

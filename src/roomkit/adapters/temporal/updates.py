@@ -15,14 +15,18 @@ on its own) follows every settle through the store's outbox, so an answer given 
 
 The surface also follows the handler's change feed: a workflow's request that settles is
 sent at once, without waiting for the outbox's turn. The outbox's delivery of the same
-settle stays as the durable retry; the update's id makes the two one update, and a claim
-in the store's ledger makes them one ``delivered`` entry.
+settle stays as the durable retry. In one process the two share one update call: whichever
+comes second waits for the first's and takes what it ended in (a call that failed in a way
+worth retrying is not kept, so the outbox's retry makes a new one). Between processes the
+update's id makes them one update, and a claim in the store's ledger one ``delivered``
+entry.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -60,6 +64,10 @@ free one (the outbox delivers it meanwhile if it comes first)."""
 _GRACE = 1.0
 """Seconds the deliveries begun from the change feed get to end when the surface closes."""
 
+_KEPT = 4_096
+"""Deliveries whose end is kept, so that a later delivery of the same settle in this process
+takes it instead of calling again: past the change feed's and the outbox's turns."""
+
 
 def update_id_of(pending_id: str) -> str:
     """The id of the update that delivers the outcome of ``pending_id``."""
@@ -96,8 +104,9 @@ class TemporalUpdates:
         self.rpc_timeout = timedelta(seconds=rpc_timeout)
         self._handler: HumanInputHandler | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._following: set[asyncio.Task[None]] = set()
+        self._following: set[asyncio.Task[Any]] = set()
         self._room = asyncio.Semaphore(_FOLLOWING)
+        self._sends: OrderedDict[str, asyncio.Task[dict[str, Any]]] = OrderedDict()
 
     def bind_handler(self, handler: HumanInputHandler) -> None:
         """Called by the notifier: where the ``delivered`` entries are recorded, and whose
@@ -118,7 +127,7 @@ class TemporalUpdates:
         origin = origin_of(request)
         if notice.type != "question_settled" or origin is None:
             return {"skipped": "only a workflow request's outcome goes to Temporal"}
-        return await self._deliver(request, origin)
+        return await self._once(request, origin)
 
     async def aclose(self) -> None:
         """Stop following the change feed; what it began gets a moment to end (the outbox
@@ -160,13 +169,38 @@ class TemporalUpdates:
                 origin = None if request is None else origin_of(request)
                 if request is None or origin is None:
                     return
-                await self._deliver(request, origin)
+                await self._once(request, origin)
             except DeliveryError as error:
                 logger.debug("%s is left to the outbox: %s", pending_id, error)
             except Exception:
                 logger.exception("sending the outcome of %s failed; the outbox retries", pending_id)
 
     # -- one delivery -------------------------------------------------------------------------
+
+    async def _once(self, request: PendingInput, origin: Origin) -> dict[str, Any]:
+        """Deliver ``request``'s outcome, or take the end of this process's delivery of it
+        begun or ended before (the change feed's, the outbox's)."""
+        pending_id = request.pending_id
+        sending = self._sends.get(pending_id)
+        if sending is None or sending.cancelled():
+            sending = asyncio.get_running_loop().create_task(
+                self._deliver(request, origin), name="roomkit-temporal-update"
+            )
+            self._following.add(sending)
+            sending.add_done_callback(self._following.discard)
+            sending.add_done_callback(lambda task: self._ended(pending_id, task))
+            self._sends[pending_id] = sending
+            while len(self._sends) > _KEPT:
+                self._sends.popitem(last=False)
+        # Shielded: a caller that gives up leaves the call to the others waiting on it.
+        return await asyncio.shield(sending)
+
+    def _ended(self, pending_id: str, task: asyncio.Task[dict[str, Any]]) -> None:
+        """Keep a delivery that ended for good (taken, or refused); forget one to retry."""
+        error = None if task.cancelled() else task.exception()
+        final = error is None or (isinstance(error, DeliveryError) and not error.retry)
+        if (task.cancelled() or not final) and self._sends.get(pending_id) is task:
+            del self._sends[pending_id]
 
     async def _deliver(self, request: PendingInput, origin: Origin) -> dict[str, Any]:
         update_id = update_id_of(request.pending_id)
