@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from roomkit._extras import extra_missing
+from roomkit._extras import missing_extra_error
 from roomkit.auth.tokens import DEFAULT_DATA_DIR
 
 __all__ = [
@@ -79,9 +79,7 @@ def _ec() -> Any:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec
     except ImportError as exc:
-        raise ImportError(
-            extra_missing("Web Push's VAPID key", "push", exc.name), name=exc.name
-        ) from exc
+        raise missing_extra_error("Web Push's VAPID key", "push", exc) from exc
     return ec, serialization
 
 

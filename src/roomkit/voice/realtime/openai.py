@@ -18,17 +18,13 @@ ask for one response, once the last of them is in.
 
 from __future__ import annotations
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.voice.realtime.openai", "realtime"):
     from websockets.asyncio.client import ClientConnection
     from websockets.asyncio.client import connect as ws_connect
     from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
     from websockets.uri import parse_uri
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.voice.realtime.openai", "realtime", exc.name), name=exc.name
-    ) from exc
 
 import asyncio
 import contextlib
