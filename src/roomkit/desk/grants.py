@@ -17,6 +17,7 @@
 
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.desk.auth import Principal
-from roomkit.desk.shapes import ErrorBody
+from roomkit.desk.shapes import error_responses
 from roomkit.models.pending_input import PendingInput
 from roomkit.policy.grants import Grant, GrantRefusedError, GrantScope, approve_and_grant
 from roomkit.tools.human_input import HumanInputHandler
@@ -47,8 +48,7 @@ _ERRORS: dict[int, str] = {
 }
 
 
-def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    return {code: {"model": ErrorBody, "description": _ERRORS[code]} for code in codes}
+_errors = partial(error_responses, _ERRORS)
 
 
 class GrantView(BaseModel):

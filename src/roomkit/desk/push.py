@@ -21,7 +21,8 @@ folder (give it the desk's ``data_dir``).
 import asyncio
 import os
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Annotated, Any
+from functools import partial
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from roomkit._extras import install_command
 from roomkit.desk.auth import Principal
 from roomkit.desk.routes import desk_route_class
-from roomkit.desk.shapes import ErrorBody
+from roomkit.desk.shapes import error_responses
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
     MAX_ENDPOINT_CHARS,
@@ -56,8 +57,7 @@ _ERRORS = {
 }
 
 
-def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    return {code: {"model": ErrorBody, "description": _ERRORS[code]} for code in codes}
+_errors = partial(error_responses, _ERRORS)
 
 
 class PushKeyView(BaseModel):
