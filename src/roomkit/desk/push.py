@@ -22,7 +22,7 @@ import asyncio
 import os
 from collections.abc import Collection
 from functools import partial
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
@@ -143,11 +143,16 @@ def push_router(
         """The desk's VAPID public key, to subscribe with."""
         return PushKeyView(public_key=await asyncio.to_thread(public_key))
 
-    @router.post(
-        "/subscriptions",
-        response_model=PushStateView,
-        responses=_errors(400, 401, 403, 404, 413, 422, 429),
-    )
+    # Subscribing and unsubscribing answer alike: the caller's device count, or these errors.
+    device_routes: dict[str, Any] = {
+        "response_model": PushStateView,
+        "responses": _errors(400, 401, 403, 404, 413, 422, 429),
+    }
+
+    async def devices(actor: str) -> PushStateView:
+        return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
+
+    @router.post("/subscriptions", **device_routes)
     async def subscribe(caller: Caller, body: PushSubscriptionBody) -> PushStateView:
         """Keep this browser's subscription for the caller."""
         actor = person(caller)
@@ -160,18 +165,14 @@ def push_router(
         if problem is not None:
             raise HTTPException(status_code=400, detail=problem)
         await asyncio.to_thread(kept().add, actor, subscription)
-        return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
+        return await devices(actor)
 
-    @router.delete(
-        "/subscriptions",
-        response_model=PushStateView,
-        responses=_errors(400, 401, 403, 404, 413, 422, 429),
-    )
+    @router.delete("/subscriptions", **device_routes)
     async def unsubscribe(caller: Caller, body: PushSubscriptionBody) -> PushStateView:
         """Forget this browser's subscription (the caller's own only)."""
         actor = person(caller)
         await asyncio.to_thread(kept().remove, body.endpoint, actor_id=actor)
-        return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
+        return await devices(actor)
 
     return router
 
