@@ -30,8 +30,8 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Unpack
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from roomkit.core.exceptions import (
@@ -43,7 +43,7 @@ from roomkit.core.exceptions import (
 from roomkit.voice.callbacks import Callbacks
 from roomkit.voice.realtime import _openai_events as events
 from roomkit.voice.realtime._openai_link import Link
-from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession
+from roomkit.voice.realtime.base import ConnectOptions, RealtimeProvider, RealtimeSession
 
 __all__ = ["DEFAULT_URL", "AudioCallback", "OpenAIRealtimeProvider"]
 
@@ -129,13 +129,7 @@ class OpenAIRealtimeProvider(RealtimeProvider):
         """Call ``callback`` with every chunk of the model's audio; returns its unregister."""
         return self._audio.add(callback)
 
-    async def connect(
-        self,
-        session: RealtimeSession,
-        *,
-        system_prompt: str | None = None,
-        tools: Sequence[dict[str, Any]] = (),
-    ) -> None:
+    async def connect(self, session: RealtimeSession, **options: Unpack[ConnectOptions]) -> None:
         """Open a WebSocket for ``session`` and configure it; return once the API applied it.
 
         Raises:
@@ -148,8 +142,8 @@ class OpenAIRealtimeProvider(RealtimeProvider):
         if session.id in self._links:
             raise RuntimeError(f"Session {session.id} is already connected to {self.name}")
         update = events.session_update(
-            instructions=system_prompt,
-            tools=tools,
+            instructions=options.get("system_prompt"),
+            tools=options.get("tools", ()),
             voice=self.voice,
             transcription_model=self.transcription_model,
         )
