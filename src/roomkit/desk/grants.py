@@ -15,6 +15,7 @@
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at
 # runtime, and they name objects local to grants_router (the desk's gate).
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -86,24 +87,11 @@ class GrantList(BaseModel):
 
 def view_of_grant(grant: Grant, now: float) -> GrantView:
     """``grant`` as the desk shows it at ``now``."""
-    return GrantView(
-        grant_id=grant.grant_id,
-        tool=grant.tool,
-        state=grant.state(now),
-        granted_by=list(grant.granted_by),
-        quorum=grant.quorum,
-        digest=grant.digest,
-        arguments_schema=grant.schema,
-        actor_id=grant.actor_id,
-        room_id=grant.room_id,
-        expires_at=grant.expires_at,
-        max_uses=grant.max_uses,
-        uses=grant.uses,
-        created_at=grant.created_at,
-        revoked_at=grant.revoked_at,
-        revoked_by=grant.revoked_by,
-        source=grant.source,
-    )
+    # Every field but the state (the grant's own at ``now``) is the grant's, as it holds it;
+    # what the view does not show (``extra``) is left out.
+    shown = dataclasses.asdict(grant)
+    shown["arguments_schema"] = shown.pop("schema")
+    return GrantView.model_validate({**shown, "state": grant.state(now)})
 
 
 def granting(
