@@ -8,7 +8,18 @@ extra. Until a release is published, the package is installed from a checkout of
 
 from __future__ import annotations
 
-__all__ = ["EXTRA_OF", "extra_missing", "extra_of", "install_command", "missing_module"]
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = [
+    "EXTRA_OF",
+    "extra_missing",
+    "extra_of",
+    "install_command",
+    "missing_extra_error",
+    "missing_module",
+    "requires_extra",
+]
 
 _WHERE = "in roomkit's checkout"
 """Where the install command runs: no release is published yet."""
@@ -106,6 +117,39 @@ def extra_missing(what: str, extra: str, module: str | None = None) -> str:
     lacking = f" ({module.split('.', 1)[0]} is not installed)" if module else ""
     subject = f"{what} needs" if what else "needs"
     return f"{subject} the {extra} extra{lacking}: {install_command(extra)} {_WHERE}"
+
+
+def missing_extra_error(what: str, extra: str, error: ImportError) -> ImportError:
+    """The error a lazy import raises (``from error``) when ``extra`` is not installed.
+
+    It carries :func:`extra_missing`'s line and the missing module's name, so that
+    :func:`missing_module` and the CLI still see which library is absent.
+
+    Args:
+        what: what cannot run without it: ``roomkit.notify.slack``.
+        extra: the extra's name in ``pyproject.toml``: ``slack``.
+        error: the failed import.
+    """
+    return ImportError(extra_missing(what, extra, error.name), name=error.name)
+
+
+@contextmanager
+def requires_extra(what: str, extra: str) -> Iterator[None]:
+    """Word the failure of the imports in its block as :func:`missing_extra_error` does.
+
+    Example::
+
+        with requires_extra("roomkit.notify.slack", "slack"):
+            from slack_sdk.web.async_client import AsyncWebClient
+
+    Raises:
+        ImportError: an import in the block failed (the message says how to install
+            ``extra``; the original error is its cause).
+    """
+    try:
+        yield
+    except ImportError as error:
+        raise missing_extra_error(what, extra, error) from error
 
 
 _SHARED: dict[str, frozenset[str]] = {

@@ -7,10 +7,12 @@ load this module and the command modules, and each command loads what it runs on
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from roomkit._extras import extra_missing, extra_of, missing_module
 from roomkit.auth.tokens import DEFAULT_DATA_DIR, SECRET_ENV, data_folder
@@ -28,11 +30,14 @@ __all__ = [
     "default_data_dir",
     "existing_secret",
     "missing_extra",
+    "on_stores",
     "open_stores",
     "printable",
     "quoted",
     "secret",
 ]
+
+_T = TypeVar("_T")
 
 
 class Failure(Exception):
@@ -131,3 +136,36 @@ async def close_stores(*stores: object) -> None:
     from roomkit.stores import close_stores as close
 
     await close(*stores)
+
+
+def on_stores(
+    url: str,
+    command: str,
+    work: Callable[[PendingStore | DurableStore], Awaitable[_T]],
+    failing: str,
+) -> _T:
+    """Run ``work`` on the pending-request store ``url`` names, then close what was opened.
+
+    Args:
+        url: the ``--store`` URL.
+        command: the command, as an error about a missing extra names it.
+        work: what to do with the store.
+        failing: what could not be done, as the line of a fault of the store starts.
+
+    Raises:
+        Failure: the URL is wrong or its extra missing (exit 2), or the store failed (exit 1).
+    """
+    from roomkit.core.exceptions import StoreError
+
+    pending_store, room_store = open_stores(url, command)
+
+    async def run() -> _T:
+        try:
+            return await work(pending_store)
+        finally:
+            await close_stores(pending_store, room_store)
+
+    try:
+        return asyncio.run(run())
+    except StoreError as error:
+        raise Failure(f"{failing}: {error}") from None

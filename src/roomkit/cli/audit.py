@@ -18,7 +18,6 @@ data folder) when it exists (:mod:`~roomkit.tools.human_input.stores._audit_keys
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
@@ -27,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import Failure, open_stores
+from roomkit.cli._common import Failure, on_stores
 from roomkit.tools.human_input.stores import AUDIT_KEY_ENV
 
 if TYPE_CHECKING:
@@ -250,8 +249,6 @@ def use_audit_keys(store: object, keys: AuditKeys | None) -> StoreTrail | None:
 def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitable[T]]) -> T:
     """``work`` on the trail of the store ``url`` names (exits 2 on a URL of no durable
     store), signing with ``keys``."""
-    from roomkit.cli._common import close_stores
-    from roomkit.core.exceptions import StoreError
     from roomkit.tools.human_input.stores import StoreTrail
 
     if url == "memory":
@@ -263,22 +260,15 @@ def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitabl
             "(its `roomkit desk --store` URL)",
             2,
         )
-    pending_store, room_store = open_stores(url, "roomkit audit")
-    trail = getattr(pending_store, "trail", None)
-    if not isinstance(trail, StoreTrail):
-        raise Failure(f"The store {url!r} keeps no audit trail", 2)
-    trail.use_keys(keys)
 
-    async def run() -> T:
-        try:
-            return await work(trail)
-        finally:
-            await close_stores(pending_store, room_store)
+    async def on_trail(store: object) -> T:
+        trail = getattr(store, "trail", None)
+        if not isinstance(trail, StoreTrail):
+            raise Failure(f"The store {url!r} keeps no audit trail", 2)
+        trail.use_keys(keys)
+        return await work(trail)
 
-    try:
-        return asyncio.run(run())
-    except StoreError as error:
-        raise Failure(f"Could not read the trail: {error}") from None
+    return on_stores(url, "roomkit audit", on_trail, "Could not read the trail")
 
 
 def _line(out: Any, line: dict[str, Any]) -> None:

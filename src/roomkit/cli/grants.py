@@ -10,13 +10,12 @@ memory store lives inside the desk process, so they refuse it.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import Failure, close_stores, open_stores, printable
+from roomkit.cli._common import Failure, on_stores, printable
 
 if TYPE_CHECKING:
     from roomkit.stores.grants import Grant, GrantStore
@@ -28,7 +27,6 @@ T = TypeVar("T")
 
 def _with_grants(url: str, command: str, work: Callable[[GrantStore], Awaitable[T]]) -> T:
     """Run ``work`` on the grants of the store ``url``; the store's faults exit 1."""
-    from roomkit.core.exceptions import StoreError
     from roomkit.stores.grants import KeepsGrants
 
     if url == "memory":
@@ -37,20 +35,13 @@ def _with_grants(url: str, command: str, work: Callable[[GrantStore], Awaitable[
             "(--store sqlite:///path.db, redis://... or postgresql://...)",
             2,
         )
-    pending_store, room_store = open_stores(url, command)
 
-    async def run() -> T:
-        try:
-            if not isinstance(pending_store, KeepsGrants):
-                raise Failure(f"The store {printable(url)} keeps no grants", 2)
-            return await work(pending_store.grants)
-        finally:
-            await close_stores(pending_store, room_store)
+    async def on_grants(store: object) -> T:
+        if not isinstance(store, KeepsGrants):
+            raise Failure(f"The store {printable(url)} keeps no grants", 2)
+        return await work(store.grants)
 
-    try:
-        return asyncio.run(run())
-    except StoreError as error:
-        raise Failure(f"Could not reach the grants: {error}") from None
+    return on_stores(url, command, on_grants, "Could not reach the grants")
 
 
 def _when(seconds: float) -> str:

@@ -8,23 +8,25 @@ process reads it, and needs that store's extra.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roomkit.auth.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
 from roomkit.cli._common import (
     Failure,
     check_ttl,
-    close_stores,
     default_data_dir,
     existing_secret,
-    open_stores,
+    on_stores,
     printable,
     quoted,
 )
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input.stores import DurableStore, PendingStore
 
 __all__ = ["add_parsers", "revoke", "token"]
 
@@ -69,7 +71,7 @@ def revoke(args: argparse.Namespace) -> int:
     from roomkit.auth.names import check_actor_name
     from roomkit.auth.principal import CredentialKind
     from roomkit.auth.tokens import token_claims, token_kind
-    from roomkit.core.exceptions import DeskAuthError, StoreError
+    from roomkit.core.exceptions import DeskAuthError
     from roomkit.tools.human_input import HumanInputHandler
 
     if (args.token is None) == (args.actor is None):
@@ -107,19 +109,11 @@ def revoke(args: argparse.Namespace) -> int:
             CredentialKind.SIGN_IN_LINK: "sign-in link",
         }
         what = f"the {named.get(kind, 'token')} of {printable(claims['sub'])}"
-    pending_store, room_store = open_stores(args.store, "roomkit revoke")
 
-    async def run() -> float:
-        try:
-            ledger = HumanInputHandler(store=pending_store).ledger
-            return await ledger.record_spent(entry, until=until)
-        finally:
-            await close_stores(pending_store, room_store)
+    async def record(store: PendingStore | DurableStore) -> float:
+        return await HumanInputHandler(store=store).ledger.record_spent(entry, until=until)
 
-    try:
-        when = asyncio.run(run())
-    except StoreError as error:
-        raise Failure(f"Could not record the revocation: {error}") from None
+    when = on_stores(args.store, "roomkit revoke", record, "Could not record the revocation")
     stamp = datetime.fromtimestamp(when, UTC).isoformat(timespec="seconds")
     print(f"Revoked {what} (issued until {stamp})" if args.actor else f"Revoked {what}")
     return 0

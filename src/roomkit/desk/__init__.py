@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from roomkit.core.moved import lazy_attribute
 from roomkit.desk.api import Desk, default_handler, desk_router
 from roomkit.desk.app import create_desk_app, mount_desk
 from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
@@ -72,8 +73,4 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # The chat routes load on first use: an app without chat never imports them.
-    if name == "chat_router":
-        from roomkit.desk.chat import chat_router
-
-        return chat_router
-    raise AttributeError(f"module 'roomkit.desk' has no attribute {name!r}")
+    return lazy_attribute({"chat_router": "roomkit.desk.chat"}, __name__, name)

@@ -15,8 +15,10 @@
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at
 # runtime, and they name objects local to grants_router (the desk's gate).
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
@@ -24,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.desk.auth import Principal
-from roomkit.desk.shapes import ErrorBody
+from roomkit.desk.shapes import error_responses
 from roomkit.models.pending_input import PendingInput
 from roomkit.policy.grants import Grant, GrantRefusedError, GrantScope, approve_and_grant
 from roomkit.tools.human_input import HumanInputHandler
@@ -47,8 +49,7 @@ _ERRORS: dict[int, str] = {
 }
 
 
-def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    return {code: {"model": ErrorBody, "description": _ERRORS[code]} for code in codes}
+_errors = partial(error_responses, _ERRORS)
 
 
 class GrantView(BaseModel):
@@ -86,24 +87,11 @@ class GrantList(BaseModel):
 
 def view_of_grant(grant: Grant, now: float) -> GrantView:
     """``grant`` as the desk shows it at ``now``."""
-    return GrantView(
-        grant_id=grant.grant_id,
-        tool=grant.tool,
-        state=grant.state(now),
-        granted_by=list(grant.granted_by),
-        quorum=grant.quorum,
-        digest=grant.digest,
-        arguments_schema=grant.schema,
-        actor_id=grant.actor_id,
-        room_id=grant.room_id,
-        expires_at=grant.expires_at,
-        max_uses=grant.max_uses,
-        uses=grant.uses,
-        created_at=grant.created_at,
-        revoked_at=grant.revoked_at,
-        revoked_by=grant.revoked_by,
-        source=grant.source,
-    )
+    # Every field but the state (the grant's own at ``now``) is the grant's, as it holds it;
+    # what the view does not show (``extra``) is left out.
+    shown = dataclasses.asdict(grant)
+    shown["arguments_schema"] = shown.pop("schema")
+    return GrantView.model_validate({**shown, "state": grant.state(now)})
 
 
 def granting(

@@ -40,7 +40,7 @@ from fastapi import APIRouter, HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 from roomkit.auth.gate import Refused, Use
 from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Principal
@@ -50,7 +50,7 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.policy import tally
 from roomkit.tools.human_input import HandlerStatistics
 
-try:
+with requires_extra("The answer desk's metrics", "desk"):
     from prometheus_client import (
         CONTENT_TYPE_LATEST,
         CollectorRegistry,
@@ -59,10 +59,6 @@ try:
         Histogram,
         generate_latest,
     )
-except ImportError as missing:  # pragma: no cover - the desk extra installs it
-    raise ImportError(
-        extra_missing("The answer desk's metrics", "desk", missing.name), name=missing.name
-    ) from missing
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk

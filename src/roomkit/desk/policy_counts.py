@@ -48,16 +48,7 @@ class PolicyCountView(BaseModel):
 
 
 def _rows() -> list[PolicyCountView]:
-    return [
-        PolicyCountView(
-            policy=row.policy,
-            tool=row.tool,
-            decision=row.decision,
-            enforced=row.enforced,
-            calls=row.calls,
-        )
-        for row in tally.counts()
-    ]
+    return [PolicyCountView.model_validate(row, from_attributes=True) for row in tally.counts()]
 
 
 def policy_router(desk: "Desk") -> APIRouter:

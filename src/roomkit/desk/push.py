@@ -21,6 +21,7 @@ folder (give it the desk's ``data_dir``).
 import asyncio
 import os
 from collections.abc import Collection
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from roomkit._extras import install_command
 from roomkit.desk.auth import Principal
 from roomkit.desk.routes import desk_route_class
-from roomkit.desk.shapes import ErrorBody
+from roomkit.desk.shapes import error_responses
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
     MAX_ENDPOINT_CHARS,
@@ -56,8 +57,7 @@ _ERRORS = {
 }
 
 
-def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    return {code: {"model": ErrorBody, "description": _ERRORS[code]} for code in codes}
+_errors = partial(error_responses, _ERRORS)
 
 
 class PushKeyView(BaseModel):
@@ -143,11 +143,16 @@ def push_router(
         """The desk's VAPID public key, to subscribe with."""
         return PushKeyView(public_key=await asyncio.to_thread(public_key))
 
-    @router.post(
-        "/subscriptions",
-        response_model=PushStateView,
-        responses=_errors(400, 401, 403, 404, 413, 422, 429),
-    )
+    # Subscribing and unsubscribing answer alike: the caller's device count, or these errors.
+    device_routes: dict[str, Any] = {
+        "response_model": PushStateView,
+        "responses": _errors(400, 401, 403, 404, 413, 422, 429),
+    }
+
+    async def devices(actor: str) -> PushStateView:
+        return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
+
+    @router.post("/subscriptions", **device_routes)
     async def subscribe(caller: Caller, body: PushSubscriptionBody) -> PushStateView:
         """Keep this browser's subscription for the caller."""
         actor = person(caller)
@@ -160,18 +165,14 @@ def push_router(
         if problem is not None:
             raise HTTPException(status_code=400, detail=problem)
         await asyncio.to_thread(kept().add, actor, subscription)
-        return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
+        return await devices(actor)
 
-    @router.delete(
-        "/subscriptions",
-        response_model=PushStateView,
-        responses=_errors(400, 401, 403, 404, 413, 422, 429),
-    )
+    @router.delete("/subscriptions", **device_routes)
     async def unsubscribe(caller: Caller, body: PushSubscriptionBody) -> PushStateView:
         """Forget this browser's subscription (the caller's own only)."""
         actor = person(caller)
         await asyncio.to_thread(kept().remove, body.endpoint, actor_id=actor)
-        return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
+        return await devices(actor)
 
     return router
 

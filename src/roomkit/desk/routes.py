@@ -40,7 +40,6 @@ from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.metrics import surface_of
 from roomkit.desk.shapes import (
     AnswerBody,
-    ErrorBody,
     HistoryList,
     HistoryView,
     MeView,
@@ -48,6 +47,7 @@ from roomkit.desk.shapes import (
     RequestList,
     RequestView,
     SessionView,
+    error_responses,
     view_of,
 )
 from roomkit.desk.ws import serve_socket
@@ -70,18 +70,17 @@ _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 
 
-def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    described = {
-        400: "The body is not JSON the desk takes (the detail says why)",
-        401: "Missing, invalid or expired token",
-        403: "Not one of the approval's approvers",
-        404: "Unknown, another room's, or not yours",
-        409: "Already settled (the detail says how), or the arguments changed since shown",
-        413: "Body over the size cap",
-        422: "The body or the answer does not fit (the detail names the problem)",
-        429: "Rate limited (see Retry-After)",
-    }
-    return {code: {"model": ErrorBody, "description": described[code]} for code in codes}
+_ERRORS = {
+    400: "The body is not JSON the desk takes (the detail says why)",
+    401: "Missing, invalid or expired token",
+    403: "Not one of the approval's approvers",
+    404: "Unknown, another room's, or not yours",
+    409: "Already settled (the detail says how), or the arguments changed since shown",
+    413: "Body over the size cap",
+    422: "The body or the answer does not fit (the detail names the problem)",
+    429: "Rate limited (see Retry-After)",
+}
+_errors = partial(error_responses, _ERRORS)
 
 
 def _validation_detail(error: RequestValidationError) -> str:

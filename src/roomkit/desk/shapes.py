@@ -21,6 +21,7 @@ Every text of a body must be text UTF-8 can encode: a lone surrogate (which the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -43,6 +44,7 @@ __all__ = [
     "RejectBody",
     "RequestList",
     "RequestView",
+    "error_responses",
     "kind_of",
     "option_labels",
     "request_kind",
@@ -162,6 +164,16 @@ class ErrorBody(BaseModel):
     """An error: ``detail`` says what went wrong."""
 
     detail: str
+
+
+def error_responses(described: Mapping[int, str], *codes: int) -> dict[int | str, dict[str, Any]]:
+    """A route's error responses for OpenAPI: an :class:`ErrorBody` under each of ``codes``.
+
+    Args:
+        described: what each status code means on the routes of one router.
+        codes: the codes this route answers with.
+    """
+    return {code: {"model": ErrorBody, "description": described[code]} for code in codes}
 
 
 class QuestionAnswer(BaseModel):

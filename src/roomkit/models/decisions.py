@@ -19,7 +19,7 @@ wrong with a text that is not one.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal, NoReturn
+from typing import Any, ClassVar, Literal, NoReturn, Self
 
 __all__ = ["Approve", "Decision", "DecisionKind", "Edit", "Reject", "Respond"]
 
@@ -140,7 +140,33 @@ class Edit(Decision):
         return f"Edit(arguments={self._arguments!r})"
 
 
-class Reject(Decision):
+class _Worded(Decision):
+    """A decision that carries one text, kept in the field its ``__match_args__`` names."""
+
+    _member: ClassVar[str]
+    """The JSON member that holds the text."""
+    _what: ClassVar[str]
+    """What the text is, as an error names it: ``"the reason"``."""
+
+    @classmethod
+    def _worded(cls, value: str) -> Self:
+        if not isinstance(value, str):
+            raise TypeError(f"{cls.kind}() takes {cls._what} as a str, got {type(value).__name__}")
+        made = str.__new__(cls, _wire({"decision": cls.kind, cls._member: value}))
+        object.__setattr__(made, cls.__match_args__[0], str(value))
+        return made
+
+    @property
+    def text(self) -> str:
+        text: str = getattr(self, self.__match_args__[0])
+        return text
+
+    def __repr__(self) -> str:
+        field = self.__match_args__[0]
+        return f"{type(self).__name__}({field}={getattr(self, field)!r})"
+
+
+class Reject(_Worded):
     """Refuse the held call; the model reads ``reason``.
 
     Raises:
@@ -149,25 +175,16 @@ class Reject(Decision):
 
     kind: ClassVar[Literal["reject"]] = "reject"
     __match_args__ = ("reason",)
+    _member = "reason"
+    _what = "the reason"
     reason: str
     """Why, for the model to read."""
 
     def __new__(cls, reason: str = "") -> Reject:
-        if not isinstance(reason, str):
-            raise TypeError(f"reject() takes the reason as a str, got {type(reason).__name__}")
-        made = str.__new__(cls, _wire({"decision": "reject", "reason": reason}))
-        object.__setattr__(made, "reason", str(reason))
-        return made
-
-    @property
-    def text(self) -> str:
-        return self.reason
-
-    def __repr__(self) -> str:
-        return f"Reject(reason={self.reason!r})"
+        return cls._worded(reason)
 
 
-class Respond(Decision):
+class Respond(_Worded):
     """Answer in the tool's place: the model reads ``message`` instead of the tool's result
     (the JSON member is ``result``).
 
@@ -177,19 +194,10 @@ class Respond(Decision):
 
     kind: ClassVar[Literal["respond"]] = "respond"
     __match_args__ = ("message",)
+    _member = "result"
+    _what = "the answer"
     message: str
     """The answer the model reads."""
 
     def __new__(cls, message: str) -> Respond:
-        if not isinstance(message, str):
-            raise TypeError(f"respond() takes the answer as a str, got {type(message).__name__}")
-        made = str.__new__(cls, _wire({"decision": "respond", "result": message}))
-        object.__setattr__(made, "message", str(message))
-        return made
-
-    @property
-    def text(self) -> str:
-        return self.message
-
-    def __repr__(self) -> str:
-        return f"Respond(message={self.message!r})"
+        return cls._worded(message)

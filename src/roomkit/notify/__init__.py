@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from roomkit.core.moved import lazy_attribute
 from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier, NotifierStatistics
 from roomkit.notify.retry import Retry
@@ -59,7 +59,4 @@ _EXTRAS = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXTRAS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'roomkit.notify' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return lazy_attribute(_EXTRAS, __name__, name)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import html
 from email.message import EmailMessage
 
-from roomkit.notify.surface import Notice
+from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import asked_text
 
-__all__ = ["email_message", "email_texts"]
+__all__ = ["Mailbox", "email_message", "email_texts"]
 
 
 def _question(notice: Notice) -> str:
@@ -76,3 +76,25 @@ def email_message(notice: Notice, sender: str, address: str) -> EmailMessage:
     message.set_content(plain)
     message.add_alternative(rich, subtype="html")
     return message
+
+
+class Mailbox:
+    """What the email surfaces share: whom they reach, and the message each notice becomes."""
+
+    sender: str
+    """The ``From`` address."""
+
+    def reaches(self, recipient: str | None, person: Person | None) -> bool:
+        """An approver whose directory entry has an email address."""
+        return recipient is not None and person is not None and bool(person.email)
+
+    def _addressed(self, notice: Notice) -> tuple[str, EmailMessage]:
+        """The recipient's address and the message for it.
+
+        Raises:
+            DeliveryError: the recipient has no email address (not worth a retry).
+        """
+        address = notice.person.email if notice.person is not None else None
+        if not address:
+            raise DeliveryError(f"{notice.recipient!r} has no email address", retry=False)
+        return address, email_message(notice, self.sender, address)

@@ -12,14 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.notify.apprise", "apprise"):
     import apprise
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.notify.apprise", "apprise", exc.name), name=exc.name
-    ) from exc
 
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind

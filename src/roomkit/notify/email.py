@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 import aiosmtplib
 
-from roomkit.notify._email_message import email_message, email_texts
+from roomkit.notify._email_message import Mailbox, email_texts
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.surface import DeliveryError, Notice
 
 __all__ = ["Email", "email_texts"]
 
@@ -44,7 +44,7 @@ def _untrusted(error: BaseException) -> ssl.SSLCertVerificationError | None:
     return None
 
 
-class Email:
+class Email(Mailbox):
     """Send each notice to its recipient's email address.
 
     Args:
@@ -101,16 +101,9 @@ class Email:
             raise ValueError("Email takes cafile= or tls_context=, not both")
         self._tls_context = tls_context if cafile is None else _trusting(cafile)
 
-    def reaches(self, recipient: str | None, person: Person | None) -> bool:
-        """An approver whose directory entry has an email address."""
-        return recipient is not None and person is not None and bool(person.email)
-
     async def send(self, notice: Notice) -> Mapping[str, Any] | None:
         """Send one message; raises :class:`DeliveryError` saying what to fix."""
-        address = notice.person.email if notice.person is not None else None
-        if not address:
-            raise DeliveryError(f"{notice.recipient!r} has no email address", retry=False)
-        message = email_message(notice, self.sender, address)
+        address, message = self._addressed(notice)
         try:
             await aiosmtplib.send(
                 message,

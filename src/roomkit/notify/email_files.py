@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from roomkit.notify._email_message import email_message
-from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify._email_message import Mailbox
+from roomkit.notify.surface import DeliveryError, Notice
 
 __all__ = ["EmailFiles"]
 
@@ -32,7 +32,7 @@ def _write_whole(path: Path, data: bytes) -> None:
     os.replace(partial, path)
 
 
-class EmailFiles:
+class EmailFiles(Mailbox):
     """Write each notice to its recipient as an ``.eml`` file in ``directory``.
 
     The file is named after the delivery (``<delivery id>.eml``), so a retried delivery
@@ -67,16 +67,9 @@ class EmailFiles:
         self.sender = sender
         self._stream = stream
 
-    def reaches(self, recipient: str | None, person: Person | None) -> bool:
-        """An approver whose directory entry has an email address."""
-        return recipient is not None and person is not None and bool(person.email)
-
     async def send(self, notice: Notice) -> Mapping[str, Any] | None:
         """Write one message; raises :class:`DeliveryError` saying what to fix."""
-        address = notice.person.email if notice.person is not None else None
-        if not address:
-            raise DeliveryError(f"{notice.recipient!r} has no email address", retry=False)
-        message = email_message(notice, self.sender, address)
+        address, message = self._addressed(notice)
         receipt: dict[str, Any] = {"to": address, "message_id": message["Message-ID"]}
         if self.directory is None:
             stream = self._stream if self._stream is not None else sys.stdout

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from roomkit._extras import extra_missing
+from roomkit._extras import missing_extra_error
 from roomkit.auth.tokens import data_folder
 
 __all__ = [
@@ -70,9 +70,7 @@ def _ec() -> Any:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec
     except ImportError as exc:
-        raise ImportError(
-            extra_missing("Web Push's VAPID key", "push", exc.name), name=exc.name
-        ) from exc
+        raise missing_extra_error("Web Push's VAPID key", "push", exc) from exc
     return ec, serialization
 
 

@@ -14,16 +14,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.notify.slack", "slack"):
     import aiohttp
     from slack_sdk.errors import SlackApiError, SlackClientError
     from slack_sdk.web.async_client import AsyncWebClient
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.notify.slack", "slack", exc.name), name=exc.name
-    ) from exc
 
 from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks
 from roomkit.notify.surface import DeliveryError, Notice, Person

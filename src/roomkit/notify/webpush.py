@@ -31,16 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.notify.webpush", "push"):
     import aiohttp
     from py_vapid import Vapid  # type: ignore[import-untyped]
     from pywebpush import WebPusher  # type: ignore[import-untyped]
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.notify.webpush", "push", exc.name), name=exc.name
-    ) from exc
 
 from roomkit.notify._phone import answers_of, lines_of
 from roomkit.notify.push_hosts import PushHosts

@@ -96,8 +96,10 @@ function describe(result) {
   return 'The desk answered with HTTP ' + result.status + '.';
 }
 
-function api(method, path, body) {
-  var headers = { Authorization: 'Bearer ' + state.token, Accept: 'application/json' };
+// One call of the desk's API with `token`: its status, JSON body (null when it has none)
+// and headers; status 0 when the desk cannot be reached.
+function callApi(method, path, token, body) {
+  var headers = { Authorization: 'Bearer ' + token, Accept: 'application/json' };
   var init = { method: method, headers: headers, cache: 'no-store', credentials: 'omit' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
@@ -107,17 +109,22 @@ function api(method, path, body) {
     return response.json().catch(function () {
       return null;
     }).then(function (data) {
-      var result = { status: response.status, data: data, headers: response.headers };
-      if (response.status === 401 && state.token && state.linkRequest) {
-        // An answer link is spent once it answers: what it answered is the news, not a refusal.
-        showLinkOutcome();
-      } else if (response.status === 401 && state.token) {
-        signOut('The desk refused your token: open a fresh link.');
-      }
-      return result;
+      return { status: response.status, data: data, headers: response.headers };
     });
   }, function () {
     return { status: 0, data: null, headers: null };
+  });
+}
+
+function api(method, path, body) {
+  return callApi(method, path, state.token, body).then(function (result) {
+    if (result.status === 401 && state.token && state.linkRequest) {
+      // An answer link is spent once it answers: what it answered is the news, not a refusal.
+      showLinkOutcome();
+    } else if (result.status === 401 && state.token) {
+      signOut('The desk refused your token: open a fresh link.');
+    }
+    return result;
   });
 }
 
@@ -627,23 +634,14 @@ function showLinkOutcome(settled) {
     drawLinkOutcome(settled, true);
     return;
   }
-  var init = {
-    headers: { Authorization: 'Bearer ' + state.token, Accept: 'application/json' },
-    cache: 'no-store',
-    credentials: 'omit'
-  };
-  fetch('api/link', init).then(function (response) {
-    return response.json().catch(function () {
-      return null;
-    }).then(function (data) {
-      if (response.status === 200 && isObject(data)) {
-        if (data.status !== 'pending') drawLinkOutcome(data, false);
-      } else {
-        signOut('This answer link has expired: ask for a fresh one.');
-      }
-    });
-  }, function () {
-    showSignIn('The desk cannot be reached.');
+  callApi('GET', 'api/link', state.token).then(function (result) {
+    if (result.status === 0) {
+      showSignIn('The desk cannot be reached.');
+    } else if (result.status === 200 && isObject(result.data)) {
+      if (result.data.status !== 'pending') drawLinkOutcome(result.data, false);
+    } else {
+      signOut('This answer link has expired: ask for a fresh one.');
+    }
   });
 }
 
@@ -678,25 +676,14 @@ function stopLive() {
 function tradeSignInLink(link) {
   sessionStorage.removeItem(TOKEN_KEY);
   state.token = null;
-  var init = {
-    method: 'POST',
-    headers: { Authorization: 'Bearer ' + link, Accept: 'application/json' },
-    cache: 'no-store',
-    credentials: 'omit'
-  };
-  fetch('api/sign-in', init).then(function (response) {
-    return response.json().catch(function () {
-      return null;
-    }).then(function (data) {
-      if (response.status === 200 && isObject(data) && typeof data.token === 'string') {
-        sessionStorage.setItem(TOKEN_KEY, data.token);
-        start();
-      } else {
-        showSignIn(describe({ status: response.status, data: data }));
-      }
-    });
-  }, function () {
-    showSignIn('The desk cannot be reached.');
+  callApi('POST', 'api/sign-in', link).then(function (result) {
+    var data = result.data;
+    if (result.status === 200 && isObject(data) && typeof data.token === 'string') {
+      sessionStorage.setItem(TOKEN_KEY, data.token);
+      start();
+    } else {
+      showSignIn(describe(result));
+    }
   });
 }
 

@@ -9,15 +9,11 @@ the retryable ones itself, with bounded exponential backoff; the SDK's own retri
 
 from __future__ import annotations
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.providers.ai.anthropic", "anthropic"):
     import anthropic
     import httpx2
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.providers.ai.anthropic", "anthropic", exc.name), name=exc.name
-    ) from exc
 
 import asyncio
 from dataclasses import dataclass

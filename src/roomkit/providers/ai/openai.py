@@ -10,15 +10,11 @@ retryable ones itself, with bounded exponential backoff; the SDK's own retries a
 
 from __future__ import annotations
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.providers.ai.openai", "openai"):
     import httpx2
     import openai
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.providers.ai.openai", "openai", exc.name), name=exc.name
-    ) from exc
 
 import asyncio
 from collections.abc import Mapping

@@ -14,11 +14,15 @@ hanging up.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
-from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession, RealtimeTransport
+from roomkit.voice.realtime.base import (
+    ConnectOptions,
+    RealtimeProvider,
+    RealtimeSession,
+    RealtimeTransport,
+)
 
 __all__ = ["MockCall", "MockRealtimeProvider", "MockRealtimeTransport"]
 
@@ -62,18 +66,16 @@ class MockRealtimeProvider(RealtimeProvider):
         """Always ``"mock"``."""
         return "mock"
 
-    async def connect(
-        self,
-        session: RealtimeSession,
-        *,
-        system_prompt: str | None = None,
-        tools: Sequence[dict[str, Any]] = (),
-    ) -> None:
+    async def connect(self, session: RealtimeSession, **options: Unpack[ConnectOptions]) -> None:
         """Record the connection, with the prompt and the declared tools."""
         self.calls.append(
             MockCall(
                 "connect",
-                {"session": session, "system_prompt": system_prompt, "tools": list(tools)},
+                {
+                    "session": session,
+                    "system_prompt": options.get("system_prompt"),
+                    "tools": list(options.get("tools", ())),
+                },
             )
         )
         self.sessions[session.id] = session

@@ -18,24 +18,20 @@ ask for one response, once the last of them is in.
 
 from __future__ import annotations
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.voice.realtime.openai", "realtime"):
     from websockets.asyncio.client import ClientConnection
     from websockets.asyncio.client import connect as ws_connect
     from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
     from websockets.uri import parse_uri
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.voice.realtime.openai", "realtime", exc.name), name=exc.name
-    ) from exc
 
 import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Unpack
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from roomkit.core.exceptions import (
@@ -47,7 +43,7 @@ from roomkit.core.exceptions import (
 from roomkit.voice.callbacks import Callbacks
 from roomkit.voice.realtime import _openai_events as events
 from roomkit.voice.realtime._openai_link import Link
-from roomkit.voice.realtime.base import RealtimeProvider, RealtimeSession
+from roomkit.voice.realtime.base import ConnectOptions, RealtimeProvider, RealtimeSession
 
 __all__ = ["DEFAULT_URL", "AudioCallback", "OpenAIRealtimeProvider"]
 
@@ -133,13 +129,7 @@ class OpenAIRealtimeProvider(RealtimeProvider):
         """Call ``callback`` with every chunk of the model's audio; returns its unregister."""
         return self._audio.add(callback)
 
-    async def connect(
-        self,
-        session: RealtimeSession,
-        *,
-        system_prompt: str | None = None,
-        tools: Sequence[dict[str, Any]] = (),
-    ) -> None:
+    async def connect(self, session: RealtimeSession, **options: Unpack[ConnectOptions]) -> None:
         """Open a WebSocket for ``session`` and configure it; return once the API applied it.
 
         Raises:
@@ -152,8 +142,8 @@ class OpenAIRealtimeProvider(RealtimeProvider):
         if session.id in self._links:
             raise RuntimeError(f"Session {session.id} is already connected to {self.name}")
         update = events.session_update(
-            instructions=system_prompt,
-            tools=tools,
+            instructions=options.get("system_prompt"),
+            tools=options.get("tools", ()),
             voice=self.voice,
             transcription_model=self.transcription_model,
         )
