@@ -40,7 +40,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from roomkit.adapters._feed import FeedChannel, turn_owed
+from roomkit.adapters._feed import FeedChannel, run_turns, turn_owed
 from roomkit.adapters.agui._interrupts import (
     ResumeRefused,
     Settle,
@@ -294,25 +294,22 @@ def _start_turns(
     new = [m for m in run.messages if m.role == "user" and m.id not in stored]
     if not new:
         return None
-    kit, channel_id = thread.kit, thread.channel.channel_id
-
-    async def turns() -> None:
-        for message in new:
-            inbound = InboundMessage(
+    channel_id = thread.channel.channel_id
+    turns = [
+        (
+            InboundMessage(
                 channel_id,
                 principal.actor_id,
                 TextContent(_text_of(message)),
                 metadata={"message_id": message.id},
-            )
-            try:
-                await kit.process_inbound(inbound, room_id=thread_id)
-            except Exception:
-                logger.exception("The turn on AG-UI message %s failed", message.id)
-
-    task = asyncio.get_running_loop().create_task(turns(), name=f"agui-turns-{thread_id}")
-    thread.turns.add(task)
-    task.add_done_callback(thread.turns.discard)
-    return task
+            ),
+            f"AG-UI message {message.id}",
+        )
+        for message in new
+    ]
+    return run_turns(
+        thread.kit, thread_id, turns, thread.turns, name=f"agui-turns-{thread_id}", logger=logger
+    )
 
 
 async def _follow(
