@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any, TypedDict
+from pathlib import Path
+from typing import Any
 
 import pytest
 from agents import Agent, MaxTurnsExceeded, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import interrupt
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests
 from tests.adapters.conftest import Desk
+from tests.adapters.langgraph_resumer import build
 
 from roomkit.adapters import langgraph as lg
 from roomkit.adapters import openai_agents as oa
@@ -31,27 +31,16 @@ def no_tracing() -> Iterator[None]:
     set_tracing_disabled(False)
 
 
-class State(TypedDict, total=False):
-    decision: Any
+def held_graph(folder: Path) -> Any:
+    """A graph whose one node holds a ``wire`` call, on an in-memory saver."""
+    return build(InMemorySaver(), folder / "ran.txt", die=False)
 
 
-def held_graph() -> Any:
-    def hold(state: State) -> State:
-        call = {"type": "tool_approval", "tool_call_id": "c", "name": "pay", "args": {"n": 1}}
-        return {"decision": interrupt(call)}
-
-    graph = StateGraph(State)
-    graph.add_node("hold", hold)
-    graph.add_edge(START, "hold")
-    graph.add_edge("hold", END)
-    return graph.compile(checkpointer=InMemorySaver())
-
-
-async def test_a_keyword_that_is_no_option_is_refused_naming_the_options() -> None:
+async def test_a_keyword_that_is_no_option_is_refused_naming_the_options(tmp_path: Path) -> None:
     handler = HumanInputHandler()
     config = {"configurable": {"thread_id": "t"}}
     with pytest.raises(TypeError, match=r"langgraph.run\(\).*\['aprovals'\].*approvals"):
-        await lg.run(held_graph(), {}, config, handler=handler, aprovals=["pay"])  # type: ignore[call-arg]
+        await lg.run(held_graph(tmp_path), {}, config, handler=handler, aprovals=["pay"])  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"deferred_handler\(\).*\['timeout_s'\].*timeout"):
         pa.deferred_handler(handler, timeout_s=5)  # type: ignore[call-arg]
     requests = DeferredToolRequests(approvals=[ToolCallPart("pay", {}, tool_call_id="c")])
@@ -60,13 +49,15 @@ async def test_a_keyword_that_is_no_option_is_refused_naming_the_options() -> No
     assert await handler.list_pending() == []
 
 
-async def test_one_set_of_options_serves_start_and_resume(handler: HumanInputHandler) -> None:
-    options: AskOptions = {"approvals": ["pay"], "timeout": 600, "actor": "alice", "room": "r"}
-    graph, config = held_graph(), {"configurable": {"thread_id": "t-options"}}
+async def test_one_set_of_options_serves_start_and_resume(
+    handler: HumanInputHandler, tmp_path: Path
+) -> None:
+    options: AskOptions = {"approvals": ["wire"], "timeout": 600, "actor": "alice", "room": "r"}
+    graph, config = held_graph(tmp_path), {"configurable": {"thread_id": "t-options"}}
     (pending_id,) = await lg.start(graph, {}, config, handler=handler, **options)
     request = await handler.get_request(pending_id)
     assert request is not None
-    assert (request.room_id, list(request.approvers), request.tool_name) == ("r", ["alice"], "pay")
+    assert (request.room_id, list(request.approvers), request.tool_name) == ("r", ["alice"], "wire")
     assert await handler.aresolve(pending_id, approve(), by="alice")
     assert await lg.resume(graph, config, handler=handler, **options) == []
     assert (await graph.aget_state(config)).values == {"decision": {"type": "approve"}}
