@@ -1,23 +1,26 @@
-"""What the protocol adapters share: a room's replies as they come, and whether a turn is owed.
+"""What the protocol adapters share: a room's replies as they come, its caller's turns run in
+the background, and whether a turn is owed.
 
 A front end that is not a page (an AG-UI stream, an A2A task) follows a room while a request
-of its caller is in flight: :class:`FeedChannel` hands it the agent's replies to the room as
-the kit delivers them, and :func:`turn_owed` says whether a turn of the room still runs here
-or waits in the store's journal for a re-drive, so that a follower knows when the room rests.
+of its caller is in flight: :func:`run_turns` runs the caller's messages as the room's turns
+in a task of their own, :class:`FeedChannel` hands it the agent's replies to the room as the
+kit delivers them, and :func:`turn_owed` says whether a turn of the room still runs here or
+waits in the store's journal for a re-drive, so that a follower knows when the room rests.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 
 from roomkit.channels.base import TransportChannel
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import turn_journal
 from roomkit.models.enums import ChannelType
-from roomkit.models.room import RoomEvent
+from roomkit.models.room import InboundMessage, RoomEvent
 
-__all__ = ["FeedChannel", "turn_owed"]
+__all__ = ["FeedChannel", "run_turns", "turn_owed"]
 
 
 class FeedChannel(TransportChannel):
@@ -64,3 +67,32 @@ async def turn_owed(kit: RoomKit, room_id: str, agent: str) -> bool:
     if journal is None:
         return False
     return any(turn.room_id == room_id for turn in await journal.open_turns())
+
+
+def run_turns(
+    kit: RoomKit,
+    room_id: str,
+    turns: Sequence[tuple[InboundMessage, str]],
+    running: set[asyncio.Task[None]],
+    *,
+    name: str,
+    logger: logging.Logger,
+) -> asyncio.Task[None]:
+    """Run ``turns`` (each a message and what the log calls it) in the room, in order, in a
+    task named ``name`` that ``running`` holds until it ends.
+
+    A turn that fails is logged on ``logger`` and the next one runs: the caller follows the
+    room, not the task.
+    """
+
+    async def run() -> None:
+        for inbound, what in turns:
+            try:
+                await kit.process_inbound(inbound, room_id=room_id)
+            except Exception:
+                logger.exception("The turn of %s failed", what)
+
+    task = asyncio.get_running_loop().create_task(run(), name=name)
+    running.add(task)
+    task.add_done_callback(running.discard)
+    return task

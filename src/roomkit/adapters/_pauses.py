@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from roomkit.adapters._policy_pause import policy_call, record_ruling, unasked
+from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
     HumanInputTimeoutError,
@@ -49,12 +50,12 @@ from roomkit.tools.validation import validate_answer, validate_answer_text
 
 __all__ = ["DEFAULT_TIMEOUT", "LEASE", "Asker", "Pause", "Verdict", "asking", "question_arguments"]
 
-DEFAULT_TIMEOUT = 3600.0
-"""The person's deadline, in seconds, when neither the call nor the rule gives one."""
 LEASE = 300.0
 """Seconds a resumer holds its claim on a pause before another may take the resume over."""
 
 T = TypeVar("T")
+
+_ASK_OPTIONS = AskOptions.__optional_keys__
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
@@ -168,6 +169,11 @@ class Asker:
         # The rule a policy's Ask held each pause under (by key), for its deadline.
         self._ruled: dict[str, Approval] = {}
 
+    @property
+    def scope(self) -> dict[str, Any]:
+        """Who a rule's ``when=`` and a policy see asking: ``actor``, ``room``, ``channel``."""
+        return {"actor": self.actor, "room": self.room, "channel": self.channel}
+
     def rule(self, tool_name: str) -> Approval:
         """The rule holding ``tool_name``: its own, else the default one."""
         return self.rules.get(tool_name) or Approval()
@@ -188,14 +194,7 @@ class Asker:
         if rule.policy is not None:
             # The policy rules the pause once, in open(): its request carries the decision.
             return True
-        return await asks_person(
-            rule,
-            pause.tool_name,
-            pause.arguments,
-            actor=self.actor,
-            room=self.room,
-            channel=self.channel,
-        )
+        return await asks_person(rule, pause.tool_name, pause.arguments, **self.scope)
 
     async def open(self, pause: Pause) -> PendingInput:
         """The request of ``pause``: created, or the one its key names already; the ladder's
@@ -224,13 +223,8 @@ class Asker:
             return await handler.create(
                 pause.tool_name,
                 pause.arguments,
-                room_id=self.room,
-                tool_call_id=pause.tool_call_id,
-                channel_id=self.channel,
-                actor_id=self.actor,
-                key=pause.key,
                 answer_schema=pause.answer_schema,
-                timeout=limit,
+                **self._placed(pause, limit),
             )
         rule = self.rule(pause.tool_name)
         ruling = None
@@ -248,18 +242,25 @@ class Asker:
             quorum=rule.quorum.n if rule.quorum is not None else None,
             veto=rule.veto,
             tool_schema=pause.tool_schema or {"type": "object"},
-            room_id=self.room,
-            tool_call_id=pause.tool_call_id,
-            channel_id=self.channel,
-            actor_id=self.actor,
-            key=pause.key,
-            timeout=limit,
             description=pause.description,
             decisions=pause.decisions,
+            **self._placed(pause, limit),
         )
         if ruling is not None and ruling.entry is not None:
             await record_ruling(self.handler, request, ruling)
         return request
+
+    def _placed(self, pause: Pause, limit: float) -> dict[str, Any]:
+        """Where the request of ``pause`` belongs, its key and its deadline: what a question's
+        request and an approval's take alike."""
+        return {
+            "room_id": self.room,
+            "tool_call_id": pause.tool_call_id,
+            "channel_id": self.channel,
+            "actor_id": self.actor,
+            "key": pause.key,
+            "timeout": limit,
+        }
 
     async def ask(self, pause: Pause, *, who: bool = True) -> Verdict:
         """Ask about ``pause`` and wait in this process for the verdict (inline mode).
@@ -400,22 +401,34 @@ class Asker:
 def asking(
     handler: HumanInputHandler,
     channel: str,
-    approvals: Mapping[str, Approval] | Iterable[str] | None,
-    timeout: float,
-    actor: str | None,
-    room: str,
-    ladder: Ladder | None,
-) -> Asker:
-    """The :class:`Asker` of an adapter's entry point, from the keywords they all take."""
-    return Asker(
+    options: Mapping[str, Any],
+    *,
+    where: str,
+    passes_on: bool = False,
+) -> tuple[Asker, dict[str, Any]]:
+    """The :class:`Asker` of an adapter's entry point, from its :class:`AskOptions`; and the
+    options that are not those, for the framework's own call.
+
+    Raises:
+        TypeError: an option is not one of :class:`AskOptions` and ``passes_on`` is false
+            (``where`` names the entry point in the message).
+    """
+    rest = {name: value for name, value in options.items() if name not in _ASK_OPTIONS}
+    if rest and not passes_on:
+        raise TypeError(
+            f"{where} got unexpected keyword arguments {sorted(rest)}: "
+            f"it takes {', '.join(sorted(_ASK_OPTIONS))}"
+        )
+    asker = Asker(
         handler,
-        approvals=approvals,
-        timeout=timeout,
-        actor=actor,
-        room=room,
+        approvals=options.get("approvals"),
+        timeout=options.get("timeout", DEFAULT_TIMEOUT),
+        actor=options.get("actor"),
+        room=options.get("room", ""),
         channel=channel,
-        ladder=ladder,
+        ladder=options.get("ladder"),
     )
+    return asker, rest
 
 
 def _answered(pause: Pause, text: str, by: str | None) -> Verdict:

@@ -37,7 +37,7 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
-from roomkit.adapters._feed import FeedChannel, turn_owed
+from roomkit.adapters._feed import FeedChannel, run_turns, turn_owed
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import RoomKitError
@@ -155,17 +155,14 @@ class RoomKitExecutor(AgentExecutor):
     ) -> asyncio.Task[None]:
         text = context.get_user_input()
         inbound = InboundMessage(self.channel.channel_id, principal.actor_id, TextContent(text))
-
-        async def run() -> None:
-            try:
-                await self.kit.process_inbound(inbound, room_id=room_id)
-            except Exception:
-                logger.exception("The turn of A2A task %s failed", context.task_id)
-
-        task = asyncio.get_running_loop().create_task(run(), name=f"a2a-turn-{room_id}")
-        self._turns.add(task)
-        task.add_done_callback(self._turns.discard)
-        return task
+        return run_turns(
+            self.kit,
+            room_id,
+            [(inbound, f"A2A task {context.task_id}")],
+            self._turns,
+            name=f"a2a-turn-{room_id}",
+            logger=logger,
+        )
 
     async def _answer(
         self,

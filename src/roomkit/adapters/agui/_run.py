@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -31,16 +30,17 @@ from ag_ui.core import (
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
     RunStartedEvent,
-    TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
 )
 
-from roomkit.adapters._feed import FeedChannel, turn_owed
+from roomkit.adapters._feed import FeedChannel, run_turns, turn_owed
+from roomkit.adapters.agui._events import (
+    held_call,
+    message_id_of,
+    outcome_of,
+    result_of,
+    text_events,
+    unseen,
+)
 from roomkit.adapters.agui._interrupts import (
     ResumeRefused,
     Settle,
@@ -88,11 +88,6 @@ def _text_of(message: Any) -> str:
     return "".join(getattr(part, "text", "") or "" for part in content)
 
 
-def _message_id(event: RoomEvent) -> str:
-    message_id = event.metadata.get("message_id")
-    return message_id if isinstance(message_id, str) else str(event.id)
-
-
 async def run_events(
     thread: Thread, principal: Principal, run: RunAgentInput
 ) -> AsyncIterator[BaseEvent]:
@@ -122,11 +117,11 @@ async def _events(
             yield RunErrorEvent(message=str(refused), code=refused.code)
             return
         for request in settled:
-            yield _result_of(request)
+            yield result_of(request)
         known = {message.id for message in run.messages}
         history = await thread.kit.store.recent_events(thread_id, 200)
-        for event in _unseen(history, known, thread.channel.channel_id):
-            for item in _text_events(event):
+        for event in unseen(history, known, thread.channel.channel_id):
+            for item in text_events(event):
                 yield item
         turn = _start_turns(thread, principal, thread_id, run, history)
         async for item in _follow(thread, run, turn, replies, wake):
@@ -226,60 +221,12 @@ def _replayed(settle: Settle, now: PendingInput | None) -> PendingInput:
         ResumeRefused: it was settled otherwise (``already_settled``).
     """
     if now is None or now.status is PendingInputStatus.PENDING or not is_replay(settle, now):
-        how = "it is no longer open" if now is None else _outcome(now)
+        how = "it is no longer open" if now is None else outcome_of(now)
         raise ResumeRefused(
             "already_settled",
             f"Interrupt {settle.request.pending_id} was settled otherwise first: {how}",
         )
     return now
-
-
-def _outcome(request: PendingInput) -> str:
-    by = f" by {request.settled_by}" if request.settled_by else ""
-    if request.status is PendingInputStatus.RESOLVED:
-        return f"answered{by}: {request.result}"
-    if request.status is PendingInputStatus.TIMED_OUT:
-        return "timed out"
-    if request.withdrawn:
-        return "withdrawn"
-    reason = f": {request.reject_reason}" if request.reject_reason else ""
-    return f"rejected{by}{reason}"
-
-
-def _result_of(request: PendingInput) -> ToolCallResultEvent:
-    return ToolCallResultEvent(
-        message_id=f"{request.pending_id}-outcome",
-        tool_call_id=request.tool_call_id or request.pending_id,
-        content=_outcome(request),
-        role="tool",
-    )
-
-
-def _unseen(history: list[RoomEvent], known: set[str], own: str) -> list[RoomEvent]:
-    """The agent's replies after the last message the client holds, that it lacks."""
-    last = -1
-    for index, event in enumerate(history):
-        if _message_id(event) in known:
-            last = index
-    if last < 0:
-        return []
-    return [
-        event
-        for event in history[last + 1 :]
-        if event.channel_id != own and _message_id(event) not in known
-    ]
-
-
-def _text_events(event: RoomEvent) -> list[BaseEvent]:
-    body = event.content.body
-    if not body:
-        return []
-    message_id = _message_id(event)
-    return [
-        TextMessageStartEvent(message_id=message_id, role="assistant"),
-        TextMessageContentEvent(message_id=message_id, delta=body),
-        TextMessageEndEvent(message_id=message_id),
-    ]
 
 
 def _start_turns(
@@ -290,29 +237,26 @@ def _start_turns(
     history: list[RoomEvent],
 ) -> asyncio.Task[None] | None:
     """Run the client's user messages the room does not hold yet, in order, in a task."""
-    stored = {_message_id(event) for event in history}
+    stored = {message_id_of(event) for event in history}
     new = [m for m in run.messages if m.role == "user" and m.id not in stored]
     if not new:
         return None
-    kit, channel_id = thread.kit, thread.channel.channel_id
-
-    async def turns() -> None:
-        for message in new:
-            inbound = InboundMessage(
+    channel_id = thread.channel.channel_id
+    turns = [
+        (
+            InboundMessage(
                 channel_id,
                 principal.actor_id,
                 TextContent(_text_of(message)),
                 metadata={"message_id": message.id},
-            )
-            try:
-                await kit.process_inbound(inbound, room_id=thread_id)
-            except Exception:
-                logger.exception("The turn on AG-UI message %s failed", message.id)
-
-    task = asyncio.get_running_loop().create_task(turns(), name=f"agui-turns-{thread_id}")
-    thread.turns.add(task)
-    task.add_done_callback(thread.turns.discard)
-    return task
+            ),
+            f"AG-UI message {message.id}",
+        )
+        for message in new
+    ]
+    return run_turns(
+        thread.kit, thread_id, turns, thread.turns, name=f"agui-turns-{thread_id}", logger=logger
+    )
 
 
 async def _follow(
@@ -330,14 +274,14 @@ async def _follow(
     while True:
         wake.clear()
         while not replies.empty():
-            for item in _text_events(replies.get_nowait()):
+            for item in text_events(replies.get_nowait()):
                 yield item
         open_requests = await thread.handler.list_pending(room_id=thread_id)
         if open_requests and all(r.deadline is not None for r in open_requests):
             for request in open_requests:
                 if request.pending_id not in held:
                     held.add(request.pending_id)
-                    for item in _held_call(request):
+                    for item in held_call(request):
                         yield item
             interrupts = [interrupt_of(thread.handler, r) for r in open_requests]
             yield RunFinishedEvent(
@@ -355,14 +299,3 @@ async def _follow(
         # A lost hint costs one backstop interval, never the run.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(wake.wait(), BACKSTOP)
-
-
-def _held_call(request: PendingInput) -> list[BaseEvent]:
-    call_id = request.tool_call_id or request.pending_id
-    return [
-        ToolCallStartEvent(tool_call_id=call_id, tool_call_name=request.tool_name),
-        ToolCallArgsEvent(
-            tool_call_id=call_id, delta=json.dumps(request.arguments, ensure_ascii=False)
-        ),
-        ToolCallEndEvent(tool_call_id=call_id),
-    ]

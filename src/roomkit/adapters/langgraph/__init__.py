@@ -23,21 +23,18 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
 
 import asyncio
 import functools
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
-from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict, asking
+from roomkit.adapters._pauses import Asker, Pause, Verdict, asking
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value
-from roomkit.tools.approvals import Approval
+from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.ladder import Ladder
 
 __all__ = ["CHANNEL", "resume", "run", "start"]
 
 CHANNEL = "langgraph"
 """The channel id a graph's requests are raised under."""
-
-Rules = Mapping[str, Approval] | Iterable[str] | None
 
 
 async def run(
@@ -46,11 +43,7 @@ async def run(
     config: Mapping[str, Any],
     *,
     handler: HumanInputHandler,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
+    **options: Unpack[AskOptions],
 ) -> Any:
     """Run ``graph`` to its end, asking people through ``handler`` at each interrupt.
 
@@ -59,13 +52,8 @@ async def run(
         input: the graph's input.
         config: the run's config; ``config["configurable"]["thread_id"]`` names the thread.
         handler: the human-input handler whose people answer.
-        approvals: tool names, or names to :class:`~roomkit.tools.approvals.Approval`;
-            an approval of a tool not named is held under the default rule.
-        timeout: the person's deadline in seconds, where a rule gives none.
-        actor: who is asked the questions (and decides approvals naming no approvers).
-        room: the room the requests belong to.
-        ladder: reminders and escalations for every request, and a question's default
-            answer when nobody answers in time (``Ladder(on_expiry=default(...))``).
+        options: who is asked and how (:class:`~roomkit.adapters.options.AskOptions`:
+            ``approvals``, ``timeout``, ``actor``, ``room``, ``ladder``).
 
     Returns:
         The graph's final output value.
@@ -73,8 +61,9 @@ async def run(
     Raises:
         HumanInputTimeoutError, HumanInputRejectedError: a question expired (with no
             ladder default) or was refused (the thread stays paused at it).
+        TypeError: an option is not one of ``AskOptions``.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, _ = asking(handler, CHANNEL, options, where="langgraph.run()")
     thread = _thread(config)
     out = await graph.ainvoke(input, config, version="v2")
     while out.interrupts:
@@ -97,11 +86,7 @@ async def start(
     config: Mapping[str, Any],
     *,
     handler: HumanInputHandler,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
+    **options: Unpack[AskOptions],
 ) -> list[str]:
     """Run ``graph`` until it finishes or stops at interrupts; the pending ids it opened.
 
@@ -109,7 +94,7 @@ async def start(
     any process, once the requests are settled. An empty list: the graph finished (or
     every pause was decided at once, e.g. by a rule's ``when=``). Arguments as :func:`run`.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
     out = await graph.ainvoke(input, config, version="v2")
     return await _settle_or_open(graph, config, asker, out.interrupts)
 
@@ -119,20 +104,16 @@ async def resume(
     config: Mapping[str, Any],
     *,
     handler: HumanInputHandler,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
+    **options: Unpack[AskOptions],
 ) -> list[str]:
     """Continue the thread once its requests are settled; what :func:`start` returns.
 
     While a request is open this changes nothing and returns the ids still pending. When
     all are settled, one resumer continues the thread (a second, at the same time or later,
     finds nothing to do and returns ``[]``), up to its next interrupts. Pass the same
-    ``approvals``, ``timeout``, ``actor``, ``room`` and ``ladder`` as :func:`start`.
+    options as :func:`start`.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, _ = asking(handler, CHANNEL, options, where="langgraph.resume()")
     state = await graph.aget_state(config)
     return await _settle_or_open(graph, config, asker, tuple(state.interrupts))
 

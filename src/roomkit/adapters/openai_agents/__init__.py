@@ -23,21 +23,43 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
 
 import asyncio
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Unpack
 
-from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict, asking
+from roomkit.adapters._pauses import Asker, Pause, Verdict, asking
 from roomkit.adapters.openai_agents._saved import SavedRuns
-from roomkit.tools.approvals import Approval
+from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.ladder import Ladder
 
-__all__ = ["CHANNEL", "resume", "run", "start"]
+__all__ = ["CHANNEL", "RunOptions", "resume", "run", "start"]
 
 CHANNEL = "openai-agents"
 """The channel id a run's requests are raised under."""
 
-Rules = Mapping[str, Approval] | Iterable[str] | None
+
+class RunOptions(AskOptions, total=False):
+    """:class:`~roomkit.adapters.options.AskOptions`, and the keywords of ``Runner.run``
+    that :func:`run`, :func:`start` and :func:`resume` pass on (any other is passed on
+    too, for ``Runner.run`` to judge)."""
+
+    context: Any
+    """The run's context object."""
+    max_turns: int | None
+    """The most turns the run takes."""
+    hooks: Any
+    """The run's ``RunHooks``."""
+    run_config: Any
+    """The run's ``RunConfig``."""
+    error_handlers: Any
+    """The run's ``RunErrorHandlers``."""
+    previous_response_id: str | None
+    """The Responses API's id of the previous response."""
+    auto_previous_response_id: bool
+    """Chain the Responses API's responses by their ids."""
+    conversation_id: str | None
+    """The Conversations API's id of the conversation."""
+    session: Any
+    """The run's ``Session`` (its memory of earlier turns)."""
+
 
 _DECISIONS = ("approve", "reject")
 
@@ -48,12 +70,7 @@ async def run(
     *,
     handler: HumanInputHandler,
     run_key: str,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
-    **options: Any,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """Run ``agent`` to its end, asking people through ``handler`` at each approval.
 
@@ -62,21 +79,16 @@ async def run(
         input: the run's input.
         handler: the human-input handler whose people answer.
         run_key: names the run: the requests' keys are ``oa:{run_key}:{call_id}``.
-        approvals: tool names, or names to :class:`~roomkit.tools.approvals.Approval`;
-            an approval of a tool not named is held under the default rule.
-        timeout: the person's deadline in seconds, where a rule gives none.
-        actor: decides approvals whose rule names no approvers.
-        room: the room the requests belong to.
-        ladder: reminders and escalations for every request (an approval nobody decides
-            in time ends by its rule's ``on_expiry``: ``"approve"`` runs the call).
-        options: passed to ``Runner.run`` (``context``, ``max_turns``, ...).
+        options: who is asked and how (:class:`~roomkit.adapters.options.AskOptions`:
+            ``approvals``, ``timeout``, ``actor``, ``room``, ``ladder``); the others are
+            passed to ``Runner.run`` (``context``, ``max_turns``, ...).
 
     Returns:
         The SDK's ``RunResult`` of the finished run.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, passed = asking(handler, CHANNEL, options, where="openai_agents.run()", passes_on=True)
     key = _checked(run_key)
-    result = await Runner.run(agent, input, **options)
+    result = await Runner.run(agent, input, **passed)
     while result.interruptions:
         state = result.to_state()
         items = state.get_interruptions()
@@ -84,7 +96,7 @@ async def run(
         verdicts = await asyncio.gather(*(asker.ask(pause, who=False) for pause in pauses))
         for item, verdict in zip(items, verdicts, strict=True):
             _apply(state, item, verdict)
-        result = await Runner.run(agent, state, **options)
+        result = await Runner.run(agent, state, **passed)
     return result
 
 
@@ -94,12 +106,7 @@ async def start(
     *,
     handler: HumanInputHandler,
     run_key: str,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
-    **options: Any,
+    **options: Unpack[RunOptions],
 ) -> list[str]:
     """Run ``agent`` until it finishes or pauses for approvals; the pending ids it opened.
 
@@ -107,9 +114,9 @@ async def start(
     :func:`resume` continues it, in any process, once the requests are settled. An empty
     list: the run finished. Arguments as :func:`run`.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, passed = asking(handler, CHANNEL, options, where="openai_agents.start()", passes_on=True)
     key = _checked(run_key)
-    result = await Runner.run(agent, input, **options)
+    result = await Runner.run(agent, input, **passed)
     return await _pause_or_finish(asker, SavedRuns(asker, key), result, 0)
 
 
@@ -118,24 +125,21 @@ async def resume(
     run_key: str,
     *,
     handler: HumanInputHandler,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
-    **options: Any,
+    **options: Unpack[RunOptions],
 ) -> list[str]:
     """Continue the run ``run_key`` once its requests are settled; what :func:`start` returns.
 
     While a request is open this changes nothing and returns the ids still pending. When
     all are settled, one resumer continues the run (another, at the same time or later,
     finds nothing to do and returns ``[]``), up to its next approvals. Pass the same
-    ``approvals``, ``timeout``, ``actor``, ``room`` and ``ladder`` as :func:`start`.
+    options as :func:`start`.
 
     Raises:
         ValueError: no run was started under ``run_key``.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, passed = asking(
+        handler, CHANNEL, options, where="openai_agents.resume()", passes_on=True
+    )
     saved = SavedRuns(asker, _checked(run_key))
     paused = await saved.latest()
     if paused is None:
@@ -154,7 +158,7 @@ async def resume(
         assert verdict is not None
         _apply(state, item, verdict)
     claim = f"oa:{saved.key}:{generation}"
-    result = await asker.resume_once(claim, lambda: Runner.run(agent, state, **options))
+    result = await asker.resume_once(claim, lambda: Runner.run(agent, state, **passed))
     if result is None:
         return []
     return await _pause_or_finish(asker, saved, result, generation + 1)

@@ -30,23 +30,56 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
     ) from exc
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Unpack
 
-from roomkit.adapters._pauses import DEFAULT_TIMEOUT, Asker, Pause, Verdict, asking
-from roomkit.tools.approvals import Approval
+from roomkit.adapters._pauses import Asker, Pause, Verdict, asking
+from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.ladder import Ladder
 
-__all__ = ["CHANNEL", "METADATA_KEY", "deferred_handler", "results_for", "resume"]
+__all__ = [
+    "CHANNEL",
+    "METADATA_KEY",
+    "ResumeOptions",
+    "deferred_handler",
+    "results_for",
+    "resume",
+]
 
 CHANNEL = "pydantic-ai"
 """The channel id a run's requests are raised under."""
 METADATA_KEY = "roomkit"
 """The key of a deferred call's ``metadata`` that names its request (``pending_id``, ``key``)."""
 
-Rules = Mapping[str, Approval] | Iterable[str] | None
 Handler = Callable[[Any, DeferredToolRequests], Awaitable[DeferredToolResults | None]]
+
+
+class ResumeOptions(AskOptions, total=False):
+    """:class:`~roomkit.adapters.options.AskOptions`, and the keywords of ``agent.run``
+    that :func:`resume` passes on (any other is passed on too, for ``agent.run`` to judge;
+    ``timeout`` is the person's deadline, not the run's)."""
+
+    deps: Any
+    """The run's dependencies."""
+    model: Any
+    """The model to run with instead of the agent's."""
+    model_settings: Any
+    """The model's settings for this run."""
+    usage_limits: Any
+    """The run's ``UsageLimits``."""
+    usage: Any
+    """The ``RunUsage`` to go on counting from."""
+    instructions: Any
+    """Instructions added for this run."""
+    output_type: Any
+    """The output type of this run instead of the agent's."""
+    metadata: Any
+    """Metadata kept with the run."""
+    toolsets: Any
+    """Toolsets added for this run."""
+    event_stream_handler: Any
+    """Receives the run's events as they stream."""
+
 
 _DECISIONS = ("approve", "edit", "reject")
 
@@ -55,11 +88,7 @@ def deferred_handler(
     handler: HumanInputHandler,
     *,
     wait: bool = True,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
+    **options: Unpack[AskOptions],
 ) -> Handler:
     """The handler of ``HandleDeferredToolCalls(handler=...)`` that asks people through roomkit.
 
@@ -67,15 +96,14 @@ def deferred_handler(
         handler: the human-input handler whose people answer.
         wait: wait in this process for the answers (``True``), or open the requests and let
             the run end with its ``DeferredToolRequests`` (``False``).
-        approvals: tool names, or names to :class:`~roomkit.tools.approvals.Approval`;
-            an approval of a tool not named is held under the default rule.
-        timeout: the person's deadline in seconds, where a rule gives none.
-        actor: who is asked the questions (and decides approvals naming no approvers).
-        room: the room the requests belong to.
-        ladder: reminders and escalations for every request, and a question's default
-            answer when nobody answers in time (the model reads it marked as a default).
+        options: who is asked and how (:class:`~roomkit.adapters.options.AskOptions`:
+            ``approvals``, ``timeout``, ``actor``, ``room``, ``ladder``; the model reads a
+            question's ladder default marked as a default).
+
+    Raises:
+        TypeError: an option is not one of ``AskOptions``.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.deferred_handler()")
 
     async def handle(ctx: Any, requests: DeferredToolRequests) -> DeferredToolResults | None:
         run = str(getattr(ctx, "run_id", None) or "")
@@ -100,11 +128,7 @@ async def results_for(
     requests: DeferredToolRequests,
     *,
     handler: HumanInputHandler,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
+    **options: Unpack[AskOptions],
 ) -> DeferredToolResults | None:
     """The ``DeferredToolResults`` of ``requests`` once their roomkit requests are settled.
 
@@ -112,13 +136,14 @@ async def results_for(
     deadline). One caller gets the results, once for good: keep them until the next run
     has taken them; another caller, at the same time or later, gets ``None`` (nothing to
     do: the run is continued). :func:`resume` runs the next run itself, and hands the
-    results out again when a resumer dies before its run is done. Pass the same
-    ``approvals``, ``timeout`` and ``ladder`` as :func:`deferred_handler`.
+    results out again when a resumer dies before its run is done. Pass the same options
+    as :func:`deferred_handler`.
 
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
+        TypeError: an option is not one of ``AskOptions``.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.results_for()")
     claim, decided = await _decided(asker, requests)
     # Handed out once for good: the caller's next run is the resume.
     if not await asker.claim(claim):
@@ -132,12 +157,7 @@ async def resume(
     message_history: Sequence[Any],
     *,
     handler: HumanInputHandler,
-    approvals: Rules = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    actor: str | None = None,
-    room: str = "",
-    ladder: Ladder | None = None,
-    **options: Any,
+    **options: Unpack[ResumeOptions],
 ) -> Any:
     """Continue the run that ended with ``requests`` once they are settled, once.
 
@@ -152,12 +172,9 @@ async def resume(
         requests: the run's ``DeferredToolRequests`` (its output).
         message_history: the run's messages (``result.all_messages()``).
         handler: the human-input handler whose people answer.
-        approvals: as :func:`deferred_handler` took them.
-        timeout: as :func:`deferred_handler` took it.
-        actor: as :func:`deferred_handler` took it.
-        room: as :func:`deferred_handler` took it.
-        ladder: as :func:`deferred_handler` took it.
-        options: passed to ``agent.run`` (``deps``, ``usage_limits``, ...).
+        options: the :class:`~roomkit.adapters.options.AskOptions` that
+            :func:`deferred_handler` took; the others are passed to ``agent.run``
+            (``deps``, ``usage_limits``, ...).
 
     Returns:
         The next run's result, or ``None`` when another resumer continued the run.
@@ -165,13 +182,13 @@ async def resume(
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
     """
-    asker = asking(handler, CHANNEL, approvals, timeout, actor, room, ladder)
+    asker, passed = asking(handler, CHANNEL, options, where="pydantic_ai.resume()", passes_on=True)
     claim, decided = await _decided(asker, requests)
     results = _results(requests, decided)
     return await asker.resume_once(
         claim,
         lambda: agent.run(
-            message_history=list(message_history), deferred_tool_results=results, **options
+            message_history=list(message_history), deferred_tool_results=results, **passed
         ),
     )
 

@@ -1,0 +1,97 @@
+"""What an AG-UI client is shown: the room's replies, a request's outcome and a held call, as
+AG-UI events.
+
+A reply of the agent is a ``TEXT_MESSAGE_START/CONTENT/END`` triple under the message id the
+room recorded (the client's own id for a message it sent); a request settled elsewhere is a
+``TOOL_CALL_RESULT`` saying how it ended; a held call is ``TOOL_CALL_START/ARGS/END`` before
+the interrupt that names its request.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ag_ui.core import (
+    BaseEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.room import RoomEvent
+
+__all__ = ["held_call", "message_id_of", "outcome_of", "result_of", "text_events", "unseen"]
+
+
+def message_id_of(event: RoomEvent) -> str:
+    """The id the client knows ``event`` by: its own message id, else the event's."""
+    message_id = event.metadata.get("message_id")
+    return message_id if isinstance(message_id, str) else str(event.id)
+
+
+def outcome_of(request: PendingInput) -> str:
+    """How the settled ``request`` ended, as the client reads it."""
+    by = f" by {request.settled_by}" if request.settled_by else ""
+    if request.status is PendingInputStatus.RESOLVED:
+        return f"answered{by}: {request.result}"
+    if request.status is PendingInputStatus.TIMED_OUT:
+        return "timed out"
+    if request.withdrawn:
+        return "withdrawn"
+    reason = f": {request.reject_reason}" if request.reject_reason else ""
+    return f"rejected{by}{reason}"
+
+
+def result_of(request: PendingInput) -> ToolCallResultEvent:
+    """The ``TOOL_CALL_RESULT`` of a request settled elsewhere."""
+    return ToolCallResultEvent(
+        message_id=f"{request.pending_id}-outcome",
+        tool_call_id=request.tool_call_id or request.pending_id,
+        content=outcome_of(request),
+        role="tool",
+    )
+
+
+def unseen(history: list[RoomEvent], known: set[str], own: str) -> list[RoomEvent]:
+    """The agent's replies after the last message the client holds, that it lacks."""
+    last = -1
+    for index, event in enumerate(history):
+        if message_id_of(event) in known:
+            last = index
+    if last < 0:
+        return []
+    return [
+        event
+        for event in history[last + 1 :]
+        if event.channel_id != own and message_id_of(event) not in known
+    ]
+
+
+def text_events(event: RoomEvent) -> list[BaseEvent]:
+    """A reply of the agent as a ``TEXT_MESSAGE_START/CONTENT/END`` triple (none when empty)."""
+    body = event.content.body
+    if not body:
+        return []
+    message_id = message_id_of(event)
+    return [
+        TextMessageStartEvent(message_id=message_id, role="assistant"),
+        TextMessageContentEvent(message_id=message_id, delta=body),
+        TextMessageEndEvent(message_id=message_id),
+    ]
+
+
+def held_call(request: PendingInput) -> list[BaseEvent]:
+    """The held call of ``request`` as ``TOOL_CALL_START/ARGS/END``."""
+    call_id = request.tool_call_id or request.pending_id
+    return [
+        ToolCallStartEvent(tool_call_id=call_id, tool_call_name=request.tool_name),
+        ToolCallArgsEvent(
+            tool_call_id=call_id, delta=json.dumps(request.arguments, ensure_ascii=False)
+        ),
+        ToolCallEndEvent(tool_call_id=call_id),
+    ]

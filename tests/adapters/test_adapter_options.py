@@ -1,0 +1,81 @@
+"""The options every framework adapter takes, declared once in ``AskOptions``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import Agent, MaxTurnsExceeded, function_tool, set_tracing_disabled
+from agents.testing import ScriptedModel, assistant_message, function_call
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.tools import DeferredToolRequests
+from tests.adapters.conftest import Desk
+from tests.adapters.langgraph_resumer import build
+
+from roomkit.adapters import langgraph as lg
+from roomkit.adapters import openai_agents as oa
+from roomkit.adapters import pydantic_ai as pa
+from roomkit.adapters.options import AskOptions
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler
+
+
+@pytest.fixture(autouse=True)
+def no_tracing() -> Iterator[None]:
+    set_tracing_disabled(True)
+    yield
+    set_tracing_disabled(False)
+
+
+def held_graph(folder: Path) -> Any:
+    """A graph whose one node holds a ``wire`` call, on an in-memory saver."""
+    return build(InMemorySaver(), folder / "ran.txt", die=False)
+
+
+async def test_a_keyword_that_is_no_option_is_refused_naming_the_options(tmp_path: Path) -> None:
+    handler = HumanInputHandler()
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(TypeError, match=r"langgraph.run\(\).*\['aprovals'\].*approvals"):
+        await lg.run(held_graph(tmp_path), {}, config, handler=handler, aprovals=["pay"])  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"deferred_handler\(\).*\['timeout_s'\].*timeout"):
+        pa.deferred_handler(handler, timeout_s=5)  # type: ignore[call-arg]
+    requests = DeferredToolRequests(approvals=[ToolCallPart("pay", {}, tool_call_id="c")])
+    with pytest.raises(TypeError, match=r"results_for\(\).*\['who'\].*actor"):
+        await pa.results_for(requests, handler=handler, who="alice")  # type: ignore[call-arg]
+    assert await handler.list_pending() == []
+
+
+async def test_one_set_of_options_serves_start_and_resume(
+    handler: HumanInputHandler, tmp_path: Path
+) -> None:
+    options: AskOptions = {"approvals": ["wire"], "timeout": 600, "actor": "alice", "room": "r"}
+    graph, config = held_graph(tmp_path), {"configurable": {"thread_id": "t-options"}}
+    (pending_id,) = await lg.start(graph, {}, config, handler=handler, **options)
+    request = await handler.get_request(pending_id)
+    assert request is not None
+    assert (request.room_id, list(request.approvers), request.tool_name) == ("r", ["alice"], "wire")
+    assert await handler.aresolve(pending_id, approve(), by="alice")
+    assert await lg.resume(graph, config, handler=handler, **options) == []
+    assert (await graph.aget_state(config)).values == {"decision": {"type": "approve"}}
+
+
+async def test_the_runners_keywords_are_passed_on(handler: HumanInputHandler, desk: Desk) -> None:
+    @function_tool(needs_approval=True)
+    def pay(n: int) -> str:
+        """Pay."""
+        return "paid"
+
+    steps = [[function_call("pay", {"n": 1}, call_id="c")], [assistant_message("done")]]
+    agent = Agent(name="payer", model=ScriptedModel(steps), tools=[pay])
+    running = asyncio.create_task(
+        oa.run(agent, "go", handler=handler, run_key="r", actor="alice", max_turns=1)
+    )
+    held = await desk.next()
+    assert await handler.aresolve(held.pending_id, approve(), by="alice")
+    # One turn asked for the call; Runner.run took max_turns=1 and stops the second.
+    with pytest.raises(MaxTurnsExceeded):
+        await running
