@@ -78,18 +78,27 @@ class CedarPolicy(PolicyBase):
             for key, policy in json.loads(shape).get("staticPolicies", {}).items()
         }
         loaded = load_json(entities, "Cedar entities") if entities is not None else []
-        if not callable(loaded) and not isinstance(loaded, list):
+        if callable(loaded):
+            self._entities: Callable[[PolicyCall], Sequence[dict[str, Any]]] | None = loaded
+            self._parsed = None
+        elif isinstance(loaded, list):
+            self._entities = None
+            # Parsed once: a call then hands Cedar the graph, not its JSON to read again.
+            try:
+                self._parsed = cedarpy.Entities.from_json_str(json.dumps(loaded))
+            except (TypeError, ValueError) as error:
+                raise PolicyError(f"the Cedar entities cannot be read: {error}") from None
+        else:
             raise PolicyError("Cedar entities are a list of JSON entities, or a function")
-        self._entities: Entities = loaded
         self._versioned(text)
 
     def decide(self, call: PolicyCall) -> PolicyDecision:
         """Cedar's answer on ``call``, as one of the four decisions."""
-        tool = _quoted(call.tool)
+        # Entity ids as type and id: Cedar builds them without parsing (and takes any text).
         request = {
-            "principal": f"User::{_quoted(call.actor or _ANONYMOUS)}",
-            "action": f"Action::{tool}",
-            "resource": f"Tool::{tool}",
+            "principal": {"type": "User", "id": call.actor or _ANONYMOUS},
+            "action": {"type": "Action", "id": call.tool},
+            "resource": {"type": "Tool", "id": call.tool},
             "context": {
                 "arguments": dict(call.arguments),
                 "room": call.room or "",
@@ -97,8 +106,9 @@ class CedarPolicy(PolicyBase):
                 "digest": call.digest,
             },
         }
-        entities = self._entities(call) if callable(self._entities) else self._entities
-        result = self._cedar.is_authorized(request, self._policies, list(entities))
+        given = self._entities
+        entities = self._parsed if given is None else list(given(call))
+        result = self._cedar.is_authorized(request, self._policies, entities)
         diagnostics = result.diagnostics
         reasons = list(diagnostics.reasons)
         if result.allowed:
@@ -139,12 +149,6 @@ def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
         if timeout is None and "timeout" in note:
             timeout = float(note["timeout"])
     return Ask(approvers=approvers, quorum=quorum, timeout=timeout, reason=reason)
-
-
-def _quoted(value: str) -> str:
-    """A Cedar entity id literal: the value in quotes, escaped."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
 
 
 _STATEMENT_END = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|;')
