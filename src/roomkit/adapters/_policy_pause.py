@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling
-from roomkit.tools.approvals import approve
-from roomkit.tools.human_input import HumanInputHandler, unannounced
+from roomkit.policy.unasked import POLICY
+from roomkit.policy.unasked import unasked as on_record
+from roomkit.tools.human_input import HumanInputHandler
 
 if TYPE_CHECKING:
     from roomkit.adapters._pauses import Asker, Pause
@@ -51,7 +52,11 @@ async def unasked(asker: Asker, pause: Pause, ruling: Ruling, name: str) -> Pend
     """The request recording a pause the policy settles without anyone (or its shadow
     left to a rule that asks no one): approved, or rejected with the policy's reason."""
     handler = asker.handler
-    with unannounced():
+    refusal = None
+    if ruling.refusal is not None:
+        reason = ruling.entry.reason if ruling.entry is not None else None
+        refusal = reason or f"Tool '{pause.tool_name}' was refused by policy {name}"
+    with on_record(ruling, refusal):
         request = await handler.create_approval(
             pause.tool_name,
             pause.arguments,
@@ -62,18 +67,9 @@ async def unasked(asker: Asker, pause: Pause, ruling: Ruling, name: str) -> Pend
             channel_id=asker.channel,
             actor_id=asker.actor,
             key=pause.key,
-            surface="policy",
+            surface=POLICY,
             description=pause.description,
             decisions=pause.decisions,
         )
-    pending_id = request.pending_id
-    if request.status is not _PENDING:
-        return request
-    await record_ruling(handler, request, ruling)
-    if ruling.refusal is not None:
-        reason = ruling.entry.reason if ruling.entry is not None else None
-        text = reason or f"Tool '{pause.tool_name}' was refused by policy {name}"
-        await handler.areject(pending_id, text, by=ruling.by, surface="policy")
-    else:
-        await handler.aresolve(pending_id, approve(), by=ruling.by, surface="policy")
-    return await handler.get_request(pending_id) or request
+    # Read again: a durable store's insert hands back the request as it was before its settle.
+    return await handler.get_request(request.pending_id) or request
