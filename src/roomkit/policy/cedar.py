@@ -3,7 +3,10 @@
 The call becomes the principal ``User::"<actor>"`` (``User::"anonymous"`` when nobody is
 known), the action ``Action::"<tool>"``, the resource ``Tool::"<tool>"`` and the context
 ``{"arguments": ..., "room": ..., "channel": ..., "digest": ...}`` (``room`` and ``channel``
-``""`` when unknown). Cedar allows or denies; one policy set gives the four decisions:
+``""`` when unknown). The context is handed to Cedar only for a call a policy reading
+``context`` may apply to (by its action): Cedar decides any other alike without it.
+
+Cedar allows or denies; one policy set gives the four decisions:
 
 - allowed: :class:`Allow`;
 - denied, and every determining policy is annotated ``@id("ask:...")``: :class:`Ask` (the
@@ -20,9 +23,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from roomkit.policy._base import OnError, PolicyBase, PolicyError, load_json, load_text, optional
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
@@ -73,10 +76,11 @@ class CedarPolicy(PolicyBase):
             raise PolicyError(
                 f"{origin}:{line}: the Cedar policies do not parse: {error}"
             ) from None
+        found = json.loads(shape).get("staticPolicies", {})
         self._annotations: dict[str, dict[str, str]] = {
-            key: dict(policy.get("annotations") or {})
-            for key, policy in json.loads(shape).get("staticPolicies", {}).items()
+            key: dict(policy.get("annotations") or {}) for key, policy in found.items()
         }
+        self._context = _context_readers(found.values())
         loaded = load_json(entities, "Cedar entities") if entities is not None else []
         if callable(loaded):
             self._entities: Callable[[PolicyCall], Sequence[dict[str, Any]]] | None = loaded
@@ -95,17 +99,19 @@ class CedarPolicy(PolicyBase):
     def decide(self, call: PolicyCall) -> PolicyDecision:
         """Cedar's answer on ``call``, as one of the four decisions."""
         # Entity ids as type and id: Cedar builds them without parsing (and takes any text).
-        request = {
+        request: dict[str, Any] = {
             "principal": {"type": "User", "id": call.actor or _ANONYMOUS},
             "action": {"type": "Action", "id": call.tool},
             "resource": {"type": "Tool", "id": call.tool},
-            "context": {
+        }
+        readers = self._context
+        if readers.every or call.tool in readers.tools:
+            request["context"] = {
                 "arguments": dict(call.arguments),
                 "room": call.room or "",
                 "channel": call.channel or "",
                 "digest": call.digest,
-            },
-        }
+            }
         given = self._entities
         entities = self._parsed if given is None else list(given(call))
         result = self._cedar.is_authorized(request, self._policies, entities)
@@ -134,6 +140,33 @@ class CedarPolicy(PolicyBase):
             label = note.get("id", reason)
             parts.append(f"{label}: {note['reason']}" if "reason" in note else label)
         return "; ".join(parts)
+
+
+class _Readers(NamedTuple):
+    """Which calls a policy reading ``context`` may apply to."""
+
+    every: bool
+    """Some such policy may apply to any action (no action, or ``action in ...``)."""
+    tools: frozenset[str]
+    """The actions (tools) such policies name with ``action == Action::"..."``."""
+
+
+def _context_readers(policies: Iterable[dict[str, Any]]) -> _Readers:
+    """Where the policies (as Cedar's JSON) read ``context``: a call no such policy may
+    apply to is decided alike without it, as Cedar checks a policy's scope first (``&&``
+    stops at the first false), so Cedar need not build the context of that call."""
+    every = False
+    tools: set[str] = set()
+    for policy in policies:
+        if '{"Var": "context"}' not in json.dumps(policy.get("conditions")):
+            continue
+        action = policy.get("action") or {}
+        entity = action.get("entity") or {}
+        if action.get("op") == "==" and entity.get("type") == "Action":
+            tools.add(str(entity.get("id")))
+        elif action.get("op") != "==":
+            every = True  # any action, or one an entity hierarchy may put in a group
+    return _Readers(every, frozenset(tools))
 
 
 def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
