@@ -54,6 +54,11 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.policy")
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+"""What :func:`input_digest` encodes with: ``json.dumps`` with options makes one per call."""
+
 
 @dataclass(frozen=True, slots=True)
 class Ruling:
@@ -84,9 +89,7 @@ def policy_name(policy: Policy) -> str:
 
 def input_digest(call: PolicyCall) -> str:
     """The SHA-256 hex digest of the call as the policy reads it (canonical JSON)."""
-    text = json.dumps(
-        call.to_input(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
+    text = _CANONICAL.encode(call.to_input())
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -26,13 +26,16 @@ __all__ = ["POLICY", "unasked"]
 POLICY = "policy"
 """The surface of what a policy does on its own (its requests, its decisions)."""
 
+_APPROVED = approve()
+"""A decision cannot change: one serves every call."""
+
 
 @contextmanager
 def unasked(ruling: Ruling, refusal: str | None) -> Iterator[None]:
     """Approvals created inside record a call nobody is asked about, as ``ruling`` has it:
     settled at once, approved, or rejected with ``refusal`` when it is not ``None``."""
     evidence = (ruling.entry,) if ruling.entry is not None else ()
-    decision = approve() if refusal is None else reject(refusal)
+    decision = _APPROVED if refusal is None else reject(refusal)
     with (
         unannounced(),
         created_with(*evidence),
