@@ -25,9 +25,9 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Unpack
 
-from roomkit.policy._base import OnError, PolicyBase, PolicyError, load_json, load_text, optional
+from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, load_json, load_text
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = ["CedarPolicy"]
@@ -45,9 +45,7 @@ class CedarPolicy(PolicyBase):
         policies: the policy set's text, or a ``.cedar`` file's path.
         entities: the entities the policies read: a list of Cedar JSON entities, a ``.json``
             file's path holding one, or a function of the :class:`PolicyCall` giving them.
-        name: how the history names the policy.
-        shadow: record and count the decisions, keep today's behaviour.
-        on_error: ``"ask"`` (default) or ``"deny"`` when Cedar fails.
+        **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
         PolicyError: the policies do not parse (the message names the file and the line),
@@ -55,18 +53,16 @@ class CedarPolicy(PolicyBase):
         ImportError: the ``cedar`` extra is not installed.
     """
 
+    engine = ("cedar", "cedarpy", "cedar")
+
     def __init__(
         self,
         policies: str | Path,
         entities: Entities | str | Path | None = None,
-        *,
-        name: str = "cedar",
-        shadow: bool = False,
-        on_error: OnError = "ask",
+        **options: Unpack[PolicyOptions],
     ) -> None:
-        super().__init__(name=name, shadow=shadow, on_error=on_error)
-        cedarpy = optional("cedarpy", "cedar", "CedarPolicy")
-        self._cedar = cedarpy
+        super().__init__(**options)
+        cedarpy = self.module
         text, origin = load_text(policies, ".cedar")
         try:
             self._policies = cedarpy.PolicySet.from_str(text)
@@ -114,7 +110,7 @@ class CedarPolicy(PolicyBase):
             }
         given = self._entities
         entities = self._parsed if given is None else list(given(call))
-        result = self._cedar.is_authorized(request, self._policies, entities)
+        result = self.module.is_authorized(request, self._policies, entities)
         diagnostics = result.diagnostics
         reasons = list(diagnostics.reasons)
         if result.allowed:

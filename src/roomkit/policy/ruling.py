@@ -26,21 +26,14 @@ from typing import TYPE_CHECKING, Any
 from roomkit.models.history import PolicyDecided
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import tally
-from roomkit.policy.decisions import (
-    Abstain,
-    Allow,
-    Ask,
-    Deny,
-    Policy,
-    PolicyCall,
-    PolicyDecision,
-    decision_name,
-)
+from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, decision_name
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, Quorum, needs_person
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from roomkit.policy.decisions import Policy, PolicyDecision
 
 __all__ = [
     "Ruling",
