@@ -21,7 +21,7 @@ import copy
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from roomkit.channels._calls.outcome import CallOutcome, refused, served
 from roomkit.channels._calls.serve import ToolServer, serve
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
 __all__ = [
+    "HeldOptions",
     "Verdict",
     "create_held",
     "executed",
@@ -197,21 +198,27 @@ async def _hold(
     )
 
 
+class HeldOptions(TypedDict, total=False):
+    """Who decides a held call, and how: what differs between the approvals of a call."""
+
+    approvers: tuple[str, ...]
+    quorum: int | None
+    veto: bool
+    timeout: float | None
+    surface: str | None
+
+
 async def create_held(
     site: CallSite,
     handler: HumanInputHandler,
     name: str,
     arguments: dict[str, Any],
     tool: AITool | None,
-    *,
-    approvers: tuple[str, ...],
-    quorum: int | None = None,
-    veto: bool = True,
-    timeout: float | None = None,
-    surface: str | None = None,
+    **options: Unpack[HeldOptions],
 ) -> PendingInput:
     """The approval request of the call at ``site`` (a deep copy of its arguments, the
-    tool's schema and description): created, or re-attached to by its key."""
+    tool's schema and description), decided as ``options`` say: created, or re-attached
+    to by its key."""
     key = None
     if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
         # A turn re-driven after a restart finds this request, and replays its one run.
@@ -219,9 +226,6 @@ async def create_held(
     return await handler.create_approval(
         name,
         copy.deepcopy(arguments),
-        approvers=approvers,
-        quorum=quorum,
-        veto=veto,
         tool_schema=dict(tool.parameters) if tool is not None else {"type": "object"},
         room_id=site.room_id,
         tool_call_id=site.tool_call_id,
@@ -229,9 +233,8 @@ async def create_held(
         channel_type=site.channel_type,
         actor_id=site.actor_id,
         key=key,
-        timeout=timeout,
-        surface=surface,
         description=tool.description if tool is not None and tool.description else None,
+        **options,
     )
 
 
