@@ -2,10 +2,10 @@
 
 Inside :func:`decided_at_once`, an approval the handler creates is nobody's to decide: it
 is stored unannounced, no standing grant is spent on it, and it is settled with the given
-decision (its ``decided`` and ``settled`` entries) right after its insert, before anything
-else runs. Its history then reads ``created``, whatever :func:`created_with` adds (the
-policy's ``policy_decided``), ``decided``, ``settled``: the evidence of a call that ran, or
-was refused, without anyone.
+decision (its ``decided`` and ``settled`` entries) right after its insert: in the same step
+on the memory store, with one more write on a durable one. Its history then reads
+``created``, whatever :func:`created_with` adds (the policy's ``policy_decided``),
+``decided``, ``settled``: the evidence of a call that ran, or was refused, without anyone.
 """
 
 from __future__ import annotations
