@@ -7,7 +7,9 @@ call's history is written (created, policy_decided, the policy's decision, execu
 memory store. Target: at most 10 % added to the tool turn (paired medians: blocks of turns
 of each kind in alternation on fresh kits, so a shared machine's load falls on both alike).
 Also shown, to tell the engine from the evidence: the same turn under a Python policy that
-allows every call (the history written, no engine), and one ``CedarPolicy.decide`` alone.
+allows every call (the history written, no engine), and one ``CedarPolicy.decide`` alone,
+on the allowed call (no policy that reads ``context`` applies to it, so Cedar is not handed
+one) and on a call one may apply to (Cedar builds its context).
 
 Run: python bench/bench_policy.py (``--quick``: fewer rounds)
 """
@@ -109,10 +111,9 @@ async def paired(rounds: int, turns: int) -> tuple[float, float, float]:
     return plain, cedar, python
 
 
-def decide_alone(count: int) -> float:
-    """One CedarPolicy.decide on the allowed call, in microseconds (median of batches)."""
+def decide_alone(count: int, call: PolicyCall) -> float:
+    """One CedarPolicy.decide on ``call``, in microseconds (median of batches)."""
     policy = CedarPolicy(POLICIES)
-    call = PolicyCall("lookup", {"q": "x"}, "d" * 64, "alice", "r", "agent")
     batches = []
     for _ in range(5):
         began = time.perf_counter()
@@ -126,7 +127,10 @@ async def main(rounds: int, turns: int) -> list[Row]:
     plain, policed, python = await paired(rounds, turns)
     added = (policed / plain - 1) * 100
     chain = (python / plain - 1) * 100
-    alone = decide_alone(2_000)
+    alone = decide_alone(2_000, PolicyCall("lookup", {"q": "x"}, "d" * 64, "alice", "r", "agent"))
+    # A policy reading the context may apply to ``pay``: Cedar is handed the call's context.
+    paid = PolicyCall("pay", {"amount": 5}, "d" * 64, "alice", "r", "agent")
+    with_context = decide_alone(2_000, paid)
     return [
         Row(
             "a tool turn, the call allowed by CedarPolicy, beside no policy (paired medians)",
@@ -145,9 +149,15 @@ async def main(rounds: int, turns: int) -> list[Row]:
             ratio=python / plain,
         ),
         Row(
-            "CedarPolicy.decide alone, on the allowed call",
+            "CedarPolicy.decide alone, on the allowed call (no policy reading context applies)",
             f"{alone:.1f} us",
             value=alone,
+            unit="us",
+        ),
+        Row(
+            "CedarPolicy.decide alone, on a call a policy reading context may apply to",
+            f"{with_context:.1f} us",
+            value=with_context,
             unit="us",
         ),
     ]

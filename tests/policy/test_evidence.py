@@ -12,7 +12,11 @@ from engines import CASES, CEDAR
 
 from roomkit import HumanInputHandler, HumanInputToolHandler
 from roomkit.cli import main
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.policy import CedarPolicy
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import created_with, decided_at_once
+from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
@@ -53,3 +57,31 @@ async def test_an_allowed_call_has_a_chain_audit_verify_passes(
     assert (code, err) == (0, "")
     assert "2 request histories" in out
     assert "every chain holds" in out
+
+
+async def test_a_policy_decides_the_open_request_its_key_re_attaches_to(tmp_path: Path) -> None:
+    """A call re-driven under its key finds its request still open (a person was asked
+    before): the policy's decision now joins its history and settles it."""
+    async with SQLiteStore(tmp_path / "trail.db") as store:
+        handler = HumanInputHandler(store=store)
+        asked = await handler.create_approval(
+            "pay", {"to": "bob", "amount": 5}, approvers=["carol"], key="r1:agent:tc-1"
+        )
+        entry = new_entry("policy_decided", actor="policy:p", decision="allow", enforced=True)
+        with created_with(entry), decided_at_once(approve(), by="policy:p", surface="policy"):
+            again = await handler.create_approval(
+                "pay", {"to": "bob", "amount": 5}, approvers=["policy:p"], key="r1:agent:tc-1"
+            )
+        assert again.pending_id == asked.pending_id
+        settled = await handler.get_request(asked.pending_id)
+        assert settled is not None
+        assert (settled.status, settled.settled_by) == (PendingInputStatus.RESOLVED, "policy:p")
+        history = await handler.history(asked.pending_id)
+        assert [item["type"] for item in history] == [
+            "created",
+            "policy_decided",
+            "decided",
+            "settled",
+        ]
+        assert history[2]["actor"] == "policy:p"
+        assert await handler.wait(asked.pending_id, timeout=None) == approve()

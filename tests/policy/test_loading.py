@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 from engines import CEDAR, REGO
 
-from roomkit.policy import Allow, CedarPolicy, Deny, OPAPolicy, PolicyCall, PolicyError, RegoPolicy
+from roomkit.policy import (
+    Abstain,
+    Allow,
+    CedarPolicy,
+    Deny,
+    OPAPolicy,
+    PolicyCall,
+    PolicyError,
+    RegoPolicy,
+)
 
 
 def call(**arguments: object) -> PolicyCall:
@@ -23,6 +32,48 @@ def test_a_cedar_file_loads_and_decides(tmp_path: Path) -> None:
     assert isinstance(policy.decide(call(to="bob", amount=5)), Allow)
     assert policy.version is not None
     assert policy.version.startswith("sha256:")
+
+
+def test_cedar_takes_any_actor_and_tool_name_as_an_entity_id() -> None:
+    """An id with quotes, a backslash or a line break is an id like any other."""
+    policy = CedarPolicy('permit(principal == User::"eve\\"x", action, resource);')
+    odd = PolicyCall('pay "now"\n', {}, "digest", 'eve"x', "r1", "agent")
+    assert isinstance(policy.decide(odd), Allow)
+    other = PolicyCall("pay", {}, "digest", "eve\nx", "r1", "agent")
+    assert policy.decide(other) == Abstain("no Cedar policy applied")
+
+
+@pytest.mark.parametrize(
+    "scope",
+    ["action", 'action == Action::"pay"', 'action in [Action::"pay"]', 'action in Action::"all"'],
+)
+def test_cedar_hands_the_context_to_every_policy_that_reads_it(scope: str) -> None:
+    """A call any context-reading policy may apply to is decided on its context; the rest
+    alike, without it."""
+    text = f"""
+    permit(principal, {scope}, resource) when {{ context.room == "r1" }};
+    permit(principal, action == Action::"look", resource);
+    """
+    policy = CedarPolicy(
+        text,
+        [
+            {
+                "uid": {"type": "Action", "id": "pay"},
+                "attrs": {},
+                "parents": [{"type": "Action", "id": "all"}],
+            }
+        ],
+    )
+    assert isinstance(policy.decide(call(amount=5)), Allow)
+    elsewhere = PolicyCall("pay", {}, "digest", "alice", "r2", "agent")
+    assert policy.decide(elsewhere) == Abstain("no Cedar policy applied")
+    look = PolicyCall("look", {}, "digest", "alice", None, None)
+    assert isinstance(policy.decide(look), Allow)
+
+
+def test_cedar_entities_that_cannot_be_read_are_refused_at_start() -> None:
+    with pytest.raises(PolicyError, match="the Cedar entities cannot be read"):
+        CedarPolicy("permit(principal, action, resource);", [{"uid": 3}])
 
 
 def test_a_cedar_file_that_does_not_parse_names_file_and_line(tmp_path: Path) -> None:

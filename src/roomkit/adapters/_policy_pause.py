@@ -8,18 +8,20 @@ policy (the framework approves it, or rejects it with the policy's reason).
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling
-from roomkit.tools.approvals import approve
-from roomkit.tools.human_input import HumanInputHandler, unannounced
+from roomkit.policy.unasked import POLICY
+from roomkit.policy.unasked import unasked as on_record
+from roomkit.tools.human_input import HumanInputHandler
 
 if TYPE_CHECKING:
     from roomkit.adapters._pauses import Asker, Pause
+    from roomkit.channels._calls.approve import HeldOptions
 
-__all__ = ["policy_call", "record_ruling", "unasked"]
+__all__ = ["create_paused", "policy_call", "record_ruling", "unasked"]
 
 _PENDING = PendingInputStatus.PENDING
 
@@ -50,30 +52,30 @@ async def record_ruling(handler: HumanInputHandler, request: PendingInput, rulin
 async def unasked(asker: Asker, pause: Pause, ruling: Ruling, name: str) -> PendingInput:
     """The request recording a pause the policy settles without anyone (or its shadow
     left to a rule that asks no one): approved, or rejected with the policy's reason."""
-    handler = asker.handler
-    with unannounced():
-        request = await handler.create_approval(
-            pause.tool_name,
-            pause.arguments,
-            approvers=(ruling.by,) if ruling.by is not None else (),
-            tool_schema=pause.tool_schema or {"type": "object"},
-            room_id=asker.room,
-            tool_call_id=pause.tool_call_id,
-            channel_id=asker.channel,
-            actor_id=asker.actor,
-            key=pause.key,
-            surface="policy",
-            description=pause.description,
-            decisions=pause.decisions,
-        )
-    pending_id = request.pending_id
-    if request.status is not _PENDING:
-        return request
-    await record_ruling(handler, request, ruling)
+    refusal = None
     if ruling.refusal is not None:
         reason = ruling.entry.reason if ruling.entry is not None else None
-        text = reason or f"Tool '{pause.tool_name}' was refused by policy {name}"
-        await handler.areject(pending_id, text, by=ruling.by, surface="policy")
-    else:
-        await handler.aresolve(pending_id, approve(), by=ruling.by, surface="policy")
-    return await handler.get_request(pending_id) or request
+        refusal = reason or f"Tool '{pause.tool_name}' was refused by policy {name}"
+    approvers = (ruling.by,) if ruling.by is not None else ()
+    with on_record(ruling, refusal):
+        request = await create_paused(asker, pause, approvers=approvers, surface=POLICY)
+    # Read again: a durable store's insert hands back the request as it was before its settle.
+    return await asker.handler.get_request(request.pending_id) or request
+
+
+async def create_paused(asker: Asker, pause: Pause, **options: Unpack[HeldOptions]) -> PendingInput:
+    """The approval request of ``pause`` (its tool's schema and description, the decisions
+    its framework takes), decided as ``options`` say: created, or the one its key names."""
+    return await asker.handler.create_approval(
+        pause.tool_name,
+        pause.arguments,
+        tool_schema=pause.tool_schema or {"type": "object"},
+        room_id=asker.room,
+        tool_call_id=pause.tool_call_id,
+        channel_id=asker.channel,
+        actor_id=asker.actor,
+        key=pause.key,
+        description=pause.description,
+        decisions=pause.decisions,
+        **options,
+    )

@@ -15,7 +15,7 @@ import json
 from collections.abc import Awaitable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 from roomkit._extras import extra_missing
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
@@ -24,6 +24,7 @@ __all__ = [
     "OnError",
     "PolicyBase",
     "PolicyError",
+    "PolicyOptions",
     "load_json",
     "load_text",
     "optional",
@@ -53,29 +54,45 @@ def optional(module: str, extra: str, what: str) -> ModuleType:
         raise ImportError(extra_missing(what, extra, module), name=module) from missing
 
 
-class PolicyBase:
-    """The options every back end takes.
+class PolicyOptions(TypedDict, total=False):
+    """The options every back end takes, by keyword."""
 
-    Args:
-        name: how the history and the counts name the policy.
-        shadow: ``True`` records and counts each decision and keeps today's behaviour.
-        on_error: what a failure of the back end (an error, a timeout) comes to:
-            ``"ask"`` a person (the default) or ``"deny"`` the call.
+    name: str
+    """How the history and the counts name the policy (the engine's name by default)."""
+    shadow: bool
+    """``True`` records and counts each decision and keeps today's behaviour."""
+    on_error: OnError
+    """What a failure of the back end (an error, a timeout) comes to: ``"ask"`` a person
+    (the default) or ``"deny"`` the call."""
+
+
+class PolicyBase:
+    """The options every back end takes (:class:`PolicyOptions`), and the package it runs on.
 
     Raises:
         PolicyError: ``on_error`` is neither ``"ask"`` nor ``"deny"``, or ``name`` is empty.
+        ImportError: the back end's package is not installed (the message names the extra).
     """
 
-    def __init__(self, *, name: str, shadow: bool, on_error: OnError) -> None:
+    engine: ClassVar[tuple[str, str, str]]
+    """The back end's default name, the optional package it runs on, and the extra that
+    installs that package."""
+
+    def __init__(self, **options: Unpack[PolicyOptions]) -> None:
+        default, package, extra = self.engine
+        name = options.get("name", default)
+        on_error = options.get("on_error", "ask")
         if on_error not in ("ask", "deny"):
             raise PolicyError(f"on_error is 'ask' or 'deny', got {on_error!r}")
         if not isinstance(name, str) or not name:
             raise PolicyError(f"a policy's name is a non-empty string, got {name!r}")
         self.name = name
-        self.shadow = bool(shadow)
+        self.shadow = bool(options.get("shadow", False))
         self.on_error: OnError = on_error
         self.version: str | None = None
         """A digest of the policy's text (``None`` when the text is elsewhere)."""
+        self.module: Any = optional(package, extra, type(self).__name__)
+        """The back end's package, imported (``cedarpy``, ``regopy``, ``httpx``)."""
 
     def decide(self, call: PolicyCall) -> PolicyDecision | Awaitable[PolicyDecision]:
         """The decision on ``call`` (each back end's own).

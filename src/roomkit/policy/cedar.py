@@ -3,7 +3,10 @@
 The call becomes the principal ``User::"<actor>"`` (``User::"anonymous"`` when nobody is
 known), the action ``Action::"<tool>"``, the resource ``Tool::"<tool>"`` and the context
 ``{"arguments": ..., "room": ..., "channel": ..., "digest": ...}`` (``room`` and ``channel``
-``""`` when unknown). Cedar allows or denies; one policy set gives the four decisions:
+``""`` when unknown). The context is handed to Cedar only for a call a policy reading
+``context`` may apply to (by its action): Cedar decides any other alike without it.
+
+Cedar allows or denies; one policy set gives the four decisions:
 
 - allowed: :class:`Allow`;
 - denied, and every determining policy is annotated ``@id("ask:...")``: :class:`Ask` (the
@@ -20,11 +23,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Unpack
 
-from roomkit.policy._base import OnError, PolicyBase, PolicyError, load_json, load_text, optional
+from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, load_json, load_text
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = ["CedarPolicy"]
@@ -42,9 +45,7 @@ class CedarPolicy(PolicyBase):
         policies: the policy set's text, or a ``.cedar`` file's path.
         entities: the entities the policies read: a list of Cedar JSON entities, a ``.json``
             file's path holding one, or a function of the :class:`PolicyCall` giving them.
-        name: how the history names the policy.
-        shadow: record and count the decisions, keep today's behaviour.
-        on_error: ``"ask"`` (default) or ``"deny"`` when Cedar fails.
+        **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
         PolicyError: the policies do not parse (the message names the file and the line),
@@ -52,18 +53,16 @@ class CedarPolicy(PolicyBase):
         ImportError: the ``cedar`` extra is not installed.
     """
 
+    engine = ("cedar", "cedarpy", "cedar")
+
     def __init__(
         self,
         policies: str | Path,
         entities: Entities | str | Path | None = None,
-        *,
-        name: str = "cedar",
-        shadow: bool = False,
-        on_error: OnError = "ask",
+        **options: Unpack[PolicyOptions],
     ) -> None:
-        super().__init__(name=name, shadow=shadow, on_error=on_error)
-        cedarpy = optional("cedarpy", "cedar", "CedarPolicy")
-        self._cedar = cedarpy
+        super().__init__(**options)
+        cedarpy = self.module
         text, origin = load_text(policies, ".cedar")
         try:
             self._policies = cedarpy.PolicySet.from_str(text)
@@ -73,32 +72,45 @@ class CedarPolicy(PolicyBase):
             raise PolicyError(
                 f"{origin}:{line}: the Cedar policies do not parse: {error}"
             ) from None
+        found = json.loads(shape).get("staticPolicies", {})
         self._annotations: dict[str, dict[str, str]] = {
-            key: dict(policy.get("annotations") or {})
-            for key, policy in json.loads(shape).get("staticPolicies", {}).items()
+            key: dict(policy.get("annotations") or {}) for key, policy in found.items()
         }
+        self._context = _context_readers(found.values())
         loaded = load_json(entities, "Cedar entities") if entities is not None else []
-        if not callable(loaded) and not isinstance(loaded, list):
+        if callable(loaded):
+            self._entities: Callable[[PolicyCall], Sequence[dict[str, Any]]] | None = loaded
+            self._parsed = None
+        elif isinstance(loaded, list):
+            self._entities = None
+            # Parsed once: a call then hands Cedar the graph, not its JSON to read again.
+            try:
+                self._parsed = cedarpy.Entities.from_json_str(json.dumps(loaded))
+            except (TypeError, ValueError) as error:
+                raise PolicyError(f"the Cedar entities cannot be read: {error}") from None
+        else:
             raise PolicyError("Cedar entities are a list of JSON entities, or a function")
-        self._entities: Entities = loaded
         self._versioned(text)
 
     def decide(self, call: PolicyCall) -> PolicyDecision:
         """Cedar's answer on ``call``, as one of the four decisions."""
-        tool = _quoted(call.tool)
-        request = {
-            "principal": f"User::{_quoted(call.actor or _ANONYMOUS)}",
-            "action": f"Action::{tool}",
-            "resource": f"Tool::{tool}",
-            "context": {
+        # Entity ids as type and id: Cedar builds them without parsing (and takes any text).
+        request: dict[str, Any] = {
+            "principal": {"type": "User", "id": call.actor or _ANONYMOUS},
+            "action": {"type": "Action", "id": call.tool},
+            "resource": {"type": "Tool", "id": call.tool},
+        }
+        readers = self._context
+        if readers.every or call.tool in readers.tools:
+            request["context"] = {
                 "arguments": dict(call.arguments),
                 "room": call.room or "",
                 "channel": call.channel or "",
                 "digest": call.digest,
-            },
-        }
-        entities = self._entities(call) if callable(self._entities) else self._entities
-        result = self._cedar.is_authorized(request, self._policies, list(entities))
+            }
+        given = self._entities
+        entities = self._parsed if given is None else list(given(call))
+        result = self.module.is_authorized(request, self._policies, entities)
         diagnostics = result.diagnostics
         reasons = list(diagnostics.reasons)
         if result.allowed:
@@ -126,6 +138,33 @@ class CedarPolicy(PolicyBase):
         return "; ".join(parts)
 
 
+class _Readers(NamedTuple):
+    """Which calls a policy reading ``context`` may apply to."""
+
+    every: bool
+    """Some such policy may apply to any action (no action, or ``action in ...``)."""
+    tools: frozenset[str]
+    """The actions (tools) such policies name with ``action == Action::"..."``."""
+
+
+def _context_readers(policies: Iterable[dict[str, Any]]) -> _Readers:
+    """Where the policies (as Cedar's JSON) read ``context``: a call no such policy may
+    apply to is decided alike without it, as Cedar checks a policy's scope first (``&&``
+    stops at the first false), so Cedar need not build the context of that call."""
+    every = False
+    tools: set[str] = set()
+    for policy in policies:
+        if '{"Var": "context"}' not in json.dumps(policy.get("conditions")):
+            continue
+        action = policy.get("action") or {}
+        entity = action.get("entity") or {}
+        if action.get("op") == "==" and entity.get("type") == "Action":
+            tools.add(str(entity.get("id")))
+        elif action.get("op") != "==":
+            every = True  # any action, or one an entity hierarchy may put in a group
+    return _Readers(every, frozenset(tools))
+
+
 def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
     """An ask on the terms the ``ask:`` policies' annotations name (the first that does)."""
     approvers: list[str] | None = None
@@ -139,12 +178,6 @@ def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
         if timeout is None and "timeout" in note:
             timeout = float(note["timeout"])
     return Ask(approvers=approvers, quorum=quorum, timeout=timeout, reason=reason)
-
-
-def _quoted(value: str) -> str:
-    """A Cedar entity id literal: the value in quotes, escaped."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
 
 
 _STATEMENT_END = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|;')

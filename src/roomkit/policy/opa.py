@@ -11,9 +11,9 @@ decides, and the failure is logged and recorded.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
-from roomkit.policy._base import OnError, PolicyBase, PolicyError, optional, read_result
+from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, read_result
 from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
 
 __all__ = ["OPAPolicy"]
@@ -27,14 +27,14 @@ class OPAPolicy(PolicyBase):
         path: the rule's path under ``/v1/data`` (``roomkit/decision``).
         timeout: seconds a query may take (connecting included).
         headers: sent with each query (an ``Authorization`` header, say).
-        name: how the history names the policy.
-        shadow: record and count the decisions, keep today's behaviour.
-        on_error: ``"ask"`` (default) or ``"deny"`` when OPA fails or is slow.
+        **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
         PolicyError: ``url`` is not an http(s) URL, or ``timeout`` is not a positive number.
         ImportError: ``httpx`` is not installed (the ``opa`` extra).
     """
+
+    engine = ("opa", "httpx", "opa")
 
     def __init__(
         self,
@@ -43,12 +43,9 @@ class OPAPolicy(PolicyBase):
         *,
         timeout: float = 2.0,
         headers: Mapping[str, str] | None = None,
-        name: str = "opa",
-        shadow: bool = False,
-        on_error: OnError = "ask",
+        **options: Unpack[PolicyOptions],
     ) -> None:
-        super().__init__(name=name, shadow=shadow, on_error=on_error)
-        self._httpx = optional("httpx", "opa", "OPAPolicy")
+        super().__init__(**options)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise PolicyError(f"OPAPolicy url is an http(s) URL, got {url!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
@@ -65,7 +62,7 @@ class OPAPolicy(PolicyBase):
             RuntimeError: OPA answered with an error status or a body that is not JSON.
             httpx.HTTPError: the query failed or timed out.
         """
-        httpx: Any = self._httpx
+        httpx: Any = self.module
         async with httpx.AsyncClient(timeout=self.timeout) as client:
             response = await client.post(
                 self.endpoint, json={"input": call.to_input()}, headers=self.headers

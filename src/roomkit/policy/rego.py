@@ -14,15 +14,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from roomkit.policy._base import (
-    OnError,
     PolicyBase,
     PolicyError,
+    PolicyOptions,
     load_json,
     load_text,
-    optional,
     read_result,
 )
 from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
@@ -39,9 +38,7 @@ class RegoPolicy(PolicyBase):
         modules: a module's text or a ``.rego`` file's path, or a list of them.
         data: the data document the modules read (a dict, or a ``.json`` file's path).
         query: the rule that holds the decision.
-        name: how the history names the policy.
-        shadow: record and count the decisions, keep today's behaviour.
-        on_error: ``"ask"`` (default) or ``"deny"`` when evaluation fails.
+        **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
         PolicyError: a module does not parse (the message names the file and the line),
@@ -49,19 +46,18 @@ class RegoPolicy(PolicyBase):
         ImportError: the ``rego`` extra is not installed.
     """
 
+    engine = ("rego", "regopy", "rego")
+
     def __init__(
         self,
         modules: str | Path | Iterable[str | Path],
         data: Mapping[str, Any] | str | Path | None = None,
         *,
         query: str = "data.roomkit.decision",
-        name: str = "rego",
-        shadow: bool = False,
-        on_error: OnError = "ask",
+        **options: Unpack[PolicyOptions],
     ) -> None:
-        super().__init__(name=name, shadow=shadow, on_error=on_error)
-        regopy = optional("regopy", "rego", "RegoPolicy")
-        self._regopy = regopy
+        super().__init__(**options)
+        regopy = self.module
         sources = [modules] if isinstance(modules, str | Path) else list(modules)
         if not sources:
             raise PolicyError("RegoPolicy needs at least one module")

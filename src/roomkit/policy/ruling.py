@@ -26,21 +26,14 @@ from typing import TYPE_CHECKING, Any
 from roomkit.models.history import PolicyDecided
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import tally
-from roomkit.policy.decisions import (
-    Abstain,
-    Allow,
-    Ask,
-    Deny,
-    Policy,
-    PolicyCall,
-    PolicyDecision,
-    decision_name,
-)
+from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, decision_name
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, Quorum, needs_person
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from roomkit.policy.decisions import Policy, PolicyDecision
 
 __all__ = [
     "Ruling",
@@ -53,6 +46,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger("roomkit.policy")
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+"""What :func:`input_digest` encodes with: ``json.dumps`` with options makes one per call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +82,7 @@ def policy_name(policy: Policy) -> str:
 
 def input_digest(call: PolicyCall) -> str:
     """The SHA-256 hex digest of the call as the policy reads it (canonical JSON)."""
-    text = json.dumps(
-        call.to_input(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
+    text = _CANONICAL.encode(call.to_input())
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

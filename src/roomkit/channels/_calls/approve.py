@@ -21,7 +21,7 @@ import copy
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from roomkit.channels._calls.outcome import CallOutcome, refused, served
 from roomkit.channels._calls.serve import ToolServer, serve
@@ -43,7 +43,17 @@ if TYPE_CHECKING:
     from roomkit.providers.ai.base import AITool
     from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
-__all__ = ["Verdict", "executed", "held", "run_verdict", "spend", "spent_entry", "verdict_on"]
+__all__ = [
+    "HeldOptions",
+    "Verdict",
+    "create_held",
+    "executed",
+    "held",
+    "run_verdict",
+    "spend",
+    "spent_entry",
+    "verdict_on",
+]
 
 logger = logging.getLogger("roomkit.channels.calls")
 
@@ -168,21 +178,54 @@ async def _hold(
     tool: AITool | None,
     limit: float,
 ) -> PendingInput:
-    """The approval request of the call: created, or re-attached to by its key."""
+    """The approval request of the call, under ``rule``."""
     handler = human.handler
     approvers = rule.approvers
     if not approvers:
         approvers = (site.actor_id,) if site.actor_id is not None else await _roster(site)
-    key = None
-    if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
-        key = f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
     quorum = rule.quorum
-    return await handler.create_approval(
+    return await create_held(
+        site,
+        handler,
         name,
-        copy.deepcopy(arguments),
+        arguments,
+        tool,
         approvers=approvers,
         quorum=quorum.n if quorum is not None else None,
         veto=rule.veto,
+        # A durable store writes the deadline with the request: no window without one.
+        timeout=limit if handler.durable else None,
+    )
+
+
+class HeldOptions(TypedDict, total=False):
+    """Who decides a held call, and how: what differs between the approvals of a call."""
+
+    approvers: tuple[str, ...]
+    quorum: int | None
+    veto: bool
+    timeout: float | None
+    surface: str | None
+
+
+async def create_held(
+    site: CallSite,
+    handler: HumanInputHandler,
+    name: str,
+    arguments: dict[str, Any],
+    tool: AITool | None,
+    **options: Unpack[HeldOptions],
+) -> PendingInput:
+    """The approval request of the call at ``site`` (a deep copy of its arguments, the
+    tool's schema and description), decided as ``options`` say: created, or re-attached
+    to by its key."""
+    key = None
+    if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
+        # A turn re-driven after a restart finds this request, and replays its one run.
+        key = f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
+    return await handler.create_approval(
+        name,
+        copy.deepcopy(arguments),
         tool_schema=dict(tool.parameters) if tool is not None else {"type": "object"},
         room_id=site.room_id,
         tool_call_id=site.tool_call_id,
@@ -190,9 +233,8 @@ async def _hold(
         channel_type=site.channel_type,
         actor_id=site.actor_id,
         key=key,
-        # A durable store writes the deadline with the request: no window without one.
-        timeout=limit if handler.durable else None,
         description=tool.description if tool is not None and tool.description else None,
+        **options,
     )
 
 

@@ -6,10 +6,9 @@ runs unasked. Without a policy, a held tool is held as its ``Approval`` says and
 runs unheld, as before. With one, each decision is recorded in the request's history:
 
 - asked: the approval request's history holds ``policy_decided`` after ``created``;
-- run or refused without anyone: an approval request nobody is told about records the call
-  (``created`` and ``policy_decided`` in its one insert, then the policy's ``decided`` and
-  ``settled``), and the run
-  goes through the same bound, spend-once path as an approved call (``executed``), so
+- run or refused without anyone: an approval request nobody is told about records the call,
+  settled by the policy as it is made (:mod:`roomkit.policy.unasked`), and the run goes
+  through the same bound, spend-once path as an approved call (``executed``), so
   ``roomkit audit verify`` vouches for the chain of a call that ran without anyone.
 """
 
@@ -19,15 +18,13 @@ import contextlib
 import copy
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls.approve import Verdict, held, verdict_on
+from roomkit.channels._calls.approve import Verdict, create_held, held, verdict_on
 from roomkit.channels._calls.outcome import refused
 from roomkit.core.exceptions import HumanInputRejectedError
-from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInputStatus, arguments_digest
+from roomkit.models.pending_input import arguments_digest
 from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling, rule_call, ruling_policy
-from roomkit.tools.approvals import approve
-from roomkit.tools.human_input import created_with, unannounced
+from roomkit.policy.unasked import POLICY, unasked
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.serve import ToolServer
@@ -81,36 +78,14 @@ async def _unasked(
     ruling: Ruling,
 ) -> Verdict:
     """Record a call nobody is asked about, and the verdict: run it bound, or refuse it."""
-    key = None
-    if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
-        # A turn re-driven after a restart finds this record, and replays its one run.
-        key = f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
-    # The policy's decision goes into the request's one insert, after its "created".
-    evidence = (ruling.entry,) if ruling.entry is not None else ()
-    with unannounced(), created_with(*evidence):
-        request = await handler.create_approval(
-            name,
-            copy.deepcopy(arguments),
-            approvers=(ruling.by,) if ruling.by is not None else (),
-            tool_schema=dict(tool.parameters) if tool is not None else {"type": "object"},
-            room_id=site.room_id,
-            tool_call_id=site.tool_call_id,
-            channel_id=site.channel_id,
-            channel_type=site.channel_type,
-            actor_id=site.actor_id,
-            key=key,
-            surface="policy",
-            description=tool.description if tool is not None and tool.description else None,
+    approvers = (ruling.by,) if ruling.by is not None else ()
+    with unasked(ruling, ruling.refusal):
+        request = await create_held(
+            site, handler, name, arguments, tool, approvers=approvers, surface=POLICY
         )
-    pending_id = request.pending_id
-    if request.status is PendingInputStatus.PENDING:
-        if ruling.refusal is not None:
-            await handler.areject(pending_id, ruling.refusal, by=ruling.by)
-        else:
-            await handler.aresolve(pending_id, approve(), by=ruling.by, surface="policy")
     # The wait collects the settled request (the handler's cleanup of a request it made).
     with contextlib.suppress(HumanInputRejectedError):
-        await handler.wait(pending_id, timeout=None)
+        await handler.wait(request.pending_id, timeout=None)
     if ruling.refusal is not None:
         return Verdict(request, None, outcome=refused(ruling.refusal, arguments))
     return Verdict(request, request.arguments, request.arguments_digest)

@@ -1,6 +1,7 @@
 """Human input for tools: the async primitive and the tool handler that serves it."""
 
 from roomkit.tools.human_input._announce import unannounced
+from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decisions import created_with
 from roomkit.tools.human_input.definitions import (
     ASK_USER_QUESTION,
@@ -23,5 +24,6 @@ __all__ = [
     "OnInputRequiredCallback",
     "PendingStore",
     "created_with",
+    "decided_at_once",
     "unannounced",
 ]

@@ -36,6 +36,7 @@ from roomkit.models.decisions import Approve
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import Decision, read_decision
+from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._checks import check_digest
 from roomkit.tools.human_input._in_transaction import Settle, answered
 from roomkit.tools.human_input.stores import Ballot, check_entry, new_entry, settled_entry
@@ -214,9 +215,22 @@ class Decisions:
         about: str | None = None,
     ) -> PendingInput:
         """Store the approval ``request``; its first history entry (with ``about``, the
-        tool's description, when given) goes into the store in the same write."""
-        created = _created(request, surface, about)
-        return await self._engine.create(request, timeout, (created, *_CREATED_WITH.get()))
+        tool's description, when given) goes into the store in the same write. Inside
+        :func:`~roomkit.tools.human_input._at_once.decided_at_once` it is stored unannounced
+        and settled at once (as is a still open one its key re-attaches to)."""
+        entries = (_created(request, surface, about), *_CREATED_WITH.get())
+        settling = at_once()
+        if settling is None:
+            return await self._engine.create(request, timeout, entries)
+        record = await self._engine.create(request, timeout, entries, announce=False)
+        if record.status is _PENDING:
+            if record.pending_id != request.pending_id:
+                # Re-attached by its key, still open: this decision joins its history too.
+                for entry in entries[1:]:
+                    await self.log.append_history(record.pending_id, entry)
+            decision, by, through = settling
+            await self.decide(record, decision, by, through)
+        return record
 
     async def granted(
         self,

@@ -31,6 +31,7 @@ from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
+from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._callbacks import Callbacks
 from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
 from roomkit.tools.human_input._decisions import (
@@ -252,7 +253,8 @@ class HumanInputHandler(HandlerReads, Callbacks):
         from roomkit.policy.grants import use_grant
 
         # A live standing grant that covers the call settles it at once: nobody is asked.
-        grant = await use_grant(self.grants, request)
+        # A call a policy decides as it is made is nobody's to approve: no grant is spent.
+        grant = await use_grant(self.grants, request) if at_once() is None else None
         if grant is not None:
             return await self._decisions.granted(
                 request, timeout, grant, surface=surface, about=description

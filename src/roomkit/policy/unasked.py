@@ -1,0 +1,44 @@
+"""A call nobody is asked about, on record: the request a policy's decision settles at once.
+
+A call the policy allows or refuses without anyone (or that a shadow policy leaves to a rule
+asking no one) is still recorded as an approval request: nobody is told about it, its
+history starts with ``created`` and the policy's ``policy_decided`` in the insert's own
+write, and it is settled at once, approved or rejected with the policy's reason, by
+``policy:<name>`` (``decided`` and ``settled``). No standing grant is spent on it. A run
+then goes through the same bound, spend-once path as an approved call (``executed``), so
+``roomkit audit verify`` vouches for the chain of a call that ran without anyone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from roomkit.tools.approvals import approve, reject
+from roomkit.tools.human_input import created_with, decided_at_once, unannounced
+
+if TYPE_CHECKING:
+    from roomkit.policy.ruling import Ruling
+
+__all__ = ["POLICY", "unasked"]
+
+POLICY = "policy"
+"""The surface of what a policy does on its own (its requests, its decisions)."""
+
+_APPROVED = approve()
+"""A decision cannot change: one serves every call."""
+
+
+@contextmanager
+def unasked(ruling: Ruling, refusal: str | None) -> Iterator[None]:
+    """Approvals created inside record a call nobody is asked about, as ``ruling`` has it:
+    settled at once, approved, or rejected with ``refusal`` when it is not ``None``."""
+    evidence = (ruling.entry,) if ruling.entry is not None else ()
+    decision = _APPROVED if refusal is None else reject(refusal)
+    with (
+        unannounced(),
+        created_with(*evidence),
+        decided_at_once(decision, by=ruling.by, surface=POLICY),
+    ):
+        yield
