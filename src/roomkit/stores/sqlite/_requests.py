@@ -204,10 +204,9 @@ class SQLiteStore(PartsFacade):
         self.trail = SQLiteTrail(self._session, self._write, self.audit_retention)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
         self._reads = Reads(self._session, self._cutoff)
-        self._settling = Settling(self._write, self._changes, self.trail)
-        self._approvals: Approvals = Approvals(
-            self._write, self._session, self._changes, self.trail
-        )
+        parts = (self._write, self._session, self._changes, self.trail)
+        self._settling = Settling(*parts)
+        self._approvals: Approvals = Approvals(*parts)
         self._spending = Spending(self._write, self._session, self.clock)
 
     # -- connection ----------------------------------------------------------------------------
