@@ -78,10 +78,9 @@ class PollingFeed(ListenerFeed):
         where: str,
         hints: WakeHints,
     ) -> None:
-        super().__init__(name=f"roomkit sqlite feed {where}", logger=logger)
+        super().__init__(name=f"roomkit sqlite feed {where}", where=where, logger=logger)
         self._poll = poll
         self._interval = interval
-        self._where = where
         self._hints = hints
         self._resync = False
 
