@@ -43,14 +43,10 @@ class AnswerEngine(Protocol):
 
     def local(self, pending_id: str) -> PendingInput | None: ...
 
-    async def settle(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        text: str,
-        by: str | None,
-        history: tuple[dict[str, Any], ...],
-    ) -> bool: ...
+    @property
+    def settle(self) -> Settle:
+        """The engine's check-and-set (its ``settle`` method)."""
+        ...
 
 
 @dataclass(slots=True, eq=False)
