@@ -84,6 +84,21 @@ LOST_TO_DEADLINE = "timed_out"
 UNANNOUNCED = "unannounced"
 """The record's field that says its announcement is owed (deleted once it is recorded)."""
 
+_READ_RECORD = """
+-- The record at `rec`: its format, its status, then the fields named; false when there is
+-- none, 'corrupt' when it holds another format than `format`.
+local function read_record(rec, format, ...)
+  local cur = redis.call('HMGET', rec, 'format', 'status', ...)
+  if not cur[1] then
+    return false
+  end
+  if cur[1] ~= format then
+    return 'corrupt'
+  end
+  return cur
+end
+"""
+
 INSERT = (
     HEAD_MOVED
     + NOTE_CHANGE
@@ -152,6 +167,7 @@ return {1}
 SETTLE = (
     HEAD_MOVED
     + NOTE_CHANGE
+    + _READ_RECORD
     + """
 -- KEYS: record, pending index, history list, signed head, heads to checkpoint
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
@@ -162,13 +178,9 @@ SETTLE = (
 --       text of the deadline's entry, each linked to the head read
 local rec = KEYS[1]
 local none = ARGV[10]
-local cur = redis.call('HMGET', rec, 'format', 'status', 'deadline', 'room_id', 'key',
-                       'settle_token', 'actor_id')
-if not cur[1] then
-  return false
-end
-if cur[1] ~= ARGV[13] then
-  return 'corrupt'
+local cur = read_record(rec, ARGV[13], 'deadline', 'room_id', 'key', 'settle_token', 'actor_id')
+if type(cur) ~= 'table' then
+  return cur
 end
 if cur[2] ~= 'pending' then
   -- The same token is this settle run again after a lost reply: it won the first time.
@@ -260,17 +272,15 @@ return 'timed_out'
 
 SET_DEADLINE = (
     NOTE_CHANGE
+    + _READ_RECORD
     + """
 -- KEYS: record, change log
 -- ARGV: deadline, NONE, format, id
-local cur = redis.call('HMGET', KEYS[1], 'format', 'status', 'deadline')
-if not cur[1] then
-  return false
+local cur = read_record(KEYS[1], ARGV[3], 'deadline')
+if cur == 'corrupt' then
+  return cur
 end
-if cur[1] ~= ARGV[3] then
-  return 'corrupt'
-end
-if cur[2] ~= 'pending' then
+if not cur or cur[2] ~= 'pending' then
   return false
 end
 local current = cur[3]
