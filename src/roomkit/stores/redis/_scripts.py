@@ -43,6 +43,7 @@ from redis.asyncio import Redis
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._checks import Outcome
 from roomkit.stores._records import FORMAT, NONE, decode, encode_hash, marked
 from roomkit.stores.base import SETTLED_LIMIT
 from roomkit.stores.redis._changes import NOTE_CHANGE
@@ -365,11 +366,8 @@ def settle_args(
     layout: Layout,
     pending_id: str,
     status: PendingInputStatus,
+    outcome: Outcome,
     *,
-    result: str | None,
-    reason: str | None,
-    withdrawn: bool,
-    settled_by: str | None,
     now: float,
     retention_seconds: float,
     token: str,
@@ -377,7 +375,8 @@ def settle_args(
     audit_ms: int | str = "",
     heads: tuple[str, str] = ("", ""),
 ) -> list[Any]:
-    """The arguments of :data:`SETTLE`, whose keys are :meth:`Layout.settle_keys`.
+    """The arguments of :data:`SETTLE`, whose keys are :meth:`Layout.settle_keys`, for a
+    settle to ``status`` with ``outcome`` (its history entries aside: ``history`` has them).
 
     ``token`` marks the record with this settle call, so that the same call run again
     (after a lost reply) knows it won. ``history`` is the length of the history the caller
@@ -390,10 +389,10 @@ def settle_args(
     return [
         pending_id,
         status.value,
-        marked(result),
-        marked(reason),
-        int(withdrawn),
-        marked(settled_by),
+        marked(outcome.result),
+        marked(outcome.reason),
+        int(outcome.withdrawn),
+        marked(outcome.settled_by),
         repr(float(now)),
         max(1, round(retention_seconds * 1000)),
         token,

@@ -24,6 +24,7 @@ from typing import Any
 from redis.commands.core import AsyncScript
 
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores._checks import Outcome
 from roomkit.stores._history import deadline_entry, first_prev, link_digest
 from roomkit.stores._quorum import Ballot, Judgement, judge
 from roomkit.stores._records import decode, encode_hash
@@ -133,10 +134,7 @@ class Voting(ChainPart):
             self.layout,
             after.pending_id,
             after.status,
-            result=after.result,
-            reason=after.reject_reason,
-            withdrawn=False,
-            settled_by=after.settled_by,
+            Outcome(after.result, after.reject_reason, False, after.settled_by),
             now=now,
             retention_seconds=keep,
             token=ballot.token,
