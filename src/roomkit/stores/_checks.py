@@ -82,16 +82,7 @@ def check_insertable(request: PendingInput) -> None:
     """
     if request.status is not _PENDING:
         raise ValueError(f"only a pending request can be inserted, not {request.status}")
-    _check_text(
-        tool_name=request.tool_name,
-        arguments=request.arguments,
-        room_id=request.room_id,
-        tool_call_id=request.tool_call_id,
-        channel_id=request.channel_id,
-        actor_id=request.actor_id,
-        key=request.key,
-        answer_schema=request.answer_schema,
-    )
+    _check_text(**{name: getattr(request, name) for name in _REQUEST_TEXTS})
 
 
 def check_settle_text(
@@ -165,6 +156,19 @@ def storable_id(pending_id: str) -> bool:
     return type(pending_id) is str and (
         pending_id.isascii() or unencodable_text(pending_id) is None
     )
+
+
+_REQUEST_TEXTS = (
+    "tool_name",
+    "arguments",
+    "room_id",
+    "tool_call_id",
+    "channel_id",
+    "actor_id",
+    "key",
+    "answer_schema",
+)
+"""The fields of a new request that hold text (or JSON with text in it) to store."""
 
 
 def _check_text(**fields: object) -> None:

@@ -29,11 +29,13 @@ class ListenerFeed(ABC):
 
     Args:
         name: the task's name.
-        logger: where a listener that raises is reported.
+        where: how to name the store's server or file in log messages (no password).
+        logger: where a listener that raises, and the feed's own faults, are reported.
     """
 
-    def __init__(self, *, name: str, logger: logging.Logger) -> None:
+    def __init__(self, *, name: str, where: str, logger: logging.Logger) -> None:
         self._name = name
+        self._where = where
         self._logger = logger
         self._listeners: list[ChangeListener] = []
         self._task: asyncio.Task[None] | None = None

@@ -17,7 +17,7 @@ NUL shorter.)
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -187,69 +187,26 @@ def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
         raise CorruptRecordError(
             f"{where} is not a {FORMAT} record (format={values.get('format')!r})"
         )
+    optional = _unmark if hashed else _optional
+    read: dict[str, Any] = {}
     field = "?"
     try:
-        field = "arguments"
-        arguments = json.loads(values["arguments"])
-        if not isinstance(arguments, dict):
-            raise TypeError("not a JSON object")
-        field = "answer_schema"
-        schema_text = values.get("answer_schema")
-        schema = None if schema_text in (None, "", NONE) else json.loads(schema_text)
-        optional = _unmark if hashed else _optional
-        field = "status"
-        status = PendingInputStatus(values["status"])
-        field = "channel_type"
-        channel_type = ChannelType(values["channel_type"])
-        field = "created_at"
-        created_at = datetime.fromisoformat(values["created_at"])
-        field = "deadline"
-        deadline = _number(values.get("deadline"))
-        field = "detached"
-        detached = bool(int(values["detached"]))
-        field = "withdrawn"
-        withdrawn = bool(int(values["withdrawn"]))
-        field = "approvers"
-        approvers = _approvers(values.get("approvers"))
-        field = "quorum"
-        quorum = _number(values.get("quorum"))
-        field = "veto"
-        veto = values.get("veto")
-        veto = True if veto in (None, "", NONE) else bool(int(veto))
-        field = "voters"
-        voters = _approvers(values.get("voters"))
-        field = "votes"
-        votes = decode_votes(values.get("votes"))
-        field = "kind"
-        kind = values.get("kind")
-        kind = "question" if kind in (None, "", NONE) else _text(kind)
+        for field, required, reader in _READERS:
+            read[field] = reader(values[field] if required else values.get(field))
         field = "pending_id"
         return PendingInput(
             pending_id=_text(values["pending_id"]),
             tool_name=_text(values["tool_name"]),
-            arguments=arguments,
             room_id=_text(values["room_id"]),
             tool_call_id=_text(values["tool_call_id"]),
             channel_id=_text(values["channel_id"]),
-            status=status,
             result=optional(values.get("result")),
             reject_reason=optional(values.get("reject_reason")),
-            detached=detached,
-            created_at=created_at,
             actor_id=optional(values.get("actor_id")),
-            channel_type=channel_type,
-            withdrawn=withdrawn,
-            deadline=deadline,
             key=optional(values.get("key")),
-            answer_schema=schema,
             settled_by=optional(values.get("settled_by")),
-            kind=kind,
             arguments_digest=optional(values.get("arguments_digest")),
-            approvers=approvers,
-            quorum=None if quorum is None else int(quorum),
-            veto=veto,
-            voters=voters,
-            votes=votes,
+            **read,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CorruptRecordError(f"{where}: field {field!r} is unreadable ({error})") from None
@@ -296,3 +253,51 @@ def _number(value: object) -> float | None:
     if value is None or value in ("", NONE):
         return None
     return float(value)  # type: ignore[arg-type]
+
+
+def _arguments(value: object) -> dict[str, Any]:
+    arguments = json.loads(value)  # type: ignore[arg-type]
+    if not isinstance(arguments, dict):
+        raise TypeError("not a JSON object")
+    return arguments
+
+
+def _schema(value: object) -> Any:
+    return None if value in (None, "", NONE) else json.loads(value)  # type: ignore[arg-type]
+
+
+def _flag(value: object) -> bool:
+    return bool(int(value))  # type: ignore[call-overload]
+
+
+def _count(value: object) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)
+
+
+def _veto(value: object) -> bool:
+    return True if value in (None, "", NONE) else _flag(value)
+
+
+def _kind(value: object) -> str:
+    return "question" if value in (None, "", NONE) else _text(value)
+
+
+_READERS: tuple[tuple[str, bool, Callable[[Any], Any]], ...] = (
+    ("arguments", True, _arguments),
+    ("answer_schema", False, _schema),
+    ("status", True, PendingInputStatus),
+    ("channel_type", True, ChannelType),
+    ("created_at", True, datetime.fromisoformat),
+    ("deadline", False, _number),
+    ("detached", True, _flag),
+    ("withdrawn", True, _flag),
+    ("approvers", False, _approvers),
+    ("quorum", False, _count),
+    ("veto", False, _veto),
+    ("voters", False, _approvers),
+    ("votes", False, decode_votes),
+    ("kind", False, _kind),
+)
+"""The fields :func:`decode` reads in order (a missing one is unreadable when it is
+required), each with its reader; the rest are texts."""

@@ -7,7 +7,7 @@ check-and-set on the chain's head (:mod:`._history`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput
@@ -16,10 +16,9 @@ from roomkit.stores._history import entry_text, read_entry
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
 from roomkit.stores.base import PendingChange, PendingChangeKind
-from roomkit.stores.postgres._feed import NotifyFeed
 from roomkit.stores.postgres._history import append_chained
-from roomkit.stores.postgres._link import Link
-from roomkit.stores.postgres._schema import Statements, decode_row, read_back
+from roomkit.stores.postgres._part import WritingPart
+from roomkit.stores.postgres._schema import decode_row, read_back
 from roomkit.stores.postgres._settling import Settling
 from roomkit.stores.postgres._text import as_recorded, check_nul
 from roomkit.stores.postgres._votes import cast
@@ -27,48 +26,27 @@ from roomkit.stores.postgres._votes import cast
 __all__ = ["Approvals"]
 
 
-class Approvals:
-    """Approvers, votes and history on one store's pool.
+@dataclass(slots=True, eq=False)
+class Approvals(WritingPart):
+    """Approvers, votes and history on one store's pool."""
 
-    Args:
-        link: the store's pool.
-        statements: the store's SQL.
-        judged_at: the time a write judges deadlines by; ``None``: the server's, as it runs.
-        ready: opens the store lazily (or raises when it is closed).
-        feed: the store's change feed, told of each vote.
-        settling: the store's settles, which a deciding vote runs in its transaction.
-    """
-
-    def __init__(
-        self,
-        link: Link,
-        statements: Statements,
-        judged_at: Callable[[], float | None],
-        ready: Callable[[], Awaitable[None]],
-        feed: NotifyFeed,
-        settling: Settling,
-    ) -> None:
-        self._link = link
-        self._sql = statements
-        self._judged_at = judged_at
-        self._ready = ready
-        self._feed = feed
-        self._settling = settling
+    settling: Settling
+    """The store's settles, which a deciding vote runs in its transaction."""
 
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
         """Add ``actors`` to the pending request's approvers; ``None`` when not pending."""
         check_nul({"actor": "".join(actors)})
         if "\x00" in pending_id:
             return None
-        await self._ready()
-        async with self._link.connection() as db, db.transaction():
-            cursor = await db.execute(self._sql.select_approvers, (pending_id,))
+        await self.ready()
+        async with self.link.connection() as db, db.transaction():
+            cursor = await db.execute(self.sql.select_approvers, (pending_id,))
             row = await cursor.fetchone()
             if row is None:
                 return None
             approvers, voters = widened(read_names(row[0]), read_names(row[1]), row[2], actors)
             written = (names_text(approvers), names_text(voters), pending_id)
-            cursor = await db.execute(self._sql.set_approvers, written)
+            cursor = await db.execute(self.sql.set_approvers, written)
             changed = await cursor.fetchone()
         return None if changed is None else decode_row(changed)
 
@@ -78,36 +56,34 @@ class Approvals:
         async def settle(db: Any, status: Any, outcome: Outcome, now: float) -> PendingInput | None:
             recorded = as_recorded(pending_id, status, ballot.token, outcome)
             assert recorded is not None  # the id holds no NUL
-            settled = await self._settling.settle_on(
+            settled = await self.settling.settle_on(
                 db, pending_id, recorded, outcome.history, now=now
             )
             return settled[0]
 
-        await self._ready()
-        async with self._link.connection() as db, db.transaction():
-            judgement = await cast(db, self._sql, pending_id, ballot, self._judged_at(), settle)
+        await self.ready()
+        async with self.link.connection() as db, db.transaction():
+            judgement = await cast(db, self.sql, pending_id, ballot, self.judged_at(), settle)
         if judgement.write and judgement.record is not None:
             kind = PendingChangeKind.SETTLED if judgement.settles else PendingChangeKind.VOTED
-            self._feed.emit(PendingChange(kind, pending_id))
+            self.feed.emit(PendingChange(kind, pending_id))
         return judgement
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's chain, linked again when the head moved; its seq."""
         check_nul({"pending_id": pending_id})
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
-        await self._ready()
-        async with self._link.connection() as db, db.transaction():
-            appended = await append_chained(
-                db, self._sql, {pending_id: (entry,)}, self._judged_at()
-            )
+        await self.ready()
+        async with self.link.connection() as db, db.transaction():
+            appended = await append_chained(db, self.sql, {pending_id: (entry,)}, self.judged_at())
         return appended[pending_id][0]
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
         if "\x00" in pending_id:
             return []
-        await self._ready()
-        async with self._link.connection() as db:
-            cursor = await db.execute(self._sql.read_history, (pending_id,))
+        await self.ready()
+        async with self.link.connection() as db:
+            cursor = await db.execute(self.sql.read_history, (pending_id,))
             rows = await cursor.fetchall()
         return [read_entry(str(read_back(line)), int(seq)) for seq, line in rows]

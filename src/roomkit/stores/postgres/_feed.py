@@ -61,9 +61,8 @@ class NotifyFeed(ListenerFeed):
         *,
         interval: float,
     ) -> None:
-        super().__init__(name=f"roomkit postgres feed {channel}", logger=logger)
+        super().__init__(name=f"roomkit postgres feed {channel}", where=link.where, logger=logger)
         self._link = link
-        self._where = link.where
         self._channel = channel
         self._changes_since = changes_since
         self._interval = interval

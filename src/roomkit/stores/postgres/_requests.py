@@ -179,9 +179,9 @@ class PostgresStore(PartsFacade):
         self._next_purge = -math.inf
         link, statements = self._link, self._sql
         self._reads = Reads(self._rows, statements, self._cutoff)
-        self._settling = Settling(link, statements, self._judged_at, self._ready, self._feed)
+        self._settling = Settling(link, statements, self._ready, self._judged_at, self._feed)
         self._approvals: Approvals = Approvals(
-            link, statements, self._judged_at, self._ready, self._feed, self._settling
+            link, statements, self._ready, self._judged_at, self._feed, self._settling
         )
         self._spending = Spending(link, statements, self._ready, self.clock)
         self.trail = PostgresTrail(self, self._link, self._sql, self._ready)

@@ -321,17 +321,20 @@ class Statements:
             f"DELETE FROM {ledger} WHERE expires_at IS NOT NULL AND expires_at <= %s"
         )
         self.ledger_spend = (
-            f"INSERT INTO {ledger} AS l (entry, spent_at, expires_at) VALUES (%s, %s, %s) "
+            f"INSERT INTO {ledger} AS l (entry, spent_at, expires_at) "
+            "VALUES (%(entry)s, %(now)s, %(until)s) "
             "ON CONFLICT (entry) DO UPDATE SET spent_at = excluded.spent_at, "
             "expires_at = excluded.expires_at "
-            "WHERE l.expires_at IS NOT NULL AND l.expires_at <= %s RETURNING entry"
+            "WHERE l.expires_at IS NOT NULL AND l.expires_at <= %(now)s RETURNING entry"
         )
-        """Parameters: entry, spent_at, expires_at, now; a row when this call spent it."""
+        """Parameters: ``entry``, ``now``, ``until``; a row when this call spent it."""
         self.ledger_record = (
-            f"INSERT INTO {ledger} (entry, spent_at, expires_at) VALUES (%s, %s, %s) "
+            f"INSERT INTO {ledger} (entry, spent_at, expires_at) "
+            "VALUES (%(entry)s, %(now)s, %(until)s) "
             "ON CONFLICT (entry) DO UPDATE SET spent_at = excluded.spent_at, "
             "expires_at = excluded.expires_at"
         )
+        """Parameters: ``entry``, ``now``, ``until``."""
         self.ledger_refund = f"DELETE FROM {ledger} WHERE entry = %s"
         self.ledger_read = (
             f"SELECT entry, spent_at FROM {ledger} WHERE entry = ANY(%s) "

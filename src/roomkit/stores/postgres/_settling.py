@@ -8,7 +8,8 @@ transaction, and its ``NOTIFY`` leaves with the commit.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -18,10 +19,11 @@ from roomkit.stores._checks import Outcome, check_history, check_settle
 from roomkit.stores._records import FIELDS, FORMAT
 from roomkit.stores.base import PendingChange, PendingChangeKind, SettleOutcome
 from roomkit.stores.postgres._batch import Recorded, SettleBatcher, settle_entries
-from roomkit.stores.postgres._feed import NotifyFeed, hint
+from roomkit.stores.postgres._feed import hint
 from roomkit.stores.postgres._history import append_chained
-from roomkit.stores.postgres._link import LOST, Link
-from roomkit.stores.postgres._schema import Statements, decode_row
+from roomkit.stores.postgres._link import LOST
+from roomkit.stores.postgres._part import WritingPart
+from roomkit.stores.postgres._schema import decode_row
 from roomkit.stores.postgres._text import as_recorded
 
 __all__ = ["Settling"]
@@ -29,31 +31,14 @@ __all__ = ["Settling"]
 _PENDING = PendingInputStatus.PENDING
 
 
-class Settling:
-    """The settles of one store, on its pool.
+@dataclass(slots=True, eq=False)
+class Settling(WritingPart):
+    """The settles of one store, on its pool."""
 
-    Args:
-        link: the store's pool.
-        statements: the store's SQL.
-        judged_at: the time a settle judges deadlines by; ``None``: the server's, as it runs.
-        ready: opens the store lazily (or raises when it is closed).
-        feed: the store's change feed, told of each settle.
-    """
+    _batcher: SettleBatcher = field(init=False)
 
-    def __init__(
-        self,
-        link: Link,
-        statements: Statements,
-        judged_at: Callable[[], float | None],
-        ready: Callable[[], Awaitable[None]],
-        feed: NotifyFeed,
-    ) -> None:
-        self._link = link
-        self._sql = statements
-        self._judged_at = judged_at
-        self._ready = ready
-        self._feed = feed
-        self._batcher = SettleBatcher(link, statements, judged_at)
+    def __post_init__(self) -> None:
+        self._batcher = SettleBatcher(self.link, self.sql, self.judged_at)
 
     async def batched(
         self,
@@ -65,12 +50,12 @@ class Settling:
     ) -> tuple[PendingInput | None, PendingInput | None]:
         """One attempt, sharing a statement with the settles made meanwhile; its record if
         it won, and the request as it left it."""
-        await self._ready()
+        await self.ready()
         won, settled, stored = await self._batcher.settle(
             pending_id, recorded, history, plain=plain
         )
         if settled:
-            self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
+            self.feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
         return won, stored
 
     async def settle_in(
@@ -104,11 +89,11 @@ class Settling:
         recorded = as_recorded(pending_id, *checked, given)
         if recorded is None:
             return None
-        await self._ready()
+        await self.ready()
         try:
             won, _ = await self.settle_on(connection, pending_id, recorded, check_history(history))
         except LOST as error:
-            raise self._link.unavailable(error) from error
+            raise self.link.unavailable(error) from error
         return won
 
     async def settle_on(
@@ -122,7 +107,7 @@ class Settling:
     ) -> tuple[PendingInput | None, bool]:
         """The check-and-set on ``db``, as :meth:`PostgresStore.settle_on
         <roomkit.stores.postgres.PostgresStore.settle_on>` describes it."""
-        sql = self._sql
+        sql = self.sql
         value, result, reason, withdrawn, by, token = recorded
         parameters = {
             "id": pending_id,
@@ -133,7 +118,7 @@ class Settling:
             "by": by,
             "token": token,
             "plain": False,
-            "now": self._judged_at() if now is None else now,
+            "now": self.judged_at() if now is None else now,
             "format": FORMAT,
             "channel": sql.channel,
             "hint": hint(PendingChangeKind.SETTLED, pending_id),
@@ -147,7 +132,7 @@ class Settling:
                 won = row[len(FIELDS)] == token
                 if history:
                     entries = settle_entries(history, won)
-                    await append_chained(db, sql, {pending_id: entries}, self._judged_at())
+                    await append_chained(db, sql, {pending_id: entries}, self.judged_at())
                 return (record if won else None), True
         # Nothing written: unknown, not readable, settled already, or a timeout too early.
         cursor = await db.execute(sql.select_settled_one, (pending_id,))

@@ -65,10 +65,9 @@ class ChangeFeed(ListenerFeed):
         backoff: float = 0.05,
         backoff_cap: float = 2.0,
     ) -> None:
-        super().__init__(name=f"roomkit redis feed {channel}", logger=logger)
+        super().__init__(name=f"roomkit redis feed {channel}", where=where, logger=logger)
         self._source = pool
         self._channel = channel
-        self._where = where
         self._keepalive = keepalive
         self._backoff = backoff
         self._backoff_cap = backoff_cap

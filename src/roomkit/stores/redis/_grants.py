@@ -11,12 +11,11 @@ Times are on the store's clock, passed in by the caller.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from roomkit.stores.grants import LIST_LIMIT, Grant, check_grant_id, grant_from_row
-from roomkit.stores.redis._link import guard
+from roomkit.stores.redis._link import beside
 
 __all__ = ["RedisGrants"]
 
@@ -69,13 +68,8 @@ class RedisGrants:
         """The store's clock: grants expire on it."""
         return float(self._store.clock())
 
-    @asynccontextmanager
-    async def _server(self) -> AsyncIterator[None]:
-        """Around each call: refused once the store is closed; the client's failures become
-        the store's errors."""
-        await self._store._ensure_open()
-        with guard(self._store.where, store="Redis grants"):
-            yield
+    def _server(self) -> AbstractAsyncContextManager[None]:
+        return beside(self._store, "Redis grants")
 
     async def _read(self, grant_id: str) -> Grant | None:
         values = await self._client.hmget(self._item + grant_id, [*_FIELDS, "body"])

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from roomkit.stores._extras import missing_client
 
 try:
     from redis.asyncio import BlockingConnectionPool, Redis
@@ -24,10 +27,8 @@ try:
     from redis.exceptions import RedisError, ResponseError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as error:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        "The Redis stores (RedisStore, RedisRoomStore) need redis-py: "
-        "pip install 'roomkit-hitl[redis]'"
-    ) from error
+    stores = "Redis stores (RedisStore, RedisRoomStore)"
+    raise missing_client(stores, "redis-py", "redis") from error
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 
@@ -127,6 +128,15 @@ def guard(
         raise StoreError(f"the {store} at {where} failed: {error}") from error
     if task is not None and task.cancelling() > cancels:
         raise asyncio.CancelledError
+
+
+@asynccontextmanager
+async def beside(store: Any, what: str) -> AsyncIterator[None]:
+    """Around each call of a part kept beside ``store`` (its grants, its outbox): refused once
+    the store is closed; the client's failures become the store's errors, naming ``what``."""
+    await store._ensure_open()
+    with guard(store.where, store=what):
+        yield
 
 
 def text(value: object) -> str:

@@ -22,12 +22,12 @@ retention of a settled request is shorter); an open request's stay.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Collection, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Collection, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from roomkit.stores.outbox import ENDING, KEEP_DONE, Claim, ClaimingOutbox, OutboxItem
-from roomkit.stores.redis._link import guard
+from roomkit.stores.redis._link import beside
 
 __all__ = ["RedisOutbox"]
 
@@ -235,13 +235,8 @@ class RedisOutbox(ClaimingOutbox):
         self._postpone = client.register_script(_POSTPONE)
         self._items_for = client.register_script(_ITEMS_FOR)
 
-    @asynccontextmanager
-    async def _server(self) -> AsyncIterator[None]:
-        """Around each call: refused once the store is closed; the client's failures become
-        the store's errors."""
-        await self._store._ensure_open()
-        with guard(self._store.where, store="Redis outbox"):
-            yield
+    def _server(self) -> AbstractAsyncContextManager[None]:
+        return beside(self._store, "Redis outbox")
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         if not items:

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-
-from redis.asyncio import Redis
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._records import decode
 from roomkit.stores.redis import _scripts as scripts
-from roomkit.stores.redis._layout import Layout
 from roomkit.stores.redis._link import guard, text
+from roomkit.stores.redis._part import Part
 
 __all__ = ["Reads", "Wanted"]
 
@@ -31,53 +30,37 @@ logger = logging.getLogger("roomkit.tools.human_input.stores.redis")
 _PENDING = PendingInputStatus.PENDING
 
 
-class Reads:
-    """The record reads of one store, on its client.
+@dataclass(slots=True, eq=False)
+class Reads(Part):
+    """The record reads of one store, on its client."""
 
-    Args:
-        client: the store's client.
-        layout: the store's key layout.
-        where: the server, for error messages.
-        retained: whether an outcome settled at a time is still readable.
-        cutoff: the time at or before which a settled outcome has expired.
-    """
-
-    def __init__(
-        self,
-        client: Redis,
-        layout: Layout,
-        where: str,
-        retained: Callable[[Any], bool],
-        cutoff: Callable[[], float],
-    ) -> None:
-        self._client = client
-        self._layout = layout
-        self._where = where
-        self._retained = retained
-        self._cutoff = cutoff
+    retained: Callable[[Any], bool]
+    """Whether an outcome settled at a time is still readable."""
+    cutoff: Callable[[], float]
+    """The time at or before which a settled outcome has expired."""
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled within retention, or ``None``."""
-        key = self._layout.record(pending_id)
-        with guard(self._where, pending_id):
-            fields: dict[Any, Any] = await self._client.hgetall(key)
+        key = self.layout.record(pending_id)
+        with guard(self.where, pending_id):
+            fields: dict[Any, Any] = await self.client.hgetall(key)
         if not fields:
             return None
         try:
             record = decode(fields, hashed=True)
         except CorruptRecordError as error:
-            raise CorruptRecordError(f"{key} at {self._where}: {error}") from None
+            raise CorruptRecordError(f"{key} at {self.where}: {error}") from None
         return record if self._visible(record, fields) else None
 
     async def fetch_many(self, pending_ids: Sequence[str]) -> list[PendingInput]:
         """The records among ``pending_ids`` that exist, in one pipeline."""
         if not pending_ids:
             return []
-        keys = [self._layout.record(pending_id) for pending_id in pending_ids]
-        async with self._client.pipeline(transaction=False) as pipe:
+        keys = [self.layout.record(pending_id) for pending_id in pending_ids]
+        async with self.client.pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.hgetall(key)
-            with guard(self._where):
+            with guard(self.where):
                 replies = await pipe.execute(raise_on_error=False)
         read = scripts.decode_hashes(keys, replies, logger)
         return [record for record, fields in read if self._visible(record, fields)]
@@ -85,9 +68,9 @@ class Reads:
     async def pending_records(self, filters: Mapping[str, str | None]) -> list[PendingInput]:
         """The pending requests whose fields match ``filters`` (``None`` matches any)."""
         room_id = filters["room_id"]
-        index = self._layout.pending if room_id is None else self._layout.room(room_id)
-        with guard(self._where):
-            ids = await self._client.zrange(index, 0, -1)
+        index = self.layout.pending if room_id is None else self.layout.room(room_id)
+        with guard(self.where):
+            ids = await self.client.zrange(index, 0, -1)
         records = await self.fetch_many([text(pending_id) for pending_id in ids])
         return [
             record
@@ -100,21 +83,21 @@ class Reads:
 
     async def was_announced(self, pending_id: str) -> bool:
         """False while the stored request's announcement is owed, else True."""
-        key = self._layout.record(pending_id)
-        with guard(self._where, pending_id):
-            owed = await self._client.hexists(key, scripts.UNANNOUNCED)
+        key = self.layout.record(pending_id)
+        with guard(self.where, pending_id):
+            owed = await self.client.hexists(key, scripts.UNANNOUNCED)
         return not owed
 
     async def list_settled(self, wanted: Wanted, limit: int) -> list[PendingInput]:
         """The most recently settled requests within the retention, newest first, of the
         actors ``wanted`` (checked by :func:`~roomkit.stores.base.check_settled_listing`)."""
-        layout = self._layout
+        layout = self.layout
         indexes = [layout.settled] if wanted is None else [layout.settled_for(a) for a in wanted]
-        cutoff = f"({self._cutoff()!r}"
-        async with self._client.pipeline(transaction=False) as pipe:
+        cutoff = f"({self.cutoff()!r}"
+        async with self.client.pipeline(transaction=False) as pipe:
             for index in indexes:
                 pipe.zrevrangebyscore(index, "+inf", cutoff, start=0, num=limit, withscores=True)
-            with guard(self._where):
+            with guard(self.where):
                 replies = await pipe.execute()
         newest = sorted(
             ((float(score), text(member)) for reply in replies for member, score in reply),
@@ -129,4 +112,4 @@ class Reads:
         """Whether ``record`` is pending, or settled within the retention."""
         if record.status is _PENDING:
             return True
-        return self._retained(fields.get(b"settled_at", fields.get("settled_at")))
+        return self.retained(fields.get(b"settled_at", fields.get("settled_at")))

@@ -178,7 +178,7 @@ class RedisStore(PartsFacade):
         self._reads = Reads(client, layout, where, self._retained, self._cutoff)
         self._settling = Settling(client, layout, where, heads, audit_ms, self._feed, knowing)
         self._approvals: Approvals = Approvals(client, layout, where, heads, audit_ms, self.fetch)
-        self._spending = Spending(client, prefix, where, self._ensure_open, self.clock)
+        self._spending = Spending(client, layout, where, self._ensure_open, self.clock)
         self._opened = False
         self._checked = False
 
@@ -361,7 +361,7 @@ class RedisStore(PartsFacade):
             return await self._settle_checked(pending_id, _TIMED_OUT, ballot.token, late)
 
         judgement = await self._settle_knowing(
-            lambda: self._approvals.vote(pending_id, ballot, self.clock, self._keep, expire),
+            lambda: self._approvals.voting.cast(pending_id, ballot, self.clock, self._keep, expire),
             pending_id,
             self._where,
         )

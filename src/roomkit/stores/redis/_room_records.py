@@ -303,6 +303,11 @@ def _dump(value: dict[str, Any], what: str) -> str:
     return dump_json(value, what, backend="Redis")
 
 
+def _dump_attributes(value: object, names: tuple[str, ...], what: str) -> str:
+    """``value``'s attributes ``names``, as one JSON object (``what`` names it in errors)."""
+    return _dump({name: getattr(value, name) for name in names}, what)
+
+
 def _field(
     record: dict[str, Any], name: str, kind: type, where: str, *, optional: bool = False
 ) -> Any:
@@ -359,13 +364,8 @@ def decode_participant(raw: bytes | str, room_id: str) -> Participant:
 
 
 def encode_binding(binding: ChannelBinding) -> str:
-    record = {
-        "channel_id": binding.channel_id,
-        "category": binding.category,
-        "group": binding.group,
-        "metadata": binding.metadata,
-    }
-    return _dump(record, "Binding metadata")
+    names = ("channel_id", "category", "group", "metadata")
+    return _dump_attributes(binding, names, "Binding metadata")
 
 
 def decode_binding(raw: bytes | str, room_id: str) -> ChannelBinding:
@@ -414,14 +414,8 @@ def decode_event(raw: bytes | str, room_id: str) -> RoomEvent:
 
 
 def encode_turn(turn: OpenTurn) -> str:
-    record = {
-        "turn_id": turn.turn_id,
-        "room_id": turn.room_id,
-        "channel_id": turn.channel_id,
-        "actor_id": turn.actor_id,
-        "state": turn.state,
-    }
-    return _dump(record, "Turn state")
+    names = ("turn_id", "room_id", "channel_id", "actor_id", "state")
+    return _dump_attributes(turn, names, "Turn state")
 
 
 def decode_turn(raw: bytes | str) -> OpenTurn:
@@ -437,7 +431,7 @@ def decode_turn(raw: bytes | str) -> OpenTurn:
 
 
 def encode_step(step: JournalStep) -> str:
-    return _dump({"kind": step.kind, "payload": step.payload}, "Journal step payload")
+    return _dump_attributes(step, ("kind", "payload"), "Journal step payload")
 
 
 def decode_step(index: bytes | str, raw: bytes | str, turn_id: str) -> JournalStep:

@@ -20,8 +20,8 @@ Needs the ``redis`` extra (``pip install roomkit-hitl[redis]``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from roomkit.core.exceptions import StoreFormatError
 from roomkit.core.lifecycle import Opened
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from roomkit.stores.redis._requests import RedisStore
 
 __all__ = ["DEFAULT_URL", "RedisRoomStore"]
+
+T = TypeVar("T")
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 """The server :class:`RedisRoomStore` connects to when given neither a URL nor a client."""
@@ -223,9 +225,7 @@ class RedisRoomStore(Opened):
         Raises:
             StoreUnavailableError: the server cannot be reached.
         """
-        people, order = self._keys.roster(room_id)
-        found = await self._read(self._read_ordered, [order, people], [])
-        return [records.decode_participant(raw, room_id) for raw in found]
+        return await self._ordered(self._keys.roster(room_id), records.decode_participant, room_id)
 
     async def add_binding(self, binding: ChannelBinding) -> None:
         """Attach a channel to a room; attaching it again replaces the binding in place.
@@ -262,9 +262,7 @@ class RedisRoomStore(Opened):
         Raises:
             StoreUnavailableError: the server cannot be reached.
         """
-        bindings, order = self._keys.bindings(room_id)
-        found = await self._read(self._read_ordered, [order, bindings], [])
-        return [records.decode_binding(raw, room_id) for raw in found]
+        return await self._ordered(self._keys.bindings(room_id), records.decode_binding, room_id)
 
     async def rooms_for_channel(self, channel_id: str) -> list[str]:
         """The ids of the rooms the channel is attached to, oldest room first.
@@ -276,6 +274,15 @@ class RedisRoomStore(Opened):
         with link.guard(self._where, store=_STORE):
             found = await self._client.zrange(self._keys.channel(channel_id), 0, -1)
         return [link.text(room_id) for room_id in found]
+
+    async def _ordered(
+        self, keys: tuple[str, str], decode: Callable[[Any, str], T], room_id: str
+    ) -> list[T]:
+        """A room's roster or bindings (``keys``: the records' hash and their order), decoded
+        in the order they were first added."""
+        hashed, order = keys
+        found = await self._read(self._read_ordered, [order, hashed], [])
+        return [decode(raw, room_id) for raw in found]
 
     async def _under_room(
         self, script: AsyncScript, keys: list[str], args: list[Any], room_id: str

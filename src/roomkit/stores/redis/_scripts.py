@@ -43,6 +43,7 @@ from redis.asyncio import Redis
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._checks import Outcome
 from roomkit.stores._records import FORMAT, NONE, decode, encode_hash, marked
 from roomkit.stores.base import SETTLED_LIMIT
 from roomkit.stores.redis._changes import NOTE_CHANGE
@@ -83,6 +84,21 @@ LOST_TO_DEADLINE = "timed_out"
 """What the settle returns when it lost to a passed deadline and recorded the timeout."""
 UNANNOUNCED = "unannounced"
 """The record's field that says its announcement is owed (deleted once it is recorded)."""
+
+_READ_RECORD = """
+-- The record at `rec`: its format, its status, then the fields named; false when there is
+-- none, 'corrupt' when it holds another format than `format`.
+local function read_record(rec, format, ...)
+  local cur = redis.call('HMGET', rec, 'format', 'status', ...)
+  if not cur[1] then
+    return false
+  end
+  if cur[1] ~= format then
+    return 'corrupt'
+  end
+  return cur
+end
+"""
 
 INSERT = (
     HEAD_MOVED
@@ -152,6 +168,7 @@ return {1}
 SETTLE = (
     HEAD_MOVED
     + NOTE_CHANGE
+    + _READ_RECORD
     + """
 -- KEYS: record, pending index, history list, signed head, heads to checkpoint
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
@@ -162,13 +179,9 @@ SETTLE = (
 --       text of the deadline's entry, each linked to the head read
 local rec = KEYS[1]
 local none = ARGV[10]
-local cur = redis.call('HMGET', rec, 'format', 'status', 'deadline', 'room_id', 'key',
-                       'settle_token', 'actor_id')
-if not cur[1] then
-  return false
-end
-if cur[1] ~= ARGV[13] then
-  return 'corrupt'
+local cur = read_record(rec, ARGV[13], 'deadline', 'room_id', 'key', 'settle_token', 'actor_id')
+if type(cur) ~= 'table' then
+  return cur
 end
 if cur[2] ~= 'pending' then
   -- The same token is this settle run again after a lost reply: it won the first time.
@@ -260,17 +273,15 @@ return 'timed_out'
 
 SET_DEADLINE = (
     NOTE_CHANGE
+    + _READ_RECORD
     + """
 -- KEYS: record, change log
 -- ARGV: deadline, NONE, format, id
-local cur = redis.call('HMGET', KEYS[1], 'format', 'status', 'deadline')
-if not cur[1] then
-  return false
+local cur = read_record(KEYS[1], ARGV[3], 'deadline')
+if cur == 'corrupt' then
+  return cur
 end
-if cur[1] ~= ARGV[3] then
-  return 'corrupt'
-end
-if cur[2] ~= 'pending' then
+if not cur or cur[2] ~= 'pending' then
   return false
 end
 local current = cur[3]
@@ -355,11 +366,8 @@ def settle_args(
     layout: Layout,
     pending_id: str,
     status: PendingInputStatus,
+    outcome: Outcome,
     *,
-    result: str | None,
-    reason: str | None,
-    withdrawn: bool,
-    settled_by: str | None,
     now: float,
     retention_seconds: float,
     token: str,
@@ -367,7 +375,8 @@ def settle_args(
     audit_ms: int | str = "",
     heads: tuple[str, str] = ("", ""),
 ) -> list[Any]:
-    """The arguments of :data:`SETTLE`, whose keys are :meth:`Layout.settle_keys`.
+    """The arguments of :data:`SETTLE`, whose keys are :meth:`Layout.settle_keys`, for a
+    settle to ``status`` with ``outcome`` (its history entries aside: ``history`` has them).
 
     ``token`` marks the record with this settle call, so that the same call run again
     (after a lost reply) knows it won. ``history`` is the length of the history the caller
@@ -380,10 +389,10 @@ def settle_args(
     return [
         pending_id,
         status.value,
-        marked(result),
-        marked(reason),
-        int(withdrawn),
-        marked(settled_by),
+        marked(outcome.result),
+        marked(outcome.reason),
+        int(outcome.withdrawn),
+        marked(outcome.settled_by),
         repr(float(now)),
         max(1, round(retention_seconds * 1000)),
         token,

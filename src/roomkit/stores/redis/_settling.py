@@ -10,9 +10,8 @@ record it settled before.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
-
-from redis.asyncio import Redis
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -23,8 +22,8 @@ from roomkit.stores.redis import _history
 from roomkit.stores.redis import _scripts as scripts
 from roomkit.stores.redis._batch import ScriptBatcher
 from roomkit.stores.redis._feed import ChangeFeed
-from roomkit.stores.redis._layout import Layout
 from roomkit.stores.redis._link import guard, text
+from roomkit.stores.redis._part import ChainPart
 
 __all__ = ["Knowing", "Settling", "unreadable"]
 
@@ -32,40 +31,21 @@ Knowing = Callable[[Callable[[], Awaitable[Any]], str, str], Awaitable[Any]]
 """Runs an attempt (with the request's id and the server) until the store answers."""
 
 
-class Settling:
-    """The settles of one store, on its client.
+@dataclass(slots=True, eq=False)
+class Settling(ChainPart):
+    """The settles of one store, on its client."""
 
-    Args:
-        client: the store's client.
-        layout: the store's key layout.
-        where: the server, for error messages.
-        heads: this process's last head of each chain.
-        audit_ms: the store's audit retention as the scripts take it.
-        feed: the store's change feed, told of each settle.
-        knowing: runs an attempt again after a fault hid its reply.
-    """
+    feed: ChangeFeed
+    """The store's change feed, told of each settle."""
+    knowing: Knowing
+    """Runs an attempt again after a fault hid its reply."""
+    _settle: ScriptBatcher = field(init=False)
 
-    def __init__(
-        self,
-        client: Redis,
-        layout: Layout,
-        where: str,
-        heads: _history.Heads,
-        audit_ms: int | str,
-        feed: ChangeFeed,
-        knowing: Knowing,
-    ) -> None:
-        self._layout = layout
-        self._where = where
-        self._heads = heads
-        self._audit_ms = audit_ms
-        self._feed = feed
-        self._knowing = knowing
+    def __post_init__(self) -> None:
         # Pipelines of at most 128, 8 at once: the client encodes one while the server runs
         # another (bench/bench_stores.py: settles/s up by a third to a half over one of 256).
-        self._settle = ScriptBatcher(
-            client, client.register_script(scripts.SETTLE), max_batch=128, max_in_flight=8
-        )
+        script = self.client.register_script(scripts.SETTLE)
+        self._settle = ScriptBatcher(self.client, script, max_batch=128, max_in_flight=8)
 
     async def settle(
         self,
@@ -79,53 +59,50 @@ class Settling:
     ) -> PendingInput | None:
         """Settle the request at ``now``, kept ``keep`` seconds; the record if this call won."""
         entries = outcome.history
-        head = self._heads.guess(pending_id)
-        wins, after, signed = self._heads.link(pending_id, entries, head)
+        head = self.heads.guess(pending_id)
+        wins, after, signed = self.heads.link(pending_id, entries, head)
         late: tuple[list[str], str, str] | None = None  # the deadline's entry, once needed
-        keys = self._layout.settle_keys(pending_id)
+        keys = self.layout.settle_keys(pending_id)
 
         async def attempt() -> Any:
             nonlocal head, wins, after, signed, late
             while True:
                 args = scripts.settle_args(
-                    self._layout,
+                    self.layout,
                     pending_id,
                     status,
-                    result=outcome.result,
-                    reason=outcome.reason,
-                    withdrawn=outcome.withdrawn,
-                    settled_by=outcome.settled_by,
+                    outcome,
                     now=now,
                     retention_seconds=keep,
                     token=token,
                     history=(head[0], wins, None if late is None else late[0][0]),
-                    audit_ms=self._audit_ms,
+                    audit_ms=self.audit_ms,
                     heads=(signed, "" if late is None else late[2]),
                 )
-                with guard(self._where, pending_id):
+                with guard(self.where, pending_id):
                     reply = await self._settle(keys, args)
                 if isinstance(reply, list):
                     head = _history.Heads.moved(pending_id, reply)
-                    wins, after, signed = self._heads.link(pending_id, entries, head)
-                    late = None if late is None else self._heads.late(pending_id, head)
+                    wins, after, signed = self.heads.link(pending_id, entries, head)
+                    late = None if late is None else self.heads.late(pending_id, head)
                 elif isinstance(reply, bytes | str) and text(reply) == scripts.LATE:
-                    late = self._heads.late(pending_id, head)
+                    late = self.heads.late(pending_id, head)
                 else:
                     return reply
 
-        reply = await self._knowing(attempt, pending_id, self._where)
+        reply = await self.knowing(attempt, pending_id, self.where)
         if reply is None:
             return None
         answer = text(reply)
         if answer == scripts.CORRUPT:
-            raise unreadable(pending_id, self._where)
-        self._feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
+            raise unreadable(pending_id, self.where)
+        self.feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id))
         if answer == scripts.LOST_TO_DEADLINE:
             if late is not None:
-                self._heads.wrote(pending_id, head[0] + 1, late[1])
+                self.heads.wrote(pending_id, head[0] + 1, late[1])
             return None
         if wins:
-            self._heads.wrote(pending_id, head[0] + len(wins), after)
+            self.heads.wrote(pending_id, head[0] + len(wins), after)
         return decode(scripts.unpack(reply), hashed=True)
 
 

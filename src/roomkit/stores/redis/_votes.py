@@ -17,19 +17,21 @@ and the settle's bookkeeping is written once.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores._checks import Outcome
 from roomkit.stores._history import deadline_entry, first_prev, link_digest
 from roomkit.stores._quorum import Ballot, Judgement, judge
 from roomkit.stores._records import decode, encode_hash
 from roomkit.stores.redis._changes import NOTE_CHANGE
-from roomkit.stores.redis._history import HEAD_MOVED, Heads
-from roomkit.stores.redis._layout import Layout
+from roomkit.stores.redis._history import HEAD_MOVED
 from roomkit.stores.redis._link import guard, text
+from roomkit.stores.redis._part import ChainPart
 from roomkit.stores.redis._scripts import SETTLE, settle_args, unpack
 
 __all__ = ["VOTE", "Voting"]
@@ -71,32 +73,15 @@ VOTE = HEAD_MOVED + NOTE_CHANGE + _RECORD + SETTLE
 """The vote's compare-and-set, followed (when the vote settles) by the settle."""
 
 
-class Voting:
-    """The votes of one store: its client, its layout and the vote script.
+@dataclass(slots=True, eq=False)
+class Voting(ChainPart):
+    """The votes of one store: its client, its layout and the vote script (the history of a
+    request a vote settles is kept for the store's audit retention)."""
 
-    Args:
-        client: the store's client.
-        layout: the store's key layout.
-        where: the server, for error messages.
-        heads: the store's heads (their anchoring signs the heads a vote leaves).
-        audit_ms: the store's audit retention as the settle script takes it, for the
-            history of a request a vote settles.
-    """
+    _script: AsyncScript = field(init=False)
 
-    def __init__(
-        self,
-        client: Redis,
-        layout: Layout,
-        where: str,
-        heads: Heads,
-        audit_ms: int | str = "",
-    ) -> None:
-        self._client = client
-        self._heads = heads
-        self._audit_ms = audit_ms
-        self._layout = layout
-        self._where = where
-        self._script = client.register_script(VOTE)
+    def __post_init__(self) -> None:
+        self._script = self.client.register_script(VOTE)
 
     async def cast(
         self,
@@ -111,11 +96,11 @@ class Voting:
         ``clock`` is the store's; ``keep`` the retention a settle gives the record;
         ``expire`` records the timeout of a vote that met a passed deadline.
         """
-        keys = self._layout.settle_keys(pending_id)
+        keys = self.layout.settle_keys(pending_id)
         while True:
-            pipe = self._client.pipeline(transaction=True)
+            pipe = self.client.pipeline(transaction=True)
             pipe.hgetall(keys[0]).llen(keys[2]).lindex(keys[2], -1)  # type: ignore[attr-defined]
-            with guard(self._where, pending_id):
+            with guard(self.where, pending_id):
                 read = await pipe.execute()
             now = clock()
             current = decode(read[0], hashed=True) if read[0] else None
@@ -126,7 +111,7 @@ class Voting:
                 await expire(judgement)
                 return judgement
             args = self._arguments(judgement, read, now, keep, ballot)
-            with guard(self._where, pending_id):
+            with guard(self.where, pending_id):
                 reply = await self._script(keys=keys, args=args)
             if not isinstance(reply, list) and text(reply) != _RETRY:
                 record = decode(unpack(reply), hashed=True)
@@ -143,21 +128,18 @@ class Voting:
         pending_id = after.pending_id
         guess = (int(length), first_prev(pending_id) if head is None else link_digest(head))
         # The deadline's entry goes too: a vote judged in time never leaves the settle LATE.
-        lines, _, signed = self._heads.link(pending_id, judgement.entries, guess)
-        (late,), _, late_signed = self._heads.link(pending_id, (deadline_entry(),), guess)
+        lines, _, signed = self.heads.link(pending_id, judgement.entries, guess)
+        (late,), _, late_signed = self.heads.link(pending_id, (deadline_entry(),), guess)
         settle = settle_args(
-            self._layout,
+            self.layout,
             after.pending_id,
             after.status,
-            result=after.result,
-            reason=after.reject_reason,
-            withdrawn=False,
-            settled_by=after.settled_by,
+            Outcome(after.result, after.reject_reason, False, after.settled_by),
             now=now,
             retention_seconds=keep,
             token=ballot.token,
             history=(int(length), lines, late),
-            audit_ms=self._audit_ms,
+            audit_ms=self.audit_ms,
             heads=(signed, late_signed),
         )
         written = encode_hash(after)

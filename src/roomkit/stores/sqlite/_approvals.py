@@ -8,22 +8,17 @@ or nothing, and an append reads the chain's head with no other process appending
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any
-
-import aiosqlite
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._history import entry_text, read_entry
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
-from roomkit.stores._trail import StoreTrail
 from roomkit.stores.sqlite import _schema as sql
-from roomkit.stores.sqlite._batch import Write
-from roomkit.stores.sqlite._feed import ChangeLog
 from roomkit.stores.sqlite._history import append_chained
 from roomkit.stores.sqlite._link import fetch_all, query
+from roomkit.stores.sqlite._part import ChainPart
 from roomkit.stores.sqlite._votes import cast
 
 __all__ = ["Approvals"]
@@ -31,27 +26,9 @@ __all__ = ["Approvals"]
 _PENDING = PendingInputStatus.PENDING
 
 
-class Approvals:
-    """Approvers, votes and history on one store's connection.
-
-    Args:
-        write: runs one write in the store's write transaction.
-        session: opens the store's connection for a read.
-        changes: the store's change log, which a vote's settle is staged in.
-        trail: the store's audit trail, whose anchoring signs the chains' heads.
-    """
-
-    def __init__(
-        self,
-        write: Callable[[Write[Any]], Awaitable[Any]],
-        session: Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]],
-        changes: ChangeLog,
-        trail: StoreTrail,
-    ) -> None:
-        self._write = write
-        self._session = session
-        self._changes = changes
-        self._trail = trail
+@dataclass(slots=True, eq=False)
+class Approvals(ChainPart):
+    """Approvers, votes and history on one store's connection."""
 
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
         """Add ``actors`` to the pending request's approvers; ``None`` when not pending."""
@@ -66,16 +43,16 @@ class Approvals:
             rows = query(db, sql.SET_APPROVERS, written)
             return sql.decode_row(rows[0])
 
-        record: PendingInput | None = await self._write(write)
+        record: PendingInput | None = await self.write(write)
         return record
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:
         """Judge and record ``ballot`` in one write transaction (one attempt)."""
 
         def write(db: sqlite3.Connection, now: float) -> Judgement:
-            return cast(db, pending_id, ballot, now, self._changes, self._trail.anchoring)
+            return cast(db, pending_id, ballot, now, self.changes, self.trail.anchoring)
 
-        judgement: Judgement = await self._write(write)
+        judgement: Judgement = await self.write(write)
         return judgement
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
@@ -83,12 +60,12 @@ class Approvals:
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> int:
-            return append_chained(db, pending_id, (entry,), now, self._trail.anchoring)[0]
+            return append_chained(db, pending_id, (entry,), now, self.trail.anchoring)[0]
 
-        return int(await self._write(write))
+        return int(await self.write(write))
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
-        async with self._session() as db:
+        async with self.session() as db:
             rows = await fetch_all(db, sql.READ_HISTORY, (pending_id,))
         return [read_entry(text, int(seq)) for seq, text in rows]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreError
@@ -39,35 +40,25 @@ _LIMIT = 256
 """The most writes one transaction takes, so that a burst still commits in steps."""
 
 
+@dataclass(slots=True, eq=False)
 class WriteBatcher:
-    """Runs writes in transactions of their own or, when they queue up, together.
+    """Runs writes in transactions of their own or, when they queue up, together."""
 
-    Args:
-        link: the store's connection.
-        clock: the store's clock, read on the event loop once the write lock is held.
-        durable: called on the worker thread as soon as each COMMIT is on disk.
-        committed: called back on the event loop after each COMMIT, before any caller
-            hears its result.
-        aborted: called after each batch that did not commit.
-    """
+    link: Link
+    """The store's connection."""
+    _: KW_ONLY
+    clock: Callable[[], float]
+    """The store's clock, read on the event loop once the write lock is held."""
+    durable: Callable[[], None]
+    """Called on the worker thread as soon as each COMMIT is on disk."""
+    committed: Callable[[], None]
+    """Called back on the event loop after each COMMIT, before any caller hears its result."""
+    aborted: Callable[[], None]
+    """Called after each batch that did not commit."""
+    _batches: Batcher[Write[Any], Any] = field(init=False)
 
-    def __init__(
-        self,
-        link: Link,
-        *,
-        clock: Callable[[], float],
-        durable: Callable[[], None],
-        committed: Callable[[], None],
-        aborted: Callable[[], None],
-    ) -> None:
-        self._link = link
-        self._clock = clock
-        self._durable = durable
-        self._committed = committed
-        self._aborted = aborted
-        self._batches: Batcher[Write[Any], Any] = Batcher(
-            self._commit, max_batch=_LIMIT, max_in_flight=1
-        )
+    def __post_init__(self) -> None:
+        self._batches = Batcher(self._commit, max_batch=_LIMIT, max_in_flight=1)
 
     async def run(self, write: Write[T]) -> T:
         """Queue ``write`` and return its result once its transaction has committed.
@@ -92,7 +83,7 @@ class WriteBatcher:
             index, error = broken
             batch.pop(index).fail(error)
         # After the callers were told: none of them waits for the log's copy.
-        await self._link.checkpoint()
+        await self.link.checkpoint()
 
     async def _attempt(self, batch: list[Call[Write[Any], Any]]) -> tuple[int, Exception] | None:
         """Run ``batch`` in one transaction; the write that broke it, if one did.
@@ -117,14 +108,14 @@ class WriteBatcher:
             return outcomes
 
         try:
-            outcomes = await self._link.transaction(run, clock=self._clock, on_commit=self._durable)
+            outcomes = await self.link.transaction(run, clock=self.clock, on_commit=self.durable)
         except _Broken as broken:
-            self._aborted()
+            self.aborted()
             return broken.index, broken.error
         except BaseException:
-            self._aborted()
+            self.aborted()
             raise
-        self._committed()
+        self.committed()
         for index, result, refusal in outcomes:
             if refusal is None:
                 batch[index].resolve(result)

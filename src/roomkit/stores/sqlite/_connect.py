@@ -26,18 +26,17 @@ from typing import TypeVar
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models import room as room_model
 from roomkit.stores import _sql_rows as rows
-
-T = TypeVar("T")
+from roomkit.stores._extras import missing_client
 
 try:
     import aiosqlite
 except ImportError as error:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        "The SQLite stores (SQLiteStore, SQLiteRoomStore) need aiosqlite: "
-        "pip install 'roomkit-hitl[sqlite]'"
-    ) from error
+    stores = "SQLite stores (SQLiteStore, SQLiteRoomStore)"
+    raise missing_client(stores, "aiosqlite", "sqlite") from error
 
 __all__ = ["FileWatch", "connect", "retry_locked", "unavailable"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("roomkit.sqlite")
 

@@ -34,14 +34,8 @@ from roomkit.stores._durable_base import LISTED
 from roomkit.stores._listener_feed import ListenerFeed
 from roomkit.stores._records import FIELDS
 from roomkit.stores.base import ChangeMark, ChangesSince, PendingChange, PendingChangeKind
+from roomkit.stores.sqlite import _schema as sql
 from roomkit.stores.sqlite._link import fetch_all, query
-from roomkit.stores.sqlite._schema import (
-    BUMP_SEQ,
-    CHANGED_SINCE,
-    CHANGES_SINCE,
-    SEQ_BEFORE,
-    decode_row,
-)
 from roomkit.stores.sqlite._wake import WakeHints
 
 __all__ = ["ChangeLog", "PollingFeed", "changes_since", "next_seq"]
@@ -78,10 +72,9 @@ class PollingFeed(ListenerFeed):
         where: str,
         hints: WakeHints,
     ) -> None:
-        super().__init__(name=f"roomkit sqlite feed {where}", logger=logger)
+        super().__init__(name=f"roomkit sqlite feed {where}", where=where, logger=logger)
         self._poll = poll
         self._interval = interval
-        self._where = where
         self._hints = hints
         self._resync = False
 
@@ -147,7 +140,7 @@ class PollingFeed(ListenerFeed):
 def next_seq(db: sqlite3.Connection) -> int:
     """Advance the file's change counter in the write transaction open on ``db``; its new
     value, which the change written next carries."""
-    ((seq,),) = query(db, BUMP_SEQ)
+    ((seq,),) = query(db, sql.BUMP_SEQ)
     return int(seq)
 
 
@@ -225,7 +218,7 @@ class ChangeLog:
         settled record rides along with its change, so that a waiter needs no read.
         """
         if self._since is not None:
-            ((before,),) = await fetch_all(db, SEQ_BEFORE, (self._since - _SKEW,))
+            ((before,),) = await fetch_all(db, sql.SEQ_BEFORE, (self._since - _SKEW,))
             self._seen, self._since = min(self._seen, before), None
             unsure = True
         if not hinted:
@@ -235,7 +228,7 @@ class ChangeLog:
                 return []
             self._data_version = version
         changes = []
-        for *fields, seq in await fetch_all(db, CHANGES_SINCE, (self._seen,)):
+        for *fields, seq in await fetch_all(db, sql.CHANGES_SINCE, (self._seen,)):
             pending_id = fields[_ID]
             if fields[_STATUS] == _PENDING:
                 # An open request moves again only when someone votes on it.
@@ -253,7 +246,7 @@ class ChangeLog:
 def _settled(fields: list[Any]) -> PendingInput | None:
     """The settled record of a change row, or ``None`` when it cannot be read."""
     try:
-        return decode_row(fields)
+        return sql.decode_row(fields)
     except CorruptRecordError:
         # Only a hint: a waiter reads the record itself, and hears why it is unreadable.
         return None
@@ -271,7 +264,7 @@ async def changes_since(
     """
     after = _NOTHING_AFTER if mark is None else mark[0]
     async with session as db:
-        rows = await fetch_all(db, CHANGED_SINCE, (after, LISTED + 1))
+        rows = await fetch_all(db, sql.CHANGED_SINCE, (after, LISTED + 1))
     counter = next(int(value) for value, pending_id in rows if pending_id is None)
     ids = frozenset(str(pending_id) for _, pending_id in rows if pending_id is not None)
     known = mark is not None and counter >= mark[0] and len(ids) <= LISTED

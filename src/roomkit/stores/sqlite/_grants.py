@@ -1,16 +1,22 @@
 """The SQLite store's standing grants: the table ``roomkit_grants`` in the store's file.
 
-The grants keep a connection of their own to the file, as the outbox does. A use is one
-``UPDATE ... WHERE`` (unrevoked, unexpired at the store's now, not used up) ``RETURNING``
-inside ``BEGIN IMMEDIATE``: SQLite's write lock makes it a check-and-set among every process
-on the file.
+The grants are a part of the store on its one connection: a change runs as one of the
+store's writes (in its ``BEGIN IMMEDIATE`` transaction), a read in one of its sessions. A
+use is one ``UPDATE ... WHERE`` (unrevoked, unexpired at the store's now, not used up)
+``RETURNING``: SQLite's write lock makes it a check-and-set among every process on the file.
+
+The table is made at the grants' first call. A table the grants cannot use (made by
+something else, with other columns) fails their own calls with
+:class:`~roomkit.core.exceptions.StoreUnavailableError`, and no other write of the store.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.grants import (
@@ -20,10 +26,15 @@ from roomkit.stores.grants import (
     check_grant_id,
     grant_from_row,
 )
+from roomkit.stores.sqlite._link import fetch_all, query
+from roomkit.stores.sqlite._part import Part
 
 __all__ = ["SQLiteGrants"]
 
-_SCHEMA = """
+T = TypeVar("T")
+
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS roomkit_grants (
     grant_id TEXT PRIMARY KEY,
     tool TEXT NOT NULL,
@@ -34,74 +45,26 @@ CREATE TABLE IF NOT EXISTS roomkit_grants (
     revoked_at REAL,
     revoked_by TEXT,
     body TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS roomkit_grants_tool ON roomkit_grants (tool, expires_at);
-"""
+)""",
+    "CREATE INDEX IF NOT EXISTS roomkit_grants_tool ON roomkit_grants (tool, expires_at)",
+)
 
 _LIVE = "revoked_at IS NULL AND expires_at > ? AND (max_uses IS NULL OR uses < max_uses)"
 
 
-class SQLiteGrants:
+@dataclass(slots=True, eq=False)
+class SQLiteGrants(Part):
     """The grants in a SQLite store's file (see :mod:`~roomkit.stores.grants`)."""
 
-    def __init__(self, store: Any) -> None:
-        self._store = store
-        self.path: str = store.path
-        self.busy_timeout: float = max(float(store.busy_timeout), 5.0)
-        self._db: sqlite3.Connection | None = None
-        self._lock = asyncio.Lock()
-
-    def clock(self) -> float:
-        """The store's clock: grants expire on it."""
-        return float(self._store.clock())
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._db is None:
-            db = sqlite3.connect(
-                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-            self._db = db
-        return self._db
-
-    async def _run(self, work: Any, *args: Any, write: bool = True) -> Any:
-        """Run ``work`` on the connection in a thread: a change inside ``BEGIN IMMEDIATE``
-        (the file's write lock), a read as it is."""
-        self._store._check_open()  # refused, as the store's own calls, once it is closed
-        async with self._lock:
-            try:
-                if not write:
-                    return await asyncio.to_thread(self._read, work, *args)
-                return await asyncio.to_thread(self._in_transaction, work, *args)
-            except sqlite3.Error as error:
-                if self._db is not None:
-                    self._db.close()
-                    self._db = None
-                raise StoreUnavailableError(
-                    f"The grants in {self.path!r} cannot be read or written ({error}): check "
-                    "that the file is writable and the disk not full"
-                ) from error
-
-    def _read(self, work: Any, *args: Any) -> Any:
-        return work(self._connect(), *args)
-
-    def _in_transaction(self, work: Any, *args: Any) -> Any:
-        db = self._connect()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            result = work(db, *args)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-        return result
+    clock: Callable[[], float]
+    """The store's clock: grants expire on it."""
+    path: str
+    """The database file, for error messages."""
+    _made: bool = field(default=False, init=False)
 
     async def add(self, grant: Grant) -> Grant:
-        now = float(self.clock())
-        row = (grant.grant_id, grant.tool, grant.expires_at, grant.max_uses, grant.uses, now)
-
-        def add(db: sqlite3.Connection) -> None:
+        def add(db: sqlite3.Connection, now: float) -> tuple[Any, ...] | None:
+            row = (grant.grant_id, grant.tool, grant.expires_at, grant.max_uses, grant.uses, now)
             try:
                 db.execute(
                     "INSERT INTO roomkit_grants (grant_id, tool, expires_at, max_uses, uses, "
@@ -109,21 +72,20 @@ class SQLiteGrants:
                     (*row, grant.body()),
                 )
             except sqlite3.IntegrityError:
-                raise ValueError(f"grant {grant.grant_id!r} is recorded already") from None
+                return None  # raised outside the write, which the store's others share
+            return row
 
-        await self._run(add)
+        row = await self._change(add)
+        if row is None:
+            raise ValueError(f"grant {grant.grant_id!r} is recorded already")
         return grant_from_row((*row, None, None, grant.body()))
 
     async def get(self, grant_id: str) -> Grant | None:
         check_grant_id(grant_id)
-
-        def read(db: sqlite3.Connection) -> Any:
-            return db.execute(
-                f"SELECT {COLUMNS} FROM roomkit_grants WHERE grant_id = ?", (grant_id,)
-            ).fetchone()
-
-        row = await self._run(read, write=False)
-        return None if row is None else grant_from_row(row)
+        rows = await self._read(
+            f"SELECT {COLUMNS} FROM roomkit_grants WHERE grant_id = ?", (grant_id,)
+        )
+        return grant_from_row(rows[0]) if rows else None
 
     async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
         where: list[str] = []
@@ -135,21 +97,17 @@ class SQLiteGrants:
             where.append(_LIVE)
             parameters.append(float(self.clock()))
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-
-        def read(db: sqlite3.Connection) -> list[Any]:
-            return db.execute(
-                f"SELECT {COLUMNS} FROM roomkit_grants{clause} "
-                f"ORDER BY created_at DESC, grant_id LIMIT {LIST_LIMIT}",
-                parameters,
-            ).fetchall()
-
-        return [grant_from_row(row) for row in await self._run(read, write=False)]
+        rows = await self._read(
+            f"SELECT {COLUMNS} FROM roomkit_grants{clause} "
+            f"ORDER BY created_at DESC, grant_id LIMIT {LIST_LIMIT}",
+            parameters,
+        )
+        return [grant_from_row(row) for row in rows]
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         check_grant_id(grant_id)
-        now = float(self.clock())
 
-        def revoke(db: sqlite3.Connection) -> bool:
+        def revoke(db: sqlite3.Connection, now: float) -> bool:
             cursor = db.execute(
                 "UPDATE roomkit_grants SET revoked_at = ?, revoked_by = ? "
                 "WHERE grant_id = ? AND revoked_at IS NULL",
@@ -157,24 +115,64 @@ class SQLiteGrants:
             )
             return cursor.rowcount > 0
 
-        return bool(await self._run(revoke))
+        return bool(await self._change(revoke))
 
     async def use(self, grant_id: str) -> Grant | None:
         check_grant_id(grant_id)
-        now = float(self.clock())
 
-        def use(db: sqlite3.Connection) -> Any:
-            return db.execute(
+        def use(db: sqlite3.Connection, now: float) -> list[Any]:
+            return query(
+                db,
                 f"UPDATE roomkit_grants SET uses = uses + 1 WHERE grant_id = ? AND {_LIVE} "
                 f"RETURNING {COLUMNS}",
                 (grant_id, now),
-            ).fetchone()
+            )
 
-        row = await self._run(use)
-        return None if row is None else grant_from_row(row)
+        rows = await self._change(use)
+        return grant_from_row(rows[0]) if rows else None
 
-    async def aclose(self) -> None:
-        async with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+    async def _change(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
+        """``work`` as one of the store's writes, after the table is made."""
+        await self._make()
+
+        def change(db: sqlite3.Connection, now: float) -> T:
+            with self._own_faults():
+                return work(db, now)
+
+        result: T = await self.write(change)
+        return result
+
+    async def _read(self, statement: str, parameters: Sequence[Any]) -> Sequence[Any]:
+        await self._make()
+        async with self.session() as db:
+            with self._own_faults():
+                return await fetch_all(db, statement, parameters)
+
+    async def _make(self) -> None:
+        """Make the table and its index once, in a write of the store's."""
+        if self._made:
+            return
+
+        def make(db: sqlite3.Connection, now: float) -> None:
+            with self._own_faults():
+                for statement in _SCHEMA:
+                    db.execute(statement)
+
+        await self.write(make)
+        self._made = True
+
+    @contextmanager
+    def _own_faults(self) -> Iterator[None]:
+        """A grants statement that fails on the table itself (a table of the name made by
+        something else) fails alone, as the store's refusal; SQLite failing as a whole
+        (locks, I/O) leaves as it is, and the store handles it."""
+        try:
+            yield
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_ERROR:
+                raise
+            raise StoreUnavailableError(
+                f"The grants in {self.path!r} cannot be read or written ({error}): the "
+                "table roomkit_grants is not one roomkit made; move it aside and the store "
+                "makes it anew"
+            ) from error

@@ -176,8 +176,6 @@ class SQLiteStore(PartsFacade):
         """Seconds the outbox keeps a request's finished deliveries after its ending."""
         self.outbox: Outbox = SQLiteOutbox(self)
         """The notification outbox beside the requests, in the same file (one per store)."""
-        self.grants = SQLiteGrants(self)
-        """The standing grants beside the requests, in the same file (one per store)."""
         self._hints = WakeHints(location, where=repr(location))
         self._feed = PollingFeed(
             self._poll, self.backstop_interval, where=repr(location), hints=self._hints
@@ -204,11 +202,12 @@ class SQLiteStore(PartsFacade):
         self.trail = SQLiteTrail(self._session, self._write, self.audit_retention)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
         self._reads = Reads(self._session, self._cutoff)
-        self._settling = Settling(self._write, self._changes, self.trail)
-        self._approvals: Approvals = Approvals(
-            self._write, self._session, self._changes, self.trail
-        )
+        parts = (self._write, self._session, self._changes, self.trail)
+        self._settling = Settling(*parts)
+        self._approvals: Approvals = Approvals(*parts)
         self._spending = Spending(self._write, self._session, self.clock)
+        self.grants = SQLiteGrants(self._write, self._session, self.clock, location)
+        """The standing grants beside the requests, in the same file (one per store)."""
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -235,7 +234,6 @@ class SQLiteStore(PartsFacade):
         await self._feed.stop()
         await self._writes.wait_idle()
         await self._link.close()
-        await self.grants.aclose()
         # Last: the writes that were still running rang the other processes after their
         # commits, and a sender closed before them would have been opened anew and left open.
         self._hints.close()

@@ -21,7 +21,8 @@ and its signed head (``length``, ``head``, ``epoch``, ``mac``: see
 ``roomkit_checkpoints`` the trail's checkpoints (:mod:`~roomkit.tools.human_input.stores.
 _sqlite_trail`).
 A fourth table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
-:mod:`~roomkit.stores.sqlite._ledger`). A file made by an earlier version
+:mod:`~roomkit.stores.sqlite._ledger`); ``roomkit_grants``, the standing grants, is made by
+:mod:`~roomkit.stores.sqlite._grants` at their first use. A file made by an earlier version
 gains the columns it lacks from :data:`ADDED_COLUMNS` (and :data:`ADDED_CHAIN_COLUMNS`)
 when it is opened.
 """

@@ -8,19 +8,17 @@ nothing. A settle whose deadline came first records the timeout instead, and los
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome
 from roomkit.stores._history import deadline_entry
-from roomkit.stores._trail import StoreTrail
 from roomkit.stores.base import PendingChangeKind
 from roomkit.stores.sqlite import _schema as sql
-from roomkit.stores.sqlite._batch import Write
-from roomkit.stores.sqlite._feed import ChangeLog, next_seq
+from roomkit.stores.sqlite._feed import next_seq
 from roomkit.stores.sqlite._history import append_chained
 from roomkit.stores.sqlite._link import query
+from roomkit.stores.sqlite._part import ChainPart
 from roomkit.stores.sqlite._votes import TIMEOUT_OUTCOME
 
 __all__ = ["Settling"]
@@ -29,24 +27,9 @@ _PENDING = PendingInputStatus.PENDING
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
 
 
-class Settling:
-    """The settle of one store, on its connection.
-
-    Args:
-        write: runs one write in the store's write transaction.
-        changes: the store's change log, which a settle is staged in.
-        trail: the store's audit trail, whose anchoring signs the chains' heads.
-    """
-
-    def __init__(
-        self,
-        write: Callable[[Write[Any]], Awaitable[Any]],
-        changes: ChangeLog,
-        trail: StoreTrail,
-    ) -> None:
-        self._write = write
-        self._changes = changes
-        self._trail = trail
+@dataclass(slots=True, eq=False)
+class Settling(ChainPart):
+    """The settle of one store, on its connection."""
 
     async def settle(
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
@@ -80,9 +63,9 @@ class Settling:
             settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
             if outcome.history:
                 chained = outcome.history if wins else (deadline_entry(),)
-                append_chained(db, pending_id, chained, now, self._trail.anchoring)
-            self._changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
+                append_chained(db, pending_id, chained, now, self.trail.anchoring)
+            self.changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
             return sql.decode_row(settled[0]) if wins else None
 
-        record: PendingInput | None = await self._write(write)
+        record: PendingInput | None = await self.write(write)
         return record

@@ -8,39 +8,25 @@ exactly one caller among every process on the file spends an entry.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Awaitable, Callable, Collection
-from contextlib import AbstractAsyncContextManager
-from typing import Any, TypeVar
-
-import aiosqlite
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import TypeVar
 
 from roomkit.stores._ledger import check_entries, check_entry, check_until
 from roomkit.stores.sqlite import _ledger as ledger
-from roomkit.stores.sqlite._batch import Write
+from roomkit.stores.sqlite._part import Part
 
 __all__ = ["Spending"]
 
 T = TypeVar("T")
 
 
-class Spending:
-    """The ledger's four calls on one store's connection.
+@dataclass(slots=True, eq=False)
+class Spending(Part):
+    """The ledger's four calls on one store's connection."""
 
-    Args:
-        write: runs one write in the store's write transaction.
-        session: opens the store's connection for a read.
-        clock: the store's clock.
-    """
-
-    def __init__(
-        self,
-        write: Callable[[Write[Any]], Awaitable[Any]],
-        session: Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]],
-        clock: Callable[[], float],
-    ) -> None:
-        self._write = write
-        self._session = session
-        self._clock = clock
+    clock: Callable[[], float]
+    """The store's clock."""
 
     async def spend_once(self, entry: str, *, until: float | None) -> bool:
         """The check-and-set of the ledger: ``True`` for the first caller only."""
@@ -49,7 +35,7 @@ class Spending:
         def write(db: sqlite3.Connection, now: float) -> bool:
             return ledger.spend(db, entry, until, now)
 
-        return bool(await self._write(write))
+        return bool(await self.write(write))
 
     async def refund_spent(self, entry: str) -> None:
         """Forget ``entry``, so that it may be spent again."""
@@ -58,7 +44,7 @@ class Spending:
         def write(db: sqlite3.Connection, now: float) -> None:
             ledger.refund(db, entry)
 
-        await self._write(write)
+        await self.write(write)
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
@@ -68,12 +54,12 @@ class Spending:
             ledger.record(db, entry, until, now)
             return now
 
-        return float(await self._write(write))
+        return float(await self.write(write))
 
     async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
         """The unexpired entries among ``entries``, each with the time it was spent."""
         wanted = check_entries(entries)
         if not wanted:
             return {}
-        async with self._session() as db:
-            return await ledger.read(db, wanted, self._clock())
+        async with self.session() as db:
+            return await ledger.read(db, wanted, self.clock())

@@ -15,6 +15,7 @@ request before anything is written.
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -42,52 +43,33 @@ class AnswerEngine(Protocol):
 
     def local(self, pending_id: str) -> PendingInput | None: ...
 
-    async def settle(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        text: str,
-        by: str | None,
-        history: tuple[dict[str, Any], ...],
-    ) -> bool: ...
+    @property
+    def settle(self) -> Settle:
+        """The engine's check-and-set (its ``settle`` method)."""
+        ...
 
 
+@dataclass(slots=True, eq=False)
 class Answer:
     """One ``aresolve`` call's answer, and how it is judged against its request."""
 
-    __slots__ = (
-        "_decisions",
-        "_engine",
-        "by",
-        "history",
-        "pending_id",
-        "result",
-        "shown",
-        "surface",
-    )
+    engine: AnswerEngine
+    """The engine that settles it."""
+    decisions: Decisions
+    """The handler's approvals, which judge an answer to an approval."""
+    pending_id: str
+    result: str
+    by: str | None
+    surface: str | None
+    shown: str | None
+    """The digest of the arguments the person was shown, checked on an approval."""
+    behalf: InitVar[dict[str, Any] | None] = None
+    history: tuple[dict[str, Any], ...] = field(init=False)
+    """What the settle records in the request's history when it wins (naming whom a
+    delegate answered for, ``behalf``)."""
 
-    def __init__(
-        self,
-        engine: AnswerEngine,
-        decisions: Decisions,
-        pending_id: str,
-        result: str,
-        by: str | None,
-        surface: str | None,
-        shown: str | None,
-        behalf: dict[str, Any] | None = None,
-    ) -> None:
-        self._engine = engine
-        self._decisions = decisions
-        self.pending_id = pending_id
-        self.result = result
-        self.by = by
-        self.surface = surface
-        self.shown = shown
-        """The digest of the arguments the person was shown, checked on an approval."""
-        self.history: tuple[dict[str, Any], ...] = trail(_RESOLVED, by, surface)
-        """What the settle records in the request's history when it wins (naming whom a
-        delegate answered for, ``behalf``)."""
+    def __post_init__(self, behalf: dict[str, Any] | None) -> None:
+        self.history = trail(_RESOLVED, self.by, self.surface)
         if behalf:
             self.history = ({**self.history[0], **behalf},)
 
@@ -106,14 +88,14 @@ class Answer:
             return True
         by = self.by
         return by is not None and answered(
-            await self._engine.get_request(self.pending_id), self.result, by
+            await self.engine.get_request(self.pending_id), self.result, by
         )
 
     async def decide(self, request: PendingInput | None, settle: Settle) -> bool:
         """Judge this answer against ``request`` as read (``None``: not stored) and settle
         it through ``settle``, which records :attr:`history` when it wins."""
         if request is not None and request.kind == APPROVAL:
-            return await self._decisions.decide(
+            return await self.decisions.decide(
                 request, self.result, self.by, self.surface, settle, self.shown
             )
         if request is None or request.status is not _PENDING:

@@ -31,7 +31,7 @@ from roomkit.stores.base import (
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits, timed_out
-from roomkit.tools.human_input._in_transaction import in_transaction
+from roomkit.tools.human_input._in_transaction import given, in_transaction
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
 
@@ -145,15 +145,9 @@ class DurableEngine:
     ) -> bool:
         """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``;
         ``history`` goes into the request's history in the settle's own transaction."""
-        store = self.store
-        if status is _RESOLVED:
-            record = await store.settle(
-                pending_id, status, result=text, settled_by=by, history=history
-            )
-        else:
-            record = await store.settle(
-                pending_id, status, reason=text, settled_by=by, history=history
-            )
+        record = await self.store.settle(
+            pending_id, status, history=history, **given(status, text, by)
+        )
         if record is None:
             return False
         self._waits.settled(record)

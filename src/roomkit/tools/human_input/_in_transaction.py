@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores.base import SettleOutcome
 
-__all__ = ["Settle", "answered", "in_transaction"]
+__all__ = ["Settle", "answered", "given", "in_transaction"]
 
 _RESOLVED = PendingInputStatus.RESOLVED
 
@@ -62,13 +63,20 @@ def in_transaction(store: object | None, request: PendingInput | None, connectio
         by: str | None,
         history: tuple[dict[str, Any], ...],
     ) -> bool:
-        given = {"result": text} if status is _RESOLVED else {"reason": text}
         won = await settle_in(
-            connection, pending_id, status, settled_by=by, history=history, **given
+            connection, pending_id, status, history=history, **given(status, text, by)
         )
         return won is not None
 
     return settle
+
+
+def given(status: PendingInputStatus, text: str, by: str | None) -> SettleOutcome:
+    """The outcome keywords of a settle to ``status`` by ``by``: ``text`` is the answer of a
+    ``RESOLVED`` outcome, the reason of any other."""
+    if status is _RESOLVED:
+        return SettleOutcome(result=text, settled_by=by)
+    return SettleOutcome(reason=text, settled_by=by)
 
 
 def answered(record: PendingInput | None, result: str, by: str | None) -> bool:

@@ -32,7 +32,7 @@ from roomkit.tools.human_input._announce import Announcer, emit, listen_to
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
-from roomkit.tools.human_input._in_transaction import in_transaction
+from roomkit.tools.human_input._in_transaction import given, in_transaction
 from roomkit.tools.human_input._memory_trail import ASKED, ASKED_ONLY, link_now, settled_record
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, Judgement, judge, widened
@@ -218,10 +218,7 @@ class MemoryEngine:
     ) -> bool:
         """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``;
         ``history`` goes into the request's history in the same step as the settle."""
-        if status is _RESOLVED:
-            won = self._store.settle(pending_id, status, result=text, settled_by=by)
-        else:
-            won = self._store.settle(pending_id, status, reason=text, settled_by=by)
+        won = self._store.settle(pending_id, status, **given(status, text, by))
         return self._won(won, _copied(history))
 
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> bool:
