@@ -4,9 +4,9 @@ One table, ``roomkit_pending``, holds a row per request: the flat fields of
 :mod:`~roomkit.stores._records` as columns, plus ``settled_at`` (for
 retention) and ``changed_at`` (the last create or settle), both on the store's clock,
 ``seq`` (from a sequence, for the polling feed), ``unannounced`` (true from the insert until
-the request's announcement is recorded) and ``settle_token`` (the token of the settle call
-that won). ``roomkit_ledger`` is the spend-once ledger; ``roomkit_history`` (version 2,
-with the approval columns) each request's history, one row per entry; ``roomkit_outbox``
+the request's announcement is recorded or it settles) and ``settle_token`` (the token of the
+settle call that won). ``roomkit_ledger`` is the spend-once ledger; ``roomkit_history``
+(version 2, with the approval columns) each request's history, one row per entry; ``roomkit_outbox``
 (version 3, its index of endings version 4) the notification outbox (see
 :mod:`~roomkit.stores.outbox`); version 5 adds the quorum columns, and
 ``roomkit_chains`` (version 6) holds when each history was last appended to; version 7
@@ -215,7 +215,7 @@ class Statements:
             "ELSE COALESCE(%(by)s, settled_by) END, "
             f"settle_token = CASE WHEN {late} THEN NULL ELSE %(token)s END, "
             f"settled_at = {_NOW}, changed_at = {_NOW}, changed_tx = {_TX}, "
-            f"seq = nextval('{s}.roomkit_pending_seq') "
+            f"seq = nextval('{s}.roomkit_pending_seq'), unannounced = NULL "
             "WHERE pending_id = %(id)s AND status = 'pending' AND format = %(format)s "
             f"AND (%(status)s <> 'timed_out' OR (deadline IS NOT NULL AND deadline <= {_NOW})) "
             "AND NOT (%(plain)s AND (answer_schema IS NOT NULL "

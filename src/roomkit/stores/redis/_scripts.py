@@ -10,7 +10,7 @@ Layout, under a prefix ``P``:
 - ``P:p:<id>``: the record, a hash of the flat fields of
   :mod:`~roomkit.stores._records`, plus ``settle_token`` (which settle
   call won), ``settled_at`` (on the store's clock) and ``unannounced`` (there from the
-  insert until the request's announcement is recorded);
+  insert until the request's announcement is recorded or it settles);
 - ``P:k:<key>``: the idempotency key's record id;
 - ``P:pending`` and ``P:r:<room id>``: the pending ids, scored by creation time;
 - ``P:settled``, ``P:sa:<actor id>`` and ``P:su`` (requests that name no actor): the
@@ -241,6 +241,8 @@ else
   redis.call('HSET', rec, 'status', status, 'result', none, 'reject_reason', none,
              'withdrawn', '0', 'settled_at', ARGV[7])
 end
+-- A settled request owes no announcement.
+redis.call('HDEL', rec, 'unannounced')
 local prefix = ARGV[12]
 note_change(prefix .. 'changes', ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])

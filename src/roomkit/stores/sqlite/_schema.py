@@ -4,7 +4,7 @@ One table, ``roomkit_pending``, holds a row per request: the flat fields of
 :mod:`~roomkit.stores._records` as columns, plus ``settled_at`` (for
 retention), ``changed_at`` (the last create or settle), both on the store's clock,
 ``seq``, the change counter, ``unannounced`` (1 from the insert until the request's
-announcement is recorded; NULL after, and in rows older than the column) and
+announcement is recorded or it settles; NULL after, and in rows older than the column) and
 ``settle_token`` (the token of the settle call that won, so that the same call run again
 after a fault knows it won; NULL in rows older than the column). A one-row
 table, ``roomkit_pending_seq``, hands out ``seq`` values: every create, settle, vote and
@@ -212,10 +212,11 @@ SELECT_UNANNOUNCED = "SELECT unannounced FROM roomkit_pending WHERE pending_id =
 SETTLE = (
     "UPDATE roomkit_pending SET status = ?, result = ?, reject_reason = ?, withdrawn = ?, "
     "settled_by = COALESCE(?, settled_by), settle_token = ?, settled_at = ?, changed_at = ?, "
-    f"seq = ? WHERE pending_id = ? RETURNING {COLUMNS}"
+    f"seq = ?, unannounced = NULL WHERE pending_id = ? RETURNING {COLUMNS}"
 )
 """Parameters: status, result, reason, withdrawn, settled_by, settle_token, settled_at,
-changed_at, seq, pending_id."""
+changed_at, seq, pending_id. A settled request owes no announcement: the announcer's
+``mark_announced`` after it then writes nothing, and costs no sync of the file."""
 
 SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ?, seq = ? WHERE pending_id = ?"
 """Parameters: deadline, seq, pending_id: waiters elsewhere learn of an earlier deadline."""

@@ -37,6 +37,15 @@ async def test_a_new_request_owes_its_announcement_until_it_is_marked(
         assert await other.was_announced(record.pending_id) is True
 
 
+async def test_a_settled_request_owes_no_announcement(store: Store) -> None:
+    """Settled before its announcement ran, a request is owed none: marking it after writes
+    nothing (on SQLite, no sync of the file)."""
+    record, _ = await store.insert(make_request())
+    await store.settle(record.pending_id, RESOLVED, result="blue", settled_by="ann")
+
+    assert await store.was_announced(record.pending_id) is True
+
+
 async def test_a_request_reattached_by_key_still_owes_its_announcement(store: Store) -> None:
     first, _ = await store.insert(make_request(key="room-1:ai-1:call-1"))
 
