@@ -80,16 +80,9 @@ class MemoryEngine:
 
     # -- creating ----------------------------------------------------------------------------
 
-    async def create(
-        self,
-        request: PendingInput,
-        timeout: float | None,
-        history: tuple[dict[str, Any], ...] | None,
-        *,
-        announce: bool = True,
-    ) -> PendingInput:
-        """:meth:`add`, as the durable engine's ``create`` is called."""
-        return self.add(request, timeout, history, announce=announce)
+    async def create(self, *arguments: Any, **options: Any) -> PendingInput:
+        """:meth:`add`, awaited where the durable engine's ``create`` is."""
+        return self.add(*arguments, **options)
 
     def add(
         self,
