@@ -85,3 +85,22 @@ async def test_a_policy_decides_the_open_request_its_key_re_attaches_to(tmp_path
         ]
         assert history[2]["actor"] == "policy:p"
         assert await handler.wait(asked.pending_id, timeout=None) == approve()
+
+
+async def test_an_asked_calls_chain_on_a_durable_store_starts_with_the_policys_decision(
+    tmp_path: Path, turn: Any
+) -> None:
+    """The policy's Ask is written with the request, once, ahead of the approver's decision
+    (who answers the moment they are told)."""
+    async with SQLiteStore(tmp_path / "asked.db") as store:
+        handler = HumanInputHandler(store=store)
+        human = HumanInputToolHandler({"Ask"}, handler=handler, policy=CedarPolicy(CEDAR))
+        done = await turn(human, CASES["ask"], answer=approve())
+        assert len(done.asked) == 1
+        (history,) = await done.histories()
+    types = [entry["type"] for entry in history]
+    assert types[:2] == ["created", "policy_decided"]
+    assert types.count("policy_decided") == 1
+    assert types.index("decided") > 1
+    assert history[1]["decision"] == "ask"
+    assert done.paid == [CASES["ask"]]

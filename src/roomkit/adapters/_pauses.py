@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from roomkit.adapters._policy_pause import policy_call, record_ruling, unasked
+from roomkit.adapters._policy_pause import policy_call, unasked
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
@@ -42,7 +42,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy.ruling import asks_person, policy_name, rule_call
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, read_decision
-from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input import HumanInputHandler, created_with
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
@@ -235,20 +235,20 @@ class Asker:
             rule = self._ruled[pause.key] = ruling.ask
             limit = self.limit(pause)
         approvers = rule.approvers or ((self.actor,) if self.actor is not None else ())
-        request = await handler.create_approval(
-            pause.tool_name,
-            pause.arguments,
-            approvers=approvers,
-            quorum=rule.quorum.n if rule.quorum is not None else None,
-            veto=rule.veto,
-            tool_schema=pause.tool_schema or {"type": "object"},
-            description=pause.description,
-            decisions=pause.decisions,
-            **self._placed(pause, limit),
-        )
-        if ruling is not None and ruling.entry is not None:
-            await record_ruling(self.handler, request, ruling)
-        return request
+        # The policy's decision is in the request's first write, before anyone is told.
+        evidence = (ruling.entry,) if ruling is not None and ruling.entry is not None else ()
+        with created_with(*evidence):
+            return await handler.create_approval(
+                pause.tool_name,
+                pause.arguments,
+                approvers=approvers,
+                quorum=rule.quorum.n if rule.quorum is not None else None,
+                veto=rule.veto,
+                tool_schema=pause.tool_schema or {"type": "object"},
+                description=pause.description,
+                decisions=pause.decisions,
+                **self._placed(pause, limit),
+            )
 
     def _placed(self, pause: Pause, limit: float) -> dict[str, Any]:
         """Where the request of ``pause`` belongs, its key and its deadline: what a question's

@@ -15,13 +15,12 @@ from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling
 from roomkit.policy.unasked import POLICY
 from roomkit.policy.unasked import unasked as on_record
-from roomkit.tools.human_input import HumanInputHandler
 
 if TYPE_CHECKING:
     from roomkit.adapters._pauses import Asker, Pause
     from roomkit.channels._calls.approve import HeldOptions
 
-__all__ = ["create_paused", "policy_call", "record_ruling", "unasked"]
+__all__ = ["create_paused", "policy_call", "unasked"]
 
 _PENDING = PendingInputStatus.PENDING
 
@@ -37,16 +36,6 @@ def policy_call(asker: Asker, pause: Pause) -> PolicyCall:
         asker.room,
         asker.channel,
     )
-
-
-async def record_ruling(handler: HumanInputHandler, request: PendingInput, ruling: Ruling) -> None:
-    """Add the policy's decision to the open ``request``'s history, once: a pause asked
-    again re-attaches to its request, whose history holds it already."""
-    if request.status is not _PENDING or ruling.entry is None:
-        return
-    history = await handler.history(request.pending_id)
-    if not any(entry.get("type") == "policy_decided" for entry in history):
-        await handler.record(request.pending_id, ruling.entry)
 
 
 async def unasked(asker: Asker, pause: Pause, ruling: Ruling, name: str) -> PendingInput:

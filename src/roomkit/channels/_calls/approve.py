@@ -31,9 +31,10 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
+from roomkit.tools.human_input import created_with
 from roomkit.tools.human_input.ladder import keep_ladder
 from roomkit.tools.human_input.stores import approved_by, declined, new_entry
 
@@ -126,9 +127,9 @@ async def verdict_on(
     assert human is not None
     handler = human.handler
     limit = rule.timeout if rule.timeout is not None else human.timeout
-    request = await _hold(site, human, name, arguments, rule, tool, limit)
-    if evidence is not None and request.status is PendingInputStatus.PENDING:
-        await handler.record(request.pending_id, evidence)
+    # The policy's decision is in the request's first write, before anyone is told.
+    with created_with(*(() if evidence is None else (evidence,))):
+        request = await _hold(site, human, name, arguments, rule, tool, limit)
     if human.ladder is not None:
         # The ladder's reminders and escalations reach the approval; its ending is the rule's.
         await keep_ladder(handler, request, human.ladder)
