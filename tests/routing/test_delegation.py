@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import httpx
+from escalating import told_on_escalation
 from routing_clock import FakeClock
 
 from roomkit import RoomKit
@@ -179,44 +180,14 @@ def test_votes_cast_as_oneself_are_encoded_as_before(clock: FakeClock) -> None:
 
 
 async def test_escalation_goes_to_the_approvers_manager(clock: FakeClock) -> None:
-    from roomkit.notify import Notifier
-    from roomkit.notify.surface import Notice
-
     clock.now = STARTS
     handler = handler_on(clock)
-    told: list[Notice] = []
-
-    class Recorder:
-        name = "recorder"
-
-        def reaches(self, recipient: str | None, person: object) -> bool:
-            return recipient is not None
-
-        async def send(self, notice: Notice) -> None:
-            told.append(notice)
-
-        async def aclose(self) -> None:
-            return None
-
-    async with Notifier(handler, [Recorder()]) as notifier:
-        assert notifier.directory is handler.directory
-        request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
-        await notifier.wait_idle()
-        await handler.outbox.add(
-            [_step(request.pending_id, {"job": "escalate", "to": "manager"}, handler)]
-        )
-        await notifier.wait_idle()
-    kinds = [(n.type, n.recipient) for n in told]
-    assert ("question_pending", "carol") in kinds
-    assert ("question_pending", "alice") not in kinds, "alice is away: carol is told"
-    assert ("question_escalated", "mallory") in kinds
-
-
-def _step(pending_id: str, body: dict[str, object], handler: HumanInputHandler) -> object:
-    from roomkit.stores.outbox import OutboxItem, now_of
-
-    now = now_of(handler)
-    return OutboxItem(f"{pending_id}.escalate0", pending_id, now, body, created=now)
+    _, told = await told_on_escalation(
+        handler, lambda: handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+    )
+    assert ("question_pending", "carol") in told
+    assert ("question_pending", "alice") not in told, "alice is away: carol is told"
+    assert ("question_escalated", "mallory") in told
 
 
 async def test_a_delegates_answer_to_a_question_names_whom_it_was_for(clock: FakeClock) -> None:

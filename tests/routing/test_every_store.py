@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from escalating import Recorder
 from routing_clock import FakeClock
 from tests.servers.stores import StoreSite
 
 from roomkit.notify import Notifier
-from roomkit.notify.surface import Notice
 from roomkit.people import Delegation, Directory, Person, on_call
 from roomkit.routing import ICalOnCall
 from roomkit.tools.approvals import approve
@@ -22,24 +22,6 @@ from roomkit.tools.human_input import HumanInputHandler
 SCHEDULE = Path(__file__).parent / "fixtures" / "payments.ics"
 STARTS = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 ENDS = datetime(2026, 12, 12, 9, 0, tzinfo=UTC)
-
-
-class Recorder:
-    """A surface that keeps what it is asked to send, to anyone named."""
-
-    name = "recorder"
-
-    def __init__(self) -> None:
-        self.sent: list[Notice] = []
-
-    def reaches(self, recipient: str | None, person: object) -> bool:
-        return recipient is not None
-
-    async def send(self, notice: Notice) -> None:
-        self.sent.append(notice)
-
-    async def aclose(self) -> None:
-        return None
 
 
 @pytest.fixture
@@ -103,5 +85,5 @@ async def test_a_shift_change_is_told_to_the_new_person(
         clock.now = datetime(2027, 3, 28, 12, tzinfo=UTC)
         assert await handler.router.may_decide(request, "bob")  # type: ignore[union-attr]
         await notifier.wait_idle()
-    told = [(notice.type, notice.recipient) for notice in surface.sent]
+    told = [(notice.type, notice.recipient) for notice in surface.told]
     assert told == [("question_pending", "alice"), ("question_escalated", "bob")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from escalating import told_on_escalation
 from routing_clock import FakeClock
 
 from roomkit.people import Delegation, Directory, Person, Role, role
@@ -68,79 +69,22 @@ async def test_the_ladders_escalation_reassigns_a_rotation() -> None:
 
 
 async def test_the_notifiers_escalation_step_hands_a_rotation_on() -> None:
-    from roomkit.notify import Notifier
-    from roomkit.notify.surface import Notice
-    from roomkit.stores.outbox import OutboxItem, now_of
-
     handler = handler_with("rotation")
-    told: list[Notice] = []
-
-    class Recorder:
-        name = "recorder"
-
-        def reaches(self, recipient: str | None, person: object) -> bool:
-            return recipient is not None
-
-        async def send(self, notice: Notice) -> None:
-            told.append(notice)
-
-        async def aclose(self) -> None:
-            return None
-
-    async with Notifier(handler, [Recorder()]) as notifier:
-        request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
-        await notifier.wait_idle()
-        now = now_of(handler)
-        step = OutboxItem(
-            f"{request.pending_id}.escalate0",
-            request.pending_id,
-            now,
-            {"job": "escalate", "to": "manager"},
-            created=now,
-        )
-        await handler.outbox.add([step])
-        await notifier.wait_idle()
-    assert [(n.type, n.recipient) for n in told] == [
-        ("question_pending", "dan"),
-        ("question_escalated", "erin"),
-    ]
+    _, told = await told_on_escalation(
+        handler,
+        lambda: handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")]),
+    )
+    assert told == [("question_pending", "dan"), ("question_escalated", "erin")]
 
 
 async def test_escalating_to_the_manager_of_a_role_reaches_its_members_manager() -> None:
     """A role has no manager of its own: the managers of those standing for it now are."""
-    from roomkit.notify import Notifier
-    from roomkit.notify.surface import Notice
-    from roomkit.stores.outbox import OutboxItem, now_of
-
     handler = handler_with("everyone", {"erin": Person(manager="mallory")})
-    told: list[Notice] = []
-
-    class Recorder:
-        name = "recorder"
-
-        def reaches(self, recipient: str | None, person: object) -> bool:
-            return recipient is not None
-
-        async def send(self, notice: Notice) -> None:
-            told.append(notice)
-
-        async def aclose(self) -> None:
-            return None
-
-    async with Notifier(handler, [Recorder()]) as notifier:
-        request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
-        await notifier.wait_idle()
-        now = now_of(handler)
-        step = OutboxItem(
-            f"{request.pending_id}.escalate0",
-            request.pending_id,
-            now,
-            {"job": "escalate", "to": "manager"},
-            created=now,
-        )
-        await handler.outbox.add([step])
-        await notifier.wait_idle()
+    request, told = await told_on_escalation(
+        handler,
+        lambda: handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")]),
+    )
     escalated = await handler.get_request(request.pending_id)
     assert escalated is not None
     assert escalated.approvers == (role("kyc"), "mallory")
-    assert ("question_escalated", "mallory") in [(n.type, n.recipient) for n in told]
+    assert ("question_escalated", "mallory") in told
