@@ -42,6 +42,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from roomkit._extras import requires_extra
 from roomkit.core.exceptions import BodyRefusedError
 
 if TYPE_CHECKING:
@@ -421,12 +422,8 @@ def bounded_route(
     Raises:
         ImportError: FastAPI is not installed (the ``desk`` extra).
     """
-    try:
+    with requires_extra("bounded_route()", "desk"):
         from fastapi.routing import APIRoute
-    except ImportError as missing:
-        raise ImportError(
-            "bounded_route() needs FastAPI: pip install 'roomkit-hitl[desk]'"
-        ) from missing
 
     class BoundedRoute(APIRoute):
         """Checks each request's body before FastAPI reads it."""

@@ -228,7 +228,7 @@ def test_without_the_redis_extra_the_import_names_it() -> None:
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
-    assert "pip install 'roomkit-hitl[redis]'" in done.stdout
+    assert "pip install -e '.[redis]'" in done.stdout
     assert "RedisRoomStore" in done.stdout
 
 

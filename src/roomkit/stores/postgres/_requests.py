@@ -29,7 +29,7 @@ Through PgBouncer in transaction mode, give the store a pool whose connections p
 statements (``kwargs={"autocommit": True, "prepare_threshold": None}``); LISTEN cannot work
 there, and the change feed finds that out, warns once and polls.
 
-Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
+Needs the ``postgres`` extra (``pip install -e '.[postgres]'`` in roomkit's checkout)::
 
     async with PostgresStore("postgresql://app:secret@db.internal/app") as store:
         handler = HumanInputHandler(store=store)

@@ -11,7 +11,7 @@ Every write commits before it returns (autocommit on a pooled connection); the t
 that must not be split (a message with the turns it starts, a turn's end with its reply) are
 one transaction each.
 
-Needs the ``postgres`` extra (``pip install roomkit-hitl[postgres]``)::
+Needs the ``postgres`` extra (``pip install -e '.[postgres]'`` in roomkit's checkout)::
 
     async with PostgresRoomStore("postgresql://app:secret@db.internal/app") as rooms:
         kit = RoomKit(store=rooms)

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from roomkit.stores._extras import missing_client
+from roomkit._extras import missing_extra_error
 
 try:
     from redis.asyncio import BlockingConnectionPool, Redis
@@ -27,8 +27,8 @@ try:
     from redis.exceptions import RedisError, ResponseError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as error:  # pragma: no cover - depends on the installed extras
-    stores = "Redis stores (RedisStore, RedisRoomStore)"
-    raise missing_client(stores, "redis-py", "redis") from error
+    stores = "roomkit.stores.redis (RedisStore, RedisRoomStore)"
+    raise missing_extra_error(stores, "redis", error) from error
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 

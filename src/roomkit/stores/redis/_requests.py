@@ -28,7 +28,7 @@ the spend-once ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`, k
 The store talks to one server (a primary, with or without replicas). The scripts find a
 record's index keys from the record itself, which Redis Cluster does not allow.
 
-Needs the ``redis`` extra (``pip install roomkit-hitl[redis]``).
+Needs the ``redis`` extra (``pip install -e '.[redis]'`` in roomkit's checkout).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ lost, and without persistence a restart loses everything.
 The store talks to one server (a primary, with or without replicas): its reads find the
 records an index names from the index itself, which Redis Cluster does not allow.
 
-Needs the ``redis`` extra (``pip install roomkit-hitl[redis]``).
+Needs the ``redis`` extra (``pip install -e '.[redis]'`` in roomkit's checkout).
 """
 
 from __future__ import annotations

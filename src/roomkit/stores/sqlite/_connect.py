@@ -23,16 +23,16 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import TypeVar
 
+from roomkit._extras import missing_extra_error
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models import room as room_model
 from roomkit.stores import _sql_rows as rows
-from roomkit.stores._extras import missing_client
 
 try:
     import aiosqlite
 except ImportError as error:  # pragma: no cover - depends on the installed extras
-    stores = "SQLite stores (SQLiteStore, SQLiteRoomStore)"
-    raise missing_client(stores, "aiosqlite", "sqlite") from error
+    stores = "roomkit.stores.sqlite (SQLiteStore, SQLiteRoomStore)"
+    raise missing_extra_error(stores, "sqlite", error) from error
 
 __all__ = ["FileWatch", "connect", "retry_locked", "unavailable"]
 

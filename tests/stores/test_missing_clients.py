@@ -1,0 +1,39 @@
+"""A store whose client library is missing says, in one line, which extra installs it: at
+its path and at the old paths that still lead to it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("package", "blocked", "extra", "names"),
+    [
+        ("roomkit.stores.postgres", ("psycopg", "psycopg_pool"), "postgres", "PostgresStore"),
+        ("roomkit.tools.human_input.stores.postgres", ("psycopg",), "postgres", "PostgresStore"),
+        ("roomkit.core.redis_store", ("redis",), "redis", "RedisStore"),
+        ("roomkit.stores.sqlite", ("aiosqlite",), "sqlite", "SQLiteStore"),
+    ],
+)
+def test_a_store_without_its_client_names_the_extra(
+    package: str, blocked: tuple[str, ...], extra: str, names: str
+) -> None:
+    probe = (
+        "import sys\n"
+        f"for name in {blocked!r}:\n"
+        "    sys.modules[name] = None\n"
+        "try:\n"
+        f"    from {package} import {names}\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stderr == ""
+    assert f"needs the {extra} extra" in done.stdout
+    assert f"pip install -e '.[{extra}]'" in done.stdout
+    assert names in done.stdout
