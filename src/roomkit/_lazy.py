@@ -2,8 +2,9 @@
 
 A package whose names live in modules that need an optional library, or that are costly to
 load, exports them through a module ``__getattr__`` (PEP 562) that :func:`lazy_exports`
-builds: each name loads only its own module, once, and a missing optional library raises
-the error :func:`~roomkit._extras.extra_missing` words.
+builds: each name loads only its own module, once, and (when the package names its
+optional library) a missing library raises the error :func:`~roomkit._extras.extra_missing`
+words; without one, a module words its own (:func:`~roomkit._extras.requires_extra`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ __all__ = ["lazy_exports"]
 
 
 def lazy_exports(
-    package: str, homes: Mapping[str, str], *, extra: str, library: str
+    package: str,
+    homes: Mapping[str, str],
+    *,
+    extra: str | None = None,
+    library: str | None = None,
 ) -> Callable[[str], Any]:
     """The ``__getattr__`` of ``package`` that loads each name of ``homes`` from its module.
 
@@ -26,7 +31,8 @@ def lazy_exports(
         package: the package's ``__name__``.
         homes: each exported name, with the submodule (relative to ``package``) it lives in.
         extra: the extra that installs ``library``, named when it is missing.
-        library: the top-level name of the optional library the submodules import.
+        library: the top-level name of the optional library the submodules import; ``None``
+            when each submodule words the failure of its own imports.
     """
 
     def __getattr__(name: str) -> Any:
@@ -40,6 +46,8 @@ def lazy_exports(
             # where importlib would load it afresh for every workflow, on the worker's loop.
             module = __import__(f"{package}.{home}", fromlist=[name])
         except ModuleNotFoundError as error:
+            if extra is None or library is None:
+                raise
             if error.name is None or not error.name.startswith(library):
                 raise
             message = extra_missing(package, extra, error.name)

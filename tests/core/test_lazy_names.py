@@ -6,7 +6,7 @@ import pytest
 
 import roomkit.desk
 import roomkit.notify
-from roomkit.core.moved import lazy_attribute
+from roomkit._lazy import lazy_exports
 
 
 def test_a_lazy_name_is_the_object_of_its_module() -> None:
@@ -20,6 +20,6 @@ def test_a_lazy_name_is_the_object_of_its_module() -> None:
 def test_a_name_nobody_lists_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match=r"module 'roomkit.notify' has no attribute 'Nope'"):
         _ = roomkit.notify.Nope
-    with pytest.raises(AttributeError, match=r"module 'pkg' has no attribute 'json'"):
-        lazy_attribute({"dumps": "json"}, "pkg", "json")
-    assert lazy_attribute({"dumps": "json"}, "pkg", "dumps")([]) == "[]"
+    lazy = lazy_exports("roomkit", {"notify_surface": "notify.surface"})
+    with pytest.raises(AttributeError, match=r"module 'roomkit' has no attribute 'Nope'"):
+        lazy("Nope")

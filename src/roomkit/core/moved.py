@@ -10,10 +10,9 @@ above the core until someone uses it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["lazy_attribute", "moved_attribute"]
+__all__ = ["moved_attribute"]
 
 
 def moved_attribute(home: str, old: str, name: str) -> Any:
@@ -38,23 +37,3 @@ def moved_attribute(home: str, old: str, name: str) -> Any:
         raise AttributeError(
             f"module {old!r} has no attribute {name!r} (it moved to {home!r})"
         ) from None
-
-
-def lazy_attribute(homes: Mapping[str, str], module: str, name: str) -> Any:
-    """The attribute ``name`` of ``module``, loaded on first use from its own module.
-
-    A package's ``__getattr__`` (PEP 562) calls it, so that a name whose module needs an
-    optional library imports that module only when someone reads the name.
-
-    Args:
-        homes: the dotted path of the module that holds each lazy name.
-        module: the package asked (named in the error).
-        name: the attribute asked for.
-
-    Raises:
-        AttributeError: ``name`` is none of ``homes``.
-    """
-    home = homes.get(name)
-    if home is None:
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)

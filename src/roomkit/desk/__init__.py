@@ -11,9 +11,9 @@ with an authenticator of the application's own. Its options are declared once, i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from roomkit.core.moved import lazy_attribute
+from roomkit._lazy import lazy_exports
 from roomkit.desk.api import Desk, default_handler, desk_router
 from roomkit.desk.app import create_desk_app, mount_desk
 from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
@@ -71,6 +71,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # The chat routes load on first use: an app without chat never imports them.
-    return lazy_attribute({"chat_router": "roomkit.desk.chat"}, __name__, name)
+# The chat routes load on first use: an app without chat never imports them.
+__getattr__ = lazy_exports(__name__, {"chat_router": "chat"})

@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from roomkit.core.moved import lazy_attribute
+from roomkit._lazy import lazy_exports
 from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier, NotifierStatistics
 from roomkit.notify.retry import Retry
@@ -49,14 +49,12 @@ __all__ = [
 
 # Surfaces on an optional package import it only when named, so that the others need nothing.
 _EXTRAS = {
-    "Slack": "roomkit.notify.slack",
-    "Apprise": "roomkit.notify.apprise",
-    "Webhook": "roomkit.notify.webhook",
-    "Email": "roomkit.notify.email",
-    "Ntfy": "roomkit.notify.ntfy",
-    "WebPush": "roomkit.notify.webpush",
+    "Slack": "slack",
+    "Apprise": "apprise",
+    "Webhook": "webhook",
+    "Email": "email",
+    "Ntfy": "ntfy",
+    "WebPush": "webpush",
 }
 
-
-def __getattr__(name: str) -> Any:
-    return lazy_attribute(_EXTRAS, __name__, name)
+__getattr__ = lazy_exports(__name__, _EXTRAS)
