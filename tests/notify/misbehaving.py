@@ -11,6 +11,7 @@ import ssl
 import struct
 
 import trustme
+from tests.servers.loopback import LoopbackServer, read_request
 
 GARBAGE = {
     "not-http": b"\x00\xffnot http at all\r\n\r\n" + bytes(range(256)),
@@ -23,53 +24,31 @@ GARBAGE = {
 """Answers that are not HTTP/1.1, by name."""
 
 
-class Misbehaving:
+class Misbehaving(LoopbackServer):
     """A receiver that answers every request with ``how``: ``"500"``, ``"reset"``, a name
     in :data:`GARBAGE`, or ``"tls"`` (a TLS server whose certificate an authority made for
     the test signed: the client does not trust it)."""
 
     def __init__(self, how: str) -> None:
+        super().__init__()
         self.how = how
         self.requests = 0
-        self.url = ""
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
 
-    async def __aenter__(self) -> Misbehaving:
-        context = None
-        if self.how == "tls":
-            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            trustme.CA().issue_cert("127.0.0.1").configure_cert(context)
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=context)
-        port = self._server.sockets[0].getsockname()[1]
-        self.url = f"{'https' if context else 'http'}://127.0.0.1:{port}/hooks"
-        return self
+    def tls(self) -> ssl.SSLContext | None:
+        if self.how != "tls":
+            return None
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        trustme.CA().issue_cert("127.0.0.1").configure_cert(context)
+        return context
 
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for writer in list(self._writers):
-            writer.close()
-        await self._server.wait_closed()
+    @property
+    def url(self) -> str:
+        return f"{self.origin}/hooks"
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await self._answer(reader, writer)
-        finally:
-            self._writers.discard(writer)
-
-    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.decode("latin-1").split("\r\n"):
-                name, _, value = line.partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value)
-            await reader.readexactly(length)
+            await read_request(reader)
         except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
-            writer.close()
             return
         self.requests += 1
         if self.how == "reset":
@@ -84,4 +63,3 @@ class Misbehaving:
             writer.write(GARBAGE[self.how])
         with contextlib.suppress(ConnectionError):
             await writer.drain()
-        writer.close()

@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+# The adapters' fixtures: a handler on memory, then on SQLite, and its desk.
+from tests.adapters.conftest import desk, handler  # noqa: F401
+
 from roomkit import (
     HookTrigger,
     HumanInputToolHandler,
@@ -51,9 +54,9 @@ class Turn:
 
     async def histories(self) -> list[list[dict[str, Any]]]:
         """The histories of every request the turn made, oldest first."""
-        handler = self.human.handler
-        settled = await handler.list_settled()
-        return [await handler.history(request.pending_id) for request in settled]
+        human = self.human.handler
+        settled = await human.list_settled()
+        return [await human.history(request.pending_id) for request in settled]
 
     async def types(self) -> list[str]:
         """The entry types of the turn's one request."""

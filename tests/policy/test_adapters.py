@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, TypedDict
 
 import pytest
@@ -28,7 +27,6 @@ from roomkit.adapters import pydantic_ai as pa
 from roomkit.policy import Allow, Ask, Deny, PolicyCall, PolicyDecision
 from roomkit.tools.approvals import Approval, approve
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
 class Fixed:
@@ -41,23 +39,6 @@ class Fixed:
 
     async def decide(self, call: PolicyCall) -> PolicyDecision:
         return self.decision
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def handler(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[HumanInputHandler]:
-    if request.param == "memory":
-        yield HumanInputHandler()
-        return
-    store = SQLiteStore(tmp_path / "requests.db", backstop_interval=0.02)
-    yield HumanInputHandler(store=store)
-    await store.close()
-
-
-@pytest.fixture
-def desk(handler: HumanInputHandler) -> Desk:
-    return Desk(handler)
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tests.servers.loopback import HTTPServer
+
 
 @dataclass(frozen=True)
 class Request:
@@ -21,10 +23,11 @@ class Request:
     body: dict[str, Any] | None
 
 
-class NtfyServer:
+class NtfyServer(HTTPServer):
     """Answers 200, or :attr:`status` for the requests whose method it names."""
 
     def __init__(self, *, clears: bool = True) -> None:
+        super().__init__()
         self.requests: list[Request] = []
         self.shown: dict[tuple[str, str], dict[str, Any]] = {}
         """Per (topic, sequence id), the notification as the phone shows it now."""
@@ -34,21 +37,10 @@ class NtfyServer:
         self.clears = clears
         """Whether the server knows clearing (2.16 and later); 404 otherwise."""
         self._changed = asyncio.Condition()
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-        self.url = ""
 
-    async def __aenter__(self) -> NtfyServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for writer in list(self._writers):
-            writer.close()
-        await self._server.wait_closed()
+    @property
+    def url(self) -> str:
+        return self.origin
 
     async def wait_for(self, count: int) -> list[Request]:
         async with self._changed:
@@ -71,32 +63,12 @@ class NtfyServer:
             return 200
         return 404
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                lines = head.decode("latin-1").split("\r\n")
-                method, path, _ = lines[0].split(" ")
-                headers = {}
-                for line in lines[1:]:
-                    if ":" in line:
-                        name, _, value = line.partition(":")
-                        headers[name.strip().lower()] = value.strip()
-                data = await reader.readexactly(int(headers.get("content-length", "0")))
-                request = Request(method, path, headers, json.loads(data) if data else None)
-                async with self._changed:
-                    self.requests.append(request)
-                    status = self._take(request)
-                    self._changed.notify_all()
-                answer = b'{"id":"m1"}'
-                writer.write(
-                    f"HTTP/1.1 {status} X\r\ncontent-length: {len(answer)}\r\n\r\n".encode()
-                    + answer
-                )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            self._writers.discard(writer)
-            writer.close()
+    async def answer(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes]:
+        request = Request(method, path, headers, json.loads(body) if body else None)
+        async with self._changed:
+            self.requests.append(request)
+            status = self._take(request)
+            self._changed.notify_all()
+        return status, b'{"id":"m1"}'

@@ -26,6 +26,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from tests.servers.loopback import HTTPServer
 
 
 def b64decode(text: str) -> bytes:
@@ -95,11 +96,12 @@ def verify_vapid(authorization: str, audience: str) -> dict[str, Any]:
     return claims
 
 
-class PushService:
+class PushService(HTTPServer):
     """Takes pushes for the browsers made by :meth:`browser`; answers 201, or an endpoint's
     own status from :attr:`status`."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.received: list[Received] = []
         self.refused: list[str] = []
         """Why each push the service refused was refused (a bad signature, ...)."""
@@ -108,22 +110,6 @@ class PushService:
         self.attempts = 0
         self._browsers: dict[str, Browser] = {}
         self._changed = asyncio.Condition()
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-        self.origin = ""
-
-    async def __aenter__(self) -> PushService:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        port = self._server.sockets[0].getsockname()[1]
-        self.origin = f"http://127.0.0.1:{port}"
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for writer in list(self._writers):
-            writer.close()
-        await self._server.wait_closed()
 
     def browser(self, name: str) -> Browser:
         """A new browser subscribed at ``<origin>/push/<name>``."""
@@ -162,27 +148,11 @@ class PushService:
         self.received.append(Received(endpoint, headers, claims, message))
         return 201
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                lines = head.decode("latin-1").split("\r\n")
-                path = lines[0].split(" ")[1]
-                headers = {}
-                for line in lines[1:]:
-                    if ":" in line:
-                        name, _, value = line.partition(":")
-                        headers[name.strip().lower()] = value.strip()
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                async with self._changed:
-                    self.attempts += 1
-                    status = self._take(path, headers, body)
-                    self._changed.notify_all()
-                writer.write(f"HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n".encode())
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            self._writers.discard(writer)
-            writer.close()
+    async def answer(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes]:
+        async with self._changed:
+            self.attempts += 1
+            status = self._take(path, headers, body)
+            self._changed.notify_all()
+        return status, b""
