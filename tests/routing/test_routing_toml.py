@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from tests.doc_pages import page_blocks
 
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.config import load_notify_config
@@ -83,3 +85,53 @@ ends = 2026-12-12T09:00:00Z
 """
     with pytest.raises(NotifyConfigError, match=r"delegations #1 starts: must be a date-time"):
         load(tmp_path, text)
+
+
+def test_the_delegation_page_s_file_is_a_good_one(tmp_path: Path) -> None:
+    """The TOML of docs/how-to/delegation.md loads as it is written, its schedule read from
+    beside the file."""
+    [text] = page_blocks("docs/how-to/delegation.md", "toml", "[on_call.payments]")
+    (tmp_path / "schedules").mkdir()
+    shutil.copy(SCHEDULE, tmp_path / "schedules" / "payments.ics")
+    path = tmp_path / "notify.toml"
+    path.write_text(HEAD.split("[people.alice]")[0] + text, encoding="utf-8")
+    directory = load_notify_config(path, environ={}).directory
+    assert directory.roles["kyc"].members == ("dan", "erin", "frank")
+    assert isinstance(directory.on_call["payments"], ICalOnCall)
+    assert directory.on_call["payments"].path == tmp_path / "schedules" / "payments.ics"
+    at = datetime(2026, 12, 5, tzinfo=UTC)
+    assert [s.actor for s in directory.stand_ins("alice", at, "pay")] == ["carol"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[on_call.payments]\nical = "schedules/typo.ics"\n',
+            "[on_call.payments] ical: ICalOnCall: cannot read",
+        ),
+        ('[on_call.payments]\nical = "notify.toml"\n', "is not an iCal calendar"),
+        (
+            "[[people.alice.delegations]]\nto = 'bob'\nstarts = 2026-12-02T09:00:00Z\n"
+            "ends = 2026-12-12T09:00:00Z\ntools = []\n",
+            "names no tool: leave tools out",
+        ),
+        ("[roles.'']\nmembers = ['dan']\n", "a role is named by text"),
+        (
+            "[[people.alice.delegations]]\nto = 'bob'\nstarts = 2026-12-02\n"
+            "ends = 2026-12-12T09:00:00Z\n",
+            "delegations #1 starts: must be a date-time",
+        ),
+        ("[roles.kyc]\nmembers = 'dan'\n", "[roles.kyc] members: must be a list"),
+    ],
+)
+def test_a_wrong_value_is_one_line_naming_the_file_once(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """Each mistake is told when the file is loaded, naming the file once and the key."""
+    with pytest.raises(NotifyConfigError) as raised:
+        load(tmp_path, text)
+    said = str(raised.value)
+    assert message in said
+    assert said.count("notify.toml") == 1 + ('ical = "notify.toml"' in text), said
+    assert "\n" not in said

@@ -371,12 +371,11 @@ class _Reader(TomlValues):
                     )
                 slack_users[person.slack_user] = actor
             entries[actor] = person
+        roles = people_config.roles(self, document.get("roles", {}))
+        folder = Path(self.path).parent
+        on_call = people_config.on_call(self, document.get("on_call", {}), folder)
         try:
-            return Directory(
-                entries,
-                roles=people_config.roles(self, document.get("roles", {})),
-                on_call=people_config.on_call(self, document.get("on_call", {})),
-            )
+            return Directory(entries, roles=roles, on_call=on_call)
         except ValueError as error:
             self.fail("people", str(error))
 

@@ -62,9 +62,9 @@ class Directory:
         max_chain: the most delegations a request passes through.
 
     Raises:
-        ValueError: a name is not an actor name; someone delegates to themselves; the
-            delegations in force at some moment make a cycle or a chain longer than
-            ``max_chain``.
+        ValueError: a name is not an actor name; a role or schedule has no name; someone
+            delegates to themselves; the delegations in force at some moment make a cycle or
+            a chain longer than ``max_chain``.
         TypeError: an entry is not a :class:`Person`, a role not a :class:`Role`, a
             schedule not an :class:`OnCallSource`.
     """
@@ -95,6 +95,10 @@ class Directory:
                 _check_name(delegation.to, f"{actor!r}'s delegate")
                 if delegation.to == actor:
                     raise ValueError(f"Directory: {actor!r} delegates to themselves")
+        for kind, names in (("role", self.roles), ("on-call schedule", self.on_call)):
+            for name in names:
+                if not isinstance(name, str) or not name.strip():
+                    raise ValueError(f"Directory: a {kind} is named by text, not {_shown(name)}")
         for name, group in self.roles.items():
             if not isinstance(group, Role):
                 raise TypeError(f"Directory: role {name!r} must be a Role, not {group!r}")

@@ -75,8 +75,9 @@ class Delegation:
         to: the delegate's actor id.
         starts: when it begins (timezone-aware).
         ends: when it ends (timezone-aware; the first moment it no longer holds).
-        tools: the tools it covers; ``None`` for every tool. A chain of delegations covers
-            only what every link covers: a delegation never widens what was handed on.
+        tools: the tools it covers (at least one); ``None`` for every tool. A chain of
+            delegations covers only what every link covers: a delegation never widens what
+            was handed on.
         reason: shown to whoever asked (``"on holiday"``).
     """
 
@@ -93,6 +94,10 @@ class Delegation:
                     f"Delegation(tools=...) is a set of tool names: pass {{{self.tools!r}}}"
                 )
             object.__setattr__(self, "tools", frozenset(self.tools))
+        if self.tools is not None and not self.tools:
+            raise ValueError(
+                f"Delegation to {self.to!r} names no tool: leave tools out (None) for every tool"
+            )
         for name in ("starts", "ends"):
             moment = getattr(self, name)
             if not isinstance(moment, datetime) or moment.tzinfo is None:
