@@ -223,3 +223,29 @@ async def test_the_desks_socket_pushes_a_new_request_to_the_delegate(clock: Fake
         request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
         frame = await next_frame(carol, "question_pending")
     assert frame["request"]["id"] == request.pending_id
+
+
+async def test_an_answer_is_routed_when_it_arrives(clock: FakeClock) -> None:
+    """Carol's answer is refused before the delegation starts, taken while it holds (for
+    Alice), and refused again once it ended."""
+    handler = handler_on(clock)
+    early = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+    late = await handler.create_approval("pay", {"amount": 6}, approvers=["alice"])
+    async with desk_client(handler) as client:
+
+        async def carol_approves(request_id: str) -> int:
+            answered = await client.post(
+                f"/api/requests/{request_id}/answer",
+                json={"decision": "approve"},
+                headers=bearer("carol"),
+            )
+            return answered.status_code
+
+        assert await carol_approves(early.pending_id) == 404
+        clock.now = STARTS
+        assert await carol_approves(early.pending_id) == 200
+        clock.now = ENDS
+        assert await carol_approves(late.pending_id) == 404
+    decided = [e for e in await handler.history(early.pending_id) if e["type"] == "decided"]
+    assert (decided[0]["actor"], decided[0]["on_behalf_of"]) == ("carol", "alice")
+    assert (await handler.get_request(late.pending_id)).status.value == "pending"  # type: ignore[union-attr]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from escalating import Recorder
+from escalating import Recorder, step
 from routing_clock import FakeClock
 from tests.servers.stores import StoreSite
 
@@ -87,3 +87,30 @@ async def test_a_shift_change_is_told_to_the_new_person(
         await notifier.wait_idle()
     told = [(notice.type, notice.recipient) for notice in surface.told]
     assert told == [("question_pending", "alice"), ("question_escalated", "bob")]
+
+
+async def test_each_ladder_step_is_routed_as_the_delegation_then_stands(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """Asked before Alice leaves: she is told; a reminder while she is away goes to Carol;
+    one after she is back goes to her again."""
+    directory = Directory(
+        {"alice": Person(delegations=[Delegation(to="carol", starts=STARTS, ends=ENDS)])}
+    )
+    clock = FakeClock(datetime(2026, 12, 1, 9, tzinfo=UTC))
+    handler = handler_on(store_site, stores, directory, clock)
+    surface = Recorder()
+    async with Notifier(handler, [surface]) as notifier:
+        request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+        await notifier.wait_idle()
+        clock.now = STARTS
+        await handler.outbox.add([step(handler, request.pending_id, "remind", 0)])
+        await notifier.wait_idle()
+        clock.now = ENDS
+        await handler.outbox.add([step(handler, request.pending_id, "remind", 1)])
+        await notifier.wait_idle()
+    assert [(n.type, n.recipient) for n in surface.told] == [
+        ("question_pending", "alice"),
+        ("question_reminder", "carol"),
+        ("question_reminder", "alice"),
+    ]
