@@ -6,9 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from roomkit.notify import Notifier
 from roomkit.notify.surface import Directory as OldPathDirectory
 from roomkit.notify.surface import Person as OldPathPerson
 from roomkit.people import Delegation, Directory, Person, Role, on_call, role
+from roomkit.tools.human_input import HumanInputHandler
 
 DEC = datetime(2026, 12, 1, tzinfo=UTC)
 JAN = datetime(2027, 1, 1, tzinfo=UTC)
@@ -79,3 +81,24 @@ def test_groups_are_named_by_reference() -> None:
         Role(members=[])
     with pytest.raises(TypeError, match="on_call_at"):
         Directory(on_call={"payments": object()})  # type: ignore[dict-item]
+
+
+def test_the_notifier_reaches_people_by_the_handlers_directory() -> None:
+    routed = Directory({"alice": Person(email="a@example.com", delegations=[away("bob")])})
+    handler = HumanInputHandler(directory=routed)
+    assert Notifier(handler, []).directory is routed
+    assert Notifier(handler, [], directory=routed).directory is routed
+    with pytest.raises(ValueError, match=r"not its handler's directory: .*leave directory out"):
+        Notifier(handler, [], directory=Directory({"alice": Person(email="b@example.com")}))
+
+
+def test_a_notifier_refuses_routing_its_handler_would_not_do() -> None:
+    plain = HumanInputHandler()
+    people = Directory({"alice": Person(email="a@example.com", manager="mallory")})
+    assert Notifier(plain, [], directory=people).directory is people
+    for routed in (
+        Directory({"alice": Person(delegations=[away("bob")])}),
+        Directory(roles={"kyc": Role(members=["dan"])}),
+    ):
+        with pytest.raises(ValueError, match=r"give the directory to HumanInputHandler\(directory"):
+            Notifier(plain, [], directory=routed)

@@ -11,7 +11,9 @@ from tests.doc_pages import page_blocks
 
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.config import load_notify_config
+from roomkit.people import Directory, Person
 from roomkit.routing import ICalOnCall
+from roomkit.tools.human_input import HumanInputHandler
 
 SCHEDULE = Path(__file__).parent / "fixtures" / "payments.ics"
 HEAD = """
@@ -135,3 +137,26 @@ def test_a_wrong_value_is_one_line_naming_the_file_once(
     assert message in said
     assert said.count("notify.toml") == 1 + ('ical = "notify.toml"' in text), said
     assert "\n" not in said
+
+
+def test_the_files_notifier_follows_the_handlers_directory(tmp_path: Path) -> None:
+    """A file naming no one gives a handler's notifier the handler's directory; a file
+    whose delegations the handler does not route is told, saying what to do."""
+    routed = HumanInputHandler(directory=Directory({"bob": Person(email="bob@example.com")}))
+    bare = tmp_path / "bare.toml"
+    bare.write_text(HEAD.split("[people.alice]")[0], encoding="utf-8")
+    notifier = load_notify_config(bare, environ={}).notifier(routed)
+    assert notifier.directory is routed.directory
+    config = load(
+        tmp_path,
+        """
+[[people.alice.delegations]]
+to = "carol"
+starts = 2026-12-02T09:00:00Z
+ends = 2026-12-12T09:00:00Z
+""",
+    )
+    with pytest.raises(ValueError, match=r"HumanInputHandler\(directory=\.\.\.\)"):
+        config.notifier(HumanInputHandler())  # type: ignore[attr-defined]
+    own = HumanInputHandler(directory=config.directory)  # type: ignore[attr-defined]
+    assert config.notifier(own).directory is own.directory  # type: ignore[attr-defined]

@@ -150,6 +150,11 @@ class Directory:
                 )
             self._walk(delegate, links, chain, moment)
 
+    def routes_anything(self) -> bool:
+        """Whether it changes who decides a request: a delegation, a role or a schedule."""
+        delegates = any(person.delegations for person in self._people.values())
+        return delegates or bool(self.roles) or bool(self.on_call)
+
     def get(self, actor_id: str) -> Person | None:
         """The entry for ``actor_id``, or ``None``."""
         return self._people.get(actor_id)
