@@ -165,6 +165,14 @@ async def test_the_page_links_its_manifest_and_serves_its_worker(desk: httpx.Asy
         "http://127.0.0.1:6379/",
         "https://push.example.net.attacker.example/p/1",
         "http://updates.push.services.mozilla.com/wpush/v2/abc",
+        "https://[::1]/push/1",
+        "https://localhost/push/1",
+        "https://169.254.169.254/latest/meta-data",
+        "https://push.example.net@127.0.0.1/p/1",
+        "https://push.example.net:443@10.0.0.5/p/1",
+        "https://127.0.0.1#@push.example.net/p/1",
+        "https://push.example.net\\@127.0.0.1/p/1",
+        "https://0x7f000001/p/1",
     ],
 )
 async def test_an_endpoint_off_the_push_services_list_is_refused_naming_the_option(

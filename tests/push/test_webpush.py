@@ -27,7 +27,7 @@ from roomkit.notify.push_subscriptions import (
     subscription_of,
     vapid_public_key,
 )
-from roomkit.notify.webpush import WebPush, push_message
+from roomkit.notify.webpush import MAX_MESSAGE_BYTES, WebPush, push_message
 from roomkit.tools.human_input import HumanInputHandler
 
 SECRET = "the tests' desk secret, 0123456789abcdef"
@@ -365,3 +365,22 @@ def test_without_a_data_dir_the_desk_s_variable_names_the_folder(
     assert (tmp_path / VAPID_FILE).is_file()
     assert push.public_key == vapid_public_key(load_or_create_vapid_key(tmp_path))
     assert push.subscriptions.path == tmp_path / SUBSCRIPTIONS_FILE
+
+
+async def test_a_huge_question_still_fits_in_one_push(tmp_path: Path) -> None:
+    """A 200,000-character question: the push carries its start, within what a push
+    service takes, and the device decrypts it."""
+    handler = HumanInputHandler()
+    async with PushService() as service:
+        phone = service.browser("phone")
+        subscribe(tmp_path, "alice", phone.subscription())
+        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        async with notifier:
+            question = "Ship it? " + "x" * 200_000
+            await handler.create("ask", {"question": question}, actor_id="alice")
+            [taken] = await service.wait_for(1)
+            await notifier.wait_idle()
+    note = taken.message["notification"]
+    assert note["body"].startswith("Ship it? xxx")
+    assert len(json.dumps(taken.message).encode()) <= MAX_MESSAGE_BYTES
+    assert service.refused == []
