@@ -9,16 +9,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from aiohttp import web
 from routing_clock import FakeClock
 
+from roomkit import RoomKit
+from roomkit.desk import create_desk_app, issue_token
 from roomkit.people import Directory, Person, on_call
 from roomkit.routing import ICalOnCall, PagerDutyOnCall
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
 SCHEDULE = Path(__file__).parent / "fixtures" / "payments.ics"
+SECRET = "routing-tests-secret-0123456789abcdef"
+APPROVE = {"decision": "approve"}
 PEOPLE = {name: Person(email=f"{name}@example.com") for name in ("alice", "bob", "carol", "dave")}
 
 
@@ -40,6 +45,41 @@ async def test_an_override_replaces_one_shift() -> None:
     schedule = ICalOnCall(SCHEDULE)
     assert await schedule.on_call_at(at("2027-03-31T12:00:00")) == "carol@example.com"
     assert await schedule.on_call_at(at("2027-04-02T12:00:00")) == "alice@example.com"
+
+
+async def test_an_override_laid_over_the_rotation_wins_while_it_lasts() -> None:
+    """PagerDuty and Grafana export an override as an event of its own over the shift."""
+    schedule = ICalOnCall(SCHEDULE)
+    # 3 April (summer time): Bob's shift from 07:00 UTC, Dave over it from 11:00 to 13:00.
+    assert await schedule.on_call_at(at("2027-04-03T10:59:00")) == "bob@example.com"
+    assert await schedule.on_call_at(at("2027-04-03T11:00:00")) == "dave@example.com"
+    assert await schedule.on_call_at(at("2027-04-03T12:59:00")) == "dave@example.com"
+    assert await schedule.on_call_at(at("2027-04-03T13:00:00")) == "bob@example.com"
+
+
+async def test_the_desk_lets_the_shift_before_read_and_the_new_one_decide() -> None:
+    clock = FakeClock(at("2027-03-27T12:00:00"))
+    handler = HumanInputHandler(
+        directory=Directory(PEOPLE, on_call={"payments": ICalOnCall(SCHEDULE)})
+    )
+    assert handler.router is not None
+    handler.router.clock = clock
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    path = f"/api/requests/{request.pending_id}"
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as desk:
+        clock.now = at("2027-03-28T12:00:00")
+        seen = await desk.get(path, headers=bearer("alice"))
+        refused = await desk.post(f"{path}/answer", json=APPROVE, headers=bearer("alice"))
+        outsider = await desk.get(path, headers=bearer("dave"))
+        decided = await desk.post(f"{path}/answer", json=APPROVE, headers=bearer("bob"))
+    assert seen.status_code == 200
+    assert seen.json()["deciding"] == ["bob"]
+    assert refused.status_code == 403
+    assert outsider.status_code == 404
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["settled_by"] == "bob"
 
 
 async def test_a_shift_change_while_the_request_waits_moves_it() -> None:
@@ -143,3 +183,7 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "icalendar", None)
     with pytest.raises(ImportError, match=r"oncall extra.*pip install -e '\.\[oncall\]'"):
         ICalOnCall(SCHEDULE)
+
+
+def bearer(actor: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
