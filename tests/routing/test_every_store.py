@@ -14,7 +14,7 @@ from routing_clock import FakeClock
 from tests.servers.stores import StoreSite
 
 from roomkit.notify import Notifier
-from roomkit.people import Delegation, Directory, Person, on_call
+from roomkit.people import Delegation, Directory, Person, Role, on_call, role
 from roomkit.routing import ICalOnCall
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
@@ -114,3 +114,20 @@ async def test_each_ladder_step_is_routed_as_the_delegation_then_stands(
         ("question_reminder", "carol"),
         ("question_reminder", "alice"),
     ]
+
+
+async def test_a_rotation_goes_on_across_processes(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """Each process on the store assigns the member the others assigned least recently:
+    a restarted or second process does not start again from the first member."""
+    directory = Directory(roles={"kyc": Role(members=["dan", "erin", "frank"], rule="rotation")})
+    clock = FakeClock(STARTS)
+    first = handler_on(store_site, stores, directory, clock)
+    second = handler_on(store_site, stores, directory, clock) if store_site.durable else first
+    assigned = []
+    for handler in (first, second, first, second):
+        request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+        assert handler.router is not None
+        assigned.append(await handler.router.recipients(request))
+    assert assigned == [("dan",), ("erin",), ("frank",), ("dan",)]

@@ -15,12 +15,17 @@ arrives), because absences and shifts change while a request waits:
 
 Assignments are kept in the request's history as ``escalated`` entries written by the
 ``routing`` surface (``group``, ``approvers``, ``replaces``, ``reason``), so every process
-reading the history routes alike.
+reading the history routes alike. When each member of a rotation was last assigned is kept
+in the store's spend ledger (``rotation:["<role>","<member>"]``), so the rotation goes on across
+processes and restarts; two processes assigning the same role in the same instant may pick
+the same member.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import weakref
 from collections.abc import Callable
@@ -30,6 +35,7 @@ from typing import Any, Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.people import Directory, reference_of
+from roomkit.stores._facets import SpendLedger
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 
 __all__ = ["ROUTING", "Router", "Standing"]
@@ -65,6 +71,9 @@ class RoutedHandler(Protocol):
     def outbox(self) -> Outbox: ...
 
     @property
+    def ledger(self) -> SpendLedger: ...
+
+    @property
     def durable(self) -> bool: ...
 
 
@@ -87,10 +96,12 @@ class Router:
         self.directory = directory
         self._handler = handler
         self.clock = clock
-        # Who was assigned when, per role: kept by this process (a restart starts the
-        # rotation again from the first member).
+        # This process's turns, per role and member: they order assignments the ledger's
+        # clock made in the same instant.
         self._last_assigned: dict[tuple[str, str], int] = {}
         self._turns = 0
+        # One pick per role at a time in this process: read the ledger, then record.
+        self._picking: dict[str, asyncio.Lock] = {}
         # One routing of a request at a time in this process: the request's creation and
         # its first notice both route it, and must assign a rotation role once.
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -158,8 +169,9 @@ class Router:
             )
             await self._handler.outbox.add([item])
 
-    def _next_member(self, name: str, after: str | None, tool: str | None) -> str | None:
-        """The role's member assigned least recently, skipping those away and ``after``."""
+    async def _next_member(self, name: str, after: str | None, tool: str | None) -> str | None:
+        """The role's member assigned least recently (by any process on the store), skipping
+        those away and ``after``; the pick is recorded in the ledger."""
         group = self.directory.roles.get(name)
         if group is None:
             return None
@@ -171,9 +183,22 @@ class Router:
         ]
         if not present:
             return None
-        chosen = min(present, key=lambda m: self._last_assigned.get((name, m), -1))
-        self._turns += 1
-        self._last_assigned[(name, chosen)] = self._turns
+        lock = self._picking.setdefault(name, asyncio.Lock())
+        async with lock:
+            ledger = self._handler.ledger
+            entries = {member: _rotation_entry(name, member) for member in present}
+            last = await ledger.read_spent(list(entries.values()))
+
+            def order(member: str) -> tuple[float, int]:
+                # Never assigned first; then the oldest assignment; this process's turns
+                # break a tie of the ledger's clock.
+                when = last.get(entries[member], float("-inf"))
+                return when, self._last_assigned.get((name, member), -1)
+
+            chosen = min(present, key=order)
+            await ledger.record_spent(entries[chosen], until=None)
+            self._turns += 1
+            self._last_assigned[(name, chosen)] = self._turns
         return chosen
 
     async def _on_call_now(self, name: str) -> str | None:
@@ -220,7 +245,7 @@ class Router:
             if group is None or group.rule != "rotation":
                 continue
             if before is None or escalating:
-                chosen = self._next_member(name, before, request.tool_name)
+                chosen = await self._next_member(name, before, request.tool_name)
                 if chosen is not None and chosen != before:
                     reason = "rotation" if before is None else "escalation"
                     await self._assign(request, approver, chosen, before, reason)
@@ -315,6 +340,15 @@ class Router:
                         f"{_name(chain[-1].actor)} is deciding"
                     )
         return "; ".join(parts) or None
+
+
+def _rotation_entry(role: str, member: str) -> str:
+    """The ledger's entry keeping when ``member`` of ``role`` was last assigned (a digest
+    when the names are too long for an entry)."""
+    entry = "rotation:" + json.dumps([role, member], ensure_ascii=False, separators=(",", ":"))
+    if len(entry) <= 512:
+        return entry
+    return "rotation:" + hashlib.sha256(entry.encode()).hexdigest()
 
 
 def _name(actor: str) -> str:
