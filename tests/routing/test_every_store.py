@@ -3,6 +3,7 @@ change told to the new person through the notifier's outbox."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -131,3 +132,39 @@ async def test_a_rotation_goes_on_across_processes(
         assert handler.router is not None
         assigned.append(await handler.router.recipients(request))
     assert assigned == [("dan",), ("erin",), ("frank",), ("dan",)]
+
+
+class GatedSchedule:
+    """An on-call schedule naming alice, that answers once the test lets it."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def on_call_at(self, at: datetime) -> str | None:
+        self.asked.set()
+        await self.go.wait()
+        return "alice"
+
+
+async def test_a_request_is_stored_with_its_first_assignment(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """While the asking process reads the schedule, no process sees the request; once it
+    is made, every process reads who it is assigned to, and none assigns it again."""
+    schedule = GatedSchedule()
+    clock = FakeClock(STARTS)
+    asking = handler_on(store_site, stores, Directory(on_call={"payments": schedule}), clock)
+    other_directory = Directory(on_call={"payments": ICalOnCall(SCHEDULE)})
+    other = handler_on(store_site, stores, other_directory, clock) if store_site.durable else asking
+    made = asyncio.create_task(
+        asking.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    )
+    await schedule.asked.wait()
+    assert await other.list_pending() == []
+    schedule.go.set()
+    request = await made
+    assert other.router is not None
+    assert await other.router.recipients(request) == ("alice",)
+    routed = [e for e in await other.history(request.pending_id) if e["surface"] == "routing"]
+    assert [(e["approvers"], e["reason"]) for e in routed] == [(["alice"], "on call")]

@@ -3,6 +3,7 @@ API on a loopback stub, and a shift change while a request waits."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from routing_clock import FakeClock
 from roomkit import RoomKit
 from roomkit.desk import create_desk_app, issue_token
 from roomkit.people import Directory, Person, on_call
-from roomkit.routing import ICalOnCall, PagerDutyOnCall
+from roomkit.routing import ICalOnCall, PagerDutyOnCall, Router
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -187,3 +188,21 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
 
 def bearer(actor: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
+
+
+async def test_two_processes_seeing_one_shift_change_tell_the_new_person_once() -> None:
+    """A desk and a notifier notice the same shift change at once, a second apart on their
+    clocks: one notice is owed to the new person."""
+    directory = Directory(PEOPLE, on_call={"payments": ICalOnCall(SCHEDULE)})
+    handler = HumanInputHandler(directory=directory)
+    assert handler.router is not None
+    desk_clock = FakeClock(at("2027-03-27T12:00:00"))
+    handler.router.clock = desk_clock
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    notifier_side = Router(directory, handler, FakeClock(at("2027-03-28T12:00:01")))
+    desk_clock.now = at("2027-03-28T12:00:00")
+    await asyncio.gather(handler.router.refresh(request), notifier_side.refresh(request))
+    items = await handler.outbox.items_for(request.pending_id)
+    assert [item.body for item in items if item.body.get("job") == "reassign"] == [
+        {"job": "reassign", "to": "bob"}
+    ]

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.people import Directory, reference_of
-from roomkit.stores._facets import SpendLedger
+from roomkit.stores.base import SpendLedger
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 
 __all__ = ["ROUTING", "Router", "Standing"]
@@ -130,7 +130,12 @@ class Router:
     async def assigned(self, request: PendingInput) -> dict[str, str]:
         """Each rotation role and schedule of ``request`` to the member it is assigned to
         now, as its history records."""
-        found: dict[str, str] = {}
+        return {group: people[-1] for group, people in (await self._assignments(request)).items()}
+
+    async def _assignments(self, request: PendingInput) -> dict[str, list[str]]:
+        """Each rotation role and schedule of ``request`` to everyone it was assigned to,
+        oldest first, as its history records."""
+        found: dict[str, list[str]] = {}
         if not any(reference_of(a) for a in self.of_record(request)):
             return found
         for entry in await self._handler.history(request.pending_id):
@@ -138,12 +143,31 @@ class Router:
             if entry.get("surface") == ROUTING and isinstance(group, str):
                 people = entry.get("approvers") or []
                 if people:
-                    found[group] = str(people[0])
+                    found.setdefault(group, []).append(str(people[0]))
         return found
 
+    async def opening(self, request: PendingInput) -> list[dict[str, Any]]:
+        """The entries a new request's history starts with: the first assignment of each of
+        its on-call schedules and rotation roles. The handler writes them with the request,
+        so that every process reads them from the start and none assigns it again."""
+        if not self.routes(request):
+            return []
+        kept: list[dict[str, Any]] = []
+        await self._refresh(request, False, {}, kept)
+        return kept
+
     async def _assign(
-        self, request: PendingInput, group: str, actor: str, replaces: str | None, reason: str
+        self,
+        request: PendingInput,
+        group: str,
+        actor: str,
+        replaces: str | None,
+        reason: str,
+        turn: int,
+        kept: list[dict[str, Any]] | None,
     ) -> None:
+        """Record that ``group`` is ``actor``'s now (its ``turn``-th assignment): in
+        ``kept`` for a request not stored yet, else in its history."""
         entry: dict[str, Any] = {
             "type": "escalated",
             "at": _stamp(self.clock()),
@@ -155,13 +179,16 @@ class Router:
         }
         if replaces is not None:
             entry["replaces"] = replaces
+        if kept is not None:
+            kept.append(entry)
+            return
         await self._handler.record(request.pending_id, entry)
         if replaces is not None and reason == "shift change":
-            # The new person hears of the request through the notifier's outbox, once (an
-            # escalation's own step tells whoever it hands the request to).
+            # The new person hears of the request through the notifier's outbox, once: a
+            # desk and a notifier seeing the same change add the same item.
             now = now_of(self._handler)
             item = OutboxItem(
-                f"{request.pending_id}.reassign.{actor}.{entry['at']}",
+                f"{request.pending_id}.reassign.{turn}.{actor}",
                 request.pending_id,
                 now,
                 {"job": "reassign", "to": actor},
@@ -226,19 +253,27 @@ class Router:
         async with lock:
             return await self._refresh(request, escalating)
 
-    async def _refresh(self, request: PendingInput, escalating: bool) -> dict[str, str]:
-        current = await self.assigned(request)
+    async def _refresh(
+        self,
+        request: PendingInput,
+        escalating: bool,
+        history: dict[str, list[str]] | None = None,
+        kept: list[dict[str, Any]] | None = None,
+    ) -> dict[str, str]:
+        every = await self._assignments(request) if history is None else history
+        current = {group: people[-1] for group, people in every.items()}
         for approver in self.of_record(request):
             reference = reference_of(approver)
             if reference is None:
                 continue
             kind, name = reference
             before = current.get(approver)
+            turn = len(every.get(approver, ()))
             if kind == "on_call":
                 now = await self._on_call_now(name)
                 if now is not None and now != before:
                     reason = "on call" if before is None else "shift change"
-                    await self._assign(request, approver, now, before, reason)
+                    await self._assign(request, approver, now, before, reason, turn, kept)
                     current[approver] = now
                 continue
             group = self.directory.roles.get(name)
@@ -248,7 +283,7 @@ class Router:
                 chosen = await self._next_member(name, before, request.tool_name)
                 if chosen is not None and chosen != before:
                     reason = "rotation" if before is None else "escalation"
-                    await self._assign(request, approver, chosen, before, reason)
+                    await self._assign(request, approver, chosen, before, reason, turn, kept)
                     current[approver] = chosen
         return current
 
