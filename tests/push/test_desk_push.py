@@ -225,3 +225,20 @@ async def test_a_desk_running_the_notifier_takes_its_webpush_s_hosts(tmp_path: P
     assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == [
         "https://push.example.org/p/1"
     ]
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"endpoint": "https://push.example.net/" + "p" * 5_000}, 422),
+        ({"endpoint": "https://push.example.net/p/1", "padding": "x" * 200_000}, 413),
+        ({"endpoint": "https://push.example.net/p/1", "keys": {"p256dh": "A" * 5_000}}, 422),
+        ({"endpoint": ["https://push.example.net/p/1"]}, 422),
+    ],
+)
+async def test_a_huge_or_misshapen_subscription_is_refused_and_nothing_kept(
+    desk: httpx.AsyncClient, tmp_path: Path, body: dict[str, object], status: int
+) -> None:
+    reply = await desk.post("/api/push/subscriptions", json=body, headers=bearer("alice"))
+    assert reply.status_code == status
+    assert PushSubscriptions(tmp_path).of("alice") == []
