@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -28,6 +29,7 @@ from roomkit.notify.push_subscriptions import (
     vapid_public_key,
 )
 from roomkit.notify.webpush import MAX_MESSAGE_BYTES, WebPush, push_message
+from roomkit.people import Delegation, Directory, Person
 from roomkit.tools.human_input import HumanInputHandler
 
 SECRET = "the tests' desk secret, 0123456789abcdef"
@@ -384,3 +386,43 @@ async def test_a_huge_question_still_fits_in_one_push(tmp_path: Path) -> None:
     assert note["body"].startswith("Ship it? xxx")
     assert len(json.dumps(taken.message).encode()) <= MAX_MESSAGE_BYTES
     assert service.refused == []
+
+
+async def test_the_delegate_s_phone_gets_the_question_and_answers_it_for_the_approver(
+    tmp_path: Path,
+) -> None:
+    """Alice is away: Carol's phone is pushed the approval, its Approve button answers
+    through Carol's link, and the decision is recorded as hers on Alice's behalf."""
+    away = Delegation(
+        to="carol",
+        starts=datetime(2026, 1, 1, tzinfo=UTC),
+        ends=datetime(2126, 1, 1, tzinfo=UTC),
+    )
+    handler = HumanInputHandler(directory=Directory({"alice": Person(delegations=[away])}))
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET)
+    async with PushService() as service:
+        alices, carols = service.browser("alice-phone"), service.browser("carol-phone")
+        subscribe(tmp_path, "alice", alices.subscription())
+        subscribe(tmp_path, "carol", carols.subscription())
+        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        async with notifier:
+            request = await handler.create_approval("refund", {"amount": 40}, approvers=["alice"])
+            [question] = await service.wait_for(1)
+            note = question.message["notification"]
+            token = note["navigate"].split("#token=", 1)[1]
+            assert token_claims(SECRET, token)["sub"] == "carol"
+            approve = note["data"]["answers"]["approve"]
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url=DESK) as desk:
+                tapped = await desk.post(
+                    approve["url"].removeprefix(DESK),
+                    json=approve["body"],
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+            assert tapped.status_code == 200, tapped.text
+            [_, settled] = await service.wait_for(2)
+            await notifier.wait_idle()
+    assert question.endpoint == settled.endpoint == carols.endpoint
+    assert settled.message["notification"]["tag"] == request.pending_id
+    decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
+    assert (decided[0]["actor"], decided[0]["on_behalf_of"]) == ("carol", "alice")
