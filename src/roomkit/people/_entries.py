@@ -78,7 +78,8 @@ class Delegation:
         tools: the tools it covers (at least one); ``None`` for every tool. A chain of
             delegations covers only what every link covers: a delegation never widens what
             was handed on.
-        reason: shown to whoever asked (``"on holiday"``).
+        reason: why (``"on holiday"``), for whoever reads the directory; a decision made
+            through it names it in the request's history by its id (``delegation_id``).
     """
 
     to: str
