@@ -30,7 +30,7 @@ manager = "mallory"
 def load(tmp_path: Path, text: str) -> object:
     path = tmp_path / "notify.toml"
     path.write_text(HEAD + text, encoding="utf-8")
-    return load_notify_config(path, environ={})
+    return load_notify_config(path, environ={"PD": "pd-token"})
 
 
 def test_delegations_roles_and_schedules_are_read(tmp_path: Path) -> None:
@@ -125,6 +125,11 @@ def test_the_delegation_page_s_file_is_a_good_one(tmp_path: Path) -> None:
             "delegations #1 starts: must be a date-time",
         ),
         ("[roles.kyc]\nmembers = 'dan'\n", "[roles.kyc] members: must be a list"),
+        (
+            "[on_call.payments]\npagerduty_schedule = 'P1'\npagerduty_token_env = 'PD'\n"
+            "pagerduty_url = 'file:///etc/passwd'\n",
+            "[on_call.payments]: PagerDutyOnCall(base_url=...) is the API's https:// address",
+        ),
     ],
 )
 def test_a_wrong_value_is_one_line_naming_the_file_once(

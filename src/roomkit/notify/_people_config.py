@@ -149,6 +149,8 @@ def on_call(reader: Reader, value: object, folder: Path) -> dict[str, OnCallSour
             found[name] = PagerDutyOnCall(token, schedule, base_url=url)
         except ImportError as error:
             reader.fail(where, _missing("desk", error))
+        except ValueError as error:
+            reader.fail(where, str(error))
     return found
 
 
