@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from roomkit.notify import Notifier
 from roomkit.notify.surface import Directory as OldPathDirectory
@@ -102,3 +104,59 @@ def test_a_notifier_refuses_routing_its_handler_would_not_do() -> None:
     ):
         with pytest.raises(ValueError, match=r"give the directory to HumanInputHandler\(directory"):
             Notifier(plain, [], directory=routed)
+
+
+def _too_long(links: dict[str, list[str]], path: tuple[str, ...], bound: int) -> bool:
+    if len(path) - 1 > bound:
+        return True
+    return any(to in path or _too_long(links, (*path, to), bound) for to in links[path[-1]])
+
+
+def _over_bound(people: dict[str, list[tuple[str, int, int]]], bound: int) -> bool:
+    """Whether, at some day, the delegations in force make a cycle or a chain over ``bound``:
+    every path walked from every person, by brute force."""
+    days = {start for links in people.values() for _, start, _ in links}
+    for day in days:
+        links = {name: [] for name in NAMES}
+        for actor, out in people.items():
+            links[actor] = [to for to, start, end in out if start <= day < end]
+        if any(_too_long(links, (actor,), bound) for actor in links):
+            return True
+    return False
+
+
+NAMES = ("a", "b", "c", "d", "e")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(NAMES),
+        st.lists(
+            st.tuples(st.sampled_from(NAMES), st.integers(0, 6), st.integers(1, 4)),
+            max_size=3,
+        ),
+    ),
+    st.integers(1, 3),
+)
+def test_the_directory_refuses_exactly_the_cycles_and_long_chains_some_moment_holds(
+    drawn: dict[str, list[tuple[str, int, int]]], bound: int
+) -> None:
+    people = {
+        actor: [(to, start, start + length) for to, start, length in out if to != actor]
+        for actor, out in drawn.items()
+    }
+    entries = {
+        actor: Person(
+            delegations=[
+                away(to, DEC + timedelta(days=start), DEC + timedelta(days=end))
+                for to, start, end in out
+            ]
+        )
+        for actor, out in people.items()
+    }
+    if _over_bound(people, bound):
+        with pytest.raises(ValueError, match=r"make a (cycle|chain)"):
+            Directory(entries, max_chain=bound)
+    else:
+        assert len(Directory(entries, max_chain=bound)) == len(entries)
