@@ -228,6 +228,8 @@ async def test_the_desks_socket_pushes_a_new_request_to_the_delegate(clock: Fake
         request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
         frame = await next_frame(carol, "question_pending")
     assert frame["request"]["id"] == request.pending_id
+    assert frame["request"]["deciding"] == ["alice", "carol"]
+    assert frame["request"]["routing"] == "Alice is away until 12 Dec; Carol is deciding"
 
 
 async def test_an_answer_is_routed_when_it_arrives(clock: FakeClock) -> None:
