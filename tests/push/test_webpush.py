@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.push.push_service import PushService
+from aiohttp import web
+from tests.push.push_service import Browser, PushService
 
 from roomkit import RoomKit
 from roomkit.auth.tokens import token_claims
@@ -426,3 +427,40 @@ async def test_the_delegate_s_phone_gets_the_question_and_answers_it_for_the_app
     assert settled.message["notification"]["tag"] == request.pending_id
     decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
     assert (decided[0]["actor"], decided[0]["on_behalf_of"]) == ("carol", "alice")
+
+
+async def test_a_push_service_s_redirect_is_not_followed(tmp_path: Path) -> None:
+    """A listed push service answering 307 to another host: the signed, encrypted message
+    never reaches that host, and the delivery is refused without a retry."""
+    internal: list[str] = []
+
+    async def secret(request: web.Request) -> web.Response:
+        internal.append(request.path)
+        return web.Response(status=201)
+
+    async def redirecting(request: web.Request) -> web.Response:
+        raise web.HTTPTemporaryRedirect(f"http://localhost:{ports['internal']}/secret")
+
+    ports: dict[str, int] = {}
+    runners = []
+    for name, route, handle in (("internal", "/secret", secret), ("push", "/push/p", redirecting)):
+        app = web.Application()
+        app.router.add_post(route, handle)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        ports[name] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        runners.append(runner)
+    try:
+        subscription = Browser(f"http://127.0.0.1:{ports['push']}/push/p").subscription()
+        subscribe(tmp_path, "alice", subscription)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        with pytest.raises(DeliveryError, match=r"redirect to .*not followed") as raised:
+            await push.send(notice_for(await ask(HumanInputHandler())))
+        await push.aclose()
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+    assert internal == []
+    assert raised.value.retry is False
