@@ -165,6 +165,14 @@ async def test_the_page_links_its_manifest_and_serves_its_worker(desk: httpx.Asy
         "http://127.0.0.1:6379/",
         "https://push.example.net.attacker.example/p/1",
         "http://updates.push.services.mozilla.com/wpush/v2/abc",
+        "https://[::1]/push/1",
+        "https://localhost/push/1",
+        "https://169.254.169.254/latest/meta-data",
+        "https://push.example.net@127.0.0.1/p/1",
+        "https://push.example.net:443@10.0.0.5/p/1",
+        "https://127.0.0.1#@push.example.net/p/1",
+        "https://push.example.net\\@127.0.0.1/p/1",
+        "https://0x7f000001/p/1",
     ],
 )
 async def test_an_endpoint_off_the_push_services_list_is_refused_naming_the_option(
@@ -217,3 +225,20 @@ async def test_a_desk_running_the_notifier_takes_its_webpush_s_hosts(tmp_path: P
     assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == [
         "https://push.example.org/p/1"
     ]
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"endpoint": "https://push.example.net/" + "p" * 5_000}, 422),
+        ({"endpoint": "https://push.example.net/p/1", "padding": "x" * 200_000}, 413),
+        ({"endpoint": "https://push.example.net/p/1", "keys": {"p256dh": "A" * 5_000}}, 422),
+        ({"endpoint": ["https://push.example.net/p/1"]}, 422),
+    ],
+)
+async def test_a_huge_or_misshapen_subscription_is_refused_and_nothing_kept(
+    desk: httpx.AsyncClient, tmp_path: Path, body: dict[str, object], status: int
+) -> None:
+    reply = await desk.post("/api/push/subscriptions", json=body, headers=bearer("alice"))
+    assert reply.status_code == status
+    assert PushSubscriptions(tmp_path).of("alice") == []

@@ -75,7 +75,18 @@ async def test_an_approval_arrives_with_buttons_that_answer_through_the_link(
                     content=approve["body"],
                     headers=approve["headers"],
                 )
+                replayed = [
+                    await phone.request(
+                        button["method"],
+                        button["url"].removeprefix(DESK),
+                        content=button["body"],
+                        headers=button["headers"],
+                    )
+                    for button in (approve, reject)
+                ]
             assert tapped.status_code == 200
+            # The link answers once: the same tap again, or the other button, is refused.
+            assert [reply.status_code for reply in replayed] == [401, 401]
             requests = await server.wait_for(3)
             await notifier.wait_idle()
     update, clear = requests[1], requests[2]
@@ -193,3 +204,18 @@ def test_a_bad_server_or_topic_rule_says_what_to_give(
 ) -> None:
     with pytest.raises(error, match=match):
         Ntfy(server, topic_for)  # type: ignore[arg-type]
+
+
+async def test_a_huge_question_is_published_clipped() -> None:
+    handler = HumanInputHandler()
+    question = "Ship it? " + "x" * 200_000
+    async with NtfyServer() as server:
+        notifier = notifier_of(handler, Ntfy(server.url, TOPIC))
+        async with notifier:
+            await handler.create("ask", {"question": question}, actor_id="alice")
+            [published] = await server.wait_for(1)
+            await notifier.wait_idle()
+    assert published.body is not None
+    assert published.body["message"].startswith("Ship it? xxx")
+    assert len(published.body["message"]) <= 400
+    assert notifier.statistics().delivered["ntfy"] == 1

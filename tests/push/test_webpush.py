@@ -8,11 +8,13 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
-from tests.push.push_service import PushService
+from aiohttp import web
+from tests.push.push_service import Browser, PushService
 
 from roomkit import RoomKit
 from roomkit.auth.tokens import token_claims
@@ -27,7 +29,8 @@ from roomkit.notify.push_subscriptions import (
     subscription_of,
     vapid_public_key,
 )
-from roomkit.notify.webpush import WebPush, push_message
+from roomkit.notify.webpush import MAX_MESSAGE_BYTES, WebPush, push_message
+from roomkit.people import Delegation, Directory, Person
 from roomkit.tools.human_input import HumanInputHandler
 
 SECRET = "the tests' desk secret, 0123456789abcdef"
@@ -365,3 +368,99 @@ def test_without_a_data_dir_the_desk_s_variable_names_the_folder(
     assert (tmp_path / VAPID_FILE).is_file()
     assert push.public_key == vapid_public_key(load_or_create_vapid_key(tmp_path))
     assert push.subscriptions.path == tmp_path / SUBSCRIPTIONS_FILE
+
+
+async def test_a_huge_question_still_fits_in_one_push(tmp_path: Path) -> None:
+    """A 200,000-character question: the push carries its start, within what a push
+    service takes, and the device decrypts it."""
+    handler = HumanInputHandler()
+    async with PushService() as service:
+        phone = service.browser("phone")
+        subscribe(tmp_path, "alice", phone.subscription())
+        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        async with notifier:
+            question = "Ship it? " + "x" * 200_000
+            await handler.create("ask", {"question": question}, actor_id="alice")
+            [taken] = await service.wait_for(1)
+            await notifier.wait_idle()
+    note = taken.message["notification"]
+    assert note["body"].startswith("Ship it? xxx")
+    assert len(json.dumps(taken.message).encode()) <= MAX_MESSAGE_BYTES
+    assert service.refused == []
+
+
+async def test_the_delegate_s_phone_gets_the_question_and_answers_it_for_the_approver(
+    tmp_path: Path,
+) -> None:
+    """Alice is away: Carol's phone is pushed the approval, its Approve button answers
+    through Carol's link, and the decision is recorded as hers on Alice's behalf."""
+    away = Delegation(
+        to="carol",
+        starts=datetime(2026, 1, 1, tzinfo=UTC),
+        ends=datetime(2126, 1, 1, tzinfo=UTC),
+    )
+    handler = HumanInputHandler(directory=Directory({"alice": Person(delegations=[away])}))
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET)
+    async with PushService() as service:
+        alices, carols = service.browser("alice-phone"), service.browser("carol-phone")
+        subscribe(tmp_path, "alice", alices.subscription())
+        subscribe(tmp_path, "carol", carols.subscription())
+        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        async with notifier:
+            request = await handler.create_approval("refund", {"amount": 40}, approvers=["alice"])
+            [question] = await service.wait_for(1)
+            note = question.message["notification"]
+            token = note["navigate"].split("#token=", 1)[1]
+            assert token_claims(SECRET, token)["sub"] == "carol"
+            approve = note["data"]["answers"]["approve"]
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url=DESK) as desk:
+                tapped = await desk.post(
+                    approve["url"].removeprefix(DESK),
+                    json=approve["body"],
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+            assert tapped.status_code == 200, tapped.text
+            [_, settled] = await service.wait_for(2)
+            await notifier.wait_idle()
+    assert question.endpoint == settled.endpoint == carols.endpoint
+    assert settled.message["notification"]["tag"] == request.pending_id
+    decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
+    assert (decided[0]["actor"], decided[0]["on_behalf_of"]) == ("carol", "alice")
+
+
+async def test_a_push_service_s_redirect_is_not_followed(tmp_path: Path) -> None:
+    """A listed push service answering 307 to another host: the signed, encrypted message
+    never reaches that host, and the delivery is refused without a retry."""
+    internal: list[str] = []
+
+    async def secret(request: web.Request) -> web.Response:
+        internal.append(request.path)
+        return web.Response(status=201)
+
+    async def redirecting(request: web.Request) -> web.Response:
+        raise web.HTTPTemporaryRedirect(f"http://localhost:{ports['internal']}/secret")
+
+    ports: dict[str, int] = {}
+    runners = []
+    for name, route, handle in (("internal", "/secret", secret), ("push", "/push/p", redirecting)):
+        app = web.Application()
+        app.router.add_post(route, handle)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        ports[name] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        runners.append(runner)
+    try:
+        subscription = Browser(f"http://127.0.0.1:{ports['push']}/push/p").subscription()
+        subscribe(tmp_path, "alice", subscription)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        with pytest.raises(DeliveryError, match=r"redirect to .*not followed") as raised:
+            await push.send(notice_for(await ask(HumanInputHandler())))
+        await push.aclose()
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+    assert internal == []
+    assert raised.value.retry is False

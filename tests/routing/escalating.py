@@ -49,3 +49,9 @@ async def told_on_escalation(
         await handler.outbox.add([escalation(handler, request.pending_id)])
         await notifier.wait_idle()
     return request, [(notice.type, notice.recipient) for notice in recorder.told]
+
+
+def step(handler: HumanInputHandler, pending_id: str, job: str, n: int) -> OutboxItem:
+    """A ladder step of the request (``remind``, ``escalate``), its ``n``-th, due now."""
+    now = now_of(handler)
+    return OutboxItem(f"{pending_id}.{job}{n}", pending_id, now, {"job": job}, created=now)

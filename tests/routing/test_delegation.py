@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import time
 from datetime import UTC, datetime
+from urllib.parse import urlencode
 
 import httpx
 from escalating import told_on_escalation
 from routing_clock import FakeClock
+from slack_sdk.signature import SignatureVerifier
+from tests.notify.slack_api import SIGNING_SECRET
 
 from roomkit import RoomKit
 from roomkit.desk import DeskLimits, create_desk_app, issue_token
@@ -223,3 +228,70 @@ async def test_the_desks_socket_pushes_a_new_request_to_the_delegate(clock: Fake
         request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
         frame = await next_frame(carol, "question_pending")
     assert frame["request"]["id"] == request.pending_id
+    assert frame["request"]["deciding"] == ["alice", "carol"]
+    assert frame["request"]["routing"] == "Alice is away until 12 Dec; Carol is deciding"
+
+
+async def test_an_answer_is_routed_when_it_arrives(clock: FakeClock) -> None:
+    """Carol's answer is refused before the delegation starts, taken while it holds (for
+    Alice), and refused again once it ended."""
+    handler = handler_on(clock)
+    early = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+    late = await handler.create_approval("pay", {"amount": 6}, approvers=["alice"])
+    async with desk_client(handler) as client:
+
+        async def carol_approves(request_id: str) -> int:
+            answered = await client.post(
+                f"/api/requests/{request_id}/answer",
+                json={"decision": "approve"},
+                headers=bearer("carol"),
+            )
+            return answered.status_code
+
+        assert await carol_approves(early.pending_id) == 404
+        clock.now = STARTS
+        assert await carol_approves(early.pending_id) == 200
+        clock.now = ENDS
+        assert await carol_approves(late.pending_id) == 404
+    decided = [e for e in await handler.history(early.pending_id) if e["type"] == "decided"]
+    assert (decided[0]["actor"], decided[0]["on_behalf_of"]) == ("carol", "alice")
+    assert (await handler.get_request(late.pending_id)).status.value == "pending"  # type: ignore[union-attr]
+
+
+async def test_a_desk_taking_slack_clicks_knows_people_by_the_handlers_directory(
+    clock: FakeClock,
+) -> None:
+    """No notifier and no directory given to the desk: Carol's click in Slack is mapped to
+    her by the handler's directory, and taken for Alice."""
+    clock.now = STARTS
+    people = {
+        "alice": Person(
+            slack_user="U0ALICE", delegations=[Delegation(to="carol", starts=STARTS, ends=ENDS)]
+        ),
+        "carol": Person(slack_user="U0CAROL"),
+    }
+    handler = HumanInputHandler(directory=Directory(people))
+    assert handler.router is not None
+    handler.router.clock = clock
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET, slack=SIGNING_SECRET)
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+    action = {
+        "action_id": f"roomkit:approve:{request.arguments_digest}",
+        "value": request.pending_id,
+    }
+    payload = {"type": "block_actions", "user": {"id": "U0CAROL"}, "actions": [action]}
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    stamp = str(int(time.time()))
+    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=body)
+    headers = {
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": str(signature),
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        clicked = await client.post("/api/slack/interactions", content=body, headers=headers)
+    assert clicked.status_code == 200, clicked.text
+    decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
+    assert (decided[0]["actor"], decided[0]["surface"]) == ("carol", "slack")
+    assert decided[0]["on_behalf_of"] == "alice"

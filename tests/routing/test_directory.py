@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from roomkit.notify import Notifier
 from roomkit.notify.surface import Directory as OldPathDirectory
 from roomkit.notify.surface import Person as OldPathPerson
 from roomkit.people import Delegation, Directory, Person, Role, on_call, role
+from roomkit.tools.human_input import HumanInputHandler
 
 DEC = datetime(2026, 12, 1, tzinfo=UTC)
 JAN = datetime(2027, 1, 1, tzinfo=UTC)
@@ -79,3 +83,80 @@ def test_groups_are_named_by_reference() -> None:
         Role(members=[])
     with pytest.raises(TypeError, match="on_call_at"):
         Directory(on_call={"payments": object()})  # type: ignore[dict-item]
+
+
+def test_the_notifier_reaches_people_by_the_handlers_directory() -> None:
+    routed = Directory({"alice": Person(email="a@example.com", delegations=[away("bob")])})
+    handler = HumanInputHandler(directory=routed)
+    assert Notifier(handler, []).directory is routed
+    assert Notifier(handler, [], directory=routed).directory is routed
+    with pytest.raises(ValueError, match=r"not its handler's directory: .*leave directory out"):
+        Notifier(handler, [], directory=Directory({"alice": Person(email="b@example.com")}))
+
+
+def test_a_notifier_refuses_routing_its_handler_would_not_do() -> None:
+    plain = HumanInputHandler()
+    people = Directory({"alice": Person(email="a@example.com", manager="mallory")})
+    assert Notifier(plain, [], directory=people).directory is people
+    for routed in (
+        Directory({"alice": Person(delegations=[away("bob")])}),
+        Directory(roles={"kyc": Role(members=["dan"])}),
+    ):
+        with pytest.raises(ValueError, match=r"give the directory to HumanInputHandler\(directory"):
+            Notifier(plain, [], directory=routed)
+
+
+def _too_long(links: dict[str, list[str]], path: tuple[str, ...], bound: int) -> bool:
+    if len(path) - 1 > bound:
+        return True
+    return any(to in path or _too_long(links, (*path, to), bound) for to in links[path[-1]])
+
+
+def _over_bound(people: dict[str, list[tuple[str, int, int]]], bound: int) -> bool:
+    """Whether, at some day, the delegations in force make a cycle or a chain over ``bound``:
+    every path walked from every person, by brute force."""
+    days = {start for links in people.values() for _, start, _ in links}
+    for day in days:
+        links = {name: [] for name in NAMES}
+        for actor, out in people.items():
+            links[actor] = [to for to, start, end in out if start <= day < end]
+        if any(_too_long(links, (actor,), bound) for actor in links):
+            return True
+    return False
+
+
+NAMES = ("a", "b", "c", "d", "e")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(NAMES),
+        st.lists(
+            st.tuples(st.sampled_from(NAMES), st.integers(0, 6), st.integers(1, 4)),
+            max_size=3,
+        ),
+    ),
+    st.integers(1, 3),
+)
+def test_the_directory_refuses_exactly_the_cycles_and_long_chains_some_moment_holds(
+    drawn: dict[str, list[tuple[str, int, int]]], bound: int
+) -> None:
+    people = {
+        actor: [(to, start, start + length) for to, start, length in out if to != actor]
+        for actor, out in drawn.items()
+    }
+    entries = {
+        actor: Person(
+            delegations=[
+                away(to, DEC + timedelta(days=start), DEC + timedelta(days=end))
+                for to, start, end in out
+            ]
+        )
+        for actor, out in people.items()
+    }
+    if _over_bound(people, bound):
+        with pytest.raises(ValueError, match=r"make a (cycle|chain)"):
+            Directory(entries, max_chain=bound)
+    else:
+        assert len(Directory(entries, max_chain=bound)) == len(entries)

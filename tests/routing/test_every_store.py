@@ -3,18 +3,19 @@ change told to the new person through the notifier's outbox."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from escalating import Recorder
+from escalating import Recorder, step
 from routing_clock import FakeClock
 from tests.servers.stores import StoreSite
 
 from roomkit.notify import Notifier
-from roomkit.people import Delegation, Directory, Person, on_call
+from roomkit.people import Delegation, Directory, Person, Role, on_call, role
 from roomkit.routing import ICalOnCall
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
@@ -87,3 +88,83 @@ async def test_a_shift_change_is_told_to_the_new_person(
         await notifier.wait_idle()
     told = [(notice.type, notice.recipient) for notice in surface.told]
     assert told == [("question_pending", "alice"), ("question_escalated", "bob")]
+
+
+async def test_each_ladder_step_is_routed_as_the_delegation_then_stands(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """Asked before Alice leaves: she is told; a reminder while she is away goes to Carol;
+    one after she is back goes to her again."""
+    directory = Directory(
+        {"alice": Person(delegations=[Delegation(to="carol", starts=STARTS, ends=ENDS)])}
+    )
+    clock = FakeClock(datetime(2026, 12, 1, 9, tzinfo=UTC))
+    handler = handler_on(store_site, stores, directory, clock)
+    surface = Recorder()
+    async with Notifier(handler, [surface]) as notifier:
+        request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+        await notifier.wait_idle()
+        clock.now = STARTS
+        await handler.outbox.add([step(handler, request.pending_id, "remind", 0)])
+        await notifier.wait_idle()
+        clock.now = ENDS
+        await handler.outbox.add([step(handler, request.pending_id, "remind", 1)])
+        await notifier.wait_idle()
+    assert [(n.type, n.recipient) for n in surface.told] == [
+        ("question_pending", "alice"),
+        ("question_reminder", "carol"),
+        ("question_reminder", "alice"),
+    ]
+
+
+async def test_a_rotation_goes_on_across_processes(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """Each process on the store assigns the member the others assigned least recently:
+    a restarted or second process does not start again from the first member."""
+    directory = Directory(roles={"kyc": Role(members=["dan", "erin", "frank"], rule="rotation")})
+    clock = FakeClock(STARTS)
+    first = handler_on(store_site, stores, directory, clock)
+    second = handler_on(store_site, stores, directory, clock) if store_site.durable else first
+    assigned = []
+    for handler in (first, second, first, second):
+        request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+        assert handler.router is not None
+        assigned.append(await handler.router.recipients(request))
+    assert assigned == [("dan",), ("erin",), ("frank",), ("dan",)]
+
+
+class GatedSchedule:
+    """An on-call schedule naming alice, that answers once the test lets it."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def on_call_at(self, at: datetime) -> str | None:
+        self.asked.set()
+        await self.go.wait()
+        return "alice"
+
+
+async def test_a_request_is_stored_with_its_first_assignment(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """While the asking process reads the schedule, no process sees the request; once it
+    is made, every process reads who it is assigned to, and none assigns it again."""
+    schedule = GatedSchedule()
+    clock = FakeClock(STARTS)
+    asking = handler_on(store_site, stores, Directory(on_call={"payments": schedule}), clock)
+    other_directory = Directory(on_call={"payments": ICalOnCall(SCHEDULE)})
+    other = handler_on(store_site, stores, other_directory, clock) if store_site.durable else asking
+    made = asyncio.create_task(
+        asking.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    )
+    await schedule.asked.wait()
+    assert await other.list_pending() == []
+    schedule.go.set()
+    request = await made
+    assert other.router is not None
+    assert await other.router.recipients(request) == ("alice",)
+    routed = [e for e in await other.history(request.pending_id) if e["surface"] == "routing"]
+    assert [(e["approvers"], e["reason"]) for e in routed] == [(["alice"], "on call")]

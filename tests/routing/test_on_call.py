@@ -3,22 +3,28 @@ API on a loopback stub, and a shift change while a request waits."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from aiohttp import web
 from routing_clock import FakeClock
 
+from roomkit import RoomKit
+from roomkit.desk import create_desk_app, issue_token
 from roomkit.people import Directory, Person, on_call
-from roomkit.routing import ICalOnCall, PagerDutyOnCall
+from roomkit.routing import ICalOnCall, PagerDutyOnCall, Router
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
 SCHEDULE = Path(__file__).parent / "fixtures" / "payments.ics"
+SECRET = "routing-tests-secret-0123456789abcdef"
+APPROVE = {"decision": "approve"}
 PEOPLE = {name: Person(email=f"{name}@example.com") for name in ("alice", "bob", "carol", "dave")}
 
 
@@ -40,6 +46,41 @@ async def test_an_override_replaces_one_shift() -> None:
     schedule = ICalOnCall(SCHEDULE)
     assert await schedule.on_call_at(at("2027-03-31T12:00:00")) == "carol@example.com"
     assert await schedule.on_call_at(at("2027-04-02T12:00:00")) == "alice@example.com"
+
+
+async def test_an_override_laid_over_the_rotation_wins_while_it_lasts() -> None:
+    """PagerDuty and Grafana export an override as an event of its own over the shift."""
+    schedule = ICalOnCall(SCHEDULE)
+    # 3 April (summer time): Bob's shift from 07:00 UTC, Dave over it from 11:00 to 13:00.
+    assert await schedule.on_call_at(at("2027-04-03T10:59:00")) == "bob@example.com"
+    assert await schedule.on_call_at(at("2027-04-03T11:00:00")) == "dave@example.com"
+    assert await schedule.on_call_at(at("2027-04-03T12:59:00")) == "dave@example.com"
+    assert await schedule.on_call_at(at("2027-04-03T13:00:00")) == "bob@example.com"
+
+
+async def test_the_desk_lets_the_shift_before_read_and_the_new_one_decide() -> None:
+    clock = FakeClock(at("2027-03-27T12:00:00"))
+    handler = HumanInputHandler(
+        directory=Directory(PEOPLE, on_call={"payments": ICalOnCall(SCHEDULE)})
+    )
+    assert handler.router is not None
+    handler.router.clock = clock
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    path = f"/api/requests/{request.pending_id}"
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as desk:
+        clock.now = at("2027-03-28T12:00:00")
+        seen = await desk.get(path, headers=bearer("alice"))
+        refused = await desk.post(f"{path}/answer", json=APPROVE, headers=bearer("alice"))
+        outsider = await desk.get(path, headers=bearer("dave"))
+        decided = await desk.post(f"{path}/answer", json=APPROVE, headers=bearer("bob"))
+    assert seen.status_code == 200
+    assert seen.json()["deciding"] == ["bob"]
+    assert refused.status_code == 403
+    assert outsider.status_code == 404
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["settled_by"] == "bob"
 
 
 async def test_a_shift_change_while_the_request_waits_moves_it() -> None:
@@ -143,3 +184,25 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "icalendar", None)
     with pytest.raises(ImportError, match=r"oncall extra.*pip install -e '\.\[oncall\]'"):
         ICalOnCall(SCHEDULE)
+
+
+def bearer(actor: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
+
+
+async def test_two_processes_seeing_one_shift_change_tell_the_new_person_once() -> None:
+    """A desk and a notifier notice the same shift change at once, a second apart on their
+    clocks: one notice is owed to the new person."""
+    directory = Directory(PEOPLE, on_call={"payments": ICalOnCall(SCHEDULE)})
+    handler = HumanInputHandler(directory=directory)
+    assert handler.router is not None
+    desk_clock = FakeClock(at("2027-03-27T12:00:00"))
+    handler.router.clock = desk_clock
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    notifier_side = Router(directory, handler, FakeClock(at("2027-03-28T12:00:01")))
+    desk_clock.now = at("2027-03-28T12:00:00")
+    await asyncio.gather(handler.router.refresh(request), notifier_side.refresh(request))
+    items = await handler.outbox.items_for(request.pending_id)
+    assert [item.body for item in items if item.body.get("job") == "reassign"] == [
+        {"job": "reassign", "to": "bob"}
+    ]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from tests.doc_pages import page_blocks
 
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.config import load_notify_config
+from roomkit.people import Directory, Person
 from roomkit.routing import ICalOnCall
+from roomkit.tools.human_input import HumanInputHandler
 
 SCHEDULE = Path(__file__).parent / "fixtures" / "payments.ics"
 HEAD = """
@@ -26,7 +30,7 @@ manager = "mallory"
 def load(tmp_path: Path, text: str) -> object:
     path = tmp_path / "notify.toml"
     path.write_text(HEAD + text, encoding="utf-8")
-    return load_notify_config(path, environ={})
+    return load_notify_config(path, environ={"PD": "pd-token"})
 
 
 def test_delegations_roles_and_schedules_are_read(tmp_path: Path) -> None:
@@ -83,3 +87,81 @@ ends = 2026-12-12T09:00:00Z
 """
     with pytest.raises(NotifyConfigError, match=r"delegations #1 starts: must be a date-time"):
         load(tmp_path, text)
+
+
+def test_the_delegation_page_s_file_is_a_good_one(tmp_path: Path) -> None:
+    """The TOML of docs/how-to/delegation.md loads as it is written, its schedule read from
+    beside the file."""
+    [text] = page_blocks("docs/how-to/delegation.md", "toml", "[on_call.payments]")
+    (tmp_path / "schedules").mkdir()
+    shutil.copy(SCHEDULE, tmp_path / "schedules" / "payments.ics")
+    path = tmp_path / "notify.toml"
+    path.write_text(HEAD.split("[people.alice]")[0] + text, encoding="utf-8")
+    directory = load_notify_config(path, environ={}).directory
+    assert directory.roles["kyc"].members == ("dan", "erin", "frank")
+    assert isinstance(directory.on_call["payments"], ICalOnCall)
+    assert directory.on_call["payments"].path == tmp_path / "schedules" / "payments.ics"
+    at = datetime(2026, 12, 5, tzinfo=UTC)
+    assert [s.actor for s in directory.stand_ins("alice", at, "pay")] == ["carol"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[on_call.payments]\nical = "schedules/typo.ics"\n',
+            "[on_call.payments] ical: ICalOnCall: cannot read",
+        ),
+        ('[on_call.payments]\nical = "notify.toml"\n', "is not an iCal calendar"),
+        (
+            "[[people.alice.delegations]]\nto = 'bob'\nstarts = 2026-12-02T09:00:00Z\n"
+            "ends = 2026-12-12T09:00:00Z\ntools = []\n",
+            "names no tool: leave tools out",
+        ),
+        ("[roles.'']\nmembers = ['dan']\n", "a role is named by text"),
+        (
+            "[[people.alice.delegations]]\nto = 'bob'\nstarts = 2026-12-02\n"
+            "ends = 2026-12-12T09:00:00Z\n",
+            "delegations #1 starts: must be a date-time",
+        ),
+        ("[roles.kyc]\nmembers = 'dan'\n", "[roles.kyc] members: must be a list"),
+        (
+            "[on_call.payments]\npagerduty_schedule = 'P1'\npagerduty_token_env = 'PD'\n"
+            "pagerduty_url = 'file:///etc/passwd'\n",
+            "[on_call.payments]: PagerDutyOnCall(base_url=...) is the API's https:// address",
+        ),
+    ],
+)
+def test_a_wrong_value_is_one_line_naming_the_file_once(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """Each mistake is told when the file is loaded, naming the file once and the key."""
+    with pytest.raises(NotifyConfigError) as raised:
+        load(tmp_path, text)
+    said = str(raised.value)
+    assert message in said
+    assert said.count("notify.toml") == 1 + ('ical = "notify.toml"' in text), said
+    assert "\n" not in said
+
+
+def test_the_files_notifier_follows_the_handlers_directory(tmp_path: Path) -> None:
+    """A file naming no one gives a handler's notifier the handler's directory; a file
+    whose delegations the handler does not route is told, saying what to do."""
+    routed = HumanInputHandler(directory=Directory({"bob": Person(email="bob@example.com")}))
+    bare = tmp_path / "bare.toml"
+    bare.write_text(HEAD.split("[people.alice]")[0], encoding="utf-8")
+    notifier = load_notify_config(bare, environ={}).notifier(routed)
+    assert notifier.directory is routed.directory
+    config = load(
+        tmp_path,
+        """
+[[people.alice.delegations]]
+to = "carol"
+starts = 2026-12-02T09:00:00Z
+ends = 2026-12-12T09:00:00Z
+""",
+    )
+    with pytest.raises(ValueError, match=r"HumanInputHandler\(directory=\.\.\.\)"):
+        config.notifier(HumanInputHandler())  # type: ignore[attr-defined]
+    own = HumanInputHandler(directory=config.directory)  # type: ignore[attr-defined]
+    assert config.notifier(own).directory is own.directory  # type: ignore[attr-defined]

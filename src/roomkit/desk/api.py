@@ -144,6 +144,9 @@ class Desk:
         if slack is not None:
             if directory is None and notifier is not None:
                 directory = notifier.directory
+            if directory is None:
+                # The handler's directory routes its requests: it says who is who on Slack too.
+                directory = getattr(self.handler, "directory", None)
             # Loaded only for a desk that takes Slack's clicks: it needs the slack extra.
             from roomkit.desk.slack import slack_router
 

@@ -44,6 +44,7 @@ from roomkit.core.exceptions import StoreError
 from roomkit.desk.auth import Access, Principal
 from roomkit.desk.gate import Gate
 from roomkit.desk.metrics import DeskMetrics
+from roomkit.desk.routed_views import routed_view, routed_views
 from roomkit.desk.shapes import view_of
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
@@ -207,7 +208,7 @@ class DeskHub:
     async def snapshot(self, principal: Principal) -> list[dict[str, Any]]:
         """The open requests ``principal`` may answer, as views, oldest first."""
         pending = await self._pending()
-        return [view_of(request) for request in await self.access.visible(principal, pending)]
+        return await routed_views(self.handler, await self.access.visible(principal, pending))
 
     async def record_shown(
         self, principal: Principal, pending_ids: Collection[str], surface: str
@@ -245,7 +246,7 @@ class DeskHub:
         try:
             # Seeding announces nothing, so it happens before any client is registered.
             for request in await self._pending():
-                self._open[request.pending_id] = view_of(request)
+                self._open[request.pending_id] = await routed_view(self.handler, request)
                 self._track(request)
         except BaseException:
             self._stop()
@@ -397,7 +398,7 @@ class DeskHub:
             return
         self._track(request)
         if request.status is PendingInputStatus.PENDING:
-            seen, view = self._open.get(pending_id), view_of(request)
+            seen, view = self._open.get(pending_id), await routed_view(self.handler, request)
             if seen != view:
                 # A vote on a quorum approval moves it while it stays open (an edit changes
                 # its arguments): every approver's card follows.

@@ -69,7 +69,8 @@ class DeskOptions(TypedDict, total=False):
     signing secret). With ``directory``, the desk serves ``POST /api/slack/interactions``
     and settles a click as the actor whose ``slack_user`` made it."""
     directory: Directory | None
-    """Who is who on the other surfaces: the desk maps a Slack user to an actor through it."""
+    """Who is who on the other surfaces: the desk maps a Slack user to an actor through it
+    (the notifier's, else the handler's, by default)."""
 
 
 def check_option_names(options: Mapping[str, Any], *, where: str) -> None:

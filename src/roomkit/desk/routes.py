@@ -38,6 +38,7 @@ from roomkit.desk.headers import guard
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.metrics import surface_of
+from roomkit.desk.routed_views import routed_view, routed_views
 from roomkit.desk.shapes import (
     AnswerBody,
     HistoryList,
@@ -272,7 +273,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         pending = [request for request in listed if request.status is _PENDING]
         shown = await desk.access.visible(caller, pending)
         await desk.hub.record_shown(caller, [r.pending_id for r in shown], SURFACE)
-        return {"requests": [view_of(r) for r in shown]}
+        return {"requests": await routed_views(handler, shown)}
 
     @router.get("/history", response_model=HistoryList, responses=_errors(401, 422, 429))
     async def history(
@@ -300,11 +301,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         request = await visible(caller, request_id)
         if request.status is _PENDING:
             await desk.hub.record_shown(caller, [request.pending_id], SURFACE)
-        view = view_of(request)
-        router = getattr(handler, "router", None)
-        if router is not None and request.status is _PENDING:
-            view["routing"] = await router.status(request)
-        return view
+        return await routed_view(handler, request)
 
     @router.post(
         "/requests/{request_id}/answer",

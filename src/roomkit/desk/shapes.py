@@ -126,7 +126,13 @@ class RequestView(BaseModel):
     routing: str | None = Field(
         default=None,
         description="Who decides while an approver is away, as the one who asked reads it "
-        "('Alice is away until 12 Dec; Carol is deciding'), on a request read alone.",
+        "('Alice is away until 12 Dec; Carol is deciding'), on an open request.",
+    )
+    deciding: list[str] = Field(
+        default_factory=list,
+        description="On an open request the handler's directory routes, everyone who may "
+        "decide it now: its approvers of record, their delegates, a role's members, "
+        "whoever is on call.",
     )
 
 

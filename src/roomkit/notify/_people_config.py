@@ -18,7 +18,7 @@
     rule = "rotation"                       # or "everyone"
 
     [on_call.payments]
-    ical = "schedules/payments.ics"         # a file, or an https:// or webcal:// feed
+    ical = "schedules/payments.ics"         # a file (beside this one), or an https:// feed
     # pagerduty_schedule = "PABC123"        # or PagerDuty's API:
     # pagerduty_token_env = "PAGERDUTY_TOKEN"
 """
@@ -26,10 +26,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 from roomkit._extras import extra_missing
 from roomkit.people import Delegation, OnCallSource, Role
+from roomkit.routing.pagerduty import API
 
 __all__ = ["delegations", "on_call", "roles"]
 
@@ -82,14 +84,16 @@ def delegations(reader: Reader, value: object, where: str) -> tuple[Delegation, 
             not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools)
         ):
             reader.fail(f"{at} tools", f"must be a list of tool names, not {tools!r}")
+        starts, ends = _moment(reader, table, at, "starts"), _moment(reader, table, at, "ends")
+        reason = reader.text(table, at, "reason") or ""
         try:
             found.append(
                 Delegation(
                     to=to,
-                    starts=_moment(reader, table, at, "starts"),
-                    ends=_moment(reader, table, at, "ends"),
+                    starts=starts,
+                    ends=ends,
                     tools=None if tools is None else frozenset(tools),
-                    reason=reader.text(table, at, "reason") or "",
+                    reason=reason,
                 )
             )
         except (TypeError, ValueError) as error:
@@ -115,8 +119,10 @@ def roles(reader: Reader, value: object) -> dict[str, Role]:
     return found
 
 
-def on_call(reader: Reader, value: object) -> dict[str, OnCallSource]:
-    """The ``[on_call.NAME]`` tables: an iCal schedule or a PagerDuty schedule each."""
+def on_call(reader: Reader, value: object, folder: Path) -> dict[str, OnCallSource]:
+    """The ``[on_call.NAME]`` tables: an iCal schedule or a PagerDuty schedule each; an
+    iCal file's path is read from ``folder`` (the TOML file's) when it is relative, and the
+    file is read now, so that a wrong one is told before anything runs."""
     found: dict[str, OnCallSource] = {}
     for name, table in reader.table(value, "on_call").items():
         where = f"[on_call.{name}]"
@@ -125,18 +131,37 @@ def on_call(reader: Reader, value: object) -> dict[str, OnCallSource]:
         schedule = reader.text(table, where, "pagerduty_schedule")
         if (ical is None) == (schedule is None):
             reader.fail(where, "needs one of ical (a file or URL) or pagerduty_schedule")
-        try:
-            if ical is not None:
+        if ical is not None:
+            try:
                 from roomkit.routing.ical import ICalOnCall
 
-                found[name] = ICalOnCall(ical)
-            else:
-                from roomkit.routing.pagerduty import API, PagerDutyOnCall
+                found[name] = ICalOnCall(_beside(ical, folder))
+            except ImportError as error:
+                reader.fail(where, _missing("oncall", error))
+            except ValueError as error:
+                reader.fail(f"{where} ical", str(error))
+            continue
+        token = reader.secret(table, where, "pagerduty_token_env")
+        url = reader.text(table, where, "pagerduty_url") or API
+        try:
+            from roomkit.routing.pagerduty import PagerDutyOnCall
 
-                token = reader.secret(table, where, "pagerduty_token_env")
-                url = reader.text(table, where, "pagerduty_url") or API
-                found[name] = PagerDutyOnCall(token, schedule, base_url=url)
+            found[name] = PagerDutyOnCall(token, schedule, base_url=url)
         except ImportError as error:
-            extra = "oncall" if ical is not None else "desk"
-            reader.fail(where, extra_missing("", extra, error.name) if error.name else str(error))
+            reader.fail(where, _missing("desk", error))
+        except ValueError as error:
+            reader.fail(where, str(error))
     return found
+
+
+def _missing(extra: str, error: ImportError) -> str:
+    return extra_missing("", extra, error.name) if error.name else str(error)
+
+
+def _beside(source: str, folder: Path) -> str | Path:
+    """An iCal source as given when it is a feed's URL or an absolute path, else the path
+    read from ``folder``."""
+    if source.startswith(("http://", "https://", "webcal://")):
+        return source
+    path = Path(source).expanduser()
+    return path if path.is_absolute() else folder / path

@@ -138,15 +138,21 @@ class NotifyConfig:
 
     def notifier(self, handler: HumanInputHandler, **options: Any) -> Notifier:
         """A :class:`~roomkit.notify.Notifier` of ``handler`` through these surfaces, with
-        the file's directory and ``desk_url``.
+        the file's directory and ``desk_url``. A file listing delegations, roles or on-call
+        schedules routes requests only through the handler: build it with
+        ``HumanInputHandler(directory=config.directory)``.
 
         ``options`` are the notifier's other keywords (``link_secret``, ``data_dir`` for the
         desk's key; ``lease``, ``poll``, ``concurrency``).
         """
+        # A handler routing by a directory of its own reaches people by it (the file's
+        # people, when it lists any, must then be that directory: the notifier says so).
+        own = getattr(handler, "directory", None)
+        listed = len(self.directory) > 0 or self.directory.routes_anything()
         return Notifier(
             handler,
             self.surfaces,
-            directory=self.directory,
+            directory=self.directory if own is None or listed else None,
             desk_url=self.desk_url,
             **options,
         )
@@ -371,12 +377,11 @@ class _Reader(TomlValues):
                     )
                 slack_users[person.slack_user] = actor
             entries[actor] = person
+        roles = people_config.roles(self, document.get("roles", {}))
+        folder = Path(self.path).parent
+        on_call = people_config.on_call(self, document.get("on_call", {}), folder)
         try:
-            return Directory(
-                entries,
-                roles=people_config.roles(self, document.get("roles", {})),
-                on_call=people_config.on_call(self, document.get("on_call", {})),
-            )
+            return Directory(entries, roles=roles, on_call=on_call)
         except ValueError as error:
             self.fail("people", str(error))
 

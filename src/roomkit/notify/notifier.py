@@ -76,8 +76,9 @@ class Notifier:
         handler: the handler whose requests it follows (any store).
         surfaces: where notices go (:class:`~roomkit.notify.Webhook`,
             :class:`~roomkit.notify.Email`, ...); names must differ.
-        directory: how to reach each actor (email, Slack id, manager); the handler's
-            (``HumanInputHandler(directory=...)``) when not given.
+        directory: how to reach each actor (email, Slack id, manager), for a handler with
+            no directory of its own; the handler's (``HumanInputHandler(directory=...)``),
+            which routes its requests, otherwise.
         desk_url: where answer links point; no links without it.
         link_secret: signs answer links; the desk's key by default (``ROOMKIT_DESK_SECRET``,
             else the key file in ``data_dir``).
@@ -122,11 +123,7 @@ class Notifier:
             raise ValueError("lease and poll must be positive, concurrency at least 1")
         self.handler = handler
         self._shown = ShownTrail(handler)
-        # The handler's directory, which routes its requests, unless one is given here.
-        handler_directory = getattr(handler, "directory", None)
-        if directory is None and isinstance(handler_directory, Directory):
-            directory = handler_directory
-        self.directory = directory if directory is not None else Directory()
+        self.directory = _directory_of(handler, directory)
         self.links = (
             None if desk_url is None else AnswerLinks(desk_url, link_secret, data_dir=data_dir)
         )
@@ -403,3 +400,32 @@ def _turn_failed(error: Exception, *, again: bool) -> None:
         log("notifier: the store is unreachable (%s); trying again", error)
     else:
         logger.error("notifier: a turn failed; trying again", exc_info=error)
+
+
+def _directory_of(handler: HumanInputHandler, given: Directory | None) -> Directory:
+    """The directory the notifier reaches people by: the handler's, which routes its
+    requests; else ``given``, which must then route nothing (no delegations, roles or
+    schedules: they take effect only through the handler).
+
+    Raises:
+        ValueError: ``given`` is another directory than the handler's, or it routes requests
+            the handler does not route.
+    """
+    own = getattr(handler, "directory", None)
+    if isinstance(own, Directory):
+        if given is not None and given is not own:
+            raise ValueError(
+                "Notifier(directory=...) is not its handler's directory: the handler routes "
+                "its requests by its own (HumanInputHandler(directory=...)), and the notifier "
+                "uses that one: leave directory out"
+            )
+        return own
+    if given is None:
+        return Directory()
+    if given.routes_anything():
+        raise ValueError(
+            "Notifier(directory=...) lists delegations, roles or on-call schedules, which "
+            "route requests only through the handler: give the directory to "
+            "HumanInputHandler(directory=...) and leave it out here"
+        )
+    return given

@@ -15,7 +15,8 @@ same tag replaces the question ("Answered by alice in Slack"), on the devices th
 told; the push service's ``Topic`` header makes it replace the question still queued for a
 phone that is offline. A subscription the push service reports gone (404, 410) is dropped.
 Only endpoints on the push services' hosts are pushed to (see
-:mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged.
+:mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged,
+and a push service's redirect is not followed.
 """
 
 from __future__ import annotations
@@ -65,6 +66,17 @@ _GONE_STATUS = frozenset({404, 410})
 _SENT = "sent"
 _GONE = "gone"
 _RETRIED = frozenset({408, 429})
+
+
+class _Redirected(Exception):
+    """A push service answered a redirect, which is not followed."""
+
+
+async def _refuse_redirect(session: Any, context: Any, params: Any) -> None:
+    # A redirect would carry the message, signed, to a host the list never vetted.
+    response = params.response
+    where = str(response.headers.get("Location", ""))[:200]
+    raise _Redirected(f"answered {response.status}, a redirect to {where!r}, not followed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +302,9 @@ class WebPush:
         claims = {"sub": self.subject, "aud": service, "exp": int(time.time()) + 12 * 3600}
         signed = {**headers, **self._vapid.sign(claims)}
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            no_redirects = aiohttp.TraceConfig()
+            no_redirects.on_request_redirect.append(_refuse_redirect)
+            self._session = aiohttp.ClientSession(trace_configs=[no_redirects])
         pusher = WebPusher(subscription.info(), aiohttp_session=self._session)
         try:
             response = await pusher.send_async(
@@ -300,6 +314,8 @@ class WebPush:
                 content_encoding="aes128gcm",
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
             )
+        except _Redirected as redirect:
+            return _Failure(f"the push service {service} {redirect}", retry=False)
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             problem = f"cannot be reached ({type(error).__name__}: {error})"
             return _Failure(f"the push service {service} {problem}", retry=True)

@@ -62,9 +62,9 @@ class Directory:
         max_chain: the most delegations a request passes through.
 
     Raises:
-        ValueError: a name is not an actor name; someone delegates to themselves; the
-            delegations in force at some moment make a cycle or a chain longer than
-            ``max_chain``.
+        ValueError: a name is not an actor name; a role or schedule has no name; someone
+            delegates to themselves; the delegations in force at some moment make a cycle or
+            a chain longer than ``max_chain``.
         TypeError: an entry is not a :class:`Person`, a role not a :class:`Role`, a
             schedule not an :class:`OnCallSource`.
     """
@@ -95,6 +95,10 @@ class Directory:
                 _check_name(delegation.to, f"{actor!r}'s delegate")
                 if delegation.to == actor:
                     raise ValueError(f"Directory: {actor!r} delegates to themselves")
+        for kind, names in (("role", self.roles), ("on-call schedule", self.on_call)):
+            for name in names:
+                if not isinstance(name, str) or not name.strip():
+                    raise ValueError(f"Directory: a {kind} is named by text, not {_shown(name)}")
         for name, group in self.roles.items():
             if not isinstance(group, Role):
                 raise TypeError(f"Directory: role {name!r} must be a Role, not {group!r}")
@@ -112,20 +116,45 @@ class Directory:
     def _check_chains(self) -> None:
         """Refuse a cycle, or a chain over :attr:`max_chain`, among the delegations in force
         at any moment: the set in force changes only when one starts or ends, and an end
-        only takes links away, so checking at each start is checking at every moment."""
-        edges = [
-            (actor, delegation)
-            for actor, person in self._people.items()
-            for delegation in person.delegations
-        ]
-        for _, started in edges:
-            moment = started.starts
+        only takes links away, so checking at each start is checking at every moment. A
+        cycle or chain that is new at a start holds a delegation starting then, so only
+        the people up to ``max_chain`` links before those delegations are walked from."""
+        edges = sorted(
+            (
+                (delegation.starts, actor, delegation)
+                for actor, person in self._people.items()
+                for delegation in person.delegations
+            ),
+            key=lambda edge: edge[0],
+        )
+        active: list[tuple[str, Delegation]] = []
+        index = 0
+        while index < len(edges):
+            moment = edges[index][0]
+            started: list[tuple[str, Delegation]] = []
+            while index < len(edges) and edges[index][0] == moment:
+                started.append((edges[index][1], edges[index][2]))
+                index += 1
+            active = [(actor, d) for actor, d in active if d.holds(moment)] + started
             links: dict[str, list[str]] = {}
-            for actor, delegation in edges:
-                if delegation.holds(moment):
-                    links.setdefault(actor, []).append(delegation.to)
+            back: dict[str, list[str]] = {}
+            for actor, delegation in active:
+                links.setdefault(actor, []).append(delegation.to)
+                back.setdefault(delegation.to, []).append(actor)
+            reach = self._before({actor for actor, _ in started}, back)
             for actor in links:
-                self._walk(actor, links, (actor,), moment)
+                if actor in reach:
+                    self._walk(actor, links, (actor,), moment)
+
+    def _before(self, actors: set[str], back: dict[str, list[str]]) -> set[str]:
+        """``actors`` and everyone up to :attr:`max_chain` links before them."""
+        found, edge = set(actors), set(actors)
+        for _ in range(self.max_chain):
+            edge = {earlier for actor in edge for earlier in back.get(actor, ())} - found
+            if not edge:
+                break
+            found |= edge
+        return found
 
     def _walk(
         self, actor: str, links: dict[str, list[str]], path: tuple[str, ...], moment: datetime
@@ -145,6 +174,11 @@ class Directory:
                     f"{self.max_chain}: delegate to the last of them directly"
                 )
             self._walk(delegate, links, chain, moment)
+
+    def routes_anything(self) -> bool:
+        """Whether it changes who decides a request: a delegation, a role or a schedule."""
+        delegates = any(person.delegations for person in self._people.values())
+        return delegates or bool(self.roles) or bool(self.on_call)
 
     def get(self, actor_id: str) -> Person | None:
         """The entry for ``actor_id``, or ``None``."""

@@ -75,9 +75,11 @@ class Delegation:
         to: the delegate's actor id.
         starts: when it begins (timezone-aware).
         ends: when it ends (timezone-aware; the first moment it no longer holds).
-        tools: the tools it covers; ``None`` for every tool. A chain of delegations covers
-            only what every link covers: a delegation never widens what was handed on.
-        reason: shown to whoever asked (``"on holiday"``).
+        tools: the tools it covers (at least one); ``None`` for every tool. A chain of
+            delegations covers only what every link covers: a delegation never widens what
+            was handed on.
+        reason: why (``"on holiday"``), for whoever reads the directory; a decision made
+            through it names it in the request's history by its id (``delegation_id``).
     """
 
     to: str
@@ -93,6 +95,10 @@ class Delegation:
                     f"Delegation(tools=...) is a set of tool names: pass {{{self.tools!r}}}"
                 )
             object.__setattr__(self, "tools", frozenset(self.tools))
+        if self.tools is not None and not self.tools:
+            raise ValueError(
+                f"Delegation to {self.to!r} names no tool: leave tools out (None) for every tool"
+            )
         for name in ("starts", "ends"):
             moment = getattr(self, name)
             if not isinstance(moment, datetime) or moment.tzinfo is None:

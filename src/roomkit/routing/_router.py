@@ -15,12 +15,17 @@ arrives), because absences and shifts change while a request waits:
 
 Assignments are kept in the request's history as ``escalated`` entries written by the
 ``routing`` surface (``group``, ``approvers``, ``replaces``, ``reason``), so every process
-reading the history routes alike.
+reading the history routes alike. When each member of a rotation was last assigned is kept
+in the store's spend ledger (``rotation:["<role>","<member>"]``), so the rotation goes on across
+processes and restarts; two processes assigning the same role in the same instant may pick
+the same member.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import weakref
 from collections.abc import Callable
@@ -30,6 +35,7 @@ from typing import Any, Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.people import Directory, reference_of
+from roomkit.stores.base import SpendLedger
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 
 __all__ = ["ROUTING", "Router", "Standing"]
@@ -65,6 +71,9 @@ class RoutedHandler(Protocol):
     def outbox(self) -> Outbox: ...
 
     @property
+    def ledger(self) -> SpendLedger: ...
+
+    @property
     def durable(self) -> bool: ...
 
 
@@ -87,10 +96,12 @@ class Router:
         self.directory = directory
         self._handler = handler
         self.clock = clock
-        # Who was assigned when, per role: kept by this process (a restart starts the
-        # rotation again from the first member).
+        # This process's turns, per role and member: they order assignments the ledger's
+        # clock made in the same instant.
         self._last_assigned: dict[tuple[str, str], int] = {}
         self._turns = 0
+        # One pick per role at a time in this process: read the ledger, then record.
+        self._picking: dict[str, asyncio.Lock] = {}
         # One routing of a request at a time in this process: the request's creation and
         # its first notice both route it, and must assign a rotation role once.
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -119,7 +130,12 @@ class Router:
     async def assigned(self, request: PendingInput) -> dict[str, str]:
         """Each rotation role and schedule of ``request`` to the member it is assigned to
         now, as its history records."""
-        found: dict[str, str] = {}
+        return {group: people[-1] for group, people in (await self._assignments(request)).items()}
+
+    async def _assignments(self, request: PendingInput) -> dict[str, list[str]]:
+        """Each rotation role and schedule of ``request`` to everyone it was assigned to,
+        oldest first, as its history records."""
+        found: dict[str, list[str]] = {}
         if not any(reference_of(a) for a in self.of_record(request)):
             return found
         for entry in await self._handler.history(request.pending_id):
@@ -127,12 +143,31 @@ class Router:
             if entry.get("surface") == ROUTING and isinstance(group, str):
                 people = entry.get("approvers") or []
                 if people:
-                    found[group] = str(people[0])
+                    found.setdefault(group, []).append(str(people[0]))
         return found
 
+    async def opening(self, request: PendingInput) -> list[dict[str, Any]]:
+        """The entries a new request's history starts with: the first assignment of each of
+        its on-call schedules and rotation roles. The handler writes them with the request,
+        so that every process reads them from the start and none assigns it again."""
+        if not self.routes(request):
+            return []
+        kept: list[dict[str, Any]] = []
+        await self._refresh(request, False, {}, kept)
+        return kept
+
     async def _assign(
-        self, request: PendingInput, group: str, actor: str, replaces: str | None, reason: str
+        self,
+        request: PendingInput,
+        group: str,
+        actor: str,
+        replaces: str | None,
+        reason: str,
+        turn: int,
+        kept: list[dict[str, Any]] | None,
     ) -> None:
+        """Record that ``group`` is ``actor``'s now (its ``turn``-th assignment): in
+        ``kept`` for a request not stored yet, else in its history."""
         entry: dict[str, Any] = {
             "type": "escalated",
             "at": _stamp(self.clock()),
@@ -144,13 +179,16 @@ class Router:
         }
         if replaces is not None:
             entry["replaces"] = replaces
+        if kept is not None:
+            kept.append(entry)
+            return
         await self._handler.record(request.pending_id, entry)
         if replaces is not None and reason == "shift change":
-            # The new person hears of the request through the notifier's outbox, once (an
-            # escalation's own step tells whoever it hands the request to).
+            # The new person hears of the request through the notifier's outbox, once: a
+            # desk and a notifier seeing the same change add the same item.
             now = now_of(self._handler)
             item = OutboxItem(
-                f"{request.pending_id}.reassign.{actor}.{entry['at']}",
+                f"{request.pending_id}.reassign.{turn}.{actor}",
                 request.pending_id,
                 now,
                 {"job": "reassign", "to": actor},
@@ -158,8 +196,9 @@ class Router:
             )
             await self._handler.outbox.add([item])
 
-    def _next_member(self, name: str, after: str | None, tool: str | None) -> str | None:
-        """The role's member assigned least recently, skipping those away and ``after``."""
+    async def _next_member(self, name: str, after: str | None, tool: str | None) -> str | None:
+        """The role's member assigned least recently (by any process on the store), skipping
+        those away and ``after``; the pick is recorded in the ledger."""
         group = self.directory.roles.get(name)
         if group is None:
             return None
@@ -171,9 +210,22 @@ class Router:
         ]
         if not present:
             return None
-        chosen = min(present, key=lambda m: self._last_assigned.get((name, m), -1))
-        self._turns += 1
-        self._last_assigned[(name, chosen)] = self._turns
+        lock = self._picking.setdefault(name, asyncio.Lock())
+        async with lock:
+            ledger = self._handler.ledger
+            entries = {member: _rotation_entry(name, member) for member in present}
+            last = await ledger.read_spent(list(entries.values()))
+
+            def order(member: str) -> tuple[float, int]:
+                # Never assigned first; then the oldest assignment; this process's turns
+                # break a tie of the ledger's clock.
+                when = last.get(entries[member], float("-inf"))
+                return when, self._last_assigned.get((name, member), -1)
+
+            chosen = min(present, key=order)
+            await ledger.record_spent(entries[chosen], until=None)
+            self._turns += 1
+            self._last_assigned[(name, chosen)] = self._turns
         return chosen
 
     async def _on_call_now(self, name: str) -> str | None:
@@ -201,29 +253,37 @@ class Router:
         async with lock:
             return await self._refresh(request, escalating)
 
-    async def _refresh(self, request: PendingInput, escalating: bool) -> dict[str, str]:
-        current = await self.assigned(request)
+    async def _refresh(
+        self,
+        request: PendingInput,
+        escalating: bool,
+        history: dict[str, list[str]] | None = None,
+        kept: list[dict[str, Any]] | None = None,
+    ) -> dict[str, str]:
+        every = await self._assignments(request) if history is None else history
+        current = {group: people[-1] for group, people in every.items()}
         for approver in self.of_record(request):
             reference = reference_of(approver)
             if reference is None:
                 continue
             kind, name = reference
             before = current.get(approver)
+            turn = len(every.get(approver, ()))
             if kind == "on_call":
                 now = await self._on_call_now(name)
                 if now is not None and now != before:
                     reason = "on call" if before is None else "shift change"
-                    await self._assign(request, approver, now, before, reason)
+                    await self._assign(request, approver, now, before, reason, turn, kept)
                     current[approver] = now
                 continue
             group = self.directory.roles.get(name)
             if group is None or group.rule != "rotation":
                 continue
             if before is None or escalating:
-                chosen = self._next_member(name, before, request.tool_name)
+                chosen = await self._next_member(name, before, request.tool_name)
                 if chosen is not None and chosen != before:
                     reason = "rotation" if before is None else "escalation"
-                    await self._assign(request, approver, chosen, before, reason)
+                    await self._assign(request, approver, chosen, before, reason, turn, kept)
                     current[approver] = chosen
         return current
 
@@ -315,6 +375,15 @@ class Router:
                         f"{_name(chain[-1].actor)} is deciding"
                     )
         return "; ".join(parts) or None
+
+
+def _rotation_entry(role: str, member: str) -> str:
+    """The ledger's entry keeping when ``member`` of ``role`` was last assigned (a digest
+    when the names are too long for an entry)."""
+    entry = "rotation:" + json.dumps([role, member], ensure_ascii=False, separators=(",", ":"))
+    if len(entry) <= 512:
+        return entry
+    return "rotation:" + hashlib.sha256(entry.encode()).hexdigest()
 
 
 def _name(actor: str) -> str:

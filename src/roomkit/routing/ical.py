@@ -64,6 +64,8 @@ class ICalOnCall:
 
     Raises:
         ImportError: the ``oncall`` extra is not installed (the message says how to).
+        ValueError: ``source`` names no readable file, or one that is not an iCal calendar
+            (a feed is read when it is first asked).
     """
 
     def __init__(
@@ -84,13 +86,37 @@ class ICalOnCall:
         self._calendar: Any = None
         self._read_at = 0.0
         self._stamp: float | None = None
+        if self.path is not None:
+            # A wrong path is told now, not as a schedule that names nobody while requests wait.
+            self._read_file()
+
+    def _read_file(self) -> Any:
+        assert self.path is not None
+        try:
+            stamp = self.path.stat().st_mtime
+            data = self.path.read_bytes()
+        except OSError as error:
+            raise ValueError(
+                f"ICalOnCall: cannot read {str(self.path)!r} ({error.strerror or error}): give "
+                "the path of the schedule's .ics file, or its https:// URL"
+            ) from None
+        self._calendar = self._parse(data, repr(str(self.path)))
+        self._stamp = stamp
+        return self._calendar
+
+    def _parse(self, data: bytes, what: str) -> Any:
+        try:
+            calendar = self._ical.Calendar.from_ical(data)
+        except ValueError as error:
+            raise ValueError(f"ICalOnCall: {what} is not an iCal calendar ({error})") from None
+        if not isinstance(calendar, self._ical.Calendar):
+            raise ValueError(f"ICalOnCall: {what} holds no VCALENDAR")
+        return calendar
 
     async def _load(self) -> Any:
         if self.path is not None:
-            stamp = self.path.stat().st_mtime
-            if self._calendar is None or stamp != self._stamp:
-                self._calendar = self._ical.Calendar.from_ical(self.path.read_bytes())
-                self._stamp = stamp
+            if self._calendar is None or self.path.stat().st_mtime != self._stamp:
+                return self._read_file()
             return self._calendar
         if self._calendar is None or time.monotonic() - self._read_at >= self.refresh:
             try:
@@ -100,7 +126,7 @@ class ICalOnCall:
             async with httpx.AsyncClient(timeout=10.0, follow_redirects=True) as client:
                 response = await client.get(str(self.url))
                 response.raise_for_status()
-            self._calendar = self._ical.Calendar.from_ical(response.content)
+            self._calendar = self._parse(response.content, "the feed")
             self._read_at = time.monotonic()
         return self._calendar
 

@@ -37,6 +37,8 @@ class PagerDutyOnCall:
 
     Raises:
         ImportError: httpx is not installed (the ``desk`` extra).
+        ValueError: an empty token or schedule id, or a ``base_url`` that is not an
+            ``http(s)://`` URL.
     """
 
     def __init__(
@@ -47,6 +49,13 @@ class PagerDutyOnCall:
         except ImportError as error:
             raise ImportError(extra_missing("PagerDutyOnCall", "desk", error.name)) from error
         self._httpx = httpx
+        for what, value in (("token", token), ("schedule_id", schedule_id)):
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"PagerDutyOnCall({what}=...) must be non-empty text")
+        if not isinstance(base_url, str) or not base_url.startswith(("https://", "http://")):
+            raise ValueError(
+                f"PagerDutyOnCall(base_url=...) is the API's https:// address, not {base_url!r}"
+            )
         self.token = token
         self.schedule_id = schedule_id
         self.base_url = base_url.rstrip("/")

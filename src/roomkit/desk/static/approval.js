@@ -6,7 +6,8 @@
  * changed values marked), with
  * Approve, Edit (a form built from the tool's JSON Schema, or a JSON editor), Reject (with
  * a reason) and Answer instead (the person's text becomes the tool's result). Someone who
- * may see the approval but is not one of its approvers sees who may decide, and no buttons.
+ * may see the approval but may not decide it sees who may, and no buttons; a delegate, a
+ * role's member or whoever is on call (the view's `deciding`) decides like an approver.
  * A quorum approval shows how far it has come ("1 of 2 approvals — waiting for bob, carol");
  * each listed approver votes (no Answer instead), and the card is drawn again at every vote.
  * Under it, the request's history: who did what, when, through which surface.
@@ -48,7 +49,9 @@ export function renderApproval(ctx, args, page) {
   } else if (quorum !== null) {
     ctx.card.appendChild(el('p', { className: 'quiet waiting', text: 'Your vote is in.' }));
   } else {
-    var names = Array.isArray(view.approvers) ? view.approvers.map(text).join(', ') : '';
+    // Those deciding now when the directory routes it (a delegate, a role's members).
+    var deciding = Array.isArray(view.deciding) && view.deciding.length ? view.deciding : view.approvers;
+    var names = Array.isArray(deciding) ? deciding.map(text).join(', ') : '';
     ctx.card.appendChild(el('p', { className: 'quiet waiting', text: 'Waiting for a decision by ' + names + '.' }));
   }
   var history = el('ol', { className: 'history-list' });
@@ -85,9 +88,13 @@ function progress(view, quorum) {
   return el('p', { className: 'quorum-progress', attrs: { role: 'status' }, text: line });
 }
 
+// An approver, or someone the directory has decide now (a delegate, a role's member,
+// whoever is on call): the desk takes their decision on behalf of the approver of record.
 function mayDecide(view, me) {
   var approvers = Array.isArray(view.approvers) ? view.approvers : [];
-  return !approvers.length || (isObject(me) && approvers.indexOf(me.actor_id) >= 0);
+  var deciding = Array.isArray(view.deciding) ? view.deciding : [];
+  if (!approvers.length) return true;
+  return isObject(me) && (approvers.indexOf(me.actor_id) >= 0 || deciding.indexOf(me.actor_id) >= 0);
 }
 
 function renderDecisions(ctx, args, schema, voting) {

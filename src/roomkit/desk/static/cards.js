@@ -38,6 +38,10 @@ export function renderCard(view, send, page) {
   });
   var meta = [text(view.tool_name), 'room ' + text(view.room_id), when(view.created_at)];
   card.appendChild(el('p', { className: 'card-meta', text: meta.filter(Boolean).join(' · ') }));
+  // "Alice is away until 12 Dec; Carol is deciding": who decides while someone is away.
+  if (typeof view.routing === 'string' && view.routing) {
+    card.appendChild(el('p', { className: 'card-routing', attrs: { role: 'status' }, text: view.routing + '.' }));
+  }
   var error = el('p', { className: 'error', attrs: { role: 'alert' } });
   error.hidden = true;
   var ctx = { view: view, card: card, error: error };

@@ -22,6 +22,7 @@ function forMe(view, me) {
   if (!me) return false;
   if (view.actor_id === me.actor_id) return true;
   if (Array.isArray(view.approvers) && view.approvers.indexOf(me.actor_id) >= 0) return true;
+  if (Array.isArray(view.deciding) && view.deciding.indexOf(me.actor_id) >= 0) return true;
   return (view.actor_id === null || view.actor_id === undefined) && !me.admin;
 }
 

@@ -95,6 +95,13 @@ def created_with(*entries: dict[str, Any] | Entry) -> Iterator[None]:
         _CREATED_WITH.reset(token)
 
 
+@contextmanager
+def also_created_with(*entries: dict[str, Any] | Entry) -> Iterator[None]:
+    """:func:`created_with`, the entries following those set already."""
+    with created_with(*_CREATED_WITH.get(), *entries):
+        yield
+
+
 class HistoryKeeper(Protocol):
     """Where a handler's histories are kept: a durable store, or the requests in memory."""
 

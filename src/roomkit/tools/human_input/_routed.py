@@ -11,11 +11,12 @@ from roomkit.models.clock import utcnow
 from roomkit.models.pending_input import PendingInput
 from roomkit.people import Directory
 from roomkit.routing import Router
+from roomkit.tools.human_input._at_once import at_once
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["answered_for", "opened", "routed"]
+__all__ = ["answered_for", "opening", "routed"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
@@ -42,16 +43,18 @@ def routed(handler: HumanInputHandler, directory: Directory | None) -> Router | 
     return Router(directory, handler, clock)
 
 
-async def opened(router: Router, request: PendingInput) -> None:
-    """Route ``request`` as it is made: assign its rotation roles and on-call schedules
-    (history entries). A failure is logged: the request stands, and is routed again at its
-    next ladder step or answer."""
-    if not router.routes(request):
-        return
+async def opening(router: Router | None, request: PendingInput) -> list[dict[str, Any]]:
+    """The routing entries the approval ``request`` starts its history with (its on-call
+    schedules' and rotation roles' first assignments), written with it; none without a
+    router, or for a call a policy settles as it is made (routed to no one). A failure is
+    logged: the request is made, and routed at its first notice, ladder step or answer."""
+    if router is None or at_once() is not None:
+        return []
     try:
-        await router.refresh(request)
+        return await router.opening(request)
     except Exception:
         logger.exception("could not route %s", request.pending_id)
+        return []
 
 
 async def answered_for(

@@ -37,6 +37,7 @@ from roomkit.tools.human_input._checks import check_options, check_text, check_t
 from roomkit.tools.human_input._decisions import (
     Decisions,
     HistoryKeeper,
+    also_created_with,
     check_actors,
 )
 from roomkit.tools.human_input._durable_engine import DurableEngine
@@ -44,7 +45,7 @@ from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
-from roomkit.tools.human_input._routed import answered_for, opened, routed
+from roomkit.tools.human_input._routed import answered_for, opening, routed
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -259,11 +260,10 @@ class HumanInputHandler(HandlerReads, Callbacks):
             return await self._decisions.granted(
                 request, timeout, grant, surface=surface, about=description
             )
-        # Its created entry goes in with it, before whatever the announcement leads to.
-        held = await self._decisions.hold(request, timeout, surface=surface, about=description)
-        if self.router is not None:
-            await opened(self.router, held)
-        return held
+        # Its created entry goes in with it, before whatever the announcement leads to, and
+        # so do its first assignments (on call, a rotation), read by every process.
+        with also_created_with(*await opening(self.router, request)):
+            return await self._decisions.hold(request, timeout, surface=surface, about=description)
 
     # -- waiting -----------------------------------------------------------------------------
 
