@@ -6,6 +6,8 @@ of its caller is in flight: :func:`run_turns` runs the caller's messages as the 
 in a task of their own, :class:`FeedChannel` hands it the agent's replies to the room as the
 kit delivers them, and :func:`turn_owed` says whether a turn of the room still runs here or
 waits in the store's journal for a re-drive, so that a follower knows when the room rests.
+:func:`held_requests` says which open requests of the room hold it: each with the deadline
+a wait gave it.
 """
 
 from __future__ import annotations
@@ -18,9 +20,15 @@ from roomkit.channels.base import TransportChannel
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import turn_journal
 from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent
+from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["FeedChannel", "run_turns", "turn_owed"]
+__all__ = ["DEADLINE_GRACE", "FeedChannel", "held_requests", "run_turns", "turn_owed"]
+
+DEADLINE_GRACE = 5.0
+"""Seconds a follower waits for a request without a deadline to get one (a turn's wait sets
+it just after the create) before it leaves the request out."""
 
 
 class FeedChannel(TransportChannel):
@@ -96,3 +104,24 @@ def run_turns(
     running.add(task)
     task.add_done_callback(running.discard)
     return task
+
+
+async def held_requests(
+    handler: HumanInputHandler, room_id: str, *, waited: float
+) -> list[PendingInput] | None:
+    """The open requests that hold the room, each with its deadline; ``None`` while one
+    still waits for its deadline.
+
+    A request no wait will ever give a deadline (a detached one, or one whose wait never
+    started after ``DEADLINE_GRACE`` seconds) is left out: it holds no turn, and a follower
+    that waited for its deadline would never end.
+
+    Args:
+        waited: seconds the follower has looked at the room so far.
+    """
+    found = await handler.list_pending(room_id=room_id)
+    if waited < DEADLINE_GRACE and any(
+        request.deadline is None and not request.detached for request in found
+    ):
+        return None
+    return [request for request in found if request.deadline is not None]

@@ -24,7 +24,7 @@ from roomkit.tools import approvals
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.validation import validate_answer
 
-__all__ = ["ResumeRefused", "Settle", "interrupt_of", "response_schema", "settle_of"]
+__all__ = ["ResumeRefused", "Settle", "interrupt_of", "named", "response_schema", "settle_of"]
 
 _TEXT = {"type": "string", "minLength": 1}
 _CONFIRM = {
@@ -45,6 +45,12 @@ class ResumeRefused(Exception):
         self.code = code
         """The ``RUN_ERROR`` code: ``unknown_interrupt``, ``invalid_payload``,
         ``uncovered_approval``, ``duplicate_interrupt`` or ``already_settled``."""
+
+
+def named(interrupt_id: str) -> str:
+    """An interrupt id a client sent, as an error message quotes it: cut short, since the
+    client chose it."""
+    return interrupt_id if len(interrupt_id) <= 80 else f"{interrupt_id[:80]}..."
 
 
 @dataclass(frozen=True, slots=True)

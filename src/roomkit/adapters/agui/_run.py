@@ -32,7 +32,7 @@ from ag_ui.core import (
     RunStartedEvent,
 )
 
-from roomkit.adapters._feed import FeedChannel, run_turns, turn_owed
+from roomkit.adapters._feed import FeedChannel, held_requests, run_turns, turn_owed
 from roomkit.adapters.agui._events import (
     held_call,
     message_id_of,
@@ -46,6 +46,7 @@ from roomkit.adapters.agui._interrupts import (
     Settle,
     interrupt_of,
     is_replay,
+    named,
     settle_of,
 )
 from roomkit.auth.access import Access
@@ -62,6 +63,8 @@ logger = logging.getLogger("roomkit.adapters.agui")
 
 BACKSTOP = 1.0
 """Seconds between two looks at the thread when nothing woke the run (a hint lost)."""
+HISTORY = 200
+"""The room's latest events a run reads to tell what the client holds and lacks."""
 
 
 class AGUIChannel(FeedChannel):
@@ -119,11 +122,11 @@ async def _events(
         for request in settled:
             yield result_of(request)
         known = {message.id for message in run.messages}
-        history = await thread.kit.store.recent_events(thread_id, 200)
+        history = await thread.kit.store.recent_events(thread_id, HISTORY)
         for event in unseen(history, known, thread.channel.channel_id):
             for item in text_events(event):
                 yield item
-        turn = _start_turns(thread, principal, thread_id, run, history)
+        turn = await _start_turns(thread, principal, thread_id, run, history)
         async for item in _follow(thread, run, turn, replies, wake):
             yield item
     finally:
@@ -142,7 +145,7 @@ async def _resume(
     for entry in entries:
         if any(settle.request.pending_id == entry.interrupt_id for settle in plan):
             raise ResumeRefused(
-                "duplicate_interrupt", f"Interrupt {entry.interrupt_id} is answered twice"
+                "duplicate_interrupt", f"Interrupt {named(entry.interrupt_id)} is answered twice"
             )
         request = await handler.get_request(entry.interrupt_id)
         if (
@@ -153,7 +156,7 @@ async def _resume(
         ):
             raise ResumeRefused(
                 "unknown_interrupt",
-                f"Interrupt {entry.interrupt_id} is no open request of this thread of yours",
+                f"Interrupt {named(entry.interrupt_id)} is no open request of this thread of yours",
             )
         plan.append(settle_of(request, entry))
     covered = {settle.request.pending_id for settle in plan}
@@ -229,7 +232,7 @@ def _replayed(settle: Settle, now: PendingInput | None) -> PendingInput:
     return now
 
 
-def _start_turns(
+async def _start_turns(
     thread: Thread,
     principal: Principal,
     thread_id: str,
@@ -237,8 +240,7 @@ def _start_turns(
     history: list[RoomEvent],
 ) -> asyncio.Task[None] | None:
     """Run the client's user messages the room does not hold yet, in order, in a task."""
-    stored = {message_id_of(event) for event in history}
-    new = [m for m in run.messages if m.role == "user" and m.id not in stored]
+    new = await _new_messages(thread.kit, thread_id, run.messages, history)
     if not new:
         return None
     channel_id = thread.channel.channel_id
@@ -259,6 +261,32 @@ def _start_turns(
     )
 
 
+async def _new_messages(
+    kit: RoomKit, thread_id: str, messages: list[Any], history: list[RoomEvent]
+) -> list[Any]:
+    """The client's user messages the room does not hold.
+
+    A front end sends the whole conversation on every run. The messages before the last one
+    the room's latest events hold were sent before it, so the room holds them too; only
+    when the latest events hold none of the client's messages (a long thread, a client far
+    behind) are the room's older events read, a page at a time.
+    """
+    stored = {message_id_of(event) for event in history}
+    last = max((i for i, message in enumerate(messages) if message.id in stored), default=-1)
+    new = [m for m in messages[last + 1 :] if m.role == "user" and m.id not in stored]
+    if new and last < 0 and len(history) >= HISTORY:
+        wanted = {message.id for message in new}
+        offset = 0
+        while wanted:
+            page = await kit.store.list_events(thread_id, offset=offset, limit=HISTORY)
+            wanted -= {message_id_of(event) for event in page}
+            if len(page) < HISTORY:
+                break
+            offset += len(page)
+        new = [message for message in new if message.id in wanted]
+    return new
+
+
 async def _follow(
     thread: Thread,
     run: RunAgentInput,
@@ -270,27 +298,26 @@ async def _follow(
     thread_id, run_id = run.thread_id, run.run_id
     if turn is not None:
         turn.add_done_callback(lambda _: wake.set())
-    held: set[str] = set()
+    clock = asyncio.get_running_loop().time
+    started = clock()
     while True:
         wake.clear()
         while not replies.empty():
             for item in text_events(replies.get_nowait()):
                 yield item
-        open_requests = await thread.handler.list_pending(room_id=thread_id)
-        if open_requests and all(r.deadline is not None for r in open_requests):
-            for request in open_requests:
-                if request.pending_id not in held:
-                    held.add(request.pending_id)
-                    for item in held_call(request):
-                        yield item
-            interrupts = [interrupt_of(thread.handler, r) for r in open_requests]
+        held = await held_requests(thread.handler, thread_id, waited=clock() - started)
+        if held:
+            for request in held:
+                for item in held_call(request):
+                    yield item
+            interrupts = [interrupt_of(thread.handler, r) for r in held]
             yield RunFinishedEvent(
                 thread_id=thread_id,
                 run_id=run_id,
                 outcome=RunFinishedInterruptOutcome(interrupts=interrupts),
             )
             return
-        resting = not open_requests and (turn is None or turn.done()) and replies.empty()
+        resting = held == [] and (turn is None or turn.done()) and replies.empty()
         if resting and not await turn_owed(thread.kit, thread_id, thread.agent):
             yield RunFinishedEvent(
                 thread_id=thread_id, run_id=run_id, outcome=RunFinishedSuccessOutcome()

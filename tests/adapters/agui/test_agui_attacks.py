@@ -1,0 +1,160 @@
+"""The AG-UI endpoint against what a front end may send: hostile resumes, two clients at once,
+long threads, requests no turn holds; and what it advertises."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from ag_ui.core import AgentCapabilities, EventType
+from agui_front import Front, ask, bearer, interrupts, parse, texts
+
+from roomkit.models.room import RoomEvent, TextContent
+from roomkit.providers.ai.base import AIResponse
+
+DONE = AIResponse(content="Blue it is.")
+
+
+@pytest.fixture
+async def front() -> AsyncIterator[Front]:
+    made = Front([ask(), DONE])
+    yield made
+    await made.close()
+
+
+async def post(front: Front, body: dict[str, Any], actor: str = "alice") -> Any:
+    async with front.client() as client:
+        return await client.post("/agui", json=body, headers=bearer(actor))
+
+
+async def test_the_capabilities_advertise_human_in_the_loop(front: Front) -> None:
+    async with front.client() as client:
+        response = await client.get("/agui/capabilities", headers=bearer("alice"))
+    assert response.status_code == 200
+    advertised = AgentCapabilities.model_validate(response.json())
+    hitl = advertised.human_in_the_loop
+    assert hitl is not None
+    assert (hitl.supported, hitl.interrupts, hitl.approvals, hitl.approve_with_edits) == (
+        True,
+        True,
+        True,
+        True,
+    )
+    assert response.json()["humanInTheLoop"]["supported"] is True
+
+
+BAD_ENTRIES: list[tuple[str, dict[str, Any], str]] = [
+    ("payload is text", {"status": "resolved", "payload": "blue"}, "invalid_payload"),
+    ("payload is a list", {"status": "resolved", "payload": ["blue"]}, "invalid_payload"),
+    ("no payload", {"status": "resolved"}, "invalid_payload"),
+    ("answer is a number", {"status": "resolved", "payload": {"answer": 3}}, "invalid_payload"),
+    ("answer is empty", {"status": "resolved", "payload": {"answer": ""}}, "invalid_payload"),
+    ("an unknown field", {"status": "resolved", "payload": {"answer": "b", "x": 1}}, "invalid"),
+    ("a huge unknown id", {"interruptId": "i" * 100_000, "status": "resolved"}, "unknown"),
+    ("an unknown id", {"interruptId": "0" * 32, "status": "cancelled"}, "unknown_interrupt"),
+]
+
+
+@pytest.mark.parametrize(
+    ("entry", "code"), [(e, c) for _, e, c in BAD_ENTRIES], ids=[n for n, *_ in BAD_ENTRIES]
+)
+async def test_a_hostile_resume_entry_ends_in_run_error_and_settles_nothing(
+    front: Front, entry: dict[str, Any], code: str
+) -> None:
+    [interrupt] = interrupts(await front.run("Paint it"))
+    events = await front.run(resume=[{"interruptId": interrupt.id, **entry}])
+    assert events[-1].type == EventType.RUN_ERROR
+    assert events[-1].code.startswith(code)
+    assert len(events[-1].message) < 2_000
+    [still] = await front.handler.list_pending(room_id="t1")
+    assert still.pending_id == interrupt.id
+
+
+@pytest.mark.parametrize(
+    "resume",
+    [
+        [{"interruptId": 5, "status": "resolved", "payload": {"answer": "b"}}],
+        [{"interruptId": "x", "status": "done"}],
+        [{"interruptId": "x", "status": "resolved", "metadata": 5}],
+        {"interruptId": "x"},
+        "resolved",
+    ],
+)
+async def test_a_resume_that_is_no_resume_is_refused_with_422(front: Front, resume: Any) -> None:
+    [interrupt] = interrupts(await front.run("Paint it"))
+    body = {"threadId": "t1", "runId": "r", "messages": front.messages, "resume": resume}
+    response = await post(front, body)
+    assert response.status_code == 422
+    assert "RunAgentInput" in response.json()["detail"]
+    assert [r.pending_id for r in await front.handler.list_pending()] == [interrupt.id]
+
+
+async def test_two_clients_resuming_at_once_settle_once_and_both_runs_end(
+    front: Front,
+) -> None:
+    """Two tabs answer the same interrupt differently at the same moment: one answer is
+    recorded, the turn resumes once, and each run ends with one terminal event."""
+    [interrupt] = interrupts(await front.run("Paint it"))
+
+    def body(answer: str) -> dict[str, Any]:
+        entry = {"interruptId": interrupt.id, "status": "resolved", "payload": {"answer": answer}}
+        return {"threadId": "t1", "runId": answer, "messages": front.messages, "resume": [entry]}
+
+    blue, red = await asyncio.gather(post(front, body("blue")), post(front, body("red")))
+    runs = [parse(blue.text), parse(red.text)]
+    request = await front.handler.get_request(interrupt.id)
+    assert request is not None
+    assert request.result in ("blue", "red")
+    loser = runs[1] if request.result == "blue" else runs[0]
+    assert (loser[-1].type, loser[-1].code) == (EventType.RUN_ERROR, "already_settled")
+    assert request.result in loser[-1].message
+    assert len(front.provider.calls) == 2
+
+
+async def test_another_persons_resume_of_a_settled_interrupt_is_still_unknown(
+    front: Front,
+) -> None:
+    """A replay is taken only from those who may answer: another person naming a settled
+    interrupt learns nothing of its answer."""
+    [interrupt] = interrupts(await front.run("Paint it"))
+    resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"answer": "blue"}}]
+    await front.run(resume=resume)
+    await front.kit.add_participant("t1", "mallory")
+    events = await front.run(resume=resume, actor="mallory")
+    assert (events[-1].type, events[-1].code) == (EventType.RUN_ERROR, "unknown_interrupt")
+    assert "blue" not in events[-1].message
+
+
+async def test_messages_the_room_holds_are_not_run_again_on_a_long_thread() -> None:
+    """The front end resends the whole conversation; once the room's latest events no
+    longer hold its first messages, those still do not run again."""
+    front = Front([AIResponse(content=f"Reply {n}.") for n in range(5)])
+    try:
+        await front.run("first")
+        for n in range(250):  # others speak in the room meanwhile
+            note = RoomEvent("t1", "desk", "bob", TextContent(f"note {n}"))
+            await front.kit.store.add_event(note)
+        await front.run("second")
+        await front.run("third")
+        said = [call.messages[-1].content for call in front.provider.calls]
+        assert len(said) == 3
+    finally:
+        await front.close()
+
+
+async def test_a_request_no_turn_holds_does_not_hold_the_run(front: Front) -> None:
+    """A detached request of the thread (its creator owns it, no wait gives it a deadline)
+    is no interrupt: the run ends once the thread rests, and does not wait for it."""
+    aside = await front.handler.create_detached(
+        "AskUserQuestion", {"question": "Lunch?"}, room_id="t1"
+    )
+    [interrupt] = interrupts(await front.run("Paint it"))
+    assert interrupt.id != aside.pending_id
+    resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"answer": "blue"}}]
+    events = await front.run(resume=resume)
+    assert texts(events) == ["Blue it is."]
+    assert events[-1].type == EventType.RUN_FINISHED
+    assert events[-1].outcome is None or events[-1].outcome.type == "success"
+    await front.handler.arelease(aside.pending_id)
