@@ -37,7 +37,7 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
-from roomkit.adapters._feed import FeedChannel, run_turns, turn_owed
+from roomkit.adapters._feed import FeedChannel, held_requests, run_turns, turn_owed
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import RoomKitError
@@ -55,6 +55,7 @@ logger = logging.getLogger("roomkit.adapters.a2a")
 
 BACKSTOP = 1.0
 """Seconds between two looks at the room when nothing woke the executor (a hint lost)."""
+_NOT_YOURS = "No such context: it is another caller's room, or one you may not follow"
 
 
 class A2AChannel(FeedChannel):
@@ -117,7 +118,9 @@ class RoomKitExecutor(AgentExecutor):
             await updater.failed(_say(updater, "A person's desk token is needed"))
             return
         principal = Principal(actor_id=user.user_name)
-        await self._open_room(principal, room_id)
+        if not await self._open_room(principal, room_id):
+            await updater.reject(_say(updater, _NOT_YOURS))
+            return
         wake = asyncio.Event()
         replies, stop_listening = self.channel.listen(room_id, wake)
         stop_watching = self.handler.subscribe(lambda change: wake.set())
@@ -129,26 +132,35 @@ class RoomKitExecutor(AgentExecutor):
                 ended = await self._answer(principal, room_id, context, updater)
                 if ended:
                     return
-            await self._follow(room_id, turn, replies, wake, updater, principal.actor_id)
+            await self._follow(room_id, turn, replies, wake, updater, principal)
         finally:
             stop_listening()
             stop_watching()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Withdraw the open requests of the task's room, and cancel the task."""
+        """Withdraw the caller's open requests of the task's room, and cancel the task."""
         room_id = context.context_id or ""
-        for request in await self.handler.list_pending(room_id=room_id):
-            await self.handler.arelease(request.pending_id)
+        user = context.call_context.user
+        if user.is_authenticated:
+            caller = Principal(actor_id=user.user_name)
+            for request in await self.access.visible(
+                caller, await self.handler.list_pending(room_id=room_id)
+            ):
+                await self.handler.arelease(request.pending_id)
         updater = TaskUpdater(event_queue, context.task_id or "", room_id)
         await updater.cancel(_say(updater, "Cancelled: the open questions were withdrawn"))
 
-    async def _open_room(self, principal: Principal, room_id: str) -> None:
+    async def _open_room(self, principal: Principal, room_id: str) -> bool:
+        """Make the context's room on its first task; ``False`` when the room exists and
+        the caller may not follow it (another caller's context)."""
         kit = self.kit
         if await kit.store.get_room(room_id) is None:
             await kit.create_room(room_id)
             await kit.add_participant(room_id, principal.actor_id)
             await kit.attach_channel(room_id, self.agent)
             await kit.attach_channel(room_id, self.channel.channel_id)
+            return True
+        return await self.access.can_see_room(principal, room_id)
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext
@@ -181,7 +193,10 @@ class RoomKitExecutor(AgentExecutor):
             if await self.access.can_see(principal, request)
         ]
         if named:
-            pending_id, answer = str(named[0]["pending_id"]), named[0].get("answer")
+            pending_id, answer = named[0]["pending_id"], _whole(named[0].get("answer"))
+            if not isinstance(pending_id, str):
+                await self._ask_again(updater, mine, "No open request: pending_id is text")
+                return True
         elif len(mine) == 1:
             pending_id, answer = mine[0].pending_id, "\n".join(get_text_parts(parts))
         elif not mine:
@@ -205,7 +220,8 @@ class RoomKitExecutor(AgentExecutor):
             or request.room_id != room_id
             or not await self.access.can_see(principal, request)
         ):
-            await self._ask_again(updater, mine, f"No open request {pending_id} of yours here")
+            shown = pending_id if len(pending_id) <= 80 else f"{pending_id[:80]}..."
+            await self._ask_again(updater, mine, f"No open request {shown} of yours here")
             return True
         if request.status is not PendingInputStatus.PENDING:
             return await self._ended(request, updater)
@@ -259,26 +275,28 @@ class RoomKitExecutor(AgentExecutor):
         replies: asyncio.Queue[Any],
         wake: asyncio.Event,
         updater: TaskUpdater,
-        caller: str,
+        caller: Principal,
     ) -> None:
         if turn is not None:
             turn.add_done_callback(lambda _: wake.set())
         said: list[str] = []
+        clock = asyncio.get_running_loop().time
+        started = clock()
         while True:
             wake.clear()
             while not replies.empty():
                 body = replies.get_nowait().content.body
                 if body:
                     said.append(body)
-            open_requests = await self.handler.list_pending(room_id=room_id)
-            if open_requests and all(r.deadline is not None for r in open_requests):
+            held = await held_requests(self.handler, room_id, waited=clock() - started)
+            if held:
                 parts = [new_text_part(text) for text in said]
-                for request in open_requests:
+                for request in held:
                     parts += _parts(self.handler, request)
-                    await self._shown(request, caller, updater.task_id)
+                    await self._shown(request, caller.actor_id, updater.task_id)
                 await updater.requires_input(updater.new_agent_message(parts))
                 return
-            resting = not open_requests and (turn is None or turn.done()) and replies.empty()
+            resting = held == [] and (turn is None or turn.done()) and replies.empty()
             if resting and not await turn_owed(self.kit, room_id, self.agent):
                 await updater.complete(
                     updater.new_agent_message([new_text_part(text) for text in said])
@@ -301,6 +319,18 @@ class RoomKitExecutor(AgentExecutor):
         except RoomKitError:
             # The task still asks: only its mention in the history is lost.
             logger.warning("Could not record that A2A task %s showed %s", task_id, request)
+
+
+def _whole(value: Any) -> Any:
+    """``value`` with its whole numbers as integers: a data part carries every number as a
+    double, and an answer schema asking for an integer refuses ``3.0``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _whole(item) for key, item in value.items()}
+    return value
 
 
 def _asked(context: RequestContext) -> list[str]:

@@ -1,0 +1,123 @@
+"""RoomKitExecutor against what a caller may send: another caller's context, data parts of
+every wrong shape, two answers at once, requests no turn holds."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
+from a2a.types import TaskState
+from a2a_world import World, ask
+
+from roomkit.providers.ai.base import AIResponse
+
+DONE = AIResponse(content="Blue it is.")
+
+
+async def test_another_callers_context_is_refused_and_shows_nothing() -> None:
+    """Mallory starts a task of her own in Alice's context: it is rejected, runs no turn,
+    shows none of Alice's questions and leaves her off the room's roster."""
+    world = World([ask(), DONE, DONE])
+    async with world.http() as http:
+        await world.send(http, text="Paint it")
+    [request] = await world.handler.list_pending(room_id="ctx-1")
+    async with world.http("mallory") as http:
+        task = await world.send(http, text="What is open?", context_id="ctx-1")
+    assert task.status.state == TaskState.TASK_STATE_REJECTED
+    parts = list(task.status.message.parts)
+    assert get_data_parts(parts) == []
+    assert "No such context" in get_text_parts(parts)[0]
+    assert "Which colour?" not in str(task)
+    roster = {p.id for p in await world.kit.store.list_participants("ctx-1")}
+    assert roster == {"alice"}
+    assert len(world.provider.calls) == 1
+    assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
+
+
+HOSTILE: dict[str, Any] = {
+    "an id that is a list": {"pending_id": [1, 2], "answer": "red"},
+    "an id that is an object": {"pending_id": {"id": 1}, "answer": "red"},
+    "an id that is a number": {"pending_id": 5, "answer": "red"},
+    "a huge id": {"pending_id": "p" * 100_000, "answer": "red"},
+    "an unknown id": {"pending_id": "0" * 32, "answer": "red"},
+}
+
+
+@pytest.mark.parametrize("data", list(HOSTILE.values()), ids=list(HOSTILE))
+async def test_a_data_part_naming_no_open_request_asks_again(data: dict[str, Any]) -> None:
+    """The task stays ``input-required``, says what was wrong in a few words, shows the
+    open question again, and the question stays open."""
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        again = await world.send(http, data=data, task=task)
+    assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    parts = list(again.status.message.parts)
+    [problem, question] = get_text_parts(parts)
+    assert problem.startswith("No open request")
+    assert len(problem) < 300
+    assert question == "Which colour?"
+    assert [d["pending_id"] for d in get_data_parts(parts)] == [request.pending_id]
+    assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
+
+
+async def test_a_structured_answer_keeps_its_whole_numbers() -> None:
+    """A data part's numbers travel as doubles; an answer's whole numbers are recorded as
+    the integers the caller sent, so an answer schema asking for integers takes them."""
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        answer = {"shade": 3, "mix": [1, 2.5], "named": {"n": 0}}
+        await world.send(http, data={"pending_id": request.pending_id, "answer": answer}, task=task)
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert settled.result is not None
+    recorded = json.loads(settled.result)
+    assert recorded == answer
+    assert [type(v) for v in (recorded["shade"], *recorded["mix"], recorded["named"]["n"])] == [
+        int,
+        int,
+        float,
+        int,
+    ]
+
+
+async def test_two_answers_at_once_settle_once_and_both_calls_end() -> None:
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        answers = [{"pending_id": request.pending_id, "answer": a} for a in ("blue", "red")]
+        ends = await asyncio.gather(
+            *(world.send(http, data=a, task=task) for a in answers), return_exceptions=True
+        )
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert settled.result in ("blue", "red")
+    assert len(world.provider.calls) == 2
+    finished = [e for e in ends if not isinstance(e, BaseException)]
+    assert finished, ends
+    assert all(e.status.state == TaskState.TASK_STATE_COMPLETED for e in finished)
+
+
+async def test_a_request_no_turn_holds_does_not_hold_the_task() -> None:
+    """A detached request of the room (no wait gives it a deadline) holds nothing: the
+    task completes with the agent's reply."""
+    world = World([AIResponse(content="Hello.")])
+    await world.kit.create_room("ctx-1")
+    await world.kit.add_participant("ctx-1", "alice")
+    await world.kit.attach_channel("ctx-1", "agent")
+    await world.kit.attach_channel("ctx-1", "a2a")
+    aside = await world.handler.create_detached(
+        "AskUserQuestion", {"question": "Lunch?"}, room_id="ctx-1"
+    )
+    async with world.http() as http:
+        task = await world.send(http, text="Hi")
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_text_parts(list(task.status.message.parts)) == ["Hello."]
+    await world.handler.arelease(aside.pending_id)
