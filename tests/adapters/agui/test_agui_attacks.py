@@ -158,3 +158,39 @@ async def test_a_request_no_turn_holds_does_not_hold_the_run(front: Front) -> No
     assert events[-1].type == EventType.RUN_FINISHED
     assert events[-1].outcome is None or events[-1].outcome.type == "success"
     await front.handler.arelease(aside.pending_id)
+
+
+async def test_an_answer_on_the_desk_shows_as_settled_on_a_run_that_does_not_resume(
+    front: Front,
+) -> None:
+    """The client keeps the held call it was shown; the person answers on the desk; the
+    next run, with no resume, starts with the call's outcome, then the turn's reply, and
+    a client that holds that outcome is not told it again."""
+    events = await front.run("Paint it")
+    [interrupt] = interrupts(events)
+    start = next(e for e in events if e.type == EventType.TOOL_CALL_START)
+    call = {
+        "id": start.tool_call_id,
+        "type": "function",
+        "function": {"name": start.tool_call_name, "arguments": "{}"},
+    }
+    front.messages.append({"id": "a-held", "role": "assistant", "toolCalls": [call]})
+    async with front.client() as client:
+        answered = await client.post(
+            f"/api/requests/{interrupt.id}/answer",
+            json={"answer": "green"},
+            headers=bearer("alice"),
+        )
+    assert answered.status_code == 200, answered.text
+    [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "agui-turns-t1"]
+    await turn
+    events = await front.run()
+    [outcome] = [e for e in events if e.type == EventType.TOOL_CALL_RESULT]
+    assert (outcome.tool_call_id, outcome.content) == ("tc-ask", "answered by alice: green")
+    assert texts(events) == ["Blue it is."]
+    assert [e.type for e in events].index(EventType.TOOL_CALL_RESULT) == 1
+    front.messages.append(
+        {"id": outcome.message_id, "role": "tool", "toolCallId": "tc-ask", "content": "green"}
+    )
+    again = await front.run()
+    assert [e for e in again if e.type == EventType.TOOL_CALL_RESULT] == []

@@ -2,8 +2,9 @@
 
 A run starts with ``RUN_STARTED`` and ends with exactly one of ``RUN_FINISHED`` (success, or
 an interrupt naming every open request of the thread) or ``RUN_ERROR`` (a resume it cannot
-take, with a code). In between: the outcomes of the requests the resume named that were
-settled elsewhere first (``TOOL_CALL_RESULT``), the agent's replies the client has not seen
+take, with a code). In between: the outcomes of the requests settled elsewhere first that
+the resume named or whose held call the client holds without a result
+(``TOOL_CALL_RESULT``), the agent's replies the client has not seen
 (``TEXT_MESSAGE_*``), and the held calls (``TOOL_CALL_START/ARGS/END``) before an interrupt.
 
 A resume is read whole before anything is settled: one entry the run cannot take refuses
@@ -119,7 +120,7 @@ async def _events(
         except ResumeRefused as refused:
             yield RunErrorEvent(message=str(refused), code=refused.code)
             return
-        for request in settled:
+        for request in settled + await _settled_unseen(thread, principal, run, settled):
             yield result_of(request)
         known = {message.id for message in run.messages}
         history = await thread.kit.store.recent_events(thread_id, HISTORY)
@@ -174,6 +175,27 @@ async def _resume(
         if now is not None:
             elsewhere.append(now)
     return elsewhere
+
+
+async def _settled_unseen(
+    thread: Thread, principal: Principal, run: RunAgentInput, told: list[PendingInput]
+) -> list[PendingInput]:
+    """The caller's requests of the thread settled elsewhere (the desk, Slack, a timeout)
+    whose held call the client holds without a result, oldest first: the run shows their
+    outcome before anything else, so the client's interrupt for one does not stay open."""
+    calls = {
+        call.id
+        for message in run.messages
+        if message.role == "assistant"
+        for call in message.tool_calls or ()
+    }
+    calls -= {message.tool_call_id for message in run.messages if message.role == "tool"}
+    calls -= {request.tool_call_id or request.pending_id for request in told}
+    if not calls:
+        return []
+    recent = await thread.handler.list_settled(actor_ids=[principal.actor_id], limit=200)
+    in_thread = [request for request in reversed(recent) if request.room_id == run.thread_id]
+    return [r for r in in_thread if (r.tool_call_id or r.pending_id) in calls]
 
 
 def _may_decide(request: PendingInput, actor_id: str) -> bool:
