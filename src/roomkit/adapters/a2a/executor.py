@@ -38,6 +38,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
 from roomkit.adapters._feed import FeedChannel, held_requests, run_turns, turn_owed
+from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import RoomKitError
@@ -45,7 +46,6 @@ from roomkit.core.framework import RoomKit
 from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import InboundMessage, TextContent
-from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import new_entry
 
@@ -202,8 +202,9 @@ class RoomKitExecutor(AgentExecutor):
         elif not mine:
             # Nothing open: what the task asked ended otherwise (timed out, withdrawn,
             # answered elsewhere), and says how the task goes on.
-            for asked in _asked(context):
-                request = await self.handler.get_request(asked)
+            task = context.current_task
+            for pending_id in asked(task) if task is not None else []:
+                request = await self.handler.get_request(pending_id)
                 if request is not None and await self._ended(request, updater):
                     return True
             return False
@@ -245,20 +246,19 @@ class RoomKitExecutor(AgentExecutor):
 
     async def _ended(self, request: PendingInput, updater: TaskUpdater) -> bool:
         """A request that timed out or was withdrawn ends the task; an answered one does not."""
-        if request.status is PendingInputStatus.TIMED_OUT:
-            name = request.tool_name
-            if self.handler.durable and request.deadline is not None:
-                # A durable store's deadline is on the epoch clock, as the creation time.
-                seconds = round(request.deadline - request.created_at.timestamp())
-                said = texts.human_input_timed_out(name, seconds)
-            else:
-                said = texts.error_body(f"Human input timed out for tool '{name}'")
+        waited = None
+        if self.handler.durable and request.deadline is not None:
+            # A durable store's deadline is on the epoch clock, as the creation time.
+            waited = request.deadline - request.created_at.timestamp()
+        ends = ending(request, waited)
+        if ends is None:
+            return False
+        state, said = ends
+        if state == TaskState.TASK_STATE_FAILED:
             await updater.failed(_say(updater, said))
-            return True
-        if request.withdrawn:
-            await updater.cancel(_say(updater, f"Withdrawn: request {request.pending_id}"))
-            return True
-        return False
+        else:
+            await updater.cancel(_say(updater, said))
+        return True
 
     async def _ask_again(
         self, updater: TaskUpdater, open_requests: list[PendingInput], problem: str
@@ -331,15 +331,6 @@ def _whole(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _whole(item) for key, item in value.items()}
     return value
-
-
-def _asked(context: RequestContext) -> list[str]:
-    """The ids of the requests the task's ``input-required`` message named."""
-    task = context.current_task
-    if task is None or not task.status.HasField("message"):
-        return []
-    data = get_data_parts(list(task.status.message.parts))
-    return [str(d["pending_id"]) for d in data if isinstance(d, dict) and "pending_id" in d]
 
 
 def _parts(handler: HumanInputHandler, request: PendingInput) -> list[Part]:
