@@ -7,11 +7,14 @@ import asyncio
 import json
 from typing import Any
 
+import httpx
 import pytest
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.types import TaskState
-from a2a_world import World, ask
+from a2a_world import BASE, SECRET, World, ask
 
+from roomkit.desk.auth import token_entry
+from roomkit.desk.tokens import issue_token, token_claims
 from roomkit.providers.ai.base import AIResponse
 
 DONE = AIResponse(content="Blue it is.")
@@ -121,3 +124,17 @@ async def test_a_request_no_turn_holds_does_not_hold_the_task() -> None:
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
     assert get_text_parts(list(task.status.message.parts)) == ["Hello."]
     await world.handler.arelease(aside.pending_id)
+
+
+async def test_a_revoked_token_is_refused() -> None:
+    world = World([ask(), DONE])
+    token = issue_token(SECRET, "alice")
+    await world.handler.ledger.record_spent(
+        token_entry(token_claims(SECRET, token)["jti"]), until=None
+    )
+    transport = httpx.ASGITransport(app=world.app)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(transport=transport, base_url=BASE, headers=headers) as http:
+        response = await http.post("/message:send", json={})
+    assert response.status_code == 401
+    assert await world.handler.list_pending() == []
