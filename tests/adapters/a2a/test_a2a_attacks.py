@@ -138,3 +138,21 @@ async def test_a_revoked_token_is_refused() -> None:
         response = await http.post("/message:send", json={})
     assert response.status_code == 401
     assert await world.handler.list_pending() == []
+
+
+async def test_another_callers_pending_id_in_ones_own_task_answers_nothing() -> None:
+    """Mallory, on a task of her own in her own context, names Alice's pending id: her task
+    asks again, and Alice's question stays open."""
+    world = World([ask(), ask("Which size?"), DONE])
+    async with world.http() as http:
+        await world.send(http, text="Paint it")
+    [alices] = await world.handler.list_pending(room_id="ctx-1")
+    async with world.http("mallory") as http:
+        task = await world.send(http, text="Size it", context_id="ctx-2")
+        answer = {"pending_id": alices.pending_id, "answer": "red"}
+        again = await world.send(http, data=answer, task=task, context_id="ctx-2")
+    assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert get_text_parts(list(again.status.message.parts))[0].startswith("No open request")
+    still = await world.handler.get_request(alices.pending_id)
+    assert still is not None
+    assert (still.status, still.result) == ("pending", None)

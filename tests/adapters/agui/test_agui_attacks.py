@@ -194,3 +194,11 @@ async def test_an_answer_on_the_desk_shows_as_settled_on_a_run_that_does_not_res
     )
     again = await front.run()
     assert [e for e in again if e.type == EventType.TOOL_CALL_RESULT] == []
+
+
+async def test_an_interrupt_of_another_thread_is_unknown_here(front: Front) -> None:
+    [interrupt] = interrupts(await front.run("Paint it"))
+    resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"answer": "red"}}]
+    events = await front.run(resume=resume, thread="t2")
+    assert (events[-1].type, events[-1].code) == (EventType.RUN_ERROR, "unknown_interrupt")
+    assert [r.pending_id for r in await front.handler.list_pending(room_id="t1")] == [interrupt.id]
