@@ -202,3 +202,20 @@ async def test_an_interrupt_of_another_thread_is_unknown_here(front: Front) -> N
     events = await front.run(resume=resume, thread="t2")
     assert (events[-1].type, events[-1].code) == (EventType.RUN_ERROR, "unknown_interrupt")
     assert [r.pending_id for r in await front.handler.list_pending(room_id="t1")] == [interrupt.id]
+
+
+async def test_two_runs_sending_the_same_new_message_run_it_once() -> None:
+    """A front end that sends one run twice at once (a retry, two tabs): the message runs
+    once, and both runs stream its reply."""
+    front = Front([AIResponse(content="Hello."), AIResponse(content="Hello again.")])
+    body = {
+        "threadId": "t1",
+        "runId": "r",
+        "messages": [{"id": "m0", "role": "user", "content": "hi"}],
+    }
+    try:
+        first, second = await asyncio.gather(post(front, body), post(front, body))
+        assert len(front.provider.calls) == 1
+        assert texts(parse(first.text)) == texts(parse(second.text)) == ["Hello."]
+    finally:
+        await front.close()

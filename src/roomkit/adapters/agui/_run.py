@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,20 @@ class Thread:
     agent: str
     """The id of the AI channel attached to a thread's room when the room is created."""
     turns: set[asyncio.Task[None]] = field(default_factory=set)
+    starting: dict[tuple[str, str], asyncio.Task[None]] = field(default_factory=dict)
+    """The turns a run of this process started, by (thread, message) id, until they end:
+    a second run sending the same message follows that turn instead of running it again."""
+    _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = field(
+        default_factory=weakref.WeakValueDictionary, init=False, repr=False
+    )
+
+    def admission(self, thread_id: str) -> asyncio.Lock:
+        """The lock under which a run of the thread tells its new messages and starts
+        them (held while it is used, then dropped)."""
+        lock = self._locks.get(thread_id)
+        if lock is None:
+            lock = self._locks[thread_id] = asyncio.Lock()
+        return lock
 
 
 def _text_of(message: Any) -> str:
@@ -123,11 +138,12 @@ async def _events(
         for request in settled + await _settled_unseen(thread, principal, run, settled):
             yield result_of(request)
         known = {message.id for message in run.messages}
-        history = await thread.kit.store.recent_events(thread_id, HISTORY)
+        async with thread.admission(thread_id):
+            history = await thread.kit.store.recent_events(thread_id, HISTORY)
+            turn = await _start_turns(thread, principal, thread_id, run, history)
         for event in unseen(history, known, thread.channel.channel_id):
             for item in text_events(event):
                 yield item
-        turn = await _start_turns(thread, principal, thread_id, run, history)
         async for item in _follow(thread, run, turn, replies, wake):
             yield item
     finally:
@@ -261,10 +277,16 @@ async def _start_turns(
     run: RunAgentInput,
     history: list[RoomEvent],
 ) -> asyncio.Task[None] | None:
-    """Run the client's user messages the room does not hold yet, in order, in a task."""
+    """Run the client's user messages the room does not hold yet, in order, in a task
+    (under the thread's admission lock)."""
     new = await _new_messages(thread.kit, thread_id, run.messages, history)
+    running = [
+        thread.starting[thread_id, m.id] for m in new if (thread_id, m.id) in thread.starting
+    ]
+    new = [message for message in new if (thread_id, message.id) not in thread.starting]
     if not new:
-        return None
+        return running[-1] if running else None
+    started = {(thread_id, message.id) for message in new}
     channel_id = thread.channel.channel_id
     turns = [
         (
@@ -278,9 +300,26 @@ async def _start_turns(
         )
         for message in new
     ]
-    return run_turns(
+    task = run_turns(
         thread.kit, thread_id, turns, thread.turns, name=f"agui-turns-{thread_id}", logger=logger
     )
+
+    thread.starting.update(dict.fromkeys(started, task))
+
+    async def forget() -> None:
+        # Under the lock: a run that read the room before these messages were recorded
+        # still finds them starting.
+        async with thread.admission(thread_id):
+            for key in started:
+                thread.starting.pop(key, None)
+
+    def over(_: asyncio.Task[None]) -> None:
+        forgetting = asyncio.get_running_loop().create_task(forget())
+        thread.turns.add(forgetting)
+        forgetting.add_done_callback(thread.turns.discard)
+
+    task.add_done_callback(over)
+    return task
 
 
 async def _new_messages(
