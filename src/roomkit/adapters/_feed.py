@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Callable, Sequence
 
+from roomkit.auth.access import Access
+from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import turn_journal
@@ -24,11 +27,55 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["DEADLINE_GRACE", "FeedChannel", "held_requests", "run_turns", "turn_owed"]
+__all__ = [
+    "DEADLINE_GRACE",
+    "FeedChannel",
+    "RoomLocks",
+    "held_requests",
+    "open_room",
+    "run_turns",
+    "turn_owed",
+]
 
 DEADLINE_GRACE = 5.0
 """Seconds a follower waits for a request without a deadline to get one (a turn's wait sets
 it just after the create) before it leaves the request out."""
+
+
+class RoomLocks:
+    """One lock per room, for the steps two callers of the same room must not interleave;
+    a room's lock lives while someone holds it."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __call__(self, room_id: str) -> asyncio.Lock:
+        lock = self._locks.get(room_id)
+        if lock is None:
+            lock = self._locks[room_id] = asyncio.Lock()
+        return lock
+
+
+async def open_room(
+    kit: RoomKit, access: Access, principal: Principal, room_id: str, channels: Sequence[str]
+) -> bool:
+    """Make the room on its first use, with ``principal`` on its roster and ``channels``
+    attached; ``False`` when it exists and ``principal`` may not follow it.
+
+    Callers of one room take its :class:`RoomLocks` lock around this: two first uses at once
+    then make it once. Another process making it at the same moment is one of them.
+    """
+    if await kit.store.get_room(room_id) is None:
+        try:
+            await kit.create_room(room_id)
+        except ValueError:
+            pass  # made by another process just now: a room that exists
+        else:
+            await kit.add_participant(room_id, principal.actor_id)
+            for channel_id in channels:
+                await kit.attach_channel(room_id, channel_id)
+            return True
+    return await access.can_see_room(principal, room_id)
 
 
 class FeedChannel(TransportChannel):

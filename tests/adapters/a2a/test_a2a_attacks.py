@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,6 +15,7 @@ from a2a.types import TaskState
 from a2a_world import BASE, SECRET, World, ask
 
 from roomkit.desk.auth import token_entry
+from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, token_claims
 from roomkit.providers.ai.base import AIResponse
 
@@ -156,3 +158,22 @@ async def test_another_callers_pending_id_in_ones_own_task_answers_nothing() -> 
     still = await world.handler.get_request(alices.pending_id)
     assert still is not None
     assert (still.status, still.result) == ("pending", None)
+
+
+async def test_two_first_tasks_of_a_new_context_at_once_both_run(tmp_path: Path) -> None:
+    """Two tasks open the same new context at the same moment (on a store where making
+    its room twice is refused): the room is made once and both tasks complete."""
+    questions, rooms = open_stores(f"sqlite:///{tmp_path / 'kit.db'}")
+    world = World(
+        [AIResponse(content="One."), AIResponse(content="Two.")], questions=questions, rooms=rooms
+    )
+    try:
+        async with world.http() as http:
+            ends = await asyncio.gather(
+                world.send(http, text="Hi", context_id="ctx-9"),
+                world.send(http, text="Hello", context_id="ctx-9"),
+            )
+    finally:
+        await world.kit.close()
+        await close_stores(questions, rooms)
+    assert [end.status.state for end in ends] == [TaskState.TASK_STATE_COMPLETED] * 2

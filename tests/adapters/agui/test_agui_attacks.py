@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from ag_ui.core import AgentCapabilities, EventType
 from agui_front import Front, ask, bearer, interrupts, parse, texts
 
+from roomkit.desk.stores import close_stores, open_stores
 from roomkit.models.room import RoomEvent, TextContent
 from roomkit.providers.ai.base import AIResponse
 
@@ -204,10 +206,16 @@ async def test_an_interrupt_of_another_thread_is_unknown_here(front: Front) -> N
     assert [r.pending_id for r in await front.handler.list_pending(room_id="t1")] == [interrupt.id]
 
 
-async def test_two_runs_sending_the_same_new_message_run_it_once() -> None:
-    """A front end that sends one run twice at once (a retry, two tabs): the message runs
-    once, and both runs stream its reply."""
-    front = Front([AIResponse(content="Hello."), AIResponse(content="Hello again.")])
+@pytest.mark.parametrize("durable", [False, True], ids=["memory", "sqlite"])
+async def test_two_runs_sending_the_same_new_message_run_it_once(
+    durable: bool, tmp_path: Path
+) -> None:
+    """A front end that sends a thread's first run twice at once (a retry, two tabs): the
+    thread is made once, the message runs once, and both runs stream its reply."""
+    stores = open_stores(f"sqlite:///{tmp_path / 'kit.db'}") if durable else (None, None)
+    questions, rooms = stores
+    script = [AIResponse(content="Hello."), AIResponse(content="Hello again.")]
+    front = Front(script, questions=questions, rooms=rooms)
     body = {
         "threadId": "t1",
         "runId": "r",
@@ -219,3 +227,5 @@ async def test_two_runs_sending_the_same_new_message_run_it_once() -> None:
         assert texts(parse(first.text)) == texts(parse(second.text)) == ["Hello."]
     finally:
         await front.close()
+        if durable:
+            await close_stores(questions, rooms)

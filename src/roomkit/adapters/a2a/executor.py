@@ -37,7 +37,14 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
-from roomkit.adapters._feed import FeedChannel, held_requests, run_turns, turn_owed
+from roomkit.adapters._feed import (
+    FeedChannel,
+    RoomLocks,
+    held_requests,
+    open_room,
+    run_turns,
+    turn_owed,
+)
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
@@ -104,6 +111,7 @@ class RoomKitExecutor(AgentExecutor):
         self.channel = channel
         self.access = Access(kit)
         self._turns: set[asyncio.Task[None]] = set()
+        self._rooms = RoomLocks()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Start or answer, then follow the room until it holds or rests."""
@@ -118,7 +126,10 @@ class RoomKitExecutor(AgentExecutor):
             await updater.failed(_say(updater, "A person's desk token is needed"))
             return
         principal = Principal(actor_id=user.user_name)
-        if not await self._open_room(principal, room_id):
+        async with self._rooms(room_id):
+            channels = (self.agent, self.channel.channel_id)
+            opened = await open_room(self.kit, self.access, principal, room_id, channels)
+        if not opened:
             await updater.reject(_say(updater, _NOT_YOURS))
             return
         wake = asyncio.Event()
@@ -149,18 +160,6 @@ class RoomKitExecutor(AgentExecutor):
                 await self.handler.arelease(request.pending_id)
         updater = TaskUpdater(event_queue, context.task_id or "", room_id)
         await updater.cancel(_say(updater, "Cancelled: the open questions were withdrawn"))
-
-    async def _open_room(self, principal: Principal, room_id: str) -> bool:
-        """Make the context's room on its first task; ``False`` when the room exists and
-        the caller may not follow it (another caller's context)."""
-        kit = self.kit
-        if await kit.store.get_room(room_id) is None:
-            await kit.create_room(room_id)
-            await kit.add_participant(room_id, principal.actor_id)
-            await kit.attach_channel(room_id, self.agent)
-            await kit.attach_channel(room_id, self.channel.channel_id)
-            return True
-        return await self.access.can_see_room(principal, room_id)
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +33,7 @@ from ag_ui.core import (
     RunStartedEvent,
 )
 
-from roomkit.adapters._feed import FeedChannel, held_requests, run_turns, turn_owed
+from roomkit.adapters._feed import FeedChannel, RoomLocks, held_requests, run_turns, turn_owed
 from roomkit.adapters.agui._events import (
     held_call,
     message_id_of,
@@ -87,17 +86,8 @@ class Thread:
     starting: dict[tuple[str, str], asyncio.Task[None]] = field(default_factory=dict)
     """The turns a run of this process started, by (thread, message) id, until they end:
     a second run sending the same message follows that turn instead of running it again."""
-    _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = field(
-        default_factory=weakref.WeakValueDictionary, init=False, repr=False
-    )
-
-    def admission(self, thread_id: str) -> asyncio.Lock:
-        """The lock under which a run of the thread tells its new messages and starts
-        them (held while it is used, then dropped)."""
-        lock = self._locks.get(thread_id)
-        if lock is None:
-            lock = self._locks[thread_id] = asyncio.Lock()
-        return lock
+    admission: RoomLocks = field(default_factory=RoomLocks, repr=False)
+    """The lock under which a run opens the thread, tells its new messages and starts them."""
 
 
 def _text_of(message: Any) -> str:

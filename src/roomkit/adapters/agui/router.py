@@ -25,6 +25,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from roomkit.adapters._feed import open_room
 from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
 from roomkit.auth.access import Access
 from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
@@ -174,18 +175,12 @@ def agui_router(
     Caller = Annotated[Principal, Depends(gate)]
 
     async def open_thread(principal: Principal, thread_id: str) -> None:
-        store = kit.store
-        if await store.get_room(thread_id) is None:
-            await kit.create_room(thread_id)
-            await kit.add_participant(thread_id, principal.actor_id)
-            await kit.attach_channel(thread_id, agent)
-            await kit.attach_channel(thread_id, channel_id)
-            return
-        if not await access.can_see_room(principal, thread_id):
-            raise HTTPException(status_code=404, detail=_NOT_YOURS)
-        bound = {binding.channel_id for binding in await store.list_bindings(thread_id)}
-        if channel_id not in bound:
-            await kit.attach_channel(thread_id, channel_id)
+        async with thread.admission(thread_id):
+            if not await open_room(kit, access, principal, thread_id, (agent, channel_id)):
+                raise HTTPException(status_code=404, detail=_NOT_YOURS)
+            bindings = await kit.store.list_bindings(thread_id)
+            if channel_id not in {binding.channel_id for binding in bindings}:
+                await kit.attach_channel(thread_id, channel_id)
 
     @router.post(
         path,
