@@ -177,3 +177,26 @@ async def test_two_first_tasks_of_a_new_context_at_once_both_run(tmp_path: Path)
         await world.kit.close()
         await close_stores(questions, rooms)
     assert [end.status.state for end in ends] == [TaskState.TASK_STATE_COMPLETED] * 2
+
+
+async def test_plain_text_with_two_questions_open_asks_which_one() -> None:
+    """Two questions open: plain text answers neither and the task asks to name one; each
+    data part then answers the one it names, and the task completes after both."""
+    both = AIResponse(tool_calls=[*ask().tool_calls, *ask("Which size?").tool_calls])
+    world = World([both, DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        first, second = await world.handler.list_pending(room_id="ctx-1")
+        unclear = await world.send(http, text="blue", task=task)
+        assert unclear.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        assert "Name the request" in get_text_parts(list(unclear.status.message.parts))[0]
+        assert len(await world.handler.list_pending(room_id="ctx-1")) == 2
+        answer = {"pending_id": first.pending_id, "answer": "blue"}
+        half = await world.send(http, data=answer, task=task)
+        assert half.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        assert [d["pending_id"] for d in get_data_parts(list(half.status.message.parts))] == [
+            second.pending_id
+        ]
+        answer = {"pending_id": second.pending_id, "answer": "large"}
+        done = await world.send(http, data=answer, task=task)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
