@@ -12,7 +12,7 @@ import httpx
 import pytest
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 from a2a.types import TaskState
-from a2a_world import BASE, SECRET, World, ask
+from a2a_world import BASE, SECRET, World, ask, asked, send
 
 from roomkit.desk.auth import token_entry
 from roomkit.desk.stores import close_stores, open_stores
@@ -200,3 +200,27 @@ async def test_plain_text_with_two_questions_open_asks_which_one() -> None:
         answer = {"pending_id": second.pending_id, "answer": "large"}
         done = await world.send(http, data=answer, task=task)
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+async def test_an_approval_asks_with_its_digest_and_takes_a_decision() -> None:
+    """A held tool call is ``input-required`` with kind ``approval`` and its arguments'
+    digest; a plain "yes" is refused with what to send; a decision runs it once."""
+    world = World([send(), AIResponse(content="Sent.")])
+    async with world.http() as http:
+        task = await world.send(http, text="Mail bob")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        _, [data] = asked(task)
+        assert (data["kind"], data["digest"]) == ("approval", request.arguments_digest)
+        assert len(str(data["digest"])) == 64
+        refused = await world.send(http, text="yes", task=task)
+        assert refused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        said = get_text_parts(list(refused.status.message.parts))[0]
+        assert "decision" in said
+        assert world.sent == []
+        answer = {"pending_id": request.pending_id, "answer": {"decision": "approve"}}
+        done = await world.send(http, data=answer, task=task)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert world.sent == [{"to": "bob@example.com"}]
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert settled.settled_by == "alice"

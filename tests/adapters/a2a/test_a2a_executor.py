@@ -7,20 +7,15 @@ import contextlib
 from pathlib import Path
 
 import pytest
-from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
-from a2a.types import CancelTaskRequest, Task, TaskState
+from a2a.helpers.proto_helpers import get_text_parts
+from a2a.types import CancelTaskRequest, TaskState
 from a2a.utils.errors import TaskNotFoundError
-from a2a_world import FileTaskStore, World, ask
+from a2a_world import FileTaskStore, World, ask, asked
 
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
 
 DONE = AIResponse(content="Blue it is.")
-
-
-def asked(task: Task) -> tuple[list[str], list[dict[str, object]]]:
-    parts = list(task.status.message.parts)
-    return get_text_parts(parts), [d for d in get_data_parts(parts) if isinstance(d, dict)]
 
 
 async def test_a_held_question_puts_the_task_in_input_required() -> None:
