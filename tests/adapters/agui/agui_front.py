@@ -74,6 +74,7 @@ class Front:
         questions: Any = None,
         rooms: Any = None,
         answer_schemas: dict[str, Any] | None = None,
+        approval: Approval | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.outbox = Outbox()
@@ -81,7 +82,7 @@ class Front:
         human = HumanInputToolHandler(
             {"AskUserQuestion", "ConfirmAction"},
             handler=self.handler,
-            approvals={"send": Approval()},
+            approvals={"send": approval or Approval()},
             tool_definitions=[AITool(**ASK_USER_QUESTION), AITool(**CONFIRM_ACTION)],
             answer_schemas=answer_schemas,
         )

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from ag_ui.core import AgentCapabilities, EventType
-from agui_front import Front, ask, bearer, interrupts, parse, texts
+from agui_front import Front, ask, bearer, interrupts, parse, send, texts
 
+from roomkit import Approval
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.models.room import RoomEvent, TextContent
 from roomkit.providers.ai.base import AIResponse
@@ -229,3 +230,32 @@ async def test_two_runs_sending_the_same_new_message_run_it_once(
         await front.close()
         if durable:
             await close_stores(questions, rooms)
+
+
+async def test_an_approval_for_someone_else_does_not_block_the_callers_resume() -> None:
+    """Bob decides the held call; Alice's resume of her own question is taken without it,
+    the call waits for Bob, and runs once he approves on the desk."""
+    both = AIResponse(tool_calls=[*ask().tool_calls, *send().tool_calls])
+    front = Front([both, AIResponse(content="Done.")], approval=Approval(approvers="bob"))
+    try:
+        found = {i.reason: i for i in interrupts(await front.run("Paint and mail"))}
+        question, approval = found["input_required"], found["tool_call"]
+        assert approval.metadata["roomkit"]["approvers"] == ["bob"]
+        decided = {"interruptId": approval.id, "status": "resolved", "payload": {"approved": True}}
+        refused = await front.run(resume=[decided])
+        assert (refused[-1].type, refused[-1].code) == (EventType.RUN_ERROR, "unknown_interrupt")
+        answer = {"interruptId": question.id, "status": "resolved", "payload": {"answer": "x"}}
+        [still] = interrupts(await front.run(resume=[answer]))
+        assert still.id == approval.id
+        assert front.outbox.sent == []
+        async with front.client() as client:
+            approved = await client.post(
+                f"/api/requests/{approval.id}/answer",
+                json={"decision": "approve"},
+                headers=bearer("bob"),
+            )
+        assert approved.status_code == 200, approved.text
+        assert texts(await front.run()) == ["Done."]
+        assert front.outbox.sent == [{"to": "bob@example.com"}]
+    finally:
+        await front.close()

@@ -168,7 +168,10 @@ async def _resume(
         plan.append(settle_of(request, entry))
     covered = {settle.request.pending_id for settle in plan}
     for request in await handler.list_pending(room_id=thread_id):
-        if request.kind == "approval" and request.pending_id not in covered:
+        # An approval the caller may not decide is not theirs to cover: it waits for its
+        # approvers, whatever this resume says.
+        mine = _may_decide(request, principal.actor_id)
+        if request.kind == "approval" and mine and request.pending_id not in covered:
             raise ResumeRefused(
                 "uncovered_approval",
                 f"The resume leaves approval {request.pending_id} ({request.tool_name}) "
