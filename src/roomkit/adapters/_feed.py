@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from roomkit.auth.access import Access
+from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
 from roomkit.core.framework import RoomKit
@@ -33,6 +34,7 @@ __all__ = [
     "RoomLocks",
     "held_requests",
     "open_room",
+    "room_id_problem",
     "run_turns",
     "turn_owed",
 ]
@@ -40,6 +42,19 @@ __all__ = [
 DEADLINE_GRACE = 5.0
 """Seconds a follower waits for a request without a deadline to get one (a turn's wait sets
 it just after the create) before it leaves the request out."""
+
+
+def room_id_problem(room_id: str, *, what: str) -> str | None:
+    """What makes ``room_id`` (a thread or context id a client chose) no room id, or
+    ``None``: it ends up in every store's columns and in logs, so it is held to the rule of
+    an actor name (printable, bounded), and the message does not quote it."""
+    problem = actor_name_problem(room_id)
+    if problem is None:
+        return None
+    return (
+        f"{what} {problem}: it is 1 to {MAX_ACTOR_CHARS} printable characters, "
+        "without a space at either end"
+    )
 
 
 class RoomLocks:

@@ -224,3 +224,14 @@ async def test_an_approval_asks_with_its_digest_and_takes_a_decision() -> None:
     settled = await world.handler.get_request(request.pending_id)
     assert settled is not None
     assert settled.settled_by == "alice"
+
+
+@pytest.mark.parametrize("context_id", ["c" * 257, "c\x00", "c "], ids=["long", "nul", "space"])
+async def test_a_context_id_that_is_no_room_id_is_rejected(context_id: str) -> None:
+    world = World([DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Hi", context_id=context_id)
+    assert task.status.state == TaskState.TASK_STATE_REJECTED
+    assert get_text_parts(list(task.status.message.parts))[0].startswith("The contextId ")
+    assert world.provider.calls == []
+    assert await world.kit.store.get_room(context_id) is None

@@ -259,3 +259,21 @@ async def test_an_approval_for_someone_else_does_not_block_the_callers_resume() 
         assert front.outbox.sent == [{"to": "bob@example.com"}]
     finally:
         await front.close()
+
+
+@pytest.mark.parametrize(
+    "thread_id", ["", "t" * 257, "t\x00", " t"], ids=["empty", "long", "nul", "space"]
+)
+async def test_a_thread_id_that_is_no_room_id_is_refused_with_422(
+    front: Front, thread_id: str
+) -> None:
+    body = {
+        "threadId": thread_id,
+        "runId": "r",
+        "messages": [{"id": "m", "role": "user", "content": "hi"}],
+    }
+    response = await post(front, body)
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("threadId ")
+    assert len(response.text) < 500
+    assert front.provider.calls == []

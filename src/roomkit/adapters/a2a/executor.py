@@ -42,6 +42,7 @@ from roomkit.adapters._feed import (
     RoomLocks,
     held_requests,
     open_room,
+    room_id_problem,
     run_turns,
     turn_owed,
 )
@@ -126,6 +127,10 @@ class RoomKitExecutor(AgentExecutor):
             await updater.failed(_say(updater, "A person's desk token is needed"))
             return
         principal = Principal(actor_id=user.user_name)
+        problem = room_id_problem(room_id, what="The contextId")
+        if problem is not None:
+            await updater.reject(_say(updater, problem))
+            return
         async with self._rooms(room_id):
             channels = (self.agent, self.channel.channel_id)
             opened = await open_room(self.kit, self.access, principal, room_id, channels)

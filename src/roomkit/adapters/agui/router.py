@@ -25,7 +25,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from roomkit.adapters._feed import open_room
+from roomkit.adapters._feed import open_room, room_id_problem
 from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
 from roomkit.auth.access import Access
 from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
@@ -189,7 +189,7 @@ def agui_router(
             200: {"content": {"text/event-stream": {}}, "description": "AG-UI events"},
             401: {"description": "Missing, invalid or expired token"},
             404: {"description": "The thread is a room the caller may not follow"},
-            422: {"description": "The body is no RunAgentInput"},
+            422: {"description": "The body is no RunAgentInput, or its threadId no room id"},
         },
     )
     async def run(body: dict[str, Any], principal: Caller) -> StreamingResponse:
@@ -198,6 +198,9 @@ def agui_router(
             run_input = RunAgentInput.model_validate(body)
         except ValueError as error:
             raise HTTPException(status_code=422, detail=f"Not a RunAgentInput: {error}") from None
+        problem = room_id_problem(run_input.thread_id, what="threadId")
+        if problem is not None:
+            raise HTTPException(status_code=422, detail=problem)
         await open_thread(principal, run_input.thread_id)
         encoder = EventEncoder()
 
