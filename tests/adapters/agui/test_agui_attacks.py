@@ -277,3 +277,25 @@ async def test_a_thread_id_that_is_no_room_id_is_refused_with_422(
     assert response.json()["detail"].startswith("threadId ")
     assert len(response.text) < 500
     assert front.provider.calls == []
+
+
+async def test_an_edit_that_breaks_the_tools_schema_settles_nothing_of_the_resume() -> None:
+    """The question's answer is fine, the approval's edit is not: the run ends in
+    ``invalid_payload`` and neither is settled."""
+    both = AIResponse(tool_calls=[*ask().tool_calls, *send().tool_calls])
+    front = Front([both, AIResponse(content="Done.")])
+    try:
+        found = {i.reason: i for i in interrupts(await front.run("Paint and mail"))}
+        question, approval = found["input_required"], found["tool_call"]
+        edit = {"approved": True, "editedArgs": {"to": 5}}
+        resume = [
+            {"interruptId": question.id, "status": "resolved", "payload": {"answer": "x"}},
+            {"interruptId": approval.id, "status": "resolved", "payload": edit},
+        ]
+        events = await front.run(resume=resume)
+        assert (events[-1].type, events[-1].code) == (EventType.RUN_ERROR, "invalid_payload")
+        assert "editedArgs" in events[-1].message
+        assert len(await front.handler.list_pending(room_id="t1")) == 2
+        assert front.outbox.sent == []
+    finally:
+        await front.close()

@@ -22,7 +22,7 @@ from roomkit.models.kinds import Kind, option_labels, request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools import approvals
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.validation import validate_answer
+from roomkit.tools.validation import validate_answer, validate_tool_arguments
 
 __all__ = ["ResumeRefused", "Settle", "interrupt_of", "named", "response_schema", "settle_of"]
 
@@ -211,6 +211,10 @@ def _decision(request: PendingInput, payload: Any) -> str:
         return approvals.approve()
     if not isinstance(edited, dict):
         raise _invalid(request, "editedArgs must be an object: every argument")
+    # Checked here, before anything of the resume is settled, as the settle checks it.
+    problem = validate_tool_arguments(request.answer_schema or {}, edited)
+    if problem is not None:
+        raise _invalid(request, f"editedArgs do not fit the tool's arguments: {problem}")
     return approvals.edit(edited)
 
 
