@@ -235,3 +235,23 @@ async def test_a_context_id_that_is_no_room_id_is_rejected(context_id: str) -> N
     assert get_text_parts(list(task.status.message.parts))[0].startswith("The contextId ")
     assert world.provider.calls == []
     assert await world.kit.store.get_room(context_id) is None
+
+
+async def test_an_answer_after_one_given_elsewhere_is_told_the_one_that_stands() -> None:
+    """The request was answered on the desk first: the caller's different answer changes
+    nothing, and the task's reply starts by saying which answer stands."""
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        assert await world.handler.aresolve(request.pending_id, "green", by="bob", surface="desk")
+        answer = {"pending_id": request.pending_id, "answer": "red"}
+        done = await world.send(http, data=answer, task=task)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_text_parts(list(done.status.message.parts)) == [
+        f"Request {request.pending_id} was answered first by bob: green",
+        "Blue it is.",
+    ]
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert (settled.result, settled.settled_by) == ("green", "bob")

@@ -141,14 +141,15 @@ class RoomKitExecutor(AgentExecutor):
         replies, stop_listening = self.channel.listen(room_id, wake)
         stop_watching = self.handler.subscribe(lambda change: wake.set())
         try:
-            turn = None
+            turn, notes = None, []
             if context.current_task is None:
                 turn = self._start_turn(principal, room_id, context)
             else:
-                ended = await self._answer(principal, room_id, context, updater)
+                ended, note = await self._answer(principal, room_id, context, updater)
                 if ended:
                     return
-            await self._follow(room_id, turn, replies, wake, updater, principal)
+                notes = [note] if note else []
+            await self._follow(room_id, turn, replies, wake, updater, principal, notes)
         finally:
             stop_listening()
             stop_watching()
@@ -186,8 +187,9 @@ class RoomKitExecutor(AgentExecutor):
         room_id: str,
         context: RequestContext,
         updater: TaskUpdater,
-    ) -> bool:
-        """Settle what the follow-up answers; ``True`` when the task ended here."""
+    ) -> tuple[bool, str | None]:
+        """Settle what the follow-up answers: whether the task ended here, and what to tell
+        the caller of a request settled otherwise first."""
         message = context.message
         parts = list(message.parts) if message is not None else []
         named = [d for d in get_data_parts(parts) if isinstance(d, dict) and "pending_id" in d]
@@ -200,7 +202,7 @@ class RoomKitExecutor(AgentExecutor):
             pending_id, answer = named[0]["pending_id"], _whole(named[0].get("answer"))
             if not isinstance(pending_id, str):
                 await self._ask_again(updater, mine, "No open request: pending_id is text")
-                return True
+                return True, None
         elif len(mine) == 1:
             pending_id, answer = mine[0].pending_id, "\n".join(get_text_parts(parts))
         elif not mine:
@@ -210,15 +212,15 @@ class RoomKitExecutor(AgentExecutor):
             for pending_id in asked(task) if task is not None else []:
                 request = await self.handler.get_request(pending_id)
                 if request is not None and await self._ended(request, updater):
-                    return True
-            return False
+                    return True, None
+            return False, None
         else:
             await self._ask_again(
                 updater,
                 mine,
                 'Name the request you answer: a data part {"pending_id": ..., "answer": ...}',
             )
-            return True
+            return True, None
         request = await self.handler.get_request(pending_id)
         if (
             request is None
@@ -227,10 +229,10 @@ class RoomKitExecutor(AgentExecutor):
         ):
             shown = pending_id if len(pending_id) <= 80 else f"{pending_id[:80]}..."
             await self._ask_again(updater, mine, f"No open request {shown} of yours here")
-            return True
-        if request.status is not PendingInputStatus.PENDING:
-            return await self._ended(request, updater)
+            return True, None
         text = answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"))
+        if request.status is not PendingInputStatus.PENDING:
+            return await self._ended(request, updater), _first(request, principal, text)
         try:
             won = await self.handler.aresolve(
                 pending_id,
@@ -241,12 +243,12 @@ class RoomKitExecutor(AgentExecutor):
             )
         except RoomKitError as error:
             await self._ask_again(updater, mine, f"The answer was refused: {error}")
-            return True
+            return True, None
         if not won:
             settled = await self.handler.get_request(pending_id)
-            if settled is not None and settled.status is not PendingInputStatus.RESOLVED:
-                return await self._ended(settled, updater)
-        return False
+            if settled is not None:
+                return await self._ended(settled, updater), _first(settled, principal, text)
+        return False, None
 
     async def _ended(self, request: PendingInput, updater: TaskUpdater) -> bool:
         """A request that timed out or was withdrawn ends the task; an answered one does not."""
@@ -280,10 +282,11 @@ class RoomKitExecutor(AgentExecutor):
         wake: asyncio.Event,
         updater: TaskUpdater,
         caller: Principal,
+        notes: list[str],
     ) -> None:
         if turn is not None:
             turn.add_done_callback(lambda _: wake.set())
-        said: list[str] = []
+        said = list(notes)
         clock = asyncio.get_running_loop().time
         started = clock()
         while True:
@@ -323,6 +326,21 @@ class RoomKitExecutor(AgentExecutor):
         except RoomKitError:
             # The task still asks: only its mention in the history is lost.
             logger.warning("Could not record that A2A task %s showed %s", task_id, request)
+
+
+def _first(request: PendingInput, caller: Principal, answer: str) -> str | None:
+    """What tells the caller their answer came after another settled ``request``; ``None``
+    for their own answer sent again."""
+    if request.status is PendingInputStatus.RESOLVED:
+        if request.settled_by == caller.actor_id and request.result == answer:
+            return None
+        by = f" by {request.settled_by}" if request.settled_by else ""
+        return f"Request {request.pending_id} was answered first{by}: {request.result}"
+    if request.status is PendingInputStatus.REJECTED and not request.withdrawn:
+        by = f" by {request.settled_by}" if request.settled_by else ""
+        reason = f": {request.reject_reason}" if request.reject_reason else ""
+        return f"Request {request.pending_id} was refused first{by}{reason}"
+    return None
 
 
 def _whole(value: Any) -> Any:
