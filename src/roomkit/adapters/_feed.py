@@ -6,21 +6,91 @@ of its caller is in flight: :func:`run_turns` runs the caller's messages as the 
 in a task of their own, :class:`FeedChannel` hands it the agent's replies to the room as the
 kit delivers them, and :func:`turn_owed` says whether a turn of the room still runs here or
 waits in the store's journal for a re-drive, so that a follower knows when the room rests.
+:func:`held_requests` says which open requests of the room hold it: each with the deadline
+a wait gave it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Callable, Sequence
 
+from roomkit.auth.access import Access
+from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
+from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import turn_journal
 from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent
+from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["FeedChannel", "run_turns", "turn_owed"]
+__all__ = [
+    "DEADLINE_GRACE",
+    "FeedChannel",
+    "RoomLocks",
+    "held_requests",
+    "open_room",
+    "room_id_problem",
+    "run_turns",
+    "turn_owed",
+]
+
+DEADLINE_GRACE = 5.0
+"""Seconds a follower waits for a request without a deadline to get one (a turn's wait sets
+it just after the create) before it leaves the request out."""
+
+
+def room_id_problem(room_id: str, *, what: str) -> str | None:
+    """What makes ``room_id`` (a thread or context id a client chose) no room id, or
+    ``None``: it ends up in every store's columns and in logs, so it is held to the rule of
+    an actor name (printable, bounded), and the message does not quote it."""
+    problem = actor_name_problem(room_id)
+    if problem is None:
+        return None
+    return (
+        f"{what} {problem}: it is 1 to {MAX_ACTOR_CHARS} printable characters, "
+        "without a space at either end"
+    )
+
+
+class RoomLocks:
+    """One lock per room, for the steps two callers of the same room must not interleave;
+    a room's lock lives while someone holds it."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __call__(self, room_id: str) -> asyncio.Lock:
+        lock = self._locks.get(room_id)
+        if lock is None:
+            lock = self._locks[room_id] = asyncio.Lock()
+        return lock
+
+
+async def open_room(
+    kit: RoomKit, access: Access, principal: Principal, room_id: str, channels: Sequence[str]
+) -> bool:
+    """Make the room on its first use, with ``principal`` on its roster and ``channels``
+    attached; ``False`` when it exists and ``principal`` may not follow it.
+
+    Callers of one room take its :class:`RoomLocks` lock around this: two first uses at once
+    then make it once. Another process making it at the same moment is one of them.
+    """
+    if await kit.store.get_room(room_id) is None:
+        try:
+            await kit.create_room(room_id)
+        except ValueError:
+            pass  # made by another process just now: a room that exists
+        else:
+            await kit.add_participant(room_id, principal.actor_id)
+            for channel_id in channels:
+                await kit.attach_channel(room_id, channel_id)
+            return True
+    return await access.can_see_room(principal, room_id)
 
 
 class FeedChannel(TransportChannel):
@@ -96,3 +166,24 @@ def run_turns(
     running.add(task)
     task.add_done_callback(running.discard)
     return task
+
+
+async def held_requests(
+    handler: HumanInputHandler, room_id: str, *, waited: float
+) -> list[PendingInput] | None:
+    """The open requests that hold the room, each with its deadline; ``None`` while one
+    still waits for its deadline.
+
+    A request no wait will ever give a deadline (a detached one, or one whose wait never
+    started after ``DEADLINE_GRACE`` seconds) is left out: it holds no turn, and a follower
+    that waited for its deadline would never end.
+
+    Args:
+        waited: seconds the follower has looked at the room so far.
+    """
+    found = await handler.list_pending(room_id=room_id)
+    if waited < DEADLINE_GRACE and any(
+        request.deadline is None and not request.detached for request in found
+    ):
+        return None
+    return [request for request in found if request.deadline is not None]

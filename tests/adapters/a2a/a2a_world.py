@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 from a2a.client import ClientConfig, ClientFactory
-from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part, new_text_part
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_rest_routes
@@ -27,7 +27,7 @@ from a2a.types import (
 )
 from starlette.applications import Starlette
 
-from roomkit import AITool, HumanInputHandler, HumanInputToolHandler, RoomKit
+from roomkit import AITool, Approval, HumanInputHandler, HumanInputToolHandler, RoomKit
 from roomkit.adapters.a2a import A2AGate, RoomKitExecutor
 from roomkit.auth import issue_token
 from roomkit.channels.ai import AIChannel
@@ -51,8 +51,25 @@ CARD = AgentCard(
 )
 
 
+SEND = AITool(
+    name="send",
+    description="Send an email.",
+    parameters={"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]},
+)
+
+
 def ask(question: str = "Which colour?") -> AIResponse:
     return MockAIProvider.tool_call("AskUserQuestion", {"question": question})
+
+
+def asked(task: Task) -> tuple[list[str], list[dict[str, object]]]:
+    """The texts and the data of the task's status message."""
+    parts = list(task.status.message.parts)
+    return get_text_parts(parts), [d for d in get_data_parts(parts) if isinstance(d, dict)]
+
+
+def send(to: str = "bob@example.com") -> AIResponse:
+    return MockAIProvider.tool_call("send", {"to": to})
 
 
 class FileTaskStore(InMemoryTaskStore):
@@ -89,10 +106,19 @@ class World:
             handler=self.handler,
             tool_definitions=[AITool(**ASK_USER_QUESTION)],
             timeout=timeout,
+            approvals={"send": Approval()},
         )
         self.provider = MockAIProvider(ai_responses=script)
+        self.sent: list[dict[str, Any]] = []
+        """What the approved ``send`` tool sent."""
         self.kit.register_channel(
-            AIChannel("agent", provider=self.provider, human_input_handler=human)
+            AIChannel(
+                "agent",
+                provider=self.provider,
+                human_input_handler=human,
+                tools=[SEND],
+                tool_handler=self._send,
+            )
         )
         self.executor = RoomKitExecutor(self.kit, agent="agent")
         self.tasks = tasks if tasks is not None else InMemoryTaskStore()
@@ -102,6 +128,10 @@ class World:
         )
         routes = Starlette(routes=create_rest_routes(requests))
         self.app = A2AGate(routes, handler=self.handler, secret=SECRET)
+
+    async def _send(self, name: str, arguments: dict[str, Any]) -> str:
+        self.sent.append(arguments)
+        return "sent"
 
     def http(self, actor: str | None = "alice") -> httpx.AsyncClient:
         headers = {} if actor is None else {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}

@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from pathlib import Path
 
 import pytest
-from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
-from a2a.types import CancelTaskRequest, Task, TaskState
+from a2a.helpers.proto_helpers import get_text_parts
+from a2a.types import CancelTaskRequest, TaskState
 from a2a.utils.errors import TaskNotFoundError
-from a2a_world import FileTaskStore, World, ask
+from a2a_world import FileTaskStore, World, ask, asked
 
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
 
 DONE = AIResponse(content="Blue it is.")
-
-
-def asked(task: Task) -> tuple[list[str], list[dict[str, object]]]:
-    parts = list(task.status.message.parts)
-    return get_text_parts(parts), [d for d in get_data_parts(parts) if isinstance(d, dict)]
 
 
 async def test_a_held_question_puts_the_task_in_input_required() -> None:
@@ -181,3 +177,36 @@ async def test_the_evidence_record_names_the_a2a_task_that_asked() -> None:
     [record] = evidence_records({request.pending_id: history})
     assert task.id != "ctx-1"
     assert record["task_id"] == task.id
+
+
+async def test_the_exported_evidence_names_the_a2a_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``roomkit audit export --format a2a-evidence`` on the store: the record of a request an
+    A2A task asked carries that task's id, and the chain checks."""
+    from roomkit.adapters.a2a_evidence import chain_problem
+    from roomkit.cli import main
+
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    questions, rooms = open_stores(url)
+    world = World([ask(), DONE], questions=questions, rooms=rooms)
+    try:
+        async with world.http() as http:
+            task = await world.send(http, text="Paint it")
+            await world.send(http, text="blue", task=task)
+    finally:
+        await world.kit.close()
+        await world.handler.close()
+        await close_stores(questions, rooms)
+    capsys.readouterr()
+    exported = await asyncio.to_thread(
+        main, ["audit", "export", "--store", url, "--format", "a2a-evidence"]
+    )
+    assert exported == 0
+    [record] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (record["task_id"], record["decision"], record["outcome"]) == (
+        task.id,
+        "ALLOW",
+        "resolved by alice on a2a",
+    )
+    assert chain_problem([record]) is None

@@ -24,7 +24,7 @@ from roomkit.desk import DeskLimits, issue_token
 from roomkit.desk.api import Desk, desk_router
 from roomkit.providers.ai.base import AIResponse
 from roomkit.providers.ai.mock import MockAIProvider
-from roomkit.tools.human_input import ASK_USER_QUESTION
+from roomkit.tools.human_input import ASK_USER_QUESTION, CONFIRM_ACTION
 
 SECRET = "agui-tests-secret-0123456789abcdef"
 ROOMY = DeskLimits(rate=1_000_000.0, burst=1_000_000)
@@ -43,6 +43,10 @@ SEND = AITool(
 
 def ask(question: str = "Which colour?", *, id: str = "tc-ask") -> AIResponse:
     return MockAIProvider.tool_call("AskUserQuestion", {"question": question}, id=id)
+
+
+def confirm(action: str = "Delete the draft.", *, id: str = "tc-confirm") -> AIResponse:
+    return MockAIProvider.tool_call("ConfirmAction", {"action": action}, id=id)
 
 
 def send(to: str = "bob@example.com", *, id: str = "tc-send") -> AIResponse:
@@ -69,15 +73,18 @@ class Front:
         *,
         questions: Any = None,
         rooms: Any = None,
+        answer_schemas: dict[str, Any] | None = None,
+        approval: Approval | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.outbox = Outbox()
         self.provider = MockAIProvider(ai_responses=script)
         human = HumanInputToolHandler(
-            {"AskUserQuestion"},
+            {"AskUserQuestion", "ConfirmAction"},
             handler=self.handler,
-            approvals={"send": Approval()},
-            tool_definitions=[AITool(**ASK_USER_QUESTION)],
+            approvals={"send": approval or Approval()},
+            tool_definitions=[AITool(**ASK_USER_QUESTION), AITool(**CONFIRM_ACTION)],
+            answer_schemas=answer_schemas,
         )
         self.kit = RoomKit(store=rooms)
         self.kit.register_channel(

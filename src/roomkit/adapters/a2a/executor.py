@@ -37,7 +37,16 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
-from roomkit.adapters._feed import FeedChannel, run_turns, turn_owed
+from roomkit.adapters._feed import (
+    FeedChannel,
+    RoomLocks,
+    held_requests,
+    open_room,
+    room_id_problem,
+    run_turns,
+    turn_owed,
+)
+from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import RoomKitError
@@ -45,7 +54,6 @@ from roomkit.core.framework import RoomKit
 from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import InboundMessage, TextContent
-from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import new_entry
 
@@ -55,6 +63,7 @@ logger = logging.getLogger("roomkit.adapters.a2a")
 
 BACKSTOP = 1.0
 """Seconds between two looks at the room when nothing woke the executor (a hint lost)."""
+_NOT_YOURS = "No such context: it is another caller's room, or one you may not follow"
 
 
 class A2AChannel(FeedChannel):
@@ -103,6 +112,7 @@ class RoomKitExecutor(AgentExecutor):
         self.channel = channel
         self.access = Access(kit)
         self._turns: set[asyncio.Task[None]] = set()
+        self._rooms = RoomLocks()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Start or answer, then follow the room until it holds or rests."""
@@ -117,38 +127,45 @@ class RoomKitExecutor(AgentExecutor):
             await updater.failed(_say(updater, "A person's desk token is needed"))
             return
         principal = Principal(actor_id=user.user_name)
-        await self._open_room(principal, room_id)
+        problem = room_id_problem(room_id, what="The contextId")
+        if problem is not None:
+            await updater.reject(_say(updater, problem))
+            return
+        async with self._rooms(room_id):
+            channels = (self.agent, self.channel.channel_id)
+            opened = await open_room(self.kit, self.access, principal, room_id, channels)
+        if not opened:
+            await updater.reject(_say(updater, _NOT_YOURS))
+            return
         wake = asyncio.Event()
         replies, stop_listening = self.channel.listen(room_id, wake)
         stop_watching = self.handler.subscribe(lambda change: wake.set())
         try:
-            turn = None
+            turn, notes = None, []
             if context.current_task is None:
                 turn = self._start_turn(principal, room_id, context)
             else:
-                ended = await self._answer(principal, room_id, context, updater)
+                ended, note = await self._answer(principal, room_id, context, updater)
                 if ended:
                     return
-            await self._follow(room_id, turn, replies, wake, updater, principal.actor_id)
+                notes = [note] if note else []
+            await self._follow(room_id, turn, replies, wake, updater, principal, notes)
         finally:
             stop_listening()
             stop_watching()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Withdraw the open requests of the task's room, and cancel the task."""
+        """Withdraw the caller's open requests of the task's room, and cancel the task."""
         room_id = context.context_id or ""
-        for request in await self.handler.list_pending(room_id=room_id):
-            await self.handler.arelease(request.pending_id)
+        user = context.call_context.user
+        if user.is_authenticated:
+            caller = Principal(actor_id=user.user_name)
+            for request in await self.access.visible(
+                caller, await self.handler.list_pending(room_id=room_id)
+            ):
+                await self.handler.arelease(request.pending_id)
         updater = TaskUpdater(event_queue, context.task_id or "", room_id)
         await updater.cancel(_say(updater, "Cancelled: the open questions were withdrawn"))
-
-    async def _open_room(self, principal: Principal, room_id: str) -> None:
-        kit = self.kit
-        if await kit.store.get_room(room_id) is None:
-            await kit.create_room(room_id)
-            await kit.add_participant(room_id, principal.actor_id)
-            await kit.attach_channel(room_id, self.agent)
-            await kit.attach_channel(room_id, self.channel.channel_id)
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext
@@ -170,8 +187,9 @@ class RoomKitExecutor(AgentExecutor):
         room_id: str,
         context: RequestContext,
         updater: TaskUpdater,
-    ) -> bool:
-        """Settle what the follow-up answers; ``True`` when the task ended here."""
+    ) -> tuple[bool, str | None]:
+        """Settle what the follow-up answers: whether the task ended here, and what to tell
+        the caller of a request settled otherwise first."""
         message = context.message
         parts = list(message.parts) if message is not None else []
         named = [d for d in get_data_parts(parts) if isinstance(d, dict) and "pending_id" in d]
@@ -181,35 +199,40 @@ class RoomKitExecutor(AgentExecutor):
             if await self.access.can_see(principal, request)
         ]
         if named:
-            pending_id, answer = str(named[0]["pending_id"]), named[0].get("answer")
+            pending_id, answer = named[0]["pending_id"], _whole(named[0].get("answer"))
+            if not isinstance(pending_id, str):
+                await self._ask_again(updater, mine, "No open request: pending_id is text")
+                return True, None
         elif len(mine) == 1:
             pending_id, answer = mine[0].pending_id, "\n".join(get_text_parts(parts))
         elif not mine:
             # Nothing open: what the task asked ended otherwise (timed out, withdrawn,
             # answered elsewhere), and says how the task goes on.
-            for asked in _asked(context):
-                request = await self.handler.get_request(asked)
+            task = context.current_task
+            for pending_id in asked(task) if task is not None else []:
+                request = await self.handler.get_request(pending_id)
                 if request is not None and await self._ended(request, updater):
-                    return True
-            return False
+                    return True, None
+            return False, None
         else:
             await self._ask_again(
                 updater,
                 mine,
                 'Name the request you answer: a data part {"pending_id": ..., "answer": ...}',
             )
-            return True
+            return True, None
         request = await self.handler.get_request(pending_id)
         if (
             request is None
             or request.room_id != room_id
             or not await self.access.can_see(principal, request)
         ):
-            await self._ask_again(updater, mine, f"No open request {pending_id} of yours here")
-            return True
-        if request.status is not PendingInputStatus.PENDING:
-            return await self._ended(request, updater)
+            shown = pending_id if len(pending_id) <= 80 else f"{pending_id[:80]}..."
+            await self._ask_again(updater, mine, f"No open request {shown} of yours here")
+            return True, None
         text = answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"))
+        if request.status is not PendingInputStatus.PENDING:
+            return await self._ended(request, updater), _first(request, principal, text)
         try:
             won = await self.handler.aresolve(
                 pending_id,
@@ -220,29 +243,28 @@ class RoomKitExecutor(AgentExecutor):
             )
         except RoomKitError as error:
             await self._ask_again(updater, mine, f"The answer was refused: {error}")
-            return True
+            return True, None
         if not won:
             settled = await self.handler.get_request(pending_id)
-            if settled is not None and settled.status is not PendingInputStatus.RESOLVED:
-                return await self._ended(settled, updater)
-        return False
+            if settled is not None:
+                return await self._ended(settled, updater), _first(settled, principal, text)
+        return False, None
 
     async def _ended(self, request: PendingInput, updater: TaskUpdater) -> bool:
         """A request that timed out or was withdrawn ends the task; an answered one does not."""
-        if request.status is PendingInputStatus.TIMED_OUT:
-            name = request.tool_name
-            if self.handler.durable and request.deadline is not None:
-                # A durable store's deadline is on the epoch clock, as the creation time.
-                seconds = round(request.deadline - request.created_at.timestamp())
-                said = texts.human_input_timed_out(name, seconds)
-            else:
-                said = texts.error_body(f"Human input timed out for tool '{name}'")
+        waited = None
+        if self.handler.durable and request.deadline is not None:
+            # A durable store's deadline is on the epoch clock, as the creation time.
+            waited = request.deadline - request.created_at.timestamp()
+        ends = ending(request, waited)
+        if ends is None:
+            return False
+        state, said = ends
+        if state == TaskState.TASK_STATE_FAILED:
             await updater.failed(_say(updater, said))
-            return True
-        if request.withdrawn:
-            await updater.cancel(_say(updater, f"Withdrawn: request {request.pending_id}"))
-            return True
-        return False
+        else:
+            await updater.cancel(_say(updater, said))
+        return True
 
     async def _ask_again(
         self, updater: TaskUpdater, open_requests: list[PendingInput], problem: str
@@ -259,26 +281,29 @@ class RoomKitExecutor(AgentExecutor):
         replies: asyncio.Queue[Any],
         wake: asyncio.Event,
         updater: TaskUpdater,
-        caller: str,
+        caller: Principal,
+        notes: list[str],
     ) -> None:
         if turn is not None:
             turn.add_done_callback(lambda _: wake.set())
-        said: list[str] = []
+        said = list(notes)
+        clock = asyncio.get_running_loop().time
+        started = clock()
         while True:
             wake.clear()
             while not replies.empty():
                 body = replies.get_nowait().content.body
                 if body:
                     said.append(body)
-            open_requests = await self.handler.list_pending(room_id=room_id)
-            if open_requests and all(r.deadline is not None for r in open_requests):
+            held = await held_requests(self.handler, room_id, waited=clock() - started)
+            if held:
                 parts = [new_text_part(text) for text in said]
-                for request in open_requests:
+                for request in held:
                     parts += _parts(self.handler, request)
-                    await self._shown(request, caller, updater.task_id)
+                    await self._shown(request, caller.actor_id, updater.task_id)
                 await updater.requires_input(updater.new_agent_message(parts))
                 return
-            resting = not open_requests and (turn is None or turn.done()) and replies.empty()
+            resting = held == [] and (turn is None or turn.done()) and replies.empty()
             if resting and not await turn_owed(self.kit, room_id, self.agent):
                 await updater.complete(
                     updater.new_agent_message([new_text_part(text) for text in said])
@@ -303,13 +328,31 @@ class RoomKitExecutor(AgentExecutor):
             logger.warning("Could not record that A2A task %s showed %s", task_id, request)
 
 
-def _asked(context: RequestContext) -> list[str]:
-    """The ids of the requests the task's ``input-required`` message named."""
-    task = context.current_task
-    if task is None or not task.status.HasField("message"):
-        return []
-    data = get_data_parts(list(task.status.message.parts))
-    return [str(d["pending_id"]) for d in data if isinstance(d, dict) and "pending_id" in d]
+def _first(request: PendingInput, caller: Principal, answer: str) -> str | None:
+    """What tells the caller their answer came after another settled ``request``; ``None``
+    for their own answer sent again."""
+    if request.status is PendingInputStatus.RESOLVED:
+        if request.settled_by == caller.actor_id and request.result == answer:
+            return None
+        by = f" by {request.settled_by}" if request.settled_by else ""
+        return f"Request {request.pending_id} was answered first{by}: {request.result}"
+    if request.status is PendingInputStatus.REJECTED and not request.withdrawn:
+        by = f" by {request.settled_by}" if request.settled_by else ""
+        reason = f": {request.reject_reason}" if request.reject_reason else ""
+        return f"Request {request.pending_id} was refused first{by}{reason}"
+    return None
+
+
+def _whole(value: Any) -> Any:
+    """``value`` with its whole numbers as integers: a data part carries every number as a
+    double, and an answer schema asking for an integer refuses ``3.0``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _whole(item) for key, item in value.items()}
+    return value
 
 
 def _parts(handler: HumanInputHandler, request: PendingInput) -> list[Part]:

@@ -9,8 +9,11 @@ a connection error, under the same ``webhook-id`` every time; each POST is signe
 Webhooks) and carries the task's ``X-A2A-Notification-Token`` and ``Authorization``.
 
 The body is the A2A ``StreamResponse`` JSON of a ``TaskStatusUpdateEvent``: ``input-required``
-with the request's data part when it opens, ``working`` with its outcome when it settles (the
-caller's next message on the task carries the turn on).
+with the request's data part when it opens, ``working`` with its outcome when it is answered
+or refused (the caller's next message on the task carries the turn on). A request that times
+out or is withdrawn ends the task whose ``input-required`` message named it: ``failed`` or
+``canceled`` with roomkit's text, saved in the task store and pushed, without waiting for the
+caller's next message.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from a2a.server.context import ServerCallContext
 from a2a.server.tasks import PushNotificationConfigStore, TaskStore
 from a2a.types import (
     ListTasksRequest,
+    Role,
     StreamResponse,
+    Task,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
@@ -36,8 +41,10 @@ from a2a.types import (
 # protobuf ships no type stubs (unless types-protobuf is installed); MessageToDict returns
 # a plain dict.
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped,unused-ignore]
+from google.protobuf.timestamp_pb2 import Timestamp  # type: ignore[import-untyped,unused-ignore]
 from standardwebhooks import Webhook as Signer
 
+from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.models.kinds import request_kind
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
@@ -110,17 +117,37 @@ class A2APush:
         # The SDK keeps each caller's tasks apart: they are listed as their owner's.
         owner = ServerCallContext(user=_Owner(request.actor_id))
         listed = await self.tasks.list(ListTasksRequest(context_id=request.room_id), owner)
+        ends = _ending(notice)
         sent = 0
         for task in listed.tasks:
             if task.status.state not in _WAITING:
                 continue
+            update = _update(notice, task.id)
+            waits_on = task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED and (
+                request.pending_id in asked(task)
+            )
+            if ends is not None and waits_on:
+                update = await self._end(task, ends, owner)
             for config in await self.configs.get_info_for_dispatch(task.id):
-                await self._post(notice, task.id, config)
+                await self._post(notice, update, config)
                 sent += 1
         return {"pushed": sent}
 
-    async def _post(self, notice: Notice, task_id: str, config: Any) -> None:
-        data = json.dumps(MessageToDict(_update(notice, task_id)), separators=(",", ":"))
+    async def _end(
+        self, task: Task, ends: tuple[TaskState, str], owner: ServerCallContext
+    ) -> StreamResponse:
+        """End ``task`` as the request it asked ended (timed out: ``failed``; withdrawn:
+        ``canceled``), in the task store too: the task does not wait for a follow-up."""
+        state, said = ends
+        message = new_message([new_text_part(said)], task.context_id, task.id, role=Role.ROLE_AGENT)
+        status = TaskStatus(state=state, message=message, timestamp=_now())
+        task.status.CopyFrom(status)
+        await self.tasks.save(task, owner)
+        event = TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id, status=status)
+        return StreamResponse(status_update=event)
+
+    async def _post(self, notice: Notice, update: StreamResponse, config: Any) -> None:
+        data = json.dumps(MessageToDict(update), separators=(",", ":"))
         now = datetime.now(UTC)
         # One delivery of one notice to one URL: the same id on every retry.
         delivery_id = f"{notice.delivery_id}.{config.id or 'push'}"
@@ -163,6 +190,22 @@ class _Owner(User):
     @property
     def user_name(self) -> str:
         return self._name
+
+
+def _ending(notice: Notice) -> tuple[TaskState, str] | None:
+    """How a task the settled request asked ends, or ``None`` when it goes on."""
+    if notice.type != "question_settled":
+        return None
+    waited = None
+    if notice.deadline_at is not None:
+        waited = (notice.deadline_at - notice.request.created_at).total_seconds()
+    return ending(notice.request, waited)
+
+
+def _now() -> Timestamp:
+    stamp = Timestamp()
+    stamp.GetCurrentTime()
+    return stamp
 
 
 def _update(notice: Notice, task_id: str) -> StreamResponse:

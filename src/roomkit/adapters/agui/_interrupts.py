@@ -22,9 +22,9 @@ from roomkit.models.kinds import Kind, option_labels, request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools import approvals
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.validation import validate_answer
+from roomkit.tools.validation import validate_answer, validate_tool_arguments
 
-__all__ = ["ResumeRefused", "Settle", "interrupt_of", "response_schema", "settle_of"]
+__all__ = ["ResumeRefused", "Settle", "interrupt_of", "named", "response_schema", "settle_of"]
 
 _TEXT = {"type": "string", "minLength": 1}
 _CONFIRM = {
@@ -45,6 +45,12 @@ class ResumeRefused(Exception):
         self.code = code
         """The ``RUN_ERROR`` code: ``unknown_interrupt``, ``invalid_payload``,
         ``uncovered_approval``, ``duplicate_interrupt`` or ``already_settled``."""
+
+
+def named(interrupt_id: str) -> str:
+    """An interrupt id a client sent, as an error message quotes it: cut short, since the
+    client chose it."""
+    return interrupt_id if len(interrupt_id) <= 80 else f"{interrupt_id[:80]}..."
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +211,10 @@ def _decision(request: PendingInput, payload: Any) -> str:
         return approvals.approve()
     if not isinstance(edited, dict):
         raise _invalid(request, "editedArgs must be an object: every argument")
+    # Checked here, before anything of the resume is settled, as the settle checks it.
+    problem = validate_tool_arguments(request.answer_schema or {}, edited)
+    if problem is not None:
+        raise _invalid(request, f"editedArgs do not fit the tool's arguments: {problem}")
     return approvals.edit(edited)
 
 

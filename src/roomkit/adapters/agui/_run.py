@@ -2,8 +2,9 @@
 
 A run starts with ``RUN_STARTED`` and ends with exactly one of ``RUN_FINISHED`` (success, or
 an interrupt naming every open request of the thread) or ``RUN_ERROR`` (a resume it cannot
-take, with a code). In between: the outcomes of the requests the resume named that were
-settled elsewhere first (``TOOL_CALL_RESULT``), the agent's replies the client has not seen
+take, with a code). In between: the outcomes of the requests settled elsewhere first that
+the resume named or whose held call the client holds without a result
+(``TOOL_CALL_RESULT``), the agent's replies the client has not seen
 (``TEXT_MESSAGE_*``), and the held calls (``TOOL_CALL_START/ARGS/END``) before an interrupt.
 
 A resume is read whole before anything is settled: one entry the run cannot take refuses
@@ -32,7 +33,7 @@ from ag_ui.core import (
     RunStartedEvent,
 )
 
-from roomkit.adapters._feed import FeedChannel, run_turns, turn_owed
+from roomkit.adapters._feed import FeedChannel, RoomLocks, held_requests, run_turns, turn_owed
 from roomkit.adapters.agui._events import (
     held_call,
     message_id_of,
@@ -46,6 +47,7 @@ from roomkit.adapters.agui._interrupts import (
     Settle,
     interrupt_of,
     is_replay,
+    named,
     settle_of,
 )
 from roomkit.auth.access import Access
@@ -62,6 +64,8 @@ logger = logging.getLogger("roomkit.adapters.agui")
 
 BACKSTOP = 1.0
 """Seconds between two looks at the thread when nothing woke the run (a hint lost)."""
+HISTORY = 200
+"""The room's latest events a run reads to tell what the client holds and lacks."""
 
 
 class AGUIChannel(FeedChannel):
@@ -79,6 +83,11 @@ class Thread:
     agent: str
     """The id of the AI channel attached to a thread's room when the room is created."""
     turns: set[asyncio.Task[None]] = field(default_factory=set)
+    starting: dict[tuple[str, str], asyncio.Task[None]] = field(default_factory=dict)
+    """The turns a run of this process started, by (thread, message) id, until they end:
+    a second run sending the same message follows that turn instead of running it again."""
+    admission: RoomLocks = field(default_factory=RoomLocks, repr=False)
+    """The lock under which a run opens the thread, tells its new messages and starts them."""
 
 
 def _text_of(message: Any) -> str:
@@ -116,14 +125,15 @@ async def _events(
         except ResumeRefused as refused:
             yield RunErrorEvent(message=str(refused), code=refused.code)
             return
-        for request in settled:
+        for request in settled + await _settled_unseen(thread, principal, run, settled):
             yield result_of(request)
         known = {message.id for message in run.messages}
-        history = await thread.kit.store.recent_events(thread_id, 200)
+        async with thread.admission(thread_id):
+            history = await thread.kit.store.recent_events(thread_id, HISTORY)
+            turn = await _start_turns(thread, principal, thread_id, run, history)
         for event in unseen(history, known, thread.channel.channel_id):
             for item in text_events(event):
                 yield item
-        turn = _start_turns(thread, principal, thread_id, run, history)
         async for item in _follow(thread, run, turn, replies, wake):
             yield item
     finally:
@@ -142,7 +152,7 @@ async def _resume(
     for entry in entries:
         if any(settle.request.pending_id == entry.interrupt_id for settle in plan):
             raise ResumeRefused(
-                "duplicate_interrupt", f"Interrupt {entry.interrupt_id} is answered twice"
+                "duplicate_interrupt", f"Interrupt {named(entry.interrupt_id)} is answered twice"
             )
         request = await handler.get_request(entry.interrupt_id)
         if (
@@ -153,12 +163,15 @@ async def _resume(
         ):
             raise ResumeRefused(
                 "unknown_interrupt",
-                f"Interrupt {entry.interrupt_id} is no open request of this thread of yours",
+                f"Interrupt {named(entry.interrupt_id)} is no open request of this thread of yours",
             )
         plan.append(settle_of(request, entry))
     covered = {settle.request.pending_id for settle in plan}
     for request in await handler.list_pending(room_id=thread_id):
-        if request.kind == "approval" and request.pending_id not in covered:
+        # An approval the caller may not decide is not theirs to cover: it waits for its
+        # approvers, whatever this resume says.
+        mine = _may_decide(request, principal.actor_id)
+        if request.kind == "approval" and mine and request.pending_id not in covered:
             raise ResumeRefused(
                 "uncovered_approval",
                 f"The resume leaves approval {request.pending_id} ({request.tool_name}) "
@@ -171,6 +184,27 @@ async def _resume(
         if now is not None:
             elsewhere.append(now)
     return elsewhere
+
+
+async def _settled_unseen(
+    thread: Thread, principal: Principal, run: RunAgentInput, told: list[PendingInput]
+) -> list[PendingInput]:
+    """The caller's requests of the thread settled elsewhere (the desk, Slack, a timeout)
+    whose held call the client holds without a result, oldest first: the run shows their
+    outcome before anything else, so the client's interrupt for one does not stay open."""
+    calls = {
+        call.id
+        for message in run.messages
+        if message.role == "assistant"
+        for call in message.tool_calls or ()
+    }
+    calls -= {message.tool_call_id for message in run.messages if message.role == "tool"}
+    calls -= {request.tool_call_id or request.pending_id for request in told}
+    if not calls:
+        return []
+    recent = await thread.handler.list_settled(actor_ids=[principal.actor_id], limit=200)
+    in_thread = [request for request in reversed(recent) if request.room_id == run.thread_id]
+    return [r for r in in_thread if (r.tool_call_id or r.pending_id) in calls]
 
 
 def _may_decide(request: PendingInput, actor_id: str) -> bool:
@@ -229,18 +263,23 @@ def _replayed(settle: Settle, now: PendingInput | None) -> PendingInput:
     return now
 
 
-def _start_turns(
+async def _start_turns(
     thread: Thread,
     principal: Principal,
     thread_id: str,
     run: RunAgentInput,
     history: list[RoomEvent],
 ) -> asyncio.Task[None] | None:
-    """Run the client's user messages the room does not hold yet, in order, in a task."""
-    stored = {message_id_of(event) for event in history}
-    new = [m for m in run.messages if m.role == "user" and m.id not in stored]
+    """Run the client's user messages the room does not hold yet, in order, in a task
+    (under the thread's admission lock)."""
+    new = await _new_messages(thread.kit, thread_id, run.messages, history)
+    running = [
+        thread.starting[thread_id, m.id] for m in new if (thread_id, m.id) in thread.starting
+    ]
+    new = [message for message in new if (thread_id, message.id) not in thread.starting]
     if not new:
-        return None
+        return running[-1] if running else None
+    started = {(thread_id, message.id) for message in new}
     channel_id = thread.channel.channel_id
     turns = [
         (
@@ -254,9 +293,52 @@ def _start_turns(
         )
         for message in new
     ]
-    return run_turns(
+    task = run_turns(
         thread.kit, thread_id, turns, thread.turns, name=f"agui-turns-{thread_id}", logger=logger
     )
+
+    thread.starting.update(dict.fromkeys(started, task))
+
+    async def forget() -> None:
+        # Under the lock: a run that read the room before these messages were recorded
+        # still finds them starting.
+        async with thread.admission(thread_id):
+            for key in started:
+                thread.starting.pop(key, None)
+
+    def over(_: asyncio.Task[None]) -> None:
+        forgetting = asyncio.get_running_loop().create_task(forget())
+        thread.turns.add(forgetting)
+        forgetting.add_done_callback(thread.turns.discard)
+
+    task.add_done_callback(over)
+    return task
+
+
+async def _new_messages(
+    kit: RoomKit, thread_id: str, messages: list[Any], history: list[RoomEvent]
+) -> list[Any]:
+    """The client's user messages the room does not hold.
+
+    A front end sends the whole conversation on every run. The messages before the last one
+    the room's latest events hold were sent before it, so the room holds them too; only
+    when the latest events hold none of the client's messages (a long thread, a client far
+    behind) are the room's older events read, a page at a time.
+    """
+    stored = {message_id_of(event) for event in history}
+    last = max((i for i, message in enumerate(messages) if message.id in stored), default=-1)
+    new = [m for m in messages[last + 1 :] if m.role == "user" and m.id not in stored]
+    if new and last < 0 and len(history) >= HISTORY:
+        wanted = {message.id for message in new}
+        offset = 0
+        while wanted:
+            page = await kit.store.list_events(thread_id, offset=offset, limit=HISTORY)
+            wanted -= {message_id_of(event) for event in page}
+            if len(page) < HISTORY:
+                break
+            offset += len(page)
+        new = [message for message in new if message.id in wanted]
+    return new
 
 
 async def _follow(
@@ -270,27 +352,26 @@ async def _follow(
     thread_id, run_id = run.thread_id, run.run_id
     if turn is not None:
         turn.add_done_callback(lambda _: wake.set())
-    held: set[str] = set()
+    clock = asyncio.get_running_loop().time
+    started = clock()
     while True:
         wake.clear()
         while not replies.empty():
             for item in text_events(replies.get_nowait()):
                 yield item
-        open_requests = await thread.handler.list_pending(room_id=thread_id)
-        if open_requests and all(r.deadline is not None for r in open_requests):
-            for request in open_requests:
-                if request.pending_id not in held:
-                    held.add(request.pending_id)
-                    for item in held_call(request):
-                        yield item
-            interrupts = [interrupt_of(thread.handler, r) for r in open_requests]
+        held = await held_requests(thread.handler, thread_id, waited=clock() - started)
+        if held:
+            for request in held:
+                for item in held_call(request):
+                    yield item
+            interrupts = [interrupt_of(thread.handler, r) for r in held]
             yield RunFinishedEvent(
                 thread_id=thread_id,
                 run_id=run_id,
                 outcome=RunFinishedInterruptOutcome(interrupts=interrupts),
             )
             return
-        resting = not open_requests and (turn is None or turn.done()) and replies.empty()
+        resting = held == [] and (turn is None or turn.done()) and replies.empty()
         if resting and not await turn_owed(thread.kit, thread_id, thread.agent):
             yield RunFinishedEvent(
                 thread_id=thread_id, run_id=run_id, outcome=RunFinishedSuccessOutcome()

@@ -25,6 +25,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from roomkit.adapters._feed import open_room, room_id_problem
 from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
 from roomkit.auth.access import Access
 from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
@@ -174,18 +175,12 @@ def agui_router(
     Caller = Annotated[Principal, Depends(gate)]
 
     async def open_thread(principal: Principal, thread_id: str) -> None:
-        store = kit.store
-        if await store.get_room(thread_id) is None:
-            await kit.create_room(thread_id)
-            await kit.add_participant(thread_id, principal.actor_id)
-            await kit.attach_channel(thread_id, agent)
-            await kit.attach_channel(thread_id, channel_id)
-            return
-        if not await access.can_see_room(principal, thread_id):
-            raise HTTPException(status_code=404, detail=_NOT_YOURS)
-        bound = {binding.channel_id for binding in await store.list_bindings(thread_id)}
-        if channel_id not in bound:
-            await kit.attach_channel(thread_id, channel_id)
+        async with thread.admission(thread_id):
+            if not await open_room(kit, access, principal, thread_id, (agent, channel_id)):
+                raise HTTPException(status_code=404, detail=_NOT_YOURS)
+            bindings = await kit.store.list_bindings(thread_id)
+            if channel_id not in {binding.channel_id for binding in bindings}:
+                await kit.attach_channel(thread_id, channel_id)
 
     @router.post(
         path,
@@ -194,7 +189,7 @@ def agui_router(
             200: {"content": {"text/event-stream": {}}, "description": "AG-UI events"},
             401: {"description": "Missing, invalid or expired token"},
             404: {"description": "The thread is a room the caller may not follow"},
-            422: {"description": "The body is no RunAgentInput"},
+            422: {"description": "The body is no RunAgentInput, or its threadId no room id"},
         },
     )
     async def run(body: dict[str, Any], principal: Caller) -> StreamingResponse:
@@ -203,6 +198,9 @@ def agui_router(
             run_input = RunAgentInput.model_validate(body)
         except ValueError as error:
             raise HTTPException(status_code=422, detail=f"Not a RunAgentInput: {error}") from None
+        problem = room_id_problem(run_input.thread_id, what="threadId")
+        if problem is not None:
+            raise HTTPException(status_code=422, detail=problem)
         await open_thread(principal, run_input.thread_id)
         encoder = EventEncoder()
 

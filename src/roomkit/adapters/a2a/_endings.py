@@ -1,0 +1,46 @@
+"""How an A2A task ends when the request it waits on ends without an answer.
+
+A request that timed out ends its task ``failed``, one that was withdrawn ``canceled``, each
+with roomkit's text; an answered or refused one does not end it (the turn goes on). The
+executor applies this when the caller's follow-up finds the request ended; the push surface
+when the request ends, for the tasks whose ``input-required`` message named it.
+"""
+
+from __future__ import annotations
+
+from a2a.helpers.proto_helpers import get_data_parts
+from a2a.types import Task, TaskState
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools import texts
+
+__all__ = ["asked", "ending"]
+
+
+def ending(request: PendingInput, waited: float | None) -> tuple[TaskState, str] | None:
+    """The state and text a task waiting on ``request`` ends with, or ``None`` when the
+    request's end does not end the task.
+
+    Args:
+        request: the request, settled.
+        waited: the seconds between its creation and its deadline, when known.
+    """
+    if request.status is PendingInputStatus.TIMED_OUT:
+        name = request.tool_name
+        if waited is None:
+            return TaskState.TASK_STATE_FAILED, texts.error_body(
+                f"Human input timed out for tool '{name}'"
+            )
+        return TaskState.TASK_STATE_FAILED, texts.human_input_timed_out(name, round(waited))
+    if request.withdrawn:
+        return TaskState.TASK_STATE_CANCELED, f"Withdrawn: request {request.pending_id}"
+    return None
+
+
+def asked(task: Task) -> list[str]:
+    """The ids of the requests the task's current status message named (its
+    ``input-required`` message's data parts)."""
+    if not task.status.HasField("message"):
+        return []
+    data = get_data_parts(list(task.status.message.parts))
+    return [str(d["pending_id"]) for d in data if isinstance(d, dict) and "pending_id" in d]

@@ -1,0 +1,86 @@
+"""A request that times out or is withdrawn ends its A2A task then and there when the push
+surface runs: the task store holds the end, and the task's push URL is told."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any
+
+import httpx
+import pytest
+from a2a.helpers.proto_helpers import get_text_parts
+from a2a.types import GetTaskRequest, TaskPushNotificationConfig, TaskState
+from a2a_world import World, ask
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from roomkit.adapters.a2a import A2APush
+from roomkit.notify import Notifier
+from roomkit.notify.retry import Retry
+from roomkit.providers.ai.base import AIResponse
+
+SIGNING = "whsec_" + base64.b64encode(b"a2a-endings-signing-secret!").decode()
+ENDED = {"TASK_STATE_FAILED", "TASK_STATE_CANCELED"}
+
+
+class Receiver:
+    """A push receiver that keeps every update and tells when a task ended."""
+
+    def __init__(self) -> None:
+        self.updates: list[dict[str, Any]] = []
+        self.ended = asyncio.Event()
+        self.app = Starlette(routes=[Route("/push", self.take, methods=["POST"])])
+
+    async def take(self, request: Request) -> Response:
+        update = json.loads(await request.body())["statusUpdate"]
+        self.updates.append(update)
+        if update["status"]["state"] in ENDED:
+            self.ended.set()
+        return Response(status_code=200)
+
+
+@pytest.mark.parametrize(
+    ("how", "state", "said"),
+    [
+        ("timeout", TaskState.TASK_STATE_FAILED, "timed out"),
+        ("withdrawal", TaskState.TASK_STATE_CANCELED, "Withdrawn"),
+    ],
+)
+async def test_an_unanswered_end_ends_the_task_without_a_follow_up(
+    how: str, state: TaskState, said: str
+) -> None:
+    world = World(
+        [ask(), AIResponse(content="Blue it is.")], timeout=0.2 if how == "timeout" else 300
+    )
+    receiver = Receiver()
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=receiver.app))
+    push = A2APush(
+        world.tasks,
+        world.configs,
+        secret=SIGNING,
+        retry=Retry(first=0.01, cap=0.02, jitter=0.0),
+        client=client,
+    )
+    config = TaskPushNotificationConfig(id="hook-1", url="http://receiver.test/push")
+    try:
+        async with Notifier(world.handler, [push], poll=0.05), world.http() as http:
+            task = await world.send(http, text="Paint it", push=config)
+            assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            [request] = await world.handler.list_pending(room_id="ctx-1")
+            if how == "withdrawal":
+                assert await world.handler.arelease(request.pending_id)
+            async with asyncio.timeout(10):
+                await receiver.ended.wait()
+            stored = await world.client(http).get_task(GetTaskRequest(id=task.id))
+    finally:
+        await client.aclose()
+    assert stored.status.state == state
+    [text] = get_text_parts(list(stored.status.message.parts))
+    assert said in text
+    [end] = [u for u in receiver.updates if u["status"]["state"] in ENDED]
+    assert end["taskId"] == task.id
+    assert said in end["status"]["message"]["parts"][0]["text"]
