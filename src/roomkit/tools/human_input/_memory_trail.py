@@ -65,18 +65,24 @@ def settled_record(status: str, withdrawn: bool = False) -> tuple[str, int, bool
     return (status, _time_ns(), withdrawn)
 
 
-def link_now(request: PendingInput, entries: Sequence[Mapping[str, Any]]) -> None:
-    """Start the history of ``request`` with ``entries``, linked at once (their values may
-    change after the call: an approval's ``created`` entry holds its arguments)."""
-    request._history = tuple(linked_chain(entries, first_prev(request.pending_id))[0])
-
-
-_PLAIN = (str, int, float, bool, type(None))
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def _plain(entry: Mapping[str, Any]) -> bool:
     """Whether every value of ``entry`` is plain: a copy of it cannot change afterwards."""
-    return all(type(value) in _PLAIN for value in entry.values())
+    return _PLAIN.issuperset(map(type, entry.values()))
+
+
+def link_now(request: PendingInput, entries: Sequence[Mapping[str, Any]]) -> None:
+    """Start the history of ``request`` with ``entries`` as they are now: linked at once up
+    to the last one holding a list or an object (whose values may change after the call:
+    an approval's ``created`` entry holds its arguments), the plain ones after it kept as
+    copies, linked when read."""
+    last = len(entries)
+    while last and _plain(entries[last - 1]):
+        last -= 1
+    linked = linked_chain(entries[:last], first_prev(request.pending_id))[0] if last else []
+    request._history = (*linked, *[dict(entry) for entry in entries[last:]])
 
 
 def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
