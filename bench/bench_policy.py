@@ -7,9 +7,11 @@ call's history is written (created, policy_decided, the policy's decision, execu
 memory store. Target: at most 10 % added to the tool turn (paired medians: blocks of turns
 of each kind in alternation on fresh kits, so a shared machine's load falls on both alike).
 Also shown, to tell the engine from the evidence: the same turn under a Python policy that
-allows every call (the history written, no engine), and one ``CedarPolicy.decide`` alone,
+allows every call (the history written, no engine), and one ``CedarPolicy.decide`` alone:
 on the allowed call (no policy that reads ``context`` applies to it, so Cedar is not handed
-one) and on a call one may apply to (Cedar builds its context).
+one and the policy remembers its decision per actor and tool), on such a call by an actor
+it has not decided for yet (Cedar evaluates it), and on a call a policy reading ``context``
+may apply to (Cedar builds its context, every time).
 
 Run: python bench/bench_policy.py (``--quick``: fewer rounds)
 """
@@ -123,11 +125,28 @@ def decide_alone(count: int, call: PolicyCall) -> float:
     return statistics.median(batches)
 
 
+def decide_first(count: int) -> float:
+    """One CedarPolicy.decide on ``lookup`` by an actor the policy has not decided for yet
+    (Cedar evaluates it), in microseconds (median of batches, each on a fresh policy)."""
+    calls = [
+        PolicyCall("lookup", {"q": "x"}, "d" * 64, f"user-{n}", "r", "agent") for n in range(count)
+    ]
+    batches = []
+    for _ in range(5):
+        policy = CedarPolicy(POLICIES)
+        began = time.perf_counter()
+        for call in calls:
+            policy.decide(call)
+        batches.append((time.perf_counter() - began) / count * 1e6)
+    return statistics.median(batches)
+
+
 async def main(rounds: int, turns: int) -> list[Row]:
     plain, policed, python = await paired(rounds, turns)
     added = (policed / plain - 1) * 100
     chain = (python / plain - 1) * 100
     alone = decide_alone(2_000, PolicyCall("lookup", {"q": "x"}, "d" * 64, "alice", "r", "agent"))
+    first = decide_first(2_000)
     # A policy reading the context may apply to ``pay``: Cedar is handed the call's context.
     paid = PolicyCall("pay", {"amount": 5}, "d" * 64, "alice", "r", "agent")
     with_context = decide_alone(2_000, paid)
@@ -150,8 +169,14 @@ async def main(rounds: int, turns: int) -> list[Row]:
         ),
         Row(
             "CedarPolicy.decide alone, on the allowed call (no policy reading context applies)",
-            f"{alone:.1f} us",
+            f"{alone:.2f} us",
             value=alone,
+            unit="us",
+        ),
+        Row(
+            "CedarPolicy.decide alone, on such a call by an actor not decided for yet",
+            f"{first:.1f} us",
+            value=first,
             unit="us",
         ),
         Row(

@@ -19,6 +19,7 @@ from roomkit.policy import (
     PolicyError,
     RegoPolicy,
 )
+from roomkit.policy.cedar import REMEMBERED
 
 
 def call(**arguments: object) -> PolicyCall:
@@ -69,6 +70,81 @@ def test_cedar_hands_the_context_to_every_policy_that_reads_it(scope: str) -> No
     assert policy.decide(elsewhere) == Abstain("no Cedar policy applied")
     look = PolicyCall("look", {}, "digest", "alice", None, None)
     assert isinstance(policy.decide(look), Allow)
+
+
+GROUPS = """
+@id("staff-lookups")
+permit(principal in Group::"staff", action == Action::"lookup", resource);
+
+@id("no-deletes")
+@reason("nobody deletes")
+forbid(principal, action == Action::"delete", resource);
+
+@id("ask:exports")
+@approvers("dave")
+forbid(principal, action == Action::"export", resource);
+
+@id("small-payments")
+permit(principal, action == Action::"pay", resource) when { context.arguments.amount < 100 };
+"""
+
+MEMBERS = [
+    {
+        "uid": {"type": "User", "id": "alice"},
+        "attrs": {},
+        "parents": [{"type": "Group", "id": "staff"}],
+    },
+    {"uid": {"type": "User", "id": "bob"}, "attrs": {}, "parents": []},
+]
+
+
+def test_a_remembered_cedar_decision_is_the_one_cedar_gives_each_time() -> None:
+    """Decisions on calls decided without their context are remembered per actor and
+    tool: asked again, in any order, each is what a policy asked once gives; a call whose
+    context a policy reads is decided on its arguments every time."""
+    remembering = CedarPolicy(GROUPS, MEMBERS)
+    calls = [
+        PolicyCall(tool, {"amount": amount}, "digest", actor, "r1", "agent")
+        for actor in ("alice", "bob", None)
+        for tool in ("lookup", "delete", "export", "other")
+        for amount in (5, 500)
+    ]
+    for _ in range(3):
+        for one in calls:
+            assert remembering.decide(one) == CedarPolicy(GROUPS, MEMBERS).decide(one)
+    assert isinstance(remembering.decide(PolicyCall("lookup", {}, "d", "alice")), Allow)
+    assert remembering.decide(PolicyCall("lookup", {}, "d", "bob")) == Abstain(
+        "no Cedar policy applied"
+    )
+    assert remembering.decide(PolicyCall("delete", {}, "d", "alice")) == Deny(
+        "no-deletes: nobody deletes"
+    )
+    paid = [remembering.decide(PolicyCall("pay", {"amount": n}, "d", "bob")) for n in (5, 500, 5)]
+    assert [type(decision) for decision in paid] == [Allow, Abstain, Allow]
+
+
+def test_cedar_decides_each_call_again_under_entities_given_per_call() -> None:
+    """Entities that a function gives per call may differ from one call to the next: the
+    decision follows them."""
+    member = {"alice": True}
+
+    def entities(found: PolicyCall) -> list[dict[str, object]]:
+        parents = [{"type": "Group", "id": "staff"}] if member.get(found.actor or "") else []
+        return [{"uid": {"type": "User", "id": found.actor}, "attrs": {}, "parents": parents}]
+
+    policy = CedarPolicy(GROUPS, entities)
+    lookup = PolicyCall("lookup", {}, "digest", "alice")
+    assert isinstance(policy.decide(lookup), Allow)
+    member["alice"] = False
+    assert policy.decide(lookup) == Abstain("no Cedar policy applied")
+
+
+def test_a_cedar_policy_remembers_a_bounded_number_of_decisions() -> None:
+    policy = CedarPolicy(GROUPS, MEMBERS)
+    for number in range(REMEMBERED + 10):
+        policy.decide(PolicyCall("lookup", {}, "digest", f"user-{number}"))
+    assert isinstance(policy.decide(PolicyCall("lookup", {}, "digest", "alice")), Allow)
+    assert len(policy._decided) <= REMEMBERED
 
 
 def test_cedar_entities_that_cannot_be_read_are_refused_at_start() -> None:

@@ -6,6 +6,12 @@ known), the action ``Action::"<tool>"``, the resource ``Tool::"<tool>"`` and the
 ``""`` when unknown). The context is handed to Cedar only for a call a policy reading
 ``context`` may apply to (by its action): Cedar decides any other alike without it.
 
+Such a call, under entities given once (not a function of the call), is decided by its
+principal and action alone, and Cedar's evaluation has nothing else to read (no clock, no
+randomness): its decision is remembered per actor and tool, so the same actor calling the
+same tool again costs a lookup. The memory holds at most :data:`REMEMBERED` decisions and
+starts over when full; a policy's text and entities never change once it is built.
+
 Cedar allows or denies; one policy set gives the four decisions:
 
 - allowed: :class:`Allow`;
@@ -36,6 +42,9 @@ Entities = Sequence[dict[str, Any]] | Callable[[PolicyCall], Sequence[dict[str, 
 """Cedar's entities (JSON entity objects), or a function giving them per call."""
 
 _ANONYMOUS = "anonymous"
+
+REMEMBERED = 4096
+"""How many decisions on calls decided without their context a policy remembers."""
 
 
 class CedarPolicy(PolicyBase):
@@ -90,18 +99,39 @@ class CedarPolicy(PolicyBase):
                 raise PolicyError(f"the Cedar entities cannot be read: {error}") from None
         else:
             raise PolicyError("Cedar entities are a list of JSON entities, or a function")
+        self._decided: dict[tuple[str, str], PolicyDecision] = {}
+        """The decisions on calls decided without their context, by actor and tool."""
         self._versioned(text)
 
     def decide(self, call: PolicyCall) -> PolicyDecision:
         """Cedar's answer on ``call``, as one of the four decisions."""
+        readers = self._context
+        if readers.every or call.tool in readers.tools:
+            return self._evaluate(call, context=True)
+        if self._entities is not None:
+            return self._evaluate(call, context=False)
+        key = (call.actor or _ANONYMOUS, call.tool)
+        decided = self._decided.get(key)
+        if decided is None:
+            decided = self._evaluate(call, context=False)
+            if len(self._decided) >= REMEMBERED:
+                self._decided.clear()
+            self._decided[key] = decided
+        return decided
+
+    def _evaluate(self, call: PolicyCall, *, context: bool) -> PolicyDecision:
+        """Cedar's answer on ``call``, its context handed over when ``context`` is true.
+
+        Raises:
+            RuntimeError: Cedar could not evaluate the call.
+        """
         # Entity ids as type and id: Cedar builds them without parsing (and takes any text).
         request: dict[str, Any] = {
             "principal": {"type": "User", "id": call.actor or _ANONYMOUS},
             "action": {"type": "Action", "id": call.tool},
             "resource": {"type": "Tool", "id": call.tool},
         }
-        readers = self._context
-        if readers.every or call.tool in readers.tools:
+        if context:
             request["context"] = {
                 "arguments": dict(call.arguments),
                 "room": call.room or "",

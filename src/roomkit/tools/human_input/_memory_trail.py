@@ -16,7 +16,9 @@ in place of what they were made from, so every reader sees one chain. The entrie
 out exactly as if each had been linked when it was recorded.
 
 An entry appended by :meth:`MemoryTrail.append_history` (a surface's ``shown``, a run's
-``executed``) is linked at once, its values taken as they are at the call.
+``executed``) is taken as it is at the call: one whose values are all plain (texts,
+numbers, flags, ``None``) is kept as a copy and linked when read, like a settle's; one
+holding a list or an object is linked at once.
 
 On a :class:`MemoryStore` the histories have an audit trail (``handler.audit_trail``, a
 :class:`~roomkit.tools.human_input.stores.CarriedTrail`): each chain's head is signed
@@ -63,10 +65,24 @@ def settled_record(status: str, withdrawn: bool = False) -> tuple[str, int, bool
     return (status, _time_ns(), withdrawn)
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(entry: Mapping[str, Any]) -> bool:
+    """Whether every value of ``entry`` is plain: a copy of it cannot change afterwards."""
+    return _PLAIN.issuperset(map(type, entry.values()))
+
+
 def link_now(request: PendingInput, entries: Sequence[Mapping[str, Any]]) -> None:
-    """Start the history of ``request`` with ``entries``, linked at once (their values may
-    change after the call: an approval's ``created`` entry holds its arguments)."""
-    request._history = tuple(linked_chain(entries, first_prev(request.pending_id))[0])
+    """Start the history of ``request`` with ``entries`` as they are now: linked at once up
+    to the last one holding a list or an object (whose values may change after the call:
+    an approval's ``created`` entry holds its arguments), the plain ones after it kept as
+    copies, linked when read."""
+    last = len(entries)
+    while last and _plain(entries[last - 1]):
+        last -= 1
+    linked = linked_chain(entries[:last], first_prev(request.pending_id))[0] if last else []
+    request._history = (*linked, *[dict(entry) for entry in entries[last:]])
 
 
 def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
@@ -155,7 +171,7 @@ class MemoryTrail:
         return chains
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
-        """Append ``entry`` (checked already), linked now; its ``seq``.
+        """Append ``entry`` (checked already) as it is now; its ``seq``.
 
         Raises:
             UnknownRequestError: the store no longer knows the request, so its history is
@@ -168,6 +184,11 @@ class MemoryTrail:
                 "request's history while it is open or its outcome retained (pass "
                 "MemoryStore(audit_retention=...) to keep more, or use a durable store)"
             )
+        history = request._history
+        if _plain(entry):
+            # A copy of plain values is the entry as it is now: linked when next read.
+            request._history = (*(history or ()), dict(entry))
+            return len(history) if history else 0
         texts = self._texts(request)
         prev = link_digest(texts[-1]) if texts else first_prev(pending_id)
         request._history = (*texts, linked_text(entry, prev))

@@ -74,3 +74,22 @@ async def test_settles_leave_the_trail_untouched_until_it_is_read() -> None:
     assert trail._heads == trail._lengths == {}
     assert await problems(trail) == []
     assert len(trail._heads) == 10
+
+
+async def test_an_appended_entry_is_kept_as_it_was_at_the_append() -> None:
+    """A run's ``executed`` (plain values) and an ``escalated`` (a list) are recorded as
+    they are when appended: a caller changing its dict afterwards changes nothing, the
+    seqs follow one another, and the chain holds."""
+    handler, trail = anchored()
+    pending_id = await cycle(handler)
+    ran = new_entry("executed", digest="a" * 64, ran=True, is_error=False, content="ok")
+    widened = new_entry("escalated", approvers=["bob"])
+    assert await handler.record(pending_id, ran) == 2
+    assert await handler.record(pending_id, widened) == 3
+    ran["content"], ran["ran"] = "changed", False
+    widened["approvers"].append("mallory")
+    history = await handler.history(pending_id)
+    assert [entry["type"] for entry in history] == ["created", "settled", "executed", "escalated"]
+    assert (history[2]["content"], history[2]["ran"], history[2]["seq"]) == ("ok", True, 2)
+    assert history[3]["approvers"] == ["bob"]
+    assert await problems(trail) == []
