@@ -34,8 +34,6 @@ from typing import Any, Literal, TypeVar
 from roomkit.adapters._policy_pause import policy_call, unasked
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
-    HumanInputRejectedError,
-    HumanInputTimeoutError,
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -265,8 +263,8 @@ class Asker:
     async def ask(self, pause: Pause, *, who: bool = True) -> Verdict:
         """Ask about ``pause`` and wait in this process for the verdict (inline mode).
 
-        ``who=False`` leaves an answer's ``by`` unread (one read of the store less), for a
-        framework with nowhere to record who answered.
+        ``who=False`` leaves an answer's ``by`` out, for a framework with nowhere to record
+        who answered.
         """
         if not await self.needs_person(pause):
             return Verdict("approve")
@@ -279,13 +277,11 @@ class Asker:
         handler = self.handler
         # A durable store wrote the deadline with the request: waiting writes none again.
         limit = None if handler.durable else self.limit(pause)
-        try:
-            text: str | None = await handler.wait(pending_id, timeout=limit)
-        except (HumanInputTimeoutError, HumanInputRejectedError):
-            text = None  # the request as settled says which, and who settled it
-        if text is not None and not who:
-            return _answered(pause, text, None)
-        verdict = await self._verdict(await self._read(pending_id, pause), pause)
+        # The settled request itself: who settled it, with no read after the wait.
+        request = await handler.wait_settled(pending_id, timeout=limit)
+        if request.status is _RESOLVED and not who:
+            return _answered(pause, request.result or "", None)
+        verdict = await self._verdict(request, pause)
         assert verdict is not None
         return verdict
 
