@@ -25,6 +25,7 @@ continue it once and a resumer that died holding the claim is replaced once the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -46,7 +47,16 @@ from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
 from roomkit.tools.validation import validate_answer, validate_answer_text
 
-__all__ = ["DEFAULT_TIMEOUT", "LEASE", "Asker", "Pause", "Verdict", "asking", "question_arguments"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "LEASE",
+    "Asker",
+    "Pause",
+    "Verdict",
+    "all_at_once",
+    "asking",
+    "question_arguments",
+]
 
 LEASE = 300.0
 """Seconds a resumer holds its claim on a pause before another may take the resume over."""
@@ -425,6 +435,14 @@ def asking(
         ladder=options.get("ladder"),
     )
     return asker, rest
+
+
+async def all_at_once(calls: Sequence[Awaitable[T]]) -> list[T]:
+    """What ``calls`` return, in order, run at once (people answer them in any order); a lone
+    call runs in the caller's task, with no task of its own to start and wait for."""
+    if len(calls) == 1:
+        return [await calls[0]]
+    return list(await asyncio.gather(*calls))
 
 
 def _answered(pause: Pause, text: str, by: str | None) -> Verdict:
