@@ -16,9 +16,12 @@ turns; "added" is the p50 (and p99) of the adapter's cycle minus the baseline's 
 just before it. On SQLite that includes the request's create and the answer's settle, a
 commit each: with the store's default ``synchronous="full"`` each commit waits for the disk
 (an fsync), so the table also gives the floor of two bare commits of one row each on the
-same disk, measured in the same run; ``synchronous="normal"`` (the store's other level: a
-commit survives the process, the disk has it at the next checkpoint) shows roomkit's cost
-without the fsyncs. LangGraph runs once more with both cycles on its own SQLite checkpointer
+same disk, measured in the same run (the create and the settle write more than one row each:
+with the request's indexes and its history chain, some 14 and 11 pages of the log, which
+their fsyncs wait for); ``synchronous="normal"`` (the store's other level: a commit
+survives the process, the disk has it at the next checkpoint) shows roomkit's cost without
+the fsyncs. Besides its two commits, roomkit's cycle on SQLite reads the live grants once.
+LangGraph runs once more with both cycles on its own SQLite checkpointer
 (``AsyncSqliteSaver``) at the same ``synchronous`` level as roomkit's store, so that the
 baseline's pause is as durable as roomkit's: like with like. Target: at most 2 ms added (p50)
 on SQLite.

@@ -25,6 +25,7 @@ continue it once and a resumer that died holding the claim is replaced once the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -34,8 +35,6 @@ from typing import Any, Literal, TypeVar
 from roomkit.adapters._policy_pause import policy_call, unasked
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
-    HumanInputRejectedError,
-    HumanInputTimeoutError,
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -48,7 +47,16 @@ from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
 from roomkit.tools.validation import validate_answer, validate_answer_text
 
-__all__ = ["DEFAULT_TIMEOUT", "LEASE", "Asker", "Pause", "Verdict", "asking", "question_arguments"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "LEASE",
+    "Asker",
+    "Pause",
+    "Verdict",
+    "all_at_once",
+    "asking",
+    "question_arguments",
+]
 
 LEASE = 300.0
 """Seconds a resumer holds its claim on a pause before another may take the resume over."""
@@ -265,8 +273,8 @@ class Asker:
     async def ask(self, pause: Pause, *, who: bool = True) -> Verdict:
         """Ask about ``pause`` and wait in this process for the verdict (inline mode).
 
-        ``who=False`` leaves an answer's ``by`` unread (one read of the store less), for a
-        framework with nowhere to record who answered.
+        ``who=False`` leaves an answer's ``by`` out, for a framework with nowhere to record
+        who answered.
         """
         if not await self.needs_person(pause):
             return Verdict("approve")
@@ -279,13 +287,11 @@ class Asker:
         handler = self.handler
         # A durable store wrote the deadline with the request: waiting writes none again.
         limit = None if handler.durable else self.limit(pause)
-        try:
-            text: str | None = await handler.wait(pending_id, timeout=limit)
-        except (HumanInputTimeoutError, HumanInputRejectedError):
-            text = None  # the request as settled says which, and who settled it
-        if text is not None and not who:
-            return _answered(pause, text, None)
-        verdict = await self._verdict(await self._read(pending_id, pause), pause)
+        # The settled request itself: who settled it, with no read after the wait.
+        request = await handler.wait_settled(pending_id, timeout=limit)
+        if request.status is _RESOLVED and not who:
+            return _answered(pause, request.result or "", None)
+        verdict = await self._verdict(request, pause)
         assert verdict is not None
         return verdict
 
@@ -429,6 +435,14 @@ def asking(
         ladder=options.get("ladder"),
     )
     return asker, rest
+
+
+async def all_at_once(calls: Sequence[Awaitable[T]]) -> list[T]:
+    """What ``calls`` return, in order, run at once (people answer them in any order); a lone
+    call runs in the caller's task, with no task of its own to start and wait for."""
+    if len(calls) == 1:
+        return [await calls[0]]
+    return list(await asyncio.gather(*calls))
 
 
 def _answered(pause: Pause, text: str, by: str | None) -> Verdict:

@@ -21,12 +21,11 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
     message = extra_missing("roomkit.adapters.langgraph", "langgraph", exc.name)
     raise ImportError(message) from exc
 
-import asyncio
 import functools
 from collections.abc import Mapping
 from typing import Any, Unpack
 
-from roomkit.adapters._pauses import Asker, Pause, Verdict, asking
+from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value
 from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
@@ -69,8 +68,8 @@ async def run(
     while out.interrupts:
         asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in out.interrupts]
         # Every pause of this stop is asked at once: people answer them in any order.
-        verdicts = await asyncio.gather(
-            *(asker.ask(p, who=False) for _, pauses in asked for p in pauses)
+        verdicts = await all_at_once(
+            [asker.ask(p, who=False) for _, pauses in asked for p in pauses]
         )
         answers: dict[str, Any] = {}
         for interrupt, pauses in asked:

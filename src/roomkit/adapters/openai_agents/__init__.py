@@ -21,11 +21,10 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
         extra_missing("roomkit.adapters.openai_agents", "openai-agents", exc.name)
     ) from exc
 
-import asyncio
 import json
 from typing import Any, Unpack
 
-from roomkit.adapters._pauses import Asker, Pause, Verdict, asking
+from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
@@ -93,7 +92,7 @@ async def run(
         state = result.to_state()
         items = state.get_interruptions()
         pauses = [_pause(key, item) for item in items]
-        verdicts = await asyncio.gather(*(asker.ask(pause, who=False) for pause in pauses))
+        verdicts = await all_at_once([asker.ask(pause, who=False) for pause in pauses])
         for item, verdict in zip(items, verdicts, strict=True):
             _apply(state, item, verdict)
         result = await Runner.run(agent, state, **passed)

@@ -29,11 +29,10 @@ except ImportError as exc:  # pragma: no cover - exercised by hiding the module 
         extra_missing("roomkit.adapters.pydantic_ai", "pydantic-ai", exc.name)
     ) from exc
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Unpack
 
-from roomkit.adapters._pauses import Asker, Pause, Verdict, asking
+from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -109,7 +108,7 @@ def deferred_handler(
         run = str(getattr(ctx, "run_id", None) or "")
         pauses = _pauses(ctx, requests, run)
         if wait:
-            verdicts = await asyncio.gather(*(asker.ask(pause) for _, pause in pauses))
+            verdicts = await all_at_once([asker.ask(pause) for _, pause in pauses])
             return _results(
                 requests, [(p, pause, v) for (p, pause), v in zip(pauses, verdicts, strict=True)]
             )
@@ -213,7 +212,7 @@ async def _decided(
             "these DeferredToolRequests hold no call roomkit asked about: end the run with "
             "deferred_handler(handler, wait=False) so that each call's metadata names its request"
         )
-    verdicts = await asyncio.gather(*(asker.await_id(pid, pause) for _, pause, pid in opened))
+    verdicts = await all_at_once([asker.await_id(pid, pause) for _, pause, pid in opened])
     claim = "pa:" + ",".join(sorted(pause.key for _, pause, _ in opened))
     return claim, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
 

@@ -50,6 +50,8 @@ _SKEW = 1.0
 """Seconds by which the clocks of processes sharing a file may disagree."""
 _NOTHING_AFTER = 2**63 - 1
 """A counter no change passes: a first look reads the counter alone."""
+_SETTLED_KEPT = 1024
+"""The most ids of requests this store settled that :class:`ChangeLog` remembers."""
 
 
 class PollingFeed(ListenerFeed):
@@ -156,7 +158,9 @@ class ChangeLog:
         self._seen = -1
         self._since: float | None = None
         self._data_version: int | None = None
-        self._staged: list[tuple[PendingChangeKind | None, str, int]] = []
+        self._staged: list[tuple[PendingChangeKind | None, str, int, PendingInput | None]] = []
+        # Oldest first: a settled request never opens again, so what is kept stays true.
+        self._settled: dict[str, None] = {}
 
     def listening_since(self, now: float) -> None:
         """Someone subscribed at ``now`` (on the store's clock).
@@ -178,10 +182,17 @@ class ChangeLog:
         # A new connection counts other connections' commits from a new base.
         self._data_version = None
 
-    def stage(self, kind: PendingChangeKind | None, pending_id: str, seq: int) -> None:
+    def stage(
+        self,
+        kind: PendingChangeKind | None,
+        pending_id: str,
+        seq: int,
+        record: PendingInput | None = None,
+    ) -> None:
         """Note a change written by the running transaction; ``None`` for one no listener
-        is told of (an earlier deadline: waiters learn of it from :func:`changes_since`)."""
-        self._staged.append((kind, pending_id, seq))
+        is told of (an earlier deadline: waiters learn of it from :func:`changes_since`).
+        ``record``: a settle's record as written, sent along so that a waiter reads none."""
+        self._staged.append((kind, pending_id, seq, record))
 
     def durable(self) -> None:
         """The running transaction's COMMIT is on disk: ring the other processes at once.
@@ -189,19 +200,32 @@ class ChangeLog:
         Runs on the thread that ran the transaction, before the result goes back to the
         event loop: another process starts looking while this one is still told.
         """
-        if any(kind is not None for kind, _, _ in self._staged):
+        if any(kind is not None for kind, _, _, _ in self._staged):
             self._feed.ring()
 
     def committed(self) -> None:
         """The running transaction committed: report its changes to this store's listeners."""
         staged, self._staged = self._staged, []
-        for kind, pending_id, seq in staged:
+        for kind, pending_id, seq, record in staged:
             if seq == self._seen + 1:
                 # Nothing committed between the last change seen and this one: a poll
                 # need not report it again.
                 self._seen = seq
+            if kind is PendingChangeKind.SETTLED:
+                self._remember_settled(pending_id)
             if kind is not None:
-                self._feed.emit(PendingChange(kind, pending_id))
+                self._feed.emit(PendingChange(kind, pending_id, record))
+
+    def settled_here(self, pending_id: str) -> bool:
+        """Whether this store committed the settle of ``pending_id`` lately (of the last
+        :data:`_SETTLED_KEPT`): the request is settled for good, whoever reads it."""
+        return pending_id in self._settled
+
+    def _remember_settled(self, pending_id: str) -> None:
+        settled = self._settled
+        settled[pending_id] = None
+        if len(settled) > _SETTLED_KEPT:
+            del settled[next(iter(settled))]
 
     def aborted(self) -> None:
         """The running transaction rolled back: forget what it staged."""

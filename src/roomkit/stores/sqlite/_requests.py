@@ -309,10 +309,17 @@ class SQLiteStore(PartsFacade):
     async def mark_announced(self, pending_id: str) -> None:
         """Record that the request was announced; an unknown id is ignored.
 
+        A request this store settled lately owes no announcement (its settle cleared it):
+        marking it writes nothing and costs no trip to the file.
+
         Raises:
             StoreUnavailableError: the file cannot be read or written (the message says why).
             StoreClosedError: the store was closed (:meth:`open` opens it again).
         """
+        if self._changes.settled_here(pending_id):
+            # A settle clears the owed announcement: the mark would write nothing.
+            self._check_open()
+            return
 
         def write(db: sqlite3.Connection, now: float) -> None:
             db.execute(sql.MARK_ANNOUNCED, (pending_id,))

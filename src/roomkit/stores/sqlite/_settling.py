@@ -64,8 +64,10 @@ class Settling(ChainPart):
             if outcome.history:
                 chained = outcome.history if wins else (deadline_entry(),)
                 append_chained(db, pending_id, chained, now, self.trail.anchoring)
-            self.changes.stage(PendingChangeKind.SETTLED, pending_id, seq)
-            return sql.decode_row(settled[0]) if wins else None
+            record = sql.decode_row(settled[0])
+            # The record rides with the change: this process's waiters need no read.
+            self.changes.stage(PendingChangeKind.SETTLED, pending_id, seq, record)
+            return record if wins else None
 
         record: PendingInput | None = await self.write(write)
         return record

@@ -48,6 +48,7 @@ from roomkit.stores.base import (
     PendingChangeKind,
 )
 from roomkit.tools.human_input._announce import emit, listen_to
+from roomkit.tools.human_input._durable_local import LocalRequests
 from roomkit.tools.human_input._durable_watch import Deadlines, Watch
 from roomkit.tools.human_input.stores import settled_entry
 
@@ -81,8 +82,11 @@ class DurableWaits:
     def __init__(self, store: DurableStore, is_closed_for: Callable[[str], bool]) -> None:
         self.store = store
         self._is_closed_for = is_closed_for
-        self.local: dict[str, PendingInput] = {}
+        self.mine = LocalRequests()
+        """Requests created here, with what their waits know of them without a read."""
+        self.local = self.mine.records
         """Requests created here and not yet collected by a wait (for close and ``pending``)."""
+        self._looking = False
         self._waiters: dict[str, Watch] = {}
         self._dirty: set[str] = set()
         self._nudge = asyncio.Event()
@@ -98,6 +102,8 @@ class DurableWaits:
         self._next_look = 0.0
         self.looks = 0
         """How many times the backstop asked the store what changed."""
+        self.looks_begun = 0
+        """How many looks began (one that failed too)."""
         self.reads = 0
         """How many request records the sweeper read (for hints, changes, resyncs)."""
         self.rereads = 0
@@ -122,8 +128,11 @@ class DurableWaits:
 
     def _on_change(self, change: PendingChange) -> None:
         if change.kind is PendingChangeKind.RESYNC:
+            self.mine.resync()
             self._mark(None)
-        elif change.kind is PendingChangeKind.SETTLED:
+        elif change.kind is not PendingChangeKind.CREATED:
+            self.mine.changed(change.pending_id)
+        if change.kind is PendingChangeKind.SETTLED:
             record = change.record
             if record is not None and record.status is not _PENDING:
                 self.settled(record)
@@ -152,7 +161,7 @@ class DurableWaits:
         )
         if won is not None:
             self.settled(won)
-        self.local.pop(pending_id, None)
+        self.mine.drop(pending_id)
         return True
 
     async def close(self, channel_id: str | None) -> None:
@@ -164,7 +173,7 @@ class DurableWaits:
         for request in list(self.local.values()):
             if channel_id is not None and request.channel_id != channel_id:
                 continue
-            self.local.pop(request.pending_id, None)
+            self.mine.drop(request.pending_id)
             if request.key is not None:
                 continue
             try:
@@ -197,7 +206,9 @@ class DurableWaits:
                 store (a keyed request, kept for the process that re-attaches to it).
         """
         store = self.store
-        record = await store.fetch(pending_id)
+        record, fresh = self.mine.take(pending_id, self.looks_begun)
+        if record is None or pending_id in self._waiters:
+            fresh, record = False, await store.fetch(pending_id)
         if record is None:
             raise UnknownRequestError(f"No pending request with id {pending_id}")
         if record.status is _PENDING and timeout is not None:
@@ -217,8 +228,13 @@ class DurableWaits:
             if deadline is not None:
                 self._deadlines.set(watch, deadline)
             self.parked += 1
-            # Read once more after registering: a change between the two reads is not missed.
-            self._mark(pending_id)
+            if fresh:
+                # As stored at its insert, and no look has passed a change of it by since:
+                # the next look names any (the feed sooner), and none was settled here.
+                self._watch_looks()
+            else:
+                # Read once more after registering: a change between the reads is not missed.
+                self._mark(pending_id)
             try:
                 record = await self._await_outcome(pending_id, watch)
             finally:
@@ -226,7 +242,7 @@ class DurableWaits:
                 watch.waiters -= 1
                 if watch.waiters == 0 and self._waiters.get(pending_id) is watch:
                     self._unwatch(watch)
-        self.local.pop(pending_id, None)
+        self.mine.drop(pending_id)
         return record
 
     def _unwatch(self, watch: Watch) -> None:
@@ -239,10 +255,20 @@ class DurableWaits:
             self._nudge.set()  # the sweeper has nothing left to do: it ends now
 
     def settled(self, record: PendingInput) -> None:
-        """Hand a settled record to this process's waiters on it (a settle made here)."""
-        watch = self._waiters.get(record.pending_id)
-        if watch is not None and not watch.settled.done():
-            watch.settled.set_result(record)
+        """Hand a settled record to this process's waiters on it (a settle made here); one
+        created here that none waits on yet is kept for its wait."""
+        pending_id = record.pending_id
+        watch = self._waiters.get(pending_id)
+        if watch is not None:
+            if not watch.settled.done():
+                watch.settled.set_result(record)
+        else:
+            self.mine.keep_settled(record)
+
+    def looks_before_insert(self) -> int | None:
+        """The looks begun so far, when the next look is sure to name every change made
+        from now on (a look ran, none is running); else ``None``."""
+        return None if self._since is None or self._looking else self.looks_begun
 
     def _reread_all(self) -> None:
         """Have the sweeper read every waited request."""
@@ -257,6 +283,10 @@ class DurableWaits:
             self._dirty.add(pending_id)
         else:
             return
+        self._watch_looks()
+
+    def _watch_looks(self) -> None:
+        """Have the sweeper run, and look again at what it waits on and when."""
         self._feed()
         self._nudge.set()
         if self._sweeper is None or self._sweeper.done():
@@ -377,11 +407,16 @@ class DurableWaits:
         """The backstop: have the sweeper read the waited requests that changed since the
         last look (every waited request, when the store cannot tell)."""
         tracker = self._tracker
+        self.looks_begun += 1
         if tracker is None:
             self._reread_all()
             self._since = ()  # looked: the next look is due in an interval
         else:
-            changed = await tracker.changes_since(self._since)
+            self._looking = True
+            try:
+                changed = await tracker.changes_since(self._since)
+            finally:
+                self._looking = False
             self.looks += 1
             self._since = changed.mark
             if changed.pending_ids is None:

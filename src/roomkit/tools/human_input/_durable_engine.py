@@ -94,11 +94,12 @@ class DurableEngine:
             history = (asked_entry(request),)
         if timeout is not None:
             request.deadline = store.clock() + timeout
+        waits = self._waits
+        looks = waits.looks_before_insert()
         record, created = await store.insert(request, history=history)
-        local = self._waits.local
         # A request created here and not collected yet is being announced already.
-        owed = not created and record.pending_id not in local
-        local[record.pending_id] = record
+        owed = not created and record.pending_id not in waits.local
+        waits.mine.hold(record, looks)
         if announce and (created or (owed and record.status is _PENDING)):
             self._announcer.announce_stored(store, record, owed=owed)
         return record

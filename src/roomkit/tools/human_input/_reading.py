@@ -9,14 +9,18 @@ the handler's collaborators, which the handler builds, and answers from them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection, Iterable
+from contextlib import suppress
 from typing import Any
 
+from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
 from roomkit.stores.outbox import Outbox
 from roomkit.tools.human_input._announce import Announcer
+from roomkit.tools.human_input._checks import check_timeout
 from roomkit.tools.human_input._deadlines import expire_overdue
 from roomkit.tools.human_input._decisions import Decisions
 from roomkit.tools.human_input._durable_engine import DurableEngine
@@ -87,6 +91,32 @@ class HandlerReads:
     async def get_request(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled (within retention), or ``None``."""
         return await self._engine.get_request(pending_id)
+
+    async def wait_settled(self, pending_id: str, *, timeout: float | None = 300) -> PendingInput:
+        """:meth:`wait`, for the settled request itself rather than its answer.
+
+        A person's refusal and an expiry come back as the request (its status, its answer or
+        reason, and who settled it in ``settled_by``) instead of an error: what a caller
+        that needs more than the answer would otherwise read with :meth:`get_request`
+        after the wait, without that read.
+
+        Raises:
+            RequestWithdrawnError: as :meth:`wait` (the handler gave the request up).
+            UnknownRequestError: as :meth:`wait`.
+        """
+        if type(timeout) is not int or timeout < 0:
+            check_timeout(timeout)
+        engine = self._engine
+        try:
+            settled = await engine.listen(pending_id, timeout)
+        except asyncio.CancelledError:
+            # As in wait(): the waiting call was cut, so a late answer is refused.
+            await engine.abandon(pending_id)
+            raise
+        # A refusal or an expiry: the request says which, and who refused it.
+        with suppress(HumanInputRejectedError, HumanInputTimeoutError):
+            engine.collect(settled)
+        return settled
 
     async def list_pending(
         self,

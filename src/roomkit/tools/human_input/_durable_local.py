@@ -1,0 +1,72 @@
+"""The requests a durable handler created here and no wait has collected yet.
+
+A wait on a request this process created needs no read before it registers: the record the
+insert returned is the stored one, a settle made here is handed over as it commits, and the
+sweeper's next look at the store's change counter names any change made elsewhere, as long
+as no look began between the insert and the wait (one that did may have passed the change
+by, so the wait reads the request as before). :class:`LocalRequests` keeps, per request, the
+look count at its insert and the outcome of a settle made here before its wait came.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from roomkit.models.pending_input import PendingInput
+
+__all__ = ["LocalRequests"]
+
+
+class LocalRequests:
+    """Requests created here, by id, with what a first wait on each knows without a read."""
+
+    __slots__ = ("_early", "_fresh", "records")
+
+    def __init__(self) -> None:
+        self.records: dict[str, PendingInput] = {}
+        """Requests created here and not yet collected by a wait (for close and ``pending``)."""
+        self._fresh: dict[str, int] = {}
+        self._early: dict[str, PendingInput] = {}
+
+    def hold(self, record: PendingInput, looks: int | None) -> None:
+        """Keep ``record``, as its insert returned it; ``looks``: the looks begun before the
+        insert (``None`` when a look was running, or none ran yet: its wait reads it)."""
+        pending_id = record.pending_id
+        self.records[pending_id] = record
+        if looks is None:
+            self._fresh.pop(pending_id, None)
+        else:
+            self._fresh[pending_id] = looks
+
+    def keep_settled(self, record: PendingInput) -> None:
+        """A settle of a request created here, before any wait on it: kept for its wait."""
+        if record.pending_id in self.records:
+            self._early[record.pending_id] = record
+
+    def changed(self, pending_id: str) -> None:
+        """The request moved elsewhere before its wait came: the wait reads it."""
+        self._fresh.pop(pending_id, None)
+
+    def resync(self) -> None:
+        """Changes may have been missed: every wait to come reads its request."""
+        self._fresh.clear()
+
+    def take(self, pending_id: str, looks: int) -> tuple[PendingInput | None, bool]:
+        """What a first wait on ``pending_id`` knows, ``looks`` looks begun: its outcome if
+        settled here, a copy of it and ``True`` when no look began since its insert, else
+        ``(None, False)``: the wait reads it and reads it again once registered."""
+        early = self._early.pop(pending_id, None)
+        fresh = self._fresh.pop(pending_id, None) == looks
+        if early is not None:
+            return early, False
+        record = self.records.get(pending_id) if fresh else None
+        if record is None:
+            return None, False
+        # The wait's own copy: its watch keeps the deadline in it, apart from this one.
+        return copy.copy(record), True
+
+    def drop(self, pending_id: str) -> None:
+        """Forget the request (collected by its wait, or given up)."""
+        self.records.pop(pending_id, None)
+        self._fresh.pop(pending_id, None)
+        self._early.pop(pending_id, None)
