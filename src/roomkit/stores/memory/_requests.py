@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import creation_order
@@ -46,6 +46,8 @@ class MemoryStore:
         "_retained",
         "_spare",
         "audit_retention",
+        "get",
+        "get_settled",
         "retention",
     )
 
@@ -79,6 +81,11 @@ class MemoryStore:
         self._spare = audit_retention - retention
         self._kept: dict[str, PendingInput] = {}
         self._kept_order: deque[str] = deque()
+        # The reads of every wait and replay are the dicts' own: no call of ours in between.
+        self.get: Callable[[str], PendingInput | None] = self._active.get
+        """The active request with this id, settled or not, or ``None``."""
+        self.get_settled: Callable[[str], PendingInput | None] = self._retained.get
+        """The retained outcome of a request no longer active, or ``None``."""
 
     def by_key(self, key: str) -> PendingInput | None:
         """The active or retained request created with idempotency ``key``, or ``None``."""
@@ -91,12 +98,6 @@ class MemoryStore:
         self._active[request.pending_id] = request
         if request.key is not None:
             self._keys[request.key] = request.pending_id
-
-    def get(self, pending_id: str) -> PendingInput | None:
-        return self._active.get(pending_id)
-
-    def get_settled(self, pending_id: str) -> PendingInput | None:
-        return self._retained.get(pending_id)
 
     def settle(
         self,

@@ -54,7 +54,6 @@ _QUORUM_ONLY = (
     "`await handler.aresolve(pending_id, approve(), by=actor)`"
 )
 
-_RESOLVED_TEXT = _RESOLVED.value
 _get_running_loop = asyncio.get_running_loop
 _time_ns = time.time_ns
 
@@ -176,11 +175,12 @@ class MemoryEngine:
         if request is None:
             return False
         if self._trail:
-            # The settled entry as a record, made into an entry when the history is read.
-            record = (_RESOLVED_TEXT, _time_ns(), False)
+            # The settled entry as its time alone (an int stands for a resolve by the
+            # handler), made into an entry when the history is read.
+            stamp = _time_ns()
             history = request._history
             request._history = (
-                (ASKED, record) if history is ASKED_ONLY else (*(history or ()), record)
+                (ASKED, stamp) if history is ASKED_ONLY else (*(history or ()), stamp)
             )
         self._settled(request)
         return True
