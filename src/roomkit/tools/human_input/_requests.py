@@ -62,7 +62,24 @@ class RequestMaker:
             announcer.check_open(channel_id)
         if type(arguments) is not dict and not isinstance(arguments, dict):
             raise TypeError(f"arguments must be a dict, got {type(arguments).__name__}")
-        check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
+        # Plain ASCII fields and a flat object of ASCII texts, the common case, pass here
+        # without a call; anything else is looked at in full.
+        try:
+            plain = (
+                type(tool_name) is str
+                and (tool_name + room_id + tool_call_id + channel_id + (actor_id or "")).isascii()
+            )
+        except TypeError:  # a field that is not a str
+            plain = False
+        if plain:
+            for key, text in arguments.items():
+                if not (
+                    type(text) is str and text.isascii() and type(key) is str and key.isascii()
+                ):
+                    plain = False
+                    break
+        if not plain:
+            check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
         ids = self._ids
         return new_request(
             ids.pop() if ids else self._draw(),
