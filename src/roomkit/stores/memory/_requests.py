@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Collection
+from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import creation_order
@@ -81,11 +82,15 @@ class MemoryStore:
         self._spare = audit_retention - retention
         self._kept: dict[str, PendingInput] = {}
         self._kept_order: deque[str] = deque()
-        # The reads of every wait and replay are the dicts' own: no call of ours in between.
-        self.get: Callable[[str], PendingInput | None] = self._active.get
-        """The active request with this id, settled or not, or ``None``."""
-        self.get_settled: Callable[[str], PendingInput | None] = self._retained.get
-        """The retained outcome of a request no longer active, or ``None``."""
+        # The reads of every wait and replay are the dicts' own, with no call of ours in
+        # between. They are set through the slots, so that a subclass's own get() wins.
+        _GET.__set__(self, self._active.get)
+        _GET_SETTLED.__set__(self, self._retained.get)
+
+    get: Callable[[str], PendingInput | None]
+    """The active request with this id, settled or not, or ``None``."""
+    get_settled: Callable[[str], PendingInput | None]
+    """The retained outcome of a request no longer active, or ``None``."""
 
     def by_key(self, key: str) -> PendingInput | None:
         """The active or retained request created with idempotency ``key``, or ``None``."""
@@ -195,3 +200,7 @@ class MemoryStore:
 
     def __len__(self) -> int:
         return len(self._active)
+
+
+_GET: Any = MemoryStore.__dict__["get"]
+_GET_SETTLED: Any = MemoryStore.__dict__["get_settled"]
