@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import creation_order
@@ -46,6 +47,8 @@ class MemoryStore:
         "_retained",
         "_spare",
         "audit_retention",
+        "get",
+        "get_settled",
         "retention",
     )
 
@@ -79,6 +82,15 @@ class MemoryStore:
         self._spare = audit_retention - retention
         self._kept: dict[str, PendingInput] = {}
         self._kept_order: deque[str] = deque()
+        # The reads of every wait and replay are the dicts' own, with no call of ours in
+        # between. They are set through the slots, so that a subclass's own get() wins.
+        _GET.__set__(self, self._active.get)
+        _GET_SETTLED.__set__(self, self._retained.get)
+
+    get: Callable[[str], PendingInput | None]
+    """The active request with this id, settled or not, or ``None``."""
+    get_settled: Callable[[str], PendingInput | None]
+    """The retained outcome of a request no longer active, or ``None``."""
 
     def by_key(self, key: str) -> PendingInput | None:
         """The active or retained request created with idempotency ``key``, or ``None``."""
@@ -91,12 +103,6 @@ class MemoryStore:
         self._active[request.pending_id] = request
         if request.key is not None:
             self._keys[request.key] = request.pending_id
-
-    def get(self, pending_id: str) -> PendingInput | None:
-        return self._active.get(pending_id)
-
-    def get_settled(self, pending_id: str) -> PendingInput | None:
-        return self._retained.get(pending_id)
 
     def settle(
         self,
@@ -194,3 +200,7 @@ class MemoryStore:
 
     def __len__(self) -> int:
         return len(self._active)
+
+
+_GET: Any = MemoryStore.__dict__["get"]
+_GET_SETTLED: Any = MemoryStore.__dict__["get_settled"]

@@ -54,15 +54,28 @@ _QUORUM_ONLY = (
     "`await handler.aresolve(pending_id, approve(), by=actor)`"
 )
 
-_RESOLVED_TEXT = _RESOLVED.value
 _get_running_loop = asyncio.get_running_loop
 _time_ns = time.time_ns
+_monotonic = time.monotonic
+_Future = asyncio.Future
+_LOOP_TIME = asyncio.BaseEventLoop.time
+_LOOP_FUTURE = asyncio.BaseEventLoop.create_future
 
 
 class MemoryEngine:
     """Requests, waits and deadlines in this process, over a synchronous store."""
 
-    __slots__ = ("_announcer", "_deadlines", "_listeners", "_quorums", "_store", "_trail", "store")
+    __slots__ = (
+        "_announcer",
+        "_deadlines",
+        "_listeners",
+        "_loop",
+        "_quorums",
+        "_stock",
+        "_store",
+        "_trail",
+        "store",
+    )
 
     durable = False
 
@@ -77,6 +90,9 @@ class MemoryEngine:
         self._deadlines = DeadlineQueue(self._expire)
         # The open quorum approvals, whose answers are votes: a plain resolve() refuses them.
         self._quorums: set[str] = set()
+        # The loop of the last wait, and whether it is one of asyncio's own (see listen).
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stock = False
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -138,15 +154,22 @@ class MemoryEngine:
         if request.status is not _PENDING:
             return _ready(request)
         loop = _get_running_loop()
+        if loop is not self._loop:
+            self._loop = loop
+            # On asyncio's own loops the clock is time.monotonic and a future is an
+            # asyncio.Future: both are reached without a call into the loop's Python code.
+            kind = type(loop)
+            self._stock = kind.time is _LOOP_TIME and kind.create_future is _LOOP_FUTURE
+        stock = self._stock
         if timeout is not None:
-            when = loop.time() + timeout
+            when = (_monotonic() if stock else loop.time()) + timeout
             deadline = request.deadline
             # A later wait may bring the deadline forward, never push it back.
             if deadline is None or when < deadline:
                 request.deadline = when
                 self._deadlines.add(loop, request, when)
         # Completed with the settled request, which the wait then collects.
-        waiter: asyncio.Future[Any] = loop.create_future()
+        waiter: asyncio.Future[Any] = _Future(loop=loop) if stock else loop.create_future()
         waiters = request._waiters
         if waiters is None:
             request._waiters = waiter
@@ -176,13 +199,27 @@ class MemoryEngine:
         if request is None:
             return False
         if self._trail:
-            # The settled entry as a record, made into an entry when the history is read.
-            record = (_RESOLVED_TEXT, _time_ns(), False)
+            # The settled entry as its time alone (an int stands for a resolve by the
+            # handler), made into an entry when the history is read.
+            stamp = _time_ns()
             history = request._history
             request._history = (
-                (ASKED, record) if history is ASKED_ONLY else (*(history or ()), record)
+                (ASKED, stamp) if history is ASKED_ONLY else (*(history or ()), stamp)
             )
-        self._settled(request)
+        # What _settled does, without its call: this is every answered question's path.
+        if request._deadline_entry is not None:
+            self._deadlines.discard(request)
+        if self._listeners:
+            emit(self._listeners, PendingChange(_SETTLED, pending_id))
+        waiters: Any = request._waiters
+        if waiters is not None:
+            request._waiters = None
+            if type(waiters) is list:
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(request)
+            elif not waiters.done():
+                waiters.set_result(request)
         return True
 
     def reject(self, pending_id: str, reason: str) -> bool:

@@ -9,10 +9,11 @@ retention.
 Recording costs next to nothing: a question's ``created`` entry is the marker
 :data:`ASKED` (the entry is made from the request's own fields, which never change once
 it is stored), a settle by the handler is a small tuple (its status, the time in
-nanoseconds, whether the handler withdrew it), and an entry given as a dict is kept as
-it is. The canonical JSON and the SHA-256 chain (:mod:`~roomkit.tools.human_input.stores.
-_history`) are made when someone reads or appends to the history, and kept from then on
-in place of what they were made from, so every reader sees one chain. The entries come
+nanoseconds, whether the handler withdrew it) or, for a resolve, the time alone (an
+``int``), and an entry given as a dict is kept as it is. The canonical JSON and the
+SHA-256 chain (:mod:`~roomkit.tools.human_input.stores._history`) are made when someone
+reads or appends to the history, and kept from then on in place of what they were made
+from, so every reader sees one chain. The entries come
 out exactly as if each had been linked when it was recorded.
 
 An entry appended by :meth:`MemoryTrail.append_history` (a surface's ``shown``, a run's
@@ -34,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from roomkit.core.exceptions import UnknownRequestError
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input.stores import (
     CarriedTrail,
     MemoryStore,
@@ -57,6 +58,7 @@ ASKED_ONLY = (ASKED,)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _time_ns = time.time_ns
+_RESOLVED = PendingInputStatus.RESOLVED.value
 
 
 def settled_record(status: str, withdrawn: bool = False) -> tuple[str, int, bool]:
@@ -89,6 +91,8 @@ def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
     """The entry that ``item`` (anything but a linked text) was recorded for."""
     if item is ASKED:
         return asked_entry(request)
+    if type(item) is int:  # a resolve by the handler itself, at this time
+        item = (_RESOLVED, item, False)
     if type(item) is tuple:
         status, stamp, withdrawn = item
         at = _EPOCH + timedelta(microseconds=stamp // 1000)

@@ -9,19 +9,18 @@ cost, and the ids stay as unguessable as if each had its own call.
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+import time
 from typing import Any
 
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.pending_input import PendingInput, new_request
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import check_request_text
 
 __all__ = ["RequestMaker"]
 
-_PENDING = PendingInputStatus.PENDING
 _IDS_PER_DRAW = 64
-_now = datetime.now
+_now = time.time
 
 
 class RequestMaker:
@@ -63,22 +62,34 @@ class RequestMaker:
             announcer.check_open(channel_id)
         if type(arguments) is not dict and not isinstance(arguments, dict):
             raise TypeError(f"arguments must be a dict, got {type(arguments).__name__}")
-        check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
+        # Plain ASCII fields and a flat object of ASCII texts, the common case, pass here
+        # without a call; anything else is looked at in full.
+        try:
+            plain = (
+                type(tool_name) is str
+                and (tool_name + room_id + tool_call_id + channel_id + (actor_id or "")).isascii()
+            )
+        except TypeError:  # a field that is not a str
+            plain = False
+        if plain:
+            for key, text in arguments.items():
+                if not (
+                    type(text) is str and text.isascii() and type(key) is str and key.isascii()
+                ):
+                    plain = False
+                    break
+        if not plain:
+            check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
         ids = self._ids
-        # Every field by position: keyword arguments and the default factory cost more than
-        # the rest of the dataclass's __init__.
-        return PendingInput(
+        return new_request(
             ids.pop() if ids else self._draw(),
             tool_name,
             arguments,
             room_id,
             tool_call_id,
             channel_id,
-            _PENDING,  # status
-            None,  # result
-            None,  # reject_reason
             detached,
-            _now(UTC),  # created_at
+            _now(),
             actor_id,
             channel_type,
         )

@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from tests.tools.human_input.stores.store_kit import RESOLVED, ids, make_request
 
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import MemoryStore
 
 
@@ -34,3 +36,24 @@ def test_no_retention_hands_the_outcome_to_the_settle_and_replays_nothing() -> N
     assert won is not None
     assert won.result == "yes"
     assert store.get_settled(request.pending_id) is None
+
+
+async def test_a_subclass_reads_its_own_way_and_reaches_the_stores_reads() -> None:
+    """A subclass's get() is the one the handler calls; super().get() reads the store."""
+
+    class Counting(MemoryStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.reads: list[str] = []
+
+        def get(self, pending_id: str) -> PendingInput | None:
+            self.reads.append(pending_id)
+            return super().get(pending_id)
+
+    store = Counting()
+    handler = HumanInputHandler(store=store)
+    request = await handler.create("ask", {"q": "?"})
+    assert handler.resolve(request.pending_id, "yes")
+    assert await handler.wait(request.pending_id) == "yes"
+    assert request.pending_id in store.reads
+    assert store.get_settled(request.pending_id) is request
