@@ -453,6 +453,45 @@ def test_a_vote_on_arguments_edited_meanwhile_is_refused_and_shows_them(
     assert (request.status, request.arguments) == (PendingInputStatus.RESOLVED, edited)
 
 
+def test_an_update_the_card_already_shows_keeps_the_edit_the_person_opened(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    """A ``question_updated`` frame with the view the card already shows (the desk may send
+    one when it looks again) leaves the card alone: the open edit and what was typed stay."""
+    hold(desk, room)
+    page = open_page().page
+    sockets: list[WebSocketRoute] = []
+    shown: list[dict[str, Any]] = []
+
+    def pass_through(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def forward(message: str | bytes) -> None:
+            frame = json.loads(message)
+            if frame.get("type") == "snapshot":
+                shown.extend(frame["requests"])
+            ws.send(message)
+
+        server.on_message(forward)
+        sockets.append(ws)
+
+    page.route_web_socket("**/api/ws", pass_through)
+    page.goto(desk.link(room))
+    wait_live(page)
+    approval = card(page, "approval")
+    approval.get_by_role("button", name="Edit…").click()
+    amount = approval.locator(".edit-panel input[data-field=amount]")
+    amount.fill("130")
+    [view] = shown
+    sockets[0].send(json.dumps({"type": "question_updated", "request": view}))
+    # Frames are handled in order: once the message after it is drawn, the update was handled.
+    message = {"id": "marker", "sender_id": "bob", "body": "after the update", "created_at": ""}
+    sockets[0].send(json.dumps({"type": "room_message", "room_id": room, "message": message}))
+    expect(page.locator('#chat-log [data-message-id="marker"]')).to_have_count(1)
+    expect(approval.locator(".edit-panel")).to_be_visible()
+    expect(amount).to_have_value("130")
+
+
 def test_approving_with_the_same_again_makes_a_grant(hold_call: HoldCall) -> None:
     """The box beside Approve grants the same call again for an hour: the next one runs
     unasked."""

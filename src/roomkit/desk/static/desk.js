@@ -252,6 +252,8 @@ function update(view) {
     upsert(view);
     return;
   }
+  // The card already shows this view: drawing it again would close what the person opened.
+  if (JSON.stringify(entry.view) === JSON.stringify(view)) return;
   var card = renderCard(view, send, { me: state.me, history: requestHistory });
   entry.card.replaceWith(card);
   state.cards.set(view.id, { view: view, card: card });
