@@ -14,20 +14,17 @@ tested, and the plain tap's ``openWindow`` is not.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
-import socket
-import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
 import pytest
-import uvicorn
+from fastapi import FastAPI
 from playwright.sync_api import Browser, Playwright, sync_playwright
 from tests.push.push_service import PushService
+from tests.servers.threaded_app import ThreadedApp
 
 from roomkit import RoomKit
 from roomkit.auth import issue_token
@@ -36,7 +33,6 @@ from roomkit.notify import Notifier, WebPush
 from roomkit.notify.push_subscriptions import PushSubscriptions
 from roomkit.tools.human_input import HumanInputHandler
 
-T = TypeVar("T")
 SECRET = "the tests' desk secret, 0123456789abcdef"
 SUBJECT = "mailto:ops@example.com"
 
@@ -82,53 +78,35 @@ TAP = """async ([tag, action]) => {
 }"""
 
 
-class Served:
+class Served(ThreadedApp):
     """The desk, its handler, a notifier and a loopback push service, on a loop of their own
     in a thread; the desk on ``127.0.0.1:<free port>``."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="desk-server")
-        self._thread.start()
-        self.handler = HumanInputHandler()
+        self.data_dir = data_dir
+        self.service = PushService()
+        super().__init__(self.build)
+
+    async def build(self, url: str) -> tuple[FastAPI, HumanInputHandler]:
+        handler = HumanInputHandler()
         app = create_desk_app(
             RoomKit(),
-            handler=self.handler,
+            handler=handler,
             secret=SECRET,
-            data_dir=data_dir,
+            data_dir=self.data_dir,
             push_hosts=["127.0.0.1"],
         )
-        listening = socket.socket()
-        listening.bind(("127.0.0.1", 0))
-        listening.listen(64)
-        self.url = f"http://127.0.0.1:{listening.getsockname()[1]}"
-        self.service = PushService()
-        self.run(self.service.__aenter__())
+        await self.service.__aenter__()
+        self.cleanups.append(self.service.__aexit__)
         self.notifier = Notifier(
-            self.handler,
-            [WebPush(SUBJECT, data_dir=data_dir, push_hosts=["127.0.0.1"])],
-            desk_url=self.url,
+            handler,
+            [WebPush(SUBJECT, data_dir=self.data_dir, push_hosts=["127.0.0.1"])],
+            desk_url=url,
             link_secret=SECRET,
         )
-        self.run(self.notifier.__aenter__())
-        self.server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
-        self._serving = asyncio.run_coroutine_threadsafe(
-            self.server.serve(sockets=[listening]), self.loop
-        )
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(30)
-
-    def close(self) -> None:
-        self.server.should_exit = True
-        try:
-            self._serving.result(30)
-            self.run(self.notifier.aclose())
-            self.run(self.service.__aexit__())
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(30)
-            self.loop.close()
+        await self.notifier.__aenter__()
+        self.cleanups.append(self.notifier.aclose)
+        return app, handler
 
 
 @pytest.fixture

@@ -7,18 +7,15 @@ The desk runs in a thread of its own (uvicorn on a free loopback port) and Debia
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-import socket
-import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, TypeVar
 
 import pytest
-import uvicorn
+from fastapi import FastAPI
 from playwright.sync_api import Browser, Playwright, expect, sync_playwright
+from tests.servers.threaded_app import ThreadedApp
 
 from roomkit import RoomKit
 from roomkit.auth import issue_token
@@ -26,7 +23,6 @@ from roomkit.desk.app import create_desk_app
 from roomkit.people import Delegation, Directory, Person, Role, role
 from roomkit.tools.human_input import HumanInputHandler
 
-T = TypeVar("T")
 SECRET = "the tests' desk secret, 0123456789abcdef"
 NOW = datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
 AWAY = Delegation(
@@ -38,44 +34,25 @@ AWAY = Delegation(
 LINE = "Alice is away until 12 Dec; Carol is deciding."
 
 
-class Served:
+async def build_desk(url: str) -> tuple[FastAPI, HumanInputHandler]:
+    directory = Directory(
+        {"alice": Person(delegations=[AWAY])},
+        roles={"kyc": Role(members=["dan", "erin"])},
+    )
+    handler = HumanInputHandler(directory=directory)
+    return create_desk_app(RoomKit(), handler=handler, secret=SECRET), handler
+
+
+class Served(ThreadedApp):
     """The desk of a handler with a directory, on a loop of its own in a thread."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="routing-desk")
-        self._thread.start()
-        directory = Directory(
-            {"alice": Person(delegations=[AWAY])},
-            roles={"kyc": Role(members=["dan", "erin"])},
-        )
-        self.handler = HumanInputHandler(directory=directory)
+        super().__init__(build_desk)
         assert self.handler.router is not None
         self.handler.router.clock = lambda: NOW
-        app = create_desk_app(RoomKit(), handler=self.handler, secret=SECRET)
-        listening = socket.socket()
-        listening.bind(("127.0.0.1", 0))
-        listening.listen(64)
-        self.url = f"http://127.0.0.1:{listening.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
-        self._serving = asyncio.run_coroutine_threadsafe(
-            self.server.serve(sockets=[listening]), self.loop
-        )
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(30)
 
     def page_of(self, actor: str, *, admin: bool = False) -> str:
         return f"{self.url}/#token={issue_token(SECRET, actor, admin=admin)}"
-
-    def close(self) -> None:
-        self.server.should_exit = True
-        try:
-            self._serving.result(30)
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(30)
-            self.loop.close()
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ talking to it in-process."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,18 @@ from a2a.types import (
 from starlette.applications import Starlette
 
 from roomkit import AITool, Approval, HumanInputHandler, HumanInputToolHandler, RoomKit
-from roomkit.adapters.a2a import A2AGate, RoomKitExecutor
+from roomkit.adapters.a2a import A2AGate, A2APush, RoomKitExecutor
 from roomkit.auth import issue_token
 from roomkit.channels.ai import AIChannel
+from roomkit.notify.retry import Retry
 from roomkit.providers.ai.base import AIResponse
 from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import ASK_USER_QUESTION
 
 SECRET = "a2a-tests-secret-0123456789abcdef0123"
 BASE = "http://agent.test"
+SIGNING = "whsec_" + base64.b64encode(b"a2a-push-signing-secret!").decode()
+"""The secret A2A pushes are signed with in these tests."""
 CARD = AgentCard(
     name="roomkit agent",
     description="Asks a person when it must.",
@@ -177,3 +181,15 @@ class World:
                 found = response.task
         assert found is not None
         return found
+
+
+def pushes(world: World, **options: Any) -> A2APush:
+    """``world``'s task updates pushed through the outbox: signed with :data:`SIGNING`,
+    retried at once; ``options`` go to :class:`A2APush` (a client, a timeout)."""
+    return A2APush(
+        world.tasks,
+        world.configs,
+        secret=SIGNING,
+        retry=Retry(first=0.01, cap=0.02, jitter=0.0),
+        **options,
+    )

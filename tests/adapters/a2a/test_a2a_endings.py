@@ -4,7 +4,6 @@ surface runs: the task store holds the end, and the task's push URL is told."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 from typing import Any
 
@@ -12,18 +11,15 @@ import httpx
 import pytest
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import GetTaskRequest, TaskPushNotificationConfig, TaskState
-from a2a_world import World, ask
+from a2a_world import World, ask, pushes
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roomkit.adapters.a2a import A2APush
 from roomkit.notify import Notifier
-from roomkit.notify.retry import Retry
 from roomkit.providers.ai.base import AIResponse
 
-SIGNING = "whsec_" + base64.b64encode(b"a2a-endings-signing-secret!").decode()
 ENDED = {"TASK_STATE_FAILED", "TASK_STATE_CANCELED"}
 
 
@@ -58,13 +54,7 @@ async def test_an_unanswered_end_ends_the_task_without_a_follow_up(
     )
     receiver = Receiver()
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=receiver.app))
-    push = A2APush(
-        world.tasks,
-        world.configs,
-        secret=SIGNING,
-        retry=Retry(first=0.01, cap=0.02, jitter=0.0),
-        client=client,
-    )
+    push = pushes(world, client=client)
     config = TaskPushNotificationConfig(id="hook-1", url="http://receiver.test/push")
     try:
         async with Notifier(world.handler, [push], poll=0.05), world.http() as http:

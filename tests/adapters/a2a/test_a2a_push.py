@@ -4,25 +4,21 @@ URL, signed, retried after a 500 under the same id."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 from typing import Any
 
 import httpx
 from a2a.types import TaskPushNotificationConfig, TaskState
-from a2a_world import World, ask
+from a2a_world import SIGNING, World, ask, pushes
 from standardwebhooks import Webhook as Verifier
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roomkit.adapters.a2a import A2APush
 from roomkit.notify import Notifier
-from roomkit.notify.retry import Retry
 from roomkit.providers.ai.base import AIResponse
 
-SIGNING = "whsec_" + base64.b64encode(b"a2a-push-signing-secret!").decode()
 RECEIVER = "http://receiver.test/push"
 
 
@@ -51,13 +47,7 @@ async def test_an_answer_on_the_desk_is_pushed_signed_and_retried_under_one_id()
     world = World([ask(), AIResponse(content="Blue it is.")])
     receiver = Receiver()
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=receiver.app))
-    push = A2APush(
-        world.tasks,
-        world.configs,
-        secret=SIGNING,
-        retry=Retry(first=0.01, cap=0.02, jitter=0.0),
-        client=client,
-    )
+    push = pushes(world, client=client)
     config = TaskPushNotificationConfig(id="hook-1", url=RECEIVER, token="task-token")
     async with Notifier(world.handler, [push], poll=0.05):
         async with world.http() as http:

@@ -4,18 +4,13 @@ and one answered 500 are both tried again, under one ``webhook-id``, until one l
 from __future__ import annotations
 
 import asyncio
-import base64
 
 from a2a.types import TaskPushNotificationConfig, TaskState
-from a2a_world import World, ask
+from a2a_world import SIGNING, World, ask, pushes
 from tests.servers.webhook_receiver import Receiver
 
-from roomkit.adapters.a2a import A2APush
 from roomkit.notify import Notifier
-from roomkit.notify.retry import Retry
 from roomkit.providers.ai.base import AIResponse
-
-SIGNING = "whsec_" + base64.b64encode(b"a2a-loopback-signing-secret!").decode()
 
 # The receiver's POSTs, numbered from 1: the opening push lands; the settling push is first
 # held until the push gives up on it, then answered 500, then taken.
@@ -38,13 +33,7 @@ async def test_a_push_held_past_its_timeout_then_refused_is_retried_until_it_lan
         return 500 if attempt in (HELD, FAILED) else 200
 
     async with Receiver(SIGNING, status, before_reply=hold) as receiver:
-        push = A2APush(
-            world.tasks,
-            world.configs,
-            secret=SIGNING,
-            retry=Retry(first=0.01, cap=0.02, jitter=0.0),
-            timeout=0.2,
-        )
+        push = pushes(world, timeout=0.2)
         config = TaskPushNotificationConfig(id="hook-1", url=receiver.url, token="task-token")
         try:
             async with Notifier(world.handler, [push], poll=0.05):

@@ -41,6 +41,10 @@ SEND = AITool(
 )
 
 
+DONE = AIResponse(content="Blue it is.")
+"""The reply a front's turn ends with once its question is answered."""
+
+
 def ask(question: str = "Which colour?", *, id: str = "tc-ask") -> AIResponse:
     return MockAIProvider.tool_call("AskUserQuestion", {"question": question}, id=id)
 

@@ -4,7 +4,6 @@ long threads, requests no turn holds; and what it advertises."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,6 @@ from roomkit import Approval
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.models.room import RoomEvent, TextContent
 from roomkit.providers.ai.base import AIResponse
-
-DONE = AIResponse(content="Blue it is.")
-
-
-@pytest.fixture
-async def front() -> AsyncIterator[Front]:
-    made = Front([ask(), DONE])
-    yield made
-    await made.close()
 
 
 async def post(front: Front, body: dict[str, Any], actor: str = "alice") -> Any:

@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from ag_ui.core import EventType
-from agui_front import SECRET, Front, ask, bearer, interrupts, send, texts
+from agui_front import DONE, SECRET, Front, ask, bearer, interrupts, send, texts
 from fastapi import FastAPI
 
 from roomkit.adapters.agui import agui_router
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
-
-DONE = AIResponse(content="Blue it is.")
-
-
-@pytest.fixture
-async def front() -> AsyncIterator[Front]:
-    made = Front([ask(), DONE])
-    yield made
-    await made.close()
 
 
 async def test_a_held_question_ends_the_run_with_an_interrupt(front: Front) -> None:

@@ -4,18 +4,14 @@ with the app."""
 
 from __future__ import annotations
 
-import asyncio
-import socket
-import threading
-from collections.abc import Coroutine, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 from desk_page import OpenPage
 from fastapi import FastAPI
 from playwright.sync_api import expect
+from tests.servers.threaded_app import ThreadedApp
 
 from roomkit import RoomKit
 from roomkit.auth import Principal
@@ -23,7 +19,6 @@ from roomkit.core.exceptions import DeskAuthError
 from roomkit.desk import mount_desk
 from roomkit.tools.human_input import HumanInputHandler
 
-T = TypeVar("T")
 SESSIONS = {"session-of-alice": "alice"}
 """The app's own sign-ins: a session id to its person."""
 
@@ -38,37 +33,7 @@ class AppSessions:
         return Principal(actor)
 
 
-class Served:
-    """An ASGI app on ``127.0.0.1:<free port>``, on a loop of its own in a thread."""
-
-    def __init__(self, build: Coroutine[Any, Any, tuple[FastAPI, HumanInputHandler]]) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="app-server")
-        self._thread.start()
-        self.app, self.handler = self.run(build)
-        listening = socket.socket()
-        listening.bind(("127.0.0.1", 0))
-        listening.listen(64)
-        self.url = f"http://127.0.0.1:{listening.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(self.app, log_config=None, lifespan="on"))
-        self._serving = asyncio.run_coroutine_threadsafe(
-            self.server.serve(sockets=[listening]), self.loop
-        )
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(30)
-
-    def close(self) -> None:
-        self.server.should_exit = True
-        try:
-            self._serving.result(30)
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(30)
-            self.loop.close()
-
-
-async def build_app() -> tuple[FastAPI, HumanInputHandler]:
+async def build_app(url: str) -> tuple[FastAPI, HumanInputHandler]:
     kit = RoomKit()
     handler = HumanInputHandler()
     app = FastAPI()
@@ -82,14 +47,14 @@ async def build_app() -> tuple[FastAPI, HumanInputHandler]:
 
 
 @pytest.fixture
-def served() -> Iterator[Served]:
-    server = Served(build_app())
+def served() -> Iterator[ThreadedApp]:
+    server = ThreadedApp(build_app)
     yield server
     server.close()
 
 
 def test_the_page_answers_under_the_apps_path_as_the_apps_user(
-    served: Served, open_page: OpenPage
+    served: ThreadedApp, open_page: OpenPage
 ) -> None:
     request = served.run(
         served.handler.create("AskUserQuestion", {"question": "Ship it?"}, actor_id="alice")

@@ -206,20 +206,13 @@ class MemoryEngine:
             request._history = (
                 (ASKED, stamp) if history is ASKED_ONLY else (*(history or ()), stamp)
             )
-        # What _settled does, without its call: this is every answered question's path.
+        # What _settled does, inline but for the wake: this is every answered question's path.
         if request._deadline_entry is not None:
             self._deadlines.discard(request)
         if self._listeners:
             emit(self._listeners, PendingChange(_SETTLED, pending_id))
-        waiters: Any = request._waiters
-        if waiters is not None:
-            request._waiters = None
-            if type(waiters) is list:
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_result(request)
-            elif not waiters.done():
-                waiters.set_result(request)
+        if request._waiters is not None:
+            _wake(request)
         return True
 
     def reject(self, pending_id: str, reason: str) -> bool:
@@ -333,16 +326,8 @@ class MemoryEngine:
             self._quorums.discard(request.pending_id)
         if self._listeners:
             emit(self._listeners, PendingChange(_SETTLED, request.pending_id))
-        waiters: Any = request._waiters  # futures completed with the settled request
-        if waiters is None:
-            return
-        request._waiters = None
-        if type(waiters) is list:
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(request)
-        elif not waiters.done():
-            waiters.set_result(request)
+        if request._waiters is not None:
+            _wake(request)
 
     async def answer(self, answer: Answer, connection: Any) -> bool:
         """Settle ``answer`` (``aresolve``) against the request as held here, read without
@@ -406,6 +391,18 @@ class MemoryEngine:
         deadlines = self._deadlines
         timers = 1 if deadlines.armed else 0
         return HandlerStatistics(len(active), parked, len(deadlines), notifications, timers)
+
+
+def _wake(request: PendingInput) -> None:
+    """Complete the settled request's waits (one future, or a list of them) with it."""
+    waiters: Any = request._waiters
+    request._waiters = None
+    if type(waiters) is list:
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(request)
+    elif not waiters.done():
+        waiters.set_result(request)
 
 
 def _copied(entries: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:

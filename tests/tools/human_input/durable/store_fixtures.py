@@ -5,7 +5,8 @@ import them."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 from tests.servers.plugin import HandlerFactory as HandlerFactory
 from tests.servers.stores import STORES as STORES
@@ -38,3 +39,7 @@ async def chain_breaks(
         else "no history"
         for pending_id in pending_ids
     }
+
+
+Opener = Callable[[], Any]
+"""``open_another()``: one more store on the test's file or server."""

@@ -10,13 +10,12 @@ announces. The handler's statistics count the looks and the records read.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import psycopg
 import pytest
 from tests.tools.human_input.durable.cross_process_peer import parked
-from tests.tools.human_input.durable.store_fixtures import open_store
+from tests.tools.human_input.durable.store_fixtures import Opener
 from tests.tools.human_input.stores.store_kit import PATIENCE
 
 from roomkit.core.exceptions import HumanInputTimeoutError
@@ -27,24 +26,6 @@ durable = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "postgres"])
 
 QUESTION = {"question": "Anyone there?"}
 WAITS = 40
-
-Opener = Callable[[], Any]
-
-
-@pytest.fixture
-async def open_another(store_url: str, store_prefix: str) -> AsyncIterator[Opener]:
-    """Opens stores on the test's file or server, as separate processes would; each is
-    closed at the end."""
-    opened: list[Any] = []
-
-    def another() -> Any:
-        store = open_store(store_url, store_prefix)
-        opened.append(store)
-        return store
-
-    yield another
-    for store in opened:
-        await store.close()
 
 
 async def looked(handler: HumanInputHandler, count: int) -> None:

@@ -10,13 +10,11 @@ passed the change by: the wait then reads the request, as a wait on any other re
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.tools.human_input.durable.cross_process_peer import parked
-from tests.tools.human_input.durable.store_fixtures import open_store
+from tests.tools.human_input.durable.store_fixtures import Opener
 from tests.tools.human_input.durable.test_backstop import deafen, looked
 from tests.tools.human_input.stores.store_kit import PATIENCE
 
@@ -30,23 +28,6 @@ durable = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "postgres"])
 QUESTION = {"question": "Ship it?"}
 LONG = 3600.0
 """A backstop interval no test reaches: the only look is the one a first wait takes."""
-
-Opener = Callable[[], Any]
-
-
-@pytest.fixture
-async def open_another(store_url: str, store_prefix: str) -> AsyncIterator[Opener]:
-    """Opens stores on the test's file or server, as separate processes would."""
-    opened: list[Any] = []
-
-    def another() -> Any:
-        store = open_store(store_url, store_prefix)
-        opened.append(store)
-        return store
-
-    yield another
-    for store in opened:
-        await store.close()
 
 
 async def one_wait_answered(handler: HumanInputHandler) -> None:
