@@ -167,10 +167,11 @@ class HookRegistrar:
         by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``.
         """
 
+        options = HookDefaults(
+            execution, priority, name, timeout, channel_types, channel_ids, fail_closed
+        )
+
         def decorate(fn: _F) -> _F:
-            options = HookDefaults(
-                execution, priority, name, timeout, channel_types, channel_ids, fail_closed
-            )
             self._hook_engine()._register(trigger, fn, options)
             return fn
 
