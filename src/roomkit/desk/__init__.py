@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from roomkit._lazy import lazy_exports
 from roomkit.auth import tokens as _tokens
+from roomkit.auth.tokens import *  # noqa: F403 -- the token names, listed once where they live
 from roomkit.desk.api import Desk, default_handler, desk_router
 from roomkit.desk.app import create_desk_app, mount_desk
 from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
@@ -26,7 +27,6 @@ from roomkit.desk.options import DeskOptions
 from roomkit.desk.routes import DeskRouter
 from roomkit.desk.shapes import AnswerBody, Kind, RejectBody, RequestView, kind_of
 from roomkit.desk.stores import open_stores
-from roomkit.desk.tokens import *  # noqa: F403 -- the token names, listed once where they live
 
 if TYPE_CHECKING:
     from roomkit.desk.chat import chat_router
