@@ -186,3 +186,13 @@ async def test_the_memory_ledger_forgets_entries_once_they_expire() -> None:
     await ledger.spend(Principal("b", request_id="r", link_id="new", expires_at=NOW + 60))
     assert len(memory) == 1
     assert await memory.read_spent(["desk:link:new", "desk:link:o1"]) == {"desk:link:new": NOW + 2}
+
+
+def test_the_desk_exports_the_token_names_of_roomkit_auth() -> None:
+    """``roomkit.desk`` lists every name ``roomkit.auth.tokens`` lists, as the same objects."""
+    import roomkit.auth.tokens
+    import roomkit.desk
+
+    assert set(roomkit.auth.tokens.__all__) <= set(roomkit.desk.__all__)
+    for name in roomkit.auth.tokens.__all__:
+        assert getattr(roomkit.desk, name) is getattr(roomkit.auth.tokens, name)

@@ -1,5 +1,6 @@
 """What the ``roomkit`` commands share: the failure they exit with, the desk's key and data
-folder, the stores a ``--store`` URL names, and the line a missing extra prints.
+folder, the ``--store`` option and the stores its URL names, and the line a missing extra
+prints.
 
 Nothing here imports an optional library: ``roomkit --help`` and every ``roomkit CMD --help``
 load this module and the command modules, and each command loads what it runs on when it runs.
@@ -7,6 +8,7 @@ load this module and the command modules, and each command loads what it runs on
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import math
 import os
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT_DATA_DIR",
     "SECRET_ENV",
     "Failure",
+    "add_store_option",
     "check_ttl",
     "close_stores",
     "default_data_dir",
@@ -116,6 +119,18 @@ def check_ttl(option: str, ttl: float, about: str = "") -> None:
     """Exit 2 unless ``ttl`` is a positive, finite number of seconds."""
     if not (math.isfinite(ttl) and ttl > 0):
         raise Failure(f"{option} must be a positive number of seconds{about}", 2)
+
+
+def add_store_option(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """Add ``--store``, the URL of the desk's store, to ``parser``: required, or ``memory``
+    (a store that lives as long as the command) by default when not ``required``."""
+    urls = "sqlite:///x.db, redis://... or postgresql://..."
+    if required:
+        parser.add_argument("--store", required=True, help=f"the desk's store: {urls}")
+    else:
+        parser.add_argument(
+            "--store", default="memory", help=f"the desk's store: memory (the default), {urls}"
+        )
 
 
 def open_stores(url: str, command: str) -> tuple[PendingStore | DurableStore, RoomStore]:

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import Failure, on_stores
+from roomkit.cli._common import Failure, add_store_option, on_stores
 from roomkit.tools.human_input.stores import AUDIT_KEY_ENV
 
 if TYPE_CHECKING:
@@ -164,11 +164,10 @@ def add_parser(
     """The ``audit`` command group's arguments."""
     audit = commands.add_parser("audit", help="export, verify and sign the decisions' history")
     actions = audit.add_subparsers(dest="action", required=True, metavar="ACTION")
-    where = "the store: sqlite:///x.db, redis://... or postgresql://..."
     exporting = actions.add_parser(
         "export", parents=[data_dir], help="every history entry and checkpoint, as JSON Lines"
     )
-    exporting.add_argument("--store", required=True, help=where)
+    add_store_option(exporting)
     exporting.add_argument("--since", help="only entries at or after this ISO-8601 time")
     exporting.add_argument("--room", help="only the requests of this room")
     exporting.add_argument(
@@ -184,12 +183,12 @@ def add_parser(
         help="check every chain and arguments digest; with the audit key, every signed "
         "head and checkpoint",
     )
-    verifying.add_argument("--store", required=True, help=where)
+    add_store_option(verifying)
     verifying.set_defaults(run=verify)
     signing = actions.add_parser(
         "checkpoint", parents=[data_dir], help="sign a checkpoint of every chain's head"
     )
-    signing.add_argument("--store", required=True, help=where)
+    add_store_option(signing)
     signing.add_argument(
         "--adopt",
         action="store_true",

@@ -16,7 +16,15 @@ import os
 from pathlib import Path
 
 from roomkit.auth.tokens import SECRET_ENV
-from roomkit.cli._common import Failure, check_ttl, close_stores, open_stores, quoted, secret
+from roomkit.cli._common import (
+    Failure,
+    add_store_option,
+    check_ttl,
+    close_stores,
+    open_stores,
+    quoted,
+    secret,
+)
 
 __all__ = ["LINK_ACTOR", "SIGN_IN_TTL", "add_parser", "serve"]
 
@@ -183,9 +191,7 @@ def add_parser(
     )
     desk.add_argument("--host", default="127.0.0.1")
     desk.add_argument("--port", type=int, default=8765)
-    desk.add_argument(
-        "--store", default="memory", help="memory, sqlite:///x.db, redis://... or postgresql://..."
-    )
+    add_store_option(desk, required=False)
     desk.add_argument(
         "--allowed-origin", action="append", help="an origin allowed to open the WebSocket"
     )

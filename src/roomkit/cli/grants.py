@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import Failure, on_stores, printable
+from roomkit.cli._common import Failure, add_store_option, on_stores, printable
 
 if TYPE_CHECKING:
     from roomkit.stores.grants import Grant, GrantStore
@@ -109,20 +109,16 @@ def revoke_grant(args: argparse.Namespace) -> int:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``grants`` command's arguments."""
-    store_help = (
-        "the desk's store, as `roomkit desk --store` names it: sqlite:///x.db, redis://... "
-        "or postgresql://..."
-    )
     grants = commands.add_parser("grants", help="list and revoke standing grants")
     actions = grants.add_subparsers(dest="action", required=True, metavar="{list,revoke}")
     listing = actions.add_parser("list", help="the grants, newest first")
-    listing.add_argument("--store", default="memory", help=store_help)
+    add_store_option(listing, required=False)
     listing.add_argument("--tool", help="only the grants of this tool")
     listing.add_argument("--live", action="store_true", help="only the grants still in force")
     listing.add_argument("--json", action="store_true", help="one JSON object per line")
     listing.set_defaults(run=list_grants)
     revoking = actions.add_parser("revoke", help="revoke a grant for every process")
     revoking.add_argument("grant_id", help="the grant's id, as `roomkit grants list` shows it")
-    revoking.add_argument("--store", default="memory", help=store_help)
+    add_store_option(revoking, required=False)
     revoking.add_argument("--by", help="who revokes it, kept with the grant")
     revoking.set_defaults(run=revoke_grant)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from roomkit.cli._common import Failure, missing_extra
+from roomkit.cli._common import Failure, add_store_option, missing_extra
 
 __all__ = ["add_parser", "run"]
 
@@ -38,7 +38,7 @@ def add_parser(
     mcp = commands.add_parser(
         "mcp", parents=[data_dir], help="serve the human-input tools to MCP clients"
     )
-    mcp.add_argument("--store", required=True, help="the desk's store: sqlite:///x.db, redis://...")
+    add_store_option(mcp)
     mcp.add_argument("--actor", help="who is asked over stdio (over HTTP, the token says)")
     mcp.add_argument("--room", default="mcp", help="the room of every request (default: mcp)")
     mcp.add_argument("--timeout", type=float, default=300.0, help="seconds to answer")

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roomkit.cli._common import Failure, close_stores, open_stores
+from roomkit.cli._common import Failure, add_store_option, close_stores, open_stores
 from roomkit.cli.audit import audit_keys, use_audit_keys
 
 if TYPE_CHECKING:
@@ -100,10 +100,6 @@ def add_parser(
         "SIGTERM or Ctrl-C. The file names the surfaces, the people and a ladder; secrets "
         "come from environment variables. Answer links are signed with the desk's key.",
     )
-    notify.add_argument(
-        "--store",
-        required=True,
-        help="the desk's store: sqlite:///x.db, redis://... or postgresql://...",
-    )
+    add_store_option(notify)
     notify.add_argument("--config", type=Path, required=True, help="the notifier's TOML file")
     notify.set_defaults(run=run_notifier, extra=EXTRA)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from roomkit.auth.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
 from roomkit.cli._common import (
     Failure,
+    add_store_option,
     check_ttl,
     default_data_dir,
     existing_secret,
@@ -149,12 +150,5 @@ def add_parsers(
     )
     revoking.add_argument("token", nargs="?", help="the token (or answer link) to revoke")
     revoking.add_argument("--actor", help="revoke every token of this actor issued until now")
-    revoking.add_argument(
-        "--store",
-        default="memory",
-        help=(
-            "the desk's store, as `roomkit desk --store` names it: sqlite:///x.db, "
-            "redis://... or postgresql://..."
-        ),
-    )
+    add_store_option(revoking, required=False)
     revoking.set_defaults(run=revoke)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from roomkit.core._answers import settle_answer
 from roomkit.core._input_required import gate_input_required
 from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._resuming import resume_turns
-from roomkit.core.hooks import HOOK_DEFAULTS, HookEngine
+from roomkit.core.hooks import HookEngine, HookRegistrar
 from roomkit.core.ports import (
     HumanInputRoute,
     KitChannel,
@@ -30,7 +30,7 @@ from roomkit.core.ports import (
 )
 from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, turn_journal
 from roomkit.models.enums import ChannelType
-from roomkit.models.hooks import HookExecution, HookRegistration, HookTrigger, RoomContext
+from roomkit.models.hooks import RoomContext
 from roomkit.models.pending_input import PendingInputEvent
 from roomkit.models.room import (
     ChannelBinding,
@@ -53,8 +53,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 Listener = Callable[[FrameworkEvent], Awaitable[None]]
 
 
-class RoomKit:
+class RoomKit(HookRegistrar):
     """The framework: rooms, channels, hooks and a store.
+
+    Hooks are registered with :meth:`hook` and :meth:`add_hook` (from
+    :class:`~roomkit.core.hooks.HookRegistrar`), on the kit's :attr:`hooks` engine.
 
     Args:
         store: where rooms, rosters, bindings and history live; in memory by default.
@@ -70,61 +73,8 @@ class RoomKit:
 
     # -- hooks and framework events ----------------------------------------------------------
 
-    def hook(
-        self,
-        trigger: HookTrigger,
-        execution: HookExecution = HOOK_DEFAULTS.execution,
-        *,
-        priority: int = HOOK_DEFAULTS.priority,
-        name: str | None = HOOK_DEFAULTS.name,
-        timeout: float = HOOK_DEFAULTS.timeout,
-        channel_types: Iterable[ChannelType] | None = HOOK_DEFAULTS.channel_types,
-        channel_ids: Iterable[str] | None = HOOK_DEFAULTS.channel_ids,
-        fail_closed: bool | None = HOOK_DEFAULTS.fail_closed,
-    ) -> Callable[[F], F]:
-        """Register the decorated ``async def hook(event, ctx)`` for ``trigger``.
-
-        SYNC hooks run in priority order (lower first) and may block or modify; ASYNC hooks
-        observe afterwards. A hook that returns ``None`` allows. ``execution`` may be given
-        by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``. The
-        options are :meth:`HookEngine.register <roomkit.core.hooks.HookEngine.register>`'s.
-        """
-        return self.hooks.hook(
-            trigger,
-            execution=execution,
-            priority=priority,
-            name=name,
-            timeout=timeout,
-            channel_types=channel_types,
-            channel_ids=channel_ids,
-            fail_closed=fail_closed,
-        )
-
-    def add_hook(
-        self,
-        trigger: HookTrigger,
-        fn: Any,
-        *,
-        execution: HookExecution = HOOK_DEFAULTS.execution,
-        priority: int = HOOK_DEFAULTS.priority,
-        name: str | None = HOOK_DEFAULTS.name,
-        timeout: float = HOOK_DEFAULTS.timeout,
-        channel_types: Iterable[ChannelType] | None = HOOK_DEFAULTS.channel_types,
-        channel_ids: Iterable[str] | None = HOOK_DEFAULTS.channel_ids,
-        fail_closed: bool | None = HOOK_DEFAULTS.fail_closed,
-    ) -> HookRegistration:
-        """Register ``fn`` for ``trigger`` without the decorator (options as :meth:`hook`)."""
-        return self.hooks.register(
-            trigger,
-            fn,
-            execution=execution,
-            priority=priority,
-            name=name,
-            timeout=timeout,
-            channel_types=channel_types,
-            channel_ids=channel_ids,
-            fail_closed=fail_closed,
-        )
+    def _hook_engine(self) -> HookEngine:
+        return self.hooks
 
     def on(self, event_type: str) -> Callable[[F], F]:
         """Register the decorated ``async def listener(event)`` for a framework event.

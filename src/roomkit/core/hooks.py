@@ -30,7 +30,14 @@ from roomkit.models.hooks import (
     RoomContext,
 )
 
-__all__ = ["HOOK_DEFAULTS", "HookDefaults", "HookEngine", "HookFn", "HookOptions"]
+__all__ = [
+    "HOOK_DEFAULTS",
+    "HookDefaults",
+    "HookEngine",
+    "HookFn",
+    "HookOptions",
+    "HookRegistrar",
+]
 
 logger = logging.getLogger("roomkit.hooks")
 
@@ -41,9 +48,10 @@ _FAIL_CLOSED_TRIGGERS = frozenset({HookTrigger.BEFORE_TOOL_USE})
 
 @dataclass(frozen=True, slots=True)
 class HookDefaults:
-    """The defaults of a hook's options, described at :meth:`HookEngine.register`: every
-    signature that takes them (``register``, ``hook``, ``RoomKit.hook``,
-    ``RoomKit.add_hook``) reads its defaults from :data:`HOOK_DEFAULTS`."""
+    """A hook's options besides its trigger and function, described at
+    :meth:`HookRegistrar.add_hook`. :data:`HOOK_DEFAULTS` holds their defaults, which the
+    signatures that take them (:class:`HookRegistrar`'s ``add_hook`` and ``hook``, shared by
+    ``HookEngine`` and ``RoomKit``) read."""
 
     execution: HookExecution = HookExecution.SYNC
     priority: int = 0
@@ -91,23 +99,16 @@ def _channel_filter(values: Iterable[Any] | None, convert: Callable[[Any], Any])
     return frozenset(convert(value) for value in values)
 
 
-class HookEngine:
-    """Registers hooks and runs them for a trigger.
+class HookRegistrar:
+    """Registers hooks: ``add_hook`` and the ``hook`` decorator, written once for
+    :class:`HookEngine` (where ``add_hook`` is also :meth:`HookEngine.register`) and for
+    :class:`~roomkit.core.framework.RoomKit`, which registers on its engine."""
 
-    Example:
-        >>> engine = HookEngine()
-        >>> @engine.hook(HookTrigger.BEFORE_TOOL_USE)
-        ... async def rate_limit(event, ctx):
-        ...     return HookResult.block("rate limited")
-    """
+    def _hook_engine(self) -> HookEngine:
+        """The engine the hooks are registered on."""
+        raise NotImplementedError
 
-    def __init__(self) -> None:
-        self._hooks: dict[HookTrigger, list[HookRegistration]] = {}
-        self._seq = itertools.count()
-        self._observers: set[asyncio.Task[None]] = set()
-        self._closed = False
-
-    def register(
+    def add_hook(
         self,
         trigger: HookTrigger,
         fn: HookFn,
@@ -135,23 +136,85 @@ class HookEngine:
                 (BEFORE_TOOL_USE fails closed, every other trigger fails open).
 
         Returns:
-            The registration, to pass to :meth:`unregister`.
+            The registration, to pass to :meth:`HookEngine.unregister`.
 
         Raises:
             TypeError: ``fn`` is not an async function, or a filter is a bare string.
             ValueError: ``timeout`` is not positive, or an ASYNC hook asks to fail closed.
         """
+        options = HookDefaults(
+            execution, priority, name, timeout, channel_types, channel_ids, fail_closed
+        )
+        return self._hook_engine()._register(trigger, fn, options)
+
+    def hook(
+        self,
+        trigger: HookTrigger,
+        execution: HookExecution = HOOK_DEFAULTS.execution,
+        *,
+        priority: int = HOOK_DEFAULTS.priority,
+        name: str | None = HOOK_DEFAULTS.name,
+        timeout: float = HOOK_DEFAULTS.timeout,
+        channel_types: Iterable[ChannelType] | None = HOOK_DEFAULTS.channel_types,
+        channel_ids: Iterable[str] | None = HOOK_DEFAULTS.channel_ids,
+        fail_closed: bool | None = HOOK_DEFAULTS.fail_closed,
+    ) -> Callable[[_F], _F]:
+        """Register the decorated ``async def hook(event, ctx)`` for ``trigger`` (the options
+        are :meth:`add_hook`'s); it returns the function unchanged.
+
+        SYNC hooks run in priority order (lower first) and may block or modify; ASYNC hooks
+        observe afterwards. A hook that returns ``None`` allows. ``execution`` may be given
+        by position: ``@kit.hook(HookTrigger.ON_TOOL_CALL, HookExecution.ASYNC)``.
+        """
+
+        options = HookDefaults(
+            execution, priority, name, timeout, channel_types, channel_ids, fail_closed
+        )
+
+        def decorate(fn: _F) -> _F:
+            self._hook_engine()._register(trigger, fn, options)
+            return fn
+
+        return decorate
+
+
+class HookEngine(HookRegistrar):
+    """Registers hooks and runs them for a trigger.
+
+    Example:
+        >>> engine = HookEngine()
+        >>> @engine.hook(HookTrigger.BEFORE_TOOL_USE)
+        ... async def rate_limit(event, ctx):
+        ...     return HookResult.block("rate limited")
+    """
+
+    def __init__(self) -> None:
+        self._hooks: dict[HookTrigger, list[HookRegistration]] = {}
+        self._seq = itertools.count()
+        self._observers: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    register = HookRegistrar.add_hook
+    """Register ``fn`` for ``trigger``: :meth:`add_hook` under the name the engine is known by."""
+
+    def _hook_engine(self) -> HookEngine:
+        return self
+
+    def _register(
+        self, trigger: HookTrigger, fn: HookFn, options: HookDefaults
+    ) -> HookRegistration:
+        # add_hook's and hook's work, described (with what it raises) at add_hook.
         trigger = HookTrigger(trigger)
-        execution = HookExecution(execution)
-        label = name or str(getattr(fn, "__name__", type(fn).__name__))
+        execution = HookExecution(options.execution)
+        label = options.name or str(getattr(fn, "__name__", type(fn).__name__))
         if not _is_async_callable(fn):
             raise TypeError(
                 f"hook {label!r} must be an async function (async def {label}(event, ctx)), "
                 f"got {fn!r}"
             )
-        if not timeout > 0:
+        if not options.timeout > 0:
             raise ValueError(f"hook {label!r}: timeout must be a positive number of seconds")
-        if fail_closed and execution is HookExecution.ASYNC:
+        if options.fail_closed and execution is HookExecution.ASYNC:
             raise ValueError(
                 f"hook {label!r}: an ASYNC hook cannot fail closed, since it runs after the "
                 "event went through; register it as SYNC to gate the event"
@@ -160,49 +223,18 @@ class HookEngine:
             trigger=trigger,
             fn=fn,
             execution=execution,
-            priority=priority,
+            priority=options.priority,
             name=label,
-            timeout=timeout,
-            channel_types=_channel_filter(channel_types, ChannelType),
-            channel_ids=_channel_filter(channel_ids, str),
-            fail_closed=fail_closed,
+            timeout=options.timeout,
+            channel_types=_channel_filter(options.channel_types, ChannelType),
+            channel_ids=_channel_filter(options.channel_ids, str),
+            fail_closed=options.fail_closed,
             seq=next(self._seq),
         )
         hooks = self._hooks.setdefault(trigger, [])
         hooks.append(registration)
         hooks.sort(key=lambda hook: (hook.priority, hook.seq))
         return registration
-
-    def hook(
-        self,
-        trigger: HookTrigger,
-        *,
-        execution: HookExecution = HOOK_DEFAULTS.execution,
-        priority: int = HOOK_DEFAULTS.priority,
-        name: str | None = HOOK_DEFAULTS.name,
-        timeout: float = HOOK_DEFAULTS.timeout,
-        channel_types: Iterable[ChannelType] | None = HOOK_DEFAULTS.channel_types,
-        channel_ids: Iterable[str] | None = HOOK_DEFAULTS.channel_ids,
-        fail_closed: bool | None = HOOK_DEFAULTS.fail_closed,
-    ) -> Callable[[_F], _F]:
-        """Decorator form of :meth:`register` (same options); it returns the function
-        unchanged."""
-
-        def decorate(fn: _F) -> _F:
-            self.register(
-                trigger,
-                fn,
-                execution=execution,
-                priority=priority,
-                name=name,
-                timeout=timeout,
-                channel_types=channel_types,
-                channel_ids=channel_ids,
-                fail_closed=fail_closed,
-            )
-            return fn
-
-        return decorate
 
     def unregister(self, registration: HookRegistration) -> bool:
         """Remove a hook. Returns ``False`` when it was not registered (or already removed)."""

@@ -31,6 +31,9 @@ __all__ = ["Gate", "refused_response"]
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
 
+_Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
+"""The bearer token a route's dependency reads, if any: the ``Authorization`` header's."""
+
 
 class Gate:
     """Authenticates callers for a use and applies the per-actor rate limit.
@@ -101,11 +104,7 @@ class Gate:
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
 
-    async def __call__(
-        self,
-        request: Request,
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
-    ) -> Principal:
+    async def __call__(self, request: Request, credentials: _Credentials) -> Principal:
         """The FastAPI dependency of the desk's routes: the caller's principal for
         :attr:`Use.DESK`, rate-limited.
 
@@ -114,11 +113,7 @@ class Gate:
         """
         return await self._caller(request, credentials, Use.DESK)
 
-    async def sign_in_link(
-        self,
-        request: Request,
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
-    ) -> Principal:
+    async def sign_in_link(self, request: Request, credentials: _Credentials) -> Principal:
         """The dependency of ``POST /api/sign-in``: as :meth:`__call__`, for
         :attr:`Use.SIGN_IN` (a sign-in link).
 
@@ -127,11 +122,7 @@ class Gate:
         """
         return await self._caller(request, credentials, Use.SIGN_IN)
 
-    async def answer_link(
-        self,
-        request: Request,
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
-    ) -> Principal:
+    async def answer_link(self, request: Request, credentials: _Credentials) -> Principal:
         """The dependency of ``GET /api/link``: as :meth:`__call__`, for
         :attr:`Use.ANSWER_LINK` (an answer link, spent or not, reading its one request).
 

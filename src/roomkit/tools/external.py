@@ -274,18 +274,16 @@ async def call_on_tool_refused(
     takes_detail = _takes_detail.get(cls)
     if takes_detail is None:
         takes_detail = _takes_detail[cls] = _accepts_detail(handler.on_tool_refused)
+    passed: dict[str, str] = {}
     if detail is not None and takes_detail:
-        await handler.on_tool_refused(
-            tool_name, tool_input, reason, tool_call_id=tool_call_id, room_id=room_id, detail=detail
-        )
-        return
-    if detail is not None and cls not in _warned_classes:
+        passed["detail"] = detail
+    elif detail is not None and cls not in _warned_classes:
         _warned_classes.add(cls)
         logger.warning(
             "%s.on_tool_refused takes no 'detail': accept **kwargs to receive it", cls.__name__
         )
     await handler.on_tool_refused(
-        tool_name, tool_input, reason, tool_call_id=tool_call_id, room_id=room_id
+        tool_name, tool_input, reason, tool_call_id=tool_call_id, room_id=room_id, **passed
     )
 
 

@@ -2,10 +2,10 @@
 
 A vendor's config is a frozen dataclass that declares its fields and checks them with
 :meth:`RetrySettings.check_bounds`; its provider takes the config and keyword overrides
-(:func:`overridden`) and subclasses :class:`VendorProvider`, writing only what differs
-between vendors: how a request is built from the context, the plain call, and opening the
-event stream. ``generate`` and ``stream`` run those through the vendor's
-:class:`~roomkit.providers.ai._loop.RequestLoop`.
+(:func:`overridden`) and subclasses :class:`VendorProvider`, which holds the config and
+the retry loop, writing only what differs between vendors: the SDK client, the call's
+parameters for a context, the plain call, and opening the event stream. ``generate`` and
+``stream`` run those through the vendor's :class:`~roomkit.providers.ai._loop.RequestLoop`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from roomkit.providers.ai._loop import Assembly, Events, RequestLoop
-from roomkit.providers.ai._retry import Backoff
+from roomkit.providers.ai._loop import Assembly, Events, RequestLoop, VendorErrors
+from roomkit.providers.ai._retry import Backoff, Sleep
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ __all__ = ["RetrySettings", "VendorProvider", "overridden"]
 _C = TypeVar("_C", bound="DataclassInstance")
 _R = TypeVar("_R")
 _E = TypeVar("_E")
+_S = TypeVar("_S", bound="_Settings")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,22 +108,35 @@ class _Settings(Protocol):
     @property
     def stream(self) -> bool: ...
 
+    def backoff(self) -> Backoff: ...
+
 
 class _Client(Protocol):
     async def close(self) -> None: ...
 
 
-class VendorProvider(AIProvider, Generic[_R, _E]):
+class VendorProvider(AIProvider, Generic[_S, _R, _E]):
     """A text provider on a vendor's SDK: one request per context, plain or streamed.
 
-    A subclass sets ``config``, ``_loop`` and ``_client`` in ``__init__``, ``_assembly`` (the
-    vendor's stream reader) on the class, and writes ``_build``, ``_once`` and ``_open``.
+    A subclass passes its config (the keywords applied) and its vendor's errors to
+    ``__init__``, then sets ``_client``; it sets ``_assembly`` (the vendor's stream reader)
+    on the class, and writes ``_build`` (the request: the SDK call's parameters), ``_once``
+    and ``_open``.
+
+    Args:
+        config: the settings in force.
+        errors: how the SDK's exceptions become typed provider errors.
+        sleep: how to wait between retries.
     """
 
-    config: _Settings
-    _loop: RequestLoop[Any]
     _client: _Client
     _assembly: Callable[[], Assembly[_E]]
+
+    def __init__(self, config: _S, errors: VendorErrors[Any], sleep: Sleep) -> None:
+        self.config: _S = config
+        """The settings in force."""
+        # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
+        self._loop: RequestLoop[Any] = RequestLoop(errors, backoff=config.backoff(), sleep=sleep)
 
     @property
     def model_name(self) -> str:

@@ -19,11 +19,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
-from anthropic.types import MessageParam, RawMessageStreamEvent, ToolParam
+from anthropic.types import RawMessageStreamEvent
+from anthropic.types.message_create_params import MessageCreateParamsBase
 
 from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _anthropic_wire as wire
-from roomkit.providers.ai._loop import RequestLoop, VendorErrors
+from roomkit.providers.ai._loop import VendorErrors
 from roomkit.providers.ai._retry import Sleep
 from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
 from roomkit.providers.ai.base import AIContext, AIResponse
@@ -76,7 +77,9 @@ class AnthropicSettings(TypedDict, total=False):
     stream: bool | None
 
 
-class AnthropicAIProvider(VendorProvider["_Request", RawMessageStreamEvent]):
+class AnthropicAIProvider(
+    VendorProvider[AnthropicConfig, MessageCreateParamsBase, RawMessageStreamEvent]
+):
     """A model provider for Claude, on the Anthropic Messages API.
 
     Give it a config, or the settings as keywords (keywords override the config's)::
@@ -108,16 +111,17 @@ class AnthropicAIProvider(VendorProvider["_Request", RawMessageStreamEvent]):
         sleep: Sleep = asyncio.sleep,
         **settings: Unpack[AnthropicSettings],
     ) -> None:
-        self.config: AnthropicConfig = overridden(
-            "AnthropicAIProvider",
-            config,
-            AnthropicConfig,
-            settings,
-            AnthropicSettings.__annotations__,
+        super().__init__(
+            overridden(
+                "AnthropicAIProvider",
+                config,
+                AnthropicConfig,
+                settings,
+                AnthropicSettings.__annotations__,
+            ),
+            _ERRORS,
+            sleep,
         )
-        """The settings in force."""
-        self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)
-        # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
         self._client: anthropic.AsyncAnthropic = anthropic.AsyncAnthropic(
             api_key=self.config.api_key,
             base_url=self.config.base_url,
@@ -133,45 +137,28 @@ class AnthropicAIProvider(VendorProvider["_Request", RawMessageStreamEvent]):
 
     _assembly = wire.StreamAssembly
 
-    def _build(self, context: AIContext) -> _Request:
-        return _Request.build(context, self.config)
+    def _build(self, context: AIContext) -> MessageCreateParamsBase:
+        """The Messages API call's parameters for ``context``."""
+        params: MessageCreateParamsBase = {
+            "model": self.config.model,
+            "max_tokens": context.max_tokens or self.config.max_tokens,
+            "messages": wire.to_messages(context),
+        }
+        system = wire.to_system(context)
+        if system is not None:
+            params["system"] = system
+        tools = wire.to_tools(context.tools)
+        if tools:
+            params["tools"] = tools
+        return params
 
-    async def _once(self, request: _Request) -> AIResponse:
-        message = await self._client.messages.create(
-            model=self.config.model,
-            max_tokens=request.max_tokens,
-            messages=request.messages,
-            system=request.system if request.system is not None else anthropic.omit,
-            tools=request.tools if request.tools else anthropic.omit,
-        )
-        return wire.read_message(message)
+    async def _once(self, params: MessageCreateParamsBase) -> AIResponse:
+        return wire.read_message(await self._client.messages.create(**params))
 
-    async def _open(self, request: _Request) -> anthropic.AsyncStream[RawMessageStreamEvent]:
-        return await self._client.messages.create(
-            model=self.config.model,
-            max_tokens=request.max_tokens,
-            messages=request.messages,
-            system=request.system if request.system is not None else anthropic.omit,
-            tools=request.tools if request.tools else anthropic.omit,
-            stream=True,
-        )
-
-
-@dataclass(frozen=True)
-class _Request:
-    system: str | None
-    messages: list[MessageParam]
-    tools: list[ToolParam]
-    max_tokens: int
-
-    @classmethod
-    def build(cls, context: AIContext, config: AnthropicConfig) -> _Request:
-        return cls(
-            system=wire.to_system(context),
-            messages=wire.to_messages(context),
-            tools=wire.to_tools(context.tools),
-            max_tokens=context.max_tokens or config.max_tokens,
-        )
+    async def _open(
+        self, params: MessageCreateParamsBase
+    ) -> anthropic.AsyncStream[RawMessageStreamEvent]:
+        return await self._client.messages.create(**params, stream=True)
 
 
 def _words(exc: anthropic.APIStatusError) -> tuple[str, str | None]:

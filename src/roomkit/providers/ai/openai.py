@@ -21,16 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
-from openai.types.chat import (
-    ChatCompletionChunk,
-    ChatCompletionFunctionToolParam,
-    ChatCompletionMessageParam,
-)
+from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.completion_create_params import CompletionCreateParamsBase
 
 from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _openai_wire as wire
-from roomkit.providers.ai._loop import RequestLoop, VendorErrors
+from roomkit.providers.ai._loop import VendorErrors
 from roomkit.providers.ai._retry import Sleep
 from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
 from roomkit.providers.ai.base import AIContext, AIResponse
@@ -96,7 +92,9 @@ class OpenAISettings(TypedDict, total=False):
     stream: bool | None
 
 
-class OpenAIAIProvider(VendorProvider["_Request", ChatCompletionChunk]):
+class OpenAIAIProvider(
+    VendorProvider[OpenAIConfig, CompletionCreateParamsBase, ChatCompletionChunk]
+):
     """A model provider on the Chat Completions API (OpenAI, or a compatible server).
 
     Give it a config, or the settings as keywords (keywords override the config's)::
@@ -129,12 +127,13 @@ class OpenAIAIProvider(VendorProvider["_Request", ChatCompletionChunk]):
         sleep: Sleep = asyncio.sleep,
         **settings: Unpack[OpenAISettings],
     ) -> None:
-        self.config: OpenAIConfig = overridden(
-            "OpenAIAIProvider", config, OpenAIConfig, settings, OpenAISettings.__annotations__
+        super().__init__(
+            overridden(
+                "OpenAIAIProvider", config, OpenAIConfig, settings, OpenAISettings.__annotations__
+            ),
+            _ERRORS,
+            sleep,
         )
-        """The settings in force."""
-        self._loop = RequestLoop(_ERRORS, backoff=self.config.backoff(), sleep=sleep)
-        # Retries are ours (bounded, typed, testable): the SDK makes one attempt per call.
         try:
             self._client: openai.AsyncOpenAI = openai.AsyncOpenAI(
                 api_key=self.config.api_key,
@@ -149,54 +148,36 @@ class OpenAIAIProvider(VendorProvider["_Request", ChatCompletionChunk]):
 
     _assembly = wire.StreamAssembly
 
-    def _build(self, context: AIContext) -> _Request:
-        return _Request.build(context, self.config)
-
-    async def _once(self, request: _Request) -> AIResponse:
-        completion = await self._client.chat.completions.create(**self._params(request))
-        return wire.read_completion(completion)
-
-    async def _open(self, request: _Request) -> openai.AsyncStream[ChatCompletionChunk]:
-        params = self._params(request)
-        if self.config.stream_usage:
-            params["stream_options"] = {"include_usage": True}
-        return await self._client.chat.completions.create(**params, stream=True)
-
-    def _params(self, request: _Request) -> CompletionCreateParamsBase:
-        """The call's parameters; one left out is the server's default."""
+    def _build(self, context: AIContext) -> CompletionCreateParamsBase:
+        """The call's parameters for ``context``; one left out is the server's default."""
+        config = self.config
         params: CompletionCreateParamsBase = {
-            "model": self.config.model,
-            "messages": request.messages,
+            "model": config.model,
+            "messages": wire.to_messages(context),
         }
-        if request.tools:
-            params["tools"] = request.tools
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            if self.config.legacy_max_tokens:
-                params["max_tokens"] = request.max_tokens
-            else:
-                params["max_completion_tokens"] = request.max_tokens
+        tools = wire.to_tools(context.tools)
+        if tools:
+            params["tools"] = tools
+        temperature = context.temperature if context.temperature is not None else config.temperature
+        if temperature is not None:
+            params["temperature"] = temperature
+        max_tokens = context.max_tokens or config.max_tokens
+        if max_tokens is not None and config.legacy_max_tokens:
+            params["max_tokens"] = max_tokens
+        elif max_tokens is not None:
+            params["max_completion_tokens"] = max_tokens
         return params
 
+    async def _once(self, params: CompletionCreateParamsBase) -> AIResponse:
+        return wire.read_completion(await self._client.chat.completions.create(**params))
 
-@dataclass(frozen=True)
-class _Request:
-    messages: list[ChatCompletionMessageParam]
-    tools: list[ChatCompletionFunctionToolParam]
-    max_tokens: int | None
-    temperature: float | None
-
-    @classmethod
-    def build(cls, context: AIContext, config: OpenAIConfig) -> _Request:
-        return cls(
-            messages=wire.to_messages(context),
-            tools=wire.to_tools(context.tools),
-            max_tokens=context.max_tokens or config.max_tokens,
-            temperature=(
-                context.temperature if context.temperature is not None else config.temperature
-            ),
-        )
+    async def _open(
+        self, params: CompletionCreateParamsBase
+    ) -> openai.AsyncStream[ChatCompletionChunk]:
+        if self.config.stream_usage:
+            params = params.copy()
+            params["stream_options"] = {"include_usage": True}
+        return await self._client.chat.completions.create(**params, stream=True)
 
 
 def _vendor_words(exc: openai.APIError) -> tuple[str, str | None]:

@@ -85,20 +85,8 @@ class RedisRoomStore(Opened):
         """The first part of every key."""
         self._where = link.describe(self._client)
         self._keys = records.Layout(prefix)
-        register = self._client.register_script
-        self._open_script = register(records.OPEN)
-        self._create_room = register(records.CREATE_ROOM)
-        self._add_participant = register(records.ADD_PARTICIPANT)
-        self._add_binding = register(records.ADD_BINDING)
-        self._remove_binding = register(records.REMOVE_BINDING)
-        self._add_event = register(records.ADD_EVENT)
-        self._record_inbound = register(records.RECORD_INBOUND)
-        self._begin_turn = register(records.BEGIN_TURN)
-        self._record_step = register(records.RECORD_STEP)
-        self._finish_turn = register(records.FINISH_TURN)
-        self._end_turn = register(records.END_TURN)
-        self._read_ordered = register(records.READ_ORDERED)
-        self._read_turns = register(records.READ_TURNS)
+        # Each Lua source is registered on first use: the client keeps its digest.
+        self._scripts: dict[str, AsyncScript] = {}
         self._opened = False
         self._opening = asyncio.Lock()
 
@@ -141,7 +129,7 @@ class RedisRoomStore(Opened):
         async with self._opening:
             if self._opened:
                 return
-            [_, last_event_id] = await self._write(self._open_script, [self._keys.last_event], [])
+            [_, last_event_id] = await self._write(records.OPEN, [self._keys.last_event], [])
             reserve_event_ids(int(last_event_id))
             self._opened = True
 
@@ -151,15 +139,24 @@ class RedisRoomStore(Opened):
         if self._owned:
             await self._client.aclose(close_connection_pool=True)
 
-    async def _write(self, script: AsyncScript, keys: list[str], args: list[Any]) -> list[Any]:
-        """Run a write script; its reply after the status, which is ``"ok"`` or an error.
+    def _script(self, source: str) -> AsyncScript:
+        script = self._scripts.get(source)
+        if script is None:
+            script = self._scripts[source] = self._client.register_script(source)
+        return script
+
+    async def _write(self, source: str, keys: list[str], args: list[Any]) -> list[Any]:
+        """Run the write script ``source``; its reply after the status, which is ``"ok"`` or
+        an error.
 
         Raises:
             StoreFormatError: the store holds another format (nothing is written).
             _Refused: the script refused the write (nothing is written); the caller says why.
         """
         with link.guard(self._where, store=_STORE):
-            reply = await script(keys=[self._keys.format, *keys], args=[records.FORMAT, *args])
+            reply = await self._script(source)(
+                keys=[self._keys.format, *keys], args=[records.FORMAT, *args]
+            )
         status = link.text(reply[0])
         if status == "ok":
             return list(reply)
@@ -172,10 +169,10 @@ class RedisRoomStore(Opened):
             )
         raise _Refused(status)
 
-    async def _read(self, script: AsyncScript, keys: list[str], args: list[Any]) -> list[Any]:
+    async def _read(self, source: str, keys: list[str], args: list[Any]) -> list[Any]:
         await self.open()
         with link.guard(self._where, store=_STORE):
-            return list(await script(keys=keys, args=args))
+            return list(await self._script(source)(keys=keys, args=args))
 
     # -- rooms, rosters, bindings --------------------------------------------------------------
 
@@ -190,7 +187,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.all, self._keys.seq, self._keys.room(room.id)]
         try:
-            await self._write(self._create_room, keys, [room.id, record])
+            await self._write(records.CREATE_ROOM, keys, [room.id, record])
         except _Refused:
             raise ValueError(f"Room {room.id!r} already exists") from None
 
@@ -216,7 +213,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.all, self._keys.seq, *self._keys.roster(room_id)]
         await self._under_room(
-            self._add_participant, keys, [room_id, participant.id, record], room_id
+            records.ADD_PARTICIPANT, keys, [room_id, participant.id, record], room_id
         )
 
     async def list_participants(self, room_id: str) -> list[Participant]:
@@ -243,7 +240,7 @@ class RedisRoomStore(Opened):
             *self._keys.bindings(room_id),
             self._keys.channel(channel_id),
         ]
-        await self._under_room(self._add_binding, keys, [room_id, channel_id, record], room_id)
+        await self._under_room(records.ADD_BINDING, keys, [room_id, channel_id, record], room_id)
 
     async def remove_binding(self, room_id: str, channel_id: str) -> bool:
         """Detach a channel from a room; ``False`` when it was not attached.
@@ -253,7 +250,7 @@ class RedisRoomStore(Opened):
         """
         await self.open()
         keys = [*self._keys.bindings(room_id), self._keys.channel(channel_id)]
-        reply = await self._write(self._remove_binding, keys, [room_id, channel_id])
+        reply = await self._write(records.REMOVE_BINDING, keys, [room_id, channel_id])
         return bool(int(reply[1]))
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
@@ -281,15 +278,15 @@ class RedisRoomStore(Opened):
         """A room's roster or bindings (``keys``: the records' hash and their order), decoded
         in the order they were first added."""
         hashed, order = keys
-        found = await self._read(self._read_ordered, [order, hashed], [])
+        found = await self._read(records.READ_ORDERED, [order, hashed], [])
         return [decode(raw, room_id) for raw in found]
 
     async def _under_room(
-        self, script: AsyncScript, keys: list[str], args: list[Any], room_id: str
+        self, source: str, keys: list[str], args: list[Any], room_id: str
     ) -> list[Any]:
         """Run a write whose room must exist; ``KeyError`` when it does not."""
         try:
-            return await self._write(script, keys, args)
+            return await self._write(source, keys, args)
         except _Refused:
             raise KeyError(_no_room(room_id)) from None
 
@@ -306,7 +303,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.all, self._keys.events(event.room_id), self._keys.last_event]
         args = [event.room_id, event.id, record]
-        await self._under_room(self._add_event, keys, args, event.room_id)
+        await self._under_room(records.ADD_EVENT, keys, args, event.room_id)
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
         """The room's events, oldest first, from ``offset``, at most ``limit``.
@@ -358,7 +355,7 @@ class RedisRoomStore(Opened):
             self._keys.seq,
             *turn_keys,
         ]
-        await self._under_room(self._record_inbound, keys, args, event.room_id)
+        await self._under_room(records.RECORD_INBOUND, keys, args, event.room_id)
 
     async def begin_turn(self, turn: OpenTurn) -> None:
         """Record a turn as started.
@@ -372,7 +369,7 @@ class RedisRoomStore(Opened):
         record = records.encode_turn(turn)
         await self.open()
         keys = [self._keys.turns, self._keys.seq, self._keys.turn(turn.turn_id)]
-        await self._write(self._begin_turn, keys, [turn.turn_id, record])
+        await self._write(records.BEGIN_TURN, keys, [turn.turn_id, record])
 
     async def record_step(self, turn_id: str, step: JournalStep) -> None:
         """Record a step; a step with the same index is replaced.
@@ -385,7 +382,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.turns, self._keys.steps(turn_id)]
         try:
-            await self._write(self._record_step, keys, [turn_id, step.index, record])
+            await self._write(records.RECORD_STEP, keys, [turn_id, step.index, record])
         except _Refused:
             raise KeyError(f"No open turn {turn_id!r}: call begin_turn() first") from None
 
@@ -417,7 +414,7 @@ class RedisRoomStore(Opened):
             keys += [self._keys.all, self._keys.events(reply.room_id), self._keys.last_event]
         await self.open()
         room_id = reply.room_id if reply is not None else ""
-        done = await self._under_room(self._finish_turn, keys, args, room_id)
+        done = await self._under_room(records.FINISH_TURN, keys, args, room_id)
         return bool(int(done[1]))
 
     async def end_turn(self, turn_id: str) -> None:
@@ -428,7 +425,7 @@ class RedisRoomStore(Opened):
         """
         await self.open()
         keys = [self._keys.turns, self._keys.turn(turn_id), self._keys.steps(turn_id)]
-        await self._write(self._end_turn, keys, [turn_id])
+        await self._write(records.END_TURN, keys, [turn_id])
 
     async def open_turns(self) -> list[OpenTurn]:
         """The turns begun and not ended, oldest first.
@@ -436,7 +433,7 @@ class RedisRoomStore(Opened):
         Raises:
             StoreUnavailableError: the server cannot be reached.
         """
-        found = await self._read(self._read_turns, [self._keys.turns], [self._keys.turn("")])
+        found = await self._read(records.READ_TURNS, [self._keys.turns], [self._keys.turn("")])
         return [records.decode_turn(raw) for raw in found]
 
 
