@@ -14,8 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roomkit._lazy import lazy_exports
-from roomkit.auth import tokens as _tokens
-from roomkit.auth.tokens import *  # noqa: F403 -- the token names, listed once where they live
 from roomkit.desk.api import Desk, default_handler, desk_router
 from roomkit.desk.app import create_desk_app, mount_desk
 from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
@@ -27,11 +25,20 @@ from roomkit.desk.options import DeskOptions
 from roomkit.desk.routes import DeskRouter
 from roomkit.desk.shapes import AnswerBody, Kind, RejectBody, RequestView, kind_of
 from roomkit.desk.stores import open_stores
+from roomkit.desk.tokens import (
+    SECRET_ENV,
+    issue_answer_link,
+    issue_sign_in_link,
+    issue_token,
+    load_or_create_secret,
+    resolve_secret,
+)
 
 if TYPE_CHECKING:
     from roomkit.desk.chat import chat_router
 
 __all__ = [
+    "SECRET_ENV",
     "Access",
     "AnswerBody",
     "Authenticator",
@@ -52,11 +59,15 @@ __all__ = [
     "create_desk_app",
     "default_handler",
     "desk_router",
+    "issue_answer_link",
+    "issue_sign_in_link",
+    "issue_token",
     "kind_of",
+    "load_or_create_secret",
     "metrics_router",
     "mount_desk",
     "open_stores",
-    *_tokens.__all__,
+    "resolve_secret",
 ]
 
 
