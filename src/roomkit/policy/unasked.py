@@ -34,7 +34,7 @@ _APPROVED = approve()
 def unasked(ruling: Ruling, refusal: str | None) -> Iterator[None]:
     """Approvals created inside record a call nobody is asked about, as ``ruling`` has it:
     settled at once, approved, or rejected with ``refusal`` when it is not ``None``."""
-    evidence = (ruling.entry,) if ruling.entry is not None else ()
+    evidence = (ruling.evidence,) if ruling.evidence is not None else ()
     decision = _APPROVED if refusal is None else reject(refusal)
     with (
         unannounced(),

@@ -115,7 +115,7 @@ async def verdict_on(
     rule: Approval,
     tool: AITool | None,
     *,
-    evidence: Entry | None = None,
+    evidence: dict[str, Any] | Entry | None = None,
 ) -> Verdict:
     """Hold the call for a decision under ``rule`` (when ``when=`` says so); the verdict.
 

@@ -64,7 +64,7 @@ async def police(
     ruling = await rule_call(policy, rule, call)
     if ruling.ask is not None:
         return await verdict_on(
-            site, server, name, arguments, ruling.ask, tool, evidence=ruling.entry
+            site, server, name, arguments, ruling.ask, tool, evidence=ruling.evidence
         )
     return await _unasked(site, human.handler, name, arguments, tool, ruling)
 
