@@ -50,6 +50,7 @@ __all__ = [
     "create_held",
     "executed",
     "held",
+    "held_key",
     "run_verdict",
     "spend",
     "spent_entry",
@@ -220,10 +221,6 @@ async def create_held(
     """The approval request of the call at ``site`` (a deep copy of its arguments, the
     tool's schema and description), decided as ``options`` say: created, or re-attached
     to by its key."""
-    key = None
-    if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
-        # A turn re-driven after a restart finds this request, and replays its one run.
-        key = f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
     return await handler.create_approval(
         name,
         copy.deepcopy(arguments),
@@ -233,10 +230,18 @@ async def create_held(
         channel_id=site.channel_id,
         channel_type=site.channel_type,
         actor_id=site.actor_id,
-        key=key,
+        key=held_key(site, handler),
         description=tool.description if tool is not None and tool.description else None,
         **options,
     )
+
+
+def held_key(site: CallSite, handler: HumanInputHandler) -> str | None:
+    """The key of the approval of the call at ``site``: on a durable store, a turn re-driven
+    after a restart finds its request by it, and replays its one run."""
+    if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
+        return f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
+    return None
 
 
 async def _roster(site: CallSite) -> tuple[str, ...]:

@@ -1,0 +1,107 @@
+"""A call nobody is asked about, recorded: the approval a decision settles as it is made.
+
+:func:`create_decided` records it as :func:`~roomkit.tools.human_input.decided_at_once`
+inside :func:`~roomkit.tools.human_input.unannounced` does (an approval nobody is told
+about, its history ``created``, the caller's entries, ``decided`` and ``settled``), with
+everything passed explicitly, and leaves it retired, as a ``wait()`` on it would. On the
+memory store the request is stored with its history, settled and retired in one go: no
+announcement, no standing grant looked up, no wait parked, and the history linked as the
+memory store links it (its ``created`` entry at once, the plain ones when read). On a
+durable store, and for a request named by its key (which may re-attach to one a person was
+asked about), it takes the handler's own path, writes and all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from roomkit.core.exceptions import HumanInputRejectedError
+from roomkit.models.enums import ChannelType
+from roomkit.tools.human_input._announce import unannounced
+from roomkit.tools.human_input._at_once import decided_at_once
+from roomkit.tools.human_input._decisions import _created, created_with
+from roomkit.tools.human_input._memory_engine import MemoryEngine
+from roomkit.tools.human_input.stores import check_entry
+
+if TYPE_CHECKING:
+    from roomkit.models.decisions import Decision
+    from roomkit.models.history import Entry
+    from roomkit.models.pending_input import PendingInput
+    from roomkit.tools.human_input.handler import HumanInputHandler
+
+__all__ = ["create_decided"]
+
+
+async def create_decided(
+    handler: HumanInputHandler,
+    tool_name: str,
+    arguments: dict[str, Any],
+    decision: Decision,
+    *,
+    by: str | None,
+    surface: str | None = None,
+    digest: str | None = None,
+    history: Sequence[dict[str, Any] | Entry] = (),
+    tool_schema: dict[str, Any] | None = None,
+    room_id: str = "",
+    tool_call_id: str = "",
+    channel_id: str = "",
+    channel_type: ChannelType = ChannelType.AI,
+    actor_id: str | None = None,
+    key: str | None = None,
+    description: str | None = None,
+) -> PendingInput:
+    """Record the call ``tool_name(arguments)``, settled with ``decision`` by ``by``
+    (through ``surface``) as it is made, nobody asked.
+
+    The approval's approvers are ``by`` alone; ``history`` (a policy's decision, say)
+    follows its ``created`` entry. The request returned is settled and retired.
+
+    Args:
+        arguments: kept by the request as they are: the caller's own copy.
+        digest: ``arguments_digest(tool_name, arguments)`` when the caller has it already.
+        Others: as :meth:`HumanInputHandler.create_approval`.
+
+    Raises:
+        HandlerClosedError, InvalidTextError, StoreUnavailableError: as ``create_approval``.
+        TypeError, ValueError, InvalidTextError: an entry of ``history`` is no history entry
+            (as :func:`~roomkit.tools.human_input.stores.check_entry`); nothing is stored.
+    """
+    approvers = (by,) if by is not None else ()
+    engine = handler._engine
+    if key is None and type(engine) is MemoryEngine:
+        request = handler._new(
+            tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
+        )
+        decisions = handler._decisions
+        decisions.prepare(request, approvers, tool_schema, digest=digest)
+        entries = (_created(request, surface, description), *map(check_entry, history))
+        engine.add(request, None, entries, announce=False)
+        await decisions.decide(request, decision, by, surface)
+        engine.store.retire(request)
+        return request
+    with (
+        unannounced(),
+        created_with(*history),
+        decided_at_once(decision, by=by, surface=surface),
+    ):
+        request = await handler.create_approval(
+            tool_name,
+            arguments,
+            approvers=approvers,
+            tool_schema=tool_schema,
+            room_id=room_id,
+            tool_call_id=tool_call_id,
+            channel_id=channel_id,
+            channel_type=channel_type,
+            actor_id=actor_id,
+            key=key,
+            surface=surface,
+            description=description,
+        )
+    # The wait collects the settled request (the handler's cleanup of a request it made).
+    with contextlib.suppress(HumanInputRejectedError):
+        await handler.wait(request.pending_id, timeout=None)
+    return request
