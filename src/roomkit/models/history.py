@@ -410,12 +410,12 @@ def _plain_fields(model: type[Entry]) -> dict[str, _Plain]:
     return found
 
 
-_PLAIN: dict[type[Entry], dict[str, _Plain]] = {
-    model: _plain_fields(model) for model in ENTRY_MODELS.values()
+_PLAIN: dict[type[Entry], tuple[dict[str, _Plain], frozenset[str]]] = {
+    model: (_plain_fields(model), frozenset(model.model_fields)) for model in ENTRY_MODELS.values()
 }
-"""Each model's plain fields: a value of the exact type they take is what the model's
-validator would take too, so it is checked here without one (a history entry is checked
-as it is recorded, on every request's path)."""
+"""Each model's plain fields, and all its fields: a value of the exact type a plain field
+takes is what the model's validator would take too, so it is checked here without one (a
+history entry is checked as it is recorded, on every request's path)."""
 
 
 def check_fields(model: type[Entry], value: Mapping[str, Any]) -> None:
@@ -424,9 +424,9 @@ def check_fields(model: type[Entry], value: Mapping[str, Any]) -> None:
     Raises:
         ValueError: one does not (the message names it and what it takes).
     """
-    plain = _PLAIN.get(model)
-    if plain is not None:
-        named = model.model_fields
+    known = _PLAIN.get(model)
+    if known is not None:
+        plain, named = known
         for key, item in value.items():
             taken = plain.get(key)
             if taken is None:
