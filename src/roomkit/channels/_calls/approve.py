@@ -92,6 +92,9 @@ class Verdict:
     """What the model reads of a call that does not run."""
     approved_by: list[str] | None = None
     """On a quorum approval, who approved the arguments that run."""
+    sole: bool = False
+    """The request was made and settled by this call, under no key: no other run can
+    reach it, so its one run needs no spend."""
 
 
 async def run_verdict(
@@ -256,6 +259,8 @@ async def spend(handler: HumanInputHandler, verdict: Verdict) -> CallOutcome | N
     """Spend the approval's one run; the recorded outcome when it was spent already."""
     assert verdict.request is not None
     assert verdict.arguments is not None
+    if verdict.sole:
+        return None
     # A durable store keeps the spend with the audit; memory forgets it after a day.
     until = None if handler.durable else time.time() + _MEMORY_SPEND
     if await handler.ledger.spend_once(spent_entry(verdict.request.pending_id), until=until):

@@ -77,6 +77,7 @@ async def _unasked(
     digest: str,
 ) -> Verdict:
     """Record a call nobody is asked about, and the verdict: run it bound, or refuse it."""
+    key = held_key(site, handler)
     request = await create_decided(
         handler,
         name,
@@ -92,12 +93,13 @@ async def _unasked(
         channel_id=site.channel_id,
         channel_type=site.channel_type,
         actor_id=site.actor_id,
-        key=held_key(site, handler),
+        key=key,
         description=tool.description if tool is not None and tool.description else None,
     )
     if ruling.refusal is not None:
         return Verdict(request, None, outcome=refused(ruling.refusal, arguments))
-    return Verdict(request, request.arguments, request.arguments_digest)
+    # Without a key (the memory store's), a request made here is reached by no other run.
+    return Verdict(request, request.arguments, request.arguments_digest, sole=key is None)
 
 
 def _own(arguments: dict[str, Any]) -> dict[str, Any]:
