@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decisions import _created, created_with
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from roomkit.tools.human_input.handler import HumanInputHandler
 
 __all__ = ["create_decided"]
+
+_RESOLVED = PendingInputStatus.RESOLVED
+_REJECTED = PendingInputStatus.REJECTED
 
 
 async def create_decided(
@@ -71,15 +75,19 @@ async def create_decided(
     """
     approvers = (by,) if by is not None else ()
     engine = handler._engine
+    decisions = handler._decisions
     if key is None and type(engine) is MemoryEngine:
         request = handler._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
-        decisions = handler._decisions
         decisions.prepare(request, approvers, tool_schema, digest=digest)
-        entries = (_created(request, surface, description), *map(check_entry, history))
-        engine.add(request, None, entries, announce=False)
-        await decisions.decide(request, decision, by, surface)
+        created = _created(request, surface, description)
+        engine.add(request, None, (created, *map(check_entry, history)), announce=False)
+        settle = _settle(request, decision, by, surface, created["at"])
+        if settle is None or (decisions.router is not None and by is not None):
+            await decisions.decide(request, decision, by, surface)
+        else:
+            await engine.settle(request.pending_id, *settle)
         engine.store.retire(request)
         return request
     with (
@@ -105,3 +113,23 @@ async def create_decided(
     with contextlib.suppress(HumanInputRejectedError):
         await handler.wait(request.pending_id, timeout=None)
     return request
+
+
+def _settle(
+    request: PendingInput, decision: Decision, by: str | None, surface: str | None, at: str
+) -> tuple[PendingInputStatus, str, str | None, tuple[dict[str, Any], ...]] | None:
+    """The settle of ``request`` with an approval or a rejection, its ``decided`` and
+    ``settled`` entries made at ``at`` (its creation's time: they are made in the same
+    step); ``None`` for another decision (an edit, a response), which the handler's own
+    ``decide`` records."""
+    if decision.kind == "approve":
+        status, text = _RESOLVED, decision.canonical
+        fields = {"decision": "approve", "digest": request.arguments_digest}
+    elif decision.kind == "reject":
+        status, text = _REJECTED, decision.text
+        fields = {"decision": "reject", "reason": decision.text}
+    else:
+        return None
+    decided = {"type": "decided", "at": at, "actor": by, "surface": surface, **fields}
+    settled = {"type": "settled", "at": at, "actor": by, "surface": surface, "status": status.value}
+    return status, text, by, (decided, settled)
