@@ -4,6 +4,7 @@ go, with the same history, outcome and audit trail as the handler's own path giv
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -113,16 +114,24 @@ async def test_the_record_in_one_go_is_the_handlers_record(kind: str) -> None:
     assert check_trail(await trail.read(), KEYS, now=time.time()).problems == []
 
 
-async def test_the_arguments_recorded_are_those_the_call_was_made_with() -> None:
+@pytest.mark.parametrize(
+    "arguments", [{"to": "bob", "amount": 5}, {"to": "bob", "lines": [{"amount": 5}]}]
+)
+async def test_the_arguments_recorded_are_those_the_call_was_made_with(
+    arguments: dict[str, Any],
+) -> None:
     """A tool that changes the arguments it is handed changes nothing recorded."""
     handler = HumanInputHandler()
-    made = await _in_one_go(handler, "approve")
-    request = await handler.get_request(made)
-    assert request is not None
-    request.arguments["amount"] = 5000
-    (created, *_) = await handler.history(made)
-    assert created["arguments"] == ARGUMENTS
-    assert created["digest"] == arguments_digest("pay", ARGUMENTS)
+    made = await create_decided(
+        handler, "pay", json.loads(json.dumps(arguments)), approve(), by="policy:p"
+    )
+    assert made.arguments == arguments
+    made.arguments["to"] = "mallory"
+    if "lines" in made.arguments:
+        made.arguments["lines"][0]["amount"] = 5000
+    (created, *_) = await handler.history(made.pending_id)
+    assert created["arguments"] == arguments
+    assert created["digest"] == arguments_digest("pay", arguments)
 
 
 async def test_a_durable_store_takes_the_handlers_path(tmp_path: Path) -> None:

@@ -4,16 +4,19 @@
 inside :func:`~roomkit.tools.human_input.unannounced` does (an approval nobody is told
 about, its history ``created``, the caller's entries, ``decided`` and ``settled``), with
 everything passed explicitly, and leaves it retired, as a ``wait()`` on it would. On the
-memory store the request is stored with its history, settled and retired in one go: no
-announcement, no standing grant looked up, no wait parked, and the history linked as the
-memory store links it (its ``created`` entry at once, the plain ones when read). On a
-durable store, and for a request named by its key (which may re-attach to one a person was
-asked about), it takes the handler's own path, writes and all.
+memory store an approval or a rejection is stored, settled and retired in one synchronous
+step (:meth:`MemoryEngine.add_settled`): no announcement, no standing grant looked up, no
+wait parked, and its whole history kept as made, linked when it is read (its ``created``
+entry holds a copy of the arguments of its own, so nothing the tool does to those it is
+handed changes it). On a durable store, and for a request named by its key (which may
+re-attach to one a person was asked about), it takes the handler's own path, writes and
+all.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -82,12 +85,17 @@ async def create_decided(
         )
         decisions.prepare(request, approvers, tool_schema, digest=digest)
         created = _created(request, surface, description)
-        engine.add(request, None, (created, *map(check_entry, history)), announce=False)
+        evidence = tuple(map(check_entry, history))
         settle = _settle(request, decision, by, surface, created["at"])
-        if settle is None or (decisions.router is not None and by is not None):
-            await decisions.decide(request, decision, by, surface)
-        else:
-            await engine.settle(request.pending_id, *settle)
+        if settle is not None and (decisions.router is None or by is None):
+            # The history is the request's alone: its created entry holds a copy of the
+            # arguments (the request's go to the tool), so it is linked when read.
+            created["arguments"] = _copy(request.arguments)
+            status, text, entries = settle
+            engine.add_settled(request, status, text, by, (created, *evidence, *entries))
+            return request
+        engine.add(request, None, (created, *evidence), announce=False)
+        await decisions.decide(request, decision, by, surface)
         engine.store.retire(request)
         return request
     with (
@@ -117,7 +125,7 @@ async def create_decided(
 
 def _settle(
     request: PendingInput, decision: Decision, by: str | None, surface: str | None, at: str
-) -> tuple[PendingInputStatus, str, str | None, tuple[dict[str, Any], ...]] | None:
+) -> tuple[PendingInputStatus, str, tuple[dict[str, Any], ...]] | None:
     """The settle of ``request`` with an approval or a rejection, its ``decided`` and
     ``settled`` entries made at ``at`` (its creation's time: they are made in the same
     step); ``None`` for another decision (an edit, a response), which the handler's own
@@ -132,4 +140,15 @@ def _settle(
         return None
     decided = {"type": "decided", "at": at, "actor": by, "surface": surface, **fields}
     settled = {"type": "settled", "at": at, "actor": by, "surface": surface, "status": status.value}
-    return status, text, by, (decided, settled)
+    return status, text, (decided, settled)
+
+
+_FLAT = frozenset({str, int, float, bool, type(None)})
+
+
+def _copy(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``arguments`` sharing nothing that can change: a flat object of texts,
+    numbers, flags and nulls copied as it is, anything deeper copied in full."""
+    if _FLAT.issuperset(map(type, arguments.values())):
+        return dict(arguments)
+    return copy.deepcopy(arguments)
