@@ -9,8 +9,10 @@ runs unheld, as before. With one, each decision is recorded in the request's his
 - run or refused without anyone: an approval request nobody is told about records the call,
   settled by the policy as it is made (``create_decided``, in one go on the memory store;
   the arguments digested once, for the policy and the request), and the run goes
-  through the same bound, spend-once path as an approved call (``executed``), so
-  ``roomkit audit verify`` vouches for the chain of a call that ran without anyone.
+  through the same bound path as an approved call (digested again at dispatch,
+  ``executed``), so ``roomkit audit verify`` vouches for the chain of a call that ran
+  without anyone. Its one run needs no spend unless its request has a key: no other run
+  can reach a request made here under none.
 """
 
 from __future__ import annotations
