@@ -5,14 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from roomkit import HumanInputHandler
 from roomkit.models.history import (
+    ENTRY_MODELS,
     ENTRY_TYPES,
     Created,
     Decided,
     Settled,
     Shown,
+    check_fields,
     parse_entry,
 )
 from roomkit.tools.approvals import edit
@@ -92,6 +95,50 @@ def test_the_store_check_takes_the_types() -> None:
         "actor": "ann",
         "surface": "desk",
     }
+
+
+_VALUES: list[object] = [
+    None,
+    "x",
+    "approve",
+    "allow",
+    "resolved",
+    "\ud800",
+    0,
+    1,
+    2**70,
+    True,
+    False,
+    1.5,
+    [],
+    ["ann"],
+    ("ann",),
+    {},
+    {"a": 1},
+    {1: 2},
+    b"x",
+    object(),
+]
+
+
+@pytest.mark.parametrize("kind", sorted(ENTRY_TYPES))
+def test_the_field_check_takes_what_the_model_takes(kind: str) -> None:
+    """The check of plain fields, made without the validator, agrees with it on every
+    field of every kind, an application's own field included."""
+    model = ENTRY_MODELS[kind]
+    for field in [*model.model_fields, "mine"]:
+        for value in _VALUES:
+            entry = {"type": kind, "at": "2026-01-01T00:00:00Z", field: value}
+            try:
+                model.model_validate(entry)
+                valid = True
+            except ValidationError:
+                valid = False
+            if valid:
+                check_fields(model, entry)
+            else:
+                with pytest.raises(ValueError, match="history entry"):
+                    check_fields(model, entry)
 
 
 @pytest.mark.parametrize("durable", [False, True])

@@ -287,10 +287,9 @@ def arguments_digest(tool_name: str, arguments: dict[str, Any]) -> str:
     separators=(",", ":"), ensure_ascii=False)`` encoded as UTF-8, so anyone holding the
     arguments can compute it again.
     """
-    text = json.dumps(
-        {"tool": tool_name, "arguments": arguments},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    text = _DIGESTED.encode({"tool": tool_name, "arguments": arguments})
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+_DIGESTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""What :func:`arguments_digest` encodes with: ``json.dumps`` with options makes one per call."""

@@ -29,10 +29,9 @@ from roomkit.policy import tally
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, decision_name
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, Quorum, needs_person
+from roomkit.tools.human_input.stores import new_entry
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from roomkit.policy.decisions import Policy, PolicyDecision
 
 __all__ = [
@@ -46,6 +45,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger("roomkit.policy")
+
+_DECISIONS = frozenset({Allow, Deny, Ask, Abstain})
+"""What ``decide`` returns when it is synchronous: nothing to await."""
 
 _CANONICAL = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
@@ -61,10 +63,16 @@ class Ruling:
     """The rule to hold the call under for a person; ``None``: nobody is asked."""
     refusal: str | None = None
     """What the model reads of a call the policy refused; ``None`` when it may run."""
-    entry: PolicyDecided | None = None
-    """The evidence of the policy's decision; ``None`` without a policy."""
+    evidence: dict[str, Any] | None = None
+    """The evidence of the policy's decision, its ``policy_decided`` history entry as it is
+    recorded; ``None`` without a policy."""
     by: str | None = None
     """``policy:<name>`` when the policy's decision is the one acted on (enforced)."""
+
+    @property
+    def entry(self) -> PolicyDecided | None:
+        """The evidence of the policy's decision, typed; ``None`` without a policy."""
+        return None if self.evidence is None else PolicyDecided.model_validate(self.evidence)
 
 
 def ruling_policy(rule: Approval | None, default: Policy | None) -> Policy | None:
@@ -90,7 +98,7 @@ async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bo
     """The policy's decision on ``call``, and whether it failed (``on_error`` decided then)."""
     try:
         decision: Any = policy.decide(call)
-        if inspect.isawaitable(decision):
+        if type(decision) not in _DECISIONS and inspect.isawaitable(decision):
             decision = await decision
     except Exception as error:
         on_error = getattr(policy, "on_error", "ask")
@@ -135,7 +143,7 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
                 asked = _asked(Ask(reason=decision.reason), rule)
     entry = _entry(policy, call, decision, enforced=not shadow, failed=failed)
     if shadow or isinstance(decision, Abstain):
-        return Ruling(await _static(rule, call), entry=entry)
+        return Ruling(await _static(rule, call), evidence=entry)
     by = f"policy:{name}"
     if isinstance(decision, Deny):
         body = texts.error_body(
@@ -144,7 +152,7 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
             policy=name,
         )
         return Ruling(None, body, entry, by)
-    return Ruling(asked, entry=entry, by=by)
+    return Ruling(asked, evidence=entry, by=by)
 
 
 def _broken(policy: Policy, reason: str) -> PolicyDecision:
@@ -186,11 +194,12 @@ def _rule(base: Approval, who: Quorum | tuple[str, ...], timeout: float | None =
 
 def _entry(
     policy: Policy, call: PolicyCall, decision: PolicyDecision, *, enforced: bool, failed: bool
-) -> PolicyDecided:
+) -> dict[str, Any]:
+    """The ``policy_decided`` entry of ``decision`` (checked where it is recorded)."""
     name = policy_name(policy)
-    fields: Mapping[str, Any] = {"error": True} if failed else {}
     version = getattr(policy, "version", None)
-    return PolicyDecided(
+    entry = new_entry(
+        "policy_decided",
         actor=f"policy:{name}",
         surface="policy",
         policy=name,
@@ -200,8 +209,10 @@ def _entry(
         reason=decision.reason or None,
         enforced=enforced,
         automatic=True,
-        **fields,
     )
+    if failed:
+        entry["error"] = True
+    return entry
 
 
 async def asks_person(

@@ -15,13 +15,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from roomkit.models.decisions import Decision
 from roomkit.tools.approvals import approve, reject
 from roomkit.tools.human_input import created_with, decided_at_once, unannounced
 
 if TYPE_CHECKING:
     from roomkit.policy.ruling import Ruling
 
-__all__ = ["POLICY", "unasked"]
+__all__ = ["POLICY", "settling", "unasked"]
 
 POLICY = "policy"
 """The surface of what a policy does on its own (its requests, its decisions)."""
@@ -30,11 +31,17 @@ _APPROVED = approve()
 """A decision cannot change: one serves every call."""
 
 
+def settling(ruling: Ruling) -> Decision:
+    """The decision a call nobody is asked about is settled with under ``ruling``:
+    approved, or rejected with the policy's refusal."""
+    return _APPROVED if ruling.refusal is None else reject(ruling.refusal)
+
+
 @contextmanager
 def unasked(ruling: Ruling, refusal: str | None) -> Iterator[None]:
     """Approvals created inside record a call nobody is asked about, as ``ruling`` has it:
     settled at once, approved, or rejected with ``refusal`` when it is not ``None``."""
-    evidence = (ruling.entry,) if ruling.entry is not None else ()
+    evidence = (ruling.evidence,) if ruling.evidence is not None else ()
     decision = _APPROVED if refusal is None else reject(refusal)
     with (
         unannounced(),

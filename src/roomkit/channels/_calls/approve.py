@@ -50,6 +50,7 @@ __all__ = [
     "create_held",
     "executed",
     "held",
+    "held_key",
     "run_verdict",
     "spend",
     "spent_entry",
@@ -91,6 +92,9 @@ class Verdict:
     """What the model reads of a call that does not run."""
     approved_by: list[str] | None = None
     """On a quorum approval, who approved the arguments that run."""
+    sole: bool = False
+    """The request was made and settled by this call, under no key: no other run can
+    reach it, so its one run needs no spend."""
 
 
 async def run_verdict(
@@ -115,7 +119,7 @@ async def verdict_on(
     rule: Approval,
     tool: AITool | None,
     *,
-    evidence: Entry | None = None,
+    evidence: dict[str, Any] | Entry | None = None,
 ) -> Verdict:
     """Hold the call for a decision under ``rule`` (when ``when=`` says so); the verdict.
 
@@ -220,10 +224,6 @@ async def create_held(
     """The approval request of the call at ``site`` (a deep copy of its arguments, the
     tool's schema and description), decided as ``options`` say: created, or re-attached
     to by its key."""
-    key = None
-    if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
-        # A turn re-driven after a restart finds this request, and replays its one run.
-        key = f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
     return await handler.create_approval(
         name,
         copy.deepcopy(arguments),
@@ -233,10 +233,18 @@ async def create_held(
         channel_id=site.channel_id,
         channel_type=site.channel_type,
         actor_id=site.actor_id,
-        key=key,
+        key=held_key(site, handler),
         description=tool.description if tool is not None and tool.description else None,
         **options,
     )
+
+
+def held_key(site: CallSite, handler: HumanInputHandler) -> str | None:
+    """The key of the approval of the call at ``site``: on a durable store, a turn re-driven
+    after a restart finds its request by it, and replays its one run."""
+    if handler.durable and site.tool_call_id and site.channel_type is ChannelType.AI:
+        return f"{site.room_id}:{site.channel_id}:{site.tool_call_id}"
+    return None
 
 
 async def _roster(site: CallSite) -> tuple[str, ...]:
@@ -251,6 +259,8 @@ async def spend(handler: HumanInputHandler, verdict: Verdict) -> CallOutcome | N
     """Spend the approval's one run; the recorded outcome when it was spent already."""
     assert verdict.request is not None
     assert verdict.arguments is not None
+    if verdict.sole:
+        return None
     # A durable store keeps the spend with the audit; memory forgets it after a day.
     until = None if handler.durable else time.time() + _MEMORY_SPEND
     if await handler.ledger.spend_once(spent_entry(verdict.request.pending_id), until=until):

@@ -7,24 +7,26 @@ runs unheld, as before. With one, each decision is recorded in the request's his
 
 - asked: the approval request's history holds ``policy_decided`` after ``created``;
 - run or refused without anyone: an approval request nobody is told about records the call,
-  settled by the policy as it is made (:mod:`roomkit.policy.unasked`), and the run goes
-  through the same bound, spend-once path as an approved call (``executed``), so
-  ``roomkit audit verify`` vouches for the chain of a call that ran without anyone.
+  settled by the policy as it is made (``create_decided``, in one go on the memory store;
+  the arguments digested once, for the policy and the request), and the run goes
+  through the same bound path as an approved call (digested again at dispatch,
+  ``executed``), so ``roomkit audit verify`` vouches for the chain of a call that ran
+  without anyone. Its one run needs no spend unless its request has a key: no other run
+  can reach a request made here under none.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls.approve import Verdict, create_held, held, verdict_on
+from roomkit.channels._calls.approve import Verdict, held, held_key, verdict_on
 from roomkit.channels._calls.outcome import refused
-from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling, rule_call, ruling_policy
-from roomkit.policy.unasked import POLICY, unasked
+from roomkit.policy.unasked import POLICY, settling
+from roomkit.tools.human_input import create_decided
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.serve import ToolServer
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
     from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["police"]
+
+_FLAT = frozenset({str, int, float, bool, type(None)})
+"""The types of a value a shallow copy holds as safely as a deep one."""
 
 
 async def police(
@@ -53,20 +58,15 @@ async def police(
             return None
         return await verdict_on(site, server, name, arguments, rule, tool)
     assert human is not None
-    call = PolicyCall(
-        name,
-        copy.deepcopy(arguments),
-        arguments_digest(name, arguments),
-        site.actor_id,
-        site.room_id,
-        site.channel_id,
-    )
+    # Digested once: the policy reads it, and the request binds the arguments to it.
+    digest = arguments_digest(name, arguments)
+    call = PolicyCall(name, _own(arguments), digest, site.actor_id, site.room_id, site.channel_id)
     ruling = await rule_call(policy, rule, call)
     if ruling.ask is not None:
         return await verdict_on(
-            site, server, name, arguments, ruling.ask, tool, evidence=ruling.entry
+            site, server, name, arguments, ruling.ask, tool, evidence=ruling.evidence
         )
-    return await _unasked(site, human.handler, name, arguments, tool, ruling)
+    return await _unasked(site, human.handler, name, arguments, tool, ruling, digest)
 
 
 async def _unasked(
@@ -76,16 +76,37 @@ async def _unasked(
     arguments: dict[str, Any],
     tool: AITool | None,
     ruling: Ruling,
+    digest: str,
 ) -> Verdict:
     """Record a call nobody is asked about, and the verdict: run it bound, or refuse it."""
-    approvers = (ruling.by,) if ruling.by is not None else ()
-    with unasked(ruling, ruling.refusal):
-        request = await create_held(
-            site, handler, name, arguments, tool, approvers=approvers, surface=POLICY
-        )
-    # The wait collects the settled request (the handler's cleanup of a request it made).
-    with contextlib.suppress(HumanInputRejectedError):
-        await handler.wait(request.pending_id, timeout=None)
+    key = held_key(site, handler)
+    request = await create_decided(
+        handler,
+        name,
+        _own(arguments),
+        settling(ruling),
+        by=ruling.by,
+        surface=POLICY,
+        digest=digest,
+        history=(ruling.evidence,) if ruling.evidence is not None else (),
+        tool_schema=dict(tool.parameters) if tool is not None else {"type": "object"},
+        room_id=site.room_id,
+        tool_call_id=site.tool_call_id,
+        channel_id=site.channel_id,
+        channel_type=site.channel_type,
+        actor_id=site.actor_id,
+        key=key,
+        description=tool.description if tool is not None and tool.description else None,
+    )
     if ruling.refusal is not None:
         return Verdict(request, None, outcome=refused(ruling.refusal, arguments))
-    return Verdict(request, request.arguments, request.arguments_digest)
+    # Without a key (the memory store's), a request made here is reached by no other run.
+    return Verdict(request, request.arguments, request.arguments_digest, sole=key is None)
+
+
+def _own(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``arguments`` that nothing else holds: a flat object of texts, numbers,
+    flags and nulls copied as it is, anything deeper copied in full."""
+    if _FLAT.issuperset(map(type, arguments.values())):
+        return dict(arguments)
+    return copy.deepcopy(arguments)

@@ -2,6 +2,7 @@
 
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
+from roomkit.tools.human_input._decided import create_decided
 from roomkit.tools.human_input._decisions import created_with
 from roomkit.tools.human_input.definitions import (
     ASK_USER_QUESTION,
@@ -23,6 +24,7 @@ __all__ = [
     "MemoryStore",
     "OnInputRequiredCallback",
     "PendingStore",
+    "create_decided",
     "created_with",
     "decided_at_once",
     "unannounced",

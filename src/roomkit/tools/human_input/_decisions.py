@@ -184,10 +184,12 @@ class Decisions:
         quorum: int | None = None,
         veto: bool = True,
         decisions: Iterable[str] | None = None,
+        digest: str | None = None,
     ) -> None:
         """Make ``request`` an approval of its tool and arguments, to be decided by
         ``approvers``; an edit must match ``tool_schema``; only ``decisions`` (all four
-        when ``None``) are taken.
+        when ``None``) are taken. ``digest`` is the arguments' digest when the caller has
+        it already (``arguments_digest`` of the same tool and arguments).
 
         Raises:
             TypeError: ``tool_schema`` is not a dict.
@@ -203,7 +205,7 @@ class Decisions:
         request.answer_schema = tool_schema
         request.kind = APPROVAL
         request.approvers = approvers
-        request.arguments_digest = arguments_digest(request.tool_name, request.arguments)
+        request.arguments_digest = digest or arguments_digest(request.tool_name, request.arguments)
         if quorum is not None:
             if isinstance(quorum, bool) or not isinstance(quorum, int):
                 raise TypeError(f"quorum is a count of approvals, got {type(quorum).__name__}")

@@ -137,6 +137,28 @@ class MemoryEngine:
             emit(self._listeners, PendingChange(_CREATED, request.pending_id))
         return request
 
+    def add_settled(
+        self,
+        request: PendingInput,
+        status: PendingInputStatus,
+        text: str,
+        by: str | None,
+        history: tuple[dict[str, Any], ...],
+    ) -> None:
+        """Store ``request`` settled by ``by`` as it is made, and retire it: a call decided
+        without anyone (nobody is told, nobody waits), in one step. ``history`` is its whole
+        history, made for it alone and changed by no one after: kept as it is, linked when
+        read. The listeners hear of its creation, then of its outcome, once both are stored."""
+        store = self._store
+        store.add(request)
+        if self._trail:
+            request._history = history
+        store.settle(request.pending_id, status, **given(status, text, by))
+        if self._listeners:
+            emit(self._listeners, PendingChange(_CREATED, request.pending_id))
+            emit(self._listeners, PendingChange(_SETTLED, request.pending_id))
+        store.retire(request)
+
     # -- waiting -----------------------------------------------------------------------------
 
     def listen(self, pending_id: str, timeout: float | None) -> Awaitable[PendingInput]:

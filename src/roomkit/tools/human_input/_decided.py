@@ -1,0 +1,154 @@
+"""A call nobody is asked about, recorded: the approval a decision settles as it is made.
+
+:func:`create_decided` records it as :func:`~roomkit.tools.human_input.decided_at_once`
+inside :func:`~roomkit.tools.human_input.unannounced` does (an approval nobody is told
+about, its history ``created``, the caller's entries, ``decided`` and ``settled``), with
+everything passed explicitly, and leaves it retired, as a ``wait()`` on it would. On the
+memory store an approval or a rejection is stored, settled and retired in one synchronous
+step (:meth:`MemoryEngine.add_settled`): no announcement, no standing grant looked up, no
+wait parked, and its whole history kept as made, linked when it is read (its ``created``
+entry holds a copy of the arguments of its own, so nothing the tool does to those it is
+handed changes it). On a durable store, and for a request named by its key (which may
+re-attach to one a person was asked about), it takes the handler's own path, writes and
+all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from roomkit.core.exceptions import HumanInputRejectedError
+from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.human_input._announce import unannounced
+from roomkit.tools.human_input._at_once import decided_at_once
+from roomkit.tools.human_input._decisions import _created, created_with
+from roomkit.tools.human_input._memory_engine import MemoryEngine
+from roomkit.tools.human_input.stores import check_entry
+
+if TYPE_CHECKING:
+    from roomkit.models.decisions import Decision
+    from roomkit.models.history import Entry
+    from roomkit.models.pending_input import PendingInput
+    from roomkit.tools.human_input.handler import HumanInputHandler
+
+__all__ = ["create_decided"]
+
+_RESOLVED = PendingInputStatus.RESOLVED
+_REJECTED = PendingInputStatus.REJECTED
+
+
+async def create_decided(
+    handler: HumanInputHandler,
+    tool_name: str,
+    arguments: dict[str, Any],
+    decision: Decision,
+    *,
+    by: str | None,
+    surface: str | None = None,
+    digest: str | None = None,
+    history: Sequence[dict[str, Any] | Entry] = (),
+    tool_schema: dict[str, Any] | None = None,
+    room_id: str = "",
+    tool_call_id: str = "",
+    channel_id: str = "",
+    channel_type: ChannelType = ChannelType.AI,
+    actor_id: str | None = None,
+    key: str | None = None,
+    description: str | None = None,
+) -> PendingInput:
+    """Record the call ``tool_name(arguments)``, settled with ``decision`` by ``by``
+    (through ``surface``) as it is made, nobody asked.
+
+    The approval's approvers are ``by`` alone; ``history`` (a policy's decision, say)
+    follows its ``created`` entry. The request returned is settled and retired.
+
+    Args:
+        arguments: kept by the request as they are: the caller's own copy.
+        digest: ``arguments_digest(tool_name, arguments)`` when the caller has it already.
+        Others: as :meth:`HumanInputHandler.create_approval`.
+
+    Raises:
+        HandlerClosedError, InvalidTextError, StoreUnavailableError: as ``create_approval``.
+        TypeError, ValueError, InvalidTextError: an entry of ``history`` is no history entry
+            (as :func:`~roomkit.tools.human_input.stores.check_entry`); nothing is stored.
+    """
+    approvers = (by,) if by is not None else ()
+    engine = handler._engine
+    decisions = handler._decisions
+    if key is None and type(engine) is MemoryEngine:
+        request = handler._new(
+            tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
+        )
+        decisions.prepare(request, approvers, tool_schema, digest=digest)
+        created = _created(request, surface, description)
+        evidence = tuple(map(check_entry, history))
+        settle = _settle(request, decision, by, surface, created["at"])
+        if settle is not None and (decisions.router is None or by is None):
+            # The history is the request's alone: its created entry holds a copy of the
+            # arguments (the request's go to the tool), so it is linked when read.
+            created["arguments"] = _copy(request.arguments)
+            status, text, entries = settle
+            engine.add_settled(request, status, text, by, (created, *evidence, *entries))
+            return request
+        engine.add(request, None, (created, *evidence), announce=False)
+        await decisions.decide(request, decision, by, surface)
+        engine.store.retire(request)
+        return request
+    with (
+        unannounced(),
+        created_with(*history),
+        decided_at_once(decision, by=by, surface=surface),
+    ):
+        request = await handler.create_approval(
+            tool_name,
+            arguments,
+            approvers=approvers,
+            tool_schema=tool_schema,
+            room_id=room_id,
+            tool_call_id=tool_call_id,
+            channel_id=channel_id,
+            channel_type=channel_type,
+            actor_id=actor_id,
+            key=key,
+            surface=surface,
+            description=description,
+        )
+    # The wait collects the settled request (the handler's cleanup of a request it made).
+    with contextlib.suppress(HumanInputRejectedError):
+        await handler.wait(request.pending_id, timeout=None)
+    return request
+
+
+def _settle(
+    request: PendingInput, decision: Decision, by: str | None, surface: str | None, at: str
+) -> tuple[PendingInputStatus, str, tuple[dict[str, Any], ...]] | None:
+    """The settle of ``request`` with an approval or a rejection, its ``decided`` and
+    ``settled`` entries made at ``at`` (its creation's time: they are made in the same
+    step); ``None`` for another decision (an edit, a response), which the handler's own
+    ``decide`` records."""
+    if decision.kind == "approve":
+        status, text = _RESOLVED, decision.canonical
+        fields = {"decision": "approve", "digest": request.arguments_digest}
+    elif decision.kind == "reject":
+        status, text = _REJECTED, decision.text
+        fields = {"decision": "reject", "reason": decision.text}
+    else:
+        return None
+    decided = {"type": "decided", "at": at, "actor": by, "surface": surface, **fields}
+    settled = {"type": "settled", "at": at, "actor": by, "surface": surface, "status": status.value}
+    return status, text, (decided, settled)
+
+
+_FLAT = frozenset({str, int, float, bool, type(None)})
+
+
+def _copy(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``arguments`` sharing nothing that can change: a flat object of texts,
+    numbers, flags and nulls copied as it is, anything deeper copied in full."""
+    if _FLAT.issuperset(map(type, arguments.values())):
+        return dict(arguments)
+    return copy.deepcopy(arguments)
