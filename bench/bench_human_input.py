@@ -240,9 +240,7 @@ def id_costs(count: int = 200_000) -> list[tuple[str, float]]:
 
     def batches() -> Iterator[str]:  # the handler's way
         while True:
-            batch = os.urandom(16 * 64).hex()
-            for at in range(0, len(batch), 32):
-                yield batch[at : at + 32]
+            yield from os.urandom(16 * 64).hex(" ", 16).split()
 
     makers: list[tuple[str, Callable[[], str]]] = [
         ("os.urandom(16).hex()", lambda: os.urandom(16).hex()),

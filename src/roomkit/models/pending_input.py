@@ -150,9 +150,10 @@ class PendingInput:
     )
     # Where the handler's deadline schedule keeps this request's deadline; None when none.
     _deadline_entry: object = field(default=None, init=False, repr=False)
-    # On the memory store, the request's history as recorded (linked when read); None when
-    # its history is kept elsewhere (a durable store) or nothing was recorded.
-    _history: tuple[object, ...] | None = field(default=None, init=False, repr=False)
+    # On the memory store, the request's history as recorded (linked when read; an int
+    # for a question asked and then resolved at that time); None when its history is kept
+    # elsewhere (a durable store) or nothing was recorded.
+    _history: tuple[object, ...] | int | None = field(default=None, init=False, repr=False)
 
 
 # A request's creation time is one clock read when the handler makes it, which costs a

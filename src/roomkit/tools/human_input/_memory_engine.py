@@ -33,7 +33,12 @@ from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
 from roomkit.tools.human_input._in_transaction import given, in_transaction
-from roomkit.tools.human_input._memory_trail import ASKED, ASKED_ONLY, link_now, settled_record
+from roomkit.tools.human_input._memory_trail import (
+    ASKED_ONLY,
+    link_now,
+    recorded,
+    settled_record,
+)
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, Judgement, judge, widened
 
@@ -222,19 +227,27 @@ class MemoryEngine:
             return False
         if self._trail:
             # The settled entry as its time alone (an int stands for a resolve by the
-            # handler), made into an entry when the history is read.
+            # handler), made into an entry when the history is read; a question asked and
+            # resolved, the common history, is that int alone, without a tuple.
             stamp = _time_ns()
             history = request._history
-            request._history = (
-                (ASKED, stamp) if history is ASKED_ONLY else (*(history or ()), stamp)
-            )
-        # What _settled does, inline but for the wake: this is every answered question's path.
+            request._history = stamp if history is ASKED_ONLY else (*recorded(request), stamp)
+        # What _settled does, inline: this is every answered question's path.
         if request._deadline_entry is not None:
             self._deadlines.discard(request)
         if self._listeners:
             emit(self._listeners, PendingChange(_SETTLED, pending_id))
-        if request._waiters is not None:
-            _wake(request)
+        waiters: Any = request._waiters
+        if waiters is not None:
+            # One wait on one future, the common case, woken here without a call.
+            request._waiters = None
+            if type(waiters) is not list:
+                if not waiters.done():
+                    waiters.set_result(request)
+            else:
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(request)
         return True
 
     def reject(self, pending_id: str, reason: str) -> bool:
@@ -295,7 +308,7 @@ class MemoryEngine:
         entries = judgement.entries
         if after.status is _PENDING:
             if self._trail:
-                request._history = (*(request._history or ()), *_copied(entries))
+                request._history = (*recorded(request), *_copied(entries))
             if self._listeners:
                 emit(self._listeners, PendingChange(_VOTED, pending_id))
         else:
@@ -327,7 +340,7 @@ class MemoryEngine:
         if request is None:
             return False
         if self._trail:
-            request._history = (*(request._history or ()), *history)
+            request._history = (*recorded(request), *history)
         self._settled(request)
         return True
 

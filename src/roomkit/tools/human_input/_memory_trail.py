@@ -10,7 +10,9 @@ Recording costs next to nothing: a question's ``created`` entry is the marker
 :data:`ASKED` (the entry is made from the request's own fields, which never change once
 it is stored), a settle by the handler is a small tuple (its status, the time in
 nanoseconds, whether the handler withdrew it) or, for a resolve, the time alone (an
-``int``), and an entry given as a dict is kept as it is. The canonical JSON and the
+``int``), and an entry given as a dict is kept as it is. The history of a question asked
+and then resolved by the handler, the most common one, is that ``int`` alone in place of
+the tuple of records (:func:`recorded`). The canonical JSON and the
 SHA-256 chain (:mod:`~roomkit.tools.human_input.stores._history`) are made when someone
 reads or appends to the history, and kept from then on in place of what they were made
 from, so every reader sees one chain. The entries come
@@ -49,7 +51,7 @@ from roomkit.tools.human_input.stores import (
     read_entry,
 )
 
-__all__ = ["ASKED", "ASKED_ONLY", "MemoryTrail", "link_now", "settled_record"]
+__all__ = ["ASKED", "ASKED_ONLY", "MemoryTrail", "link_now", "recorded", "settled_record"]
 
 ASKED = object()
 """A question's ``created`` entry, made from the request when the history is read."""
@@ -87,6 +89,14 @@ def link_now(request: PendingInput, entries: Sequence[Mapping[str, Any]]) -> Non
     request._history = (*linked, *[dict(entry) for entry in entries[last:]])
 
 
+def recorded(request: PendingInput) -> tuple[object, ...]:
+    """The history of ``request`` as recorded: its records, oldest first."""
+    history: object = request._history
+    if type(history) is int:  # asked, then resolved by the handler at this time
+        return (ASKED, history)
+    return history or ()  # type: ignore[return-value]
+
+
 def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
     """The entry that ``item`` (anything but a linked text) was recorded for."""
     if item is ASKED:
@@ -113,7 +123,7 @@ def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
 def _linked(request: PendingInput) -> tuple[tuple[str, ...], int]:
     """The history of ``request`` as stored texts, linking what was not linked yet; and
     how many records it linked now."""
-    chain = request._history
+    chain = recorded(request)
     if not chain:
         return (), 0
     texts: list[str] = []
@@ -188,11 +198,11 @@ class MemoryTrail:
                 "request's history while it is open or its outcome retained (pass "
                 "MemoryStore(audit_retention=...) to keep more, or use a durable store)"
             )
-        history = request._history
+        history = recorded(request)
         if _plain(entry):
             # A copy of plain values is the entry as it is now: linked when next read.
-            request._history = (*(history or ()), dict(entry))
-            return len(history) if history else 0
+            request._history = (*history, dict(entry))
+            return len(history)
         texts = self._texts(request)
         prev = link_digest(texts[-1]) if texts else first_prev(pending_id)
         request._history = (*texts, linked_text(entry, prev))
