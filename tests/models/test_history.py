@@ -19,7 +19,7 @@ from roomkit.models.history import (
     parse_entry,
 )
 from roomkit.tools.approvals import edit
-from roomkit.tools.human_input.stores import check_entry, entry_text, new_entry
+from roomkit.tools.human_input.stores import check_entry, entry_text, entry_time, new_entry
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
@@ -169,3 +169,26 @@ async def test_a_handler_records_and_reads_typed_entries(tmp_path: Path, durable
         await handler.close()
         if store is not None:
             await store.close()
+
+
+@pytest.mark.parametrize(
+    "nanos",
+    [
+        1_764_806_400_000_000_000,  # a whole second: no fraction, as isoformat spells it
+        1_764_806_400_000_001_999,  # the first microsecond of that second
+        1_764_806_459_999_999_000,  # the last microsecond before the next minute
+        1_764_806_460_123_456_789,  # the next second, spelled anew
+    ],
+)
+def test_an_entry_is_stamped_as_entry_time_spells_the_time(
+    monkeypatch: pytest.MonkeyPatch, nanos: int
+) -> None:
+    """``new_entry`` stamps its ``at`` exactly as ``entry_time`` spells the same instant."""
+    from datetime import UTC, datetime
+
+    import roomkit.stores._history as history
+
+    monkeypatch.setattr(history.time, "time_ns", lambda: nanos)
+    at = datetime.fromtimestamp(nanos // 1000 / 1_000_000, UTC)
+    at = datetime(*at.timetuple()[:6], microsecond=nanos // 1000 % 1_000_000, tzinfo=UTC)
+    assert new_entry("shown")["at"] == entry_time(at)

@@ -32,6 +32,10 @@ def _wire(value: dict[str, Any]) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+_APPROVE_TEXT = _wire({"decision": "approve"})
+"""The text of every :class:`Approve`: it takes nothing, so it is made once."""
+
+
 class Decision(str):
     """A decision on an approval: one of :class:`Approve`, :class:`Edit`, :class:`Reject`,
     :class:`Respond`, whose text is the JSON the approval records.
@@ -99,7 +103,7 @@ class Approve(Decision):
     kind: ClassVar[Literal["approve"]] = "approve"
 
     def __new__(cls) -> Approve:
-        return str.__new__(cls, _wire({"decision": "approve"}))
+        return str.__new__(cls, _APPROVE_TEXT)
 
 
 class Edit(Decision):

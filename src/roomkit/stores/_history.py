@@ -28,8 +28,10 @@ carry their own histories, and these go with them).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -51,6 +53,7 @@ __all__ = [
     "check_entries",
     "check_entry",
     "deadline_entry",
+    "detached",
     "entry_text",
     "entry_time",
     "first_prev",
@@ -72,8 +75,47 @@ def new_entry(
     kind: str, *, actor: str | None = None, surface: str | None = None, **fields: Any
 ) -> dict[str, Any]:
     """An entry of type ``kind`` made now (``seq`` is the store's to assign)."""
-    at = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    return {"type": kind, "at": at, "actor": actor, "surface": surface, **fields}
+    return {"type": kind, "at": now_text(), "actor": actor, "surface": surface, **fields}
+
+
+_spelled_second: tuple[int, str] = (-1, "")
+"""The last whole second :func:`now_text` spelled, and its spelling up to the seconds
+(replaced whole, so a thread reads one second's pair, never half of two)."""
+
+
+def now_text() -> str:
+    """The time now as an entry's ``at``: what :func:`entry_time` makes of
+    ``datetime.now(UTC)``, the date and time of day spelled once a second, not per entry."""
+    global _spelled_second
+    second, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    spelled = _spelled_second
+    if spelled[0] != second:
+        spelled = (second, datetime.fromtimestamp(second, UTC).isoformat()[:19])
+        _spelled_second = spelled
+    if not micros:  # as isoformat does: no fraction for a whole second
+        return f"{spelled[1]}Z"
+    return f"{spelled[1]}.{micros:06d}Z"
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def detached(value: Any) -> Any:
+    """``value`` (an entry, a call's arguments, one of their values) as it is now, sharing
+    no list or object that its giver can change afterwards: a flat object or list copied
+    as it is, anything deeper copied in full."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        if _PLAIN.issuperset(map(type, value.values())):
+            return dict(value)
+        return {key: detached(item) for key, item in value.items()}
+    if kind is list:
+        if _PLAIN.issuperset(map(type, value)):
+            return list(value)
+        return [detached(item) for item in value]
+    return copy.deepcopy(value)
 
 
 def entry_time(at: datetime) -> str:

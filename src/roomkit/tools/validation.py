@@ -312,8 +312,9 @@ def unencodable_text(value: object) -> str | None:
         worded for a message and itself encodable: ``"a lone surrogate (U+D800) at
         character 3 of 'questions[0].question'"``.
     """
-    # The common cases first: a short ASCII text, a flat object of ASCII texts.
-    if type(value) is str:
+    # The common cases first: a short ASCII text (a typed decision is one too), a flat
+    # object of ASCII texts.
+    if isinstance(value, str):
         if value.isascii():
             return None
     elif type(value) is dict:

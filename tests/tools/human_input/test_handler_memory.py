@@ -110,3 +110,22 @@ def test_a_bad_audit_retention_is_refused(
 ) -> None:
     with pytest.raises(error, match="audit_retention"):
         MemoryStore(retention=retention, audit_retention=audit_retention)  # type: ignore[arg-type]
+
+
+async def test_an_entry_is_recorded_as_it_was_when_given() -> None:
+    """An approval's arguments and an appended entry's lists and objects are recorded as
+    they were at the call: the caller changing them afterwards changes no entry."""
+    handler = HumanInputHandler()
+    arguments = {"to": ["ann"], "amount": {"value": 5}, "memo": "rent"}
+    request = await handler.create_approval("pay", arguments, approvers=["bob"], room_id="r")
+    entry = new_entry("executed", content={"rows": [1, 2]}, ran=True)
+    await handler.record(request.pending_id, entry)
+    arguments["to"].append("eve")
+    arguments["amount"]["value"] = 5000
+    arguments["memo"] = "changed"
+    entry["content"]["rows"].append(3)
+    history = await handler.history(request.pending_id)
+    assert history[0]["arguments"] == {"to": ["ann"], "amount": {"value": 5}, "memo": "rent"}
+    assert history[-1]["content"] == {"rows": [1, 2]}
+    texts = [entry_text({k: v for k, v in item.items() if k != "seq"}) for item in history]
+    assert broken_link(request.pending_id, texts) is None

@@ -17,7 +17,6 @@ runs unheld, as before. With one, each decision is recorded in the request's his
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels._calls.approve import Verdict, held, held_key, verdict_on
@@ -26,6 +25,7 @@ from roomkit.models.pending_input import arguments_digest
 from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling, rule_call, ruling_policy
 from roomkit.policy.unasked import POLICY, settling
+from roomkit.stores import detached
 from roomkit.tools.human_input import create_decided
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["police"]
 
-_FLAT = frozenset({str, int, float, bool, type(None)})
 """The types of a value a shallow copy holds as safely as a deep one."""
 
 
@@ -60,7 +59,9 @@ async def police(
     assert human is not None
     # Digested once: the policy reads it, and the request binds the arguments to it.
     digest = arguments_digest(name, arguments)
-    call = PolicyCall(name, _own(arguments), digest, site.actor_id, site.room_id, site.channel_id)
+    call = PolicyCall(
+        name, detached(arguments), digest, site.actor_id, site.room_id, site.channel_id
+    )
     ruling = await rule_call(policy, rule, call)
     if ruling.ask is not None:
         return await verdict_on(
@@ -83,7 +84,7 @@ async def _unasked(
     request = await create_decided(
         handler,
         name,
-        _own(arguments),
+        detached(arguments),
         settling(ruling),
         by=ruling.by,
         surface=POLICY,
@@ -102,11 +103,3 @@ async def _unasked(
         return Verdict(request, None, outcome=refused(ruling.refusal, arguments))
     # Without a key (the memory store's), a request made here is reached by no other run.
     return Verdict(request, request.arguments, request.arguments_digest, sole=key is None)
-
-
-def _own(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``arguments`` that nothing else holds: a flat object of texts, numbers,
-    flags and nulls copied as it is, anything deeper copied in full."""
-    if _FLAT.issuperset(map(type, arguments.values())):
-        return dict(arguments)
-    return copy.deepcopy(arguments)

@@ -16,7 +16,6 @@ all.
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,7 @@ from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decisions import _created, created_with
 from roomkit.tools.human_input._memory_engine import MemoryEngine
-from roomkit.tools.human_input.stores import check_entry
+from roomkit.tools.human_input.stores import check_entry, detached
 
 if TYPE_CHECKING:
     from roomkit.models.decisions import Decision
@@ -90,7 +89,7 @@ async def create_decided(
         if settle is not None and (decisions.router is None or by is None):
             # The history is the request's alone: its created entry holds a copy of the
             # arguments (the request's go to the tool), so it is linked when read.
-            created["arguments"] = _copy(request.arguments)
+            created["arguments"] = detached(request.arguments)
             status, text, entries = settle
             engine.add_settled(request, status, text, by, (created, *evidence, *entries))
             return request
@@ -141,14 +140,3 @@ def _settle(
     decided = {"type": "decided", "at": at, "actor": by, "surface": surface, **fields}
     settled = {"type": "settled", "at": at, "actor": by, "surface": surface, "status": status.value}
     return status, text, (decided, settled)
-
-
-_FLAT = frozenset({str, int, float, bool, type(None)})
-
-
-def _copy(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``arguments`` sharing nothing that can change: a flat object of texts,
-    numbers, flags and nulls copied as it is, anything deeper copied in full."""
-    if _FLAT.issuperset(map(type, arguments.values())):
-        return dict(arguments)
-    return copy.deepcopy(arguments)

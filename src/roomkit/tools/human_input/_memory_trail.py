@@ -18,10 +18,10 @@ reads or appends to the history, and kept from then on in place of what they wer
 from, so every reader sees one chain. The entries come
 out exactly as if each had been linked when it was recorded.
 
-An entry appended by :meth:`MemoryTrail.append_history` (a surface's ``shown``, a run's
-``executed``) is taken as it is at the call: one whose values are all plain (texts,
-numbers, flags, ``None``) is kept as a copy and linked when read, like a settle's; one
-holding a list or an object is linked at once.
+An entry given as a dict (an approval's ``created``, a surface's ``shown``, a run's
+``executed``) is taken as it is at the call: it is kept as a copy that shares no list or
+object with the caller (whose values may change afterwards: an approval's ``created``
+entry holds the call's arguments), and linked when read, like a settle's.
 
 On a :class:`MemoryStore` the histories have an audit trail (``handler.audit_trail``, a
 :class:`~roomkit.tools.human_input.stores.CarriedTrail`): each chain's head is signed
@@ -43,10 +43,10 @@ from roomkit.tools.human_input.stores import (
     MemoryStore,
     PendingStore,
     asked_entry,
+    detached,
     entry_time,
     first_prev,
     link_digest,
-    linked_chain,
     linked_text,
     read_entry,
 )
@@ -69,24 +69,10 @@ def settled_record(status: str, withdrawn: bool = False) -> tuple[str, int, bool
     return (status, _time_ns(), withdrawn)
 
 
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-
-
-def _plain(entry: Mapping[str, Any]) -> bool:
-    """Whether every value of ``entry`` is plain: a copy of it cannot change afterwards."""
-    return _PLAIN.issuperset(map(type, entry.values()))
-
-
 def link_now(request: PendingInput, entries: Sequence[Mapping[str, Any]]) -> None:
-    """Start the history of ``request`` with ``entries`` as they are now: linked at once up
-    to the last one holding a list or an object (whose values may change after the call:
-    an approval's ``created`` entry holds its arguments), the plain ones after it kept as
-    copies, linked when read."""
-    last = len(entries)
-    while last and _plain(entries[last - 1]):
-        last -= 1
-    linked = linked_chain(entries[:last], first_prev(request.pending_id))[0] if last else []
-    request._history = (*linked, *[dict(entry) for entry in entries[last:]])
+    """Start the history of ``request`` with ``entries`` as they are now: copies sharing
+    nothing with the caller, linked when read."""
+    request._history = tuple(detached(dict(entry)) for entry in entries)
 
 
 def recorded(request: PendingInput) -> tuple[object, ...]:
@@ -199,16 +185,8 @@ class MemoryTrail:
                 "MemoryStore(audit_retention=...) to keep more, or use a durable store)"
             )
         history = recorded(request)
-        if _plain(entry):
-            # A copy of plain values is the entry as it is now: linked when next read.
-            request._history = (*history, dict(entry))
-            return len(history)
-        texts = self._texts(request)
-        prev = link_digest(texts[-1]) if texts else first_prev(pending_id)
-        request._history = (*texts, linked_text(entry, prev))
-        if self.trail is not None:
-            self.trail.grew(pending_id, 1)
-        return len(texts)
+        request._history = (*history, detached(entry))
+        return len(history)
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first; empty when the store no longer knows it."""
