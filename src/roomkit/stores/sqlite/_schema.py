@@ -30,9 +30,10 @@ Every COMMIT waits for each page it wrote to reach the disk, so a write touches 
 pages its readers need: the indexes of settled rows (the purge's, the listing of outcomes)
 hold settled rows only, the index of open rows (the pending listing) open ones only, and
 the history and the chains' heads are tables keyed by their primary key alone (``WITHOUT
-ROWID``), with no second tree to write. A file made by an earlier version has its indexes
-over every row replaced when it is opened (its history and chains tables stay as they are:
-both shapes answer the same statements).
+ROWID``), with no second tree to write; the chains' index by age is made by the first purge
+of old histories (:data:`CHAINS_BY_AGE`), where one runs. A file made by an earlier version
+has its indexes over every row replaced when it is opened (its history and chains tables
+stay as they are: both shapes answer the same statements).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ __all__ = [
     "ADD_UNANNOUNCED",
     "APPEND_HISTORY",
     "BUMP_SEQ",
+    "CHAINS_BY_AGE",
     "CHAINS_UNCHECKED",
     "CHAIN_COLUMNS",
     "CHANGED_SINCE",
@@ -153,7 +155,6 @@ CREATE TABLE IF NOT EXISTS roomkit_chains (
     mac TEXT,
     checked INTEGER
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON roomkit_chains (last_at);
 CREATE TABLE IF NOT EXISTS roomkit_checkpoints (
     n INTEGER PRIMARY KEY NOT NULL,
     body TEXT NOT NULL,
@@ -260,6 +261,10 @@ TOUCH_CHAIN = (
 )
 """Parameters: pending_id, now (when the chain was last appended to, on the store's clock),
 and its head: length, digest, epoch, signature."""
+CHAINS_BY_AGE = "CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON roomkit_chains (last_at)"
+"""The chains by their last append, which the purge of old histories reads: made by the
+first purge (only a store with an ``audit_retention`` purges them), so that a file whose
+histories are kept for good writes no entry of it on every append."""
 PURGE_CHAINS = (
     "DELETE FROM roomkit_chains WHERE last_at <= ? AND NOT EXISTS (SELECT 1 FROM "
     "roomkit_pending p WHERE p.pending_id = roomkit_chains.pending_id AND p.status = 'pending') "
