@@ -39,7 +39,6 @@ from roomkit.stores.sqlite._schema import (
     ADDED_CHAIN_COLUMNS,
     ADDED_COLUMNS,
     CHAIN_COLUMNS,
-    CHAINS_UNCHECKED,
     PENDING_COLUMNS,
     READ_SEQ,
     SCHEMA,
@@ -340,7 +339,6 @@ async def _add_missing_columns(db: aiosqlite.Connection) -> None:
                 # Another process opening the file at the same moment added it first.
                 if "duplicate column" not in str(error):
                     raise
-    await db.execute_fetchall(CHAINS_UNCHECKED)
 
 
 def _unreachable(error: sqlite3.DatabaseError) -> bool:

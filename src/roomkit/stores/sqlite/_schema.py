@@ -31,7 +31,8 @@ pages its readers need: the indexes of settled rows (the purge's, the listing of
 hold settled rows only, the index of open rows (the pending listing) open ones only, and
 the history and the chains' heads are tables keyed by their primary key alone (``WITHOUT
 ROWID``), with no second tree to write; the chains' index by age is made by the first purge
-of old histories (:data:`CHAINS_BY_AGE`), where one runs. A file made by an earlier version
+of old histories (:data:`CHAINS_BY_AGE`), where one runs, and their index of unchecked heads
+by the first checkpoint (:data:`CHAINS_UNCHECKED`). A file made by an earlier version
 has its indexes over every row replaced when it is opened (its history and chains tables
 stay as they are: both shapes answer the same statements).
 """
@@ -215,8 +216,9 @@ CHAINS_UNCHECKED = (
     "CREATE INDEX IF NOT EXISTS roomkit_chains_unchecked ON roomkit_chains (pending_id) "
     "WHERE checked IS NOT length"
 )
-"""The heads a checkpoint has yet to take, so that it reads those and not every chain; made
-once the columns are there."""
+"""The heads a checkpoint has yet to take, so that it reads those and not every chain: made
+by the first checkpoint (only a store with an audit key takes them), so that a file never
+checkpointed writes no entry of it on every append."""
 MARK_ANNOUNCED = (
     "UPDATE roomkit_pending SET unannounced = NULL WHERE pending_id = ? AND unannounced = 1"
 )
