@@ -17,10 +17,11 @@ just before it. On SQLite that includes the request's create and the answer's se
 commit each: with the store's default ``synchronous="full"`` each commit waits for the disk
 (an fsync), so the table also gives the floor of two bare commits of one row each on the
 same disk, measured in the same run (the create and the settle write more than one row each:
-with the request's indexes and its history chain, some 14 and 11 pages of the log, which
-their fsyncs wait for); ``synchronous="normal"`` (the store's other level: a commit
-survives the process, the disk has it at the next checkpoint) shows roomkit's cost without
-the fsyncs. Besides its two commits, roomkit's cycle on SQLite reads the live grants once.
+with the request's indexes and its history chain, some 8 pages of the log each, which their
+fsyncs wait for); ``synchronous="normal"`` (the store's other level: a commit survives the
+process, the disk has it at the next checkpoint) shows roomkit's cost without the fsyncs.
+The create looks for live standing grants on the tool in its own transaction: a cycle on
+SQLite is the two commits and no other trip to the file.
 LangGraph runs once more with both cycles on its own SQLite checkpointer
 (``AsyncSqliteSaver``) at the same ``synchronous`` level as roomkit's store, so that the
 baseline's pause is as durable as roomkit's: like with like. Target: at most 2 ms added (p50)

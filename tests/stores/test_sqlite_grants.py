@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,44 @@ async def test_the_grants_of_a_closed_store_are_refused(tmp_path: Path) -> None:
         await store.grants.get("g-1")
     with pytest.raises(StoreClosedError):
         await store.grants.use("g-1")
+
+
+async def test_an_insert_that_looks_for_grants_writes_nothing_when_one_is_live(
+    tmp_path: Path,
+) -> None:
+    """``insert_ungranted`` reads the live grants on the request's tool in its own write:
+    with one live (made by another store on the file), nothing is written; with none live
+    (a grant on another tool, used up, revoked), the request is inserted."""
+    path = tmp_path / "store.db"
+    async with SQLiteStore(path) as store, SQLiteStore(path) as other:
+        fresh = await store.insert_ungranted(_request("before-any-grant"))
+        await other.grants.add(_grant("g-live"))
+        refused = await store.insert_ungranted(_request("p-live"))
+        assert await other.grants.use("g-live") is not None  # its one use: used up
+        await other.grants.add(replace(_grant("g-revoked"), max_uses=None))
+        await other.grants.revoke("g-revoked")
+        await other.grants.add(replace(_grant("g-other"), tool="refund"))
+        after = await store.insert_ungranted(_request("p-none-live"))
+
+        assert fresh is not None
+        assert fresh[1] is True
+        assert refused is None
+        assert await store.fetch("p-live") is None
+        assert after is not None
+        assert after[0].pending_id == "p-none-live"
+
+
+async def test_an_insert_that_looks_for_grants_in_a_foreign_table_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """A ``roomkit_grants`` table the grants cannot read may hold a grant: the insert that
+    looks writes nothing, and the grants' own calls say what is wrong with the table."""
+    path = tmp_path / "broken.db"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE roomkit_grants (grant_id TEXT PRIMARY KEY)")
+    async with SQLiteStore(path) as store:
+        assert await store.insert_ungranted(_request("p-1")) is None
+        assert await store.fetch("p-1") is None
+        inserted, created = await store.insert(_request("p-1"))
+        assert created is True
+        assert inserted.pending_id == "p-1"

@@ -49,13 +49,15 @@ def settled_listing(
     *,
     mark: str,
     among: Callable[[list[str]], tuple[str, list[Any]]],
+    unnamed: str = "actor_id IS NULL",
 ) -> tuple[str, list[Any]]:
     """The statement listing outcomes settled after ``cutoff``, newest first, and its
     parameters.
 
     ``actor_ids`` keeps the requests naming one of them (``None``: naming no actor).
     ``mark`` is the driver's parameter placeholder; ``among`` gives the clause (and its
-    parameters) that keeps the requests naming one of the actors it is given.
+    parameters) that keeps the requests naming one of the actors it is given, ``unnamed``
+    the one that keeps the requests naming none.
     """
     clauses = [f"settled_at > {mark}"]
     parameters: list[Any] = [cutoff]
@@ -67,7 +69,7 @@ def settled_listing(
             either.append(clause)
             parameters.extend(values)
         if None in actor_ids:
-            either.append("actor_id IS NULL")
+            either.append(unnamed)
         clauses.append(f"({' OR '.join(either)})" if either else "1 = 0")
     parameters.append(limit)
     where = " AND ".join(clauses)

@@ -19,15 +19,19 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from roomkit.models.pending_input import PendingInput
 
 __all__ = [
     "COLUMNS",
     "LIST_LIMIT",
     "Grant",
     "GrantStore",
+    "InsertsUngranted",
     "KeepsGrants",
     "MemoryGrants",
     "check_grant_id",
@@ -239,6 +243,19 @@ class KeepsGrants(Protocol):
 
     grants: GrantStore
     """The store's grants: one per store, shared by every handler on it."""
+
+
+@runtime_checkable
+class InsertsUngranted(Protocol):
+    """A store that keeps its grants in the file of its requests (SQLite), and so can look
+    for live grants on a request's tool in the write that inserts it: one trip, not two."""
+
+    async def insert_ungranted(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]] = ()
+    ) -> tuple[PendingInput, bool] | None:
+        """:meth:`~roomkit.stores.base.DurableStore.insert`, unless a live grant names the
+        request's tool: then nothing is written and ``None`` comes back."""
+        ...
 
 
 class MemoryGrants:

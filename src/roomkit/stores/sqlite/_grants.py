@@ -29,7 +29,7 @@ from roomkit.stores.grants import (
 from roomkit.stores.sqlite._link import fetch_all, query
 from roomkit.stores.sqlite._part import Part
 
-__all__ = ["SQLiteGrants"]
+__all__ = ["SQLiteGrants", "live_on"]
 
 T = TypeVar("T")
 
@@ -50,6 +50,22 @@ CREATE TABLE IF NOT EXISTS roomkit_grants (
 )
 
 _LIVE = "revoked_at IS NULL AND expires_at > ? AND (max_uses IS NULL OR uses < max_uses)"
+
+
+def live_on(db: sqlite3.Connection, tool: str, now: float) -> bool:
+    """Whether a live grant may name ``tool``, read inside one of the store's writes at its
+    ``now``. No table yet: none does. A table the grants cannot read: one may (the grants'
+    own calls then say what is wrong with it)."""
+    try:
+        return bool(query(db, _LIVE_ON_TOOL, (tool, now)))
+    except sqlite3.OperationalError as error:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_ERROR:
+            raise
+        return bool(query(db, _GRANTS_TABLE))
+
+
+_LIVE_ON_TOOL = f"SELECT 1 FROM roomkit_grants WHERE tool = ? AND {_LIVE} LIMIT 1"
+_GRANTS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'roomkit_grants'"
 
 
 @dataclass(slots=True, eq=False)

@@ -56,6 +56,7 @@ def append_chained(
 def purge_chains(db: sqlite3.Connection, cutoff: float) -> int:
     """Drop every chain last appended to at or before ``cutoff`` whose request is not open;
     how many went. Inside a write, as :func:`append_chained`."""
+    db.execute(sql.CHAINS_BY_AGE)
     gone = query(db, sql.PURGE_CHAINS, (cutoff,))
     db.executemany(sql.DROP_CHAIN, gone)
     return len(gone)

@@ -22,6 +22,7 @@ whose log could be copied in full is durable, and so acknowledged.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import sqlite3
@@ -38,7 +39,6 @@ from roomkit.stores.sqlite._schema import (
     ADDED_CHAIN_COLUMNS,
     ADDED_COLUMNS,
     CHAIN_COLUMNS,
-    CHAINS_UNCHECKED,
     PENDING_COLUMNS,
     READ_SEQ,
     SCHEMA,
@@ -286,14 +286,39 @@ async def fetch_all(
 async def _on_thread(call: Callable[[], T]) -> T:
     """``call()`` on a worker thread; a cancelled caller still waits for it to return.
 
-    The connection is handed on only once the thread is done with it.
+    The connection is handed on only once the thread is done with it. The thread hands its
+    outcome straight to the caller's future, so that the caller resumes on the loop's next
+    turn after the thread is done (not two turns later, through the executor's future).
     """
-    running = asyncio.get_running_loop().run_in_executor(None, call)
+    loop = asyncio.get_running_loop()
+    landed: asyncio.Future[T] = loop.create_future()
+
+    def run() -> None:
+        try:
+            result = call()
+        except BaseException as error:
+            hand = functools.partial(_fail, landed, error)
+        else:
+            hand = functools.partial(_succeed, landed, result)
+        with suppress(RuntimeError):  # the loop closed meanwhile: nobody is listening
+            loop.call_soon_threadsafe(hand)
+
+    running = loop.run_in_executor(None, run)
     try:
-        return await asyncio.shield(running)
+        return await landed
     except asyncio.CancelledError:
         await asyncio.wait((running,))
         raise
+
+
+def _succeed(landed: asyncio.Future[T], result: T) -> None:
+    if not landed.done():  # a caller cancelled meanwhile has stopped listening
+        landed.set_result(result)
+
+
+def _fail(landed: asyncio.Future[Any], error: BaseException) -> None:
+    if not landed.done():
+        landed.set_exception(error)
 
 
 def query(db: sqlite3.Connection, statement: str, parameters: Sequence[Any] = ()) -> list[Any]:
@@ -314,7 +339,6 @@ async def _add_missing_columns(db: aiosqlite.Connection) -> None:
                 # Another process opening the file at the same moment added it first.
                 if "duplicate column" not in str(error):
                     raise
-    await db.execute_fetchall(CHAINS_UNCHECKED)
 
 
 def _unreachable(error: sqlite3.DatabaseError) -> bool:

@@ -25,6 +25,16 @@ A fourth table, ``roomkit_ledger``, is the spend-once ledger (its statements are
 :mod:`~roomkit.stores.sqlite._grants` at their first use. A file made by an earlier version
 gains the columns it lacks from :data:`ADDED_COLUMNS` (and :data:`ADDED_CHAIN_COLUMNS`)
 when it is opened.
+
+Every COMMIT waits for each page it wrote to reach the disk, so a write touches only the
+pages its readers need: the indexes of settled rows (the purge's, the listing of outcomes)
+hold settled rows only, the index of open rows (the pending listing) open ones only, and
+the history and the chains' heads are tables keyed by their primary key alone (``WITHOUT
+ROWID``), with no second tree to write; the chains' index by age is made by the first purge
+of old histories (:data:`CHAINS_BY_AGE`), where one runs, and their index of unchecked heads
+by the first checkpoint (:data:`CHAINS_UNCHECKED`). A file made by an earlier version
+has its indexes over every row replaced when it is opened (its history and chains tables
+stay as they are: both shapes answer the same statements).
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ __all__ = [
     "ADD_UNANNOUNCED",
     "APPEND_HISTORY",
     "BUMP_SEQ",
+    "CHAINS_BY_AGE",
     "CHAINS_UNCHECKED",
     "CHAIN_COLUMNS",
     "CHANGED_SINCE",
@@ -114,9 +125,15 @@ CREATE TABLE IF NOT EXISTS roomkit_pending_seq (
 INSERT OR IGNORE INTO roomkit_pending_seq (id, value) VALUES (1, 0);
 CREATE UNIQUE INDEX IF NOT EXISTS roomkit_pending_by_key
     ON roomkit_pending ("key") WHERE "key" IS NOT NULL;
-CREATE INDEX IF NOT EXISTS roomkit_pending_by_status ON roomkit_pending (status, seq);
 CREATE INDEX IF NOT EXISTS roomkit_pending_by_seq ON roomkit_pending (seq);
-CREATE INDEX IF NOT EXISTS roomkit_pending_by_settled_at ON roomkit_pending (settled_at);
+DROP INDEX IF EXISTS roomkit_pending_by_status;
+DROP INDEX IF EXISTS roomkit_pending_by_settled_at;
+DROP INDEX IF EXISTS roomkit_pending_by_actor_settled;
+CREATE INDEX IF NOT EXISTS roomkit_pending_open ON roomkit_pending (seq) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS roomkit_pending_settled
+    ON roomkit_pending (settled_at) WHERE settled_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS roomkit_pending_settled_by_actor
+    ON roomkit_pending (actor_id, settled_at) WHERE settled_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS roomkit_ledger (
     entry TEXT PRIMARY KEY NOT NULL,
     spent_at REAL NOT NULL,
@@ -124,14 +141,12 @@ CREATE TABLE IF NOT EXISTS roomkit_ledger (
 );
 CREATE INDEX IF NOT EXISTS roomkit_ledger_by_expiry
     ON roomkit_ledger (expires_at) WHERE expires_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS roomkit_pending_by_actor_settled
-    ON roomkit_pending (actor_id, settled_at);
 CREATE TABLE IF NOT EXISTS roomkit_history (
     pending_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     entry TEXT NOT NULL,
     PRIMARY KEY (pending_id, seq)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS roomkit_chains (
     pending_id TEXT PRIMARY KEY NOT NULL,
     last_at REAL NOT NULL,
@@ -140,8 +155,7 @@ CREATE TABLE IF NOT EXISTS roomkit_chains (
     epoch INTEGER,
     mac TEXT,
     checked INTEGER
-);
-CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON roomkit_chains (last_at);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS roomkit_checkpoints (
     n INTEGER PRIMARY KEY NOT NULL,
     body TEXT NOT NULL,
@@ -202,8 +216,9 @@ CHAINS_UNCHECKED = (
     "CREATE INDEX IF NOT EXISTS roomkit_chains_unchecked ON roomkit_chains (pending_id) "
     "WHERE checked IS NOT length"
 )
-"""The heads a checkpoint has yet to take, so that it reads those and not every chain; made
-once the columns are there."""
+"""The heads a checkpoint has yet to take, so that it reads those and not every chain: made
+by the first checkpoint (only a store with an audit key takes them), so that a file never
+checkpointed writes no entry of it on every append."""
 MARK_ANNOUNCED = (
     "UPDATE roomkit_pending SET unannounced = NULL WHERE pending_id = ? AND unannounced = 1"
 )
@@ -248,6 +263,10 @@ TOUCH_CHAIN = (
 )
 """Parameters: pending_id, now (when the chain was last appended to, on the store's clock),
 and its head: length, digest, epoch, signature."""
+CHAINS_BY_AGE = "CREATE INDEX IF NOT EXISTS roomkit_chains_by_age ON roomkit_chains (last_at)"
+"""The chains by their last append, which the purge of old histories reads: made by the
+first purge (only a store with an ``audit_retention`` purges them), so that a file whose
+histories are kept for good writes no entry of it on every append."""
 PURGE_CHAINS = (
     "DELETE FROM roomkit_chains WHERE last_at <= ? AND NOT EXISTS (SELECT 1 FROM "
     "roomkit_pending p WHERE p.pending_id = roomkit_chains.pending_id AND p.status = 'pending') "
@@ -312,12 +331,24 @@ def select_settled(
     ``actor_ids`` keeps the requests naming one of them (``None``: naming no actor).
     """
     return settled_listing(
-        "roomkit_pending", actor_ids, cutoff, limit, mark="?", among=_among_actors
+        "roomkit_pending",
+        actor_ids,
+        cutoff,
+        limit,
+        mark="?",
+        among=_among_actors,
+        unnamed=f"(actor_id IS NULL AND {_SETTLED})",
     )
 
 
+# Each branch of the actors' OR names the settled rows, so that each reads the index of
+# settled rows by actor (partial, as the SQLite planner sees it per branch).
+_SETTLED = "settled_at IS NOT NULL"
+
+
 def _among_actors(actor_ids: list[str]) -> tuple[str, list[Any]]:
-    return f"actor_id IN ({', '.join('?' for _ in actor_ids)})", list(actor_ids)
+    marks = ", ".join("?" for _ in actor_ids)
+    return f"(actor_id IN ({marks}) AND {_SETTLED})", list(actor_ids)
 
 
 def decode_row(row: Sequence[Any]) -> PendingInput:

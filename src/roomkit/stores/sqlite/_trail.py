@@ -30,6 +30,7 @@ from roomkit.stores._trail import (
 )
 from roomkit.stores._trail_check import unsigned_heads
 from roomkit.stores.sqlite._link import fetch_all, query
+from roomkit.stores.sqlite._schema import CHAINS_UNCHECKED
 
 __all__ = ["SQLiteTrail"]
 
@@ -125,6 +126,7 @@ class SQLiteTrail:
         keys = signing_keys(self.anchoring)
 
         def write(db: sqlite3.Connection, now: float) -> CheckpointReport:
+            db.execute(CHAINS_UNCHECKED)
             last = query(db, LAST_CHECKPOINT)
             changes = [
                 HeadChange(str(row[0]), stored_head(*row[1:5]), row[5] is not None)

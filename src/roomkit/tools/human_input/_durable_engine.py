@@ -28,9 +28,11 @@ from roomkit.stores.base import (
     SpendLedger,
     VotingStore,
 )
+from roomkit.stores.grants import InsertsUngranted
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits, timed_out
+from roomkit.tools.human_input._granting import GrantsOnTool, looking_for_grants
 from roomkit.tools.human_input._in_transaction import given, in_transaction
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
@@ -96,7 +98,13 @@ class DurableEngine:
             request.deadline = store.clock() + timeout
         waits = self._waits
         looks = waits.looks_before_insert()
-        record, created = await store.insert(request, history=history)
+        if looking_for_grants() and isinstance(store, InsertsUngranted):
+            inserted = await store.insert_ungranted(request, history=history)
+            if inserted is None:
+                raise GrantsOnTool(request.tool_name)
+            record, created = inserted
+        else:
+            record, created = await store.insert(request, history=history)
         # A request created here and not collected yet is being announced already.
         owed = not created and record.pending_id not in waits.local
         waits.mine.hold(record, looks)

@@ -31,21 +31,20 @@ from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
-from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._callbacks import Callbacks
 from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
 from roomkit.tools.human_input._decisions import (
     Decisions,
     HistoryKeeper,
-    also_created_with,
     check_actors,
 )
 from roomkit.tools.human_input._durable_engine import DurableEngine
+from roomkit.tools.human_input._granting import hold_unless_granted
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
-from roomkit.tools.human_input._routed import answered_for, opening, routed
+from roomkit.tools.human_input._routed import answered_for, routed
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -250,20 +249,17 @@ class HumanInputHandler(HandlerReads, Callbacks):
         )
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema, quorum, veto, decisions)
-        # Imported here: the policy package sits beside the tools, not under them.
-        from roomkit.policy.grants import use_grant
-
         # A live standing grant that covers the call settles it at once: nobody is asked.
-        # A call a policy decides as it is made is nobody's to approve: no grant is spent.
-        grant = await use_grant(self.grants, request) if at_once() is None else None
-        if grant is not None:
-            return await self._decisions.granted(
-                request, timeout, grant, surface=surface, about=description
-            )
-        # Its created entry goes in with it, before whatever the announcement leads to, and
-        # so do its first assignments (on call, a rotation), read by every process.
-        with also_created_with(*await opening(self.router, request)):
-            return await self._decisions.hold(request, timeout, surface=surface, about=description)
+        return await hold_unless_granted(
+            self._decisions,
+            self.grants,
+            self.router,
+            self._engine.store,
+            request,
+            timeout,
+            surface=surface,
+            about=description,
+        )
 
     # -- waiting -----------------------------------------------------------------------------
 

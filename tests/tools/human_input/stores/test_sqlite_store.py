@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.tools.human_input.stores.store_kit import (
@@ -32,6 +35,7 @@ from tests.tools.human_input.stores.store_kit import (
 
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.sqlite import SQLiteStore
+from roomkit.stores.sqlite._link import Link, query
 from roomkit.tools.human_input.stores import PendingChange
 
 LOGGER = "roomkit.tools.human_input.stores.sqlite"
@@ -74,6 +78,35 @@ async def test_a_write_cancelled_before_its_turn_is_dropped(store: SQLiteStore) 
     record = await store.fetch(dropped.pending_id)
     assert record is not None
     assert record.status is PENDING
+
+
+async def test_a_write_cancelled_on_its_thread_hands_the_connection_on_once_it_returns(
+    db_path: Path,
+) -> None:
+    """The caller is cancelled while its transaction runs on the worker thread: the
+    connection goes to the next write only once the thread is done with it."""
+    link = Link(str(db_path), busy_timeout=PATIENCE, on_open=lambda counter: None)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(db: sqlite3.Connection, now: float) -> None:
+        started.set()
+        release.wait(PATIENCE)
+        db.execute("CREATE TABLE made_on_the_thread (n INTEGER)")
+
+    def count(db: sqlite3.Connection, now: float) -> list[Any]:
+        return query(db, "SELECT count(*) FROM made_on_the_thread")
+
+    cut = asyncio.create_task(link.transaction(slow, clock=time.time))
+    await asyncio.to_thread(started.wait, PATIENCE)
+    cut.cancel()
+    following = asyncio.create_task(link.transaction(count, clock=time.time))
+    release.set()
+
+    with pytest.raises(asyncio.CancelledError):
+        await cut
+    # The thread committed its table before the next write had the connection.
+    assert await following == [(0,)]
+    await link.close()
 
 
 async def test_close_lets_queued_writes_finish(db_path: Path) -> None:

@@ -1,0 +1,87 @@
+"""An approval's standing grants, looked for as it is made: a grant that covers the call
+settles it at once, and nobody is asked.
+
+On most stores the live grants on the call's tool are read first, and the request is held
+when none covers it. A store that keeps its grants in the file of its requests
+(:class:`~roomkit.stores.grants.InsertsUngranted`: SQLite) looks for live grants on the tool
+in the write that inserts the request instead, one trip to the file rather than two: when
+there are none, that write made the request; when there are some, it wrote nothing, and the
+grants are read and used as on any other store. The look runs only where the request's
+history starts with no routing entries (those are worked out once, for the request that is
+made), and never for a call a policy decides as it is made (no grant is spent on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+from roomkit.models.pending_input import PendingInput
+from roomkit.stores.grants import GrantStore, InsertsUngranted
+from roomkit.tools.human_input._at_once import at_once
+from roomkit.tools.human_input._decisions import Decisions, also_created_with
+from roomkit.tools.human_input._routed import opening
+
+if TYPE_CHECKING:
+    from roomkit.routing import Router
+
+__all__ = ["GrantsOnTool", "hold_unless_granted", "looking_for_grants"]
+
+_LOOKING: ContextVar[bool] = ContextVar("roomkit_looking_for_grants", default=False)
+
+
+class GrantsOnTool(Exception):
+    """The store holds live grants on the call's tool, and wrote nothing: one may cover it.
+
+    Never leaves :func:`hold_unless_granted`, which reads and uses the grants then.
+    """
+
+
+def looking_for_grants() -> bool:
+    """Whether the approval being inserted now looks for live grants in its insert."""
+    return _LOOKING.get()
+
+
+@contextmanager
+def _looking() -> Iterator[None]:
+    token = _LOOKING.set(True)
+    try:
+        yield
+    finally:
+        _LOOKING.reset(token)
+
+
+async def hold_unless_granted(
+    decisions: Decisions,
+    grants: GrantStore,
+    router: Router | None,
+    store: object,
+    request: PendingInput,
+    timeout: float | None,
+    *,
+    surface: str | None,
+    about: str | None,
+) -> PendingInput:
+    """Settle the approval ``request`` with a live grant that covers it, or hold it for a
+    person (its created entry, and its first routing assignments, written with it)."""
+    # Imported here: the policy package sits beside the tools, not under them.
+    from roomkit.policy.grants import use_grant
+
+    # A call a policy decides as it is made is nobody's to approve: no grant is spent.
+    look = at_once() is None
+    routes = router is not None and router.routes(request)
+    if look and not routes and isinstance(store, InsertsUngranted):
+        try:
+            with _looking():
+                return await decisions.hold(request, timeout, surface=surface, about=about)
+        except GrantsOnTool:
+            pass  # live grants on the tool, read below: one may cover the call
+    grant = await use_grant(grants, request) if look else None
+    if grant is not None:
+        return await decisions.granted(request, timeout, grant, surface=surface, about=about)
+    # Its created entry goes in with it, before whatever the announcement leads to, and
+    # so do its first assignments (on call, a rotation), read by every process.
+    with also_created_with(*await opening(router, request)):
+        return await decisions.hold(request, timeout, surface=surface, about=about)
