@@ -63,12 +63,12 @@ async def create_decided(
     (through ``surface``) as it is made, nobody asked.
 
     The approval's approvers are ``by`` alone; ``history`` (a policy's decision, say)
-    follows its ``created`` entry. The request returned is settled and retired.
+    follows its ``created`` entry. The request returned is settled and retired. The
+    arguments not listed below are those of :meth:`HumanInputHandler.create_approval`.
 
     Args:
         arguments: kept by the request as they are: the caller's own copy.
         digest: ``arguments_digest(tool_name, arguments)`` when the caller has it already.
-        Others: as :meth:`HumanInputHandler.create_approval`.
 
     Raises:
         HandlerClosedError, InvalidTextError, StoreUnavailableError: as ``create_approval``.
