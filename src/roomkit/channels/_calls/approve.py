@@ -17,7 +17,6 @@ second wait) gets the recorded outcome from the request's history, never a secon
 
 from __future__ import annotations
 
-import copy
 import logging
 import time
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
 from roomkit.tools.human_input import created_with
 from roomkit.tools.human_input.ladder import keep_ladder
-from roomkit.tools.human_input.stores import approved_by, declined, new_entry
+from roomkit.tools.human_input.stores import approved_by, declined, detached, new_entry
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite
@@ -213,20 +212,23 @@ class HeldOptions(TypedDict, total=False):
     surface: str | None
 
 
-async def create_held(
-    site: CallSite,
-    handler: HumanInputHandler,
-    name: str,
-    arguments: dict[str, Any],
-    tool: AITool | None,
-    **options: Unpack[HeldOptions],
-) -> PendingInput:
-    """The approval request of the call at ``site`` (a deep copy of its arguments, the
-    tool's schema and description), decided as ``options`` say: created, or re-attached
-    to by its key."""
-    return await handler.create_approval(
-        name,
-        copy.deepcopy(arguments),
+class SiteOptions(TypedDict):
+    """What an approval of the call at a site records of it: the tool's schema and
+    description, where the call was made, by whom, and its key."""
+
+    tool_schema: dict[str, Any]
+    room_id: str
+    tool_call_id: str
+    channel_id: str
+    channel_type: ChannelType
+    actor_id: str | None
+    key: str | None
+    description: str | None
+
+
+def site_options(site: CallSite, handler: HumanInputHandler, tool: AITool | None) -> SiteOptions:
+    """The options of an approval of the call at ``site`` to ``tool``, however decided."""
+    return SiteOptions(
         tool_schema=dict(tool.parameters) if tool is not None else {"type": "object"},
         room_id=site.room_id,
         tool_call_id=site.tool_call_id,
@@ -235,7 +237,22 @@ async def create_held(
         actor_id=site.actor_id,
         key=held_key(site, handler),
         description=tool.description if tool is not None and tool.description else None,
-        **options,
+    )
+
+
+async def create_held(
+    site: CallSite,
+    handler: HumanInputHandler,
+    name: str,
+    arguments: dict[str, Any],
+    tool: AITool | None,
+    **options: Unpack[HeldOptions],
+) -> PendingInput:
+    """The approval request of the call at ``site`` (a copy of its arguments sharing
+    nothing with them, the tool's schema and description), decided as ``options`` say:
+    created, or re-attached to by its key."""
+    return await handler.create_approval(
+        name, detached(arguments), **site_options(site, handler, tool), **options
     )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls.approve import Verdict, held, held_key, verdict_on
+from roomkit.channels._calls.approve import Verdict, held, site_options, verdict_on
 from roomkit.channels._calls.outcome import refused
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy.decisions import PolicyCall
@@ -80,7 +80,7 @@ async def _unasked(
     digest: str,
 ) -> Verdict:
     """Record a call nobody is asked about, and the verdict: run it bound, or refuse it."""
-    key = held_key(site, handler)
+    options = site_options(site, handler, tool)
     request = await create_decided(
         handler,
         name,
@@ -90,16 +90,11 @@ async def _unasked(
         surface=POLICY,
         digest=digest,
         history=(ruling.evidence,) if ruling.evidence is not None else (),
-        tool_schema=dict(tool.parameters) if tool is not None else {"type": "object"},
-        room_id=site.room_id,
-        tool_call_id=site.tool_call_id,
-        channel_id=site.channel_id,
-        channel_type=site.channel_type,
-        actor_id=site.actor_id,
-        key=key,
-        description=tool.description if tool is not None and tool.description else None,
+        **options,
     )
     if ruling.refusal is not None:
         return Verdict(request, None, outcome=refused(ruling.refusal, arguments))
     # Without a key (the memory store's), a request made here is reached by no other run.
-    return Verdict(request, request.arguments, request.arguments_digest, sole=key is None)
+    return Verdict(
+        request, request.arguments, request.arguments_digest, sole=options["key"] is None
+    )
