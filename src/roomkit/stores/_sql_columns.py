@@ -14,7 +14,14 @@ from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._records import FIELDS
 
-__all__ = ["COLUMNS", "column_definitions", "quote", "readable_rows", "settled_listing"]
+__all__ = [
+    "COLUMNS",
+    "column_definitions",
+    "pending_listing",
+    "quote",
+    "readable_rows",
+    "settled_listing",
+]
 
 
 def quote(name: str) -> str:
@@ -39,6 +46,29 @@ def column_definitions(
     return ",\n    ".join(
         f"{quote(name)} {types.get(name, text)}{constraints.get(name, '')}" for name in fields
     )
+
+
+def pending_listing(
+    table: str,
+    filters: Mapping[str, str | None],
+    *,
+    mark: str,
+    bound: Callable[[str], Any] = str,
+) -> tuple[str, list[Any]]:
+    """The statement listing the pending requests of ``table``, oldest first, with the
+    given column filters (``None`` filters nothing), and its parameters.
+
+    ``mark`` is the driver's parameter placeholder; ``bound`` gives what a filter's value
+    is bound as (the value itself by default).
+    """
+    clauses = ["status = 'pending'"]
+    parameters: list[Any] = []
+    for column, value in filters.items():
+        if value is not None:
+            clauses.append(f"{quote(column)} = {mark}")
+            parameters.append(bound(value))
+    where = " AND ".join(clauses)
+    return f"SELECT {COLUMNS} FROM {table} WHERE {where} ORDER BY seq", parameters
 
 
 def settled_listing(

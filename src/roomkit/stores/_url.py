@@ -16,17 +16,19 @@ extras).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from roomkit.core.store import InMemoryStore, RoomStore
 from roomkit.stores.base import DurableStore, PendingStore
 from roomkit.stores.memory import MemoryStore
 
-__all__ = ["OpenedStores", "close_stores", "open_url"]
+__all__ = ["OpenedStores", "close_stores", "open_url", "request_store"]
 
 _SQLITE = "sqlite:///"
 _REDIS = ("redis://", "rediss://", "unix://")
 _POSTGRES = ("postgresql://", "postgres://")
+
+_Store = TypeVar("_Store")
 
 
 class OpenedStores(NamedTuple):
@@ -86,6 +88,18 @@ def open_url(url: str) -> OpenedStores:
         f"Unknown store URL {url.split('://')[0]!r}: use memory, sqlite:///path.db, "
         "redis://host:port/db or postgresql://user:password@host:port/db"
     )
+
+
+def request_store(store: object, kind: type[_Store]) -> _Store:
+    """``store``, the request store a room store opens ``beside``, when it is a ``kind``
+    (the back end's request store, whose connections the room store shares).
+
+    Raises:
+        TypeError: ``store`` is not a ``kind``.
+    """
+    if not isinstance(store, kind):
+        raise TypeError(f"beside() takes a {kind.__name__}, got {type(store).__name__}")
+    return store
 
 
 async def close_stores(*stores: object) -> None:

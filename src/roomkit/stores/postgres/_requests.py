@@ -63,7 +63,6 @@ from roomkit.stores.base import (
 )
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.postgres._approvals import Approvals
-from roomkit.stores.postgres._batch import Recorded
 from roomkit.stores.postgres._changes import changes_since
 from roomkit.stores.postgres._clock import ServerClock
 from roomkit.stores.postgres._feed import NotifyFeed
@@ -339,29 +338,6 @@ class PostgresStore(PartsFacade):
             pending_id,
             self.where,
         )
-
-    async def settle_on(
-        self,
-        db: AsyncConnection[Any],
-        pending_id: str,
-        recorded: Recorded,
-        history: tuple[dict[str, Any], ...] = (),
-        *,
-        now: float | None = None,
-    ) -> tuple[PendingInput | None, bool]:
-        """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
-        ``db`` is in one already) that a record which cannot be read rolls back; a settle
-        that wins appends ``history`` in it. ``now`` judges the deadline (by default the
-        store's clock, or the server's as it runs).
-
-        Returns the winning record (or ``None``) and whether anything was written.
-
-        Raises:
-            CorruptRecordError: the stored record is not one this library wrote (the
-                transaction is rolled back).
-            StoreUnavailableError: the server cannot be reached.
-        """
-        return await self._settling.settle_on(db, pending_id, recorded, history, now=now)
 
     async def settle_in(
         self,

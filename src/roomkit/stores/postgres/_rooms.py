@@ -29,6 +29,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from roomkit.models import room as room_model
 from roomkit.stores._sql_rooms import Run, SQLRooms
+from roomkit.stores._url import request_store
 from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name, migrate
 from roomkit.stores.postgres._room_sql import VERSION, RoomStatements
 
@@ -97,9 +98,7 @@ class PostgresRoomStore(SQLRooms):
         """
         from roomkit.stores.postgres._requests import PostgresStore
 
-        if not isinstance(store, PostgresStore):
-            raise TypeError(f"beside() takes a PostgresStore, got {type(store).__name__}")
-        shared = store._link  # the parts of one back end share their link
+        shared = request_store(store, PostgresStore)._link  # one back end's parts share it
         rooms = cls(shared.dsn, schema=store.schema)
         rooms._link = Link(
             shared, rooms._prepare, pool_size=1, connect_timeout=shared.connect_timeout

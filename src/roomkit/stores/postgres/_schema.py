@@ -39,6 +39,7 @@ from roomkit.stores._records import APPROVAL_FIELDS, FIELDS, FIRST_FIELDS, QUORU
 from roomkit.stores._sql_columns import (
     COLUMNS,
     column_definitions,
+    pending_listing,
     quote,
     readable_rows,
     settled_listing,
@@ -343,14 +344,7 @@ class Statements:
 
     def select_pending(self, filters: Mapping[str, str | None]) -> tuple[str, list[Any]]:
         """The statement listing pending requests with the given column filters."""
-        clauses = ["status = 'pending'"]
-        parameters: list[Any] = []
-        for column, value in filters.items():
-            if value is not None:
-                clauses.append(f"{quote(column)} = %s")
-                parameters.append(stored(value))
-        where = " AND ".join(clauses)
-        return f"SELECT {COLUMNS} FROM {self._pending} WHERE {where} ORDER BY seq", parameters
+        return pending_listing(self._pending, filters, mark="%s", bound=stored)
 
     def select_settled(
         self, actor_ids: Sequence[str | None] | None, cutoff: float, limit: int

@@ -105,8 +105,18 @@ class Settling(WritingPart):
         *,
         now: float | None = None,
     ) -> tuple[PendingInput | None, bool]:
-        """The check-and-set on ``db``, as :meth:`PostgresStore.settle_on
-        <roomkit.stores.postgres.PostgresStore.settle_on>` describes it."""
+        """The check-and-set on ``db``: one statement, in a transaction (a savepoint when
+        ``db`` is in one already) that a record which cannot be read rolls back; a settle
+        that wins appends ``history`` in it. ``now`` judges the deadline (by default the
+        store's clock, or the server's as it runs).
+
+        Returns the winning record (or ``None``) and whether anything was written.
+
+        Raises:
+            CorruptRecordError: the stored record is not one this library wrote (the
+                transaction is rolled back).
+            StoreUnavailableError: the server cannot be reached.
+        """
         sql = self.sql
         value, result, reason, withdrawn, by, token = recorded
         parameters = {

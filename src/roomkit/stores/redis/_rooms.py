@@ -27,6 +27,7 @@ from roomkit.core.exceptions import StoreFormatError
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids
+from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
 from roomkit.stores.redis import _room_records as records
 
@@ -106,8 +107,7 @@ class RedisRoomStore(Opened):
         """
         from roomkit.stores.redis._requests import RedisStore
 
-        if not isinstance(store, RedisStore):
-            raise TypeError(f"beside() takes a RedisStore, got {type(store).__name__}")
+        store = request_store(store, RedisStore)
         return cls(client=store._client, prefix=store.prefix)  # the back end's parts share it
 
     @property

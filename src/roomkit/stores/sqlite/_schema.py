@@ -48,7 +48,7 @@ from roomkit.stores._records import FIELDS, decode
 from roomkit.stores._sql_columns import (
     COLUMNS,
     column_definitions,
-    quote,
+    pending_listing,
     readable_rows,
     settled_listing,
 )
@@ -313,14 +313,7 @@ def select_many(pending_ids: Sequence[str]) -> list[tuple[str, list[Any]]]:
 
 def select_pending(filters: Mapping[str, str | None]) -> tuple[str, list[Any]]:
     """The statement listing pending requests, oldest first, with the given column filters."""
-    clauses = ["status = 'pending'"]
-    parameters: list[Any] = []
-    for column, value in filters.items():
-        if value is not None:
-            clauses.append(f"{quote(column)} = ?")
-            parameters.append(value)
-    where = " AND ".join(clauses)
-    return f"SELECT {COLUMNS} FROM roomkit_pending WHERE {where} ORDER BY seq", parameters
+    return pending_listing("roomkit_pending", filters, mark="?")
 
 
 def select_settled(

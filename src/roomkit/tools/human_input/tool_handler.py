@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
@@ -200,30 +200,16 @@ class HumanInputToolHandler:
         """
         if name not in self.tool_names:
             raise UnservedToolCallError(f"tool {name!r} is not served here")
-        if call is not None:
-            room_id, channel_id = call.room_id, call.channel_id
-            tool_call_id, actor_id = call.tool_call_id, call.actor_id
-            channel_type = call.channel_type
-        else:
-            context = current_tool_call()
-            room_id = context.room_id if context is not None else ""
-            room_id = room_id or current_tool_room_id() or ""
-            channel_id = context.channel_id if context is not None else ""
-            tool_call_id = context.tool_call_id if context is not None else ""
-            actor_id = current_tool_actor_id()
+        site = _site_of(call) if call is not None else _site_in_context(channel_type)
         handler = self._handler
         key = None
-        if handler.durable and tool_call_id and channel_type is ChannelType.AI:
-            key = f"{room_id}:{channel_id}:{tool_call_id}"
+        if handler.durable and site["tool_call_id"] and site["channel_type"] is ChannelType.AI:
+            key = f"{site['room_id']}:{site['channel_id']}:{site['tool_call_id']}"
         limit = self.timeout if timeout is None else timeout
         pending = await handler.create(
             name,
             arguments,
-            room_id=room_id,
-            tool_call_id=tool_call_id,
-            channel_id=channel_id,
-            channel_type=channel_type,
-            actor_id=actor_id,
+            **site,
             key=key,
             answer_schema=self.answer_schemas.get(name),
             # A durable store writes the deadline with the request: no window without one.
@@ -241,6 +227,41 @@ class HumanInputToolHandler:
             raise ToolFailedError(texts.human_input_timed_out(name, limit)) from None
         except HumanInputRejectedError as rejected:
             raise ToolRefusedError(texts.human_input_rejected(rejected)) from None
+
+
+class _Site(TypedDict):
+    """Where a request is asked, as :meth:`HumanInputHandler.create` takes it."""
+
+    room_id: str
+    tool_call_id: str
+    channel_id: str
+    channel_type: ChannelType
+    actor_id: str | None
+
+
+def _site_of(call: HumanInputCall) -> _Site:
+    """Where the call a channel passed is asked."""
+    return _Site(
+        room_id=call.room_id,
+        tool_call_id=call.tool_call_id,
+        channel_id=call.channel_id,
+        channel_type=call.channel_type,
+        actor_id=call.actor_id,
+    )
+
+
+def _site_in_context(channel_type: ChannelType) -> _Site:
+    """Where a call is asked on the door ``channel_type``, as the tool context set by the
+    caller (``tool_turn_context``) says."""
+    context = current_tool_call()
+    room_id = context.room_id if context is not None else ""
+    return _Site(
+        room_id=room_id or current_tool_room_id() or "",
+        tool_call_id=context.tool_call_id if context is not None else "",
+        channel_id=context.channel_id if context is not None else "",
+        channel_type=channel_type,
+        actor_id=current_tool_actor_id(),
+    )
 
 
 async def _record_default(handler: HumanInputHandler, pending_id: str, answer: str) -> None:
