@@ -125,7 +125,6 @@ class MemoryEngine(MemoryReads):
         request: PendingInput,
         timeout: float | None,
         history: tuple[dict[str, Any], ...] | None,
-        *,
         announce: bool = True,
     ) -> PendingInput:
         """Store ``request`` (or return the request its key names) and announce it (unless
