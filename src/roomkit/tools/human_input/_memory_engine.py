@@ -198,7 +198,10 @@ class MemoryEngine(MemoryReads):
             return _ready(settled)
         if request.status is not _PENDING:
             return _ready(request)
-        loop = _get_running_loop()
+        # Completed with the settled request, which the wait then collects. Made without a
+        # loop, it takes the running one (one lookup for both).
+        waiter: asyncio.Future[Any] = _Future()
+        loop = waiter.get_loop()
         if loop is not self._loop:
             self._loop = loop
             # On asyncio's own loops the clock is time.monotonic and a future is an
@@ -206,6 +209,8 @@ class MemoryEngine(MemoryReads):
             kind = type(loop)
             self._stock = kind.time is _LOOP_TIME and kind.create_future is _LOOP_FUTURE
         stock = self._stock
+        if not stock:
+            waiter = loop.create_future()
         if timeout is not None:
             when = (_monotonic() if stock else loop.time()) + timeout
             deadline = request.deadline
@@ -224,8 +229,6 @@ class MemoryEngine(MemoryReads):
                     request._deadline_entry = QUEUED
                 else:
                     deadlines.add(loop, request, when)
-        # Completed with the settled request, which the wait then collects.
-        waiter: asyncio.Future[Any] = _Future(loop=loop) if stock else loop.create_future()
         waiters = request._waiters
         if waiters is None:
             request._waiters = waiter
