@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
-from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput, new_request
+from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input._deadlines import DeadlineQueue
 
 
 def _request(n: int) -> PendingInput:
-    return new_request(f"p{n}", "ask", {}, "", "", "", False, time.time(), None, ChannelType.AI)
+    return PendingInput(f"p{n}", "ask", {}, "", "", "")
 
 
 async def test_deadlines_discarded_out_of_turn_leave_no_lasting_entries() -> None:
