@@ -6,28 +6,36 @@ import asyncio
 import copy
 import dataclasses
 import pickle
-import time
 from datetime import UTC, datetime
 
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput, new_request
+from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input._announce import Announcer
+from roomkit.tools.human_input._requests import RequestMaker
 
 
-def test_new_request_sets_every_field_as_the_constructor_does() -> None:
-    stamp = time.time()
-    made = new_request(
-        "p1", "ask", {"q": "?"}, "r", "call", "c", True, stamp, "alice", ChannelType.AI
-    )
+async def _no_reject(pending_id: str, reason: str) -> bool:
+    return False
+
+
+def made_request(actor_id: str | None = None, *, detached: bool = False) -> PendingInput:
+    """A request as the handler's maker makes it."""
+    make = RequestMaker(Announcer(_no_reject)).make
+    return make("ask", {"q": "?"}, "r", "call", "c", ChannelType.AI, actor_id, detached)
+
+
+def test_a_made_request_sets_every_field_as_the_constructor_does() -> None:
+    made = made_request("alice", detached=True)
     built = PendingInput(
-        "p1",
+        made.pending_id,
         "ask",
         made.arguments,
         "r",
         "call",
         "c",
         detached=True,
-        created_at=datetime.fromtimestamp(stamp, UTC),
+        created_at=made.created_at,
         actor_id="alice",
     )
     for name in PendingInput.__slots__:
@@ -37,7 +45,7 @@ def test_new_request_sets_every_field_as_the_constructor_does() -> None:
 
 def test_created_at_reads_as_one_aware_datetime() -> None:
     before = datetime.now(UTC)
-    request = new_request("p1", "ask", {}, "", "", "", False, time.time(), None, ChannelType.AI)
+    request = made_request()
     first = request.created_at
     assert type(first) is datetime
     assert first.tzinfo is UTC

@@ -181,55 +181,9 @@ setattr(  # noqa: B010
     property(_created_at, _created_set, doc="When the request was created (UTC)."),
 )
 
-_PENDING = PendingInputStatus.PENDING
-_new = object.__new__
-
-
-def new_request(
-    pending_id: str,
-    tool_name: str,
-    arguments: dict[str, Any],
-    room_id: str,
-    tool_call_id: str,
-    channel_id: str,
-    detached: bool,
-    created: float,
-    actor_id: str | None,
-    channel_type: ChannelType,
-) -> PendingInput:
-    """A pending request created at ``created`` (a POSIX timestamp), every other field at
-    its default: ``PendingInput(...)`` without the call into the dataclass's ``__init__``,
-    which costs more than setting the fields (the handler makes one per question asked)."""
-    request: PendingInput = _new(PendingInput)
-    request.pending_id = pending_id
-    request.tool_name = tool_name
-    request.arguments = arguments
-    request.room_id = room_id
-    request.tool_call_id = tool_call_id
-    request.channel_id = channel_id
-    request.status = _PENDING
-    request.result = None
-    request.reject_reason = None
-    request.detached = detached
-    _created_set(request, created)
-    request.actor_id = actor_id
-    request.channel_type = channel_type
-    request.withdrawn = False
-    request.deadline = None
-    request.key = None
-    request.answer_schema = None
-    request.settled_by = None
-    request.kind = "question"
-    request.arguments_digest = None
-    request.approvers = ()
-    request.quorum = None
-    request.veto = True
-    request.voters = ()
-    request.votes = ()
-    request._waiters = None
-    request._deadline_entry = None
-    request._history = None
-    return request
+set_created = _created_set
+"""``set_created(request, timestamp)``: store a POSIX timestamp as the request's creation
+time, made a datetime on its first read (for a maker that sets the fields itself)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,3 +197,17 @@ def test_retention_must_be_an_int() -> None:
         HumanInputHandler(retention=1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="retention"):
         HumanInputHandler(retention=True)
+
+
+async def test_a_key_whose_outcome_left_the_retention_opens_a_new_request() -> None:
+    handler = HumanInputHandler(retention=1)
+    keyed = await handler.create("Ask", {}, key="colour")
+    handler.resolve(keyed.pending_id, "blue")
+    assert await handler.wait(keyed.pending_id) == "blue"
+    assert (await handler.create("Ask", {}, key="colour")) is keyed
+
+    await settled(handler, "later")  # evicts the keyed outcome
+
+    again = await handler.create("Ask", {}, key="colour")
+    assert again.pending_id != keyed.pending_id
+    assert again.status == "pending"

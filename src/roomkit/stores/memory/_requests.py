@@ -143,6 +143,17 @@ class MemoryStore:
         ):
             self._leave(request)
 
+    def parts(self) -> tuple[dict[str, PendingInput], dict[str, PendingInput], deque[str]]:
+        """What an engine that takes this store's steps itself works on, without a call:
+        the active requests by id, the retained outcomes by id, and the retained ids,
+        oldest first. It takes them as :meth:`add`, :meth:`settle` and :meth:`retire` do,
+        and calls :meth:`forget` for a request with a key it evicts."""
+        return self._active, self._retained, self._order
+
+    def forget(self, request: PendingInput) -> None:
+        """``request`` left the retention and is no longer active (see :meth:`parts`)."""
+        self._leave(request)
+
     def _leave(self, request: PendingInput) -> None:
         """``request`` is neither active nor retained any more: forget its key, and keep it
         for its history while the audit retention has room."""

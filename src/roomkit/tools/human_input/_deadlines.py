@@ -46,46 +46,56 @@ class DeadlineQueue:
     for the queue, a ``[when, order, request]`` list for the heap, or ``None``. A queue
     entry whose request is no longer marked queued, or a heap entry its request no longer
     points to, is dead.
+
+    The engine takes the common steps itself, without a call: a deadline no earlier than
+    :attr:`last` nor than the armed timer (:attr:`timer_when`), on :attr:`loop`, is
+    appended to :attr:`queue` (its request marked :data:`QUEUED`, ``last`` moved to it);
+    a request answered in its turn, at the head of :attr:`queue`, is popped from it and
+    unmarked. Everything else goes through :meth:`add` and :meth:`discard`.
     """
 
     __slots__ = (
+        "_dead",
         "_expire",
         "_heap",
-        "_live",
-        "_loop",
         "_order",
-        "_queue",
-        "_queue_last",
         "_timer",
-        "_timer_when",
+        "last",
+        "loop",
+        "queue",
+        "timer_when",
     )
 
     def __init__(self, expire: Callable[[PendingInput], None]) -> None:
         self._expire = expire
-        self._queue: deque[PendingInput] = deque()
-        self._queue_last = -math.inf
+        self.queue: deque[PendingInput] = deque()
+        """The deadlines in the order they come, each no earlier than the one before."""
+        self.last = -math.inf
+        """The latest deadline queued."""
         self._heap: list[list[Any]] = []
         self._order = itertools.count()
-        self._live = 0
+        # Entries left behind by deadlines discarded out of turn (or moved to the heap).
+        self._dead = 0
         self._timer: asyncio.TimerHandle | None = None
-        self._timer_when = math.inf
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.timer_when = math.inf
+        """When the loop timer fires; infinity while none is armed."""
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The loop the timer is armed on."""
 
     def add(self, loop: asyncio.AbstractEventLoop, request: PendingInput, when: float) -> None:
         """Expire ``request`` at loop time ``when`` (its ``deadline``), replacing an earlier add."""
         if request._deadline_entry is not None:
             self.discard(request)
-        queue = self._queue
-        if when >= self._queue_last or not queue:
+        queue = self.queue
+        if when >= self.last or not queue:
             queue.append(request)
-            self._queue_last = when
+            self.last = when
             request._deadline_entry = QUEUED
         else:
             entry = [when, next(self._order), request]
             heappush(self._heap, entry)
             request._deadline_entry = entry
-        self._live += 1
-        if when < self._timer_when or loop is not self._loop:
+        if when < self.timer_when or loop is not self.loop:
             self._arm(loop, when)
 
     def discard(self, request: PendingInput) -> None:
@@ -93,25 +103,26 @@ class DeadlineQueue:
         if request._deadline_entry is None:
             return
         request._deadline_entry = None
-        self._live -= 1
-        queue = self._queue
+        queue = self.queue
         if queue and queue[0] is request:
+            # Answered in its turn, the common case: no entry is left behind.
             queue.popleft()
-            # Answered in its turn, the common case: a head left alive needs no sweep.
-            if self._heap or (queue and queue[0]._deadline_entry is not QUEUED):
-                self._drop_dead_heads()
             return
-        dead = len(queue) + len(self._heap) - self._live
-        if dead > _COMPACT_FLOOR and dead > self._live:
-            queue = deque(request for request in queue if request._deadline_entry is QUEUED)
-            self._queue = queue
+        self._dead += 1
+        self._drop_dead_heads()
+        dead = self._dead
+        if dead > _COMPACT_FLOOR and dead > len(queue) + len(self._heap) - dead:
+            live = [request for request in queue if request._deadline_entry is QUEUED]
+            queue.clear()
+            queue.extend(live)
             heap = [entry for entry in self._heap if entry[2]._deadline_entry is entry]
             heapify(heap)
             self._heap = heap
+            self._dead = 0
 
     def __len__(self) -> int:
         """The number of live deadlines."""
-        return self._live
+        return len(self.queue) + len(self._heap) - self._dead
 
     @property
     def armed(self) -> bool:
@@ -119,19 +130,21 @@ class DeadlineQueue:
         return self._timer is not None
 
     def _drop_dead_heads(self) -> None:
-        queue = self._queue
+        queue = self.queue
         while queue and queue[0]._deadline_entry is not QUEUED:
             queue.popleft()
+            self._dead -= 1
         heap = self._heap
         while heap and heap[0][2]._deadline_entry is not heap[0]:
             heappop(heap)
+            self._dead -= 1
 
     def _earliest(self) -> tuple[float, PendingInput] | None:
         """The earliest live deadline and its request."""
         self._drop_dead_heads()
         earliest: tuple[float, PendingInput] | None = None
-        if self._queue:
-            first = self._queue[0]
+        if self.queue:
+            first = self.queue[0]
             assert first.deadline is not None
             earliest = (first.deadline, first)
         if self._heap:
@@ -143,25 +156,24 @@ class DeadlineQueue:
     def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._loop = loop
-        self._timer_when = when
+        self.loop = loop
+        self.timer_when = when
         self._timer = loop.call_at(when, self._fire)
 
     def _fire(self) -> None:
         self._timer = None
-        self._timer_when = math.inf
-        loop = self._loop
+        self.timer_when = math.inf
+        loop = self.loop
         assert loop is not None
         now = loop.time()
         earliest = self._earliest()
         while earliest is not None and earliest[0] <= now:
             request = earliest[1]
             if request._deadline_entry is QUEUED:
-                self._queue.popleft()
+                self.queue.popleft()
             else:
                 heappop(self._heap)
             request._deadline_entry = None
-            self._live -= 1
             self._expire(request)
             earliest = self._earliest()
         if earliest is not None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections import deque
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import AsyncSettleRequiredError, UnknownRequestError
@@ -26,21 +27,20 @@ from roomkit.stores.base import (
     PendingChange,
     PendingChangeKind,
     PendingStore,
-    SettledHistory,
 )
-from roomkit.tools.human_input._announce import Announcer, emit, listen_to
+from roomkit.tools.human_input._announce import Announcer, emit
 from roomkit.tools.human_input._checks import outcome
-from roomkit.tools.human_input._deadlines import DeadlineQueue
+from roomkit.tools.human_input._deadlines import QUEUED, DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
 from roomkit.tools.human_input._in_transaction import given, in_transaction
+from roomkit.tools.human_input._memory_reads import MemoryReads
 from roomkit.tools.human_input._memory_trail import (
     ASKED_ONLY,
     link_now,
     recorded,
     settled_record,
 )
-from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import Ballot, Judgement, judge, widened
+from roomkit.tools.human_input.stores import Ballot, Judgement, MemoryStore, judge, widened
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._answering import Answer
@@ -59,6 +59,7 @@ _QUORUM_ONLY = (
     "`await handler.aresolve(pending_id, approve(), by=actor)`"
 )
 
+_InvalidStateError = asyncio.InvalidStateError
 _get_running_loop = asyncio.get_running_loop
 _time_ns = time.time_ns
 _monotonic = time.monotonic
@@ -67,15 +68,19 @@ _LOOP_TIME = asyncio.BaseEventLoop.time
 _LOOP_FUTURE = asyncio.BaseEventLoop.create_future
 
 
-class MemoryEngine:
+class MemoryEngine(MemoryReads):
     """Requests, waits and deadlines in this process, over a synchronous store."""
 
     __slots__ = (
+        "_active",
         "_announcer",
         "_deadlines",
         "_listeners",
         "_loop",
+        "_order",
+        "_plain",
         "_quorums",
+        "_retained",
         "_stock",
         "_store",
         "_trail",
@@ -93,6 +98,16 @@ class MemoryEngine:
         self._trail = trail
         self._listeners: list[ChangeListener] = []
         self._deadlines = DeadlineQueue(self._expire)
+        # On a plain MemoryStore keeping no histories past its retention (the default), a
+        # new request, an answer and a collected wait take the store's steps on its dicts
+        # without a call (see MemoryStore.parts). Any other store is called.
+        self._plain: MemoryStore | None = None
+        self._active: dict[str, PendingInput] | None = None
+        self._retained: dict[str, PendingInput] = {}
+        self._order: deque[str] = deque()
+        if type(store) is MemoryStore and store.audit_retention == store.retention:
+            self._plain = store
+            self._active, self._retained, self._order = store.parts()
         # The open quorum approvals, whose answers are votes: a plain resolve() refuses them.
         self._quorums: set[str] = set()
         # The loop of the last wait, and whether it is one of asyncio's own (see listen).
@@ -110,7 +125,6 @@ class MemoryEngine:
         request: PendingInput,
         timeout: float | None,
         history: tuple[dict[str, Any], ...] | None,
-        *,
         announce: bool = True,
     ) -> PendingInput:
         """Store ``request`` (or return the request its key names) and announce it (unless
@@ -118,12 +132,16 @@ class MemoryEngine:
         same step when it is created (``None``: a question's ``created`` entry, made from the
         request when the history is read). Nothing here awaits: the handler calls it without
         a coroutine of its own."""
-        store = self._store
-        if request.key is not None:
-            existing = store.by_key(request.key)
-            if existing is not None:
-                return existing
-        store.add(request)
+        active = self._active
+        if active is not None and request.key is None:
+            active[request.pending_id] = request
+        else:
+            store = self._store
+            if request.key is not None:
+                existing = store.by_key(request.key)
+                if existing is not None:
+                    return existing
+            store.add(request)
         if request.quorum is not None:
             self._quorums.add(request.pending_id)
         if self._trail:
@@ -180,7 +198,10 @@ class MemoryEngine:
             return _ready(settled)
         if request.status is not _PENDING:
             return _ready(request)
-        loop = _get_running_loop()
+        # Completed with the settled request, which the wait then collects. Made without a
+        # loop, it takes the running one (one lookup for both).
+        waiter: asyncio.Future[Any] = _Future()
+        loop = waiter.get_loop()
         if loop is not self._loop:
             self._loop = loop
             # On asyncio's own loops the clock is time.monotonic and a future is an
@@ -188,15 +209,26 @@ class MemoryEngine:
             kind = type(loop)
             self._stock = kind.time is _LOOP_TIME and kind.create_future is _LOOP_FUTURE
         stock = self._stock
+        if not stock:
+            waiter = loop.create_future()
         if timeout is not None:
             when = (_monotonic() if stock else loop.time()) + timeout
             deadline = request.deadline
             # A later wait may bring the deadline forward, never push it back.
             if deadline is None or when < deadline:
                 request.deadline = when
-                self._deadlines.add(loop, request, when)
-        # Completed with the settled request, which the wait then collects.
-        waiter: asyncio.Future[Any] = _Future(loop=loop) if stock else loop.create_future()
+                deadlines = self._deadlines
+                if (
+                    request._deadline_entry is None
+                    and deadlines.timer_when <= when
+                    and deadlines.last <= when
+                    and deadlines.loop is loop
+                ):
+                    deadlines.queue.append(request)
+                    deadlines.last = when
+                    request._deadline_entry = QUEUED
+                else:
+                    deadlines.add(loop, request, when)
         waiters = request._waiters
         if waiters is None:
             request._waiters = waiter
@@ -208,7 +240,11 @@ class MemoryEngine:
 
     def collect(self, request: PendingInput) -> str:
         """Retire the settled request (wait owns the cleanup); its answer, or its error."""
-        self._store.retire(request)
+        active = self._active
+        if active is not None and request.key is None:
+            active.pop(request.pending_id, None)
+        else:
+            self._store.retire(request)
         if request.status is _RESOLVED:
             return request.result or ""
         return outcome(request)
@@ -222,9 +258,29 @@ class MemoryEngine:
     def resolve(self, pending_id: str, result: str) -> bool:
         if self._quorums and pending_id in self._quorums:
             raise AsyncSettleRequiredError(_QUORUM_ONLY.format(method="resolve"))
-        request = self._store.settle(pending_id, _RESOLVED, result=result)
-        if request is None:
-            return False
+        active = self._active
+        if active is None:
+            request = self._store.settle(pending_id, _RESOLVED, result=result)
+            if request is None:
+                return False
+        else:
+            # The store's settle, inline: this is every answered question's path.
+            request = active.get(pending_id)
+            if request is None or request.status is not _PENDING:
+                return False
+            request.status = _RESOLVED
+            request.result = result
+            plain: Any = self._plain
+            retention = plain.retention
+            if retention:
+                retained = self._retained
+                retained[pending_id] = request
+                order = self._order
+                order.append(pending_id)
+                if len(order) > retention:
+                    evicted = retained.pop(order.popleft())
+                    if evicted.key is not None and evicted.pending_id not in active:
+                        plain.forget(evicted)
         if self._trail:
             # The settled entry as its time alone (an int stands for a resolve by the
             # handler), made into an entry when the history is read; a question asked and
@@ -232,22 +288,29 @@ class MemoryEngine:
             stamp = _time_ns()
             history = request._history
             request._history = stamp if history is ASKED_ONLY else (*recorded(request), stamp)
-        # What _settled does, inline: this is every answered question's path.
-        if request._deadline_entry is not None:
-            self._deadlines.discard(request)
+        # What _settled does, inline. A deadline answered in its turn leaves the queue's head.
+        entry = request._deadline_entry
+        if entry is not None:
+            queue = self._deadlines.queue
+            if entry is QUEUED and queue[0] is request:
+                queue.popleft()
+                request._deadline_entry = None
+            else:
+                self._deadlines.discard(request)
         if self._listeners:
             emit(self._listeners, PendingChange(_SETTLED, pending_id))
         waiters: Any = request._waiters
         if waiters is not None:
-            # One wait on one future, the common case, woken here without a call.
             request._waiters = None
-            if type(waiters) is not list:
-                if not waiters.done():
-                    waiters.set_result(request)
+            if type(waiters) is list:
+                _wake_all(waiters, request)
             else:
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_result(request)
+                # One wait on one future, the common case, woken here without a call; a
+                # future cancelled with its wait takes no result.
+                try:  # noqa: SIM105 (suppress() would cost a context manager per answer)
+                    waiters.set_result(request)
+                except _InvalidStateError:
+                    pass
         return True
 
     def reject(self, pending_id: str, reason: str) -> bool:
@@ -375,69 +438,22 @@ class MemoryEngine:
             return await answer.decide(request, self.settle)
         return await answer.decide(request, in_transaction(store, request, connection))
 
-    # -- reading -----------------------------------------------------------------------------
-
-    def local(self, pending_id: str) -> PendingInput | None:
-        """The active request with this id, read without a round trip."""
-        return self._store.get(pending_id)
-
-    async def get_request(self, pending_id: str) -> PendingInput | None:
-        return self._store.get(pending_id) or self._store.get_settled(pending_id)
-
-    async def list_pending(
-        self, room_id: str | None, actor_id: str | None, channel_id: str | None
-    ) -> list[PendingInput]:
-        return [
-            request
-            for request in self._store.active()
-            if request.status is _PENDING
-            and (room_id is None or request.room_id == room_id)
-            and (actor_id is None or request.actor_id == actor_id)
-            and (channel_id is None or request.channel_id == channel_id)
-        ]
-
-    async def list_settled(
-        self, actor_ids: Collection[str | None] | None, limit: int
-    ) -> list[PendingInput]:
-        store = self._store
-        if isinstance(store, SettledHistory):
-            return store.list_settled(actor_ids=actor_ids, limit=limit)
-        return []
-
-    def clock(self) -> float:
-        """The clock deadlines are set on: the event loop's."""
-        return _get_running_loop().time()
-
-    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
-        return listen_to(self._listeners, listener)
-
-    def pending(self) -> dict[str, PendingInput]:
-        return {request.pending_id: request for request in self._store.active()}
-
-    def statistics(self, notifications: int) -> HandlerStatistics:
-        active = self._store.active()
-        parked = 0
-        for request in active:
-            waiters = request._waiters
-            if isinstance(waiters, list):
-                parked += sum(1 for waiter in waiters if not waiter.done())
-            elif waiters is not None and not waiters.done():
-                parked += 1
-        deadlines = self._deadlines
-        timers = 1 if deadlines.armed else 0
-        return HandlerStatistics(len(active), parked, len(deadlines), notifications, timers)
-
 
 def _wake(request: PendingInput) -> None:
     """Complete the settled request's waits (one future, or a list of them) with it."""
     waiters: Any = request._waiters
     request._waiters = None
     if type(waiters) is list:
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(request)
+        _wake_all(waiters, request)
     elif not waiters.done():
         waiters.set_result(request)
+
+
+def _wake_all(waiters: list[asyncio.Future[Any]], request: PendingInput) -> None:
+    """Complete each of ``waiters`` still waiting with the settled ``request``."""
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(request)
 
 
 def _copied(entries: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput, new_request
+from roomkit.models.pending_input import PendingInput, PendingInputStatus, set_created
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import check_request_text
 
@@ -21,6 +21,8 @@ __all__ = ["RequestMaker"]
 
 _IDS_PER_DRAW = 64
 _now = time.time
+_new = object.__new__
+_PENDING = PendingInputStatus.PENDING
 
 
 class RequestMaker:
@@ -83,16 +85,36 @@ class RequestMaker:
                     break
         if not plain:
             check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
+        # PendingInput(...) without the call into the dataclass's __init__, which costs
+        # more than setting the fields; every field not given here is at its default.
         ids = self._ids
-        return new_request(
-            ids.pop() if ids else self._draw(),
-            tool_name,
-            arguments,
-            room_id,
-            tool_call_id,
-            channel_id,
-            detached,
-            _now(),
-            actor_id,
-            channel_type,
-        )
+        request: PendingInput = _new(PendingInput)
+        request.pending_id = ids.pop() if ids else self._draw()
+        request.tool_name = tool_name
+        request.arguments = arguments
+        request.room_id = room_id
+        request.tool_call_id = tool_call_id
+        request.channel_id = channel_id
+        request.status = _PENDING
+        request.result = None
+        request.reject_reason = None
+        request.detached = detached
+        set_created(request, _now())
+        request.actor_id = actor_id
+        request.channel_type = channel_type
+        request.withdrawn = False
+        request.deadline = None
+        request.key = None
+        request.answer_schema = None
+        request.settled_by = None
+        request.kind = "question"
+        request.arguments_digest = None
+        request.approvers = ()
+        request.quorum = None
+        request.veto = True
+        request.voters = ()
+        request.votes = ()
+        request._waiters = None
+        request._deadline_entry = None
+        request._history = None
+        return request
