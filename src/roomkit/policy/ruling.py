@@ -16,9 +16,7 @@ entry, and is counted per tool and decision (:mod:`roomkit.policy.tally`).
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,9 +25,9 @@ from roomkit.models.history import PolicyDecided
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import tally
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, decision_name
+from roomkit.policy.evidence import PolicyEvidence, input_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, Quorum, needs_person
-from roomkit.tools.human_input.stores import new_entry
 
 if TYPE_CHECKING:
     from roomkit.policy.decisions import Policy, PolicyDecision
@@ -49,11 +47,6 @@ logger = logging.getLogger("roomkit.policy")
 _DECISIONS = frozenset({Allow, Deny, Ask, Abstain})
 """What ``decide`` returns when it is synchronous: nothing to await."""
 
-_CANONICAL = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-)
-"""What :func:`input_digest` encodes with: ``json.dumps`` with options makes one per call."""
-
 
 @dataclass(frozen=True, slots=True)
 class Ruling:
@@ -63,16 +56,23 @@ class Ruling:
     """The rule to hold the call under for a person; ``None``: nobody is asked."""
     refusal: str | None = None
     """What the model reads of a call the policy refused; ``None`` when it may run."""
-    evidence: dict[str, Any] | None = None
-    """The evidence of the policy's decision, its ``policy_decided`` history entry as it is
-    recorded; ``None`` without a policy."""
+    record: PolicyEvidence | None = None
+    """The policy's decision, what its ``policy_decided`` history entry is made of;
+    ``None`` without a policy."""
     by: str | None = None
     """``policy:<name>`` when the policy's decision is the one acted on (enforced)."""
 
     @property
+    def evidence(self) -> dict[str, Any] | None:
+        """The evidence of the policy's decision, its ``policy_decided`` history entry as it
+        is recorded (made at each read, the same each time); ``None`` without a policy."""
+        return None if self.record is None else self.record.entry()
+
+    @property
     def entry(self) -> PolicyDecided | None:
         """The evidence of the policy's decision, typed; ``None`` without a policy."""
-        return None if self.evidence is None else PolicyDecided.model_validate(self.evidence)
+        evidence = self.evidence
+        return None if evidence is None else PolicyDecided.model_validate(evidence)
 
 
 def ruling_policy(rule: Approval | None, default: Policy | None) -> Policy | None:
@@ -86,12 +86,6 @@ def policy_name(policy: Policy) -> str:
     """How the history names ``policy``: its ``name``, else its class's name."""
     name = getattr(policy, "name", None)
     return name if isinstance(name, str) and name else type(policy).__name__
-
-
-def input_digest(call: PolicyCall) -> str:
-    """The SHA-256 hex digest of the call as the policy reads it (canonical JSON)."""
-    text = _CANONICAL.encode(call.to_input())
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bool]:
@@ -141,9 +135,9 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
             decision, failed = _broken(policy, f"the policy's Ask cannot be met: {error}"), True
             if isinstance(decision, Ask):
                 asked = _asked(Ask(reason=decision.reason), rule)
-    entry = _entry(policy, call, decision, enforced=not shadow, failed=failed)
+    record = _evidence(policy, call, decision, enforced=not shadow, failed=failed)
     if shadow or isinstance(decision, Abstain):
-        return Ruling(await _static(rule, call), evidence=entry)
+        return Ruling(await _static(rule, call), record=record)
     by = f"policy:{name}"
     if isinstance(decision, Deny):
         body = texts.error_body(
@@ -151,8 +145,8 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
             tool=call.tool,
             policy=name,
         )
-        return Ruling(None, body, entry, by)
-    return Ruling(asked, evidence=entry, by=by)
+        return Ruling(None, body, record, by)
+    return Ruling(asked, record=record, by=by)
 
 
 def _broken(policy: Policy, reason: str) -> PolicyDecision:
@@ -192,27 +186,20 @@ def _rule(base: Approval, who: Quorum | tuple[str, ...], timeout: float | None =
     )
 
 
-def _entry(
+def _evidence(
     policy: Policy, call: PolicyCall, decision: PolicyDecision, *, enforced: bool, failed: bool
-) -> dict[str, Any]:
-    """The ``policy_decided`` entry of ``decision`` (checked where it is recorded)."""
-    name = policy_name(policy)
+) -> PolicyEvidence:
+    """The evidence of ``decision``, what its ``policy_decided`` entry is made of."""
     version = getattr(policy, "version", None)
-    entry = new_entry(
-        "policy_decided",
-        actor=f"policy:{name}",
-        surface="policy",
-        policy=name,
-        version=version if isinstance(version, str) else None,
-        input_digest=input_digest(call),
-        decision=decision_name(decision),
-        reason=decision.reason or None,
+    return PolicyEvidence.now(
+        policy_name(policy),
+        version if isinstance(version, str) else None,
+        call,
+        decision_name(decision),
+        decision.reason or None,
         enforced=enforced,
-        automatic=True,
+        failed=failed,
     )
-    if failed:
-        entry["error"] = True
-    return entry
 
 
 async def asks_person(

@@ -89,7 +89,8 @@ async def _unasked(
         by=ruling.by,
         surface=POLICY,
         digest=digest,
-        history=(ruling.evidence,) if ruling.evidence is not None else (),
+        # The evidence itself: on the memory store its entry is made when it is read.
+        history=(ruling.record,) if ruling.record is not None else (),
         **options,
     )
     if ruling.refusal is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.enums import ChannelType
@@ -26,6 +26,7 @@ from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decisions import _created, created_with
 from roomkit.tools.human_input._memory_engine import MemoryEngine
+from roomkit.tools.human_input._memory_trail import LaterEntry
 from roomkit.tools.human_input.stores import check_entry, detached
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ async def create_decided(
     by: str | None,
     surface: str | None = None,
     digest: str | None = None,
-    history: Sequence[dict[str, Any] | Entry] = (),
+    history: Sequence[dict[str, Any] | Entry | LaterEntry] = (),
     tool_schema: dict[str, Any] | None = None,
     room_id: str = "",
     tool_call_id: str = "",
@@ -69,6 +70,9 @@ async def create_decided(
     Args:
         arguments: kept by the request as they are: the caller's own copy.
         digest: ``arguments_digest(tool_name, arguments)`` when the caller has it already.
+        history: entries, or later entries (an object with ``entry()`` and ``checked()``,
+            such as a policy's evidence), which the memory store keeps as they are and
+            makes into entries when the history is read.
 
     Raises:
         HandlerClosedError, InvalidTextError, StoreUnavailableError: as ``create_approval``.
@@ -84,22 +88,25 @@ async def create_decided(
         )
         decisions.prepare(request, approvers, tool_schema, digest=digest)
         created = _created(request, surface, description)
-        evidence = tuple(map(check_entry, history))
+        evidence = tuple(map(_checked, history))
         settle = _settle(request, decision, by, surface, created["at"])
         if settle is not None and (decisions.router is None or by is None):
             # The history is the request's alone: its created entry holds a copy of the
             # arguments (the request's go to the tool), so it is linked when read.
             created["arguments"] = detached(request.arguments)
             status, text, entries = settle
-            engine.add_settled(request, status, text, by, (created, *evidence, *entries))
+            # Later entries too: the memory trail makes them when the history is read.
+            kept = cast("tuple[dict[str, Any], ...]", evidence)
+            engine.add_settled(request, status, text, by, (created, *kept, *entries))
             return request
-        engine.add(request, None, (created, *evidence), announce=False)
+        made = [_made(item) for item in evidence]
+        engine.add(request, None, (created, *cast("list[dict[str, Any]]", made)), announce=False)
         await decisions.decide(request, decision, by, surface)
         engine.store.retire(request)
         return request
     with (
         unannounced(),
-        created_with(*history),
+        created_with(*map(_made, history)),
         decided_at_once(decision, by=by, surface=surface),
     ):
         request = await handler.create_approval(
@@ -120,6 +127,20 @@ async def create_decided(
     with contextlib.suppress(HumanInputRejectedError):
         await handler.wait(request.pending_id, timeout=None)
     return request
+
+
+def _checked(item: dict[str, Any] | Entry | LaterEntry) -> dict[str, Any] | LaterEntry:
+    """``item`` checked: a later entry checks itself, anything else as an entry."""
+    if getattr(type(item), "checked", None) is None:
+        return check_entry(item)
+    return item.checked()  # type: ignore[union-attr]
+
+
+def _made(item: dict[str, Any] | Entry | LaterEntry) -> dict[str, Any] | Entry:
+    """``item`` as an entry: a later entry made now."""
+    if getattr(type(item), "entry", None) is None:
+        return item  # type: ignore[return-value]
+    return item.entry()  # type: ignore[union-attr]
 
 
 def _settle(

@@ -1,0 +1,105 @@
+"""A policy's evidence kept as it is on the memory store, its ``policy_decided`` entry made
+when the history is read: the same entry, the same input digest, a chain that holds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.tools.human_input.stores.trail_places import KEYS
+
+from roomkit import HumanInputHandler, HumanInputToolHandler, InvalidTextError
+from roomkit.models.pending_input import arguments_digest
+from roomkit.policy import Allow, CedarPolicy, PolicyCall
+from roomkit.policy.evidence import PolicyEvidence, input_digest
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import create_decided
+from roomkit.tools.human_input.stores import CarriedTrail, check_entry, check_trail
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+CEDAR = """
+@id("payments")
+permit(principal, action == Action::"pay", resource);
+"""
+ARGUMENTS = {"to": "bob", "amount": 5}
+
+
+def _call(arguments: dict[str, Any]) -> PolicyCall:
+    return PolicyCall("pay", arguments, arguments_digest("pay", arguments), "alice", "r1", "agent")
+
+
+class Because:
+    """A policy that allows every call, with a reason of the test's."""
+
+    name = "because"
+
+    def __init__(self, reason: Any) -> None:
+        self.reason = reason
+
+    def decide(self, call: PolicyCall) -> Allow:
+        return Allow(self.reason)
+
+
+async def test_the_entry_read_is_the_entry_made_at_once(turn: Any) -> None:
+    """The input is digested when the history is read, to the value it has when the entry
+    is made as the call is recorded, and the audit trail holds."""
+    human = HumanInputToolHandler({"Ask"}, policy=CedarPolicy(CEDAR))
+    trail = human.handler.audit_trail
+    assert isinstance(trail, CarriedTrail)
+    trail.use_keys(KEYS)
+    ran = await turn(human, dict(ARGUMENTS))
+    assert ran.paid == [ARGUMENTS]
+    assert await ran.types() == ["created", "policy_decided", "decided", "settled", "executed"]
+    decided = await ran.decided()
+    assert decided["input_digest"] == input_digest(_call(ARGUMENTS))
+    assert check_trail(await trail.read(), KEYS, now=time.time()).problems == []
+
+
+async def test_memory_and_a_durable_store_record_the_same_evidence(tmp_path: Path) -> None:
+    """The evidence kept and made when read (memory) and made as it is recorded (SQLite)
+    give the same entry."""
+    evidence = PolicyEvidence.now(
+        "p", "sha256:0123", _call(dict(ARGUMENTS)), "allow", "fine", enforced=True, failed=False
+    )
+    entries = []
+    async with SQLiteStore(tmp_path / "evidence.db") as store:
+        for handler in (HumanInputHandler(), HumanInputHandler(store=store)):
+            made = await create_decided(
+                handler, "pay", dict(ARGUMENTS), approve(), by="policy:p", history=(evidence,)
+            )
+            (_, decided, *_) = await handler.history(made.pending_id)
+            entries.append({key: decided[key] for key in decided if key != "prev"})
+    kept, written = entries
+    assert kept == written
+    assert kept == {**check_entry(evidence.entry()), "seq": 1}
+    assert kept["input_digest"] == input_digest(_call(ARGUMENTS))
+
+
+@pytest.mark.parametrize("reason", ["d\u00e9j\u00e0 vu", "x" * 10_000, 'quote " and \\'])
+async def test_a_reason_of_any_text_is_kept_as_given(turn: Any, reason: str) -> None:
+    ran = await turn(HumanInputToolHandler({"Ask"}, policy=Because(reason)), dict(ARGUMENTS))
+    assert ran.paid == [ARGUMENTS]
+    decided = await ran.decided()
+    assert (decided["reason"], decided["decision"]) == (reason, "allow")
+
+
+@pytest.mark.parametrize(
+    ("reason", "error"),
+    [("\ud800", InvalidTextError), ("x" * 70_000, ValueError), (42, ValueError)],
+)
+async def test_evidence_no_history_takes_is_refused_as_it_is_recorded(
+    reason: Any, error: type[Exception]
+) -> None:
+    """Evidence kept to be made later is checked when it is kept: nothing is stored."""
+    handler = HumanInputHandler()
+    evidence = PolicyEvidence.now(
+        "p", None, _call(dict(ARGUMENTS)), "allow", reason, enforced=True, failed=False
+    )
+    with pytest.raises(error):
+        await create_decided(
+            handler, "pay", dict(ARGUMENTS), approve(), by="policy:p", history=(evidence,)
+        )
+    assert await handler.list_settled() == []
+    assert handler.statistics().active_requests == 0
