@@ -1,5 +1,6 @@
-"""A policy's evidence kept as it is on the memory store, its ``policy_decided`` entry made
-when the history is read: the same entry, the same input digest, a chain that holds."""
+"""A policy's evidence and a run's result kept as they are on the memory store, their
+``policy_decided`` and ``executed`` entries made when the history is read: the same entries
+(the same input digest) as a durable store writes at once, and a chain that holds."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from typing import Any
 import pytest
 from tests.tools.human_input.stores.trail_places import KEYS
 
-from roomkit import HumanInputHandler, HumanInputToolHandler, InvalidTextError
+from roomkit import HumanInputHandler, HumanInputToolHandler, InvalidTextError, UnknownRequestError
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import Allow, CedarPolicy, PolicyCall
 from roomkit.policy.evidence import PolicyEvidence, input_digest
 from roomkit.tools.approvals import approve
-from roomkit.tools.human_input import create_decided
+from roomkit.tools.human_input import create_decided, record_run
 from roomkit.tools.human_input.stores import CarriedTrail, check_entry, check_trail
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
@@ -103,3 +104,48 @@ async def test_evidence_no_history_takes_is_refused_as_it_is_recorded(
         )
     assert await handler.list_settled() == []
     assert handler.statistics().active_requests == 0
+
+
+@pytest.mark.parametrize("content", ['{"found": true}', "r\u00e9sultat", "x" * 10_000])
+async def test_a_run_is_recorded_alike_on_memory_and_a_durable_store(
+    tmp_path: Path, content: str
+) -> None:
+    """A run's ``executed`` entry, kept on the memory store and made when read, is the entry
+    a durable store writes at once."""
+    entries = []
+    async with SQLiteStore(tmp_path / "runs.db") as store:
+        for handler in (HumanInputHandler(), HumanInputHandler(store=store)):
+            made = await create_decided(handler, "pay", dict(ARGUMENTS), approve(), by="policy:p")
+            digest = made.arguments_digest
+            seq = await record_run(
+                handler, made.pending_id, digest, ran=True, is_error=False, content=content
+            )
+            history = await handler.history(made.pending_id)
+            assert seq == len(history) - 1
+            entries.append(
+                {key: history[-1][key] for key in history[-1] if key not in ("at", "prev")}
+            )
+    kept, written = entries
+    assert kept == written
+    assert kept["type"] == "executed"
+    assert (kept["content"], kept["ran"], kept["is_error"]) == (content, True, False)
+
+
+@pytest.mark.parametrize(
+    ("content", "error"), [("\udc80", InvalidTextError), ("x" * 70_000, ValueError)]
+)
+async def test_a_run_no_history_takes_is_refused_and_nothing_is_kept(
+    content: str, error: type[Exception]
+) -> None:
+    handler = HumanInputHandler()
+    made = await create_decided(handler, "pay", dict(ARGUMENTS), approve(), by="policy:p")
+    before = await handler.history(made.pending_id)
+    with pytest.raises(error):
+        await record_run(handler, made.pending_id, None, ran=True, is_error=False, content=content)
+    assert await handler.history(made.pending_id) == before
+
+
+async def test_a_run_of_a_request_no_longer_kept_is_unknown() -> None:
+    handler = HumanInputHandler()
+    with pytest.raises(UnknownRequestError):
+        await record_run(handler, "gone", None, ran=True, is_error=False, content="ok")

@@ -33,9 +33,9 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
-from roomkit.tools.human_input import created_with
+from roomkit.tools.human_input import created_with, record_run
 from roomkit.tools.human_input.ladder import keep_ladder
-from roomkit.tools.human_input.stores import approved_by, declined, detached, new_entry
+from roomkit.tools.human_input.stores import approved_by, declined, detached
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite
@@ -293,15 +293,15 @@ async def executed(handler: HumanInputHandler, verdict: Verdict, outcome: CallOu
     """
     assert verdict.request is not None
     pending_id = verdict.request.pending_id
-    entry = new_entry(
-        "executed",
-        digest=verdict.digest,
-        ran=not outcome.refused,
-        is_error=outcome.is_error,
-        content=outcome.content,
-    )
     try:
-        await handler.record(pending_id, entry)
+        await record_run(
+            handler,
+            pending_id,
+            verdict.digest,
+            ran=not outcome.refused,
+            is_error=outcome.is_error,
+            content=outcome.content,
+        )
     except UnknownRequestError:
         logger.warning("The run of approval %s was not recorded: its history is gone", pending_id)
 

@@ -16,8 +16,9 @@ all.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.enums import ChannelType
@@ -26,7 +27,7 @@ from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decisions import _created, created_with
 from roomkit.tools.human_input._memory_engine import MemoryEngine
-from roomkit.tools.human_input._memory_trail import LaterEntry
+from roomkit.tools.human_input._memory_trail import LaterEntry, MemoryTrail, stamp_time
 from roomkit.tools.human_input.stores import check_entry, detached
 
 if TYPE_CHECKING:
@@ -35,9 +36,11 @@ if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
     from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["create_decided"]
+__all__ = ["create_decided", "record_run"]
 
 _RESOLVED = PendingInputStatus.RESOLVED
+_PLAIN_CHARS = 4096
+"""A run's result this long at most, in ASCII, makes an entry any history takes."""
 _REJECTED = PendingInputStatus.REJECTED
 
 
@@ -161,3 +164,58 @@ def _settle(
     decided = {"type": "decided", "at": at, "actor": by, "surface": surface, **fields}
     settled = {"type": "settled", "at": at, "actor": by, "surface": surface, "status": status.value}
     return status, text, (decided, settled)
+
+
+async def record_run(
+    handler: HumanInputHandler,
+    pending_id: str,
+    digest: str | None,
+    *,
+    ran: bool,
+    is_error: bool,
+    content: str,
+) -> int:
+    """Append the ``executed`` entry of an approval's run to its history; its ``seq``.
+
+    On the memory store the entry is kept as what it is made of (checked now) and made when
+    the history is read; elsewhere it is made and written now.
+
+    Raises:
+        UnknownRequestError: as :meth:`HumanInputHandler.record`.
+        TypeError, ValueError, InvalidTextError: ``content`` is no text a history takes.
+    """
+    run = _Run(digest, ran, is_error, content, time.time_ns())
+    log = handler._decisions.log
+    if type(log) is MemoryTrail:
+        return log.keep(pending_id, run.checked())
+    return await handler.record(pending_id, run.entry())
+
+
+class _Run(NamedTuple):
+    """A run's ``executed`` entry, as what it is made of (a later entry)."""
+
+    digest: str | None
+    ran: bool
+    is_error: bool
+    content: str
+    at: int
+
+    def entry(self) -> dict[str, Any]:
+        return {
+            "type": "executed",
+            "at": stamp_time(self.at),
+            "actor": None,
+            "surface": None,
+            "digest": self.digest,
+            "ran": self.ran,
+            "is_error": self.is_error,
+            "content": self.content,
+        }
+
+    def checked(self) -> _Run:
+        digest, content = self.digest, self.content
+        # The flags are the run's own; a digest is hex, a short ASCII result storable.
+        plain = type(content) is str and content.isascii() and len(content) <= _PLAIN_CHARS
+        if not plain or (digest is not None and (type(digest) is not str or not digest.isascii())):
+            check_entry(self.entry())
+        return self

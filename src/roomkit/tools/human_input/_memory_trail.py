@@ -61,6 +61,7 @@ __all__ = [
     "link_now",
     "recorded",
     "settled_record",
+    "stamp_time",
 ]
 
 ASKED = object()
@@ -92,6 +93,11 @@ class LaterEntry(Protocol):
         ...
 
 
+def stamp_time(stamp: int) -> str:
+    """``stamp`` (nanoseconds since the epoch, ``time.time_ns()``) as an entry's ``at``."""
+    return entry_time(_EPOCH + timedelta(microseconds=stamp // 1000))
+
+
 def settled_record(status: str, withdrawn: bool = False) -> tuple[str, int, bool]:
     """A settle by the handler itself (no actor, no surface), stamped now: what becomes its
     ``settled`` entry when the history is read."""
@@ -120,10 +126,9 @@ def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
         item = (_RESOLVED, item, False)
     if type(item) is tuple:
         status, stamp, withdrawn = item
-        at = _EPOCH + timedelta(microseconds=stamp // 1000)
         entry = {
             "type": "settled",
-            "at": entry_time(at),
+            "at": stamp_time(stamp),
             "actor": None,
             "surface": None,
             "status": status,
@@ -209,6 +214,14 @@ class MemoryTrail:
             UnknownRequestError: the store no longer knows the request, so its history is
                 gone (the memory store keeps it while the request is open or retained).
         """
+        return self.keep(pending_id, detached(entry))
+
+    def keep(self, pending_id: str, item: dict[str, Any] | LaterEntry) -> int:
+        """Append ``item`` (checked already, shared with nobody) as it is; its ``seq``.
+
+        Raises:
+            UnknownRequestError: as :meth:`append_history`.
+        """
         request = self._recall(pending_id)
         if request is None:
             raise UnknownRequestError(
@@ -217,7 +230,7 @@ class MemoryTrail:
                 "MemoryStore(audit_retention=...) to keep more, or use a durable store)"
             )
         history = recorded(request)
-        request._history = (*history, detached(entry))
+        request._history = (*history, item)
         return len(history)
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
