@@ -107,7 +107,7 @@ async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bo
         )
         reason = f"the policy failed ({type(error).__name__}: {error})"[:500]
         return (Deny(reason) if on_error == "deny" else Ask(reason=reason)), True
-    if not isinstance(decision, Allow | Deny | Ask | Abstain):
+    if type(decision) not in _DECISIONS and not isinstance(decision, Allow | Deny | Ask | Abstain):
         logger.warning(
             "Policy %s returned %r on %s, not Allow, Deny, Ask or Abstain: abstaining",
             policy_name(policy),
@@ -125,7 +125,8 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
     decision, failed = await evaluate(policy, call)
     shadow = bool(getattr(policy, "shadow", False))
     name = policy_name(policy)
-    tally.count(name, call.tool, decision_name(decision), enforced=not shadow)
+    kind = decision_name(decision)
+    tally.count(name, call.tool, kind, enforced=not shadow)
     asked: Approval | None = None
     if isinstance(decision, Ask) and not shadow:
         try:
@@ -133,9 +134,19 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
         except (TypeError, ValueError) as error:
             logger.warning("Policy %s asked on %s as no rule can: %s", name, call.tool, error)
             decision, failed = _broken(policy, f"the policy's Ask cannot be met: {error}"), True
+            kind = decision_name(decision)
             if isinstance(decision, Ask):
                 asked = _asked(Ask(reason=decision.reason), rule)
-    record = _evidence(policy, call, decision, enforced=not shadow, failed=failed)
+    version = getattr(policy, "version", None)
+    record = PolicyEvidence.now(
+        name,
+        version if isinstance(version, str) else None,
+        call,
+        kind,
+        decision.reason or None,
+        enforced=not shadow,
+        failed=failed,
+    )
     if shadow or isinstance(decision, Abstain):
         return Ruling(await _static(rule, call), record=record)
     by = f"policy:{name}"
@@ -183,22 +194,6 @@ def _rule(base: Approval, who: Quorum | tuple[str, ...], timeout: float | None =
         timeout=timeout if timeout is not None else base.timeout,
         on_expiry=base.on_expiry,
         veto=base.veto,
-    )
-
-
-def _evidence(
-    policy: Policy, call: PolicyCall, decision: PolicyDecision, *, enforced: bool, failed: bool
-) -> PolicyEvidence:
-    """The evidence of ``decision``, what its ``policy_decided`` entry is made of."""
-    version = getattr(policy, "version", None)
-    return PolicyEvidence.now(
-        policy_name(policy),
-        version if isinstance(version, str) else None,
-        call,
-        decision_name(decision),
-        decision.reason or None,
-        enforced=enforced,
-        failed=failed,
     )
 
 
