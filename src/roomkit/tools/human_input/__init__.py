@@ -2,8 +2,9 @@
 
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
-from roomkit.tools.human_input._decided import create_decided, record_run
+from roomkit.tools.human_input._decided import create_decided
 from roomkit.tools.human_input._decisions import created_with
+from roomkit.tools.human_input._later import record_run
 from roomkit.tools.human_input.definitions import (
     ASK_USER_QUESTION,
     CONFIRM_ACTION,

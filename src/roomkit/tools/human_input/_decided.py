@@ -6,9 +6,10 @@ about, its history ``created``, the caller's entries, ``decided`` and ``settled`
 everything passed explicitly, and leaves it retired, as a ``wait()`` on it would. On the
 memory store an approval or a rejection is stored, settled and retired in one synchronous
 step (:meth:`MemoryEngine.add_settled`): no announcement, no standing grant looked up, no
-wait parked, and its whole history kept as made, linked when it is read (its ``created``
-entry holds a copy of the arguments of its own, so nothing the tool does to those it is
-handed changes it). On a durable store, and for a request named by its key (which may
+wait parked, and its whole history kept as what its entries are made of, made and linked
+when it is read (:mod:`~roomkit.tools.human_input._later`; its ``created`` entry holds a
+copy of the arguments of its own, so nothing the tool does to those it is handed changes
+it). On a durable store, and for a request named by its key (which may
 re-attach to one a person was asked about), it takes the handler's own path, writes and
 all.
 """
@@ -16,19 +17,18 @@ all.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decisions import _created, created_with
+from roomkit.tools.human_input._later import settled_at_once
 from roomkit.tools.human_input._memory_engine import MemoryEngine
-from roomkit.tools.human_input._memory_trail import LaterEntry, MemoryTrail, stamp_time
-from roomkit.tools.human_input.stores import check_entry, detached
+from roomkit.tools.human_input._memory_trail import LaterEntry
+from roomkit.tools.human_input.stores import check_entry
 
 if TYPE_CHECKING:
     from roomkit.models.decisions import Decision
@@ -36,12 +36,10 @@ if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
     from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["create_decided", "record_run"]
+__all__ = ["create_decided"]
 
-_RESOLVED = PendingInputStatus.RESOLVED
-_PLAIN_CHARS = 4096
-"""A run's result this long at most, in ASCII, makes an entry any history takes."""
-_REJECTED = PendingInputStatus.REJECTED
+_AT_ONCE = frozenset({"approve", "reject"})
+"""The decisions settled as the request is made, in one step on the memory store."""
 
 
 async def create_decided(
@@ -90,18 +88,19 @@ async def create_decided(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         decisions.prepare(request, approvers, tool_schema, digest=digest)
-        created = _created(request, surface, description)
         evidence = tuple(map(_checked, history))
-        settle = _settle(request, decision, by, surface, created["at"])
-        if settle is not None and (decisions.router is None or by is None):
-            # The history is the request's alone: its created entry holds a copy of the
-            # arguments (the request's go to the tool), so it is linked when read.
-            created["arguments"] = detached(request.arguments)
-            status, text, entries = settle
-            # Later entries too: the memory trail makes them when the history is read.
-            kept = cast("tuple[dict[str, Any], ...]", evidence)
-            engine.add_settled(request, status, text, by, (created, *kept, *entries))
+        if decision.kind in _AT_ONCE and (decisions.router is None or by is None):
+            # The history is the request's alone, kept as what its entries are made of (its
+            # created entry holds a copy of the arguments: the request's go to the tool).
+            status, text, made_at_once = settled_at_once(
+                request, decision, by, surface, description
+            )
+            kept = cast(
+                "tuple[dict[str, Any], ...]", (made_at_once[0], *evidence, *made_at_once[1:])
+            )
+            engine.add_settled(request, status, text, by, kept)
             return request
+        created = _created(request, surface, description)
         made = [_made(item) for item in evidence]
         engine.add(request, None, (created, *cast("list[dict[str, Any]]", made)), announce=False)
         await decisions.decide(request, decision, by, surface)
@@ -144,78 +143,3 @@ def _made(item: dict[str, Any] | Entry | LaterEntry) -> dict[str, Any] | Entry:
     if getattr(type(item), "entry", None) is None:
         return item  # type: ignore[return-value]
     return item.entry()  # type: ignore[union-attr]
-
-
-def _settle(
-    request: PendingInput, decision: Decision, by: str | None, surface: str | None, at: str
-) -> tuple[PendingInputStatus, str, tuple[dict[str, Any], ...]] | None:
-    """The settle of ``request`` with an approval or a rejection, its ``decided`` and
-    ``settled`` entries made at ``at`` (its creation's time: they are made in the same
-    step); ``None`` for another decision (an edit, a response), which the handler's own
-    ``decide`` records."""
-    if decision.kind == "approve":
-        status, text = _RESOLVED, decision.canonical
-        fields = {"decision": "approve", "digest": request.arguments_digest}
-    elif decision.kind == "reject":
-        status, text = _REJECTED, decision.text
-        fields = {"decision": "reject", "reason": decision.text}
-    else:
-        return None
-    decided = {"type": "decided", "at": at, "actor": by, "surface": surface, **fields}
-    settled = {"type": "settled", "at": at, "actor": by, "surface": surface, "status": status.value}
-    return status, text, (decided, settled)
-
-
-async def record_run(
-    handler: HumanInputHandler,
-    pending_id: str,
-    digest: str | None,
-    *,
-    ran: bool,
-    is_error: bool,
-    content: str,
-) -> int:
-    """Append the ``executed`` entry of an approval's run to its history; its ``seq``.
-
-    On the memory store the entry is kept as what it is made of (checked now) and made when
-    the history is read; elsewhere it is made and written now.
-
-    Raises:
-        UnknownRequestError: as :meth:`HumanInputHandler.record`.
-        TypeError, ValueError, InvalidTextError: ``content`` is no text a history takes.
-    """
-    run = _Run(digest, ran, is_error, content, time.time_ns())
-    log = handler._decisions.log
-    if type(log) is MemoryTrail:
-        return log.keep(pending_id, run.checked())
-    return await handler.record(pending_id, run.entry())
-
-
-class _Run(NamedTuple):
-    """A run's ``executed`` entry, as what it is made of (a later entry)."""
-
-    digest: str | None
-    ran: bool
-    is_error: bool
-    content: str
-    at: int
-
-    def entry(self) -> dict[str, Any]:
-        return {
-            "type": "executed",
-            "at": stamp_time(self.at),
-            "actor": None,
-            "surface": None,
-            "digest": self.digest,
-            "ran": self.ran,
-            "is_error": self.is_error,
-            "content": self.content,
-        }
-
-    def checked(self) -> _Run:
-        digest, content = self.digest, self.content
-        # The flags are the run's own; a digest is hex, a short ASCII result storable.
-        plain = type(content) is str and content.isascii() and len(content) <= _PLAIN_CHARS
-        if not plain or (digest is not None and (type(digest) is not str or not digest.isascii())):
-            check_entry(self.entry())
-        return self
