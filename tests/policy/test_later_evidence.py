@@ -61,8 +61,8 @@ async def test_the_entry_read_is_the_entry_made_at_once(turn: Any) -> None:
 async def test_memory_and_a_durable_store_record_the_same_evidence(tmp_path: Path) -> None:
     """The evidence kept and made when read (memory) and made as it is recorded (SQLite)
     give the same entry."""
-    evidence = PolicyEvidence.now(
-        "p", "sha256:0123", _call(dict(ARGUMENTS)), "allow", "fine", enforced=True, failed=False
+    evidence = PolicyEvidence(
+        "p", "sha256:0123", _call(dict(ARGUMENTS)), "allow", "fine", True, False, time.time_ns()
     )
     entries = []
     async with SQLiteStore(tmp_path / "evidence.db") as store:
@@ -95,8 +95,8 @@ async def test_evidence_no_history_takes_is_refused_as_it_is_recorded(
 ) -> None:
     """Evidence kept to be made later is checked when it is kept: nothing is stored."""
     handler = HumanInputHandler()
-    evidence = PolicyEvidence.now(
-        "p", None, _call(dict(ARGUMENTS)), "allow", reason, enforced=True, failed=False
+    evidence = PolicyEvidence(
+        "p", None, _call(dict(ARGUMENTS)), "allow", reason, True, False, time.time_ns()
     )
     with pytest.raises(error):
         await create_decided(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -60,21 +59,6 @@ class PolicyEvidence(NamedTuple):
     """``True`` when the policy failed and ``on_error`` decided."""
     at: int
     """When, in nanoseconds since the epoch (``time.time_ns()``)."""
-
-    @classmethod
-    def now(
-        cls,
-        policy: str,
-        version: str | None,
-        call: PolicyCall,
-        decision: DecisionName,
-        reason: str | None,
-        *,
-        enforced: bool,
-        failed: bool,
-    ) -> PolicyEvidence:
-        """The evidence of a decision made now."""
-        return cls(policy, version, call, decision, reason, enforced, failed, time.time_ns())
 
     def entry(self) -> dict[str, Any]:
         """The ``policy_decided`` entry, made now from the evidence: the same every time."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -138,14 +139,15 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
             if isinstance(decision, Ask):
                 asked = _asked(Ask(reason=decision.reason), rule)
     version = getattr(policy, "version", None)
-    record = PolicyEvidence.now(
+    record = PolicyEvidence(
         name,
         version if isinstance(version, str) else None,
         call,
         kind,
         decision.reason or None,
-        enforced=not shadow,
-        failed=failed,
+        not shadow,
+        failed,
+        time.time_ns(),
     )
     if shadow or isinstance(decision, Abstain):
         return Ruling(await _static(rule, call), record=record)

@@ -75,7 +75,7 @@ def spent_entry(pending_id: str) -> str:
     return f"approval:run:{pending_id}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Verdict:
     """What a person's decision on a held call comes to."""
 

@@ -28,6 +28,8 @@ __all__ = ["record_run", "settled_at_once"]
 
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
+_STATUS_TEXTS = {_RESOLVED: _RESOLVED.value, _REJECTED: _REJECTED.value}
+"""Each status's text, read once: an enum's ``value`` is a property."""
 
 _PLAIN_CHARS = 4096
 """A run's result this long at most, in ASCII, makes an entry any history takes."""
@@ -62,7 +64,7 @@ def settled_at_once(
         description,
         at,
     )
-    return status, text, (created, decided, _Settled(at, by, surface, status.value))
+    return status, text, (created, decided, _Settled(at, by, surface, _STATUS_TEXTS[status]))
 
 
 class _Created(NamedTuple):
