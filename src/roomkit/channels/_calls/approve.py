@@ -314,7 +314,8 @@ async def _run(
     assert request is not None
     assert arguments is not None
     name = request.tool_name
-    replayed = await spend(handler, verdict)
+    # A sole request's one run needs no spend: no other run can reach it.
+    replayed = None if verdict.sole else await spend(handler, verdict)
     if replayed is not None:
         return replayed
     outcome = await serve(site, server, name, arguments, approved=verdict.digest)
