@@ -45,6 +45,10 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.policy")
 
+_new = tuple.__new__
+"""Makes a policy's evidence from its fields in one C call (a named tuple's own
+``__new__`` is a Python function): evidence is made once per call."""
+
 _DECISIONS = frozenset({Allow, Deny, Ask, Abstain})
 """What ``decide`` returns when it is synchronous: nothing to await."""
 
@@ -139,15 +143,18 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
             if isinstance(decision, Ask):
                 asked = _asked(Ask(reason=decision.reason), rule)
     version = getattr(policy, "version", None)
-    record = PolicyEvidence(
-        name,
-        version if isinstance(version, str) else None,
-        call,
-        kind,
-        decision.reason or None,
-        not shadow,
-        failed,
-        time.time_ns(),
+    record = _new(
+        PolicyEvidence,
+        (
+            name,
+            version if isinstance(version, str) else None,
+            call,
+            kind,
+            decision.reason or None,
+            not shadow,
+            failed,
+            time.time_ns(),
+        ),
     )
     if shadow or isinstance(decision, Abstain):
         return Ruling(await _static(rule, call), record=record)

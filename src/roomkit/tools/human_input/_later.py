@@ -31,6 +31,10 @@ _REJECTED = PendingInputStatus.REJECTED
 _STATUS_TEXTS = {_RESOLVED: _RESOLVED.value, _REJECTED: _REJECTED.value}
 """Each status's text, read once: an enum's ``value`` is a property."""
 
+_new = tuple.__new__
+"""Makes a later entry from its fields in one C call (a named tuple's own ``__new__`` is a
+Python function): later entries are made once per call."""
+
 _PLAIN_CHARS = 4096
 """A run's result this long at most, in ASCII, makes an entry any history takes."""
 
@@ -48,23 +52,27 @@ def settled_at_once(
     at = time.time_ns()
     if decision.kind == "approve":
         status, text = _RESOLVED, decision.canonical
-        decided = _Decided(at, by, surface, "approve", request.arguments_digest)
+        decided = _new(_Decided, (at, by, surface, "approve", request.arguments_digest))
     else:
         status, text = _REJECTED, decision.text
-        decided = _Decided(at, by, surface, "reject", text)
-    created = _Created(
-        request.actor_id,
-        request.tool_name,
-        request.arguments_digest,
-        detached(request.arguments),
-        request.approvers,
-        request.room_id,
-        request.channel_id,
-        surface,
-        description,
-        at,
+        decided = _new(_Decided, (at, by, surface, "reject", text))
+    created = _new(
+        _Created,
+        (
+            request.actor_id,
+            request.tool_name,
+            request.arguments_digest,
+            detached(request.arguments),
+            request.approvers,
+            request.room_id,
+            request.channel_id,
+            surface,
+            description,
+            at,
+        ),
     )
-    return status, text, (created, decided, _Settled(at, by, surface, _STATUS_TEXTS[status]))
+    settled = _new(_Settled, (at, by, surface, _STATUS_TEXTS[status]))
+    return status, text, (created, decided, settled)
 
 
 class _Created(NamedTuple):
@@ -156,7 +164,7 @@ async def record_run(
         UnknownRequestError: as :meth:`HumanInputHandler.record`.
         TypeError, ValueError, InvalidTextError: ``content`` is no text a history takes.
     """
-    run = _Run(digest, ran, is_error, content, time.time_ns())
+    run = _new(_Run, (digest, ran, is_error, content, time.time_ns()))
     log = handler._decisions.log
     if type(log) is MemoryTrail:
         return log.keep(pending_id, run.checked())
