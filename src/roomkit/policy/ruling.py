@@ -97,21 +97,19 @@ async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bo
     """The policy's decision on ``call``, and whether it failed (``on_error`` decided then)."""
     try:
         decision: Any = policy.decide(call)
+    except Exception as error:
+        return _failed(policy, call, error), True
+    return await _taken(policy, call, decision)
+
+
+async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[PolicyDecision, bool]:
+    """What ``decide`` returned, as a decision: awaited when it is awaitable, ``Abstain``
+    when it is none of the four; and whether the policy failed."""
+    try:
         if type(decision) not in _DECISIONS and inspect.isawaitable(decision):
             decision = await decision
     except Exception as error:
-        on_error = getattr(policy, "on_error", "ask")
-        outcome = "refusing the call" if on_error == "deny" else "asking a person"
-        logger.warning(
-            "Policy %s failed on %s (%s: %s): %s",
-            policy_name(policy),
-            call.tool,
-            type(error).__name__,
-            error,
-            outcome,
-        )
-        reason = f"the policy failed ({type(error).__name__}: {error})"[:500]
-        return (Deny(reason) if on_error == "deny" else Ask(reason=reason)), True
+        return _failed(policy, call, error), True
     if type(decision) not in _DECISIONS and not isinstance(decision, Allow | Deny | Ask | Abstain):
         logger.warning(
             "Policy %s returned %r on %s, not Allow, Deny, Ask or Abstain: abstaining",
@@ -123,11 +121,36 @@ async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bo
     return decision, False
 
 
+def _failed(policy: Policy, call: PolicyCall, error: Exception) -> PolicyDecision:
+    """What a ``decide`` that raised ``error`` comes to under the policy's ``on_error``
+    (logged)."""
+    on_error = getattr(policy, "on_error", "ask")
+    outcome = "refusing the call" if on_error == "deny" else "asking a person"
+    logger.warning(
+        "Policy %s failed on %s (%s: %s): %s",
+        policy_name(policy),
+        call.tool,
+        type(error).__name__,
+        error,
+        outcome,
+    )
+    reason = f"the policy failed ({type(error).__name__}: {error})"[:500]
+    return Deny(reason) if on_error == "deny" else Ask(reason=reason)
+
+
 async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCall) -> Ruling:
     """What ``call`` comes to under ``policy`` (may be ``None``) and the static ``rule``."""
     if policy is None:
         return Ruling(await _static(rule, call))
-    decision, failed = await evaluate(policy, call)
+    # As evaluate() does, without a coroutine of its own for a plain decide's decision.
+    failed = False
+    try:
+        decision: Any = policy.decide(call)
+    except Exception as error:
+        decision, failed = _failed(policy, call, error), True
+    else:
+        if type(decision) not in _DECISIONS:
+            decision, failed = await _taken(policy, call, decision)
     shadow = bool(getattr(policy, "shadow", False))
     name = policy_name(policy)
     kind = decision_name(decision)
