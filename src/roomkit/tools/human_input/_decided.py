@@ -92,12 +92,10 @@ async def create_decided(
         if decision.kind in _AT_ONCE and (decisions.router is None or by is None):
             # The history is the request's alone, kept as what its entries are made of (its
             # created entry holds a copy of the arguments: the request's go to the tool).
-            status, text, made_at_once = settled_at_once(
+            status, text, created_at_once, then = settled_at_once(
                 request, decision, by, surface, description
             )
-            kept = cast(
-                "tuple[dict[str, Any], ...]", (made_at_once[0], *evidence, *made_at_once[1:])
-            )
+            kept = cast("tuple[dict[str, Any], ...]", (created_at_once, *evidence, *then))
             engine.add_settled(request, status, text, by, kept)
             return request
         created = _created(request, surface, description)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input._decisions import _created
-from roomkit.tools.human_input._memory_trail import MemoryTrail, stamp_time
+from roomkit.tools.human_input._memory_trail import LaterEntry, MemoryTrail, stamp_time
 from roomkit.tools.human_input.stores import check_entry, detached
 
 if TYPE_CHECKING:
@@ -45,10 +45,10 @@ def settled_at_once(
     by: str | None,
     surface: str | None,
     description: str | None,
-) -> tuple[PendingInputStatus, str, tuple[Any, Any, Any]]:
+) -> tuple[PendingInputStatus, str, LaterEntry, tuple[LaterEntry, LaterEntry]]:
     """The settle of the approval ``request`` with ``decision`` (an approval or a
-    rejection) by ``by`` as it is made: its status, its answer or reason, and its
-    ``created``, ``decided`` and ``settled`` entries as later entries, all made now."""
+    rejection) by ``by`` as it is made: its status, its answer or reason, its ``created``
+    entry, and its ``decided`` and ``settled`` entries, as later entries made now."""
     at = time.time_ns()
     if decision.kind == "approve":
         status, text = _RESOLVED, decision.canonical
@@ -72,7 +72,7 @@ def settled_at_once(
         ),
     )
     settled = _new(_Settled, (at, by, surface, _STATUS_TEXTS[status]))
-    return status, text, (created, decided, settled)
+    return status, text, created, (decided, settled)
 
 
 class _Created(NamedTuple):
