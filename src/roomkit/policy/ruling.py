@@ -16,10 +16,9 @@ entry, and is counted per tool and decision (:mod:`roomkit.policy.tally`).
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +26,9 @@ from roomkit.models.history import PolicyDecided
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import tally
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, decision_name
+from roomkit.policy.evidence import PolicyEvidence, input_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, Quorum, needs_person
-from roomkit.tools.human_input.stores import new_entry
 
 if TYPE_CHECKING:
     from roomkit.policy.decisions import Policy, PolicyDecision
@@ -46,13 +45,12 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.policy")
 
+_new = tuple.__new__
+"""Makes a policy's evidence from its fields in one C call (a named tuple's own
+``__new__`` is a Python function): evidence is made once per call."""
+
 _DECISIONS = frozenset({Allow, Deny, Ask, Abstain})
 """What ``decide`` returns when it is synchronous: nothing to await."""
-
-_CANONICAL = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-)
-"""What :func:`input_digest` encodes with: ``json.dumps`` with options makes one per call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,16 +61,23 @@ class Ruling:
     """The rule to hold the call under for a person; ``None``: nobody is asked."""
     refusal: str | None = None
     """What the model reads of a call the policy refused; ``None`` when it may run."""
-    evidence: dict[str, Any] | None = None
-    """The evidence of the policy's decision, its ``policy_decided`` history entry as it is
-    recorded; ``None`` without a policy."""
+    record: PolicyEvidence | None = None
+    """The policy's decision, what its ``policy_decided`` history entry is made of;
+    ``None`` without a policy."""
     by: str | None = None
     """``policy:<name>`` when the policy's decision is the one acted on (enforced)."""
 
     @property
+    def evidence(self) -> dict[str, Any] | None:
+        """The evidence of the policy's decision, its ``policy_decided`` history entry as it
+        is recorded (made at each read, the same each time); ``None`` without a policy."""
+        return None if self.record is None else self.record.entry()
+
+    @property
     def entry(self) -> PolicyDecided | None:
         """The evidence of the policy's decision, typed; ``None`` without a policy."""
-        return None if self.evidence is None else PolicyDecided.model_validate(self.evidence)
+        evidence = self.evidence
+        return None if evidence is None else PolicyDecided.model_validate(evidence)
 
 
 def ruling_policy(rule: Approval | None, default: Policy | None) -> Policy | None:
@@ -88,32 +93,24 @@ def policy_name(policy: Policy) -> str:
     return name if isinstance(name, str) and name else type(policy).__name__
 
 
-def input_digest(call: PolicyCall) -> str:
-    """The SHA-256 hex digest of the call as the policy reads it (canonical JSON)."""
-    text = _CANONICAL.encode(call.to_input())
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bool]:
     """The policy's decision on ``call``, and whether it failed (``on_error`` decided then)."""
     try:
         decision: Any = policy.decide(call)
+    except Exception as error:
+        return _failed(policy, call, error), True
+    return await _taken(policy, call, decision)
+
+
+async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[PolicyDecision, bool]:
+    """What ``decide`` returned, as a decision: awaited when it is awaitable, ``Abstain``
+    when it is none of the four; and whether the policy failed."""
+    try:
         if type(decision) not in _DECISIONS and inspect.isawaitable(decision):
             decision = await decision
     except Exception as error:
-        on_error = getattr(policy, "on_error", "ask")
-        outcome = "refusing the call" if on_error == "deny" else "asking a person"
-        logger.warning(
-            "Policy %s failed on %s (%s: %s): %s",
-            policy_name(policy),
-            call.tool,
-            type(error).__name__,
-            error,
-            outcome,
-        )
-        reason = f"the policy failed ({type(error).__name__}: {error})"[:500]
-        return (Deny(reason) if on_error == "deny" else Ask(reason=reason)), True
-    if not isinstance(decision, Allow | Deny | Ask | Abstain):
+        return _failed(policy, call, error), True
+    if type(decision) not in _DECISIONS and not isinstance(decision, Allow | Deny | Ask | Abstain):
         logger.warning(
             "Policy %s returned %r on %s, not Allow, Deny, Ask or Abstain: abstaining",
             policy_name(policy),
@@ -124,14 +121,40 @@ async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bo
     return decision, False
 
 
+def _failed(policy: Policy, call: PolicyCall, error: Exception) -> PolicyDecision:
+    """What a ``decide`` that raised ``error`` comes to under the policy's ``on_error``
+    (logged)."""
+    on_error = getattr(policy, "on_error", "ask")
+    outcome = "refusing the call" if on_error == "deny" else "asking a person"
+    logger.warning(
+        "Policy %s failed on %s (%s: %s): %s",
+        policy_name(policy),
+        call.tool,
+        type(error).__name__,
+        error,
+        outcome,
+    )
+    reason = f"the policy failed ({type(error).__name__}: {error})"[:500]
+    return Deny(reason) if on_error == "deny" else Ask(reason=reason)
+
+
 async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCall) -> Ruling:
     """What ``call`` comes to under ``policy`` (may be ``None``) and the static ``rule``."""
     if policy is None:
         return Ruling(await _static(rule, call))
-    decision, failed = await evaluate(policy, call)
+    # As evaluate() does, without a coroutine of its own for a plain decide's decision.
+    failed = False
+    try:
+        decision: Any = policy.decide(call)
+    except Exception as error:
+        decision, failed = _failed(policy, call, error), True
+    else:
+        if type(decision) not in _DECISIONS:
+            decision, failed = await _taken(policy, call, decision)
     shadow = bool(getattr(policy, "shadow", False))
     name = policy_name(policy)
-    tally.count(name, call.tool, decision_name(decision), enforced=not shadow)
+    kind = decision_name(decision)
+    tally.count(name, call.tool, kind, enforced=not shadow)
     asked: Approval | None = None
     if isinstance(decision, Ask) and not shadow:
         try:
@@ -139,11 +162,25 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
         except (TypeError, ValueError) as error:
             logger.warning("Policy %s asked on %s as no rule can: %s", name, call.tool, error)
             decision, failed = _broken(policy, f"the policy's Ask cannot be met: {error}"), True
+            kind = decision_name(decision)
             if isinstance(decision, Ask):
                 asked = _asked(Ask(reason=decision.reason), rule)
-    entry = _entry(policy, call, decision, enforced=not shadow, failed=failed)
+    version = getattr(policy, "version", None)
+    record = _new(
+        PolicyEvidence,
+        (
+            name,
+            version if isinstance(version, str) else None,
+            call,
+            kind,
+            decision.reason or None,
+            not shadow,
+            failed,
+            time.time_ns(),
+        ),
+    )
     if shadow or isinstance(decision, Abstain):
-        return Ruling(await _static(rule, call), evidence=entry)
+        return Ruling(await _static(rule, call), record=record)
     by = f"policy:{name}"
     if isinstance(decision, Deny):
         body = texts.error_body(
@@ -151,8 +188,8 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
             tool=call.tool,
             policy=name,
         )
-        return Ruling(None, body, entry, by)
-    return Ruling(asked, evidence=entry, by=by)
+        return Ruling(None, body, record, by)
+    return Ruling(asked, record=record, by=by)
 
 
 def _broken(policy: Policy, reason: str) -> PolicyDecision:
@@ -190,29 +227,6 @@ def _rule(base: Approval, who: Quorum | tuple[str, ...], timeout: float | None =
         on_expiry=base.on_expiry,
         veto=base.veto,
     )
-
-
-def _entry(
-    policy: Policy, call: PolicyCall, decision: PolicyDecision, *, enforced: bool, failed: bool
-) -> dict[str, Any]:
-    """The ``policy_decided`` entry of ``decision`` (checked where it is recorded)."""
-    name = policy_name(policy)
-    version = getattr(policy, "version", None)
-    entry = new_entry(
-        "policy_decided",
-        actor=f"policy:{name}",
-        surface="policy",
-        policy=name,
-        version=version if isinstance(version, str) else None,
-        input_digest=input_digest(call),
-        decision=decision_name(decision),
-        reason=decision.reason or None,
-        enforced=enforced,
-        automatic=True,
-    )
-    if failed:
-        entry["error"] = True
-    return entry
 
 
 async def asks_person(

@@ -41,7 +41,8 @@ def settling(ruling: Ruling) -> Decision:
 def unasked(ruling: Ruling, refusal: str | None) -> Iterator[None]:
     """Approvals created inside record a call nobody is asked about, as ``ruling`` has it:
     settled at once, approved, or rejected with ``refusal`` when it is not ``None``."""
-    evidence = (ruling.evidence,) if ruling.evidence is not None else ()
+    entry = ruling.evidence
+    evidence = (entry,) if entry is not None else ()
     decision = _APPROVED if refusal is None else reject(refusal)
     with (
         unannounced(),

@@ -33,9 +33,9 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
-from roomkit.tools.human_input import created_with
+from roomkit.tools.human_input import created_with, record_run
 from roomkit.tools.human_input.ladder import keep_ladder
-from roomkit.tools.human_input.stores import approved_by, declined, detached, new_entry
+from roomkit.tools.human_input.stores import approved_by, declined, detached
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite
@@ -75,7 +75,7 @@ def spent_entry(pending_id: str) -> str:
     return f"approval:run:{pending_id}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Verdict:
     """What a person's decision on a held call comes to."""
 
@@ -99,15 +99,36 @@ class Verdict:
 async def run_verdict(
     site: CallSite, server: ToolServer, name: str, verdict: Verdict
 ) -> CallOutcome:
-    """Serve a held call as ``verdict`` says: not at all, unheld, or once, bound."""
+    """Serve a held call as ``verdict`` says: not at all, unheld, or once, bound to the
+    digest of its arguments."""
     if verdict.outcome is not None:
         return verdict.outcome
-    assert verdict.arguments is not None
-    if verdict.request is None:
-        return await serve(site, server, name, verdict.arguments)
+    request, arguments = verdict.request, verdict.arguments
+    assert arguments is not None
+    if request is None:
+        return await serve(site, server, name, arguments)
     human = server.human_input_handler
     assert human is not None
-    return await _run(site, server, human.handler, verdict)
+    handler = human.handler
+    name = request.tool_name
+    # A sole request's one run needs no spend: no other run can reach it.
+    replayed = None if verdict.sole else await spend(handler, verdict)
+    if replayed is not None:
+        return replayed
+    outcome = await serve(site, server, name, arguments, approved=verdict.digest)
+    await executed(handler, verdict, outcome)
+    if verdict.approved_by is not None and not outcome.is_error:
+        assert verdict.shown is not None
+        changed = _changes(verdict.shown, arguments) or None
+        content = texts.quorum_approved(
+            name, outcome.content, arguments, verdict.approved_by, changed
+        )
+        return served(content, arguments)
+    if verdict.shown is None or outcome.is_error:
+        return outcome
+    changed = _changes(verdict.shown, arguments)
+    content = texts.approval_edited(name, outcome.content, arguments, changed)
+    return served(content, arguments)
 
 
 async def verdict_on(
@@ -293,44 +314,17 @@ async def executed(handler: HumanInputHandler, verdict: Verdict, outcome: CallOu
     """
     assert verdict.request is not None
     pending_id = verdict.request.pending_id
-    entry = new_entry(
-        "executed",
-        digest=verdict.digest,
-        ran=not outcome.refused,
-        is_error=outcome.is_error,
-        content=outcome.content,
-    )
     try:
-        await handler.record(pending_id, entry)
+        await record_run(
+            handler,
+            pending_id,
+            verdict.digest,
+            ran=not outcome.refused,
+            is_error=outcome.is_error,
+            content=outcome.content,
+        )
     except UnknownRequestError:
         logger.warning("The run of approval %s was not recorded: its history is gone", pending_id)
-
-
-async def _run(
-    site: CallSite, server: ToolServer, handler: HumanInputHandler, verdict: Verdict
-) -> CallOutcome:
-    """Run the approved call once, bound to its digest."""
-    request, arguments = verdict.request, verdict.arguments
-    assert request is not None
-    assert arguments is not None
-    name = request.tool_name
-    replayed = await spend(handler, verdict)
-    if replayed is not None:
-        return replayed
-    outcome = await serve(site, server, name, arguments, approved=verdict.digest)
-    await executed(handler, verdict, outcome)
-    if verdict.approved_by is not None and not outcome.is_error:
-        assert verdict.shown is not None
-        changed = _changes(verdict.shown, arguments) or None
-        content = texts.quorum_approved(
-            name, outcome.content, arguments, verdict.approved_by, changed
-        )
-        return served(content, arguments)
-    if verdict.shown is None or outcome.is_error:
-        return outcome
-    changed = _changes(verdict.shown, arguments)
-    content = texts.approval_edited(name, outcome.content, arguments, changed)
-    return served(content, arguments)
 
 
 async def _replay(

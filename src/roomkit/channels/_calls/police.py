@@ -11,8 +11,11 @@ runs unheld, as before. With one, each decision is recorded in the request's his
   the arguments digested once, for the policy and the request), and the run goes
   through the same bound path as an approved call (digested again at dispatch,
   ``executed``), so ``roomkit audit verify`` vouches for the chain of a call that ran
-  without anyone. Its one run needs no spend unless its request has a key: no other run
-  can reach a request made here under none.
+  without anyone. On the memory store the history is kept as what its entries are made
+  of (the policy's evidence, the call's input digested only then) and made when it is
+  read; a durable store writes each entry, the record before the call runs. Its one run
+  needs no spend unless its request has a key: no other run can reach a request made
+  here under none.
 """
 
 from __future__ import annotations
@@ -89,7 +92,8 @@ async def _unasked(
         by=ruling.by,
         surface=POLICY,
         digest=digest,
-        history=(ruling.evidence,) if ruling.evidence is not None else (),
+        # The evidence itself: on the memory store its entry is made when it is read.
+        history=(ruling.record,) if ruling.record is not None else (),
         **options,
     )
     if ruling.refusal is not None:

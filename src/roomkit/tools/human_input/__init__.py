@@ -4,6 +4,7 @@ from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decided import create_decided
 from roomkit.tools.human_input._decisions import created_with
+from roomkit.tools.human_input._later import record_run
 from roomkit.tools.human_input.definitions import (
     ASK_USER_QUESTION,
     CONFIRM_ACTION,
@@ -27,5 +28,6 @@ __all__ = [
     "create_decided",
     "created_with",
     "decided_at_once",
+    "record_run",
     "unannounced",
 ]

@@ -6,9 +6,10 @@ about, its history ``created``, the caller's entries, ``decided`` and ``settled`
 everything passed explicitly, and leaves it retired, as a ``wait()`` on it would. On the
 memory store an approval or a rejection is stored, settled and retired in one synchronous
 step (:meth:`MemoryEngine.add_settled`): no announcement, no standing grant looked up, no
-wait parked, and its whole history kept as made, linked when it is read (its ``created``
-entry holds a copy of the arguments of its own, so nothing the tool does to those it is
-handed changes it). On a durable store, and for a request named by its key (which may
+wait parked, and its whole history kept as what its entries are made of, made and linked
+when it is read (:mod:`~roomkit.tools.human_input._later`; its ``created`` entry holds a
+copy of the arguments of its own, so nothing the tool does to those it is handed changes
+it). On a durable store, and for a request named by its key (which may
 re-attach to one a person was asked about), it takes the handler's own path, writes and
 all.
 """
@@ -17,16 +18,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decisions import _created, created_with
+from roomkit.tools.human_input._later import settled_at_once
 from roomkit.tools.human_input._memory_engine import MemoryEngine
-from roomkit.tools.human_input.stores import check_entry, detached
+from roomkit.tools.human_input._memory_trail import LaterEntry
+from roomkit.tools.human_input.stores import check_entry
 
 if TYPE_CHECKING:
     from roomkit.models.decisions import Decision
@@ -36,8 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = ["create_decided"]
 
-_RESOLVED = PendingInputStatus.RESOLVED
-_REJECTED = PendingInputStatus.REJECTED
+_AT_ONCE = frozenset({"approve", "reject"})
+"""The decisions settled as the request is made, in one step on the memory store."""
 
 
 async def create_decided(
@@ -49,7 +51,7 @@ async def create_decided(
     by: str | None,
     surface: str | None = None,
     digest: str | None = None,
-    history: Sequence[dict[str, Any] | Entry] = (),
+    history: Sequence[dict[str, Any] | Entry | LaterEntry] = (),
     tool_schema: dict[str, Any] | None = None,
     room_id: str = "",
     tool_call_id: str = "",
@@ -69,6 +71,9 @@ async def create_decided(
     Args:
         arguments: kept by the request as they are: the caller's own copy.
         digest: ``arguments_digest(tool_name, arguments)`` when the caller has it already.
+        history: entries, or later entries (an object with ``entry()`` and ``checked()``,
+            such as a policy's evidence), which the memory store keeps as they are and
+            makes into entries when the history is read.
 
     Raises:
         HandlerClosedError, InvalidTextError, StoreUnavailableError: as ``create_approval``.
@@ -83,23 +88,25 @@ async def create_decided(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         decisions.prepare(request, approvers, tool_schema, digest=digest)
-        created = _created(request, surface, description)
-        evidence = tuple(map(check_entry, history))
-        settle = _settle(request, decision, by, surface, created["at"])
-        if settle is not None and (decisions.router is None or by is None):
-            # The history is the request's alone: its created entry holds a copy of the
-            # arguments (the request's go to the tool), so it is linked when read.
-            created["arguments"] = detached(request.arguments)
-            status, text, entries = settle
-            engine.add_settled(request, status, text, by, (created, *evidence, *entries))
+        evidence = tuple(map(_checked, history))
+        if decision.kind in _AT_ONCE and (decisions.router is None or by is None):
+            # The history is the request's alone, kept as what its entries are made of (its
+            # created entry holds a copy of the arguments: the request's go to the tool).
+            status, text, created_at_once, then = settled_at_once(
+                request, decision, by, surface, description
+            )
+            kept = cast("tuple[dict[str, Any], ...]", (created_at_once, *evidence, *then))
+            engine.add_settled(request, status, text, by, kept)
             return request
-        engine.add(request, None, (created, *evidence), announce=False)
+        created = _created(request, surface, description)
+        made = [_made(item) for item in evidence]
+        engine.add(request, None, (created, *cast("list[dict[str, Any]]", made)), announce=False)
         await decisions.decide(request, decision, by, surface)
         engine.store.retire(request)
         return request
     with (
         unannounced(),
-        created_with(*history),
+        created_with(*map(_made, history)),
         decided_at_once(decision, by=by, surface=surface),
     ):
         request = await handler.create_approval(
@@ -122,21 +129,15 @@ async def create_decided(
     return request
 
 
-def _settle(
-    request: PendingInput, decision: Decision, by: str | None, surface: str | None, at: str
-) -> tuple[PendingInputStatus, str, tuple[dict[str, Any], ...]] | None:
-    """The settle of ``request`` with an approval or a rejection, its ``decided`` and
-    ``settled`` entries made at ``at`` (its creation's time: they are made in the same
-    step); ``None`` for another decision (an edit, a response), which the handler's own
-    ``decide`` records."""
-    if decision.kind == "approve":
-        status, text = _RESOLVED, decision.canonical
-        fields = {"decision": "approve", "digest": request.arguments_digest}
-    elif decision.kind == "reject":
-        status, text = _REJECTED, decision.text
-        fields = {"decision": "reject", "reason": decision.text}
-    else:
-        return None
-    decided = {"type": "decided", "at": at, "actor": by, "surface": surface, **fields}
-    settled = {"type": "settled", "at": at, "actor": by, "surface": surface, "status": status.value}
-    return status, text, (decided, settled)
+def _checked(item: dict[str, Any] | Entry | LaterEntry) -> dict[str, Any] | LaterEntry:
+    """``item`` checked: a later entry checks itself, anything else as an entry."""
+    if getattr(type(item), "checked", None) is None:
+        return check_entry(item)
+    return item.checked()  # type: ignore[union-attr]
+
+
+def _made(item: dict[str, Any] | Entry | LaterEntry) -> dict[str, Any] | Entry:
+    """``item`` as an entry: a later entry made now."""
+    if getattr(type(item), "entry", None) is None:
+        return item  # type: ignore[return-value]
+    return item.entry()  # type: ignore[union-attr]

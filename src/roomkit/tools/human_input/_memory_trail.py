@@ -21,7 +21,9 @@ out exactly as if each had been linked when it was recorded.
 An entry given as a dict (an approval's ``created``, a surface's ``shown``, a run's
 ``executed``) is taken as it is at the call: it is kept as a copy that shares no list or
 object with the caller (whose values may change afterwards: an approval's ``created``
-entry holds the call's arguments), and linked when read, like a settle's.
+entry holds the call's arguments), and linked when read, like a settle's. A later entry
+(:class:`LaterEntry`: a policy's evidence, whose input is digested only then) is kept as
+what it is made of, checked as it is kept, and made into its entry when read.
 
 On a :class:`MemoryStore` the histories have an audit trail (``handler.audit_trail``, a
 :class:`~roomkit.tools.human_input.stores.CarriedTrail`): each chain's head is signed
@@ -34,7 +36,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, Self
 
 from roomkit.core.exceptions import UnknownRequestError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -51,7 +53,16 @@ from roomkit.tools.human_input.stores import (
     read_entry,
 )
 
-__all__ = ["ASKED", "ASKED_ONLY", "MemoryTrail", "link_now", "recorded", "settled_record"]
+__all__ = [
+    "ASKED",
+    "ASKED_ONLY",
+    "LaterEntry",
+    "MemoryTrail",
+    "link_now",
+    "recorded",
+    "settled_record",
+    "stamp_time",
+]
 
 ASKED = object()
 """A question's ``created`` entry, made from the request when the history is read."""
@@ -61,6 +72,30 @@ ASKED_ONLY = (ASKED,)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _time_ns = time.time_ns
 _RESOLVED = PendingInputStatus.RESOLVED.value
+
+
+class LaterEntry(Protocol):
+    """An entry kept as what it is made of, and made when the history is read: what a
+    request's history may hold beside the entries themselves (a policy's decision, whose
+    input is digested then)."""
+
+    def entry(self) -> dict[str, Any]:
+        """The entry, made now: the same every time."""
+        ...
+
+    def checked(self) -> Self:
+        """Itself, once its entry is known to be one any history takes.
+
+        Raises:
+            TypeError, ValueError, InvalidTextError: as
+                :func:`~roomkit.tools.human_input.stores.check_entry` on its entry.
+        """
+        ...
+
+
+def stamp_time(stamp: int) -> str:
+    """``stamp`` (nanoseconds since the epoch, ``time.time_ns()``) as an entry's ``at``."""
+    return entry_time(_EPOCH + timedelta(microseconds=stamp // 1000))
 
 
 def settled_record(status: str, withdrawn: bool = False) -> tuple[str, int, bool]:
@@ -91,10 +126,9 @@ def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
         item = (_RESOLVED, item, False)
     if type(item) is tuple:
         status, stamp, withdrawn = item
-        at = _EPOCH + timedelta(microseconds=stamp // 1000)
         entry = {
             "type": "settled",
-            "at": entry_time(at),
+            "at": stamp_time(stamp),
             "actor": None,
             "surface": None,
             "status": status,
@@ -102,8 +136,11 @@ def _entry(item: object, request: PendingInput) -> Mapping[str, Any]:
         if withdrawn:
             entry["withdrawn"] = True
         return entry
-    assert isinstance(item, dict)
-    return item
+    if type(item) is dict:
+        return item
+    # A later entry: kept as what it is made of, made now (the same every time).
+    later: LaterEntry = item  # type: ignore[assignment]
+    return later.entry()
 
 
 def _linked(request: PendingInput) -> tuple[tuple[str, ...], int]:
@@ -177,6 +214,14 @@ class MemoryTrail:
             UnknownRequestError: the store no longer knows the request, so its history is
                 gone (the memory store keeps it while the request is open or retained).
         """
+        return self.keep(pending_id, detached(entry))
+
+    def keep(self, pending_id: str, item: dict[str, Any] | LaterEntry) -> int:
+        """Append ``item`` (checked already, shared with nobody) as it is; its ``seq``.
+
+        Raises:
+            UnknownRequestError: as :meth:`append_history`.
+        """
         request = self._recall(pending_id)
         if request is None:
             raise UnknownRequestError(
@@ -185,7 +230,7 @@ class MemoryTrail:
                 "MemoryStore(audit_retention=...) to keep more, or use a durable store)"
             )
         history = recorded(request)
-        request._history = (*history, detached(entry))
+        request._history = (*history, item)
         return len(history)
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
