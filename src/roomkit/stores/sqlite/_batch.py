@@ -6,7 +6,9 @@ running therefore queue, and the next transaction runs all of them, in arrival o
 before its single COMMIT, in one trip to a worker thread. Each write is still a
 check-and-set under the write lock (a later write in the batch sees an earlier one's
 effect), and each caller hears its result only once the COMMIT is on disk. A write that
-refuses (a corrupt record, an id already stored) fails alone, having written nothing. A
+refuses (a corrupt record, an id already stored) fails alone, having written nothing (one
+that finds out only after it wrote raises :class:`Undo`, which rolls the transaction back and
+runs the others again). A
 write that breaks on its own (a value the driver cannot bind, a bug) fails alone too: the
 transaction is rolled back and the other writes run again without it, each re-reading what
 it checks. Only a fault of SQLite itself
@@ -27,7 +29,7 @@ from roomkit.core.exceptions import StoreError
 from roomkit.stores._batching import Batcher, Call
 from roomkit.stores.sqlite._link import Link
 
-__all__ = ["Write", "WriteBatcher"]
+__all__ = ["Undo", "Write", "WriteBatcher"]
 
 T = TypeVar("T")
 
@@ -101,6 +103,8 @@ class WriteBatcher:
                     outcomes.append((index, write(db, now), None))
                 except StoreError as error:
                     outcomes.append((index, None, error))
+                except Undo as undo:
+                    raise _Broken(index, undo.error) from None
                 except Exception as error:
                     if _fault_of_sqlite(error):
                         raise
@@ -122,6 +126,19 @@ class WriteBatcher:
             else:
                 batch[index].fail(refusal)
         return None
+
+
+class Undo(Exception):
+    """Raised by a write that refuses after it has written: the transaction is rolled back,
+    the write fails alone with ``error``, and the other writes of its batch run again.
+
+    Args:
+        error: what the write's caller hears.
+    """
+
+    def __init__(self, error: StoreError) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 class _Broken(Exception):
