@@ -168,6 +168,10 @@ class Link:
                 await self._saved_or_refused(db, moved)
             return result
 
+    def checkpoint_due(self) -> bool:
+        """Whether :meth:`checkpoint` has a copy to make (enough commits came since the last)."""
+        return self._commits >= _CHECKPOINT_EVERY
+
     async def checkpoint(self) -> None:
         """Copy the log into the database file once :data:`_CHECKPOINT_EVERY` commits have
         come since the last copy (a passive checkpoint: one that cannot run now, because a
