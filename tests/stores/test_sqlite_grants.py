@@ -14,6 +14,7 @@ from roomkit.core.exceptions import StoreClosedError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.grants import Grant
 from roomkit.stores.sqlite import SQLiteStore
+from roomkit.tools.human_input._granting import inserts_ungranted
 
 
 def _request(pending_id: str) -> PendingInput:
@@ -150,3 +151,17 @@ async def test_an_insert_that_looks_for_grants_finds_none_once_their_table_is_go
         assert gone[1] is True
         assert foreign is None
         assert await store.fetch("p-foreign") is None
+
+
+def test_whether_a_store_inserts_ungranted_is_decided_by_its_class() -> None:
+    """A SQLite store looks for grants in its insert; a store without that write does not."""
+
+    class Plain:
+        async def insert(self, request: PendingInput) -> None:
+            return None
+
+    sqlite_store = SQLiteStore(":memory:")
+
+    assert inserts_ungranted(sqlite_store) is True
+    assert inserts_ungranted(Plain()) is False
+    assert inserts_ungranted(sqlite_store) is True
