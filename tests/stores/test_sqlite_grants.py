@@ -14,6 +14,7 @@ from roomkit.core.exceptions import StoreClosedError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.grants import Grant
 from roomkit.stores.sqlite import SQLiteStore
+from roomkit.tools.human_input._granting import inserts_ungranted
 
 
 def _request(pending_id: str) -> PendingInput:
@@ -127,3 +128,40 @@ async def test_an_insert_that_looks_for_grants_in_a_foreign_table_writes_nothing
         inserted, created = await store.insert(_request("p-1"))
         assert created is True
         assert inserted.pending_id == "p-1"
+
+
+async def test_an_insert_that_looks_for_grants_finds_none_once_their_table_is_gone(
+    tmp_path: Path,
+) -> None:
+    """The look for grants reads the table once it has found it; when the table goes (the
+    file's grants dropped by another connection), the next look finds no grant and the
+    request is inserted, and a table made again is read again."""
+    path = tmp_path / "store.db"
+    async with SQLiteStore(path) as store:
+        await store.grants.add(_grant("g-live"))
+        assert await store.insert_ungranted(_request("p-granted")) is None
+        with closing(sqlite3.connect(path)) as db:
+            db.execute("DROP TABLE roomkit_grants")
+        gone = await store.insert_ungranted(_request("p-gone"))
+        with closing(sqlite3.connect(path)) as db, db:
+            db.execute("CREATE TABLE roomkit_grants (grant_id TEXT PRIMARY KEY)")
+        foreign = await store.insert_ungranted(_request("p-foreign"))
+
+        assert gone is not None
+        assert gone[1] is True
+        assert foreign is None
+        assert await store.fetch("p-foreign") is None
+
+
+def test_whether_a_store_inserts_ungranted_is_decided_by_its_class() -> None:
+    """A SQLite store looks for grants in its insert; a store without that write does not."""
+
+    class Plain:
+        async def insert(self, request: PendingInput) -> None:
+            return None
+
+    sqlite_store = SQLiteStore(":memory:")
+
+    assert inserts_ungranted(sqlite_store) is True
+    assert inserts_ungranted(Plain()) is False
+    assert inserts_ungranted(sqlite_store) is True

@@ -3,10 +3,14 @@
 With ``synchronous=FULL`` every COMMIT waits for the disk, so the disk, not SQLite, bounds
 how many commits a second a connection makes. Writes that arrive while a transaction is
 running therefore queue, and the next transaction runs all of them, in arrival order,
-before its single COMMIT, in one trip to a worker thread. Each write is still a
+before its single COMMIT, in one trip to a worker thread. A write that finds none queued or
+running has no one to share with: it runs at once, in its caller's task, sparing the turns
+of the event loop that handing it to a batch would take. Each write is still a
 check-and-set under the write lock (a later write in the batch sees an earlier one's
 effect), and each caller hears its result only once the COMMIT is on disk. A write that
-refuses (a corrupt record, an id already stored) fails alone, having written nothing. A
+refuses (a corrupt record, an id already stored) fails alone, having written nothing (one
+that finds out only after it wrote raises :class:`Undo`, which rolls the transaction back and
+runs the others again). A
 write that breaks on its own (a value the driver cannot bind, a bug) fails alone too: the
 transaction is rolled back and the other writes run again without it, each re-reading what
 it checks. Only a fault of SQLite itself
@@ -18,6 +22,8 @@ transaction running at a time: the store has one connection.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
@@ -27,9 +33,11 @@ from roomkit.core.exceptions import StoreError
 from roomkit.stores._batching import Batcher, Call
 from roomkit.stores.sqlite._link import Link
 
-__all__ = ["Write", "WriteBatcher"]
+__all__ = ["Undo", "Write", "WriteBatcher"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger("roomkit.tools.human_input.stores.sqlite")
 
 Write = Callable[[sqlite3.Connection, float], T]
 """One write: statements run inside the batch's transaction, on its connection, on the
@@ -56,23 +64,75 @@ class WriteBatcher:
     aborted: Callable[[], None]
     """Called after each batch that did not commit."""
     _batches: Batcher[Write[Any], Any] = field(init=False)
+    _running: int = field(default=0, init=False)
+    """Writes called and not yet returned, queued or running."""
+    _alone: asyncio.Future[None] | None = field(default=None, init=False)
+    """Done when the write running in its caller's task (if one is) has ended."""
+    _tidying: asyncio.Task[None] | None = field(default=None, init=False)
+    """The copy of the log into the database file that a lone write left to run."""
 
     def __post_init__(self) -> None:
         self._batches = Batcher(self._commit, max_batch=_LIMIT, max_in_flight=1)
 
     async def run(self, write: Write[T]) -> T:
-        """Queue ``write`` and return its result once its transaction has committed.
+        """Run ``write`` and return its result once its transaction has committed.
+
+        A write called while no other is queued or running runs at once, in the caller's
+        task (no batch could take another write with it); one called meanwhile queues for
+        the next batch.
 
         Raises:
             StoreError: what ``write`` raised (it wrote nothing), or the fault that kept the
                 batch from committing.
         """
-        result: T = await self._batches.submit(write)
-        return result
+        self._running += 1
+        try:
+            if self._running == 1:
+                return await self._at_once(write)
+            result: T = await self._batches.submit(write)
+            return result
+        finally:
+            self._running -= 1
 
     async def wait_idle(self) -> None:
         """Return once every queued write has been run."""
+        while True:
+            running = [end for end in (self._alone, self._tidying) if end is not None]
+            if not any(not end.done() for end in running):
+                break
+            await asyncio.wait(running)
         await self._batches.wait_idle()
+
+    async def _at_once(self, write: Write[T]) -> T:
+        """Run ``write`` alone, in its caller's task: a transaction of its own.
+
+        A caller cancelled while its transaction runs on the worker thread leaves once the
+        thread is done; a commit that landed then reaches the listeners by the change feed's
+        next poll, which the transaction's abnormal end sends looking for it.
+        """
+        loop = asyncio.get_running_loop()
+        call: Call[Write[Any], Any] = Call(write, loop.create_future())
+        self._alone = ended = loop.create_future()
+        try:
+            broken = await self._attempt([call])
+        finally:
+            self._alone = None
+            ended.set_result(None)
+        if broken is not None:
+            raise broken[1]
+        tidying = self._tidying
+        if self.link.checkpoint_due() and (tidying is None or tidying.done()):
+            # After the caller is told, as a batch does: the caller does not wait for it.
+            self._tidying = loop.create_task(self._checkpoint())
+        result: T = call.future.result()
+        return result
+
+    async def _checkpoint(self) -> None:
+        try:
+            await self.link.checkpoint()
+        except Exception:
+            # No caller waits for it: a failure is reported here, and the next one runs anew.
+            logger.exception("copying the log of SQLite store %r failed", self.link.path)
 
     async def _commit(self, batch: list[Call[Write[Any], Any]]) -> None:
         while batch:
@@ -101,6 +161,8 @@ class WriteBatcher:
                     outcomes.append((index, write(db, now), None))
                 except StoreError as error:
                     outcomes.append((index, None, error))
+                except Undo as undo:
+                    raise _Broken(index, undo.error) from None
                 except Exception as error:
                     if _fault_of_sqlite(error):
                         raise
@@ -122,6 +184,19 @@ class WriteBatcher:
             else:
                 batch[index].fail(refusal)
         return None
+
+
+class Undo(Exception):
+    """Raised by a write that refuses after it has written: the transaction is rolled back,
+    the write fails alone with ``error``, and the other writes of its batch run again.
+
+    Args:
+        error: what the write's caller hears.
+    """
+
+    def __init__(self, error: StoreError) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 class _Broken(Exception):

@@ -78,24 +78,21 @@ class FileWatch:
         path: the database file.
     """
 
-    __slots__ = ("_identities", "_looked", "path")
+    __slots__ = ("_looked", "_watched", "path")
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
         """The database file, as an absolute path."""
-        self._identities = self._read()
-        self._looked = time.monotonic()
-
-    def _read(self) -> tuple[tuple[int, int] | None, ...]:
-        identities: list[tuple[int, int] | None] = []
+        watched: list[tuple[str, int, int]] = []
         for suffix in _SUFFIXES:
             try:
                 status = os.stat(self.path + suffix)
             except OSError:
-                identities.append(None)
-            else:
-                identities.append((status.st_dev, status.st_ino))
-        return tuple(identities)
+                continue
+            watched.append((self.path + suffix, status.st_dev, status.st_ino))
+        # Each file that existed, with its identity then: a look stats these alone.
+        self._watched = tuple(watched)
+        self._looked = time.monotonic()
 
     def moved(self, *, for_read: bool = False) -> str | None:
         """The file (database, ``-wal`` or ``-shm``) no longer the one opened, or ``None``.
@@ -108,9 +105,13 @@ class FileWatch:
         if for_read and looked - self._looked < _READS_LOOK_EVERY:
             return None
         self._looked = looked
-        for suffix, then, now in zip(_SUFFIXES, self._identities, self._read(), strict=True):
-            if then is not None and now != then:
-                return self.path + suffix
+        for path, device, inode in self._watched:
+            try:
+                status = os.stat(path)
+            except OSError:
+                return path
+            if status.st_ino != inode or status.st_dev != device:
+                return path
         return None
 
     async def rescue(self, db: aiosqlite.Connection, moved: str) -> bool:

@@ -29,7 +29,7 @@ from roomkit.stores.grants import (
 from roomkit.stores.sqlite._link import fetch_all, query
 from roomkit.stores.sqlite._part import Part
 
-__all__ = ["SQLiteGrants", "live_on"]
+__all__ = ["SQLiteGrants"]
 
 T = TypeVar("T")
 
@@ -52,18 +52,6 @@ CREATE TABLE IF NOT EXISTS roomkit_grants (
 _LIVE = "revoked_at IS NULL AND expires_at > ? AND (max_uses IS NULL OR uses < max_uses)"
 
 
-def live_on(db: sqlite3.Connection, tool: str, now: float) -> bool:
-    """Whether a live grant may name ``tool``, read inside one of the store's writes at its
-    ``now``. No table yet: none does. A table the grants cannot read: one may (the grants'
-    own calls then say what is wrong with it)."""
-    try:
-        return bool(query(db, _LIVE_ON_TOOL, (tool, now)))
-    except sqlite3.OperationalError as error:
-        if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_ERROR:
-            raise
-        return bool(query(db, _GRANTS_TABLE))
-
-
 _LIVE_ON_TOOL = f"SELECT 1 FROM roomkit_grants WHERE tool = ? AND {_LIVE} LIMIT 1"
 _GRANTS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'roomkit_grants'"
 
@@ -77,6 +65,29 @@ class SQLiteGrants(Part):
     path: str
     """The database file, for error messages."""
     _made: bool = field(default=False, init=False)
+    _table: bool = field(default=False, init=False)
+    """The table was found in the file: the look for live grants reads it straight away."""
+
+    def live_on(self, db: sqlite3.Connection, tool: str, now: float) -> bool:
+        """Whether a live grant may name ``tool``, read inside one of the store's writes at
+        its ``now``. No table yet: none does. A table the grants cannot read: one may (the
+        grants' own calls then say what is wrong with it).
+
+        Until the table is found, the look asks the schema first (a statement naming a
+        missing table costs far more, failing); once found, it reads the table, and a table
+        gone since (another file opened at the path) sends it back to asking.
+        """
+        if not self._table:
+            if not query(db, _GRANTS_TABLE):
+                return False
+            self._table = True
+        try:
+            return bool(query(db, _LIVE_ON_TOOL, (tool, now)))
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_ERROR:
+                raise
+            self._table = bool(query(db, _GRANTS_TABLE))
+            return self._table
 
     async def add(self, grant: Grant) -> Grant:
         def add(db: sqlite3.Connection, now: float) -> tuple[Any, ...] | None:

@@ -1,9 +1,10 @@
 """The SQLite store's one connection: opened on first use, used by one block at a time.
 
 aiosqlite runs a connection's statements on a thread of its own, in the order they were
-queued: reads go that way. A write transaction runs whole on a worker thread instead (the
-connection is not bound to a thread), so that its BEGIN, its statements and its COMMIT
-cost one trip to that thread and back, not one each. The link lets one block at a time
+queued: reads go that way. A write transaction runs whole on a thread of the link's own
+instead (:mod:`~roomkit.stores.sqlite._worker`; the connection is not bound to a thread), so
+that its BEGIN, its statements and its COMMIT cost one trip to that thread and back, not one
+each. The link lets one block at a time
 use the connection; a second coroutine waits for the first one's COMMIT or ROLLBACK
 instead of slipping a statement into its transaction. SQLite's own faults (locks held past the busy
 timeout, I/O errors, a file that cannot be opened or is not a database) leave as
@@ -22,7 +23,6 @@ whose log could be copied in full is durable, and so acknowledged.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import sqlite3
@@ -43,6 +43,7 @@ from roomkit.stores.sqlite._schema import (
     READ_SEQ,
     SCHEMA,
 )
+from roomkit.stores.sqlite._worker import Worker
 
 __all__ = ["Link", "fetch_all", "in_doubt", "query", "synchronous_level"]
 
@@ -86,6 +87,7 @@ class Link:
         self._watch: FileWatch | None = None
         self._lock = asyncio.Lock()
         self._commits = 0
+        self._worker = Worker(f"roomkit sqlite {os.path.basename(path)}")
         self.dirty = False
         """A transaction ended abnormally: it may or may not have committed."""
 
@@ -148,16 +150,16 @@ class Link:
 
             try:
                 read = clock()
-                done = await _on_thread(lambda: begin(read))
+                done = await self._worker.run(lambda: begin(read))
                 if done is None:
                     now = clock()
-                    done = await _on_thread(lambda: finish(now))
+                    done = await self._worker.run(lambda: finish(now))
                 result, moved = done
             except BaseException:
                 # A COMMIT cut short by a cancellation may still have landed.
                 self.dirty = True
                 with suppress(sqlite3.Error):
-                    await _on_thread(lambda: raw.execute("ROLLBACK"))
+                    await self._worker.run(lambda: raw.execute("ROLLBACK"))
                 raise
             if moved is not None:
                 await self._refuse(db, moved)
@@ -165,6 +167,10 @@ class Link:
             if moved is not None:
                 await self._saved_or_refused(db, moved)
             return result
+
+    def checkpoint_due(self) -> bool:
+        """Whether :meth:`checkpoint` has a copy to make (enough commits came since the last)."""
+        return self._commits >= _CHECKPOINT_EVERY
 
     async def checkpoint(self) -> None:
         """Copy the log into the database file once :data:`_CHECKPOINT_EVERY` commits have
@@ -181,7 +187,7 @@ class Link:
             self._commits = 0
             with suppress(sqlite3.Error):
                 # Its row read: a statement left unfinished would keep the next COMMIT out.
-                await _on_thread(lambda: query(raw, "PRAGMA wal_checkpoint(PASSIVE)"))
+                await self._worker.run(lambda: query(raw, "PRAGMA wal_checkpoint(PASSIVE)"))
 
     def _moved(self, *, for_read: bool = False) -> str | None:
         return None if self._watch is None else self._watch.moved(for_read=for_read)
@@ -281,44 +287,6 @@ async def fetch_all(
 ) -> list[Any]:
     """Run one statement and return every row it yields (one trip to the connection's thread)."""
     return list(await db.execute_fetchall(statement, parameters))
-
-
-async def _on_thread(call: Callable[[], T]) -> T:
-    """``call()`` on a worker thread; a cancelled caller still waits for it to return.
-
-    The connection is handed on only once the thread is done with it. The thread hands its
-    outcome straight to the caller's future, so that the caller resumes on the loop's next
-    turn after the thread is done (not two turns later, through the executor's future).
-    """
-    loop = asyncio.get_running_loop()
-    landed: asyncio.Future[T] = loop.create_future()
-
-    def run() -> None:
-        try:
-            result = call()
-        except BaseException as error:
-            hand = functools.partial(_fail, landed, error)
-        else:
-            hand = functools.partial(_succeed, landed, result)
-        with suppress(RuntimeError):  # the loop closed meanwhile: nobody is listening
-            loop.call_soon_threadsafe(hand)
-
-    running = loop.run_in_executor(None, run)
-    try:
-        return await landed
-    except asyncio.CancelledError:
-        await asyncio.wait((running,))
-        raise
-
-
-def _succeed(landed: asyncio.Future[T], result: T) -> None:
-    if not landed.done():  # a caller cancelled meanwhile has stopped listening
-        landed.set_result(result)
-
-
-def _fail(landed: asyncio.Future[Any], error: BaseException) -> None:
-    if not landed.done():
-        landed.set_exception(error)
 
 
 def query(db: sqlite3.Connection, statement: str, parameters: Sequence[Any] = ()) -> list[Any]:

@@ -65,7 +65,7 @@ from roomkit.stores.sqlite import _schema as sql
 from roomkit.stores.sqlite._approvals import Approvals
 from roomkit.stores.sqlite._batch import Write, WriteBatcher
 from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since, next_seq
-from roomkit.stores.sqlite._grants import SQLiteGrants, live_on
+from roomkit.stores.sqlite._grants import SQLiteGrants
 from roomkit.stores.sqlite._history import append_chained, purge_chains
 from roomkit.stores.sqlite._link import Link, in_doubt, query, synchronous_level
 from roomkit.stores.sqlite._outbox import SQLiteOutbox, purge_outbox
@@ -297,7 +297,7 @@ class SQLiteStore(PartsFacade):
         tool = request.tool_name
 
         def write(db: sqlite3.Connection, now: float) -> tuple[PendingInput, bool] | None:
-            if ungranted and live_on(db, tool, now):
+            if ungranted and self.grants.live_on(db, tool, now):
                 return None
             if request.key is not None:
                 for row in query(db, sql.SELECT_BY_KEY, (request.key,)):

@@ -1,8 +1,13 @@
 """The SQLite store's settle: one check-and-set in the store's write transaction.
 
-The transaction reads the request under the file's write lock, judges its deadline on the
-store's clock and writes the outcome with its settle token and its history entries, all or
-nothing. A settle whose deadline came first records the timeout instead, and loses.
+The transaction reads the request's status and deadline under the file's write lock, judges
+the deadline on the store's clock and writes the outcome with its settle token and its history
+entries, all or nothing; the record the write hands back is the one the update returns. A
+settle whose deadline came first records the timeout instead, and loses. A record that turns
+out not to be this library's fails the settle with
+:class:`~roomkit.core.exceptions.CorruptRecordError` and is left as it was: read whole before
+the write when its status or deadline already says so, and rolled back with the write when
+only the update's record does.
 """
 
 from __future__ import annotations
@@ -10,11 +15,13 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome
 from roomkit.stores._history import deadline_entry
 from roomkit.stores.base import PendingChangeKind
 from roomkit.stores.sqlite import _schema as sql
+from roomkit.stores.sqlite._batch import Undo
 from roomkit.stores.sqlite._feed import next_seq
 from roomkit.stores.sqlite._history import append_chained
 from roomkit.stores.sqlite._link import query
@@ -24,6 +31,7 @@ from roomkit.stores.sqlite._votes import TIMEOUT_OUTCOME
 __all__ = ["Settling"]
 
 _PENDING = PendingInputStatus.PENDING
+_PENDING_TEXT = _PENDING.value
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
 
 
@@ -45,15 +53,20 @@ class Settling(ChainPart):
         )
 
         def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
-            found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
-            # Decoded before anything is written: a corrupt record stays as it is.
-            current = sql.decode_row(found[0]) if found else None
-            if current is None:
+            state = query(db, sql.SELECT_STATE, (pending_id,))
+            if not state:
                 return None
-            if current.status is not _PENDING:
-                # Its own token: this settle, run again after a fault hid its commit, won.
-                return current if found[0][-1] == token else None
-            passed = current.deadline is not None and now >= current.deadline
+            stored_status, deadline = state[0]
+            if stored_status != _PENDING_TEXT or not (deadline is None or type(deadline) is float):
+                # Settled already, or a record to read whole: decoded before anything is
+                # written, so that a corrupt record stays as it is.
+                found = query(db, sql.SELECT_FOR_SETTLE, (pending_id,))
+                current = sql.decode_row(found[0])
+                if current.status is not _PENDING:
+                    # Its own token: this settle, run again after a fault hid its commit, won.
+                    return current if found[0][-1] == token else None
+                deadline = current.deadline
+            passed = deadline is not None and now >= deadline
             if status is _TIMED_OUT and not passed:
                 return None
             wins = status is _TIMED_OUT or not passed
@@ -64,7 +77,12 @@ class Settling(ChainPart):
             if outcome.history:
                 chained = outcome.history if wins else (deadline_entry(),)
                 append_chained(db, pending_id, chained, now, self.trail.anchoring)
-            record = sql.decode_row(settled[0])
+            try:
+                record = sql.decode_row(settled[0])
+            except CorruptRecordError as error:
+                # A pending record read by its status and deadline alone: one that is not
+                # this library's goes back to what it was, and this settle fails alone.
+                raise Undo(error) from None
             # The record rides with the change: this process's waiters need no read.
             self.changes.stage(PendingChangeKind.SETTLED, pending_id, seq, record)
             return record if wins else None

@@ -3,10 +3,10 @@
 SQLite tells no other process of a commit, so the change feed polls. To spare a waiter in
 another process the poll's delay, every store whose feed runs binds a datagram socket in a
 folder beside the database (``kit.db.wake/``), and every store that commits a change sends
-one byte to each socket there. The byte means only "look now": the feed polls at once and
-reads from the file what moved, so a hint that is lost, late or forged costs one poll and
-changes nothing else. The poll every backstop interval stays, and catches what a hint
-missed.
+one byte to each socket there (it lists the folder again only once the folder changed).
+The byte means only "look now": the feed polls at once and reads from the file what moved,
+so a hint that is lost, late or forged costs one poll and changes nothing else. The poll
+every backstop interval stays, and catches what a hint missed.
 
 A folder path too long for a Unix socket moves under the temporary directory, named by a
 hash of the database's real path, so that every process on the file finds the same one.
@@ -30,6 +30,7 @@ import socket
 import stat
 import sys
 import tempfile
+import time
 
 __all__ = ["WakeHints", "wake_folder"]
 
@@ -46,6 +47,11 @@ _DRAIN = 256
 """Hints read per wake of the loop at most, so that a flood cannot hold the loop."""
 _NO_FILE = {"", ":memory:"}
 """Databases that live in one connection's memory: no other process can share them."""
+_SETTLED_NS = 100_000_000
+"""How long (in nanoseconds) before a listing the folder must have last changed for the
+listing to be kept: a file system stamps changes with a coarse clock, so a socket bound
+just after a listing may leave the folder's time as it was, but not once that clock has
+moved on."""
 
 
 def wake_folder(database: str) -> tuple[str, bool] | None:
@@ -93,6 +99,8 @@ class WakeHints:
         self._rung: asyncio.Event | None = None
         self._sender: socket.socket | None = None
         self._warned = False
+        # The folder's entries as last listed, kept with the folder's time of change.
+        self._listed: tuple[str, int, list[str]] | None = None
 
     # -- hearing -------------------------------------------------------------------------------
 
@@ -203,7 +211,7 @@ class WakeHints:
             return
         directory = folder[0]
         try:
-            names = os.listdir(directory)
+            names = self._names(directory)
         except (FileNotFoundError, NotADirectoryError):
             return  # no one listens, or no one can
         except OSError as error:
@@ -213,6 +221,18 @@ class WakeHints:
         for name in names:
             if name != own and _NAME.fullmatch(name):
                 self._send(os.path.join(directory, name))
+
+    def _names(self, directory: str) -> list[str]:
+        """The entries of ``directory``: listed again only when it changed since the last
+        listing, or changed so shortly before it that a later change may share its time."""
+        changed = os.stat(directory).st_mtime_ns
+        listed = self._listed
+        if listed is not None and listed[0] == directory and listed[1] == changed:
+            return listed[2]
+        names = os.listdir(directory)
+        settled = time.time_ns() - changed > _SETTLED_NS
+        self._listed = (directory, changed, names) if settled else None
+        return names
 
     def _send(self, path: str) -> None:
         try:

@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from roomkit.core.exceptions import AsyncSettleRequiredError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -32,7 +32,11 @@ from roomkit.stores.grants import InsertsUngranted
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits, timed_out
-from roomkit.tools.human_input._granting import GrantsOnTool, looking_for_grants
+from roomkit.tools.human_input._granting import (
+    GrantsOnTool,
+    inserts_ungranted,
+    looking_for_grants,
+)
 from roomkit.tools.human_input._in_transaction import given, in_transaction
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
@@ -98,8 +102,10 @@ class DurableEngine:
             request.deadline = store.clock() + timeout
         waits = self._waits
         looks = waits.looks_before_insert()
-        if looking_for_grants() and isinstance(store, InsertsUngranted):
-            inserted = await store.insert_ungranted(request, history=history)
+        if looking_for_grants() and inserts_ungranted(store):
+            inserted = await cast(InsertsUngranted, store).insert_ungranted(
+                request, history=history
+            )
             if inserted is None:
                 raise GrantsOnTool(request.tool_name)
             record, created = inserted

@@ -27,9 +27,12 @@ from roomkit.tools.human_input._routed import opening
 if TYPE_CHECKING:
     from roomkit.routing import Router
 
-__all__ = ["GrantsOnTool", "hold_unless_granted", "looking_for_grants"]
+__all__ = ["GrantsOnTool", "hold_unless_granted", "inserts_ungranted", "looking_for_grants"]
 
 _LOOKING: ContextVar[bool] = ContextVar("roomkit_looking_for_grants", default=False)
+_UNGRANTED: dict[type, bool] = {}
+"""Whether each class of store met so far inserts ungranted: an isinstance against a
+protocol costs microseconds at every call, a class's methods do not change."""
 
 
 class GrantsOnTool(Exception):
@@ -42,6 +45,16 @@ class GrantsOnTool(Exception):
 def looking_for_grants() -> bool:
     """Whether the approval being inserted now looks for live grants in its insert."""
     return _LOOKING.get()
+
+
+def inserts_ungranted(store: object) -> bool:
+    """Whether ``store`` looks for live grants in the write that inserts a request
+    (:class:`~roomkit.stores.grants.InsertsUngranted`), decided once per class of store."""
+    kind = type(store)
+    known = _UNGRANTED.get(kind)
+    if known is None:
+        known = _UNGRANTED[kind] = isinstance(store, InsertsUngranted)
+    return known
 
 
 @contextmanager
@@ -72,7 +85,7 @@ async def hold_unless_granted(
     # A call a policy decides as it is made is nobody's to approve: no grant is spent.
     look = at_once() is None
     routes = router is not None and router.routes(request)
-    if look and not routes and isinstance(store, InsertsUngranted):
+    if look and not routes and inserts_ungranted(store):
         try:
             with _looking():
                 return await decisions.hold(request, timeout, surface=surface, about=about)

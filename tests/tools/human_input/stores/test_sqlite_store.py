@@ -30,15 +30,17 @@ from tests.tools.human_input.stores.store_kit import (
     FakeClock,
     logged,
     make_request,
+    sqlite_insert_raw,
     sqlite_stored_ids,
 )
 
-from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.stores.sqlite._link import Link, query
 from roomkit.tools.human_input.stores import PendingChange
 
 LOGGER = "roomkit.tools.human_input.stores.sqlite"
+NOW_TEXT = "2030-01-01T00:00:00Z"
 
 
 @pytest.fixture
@@ -58,6 +60,56 @@ async def test_the_file_is_in_wal_mode(db_path: Path) -> None:
 
     with closing(sqlite3.connect(db_path)) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+# -- settles of records the store did not write ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"format": "someone.else.v3"},
+        {"arguments": "[1, 2"},
+        {"deadline": "soon"},
+        {"status": "lost"},
+    ],
+)
+async def test_a_settle_of_a_foreign_record_writes_nothing_beside_the_writes_it_ran_with(
+    store: SQLiteStore, db_path: Path, overrides: dict[str, str]
+) -> None:
+    """Whether the settle finds the record unreadable before its update (its status or
+    deadline) or only in the record the update returns (its other fields), the record, its
+    history and the change counter stay as they were, and the settle run in the same
+    transaction lands."""
+    sqlite_insert_raw(db_path, **overrides)
+    request, _ = await store.insert(make_request())
+
+    def read(*statements: str) -> list[Any]:
+        with closing(sqlite3.connect(db_path)) as db:
+            return [db.execute(statement).fetchall() for statement in statements]
+
+    before = read(
+        "SELECT * FROM roomkit_pending WHERE pending_id = 'alien'",
+        "SELECT * FROM roomkit_history WHERE pending_id = 'alien'",
+    )
+    (counter_before,) = read("SELECT value FROM roomkit_pending_seq")
+    settled = asyncio.create_task(store.settle(request.pending_id, RESOLVED, result="y"))
+    with pytest.raises(CorruptRecordError):
+        await store.settle(
+            "alien", RESOLVED, result="x", history=({"type": "settled", "at": NOW_TEXT},)
+        )
+    won = await settled
+
+    assert won is not None
+    assert won.result == "y"
+    assert (
+        read(
+            "SELECT * FROM roomkit_pending WHERE pending_id = 'alien'",
+            "SELECT * FROM roomkit_history WHERE pending_id = 'alien'",
+        )
+        == before
+    )
+    assert read("SELECT value FROM roomkit_pending_seq") == [[(counter_before[0][0] + 1,)]]
 
 
 # -- group commit ----------------------------------------------------------------------------

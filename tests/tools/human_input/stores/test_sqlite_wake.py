@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -476,3 +477,26 @@ async def test_a_feed_stopped_before_its_first_poll_leaves_no_socket_bound(
     assert sockets(db_path) == []
     assert open_sockets() == before
     await store.close()
+
+
+async def test_a_socket_bound_after_a_listing_the_store_kept_is_still_woken(
+    tmp_path: Path,
+) -> None:
+    """The store keeps the wake folder's listing while the folder stays unchanged: one
+    bound later changes the folder, and the next commit's hint reaches it."""
+    path = tmp_path / "kit.db"
+    async with SQLiteStore(path, backstop_interval=HOURLY) as store:
+        store.subscribe(lambda change: None)  # binds this store's socket: the folder exists
+        await store.insert(make_request())
+        located = wake_folder(str(path))
+        assert located is not None
+        folder = Path(located[0])
+        # Changed long ago: the next commit's listing is kept.
+        os.utime(folder, ns=(0, 0))
+        await store.insert(make_request())
+        with contextlib.closing(socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)) as late:
+            late.bind(str(folder / f"{os.getpid()}-0badcafe.sock"))
+            late.setblocking(False)
+            await store.insert(make_request())
+
+            assert late.recv(64) == b"!"

@@ -1,0 +1,139 @@
+"""A SQLite store's write that finds no other queued or running runs at once, in its
+caller's task; writes called meanwhile share the next transaction, as before."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from roomkit.core.exceptions import StoreError
+from roomkit.stores.sqlite._batch import WriteBatcher
+from roomkit.stores.sqlite._link import Link, query
+
+PATIENCE = 10.0
+
+
+class Ends:
+    """How each transaction of a batcher ended."""
+
+    def __init__(self) -> None:
+        self.committed = 0
+        self.aborted = 0
+
+
+@pytest.fixture
+async def link(tmp_path: Path) -> AsyncIterator[Link]:
+    link = Link(str(tmp_path / "writes.db"), busy_timeout=PATIENCE, on_open=lambda counter: None)
+    yield link
+    await link.close()
+
+
+def batcher(link: Link, ends: Ends) -> WriteBatcher:
+    def committed() -> None:
+        ends.committed += 1
+
+    def aborted() -> None:
+        ends.aborted += 1
+
+    return WriteBatcher(
+        link, clock=time.time, durable=lambda: None, committed=committed, aborted=aborted
+    )
+
+
+def make_table(db: sqlite3.Connection, now: float) -> None:
+    db.execute("CREATE TABLE IF NOT EXISTS written (n INTEGER)")
+
+
+async def test_writes_called_while_a_lone_one_runs_share_the_next_transaction(
+    link: Link,
+) -> None:
+    ends = Ends()
+    writes = batcher(link, ends)
+    await writes.run(make_table)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(db: sqlite3.Connection, now: float) -> str:
+        started.set()
+        release.wait(PATIENCE)
+        db.execute("INSERT INTO written VALUES (0)")
+        return "alone"
+
+    def add(n: int) -> object:
+        def write(db: sqlite3.Connection, now: float) -> int:
+            db.execute("INSERT INTO written VALUES (?)", (n,))
+            return n
+
+        return write
+
+    alone = asyncio.create_task(writes.run(slow))
+    await asyncio.to_thread(started.wait, PATIENCE)
+    queued = [asyncio.create_task(writes.run(add(n))) for n in (1, 2, 3)]  # type: ignore[arg-type]
+    release.set()
+
+    assert await alone == "alone"
+    assert await asyncio.gather(*queued) == [1, 2, 3]
+    # The table's write, the lone write, then one batch for the three queued behind it.
+    assert ends.committed == 3
+    rows = await writes.run(lambda db, now: query(db, "SELECT n FROM written ORDER BY n"))
+    assert rows == [(0,), (1,), (2,), (3,)]
+
+
+async def test_a_lone_write_cancelled_on_the_thread_is_left_for_the_feed_to_find(
+    link: Link,
+) -> None:
+    """Its caller hears the cancellation once the thread is done; its commit landed, and the
+    transaction's abnormal end tells the change feed to look (it is no one's to report)."""
+    ends = Ends()
+    writes = batcher(link, ends)
+    await writes.run(make_table)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(db: sqlite3.Connection, now: float) -> None:
+        started.set()
+        release.wait(PATIENCE)
+        db.execute("INSERT INTO written VALUES (7)")
+
+    cut = asyncio.create_task(writes.run(slow))
+    await asyncio.to_thread(started.wait, PATIENCE)
+    cut.cancel()
+    release.set()
+
+    with pytest.raises(asyncio.CancelledError):
+        await cut
+    assert link.dirty is True
+    assert ends.aborted == 1
+    await writes.wait_idle()
+    assert await writes.run(lambda db, now: query(db, "SELECT n FROM written")) == [(7,)]
+
+
+async def test_a_lone_write_that_breaks_or_refuses_fails_alone_and_the_next_runs(
+    link: Link,
+) -> None:
+    """What a lone write raises reaches its caller as it would from a batch: a write that
+    breaks is rolled back, one that refuses commits nothing of its own."""
+    ends = Ends()
+    writes = batcher(link, ends)
+
+    def broken(db: sqlite3.Connection, now: float) -> None:
+        db.execute("CREATE TABLE never (n INTEGER)")
+        raise ValueError("broken")
+
+    def refusing(db: sqlite3.Connection, now: float) -> None:
+        raise StoreError("refused")
+
+    with pytest.raises(ValueError, match="broken"):
+        await writes.run(broken)
+    with pytest.raises(StoreError, match="refused"):
+        await writes.run(refusing)
+    await writes.run(make_table)
+
+    names = "SELECT name FROM sqlite_master WHERE name IN ('never', 'written')"
+    tables = await writes.run(lambda db, now: query(db, names))
+    assert tables == [("written",)]
+    assert (ends.committed, ends.aborted) == (3, 1)
