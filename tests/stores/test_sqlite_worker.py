@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import queue
 import threading
 
 import pytest
@@ -72,3 +73,47 @@ async def test_a_cancelled_caller_returns_once_its_call_has() -> None:
     with pytest.raises(asyncio.CancelledError):
         await cut
     assert returned == [True]
+
+
+class _EndingQueue:
+    """The worker's queue, holding its thread between finding nothing queued and ending
+    until a call is put: the moment a call can come in as the thread goes."""
+
+    def __init__(self) -> None:
+        self.calls: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self.ending, self.put_one = threading.Event(), threading.Event()
+        self.held = False
+
+    def get(self, timeout: float | None = None) -> object:
+        return self.calls.get(timeout=timeout)
+
+    def put(self, call: object) -> None:
+        self.calls.put(call)
+        self.put_one.set()
+
+    def empty(self) -> bool:
+        found_empty = self.calls.empty()
+        if found_empty and not self.held:
+            self.held = True
+            self.put_one.clear()
+            self.ending.set()
+            self.put_one.wait(PATIENCE)
+        return found_empty
+
+
+async def test_a_call_made_as_the_idle_thread_ends_still_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call queued between the thread's last look and its end starts another thread."""
+    monkeypatch.setattr(_worker, "IDLE", 0.01)
+    worker = Worker("roomkit sqlite ending")
+    calls = _EndingQueue()
+    worker._calls = calls  # type: ignore[assignment]
+    await worker.run(lambda: None)
+    await asyncio.to_thread(calls.ending.wait, PATIENCE)
+
+    # Not cancelled on failure: a cancelled caller waits for its call, which would never run.
+    late = asyncio.ensure_future(worker.run(lambda: 42))
+    await asyncio.wait((late,), timeout=PATIENCE)
+    assert late.done(), "the call queued as the thread ended never ran"
+    assert late.result() == 42

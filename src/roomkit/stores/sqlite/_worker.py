@@ -62,8 +62,12 @@ class Worker:
         """
         call = _Call(asyncio.get_running_loop(), run)
         self._calls.put(call)
-        if not self._running:
-            self._start()
+        with self._lock:
+            # Under the lock, after the put: a thread about to end either sees this call
+            # queued and stays, or has already ended and another starts here.
+            start, self._running = not self._running, True
+        if start:
+            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
         try:
             return await call.landed
         except asyncio.CancelledError:
@@ -72,13 +76,6 @@ class Worker:
                 call.finished = call.loop.create_future()
                 await asyncio.wait((call.finished,))
             raise
-
-    def _start(self) -> None:
-        with self._lock:
-            if self._running:
-                return
-            self._running = True
-        threading.Thread(target=self._serve, name=self._name, daemon=True).start()
 
     def _serve(self) -> None:
         calls = self._calls
