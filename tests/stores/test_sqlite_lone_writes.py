@@ -7,7 +7,7 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -50,21 +50,33 @@ def make_table(db: sqlite3.Connection, now: float) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS written (n INTEGER)")
 
 
+class Held:
+    """A write that writes ``n`` once released, having said it started: it holds the thread."""
+
+    def __init__(self, n: int, result: object = None) -> None:
+        self.n, self.result = n, result
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, db: sqlite3.Connection, now: float) -> object:
+        self.started.set()
+        self.release.wait(PATIENCE)
+        db.execute("INSERT INTO written VALUES (?)", (self.n,))
+        return self.result
+
+    async def running(self) -> None:
+        """Return once the thread runs it."""
+        await asyncio.to_thread(self.started.wait, PATIENCE)
+
+
 async def test_writes_called_while_a_lone_one_runs_share_the_next_transaction(
     link: Link,
 ) -> None:
     ends = Ends()
     writes = batcher(link, ends)
     await writes.run(make_table)
-    started, release = threading.Event(), threading.Event()
+    slow = Held(0, "alone")
 
-    def slow(db: sqlite3.Connection, now: float) -> str:
-        started.set()
-        release.wait(PATIENCE)
-        db.execute("INSERT INTO written VALUES (0)")
-        return "alone"
-
-    def add(n: int) -> object:
+    def add(n: int) -> Callable[[sqlite3.Connection, float], int]:
         def write(db: sqlite3.Connection, now: float) -> int:
             db.execute("INSERT INTO written VALUES (?)", (n,))
             return n
@@ -72,9 +84,9 @@ async def test_writes_called_while_a_lone_one_runs_share_the_next_transaction(
         return write
 
     alone = asyncio.create_task(writes.run(slow))
-    await asyncio.to_thread(started.wait, PATIENCE)
-    queued = [asyncio.create_task(writes.run(add(n))) for n in (1, 2, 3)]  # type: ignore[arg-type]
-    release.set()
+    await slow.running()
+    queued = [asyncio.create_task(writes.run(add(n))) for n in (1, 2, 3)]
+    slow.release.set()
 
     assert await alone == "alone"
     assert await asyncio.gather(*queued) == [1, 2, 3]
@@ -92,17 +104,12 @@ async def test_a_lone_write_cancelled_on_the_thread_is_left_for_the_feed_to_find
     ends = Ends()
     writes = batcher(link, ends)
     await writes.run(make_table)
-    started, release = threading.Event(), threading.Event()
-
-    def slow(db: sqlite3.Connection, now: float) -> None:
-        started.set()
-        release.wait(PATIENCE)
-        db.execute("INSERT INTO written VALUES (7)")
+    slow = Held(7)
 
     cut = asyncio.create_task(writes.run(slow))
-    await asyncio.to_thread(started.wait, PATIENCE)
+    await slow.running()
     cut.cancel()
-    release.set()
+    slow.release.set()
 
     with pytest.raises(asyncio.CancelledError):
         await cut
