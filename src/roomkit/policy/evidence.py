@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from roomkit.tools.human_input.stores import check_entry, entry_time
+from roomkit.tools.human_input.stores import check_entry, stamp_time
 
 if TYPE_CHECKING:
     from roomkit.policy.decisions import DecisionName, PolicyCall
@@ -27,8 +26,6 @@ _CANONICAL = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
 )
 """What :func:`input_digest` encodes with: ``json.dumps`` with options makes one per call."""
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _PLAIN_CHARS = 4096
 """The texts of evidence this long at most, in ASCII, make an entry any history takes."""
@@ -64,7 +61,7 @@ class PolicyEvidence(NamedTuple):
         """The ``policy_decided`` entry, made now from the evidence: the same every time."""
         entry = {
             "type": "policy_decided",
-            "at": entry_time(_EPOCH + timedelta(microseconds=self.at // 1000)),
+            "at": stamp_time(self.at),
             "actor": f"policy:{self.policy}",
             "surface": "policy",
             "policy": self.policy,

@@ -37,6 +37,7 @@ from roomkit.stores._history import (
     new_entry,
     read_entry,
     settled_entry,
+    stamp_time,
 )
 from roomkit.stores._ledger import MemoryLedger
 from roomkit.stores._quorum import Ballot, Judgement, approved_by, declined, judge, widened
@@ -97,5 +98,6 @@ __all__ = [
     "open_url",
     "read_entry",
     "settled_entry",
+    "stamp_time",
     "widened",
 ]

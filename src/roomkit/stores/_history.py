@@ -34,7 +34,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import InvalidTextError
@@ -64,6 +64,7 @@ __all__ = [
     "new_entry",
     "read_entry",
     "settled_entry",
+    "stamp_time",
 ]
 
 
@@ -121,6 +122,14 @@ def detached(value: Any) -> Any:
 def entry_time(at: datetime) -> str:
     """``at`` as an entry's ``at``: ISO-8601 in UTC, ``Z`` for the offset."""
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def stamp_time(stamp: int) -> str:
+    """``stamp`` (nanoseconds since the epoch, ``time.time_ns()``) as an entry's ``at``."""
+    return entry_time(_EPOCH + timedelta(microseconds=stamp // 1000))
 
 
 def asked_entry(request: PendingInput) -> dict[str, Any]:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, Self
 
 from roomkit.core.exceptions import UnknownRequestError
@@ -46,11 +45,11 @@ from roomkit.tools.human_input.stores import (
     PendingStore,
     asked_entry,
     detached,
-    entry_time,
     first_prev,
     link_digest,
     linked_text,
     read_entry,
+    stamp_time,
 )
 
 __all__ = [
@@ -61,7 +60,6 @@ __all__ = [
     "link_now",
     "recorded",
     "settled_record",
-    "stamp_time",
 ]
 
 ASKED = object()
@@ -69,7 +67,6 @@ ASKED = object()
 ASKED_ONLY = (ASKED,)
 """The history of a question just asked."""
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _time_ns = time.time_ns
 _RESOLVED = PendingInputStatus.RESOLVED.value
 
@@ -91,11 +88,6 @@ class LaterEntry(Protocol):
                 :func:`~roomkit.tools.human_input.stores.check_entry` on its entry.
         """
         ...
-
-
-def stamp_time(stamp: int) -> str:
-    """``stamp`` (nanoseconds since the epoch, ``time.time_ns()``) as an entry's ``at``."""
-    return entry_time(_EPOCH + timedelta(microseconds=stamp // 1000))
 
 
 def settled_record(status: str, withdrawn: bool = False) -> tuple[str, int, bool]:
