@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -374,30 +374,52 @@ def parse_entry(value: Mapping[str, Any] | str | bytes) -> HistoryEntry:
     return entry
 
 
-_Plain = tuple[frozenset[type] | None, frozenset[str]]
-"""What a plain field takes: the exact types of its values (``None``: any value), and the
-texts a literal names."""
+_Plain = tuple[frozenset[type] | None, frozenset[str], Callable[[Any], bool] | None]
+"""What a plain field takes: the exact types of its values (``None``: any value), the texts
+a literal names, and for a list of texts or an object keyed by texts, the check of its
+items or keys."""
+
+
+def _texts(values: Any) -> bool:
+    return all(type(value) is str for value in values)
+
+
+_CONTAINERS: tuple[tuple[Any, type, Callable[[Any], bool]], ...] = (
+    (dict[str, Any], dict, _texts),
+    (list[str], list, _texts),
+    (_Actors, list, _texts),
+)
+"""The containers checked without the validator: an object keyed by texts (its keys
+checked) and a list of texts (its items checked), taken as a plain ``dict`` or ``list``,
+which the validator takes too (a list of actors takes a tuple besides, which the validator
+is left to check)."""
 
 
 def _plain_field(annotation: Any) -> _Plain | None:
     """What a field of this type takes, when it is plain (texts, numbers, flags, literal
-    texts, ``None``, anything); ``None`` for any other type (a list, an object)."""
+    texts, ``None``, anything, a list of texts, an object keyed by texts); ``None`` for any
+    other type."""
     if annotation is Any:
-        return None, frozenset()
+        return None, frozenset(), None
     kinds: set[type] = set()
     texts: set[str] = set()
+    members: Callable[[Any], bool] | None = None
     union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
     parts = typing.get_args(annotation) if union else ()
     for part in parts or (annotation,):
+        container = next((c for c in _CONTAINERS if c[0] == part), None)
         if part in (str, int, float, bool, type(None)):
             kinds.add(part)
         elif typing.get_origin(part) is Literal and all(
             type(text) is str for text in typing.get_args(part)
         ):
             texts.update(typing.get_args(part))
+        elif container is not None and members is None:
+            kinds.add(container[1])
+            members = container[2]
         else:
             return None
-    return frozenset(kinds), frozenset(texts)
+    return frozenset(kinds), frozenset(texts), members
 
 
 def _plain_fields(model: type[Entry]) -> dict[str, _Plain]:
@@ -409,6 +431,9 @@ def _plain_fields(model: type[Entry]) -> dict[str, _Plain]:
             found[name] = plain
     return found
 
+
+_HELD = frozenset({dict, list})
+"""The containers a plain field may take, whose items or keys are checked."""
 
 _PLAIN: dict[type[Entry], tuple[dict[str, _Plain], frozenset[str]]] = {
     model: (_plain_fields(model), frozenset(model.model_fields)) for model in ENTRY_MODELS.values()
@@ -431,11 +456,13 @@ def check_fields(model: type[Entry], value: Mapping[str, Any]) -> None:
             taken = plain.get(key)
             if taken is None:
                 if key in named:
-                    break  # a list or an object: the validator checks it
+                    break  # a field of another type: the validator checks it
                 continue  # a field of the application's own, kept as it is
-            kinds, texts = taken
+            kinds, texts, members = taken
             kind = type(item)
             if kinds is not None and kind not in kinds and not (kind is str and item in texts):
+                break
+            if members is not None and kind in _HELD and not members(item):
                 break
         else:
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import operator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum, unique
@@ -184,6 +185,25 @@ setattr(  # noqa: B010
 set_created = _created_set
 """``set_created(request, timestamp)``: store a POSIX timestamp as the request's creation
 time, made a datetime on its first read (for a maker that sets the fields itself)."""
+
+_INIT = [name for name, kept in PendingInput.__dataclass_fields__.items() if kept.init]
+_BEFORE_CREATED = operator.attrgetter(*_INIT[: _INIT.index("created_at")])
+_AFTER_CREATED = operator.attrgetter(*_INIT[_INIT.index("created_at") + 1 :])
+_HELD = tuple(
+    PendingInput.__dict__[name]
+    for name, kept in PendingInput.__dataclass_fields__.items()
+    if not kept.init
+)
+
+
+def copy_request(request: PendingInput) -> PendingInput:
+    """A shallow copy of ``request``, as ``copy.copy`` makes it, at a fraction of its cost
+    (the creation time copied as it is held)."""
+    held: Any = (*_BEFORE_CREATED(request), _created_get(request, PendingInput))
+    clone = PendingInput(*held, *_AFTER_CREATED(request))
+    for slot in _HELD:
+        slot.__set__(clone, slot.__get__(request, PendingInput))
+    return clone
 
 
 @dataclass(frozen=True, slots=True)

@@ -325,6 +325,8 @@ _PUBLIC = tuple(name for name in PendingInput.__dataclass_fields__ if not name.s
 
 def encode_votes(votes: tuple[Vote, ...]) -> str:
     """The votes as the stores keep them: JSON text, one object a vote."""
+    if not votes:
+        return "[]"
     return json.dumps(
         [
             {
@@ -351,7 +353,7 @@ def decode_votes(text: object) -> tuple[Vote, ...]:
     Raises:
         TypeError, ValueError: the text is not such a list.
     """
-    if text is None or text in ("", "\x00"):
+    if text is None or text in ("", "\x00", "[]"):
         return ()
     if not isinstance(text, str):
         raise TypeError(f"expected text, got {type(text).__name__}")

@@ -96,6 +96,10 @@ NONE = "\x00"
 
 Scalar = str | int | float | None
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""What the JSON fields are written with: ``json.dumps`` with these options makes one per
+call."""
+
 
 def encode(request: PendingInput) -> dict[str, Scalar]:
     """The request as flat fields; ``detached`` and ``withdrawn`` as 0/1."""
@@ -103,7 +107,7 @@ def encode(request: PendingInput) -> dict[str, Scalar]:
         "format": FORMAT,
         "pending_id": request.pending_id,
         "tool_name": request.tool_name,
-        "arguments": json.dumps(request.arguments, separators=(",", ":")),
+        "arguments": _COMPACT.encode(request.arguments),
         "room_id": request.room_id,
         "tool_call_id": request.tool_call_id,
         "channel_id": request.channel_id,
@@ -118,9 +122,7 @@ def encode(request: PendingInput) -> dict[str, Scalar]:
         "deadline": request.deadline,
         "key": request.key,
         "answer_schema": (
-            None
-            if request.answer_schema is None
-            else json.dumps(request.answer_schema, separators=(",", ":"))
+            None if request.answer_schema is None else _COMPACT.encode(request.answer_schema)
         ),
         "settled_by": request.settled_by,
         "kind": request.kind,
@@ -175,12 +177,14 @@ def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
         CorruptRecordError: the record is foreign, truncated or unreadable; the message
             names the record and the field.
     """
-    values = {
-        (name.decode() if isinstance(name, bytes) else name): (
-            value.decode() if isinstance(value, bytes) else value
-        )
-        for name, value in fields.items()
-    }
+    values = fields
+    if bytes in set(map(type, fields)) or bytes in set(map(type, fields.values())):
+        values = {
+            (name.decode() if isinstance(name, bytes) else name): (
+                value.decode() if isinstance(value, bytes) else value
+            )
+            for name, value in fields.items()
+        }
     pending_id = values.get("pending_id")
     where = f"pending record {pending_id!r}" if pending_id else "a pending record"
     if values.get("format") != FORMAT:
@@ -214,7 +218,7 @@ def decode(fields: Mapping[str, Any], *, hashed: bool = False) -> PendingInput:
 
 def names_text(names: tuple[str, ...]) -> str:
     """A list of actor ids (approvers, voters) as a record holds it: compact JSON text."""
-    return json.dumps(list(names), separators=(",", ":"))
+    return _COMPACT.encode(list(names)) if names else "[]"
 
 
 def read_names(value: object) -> tuple[str, ...]:
@@ -227,12 +231,16 @@ def read_names(value: object) -> tuple[str, ...]:
 
 
 def _approvers(value: object) -> tuple[str, ...]:
-    if value is None or value in ("", NONE):
+    if value is None or value in _NO_NAMES:
         return ()
     names = json.loads(_text(value))
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         raise TypeError("not a JSON list of actor ids")
     return tuple(names)
+
+
+_NO_NAMES = frozenset({"", NONE, "[]"})
+"""The texts of an empty list of names: a missing field's, and the one written."""
 
 
 def _text(value: object) -> str:

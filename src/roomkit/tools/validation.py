@@ -313,13 +313,19 @@ def unencodable_text(value: object) -> str | None:
         character 3 of 'questions[0].question'"``.
     """
     # The common cases first: a short ASCII text (a typed decision is one too), a flat
-    # object of ASCII texts.
+    # object of ASCII texts, numbers, flags and nulls.
     if isinstance(value, str):
         if value.isascii():
             return None
     elif type(value) is dict:
         for key, child in value.items():
-            if not (type(child) is str and child.isascii() and type(key) is str and key.isascii()):
+            if type(key) is not str or not key.isascii():
+                break
+            kind = type(child)
+            if kind is str:
+                if not child.isascii():
+                    break
+            elif kind not in _NO_TEXT:
                 break
         else:
             return None
@@ -336,12 +342,18 @@ def _encodes(text: str) -> bool:
     return True
 
 
+_NO_TEXT = frozenset({int, float, bool, type(None)})
+"""The exact types of JSON values that hold no text."""
+
+
 def _encodable(value: object) -> bool:
     """Whether every string in ``value`` encodes (no recursion: any depth is fine)."""
     stack = [value]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
         item = pop()
+        if type(item) in _NO_TEXT:
+            continue
         if isinstance(item, str):
             if not item.isascii() and not _encodes(item):
                 return False

@@ -83,6 +83,7 @@ __all__ = [
     "SELECT_UNANNOUNCED",
     "SEQ_BEFORE",
     "SETTLE",
+    "SETTLE_IN_TIME",
     "SET_APPROVERS",
     "SET_DEADLINE",
     "decode_row",
@@ -232,6 +233,17 @@ SETTLE = (
 """Parameters: status, result, reason, withdrawn, settled_by, settle_token, settled_at,
 changed_at, seq, pending_id. A settled request owes no announcement: the announcer's
 ``mark_announced`` after it then writes nothing, and costs no sync of the file."""
+
+SETTLE_IN_TIME = (
+    "UPDATE roomkit_pending SET status = ?, result = ?, reject_reason = ?, withdrawn = ?, "
+    "settled_by = COALESCE(?, settled_by), settle_token = ?, settled_at = ?, changed_at = ?, "
+    "seq = (SELECT value + 1 FROM roomkit_pending_seq WHERE id = 1), unannounced = NULL "
+    "WHERE pending_id = ? AND status = 'pending' AND (deadline IS NULL OR "
+    f"(typeof(deadline) = 'real' AND deadline > ?)) RETURNING {COLUMNS}"
+)
+"""Parameters: as :data:`SETTLE` without ``seq``, then the clock. :data:`SETTLE` of a request
+still pending whose deadline (a number, or none) has not passed, with the change counter's
+next value (:data:`BUMP_SEQ` takes it after); it writes no other row."""
 
 SET_DEADLINE = "UPDATE roomkit_pending SET deadline = ?, seq = ? WHERE pending_id = ?"
 """Parameters: deadline, seq, pending_id: waiters elsewhere learn of an earlier deadline."""

@@ -1,9 +1,11 @@
 """The SQLite store's settle: one check-and-set in the store's write transaction.
 
-The transaction reads the request's status and deadline under the file's write lock, judges
-the deadline on the store's clock and writes the outcome with its settle token and its history
-entries, all or nothing; the record the write hands back is the one the update returns. A
-settle whose deadline came first records the timeout instead, and loses. A record that turns
+Under the file's write lock, the transaction judges the request's status and deadline on the
+store's clock and writes the outcome with its settle token and its history entries, all or
+nothing; the record the write hands back is the one the update returns. A settle that finds
+the request pending and its deadline not passed does both in one statement, whose conditions
+are the checks; any other reads the status and deadline first. A settle whose deadline came
+first records the timeout instead, and loses. A record that turns
 out not to be this library's fails the settle with
 :class:`~roomkit.core.exceptions.CorruptRecordError` and is left as it was: read whole before
 the write when its status or deadline already says so, and rolled back with the write when
@@ -13,7 +15,9 @@ only the update's record does.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -51,8 +55,15 @@ class Settling(ChainPart):
             outcome.settled_by,
             token,
         )
+        history = outcome.history
 
         def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
+            if status is not _TIMED_OUT:
+                # The common case in one statement: pending, and its deadline not passed.
+                in_time = (*stored_outcome, now, now, pending_id, now)
+                settled = query(db, sql.SETTLE_IN_TIME, in_time)
+                if settled:
+                    return self._written(db, pending_id, settled[0], next_seq(db), history, now)
             state = query(db, sql.SELECT_STATE, (pending_id,))
             if not state:
                 return None
@@ -74,18 +85,33 @@ class Settling(ChainPart):
             stored = stored_outcome if wins else TIMEOUT_OUTCOME
             seq = next_seq(db)
             settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
-            if outcome.history:
-                chained = outcome.history if wins else (deadline_entry(),)
-                append_chained(db, pending_id, chained, now, self.trail.anchoring)
-            try:
-                record = sql.decode_row(settled[0])
-            except CorruptRecordError as error:
-                # A pending record read by its status and deadline alone: one that is not
-                # this library's goes back to what it was, and this settle fails alone.
-                raise Undo(error) from None
-            # The record rides with the change: this process's waiters need no read.
-            self.changes.stage(PendingChangeKind.SETTLED, pending_id, seq, record)
-            return record if wins else None
+            if wins:
+                return self._written(db, pending_id, settled[0], seq, history, now)
+            late = (deadline_entry(),) if history else ()
+            self._written(db, pending_id, settled[0], seq, late, now)
+            return None
 
         record: PendingInput | None = await self.write(write)
+        return record
+
+    def _written(
+        self,
+        db: sqlite3.Connection,
+        pending_id: str,
+        row: Sequence[Any],
+        seq: int,
+        history: Sequence[Mapping[str, Any]],
+        now: float,
+    ) -> PendingInput:
+        """Append the settle's history entries and stage its change; the record as written."""
+        if history:
+            append_chained(db, pending_id, history, now, self.trail.anchoring)
+        try:
+            record = sql.decode_row(row)
+        except CorruptRecordError as error:
+            # A pending record read by its status and deadline alone: one that is not
+            # this library's goes back to what it was, and this settle fails alone.
+            raise Undo(error) from None
+        # The record rides with the change: this process's waiters need no read.
+        self.changes.stage(PendingChangeKind.SETTLED, pending_id, seq, record)
         return record

@@ -10,9 +10,7 @@ look count at its insert and the outcome of a settle made here before its wait c
 
 from __future__ import annotations
 
-import copy
-
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, copy_request
 
 __all__ = ["LocalRequests"]
 
@@ -63,7 +61,7 @@ class LocalRequests:
         if record is None:
             return None, False
         # The wait's own copy: its watch keeps the deadline in it, apart from this one.
-        return copy.copy(record), True
+        return copy_request(record), True
 
     def drop(self, pending_id: str) -> None:
         """Forget the request (collected by its wait, or given up)."""
