@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["police"]
 
-"""The types of a value a shallow copy holds as safely as a deep one."""
-
 
 async def police(
     site: CallSite,

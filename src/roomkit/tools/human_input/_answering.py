@@ -22,7 +22,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.approvals import reject
 from roomkit.tools.human_input._checks import check_answer, fits
 from roomkit.tools.human_input._decisions import APPROVAL, trail
-from roomkit.tools.human_input._in_transaction import Settle, answered
+from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._decisions import Decisions
@@ -73,6 +73,11 @@ class Answer:
         if behalf:
             self.history = ({**self.history[0], **behalf},)
 
+    @property
+    def settlement(self) -> Settlement:
+        """The check-and-set that records this answer."""
+        return Settlement(self.pending_id, _RESOLVED, self.result, self.by, self.history)
+
     def is_plain(self, request: PendingInput) -> bool:
         """Whether an answer to ``request`` needs no check: no answer schema, no approval."""
         return request.kind != APPROVAL and request.answer_schema is None
@@ -102,7 +107,7 @@ class Answer:
             return answered(request, self.result, self.by)
         if request.answer_schema is not None:
             check_answer(request, self.result)
-        if await settle(self.pending_id, _RESOLVED, self.result, self.by, self.history):
+        if await settle(self.settlement):
             return True
         return await self.won(False)
 
@@ -142,4 +147,6 @@ async def refuse(
     request = engine.local(pending_id) or await engine.get_request(pending_id)
     if request is not None and request.kind == APPROVAL:
         return await decisions.decide(request, reject(reason), by, surface, shown=shown)
-    return await engine.settle(pending_id, _REJECTED, reason, by, trail(_REJECTED, by, surface))
+    return await engine.settle(
+        Settlement(pending_id, _REJECTED, reason, by, trail(_REJECTED, by, surface))
+    )

@@ -10,8 +10,9 @@ wait parked, and its whole history kept as what its entries are made of, made an
 when it is read (:mod:`~roomkit.tools.human_input._later`; its ``created`` entry holds a
 copy of the arguments of its own, so nothing the tool does to those it is handed changes
 it). On a durable store, and for a request named by its key (which may
-re-attach to one a person was asked about), it takes the handler's own path, writes and
-all.
+re-attach to one a person was asked about), the request, made the same way, is held as
+:meth:`~roomkit.tools.human_input.HumanInputHandler.create_approval` holds one, writes
+and all.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.enums import ChannelType
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
-from roomkit.tools.human_input._decisions import _created, created_with
+from roomkit.tools.human_input._checks import check_options
+from roomkit.tools.human_input._decisions import _created, check_actors, created_with
 from roomkit.tools.human_input._later import settled_at_once
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import LaterEntry
@@ -83,10 +85,10 @@ async def create_decided(
     approvers = (by,) if by is not None else ()
     engine = handler._engine
     decisions = handler._decisions
+    request = handler._new(
+        tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
+    )
     if key is None and type(engine) is MemoryEngine:
-        request = handler._new(
-            tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
-        )
         decisions.prepare(request, approvers, tool_schema, digest=digest)
         evidence = tuple(map(_checked, history))
         if decision.kind in _AT_ONCE and (decisions.router is None or by is None):
@@ -104,25 +106,14 @@ async def create_decided(
         await decisions.decide(request, decision, by, surface)
         engine.store.retire(request)
         return request
+    check_options(request, key, None, None)
+    decisions.prepare(request, check_actors(approvers), tool_schema, digest=digest)
     with (
         unannounced(),
         created_with(*map(_made, history)),
         decided_at_once(decision, by=by, surface=surface),
     ):
-        request = await handler.create_approval(
-            tool_name,
-            arguments,
-            approvers=approvers,
-            tool_schema=tool_schema,
-            room_id=room_id,
-            tool_call_id=tool_call_id,
-            channel_id=channel_id,
-            channel_type=channel_type,
-            actor_id=actor_id,
-            key=key,
-            surface=surface,
-            description=description,
-        )
+        request = await handler._hold(request, None, surface, description)
     # The wait collects the settled request (the handler's cleanup of a request it made).
     with contextlib.suppress(HumanInputRejectedError):
         await handler.wait(request.pending_id, timeout=None)

@@ -38,7 +38,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus, argum
 from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._checks import check_digest
-from roomkit.tools.human_input._in_transaction import Settle, answered
+from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
 from roomkit.tools.human_input.stores import Ballot, check_entry, new_entry, settled_entry
 from roomkit.tools.validation import validate_tool_arguments
 
@@ -276,7 +276,13 @@ class Decisions:
         )
         by = f"{GRANT}:{grant.grant_id}"
         await self._engine.settle(
-            record.pending_id, _RESOLVED, APPROVED, by, (decided, *trail(_RESOLVED, None, GRANT))
+            Settlement(
+                record.pending_id,
+                _RESOLVED,
+                APPROVED,
+                by,
+                (decided, *trail(_RESOLVED, None, GRANT)),
+            )
         )
         return await self._engine.get_request(record.pending_id) or record
 
@@ -338,7 +344,7 @@ class Decisions:
         decided = new_entry("decided", actor=by, surface=surface, **fields)
         # The decision and the outcome join the history in the settle's own transaction.
         if await (settle or engine.settle)(
-            pending_id, status, text, by, (decided, *trail(status, by, surface))
+            Settlement(pending_id, status, text, by, (decided, *trail(status, by, surface)))
         ):
             return True
         return by is not None and answered(await engine.get_request(pending_id), canonical, by)

@@ -37,7 +37,7 @@ from roomkit.tools.human_input._granting import (
     inserts_ungranted,
     looking_for_grants,
 )
-from roomkit.tools.human_input._in_transaction import given, in_transaction
+from roomkit.tools.human_input._in_transaction import Settlement, in_transaction
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
 
@@ -150,18 +150,14 @@ class DurableEngine:
     async def arelease(self, pending_id: str) -> bool:
         return await self._waits.release(pending_id)
 
-    async def settle(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        text: str,
-        by: str | None,
-        history: tuple[dict[str, Any], ...],
-    ) -> bool:
-        """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``;
-        ``history`` goes into the request's history in the settle's own transaction."""
+    async def settle(self, settlement: Settlement) -> bool:
+        """Run ``settlement``; its history goes into the request's history in the settle's
+        own transaction."""
         record = await self.store.settle(
-            pending_id, status, history=history, **given(status, text, by)
+            settlement.pending_id,
+            settlement.status,
+            history=settlement.history,
+            **settlement.outcome,
         )
         if record is None:
             return False
@@ -189,9 +185,7 @@ class DurableEngine:
                     won, request = plain
                     return won or await answer.decide(request, self.settle)
             elif answer.fits(seen):
-                settled = await self.settle(
-                    pending_id, _RESOLVED, answer.result, answer.by, answer.history
-                )
+                settled = await self.settle(answer.settlement)
                 return await answer.won(settled)
         if request is None:
             request = await self.get_request(pending_id)

@@ -14,20 +14,39 @@ votes are the store's own operations.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores.base import SettleOutcome
 
-__all__ = ["Settle", "answered", "given", "in_transaction"]
+__all__ = ["Settle", "Settlement", "answered", "given", "in_transaction"]
 
 _RESOLVED = PendingInputStatus.RESOLVED
 
-Settle = Callable[
-    [str, PendingInputStatus, str, str | None, tuple[dict[str, Any], ...]], Awaitable[bool]
-]
-"""A check-and-set: ``settle(pending_id, status, text, by, history)``, ``True`` if it won
-(``text`` is the answer of a ``RESOLVED`` outcome, the reason of a ``REJECTED`` one)."""
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What one check-and-set asks for: the request, its outcome, who gives it, and the
+    history entries that join the request's history when it wins."""
+
+    pending_id: str
+    status: PendingInputStatus
+    """``RESOLVED`` or ``REJECTED``."""
+    text: str
+    """The answer of a ``RESOLVED`` outcome, the reason of a ``REJECTED`` one."""
+    by: str | None
+    """Who settles it (``None``: the application)."""
+    history: tuple[dict[str, Any], ...]
+
+    @property
+    def outcome(self) -> SettleOutcome:
+        """The outcome keywords of the store's settle."""
+        return given(self.status, self.text, self.by)
+
+
+Settle = Callable[[Settlement], Awaitable[bool]]
+"""A check-and-set: ``await settle(settlement)``, ``True`` if it won."""
 
 
 def in_transaction(store: object | None, request: PendingInput | None, connection: Any) -> Settle:
@@ -56,15 +75,13 @@ def in_transaction(store: object | None, request: PendingInput | None, connectio
             f"connection="
         )
 
-    async def settle(
-        pending_id: str,
-        status: PendingInputStatus,
-        text: str,
-        by: str | None,
-        history: tuple[dict[str, Any], ...],
-    ) -> bool:
+    async def settle(settlement: Settlement) -> bool:
         won = await settle_in(
-            connection, pending_id, status, history=history, **given(status, text, by)
+            connection,
+            settlement.pending_id,
+            settlement.status,
+            history=settlement.history,
+            **settlement.outcome,
         )
         return won is not None
 

@@ -32,7 +32,7 @@ from roomkit.tools.human_input._announce import Announcer, emit
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import QUEUED, DeadlineQueue
 from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
-from roomkit.tools.human_input._in_transaction import given, in_transaction
+from roomkit.tools.human_input._in_transaction import Settlement, given, in_transaction
 from roomkit.tools.human_input._memory_reads import MemoryReads
 from roomkit.tools.human_input._memory_trail import (
     ASKED_ONLY,
@@ -329,18 +329,11 @@ class MemoryEngine(MemoryReads):
     async def arelease(self, pending_id: str) -> bool:
         return self.release(pending_id)
 
-    async def settle(
-        self,
-        pending_id: str,
-        status: PendingInputStatus,
-        text: str,
-        by: str | None,
-        history: tuple[dict[str, Any], ...],
-    ) -> bool:
-        """Settle with an answer (``RESOLVED``) or a reason (``REJECTED``) from ``by``;
-        ``history`` goes into the request's history in the same step as the settle."""
-        won = self._store.settle(pending_id, status, **given(status, text, by))
-        return self._won(won, _copied(history))
+    async def settle(self, settlement: Settlement) -> bool:
+        """Run ``settlement``; its history goes into the request's history in the same step
+        as the settle."""
+        won = self._store.settle(settlement.pending_id, settlement.status, **settlement.outcome)
+        return self._won(won, _copied(settlement.history))
 
     async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> bool:
         """Add ``actors`` to the approvers of the open request; ``False`` when not open."""

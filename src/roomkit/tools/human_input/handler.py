@@ -249,7 +249,13 @@ class HumanInputHandler(HandlerReads, Callbacks):
         )
         check_options(request, key, None, timeout)
         self._decisions.prepare(request, chosen, tool_schema, quorum, veto, decisions)
-        # A live standing grant that covers the call settles it at once: nobody is asked.
+        return await self._hold(request, timeout, surface, description)
+
+    async def _hold(
+        self, request: PendingInput, timeout: float | None, surface: str | None, about: str | None
+    ) -> PendingInput:
+        """Store the prepared approval ``request`` and ask for a decision, unless a live
+        standing grant that covers the call settles it at once (nobody is asked)."""
         return await hold_unless_granted(
             self._decisions,
             self.grants,
@@ -258,7 +264,7 @@ class HumanInputHandler(HandlerReads, Callbacks):
             request,
             timeout,
             surface=surface,
-            about=description,
+            about=about,
         )
 
     # -- waiting -----------------------------------------------------------------------------
