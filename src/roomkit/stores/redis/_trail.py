@@ -89,6 +89,9 @@ _TURNS = 8
 """Times a read or a checkpoint starts again because another checkpoint came first."""
 _BATCH = 256
 """Chains read in one transaction."""
+_SCAN_BATCH = 1000
+"""Keys the server looks at in one step of the scan for the chains: its default, ten, makes
+a read cost a round trip per ten keys of the whole database, however few hold chains."""
 
 
 class RedisTrail:
@@ -142,7 +145,7 @@ class RedisTrail:
         chains, anchors = f"{layout.prefix}:h:", layout.anchors
         ids: set[str] = set()
         for start in (chains, anchors):
-            async for key in client.scan_iter(match=glob_escape(start) + "*"):
+            async for key in client.scan_iter(match=glob_escape(start) + "*", count=_SCAN_BATCH):
                 ids.add(text(key)[len(start) :])
         ordered = sorted(ids)
         for first in range(0, len(ordered), _BATCH):
