@@ -432,7 +432,7 @@ def _plain_fields(model: type[Entry]) -> dict[str, _Plain]:
     return found
 
 
-_HELD = frozenset({dict, list})
+_HELD = frozenset(kind for _, kind, _ in _CONTAINERS)
 """The containers a plain field may take, whose items or keys are checked."""
 
 _PLAIN: dict[type[Entry], tuple[dict[str, _Plain], frozenset[str]]] = {

@@ -225,19 +225,20 @@ MARK_ANNOUNCED = (
 )
 SELECT_UNANNOUNCED = "SELECT unannounced FROM roomkit_pending WHERE pending_id = ?"
 
-SETTLE = (
+_SETTLE_SET = (
     "UPDATE roomkit_pending SET status = ?, result = ?, reject_reason = ?, withdrawn = ?, "
     "settled_by = COALESCE(?, settled_by), settle_token = ?, settled_at = ?, changed_at = ?, "
-    f"seq = ?, unannounced = NULL WHERE pending_id = ? RETURNING {COLUMNS}"
+    "unannounced = NULL, seq = "
 )
+"""What every settle writes, up to the change counter's value."""
+
+SETTLE = f"{_SETTLE_SET}? WHERE pending_id = ? RETURNING {COLUMNS}"
 """Parameters: status, result, reason, withdrawn, settled_by, settle_token, settled_at,
 changed_at, seq, pending_id. A settled request owes no announcement: the announcer's
 ``mark_announced`` after it then writes nothing, and costs no sync of the file."""
 
 SETTLE_IN_TIME = (
-    "UPDATE roomkit_pending SET status = ?, result = ?, reject_reason = ?, withdrawn = ?, "
-    "settled_by = COALESCE(?, settled_by), settle_token = ?, settled_at = ?, changed_at = ?, "
-    "seq = (SELECT value + 1 FROM roomkit_pending_seq WHERE id = 1), unannounced = NULL "
+    f"{_SETTLE_SET}(SELECT value + 1 FROM roomkit_pending_seq WHERE id = 1) "
     "WHERE pending_id = ? AND status = 'pending' AND (deadline IS NULL OR "
     f"(typeof(deadline) = 'real' AND deadline > ?)) RETURNING {COLUMNS}"
 )
