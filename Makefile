@@ -44,14 +44,17 @@ typecheck: install
 services:
 	bash scripts/services.sh install
 
-# Two workers (pytest-xdist), each with its own Redis and PostgreSQL servers.
+# Two workers (pytest-xdist), each with its own Redis and PostgreSQL servers. The suite
+# starts many Python processes: with PYTHONDONTWRITEBYTECODE set in the environment, each
+# would compile roomkit (and each worker the tests) afresh, so it is unset here.
 PYTEST_WORKERS ?= 2
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(PYTEST_WORKERS)
 unit: install services
-	$(BIN)/pytest -n $(PYTEST_WORKERS)
+	$(PYTEST)
 
 # The suite under coverage (at least 90 % of src/roomkit): about half again as long as `unit`.
 coverage: install services
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --cov --cov-report=term
+	$(PYTEST) --cov --cov-report=term
 
 # ruff, mypy and the docs build side by side (each takes one core), then the suite.
 checks: install
