@@ -52,7 +52,7 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(PYTEST_WORKERS)
 unit: install services
 	$(PYTEST)
 
-# The suite under coverage (at least 90 % of src/roomkit): about half again as long as `unit`.
+# The suite under coverage (at least 90 % of src/roomkit): about a third longer than `unit`.
 coverage: install services
 	$(PYTEST) --cov --cov-report=term
 
