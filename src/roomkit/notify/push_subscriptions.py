@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from roomkit._extras import missing_extra_error
+from roomkit._extras import requires_extra
 from roomkit.auth.tokens import data_folder
 
 __all__ = [
@@ -66,11 +66,9 @@ def _b64encode(data: bytes) -> str:
 
 
 def _ec() -> Any:
-    try:
+    with requires_extra("Web Push's VAPID key", "push"):
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec
-    except ImportError as exc:
-        raise missing_extra_error("Web Push's VAPID key", "push", exc) from exc
     return ec, serialization
 
 

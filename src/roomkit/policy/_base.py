@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = [
@@ -48,10 +48,8 @@ def optional(module: str, extra: str, what: str) -> ModuleType:
     Raises:
         ImportError: ``module`` is not installed (the message says how to install it).
     """
-    try:
+    with requires_extra(what, extra):
         return importlib.import_module(module)
-    except ImportError as missing:
-        raise ImportError(extra_missing(what, extra, module), name=module) from missing
 
 
 class PolicyOptions(TypedDict, total=False):

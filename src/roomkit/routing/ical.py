@@ -16,17 +16,15 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
 __all__ = ["ICalOnCall"]
 
 
 def _libraries() -> tuple[Any, Any]:
-    try:
+    with requires_extra("ICalOnCall", "oncall"):
         import icalendar
         import recurring_ical_events  # type: ignore[import-untyped]
-    except ImportError as error:
-        raise ImportError(extra_missing("ICalOnCall", "oncall", error.name)) from error
     return icalendar, recurring_ical_events
 
 
@@ -119,10 +117,8 @@ class ICalOnCall:
                 return self._read_file()
             return self._calendar
         if self._calendar is None or time.monotonic() - self._read_at >= self.refresh:
-            try:
+            with requires_extra("ICalOnCall(url)", "desk"):
                 import httpx
-            except ImportError as error:
-                raise ImportError(extra_missing("ICalOnCall(url)", "desk", "httpx")) from error
             async with httpx.AsyncClient(timeout=10.0, follow_redirects=True) as client:
                 response = await client.get(str(self.url))
                 response.raise_for_status()

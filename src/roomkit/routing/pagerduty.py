@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
 __all__ = ["PagerDutyOnCall"]
 
@@ -44,10 +44,8 @@ class PagerDutyOnCall:
     def __init__(
         self, token: str, schedule_id: str, *, base_url: str = API, refresh: float = 60.0
     ) -> None:
-        try:
+        with requires_extra("PagerDutyOnCall", "desk"):
             import httpx
-        except ImportError as error:
-            raise ImportError(extra_missing("PagerDutyOnCall", "desk", error.name)) from error
         self._httpx = httpx
         for what, value in (("token", token), ("schedule_id", schedule_id)):
             if not isinstance(value, str) or not value.strip():

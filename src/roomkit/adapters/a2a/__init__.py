@@ -6,12 +6,10 @@ answers. A task whose turn waits for a person enters ``input-required``; a follo
 on it answers as the caller. Needs the ``a2a`` extra.
 """
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.adapters.a2a", "a2a"):
     import a2a  # noqa: F401  (the extra's presence, checked once)
-except ImportError as error:  # pragma: no cover - depends on the install
-    raise ImportError(extra_missing("roomkit.adapters.a2a", "a2a", error.name)) from error
 
 from roomkit.adapters.a2a.executor import A2AChannel, RoomKitExecutor
 from roomkit.adapters.a2a.gate import A2AGate

@@ -9,12 +9,10 @@ process that raised it, and one answered on the desk first shows as settled. Nee
 ``agui`` extra.
 """
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.adapters.agui", "agui"):
     import ag_ui  # noqa: F401  (the extra's presence, checked once)
-except ImportError as error:  # pragma: no cover - depends on the install
-    raise ImportError(extra_missing("roomkit.adapters.agui", "agui", error.name)) from error
 
 from roomkit.adapters.agui._run import AGUIChannel
 from roomkit.adapters.agui.router import CAPABILITIES, agui_router

@@ -13,13 +13,10 @@ decisions; any other interrupt is a question whose answer schema is the interrup
 
 from __future__ import annotations
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.adapters.langgraph", "langgraph"):
     import langgraph.types as _types
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    message = extra_missing("roomkit.adapters.langgraph", "langgraph", exc.name)
-    raise ImportError(message) from exc
 
 import functools
 from collections.abc import Mapping

@@ -12,14 +12,10 @@ snapshot to stay on the server), so :func:`resume` needs only the agent and the 
 
 from __future__ import annotations
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.adapters.openai_agents", "openai-agents"):
     from agents import Agent, Runner, RunResult, RunState
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.adapters.openai_agents", "openai-agents", exc.name)
-    ) from exc
 
 import json
 from typing import Any, Unpack

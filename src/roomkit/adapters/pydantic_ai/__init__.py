@@ -15,19 +15,15 @@ another reason (``'external'``) are left to the application.
 
 from __future__ import annotations
 
-from roomkit._extras import extra_missing
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.adapters.pydantic_ai", "pydantic-ai"):
     from pydantic_ai.tools import (
         DeferredToolRequests,
         DeferredToolResults,
         ToolApproved,
         ToolDenied,
     )
-except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
-    raise ImportError(
-        extra_missing("roomkit.adapters.pydantic_ai", "pydantic-ai", exc.name)
-    ) from exc
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Unpack
