@@ -10,7 +10,7 @@ DEMO_STAMP := $(VENV)/.installed-$(subst $(comma),-,$(DEMO_EXTRAS))
 # `make demo PORT=8766 DATA_DIR=/tmp/demo`
 DEMO_ARGS := $(if $(PORT),--port $(PORT)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
-.PHONY: install services test checks lint typecheck unit coverage docs docs-serve dist demo bench clean
+.PHONY: install services test checks checks-beside lint typecheck unit coverage docs docs-serve dist demo bench clean
 
 $(BIN)/python:
 	@echo "Creating a virtual environment in $(VENV)/"
@@ -60,7 +60,13 @@ coverage: install services
 checks: install
 	@$(MAKE) --no-print-directory --jobs=3 --output-sync=target lint typecheck docs
 
-test: checks unit
+# The static checks run beside the suite, at a lower priority: they take the time its tests
+# spend waiting on servers, processes and the browser, rather than time of their own.
+test: install services
+	@$(MAKE) --no-print-directory --jobs=2 --output-sync=line checks-beside unit
+
+checks-beside: install
+	@nice -n 10 $(MAKE) --no-print-directory checks
 
 # The site, into site/: a broken link, reference or page fails the build.
 docs: install

@@ -27,7 +27,9 @@ async def test_a_write_while_the_server_is_away_is_refused_and_nothing_is_lost(
     server: PostgresServer,
 ) -> None:
     schema = f"away{os.urandom(4).hex()}"
-    async with PostgresStore(server.dsn, schema=schema, settle_retry=0.5) as store:
+    async with PostgresStore(
+        server.dsn, schema=schema, settle_retry=0.5, connect_timeout=1
+    ) as store:
         handler = HumanInputHandler(store=store)
         request = await handler.create("AskUserQuestion", {"question": "Where?"}, room_id="r")
         await asyncio.to_thread(server.stop, mode="immediate")
