@@ -1,28 +1,53 @@
-"""The first notice goes first: no reminder, escalation or edit reaches a person before the
-announcement of the same request has reached them through the same surface.
+"""The first notice goes first, and the others in ladder order: no reminder, escalation or
+edit reaches a person before the notices of the request's earlier steps have reached them
+through the same surface.
 
-A ladder's steps are recorded with the request, due from its creation; the announcement is
-added when a notifier hears of the request, and each delivery runs in a task of its own. On
-a busy or late notifier both can be due at once, and nothing else orders their sends. So a
+A request's steps, in ladder order (:func:`ladder_place`), are its announcement, the steps
+added with it or later (a ladder's in its order) and its ending. A notifier works out one
+request's steps one at a time, in that order; a late one finds them all due at once, and
+an announcement it owes is due before the rest (:data:`OWED`), so that it is claimed first.
+
+Each delivery then runs in a task of its own, and nothing else orders their sends. So a
 follow-up delivery first reads the request's outbox: it goes once the announcement step is
-planned and its delivery to this surface and recipient is done (sent, given up or skipped),
-or when there is none (someone the request was escalated to hears of it first by the
-escalation). Otherwise the notifier hands it back for later.
+planned and the delivery of each earlier step to its surface and recipient is done (sent,
+given up or skipped), or when there is none (someone the request was escalated to hears of
+it first by the escalation). Otherwise the notifier hands it back for later.
 """
 
 from __future__ import annotations
 
-from roomkit.stores.outbox import Outbox, OutboxItem, step_id
+from roomkit.stores.outbox import ENDING, STEPS, Outbox, OutboxItem, step_id
 
-__all__ = ["FOLLOW_UPS", "first_notice_out"]
+__all__ = ["FOLLOW_UPS", "OWED", "first_notice_out", "ladder_place"]
 
 FOLLOW_UPS = frozenset({"question_reminder", "question_escalated", "question_edited"})
 """The notices that follow an announcement to the same person."""
 
+OWED = 0.0
+"""When an announcement a notifier finds owed as it starts is due: before every step of the
+request on any store's clock, whose ladder steps are due from its creation."""
+
+
+def ladder_place(item: OutboxItem) -> tuple[int, float, int]:
+    """Where an item comes among those of its request: deliveries first (they are sent side
+    by side), then the steps in ladder order: the announcement; the steps added with it or
+    later, by when they were added, a ladder's by its place in it (``remind0``,
+    ``escalate1``, ...); the ending.
+
+    A claimed step's due time cannot tell: a durable store gives the lease's end.
+    """
+    if item.lane != STEPS:
+        return (0, 0.0, 0)
+    job = str(item.body.get("job"))
+    if job in ("announce", ENDING):
+        return (1 if job == "announce" else 3, 0.0, 0)
+    index = item.item_id.removeprefix(step_id(item.pending_id, job))
+    return (2, item.created, int(index) if index.isdigit() else 0)
+
 
 async def first_notice_out(outbox: Outbox, item: OutboxItem, now: float) -> bool:
-    """Whether the follow-up delivery ``item`` may be sent: the announcement it follows is
-    out to its surface and recipient.
+    """Whether the follow-up delivery ``item`` may be sent: the announcement is planned, and
+    the notices of the steps before its own are out to its surface and recipient.
 
     An announcement step the outbox never heard of (a lost change, a notifier that started
     between the request and its hint) is added, due at ``now``: the request is open, so it
@@ -31,11 +56,13 @@ async def first_notice_out(outbox: Outbox, item: OutboxItem, now: float) -> bool
     pending_id = item.pending_id
     announce = step_id(pending_id, "announce")
     body = item.body
-    first = f"{announce}.{body.get('surface')}.{body.get('recipient') or '-'}"
+    to = f".{body.get('surface')}.{body.get('recipient') or '-'}"
     known = {earlier.item_id: earlier for earlier in await outbox.items_for(pending_id)}
     step = known.get(announce)
     if step is None:
         await outbox.add([OutboxItem(announce, pending_id, now, {"job": "announce"}, created=now)])
         return False
-    told = known.get(first)
-    return step.done and (told is None or told.done)
+    own = known.get(item.item_id.removesuffix(to), step)
+    before = [s for s in known.values() if s.lane == STEPS and ladder_place(s) < ladder_place(own)]
+    told = (known.get(earlier.item_id + to) for earlier in (step, *before))
+    return step.done and all(notice is None or notice.done for notice in told)

@@ -4,6 +4,10 @@ An announcement, a ladder's reminder or escalation, an edit of a quorum approval
 ending is a step in the outbox; when due, it becomes one delivery per surface and
 recipient (added to the outbox, each in its surface's lane), and is marked done. An
 ending is told to whoever heard of the request; an escalation first adds its approvers.
+
+A notifier works out a request's steps one at a time, in ladder order (see
+:mod:`roomkit.notify._first_notice`): an escalation adds approvers, and an announcement or a
+reminder worked out after it would tell them what was not meant for them.
 """
 
 from __future__ import annotations

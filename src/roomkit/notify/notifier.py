@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 
 from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
 from roomkit.notify._deliver import Sender
+from roomkit.notify._first_notice import OWED, ladder_place
 from roomkit.notify._lanes import Lane, Lanes
 from roomkit.notify._steps import Planner
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.surface import Directory, Surface
 from roomkit.stores.base import PendingChange, PendingChangeKind
-from roomkit.stores.outbox import ENDING, OutboxItem, now_of, step_id
+from roomkit.stores.outbox import ENDING, STEPS, OutboxItem, now_of, step_id
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
 
@@ -154,6 +155,8 @@ class Notifier:
             self.poll,
         )
         self._planner = Planner(handler, self.outbox, self._surfaces, self.directory, self._stats)
+        # Each request's step being worked out last: the request's next step waits for it.
+        self._planning: dict[str, asyncio.Task[None]] = {}
         self._stalled = False
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -317,16 +320,17 @@ class Notifier:
     async def _catch_up(self, now: float) -> list[OutboxItem]:
         """The steps owed after changes may have been missed (a restart, a reconnect).
 
-        What is open is owed its announcement; every request the outbox holds steps of but
-        no ending is owed its ending once it is no longer open (told only to those who heard
-        of it), however many settled meanwhile. The owed are read before the open ones: a
+        What is open is owed its announcement, due before its ladder's steps however late
+        the notifier starts (:data:`OWED`). Every request the outbox holds steps of but no
+        ending is owed its ending once it is no longer open (told only to those who heard of
+        it), however many settled meanwhile. The owed are read before the open ones: a
         request that settles between the two reads is not taken for open.
         """
         owed = set(await self.outbox.unended())
         items: list[OutboxItem] = []
         for request in await self.handler.list_pending():
             owed.discard(request.pending_id)
-            items.append(self._step(request.pending_id, "announce", now))
+            items.append(self._step(request.pending_id, "announce", now, due=OWED))
         items += (self._step(pending_id, ENDING, now) for pending_id in sorted(owed))
         return items
 
@@ -339,8 +343,12 @@ class Notifier:
         item_id = f"{pending_id}.edited.{len(request.votes)}"
         return OutboxItem(item_id, pending_id, now, {"job": "edited"}, created=now)
 
-    def _step(self, pending_id: str, job: str, now: float) -> OutboxItem:
-        return OutboxItem(step_id(pending_id, job), pending_id, now, {"job": job}, created=now)
+    def _step(
+        self, pending_id: str, job: str, now: float, *, due: float | None = None
+    ) -> OutboxItem:
+        """The step ``job`` of a request, added at ``now``, due then unless ``due`` says."""
+        at = now if due is None else due
+        return OutboxItem(step_id(pending_id, job), pending_id, at, {"job": job}, created=now)
 
     async def _claim(self) -> bool:
         """Claim what each lane has room for; whether anything was claimed."""
@@ -349,22 +357,32 @@ class Notifier:
         if not any(rooms.values()) and others <= 0:
             return False
         items = await self.outbox.claim(self.owner, now, self.lease, others, lanes=rooms)
-        for item in items:
+        for item in sorted(items, key=ladder_place):
             lane = lanes.of(item.lane)
-            task = asyncio.create_task(self._do(item, lane))
+            # A request's steps are worked out one at a time: each after the one before.
+            step = item.lane == STEPS
+            before = self._planning.get(item.pending_id) if step else None
+            task = asyncio.create_task(self._do(item, lane, before))
             lane.inflight.add(task)
-            task.add_done_callback(functools.partial(self._done, lane=lane))
+            task.add_done_callback(functools.partial(self._done, lane=lane, item=item))
+            if step:
+                self._planning[item.pending_id] = task
         return bool(items)
 
-    def _done(self, task: asyncio.Task[None], lane: Lane) -> None:
+    def _done(self, task: asyncio.Task[None], lane: Lane, item: OutboxItem) -> None:
         lane.inflight.discard(task)
+        if self._planning.get(item.pending_id) is task:
+            del self._planning[item.pending_id]
         self._wake.set()
         self._turned.set()
 
-    async def _do(self, item: OutboxItem, lane: Lane) -> None:
+    async def _do(self, item: OutboxItem, lane: Lane, before: asyncio.Task[None] | None) -> None:
         bound = self.lease * 0.8
         try:
             async with asyncio.timeout(bound):
+                if before is not None:
+                    # Its request's step before it goes first, whatever became of it.
+                    await asyncio.wait([before])
                 if item.body.get("job") == "deliver":
                     await self._sender.deliver(item, lane)
                 else:
