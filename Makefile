@@ -62,11 +62,12 @@ checks: install
 
 # The static checks run beside the suite, at a lower priority: they take the time its tests
 # spend waiting on servers, processes and the browser, rather than time of their own.
-test: install services
+test: install
 	@$(MAKE) --no-print-directory --jobs=2 --output-sync=line checks-beside unit
 
+# MAKEFLAGS emptied: the checks keep their own three jobs, outside this make's two.
 checks-beside: install
-	@nice -n 10 $(MAKE) --no-print-directory checks
+	@MAKEFLAGS= nice -n 10 $(MAKE) --no-print-directory checks
 
 # The site, into site/: a broken link, reference or page fails the build.
 docs: install
