@@ -65,6 +65,9 @@ T = TypeVar("T")
 
 _ASK_OPTIONS = AskOptions.__optional_keys__
 
+_DEFAULT_RULE = Approval()
+"""The rule of a pause whose tool no rule names (one object: a rule is immutable)."""
+
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
@@ -184,7 +187,7 @@ class Asker:
 
     def rule(self, tool_name: str) -> Approval:
         """The rule holding ``tool_name``: its own, else the default one."""
-        return self.rules.get(tool_name) or Approval()
+        return self.rules.get(tool_name) or _DEFAULT_RULE
 
     def limit(self, pause: Pause) -> float:
         """The seconds the person has to answer ``pause``."""
