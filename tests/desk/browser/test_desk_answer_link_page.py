@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from desk_page import OpenPage, card
 from desk_server import DeskServer
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 from roomkit.desk.demo import DEMO_PERSON
 from roomkit.desk.tokens import issue_answer_link
@@ -52,6 +52,35 @@ def test_an_answer_link_confirms_what_was_sent_and_shows_it_again_once_spent(
     expect(again.locator("#signin")).to_be_hidden()
     assert "refused" not in again.locator("body").inner_text()
     assert not [e for e in opened.console_errors if "404" in e]
+
+
+def test_a_check_that_comes_back_after_the_answer_leaves_it_sent(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    # The page asks whether the link's request is still open as it starts. Held back here
+    # until the person has answered, that check comes back settled: the page must go on
+    # saying the answer was sent, not call it already answered.
+    pending_id = ask(desk, room, "Which beach?")
+    opened = open_page()
+    page = opened.page
+    held: list[Route] = []
+    page.route("**/api/link", lambda route: held.append(route))
+    page.goto(answer_link(desk, pending_id))
+    asked = card(page, "question")
+    asked.get_by_role("textbox").fill("Comporta")
+    asked.get_by_role("button", name="Answer").click()
+    title = page.locator("#link-outcome-title")
+    expect(title).to_contain_text("Sent: the agent has your answer")
+    # Its start's check, and any the spent link's refusals asked for since.
+    assert held
+    for check in held:
+        with page.expect_response("**/api/link") as came:
+            check.continue_()
+        came.value.finished()
+    # What the page does with the reply runs in its next tasks: let them run.
+    page.evaluate("() => new Promise((done) => setTimeout(() => setTimeout(done)))")
+    expect(title).to_contain_text("Sent: the agent has your answer")
+    expect(page.locator("#link-outcome")).to_contain_text("Comporta")
 
 
 def test_a_withdrawn_request_says_so_in_plain_words(

@@ -29,6 +29,7 @@ var state = {
   me: null,
   room: null,
   linkRequest: null,
+  linkSent: false,  // this page sent the answer link's answer: no later read relabels it
   cards: new Map(),
   messageIds: new Set(),
   socket: null,
@@ -648,6 +649,10 @@ function showLinkOutcome(settled) {
 }
 
 function drawLinkOutcome(view, justNow) {
+  // A read begun before the answer landed (the page's first look, or one a refusal of the
+  // spent link asked for) comes back settled: what the page said of its own answer stands.
+  if (!justNow && state.linkSent) return;
+  state.linkSent = state.linkSent || justNow;
   stopLive();
   var shown = outcomeOf(view, view);
   var ended = ['timed_out', 'withdrawn', 'gone'].indexOf(shown.outcome) >= 0;
