@@ -42,7 +42,7 @@ def ladder_place(item: OutboxItem) -> tuple[int, float, int]:
     if job in ("announce", ENDING):
         return (1 if job == "announce" else 3, 0.0, 0)
     index = item.item_id.removeprefix(step_id(item.pending_id, job))
-    return (2, item.created, int(index) if index.isdigit() else 0)
+    return (2, item.created, int(index) if index.isdecimal() else 0)
 
 
 async def first_notice_out(outbox: Outbox, item: OutboxItem, now: float) -> bool:

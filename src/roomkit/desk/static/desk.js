@@ -652,7 +652,7 @@ function drawLinkOutcome(view, justNow) {
   // A read begun before the answer landed (the page's first look, or one a refusal of the
   // spent link asked for) comes back settled: what the page said of its own answer stands.
   if (!justNow && state.linkSent) return;
-  state.linkSent = state.linkSent || justNow;
+  if (justNow) state.linkSent = true;
   stopLive();
   var shown = outcomeOf(view, view);
   var ended = ['timed_out', 'withdrawn', 'gone'].indexOf(shown.outcome) >= 0;
