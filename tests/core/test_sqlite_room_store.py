@@ -496,6 +496,30 @@ async def test_a_write_lock_held_too_long_is_unavailable(tmp_path: Path) -> None
         assert await store.get_room("r1") is not None
 
 
+async def test_a_write_cancelled_while_it_waits_for_the_lock_leaves_no_transaction_open(
+    tmp_path: Path,
+) -> None:
+    """Cancelled while its BEGIN waits for another connection's lock, a write is rolled back
+    once that BEGIN gets through: the store's next write commits, for every connection."""
+    path = tmp_path / "rooms.db"
+    async with SQLiteRoomStore(path) as store, SQLiteRoomStore(path) as other:
+        await store.create_room(Room("r"))
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        write = asyncio.create_task(store.record_inbound(said("r", "cancelled"), []))
+        await asyncio.sleep(0)  # one turn of the loop: the write's BEGIN is queued, blocked
+        write.cancel()
+        holder.execute("ROLLBACK")
+        holder.close()
+        with pytest.raises(asyncio.CancelledError):
+            await write
+
+        await store.record_inbound(said("r", "kept"), [])
+        await other.add_event(said("r", "from another connection"))
+        events = await other.list_events("r")
+    assert [event.content.body for event in events] == ["kept", "from another connection"]
+
+
 def test_a_negative_busy_timeout_is_refused() -> None:
     with pytest.raises(ValueError, match="busy_timeout must be 0 or more"):
         SQLiteRoomStore("rooms.db", busy_timeout=-1)

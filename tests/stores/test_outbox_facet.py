@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox, OutboxItem, outbox_for
 from roomkit.tools.human_input import HumanInputHandler
@@ -47,3 +51,35 @@ def test_a_memory_handler_keeps_its_outbox_in_this_process() -> None:
     assert isinstance(handler.outbox, MemoryOutbox)
     assert outbox_for(handler) is handler.outbox
     assert HumanInputHandler().outbox is not handler.outbox
+
+
+async def test_a_cancelled_outbox_write_hands_the_connection_on_once_its_thread_is_done(
+    tmp_path: Path,
+) -> None:
+    """Cancelled while its thread waits for another connection's lock, a write still lands
+    when the lock is free, and the write after it runs only then, in a transaction of its own."""
+    from roomkit.stores.sqlite import SQLiteStore
+
+    path = tmp_path / "outbox.db"
+    store = SQLiteStore(path)
+    outbox = store.outbox
+    try:
+        assert await outbox.add([OutboxItem("p1.first", "p1", 1.0, {}, created=0.0)]) == 1
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        cut = asyncio.create_task(outbox.add([OutboxItem("p1.cut", "p1", 2.0, {}, created=1.0)]))
+        await asyncio.sleep(0)  # its thread is started, and waits for the holder's lock
+        cut.cancel()
+        following = asyncio.create_task(
+            outbox.add([OutboxItem("p1.following", "p1", 3.0, {}, created=2.0)])
+        )
+        await asyncio.sleep(0)
+        holder.execute("ROLLBACK")
+        holder.close()
+        with pytest.raises(asyncio.CancelledError):
+            await cut
+        assert await following == 1
+        found = [item.item_id for item in await outbox.items_for("p1")]
+        assert found == ["p1.first", "p1.cut", "p1.following"]
+    finally:
+        await store.close()

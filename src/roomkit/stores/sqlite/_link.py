@@ -102,7 +102,15 @@ class Link:
             moved = self._moved(for_read=True)
             if moved is not None:
                 await self._refuse(db, moved)
-            yield db
+            try:
+                yield db
+            except asyncio.CancelledError:
+                # What a cancelled block queued on aiosqlite's thread still runs there. The
+                # connection is handed on once it has, so that a write transaction, run on
+                # the link's own thread, never meets a stray statement of it.
+                with suppress(sqlite3.Error, ValueError):
+                    await db.execute_fetchall("SELECT 1")
+                raise
 
     async def transaction(
         self,

@@ -98,8 +98,13 @@ class SQLiteOutbox(ClaimingOutbox):
     async def _run(self, work: Any, *args: Any) -> Any:
         self._store._check_open()  # refused, as the store's own calls, once it is closed
         async with self._lock:
+            running = asyncio.ensure_future(asyncio.to_thread(self._in_transaction, work, *args))
             try:
-                return await asyncio.to_thread(self._in_transaction, work, *args)
+                return await asyncio.shield(running)
+            except asyncio.CancelledError:
+                # The thread runs on: the connection is handed on once it is done with it.
+                await asyncio.wait((running,))
+                raise
             except sqlite3.Error as error:
                 if self._db is not None:
                     self._db.close()

@@ -150,12 +150,15 @@ class SQLiteRoomStore(SQLRooms):
                 return list(await db.execute_fetchall(statement, params))
 
             try:
-                await db.execute_fetchall("BEGIN IMMEDIATE")
                 try:
+                    await db.execute_fetchall("BEGIN IMMEDIATE")
                     yield run
                     await db.execute_fetchall("COMMIT")
                 except BaseException:
-                    # A COMMIT cut short may have landed already: then there is nothing to undo.
+                    # The connection's thread runs what was queued even for a caller
+                    # cancelled since: a BEGIN still waiting for the lock gets it later, and
+                    # the ROLLBACK queued behind it gives it back. (A BEGIN that failed, or a
+                    # COMMIT that landed, leaves nothing to undo.)
                     with suppress(sqlite3.Error):
                         await db.execute_fetchall("ROLLBACK")
                     raise

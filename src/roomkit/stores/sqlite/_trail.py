@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, suppress
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -88,13 +88,16 @@ class SQLiteTrail:
     async def read(self) -> Trail:
         """The chains, heads and checkpoints, as one snapshot of the file."""
         async with self._session() as db:
-            await db.execute_fetchall("BEGIN")
             try:
+                await db.execute_fetchall("BEGIN")
                 history = await fetch_all(db, ALL_HISTORY)
                 heads = await fetch_all(db, ALL_HEADS)
                 checkpoints = await fetch_all(db, ALL_CHECKPOINTS)
             finally:
-                await db.execute_fetchall("COMMIT")
+                # Queued even for a caller cancelled since, behind a BEGIN that may still
+                # run: the connection is never left in a read that pins the log.
+                with suppress(sqlite3.Error):
+                    await db.execute_fetchall("COMMIT")
         return self.anchoring.read(Trail.from_rows(history, heads, checkpoints))
 
     async def adopt(self) -> tuple[int, list[str]]:

@@ -9,6 +9,7 @@ What every durable store does is in ``test_durable_store_contract.py``."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 import time
@@ -159,6 +160,27 @@ async def test_a_write_cancelled_on_its_thread_hands_the_connection_on_once_it_r
     # The thread committed its table before the next write had the connection.
     assert await following == [(0,)]
     await link.close()
+
+
+async def test_a_read_cancelled_as_it_begins_leaves_nothing_running_on_the_connection(
+    store: SQLiteStore,
+) -> None:
+    """The trail's read is cancelled with its BEGIN queued on aiosqlite's thread: the
+    connection goes to the next write only once that BEGIN and the COMMIT behind it ran, so
+    every later write starts its own transaction and commits it."""
+    requests = [(await store.insert(make_request()))[0] for _ in range(3)]
+    reading = asyncio.create_task(store.history_texts())
+    await asyncio.sleep(0)  # the read's BEGIN is queued on the connection's thread
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+
+    with logged(LOGGER, "may or may not have landed", level=logging.INFO) as in_doubt:
+        for request in requests:
+            assert await store.settle(request.pending_id, RESOLVED, result="kept") is not None
+    assert not in_doubt.is_set()
+    records = [await store.fetch(request.pending_id) for request in requests]
+    assert [record.status for record in records if record is not None] == [RESOLVED] * 3
 
 
 async def test_close_lets_queued_writes_finish(db_path: Path) -> None:
