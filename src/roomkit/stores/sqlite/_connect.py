@@ -34,7 +34,7 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
     stores = "roomkit.stores.sqlite (SQLiteStore, SQLiteRoomStore)"
     raise missing_extra_error(stores, "sqlite", error) from error
 
-__all__ = ["FileWatch", "connect", "retry_locked", "unavailable"]
+__all__ = ["FileWatch", "connect", "hand_over", "retry_locked", "unavailable"]
 
 T = TypeVar("T")
 
@@ -151,6 +151,22 @@ class FileWatch:
         )
 
 
+async def hand_over(raw: sqlite3.Connection) -> aiosqlite.Connection:
+    """``raw`` behind an aiosqlite connection, its statements run on a thread of its own.
+
+    That thread is a daemon, as the stores' write threads are: a program that ends without
+    closing its store exits rather than waiting for the thread for ever (aiosqlite's threads
+    keep a process alive until their connection is closed). Whatever a store acknowledged is
+    committed already; what runs as the program ends is cut, as by a crash, which SQLite's
+    log survives.
+    """
+    db = aiosqlite.Connection(lambda: raw, iter_chunk_size=64)
+    thread = getattr(db, "_thread", None)  # made here, started by the await below
+    if thread is not None and not thread.is_alive():
+        thread.daemon = True
+    return await db
+
+
 async def connect(path: str, busy_timeout: float) -> aiosqlite.Connection:
     """An open, prepared connection to the room store at ``path``.
 
@@ -169,7 +185,7 @@ async def connect(path: str, busy_timeout: float) -> aiosqlite.Connection:
         raise unavailable(path, busy_timeout, error) from error
     # The file is opened first and handed over, so a path that cannot be opened leaves no
     # worker thread behind to report to an event loop that may be closed by then.
-    db = await aiosqlite.Connection(lambda: raw, iter_chunk_size=64)
+    db = await hand_over(raw)
     try:
         last_event_id = await _prepare(db, busy_timeout)
     except sqlite3.DatabaseError as error:

@@ -34,7 +34,7 @@ from typing import Any, NoReturn, TypeVar
 import aiosqlite
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.sqlite._connect import FileWatch, retry_locked
+from roomkit.stores.sqlite._connect import FileWatch, hand_over, retry_locked
 from roomkit.stores.sqlite._schema import (
     ADDED_CHAIN_COLUMNS,
     ADDED_COLUMNS,
@@ -253,7 +253,7 @@ class Link:
         )
         # The file is opened first and handed over, so a path that cannot be opened leaves no
         # worker thread behind to report to an event loop that may be closed by then.
-        db = await aiosqlite.Connection(lambda: raw, iter_chunk_size=64)
+        db = await hand_over(raw)
         try:
             await db.execute_fetchall(f"PRAGMA synchronous = {self.synchronous.upper()}")
             await retry_locked(
