@@ -9,7 +9,8 @@ so a hint that is lost, late or forged costs one poll and changes nothing else. 
 every backstop interval stays, and catches what a hint missed.
 
 A folder path too long for a Unix socket moves under the temporary directory, named by a
-hash of the database's real path, so that every process on the file finds the same one.
+hash of the database's real path, so that every process on the file finds the same one;
+that spare folder is removed with the last socket in it.
 A folder that cannot be made or written, or a path too long even there, leaves the store
 polling, with one WARNING. The socket of a process that died refuses the next hint, and
 its sender removes it. The folder and the sockets take the database file's permissions, as
@@ -131,7 +132,15 @@ class WakeHints:
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             listener.setblocking(False)
             mode = self._make(directory, spare)
-            listener.bind(path)
+            try:
+                listener.bind(path)
+            except FileNotFoundError:
+                if not spare:
+                    raise
+                # The last listener of another process removed the spare folder between
+                # its making and this bind: make it again.
+                mode = self._make(directory, spare)
+                listener.bind(path)
             bound = True
             if mode is not None:
                 os.chmod(path, mode)
@@ -176,6 +185,13 @@ class WakeHints:
         listener.close()
         with contextlib.suppress(OSError):
             os.unlink(self._path)
+        folder = self._folder
+        if folder is not None and folder[1]:
+            # The spare folder under the shared temporary directory goes with the last
+            # socket in it (removing a folder that is not empty fails); the next listener
+            # makes it again.
+            with contextlib.suppress(OSError):
+                os.rmdir(folder[0])
 
     def close(self) -> None:
         """Stop hearing and close the socket hints are sent from; idempotent.

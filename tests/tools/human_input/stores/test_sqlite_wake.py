@@ -372,6 +372,47 @@ async def test_a_path_too_long_for_a_socket_moves_the_folder_under_the_temp_dir(
             assert Path(located[0]).parent == Path(temp)
             assert len(sockets(database)) == 1
         assert warnings(caplog) == []
+        # The spare folder goes with the last socket in it.
+        assert os.listdir(temp) == []
+    finally:
+        shutil.rmtree(temp)
+
+
+async def test_a_spare_folder_removed_as_a_store_binds_in_it_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another process's last listener removes the spare folder between its making and
+    this store's bind: the store makes it again and binds, with no warning."""
+    temp = tempfile.mkdtemp(prefix="rk")
+    monkeypatch.setattr(tempfile, "tempdir", temp)
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    database = deep / "pending.db"
+    located = wake_folder(str(database))
+    assert located is not None
+    real_lstat, removed = os.lstat, []
+
+    def lstat_after_a_removal(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        found = real_lstat(path, *args, **kwargs)
+        if os.fspath(path) == located[0] and not removed:
+            removed.append(path)
+            os.rmdir(path)  # as the other process's last listener does, once
+        return found
+
+    monkeypatch.setattr(os, "lstat", lstat_after_a_removal)
+    try:
+        async with (
+            SQLiteStore(database) as writer,
+            SQLiteStore(database, backstop_interval=HOURLY) as listener,
+        ):
+            changes = Changes()
+            listener.subscribe(changes)
+            await heard_first(changes, writer)
+            settled = await settle_one(writer)
+            await changes.arrival(PendingChange(SETTLED, settled))
+            assert removed
+            assert len(sockets(database)) == 1
+        assert warnings(caplog) == []
     finally:
         shutil.rmtree(temp)
 
