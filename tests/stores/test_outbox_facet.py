@@ -83,3 +83,21 @@ async def test_a_cancelled_outbox_write_hands_the_connection_on_once_its_thread_
         assert found == ["p1.first", "p1.cut", "p1.following"]
     finally:
         await store.close()
+
+
+async def test_outboxes_opening_a_new_file_at_once_all_write(tmp_path: Path) -> None:
+    """Switching a new file to WAL is not covered by the busy timeout: outboxes retry it."""
+    from roomkit.stores.sqlite import SQLiteStore
+
+    for trial in range(50):
+        stores = [SQLiteStore(tmp_path / f"fresh-{trial}.db") for _ in range(4)]
+        try:
+            added = await asyncio.gather(
+                *(
+                    store.outbox.add([OutboxItem(f"p{n}.remind0", f"p{n}", 1.0, {}, created=0.0)])
+                    for n, store in enumerate(stores)
+                )
+            )
+        finally:
+            await asyncio.gather(*(store.close() for store in stores))
+        assert added == [1, 1, 1, 1]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -73,6 +74,27 @@ def _lanes(count: int) -> str:
     return f" AND {_LANE} NOT IN ({', '.join('?' * count)})"
 
 
+def _switch_to_wal(db: sqlite3.Connection, busy_timeout: float) -> None:
+    """Put the file in WAL mode, again while SQLite reports it locked, for ``busy_timeout``.
+
+    Switching a new file takes a lock SQLite's busy handler does not wait for: stores opening
+    a new file at the same moment would fail at once without this (as
+    :func:`~roomkit.stores.sqlite._connect.retry_locked` does for the store's connection, on
+    this connection's thread).
+    """
+    give_up = time.monotonic() + busy_timeout
+    pause = 0.005
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= give_up:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 class SQLiteOutbox(ClaimingOutbox):
     """The outbox in a SQLite store's file (see
     :mod:`~roomkit.stores.outbox`)."""
@@ -89,9 +111,13 @@ class SQLiteOutbox(ClaimingOutbox):
             db = sqlite3.connect(
                 self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
             )
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
+            try:
+                _switch_to_wal(db, self.busy_timeout)
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_SCHEMA)
+            except BaseException:
+                db.close()
+                raise
             self._db = db
         return self._db
 
