@@ -348,46 +348,56 @@ async def test_an_unwritable_wake_folder_leaves_the_store_polling_with_one_warni
         assert sockets(db_path) == []
 
 
-async def test_a_path_too_long_for_a_socket_moves_the_folder_under_the_temp_dir(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+@pytest.fixture
+def too_long(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, str]]:
+    """A database whose wake-up folder beside it is too long a path for a socket, and the
+    temporary directory its spare folder goes under instead."""
     temp = tempfile.mkdtemp(prefix="rk")
     monkeypatch.setattr(tempfile, "tempdir", temp)
     deep = tmp_path / ("d" * 90)
     deep.mkdir()
-    database = deep / "pending.db"
     try:
-        async with (
-            SQLiteStore(database) as writer,
-            SQLiteStore(database, backstop_interval=HOURLY) as listener,
-        ):
-            changes = Changes()
-            listener.subscribe(changes)
-            await heard_first(changes, writer)
-            settled = await settle_one(writer)
-            await changes.arrival(PendingChange(SETTLED, settled))
-            located = wake_folder(str(database))
-            assert located is not None
-            assert located[1]
-            assert Path(located[0]).parent == Path(temp)
-            assert len(sockets(database)) == 1
-        assert warnings(caplog) == []
-        # The spare folder goes with the last socket in it.
-        assert os.listdir(temp) == []
+        yield deep / "pending.db", temp
     finally:
         shutil.rmtree(temp)
 
 
+async def sockets_as_a_hint_wakes(database: Path) -> list[str]:
+    """The sockets in the wake-up folder once a settle by one store on ``database`` has
+    reached another's hourly feed (by a hint); both stores are closed on return."""
+    async with (
+        SQLiteStore(database) as writer,
+        SQLiteStore(database, backstop_interval=HOURLY) as listener,
+    ):
+        changes = Changes()
+        listener.subscribe(changes)
+        await heard_first(changes, writer)
+        settled = await settle_one(writer)
+        await changes.arrival(PendingChange(SETTLED, settled))
+        return sockets(database)
+
+
+async def test_a_path_too_long_for_a_socket_moves_the_folder_under_the_temp_dir(
+    too_long: tuple[Path, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    database, temp = too_long
+    located = wake_folder(str(database))
+    assert located is not None
+    assert located[1]
+    assert Path(located[0]).parent == Path(temp)
+
+    assert len(await sockets_as_a_hint_wakes(database)) == 1
+    assert warnings(caplog) == []
+    # The spare folder goes with the last socket in it.
+    assert os.listdir(temp) == []
+
+
 async def test_a_spare_folder_removed_as_a_store_binds_in_it_is_made_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    too_long: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Another process's last listener removes the spare folder between its making and
     this store's bind: the store makes it again and binds, with no warning."""
-    temp = tempfile.mkdtemp(prefix="rk")
-    monkeypatch.setattr(tempfile, "tempdir", temp)
-    deep = tmp_path / ("d" * 90)
-    deep.mkdir()
-    database = deep / "pending.db"
+    database, _ = too_long
     located = wake_folder(str(database))
     assert located is not None
     real_lstat, removed = os.lstat, []
@@ -400,21 +410,9 @@ async def test_a_spare_folder_removed_as_a_store_binds_in_it_is_made_again(
         return found
 
     monkeypatch.setattr(os, "lstat", lstat_after_a_removal)
-    try:
-        async with (
-            SQLiteStore(database) as writer,
-            SQLiteStore(database, backstop_interval=HOURLY) as listener,
-        ):
-            changes = Changes()
-            listener.subscribe(changes)
-            await heard_first(changes, writer)
-            settled = await settle_one(writer)
-            await changes.arrival(PendingChange(SETTLED, settled))
-            assert removed
-            assert len(sockets(database)) == 1
-        assert warnings(caplog) == []
-    finally:
-        shutil.rmtree(temp)
+    assert len(await sockets_as_a_hint_wakes(database)) == 1
+    assert removed
+    assert warnings(caplog) == []
 
 
 async def test_a_path_too_long_even_under_the_temp_dir_leaves_the_store_polling(
