@@ -5,14 +5,11 @@ the notification outbox; :class:`PostgresRoomStore` holds the rooms and the turn
 Both use the same schema by default (``public``). They need the ``postgres`` extra.
 """
 
-from roomkit._extras import missing_extra_error
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.stores.postgres (PostgresStore, PostgresRoomStore)", "postgres"):
     import psycopg  # noqa: F401
     import psycopg_pool  # noqa: F401
-except ImportError as error:  # pragma: no cover - depends on the installed extras
-    stores = "roomkit.stores.postgres (PostgresStore, PostgresRoomStore)"
-    raise missing_extra_error(stores, "postgres", error) from error
 
 from roomkit.stores.postgres._requests import PostgresStore
 from roomkit.stores.postgres._rooms import PostgresRoomStore

@@ -17,18 +17,15 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from roomkit._extras import missing_extra_error
+from roomkit._extras import requires_extra
 
-try:
+with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"):
     from redis.asyncio import BlockingConnectionPool, Redis
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import RedisError, ResponseError
     from redis.exceptions import TimeoutError as RedisTimeoutError
-except ImportError as error:  # pragma: no cover - depends on the installed extras
-    stores = "roomkit.stores.redis (RedisStore, RedisRoomStore)"
-    raise missing_extra_error(stores, "redis", error) from error
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 

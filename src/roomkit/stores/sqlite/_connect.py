@@ -23,16 +23,13 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import TypeVar
 
-from roomkit._extras import missing_extra_error
+from roomkit._extras import requires_extra
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models import room as room_model
 from roomkit.stores import _sql_rows as rows
 
-try:
+with requires_extra("roomkit.stores.sqlite (SQLiteStore, SQLiteRoomStore)", "sqlite"):
     import aiosqlite
-except ImportError as error:  # pragma: no cover - depends on the installed extras
-    stores = "roomkit.stores.sqlite (SQLiteStore, SQLiteRoomStore)"
-    raise missing_extra_error(stores, "sqlite", error) from error
 
 __all__ = ["FileWatch", "connect", "hand_over", "retry_locked", "unavailable"]
 

@@ -11,9 +11,9 @@ The store's own purge drops what is done (:func:`purge_outbox`), in its transact
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sqlite3
-import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -27,6 +27,7 @@ from roomkit.stores.outbox import (
     OutboxItem,
     item_from_row,
 )
+from roomkit.stores.sqlite._connect import retry_locked
 
 __all__ = ["SQLiteOutbox", "purge_outbox"]
 
@@ -74,27 +75,6 @@ def _lanes(count: int) -> str:
     return f" AND {_LANE} NOT IN ({', '.join('?' * count)})"
 
 
-def _switch_to_wal(db: sqlite3.Connection, busy_timeout: float) -> None:
-    """Put the file in WAL mode, again while SQLite reports it locked, for ``busy_timeout``.
-
-    Switching a new file takes a lock SQLite's busy handler does not wait for: stores opening
-    a new file at the same moment would fail at once without this (as
-    :func:`~roomkit.stores.sqlite._connect.retry_locked` does for the store's connection, on
-    this connection's thread).
-    """
-    give_up = time.monotonic() + busy_timeout
-    pause = 0.005
-    while True:
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() >= give_up:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.1)
-
-
 class SQLiteOutbox(ClaimingOutbox):
     """The outbox in a SQLite store's file (see
     :mod:`~roomkit.stores.outbox`)."""
@@ -106,31 +86,37 @@ class SQLiteOutbox(ClaimingOutbox):
         self._db: sqlite3.Connection | None = None
         self._lock = asyncio.Lock()
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._db is None:
-            db = sqlite3.connect(
-                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            try:
-                _switch_to_wal(db, self.busy_timeout)
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.executescript(_SCHEMA)
-            except BaseException:
-                db.close()
-                raise
-            self._db = db
-        return self._db
+    def _prepared(self) -> sqlite3.Connection:
+        """A new connection to the file, in WAL mode, with the outbox's table."""
+        db = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     async def _run(self, work: Any, *args: Any) -> Any:
         self._store._check_open()  # refused, as the store's own calls, once it is closed
         async with self._lock:
-            running = asyncio.ensure_future(asyncio.to_thread(self._in_transaction, work, *args))
             try:
-                return await asyncio.shield(running)
-            except asyncio.CancelledError:
-                # The thread runs on: the connection is handed on once it is done with it.
-                await asyncio.wait((running,))
-                raise
+                if self._db is None:
+                    # Switching a new file to WAL is not covered by the busy timeout: retried.
+                    prepare = functools.partial(asyncio.to_thread, self._prepared)
+                    self._db = await retry_locked(prepare, self.busy_timeout)
+                running = asyncio.ensure_future(
+                    asyncio.to_thread(_in_transaction, self._db, work, *args)
+                )
+                try:
+                    return await asyncio.shield(running)
+                except asyncio.CancelledError:
+                    # The thread runs on: the connection is handed on once it is done with it.
+                    await asyncio.wait((running,))
+                    raise
             except sqlite3.Error as error:
                 if self._db is not None:
                     self._db.close()
@@ -139,17 +125,6 @@ class SQLiteOutbox(ClaimingOutbox):
                     f"The outbox in {self.path!r} cannot be written ({error}): check that the "
                     "file is writable and the disk not full"
                 ) from error
-
-    def _in_transaction(self, work: Any, *args: Any) -> Any:
-        db = self._connect()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            result = work(db, *args)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-        return result
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         rows = [
@@ -262,6 +237,18 @@ class SQLiteOutbox(ClaimingOutbox):
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _in_transaction(db: sqlite3.Connection, work: Any, *args: Any) -> Any:
+    """``work(db, *args)`` in a ``BEGIN IMMEDIATE`` transaction, committed when it returns."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(db, *args)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return result
 
 
 def purge_outbox(db: sqlite3.Connection, before: float) -> int:
