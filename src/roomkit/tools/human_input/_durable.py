@@ -212,9 +212,13 @@ class DurableWaits:
         if record is None:
             raise UnknownRequestError(f"No pending request with id {pending_id}")
         if record.status is _PENDING and timeout is not None:
-            deadline = await store.set_deadline(pending_id, store.clock() + timeout)
-            if deadline is not None:
-                record.deadline = deadline
+            when = store.clock() + timeout
+            # A deadline only ever comes forward: one the record has already, at or before
+            # ``when``, is the one in force, and the store needs no trip to say so.
+            if record.deadline is None or when < record.deadline:
+                deadline = await store.set_deadline(pending_id, when)
+                if deadline is not None:
+                    record.deadline = deadline
         if record.status is _PENDING:
             if self._is_closed_for(record.channel_id):
                 raise HandlerClosedError(HANDLER_CLOSED)

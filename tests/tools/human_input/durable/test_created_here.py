@@ -108,3 +108,26 @@ async def test_a_request_created_here_and_withdrawn_elsewhere_ends_its_wait(
         with pytest.raises(RequestWithdrawnError):
             await handler.wait(request.pending_id, timeout=None)
     await handler.close()
+
+
+@durable
+async def test_a_wait_that_leaves_the_deadline_as_it_is_parks_with_no_trip(
+    open_another: Opener,
+) -> None:
+    """The request's deadline comes before the wait's: the deadline in force stays, and the
+    wait parks without asking the store to keep it."""
+    handler = HumanInputHandler(store=open_another())
+    await one_wait_answered(handler)
+    request = await handler.create("AskUserQuestion", QUESTION, timeout=LONG)
+
+    wait = asyncio.create_task(handler.wait(request.pending_id, timeout=2 * LONG))
+    await asyncio.sleep(0)  # one loop turn: the wait runs until it first suspends
+    assert handler.statistics().parked_waits == 1
+
+    stored = await handler.get_request(request.pending_id)
+    assert stored is not None
+    assert stored.deadline == request.deadline
+    assert await handler.aresolve(request.pending_id, "yes")
+    async with asyncio.timeout(PATIENCE):
+        assert await wait == "yes"
+    await handler.close()
