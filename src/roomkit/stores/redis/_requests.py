@@ -33,6 +33,7 @@ Needs the ``redis`` extra (``pip install -e '.[redis]'`` in roomkit's checkout).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -181,6 +182,8 @@ class RedisStore(PartsFacade):
         self._spending = Spending(client, layout, where, self._ensure_open, self.clock)
         self._opened = False
         self._checked = False
+        # First calls made at once open the store together: one of them does the opening.
+        self._opening = asyncio.Lock()
 
     @property
     def where(self) -> str:
@@ -200,12 +203,14 @@ class RedisStore(PartsFacade):
         """
         self._feed.closed = False
         if not self._opened:
-            with guard(self._where):
-                await self._client.ping()
-            if not self._checked:
-                await check_persistence(self._client, self._where, logger)
-                self._checked = True
-            self._opened = True
+            async with self._opening:
+                if not self._opened:
+                    with guard(self._where):
+                        await self._client.ping()
+                    if not self._checked:
+                        await check_persistence(self._client, self._where, logger)
+                        self._checked = True
+                    self._opened = True
         self._feed.start()
 
     async def close(self) -> None:

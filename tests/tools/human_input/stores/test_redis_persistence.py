@@ -6,6 +6,7 @@ configuration file, and reads the store's log records.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -97,4 +98,20 @@ async def test_the_settings_are_read_once_per_store(
         finally:
             await store.close()
 
+    assert len(warnings_of(caplog)) == 1
+
+
+async def test_first_calls_made_at_once_read_the_settings_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Several calls open the store together (an agent's first requests, all at once): the
+    server's settings are read, and their warning logged, once."""
+    with running_redis(tmp_path, settings={"appendonly": "no"}) as server:
+        store = RedisStore(server.url)
+        try:
+            inserted = await asyncio.gather(*(store.insert(make_request()) for _ in range(8)))
+        finally:
+            await store.close()
+
+    assert len(inserted) == 8
     assert len(warnings_of(caplog)) == 1
