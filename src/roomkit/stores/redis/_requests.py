@@ -182,8 +182,8 @@ class RedisStore(PartsFacade):
         self._spending = Spending(client, layout, where, self._ensure_open, self.clock)
         self._opened = False
         self._checked = False
-        # First calls made at once open the store together: one of them does the opening.
-        self._opening = asyncio.Lock()
+        # The opening under way: calls made at once share it and its outcome.
+        self._opening: asyncio.Future[None] | None = None
 
     @property
     def where(self) -> str:
@@ -203,15 +203,21 @@ class RedisStore(PartsFacade):
         """
         self._feed.closed = False
         if not self._opened:
-            async with self._opening:
-                if not self._opened:
-                    with guard(self._where):
-                        await self._client.ping()
-                    if not self._checked:
-                        await check_persistence(self._client, self._where, logger)
-                        self._checked = True
-                    self._opened = True
+            # One ping and one read of the settings for every call that finds the store
+            # unopened at once; a server that does not answer costs them one wait, together.
+            opening, loop = self._opening, asyncio.get_running_loop()
+            if opening is None or opening.done() or opening.get_loop() is not loop:
+                opening = self._opening = loop.create_task(self._open_once())
+            await asyncio.shield(opening)
         self._feed.start()
+
+    async def _open_once(self) -> None:
+        with guard(self._where):
+            await self._client.ping()
+        if not self._checked:
+            await check_persistence(self._client, self._where, logger)
+            self._checked = True
+        self._opened = True
 
     async def close(self) -> None:
         """Stop the change feed and disconnect (an owned client only); idempotent. Then every
