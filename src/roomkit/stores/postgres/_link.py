@@ -31,6 +31,7 @@ from roomkit.core.exceptions import (
     StoreFormatError,
     StoreUnavailableError,
 )
+from roomkit.stores._opening import SharedOpening
 
 __all__ = [
     "LOST",
@@ -178,6 +179,7 @@ class Link:
         self._connect_timeout = connect_timeout
         self._opened = False
         self._lock = asyncio.Lock()
+        self._opening = SharedOpening()
         self._checking: asyncio.Task[None] | None = None
         self._faulted = False
         self._stays_closed = stays_closed
@@ -219,8 +221,10 @@ class Link:
             # The owner's pool, as the owner holds it now (a reopened owner has a new one).
             await self._owner.open()
             self._pool = self._owner._pool
-        if self._opened:
-            return
+        if not self._opened:
+            await self._opening.join(self._open_once)
+
+    async def _open_once(self) -> None:
         async with self._lock:
             if self._opened:
                 return

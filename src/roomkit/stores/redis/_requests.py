@@ -33,7 +33,6 @@ Needs the ``redis`` extra (``pip install -e '.[redis]'`` in roomkit's checkout).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -45,6 +44,7 @@ from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
 from roomkit.stores._facade import PartsFacade
+from roomkit.stores._opening import SharedOpening
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores._records import FORMAT, NONE, decode
 from roomkit.stores.base import PendingChange, PendingChangeKind
@@ -182,8 +182,7 @@ class RedisStore(PartsFacade):
         self._spending = Spending(client, layout, where, self._ensure_open, self.clock)
         self._opened = False
         self._checked = False
-        # The opening under way: calls made at once share it and its outcome.
-        self._opening: asyncio.Future[None] | None = None
+        self._opening = SharedOpening()
 
     @property
     def where(self) -> str:
@@ -203,12 +202,7 @@ class RedisStore(PartsFacade):
         """
         self._feed.closed = False
         if not self._opened:
-            # One ping and one read of the settings for every call that finds the store
-            # unopened at once; a server that does not answer costs them one wait, together.
-            opening, loop = self._opening, asyncio.get_running_loop()
-            if opening is None or opening.done() or opening.get_loop() is not loop:
-                opening = self._opening = loop.create_task(self._open_once())
-            await asyncio.shield(opening)
+            await self._opening.join(self._open_once)
         self._feed.start()
 
     async def _open_once(self) -> None:

@@ -19,7 +19,6 @@ Needs the ``redis`` extra (``pip install -e '.[redis]'`` in roomkit's checkout).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,6 +26,7 @@ from roomkit.core.exceptions import StoreFormatError
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids
+from roomkit.stores._opening import SharedOpening
 from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
 from roomkit.stores.redis import _room_records as records
@@ -89,7 +89,7 @@ class RedisRoomStore(Opened):
         # Each Lua source is registered on first use: the client keeps its digest.
         self._scripts: dict[str, AsyncScript] = {}
         self._opened = False
-        self._opening = asyncio.Lock()
+        self._opening = SharedOpening()
 
     @classmethod
     def beside(cls, store: RedisStore) -> RedisRoomStore:
@@ -124,14 +124,13 @@ class RedisRoomStore(Opened):
             StoreFormatError: the keys under this prefix were written in another format.
             StoreUnavailableError: the server cannot be reached.
         """
-        if self._opened:
-            return
-        async with self._opening:
-            if self._opened:
-                return
-            [_, last_event_id] = await self._write(records.OPEN, [self._keys.last_event], [])
-            reserve_event_ids(int(last_event_id))
-            self._opened = True
+        if not self._opened:
+            await self._opening.join(self._open_once)
+
+    async def _open_once(self) -> None:
+        [_, last_event_id] = await self._write(records.OPEN, [self._keys.last_event], [])
+        reserve_event_ids(int(last_event_id))
+        self._opened = True
 
     async def close(self) -> None:
         """Disconnect (an owned client only); a later call connects again."""

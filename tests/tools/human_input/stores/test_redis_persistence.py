@@ -14,7 +14,6 @@ import pytest
 from tests.tools.human_input.stores.redis_server import running_redis
 from tests.tools.human_input.stores.store_kit import RESOLVED, make_request
 
-from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.redis import RedisStore
 
 LOGGER = "roomkit.tools.human_input.stores.redis"
@@ -116,35 +115,3 @@ async def test_first_calls_made_at_once_read_the_settings_once(
 
     assert len(inserted) == 8
     assert len(warnings_of(caplog)) == 1
-
-
-async def test_first_calls_made_at_once_share_one_try_at_a_server_that_does_not_answer() -> None:
-    """The server takes connections and never answers: calls made at once wait out one
-    attempt to open the store together, and all fail with it, rather than queueing for an
-    attempt each."""
-    accepted: list[asyncio.StreamWriter] = []
-
-    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        accepted.append(writer)
-        await reader.read()  # until the client hangs up; never a reply
-
-    server = await asyncio.start_server(hold, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    url = f"redis://127.0.0.1:{port}/0?socket_timeout=0.1&socket_connect_timeout=0.1"
-    try:
-        alone = RedisStore(url)
-        with pytest.raises(StoreUnavailableError):
-            await alone.open()
-        one_attempt = len(accepted)
-
-        together = RedisStore(url)
-        failed = await asyncio.gather(
-            *(together.insert(make_request()) for _ in range(8)), return_exceptions=True
-        )
-        assert all(isinstance(error, StoreUnavailableError) for error in failed)
-        assert len(accepted) - one_attempt == one_attempt
-    finally:
-        for writer in accepted:
-            writer.close()
-        server.close()
-        await server.wait_closed()
