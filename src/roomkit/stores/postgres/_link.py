@@ -225,6 +225,7 @@ class Link:
             await self._opening.join(self._open_once)
 
     async def _open_once(self) -> None:
+        """The opening itself, under the lock that :meth:`close` takes too."""
         async with self._lock:
             if self._opened:
                 return

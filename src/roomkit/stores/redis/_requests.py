@@ -206,6 +206,7 @@ class RedisStore(PartsFacade):
         self._feed.start()
 
     async def _open_once(self) -> None:
+        """The opening itself: the server answers, and its persistence is read once."""
         with guard(self._where):
             await self._client.ping()
         if not self._checked:

@@ -128,6 +128,7 @@ class RedisRoomStore(Opened):
             await self._opening.join(self._open_once)
 
     async def _open_once(self) -> None:
+        """The opening itself: the keys' format checked, the event ids reserved."""
         [_, last_event_id] = await self._write(records.OPEN, [self._keys.last_event], [])
         reserve_event_ids(int(last_event_id))
         self._opened = True
