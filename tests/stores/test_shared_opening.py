@@ -50,36 +50,41 @@ async def silent() -> AsyncIterator[SilentServer]:
 
 
 Call = Callable[[], Awaitable[object]]
+Store = RedisStore | RedisRoomStore | PostgresStore
 
 
-def redis_requests(port: int) -> Call:
+def redis_requests(port: int) -> tuple[Store, Call]:
     store = RedisStore(f"redis://127.0.0.1:{port}/0?socket_timeout=0.1&socket_connect_timeout=0.1")
-    return lambda: store.insert(make_request())
+    return store, lambda: store.insert(make_request())
 
 
-def redis_rooms(port: int) -> Call:
+def redis_rooms(port: int) -> tuple[Store, Call]:
     store = RedisRoomStore(
         f"redis://127.0.0.1:{port}/0?socket_timeout=0.1&socket_connect_timeout=0.1"
     )
-    return lambda: store.create_room(Room(id="r"))
+    return store, lambda: store.create_room(Room(id="r"))
 
 
-def postgres_requests(port: int) -> Call:
+def postgres_requests(port: int) -> tuple[Store, Call]:
     store = PostgresStore(f"postgresql://u:p@127.0.0.1:{port}/db", connect_timeout=1)
-    return lambda: store.insert(make_request())
+    return store, lambda: store.insert(make_request())
 
 
 @pytest.mark.parametrize("calls_on", [redis_requests, redis_rooms, postgres_requests])
 async def test_calls_made_at_once_wait_out_one_attempt_together(
-    silent: SilentServer, calls_on: Callable[[int], Call]
+    silent: SilentServer, calls_on: Callable[[int], tuple[Store, Call]]
 ) -> None:
-    alone = calls_on(silent.port)
-    with pytest.raises(StoreError):
-        await alone()
-    one_attempt = len(silent.accepted)
+    first, alone = calls_on(silent.port)
+    second, together = calls_on(silent.port)
+    try:
+        with pytest.raises(StoreError):
+            await alone()
+        one_attempt = len(silent.accepted)
 
-    together = calls_on(silent.port)
-    failed = await asyncio.gather(*(together() for _ in range(CALLS)), return_exceptions=True)
+        failed = await asyncio.gather(*(together() for _ in range(CALLS)), return_exceptions=True)
 
-    assert all(isinstance(error, StoreError) for error in failed), failed
-    assert len(silent.accepted) - one_attempt == one_attempt
+        assert all(isinstance(error, StoreError) for error in failed), failed
+        assert len(silent.accepted) - one_attempt == one_attempt
+    finally:
+        await first.close()
+        await second.close()
