@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.desk.desk_harness import World, bearer
+from tests.desk.desk_harness import SECRET, World, bearer
 
 from roomkit import PendingInputStatus
+from roomkit.auth import issue_answer_link
 
 SCHEMA = {
     "type": "object",
@@ -54,6 +55,23 @@ async def test_approving_with_a_grant_lets_the_same_call_run_unasked(world: Worl
     assert again.status is PendingInputStatus.RESOLVED
     assert again.settled_by.startswith("grant:")
     assert (await hold(world)).status is PendingInputStatus.PENDING
+
+
+async def test_an_answer_link_neither_lists_nor_revokes_its_persons_grants(world: World) -> None:
+    first = await hold(world)
+    body = {"decision": "approve", "grant": {"expires_in": 3600}}
+    await call(world, "POST", f"/api/requests/{first.pending_id}/answer", "bob", json=body)
+    (grant,) = (await call(world, "GET", "/api/grants", "bob")).json()["grants"]
+    # A link bob was sent for another question (forwarded, say) is good for that one only.
+    other = await world.handler.create("AskUserQuestion", {"question": "Lunch?"}, actor_id="bob")
+    link = issue_answer_link(SECRET, other.pending_id, "bob")
+    listed = await call(world, "GET", "/api/grants", link)
+    assert listed.status_code == 403
+    assert "sign in to the desk" in listed.json()["detail"]
+    revoked = await call(world, "POST", f"/api/grants/{grant['grant_id']}/revoke", link)
+    assert revoked.status_code == 403
+    (kept,) = (await call(world, "GET", "/api/grants", "bob")).json()["grants"]
+    assert kept["state"] == "live"
 
 
 async def test_a_grant_the_approval_cannot_make_decides_nothing(world: World) -> None:

@@ -26,7 +26,7 @@ from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import Principal
 from roomkit.desk.limits import HostRule, RateLimiter
 
-__all__ = ["Gate", "refused_response"]
+__all__ = ["Gate", "refused_response", "signed_in"]
 
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
@@ -150,3 +150,17 @@ def refused_response(refused: Refused) -> HTTPException:
     ``WWW-Authenticate`` challenge with a 401."""
     headers = _UNAUTHORIZED if refused.status == 401 else None
     return HTTPException(status_code=refused.status, detail=str(refused), headers=headers)
+
+
+def signed_in(caller: Principal, what: str) -> str:
+    """The actor of ``caller``, a person signed in to the desk (a token, not an answer link,
+    which is good for its one question only).
+
+    Raises:
+        HTTPException: 403 saying that an answer link cannot do ``what``.
+    """
+    if caller.request_id is not None or caller.link_id is not None:
+        raise HTTPException(
+            status_code=403, detail=f"An answer link cannot {what}: sign in to the desk"
+        )
+    return caller.actor_id

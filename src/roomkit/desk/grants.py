@@ -10,6 +10,8 @@
 - ``POST /api/grants/{grant_id}/revoke`` revokes one, for every process on the store: an
   administrator or one of those who granted it may; anyone else gets 404, as for a grant
   that does not exist. A grant revoked already gets 409.
+
+An answer link, good for its one question only, neither lists nor revokes grants (403).
 """
 
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at
@@ -26,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.desk.auth import Principal
+from roomkit.desk.gate import signed_in
 from roomkit.desk.shapes import error_responses
 from roomkit.models.pending_input import PendingInput
 from roomkit.policy.grants import Grant, GrantRefusedError, GrantScope, approve_and_grant
@@ -42,6 +45,7 @@ NOT_FOUND = "Grant not found"
 
 _ERRORS: dict[int, str] = {
     401: "Missing, invalid or expired token",
+    403: "An answer link, which is good for its one question only: sign in to the desk",
     404: "No such grant, or not one the caller granted (administrators see every one)",
     409: "The grant is revoked already",
     422: "A parameter the desk does not take (the detail names it)",
@@ -137,14 +141,15 @@ def grants_router(desk: "Desk", route_class: type[Any]) -> APIRouter:
     GrantId = Annotated[str, Path(min_length=1, max_length=128)]
     grants = desk.handler.grants
 
-    @router.get("/grants", response_model=GrantList, responses=_errors(401, 422, 429))
+    @router.get("/grants", response_model=GrantList, responses=_errors(401, 403, 422, 429))
     async def list_grants(
         caller: Caller,
         tool: Annotated[str | None, Query(max_length=256)] = None,
         live: bool = False,
     ) -> GrantList:
         """The standing grants the caller may see, newest first: every one for an
-        administrator, else the caller's own."""
+        administrator, else the caller's own; an answer link sees none (403)."""
+        signed_in(caller, "list standing grants")
         now = grants.clock()
         found = await grants.list(tool=tool, live=live)
         return GrantList(grants=[view_of_grant(g, now) for g in found if _mine(g, caller)])
@@ -152,10 +157,12 @@ def grants_router(desk: "Desk", route_class: type[Any]) -> APIRouter:
     @router.post(
         "/grants/{grant_id}/revoke",
         response_model=GrantView,
-        responses=_errors(401, 404, 409, 422, 429),
+        responses=_errors(401, 403, 404, 409, 422, 429),
     )
     async def revoke_grant(caller: Caller, grant_id: GrantId) -> GrantView:
-        """Revoke a grant, for every process on the store: it covers no call from now on."""
+        """Revoke a grant, for every process on the store: it covers no call from now on.
+        An answer link revokes none (403)."""
+        signed_in(caller, "revoke standing grants")
         try:
             grant = await grants.get(grant_id)
         except ValueError:  # not a grant id at all (a control character): no such grant

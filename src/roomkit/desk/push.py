@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roomkit._extras import install_command
 from roomkit.desk.auth import Principal
+from roomkit.desk.gate import signed_in
 from roomkit.desk.routes import desk_route_class
 from roomkit.desk.shapes import error_responses
 from roomkit.notify.push_hosts import PushHosts
@@ -130,14 +131,6 @@ def push_router(
                 ) from None
         return key[0]
 
-    def person(caller: Principal) -> str:
-        if caller.request_id is not None or caller.link_id is not None:
-            raise HTTPException(
-                status_code=403,
-                detail="An answer link cannot turn notifications on: sign in to the desk",
-            )
-        return caller.actor_id
-
     @router.get("/key", response_model=PushKeyView, responses=_errors(401, 404, 429))
     async def get_key(caller: Caller) -> PushKeyView:
         """The desk's VAPID public key, to subscribe with."""
@@ -155,7 +148,7 @@ def push_router(
     @router.post("/subscriptions", **device_routes)
     async def subscribe(caller: Caller, body: PushSubscriptionBody) -> PushStateView:
         """Keep this browser's subscription for the caller."""
-        actor = person(caller)
+        actor = signed_in(caller, "turn notifications on")
         await asyncio.to_thread(public_key)  # a desk that cannot push keeps no subscription
         try:
             subscription = subscription_of(body.model_dump())
@@ -170,7 +163,7 @@ def push_router(
     @router.delete("/subscriptions", **device_routes)
     async def unsubscribe(caller: Caller, body: PushSubscriptionBody) -> PushStateView:
         """Forget this browser's subscription (the caller's own only)."""
-        actor = person(caller)
+        actor = signed_in(caller, "turn notifications on")
         await asyncio.to_thread(kept().remove, body.endpoint, actor_id=actor)
         return await devices(actor)
 
