@@ -15,7 +15,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from tests.adapters.conftest import Desk
 
 from roomkit.adapters import openai_agents as oa
-from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.core.exceptions import InvalidAnswerError, KeyConflictError
 from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, remind
@@ -228,3 +228,32 @@ async def test_an_approval_whose_rule_approves_on_expiry_runs_the_call(
     assert [item.body["job"] for item in await handler.outbox.items_for(held.pending_id)] == [
         "remind"
     ]
+
+
+async def test_a_run_key_started_again_for_another_call_is_refused(
+    handler: HumanInputHandler,
+) -> None:
+    """A retried job whose model now calls something else: the first call's approval must
+    never let the second run."""
+    sent: list[str] = []
+
+    def agent(to: str, call_id: str) -> Agent[Any]:
+        @function_tool(needs_approval=True)
+        def send(to: str) -> str:
+            """Send a message."""
+            sent.append(to)
+            return f"sent to {to}"
+
+        model = ScriptedModel(
+            [[function_call("send", {"to": to}, call_id=call_id)], [assistant_message("done")]]
+        )
+        return Agent(name="mailer", model=model, tools=[send])
+
+    (first,) = await oa.start(agent("bob", "call-1"), "go", handler=handler, run_key="job-7")
+    with pytest.raises(KeyConflictError, match="a key names one call"):
+        await oa.start(agent("mallory", "call-2"), "go", handler=handler, run_key="job-7")
+    # A call id that spells an anchor's place names no anchor.
+    (other,) = await oa.start(agent("carol", "g0"), "go", handler=handler, run_key="job-8")
+    assert other != first
+    assert [r.arguments for r in await handler.list_pending()] == [{"to": "bob"}, {"to": "carol"}]
+    assert sent == []

@@ -25,6 +25,7 @@
     │   ├── AmbiguousAnswerError        also ValueError: a message could answer several questions
     │   ├── RequestSettledError         also RuntimeError: the question named is no longer open
     │   ├── ArgumentsChangedError       also RuntimeError: a decision on arguments since edited
+    │   ├── KeyConflictError            also ValueError: a key names a request for another call
     │   ├── AsyncSettleRequiredError    also RuntimeError: a durable store (or a quorum vote)
     │   │                               settles with await
     │   └── VoteNeedsActorError         also ValueError: a vote on a quorum approval needs by=
@@ -74,6 +75,7 @@ __all__ = [
     "HumanInputTimeoutError",
     "InvalidAnswerError",
     "InvalidTextError",
+    "KeyConflictError",
     "NotifyConfigError",
     "ProviderAuthError",
     "ProviderError",
@@ -244,6 +246,18 @@ class ArgumentsChangedError(HumanInputError, RuntimeError):
         super().__init__(message)
         self.request = request
         """The request as the store holds it now: its arguments and their digest."""
+
+
+class KeyConflictError(HumanInputError, ValueError):
+    """A create's ``key`` names a request made for another call (another tool, kind, or
+    approval's arguments): nothing was created, and the request the key names stands.
+    A key names one call: give another call a key of its own. :attr:`request` is the
+    request the key names."""
+
+    def __init__(self, message: str, request: PendingInput) -> None:
+        super().__init__(message)
+        self.request = request
+        """The request the key names, as the store holds it."""
 
 
 class AsyncSettleRequiredError(HumanInputError, RuntimeError):

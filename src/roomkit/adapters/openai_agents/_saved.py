@@ -2,7 +2,8 @@
 
 Each pause of a run is a *generation* (0 for the pause :func:`start` reached, then one more
 per resume that paused again). Its first approval is its anchor, keyed
-``oa:{run_key}:g{generation}`` (the others by their call ids); the anchor's history holds
+``oa-anchor:{run_key}:g{generation}`` (the others ``oa:{run_key}:{call_id}``, a namespace no
+call id reaches); the anchor's history holds
 the state as ``saved`` entries (in parts, each well under a history entry's size limit) with
 the pending ids of the generation, and the ledger marks the generation as kept, last, so
 that a generation is only read once all of it was written.
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from roomkit.adapters._claims import ledger_name
 from roomkit.adapters._pauses import Asker, Pause
+from roomkit.core.exceptions import KeyConflictError
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores import new_entry
 
@@ -35,11 +38,11 @@ class SavedRuns:
 
     def anchor(self, generation: int, pause: Pause) -> Pause:
         """``pause``, keyed as the anchor of ``generation``."""
-        return dataclasses.replace(pause, key=f"oa:{self.key}:g{generation}")
+        return dataclasses.replace(pause, key=f"oa-anchor:{self.key}:g{generation}")
 
     def mark(self, generation: int) -> str:
         """The ledger entry saying ``generation`` was kept."""
-        return f"oa-run:{self.key}:g{generation}"
+        return ledger_name("oa-run", f"{self.key}:g{generation}")
 
     async def open(self, generation: int, pauses: list[Pause]) -> list[PendingInput]:
         """The requests of ``generation``'s pauses, the first as its anchor."""
@@ -67,12 +70,16 @@ class SavedRuns:
     async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str]] | None:
         """The last generation kept: its number, its state and its pending ids."""
         handler = self.asker.handler
-        marks = await handler.ledger.read_spent([self.mark(n) for n in range(GENERATIONS)])
+        generations = {self.mark(n): n for n in range(GENERATIONS)}
+        marks = await handler.ledger.read_spent(list(generations))
         if not marks:
             return None
-        generation = max(int(name.rsplit(":g", 1)[1]) for name in marks)
+        generation = max(generations[name] for name in marks)
         placeholder = first or Pause("", "approval", "openai_agents.run", {})
-        anchor = await self.asker.open(self.anchor(generation, placeholder))
+        try:
+            anchor = await self.asker.open(self.anchor(generation, placeholder))
+        except KeyConflictError as named:
+            anchor = named.request  # the anchor, made for the run's first call
         parts: dict[int, str] = {}
         pending: list[str] = []
         for entry in await handler.history(anchor.pending_id):

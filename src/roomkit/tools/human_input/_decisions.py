@@ -39,6 +39,7 @@ from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._checks import check_digest
 from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
+from roomkit.tools.human_input._keys import reattached
 from roomkit.tools.human_input.stores import Ballot, check_entry, new_entry, settled_entry
 from roomkit.tools.validation import validate_tool_arguments
 
@@ -230,8 +231,10 @@ class Decisions:
         entries = (_created(request, surface, about), *_CREATED_WITH.get())
         settling = at_once()
         if settling is None:
-            return await self._engine.create(request, timeout, entries)
+            found = await self._engine.create(request, timeout, entries)
+            return await reattached(request, found, self.history)
         record = await self._engine.create(request, timeout, entries, announce=False)
+        await reattached(request, record, self.history)
         if record.status is _PENDING:
             if record.pending_id != request.pending_id:
                 # Re-attached by its key, still open: this decision joins its history too.
@@ -270,7 +273,8 @@ class Decisions:
         entries = (created, *_CREATED_WITH.get(), used)
         record = await self._engine.create(request, timeout, entries, announce=False)
         if record.pending_id != request.pending_id:
-            return record  # re-attached by its key: that request's course stands
+            # Re-attached by its key: that request's course stands.
+            return await reattached(request, record, self.history)
         decided = new_entry(
             "decided", surface=GRANT, decision="approve", digest=request.arguments_digest
         )

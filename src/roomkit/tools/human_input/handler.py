@@ -40,6 +40,7 @@ from roomkit.tools.human_input._decisions import (
 )
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._granting import hold_unless_granted
+from roomkit.tools.human_input._keys import check_same_call
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
@@ -147,7 +148,8 @@ class HumanInputHandler(HandlerReads, Callbacks):
                 key matches an open request returns that request (no second notification:
                 the person is not asked twice); one whose key matches a settled request
                 still retained returns it settled, and ``wait()`` replays its outcome at
-                once.
+                once. A key names one call: one naming a request made for another tool
+                raises :class:`KeyConflictError`.
             answer_schema: a JSON Schema the answer (JSON text) must match; ``aresolve()``
                 checks it. It is stored with the request, so every process checks the same.
                 A Pydantic model class stands for its ``model_json_schema()``, and
@@ -160,6 +162,7 @@ class HumanInputHandler(HandlerReads, Callbacks):
             HandlerClosedError: the handler, or ``channel_id``'s scope, is closed.
             InvalidTextError: a text field or the arguments hold text UTF-8 cannot encode
                 (a lone surrogate); nothing was stored.
+            KeyConflictError: ``key`` names a request made for another call.
             StoreUnavailableError: a durable store cannot be reached.
         """
         request = self._new(
@@ -169,9 +172,11 @@ class HumanInputHandler(HandlerReads, Callbacks):
             check_options(request, key, schema_of(answer_schema), timeout)
         # Its created entry comes from the request itself (what was asked of whom, where).
         engine = self._engine
-        if type(engine) is MemoryEngine:
+        if key is None and type(engine) is MemoryEngine:
             return engine.add(request, timeout, None)
-        return await engine.create(request, timeout, None)
+        found = await engine.create(request, timeout, None)
+        check_same_call(request, found)
+        return found
 
     async def create_detached(
         self,
@@ -196,7 +201,9 @@ class HumanInputHandler(HandlerReads, Callbacks):
         )
         if key is not None or answer_schema is not None or timeout is not None:
             check_options(request, key, schema_of(answer_schema), timeout)
-        return await self._engine.create(request, timeout, None)
+        found = await self._engine.create(request, timeout, None)
+        check_same_call(request, found)
+        return found
 
     async def create_approval(
         self,
@@ -239,6 +246,8 @@ class HumanInputHandler(HandlerReads, Callbacks):
             HandlerClosedError: as :meth:`create`.
             InvalidTextError: as :meth:`create`.
             StoreUnavailableError: as :meth:`create`.
+            KeyConflictError: ``key`` names a request made for another call (another
+                tool, or other arguments than those it was made for).
             TypeError: bad ``approvers``, ``quorum`` or ``decisions``.
             ValueError: bad ``approvers`` or ``quorum``, or ``decisions`` without
                 ``"reject"``.
