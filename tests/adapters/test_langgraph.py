@@ -433,3 +433,17 @@ async def test_a_question_taking_text_gets_the_persons_text(
     asked = await desk.next()
     assert await handler.aresolve(asked.pending_id, "42 bottles", by="alice")
     assert (await running)["topic"] == "42 bottles"
+
+
+async def test_a_long_thread_id_is_claimed_and_resumed(handler: HumanInputHandler) -> None:
+    """The resume's claim is named after the thread and its interrupts, which can outgrow
+    the ledger's names: it is claimed by a digest then, and the thread still resumes."""
+    ran: list[str] = []
+    graph = build(InMemorySaver(), ran)
+    long = config("t" * 480)
+    (question,) = await lg.start(graph, {}, long, handler=handler, actor="alice")
+    assert await handler.aresolve(question, '{"colour": "blue"}', by="alice")
+    (held,) = await lg.resume(graph, long, handler=handler, actor="alice")
+    assert await handler.aresolve(held, approve(), by="alice")
+    assert await lg.resume(graph, long, handler=handler, actor="alice") == []
+    assert ran == ["ask", "hold"]

@@ -16,7 +16,7 @@ from pydantic_ai.tools import DeferredToolRequests
 from tests.adapters.conftest import Desk
 
 from roomkit.adapters import pydantic_ai as pa
-from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.core.exceptions import InvalidAnswerError, KeyConflictError
 from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default
@@ -245,3 +245,44 @@ async def test_results_for_a_question_past_its_deadline_hold_the_default(
     assert results is not None
     (answer,) = results.calls.values()
     assert json.loads(answer)["answer"] == "red"
+
+
+async def test_a_request_id_changed_in_the_metadata_lends_no_decision_to_another_call(
+    handler: HumanInputHandler,
+) -> None:
+    """The metadata travels with the message history, which a client may hold: naming an
+    approved request there must not let another call run on its decision."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    refunded: list[int] = []
+
+    def agent(amount: int, call_id: str) -> Agent[None, Any]:
+        def model(messages: list[Any], info: Any) -> ModelResponse:
+            if len(messages) == 1:
+                part = ToolCallPart("refund", {"amount": amount}, tool_call_id=call_id)
+                return ModelResponse(parts=[part])
+            return ModelResponse(parts=[TextPart("done")])
+
+        handle = pa.deferred_handler(handler, wait=False, actor="alice")
+        built: Agent[None, Any] = Agent(
+            FunctionModel(model),
+            output_type=[str, DeferredToolRequests],
+            capabilities=[HandleDeferredToolCalls(handler=handle)],
+        )
+
+        @built.tool_plain(requires_approval=True)
+        def refund(amount: int) -> str:
+            refunded.append(amount)
+            return f"refunded {amount}"
+
+        return built
+
+    small = (await agent(1, "call-1").run("refund 1")).output
+    approved = small.metadata["call-1"]["roomkit"]["pending_id"]
+    assert await handler.aresolve(approved, approve(), by="manager")
+    large = (await agent(9999, "call-2").run("refund 9999")).output
+    large.metadata["call-2"]["roomkit"]["pending_id"] = approved
+    with pytest.raises(KeyConflictError, match="its decision stands for its own call only"):
+        await asyncio.wait_for(pa.results_for(large, handler=handler), 10)
+    assert refunded == []

@@ -32,6 +32,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from roomkit.adapters._binding import check_bound
+from roomkit.adapters._claims import ledger_name
 from roomkit.adapters._policy_pause import policy_call, unasked
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
@@ -292,6 +294,7 @@ class Asker:
         limit = None if handler.durable else self.limit(pause)
         # The settled request itself: who settled it, with no read after the wait.
         request = await handler.wait_settled(pending_id, timeout=limit)
+        await check_bound(handler, request, pause)
         if request.status is _RESOLVED and not who:
             return _answered(pause, request.result or "", None)
         verdict = await self._verdict(request, pause)
@@ -318,6 +321,7 @@ class Asker:
                 f"request {pending_id} of {pause.tool_name!r} is gone from the store: "
                 "ask again in a new run"
             )
+        await check_bound(self.handler, request, pause)
         return request
 
     async def look(self, pause: Pause) -> Verdict | None:
@@ -378,7 +382,7 @@ class Asker:
             # The ledger's times are on the store's clock, which every process shares.
             clock: Callable[[], float] = getattr(self.handler.store, "clock", time.time)
             until = clock() + lease
-        return await self.handler.ledger.spend_once(f"resume:{name}", until=until)
+        return await self.handler.ledger.spend_once(ledger_name("resume", name), until=until)
 
     async def resume_once(self, name: str, resume: Callable[[], Awaitable[T]]) -> T | None:
         """Run ``resume`` as the one resumer of the resume ``name``; ``None`` when another
@@ -400,11 +404,11 @@ class Asker:
     async def keep_claim(self, name: str) -> None:
         """Make the claim on the resume ``name`` permanent: the run moved on, and a resumer
         coming after the lease would find the same settled pause and continue it again."""
-        await self.handler.ledger.record_spent(f"resume:{name}", until=None)
+        await self.handler.ledger.record_spent(ledger_name("resume", name), until=None)
 
     async def unclaim(self, name: str) -> None:
         """Give the resume ``name`` back (the resume failed before the run moved on)."""
-        await self.handler.ledger.refund_spent(f"resume:{name}")
+        await self.handler.ledger.refund_spent(ledger_name("resume", name))
 
 
 def asking(
