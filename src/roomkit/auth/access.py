@@ -27,11 +27,22 @@ class Access:
         self,
         kit: RoomKit,
         routed: Callable[[PendingInput, str], Awaitable[bool]] | None = None,
+        stands_in: Callable[[PendingInput, str], Awaitable[bool]] | None = None,
     ) -> None:
         self._kit = kit
         # The handler's routing: a delegate, a role's member, whoever is on call (and
         # whoever was, before the shift changed) sees the request too.
         self._routed = routed
+        # And who, of those, stands in for an approver now (and so may decide).
+        self._stands_in = stands_in
+
+    @classmethod
+    def of(cls, kit: RoomKit, handler: object) -> Access:
+        """The access rule over ``kit``'s rooms and ``handler``'s routing, if it routes."""
+        router = getattr(handler, "router", None)
+        if router is None:
+            return cls(kit)
+        return cls(kit, router.may_see, router.may_decide)
 
     async def participants(self, room_id: str) -> set[str]:
         """The ids on the room's roster (empty for an unknown room)."""
@@ -78,6 +89,16 @@ class Access:
             if principal.actor_id in roster:
                 seen.append(request)
         return seen
+
+    async def may_decide(self, principal: Principal, request: PendingInput) -> bool:
+        """True when ``principal``, who may see ``request``, may decide it too: an approval
+        that lists approvers is decided by them (or by whoever stands in for one now, a
+        delegate, a role's member, whoever is on call); any other request, by whoever may
+        see it."""
+        actor_id = principal.actor_id
+        if request.kind != "approval" or not request.approvers or actor_id in request.approvers:
+            return True
+        return self._stands_in is not None and await self._stands_in(request, actor_id)
 
     async def can_see_room(self, principal: Principal, room_id: str) -> bool:
         """True when ``principal`` may follow the room's messages (participants, admins)."""

@@ -112,8 +112,7 @@ class Desk:
             None if origins is None else frozenset(origin.rstrip("/") for origin in origins)
         )
         self.ledger = LinkLedger(self.handler.ledger)
-        router = getattr(self.handler, "router", None)
-        self.access = Access(kit, router.may_see if router is not None else None)
+        self.access = Access.of(kit, self.handler)
         self.hosts = HostRule(options.get("allowed_hosts"))
         """The ``Host`` names the desk answers to."""
         limiter = RateLimiter(self.limits.rate, self.limits.burst)

@@ -102,6 +102,7 @@ class World:
         questions: Any = None,
         rooms: Any = None,
         tasks: TaskStore | None = None,
+        approval: Approval | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.kit = RoomKit(store=rooms) if rooms else RoomKit()
@@ -110,7 +111,7 @@ class World:
             handler=self.handler,
             tool_definitions=[AITool(**ASK_USER_QUESTION)],
             timeout=timeout,
-            approvals={"send": Approval()},
+            approvals={"send": approval if approval is not None else Approval()},
         )
         self.provider = MockAIProvider(ai_responses=script)
         self.sent: list[dict[str, Any]] = []

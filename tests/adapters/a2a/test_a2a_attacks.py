@@ -17,7 +17,9 @@ from a2a_world import BASE, SECRET, World, ask, asked, send
 from roomkit.desk.auth import token_entry
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, token_claims
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.providers.ai.base import AIResponse
+from roomkit.tools.approvals import Approval
 
 DONE = AIResponse(content="Blue it is.")
 
@@ -224,6 +226,23 @@ async def test_an_approval_asks_with_its_digest_and_takes_a_decision() -> None:
     settled = await world.handler.get_request(request.pending_id)
     assert settled is not None
     assert settled.settled_by == "alice"
+
+
+async def test_an_approval_for_named_approvers_is_not_the_callers_to_decide() -> None:
+    """The caller may see the approval its task asked for; deciding it takes an approver."""
+    world = World([send(), AIResponse(content="Sent.")], approval=Approval(approvers=["boss"]))
+    async with world.http() as http:
+        task = await world.send(http, text="Mail bob")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        answer = {"pending_id": request.pending_id, "answer": {"decision": "approve"}}
+        refused = await world.send(http, data=answer, task=task)
+    assert refused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    said = get_text_parts(list(refused.status.message.parts))[0]
+    assert "approvers" in said
+    assert world.sent == []
+    still = await world.handler.get_request(request.pending_id)
+    assert still is not None
+    assert still.status is PendingInputStatus.PENDING
 
 
 @pytest.mark.parametrize("context_id", ["c" * 257, "c\x00", "c "], ids=["long", "nul", "space"])

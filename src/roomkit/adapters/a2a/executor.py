@@ -110,7 +110,7 @@ class RoomKitExecutor(AgentExecutor):
         self.agent = agent
         self.handler = handler
         self.channel = channel
-        self.access = Access(kit)
+        self.access = Access.of(kit, handler)
         self._turns: set[asyncio.Task[None]] = set()
         self._rooms = RoomLocks()
 
@@ -233,6 +233,11 @@ class RoomKitExecutor(AgentExecutor):
         text = answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"))
         if request.status is not PendingInputStatus.PENDING:
             return await self._ended(request, updater), _first(request, principal, text)
+        if not await self.access.may_decide(principal, request):
+            await self._ask_again(
+                updater, mine, f"Only the approval's approvers may decide {request.pending_id}"
+            )
+            return True, None
         try:
             won = await self.handler.aresolve(
                 pending_id,

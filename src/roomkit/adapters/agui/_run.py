@@ -159,7 +159,7 @@ async def _resume(
             request is None
             or request.room_id != thread_id
             or not await thread.access.can_see(principal, request)
-            or not _may_decide(request, principal.actor_id)
+            or not await thread.access.may_decide(principal, request)
         ):
             raise ResumeRefused(
                 "unknown_interrupt",
@@ -170,7 +170,7 @@ async def _resume(
     for request in await handler.list_pending(room_id=thread_id):
         # An approval the caller may not decide is not theirs to cover: it waits for its
         # approvers, whatever this resume says.
-        mine = _may_decide(request, principal.actor_id)
+        mine = await thread.access.may_decide(principal, request)
         if request.kind == "approval" and mine and request.pending_id not in covered:
             raise ResumeRefused(
                 "uncovered_approval",
@@ -205,11 +205,6 @@ async def _settled_unseen(
     recent = await thread.handler.list_settled(actor_ids=[principal.actor_id], limit=200)
     in_thread = [request for request in reversed(recent) if request.room_id == run.thread_id]
     return [r for r in in_thread if (r.tool_call_id or r.pending_id) in calls]
-
-
-def _may_decide(request: PendingInput, actor_id: str) -> bool:
-    """An approval that lists approvers is decided by them only."""
-    return request.kind != "approval" or not request.approvers or actor_id in request.approvers
 
 
 async def _apply(

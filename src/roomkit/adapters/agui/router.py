@@ -167,7 +167,7 @@ def agui_router(
     if kit.get_channel(agent) is None:
         raise ValueError(f"No channel {agent!r} in the kit: register the agent's AIChannel first")
     handler = _handler_of(kit, handler)
-    access = Access(kit)
+    access = Access.of(kit, handler)
     channel = _channel(kit, channel_id)
     thread = Thread(kit, handler, access, channel, agent)
     router = APIRouter(tags=["agui"], route_class=bounded_route(BodyLimits(max_bytes=max_body)))
