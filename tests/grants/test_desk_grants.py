@@ -74,6 +74,27 @@ async def test_an_answer_link_neither_lists_nor_revokes_its_persons_grants(world
     assert kept["state"] == "live"
 
 
+async def test_an_answer_link_approves_but_grants_nothing(world: World) -> None:
+    """A link speaks for its one question: a standing grant would speak for its person
+    beyond it, for months."""
+    first = await hold(world)
+    link = issue_answer_link(SECRET, first.pending_id, "bob")
+    body = {"decision": "approve", "grant": {"expires_in": 3600}}
+    refused = await call(world, "POST", f"/api/requests/{first.pending_id}/answer", link, json=body)
+    assert refused.status_code == 403
+    assert "sign in to the desk" in refused.json()["detail"]
+    assert (await world.handler.get_request(first.pending_id)).status is PendingInputStatus.PENDING
+    approved = await call(
+        world,
+        "POST",
+        f"/api/requests/{first.pending_id}/answer",
+        link,
+        json={"decision": "approve"},
+    )
+    assert approved.status_code == 200, approved.text
+    assert (await call(world, "GET", "/api/grants", "root", admin=True)).json()["grants"] == []
+
+
 async def test_a_grant_the_approval_cannot_make_decides_nothing(world: World) -> None:
     first = await hold(world)
     path = f"/api/requests/{first.pending_id}/answer"

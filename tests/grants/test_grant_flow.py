@@ -117,8 +117,26 @@ async def test_a_grant_that_would_not_cover_the_call_approved_is_refused(
 def test_a_scope_that_bounds_nothing_is_refused() -> None:
     with pytest.raises(GrantRefusedError, match="always ends"):
         GrantScope(expires_in=0)
-    with pytest.raises(GrantRefusedError, match="constrains nothing"):
-        GrantScope(expires_in=60, schema={"type": "object"})
+    for nothing in (
+        {"type": "object"},
+        {"properties": {}},
+        {"$id": "x", "default": 1, "examples": []},
+        {"required": []},
+        {"additionalProperties": True},
+        {"anyOf": [{}, {"properties": {"amount": {"maximum": 10}}}]},
+        {"properties": {"amount": {"description": "any amount"}}},
+    ):
+        with pytest.raises(GrantRefusedError, match="constrains nothing"):
+            GrantScope(expires_in=60, schema=nothing)
+    for bounded in (
+        {"properties": {"amount": {"maximum": 10}}},
+        {"required": ["amount"]},
+        {"additionalProperties": False},
+        {"anyOf": [{"properties": {"to": {"const": "bob"}}}]},
+    ):
+        assert GrantScope(expires_in=60, schema=bounded).schema == bounded
+    with pytest.raises(GrantRefusedError, match="max_uses is a count from 1"):
+        GrantScope(expires_in=60, max_uses=2**64)
     with pytest.raises(GrantRefusedError, match="for_actor or for_room"):
         GrantScope(expires_in=60, for_actor=False)
     with pytest.raises(GrantRefusedError, match="not \\['forever'\\]"):

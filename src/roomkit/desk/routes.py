@@ -33,6 +33,7 @@ from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, S
 from roomkit.desk import notifications
 from roomkit.desk.answers import answer_text, may_answer, settled_detail
 from roomkit.desk.auth import Principal
+from roomkit.desk.gate import signed_in
 from roomkit.desk.grants import granting, grants_router
 from roomkit.desk.headers import guard
 from roomkit.desk.hub import DeskHub
@@ -328,6 +329,8 @@ def build_router(desk: "Desk") -> DeskRouter:
         surface = surface_of(caller)
         shown = body.digest
         if body.grant is not None:
+            # A standing grant speaks for its person beyond this one question.
+            signed_in(caller, "grant a call again")
             granted = granting(handler, request, body.grant, caller.actor_id, surface, shown)
             return await settle(caller, request, granted)
         return await settle(

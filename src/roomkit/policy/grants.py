@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from roomkit.core.exceptions import RoomKitError
 from roomkit.models.history import Granted, GrantOffered
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.policy._narrowing import narrows
 from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants
 from roomkit.tools.approvals import approve
 from roomkit.tools.validation import validate_tool_arguments
@@ -65,8 +66,8 @@ GRANT_SURFACE = "grant"
 MAX_GRANT_SECONDS = 90 * 86_400.0
 """The longest a grant may stand: 90 days."""
 
-_NOT_CONSTRAINTS = frozenset({"type", "$schema", "title", "description", "$comment"})
-"""Keywords that narrow nothing: a grant's schema needs another."""
+MAX_USES = 2**53
+"""The most uses a grant may count (what JSON numbers and every store hold exactly)."""
 
 
 class GrantRefusedError(RoomKitError, ValueError):
@@ -113,12 +114,16 @@ class GrantScope:
                 f"(90 days), got {seconds!r}: a grant always ends"
             )
         most = self.max_uses
-        if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
-            raise GrantRefusedError(f"max_uses is a count of at least 1 or None, got {most!r}")
+        if most is not None and (
+            isinstance(most, bool) or not isinstance(most, int) or not 1 <= most <= MAX_USES
+        ):
+            raise GrantRefusedError(
+                f"max_uses is a count from 1 to {MAX_USES} or None, got {most!r}"
+            )
         if self.schema is not None:
             if not isinstance(self.schema, dict):
                 raise GrantRefusedError(f"schema is a JSON Schema object, got {self.schema!r}")
-            if not set(self.schema) - _NOT_CONSTRAINTS:
+            if not narrows(self.schema):
                 raise GrantRefusedError(
                     "the grant's schema constrains nothing: give the arguments' bounds (e.g. "
                     '{"properties": {"amount": {"maximum": 100}}}), or no schema to grant '

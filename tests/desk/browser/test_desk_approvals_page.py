@@ -506,3 +506,20 @@ def test_approving_with_the_same_again_makes_a_grant(hold_call: HoldCall) -> Non
     again = stored(held.desk, hold(held.desk, held.room))
     assert again.settled_by == f"grant:{grants[0].grant_id}"
     held.desk.run(held.desk.demo.handler.grants.revoke(grants[0].grant_id))
+
+
+def test_an_answer_link_approves_without_offering_the_same_again(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    """A link speaks for its one question: the grant box is for a person signed in."""
+    from roomkit.desk.tokens import issue_answer_link
+
+    pending_id = hold(desk, room)
+    token = issue_answer_link(desk.demo.secret, pending_id, DEMO_PERSON)
+    page = open_page(f"{desk.url}/#token={token}").page
+    approval = card(page, "approval")
+    expect(approval.get_by_role("button", name="Approve", exact=True)).to_be_visible()
+    expect(approval.get_by_label("and the same again for an hour")).to_have_count(0)
+    approval.get_by_role("button", name="Approve", exact=True).click()
+    expect(page.locator("#link-outcome")).to_be_visible()
+    assert stored(desk, pending_id).status is PendingInputStatus.RESOLVED

@@ -45,7 +45,7 @@ export function renderApproval(ctx, args, page) {
   var quorum = typeof view.quorum === 'number' ? view.quorum : null;
   if (quorum !== null) ctx.card.appendChild(progress(view, quorum));
   if (mayDecide(view, page.me)) {
-    renderDecisions(ctx, args, schema, quorum !== null);
+    renderDecisions(ctx, args, schema, quorum !== null, page.link === true);
   } else if (quorum !== null) {
     ctx.card.appendChild(el('p', { className: 'quiet waiting', text: 'Your vote is in.' }));
   } else {
@@ -97,7 +97,7 @@ function mayDecide(view, me) {
   return isObject(me) && (approvers.indexOf(me.actor_id) >= 0 || deciding.indexOf(me.actor_id) >= 0);
 }
 
-function renderDecisions(ctx, args, schema, voting) {
+function renderDecisions(ctx, args, schema, voting, byLink) {
   var panels = el('div', { className: 'decision-panels' });
   var buttons = el('div', { className: 'row decision-buttons' });
   // A request raised by a framework that carries fewer decisions lists the ones it takes.
@@ -124,7 +124,8 @@ function renderDecisions(ctx, args, schema, voting) {
   });
   if (takes('approve')) {
     buttons.appendChild(approve);
-    buttons.appendChild(againLabel);
+    // An answer link speaks for this one question: granting the same again takes signing in.
+    if (!byLink) buttons.appendChild(againLabel);
   }
   [
     ['Edit', 'edit', edit],

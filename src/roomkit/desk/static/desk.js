@@ -233,7 +233,7 @@ function upsert(view) {
   }
   // A repeated hint keeps the card as it is, and whatever the person has typed into it.
   if (state.cards.has(view.id)) return false;
-  var card = renderCard(view, send, { me: state.me, history: requestHistory });
+  var card = renderCard(view, send, { me: state.me, history: requestHistory, link: Boolean(state.linkRequest) });
   state.cards.set(view.id, { view: view, card: card });
   $('question-list').appendChild(card);
   countQuestions();
@@ -255,7 +255,7 @@ function update(view) {
   }
   // The card already shows this view: drawing it again would close what the person opened.
   if (JSON.stringify(entry.view) === JSON.stringify(view)) return;
-  var card = renderCard(view, send, { me: state.me, history: requestHistory });
+  var card = renderCard(view, send, { me: state.me, history: requestHistory, link: Boolean(state.linkRequest) });
   entry.card.replaceWith(card);
   state.cards.set(view.id, { view: view, card: card });
 }
