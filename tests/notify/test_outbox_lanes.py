@@ -3,8 +3,10 @@ many items of another lane are due before them; and a lane's back-off in the not
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
+from typing import cast
 
 from tests.servers.redis_server import RedisServer
 
@@ -117,6 +119,11 @@ def test_a_failing_lane_waits_then_tries_one_at_a_time() -> None:
     assert lane.failed(started=0.5, now=2.0) == 9.0
     assert lane.room(5.0) == 0
     assert lane.room(11.0) == 1
+    # While that one delivery is under way, the lane takes no other.
+    trying = cast("asyncio.Task[None]", object())
+    lane.inflight.add(trying)
+    assert lane.room(11.5) == 0
+    lane.inflight.discard(trying)
     assert lane.failed(started=11.0, now=12.0) == 20.0  # the second failure in a row
     assert lane.room(31.0) == 0
     assert lane.room(32.0) == 1

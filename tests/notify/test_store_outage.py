@@ -25,15 +25,16 @@ class Said(logging.Handler):
     """Sets an event once the notifier has found the store unreachable on two turns (it
     warns on the first, and says the rest at debug level)."""
 
-    def __init__(self) -> None:
+    def __init__(self, turns: int = 2) -> None:
         super().__init__(logging.DEBUG)
         self.turns = 0
+        self.needed = turns
         self.unreachable = asyncio.Event()
 
     def emit(self, record: logging.LogRecord) -> None:
         if "the store is unreachable" in record.getMessage():
             self.turns += 1
-            if self.turns == 2:
+            if self.turns == self.needed:
                 self.unreachable.set()
 
 
@@ -85,5 +86,48 @@ async def test_the_notifier_carries_on_once_its_store_is_back(
             assert [recipient for _, recipient in recorder.seen()] == ["alice", "bob"]
             await handler.close()
     finally:
+        logger.removeHandler(said)
+        logger.setLevel(level)
+
+
+@pytest.mark.timeout(120)
+async def test_a_request_made_as_its_turn_fails_is_still_announced(tmp_path: Path) -> None:
+    """Another connection holds the file's write lock (a backup, a long transaction) just as
+    a request is created: the turn that would put its announcement in the outbox fails, and
+    a later turn, once the lock is let go, announces it all the same."""
+    import sqlite3
+
+    from roomkit.stores.sqlite import SQLiteStore
+
+    path = tmp_path / "locked.db"
+    said = Said(turns=1)
+    logger = logging.getLogger("roomkit.notify")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(said)
+    recorder = Recorder()
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        async with SQLiteStore(path, busy_timeout=0.2) as store:
+            handler = HumanInputHandler(store=store)
+            async with Notifier(handler, [recorder], poll=0.05):
+                await handler.create("ask", {"question": "Before?"}, actor_id="alice")
+                async with asyncio.timeout(PATIENCE):
+                    await recorder.wait_until(lambda seen: len(seen) == 1)
+                await handler.create("ask", {"question": "During?"}, actor_id="bob")
+                # Before the notifier's turn on it: nothing awaited since the create.
+                other.execute("BEGIN IMMEDIATE")
+                try:
+                    async with asyncio.timeout(PATIENCE):
+                        await said.unreachable.wait()
+                finally:
+                    other.execute("ROLLBACK")
+                async with asyncio.timeout(PATIENCE):
+                    await recorder.wait_until(lambda seen: ("question_pending", "bob") in seen)
+            # Alice's delivery, whose record the lock held up too, may come twice.
+            assert {recipient for _, recipient in recorder.seen()} == {"alice", "bob"}
+            await handler.close()
+    finally:
+        other.close()
         logger.removeHandler(said)
         logger.setLevel(level)

@@ -48,8 +48,11 @@ class Lane:
         if now < self.resume:
             return 0
         free = self.limit - len(self.inflight)
-        # A failing lane tries one delivery at a time until one goes through.
-        return max(0, min(free, 1) if self.failures else free)
+        if self.failures:
+            # A failing lane tries one delivery at a time until one goes through: none
+            # while one is under way.
+            return 0 if self.inflight else min(free, 1)
+        return max(0, free)
 
     def failed(self, started: float, now: float) -> float:
         """Count a failure worth retrying of an attempt begun at ``started``, at ``now``;

@@ -28,6 +28,12 @@ logger = logging.getLogger("roomkit.notify")
 _STEPS = ("remind", "escalate")
 
 
+_RETRY = 0.1
+"""Seconds before a ladder that could not be given is tried again; doubling up to
+:data:`_RETRY_MOST` while it keeps failing."""
+_RETRY_MOST = 30.0
+
+
 @asynccontextmanager
 async def following(handler: HumanInputHandler, ladder: Ladder | None) -> AsyncIterator[None]:
     """Give ``ladder``'s steps to each open request of ``handler`` while the block runs.
@@ -58,6 +64,7 @@ async def following(handler: HumanInputHandler, ladder: Ladder | None) -> AsyncI
 async def _follow(
     handler: HumanInputHandler, ladder: Ladder, changes: deque[PendingChange], wake: asyncio.Event
 ) -> None:
+    retry = _RETRY
     while True:
         await wake.wait()
         wake.clear()
@@ -70,9 +77,15 @@ async def _follow(
                     for request in await handler.list_pending():
                         await give_ladder(handler, ladder, request.pending_id)
             except Exception as error:
-                # A store that is down now is read again at the next change: a ladder is
-                # never worth stopping the notifier for.
+                # A ladder is never worth stopping the notifier for; what failed is owed
+                # still: every open request is looked at again after a pause (a request
+                # with its steps already is left as it is).
                 logger.warning("ladder: could not give %s its steps (%s)", change.pending_id, error)
+                changes.appendleft(PendingChange(PendingChangeKind.RESYNC))
+                await asyncio.sleep(retry)
+                retry = min(retry * 2, _RETRY_MOST)
+            else:
+                retry = _RETRY
 
 
 async def give_ladder(handler: HumanInputHandler, ladder: Ladder, pending_id: str) -> bool:

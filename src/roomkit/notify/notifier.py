@@ -299,10 +299,22 @@ class Notifier:
     async def _take_changes(self) -> None:
         if not self._changes:
             return
+        taken = list(self._changes)
+        self._changes.clear()
+        try:
+            await self.outbox.add(await self._steps_of(taken))
+        except BaseException:
+            # Nothing of them was kept: they are owed again. The next turn catches up from
+            # the store (what is open, what ended), and tells again of the votes.
+            votes = [change for change in taken if change.kind is PendingChangeKind.VOTED]
+            self._changes.extendleft(reversed([PendingChange(PendingChangeKind.RESYNC), *votes]))
+            raise
+
+    async def _steps_of(self, changes: list[PendingChange]) -> list[OutboxItem]:
+        """The outbox's steps for ``changes``, in order."""
         now = now_of(self.handler)
         items: list[OutboxItem] = []
-        while self._changes:
-            change = self._changes.popleft()
+        for change in changes:
             if change.kind is PendingChangeKind.CREATED:
                 items.append(self._step(change.pending_id, "announce", now))
             elif change.kind is PendingChangeKind.SETTLED:
@@ -315,7 +327,7 @@ class Notifier:
                     items.append(edited)
             else:
                 items += await self._catch_up(now)
-        await self.outbox.add(items)
+        return items
 
     async def _catch_up(self, now: float) -> list[OutboxItem]:
         """The steps owed after changes may have been missed (a restart, a reconnect).

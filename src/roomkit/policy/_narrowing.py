@@ -50,7 +50,7 @@ def _keyword_narrows(name: str, value: Any) -> bool:
     if name in ("properties", "patternProperties"):
         return not isinstance(value, dict) or any(narrows(sub) for sub in value.values())
     if name == "required":
-        return value != []
+        return bool(value != [])
     if name in ("additionalProperties", "unevaluatedProperties", "propertyNames"):
         return narrows(value)
     if name in ("anyOf", "oneOf"):
