@@ -289,3 +289,22 @@ async def test_an_edit_that_breaks_the_tools_schema_settles_nothing_of_the_resum
         assert front.outbox.sent == []
     finally:
         await front.close()
+
+
+async def test_a_shared_threads_question_for_another_is_not_the_callers_interrupt(
+    front: Front,
+) -> None:
+    """Bob's turn in a thread alice shares asks bob: alice's runs neither show it nor end
+    on it (an interrupt she could never answer)."""
+    front.provider.ai_responses = [AIResponse(content="Hello."), ask("Bob: your salary?")]
+    await front.run("hi")
+    await front.kit.add_participant("t1", "bob")
+    bobs = await front.run("hi", actor="bob")
+    [asked] = interrupts(bobs)
+    events = await front.run(actor="alice")
+    assert events[-1].type == EventType.RUN_FINISHED
+    assert events[-1].outcome.type == "success"
+    assert "salary" not in str([event.model_dump() for event in events])
+    request = await front.handler.get_request(asked.id)
+    assert request is not None
+    assert request.actor_id == "bob"

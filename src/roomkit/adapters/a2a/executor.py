@@ -301,6 +301,11 @@ class RoomKitExecutor(AgentExecutor):
                 if body:
                     said.append(body)
             held = await held_requests(self.handler, room_id, waited=clock() - started)
+            if held and not (held := await self.access.visible(caller, held)):
+                # The room waits on others' answers: nothing of it is the caller's to give.
+                message = [new_text_part(text) for text in said]
+                await updater.complete(updater.new_agent_message(message) if said else None)
+                return
             if held:
                 parts = [new_text_part(text) for text in said]
                 for request in held:

@@ -134,7 +134,7 @@ async def _events(
         for event in unseen(history, known, thread.channel.channel_id):
             for item in text_events(event):
                 yield item
-        async for item in _follow(thread, run, turn, replies, wake):
+        async for item in _follow(thread, principal, run, turn, replies, wake):
             yield item
     finally:
         stop_listening()
@@ -338,12 +338,16 @@ async def _new_messages(
 
 async def _follow(
     thread: Thread,
+    principal: Principal,
     run: RunAgentInput,
     turn: asyncio.Task[None] | None,
     replies: asyncio.Queue[RoomEvent],
     wake: asyncio.Event,
 ) -> AsyncIterator[BaseEvent]:
-    """Stream the replies until the thread holds on requests (interrupt) or rests."""
+    """Stream the replies until the thread holds on requests (interrupt) or rests.
+
+    The requests shown are those the caller may see: a thread held only by questions of
+    others ends the caller's run (no interrupt it could never answer)."""
     thread_id, run_id = run.thread_id, run.run_id
     if turn is not None:
         turn.add_done_callback(lambda _: wake.set())
@@ -355,6 +359,12 @@ async def _follow(
             for item in text_events(replies.get_nowait()):
                 yield item
         held = await held_requests(thread.handler, thread_id, waited=clock() - started)
+        if held and not (held := await thread.access.visible(principal, held)):
+            # The thread waits on others' answers: nothing of it is the caller's to give.
+            yield RunFinishedEvent(
+                thread_id=thread_id, run_id=run_id, outcome=RunFinishedSuccessOutcome()
+            )
+            return
         if held:
             for request in held:
                 for item in held_call(request):
