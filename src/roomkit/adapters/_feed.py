@@ -72,15 +72,24 @@ class RoomLocks:
 
 
 async def open_room(
-    kit: RoomKit, access: Access, principal: Principal, room_id: str, channels: Sequence[str]
+    kit: RoomKit,
+    access: Access,
+    principal: Principal,
+    room_id: str,
+    channels: Sequence[str],
+    handler: HumanInputHandler,
 ) -> bool:
     """Make the room on its first use, with ``principal`` on its roster and ``channels``
-    attached; ``False`` when it exists and ``principal`` may not follow it.
+    attached; ``False`` when it exists and ``principal`` may not follow it, or when it has
+    no record yet its id already holds requests (asked there by another door, say an MCP
+    server's room): whoever named it first would see the questions asked of no one in it.
 
     Callers of one room take its :class:`RoomLocks` lock around this: two first uses at once
     then make it once. Another process making it at the same moment is one of them.
     """
     if await kit.store.get_room(room_id) is None:
+        if await handler.list_pending(room_id=room_id):
+            return False
         try:
             await kit.create_room(room_id)
         except ValueError:

@@ -140,6 +140,10 @@ async def test_messages_the_room_holds_are_not_run_again_on_a_long_thread() -> N
 async def test_a_request_no_turn_holds_does_not_hold_the_run(front: Front) -> None:
     """A detached request of the thread (its creator owns it, no wait gives it a deadline)
     is no interrupt: the run ends once the thread rests, and does not wait for it."""
+    # The thread's room exists first: a room id holding requests but no record is no one's.
+    await front.kit.create_room("t1")
+    await front.kit.add_participant("t1", "alice")
+    await front.kit.attach_channel("t1", "ai")
     aside = await front.handler.create_detached(
         "AskUserQuestion", {"question": "Lunch?"}, room_id="t1"
     )
@@ -308,3 +312,20 @@ async def test_a_shared_threads_question_for_another_is_not_the_callers_interrup
     request = await front.handler.get_request(asked.id)
     assert request is not None
     assert request.actor_id == "bob"
+
+
+async def test_a_thread_id_naming_a_room_of_questions_with_no_record_is_refused(
+    front: Front,
+) -> None:
+    """An MCP server's questions asked of no one sit in its room ``mcp``, which has no
+    record: a caller naming it first would become its one participant and see them."""
+    asked = await front.handler.create(
+        "ConfirmAction", {"action": "Wire $50,000 to ACME"}, room_id="mcp", channel_id="mcp"
+    )
+    body = {"threadId": "mcp", "runId": "r1", "messages": []}
+    refused = await post(front, body, actor="mallory")
+    assert refused.status_code == 404
+    assert await front.kit.store.get_room("mcp") is None
+    async with front.client() as client:
+        listed = await client.get("/api/requests", headers=bearer("mallory"))
+    assert asked.pending_id not in listed.text

@@ -133,7 +133,9 @@ class RoomKitExecutor(AgentExecutor):
             return
         async with self._rooms(room_id):
             channels = (self.agent, self.channel.channel_id)
-            opened = await open_room(self.kit, self.access, principal, room_id, channels)
+            opened = await open_room(
+                self.kit, self.access, principal, room_id, channels, self.handler
+            )
         if not opened:
             await updater.reject(_say(updater, _NOT_YOURS))
             return

@@ -176,7 +176,10 @@ def agui_router(
 
     async def open_thread(principal: Principal, thread_id: str) -> None:
         async with thread.admission(thread_id):
-            if not await open_room(kit, access, principal, thread_id, (agent, channel_id)):
+            opened = await open_room(
+                kit, access, principal, thread_id, (agent, channel_id), handler
+            )
+            if not opened:
                 raise HTTPException(status_code=404, detail=_NOT_YOURS)
             bindings = await kit.store.list_bindings(thread_id)
             if channel_id not in {binding.channel_id for binding in bindings}:
