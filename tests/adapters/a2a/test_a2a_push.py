@@ -72,3 +72,69 @@ async def test_an_answer_on_the_desk_is_pushed_signed_and_retried_under_one_id()
     assert update["taskId"] == task.id
     assert update["contextId"] == "ctx-1"
     assert "resolved by alice on desk" in update["status"]["message"]["parts"][0]["text"]
+
+
+class Hits:
+    """Push receivers: ``/gone`` answers 404, ``/push`` 200; every POST is counted."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.pushed = asyncio.Event()
+        self.app = Starlette(
+            routes=[
+                Route("/gone", self.gone, methods=["POST"]),
+                Route("/push", self.push, methods=["POST"]),
+            ]
+        )
+
+    async def gone(self, request: Request) -> Response:
+        self.paths.append(request.url.path)
+        return Response(status_code=404)
+
+    async def push(self, request: Request) -> Response:
+        self.paths.append(request.url.path)
+        self.pushed.set()
+        return Response(status_code=200)
+
+
+async def test_a_push_url_naming_the_loopback_is_refused_by_default() -> None:
+    """A caller sets its task's push URL: one naming this host (or any private address) is
+    never posted to, whatever credentials it asks to be sent."""
+    from a2a.utils.push_url_validator import validate_push_notification_url
+
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    hits = Hits()
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=hits.app))
+    push = pushes(world, client=client, push_url_validator=validate_push_notification_url)
+    config = TaskPushNotificationConfig(id="inside", url="http://127.0.0.1:6379/push")
+    async with Notifier(world.handler, [push], poll=0.05) as notifier:
+        async with world.http() as http:
+            await world.send(http, text="Paint it", push=config)
+        await notifier.wait_idle()
+    await client.aclose()
+    assert hits.paths == []
+
+
+async def test_one_push_url_that_fails_keeps_no_other_from_its_push() -> None:
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    hits = Hits()
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=hits.app))
+    push = pushes(world, client=client)
+    gone = TaskPushNotificationConfig(id="a-gone", url="http://receiver.test/gone")
+    kept = TaskPushNotificationConfig(id="b-kept", url="http://receiver.test/push")
+    async with Notifier(world.handler, [push], poll=0.05):
+        async with world.http() as http:
+            task = await world.send(http, text="Paint it", push=gone)
+            await world.client(http).create_task_push_notification_config(
+                TaskPushNotificationConfig(task_id=task.id, **_fields(kept))
+            )
+            [request] = await world.handler.list_pending(room_id="ctx-1")
+            await world.handler.aresolve(request.pending_id, "blue", by="alice")
+        async with asyncio.timeout(10):
+            await hits.pushed.wait()
+    await client.aclose()
+    assert "/push" in hits.paths
+
+
+def _fields(config: TaskPushNotificationConfig) -> dict[str, Any]:
+    return {"id": config.id, "url": config.url}

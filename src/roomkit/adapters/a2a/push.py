@@ -19,7 +19,7 @@ caller's next message.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +37,7 @@ from a2a.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from a2a.utils.push_url_validator import validate_push_notification_url
 
 # protobuf ships no type stubs (unless types-protobuf is installed); MessageToDict returns
 # a plain dict.
@@ -71,6 +72,11 @@ class A2APush:
         name: the surface's name in histories.
         timeout: seconds one POST of its own client may take; a POST that takes longer is
             tried again later under the same ``webhook-id``.
+        push_url_validator: ``async (url) -> bool``, asked before each POST (a caller sets
+            the URLs: this is where one naming a loopback, private or cloud-metadata address
+            is refused, at send time, whatever it resolved to when it was set). The SDK's
+            ``validate_push_notification_url`` by default; ``None`` posts anywhere (tests
+            with a receiver on the loopback).
 
     Raises:
         ValueError: the secret is not a ``whsec_`` secret, or the timeout is not positive.
@@ -86,6 +92,9 @@ class A2APush:
         client: httpx.AsyncClient | None = None,
         name: str = "a2a-push",
         timeout: float = 10.0,
+        push_url_validator: Callable[[str], Awaitable[bool]] | None = (
+            validate_push_notification_url
+        ),
     ) -> None:
         if not isinstance(secret, str) or not secret.startswith("whsec_"):
             raise ValueError("A2APush(secret=...) takes a Standard Webhooks 'whsec_...' secret")
@@ -98,6 +107,7 @@ class A2APush:
         self._signer = Signer(secret)
         self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)
         self._owns_client = client is None
+        self._url_ok = push_url_validator
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """It tells the tasks, not a person: each notice once."""
@@ -119,6 +129,7 @@ class A2APush:
         listed = await self.tasks.list(ListTasksRequest(context_id=request.room_id), owner)
         ends = _ending(notice)
         sent = 0
+        failed: list[DeliveryError] = []
         for task in listed.tasks:
             if task.status.state not in _WAITING:
                 continue
@@ -129,8 +140,17 @@ class A2APush:
             if ends is not None and waits_on:
                 update = await self._end(task, ends, owner)
             for config in await self.configs.get_info_for_dispatch(task.id):
-                await self._post(notice, update, config)
-                sent += 1
+                # One URL failing keeps none of the others from their push.
+                try:
+                    await self._post(notice, update, config)
+                except DeliveryError as error:
+                    failed.append(error)
+                else:
+                    sent += 1
+        if failed:
+            # Sent again, the pushes that went through carry the same ``webhook-id``.
+            retry = any(error.retry for error in failed)
+            raise DeliveryError("; ".join(str(error) for error in failed), retry=retry)
         return {"pushed": sent}
 
     async def _end(
@@ -147,6 +167,12 @@ class A2APush:
         return StreamResponse(status_update=event)
 
     async def _post(self, notice: Notice, update: StreamResponse, config: Any) -> None:
+        if self._url_ok is not None and not await self._url_ok(config.url):
+            raise DeliveryError(
+                f"A2A push to {config.url} refused: it names no public http(s) host (a "
+                "loopback, private, link-local or unresolvable address)",
+                retry=False,
+            )
         data = json.dumps(MessageToDict(update), separators=(",", ":"))
         now = datetime.now(UTC)
         # One delivery of one notice to one URL: the same id on every retry.
