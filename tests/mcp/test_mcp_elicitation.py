@@ -143,6 +143,31 @@ async def test_a_nested_schema_is_declined_with_the_reason() -> None:
     assert await handler.list_pending() == []
 
 
+HOSTILE = [
+    # A regular expression the desk would run on a person's answer: exponential backtracking.
+    {"note": {"type": "string", "pattern": "^(\\w+\\s?)*$"}},
+    # A reference no answer could ever be checked against.
+    {"note": {"type": "string", "$ref": "http://169.254.169.254/latest"}},
+    # A list of types, which no flat form draws.
+    {"note": {"type": ["string", "null"]}},
+    # Choices that are schemas of their own.
+    {"pick": {"type": "string", "oneOf": [{"const": "a", "pattern": "(a+)+$"}]}},
+]
+
+
+@pytest.mark.parametrize("properties", HOSTILE, ids=["pattern", "ref", "type-list", "oneOf"])
+async def test_a_schema_outside_mcps_primitives_is_declined_and_asks_nobody(
+    properties: dict[str, Any],
+) -> None:
+    handler = HumanInputHandler()
+    schema = {"type": "object", "properties": properties}
+    async with MCPTools(eliciting_server(schema), handler=handler, mode="legacy") as tools:
+        reply = await _book(tools)
+    assert reply["action"] == "decline"
+    assert "requestedSchema.properties" in reply["meta"][REASON_META]
+    assert await handler.list_pending() == []
+
+
 async def test_an_unknown_tool_is_unserved_and_an_error_result_fails() -> None:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
