@@ -8,7 +8,7 @@
   REST or WebSocket handler would.
 
 Run:
-    pip install 'roomkit-hitl[anthropic]'
+    pip install -e '.[anthropic]'
     export ANTHROPIC_API_KEY=sk-ant-...
     python examples/anthropic_quickstart.py
 """

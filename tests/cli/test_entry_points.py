@@ -127,13 +127,15 @@ def _one_line(stderr: str) -> str:
     ("argv", "blocked", "extra"),
     [
         (["mcp", "--store", "sqlite:///kit.db"], {"mcp"}, "mcp"),
+        # The desk extra alone installs anyio (for its web framework) but not the MCP SDK.
+        (["mcp", "--store", "sqlite:///kit.db"], {"mcp", "mcp_types"}, "mcp"),
         (["desk", "--port", "0"], {"uvicorn", "fastapi"}, "desk"),
         (["pending", "show", "q1", "--token", "t"], {"httpx"}, "desk"),
         (["audit", "verify", "--store", "postgresql://127.0.0.1:1/none"], {"psycopg"}, "postgres"),
         (["revoke", "--actor", "ann", "--store", "redis://127.0.0.1:1/0"], {"redis"}, "redis"),
         (["audit", "export", "--store", "sqlite:///kit.db"], {"aiosqlite"}, "sqlite"),
     ],
-    ids=["mcp", "desk", "pending", "postgres", "redis", "sqlite"],
+    ids=["mcp", "mcp-types", "desk", "pending", "postgres", "redis", "sqlite"],
 )
 def test_a_command_without_its_extra_says_which_in_one_line(
     tmp_path: Path, argv: list[str], blocked: set[str], extra: str
@@ -151,7 +153,8 @@ def test_a_command_without_its_extra_says_which_in_one_line(
 
 def test_the_terminal_client_needs_httpx_alone(tmp_path: Path) -> None:
     """``roomkit pending`` calls the desk over HTTP: it loads no part of the desk itself."""
-    env = blocked_env(tmp_path, EVERY_OPTIONAL - {"httpx"})
+    # httpx comes with anyio, which it needs.
+    env = blocked_env(tmp_path, EVERY_OPTIONAL - {"httpx", "anyio"})
     argv = [
         "pending",
         "show",

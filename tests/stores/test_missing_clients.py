@@ -37,3 +37,35 @@ def test_a_store_without_its_client_names_the_extra(
     assert f"needs the {extra} extra" in done.stdout
     assert f"pip install -e '.[{extra}]'" in done.stdout
     assert names in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("statement", "blocked", "extra"),
+    [
+        ("from roomkit.desk import create_desk_app", ("fastapi",), "desk"),
+        ("from roomkit.desk.stores import open_stores", ("prometheus_client",), "desk"),
+        ("from roomkit.notify import Webhook", ("standardwebhooks",), "notify"),
+        ("from roomkit.notify import Email", ("aiosmtplib",), "notify"),
+        ("from roomkit.mcp import HumanInputMCPServer", ("mcp_types",), "mcp"),
+        ("from roomkit.tools.mcp import MCPTools", ("mcp", "mcp_types"), "mcp"),
+    ],
+    ids=["desk", "desk-stores", "webhook", "email", "mcp-server", "mcp-tools"],
+)
+def test_a_module_without_its_library_names_the_extra(
+    statement: str, blocked: tuple[str, ...], extra: str
+) -> None:
+    probe = (
+        "import sys\n"
+        f"for name in {blocked!r}:\n"
+        "    sys.modules[name] = None\n"
+        "try:\n"
+        f"    {statement}\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stderr == ""
+    assert f"needs the {extra} extra" in done.stdout
+    assert f"pip install -e '.[{extra}]'" in done.stdout

@@ -18,9 +18,11 @@ EXTRA = "mcp"
 def run(args: argparse.Namespace) -> int:
     """``roomkit mcp``: serve until the client leaves (stdio) or Ctrl-C (HTTP)."""
     from roomkit.core.exceptions import StoreError
-    from roomkit.mcp.command import run_command
 
     try:
+        # Imported here, inside the try: without the extra, this is what fails.
+        from roomkit.mcp.command import run_command
+
         return run_command(args)
     except ImportError as error:
         raise missing_extra("roomkit mcp", error, EXTRA) or Failure(str(error), 2) from None

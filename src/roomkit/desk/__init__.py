@@ -13,26 +13,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from roomkit._extras import requires_extra
 from roomkit._lazy import lazy_exports
-from roomkit.desk.api import Desk, default_handler, desk_router
-from roomkit.desk.app import create_desk_app, mount_desk
-from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
-from roomkit.desk.gate import Gate
-from roomkit.desk.hub import DeskHub
-from roomkit.desk.limits import DeskLimits
-from roomkit.desk.metrics import DeskMetrics, metrics_router
-from roomkit.desk.options import DeskOptions
-from roomkit.desk.routes import DeskRouter
-from roomkit.desk.shapes import AnswerBody, Kind, RejectBody, RequestView, kind_of
-from roomkit.desk.stores import open_stores
-from roomkit.desk.tokens import (
-    SECRET_ENV,
-    issue_answer_link,
-    issue_sign_in_link,
-    issue_token,
-    load_or_create_secret,
-    resolve_secret,
-)
+
+# The desk's web framework and figures come with the desk extra: without it, say so.
+with requires_extra("roomkit.desk", "desk"):
+    from roomkit.desk.api import Desk, default_handler, desk_router
+    from roomkit.desk.app import create_desk_app, mount_desk
+    from roomkit.desk.auth import Access, Authenticator, LinkLedger, Principal, TokenAuthenticator
+    from roomkit.desk.gate import Gate
+    from roomkit.desk.hub import DeskHub
+    from roomkit.desk.limits import DeskLimits
+    from roomkit.desk.metrics import DeskMetrics, metrics_router
+    from roomkit.desk.options import DeskOptions
+    from roomkit.desk.routes import DeskRouter
+    from roomkit.desk.shapes import AnswerBody, Kind, RejectBody, RequestView, kind_of
+    from roomkit.desk.stores import open_stores
+    from roomkit.desk.tokens import (
+        SECRET_ENV,
+        issue_answer_link,
+        issue_sign_in_link,
+        issue_token,
+        load_or_create_secret,
+        resolve_secret,
+    )
 
 if TYPE_CHECKING:
     from roomkit.desk.chat import chat_router

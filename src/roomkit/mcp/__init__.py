@@ -7,6 +7,9 @@ the notifications and every other surface on the same store show it and answer i
 Needs the ``mcp`` extra.
 """
 
-from roomkit.mcp.server import KEY_META, PROGRESS_INTERVAL, HumanInputMCPServer
+from roomkit._extras import requires_extra
+
+with requires_extra("roomkit.mcp", "mcp"):
+    from roomkit.mcp.server import KEY_META, PROGRESS_INTERVAL, HumanInputMCPServer
 
 __all__ = ["KEY_META", "PROGRESS_INTERVAL", "HumanInputMCPServer"]

@@ -12,7 +12,10 @@ import ssl
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import aiosmtplib
+from roomkit._extras import requires_extra
+
+with requires_extra("roomkit.notify.Email", "notify"):
+    import aiosmtplib
 
 from roomkit.notify._email_message import Mailbox, email_texts
 from roomkit.notify.retry import Retry

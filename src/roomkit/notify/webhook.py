@@ -17,7 +17,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from standardwebhooks import Webhook as _Signer
+from roomkit._extras import requires_extra
+
+with requires_extra("roomkit.notify.Webhook", "notify"):
+    from standardwebhooks import Webhook as _Signer
 
 from roomkit.notify._http import Origin
 from roomkit.notify.retry import Retry

@@ -26,9 +26,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-import mcp_types as types
-from mcp import Client
-from mcp.client.session import ClientRequestContext
+from roomkit._extras import requires_extra
+
+with requires_extra("roomkit.tools.mcp", "mcp"):
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client.session import ClientRequestContext
 
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
