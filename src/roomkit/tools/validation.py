@@ -16,6 +16,7 @@ it on. A person's answer is read as text first and as JSON second
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -384,6 +385,22 @@ def _locate(value: object) -> str | None:
             stack.extend(reversed(children))
         elif isinstance(item, list | tuple):
             stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def non_finite_at(value: object) -> str | None:
+    """Where ``value`` holds a number JSON cannot carry (NaN, an infinity), worded for a
+    message (``"nan at 'width'"``), or ``None`` if it holds none."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if type(item) is float:
+            if item != item or item in (math.inf, -math.inf):
+                return f"{item!r} at {_path_text(path)!r}" if path else repr(item)
+        elif isinstance(item, dict):
+            stack.extend((child, (*path, str(key))) for key, child in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, i)) for i, child in enumerate(item))
     return None
 
 

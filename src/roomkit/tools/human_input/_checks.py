@@ -21,7 +21,12 @@ from roomkit.core.exceptions import (
     RequestWithdrawnError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.validation import unencodable_text, validate_answer, validate_answer_text
+from roomkit.tools.validation import (
+    non_finite_at,
+    unencodable_text,
+    validate_answer,
+    validate_answer_text,
+)
 
 __all__ = [
     "check_answer",
@@ -94,6 +99,8 @@ def check_request_text(
         TypeError: ``tool_name`` is not a ``str``.
         InvalidTextError: a field, or a string anywhere in ``arguments``, holds a lone
             surrogate; the message names it.
+        ValueError: ``arguments`` hold NaN or an infinity (no JSON number); the message
+            names where.
     """
     try:
         # The fields joined: one test of them all, in a few steps.
@@ -123,6 +130,13 @@ def check_request_text(
     problem = unencodable_text(arguments)
     if problem is not None:
         raise InvalidTextError(_unencodable("arguments", problem))
+    number = non_finite_at(arguments)
+    if number is not None:
+        # JSON has no such number: a person would be shown null, or nothing, for it.
+        raise ValueError(
+            f"arguments hold {number}, a number JSON cannot carry: send a finite number, "
+            "or the value as text"
+        )
 
 
 def _unencodable(name: str, problem: str) -> str:

@@ -145,3 +145,18 @@ async def test_the_synchronous_settles_refuse_it_too() -> None:
 
     assert handler.resolve(request.pending_id, "fine") is True
     assert await handler.wait(request.pending_id) == "fine"
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), -float("inf")])
+async def test_arguments_holding_a_number_json_cannot_carry_are_refused(
+    make_handler: HandlerFactory, number: float
+) -> None:
+    """``json.loads('{"width": NaN}')`` parses; no person could be shown it (the desk's JSON
+    has no such number), so no store takes it."""
+    handler = make_handler()
+    arguments = {"layout": {"sizes": [1.5, number]}}
+    with pytest.raises(ValueError, match=r"'layout\.sizes\[1\]', a number JSON cannot carry"):
+        await handler.create("AskUserQuestion", {"question": "Fine?", **arguments})
+    with pytest.raises(ValueError, match="a number JSON cannot carry"):
+        await handler.create_approval("resize", arguments, approvers=["ann"])
+    assert await handler.list_pending() == []
