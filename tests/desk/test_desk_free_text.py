@@ -44,6 +44,16 @@ async def test_a_choice_labelled_42_is_taken(world: World) -> None:
     assert await world.handler.wait(pending_id, timeout=30) == "42"
 
 
+async def test_a_question_with_an_empty_list_of_options_takes_any_text(world: World) -> None:
+    """A model may send ``"options": []``: the page offers a text box, and the desk takes
+    what is typed in it."""
+    pending_id = await world.ask({"question": "Where to?", "options": []})
+    async with world.client() as client:
+        reply = await post_raw(client, pending_id, "answer", b'{"answer": "Paris"}')
+    assert reply.status_code == 200, reply.text
+    assert await world.handler.wait(pending_id, timeout=30) == "Paris"
+
+
 async def test_a_custom_text_answer_is_passed_as_typed(world: World) -> None:
     """With a string schema the model reads the person's text, not its JSON quoting."""
     pending_id = await world.ask(

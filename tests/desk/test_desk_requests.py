@@ -144,6 +144,28 @@ async def test_a_questions_answer_is_checked_per_question(world: World) -> None:
     }
 
 
+async def test_two_questions_with_the_same_text_take_their_answers_in_order(
+    world: World,
+) -> None:
+    twice = {
+        "questions": [
+            {"question": "Which one?", "header": "Flight", "options": ["AF12", "BA7"]},
+            {"question": "Which one?", "header": "Hotel", "options": ["Ritz", "Savoy"]},
+        ]
+    }
+    pending_id = await world.ask(twice)
+    body = {
+        "answers": [
+            {"question": "Which one?", "answer": "BA7"},
+            {"question": "Which one?", "answer": "Savoy"},
+        ]
+    }
+    status, _ = await answer(world, pending_id, body)
+    assert status == 200
+    answers = json.loads(await world.handler.wait(pending_id))["answers"]
+    assert [item["answer"] for item in answers] == ["BA7", "Savoy"]
+
+
 async def test_a_confirmation_passes_the_decision_and_reason(world: World) -> None:
     pending_id = await world.ask({"action": "Delete the files"}, tool_name="ConfirmAction")
     status, view = await answer(world, pending_id, {"confirmed": False, "reason": "not today"})

@@ -143,7 +143,9 @@ def _schema_answer(request: PendingInput, answer: Any) -> str:
 
 def _choice(question: dict[str, Any], answer: object, where: str) -> str | list[str]:
     """Check one question's answer: a label (or list of labels) among its options."""
-    labels = option_labels(question.get("options"))
+    # No options, or an empty list of them (as a model may send): any text answers it, as
+    # the page and the CLI offer.
+    labels = option_labels(question.get("options")) or None
     multi = question.get("multiSelect") is True
     if multi and labels is not None:
         if not isinstance(answer, list) or not all(isinstance(item, str) for item in answer):
@@ -168,27 +170,31 @@ def _choice(question: dict[str, Any], answer: object, where: str) -> str | list[
 def _question_set(
     questions: list[dict[str, Any]], answers: list[QuestionAnswer] | None
 ) -> list[dict[str, Any]]:
-    """One answer per question, in the questions' order."""
+    """One answer per question, in the questions' order.
+
+    Answers name their question by its text; two questions with the same text take their
+    answers in the order given (the first such answer is the first such question's).
+    """
     if answers is None:
         raise InvalidAnswerError("a questions request takes 'answers', one per question")
-    by_text: dict[str, QuestionAnswer] = {}
+    waiting: dict[str, list[int]] = {}
+    for index, question in enumerate(questions):
+        waiting.setdefault(question["question"], []).append(index)
+    given: dict[int, QuestionAnswer] = {}
     for item in answers:
-        if item.question in by_text:
+        places = waiting.get(item.question)
+        if places is None:
+            raise InvalidAnswerError(f"{_quote(item.question)} is not one of the questions")
+        if not places:
             raise InvalidAnswerError(f"question {_quote(item.question)} is answered twice")
-        by_text[item.question] = item
-    asked = [question["question"] for question in questions]
-    unknown = [text for text in by_text if text not in asked]
-    if unknown:
-        raise InvalidAnswerError(f"{_quote(unknown[0])} is not one of the questions")
-    missing = [text for text in asked if text not in by_text]
+        given[places.pop(0)] = item
+    missing = [q["question"] for index, q in enumerate(questions) if index not in given]
     if missing:
         raise InvalidAnswerError(f"question {_quote(missing[0])} has no answer")
     return [
         {
             "question": question["question"],
-            "answer": _choice(
-                question, by_text[question["question"]].answer, f"answers[{index}].answer"
-            ),
+            "answer": _choice(question, given[index].answer, f"answers[{index}].answer"),
         }
         for index, question in enumerate(questions)
     ]

@@ -89,7 +89,7 @@ def text_answer(request: PendingInput, text: str) -> str | None:
     if kind is not Kind.QUESTION:
         return None
     labels = option_labels(request.arguments.get("options"))
-    if labels is None:
+    if not labels:
         return said
     if request.arguments.get("multiSelect") is True:
         return None

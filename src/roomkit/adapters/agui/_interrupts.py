@@ -69,7 +69,7 @@ def _choice(question: dict[str, Any]) -> dict[str, Any]:
     """The schema of one question's answer: one of its labels, or several with
     ``multiSelect``; any text when it has no options."""
     labels = option_labels(question.get("options"))
-    if labels is None:
+    if not labels:
         return _TEXT
     label = {"type": "string", "enum": labels}
     if question.get("multiSelect") is True:
