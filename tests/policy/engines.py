@@ -63,7 +63,8 @@ class Stub:
 
     url: str = ""
     mode: str = "ok"
-    """``ok``; ``500`` (answers an error); ``hang`` (never answers); ``undefined``."""
+    """``ok``; ``500`` (answers an error); ``hang`` (never answers); ``trickle`` (answers a
+    byte at a time, each well within a read's timeout); ``undefined``."""
     inputs: list[dict[str, object]] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -94,7 +95,20 @@ def opa_stub() -> Iterator[Stub]:
             with lock:
                 rego.set_input_term(json.dumps(body["input"]))
                 output = json.loads(str(rego.query("data.roomkit.decision")))
+            if stub.mode == "trickle":
+                self._trickle(json.dumps({"result": output["expressions"][0]}).encode())
+                return
             self._send(200, {"result": output["expressions"][0]})
+
+        def _trickle(self, data: bytes) -> None:
+            self.send_response(200)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            for byte in data:
+                if stub.release.wait(0.1):
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
 
         def _send(self, status: int, value: object) -> None:
             data = json.dumps(value).encode()

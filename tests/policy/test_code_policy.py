@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from roomkit import Approval, HumanInputToolHandler
 from roomkit.policy import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 from roomkit.tools.approvals import approve
@@ -109,6 +111,27 @@ async def test_a_shadow_deny_is_recorded_and_the_call_is_held_as_today(turn: Any
     assert len(done.asked) == 1
     entry = await done.decided()
     assert (entry["decision"], entry["enforced"]) == ("deny", False)
+
+
+@pytest.mark.parametrize(
+    "reason", ["quoted: " + "m" * 70_000, "caf\ud800", 123], ids=["long", "surrogate", "number"]
+)
+async def test_a_reason_no_history_could_keep_is_cut_and_changes_nothing(
+    turn: Any, reason: Any
+) -> None:
+    """A policy's reason may quote the model's arguments (a 70 kB memo): kept cut and
+    encodable, it never fails the turn, in shadow mode or enforced."""
+    rule = Approval(approvers="carol")
+    shadow = await turn(
+        human(Fixed(Deny(reason), shadow=True), {"pay": rule}), BOB, answer=approve(), by="carol"
+    )
+    assert shadow.paid == [BOB]
+    kept = (await shadow.decided())["reason"]
+    assert len(kept) <= 10_000
+    kept.encode("utf-8")
+    enforced = await turn(human(Fixed(Deny(reason))), BOB)
+    assert enforced.paid == []
+    assert len(enforced.read[0]) < 11_000
 
 
 async def test_a_shadow_allow_of_an_unheld_tool_runs_it_as_today(turn: Any) -> None:

@@ -89,7 +89,7 @@ async def test_opa_failing_asks_a_person(mode: str, stub: Stub, turn: Any) -> No
     assert (entry["decision"], entry["error"]) == ("ask", True)
 
 
-@pytest.mark.parametrize("mode", ["500", "hang"])
+@pytest.mark.parametrize("mode", ["500", "hang", "trickle"])
 async def test_opa_failing_refuses_with_on_error_deny(mode: str, stub: Stub, turn: Any) -> None:
     stub.mode = mode
     try:

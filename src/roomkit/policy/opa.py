@@ -10,6 +10,7 @@ decides, and the failure is logged and recorded.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, Unpack
 
@@ -60,13 +61,23 @@ class OPAPolicy(PolicyBase):
 
         Raises:
             RuntimeError: OPA answered with an error status or a body that is not JSON.
-            httpx.HTTPError: the query failed or timed out.
+            httpx.HTTPError: the query failed.
+            TimeoutError: the whole query took longer than ``timeout`` (httpx's own bound
+                is on each read: an answer trickling in a byte at a time never meets it).
         """
         httpx: Any = self.module
-        async with httpx.AsyncClient(timeout=self.timeout) as client:
-            response = await client.post(
-                self.endpoint, json={"input": call.to_input()}, headers=self.headers
-            )
+        try:
+            async with (
+                asyncio.timeout(self.timeout),
+                httpx.AsyncClient(timeout=self.timeout) as client,
+            ):
+                response = await client.post(
+                    self.endpoint, json={"input": call.to_input()}, headers=self.headers
+                )
+        except TimeoutError:
+            raise TimeoutError(
+                f"OPA took longer than {self.timeout:g} s to answer at {self.endpoint}"
+            ) from None
         if response.status_code != 200:
             raise RuntimeError(f"OPA answered {response.status_code} at {self.endpoint}")
         try:

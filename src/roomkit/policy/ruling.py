@@ -16,6 +16,7 @@ entry, and is counted per tool and decision (:mod:`roomkit.policy.tally`).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import time
@@ -151,6 +152,10 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
     else:
         if type(decision) not in _DECISIONS:
             decision, failed = await _taken(policy, call, decision)
+    reason = decision.reason
+    if not (type(reason) is str and reason.isascii() and len(reason) <= REASON_CHARS):
+        # What the model's arguments made of it (a reason quoting them, say) is kept, cut.
+        decision = dataclasses.replace(decision, reason=said(reason))
     shadow = bool(getattr(policy, "shadow", False))
     name = policy_name(policy)
     kind = decision_name(decision)
@@ -170,7 +175,7 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
         PolicyEvidence,
         (
             name,
-            version if isinstance(version, str) else None,
+            said(version) if isinstance(version, str) else None,
             call,
             kind,
             decision.reason or None,
@@ -190,6 +195,22 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
         )
         return Ruling(None, body, record, by)
     return Ruling(asked, record=record, by=by)
+
+
+REASON_CHARS = 10_000
+"""The most characters of a policy's reason (or version) kept in a history and shown: even
+written as JSON escapes (six characters each), they fit a history entry."""
+
+
+def said(text: object) -> str:
+    """``text`` (a policy's reason or version) as a history keeps it: text UTF-8 encodes
+    (a lone surrogate made ``?``), at most :data:`REASON_CHARS` characters."""
+    kept = text if isinstance(text, str) else str(text)
+    if not kept.isascii():
+        kept = kept.encode("utf-8", "replace").decode("utf-8")
+    if len(kept) > REASON_CHARS:
+        kept = kept[: REASON_CHARS - 1] + "…"
+    return kept
 
 
 def _broken(policy: Policy, reason: str) -> PolicyDecision:
