@@ -65,3 +65,17 @@ def test_an_unreadable_file_reaches_nobody_until_rewritten(tmp_path: Path) -> No
     assert kept.of("alice") == []
     kept.add("alice", subscription_of(device(1).subscription()))
     assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == [device(1).endpoint]
+
+
+def test_an_unreadable_file_is_kept_aside_not_written_over(tmp_path: Path) -> None:
+    """A hand edit that broke the file (a trailing comma) loses none of the devices it
+    lists: the next write keeps it aside, for fixing and moving back."""
+    kept = PushSubscriptions(tmp_path)
+    kept.add("alice", subscription_of(device(1).subscription()))
+    path = tmp_path / SUBSCRIPTIONS_FILE
+    broken = path.read_text()[:-1] + ",}"
+    path.write_text(broken)
+    kept.add("dave", subscription_of(device(2).subscription()))
+    (aside,) = tmp_path.glob(f"{SUBSCRIPTIONS_FILE}.unreadable-*")
+    assert aside.read_text() == broken
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("dave")] == [device(2).endpoint]

@@ -261,13 +261,23 @@ class PushSubscriptions:
         return self._people
 
     def _load(self) -> dict[str, list[Subscription]]:
+        document = self._document()
+        if document is None:
+            logger.error("Cannot read %s: no push is sent until it is fixed", self.path)
+            return {}
+        return self._people_of(document)
+
+    def _document(self) -> object:
+        """The file's JSON (``{}`` when there is no file), or ``None`` when it cannot be read."""
         try:
-            document = json.loads(self.path.read_text(encoding="utf-8"))
+            return json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as error:
-            logger.error("Cannot read %s (%s): no push is sent until it is fixed", self.path, error)
-            return {}
+            logger.debug("Cannot read %s: %s", self.path, error)
+            return None
+
+    def _people_of(self, document: object) -> dict[str, list[Subscription]]:
         people: dict[str, list[Subscription]] = {}
         listed = document.get("people") if isinstance(document, dict) else None
         for actor, entries in (listed or {}).items():
@@ -288,7 +298,19 @@ class PushSubscriptions:
         lock = os.open(self.folder / "push-subscriptions.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            people = self._load()
+            document = self._document()
+            if document is None:
+                # Written over, the devices it lists would be lost: it is kept aside instead.
+                aside = self.path.with_name(f"{self.path.name}.unreadable-{time.time_ns()}")
+                os.replace(self.path, aside)
+                logger.error(
+                    "Cannot read %s: kept as %s (fix it and move it back to restore the "
+                    "devices it lists); starting a new one",
+                    self.path,
+                    aside,
+                )
+                document = {}
+            people = self._people_of(document)
             yield people
             document = {
                 "people": {
