@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import socket
 from collections.abc import Mapping
 from typing import Any
@@ -81,3 +83,64 @@ def test_bad_surface_settings_are_refused_saying_what_to_do() -> None:
         Email("smtp.example.com", username="me", sender="a@example.com")
     with pytest.raises(ValueError, match="two surfaces are named"):
         Notifier(HumanInputHandler(), [Recorder(), Recorder()])
+
+
+class GaveUp(logging.Handler):
+    """Sets :attr:`seen` once the notifier logs that it gave a delivery up."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "gave up after retrying" in record.getMessage():
+            self.seen.set()
+
+
+class Stalled(Recorder):
+    """A surface whose receiver took the message, then never answered (a tarpit)."""
+
+    def __init__(self, name: str = "stalled") -> None:
+        super().__init__(name)
+        self.tries = 0
+        self.retry = Retry(first=0.01, cap=0.02, give_up=0.5)
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        self.tries += 1
+        await asyncio.Event().wait()
+        return None
+
+
+async def test_a_send_that_never_ends_is_a_failed_attempt_and_given_up_on() -> None:
+    """It used to come back each time its lease lapsed, uncounted, for ever: each time a
+    mail server that queued it and then stalled sent the person another copy."""
+    handler = HumanInputHandler()
+    stalled = Stalled()
+    gave_up = GaveUp()
+    logger = logging.getLogger("roomkit.notify")
+    logger.addHandler(gave_up)
+    try:
+        async with Notifier(handler, [stalled], lease=0.5, poll=0.05) as notifier:
+            await handler.create("ask", {"question": "Anyone?"}, actor_id="alice")
+            async with asyncio.timeout(30):
+                await gave_up.seen.wait()
+    finally:
+        logger.removeHandler(gave_up)
+    figures = notifier.statistics()
+    assert figures.failed["stalled"] == stalled.tries
+    assert figures.dropped["stalled"] == 1
+
+
+async def test_an_actor_no_link_can_name_is_told_without_a_link() -> None:
+    """An actor the handler took but no answer link names (a space at its end): the
+    notice goes out, without a link, instead of failing for ever."""
+    handler = HumanInputHandler()
+    recorder = Recorder()
+    secret = "a-desk-secret-of-16-bytes-or-more"
+    async with Notifier(
+        handler, [recorder], desk_url="https://desk.example.com", link_secret=secret
+    ) as notifier:
+        await handler.create("ask", {"question": "Lunch?"}, actor_id="Alice Smith ")
+        await notifier.wait_idle()
+    assert recorder.seen() == [("question_pending", "Alice Smith ")]
+    assert recorder.notices[0].answer_url is None

@@ -10,12 +10,14 @@ an expected failure) and a count; it is retried on its surface's schedule when w
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify._first_notice import FOLLOW_UPS, first_notice_out
 from roomkit.notify._lanes import Lane
@@ -73,6 +75,9 @@ class Sender:
     shown: ShownTrail
     owner: str
     poll: float
+    patience: float
+    """Seconds one send may take; past them it is a failed attempt, retried with back-off
+    (the claim's lease ends a little later)."""
 
     async def deliver(self, item: OutboxItem, lane: Lane) -> None:
         """Send the delivery ``item`` (claimed by this notifier) and record what came of it."""
@@ -97,12 +102,27 @@ class Sender:
             self._dropped(surface.name, item, "gave up: the surface kept failing meanwhile")
             await self.outbox.complete(item.item_id, {"failed": "the surface kept failing"})
             return
-        notice = await self._notice(item, request, kind)
         attempt = Attempt(item, surface, lane, now_of(self.handler))
         try:
-            receipt = await surface.send(notice)
+            notice = await self._notice(item, request, kind)
+        except StoreError:
+            raise  # an outage: the item is left for later
+        except Exception as error:
+            # A notice that cannot be made now never can: it is dropped, not retried.
+            logger.exception("could not make the notice of %s", item.item_id)
+            await self._failed(attempt, f"{type(error).__name__}: {error}", False)
+            return
+        try:
+            async with asyncio.timeout(self.patience):
+                receipt = await surface.send(notice)
         except DeliveryError as error:
             await self._failed(attempt, str(error), error.retry)
+            return
+        except TimeoutError:
+            # It may have landed (a mail server that queued it, then stalled): retried as a
+            # failure is, counted, backed off and given up on in the end.
+            problem = f"no answer within {self.patience:.0f}s"
+            await self._failed(attempt, problem, True)
             return
         except Exception as error:
             # A surface that raises something else has a fault of its own: its traceback.
@@ -124,7 +144,11 @@ class Sender:
         urls: dict[str, str] = {}
         if self.links is not None and request.status is _PENDING:
             for actor in [recipient] if recipient else approvers:
-                urls[actor] = self.links.url(request.pending_id, actor, left)
+                try:
+                    urls[actor] = self.links.url(request.pending_id, actor, left)
+                except ValueError as error:
+                    # An actor no link can name (a space at its end, say): no link for them.
+                    logger.warning("no answer link for %r on %s: %s", actor, item.item_id, error)
         receipts: tuple[Mapping[str, Any], ...] = ()
         if kind != "question_pending" and recipient is not None:
             receipts = tuple(

@@ -45,6 +45,10 @@ _GRACE = 1.0
 """Seconds a stopping notifier lets its deliveries in flight finish."""
 _HAND_BACK = 2.0
 """Seconds a stopping notifier gives the outbox to take back what it did not finish."""
+_BOUND = 0.8
+"""The share of the lease one item's work may take before it is left for the lease to end."""
+_PATIENCE = 0.6
+"""The share of the lease one send may take: a slower one is a failed attempt, retried."""
 
 
 @dataclass(slots=True)
@@ -153,6 +157,7 @@ class Notifier:
             self._shown,
             self.owner,
             self.poll,
+            self.lease * _PATIENCE,
         )
         self._planner = Planner(handler, self.outbox, self._surfaces, self.directory, self._stats)
         # Each request's step being worked out last: the request's next step waits for it.
@@ -389,7 +394,7 @@ class Notifier:
         self._turned.set()
 
     async def _do(self, item: OutboxItem, lane: Lane, before: asyncio.Task[None] | None) -> None:
-        bound = self.lease * 0.8
+        bound = self.lease * _BOUND
         try:
             async with asyncio.timeout(bound):
                 if before is not None:
