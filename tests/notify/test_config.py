@@ -145,6 +145,16 @@ BAD = [
         "must be an http:// or https:// URL, not",
     ),
     (
+        '[[webhook]]\nurl = "https://[fd00::1/hooks"\nsecret_env = "HOOK_SECRET"\n',
+        "[[webhook]] url",
+        "is not a URL (Invalid IPv6 URL)",
+    ),
+    (
+        '[[webhook]]\nurl = "https://x.example:70000/"\nsecret_env = "HOOK_SECRET"\n',
+        "[[webhook]] url",
+        "is not a URL (Port out of range",
+    ),
+    (
         '[[webhook]]\nurl = "https://x.example"\nsecret_env = "NOPE"\n',
         "[[webhook]] secret_env",
         "the environment variable NOPE is not set",

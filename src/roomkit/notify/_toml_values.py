@@ -81,9 +81,13 @@ class TomlValues:
         value = self.text(table, where, key, required=required)
         if value is None:
             return None
-        parts = urlsplit(value)
+        at = f"{where} {key}" if where else key
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 -- read for the ValueError of a port out of range
+        except ValueError as error:
+            self.fail(at, f"is not a URL ({error}): {value!r}")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            at = f"{where} {key}" if where else key
             self.fail(at, f"must be an http:// or https:// URL, not {value!r}")
         return str(value)
 

@@ -83,13 +83,23 @@ def read_head(value: object) -> Head | None:
 
 
 def stored_head(length: Any, digest: Any, epoch: Any, mac: Any) -> Head:
-    """A head from the columns a SQL store keeps it in (``epoch`` NULL: ``-1``)."""
+    """A head from the columns a SQL store keeps it in (``epoch`` NULL: ``-1``; a number
+    column holding something else, as SQLite lets a hand edit leave it: ``-1``, which no
+    signature holds for)."""
     return Head(
-        int(length),
+        _stored_int(length),
         str(digest),
-        -1 if epoch is None else int(epoch),
+        -1 if epoch is None else _stored_int(epoch),
         None if mac is None else str(mac),
     )
+
+
+def _stored_int(value: Any) -> int:
+    """A number column's value; ``-1`` when it holds no whole number (tampered with)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1
 
 
 class Anchoring:
@@ -177,11 +187,11 @@ class Trail:
         text, mac)``."""
         trail = cls()
         for pending_id, seq, text in history:
-            trail.chains.setdefault(str(pending_id), []).append((int(seq), str(text)))
+            trail.chains.setdefault(str(pending_id), []).append((_stored_int(seq), str(text)))
         for pending_id, *head in heads:
             trail.heads[str(pending_id)] = stored_head(*head)
         trail.checkpoints = [
-            Checkpoint(int(n), str(text), str(mac)) for n, text, mac in checkpoints
+            Checkpoint(_stored_int(n), str(text), str(mac)) for n, text, mac in checkpoints
         ]
         return trail
 

@@ -288,3 +288,40 @@ def test_an_untouched_trail_verifies_with_its_checkpoints(
     out = capsys.readouterr().out
     assert "2 request histories, 6 entries: every chain holds, every head holds" in out
     assert "2 checkpoints hold" in out
+
+
+@pytest.mark.parametrize(
+    ("statement", "says"),
+    [
+        (
+            "UPDATE roomkit_history SET seq = 'x' WHERE seq = 1",
+            "breaks at entry 1: it is stored as entry -1",
+        ),
+        ("UPDATE roomkit_chains SET length = 'abc'", "does not hold: its signature"),
+        ("UPDATE roomkit_chains SET epoch = 'zz'", "does not hold: its signature"),
+    ],
+    ids=["seq", "length", "epoch"],
+)
+def test_a_number_column_holding_text_is_named_not_a_traceback(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    statement: str,
+    says: str,
+) -> None:
+    """SQLite keeps what a hand edit writes, text in a number column included."""
+    import sqlite3
+
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    place = SQLitePlace(tmp_path / "trail.db")
+    fill(place)
+    with closing(sqlite3.connect(place.path)) as db, db:
+        db.execute(statement)
+    code, problems = verify(place, capsys)
+    assert code == 1
+    assert says in problems, problems
+    # An export of a broken trail still writes everything, and names what breaks.
+    assert main(["audit", "export", "--store", place.url]) == 1
+    out, err = capsys.readouterr()
+    assert out.count("\n") == 8  # its six entries and two checkpoints
+    assert says in err, err
