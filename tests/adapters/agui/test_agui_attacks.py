@@ -4,6 +4,7 @@ long threads, requests no turn holds; and what it advertises."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -329,3 +330,50 @@ async def test_a_thread_id_naming_a_room_of_questions_with_no_record_is_refused(
     async with front.client() as client:
         listed = await client.get("/api/requests", headers=bearer("mallory"))
     assert asked.pending_id not in listed.text
+
+
+async def test_a_resume_with_text_no_store_takes_settles_none_of_its_entries(
+    front: Front,
+) -> None:
+    """The resume is all or nothing: an answer holding a lone surrogate is refused with the
+    others, before any of them is settled."""
+    both = ask("Which colour?", id="tc-a")
+    both.tool_calls.extend(ask("Which size?", id="tc-b").tool_calls)
+    front.provider.ai_responses = [both]
+    first, second = interrupts(await front.run("Paint it"))
+    resume = [
+        {"interruptId": first.id, "status": "resolved", "payload": {"answer": "blue"}},
+        {"interruptId": second.id, "status": "resolved", "payload": {"answer": "L\ud800"}},
+    ]
+    body = {"threadId": "t1", "runId": "r-resume", "messages": front.messages, "resume": resume}
+    async with front.client() as client:
+        # As a client sends it: the surrogate as its JSON escape.
+        response = await client.post(
+            "/agui",
+            content=json.dumps(body).encode(),
+            headers={**bearer("alice"), "content-type": "application/json"},
+        )
+    events = parse(response.text)
+    assert events[-1].type == EventType.RUN_ERROR
+    assert events[-1].code.startswith("invalid_payload")
+    assert {r.pending_id for r in await front.handler.list_pending(room_id="t1")} == {
+        first.id,
+        second.id,
+    }
+
+
+async def test_a_message_with_text_no_store_takes_is_refused_naming_it(front: Front) -> None:
+    body = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [{"id": "m0", "role": "user", "content": "Paint it caf\ud800"}],
+    }
+    async with front.client() as client:
+        response = await client.post(
+            "/agui",
+            content=json.dumps(body).encode(),
+            headers={**bearer("alice"), "content-type": "application/json"},
+        )
+    assert response.status_code == 422
+    assert "lone surrogate" in response.json()["detail"]
+    assert front.provider.calls == []

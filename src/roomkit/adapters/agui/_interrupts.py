@@ -22,7 +22,11 @@ from roomkit.models.kinds import Kind, option_labels, request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools import approvals
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.validation import validate_answer, validate_tool_arguments
+from roomkit.tools.validation import (
+    unencodable_text,
+    validate_answer,
+    validate_tool_arguments,
+)
 
 __all__ = ["ResumeRefused", "Settle", "interrupt_of", "named", "response_schema", "settle_of"]
 
@@ -183,6 +187,11 @@ def settle_of(request: PendingInput, entry: ResumeEntry) -> Settle:
     """
     is_approval = request.kind == "approval"
     payload = entry.payload
+    # Checked with the rest, before anything of the resume is settled: text no store takes
+    # would fail its settle half way through the resume.
+    unstorable = unencodable_text(payload)
+    if unstorable is not None:
+        raise _invalid(request, f"the payload holds {unstorable}, which UTF-8 cannot encode")
     if entry.status == "cancelled":
         reason = payload.get("reason") if isinstance(payload, dict) else None
         text = reason if isinstance(reason, str) else ""

@@ -38,6 +38,7 @@ from roomkit.bodies import BodyLimits, bounded_route
 from roomkit.core.exceptions import StoreError
 from roomkit.core.framework import RoomKit
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.validation import unencodable_text
 
 __all__ = ["CAPABILITIES", "agui_router"]
 
@@ -192,7 +193,10 @@ def agui_router(
             200: {"content": {"text/event-stream": {}}, "description": "AG-UI events"},
             401: {"description": "Missing, invalid or expired token"},
             404: {"description": "The thread is a room the caller may not follow"},
-            422: {"description": "The body is no RunAgentInput, or its threadId no room id"},
+            422: {
+                "description": "The body is no RunAgentInput, its threadId no room id, or it "
+                "holds text UTF-8 cannot encode"
+            },
         },
     )
     async def run(body: dict[str, Any], principal: Caller) -> StreamingResponse:
@@ -204,6 +208,14 @@ def agui_router(
         problem = room_id_problem(run_input.thread_id, what="threadId")
         if problem is not None:
             raise HTTPException(status_code=422, detail=problem)
+        # The resume's payloads are each refused with their interrupt (RUN_ERROR); the rest
+        # is stored (a message in the room): text no store takes is refused here, whole.
+        unstorable = unencodable_text({k: v for k, v in body.items() if k != "resume"})
+        if unstorable is not None:
+            raise HTTPException(
+                status_code=422,
+                detail=f"The body holds {unstorable}, which UTF-8 cannot encode: send UTF-8 text",
+            )
         await open_thread(principal, run_input.thread_id)
         encoder = EventEncoder()
 
