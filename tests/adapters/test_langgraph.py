@@ -182,6 +182,10 @@ async def test_start_re_attaches_to_the_requests_it_opened(handler: HumanInputHa
     first = await lg.start(graph, {}, config(), handler=handler, actor="alice")
     again = await lg.start(graph, None, config(), handler=handler, actor="alice")
     assert first == again
+    # Run again as it was first run, with its input: the same requests, and no other.
+    rerun = await lg.start(graph, {}, config(), handler=handler, actor="alice")
+    assert rerun == first
+    assert [r.pending_id for r in await handler.list_pending()] == first
 
 
 async def test_only_the_middlewares_allowed_decisions_are_taken(handler: HumanInputHandler) -> None:

@@ -89,8 +89,14 @@ async def start(
     The checkpointer keeps the thread where it stopped; :func:`resume` continues it, in
     any process, once the requests are settled. An empty list: the graph finished (or
     every pause was decided at once, e.g. by a rule's ``when=``). Arguments as :func:`run`.
+
+    A thread already stopped at interrupts (a ``start`` run again after a crash) is not
+    run again with ``input``: its requests are re-attached to, and nobody is asked twice.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
+    paused = tuple((await graph.aget_state(config)).interrupts)
+    if paused:
+        return await _settle_or_open(graph, config, asker, paused)
     out = await graph.ainvoke(input, config, version="v2")
     return await _settle_or_open(graph, config, asker, out.interrupts)
 
