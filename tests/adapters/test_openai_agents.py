@@ -257,3 +257,21 @@ async def test_a_run_key_started_again_for_another_call_is_refused(
     assert other != first
     assert [r.arguments for r in await handler.list_pending()] == [{"to": "bob"}, {"to": "carol"}]
     assert sent == []
+
+
+async def test_a_run_goes_on_past_as_many_pauses_as_one_read_covers(
+    handler: HumanInputHandler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger is read for its pauses a batch at a time (256 a batch; 2 here): a run
+    with more is read in as many batches, never taken for finished."""
+    from roomkit.adapters.openai_agents import _saved
+
+    monkeypatch.setattr(_saved, "GENERATIONS", 2)
+    sent: list[str] = []
+    agent = build(sent, calls=5)
+    ids = await oa.start(agent, "go", handler=handler, run_key="long", actor="alice")
+    while ids:
+        for pending_id in ids:
+            assert await handler.aresolve(pending_id, approve(), by="alice")
+        ids = await oa.resume(agent, "long", handler=handler, actor="alice")
+    assert sent == [f"bob{n}" for n in range(5)]

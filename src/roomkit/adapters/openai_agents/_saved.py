@@ -24,7 +24,8 @@ __all__ = ["SavedRuns"]
 PART_CHARS = 20_000
 """The most characters of a state one ``saved`` entry holds."""
 GENERATIONS = 256
-"""The most pauses of one run the store keeps track of."""
+"""How many generations' marks one read of the ledger asks for (a run with more is read in
+as many steps)."""
 
 
 class SavedRuns:
@@ -70,11 +71,17 @@ class SavedRuns:
     async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str]] | None:
         """The last generation kept: its number, its state and its pending ids."""
         handler = self.asker.handler
-        generations = {self.mark(n): n for n in range(GENERATIONS)}
-        marks = await handler.ledger.read_spent(list(generations))
-        if not marks:
+        generation, start = -1, 0
+        while True:
+            generations = {self.mark(n): n for n in range(start, start + GENERATIONS)}
+            marks = await handler.ledger.read_spent(list(generations))
+            if marks:
+                generation = max(generations[name] for name in marks)
+            if generation < start + GENERATIONS - 1:
+                break
+            start += GENERATIONS  # every one of these was kept: the run went on past them
+        if generation < 0:
             return None
-        generation = max(generations[name] for name in marks)
         placeholder = first or Pause("", "approval", "openai_agents.run", {})
         try:
             anchor = await self.asker.open(self.anchor(generation, placeholder))
