@@ -206,3 +206,48 @@ async def test_two_processes_seeing_one_shift_change_tell_the_new_person_once() 
     assert [item.body for item in items if item.body.get("job") == "reassign"] == [
         {"job": "reassign", "to": "bob"}
     ]
+
+
+async def test_a_feed_that_fails_is_not_read_again_at_every_routing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A feed that hangs holds each routing for the read's bound once, then the failure
+    stands for a while (and the schedule read before, once there is one): every view of
+    the desk would otherwise wait on it again."""
+    from roomkit.routing import ical
+
+    monkeypatch.setattr(ical, "_FETCH", 0.2)
+    served: list[str] = []
+    answering, released = asyncio.Event(), asyncio.Event()
+    answering.set()
+    body = SCHEDULE.read_bytes()
+
+    async def feed(request: web.Request) -> web.StreamResponse:
+        served.append(request.path)
+        if not answering.is_set():
+            await released.wait()  # hangs until the test ends
+        return web.Response(body=body, content_type="text/calendar")
+
+    app = web.Application()
+    app.router.add_get("/oncall.ics", feed)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        schedule = ICalOnCall(f"http://127.0.0.1:{port}/oncall.ics", refresh=0.0)
+        first = await schedule.on_call_at(at("2027-03-27T12:00:00+00:00"))
+        answering.clear()
+        # The feed hangs now: the schedule read before stands, and is not read again.
+        for _ in range(3):
+            assert await schedule.on_call_at(at("2027-03-27T12:00:00+00:00")) == first
+        assert len(served) == 2
+        fresh = ICalOnCall(f"http://127.0.0.1:{port}/oncall.ics")
+        for _ in range(2):
+            with pytest.raises(TimeoutError, match=r"took longer than 0\.2 s"):
+                await fresh.on_call_at(at("2027-03-27T12:00:00+00:00"))
+        assert len(served) == 3
+    finally:
+        released.set()
+        await runner.cleanup()

@@ -10,6 +10,8 @@ actor), else its summary.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
@@ -19,6 +21,14 @@ from typing import Any
 from roomkit._extras import requires_extra
 
 __all__ = ["ICalOnCall"]
+
+logger = logging.getLogger("roomkit.routing")
+
+_FETCH = 10.0
+"""Seconds a read of the feed may take in all (a server that trickles it included)."""
+_RETRY = 30.0
+"""Seconds after a failed read before the feed is read again (meanwhile the schedule read
+before stands, or, before any, the failure)."""
 
 
 def _libraries() -> tuple[Any, Any]:
@@ -83,6 +93,7 @@ class ICalOnCall:
         self.person = person
         self._calendar: Any = None
         self._read_at = 0.0
+        self._failed: tuple[float, Exception] | None = None
         self._stamp: float | None = None
         if self.path is not None:
             # A wrong path is told now, not as a schedule that names nobody while requests wait.
@@ -116,22 +127,52 @@ class ICalOnCall:
             if self._calendar is None or self.path.stat().st_mtime != self._stamp:
                 return self._read_file()
             return self._calendar
-        if self._calendar is None or time.monotonic() - self._read_at >= self.refresh:
-            with requires_extra("ICalOnCall(url)", "desk"):
-                import httpx
-            async with httpx.AsyncClient(timeout=10.0, follow_redirects=True) as client:
+        now = time.monotonic()
+        if self._calendar is not None and now - self._read_at < self.refresh:
+            return self._calendar
+        failed = self._failed
+        if failed is not None and now - failed[0] < _RETRY:
+            if self._calendar is not None:
+                return self._calendar
+            raise failed[1]
+        try:
+            data = await self._fetch()
+            calendar = self._parse(data, "the feed")
+        except Exception as error:
+            # Not read again at every routing: the last schedule read stands meanwhile.
+            self._failed = (now, error)
+            if self._calendar is None:
+                raise
+            logger.warning(
+                "ICalOnCall: could not read the feed again (%r); the schedule read before stands",
+                error,
+            )
+            return self._calendar
+        self._calendar, self._read_at, self._failed = calendar, now, None
+        return self._calendar
+
+    async def _fetch(self) -> bytes:
+        """The feed's text, read within :data:`_FETCH` seconds in all."""
+        with requires_extra("ICalOnCall(url)", "desk"):
+            import httpx
+        try:
+            async with (
+                asyncio.timeout(_FETCH),
+                httpx.AsyncClient(timeout=_FETCH, follow_redirects=True) as client,
+            ):
                 response = await client.get(str(self.url))
                 response.raise_for_status()
-            self._calendar = self._parse(response.content, "the feed")
-            self._read_at = time.monotonic()
-        return self._calendar
+        except TimeoutError:
+            raise TimeoutError(f"the feed took longer than {_FETCH:g} s to read") from None
+        return bytes(response.content)
 
     async def on_call_at(self, at: datetime) -> str | None:
         """The person on call at ``at`` (of the shifts then, the one that started last: an
         override laid over the rotation wins); ``None`` when nobody is."""
         calendar = await self._load()
-        events = self._recurring.of(calendar).between(
-            at - timedelta(days=1), at + timedelta(seconds=1)
+        # Off the event loop: a rule repeating every minute for years takes seconds to expand.
+        events = await asyncio.to_thread(
+            self._recurring.of(calendar).between, at - timedelta(days=1), at + timedelta(seconds=1)
         )
         current: list[tuple[datetime, Any]] = []
         for event in events:
