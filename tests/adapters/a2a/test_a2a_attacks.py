@@ -274,3 +274,19 @@ async def test_an_answer_after_one_given_elsewhere_is_told_the_one_that_stands()
     settled = await world.handler.get_request(request.pending_id)
     assert settled is not None
     assert (settled.result, settled.settled_by) == ("green", "bob")
+
+
+async def test_a_body_over_the_limit_is_refused_before_anything_reads_it() -> None:
+    """As on the desk, AG-UI and MCP: a 300 KiB message is a 413, nothing stored or sent to
+    the model; one nested too deep is a 400."""
+    world = World([AIResponse(content="Never.")])
+    huge = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "x" * 300_000}]}}
+    deep: Any = "x"
+    for _ in range(200):
+        deep = [deep]
+    async with world.http() as http:
+        too_big = await http.post("/message:send", json=huge)
+        too_deep = await http.post("/message:send", json={"message": deep})
+    assert too_big.status_code == 413
+    assert too_deep.status_code == 400
+    assert world.provider.calls == []

@@ -20,6 +20,7 @@ from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.tokens import resolve_secret
+from roomkit.bodies import BoundedBodies
 from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -32,7 +33,8 @@ PUBLIC_PREFIX = "/.well-known/"
 
 
 class A2AGate:
-    """An ASGI app: ``app`` behind the desk's tokens.
+    """An ASGI app: ``app`` behind the desk's tokens, its request bodies checked as the
+    other doors check theirs (over 256 KiB: 413; nested too deep, or not JSON: 400).
 
     Args:
         app: the A2A routes (a Starlette or FastAPI app).
@@ -54,7 +56,9 @@ class A2AGate:
     ) -> None:
         if auth is None:
             auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
-        self.app = app
+        # Bodies are checked as every other door checks them (size, depth, numbers), once
+        # the caller is known and before the SDK parses them.
+        self.app = BoundedBodies(app)
         self.gate = CredentialGate(auth, LinkLedger(handler.ledger))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
