@@ -159,18 +159,26 @@ def test_a_bad_command_line_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "text", "body"),
+    ("kind", "text", "schema", "body"),
     [
-        ("question", "42", {"answer": "42"}),
-        ("question", '["a"]', {"answer": ["a"]}),
-        ("custom", "42", {"answer": 42}),
-        ("custom", "plain words", {"answer": "plain words"}),
-        ("confirm", "No", {"confirmed": False}),
-        ("questions", '{"answers": []}', {"answers": []}),
+        ("question", "42", None, {"answer": "42"}),
+        ("question", '["a"]', None, {"answer": ["a"]}),
+        # A custom request with no schema, or a string's, takes text: 42 typed is "42".
+        ("custom", "42", None, {"answer": "42"}),
+        ("custom", "true", {"type": "string"}, {"answer": "true"}),
+        ("custom", "42", {"type": "integer"}, {"answer": 42}),
+        ("custom", "plain words", {"type": "object"}, {"answer": "plain words"}),
+        # No JSON number: the text it is, never a traceback.
+        ("custom", "NaN", {"type": "number"}, {"answer": "NaN"}),
+        ("custom", "1e999", {"type": "number"}, {"answer": "1e999"}),
+        ("confirm", "No", None, {"confirmed": False}),
+        ("questions", '{"answers": []}', None, {"answers": []}),
     ],
 )
-def test_the_answer_text_becomes_the_body_its_kind_takes(kind: str, text: str, body: dict) -> None:
-    assert answer_body(kind, text) == body
+def test_the_answer_text_becomes_the_body_its_kind_takes(
+    kind: str, text: str, schema: object, body: dict
+) -> None:
+    assert answer_body(kind, text, schema) == body
 
 
 async def _started(process: asyncio.subprocess.Process) -> str:

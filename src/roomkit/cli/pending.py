@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -112,17 +113,18 @@ def listing(args: argparse.Namespace) -> int:
     return 0
 
 
-def answer_body(kind: str, answer: str) -> dict[str, Any]:
+def answer_body(kind: str, answer: str, schema: object = None) -> dict[str, Any]:
     """The answer body for a request of ``kind`` from the text typed on the command line.
 
     JSON that is already a body (``{"answer": ...}``, ``{"answers": ...}``,
     ``{"confirmed": ...}``, ``{"decision": ...}``) is sent as it is. Otherwise: an approval
     takes yes/approve or no/reject; a confirm takes yes/no (or
     true/false); a question takes the text (a JSON list picks several options); a custom
-    request takes the JSON value, or the text when it is not JSON.
+    request takes the text as typed when its answer ``schema`` takes text (none, or a
+    string's), else the JSON value, or the text when it is not JSON (``NaN`` included).
     """
     try:
-        parsed: Any = json.loads(answer)
+        parsed: Any = json.loads(answer, parse_constant=_no_constant, parse_float=_finite)
     except ValueError:
         parsed = answer
     if isinstance(parsed, dict) and parsed.keys() & {"answer", "answers", "confirmed", "decision"}:
@@ -147,7 +149,22 @@ def answer_body(kind: str, answer: str) -> dict[str, Any]:
         raise Failure('A confirm request takes yes or no (or {"confirmed": ...})', 2)
     if kind == "question":
         return {"answer": parsed if isinstance(parsed, list) else answer}
+    if schema is None or (isinstance(schema, dict) and schema.get("type") == "string"):
+        return {"answer": answer}
     return {"answer": parsed}
+
+
+def _no_constant(name: str) -> Any:
+    """``NaN`` and the infinities are no JSON: typed, they are text."""
+    raise ValueError(f"{name} is no JSON number")
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a float; one too large for any (``1e999``) is text, as typed."""
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"{text} is too large a number")
+    return number
 
 
 def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
@@ -156,7 +173,7 @@ def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
 
     kind, arguments = request["kind"], request.get("arguments") or {}
     if not takes_choices(kind, arguments):
-        return answer_body(kind, typed)
+        return answer_body(kind, typed, request.get("answer_schema"))
     try:
         return typed_body(kind, arguments, typed)
     except ValueError as error:
