@@ -77,7 +77,7 @@ async def test_a_strict_payload_still_reads() -> None:
     assert principal.expires_at == 2_000_000_000.5
 
 
-@pytest.mark.parametrize("ttl", ["0", "-5", "nan", "inf"])
+@pytest.mark.parametrize("ttl", ["0", "-5", "nan", "inf", "1e300", "315360001"])
 def test_the_token_command_refuses_a_lifetime_that_never_ends(
     ttl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -118,3 +118,15 @@ def test_the_revoke_command_says_what_it_needs(
         assert words in err, argv
         assert err.count("\n") == 1, argv
         assert err.startswith("roomkit: "), argv
+
+
+def test_no_token_or_link_lasts_past_ten_years() -> None:
+    """One that did would, in effect, never expire (and overflow Redis's expiry when
+    revoked): an actor token lasting until revoked is ``ttl=None``."""
+    from roomkit.auth.tokens import MAX_TTL, issue_answer_link, issue_token
+
+    with pytest.raises(ValueError, match="at most 315360000 seconds"):
+        issue_token(SECRET, "alice", ttl=1e300)
+    with pytest.raises(ValueError, match="at most"):
+        issue_answer_link(SECRET, "q1", "alice", ttl=MAX_TTL + 1)
+    assert issue_token(SECRET, "alice", ttl=MAX_TTL)

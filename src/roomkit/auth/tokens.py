@@ -95,6 +95,9 @@ MIN_SECRET_BYTES = 16
 MAX_TOKEN_CHARS = 4096
 DEFAULT_LINK_TTL = 900.0
 DEFAULT_TOKEN_TTL = 30 * 86_400.0
+MAX_TTL = 10 * 365 * 86_400.0
+"""The longest a token or link may last: ten years (a longer one would, in effect, never
+expire; an actor token that lasts until revoked is ``ttl=None``)."""
 """Seconds an actor token stays valid unless told otherwise: 30 days."""
 SIGN_IN = "sign-in"
 """The ``use`` claim of a sign-in link."""
@@ -148,6 +151,22 @@ def _check_id(name: str, value: object) -> str:
     return value
 
 
+def _ttl(ttl: object) -> float:
+    """``ttl``, checked: a positive number of seconds, at most :data:`MAX_TTL`.
+
+    Raises:
+        TypeError: it is no number.
+        ValueError: it is not positive, not finite, or over ten years.
+    """
+    seconds = positive_seconds("ttl", ttl)
+    if seconds > MAX_TTL:
+        raise ValueError(
+            f"ttl is at most {MAX_TTL:.0f} seconds (ten years), got {ttl}: a token that "
+            "lasts until revoked is issued with no ttl (ttl=None)"
+        )
+    return seconds
+
+
 def issue_token(
     secret: str | bytes,
     actor_id: str,
@@ -175,7 +194,7 @@ def issue_token(
         "jti": secrets.token_urlsafe(12),
     }
     if ttl is not None:
-        claims["exp"] = int(issued + positive_seconds("ttl", ttl))
+        claims["exp"] = int(issued + _ttl(ttl))
     return _sign(secret, claims)
 
 
@@ -198,7 +217,7 @@ def issue_answer_link(
         KIND_CLAIM: CredentialKind.ANSWER_LINK.value,
         "req": _check_id("pending_id", pending_id),
         "iat": issued,
-        "exp": int(issued + positive_seconds("ttl", ttl)),
+        "exp": int(issued + _ttl(ttl)),
         "jti": secrets.token_urlsafe(12),
     }
     return _sign(secret, claims)
@@ -225,7 +244,7 @@ def issue_sign_in_link(
         # Kept beside the kind: a desk that reads no kind claim still sees a sign-in link.
         "use": SIGN_IN,
         "iat": issued,
-        "exp": int(issued + positive_seconds("ttl", ttl)),
+        "exp": int(issued + _ttl(ttl)),
         "jti": secrets.token_urlsafe(12),
     }
     return _sign(secret, claims)

@@ -116,9 +116,15 @@ def quoted(path: Path) -> str:
 
 
 def check_ttl(option: str, ttl: float, about: str = "") -> None:
-    """Exit 2 unless ``ttl`` is a positive, finite number of seconds."""
-    if not (math.isfinite(ttl) and ttl > 0):
-        raise Failure(f"{option} must be a positive number of seconds{about}", 2)
+    """Exit 2 unless ``ttl`` is a positive, finite number of seconds, at most ten years."""
+    from roomkit.auth.tokens import MAX_TTL
+
+    if not (math.isfinite(ttl) and 0 < ttl <= MAX_TTL):
+        raise Failure(
+            f"{option} must be a positive number of seconds, at most {MAX_TTL:.0f} (ten "
+            f"years){about}",
+            2,
+        )
 
 
 def add_store_option(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
