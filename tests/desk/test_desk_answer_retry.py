@@ -50,6 +50,13 @@ async def test_the_same_answer_sent_again_gets_200_and_any_other_409() -> None:
     )
     assert (changed[0], other[0]) == (409, 409)
     assert await world.handler.wait(pending_id) == "blue"
+    # Counted once: the answer sent again is the one already recorded.
+    async with world.client() as client:
+        figures = await client.get("/metrics", headers=bearer("root", admin=True))
+    answers = [
+        line for line in figures.text.splitlines() if line.startswith("roomkit_answers_total{")
+    ]
+    assert 'roomkit_answers_total{surface="desk"} 1.0' in answers, answers
 
 
 async def test_an_answer_that_got_503_but_was_recorded_gets_200_when_sent_again(

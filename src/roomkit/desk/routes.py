@@ -188,6 +188,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         outcome: Callable[[], Awaitable[bool]],
         *,
         rejected: bool = False,
+        again: bool = False,
     ) -> dict[str, Any]:
         """Spend the caller's link, settle the request with ``outcome()``, and report it.
 
@@ -220,6 +221,9 @@ def build_router(desk: "Desk") -> DeskRouter:
         if not won:
             latest = await handler.get_request(request_id)
             raise HTTPException(status_code=409, detail=settled_detail(latest))
+        if again:
+            # The caller's own answer sent again: counted and logged when it was recorded.
+            return view_of(await handler.get_request(request_id) or request)
         metrics.settled(request, caller, rejected=rejected)
         event = {
             "event": "reject" if rejected else "answer",
@@ -339,6 +343,7 @@ def build_router(desk: "Desk") -> DeskRouter:
             lambda: handler.aresolve(
                 request_id, text, by=caller.actor_id, surface=surface, digest=shown
             ),
+            again=own,
         )
 
     @router.post(
