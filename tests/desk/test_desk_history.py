@@ -128,3 +128,18 @@ async def test_the_limit_keeps_the_newest_and_is_bounded() -> None:
             assert response.status_code == 422
             assert "limit" in response.json()["detail"]
         assert (await client.get("/api/history")).status_code == 401
+
+
+async def test_other_rooms_settled_questions_do_not_crowd_the_callers_own_out(
+    handlers: HandlerFactory,
+) -> None:
+    world = await world_on(handlers())
+    mine = await world.handler.create("AskUserQuestion", {"question": "Mine"}, actor_id="alice")
+    await world.handler.aresolve(mine.pending_id, "done")
+    for n in range(60):  # asked of another room's people, settled later
+        other = await world.handler.create(
+            "AskUserQuestion", {"question": f"Ops {n}"}, room_id="ops"
+        )
+        await world.handler.aresolve(other.pending_id, "ok")
+    shown = await history(world, "alice", limit=10)
+    assert [view["id"] for view in shown] == [mine.pending_id]

@@ -68,6 +68,8 @@ SURFACE = "desk"
 """The surface of the requests the HTTP API shows, in their history's ``shown`` entries."""
 HISTORY_LIMIT = 50
 """The most settled requests ``GET /api/history`` returns."""
+_READ = 200
+"""The most settled requests one read of the store gives (its ``list_settled`` limit)."""
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 
@@ -295,8 +297,11 @@ def build_router(desk: "Desk") -> DeskRouter:
         elif caller.admin:
             found = await handler.list_settled(limit=limit)
         else:
-            found = await handler.list_settled(actor_ids=(caller.actor_id, None), limit=limit)
-        return {"requests": [view_of(r) for r in await desk.access.visible(caller, found)]}
+            # Those naming no one are each shown only to their room: read as many as the
+            # store gives, so that other rooms' do not crowd the caller's own out.
+            found = await handler.list_settled(actor_ids=(caller.actor_id, None), limit=_READ)
+        shown = await desk.access.visible(caller, found)
+        return {"requests": [view_of(r) for r in shown[:limit]]}
 
     @router.get(
         "/requests/{request_id}", response_model=RequestView, responses=_errors(401, 404, 422, 429)
