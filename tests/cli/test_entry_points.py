@@ -238,3 +238,33 @@ def test_the_paths_the_commands_had_still_name_the_same_things() -> None:
     assert roomkit.desk.serving.sign_in_link is _serving.sign_in_link
     assert roomkit.desk.forms.typed_body is _forms.typed_body
     assert roomkit.desk.answers.quorum_progress is _forms.quorum_progress
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
+    """``roomkit audit export ... | head``: the reader stops reading, and the command stops
+    quietly, as Unix commands do (status 141)."""
+    script = (
+        "import asyncio\n"
+        "from roomkit.stores.sqlite import SQLiteStore\n"
+        "from roomkit.tools.human_input import HumanInputHandler\n"
+        "async def fill():\n"
+        "    store = SQLiteStore('kit.db')\n"
+        "    handler = HumanInputHandler(store=store)\n"
+        "    for _ in range(300):\n"
+        "        await handler.create('AskUserQuestion', {'question': 'x' * 200})\n"
+        "    await store.close()\n"
+        "asyncio.run(fill())\n"
+    )
+    subprocess.run([sys.executable, "-c", script], cwd=tmp_path, check=True, timeout=60)
+    export = subprocess.Popen(
+        [sys.executable, "-m", "roomkit.cli", "audit", "export", "--store", "sqlite:///kit.db"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert export.stdout is not None
+    export.stdout.read(100)
+    export.stdout.close()  # the reader leaves
+    _, err = export.communicate(timeout=60)
+    assert export.returncode == 141
+    assert b"Traceback" not in err

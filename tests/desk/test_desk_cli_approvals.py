@@ -149,3 +149,22 @@ async def test_a_decision_copied_from_show_is_refused_once_the_arguments_changed
     assert [vote.actor for vote in record.votes] == ["bob", "alice"]
     assert fresh == (0, f"Approved {pending_id}\n", "")
     assert (record.status, record.arguments) == ("resolved", {"to": "carol"})
+
+
+async def test_list_and_show_name_an_approvals_approvers_as_whom_it_asks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An approval naming no actor is not for anyone in the room: its approvers decide it."""
+    world = World()
+    await world.room("room", "alice", "bob", "carol")
+    request = await world.handler.create_approval(
+        "book", {"trip": "Lisbon"}, approvers=["bob", "carol"], room_id="room", quorum=2
+    )
+    async with serve(world.app) as base:
+        _, listed, _ = await run(capsys, "pending", "list", "--url", base, "--token", token("bob"))
+        _, shown, _ = await run(
+            capsys, "pending", "show", request.pending_id, "--url", base, "--token", token("bob")
+        )
+    assert "for=bob, carol" in listed
+    assert "for=bob, carol" in shown
+    assert "anyone in the room" not in shown

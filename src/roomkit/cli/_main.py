@@ -8,6 +8,7 @@ install command and exits 2, as httpx's command does.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,4 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return missing.code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left (`roomkit pending show ID | head`): nothing more to say to it.
+        # Python's own flush at exit would fail again, on the same pipe: point it elsewhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return status

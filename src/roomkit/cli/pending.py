@@ -104,7 +104,7 @@ def listing(args: argparse.Namespace) -> int:
     if not requests:
         print("No open questions.")
     for request in requests:
-        who = request.get("actor_id") or "(room)"
+        who = _for(request) or "(room)"
         print(
             f"{printable(request['id'])}  {request['kind']:<9}  "
             f"room={printable(request['room_id'], 40)}  for={printable(who, 40)}  "
@@ -154,6 +154,14 @@ def answer_body(kind: str, answer: str, schema: object = None) -> dict[str, Any]
     return {"answer": parsed}
 
 
+def _for(request: dict[str, Any]) -> str:
+    """Who is asked: the actor named, else an approval's approvers (who alone decide it)."""
+    approvers = request.get("approvers") or []
+    if request.get("kind") == "approval" and approvers:
+        return ", ".join(str(name) for name in approvers)
+    return str(request.get("actor_id") or "")
+
+
 def _no_constant(name: str) -> Any:
     """``NaN`` and the infinities are no JSON: typed, they are text."""
     raise ValueError(f"{name} is no JSON number")
@@ -189,7 +197,7 @@ def show(args: argparse.Namespace) -> int:
 
     request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
     kind, arguments = request["kind"], request.get("arguments") or {}
-    who = request.get("actor_id") or "anyone in the room"
+    who = _for(request) or "anyone in the room"
     print(
         f"{printable(request['id'])}  {kind}  {printable(request['tool_name'], 60)}  "
         f"room={printable(request['room_id'], 60)}  for={printable(who, 60)}  "
