@@ -145,6 +145,11 @@ BAD = [
         "must be an http:// or https:// URL, not",
     ),
     (
+        HOOK + '[people.alice]\nemail = "alice@example.com\\r\\nBcc: eve@example.com"\n',
+        "[people.alice] email",
+        "must be one line, with no control character",
+    ),
+    (
         '[[webhook]]\nurl = "https://[fd00::1/hooks"\nsecret_env = "HOOK_SECRET"\n',
         "[[webhook]] url",
         "is not a URL (Invalid IPv6 URL)",

@@ -208,3 +208,22 @@ def test_a_missing_engine_names_its_extra(
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ImportError, match=rf"needs the {extra} extra"):
         make()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ({"engine": "opa", "url": "http://127.0.0.1:8181", "path": 5}, "path"),
+        ({"engine": "opa", "url": 8181}, "url"),
+        ({"engine": "rego", "file": "a.rego", "query": 5}, "query"),
+        ({"engine": "cedar", "file": "a.cedar", "name": ""}, "name"),
+    ],
+    ids=["opa-path", "opa-url", "rego-query", "empty-name"],
+)
+def test_a_policy_table_value_of_the_wrong_type_is_named(
+    table: dict[str, object], key: str, tmp_path: Path
+) -> None:
+    from roomkit.policy.config import policy_from_table
+
+    with pytest.raises(PolicyError, match=rf"^{key} is non-empty text"):
+        policy_from_table(table, tmp_path)

@@ -67,6 +67,15 @@ class TomlValues:
             self.fail(at, f"must be non-empty text, not {value!r}")
         return value
 
+    def line(self, table: dict[str, Any], where: str, key: str, *, required: bool = False) -> Any:
+        """:meth:`text` that goes into a mail header (an address, a login): one line, no
+        control character."""
+        value = self.text(table, where, key, required=required)
+        if value is not None and any(ord(char) < 32 or ord(char) == 127 for char in value):
+            at = f"{where} {key}" if where else key
+            self.fail(at, f"must be one line, with no control character, not {value!r}")
+        return value
+
     def seconds(self, table: dict[str, Any], where: str, key: str) -> float:
         value = table[key]
         if isinstance(value, bool) or not isinstance(value, int | float):

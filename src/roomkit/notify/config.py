@@ -256,12 +256,12 @@ class _Reader(TomlValues):
         port = table.get("port", 587)
         if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
             self.fail(f"{where} port", f"must be a port number (587, 465, 25), not {port!r}")
-        username = self.text(table, where, "username")
+        username = self.line(table, where, "username")
         password = self.secret(table, where, "password_env") if "password_env" in table else None
         if (username is None) != (password is None):
             missing = "password_env" if password is None else "username"
             self.fail(f"{where} {missing}", "username and password_env go together")
-        sender = self.text(table, where, "sender", required=True)
+        sender = self.line(table, where, "sender", required=True)
         if "@" not in sender:
             self.fail(f"{where} sender", f"must be an email address, not {sender!r}")
         tls = self.text(table, where, "tls")
@@ -278,7 +278,7 @@ class _Reader(TomlValues):
         """``[email] directory = "..."``: each message written as an ``.eml`` file."""
         self.known(table, where, _EMAIL_FILES)
         directory = self.text(table, where, "directory", required=True)
-        sender = self.text(table, where, "sender") or "roomkit@localhost"
+        sender = self.line(table, where, "sender") or "roomkit@localhost"
         return self.build(f"{where} directory", lambda: EmailFiles(directory, sender=sender))
 
     def slack(self, table: dict[str, Any]) -> Surface:
@@ -364,7 +364,11 @@ class _Reader(TomlValues):
             self.actor_name(where, actor)
             self.known(self.table(table, where), where, _ROUTED)
             person = Person(
-                **{key: self.text(table, where, key) for key in _PERSON},
+                # The address goes into a mail header: one line.
+                **{
+                    key: (self.line if key == "email" else self.text)(table, where, key)
+                    for key in _PERSON
+                },
                 delegations=people_config.delegations(self, table.get("delegations", []), where),
             )
             if person.manager is not None:

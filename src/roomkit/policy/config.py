@@ -66,6 +66,9 @@ def policy_from_table(table: dict[str, Any], folder: Path) -> PolicyBase:
             common[key] = table[key]
     if "shadow" in common and not isinstance(common["shadow"], bool):
         raise PolicyError("shadow is true or false")
+    for key in ("url", "path", "query", "on_error", "name"):
+        if key in table and not (isinstance(table[key], str) and table[key]):
+            raise PolicyError(f"{key} is non-empty text, got {table[key]!r}")
     if engine == "opa":
         if "url" not in table:
             raise PolicyError("an opa policy needs url")
