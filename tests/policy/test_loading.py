@@ -227,3 +227,20 @@ def test_a_policy_table_value_of_the_wrong_type_is_named(
 
     with pytest.raises(PolicyError, match=rf"^{key} is non-empty text"):
         policy_from_table(table, tmp_path)
+
+
+def test_rego_that_cannot_decide_says_so(tmp_path: Path) -> None:
+    """Rules that conflict, or input Rego cannot take, are a failure that says what it is
+    (the policy's ``on_error`` then asks or refuses), not a JSON parse error."""
+    conflicting = tmp_path / "conflict.rego"
+    conflicting.write_text(
+        "package roomkit\nimport rego.v1\n"
+        'decision := {"decision": "allow"} if input.arguments.a\n'
+        'decision := {"decision": "deny"} if input.arguments.b\n',
+        encoding="utf-8",
+    )
+    policy = RegoPolicy(conflicting)
+    with pytest.raises(RuntimeError, match="Rego could not evaluate"):
+        policy.decide(call(a=True, b=True))
+    with pytest.raises(ValueError, match="Out of range float"):
+        policy.decide(call(a=float("nan")))

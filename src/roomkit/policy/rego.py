@@ -84,9 +84,19 @@ class RegoPolicy(PolicyBase):
         self._versioned(*(text for text, _ in loaded), json.dumps(document, sort_keys=True))
 
     def decide(self, call: PolicyCall) -> PolicyDecision:
-        """The query's result on ``call``, as one of the four decisions."""
-        self._interpreter.set_input_term(json.dumps(call.to_input(), default=str))
+        """The query's result on ``call``, as one of the four decisions.
+
+        Raises:
+            ValueError: the call holds a number JSON cannot carry (NaN, an infinity).
+            RuntimeError: Rego could not evaluate the query on it.
+        """
+        self._interpreter.set_input_term(json.dumps(call.to_input(), default=str, allow_nan=False))
         output = self._interpreter.query(self.query)
+        if not output.ok():
+            raise RuntimeError(
+                f"Rego could not evaluate {self.query} on this call (rules that conflict, "
+                "or an error such as a division by zero, on its input)"
+            )
         value = json.loads(str(output))
         results = value.get("expressions") if isinstance(value, dict) else None
         if not results:
