@@ -286,3 +286,50 @@ async def test_a_request_id_changed_in_the_metadata_lends_no_decision_to_another
     with pytest.raises(KeyConflictError, match="its decision stands for its own call only"):
         await asyncio.wait_for(pa.results_for(large, handler=handler), 10)
     assert refunded == []
+
+
+async def test_a_call_its_rule_leaves_to_no_one_runs_when_the_run_ends_for_the_others(
+    handler: HumanInputHandler,
+) -> None:
+    """``Approval(when=...)`` holds for ``wait=False`` as for waiting: the small payment
+    runs at once, and only the large one ends the run, naming its request."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    rules = {"pay": Approval(when=lambda name, arguments: arguments["amount"] > 100)}
+    paid: list[int] = []
+
+    def model(messages: list[Any], info: Any) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(
+                parts=[
+                    ToolCallPart("pay", {"amount": 5}, tool_call_id="small"),
+                    ToolCallPart("pay", {"amount": 500}, tool_call_id="large"),
+                ]
+            )
+        return ModelResponse(parts=[TextPart("done")])
+
+    handle = pa.deferred_handler(handler, wait=False, actor="alice", approvals=rules)
+    agent: Agent[None, Any] = Agent(
+        FunctionModel(model),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[HandleDeferredToolCalls(handler=handle)],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def pay(amount: int) -> str:
+        paid.append(amount)
+        return f"paid {amount}"
+
+    first = await agent.run("pay")
+    requests = first.output
+    assert isinstance(requests, DeferredToolRequests)
+    assert [part.tool_call_id for part in requests.approvals] == ["large"]
+    assert paid == [5]
+    [held] = await handler.list_pending()
+    assert held.arguments == {"amount": 500}
+    assert await handler.aresolve(held.pending_id, approve(), by="alice")
+    await pa.resume(
+        agent, requests, first.all_messages(), handler=handler, actor="alice", approvals=rules
+    )
+    assert paid == [5, 500]

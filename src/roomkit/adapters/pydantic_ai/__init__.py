@@ -108,13 +108,19 @@ def deferred_handler(
             return _results(
                 requests, [(p, pause, v) for (p, pause), v in zip(pauses, verdicts, strict=True)]
             )
+        # A call its rule leaves to no one (``when=``) runs now, as when waiting; the others
+        # end the run, each naming its request.
+        exempt: list[tuple[Any, Pause, Verdict]] = []
         for part, pause in pauses:
+            if pause.kind == "approval" and not await asker.needs_person(pause):
+                exempt.append((part, pause, Verdict("approve")))
+                continue
             request = await asker.open(pause)
             requests.metadata.setdefault(part.tool_call_id, {})[METADATA_KEY] = {
                 "pending_id": request.pending_id,
                 "key": pause.key,
             }
-        return None
+        return _results(requests, exempt) if exempt else None
 
     return handle
 
