@@ -247,69 +247,22 @@ async def test_results_for_a_question_past_its_deadline_hold_the_default(
     assert json.loads(answer)["answer"] == "red"
 
 
-async def test_a_request_id_changed_in_the_metadata_lends_no_decision_to_another_call(
-    handler: HumanInputHandler,
-) -> None:
-    """The metadata travels with the message history, which a client may hold: naming an
-    approved request there must not let another call run on its decision."""
+def paying(handle: Any, calls: dict[str, int], paid: list[int]) -> Agent[None, Any]:
+    """An agent whose model first calls ``pay`` once per entry of ``calls`` (call id to
+    amount), all held for approval, then says it is done; each payment made is in ``paid``."""
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import FunctionModel
-
-    refunded: list[int] = []
-
-    def agent(amount: int, call_id: str) -> Agent[None, Any]:
-        def model(messages: list[Any], info: Any) -> ModelResponse:
-            if len(messages) == 1:
-                part = ToolCallPart("refund", {"amount": amount}, tool_call_id=call_id)
-                return ModelResponse(parts=[part])
-            return ModelResponse(parts=[TextPart("done")])
-
-        handle = pa.deferred_handler(handler, wait=False, actor="alice")
-        built: Agent[None, Any] = Agent(
-            FunctionModel(model),
-            output_type=[str, DeferredToolRequests],
-            capabilities=[HandleDeferredToolCalls(handler=handle)],
-        )
-
-        @built.tool_plain(requires_approval=True)
-        def refund(amount: int) -> str:
-            refunded.append(amount)
-            return f"refunded {amount}"
-
-        return built
-
-    small = (await agent(1, "call-1").run("refund 1")).output
-    approved = small.metadata["call-1"]["roomkit"]["pending_id"]
-    assert await handler.aresolve(approved, approve(), by="manager")
-    large = (await agent(9999, "call-2").run("refund 9999")).output
-    large.metadata["call-2"]["roomkit"]["pending_id"] = approved
-    with pytest.raises(KeyConflictError, match="its decision stands for its own call only"):
-        await asyncio.wait_for(pa.results_for(large, handler=handler), 10)
-    assert refunded == []
-
-
-async def test_a_call_its_rule_leaves_to_no_one_runs_when_the_run_ends_for_the_others(
-    handler: HumanInputHandler,
-) -> None:
-    """``Approval(when=...)`` holds for ``wait=False`` as for waiting: the small payment
-    runs at once, and only the large one ends the run, naming its request."""
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import FunctionModel
-
-    rules = {"pay": Approval(when=lambda name, arguments: arguments["amount"] > 100)}
-    paid: list[int] = []
 
     def model(messages: list[Any], info: Any) -> ModelResponse:
         if len(messages) == 1:
             return ModelResponse(
                 parts=[
-                    ToolCallPart("pay", {"amount": 5}, tool_call_id="small"),
-                    ToolCallPart("pay", {"amount": 500}, tool_call_id="large"),
+                    ToolCallPart("pay", {"amount": amount}, tool_call_id=call_id)
+                    for call_id, amount in calls.items()
                 ]
             )
         return ModelResponse(parts=[TextPart("done")])
 
-    handle = pa.deferred_handler(handler, wait=False, actor="alice", approvals=rules)
     agent: Agent[None, Any] = Agent(
         FunctionModel(model),
         output_type=[str, DeferredToolRequests],
@@ -321,6 +274,35 @@ async def test_a_call_its_rule_leaves_to_no_one_runs_when_the_run_ends_for_the_o
         paid.append(amount)
         return f"paid {amount}"
 
+    return agent
+
+
+async def test_a_request_id_changed_in_the_metadata_lends_no_decision_to_another_call(
+    handler: HumanInputHandler,
+) -> None:
+    """The metadata travels with the message history, which a client may hold: naming an
+    approved request there must not let another call run on its decision."""
+    paid: list[int] = []
+    handle = pa.deferred_handler(handler, wait=False, actor="alice")
+    small = (await paying(handle, {"call-1": 1}, paid).run("pay 1")).output
+    approved = small.metadata["call-1"]["roomkit"]["pending_id"]
+    assert await handler.aresolve(approved, approve(), by="manager")
+    large = (await paying(handle, {"call-2": 9999}, paid).run("pay 9999")).output
+    large.metadata["call-2"]["roomkit"]["pending_id"] = approved
+    with pytest.raises(KeyConflictError, match="its decision stands for its own call only"):
+        await asyncio.wait_for(pa.results_for(large, handler=handler), 10)
+    assert paid == []
+
+
+async def test_a_call_its_rule_leaves_to_no_one_runs_when_the_run_ends_for_the_others(
+    handler: HumanInputHandler,
+) -> None:
+    """``Approval(when=...)`` holds for ``wait=False`` as for waiting: the small payment
+    runs at once, and only the large one ends the run, naming its request."""
+    rules = {"pay": Approval(when=lambda name, arguments: arguments["amount"] > 100)}
+    paid: list[int] = []
+    handle = pa.deferred_handler(handler, wait=False, actor="alice", approvals=rules)
+    agent = paying(handle, {"small": 5, "large": 500}, paid)
     first = await agent.run("pay")
     requests = first.output
     assert isinstance(requests, DeferredToolRequests)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,22 @@ async def test_a_shift_change_while_the_request_waits_moves_it() -> None:
     assert len(after) == 2
 
 
+@asynccontextmanager
+async def serving(path: str, answer: Any) -> AsyncIterator[str]:
+    """An HTTP server on the loopback answering GET ``path`` with ``answer``; its base URL."""
+    app = web.Application()
+    app.router.add_get(path, answer)
+    runner = web.AppRunner(app, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
 @pytest.fixture
 async def pagerduty() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
     seen: list[dict[str, Any]] = []
@@ -151,17 +168,8 @@ async def pagerduty() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
             }
         )
 
-    app = web.Application()
-    app.router.add_get("/oncalls", oncalls)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}", seen
-    finally:
-        await runner.cleanup()
+    async with serving("/oncalls", oncalls) as base:
+        yield base, seen
 
 
 async def test_pagerduty_names_the_first_level(
@@ -228,26 +236,17 @@ async def test_a_feed_that_fails_is_not_read_again_at_every_routing(
             await released.wait()  # hangs until the test ends
         return web.Response(body=body, content_type="text/calendar")
 
-    app = web.Application()
-    app.router.add_get("/oncall.ics", feed)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        schedule = ICalOnCall(f"http://127.0.0.1:{port}/oncall.ics", refresh=0.0)
+    async with serving("/oncall.ics", feed) as base:
+        schedule = ICalOnCall(f"{base}/oncall.ics", refresh=0.0)
         first = await schedule.on_call_at(at("2027-03-27T12:00:00+00:00"))
         answering.clear()
         # The feed hangs now: the schedule read before stands, and is not read again.
         for _ in range(3):
             assert await schedule.on_call_at(at("2027-03-27T12:00:00+00:00")) == first
         assert len(served) == 2
-        fresh = ICalOnCall(f"http://127.0.0.1:{port}/oncall.ics")
+        fresh = ICalOnCall(f"{base}/oncall.ics")
         for _ in range(2):
             with pytest.raises(TimeoutError, match=r"took longer than 0\.2 s"):
                 await fresh.on_call_at(at("2027-03-27T12:00:00+00:00"))
         assert len(served) == 3
-    finally:
         released.set()
-        await runner.cleanup()

@@ -1,5 +1,5 @@
-"""A store whose client library is missing says, in one line, which extra installs it: at
-its path and at the old paths that still lead to it."""
+"""A module whose library is missing says, in one line, which extra installs it: a store at
+its path and at the old paths that still lead to it, and the other doors and surfaces."""
 
 from __future__ import annotations
 
@@ -7,6 +7,24 @@ import subprocess
 import sys
 
 import pytest
+
+
+def import_error(statement: str, blocked: tuple[str, ...]) -> str:
+    """What ``statement`` raises, in a fresh interpreter where ``blocked`` are missing."""
+    probe = (
+        "import sys\n"
+        f"for name in {blocked!r}:\n"
+        "    sys.modules[name] = None\n"
+        "try:\n"
+        f"    {statement}\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stderr == ""
+    return done.stdout
 
 
 @pytest.mark.parametrize(
@@ -21,22 +39,10 @@ import pytest
 def test_a_store_without_its_client_names_the_extra(
     package: str, blocked: tuple[str, ...], extra: str, names: str
 ) -> None:
-    probe = (
-        "import sys\n"
-        f"for name in {blocked!r}:\n"
-        "    sys.modules[name] = None\n"
-        "try:\n"
-        f"    from {package} import {names}\n"
-        "except ImportError as error:\n"
-        "    print(error)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stderr == ""
-    assert f"needs the {extra} extra" in done.stdout
-    assert f"pip install -e '.[{extra}]'" in done.stdout
-    assert names in done.stdout
+    said = import_error(f"from {package} import {names}", blocked)
+    assert f"needs the {extra} extra" in said
+    assert f"pip install -e '.[{extra}]'" in said
+    assert names in said
 
 
 @pytest.mark.parametrize(
@@ -54,18 +60,6 @@ def test_a_store_without_its_client_names_the_extra(
 def test_a_module_without_its_library_names_the_extra(
     statement: str, blocked: tuple[str, ...], extra: str
 ) -> None:
-    probe = (
-        "import sys\n"
-        f"for name in {blocked!r}:\n"
-        "    sys.modules[name] = None\n"
-        "try:\n"
-        f"    {statement}\n"
-        "except ImportError as error:\n"
-        "    print(error)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stderr == ""
-    assert f"needs the {extra} extra" in done.stdout
-    assert f"pip install -e '.[{extra}]'" in done.stdout
+    said = import_error(statement, blocked)
+    assert f"needs the {extra} extra" in said
+    assert f"pip install -e '.[{extra}]'" in said
