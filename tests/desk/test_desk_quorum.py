@@ -70,6 +70,7 @@ async def test_each_listed_approver_sees_it_and_votes(world: World) -> None:
     assert view["approvers"] == ["alice", "carol"]
     assert [vote["actor"] for vote in view["votes"]] == ["bob"]
     assert again.status_code == 403, "bob voted: he decides no more, and still sees it"
+    assert "Your vote on this approval is in already" in again.json()["detail"]
     assert still["voters"] == ["alice", "bob", "carol"]
 
 

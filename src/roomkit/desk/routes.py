@@ -180,6 +180,12 @@ def build_router(desk: "Desk") -> DeskRouter:
 
     async def check_decider(caller: Principal, request: PendingInput) -> None:
         if not await may_answer(handler, request, caller.actor_id):
+            if any(vote.actor == caller.actor_id for vote in request.votes):
+                # A vote sent again (a retry, a second tab): it is in, and counts once.
+                raise HTTPException(
+                    status_code=403,
+                    detail="Your vote on this approval is in already: each approver votes once",
+                )
             raise HTTPException(
                 status_code=403, detail="Only the approval's approvers may decide it"
             )
