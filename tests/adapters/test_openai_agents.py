@@ -275,3 +275,34 @@ async def test_a_run_goes_on_past_as_many_pauses_as_one_read_covers(
             assert await handler.aresolve(pending_id, approve(), by="alice")
         ids = await oa.resume(agent, "long", handler=handler, actor="alice")
     assert sent == [f"bob{n}" for n in range(5)]
+
+
+async def test_start_runs_at_once_a_call_its_rule_leaves_to_no_one(
+    handler: HumanInputHandler,
+) -> None:
+    """``Approval(when=...)`` holds for ``start`` as for ``run``: a payment the rule leaves
+    to no one runs, the run goes on, and only the large one is asked about."""
+    paid: list[int] = []
+
+    @function_tool(needs_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        paid.append(amount)
+        return f"paid {amount}"
+
+    model = ScriptedModel(
+        [
+            [function_call("pay", {"amount": 5}, call_id="small")],
+            [function_call("pay", {"amount": 500}, call_id="large")],
+            [assistant_message("done")],
+        ]
+    )
+    agent: Agent[Any] = Agent(name="payer", model=model, tools=[pay])
+    rules = {"pay": Approval(when=lambda name, arguments: arguments["amount"] > 100)}
+    ids = await oa.start(agent, "pay", handler=handler, run_key="r-when", approvals=rules)
+    assert paid == [5]
+    [held] = await handler.list_pending()
+    assert (held.pending_id, held.arguments) == (ids[0], {"amount": 500})
+    assert await handler.aresolve(held.pending_id, approve(), by="alice")
+    assert await oa.resume(agent, "r-when", handler=handler, approvals=rules) == []
+    assert paid == [5, 500]

@@ -12,6 +12,8 @@ snapshot to stay on the server), so :func:`resume` needs only the agent and the 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from roomkit._extras import requires_extra
 
 with requires_extra("roomkit.adapters.openai_agents", "openai-agents"):
@@ -112,7 +114,9 @@ async def start(
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.start()", passes_on=True)
     key = _checked(run_key)
     result = await Runner.run(agent, input, **passed)
-    return await _pause_or_finish(asker, SavedRuns(asker, key), result, 0)
+    return await _pause_or_finish(
+        asker, SavedRuns(asker, key), result, 0, lambda state: Runner.run(agent, state, **passed)
+    )
 
 
 async def resume(
@@ -156,13 +160,32 @@ async def resume(
     result = await asker.resume_once(claim, lambda: Runner.run(agent, state, **passed))
     if result is None:
         return []
-    return await _pause_or_finish(asker, saved, result, generation + 1)
+    return await _pause_or_finish(
+        asker, saved, result, generation + 1, lambda state: Runner.run(agent, state, **passed)
+    )
 
 
 async def _pause_or_finish(
-    asker: Asker, saved: SavedRuns, result: RunResult, generation: int
+    asker: Asker,
+    saved: SavedRuns,
+    result: RunResult,
+    generation: int,
+    run_on: Callable[[RunState[Any]], Awaitable[RunResult]],
 ) -> list[str]:
-    """Open the requests of ``result``'s approvals and keep its state; ``[]`` when done."""
+    """Open the requests of ``result``'s approvals and keep its state; ``[]`` when done.
+
+    A pause whose every approval its rule leaves to no one (``Approval(when=...)``) is
+    approved and the run goes on (``run_on``) at once, as it does when waiting inline.
+    """
+    while result.interruptions:
+        state = result.to_state()
+        items = state.get_interruptions()
+        pauses = [_pause(saved.key, item) for item in items]
+        if not all([not await asker.needs_person(pause) for pause in pauses]):
+            break
+        for item in items:
+            state.approve(item)
+        result = await run_on(state)
     if not result.interruptions:
         return []
     state = result.to_state()
