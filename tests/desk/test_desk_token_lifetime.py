@@ -130,3 +130,14 @@ def test_no_token_or_link_lasts_past_ten_years() -> None:
     with pytest.raises(ValueError, match="at most"):
         issue_answer_link(SECRET, "q1", "alice", ttl=MAX_TTL + 1)
     assert issue_token(SECRET, "alice", ttl=MAX_TTL)
+
+
+def test_a_secret_too_short_is_named_as_set_not_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROOMKIT_DESK_SECRET", "short")
+    code = main(["token", "alice", "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("roomkit: Cannot use the desk secret: The desk secret must be at least")
+    assert "No desk secret" not in err

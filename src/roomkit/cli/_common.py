@@ -93,7 +93,7 @@ def secret(data_dir: Path) -> bytes:
     try:
         return resolve_secret(data_dir=data_dir)
     except (ValueError, OSError) as error:
-        raise Failure(f"No desk secret: {error}") from None
+        raise Failure(f"Cannot use the desk secret: {error}") from None
 
 
 def existing_secret(data_dir: Path) -> bytes:

@@ -125,7 +125,7 @@ def _secret(args: argparse.Namespace) -> bytes:
     try:
         return resolve_secret(data_dir=args.data_dir)
     except (ValueError, OSError) as error:
-        raise ValueError(f"No desk secret: {error}") from None
+        raise ValueError(f"Cannot use the desk secret: {error}") from None
 
 
 def _state_keys(args: argparse.Namespace, secret: bytes | None) -> list[bytes] | None:
