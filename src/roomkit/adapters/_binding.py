@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from roomkit.core.exceptions import KeyConflictError
 from roomkit.models.pending_input import PendingInput, arguments_digest
-from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input import HumanInputHandler, made_for
 
 if TYPE_CHECKING:
     from roomkit.adapters._pauses import Pause
@@ -28,15 +28,11 @@ async def check_bound(handler: HumanInputHandler, request: PendingInput, pause: 
         KeyConflictError: ``request`` was made for another call; its decision stands for
             that call alone.
     """
-    if request.kind == pause.kind and request.tool_name == pause.tool_name:
-        if pause.kind != "approval":
-            return
+    digest = None
+    if pause.kind == "approval":
         digest = arguments_digest(pause.tool_name, pause.arguments)
-        if request.arguments_digest == digest:
-            return
-        entries = await handler.history(request.pending_id)
-        if entries and entries[0].get("type") == "created" and entries[0].get("digest") == digest:
-            return
+    if await made_for(request, pause.kind, pause.tool_name, digest, handler.history):
+        return
     raise KeyConflictError(
         f"request {request.pending_id} was made for the {request.kind} of "
         f"{request.tool_name!r} on other arguments than the {pause.kind} of "

@@ -54,6 +54,7 @@ from roomkit.desk.shapes import (
 )
 from roomkit.desk.ws import serve_socket
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores.base import SETTLED_LIMIT
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk
@@ -68,8 +69,6 @@ SURFACE = "desk"
 """The surface of the requests the HTTP API shows, in their history's ``shown`` entries."""
 HISTORY_LIMIT = 50
 """The most settled requests ``GET /api/history`` returns."""
-_READ = 200
-"""The most settled requests one read of the store gives (its ``list_settled`` limit)."""
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 
@@ -305,7 +304,9 @@ def build_router(desk: "Desk") -> DeskRouter:
         else:
             # Those naming no one are each shown only to their room: read as many as the
             # store gives, so that other rooms' do not crowd the caller's own out.
-            found = await handler.list_settled(actor_ids=(caller.actor_id, None), limit=_READ)
+            found = await handler.list_settled(
+                actor_ids=(caller.actor_id, None), limit=SETTLED_LIMIT
+            )
         shown = await desk.access.visible(caller, found)
         return {"requests": [view_of(r) for r in shown[:limit]]}
 

@@ -4,6 +4,7 @@ from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decided import create_decided
 from roomkit.tools.human_input._decisions import created_with
+from roomkit.tools.human_input._keys import made_for
 from roomkit.tools.human_input._later import record_run
 from roomkit.tools.human_input.definitions import (
     ASK_USER_QUESTION,
@@ -28,6 +29,7 @@ __all__ = [
     "create_decided",
     "created_with",
     "decided_at_once",
+    "made_for",
     "record_run",
     "unannounced",
 ]

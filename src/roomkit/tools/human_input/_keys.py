@@ -18,7 +18,7 @@ from typing import Any
 from roomkit.core.exceptions import KeyConflictError
 from roomkit.models.pending_input import PendingInput
 
-__all__ = ["check_same_call", "reattached"]
+__all__ = ["check_same_call", "made_for", "reattached"]
 
 
 def _same_call(asked: PendingInput, found: PendingInput, digest: str | None) -> bool:
@@ -50,10 +50,35 @@ def check_same_call(asked: PendingInput, found: PendingInput) -> None:
     Raises:
         KeyConflictError: ``asked``'s key names a request made for another call.
     """
-    if found.pending_id != asked.pending_id and not _same_call(
-        asked, found, found.arguments_digest
-    ):
+    same = (found.kind, found.tool_name, found.arguments_digest) == (
+        asked.kind,
+        asked.tool_name,
+        asked.arguments_digest,
+    )
+    if found.pending_id != asked.pending_id and not same:
         raise _conflict(asked, found)
+
+
+async def made_for(
+    found: PendingInput,
+    kind: str,
+    tool_name: str,
+    digest: str | None,
+    history: Callable[[str], Awaitable[list[dict[str, Any]]]],
+) -> bool:
+    """Whether ``found`` was made for the call of ``kind``, ``tool_name`` and arguments
+    ``digest`` (``None`` for a question), as its arguments stand or, when an edit changed
+    them since, as its ``created`` entry keeps them (read through ``history``)."""
+    if found.kind != kind or found.tool_name != tool_name:
+        return False
+    if found.arguments_digest == digest:
+        return True
+    entries = await history(found.pending_id)
+    return (
+        bool(entries)
+        and entries[0].get("type") == "created"
+        and (entries[0].get("digest") == digest)
+    )
 
 
 async def reattached(
@@ -62,16 +87,13 @@ async def reattached(
     history: Callable[[str], Awaitable[list[dict[str, Any]]]],
 ) -> PendingInput:
     """``found``, the request a create returned for the approval ``asked``, once it is
-    ``asked`` itself or was made for the same call (read from its ``created`` entry when
-    its arguments were edited since).
+    ``asked`` itself or was made for the same call (:func:`made_for`).
 
     Raises:
         KeyConflictError: ``asked``'s key names a request made for another call.
     """
-    if found.pending_id == asked.pending_id or _same_call(asked, found, found.arguments_digest):
-        return found
-    entries = await history(found.pending_id)
-    made_for = entries[0].get("digest") if entries and entries[0].get("type") == "created" else None
-    if made_for is None or not _same_call(asked, found, made_for):
+    if found.pending_id != asked.pending_id and not await made_for(
+        found, asked.kind, asked.tool_name, asked.arguments_digest, history
+    ):
         raise _conflict(asked, found)
     return found
