@@ -268,3 +268,23 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
     _, err = export.communicate(timeout=60)
     assert export.returncode == 141
     assert b"Traceback" not in err
+
+
+def test_a_notifier_file_names_every_missing_extra_in_one_line(tmp_path: Path) -> None:
+    """A file whose surfaces need several extras names them all, with one install command
+    that brings them all, rather than one extra per attempt."""
+    (tmp_path / "kit.db").touch()
+    config = tmp_path / "notify.toml"
+    config.write_text(
+        '[[webhook]]\nurl = "https://example.com/hook"\nsecret_env = "HOOK_KEY"\n'
+        '[slack]\ntoken_env = "SLACK_TOKEN"\nchannel = "#approvals"\n'
+        '[[apprise]]\nurl_env = "APPRISE_URL"\n'
+    )
+    env = blocked_env(tmp_path, {"standardwebhooks", "slack_sdk", "apprise"})
+    argv = ["notify", "--store", "sqlite:///kit.db", "--config", str(config)]
+    done = run([sys.executable, "-m", "roomkit.cli", *argv], env, tmp_path)
+    line = _one_line(done.stderr)
+    assert done.returncode == 2, done.stderr
+    assert "needs the notify, slack and apprise extras" in line
+    assert "apprise, slack_sdk, standardwebhooks are not installed" in line
+    assert install_command("notify,slack,apprise") in line

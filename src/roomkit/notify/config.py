@@ -73,7 +73,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roomkit._extras import extra_missing, missing_module
+from roomkit._extras import install_command, missing_module
 from roomkit.auth.names import actor_name_problem
 from roomkit.notify import _people_config as people_config
 from roomkit.notify._toml_values import TomlValues
@@ -189,6 +189,7 @@ class _Reader(TomlValues):
 
     def config(self, document: dict[str, Any]) -> NotifyConfig:
         self.known(document, "", _TOP + _PHONES)
+        self.extras_installed(document)
         built: list[tuple[str, Surface]] = []
         for index, table in enumerate(self.tables(document, "webhook"), start=1):
             where, name = self.label("webhook", index, document)
@@ -244,7 +245,7 @@ class _Reader(TomlValues):
                 "its 'whsec_<base64>' form",
             )
         name = self.text(table, where, "name") or name
-        webhook = self.surface("webhook", where, "Webhook")
+        webhook = self.surface("webhook", "Webhook")
         return self.build(f"{where} secret_env", lambda: webhook(url, secret, name=name))
 
     def email(self, table: dict[str, Any]) -> Surface:
@@ -268,7 +269,7 @@ class _Reader(TomlValues):
         if tls is not None and tls not in _TLS:
             self.fail(f"{where} tls", f"is 'starttls', 'tls' or 'none', not {tls!r}")
         cafile = self.text(table, where, "cafile")
-        email = self.surface("email", where, "Email")
+        email = self.surface("email", "Email")
         return self.build(
             f"{where} cafile" if cafile is not None else where,
             lambda: email(host, port, username, password, sender, security=tls, cafile=cafile),
@@ -291,7 +292,7 @@ class _Reader(TomlValues):
         api_url = self.url(table, where, "api_url")
         if api_url is not None:
             options["base_url"] = api_url.rstrip("/") + "/"
-        slack = self.surface("slack", where, "Slack")
+        slack = self.surface("slack", "Slack")
         return self.build(where, lambda: slack(token, signing_secret, channel, **options))
 
     def apprise(self, table: dict[str, Any], where: str, name: str) -> Surface:
@@ -302,7 +303,7 @@ class _Reader(TomlValues):
         if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
             self.fail(f"{where} urls", 'must be a list of Apprise URLs, e.g. ["ntfy://topic"]')
         name = self.text(table, where, "name") or name
-        apprise = self.surface("apprise", where, "Apprise")
+        apprise = self.surface("apprise", "Apprise")
         surface = self.build(f"{where} urls", lambda: apprise(urls))
         surface.name = name  # each [[apprise]] table is a surface of its own, with its name
         return surface
@@ -323,7 +324,7 @@ class _Reader(TomlValues):
             PushHosts(hosts)
         except ValueError as error:
             self.fail(f"{where} push_hosts", str(error))
-        webpush = self.surface("webpush", where, "WebPush")
+        webpush = self.surface("webpush", "WebPush")
         return self.build(
             f"{where} subject",
             lambda: webpush(subject, data_dir=data_dir, name=name, push_hosts=hosts),
@@ -347,7 +348,7 @@ class _Reader(TomlValues):
         if not isinstance(clear, bool):
             self.fail(f"{where} clear", f"must be true or false, not {clear!r}")
         name = self.text(table, where, "name") or "ntfy"
-        ntfy = self.surface("ntfy", where, "Ntfy")
+        ntfy = self.surface("ntfy", "Ntfy")
         return self.build(
             f"{where} topic",
             lambda: ntfy(server, topic, token=token, clear=clear, name=name),
@@ -405,11 +406,29 @@ class _Reader(TomlValues):
         answer = self.text(table, where, "default")
         return Ladder(*steps, on_expiry=None if answer is None else default(answer))
 
-    def surface(self, section: str, where: str, class_name: str) -> Callable[..., Surface]:
-        try:
-            module = importlib.import_module(f"roomkit.notify.{section}")
-        except ImportError as error:
-            self.fail(where, extra_missing("", _EXTRA[section], missing_module(error)))
+    def extras_installed(self, document: Mapping[str, Any]) -> None:
+        """Fail with one line naming every extra the file's surfaces need and lack, so that
+        one install command brings them all."""
+        lacking: dict[str, set[str]] = {}
+        for section, extra in _EXTRA.items():
+            if section in document:
+                try:
+                    importlib.import_module(f"roomkit.notify.{section}")
+                except ImportError as error:
+                    lacking.setdefault(extra, set()).add(missing_module(error) or section)
+        if lacking:
+            extras, libraries = list(lacking), sorted(set().union(*lacking.values()))
+            named = ", ".join(extras[:-1]) + " and " + extras[-1] if len(extras) > 1 else extras[0]
+            self.fail(
+                "",
+                f"needs the {named} extra{'s' if len(extras) > 1 else ''} "
+                f"({', '.join(libraries)} {'is' if len(libraries) == 1 else 'are'} not "
+                f"installed): {install_command(','.join(extras))} in roomkit's checkout",
+            )
+
+    def surface(self, section: str, class_name: str) -> Callable[..., Surface]:
+        # Its extra is installed: extras_installed() looked before anything was built.
+        module = importlib.import_module(f"roomkit.notify.{section}")
         built: Callable[..., Surface] = getattr(module, class_name)
         return built
 
