@@ -5,12 +5,18 @@ token's actor."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import httpx
 import pytest
 from desk_harness import SECRET, World, bearer, next_frame, serve, socket_for, token
 
 from roomkit.cli import main
 from roomkit.desk import issue_answer_link
+from roomkit.people import Delegation, Directory, Person
+from roomkit.stores.sqlite import SQLiteStore
+from roomkit.tools.human_input import HumanInputHandler
 
 SCHEMA = {
     "type": "object",
@@ -217,3 +223,61 @@ async def test_a_digest_that_is_no_digest_or_on_a_question_is_a_422(world: World
     assert "digest" in answered.json()["detail"]
     assert declined.status_code == 422
     assert "digest" in declined.json()["detail"]
+
+
+async def test_a_delegate_voting_again_for_another_approver_is_told_the_vote_is_in() -> None:
+    """carol stands in for alice and bob: her vote counts once, and her second is a 403
+    saying so, not a 409 saying the request is still open."""
+    now = datetime.now(UTC)
+    leave = Delegation(to="carol", starts=now - timedelta(days=1), ends=now + timedelta(days=30))
+    directory = Directory(
+        {
+            "alice": Person(delegations=[leave]),
+            "bob": Person(delegations=[leave]),
+            "carol": Person(),
+        }
+    )
+    world = World(handler=HumanInputHandler(directory=directory))
+    await world.room("room", "alice", "bob", "carol", "dave")
+    request = await world.handler.create_approval(
+        "pay", {"amount": 900}, approvers=["alice", "bob", "dave"], room_id="room", quorum=2
+    )
+    async with world.client() as client:
+        first, again = [
+            await client.post(
+                f"/api/requests/{request.pending_id}/answer",
+                json={"decision": "approve"},
+                headers=bearer("carol"),
+            )
+            for _ in range(2)
+        ]
+    assert first.status_code == 200
+    assert again.status_code == 403, again.json()
+    assert "Your vote on this approval is in already" in again.json()["detail"]
+    held = await world.handler.get_request(request.pending_id)
+    assert held is not None
+    assert [vote.actor for vote in held.votes] == ["carol"]
+
+
+async def test_the_same_vote_sent_twice_at_once_on_sqlite_counts_once_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """Two tabs send bob's vote at the same moment: one is counted, the other is a 403
+    saying the vote is in, never a 409 saying the request is still open."""
+    world = World(handler=HumanInputHandler(store=SQLiteStore(tmp_path / "desk.db")))
+    await world.room("room", "alice", "bob", "carol")
+    async with serve(world.app) as base, httpx.AsyncClient(base_url=base) as client:
+        for amount in range(3):
+            request = await world.handler.create_approval(
+                "pay", {"amount": amount}, approvers=["alice", "bob"], room_id="room", quorum=2
+            )
+            url = f"/api/requests/{request.pending_id}/answer"
+            ballot = {"decision": "approve"}
+            sent = await asyncio.gather(
+                *(client.post(url, json=ballot, headers=bearer("bob")) for _ in range(2))
+            )
+            assert sorted(answer.status_code for answer in sent) == [200, 403]
+            held = await world.handler.get_request(request.pending_id)
+            assert held is not None
+            assert [vote.actor for vote in held.votes] == ["bob"]
+    await world.handler.close()

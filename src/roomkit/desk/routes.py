@@ -71,6 +71,7 @@ HISTORY_LIMIT = 50
 """The most settled requests ``GET /api/history`` returns."""
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
+_VOTE_IN = "Your vote on this approval is in already: each approver votes once"
 
 
 _ERRORS = {
@@ -84,6 +85,12 @@ _ERRORS = {
     429: "Rate limited (see Retry-After)",
 }
 _errors = partial(error_responses, _ERRORS)
+
+
+def _voted(caller: Principal, request: PendingInput) -> bool:
+    """Whether ``caller`` has a vote in on ``request`` (a quorum approval): a vote sent again,
+    a retry or a second tab, is in and counts once."""
+    return any(vote.actor == caller.actor_id for vote in request.votes)
 
 
 def _validation_detail(error: RequestValidationError) -> str:
@@ -179,12 +186,8 @@ def build_router(desk: "Desk") -> DeskRouter:
 
     async def check_decider(caller: Principal, request: PendingInput) -> None:
         if not await may_answer(handler, request, caller.actor_id):
-            if any(vote.actor == caller.actor_id for vote in request.votes):
-                # A vote sent again (a retry, a second tab): it is in, and counts once.
-                raise HTTPException(
-                    status_code=403,
-                    detail="Your vote on this approval is in already: each approver votes once",
-                )
+            if _voted(caller, request):
+                raise HTTPException(status_code=403, detail=_VOTE_IN)
             raise HTTPException(
                 status_code=403, detail="Only the approval's approvers may decide it"
             )
@@ -227,6 +230,11 @@ def build_router(desk: "Desk") -> DeskRouter:
             ) from None
         if not won:
             latest = await handler.get_request(request_id)
+            if latest is not None and latest.status is _PENDING and _voted(caller, latest):
+                # The same vote sent twice at once, or a delegate voting again for another
+                # approver they stand for: it is in, and the request is still open.
+                await desk.ledger.refund(caller)
+                raise HTTPException(status_code=403, detail=_VOTE_IN)
             raise HTTPException(status_code=409, detail=settled_detail(latest))
         if again:
             # The caller's own answer sent again: counted and logged when it was recorded.
