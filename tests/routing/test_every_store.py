@@ -168,3 +168,37 @@ async def test_a_request_is_stored_with_its_first_assignment(
     assert await other.router.recipients(request) == ("alice",)
     routed = [e for e in await other.history(request.pending_id) if e["surface"] == "routing"]
     assert [(e["approvers"], e["reason"]) for e in routed] == [(["alice"], "on call")]
+
+
+async def test_a_member_who_left_a_rotation_role_hands_its_requests_on(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """Dan is assigned, then leaves the role (the directory changed, the process
+    restarted): he decides no more, Erin does, and she is told."""
+    clock = FakeClock(STARTS)
+    before = Directory(roles={"kyc": Role(members=["dan", "erin"], rule="rotation")})
+    asking = handler_on(store_site, stores, before, clock)
+    request = await asking.create_approval(
+        "kyc_check", {"id": 1}, approvers=["alice", role("kyc")], quorum=2
+    )
+    assert asking.router is not None
+    assert await asking.router.recipients(request) == ("alice", "dan")
+    after = Directory(roles={"kyc": Role(members=["erin"], rule="rotation")})
+    if store_site.durable:
+        restarted = handler_on(store_site, stores, after, clock)
+    else:
+        restarted, asking.router.directory = asking, after
+    assert restarted.router is not None
+    surface = Recorder()
+    async with Notifier(restarted, [surface]) as notifier:
+        assert not await restarted.router.may_decide(request, "dan")
+        assert await restarted.router.recipients(request) == ("alice", "erin")
+        await notifier.wait_idle()
+    assert ("question_escalated", "erin") in [(n.type, n.recipient) for n in surface.told]
+    assert not await restarted.aresolve(request.pending_id, approve(), by="dan")
+    assert await restarted.aresolve(request.pending_id, approve(), by="erin")
+    routed = [e for e in await restarted.history(request.pending_id) if e["surface"] == "routing"]
+    assert [(e["approvers"], e["reason"]) for e in routed] == [
+        (["dan"], "rotation"),
+        (["erin"], "member left"),
+    ]

@@ -88,3 +88,21 @@ async def test_escalating_to_the_manager_of_a_role_reaches_its_members_manager()
     assert escalated is not None
     assert escalated.approvers == (role("kyc"), "mallory")
     assert ("question_escalated", "mallory") in told
+
+
+async def test_a_rotation_whose_members_are_all_away_is_assigned_to_their_delegates() -> None:
+    """Nobody present: the member assigned least recently is assigned all the same, so their
+    delegate decides and the asker reads who is away, where no one at all was told."""
+    away = Delegation(to="zoe", starts=NOW - timedelta(days=1), ends=NOW + timedelta(days=9))
+    handler = handler_with(
+        "rotation", {m: Person(delegations=[away]) for m in ("dan", "erin", "frank")}
+    )
+    router = handler.router
+    assert router is not None
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    assert await router.recipients(request) == ("zoe",)
+    assert await router.may_decide(request, "zoe")
+    status = await router.status(request)
+    assert status is not None
+    assert "Zoe is deciding" in status
+    assert await handler.aresolve(request.pending_id, approve(), by="zoe")

@@ -77,6 +77,10 @@ class RoutedHandler(Protocol):
     def durable(self) -> bool: ...
 
 
+_HANDED_ON = frozenset({"shift change", "member left"})
+"""The reasons of a reassignment the new person is told of through the notifier's outbox."""
+
+
 def _stamp(at: datetime) -> str:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
@@ -183,7 +187,7 @@ class Router:
             kept.append(entry)
             return
         await self._handler.record(request.pending_id, entry)
-        if replaces is not None and reason == "shift change":
+        if replaces is not None and reason in _HANDED_ON:
             # The new person hears of the request through the notifier's outbox, once: a
             # desk and a notifier seeing the same change add the same item.
             now = now_of(self._handler)
@@ -203,11 +207,17 @@ class Router:
         if group is None:
             return None
         at = self.clock()
-        present = [
-            member
-            for member in group.members
-            if member != after and self.directory.away(member, at, tool) is None
-        ]
+        members = [member for member in group.members if member != after]
+        present = [member for member in members if self.directory.away(member, at, tool) is None]
+        if not present and members:
+            # Someone is assigned all the same: their delegates decide, and the desk says
+            # who is away until when, where no one at all would leave the request unseen.
+            logger.warning(
+                "routing: every member of role %r is away; the one assigned least recently "
+                "is assigned, and their delegates decide",
+                name,
+            )
+            present = members
         if not present:
             return None
         lock = self._picking.setdefault(name, asyncio.Lock())
@@ -279,10 +289,13 @@ class Router:
             group = self.directory.roles.get(name)
             if group is None or group.rule != "rotation":
                 continue
-            if before is None or escalating:
+            left = before is not None and before not in group.members
+            if before is None or escalating or left:
                 chosen = await self._next_member(name, before, request.tool_name)
                 if chosen is not None and chosen != before:
-                    reason = "rotation" if before is None else "escalation"
+                    reason = (
+                        "rotation" if before is None else "member left" if left else "escalation"
+                    )
                     await self._assign(request, approver, chosen, before, reason, turn, kept)
                     current[approver] = chosen
         return current
@@ -313,9 +326,11 @@ class Router:
         if reference is None:
             return [approver]
         kind, name = reference
-        if approver in assigned:
-            return [assigned[approver]]
         group = self.directory.roles.get(name) if kind == "role" else None
+        if approver in assigned:
+            person = assigned[approver]
+            # A member who left the role (the directory changed) no longer decides for it.
+            return [person] if kind != "role" or (group and person in group.members) else []
         return list(group.members) if group is not None and group.rule == "everyone" else []
 
     async def standing(self, request: PendingInput, actor: str) -> list[Standing]:
