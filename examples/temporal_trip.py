@@ -28,6 +28,7 @@ from typing import Any
 
 from temporalio import activity, workflow
 from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -103,8 +104,10 @@ async def main(store_url: str, *, address: str | None = None, demo: bool = False
     """Run a dev server (unless ``address`` names one), a worker and a notifier; book a trip."""
     server = None
     if address is None:
+        # The dev server keeps its history beside the store, so a restart finds the trip.
         server = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=shutil.which("temporal")
+            dev_server_existing_path=shutil.which("temporal"),
+            dev_server_database_filename=store_url.removeprefix("sqlite:///") + ".temporal",
         )
         client = server.client
     else:
@@ -121,8 +124,13 @@ async def main(store_url: str, *, address: str | None = None, demo: bool = False
     )
     try:
         async with worker, Notifier(handler, [TemporalUpdates(client)]):
+            # Started again after a restart, the trip still waiting is the one followed.
             handle = await client.start_workflow(
-                TripWorkflow.run, trip, id="trip-lisbon", task_queue=TASK_QUEUE
+                TripWorkflow.run,
+                trip,
+                id="trip-lisbon",
+                task_queue=TASK_QUEUE,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             )
             if demo:
                 transcript += await demo_answers(desk_handler, trip)

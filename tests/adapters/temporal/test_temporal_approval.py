@@ -55,7 +55,7 @@ async def test_a_rejection_raises_with_its_reason_and_an_edit_gives_new_argument
 
 
 async def test_the_create_activity_re_attaches_to_its_request(world: World) -> None:
-    create, _ = activities(world.worker_handler)
+    create, _, _ = activities(world.worker_handler)
     ask = {
         "kind": "question",
         "tool_name": "choose",

@@ -124,7 +124,7 @@ async def test_a_ladder_escalates_twelve_hours_in_and_the_new_approver_answers(
 
 
 async def test_overlapping_expire_attempts_record_the_default_once(skipping: Skipping) -> None:
-    create, expire = activities(skipping.worker_handler)
+    create, expire, _ = activities(skipping.worker_handler)
     ladder = {"steps": [], "default": "Hotel B"}
     ask = {
         "kind": "question",

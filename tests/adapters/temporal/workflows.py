@@ -44,6 +44,7 @@ class Ask:
                 spec.get("tool", "choose"),
                 spec.get("arguments", {"question": "Which hotel?"}),
                 actor=spec.get("actor", "alice"),
+                approvers=spec.get("approvers"),
                 **_options(spec),
             )
         except _FAILURES as error:
@@ -126,3 +127,29 @@ class Imports:
     @workflow.run
     async def run(self) -> dict[str, int]:
         return {"ask_person": id(ask_person), "TemporalUpdates": id(TemporalUpdates)}
+
+
+@workflow.defn(name="Transfer")
+class TransferBefore:
+    """A workflow as first deployed: it asks about a transfer to Bob."""
+
+    @workflow.run
+    async def run(self) -> dict[str, Any]:
+        return await _transfer({"amount": 10, "to": "Bob"})
+
+
+@workflow.defn(name="Transfer")
+class TransferAfter:
+    """The same workflow as deployed later, after a reset: it asks about another transfer."""
+
+    @workflow.run
+    async def run(self) -> dict[str, Any]:
+        return await _transfer({"amount": 10_000, "to": "Mallory"})
+
+
+async def _transfer(arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
+        answer = await ask_person("transfer", arguments, actor="alice", room_id="room")
+    except _FAILURES as error:
+        return _failed(error)
+    return {"answer": answer}

@@ -1,12 +1,13 @@
 """The worker's side: the activities that create a workflow's requests and read their end.
 
-``activities(handler)`` gives the two activities a worker registers. The create activity
+``activities(handler)`` gives the three activities a worker registers. The create activity
 makes the request of one ask with the key the workflow fixed for it, so a retry, a worker
 that crashed before reporting, and a replay all re-attach to the same request; it records
 the ask's ladder and the request's announcement in the store's outbox, so that whichever
 notifier runs, now or later, delivers its outcome. The expire activity runs when the
 workflow's timer fires: it records the timeout if nobody answered, and returns the outcome
-the store holds.
+the store holds. The withdraw activity runs when the workflow is cancelled while a person is
+asked: the request is withdrawn, so it leaves the desk and a late answer is refused.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from roomkit.adapters.temporal._protocol import (
     CHANNEL,
     CREATE_ACTIVITY,
     EXPIRE_ACTIVITY,
+    WITHDRAW_ACTIVITY,
     Origin,
     outcome_of,
     tool_call_id_of,
 )
-from roomkit.core.exceptions import RoomKitError, StoreError
+from roomkit.core.exceptions import KeyConflictError, RoomKitError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
@@ -101,9 +103,20 @@ class _Activities:
             raise  # retried: the store may be back on the next attempt
         except (ValueError, TypeError, RoomKitError) as error:
             raise _refused(error) from None
+        asked = arguments_digest(tool, arguments)
+        if request.kind == "question" and arguments_digest(tool, request.arguments) != asked:
+            # The ask's key names a question about other arguments: a workflow reset to
+            # before it, running new code. Its answer is not this question's.
+            raise _refused(
+                KeyConflictError(
+                    f"the key {ask['key']!r} names request {request.pending_id}, a question "
+                    "about other arguments: it was asked before the workflow was reset",
+                    request,
+                )
+            )
         if request.status is _PENDING:
             await self._owed(request, ladder)
-        return outcome_of(request, arguments_digest(tool, arguments))
+        return outcome_of(request, asked)
 
     async def _owed(self, request: PendingInput, ladder: Ladder | None) -> None:
         """Record the ladder and the announcement in the outbox (once: a re-attached request
@@ -141,6 +154,11 @@ class _Activities:
             outcome["default"] = answer
         return outcome
 
+    async def withdraw(self, ask: dict[str, Any]) -> dict[str, Any]:
+        """Withdraw the request of an ask whose workflow was cancelled: it leaves the desk,
+        and a late answer is refused. One settled meanwhile stays as it is."""
+        return {"withdrawn": await self.handler.arelease(ask["pending_id"])}
+
     async def _defaulted(self, pending_id: str, answer: str) -> None:
         """Record that ``pending_id`` was answered with its ladder's default, once: attempts
         of the expire activity may overlap (one timed out while still running), and the
@@ -175,4 +193,8 @@ def activities(handler: HumanInputHandler) -> Sequence[Callable[..., Any]]:
     async def expire(ask: dict[str, Any]) -> dict[str, Any]:
         return await bound.expire(ask)
 
-    return [create, expire]
+    @activity.defn(name=WITHDRAW_ACTIVITY)
+    async def withdraw(ask: dict[str, Any]) -> dict[str, Any]:
+        return await bound.withdraw(ask)
+
+    return [create, expire, withdraw]

@@ -18,6 +18,7 @@ __all__ = [
     "CREATE_ACTIVITY",
     "EXPIRE_ACTIVITY",
     "UPDATE_NAME",
+    "WITHDRAW_ACTIVITY",
     "Origin",
     "decision_of",
     "origin_of",
@@ -33,6 +34,9 @@ CREATE_ACTIVITY = "roomkit.create"
 
 EXPIRE_ACTIVITY = "roomkit.expire"
 """The activity that asks the store for the outcome once the workflow's timer fired."""
+
+WITHDRAW_ACTIVITY = "roomkit.withdraw"
+"""The activity that withdraws the request of an ask whose workflow was cancelled."""
 
 CHANNEL = "temporal"
 """The ``channel_id`` of every request a workflow makes."""

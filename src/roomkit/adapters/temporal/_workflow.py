@@ -12,6 +12,7 @@ timeout if nobody answered), so an answer in flight always wins.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import weakref
 from dataclasses import dataclass
@@ -21,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
-from temporalio.exceptions import TimeoutError as _Timeout
 
 with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal._protocol import (
         CREATE_ACTIVITY,
         EXPIRE_ACTIVITY,
         UPDATE_NAME,
+        WITHDRAW_ACTIVITY,
         decision_of,
         settled,
     )
@@ -48,9 +49,11 @@ GRACE = timedelta(seconds=60)
 """How much longer than the person's deadline the workflow's own timer runs."""
 
 _CREATE_TIMEOUT = timedelta(seconds=30)
-_PICKUP = timedelta(minutes=5)
-"""How long the create activity may wait for a worker to take it before the ask fails."""
 _REJECTED = "Request rejected"
+_WITHDRAWS = "roomkit-withdraw-on-cancel"
+"""The patch that withdraws a cancelled workflow's open request."""
+_OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
+"""The statuses of a settled request: an update carrying any other is refused."""
 _UNREGISTERED = (
     "no worker on task queue {queue!r} runs roomkit's activities: pass "
     "activities=roomkit.adapters.temporal.activities(handler) to the Worker"
@@ -95,7 +98,7 @@ class _Asks:
         if not isinstance(outcome, dict) or not isinstance(outcome.get("pending_id"), str):
             raise ValueError("a roomkit outcome is a JSON object naming its pending_id")
         seq = outcome.get("seq")
-        ask = self.asks.get(seq) if isinstance(seq, int) else None
+        ask = self.asks.get(seq) if type(seq) is int else None
         if ask is None:
             raise ValueError(f"request {outcome['pending_id']} is not one this workflow made")
         if ask.pending_id is not None and ask.pending_id != outcome["pending_id"]:
@@ -108,7 +111,7 @@ class _Asks:
                 f"request {outcome['pending_id']} does not match the arguments ask {seq} "
                 "asked about (their digest differs)"
             )
-        if not settled(outcome):
+        if outcome.get("status") not in _OUTCOMES:
             raise ValueError(f"request {outcome['pending_id']} has not settled")
         taken = ask.outcome
         if taken is not None and (
@@ -153,6 +156,17 @@ def _json(call: str, name: str, value: Any) -> None:
         ) from None
 
 
+def _approvers(call: str, approvers: Any) -> list[str]:
+    """``approvers`` as a list of actor ids (a string is one id, not a list of letters)."""
+    if approvers is None:
+        return []
+    if not isinstance(approvers, list | tuple) or not all(
+        isinstance(approver, str) and approver for approver in approvers
+    ):
+        raise ValueError(f"{call}(): approvers is a list of actor ids, got {approvers!r}")
+    return list(approvers)
+
+
 def _seconds(call: str, name: str, value: timedelta) -> float:
     if not isinstance(value, timedelta) or value <= timedelta(0):
         raise ValueError(f"{call}(): {name} must be a positive timedelta, got {value!r}")
@@ -179,6 +193,7 @@ async def _ask(
         raise TypeError(f"{call}(): arguments must be a dict, got {type(arguments).__name__}")
     _json(call, "arguments", arguments)
     _json(call, "answer_schema", spec.answer_schema)
+    approvers = _approvers(call, spec.approvers)
     timeout = _seconds(call, "timeout", spec.timeout)
     grace = GRACE if spec.grace is None else spec.grace
     _seconds(call, "grace", grace)
@@ -199,12 +214,18 @@ async def _ask(
         "timeout": timeout,
         "ladder": ladder,
         "actor": spec.actor,
-        "approvers": list(spec.approvers or ()),
+        "approvers": approvers,
         "room_id": spec.room_id or "",
         "answer_schema": spec.answer_schema,
         "quorum": spec.quorum,
     }
     created = await _run(CREATE_ACTIVITY, request)
+    if created.get("digest") != ask.digest:
+        # The key named a request asked about other arguments (a reset run with new code).
+        raise ValueError(
+            f"{call}(): request {created.get('pending_id')} was made for other arguments "
+            "than this ask's"
+        )
     if ask.outcome is not None and ask.outcome["pending_id"] != created["pending_id"]:
         ask.outcome = None  # taken before the create returned, for another request
     ask.pending_id = created["pending_id"]
@@ -214,6 +235,12 @@ async def _ask(
         await workflow.wait_condition(
             lambda: ask.outcome is not None, timeout=timeout + grace.total_seconds()
         )
+    except asyncio.CancelledError:
+        # The workflow was cancelled while the person is asked: the question is withdrawn.
+        # (A history cancelled before this step existed is replayed without it.)
+        if workflow.patched(_WITHDRAWS):
+            await _withdraw(ask)
+        raise
     except TimeoutError:
         # Roomkit's deadline passed a grace ago: the store holds the outcome, or the timeout
         # is recorded now. An answer recorded meanwhile wins over the timer.
@@ -236,6 +263,16 @@ async def _ask(
     return outcome
 
 
+async def _withdraw(ask: _Ask) -> None:
+    """Withdraw the request of ``ask``; a worker that cannot leaves it to its deadline."""
+    try:
+        await _run(WITHDRAW_ACTIVITY, {"pending_id": ask.pending_id})
+    except (ActivityError, RuntimeError) as error:
+        workflow.logger.warning(
+            "request %s of a cancelled workflow is left to its deadline: %s", ask.pending_id, error
+        )
+
+
 async def _run(
     name: str, argument: dict[str, Any], *, retry: RetryPolicy | None = None
 ) -> dict[str, Any]:
@@ -246,7 +283,6 @@ async def _run(
             name,
             argument,
             start_to_close_timeout=_CREATE_TIMEOUT,
-            schedule_to_start_timeout=_PICKUP,
             retry_policy=policy,
             result_type=dict,
         )
@@ -255,8 +291,6 @@ async def _run(
         queue = workflow.info().task_queue
         if isinstance(cause, ApplicationError) and cause.type == "NotFoundError":
             raise RuntimeError(_UNREGISTERED.format(queue=queue)) from None
-        if isinstance(cause, _Timeout):
-            raise RuntimeError(_UNREGISTERED.format(queue=queue) + " (none took it)") from None
         if isinstance(cause, ApplicationError) and cause.type == "ValueError":
             raise ValueError(cause.message) from None
         raise

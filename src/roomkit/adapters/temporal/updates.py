@@ -215,15 +215,12 @@ class TemporalUpdates:
         except WorkflowUpdateFailedError as error:
             await self._refused(request, origin, update_id, _reason(error))
         except WorkflowUpdateRPCTimeoutOrCancelledError:
-            raise DeliveryError(
-                f"workflow {origin.workflow_id!r} took no update within "
-                f"{self.rpc_timeout.total_seconds():g}s: is a worker running?",
-                retry=True,
-            ) from None
+            raise self._unanswered(origin) from None
         except RPCError as error:
             if error.status not in _GONE:
                 raise DeliveryError(f"Temporal is unreachable: {error}", retry=True) from None
-            if not await self._taken(origin, update_id):
+            taken = await self._taken(origin, update_id)
+            if not taken and not await self._to_reset_run(origin, outcome, update_id):
                 await self._refused(request, origin, update_id, f"the workflow {error.message}")
         await self._record(request.pending_id, origin, update_id, accepted=True)
         return receipt
@@ -242,6 +239,36 @@ class TemporalUpdates:
         except RPCError:
             return False
         return False
+
+    def _unanswered(self, origin: Origin) -> DeliveryError:
+        return DeliveryError(
+            f"workflow {origin.workflow_id!r} took no update within "
+            f"{self.rpc_timeout.total_seconds():g}s: is a worker running?",
+            retry=True,
+        )
+
+    async def _to_reset_run(self, origin: Origin, outcome: dict[str, Any], update_id: str) -> bool:
+        """Deliver ``outcome`` to the run that stands in the ended run's chain now (a reset
+        puts a new run in place of the one that made the request, and re-attaches its ask
+        to the same request); whether that run took it. Any other run refuses an outcome
+        that is not its own ask's."""
+        ended = self.client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
+        try:
+            described = await ended.describe()
+            first = described.raw_description.workflow_execution_info.first_run_id
+            if not first:
+                return False
+            current = self.client.get_workflow_handle(
+                origin.workflow_id, first_execution_run_id=first
+            )
+            await current.execute_update(
+                UPDATE_NAME, outcome, id=update_id, rpc_timeout=self.rpc_timeout
+            )
+        except (RPCError, WorkflowUpdateFailedError):
+            return False
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            raise self._unanswered(origin) from None
+        return True
 
     async def _digest(self, request: PendingInput) -> str:
         """The digest of the arguments the workflow asked about: a question's arguments do
