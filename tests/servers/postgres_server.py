@@ -22,6 +22,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -138,6 +139,26 @@ class PostgresServer:
         """Stop the server and start it again on the same port and folder."""
         self.stop(mode=mode)
         self.start()
+
+    def pause(self) -> None:
+        """Freeze the server and its backends (SIGSTOP): their sockets stay open, nothing
+        answers, as with a stalled server or a network cut off without a reset."""
+        self._signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused server run again (SIGCONT)."""
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, signum: int) -> None:
+        master = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = [
+            int(task)
+            for task in (Path("/proc") / str(master) / "task" / str(master) / "children")
+            .read_text()
+            .split()
+        ]
+        for pid in (master, *children):
+            os.kill(pid, signum)
 
     def remove(self) -> None:
         """Stop the server and delete its folder."""

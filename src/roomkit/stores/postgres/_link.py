@@ -51,6 +51,9 @@ _SCHEMES = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
 _QUEUE_TIMEOUT = 60.0
 """Seconds a call may queue for a connection of a busy pool (while the server answers)."""
+_SILENCE = 60.0
+"""Seconds a call may wait on a connection the server stopped answering (frozen, or cut off
+without a reset, which no connect timeout sees) before it fails as unavailable."""
 _RECONNECT_SECONDS = 0.5
 """How long the own pool's attempt to replace one lost connection keeps trying. It then
 gives up, and the next call that needs a connection starts a new attempt at once. Left to
@@ -304,7 +307,17 @@ class Link:
             raise self.unavailable(error) from error
         try:
             async with db:
-                yield db
+                try:
+                    async with asyncio.timeout(_SILENCE):
+                        yield db
+                except TimeoutError:
+                    # The server stopped answering on an open connection (frozen, or cut
+                    # off with no reset): the connection is dropped before its ROLLBACK,
+                    # which would wait as long, and the call left in doubt.
+                    _drop(db)
+                    raise TimeoutError(
+                        f"no answer for {_SILENCE:g} s on an open connection"
+                    ) from None
         except LOST as error:
             self._faulted = True
             self._recheck()
@@ -384,6 +397,13 @@ class Link:
             f"the PostgreSQL store at {self.where} is unavailable ({_first_line(error)}): "
             f"check that the server runs and accepts connections"
         )
+
+
+def _drop(db: AsyncConnection[Any]) -> None:
+    """Close ``db`` without a word to its server (which is not answering): the pool then
+    discards it rather than hand it out again."""
+    with contextlib.suppress(Exception):
+        db.pgconn.finish()
 
 
 def _spoke(db: AsyncConnection[Any]) -> bool:

@@ -71,7 +71,9 @@ def connect(url: object, client: object, *, default: str, store: str = "RedisSto
             url,
             max_connections=64,
             timeout=10,
-            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
+            # One more try, for a connection a restart dropped; a server that stops
+            # answering then fails the call within two socket timeouts, not four.
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
             socket_connect_timeout=5,
             socket_timeout=5,
         )
