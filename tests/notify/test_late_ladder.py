@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 from tests.notify.recorder import Recorder
@@ -88,3 +89,35 @@ def test_a_late_notifier_tells_a_ladder_in_order(store_site: StoreSite, concurre
         "question_settled",
     ]
     assert [kind for kind, to in seen if to == "bob"] == ["question_escalated", "question_settled"]
+
+
+async def expired_while_away(site: StoreSite) -> tuple[list[tuple[str, str | None]], Any]:
+    """Ask alice on a ladder, with nobody waiting (the agent stopped); start a notifier only
+    once the deadline has passed."""
+    clock = Ahead()
+    store = site.open(clock=clock)  # type: ignore[arg-type]
+    try:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create(
+            "ask", {"question": "Deploy?"}, actor_id="alice", timeout=1000
+        )
+        await record_ladder(handler, request, LADDER)
+        await clock.move(1100)  # past the escalation (900 s) and the deadline (1000 s)
+        recorder = Recorder()
+        async with Notifier(handler, [recorder], directory=PEOPLE, poll=0.05) as notifier:
+            await notifier.wait_idle()
+        return recorder.seen(), await handler.get_request(request.pending_id)
+    finally:
+        await store.close()
+
+
+def test_a_request_past_its_deadline_is_timed_out_not_reminded(store_site: StoreSite) -> None:
+    """Nobody waits on it any more: the notifier records its timeout rather than remind or
+    escalate with answer links that no longer answer."""
+    if not store_site.durable:
+        pytest.skip("on the memory store the request's own process times it out")
+    seen, request = asyncio.run(expired_while_away(store_site))
+    assert seen == [], "alice never heard of it, so she hears nothing of its end either"
+    assert request is not None
+    assert request.status.value == "timed_out"
+    assert request.approvers == ()

@@ -38,6 +38,17 @@ logger = logging.getLogger("roomkit.notify")
 _PENDING = PendingInputStatus.PENDING
 
 
+async def as_it_stands(handler: HumanInputHandler, pending_id: str) -> PendingInput | None:
+    """The request ``pending_id`` as it stands now: one past its deadline that nobody
+    waits on any more (its agent stopped) is timed out here, so that it is not reminded
+    of nor escalated with links that no longer answer, and its ending goes out."""
+    request = await handler.get_request(pending_id)
+    if request is None or request.status is not _PENDING:
+        return request
+    current = await handler.expire_overdue([request])
+    return current[0] if current else None
+
+
 def approvers_of(request: PendingInput) -> tuple[str, ...]:
     """Who may answer ``request`` now: its approvers, else its actor."""
     named: tuple[str, ...] = tuple(getattr(request, "approvers", ()) or ())
@@ -83,7 +94,7 @@ class Sender:
         """Send the delivery ``item`` (claimed by this notifier) and record what came of it."""
         body = item.body
         surface = self.surfaces.get(str(body.get("surface")))
-        request = await self.handler.get_request(item.pending_id)
+        request = await as_it_stands(self.handler, item.pending_id)
         kind: NoticeType = body["type"]
         if (
             surface is None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.notify._deliver import approvers_of
+from roomkit.notify._deliver import approvers_of, as_it_stands
 from roomkit.notify.surface import Directory, NoticeType, Surface
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of, step_id
 from roomkit.tools.human_input import HumanInputHandler
@@ -56,7 +56,7 @@ class Planner:
         """Work out the deliveries of the step ``item`` (claimed by this notifier), add
         them, and mark the step done."""
         job = str(item.body.get("job"))
-        request = await self.handler.get_request(item.pending_id)
+        request = await as_it_stands(self.handler, item.pending_id)
         open_ = request is not None and request.status is _PENDING
         if request is None or job not in _TYPES or (job != "settle") != open_:
             await self.outbox.complete(item.item_id, {"skipped": "nothing to tell"})
