@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from roomkit.models.pending_input import PendingInput
@@ -18,12 +19,22 @@ class Recorder:
 
     def __init__(self) -> None:
         self.told: list[Notice] = []
+        self._changed = asyncio.Condition()
 
     def reaches(self, recipient: str | None, person: object) -> bool:
         return recipient is not None
 
     async def send(self, notice: Notice) -> None:
-        self.told.append(notice)
+        async with self._changed:
+            self.told.append(notice)
+            self._changed.notify_all()
+
+    async def wait_for(self, kind: str, recipient: str) -> None:
+        """Return once a notice of ``kind`` to ``recipient`` was sent."""
+        async with self._changed:
+            await self._changed.wait_for(
+                lambda: any((n.type, n.recipient) == (kind, recipient) for n in self.told)
+            )
 
     async def aclose(self) -> None:
         return None

@@ -190,11 +190,11 @@ async def test_a_member_who_left_a_rotation_role_hands_its_requests_on(
         restarted, asking.router.directory = asking, after
     assert restarted.router is not None
     surface = Recorder()
-    async with Notifier(restarted, [surface]) as notifier:
+    async with Notifier(restarted, [surface]):
         assert not await restarted.router.may_decide(request, "dan")
         assert await restarted.router.recipients(request) == ("alice", "erin")
-        await notifier.wait_idle()
-    assert ("question_escalated", "erin") in [(n.type, n.recipient) for n in surface.told]
+        async with asyncio.timeout(30):
+            await surface.wait_for("question_escalated", "erin")
     assert not await restarted.aresolve(request.pending_id, approve(), by="dan")
     assert await restarted.aresolve(request.pending_id, approve(), by="erin")
     routed = [e for e in await restarted.history(request.pending_id) if e["surface"] == "routing"]

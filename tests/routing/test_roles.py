@@ -106,3 +106,36 @@ async def test_a_rotation_whose_members_are_all_away_is_assigned_to_their_delega
     assert status is not None
     assert "Zoe is deciding" in status
     assert await handler.aresolve(request.pending_id, approve(), by="zoe")
+
+
+async def test_an_escalation_with_only_the_assignee_present_keeps_the_assignee() -> None:
+    """Dan is assigned and present, erin and frank are away: escalating finds nobody else
+    present, and the request stays with dan rather than go to an away member's delegate."""
+    away = Delegation(to="zoe", starts=NOW - timedelta(days=1), ends=NOW + timedelta(days=9))
+    handler = handler_with("rotation", {m: Person(delegations=[away]) for m in ("erin", "frank")})
+    router = handler.router
+    assert router is not None
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    assert await router.recipients(request) == ("dan",)
+    await router.refresh(request, escalating=True)
+    assert await router.recipients(request) == ("dan",)
+
+
+async def test_processes_whose_roles_disagree_hand_a_request_on_a_bounded_number_of_times() -> None:
+    """One process knows kyc as dan and erin, another (restarted with a new file) as frank
+    and gina: each hands the request on to a member of its own who never had it, and once
+    every member of both has had it, nobody hands it on again."""
+    handler = handler_with("rotation")
+    router = handler.router
+    assert router is not None
+    old = Directory(roles={"kyc": Role(members=["dan", "erin"], rule="rotation")})
+    new = Directory(roles={"kyc": Role(members=["frank", "gina"], rule="rotation")})
+    router.directory = old
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    for _ in range(6):
+        for directory in (new, old):
+            router.directory = directory
+            await router.recipients(request)
+    routed = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
+    assert len(routed) <= 4, [(e["approvers"], e["reason"]) for e in routed]
+    assert len({e["approvers"][0] for e in routed}) == len(routed), "never handed back"

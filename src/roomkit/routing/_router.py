@@ -28,7 +28,7 @@ import hashlib
 import json
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -200,16 +200,19 @@ class Router:
             )
             await self._handler.outbox.add([item])
 
-    async def _next_member(self, name: str, after: str | None, tool: str | None) -> str | None:
+    async def _next_member(
+        self, name: str, after: str | None, tool: str | None, skip: Collection[str] = ()
+    ) -> str | None:
         """The role's member assigned least recently (by any process on the store), skipping
-        those away and ``after``; the pick is recorded in the ledger."""
+        those away, ``after`` and ``skip``; the pick is recorded in the ledger."""
         group = self.directory.roles.get(name)
         if group is None:
             return None
         at = self.clock()
-        members = [member for member in group.members if member != after]
+        members = [member for member in group.members if member != after and member not in skip]
         present = [member for member in members if self.directory.away(member, at, tool) is None]
-        if not present and members:
+        nobody_in = all(self.directory.away(m, at, tool) is not None for m in group.members)
+        if not present and members and nobody_in:
             # Someone is assigned all the same: their delegates decide, and the desk says
             # who is away until when, where no one at all would leave the request unseen.
             logger.warning(
@@ -291,7 +294,11 @@ class Router:
                 continue
             left = before is not None and before not in group.members
             if before is None or escalating or left:
-                chosen = await self._next_member(name, before, request.tool_name)
+                # Handed on because the member left, a request goes to someone it never went
+                # to: processes whose directories disagree for a while (a rolling restart)
+                # hand it on a bounded number of times, never back and forth.
+                skip = every.get(approver, ()) if left and not escalating else ()
+                chosen = await self._next_member(name, before, request.tool_name, skip)
                 if chosen is not None and chosen != before:
                     reason = (
                         "rotation" if before is None else "member left" if left else "escalation"
