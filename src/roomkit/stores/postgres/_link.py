@@ -51,9 +51,10 @@ _SCHEMES = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
 _QUEUE_TIMEOUT = 60.0
 """Seconds a call may queue for a connection of a busy pool (while the server answers)."""
-_SILENCE = 60.0
-"""Seconds a call may wait on a connection the server stopped answering (frozen, or cut off
-without a reset, which no connect timeout sees) before it fails as unavailable."""
+SILENCE = 60.0
+"""Seconds a call of the store may take on one connection: past them the server counts as
+not answering (frozen, or cut off without a reset, which no connect timeout sees) and the
+call fails as unavailable."""
 _RECONNECT_SECONDS = 0.5
 """How long the own pool's attempt to replace one lost connection keeps trying. It then
 gives up, and the next call that needs a connection starts a new attempt at once. Left to
@@ -290,8 +291,13 @@ class Link:
                 await pool.close()
 
     @asynccontextmanager
-    async def connection(self) -> AsyncIterator[AsyncConnection[Any]]:
-        """A connection of the pool; server and network faults become store errors."""
+    async def connection(self, *, bound: float = 0.0) -> AsyncIterator[AsyncConnection[Any]]:
+        """A connection of the pool; server and network faults become store errors.
+
+        Args:
+            bound: seconds the block may take before the server counts as not answering
+                (``0``: :data:`SILENCE`); a purge of a long backlog passes more.
+        """
         await self.open()
         assert self._pool is not None
         # A busy pool lets callers queue for a connection; after a fault (a server away,
@@ -307,8 +313,9 @@ class Link:
             raise self.unavailable(error) from error
         try:
             async with db:
+                limit = bound or SILENCE
                 try:
-                    async with asyncio.timeout(_SILENCE):
+                    async with asyncio.timeout(limit):
                         yield db
                 except TimeoutError:
                     # The server stopped answering on an open connection (frozen, or cut
@@ -316,7 +323,7 @@ class Link:
                     # which would wait as long, and the call left in doubt.
                     _drop(db)
                     raise TimeoutError(
-                        f"no answer for {_SILENCE:g} s on an open connection"
+                        f"no answer within {limit:g} s on an open connection"
                     ) from None
         except LOST as error:
             self._faulted = True

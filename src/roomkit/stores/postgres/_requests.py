@@ -45,6 +45,7 @@ from typing import Any, Unpack
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import (
     Outcome,
@@ -85,6 +86,8 @@ logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 _PENDING = PendingInputStatus.PENDING
 _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
+_PURGE_BOUND = 600.0
+"""Seconds a purge may take (a long backlog) before the server counts as not answering."""
 
 
 class PostgresStore(PartsFacade):
@@ -254,7 +257,7 @@ class PostgresStore(PartsFacade):
         entries = check_history(history)
         await self._ready()
         if self.clock() >= self._next_purge:
-            await self.purge_expired()
+            await self._purge_on_the_way()
         clocks = Clocks(self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
         record, created = await insert_request(self._link, self._sql, request, entries, clocks)
         if created:
@@ -378,10 +381,20 @@ class PostgresStore(PartsFacade):
             StoreClosedError: the store was closed (:meth:`open` opens it again).
         """
         await self._ready()
-        async with self._link.connection() as db:
+        async with self._link.connection(bound=_PURGE_BOUND) as db:
             if self._server_clock is not None:
                 await self._server_clock.sync(db)
             return await self._purge(db, self.clock())
+
+    async def _purge_on_the_way(self) -> None:
+        """The purge a create makes now and then: a failed one is tried again a purge
+        interval later, and never fails the create (which says on its own whether the
+        server answers)."""
+        self._next_purge = self.clock() + _PURGE_EVERY
+        try:
+            await self.purge_expired()
+        except StoreUnavailableError as error:
+            logger.warning("could not purge the expired records at %s: %s", self.where, error)
 
     # -- approvals: votes -----------------------------------------------------------------------
 

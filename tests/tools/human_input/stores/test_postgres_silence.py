@@ -5,15 +5,17 @@ silence bound instead of waiting for ever, and the store works again once it ans
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 from tests.postgres_server import PostgresServer, running_postgres
 from tests.tools.human_input.stores.postgres_kit import new_schema
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.postgres import PostgresStore, _link
+from roomkit.stores.postgres import PostgresStore, _link, _requests
 
 SILENCE = 1.0
 """The store's bound on a silent server, made short here (60 s by default)."""
@@ -30,7 +32,7 @@ def server() -> Iterator[PostgresServer]:
 async def test_a_frozen_server_fails_each_call_in_bounded_time_then_answers_again(
     server: PostgresServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_link, "_SILENCE", SILENCE)
+    monkeypatch.setattr(_link, "SILENCE", SILENCE)
     async with PostgresStore(server.dsn, schema=new_schema(), settle_retry=0.5) as store:
         handler = HumanInputHandler(store=store)
         request = await handler.create("ask", {"question": "Which hotel?"}, room_id="r")
@@ -38,7 +40,7 @@ async def test_a_frozen_server_fails_each_call_in_bounded_time_then_answers_agai
         try:
             # A settle tries again once (another pooled connection, as silent): two bounds.
             async with asyncio.timeout(3 * (SILENCE + PSYCOPG_CANCEL) + 5):
-                with pytest.raises(StoreUnavailableError, match="no answer for 1 s on an open"):
+                with pytest.raises(StoreUnavailableError, match="no answer within 1 s on an open"):
                     await store.fetch(request.pending_id)
                 with pytest.raises(StoreUnavailableError):
                     await handler.aresolve(request.pending_id, "Lisboa", by="alice")
@@ -46,3 +48,37 @@ async def test_a_frozen_server_fails_each_call_in_bounded_time_then_answers_agai
             server.resume()
         assert await handler.aresolve(request.pending_id, "Lisboa", by="alice")
         assert await handler.wait(request.pending_id) == "Lisboa"
+
+
+class Ahead:
+    """The store's clock: the wall clock, moved ahead by the test."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+
+async def test_a_purge_held_up_never_fails_the_create_that_made_it(
+    server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A create purges what expired now and then; a purge that takes longer than its bound
+    (here: a row it would delete is locked by another transaction) is logged and tried
+    again later, and the create goes through."""
+    monkeypatch.setattr(_requests, "_PURGE_BOUND", SILENCE)
+    clock, schema = Ahead(), new_schema()
+    async with PostgresStore(server.dsn, schema=schema, retention_seconds=60, clock=clock) as store:
+        handler = HumanInputHandler(store=store)
+        old = await handler.create("ask", {"question": "Which hotel?"}, room_id="r")
+        assert await handler.aresolve(old.pending_id, "Lisboa", by="alice")
+        clock.ahead = 3600.0  # the settled request is past its retention
+        async with await psycopg.AsyncConnection.connect(server.dsn) as holder:
+            await holder.execute(
+                f"SELECT 1 FROM {schema}.roomkit_pending WHERE pending_id = %s FOR UPDATE",
+                (old.pending_id,),
+            )
+            async with asyncio.timeout(SILENCE + PSYCOPG_CANCEL + 5):
+                made = await handler.create("ask", {"question": "Which train?"}, room_id="r")
+            await holder.rollback()
+        assert await store.fetch(made.pending_id) is not None
