@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
 from tests.notify.recorder import Recorder
 from tests.servers.stores import StoreSite
 
-from roomkit.notify import Directory, Ladder, Notifier, Person, escalate, remind
+from roomkit.notify import Directory, Ladder, Notice, Notifier, Person, escalate, remind
 from roomkit.testing import advance, run_virtual
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import record_ladder
@@ -121,3 +121,62 @@ def test_a_request_past_its_deadline_is_timed_out_not_reminded(store_site: Store
     assert request is not None
     assert request.status.value == "timed_out"
     assert request.approvers == ()
+
+
+class HoldsReminders(Recorder):
+    """A surface whose reminders hang until released, as a slow Slack post does."""
+
+    def __init__(self) -> None:
+        super().__init__("holding")
+        self.holding = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        if notice.type == "question_reminder":
+            self.holding.set()
+            await self.release.wait()
+        return await super().send(notice)
+
+
+class Releases(Recorder):
+    """A second surface; telling it a request ended releases the held reminders."""
+
+    def __init__(self, held: HoldsReminders) -> None:
+        super().__init__("plain")
+        self.held = held
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        if notice.type == "question_settled":
+            self.held.release.set()
+        return await super().send(notice)
+
+
+async def answered_while_reminded(site: StoreSite) -> list[Notice]:
+    clock = Ahead()
+    store = site.open(clock=clock)  # type: ignore[arg-type]
+    held = HoldsReminders()
+    try:
+        handler = HumanInputHandler(store=store)
+        async with Notifier(handler, [held, Releases(held)], directory=PEOPLE, poll=0.05):
+            request = await handler.create("ask", {"q": "Ship?"}, actor_id="alice", timeout=1000)
+            await record_ladder(handler, request, Ladder(remind(after=300)))
+            await clock.move(301)
+            await held.holding.wait()
+            assert await handler.aresolve(request.pending_id, "yes", by="alice")
+            await held.wait_until(lambda seen: ("question_settled", "alice") in seen)
+        return held.notices
+    finally:
+        await store.close()
+
+
+def test_an_ending_waits_for_a_reminder_on_its_way_to_the_same_person(
+    store_site: StoreSite,
+) -> None:
+    """The request is answered while its reminder is being sent: the ending goes once the
+    reminder is out, and carries its receipt, so the reminder's message is updated too."""
+    if not store_site.durable:
+        pytest.skip("the durable stores' clock is injected here")
+    notices = asyncio.run(answered_while_reminded(store_site))
+    kinds = [notice.type for notice in notices]
+    assert kinds == ["question_pending", "question_reminder", "question_settled"]
+    assert len(notices[-1].receipts) == 2, "the announcement's and the reminder's receipts"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.notify._first_notice import FOLLOW_UPS, first_notice_out
+from roomkit.notify._first_notice import FOLLOW_UPS, earlier_notices_out, first_notice_out
 from roomkit.notify._lanes import Lane
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.retry import Retry
@@ -105,8 +105,10 @@ class Sender:
             await self.outbox.complete(item.item_id, {"skipped": "not sent"})
             return
         now = now_of(self.handler)
-        if kind in FOLLOW_UPS and not await first_notice_out(self.outbox, item, now):
-            # The announcement is still on its way: this follow-up is looked at a poll later.
+        if (kind in FOLLOW_UPS and not await first_notice_out(self.outbox, item, now)) or (
+            kind == "question_settled" and not await earlier_notices_out(self.outbox, item)
+        ):
+            # An earlier notice is still on its way: this one is looked at a poll later.
             await self.outbox.renew(item.item_id, self.owner, now + self.poll)
             return
         if lane.given_up(item.created, now):

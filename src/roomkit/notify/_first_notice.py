@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from roomkit.stores.outbox import ENDING, STEPS, Outbox, OutboxItem, step_id
 
-__all__ = ["FOLLOW_UPS", "OWED", "first_notice_out", "ladder_place"]
+__all__ = ["FOLLOW_UPS", "OWED", "earlier_notices_out", "first_notice_out", "ladder_place"]
 
 FOLLOW_UPS = frozenset({"question_reminder", "question_escalated", "question_edited"})
 """The notices that follow an announcement to the same person."""
@@ -66,3 +66,20 @@ async def first_notice_out(outbox: Outbox, item: OutboxItem, now: float) -> bool
     before = [s for s in known.values() if s.lane == STEPS and ladder_place(s) < ladder_place(own)]
     told = (known.get(earlier.item_id + to) for earlier in (step, *before))
     return step.done and all(notice is None or notice.done for notice in told)
+
+
+async def earlier_notices_out(outbox: Outbox, item: OutboxItem) -> bool:
+    """Whether the ending delivery ``item`` may be sent: no earlier notice to its surface
+    and recipient is still on its way. A reminder sent while the request settled would
+    otherwise land after the ending, and the ending could not update the message it left
+    (a Slack message saying "Still waiting")."""
+    body = item.body
+    return not any(
+        not earlier.done
+        and earlier.item_id != item.item_id
+        and earlier.body.get("job") == "deliver"
+        and earlier.body.get("type") != "question_settled"
+        and earlier.body.get("surface") == body.get("surface")
+        and earlier.body.get("recipient") == body.get("recipient")
+        for earlier in await outbox.items_for(item.pending_id)
+    )
