@@ -36,3 +36,20 @@ class Recorder:
     async def wait_until(self, check: Callable[[list[tuple[str, str | None]]], bool]) -> None:
         async with self._changed:
             await self._changed.wait_for(lambda: check(self.seen()))
+
+
+class Holding(Recorder):
+    """A recorder whose notices of one ``kind`` stay on their way until ``release`` is set,
+    as a slow post does; ``holding`` is set once one is."""
+
+    def __init__(self, kind: str, name: str = "recorder") -> None:
+        super().__init__(name)
+        self.kind = kind
+        self.holding = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
+        if notice.type == self.kind:
+            self.holding.set()
+            await self.release.wait()
+        return await super().send(notice)

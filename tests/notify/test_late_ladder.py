@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
-from tests.notify.recorder import Recorder
+from tests.notify.recorder import Holding, Recorder
 from tests.servers.stores import StoreSite
 
 from roomkit.notify import Directory, Ladder, Notice, Notifier, Person, escalate, remind
@@ -123,25 +123,10 @@ def test_a_request_past_its_deadline_is_timed_out_not_reminded(store_site: Store
     assert request.approvers == ()
 
 
-class HoldsReminders(Recorder):
-    """A surface whose reminders hang until released, as a slow Slack post does."""
-
-    def __init__(self) -> None:
-        super().__init__("holding")
-        self.holding = asyncio.Event()
-        self.release = asyncio.Event()
-
-    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
-        if notice.type == "question_reminder":
-            self.holding.set()
-            await self.release.wait()
-        return await super().send(notice)
-
-
 class Releases(Recorder):
     """A second surface; telling it a request ended releases the held reminders."""
 
-    def __init__(self, held: HoldsReminders) -> None:
+    def __init__(self, held: Holding) -> None:
         super().__init__("plain")
         self.held = held
 
@@ -154,7 +139,7 @@ class Releases(Recorder):
 async def answered_while_reminded(site: StoreSite) -> list[Notice]:
     clock = Ahead()
     store = site.open(clock=clock)  # type: ignore[arg-type]
-    held = HoldsReminders()
+    held = Holding("question_reminder", "holding")
     try:
         handler = HumanInputHandler(store=store)
         async with Notifier(handler, [held, Releases(held)], directory=PEOPLE, poll=0.05):

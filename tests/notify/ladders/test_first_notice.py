@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any
 
-from tests.notify.recorder import Recorder
+from tests.notify.recorder import Holding
 
 from roomkit.models.enums import ChannelType
-from roomkit.notify import Directory, Ladder, Notice, Notifier, Person, escalate, remind
+from roomkit.notify import Directory, Ladder, Notifier, Person, escalate, remind
 from roomkit.testing import advance
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 from roomkit.tools.human_input.tool_handler import HumanInputCall
@@ -18,30 +16,15 @@ CALL = HumanInputCall("room", "agent", ChannelType.AI, "tc-1", "alice")
 PEOPLE = Directory({"alice": Person(email="alice@example.com", manager="bob")})
 
 
-class SlowAnnouncements(Recorder):
-    """A recorder whose announcements stay on their way until ``release`` is set."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.announcing = asyncio.Event()
-        self.release = asyncio.Event()
-
-    async def send(self, notice: Notice) -> Mapping[str, Any] | None:
-        if notice.type == "question_pending":
-            self.announcing.set()
-            await self.release.wait()
-        return await super().send(notice)
-
-
 async def test_a_reminder_waits_for_the_announcement_on_its_way() -> None:
     handler = HumanInputHandler()
     ladder = Ladder(remind(after=300), escalate(after=400, to="manager"))
     human = HumanInputToolHandler({"ask"}, timeout=1800, handler=handler, ladder=ladder)
-    surface = SlowAnnouncements()
+    surface = Holding("question_pending")
     # A lease longer than the wait, so that the announcement in flight is not taken back.
     async with Notifier(handler, [surface], directory=PEOPLE, lease=3600, poll=60):
         asking = asyncio.create_task(human.ask("ask", {"question": "Deploy?"}, call=CALL))
-        await surface.announcing.wait()
+        await surface.holding.wait()
         await advance(600)  # both steps fall due while the announcement is on its way
         # Bob hears of the request first by its escalation; alice only once announced to.
         assert surface.seen() == [("question_escalated", "bob")]
