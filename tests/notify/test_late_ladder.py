@@ -13,6 +13,7 @@ from tests.notify.recorder import Holding, Recorder
 from tests.servers.stores import StoreSite
 
 from roomkit.notify import Directory, Ladder, Notice, Notifier, Person, escalate, remind
+from roomkit.notify.ladders import give_ladder
 from roomkit.testing import advance, run_virtual
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import record_ladder
@@ -165,3 +166,38 @@ def test_an_ending_waits_for_a_reminder_on_its_way_to_the_same_person(
     kinds = [notice.type for notice in notices]
     assert kinds == ["question_pending", "question_reminder", "question_settled"]
     assert len(notices[-1].receipts) == 2, "the announcement's and the reminder's receipts"
+
+
+async def both_ladders(site: StoreSite) -> list[tuple[str, str | None]]:
+    """The file's ladder and the tool's both recorded for one request, as when the notifier
+    hears of the request before its tool has recorded its own; every step then falls due."""
+    clock = Ahead()
+    store = site.open(clock=clock)  # type: ignore[arg-type]
+    try:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create("ask", {"q": "Ship?"}, actor_id="alice", timeout=2000)
+        assert await give_ladder(handler, LADDER, request.pending_id)  # the file's
+        await record_ladder(handler, request, Ladder(remind(after=100), remind(after=200)))
+        await clock.move(1000)
+        recorder = Recorder()
+        async with Notifier(handler, [recorder], directory=PEOPLE, poll=0.05) as notifier:
+            await recorder.wait_until(lambda seen: seen.count(("question_reminder", "alice")) >= 2)
+            await notifier.wait_idle()
+        return recorder.seen()
+    finally:
+        await store.close()
+
+
+def test_a_files_ladder_gives_way_to_the_tools_own_recorded_at_the_same_time(
+    store_site: StoreSite,
+) -> None:
+    """Only the tool's two reminders are told: none of the file's steps, its escalation to
+    the manager included."""
+    if not store_site.durable:
+        pytest.skip("the durable stores' clock is injected here")
+    seen = asyncio.run(both_ladders(store_site))
+    assert seen == [
+        ("question_pending", "alice"),
+        ("question_reminder", "alice"),
+        ("question_reminder", "alice"),
+    ]

@@ -41,6 +41,10 @@ _TYPES: dict[str, NoticeType] = {
 }
 
 
+_LADDER = frozenset({"remind", "escalate"})
+"""The jobs of a ladder's steps."""
+
+
 @dataclass(slots=True)
 class Planner:
     """What a notifier's steps need: its handler and outbox, surfaces and directory, and
@@ -60,6 +64,9 @@ class Planner:
         open_ = request is not None and request.status is _PENDING
         if request is None or job not in _TYPES or (job != "settle") != open_:
             await self.outbox.complete(item.item_id, {"skipped": "nothing to tell"})
+            return
+        if item.body.get("fallback") and await self._own_ladder(item.pending_id):
+            await self.outbox.complete(item.item_id, {"skipped": "the tool's own ladder runs"})
             return
         approvers = approvers_of(request)
         router = getattr(self.handler, "router", None)
@@ -97,6 +104,13 @@ class Planner:
         ]
         await self.outbox.add(deliveries)
         await self.outbox.complete(item.item_id, {"deliveries": len(deliveries)})
+
+    async def _own_ladder(self, pending_id: str) -> bool:
+        """Whether the request's tool recorded a ladder of its own (beside a file's)."""
+        return any(
+            item.body.get("job") in _LADDER and not item.body.get("fallback")
+            for item in await self.outbox.items_for(pending_id)
+        )
 
     def _targets(self, approvers: tuple[str, ...], *, warn: bool) -> list[tuple[str, str | None]]:
         targets: list[tuple[str, str | None]] = []

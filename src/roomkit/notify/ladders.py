@@ -97,5 +97,7 @@ async def give_ladder(handler: HumanInputHandler, ladder: Ladder, pending_id: st
     items = await handler.outbox.items_for(pending_id)
     if any(item.body.get("job") in _STEPS for item in items):
         return False
-    await record_ladder(handler, request, ladder)
+    # The tool's own ladder may be recorded meanwhile (its asker records it just after the
+    # request): these steps then give way to it when they come due.
+    await record_ladder(handler, request, ladder, fallback=True)
     return True

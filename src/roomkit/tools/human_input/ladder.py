@@ -126,20 +126,32 @@ class Ladder:
         return f"Ladder({', '.join(map(repr, self.steps))}, on_expiry={self.on_expiry!r})"
 
 
-async def record_ladder(handler: HumanInputHandler, request: PendingInput, ladder: Ladder) -> None:
+FALLBACK = 1000
+"""Where the step numbers of a fallback ladder (a notifier's file's) start, so that its step
+ids never meet those of the tool's own ladder recorded at the same moment."""
+
+
+async def record_ladder(
+    handler: HumanInputHandler, request: PendingInput, ladder: Ladder, *, fallback: bool = False
+) -> None:
     """Record ``ladder``'s steps for ``request`` in the store's outbox (once: recording them
     again, as a re-attached request does, changes nothing).
 
     Each step is due ``after`` seconds from the request's creation, on the store's clock.
+    ``fallback``: the ladder is for a request whose tool has none of its own (a notifier's
+    file's); its steps are skipped when they come due if the tool's own were recorded too.
     """
     if not ladder.steps:
         return
     now = now_of(handler)
     age = max(0.0, (utcnow() - _aware(request.created_at)).total_seconds())
     items = []
-    for index, step in enumerate(ladder.steps):
+    first = FALLBACK if fallback else 0
+    for index, step in enumerate(ladder.steps, start=first):
         job = "remind" if isinstance(step, Remind) else "escalate"
         body: dict[str, object] = {"job": job}
+        if fallback:
+            body["fallback"] = True
         if isinstance(step, Escalate):
             body["to"] = step.to
         items.append(
