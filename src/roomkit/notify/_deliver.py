@@ -43,9 +43,7 @@ async def as_it_stands(handler: HumanInputHandler, pending_id: str) -> PendingIn
     waits on any more (its agent stopped) is timed out here, so that it is not reminded
     of nor escalated with links that no longer answer, and its ending goes out."""
     request = await handler.get_request(pending_id)
-    if request is None or request.status is not _PENDING:
-        return request
-    current = await handler.expire_overdue([request])
+    current = [] if request is None else await handler.expire_overdue([request])
     return current[0] if current else None
 
 

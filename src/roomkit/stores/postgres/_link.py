@@ -291,12 +291,14 @@ class Link:
                 await pool.close()
 
     @asynccontextmanager
-    async def connection(self, *, bound: float = 0.0) -> AsyncIterator[AsyncConnection[Any]]:
+    async def connection(
+        self, *, bound: float | None = None
+    ) -> AsyncIterator[AsyncConnection[Any]]:
         """A connection of the pool; server and network faults become store errors.
 
         Args:
             bound: seconds the block may take before the server counts as not answering
-                (``0``: :data:`SILENCE`); a purge of a long backlog passes more.
+                (``None``: :data:`SILENCE`); a purge of a long backlog passes more.
         """
         await self.open()
         assert self._pool is not None
@@ -313,7 +315,7 @@ class Link:
             raise self.unavailable(error) from error
         try:
             async with db:
-                limit = bound or SILENCE
+                limit = SILENCE if bound is None else bound
                 try:
                     async with asyncio.timeout(limit):
                         yield db

@@ -126,7 +126,7 @@ class Ladder:
         return f"Ladder({', '.join(map(repr, self.steps))}, on_expiry={self.on_expiry!r})"
 
 
-FALLBACK = 1000
+_FALLBACK = 1000
 """Where the step numbers of a fallback ladder (a notifier's file's) start, so that its step
 ids never meet those of the tool's own ladder recorded at the same moment."""
 
@@ -146,7 +146,7 @@ async def record_ladder(
     now = now_of(handler)
     age = max(0.0, (utcnow() - _aware(request.created_at)).total_seconds())
     items = []
-    first = FALLBACK if fallback else 0
+    first = _FALLBACK if fallback else 0
     for index, step in enumerate(ladder.steps, start=first):
         job = "remind" if isinstance(step, Remind) else "escalate"
         body: dict[str, object] = {"job": job}
