@@ -7,7 +7,7 @@ Later, in any process sharing the store, ``resume`` continues the run once a per
 decided. The model is the SDK's own ``ScriptedModel`` and tracing is off, so this runs offline.
 
 Run: python examples/openai_agents_approval.py
-(needs: pip install -e '.[openai-agents]')
+(needs: pip install -e '.[openai-agents,sqlite]')
 """
 
 from __future__ import annotations

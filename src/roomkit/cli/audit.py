@@ -58,7 +58,7 @@ def export(args: argparse.Namespace) -> int:
     evidence = getattr(args, "format", "jsonl") == "a2a-evidence"
     if evidence and args.since is not None:
         raise Failure(
-            "--since does not apply to a2a-evidence: its chain starts at the first record"
+            "--since does not apply to a2a-evidence: its chain starts at the first record", 2
         )
     since = _since(args.since)
     keys = audit_keys(args.data_dir)

@@ -42,7 +42,9 @@ __all__ = [
 _UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 _PERSISTENCE = ("appendonly", "appendfsync", "save")
 """The settings that say what the server keeps across a restart."""
-_ADVICE = "run it with appendonly yes and appendfsync always to lose none (see the README)"
+_ADVICE = (
+    "run it with appendonly yes and appendfsync always to lose none (see docs/how-to/stores.md)"
+)
 
 
 def connect(url: object, client: object, *, default: str, store: str = "RedisStore") -> Redis:
