@@ -290,3 +290,22 @@ async def test_a_body_over_the_limit_is_refused_before_anything_reads_it() -> No
     assert too_big.status_code == 413
     assert too_deep.status_code == 400
     assert world.provider.calls == []
+
+
+@pytest.mark.parametrize("field", ["anwser", None], ids=["misspelt", "missing"])
+async def test_a_data_part_without_an_answer_asks_again(field: str | None) -> None:
+    """A data part naming the request but holding no ``answer`` settles nothing: the task
+    asks again, saying which field is missing."""
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        data: dict[str, Any] = {"pending_id": request.pending_id}
+        if field is not None:
+            data[field] = "blue"
+        again = await world.send(http, data=data, task=task)
+    assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    [problem, question] = get_text_parts(list(again.status.message.parts))
+    assert '"answer"' in problem
+    assert question == "Which colour?"
+    assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]

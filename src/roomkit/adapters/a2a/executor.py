@@ -205,6 +205,13 @@ class RoomKitExecutor(AgentExecutor):
             if not isinstance(pending_id, str):
                 await self._ask_again(updater, mine, "No open request: pending_id is text")
                 return True, None
+            if "answer" not in named[0]:
+                await self._ask_again(
+                    updater,
+                    mine,
+                    'The data part holds no "answer": send {"pending_id": ..., "answer": ...}',
+                )
+                return True, None
         elif len(mine) == 1:
             pending_id, answer = mine[0].pending_id, "\n".join(get_text_parts(parts))
         elif not mine:
