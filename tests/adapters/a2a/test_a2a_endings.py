@@ -9,9 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
+from a2a.auth.user import User
 from a2a.helpers.proto_helpers import get_text_parts
-from a2a.types import GetTaskRequest, TaskPushNotificationConfig, TaskState
+from a2a.server.context import ServerCallContext
+from a2a.types import GetTaskRequest, Task, TaskPushNotificationConfig, TaskState, TaskStatus
 from a2a_world import World, ask, pushes
+from google.protobuf.timestamp_pb2 import Timestamp
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -74,3 +77,50 @@ async def test_an_unanswered_end_ends_the_task_without_a_follow_up(
     [end] = [u for u in receiver.updates if u["status"]["state"] in ENDED]
     assert end["taskId"] == task.id
     assert said in end["status"]["message"]["parts"][0]["text"]
+
+
+class Caller(User):
+    """A caller as the SDK's task store knows its owners."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def user_name(self) -> str:
+        return self._name
+
+
+async def test_a_task_past_the_first_page_of_its_context_is_ended_too() -> None:
+    """The task waiting on the withdrawn request has 60 newer tasks in its context (more
+    than one page of the task store's listing): it is still ended and pushed."""
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    receiver = Receiver()
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=receiver.app))
+    push = pushes(world, client=client)
+    config = TaskPushNotificationConfig(id="hook-1", url="http://receiver.test/push")
+    alice = ServerCallContext(user=Caller("alice"))
+    try:
+        notifier = Notifier(world.handler, [push], poll=0.05)
+        async with notifier, world.http() as http:
+            task = await world.send(http, text="Paint it", push=config)
+            [request] = await world.handler.list_pending(room_id="ctx-1")
+            for n in range(60):
+                stamp = Timestamp()
+                stamp.GetCurrentTime()
+                done = TaskStatus(state=TaskState.TASK_STATE_COMPLETED, timestamp=stamp)
+                await world.tasks.save(
+                    Task(id=f"later-{n}", context_id="ctx-1", status=done), alice
+                )
+            assert await world.handler.arelease(request.pending_id)
+            async with asyncio.timeout(10):
+                await notifier.wait_idle()
+            stored = await world.client(http).get_task(GetTaskRequest(id=task.id))
+    finally:
+        await client.aclose()
+    assert stored.status.state == TaskState.TASK_STATE_CANCELED
+    [end] = [u for u in receiver.updates if u["status"]["state"] in ENDED]
+    assert end["taskId"] == task.id

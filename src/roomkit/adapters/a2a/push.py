@@ -126,11 +126,11 @@ class A2APush:
             return None  # no A2A caller asked it: no task of theirs waits on it
         # The SDK keeps each caller's tasks apart: they are listed as their owner's.
         owner = ServerCallContext(user=_Owner(request.actor_id))
-        listed = await self.tasks.list(ListTasksRequest(context_id=request.room_id), owner)
+        listed = await self._context_tasks(request.room_id, owner)
         ends = _ending(notice)
         sent = 0
         failed: list[DeliveryError] = []
-        for task in listed.tasks:
+        for task in listed:
             if task.status.state not in _WAITING:
                 continue
             update = _update(notice, task.id)
@@ -152,6 +152,20 @@ class A2APush:
             retry = any(error.retry for error in failed)
             raise DeliveryError("; ".join(str(error) for error in failed), retry=retry)
         return {"pushed": sent}
+
+    async def _context_tasks(self, context_id: str, owner: ServerCallContext) -> list[Task]:
+        """Every task of the context, all pages read before any is changed: a task saved
+        while the pages are read moves to the first page and could be skipped."""
+        tasks: list[Task] = []
+        token = ""
+        while True:
+            page = await self.tasks.list(
+                ListTasksRequest(context_id=context_id, page_token=token), owner
+            )
+            tasks += page.tasks
+            token = page.next_page_token
+            if not token:
+                return tasks
 
     async def _end(
         self, task: Task, ends: tuple[TaskState, str], owner: ServerCallContext
