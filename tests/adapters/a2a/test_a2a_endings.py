@@ -27,17 +27,24 @@ ENDED = {"TASK_STATE_FAILED", "TASK_STATE_CANCELED"}
 
 
 class Receiver:
-    """A push receiver that keeps every update and tells when a task ended."""
+    """A push receiver that keeps every update and tells when a task's end was taken; it
+    answers the first ``refuse`` ends 503."""
 
-    def __init__(self) -> None:
+    def __init__(self, refuse: int = 0) -> None:
         self.updates: list[dict[str, Any]] = []
+        self.ids: list[str] = []
         self.ended = asyncio.Event()
+        self.refuse = refuse
         self.app = Starlette(routes=[Route("/push", self.take, methods=["POST"])])
 
     async def take(self, request: Request) -> Response:
         update = json.loads(await request.body())["statusUpdate"]
         self.updates.append(update)
         if update["status"]["state"] in ENDED:
+            self.ids.append(request.headers["webhook-id"])
+            if self.refuse > 0:
+                self.refuse -= 1
+                return Response(status_code=503)
             self.ended.set()
         return Response(status_code=200)
 
@@ -124,3 +131,31 @@ async def test_a_task_past_the_first_page_of_its_context_is_ended_too() -> None:
     assert stored.status.state == TaskState.TASK_STATE_CANCELED
     [end] = [u for u in receiver.updates if u["status"]["state"] in ENDED]
     assert end["taskId"] == task.id
+
+
+async def test_an_end_whose_push_failed_is_pushed_again() -> None:
+    """The first POST of a withdrawn request's end is answered 503: the retry posts the end
+    the task store holds, under the same ``webhook-id``."""
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    receiver = Receiver(refuse=1)
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=receiver.app))
+    push = pushes(world, client=client)
+    config = TaskPushNotificationConfig(id="hook-1", url="http://receiver.test/push")
+    try:
+        async with Notifier(world.handler, [push], poll=0.05), world.http() as http:
+            task = await world.send(http, text="Paint it", push=config)
+            [request] = await world.handler.list_pending(room_id="ctx-1")
+            assert await world.handler.arelease(request.pending_id)
+            async with asyncio.timeout(10):
+                await receiver.ended.wait()
+            stored = await world.client(http).get_task(GetTaskRequest(id=task.id))
+    finally:
+        await client.aclose()
+    assert len(receiver.ids) == 2
+    assert len(set(receiver.ids)) == 1
+    first, again = [u for u in receiver.updates if u["status"]["state"] in ENDED]
+    assert first == again
+    assert again["taskId"] == task.id
+    assert again["status"]["state"] == "TASK_STATE_CANCELED"
+    assert stored.status.state == TaskState.TASK_STATE_CANCELED
+    assert again["status"]["message"]["parts"][1]["data"]["pending_id"] == request.pending_id

@@ -38,8 +38,9 @@ def ending(request: PendingInput, waited: float | None) -> tuple[TaskState, str]
 
 
 def asked(task: Task) -> list[str]:
-    """The ids of the requests the task's current status message named (its
-    ``input-required`` message's data parts)."""
+    """The ids of the requests the task's current status message names in its data parts:
+    those its ``input-required`` message asks, or the one whose timeout or withdrawal
+    ended it."""
     if not task.status.HasField("message"):
         return []
     data = get_data_parts(list(task.status.message.parts))

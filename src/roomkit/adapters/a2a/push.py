@@ -12,8 +12,9 @@ The body is the A2A ``StreamResponse`` JSON of a ``TaskStatusUpdateEvent``: ``in
 with the request's data part when it opens, ``working`` with its outcome when it is answered
 or refused (the caller's next message on the task carries the turn on). A request that times
 out or is withdrawn ends the task whose ``input-required`` message named it: ``failed`` or
-``canceled`` with roomkit's text, saved in the task store and pushed, without waiting for the
-caller's next message.
+``canceled`` with roomkit's text and the request's data part, saved in the task store and
+pushed, without waiting for the caller's next message; a retry of that push posts the end the
+task store holds.
 """
 
 from __future__ import annotations
@@ -47,17 +48,16 @@ from standardwebhooks import Webhook as Signer
 
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.models.kinds import request_kind
+from roomkit.models.pending_input import PendingInput
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 
 __all__ = ["A2APush"]
 
 _RETRIED = {408, 425, 429}
-_WAITING = {
-    TaskState.TASK_STATE_SUBMITTED,
-    TaskState.TASK_STATE_WORKING,
-    TaskState.TASK_STATE_INPUT_REQUIRED,
-}
+_ASKING = TaskState.TASK_STATE_INPUT_REQUIRED
+_WAITING = {TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING, _ASKING}
+_ENDED = {TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED}
 
 
 class A2APush:
@@ -131,14 +131,17 @@ class A2APush:
         sent = 0
         failed: list[DeliveryError] = []
         for task in listed:
-            if task.status.state not in _WAITING:
+            named = request.pending_id in asked(task)
+            if task.status.state in _ENDED and ends is not None and named:
+                # Ended by an earlier attempt of this delivery, whose POST failed: the end
+                # the task store holds is posted again.
+                update = _status_update(task, task.status)
+            elif task.status.state not in _WAITING:
                 continue
-            update = _update(notice, task.id)
-            waits_on = task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED and (
-                request.pending_id in asked(task)
-            )
-            if ends is not None and waits_on:
-                update = await self._end(task, ends, owner)
+            elif ends is not None and named and task.status.state == _ASKING:
+                update = await self._end(task, ends, owner, request)
+            else:
+                update = _update(notice, task.id)
             for config in await self.configs.get_info_for_dispatch(task.id):
                 # One URL failing keeps none of the others from their push.
                 try:
@@ -168,17 +171,23 @@ class A2APush:
                 return tasks
 
     async def _end(
-        self, task: Task, ends: tuple[TaskState, str], owner: ServerCallContext
+        self,
+        task: Task,
+        ends: tuple[TaskState, str],
+        owner: ServerCallContext,
+        request: PendingInput,
     ) -> StreamResponse:
-        """End ``task`` as the request it asked ended (timed out: ``failed``; withdrawn:
-        ``canceled``), in the task store too: the task does not wait for a follow-up."""
+        """End ``task`` as ``request`` ended (timed out: ``failed``; withdrawn:
+        ``canceled``), in the task store too: the task does not wait for a follow-up. The
+        end names the request, so that a retry of the push finds the task it ended."""
         state, said = ends
-        message = new_message([new_text_part(said)], task.context_id, task.id, role=Role.ROLE_AGENT)
+        data = {"pending_id": request.pending_id, "kind": str(request_kind(request))}
+        parts = [new_text_part(said), new_data_part(data)]
+        message = new_message(parts, task.context_id, task.id, role=Role.ROLE_AGENT)
         status = TaskStatus(state=state, message=message, timestamp=_now())
         task.status.CopyFrom(status)
         await self.tasks.save(task, owner)
-        event = TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id, status=status)
-        return StreamResponse(status_update=event)
+        return _status_update(task, status)
 
     async def _post(self, notice: Notice, update: StreamResponse, config: Any) -> None:
         if self._url_ok is not None and not await self._url_ok(config.url):
@@ -246,6 +255,11 @@ def _now() -> Timestamp:
     stamp = Timestamp()
     stamp.GetCurrentTime()
     return stamp
+
+
+def _status_update(task: Task, status: TaskStatus) -> StreamResponse:
+    event = TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id, status=status)
+    return StreamResponse(status_update=event)
 
 
 def _update(notice: Notice, task_id: str) -> StreamResponse:
