@@ -377,3 +377,30 @@ async def test_a_message_with_text_no_store_takes_is_refused_naming_it(front: Fr
     assert response.status_code == 422
     assert "lone surrogate" in response.json()["detail"]
     assert front.provider.calls == []
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"interruptId": "\ud800", "status": "resolved", "payload": {"answer": "blue"}},
+        {"interruptId": "x", "status": "cancelled", "metadata": {"sig": "\udc00"}},
+    ],
+    ids=["in its id", "in its metadata"],
+)
+async def test_a_resume_entry_with_text_no_stream_encodes_is_refused_with_422(
+    front: Front, entry: dict[str, Any]
+) -> None:
+    """A lone surrogate in a resume entry's id or metadata is refused before the run starts,
+    naming where it is: the stream could not quote it back."""
+    [interrupt] = interrupts(await front.run("Paint it"))
+    body = {"threadId": "t1", "runId": "r", "messages": front.messages, "resume": [entry]}
+    async with front.client() as client:
+        response = await client.post(
+            "/agui",
+            content=json.dumps(body).encode(),
+            headers={**bearer("alice"), "content-type": "application/json"},
+        )
+    assert response.status_code == 422
+    assert "lone surrogate" in response.json()["detail"]
+    assert "resume[0]" in response.json()["detail"]
+    assert [r.pending_id for r in await front.handler.list_pending()] == [interrupt.id]

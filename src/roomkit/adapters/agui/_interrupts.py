@@ -53,8 +53,10 @@ class ResumeRefused(Exception):
 
 def named(interrupt_id: str) -> str:
     """An interrupt id a client sent, as an error message quotes it: cut short, since the
-    client chose it."""
-    return interrupt_id if len(interrupt_id) <= 80 else f"{interrupt_id[:80]}..."
+    client chose it, and with text UTF-8 cannot encode (a lone surrogate) escaped, since the
+    message goes out in the stream."""
+    cut = interrupt_id if len(interrupt_id) <= 80 else f"{interrupt_id[:80]}..."
+    return cut.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)

@@ -209,8 +209,14 @@ def agui_router(
         if problem is not None:
             raise HTTPException(status_code=422, detail=problem)
         # The resume's payloads are each refused with their interrupt (RUN_ERROR); the rest
-        # is stored (a message in the room): text no store takes is refused here, whole.
-        unstorable = unencodable_text({k: v for k, v in body.items() if k != "resume"})
+        # is stored (a message in the room) or quoted in the stream (an interrupt id): text
+        # no store takes and no stream encodes is refused here, whole.
+        checked = dict(body)
+        if body.get("resume"):
+            checked["resume"] = [
+                {k: v for k, v in entry.items() if k != "payload"} for entry in body["resume"]
+            ]
+        unstorable = unencodable_text(checked)
         if unstorable is not None:
             raise HTTPException(
                 status_code=422,
