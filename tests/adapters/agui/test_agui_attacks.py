@@ -404,3 +404,27 @@ async def test_a_resume_entry_with_text_no_stream_encodes_is_refused_with_422(
     assert "lone surrogate" in response.json()["detail"]
     assert "resume[0]" in response.json()["detail"]
     assert [r.pending_id for r in await front.handler.list_pending()] == [interrupt.id]
+
+
+NOT_OBJECTS = {
+    "a list holding a lone surrogate": b'["\\ud800"]',
+    "a string holding a lone surrogate": b'"\\udc00"',
+    "a list": b"[1, 2]",
+    "a number": b"5",
+    "null": b"null",
+}
+
+
+@pytest.mark.parametrize("body", list(NOT_OBJECTS.values()), ids=list(NOT_OBJECTS))
+async def test_a_body_that_is_no_object_is_refused_with_422(front: Front, body: bytes) -> None:
+    """A body that is JSON but no object is refused in a few words, without quoting it back
+    (a lone surrogate in it included)."""
+    async with front.client() as client:
+        response = await client.post(
+            "/agui", content=body, headers={**bearer("alice"), "content-type": "application/json"}
+        )
+    assert response.status_code == 422
+    assert response.json()["detail"] == (
+        "Not a RunAgentInput: the body must be a RunAgentInput object"
+    )
+    assert front.provider.calls == []

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentInput
 from ag_ui.encoder import EventEncoder
-from fastapi import APIRouter, Depends, HTTPException, Request, Security
+from fastapi import APIRouter, Body, Depends, HTTPException, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -54,6 +54,7 @@ CAPABILITIES = AgentCapabilities(
 )
 """What the endpoint advertises: interrupts, approvals with edits."""
 _NOT_YOURS = "No such thread: it is another room's, or not one you may follow"
+_NO_OBJECT = "Not a RunAgentInput: the body must be a RunAgentInput object"
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 
 
@@ -199,8 +200,14 @@ def agui_router(
             },
         },
     )
-    async def run(body: dict[str, Any], principal: Caller) -> StreamingResponse:
+    async def run(
+        body: Annotated[Any, Body(description="A RunAgentInput object")], principal: Caller
+    ) -> StreamingResponse:
         """Run the agent on the thread; the answer is the run's AG-UI event stream."""
+        # Taken as any JSON and refused here: FastAPI's own refusal of a body that is no
+        # object quotes the body back, and fails on text UTF-8 cannot encode.
+        if not isinstance(body, dict):
+            raise HTTPException(status_code=422, detail=_NO_OBJECT)
         try:
             run_input = RunAgentInput.model_validate(body)
         except ValueError as error:
