@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from ag_ui.core import EventType
-from agui_front import DONE, SECRET, Front, ask, bearer, interrupts, send, texts
+from agui_front import DONE, SECRET, Front, ask, bearer, interrupts, parse, send, texts
 from fastapi import FastAPI
 
 from roomkit.adapters.agui import agui_router
@@ -135,6 +135,28 @@ async def test_a_partial_resume_leaves_the_uncovered_approval_unrun() -> None:
         # Nothing was settled, the question included, and the held call never ran.
         assert len(await front.handler.list_pending(room_id="t1")) == 2
         assert front.outbox.sent == []
+    finally:
+        await front.close()
+
+
+async def test_a_resume_sent_again_after_its_turn_opened_another_approval_is_a_replay() -> None:
+    """The resume's answer was lost and the client sends the same request again: it settles
+    nothing anew, and the approval its turn opened since is shown, not held against it."""
+    bob, carol = send("bob@example.com", id="tc-1"), send("carol@example.com", id="tc-2")
+    front = Front([bob, carol, AIResponse(content="Sent both.")])
+    try:
+        [first] = interrupts(await front.run("Mail bob and carol"))
+        resume = [{"interruptId": first.id, "status": "resolved", "payload": {"approved": True}}]
+        body = {"threadId": "t1", "runId": "r-resume", "messages": front.messages, "resume": resume}
+        async with front.client() as client:
+            answered = await client.post("/agui", json=body, headers=bearer("alice"))
+            [second] = interrupts(parse(answered.text))
+            again = await client.post("/agui", json=body, headers=bearer("alice"))
+        events = parse(again.text)
+        assert [i.id for i in interrupts(events)] == [second.id]
+        assert front.outbox.sent == [{"to": "bob@example.com"}]
+        [still] = await front.handler.list_pending(room_id="t1")
+        assert still.pending_id == second.id
     finally:
         await front.close()
 

@@ -167,7 +167,10 @@ async def _resume(
             )
         plan.append(settle_of(request, entry))
     covered = {settle.request.pending_id for settle in plan}
-    for request in await handler.list_pending(room_id=thread_id):
+    # A resume settling nothing still open is a replay (sent again, its answer lost): the
+    # approvals its turn opened since are not its to cover.
+    settles = any(settle.request.status is PendingInputStatus.PENDING for settle in plan)
+    for request in await handler.list_pending(room_id=thread_id) if settles else []:
         # An approval the caller may not decide is not theirs to cover: it waits for its
         # approvers, whatever this resume says.
         mine = await thread.access.may_decide(principal, request)
