@@ -194,6 +194,33 @@ async def test_someone_else_s_message_does_not_answer_it(agent: Agent) -> None:
     assert [r.content.body for r in (await bob).responses] == ["Noted: Lisbon"]
 
 
+async def test_a_door_whose_answers_come_another_way_routes_no_text_as_one(
+    agent: Agent,
+) -> None:
+    """``text_answers=False``: the asked person's message starts a turn of its own, which
+    waits for the turn holding the question."""
+    turn = agent.start("Plan")
+    question = await agent.question()
+    stored = asyncio.Event()
+    message = InboundMessage("web", "ann", TextContent("Lisbon"))
+    later = asyncio.get_running_loop().create_task(
+        agent.kit.process_inbound(
+            message, room_id="trip", on_recorded=lambda _: stored.set(), text_answers=False
+        )
+    )
+    async with asyncio.timeout(10):
+        await stored.wait()
+
+    pending = await agent.handler.get_request(question.pending_id)
+    assert pending is not None
+    assert pending.status is PendingInputStatus.PENDING
+    assert await agent.handler.aresolve(question.pending_id, "Oslo", by="ann")
+    assert [r.content.body for r in (await turn).responses] == ["Booked: Oslo"]
+    result = await later
+    assert result.answered is None
+    assert [r.content.body for r in result.responses] == ["Noted: Lisbon"]
+
+
 async def test_a_single_choice_takes_exactly_one_of_its_labels(agent: Agent) -> None:
     turn = agent.start("Choose")
     question = await agent.question()

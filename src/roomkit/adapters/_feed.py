@@ -160,14 +160,17 @@ def run_turns(
     """Run ``turns`` (each a message and what the log calls it) in the room, in order, in a
     task named ``name`` that ``running`` holds until it ends.
 
-    A turn that fails is logged on ``logger`` and the next one runs: the caller follows the
-    room, not the task.
+    A message answers none of its sender's open requests, whatever its text: each starts
+    turns. A turn that fails is logged on ``logger`` and the next one runs: the caller
+    follows the room, not the task.
     """
 
     async def run() -> None:
         for inbound, what in turns:
             try:
-                await kit.process_inbound(inbound, room_id=room_id)
+                # Answers come through the door's own way (a follow-up on the task that
+                # asked, a resume): a new message answers no open request.
+                await kit.process_inbound(inbound, room_id=room_id, text_answers=False)
             except Exception:
                 logger.exception("The turn of %s failed", what)
 

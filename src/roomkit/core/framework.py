@@ -288,6 +288,7 @@ class RoomKit(HookRegistrar):
         room_id: str | None = None,
         on_recorded: Callable[[RoomEvent], object] | None = None,
         answers: str | None = None,
+        text_answers: bool = True,
     ) -> InboundResult:
         """Record ``message``, run the room's AI channels on it, deliver their replies.
 
@@ -308,6 +309,9 @@ class RoomKit(HookRegistrar):
             on_recorded: called with the message's event once the room store has it, before
                 the turn runs (a caller running the turn in the background answers then).
             answers: the id of the open request the message answers, when the sender said.
+            text_answers: whether the text may answer one of the sender's open requests
+                without ``answers``; ``False`` for a door whose answers come another way
+                (an A2A follow-up, an AG-UI resume): the message then starts turns.
 
         Raises:
             AmbiguousAnswerError: the text could answer several open requests of the sender
@@ -326,9 +330,11 @@ class RoomKit(HookRegistrar):
         bound = await self._bound_channels(room_id)
         # The surface is the channel's kind ("websocket" for a chat): the history says so.
         door = getattr(self._channels.get(message.channel_id), "channel_type", None)
-        answered = await settle_answer(
-            self._human_input, message, room_id, answers, None if door is None else str(door)
-        )
+        answered = None
+        if text_answers or answers is not None:
+            answered = await settle_answer(
+                self._human_input, message, room_id, answers, None if door is None else str(door)
+            )
         metadata = (
             message.metadata if answered is None else {**message.metadata, "answers": answered}
         )

@@ -59,6 +59,23 @@ async def test_a_data_part_names_the_request_it_answers() -> None:
     assert settled.result == "green"
 
 
+async def test_a_new_tasks_first_message_answers_no_other_tasks_question() -> None:
+    """A second task of the context, started while the first one's question is open, starts
+    a turn: the question waits for the first task's follow-up, which answers it."""
+    world = World([ask(), DONE, ask("Which slogan?"), AIResponse(content="Slogan set.")])
+    async with world.http() as http:
+        first = await world.send(http, text="Paint the logo")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        await world.send(http, text="Also write a slogan")
+        assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
+        await world.send(http, text="blue", task=first)
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert (settled.result, settled.settled_by) == ("blue", "alice")
+    said = [event.content.body for event in await world.kit.store.list_events("ctx-1")]
+    assert "Also write a slogan" in said
+
+
 async def test_a_caller_without_a_token_is_refused() -> None:
     world = World([ask(), DONE])
     async with world.http(actor=None) as http:

@@ -55,6 +55,27 @@ async def test_a_resolved_resume_answers_as_the_caller_and_streams_the_reply(
     assert len(front.provider.calls) == 2
 
 
+async def test_a_new_message_is_no_answer_to_the_open_interrupt() -> None:
+    """A user message sent while an interrupt is open starts a turn of its own, run once the
+    interrupt is answered through ``resume[]``."""
+    front = Front([ask(), DONE, AIResponse(content="It costs 5.")])
+    try:
+        [interrupt] = interrupts(await front.run("Paint it"))
+        [again] = interrupts(await front.run("What does it cost?"))
+        assert again.id == interrupt.id
+        [still] = await front.handler.list_pending(room_id="t1")
+        assert still.pending_id == interrupt.id
+        answer = {"answer": "blue"}
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": answer}]
+        events = await front.run(resume=resume)
+        assert texts(events) == ["Blue it is.", "It costs 5."]
+        settled = await front.handler.get_request(interrupt.id)
+        assert settled is not None
+        assert settled.result == "blue"
+    finally:
+        await front.close()
+
+
 async def test_a_cancelled_resume_withdraws_the_question(front: Front) -> None:
     [interrupt] = interrupts(await front.run("Paint it"))
     events = await front.run(resume=[{"interruptId": interrupt.id, "status": "cancelled"}])
