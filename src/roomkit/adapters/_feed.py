@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from datetime import datetime
 
 from roomkit.auth.access import Access
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
@@ -30,15 +31,21 @@ from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = [
     "DEADLINE_GRACE",
+    "RECENT",
+    "EventKey",
     "FeedChannel",
     "RoomLocks",
+    "event_key",
     "held_requests",
     "open_room",
+    "recorded_elsewhere",
     "room_id_problem",
     "run_turns",
     "turn_owed",
 ]
 
+RECENT = 200
+"""How many of a room's last events a follower reads: what the client lacks of them is sent."""
 DEADLINE_GRACE = 5.0
 """Seconds a follower waits for a request without a deadline to get one (a turn's wait sets
 it just after the create) before it leaves the request out."""
@@ -135,6 +142,28 @@ class FeedChannel(TransportChannel):
         for queue in self._listeners.get(event.room_id, ()):
             queue.put_nowait(event)
             self._wakes[id(queue)].set()
+
+
+EventKey = tuple[int, str, datetime]
+"""An event as a follower tells it from the others: its id, channel and time."""
+
+
+def event_key(event: RoomEvent) -> EventKey:
+    """The key of ``event``: the same for the event delivered and the event read back."""
+    return event.id, event.channel_id, event.created_at
+
+
+async def recorded_elsewhere(
+    kit: RoomKit, room_id: str, seen: Collection[EventKey], own: str
+) -> list[RoomEvent]:
+    """The room's recent events a follower has not seen, but for those of its own door:
+    the replies of a turn that ran in another process (which delivered them to its own
+    followers), read back from the room store, oldest first."""
+    return [
+        event
+        for event in await kit.store.recent_events(room_id, RECENT)
+        if event.channel_id != own and event_key(event) not in seen
+    ]
 
 
 async def turn_owed(kit: RoomKit, room_id: str, agent: str) -> bool:

@@ -227,3 +227,25 @@ async def test_the_exported_evidence_names_the_a2a_task(
         "resolved by alice on a2a",
     )
     assert chain_problem([record]) is None
+
+
+async def test_an_answer_taken_by_another_process_completes_the_task_with_the_reply(
+    tmp_path: Path,
+) -> None:
+    """Two servers on one store: the task's turn waits on the first, the answer comes to the
+    second; the turn goes on in the first, and the second's task says what it replied."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    (questions, rooms), (other_questions, other_rooms) = open_stores(url), open_stores(url)
+    asking = World([ask(), DONE], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    answering = World([], questions=other_questions, rooms=other_rooms, tasks=asking.tasks)
+    try:
+        async with asking.http() as http:
+            task = await asking.send(http, text="Paint it")
+        async with answering.http() as http:
+            done = await answering.send(http, text="blue", task=task)
+    finally:
+        await asking.kit.close()
+        await answering.kit.close()
+        await close_stores(questions, rooms, other_questions, other_rooms)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_text_parts(list(done.status.message.parts)) == ["Blue it is."]

@@ -233,6 +233,28 @@ async def test_an_interrupt_is_resumed_after_a_restart(tmp_path: Path) -> None:
         await close_stores(questions, rooms)
 
 
+async def test_a_resume_taken_by_another_process_streams_the_turns_reply(tmp_path: Path) -> None:
+    """Two servers on one store: the thread's turn waits on the first, the resume comes to
+    the second; the turn goes on in the first, and the second's run streams its reply."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    (questions, rooms), (other_questions, other_rooms) = open_stores(url), open_stores(url)
+    asking = Front([ask(), DONE], questions=questions, rooms=rooms)
+    answering = Front([], questions=other_questions, rooms=other_rooms)
+    try:
+        [interrupt] = interrupts(await asking.run("Paint it"))
+        answering.messages = asking.messages
+        resume = [
+            {"interruptId": interrupt.id, "status": "resolved", "payload": {"answer": "blue"}}
+        ]
+        events = await answering.run(resume=resume)
+    finally:
+        await asking.close()
+        await answering.close()
+        await close_stores(questions, rooms, other_questions, other_rooms)
+    assert texts(events) == ["Blue it is."]
+    assert events[-1].type == EventType.RUN_FINISHED
+
+
 async def test_the_endpoint_guards_its_door_as_the_desk_does() -> None:
     """A foreign ``Host`` gets 400, a body over the cap 413, a person past the rate 429."""
     front = Front([ask()])

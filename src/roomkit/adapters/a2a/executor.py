@@ -38,10 +38,14 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
 from roomkit.adapters._feed import (
+    RECENT,
+    EventKey,
     FeedChannel,
     RoomLocks,
+    event_key,
     held_requests,
     open_room,
+    recorded_elsewhere,
     room_id_problem,
     run_turns,
     turn_owed,
@@ -143,6 +147,9 @@ class RoomKitExecutor(AgentExecutor):
         replies, stop_listening = self.channel.listen(room_id, wake)
         stop_watching = self.handler.subscribe(lambda change: wake.set())
         try:
+            # What the room holds before this task acts: a reply recorded after it and not
+            # delivered here came from a turn in another process.
+            seen = {event_key(e) for e in await self.kit.store.recent_events(room_id, RECENT)}
             turn, notes = None, []
             if context.current_task is None:
                 turn = self._start_turn(principal, room_id, context)
@@ -151,7 +158,7 @@ class RoomKitExecutor(AgentExecutor):
                 if ended:
                     return
                 notes = [note] if note else []
-            await self._follow(room_id, turn, replies, wake, updater, principal, notes)
+            await self._follow(room_id, turn, replies, wake, updater, principal, notes, seen)
         finally:
             stop_listening()
             stop_watching()
@@ -297,7 +304,11 @@ class RoomKitExecutor(AgentExecutor):
         updater: TaskUpdater,
         caller: Principal,
         notes: list[str],
+        seen: set[EventKey],
     ) -> None:
+        """Follow the room until it holds on requests (input required) or rests (completed);
+        the task's message says what the agent replied meanwhile, here or, after an answer
+        taken here, in another process (read back from the room store)."""
         if turn is not None:
             turn.add_done_callback(lambda _: wake.set())
         said = list(notes)
@@ -306,32 +317,29 @@ class RoomKitExecutor(AgentExecutor):
         while True:
             wake.clear()
             while not replies.empty():
-                body = replies.get_nowait().content.body
-                if body:
-                    said.append(body)
+                reply = replies.get_nowait()
+                seen.add(event_key(reply))
+                if reply.content.body:
+                    said.append(reply.content.body)
             held = await held_requests(self.handler, room_id, waited=clock() - started)
-            if held and not (held := await self.access.visible(caller, held)):
-                # The room waits on others' answers: nothing of it is the caller's to give.
-                message = [new_text_part(text) for text in said]
-                await updater.complete(updater.new_agent_message(message) if said else None)
-                return
-            if held:
-                parts = [new_text_part(text) for text in said]
-                for request in held:
-                    parts += _parts(self.handler, request)
-                    await self._shown(request, caller.actor_id, updater.task_id)
-                await updater.requires_input(updater.new_agent_message(parts))
-                return
             resting = held == [] and (turn is None or turn.done()) and replies.empty()
-            if resting and not await turn_owed(self.kit, room_id, self.agent):
-                await updater.complete(
-                    updater.new_agent_message([new_text_part(text) for text in said])
-                    if said
-                    else None
-                )
-                return
+            if held or (resting and not await turn_owed(self.kit, room_id, self.agent)):
+                own = self.channel.channel_id
+                for event in await recorded_elsewhere(self.kit, room_id, seen, own):
+                    if event.content.body:
+                        said.append(event.content.body)
+                break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), BACKSTOP)
+        message = [new_text_part(text) for text in said]
+        if held and (held := await self.access.visible(caller, held)):
+            for request in held:
+                message += _parts(self.handler, request)
+                await self._shown(request, caller.actor_id, updater.task_id)
+            await updater.requires_input(updater.new_agent_message(message))
+        else:
+            # The room rests, or waits on others' answers: nothing of it is the caller's.
+            await updater.complete(updater.new_agent_message(message) if message else None)
 
     async def _shown(self, request: PendingInput, caller: str, task_id: str) -> None:
         """Record, once per task, that the task showed ``request`` to ``caller``: the

@@ -33,7 +33,17 @@ from ag_ui.core import (
     RunStartedEvent,
 )
 
-from roomkit.adapters._feed import FeedChannel, RoomLocks, held_requests, run_turns, turn_owed
+from roomkit.adapters._feed import (
+    RECENT,
+    EventKey,
+    FeedChannel,
+    RoomLocks,
+    event_key,
+    held_requests,
+    recorded_elsewhere,
+    run_turns,
+    turn_owed,
+)
 from roomkit.adapters.agui._events import (
     held_call,
     message_id_of,
@@ -64,8 +74,6 @@ logger = logging.getLogger("roomkit.adapters.agui")
 
 BACKSTOP = 1.0
 """Seconds between two looks at the thread when nothing woke the run (a hint lost)."""
-HISTORY = 200
-"""The room's latest events a run reads to tell what the client holds and lacks."""
 
 
 class AGUIChannel(FeedChannel):
@@ -129,12 +137,13 @@ async def _events(
             yield result_of(request)
         known = {message.id for message in run.messages}
         async with thread.admission(thread_id):
-            history = await thread.kit.store.recent_events(thread_id, HISTORY)
+            history = await thread.kit.store.recent_events(thread_id, RECENT)
             turn = await _start_turns(thread, principal, thread_id, run, history)
         for event in unseen(history, known, thread.channel.channel_id):
             for item in text_events(event):
                 yield item
-        async for item in _follow(thread, principal, run, turn, replies, wake):
+        seen = {event_key(event) for event in history}
+        async for item in _follow(thread, principal, run, turn, replies, wake, seen):
             yield item
     finally:
         stop_listening()
@@ -326,13 +335,13 @@ async def _new_messages(
     stored = {message_id_of(event) for event in history}
     last = max((i for i, message in enumerate(messages) if message.id in stored), default=-1)
     new = [m for m in messages[last + 1 :] if m.role == "user" and m.id not in stored]
-    if new and last < 0 and len(history) >= HISTORY:
+    if new and last < 0 and len(history) >= RECENT:
         wanted = {message.id for message in new}
         offset = 0
         while wanted:
-            page = await kit.store.list_events(thread_id, offset=offset, limit=HISTORY)
+            page = await kit.store.list_events(thread_id, offset=offset, limit=RECENT)
             wanted -= {message_id_of(event) for event in page}
-            if len(page) < HISTORY:
+            if len(page) < RECENT:
                 break
             offset += len(page)
         new = [message for message in new if message.id in wanted]
@@ -346,12 +355,17 @@ async def _follow(
     turn: asyncio.Task[None] | None,
     replies: asyncio.Queue[RoomEvent],
     wake: asyncio.Event,
+    seen: set[EventKey],
 ) -> AsyncIterator[BaseEvent]:
     """Stream the replies until the thread holds on requests (interrupt) or rests.
 
     The requests shown are those the caller may see: a thread held only by questions of
-    others ends the caller's run (no interrupt it could never answer)."""
+    others ends the caller's run (no interrupt it could never answer). ``seen`` holds the
+    room's events the run read or sent already; before it ends, the run sends the replies
+    the room store holds besides (a turn that ran in another process, after an answer
+    taken there)."""
     thread_id, run_id = run.thread_id, run.run_id
+    own = thread.channel.channel_id
     if turn is not None:
         turn.add_done_callback(lambda _: wake.set())
     clock = asyncio.get_running_loop().time
@@ -359,31 +373,36 @@ async def _follow(
     while True:
         wake.clear()
         while not replies.empty():
-            for item in text_events(replies.get_nowait()):
+            reply = replies.get_nowait()
+            seen.add(event_key(reply))
+            for item in text_events(reply):
                 yield item
         held = await held_requests(thread.handler, thread_id, waited=clock() - started)
         if held and not (held := await thread.access.visible(principal, held)):
             # The thread waits on others' answers: nothing of it is the caller's to give.
-            yield RunFinishedEvent(
-                thread_id=thread_id, run_id=run_id, outcome=RunFinishedSuccessOutcome()
+            outcome: RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | None = (
+                RunFinishedSuccessOutcome()
             )
-            return
-        if held:
-            for request in held:
+        elif held:
+            interrupts = [interrupt_of(thread.handler, r) for r in held]
+            outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
+        elif (
+            held == []
+            and (turn is None or turn.done())
+            and replies.empty()
+            and not await turn_owed(thread.kit, thread_id, thread.agent)
+        ):
+            outcome = RunFinishedSuccessOutcome()
+        else:
+            outcome = None
+        if outcome is not None:
+            for event in await recorded_elsewhere(thread.kit, thread_id, seen, own):
+                for item in text_events(event):
+                    yield item
+            for request in held or ():
                 for item in held_call(request):
                     yield item
-            interrupts = [interrupt_of(thread.handler, r) for r in held]
-            yield RunFinishedEvent(
-                thread_id=thread_id,
-                run_id=run_id,
-                outcome=RunFinishedInterruptOutcome(interrupts=interrupts),
-            )
-            return
-        resting = held == [] and (turn is None or turn.done()) and replies.empty()
-        if resting and not await turn_owed(thread.kit, thread_id, thread.agent):
-            yield RunFinishedEvent(
-                thread_id=thread_id, run_id=run_id, outcome=RunFinishedSuccessOutcome()
-            )
+            yield RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=outcome)
             return
         # A lost hint costs one backstop interval, never the run.
         with contextlib.suppress(TimeoutError):
