@@ -13,7 +13,7 @@ import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_text_parts, new_text_part
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_rest_routes
+from a2a.server.routes import create_agent_card_routes, create_rest_routes
 from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore
 from a2a.types import (
     AgentCapabilities,
@@ -73,7 +73,8 @@ def build() -> A2AGate:
         CARD,
         push_config_store=InMemoryPushNotificationConfigStore(),
     )
-    return A2AGate(Starlette(routes=create_rest_routes(requests)), handler=handler, secret=SECRET)
+    routes = create_agent_card_routes(CARD) + create_rest_routes(requests)
+    return A2AGate(Starlette(routes=routes), handler=handler, secret=SECRET)
 
 
 async def send(http: httpx.AsyncClient, text: str, task: Task | None = None) -> Task:

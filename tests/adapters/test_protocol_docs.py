@@ -51,3 +51,18 @@ async def test_the_a2a_example_waits_for_a_person_then_completes() -> None:
         "[TASK_STATE_INPUT_REQUIRED] Which colour?",
         "[TASK_STATE_COMPLETED] Blue it is.",
     ]
+
+
+async def test_the_a2a_pages_app_serves_its_agent_card_to_anyone() -> None:
+    """A calling agent finds the card where A2A says, without a token."""
+    import httpx
+
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    exec(compile(blocks("a2a.md")[0], "a2a.md[0]", "exec"), namespace)
+    transport = httpx.ASGITransport(app=namespace["app"])
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as http:
+        card = await http.get("/.well-known/agent-card.json")
+        tasks = await http.get("/tasks")
+    assert card.status_code == 200
+    assert card.json()["name"] == "logo agent"
+    assert tasks.status_code == 401
