@@ -306,3 +306,33 @@ async def test_start_runs_at_once_a_call_its_rule_leaves_to_no_one(
     assert await handler.aresolve(held.pending_id, approve(), by="alice")
     assert await oa.resume(agent, "r-when", handler=handler, approvals=rules) == []
     assert paid == [5, 500]
+
+
+async def test_start_asks_only_about_the_calls_of_a_turn_its_rule_holds(
+    handler: HumanInputHandler,
+) -> None:
+    """One turn, two payments: the small one the rule leaves to no one is approved without a
+    request, the large one is asked about; the resume runs both, as ``run`` would."""
+    paid: list[int] = []
+
+    @function_tool(needs_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        paid.append(amount)
+        return f"paid {amount}"
+
+    turn = [
+        function_call("pay", {"amount": 5}, call_id="small"),
+        function_call("pay", {"amount": 500}, call_id="large"),
+    ]
+    model = ScriptedModel([turn, [assistant_message("done")]])
+    agent: Agent[Any] = Agent(name="payer", model=model, tools=[pay])
+    rules = {"pay": Approval(when=lambda name, arguments: arguments["amount"] > 100)}
+    ids = await oa.start(agent, "pay", handler=handler, run_key="r-mixed", approvals=rules)
+    [held] = await handler.list_pending()
+    assert (ids, held.arguments) == ([held.pending_id], {"amount": 500})
+    assert await oa.resume(agent, "r-mixed", handler=handler, approvals=rules) == ids
+    assert paid == []
+    assert await handler.aresolve(held.pending_id, approve(), by="alice")
+    assert await oa.resume(agent, "r-mixed", handler=handler, approvals=rules) == []
+    assert sorted(paid) == [5, 500]

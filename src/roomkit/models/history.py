@@ -229,8 +229,9 @@ class Saved(Entry):
     """This part's place among the state's ``parts``."""
     parts: int | None = None
     """How many parts the state was cut into."""
-    pending: list[str] | None = None
-    """The ids of the requests the run paused at."""
+    pending: list[str | None] | None = None
+    """The ids of the requests the run paused at, one per held call: ``None`` for a call
+    its rule approved without asking anyone."""
     state: str | None = None
     """This part of the state's text."""
 

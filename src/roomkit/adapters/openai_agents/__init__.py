@@ -19,6 +19,7 @@ from roomkit._extras import requires_extra
 with requires_extra("roomkit.adapters.openai_agents", "openai-agents"):
     from agents import Agent, Runner, RunResult, RunState
 
+import itertools
 import json
 from typing import Any, Unpack
 
@@ -147,12 +148,14 @@ async def resume(
     state = await RunState.from_string(agent, text)
     items = state.get_interruptions()
     pauses = [_pause(saved.key, item) for item in items]
+    # A call its rule left to no one has no request: it is approved.
     verdicts = [
-        await asker.settled(pending_id, pause)
+        Verdict("approve") if pending_id is None else await asker.settled(pending_id, pause)
         for pending_id, pause in zip(pending_ids, pauses, strict=True)
     ]
-    if any(verdict is None for verdict in verdicts):
-        return [pid for pid, verdict in zip(pending_ids, verdicts, strict=True) if verdict is None]
+    still = [pid for pid, verdict in zip(pending_ids, verdicts, strict=True) if verdict is None]
+    if still:
+        return [pid for pid in still if pid is not None]
     for item, verdict in zip(items, verdicts, strict=True):
         assert verdict is not None
         _apply(state, item, verdict)
@@ -174,26 +177,25 @@ async def _pause_or_finish(
 ) -> list[str]:
     """Open the requests of ``result``'s approvals and keep its state; ``[]`` when done.
 
-    A pause whose every approval its rule leaves to no one (``Approval(when=...)``) is
-    approved and the run goes on (``run_on``) at once, as it does when waiting inline.
+    An approval its rule leaves to no one (``Approval(when=...)``) gets no request: it is
+    approved, at once when no other call of the pause is asked about (the run goes on,
+    ``run_on``), else on resume beside the others' verdicts, as when waiting inline.
     """
     while result.interruptions:
         state = result.to_state()
         items = state.get_interruptions()
         pauses = [_pause(saved.key, item) for item in items]
-        if not all([not await asker.needs_person(pause) for pause in pauses]):
-            break
+        asked = [await asker.needs_person(pause) for pause in pauses]
+        if any(asked):
+            requests = await saved.open(generation, list(itertools.compress(pauses, asked)))
+            opened = iter(request.pending_id for request in requests)
+            pending = [next(opened) if person else None for person in asked]
+            await saved.keep(generation, state.to_string(), pending)
+            return [request.pending_id for request in requests]
         for item in items:
             state.approve(item)
         result = await run_on(state)
-    if not result.interruptions:
-        return []
-    state = result.to_state()
-    pauses = [_pause(saved.key, item) for item in state.get_interruptions()]
-    requests = await saved.open(generation, pauses)
-    ids = [request.pending_id for request in requests]
-    await saved.keep(generation, state.to_string(), requests)
-    return ids
+    return []
 
 
 def _checked(run_key: str) -> str:

@@ -1,12 +1,12 @@
 """A paused run's ``RunState``, kept in roomkit's store beside the requests it raised.
 
 Each pause of a run is a *generation* (0 for the pause :func:`start` reached, then one more
-per resume that paused again). Its first approval is its anchor, keyed
+per resume that paused again). Its first approval asked about is its anchor, keyed
 ``oa-anchor:{run_key}:g{generation}`` (the others ``oa:{run_key}:{call_id}``, a namespace no
-call id reaches); the anchor's history holds
-the state as ``saved`` entries (in parts, each well under a history entry's size limit) with
-the pending ids of the generation, and the ledger marks the generation as kept, last, so
-that a generation is only read once all of it was written.
+call id reaches); the anchor's history holds the state as ``saved`` entries (in parts, each
+well under a history entry's size limit) with the pending ids of the generation (``None``
+for a call its rule left to no one, which has no request), and the ledger marks the
+generation as kept, last, so that a generation is only read once all of it was written.
 """
 
 from __future__ import annotations
@@ -50,11 +50,12 @@ class SavedRuns:
         first, *rest = pauses
         return [await self.asker.open(pause) for pause in (self.anchor(generation, first), *rest)]
 
-    async def keep(self, generation: int, text: str, requests: list[PendingInput]) -> None:
-        """Keep ``text``, the state paused at ``requests``, as ``generation``."""
-        handler, anchor = self.asker.handler, requests[0].pending_id
+    async def keep(self, generation: int, text: str, pending: list[str | None]) -> None:
+        """Keep ``text``, the state paused at the requests ``pending`` (one per approval of
+        the pause, ``None`` where its rule left the call to no one), as ``generation``."""
+        handler = self.asker.handler
+        anchor = next(pending_id for pending_id in pending if pending_id is not None)
         parts = [text[i : i + PART_CHARS] for i in range(0, len(text), PART_CHARS)] or [""]
-        pending = [request.pending_id for request in requests]
         for index, part in enumerate(parts):
             entry = new_entry(
                 "saved",
@@ -68,8 +69,9 @@ class SavedRuns:
             await handler.record(anchor, entry)
         await handler.ledger.record_spent(self.mark(generation), until=None)
 
-    async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str]] | None:
-        """The last generation kept: its number, its state and its pending ids."""
+    async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str | None]] | None:
+        """The last generation kept: its number, its state and its pending ids (as
+        :meth:`keep` took them)."""
         handler = self.asker.handler
         generation, start = -1, 0
         while True:
@@ -88,7 +90,7 @@ class SavedRuns:
         except KeyConflictError as named:
             anchor = named.request  # the anchor, made for the run's first call
         parts: dict[int, str] = {}
-        pending: list[str] = []
+        pending: list[str | None] = []
         for entry in await handler.history(anchor.pending_id):
             if entry.get("type") == "saved" and entry.get("generation") == generation:
                 parts[int(entry["part"])] = str(entry["state"])
