@@ -1,17 +1,22 @@
-"""A resumer in a process of its own, for the crash test: ``python langgraph_resumer.py FOLDER``.
+"""Resumers in a process of their own: ``python langgraph_resumer.py FOLDER [parallel]``.
 
-Its graph's node holds a tool call, then kills this process (SIGKILL) when it runs: the
-resumer dies after it claimed the resume and before the thread moved on.
+By default its graph's node holds a tool call, then kills this process (SIGKILL) when it
+runs: the resumer dies after it claimed the resume and before the thread moved on. With
+``parallel`` its graph holds two calls in one step; the second call's node, resumed, says
+``inside`` on stdout once the first node's writes are saved and waits for a line on stdin:
+the thread is mid-step, another resumer may look at it, and then this one finishes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import operator
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -26,6 +31,10 @@ CONFIG = {"configurable": {"thread_id": "crash"}}
 
 class State(TypedDict, total=False):
     decision: Any
+
+
+class Both(TypedDict, total=False):
+    log: Annotated[list[str], operator.add]
 
 
 def build(saver: Any, ran: Path, *, die: bool) -> Any:
@@ -46,13 +55,78 @@ def build(saver: Any, ran: Path, *, die: bool) -> Any:
     return graph.compile(checkpointer=saver)
 
 
-async def main(folder: Path) -> None:
+def build_parallel(
+    saver: Any, ran: Path, *, stay: Callable[[], Awaitable[None]] | None = None
+) -> Any:
+    """A graph whose one step holds two calls, ``wire`` (node ``a``) and ``pay`` (node
+    ``b``), then runs ``c``; each node writes its name to ``ran`` once past its pause, and
+    ``b`` then awaits ``stay`` when given."""
+
+    def note(name: str) -> Both:
+        with ran.open("a") as written:
+            written.write(f"{name}\n")
+        return {"log": [name]}
+
+    def a(state: Both) -> Both:
+        interrupt({"type": "tool_approval", "name": "wire", "args": {"amount": 5}})
+        return note("a")
+
+    async def b(state: Both) -> Both:
+        interrupt({"type": "tool_approval", "name": "pay", "args": {"amount": 7}})
+        written = note("b")
+        if stay is not None:
+            await stay()
+        return written
+
+    graph = StateGraph(Both)
+    graph.add_node("a", a)
+    graph.add_node("b", b)
+    graph.add_node("c", lambda state: note("c"))
+    graph.add_edge(START, "a")
+    graph.add_edge(START, "b")
+    graph.add_edge(["a", "b"], "c")
+    graph.add_edge("c", END)
+    return graph.compile(checkpointer=saver)
+
+
+class WatchedSaver(AsyncSqliteSaver):
+    """LangGraph's SQLite saver, telling when node ``a``'s writes are saved."""
+
+    saved_a: asyncio.Event
+
+    async def aput_writes(
+        self,
+        config: Any,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await super().aput_writes(config, writes, task_id, task_path)
+        if any(channel == "log" and value == ["a"] for channel, value in writes):
+            self.saved_a.set()
+
+
+async def main(folder: Path, graph_kind: str) -> None:
     store = SQLiteStore(folder / "requests.db")
-    async with AsyncSqliteSaver.from_conn_string(str(folder / "graph.db")) as saver:
-        graph = build(saver, folder / "ran.txt", die=True)
-        await lg.resume(graph, CONFIG, handler=HumanInputHandler(store=store))
+    handler = HumanInputHandler(store=store)
+    ran = folder / "ran.txt"
+    if graph_kind == "parallel":
+        async with WatchedSaver.from_conn_string(str(folder / "graph.db")) as saver:
+            saver.saved_a = asyncio.Event()
+
+            async def stay() -> None:
+                await saver.saved_a.wait()
+                print("inside", flush=True)
+                await asyncio.to_thread(sys.stdin.readline)
+
+            graph = build_parallel(saver, ran, stay=stay)
+            print(await lg.resume(graph, CONFIG, handler=handler), flush=True)
+    else:
+        async with AsyncSqliteSaver.from_conn_string(str(folder / "graph.db")) as saver:
+            graph = build(saver, ran, die=True)
+            await lg.resume(graph, CONFIG, handler=handler)
     await store.close()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1])))
+    asyncio.run(main(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "one"))

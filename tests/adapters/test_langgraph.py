@@ -440,7 +440,7 @@ async def test_a_question_taking_text_gets_the_persons_text(
 
 
 async def test_a_long_thread_id_is_claimed_and_resumed(handler: HumanInputHandler) -> None:
-    """The resume's claim is named after the thread and its interrupts, which can outgrow
+    """The resume's claim is named after the thread and its checkpoint, which can outgrow
     the ledger's names: it is claimed by a digest then, and the thread still resumes."""
     ran: list[str] = []
     graph = build(InMemorySaver(), ran)
@@ -451,3 +451,51 @@ async def test_a_long_thread_id_is_claimed_and_resumed(handler: HumanInputHandle
     assert await handler.aresolve(held, approve(), by="alice")
     assert await lg.resume(graph, long, handler=handler, actor="alice") == []
     assert ran == ["ask", "hold"]
+
+
+async def test_a_second_resumer_mid_step_leaves_the_thread_to_the_first(tmp_path: Path) -> None:
+    """Two calls held in one step: while the first resumer is inside the step (one node's
+    writes saved, so the thread shows one interrupt left), a second resumer finds the resume
+    taken and returns ``[]``; every node runs once."""
+    import sys
+
+    from tests.adapters.langgraph_resumer import CONFIG, build_parallel
+
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    ran = tmp_path / "ran.txt"
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+        graph = build_parallel(saver, ran)
+        held = await lg.start(graph, {}, CONFIG, handler=handler)
+        assert len(held) == 2
+        for pending_id in held:
+            assert await handler.aresolve(pending_id, approve(), by="alice")
+        script = Path(__file__).with_name("langgraph_resumer.py")
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(script),
+            str(tmp_path),
+            "parallel",
+            cwd=Path(__file__).parents[2],
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert child.stdin is not None
+        assert child.stdout is not None
+        try:
+            assert await asyncio.wait_for(child.stdout.readline(), 30) == b"inside\n"
+            assert len((await graph.aget_state(CONFIG)).interrupts) == 1
+            assert await lg.resume(graph, CONFIG, handler=handler) == []
+            assert sorted(ran.read_text().split()) == ["a", "b"]
+        finally:
+            child.stdin.write(b"go\n")
+            await child.stdin.drain()
+            said, _ = await child.communicate()
+        assert (said, child.returncode) == (b"[]\n", 0)
+        assert await lg.resume(graph, CONFIG, handler=handler) == []
+        state = await graph.aget_state(CONFIG)
+    await store.close()
+    assert sorted(ran.read_text().split()) == ["a", "b", "c"]
+    assert sorted(state.values["log"]) == ["a", "b", "c"]

@@ -94,11 +94,9 @@ async def start(
     run again with ``input``: its requests are re-attached to, and nobody is asked twice.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
-    paused = tuple((await graph.aget_state(config)).interrupts)
-    if paused:
-        return await _settle_or_open(graph, config, asker, paused)
-    out = await graph.ainvoke(input, config, version="v2")
-    return await _settle_or_open(graph, config, asker, out.interrupts)
+    if not (await graph.aget_state(config)).interrupts:
+        await graph.ainvoke(input, config, version="v2")
+    return await _settle_or_open(graph, config, asker)
 
 
 async def resume(
@@ -116,23 +114,26 @@ async def resume(
     options as :func:`start`.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.resume()")
-    state = await graph.aget_state(config)
-    return await _settle_or_open(graph, config, asker, tuple(state.interrupts))
+    return await _settle_or_open(graph, config, asker)
 
 
-async def _settle_or_open(
-    graph: Any, config: Mapping[str, Any], asker: Asker, interrupts: tuple[Any, ...]
-) -> list[str]:
+async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -> list[str]:
     """Resume the thread while its interrupts are settled; the ids of those still open."""
     thread = _thread(config)
-    while interrupts:
-        asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in interrupts]
+    while True:
+        state = await graph.aget_state(config)
+        if not state.interrupts:
+            return []
+        asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in state.interrupts]
         looked: list[tuple[Any, list[Pause], list[Verdict | None]]] = []
         for interrupt, pauses in asked:
             looked.append((interrupt, pauses, [await asker.look(pause) for pause in pauses]))
         if any(verdict is None for _, _, verdicts in looked for verdict in verdicts):
             return await _open_ids(asker, looked)
-        claim = f"lg:{thread}:" + ",".join(sorted(interrupt.id for interrupt in interrupts))
+        # The claim names the checkpoint the thread stopped at: it stays the same while a
+        # resumer is inside the step, whose finished tasks' writes already hide their
+        # interrupts from another resumer reading the thread.
+        claim = f"lg:{thread}:{state.config['configurable']['checkpoint_id']}"
         answers = {
             interrupt.id: resume_value(interrupt, pauses, verdicts)  # type: ignore[arg-type]
             for interrupt, pauses, verdicts in looked
@@ -143,8 +144,6 @@ async def _settle_or_open(
         )
         if out is None:
             return []
-        interrupts = tuple(out.interrupts)
-    return []
 
 
 async def _open_ids(
