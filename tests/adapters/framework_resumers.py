@@ -1,9 +1,12 @@
 """Resumers in a process of their own, for the crash tests:
-``python framework_resumers.py openai_agents|pydantic_ai FOLDER``.
+``python framework_resumers.py openai_agents|openai_agents_next|pydantic_ai FOLDER``.
 
 Each agent holds one tool call for approval; the tool kills this process (SIGKILL) when it
 runs, so the resumer dies after it claimed the resume and before the run moved on. The
 tests build the same agents with ``die=False`` to start the run and to resume it later.
+``openai_agents_next`` resumes a run whose next turn holds another call: the approval rule
+judging that call kills this process, after the run went on and before its next pause was
+kept.
 """
 
 from __future__ import annotations
@@ -45,6 +48,32 @@ def openai_agent(ran: Path, *, die: bool, resumed: bool) -> Any:
     call = [function_call("send", {"to": "bob"}, call_id="call-1")]
     model = ScriptedModel([[assistant_message("done")]] if resumed else [call])
     return Agent(name="mailer", model=model, tools=[send])
+
+
+def openai_agent_sending(ran: Path, *recipients: str) -> Any:
+    """An agent whose scripted model calls ``send`` to each of ``recipients`` in turn, each
+    held for approval, then finishes; the tool notes whom it sent to."""
+    from agents import Agent, function_tool, set_tracing_disabled
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    set_tracing_disabled(True)
+
+    @function_tool(needs_approval=True)
+    def send(to: str) -> str:
+        """Send a message."""
+        with ran.open("a") as written:
+            written.write(f"{to}\n")
+        return f"sent to {to}"
+
+    calls = [[function_call("send", {"to": to}, call_id=f"to-{to}")] for to in recipients]
+    model = ScriptedModel([*calls, [assistant_message("done")]])
+    return Agent(name="mailer", model=model, tools=[send])
+
+
+def _dies_judging(name: str, arguments: dict[str, Any]) -> bool:
+    """An approval rule's ``when=`` that kills this process (SIGKILL)."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    return True
 
 
 def pydantic_agent(ran: Path, *, die: bool, handler: HumanInputHandler) -> Any:
@@ -102,6 +131,13 @@ async def main(framework: str, folder: Path) -> None:
 
         agent = openai_agent(ran, die=True, resumed=True)
         await oa.resume(agent, RUN_KEY, handler=handler)
+    elif framework == "openai_agents_next":
+        from roomkit.adapters import openai_agents as oa
+        from roomkit.tools.approvals import Approval
+
+        rules = {"send": Approval(when=_dies_judging)}
+        agent = openai_agent_sending(ran, "carol")
+        await oa.resume(agent, RUN_KEY, handler=handler, approvals=rules)
     else:
         from roomkit.adapters import pydantic_ai as pa
 

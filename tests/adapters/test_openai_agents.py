@@ -336,3 +336,51 @@ async def test_start_asks_only_about_the_calls_of_a_turn_its_rule_holds(
     assert await handler.aresolve(held.pending_id, approve(), by="alice")
     assert await oa.resume(agent, "r-mixed", handler=handler, approvals=rules) == []
     assert sorted(paid) == [5, 500]
+
+
+async def test_a_resumer_killed_before_the_next_pause_is_kept_leaves_the_run_resumable(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL after the run went on past its pause and before its next pause was kept: the
+    dead resumer's claim lapses with its lease and the next resumer continues the run from
+    the pause kept last (the approved call runs again), up to its next pause."""
+    import signal
+    import sys
+
+    from tests.adapters.framework_resumers import RUN_KEY, openai_agent_sending
+
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    ran = tmp_path / "ran.txt"
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    (held,) = await oa.start(
+        openai_agent_sending(ran, "bob", "carol"), "go", handler=handler, run_key=RUN_KEY
+    )
+    assert await handler.aresolve(held, approve(), by="alice")
+    script = Path(__file__).with_name("framework_resumers.py")
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(script),
+        "openai_agents_next",
+        str(tmp_path),
+        cwd=Path(__file__).parents[2],
+    )
+    assert await child.wait() == -signal.SIGKILL
+    assert ran.read_text() == "bob\n"
+    resumed = openai_agent_sending(ran, "carol")
+    assert await oa.resume(resumed, RUN_KEY, handler=handler) == []  # the lease still holds
+    later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 301)
+    try:
+        after = HumanInputHandler(store=later)
+        (carol,) = await oa.resume(resumed, RUN_KEY, handler=after)
+        assert ran.read_text() == "bob\nbob\n"
+        request = await after.get_request(carol)
+        assert request is not None
+        assert request.arguments == {"to": "carol"}
+        assert await after.aresolve(carol, approve(), by="alice")
+        assert await oa.resume(openai_agent_sending(ran), RUN_KEY, handler=after) == []
+    finally:
+        await later.close()
+        await store.close()
+    assert ran.read_text() == "bob\nbob\ncarol\n"

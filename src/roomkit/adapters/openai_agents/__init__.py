@@ -159,13 +159,17 @@ async def resume(
     for item, verdict in zip(items, verdicts, strict=True):
         assert verdict is not None
         _apply(state, item, verdict)
-    claim = f"oa:{saved.key}:{generation}"
-    result = await asker.resume_once(claim, lambda: Runner.run(agent, state, **passed))
-    if result is None:
-        return []
-    return await _pause_or_finish(
-        asker, saved, result, generation + 1, lambda state: Runner.run(agent, state, **passed)
-    )
+
+    def run_on(state: RunState[Any]) -> Awaitable[RunResult]:
+        return Runner.run(agent, state, **passed)
+
+    async def go_on() -> list[str]:
+        # The next pause is kept within the claim's lease: a resumer that dies before it is
+        # leaves the claim to lapse, and the run to resume again from this pause.
+        return await _pause_or_finish(asker, saved, await run_on(state), generation + 1, run_on)
+
+    ids = await asker.resume_once(f"oa:{saved.key}:{generation}", go_on)
+    return [] if ids is None else ids
 
 
 async def _pause_or_finish(
