@@ -499,3 +499,49 @@ async def test_a_second_resumer_mid_step_leaves_the_thread_to_the_first(tmp_path
     await store.close()
     assert sorted(ran.read_text().split()) == ["a", "b", "c"]
     assert sorted(state.values["log"]) == ["a", "b", "c"]
+
+
+def scripted_agent(tools: list[Any], calls: list[dict[str, Any]], middleware: Any) -> Any:
+    """``create_agent`` on a chat model that makes ``calls`` in one message, then says done."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **options: Any) -> Any:
+            return self
+
+    model = Scripted(messages=iter([AIMessage(content="", tool_calls=calls), AIMessage("done")]))
+    return create_agent(model, tools=tools, middleware=[middleware], checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+async def test_a_middleware_approval_that_cannot_be_refused_is_refused_before_asking(
+    handler: HumanInputHandler, mode: str
+) -> None:
+    """``allowed_decisions`` without ``reject``: roomkit's approval can always end refused
+    (a person, an expiry, a withdrawal), which LangGraph would not take; nobody is asked."""
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.tools import tool
+
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    middleware = HumanInTheLoopMiddleware(
+        interrupt_on={"send_email": {"allowed_decisions": ["approve", "edit"]}},
+        interrupt_mode=mode,  # type: ignore[arg-type]
+    )
+    calls = [{"name": "send_email", "args": {"to": "bob"}, "id": "call-1"}]
+    agent = scripted_agent([send_email], calls, middleware)
+    messages = {"messages": [{"role": "user", "content": "mail bob"}]}
+    with pytest.raises(ValueError, match=r"'send_email'.*add \"reject\""):
+        await lg.start(agent, messages, config(), handler=handler, actor="alice")
+    with pytest.raises(ValueError, match="'send_email'"):
+        await lg.resume(agent, config(), handler=handler, actor="alice")
+    assert await handler.list_pending() == []
+    assert sent == []

@@ -29,16 +29,17 @@ def pauses_of(thread_id: str, interrupt: Any) -> list[Pause]:
     value, schema = interrupt.value, interrupt.response_schema
     key = f"lg:{thread_id}:{interrupt.id}"
     if isinstance(value, dict) and value.get("type") == "tool_approval":
+        name = str(value.get("name", ""))
         allowed, tool_schema = _per_call(schema)
         return [
             Pause(
                 key,
                 "approval",
-                str(value.get("name", "")),
+                name,
                 dict(value.get("args") or {}),
                 tool_call_id=str(value.get("tool_call_id", "")),
                 tool_schema=tool_schema,
-                decisions=allowed,
+                decisions=_known(name, allowed),
                 description=value.get("description") or None,
             )
         ]
@@ -54,7 +55,7 @@ def pauses_of(thread_id: str, interrupt: Any) -> list[Pause]:
                     "approval",
                     name,
                     dict(action.get("args") or {}),
-                    decisions=_known(allowed),
+                    decisions=_known(name, allowed),
                     description=action.get("description") or None,
                 )
             )
@@ -107,15 +108,29 @@ def decision_value(pause: Pause, verdict: Verdict) -> dict[str, Any]:
     return {"type": "reject", "message": verdict.text} if verdict.text else {"type": "reject"}
 
 
-def _known(allowed: object) -> tuple[str, ...] | None:
-    """The decisions named in ``allowed`` that roomkit takes (``None``: all of them)."""
+def _known(name: str, allowed: object) -> tuple[str, ...] | None:
+    """The decisions named in ``allowed`` that roomkit takes (``None``: all of them).
+
+    Raises:
+        ValueError: ``allowed`` leaves out ``reject``. A roomkit approval can always end
+            refused (a person's rejection, an expiry, a withdrawal), which the graph would
+            not take; the approval of ``name`` is not asked.
+    """
     if not isinstance(allowed, list):
         return None
-    kept = tuple(kind for kind in _ALL if kind in allowed)
-    return kept if "reject" in kept else None
+    if "reject" not in allowed:
+        raise ValueError(
+            f'the graph\'s approval of {name!r} allows {allowed!r} without "reject", but a '
+            "roomkit approval can always end refused (by a person, an expiry or a "
+            'withdrawal), which LangGraph would not take: add "reject" to its '
+            "allowed_decisions in HumanInTheLoopMiddleware(interrupt_on=...); nobody was "
+            "asked, and the thread stays stopped at this interrupt (Command(resume=...) "
+            "answers it outside roomkit)"
+        )
+    return tuple(kind for kind in _ALL if kind in allowed)
 
 
-def _per_call(schema: object) -> tuple[tuple[str, ...] | None, dict[str, Any] | None]:
+def _per_call(schema: object) -> tuple[list[str] | None, dict[str, Any] | None]:
     """The allowed decisions and the edit's argument schema of a per-call approval."""
     if not isinstance(schema, dict):
         return None, None
@@ -131,7 +146,7 @@ def _per_call(schema: object) -> tuple[tuple[str, ...] | None, dict[str, Any] | 
             action = _resolve(defs, branch["properties"].get("edited_action") or {})
             args = _resolve(defs, (action.get("properties") or {}).get("args") or {})
             tool_schema = {**args, "$defs": defs} if defs else dict(args)
-    return _known(allowed), tool_schema
+    return allowed or None, tool_schema
 
 
 def _resolve(defs: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
