@@ -545,3 +545,30 @@ async def test_a_middleware_approval_that_cannot_be_refused_is_refused_before_as
         await lg.resume(agent, config(), handler=handler, actor="alice")
     assert await handler.list_pending() == []
     assert sent == []
+
+
+async def test_a_batched_edit_must_match_the_tools_schema(handler: HumanInputHandler) -> None:
+    """A batched approval's edit is checked against the tool's own argument schema, as a
+    per-call one is: an edit breaking it is refused and nothing changes."""
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.tools import tool
+
+    sent: list[tuple[str, int]] = []
+
+    @tool
+    def send_email(to: str, count: int) -> str:
+        """Send emails."""
+        sent.append((to, count))
+        return f"sent {count} to {to}"
+
+    middleware = HumanInTheLoopMiddleware(interrupt_on={"send_email": True})
+    calls = [{"name": "send_email", "args": {"to": "bob", "count": 1}, "id": "call-1"}]
+    agent = scripted_agent([send_email], calls, middleware)
+    messages = {"messages": [{"role": "user", "content": "mail bob"}]}
+    (pending_id,) = await lg.start(agent, messages, config(), handler=handler, actor="alice")
+    with pytest.raises(InvalidAnswerError):
+        await handler.aresolve(pending_id, edit({"to": "bob", "count": "many"}), by="alice")
+    assert (await handler.get_request(pending_id)).status is PendingInputStatus.PENDING  # type: ignore[union-attr]
+    assert await handler.aresolve(pending_id, edit({"to": "carol", "count": 2}), by="alice")
+    assert await lg.resume(agent, config(), handler=handler, actor="alice") == []
+    assert sent == [("carol", 2)]

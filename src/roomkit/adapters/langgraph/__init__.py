@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Unpack
 
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
-from roomkit.adapters.langgraph._mapping import pauses_of, resume_value
+from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_schemas
 from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -60,10 +60,10 @@ async def run(
         TypeError: an option is not one of ``AskOptions``.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.run()")
-    thread = _thread(config)
+    thread, schemas = _thread(config), tool_schemas(graph)
     out = await graph.ainvoke(input, config, version="v2")
     while out.interrupts:
-        asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in out.interrupts]
+        asked = [(i, pauses_of(thread, i, schemas)) for i in out.interrupts]
         # Every pause of this stop is asked at once: people answer them in any order.
         verdicts = await all_at_once(
             [asker.ask(p, who=False) for _, pauses in asked for p in pauses]
@@ -119,12 +119,12 @@ async def resume(
 
 async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -> list[str]:
     """Resume the thread while its interrupts are settled; the ids of those still open."""
-    thread = _thread(config)
+    thread, schemas = _thread(config), tool_schemas(graph)
     while True:
         state = await graph.aget_state(config)
         if not state.interrupts:
             return []
-        asked = [(interrupt, pauses_of(thread, interrupt)) for interrupt in state.interrupts]
+        asked = [(i, pauses_of(thread, i, schemas)) for i in state.interrupts]
         looked: list[tuple[Any, list[Pause], list[Verdict | None]]] = []
         for interrupt, pauses in asked:
             looked.append((interrupt, pauses, [await asker.look(pause) for pause in pauses]))

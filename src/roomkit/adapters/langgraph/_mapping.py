@@ -10,13 +10,15 @@ answered with the person's JSON as the interrupt's ``response_schema`` has it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pydantic import BaseModel
 
 from roomkit.adapters._pauses import Pause, Verdict, question_arguments
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
 
-__all__ = ["QUESTION_NAME", "decision_value", "pauses_of", "resume_value"]
+__all__ = ["QUESTION_NAME", "decision_value", "pauses_of", "resume_value", "tool_schemas"]
 
 QUESTION_NAME = "langgraph.interrupt"
 """The name a question of a graph is shown under."""
@@ -24,8 +26,39 @@ QUESTION_NAME = "langgraph.interrupt"
 _ALL = ("approve", "edit", "reject", "respond")
 
 
-def pauses_of(thread_id: str, interrupt: Any) -> list[Pause]:
-    """The pauses one interrupt of ``thread_id`` holds (several for a batched request)."""
+def tool_schemas(graph: Any) -> dict[str, dict[str, Any]]:
+    """The argument schemas of the tools that the tool nodes of ``graph`` (and of its
+    subgraphs) run, by tool name: a batched request carries none, and an edit must match
+    its tool's, as the model's calls do (the tool's ``tool_call_schema``)."""
+    graphs = [graph, *(sub for _, sub in _subgraphs(graph))]
+    found: dict[str, dict[str, Any]] = {}
+    for each in graphs:
+        for node in (getattr(each, "nodes", None) or {}).values():
+            tools = getattr(getattr(node, "bound", None), "tools_by_name", None)
+            if not isinstance(tools, Mapping):
+                continue
+            for name, tool in tools.items():
+                schema = getattr(tool, "tool_call_schema", None)
+                if isinstance(schema, type) and issubclass(schema, BaseModel):
+                    found.setdefault(str(name), schema.model_json_schema())
+                elif isinstance(schema, dict):
+                    found.setdefault(str(name), dict(schema))
+    return found
+
+
+def _subgraphs(graph: Any) -> list[tuple[str, Any]]:
+    """The subgraphs of ``graph``, at every depth (none when it tells none)."""
+    listing = getattr(graph, "get_subgraphs", None)
+    return list(listing(recurse=True)) if callable(listing) else []
+
+
+def pauses_of(
+    thread_id: str, interrupt: Any, schemas: Mapping[str, dict[str, Any]] | None = None
+) -> list[Pause]:
+    """The pauses one interrupt of ``thread_id`` holds (several for a batched request);
+    ``schemas`` (:func:`tool_schemas`) gives a tool's argument schema where the interrupt
+    gives none."""
+    schemas = schemas or {}
     value, schema = interrupt.value, interrupt.response_schema
     key = f"lg:{thread_id}:{interrupt.id}"
     if isinstance(value, dict) and value.get("type") == "tool_approval":
@@ -38,7 +71,7 @@ def pauses_of(thread_id: str, interrupt: Any) -> list[Pause]:
                 name,
                 dict(value.get("args") or {}),
                 tool_call_id=str(value.get("tool_call_id", "")),
-                tool_schema=tool_schema,
+                tool_schema=tool_schema or schemas.get(name),
                 decisions=_known(name, allowed),
                 description=value.get("description") or None,
             )
@@ -55,6 +88,7 @@ def pauses_of(thread_id: str, interrupt: Any) -> list[Pause]:
                     "approval",
                     name,
                     dict(action.get("args") or {}),
+                    tool_schema=schemas.get(name),
                     decisions=_known(name, allowed),
                     description=action.get("description") or None,
                 )
