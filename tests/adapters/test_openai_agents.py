@@ -384,3 +384,28 @@ async def test_a_resumer_killed_before_the_next_pause_is_kept_leaves_the_run_res
         await later.close()
         await store.close()
     assert ran.read_text() == "bob\nbob\ncarol\n"
+
+
+async def test_the_expiry_the_model_reads_names_the_requests_own_deadline(
+    tmp_path: Path,
+) -> None:
+    """A resumer with another timeout than the start's: the model reads how long the
+    person had, from the request's own deadline."""
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    sent: list[str] = []
+    agent = build(sent)
+    store = SQLiteStore(tmp_path / "requests.db")
+    first = HumanInputHandler(store=store)
+    await oa.start(agent, "go", handler=first, run_key="r-late", actor="alice", timeout=30)
+    later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 60)
+    try:
+        handler = HumanInputHandler(store=later)
+        assert await oa.resume(agent, "r-late", handler=handler, actor="alice") == []
+    finally:
+        await later.close()
+        await store.close()
+    assert sent == []
+    said = agent.model.last_call.input  # type: ignore[attr-defined]
+    (output,) = [i["output"] for i in said if isinstance(i, dict) and "output" in i]
+    assert "within 30s" in output

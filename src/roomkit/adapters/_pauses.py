@@ -1,14 +1,15 @@
 """A framework's pause as a roomkit request, and a settled request as the framework's answer.
 
-Every adapter of this package maps its framework's pause points onto the same two shapes:
-a :class:`Pause` (an approval of a tool call, or a question with an answer schema) becomes a
-request of the human-input handler, keyed so that asking again after a crash re-attaches to
-it; a settled request becomes a :class:`Verdict` (approve, edit, reject, respond, expired,
-answer, defaulted, refused), which each adapter turns into its framework's own decision. The
-rules are those of ``HumanInputToolHandler(approvals=..., ladder=...)``: an :class:`Approval`
-per tool name (who decides, the deadline, what expiry means, ``when=``); a pause of a tool not
-named is held under the default rule, so that nothing the framework holds runs unseen; a
-:class:`Ladder`'s reminders and escalations reach every request, and its ``on_expiry``
+Every adapter of this package maps its framework's pause points onto the same two shapes
+(:mod:`roomkit.adapters._shapes`): a :class:`Pause` (an approval of a tool call, or a
+question with an answer schema) becomes a request of the human-input handler, keyed so that
+asking again after a crash re-attaches to it; a settled request becomes a :class:`Verdict`
+(approve, edit, reject, respond, expired, answer, defaulted, refused), which each adapter
+turns into its framework's own decision. The rules are those of
+``HumanInputToolHandler(approvals=..., ladder=...)``: an :class:`Approval` per tool name (who
+decides, the deadline, what expiry means, ``when=``); a pause of a tool not named is held
+under the default rule, so that nothing the framework holds runs unseen; a :class:`Ladder`'s
+reminders and escalations reach every request, and its ``on_expiry``
 default answers a question nobody answered in time.
 
 A tool whose rule carries a policy (``Approval(policy=...)``) is ruled once, as the call
@@ -26,28 +27,33 @@ continue it once and a resumer that died holding the claim is replaced once the 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from roomkit.adapters._binding import check_bound
 from roomkit.adapters._claims import ledger_name
 from roomkit.adapters._policy_pause import policy_call, unasked
+from roomkit.adapters._shapes import (
+    Pause,
+    Verdict,
+    answered,
+    question_arguments,
+    settled_verdict,
+)
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
     UnknownRequestError,
 )
+from roomkit.models.clock import utcnow
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy.ruling import asks_person, policy_name, rule_call
-from roomkit.tools import texts
-from roomkit.tools.approvals import Approval, read_decision
+from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler, created_with
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
-from roomkit.tools.validation import validate_answer, validate_answer_text
+from roomkit.tools.validation import validate_answer_text
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -72,64 +78,6 @@ _DEFAULT_RULE = Approval()
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
-_TIMED_OUT = PendingInputStatus.TIMED_OUT
-
-VerdictKind = Literal[
-    "approve", "edit", "reject", "respond", "expired", "answer", "defaulted", "refused"
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Pause:
-    """One pause of a framework's run, as roomkit asks a person about it."""
-
-    key: str
-    """Stable per pause (the run or thread and the framework's own id of the pause)."""
-    kind: Literal["approval", "question"]
-    """An approval of a tool call, or a question."""
-    tool_name: str
-    """The held tool, or the name the question is shown under."""
-    arguments: dict[str, Any]
-    """The call's arguments, or the question's fields as the person reads them."""
-    tool_call_id: str = ""
-    """The framework's id of the tool call, when it has one."""
-    tool_schema: dict[str, Any] | None = None
-    """On an approval, the tool's JSON Schema, which an edit must match."""
-    decisions: Sequence[str] | None = None
-    """On an approval, the decisions the framework can carry (all four when ``None``)."""
-    answer_schema: dict[str, Any] | None = None
-    """On a question, the JSON Schema of the answer."""
-    description: str | None = None
-    """What the framework says about the call, kept in the approval's history."""
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """What a settled request comes to, before it is put in a framework's words."""
-
-    kind: VerdictKind
-    """``approve``, ``edit``, ``reject``, ``respond`` (approvals), ``answer`` (questions),
-    ``expired`` (nobody answered in time), ``defaulted`` (a question nobody answered in time,
-    answered by the ladder's default) or ``refused`` (a question rejected or given up)."""
-    arguments: dict[str, Any] | None = None
-    """On an edit, the person's replacement arguments (checked against the tool's schema)."""
-    text: str = ""
-    """A rejection's reason, a response, or what the model reads of an expiry, a refusal or
-    a default (the default answer, marked as one)."""
-    answer: Any = None
-    """On a question, the answer (the person's or the ladder's default): JSON, parsed, when
-    the question has an answer schema that takes more than text."""
-    by: str | None = None
-    """Who settled it, as the handler verified them (``None`` for an expiry)."""
-
-
-def question_arguments(value: Any) -> dict[str, Any]:
-    """A question's value as the fields a person reads: its text, or the value itself."""
-    if isinstance(value, str):
-        return {"question": value}
-    if isinstance(value, dict) and all(isinstance(name, str) for name in value):
-        return dict(value)
-    return {"value": value}
 
 
 class Asker:
@@ -296,7 +244,7 @@ class Asker:
         request = await handler.wait_settled(pending_id, timeout=limit)
         await check_bound(handler, request, pause)
         if request.status is _RESOLVED and not who:
-            return _answered(pause, request.result or "", None)
+            return answered(pause, request.result or "", None)
         verdict = await self._verdict(request, pause)
         assert verdict is not None
         return verdict
@@ -347,29 +295,30 @@ class Asker:
 
     def verdict(self, request: PendingInput, pause: Pause) -> Verdict | None:
         """What the settled ``request`` comes to; ``None`` while it is open."""
-        status, by = request.status, request.settled_by
-        if status is _PENDING:
-            return None
-        if status is _TIMED_OUT:
-            if pause.kind == "approval":
-                if self.rule(pause.tool_name).on_expiry == "approve":
-                    return Verdict("approve")
-                return Verdict(
-                    "expired", text=texts.approval_expired(pause.tool_name, self.limit(pause))
-                )
-            default = self.ladder.on_expiry if self.ladder is not None else None
-            if default is not None:
-                text = texts.human_input_defaulted(pause.tool_name, self.limit(pause), default.text)
-                return Verdict("defaulted", answer=_parsed(pause, default.text), text=text)
-            return Verdict(
-                "expired", text=texts.human_input_timed_out(pause.tool_name, self.limit(pause))
-            )
-        if status is not _RESOLVED:
-            reason = request.reject_reason or ""
-            if request.withdrawn or pause.kind == "question":
-                return Verdict("refused", text=reason, by=by)
-            return Verdict("reject", text=reason, by=by)
-        return _answered(pause, request.result or "", by)
+        return settled_verdict(
+            request,
+            pause,
+            waited=self.waited(request, pause),
+            approve_on_expiry=self.rule(pause.tool_name).on_expiry == "approve",
+            default=self.ladder.on_expiry if self.ladder is not None else None,
+        )
+
+    def waited(self, request: PendingInput, pause: Pause) -> float:
+        """The seconds the person had to answer ``request`` of ``pause``: from its own
+        deadline (another process may have asked it under other options), else
+        :meth:`limit`."""
+        if request.deadline is None:
+            return self.limit(pause)
+        created = request.created_at
+        if self.handler.durable:
+            # A durable store's deadline is on the epoch clock, as the creation time is.
+            seconds = request.deadline - created.timestamp()
+        else:
+            # The memory store's deadline is on the event loop's clock: what was left of it
+            # now, and what has passed since the request was made.
+            left = self.handler.time_left(request) or 0.0
+            seconds = left + (utcnow() - created).total_seconds()
+        return round(seconds, 2)
 
     async def claim(self, name: str, *, lease: float | None = None) -> bool:
         """Claim the resume ``name`` for this resumer; ``False`` when another holds it.
@@ -450,24 +399,6 @@ async def all_at_once(calls: Sequence[Awaitable[T]]) -> list[T]:
     if len(calls) == 1:
         return [await calls[0]]
     return list(await asyncio.gather(*calls))
-
-
-def _answered(pause: Pause, text: str, by: str | None) -> Verdict:
-    """The verdict of a request of ``pause`` answered with ``text``."""
-    if pause.kind == "question":
-        return Verdict("answer", answer=_parsed(pause, text), by=by)
-    decision = read_decision(text)
-    return Verdict(decision.kind, arguments=decision.arguments, text=decision.text, by=by)
-
-
-def _parsed(pause: Pause, text: str) -> Any:
-    """A question's answer text as its framework receives it: the text itself when there is
-    no answer schema or the schema takes it as text (as the desk checked it), else its JSON,
-    parsed."""
-    schema = pause.answer_schema
-    if schema is None or validate_answer(schema, text) is None:
-        return text
-    return json.loads(text)
 
 
 def _checked_ladder(
