@@ -84,6 +84,35 @@ async def test_the_desk_lets_the_shift_before_read_and_the_new_one_decide() -> N
     assert decided.json()["settled_by"] == "bob"
 
 
+async def test_the_shift_before_may_read_a_question_but_not_answer_it() -> None:
+    """A question escalated to whoever is on call: once the shift changes, the person
+    whose shift ended reads it and may not answer it; the new one and its asker may."""
+    clock = FakeClock(at("2027-03-27T12:00:00"))
+    handler = HumanInputHandler(
+        directory=Directory(PEOPLE, on_call={"payments": ICalOnCall(SCHEDULE)})
+    )
+    assert handler.router is not None
+    handler.router.clock = clock
+    asked = await handler.create("ask_user", {"question": "Which account?"}, actor_id="zed")
+    await handler.add_approvers(asked.pending_id, [on_call("payments")], surface="ladder")
+    path = f"/api/requests/{asked.pending_id}"
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as desk:
+        assert (await desk.get(path, headers=bearer("alice"))).json()["deciding"] == [
+            "zed",
+            "alice",
+        ]
+        clock.now = at("2027-03-28T12:00:00")
+        seen = await desk.get(path, headers=bearer("alice"))
+        refused = await desk.post(f"{path}/answer", json={"answer": "a"}, headers=bearer("alice"))
+        answered = await desk.post(f"{path}/answer", json={"answer": "b"}, headers=bearer("bob"))
+    assert seen.status_code == 200
+    assert refused.status_code == 403, refused.text
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["settled_by"] == "bob"
+
+
 async def test_a_shift_change_while_the_request_waits_moves_it() -> None:
     clock = FakeClock(at("2027-03-27T12:00:00"))
     handler = HumanInputHandler(

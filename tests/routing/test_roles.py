@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import json
+import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
 
+import httpx
 from escalating import told_on_escalation
 from routing_clock import FakeClock
+from slack_sdk.signature import SignatureVerifier
+from tests.notify.slack_api import SIGNING_SECRET
 
+from roomkit import RoomKit
+from roomkit.desk import create_desk_app, issue_token
 from roomkit.people import Delegation, Directory, Person, Role, role
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+SECRET = "routing-tests-secret-0123456789abcdef"
 
 
 def handler_with(rule: str, people: dict[str, Person] | None = None) -> HumanInputHandler:
@@ -139,3 +149,79 @@ async def test_processes_whose_roles_disagree_hand_a_request_on_a_bounded_number
     routed = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
     assert len(routed) <= 4, [(e["approvers"], e["reason"]) for e in routed]
     assert len({e["approvers"][0] for e in routed}) == len(routed), "never handed back"
+
+
+async def rotated_question(handler: HumanInputHandler) -> str:
+    """A question of zed's escalated to the rotation, then handed on from dan to erin."""
+    router = handler.router
+    assert router is not None
+    asked = await handler.create(
+        "ask_user", {"question": "KYC passed?", "options": ["yes", "no"]}, actor_id="zed"
+    )
+    await handler.add_approvers(asked.pending_id, [role("kyc")], surface="ladder")
+    current = await handler.get_request(asked.pending_id)
+    assert current is not None
+    assert await router.refresh(current) == {role("kyc"): "dan"}
+    assert await router.refresh(current, escalating=True) == {role("kyc"): "erin"}
+    return asked.pending_id
+
+
+async def test_a_question_handed_on_is_answered_by_the_new_member_only() -> None:
+    """Dan had the question before the escalation: he reads it, and may not answer it."""
+    handler = handler_with("rotation")
+    pending_id = await rotated_question(handler)
+    path = f"/api/requests/{pending_id}"
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as desk:
+        seen = await desk.get(path, headers=bearer("dan"))
+        refused = await desk.post(f"{path}/answer", json={"answer": "no"}, headers=bearer("dan"))
+        answered = await desk.post(f"{path}/answer", json={"answer": "yes"}, headers=bearer("erin"))
+    assert seen.status_code == 200
+    assert refused.status_code == 403, refused.text
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["settled_by"] == "erin"
+
+
+async def test_a_slack_click_on_a_question_handed_on_is_refused_to_the_member_before() -> None:
+    people = {name: Person(slack_user=f"U0{name.upper()}") for name in ("dan", "erin")}
+    handler = handler_with("rotation", people)
+    pending_id = await rotated_question(handler)
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET, slack=SIGNING_SECRET)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        refused = await client.post(
+            "/api/slack/interactions", **slack_click("U0DAN", pending_id, "roomkit:choose:1")
+        )
+        request = await handler.get_request(pending_id)
+        assert request is not None
+        assert request.status.value == "pending", refused.text
+        answered = await client.post(
+            "/api/slack/interactions", **slack_click("U0ERIN", pending_id, "roomkit:choose:0")
+        )
+    assert answered.status_code == 200, answered.text
+    settled = await handler.get_request(pending_id)
+    assert settled is not None
+    assert (settled.settled_by, settled.result) == ("erin", "yes")
+
+
+def bearer(actor: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
+
+
+def slack_click(user: str, pending_id: str, action_id: str) -> dict[str, Any]:
+    """The keyword arguments of a POST of ``user``'s click, signed as Slack signs it."""
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user},
+        "actions": [{"action_id": action_id, "value": pending_id}],
+    }
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    stamp = str(int(time.time()))
+    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=body)
+    headers = {
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": str(signature),
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    return {"content": body, "headers": headers}

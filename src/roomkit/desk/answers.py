@@ -15,7 +15,7 @@ message naming the problem; the handler checks the answer schema again.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from roomkit._forms import example_body, quorum_progress
 from roomkit.core.exceptions import InvalidAnswerError
@@ -24,10 +24,7 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.tools import approvals
 from roomkit.tools.validation import validate_answer
 
-if TYPE_CHECKING:
-    from roomkit.tools.human_input import HumanInputHandler
-
-__all__ = ["answer_text", "may_answer", "may_decide", "quorum_progress", "settled_detail"]
+__all__ = ["answer_text", "quorum_progress", "settled_detail"]
 
 _FIELDS = {
     Kind.QUESTION: {"answer"},
@@ -198,21 +195,6 @@ def _question_set(
         }
         for index, question in enumerate(questions)
     ]
-
-
-def may_decide(request: PendingInput, actor_id: str) -> bool:
-    """Whether ``actor_id`` may decide ``request``: any approver of an approval (one that
-    names none is decided by whoever may see it); anyone who may see a question."""
-    return request.kind != "approval" or not request.approvers or actor_id in request.approvers
-
-
-async def may_answer(handler: HumanInputHandler, request: PendingInput, actor_id: str) -> bool:
-    """:func:`may_decide`, or, on a handler with a directory, standing in for an approver
-    now (a delegate, a role's member, whoever is on call)."""
-    if may_decide(request, actor_id):
-        return True
-    router = getattr(handler, "router", None)
-    return router is not None and await router.may_decide(request, actor_id)
 
 
 def settled_detail(request: PendingInput | None) -> str:

@@ -31,7 +31,7 @@ from starlette.types import Receive, Scope, Send
 
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
 from roomkit.desk import notifications
-from roomkit.desk.answers import answer_text, may_answer, settled_detail
+from roomkit.desk.answers import answer_text, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.gate import signed_in
 from roomkit.desk.grants import granting, grants_router
@@ -185,7 +185,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         return current[0]
 
     async def check_decider(caller: Principal, request: PendingInput) -> None:
-        if not await may_answer(handler, request, caller.actor_id):
+        if not await desk.access.may_decide(caller, request):
             if _voted(caller, request):
                 raise HTTPException(status_code=403, detail=_VOTE_IN)
             raise HTTPException(

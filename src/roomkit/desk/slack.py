@@ -46,7 +46,7 @@ from roomkit.bodies import (
     read_capped,
 )
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
-from roomkit.desk.answers import answer_text, may_answer, quorum_progress, settled_detail
+from roomkit.desk.answers import answer_text, quorum_progress, settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
 from roomkit.desk.shapes import AnswerBody
@@ -222,7 +222,7 @@ class SlackInteractions:
             found = await handler.get_request(pending_id)
             if found is None or not await desk.access.can_see(principal, found):
                 return _ephemeral(NOT_YOURS), "not_yours"
-            if not await may_answer(handler, found, principal.actor_id):
+            if not await desk.access.may_decide(principal, found):
                 return _ephemeral(NOT_AN_APPROVER), "not_yours"
             current = await handler.expire_overdue([found])
             request = current[0] if current else found
