@@ -9,13 +9,15 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
-from escalating import told_on_escalation
+from escalating import Recorder, escalation, told_on_escalation
 from routing_clock import FakeClock
 from slack_sdk.signature import SignatureVerifier
 from tests.notify.slack_api import SIGNING_SECRET
 
 from roomkit import RoomKit
 from roomkit.desk import create_desk_app, issue_token
+from roomkit.notify import Notifier
+from roomkit.notify._steps import Planner
 from roomkit.people import Delegation, Directory, Person, Role, role
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
@@ -225,3 +227,33 @@ def slack_click(user: str, pending_id: str, action_id: str) -> dict[str, Any]:
         "Content-Type": "application/x-www-form-urlencoded",
     }
     return {"content": body, "headers": headers}
+
+
+async def test_an_escalation_step_worked_out_again_hands_a_rotation_on_once() -> None:
+    """A notifier that dies after handing the rotation on, before it marks its escalation
+    step done, leaves the step to another notifier once its lease lapses: the request goes
+    on to erin, and not past her to frank."""
+    handler = handler_with("rotation")
+    router = handler.router
+    assert router is not None
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    step = escalation(handler, request.pending_id)
+    await handler.outbox.add([step])
+    recorder = Recorder()
+    for _ in range(2):
+        notifier = Notifier(handler, [recorder])
+        planner = Planner(
+            handler,
+            handler.outbox,
+            {"recorder": recorder},
+            notifier.directory,
+            notifier.statistics(),
+        )
+        await planner.plan(step)
+    assert await router.recipients(request) == ("erin",)
+    routed = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
+    assert [(e["approvers"], e["reason"]) for e in routed] == [
+        (["dan"], "rotation"),
+        (["erin"], "escalation"),
+    ]
+    assert routed[1]["step"] == step.item_id

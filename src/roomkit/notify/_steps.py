@@ -71,8 +71,10 @@ class Planner:
         approvers = approvers_of(request)
         router = getattr(self.handler, "router", None)
         if router is not None and job == "escalate":
-            # A rotation role moves on to its next member before anyone is added.
-            await router.refresh(request, escalating=True)
+            # A rotation role moves on to its next member before anyone is added, once for
+            # this step however many times it is worked out (a notifier may die before it
+            # marks the step done).
+            await router.refresh(request, escalating=True, step=item.item_id)
         if job == "escalate":
             added = await self._escalate(request, str(item.body.get("to", "manager")))
             approvers = tuple(dict.fromkeys((*approvers, *added)))

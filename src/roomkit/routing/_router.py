@@ -14,11 +14,12 @@ arrives), because absences and shifts change while a request waits:
   request moves to the new person (the one before keeps read access).
 
 Assignments are kept in the request's history as ``escalated`` entries written by the
-``routing`` surface (``group``, ``approvers``, ``replaces``, ``reason``), so every process
-reading the history routes alike. When each member of a rotation was last assigned is kept
-in the store's spend ledger (``rotation:["<role>","<member>"]``), so the rotation goes on across
-processes and restarts; two processes assigning the same role in the same instant may pick
-the same member.
+``routing`` surface (``group``, ``approvers``, ``replaces``, ``reason``, and ``step``, the
+ladder step that handed a rotation on), so every process reading the history routes alike,
+and a step worked out again hands a rotation on once. When each member of a rotation was
+last assigned is kept in the store's spend ledger (``rotation:["<role>","<member>"]``), so the
+rotation goes on across processes and restarts; two processes assigning the same role in the
+same instant may pick the same member.
 """
 
 from __future__ import annotations
@@ -139,16 +140,9 @@ class Router:
     async def _assignments(self, request: PendingInput) -> dict[str, list[str]]:
         """Each rotation role and schedule of ``request`` to everyone it was assigned to,
         oldest first, as its history records."""
-        found: dict[str, list[str]] = {}
         if not any(reference_of(a) for a in self.of_record(request)):
-            return found
-        for entry in await self._handler.history(request.pending_id):
-            group = entry.get("group")
-            if entry.get("surface") == ROUTING and isinstance(group, str):
-                people = entry.get("approvers") or []
-                if people:
-                    found.setdefault(group, []).append(str(people[0]))
-        return found
+            return {}
+        return _assigned_in(await self._handler.history(request.pending_id))
 
     async def opening(self, request: PendingInput) -> list[dict[str, Any]]:
         """The entries a new request's history starts with: the first assignment of each of
@@ -169,9 +163,11 @@ class Router:
         reason: str,
         turn: int,
         kept: list[dict[str, Any]] | None,
+        step: str | None = None,
     ) -> None:
-        """Record that ``group`` is ``actor``'s now (its ``turn``-th assignment): in
-        ``kept`` for a request not stored yet, else in its history."""
+        """Record that ``group`` is ``actor``'s now (its ``turn``-th assignment, made by
+        the ladder's ``step``, if one): in ``kept`` for a request not stored yet, else in
+        its history."""
         entry: dict[str, Any] = {
             "type": "escalated",
             "at": _stamp(self.clock()),
@@ -183,6 +179,8 @@ class Router:
         }
         if replaces is not None:
             entry["replaces"] = replaces
+        if step is not None:
+            entry["step"] = step
         if kept is not None:
             kept.append(entry)
             return
@@ -256,15 +254,23 @@ class Router:
             return None
         return self.directory.actor_for_email(who) or who
 
-    async def refresh(self, request: PendingInput, *, escalating: bool = False) -> dict[str, str]:
+    async def refresh(
+        self, request: PendingInput, *, escalating: bool = False, step: str | None = None
+    ) -> dict[str, str]:
         """Bring the request's group assignments up to date and return them: assign what
         has no one yet, follow a shift change, and on ``escalating`` hand each rotation
-        role on to its next member. Each change is a history entry."""
+        role on to its next member. Each change is a history entry.
+
+        Args:
+            step: the id of the ladder step escalating (its outbox item's): a rotation
+                role it handed on already (a notifier died before marking the step done,
+                and another works it out again) is not handed on again.
+        """
         lock = self._locks.get(request.pending_id)
         if lock is None:
             lock = self._locks[request.pending_id] = asyncio.Lock()
         async with lock:
-            return await self._refresh(request, escalating)
+            return await self._refresh(request, escalating, step=step)
 
     async def _refresh(
         self,
@@ -272,8 +278,22 @@ class Router:
         escalating: bool,
         history: dict[str, list[str]] | None = None,
         kept: list[dict[str, Any]] | None = None,
+        *,
+        step: str | None = None,
     ) -> dict[str, str]:
-        every = await self._assignments(request) if history is None else history
+        handed: set[str] = set()
+        if history is not None:
+            every = history
+        elif escalating and step is not None:
+            entries = await self._handler.history(request.pending_id)
+            every = _assigned_in(entries)
+            handed = {
+                str(entry.get("group"))
+                for entry in entries
+                if entry.get("surface") == ROUTING and entry.get("step") == step
+            }
+        else:
+            every = await self._assignments(request)
         current = {group: people[-1] for group, people in every.items()}
         for approver in self.of_record(request):
             reference = reference_of(approver)
@@ -293,17 +313,19 @@ class Router:
             if group is None or group.rule != "rotation":
                 continue
             left = before is not None and before not in group.members
-            if before is None or escalating or left:
+            handing_on = escalating and approver not in handed
+            if before is None or handing_on or left:
                 # Handed on because the member left, a request goes to someone it never went
                 # to: processes whose directories disagree for a while (a rolling restart)
                 # hand it on a bounded number of times, never back and forth.
-                skip = every.get(approver, ()) if left and not escalating else ()
+                skip = every.get(approver, ()) if left and not handing_on else ()
                 chosen = await self._next_member(name, before, request.tool_name, skip)
                 if chosen is not None and chosen != before:
                     reason = (
                         "rotation" if before is None else "member left" if left else "escalation"
                     )
-                    await self._assign(request, approver, chosen, before, reason, turn, kept)
+                    by = step if handing_on else None
+                    await self._assign(request, approver, chosen, before, reason, turn, kept, by)
                     current[approver] = chosen
         return current
 
@@ -397,6 +419,19 @@ class Router:
                         f"{_name(chain[-1].actor)} is deciding"
                     )
         return "; ".join(parts) or None
+
+
+def _assigned_in(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each group the history ``entries`` assign to everyone it was assigned to, oldest
+    first."""
+    found: dict[str, list[str]] = {}
+    for entry in entries:
+        group = entry.get("group")
+        if entry.get("surface") == ROUTING and isinstance(group, str):
+            people = entry.get("approvers") or []
+            if people:
+                found.setdefault(group, []).append(str(people[0]))
+    return found
 
 
 def _rotation_entry(role: str, member: str) -> str:
