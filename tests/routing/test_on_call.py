@@ -279,3 +279,42 @@ async def test_a_feed_that_fails_is_not_read_again_at_every_routing(
                 await fresh.on_call_at(at("2027-03-27T12:00:00+00:00"))
         assert len(served) == 3
         released.set()
+
+
+def calendar(tmp_path: Path, *events: str) -> Path:
+    """An .ics file holding ``events`` (each a VEVENT's lines, without BEGIN and END)."""
+    body = "".join(f"BEGIN:VEVENT\r\n{event.strip()}\r\nEND:VEVENT\r\n" for event in events)
+    path = tmp_path / "payments.ics"
+    path.write_text(
+        f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n{body}END:VCALENDAR\r\n"
+    )
+    return path
+
+
+ALICE_ALL_DECEMBER = """UID:alice
+SUMMARY:alice
+DTSTART:20261201T000000Z
+DTEND:20261231T000000Z"""
+
+
+async def test_a_malformed_event_is_skipped_and_logged_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An old event with a rule nobody can expand, or with no start, leaves the rest of
+    the schedule standing; each is named in one warning."""
+    schedule = ICalOnCall(
+        calendar(
+            tmp_path,
+            ALICE_ALL_DECEMBER,
+            "UID:bad-rule\r\nSUMMARY:bob\r\nDTSTART:20200101T000000Z\r\n"
+            "DTEND:20200102T000000Z\r\nRRULE:FREQ=SOMETIMES",
+            "UID:no-start\r\nSUMMARY:bob\r\nDTEND:20200102T000000Z",
+        )
+    )
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        for _ in range(2):
+            assert await schedule.on_call_at(at("2026-12-05T12:00:00")) == "alice"
+    warned = [record.getMessage() for record in caplog.records]
+    assert len(warned) == 2, warned
+    assert "no-start: they have no DTSTART" in warned[0]
+    assert "bad-rule" in warned[1]

@@ -5,7 +5,8 @@ shift, recurring rules for the rotation, and overrides (an event with a ``RECURR
 replacing one shift, or one laid over the rotation). :class:`ICalOnCall` reads it with the
 ``icalendar`` and ``recurring-ical-events`` packages (the ``oncall`` extra) and says who is
 on call at a moment: the event's attendee (an email address the directory maps to an
-actor), else its summary.
+actor), else its summary. An event the libraries cannot read (no start, a rule nobody can
+expand) is skipped, with a warning naming it, and the rest of the schedule stands.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ class ICalOnCall:
         self._read_at = 0.0
         self._failed: tuple[float, Exception] | None = None
         self._stamp: float | None = None
+        # The events skipped as unreadable, each warned of once.
+        self._skipped: set[str] = set()
         if self.path is not None:
             # A wrong path is told now, not as a schedule that names nobody while requests wait.
             self._read_file()
@@ -120,7 +123,36 @@ class ICalOnCall:
             raise ValueError(f"ICalOnCall: {what} is not an iCal calendar ({error})") from None
         if not isinstance(calendar, self._ical.Calendar):
             raise ValueError(f"ICalOnCall: {what} holds no VCALENDAR")
+        # An event with no start has no shift to give: the library would fail every lookup.
+        startless = [c for c in calendar.subcomponents if c.name == "VEVENT" and "DTSTART" not in c]
+        if startless:
+            gone = {id(c) for c in startless}
+            calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
+            self._skip(startless, "they have no DTSTART")
         return calendar
+
+    def _query(self, calendar: Any) -> Any:
+        """The calendar's shifts, recurring ones expanded on demand; a series whose rule
+        cannot be expanded is left out (and warned of once)."""
+        query = self._recurring.of(calendar, skip_bad_series=True)
+        kept = {str(series.uid) for series in query.series}
+        # The library names an event without a UID by its Python id.
+        dropped = [c for c in calendar.walk("VEVENT") if str(c.get("UID", id(c))) not in kept]
+        if dropped:
+            self._skip(dropped, "their recurrence cannot be worked out")
+        return query
+
+    def _skip(self, events: list[Any], why: str) -> None:
+        uids = sorted({str(event.get("UID", "(no UID)")) for event in events} - self._skipped)
+        if uids:
+            self._skipped.update(uids)
+            source = self.url or str(self.path)
+            logger.warning(
+                "ICalOnCall: %s: skipping the events with UID %s: %s; fix them in the schedule",
+                source,
+                ", ".join(uids),
+                why,
+            )
 
     async def _load(self) -> Any:
         if self.path is not None:
@@ -172,7 +204,7 @@ class ICalOnCall:
         calendar = await self._load()
         # Off the event loop: a rule repeating every minute for years takes seconds to expand.
         events = await asyncio.to_thread(
-            self._recurring.of(calendar).between, at - timedelta(days=1), at + timedelta(seconds=1)
+            self._query(calendar).between, at - timedelta(days=1), at + timedelta(seconds=1)
         )
         current: list[tuple[datetime, Any]] = []
         for event in events:
