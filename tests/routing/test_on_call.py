@@ -318,3 +318,23 @@ async def test_a_malformed_event_is_skipped_and_logged_once(
     assert len(warned) == 2, warned
     assert "no-start: they have no DTSTART" in warned[0]
     assert "bad-rule" in warned[1]
+
+
+async def test_a_cancelled_shift_puts_nobody_on_call(tmp_path: Path) -> None:
+    """A shift of a rotation cancelled by its override, and a cancelled override laid over
+    another shift, count for nothing: the shifts under them stand."""
+    schedule = ICalOnCall(
+        calendar(
+            tmp_path,
+            "UID:rota\r\nSUMMARY:alice\r\nDTSTART:20261201T000000Z\r\n"
+            "DTEND:20261202T000000Z\r\nRRULE:FREQ=DAILY",
+            "UID:rota\r\nRECURRENCE-ID:20261203T000000Z\r\nSUMMARY:alice\r\n"
+            "DTSTART:20261203T000000Z\r\nDTEND:20261204T000000Z\r\nSTATUS:CANCELLED",
+            "UID:base\r\nSUMMARY:bob\r\nDTSTART:20261101T000000Z\r\nDTEND:20270101T000000Z",
+            "UID:cover\r\nSUMMARY:carol\r\nDTSTART:20261205T000000Z\r\n"
+            "DTEND:20261206T000000Z\r\nSTATUS:CANCELLED",
+        )
+    )
+    assert await schedule.on_call_at(at("2026-12-02T12:00:00")) == "alice"
+    assert await schedule.on_call_at(at("2026-12-03T12:00:00")) == "bob"
+    assert await schedule.on_call_at(at("2026-12-05T12:00:00")) == "alice"

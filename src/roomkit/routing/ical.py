@@ -200,7 +200,8 @@ class ICalOnCall:
 
     async def on_call_at(self, at: datetime) -> str | None:
         """The person on call at ``at`` (of the shifts then, the one that started last: an
-        override laid over the rotation wins); ``None`` when nobody is."""
+        override laid over the rotation wins; a cancelled one counts for nothing); ``None``
+        when nobody is."""
         calendar = await self._load()
         # Off the event loop: a rule repeating every minute for years takes seconds to expand.
         events = await asyncio.to_thread(
@@ -208,6 +209,9 @@ class ICalOnCall:
         )
         current: list[tuple[datetime, Any]] = []
         for event in events:
+            if str(event.get("STATUS", "")).upper() == "CANCELLED":
+                # A cancelled shift, or a cancelled override, puts nobody on call.
+                continue
             starts = _aware(event.get("DTSTART").dt if event.get("DTSTART") else None)
             ends = _aware(event.get("DTEND").dt if event.get("DTEND") else None)
             if starts is not None and ends is not None and starts <= at < ends:
