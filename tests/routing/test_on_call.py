@@ -4,7 +4,9 @@ API on a loopback stub, and a shift change while a request waits."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -338,3 +340,37 @@ async def test_a_cancelled_shift_puts_nobody_on_call(tmp_path: Path) -> None:
     assert await schedule.on_call_at(at("2026-12-02T12:00:00")) == "alice"
     assert await schedule.on_call_at(at("2026-12-03T12:00:00")) == "bob"
     assert await schedule.on_call_at(at("2026-12-05T12:00:00")) == "alice"
+
+
+async def test_a_schedule_is_read_and_worked_out_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schedule read again after it changed is parsed, and its shifts prepared, on a
+    worker thread (a large one takes seconds); its shifts are prepared once per read."""
+    import icalendar
+    import recurring_ical_events  # type: ignore[import-untyped]
+
+    path = calendar(tmp_path, ALICE_ALL_DECEMBER)
+    schedule = ICalOnCall(path)
+    work: list[tuple[str, int]] = []
+    parse, prepare = icalendar.Calendar.from_ical, recurring_ical_events.of
+
+    def parsing(*args: Any, **kwargs: Any) -> Any:
+        work.append(("parse", threading.get_ident()))
+        return parse(*args, **kwargs)
+
+    def preparing(*args: Any, **kwargs: Any) -> Any:
+        work.append(("prepare", threading.get_ident()))
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(icalendar.Calendar, "from_ical", parsing)
+    monkeypatch.setattr(recurring_ical_events, "of", preparing)
+    december = at("2026-12-05T12:00:00")
+    assert await schedule.on_call_at(december) == "alice"
+    path.write_text(path.read_text().replace("SUMMARY:alice", "SUMMARY:bob"))
+    stamp = path.stat().st_mtime + 1
+    os.utime(path, (stamp, stamp))
+    assert await schedule.on_call_at(december) == "bob"
+    assert await schedule.on_call_at(december) == "bob"
+    assert [what for what, _ in work] == ["prepare", "parse", "prepare"]
+    assert threading.get_ident() not in {thread for _, thread in work}

@@ -7,6 +7,10 @@ replacing one shift, or one laid over the rotation). :class:`ICalOnCall` reads i
 on call at a moment: the event's attendee (an email address the directory maps to an
 actor), else its summary. An event the libraries cannot read (no start, a rule nobody can
 expand) is skipped, with a warning naming it, and the rest of the schedule stands.
+
+Reading a schedule and working out its shifts takes seconds for a large one, so it is done
+on a worker thread, never on the event loop: parsing a file that changed or a feed read
+again, preparing its recurring shifts (once per read), and expanding them at a moment.
 """
 
 from __future__ import annotations
@@ -93,6 +97,8 @@ class ICalOnCall:
         self.refresh = refresh
         self.person = person
         self._calendar: Any = None
+        # The calendar read last, with its shifts prepared for lookups.
+        self._prepared: tuple[Any, Any] | None = None
         self._read_at = 0.0
         self._failed: tuple[float, Exception] | None = None
         self._stamp: float | None = None
@@ -157,7 +163,7 @@ class ICalOnCall:
     async def _load(self) -> Any:
         if self.path is not None:
             if self._calendar is None or self.path.stat().st_mtime != self._stamp:
-                return self._read_file()
+                return await asyncio.to_thread(self._read_file)
             return self._calendar
         now = time.monotonic()
         if self._calendar is not None and now - self._read_at < self.refresh:
@@ -169,7 +175,7 @@ class ICalOnCall:
             raise failed[1]
         try:
             data = await self._fetch()
-            calendar = self._parse(data, "the feed")
+            calendar = await asyncio.to_thread(self._parse, data, "the feed")
         except Exception as error:
             # Not read again at every routing: the last schedule read stands meanwhile.
             self._failed = (now, error)
@@ -203,9 +209,15 @@ class ICalOnCall:
         override laid over the rotation wins; a cancelled one counts for nothing); ``None``
         when nobody is."""
         calendar = await self._load()
+        prepared = self._prepared
+        if prepared is not None and prepared[0] is calendar:
+            query = prepared[1]
+        else:
+            query = await asyncio.to_thread(self._query, calendar)
+            self._prepared = (calendar, query)
         # Off the event loop: a rule repeating every minute for years takes seconds to expand.
         events = await asyncio.to_thread(
-            self._query(calendar).between, at - timedelta(days=1), at + timedelta(seconds=1)
+            query.between, at - timedelta(days=1), at + timedelta(seconds=1)
         )
         current: list[tuple[datetime, Any]] = []
         for event in events:
