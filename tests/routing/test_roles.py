@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+import pytest
 from escalating import Recorder, escalation, told_on_escalation
 from routing_clock import FakeClock
 from slack_sdk.signature import SignatureVerifier
@@ -18,7 +19,7 @@ from roomkit import RoomKit
 from roomkit.desk import create_desk_app, issue_token
 from roomkit.notify import Notifier
 from roomkit.notify._steps import Planner
-from roomkit.people import Delegation, Directory, Person, Role, role
+from roomkit.people import Delegation, Directory, Person, Role, on_call, role
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -257,3 +258,50 @@ async def test_an_escalation_step_worked_out_again_hands_a_rotation_on_once() ->
         (["erin"], "escalation"),
     ]
     assert routed[1]["step"] == step.item_id
+
+
+async def test_a_group_the_directory_lacks_is_refused_as_an_approver() -> None:
+    """A role or schedule misspelt would leave the request to nobody: the handler refuses
+    it, naming the groups the directory has."""
+    handler = handler_with("rotation")
+    with pytest.raises(ValueError, match=r"no role 'kyx' \(it has 'kyc'\)"):
+        await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyx")])
+    with pytest.raises(ValueError, match=r"no on-call schedule 'payments' \(it has none\)"):
+        await handler.create_approval("kyc_check", {"id": 1}, approvers=[on_call("payments")])
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    with pytest.raises(ValueError, match=r"no role 'kyx'"):
+        await handler.add_approvers(request.pending_id, [role("kyx")])
+    current = await handler.get_request(request.pending_id)
+    assert current is not None
+    assert current.approvers == (role("kyc"),)
+
+
+async def test_a_handler_without_a_directory_warns_of_a_group_approver(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Another process on the store, with the directory, may route it: the request is made,
+    and the warning says to give this handler the directory."""
+    handler = HumanInputHandler()
+    with caplog.at_level("WARNING", logger="roomkit.tools.human_input"):
+        request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    assert request.approvers == (role("kyc"),)
+    assert "HumanInputHandler(directory=...)" in caplog.text
+
+
+async def test_a_ladder_escalating_to_a_group_the_directory_lacks_adds_nobody(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = handler_with("rotation")
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    with caplog.at_level("WARNING", logger="roomkit.notify"):
+        async with Notifier(handler, [Recorder()]) as notifier:
+            await handler.outbox.add([escalation(handler, request.pending_id, to=role("kyx"))])
+            await notifier.wait_idle()
+    current = await handler.get_request(request.pending_id)
+    assert current is not None
+    assert current.approvers == (role("kyc"),)
+    assert "no role 'kyx'" in caplog.text
+    step = [
+        i for i in await handler.outbox.items_for(request.pending_id) if "escalate" in i.item_id
+    ]
+    assert step[0].done

@@ -184,7 +184,12 @@ class Planner:
         new = [actor for actor in dict.fromkeys(wanted) if actor not in current]
         add = getattr(self.handler, "add_approvers", None)
         if new and add is not None:
-            await add(request.pending_id, new, surface="ladder")
+            try:
+                await add(request.pending_id, new, surface="ladder")
+            except ValueError as error:
+                # A ladder naming a group the directory lacks: told once, not at every lease.
+                logger.warning("notifier: escalate(to=%r) on %s: %s", to, request.pending_id, error)
+                return []
         elif new:
             logger.warning(
                 "notifier: this handler cannot add approvers: %s is told of %s but cannot "

@@ -1,22 +1,24 @@
 """The handler's routing: a :class:`~roomkit.routing.Router` over its directory, on the
-store's clock, and the routing a request gets when it is made."""
+store's clock, the approvers it takes, and the routing a request gets when it is made."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from roomkit.models.clock import utcnow
 from roomkit.models.pending_input import PendingInput
-from roomkit.people import Directory
+from roomkit.people import Directory, reference_of
 from roomkit.routing import Router
 from roomkit.tools.human_input._at_once import at_once
+from roomkit.tools.human_input._decisions import check_actors
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["answered_for", "opening", "routed"]
+__all__ = ["answered_for", "checked_approvers", "opening", "routed"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
@@ -41,6 +43,46 @@ def routed(handler: HumanInputHandler, directory: Directory | None) -> Router | 
         return utcnow()
 
     return Router(directory, handler, clock)
+
+
+def checked_approvers(
+    router: Router | None, actors: Iterable[str], *, name: str = "approvers"
+) -> tuple[str, ...]:
+    """``actors`` as :func:`check_actors` takes them, each role and on-call schedule among
+    them one the directory has. Without a directory a group is taken, with a warning: a
+    process on the same store whose handler has the directory may route it.
+
+    Raises:
+        TypeError: as :func:`check_actors`.
+        ValueError: as :func:`check_actors`; or a role or schedule the directory lacks
+            (a misspelt name would leave the request to nobody).
+    """
+    chosen = check_actors(actors, name=name)
+    for actor in chosen:
+        reference = reference_of(actor)
+        if reference is None:
+            continue
+        kind, group = reference
+        what = "role" if kind == "role" else "on-call schedule"
+        if router is None:
+            logger.warning(
+                "%s name the %s %r, and this handler has no directory: only a handler "
+                "with one routes it; give it HumanInputHandler(directory=...)",
+                name,
+                what,
+                group,
+            )
+            continue
+        directory = router.directory
+        known = directory.roles if kind == "role" else directory.on_call
+        if group not in known:
+            has = ", ".join(repr(n) for n in sorted(known)) or "none"
+            where = "roles" if kind == "role" else "on_call"
+            raise ValueError(
+                f"{name}: the directory has no {what} {group!r} (it has {has}): correct the "
+                f"name, or add it to Directory({where}=...)"
+            )
+    return chosen
 
 
 async def opening(router: Router | None, request: PendingInput) -> list[dict[str, Any]]:

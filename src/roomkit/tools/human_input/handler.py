@@ -33,11 +33,7 @@ from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallba
 from roomkit.tools.human_input._answering import answer, refuse
 from roomkit.tools.human_input._callbacks import Callbacks
 from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
-from roomkit.tools.human_input._decisions import (
-    Decisions,
-    HistoryKeeper,
-    check_actors,
-)
+from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._granting import hold_unless_granted
 from roomkit.tools.human_input._keys import check_same_call
@@ -45,7 +41,7 @@ from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
-from roomkit.tools.human_input._routed import answered_for, routed
+from roomkit.tools.human_input._routed import answered_for, checked_approvers, routed
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -250,10 +246,10 @@ class HumanInputHandler(HandlerReads, Callbacks):
             KeyConflictError: ``key`` names a request made for another call (another
                 tool, or other arguments than those it was made for).
             TypeError: bad ``approvers``, ``quorum`` or ``decisions``.
-            ValueError: bad ``approvers`` or ``quorum``, or ``decisions`` without
-                ``"reject"``.
+            ValueError: bad ``approvers`` (a role or on-call schedule the directory lacks
+                too) or ``quorum``, or ``decisions`` without ``"reject"``.
         """
-        chosen = check_actors(approvers)
+        chosen = checked_approvers(self.router, approvers)
         request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
@@ -494,6 +490,7 @@ class HumanInputHandler(HandlerReads, Callbacks):
         surface: str | None = None,
     ) -> bool:
         """Let ``actors`` answer the open request too (an escalation, in its history as
-        ``escalated``); ``False`` when it is not open. A question's actor stays one of them."""
-        chosen = check_actors(actors, name="actors")
+        ``escalated``); ``False`` when it is not open. A question's actor stays one of them.
+        ``actors`` are checked as :meth:`create_approval`'s ``approvers`` (``ValueError``)."""
+        chosen = checked_approvers(self.router, actors, name="actors")
         return await self._decisions.add_approvers(pending_id, chosen, by, surface)
