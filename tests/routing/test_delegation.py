@@ -156,6 +156,26 @@ async def test_a_delegate_for_two_approvers_votes_once(clock: FakeClock) -> None
     assert settled[0]["approvers"] == ["alice", "dave"]
 
 
+async def test_the_desk_tells_an_approver_their_delegate_voted_for_them(clock: FakeClock) -> None:
+    clock.now = STARTS
+    handler = handler_on(clock)
+    request = await handler.create_approval(
+        "pay", {"amount": 5}, approvers=["alice", "bob", "dave"], quorum=2
+    )
+    assert await handler.aresolve(request.pending_id, approve(), by="carol")
+    async with desk_client(handler) as client:
+        refused = await client.post(
+            f"/api/requests/{request.pending_id}/answer",
+            json={"decision": "approve", "digest": request.arguments_digest},
+            headers=bearer("alice"),
+        )
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["detail"] == (
+        "Your vote on this approval was cast by carol, who stands in for you: "
+        "each approver votes once"
+    )
+
+
 async def test_nobody_votes_both_as_themself_and_as_a_delegate(clock: FakeClock) -> None:
     clock.now = STARTS
     handler = handler_on(clock)

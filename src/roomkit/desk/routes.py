@@ -93,6 +93,15 @@ def _voted(caller: Principal, request: PendingInput) -> bool:
     return any(vote.actor == caller.actor_id for vote in request.votes)
 
 
+def _voted_for(caller: Principal, request: PendingInput) -> str | None:
+    """Who cast ``caller``'s vote on ``request`` standing in for them (their delegate), if
+    someone did."""
+    for vote in request.votes:
+        if vote.on_behalf_of == caller.actor_id and vote.actor != caller.actor_id:
+            return vote.actor
+    return None
+
+
 def _validation_detail(error: RequestValidationError) -> str:
     first = next(iter(error.errors()), None)
     if first is None:
@@ -188,6 +197,10 @@ def build_router(desk: "Desk") -> DeskRouter:
         if not await desk.access.may_decide(caller, request):
             if _voted(caller, request):
                 raise HTTPException(status_code=403, detail=_VOTE_IN)
+            delegate = _voted_for(caller, request)
+            if delegate is not None:
+                detail = f"Your vote on this approval was cast by {delegate}, who stands in for you"
+                raise HTTPException(status_code=403, detail=f"{detail}: each approver votes once")
             raise HTTPException(
                 status_code=403, detail="Only the approval's approvers may decide it"
             )
