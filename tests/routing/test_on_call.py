@@ -111,6 +111,9 @@ async def test_the_shift_before_may_read_a_question_but_not_answer_it() -> None:
         answered = await desk.post(f"{path}/answer", json={"answer": "b"}, headers=bearer("bob"))
     assert seen.status_code == 200
     assert refused.status_code == 403, refused.text
+    assert refused.json()["detail"] == (
+        "This question is with someone else now: you may read it, not answer it"
+    )
     assert answered.status_code == 200, answered.text
     assert answered.json()["settled_by"] == "bob"
 

@@ -199,6 +199,9 @@ async def test_a_slack_click_on_a_question_handed_on_is_refused_to_the_member_be
         request = await handler.get_request(pending_id)
         assert request is not None
         assert request.status.value == "pending", refused.text
+        assert refused.json()["text"] == (
+            "This question is with someone else now, so nothing was changed."
+        )
         answered = await client.post(
             "/api/slack/interactions", **slack_click("U0ERIN", pending_id, "roomkit:choose:0")
         )

@@ -72,6 +72,7 @@ HISTORY_LIMIT = 50
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _VOTE_IN = "Your vote on this approval is in already: each approver votes once"
+_ROUTED_ON = "This question is with someone else now: you may read it, not answer it"
 
 
 _ERRORS = {
@@ -201,6 +202,8 @@ def build_router(desk: "Desk") -> DeskRouter:
             if delegate is not None:
                 detail = f"Your vote on this approval was cast by {delegate}, who stands in for you"
                 raise HTTPException(status_code=403, detail=f"{detail}: each approver votes once")
+            if request.kind != "approval":
+                raise HTTPException(status_code=403, detail=_ROUTED_ON)
             raise HTTPException(
                 status_code=403, detail="Only the approval's approvers may decide it"
             )

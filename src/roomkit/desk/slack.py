@@ -73,6 +73,7 @@ REPLAY_WINDOW = 600.0
 """Seconds a spent signature is kept: longer than the 5 minutes Slack's timestamp is good for."""
 NOT_YOURS = "This question is not yours to answer, so nothing was changed."
 NOT_AN_APPROVER = "Only this approval's approvers may decide it, so nothing was changed."
+ROUTED_ON = "This question is with someone else now, so nothing was changed."
 UNKNOWN_USER = (
     "Your Slack account is not linked to anyone on this desk, so nothing was changed: ask the "
     "desk's administrator to add your Slack member id ({user}) to the directory."
@@ -223,7 +224,8 @@ class SlackInteractions:
             if found is None or not await desk.access.can_see(principal, found):
                 return _ephemeral(NOT_YOURS), "not_yours"
             if not await desk.access.may_decide(principal, found):
-                return _ephemeral(NOT_AN_APPROVER), "not_yours"
+                refused = NOT_AN_APPROVER if found.kind == "approval" else ROUTED_ON
+                return _ephemeral(refused), "not_yours"
             current = await handler.expire_overdue([found])
             request = current[0] if current else found
             if request.status is not PendingInputStatus.PENDING:
