@@ -24,6 +24,7 @@ __all__ = [
     "OnError",
     "PolicyBase",
     "PolicyError",
+    "PolicyFailed",
     "PolicyOptions",
     "load_json",
     "load_text",
@@ -40,6 +41,20 @@ _ABSTAIN = frozenset({"abstain", "not-applicable", "not_applicable"})
 class PolicyError(ValueError):
     """A policy that cannot be used: it does not parse (the message names the file and the
     line), its file is missing, or an option is wrong."""
+
+
+class PolicyFailed(RuntimeError):
+    """A back end could not decide a call: ``on_error`` decides it.
+
+    Args:
+        message: what failed.
+        fallback: the ask the policy's own text names for such a call (its approvers), taken
+            under ``on_error="ask"`` instead of the tool's rule or the default approver.
+    """
+
+    def __init__(self, message: str, *, fallback: Ask | None = None) -> None:
+        super().__init__(message)
+        self.fallback = fallback
 
 
 def optional(module: str, extra: str, what: str) -> ModuleType:

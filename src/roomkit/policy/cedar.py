@@ -3,8 +3,10 @@
 The call becomes the principal ``User::"<actor>"`` (``User::"anonymous"`` when nobody is
 known), the action ``Action::"<tool>"``, the resource ``Tool::"<tool>"`` and the context
 ``{"arguments": ..., "room": ..., "channel": ..., "digest": ...}`` (``room`` and ``channel``
-``""`` when unknown). The context is handed to Cedar only for a call a policy reading
-``context`` may apply to (by its action): Cedar decides any other alike without it.
+``""`` when unknown), its values as Cedar holds them (:mod:`roomkit.policy._cedar_values`:
+a ``null`` left out, a fraction a ``decimal``, an integer beyond 64 bits a string). The
+context is handed to Cedar only for a call a policy reading ``context`` may apply to (by its
+action): Cedar decides any other alike without it.
 
 Such a call, under entities given once (not a function of the call), is decided by its
 principal and action alone, and Cedar's evaluation has nothing else to read (no clock, no
@@ -22,7 +24,9 @@ Cedar allows or denies; one policy set gives the four decisions:
 - denied with no determining policy (none applied): :class:`Abstain`.
 
 A request Cedar could not evaluate at all (an error and no determining policy) is a failure
-of the back end: ``on_error`` decides.
+of the back end: ``on_error`` decides, and ``"ask"`` asks the approvers the ``ask:`` policies
+that may apply to the call name (the default approver, the call's own actor, only when they
+name nobody).
 """
 
 from __future__ import annotations
@@ -33,7 +37,15 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Unpack
 
-from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, load_json, load_text
+from roomkit.policy._base import (
+    PolicyBase,
+    PolicyError,
+    PolicyFailed,
+    PolicyOptions,
+    load_json,
+    load_text,
+)
+from roomkit.policy._cedar_values import cedar_value
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = ["CedarPolicy"]
@@ -86,6 +98,7 @@ class CedarPolicy(PolicyBase):
             key: dict(policy.get("annotations") or {}) for key, policy in found.items()
         }
         self._context = _context_readers(found.values())
+        self._named_approvers = _named_approvers(found.values())
         loaded = load_json(entities, "Cedar entities") if entities is not None else []
         if callable(loaded):
             self._entities: Callable[[PolicyCall], Sequence[dict[str, Any]]] | None = loaded
@@ -123,7 +136,8 @@ class CedarPolicy(PolicyBase):
         """Cedar's answer on ``call``, its context handed over when ``context`` is true.
 
         Raises:
-            RuntimeError: Cedar could not evaluate the call.
+            PolicyFailed: Cedar could not evaluate the call (its fallback asks the approvers
+                the policies name for the tool).
         """
         # Entity ids as type and id: Cedar builds them without parsing (and takes any text).
         request: dict[str, Any] = {
@@ -133,9 +147,9 @@ class CedarPolicy(PolicyBase):
         }
         if context:
             request["context"] = {
-                "arguments": dict(call.arguments),
-                "room": call.room or "",
-                "channel": call.channel or "",
+                "arguments": cedar_value(dict(call.arguments)),
+                "room": cedar_value(call.room or ""),
+                "channel": cedar_value(call.channel or ""),
                 "digest": call.digest,
             }
         given = self._entities
@@ -147,9 +161,10 @@ class CedarPolicy(PolicyBase):
             return Allow(self._named(reasons))
         if not reasons:
             if diagnostics.errors:
-                raise RuntimeError(
+                raise PolicyFailed(
                     "Cedar could not evaluate the call: "
-                    + "; ".join(str(error) for error in diagnostics.errors)
+                    + "; ".join(str(error) for error in diagnostics.errors),
+                    fallback=self._fallback(call.tool),
                 )
             return Abstain("no Cedar policy applied")
         notes = [self._annotations.get(reason, {}) for reason in reasons]
@@ -157,6 +172,15 @@ class CedarPolicy(PolicyBase):
         if all(found.startswith("ask:") for found in ids):
             return _ask(notes, self._named(reasons))
         return Deny(self._named(reasons))
+
+    def _fallback(self, tool: str) -> Ask | None:
+        """An ask of everyone the ``ask:`` policies that may apply to ``tool`` name; ``None``
+        when they name nobody."""
+        names: dict[str, None] = {}
+        for action, approvers in self._named_approvers:
+            if action is None or action == tool:
+                names.update(dict.fromkeys(approvers))
+        return Ask(approvers=list(names)) if names else None
 
     def _named(self, reasons: list[str]) -> str:
         """The determining policies: each one's ``@id`` and ``@reason`` when it has them."""
@@ -195,6 +219,31 @@ def _context_readers(policies: Iterable[dict[str, Any]]) -> _Readers:
     return _Readers(every, frozenset(tools))
 
 
+def _named_approvers(
+    policies: Iterable[dict[str, Any]],
+) -> list[tuple[str | None, list[str]]]:
+    """The approvers each ``ask:`` policy (as Cedar's JSON) names, with the action (tool) it
+    is scoped to (``None``: any action, or a group of them)."""
+    named: list[tuple[str | None, list[str]]] = []
+    for policy in policies:
+        notes = policy.get("annotations") or {}
+        if not str(notes.get("id", "")).startswith("ask:"):
+            continue
+        approvers = _approvers(str(notes.get("approvers", "")))
+        if not approvers:
+            continue
+        action = policy.get("action") or {}
+        entity = action.get("entity") or {}
+        scoped = action.get("op") == "==" and entity.get("type") == "Action"
+        named.append((str(entity.get("id")) if scoped else None, approvers))
+    return named
+
+
+def _approvers(note: str) -> list[str]:
+    """The names an ``@approvers("alice, bob")`` annotation lists."""
+    return [name.strip() for name in note.split(",") if name.strip()]
+
+
 def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
     """An ask on the terms the ``ask:`` policies' annotations name (the first that does)."""
     approvers: list[str] | None = None
@@ -202,7 +251,7 @@ def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
     timeout: float | None = None
     for note in notes:
         if approvers is None and "approvers" in note:
-            approvers = [name.strip() for name in note["approvers"].split(",") if name.strip()]
+            approvers = _approvers(note["approvers"])
         if quorum is None and "quorum" in note:
             quorum = int(note["quorum"])
         if timeout is None and "timeout" in note:

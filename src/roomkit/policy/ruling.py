@@ -136,7 +136,13 @@ def _failed(policy: Policy, call: PolicyCall, error: Exception) -> PolicyDecisio
         outcome,
     )
     reason = f"the policy failed ({type(error).__name__}: {error})"[:500]
-    return Deny(reason) if on_error == "deny" else Ask(reason=reason)
+    if on_error == "deny":
+        return Deny(reason)
+    fallback = getattr(error, "fallback", None)
+    if isinstance(fallback, Ask):
+        # The approvers the policy names, not the default one: that is the call's own actor.
+        return Ask(fallback.approvers, fallback.quorum, fallback.timeout, reason)
+    return Ask(reason=reason)
 
 
 async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCall) -> Ruling:

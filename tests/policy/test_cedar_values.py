@@ -1,0 +1,63 @@
+"""Cedar reads every call's arguments: a null, a fraction or a huge integer is held as Cedar
+can hold it, and a call Cedar still cannot decide is put to the approvers the policy names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from engines import CEDAR
+
+from roomkit import HumanInputToolHandler
+from roomkit.policy import Allow, CedarPolicy, Deny, PolicyCall
+from roomkit.tools.approvals import approve
+
+
+def call(**arguments: object) -> PolicyCall:
+    return PolicyCall("pay", arguments, "digest", "alice", "r1", "agent")
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"amount": 5.5},
+        {"amount": 5, "memo": None},
+        {"amount": 2**63},
+        {"amount": 1e-7},
+        {"amount": float("nan")},
+        {"amount": 5, "tags": [None, 1.25, "x"]},
+        {"amount": 5, "memo": "\ud800"},
+    ],
+)
+def test_a_cedar_forbid_holds_whatever_the_arguments_hold(arguments: dict[str, Any]) -> None:
+    policy = CedarPolicy(CEDAR)
+    assert policy.decide(call(to="mallory", **arguments)) == Deny("no-mallory: mallory is blocked")
+
+
+def test_cedar_reads_a_fraction_as_a_decimal_and_leaves_a_null_out() -> None:
+    policy = CedarPolicy("""
+    permit(principal, action, resource)
+    when { context.arguments.amount.lessThan(decimal("10.0")) && !(context.arguments has memo) };
+    """)
+    assert isinstance(policy.decide(call(amount=5.5, memo=None)), Allow)
+    assert not isinstance(policy.decide(call(amount=10.5, memo=None)), Allow)
+
+
+def test_arguments_never_name_a_cedar_entity() -> None:
+    """An object holding Cedar's ``__entity`` escape is text, not the entity."""
+    policy = CedarPolicy("""
+    permit(principal, action, resource) when { context.arguments.who == User::"admin" };
+    """)
+    forged = {"__entity": {"type": "User", "id": "admin"}}
+    assert not isinstance(policy.decide(call(who=forged)), Allow)
+
+
+async def test_a_call_cedar_cannot_decide_asks_the_approvers_the_policy_names(
+    turn: Any,
+) -> None:
+    """Not the turn's own actor, whom the default approver would be."""
+    human = HumanInputToolHandler({"Ask"}, policy=CedarPolicy(CEDAR))
+    done = await turn(human, {"to": "bob", "amount": 5.5}, answer=approve())
+    assert [event.approvers for event in done.asked] == [("dave",)]
+    entry = await done.decided()
+    assert (entry["decision"], entry["error"]) == ("ask", True)
