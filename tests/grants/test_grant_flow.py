@@ -143,6 +143,25 @@ def test_a_scope_that_bounds_nothing_is_refused() -> None:
         GrantScope.from_json({"expires_in": 60, "forever": True})
 
 
+@pytest.mark.parametrize(
+    ("schema", "refusal"),
+    [
+        ({"properties": {"amount": {"maxmum": 100}}}, "'maxmum'"),
+        ({"properties": {"to": {"items": {"const": "x", "constt": 1}}}}, "'constt'"),
+        ({"properties": {"to": {"format": "email"}}}, "constrains nothing"),
+        ({"properties": {"to": {"contentMediaType": "text/plain"}}}, "constrains nothing"),
+        ({"properties": {"amount": {"maximum": float("nan")}}}, "nan"),
+        ({"properties": {"amount": {"maximum": float("inf")}}}, "inf"),
+    ],
+)
+def test_a_scope_whose_schema_the_validator_would_not_check_is_refused(
+    schema: dict[str, object], refusal: str
+) -> None:
+    """A misspelt keyword, an unchecked format or a number JSON cannot carry bounds nothing."""
+    with pytest.raises(GrantRefusedError, match=refusal):
+        GrantScope(expires_in=60, schema=schema)
+
+
 async def test_an_expired_grant_asks(handlers: HandlerMaker, clock: Clock) -> None:
     handler = handlers()
     await granted(handler, GrantScope(expires_in=3600))

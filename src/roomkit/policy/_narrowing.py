@@ -4,15 +4,27 @@ A grant with a schema covers every call whose arguments match it (and the tool's
 schema). One that matches whatever the tool takes, however it is spelled (an empty
 ``properties``, ``required: []``, ``additionalProperties: true``, an ``anyOf`` with an empty
 branch, annotations alone), would grant the tool outright, which no approval of one call
-means: such a schema is refused. The judgement errs towards "narrows": a keyword it does not
-know is taken to constrain.
+means: such a schema is refused. ``format`` and the ``content*`` keywords are annotations
+too, as the validator does not assert them.
+
+A keyword the validator does not know (``maxmum`` for ``maximum``) constrains nothing either,
+however it reads: a schema holding one is refused, naming it, and so is one holding a number
+JSON cannot carry (NaN, an infinity). Among the keywords it knows, the judgement errs towards
+"narrows": one whose effect it does not work out (``$ref``, ``not``) is taken to constrain.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["narrows"]
+from jsonschema.validators import Draft202012Validator, validator_for
+from referencing import Resource
+from referencing.jsonschema import DRAFT202012, specification_with
+
+from roomkit.tools.validation import non_finite_at
+
+__all__ = ["narrowing_problem", "narrows"]
 
 _ANNOTATIONS = frozenset(
     {
@@ -30,9 +42,40 @@ _ANNOTATIONS = frozenset(
         "deprecated",
         "readOnly",
         "writeOnly",
+        "format",  # not asserted by the validator
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "$dynamicAnchor",
+        "$vocabulary",
     }
 )
 """Keywords that accept whatever they are given: they narrow nothing."""
+
+_SUBSCHEMA_ONLY = frozenset({"then", "else"})
+"""Keywords the validator reads through another (``if``)."""
+
+
+def narrowing_problem(schema: Any) -> str | None:
+    """Why ``schema`` cannot be a grant's, worded for the person granting; ``None`` when it
+    narrows the arguments."""
+    number = non_finite_at(schema)
+    if number is not None:
+        return f"the grant's schema holds a number JSON cannot carry ({number})"
+    unknown = sorted(set(_unknown_keywords(schema)))
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        return (
+            f"the grant's schema holds keywords the validator does not know ({names}): "
+            'they would constrain nothing; spell each as JSON Schema does ("maximum", say)'
+        )
+    if not narrows(schema):
+        return (
+            "the grant's schema constrains nothing (annotations such as format are not "
+            'checked): give the arguments\' bounds (e.g. {"properties": {"amount": '
+            '{"maximum": 100}}}), or no schema to grant exactly the arguments approved'
+        )
+    return None
 
 
 def narrows(schema: Any) -> bool:
@@ -42,6 +85,22 @@ def narrows(schema: Any) -> bool:
     if not isinstance(schema, dict):
         return True  # ``false``, or no schema at all: nothing matches
     return any(_keyword_narrows(name, value) for name, value in schema.items())
+
+
+def _unknown_keywords(schema: Any) -> Iterator[str]:
+    """The keywords in ``schema`` or any schema within it that its validator does not know."""
+    if not isinstance(schema, dict):
+        return
+    draft = schema.get("$schema")
+    draft = draft if isinstance(draft, str) else ""
+    known = set(validator_for(schema, default=Draft202012Validator).VALIDATORS)
+    known |= _ANNOTATIONS | _SUBSCHEMA_ONLY
+    pending = [specification_with(draft, default=DRAFT202012).create_resource(schema)]
+    while pending:
+        resource: Resource[Any] = pending.pop()
+        if isinstance(resource.contents, dict):
+            yield from (str(name) for name in resource.contents if name not in known)
+        pending.extend(resource.subresources())
 
 
 def _keyword_narrows(name: str, value: Any) -> bool:

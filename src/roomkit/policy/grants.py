@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from roomkit.core.exceptions import RoomKitError
 from roomkit.models.history import Granted, GrantOffered
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.policy._narrowing import narrows
+from roomkit.policy._narrowing import narrowing_problem
 from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants
 from roomkit.tools.approvals import approve
 from roomkit.tools.validation import validate_tool_arguments
@@ -123,12 +123,9 @@ class GrantScope:
         if self.schema is not None:
             if not isinstance(self.schema, dict):
                 raise GrantRefusedError(f"schema is a JSON Schema object, got {self.schema!r}")
-            if not narrows(self.schema):
-                raise GrantRefusedError(
-                    "the grant's schema constrains nothing: give the arguments' bounds (e.g. "
-                    '{"properties": {"amount": {"maximum": 100}}}), or no schema to grant '
-                    "exactly the arguments approved"
-                )
+            problem = narrowing_problem(self.schema)
+            if problem is not None:
+                raise GrantRefusedError(problem)
         if not (self.for_actor or self.for_room):
             raise GrantRefusedError(
                 "a grant covers the call's actor, its room, or both: set for_actor or for_room"
