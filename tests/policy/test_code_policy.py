@@ -183,3 +183,17 @@ async def test_a_result_of_no_known_kind_abstains(turn: Any) -> None:
     done = await turn(human(Odd()), BOB)
     assert done.paid == [BOB]
     assert (await done.decided())["decision"] == "abstain"
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), -float("inf")])
+@pytest.mark.parametrize("rule", [None, {"pay": Approval(approvers="carol")}])
+async def test_a_number_json_cannot_carry_is_refused_to_the_model(
+    number: float, rule: Any, turn: Any
+) -> None:
+    """The model reads what is wrong and the turn goes on; nobody is asked or paid."""
+    policy = Fixed(Allow())
+    done = await turn(human(policy, rule), {"to": "bob", "amount": number})
+    content, is_error = done.read
+    assert is_error
+    assert f"not {number!r} at 'amount'" in json.loads(content)["error"]
+    assert (done.paid, done.asked, policy.calls) == ([], [], [])

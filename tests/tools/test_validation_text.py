@@ -55,3 +55,11 @@ def test_tool_arguments_holding_one_are_refused_for_any_schema() -> None:
             "arguments must be valid Unicode text: a lone surrogate (U+D800) at character 0"
             " of 'q'; write them again"
         )
+
+
+def test_tool_arguments_holding_a_number_json_cannot_carry_are_refused() -> None:
+    for parameters in ({}, {"type": "object", "properties": {"n": {"type": "number"}}}):
+        problem = validate_tool_arguments(parameters, {"a": [1, {"n": float("nan")}]})
+        assert problem == (
+            "arguments must be numbers JSON can carry, not nan at 'a[1].n'; write them again"
+        )

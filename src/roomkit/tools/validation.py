@@ -9,7 +9,8 @@ in a bounded cache, since this runs on every tool call.
 
 Text is checked too: a string that UTF-8 cannot encode (a lone surrogate, which JSON's
 ``\\ud800`` escape can carry) is refused here, since no store, socket or vendor API can send
-it on. A person's answer is read as text first and as JSON second
+it on; so is a number JSON has no form for (NaN, an infinity, which Python's JSON reader
+takes). A person's answer is read as text first and as JSON second
 (:func:`validate_answer_text`): free text that happens to look like JSON stays text.
 """
 
@@ -65,6 +66,9 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
     unreadable = unencodable_text(arguments)
     if unreadable is not None:
         return f"arguments must be valid Unicode text: {unreadable}; write them again"
+    number = non_finite_at(arguments)
+    if number is not None:
+        return f"arguments must be numbers JSON can carry, not {number}; write them again"
     if _accepts_any_object(parameters):
         return None
     try:
