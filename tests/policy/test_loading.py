@@ -20,6 +20,7 @@ from roomkit.policy import (
     RegoPolicy,
 )
 from roomkit.policy.cedar import REMEMBERED
+from roomkit.policy.ruling import rule_call
 
 
 def call(**arguments: object) -> PolicyCall:
@@ -244,3 +245,19 @@ def test_rego_that_cannot_decide_says_so(tmp_path: Path) -> None:
         policy.decide(call(a=True, b=True))
     with pytest.raises(ValueError, match="Out of range float"):
         policy.decide(call(a=float("nan")))
+
+
+async def test_a_rego_decision_no_rule_defines_abstains() -> None:
+    """With no ``default``, a call no rule matches leaves the query undefined: no opinion."""
+    policy = RegoPolicy(
+        "package roomkit\nimport rego.v1\n"
+        'decision := {"decision": "deny"} if input.arguments.to == "mallory"\n',
+        on_error="deny",
+    )
+    assert policy.decide(call(to="bob")) == Abstain("data.roomkit.decision is undefined")
+    assert isinstance(policy.decide(call(to="mallory")), Deny)
+    ruling = await rule_call(policy, None, call(to="bob"))
+    assert (ruling.ask, ruling.refusal) == (None, None)
+    assert ruling.evidence is not None
+    assert ruling.evidence["decision"] == "abstain"
+    assert not ruling.evidence.get("error")

@@ -97,7 +97,14 @@ class RegoPolicy(PolicyBase):
                 f"Rego could not evaluate {self.query} on this call (rules that conflict, "
                 "or an error such as a division by zero, on its input)"
             )
-        value = json.loads(str(output))
+        text = str(output)
+        if text.strip() == "undefined":
+            # rego-cpp's word for a query no rule defines on this input, not JSON.
+            return Abstain(f"{self.query} is undefined")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise RuntimeError(f"Rego gave no result on this call: {text[:200]!r}") from None
         results = value.get("expressions") if isinstance(value, dict) else None
         if not results:
             return Abstain(f"{self.query} is undefined")
