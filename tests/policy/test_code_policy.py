@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -173,6 +174,35 @@ async def test_a_failing_policy_refuses_with_on_error_deny(turn: Any) -> None:
     assert done.asked == []
     assert done.read[1]
     assert (await done.decided())["decision"] == "deny"
+
+
+class Stuck:
+    """A ``decide`` that never finishes (a service called with no timeout, say)."""
+
+    name = "stuck"
+    timeout = 0.01
+
+    def __init__(self, on_error: str = "ask") -> None:
+        self.on_error = on_error
+
+    async def decide(self, call: PolicyCall) -> PolicyDecision:
+        await asyncio.Event().wait()
+        raise AssertionError("never set")
+
+
+async def test_a_decide_that_never_finishes_asks_a_person(turn: Any) -> None:
+    done = await turn(human(Stuck()), BOB, answer=approve(), by="alice")
+    assert len(done.asked) == 1
+    assert done.paid == [BOB]
+    entry = await done.decided()
+    assert (entry["decision"], entry["error"]) == ("ask", True)
+    assert "no decision within 0.01 s" in entry["reason"]
+
+
+async def test_a_decide_that_never_finishes_refuses_with_on_error_deny(turn: Any) -> None:
+    done = await turn(human(Stuck("deny")), BOB)
+    assert (done.paid, done.asked) == ([], [])
+    assert "no decision within" in json.loads(done.read[0])["error"]
 
 
 async def test_a_result_of_no_known_kind_abstains(turn: Any) -> None:

@@ -154,7 +154,8 @@ class Policy(Protocol):
     Optional attributes, read when present: ``name`` (how the history names the policy;
     the class name otherwise), ``version`` (which text of it decided), ``shadow`` (``True``:
     decisions are recorded and counted, today's behaviour is kept) and ``on_error``
-    (``"ask"``, the default, or ``"deny"``: what a ``decide`` that raises comes to).
+    (``"ask"``, the default, or ``"deny"``: what a ``decide`` that raises comes to), and
+    ``timeout`` (the seconds an awaitable ``decide`` has; 10 otherwise).
     """
 
     def decide(self, call: PolicyCall) -> PolicyDecision | Awaitable[PolicyDecision]:

@@ -9,16 +9,20 @@ a shadow policy, or no policy at all leave the static rule in charge (its ``when
 whether a person is asked), or no rule, and the call runs unheld.
 
 A ``decide`` that raises or times out asks a person (``on_error="ask"``, the default) or
-refuses the call (``on_error="deny"``); the failure is logged and recorded. A result that is
+refuses the call (``on_error="deny"``); the failure is logged and recorded. An awaitable
+``decide`` has the policy's own ``timeout`` (seconds), else :data:`DECIDE_TIMEOUT`; a plain
+one runs on the event loop, and returns by itself. A result that is
 none of the four decisions is ``Abstain``. Each decision becomes a ``policy_decided`` history
 entry, and is counted per tool and decision (:mod:`roomkit.policy.tally`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
     from roomkit.policy.decisions import Policy, PolicyDecision
 
 __all__ = [
+    "DECIDE_TIMEOUT",
     "Ruling",
     "asks_person",
     "evaluate",
@@ -52,6 +57,9 @@ _new = tuple.__new__
 
 _DECISIONS = frozenset({Allow, Deny, Ask, Abstain})
 """What ``decide`` returns when it is synchronous: nothing to await."""
+
+DECIDE_TIMEOUT = 10.0
+"""Seconds an awaitable ``decide`` has when its policy has no ``timeout`` of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +116,12 @@ async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[Polic
     when it is none of the four; and whether the policy failed."""
     try:
         if type(decision) not in _DECISIONS and inspect.isawaitable(decision):
-            decision = await decision
+            bound = _bound(policy)
+            try:
+                async with asyncio.timeout(bound):
+                    decision = await decision
+            except TimeoutError:
+                raise TimeoutError(f"no decision within {bound:g} s") from None
     except Exception as error:
         return _failed(policy, call, error), True
     if type(decision) not in _DECISIONS and not isinstance(decision, Allow | Deny | Ask | Abstain):
@@ -120,6 +133,15 @@ async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[Polic
         )
         return Abstain(f"unknown result {type(decision).__name__}"), False
     return decision, False
+
+
+def _bound(policy: Policy) -> float:
+    """The seconds ``policy``'s awaitable ``decide`` has: its own positive ``timeout``, else
+    :data:`DECIDE_TIMEOUT`."""
+    timeout = getattr(policy, "timeout", None)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        return DECIDE_TIMEOUT
+    return float(timeout) if math.isfinite(timeout) and timeout > 0 else DECIDE_TIMEOUT
 
 
 def _failed(policy: Policy, call: PolicyCall, error: Exception) -> PolicyDecision:
