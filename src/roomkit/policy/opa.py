@@ -6,13 +6,19 @@ as :func:`~roomkit.policy._base.read_result` reads a Rego result (``{"decision":
 shape is ``Abstain``. A status other than 200, a body that is not JSON, a connection that
 fails or a query slower than ``timeout`` is a failure of the back end: ``on_error``
 decides, and the failure is logged and recorded.
+
+The policy holds one HTTP client, made when the policy is built (making one blocks the event
+loop for a while) and kept for every query, with its connections to OPA, on the event loop of
+its first query (another loop's queries get a client of their own).
+:meth:`OPAPolicy.aclose` (or ``async with``) closes it; a query after that makes another.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any, Unpack
+from types import TracebackType
+from typing import Any, Self, Unpack
 
 from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, read_result
 from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
@@ -55,6 +61,36 @@ class OPAPolicy(PolicyBase):
         self.timeout = float(timeout)
         self.headers = dict(headers or {})
         self.version = self.endpoint
+        self._client: Any = self.module.AsyncClient(timeout=self.timeout)
+        """The HTTP client the queries share (``None`` once closed)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The event loop of the client's first query: its connections belong to it."""
+
+    def _http(self) -> Any:
+        """The client for a query on the running loop (made when there is none for it)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop not in (None, loop):
+            # A client used on another loop is left as it is: its connections are that loop's.
+            self._client = self.module.AsyncClient(timeout=self.timeout)
+        self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client and its connections (a later query makes a new one)."""
+        client, self._client, self._loop = self._client, None, None
+        if client is not None:
+            await client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
     async def decide(self, call: PolicyCall) -> PolicyDecision:
         """OPA's result on ``call``, as one of the four decisions.
@@ -65,12 +101,9 @@ class OPAPolicy(PolicyBase):
             TimeoutError: the whole query took longer than ``timeout`` (httpx's own bound
                 is on each read: an answer trickling in a byte at a time never meets it).
         """
-        httpx: Any = self.module
+        client = self._http()
         try:
-            async with (
-                asyncio.timeout(self.timeout),
-                httpx.AsyncClient(timeout=self.timeout) as client,
-            ):
+            async with asyncio.timeout(self.timeout):
                 response = await client.post(
                     self.endpoint, json={"input": call.to_input()}, headers=self.headers
                 )
