@@ -9,7 +9,7 @@ import pytest
 from engines import CEDAR
 
 from roomkit import HumanInputToolHandler
-from roomkit.policy import Allow, CedarPolicy, Deny, PolicyCall
+from roomkit.policy import Allow, Ask, CedarPolicy, Deny, PolicyCall, PolicyError
 from roomkit.tools.approvals import approve
 
 
@@ -61,3 +61,35 @@ async def test_a_call_cedar_cannot_decide_asks_the_approvers_the_policy_names(
     assert [event.approvers for event in done.asked] == [("dave",)]
     entry = await done.decided()
     assert (entry["decision"], entry["error"]) == ("ask", True)
+
+
+@pytest.mark.parametrize(
+    ("terms", "refusal"),
+    [
+        ('@quorum("two")', 'has @quorum\\("two"\\)'),
+        ('@timeout("10 minutes")', 'has @timeout\\("10 minutes"\\)'),
+        ('@timeout("0")', "timeout is a positive number"),
+        ('@quorum("2")', "a quorum of 2 of 1 approvers"),
+    ],
+)
+def test_an_ask_policy_naming_terms_no_ask_meets_is_refused_when_built(
+    terms: str, refusal: str
+) -> None:
+    text = f"""
+    @id("ask:large") @approvers("dave") {terms}
+    forbid(principal, action == Action::"pay", resource) when {{ context.arguments.amount > 9 }};
+    permit(principal, action, resource);
+    """
+    with pytest.raises(
+        PolicyError, match=rf'^<text>: the Cedar policy @id\("ask:large"\) .*{refusal}'
+    ):
+        CedarPolicy(text)
+
+
+def test_an_ask_policy_naming_terms_an_ask_meets_asks_on_them() -> None:
+    policy = CedarPolicy("""
+    @id("ask:large") @approvers("dave, erin") @quorum("2") @timeout("600")
+    forbid(principal, action == Action::"pay", resource) when { context.arguments.amount > 9 };
+    permit(principal, action, resource);
+    """)
+    assert policy.decide(call(amount=50)) == Ask(["dave", "erin"], 2, 600.0, "ask:large")

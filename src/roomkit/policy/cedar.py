@@ -18,7 +18,8 @@ Cedar allows or denies; one policy set gives the four decisions:
 
 - allowed: :class:`Allow`;
 - denied, and every determining policy is annotated ``@id("ask:...")``: :class:`Ask` (the
-  policies may say ``@approvers("alice, bob")``, ``@quorum("2")``, ``@timeout("600")``);
+  policies may say ``@approvers("alice, bob")``, ``@quorum("2")``, ``@timeout("600")``,
+  checked when the policy is built);
 - denied by any other policy: :class:`Deny`, its reason the policies' ``@id`` and
   ``@reason("...")``;
 - denied with no determining policy (none applied): :class:`Abstain`.
@@ -70,6 +71,7 @@ class CedarPolicy(PolicyBase):
 
     Raises:
         PolicyError: the policies do not parse (the message names the file and the line),
+            an ``ask:`` policy names terms no ask can meet (the message names its ``@id``),
             or a file cannot be read.
         ImportError: the ``cedar`` extra is not installed.
     """
@@ -97,6 +99,10 @@ class CedarPolicy(PolicyBase):
         self._annotations: dict[str, dict[str, str]] = {
             key: dict(policy.get("annotations") or {}) for key, policy in found.items()
         }
+        for note in self._annotations.values():
+            problem = _ask_problem(note) if note.get("id", "").startswith("ask:") else None
+            if problem is not None:
+                raise PolicyError(f'{origin}: the Cedar policy @id("{note["id"]}") {problem}')
         self._context = _context_readers(found.values())
         self._named_approvers = _named_approvers(found.values())
         loaded = load_json(entities, "Cedar entities") if entities is not None else []
@@ -242,6 +248,29 @@ def _named_approvers(
 def _approvers(note: str) -> list[str]:
     """The names an ``@approvers("alice, bob")`` annotation lists."""
     return [name.strip() for name in note.split(",") if name.strip()]
+
+
+def _ask_problem(note: dict[str, str]) -> str | None:
+    """What is wrong with the terms an ``ask:`` policy's annotations name; ``None`` when
+    ``Ask`` takes them."""
+    approvers = _approvers(note["approvers"]) if "approvers" in note else None
+    if approvers == []:
+        return f'has @approvers("{note["approvers"]}"), which names nobody'
+    try:
+        quorum = int(note["quorum"]) if "quorum" in note else None
+    except ValueError:
+        return f'has @quorum("{note["quorum"]}"): a quorum is a whole number ("2")'
+    try:
+        timeout = float(note["timeout"]) if "timeout" in note else None
+    except ValueError:
+        return f'has @timeout("{note["timeout"]}"): a timeout is a number of seconds ("600")'
+    try:
+        Ask(approvers=approvers, quorum=quorum, timeout=timeout)
+    except (TypeError, ValueError) as error:
+        return f"asks on terms that cannot be met: {error}"
+    if quorum is not None and approvers is not None and quorum > len(approvers):
+        return f"asks a quorum of {quorum} of {len(approvers)} approvers: name more"
+    return None
 
 
 def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
