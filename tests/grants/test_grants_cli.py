@@ -66,7 +66,9 @@ def test_grants_are_listed_and_revoked(tmp_path: Path, capsys: pytest.CaptureFix
 def test_unknown_grants_and_the_memory_store_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = f"sqlite:///{tmp_path / 'desk.db'}"
+    path = tmp_path / "desk.db"
+    asyncio.run(_granted(path))
+    store = f"sqlite:///{path}"
     assert main(["grants", "revoke", "g-nope", "--store", store]) == 1
     assert "No grant g-nope" in capsys.readouterr().err
     assert main(["grants", "list"]) == 2
@@ -85,3 +87,13 @@ def test_the_pages_commands_run(tmp_path: Path, capsys: pytest.CaptureFixture[st
         assert argv[0] == "roomkit"
         assert main(argv[1:]) == 0, line
     assert "Revoked grant" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["list"], ["revoke", "g-nope"]])
+def test_a_store_file_that_does_not_exist_is_refused_not_made(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "typo.db"
+    assert main(["grants", *command, "--store", f"sqlite:///{path}"]) == 2
+    assert f"{path} does not exist" in capsys.readouterr().err
+    assert not path.exists()

@@ -37,6 +37,7 @@ __all__ = [
     "open_stores",
     "printable",
     "quoted",
+    "refuse_missing_file",
     "secret",
 ]
 
@@ -136,6 +137,26 @@ def add_store_option(parser: argparse.ArgumentParser, *, required: bool = True) 
     else:
         parser.add_argument(
             "--store", default="memory", help=f"the desk's store: memory (the default), {urls}"
+        )
+
+
+def refuse_missing_file(url: str) -> None:
+    """Exit 2 when ``url`` is ``sqlite:///`` naming a file that does not exist: opening it
+    would create an empty database, which a command reading the desk's store would report on
+    as if it were the desk's.
+
+    Raises:
+        Failure: the file does not exist (exit 2).
+    """
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or not url[len(prefix) :]:
+        return
+    path = Path(url[len(prefix) :])
+    if not path.exists():
+        raise Failure(
+            f"{printable(str(path))} does not exist: name the file the desk keeps its requests "
+            "in (its `roomkit desk --store` URL)",
+            2,
         )
 
 

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import Failure, add_store_option, on_stores
+from roomkit.cli._common import Failure, add_store_option, on_stores, refuse_missing_file
 from roomkit.tools.human_input.stores import AUDIT_KEY_ENV
 
 if TYPE_CHECKING:
@@ -252,13 +252,7 @@ def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitabl
 
     if url == "memory":
         raise Failure("A memory store keeps no history after its process: name a durable store", 2)
-    missing = _missing_file(url)
-    if missing is not None:
-        raise Failure(
-            f"{missing} does not exist: name the file the desk keeps its requests in "
-            "(its `roomkit desk --store` URL)",
-            2,
-        )
+    refuse_missing_file(url)
 
     async def on_trail(store: object) -> T:
         trail = getattr(store, "trail", None)
@@ -273,16 +267,6 @@ def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitabl
 def _line(out: Any, line: dict[str, Any]) -> None:
     out.write(json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
     out.write("\n")
-
-
-def _missing_file(url: str) -> str | None:
-    """The file a ``sqlite:///`` URL names when it does not exist (opening it would create
-    an empty database, whose no histories would all "hold")."""
-    prefix = "sqlite:///"
-    if not url.startswith(prefix) or not url[len(prefix) :]:
-        return None
-    path = Path(url[len(prefix) :])
-    return None if path.exists() else str(path)
 
 
 def _since(text: str | None) -> datetime | None:

@@ -4,7 +4,8 @@
 ``expired``, ``used up``), tool, uses, who granted it, what it covers and when it ends;
 ``--json`` prints one JSON object per line instead. ``revoke GRANT_ID`` revokes one for
 every process on the store. Both read ``--store`` as ``roomkit desk --store`` does; the
-memory store lives inside the desk process, so they refuse it.
+memory store lives inside the desk process, so they refuse it, and a ``sqlite:///`` file that
+does not exist (opening it would make an empty one).
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import Failure, add_store_option, on_stores, printable
+from roomkit.cli._common import (
+    Failure,
+    add_store_option,
+    on_stores,
+    printable,
+    refuse_missing_file,
+)
 
 if TYPE_CHECKING:
     from roomkit.stores.grants import Grant, GrantStore
@@ -35,6 +42,7 @@ def _with_grants(url: str, command: str, work: Callable[[GrantStore], Awaitable[
             "(--store sqlite:///path.db, redis://... or postgresql://...)",
             2,
         )
+    refuse_missing_file(url)
 
     async def on_grants(store: object) -> T:
         if not isinstance(store, KeepsGrants):
