@@ -11,6 +11,7 @@ import pytest
 from roomkit import Approval, HumanInputToolHandler
 from roomkit.policy import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler
 
 BOB = {"to": "bob", "amount": 5}
 
@@ -133,6 +134,26 @@ async def test_a_reason_no_history_could_keep_is_cut_and_changes_nothing(
     enforced = await turn(human(Fixed(Deny(reason))), BOB)
     assert enforced.paid == []
     assert len(enforced.read[0]) < 11_000
+
+
+@pytest.mark.parametrize("handler", ["memory", "sqlite"], indirect=True)
+@pytest.mark.parametrize("reason", ["拒否" * 5000, '"' * 10_000, "\x01" * 10_000])
+async def test_a_long_refusal_escaped_in_the_history_is_cut_to_fit(
+    turn: Any, handler: HumanInputHandler, reason: str
+) -> None:
+    """A reason JSON writes as escapes (twice over in the ``decided`` entry) is cut until
+    the entry fits: the call is refused and its request settled, never left pending."""
+    done = await turn(
+        HumanInputToolHandler({"Ask"}, handler=handler, policy=Fixed(Deny(reason))), BOB
+    )
+    assert done.paid == []
+    content, is_error = done.read
+    assert is_error
+    assert json.loads(content)["error"].startswith(reason[:100])
+    assert await handler.list_pending() == []
+    (history,) = await done.histories()
+    (decided,) = [entry for entry in history if entry["type"] == "decided"]
+    assert decided["reason"] == content
 
 
 async def test_a_shadow_allow_of_an_unheld_tool_runs_it_as_today(turn: Any) -> None:

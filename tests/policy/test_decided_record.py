@@ -164,3 +164,20 @@ async def test_an_entry_that_is_no_history_entry_is_refused_and_nothing_is_store
         )
     assert handler.statistics().active_requests == 0
     assert await handler.list_settled() == []
+
+
+async def test_a_settle_no_history_could_keep_stores_nothing(tmp_path: Path) -> None:
+    """A rejection whose reason no ``decided`` entry holds is refused before the request is
+    stored: none is left pending."""
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    try:
+        with pytest.raises(ValueError, match="at most 64000 characters"):
+            await create_decided(
+                handler, "pay", dict(ARGUMENTS), reject("\x01" * 20_000), by="policy:p"
+            )
+        assert await handler.list_pending() == []
+        assert await handler.list_settled() == []
+    finally:
+        await handler.close()
+        await store.close()

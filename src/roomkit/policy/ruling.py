@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import json
 import logging
 import math
 import time
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from roomkit.policy.decisions import Policy, PolicyDecision
 
 __all__ = [
+    "BODY_CHARS",
     "DECIDE_TIMEOUT",
     "Ruling",
     "asks_person",
@@ -216,12 +218,8 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
         return Ruling(await _static(rule, call), record=record)
     by = f"policy:{name}"
     if isinstance(decision, Deny):
-        body = texts.error_body(
-            decision.reason or f"Tool '{call.tool}' was refused by policy {name}",
-            tool=call.tool,
-            policy=name,
-        )
-        return Ruling(None, body, record, by)
+        reason = decision.reason or f"Tool '{call.tool}' was refused by policy {name}"
+        return Ruling(None, _refusal(reason, call.tool, name), record, by)
     return Ruling(asked, record=record, by=by)
 
 
@@ -239,6 +237,25 @@ def said(text: object) -> str:
     if len(kept) > REASON_CHARS:
         kept = kept[: REASON_CHARS - 1] + "…"
     return kept
+
+
+BODY_CHARS = 40_000
+"""The most characters a refusal's body (what the model reads) takes as a history stores it,
+in the ``decided`` entry: its reason is written as JSON escapes there twice over (a CJK
+character takes seven characters), so :data:`REASON_CHARS` alone does not bound it."""
+
+
+def _refusal(reason: str, tool: str, policy: str) -> str:
+    """The body the model reads of a refusal for ``reason``, the reason cut until the body
+    fits :data:`BODY_CHARS` as stored."""
+    body = texts.error_body(reason, tool=tool, policy=policy)
+    stored = len(json.dumps(body, ensure_ascii=False))
+    kept = len(reason)
+    while stored > BODY_CHARS and kept > 0:
+        kept = kept * BODY_CHARS // stored  # shrinks each round: one or two rounds
+        body = texts.error_body(reason[:kept] + "…", tool=tool, policy=policy)
+        stored = len(json.dumps(body, ensure_ascii=False))
+    return body
 
 
 def _broken(policy: Policy, reason: str) -> PolicyDecision:

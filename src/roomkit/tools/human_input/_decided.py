@@ -79,7 +79,8 @@ async def create_decided(
 
     Raises:
         HandlerClosedError, InvalidTextError, StoreUnavailableError: as ``create_approval``.
-        TypeError, ValueError, InvalidTextError: an entry of ``history`` is no history entry
+        TypeError, ValueError, InvalidTextError: an entry of ``history``, or one the settle
+            writes (its ``decided`` entry, with the reason), is no history entry
             (as :func:`~roomkit.tools.human_input.stores.check_entry`); nothing is stored.
     """
     approvers = (by,) if by is not None else ()
@@ -108,6 +109,10 @@ async def create_decided(
         return request
     check_options(request, key, None, None)
     decisions.prepare(request, check_actors(approvers), tool_schema, digest=digest)
+    # The entries the settle writes, checked before the request is stored: one a history
+    # refuses would leave the request pending, its call never run nor refused.
+    for later in settled_at_once(request, decision, by, surface, description)[3]:
+        check_entry(later.entry())
     with (
         unannounced(),
         created_with(*map(_made, history)),
