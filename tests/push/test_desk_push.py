@@ -103,6 +103,7 @@ async def test_a_device_subscribed_by_someone_else_moves_to_them(
         ({"endpoint": "ftp://push.example.net/p/1"}, "https://"),
         ({"endpoint": "file:///etc/passwd"}, "https://"),
         ({"keys": {"p256dh": "AAAA", "auth": "AAAAAAAAAAAAAAAAAAAAAA"}}, "P-256"),
+        ({"keys": {"p256dh": "BA" + "A" * 85, "auth": "AAAAAAAAAAAAAAAAAAAAAA"}}, "point on"),
         ({"keys": {"p256dh": None, "auth": "x"}}, "keys.p256dh"),
         ({"keys": None}, "keys"),
     ],

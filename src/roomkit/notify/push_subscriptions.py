@@ -174,13 +174,33 @@ def _key_problem(name: str, value: object, size: int) -> str | None:
     return None
 
 
+def _point_problem(p256dh: str) -> str | None:
+    ec, _ = _ec()
+    try:
+        ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), _b64decode(p256dh))
+    except ValueError:
+        return "keys.p256dh is not a point on P-256: no message can be encrypted to it"
+    return None
+
+
 def subscription_of(value: object, *, added: float | None = None) -> Subscription:
     """The :class:`Subscription` in ``value`` (``PushSubscription.toJSON()``'s shape:
-    ``{"endpoint": ..., "keys": {"p256dh": ..., "auth": ...}}``).
+    ``{"endpoint": ..., "keys": {"p256dh": ..., "auth": ...}}``), its key a point on P-256.
 
     Raises:
         ValueError: ``value`` is not that shape; the message names what is wrong.
+        ImportError: the ``push`` extra is not installed (the message says how to).
     """
+    subscription = _shaped(value, added=added)
+    problem = _point_problem(subscription.p256dh)
+    if problem is not None:
+        raise ValueError(problem)
+    return subscription
+
+
+def _shaped(value: object, *, added: float | None = None) -> Subscription:
+    """The :class:`Subscription` in ``value``, its shape checked (not its key's point:
+    reading the file needs no ``push`` extra, and a push drops a key that cannot be used)."""
     if not isinstance(value, Mapping):
         raise ValueError("a push subscription is an object with endpoint and keys")
     endpoint, keys = value.get("endpoint"), value.get("keys")
@@ -284,7 +304,7 @@ class PushSubscriptions:
             for entry in entries if isinstance(entries, list) else ():
                 try:
                     added = entry.get("added", 0.0) if isinstance(entry, dict) else 0.0
-                    people.setdefault(str(actor), []).append(subscription_of(entry, added=added))
+                    people.setdefault(str(actor), []).append(_shaped(entry, added=added))
                 except ValueError as error:
                     logger.warning(
                         "Skipping a push subscription of %r in %s: %s", actor, self.path, error

@@ -13,7 +13,9 @@ approval or a yes-or-no question carries buttons (Chrome and Android show them) 
 through that link in one tap. Once the request settles anywhere, a second message with the
 same tag replaces the question ("Answered by alice in Slack"), on the devices that were
 told; the push service's ``Topic`` header makes it replace the question still queued for a
-phone that is offline. A subscription the push service reports gone (404, 410) is dropped.
+phone that is offline. A subscription the push service reports gone (404, 410) is dropped,
+as is one whose key no message can be encrypted to; a device that fails in any way fails
+alone, and the person's other devices are pushed to.
 Only endpoints on the push services' hosts are pushed to (see
 :mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged,
 and a push service's redirect is not followed.
@@ -253,6 +255,8 @@ class WebPush:
         retry = any(failure.retry for failure in failures)
         if failures and (retry or not sent):
             raise DeliveryError("; ".join(f.problem for f in failures), retry=retry)
+        for failure in failures:
+            logger.warning("Could not push to a device of %r: %s", recipient, failure.problem)
         if not sent:
             return {"skipped": "every device's subscription is gone"}
         return {"endpoints": sent}
@@ -299,27 +303,25 @@ class WebPush:
         subscription is gone (and now dropped), else what went wrong."""
         parts = urlsplit(subscription.endpoint)
         service = f"{parts.scheme}://{parts.netloc}"
-        claims = {"sub": self.subject, "aud": service, "exp": int(time.time()) + 12 * 3600}
-        signed = {**headers, **self._vapid.sign(claims)}
-        if self._session is None:
-            no_redirects = aiohttp.TraceConfig()
-            no_redirects.on_request_redirect.append(_refuse_redirect)
-            self._session = aiohttp.ClientSession(trace_configs=[no_redirects])
-        pusher = WebPusher(subscription.info(), aiohttp_session=self._session)
+        device = f"the device ...{subscription.endpoint[-12:]} on {service}"
         try:
-            response = await pusher.send_async(
-                message,
-                signed,
-                ttl=ttl,
-                content_encoding="aes128gcm",
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-            )
+            body = WebPusher(subscription.info()).encode(message, "aes128gcm")["body"]
+        except Exception as error:
+            # Whatever fails here fails for this device's key alone, and on every try.
+            await asyncio.to_thread(self.subscriptions.remove, subscription.endpoint)
+            problem = f"{device} cannot be encrypted to ({type(error).__name__}: {error})"
+            return _Failure(f"{problem}; its subscription is dropped", retry=False)
+        try:
+            status = await self._post(subscription.endpoint, service, body, headers, ttl)
         except _Redirected as redirect:
             return _Failure(f"the push service {service} {redirect}", retry=False)
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             problem = f"cannot be reached ({type(error).__name__}: {error})"
             return _Failure(f"the push service {service} {problem}", retry=True)
-        status = int(getattr(response, "status", 0))
+        except Exception as error:
+            # One device's fault is never the others': it is told, and they are pushed to.
+            problem = f"{device} cannot be pushed to ({type(error).__name__}: {error})"
+            return _Failure(problem, retry=False)
         if status < 300:
             return _SENT
         if status in _GONE_STATUS:
@@ -334,6 +336,27 @@ class WebPush:
         retry = status >= 500 or status in _RETRIED
         hint = "" if retry else _refusal_hint(status)
         return _Failure(f"the push service {service} answered {status}{hint}", retry=retry)
+
+    async def _post(
+        self, endpoint: str, service: str, body: bytes, headers: Mapping[str, str], ttl: int
+    ) -> int:
+        """Post one encrypted message, signed for ``service``; the status it got (its body
+        is never read: a push service says all in its status)."""
+        claims = {"sub": self.subject, "aud": service, "exp": int(time.time()) + 12 * 3600}
+        signed = {
+            **headers,
+            **self._vapid.sign(claims),
+            "TTL": str(ttl),
+            "Content-Encoding": "aes128gcm",
+        }
+        if self._session is None:
+            no_redirects = aiohttp.TraceConfig()
+            no_redirects.on_request_redirect.append(_refuse_redirect)
+            self._session = aiohttp.ClientSession(trace_configs=[no_redirects])
+        async with self._session.post(
+            endpoint, data=body, headers=signed, timeout=aiohttp.ClientTimeout(total=self.timeout)
+        ) as response:
+            return int(response.status)
 
     async def aclose(self) -> None:
         """Close the HTTP session."""

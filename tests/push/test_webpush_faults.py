@@ -1,0 +1,112 @@
+"""Web Push to a device that fails in a way no push service reports: a key off the curve, an
+endpoint that cannot be signed for, an answer whose body is no text. That device fails
+alone; the person's other devices get the question."""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+from tests.push.push_service import Browser, PushService
+
+from roomkit.models.pending_input import PendingInput
+from roomkit.notify import DeliveryError, Notice
+from roomkit.notify.push_subscriptions import PushSubscriptions, Subscription, subscription_of
+from roomkit.notify.webpush import WebPush
+from roomkit.tools.human_input import HumanInputHandler
+
+SUBJECT = "mailto:ops@example.com"
+LOOPBACK = ["127.0.0.1"]
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+OFF_THE_CURVE = b64(b"\x04" + b"\x00" * 64)
+"""65 bytes starting 0x04, the shape of a P-256 point, but no point on the curve."""
+
+
+async def notice() -> Notice:
+    request: PendingInput = await HumanInputHandler().create(
+        "ask", {"question": "Ship it?"}, actor_id="alice"
+    )
+    return Notice(
+        type="question_pending",
+        delivery_id="d1",
+        request=request,
+        recipient="alice",
+        answer_url="https://desk.example.com/#token=abc",
+        desk_url="https://desk.example.com",
+    )
+
+
+def subscribe(data_dir: Path, browser: Browser) -> None:
+    PushSubscriptions(data_dir).add("alice", subscription_of(browser.subscription()))
+
+
+async def test_a_key_off_the_curve_is_dropped_and_the_other_devices_get_the_question(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with PushService() as service:
+        broken = Subscription(service.origin + "/push/broken", OFF_THE_CURVE, b64(os.urandom(16)))
+        PushSubscriptions(tmp_path).add("alice", broken)
+        phone = service.browser("phone")
+        subscribe(tmp_path, phone)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        receipt = await push.send(await notice())
+        await push.aclose()
+    assert receipt == {"endpoints": [phone.endpoint]}
+    assert [r.endpoint for r in service.received] == [phone.endpoint]
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("alice")] == [phone.endpoint]
+    assert "cannot be encrypted to" in caplog.text
+    assert "its subscription is dropped" in caplog.text
+
+
+async def test_a_device_alone_with_a_key_off_the_curve_is_refused_without_a_retry(
+    tmp_path: Path,
+) -> None:
+    broken = Subscription("https://127.0.0.1/push/broken", OFF_THE_CURVE, b64(os.urandom(16)))
+    PushSubscriptions(tmp_path).add("alice", broken)
+    push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+    with pytest.raises(DeliveryError, match="cannot be encrypted to") as raised:
+        await push.send(await notice())
+    await push.aclose()
+    assert raised.value.retry is False
+    assert PushSubscriptions(tmp_path).of("alice") == []
+
+
+async def test_an_endpoint_no_signature_can_be_made_for_fails_alone(tmp_path: Path) -> None:
+    """A user name in the endpoint: the VAPID audience cannot be made of it."""
+    async with PushService() as service:
+        subscribe(tmp_path, Browser("https://[::1]@127.0.0.1/push/odd"))
+        phone = service.browser("phone")
+        subscribe(tmp_path, phone)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        receipt = await push.send(await notice())
+        await push.aclose()
+    assert receipt == {"endpoints": [phone.endpoint]}
+    assert [r.endpoint for r in service.received] == [phone.endpoint]
+
+
+class Garbled(PushService):
+    """Takes each push, and answers with a body that is no UTF-8."""
+
+    async def answer(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes]:
+        status, _ = await super().answer(method, path, headers, body)
+        return status, b"\xff\xfe\xfd\xfc"
+
+
+async def test_a_push_taken_with_a_body_that_is_no_text_counts_as_taken(tmp_path: Path) -> None:
+    async with Garbled() as service:
+        phone = service.browser("phone")
+        subscribe(tmp_path, phone)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        receipt = await push.send(await notice())
+        await push.aclose()
+    assert receipt == {"endpoints": [phone.endpoint]}
+    assert len(service.received) == 1
