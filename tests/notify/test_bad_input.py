@@ -74,6 +74,29 @@ async def test_a_surface_that_raises_does_not_stop_the_notifier() -> None:
     assert working.seen() == [("question_pending", "alice"), ("question_settled", "alice")]
 
 
+class Unsure(Recorder):
+    """A surface with a bug in saying whom it reaches."""
+
+    def reaches(self, recipient: str | None, person: Person | None) -> bool:
+        raise AttributeError("a bug in reaches")
+
+
+async def test_a_surface_that_cannot_say_whom_it_reaches_leaves_the_others_be(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = HumanInputHandler()
+    unsure, working = Unsure("unsure"), Recorder("working")
+    async with Notifier(handler, [unsure, working]) as notifier:
+        request = await handler.create("ask", {"question": "Still up?"}, actor_id="alice")
+        await notifier.wait_idle()
+        assert working.seen() == [("question_pending", "alice")]
+        assert await handler.aresolve(request.pending_id, "yes")
+        await notifier.wait_idle()
+    assert working.seen() == [("question_pending", "alice"), ("question_settled", "alice")]
+    assert unsure.notices == []
+    assert "unsure failed to say whether it reaches 'alice'" in caplog.text
+
+
 def test_bad_surface_settings_are_refused_saying_what_to_do() -> None:
     with pytest.raises(ValueError, match="whsec_"):
         Webhook("https://example.com/hooks", "not-a-secret")

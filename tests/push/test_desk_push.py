@@ -15,6 +15,7 @@ from roomkit.auth import issue_answer_link, issue_token
 from roomkit.desk.app import create_desk_app
 from roomkit.notify import Notifier, WebPush
 from roomkit.notify.push_subscriptions import (
+    SUBSCRIPTIONS_FILE,
     VAPID_FILE,
     PushSubscriptions,
     load_or_create_vapid_key,
@@ -243,3 +244,20 @@ async def test_a_huge_or_misshapen_subscription_is_refused_and_nothing_kept(
     reply = await desk.post("/api/push/subscriptions", json=body, headers=bearer("alice"))
     assert reply.status_code == status
     assert PushSubscriptions(tmp_path).of("alice") == []
+
+
+async def test_a_subscriptions_file_of_another_shape_is_kept_aside_on_subscribing(
+    desk: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    (tmp_path / SUBSCRIPTIONS_FILE).write_text('{"people": [1]}')
+    phone = Browser("https://push.example.net/p/1")
+    reply = await desk.post(
+        "/api/push/subscriptions", json=phone.subscription(), headers=bearer("alice")
+    )
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == {"devices": 1}
+    assert len(kept_aside(tmp_path)) == 1
+
+
+def kept_aside(folder: Path) -> list[Path]:
+    return list(folder.glob(f"{SUBSCRIPTIONS_FILE}.unreadable-*"))

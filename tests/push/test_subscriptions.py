@@ -6,6 +6,7 @@ import stat
 import threading
 from pathlib import Path
 
+import pytest
 from tests.push.push_service import Browser
 
 from roomkit.notify.push_subscriptions import (
@@ -78,4 +79,28 @@ def test_an_unreadable_file_is_kept_aside_not_written_over(tmp_path: Path) -> No
     kept.add("dave", subscription_of(device(2).subscription()))
     (aside,) = tmp_path.glob(f"{SUBSCRIPTIONS_FILE}.unreadable-*")
     assert aside.read_text() == broken
+    assert [s.endpoint for s in PushSubscriptions(tmp_path).of("dave")] == [device(2).endpoint]
+
+
+def test_a_person_s_entry_of_another_shape_is_skipped_and_the_others_kept(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    PushSubscriptions(tmp_path).add("alice", subscription_of(device(1).subscription()))
+    path = tmp_path / SUBSCRIPTIONS_FILE
+    path.write_text(path.read_text().replace('{"people":{', '{"people":{"bob":{"a":1},'))
+    kept = PushSubscriptions(tmp_path)
+    assert [s.endpoint for s in kept.of("alice")] == [device(1).endpoint]
+    assert not kept.reaches("bob")
+    assert "Skipping the push subscriptions of 'bob'" in caplog.text
+
+
+@pytest.mark.parametrize("shape", ['{"people": [1]}', "[]", '{"people": "alice"}'])
+def test_a_file_of_another_shape_is_unreadable_and_kept_aside(tmp_path: Path, shape: str) -> None:
+    """JSON, but not the file's shape: it reaches nobody, and the next write keeps it aside."""
+    (tmp_path / SUBSCRIPTIONS_FILE).write_text(shape)
+    kept = PushSubscriptions(tmp_path)
+    assert not kept.reaches("alice")
+    kept.add("dave", subscription_of(device(2).subscription()))
+    (aside,) = tmp_path.glob(f"{SUBSCRIPTIONS_FILE}.unreadable-*")
+    assert aside.read_text() == shape
     assert [s.endpoint for s in PushSubscriptions(tmp_path).of("dave")] == [device(2).endpoint]

@@ -118,14 +118,14 @@ class Planner:
         targets: list[tuple[str, str | None]] = []
         reached: set[str] = set()
         for name, surface in self.surfaces.items():
-            if surface.reaches(None, None):
+            if self._reaches(name, surface, None):
                 targets.append((name, None))
                 continue
             for actor in approvers:
-                if surface.reaches(actor, self.directory.get(actor)):
+                if self._reaches(name, surface, actor):
                     targets.append((name, actor))
                     reached.add(actor)
-        personal = any(not s.reaches(None, None) for s in self.surfaces.values())
+        personal = any(not self._reaches(n, s, None) for n, s in self.surfaces.items())
         for actor in approvers if warn and personal else ():
             if actor not in reached:
                 self.stats.unreachable += 1
@@ -151,9 +151,22 @@ class Planner:
                 told[(str(body["surface"]), body.get("recipient"))] = None
         if announced:
             for name, surface in self.surfaces.items():
-                if surface.reaches(None, None):
+                if self._reaches(name, surface, None):
                     told[(name, None)] = None
         return list(told)
+
+    def _reaches(self, name: str, surface: Surface, actor: str | None) -> bool:
+        """Whether ``surface`` reaches ``actor`` (everyone, for ``None``). A surface that
+        fails to say reaches no one this time: its fault is logged, and never keeps the
+        other surfaces' notices back."""
+        try:
+            person = None if actor is None else self.directory.get(actor)
+            return bool(surface.reaches(actor, person))
+        except Exception:
+            logger.exception(
+                "notifier: %s failed to say whether it reaches %r: it is left out", name, actor
+            )
+            return False
 
     async def _people(self, request: PendingInput) -> tuple[str, ...]:
         """The people the request's approvers of record stand for now: a role's members or

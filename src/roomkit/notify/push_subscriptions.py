@@ -287,21 +287,32 @@ class PushSubscriptions:
             return {}
         return self._people_of(document)
 
-    def _document(self) -> object:
-        """The file's JSON (``{}`` when there is no file), or ``None`` when it cannot be read."""
+    def _document(self) -> dict[str, Any] | None:
+        """The file's JSON (``{}`` when there is no file), or ``None`` when it cannot be read
+        or is not of the file's shape (``{"people": {name: [subscription, ...]}}``: a
+        person's entry of another shape is skipped, not the file)."""
         try:
-            return json.loads(self.path.read_text(encoding="utf-8"))
+            document: object = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as error:
             logger.debug("Cannot read %s: %s", self.path, error)
             return None
+        listed = document.get("people", {}) if isinstance(document, dict) else None
+        if not isinstance(document, dict) or not isinstance(listed, dict):
+            logger.debug('Cannot read %s: it is not {"people": {...}}', self.path)
+            return None
+        return document
 
-    def _people_of(self, document: object) -> dict[str, list[Subscription]]:
+    def _people_of(self, document: Mapping[str, Any]) -> dict[str, list[Subscription]]:
         people: dict[str, list[Subscription]] = {}
-        listed = document.get("people") if isinstance(document, dict) else None
-        for actor, entries in (listed or {}).items():
-            for entry in entries if isinstance(entries, list) else ():
+        for actor, entries in document.get("people", {}).items():
+            if not isinstance(entries, list):
+                logger.warning(
+                    "Skipping the push subscriptions of %r in %s: not a list", actor, self.path
+                )
+                continue
+            for entry in entries:
                 try:
                     added = entry.get("added", 0.0) if isinstance(entry, dict) else 0.0
                     people.setdefault(str(actor), []).append(_shaped(entry, added=added))
