@@ -1,4 +1,5 @@
-"""Each person's push subscriptions in the desk's data folder, shared by processes."""
+"""Each person's push subscriptions and the VAPID key in the desk's data folder, shared by
+processes."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from tests.push.push_service import Browser
 from roomkit.notify.push_subscriptions import (
     MAX_PER_PERSON,
     SUBSCRIPTIONS_FILE,
+    VAPID_FILE,
     PushSubscriptions,
+    load_or_create_vapid_key,
     subscription_of,
 )
 
@@ -104,3 +107,36 @@ def test_a_file_of_another_shape_is_unreadable_and_kept_aside(tmp_path: Path, sh
     (aside,) = tmp_path.glob(f"{SUBSCRIPTIONS_FILE}.unreadable-*")
     assert aside.read_text() == shape
     assert [s.endpoint for s in PushSubscriptions(tmp_path).of("dave")] == [device(2).endpoint]
+
+
+def load_at_once(folder: Path, callers: int) -> tuple[list[bytes], list[Exception]]:
+    """The keys ``callers`` threads read, started at once on ``folder``, and their errors."""
+    start = threading.Barrier(callers)
+    keys: list[bytes] = []
+    errors: list[Exception] = []
+
+    def load() -> None:
+        start.wait()
+        try:
+            keys.append(load_or_create_vapid_key(folder))
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=load) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return keys, errors
+
+
+def test_callers_starting_at_once_on_a_fresh_folder_all_read_the_one_key(tmp_path: Path) -> None:
+    """Eight callers at once, as a desk and its notifiers starting together: each reads the
+    key one of them made, never its file before the key is in."""
+    for round_ in range(30):
+        folder = tmp_path / str(round_)
+        keys, errors = load_at_once(folder, 8)
+        assert errors == []
+        assert len(keys) == 8
+        assert len(set(keys)) == 1
+        assert [p.name for p in folder.iterdir()] == [VAPID_FILE]

@@ -23,9 +23,11 @@ import fcntl
 import json
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,15 +95,29 @@ def load_or_create_vapid_key(data_dir: str | os.PathLike[str] | None = None) -> 
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         )
-        # Made by whichever process comes first; the others read that one.
-        with contextlib.suppress(FileExistsError):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as file:
-                file.write(pem)
-            logger.info("Made the desk's VAPID key for Web Push in %s", path)
+        _create_once(path, pem)
     pem = path.read_bytes()
     vapid_public_key(pem, where=str(path))
     return pem
+
+
+def _create_once(path: Path, content: bytes) -> None:
+    """Put ``content`` at ``path`` whole, unless a file is there already. Processes starting
+    at once each write a file of their own and link it into place: whichever links first
+    wins, and none ever sees the file before its content is in."""
+    fd, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".tmp", dir=path.parent)
+    temporary = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(content)
+            file.flush()
+            os.fsync(file.fileno())
+        os.link(temporary, path)
+        logger.info("Made the desk's VAPID key for Web Push in %s", path)
+    except FileExistsError:
+        pass
+    finally:
+        temporary.unlink()
 
 
 def vapid_public_key(pem: bytes | str, *, where: str = "the VAPID key") -> str:
