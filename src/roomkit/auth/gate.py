@@ -25,9 +25,17 @@ from enum import StrEnum
 from roomkit.auth.authenticator import Authenticator
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import CredentialKind, Principal, principal_problem
-from roomkit.core.exceptions import DeskAuthError
+from roomkit.core.exceptions import AnswerLinkExpiredError, DeskAuthError
 
-__all__ = ["INVALID", "MISSING", "ONLY_ANSWER_LINK", "CredentialGate", "Refused", "Use"]
+__all__ = [
+    "EXPIRED_LINK",
+    "INVALID",
+    "MISSING",
+    "ONLY_ANSWER_LINK",
+    "CredentialGate",
+    "Refused",
+    "Use",
+]
 
 logger = logging.getLogger("roomkit.auth")
 
@@ -69,6 +77,9 @@ INVALID = (
 """Why a malformed, forged, tampered with, expired or foreign token is refused: no more is
 said of the token, only where a good one comes from (a token signed with another folder's
 key is the newcomer's usual mistake)."""
+EXPIRED_LINK = "This answer link has expired: sign in to the desk to answer the question there"
+"""Why an answer link past its time is refused: its person is told where to answer, not
+where a token comes from."""
 NOT_ADMIN = "Only an administrator's token may do this (`roomkit token ACTOR --admin`)"
 """Why a person's token is refused where an administrator's is needed."""
 WHAT_IT_IS_FOR = {
@@ -158,6 +169,8 @@ class CredentialGate:
         """The authenticator's principal for ``token``, once it is usable."""
         try:
             principal = await self.authenticator.authenticate(token)
+        except AnswerLinkExpiredError:
+            raise Refused(EXPIRED_LINK) from None
         except PermissionError:
             raise Refused(INVALID) from None
         except Exception as error:

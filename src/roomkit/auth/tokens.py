@@ -45,7 +45,7 @@ from typing import Any
 
 from roomkit.auth.names import actor_name_problem, check_actor_name
 from roomkit.auth.principal import CredentialKind
-from roomkit.core.exceptions import DeskAuthError
+from roomkit.core.exceptions import AnswerLinkExpiredError, DeskAuthError
 from roomkit.models.clock import positive_seconds
 
 __all__ = [
@@ -254,12 +254,15 @@ def read_token(secret: str | bytes, token: str, *, now: float) -> dict[str, Any]
     """The claims of a token this secret signed, checked for shape and expiry.
 
     Raises:
-        DeskAuthError: the token is malformed, forged, tampered with or expired. The
-            message never quotes the token.
+        DeskAuthError: the token is malformed, forged, tampered with or expired
+            (:class:`~roomkit.core.exceptions.AnswerLinkExpiredError` for an answer link).
+            The message never quotes the token.
     """
     claims = token_claims(secret, token)
     expires = claims.get("exp")
     if expires is not None and now >= expires:
+        if token_kind(claims) is CredentialKind.ANSWER_LINK:
+            raise AnswerLinkExpiredError("answer link expired")
         raise DeskAuthError("token expired")
     return claims
 

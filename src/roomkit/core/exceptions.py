@@ -30,6 +30,7 @@
     │   │                               settles with await
     │   └── VoteNeedsActorError         also ValueError: a vote on a quorum approval needs by=
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
+    │   └── AnswerLinkExpiredError      an answer link past its time
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
     ├── BodyRefusedError            also ValueError: a body from the network, refused unparsed
     ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AmbiguousAnswerError",
+    "AnswerLinkExpiredError",
     "ArgumentsChangedError",
     "AsyncSettleRequiredError",
     "AuditKeyError",
@@ -305,6 +307,10 @@ class StoreFormatError(StoreError):
 
 class DeskAuthError(RoomKitError, PermissionError):
     """The answer desk refused a token: malformed, forged, tampered with, spent or expired."""
+
+
+class AnswerLinkExpiredError(DeskAuthError):
+    """An answer link, good otherwise, past its time: its person answers in the desk."""
 
 
 class InvalidTextError(RoomKitError, ValueError):

@@ -42,6 +42,7 @@ with requires_extra("roomkit.notify.webpush", "push"):
     from pywebpush import WebPusher  # type: ignore[import-untyped]
 
 from roomkit.notify._phone import answers_of, lines_of
+from roomkit.notify.links import NO_DEADLINE_TTL
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
     PushSubscriptions,
@@ -287,7 +288,8 @@ class WebPush:
         if notice.type == "question_settled":
             return SETTLED_TTL
         if notice.deadline_at is None:
-            return MAX_TTL
+            # Kept no longer than the answer link in it answers.
+            return MAX_TTL if notice.answer_url is None else int(NO_DEADLINE_TTL)
         left = notice.deadline_at.timestamp() - time.time()
         return int(max(60, min(MAX_TTL, left)))
 
