@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -261,3 +262,14 @@ async def test_a_subscriptions_file_of_another_shape_is_kept_aside_on_subscribin
 
 def kept_aside(folder: Path) -> list[Path]:
     return list(folder.glob(f"{SUBSCRIPTIONS_FILE}.unreadable-*"))
+
+
+async def test_a_key_file_that_cannot_be_read_gets_a_404_pointing_to_the_log(
+    desk: httpx.AsyncClient, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    await asyncio.to_thread((tmp_path / VAPID_FILE).mkdir)
+    reply = await desk.get("/api/push/key", headers=bearer("alice"))
+    assert reply.status_code == 404
+    assert "VAPID key cannot be used" in reply.json()["detail"]
+    assert str(tmp_path) not in reply.text
+    assert f"The VAPID key {tmp_path / VAPID_FILE} cannot be read" in caplog.text

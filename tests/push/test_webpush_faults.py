@@ -1,11 +1,14 @@
 """Web Push to a device that fails in a way no push service reports: a key off the curve, an
 endpoint that cannot be signed for, an answer whose body is no text. That device fails
-alone; the person's other devices get the question."""
+alone; the person's other devices get the question. And what a push service that never
+answers, or a key file that cannot be read, is reported as."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,13 @@ from tests.push.push_service import Browser, PushService
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify import DeliveryError, Notice
-from roomkit.notify.push_subscriptions import PushSubscriptions, Subscription, subscription_of
+from roomkit.notify.push_subscriptions import (
+    VAPID_FILE,
+    PushSubscriptions,
+    Subscription,
+    load_or_create_vapid_key,
+    subscription_of,
+)
 from roomkit.notify.webpush import WebPush
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -110,3 +119,45 @@ async def test_a_push_taken_with_a_body_that_is_no_text_counts_as_taken(tmp_path
         await push.aclose()
     assert receipt == {"endpoints": [phone.endpoint]}
     assert len(service.received) == 1
+
+
+class Silent(PushService):
+    """Reads each push and answers nothing until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def answer(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes]:
+        await self.release.wait()
+        return 201, b""
+
+
+async def test_a_push_service_that_never_answers_times_out_saying_after_how_long(
+    tmp_path: Path,
+) -> None:
+    async with Silent() as service:
+        subscribe(tmp_path, service.browser("phone"))
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK, timeout=0.2)
+        with pytest.raises(DeliveryError) as raised:
+            await push.send(await notice())
+        service.release.set()
+        await push.aclose()
+    assert raised.value.retry is True
+    assert str(raised.value) == f"the push service {service.origin} timed out after 0.2 s"
+
+
+@pytest.mark.parametrize(
+    "load", [lambda folder: WebPush(SUBJECT, data_dir=folder), load_or_create_vapid_key]
+)
+def test_a_key_file_that_cannot_be_read_is_named_with_what_to_do(
+    tmp_path: Path, load: Callable[[Path], object]
+) -> None:
+    """A folder where the key's file should be (as a file of another user is, unreadable)."""
+    (tmp_path / VAPID_FILE).mkdir()
+    with pytest.raises(ValueError, match="cannot be read or made") as raised:
+        load(tmp_path)
+    assert str(tmp_path / VAPID_FILE) in str(raised.value)
+    assert "remove what is there to make a new key" in str(raised.value)

@@ -3,8 +3,8 @@
 - ``GET /api/push/key``: ``{"public_key": ...}``, the desk's VAPID public key (unpadded
   base64url), made once and kept in the desk's data folder
   (:func:`~roomkit.notify.push_subscriptions.load_or_create_vapid_key`); 404 when the desk
-  was given no data folder (``data_dir=``; ``roomkit desk`` gives its own) or has no ``push``
-  extra installed, saying what to do.
+  was given no data folder (``data_dir=``; ``roomkit desk`` gives its own), has no ``push``
+  extra installed, or cannot use its key file (its log says why), saying what to do.
 - ``POST /api/push/subscriptions``: the browser's ``PushSubscription.toJSON()``, kept for
   the signed-in person (a device subscribed again moves to whoever subscribed it last); 400
   when its endpoint is not on a push service's host
@@ -19,6 +19,7 @@ folder (give it the desk's ``data_dir``).
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at runtime.
 
 import asyncio
+import logging
 import os
 from collections.abc import Collection
 from functools import partial
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from roomkit.desk.api import Desk
 
 __all__ = ["PushKeyView", "PushSubscriptionBody", "push_router"]
+
+logger = logging.getLogger("roomkit.desk")
 
 
 _ERRORS = {
@@ -128,6 +131,14 @@ def push_router(
                 raise HTTPException(
                     status_code=404,
                     detail=f"This desk sends no push messages: install {install_command('push')}",
+                ) from None
+            except ValueError as error:
+                # The file's path stays in the log: the caller is told only where to look.
+                logger.error("The desk sends no push messages: %s", error)
+                raise HTTPException(
+                    status_code=404,
+                    detail="This desk sends no push messages: its VAPID key cannot be used "
+                    "(the desk's log says why)",
                 ) from None
         return key[0]
 

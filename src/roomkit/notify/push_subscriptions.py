@@ -82,21 +82,30 @@ def load_or_create_vapid_key(data_dir: str | os.PathLike[str] | None = None) -> 
     Raises:
         ImportError: the ``push`` extra is not installed (the message says how to).
         ValueError: the file holds no P-256 private key (remove it to make a new one; the
-            browsers subscribed with the old one must subscribe again).
+            browsers subscribed with the old one must subscribe again), or cannot be read or
+            made (a folder in its place, another user's file); the message names the file.
     """
     ec, serialization = _ec()
     folder = data_folder(data_dir)
     path = folder / VAPID_FILE
-    if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        key = ec.generate_private_key(ec.SECP256R1())
-        pem: bytes = key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-        _create_once(path, pem)
-    pem = path.read_bytes()
+    try:
+        if not path.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            key = ec.generate_private_key(ec.SECP256R1())
+            pem: bytes = key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+            _create_once(path, pem)
+        pem = path.read_bytes()
+    except OSError as error:
+        raise ValueError(
+            f"The VAPID key {path} cannot be read or made ({error.strerror or error}): it must "
+            "be a file the desk's user may read, in a folder it may write (remove what is "
+            "there to make a new key; the browsers subscribed with the old one must "
+            "subscribe again)"
+        ) from None
     vapid_public_key(pem, where=str(path))
     return pem
 

@@ -317,7 +317,9 @@ class WebPush:
             status = await self._post(subscription.endpoint, service, body, headers, ttl)
         except _Redirected as redirect:
             return _Failure(f"the push service {service} {redirect}", retry=False)
-        except (aiohttp.ClientError, TimeoutError, OSError) as error:
+        except TimeoutError:
+            return _Failure(f"the push service {service} timed out after {self.timeout:g} s", True)
+        except (aiohttp.ClientError, OSError) as error:
             problem = f"cannot be reached ({type(error).__name__}: {error})"
             return _Failure(f"the push service {service} {problem}", retry=True)
         except Exception as error:
