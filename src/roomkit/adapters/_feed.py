@@ -35,12 +35,14 @@ __all__ = [
     "EventKey",
     "FeedChannel",
     "RoomLocks",
+    "drained",
     "event_key",
     "held_requests",
     "open_room",
     "recorded_elsewhere",
     "room_id_problem",
     "run_turns",
+    "seen_now",
     "turn_owed",
 ]
 
@@ -151,6 +153,21 @@ EventKey = tuple[int, str, datetime]
 def event_key(event: RoomEvent) -> EventKey:
     """The key of ``event``: the same for the event delivered and the event read back."""
     return event.id, event.channel_id, event.created_at
+
+
+def drained(replies: asyncio.Queue[RoomEvent], seen: set[EventKey]) -> list[RoomEvent]:
+    """The replies handed to a follower so far (the queue emptied), each noted in ``seen``."""
+    taken = []
+    while not replies.empty():
+        reply = replies.get_nowait()
+        seen.add(event_key(reply))
+        taken.append(reply)
+    return taken
+
+
+async def seen_now(kit: RoomKit, room_id: str) -> set[EventKey]:
+    """The keys of the room's recent events: what a follower starting now has seen."""
+    return {event_key(event) for event in await kit.store.recent_events(room_id, RECENT)}
 
 
 async def recorded_elsewhere(

@@ -38,16 +38,16 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
 from roomkit.adapters._feed import (
-    RECENT,
     EventKey,
     FeedChannel,
     RoomLocks,
-    event_key,
+    drained,
     held_requests,
     open_room,
     recorded_elsewhere,
     room_id_problem,
     run_turns,
+    seen_now,
     turn_owed,
 )
 from roomkit.adapters.a2a._endings import asked, ending
@@ -149,7 +149,7 @@ class RoomKitExecutor(AgentExecutor):
         try:
             # What the room holds before this task acts: a reply recorded after it and not
             # delivered here came from a turn in another process.
-            seen = {event_key(e) for e in await self.kit.store.recent_events(room_id, RECENT)}
+            seen = await seen_now(self.kit, room_id)
             turn, notes = None, []
             if context.current_task is None:
                 turn = self._start_turn(principal, room_id, context)
@@ -316,11 +316,7 @@ class RoomKitExecutor(AgentExecutor):
         started = clock()
         while True:
             wake.clear()
-            while not replies.empty():
-                reply = replies.get_nowait()
-                seen.add(event_key(reply))
-                if reply.content.body:
-                    said.append(reply.content.body)
+            said += [reply.content.body for reply in drained(replies, seen) if reply.content.body]
             held = await held_requests(self.handler, room_id, waited=clock() - started)
             resting = held == [] and (turn is None or turn.done()) and replies.empty()
             if held or (resting and not await turn_owed(self.kit, room_id, self.agent)):

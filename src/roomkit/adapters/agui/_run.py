@@ -38,6 +38,7 @@ from roomkit.adapters._feed import (
     EventKey,
     FeedChannel,
     RoomLocks,
+    drained,
     event_key,
     held_requests,
     recorded_elsewhere,
@@ -372,9 +373,7 @@ async def _follow(
     started = clock()
     while True:
         wake.clear()
-        while not replies.empty():
-            reply = replies.get_nowait()
-            seen.add(event_key(reply))
+        for reply in drained(replies, seen):
             for item in text_events(reply):
                 yield item
         held = await held_requests(thread.handler, thread_id, waited=clock() - started)
