@@ -392,9 +392,16 @@ def _locate(value: object) -> str | None:
     return None
 
 
+_NO_FLOAT = frozenset({str, int, bool, type(None)})
+"""The kinds of a flat object's values that hold no number JSON cannot carry."""
+
+
 def non_finite_at(value: object) -> str | None:
     """Where ``value`` holds a number JSON cannot carry (NaN, an infinity), worded for a
     message (``"nan at 'width'"``), or ``None`` if it holds none."""
+    # The common case first: a flat object of texts, whole numbers, flags and nulls.
+    if type(value) is dict and all(type(child) in _NO_FLOAT for child in value.values()):
+        return None
     stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         item, path = stack.pop()
