@@ -15,7 +15,11 @@ from langgraph.types import interrupt
 from tests.adapters.conftest import Desk
 
 from roomkit.adapters import langgraph as lg
-from roomkit.core.exceptions import HumanInputTimeoutError, InvalidAnswerError
+from roomkit.core.exceptions import (
+    HumanInputRejectedError,
+    HumanInputTimeoutError,
+    InvalidAnswerError,
+)
 from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default, remind
@@ -123,9 +127,23 @@ async def test_a_question_nobody_answers_raises_and_the_thread_stays_paused(
 ) -> None:
     ran: list[str] = []
     graph = build(InMemorySaver(), ran)
-    with pytest.raises(HumanInputTimeoutError):
+    stays = r"thread 't-1' stays paused at interrupt '\w+': resume it with Command\(resume"
+    with pytest.raises(HumanInputTimeoutError, match=stays):
         await lg.run(graph, {}, config(), handler=handler, timeout=0.05)
     assert ran == []
+    assert (await graph.aget_state(config())).interrupts
+
+
+async def test_a_refused_question_raises_naming_the_thread_and_how_to_go_on(
+    handler: HumanInputHandler,
+) -> None:
+    """A graph's question carries no refusal: the resume says so, and where it stopped."""
+    graph = build(InMemorySaver(), [])
+    [asked] = await lg.start(graph, {}, config(), handler=handler, actor="alice")
+    await handler.areject(asked, "I won't say", by="alice")
+    refused = r"refused \(I won't say\); thread 't-1' stays paused at interrupt"
+    with pytest.raises(HumanInputRejectedError, match=refused):
+        await lg.resume(graph, config(), handler=handler, actor="alice")
     assert (await graph.aget_state(config())).interrupts
 
 

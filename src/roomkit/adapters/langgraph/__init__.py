@@ -71,7 +71,7 @@ async def run(
         answers: dict[str, Any] = {}
         for interrupt, pauses in asked:
             mine, verdicts = verdicts[: len(pauses)], verdicts[len(pauses) :]
-            answers[interrupt.id] = resume_value(interrupt, pauses, mine)
+            answers[interrupt.id] = resume_value(thread, interrupt, pauses, mine)
         out = await graph.ainvoke(_types.Command(resume=answers), config, version="v2")
     return out.value
 
@@ -135,7 +135,7 @@ async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -
         # interrupts from another resumer reading the thread.
         claim = f"lg:{thread}:{state.config['configurable']['checkpoint_id']}"
         answers = {
-            interrupt.id: resume_value(interrupt, pauses, verdicts)  # type: ignore[arg-type]
+            interrupt.id: resume_value(thread, interrupt, pauses, verdicts)  # type: ignore[arg-type]
             for interrupt, pauses, verdicts in looked
         }
         command: Any = _types.Command(resume=answers)

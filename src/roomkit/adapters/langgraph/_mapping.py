@@ -102,8 +102,10 @@ def pauses_of(
     ]
 
 
-def resume_value(interrupt: Any, pauses: Sequence[Pause], verdicts: Sequence[Verdict]) -> Any:
-    """What resumes ``interrupt`` once its pauses have ``verdicts``.
+def resume_value(
+    thread: str, interrupt: Any, pauses: Sequence[Pause], verdicts: Sequence[Verdict]
+) -> Any:
+    """What resumes ``interrupt`` of ``thread`` once its pauses have ``verdicts``.
 
     A question nobody answered in time resumes with the ladder's default answer, when the
     ladder has one.
@@ -112,6 +114,7 @@ def resume_value(interrupt: Any, pauses: Sequence[Pause], verdicts: Sequence[Ver
         HumanInputTimeoutError: a question nobody answered in time, with no default (a
             graph's question has no refusal to carry; the thread stays paused).
         HumanInputRejectedError: a question a person refused to answer.
+        Either message names the thread and how to go on.
     """
     value = interrupt.value
     if isinstance(value, dict) and isinstance(value.get("action_requests"), list):
@@ -119,12 +122,19 @@ def resume_value(interrupt: Any, pauses: Sequence[Pause], verdicts: Sequence[Ver
     (pause,), (verdict,) = pauses, verdicts
     if pause.kind == "approval":
         return decision_value(pause, verdict)
+    # The graph reads an answer only: the thread stays where it stopped until its code
+    # resumes it some other way.
+    stays = (
+        f"thread {thread!r} stays paused at interrupt {interrupt.id!r}: resume it with "
+        "Command(resume=...) yourself, or run the thread anew"
+    )
     if verdict.kind == "expired":
         raise HumanInputTimeoutError(
-            f"nobody answered the graph's question in time: {verdict.text}"
+            f"nobody answered the graph's question in time ({verdict.text}); {stays}"
         )
     if verdict.kind == "refused":
-        raise HumanInputRejectedError(verdict.text or "the graph's question was refused")
+        reason = verdict.text or "no reason given"
+        raise HumanInputRejectedError(f"the graph's question was refused ({reason}); {stays}")
     return verdict.answer
 
 
