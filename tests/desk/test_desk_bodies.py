@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 import pytest
 from desk_harness import World, bearer
 from fastapi import FastAPI
-from test_desk_slack import signed
 from tests.notify.slack_api import SIGNING_SECRET
+from tests.servers.slack_clicks import signed
 
 from roomkit.bodies import BODY_METHODS
 from roomkit.notify import Directory, Person

@@ -23,9 +23,9 @@ from desk_harness import World, bearer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import checks
-from test_desk_slack import signed
 from tests.hostile_json import every_attack, hostile_text, logged_faults
 from tests.notify.slack_api import SIGNING_SECRET
+from tests.servers.slack_clicks import signed
 
 from roomkit.notify import Directory, Person
 

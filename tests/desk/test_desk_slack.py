@@ -19,8 +19,8 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 from desk_harness import World, bearer, serve
-from slack_sdk.signature import SignatureVerifier
 from tests.notify.slack_api import SIGNING_SECRET, SlackAPI, free_port
+from tests.servers.slack_clicks import signed
 
 from roomkit.desk import DeskLimits
 from roomkit.models.pending_input import PendingInput
@@ -50,18 +50,6 @@ async def world(slack: Slack) -> World:
     made = World(slack=slack, directory=DIRECTORY)
     await made.room("room", "alice", "bob")
     return made
-
-
-def signed(body: bytes, *, at: float | None = None, secret: str = SIGNING_SECRET) -> dict[str, str]:
-    """Slack's headers for ``body``: its timestamp and its signature."""
-    timestamp = str(int(time.time() if at is None else at))
-    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
-    assert signature is not None
-    return {
-        "X-Slack-Request-Timestamp": timestamp,
-        "X-Slack-Signature": signature,
-        "Content-Type": "application/x-www-form-urlencoded",
-    }
 
 
 class Click:

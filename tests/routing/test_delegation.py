@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import time
 from datetime import UTC, datetime
-from urllib.parse import urlencode
 
 import httpx
 from escalating import told_on_escalation
 from routing_clock import FakeClock
-from slack_sdk.signature import SignatureVerifier
 from tests.notify.slack_api import SIGNING_SECRET
+from tests.servers.slack_clicks import click
 
 from roomkit import RoomKit
 from roomkit.desk import DeskLimits, create_desk_app, issue_token
@@ -295,22 +292,10 @@ async def test_a_desk_taking_slack_clicks_knows_people_by_the_handlers_directory
     handler.router.clock = clock
     app = create_desk_app(RoomKit(), handler=handler, secret=SECRET, slack=SIGNING_SECRET)
     request = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
-    action = {
-        "action_id": f"roomkit:approve:{request.arguments_digest}",
-        "value": request.pending_id,
-    }
-    payload = {"type": "block_actions", "user": {"id": "U0CAROL"}, "actions": [action]}
-    body = urlencode({"payload": json.dumps(payload)}).encode()
-    stamp = str(int(time.time()))
-    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=body)
-    headers = {
-        "X-Slack-Request-Timestamp": stamp,
-        "X-Slack-Signature": str(signature),
-        "Content-Type": "application/x-www-form-urlencoded",
-    }
+    approving = click("U0CAROL", request.pending_id, f"roomkit:approve:{request.arguments_digest}")
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
-        clicked = await client.post("/api/slack/interactions", content=body, headers=headers)
+        clicked = await client.post("/api/slack/interactions", **approving)
     assert clicked.status_code == 200, clicked.text
     decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
     assert (decided[0]["actor"], decided[0]["surface"]) == ("carol", "slack")

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
-from urllib.parse import urlencode
 
 import httpx
 import pytest
 from escalating import Recorder, escalation, told_on_escalation
 from routing_clock import FakeClock
-from slack_sdk.signature import SignatureVerifier
 from tests.notify.slack_api import SIGNING_SECRET
+from tests.servers.slack_clicks import click
 
 from roomkit import RoomKit
 from roomkit.desk import create_desk_app, issue_token
@@ -194,7 +190,7 @@ async def test_a_slack_click_on_a_question_handed_on_is_refused_to_the_member_be
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
         refused = await client.post(
-            "/api/slack/interactions", **slack_click("U0DAN", pending_id, "roomkit:choose:1")
+            "/api/slack/interactions", **click("U0DAN", pending_id, "roomkit:choose:1")
         )
         request = await handler.get_request(pending_id)
         assert request is not None
@@ -203,7 +199,7 @@ async def test_a_slack_click_on_a_question_handed_on_is_refused_to_the_member_be
             "This question is with someone else now, so nothing was changed."
         )
         answered = await client.post(
-            "/api/slack/interactions", **slack_click("U0ERIN", pending_id, "roomkit:choose:0")
+            "/api/slack/interactions", **click("U0ERIN", pending_id, "roomkit:choose:0")
         )
     assert answered.status_code == 200, answered.text
     settled = await handler.get_request(pending_id)
@@ -213,24 +209,6 @@ async def test_a_slack_click_on_a_question_handed_on_is_refused_to_the_member_be
 
 def bearer(actor: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
-
-
-def slack_click(user: str, pending_id: str, action_id: str) -> dict[str, Any]:
-    """The keyword arguments of a POST of ``user``'s click, signed as Slack signs it."""
-    payload = {
-        "type": "block_actions",
-        "user": {"id": user},
-        "actions": [{"action_id": action_id, "value": pending_id}],
-    }
-    body = urlencode({"payload": json.dumps(payload)}).encode()
-    stamp = str(int(time.time()))
-    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=body)
-    headers = {
-        "X-Slack-Request-Timestamp": stamp,
-        "X-Slack-Signature": str(signature),
-        "Content-Type": "application/x-www-form-urlencoded",
-    }
-    return {"content": body, "headers": headers}
 
 
 async def test_an_escalation_step_worked_out_again_hands_a_rotation_on_once() -> None:

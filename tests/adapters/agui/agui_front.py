@@ -113,6 +113,14 @@ class Front:
         transport = httpx.ASGITransport(app=self.app)
         return httpx.AsyncClient(transport=transport, base_url="http://localhost")
 
+    async def post(self, body: object, *, actor: str = "alice") -> httpx.Response:
+        """POST ``body`` to the endpoint as a client sends it: JSON text (a lone surrogate
+        as its escape), or ``bytes`` as they are."""
+        content = body if isinstance(body, bytes) else json.dumps(body).encode()
+        headers = {**bearer(actor), "content-type": "application/json"}
+        async with self.client() as client:
+            return await client.post("/agui", content=content, headers=headers)
+
     async def run(
         self,
         text: str | None = None,

@@ -4,7 +4,6 @@ long threads, requests no turn holds; and what it advertises."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -346,13 +345,7 @@ async def test_a_resume_with_text_no_store_takes_settles_none_of_its_entries(
         {"interruptId": second.id, "status": "resolved", "payload": {"answer": "L\ud800"}},
     ]
     body = {"threadId": "t1", "runId": "r-resume", "messages": front.messages, "resume": resume}
-    async with front.client() as client:
-        # As a client sends it: the surrogate as its JSON escape.
-        response = await client.post(
-            "/agui",
-            content=json.dumps(body).encode(),
-            headers={**bearer("alice"), "content-type": "application/json"},
-        )
+    response = await front.post(body)
     events = parse(response.text)
     assert events[-1].type == EventType.RUN_ERROR
     assert events[-1].code.startswith("invalid_payload")
@@ -368,12 +361,7 @@ async def test_a_message_with_text_no_store_takes_is_refused_naming_it(front: Fr
         "runId": "r1",
         "messages": [{"id": "m0", "role": "user", "content": "Paint it caf\ud800"}],
     }
-    async with front.client() as client:
-        response = await client.post(
-            "/agui",
-            content=json.dumps(body).encode(),
-            headers={**bearer("alice"), "content-type": "application/json"},
-        )
+    response = await front.post(body)
     assert response.status_code == 422
     assert "lone surrogate" in response.json()["detail"]
     assert front.provider.calls == []
@@ -394,12 +382,7 @@ async def test_a_resume_entry_with_text_no_stream_encodes_is_refused_with_422(
     naming where it is: the stream could not quote it back."""
     [interrupt] = interrupts(await front.run("Paint it"))
     body = {"threadId": "t1", "runId": "r", "messages": front.messages, "resume": [entry]}
-    async with front.client() as client:
-        response = await client.post(
-            "/agui",
-            content=json.dumps(body).encode(),
-            headers={**bearer("alice"), "content-type": "application/json"},
-        )
+    response = await front.post(body)
     assert response.status_code == 422
     assert "lone surrogate" in response.json()["detail"]
     assert "resume[0]" in response.json()["detail"]
@@ -419,10 +402,7 @@ NOT_OBJECTS = {
 async def test_a_body_that_is_no_object_is_refused_with_422(front: Front, body: bytes) -> None:
     """A body that is JSON but no object is refused in a few words, without quoting it back
     (a lone surrogate in it included)."""
-    async with front.client() as client:
-        response = await client.post(
-            "/agui", content=body, headers={**bearer("alice"), "content-type": "application/json"}
-        )
+    response = await front.post(body)
     assert response.status_code == 422
     assert response.json()["detail"] == (
         "Not a RunAgentInput: the body must be a RunAgentInput object"
