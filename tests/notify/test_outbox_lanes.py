@@ -82,6 +82,33 @@ async def test_a_lanes_renewal_postponement_and_completion_keep_its_claims_right
     assert (last.item_id, last.attempts) == (first.item_id, 1)
 
 
+async def test_what_a_failed_attempt_got_through_comes_back_with_the_next_claim(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """A postponement may keep a receipt (a delivery that went through in part): the next
+    claims carry it, with lanes or without, until a postponement with another."""
+    outbox = outbox_for(make_handler())
+    now = 1_000.0
+    item = delivery("a", "push", now - 1)
+    await outbox.add([item])
+    [taken] = await outbox.claim("me", now, 30.0, 0, lanes={"push": 1})
+    assert taken.receipt is None
+    await outbox.postpone(item.item_id, now + 1, {"endpoints": ["https://push/1"]})
+    [again] = await outbox.claim("me", now + 1, 30.0, 0, lanes={"push": 1})
+    assert again.receipt == {"endpoints": ["https://push/1"]}
+    await outbox.postpone(item.item_id, now + 2)
+    [then] = await outbox.claim("me", now + 2, 30.0, 5)
+    assert (then.receipt, then.attempts) == ({"endpoints": ["https://push/1"]}, 2)
+    await outbox.postpone(
+        item.item_id, now + 3, {"endpoints": ["https://push/1", "https://push/2"]}
+    )
+    [last] = await outbox.claim("me", now + 3, 30.0, 5)
+    assert last.receipt == {"endpoints": ["https://push/1", "https://push/2"]}
+    await outbox.complete(item.item_id, {"endpoints": ["https://push/2"]})
+    [done] = await outbox.items_for("a")
+    assert (done.done, done.receipt) == (True, {"endpoints": ["https://push/2"]})
+
+
 async def test_redis_items_recorded_before_lanes_are_claimed_in_their_lane(
     redis_server: RedisServer, store_prefix: str
 ) -> None:

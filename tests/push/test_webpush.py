@@ -174,6 +174,36 @@ async def test_a_request_settled_elsewhere_replaces_the_notice_on_the_devices_to
     assert len(service.received) == 2
 
 
+async def test_a_question_shown_on_one_device_of_two_is_replaced_there_when_answered(
+    make_handler: Callable[[], HumanInputHandler], tmp_path: Path
+) -> None:
+    """The tablet's push service keeps failing while the phone shows the question; it is
+    answered meanwhile: the phone's notice is replaced by who answered, and the tablet,
+    which never showed it, gets nothing."""
+    handler = make_handler()
+    async with PushService() as service:
+        phone, tablet = service.browser("phone"), service.browser("tablet")
+        subscribe(tmp_path, "alice", phone.subscription())
+        subscribe(tmp_path, "alice", tablet.subscription())
+        service.status[tablet.endpoint] = 503
+        push = WebPush(
+            SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK, retry=Retry(first=0.01, cap=0.05)
+        )
+        notifier = notifier_of(handler, push)
+        async with notifier:
+            request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
+            [question] = await service.wait_for(1)
+            assert question.endpoint == phone.endpoint
+            assert await handler.aresolve(request.pending_id, "yes", by="alice", surface="slack")
+            [_, settled] = await service.wait_for(2)
+            await notifier.wait_idle()
+    assert settled.endpoint == phone.endpoint
+    note = settled.message["notification"]
+    assert (note["tag"], note["title"]) == (request.pending_id, "Answered by alice in Slack")
+    assert {taken.endpoint for taken in service.received} == {phone.endpoint}
+    assert await shown_on(handler, request.pending_id) == ["alice"]
+
+
 @pytest.mark.parametrize("gone", [404, 410])
 async def test_a_subscription_the_service_reports_gone_is_dropped(
     make_handler: Callable[[], HumanInputHandler], tmp_path: Path, gone: int

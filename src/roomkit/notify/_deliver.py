@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,19 @@ def approvers_of(request: PendingInput) -> tuple[str, ...]:
     if named:
         return named
     return (request.actor_id,) if request.actor_id else ()
+
+
+def joined(kept: Mapping[str, Any] | None, receipt: Mapping[str, Any]) -> dict[str, Any]:
+    """``receipt``, with what earlier attempts of the same delivery got through (``kept``):
+    a list in both is joined, the kept one's first; any other field of ``receipt`` wins."""
+    done = dict(kept or {})
+    for key, value in receipt.items():
+        before = done.get(key)
+        if isinstance(before, list) and isinstance(value, list):
+            done[key] = before + [v for v in value if v not in before]
+        else:
+            done[key] = value
+    return done
 
 
 def _outcome(request: PendingInput) -> str:
@@ -100,7 +113,7 @@ class Sender:
             or (kind != "question_settled" and request.status is not _PENDING)
         ):
             # Nothing further is sent once a request settled; a surface since removed skips.
-            await self.outbox.complete(item.item_id, {"skipped": "not sent"})
+            await self._complete(item, {"skipped": "not sent"})
             return
         now = now_of(self.handler)
         if (kind in FOLLOW_UPS and not await first_notice_out(self.outbox, item, now)) or (
@@ -111,7 +124,7 @@ class Sender:
             return
         if lane.given_up(item.created, now):
             self._dropped(surface.name, item, "gave up: the surface kept failing meanwhile")
-            await self.outbox.complete(item.item_id, {"failed": "the surface kept failing"})
+            await self._complete(item, {"failed": "the surface kept failing"})
             return
         attempt = Attempt(item, surface, lane, now_of(self.handler))
         try:
@@ -127,7 +140,7 @@ class Sender:
             async with asyncio.timeout(self.patience):
                 receipt = await surface.send(notice)
         except DeliveryError as error:
-            await self._failed(attempt, str(error), error.retry)
+            await self._failed(attempt, str(error), error.retry, error.receipt)
             return
         except TimeoutError:
             # It may have landed (a mail server that queued it, then stalled): retried as a
@@ -141,10 +154,11 @@ class Sender:
             await self._failed(attempt, f"{type(error).__name__}: {error}", True)
             return
         lane.delivered()
-        await self.outbox.complete(item.item_id, dict(receipt) if receipt else {})
+        await self._complete(item, receipt or {})
         self.stats.delivered[surface.name] += 1
-        # A surface that skipped the notice (not one for it) showed nobody anything.
-        if kind == "question_pending" and not (receipt and "skipped" in receipt):
+        # A surface that skipped the notice (not one for it) showed nobody anything; one
+        # that showed it in part on an earlier attempt has said so already.
+        if kind == "question_pending" and not ((receipt and "skipped" in receipt) or item.receipt):
             await self.shown.record([request.pending_id], surface.name, notice.recipient)
 
     async def _notice(self, item: OutboxItem, request: PendingInput, kind: NoticeType) -> Notice:
@@ -201,14 +215,27 @@ class Sender:
                 return str(entry["surface"])
         return None
 
-    async def _failed(self, attempt: Attempt, problem: str, retry: bool) -> None:
+    async def _failed(
+        self,
+        attempt: Attempt,
+        problem: str,
+        retry: bool,
+        through: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record a failed attempt: retried later, or dropped. ``through`` is what went
+        through all the same (:attr:`DeliveryError.receipt`), kept with the delivery."""
         item, surface = attempt.item, attempt.surface
         self.stats.failed[surface.name] += 1
         policy: Retry = getattr(surface, "retry", None) or Retry()
         now = now_of(self.handler)
+        if through and not item.receipt and item.body.get("type") == "question_pending":
+            # A device showed the question: the person was shown it, whatever comes next.
+            await self.shown.record([item.pending_id], surface.name, item.body.get("recipient"))
+        if through:
+            item = replace(item, receipt=joined(item.receipt, through))
         if not retry:
             self._dropped(surface.name, item, problem, refused=True)
-            await self.outbox.complete(item.item_id, {"failed": problem})
+            await self._complete(item, {"failed": problem})
             return
         paused = attempt.lane.failed(attempt.started, now)
         if now - item.created < policy.give_up:
@@ -221,10 +248,18 @@ class Sender:
                 delay,
                 f"; its other deliveries wait {paused:.1f}s" if paused else "",
             )
-            await self.outbox.postpone(item.item_id, now + delay)
+            await self.outbox.postpone(item.item_id, now + delay, item.receipt)
             return
         self._dropped(surface.name, item, problem)
-        await self.outbox.complete(item.item_id, {"failed": problem})
+        await self._complete(item, {"failed": problem})
+
+    async def _complete(self, item: OutboxItem, receipt: Mapping[str, Any]) -> None:
+        """Mark ``item`` done with ``receipt``, joined to what earlier attempts of it got
+        through (``"partial": true`` when it ends failed or skipped all the same)."""
+        done = joined(item.receipt, receipt)
+        if item.receipt and {"failed", "skipped"} & receipt.keys():
+            done["partial"] = True
+        await self.outbox.complete(item.item_id, done)
 
     def _dropped(
         self, surface: str, item: OutboxItem, problem: str, *, refused: bool = False

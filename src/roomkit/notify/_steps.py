@@ -145,8 +145,13 @@ class Planner:
         for earlier in await self.outbox.items_for(pending_id):
             body, receipt = earlier.body, earlier.receipt or {}
             announced = announced or earlier.item_id == step_id(pending_id, "announce")
-            # In flight counts as told; refused or skipped does not.
-            sent = not earlier.done or not ({"failed", "skipped"} & receipt.keys())
+            # In flight counts as told; refused or skipped does not, unless some of it
+            # went through first (a device of the person's that showed it).
+            sent = (
+                not earlier.done
+                or bool(receipt.get("partial"))
+                or not ({"failed", "skipped"} & receipt.keys())
+            )
             if sent and body.get("job") == "deliver" and body.get("type") != "question_settled":
                 told[(str(body["surface"]), body.get("recipient"))] = None
         if announced:

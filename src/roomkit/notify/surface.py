@@ -77,11 +77,19 @@ class DeliveryError(Exception):
     """A delivery failed. ``retry`` says whether sending again may succeed.
 
     The message says what to fix (a bad token, an unknown user, a refused address).
+    ``receipt`` is what went through all the same (some of a person's devices): the
+    notifier keeps it with the delivery and joins it to the receipt of whatever comes of
+    the delivery after, so that how the request ended reaches those it showed the question
+    to. A delivery that ends failed or skipped after some of it went through is marked
+    ``"partial": true`` in its receipt.
     """
 
-    def __init__(self, message: str, *, retry: bool) -> None:
+    def __init__(
+        self, message: str, *, retry: bool, receipt: Mapping[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.retry = retry
+        self.receipt = receipt
 
 
 @runtime_checkable

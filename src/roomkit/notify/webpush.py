@@ -230,7 +230,8 @@ class WebPush:
 
         Raises:
             DeliveryError: a push service failed (``retry=True``: the devices that took it
-                get it again, replacing it by its tag), or refused every device.
+                get it again, replacing it by its tag; its ``receipt`` names them), or
+                refused every device.
         """
         recipient = notice.recipient
         if recipient is None:
@@ -255,7 +256,10 @@ class WebPush:
                 failures.append(outcome)
         retry = any(failure.retry for failure in failures)
         if failures and (retry or not sent):
-            raise DeliveryError("; ".join(f.problem for f in failures), retry=retry)
+            # The devices that took it are kept: how the request ends goes to them.
+            receipt = {"endpoints": sent} if sent else None
+            problem = "; ".join(f.problem for f in failures)
+            raise DeliveryError(problem, retry=retry, receipt=receipt)
         for failure in failures:
             logger.warning("Could not push to a device of %r: %s", recipient, failure.problem)
         if not sent:

@@ -101,7 +101,8 @@ class OutboxItem:
     """When it was added: retries give up a fixed time after it."""
     done: bool = False
     receipt: dict[str, Any] | None = None
-    """What the surface returned when it was delivered."""
+    """What the surface returned when it was delivered; while not done, what went through
+    of an attempt that failed in part (see :meth:`Outbox.postpone`)."""
 
     @property
     def lane(self) -> str:
@@ -214,10 +215,15 @@ class Outbox(Protocol):
         """
         ...
 
-    async def postpone(self, item_id: str, due: float) -> None:
-        """Put an item back, due at ``due``, one attempt more.
+    async def postpone(
+        self, item_id: str, due: float, receipt: dict[str, Any] | None = None
+    ) -> None:
+        """Put an item back, due at ``due``, one attempt more; ``receipt`` (when given)
+        is kept with it, what went through of a delivery that failed in part, and comes
+        back with its next claim.
 
         Raises:
+            TypeError: ``receipt`` is not JSON-ready.
             StoreUnavailableError: the store's database cannot be reached (a durable store).
             StoreClosedError: the store was closed (a durable store).
         """
@@ -397,10 +403,13 @@ class MemoryOutbox(ClaimingOutbox):
             self._items[item_id] = replace(item, done=True, receipt=receipt)
             self._owners.pop(item_id, None)
 
-    async def postpone(self, item_id: str, due: float) -> None:
+    async def postpone(
+        self, item_id: str, due: float, receipt: dict[str, Any] | None = None
+    ) -> None:
         item = self._items.get(item_id)
         if item is not None and not item.done:
-            self._put(replace(item, due=due, attempts=item.attempts + 1))
+            kept = item.receipt if receipt is None else receipt
+            self._put(replace(item, due=due, attempts=item.attempts + 1, receipt=kept))
             self._owners.pop(item_id, None)
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:

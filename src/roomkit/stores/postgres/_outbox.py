@@ -117,12 +117,15 @@ class PostgresOutbox(ClaimingOutbox):
         )
         await self._count(statement, (text, item_id))
 
-    async def postpone(self, item_id: str, due: float) -> None:
+    async def postpone(
+        self, item_id: str, due: float, receipt: dict[str, Any] | None = None
+    ) -> None:
+        text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))
         statement = (
-            f"UPDATE {self._table} SET due = %s, attempts = attempts + 1, owner = NULL "
-            "WHERE item_id = %s AND NOT done"
+            f"UPDATE {self._table} SET due = %s, attempts = attempts + 1, owner = NULL, "
+            "receipt = coalesce(%s, receipt) WHERE item_id = %s AND NOT done"
         )
-        await self._count(statement, (due, item_id))
+        await self._count(statement, (due, text, item_id))
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
         statement = (

@@ -68,7 +68,7 @@ for _, id in ipairs(ids) do
     redis.call('ZADD', KEYS[3] .. lane, ARGV[2], id)
   end
   out[#out + 1] = id
-  out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created')
+  out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt')
 end
 return out
 """
@@ -94,7 +94,9 @@ local function take(lane, room)
         redis.call('ZADD', set, ARGV[2], id)
         redis.call('HSET', key, 'owner', ARGV[3])
         out[#out + 1] = id
-        out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created')
+        out[#out + 1] = redis.call(
+          'HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt'
+        )
         taken = taken + 1
       end
     end
@@ -200,6 +202,9 @@ if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
   end
   redis.call('HINCRBY', KEYS[1], 'attempts', 1)
   redis.call('HDEL', KEYS[1], 'owner')
+  if ARGV[3] ~= '' then
+    redis.call('HSET', KEYS[1], 'receipt', ARGV[3])
+  end
 end
 return 1
 """
@@ -268,7 +273,8 @@ class RedisOutbox(ClaimingOutbox):
                 )
         items = []
         for at in range(0, len(raw), 2):
-            pending_id, body, attempts, created = (_text(v) for v in raw[at + 1])
+            *fields, receipt = raw[at + 1]
+            pending_id, body, attempts, created = (_text(v) for v in fields)
             items.append(
                 OutboxItem(
                     item_id=_text(raw[at]),
@@ -277,6 +283,7 @@ class RedisOutbox(ClaimingOutbox):
                     body=json.loads(body),
                     attempts=int(attempts),
                     created=float(created),
+                    receipt=json.loads(_text(receipt)) if receipt else None,
                 )
             )
         return items
@@ -300,10 +307,14 @@ class RedisOutbox(ClaimingOutbox):
         async with self._server():
             await self._complete(keys=keys, args=[text, item_id, self._keep_ms, f".{ENDING}"])
 
-    async def postpone(self, item_id: str, due: float) -> None:
+    async def postpone(
+        self, item_id: str, due: float, receipt: dict[str, Any] | None = None
+    ) -> None:
+        text = "" if receipt is None else json.dumps(receipt, separators=(",", ":"))
         async with self._server():
             await self._postpone(
-                keys=[self._item + item_id, self._due, self._lane], args=[repr(due), item_id]
+                keys=[self._item + item_id, self._due, self._lane],
+                args=[repr(due), item_id, text],
             )
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:

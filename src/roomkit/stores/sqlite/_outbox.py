@@ -186,12 +186,16 @@ class SQLiteOutbox(ClaimingOutbox):
 
         await self._run(complete)
 
-    async def postpone(self, item_id: str, due: float) -> None:
+    async def postpone(
+        self, item_id: str, due: float, receipt: dict[str, Any] | None = None
+    ) -> None:
+        text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))
+
         def postpone(db: sqlite3.Connection) -> None:
             db.execute(
-                "UPDATE roomkit_outbox SET due = ?, attempts = attempts + 1, owner = NULL "
-                "WHERE item_id = ? AND done = 0",
-                (due, item_id),
+                "UPDATE roomkit_outbox SET due = ?, attempts = attempts + 1, owner = NULL, "
+                "receipt = coalesce(?, receipt) WHERE item_id = ? AND done = 0",
+                (due, text, item_id),
             )
 
         await self._run(postpone)
