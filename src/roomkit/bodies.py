@@ -339,10 +339,13 @@ def json_rpc_refusal(error: BodyRefusedError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": str(error)}}
 
 
-async def _refuse(send: Send, error: BodyRefusedError, refusal: Refusal) -> None:
+async def _refuse(
+    send: Send, error: BodyRefusedError, refusal: Refusal, status: int | None = None
+) -> None:
     body = json.dumps(refusal(error), separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    answered = error.status if status is None else status
+    await send({"type": "http.response.start", "status": answered, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -353,6 +356,7 @@ async def _bounded(
     scope: Scope,
     receive: Receive,
     send: Send,
+    status: int | None = None,
 ) -> None:
     """Run ``app`` on the request once its body is read and checked; answer a refusal else.
 
@@ -369,7 +373,7 @@ async def _bounded(
         if body and not _is_form(scope):
             load_json(body, limits)
     except BodyRefusedError as error:
-        await _refuse(send, error, refusal)
+        await _refuse(send, error, refusal, status)
         return
     except _Gone:
         return
@@ -394,6 +398,8 @@ class BoundedBodies:
         limits: the size, depth and number length taken.
         refusal: makes the JSON answer to a refused body; ``{"detail": str}`` by default,
             :func:`json_rpc_refusal` for a JSON-RPC endpoint.
+        status: the HTTP status of every refusal; by default the error's own (413 or
+            400). A JSON-RPC endpoint whose errors all travel as 200 (A2A's) gives 200.
     """
 
     def __init__(
@@ -402,13 +408,15 @@ class BoundedBodies:
         limits: BodyLimits = DEFAULT_LIMITS,
         *,
         refusal: Refusal = detail_refusal,
+        status: int | None = None,
     ) -> None:
         self.app = app
         self.limits = limits
         self.refusal = refusal
+        self.status = status
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await _bounded(self.app, self.limits, self.refusal, scope, receive, send)
+        await _bounded(self.app, self.limits, self.refusal, scope, receive, send, self.status)
 
 
 def bounded_route(

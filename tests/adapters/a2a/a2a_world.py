@@ -12,7 +12,7 @@ from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part, new_text_part
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_rest_routes
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskStore
 from a2a.types import (
     AgentCapabilities,
@@ -46,7 +46,8 @@ CARD = AgentCard(
     description="Asks a person when it must.",
     version="1.0",
     supported_interfaces=[
-        AgentInterface(protocol_binding="HTTP+JSON", url=BASE, protocol_version="1.0")
+        AgentInterface(protocol_binding="HTTP+JSON", url=BASE, protocol_version="1.0"),
+        AgentInterface(protocol_binding="JSONRPC", url=f"{BASE}/rpc", protocol_version="1.0"),
     ],
     skills=[AgentSkill(id="ask", name="Ask a person", description="Asks.", tags=["hitl"])],
     capabilities=AgentCapabilities(streaming=False, push_notifications=True),
@@ -131,7 +132,11 @@ class World:
         requests = DefaultRequestHandler(
             self.executor, self.tasks, CARD, push_config_store=self.configs
         )
-        routes = Starlette(routes=create_rest_routes(requests))
+        routes = Starlette(
+            routes=create_agent_card_routes(CARD)
+            + create_jsonrpc_routes(requests, rpc_url="/rpc")
+            + create_rest_routes(requests)
+        )
         self.app = A2AGate(routes, handler=self.handler, secret=SECRET)
 
     async def _send(self, name: str, arguments: dict[str, Any]) -> str:
@@ -143,10 +148,10 @@ class World:
         transport = httpx.ASGITransport(app=self.app)
         return httpx.AsyncClient(transport=transport, base_url=BASE, headers=headers)
 
-    def client(self, http: httpx.AsyncClient) -> Any:
-        """The SDK's own client, over ``http``."""
+    def client(self, http: httpx.AsyncClient, binding: str = "HTTP+JSON") -> Any:
+        """The SDK's own client, over ``http``, speaking ``binding`` (or ``"JSONRPC"``)."""
         config = ClientConfig(
-            httpx_client=http, streaming=False, supported_protocol_bindings=["HTTP+JSON"]
+            httpx_client=http, streaming=False, supported_protocol_bindings=[binding]
         )
         return ClientFactory(config).create(CARD)
 
@@ -159,9 +164,10 @@ class World:
         task: Task | None = None,
         context_id: str = "ctx-1",
         push: TaskPushNotificationConfig | None = None,
+        binding: str = "HTTP+JSON",
     ) -> Task:
         """One message through the SDK's client; the task as it then stands."""
-        client = self.client(http)
+        client = self.client(http, binding)
         parts = []
         if text is not None:
             parts.append(new_text_part(text))

@@ -6,6 +6,10 @@ Each HTTP request's ``Authorization: Bearer`` token goes through the one credent
 request gets a 401 and never reaches the routes; with one, the token's subject is the
 Starlette user the SDK's call context names, so :class:`~roomkit.adapters.a2a.RoomKitExecutor`
 asks and answers as them. The agent card (``/.well-known/...``) is served to anyone.
+
+On the SDK's JSON-RPC routes every refusal is a JSON-RPC error object, which a JSON-RPC
+client reads; on the others (REST) it stays text for a credential and ``{"detail": ...}``
+for a body.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from typing import Any
 
 from starlette.authentication import SimpleUser
 
+from roomkit.adapters.a2a._rpc import json_rpc_route, refuse, request_id
 from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.tokens import resolve_secret
-from roomkit.bodies import BoundedBodies
+from roomkit.bodies import BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -35,6 +40,12 @@ PUBLIC_PREFIX = "/.well-known/"
 class A2AGate:
     """An ASGI app: ``app`` behind the desk's tokens, its request bodies checked as the
     other doors check theirs (over 256 KiB: 413; nested too deep, or not JSON: 400).
+
+    A request to one of the SDK's JSON-RPC routes in ``app`` (``create_jsonrpc_routes``,
+    found among ``app.routes`` and the apps mounted there) is refused with a JSON-RPC error
+    object naming its ``id``: a refused credential with the status above (401 keeps its
+    ``WWW-Authenticate``) and code -32000, a refused body as the SDK refuses one (HTTP 200,
+    -32600 over the size limit, -32700 else).
 
     Args:
         app: the A2A routes (a Starlette or FastAPI app).
@@ -56,13 +67,20 @@ class A2AGate:
     ) -> None:
         if auth is None:
             auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
+        self.routes = app
+        """The app whose routes say which requests are JSON-RPC ones."""
         # Bodies are checked as every other door checks them (size, depth, numbers), once
         # the caller is known and before the SDK parses them.
         self.app = BoundedBodies(app)
+        self.json_rpc_app = BoundedBodies(app, refusal=json_rpc_refusal, status=200)
         self.gate = CredentialGate(auth, LinkLedger(handler.ledger))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not str(scope.get("path", "")).startswith(PUBLIC_PREFIX):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        json_rpc = json_rpc_route(self.routes, scope)
+        if not str(scope.get("path", "")).startswith(PUBLIC_PREFIX):
             header = dict(scope.get("headers") or ()).get(b"authorization", b"")
             scheme, _, token = header.decode("latin-1").partition(" ")
             try:
@@ -70,13 +88,23 @@ class A2AGate:
                     token.strip() if scheme.lower() == "bearer" else None, Use.SESSION
                 )
             except Refused as refused:
-                await _plain(send, refused.status, str(refused))
+                await _refuse(scope, receive, send, json_rpc, refused.status, str(refused))
                 return
             except StoreError:
-                await _plain(send, 503, "The store cannot be reached to check the token")
+                message = "The store cannot be reached to check the token"
+                await _refuse(scope, receive, send, json_rpc, 503, message)
                 return
             scope["user"] = SimpleUser(principal.actor_id)
-        await self.app(scope, receive, send)
+        await (self.json_rpc_app if json_rpc else self.app)(scope, receive, send)
+
+
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, json_rpc: bool, status: int, message: str
+) -> None:
+    if json_rpc:
+        await refuse(send, status, message, await request_id(scope, receive))
+    else:
+        await _plain(send, status, message)
 
 
 async def _plain(send: Send, status: int, message: str) -> None:

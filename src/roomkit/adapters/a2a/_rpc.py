@@ -1,0 +1,115 @@
+"""What the gate answers on the SDK's JSON-RPC routes: JSON-RPC 2.0 error objects.
+
+A JSON-RPC client reads every answer as a JSON-RPC response, so a refusal on a JSON-RPC route
+is one: ``{"jsonrpc": "2.0", "id": <the request's id, or null>, "error": {"code", "message",
+"data"}}``. A refused credential keeps the HTTP status A2A gives it (401 with its
+``WWW-Authenticate`` challenge, 403), with the code JSON-RPC leaves to the server (-32000)
+and a ``google.rpc.ErrorInfo`` detail naming the reason; a store that cannot be reached is
+a 503 with the internal error's code. A refused body is answered as the SDK answers a body
+it cannot take: HTTP 200, a parse error (-32700) or an invalid request (-32600).
+
+:func:`json_rpc_route` tells a request to one of the SDK's JSON-RPC routes (the routes
+``create_jsonrpc_routes`` makes, served by its ``JsonRpcDispatcher``) from the others.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from starlette.routing import Match
+
+from roomkit.bodies import DEFAULT_LIMITS, check_declared_size, load_json
+from roomkit.core.exceptions import BodyRefusedError
+
+__all__ = ["SERVER_ERROR", "json_rpc_route", "refuse", "request_id"]
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+SERVER_ERROR = -32000
+"""The code of a refused credential: JSON-RPC's own server-error code, which A2A's codes
+(-32001 and below) leave free."""
+INTERNAL_ERROR = -32603
+"""JSON-RPC's internal error: what A2A names for a server that cannot answer now."""
+REASONS = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 503: "UNAVAILABLE"}
+"""The ``ErrorInfo`` reason of each status the gate answers with."""
+CHALLENGE = b'Bearer realm="roomkit"'
+"""The ``WWW-Authenticate`` challenge of every 401."""
+_CAP = DEFAULT_LIMITS.max_bytes
+
+
+def json_rpc_route(app: Any, scope: Scope) -> bool:
+    """Whether ``scope`` is a request to one of ``app``'s JSON-RPC routes, as Starlette's
+    router would match it (the first full match, else the first match on the path alone),
+    through mounted apps. An app without routes has none."""
+    routes = getattr(app, "routes", None)
+    return routes is not None and _matched(routes, scope)
+
+
+def _matched(routes: Iterable[Any], scope: Scope) -> bool:
+    partial = None
+    for route in routes:
+        match, child = route.matches(scope)
+        if match is Match.FULL:
+            inner = getattr(route, "routes", None)
+            if inner is not None:  # a mount or a host: its own routes decide
+                return _matched(inner, {**scope, **child})
+            return _dispatches(route)
+        if match is Match.PARTIAL and partial is None:
+            partial = route
+    return partial is not None and _dispatches(partial)
+
+
+def _dispatches(route: Any) -> bool:
+    owner = getattr(getattr(route, "endpoint", None), "__self__", None)
+    return isinstance(owner, JsonRpcDispatcher)
+
+
+async def request_id(scope: Scope, receive: Receive) -> str | int | None:
+    """The ``id`` of the JSON-RPC request whose body ``receive`` gives, read within the
+    body limits; ``None`` when the body is too big, not JSON, or names no usable id."""
+    headers = dict(scope.get("headers") or ())
+    try:
+        check_declared_size(headers.get(b"content-length", b"").decode("latin-1") or None, _CAP)
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            body += message.get("body", b"")
+            if len(body) > _CAP:
+                return None
+            if not message.get("more_body", False):
+                break
+        request = load_json(bytes(body))
+    except BodyRefusedError:
+        return None
+    found = request.get("id") if isinstance(request, dict) else None
+    # As the SDK reads an id: a text or a whole number, never a flag.
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+async def refuse(send: Send, status: int, message: str, rpc_id: str | int | None) -> None:
+    """Answer a refused request as a JSON-RPC error with ``status``."""
+    code = INTERNAL_ERROR if status >= 500 else SERVER_ERROR
+    info = {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": REASONS.get(status, "REFUSED"),
+        "domain": "roomkit",
+        "metadata": {},
+    }
+    answer = {
+        "jsonrpc": "2.0",
+        "id": rpc_id,
+        "error": {"code": code, "message": message, "data": [info]},
+    }
+    body = json.dumps(answer, separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    if status == 401:
+        headers.append((b"www-authenticate", CHALLENGE))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

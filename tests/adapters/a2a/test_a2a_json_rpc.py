@@ -1,0 +1,154 @@
+"""A2AGate in front of the SDK's JSON-RPC routes: every refusal is a JSON-RPC error object,
+which the SDK's own JSON-RPC client reads; the REST routes and the card keep their shape."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from a2a.client.errors import A2AClientError
+from a2a.types import TaskState
+from a2a.utils.errors import InvalidRequestError
+from a2a_world import BASE, SECRET, World, ask
+
+from roomkit.auth.gate import MISSING
+from roomkit.desk.auth import token_entry
+from roomkit.desk.tokens import issue_token, token_claims
+from roomkit.providers.ai.base import AIResponse
+
+SEND = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "method": "SendMessage",
+    "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Hi"}]}},
+}
+HEADERS = {"A2A-Version": "1.0"}
+
+
+def raw(world: World, token: str | None) -> httpx.AsyncClient:
+    headers = dict(HEADERS)
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    transport = httpx.ASGITransport(app=world.app)
+    return httpx.AsyncClient(transport=transport, base_url=BASE, headers=headers)
+
+
+async def revoked() -> tuple[World, str]:
+    world = World([AIResponse(content="Never.")])
+    token = issue_token(SECRET, "alice")
+    await world.handler.ledger.record_spent(
+        token_entry(token_claims(SECRET, token)["jti"]), until=None
+    )
+    return world, token
+
+
+def rpc_error(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC error of ``response``, checked to be one."""
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert set(body) == {"jsonrpc", "id", "error"}
+    assert body["jsonrpc"] == "2.0"
+    assert isinstance(body["error"]["code"], int)
+    assert isinstance(body["error"]["message"], str)
+    return dict(body)
+
+
+@pytest.mark.parametrize("token", [None, "not-a-token", "revoked"])
+async def test_a_refused_caller_gets_a_json_rpc_error_with_its_challenge(
+    token: str | None,
+) -> None:
+    """No token, a bad one or a revoked one: a 401 keeping its ``WWW-Authenticate``,
+    whose body is a JSON-RPC error naming the request's id; nothing runs."""
+    world = World([AIResponse(content="Never.")])
+    if token == "revoked":
+        world, token = await revoked()
+    async with raw(world, token) as http:
+        response = await http.post("/rpc", json=SEND)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer realm="roomkit"'
+    body = rpc_error(response)
+    assert body["id"] == 7
+    assert body["error"]["code"] == -32000
+    assert body["error"]["data"][0]["reason"] == "UNAUTHENTICATED"
+    if token is None:
+        assert body["error"]["message"] == MISSING
+    assert world.provider.calls == []
+    assert await world.handler.list_pending() == []
+
+
+async def test_the_sdks_json_rpc_client_reads_the_refusal() -> None:
+    """The SDK's JSON-RPC client, without a token: its error holds the 401 whose body is a
+    JSON-RPC error answering the id the client sent."""
+    world = World([AIResponse(content="Never.")])
+    async with world.http(actor=None) as http:
+        with pytest.raises(A2AClientError, match="401") as caught:
+            await world.send(http, text="Hi", binding="JSONRPC")
+    cause = caught.value.__cause__
+    assert isinstance(cause, httpx.HTTPStatusError)
+    body = rpc_error(cause.response)
+    assert body["id"] == json.loads(cause.request.content)["id"]
+    assert world.provider.calls == []
+
+
+async def test_an_unreadable_request_is_refused_with_a_null_id() -> None:
+    """A refused caller whose body is no JSON-RPC request: the id is null."""
+    world = World([AIResponse(content="Never.")])
+    async with raw(world, None) as http:
+        garbage = await http.post("/rpc", content=b"{not json", headers=HEADERS)
+        flag = await http.post("/rpc", json={**SEND, "id": True})
+    for response in (garbage, flag):
+        assert response.status_code == 401
+        assert rpc_error(response)["id"] is None
+
+
+async def test_a_body_over_the_limit_is_an_invalid_request_the_sdk_client_raises() -> None:
+    """A person's message over 256 KiB through the SDK's JSON-RPC client: refused before
+    the SDK reads it, as the SDK refuses a body (HTTP 200, -32600), which the client raises
+    as the SDK's own error; nothing reaches the model."""
+    world = World([AIResponse(content="Never.")])
+    async with world.http() as http:
+        with pytest.raises(InvalidRequestError, match="limit"):
+            await world.send(http, text="x" * 300_000, binding="JSONRPC")
+    assert world.provider.calls == []
+
+
+async def test_a_body_nested_too_deep_is_a_parse_error() -> None:
+    world = World([AIResponse(content="Never.")])
+    deep: Any = "x"
+    for _ in range(200):
+        deep = [deep]
+    async with raw(world, issue_token(SECRET, "alice")) as http:
+        response = await http.post("/rpc", json={**SEND, "params": deep})
+    assert response.status_code == 200
+    body = rpc_error(response)
+    assert (body["id"], body["error"]["code"]) == (None, -32700)
+    assert world.provider.calls == []
+
+
+async def test_an_admitted_caller_is_served_over_json_rpc() -> None:
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it", binding="JSONRPC")
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        done = await world.send(http, text="blue", task=task, binding="JSONRPC")
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+async def test_the_rest_routes_and_the_card_keep_their_shape() -> None:
+    """Beside the JSON-RPC route: a REST refusal stays text (a credential) or
+    ``{"detail"}`` (a body), and the card is served to anyone."""
+    world = World([AIResponse(content="Never.")])
+    async with raw(world, None) as http:
+        refused = await http.post("/message:send", json={})
+        card = await http.get("/.well-known/agent-card.json")
+    async with raw(world, issue_token(SECRET, "alice")) as http:
+        too_big = await http.post("/message:send", json={"x": "x" * 300_000})
+    assert refused.status_code == 401
+    assert refused.headers["content-type"].startswith("text/plain")
+    assert refused.headers["www-authenticate"] == 'Bearer realm="roomkit"'
+    assert card.status_code == 200
+    assert card.json()["name"] == "roomkit agent"
+    assert too_big.status_code == 413
+    assert set(too_big.json()) == {"detail"}
