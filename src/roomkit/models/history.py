@@ -218,7 +218,9 @@ class Delivered(Entry):
 
 class Saved(Entry):
     """A part of a paused run's state that an agent framework keeps beside the requests it
-    raised (the OpenAI Agents SDK's ``RunState``), so any process can resume the run."""
+    raised (the OpenAI Agents SDK's ``RunState``), so any process can resume the run; or,
+    holding ``output`` in place of ``state``, a part of the run's final output once a resume
+    finished it, so any process can read it."""
 
     type: Literal["saved"] = "saved"
     run: str | None = None
@@ -234,6 +236,10 @@ class Saved(Entry):
     its rule approved without asking anyone."""
     state: str | None = None
     """This part of the state's text."""
+    output: str | None = None
+    """This part of the finished run's final output, as JSON text."""
+    attempt: str | None = None
+    """Which resume kept the output: the last one kept whole is the run's."""
 
 
 class PolicyDecided(Entry):

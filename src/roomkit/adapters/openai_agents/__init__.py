@@ -8,6 +8,8 @@ the call id, offering approve and reject only (the SDK carries no edit and no re
 rejection's reason, or the expiry's own text, is what the model reads. In durable mode the
 run's ``RunState`` is kept in roomkit's store beside the requests (the SDK asks for the
 snapshot to stay on the server), so :func:`resume` needs only the agent and the run's key.
+A run that a resume finishes keeps its final output there too: :func:`final_output` reads
+it, in any process.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ import itertools
 import json
 from typing import Any, Unpack
 
+from pydantic_core import to_jsonable_python
+
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["CHANNEL", "RunOptions", "resume", "run", "start"]
+__all__ = ["CHANNEL", "RunOptions", "final_output", "resume", "run", "start"]
 
 CHANNEL = "openai-agents"
 """The channel id a run's requests are raised under."""
@@ -110,7 +114,9 @@ async def start(
 
     The paused run's ``RunState`` is kept in roomkit's store under ``run_key``;
     :func:`resume` continues it, in any process, once the requests are settled. An empty
-    list: the run finished. Arguments as :func:`run`.
+    list: the run finished without pausing (nothing is kept, and :func:`final_output` has
+    nothing to read: a run that may finish at once is best run with :func:`run`, which
+    returns its result). Arguments as :func:`run`.
     """
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.start()", passes_on=True)
     key = _checked(run_key)
@@ -131,8 +137,9 @@ async def resume(
 
     While a request is open this changes nothing and returns the ids still pending. When
     all are settled, one resumer continues the run (another, at the same time or later,
-    finds nothing to do and returns ``[]``), up to its next approvals. Pass the same
-    options as :func:`start`.
+    finds nothing to do and returns ``[]``), up to its next approvals. A run that finishes
+    keeps its final output under ``run_key``: :func:`final_output` reads it, whichever
+    resumer finished it. Pass the same options as :func:`start`.
 
     Raises:
         ValueError: no run was started under ``run_key``.
@@ -172,6 +179,49 @@ async def resume(
     return [] if ids is None else ids
 
 
+async def final_output(
+    run_key: str, *, handler: HumanInputHandler, **options: Unpack[AskOptions]
+) -> Any:
+    """The final output of the run ``run_key``, which a :func:`resume` finished.
+
+    The output is kept as JSON in roomkit's store beside the run's requests, so any
+    process on the store reads it: text comes back as the ``str`` the run ended with, a
+    structured output (a Pydantic model, a dataclass) as its JSON form (validate it with
+    the agent's ``output_type`` to get the object back).
+
+    Args:
+        run_key: the key the run was started under.
+        handler: the human-input handler on the run's store.
+        options: the ``actor`` and ``room`` given to :func:`start` (they scope the run's
+            requests, where the output is kept); the other options are not needed.
+
+    Returns:
+        The run's ``final_output``, as JSON gives it back.
+
+    Raises:
+        ValueError: no run under ``run_key`` (with that actor and room) finished on a
+            resume: none was started, it still waits at a pause (settle its requests and
+            :func:`resume` it), or :func:`start` finished it without pausing (which keeps
+            nothing).
+        TypeError: an option is not one of ``AskOptions``.
+    """
+    asker, _ = asking(handler, CHANNEL, options, where="openai_agents.final_output()")
+    saved = SavedRuns(asker, _checked(run_key))
+    kept = await saved.output()
+    if kept is not None:
+        return json.loads(kept)
+    if await saved.latest() is not None:
+        raise ValueError(
+            f"the run {run_key!r} has not finished: it waits at a pause; resume() it once "
+            "its requests are settled"
+        )
+    raise ValueError(
+        f"no run under run_key {run_key!r} finished on a resume: start() it and resume() it, "
+        "and pass final_output() the actor and room given to start() (a run start() "
+        "finishes without pausing keeps no output: run() returns it)"
+    )
+
+
 async def _pause_or_finish(
     asker: Asker,
     saved: SavedRuns,
@@ -179,7 +229,8 @@ async def _pause_or_finish(
     generation: int,
     run_on: Callable[[RunState[Any]], Awaitable[RunResult]],
 ) -> list[str]:
-    """Open the requests of ``result``'s approvals and keep its state; ``[]`` when done.
+    """Open the requests of ``result``'s approvals and keep its state; ``[]`` when done
+    (then, on a resume, ``generation`` above 0, the run's final output is kept).
 
     An approval its rule leaves to no one (``Approval(when=...)``) gets no request: it is
     approved, at once when no other call of the pause is asked about (the run goes on,
@@ -199,6 +250,10 @@ async def _pause_or_finish(
         for item in items:
             state.approve(item)
         result = await run_on(state)
+    if generation > 0:
+        # Finished on a resume: the output goes beside the pause the run was resumed from.
+        output = to_jsonable_python(result.final_output, fallback=str)
+        await saved.finish(generation - 1, json.dumps(output))
     return []
 
 

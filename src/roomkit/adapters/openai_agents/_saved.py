@@ -7,11 +7,18 @@ call id reaches); the anchor's history holds the state as ``saved`` entries (in 
 well under a history entry's size limit) with the pending ids of the generation (``None``
 for a call its rule left to no one, which has no request), and the ledger marks the
 generation as kept, last, so that a generation is only read once all of it was written.
+
+A run that finishes on a resume keeps its final output (as JSON text) on the anchor of the
+pause it was resumed from, as ``saved`` entries holding ``output`` in place of ``state`` (in
+parts, as the state), and the ledger then marks the run as finished. A resumer that dies
+between the two leaves its resume to another, which keeps the output again: the last whole
+output kept is the run's.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 
 from roomkit.adapters._claims import ledger_name
 from roomkit.adapters._pauses import Asker, Pause
@@ -45,6 +52,10 @@ class SavedRuns:
         """The ledger entry saying ``generation`` was kept."""
         return ledger_name("oa-run", f"{self.key}:g{generation}")
 
+    def done(self) -> str:
+        """The ledger entry saying the run finished and its output was kept."""
+        return ledger_name("oa-run-done", self.key)
+
     async def open(self, generation: int, pauses: list[Pause]) -> list[PendingInput]:
         """The requests of ``generation``'s pauses, the first as its anchor."""
         first, *rest = pauses
@@ -55,7 +66,7 @@ class SavedRuns:
         the pause, ``None`` where its rule left the call to no one), as ``generation``."""
         handler = self.asker.handler
         anchor = next(pending_id for pending_id in pending if pending_id is not None)
-        parts = [text[i : i + PART_CHARS] for i in range(0, len(text), PART_CHARS)] or [""]
+        parts = _parts(text)
         for index, part in enumerate(parts):
             entry = new_entry(
                 "saved",
@@ -69,9 +80,72 @@ class SavedRuns:
             await handler.record(anchor, entry)
         await handler.ledger.record_spent(self.mark(generation), until=None)
 
+    async def finish(self, generation: int, output: str) -> None:
+        """Keep ``output``, the run's final output as JSON text, on the anchor of
+        ``generation`` (the pause the run was last resumed from), and mark the run finished."""
+        handler = self.asker.handler
+        anchor = await self._anchor(generation, None)
+        attempt = os.urandom(8).hex()
+        parts = _parts(output)
+        for index, part in enumerate(parts):
+            entry = new_entry(
+                "saved",
+                run=self.key,
+                generation=generation,
+                attempt=attempt,
+                part=index,
+                parts=len(parts),
+                output=part,
+            )
+            await handler.record(anchor.pending_id, entry)
+        await handler.ledger.record_spent(self.done(), until=None)
+
+    async def output(self) -> str | None:
+        """The run's final output as :meth:`finish` kept it; ``None`` while it is not kept."""
+        handler = self.asker.handler
+        if not await handler.ledger.read_spent([self.done()]):
+            return None
+        latest = await self._generation()
+        if latest < 0:
+            return None
+        anchor = await self._anchor(latest, None)
+        attempts: dict[str, dict[int, str]] = {}
+        whole: str | None = None
+        for entry in await handler.history(anchor.pending_id):
+            if entry.get("type") != "saved" or "output" not in entry:
+                continue
+            parts = attempts.setdefault(str(entry["attempt"]), {})
+            parts[int(entry["part"])] = str(entry["output"])
+            if len(parts) == int(entry["parts"]):
+                whole = "".join(parts[i] for i in sorted(parts))
+        if whole is None:
+            # Another actor's or room's key made a request of its own: it asks nobody.
+            await handler.arelease(anchor.pending_id)
+        return whole
+
     async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str | None]] | None:
         """The last generation kept: its number, its state and its pending ids (as
         :meth:`keep` took them)."""
+        handler = self.asker.handler
+        generation = await self._generation()
+        if generation < 0:
+            return None
+        anchor = await self._anchor(generation, first)
+        parts: dict[int, str] = {}
+        pending: list[str | None] = []
+        for entry in await handler.history(anchor.pending_id):
+            if entry.get("type") != "saved" or "state" not in entry:
+                continue  # the run's output, kept once it finished
+            if entry.get("generation") == generation:
+                parts[int(entry["part"])] = str(entry["state"])
+                pending = list(entry["pending"])
+        if not parts:
+            await handler.arelease(anchor.pending_id)
+            return None
+        return generation, "".join(parts[i] for i in sorted(parts)), pending
+
+    async def _generation(self) -> int:
+        """The last generation kept, or -1."""
         handler = self.asker.handler
         generation, start = -1, 0
         while True:
@@ -82,20 +156,17 @@ class SavedRuns:
             if generation < start + GENERATIONS - 1:
                 break
             start += GENERATIONS  # every one of these was kept: the run went on past them
-        if generation < 0:
-            return None
+        return generation
+
+    async def _anchor(self, generation: int, first: Pause | None) -> PendingInput:
+        """The anchor request of ``generation``, a kept one, read by its key."""
         placeholder = first or Pause("", "approval", "openai_agents.run", {})
         try:
-            anchor = await self.asker.open(self.anchor(generation, placeholder))
+            return await self.asker.open(self.anchor(generation, placeholder))
         except KeyConflictError as named:
-            anchor = named.request  # the anchor, made for the run's first call
-        parts: dict[int, str] = {}
-        pending: list[str | None] = []
-        for entry in await handler.history(anchor.pending_id):
-            if entry.get("type") == "saved" and entry.get("generation") == generation:
-                parts[int(entry["part"])] = str(entry["state"])
-                pending = list(entry["pending"])
-        if not parts:
-            await handler.arelease(anchor.pending_id)
-            return None
-        return generation, "".join(parts[i] for i in sorted(parts)), pending
+            return named.request  # the anchor, made for the run's first call
+
+
+def _parts(text: str) -> list[str]:
+    """``text`` cut into parts that each fit a history entry."""
+    return [text[i : i + PART_CHARS] for i in range(0, len(text), PART_CHARS)] or [""]
