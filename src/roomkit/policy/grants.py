@@ -35,7 +35,7 @@ from roomkit.core.exceptions import RoomKitError
 from roomkit.models.history import Granted, GrantOffered
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy._narrowing import narrowing_problem
-from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants
+from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants, every_live_grant
 from roomkit.tools.approvals import approve
 from roomkit.tools.validation import validate_tool_arguments
 
@@ -256,12 +256,16 @@ async def use_grant(grants: GrantStore, request: PendingInput) -> Grant | None:
     """Use a live grant that covers the approval ``request``: the grant, with the use
     counted, or ``None`` when none does (a person is asked, as usual).
 
-    A grant another process revokes, uses up or sees expire meanwhile is passed over: the
-    use itself is the store's check-and-set. Grants that cannot be read cover nothing: the
+    Every live grant on the call's tool is looked at, however many there are. A grant
+    another process revokes, uses up or sees expire meanwhile is passed over: the use
+    itself is the store's check-and-set. Grants that cannot be read cover nothing: the
     failure is logged and a person is asked.
+
+    The use is counted here, on its own: a handler holding a call counts it in the write
+    that records the call's request instead, so that no use goes unrecorded.
     """
     try:
-        for grant in await grants.list(tool=request.tool_name, live=True):
+        for grant in await every_live_grant(grants, request.tool_name):
             if covers(grant, request) is not None:
                 continue
             used = await grants.use(grant.grant_id)

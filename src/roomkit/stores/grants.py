@@ -11,17 +11,26 @@ shared by every process on the store; a handler on the memory store keeps a
 :class:`MemoryGrants`. :meth:`GrantStore.use` is the one check-and-set: a use is counted
 only while the grant is unrevoked, unexpired and not used up, so that two processes racing
 for a grant's last use never both get it.
+
+A call a grant covers is recorded with the use it takes: a store that keeps its grants
+beside its requests counts the use in the write that inserts the request it settles
+(:class:`InsertsGranted`), so that no use is ever spent without the request whose
+``grant_used`` entry cites it, and a create whose key names a request made already takes
+no use at all. The look for a grant that covers a call reads every live grant on its tool
+(:func:`every_live_grant`); only :meth:`GrantStore.list`, for display, stops at
+:data:`LIST_LIMIT`.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
@@ -31,10 +40,15 @@ __all__ = [
     "LIST_LIMIT",
     "Grant",
     "GrantStore",
+    "GrantedHistory",
+    "GrantedInsert",
+    "InsertsGranted",
     "InsertsUngranted",
     "KeepsGrants",
+    "ListsEveryLive",
     "MemoryGrants",
     "check_grant_id",
+    "every_live_grant",
     "finite_time",
     "grant_from_row",
     "new_grant_id",
@@ -258,6 +272,71 @@ class InsertsUngranted(Protocol):
         ...
 
 
+GrantedHistory = Callable[[Grant], Sequence[dict[str, Any]]]
+"""Makes the history a granted request starts with, from the grant with its use counted
+(its ``grant_used`` entry cites the grant and the use)."""
+
+
+class GrantedInsert(NamedTuple):
+    """What :meth:`InsertsGranted.insert_granted` did."""
+
+    record: PendingInput
+    """The request as stored: the one inserted, or the one its key names."""
+    created: bool
+    """Whether it was inserted now (``False``: its key named a request made already)."""
+    grant: Grant | None
+    """The grant with this insert's use counted; ``None`` when nothing was inserted."""
+
+
+@runtime_checkable
+class InsertsGranted(Protocol):
+    """A store that counts a grant's use in the write that inserts the request it covers,
+    so that a use is never spent without the request that records it (every durable store
+    of roomkit's)."""
+
+    async def insert_granted(
+        self, request: PendingInput, grant_id: str, *, history: GrantedHistory
+    ) -> GrantedInsert | None:
+        """In one write: when ``request.key`` names a retained request, that request,
+        untouched (no use is spent); else one use of the grant ``grant_id`` counted, as
+        :meth:`GrantStore.use` counts it, and ``request`` inserted with ``history(grant)``.
+        ``None`` when the grant covers nothing now: then nothing was written.
+
+        Raises:
+            ValueError, TypeError, InvalidTextError, StoreError: as
+                :meth:`~roomkit.stores.base.DurableStore.insert`; the use is not counted.
+            StoreUnavailableError: the store stayed away: whether both were written is
+                unknown (they were written together or not at all).
+        """
+        ...
+
+
+@runtime_checkable
+class ListsEveryLive(Protocol):
+    """Grants that list every live grant on a tool, with no :data:`LIST_LIMIT`."""
+
+    async def every_live(self, tool: str) -> list[Grant]:
+        """Every grant of ``tool`` live at the store's now, newest first.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+        """
+        ...
+
+
+async def every_live_grant(grants: GrantStore, tool: str) -> list[Grant]:
+    """Every live grant on ``tool``, newest first: what the look for a grant that covers a
+    call reads. Grants that cannot list them all (an application's own
+    :class:`GrantStore`) give their :meth:`~GrantStore.list`.
+
+    Raises:
+        StoreUnavailableError: the store cannot be reached.
+    """
+    if isinstance(grants, ListsEveryLive):
+        return await grants.every_live(tool)
+    return await grants.list(tool=tool, live=True)
+
+
 class MemoryGrants:
     """The grants of a handler whose requests live in this process (the memory store).
 
@@ -292,6 +371,13 @@ class MemoryGrants:
         ]
         return newest_first(found)[:LIST_LIMIT]
 
+    async def every_live(self, tool: str) -> builtins.list[Grant]:
+        """Every grant of ``tool`` live now, newest first."""
+        now = self.clock()
+        return newest_first(
+            grant for grant in self._grants.values() if grant.tool == tool and grant.live(now)
+        )
+
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         grant = self._grants.get(check_grant_id(grant_id))
         if grant is None or grant.revoked_at is not None:
@@ -300,6 +386,11 @@ class MemoryGrants:
         return True
 
     async def use(self, grant_id: str) -> Grant | None:
+        return self.use_now(grant_id)
+
+    def use_now(self, grant_id: str) -> Grant | None:
+        """:meth:`use`, without a step of the event loop: a handler on the memory store
+        counts the use and adds the request it settles in one step."""
         grant = self._grants.get(check_grant_id(grant_id))
         if grant is None or not grant.live(self.clock()):
             return None

@@ -10,9 +10,13 @@ the store was given a ``clock=``.
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+from typing import TYPE_CHECKING, Any
 
 from roomkit.stores.grants import COLUMNS, LIST_LIMIT, Grant, check_grant_id, grant_from_row
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
 
 __all__ = ["PostgresGrants"]
 
@@ -105,12 +109,19 @@ class PostgresGrants:
         return grant_from_row(rows[0]) if rows else None
 
     async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
+        return await self._list(tool, live, f" LIMIT {LIST_LIMIT}")
+
+    async def every_live(self, tool: str) -> builtins.list[Grant]:
+        """Every grant of ``tool`` live at the store's now, newest first (no limit)."""
+        return await self._list(tool, True, "")
+
+    async def _list(self, tool: str | None, live: bool, limit: str) -> builtins.list[Grant]:
         where = ["(%(tool)s::text IS NULL OR tool = %(tool)s::text)"]
         if live:
             where.append(self._live)
         rows = await self._rows(
             f"SELECT {COLUMNS} FROM {self._table} WHERE {' AND '.join(where)} "
-            f"ORDER BY created_at DESC, grant_id LIMIT {LIST_LIMIT}",
+            f"ORDER BY created_at DESC, grant_id{limit}",
             {"tool": tool, "now": self._now()},
         )
         return [grant_from_row(row) for row in rows]
@@ -124,9 +135,28 @@ class PostgresGrants:
         return bool(rows and rows[0])
 
     async def use(self, grant_id: str) -> Grant | None:
-        rows = await self._rows(
-            f"UPDATE {self._table} SET uses = uses + 1 WHERE grant_id = %(id)s AND "
-            f"{self._live} RETURNING {COLUMNS}",
-            {"id": check_grant_id(grant_id), "now": self._now()},
-        )
+        rows = await self._rows(self._use, self._using(grant_id))
         return grant_from_row(rows[0]) if rows else None
+
+    async def use_in(self, db: AsyncConnection[Any], grant_id: str) -> Grant | None:
+        """:meth:`use`, on ``db`` inside its open transaction: the use commits (or rolls
+        back) with the rest of it. The grant with the use counted, or ``None`` when it
+        covers nothing now.
+
+        Raises:
+            psycopg.errors.UndefinedTable: the schema has no grants table (the caller's
+                transaction is aborted).
+        """
+        cursor = await db.execute(self._use, self._using(grant_id))
+        row = await cursor.fetchone()
+        return None if row is None else grant_from_row(row)
+
+    @property
+    def _use(self) -> str:
+        return (
+            f"UPDATE {self._table} SET uses = uses + 1 WHERE grant_id = %(id)s AND "
+            f"{self._live} RETURNING {COLUMNS}"
+        )
+
+    def _using(self, grant_id: str) -> dict[str, Any]:
+        return {"id": check_grant_id(grant_id), "now": self._now()}

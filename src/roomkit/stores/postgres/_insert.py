@@ -7,25 +7,38 @@ A request with a key first reads the key's holder: one still within its retentio
 re-attached to (nothing is written); one past it is deleted, which frees the key. Another
 create of the same key that commits first makes the INSERT write nothing, and the key is
 read again, for up to ``_KEY_RACES`` rounds.
+
+A request a standing grant covers (:func:`insert_granted`) is inserted in the transaction
+that counts the grant's use, after the key is read: a key's holder is returned with no use
+spent, and an insert that fails takes the use back with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from psycopg import AsyncConnection, Rollback
 
 from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._records import FIELDS, encode
 from roomkit.stores.base import PendingChangeKind
+from roomkit.stores.grants import Grant
 from roomkit.stores.postgres._feed import hint
 from roomkit.stores.postgres._history import append_chained
 from roomkit.stores.postgres._link import Link
 from roomkit.stores.postgres._schema import Statements, decode_row, stored
 from roomkit.stores.postgres._text import check_nul
 
-__all__ = ["Clocks", "insert_request"]
+__all__ = ["Clocks", "GrantUse", "insert_granted", "insert_request"]
+
+GrantUse = Callable[
+    [AsyncConnection[Any]], Awaitable[tuple[Grant, Sequence[dict[str, Any]]] | None]
+]
+"""Counts a grant's use inside the transaction open on the connection: the grant with the
+use counted and the history the request starts with, or ``None`` when it covers nothing."""
 
 _KEY_RACES = 3
 """Times an insert tries again when a create of the same key committed under it."""
@@ -96,6 +109,61 @@ async def insert_request(
             if await cursor.fetchone() is not None:
                 raise StoreError(f"pending request {request.pending_id!r} is already stored")
         # A create of the same key committed first: read it on the next round.
+    raise StoreError(
+        f"the key {request.key!r} kept changing hands while request "
+        f"{request.pending_id!r} was being created: try again"
+    )
+
+
+async def insert_granted(
+    link: Link,
+    sql: Statements,
+    request: PendingInput,
+    use: GrantUse,
+    clocks: Clocks,
+) -> tuple[PendingInput, bool, Grant | None] | None:
+    """Insert ``request`` (checked already) in the transaction that counts a grant's use
+    (``use``): ``(record, True, grant)`` when it was created; ``(the key's retained holder,
+    False, None)`` when there is one (nothing is written, no use spent); ``None`` when the
+    grant covers nothing now (nothing is written).
+
+    Raises:
+        InvalidTextError: its id holds a NUL.
+        StoreError: a request with this ``pending_id`` is already stored, or the key kept
+            changing hands (the use is not counted).
+        psycopg.Error: as ``use`` raises it (nothing is written).
+    """
+    fields = encode(request)
+    check_nul({"pending_id": request.pending_id})
+    values = [
+        stored(value) if isinstance(value, str) else value
+        for value in (fields[name] for name in FIELDS)
+    ]
+    created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
+    for _ in range(_KEY_RACES):
+        async with link.connection() as db, db.transaction():
+            now = clocks.now()
+            if request.key is not None:
+                cursor = await db.execute(sql.select_by_key, (stored(request.key),))
+                row = await cursor.fetchone()
+                if row is not None:
+                    if clocks.retained(row[-1], now):
+                        return decode_row(row), False, None
+                    await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
+            used = await use(db)
+            if used is None:
+                return None
+            grant, history = used
+            cursor = await db.execute(sql.insert, (*values, now, *created))
+            if await cursor.fetchone() is not None:
+                await append_chained(db, sql, {request.pending_id: history}, clocks.judged_at())
+                return decode_row(values), True, grant
+            cursor = await db.execute(sql.exists, (request.pending_id,))
+            if await cursor.fetchone() is not None:
+                raise StoreError(f"pending request {request.pending_id!r} is already stored")
+            # A create of the same key committed first: the use goes back, and the key is
+            # read again on the next round.
+            raise Rollback()
     raise StoreError(
         f"the key {request.key!r} kept changing hands while request "
         f"{request.pending_id!r} was being created: try again"

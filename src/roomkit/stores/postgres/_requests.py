@@ -62,6 +62,7 @@ from roomkit.stores.base import (
     PendingChangeKind,
     SettleOutcome,
 )
+from roomkit.stores.grants import Grant, GrantedHistory, GrantedInsert, check_grant_id
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.postgres._approvals import Approvals
 from roomkit.stores.postgres._changes import changes_since
@@ -69,7 +70,7 @@ from roomkit.stores.postgres._clock import ServerClock
 from roomkit.stores.postgres._feed import NotifyFeed
 from roomkit.stores.postgres._grants import PostgresGrants
 from roomkit.stores.postgres._history import purge_chains
-from roomkit.stores.postgres._insert import Clocks, insert_request
+from roomkit.stores.postgres._insert import Clocks, insert_granted, insert_request
 from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name, migrate
 from roomkit.stores.postgres._outbox import PostgresOutbox
 from roomkit.stores.postgres._reads import Reads
@@ -263,6 +264,39 @@ class PostgresStore(PartsFacade):
         if created:
             self._announce(PendingChangeKind.CREATED, request.pending_id)
         return record, created
+
+    async def insert_granted(
+        self, request: PendingInput, grant_id: str, *, history: GrantedHistory
+    ) -> GrantedInsert | None:
+        """:meth:`insert` of a request the grant ``grant_id`` (of :attr:`grants`) covers,
+        its use counted in the same transaction (see
+        :class:`~roomkit.stores.grants.InsertsGranted`): a request the key names is returned
+        untouched, with no use spent; ``None`` when the grant covers nothing now.
+
+        Raises:
+            ValueError, TypeError, InvalidTextError, StoreError: as :meth:`insert`; the
+                use is not counted.
+        """
+        from psycopg.errors import UndefinedTable
+
+        check_insertable(request)
+        check_grant_id(grant_id)
+        await self._ready()
+
+        async def use(db: AsyncConnection[Any]) -> tuple[Grant, Sequence[dict[str, Any]]] | None:
+            grant = await self.grants.use_in(db, grant_id)
+            return None if grant is None else (grant, check_history(history(grant)))
+
+        clocks = Clocks(self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
+        try:
+            inserted = await insert_granted(self._link, self._sql, request, use, clocks)
+        except UndefinedTable:
+            return None  # no grants table in the schema: no grant covers the call
+        if inserted is None:
+            return None
+        if inserted[1]:
+            self._announce(PendingChangeKind.CREATED, request.pending_id)
+        return GrantedInsert(*inserted)
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled (within retention), or ``None``.

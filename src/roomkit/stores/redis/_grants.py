@@ -11,6 +11,7 @@ Times are on the store's clock, passed in by the caller.
 
 from __future__ import annotations
 
+import builtins
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -51,6 +52,27 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _grant(grant_id: str, values: list[Any]) -> Grant | None:
+    """The grant ``grant_id`` from the values of its hash's fields (``None``: no hash)."""
+    if values[0] is None:
+        return None
+    texts = [None if value is None else _text(value) for value in values]
+    tool, expires, most, uses, created, revoked, revoked_by, body = texts
+    return grant_from_row(
+        (
+            grant_id,
+            tool,
+            expires,
+            most or None,
+            uses,
+            created,
+            revoked or None,
+            revoked_by or None,
+            body,
+        )
+    )
+
+
 class RedisGrants:
     """The grants on a Redis store's server (see :mod:`~roomkit.stores.grants`)."""
 
@@ -73,23 +95,7 @@ class RedisGrants:
 
     async def _read(self, grant_id: str) -> Grant | None:
         values = await self._client.hmget(self._item + grant_id, [*_FIELDS, "body"])
-        if values[0] is None:
-            return None
-        texts = [None if value is None else _text(value) for value in values]
-        tool, expires, most, uses, created, revoked, revoked_by, body = texts
-        return grant_from_row(
-            (
-                grant_id,
-                tool,
-                expires,
-                most or None,
-                uses,
-                created,
-                revoked or None,
-                revoked_by or None,
-                body,
-            )
-        )
+        return _grant(grant_id, values)
 
     async def add(self, grant: Grant) -> Grant:
         now = self.clock()
@@ -112,23 +118,39 @@ class RedisGrants:
             return await self._read(grant_id)
 
     async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
+        return await self._scan(tool, live, LIST_LIMIT)
+
+    async def every_live(self, tool: str) -> builtins.list[Grant]:
+        """Every grant of ``tool`` live at the store's now, newest first (no limit)."""
+        return await self._scan(tool, True, None)
+
+    async def _scan(self, tool: str | None, live: bool, limit: int | None) -> builtins.list[Grant]:
         now = self.clock()
-        found: list[Grant] = []
+        found: builtins.list[Grant] = []
         async with self._server():
             start = 0
             # Newest first, a page at a time, until the limit is met or the ids run out.
-            while len(found) < LIST_LIMIT:
+            while limit is None or len(found) < limit:
                 ids = await self._client.zrevrange(self._all, start, start + LIST_LIMIT - 1)
                 if not ids:
                     break
                 start += len(ids)
-                for grant_id in ids:
-                    grant = await self._read(_text(grant_id))
+                for grant in await self._read_many([_text(grant_id) for grant_id in ids]):
                     if grant is None or (tool is not None and grant.tool != tool):
                         continue
                     if not live or grant.live(now):
                         found.append(grant)
-        return found[:LIST_LIMIT]
+        return found if limit is None else found[:limit]
+
+    async def _read_many(self, grant_ids: builtins.list[str]) -> builtins.list[Grant | None]:
+        """The grants ``grant_ids``, read in one round trip."""
+        async with self._client.pipeline(transaction=False) as pipe:
+            for grant_id in grant_ids:
+                pipe.hmget(self._item + grant_id, [*_FIELDS, "body"])
+            replies = await pipe.execute()
+        return [
+            _grant(grant_id, values) for grant_id, values in zip(grant_ids, replies, strict=True)
+        ]
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         check_grant_id(grant_id)

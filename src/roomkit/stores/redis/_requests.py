@@ -48,6 +48,7 @@ from roomkit.stores._opening import SharedOpening
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores._records import FORMAT, NONE, decode
 from roomkit.stores.base import PendingChange, PendingChangeKind
+from roomkit.stores.grants import GrantedHistory, GrantedInsert
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.redis import _history
 from roomkit.stores.redis import _scripts as scripts
@@ -55,6 +56,7 @@ from roomkit.stores.redis._approvals import Approvals
 from roomkit.stores.redis._batch import ScriptBatcher
 from roomkit.stores.redis._changes import changes_since, log_keys
 from roomkit.stores.redis._feed import ChangeFeed
+from roomkit.stores.redis._granted import INSERT_GRANTED, insert_granted
 from roomkit.stores.redis._grants import RedisGrants
 from roomkit.stores.redis._link import (
     check_persistence,
@@ -164,6 +166,7 @@ class RedisStore(PartsFacade):
         self._where = describe(client)
         self._layout = scripts.Layout(prefix)
         self._insert = ScriptBatcher(client, client.register_script(scripts.INSERT))
+        self._insert_granted = client.register_script(INSERT_GRANTED)
         self._set_deadline = client.register_script(scripts.SET_DEADLINE)
         self._purge = client.register_script(scripts.PURGE)
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
@@ -262,6 +265,21 @@ class RedisStore(PartsFacade):
                 self._heads.wrote(pending_id, head[0] + len(lines), after)
             self._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
         return record, created
+
+    async def insert_granted(
+        self, request: PendingInput, grant_id: str, *, history: GrantedHistory
+    ) -> GrantedInsert | None:
+        """:meth:`insert` of a request the grant ``grant_id`` (of :attr:`grants`) covers,
+        its use counted in the same script (see
+        :class:`~roomkit.stores.grants.InsertsGranted`): a request the key names is returned
+        untouched, with no use spent; ``None`` when the grant covers nothing now.
+
+        Raises:
+            ValueError, InvalidTextError, StoreError: as :meth:`insert`; the use is not
+                counted.
+            StoreUnavailableError: the server cannot be reached.
+        """
+        return await insert_granted(self, request, grant_id, history)
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled (within retention), or ``None``.

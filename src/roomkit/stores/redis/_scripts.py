@@ -56,6 +56,8 @@ __all__ = [
     "DUPLICATE",
     "HEAD",
     "INSERT",
+    "INSERT_CHECKS",
+    "INSERT_WRITES",
     "LATE",
     "LOST_TO_DEADLINE",
     "PURGE",
@@ -100,12 +102,10 @@ local function read_record(rec, format, ...)
 end
 """
 
-INSERT = (
-    HEAD_MOVED
-    + NOTE_CHANGE
-    + """
+INSERT_CHECKS = """
 -- KEYS: record, pending index, room index, history list, signed head, heads to
---       checkpoint, change log[, key index]
+--       checkpoint, change log[, key index] (`keyed`, set by the script's first line)
+--       (the script's first lines also set `last`, the index of its last ARGV of the insert)
 -- ARGV: id, score, channel, record key prefix, retention cutoff, created_at, arguments,
 --       the history's length as the caller read it, h (how many entries start it), the
 --       signed head they leave, the h entries' texts (linked to the head read), field,
@@ -122,8 +122,8 @@ local function same(rec)
   local cur = redis.call('HMGET', rec, 'created_at', 'arguments')
   return cur[1] == ARGV[6] and cur[2] == ARGV[7]
 end
-if #KEYS == 8 then
-  local owner = redis.call('GET', KEYS[8])
+if keyed then
+  local owner = redis.call('GET', keyed)
   if owner then
     local rec = ARGV[4] .. owner
     if redis.call('EXISTS', rec) == 1 then
@@ -150,19 +150,34 @@ if h > 0 then
   if moved then
     return {'head', moved}
   end
+end
+"""
+"""The checks of :data:`INSERT`, which write nothing (but the key's expired holder): a
+script that writes more with the insert checks what it needs after them."""
+
+INSERT_WRITES = """
+if h > 0 then
   redis.call('RPUSH', KEYS[4], unpack(ARGV, 11, 10 + h))
   anchor(KEYS[5], KEYS[6], ARGV[10])
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 11 + h))
+redis.call('HSET', KEYS[1], unpack(ARGV, 11 + h, last))
 redis.call('ZADD', KEYS[2], ARGV[2], id)
 redis.call('ZADD', KEYS[3], ARGV[2], id)
-if #KEYS == 8 then
-  redis.call('SET', KEYS[8], id)
+if keyed then
+  redis.call('SET', keyed, id)
 end
 note_change(KEYS[7], id)
 redis.call('PUBLISH', ARGV[3], 'created ' .. id)
 return {1}
 """
+"""The writes of :data:`INSERT`, once its checks passed."""
+
+INSERT = (
+    HEAD_MOVED
+    + NOTE_CHANGE
+    + "local keyed, last = KEYS[8], #ARGV\n"
+    + INSERT_CHECKS
+    + INSERT_WRITES
 )
 
 SETTLE = (

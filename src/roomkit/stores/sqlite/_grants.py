@@ -12,6 +12,7 @@ something else, with other columns) fails their own calls with
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -115,8 +116,15 @@ class SQLiteGrants(Part):
         return grant_from_row(rows[0]) if rows else None
 
     async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
-        where: list[str] = []
-        parameters: list[Any] = []
+        return await self._list(tool, live, f" LIMIT {LIST_LIMIT}")
+
+    async def every_live(self, tool: str) -> builtins.list[Grant]:
+        """Every grant of ``tool`` live at the store's now, newest first (no limit)."""
+        return await self._list(tool, True, "")
+
+    async def _list(self, tool: str | None, live: bool, limit: str) -> builtins.list[Grant]:
+        where: builtins.list[str] = []
+        parameters: builtins.list[Any] = []
         if tool is not None:
             where.append("tool = ?")
             parameters.append(tool)
@@ -126,7 +134,7 @@ class SQLiteGrants(Part):
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         rows = await self._read(
             f"SELECT {COLUMNS} FROM roomkit_grants{clause} "
-            f"ORDER BY created_at DESC, grant_id LIMIT {LIST_LIMIT}",
+            f"ORDER BY created_at DESC, grant_id{limit}",
             parameters,
         )
         return [grant_from_row(row) for row in rows]
@@ -146,16 +154,23 @@ class SQLiteGrants(Part):
 
     async def use(self, grant_id: str) -> Grant | None:
         check_grant_id(grant_id)
+        return await self._change(lambda db, now: self.use_in(db, grant_id, now))
 
-        def use(db: sqlite3.Connection, now: float) -> list[Any]:
-            return query(
+    def use_in(self, db: sqlite3.Connection, grant_id: str, now: float) -> Grant | None:
+        """:meth:`use`, inside one of the store's writes at its ``now``: the use commits
+        (or rolls back) with the rest of that write. The grant with the use counted, or
+        ``None`` when it covers nothing now.
+
+        Raises:
+            StoreUnavailableError: the table is not one the grants can use.
+        """
+        with self._own_faults():
+            rows = query(
                 db,
                 f"UPDATE roomkit_grants SET uses = uses + 1 WHERE grant_id = ? AND {_LIVE} "
                 f"RETURNING {COLUMNS}",
                 (grant_id, now),
             )
-
-        rows = await self._change(use)
         return grant_from_row(rows[0]) if rows else None
 
     async def _change(self, work: Callable[[sqlite3.Connection, float], T]) -> T:

@@ -60,10 +60,11 @@ from roomkit.stores.base import (
     PendingChange,
     PendingChangeKind,
 )
+from roomkit.stores.grants import Grant, GrantedHistory, GrantedInsert, check_grant_id
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.sqlite import _schema as sql
 from roomkit.stores.sqlite._approvals import Approvals
-from roomkit.stores.sqlite._batch import Write, WriteBatcher
+from roomkit.stores.sqlite._batch import Undo, Write, WriteBatcher
 from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since, next_seq
 from roomkit.stores.sqlite._grants import SQLiteGrants
 from roomkit.stores.sqlite._history import append_chained, purge_chains
@@ -287,8 +288,45 @@ class SQLiteStore(PartsFacade):
         """
         return await self._insert(request, history, ungranted=True)
 
+    async def insert_granted(
+        self, request: PendingInput, grant_id: str, *, history: GrantedHistory
+    ) -> GrantedInsert | None:
+        """:meth:`insert` of a request the grant ``grant_id`` (of :attr:`grants`) covers,
+        its use counted in the same transaction (see
+        :class:`~roomkit.stores.grants.InsertsGranted`): a request the key names is returned
+        untouched, with no use spent; ``None`` when the grant covers nothing now.
+
+        Raises:
+            ValueError, TypeError, InvalidTextError, StoreError: as :meth:`insert`; the
+                use is not counted.
+        """
+        check_grant_id(grant_id)
+        used: list[Grant] = []
+
+        def use(db: sqlite3.Connection, now: float) -> Sequence[dict[str, Any]] | None:
+            grant = self.grants.use_in(db, grant_id, now)
+            if grant is None:
+                return None
+            used.append(grant)
+            try:
+                return check_history(history(grant))
+            except StoreError as error:
+                raise Undo(error) from None  # the use goes back with the rest of the write
+
+        inserted = await self._insert(request, (), ungranted=False, granted=use)
+        if inserted is None:
+            return None
+        record, created = inserted
+        return GrantedInsert(record, created, used[-1] if created else None)
+
     async def _insert(
-        self, request: PendingInput, history: Sequence[dict[str, Any]], *, ungranted: bool
+        self,
+        request: PendingInput,
+        history: Sequence[dict[str, Any]],
+        *,
+        ungranted: bool,
+        granted: Callable[[sqlite3.Connection, float], Sequence[dict[str, Any]] | None]
+        | None = None,
     ) -> tuple[PendingInput, bool] | None:
         check_insertable(request)
         entries = check_history(history)
@@ -305,16 +343,19 @@ class SQLiteStore(PartsFacade):
                         return sql.decode_row(row), False
                     # The key's holder is past its retention: it goes, the key is free.
                     self._next_purge = -math.inf
+            chain = entries if granted is None else granted(db, now)
+            if chain is None:
+                return None  # the grant covers nothing now: nothing was written
             if now >= self._next_purge:
                 self._purge(db, now)
             try:
                 seq = next_seq(db)
                 db.execute(sql.INSERT, (*values, now, seq))
             except sqlite3.IntegrityError:
-                raise StoreError(
-                    f"pending request {request.pending_id!r} is already stored"
-                ) from None
-            append_chained(db, request.pending_id, entries, now, self.trail.anchoring)
+                refused = StoreError(f"pending request {request.pending_id!r} is already stored")
+                # A use counted already goes back with the rest of this write.
+                raise (refused if granted is None else Undo(refused)) from None
+            append_chained(db, request.pending_id, chain, now, self.trail.anchoring)
             self._changes.stage(PendingChangeKind.CREATED, request.pending_id, seq)
             return decode(fields), True
 

@@ -45,7 +45,6 @@ from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:
     from roomkit.routing import Router
-    from roomkit.stores.grants import Grant
     from roomkit.tools.human_input._durable_engine import DurableEngine
     from roomkit.tools.human_input._memory_engine import MemoryEngine
 
@@ -57,6 +56,7 @@ __all__ = [
     "allowed_decisions",
     "check_actors",
     "created_with",
+    "opening_entries",
     "trail",
 ]
 
@@ -67,8 +67,6 @@ DECISIONS_KEY = "x-roomkit-decisions"
 It travels inside the schema so that every store keeps it without a column of its own; a
 JSON Schema validator ignores a keyword it does not know."""
 ALL_DECISIONS = ("approve", "edit", "reject", "respond")
-GRANT = "grant"
-"""The surface of a decision a standing grant made (``settled_by`` is ``grant:<id>``)."""
 APPROVED = Approve().canonical
 MAX_DESCRIPTION_CHARS = 4000
 """The longest tool description an approval's history keeps (a longer one is cut)."""
@@ -216,6 +214,11 @@ class Decisions:
                 )
             request.quorum, request.veto, request.voters = quorum, bool(veto), approvers
 
+    @property
+    def engine(self) -> MemoryEngine | DurableEngine:
+        """The engine the approvals are stored and settled by."""
+        return self._engine
+
     async def hold(
         self,
         request: PendingInput,
@@ -228,7 +231,7 @@ class Decisions:
         tool's description, when given) goes into the store in the same write. Inside
         :func:`~roomkit.tools.human_input._at_once.decided_at_once` it is stored unannounced
         and settled at once (as is a still open one its key re-attaches to)."""
-        entries = (_created(request, surface, about), *_CREATED_WITH.get())
+        entries = opening_entries(request, surface, about)
         settling = at_once()
         if settling is None:
             found = await self._engine.create(request, timeout, entries)
@@ -243,52 +246,6 @@ class Decisions:
             decision, by, through = settling
             await self.decide(record, decision, by, through)
         return record
-
-    async def granted(
-        self,
-        request: PendingInput,
-        timeout: float | None,
-        grant: Grant,
-        *,
-        surface: str | None,
-        about: str | None = None,
-    ) -> PendingInput:
-        """Store the approval ``request`` that ``grant`` covers (its use counted already),
-        unannounced, and settle it approved: its history cites the grant."""
-        # The grant stands for the approvals the call needs: no vote is left to cast.
-        request.quorum, request.voters = None, ()
-        used = new_entry(
-            "grant_used",
-            surface=GRANT,
-            grant=grant.grant_id,
-            use=grant.uses,
-            max_uses=grant.max_uses,
-            expires_at=grant.expires_at,
-            granted_by=list(grant.granted_by),
-            quorum=grant.quorum,
-            source=grant.source,
-        )
-        created = _created(request, surface, about)
-        # A policy's decision on the call, when one was made, follows ``created``.
-        entries = (created, *_CREATED_WITH.get(), used)
-        record = await self._engine.create(request, timeout, entries, announce=False)
-        if record.pending_id != request.pending_id:
-            # Re-attached by its key: that request's course stands.
-            return await reattached(request, record, self.history)
-        decided = new_entry(
-            "decided", surface=GRANT, decision="approve", digest=request.arguments_digest
-        )
-        by = f"{GRANT}:{grant.grant_id}"
-        await self._engine.settle(
-            Settlement(
-                record.pending_id,
-                _RESOLVED,
-                APPROVED,
-                by,
-                (decided, *trail(_RESOLVED, None, GRANT)),
-            )
-        )
-        return await self._engine.get_request(record.pending_id) or record
 
     async def decide(
         self,
@@ -439,6 +396,14 @@ class Decisions:
             new_entry("escalated", actor=by, surface=surface, approvers=list(actors)),
         )
         return True
+
+
+def opening_entries(
+    request: PendingInput, surface: str | None, about: str | None
+) -> tuple[dict[str, Any], ...]:
+    """The entries the approval ``request``'s history starts with: ``created``, then those
+    of :func:`created_with` (a policy's decision on the call)."""
+    return (_created(request, surface, about), *_CREATED_WITH.get())
 
 
 def _created(request: PendingInput, surface: str | None, about: str | None) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from roomkit.stores.base import (
     SpendLedger,
     VotingStore,
 )
-from roomkit.stores.grants import InsertsUngranted
+from roomkit.stores.grants import GrantedHistory, GrantedInsert, InsertsGranted, InsertsUngranted
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits, timed_out
@@ -117,6 +117,28 @@ class DurableEngine:
         if announce and (created or (owed and record.status is _PENDING)):
             self._announcer.announce_stored(store, record, owed=owed)
         return record
+
+    async def create_granted(
+        self,
+        request: PendingInput,
+        timeout: float | None,
+        grant_id: str,
+        history: GrantedHistory,
+    ) -> GrantedInsert | None:
+        """Insert the approval ``request`` that the grant ``grant_id`` covers, unannounced,
+        its use counted in the insert's own write (the store's
+        :class:`~roomkit.stores.grants.InsertsGranted`), or re-attach to the request its key
+        names (no use spent); ``None`` when the grant covers nothing now."""
+        store = self.store
+        if timeout is not None:
+            request.deadline = store.clock() + timeout
+        waits = self._waits
+        looks = waits.looks_before_insert()
+        inserting = cast(InsertsGranted, store)
+        inserted = await inserting.insert_granted(request, grant_id, history=history)
+        if inserted is not None:
+            waits.mine.hold(inserted.record, looks)
+        return inserted
 
     # -- waiting -----------------------------------------------------------------------------
 

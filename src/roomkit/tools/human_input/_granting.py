@@ -9,25 +9,39 @@ there are none, that write made the request; when there are some, it wrote nothi
 grants are read and used as on any other store. The look runs only where the request's
 history starts with no routing entries (those are worked out once, for the request that is
 made), and never for a call a policy decides as it is made (no grant is spent on it).
+
+The grants that may cover a call are found among every live grant on its tool, however many
+(:func:`~roomkit.stores.grants.every_live_grant`); the first still live at its use settles
+the call, its use counted with the request's insert (:mod:`._granted`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from roomkit.models.pending_input import PendingInput
-from roomkit.stores.grants import GrantStore, InsertsUngranted
+from roomkit.stores.grants import Grant, GrantStore, InsertsUngranted, every_live_grant
 from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._decisions import Decisions, also_created_with
+from roomkit.tools.human_input._granted import settle_granted
 from roomkit.tools.human_input._routed import opening
 
 if TYPE_CHECKING:
     from roomkit.routing import Router
 
-__all__ = ["GrantsOnTool", "hold_unless_granted", "inserts_ungranted", "looking_for_grants"]
+__all__ = [
+    "GrantsOnTool",
+    "covering_grants",
+    "hold_unless_granted",
+    "inserts_ungranted",
+    "looking_for_grants",
+]
+
+logger = logging.getLogger("roomkit.policy.grants")
 
 _LOOKING: ContextVar[bool] = ContextVar("roomkit_looking_for_grants", default=False)
 _UNGRANTED: dict[type, bool] = {}
@@ -66,6 +80,22 @@ def _looking() -> Iterator[None]:
         _LOOKING.reset(token)
 
 
+async def covering_grants(grants: GrantStore, request: PendingInput) -> list[Grant]:
+    """The grants that cover the approval ``request`` among every live grant on its tool,
+    newest first (however many there are). Grants that cannot be read cover nothing: the
+    failure is logged, and a person is asked."""
+    # Imported here: the policy package sits beside the tools, not under them.
+    from roomkit.policy.grants import covers
+
+    try:
+        live = await every_live_grant(grants, request.tool_name)
+    except Exception:
+        # A grant only spares a question: without the grants, the person is asked.
+        logger.exception("The grants of %r could not be read: asking a person", request.tool_name)
+        return []
+    return [grant for grant in live if covers(grant, request) is None]
+
+
 async def hold_unless_granted(
     decisions: Decisions,
     grants: GrantStore,
@@ -79,9 +109,6 @@ async def hold_unless_granted(
 ) -> PendingInput:
     """Settle the approval ``request`` with a live grant that covers it, or hold it for a
     person (its created entry, and its first routing assignments, written with it)."""
-    # Imported here: the policy package sits beside the tools, not under them.
-    from roomkit.policy.grants import use_grant
-
     # A call a policy decides as it is made is nobody's to approve: no grant is spent.
     look = at_once() is None
     routes = router is not None and router.routes(request)
@@ -91,9 +118,13 @@ async def hold_unless_granted(
                 return await decisions.hold(request, timeout, surface=surface, about=about)
         except GrantsOnTool:
             pass  # live grants on the tool, read below: one may cover the call
-    grant = await use_grant(grants, request) if look else None
-    if grant is not None:
-        return await decisions.granted(request, timeout, grant, surface=surface, about=about)
+    covering = await covering_grants(grants, request) if look else []
+    if covering:
+        settled = await settle_granted(
+            decisions, grants, request, timeout, covering, surface=surface, about=about
+        )
+        if settled is not None:
+            return settled
     # Its created entry goes in with it, before whatever the announcement leads to, and
     # so do its first assignments (on call, a rotation), read by every process.
     with also_created_with(*await opening(router, request)):
