@@ -5,6 +5,7 @@ killed between the create and the settle."""
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from temporalio.client import (
 )
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import updates_taken, wait_for_event, waiting
+from tests.adapters.temporal.temporal_server import TemporalServer
 from tests.adapters.temporal.workflows import Ask, AskTwice
 
 from roomkit.adapters.temporal import UPDATE_NAME, TemporalUpdates, update_id_of
@@ -235,3 +237,13 @@ async def test_a_worker_killed_between_create_and_settle_resumes_once(world: Wor
     ]
     assert [request.pending_id for request in mine] == [pending_id]
     assert await updates_taken(handle) == [update_id_of(pending_id)]
+
+
+@pytest.mark.parametrize("rpc_timeout", [-1.0, 0, math.nan, math.inf, 1e300, "10", True])
+async def test_an_rpc_timeout_no_update_call_can_take_is_refused_at_once(
+    temporal_server: TemporalServer, rpc_timeout: object
+) -> None:
+    """Not taken, then every delivery failing and retried for a week."""
+    client = await Client.connect(temporal_server.address)
+    with pytest.raises((TypeError, ValueError), match="rpc_timeout is"):
+        TemporalUpdates(client, rpc_timeout=rpc_timeout)  # type: ignore[arg-type]

@@ -61,6 +61,10 @@ _FOLLOWING = 64
 """Deliveries the change feed may have in flight at once; past them a settle waits for a
 free one (the outbox delivers it meanwhile if it comes first)."""
 
+_LONGEST_CALL = 86_400.0
+"""The most seconds one update call may be given: a day (a call waits for a worker to take
+the update; a delivery that waits longer is retried anyway)."""
+
 _GRACE = 1.0
 """Seconds the deliveries begun from the change feed get to end when the surface closes."""
 
@@ -83,6 +87,10 @@ class TemporalUpdates:
             within a second, then doubling up to 30 s, for a week.
         rpc_timeout: seconds one update call may take (a worker must take it meanwhile).
         name: the surface's name, recorded in histories.
+
+    Raises:
+        TypeError: ``client`` is not a ``Client``, or ``rpc_timeout`` is not a number.
+        ValueError: ``rpc_timeout`` is not a positive, finite number of seconds.
     """
 
     def __init__(
@@ -97,6 +105,16 @@ class TemporalUpdates:
             raise TypeError(
                 f"TemporalUpdates takes a temporalio.client.Client, got {type(client).__name__}: "
                 "await Client.connect('localhost:7233') first"
+            )
+        if isinstance(rpc_timeout, bool) or not isinstance(rpc_timeout, int | float):
+            raise TypeError(
+                f"TemporalUpdates: rpc_timeout is a number of seconds, got {rpc_timeout!r}"
+            )
+        if not 0 < rpc_timeout <= _LONGEST_CALL:
+            # The SDK takes no such timeout: every delivery would fail, and be retried.
+            raise ValueError(
+                "TemporalUpdates: rpc_timeout is the seconds one update call may take, more "
+                f"than 0 and at most {_LONGEST_CALL:g} (10.0 by default), got {rpc_timeout!r}"
             )
         self.client = client
         self.name = name
