@@ -97,8 +97,10 @@ class _Activities:
                 request = await handler.create_detached(
                     tool, arguments, answer_schema=ask.get("answer_schema"), **common
                 )
-                if ask.get("approvers") and request.status is _PENDING:
-                    await handler.add_approvers(request.pending_id, ask["approvers"])
+                # Once: a re-attached request has them already (and its history says so).
+                joining = [a for a in ask.get("approvers") or () if a not in request.approvers]
+                if joining and request.status is _PENDING:
+                    await handler.add_approvers(request.pending_id, joining)
         except StoreError:
             raise  # retried: the store may be back on the next attempt
         except (ValueError, TypeError, RoomKitError) as error:
