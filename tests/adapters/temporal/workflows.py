@@ -24,6 +24,8 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
         "timeout": timedelta(seconds=spec.get("timeout", 120)),
         "room_id": "room",
     }
+    if "room_id" in spec:
+        options["room_id"] = spec["room_id"]
     if "grace" in spec:
         options["grace"] = timedelta(seconds=spec["grace"])
     if "default" in spec or "escalate" in spec:
@@ -39,10 +41,13 @@ class Ask:
 
     @workflow.run
     async def run(self, spec: dict[str, Any]) -> dict[str, Any]:
+        arguments = spec.get("arguments", {"question": "Which hotel?"})
+        if "long" in spec:  # made here: past what a workflow's start takes
+            arguments = {"question": "x" * spec["long"]}
         try:
             answer = await ask_person(
                 spec.get("tool", "choose"),
-                spec.get("arguments", {"question": "Which hotel?"}),
+                arguments,
                 actor=spec.get("actor", "alice"),
                 approvers=spec.get("approvers"),
                 **_options(spec),

@@ -39,7 +39,9 @@ with workflow.unsafe.imports_passed_through():
         RequestWithdrawnError,
     )
     from roomkit.models.pending_input import arguments_digest
+    from roomkit.stores._history import MAX_ENTRY_CHARS
     from roomkit.tools.approvals import Decision, read_decision
+    from roomkit.tools.human_input._checks import check_request_text, check_text
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.ladder import Ladder
@@ -55,6 +57,9 @@ _WITHDRAWS = "roomkit-withdraw-on-cancel"
 """The patch that withdraws a cancelled workflow's open request."""
 _CHECKS_APPROVERS = "roomkit-approvers-checked"
 """The patch that refuses approvers given as one string (or no actor ids)."""
+_CHECKS_FIELDS = "roomkit-fields-checked"
+"""The patch that refuses, in the workflow, what no store keeps: an actor or room that is no
+text, text UTF-8 cannot encode, arguments longer than a history entry."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
 _OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
@@ -161,6 +166,28 @@ def _json(call: str, name: str, value: Any) -> None:
         ) from None
 
 
+def _fields(call: str, tool_name: str, arguments: dict[str, Any], spec: _Spec) -> None:
+    """Refuse what the store would refuse after a round trip, or what Temporal would not
+    carry to it at all (arguments past its payload limit fail the workflow task, again and
+    again): named, in the workflow, before anything is asked."""
+    for name, value in (("actor", spec.actor), ("room_id", spec.room_id)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{call}(): {name} is an id (a str) or None, got {value!r}")
+        if value is not None:
+            check_text(name, value)
+    check_request_text(tool_name, arguments, "", "", "", None)
+    for approver in spec.approvers if isinstance(spec.approvers, list) else ():
+        if isinstance(approver, str):
+            check_text("approvers", approver)
+    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_ENTRY_CHARS:
+        raise ValueError(
+            f"{call}(): arguments are {size} characters as JSON, and a request keeps at most "
+            f"{MAX_ENTRY_CHARS}: pass what identifies large content (an id, a URL), not "
+            "the content"
+        )
+
+
 def _approvers(call: str, approvers: Any) -> list[str]:
     """``approvers`` as a list of actor ids (a string is one id, not a list of letters)."""
     if approvers is None:
@@ -199,6 +226,8 @@ async def _ask(
         raise TypeError(f"{call}(): arguments must be a dict, got {type(arguments).__name__}")
     _json(call, "arguments", arguments)
     _json(call, "answer_schema", spec.answer_schema)
+    if workflow.patched(_CHECKS_FIELDS):
+        _fields(call, tool_name, arguments, spec)
     if workflow.patched(_CHECKS_APPROVERS):
         approvers = _approvers(call, spec.approvers)
     else:  # an ask replayed from before the check: as it was made
@@ -350,6 +379,9 @@ async def ask_person(
         RequestWithdrawnError: the request was withdrawn (a ``RuntimeError``).
         RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
         TypeError: ``arguments`` or ``answer_schema`` is not JSON.
+        ValueError: an ask roomkit will not make: bad ``approvers``, ``timeout``, ``grace``
+            or ``ladder``; an ``actor`` or ``room_id`` that is not a ``str``; arguments
+            longer than a request keeps; text UTF-8 cannot encode (``InvalidTextError``).
     """
     spec = _Spec(actor, approvers, room_id, timeout, answer_schema, None, ladder, grace)
     return _answer(await _ask("ask_person", "question", tool_name, arguments, spec))
@@ -378,6 +410,8 @@ async def request_approval(
         HumanInputRejectedError: an approver rejected the call, with the reason.
         HumanInputTimeoutError, RequestWithdrawnError, RuntimeError, TypeError: as
             :func:`ask_person`.
+        ValueError: as :func:`ask_person`; also ``approvers`` empty, or a ``quorum`` or a
+            ladder's default that no decision fits.
     """
     if not approvers or isinstance(approvers, str):
         raise ValueError("request_approval(): approvers is a non-empty list of actor ids")
