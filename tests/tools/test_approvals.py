@@ -69,6 +69,7 @@ def test_the_digest_is_the_documented_sha256() -> None:
     [
         ({"timeout": 0}, ValueError),
         ({"timeout": float("inf")}, ValueError),
+        ({"timeout": 10**12}, ValueError),
         ({"on_expiry": "maybe"}, ValueError),
         ({"when": "always"}, TypeError),
         ({"approvers": [""]}, ValueError),

@@ -9,7 +9,12 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
-__all__ = ["positive_seconds", "spoken_duration", "utcnow"]
+__all__ = ["LONGEST_TIMEOUT", "positive_seconds", "spoken_duration", "utcnow"]
+
+LONGEST_TIMEOUT = 100 * 365 * 86_400.0
+"""The longest deadline a request may be given, in seconds: a century. A longer one is a
+mistake (a deadline past what a date can hold reaches no notice, no link, no page);
+``None`` waits forever."""
 
 
 def utcnow() -> datetime:

@@ -10,10 +10,11 @@ with the approvers, quorum and timeout it names, else the static rule's) or
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from roomkit.models.clock import LONGEST_TIMEOUT
 
 __all__ = [
     "Abstain",
@@ -112,10 +113,12 @@ class Ask:
         if timeout is not None and (
             isinstance(timeout, bool)
             or not isinstance(timeout, int | float)
-            or not timeout > 0
-            or math.isinf(timeout)
+            or not 0 < timeout <= LONGEST_TIMEOUT
         ):
-            raise ValueError(f"Ask timeout is a positive number of seconds, got {timeout!r}")
+            raise ValueError(
+                "Ask timeout is a positive number of seconds, at most "
+                f"{LONGEST_TIMEOUT:.0f} (a century), got {timeout!r}"
+            )
         object.__setattr__(self, "approvers", listed)
         object.__setattr__(self, "quorum", quorum)
         object.__setattr__(self, "timeout", None if timeout is None else float(timeout))

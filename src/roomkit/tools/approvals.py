@@ -26,12 +26,12 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-import math
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.decisions import Approve, Decision, DecisionKind, Edit, Reject, Respond
 
 if TYPE_CHECKING:
@@ -220,11 +220,11 @@ class Approval:
         if timeout is not None and (
             isinstance(timeout, bool)
             or not isinstance(timeout, int | float)
-            or not timeout > 0
-            or math.isinf(timeout)
+            or not 0 < timeout <= LONGEST_TIMEOUT
         ):
             raise ValueError(
-                f"Approval timeout must be a positive, finite number of seconds, got {timeout!r}"
+                "Approval timeout must be a positive number of seconds, at most "
+                f"{LONGEST_TIMEOUT:.0f} (a century), got {timeout!r}"
             )
         if on_expiry not in ("deny", "approve"):
             raise ValueError(f"Approval on_expiry must be 'deny' or 'approve', got {on_expiry!r}")

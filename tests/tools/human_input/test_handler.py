@@ -14,6 +14,7 @@ from roomkit.core.exceptions import (
     RequestWithdrawnError,
     UnknownRequestError,
 )
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.testing import advance
@@ -276,7 +277,14 @@ async def test_wait_without_timeout_waits_until_answered(handler: HumanInputHand
 
 @pytest.mark.parametrize(
     ("timeout", "error"),
-    [(-1, ValueError), (math.nan, ValueError), (math.inf, ValueError), ("5", TypeError)],
+    [
+        (-1, ValueError),
+        (math.nan, ValueError),
+        (math.inf, ValueError),
+        (10**12, ValueError),
+        (1e12, ValueError),
+        ("5", TypeError),
+    ],
 )
 async def test_wait_rejects_a_bad_timeout(
     handler: HumanInputHandler, timeout: object, error: type[Exception]
@@ -286,6 +294,26 @@ async def test_wait_rejects_a_bad_timeout(
     with pytest.raises(error, match="timeout"):
         await handler.wait(pending.pending_id, timeout=timeout)  # type: ignore[arg-type]
     assert pending.status is PendingInputStatus.PENDING
+
+
+@pytest.mark.parametrize("timeout", [10**12, 1e12, LONGEST_TIMEOUT + 1])
+async def test_a_deadline_past_a_century_is_refused_naming_the_limit(
+    handler: HumanInputHandler, timeout: float
+) -> None:
+    """A deadline no date can hold is a mistake: refused at once, nothing created."""
+    with pytest.raises(ValueError, match="a century; None waits forever"):
+        await handler.create("Ask", {}, timeout=timeout)
+    with pytest.raises(ValueError, match="a century"):
+        await handler.create_approval("pay", {}, timeout=timeout)
+    assert await handler.list_pending() == []
+
+
+async def test_a_deadline_of_a_century_is_kept(handler: HumanInputHandler) -> None:
+    pending = await handler.create("Ask", {}, timeout=LONGEST_TIMEOUT)
+    waiting = asyncio.create_task(handler.wait(pending.pending_id, timeout=LONGEST_TIMEOUT))
+    await asyncio.sleep(0)
+    assert handler.resolve(pending.pending_id, "yes")
+    assert await waiting == "yes"
 
 
 async def test_a_later_waiter_does_not_extend_the_deadline(handler: HumanInputHandler) -> None:

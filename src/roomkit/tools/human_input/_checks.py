@@ -9,7 +9,6 @@ other callers' writes down with it.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -20,6 +19,7 @@ from roomkit.core.exceptions import (
     InvalidTextError,
     RequestWithdrawnError,
 )
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.validation import (
     non_finite_at,
@@ -151,9 +151,10 @@ def check_timeout(timeout: object) -> None:
         return
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
         raise TypeError(f"timeout must be a number of seconds or None, got {timeout!r}")
-    if not timeout >= 0 or math.isinf(timeout):
+    if not 0 <= timeout <= LONGEST_TIMEOUT:
         raise ValueError(
-            f"timeout must be a finite number of seconds >= 0 (None waits forever), got {timeout}"
+            f"timeout must be a number of seconds from 0 to {LONGEST_TIMEOUT:.0f} (a century; "
+            f"None waits forever), got {timeout}"
         )
 
 

@@ -15,6 +15,7 @@ from contextlib import suppress
 from typing import Any
 
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
@@ -104,7 +105,7 @@ class HandlerReads:
             RequestWithdrawnError: as :meth:`wait` (the handler gave the request up).
             UnknownRequestError: as :meth:`wait`.
         """
-        if type(timeout) is not int or timeout < 0:
+        if type(timeout) is not int or not 0 <= timeout <= LONGEST_TIMEOUT:
             check_timeout(timeout)
         engine = self._engine
         try:

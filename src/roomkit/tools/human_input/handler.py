@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.people import Directory
@@ -288,7 +289,7 @@ class HumanInputHandler(HandlerReads, Callbacks):
             UnknownRequestError: the id was never seen here, or left the retention.
         """
         # The default (a non-negative int) passes without a call; the rest is checked in full.
-        if type(timeout) is not int or timeout < 0:
+        if type(timeout) is not int or not 0 <= timeout <= LONGEST_TIMEOUT:
             check_timeout(timeout)
         # Few locals and a short stack: each slot is 8 bytes of every suspended wait().
         try:
