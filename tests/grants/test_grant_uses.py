@@ -15,7 +15,7 @@ from tests.servers.stores import StoreSite
 
 from roomkit import PendingInputStatus
 from roomkit.core.exceptions import StoreError
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.policy.grants import GrantScope
 from roomkit.stores._records import marked
 from roomkit.stores.grants import LIST_LIMIT, Grant
@@ -85,7 +85,7 @@ async def test_a_granted_request_left_open_is_settled_on_re_attaching(
     handler = handlers()
     grant = await granted(handler, GrantScope(expires_in=3600, max_uses=2))
     request = _approval(handler, "p-cut")
-    store: Any = handler._engine.store
+    store: Any = handler.store
     inserted = await store.insert_granted(request, grant.grant_id, history=_used_history)
     assert inserted is not None
     assert (inserted.created, inserted.grant.uses) == (True, 1)
@@ -133,7 +133,7 @@ async def test_an_insert_of_a_stored_id_spends_no_use(
         pytest.skip("the memory store counts the use and adds the request in one step")
     handler = handlers()
     grant = await granted(handler, GrantScope(expires_in=3600, max_uses=1))
-    store: Any = handler._engine.store
+    store: Any = handler.store
     first = await handler.create_approval("other", {}, approvers=("ann",))
     clash = _approval(handler, first.pending_id, key=None)
     with pytest.raises(StoreError, match="already stored"):
@@ -202,10 +202,10 @@ def _approval(handler: HumanInputHandler, pending_id: str, key: str | None = "ca
         kind="approval",
         approvers=("ann",),
         answer_schema=PAY_SCHEMA,
+        arguments_digest=arguments_digest("pay", PAY),
     )
     if key is not None:
         request.key = owned_key(request, key)
-    handler._decisions.prepare(request, ("ann",), PAY_SCHEMA)
     return request
 
 
