@@ -308,6 +308,24 @@ async def test_a_deadline_past_a_century_is_refused_naming_the_limit(
     assert await handler.list_pending() == []
 
 
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "object", "properties": {"n": {"type": 5}}}, "invalid parameters schema"),
+        ({"type": "string"}, "must describe an object"),
+        ({"type": "object", "properties": {"n": {"$ref": "#/$defs/gone"}}}, "unresolvable"),
+    ],
+)
+async def test_an_approval_whose_tool_schema_no_edit_could_match_is_refused(
+    handler: HumanInputHandler, schema: dict[str, object], problem: str
+) -> None:
+    """The schema an edit is checked against is checked itself, when the approval is made:
+    not later, in front of the person editing."""
+    with pytest.raises(ValueError, match=problem):
+        await handler.create_approval("pay", {"n": 1}, tool_schema=schema)
+    assert await handler.list_pending() == []
+
+
 async def test_a_deadline_of_a_century_is_kept(handler: HumanInputHandler) -> None:
     pending = await handler.create("Ask", {}, timeout=LONGEST_TIMEOUT)
     waiting = asyncio.create_task(handler.wait(pending.pending_id, timeout=LONGEST_TIMEOUT))

@@ -41,7 +41,7 @@ from roomkit.tools.human_input._checks import check_digest
 from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
 from roomkit.tools.human_input._keys import reattached
 from roomkit.tools.human_input.stores import Ballot, check_entry, new_entry, settled_entry
-from roomkit.tools.validation import validate_tool_arguments
+from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 if TYPE_CHECKING:
     from roomkit.routing import Router
@@ -192,15 +192,19 @@ class Decisions:
 
         Raises:
             TypeError: ``tool_schema`` is not a dict.
+            ValueError: ``tool_schema`` is no valid JSON Schema of an object (an edit could
+                never be checked against it).
             TypeError, ValueError: ``decisions`` is not a list of decision names with
                 ``reject`` among them.
         """
-        if tool_schema is not None and not isinstance(tool_schema, dict):
-            raise TypeError(f"tool_schema must be a JSON Schema dict, got {tool_schema!r}")
+        if tool_schema is not None:
+            if not isinstance(tool_schema, dict):
+                raise TypeError(f"tool_schema must be a JSON Schema dict, got {tool_schema!r}")
+            # Compiled once per schema and kept: a tool's schema costs one look per call.
+            check_tool_schema(request.tool_name, tool_schema)
         allowed = _check_decisions(decisions)
         if allowed is not None and allowed != list(ALL_DECISIONS):
             tool_schema = {**(tool_schema or {"type": "object"}), DECISIONS_KEY: allowed}
-        # The tool's schema was checked with the tool (the channel checks what it offers).
         request.answer_schema = tool_schema
         request.kind = APPROVAL
         request.approvers = approvers
