@@ -108,6 +108,17 @@ async def test_listing_is_newest_first_by_tool_and_state(
     assert [g.grant_id for g in await grants.list(tool="pay", live=True)] == ["g-a"]
 
 
+@pytest.mark.parametrize("tool", ["pa\x00y", "\x00"])
+async def test_a_tool_name_no_store_can_hold_lists_no_grant(
+    grant_stores: GrantStores, tool: str
+) -> None:
+    """A NUL in the tool asked for (``?tool=%00`` on the desk) names no tool: nothing."""
+    grants = grant_stores()
+    await grants.add(_grant("g-a"))
+    assert await grants.list(tool=tool) == []
+    assert await grants.list(tool=tool, live=True) == []
+
+
 def test_a_durable_store_keeps_one_grants_facet(tmp_path: object) -> None:
     from pathlib import Path
 

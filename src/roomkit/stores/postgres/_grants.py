@@ -116,6 +116,10 @@ class PostgresGrants:
         return await self._list(tool, True, "")
 
     async def _list(self, tool: str | None, live: bool, limit: str) -> builtins.list[Grant]:
+        if tool is not None and "\x00" in tool:
+            # PostgreSQL text holds no NUL, so no grant's tool has one (and the server
+            # would refuse the parameter).
+            return []
         where = ["(%(tool)s::text IS NULL OR tool = %(tool)s::text)"]
         if live:
             where.append(self._live)
