@@ -236,8 +236,10 @@ async def test_revoking_a_sign_in_link_spends_it(
 ) -> None:
     """A sign-in link is refused by its link entry: ``roomkit revoke`` records that one."""
     link = issue_sign_in_link(SECRET, "admin", admin=True)
+    desk = place.desk()
+    await desk.handler.list_pending()  # the desk that printed the link read its store
     code, said = await place.cli(capsys, "revoke", link)
-    async with place.desk().client() as client:
+    async with desk.client() as client:
         traded = await client.post("/api/sign-in", headers=bearer(link))
     assert (code, said.strip()) == (0, "Revoked the sign-in link of admin")
     assert (traded.status_code, traded.json()["detail"]) == (

@@ -120,6 +120,27 @@ def test_the_revoke_command_says_what_it_needs(
         assert err.startswith("roomkit: "), argv
 
 
+@pytest.mark.parametrize("what", [["--actor", "bob"], ["TOKEN"]])
+def test_revoking_on_a_sqlite_file_that_does_not_exist_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    what: list[str],
+) -> None:
+    """A mistyped path would make an empty database no desk reads: the token would be left
+    working while the command said it was revoked."""
+    monkeypatch.setenv("ROOMKIT_DESK_SECRET", SECRET)
+    argv = [issue_token(SECRET, "bob") if word == "TOKEN" else word for word in what]
+    missing = tmp_path / "typo.db"
+    code = main(["revoke", *argv, "--store", f"sqlite:///{missing}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("roomkit: ")
+    assert err.count("\n") == 1
+    assert "does not exist" in err
+    assert not missing.exists()
+
+
 def test_no_token_or_link_lasts_past_ten_years() -> None:
     """One that did would, in effect, never expire (and overflow Redis's expiry when
     revoked): an actor token lasting until revoked is ``ttl=None``."""

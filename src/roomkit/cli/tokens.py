@@ -24,6 +24,7 @@ from roomkit.cli._common import (
     on_stores,
     printable,
     quoted,
+    refuse_missing_file,
 )
 
 if TYPE_CHECKING:
@@ -114,6 +115,8 @@ def revoke(args: argparse.Namespace) -> int:
     async def record(store: PendingStore | DurableStore) -> float:
         return await HumanInputHandler(store=store).ledger.record_spent(entry, until=until)
 
+    # A revocation in a database no desk reads would leave the token working.
+    refuse_missing_file(args.store)
     when = on_stores(args.store, "roomkit revoke", record, "Could not record the revocation")
     stamp = datetime.fromtimestamp(when, UTC).isoformat(timespec="seconds")
     print(f"Revoked {what} (issued until {stamp})" if args.actor else f"Revoked {what}")
