@@ -122,3 +122,47 @@ async def test_the_desk_refuses_a_token_of_another_key_naming_the_data_folder(
     assert f"Created the desk's key in {desk_data}" in lines[1]
     assert refused.status_code == 401
     assert "--data-dir" in refused.json()["detail"]
+
+
+NOT_UTF8 = b"caf\xe9".decode("utf-8", "surrogateescape")
+"""An argument typed in Latin-1 on a UTF-8 terminal, as Python reads it."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["list", "--url", "http://[::1"], "--url (or $ROOMKIT_DESK_URL) takes"),
+        (["list", "--url", "desk.example"], "--url (or $ROOMKIT_DESK_URL) takes"),
+        (["list", "--url", "ftp://desk.example"], "--url (or $ROOMKIT_DESK_URL) takes"),
+        (["list", "--timeout", "-1"], "--timeout takes a positive number of seconds"),
+        (["list", "--timeout", "nan"], "--timeout takes a positive number of seconds"),
+        (["list", "--timeout", "inf"], "--timeout takes a positive number of seconds"),
+        (["list", "--timeout", "0"], "--timeout takes a positive number of seconds"),
+        (["list", "--token", "caf\u00e9"], "The token holds characters no desk token has"),
+        (["list", "--token", "a.b\nc"], "The token holds characters no desk token has"),
+        (["list", "--room", NOT_UTF8], "--room holds bytes that are not UTF-8"),
+        (["show", NOT_UTF8], "The request id holds bytes that are not UTF-8"),
+        (["show", "f" * 100_000], "ids are at most 256 characters"),
+        (["answer", "f" * 32, NOT_UTF8], "The answer holds bytes that are not UTF-8"),
+        (["reject", "f" * 32, "--reason", NOT_UTF8], "--reason holds bytes that are not UTF-8"),
+        (["respond", "f" * 32, NOT_UTF8], "The result holds bytes that are not UTF-8"),
+        (["edit", "f" * 32, '{"to": NaN}'], "NaN is no JSON number"),
+        (["edit", "f" * 32, '{"to": 1e999}'], "beyond a float's range"),
+        (["edit", "f" * 32, '{"to": "a", "to": "b"}'], "names the key 'to' twice"),
+    ],
+)
+def test_a_pending_argument_no_desk_takes_is_one_line_and_exit_2(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Checked before any call (nothing listens on the URL): never a traceback, never a
+    "cannot reach" for what is a typing mistake."""
+    url = "http://127.0.0.1:9"
+    options = ["--token", "a.b"] if "--token" not in argv else []
+    if "--url" not in argv:
+        options += ["--url", url]
+    code = main(["pending", *argv, *options])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("roomkit: ")
+    assert err.count("\n") == 1
+    assert words in err

@@ -3,7 +3,8 @@
 Each command calls the desk's API with a token and prints one line a request; a failure is a
 :class:`~roomkit.cli._common.Failure`, which :func:`roomkit.cli.main` prints as one line on
 stderr. The commands need httpx, which the ``desk`` extra installs; they load no part of
-the desk itself.
+the desk itself. The call, and the checks of what was typed before it, are in
+:mod:`~roomkit.cli._desk_client`.
 
 A decision on an approval names the digest of the arguments it decides on: the one
 ``--digest`` gives (what ``pending show`` printed), else the request's as read just before;
@@ -22,6 +23,13 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from roomkit.cli._common import Failure, printable
+from roomkit.cli._desk_client import (
+    DEFAULT_URL,
+    TOKEN_ENV,
+    call,
+    check_typed,
+    strict_json,
+)
 
 __all__ = [
     "DEFAULT_URL",
@@ -39,42 +47,8 @@ __all__ = [
     "show",
 ]
 
-TOKEN_ENV = "ROOMKIT_TOKEN"
-DEFAULT_URL = "http://127.0.0.1:8765"
 EXTRA = "desk"
 """The extra that installs httpx, which the commands call the desk with."""
-
-
-def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
-    import httpx
-
-    token = args.token or os.environ.get(TOKEN_ENV)
-    if not token:
-        raise Failure(f"No token: pass --token or set {TOKEN_ENV}", 2)
-    url = args.url.rstrip("/")
-    try:
-        response = httpx.request(
-            method,
-            f"{url}{path}",
-            json=body,
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=args.timeout,
-        )
-    except httpx.TransportError as error:
-        raise Failure(f"Cannot reach the desk at {url}: {type(error).__name__}") from None
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    detail = data.get("detail") if isinstance(data, dict) else None
-    if response.status_code == 401:
-        raise Failure(f"The desk refused the token: {detail or 'unauthorized'}")
-    if response.status_code == 404:
-        raise Failure(f"No such request (unknown, or not yours): {printable(args.id)}")
-    if response.status_code >= 400 or not isinstance(data, dict):
-        why = printable(str(detail or ""), 1000)
-        raise Failure(f"The desk refused it: {why}" if why else "The desk refused it")
-    return data
 
 
 def _summary(request: dict[str, Any]) -> str:
@@ -94,10 +68,11 @@ def _summary(request: dict[str, Any]) -> str:
 
 
 def listing(args: argparse.Namespace) -> int:
+    check_typed(args)
     path = "/api/requests"
     if args.room:
         path += "?" + urlencode({"room_id": args.room})
-    requests = _call(args, "GET", path)["requests"]
+    requests = call(args, "GET", path)["requests"]
     if args.json:
         print(json.dumps(requests, indent=2))
         return 0
@@ -195,7 +170,8 @@ def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
 def show(args: argparse.Namespace) -> int:
     from roomkit._forms import answer_hint, typed_example
 
-    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    check_typed(args)
+    request = call(args, "GET", f"/api/requests/{_quote(args.id)}")
     kind, arguments = request["kind"], request.get("arguments") or {}
     who = _for(request) or "anyone in the room"
     print(
@@ -242,7 +218,7 @@ def _shown(args: argparse.Namespace, request: dict[str, Any] | None = None) -> s
     """The digest a decision on an approval names: ``--digest``, else the request's as read
     now (``request``, when the caller read it); ``None`` for any other request."""
     if request is None:
-        request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+        request = call(args, "GET", f"/api/requests/{_quote(args.id)}")
     if request.get("kind") != "approval":
         return None
     given = getattr(args, "digest", None)
@@ -250,7 +226,8 @@ def _shown(args: argparse.Namespace, request: dict[str, Any] | None = None) -> s
 
 
 def _decide(args: argparse.Namespace, body: dict[str, Any], done: str) -> int:
-    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    check_typed(args)
+    request = call(args, "GET", f"/api/requests/{_quote(args.id)}")
     if request.get("kind") != "approval":
         # approve, edit and respond decide a held call; a question takes an answer.
         pinned = _quote_arg(args.id)
@@ -263,7 +240,7 @@ def _decide(args: argparse.Namespace, body: dict[str, Any], done: str) -> int:
     shown = _shown(args, request)
     if shown is not None:
         body = {**body, "digest": shown}
-    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
+    settled = call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
     quorum = settled.get("quorum")
     if settled.get("status") == "pending" and isinstance(quorum, int):
         from roomkit._forms import quorum_progress
@@ -282,12 +259,13 @@ def approve(args: argparse.Namespace) -> int:
 
 
 def edit(args: argparse.Namespace) -> int:
+    example = 'edit takes every argument as one JSON object, e.g. \'{"to": "x"}\''
     try:
-        arguments = json.loads(args.arguments)
-    except ValueError:
-        arguments = None
+        arguments = strict_json(args.arguments)
+    except ValueError as error:
+        raise Failure(f"{example}: {printable(error, 200)}", 2) from None
     if not isinstance(arguments, dict):
-        raise Failure('edit takes every argument as one JSON object, e.g. \'{"to": "x"}\'', 2)
+        raise Failure(example, 2)
     return _decide(args, {"decision": "edit", "arguments": arguments}, "Edited and approved")
 
 
@@ -348,22 +326,24 @@ def _quote_arg(text: str) -> str:
 
 
 def answer(args: argparse.Namespace) -> int:
-    request = _call(args, "GET", f"/api/requests/{_quote(args.id)}")
+    check_typed(args)
+    request = call(args, "GET", f"/api/requests/{_quote(args.id)}")
     body = _typed_body(request, args.answer)
     shown = _shown(args, request)
     if shown is not None:
         body = {"digest": shown, **body}
-    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
+    settled = call(args, "POST", f"/api/requests/{_quote(args.id)}/answer", body)
     print(f"Answered {printable(settled['id'])}")
     return 0
 
 
 def reject(args: argparse.Namespace) -> int:
+    check_typed(args)
     body = {"reason": args.reason}
     shown = _shown(args)
     if shown is not None:
         body["digest"] = shown
-    settled = _call(args, "POST", f"/api/requests/{_quote(args.id)}/reject", body)
+    settled = call(args, "POST", f"/api/requests/{_quote(args.id)}/reject", body)
     print(f"Rejected {printable(settled['id'])}")
     return 0
 

@@ -1,0 +1,191 @@
+"""How the ``roomkit pending`` commands call a running desk, and what they check first.
+
+What a person typed is checked before any call, so that a mistake in an argument is one line
+and exit status 2, never a traceback or a misleading "cannot reach": ``--url`` must be an
+``http://`` or ``https://`` address, ``--timeout`` a positive number of seconds, the token
+text a header can carry, a request id no longer than the desk takes, and every text that
+goes to the desk valid UTF-8 (an argument holding bytes that are not, which Python reads as
+lone surrogates, is named). A JSON object typed on the command line is read strictly: no
+``NaN`` or infinite number, and no key given twice (the desk refuses both in a body; the
+command says so first, instead of sending one reading of it).
+
+A desk that cannot be reached, or refuses, is one line and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from typing import Any
+
+from roomkit.cli._common import Failure, printable
+
+__all__ = ["DEFAULT_URL", "MAX_ID_CHARS", "TOKEN_ENV", "call", "check_typed", "strict_json"]
+
+TOKEN_ENV = "ROOMKIT_TOKEN"
+DEFAULT_URL = "http://127.0.0.1:8765"
+MAX_ID_CHARS = 256
+"""The longest request id the desk takes in a path."""
+
+_TYPED = {
+    "id": "The request id",
+    "answer": "The answer",
+    "reason": "--reason",
+    "result": "The result",
+    "arguments": "The arguments",
+    "room": "--room",
+    "digest": "--digest",
+}
+"""The arguments that travel to the desk, as an error names each."""
+
+
+def _not_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def check_typed(args: argparse.Namespace) -> None:
+    """Exit 2 for a typed argument the desk could never take (each command checks first,
+    before it builds a path from them).
+
+    Raises:
+        Failure: an argument holds bytes that are not UTF-8, or the id is too long.
+    """
+    for name, what in _TYPED.items():
+        value = getattr(args, name, None)
+        if isinstance(value, str) and _not_utf8(value):
+            raise Failure(
+                f"{what} holds bytes that are not UTF-8 text: type it again in UTF-8 (check "
+                "the terminal's encoding)",
+                2,
+            )
+    pending_id = getattr(args, "id", "")
+    if isinstance(pending_id, str) and len(pending_id) > MAX_ID_CHARS:
+        raise Failure(
+            f"{printable(pending_id, 40)} is not a request id: ids are at most {MAX_ID_CHARS} "
+            "characters (`roomkit pending list` shows them)",
+            2,
+        )
+
+
+def _checked_url(url: str) -> str:
+    """``url`` without its trailing slashes, once it is an address httpx can call.
+
+    Raises:
+        Failure: it is not an ``http://`` or ``https://`` URL with a host (exit 2).
+    """
+    import httpx
+
+    try:
+        parsed: httpx.URL | None = httpx.URL(url)
+    except httpx.InvalidURL:
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        raise Failure(
+            f"--url (or $ROOMKIT_DESK_URL) takes the desk's http:// or https:// address, such "
+            f"as {DEFAULT_URL}; got {printable(url, 200)!r}",
+            2,
+        )
+    return url.rstrip("/")
+
+
+def _token(args: argparse.Namespace) -> str:
+    """The token to send: ``--token``, else ``$ROOMKIT_TOKEN``.
+
+    Raises:
+        Failure: there is none, or it holds what no header carries (exit 2).
+    """
+    token: str | None = args.token or os.environ.get(TOKEN_ENV)
+    if not token:
+        raise Failure(f"No token: pass --token or set {TOKEN_ENV}", 2)
+    if not (token.isascii() and token.isprintable()) or " " in token:
+        raise Failure(
+            "The token holds characters no desk token has (spaces, line breaks or letters "
+            "beyond ASCII): pass it as `roomkit token ACTOR` printed it",
+            2,
+        )
+    return token
+
+
+def _timeout(args: argparse.Namespace) -> float:
+    seconds: float = args.timeout
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise Failure(f"--timeout takes a positive number of seconds, got {seconds}", 2)
+    return seconds
+
+
+def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
+    """The desk's JSON answer to ``method path`` (with ``body`` as JSON).
+
+    Raises:
+        Failure: an argument the desk could never take (exit 2); the desk cannot be
+            reached, refuses the token (401), knows no such request (404), or refuses
+            the call (exit 1).
+    """
+    import httpx
+
+    check_typed(args)
+    url = _checked_url(args.url)
+    token = _token(args)
+    timeout = _timeout(args)
+    try:
+        response = httpx.request(
+            method,
+            f"{url}{path}",
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+        )
+    except httpx.InvalidURL as error:
+        raise Failure(f"Cannot call the desk at {printable(url)}: {error}", 2) from None
+    except httpx.TransportError as error:
+        raise Failure(f"Cannot reach the desk at {url}: {type(error).__name__}") from None
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    detail = data.get("detail") if isinstance(data, dict) else None
+    if response.status_code == 401:
+        raise Failure(f"The desk refused the token: {detail or 'unauthorized'}")
+    if response.status_code == 404:
+        raise Failure(f"No such request (unknown, or not yours): {printable(args.id)}")
+    if response.status_code >= 400 or not isinstance(data, dict):
+        why = printable(str(detail or ""), 1000)
+        raise Failure(f"The desk refused it: {why}" if why else "The desk refused it")
+    return data
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"it names the key {printable(key, 60)!r} twice: give it once")
+        found[key] = value
+    return found
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"{printable(text, 40)} is beyond a float's range: send it as a string")
+    return number
+
+
+def strict_json(text: str) -> Any:
+    """``text`` as JSON the desk takes: no ``NaN`` or infinity, no key given twice.
+
+    Raises:
+        ValueError: it is not such JSON (the message says why).
+    """
+    return json.loads(
+        text, object_pairs_hook=_unique, parse_constant=_no_constant, parse_float=_finite
+    )
