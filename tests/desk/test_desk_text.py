@@ -66,6 +66,15 @@ async def status_of(world: World, pending_id: str) -> str:
             "answer",
         ),
         ({"question": "Which café?"}, "reject", b'{"reason": ' + LONE + b"}", "reason"),
+        # In a key, where no field of the body is: the body itself is named.
+        ({"question": "Which café?"}, "answer", b"{" + LONE + b': "x"}', "of a key"),
+        ({"question": "Which café?"}, "reject", b"{" + LONE + b': "x"}', "of a key"),
+        (
+            QUESTIONS,
+            "answer",
+            b'{"answers": [{"question": "Size?", "answer": "S", ' + LONE + b": 1}]}",
+            "of a key in 'answers[0]'",
+        ),
     ],
 )
 async def test_a_lone_surrogate_gets_422_naming_where_and_the_request_stays_open(

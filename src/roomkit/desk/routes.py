@@ -55,6 +55,7 @@ from roomkit.desk.shapes import (
 from roomkit.desk.ws import serve_socket
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores.base import SETTLED_LIMIT
+from roomkit.tools.validation import unencodable_text
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk
@@ -107,6 +108,13 @@ def _validation_detail(error: RequestValidationError) -> str:
     first = next(iter(error.errors()), None)
     if first is None:
         return "Invalid request"
+    if first.get("type") == "string_unicode":
+        # A lone surrogate where no field checks its text (a key): say where it is.
+        problem = unencodable_text(error.body)
+        if problem is not None:
+            return (
+                f"The body must be valid Unicode text, but holds {problem}: send it as UTF-8 text"
+            )
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
     message = str(first.get("msg", "invalid"))
     return f"{where}: {message}"[:300] if where else message[:300]
