@@ -252,6 +252,23 @@ async def test_durable_stores_answer_as_the_memory_store_does(
 # -- every durable store: restarts, several store objects -------------------------------------
 
 
+async def test_an_id_holding_a_nul_finds_nothing(open_rooms: OpenRooms) -> None:
+    """An id from the network (a chat route's room) may hold a NUL, which no stored id
+    holds (PostgreSQL text cannot): every read of it finds nothing, and none fails."""
+    store = open_rooms()
+    await store.create_room(Room("r1"))
+    await store.add_participant(Participant("alice", "r1"))
+    await store.add_event(said("r1", "hello"))
+    for room_id in ("r1\x00", "\x00"):
+        assert await store.get_room(room_id) is None
+        assert await store.list_participants(room_id) == []
+        assert await store.list_bindings(room_id) == []
+        assert await store.list_events(room_id) == []
+        assert await store.recent_events(room_id, 10) == []
+    assert await store.rooms_for_channel("ws\x00") == []
+    assert [event.room_id for event in await store.list_events("r1")] == ["r1"]
+
+
 async def test_everything_is_there_after_a_restart(open_rooms: OpenRooms) -> None:
     room = Room("r1", METADATA)
     alice = Participant("alice", "r1", "Alice")

@@ -127,6 +127,11 @@ class PostgresRoomStore(SQLRooms):
         room_model.reserve_event_ids(int(row[0]) if row is not None else 0)
 
     async def _read(self, statement: str, params: Any = ()) -> list[Any]:
+        if any(isinstance(param, str) and "\x00" in param for param in params):
+            # PostgreSQL text holds no NUL, so no stored id has one (and the server would
+            # refuse the parameter): an id from the network, a chat route's room, finds
+            # nothing.
+            return []
         return await self._write(statement, params)
 
     async def _write(self, statement: str, params: Any, *, missing: str = "") -> list[Any]:
