@@ -219,3 +219,29 @@ async def test_a_closed_handler_fails_the_call_as_a_channel_says() -> None:
         again = await client.call_tool("AskUserQuestion", {"question": "And now?"})
     assert again.is_error
     assert "failed (HandlerClosedError)" in text_of(again)
+
+
+async def test_a_key_reused_for_another_question_never_gets_its_answer(
+    durable: HumanInputHandler,
+) -> None:
+    """A key names one call: the same key on a question worded otherwise is refused, and
+    neither reads the answer given to the first nor asks anyone."""
+    server = HumanInputMCPServer(durable, actor="alice")
+    key = {KEY_META: "ask-1"}
+    async with client_of(server.server) as client:
+        first = Call(client, "AskUserQuestion", {"question": "Deploy to staging?"}, meta=key)
+        await first.wait_asked()
+        request = await open_request(durable)
+        assert await durable.aresolve(request.pending_id, "yes")
+        assert text_of(await first.result()) == "yes"
+        other = await client.call_tool(
+            "AskUserQuestion", {"question": "Deploy to production?"}, meta=key
+        )
+        again = await client.call_tool(
+            "AskUserQuestion", {"question": "Deploy to staging?"}, meta=key
+        )
+    assert other.is_error
+    assert "yes" not in text_of(other)
+    assert "give this call a key of its own" in text_of(other)
+    assert await durable.list_pending() == []
+    assert (text_of(again), again.is_error) == ("yes", False)

@@ -223,6 +223,10 @@ class HumanInputMCPServer:
             return _error(texts.invalid_arguments(name, str(error)))
         except Exception as error:
             return _failed(name, error)
+        if pending.arguments != arguments:
+            # The key named an earlier call of this tool that asked something else: its
+            # outcome answers that question, not this one.
+            return _error(texts.invalid_arguments(name, _other_call(key)))
         kept = key is not None and durable
         if hold is None or pending.status is not PendingInputStatus.PENDING:
             # A retry that finds its request settled replays the outcome at once.
@@ -353,6 +357,13 @@ def _connection_of(ctx: ServerRequestContext[Any]) -> str:
     headers = getattr(ctx.request, "headers", None)
     session = headers.get("mcp-session-id", "") if headers is not None else ""
     return f"{token}:{session}"
+
+
+def _other_call(key: str | None) -> str:
+    return (
+        f'_meta["{KEY_META}"] {json.dumps(key)[:40]} names an earlier call that asked '
+        "something else: give this call a key of its own"
+    )
 
 
 def _key_of(meta: Mapping[str, Any] | None) -> str | types.CallToolResult | None:
