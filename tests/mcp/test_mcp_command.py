@@ -205,3 +205,52 @@ async def test_a_wait_outlives_the_process_and_is_answered_by_another(tmp_path: 
     finally:
         await handler.close()
         await store.close()
+
+
+async def test_stdio_answers_a_message_its_parser_cannot_read(tmp_path: Path) -> None:
+    """A call whose text holds a lone surrogate (``"\\ud800"``, valid JSON) and a line that is
+    no JSON get an error each, the call under its id; nothing is left unanswered."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "roomkit.cli",
+        "mcp",
+        "--store",
+        f"sqlite:///{tmp_path / 'kit.db'}",
+        "--actor",
+        "alice",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    lines = [
+        json.dumps(initialize).encode(),
+        b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
+        b'"AskUserQuestion", "arguments": {"question": "Ship \\ud83d?"}}}',
+        b'{"jsonrpc": "2.0", "id": 3, "method": ',
+        b'{"jsonrpc": "2.0", "id": 4, "method": "tools/list"}',
+    ]
+    process.stdin.write(b"".join(line + b"\n" for line in lines))
+    await process.stdin.drain()
+    replies: list[dict[str, Any]] = []
+    while not replies or replies[-1].get("id") != 4:
+        replies.append(json.loads(await process.stdout.readline()))
+    process.stdin.close()
+    await process.communicate()
+    errors = {reply["id"]: reply["error"] for reply in replies if "error" in reply}
+    assert set(errors) == {2, None}
+    assert "U+D83D" in errors[2]["message"]
+    assert errors[None]["code"] == types.PARSE_ERROR

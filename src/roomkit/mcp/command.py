@@ -154,8 +154,12 @@ async def _check_store(handler: HumanInputHandler) -> None:
 async def _serve_stdio(server: HumanInputMCPServer) -> None:
     from mcp.server.stdio import stdio_server
 
+    from roomkit.mcp._unreadable import AnsweringReads
+
     async with stdio_server() as (read, write):
-        await server.server.run(read, write, server.server.create_initialization_options())
+        # The SDK drops a line it cannot parse unanswered: its client would wait forever.
+        reads = AnsweringReads(read, write)
+        await server.server.run(reads, write, server.server.create_initialization_options())
 
 
 async def _serve_http(server: HumanInputMCPServer, secret: bytes, host: str, port: int) -> None:
