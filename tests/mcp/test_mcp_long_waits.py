@@ -33,11 +33,13 @@ ASK = ("AskUserQuestion", {"question": "Which colour?"})
 class Process:
     """One ``roomkit mcp`` process: its own store objects and handler on the shared file."""
 
-    def __init__(self, url: str, *, hold: float, keys: list[bytes] = KEYS) -> None:
+    def __init__(
+        self, url: str, *, hold: float, keys: list[bytes] = KEYS, actor: str = "alice"
+    ) -> None:
         self.questions, self.rooms = open_stores(url)
         self.handler = HumanInputHandler(store=self.questions)
         self.server = HumanInputMCPServer(
-            self.handler, actor="alice", timeout=120, hold=hold, state_keys=keys
+            self.handler, actor=actor, timeout=120, hold=hold, state_keys=keys
         )
 
     async def stop(self) -> None:
@@ -141,6 +143,27 @@ async def test_a_state_sealed_with_other_keys_or_for_another_call_is_refused(url
     finally:
         await first.stop()
         await stranger.stop()
+
+
+async def test_a_state_minted_for_one_person_is_refused_to_another(url: str) -> None:
+    """alice's "still waiting" state, handed to bob's server on the same keys and store, is
+    refused as any state not minted for its caller."""
+    alices = Process(url, hold=0.05)
+    bobs = Process(url, hold=0.05, actor="bob")
+    try:
+        async with Client(alices.server.server) as client:
+            still = await client.session.call_tool(*ASK, allow_input_required=True)
+        assert isinstance(still, types.InputRequiredResult)
+        async with Client(bobs.server.server) as client:
+            with pytest.raises(MCPError, match="requestState"):
+                await client.session.call_tool(
+                    *ASK, request_state=still.request_state, allow_input_required=True
+                )
+        [request] = await alices.handler.list_pending()
+        assert request.actor_id == "alice"
+    finally:
+        await alices.stop()
+        await bobs.stop()
 
 
 async def test_hold_needs_a_durable_store() -> None:

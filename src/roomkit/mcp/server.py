@@ -166,7 +166,7 @@ class HumanInputMCPServer:
         """The SDK server: run it on any transport (``server.run(read, write, ...)``)."""
         self.server.middleware.append(self._withdraw_cancelled)
         if hold is not None:
-            self.server.middleware.append(state_boundary(state_keys))
+            self.server.middleware.append(state_boundary(state_keys, self._actor_of))
         self._kept: dict[tuple[str, str], str] = {}
         """Keyed calls on a durable store now waiting, by (connection, request id)."""
 

@@ -23,9 +23,12 @@ import contextlib
 import hashlib
 import hmac
 import json
+import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -64,13 +67,19 @@ def state_key(secret: bytes) -> bytes:
     return hmac.new(secret, _STATE_INFO, hashlib.sha256).digest()
 
 
-def state_boundary(keys: Sequence[bytes] | None) -> RequestStateBoundary:
+def state_boundary(
+    keys: Sequence[bytes] | None, caller: Callable[[ServerRequestContext[Any]], str | None]
+) -> RequestStateBoundary:
     """The SDK's boundary that seals every state the server mints and checks every one
-    that comes back; with no ``keys``, a key of this process only."""
-    security = (
-        RequestStateSecurity(keys=list(keys))
-        if keys
-        else RequestStateSecurity.ephemeral(audience=STATE_AUDIENCE)
+    that comes back; with no ``keys``, a key of this process only.
+
+    Each state is bound to its ``caller`` (the person asked, as the server tells it from a
+    request): a state minted for one person is refused to anyone else.
+    """
+    security = RequestStateSecurity(
+        keys=list(keys) if keys else [os.urandom(32)],
+        bind_principal=caller,
+        audience=STATE_AUDIENCE,
     )
     return RequestStateBoundary(security, default_audience=STATE_AUDIENCE)
 
