@@ -245,3 +245,25 @@ async def test_a_key_reused_for_another_question_never_gets_its_answer(
     assert "give this call a key of its own" in text_of(other)
     assert await durable.list_pending() == []
     assert (text_of(again), again.is_error) == ("yes", False)
+
+
+async def test_a_keyed_call_whose_client_left_is_not_remembered_past_its_deadline(
+    durable: HumanInputHandler,
+) -> None:
+    """What the server keeps to withdraw a keyed call on an MCP cancellation goes once the
+    call's deadline has passed, even when its client left without a word (virtual time)."""
+    server = HumanInputMCPServer(durable, actor="alice", timeout=0.5)
+    async with RawPeer(server.server).connected() as peer:
+        await peer.request(2, "tools/call", KEYED_CALL)
+        assert (await peer.receive())["method"] == "notifications/progress"
+        await peer.hang_up()
+    async with client_of(server.server) as client:
+        late = await client.call_tool("AskUserQuestion", {"question": "Hi?"}, meta={KEY_META: "a"})
+        assert late.is_error  # timed out: the first call's deadline has passed too
+        answered = Call(client, "AskUserQuestion", {"question": "Hi?"}, meta={KEY_META: "b"})
+        await answered.wait_asked()
+        [request] = [r for r in await durable.list_pending() if r.arguments == {"question": "Hi?"}]
+        assert await durable.aresolve(request.pending_id, "hello")
+        assert text_of(await answered.result()) == "hello"
+    # The server's own bookkeeping, which nothing outside it can see.
+    assert server._kept == {}

@@ -167,8 +167,10 @@ class HumanInputMCPServer:
         self.server.middleware.append(self._withdraw_cancelled)
         if hold is not None:
             self.server.middleware.append(state_boundary(state_keys, self._actor_of))
-        self._kept: dict[tuple[str, str], str] = {}
-        """Keyed calls on a durable store now waiting, by (connection, request id)."""
+        self._kept: dict[tuple[str, str], tuple[str, float]] = {}
+        """Keyed calls on a durable store now waiting, by (connection, request id): the
+        request and when its deadline passes (loop time). A call whose client left without
+        a cancellation stays here until then, for a cancellation that may still come."""
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -277,7 +279,9 @@ class HumanInputMCPServer:
         handler = self.handler
         call = (_connection_of(ctx), str(ctx.request_id))
         if kept:
-            self._kept[call] = pending_id
+            now = asyncio.get_running_loop().time()
+            self._forget_past(now)
+            self._kept[call] = (pending_id, now + self.timeout)
         waiting = asyncio.create_task(self._report_progress(ctx, pending_id))
         cancelled = False
         try:
@@ -314,10 +318,20 @@ class HumanInputMCPServer:
         result = await call_next(ctx)
         if ctx.method == "notifications/cancelled" and ctx.params is not None:
             call = (_connection_of(ctx), str(ctx.params.get("requestId")))
-            pending_id = self._kept.pop(call, None)
-            if pending_id is not None:
-                await self.handler.arelease(pending_id)
+            kept = self._kept.pop(call, None)
+            if kept is not None:
+                await self.handler.arelease(kept[0])
         return result
+
+    def _forget_past(self, now: float) -> None:
+        """Drop the kept calls whose deadline has passed: their requests are settled, and
+        nothing is left to withdraw. The oldest come first (one timeout for every call)."""
+        kept = self._kept
+        while kept:
+            call, (_, until) = next(iter(kept.items()))
+            if until > now:
+                return
+            del kept[call]
 
     def _actor_of(self, ctx: ServerRequestContext[Any]) -> str | None:
         """The HTTP caller's authenticated actor, else the configured one."""
