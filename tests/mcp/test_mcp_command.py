@@ -254,3 +254,18 @@ async def test_stdio_answers_a_message_its_parser_cannot_read(tmp_path: Path) ->
     assert set(errors) == {2, None}
     assert "U+D83D" in errors[2]["message"]
     assert errors[None]["code"] == types.PARSE_ERROR
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--http", "99999"), ("--http", "-1"), ("--timeout", "nan"), ("--hold", "0")],
+)
+def test_a_wrong_option_is_named_before_the_store_is_opened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    db = tmp_path / "kit.db"
+    assert main(["mcp", "--store", f"sqlite:///{db}", option, value]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"roomkit: {option} ")
+    assert not db.exists()

@@ -84,6 +84,7 @@ def run_command(args: argparse.Namespace) -> int:
             "a memory store lives in this process only, where no desk sees its questions: "
             "pass the desk's store, e.g. --store sqlite:///kit.db"
         )
+    _check_options(args)
     keys = load_audit_keys(args.data_dir)  # the heads this process appends are signed
     pending_store, room_store = open_url(args.store)
     trail = getattr(pending_store, "trail", None)
@@ -119,6 +120,23 @@ def run_command(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve())
     return 0
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse a wrong number before anything is opened, naming its option.
+
+    Raises:
+        ValueError: ``--http``, ``--timeout`` or ``--hold`` is out of range.
+    """
+    from roomkit._serving import port_problem
+
+    if args.http is not None:
+        problem = port_problem(args.http, option="--http")
+        if problem is not None:
+            raise ValueError(problem)
+    for option, seconds in (("--timeout", args.timeout), ("--hold", getattr(args, "hold", HOLD))):
+        if not 0 < seconds < float("inf"):
+            raise ValueError(f"{option} takes a positive, finite number of seconds, got {seconds}")
 
 
 def _secret(args: argparse.Namespace) -> bytes:
