@@ -108,3 +108,30 @@ async def test_a_run_never_started_or_finished_at_once_says_what_to_do(
     with pytest.raises(ValueError, match=r"run\(\) returns it"):
         await oa.final_output("r-0", handler=handler)
     assert await handler.list_pending() == []
+
+
+async def test_another_actors_look_under_the_key_finds_no_run_and_asks_nobody(
+    handler: HumanInputHandler,
+) -> None:
+    """A run is named by its key within its actor's scope: bob's resume or read under
+    alice's key finds no run, and no request is made (nor announced) for the look."""
+    announced: list[str] = []
+    first = asyncio.Event()
+
+    async def told(event: Any) -> None:
+        announced.append(event.pending_id)
+        first.set()
+
+    handler.on_input_required = told
+    (held,) = await oa.start(mailer("done"), "go", handler=handler, run_key="r-a", actor="alice")
+    await asyncio.wait_for(first.wait(), 10)
+    with pytest.raises(ValueError, match="no run paused under run_key 'r-a'"):
+        await oa.resume(mailer("done"), "r-a", handler=handler, actor="bob")
+    with pytest.raises(ValueError, match="no run under run_key 'r-a'"):
+        await oa.final_output("r-a", handler=handler, actor="bob")
+    assert await handler.aresolve(held, approve(), by="alice")
+    assert await oa.resume(mailer("done"), "r-a", handler=handler, actor="alice") == []
+    with pytest.raises(ValueError, match="no run under run_key 'r-a'"):
+        await oa.final_output("r-a", handler=handler, actor="bob")
+    assert await oa.final_output("r-a", handler=handler, actor="alice") == "done"
+    assert announced == [held]

@@ -175,7 +175,7 @@ async def resume(
         # leaves the claim to lapse, and the run to resume again from this pause.
         return await _pause_or_finish(asker, saved, await run_on(state), generation + 1, run_on)
 
-    ids = await asker.resume_once(f"oa:{saved.key}:{generation}", go_on)
+    ids = await asker.resume_once(saved.claim(generation), go_on)
     return [] if ids is None else ids
 
 

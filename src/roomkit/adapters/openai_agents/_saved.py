@@ -18,6 +18,7 @@ output kept is the run's.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 
 from roomkit.adapters._claims import ledger_name
@@ -36,13 +37,26 @@ as many steps)."""
 
 
 class SavedRuns:
-    """The kept states of the run ``key``, through ``asker``'s handler."""
+    """The kept states of the run ``key``, through ``asker``'s handler.
 
-    __slots__ = ("asker", "key")
+    A run is named by its key within its owner's scope (the asker's room, channel and
+    actor), as its requests' keys are: the ledger's marks and the resume's claims carry
+    that scope, so a look under another actor or room finds no run, and opens nothing.
+    """
+
+    __slots__ = ("asker", "key", "scoped")
 
     def __init__(self, asker: Asker, key: str) -> None:
         self.asker = asker
         self.key = key
+        self.scoped = json.dumps(
+            [asker.room, asker.channel, asker.actor, key], separators=(",", ":")
+        )
+        """The key within its owner's scope, as the ledger's names hold it."""
+
+    def claim(self, generation: int) -> str:
+        """The name of the claim on resuming from ``generation``."""
+        return f"oa:{self.scoped}:{generation}"
 
     def anchor(self, generation: int, pause: Pause) -> Pause:
         """``pause``, keyed as the anchor of ``generation``."""
@@ -50,11 +64,11 @@ class SavedRuns:
 
     def mark(self, generation: int) -> str:
         """The ledger entry saying ``generation`` was kept."""
-        return ledger_name("oa-run", f"{self.key}:g{generation}")
+        return ledger_name("oa-run", f"{self.scoped}:g{generation}")
 
     def done(self) -> str:
         """The ledger entry saying the run finished and its output was kept."""
-        return ledger_name("oa-run-done", self.key)
+        return ledger_name("oa-run-done", self.scoped)
 
     async def open(self, generation: int, pauses: list[Pause]) -> list[PendingInput]:
         """The requests of ``generation``'s pauses, the first as its anchor."""
@@ -119,7 +133,8 @@ class SavedRuns:
             if len(parts) == int(entry["parts"]):
                 whole = "".join(parts[i] for i in sorted(parts))
         if whole is None:
-            # Another actor's or room's key made a request of its own: it asks nobody.
+            # The anchor went past the store's retention: the look made it anew, and
+            # withdraws it at once.
             await handler.arelease(anchor.pending_id)
         return whole
 
