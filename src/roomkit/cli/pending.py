@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -96,10 +95,11 @@ def answer_body(kind: str, answer: str, schema: object = None) -> dict[str, Any]
     takes yes/approve or no/reject; a confirm takes yes/no (or
     true/false); a question takes the text (a JSON list picks several options); a custom
     request takes the text as typed when its answer ``schema`` takes text (none, or a
-    string's), else the JSON value, or the text when it is not JSON (``NaN`` included).
+    string's), else the JSON value, or the text when it is not JSON the desk takes (``NaN``,
+    a number past a float's range or a key given twice included).
     """
     try:
-        parsed: Any = json.loads(answer, parse_constant=_no_constant, parse_float=_finite)
+        parsed: Any = strict_json(answer)
     except ValueError:
         parsed = answer
     if isinstance(parsed, dict) and parsed.keys() & {"answer", "answers", "confirmed", "decision"}:
@@ -135,19 +135,6 @@ def _for(request: dict[str, Any]) -> str:
     if request.get("kind") == "approval" and approvers:
         return ", ".join(str(name) for name in approvers)
     return str(request.get("actor_id") or "")
-
-
-def _no_constant(name: str) -> Any:
-    """``NaN`` and the infinities are no JSON: typed, they are text."""
-    raise ValueError(f"{name} is no JSON number")
-
-
-def _finite(text: str) -> float:
-    """A JSON number as a float; one too large for any (``1e999``) is text, as typed."""
-    number = float(text)
-    if math.isinf(number):
-        raise ValueError(f"{text} is too large a number")
-    return number
 
 
 def _typed_body(request: dict[str, Any], typed: str) -> dict[str, Any]:
