@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from typing import Any
 
 from roomkit.adapters._claims import ledger_name
 from roomkit.adapters._pauses import Asker, Pause
@@ -78,41 +79,29 @@ class SavedRuns:
     async def keep(self, generation: int, text: str, pending: list[str | None]) -> None:
         """Keep ``text``, the state paused at the requests ``pending`` (one per approval of
         the pause, ``None`` where its rule left the call to no one), as ``generation``."""
-        handler = self.asker.handler
         anchor = next(pending_id for pending_id in pending if pending_id is not None)
-        parts = _parts(text)
-        for index, part in enumerate(parts):
-            entry = new_entry(
-                "saved",
-                run=self.key,
-                generation=generation,
-                part=index,
-                parts=len(parts),
-                pending=pending,
-                state=part,
-            )
-            await handler.record(anchor, entry)
-        await handler.ledger.record_spent(self.mark(generation), until=None)
+        await self._record(anchor, "state", text, generation=generation, pending=pending)
+        await self.asker.handler.ledger.record_spent(self.mark(generation), until=None)
 
     async def finish(self, generation: int, output: str) -> None:
         """Keep ``output``, the run's final output as JSON text, on the anchor of
         ``generation`` (the pause the run was last resumed from), and mark the run finished."""
-        handler = self.asker.handler
         anchor = await self._anchor(generation, None)
         attempt = os.urandom(8).hex()
-        parts = _parts(output)
+        await self._record(
+            anchor.pending_id, "output", output, generation=generation, attempt=attempt
+        )
+        await self.asker.handler.ledger.record_spent(self.done(), until=None)
+
+    async def _record(self, anchor: str, field: str, text: str, **fields: Any) -> None:
+        """Record ``text`` on the request ``anchor`` as ``saved`` entries, its parts each
+        under ``field``, beside ``fields``."""
+        parts = _parts(text)
         for index, part in enumerate(parts):
             entry = new_entry(
-                "saved",
-                run=self.key,
-                generation=generation,
-                attempt=attempt,
-                part=index,
-                parts=len(parts),
-                output=part,
+                "saved", run=self.key, part=index, parts=len(parts), **fields, **{field: part}
             )
-            await handler.record(anchor.pending_id, entry)
-        await handler.ledger.record_spent(self.done(), until=None)
+            await self.asker.handler.record(anchor, entry)
 
     async def output(self) -> str | None:
         """The run's final output as :meth:`finish` kept it; ``None`` while it is not kept."""
