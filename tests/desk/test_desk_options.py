@@ -148,3 +148,15 @@ def test_an_option_of_the_wrong_type_is_refused(option: str, value: Any, message
     for build in (Desk, desk_router, create_desk_app):
         with pytest.raises(TypeError, match=message):
             build(kit, **options)
+
+
+@pytest.mark.parametrize("build", [create_desk_app, desk_router, Desk])
+def test_a_handler_given_where_the_kit_goes_is_refused_saying_how(build: Any) -> None:
+    """A handler (or anything else) first, not a kit: one TypeError saying what goes where,
+    not an AttributeError from inside."""
+    with pytest.raises(
+        TypeError, match=r"takes a RoomKit first, got HumanInputHandler: .*handler="
+    ):
+        build(HumanInputHandler(), secret=SECRET)
+    with pytest.raises(TypeError, match=r"takes a RoomKit first, got str$"):
+        build("kit", secret=SECRET)

@@ -74,12 +74,21 @@ class Desk:
             ``data_dir``, ``allowed_origins``, ``allowed_hosts``, ``limits``, ``notifier``).
 
     Raises:
-        TypeError: an option is not one of those, or not of its type (one string for a
-            collection of origins or hosts, an object without ``authenticate``).
+        TypeError: ``kit`` is no ``RoomKit``; an option is not one of those, or not of its
+            type (one string for a collection of origins or hosts, an object without
+            ``authenticate``).
         ValueError: an entry of ``allowed_hosts`` is not a host name; the secret is too short.
     """
 
     def __init__(self, kit: RoomKit, **options: Unpack[DeskOptions]) -> None:
+        if not isinstance(kit, RoomKit):
+            hint = (
+                ": a desk over a handler alone takes RoomKit() first and the handler as "
+                "handler=..."
+                if isinstance(kit, HumanInputHandler)
+                else ""
+            )
+            raise TypeError(f"the desk takes a RoomKit first, got {type(kit).__name__}{hint}")
         check_option_names(options, where="Desk()")
         handler = options.get("handler")
         if handler is not None and not isinstance(handler, HumanInputHandler):
