@@ -13,9 +13,7 @@ timeout if nobody answered), so an answer in flight always wins.
 from __future__ import annotations
 
 import asyncio
-import json
 import weakref
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -25,6 +23,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from roomkit.adapters.temporal._checks import (
+        Spec,
+        approvers_of,
+        check_fields,
+        check_json,
+        seconds_of,
+    )
     from roomkit.adapters.temporal._protocol import (
         CREATE_ACTIVITY,
         EXPIRE_ACTIVITY,
@@ -39,9 +44,7 @@ with workflow.unsafe.imports_passed_through():
         RequestWithdrawnError,
     )
     from roomkit.models.pending_input import arguments_digest
-    from roomkit.stores._history import MAX_ENTRY_CHARS
     from roomkit.tools.approvals import Decision, read_decision
-    from roomkit.tools.human_input._checks import check_request_text, check_text
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.ladder import Ladder
@@ -68,20 +71,6 @@ _UNREGISTERED = (
     "no worker on task queue {queue!r} runs roomkit's activities: pass "
     "activities=roomkit.adapters.temporal.activities(handler) to the Worker"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class _Spec:
-    """What an ask asks of the people besides the call: who, where, by when, in what form."""
-
-    actor: str | None
-    approvers: list[str] | None
-    room_id: str | None
-    timeout: timedelta
-    answer_schema: dict[str, Any] | None
-    quorum: int | None
-    ladder: Ladder | None
-    grace: timedelta | None
 
 
 @dataclass(slots=True)
@@ -156,56 +145,6 @@ def _asks(call: str) -> _Asks:
     return state
 
 
-def _json(call: str, name: str, value: Any) -> None:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise TypeError(
-            f"{call}(): {name} must be JSON (dicts, lists, strings, numbers, booleans, None) "
-            f"so the request can be stored and shown: {error}"
-        ) from None
-
-
-def _fields(call: str, tool_name: str, arguments: dict[str, Any], spec: _Spec) -> None:
-    """Refuse what the store would refuse after a round trip, or what Temporal would not
-    carry to it at all (arguments past its payload limit fail the workflow task, again and
-    again): named, in the workflow, before anything is asked."""
-    for name, value in (("actor", spec.actor), ("room_id", spec.room_id)):
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"{call}(): {name} is an id (a str) or None, got {value!r}")
-        if value is not None:
-            check_text(name, value)
-    check_request_text(tool_name, arguments, "", "", "", None)
-    for approver in spec.approvers if isinstance(spec.approvers, list) else ():
-        if isinstance(approver, str):
-            check_text("approvers", approver)
-    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
-    if size > MAX_ENTRY_CHARS:
-        raise ValueError(
-            f"{call}(): arguments are {size} characters as JSON, and a request keeps at most "
-            f"{MAX_ENTRY_CHARS}: pass what identifies large content (an id, a URL), not "
-            "the content"
-        )
-
-
-def _approvers(call: str, approvers: Any) -> list[str]:
-    """``approvers`` as a list of actor ids (a string is one id, not a list of letters)."""
-    if approvers is None:
-        return []
-    if isinstance(approvers, str | bytes | Mapping) or not isinstance(approvers, Iterable):
-        raise ValueError(f"{call}(): approvers is a list of actor ids, got {approvers!r}")
-    chosen = list(approvers)
-    if not all(isinstance(approver, str) and approver for approver in chosen):
-        raise ValueError(f"{call}(): approvers is a list of actor ids, got {chosen!r}")
-    return chosen
-
-
-def _seconds(call: str, name: str, value: timedelta) -> float:
-    if not isinstance(value, timedelta) or value <= timedelta(0):
-        raise ValueError(f"{call}(): {name} must be a positive timedelta, got {value!r}")
-    return value.total_seconds()
-
-
 def _ladder(ladder: Ladder | None) -> dict[str, Any] | None:
     """The ladder as the create activity takes it (JSON)."""
     if ladder is None:
@@ -216,7 +155,7 @@ def _ladder(ladder: Ladder | None) -> dict[str, Any] | None:
 
 
 async def _ask(
-    call: str, kind: str, tool_name: str, arguments: dict[str, Any], spec: _Spec
+    call: str, kind: str, tool_name: str, arguments: dict[str, Any], spec: Spec
 ) -> dict[str, Any]:
     """Create (or re-attach to) the request of the next ask and wait for its outcome."""
     state = _asks(call)
@@ -224,17 +163,17 @@ async def _ask(
         raise ValueError(f"{call}(): tool_name must be a non-empty string, got {tool_name!r}")
     if not isinstance(arguments, dict):
         raise TypeError(f"{call}(): arguments must be a dict, got {type(arguments).__name__}")
-    _json(call, "arguments", arguments)
-    _json(call, "answer_schema", spec.answer_schema)
+    check_json(call, "arguments", arguments)
+    check_json(call, "answer_schema", spec.answer_schema)
     if workflow.patched(_CHECKS_FIELDS):
-        _fields(call, tool_name, arguments, spec)
+        check_fields(call, tool_name, arguments, spec)
     if workflow.patched(_CHECKS_APPROVERS):
-        approvers = _approvers(call, spec.approvers)
+        approvers = approvers_of(call, spec.approvers)
     else:  # an ask replayed from before the check: as it was made
         approvers = list(spec.approvers or ())
-    timeout = _seconds(call, "timeout", spec.timeout)
+    timeout = seconds_of(call, "timeout", spec.timeout)
     grace = GRACE if spec.grace is None else spec.grace
-    _seconds(call, "grace", grace)
+    seconds_of(call, "grace", grace)
     ladder = _ladder(spec.ladder)
     state.count += 1
     info = workflow.info()
@@ -383,7 +322,7 @@ async def ask_person(
             or ``ladder``; an ``actor`` or ``room_id`` that is not a ``str``; arguments
             longer than a request keeps; text UTF-8 cannot encode (``InvalidTextError``).
     """
-    spec = _Spec(actor, approvers, room_id, timeout, answer_schema, None, ladder, grace)
+    spec = Spec(actor, approvers, room_id, timeout, answer_schema, None, ladder, grace)
     return _answer(await _ask("ask_person", "question", tool_name, arguments, spec))
 
 
@@ -423,7 +362,7 @@ async def request_approval(
             raise ValueError(
                 f"request_approval(): the ladder's default is no decision: {error}"
             ) from None
-    spec = _Spec(actor, approvers, room_id, timeout, tool_schema, quorum, ladder, grace)
+    spec = Spec(actor, approvers, room_id, timeout, tool_schema, quorum, ladder, grace)
     outcome = await _ask("request_approval", "approval", tool_name, arguments, spec)
     decision = decision_of(_answer(outcome), outcome.get("arguments"), arguments)
     if decision.kind == "reject":

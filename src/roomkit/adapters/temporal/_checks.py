@@ -1,0 +1,107 @@
+"""What an ask of a workflow is checked for before anything is scheduled.
+
+An ask roomkit will not make is refused in the workflow, where the workflow's code can catch
+it, naming the field at fault: arguments or a schema that are not JSON, approvers that are
+no list of actor ids, a deadline that is no positive ``timedelta``, what no store keeps.
+Each check runs in workflow code, deterministically; the workflow decides, by its patches,
+which of them an ask replayed from an older history ran.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from roomkit.stores._history import MAX_ENTRY_CHARS
+from roomkit.tools.human_input._checks import check_request_text, check_text
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input.ladder import Ladder
+
+__all__ = ["Spec", "approvers_of", "check_fields", "check_json", "seconds_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """What an ask asks of the people besides the call: who, where, by when, in what form."""
+
+    actor: str | None
+    approvers: list[str] | None
+    room_id: str | None
+    timeout: timedelta
+    answer_schema: dict[str, Any] | None
+    quorum: int | None
+    ladder: Ladder | None
+    grace: timedelta | None
+
+
+def check_json(call: str, name: str, value: Any) -> None:
+    """Refuse ``value`` unless it is JSON.
+
+    Raises:
+        TypeError: it is not.
+    """
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"{call}(): {name} must be JSON (dicts, lists, strings, numbers, booleans, None) "
+            f"so the request can be stored and shown: {error}"
+        ) from None
+
+
+def check_fields(call: str, tool_name: str, arguments: dict[str, Any], spec: Spec) -> None:
+    """Refuse what the store would refuse after a round trip, or what Temporal would not
+    carry to it at all (arguments past its payload limit fail the workflow task, again and
+    again): named, in the workflow, before anything is asked.
+
+    Raises:
+        ValueError: an actor or room that is no text, arguments longer than a request keeps.
+        InvalidTextError: text UTF-8 cannot encode.
+    """
+    for name, value in (("actor", spec.actor), ("room_id", spec.room_id)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{call}(): {name} is an id (a str) or None, got {value!r}")
+        if value is not None:
+            check_text(name, value)
+    check_request_text(tool_name, arguments, "", "", "", None)
+    for approver in spec.approvers if isinstance(spec.approvers, list) else ():
+        if isinstance(approver, str):
+            check_text("approvers", approver)
+    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_ENTRY_CHARS:
+        raise ValueError(
+            f"{call}(): arguments are {size} characters as JSON, and a request keeps at most "
+            f"{MAX_ENTRY_CHARS}: pass what identifies large content (an id, a URL), not "
+            "the content"
+        )
+
+
+def approvers_of(call: str, approvers: Any) -> list[str]:
+    """``approvers`` as a list of actor ids (a string is one id, not a list of letters).
+
+    Raises:
+        ValueError: it is no list of actor ids.
+    """
+    if approvers is None:
+        return []
+    if isinstance(approvers, str | bytes | Mapping) or not isinstance(approvers, Iterable):
+        raise ValueError(f"{call}(): approvers is a list of actor ids, got {approvers!r}")
+    chosen = list(approvers)
+    if not all(isinstance(approver, str) and approver for approver in chosen):
+        raise ValueError(f"{call}(): approvers is a list of actor ids, got {chosen!r}")
+    return chosen
+
+
+def seconds_of(call: str, name: str, value: timedelta) -> float:
+    """``value`` in seconds.
+
+    Raises:
+        ValueError: it is no positive ``timedelta``.
+    """
+    if not isinstance(value, timedelta) or value <= timedelta(0):
+        raise ValueError(f"{call}(): {name} must be a positive timedelta, got {value!r}")
+    return value.total_seconds()
