@@ -1,9 +1,12 @@
 """Reading a workflow's Temporal history in the tests: waiting (on the server's long poll,
-not a sleep) for an event, and counting the updates a workflow took."""
+not a sleep) for an event, a workflow's result unless a workflow task of it fails, and
+counting the updates a workflow took."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
@@ -31,3 +34,27 @@ async def updates_taken(handle: WorkflowHandle) -> list[str]:
             accepted = event.workflow_execution_update_accepted_event_attributes
             taken.append(accepted.accepted_request.meta.update_id)
     return taken
+
+
+async def result_or_task_failure(handle: WorkflowHandle) -> Any:
+    """The workflow's result; an ``AssertionError`` with the failure once a workflow task of
+    it fails instead (Temporal retries the task for ever: the result would never come)."""
+    result = asyncio.ensure_future(handle.result())
+    failed = asyncio.ensure_future(_task_failure(handle))
+    try:
+        await asyncio.wait({result, failed}, return_when=asyncio.FIRST_COMPLETED)
+        if result.done():
+            return result.result()
+        raise AssertionError(f"a workflow task of {handle.id} failed: {failed.result()}")
+    finally:
+        for task in (result, failed):
+            task.cancel()
+        await asyncio.gather(result, failed, return_exceptions=True)
+
+
+async def _task_failure(handle: WorkflowHandle) -> str:
+    async for event in handle.fetch_history_events(wait_new_event=True):
+        if event.HasField("workflow_task_failed_event_attributes"):
+            return str(event.workflow_task_failed_event_attributes.failure.message)
+    await asyncio.Event().wait()  # closed without one: the result comes
+    raise AssertionError("unreachable")

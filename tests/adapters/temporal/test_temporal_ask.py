@@ -9,10 +9,11 @@ import sys
 
 import pytest
 from temporalio import activity
+from temporalio.client import WorkflowHandle
 from temporalio.worker import Worker
 from tests.adapters.temporal.conftest import World, running
-from tests.adapters.temporal.history import updates_taken
-from tests.adapters.temporal.workflows import Ask, AskTwice, Imports, Outside
+from tests.adapters.temporal.history import result_or_task_failure, updates_taken
+from tests.adapters.temporal.workflows import Approve, Ask, AskTwice, Imports, Outside
 
 import roomkit.adapters.temporal as adapter
 from roomkit.adapters.temporal import ask_person, update_id_of
@@ -97,6 +98,10 @@ async def test_what_no_store_keeps_is_refused_in_the_workflow_with_its_field_nam
         result = await handle.result()
     assert result["error"] == error, result
     assert message in result["message"]
+    await nothing_asked(world, handle)
+
+
+async def nothing_asked(world: World, handle: WorkflowHandle) -> None:
     scheduled = [
         event
         async for event in handle.fetch_history_events()
@@ -104,6 +109,42 @@ async def test_what_no_store_keeps_is_refused_in_the_workflow_with_its_field_nam
     ]
     assert scheduled == [], "refused before the create activity"
     assert await world.desk_handler.list_pending() == []
+
+
+PAST_THE_PAYLOAD_LIMIT = [
+    (Ask, {"schema_long": 3_000_000}, "answer_schema is 3000034 bytes as JSON"),
+    (Approve, {"schema_long": 3_000_000}, "tool_schema is 3000034 bytes as JSON"),
+    (Ask, {"approvers_many": 150_000}, "approvers is 2550001 bytes as JSON"),
+    (Ask, {"default_long": 3_000_000}, "ladder is 3000025 bytes as JSON"),
+]
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize(("workflow", "spec", "message"), PAST_THE_PAYLOAD_LIMIT)
+async def test_an_ask_temporal_cannot_carry_to_its_activity_is_refused_naming_its_field(
+    world: World, workflow: type, spec: dict[str, object], message: str
+) -> None:
+    """Else the workflow task fails on Temporal's payload limit, again and again."""
+    async with running(world.worker(workflow)):
+        handle = await world.start(workflow, spec)
+        result = await result_or_task_failure(handle)
+    assert result["error"] == "ValueError", result
+    assert message in result["message"]
+    assert "past Temporal's payload limit of 2097152" in result["message"]
+    await nothing_asked(world, handle)
+
+
+@SQLITE_ONLY
+async def test_an_ask_just_under_temporals_payload_limit_is_asked(world: World) -> None:
+    spec = {"schema_long": 2_090_000, "timeout": 1, "grace": 0.1}
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, spec)
+        pending_id = await world.created.next()
+        result = await result_or_task_failure(handle)
+    assert result["error"] == "HumanInputTimeoutError", "asked, and nobody answered"
+    request = await world.desk_handler.get_request(pending_id)
+    assert request is not None
+    assert request.answer_schema == {"type": "string", "description": "s" * 2_090_000}
 
 
 @activity.defn(name="book")

@@ -19,6 +19,13 @@ def _failed(error: Exception) -> dict[str, Any]:
     return {"error": type(error).__name__, "message": str(error)}
 
 
+def _schema(spec: dict[str, Any]) -> dict[str, Any] | None:
+    if "schema_long" not in spec:
+        return None
+    # Made here: past what a workflow's start takes.
+    return {"type": "string", "description": "s" * spec["schema_long"]}
+
+
 def _options(spec: dict[str, Any]) -> dict[str, Any]:
     options: dict[str, Any] = {
         "timeout": timedelta(seconds=spec.get("timeout", 120)),
@@ -28,6 +35,8 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
         options["room_id"] = spec["room_id"]
     if "grace" in spec:
         options["grace"] = timedelta(seconds=spec["grace"])
+    if "default_long" in spec:  # made here: past what a workflow's start takes
+        spec = {**spec, "default": "d" * spec["default_long"]}
     if "default" in spec or "escalate" in spec:
         steps = [escalate(after, to) for after, to in spec.get("escalate", ())]
         on_expiry = default(spec["default"]) if "default" in spec else None
@@ -42,14 +51,19 @@ class Ask:
     @workflow.run
     async def run(self, spec: dict[str, Any]) -> dict[str, Any]:
         arguments = spec.get("arguments", {"question": "Which hotel?"})
-        if "long" in spec:  # made here: past what a workflow's start takes
+        approvers = spec.get("approvers")
+        # Made here: past what a workflow's start takes.
+        if "long" in spec:
             arguments = {"question": "x" * spec["long"]}
+        if "approvers_many" in spec:
+            approvers = [f"person-{n:07d}" for n in range(spec["approvers_many"])]
         try:
             answer = await ask_person(
                 spec.get("tool", "choose"),
                 arguments,
                 actor=spec.get("actor", "alice"),
-                approvers=spec.get("approvers"),
+                approvers=approvers,
+                answer_schema=_schema(spec),
                 **_options(spec),
             )
         except _FAILURES as error:
@@ -80,6 +94,7 @@ class Approve:
                 spec.get("arguments", {"trip": "Lisbon", "amount": 900}),
                 approvers=spec.get("approvers", ["alice", "bob", "carol"]),
                 quorum=spec.get("quorum"),
+                tool_schema=_schema(spec),
                 **_options(spec),
             )
         except _FAILURES as error:

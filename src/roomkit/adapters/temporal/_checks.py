@@ -2,7 +2,8 @@
 
 An ask roomkit will not make is refused in the workflow, where the workflow's code can catch
 it, naming the field at fault: arguments or a schema that are not JSON, approvers that are
-no list of actor ids, a deadline that is no positive ``timedelta``, what no store keeps.
+no list of actor ids, a deadline that is no positive ``timedelta``, what no store keeps, an
+input of the create activity past Temporal's payload limit.
 Each check runs in workflow code, deterministically; the workflow decides, by its patches,
 which of them an ask replayed from an older history ran.
 """
@@ -15,13 +16,31 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from temporalio import workflow
+from temporalio.api.common.v1 import Payloads
+
 from roomkit.stores._history import MAX_ENTRY_CHARS
 from roomkit.tools.human_input._checks import check_request_text, check_text
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.ladder import Ladder
 
-__all__ = ["Spec", "approvers_of", "check_fields", "check_json", "seconds_of"]
+__all__ = [
+    "PAYLOAD_LIMIT",
+    "Spec",
+    "approvers_of",
+    "check_fields",
+    "check_input",
+    "check_json",
+    "seconds_of",
+]
+
+PAYLOAD_LIMIT = 2 * 1024 * 1024
+"""Bytes of one command's payloads Temporal takes (its default ``limit.blobSize.error``): a
+workflow task scheduling an activity with a larger input fails, and is retried, for ever."""
+
+_SMALLER = "pass what identifies large content (an id, a URL), not the content"
+_ADVICE = {"approvers": "name fewer approvers", "ladder": "keep the ladder's default short"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,3 +124,25 @@ def seconds_of(call: str, name: str, value: timedelta) -> float:
     if not isinstance(value, timedelta) or value <= timedelta(0):
         raise ValueError(f"{call}(): {name} must be a positive timedelta, got {value!r}")
     return value.total_seconds()
+
+
+def check_input(call: str, request: Mapping[str, Any], *, schema: str) -> None:
+    """Refuse an ask whose create activity's input (``request``) Temporal would not carry:
+    its payload, as the workflow's payload converter writes it, past :data:`PAYLOAD_LIMIT`.
+    ``schema`` is what ``call`` names the request's ``answer_schema``.
+
+    Raises:
+        ValueError: it is too large; the message names its largest field.
+    """
+    size = Payloads(payloads=workflow.payload_converter().to_payloads([request])).ByteSize()
+    if size <= PAYLOAD_LIMIT:
+        return
+    # Each field as Temporal's JSON converter writes it (ASCII: a character is a byte).
+    sizes = {field: len(json.dumps(item, separators=(",", ":"))) for field, item in request.items()}
+    largest = max(sizes, key=sizes.__getitem__)
+    name = schema if largest == "answer_schema" else largest
+    raise ValueError(
+        f"{call}(): {name} is {sizes[largest]} bytes as JSON, which makes the create "
+        f"activity's input {size} bytes, past Temporal's payload limit of {PAYLOAD_LIMIT}: "
+        f"{_ADVICE.get(largest, _SMALLER)}"
+    )

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         Spec,
         approvers_of,
         check_fields,
+        check_input,
         check_json,
         seconds_of,
     )
@@ -63,6 +64,10 @@ _CHECKS_APPROVERS = "roomkit-approvers-checked"
 _CHECKS_FIELDS = "roomkit-fields-checked"
 """The patch that refuses, in the workflow, what no store keeps: an actor or room that is no
 text, text UTF-8 cannot encode, arguments longer than a history entry."""
+_CHECKS_INPUT = "roomkit-input-checked"
+"""The patch that refuses, in the workflow, a create activity's input past Temporal's payload
+limit (its own, not ``_CHECKS_FIELDS``: an input a payload codec shrank, or a server with a
+higher limit, took, replays as it was scheduled)."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
 _OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
@@ -175,10 +180,8 @@ async def _ask(
     grace = GRACE if spec.grace is None else spec.grace
     seconds_of(call, "grace", grace)
     ladder = _ladder(spec.ladder)
-    state.count += 1
     info = workflow.info()
-    seq = state.count
-    ask = state.asks[seq] = _Ask(seq, arguments_digest(tool_name, arguments))
+    seq = state.count + 1
     # The chain's first run and the run it continues fix which asks are this execution's:
     # a replay, a retried activity or a reset finds the same key, a new execution another.
     key = f"{info.workflow_id}/{info.first_execution_run_id}/{info.continued_run_id or ''}/{seq}"
@@ -196,6 +199,11 @@ async def _ask(
         "answer_schema": spec.answer_schema,
         "quorum": spec.quorum,
     }
+    if workflow.patched(_CHECKS_INPUT):
+        schema = "tool_schema" if kind == "approval" else "answer_schema"
+        check_input(call, request, schema=schema)
+    state.count = seq
+    ask = state.asks[seq] = _Ask(seq, arguments_digest(tool_name, arguments))
     created = await _run(CREATE_ACTIVITY, request)
     if ask.outcome is not None and ask.outcome["pending_id"] != created["pending_id"]:
         ask.outcome = None  # taken before the create returned, for another request
@@ -320,7 +328,9 @@ async def ask_person(
         TypeError: ``arguments`` or ``answer_schema`` is not JSON.
         ValueError: an ask roomkit will not make: bad ``approvers``, ``timeout``, ``grace``
             or ``ladder``; an ``actor`` or ``room_id`` that is not a ``str``; arguments
-            longer than a request keeps; text UTF-8 cannot encode (``InvalidTextError``).
+            longer than a request keeps; an ``answer_schema``, ``ladder`` or ``approvers``
+            that makes the create activity's input larger than Temporal's payload limit
+            (2 MiB); text UTF-8 cannot encode (``InvalidTextError``).
     """
     spec = Spec(actor, approvers, room_id, timeout, answer_schema, None, ladder, grace)
     return _answer(await _ask("ask_person", "question", tool_name, arguments, spec))
