@@ -214,6 +214,10 @@ class Delivered(Entry):
     """Whether the workflow took the outcome."""
     refused: str | None = None
     """Why it refused it."""
+    taken_by: str | None = None
+    """How the workflow took it when not by this update: ``"timer"`` (its own timer fired and
+    read the outcome from the store) or ``"create"`` (its ask re-attached to the request
+    settled already); it had ended by the time the update came."""
 
 
 class Saved(Entry):

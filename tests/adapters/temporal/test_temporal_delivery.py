@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import math
 import sys
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+from temporalio import activity, worker
 from temporalio.client import (
     Client,
     Interceptor,
@@ -24,6 +27,7 @@ from tests.adapters.temporal.temporal_server import TemporalServer
 from tests.adapters.temporal.workflows import Ask, AskTwice
 
 from roomkit.adapters.temporal import UPDATE_NAME, TemporalUpdates, update_id_of
+from roomkit.adapters.temporal._protocol import CREATE_ACTIVITY
 from roomkit.models.pending_input import arguments_digest
 from roomkit.notify import Notice
 from roomkit.tools.human_input.stores.outbox import outbox_for
@@ -182,6 +186,101 @@ async def test_an_outcome_not_the_workflows_is_refused_and_recorded(world: World
     assert [(item.done, item.attempts) for item in sent if "settle" in item.item_id] == [
         (True, 0)
     ], "a refusal is not retried"
+
+
+async def test_an_outcome_the_workflows_own_timer_took_is_recorded_as_taken(
+    world: World,
+) -> None:
+    """The deadline passed in the workflow, which ended before the notifier's update came:
+    the workflow took the outcome all the same, and the history says how."""
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, {"timeout": 1, "grace": 0.1})
+        pending_id = await world.created.next()
+        result = await handle.result()
+    # A notifier that starts once the workflow has ended: its update comes too late.
+    async with running(notifier := world.notifier()):
+        await notifier.wait_idle()
+    assert result["error"] == "HumanInputTimeoutError"
+    assert await updates_taken(handle) == []
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [(e["accepted"], e.get("taken_by"), e.get("refused")) for e in entries] == [
+        (True, "timer", None)
+    ]
+    assert [(e["workflow_id"], e["update_id"]) for e in entries] == [
+        (handle.id, update_id_of(pending_id))
+    ]
+
+
+class AnsweredBeforeTheCreateReported(worker.Interceptor):
+    """The create activity's first attempt makes the request and fails before it reports, as
+    a worker that died would; the person answers in between."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def intercept_activity(
+        self, next: worker.ActivityInboundInterceptor
+    ) -> worker.ActivityInboundInterceptor:
+        return _Answering(next, self.world)
+
+
+class _Answering(worker.ActivityInboundInterceptor):
+    def __init__(self, next: worker.ActivityInboundInterceptor, world: World) -> None:
+        super().__init__(next)
+        self.world = world
+
+    async def execute_activity(self, input: worker.ExecuteActivityInput) -> Any:
+        result = await super().execute_activity(input)
+        info = activity.info()
+        if info.activity_type == CREATE_ACTIVITY and info.attempt == 1:
+            await self.world.answer(result["pending_id"], "alice", {"answer": "Hotel G"})
+            raise RuntimeError("the worker died before it reported")
+        return result
+
+
+async def test_an_outcome_the_asks_create_took_is_recorded_as_taken(world: World) -> None:
+    """The retried create re-attached to the request answered meanwhile, and the workflow
+    ended before the notifier's update came."""
+    interceptor = AnsweredBeforeTheCreateReported(world)
+    async with running(world.worker(Ask, interceptors=[interceptor])):
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        result = await handle.result()
+    async with running(notifier := world.notifier()):
+        await notifier.wait_idle()
+    assert result == {"answer": "Hotel G"}
+    assert await updates_taken(handle) == []
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [(e["accepted"], e.get("taken_by")) for e in entries] == [(True, "create")]
+
+
+async def test_an_outcome_no_run_took_is_recorded_as_refused(world: World) -> None:
+    """A workflow terminated while its person was asked, and one that never existed."""
+    async with running(world.worker(Ask), notifier := world.notifier()):
+        handle = await world.start(Ask, {})
+        asked = await world.created.next()
+        await wait_for_event(handle, waiting)
+        await handle.terminate("the trip was called off")
+        await world.answer(asked, "alice", {"answer": "too late"})
+        await notifier.wait_idle()
+        never = await world.desk_handler.create(
+            "choose",
+            {"question": "First?"},
+            room_id="room",
+            actor_id="alice",
+            channel_id="temporal",
+            tool_call_id=f"temporal:1:{uuid.uuid4()}:wf-never-started",
+        )
+        assert await world.created.next() == never.pending_id
+        await notifier.wait_idle()  # announced: its ending is owed from now on
+        await world.desk_handler.aresolve(never.pending_id, "nobody reads this", by="alice")
+        await notifier.wait_idle()
+    terminated = delivered(await world.desk_handler.history(asked))
+    assert [(e["accepted"], e.get("taken_by")) for e in terminated] == [(False, None)]
+    assert "completed" in str(terminated[0]["refused"])
+    unknown = delivered(await world.desk_handler.history(never.pending_id))
+    assert [(e["accepted"], e.get("taken_by")) for e in unknown] == [(False, None)]
+    assert "not found" in str(unknown[0]["refused"])
 
 
 async def test_temporal_stopped_while_a_person_answers(world: World) -> None:

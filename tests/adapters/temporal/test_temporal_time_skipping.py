@@ -91,14 +91,19 @@ async def test_an_answer_given_before_the_deadline_wins_over_the_workflows_timer
         await skipping.skip(timedelta(hours=23))
         answered = await skipping.answer(pending_id, "alice", {"answer": "Hotel C"})
         result = await handle.result()
+    # A notifier started now sends the answer to a workflow that took it and ended.
+    async with running(notifier := skipping.notifier()):
+        await notifier.wait_idle()
     assert answered.status_code == 200, answered.text
     assert result == {"answer": "Hotel C"}
     assert await updates_taken(handle) == []
     request = await skipping.desk_handler.get_request(pending_id)
     assert request is not None
     assert request.status.value == "resolved"
-    history = [entry["type"] for entry in await skipping.desk_handler.history(pending_id)]
-    assert "defaulted" not in history
+    history = await skipping.desk_handler.history(pending_id)
+    assert "defaulted" not in [entry["type"] for entry in history]
+    delivered = [entry for entry in history if entry["type"] == "delivered"]
+    assert [(e["accepted"], e.get("taken_by")) for e in delivered] == [(True, "timer")]
 
 
 async def test_a_ladder_escalates_twelve_hours_in_and_the_new_approver_answers(

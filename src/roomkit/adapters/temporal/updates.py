@@ -11,7 +11,10 @@ on its own) follows every settle through the store's outbox, so an answer given 
 - the workflow's validator may refuse it (another request, other arguments, an ask already
   settled): the refusal is recorded and not retried;
 - what became of it is in the request's history as a ``delivered`` entry (``accepted``
-  true, or false with what ``refused`` it), recorded once however many deliveries end.
+  true, or false with what ``refused`` it), recorded once however many deliveries end;
+- a workflow that read the outcome from the store itself (its timer fired, or its ask
+  re-attached to a request already settled) and ended before the update came took it all
+  the same: ``accepted`` true, and ``taken_by`` says how (``"timer"``, ``"create"``).
 
 The surface also follows the handler's change feed: a workflow's request that settles is
 sent at once, without waiting for the outbox's turn. The outbox's delivery of the same
@@ -38,6 +41,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from roomkit.adapters.temporal._ended import BY_UPDATE, taken_by
 from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, outcome_of
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.retry import Retry
@@ -237,26 +241,19 @@ class TemporalUpdates:
         except RPCError as error:
             if error.status not in _GONE:
                 raise DeliveryError(f"Temporal is unreachable: {error}", retry=True) from None
-            taken = await self._taken(origin, update_id)
-            if not taken and not await self._to_reset_run(origin, outcome, update_id):
-                await self._refused(request, origin, update_id, f"the workflow {error.message}")
+            taken = await taken_by(self.client, origin, update_id, outcome)
+            if taken is None and not await self._to_reset_run(origin, outcome, update_id):
+                await self._refused(request, origin, update_id, f"Temporal: {error.message}")
+            if taken not in (None, BY_UPDATE):
+                # The workflow read this outcome from the store itself, then ended.
+                await self._record(
+                    request.pending_id, origin, update_id, accepted=True, taken_by=taken
+                )
+                return receipt
         await self._record(request.pending_id, origin, update_id, accepted=True)
         return receipt
 
     # -- what the workflow and the history say -----------------------------------------------
-
-    async def _taken(self, origin: Origin, update_id: str) -> bool:
-        """Whether the ended run took the update ``update_id`` before it ended (a delivery
-        repeated after the workflow returned)."""
-        handle = self.client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
-        try:
-            async for event in handle.fetch_history_events():
-                accepted = event.workflow_execution_update_accepted_event_attributes
-                if accepted.accepted_request.meta.update_id == update_id:
-                    return True
-        except RPCError:
-            return False
-        return False
 
     def _unanswered(self, origin: Origin) -> DeliveryError:
         return DeliveryError(
