@@ -83,8 +83,7 @@ class Desk:
     def __init__(self, kit: RoomKit, **options: Unpack[DeskOptions]) -> None:
         if not isinstance(kit, RoomKit):
             hint = (
-                ": a desk over a handler alone takes RoomKit() first and the handler as "
-                "handler=..."
+                ": a desk over a handler alone takes RoomKit() first and the handler as handler=..."
                 if isinstance(kit, HumanInputHandler)
                 else ""
             )

@@ -73,3 +73,15 @@ async def test_an_answer_before_the_reminder_stops_the_ladder() -> None:
 def test_a_step_at_or_past_the_timeout_is_refused(after: float) -> None:
     with pytest.raises(ValueError, match="at or past the 1800s timeout"):
         HumanInputToolHandler({"ask"}, timeout=1800, ladder=Ladder(remind(after=after)))
+
+
+def test_a_default_too_long_to_record_is_refused_where_it_is_written() -> None:
+    """A default whose ``defaulted`` entry could not be kept would fail only at expiry,
+    on every retry: it is refused by ``default()``, saying the limit."""
+    assert default("x" * 31_000).text == "x" * 31_000
+    with pytest.raises(ValueError, match="at most 32000 characters as JSON, got 64002"):
+        default("y" * 64_000)
+    with pytest.raises(ValueError, match="at most 32000"):
+        default("\x01" * 6_000)  # six characters each, as JSON
+    with pytest.raises(TypeError, match="takes the answer as text"):
+        default(5)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ so whichever process runs a notifier carries each one out once, across restarts.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +25,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
+MAX_DEFAULT_CHARS = 32_000
+"""The longest default answer, as JSON: its ``defaulted`` history entry must fit the
+64,000 characters a history entry holds, beside the ladder's record of it."""
+
 __all__ = [
+    "MAX_DEFAULT_CHARS",
     "Default",
     "Escalate",
     "Ladder",
@@ -81,9 +87,21 @@ def escalate(after: float, to: str = "manager") -> Escalate:
 
 
 def default(text: str) -> Default:
-    """The answer text (as ``aresolve`` takes it) used when nobody answers in time."""
+    """The answer text (as ``aresolve`` takes it) used when nobody answers in time.
+
+    Raises:
+        TypeError: ``text`` is not a ``str``.
+        ValueError: ``text`` is longer than :data:`MAX_DEFAULT_CHARS` as JSON (the history
+            entry recording that it was given could not be kept).
+    """
     if not isinstance(text, str):
         raise TypeError(f"default() takes the answer as text, got {type(text).__name__}")
+    size = len(json.dumps(text, ensure_ascii=False))
+    if size > MAX_DEFAULT_CHARS:
+        raise ValueError(
+            f"default() takes an answer of at most {MAX_DEFAULT_CHARS} characters as JSON, got "
+            f"{size}: give a short default, and keep the long text where the answer points to"
+        )
     return Default(text)
 
 
