@@ -489,6 +489,19 @@ def test_register_refuses_a_timeout_that_is_not_positive(timeout: float) -> None
         HookEngine().register(ON_CALL, returning([], "h"), timeout=timeout)
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("priority", "high"), ("priority", 1.5), ("priority", None), ("timeout", "30"), ("name", 5)],
+)
+def test_a_bad_option_is_refused_and_leaves_the_trigger_usable(option: str, value: Any) -> None:
+    """A refused registration adds nothing: later hooks for the trigger still register."""
+    engine = HookEngine()
+    with pytest.raises(TypeError, match=option):
+        engine.register(ON_CALL, returning([], "bad"), **{option: value})
+    engine.register(ON_CALL, returning([], "good"), priority=1)
+    assert engine.has_hooks(ON_CALL)
+
+
 def test_an_async_hook_cannot_fail_closed() -> None:
     with pytest.raises(ValueError, match="cannot fail closed"):
         HookEngine().register(

@@ -139,7 +139,8 @@ class HookRegistrar:
             The registration, to pass to :meth:`HookEngine.unregister`.
 
         Raises:
-            TypeError: ``fn`` is not an async function, or a filter is a bare string.
+            TypeError: ``fn`` is not an async function, a filter is a bare string, or
+                ``priority`` is not an int, ``timeout`` not a number, ``name`` not a string.
             ValueError: ``timeout`` is not positive, or an ASYNC hook asks to fail closed.
         """
         options = HookDefaults(
@@ -206,13 +207,25 @@ class HookEngine(HookRegistrar):
         # add_hook's and hook's work, described (with what it raises) at add_hook.
         trigger = HookTrigger(trigger)
         execution = HookExecution(options.execution)
+        if options.name is not None and not isinstance(options.name, str):
+            raise TypeError(f"hook name must be a string or None, got {options.name!r}")
         label = options.name or str(getattr(fn, "__name__", type(fn).__name__))
         if not _is_async_callable(fn):
             raise TypeError(
                 f"hook {label!r} must be an async function (async def {label}(event, ctx)), "
                 f"got {fn!r}"
             )
-        if not options.timeout > 0:
+        # Checked before the hook joins the list: a priority that does not sort against the
+        # others would break every later registration for the trigger.
+        priority = options.priority
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise TypeError(
+                f"hook {label!r}: priority must be an int (lower runs first), got {priority!r}"
+            )
+        timeout = options.timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            raise TypeError(f"hook {label!r}: timeout must be a number of seconds, got {timeout!r}")
+        if not timeout > 0:
             raise ValueError(f"hook {label!r}: timeout must be a positive number of seconds")
         if options.fail_closed and execution is HookExecution.ASYNC:
             raise ValueError(
