@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roomkit.tools.validation import unencodable_text, validate_tool_arguments
+from roomkit.tools.validation import non_finite_at, unencodable_text, validate_tool_arguments
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -63,3 +63,21 @@ def test_tool_arguments_holding_a_number_json_cannot_carry_are_refused() -> None
         assert problem == (
             "arguments must be numbers JSON can carry, not nan at 'a[1].n'; write them again"
         )
+
+
+def test_a_value_that_holds_itself_is_walked_once() -> None:
+    """Each walk ends on a list inside itself, and still finds what is wrong in it."""
+    loop: list[object] = ["ok"]
+    loop.append(loop)
+    assert unencodable_text(loop) is None
+    assert non_finite_at(loop) is None
+    loop.append({"x": "\ud800", "n": float("nan")})
+    assert unencodable_text(loop) == "a lone surrogate (U+D800) at character 0 of '[2].x'"
+    assert non_finite_at(loop) == "nan at '[2].n'"
+
+
+def test_arguments_that_hold_themselves_are_a_problem_for_the_model() -> None:
+    arguments: dict[str, object] = {"q": "?"}
+    arguments["self"] = arguments
+    problem = validate_tool_arguments({"type": "object"}, arguments)
+    assert problem == "arguments must be JSON, but hold themselves at 'self'; write them again"

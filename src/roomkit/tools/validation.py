@@ -17,9 +17,8 @@ takes). A person's answer is read as text first and as JSON second
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -30,8 +29,17 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
+from roomkit.tools._storable import (
+    circular_at,
+    non_finite_at,
+    path_text,
+    unencodable_text,
+)
+
 __all__ = [
     "check_tool_schema",
+    "circular_at",
+    "non_finite_at",
     "unencodable_text",
     "validate_answer",
     "validate_answer_text",
@@ -63,6 +71,9 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
     """
     if not isinstance(arguments, dict):
         return f"expected an object of arguments, got {type(arguments).__name__}"
+    loop = circular_at(arguments)
+    if loop is not None:
+        return f"arguments must be JSON, but hold themselves at {loop}; write them again"
     unreadable = unencodable_text(arguments)
     if unreadable is not None:
         return f"arguments must be valid Unicode text: {unreadable}; write them again"
@@ -174,11 +185,11 @@ def _unresolvable_ref(schema: Mapping[str, Any]) -> str | None:
 
 def _describe(error: ValidationError) -> str:
     path = list(error.absolute_path)
-    where = _path_text(path)
+    where = path_text(path)
     if error.validator == "required":
         missing = _first_missing(error.validator_value, error.instance)
         if missing is not None:
-            return f"missing required argument {_path_text([*path, missing])!r}"
+            return f"missing required argument {path_text([*path, missing])!r}"
     if error.validator == "type" and path:
         return f"argument {where!r} must be of type {_type_text(error.validator_value)}"
     if error.validator in ("additionalProperties", "unevaluatedProperties"):
@@ -190,16 +201,6 @@ def _describe(error: ValidationError) -> str:
     if not path:
         return f"arguments: {error.message}"
     return f"argument {where!r}: {error.message}"
-
-
-def _path_text(path: Iterable[str | int]) -> str:
-    text = ""
-    for step in path:
-        if isinstance(step, int):
-            text += f"[{step}]"
-        else:
-            text += f".{step}" if text else str(step)
-    return text
 
 
 def _type_text(types: object) -> str:
@@ -235,7 +236,7 @@ def _unknown_argument(error: ValidationError, path: list[str | int]) -> str | No
         accepts = f"this tool accepts: {names}" if names else "this tool accepts no arguments"
     else:
         accepts = f"accepted here: {names}" if names else "no arguments are accepted here"
-    return f"unknown argument {_path_text([*path, unknown])!r} ({accepts})"
+    return f"unknown argument {path_text([*path, unknown])!r} ({accepts})"
 
 
 def _clip(problem: str) -> str:
@@ -298,129 +299,5 @@ def _answer_error(schema: Mapping[str, Any], value: object) -> ValidationError |
 
 
 def _answer_problem(error: ValidationError) -> str:
-    where = _path_text(["answer", *error.absolute_path])
+    where = path_text(["answer", *error.absolute_path])
     return _clip(f"{where}: {error.message}")
-
-
-# -- text UTF-8 cannot encode ------------------------------------------------------------------
-
-
-def unencodable_text(value: object) -> str | None:
-    """Where ``value`` holds text that UTF-8 cannot encode, or ``None`` if it holds none.
-
-    Strings are checked, and the keys and values of dicts and the items of lists and
-    tuples, to any depth. Every string Python holds encodes but one with a lone surrogate
-    (``"\\ud800"``), which ``json.loads`` makes of the escape ``"\\ud800"``.
-
-    Returns:
-        ``None`` when every string encodes, else where the first one that does not is,
-        worded for a message and itself encodable: ``"a lone surrogate (U+D800) at
-        character 3 of 'questions[0].question'"``.
-    """
-    # The common cases first: a short ASCII text (a typed decision is one too), a flat
-    # object of ASCII texts, numbers, flags and nulls.
-    if isinstance(value, str):
-        if value.isascii():
-            return None
-    elif type(value) is dict:
-        for key, child in value.items():
-            if type(key) is not str or not key.isascii():
-                break
-            kind = type(child)
-            if kind is str:
-                if not child.isascii():
-                    break
-            elif kind not in _NO_TEXT:
-                break
-        else:
-            return None
-    if _encodable(value):
-        return None
-    return _locate(value)
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-_NO_TEXT = frozenset({int, float, bool, type(None)})
-"""The exact types of JSON values that hold no text."""
-
-
-def _encodable(value: object) -> bool:
-    """Whether every string in ``value`` encodes (no recursion: any depth is fine)."""
-    stack = [value]
-    pop, push, extend = stack.pop, stack.append, stack.extend
-    while stack:
-        item = pop()
-        if type(item) in _NO_TEXT:
-            continue
-        if isinstance(item, str):
-            if not item.isascii() and not _encodes(item):
-                return False
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                push(key)
-                push(child)
-        elif isinstance(item, list | tuple):
-            extend(item)
-    return True
-
-
-def _locate(value: object) -> str | None:
-    """The wording of :func:`unencodable_text` for the first string that does not encode."""
-    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, str):
-            if not _encodes(item):
-                return _surrogate_at(item, path)
-        elif isinstance(item, dict):
-            children: list[tuple[object, tuple[str | int, ...]]] = []
-            for key, child in item.items():
-                if isinstance(key, str) and not _encodes(key):
-                    where = f" in {_path_text(path)!r}" if path else ""
-                    return f"{_surrogate_at(key, ())} of a key{where}"
-                children.append((child, (*path, key if isinstance(key, str) else str(key))))
-            stack.extend(reversed(children))
-        elif isinstance(item, list | tuple):
-            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
-    return None
-
-
-_NO_FLOAT = frozenset({str, int, bool, type(None)})
-"""The kinds of a flat object's values that hold no number JSON cannot carry."""
-
-
-def non_finite_at(value: object) -> str | None:
-    """Where ``value`` holds a number JSON cannot carry (NaN, an infinity), worded for a
-    message (``"nan at 'width'"``), or ``None`` if it holds none."""
-    # The common case first: a flat object of texts, whole numbers, flags and nulls.
-    if type(value) is dict and all(type(child) in _NO_FLOAT for child in value.values()):
-        return None
-    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        item, path = stack.pop()
-        if type(item) is float:
-            if item != item or item in (math.inf, -math.inf):
-                return f"{item!r} at {_path_text(path)!r}" if path else repr(item)
-        elif isinstance(item, dict):
-            stack.extend((child, (*path, str(key))) for key, child in item.items())
-        elif isinstance(item, list | tuple):
-            stack.extend((child, (*path, i)) for i, child in enumerate(item))
-    return None
-
-
-def _surrogate_at(text: str, path: tuple[str | int, ...]) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        at = error.start
-    else:  # pragma: no cover - only called for text that does not encode
-        at = 0
-    where = f" of {_path_text(path)!r}" if path else ""
-    return f"a lone surrogate (U+{ord(text[at]):04X}) at character {at}{where}"

@@ -86,6 +86,27 @@ async def test_create_refuses_malformed_calls(
     assert handler.pending == {}
 
 
+def _holding_itself() -> dict[str, object]:
+    loop: dict[str, object] = {"question": "Again?"}
+    loop["nested"] = [{"back": loop}]
+    return loop
+
+
+async def test_create_refuses_arguments_that_hold_themselves(handler: HumanInputHandler) -> None:
+    """A dict inside itself is refused at once, naming where, instead of walked forever."""
+    with pytest.raises(ValueError, match=r"hold themselves at 'nested\[0\]\.back'"):
+        await handler.create("Ask", _holding_itself())
+    assert handler.pending == {}
+
+
+async def test_create_takes_a_value_reached_twice_by_different_paths(
+    handler: HumanInputHandler,
+) -> None:
+    shared = {"city": "Lyon"}
+    pending = await handler.create("Ask", {"from": shared, "to": [shared, shared]})
+    assert pending.arguments["to"] == [shared, shared]
+
+
 async def test_create_detached_marks_the_request_detached(handler: HumanInputHandler) -> None:
     pending = await handler.create_detached("Ask", {"q": 1}, room_id="r", channel_id="c")
 

@@ -22,6 +22,7 @@ from roomkit.core.exceptions import (
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.validation import (
+    circular_at,
     non_finite_at,
     unencodable_text,
     validate_answer,
@@ -99,8 +100,8 @@ def check_request_text(
         TypeError: ``tool_name`` is not a ``str``.
         InvalidTextError: a field, or a string anywhere in ``arguments``, holds a lone
             surrogate; the message names it.
-        ValueError: ``arguments`` hold NaN or an infinity (no JSON number); the message
-            names where.
+        ValueError: ``arguments`` hold NaN or an infinity (no JSON number), or hold
+            themselves; the message names where.
     """
     try:
         # The fields joined: one test of them all, in a few steps.
@@ -127,6 +128,12 @@ def check_request_text(
         ):
             if isinstance(value, str):
                 check_text(name, value)
+    loop = circular_at(arguments)
+    if loop is not None:
+        raise ValueError(
+            f"arguments hold themselves at {loop}, which JSON cannot write: pass a copy "
+            "of the value, not the container it sits in"
+        )
     problem = unencodable_text(arguments)
     if problem is not None:
         raise InvalidTextError(_unencodable("arguments", problem))

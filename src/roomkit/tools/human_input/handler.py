@@ -160,7 +160,8 @@ class HumanInputHandler(HandlerReads, Callbacks):
             InvalidTextError: a text field or the arguments hold text UTF-8 cannot encode
                 (a lone surrogate); nothing was stored.
             KeyConflictError: ``key`` names a request made for another call.
-            ValueError: the arguments hold NaN or an infinity (no JSON number).
+            ValueError: the arguments hold NaN or an infinity (no JSON number), or hold
+                themselves (a dict or list inside itself).
             StoreUnavailableError: a durable store cannot be reached.
         """
         request = self._new(

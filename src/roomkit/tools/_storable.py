@@ -1,0 +1,207 @@
+"""JSON values no store can carry: text UTF-8 cannot encode, numbers JSON has no form for,
+and a container that holds itself.
+
+Every value a person or a model hands in (a call's arguments, an answer, a history entry) is
+looked at here before it is stored or sent on. Each walk keeps its own stack, so any depth is
+fine, and looks at each dict and list once, so a value that holds itself ends the walk instead
+of running it forever.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+__all__ = ["circular_at", "non_finite_at", "path_text", "unencodable_text"]
+
+
+def path_text(path: Iterable[str | int]) -> str:
+    """``path`` as text: ``questions[0].options``."""
+    text = ""
+    for step in path:
+        if isinstance(step, int):
+            text += f"[{step}]"
+        else:
+            text += f".{step}" if text else str(step)
+    return text
+
+
+# -- text UTF-8 cannot encode ------------------------------------------------------------------
+
+
+def unencodable_text(value: object) -> str | None:
+    """Where ``value`` holds text that UTF-8 cannot encode, or ``None`` if it holds none.
+
+    Strings are checked, and the keys and values of dicts and the items of lists and
+    tuples, to any depth. Every string Python holds encodes but one with a lone surrogate
+    (``"\\ud800"``), which ``json.loads`` makes of the escape ``"\\ud800"``.
+
+    Returns:
+        ``None`` when every string encodes, else where the first one that does not is,
+        worded for a message and itself encodable: ``"a lone surrogate (U+D800) at
+        character 3 of 'questions[0].question'"``.
+    """
+    # The common cases first: a short ASCII text (a typed decision is one too), a flat
+    # object of ASCII texts, numbers, flags and nulls.
+    if isinstance(value, str):
+        if value.isascii():
+            return None
+    elif type(value) is dict:
+        for key, child in value.items():
+            if type(key) is not str or not key.isascii():
+                break
+            kind = type(child)
+            if kind is str:
+                if not child.isascii():
+                    break
+            elif kind not in _NO_TEXT:
+                break
+        else:
+            return None
+    if _encodable(value):
+        return None
+    return _locate(value)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_NO_TEXT = frozenset({int, float, bool, type(None)})
+"""The exact types of JSON values that hold no text."""
+
+
+def _encodable(value: object) -> bool:
+    """Whether every string in ``value`` encodes (no recursion: any depth is fine)."""
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    seen: set[int] = set()
+    while stack:
+        item = pop()
+        if type(item) in _NO_TEXT:
+            continue
+        if isinstance(item, str):
+            if not item.isascii() and not _encodes(item):
+                return False
+        elif isinstance(item, dict | list | tuple):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    push(key)
+                    push(child)
+            else:
+                extend(item)
+    return True
+
+
+def _locate(value: object) -> str | None:
+    """The wording of :func:`unencodable_text` for the first string that does not encode."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    seen: set[int] = set()
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if not _encodes(item):
+                return _surrogate_at(item, path)
+            continue
+        if isinstance(item, dict | list | tuple):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        if isinstance(item, dict):
+            children: list[tuple[object, tuple[str | int, ...]]] = []
+            for key, child in item.items():
+                if isinstance(key, str) and not _encodes(key):
+                    where = f" in {path_text(path)!r}" if path else ""
+                    return f"{_surrogate_at(key, ())} of a key{where}"
+                children.append((child, (*path, key if isinstance(key, str) else str(key))))
+            stack.extend(reversed(children))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+_NO_FLOAT = frozenset({str, int, bool, type(None)})
+"""The kinds of a flat object's values that hold no number JSON cannot carry."""
+
+
+def non_finite_at(value: object) -> str | None:
+    """Where ``value`` holds a number JSON cannot carry (NaN, an infinity), worded for a
+    message (``"nan at 'width'"``), or ``None`` if it holds none."""
+    # The common case first: a flat object of texts, whole numbers, flags and nulls.
+    if type(value) is dict and all(type(child) in _NO_FLOAT for child in value.values()):
+        return None
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    seen: set[int] = set()
+    while stack:
+        item, path = stack.pop()
+        if type(item) is float:
+            if item != item or item in (math.inf, -math.inf):
+                return f"{item!r} at {path_text(path)!r}" if path else repr(item)
+            continue
+        if isinstance(item, dict | list | tuple):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        if isinstance(item, dict):
+            stack.extend((child, (*path, str(key))) for key, child in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, i)) for i, child in enumerate(item))
+    return None
+
+
+def _surrogate_at(text: str, path: tuple[str | int, ...]) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        at = error.start
+    else:  # pragma: no cover - only called for text that does not encode
+        at = 0
+    where = f" of {path_text(path)!r}" if path else ""
+    return f"a lone surrogate (U+{ord(text[at]):04X}) at character {at}{where}"
+
+
+# -- a value that holds itself -----------------------------------------------------------------
+
+_FLAT = frozenset({str, int, float, bool, type(None)})
+"""The exact types of JSON values that hold no other value."""
+
+
+def circular_at(value: object) -> str | None:
+    """Where ``value`` holds itself (a dict or list inside itself, which no JSON can write),
+    worded for a message (``"'a.b'"``, ``"the top level"``), or ``None`` if it does not.
+
+    A dict or list reached twice by different paths is no loop: JSON writes it twice.
+    """
+    # The common case first: a flat object of texts, numbers, flags and nulls.
+    if type(value) is dict and all(type(child) in _FLAT for child in value.values()):
+        return None
+    on_path: set[int] = set()  # the containers above the one being looked at
+    done: set[int] = set()  # the containers looked at in full, holding no loop
+    stack: list[tuple[object, tuple[str | int, ...], bool]] = [(value, (), False)]
+    while stack:
+        item, path, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(item))
+            done.add(id(item))
+            continue
+        if isinstance(item, dict):
+            children = [(child, (*path, str(key))) for key, child in item.items()]
+        elif isinstance(item, list | tuple):
+            children = [(child, (*path, index)) for index, child in enumerate(item)]
+        else:
+            continue
+        if id(item) in on_path:
+            return repr(path_text(path)) if path else "the top level"
+        if id(item) in done:
+            continue
+        on_path.add(id(item))
+        stack.append((item, path, True))
+        stack.extend((child, where, False) for child, where in reversed(children))
+    return None
