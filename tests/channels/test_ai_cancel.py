@@ -220,3 +220,30 @@ async def test_a_cancelled_caller_cuts_its_turn_and_the_turn_is_forgotten(build:
     assert handler.resolve(pending[0], "too late") is False
     assert h.ai.running_turns() == []
     assert h.ai.steer(Cancel(), room_id="r1") is False
+
+
+@pytest.mark.parametrize("closes", ["channel", "kit"])
+async def test_a_hook_of_the_turn_may_close_the_channel_or_the_kit(
+    build: Build, closes: str
+) -> None:
+    """A close from inside the turn it cuts ends the turn, reported cancelled, once."""
+    h = await build(round_of(ask()), DONE)
+    close = h.ai.close if closes == "channel" else h.kit.close
+    cut: list[BaseException] = []
+
+    @h.kit.hook(HookTrigger.BEFORE_TOOL_USE)
+    async def shut_down(event: Any, ctx: Any) -> None:
+        try:
+            await close()
+        except asyncio.CancelledError as error:
+            cut.append(error)
+            raise
+
+    result = await h.say()
+
+    assert result.responses == ()
+    assert len(cut) == 1
+    assert h.report().cancelled is True
+    assert h.ai.running_turns() == []
+    assert len(h.provider.calls) == 1
+    await h.kit.close()  # a second close finds everything closed

@@ -357,6 +357,34 @@ async def test_close_closes_the_channels_and_stops_the_observers() -> None:
     assert result.responses == ()
 
 
+async def test_a_channel_that_fails_to_close_leaves_no_other_open(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    kit, _ = await kit_with_agent()
+
+    class Broken(Channel):
+        async def close(self) -> None:
+            raise OSError("socket gone")
+
+    kit.register_channel(Broken("broken"))
+    kit.register_channel(WebSocketChannel("ws2"))  # closed after the broken one
+    ws2 = kit.get_channel("ws2")
+    assert isinstance(ws2, WebSocketChannel)
+
+    async def send(connection_id: str, event: RoomEvent) -> None:
+        pass
+
+    ws2.register_connection("c2", send, room_id="r1")
+    with (
+        caplog.at_level(logging.ERROR, "roomkit.framework"),
+        pytest.raises(OSError, match="socket gone"),
+    ):
+        await kit.close()
+
+    assert ws2.connections("r1") == []
+    assert "'broken' failed to close" in caplog.text
+
+
 async def test_the_store_pages_and_windows_the_history() -> None:
     kit, _ = await kit_with_agent("a", "b", "c")
     for text in ("one", "two", "three"):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import ChannelNotRegisteredError
 from roomkit.models.enums import ChannelType
@@ -25,6 +27,7 @@ class Channel(ABC):
             raise ValueError(f"channel_id must be a non-empty string, got {channel_id!r}")
         self.channel_id = channel_id
         self._kit: RoomKit | None = None
+        self._closing: asyncio.Task[None] | None = None
 
     @property
     def kit(self) -> RoomKit | None:
@@ -65,6 +68,21 @@ class Channel(ABC):
 
     async def close(self) -> None:  # noqa: B027 - closing is optional for a channel
         """Stop the channel's work; the kit calls it on ``kit.close()``."""
+
+    async def _close_once(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``work`` (the channel's closing) once, in a task of its own, and wait for it.
+
+        A close may come from inside the work it cuts: a hook or a tool of one of the
+        channel's own turns or calls. Awaited in place, it would wait for itself to end. In
+        a task of its own it runs to the end either way, while the caller, cut with the rest
+        of that work, sees ``CancelledError``. A second close waits for the first.
+        """
+        closing = self._closing
+        if closing is None:
+            closing = self._closing = asyncio.get_running_loop().create_task(
+                work(), name=f"close:{self.channel_id}"
+            )
+        await asyncio.shield(closing)
 
     async def on_detach(self, room_id: str) -> None:  # noqa: B027 - optional for a channel
         """Stop the channel's work in ``room_id``; the kit calls it on ``detach_channel``."""

@@ -10,6 +10,7 @@ crash finds every message that still owes a turn and every turn that still owes 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -70,6 +71,7 @@ class RoomKit(HookRegistrar):
         self._listeners: dict[str, list[Listener]] = {}
         self._human_input: list[HumanInputRoute] = []
         self._lanes = TurnLanes()
+        self._closing: asyncio.Task[None] | None = None
 
     # -- hooks and framework events ----------------------------------------------------------
 
@@ -439,7 +441,28 @@ class RoomKit(HookRegistrar):
                 await channel.deliver(event)
 
     async def close(self) -> None:
-        """Close every channel and stop the hook observers."""
+        """Close every channel and stop the hook observers.
+
+        The closing runs once, in a task of its own: called from inside a turn it cuts (a
+        hook, a tool), it still closes every channel, and the caller sees
+        ``CancelledError``. A channel whose ``close()`` raises does not keep the others
+        open: each is closed, then the first error is raised.
+        """
+        closing = self._closing
+        if closing is None:
+            closing = self._closing = asyncio.get_running_loop().create_task(
+                self._close(), name="close:kit"
+            )
+        await asyncio.shield(closing)
+
+    async def _close(self) -> None:
+        failed: BaseException | None = None
         for channel in list(self._channels.values()):
-            await channel.close()
+            try:
+                await channel.close()
+            except Exception as error:
+                logger.exception("Channel %r failed to close", channel.channel_id)
+                failed = failed or error
         await self.hooks.close()
+        if failed is not None:
+            raise failed

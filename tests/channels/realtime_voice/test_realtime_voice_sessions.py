@@ -309,3 +309,23 @@ def test_the_call_bound_is_ten_seconds_except_for_human_names() -> None:
     assert voice.call_bound("Ask") is None
     assert voice.call_bound("lookup") is None
     assert channel(tool_timeouts={"Ask": 5}, human_input_handler=new_human()).call_bound("Ask") == 5
+
+
+async def test_a_tool_of_a_session_may_close_the_channel(make: MakeVoice) -> None:
+    """A close from inside the call it cuts ends the sessions; the call is reported cut."""
+    channels: list[RealtimeVoiceChannel] = []
+
+    async def shut_down(name: str, arguments: dict[str, Any]) -> str:
+        await channels[0].close()
+        raise AssertionError("the close cuts this call")
+
+    h = await make(tool_handler=shut_down, tools=[LOOKUP])
+    channels.append(h.voice)
+    await h.provider.simulate_tool_call(h.session, "c1", "lookup", {"key": "k"})
+
+    report = await h.report("lookup")
+
+    assert report.cancelled is True
+    assert h.provider.tool_results == []
+    with pytest.raises(RuntimeError, match="closed"):
+        await h.voice.start_session("r1", "bob", None)

@@ -282,7 +282,14 @@ class AIChannel(ToolChannel):
 
     async def close(self) -> None:
         """Cut running turns (their requests are withdrawn, their calls reported cancelled),
-        then close the human-input handler for this channel only."""
+        then close the human-input handler for this channel only.
+
+        Called from inside one of its own turns (a hook, a tool), it cuts that turn too:
+        the closing finishes, and the caller sees ``CancelledError``.
+        """
+        await self._close_once(self._close)
+
+    async def _close(self) -> None:
         self.closing = True
         tasks = list(self._turns)
         for task in tasks:

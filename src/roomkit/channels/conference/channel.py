@@ -292,7 +292,14 @@ class ConferenceChannel(Channel):
     async def close(self) -> None:
         """End every room's session (their requests are withdrawn, their calls reported
         cancelled), close the human-input handler for this channel only, and leave every
-        conference."""
+        conference.
+
+        Called from inside one of its own calls (a hook, a tool), it cuts that call too:
+        the closing finishes, and the caller sees ``CancelledError``.
+        """
+        await self._close_once(self._close)
+
+    async def _close(self) -> None:
         self.closing = True
         await self._unplug(CHANNEL_CLOSED)
         rooms = [room for room in self._rooms.values() if room.conference_id is not None]

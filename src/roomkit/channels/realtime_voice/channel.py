@@ -247,7 +247,14 @@ class RealtimeVoiceChannel(ToolChannel):
 
     async def close(self) -> None:
         """End every session (their requests are withdrawn, their calls reported cancelled),
-        then close the human-input handler for this channel only."""
+        then close the human-input handler for this channel only.
+
+        Called from inside one of its own calls (a hook, a tool), it cuts that call too:
+        the closing finishes, and the caller sees ``CancelledError``.
+        """
+        await self._close_once(self._close)
+
+    async def _close(self) -> None:
         self.closing = True
         lives = list(self._sessions.values())
         self._sessions.clear()
