@@ -86,6 +86,32 @@ async def test_create_refuses_malformed_calls(
     assert handler.pending == {}
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "error", "says"),
+    [
+        ("room_id", None, TypeError, 'room_id must be a str \\(""'),
+        ("channel_id", 7, TypeError, "channel_id must be a str"),
+        ("tool_call_id", b"tc", TypeError, "tool_call_id must be a str"),
+        ("actor_id", 5, TypeError, "actor_id must be a str or None"),
+        ("channel_type", "voice", ValueError, "'voice' is not a valid ChannelType"),
+    ],
+)
+async def test_create_refuses_a_field_of_the_wrong_kind(
+    handler: HumanInputHandler, field: str, value: object, error: type[Exception], says: str
+) -> None:
+    """A field the hooks, the routing and the stores read is refused, not stored as given."""
+    with pytest.raises(error, match=says):
+        await handler.create("Ask", {}, **{field: value})  # type: ignore[arg-type]
+    assert handler.pending == {}
+
+
+async def test_a_channel_type_given_as_its_value_is_stored_as_the_member(
+    handler: HumanInputHandler,
+) -> None:
+    pending = await handler.create("Ask", {}, channel_type="conference")  # type: ignore[arg-type]
+    assert pending.channel_type is ChannelType.CONFERENCE
+
+
 def _holding_itself() -> dict[str, object]:
     loop: dict[str, object] = {"question": "Again?"}
     loop["nested"] = [{"back": loop}]

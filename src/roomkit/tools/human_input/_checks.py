@@ -97,7 +97,8 @@ def check_request_text(
     """Raise unless every text of a new request is text a store can hold.
 
     Raises:
-        TypeError: ``tool_name`` is not a ``str``.
+        TypeError: ``tool_name``, ``room_id``, ``tool_call_id`` or ``channel_id`` is not a
+            ``str``, or ``actor_id`` is neither a ``str`` nor ``None``.
         InvalidTextError: a field, or a string anywhere in ``arguments``, holds a lone
             surrogate; the message names it.
         ValueError: ``arguments`` hold NaN or an infinity (no JSON number), or hold
@@ -119,6 +120,8 @@ def check_request_text(
         else:
             return
     else:
+        if not isinstance(tool_name, str):
+            raise TypeError(f"tool_name must be a str, got {type(tool_name).__name__}")
         check_text("tool_name", tool_name)
         for name, value in (
             ("room_id", room_id),
@@ -126,8 +129,12 @@ def check_request_text(
             ("channel_id", channel_id),
             ("actor_id", actor_id),
         ):
-            if isinstance(value, str):
-                check_text(name, value)
+            if value is None and name == "actor_id":
+                continue
+            if not isinstance(value, str):
+                shown = "a str or None" if name == "actor_id" else 'a str ("" when there is none)'
+                raise TypeError(f"{name} must be {shown}, got {type(value).__name__}")
+            check_text(name, value)
     loop = circular_at(arguments)
     if loop is not None:
         raise ValueError(

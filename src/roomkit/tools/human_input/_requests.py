@@ -60,6 +60,7 @@ class RequestMaker:
         Raises:
             HandlerClosedError: the handler, or ``channel_id``'s scope, is closed.
             TypeError: ``arguments`` is not a dict, or a text field is not a ``str``.
+            ValueError: ``channel_type`` names no :class:`ChannelType`.
             InvalidTextError: a text holds what UTF-8 cannot encode (a lone surrogate).
         """
         announcer = self._announcer
@@ -67,6 +68,10 @@ class RequestMaker:
             announcer.check_open(channel_id)
         if type(arguments) is not dict and not isinstance(arguments, dict):
             raise TypeError(f"arguments must be a dict, got {type(arguments).__name__}")
+        if type(channel_type) is not ChannelType:
+            # The hooks' channel_types filters compare members: a plain "ai" would pass
+            # them by equality while a misspelt one would silently match no hook.
+            channel_type = ChannelType(channel_type)
         # Plain ASCII fields and a flat object of ASCII texts, the common case, pass here
         # without a call; anything else is looked at in full.
         try:
