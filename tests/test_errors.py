@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
+import pytest
+
 import roomkit
 from roomkit.core import exceptions as errors
 
@@ -37,3 +41,21 @@ def test_not_registered_names_the_channel_and_the_call_to_make() -> None:
 
     assert str(error) == "Channel agent is not registered: call kit.register_channel()"
     assert error.channel_id == "agent"
+
+
+async def test_an_error_quoting_a_lone_surrogate_still_prints_and_logs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An id holding a lone surrogate, quoted in the error: the error's text escapes it, so
+    writing it as UTF-8 (a terminal, a log file) works; its args keep what was given."""
+    from roomkit.core.exceptions import UnknownRequestError
+    from roomkit.tools.human_input import HumanInputHandler
+
+    with pytest.raises(UnknownRequestError) as caught:
+        await HumanInputHandler().wait("\ud800")
+    text = str(caught.value)
+    assert text == "No pending request with id \\ud800"
+    assert text.encode("utf-8")
+    assert "\ud800" in caught.value.args[0]
+    logging.getLogger("roomkit.test").error("failed: %s", caught.value)
+    assert caplog.records[-1].getMessage().encode("utf-8")

@@ -104,7 +104,22 @@ __all__ = [
 
 
 class RoomKitError(Exception):
-    """The root of every error roomkit raises."""
+    """The root of every error roomkit raises.
+
+    Its text always encodes: a message quoting what it was given (an id holding a lone
+    surrogate, ``"\\ud800"``) shows that character escaped, so that printing or logging the
+    error never fails in turn.
+    """
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if text.isascii():
+            return text
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return text
 
 
 class ToolRefusedError(RoomKitError):
