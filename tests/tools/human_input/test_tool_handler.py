@@ -425,3 +425,24 @@ async def test_a_model_stands_for_its_answer_schema() -> None:
 
     human.handler.on_input_required = answer
     assert await human("Confirm", {"action": "deploy"}) == '{"confirmed":true}'
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "says"),
+    [
+        ((None,), TypeError, "tool_names must be a set of names"),
+        ((5,), TypeError, "tool_names must be a set of names"),
+        (({"ask"}, 10**12), ValueError, "a century"),
+    ],
+)
+def test_a_tool_handler_made_wrong_says_what_to_give(
+    arguments: tuple[object, ...], error: type[Exception], says: str
+) -> None:
+    with pytest.raises(error, match=says):
+        HumanInputToolHandler(*arguments)  # type: ignore[arg-type]
+
+
+async def test_a_call_that_is_no_human_input_call_is_refused_naming_it() -> None:
+    served = HumanInputToolHandler({"ask"}, handler=HumanInputHandler())
+    with pytest.raises(TypeError, match="call must be a HumanInputCall"):
+        await served.ask("ask", {"question": "?"}, call="x")  # type: ignore[arg-type]

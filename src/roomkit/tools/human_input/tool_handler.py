@@ -13,6 +13,7 @@ from roomkit.core.exceptions import (
     ToolRefusedError,
     UnservedToolCallError,
 )
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.enums import ChannelType
 from roomkit.providers.ai.base import AITool
 from roomkit.tools import texts
@@ -101,6 +102,11 @@ class HumanInputToolHandler:
     ) -> None:
         if isinstance(tool_names, str):
             raise TypeError(f"tool_names must be a set of names, e.g. {{{tool_names!r}}}")
+        if not isinstance(tool_names, Iterable):
+            raise TypeError(
+                "tool_names must be a set of names, e.g. {'AskUserQuestion'}, got "
+                f"{type(tool_names).__name__}"
+            )
         names = set(tool_names)
         if not names:
             raise ValueError("tool_names must not be empty")
@@ -109,8 +115,11 @@ class HumanInputToolHandler:
                 raise ValueError(f"tool_names must hold non-empty strings, got {name!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
             raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
-        if not timeout > 0 or timeout == float("inf"):
-            raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout}")
+        if not 0 < timeout <= LONGEST_TIMEOUT:
+            raise ValueError(
+                f"timeout must be a positive number of seconds, at most {LONGEST_TIMEOUT:.0f} "
+                f"(a century), got {timeout}"
+            )
         if handler is not None and not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
         if ladder is not None:
@@ -194,12 +203,18 @@ class HumanInputToolHandler:
 
         Raises:
             UnservedToolCallError: ``name`` is not one of ``tool_names``.
+            TypeError: ``call`` is not a :class:`HumanInputCall`.
             ToolFailedError: nobody answered in time (the model reads the timeout).
             ToolRefusedError: the request was rejected (the model reads why).
             RequestWithdrawnError: the request was given up (closed, released).
         """
         if name not in self.tool_names:
             raise UnservedToolCallError(f"tool {name!r} is not served here")
+        if call is not None and not isinstance(call, HumanInputCall):
+            raise TypeError(
+                "call must be a HumanInputCall (the room, channel and call it serves), got "
+                f"{type(call).__name__}"
+            )
         site = _site_of(call) if call is not None else _site_in_context(channel_type)
         handler = self._handler
         key = None
