@@ -1,6 +1,7 @@
 """The MCP server that asks a person: each tool call is a request on a HumanInputHandler.
 
-A call to ``AskUserQuestion`` or ``ConfirmAction`` is validated against the tool's schema,
+A call to ``AskUserQuestion`` or ``ConfirmAction`` is validated against the tool's schema
+(and an ``AskUserQuestion`` must ask a question, its options told apart by their labels),
 recorded as a request (room ``room``, door :attr:`ChannelType.MCP`, the caller's actor), and
 waits for its outcome; the desk and the notifications show it like any other request. The
 result is what an :class:`~roomkit.channels.ai.AIChannel` gives its model: the answer
@@ -52,6 +53,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools import texts
 from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
+from roomkit.tools.human_input._questions import question_problem
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 __all__ = ["ACTOR_SCOPE_KEY", "KEY_META", "PROGRESS_INTERVAL", "HumanInputMCPServer"]
@@ -195,6 +197,8 @@ class HumanInputMCPServer:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
         arguments = params.arguments or {}
         problem = validate_tool_arguments(tool["parameters"], arguments)
+        if problem is None:
+            problem = question_problem(name, tool["parameters"], arguments)
         if problem is not None:
             return _error(texts.invalid_arguments(name, problem))
         key = _key_of(ctx.meta)

@@ -1,4 +1,5 @@
-"""The standard human-input tools the library ships, and the shapes they take."""
+"""The standard human-input tools the library ships, the shapes they take, and what a call
+of AskUserQuestion must hold beyond its schema."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from roomkit.tools.human_input import (
     HumanInputToolHandler,
 )
 from roomkit.tools.human_input._kinds import Kind, kind_of
+from roomkit.tools.human_input._questions import question_problem
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 ASK = ASK_USER_QUESTION["parameters"]
@@ -76,3 +78,62 @@ def test_a_tool_handler_serves_the_definitions() -> None:
         tool_definitions=[AITool(**tool) for tool in HUMAN_INPUT_TOOLS],
     )
     assert {tool.name for tool in human.tools} == {"AskUserQuestion", "ConfirmAction"}
+
+
+SPEC_ASK = {
+    "type": "object",
+    "properties": {"question": {"type": "string"}},
+    "required": ["question"],
+}
+"""AskUserQuestion as the spec declares it."""
+QUESTIONS_ONLY = {"type": "object", "properties": {"questions": {"type": "array"}}}
+OWN_ARGUMENTS = {"type": "object", "properties": {"prompt": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    ("parameters", "arguments"),
+    [
+        (ASK, {"question": "Tea?"}),
+        (ASK, {"question": "Tea?", "options": ["Green", "Black"], "multiSelect": True}),
+        (ASK, {"questions": [{"question": "Tea?", "options": [{"label": "Yes"}]}]}),
+        (SPEC_ASK, {"question": "Tea?"}),
+        (QUESTIONS_ONLY, {"questions": [{"question": "Tea?"}]}),
+        (OWN_ARGUMENTS, {"prompt": "Tea?"}),
+    ],
+)
+def test_a_call_that_asks_a_question_passes(
+    parameters: dict[str, object], arguments: dict[str, object]
+) -> None:
+    assert question_problem("AskUserQuestion", parameters, arguments) is None
+
+
+@pytest.mark.parametrize(
+    ("parameters", "arguments", "problem"),
+    [
+        (ASK, {"multiSelect": True}, "missing required argument 'question' or 'questions'"),
+        (ASK, {"options": ["A", "B"]}, "missing required argument 'question' or 'questions'"),
+        (SPEC_ASK, {}, "missing required argument 'question': send the question to ask"),
+        (QUESTIONS_ONLY, {"questions": []}, "missing required argument 'questions': send a"),
+        (
+            SPEC_ASK,
+            {"question": "Tea?", "options": ["Green", "Green"]},
+            "argument 'options': the label 'Green' is given twice",
+        ),
+        (
+            QUESTIONS_ONLY,
+            {"questions": [{"question": "Tea?", "options": ["Yes", {"label": "Yes"}]}]},
+            "argument 'questions[0].options': the label 'Yes' is given twice",
+        ),
+    ],
+)
+def test_a_call_that_asks_nothing_answerable_is_refused(
+    parameters: dict[str, object], arguments: dict[str, object], problem: str
+) -> None:
+    found = question_problem("AskUserQuestion", parameters, arguments)
+    assert found is not None
+    assert found.startswith(problem)
+
+
+def test_another_tool_is_left_to_its_schema() -> None:
+    assert question_problem("Ask", ASK, {"multiSelect": True}) is None
+    assert question_problem("AskUserQuestion", OWN_ARGUMENTS, {}) is None

@@ -2,7 +2,8 @@
 
 A call is refused when its arguments were cut (the provider stopped before they were
 complete, or they hold text UTF-8 cannot encode and were screened), when the tool was not
-offered where the call was made, and when its arguments break the tool's JSON Schema. Each
+offered where the call was made, and when its arguments break the tool's JSON Schema (or,
+for ``AskUserQuestion``, ask no question or repeat an option's label). Each
 refusal raises :class:`~roomkit.ChannelRefusalError` with the text the model reads.
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from roomkit.core.exceptions import ChannelRefusalError
 from roomkit.tools import texts
+from roomkit.tools.human_input._questions import question_problem
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:
@@ -54,6 +56,8 @@ def check(site: CallSite, name: str, arguments: object, *, cut: str | None = Non
         )
         raise ChannelRefusalError(texts.not_declared(name))
     problem = validate_tool_arguments(tool.parameters, arguments)
+    if problem is None and isinstance(arguments, dict):
+        problem = question_problem(name, tool.parameters, arguments)
     if problem is not None:
         raise ChannelRefusalError(texts.invalid_arguments(name, problem))
     return tool

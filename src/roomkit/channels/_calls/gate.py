@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from roomkit.models.hooks import HookTrigger
 from roomkit.models.tool_call import ToolCallEvent
 from roomkit.tools import texts
+from roomkit.tools.human_input._questions import question_problem
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ def _rewrite(
         return GateDecision(False, arguments, texts.denied(name))
     if tool is not None:
         problem = validate_tool_arguments(tool.parameters, new)
+        if problem is None:
+            problem = question_problem(name, tool.parameters, new)
         if problem is not None:
             return GateDecision(False, arguments, texts.invalid_rewrite(name, problem))
     return GateDecision(True, new)

@@ -12,6 +12,10 @@ the shape the desk records it:
 
 Hand them to a model as ``AITool(**ASK_USER_QUESTION)``, or serve them all at once with
 :data:`HUMAN_INPUT_TOOLS`.
+
+The schemas stay free of a top-level ``anyOf``, which some model providers refuse: what
+they cannot say (``question`` or ``questions`` must be there; one question's options have
+labels of their own) every door checks after the schema, and refuses with what to send.
 """
 
 from __future__ import annotations
