@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from ai_harness import Build, round_of, tool_call
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit import HookResult, HookTrigger, HumanInputToolHandler
 from roomkit.providers.ai.base import AITool
@@ -89,3 +90,25 @@ async def test_a_rewrite_without_a_question_is_refused(build: Build) -> None:
     problem = NO_QUESTION.replace("Invalid arguments", "Invalid rewritten arguments")
     assert h.read() == [(error(problem), True)]
     assert seen == []
+
+
+async def test_a_question_longer_than_a_request_keeps_is_refused_on_every_store(
+    build: Build, make_handler: HandlerFactory
+) -> None:
+    """The model reads how long its arguments are and what to send instead."""
+    handler = make_handler()
+    call = tool_call("AskUserQuestion", {"question": "x" * 60_000})
+    h = await build(round_of(call), human=human(handler))
+    seen = asked(h)
+
+    await h.say()
+
+    problem = (
+        "Invalid arguments for 'AskUserQuestion': the arguments are 60,015 characters as JSON, "
+        "over the 56,000 a request keeps: shorten them (the question, its options), or pass "
+        "what identifies large content (an id, a URL), not the content"
+    )
+    assert h.read() == [(error(problem), True)]
+    assert h.report().refused
+    assert seen == []
+    assert await handler.list_pending() == []

@@ -401,7 +401,7 @@ def test_without_a_data_dir_the_desk_s_variable_names_the_folder(
 
 
 async def test_a_huge_question_still_fits_in_one_push(tmp_path: Path) -> None:
-    """A 200,000-character question: the push carries its start, within what a push
+    """A 50,000-character question: the push carries its start, within what a push
     service takes, and the device decrypts it."""
     handler = HumanInputHandler()
     async with PushService() as service:
@@ -409,7 +409,7 @@ async def test_a_huge_question_still_fits_in_one_push(tmp_path: Path) -> None:
         subscribe(tmp_path, "alice", phone.subscription())
         notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
         async with notifier:
-            question = "Ship it? " + "x" * 200_000
+            question = "Ship it? " + "x" * 50_000
             await handler.create("ask", {"question": question}, actor_id="alice")
             [taken] = await service.wait_for(1)
             await notifier.wait_idle()

@@ -32,6 +32,7 @@
     ├── DeskAuthError               also PermissionError: the answer desk refused a token
     │   └── AnswerLinkExpiredError      an answer link past its time
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
+    ├── ArgumentsTooLargeError      also ValueError: a request's arguments past what it keeps
     ├── BodyRefusedError            also ValueError: a body from the network, refused unparsed
     ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
     ├── AuditKeyError               also ValueError: the trail cannot be signed: no audit key
@@ -62,6 +63,7 @@ __all__ = [
     "AmbiguousAnswerError",
     "AnswerLinkExpiredError",
     "ArgumentsChangedError",
+    "ArgumentsTooLargeError",
     "AsyncSettleRequiredError",
     "AuditKeyError",
     "BodyRefusedError",
@@ -334,6 +336,12 @@ class InvalidTextError(RoomKitError, ValueError):
     An answer raises :class:`InvalidAnswerError` instead; this is for the other fields
     (a reason, an actor id, a key, a tool name, the arguments).
     """
+
+
+class ArgumentsTooLargeError(RoomKitError, ValueError):
+    """A new request's arguments are longer as JSON than a request keeps, on every store
+    (56,000 characters): nothing was stored. ``str(error)`` says how long they are and what
+    to send instead, worded for the model that wrote them."""
 
 
 class BodyRefusedError(RoomKitError, ValueError):

@@ -70,6 +70,10 @@ __all__ = [
 
 MAX_ENTRY_CHARS = 64_000
 """The longest entry (as JSON text) a history takes."""
+MAX_ARGUMENTS_CHARS = MAX_ENTRY_CHARS - 8_000
+"""The longest arguments (as JSON text) a request takes, on every store: its ``created``
+entry keeps them beside the tool, the ids, the time and digest, an approval's description
+(at most 4,000 characters) and approvers, all within :data:`MAX_ENTRY_CHARS`."""
 
 
 def new_entry(

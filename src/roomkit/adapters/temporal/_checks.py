@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
-from roomkit.stores._history import MAX_ENTRY_CHARS
+from roomkit.stores._history import MAX_ARGUMENTS_CHARS
 from roomkit.tools.human_input._checks import check_request_text, check_text
 
 if TYPE_CHECKING:
@@ -91,10 +91,10 @@ def check_fields(call: str, tool_name: str, arguments: dict[str, Any], spec: Spe
         if isinstance(approver, str):
             check_text("approvers", approver)
     size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
-    if size > MAX_ENTRY_CHARS:
+    if size > MAX_ARGUMENTS_CHARS:
         raise ValueError(
             f"{call}(): arguments are {size} characters as JSON, and a request keeps at most "
-            f"{MAX_ENTRY_CHARS}: pass what identifies large content (an id, a URL), not "
+            f"{MAX_ARGUMENTS_CHARS}: pass what identifies large content (an id, a URL), not "
             "the content"
         )
 

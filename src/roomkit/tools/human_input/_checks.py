@@ -4,6 +4,12 @@ Every text that reaches a store is checked where it enters (``create``, ``resolv
 ``reject`` and their async forms): text that UTF-8 cannot encode (a lone surrogate) is
 refused there, with the field named, instead of failing inside a store, where it would take
 other callers' writes down with it.
+
+A new request's arguments are held to what a durable store keeps of them
+(:data:`~roomkit.stores._history.MAX_ARGUMENTS_CHARS` as JSON) on every store, the memory
+store too: a question that works in tests on memory works in production on SQLite. The
+check costs the common case (a few short texts) next to nothing: an upper bound on the
+JSON's length first, the JSON itself only when that bound is over the limit.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import re
 from typing import Any
 
 from roomkit.core.exceptions import (
+    ArgumentsTooLargeError,
     HumanInputRejectedError,
     HumanInputTimeoutError,
     InvalidAnswerError,
@@ -21,6 +28,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._history import MAX_ARGUMENTS_CHARS
 from roomkit.tools.validation import (
     circular_at,
     non_finite_at,
@@ -30,7 +38,9 @@ from roomkit.tools.validation import (
 )
 
 __all__ = [
+    "PLAIN_ROOM",
     "check_answer",
+    "check_arguments_size",
     "check_digest",
     "check_options",
     "check_request_text",
@@ -151,6 +161,63 @@ def check_request_text(
             f"arguments hold {number}, a number JSON cannot carry: send a finite number, "
             "or the value as text"
         )
+
+
+_ESCAPE = 6
+"""The most characters JSON spells one character of text in (``\\u001f``)."""
+PLAIN_ROOM = (MAX_ARGUMENTS_CHARS - 2) // _ESCAPE
+"""For a flat object of texts: the most characters its keys and texts (plus one per key)
+may sum to and fit whatever JSON makes of them; :func:`check_arguments_size` looks at more."""
+_ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""How a store spells arguments (keys unsorted: the length is the same)."""
+_NUMBER = 25
+"""At least the JSON of a float, a flag or null, with its separator."""
+
+
+def check_arguments_size(arguments: dict[str, Any]) -> None:
+    """Raise unless ``arguments`` fit in a request as JSON, on any store.
+
+    Raises:
+        ArgumentsTooLargeError: they are longer than
+            :data:`~roomkit.stores._history.MAX_ARGUMENTS_CHARS` as JSON; the message says
+            how long, and what to send instead.
+    """
+    if _json_bound(arguments) <= MAX_ARGUMENTS_CHARS:
+        return
+    try:
+        size = len(_ARGUMENTS_JSON.encode(arguments))
+    except (TypeError, ValueError):
+        return  # no JSON: the memory store keeps it as given, a durable store refuses it
+    if size > MAX_ARGUMENTS_CHARS:
+        raise ArgumentsTooLargeError(
+            f"the arguments are {size:,} characters as JSON, over the "
+            f"{MAX_ARGUMENTS_CHARS:,} a request keeps: shorten them (the question, its "
+            "options), or pass what identifies large content (an id, a URL), not the content"
+        )
+
+
+def _json_bound(value: object) -> int:
+    """At least the length of ``value``'s JSON, read without writing it."""
+    size = 2
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        item = pop()
+        if isinstance(item, str):
+            size += _ESCAPE * len(item) + 3  # quotes, and a colon or comma
+        elif isinstance(item, dict):
+            size += 2
+            for key, child in item.items():
+                push(key)
+                push(child)
+        elif isinstance(item, list | tuple):
+            size += 2 + len(item)
+            extend(item)
+        elif type(item) is int and not -(10**20) < item < 10**20:
+            size += item.bit_length() // 3 + 3  # a digit per 3.32 bits, and a sign
+        else:
+            size += _NUMBER
+    return size
 
 
 def _unencodable(name: str, problem: str) -> str:

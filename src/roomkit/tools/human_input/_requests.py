@@ -1,4 +1,5 @@
-"""New requests: the scope checked open, every text checked, an id, the time of creation.
+"""New requests: the scope checked open, every text and the arguments' size checked, an id,
+the time of creation.
 
 This is the first step of every ``create``: it runs once per question a tool asks, so it
 keeps to plain operations. Ids are 32 random hex digits, cut 64 at a time from one
@@ -15,7 +16,11 @@ from typing import Any
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, set_created
 from roomkit.tools.human_input._announce import Announcer
-from roomkit.tools.human_input._checks import check_request_text
+from roomkit.tools.human_input._checks import (
+    PLAIN_ROOM,
+    check_arguments_size,
+    check_request_text,
+)
 
 __all__ = ["RequestMaker"]
 
@@ -62,6 +67,8 @@ class RequestMaker:
             TypeError: ``arguments`` is not a dict, or a text field is not a ``str``.
             ValueError: ``channel_type`` names no :class:`ChannelType`.
             InvalidTextError: a text holds what UTF-8 cannot encode (a lone surrogate).
+            ValueError: ``arguments`` hold NaN or an infinity.
+            ArgumentsTooLargeError: ``arguments`` are longer as JSON than a request keeps.
         """
         announcer = self._announcer
         if announcer.closed or channel_id in announcer.closed_channels:
@@ -82,14 +89,20 @@ class RequestMaker:
         except TypeError:  # a field that is not a str
             plain = False
         if plain:
+            length = 0
             for key, text in arguments.items():
                 if not (
                     type(text) is str and text.isascii() and type(key) is str and key.isascii()
                 ):
                     plain = False
                     break
+                length += len(key) + len(text) + 1
+            else:
+                if length > PLAIN_ROOM:
+                    check_arguments_size(arguments)
         if not plain:
             check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
+            check_arguments_size(arguments)
         # PendingInput(...) without the call into the dataclass's __init__, which costs
         # more than setting the fields; every field not given here is at its default.
         ids = self._ids

@@ -162,6 +162,8 @@ class HumanInputHandler(HandlerReads, Callbacks):
             KeyConflictError: ``key`` names a request made for another call.
             ValueError: the arguments hold NaN or an infinity (no JSON number), or hold
                 themselves (a dict or list inside itself).
+            ArgumentsTooLargeError: a ``ValueError``: the arguments are longer as JSON than
+                a request keeps on every store, memory included (56,000 characters).
             StoreUnavailableError: a durable store cannot be reached.
         """
         request = self._new(
@@ -244,6 +246,7 @@ class HumanInputHandler(HandlerReads, Callbacks):
         Raises:
             HandlerClosedError: as :meth:`create`.
             InvalidTextError: as :meth:`create`.
+            ArgumentsTooLargeError: as :meth:`create`.
             StoreUnavailableError: as :meth:`create`.
             KeyConflictError: ``key`` names a request made for another call (another
                 tool, or other arguments than those it was made for).

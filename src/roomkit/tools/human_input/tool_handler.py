@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from roomkit.core.exceptions import (
+    ArgumentsTooLargeError,
     HumanInputRejectedError,
     ToolFailedError,
     ToolRefusedError,
@@ -205,7 +206,8 @@ class HumanInputToolHandler:
             UnservedToolCallError: ``name`` is not one of ``tool_names``.
             TypeError: ``call`` is not a :class:`HumanInputCall`.
             ToolFailedError: nobody answered in time (the model reads the timeout).
-            ToolRefusedError: the request was rejected (the model reads why).
+            ToolRefusedError: the request was rejected, or its arguments are longer than a
+                request keeps (the model reads why; nobody was asked).
             RequestWithdrawnError: the request was given up (closed, released).
         """
         if name not in self.tool_names:
@@ -221,15 +223,19 @@ class HumanInputToolHandler:
         if handler.durable and site["tool_call_id"] and site["channel_type"] is ChannelType.AI:
             key = f"{site['room_id']}:{site['channel_id']}:{site['tool_call_id']}"
         limit = self.timeout if timeout is None else timeout
-        pending = await handler.create(
-            name,
-            arguments,
-            **site,
-            key=key,
-            answer_schema=self.answer_schemas.get(name),
-            # A durable store writes the deadline with the request: no window without one.
-            timeout=limit if handler.durable else None,
-        )
+        try:
+            pending = await handler.create(
+                name,
+                arguments,
+                **site,
+                key=key,
+                answer_schema=self.answer_schemas.get(name),
+                # A durable store writes the deadline with the request: no window without one.
+                timeout=limit if handler.durable else None,
+            )
+        except ArgumentsTooLargeError as error:
+            # The model wrote them: it reads how long they are and what to send instead.
+            raise ToolRefusedError(texts.invalid_arguments(name, str(error))) from None
         if self.ladder is not None:
             await keep_ladder(handler, pending, self.ladder)
         try:

@@ -1,0 +1,107 @@
+"""Arguments longer than a request keeps, on every store: refused at create, before anything
+is written, with how long they are and what to send instead; up to the limit, kept."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from tests.tools.human_input.durable.store_fixtures import HandlerFactory
+
+from roomkit.core.exceptions import ArgumentsTooLargeError
+from roomkit.tools.human_input import HumanInputHandler
+
+LIMIT = 56_000
+"""The longest arguments a request keeps, as JSON."""
+
+Create = Callable[[HumanInputHandler, dict[str, Any]], Awaitable[object]]
+
+
+async def _asked(handler: HumanInputHandler, arguments: dict[str, Any]) -> object:
+    return await handler.create("AskUserQuestion", arguments, room_id="r", actor_id="alice")
+
+
+async def _detached(handler: HumanInputHandler, arguments: dict[str, Any]) -> object:
+    return await handler.create_detached("AskUserQuestion", arguments, room_id="r")
+
+
+async def _approval(handler: HumanInputHandler, arguments: dict[str, Any]) -> object:
+    return await handler.create_approval(
+        "book", arguments, approvers=["alice"], room_id="r", description="Book it." * 500
+    )
+
+
+CREATES = [_asked, _detached, _approval]
+
+
+def _json_length(arguments: dict[str, Any]) -> int:
+    return len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
+
+
+def _question(count: int, fill: str) -> dict[str, Any]:
+    return {"question": fill * count}
+
+
+def _longest(fill: str, *, over: bool = False) -> dict[str, Any]:
+    """The question of ``fill`` repeated whose arguments are the longest within the limit as
+    JSON (with ``over``, one ``fill`` more: the shortest past it)."""
+    spelled = len(json.dumps(fill, ensure_ascii=False)) - 2
+    count = (LIMIT - _json_length(_question(0, fill))) // spelled
+    arguments = _question(count + over, fill)
+    assert (_json_length(arguments) > LIMIT) is over
+    return arguments
+
+
+TOO_LARGE = {
+    "one long text": _longest("x", over=True),
+    "escaped control characters": _longest("\x01", over=True),
+    "non-ASCII text": _longest("é", over=True),
+    "nested options": {
+        "questions": [
+            {
+                "question": "Which one?",
+                "options": [{"label": f"{n}", "description": "d" * 10_000} for n in range(6)],
+                "multiSelect": False,
+            }
+        ]
+    },
+}
+
+
+@pytest.mark.parametrize("create", CREATES)
+@pytest.mark.parametrize("arguments", TOO_LARGE.values(), ids=TOO_LARGE.keys())
+async def test_arguments_past_the_limit_are_refused_and_nothing_is_stored(
+    make_handler: HandlerFactory, create: Create, arguments: dict[str, Any]
+) -> None:
+    handler = make_handler()
+    size = _json_length(arguments)
+
+    with pytest.raises(ArgumentsTooLargeError) as caught:
+        await create(handler, arguments)
+
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value) == (
+        f"the arguments are {size:,} characters as JSON, over the 56,000 a request keeps: "
+        "shorten them (the question, its options), or pass what identifies large content "
+        "(an id, a URL), not the content"
+    )
+    assert await handler.list_pending() == []
+
+
+@pytest.mark.parametrize("create", CREATES)
+@pytest.mark.parametrize("fill", ["x", "\x01", "é"])
+async def test_arguments_at_the_limit_are_kept_with_their_history(
+    make_handler: HandlerFactory, create: Create, fill: str
+) -> None:
+    """The longest arguments fit in the request's created entry on a durable store, with an
+    approval's description and approvers beside them."""
+    handler = make_handler()
+    arguments = _longest(fill)
+
+    request = await create(handler, arguments)
+
+    pending_id = request.pending_id  # type: ignore[attr-defined]
+    [created, *_] = await handler.history(pending_id)
+    assert created["arguments"] == arguments
