@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from ai_harness import Build, round_of, tool_call
-from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit import HookResult, HookTrigger, HumanInputToolHandler
 from roomkit.providers.ai.base import AITool
@@ -92,11 +91,10 @@ async def test_a_rewrite_without_a_question_is_refused(build: Build) -> None:
     assert seen == []
 
 
-async def test_a_question_longer_than_a_request_keeps_is_refused_on_every_store(
-    build: Build, make_handler: HandlerFactory
-) -> None:
-    """The model reads how long its arguments are and what to send instead."""
-    handler = make_handler()
+async def test_a_question_longer_than_a_request_keeps_is_refused(build: Build) -> None:
+    """The model reads how long its arguments are and what to send instead (every store
+    refuses them alike: ``tests/tools/human_input/durable/test_arguments_size.py``)."""
+    handler = HumanInputHandler()
     call = tool_call("AskUserQuestion", {"question": "x" * 60_000})
     h = await build(round_of(call), human=human(handler))
     seen = asked(h)

@@ -16,7 +16,12 @@ pytest.importorskip("mcp")
 
 from roomkit.testing import VirtualClockLoop
 
-REAL_TIME_MODULES = {"test_mcp_command", "test_mcp_http_people", "test_mcp_bodies"}
+REAL_TIME_MODULES = {
+    "test_mcp_command",
+    "test_mcp_http_people",
+    "test_mcp_bodies",
+    "test_mcp_long_arguments",
+}
 
 
 def pytest_asyncio_loop_factories(

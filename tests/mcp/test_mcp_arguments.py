@@ -7,10 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from tests.mcp.mcp_kit import client_of, served, text_of
-from tests.tools.human_input.durable.store_fixtures import HandlerFactory
-
-from roomkit.mcp import HumanInputMCPServer
+from tests.mcp.mcp_kit import served, text_of
 
 NO_QUESTION = (
     "Invalid arguments for 'AskUserQuestion': missing required argument 'question' or "
@@ -76,17 +73,3 @@ async def test_one_label_in_two_questions_is_asked() -> None:
     async with served(timeout=5) as (_, client):
         result = await client.call_tool("AskUserQuestion", same)
     assert "timed out after 5s" in error(result)
-
-
-async def test_a_question_longer_than_a_request_keeps_says_so_on_every_store(
-    make_handler: HandlerFactory,
-) -> None:
-    handler = make_handler()
-    async with client_of(HumanInputMCPServer(handler).server) as client:
-        result = await client.call_tool("AskUserQuestion", {"question": "x" * 60_000})
-    assert error(result) == (
-        "Invalid arguments for 'AskUserQuestion': the arguments are 60,015 characters as JSON, "
-        "over the 56,000 a request keeps: shorten them (the question, its options), or pass "
-        "what identifies large content (an id, a URL), not the content"
-    )
-    assert await handler.list_pending() == []
