@@ -53,7 +53,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools import texts
 from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
-from roomkit.tools.human_input._questions import question_problem
+from roomkit.tools.human_input.question_rules import question_problem
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 __all__ = ["ACTOR_SCOPE_KEY", "KEY_META", "PROGRESS_INTERVAL", "HumanInputMCPServer"]

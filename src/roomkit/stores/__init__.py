@@ -20,6 +20,8 @@ back ends' modules load only when used (they need their extras).
 from roomkit.stores._audit_keys import AUDIT_KEY_ENV, AuditKeys, create_audit_key, load_audit_keys
 from roomkit.stores._checkpoints import checkpointing
 from roomkit.stores._history import (
+    MAX_ARGUMENTS_CHARS,
+    MAX_ENTRY_CHARS,
     HistoryLog,
     MemoryHistory,
     asked_entry,
@@ -55,6 +57,8 @@ from roomkit.stores.memory import AnchoredHistory, CarriedTrail, MemoryStore
 
 __all__ = [
     "AUDIT_KEY_ENV",
+    "MAX_ARGUMENTS_CHARS",
+    "MAX_ENTRY_CHARS",
     "AnchoredHistory",
     "AuditKeys",
     "Ballot",

@@ -13,7 +13,7 @@ from roomkit.tools.human_input import (
     HumanInputToolHandler,
 )
 from roomkit.tools.human_input._kinds import Kind, kind_of
-from roomkit.tools.human_input._questions import question_problem
+from roomkit.tools.human_input.question_rules import question_problem
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 ASK = ASK_USER_QUESTION["parameters"]

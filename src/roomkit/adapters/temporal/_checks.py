@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
-from roomkit.stores._history import MAX_ARGUMENTS_CHARS
-from roomkit.tools.human_input._checks import check_request_text, check_text
+from roomkit.tools.human_input.checks import MAX_ARGUMENTS_CHARS, check_request_text, check_text
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.ladder import Ladder

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from roomkit.core.exceptions import ChannelRefusalError
 from roomkit.tools import texts
-from roomkit.tools.human_input._questions import question_problem
+from roomkit.tools.human_input.question_rules import question_problem
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:

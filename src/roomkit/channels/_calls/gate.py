@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from roomkit.models.hooks import HookTrigger
 from roomkit.models.tool_call import ToolCallEvent
 from roomkit.tools import texts
-from roomkit.tools.human_input._questions import question_problem
+from roomkit.tools.human_input.question_rules import question_problem
 from roomkit.tools.validation import validate_tool_arguments
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ refused there, with the field named, instead of failing inside a store, where it
 other callers' writes down with it.
 
 A new request's arguments are held to what a durable store keeps of them
-(:data:`~roomkit.stores._history.MAX_ARGUMENTS_CHARS` as JSON) on every store, the memory
+(:data:`~roomkit.stores.MAX_ARGUMENTS_CHARS` as JSON) on every store, the memory
 store too: a question that works in tests on memory works in production on SQLite. The
 check costs the common case (a few short texts) next to nothing: an upper bound on the
 JSON's length first, the JSON itself only when that bound is over the limit.
@@ -28,7 +28,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._history import MAX_ARGUMENTS_CHARS
+from roomkit.stores import MAX_ARGUMENTS_CHARS
 from roomkit.tools.validation import (
     circular_at,
     non_finite_at,
@@ -179,7 +179,7 @@ def check_arguments_size(arguments: dict[str, Any]) -> None:
 
     Raises:
         ArgumentsTooLargeError: they are longer than
-            :data:`~roomkit.stores._history.MAX_ARGUMENTS_CHARS` as JSON; the message says
+            :data:`~roomkit.stores.MAX_ARGUMENTS_CHARS` as JSON; the message says
             how long, and what to send instead.
     """
     if _json_bound(arguments) <= MAX_ARGUMENTS_CHARS:

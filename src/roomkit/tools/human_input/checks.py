@@ -1,0 +1,17 @@
+"""The checks a new request passes before anything is stored, for code that must refuse a
+request early: a Temporal workflow, which cannot let a create activity fail on what it was
+given (the activity would be retried), checks in the workflow what ``create`` would refuse.
+
+:func:`check_request_text` refuses text a store cannot hold (a lone surrogate), ids that are
+no text, NaN and infinities, and arguments that hold themselves; :func:`check_arguments_size`
+arguments longer than a request keeps (:data:`MAX_ARGUMENTS_CHARS` as JSON, on every store).
+"""
+
+from roomkit.stores import MAX_ARGUMENTS_CHARS
+from roomkit.tools.human_input._checks import (
+    check_arguments_size,
+    check_request_text,
+    check_text,
+)
+
+__all__ = ["MAX_ARGUMENTS_CHARS", "check_arguments_size", "check_request_text", "check_text"]
