@@ -11,14 +11,15 @@ engines, chosen once when it is built: the memory engine (``_memory_engine``, re
 this process) or the durable engine (``_durable_engine``, requests in a store that
 processes share). Channel scopes and notifications are the :class:`Announcer`'s; what it
 reads back (requests, histories, outcomes, changes) comes from the base class
-:class:`~roomkit.tools.human_input._reading.HandlerReads`.
+:class:`~roomkit.tools.human_input._reading.HandlerReads`, and its approvals
+(``create_approval``, ``add_approvers``) from
+:class:`~roomkit.tools.human_input._approving.Approving`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,17 +33,17 @@ from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
+from roomkit.tools.human_input._approving import Approving
 from roomkit.tools.human_input._callbacks import Callbacks
 from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
 from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper
 from roomkit.tools.human_input._durable_engine import DurableEngine
-from roomkit.tools.human_input._granting import hold_unless_granted
 from roomkit.tools.human_input._keys import check_same_call
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
-from roomkit.tools.human_input._routed import answered_for, checked_approvers, routed
+from roomkit.tools.human_input._routed import answered_for, routed
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -63,7 +64,7 @@ __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]
 logger = logging.getLogger("roomkit.tools.human_input")
 
 
-class HumanInputHandler(HandlerReads, Callbacks):
+class HumanInputHandler(HandlerReads, Callbacks, Approving):
     """Pending requests for human input: create, wait, resolve, reject, release, close.
 
     Args:
@@ -205,78 +206,6 @@ class HumanInputHandler(HandlerReads, Callbacks):
         found = await self._engine.create(request, timeout, None)
         check_same_call(request, found)
         return found
-
-    async def create_approval(
-        self,
-        tool_name: str,
-        arguments: dict[str, Any],
-        *,
-        approvers: Iterable[str] = (),
-        tool_schema: dict[str, Any] | None = None,
-        room_id: str = "",
-        tool_call_id: str = "",
-        channel_id: str = "",
-        channel_type: ChannelType = ChannelType.AI,
-        actor_id: str | None = None,
-        key: str | None = None,
-        timeout: float | None = None,
-        surface: str | None = None,
-        description: str | None = None,
-        quorum: int | None = None,
-        veto: bool = True,
-        decisions: Iterable[str] | None = None,
-    ) -> PendingInput:
-        """Hold the call ``tool_name(arguments)`` for a decision; ``wait()`` owns cleanup.
-
-        The request's ``kind`` is ``"approval"``, its ``arguments_digest`` binds it to
-        ``arguments``, and ``approvers`` may decide it (``aresolve`` with the JSON of
-        :mod:`roomkit.tools.approvals`), or, with ``quorum``, vote (that many must approve;
-        one rejection vetoes unless ``veto=False``). ``tool_schema`` is the tool's JSON
-        Schema, kept as the request's ``answer_schema``: an edit must match it. Its history
-        starts with ``created``, which keeps ``description`` (the tool's) when given.
-        ``decisions`` limits the decisions it takes (e.g. ``["approve", "reject"]`` for a
-        framework that carries no edit): ``aresolve`` refuses any other with
-        :class:`InvalidAnswerError`; the list is kept in the ``answer_schema`` under
-        ``"x-roomkit-decisions"``, where surfaces read it. Other arguments as :meth:`create`.
-
-        A live standing grant covering the call (:mod:`roomkit.policy.grants`) settles it
-        approved at once, without announcing it: its history cites the grant
-        (``grant_used``).
-
-        Raises:
-            HandlerClosedError: as :meth:`create`.
-            InvalidTextError: as :meth:`create`.
-            ArgumentsTooLargeError: as :meth:`create`.
-            StoreUnavailableError: as :meth:`create`.
-            KeyConflictError: ``key`` names a request made for another call (another
-                tool, or other arguments than those it was made for).
-            TypeError: bad ``approvers``, ``quorum`` or ``decisions``.
-            ValueError: bad ``approvers`` (a role or on-call schedule the directory lacks
-                too) or ``quorum``, or ``decisions`` without ``"reject"``.
-        """
-        chosen = checked_approvers(self.router, approvers)
-        request = self._new(
-            tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
-        )
-        check_options(request, key, None, timeout)
-        self._decisions.prepare(request, chosen, tool_schema, quorum, veto, decisions)
-        return await self._hold(request, timeout, surface, description)
-
-    async def _hold(
-        self, request: PendingInput, timeout: float | None, surface: str | None, about: str | None
-    ) -> PendingInput:
-        """Store the prepared approval ``request`` and ask for a decision, unless a live
-        standing grant that covers the call settles it at once (nobody is asked)."""
-        return await hold_unless_granted(
-            self._decisions,
-            self.grants,
-            self.router,
-            self._engine.store,
-            request,
-            timeout,
-            surface=surface,
-            about=about,
-        )
 
     # -- waiting -----------------------------------------------------------------------------
 
@@ -483,19 +412,3 @@ class HumanInputHandler(HandlerReads, Callbacks):
     async def arelease(self, pending_id: str) -> bool:
         """:meth:`release` for any store: withdraw the request if it is still unanswered."""
         return await self._engine.arelease(pending_id)
-
-    # -- approvals ---------------------------------------------------------------------------
-
-    async def add_approvers(
-        self,
-        pending_id: str,
-        actors: Iterable[str],
-        *,
-        by: str | None = None,
-        surface: str | None = None,
-    ) -> bool:
-        """Let ``actors`` answer the open request too (an escalation, in its history as
-        ``escalated``); ``False`` when it is not open. A question's actor stays one of them.
-        ``actors`` are checked as :meth:`create_approval`'s ``approvers`` (``ValueError``)."""
-        chosen = checked_approvers(self.router, actors, name="actors")
-        return await self._decisions.add_approvers(pending_id, chosen, by, surface)
