@@ -15,7 +15,6 @@ from roomkit import (
     HookTrigger,
     HumanInputHandler,
     HumanInputRejectedError,
-    HumanInputToolHandler,
     InboundMessage,
     RoomKit,
     TextContent,
@@ -384,29 +383,6 @@ async def test_a_channel_that_fails_to_close_leaves_no_other_open(
 
     assert ws2.connections("r1") == []
     assert "'broken' failed to close" in caplog.text
-
-
-async def test_two_kits_cannot_route_one_handler_for_one_channel_id() -> None:
-    """A second kit's channel of the same id is refused; the first keeps its questions."""
-    human = HumanInputToolHandler({"Ask"})
-    first, second = RoomKit(), RoomKit()
-    first.register_channel(AIChannel("agent", provider=MockAIProvider(), human_input_handler=human))
-
-    with pytest.raises(ValueError, match="already serves channel 'agent' in another RoomKit"):
-        second.register_channel(
-            AIChannel("agent", provider=MockAIProvider(), human_input_handler=human)
-        )
-    assert second.get_channel("agent") is None
-    await second.close()
-    second.register_channel(
-        AIChannel("other", provider=MockAIProvider(), human_input_handler=human)
-    )
-
-    pending = await human.handler.create("Ask", {}, room_id="r1", channel_id="agent")
-    assert human.handler.resolve(pending.pending_id, "yes")
-    await first.close()
-    third = RoomKit()  # the id is free once the first kit has closed
-    third.register_channel(AIChannel("agent", provider=MockAIProvider(), human_input_handler=human))
 
 
 async def test_the_store_pages_and_windows_the_history() -> None:

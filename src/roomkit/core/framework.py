@@ -21,7 +21,6 @@ from roomkit.core._answers import settle_answer
 from roomkit.core._input_required import gate_input_required
 from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._resuming import resume_turns
-from roomkit.core._routes import claim_route
 from roomkit.core.hooks import HookEngine, HookRegistrar
 from roomkit.core.ports import (
     HumanInputRoute,
@@ -123,12 +122,7 @@ class RoomKit(HookRegistrar):
                 "give each channel its own id"
             )
         self._channels[channel.channel_id] = channel
-        try:
-            channel.set_framework(self)
-        except BaseException:
-            if existing is None:
-                del self._channels[channel.channel_id]
-            raise
+        channel.set_framework(self)
 
     def unregister_channel(self, channel_id: str) -> KitChannel | None:
         """Take the channel with this id out of the registry and return it, or ``None``.
@@ -139,11 +133,6 @@ class RoomKit(HookRegistrar):
         ``close()`` withdraws none of the new one's requests.
         """
         return self._channels.pop(channel_id, None)
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` has been called."""
-        return self._closing is not None
 
     def get_channel(self, channel_id: str) -> KitChannel | None:
         """The registered channel with this id, or ``None``."""
@@ -177,9 +166,6 @@ class RoomKit(HookRegistrar):
         Raises:
             TypeError: ``handler`` is not a human-input handler, or ``channel_type`` is not
                 a :class:`~roomkit.models.enums.ChannelType`.
-            ValueError: another kit routes ``handler`` for a channel of this id that is
-                still open there: the two channels' requests, and their closes, would be
-                one scope.
         """
         if not isinstance(handler, HumanInputRoute):
             raise TypeError(
@@ -189,7 +175,6 @@ class RoomKit(HookRegistrar):
             raise TypeError(
                 f"channel_type must be a ChannelType (e.g. ChannelType.AI), got {channel_type!r}"
             )
-        claim_route(handler, channel_id, self)
         token = handler.set_on_input_required(channel_id, self._on_input_required)
         if not any(known is handler for known in self._human_input):
             self._human_input.append(handler)
