@@ -115,7 +115,6 @@ PAST_THE_PAYLOAD_LIMIT = [
     (Ask, {"schema_long": 3_000_000}, "answer_schema is 3000034 bytes as JSON"),
     (Approve, {"schema_long": 3_000_000}, "tool_schema is 3000034 bytes as JSON"),
     (Ask, {"approvers_many": 150_000}, "approvers is 2550001 bytes as JSON"),
-    (Ask, {"default_long": 3_000_000}, "ladder is 3000025 bytes as JSON"),
 ]
 
 

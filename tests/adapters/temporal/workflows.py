@@ -35,8 +35,6 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
         options["room_id"] = spec["room_id"]
     if "grace" in spec:
         options["grace"] = timedelta(seconds=spec["grace"])
-    if "default_long" in spec:  # made here: past what a workflow's start takes
-        spec = {**spec, "default": "d" * spec["default_long"]}
     if "default" in spec or "escalate" in spec:
         steps = [escalate(after, to) for after, to in spec.get("escalate", ())]
         on_expiry = default(spec["default"]) if "default" in spec else None
