@@ -110,27 +110,36 @@ def check_tool_schema(name: str, parameters: Mapping[str, Any]) -> None:
             f"Tool {name!r}: parameters must be a JSON Schema object, "
             f"got {type(parameters).__name__}"
         )
+    try:
+        key = _canonical(parameters)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Tool {name!r}: parameters are not JSON-serialisable: {exc}") from exc
+    # A tool's schema is checked on every call held for approval: once per schema, kept.
+    problem = _schema_problem(key)
+    if problem is not None:
+        raise ValueError(f"Tool {name!r}: {problem}")
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _schema_problem(key: str) -> str | None:
+    """What keeps the schema of canonical JSON ``key`` from being a tool's parameters."""
+    parameters = json.loads(key)
     declared_type = parameters.get("type", "object")
     if declared_type != "object" and not (
         isinstance(declared_type, list) and "object" in declared_type
     ):
-        raise ValueError(
-            f"Tool {name!r}: parameters must describe an object of arguments "
-            f'("type": "object"), got "type": {json.dumps(declared_type)}'
+        return (
+            'parameters must describe an object of arguments ("type": "object"), got '
+            f'"type": {json.dumps(declared_type)}'
         )
     try:
-        _canonical(parameters)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"Tool {name!r}: parameters are not JSON-serialisable: {exc}") from exc
-    try:
-        _validator(parameters)  # compiles, checks and caches the validator
+        _compiled(key)  # compiles, checks and caches the validator
     except SchemaError as exc:
-        raise ValueError(
-            f"Tool {name!r}: invalid parameters schema at {exc.json_path}: {exc.message}"
-        ) from exc
+        return f"invalid parameters schema at {exc.json_path}: {exc.message}"
     ref = _unresolvable_ref(parameters)
     if ref is not None:
-        raise ValueError(f"Tool {name!r}: parameters schema has an unresolvable $ref {ref!r}")
+        return f"parameters schema has an unresolvable $ref {ref!r}"
+    return None
 
 
 def _accepts_any_object(parameters: Mapping[str, Any]) -> bool:
