@@ -68,7 +68,7 @@ async def test_a_call_cedar_cannot_decide_asks_the_approvers_the_policy_names(
     [
         ('@quorum("two")', 'has @quorum\\("two"\\)'),
         ('@timeout("10 minutes")', 'has @timeout\\("10 minutes"\\)'),
-        ('@timeout("0")', "timeout is a positive number"),
+        ('@timeout("0")', "timeout must be a positive number"),
         ('@quorum("2")', "a quorum of 2 of 1 approvers"),
     ],
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
-__all__ = ["LONGEST_TIMEOUT", "positive_seconds", "spoken_duration", "utcnow"]
+__all__ = ["LONGEST_TIMEOUT", "check_deadline", "positive_seconds", "spoken_duration", "utcnow"]
 
 LONGEST_TIMEOUT = 100 * 365 * 86_400.0
 """The longest deadline a request may be given, in seconds: a century. A longer one is a
@@ -34,6 +34,24 @@ def positive_seconds(name: str, value: object) -> float:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive, finite number of seconds, got {value}")
     return float(value)
+
+
+def check_deadline(what: str, timeout: object) -> None:
+    """Refuse ``timeout`` unless it is ``None`` or a person's deadline: a number of seconds
+    above zero, at most :data:`LONGEST_TIMEOUT`.
+
+    Raises:
+        ValueError: it is not, naming ``what`` (``"Approval timeout"``).
+    """
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= LONGEST_TIMEOUT
+    ):
+        raise ValueError(
+            f"{what} must be a positive number of seconds, at most {LONGEST_TIMEOUT:.0f} "
+            f"(a century), got {timeout!r}"
+        )
 
 
 def spoken_duration(seconds: float) -> str:

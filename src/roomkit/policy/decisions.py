@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from roomkit.models.clock import LONGEST_TIMEOUT
+from roomkit.models.clock import check_deadline
 
 __all__ = [
     "Abstain",
@@ -110,15 +110,7 @@ class Ask:
             raise TypeError(f"Ask quorum is a count of approvals, got {quorum!r}")
         if quorum is not None and quorum < 1:
             raise ValueError(f"Ask quorum is at least 1, got {quorum}")
-        if timeout is not None and (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, int | float)
-            or not 0 < timeout <= LONGEST_TIMEOUT
-        ):
-            raise ValueError(
-                "Ask timeout is a positive number of seconds, at most "
-                f"{LONGEST_TIMEOUT:.0f} (a century), got {timeout!r}"
-            )
+        check_deadline("Ask timeout", timeout)
         object.__setattr__(self, "approvers", listed)
         object.__setattr__(self, "quorum", quorum)
         object.__setattr__(self, "timeout", None if timeout is None else float(timeout))

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from roomkit.core.exceptions import InvalidAnswerError
-from roomkit.models.clock import LONGEST_TIMEOUT
+from roomkit.models.clock import check_deadline
 from roomkit.models.decisions import Approve, Decision, DecisionKind, Edit, Reject, Respond
 
 if TYPE_CHECKING:
@@ -217,15 +217,7 @@ class Approval:
         veto: bool = True,
         policy: Policy | None = None,
     ) -> None:
-        if timeout is not None and (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, int | float)
-            or not 0 < timeout <= LONGEST_TIMEOUT
-        ):
-            raise ValueError(
-                "Approval timeout must be a positive number of seconds, at most "
-                f"{LONGEST_TIMEOUT:.0f} (a century), got {timeout!r}"
-            )
+        check_deadline("Approval timeout", timeout)
         if on_expiry not in ("deny", "approve"):
             raise ValueError(f"Approval on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
         if when is not None and not callable(when):

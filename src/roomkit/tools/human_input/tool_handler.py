@@ -14,7 +14,7 @@ from roomkit.core.exceptions import (
     ToolRefusedError,
     UnservedToolCallError,
 )
-from roomkit.models.clock import LONGEST_TIMEOUT
+from roomkit.models.clock import check_deadline
 from roomkit.models.enums import ChannelType
 from roomkit.providers.ai.base import AITool
 from roomkit.tools import texts
@@ -116,11 +116,7 @@ class HumanInputToolHandler:
                 raise ValueError(f"tool_names must hold non-empty strings, got {name!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
             raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
-        if not 0 < timeout <= LONGEST_TIMEOUT:
-            raise ValueError(
-                f"timeout must be a positive number of seconds, at most {LONGEST_TIMEOUT:.0f} "
-                f"(a century), got {timeout}"
-            )
+        check_deadline("timeout", timeout)
         if handler is not None and not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
         if ladder is not None:
