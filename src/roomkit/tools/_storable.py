@@ -10,7 +10,7 @@ of running it forever.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 __all__ = ["circular_at", "non_finite_at", "path_text", "unencodable_text"]
 
@@ -102,29 +102,36 @@ def _encodable(value: object) -> bool:
 
 def _locate(value: object) -> str | None:
     """The wording of :func:`unencodable_text` for the first string that does not encode."""
+    for item, path in _with_paths(value):
+        if isinstance(item, str):
+            if not _encodes(item):
+                return _surrogate_at(item, path)
+        elif isinstance(item, dict):
+            for key in item:
+                if isinstance(key, str) and not _encodes(key):
+                    where = f" in {path_text(path)!r}" if path else ""
+                    return f"{_surrogate_at(key, ())} of a key{where}"
+    return None
+
+
+def _with_paths(value: object) -> Iterator[tuple[object, tuple[str | int, ...]]]:
+    """Each value in ``value`` with its path, in document order, a container before what
+    it holds; a container reached again (by another path, or inside itself) is not entered
+    again."""
     stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
     seen: set[int] = set()
     while stack:
         item, path = stack.pop()
-        if isinstance(item, str):
-            if not _encodes(item):
-                return _surrogate_at(item, path)
-            continue
         if isinstance(item, dict | list | tuple):
             if id(item) in seen:
                 continue
             seen.add(id(item))
+        yield item, path
         if isinstance(item, dict):
-            children: list[tuple[object, tuple[str | int, ...]]] = []
-            for key, child in item.items():
-                if isinstance(key, str) and not _encodes(key):
-                    where = f" in {path_text(path)!r}" if path else ""
-                    return f"{_surrogate_at(key, ())} of a key{where}"
-                children.append((child, (*path, key if isinstance(key, str) else str(key))))
+            children = [(child, (*path, str(key))) for key, child in item.items()]
             stack.extend(reversed(children))
         elif isinstance(item, list | tuple):
             stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
-    return None
 
 
 _NO_FLOAT = frozenset({str, int, bool, type(None)})
@@ -137,22 +144,9 @@ def non_finite_at(value: object) -> str | None:
     # The common case first: a flat object of texts, whole numbers, flags and nulls.
     if type(value) is dict and all(type(child) in _NO_FLOAT for child in value.values()):
         return None
-    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
-    seen: set[int] = set()
-    while stack:
-        item, path = stack.pop()
-        if type(item) is float:
-            if item != item or item in (math.inf, -math.inf):
-                return f"{item!r} at {path_text(path)!r}" if path else repr(item)
-            continue
-        if isinstance(item, dict | list | tuple):
-            if id(item) in seen:
-                continue
-            seen.add(id(item))
-        if isinstance(item, dict):
-            stack.extend((child, (*path, str(key))) for key, child in item.items())
-        elif isinstance(item, list | tuple):
-            stack.extend((child, (*path, i)) for i, child in enumerate(item))
+    for item, path in _with_paths(value):
+        if type(item) is float and (item != item or item in (math.inf, -math.inf)):
+            return f"{item!r} at {path_text(path)!r}" if path else repr(item)
     return None
 
 
