@@ -21,6 +21,7 @@ import os
 from typing import Any
 
 from roomkit.cli._common import Failure, printable
+from roomkit.tools.validation import unencodable_text
 
 __all__ = ["DEFAULT_URL", "MAX_ID_CHARS", "TOKEN_ENV", "call", "check_typed", "strict_json"]
 
@@ -41,14 +42,6 @@ _TYPED = {
 """The arguments that travel to the desk, as an error names each."""
 
 
-def _not_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def check_typed(args: argparse.Namespace) -> None:
     """Exit 2 for a typed argument the desk could never take (each command checks first,
     before it builds a path from them).
@@ -58,7 +51,7 @@ def check_typed(args: argparse.Namespace) -> None:
     """
     for name, what in _TYPED.items():
         value = getattr(args, name, None)
-        if isinstance(value, str) and _not_utf8(value):
+        if isinstance(value, str) and unencodable_text(value) is not None:
             raise Failure(
                 f"{what} holds bytes that are not UTF-8 text: type it again in UTF-8 (check "
                 "the terminal's encoding)",
