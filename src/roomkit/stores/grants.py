@@ -45,6 +45,7 @@ __all__ = [
     "InsertsGranted",
     "InsertsUngranted",
     "KeepsGrants",
+    "ListingGrants",
     "ListsEveryLive",
     "MemoryGrants",
     "check_grant_id",
@@ -324,6 +325,37 @@ class ListsEveryLive(Protocol):
         ...
 
 
+class ListingGrants:
+    """A store's :meth:`~GrantStore.list` and :meth:`~ListsEveryLive.every_live`, the same
+    in every store: one read of the grants newest first, with or without
+    :data:`LIST_LIMIT`; the store reads them (``_newest``)."""
+
+    __slots__ = ()
+
+    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
+        """The grants, as :meth:`GrantStore.list` lists them: at most :data:`LIST_LIMIT`.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+        """
+        return await self._newest(tool, live, LIST_LIMIT)
+
+    async def every_live(self, tool: str) -> builtins.list[Grant]:
+        """Every grant of ``tool`` live at the store's now, newest first (no limit).
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+        """
+        return await self._newest(tool, True, None)
+
+    async def _newest(
+        self, tool: str | None, live: bool, limit: int | None
+    ) -> builtins.list[Grant]:
+        """The grants (of ``tool`` only, when given; only the live ones, with ``live``),
+        newest first, at most ``limit`` of them (``None``: every one)."""
+        raise NotImplementedError
+
+
 async def every_live_grant(grants: GrantStore, tool: str) -> list[Grant]:
     """Every live grant on ``tool``, newest first: what the look for a grant that covers a
     call reads. Grants that cannot list them all (an application's own
@@ -337,7 +369,7 @@ async def every_live_grant(grants: GrantStore, tool: str) -> list[Grant]:
     return await grants.list(tool=tool, live=True)
 
 
-class MemoryGrants:
+class MemoryGrants(ListingGrants):
     """The grants of a handler whose requests live in this process (the memory store).
 
     Each call is one step of the event loop, so :meth:`use` is a check-and-set.
@@ -362,21 +394,16 @@ class MemoryGrants:
     async def get(self, grant_id: str) -> Grant | None:
         return self._grants.get(check_grant_id(grant_id))
 
-    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
+    async def _newest(
+        self, tool: str | None, live: bool, limit: int | None
+    ) -> builtins.list[Grant]:
         now = self.clock()
-        found = [
+        newest = newest_first(
             grant
             for grant in self._grants.values()
             if (tool is None or grant.tool == tool) and (not live or grant.live(now))
-        ]
-        return newest_first(found)[:LIST_LIMIT]
-
-    async def every_live(self, tool: str) -> builtins.list[Grant]:
-        """Every grant of ``tool`` live now, newest first."""
-        now = self.clock()
-        return newest_first(
-            grant for grant in self._grants.values() if grant.tool == tool and grant.live(now)
         )
+        return newest if limit is None else newest[:limit]
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         grant = self._grants.get(check_grant_id(grant_id))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from roomkit.stores.grants import COLUMNS, LIST_LIMIT, Grant, check_grant_id, grant_from_row
+from roomkit.stores.grants import COLUMNS, Grant, ListingGrants, check_grant_id, grant_from_row
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -24,7 +24,7 @@ _NOW = "COALESCE(%(now)s::double precision, extract(epoch FROM statement_timesta
 """The store's now in a statement: the clock given to the store, else the server's."""
 
 
-class PostgresGrants:
+class PostgresGrants(ListingGrants):
     """The grants in a PostgreSQL store's schema (see :mod:`~roomkit.stores.grants`)."""
 
     def __init__(self, store: Any) -> None:
@@ -108,14 +108,9 @@ class PostgresGrants:
         )
         return grant_from_row(rows[0]) if rows else None
 
-    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
-        return await self._list(tool, live, f" LIMIT {LIST_LIMIT}")
-
-    async def every_live(self, tool: str) -> builtins.list[Grant]:
-        """Every grant of ``tool`` live at the store's now, newest first (no limit)."""
-        return await self._list(tool, True, "")
-
-    async def _list(self, tool: str | None, live: bool, limit: str) -> builtins.list[Grant]:
+    async def _newest(
+        self, tool: str | None, live: bool, limit: int | None
+    ) -> builtins.list[Grant]:
         if tool is not None and "\x00" in tool:
             # PostgreSQL text holds no NUL, so no grant's tool has one (and the server
             # would refuse the parameter).
@@ -123,9 +118,10 @@ class PostgresGrants:
         where = ["(%(tool)s::text IS NULL OR tool = %(tool)s::text)"]
         if live:
             where.append(self._live)
+        cut = "" if limit is None else f" LIMIT {limit}"
         rows = await self._rows(
             f"SELECT {COLUMNS} FROM {self._table} WHERE {' AND '.join(where)} "
-            f"ORDER BY created_at DESC, grant_id{limit}",
+            f"ORDER BY created_at DESC, grant_id{cut}",
             {"tool": tool, "now": self._now()},
         )
         return [grant_from_row(row) for row in rows]

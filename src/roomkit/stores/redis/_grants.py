@@ -15,7 +15,7 @@ import builtins
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from roomkit.stores.grants import LIST_LIMIT, Grant, check_grant_id, grant_from_row
+from roomkit.stores.grants import LIST_LIMIT, Grant, ListingGrants, check_grant_id, grant_from_row
 from roomkit.stores.redis._link import beside
 
 __all__ = ["RedisGrants"]
@@ -73,7 +73,7 @@ def _grant(grant_id: str, values: list[Any]) -> Grant | None:
     )
 
 
-class RedisGrants:
+class RedisGrants(ListingGrants):
     """The grants on a Redis store's server (see :mod:`~roomkit.stores.grants`)."""
 
     def __init__(self, store: Any) -> None:
@@ -117,14 +117,9 @@ class RedisGrants:
         async with self._server():
             return await self._read(grant_id)
 
-    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
-        return await self._scan(tool, live, LIST_LIMIT)
-
-    async def every_live(self, tool: str) -> builtins.list[Grant]:
-        """Every grant of ``tool`` live at the store's now, newest first (no limit)."""
-        return await self._scan(tool, True, None)
-
-    async def _scan(self, tool: str | None, live: bool, limit: int | None) -> builtins.list[Grant]:
+    async def _newest(
+        self, tool: str | None, live: bool, limit: int | None
+    ) -> builtins.list[Grant]:
         now = self.clock()
         found: builtins.list[Grant] = []
         async with self._server():

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.grants import (
     COLUMNS,
-    LIST_LIMIT,
     Grant,
+    ListingGrants,
     check_grant_id,
     grant_from_row,
 )
@@ -58,7 +58,7 @@ _GRANTS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ro
 
 
 @dataclass(slots=True, eq=False)
-class SQLiteGrants(Part):
+class SQLiteGrants(Part, ListingGrants):
     """The grants in a SQLite store's file (see :mod:`~roomkit.stores.grants`)."""
 
     clock: Callable[[], float]
@@ -115,14 +115,9 @@ class SQLiteGrants(Part):
         )
         return grant_from_row(rows[0]) if rows else None
 
-    async def list(self, *, tool: str | None = None, live: bool = False) -> list[Grant]:
-        return await self._list(tool, live, f" LIMIT {LIST_LIMIT}")
-
-    async def every_live(self, tool: str) -> builtins.list[Grant]:
-        """Every grant of ``tool`` live at the store's now, newest first (no limit)."""
-        return await self._list(tool, True, "")
-
-    async def _list(self, tool: str | None, live: bool, limit: str) -> builtins.list[Grant]:
+    async def _newest(
+        self, tool: str | None, live: bool, limit: int | None
+    ) -> builtins.list[Grant]:
         where: builtins.list[str] = []
         parameters: builtins.list[Any] = []
         if tool is not None:
@@ -132,9 +127,9 @@ class SQLiteGrants(Part):
             where.append(_LIVE)
             parameters.append(float(self.clock()))
         clause = f" WHERE {' AND '.join(where)}" if where else ""
+        cut = "" if limit is None else f" LIMIT {limit}"
         rows = await self._read(
-            f"SELECT {COLUMNS} FROM roomkit_grants{clause} "
-            f"ORDER BY created_at DESC, grant_id{limit}",
+            f"SELECT {COLUMNS} FROM roomkit_grants{clause} ORDER BY created_at DESC, grant_id{cut}",
             parameters,
         )
         return [grant_from_row(row) for row in rows]
