@@ -256,6 +256,69 @@ async def test_stdio_answers_a_message_its_parser_cannot_read(tmp_path: Path) ->
     assert errors[None]["code"] == types.PARSE_ERROR
 
 
+async def test_stdio_refuses_a_message_that_names_a_key_twice(tmp_path: Path) -> None:
+    """A message naming ``id`` twice gets a parse error under no id, a call naming its
+    ``arguments`` twice an error under its id; neither is taken, and the next line is served."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "roomkit.cli",
+        "mcp",
+        "--store",
+        f"sqlite:///{tmp_path / 'kit.db'}",
+        "--actor",
+        "alice",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    lines = [
+        json.dumps(initialize).encode(),
+        b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        b'{"jsonrpc": "2.0", "id": 2, "id": 3, "method": "tools/list"}',
+        b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": '
+        b'"AskUserQuestion", "arguments": {"question": "Ship it?"}, "arguments": {"x": 1}}}',
+        b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}',
+    ]
+    process.stdin.write(b"".join(line + b"\n" for line in lines))
+    await process.stdin.drain()
+    replies: list[dict[str, Any]] = []
+    while not replies or replies[-1].get("id") != 5:
+        replies.append(json.loads(await process.stdout.readline()))
+    process.stdin.close()
+    await process.communicate()
+    assert [reply.get("id") for reply in replies] == [1, None, 4, 5]
+    assert replies[1]["error"] == {
+        "code": types.PARSE_ERROR,
+        "message": "The message names the key 'id' twice in one object: give it once",
+    }
+    assert replies[2]["error"] == {
+        "code": types.INVALID_REQUEST,
+        "message": "The message names the key 'arguments' twice in one object: give it once",
+    }
+    assert replies[3]["result"] == {}
+    store = SQLiteStore(str(tmp_path / "kit.db"))
+    handler = HumanInputHandler(store=store)
+    try:
+        assert await handler.list_pending() == []
+    finally:
+        await handler.close()
+        await store.close()
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [("--http", "99999"), ("--http", "-1"), ("--timeout", "nan"), ("--hold", "0")],

@@ -21,7 +21,7 @@ from mcp.shared.message import SessionMessage
 
 from roomkit.tools.validation import unencodable_text
 
-__all__ = ["AnsweringReads"]
+__all__ = ["AnsweringReads", "error_answer", "readable_id"]
 
 logger = logging.getLogger("roomkit.mcp")
 
@@ -102,33 +102,34 @@ def _answer_to(error: Exception) -> types.JSONRPCError | None:
         message = None
     if isinstance(message, list):
         text = "A batch (a JSON array) is not taken: send each message on a line of its own"
-        return _error(None, types.INVALID_REQUEST, text)
+        return error_answer(None, types.INVALID_REQUEST, text)
     if not isinstance(message, dict):
         logger.warning("An MCP message that is no JSON-RPC object was answered with a parse error")
-        return _error(None, types.PARSE_ERROR, "Parse error: each line must be one JSON object")
+        text = "Parse error: each line must be one JSON object"
+        return error_answer(None, types.PARSE_ERROR, text)
     request_id = message.get("id")
     if "method" in message and "id" not in message:
         logger.warning("An MCP notification that cannot be read was dropped")
         return None
-    if not _readable_id(request_id):
+    if not readable_id(request_id):
         request_id = None
     problem = unencodable_text(message)
     if problem is None:
         text = "Parse error: the message is no JSON-RPC message this server reads"
-        return _error(request_id, types.PARSE_ERROR, text)
+        return error_answer(request_id, types.PARSE_ERROR, text)
     logger.warning("An MCP message with text UTF-8 cannot encode was refused")
     text = f"The message's text must be valid Unicode, but it holds {problem}: send it again"
-    return _error(request_id, types.INVALID_REQUEST, text)
+    return error_answer(request_id, types.INVALID_REQUEST, text)
 
 
-def _readable_id(value: object) -> bool:
+def readable_id(value: object) -> bool:
     """Whether ``value`` is an id an answer can carry back: an integer, or encodable text."""
     if isinstance(value, str):
         return unencodable_text(value) is None
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _error(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
+def error_answer(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
     return types.JSONRPCError(
         jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
     )

@@ -172,12 +172,18 @@ async def _check_store(handler: HumanInputHandler) -> None:
 async def _serve_stdio(server: HumanInputMCPServer) -> None:
     from mcp.server.stdio import stdio_server
 
+    from roomkit.mcp._lines import CheckedLines, client_stdin
     from roomkit.mcp._unreadable import AnsweringReads
 
-    async with stdio_server() as (read, write):
-        # The SDK drops a line it cannot parse unanswered: its client would wait forever.
-        reads = AnsweringReads(read, write)
-        await server.server.run(reads, write, server.server.create_initialization_options())
+    with client_stdin() as stdin:
+        # Each line is checked as an HTTP body is: the SDK's parser takes a key given
+        # twice as its last value.
+        lines = CheckedLines(stdin)
+        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]  # reads lines only
+            lines.answer_on(write)
+            # The SDK drops a line it cannot parse unanswered: its client would wait forever.
+            reads = AnsweringReads(read, write)
+            await server.server.run(reads, write, server.server.create_initialization_options())
 
 
 async def _serve_http(server: HumanInputMCPServer, secret: bytes, host: str, port: int) -> None:
