@@ -70,6 +70,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 Refusal = Callable[[BodyRefusedError], dict[str, Any]]
 """Makes the JSON answer to a refused body from its error."""
+Check = Callable[[Any], None]
+"""Looks at a body's JSON value once it is read; raises BodyRefusedError to refuse it."""
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 """The methods whose requests carry a body that is checked."""
@@ -357,12 +359,13 @@ async def _bounded(
     receive: Receive,
     send: Send,
     status: int | None = None,
+    check: Check | None = None,
 ) -> None:
     """Run ``app`` on the request once its body is read and checked; answer a refusal else.
 
     A form's body (URL-encoded or multipart) is only measured: its fields are its reader's
     to check (:func:`load_json` on a field that holds JSON). Every other body is checked as
-    JSON.
+    JSON, then by ``check`` when there is one.
     """
     if scope["type"] != "http" or scope.get("method") not in BODY_METHODS:
         await app(scope, receive, send)
@@ -371,7 +374,9 @@ async def _bounded(
         check_declared_size(_header(scope, b"content-length"), limits.max_bytes)
         body = await read_capped(_chunks(receive), limits.max_bytes)
         if body and not _is_form(scope):
-            load_json(body, limits)
+            value = load_json(body, limits)
+            if check is not None:
+                check(value)
     except BodyRefusedError as error:
         await _refuse(send, error, refusal, status)
         return
@@ -400,6 +405,9 @@ class BoundedBodies:
             :func:`json_rpc_refusal` for a JSON-RPC endpoint.
         status: the HTTP status of every refusal; by default the error's own (413 or
             400). A JSON-RPC endpoint whose errors all travel as 200 (A2A's) gives 200.
+        check: looks at each JSON body's value once it passed the limits, and raises
+            :class:`BodyRefusedError` for one the app does not take (a JSON-RPC batch
+            where batches are not served), so that it is answered by ``refusal`` too.
     """
 
     def __init__(
@@ -409,14 +417,18 @@ class BoundedBodies:
         *,
         refusal: Refusal = detail_refusal,
         status: int | None = None,
+        check: Check | None = None,
     ) -> None:
         self.app = app
         self.limits = limits
         self.refusal = refusal
         self.status = status
+        self.check = check
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await _bounded(self.app, self.limits, self.refusal, scope, receive, send, self.status)
+        await _bounded(
+            self.app, self.limits, self.refusal, scope, receive, send, self.status, self.check
+        )
 
 
 def bounded_route(

@@ -32,8 +32,19 @@ PING = '{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": %s}'
         (PING % '{"a": 1e999}', 400, -32700, "beyond a float's range"),
         ('{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}', 400, -32700, "'id' twice"),
         (PING % ('"' + "x" * 300_000 + '"'), 413, -32600, "262144-byte limit"),
+        ("[" + PING % "{}" + "]", 400, -32600, "batch (a JSON array) is not taken"),
+        ("[]", 400, -32600, "send each message as one JSON object in a POST of its own"),
     ],
-    ids=["50000-deep", "66-deep", "huge-number", "out-of-range", "duplicate-key", "too-big"],
+    ids=[
+        "50000-deep",
+        "66-deep",
+        "huge-number",
+        "out-of-range",
+        "duplicate-key",
+        "too-big",
+        "batch",
+        "empty-batch",
+    ],
 )
 async def test_http_refuses_a_body_json_does_not_take_and_serves_on(
     body: str, status: int, code: int, words: str
@@ -47,6 +58,7 @@ async def test_http_refuses_a_body_json_does_not_take_and_serves_on(
         error = refused.json()
         assert (error["jsonrpc"], error["id"], error["error"]["code"]) == ("2.0", None, code)
         assert words in error["error"]["message"]
+        assert len(error["error"]["message"]) < 200
         auth = {"Authorization": HEADERS["Authorization"]}
         async with (
             httpx2.AsyncClient(headers=auth) as http,

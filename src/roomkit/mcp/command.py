@@ -39,6 +39,7 @@ import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
@@ -46,7 +47,7 @@ from roomkit.auth.authenticator import TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.tokens import KEY_FILE, SECRET_ENV, data_folder, resolve_secret
-from roomkit.bodies import BoundedBodies, json_rpc_refusal
+from roomkit.bodies import BodyRefusedError, BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, HumanInputMCPServer
 from roomkit.mcp.waits import HOLD, state_key
@@ -234,7 +235,7 @@ class BearerApp:
         self.sdk_app: Any = server.server.streamable_http_app(host=host)
         """The SDK's Starlette app."""
         # Bodies are checked before the SDK parses them: 413 / 400 as JSON-RPC errors.
-        self.inner: Any = BoundedBodies(self.sdk_app, refusal=json_rpc_refusal)
+        self.inner: Any = BoundedBodies(self.sdk_app, refusal=_refusal, check=_no_batch)
         """The SDK's app behind the body limits: what an admitted request reaches."""
         self.gate = CredentialGate(TokenAuthenticator(secret), LinkLedger(server.handler.ledger))
 
@@ -276,6 +277,33 @@ class BearerApp:
         )
         scope["user"] = AuthenticatedUser(person)
         return None
+
+
+class _BatchRefusedError(BodyRefusedError):
+    """A JSON-RPC batch: an invalid request, since MCP has none."""
+
+
+def _no_batch(message: Any) -> None:
+    """Refuse a JSON-RPC batch, which MCP removed in its 2025-06-18 revision: the SDK would
+    answer one with a page of its validation errors.
+
+    Raises:
+        BodyRefusedError: ``message`` is a JSON array.
+    """
+    if isinstance(message, list):
+        raise _BatchRefusedError(
+            "A JSON-RPC batch (a JSON array) is not taken: MCP has no batches since its "
+            "2025-06-18 revision; send each message as one JSON object in a POST of its own"
+        )
+
+
+def _refusal(error: BodyRefusedError) -> dict[str, Any]:
+    """A refused body's JSON-RPC error: a batch is an invalid request, the rest as
+    :func:`~roomkit.bodies.json_rpc_refusal` says."""
+    answer = json_rpc_refusal(error)
+    if isinstance(error, _BatchRefusedError):
+        answer["error"]["code"] = types.INVALID_REQUEST
+    return answer
 
 
 async def _plain(send: Send, status: int, message: str) -> None:
