@@ -75,6 +75,19 @@ async def test_arguments_that_are_not_json_are_refused_in_the_workflow(world: Wo
     assert "must be JSON" in result["message"]
 
 
+@SQLITE_ONLY
+@pytest.mark.parametrize(("workflow", "field"), [(Ask, "answer_schema"), (Approve, "tool_schema")])
+async def test_a_schema_that_is_not_json_is_refused_under_its_own_name(
+    world: World, workflow: type, field: str
+) -> None:
+    async with running(world.worker(workflow)):
+        handle = await world.start(workflow, {"schema_not_json": True})
+        result = await handle.result()
+    assert result["error"] == "TypeError", result
+    assert f"(): {field} must be JSON" in result["message"]
+    await nothing_asked(world, handle)
+
+
 REFUSED_IN_THE_WORKFLOW = [
     ({"tool": "choose\ud800"}, "InvalidTextError", "tool_name must be valid Unicode text"),
     ({"arguments": {"q": "\udc00"}}, "InvalidTextError", "arguments must be valid Unicode"),

@@ -20,6 +20,8 @@ def _failed(error: Exception) -> dict[str, Any]:
 
 
 def _schema(spec: dict[str, Any]) -> dict[str, Any] | None:
+    if spec.get("schema_not_json"):
+        return {"type": "string", "maxLength": timedelta(seconds=1)}
     if "schema_long" not in spec:
         return None
     # Made here: past what a workflow's start takes.

@@ -168,8 +168,10 @@ async def _ask(
         raise ValueError(f"{call}(): tool_name must be a non-empty string, got {tool_name!r}")
     if not isinstance(arguments, dict):
         raise TypeError(f"{call}(): arguments must be a dict, got {type(arguments).__name__}")
+    # The schema under the name the caller gave it.
+    schema = "tool_schema" if kind == "approval" else "answer_schema"
     check_json(call, "arguments", arguments)
-    check_json(call, "answer_schema", spec.answer_schema)
+    check_json(call, schema, spec.answer_schema)
     if workflow.patched(_CHECKS_FIELDS):
         check_fields(call, tool_name, arguments, spec)
     if workflow.patched(_CHECKS_APPROVERS):
@@ -200,7 +202,6 @@ async def _ask(
         "quorum": spec.quorum,
     }
     if workflow.patched(_CHECKS_INPUT):
-        schema = "tool_schema" if kind == "approval" else "answer_schema"
         check_input(call, request, schema=schema)
     state.count = seq
     ask = state.asks[seq] = _Ask(seq, arguments_digest(tool_name, arguments))
@@ -357,8 +358,8 @@ async def request_approval(
 
     Raises:
         HumanInputRejectedError: an approver rejected the call, with the reason.
-        HumanInputTimeoutError, RequestWithdrawnError, RuntimeError, TypeError: as
-            :func:`ask_person`.
+        HumanInputTimeoutError, RequestWithdrawnError, RuntimeError: as :func:`ask_person`.
+        TypeError: ``arguments`` or ``tool_schema`` is not JSON.
         ValueError: as :func:`ask_person`; also ``approvers`` empty, or a ``quorum`` or a
             ladder's default that no decision fits.
     """
