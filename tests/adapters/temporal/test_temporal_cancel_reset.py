@@ -78,6 +78,29 @@ async def test_a_reset_run_receives_the_answer_to_its_question_at_once(world: Wo
 
 
 @SQLITE_ONLY
+async def test_an_outcome_a_reset_runs_create_took_is_recorded_as_taken(world: World) -> None:
+    """The person answered while no notifier ran; then a reset run's create re-attached to
+    the settled request and the run ended before the notifier's update came. The run that
+    asked ended at the reset, and the run now in its place took the outcome: taken, by
+    ``create``."""
+    async with running(world.worker(TransferBefore, max_cached_workflows=0)):
+        handle = await world.start(TransferBefore)
+        pending_id = await world.created.next()
+        await wait_for_event(handle, waiting)
+        await world.answer(pending_id, "alice", {"answer": "yes"})
+        reset = await reset_to_start(world, handle)
+        assert await reset.result() == {"answer": "yes"}
+    async with running(notifier := world.notifier()):
+        await notifier.wait_idle()
+    delivered = [
+        e for e in await world.desk_handler.history(pending_id) if e["type"] == "delivered"
+    ]
+    assert [(e["accepted"], e.get("taken_by"), e.get("refused")) for e in delivered] == [
+        (True, "create", None)
+    ]
+
+
+@SQLITE_ONLY
 async def test_a_reset_run_asking_about_other_arguments_is_not_given_the_old_answer(
     world: World,
 ) -> None:

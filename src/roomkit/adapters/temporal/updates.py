@@ -14,7 +14,8 @@ on its own) follows every settle through the store's outbox, so an answer given 
   true, or false with what ``refused`` it), recorded once however many deliveries end;
 - a workflow that read the outcome from the store itself (its timer fired, or its ask
   re-attached to a request already settled) and ended before the update came took it all
-  the same: ``accepted`` true, and ``taken_by`` says how (``"timer"``, ``"create"``).
+  the same: ``accepted`` true, and ``taken_by`` says how (``"timer"``, ``"create"``); so
+  did the run a reset put in place of the one that asked, read from that run's history.
 
 The surface also follows the handler's change feed: a workflow's request that settles is
 sent at once, without waiting for the outbox's turn. The outbox's delivery of the same
@@ -242,9 +243,11 @@ class TemporalUpdates:
             if error.status not in _GONE:
                 raise DeliveryError(f"Temporal is unreachable: {error}", retry=True) from None
             taken = await taken_by(self.client, origin, update_id, outcome)
-            if taken is None and not await self._to_reset_run(origin, outcome, update_id):
+            if taken is None:
+                taken = await self._to_reset_run(origin, outcome, update_id)
+            if taken is None:
                 await self._refused(request, origin, update_id, f"Temporal: {error.message}")
-            if taken not in (None, BY_UPDATE):
+            if taken != BY_UPDATE:
                 # The workflow read this outcome from the store itself, then ended.
                 await self._record(
                     request.pending_id, origin, update_id, accepted=True, taken_by=taken
@@ -262,28 +265,53 @@ class TemporalUpdates:
             retry=True,
         )
 
-    async def _to_reset_run(self, origin: Origin, outcome: dict[str, Any], update_id: str) -> bool:
+    async def _to_reset_run(
+        self, origin: Origin, outcome: dict[str, Any], update_id: str
+    ) -> str | None:
         """Deliver ``outcome`` to the run that stands in the ended run's chain now (a reset
         puts a new run in place of the one that made the request, and re-attaches its ask
-        to the same request); whether that run took it. Any other run refuses an outcome
-        that is not its own ask's."""
+        to the same request); how that run took it: :data:`BY_UPDATE`, or, when it has
+        ended too, as its history says (its create re-attached to the request settled
+        meanwhile, or its timer read it); ``None`` when it did not. Any other run refuses
+        an outcome that is not its own ask's."""
         ended = self.client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
         try:
             described = await ended.describe()
             first = described.raw_description.workflow_execution_info.first_run_id
             if not first:
-                return False
+                return None
             current = self.client.get_workflow_handle(
                 origin.workflow_id, first_execution_run_id=first
             )
-            await current.execute_update(
-                UPDATE_NAME, outcome, id=update_id, rpc_timeout=self.rpc_timeout
-            )
+            try:
+                await current.execute_update(
+                    UPDATE_NAME, outcome, id=update_id, rpc_timeout=self.rpc_timeout
+                )
+            except RPCError as error:
+                if error.status not in _GONE:
+                    return None
+                return await self._taken_by_ended_chain(origin, first, outcome, update_id)
         except (RPCError, WorkflowUpdateFailedError):
-            return False
+            return None
         except WorkflowUpdateRPCTimeoutOrCancelledError:
             raise self._unanswered(origin) from None
-        return True
+        return BY_UPDATE
+
+    async def _taken_by_ended_chain(
+        self, origin: Origin, first: str, outcome: dict[str, Any], update_id: str
+    ) -> str | None:
+        """How the latest run of the chain begun by ``first``, ended too, took ``outcome``,
+        when that run is not ``origin``'s (whose history was read already); else ``None``.
+
+        Raises:
+            RPCError: the run cannot be described.
+        """
+        latest = await self.client.get_workflow_handle(origin.workflow_id).describe()
+        info = latest.raw_description.workflow_execution_info
+        if info.first_run_id != first or latest.run_id == origin.run_id:
+            return None  # another workflow under the same id, or no run in the ended one's place
+        stand_in = Origin(origin.workflow_id, latest.run_id, origin.seq)
+        return await taken_by(self.client, stand_in, update_id, outcome)
 
     async def _digest(self, request: PendingInput) -> str:
         """The digest of the arguments the workflow asked about: a question's arguments do
