@@ -5,11 +5,17 @@ asks in one workflow, two workflows at once, and the mistakes a workflow author 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
+import uuid
+import zlib
+from collections.abc import Sequence
 
 import pytest
 from temporalio import activity
-from temporalio.client import WorkflowHandle
+from temporalio.api.common.v1 import Payload
+from temporalio.client import Client, WorkflowHandle
+from temporalio.converter import DataConverter, PayloadCodec
 from temporalio.worker import Worker
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import result_or_task_failure, updates_taken
@@ -143,7 +149,65 @@ async def test_an_ask_temporal_cannot_carry_to_its_activity_is_refused_naming_it
     assert result["error"] == "ValueError", result
     assert message in result["message"]
     assert "past Temporal's payload limit of 2097152" in result["message"]
+    assert "measured before any payload codec" in result["message"]
     await nothing_asked(world, handle)
+
+
+class Zlib(PayloadCodec):
+    """A compressing payload codec, as an application may configure on its client."""
+
+    async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        return [
+            Payload(
+                metadata={"encoding": b"binary/zlib"}, data=zlib.compress(p.SerializeToString())
+            )
+            for p in payloads
+        ]
+
+    async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        decoded = []
+        for payload in payloads:
+            if payload.metadata.get("encoding") != b"binary/zlib":
+                decoded.append(payload)
+                continue
+            original = Payload()
+            original.ParseFromString(zlib.decompress(payload.data))
+            decoded.append(original)
+        return decoded
+
+
+@SQLITE_ONLY
+async def test_a_compressing_codec_lets_no_larger_ask_through_and_the_error_says_so(
+    world: World,
+) -> None:
+    """The check measures what the payload converter writes, before the codec: an input
+    that zlib would shrink far under the limit is refused all the same, and told why."""
+    converter = dataclasses.replace(DataConverter.default, payload_codec=Zlib())
+    client = await Client.connect(
+        world.client.service_client.config.target_host, data_converter=converter
+    )
+    worker = Worker(
+        client,
+        task_queue=world.task_queue,
+        workflows=[Ask],
+        activities=adapter.activities(world.worker_handler),
+    )
+    async with running(worker):
+        handle = await client.start_workflow(
+            Ask.run,
+            {"schema_long": 3_000_000},
+            id=f"wf-{uuid.uuid4().hex[:8]}",
+            task_queue=world.task_queue,
+        )
+        result = await result_or_task_failure(handle)
+    assert result["error"] == "ValueError", result
+    assert "activity's input 3000" in result["message"]
+    assert "measured before any payload codec: compression does not count" in result["message"]
+    await nothing_asked(world, handle)
+    first = await anext(handle.fetch_history_events())
+    [sent] = first.workflow_execution_started_event_attributes.input.payloads
+    assert sent.metadata["encoding"] == b"binary/zlib", "the codec is in use"
+    assert sent.ByteSize() < 100_000, "what is sent is far under the limit"
 
 
 @SQLITE_ONLY

@@ -36,7 +36,13 @@ __all__ = [
 
 PAYLOAD_LIMIT = 2 * 1024 * 1024
 """Bytes of one command's payloads Temporal takes (its default ``limit.blobSize.error``): a
-workflow task scheduling an activity with a larger input fails, and is retried, for ever."""
+workflow task scheduling an activity with a larger input fails, and is retried, for ever.
+
+:func:`check_input` holds an ask's input to it as the workflow's payload converter writes
+it, before any payload codec: a codec (compression, encryption) runs in the worker, outside
+workflow code, asynchronously and not always deterministically (an encryption's nonce), so
+the workflow cannot run it to measure. A compressing codec therefore lets no larger input
+through, and an encrypting one adds its own bytes on top of what is measured."""
 
 _SMALLER = "pass what identifies large content (an id, a URL), not the content"
 _ADVICE = {"approvers": "name fewer approvers", "ladder": "keep the ladder's default short"}
@@ -127,8 +133,9 @@ def seconds_of(call: str, name: str, value: timedelta) -> float:
 
 def check_input(call: str, request: Mapping[str, Any], *, schema: str) -> None:
     """Refuse an ask whose create activity's input (``request``) Temporal would not carry:
-    its payload, as the workflow's payload converter writes it, past :data:`PAYLOAD_LIMIT`.
-    ``schema`` is what ``call`` names the request's ``answer_schema``.
+    its payload, as the workflow's payload converter writes it (before any payload codec,
+    see :data:`PAYLOAD_LIMIT`), past :data:`PAYLOAD_LIMIT`. ``schema`` is what ``call``
+    names the request's ``answer_schema``.
 
     Raises:
         ValueError: it is too large; the message names its largest field.
@@ -142,6 +149,7 @@ def check_input(call: str, request: Mapping[str, Any], *, schema: str) -> None:
     name = schema if largest == "answer_schema" else largest
     raise ValueError(
         f"{call}(): {name} is {sizes[largest]} bytes as JSON, which makes the create "
-        f"activity's input {size} bytes, past Temporal's payload limit of {PAYLOAD_LIMIT}: "
+        f"activity's input {size} bytes (measured before any payload codec: compression "
+        f"does not count), past Temporal's payload limit of {PAYLOAD_LIMIT}: "
         f"{_ADVICE.get(largest, _SMALLER)}"
     )
