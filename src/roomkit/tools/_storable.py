@@ -1,5 +1,5 @@
 """JSON values no store can carry: text UTF-8 cannot encode, numbers JSON has no form for,
-and a container that holds itself.
+values and keys that are no JSON at all, and a container that holds itself.
 
 Every value a person or a model hands in (a call's arguments, an answer, a history entry) is
 looked at here before it is stored or sent on. Each walk keeps its own stack, so any depth is
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 
-__all__ = ["circular_at", "non_finite_at", "path_text", "unencodable_text"]
+__all__ = ["circular_at", "non_finite_at", "non_json_at", "path_text", "unencodable_text"]
 
 
 def path_text(path: Iterable[str | int]) -> str:
@@ -199,3 +199,65 @@ def circular_at(value: object) -> str | None:
         stack.append((item, path, True))
         stack.extend((child, where, False) for child, where in reversed(children))
     return None
+
+
+# -- values and keys JSON has no form for -----------------------------------------------------
+
+_JSON = (str, int, float, dict, list, tuple)
+"""What JSON writes (with ``None``): a bool is an int, a tuple is written as a list."""
+
+
+def non_json_at(value: object) -> str | None:
+    """Where ``value`` holds what JSON has no form for, worded for a message (``"a value of
+    type bytes at 'q[0].b'"``, ``"a key of type int (1) in 'q'"``), or ``None`` if it holds
+    none.
+
+    Every value must be text, a number, a flag, ``None``, a dict or a list (or tuple), and
+    every key of a dict text: a durable store keeps the value as JSON, which would refuse
+    the value, or silently turn the key ``1`` into ``"1"``.
+    """
+    if _json_only(value):
+        return None
+    for item, path in _with_paths(value):
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    where = f"in {path_text(path)!r}" if path else "at the top level"
+                    return f"a key of type {type(key).__name__} ({_clipped(key)}) {where}"
+        elif item is not None and not isinstance(item, _JSON):
+            where = f"at {path_text(path)!r}" if path else "at the top level"
+            return f"a value of type {type(item).__name__} {where}"
+    return None  # pragma: no cover - only called for a value _json_only refused
+
+
+def _json_only(value: object) -> bool:
+    """Whether every value in ``value`` is JSON and every key text (no recursion)."""
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    seen: set[int] = set()
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind in _FLAT:
+            continue
+        if isinstance(item, dict):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return False
+                push(child)
+        elif isinstance(item, list | tuple):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            extend(item)
+        elif not isinstance(item, _JSON):
+            return False
+    return True
+
+
+def _clipped(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."

@@ -29,6 +29,7 @@ from roomkit.core.exceptions import (
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores import MAX_ARGUMENTS_CHARS
+from roomkit.tools._storable import non_json_at
 from roomkit.tools.validation import (
     circular_at,
     non_finite_at,
@@ -108,7 +109,9 @@ def check_request_text(
 
     Raises:
         TypeError: ``tool_name``, ``room_id``, ``tool_call_id`` or ``channel_id`` is not a
-            ``str``, or ``actor_id`` is neither a ``str`` nor ``None``.
+            ``str``, or ``actor_id`` is neither a ``str`` nor ``None``; or ``arguments``
+            hold what JSON cannot write (bytes, a set, an object, a key that is not a
+            ``str``); the message names where.
         InvalidTextError: a field, or a string anywhere in ``arguments``, holds a lone
             surrogate; the message names it.
         ValueError: ``arguments`` hold NaN or an infinity (no JSON number), or hold
@@ -150,6 +153,15 @@ def check_request_text(
         raise ValueError(
             f"arguments hold themselves at {loop}, which JSON cannot write: pass a copy "
             "of the value, not the container it sits in"
+        )
+    alien = non_json_at(arguments)
+    if alien is not None:
+        # The memory store would keep it as given, a durable store refuse it or change it
+        # (a key 1 comes back "1"): every store refuses it here, before anything is kept.
+        raise TypeError(
+            f"arguments must be JSON, but hold {alien}: pass only dicts with str keys, "
+            "lists, strs, numbers, booleans and None (bytes or an object as text, a set "
+            "as a list)"
         )
     problem = unencodable_text(arguments)
     if problem is not None:

@@ -3,8 +3,9 @@ request early: a Temporal workflow, which cannot let a create activity fail on w
 given (the activity would be retried), checks in the workflow what ``create`` would refuse.
 
 :func:`check_request_text` refuses text a store cannot hold (a lone surrogate), ids that are
-no text, NaN and infinities, and arguments that hold themselves; :func:`check_arguments_size`
-arguments longer than a request keeps (:data:`MAX_ARGUMENTS_CHARS` as JSON, on every store).
+no text, NaN and infinities, arguments that are not JSON (bytes, a set, a key that is not a
+``str``) and arguments that hold themselves; :func:`check_arguments_size` arguments longer
+than a request keeps (:data:`MAX_ARGUMENTS_CHARS` as JSON, on every store).
 """
 
 from roomkit.stores import MAX_ARGUMENTS_CHARS
