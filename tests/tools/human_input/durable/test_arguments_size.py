@@ -105,3 +105,53 @@ async def test_arguments_at_the_limit_are_kept_with_their_history(
     pending_id = request.pending_id  # type: ignore[attr-defined]
     [created, *_] = await handler.history(pending_id)
     assert created["arguments"] == arguments
+
+
+def _shared(doublings: int) -> list[Any]:
+    """A list of two references to one list, ``doublings`` deep: a few dozen lists that JSON
+    writes out as ``2 ** doublings`` ones."""
+    shared: list[Any] = [1]
+    for _ in range(doublings):
+        shared = [shared, shared]
+    return shared
+
+
+@pytest.mark.parametrize("create", CREATES)
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"tree": _shared(40)},
+        {"pages": ["x" * 100_000] * 1_000},
+        {"options": {f"o{n}": n for n in range(200_000)}},
+    ],
+    ids=["a list shared down 40 levels", "one text in many places", "a wide object"],
+)
+async def test_arguments_that_json_writes_out_past_any_limit_are_refused_at_once(
+    make_handler: HandlerFactory, create: Create, arguments: dict[str, Any]
+) -> None:
+    """Arguments whose JSON would take terabytes (a value held in many places is written
+    once for each) are refused without writing it."""
+    handler = make_handler()
+
+    with pytest.raises(
+        ArgumentsTooLargeError, match=r"^the arguments are at least [\d,]+ "
+    ) as caught:
+        await create(handler, arguments)
+
+    assert "a value held in several places is written once for each" in str(caught.value)
+    assert await handler.list_pending() == []
+    kept = await create(handler, {"question": "Still asking?"})
+    pending = [request.pending_id for request in await handler.list_pending()]
+    assert pending == [kept.pending_id]  # type: ignore[attr-defined]
+
+
+async def test_arguments_sharing_a_value_within_the_limit_are_kept(
+    make_handler: HandlerFactory,
+) -> None:
+    handler = make_handler()
+    arguments = {"tree": _shared(12), "again": "é" * 1_000}
+
+    request = await handler.create("AskUserQuestion", arguments)
+
+    [created, *_] = await handler.history(request.pending_id)
+    assert created["arguments"] == json.loads(json.dumps(arguments))
