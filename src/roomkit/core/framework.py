@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from roomkit.core._answers import settle_answer
+from roomkit.core._inbound import check_inbound, check_new_room
 from roomkit.core._input_required import gate_input_required
 from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._resuming import resume_turns
@@ -196,7 +197,14 @@ class RoomKit(HookRegistrar):
     async def create_room(
         self, room_id: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Room:
-        """Create a room (with a fresh id when none is given)."""
+        """Create a room (with a fresh id when none is given).
+
+        Raises:
+            TypeError: ``room_id`` is neither a ``str`` nor ``None``, or ``metadata`` neither
+                a dict nor ``None``.
+            InvalidTextError: ``room_id`` holds a lone surrogate.
+        """
+        check_new_room(room_id, metadata)
         room = Room(room_id or os.urandom(8).hex(), dict(metadata or {}))
         await self.store.create_room(room)
         return room
@@ -316,6 +324,10 @@ class RoomKit(HookRegistrar):
                 (an A2A follow-up, an AG-UI resume): the message then starts turns.
 
         Raises:
+            TypeError: ``message`` is no :class:`InboundMessage`, or holds a channel id, a
+                sender id or a body that is not a ``str`` (``sender_id=""`` for an authorless
+                message); nothing was recorded.
+            InvalidTextError: one of those texts holds a lone surrogate; nothing was recorded.
             AmbiguousAnswerError: the text could answer several open requests of the sender
                 and ``answers`` names none; nothing was recorded.
             UnknownRequestError, RequestSettledError, InvalidAnswerError: ``answers`` names
@@ -325,6 +337,7 @@ class RoomKit(HookRegistrar):
             raise TypeError(
                 f"process_inbound takes an InboundMessage, got {type(message).__name__}"
             )
+        check_inbound(message, room_id)
         room_id = await self._room_for(message, room_id)
         store = self.store
         if message.sender_id:
