@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -248,6 +249,39 @@ async def test_a_non_text_answer_raises_type_error(
     with pytest.raises(TypeError, match="reason must be a str"):
         handler.reject(pending.pending_id, answer)  # type: ignore[arg-type]
     assert pending.status is PendingInputStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("settle", "expected"),
+    [
+        (
+            lambda h, i: h.aresolve(i, 42),
+            "result must be a str (send structured answers as JSON text), got int",
+        ),
+        (lambda h, i: h.aresolve(i, "yes", by=42), "by must be a str, got int"),
+        (lambda h, i: h.areject(i, 42), "reason must be a str, got int"),
+        (lambda h, i: h.areject(i, "no", by=42), "by must be a str, got int"),
+    ],
+    ids=["an answer", "the answerer", "a reason", "the rejecter"],
+)
+async def test_a_non_text_field_is_told_what_to_send_only_where_it_applies(
+    handler: HumanInputHandler, settle: Any, expected: str
+) -> None:
+    """Only an answer can be structured: a reason or an actor id is told no JSON hint."""
+    pending = await handler.create("Ask", {})
+
+    with pytest.raises(TypeError) as caught:
+        await settle(handler, pending.pending_id)
+
+    assert str(caught.value) == expected
+    assert pending.status is PendingInputStatus.PENDING
+
+
+async def test_a_key_that_is_no_text_gets_no_answer_hint(handler: HumanInputHandler) -> None:
+    with pytest.raises(TypeError) as caught:
+        await handler.create("Ask", {}, key=7)  # type: ignore[arg-type]
+
+    assert str(caught.value) == "key must be a str, got int"
 
 
 async def test_wait_on_an_unknown_id_raises_value_error(handler: HumanInputHandler) -> None:

@@ -81,20 +81,26 @@ def check_digest(digest: object) -> None:
         )
 
 
-def check_text(name: str, value: object, *, invalid: type[ValueError] = InvalidTextError) -> None:
+def check_text(
+    name: str,
+    value: object,
+    *,
+    invalid: type[ValueError] = InvalidTextError,
+    hint: str | None = None,
+) -> None:
     """Raise unless ``value`` is text a store can hold.
 
     Callers skip the call for plain ASCII text (``type(value) is str and value.isascii()``).
+    ``hint`` is said, in brackets, when ``value`` is not a ``str``: what to give instead
+    where the field has a way (an answer: structured answers as JSON text).
 
     Raises:
         TypeError: ``value`` is not a ``str``.
         InvalidTextError: it holds a lone surrogate (``invalid`` says which error to raise).
     """
     if not isinstance(value, str):
-        raise TypeError(
-            f"{name} must be a str (send structured answers as JSON text), "
-            f"got {type(value).__name__}"
-        )
+        shown = f" ({hint})" if hint else ""
+        raise TypeError(f"{name} must be a str{shown}, got {type(value).__name__}")
     problem = unencodable_text(value)
     if problem is not None:
         raise invalid(_unencodable(name, problem))

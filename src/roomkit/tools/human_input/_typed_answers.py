@@ -45,7 +45,9 @@ def answer_text(answer: object) -> str:
     """
     if isinstance(answer, BaseModel):
         answer = answer.model_dump_json()
-    check_text("result", answer, invalid=InvalidAnswerError)
+    check_text(
+        "result", answer, invalid=InvalidAnswerError, hint="send structured answers as JSON text"
+    )
     return str(answer)  # a typed decision, a str, as its plain text
 
 
