@@ -270,7 +270,8 @@ class SQLiteStore(PartsFacade):
             ValueError: ``request`` is not pending.
             TypeError: its arguments or answer schema are not JSON-serialisable.
             InvalidTextError: a text of the request holds a lone surrogate.
-            StoreError: a request with this ``pending_id`` is already stored.
+            StoreError: a request with this ``pending_id`` is already stored, or the
+                database refused the row by another constraint (the message says which).
         """
         inserted = await self._insert(request, history, ungranted=False)
         assert inserted is not None  # only a look for grants writes nothing
@@ -351,8 +352,15 @@ class SQLiteStore(PartsFacade):
             try:
                 seq = next_seq(db)
                 db.execute(sql.INSERT, (*values, now, seq))
-            except sqlite3.IntegrityError:
-                refused = StoreError(f"pending request {request.pending_id!r} is already stored")
+            except sqlite3.IntegrityError as error:
+                # Only an id stored already is a duplicate: any other constraint the file
+                # holds (a NOT NULL, a CHECK, a trigger's) is said as SQLite says it.
+                refused = StoreError(
+                    f"pending request {request.pending_id!r} is already stored"
+                    if query(db, sql.SELECT_STATE, (request.pending_id,))
+                    else f"pending request {request.pending_id!r} could not be stored, the "
+                    f"database refused it: {error}; nothing was written"
+                )
                 # A use counted already goes back with the rest of this write.
                 raise (refused if granted is None else Undo(refused)) from None
             append_chained(db, request.pending_id, chain, now, self.trail.anchoring)

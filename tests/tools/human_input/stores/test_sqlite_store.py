@@ -1,6 +1,7 @@
 """What only the SQLite store does: its file in WAL mode, group commit (a fault of SQLite
 fails the batch whole, a cancelled write drops out, close lets queued writes finish; a write
-that breaks alone is in ``test_store_text.py``), purges on insert,
+that breaks alone is in ``test_store_text.py``), purges on insert, an insert refused by a
+constraint other than the id told apart from an id stored already,
 a feed that counts from the clock before it connects, and the faults of a file: a path that
 cannot be opened, a lock held too long, a directory that appears later.
 
@@ -35,7 +36,7 @@ from tests.tools.human_input.stores.store_kit import (
     sqlite_stored_ids,
 )
 
-from roomkit.core.exceptions import CorruptRecordError, StoreUnavailableError
+from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.stores.sqlite._link import Link, query
 from roomkit.tools.human_input.stores import PendingChange
@@ -333,3 +334,39 @@ async def test_stores_opening_a_new_file_at_once_all_open(tmp_path: Path) -> Non
         finally:
             await asyncio.gather(*(store.close() for store in stores))
         assert listed == [[], [], [], []]
+
+
+async def test_a_constraint_other_than_the_id_is_said_and_fails_its_insert_alone(
+    store: SQLiteStore, db_path: Path
+) -> None:
+    """A refusal by a constraint the file holds (here a trigger's, as a CHECK or a NOT NULL
+    added to the table would) names what failed, not a stored id; the inserts beside it
+    land, and a stored id is still told apart."""
+    with closing(sqlite3.connect(db_path)) as db:
+        db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON roomkit_pending "
+            "WHEN NEW.tool_name = 'wipe_disk' BEGIN SELECT RAISE(ABORT, 'no wipe_disk here'); END"
+        )
+        db.commit()
+    before, refused, after = (
+        make_request(),
+        make_request(tool_name="wipe_disk"),
+        make_request(),
+    )
+
+    outcomes = await asyncio.gather(
+        store.insert(before), store.insert(refused), store.insert(after), return_exceptions=True
+    )
+
+    error = outcomes[1]
+    assert isinstance(error, StoreError)
+    assert str(error) == (
+        f"pending request {refused.pending_id!r} could not be stored, the database refused "
+        "it: no wipe_disk here; nothing was written"
+    )
+    assert await store.fetch(refused.pending_id) is None
+    for request in (before, after):
+        assert (await store.fetch(request.pending_id)) is not None
+    with pytest.raises(StoreError) as again:
+        await store.insert(make_request(pending_id=before.pending_id))
+    assert str(again.value) == f"pending request {before.pending_id!r} is already stored"
