@@ -140,7 +140,7 @@ class Sender:
             async with asyncio.timeout(self.patience):
                 receipt = await surface.send(notice)
         except DeliveryError as error:
-            await self._failed(attempt, str(error), error.retry, error.receipt)
+            await self._failed(attempt, str(error), error.retry, error.receipt, error.alone)
             return
         except TimeoutError:
             # It may have landed (a mail server that queued it, then stalled): retried as a
@@ -221,9 +221,12 @@ class Sender:
         problem: str,
         retry: bool,
         through: Mapping[str, Any] | None = None,
+        alone: bool = False,
     ) -> None:
         """Record a failed attempt: retried later, or dropped. ``through`` is what went
-        through all the same (:attr:`DeliveryError.receipt`), kept with the delivery."""
+        through all the same (:attr:`DeliveryError.receipt`), kept with the delivery;
+        ``alone``: the failure is the delivery's own (:attr:`DeliveryError.alone`), and its
+        lane does not back off."""
         item, surface = attempt.item, attempt.surface
         self.stats.failed[surface.name] += 1
         policy: Retry = getattr(surface, "retry", None) or Retry()
@@ -237,7 +240,7 @@ class Sender:
             self._dropped(surface.name, item, problem, refused=True)
             await self._complete(item, {"failed": problem})
             return
-        paused = attempt.lane.failed(attempt.started, now)
+        paused = 0.0 if alone else attempt.lane.failed(attempt.started, now)
         if now - item.created < policy.give_up:
             delay = policy.delay(item.attempts + 1)
             logger.warning(

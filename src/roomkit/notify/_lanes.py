@@ -11,6 +11,12 @@ attempts that were already under way when a failure was counted count with it), 
 delivery at a time until one goes through. The item that
 failed is retried on its own schedule as before; the others of the lane wait their turn
 without an attempt, so a receiver that is down is not sent its whole backlog each time.
+
+A surface that reaches many independent receivers backs each off itself and says so
+(``DeliveryError(alone=True)``): its lane does not back off, and the item is retried on its
+own schedule. Web Push does (a push service per device, each backing off as a lane does,
+:mod:`roomkit.notify._push_services`): one person's push service that hangs or fails holds
+back no one else's pushes.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ __all__ = ["Lane", "Lanes"]
 
 @dataclass(slots=True, eq=False)
 class Lane:
-    """One surface's deliveries (or the steps) in this notifier."""
+    """One surface's deliveries (or the steps) in this notifier; or one push service's
+    pushes, in a :class:`~roomkit.notify.webpush.WebPush`."""
 
     name: str
     limit: int

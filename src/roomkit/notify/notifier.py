@@ -75,7 +75,8 @@ class Notifier:
 
     Each surface is delivered on its own: its own deliveries in flight (up to
     ``concurrency``) and its own back-off after a failure, so a receiver that hangs or
-    fails delays no other surface.
+    fails delays no other surface. Web Push backs off each push service on its own: one
+    person's that fails delays no one else's pushes.
 
     Args:
         handler: the handler whose requests it follows (any store).

@@ -82,14 +82,25 @@ class DeliveryError(Exception):
     the delivery after, so that how the request ended reaches those it showed the question
     to. A delivery that ends failed or skipped after some of it went through is marked
     ``"partial": true`` in its receipt.
+
+    ``alone`` says the failure is this delivery's own, not its surface's: a surface that
+    reaches many independent receivers (Web Push: a push service per device) backs each off
+    itself, so the notifier retries this delivery on its own schedule and the surface's
+    other deliveries go on without waiting (see :mod:`roomkit.notify._lanes`).
     """
 
     def __init__(
-        self, message: str, *, retry: bool, receipt: Mapping[str, Any] | None = None
+        self,
+        message: str,
+        *,
+        retry: bool,
+        receipt: Mapping[str, Any] | None = None,
+        alone: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry = retry
         self.receipt = receipt
+        self.alone = alone
 
 
 @runtime_checkable

@@ -15,15 +15,20 @@ same tag replaces the question ("Answered by alice in Slack"), on the devices th
 told; the push service's ``Topic`` header makes it replace the question still queued for a
 phone that is offline. A subscription the push service reports gone (404, 410) is dropped,
 as is one whose key no message can be encrypted to; a device that fails in any way fails
-alone, and the person's other devices are pushed to.
+alone, and the person's other devices are pushed to, all at once.
 Only endpoints on the push services' hosts are pushed to (see
 :mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged,
 and a push service's redirect is not followed.
+
+Each push service (by its endpoint's origin) backs off on its own
+(:mod:`roomkit.notify._push_services`): one that hangs or keeps failing holds back only the
+pushes to it, retried on their own schedule, and never the surface's other deliveries.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -31,7 +36,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
@@ -42,6 +47,7 @@ with requires_extra("roomkit.notify.webpush", "push"):
     from pywebpush import WebPusher  # type: ignore[import-untyped]
 
 from roomkit.notify._phone import answers_of, lines_of
+from roomkit.notify._push_services import PushServices
 from roomkit.notify.links import NO_DEADLINE_TTL
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
@@ -52,6 +58,10 @@ from roomkit.notify.push_subscriptions import (
 )
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.stores.outbox import now_of
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["DECLARATIVE", "MAX_MESSAGE_BYTES", "WebPush", "push_message"]
 
@@ -157,7 +167,8 @@ class WebPush:
             notifier the desk's folder.
         vapid_private_key: the VAPID key's PEM instead of the folder's key file.
         subscriptions: where the subscriptions are, instead of ``data_dir``'s.
-        retry: when to try again after a 5xx, 408, 429, timeout or connection error;
+        retry: when to try again after a 5xx, 408, 429, timeout or connection error, and
+            how long a push service that failed so is sent nothing new;
             :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         timeout: seconds one push may take.
         name: the surface's name, recorded in histories.
@@ -212,9 +223,15 @@ class WebPush:
         self.push_hosts = PushHosts(push_hosts)
         """The hosts this surface pushes to; a desk running it takes subscriptions to them."""
         self._session: aiohttp.ClientSession | None = None
+        self._services = PushServices(self.retry, _loop_time)
 
     def __repr__(self) -> str:
         return f"WebPush(subject={self.subject!r})"
+
+    def bind_handler(self, handler: HumanInputHandler) -> None:
+        """Called by the notifier: each push service's back-off is measured on the clock of
+        its handler's store, as the notifier's retries are."""
+        self._services.clock = functools.partial(now_of, handler)
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """A person who turned notifications on in the desk's page, on some device."""
@@ -229,9 +246,9 @@ class WebPush:
             none is subscribed any more.
 
         Raises:
-            DeliveryError: a push service failed (``retry=True``: the devices that took it
-                get it again, replacing it by its tag; its ``receipt`` names them), or
-                refused every device.
+            DeliveryError: a push service failed, or backs off after failing (``retry=True``
+                and ``alone=True``: the devices that took it get it again, replacing it by
+                its tag; its ``receipt`` names them), or refused every device.
         """
         recipient = notice.recipient
         if recipient is None:
@@ -248,8 +265,14 @@ class WebPush:
         ttl = self._ttl(notice)
         sent: list[str] = []
         failures: list[_Failure] = []
-        for subscription in targets:
-            outcome = await self._push(subscription, message, headers, ttl, recipient)
+        # Every device at once: one on a push service that hangs holds up no other.
+        outcomes = await asyncio.gather(
+            *(self._push(s, message, headers, ttl, recipient) for s in targets),
+            return_exceptions=True,
+        )
+        for subscription, outcome in zip(targets, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                outcome = _fault(subscription, outcome)
             if outcome is _SENT:
                 sent.append(subscription.endpoint)
             elif isinstance(outcome, _Failure):
@@ -259,7 +282,8 @@ class WebPush:
             # The devices that took it are kept: how the request ends goes to them.
             receipt = {"endpoints": sent} if sent else None
             problem = "; ".join(f.problem for f in failures)
-            raise DeliveryError(problem, retry=retry, receipt=receipt)
+            # Each push service backs off on its own: the surface's other deliveries go on.
+            raise DeliveryError(problem, retry=retry, receipt=receipt, alone=True)
         for failure in failures:
             logger.warning("Could not push to a device of %r: %s", recipient, failure.problem)
         if not sent:
@@ -306,10 +330,10 @@ class WebPush:
         recipient: str,
     ) -> _Failure | str:
         """Push to one device: :data:`_SENT` when it took it, :data:`_GONE` when its
-        subscription is gone (and now dropped), else what went wrong."""
-        parts = urlsplit(subscription.endpoint)
-        service = f"{parts.scheme}://{parts.netloc}"
-        device = f"the device ...{subscription.endpoint[-12:]} on {service}"
+        subscription is gone (and now dropped), else what went wrong; nothing is sent to a
+        push service backing off."""
+        service = _origin(subscription.endpoint)
+        device = _device(subscription.endpoint)
         try:
             body = WebPusher(subscription.info()).encode(message, "aes128gcm")["body"]
         except Exception as error:
@@ -317,6 +341,32 @@ class WebPush:
             await asyncio.to_thread(self.subscriptions.remove, subscription.endpoint)
             problem = f"{device} cannot be encrypted to ({type(error).__name__}: {error})"
             return _Failure(f"{problem}; its subscription is dropped", retry=False)
+        held = self._services.held(service)
+        if held is not None:
+            return _Failure(f"the push service {service} {held}", retry=True)
+        started = self._services.begin(service)
+        outcome: _Failure | str | None = None
+        try:
+            outcome = await self._answer(subscription, body, headers, ttl, recipient)
+        finally:
+            # A push cut short (the notifier stopping) tells nothing of the service.
+            failure = outcome if isinstance(outcome, _Failure) else None
+            took = outcome is not None and failure is None
+            retry = failure is not None and failure.retry
+            self._services.end(service, started, took=took, retry=retry)
+        return outcome
+
+    async def _answer(
+        self,
+        subscription: Subscription,
+        body: bytes,
+        headers: Mapping[str, str],
+        ttl: int,
+        recipient: str,
+    ) -> _Failure | str:
+        """Post one device's encrypted message: what its push service's answer says."""
+        service = _origin(subscription.endpoint)
+        device = _device(subscription.endpoint)
         try:
             status = await self._post(subscription.endpoint, service, body, headers, ttl)
         except _Redirected as redirect:
@@ -371,6 +421,32 @@ class WebPush:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+
+
+def _loop_time() -> float:
+    """The running event loop's clock: a push service's back-off when no notifier binds
+    the surface to its store's."""
+    return asyncio.get_running_loop().time()
+
+
+def _origin(endpoint: str) -> str:
+    """A push service, by the origin of an endpoint on it (``scheme://host:port``)."""
+    parts = urlsplit(endpoint)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _device(endpoint: str) -> str:
+    return f"the device ...{endpoint[-12:]} on {_origin(endpoint)}"
+
+
+def _fault(subscription: Subscription, error: BaseException) -> _Failure:
+    """What became of one device's push that raised ``error``: its own failure, never the
+    other devices'; a cancellation is raised on."""
+    if not isinstance(error, Exception):
+        raise error
+    logger.error("Pushing to %s failed", _device(subscription.endpoint), exc_info=error)
+    problem = f"{_device(subscription.endpoint)} failed ({type(error).__name__}: {error})"
+    return _Failure(problem, retry=False)
 
 
 def _refusal_hint(status: int) -> str:
