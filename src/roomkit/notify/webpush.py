@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
-import json
 import logging
 import os
 import time
@@ -46,7 +44,13 @@ with requires_extra("roomkit.notify.webpush", "push"):
     from py_vapid import Vapid  # type: ignore[import-untyped]
     from pywebpush import WebPusher  # type: ignore[import-untyped]
 
-from roomkit.notify._phone import answers_of, lines_of
+from roomkit.notify._push_message import (
+    DECLARATIVE,
+    MAX_MESSAGE_BYTES,
+    encoded,
+    push_message,
+    topic,
+)
 from roomkit.notify._push_services import PushServices
 from roomkit.notify.links import NO_DEADLINE_TTL
 from roomkit.notify.push_hosts import PushHosts
@@ -67,10 +71,6 @@ __all__ = ["DECLARATIVE", "MAX_MESSAGE_BYTES", "WebPush", "push_message"]
 
 logger = logging.getLogger("roomkit.notify")
 
-DECLARATIVE = 8030
-"""The ``web_push`` member that marks a Declarative Web Push message."""
-MAX_MESSAGE_BYTES = 3000
-"""The most a message's JSON may take: push services take 4096 bytes once encrypted."""
 MAX_TTL = 28 * 86_400
 """Seconds a push service keeps a message for an offline device, at most (four weeks)."""
 SETTLED_TTL = 86_400
@@ -98,62 +98,6 @@ class _Failure:
 
     problem: str
     retry: bool
-
-
-def push_message(notice: Notice) -> dict[str, Any]:
-    """The Declarative Web Push message for ``notice``.
-
-    Raises:
-        DeliveryError: the notice has no link to open (give the notifier ``desk_url``), or
-            its message would not fit in a push.
-    """
-    link = notice.answer_url or notice.desk_url
-    if not link:
-        raise DeliveryError(
-            "WebPush needs a link to open: give the Notifier desk_url=...", retry=False
-        )
-    title, body = lines_of(notice)
-    settled = notice.type == "question_settled"
-    answers = answers_of(notice)
-    notification: dict[str, Any] = {
-        "title": title,
-        "body": body,
-        "tag": notice.request.pending_id,
-        "navigate": link,
-        "lang": "en",
-        "silent": settled,
-        "renotify": notice.type in ("question_reminder", "question_escalated", "question_edited"),
-        "require_interaction": not settled,
-    }
-    if answers:
-        notification["actions"] = [
-            {"action": a.action, "title": a.label, "navigate": link} for a in answers
-        ]
-        notification["data"] = {
-            "answers": {
-                a.action: {"url": a.url, "body": a.body, "done": a.done, "done_body": title}
-                for a in answers
-            }
-        }
-    message = {"web_push": DECLARATIVE, "notification": notification}
-    if len(_encoded(message)) > MAX_MESSAGE_BYTES:
-        notification["body"] = body[:100]
-    if len(_encoded(message)) > MAX_MESSAGE_BYTES:
-        raise DeliveryError(
-            f"WebPush: the message for {notice.request.pending_id} does not fit in a push "
-            f"({len(_encoded(message))} bytes over {MAX_MESSAGE_BYTES}): shorten the desk's URL",
-            retry=False,
-        )
-    return message
-
-
-def _encoded(message: Mapping[str, Any]) -> bytes:
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def _topic(pending_id: str) -> str:
-    """The ``Topic`` header of a request's pushes: at most 32 base64url characters."""
-    return hashlib.sha256(pending_id.encode("utf-8")).hexdigest()[:32]
 
 
 class WebPush:
@@ -257,9 +201,9 @@ class WebPush:
         targets = self._targets(notice, self._listed(current, recipient))
         if not targets:
             return {"skipped": "no push subscription"}
-        message = _encoded(push_message(notice))
+        message = encoded(push_message(notice))
         headers = {
-            "Topic": _topic(notice.request.pending_id),
+            "Topic": topic(notice.request.pending_id),
             "Urgency": "normal" if notice.type == "question_settled" else "high",
         }
         ttl = self._ttl(notice)
