@@ -16,6 +16,7 @@ that needs other settings, or crashes the server on purpose, starts one of its o
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -110,9 +111,13 @@ class RedisServer:
             process.wait(timeout=_START_TIMEOUT)
 
     def pause(self) -> None:
-        """Freeze the process (SIGSTOP): its sockets stay open, nothing answers."""
+        """Freeze the process (SIGSTOP): its sockets stay open, nothing answers.
+
+        Returns once the process is stopped, so that nothing sent after this is answered.
+        """
         if self._process is not None:
             self._process.send_signal(signal.SIGSTOP)
+            os.waitpid(self._process.pid, os.WUNTRACED)
 
     def resume(self) -> None:
         """Let a paused process run again (SIGCONT)."""

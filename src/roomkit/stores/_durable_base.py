@@ -257,6 +257,7 @@ class DurableBase(Opened):
         where: str,
         *,
         in_doubt: Callable[[StoreUnavailableError], bool] = lambda fault: True,
+        since_sent: bool = False,
     ) -> T:
         """Run ``attempt``, one check-and-set carrying this settle's token, until it answers.
 
@@ -267,13 +268,17 @@ class DurableBase(Opened):
         unreachable for :attr:`settle_retry` seconds (on the event loop's clock). The time
         counts from the first failure of the outage, not of this call: once a long outage is
         known, each settle tries once more and gives up, so that a close withdrawing many
-        requests does not wait out the bound for each of them.
+        requests does not wait out the bound for each of them. With ``since_sent`` the
+        outage starts when its first failed attempt was sent, not when it failed: a store
+        that fails a silent call after its own timeout has been away that long already, and
+        a settle then takes the longer of the two bounds, not their sum.
 
         Raises:
             StoreUnavailableError: the store stayed away; the message says the outcome is
                 unknown and how to learn it.
         """
         loop = asyncio.get_running_loop()
+        sent = loop.time()
         try:
             answer = await attempt()
         except StoreUnavailableError as error:
@@ -283,7 +288,7 @@ class DurableBase(Opened):
         else:
             self._outage = None
             return answer
-        since = self._failed(loop.time())
+        since = self._failed(loop.time(), began=sent if since_sent else None)
         give_up = since + self.settle_retry
         if give_up > loop.time():
             self._logger.info(
@@ -313,15 +318,16 @@ class DurableBase(Opened):
             f"answer was recorded), or read the request"
         ) from fault
 
-    def _failed(self, now: float) -> float:
+    def _failed(self, now: float, *, began: float | None = None) -> float:
         """Note a settle that failed to reach the store at ``now``; when the outage began.
 
         Failures more than :data:`_SAME_OUTAGE` seconds apart belong to separate outages
-        (the store may have answered reads in between).
+        (the store may have answered reads in between). ``began`` is when the failed
+        attempt was sent, for a store whose silent calls fail only after its timeout.
         """
         outage = self._outage
         if outage is None or now - outage[1] > _SAME_OUTAGE:
-            outage = (now, now)
+            outage = (now if began is None else began, now)
         self._outage = (outage[0], now)
         return outage[0]
 

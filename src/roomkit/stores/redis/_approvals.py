@@ -38,7 +38,9 @@ class Approvals(ChainPart):
 
     def __post_init__(self) -> None:
         client = self.client
-        self.voting = Voting(client, self.layout, self.where, self.heads, self.audit_ms)
+        self.voting = Voting(
+            client, self.layout, self.where, self.within, self.heads, self.audit_ms
+        )
         self._set_approvers = client.register_script(_history.SET_APPROVERS)
         self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
 
@@ -46,10 +48,10 @@ class Approvals(ChainPart):
         """Add ``actors`` to the pending request's approvers; ``None`` when not pending."""
         key = self.layout.record(pending_id)
         while True:
-            with guard(self.where, pending_id):
+            async with guard(self.where, pending_id, within=self.within):
                 raw = await self.client.hmget(key, ["approvers", "voters", "quorum"])
             written = _history.set_approvers_args([text(v) if v else "" for v in raw], actors)
-            with guard(self.where, pending_id):
+            async with guard(self.where, pending_id, within=self.within):
                 done = await self._set_approvers(keys=[key], args=written)
             if isinstance(done, bytes | str):  # another escalation came first: read again
                 continue
@@ -62,7 +64,7 @@ class Approvals(ChainPart):
         length, head = self.heads.guess(pending_id)
         while True:
             lines, after, signed = self.heads.link(pending_id, (entry,), (length, head))
-            with guard(self.where, pending_id):
+            async with guard(self.where, pending_id, within=self.within):
                 done = await self._append(keys, [length, self.audit_ms, signed, *lines])
             if not isinstance(done, list):
                 break
@@ -72,5 +74,5 @@ class Approvals(ChainPart):
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
-        with guard(self.where, pending_id):
+        async with guard(self.where, pending_id, within=self.within):
             return await _history.read_chain(self.client, self.layout.prefix, pending_id)

@@ -55,7 +55,7 @@ async def changes_since(
     ready: Callable[[], Awaitable[None]],
     client: Redis,
     log: str,
-    where: str,
+    server: tuple[str, float],
     mark: ChangeMark | None,
 ) -> ChangesSince:
     """The requests changed since ``mark``'s number, and the number now.
@@ -64,7 +64,7 @@ async def changes_since(
         ready: opens the store, or raises when it is closed.
         client: the store's client.
         log: the key of the store's change log.
-        where: the server, for error messages.
+        server: the server, for error messages, and the seconds the read may wait for it.
         mark: the mark of the previous look, or ``None`` for a first look.
     """
     await ready()
@@ -72,7 +72,7 @@ async def changes_since(
     pipe = client.pipeline(transaction=True)
     pipe.get(f"{log}:seq").get(f"{log}:epoch").get(f"{log}:floor")  # type: ignore[attr-defined]
     pipe.zrangebyscore(log, after, "+inf", start=0, num=LISTED + 1)
-    with guard(where):
+    async with guard(server[0], within=server[1]):
         counter, epoch, floor, ids = await pipe.execute()
     now = (int(counter or 0), int(epoch or 0))
     named = frozenset(text(pending_id) for pending_id in ids)

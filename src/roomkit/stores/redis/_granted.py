@@ -85,7 +85,7 @@ async def insert_granted(
     heads = store._heads
     head = heads.guess(pending_id)
     for _ in range(_USE_RACES):
-        with guard(store._where):
+        async with guard(store._where, within=store.timeout):
             read = await grants._read(grant_id)
         now = store.clock()
         if read is None or not read.live(now):
@@ -99,7 +99,7 @@ async def insert_granted(
             )
             # The grant's hash goes where the key index is, and the index (if any) after it.
             keys.insert(7, grants._item + grant_id)
-            with guard(store._where):
+            async with guard(store._where, within=store.timeout):
                 reply = await store._insert_granted(keys=keys, args=[*args, repr(now), read.uses])
             if not (isinstance(reply, list) and text(reply[0]) == scripts.HEAD):
                 break

@@ -3,18 +3,19 @@
 Shared by the pending-request store and the room store (so it lives in ``core``, under both).
 :func:`connect` checks the client a store is given, or builds the one it owns: a blocking
 pool with short timeouts and a few retries.
-:func:`describe` names the server for messages, without the password. :func:`guard` turns
-the client's failures into the store's errors, and keeps a cancellation that the client
-swallowed. :func:`check_persistence` reads how the server persists what it is told and warns
-when a restart or a crash would lose acknowledged outcomes.
+:func:`describe` names the server for messages, without the password. :func:`guard` bounds
+a call by the store's ``timeout``, turns the client's failures into the store's errors, and
+keeps a cancellation that the client swallowed. :func:`check_persistence` reads how the
+server persists what it is told and warns when a restart or a crash would lose acknowledged
+outcomes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 from roomkit._extras import requires_extra
@@ -30,6 +31,7 @@ with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 
 __all__ = [
+    "TIMEOUT",
     "check_persistence",
     "connect",
     "describe",
@@ -38,6 +40,14 @@ __all__ = [
     "persistence_risk",
     "text",
 ]
+
+TIMEOUT = 5.0
+"""Seconds a call of a Redis store waits for the server by default (``timeout=``).
+
+The bound covers the whole call: waiting for a pooled connection, connecting, the client's
+own retries and every round trip. A server that is frozen (stopped, swapping, stuck on a
+disk) keeps its connections open and answers nothing, which no connect timeout sees; the
+bound turns it into :class:`~roomkit.core.exceptions.StoreUnavailableError`."""
 
 _UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 _PERSISTENCE = ("appendonly", "appendfsync", "save")
@@ -98,11 +108,15 @@ def describe(client: Redis) -> str:
     return f"{scheme}://{host}{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{db}"
 
 
-@contextmanager
-def guard(
-    where: str, pending_id: str | None = None, *, store: str = "Redis store"
-) -> Iterator[None]:
-    """Turn the client's failures into the store's errors, and keep cancellations.
+@asynccontextmanager
+async def guard(
+    where: str,
+    pending_id: str | None = None,
+    *,
+    within: float | None,
+    store: str = "Redis store",
+) -> AsyncIterator[None]:
+    """Bound a call, turn the client's failures into the store's errors, keep cancellations.
 
     The client can finish a call whose task was cancelled meanwhile and return as if
     nothing happened; the cancellation still ends the caller here.
@@ -111,12 +125,28 @@ def guard(
         where: the server, as :func:`describe` names it.
         pending_id: the record the call reads or writes, if one: a key of another type
             there is a corrupt record, not a failure of the server.
+        within: seconds the block may take (the store's ``timeout``); past them the call is
+            cut and the server counts as not answering. ``None`` leaves each round trip to
+            the client's own socket timeout (a bulk read or write of many keys).
         store: what the messages call the store.
+
+    Raises:
+        StoreUnavailableError: the server cannot be reached, or did not answer in time.
+        CorruptRecordError: the record ``pending_id`` is not a hash.
+        StoreError: the server refused the call.
     """
     task = asyncio.current_task()
     cancels = task.cancelling() if task is not None else 0
+    bound = asyncio.timeout(within)
     try:
-        yield
+        async with bound:
+            yield
+    except TimeoutError as error:
+        if not bound.expired():
+            raise StoreUnavailableError(
+                f"the {store} at {where} cannot be reached: {error}"
+            ) from error
+        raise StoreUnavailableError(silent(store, where, within)) from None
     except _UNREACHABLE as error:
         raise StoreUnavailableError(f"the {store} at {where} cannot be reached: {error}") from error
     except ResponseError as error:
@@ -131,12 +161,22 @@ def guard(
         raise asyncio.CancelledError
 
 
+def silent(store: str, where: str, within: float | None) -> str:
+    """The message of a call the server at ``where`` did not answer within ``within`` s."""
+    return (
+        f"the {store} at {where} did not answer within {within:g} s: check that "
+        f"redis-server is running (not stopped, swapping or stuck on a slow disk) and that "
+        f"the network reaches it; a server that is only slow needs a longer timeout= on "
+        f"the store"
+    )
+
+
 @asynccontextmanager
 async def beside(store: Any, what: str) -> AsyncIterator[None]:
     """Around each call of a part kept beside ``store`` (its grants, its outbox): refused once
     the store is closed; the client's failures become the store's errors, naming ``what``."""
     await store._ensure_open()
-    with guard(store.where, store=what):
+    async with guard(store.where, within=store.timeout, store=what):
         yield
 
 
@@ -150,19 +190,22 @@ def glob_escape(pattern: str) -> str:
     return "".join(f"\\{char}" if char in "*?[]\\" else char for char in pattern)
 
 
-async def check_persistence(client: Redis, where: str, logger: logging.Logger) -> None:
+async def check_persistence(
+    client: Redis, where: str, logger: logging.Logger, *, within: float
+) -> None:
     """Log a warning on ``logger`` when the server would lose acknowledged outcomes.
 
     The settings come from ``CONFIG GET``; a server that refuses it (managed services often
     do) gets a warning that its persistence could not be checked.
 
     Raises:
-        StoreUnavailableError: the server cannot be reached.
+        StoreUnavailableError: the server cannot be reached, or did not answer within
+            ``within`` seconds.
     """
     async with client.pipeline(transaction=False) as pipe:
         for name in _PERSISTENCE:
             pipe.config_get(name)
-        with guard(where):
+        async with guard(where, within=within):
             replies = await pipe.execute(raise_on_error=False)
     refused = next((reply for reply in replies if isinstance(reply, Exception)), None)
     if refused is not None:

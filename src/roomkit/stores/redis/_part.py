@@ -27,6 +27,8 @@ class Part:
     """The store's key layout."""
     where: str
     """The server, for error messages."""
+    within: float
+    """The store's ``timeout``: seconds a call waits for the server."""
 
 
 @dataclass(slots=True, eq=False)

@@ -42,7 +42,7 @@ class Reads(Part):
     async def fetch(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled within retention, or ``None``."""
         key = self.layout.record(pending_id)
-        with guard(self.where, pending_id):
+        async with guard(self.where, pending_id, within=self.within):
             fields: dict[Any, Any] = await self.client.hgetall(key)
         if not fields:
             return None
@@ -60,7 +60,7 @@ class Reads(Part):
         async with self.client.pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.hgetall(key)
-            with guard(self.where):
+            async with guard(self.where, within=self.within):
                 replies = await pipe.execute(raise_on_error=False)
         read = scripts.decode_hashes(keys, replies, logger)
         return [record for record, fields in read if self._visible(record, fields)]
@@ -69,7 +69,7 @@ class Reads(Part):
         """The pending requests whose fields match ``filters`` (``None`` matches any)."""
         room_id = filters["room_id"]
         index = self.layout.pending if room_id is None else self.layout.room(room_id)
-        with guard(self.where):
+        async with guard(self.where, within=self.within):
             ids = await self.client.zrange(index, 0, -1)
         records = await self.fetch_many([text(pending_id) for pending_id in ids])
         return [
@@ -84,7 +84,7 @@ class Reads(Part):
     async def was_announced(self, pending_id: str) -> bool:
         """False while the stored request's announcement is owed, else True."""
         key = self.layout.record(pending_id)
-        with guard(self.where, pending_id):
+        async with guard(self.where, pending_id, within=self.within):
             owed = await self.client.hexists(key, scripts.UNANNOUNCED)
         return not owed
 
@@ -97,7 +97,7 @@ class Reads(Part):
         async with self.client.pipeline(transaction=False) as pipe:
             for index in indexes:
                 pipe.zrevrangebyscore(index, "+inf", cutoff, start=0, num=limit, withscores=True)
-            with guard(self.where):
+            async with guard(self.where, within=self.within):
                 replies = await pipe.execute()
         newest = sorted(
             ((float(score), text(member)) for reply in replies for member, score in reply),

@@ -17,9 +17,17 @@ The store class is a façade over parts that share its client: its reads of reco
 (:mod:`._approvals`) and the spend-once ledger (:mod:`._spending`), beside its audit trail
 and its notification outbox.
 
-A settle whose reply is lost (a connection cut, a server killed) is run again with its
-settle token until the server answers, for up to ``settle_retry`` seconds: the script finds
-its own token on a record it settled before, so the caller learns whether it won.
+Every call waits for the server for ``timeout`` seconds at the most (5 s by default: the
+wait for a pooled connection, connecting, the client's retries and every round trip
+together), then raises :class:`~roomkit.core.exceptions.StoreUnavailableError` saying the
+server did not answer: a frozen server keeps its connections open and answers nothing.
+
+A settle whose reply is lost (a connection cut, a server killed, a server that did not
+answer in time) is run again with its settle token until the server answers, for up to
+``settle_retry`` seconds from when the first unanswered attempt was sent: the script finds
+its own token on a record it settled before, so the caller learns whether it won, and an
+attempt that did run is never counted twice. A frozen server thus fails a settle after the
+longer of the two bounds, not one bound per attempt.
 
 The server also holds each request's history (kept for good, or ``audit_retention``) and
 the spend-once ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`, keys
@@ -36,6 +44,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from redis.asyncio import Redis
@@ -59,6 +68,7 @@ from roomkit.stores.redis._feed import ChangeFeed
 from roomkit.stores.redis._granted import INSERT_GRANTED, insert_granted
 from roomkit.stores.redis._grants import RedisGrants
 from roomkit.stores.redis._link import (
+    TIMEOUT,
     check_persistence,
     connect,
     describe,
@@ -110,13 +120,19 @@ class RedisStore(PartsFacade):
         clock: the store's clock, in seconds since the epoch; deadlines and retention are
             measured on it.
         settle_retry: seconds a settle whose reply was lost keeps running again (with its
-            settle token) until the server answers, counted from the start of the outage;
-            ``0`` gives up at once.
+            settle token) until the server answers, counted from when the outage's first
+            unanswered attempt was sent; ``0`` gives up at once.
         outbox_retention_seconds: how long the server keeps a request's outbox entries once
             it ended and all were sent or given up (finite: the server expires them).
         audit_retention: seconds a closed request's history stays after its last entry
             (at least ``retention_seconds``), expired by the server on its own clock;
             ``None`` (the default) keeps every history.
+        timeout: seconds any call waits for the server (connecting and the client's own
+            retries included) before it raises StoreUnavailableError saying the server did
+            not answer; a settle running again after a fault takes up to ``settle_retry``
+            when that is longer. The calls that go through every key (:meth:`purge_expired`,
+            the audit trail's) take as long as the keys need, each round trip on the
+            client's own socket timeout.
 
     Raises:
         TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
@@ -140,6 +156,7 @@ class RedisStore(PartsFacade):
         settle_retry: float = 5.0,
         outbox_retention_seconds: float = KEEP_DONE,
         audit_retention: float | None = None,
+        timeout: float = TIMEOUT,
     ) -> None:
         super().__init__(
             retention_seconds=seconds("retention_seconds", retention_seconds, zero=True),
@@ -151,6 +168,8 @@ class RedisStore(PartsFacade):
         )
         if not isinstance(prefix, str) or not prefix:
             raise ValueError(f"prefix must be a non-empty str, got {prefix!r}")
+        self.timeout = seconds("timeout", timeout, zero=False)
+        """Seconds a call waits for the server before it counts as not answering."""
         self._owned = client is None
         client = connect(url, client, default=DEFAULT_URL)
         self.prefix = prefix
@@ -171,18 +190,25 @@ class RedisStore(PartsFacade):
         self._purge = client.register_script(scripts.PURGE)
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
         log = self._layout.changes
-        self._look = lambda mark: changes_since(self._ensure_open, client, log, self._where, mark)
+        self._look = lambda mark: changes_since(
+            self._ensure_open, client, log, (self._where, self.timeout), mark
+        )
         audit_ms = scripts.audit_ms(self.audit_retention)
         self.trail = RedisTrail(client, self._layout, self, self._ensure_open)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
         heads = _history.Heads(self.trail.anchoring)  # this process's last of each chain
         self._heads = heads
         where, layout = self._where, self._layout
-        knowing = self._settle_knowing
-        self._reads = Reads(client, layout, where, self._retained, self._cutoff)
-        self._settling = Settling(client, layout, where, heads, audit_ms, self._feed, knowing)
-        self._approvals: Approvals = Approvals(client, layout, where, heads, audit_ms, self.fetch)
-        self._spending = Spending(client, layout, where, self._ensure_open, self.clock)
+        knowing = partial(self._settle_knowing, since_sent=True)
+        within = self.timeout
+        self._reads = Reads(client, layout, where, within, self._retained, self._cutoff)
+        self._settling = Settling(
+            client, layout, where, within, heads, audit_ms, self._feed, knowing
+        )
+        self._approvals: Approvals = Approvals(
+            client, layout, where, within, heads, audit_ms, self.fetch
+        )
+        self._spending = Spending(client, layout, where, within, self._ensure_open, self.clock)
         self._opened = False
         self._checked = False
         self._opening = SharedOpening()
@@ -210,10 +236,10 @@ class RedisStore(PartsFacade):
 
     async def _open_once(self) -> None:
         """The opening itself: the server answers, and its persistence is read once."""
-        with guard(self._where):
+        async with guard(self._where, within=self.timeout):
             await self._client.ping()
         if not self._checked:
-            await check_persistence(self._client, self._where, logger)
+            await check_persistence(self._client, self._where, logger, within=self.timeout)
             self._checked = True
         self._opened = True
 
@@ -251,7 +277,7 @@ class RedisStore(PartsFacade):
             keys, args, fields = scripts.insert_call(
                 self._layout, request, self._cutoff(), (head[0], lines, signed)
             )
-            with guard(self._where):
+            async with guard(self._where, within=self.timeout):
                 reply = await self._insert(keys, args)
             if not (isinstance(reply, list) and text(reply[0]) == scripts.HEAD):
                 break
@@ -295,7 +321,7 @@ class RedisStore(PartsFacade):
 
     async def _apply_deadline(self, pending_id: str, deadline: float) -> float | None:
         await self._ensure_open()
-        with guard(self._where, pending_id):
+        async with guard(self._where, pending_id, within=self.timeout):
             reply = await self._set_deadline(
                 keys=[self._layout.record(pending_id), self._layout.changes],
                 args=[repr(deadline), NONE, FORMAT, pending_id],
@@ -328,7 +354,7 @@ class RedisStore(PartsFacade):
             StoreClosedError: the store was closed (:meth:`open` opens it again).
         """
         await self._ensure_open()
-        with guard(self._where, pending_id):
+        async with guard(self._where, pending_id, within=self.timeout):
             # Deleting a field never creates the record: a request gone meanwhile stays gone.
             await self._client.hdel(self._layout.record(pending_id), scripts.UNANNOUNCED)
 
@@ -348,7 +374,8 @@ class RedisStore(PartsFacade):
         args = [cutoff, NONE, FORMAT, self._layout.keys]
         gone = seen = 0
         batch: list[Any] = []
-        with guard(self._where):
+        # A bulk call: as long as the records take, each round trip on the client's timeout.
+        async with guard(self._where, within=None):
             async for key in self._client.scan_iter(match=pattern, count=_PURGE_BATCH):
                 batch.append(key)
                 seen += 1
@@ -388,6 +415,7 @@ class RedisStore(PartsFacade):
             lambda: self._approvals.voting.cast(pending_id, ballot, self.clock, self._keep, expire),
             pending_id,
             self._where,
+            since_sent=True,
         )
         if judgement.accepted and judgement.write:
             kind = PendingChangeKind.SETTLED if judgement.settles else PendingChangeKind.VOTED

@@ -26,6 +26,7 @@ from roomkit.core.exceptions import StoreFormatError
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids
+from roomkit.stores._checks import seconds
 from roomkit.stores._opening import SharedOpening
 from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
@@ -62,10 +63,14 @@ class RedisRoomStore(Opened):
             store does not close it.
         prefix: the first part of every key (``<prefix>:rooms:...``), so that several stores
             share one database; a pending-request store with the same prefix uses other keys.
+        timeout: seconds any call waits for the server (connecting and the client's own
+            retries included) before it raises StoreUnavailableError saying the server did
+            not answer.
 
     Raises:
         TypeError: both ``url`` and ``client`` are given, or one has the wrong type.
-        ValueError: the URL is not a Redis URL, or ``prefix`` is empty.
+        ValueError: the URL is not a Redis URL, ``prefix`` is empty, or ``timeout`` is not
+            a positive number of seconds.
 
     ::
 
@@ -76,10 +81,17 @@ class RedisRoomStore(Opened):
     """Rooms, history and open turns outlive the process."""
 
     def __init__(
-        self, url: str | None = None, *, client: Redis | None = None, prefix: str = "roomkit"
+        self,
+        url: str | None = None,
+        *,
+        client: Redis | None = None,
+        prefix: str = "roomkit",
+        timeout: float = link.TIMEOUT,
     ) -> None:
         if not isinstance(prefix, str) or not prefix:
             raise ValueError(f"prefix must be a non-empty str, got {prefix!r}")
+        self.timeout = seconds("timeout", timeout, zero=False)
+        """Seconds a call waits for the server before it counts as not answering."""
         self._owned = client is None
         self._client = link.connect(url, client, default=DEFAULT_URL, store="RedisRoomStore")
         self.prefix = prefix
@@ -93,7 +105,7 @@ class RedisRoomStore(Opened):
 
     @classmethod
     def beside(cls, store: RedisStore) -> RedisRoomStore:
-        """The room store on ``store``'s client and key prefix.
+        """The room store on ``store``'s client, key prefix and timeout.
 
         The two stores share one client, and so one pool of connections (what
         :func:`roomkit.stores.open_url` opens); the client stays ``store``'s: closing the
@@ -108,7 +120,8 @@ class RedisRoomStore(Opened):
         from roomkit.stores.redis._requests import RedisStore
 
         store = request_store(store, RedisStore)
-        return cls(client=store._client, prefix=store.prefix)  # the back end's parts share it
+        # The back end's parts share its client.
+        return cls(client=store._client, prefix=store.prefix, timeout=store.timeout)
 
     @property
     def where(self) -> str:
@@ -153,7 +166,7 @@ class RedisRoomStore(Opened):
             StoreFormatError: the store holds another format (nothing is written).
             _Refused: the script refused the write (nothing is written); the caller says why.
         """
-        with link.guard(self._where, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=_STORE):
             reply = await self._script(source)(
                 keys=[self._keys.format, *keys], args=[records.FORMAT, *args]
             )
@@ -171,7 +184,7 @@ class RedisRoomStore(Opened):
 
     async def _read(self, source: str, keys: list[str], args: list[Any]) -> list[Any]:
         await self.open()
-        with link.guard(self._where, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=_STORE):
             return list(await self._script(source)(keys=keys, args=args))
 
     # -- rooms, rosters, bindings --------------------------------------------------------------
@@ -198,7 +211,7 @@ class RedisRoomStore(Opened):
             StoreUnavailableError: the server cannot be reached.
         """
         await self.open()
-        with link.guard(self._where, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=_STORE):
             raw = await self._client.get(self._keys.room(room_id))
         return None if raw is None else records.decode_room(raw, room_id)
 
@@ -268,7 +281,7 @@ class RedisRoomStore(Opened):
             StoreUnavailableError: the server cannot be reached.
         """
         await self.open()
-        with link.guard(self._where, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=_STORE):
             found = await self._client.zrange(self._keys.channel(channel_id), 0, -1)
         return [link.text(room_id) for room_id in found]
 
@@ -328,7 +341,7 @@ class RedisRoomStore(Opened):
 
     async def _events(self, room_id: str, first: int, last: int) -> list[RoomEvent]:
         await self.open()
-        with link.guard(self._where, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=_STORE):
             found = await self._client.lrange(self._keys.events(room_id), first, last)
         return [records.decode_event(raw, room_id) for raw in found]
 
@@ -393,7 +406,7 @@ class RedisRoomStore(Opened):
             StoreUnavailableError: the server cannot be reached.
         """
         await self.open()
-        with link.guard(self._where, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=_STORE):
             found: dict[Any, Any] = await self._client.hgetall(self._keys.steps(turn_id))
         steps = [records.decode_step(index, raw, turn_id) for index, raw in found.items()]
         return sorted(steps, key=lambda step: step.index)

@@ -79,7 +79,7 @@ class Settling(ChainPart):
                     audit_ms=self.audit_ms,
                     heads=(signed, "" if late is None else late[2]),
                 )
-                with guard(self.where, pending_id):
+                async with guard(self.where, pending_id, within=self.within):
                     reply = await self._settle(keys, args)
                 if isinstance(reply, list):
                     head = _history.Heads.moved(pending_id, reply)

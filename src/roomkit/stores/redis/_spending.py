@@ -40,7 +40,7 @@ class Spending(Part):
         now = self.clock()
         expiry = ledger.expiry_ms(until, now)
         args = [ledger.value(now, until), "" if expiry is None else expiry, repr(now)]
-        with guard(self.where):
+        async with guard(self.where, within=self.within):
             won = await self._spend(keys=[ledger.entry_key(self.layout.prefix, entry)], args=args)
         return bool(int(won))
 
@@ -48,7 +48,7 @@ class Spending(Part):
         """Forget ``entry``, so that it may be spent again."""
         key = ledger.entry_key(self.layout.prefix, check_entry(entry))
         await self.ensure_open()
-        with guard(self.where):
+        async with guard(self.where, within=self.within):
             await self.client.delete(key)
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
@@ -57,7 +57,7 @@ class Spending(Part):
         await self.ensure_open()
         now = self.clock()
         key, expiry = ledger.entry_key(self.layout.prefix, entry), ledger.expiry_ms(until, now)
-        with guard(self.where):
+        async with guard(self.where, within=self.within):
             await self.client.set(key, ledger.value(now, until), px=expiry)
         return now
 
@@ -67,7 +67,7 @@ class Spending(Part):
         if not wanted:
             return {}
         await self.ensure_open()
-        with guard(self.where):
+        async with guard(self.where, within=self.within):
             raw = await self.client.mget([ledger.entry_key(self.layout.prefix, e) for e in wanted])
         now = self.clock()
         found: dict[str, float] = {}

@@ -100,7 +100,7 @@ class Voting(ChainPart):
         while True:
             pipe = self.client.pipeline(transaction=True)
             pipe.hgetall(keys[0]).llen(keys[2]).lindex(keys[2], -1)  # type: ignore[attr-defined]
-            with guard(self.where, pending_id):
+            async with guard(self.where, pending_id, within=self.within):
                 read = await pipe.execute()
             now = clock()
             current = decode(read[0], hashed=True) if read[0] else None
@@ -111,7 +111,7 @@ class Voting(ChainPart):
                 await expire(judgement)
                 return judgement
             args = self._arguments(judgement, read, now, keep, ballot)
-            with guard(self.where, pending_id):
+            async with guard(self.where, pending_id, within=self.within):
                 reply = await self._script(keys=keys, args=args)
             if not isinstance(reply, list) and text(reply) != _RETRY:
                 record = decode(unpack(reply), hashed=True)
