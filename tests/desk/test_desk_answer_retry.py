@@ -1,8 +1,9 @@
 """An answer sent again after a 503 gets 200 when it was in fact recorded; others get 409.
 
 On Redis the first answer really fails: the server runs the settle, its reply is lost and
-the server is killed, so the desk answers 503. Once the server is back, the same person
-sending the same answer is told 200; a different answer or another person gets 409.
+the server is killed (or the server freezes as the settle reaches it), so the desk answers
+503. Once the server is back, the same person sending the same answer is told 200; a
+different answer or another person gets 409.
 """
 
 from __future__ import annotations
@@ -95,3 +96,44 @@ async def test_an_answer_that_got_503_but_was_recorded_gets_200_when_sent_again(
         "blue",
         "alice",
     )
+
+
+async def test_an_answer_the_frozen_store_never_acknowledged_gets_503_saying_so(
+    tmp_path: Path,
+) -> None:
+    """The server freezes as the settle reaches it: the desk answers 503 once the store's
+    timeout has passed, saying that whether the answer counted is unknown; once the server runs, the
+    settle it held is recorded, and the same answer sent again gets 200, another 409."""
+    with running_redis(tmp_path) as server:
+        try:
+            async with (
+                asyncio.timeout(30),
+                Relay(server.port) as relay,
+                RedisStore(relay.url, prefix=f"desk{os.urandom(4).hex()}", settle_retry=0) as store,
+            ):
+                world = World(handler=HumanInputHandler(store=store))
+                await world.room("room", "alice", "bob")
+                # A first answer loads the settle script: the call frozen below is the settle.
+                warm_up = await world.ask({"question": "Warm?"}, actor_id=None)
+                pending_id = await world.ask({"question": "Colour?"}, actor_id=None)
+                async with world.client() as client:
+                    assert (await post_answer(client, warm_up, "yes", "alice"))[0] == 200
+
+                    relay.call_before(b"EVALSHA", server.pause)
+                    refused = await post_answer(client, pending_id, "blue", "alice")
+                    server.resume()
+
+                    other = await post_answer(client, pending_id, "blue", "bob")
+                    again = await post_answer(client, pending_id, "blue", "alice")
+                assert await world.handler.wait(pending_id) == "blue"
+                history = await store.read_history(pending_id)
+                await world.handler.close()
+        finally:
+            server.resume()
+
+    assert refused[0] == 503
+    assert "did not answer, so whether this decision was recorded is unknown" in str(refused[1])
+    assert other[0] == 409
+    assert again[0] == 200
+    assert (again[1]["result"], again[1]["settled_by"]) == ("blue", "alice")
+    assert [entry["actor"] for entry in history if entry["type"] == "settled"] == ["alice"]

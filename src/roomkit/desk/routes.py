@@ -29,7 +29,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
+from roomkit.core.exceptions import (
+    ArgumentsChangedError,
+    InvalidAnswerError,
+    StoreError,
+    StoreUnavailableError,
+)
 from roomkit.desk import notifications
 from roomkit.desk.answers import answer_text, settled_detail
 from roomkit.desk.auth import Principal
@@ -66,6 +71,12 @@ logger = logging.getLogger("roomkit.desk")
 
 NOT_FOUND = "Request not found"
 UNAVAILABLE = "The request store is unavailable: try again"
+UNKNOWN = (
+    "The request store did not answer, so whether this decision was recorded is unknown: "
+    "send it again once the store is back (the same answer gets 200 if it was recorded; "
+    "a 409 shows how the request was settled)"
+)
+"""Why an answer or a refusal got 503 when the store stopped answering as it settled."""
 SURFACE = "desk"
 """The surface of the requests the HTTP API shows, in their history's ``shown`` entries."""
 HISTORY_LIMIT = 50
@@ -228,8 +239,9 @@ def build_router(desk: "Desk") -> DeskRouter:
 
         The link is refunded when nothing was settled because the answer did not fit (422),
         the arguments changed after they were shown (409), or the store could not be reached
-        (503); a request settled first by someone else gets 409. Returns the request as it
-        stands once settled.
+        (503, saying that whether it was recorded is unknown when the store stopped
+        answering); a request settled first by someone else gets 409. Returns the request
+        as it stands once settled.
         """
         request_id = request.pending_id
         await desk.spend_link(caller)
@@ -249,9 +261,9 @@ def build_router(desk: "Desk") -> DeskRouter:
                 error,
                 extra={"event": "store_error"},
             )
-            raise HTTPException(
-                status_code=503, detail="The request store is unavailable"
-            ) from None
+            unknown = isinstance(error, StoreUnavailableError)
+            detail = UNKNOWN if unknown else "The request store is unavailable"
+            raise HTTPException(status_code=503, detail=detail) from None
         if not won:
             latest = await handler.get_request(request_id)
             if latest is not None and latest.status is _PENDING and _voted(caller, latest):

@@ -6,7 +6,8 @@ outside: the reply follows the write at once. The relay makes that moment exact.
 script call: ``EVALSHA``), reads the server's reply to it, drops the reply and cuts that
 connection: the command ran, its client never hears. Everything else passes through
 unchanged; while the server is down, the relay closes each new connection as the server's
-refused port would.
+refused port would. Armed with :meth:`Relay.call_before`, it calls a function (say, one that
+freezes the server) just before it passes on the next command that mentions a marker.
 
 Use it as an async context manager in front of a :class:`RedisServer`::
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from types import TracebackType
 from typing import Self
 
@@ -41,6 +43,7 @@ class Relay:
         self.dropped = b""
         """The reply it dropped, as the server sent it."""
         self._marker: bytes | None = None
+        self._before: tuple[bytes, Callable[[], None]] | None = None
         self._server: asyncio.Server | None = None
         self._pumps: set[asyncio.Task[None]] = set()
 
@@ -54,6 +57,11 @@ class Relay:
         connection."""
         self.lost.clear()
         self._marker = marker
+
+    def call_before(self, marker: bytes, action: Callable[[], None]) -> None:
+        """Call ``action`` just before the next command that contains ``marker`` is passed
+        on to the server."""
+        self._before = (marker, action)
 
     async def __aenter__(self) -> Self:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
@@ -113,6 +121,9 @@ class Relay:
                     self.dropped = chunk
                     self.lost.set()
                     return
+                if not replies and self._before is not None and self._before[0] in chunk:
+                    action, self._before = self._before[1], None
+                    action()
                 if not replies and self._marker is not None and self._marker in chunk:
                     self._marker = None
                     doomed.set()
