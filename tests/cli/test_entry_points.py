@@ -186,6 +186,21 @@ def test_a_notifier_file_without_its_extra_says_which_in_one_line(tmp_path: Path
     assert install_command("notify") in line
 
 
+def test_a_notifier_file_writing_email_files_needs_no_extra(tmp_path: Path) -> None:
+    """``[email] directory = ...`` writes ``.eml`` files: no SMTP library, no extra."""
+    config = tmp_path / "notify.toml"
+    config.write_text('[email]\ndirectory = "outbox"\n')
+    env = blocked_env(tmp_path, EVERY_OPTIONAL)
+    load = (
+        "import sys; from roomkit.notify.config import load_notify_config; "
+        "print(*(type(s).__name__ for s in load_notify_config(sys.argv[1]).surfaces))"
+    )
+    done = run([sys.executable, "-c", load, str(config)], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "EmailFiles"
+    assert refused(done.stderr) == []
+
+
 IMPORTED_AS = {
     "a2a_sdk": "a2a",
     "ag_ui_protocol": "ag_ui",

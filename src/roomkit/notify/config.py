@@ -116,6 +116,12 @@ _EXTRA = {"webhook": "notify", "email": "notify", "slack": "slack", "apprise": "
 _EXTRA.update(webpush="push", ntfy="notify")
 
 
+def _writes_files(email: object) -> bool:
+    """Whether an ``[email]`` table writes ``.eml`` files (``directory = ...``) rather than
+    sending over SMTP, which alone needs the ``notify`` extra."""
+    return isinstance(email, dict) and "directory" in email
+
+
 @dataclass(frozen=True, slots=True)
 class NotifyConfig:
     """What a notifier's TOML file says, checked and ready to run."""
@@ -411,6 +417,8 @@ class _Reader(TomlValues):
         one install command brings them all."""
         lacking: dict[str, set[str]] = {}
         for section, extra in _EXTRA.items():
+            if section == "email" and _writes_files(document.get(section)):
+                continue  # EmailFiles: .eml files need no SMTP library
             if section in document:
                 try:
                     importlib.import_module(f"roomkit.notify.{section}")
