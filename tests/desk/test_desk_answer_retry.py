@@ -3,22 +3,26 @@
 On Redis the first answer really fails: the server runs the settle, its reply is lost and
 the server is killed (or the server freezes as the settle reaches it), so the desk answers
 503. Once the server is back, the same person sending the same answer is told 200; a
-different answer or another person gets 409.
+different answer or another person gets 409. An answer through a single-use link whose
+spend's reply is lost (the client sends the spend again) is the link's one use: 200.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
 
 import httpx
-from desk_harness import World, bearer
+from desk_harness import SECRET, World, bearer
 from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.redis_server import running_redis
 
+from roomkit.desk import issue_answer_link
 from roomkit.stores.redis import RedisStore
+from roomkit.stores.redis._ledger import SPEND
 from roomkit.tools.human_input import HumanInputHandler
 
 
@@ -137,3 +141,36 @@ async def test_an_answer_the_frozen_store_never_acknowledged_gets_503_saying_so(
     assert again[0] == 200
     assert (again[1]["result"], again[1]["settled_by"]) == ("blue", "alice")
     assert [entry["actor"] for entry in history if entry["type"] == "settled"] == ["alice"]
+
+
+async def test_an_answer_link_whose_spend_lost_its_reply_answers_once(tmp_path: Path) -> None:
+    """The server spends the link and the reply is lost: the client sends the spend again,
+    which finds the link spent by this very answer, and the answer is recorded."""
+    with running_redis(tmp_path) as server:
+        async with (
+            asyncio.timeout(30),
+            Relay(server.port) as relay,
+            RedisStore(relay.url, prefix=f"desk{os.urandom(4).hex()}") as store,
+        ):
+            world = World(handler=HumanInputHandler(store=store))
+            await world.room("room", "alice", "bob")
+            # A first answer loads the spend script: the reply lost below is the spend's.
+            warm_up = await world.ask({"question": "Warm?"}, actor_id="bob")
+            pending_id = await world.ask({"question": "Colour?"}, actor_id="bob")
+            async with world.client() as client:
+                link = issue_answer_link(SECRET, warm_up, "bob", 600)
+                assert (await post_answer(client, warm_up, "yes", link))[0] == 200
+
+                relay.lose_reply_to(hashlib.sha1(SPEND.encode()).hexdigest().encode())
+                link = issue_answer_link(SECRET, pending_id, "bob", 600)
+                answered = await post_answer(client, pending_id, "blue", link)
+                assert relay.lost.is_set()
+                assert answered[0] == 200, answered
+                again = await post_answer(client, pending_id, "blue", link)
+            assert await world.handler.wait(pending_id) == "blue"
+            history = await store.read_history(pending_id)
+            await world.handler.close()
+
+    assert (answered[1]["result"], answered[1]["settled_by"]) == ("blue", "bob")
+    assert again[0] == 401
+    assert [entry["actor"] for entry in history if entry["type"] == "settled"] == ["bob"]

@@ -19,6 +19,7 @@ from roomkit.stores._history import entry_text
 from roomkit.stores.redis import _history
 from roomkit.stores.redis._batch import ScriptBatcher
 from roomkit.stores.redis._link import guard, text
+from roomkit.stores.redis._once import with_token
 from roomkit.stores.redis._part import ChainPart
 from roomkit.stores.redis._votes import Voting
 
@@ -64,8 +65,11 @@ class Approvals(ChainPart):
         length, head = self.heads.guess(pending_id)
         while True:
             lines, after, signed = self.heads.link(pending_id, (entry,), (length, head))
+            args = [length, self.audit_ms, signed, *lines]
+            # A token per attempt: the client's re-send of this one appends nothing more.
+            sent = with_token(self.layout.prefix, keys, args, within=self.within)
             async with guard(self.where, pending_id, within=self.within):
-                done = await self._append(keys, [length, self.audit_ms, signed, *lines])
+                done = await self._append(*sent)
             if not isinstance(done, list):
                 break
             length, head = _history.Heads.moved(pending_id, done)

@@ -5,8 +5,10 @@
   stands —, ``body``);
 - ``<prefix>:grants:all``: a sorted set of the ids, scored by creation time.
 
-Every change is one script, so a use is a check-and-set among every process on the server.
-Times are on the store's clock, passed in by the caller.
+Every change is one script, so a use is a check-and-set among every process on the server,
+and carries a token (:mod:`~roomkit.stores.redis._once`): sent again after its reply was
+lost, it counts no second use and reports what it did. Times are on the store's clock,
+passed in by the caller.
 """
 
 from __future__ import annotations
@@ -17,33 +19,34 @@ from typing import Any
 
 from roomkit.stores.grants import LIST_LIMIT, Grant, ListingGrants, check_grant_id, grant_from_row
 from roomkit.stores.redis._link import beside
+from roomkit.stores.redis._once import once, with_token
 
 __all__ = ["RedisGrants"]
 
-_ADD = """
+_ADD = once("""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'tool', ARGV[2], 'expires_at', ARGV[3], 'max_uses', ARGV[4],
            'uses', ARGV[5], 'created_at', ARGV[6], 'revoked_at', '', 'revoked_by', '',
            'body', ARGV[7])
 redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
 return 1
-"""
+""")
 
-_REVOKE = """
+_REVOKE = once("""
 local revoked = redis.call('HGET', KEYS[1], 'revoked_at')
 if revoked == false or revoked ~= '' then return 0 end
 redis.call('HSET', KEYS[1], 'revoked_at', ARGV[1], 'revoked_by', ARGV[2])
 return 1
-"""
+""")
 
-_USE = """
+_USE = once("""
 local h = redis.call('HMGET', KEYS[1], 'revoked_at', 'expires_at', 'max_uses', 'uses')
 if h[1] == false or h[1] ~= '' then return false end
 if tonumber(h[2]) <= tonumber(ARGV[1]) then return false end
 if h[3] ~= '' and tonumber(h[4]) >= tonumber(h[3]) then return false end
 redis.call('HINCRBY', KEYS[1], 'uses', 1)
 return 1
-"""
+""")
 
 _FIELDS = ("tool", "expires_at", "max_uses", "uses", "created_at", "revoked_at", "revoked_by")
 
@@ -93,6 +96,11 @@ class RedisGrants(ListingGrants):
     def _server(self) -> AbstractAsyncContextManager[None]:
         return beside(self._store, "Redis grants")
 
+    def _once(self, keys: builtins.list[str], args: builtins.list[Any]) -> dict[str, Any]:
+        """The arguments of a call of a script run once per token, with a token of its own."""
+        keys, args = with_token(self._store.prefix, keys, args, within=self._store.timeout)
+        return {"keys": keys, "args": args}
+
     async def _read(self, grant_id: str) -> Grant | None:
         values = await self._client.hmget(self._item + grant_id, [*_FIELDS, "body"])
         return _grant(grant_id, values)
@@ -103,8 +111,10 @@ class RedisGrants(ListingGrants):
         arguments = [grant.grant_id, grant.tool, repr(grant.expires_at), most, grant.uses]
         async with self._server():
             added = await self._add(
-                keys=[self._item + grant.grant_id, self._all],
-                args=[*arguments, repr(now), grant.body()],
+                **self._once(
+                    [self._item + grant.grant_id, self._all],
+                    [*arguments, repr(now), grant.body()],
+                )
             )
             if not added:
                 raise ValueError(f"grant {grant.grant_id!r} is recorded already")
@@ -151,14 +161,14 @@ class RedisGrants(ListingGrants):
         check_grant_id(grant_id)
         async with self._server():
             done = await self._revoke(
-                keys=[self._item + grant_id], args=[repr(self.clock()), by or ""]
+                **self._once([self._item + grant_id], [repr(self.clock()), by or ""])
             )
         return bool(done)
 
     async def use(self, grant_id: str) -> Grant | None:
         check_grant_id(grant_id)
         async with self._server():
-            used = await self._use(keys=[self._item + grant_id], args=[repr(self.clock())])
+            used = await self._use(**self._once([self._item + grant_id], [repr(self.clock())]))
             if not used:
                 return None
             return await self._read(grant_id)

@@ -48,6 +48,7 @@ from roomkit.stores._history import (
 from roomkit.stores._quorum import widened
 from roomkit.stores._records import FORMAT, NONE, names_text, read_names
 from roomkit.stores._trail import Anchoring, head_value
+from roomkit.stores.redis._once import once
 
 __all__ = [
     "APPEND",
@@ -102,7 +103,7 @@ local function anchor(key, dirty, value)
 end
 """
 
-APPEND = (
+APPEND = once(
     HEAD_MOVED
     + """
 -- KEYS: the request's record, history list, signed head, heads to checkpoint
@@ -122,6 +123,7 @@ end
 return tonumber(ARGV[1])
 """
 )
+"""Appends entries to a chain; run once per token (:mod:`~roomkit.stores.redis._once`)."""
 
 
 def history_key(prefix: str, pending_id: str) -> str:

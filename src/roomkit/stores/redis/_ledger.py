@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["SPEND", "entry_key", "expiry_ms", "parse", "value"]
+from roomkit.stores.redis._once import once
 
-SPEND = """
+__all__ = ["REFUND", "SPEND", "entry_key", "expiry_ms", "parse", "value"]
+
+SPEND = once("""
 -- KEYS: the entry's key
 -- ARGV: value, expiry in ms ('' for none), now
 local cur = redis.call('GET', KEYS[1])
@@ -29,7 +31,17 @@ if ARGV[2] ~= '' then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 1
-"""
+""")
+"""Spends an entry; run once per token (:mod:`~roomkit.stores.redis._once`), so that a
+spend sent again after its reply was lost finds its own and reports it won."""
+
+REFUND = once("""
+-- KEYS: the entry's key
+redis.call('DEL', KEYS[1])
+return 1
+""")
+"""Forgets an entry; run once per token, so that a refund sent again after its reply was lost
+never forgets the spend another caller made in between."""
 
 _FOREVER = "-"
 

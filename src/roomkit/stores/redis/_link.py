@@ -84,7 +84,9 @@ def connect(url: object, client: object, *, default: str, store: str = "RedisSto
             max_connections=64,
             timeout=10,
             # One more try, for a connection a restart dropped; a server that stops
-            # answering then fails the call within two socket timeouts, not four.
+            # answering then fails the call within two socket timeouts, not four. A write
+            # that ran before its reply was lost runs again: those that would change
+            # something twice carry a token (._once).
             retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
             socket_connect_timeout=5,
             socket_timeout=5,

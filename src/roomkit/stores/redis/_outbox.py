@@ -10,8 +10,11 @@
 - ``<prefix>:outbox:unended``: a set of the requests with items but no ending yet.
 
 Every change is one script, so a claim is a check-and-set among every process on the
-server. The due set has the last word: a lane's entry whose item is done, or due later
-there, is put right when a claim comes across it. Items recorded before lanes were (no
+server. A claim and a postponement carry a token (:mod:`~roomkit.stores.redis._once`): sent
+again after its reply was lost, a claim hands over the items it took, and a postponement
+counts no second attempt; the other changes write the same when run twice. The due set has
+the last word: a lane's entry whose item is done, or due later there, is put right when a
+claim comes across it. Items recorded before lanes were (no
 ``lane`` field) are given theirs by each outbox's first claim by lanes.
 
 Once a request's ending is recorded and none of its items is left to do, its items
@@ -28,6 +31,7 @@ from typing import Any
 
 from roomkit.stores.outbox import ENDING, KEEP_DONE, Claim, ClaimingOutbox, OutboxItem
 from roomkit.stores.redis._link import beside
+from roomkit.stores.redis._once import once, with_token
 
 __all__ = ["RedisOutbox"]
 
@@ -56,7 +60,7 @@ end
 return new
 """
 
-_CLAIM = """
+_CLAIM = once("""
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
 for _, id in ipairs(ids) do
@@ -71,9 +75,9 @@ for _, id in ipairs(ids) do
   out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt')
 end
 return out
-"""
+""")
 
-_CLAIM_LANES = """
+_CLAIM_LANES = once("""
 local now, out = tonumber(ARGV[1]), {}
 local function take(lane, room)
   local set, taken = KEYS[3] .. lane, 0
@@ -117,7 +121,7 @@ for _, lane in ipairs(redis.call('SMEMBERS', KEYS[4])) do
   end
 end
 return out
-"""
+""")
 """A claim by lanes. ARGV: now, the lease's end, the owner, how many to take in the lanes
 not named, then each lane named and how many to take in it."""
 
@@ -193,7 +197,7 @@ return out
 """A request's items, oldest first: for each its id, its hash, its due time if not done
 (an item done long ago whose hash expired is left out)."""
 
-_POSTPONE = """
+_POSTPONE = once("""
 if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
   redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
   local lane = redis.call('HGET', KEYS[1], 'lane')
@@ -207,7 +211,7 @@ if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
   end
 end
 return 1
-"""
+""")
 
 
 def _text(value: Any) -> str:
@@ -243,6 +247,11 @@ class RedisOutbox(ClaimingOutbox):
     def _server(self) -> AbstractAsyncContextManager[None]:
         return beside(self._store, "Redis outbox")
 
+    def _once(self, keys: list[str], args: list[Any]) -> dict[str, Any]:
+        """The arguments of a call of a script run once per token, with a token of its own."""
+        keys, args = with_token(self._store.prefix, keys, args, within=self._store.timeout)
+        return {"keys": keys, "args": args}
+
     async def add(self, items: Sequence[OutboxItem]) -> int:
         if not items:
             return 0
@@ -259,8 +268,9 @@ class RedisOutbox(ClaimingOutbox):
         async with self._server():
             if lanes is None:
                 raw = await self._claim(
-                    keys=[self._item, self._due, self._lane],
-                    args=[repr(now), repr(until), limit, owner],
+                    **self._once(
+                        [self._item, self._due, self._lane], [repr(now), repr(until), limit, owner]
+                    )
                 )
             else:
                 if not self._adopted:
@@ -269,7 +279,7 @@ class RedisOutbox(ClaimingOutbox):
                 for lane, room in lanes.items():
                     args += [lane, max(0, room)]
                 raw = await self._claim_lanes(
-                    keys=[self._item, self._due, self._lane, self._lanes], args=args
+                    **self._once([self._item, self._due, self._lane, self._lanes], args)
                 )
         items = []
         for at in range(0, len(raw), 2):
@@ -313,8 +323,9 @@ class RedisOutbox(ClaimingOutbox):
         text = "" if receipt is None else json.dumps(receipt, separators=(",", ":"))
         async with self._server():
             await self._postpone(
-                keys=[self._item + item_id, self._due, self._lane],
-                args=[repr(due), item_id, text],
+                **self._once(
+                    [self._item + item_id, self._due, self._lane], [repr(due), item_id, text]
+                )
             )
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:

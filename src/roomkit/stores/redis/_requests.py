@@ -27,7 +27,10 @@ answer in time) is run again with its settle token until the server answers, for
 ``settle_retry`` seconds from when the first unanswered attempt was sent: the script finds
 its own token on a record it settled before, so the caller learns whether it won, and an
 attempt that did run is never counted twice. A frozen server thus fails a settle after the
-longer of the two bounds, not one bound per attempt.
+longer of the two bounds, not one bound per attempt. The client itself sends a command
+again once when a cut connection lost its reply: every write that would change something
+the second time (an append to a history, a spend, a grant's use, an outbox claim) carries a
+token for that (:mod:`._once`), and a vote finds its own among the votes.
 
 The server also holds each request's history (kept for good, or ``audit_retention``) and
 the spend-once ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`, keys

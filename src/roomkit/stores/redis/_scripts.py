@@ -23,7 +23,9 @@ Layout, under a prefix ``P``:
 - ``P:h:<id>``: the request's history (:mod:`~roomkit.stores.redis._history`),
   which a settle that wins appends to in the same script, ``P:ha:<id>`` its signed head and
   ``P:hd`` the heads the next checkpoint takes, written by the same script, and ``P:cp`` the
-  checkpoints (:mod:`~roomkit.stores.redis._trail`).
+  checkpoints (:mod:`~roomkit.stores.redis._trail`);
+- ``P:once:<token>``: the reply of a write run once per token, kept a while so that the
+  client's re-send of it writes nothing more (:mod:`~roomkit.stores.redis._once`).
 
 Values a hash cannot hold (``None``) arrive as the ``NONE`` marker, passed in as an argument
 so that the scripts never spell the marker themselves; a text that may be ``None`` arrives

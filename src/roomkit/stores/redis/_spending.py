@@ -2,7 +2,9 @@
 
 Each entry is a key ``<prefix>:ledger:<entry>`` that expires with its entry
 (:mod:`._ledger`); the spend is one script on the server, so exactly one caller among every
-process on the server spends an entry while it has not expired.
+process on the server spends an entry while it has not expired. The spend and the refund
+carry a token (:mod:`._once`): sent again by the client after their reply was lost, they
+find what they did and do nothing more. Recording an entry writes the same when repeated.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from redis.commands.core import AsyncScript
 from roomkit.stores._ledger import check_entries, check_entry, check_until
 from roomkit.stores.redis import _ledger as ledger
 from roomkit.stores.redis._link import guard
+from roomkit.stores.redis._once import with_token
 from roomkit.stores.redis._part import Part
 
 __all__ = ["Spending"]
@@ -29,9 +32,11 @@ class Spending(Part):
     clock: Callable[[], float]
     """The store's clock."""
     _spend: AsyncScript = field(init=False)
+    _refund: AsyncScript = field(init=False)
 
     def __post_init__(self) -> None:
         self._spend = self.client.register_script(ledger.SPEND)
+        self._refund = self.client.register_script(ledger.REFUND)
 
     async def spend_once(self, entry: str, *, until: float | None) -> bool:
         """The check-and-set of the ledger: ``True`` for the first caller only."""
@@ -40,16 +45,19 @@ class Spending(Part):
         now = self.clock()
         expiry = ledger.expiry_ms(until, now)
         args = [ledger.value(now, until), "" if expiry is None else expiry, repr(now)]
+        key = ledger.entry_key(self.layout.prefix, entry)
+        keys, args = with_token(self.layout.prefix, [key], args, within=self.within)
         async with guard(self.where, within=self.within):
-            won = await self._spend(keys=[ledger.entry_key(self.layout.prefix, entry)], args=args)
+            won = await self._spend(keys=keys, args=args)
         return bool(int(won))
 
     async def refund_spent(self, entry: str) -> None:
         """Forget ``entry``, so that it may be spent again."""
         key = ledger.entry_key(self.layout.prefix, check_entry(entry))
         await self.ensure_open()
+        keys, args = with_token(self.layout.prefix, [key], [], within=self.within)
         async with guard(self.where, within=self.within):
-            await self.client.delete(key)
+            await self._refund(keys=keys, args=args)
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
