@@ -1,7 +1,8 @@
 """The Redis store's outbox: keys of its own under the store's prefix.
 
 - ``<prefix>:outbox:item:<id>``: a hash (``pending_id``, ``body``, ``attempts``,
-  ``created``, ``done``, ``receipt``, ``owner``, ``lane``);
+  ``created``, ``done``, ``receipt``, ``owner``, ``lane``, and ``claim``: the token of the
+  claim that took it last);
 - ``<prefix>:outbox:due``: a sorted set of the items not done, scored by due time;
 - ``<prefix>:outbox:lane:<lane>``: the same, for the items of one lane (a surface's
   deliveries, or the steps);
@@ -10,9 +11,10 @@
 - ``<prefix>:outbox:unended``: a set of the requests with items but no ending yet.
 
 Every change is one script, so a claim is a check-and-set among every process on the
-server. A claim and a postponement carry a token (:mod:`~roomkit.stores.redis._once`): sent
-again after its reply was lost, a claim hands over the items it took, and a postponement
-counts no second attempt; the other changes write the same when run twice. The due set has
+server. A claim marks the items it takes with a token of its own: sent again after its
+reply was lost, it hands over the items its first run took and takes no more, and a
+postponement carries a token (:mod:`~roomkit.stores.redis._once`) so that it counts no
+second attempt; the other changes write the same when run twice. The due set has
 the last word: a lane's entry whose item is done, or due later there, is put right when a
 claim comes across it. Items recorded before lanes were (no
 ``lane`` field) are given theirs by each outbox's first claim by lanes.
@@ -25,6 +27,7 @@ retention of a settled request is shorter); an open request's stay.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -60,13 +63,37 @@ end
 return new
 """
 
-_CLAIM = once("""
+_TAKEN_BEFORE = """
+-- Sent again after its reply was lost, a claim hands over what its first run took: the
+-- items leased until its lease's end (ARGV[2]) that carry its token.
+local function taken_before(token)
+  local out = {}
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[2], ARGV[2])) do
+    local key = KEYS[1] .. id
+    if redis.call('HGET', key, 'claim') == token then
+      out[#out + 1] = id
+      out[#out + 1] = redis.call(
+        'HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt'
+      )
+    end
+  end
+  return out
+end
+"""
+
+_CLAIM = (
+    _TAKEN_BEFORE
+    + """
+local again = taken_before(ARGV[5])
+if #again > 0 then
+  return again
+end
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
 for _, id in ipairs(ids) do
   local key = KEYS[1] .. id
   redis.call('ZADD', KEYS[2], ARGV[2], id)
-  redis.call('HSET', key, 'owner', ARGV[4])
+  redis.call('HSET', key, 'owner', ARGV[4], 'claim', ARGV[5])
   local lane = redis.call('HGET', key, 'lane')
   if lane then
     redis.call('ZADD', KEYS[3] .. lane, ARGV[2], id)
@@ -75,9 +102,16 @@ for _, id in ipairs(ids) do
   out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt')
 end
 return out
-""")
+"""
+)
 
-_CLAIM_LANES = once("""
+_CLAIM_LANES = (
+    _TAKEN_BEFORE
+    + """
+local again = taken_before(ARGV[5])
+if #again > 0 then
+  return again
+end
 local now, out = tonumber(ARGV[1]), {}
 local function take(lane, room)
   local set, taken = KEYS[3] .. lane, 0
@@ -96,7 +130,7 @@ local function take(lane, room)
         local key = KEYS[1] .. id
         redis.call('ZADD', KEYS[2], ARGV[2], id)
         redis.call('ZADD', set, ARGV[2], id)
-        redis.call('HSET', key, 'owner', ARGV[3])
+        redis.call('HSET', key, 'owner', ARGV[3], 'claim', ARGV[5])
         out[#out + 1] = id
         out[#out + 1] = redis.call(
           'HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt'
@@ -108,7 +142,7 @@ local function take(lane, room)
   return taken
 end
 local named, rest = {}, tonumber(ARGV[4])
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   named[ARGV[i]] = true
   take(ARGV[i], tonumber(ARGV[i + 1]))
 end
@@ -121,9 +155,10 @@ for _, lane in ipairs(redis.call('SMEMBERS', KEYS[4])) do
   end
 end
 return out
-""")
+"""
+)
 """A claim by lanes. ARGV: now, the lease's end, the owner, how many to take in the lanes
-not named, then each lane named and how many to take in it."""
+not named, the claim's token, then each lane named and how many to take in it."""
 
 _ADOPT = """
 local ids = redis.call('ZRANGE', KEYS[2], ARGV[1], tonumber(ARGV[1]) + 499)
@@ -265,21 +300,21 @@ class RedisOutbox(ClaimingOutbox):
 
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim
+        token = secrets.token_hex(8)
         async with self._server():
             if lanes is None:
                 raw = await self._claim(
-                    **self._once(
-                        [self._item, self._due, self._lane], [repr(now), repr(until), limit, owner]
-                    )
+                    keys=[self._item, self._due, self._lane],
+                    args=[repr(now), repr(until), limit, owner, token],
                 )
             else:
                 if not self._adopted:
                     await self._adopt_all()
-                args: list[Any] = [repr(now), repr(until), owner, limit]
+                args: list[Any] = [repr(now), repr(until), owner, limit, token]
                 for lane, room in lanes.items():
                     args += [lane, max(0, room)]
                 raw = await self._claim_lanes(
-                    **self._once([self._item, self._due, self._lane, self._lanes], args)
+                    keys=[self._item, self._due, self._lane, self._lanes], args=args
                 )
         items = []
         for at in range(0, len(raw), 2):
