@@ -8,6 +8,7 @@ import pytest
 from desk_harness import World, bearer
 
 from roomkit.tools.approvals import approve
+from roomkit.tools.human_input.checks import MAX_ARGUMENTS_DEPTH, MAX_NUMBER_CHARS
 
 SCHEMA = {
     "type": "object",
@@ -146,3 +147,29 @@ async def test_a_person_a_question_is_escalated_to_may_see_and_answer_it(world: 
     response = await post(world, pending_id, {"answer": "red"}, actor="dave")
     assert response.status_code == 200, response.text
     assert response.json()["settled_by"] == "dave"
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    value: Any = 10**MAX_NUMBER_CHARS - 1
+    for _ in range(levels - 1):
+        value = [value]
+    return {"tree": value}
+
+
+async def test_arguments_at_the_limits_are_shown_and_an_edit_sends_them_back(world: World) -> None:
+    """The deepest arguments and longest numbers a request keeps fit in the body of an edit:
+    the desk takes them back as shown."""
+    arguments = _nested(MAX_ARGUMENTS_DEPTH)
+    request = await world.handler.create_approval(
+        "transfer_money", arguments, approvers=["bob"], tool_schema={"type": "object"}
+    )
+    async with world.client() as client:
+        view = await client.get(f"/api/requests/{request.pending_id}", headers=bearer("bob"))
+    assert view.json()["arguments"] == arguments
+
+    body = {"decision": "edit", "arguments": {**arguments, "n": -(10**99) + 1}}
+    response = await post(world, request.pending_id, body, actor="bob")
+
+    assert response.status_code == 200, response.text
+    decided = (await world.handler.history(request.pending_id))[-2]
+    assert decided["arguments"] == body["arguments"]

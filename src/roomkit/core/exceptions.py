@@ -33,6 +33,7 @@
     │   └── AnswerLinkExpiredError      an answer link past its time
     ├── InvalidTextError            also ValueError: text no store can hold (a lone surrogate)
     ├── ArgumentsTooLargeError      also ValueError: a request's arguments past what it keeps
+    │                               (too long, too deep, a number too long)
     ├── BodyRefusedError            also ValueError: a body from the network, refused unparsed
     ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
     ├── AuditKeyError               also ValueError: the trail cannot be signed: no audit key
@@ -339,9 +340,10 @@ class InvalidTextError(RoomKitError, ValueError):
 
 
 class ArgumentsTooLargeError(RoomKitError, ValueError):
-    """A new request's arguments are longer as JSON than a request keeps, on every store
-    (56,000 characters): nothing was stored. ``str(error)`` says how long they are and what
-    to send instead, worded for the model that wrote them."""
+    """A new request's arguments are more than a request keeps, on every store: longer as
+    JSON than 56,000 characters, nested more than 24 levels deep, or holding an integer
+    longer than 100 characters. Nothing was stored. ``str(error)`` says what the limit is,
+    where it was passed and what to send instead, worded for the model that wrote them."""
 
 
 class BodyRefusedError(RoomKitError, ValueError):

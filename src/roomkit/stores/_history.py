@@ -38,12 +38,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import InvalidTextError
+from roomkit.models._json_limits import MAX_ARGUMENTS_CHARS
 from roomkit.models.history import ENTRY_MODELS, ENTRY_TYPES, Entry, check_fields
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "ENTRY_TYPES",
+    "MAX_ARGUMENTS_CHARS",
     "HistoryLog",
     "MemoryHistory",
     "asked_entry",
@@ -68,12 +70,9 @@ __all__ = [
 ]
 
 
-MAX_ENTRY_CHARS = 64_000
-"""The longest entry (as JSON text) a history takes."""
-MAX_ARGUMENTS_CHARS = MAX_ENTRY_CHARS - 8_000
-"""The longest arguments (as JSON text) a request takes, on every store: its ``created``
-entry keeps them beside the tool, the ids, the time and digest, an approval's description
-(at most 4,000 characters) and approvers, all within :data:`MAX_ENTRY_CHARS`."""
+MAX_ENTRY_CHARS = MAX_ARGUMENTS_CHARS + 8_000
+"""The longest entry (as JSON text) a history takes: 64,000 characters, the longest
+arguments (:data:`MAX_ARGUMENTS_CHARS`) and what a ``created`` entry keeps beside them."""
 
 
 def new_entry(

@@ -10,20 +10,11 @@ of running it forever.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+
+from roomkit.models._json_limits import circular_at, path_text
 
 __all__ = ["circular_at", "non_finite_at", "non_json_at", "path_text", "unencodable_text"]
-
-
-def path_text(path: Iterable[str | int]) -> str:
-    """``path`` as text: ``questions[0].options``."""
-    text = ""
-    for step in path:
-        if isinstance(step, int):
-            text += f"[{step}]"
-        else:
-            text += f".{step}" if text else str(step)
-    return text
 
 
 # -- text UTF-8 cannot encode ------------------------------------------------------------------
@@ -161,47 +152,10 @@ def _surrogate_at(text: str, path: tuple[str | int, ...]) -> str:
     return f"a lone surrogate (U+{ord(text[at]):04X}) at character {at}{where}"
 
 
-# -- a value that holds itself -----------------------------------------------------------------
+# -- values and keys JSON has no form for -----------------------------------------------------
 
 _FLAT = frozenset({str, int, float, bool, type(None)})
 """The exact types of JSON values that hold no other value."""
-
-
-def circular_at(value: object) -> str | None:
-    """Where ``value`` holds itself (a dict or list inside itself, which no JSON can write),
-    worded for a message (``"'a.b'"``, ``"the top level"``), or ``None`` if it does not.
-
-    A dict or list reached twice by different paths is no loop: JSON writes it twice.
-    """
-    # The common case first: a flat object of texts, numbers, flags and nulls.
-    if type(value) is dict and all(type(child) in _FLAT for child in value.values()):
-        return None
-    on_path: set[int] = set()  # the containers above the one being looked at
-    done: set[int] = set()  # the containers looked at in full, holding no loop
-    stack: list[tuple[object, tuple[str | int, ...], bool]] = [(value, (), False)]
-    while stack:
-        item, path, leaving = stack.pop()
-        if leaving:
-            on_path.discard(id(item))
-            done.add(id(item))
-            continue
-        if isinstance(item, dict):
-            children = [(child, (*path, str(key))) for key, child in item.items()]
-        elif isinstance(item, list | tuple):
-            children = [(child, (*path, index)) for index, child in enumerate(item)]
-        else:
-            continue
-        if id(item) in on_path:
-            return repr(path_text(path)) if path else "the top level"
-        if id(item) in done:
-            continue
-        on_path.add(id(item))
-        stack.append((item, path, True))
-        stack.extend((child, where, False) for child, where in reversed(children))
-    return None
-
-
-# -- values and keys JSON has no form for -----------------------------------------------------
 
 _JSON = (str, int, float, dict, list, tuple)
 """What JSON writes (with ``None``): a bool is an int, a tuple is written as a list."""

@@ -6,13 +6,13 @@ refused there, with the field named, instead of failing inside a store, where it
 other callers' writes down with it.
 
 A new request's arguments are held to what a durable store keeps of them
-(:data:`~roomkit.stores.MAX_ARGUMENTS_CHARS` as JSON) on every store, the memory
-store too: a question that works in tests on memory works in production on SQLite. The
-check costs the common case (a few short texts) next to nothing: bounds on the JSON's length
-first, the JSON itself only when they do not settle it. A value held in many places is
-written once for each, so a small graph of shared lists can stand for more JSON than any
-machine could write (``a = [a, a]`` forty times over): the bounds are counted as the walk
-goes and it stops once the least the JSON can be is well past the limit.
+(:data:`~roomkit.stores.MAX_ARGUMENTS_CHARS` as JSON, :data:`MAX_ARGUMENTS_DEPTH` levels,
+integers of :data:`MAX_NUMBER_CHARS` characters) on every store, the memory store too: a
+question that works in tests on memory works in production on SQLite. The check costs the
+common case (a few short texts) next to nothing: one walk of bounds on the JSON's length
+(:mod:`roomkit.models._json_limits`, which stops once the least the JSON can be is well past
+the limit, however many places a shared value is held in), the JSON itself only when they do
+not settle it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ from roomkit.core.exceptions import (
     InvalidTextError,
     RequestWithdrawnError,
 )
+from roomkit.models._json_limits import (
+    MAX_ARGUMENTS_DEPTH,
+    MAX_NUMBER_CHARS,
+    arguments_problem,
+)
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores import MAX_ARGUMENTS_CHARS
@@ -42,6 +47,8 @@ from roomkit.tools.validation import (
 )
 
 __all__ = [
+    "MAX_ARGUMENTS_DEPTH",
+    "MAX_NUMBER_CHARS",
     "PLAIN_ROOM",
     "check_answer",
     "check_arguments_size",
@@ -189,89 +196,23 @@ _ESCAPE = 6
 PLAIN_ROOM = (MAX_ARGUMENTS_CHARS - 2) // _ESCAPE
 """For a flat object of texts: the most characters its keys and texts (plus one per key)
 may sum to and fit whatever JSON makes of them; :func:`check_arguments_size` looks at more."""
-_ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""How a store spells arguments (keys unsorted: the length is the same)."""
-_NUMBER = 25
-"""At least the JSON of a float, a flag or null, with its separator."""
-
-
-_WALK_BUDGET = 4 * MAX_ARGUMENTS_CHARS
-"""The walk over arguments stops once their JSON is sure to be longer than this; up to it,
-the JSON is written when the bounds leave its length in doubt (a few megabytes at most)."""
 
 
 def check_arguments_size(arguments: dict[str, Any]) -> None:
-    """Raise unless ``arguments`` fit in a request as JSON, on any store.
+    """Raise unless ``arguments`` fit in a request as JSON, on any store, and come back
+    through any surface.
 
     Raises:
         ArgumentsTooLargeError: they are longer than
-            :data:`~roomkit.stores.MAX_ARGUMENTS_CHARS` as JSON; the message says
-            how long (or at least how long, for JSON past a few hundred thousand
-            characters), and what to send instead.
+            :data:`~roomkit.stores.MAX_ARGUMENTS_CHARS` as JSON (the message says how long,
+            or at least how long for JSON past a few hundred thousand characters), nest
+            deeper than :data:`MAX_ARGUMENTS_DEPTH` levels (the message says where), or hold
+            an integer longer than :data:`MAX_NUMBER_CHARS` characters (it says where); and
+            what to send instead.
     """
-    least, most = _json_bounds(arguments)
-    if least > _WALK_BUDGET:
-        # The walk stopped early (so ``most`` is only part of the sum): writing the JSON
-        # out could take longer than anyone waits, a value shared by many paths being
-        # written once per path.
-        raise ArgumentsTooLargeError(
-            f"the arguments are at least {least:,} characters as JSON (a value held in "
-            f"several places is written once for each), over the {MAX_ARGUMENTS_CHARS:,} "
-            "a request keeps: shorten them, or pass what identifies large content (an id, "
-            "a URL), not the content"
-        )
-    if most <= MAX_ARGUMENTS_CHARS:
-        return
-    try:
-        size = len(_ARGUMENTS_JSON.encode(arguments))
-    except (TypeError, ValueError):
-        return  # no JSON: check_request_text says where, before a store is asked
-    if size > MAX_ARGUMENTS_CHARS:
-        raise ArgumentsTooLargeError(
-            f"the arguments are {size:,} characters as JSON, over the "
-            f"{MAX_ARGUMENTS_CHARS:,} a request keeps: shorten them (the question, its "
-            "options), or pass what identifies large content (an id, a URL), not the content"
-        )
-
-
-def _json_bounds(value: object) -> tuple[int, int]:
-    """The least and the most ``value``'s JSON can be long, read without writing it.
-
-    Each value reached counts once for every path to it, as JSON writes it; the walk stops
-    once the least is over :data:`_WALK_BUDGET`, so it visits a few hundred thousand values
-    at most, however many paths a shared value has.
-    """
-    least = most = 0
-    stack = [value]
-    pop, push, extend = stack.pop, stack.append, stack.extend
-    while stack:
-        item = pop()
-        if isinstance(item, str):
-            length = len(item)
-            least += length + 2  # quotes
-            most += _ESCAPE * length + 3  # quotes, and a colon or comma
-        elif isinstance(item, dict):
-            count = len(item)
-            least += 2 * count + 1 if count else 2  # braces, colons and commas
-            most += 2
-            for key, child in item.items():
-                push(key)
-                push(child)
-        elif isinstance(item, list | tuple):
-            count = len(item)
-            least += count + 1 if count else 2  # brackets and commas
-            most += 2 + count
-            extend(item)
-        elif type(item) is int and not -(10**20) < item < 10**20:
-            bits = item.bit_length()
-            least += (bits - 1) * 3 // 10 + 1  # a digit per 3.33 bits, rounded down
-            most += bits // 3 + 3  # a digit per 3.32 bits, and a sign
-        else:
-            least += 1
-            most += _NUMBER
-        if least > _WALK_BUDGET:
-            break
-    return least, most
+    problem = arguments_problem(arguments)
+    if problem is not None:
+        raise ArgumentsTooLargeError(problem)
 
 
 def _unencodable(name: str, problem: str) -> str:

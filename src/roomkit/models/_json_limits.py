@@ -1,0 +1,284 @@
+"""What a request's arguments may be as JSON, read without writing them: how long, how deep,
+how long a number, and whether they hold themselves.
+
+Whatever writes arguments a model or a person handed in (the handler's ``create``, an
+:class:`~roomkit.models.decisions.Edit`, a workflow's ask) reads them here first, so that a
+value every store keeps is the value every store is given. Writing is what fails otherwise:
+
+- a value held in many places is written once for each, so a small graph of shared lists
+  can stand for more JSON than any machine could write (``a = [a, a]`` forty times over);
+- a value nested a thousand levels deep is past the recursion limit of ``json`` (a store
+  fails there, the memory store kept it), and one past :data:`MAX_ARGUMENTS_DEPTH` cannot
+  come back in the body of an edit;
+- an integer of more than 4,300 digits is past what ``str()`` writes, and one past
+  :data:`MAX_NUMBER_CHARS` characters past what a body may carry.
+
+The walk keeps its own stack (any depth is fine), counts each value once for every path to
+it, as JSON writes it, and stops once the least the JSON can be is far past the limit, so it
+visits a few hundred thousand values at most, however many paths a shared value has.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "MAX_ARGUMENTS_CHARS",
+    "MAX_ARGUMENTS_DEPTH",
+    "MAX_NUMBER_CHARS",
+    "arguments_problem",
+    "circular_at",
+    "json_bounds",
+    "path_text",
+    "size_problem",
+]
+
+MAX_ARGUMENTS_CHARS = 56_000
+"""The longest arguments (as JSON text) a request takes, on every store: its ``created``
+entry keeps them beside the tool, the ids, the time and digest, an approval's description
+(at most 4,000 characters) and approvers, all within the 64,000 characters of a history
+entry (:data:`roomkit.stores.MAX_ENTRY_CHARS`)."""
+MAX_ARGUMENTS_DEPTH = 24
+"""The most levels of objects and lists arguments nest (the arguments' own object is the
+first). Arguments a model writes rarely nest past ten; the desk takes bodies 32 levels deep
+(:class:`~roomkit.desk.limits.DeskLimits`), and an edit sends the arguments back one level
+down in its body, the deepest envelope a surface wraps them in (an A2A message) seven."""
+MAX_NUMBER_CHARS = 100
+"""The most characters of an integer as JSON (its digits and sign): what a body to the desk,
+``roomkit mcp`` or A2A may carry (:attr:`roomkit.bodies.BodyLimits.max_number_chars`), and
+below the fewest digits any interpreter writes (``sys.set_int_max_str_digits`` takes 640)."""
+
+_WALK_BUDGET = 4 * MAX_ARGUMENTS_CHARS
+"""The walk over arguments stops once their JSON is sure to be longer than this; up to it,
+the JSON is written when the bounds leave its length in doubt (a few megabytes at most)."""
+_ESCAPE = 6
+"""The most characters JSON spells one character of text in (``\\u001f``)."""
+_NUMBER = 25
+"""At least the JSON of a float, a flag or null, with its separator."""
+_SMALL = 10**20
+"""Integers closer to zero are as short as any number (:data:`_NUMBER`)."""
+_PAST_POSITIVE = 10**MAX_NUMBER_CHARS
+_PAST_NEGATIVE = -(10 ** (MAX_NUMBER_CHARS - 1))
+_ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""How a store spells arguments (keys unsorted: the length is the same)."""
+
+
+def path_text(path: Iterable[str | int]) -> str:
+    """``path`` as text: ``questions[0].options``."""
+    text = ""
+    for step in path:
+        if isinstance(step, int):
+            text += f"[{step}]"
+        else:
+            text += f".{step}" if text else str(step)
+    return text
+
+
+# -- the walk --------------------------------------------------------------------------------
+
+
+def json_bounds(value: object) -> tuple[int, int, int, bool]:
+    """The least and the most ``value``'s JSON can be long, how many objects and lists it
+    holds, and whether it holds an integer longer than :data:`MAX_NUMBER_CHARS`, read
+    without writing it.
+
+    Each value reached counts once for every path to it, as JSON writes it; the walk stops
+    once the least is over four times :data:`MAX_ARGUMENTS_CHARS` (and the figures are then
+    for the part walked).
+    """
+    least = most = containers = 0
+    long_number = False
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        item = pop()
+        if isinstance(item, str):
+            length = len(item)
+            least += length + 2  # quotes
+            most += _ESCAPE * length + 3  # quotes, and a colon or comma
+        elif isinstance(item, dict):
+            containers += 1
+            count = len(item)
+            least += 2 * count + 1 if count else 2  # braces, colons and commas
+            most += 2
+            for key, child in item.items():
+                push(key)
+                push(child)
+        elif isinstance(item, list | tuple):
+            containers += 1
+            count = len(item)
+            least += count + 1 if count else 2  # brackets and commas
+            most += 2 + count
+            extend(item)
+        elif isinstance(item, int) and not -_SMALL < item < _SMALL:
+            bits = item.bit_length()
+            least += (bits - 1) * 3 // 10 + 1  # a digit per 3.33 bits, rounded down
+            most += bits // 3 + 3  # a digit per 3.32 bits, and a sign
+            if item >= _PAST_POSITIVE or item <= _PAST_NEGATIVE:
+                long_number = True
+        else:
+            least += 1
+            most += _NUMBER
+        if least > _WALK_BUDGET:
+            break
+    return least, most, containers, long_number
+
+
+# -- what keeps arguments out of a request ----------------------------------------------------
+
+_SMALLER = "pass what identifies large content (an id, a URL), not the content"
+
+
+def arguments_problem(arguments: object) -> str | None:
+    """What keeps ``arguments`` from being a request's arguments on every store and surface,
+    worded for a message (``"the arguments are 60,012 characters as JSON, over ..."``), or
+    ``None``: longer as JSON than :data:`MAX_ARGUMENTS_CHARS`, nested deeper than
+    :data:`MAX_ARGUMENTS_DEPTH`, or holding an integer longer than :data:`MAX_NUMBER_CHARS`.
+
+    ``arguments`` are taken to hold no loop (:func:`circular_at` says where one is); what is
+    no JSON (bytes, a set) is left for the caller to name.
+    """
+    bounds = json_bounds(arguments)
+    least, _, containers, long_number = bounds
+    if least > _WALK_BUDGET:
+        return _at_least(least)
+    if containers > MAX_ARGUMENTS_DEPTH:
+        deep = _deep_at(arguments)
+        if deep is not None:
+            return (
+                f"the arguments nest objects and lists more than {MAX_ARGUMENTS_DEPTH} levels "
+                f"deep ({deep}), past what a request keeps and a person's edit can send back: "
+                "flatten them, or pass the nested part as JSON text"
+            )
+    if long_number:
+        number = _long_number_at(arguments)
+        if number is not None:
+            return (
+                f"the arguments hold {number}, past the {MAX_NUMBER_CHARS} characters a number "
+                "in a request may have (its digits and sign): send it as a string"
+            )
+    return _size_of(arguments, bounds)
+
+
+def size_problem(arguments: object) -> str | None:
+    """What :func:`arguments_problem` says of the length of ``arguments`` alone, or ``None``
+    when they are no longer as JSON than :data:`MAX_ARGUMENTS_CHARS`."""
+    bounds = json_bounds(arguments)
+    return _at_least(bounds[0]) if bounds[0] > _WALK_BUDGET else _size_of(arguments, bounds)
+
+
+def _at_least(least: int) -> str:
+    # The walk stopped early: writing the JSON out could take longer than anyone waits, a
+    # value shared by many paths being written once per path.
+    return (
+        f"the arguments are at least {least:,} characters as JSON (a value held in several "
+        f"places is written once for each), over the {MAX_ARGUMENTS_CHARS:,} a request "
+        f"keeps: shorten them, or {_SMALLER}"
+    )
+
+
+def _size_of(arguments: object, bounds: tuple[int, int, int, bool]) -> str | None:
+    if bounds[1] <= MAX_ARGUMENTS_CHARS:
+        return None
+    try:
+        size = len(_ARGUMENTS_JSON.encode(arguments))
+    except (TypeError, ValueError, RecursionError):
+        return None  # no JSON: the caller says where
+    if size <= MAX_ARGUMENTS_CHARS:
+        return None
+    return (
+        f"the arguments are {size:,} characters as JSON, over the {MAX_ARGUMENTS_CHARS:,} a "
+        f"request keeps: shorten them (the question, its options), or {_SMALLER}"
+    )
+
+
+def _deep_at(value: object) -> str | None:
+    """Where ``value`` first nests past :data:`MAX_ARGUMENTS_DEPTH`, worded for a message
+    (``"level 25 at 'a[0][0]...'"``), or ``None`` if it does not."""
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(value, 1, ())]
+    while stack:
+        item, level, path = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[tuple[Any, str | int]] = ((v, str(k)) for k, v in item.items())
+        elif isinstance(item, list | tuple):
+            children = ((v, index) for index, v in enumerate(item))
+        else:
+            continue
+        if level > MAX_ARGUMENTS_DEPTH:
+            return f"level {level} at {_clipped(path_text(path))!r}"
+        stack.extend(
+            (child, level + 1, (*path, step))
+            for child, step in reversed(list(children))
+            if isinstance(child, dict | list | tuple)
+        )
+    return None
+
+
+def _long_number_at(value: object) -> str | None:
+    """The first integer longer than :data:`MAX_NUMBER_CHARS` in ``value`` and where it
+    is, worded for a message (``"an integer 5,000 characters long at 'n'"``), or ``None``."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, (*path, str(k))) for k, v in reversed(list(item.items())))
+        elif isinstance(item, list | tuple):
+            stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(item))))
+        elif isinstance(item, int) and (item >= _PAST_POSITIVE or item <= _PAST_NEGATIVE):
+            where = f"at {_clipped(path_text(path))!r}" if path else "at the top level"
+            length = _digits(item) + (item < 0)
+            return f"an integer {length:,} characters long {where}"
+    return None
+
+
+def _digits(number: int) -> int:
+    """How many digits ``number`` has, without ``str()`` (which refuses past 4,300)."""
+    number = abs(number)
+    digits = number.bit_length() * 30103 // 100000 + 1  # log10(2) rounded down: never short
+    return digits if number >= 10 ** (digits - 1) else digits - 1
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# -- a value that holds itself -----------------------------------------------------------------
+
+_FLAT = frozenset({str, int, float, bool, type(None)})
+"""The exact types of JSON values that hold no other value."""
+
+
+def circular_at(value: object) -> str | None:
+    """Where ``value`` holds itself (a dict or list inside itself, which no JSON can write),
+    worded for a message (``"'a.b'"``, ``"the top level"``), or ``None`` if it does not.
+
+    A dict or list reached twice by different paths is no loop: JSON writes it twice.
+    """
+    # The common case first: a flat object of texts, numbers, flags and nulls.
+    if type(value) is dict and all(type(child) in _FLAT for child in value.values()):
+        return None
+    on_path: set[int] = set()  # the containers above the one being looked at
+    done: set[int] = set()  # the containers looked at in full, holding no loop
+    stack: list[tuple[object, tuple[str | int, ...], bool]] = [(value, (), False)]
+    while stack:
+        item, path, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(item))
+            done.add(id(item))
+            continue
+        if isinstance(item, dict):
+            children = [(child, (*path, str(key))) for key, child in item.items()]
+        elif isinstance(item, list | tuple):
+            children = [(child, (*path, index)) for index, child in enumerate(item)]
+        else:
+            continue
+        if id(item) in on_path:
+            return repr(path_text(path)) if path else "the top level"
+        if id(item) in done:
+            continue
+        on_path.add(id(item))
+        stack.append((item, path, True))
+        stack.extend((child, where, False) for child, where in reversed(children))
+    return None
