@@ -110,3 +110,57 @@ def test_a_bad_field_says_what_to_pass(make: object, error: str) -> None:
 def test_json_text_that_is_no_decision_is_still_refused() -> None:
     with pytest.raises(InvalidAnswerError, match="an approval takes a decision"):
         read_decision("yes")
+
+
+def _shared(doublings: int) -> list[object]:
+    shared: list[object] = [1]
+    for _ in range(doublings):
+        shared = [shared, shared]
+    return shared
+
+
+def _nested(levels: int) -> dict[str, object]:
+    value: object = 1
+    for _ in range(levels - 1):
+        value = [value]
+    return {"tree": value}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"tree": _shared(40)}, "the arguments are at least 224,"),
+        ({"pages": ["x" * 100_000] * 1_000}, "the arguments are at least "),
+        ({"note": "x" * 56_000}, "the arguments are 56,011 characters as JSON"),
+        (_nested(3_000), "more than 24 levels deep (level 25 at 'tree[0][0]"),
+        ({"n": 10**5_000}, "an integer 5,001 characters long at 'n'"),
+        ({"n": [2, 10**100]}, "an integer 101 characters long at 'n[1]'"),
+    ],
+    ids=["shared 40 levels", "one text in many places", "long", "deep", "huge", "long number"],
+)
+def test_an_edit_is_refused_what_create_refuses_without_writing_it_out(
+    arguments: dict[str, object], problem: str
+) -> None:
+    with pytest.raises(
+        ValueError, match=r"^an edit's arguments must fit in a request, but "
+    ) as caught:
+        Edit(arguments)
+    assert problem in str(caught.value)
+
+
+def test_an_edit_that_holds_itself_says_where() -> None:
+    loop: list[object] = []
+    loop.append(loop)
+    with pytest.raises(TypeError, match=r"JSON-serialisable, but hold themselves at 'a\[0\]'"):
+        Edit({"a": loop})
+
+
+def test_an_edit_at_the_limits_is_taken() -> None:
+    arguments = {"tree": _nested(24)["tree"], "n": 10**99, "shared": _shared(10)}
+    assert Edit(arguments).arguments == json.loads(json.dumps(arguments))
+
+
+def test_a_decision_text_past_the_limits_is_no_decision() -> None:
+    text = json.dumps({"decision": "edit", "arguments": {"n": 10**150}})
+    with pytest.raises(InvalidAnswerError, match="an integer 151 characters long at 'n'"):
+        read_decision(text)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Literal, NoReturn, Self
 
+from roomkit.models._json_limits import arguments_problem, circular_at
+
 __all__ = ["Approve", "Decision", "DecisionKind", "Edit", "Reject", "Respond"]
 
 DecisionKind = Literal["approve", "edit", "reject", "respond"]
@@ -111,7 +113,12 @@ class Edit(Decision):
     tool's schema.
 
     Raises:
-        TypeError: ``arguments`` is not a dict, or not JSON-serialisable.
+        TypeError: ``arguments`` is not a dict, or not JSON-serialisable (a value inside
+            itself among them).
+        ValueError: ``arguments`` are more than a request keeps, as ``create()`` refuses
+            them: longer as JSON than 56,000 characters (a value held in several places
+            counts once for each), nested more than 24 levels deep, or holding an integer
+            longer than 100 characters.
     """
 
     kind: ClassVar[Literal["edit"]] = "edit"
@@ -124,6 +131,16 @@ class Edit(Decision):
                 "edit() takes the full replacement arguments as a dict, got "
                 f"{type(arguments).__name__}"
             )
+        loop = circular_at(arguments)
+        if loop is not None:
+            raise TypeError(
+                f"an edit's arguments must be JSON-serialisable, but hold themselves at {loop}"
+            )
+        # Before anything writes them: a value shared by many paths would be written out
+        # once per path, for as long as that takes.
+        problem = arguments_problem(arguments)
+        if problem is not None:
+            raise ValueError(f"an edit's arguments must fit in a request, but {problem}")
         try:
             text = _wire({"decision": "edit", "arguments": arguments})
         except (TypeError, ValueError) as error:

@@ -76,7 +76,9 @@ def edit(arguments: dict[str, Any]) -> Edit:
     """The decision that runs the held call with ``arguments`` instead (all of them).
 
     Raises:
-        TypeError: ``arguments`` is not a dict.
+        TypeError: ``arguments`` is not a dict, or not JSON.
+        ValueError: ``arguments`` are more than a request keeps (``create()`` would refuse
+            them); the message says what and where.
     """
     return Edit(arguments)
 
@@ -125,7 +127,10 @@ def read_decision(text: str) -> Decision:
     if kind == "edit":
         if not isinstance(value["arguments"], dict):
             raise InvalidAnswerError("an edit takes 'arguments': an object of every argument")
-        return Edit(value["arguments"])
+        try:
+            return Edit(value["arguments"])
+        except ValueError as error:  # more than a request keeps: no decision it could take
+            raise InvalidAnswerError(str(error)) from None
     if kind in ("reject", "respond"):
         key = "reason" if kind == "reject" else "result"
         if not isinstance(value[key], str):

@@ -101,9 +101,15 @@ REFUSED_IN_THE_WORKFLOW = [
     ({"actor": 5}, "ValueError", "actor is an id (a str) or None, got 5"),
     ({"room_id": ["room"]}, "ValueError", "room_id is an id (a str) or None"),
     ({"approvers": ["b\ud800"]}, "InvalidTextError", "approvers must be valid Unicode"),
-    ({"long": 100_000}, "ValueError", "arguments are 100015 characters as JSON"),
+    ({"long": 100_000}, "ValueError", "(): the arguments are 100,015 characters as JSON"),
     # Past Temporal's payload limit: its workflow task failed, again and again.
-    ({"long": 3_000_000}, "ValueError", "arguments are 3000015 characters as JSON"),
+    ({"long": 3_000_000}, "ValueError", "(): the arguments are at least 3,000,005 characters"),
+    # Written out path by path, for ever, before anything was asked.
+    ({"shared": 40}, "ValueError", "(): the arguments are at least 224,0"),
+    # Past the recursion limit of json: the workflow task failed, again and again.
+    ({"deep": 3_000}, "ValueError", "(): the arguments nest objects and lists more than 24"),
+    ({"deep": 25}, "ValueError", "more than 24 levels deep (level 25 at 'tree[0][0]"),
+    ({"digits": 5_000}, "ValueError", "an integer 5,000 characters long at 'n'"),
 ]
 
 

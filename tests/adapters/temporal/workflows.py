@@ -55,6 +55,18 @@ class Ask:
         # Made here: past what a workflow's start takes.
         if "long" in spec:
             arguments = {"question": "x" * spec["long"]}
+        if "shared" in spec:  # a list shared down that many levels: JSON past any limit
+            shared: list[Any] = [1]
+            for _ in range(spec["shared"]):
+                shared = [shared, shared]
+            arguments = {"tree": shared}
+        if "deep" in spec:
+            nested: Any = "leaf"
+            for _ in range(spec["deep"] - 1):
+                nested = [nested]
+            arguments = {"tree": nested}
+        if "digits" in spec:
+            arguments = {"n": 10 ** (spec["digits"] - 1)}
         if "approvers_many" in spec:
             approvers = [f"person-{n:07d}" for n in range(spec["approvers_many"])]
         try:

@@ -1,9 +1,10 @@
 """What an ask of a workflow is checked for before anything is scheduled.
 
 An ask roomkit will not make is refused in the workflow, where the workflow's code can catch
-it, naming the field at fault: arguments or a schema that are not JSON, approvers that are
-no list of actor ids, a deadline that is no positive ``timedelta``, what no store keeps, an
-input of the create activity past Temporal's payload limit.
+it, naming the field at fault: arguments longer, deeper or with a longer number than a
+request keeps, arguments or a schema that are not JSON, approvers that are no list of actor
+ids, a deadline that is no positive ``timedelta``, what no store keeps, an input of the
+create activity past Temporal's payload limit.
 Each check runs in workflow code, deterministically; the workflow decides, by its patches,
 which of them an ask replayed from an older history ran.
 """
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
-from roomkit.tools.human_input.checks import MAX_ARGUMENTS_CHARS, check_request_text, check_text
+from roomkit.models._json_limits import arguments_problem, circular_at, size_problem
+from roomkit.tools.human_input.checks import check_request_text, check_text
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.ladder import Ladder
@@ -28,6 +30,7 @@ __all__ = [
     "PAYLOAD_LIMIT",
     "Spec",
     "approvers_of",
+    "check_arguments",
     "check_fields",
     "check_input",
     "check_json",
@@ -95,13 +98,27 @@ def check_fields(call: str, tool_name: str, arguments: dict[str, Any], spec: Spe
     for approver in spec.approvers if isinstance(spec.approvers, list) else ():
         if isinstance(approver, str):
             check_text("approvers", approver)
-    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
-    if size > MAX_ARGUMENTS_CHARS:
-        raise ValueError(
-            f"{call}(): arguments are {size} characters as JSON, and a request keeps at most "
-            f"{MAX_ARGUMENTS_CHARS}: pass what identifies large content (an id, a URL), not "
-            "the content"
-        )
+    # Measured without writing them out: a value shared by many paths is written once for
+    # each, for as long as that takes.
+    problem = size_problem(arguments)
+    if problem is not None:
+        raise ValueError(f"{call}(): {problem}")
+
+
+def check_arguments(call: str, arguments: dict[str, Any]) -> None:
+    """Refuse arguments ``create()`` refuses for what they would be as JSON, before anything
+    writes them (:func:`check_json` would, for as long as a value shared by many paths takes,
+    or until the recursion limit): longer than a request keeps, nested deeper, or holding an
+    integer longer than a number in a request may be.
+
+    Raises:
+        ValueError: they are; the message says what, and where.
+    """
+    if circular_at(arguments) is not None:
+        return  # no JSON at all: check_json says so
+    problem = arguments_problem(arguments)
+    if problem is not None:
+        raise ValueError(f"{call}(): {problem}")
 
 
 def approvers_of(call: str, approvers: Any) -> list[str]:

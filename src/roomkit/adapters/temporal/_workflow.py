@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal._checks import (
         Spec,
         approvers_of,
+        check_arguments,
         check_fields,
         check_input,
         check_json,
@@ -64,6 +65,11 @@ _CHECKS_APPROVERS = "roomkit-approvers-checked"
 _CHECKS_FIELDS = "roomkit-fields-checked"
 """The patch that refuses, in the workflow, what no store keeps: an actor or room that is no
 text, text UTF-8 cannot encode, arguments longer than a history entry."""
+_CHECKS_LIMITS = "roomkit-arguments-limits-checked"
+"""The patch that refuses, in the workflow and before anything writes them, arguments longer
+than a request keeps, nested deeper or holding a longer number (its own, not
+``_CHECKS_FIELDS``: arguments nested 30 levels deep, which a store kept, replay as they were
+asked)."""
 _CHECKS_INPUT = "roomkit-input-checked"
 """The patch that refuses, in the workflow, a create activity's input past Temporal's payload
 limit (its own, not ``_CHECKS_FIELDS``: an input a payload codec shrank, or a server with a
@@ -170,6 +176,8 @@ async def _ask(
         raise TypeError(f"{call}(): arguments must be a dict, got {type(arguments).__name__}")
     # The schema under the name the caller gave it.
     schema = "tool_schema" if kind == "approval" else "answer_schema"
+    if workflow.patched(_CHECKS_LIMITS):
+        check_arguments(call, arguments)
     check_json(call, "arguments", arguments)
     check_json(call, schema, spec.answer_schema)
     if workflow.patched(_CHECKS_FIELDS):

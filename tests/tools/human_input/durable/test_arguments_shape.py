@@ -5,13 +5,15 @@ kept, read back and answered; the requests made around a refused one are kept.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 from tests.tools.human_input.durable.test_arguments_size import CREATES, Create
 
-from roomkit.core.exceptions import ArgumentsTooLargeError
+from roomkit.core.exceptions import ArgumentsTooLargeError, InvalidAnswerError
+from roomkit.tools.approvals import Edit
 from roomkit.tools.human_input.checks import MAX_ARGUMENTS_DEPTH, MAX_NUMBER_CHARS
 
 
@@ -106,3 +108,27 @@ async def test_arguments_at_the_limits_are_kept_read_back_and_answered(
     answer = '{"decision":"approve"}' if read.kind == "approval" else "yes"
     assert await handler.aresolve(pending_id, answer, by="alice") is True
     assert await handler.wait(pending_id) == answer
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [nested(MAX_ARGUMENTS_DEPTH + 1), {"n": 10**MAX_NUMBER_CHARS}],
+    ids=["one level too deep", "a number too long"],
+)
+async def test_an_edit_past_the_limits_decides_nothing(
+    make_handler: HandlerFactory, arguments: dict[str, Any]
+) -> None:
+    """An edit would make them the call's arguments: it is refused as create refuses them,
+    and the approval stays open for a decision it can take."""
+    handler = make_handler()
+    held = await handler.create_approval("book", {"n": 1}, approvers=["alice"])
+    text = json.dumps({"decision": "edit", "arguments": arguments})
+
+    with pytest.raises(InvalidAnswerError, match=r"^an edit.s arguments must fit in a request"):
+        await handler.aresolve(held.pending_id, text, by="alice")
+
+    [still] = await handler.list_pending()
+    assert (still.pending_id, still.arguments) == (held.pending_id, {"n": 1})
+    edited = Edit({"n": 2})
+    assert await handler.aresolve(held.pending_id, edited, by="alice") is True
+    assert await handler.wait(held.pending_id) == edited
