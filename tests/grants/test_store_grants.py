@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 from tests.grants.support import Clock
 
+from roomkit.core.exceptions import StoreError
 from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants
+from roomkit.stores.sqlite import SQLiteStore
 
 GrantStores = Callable[[], GrantStore]
 
@@ -131,3 +136,35 @@ def test_a_durable_store_keeps_one_grants_facet(tmp_path: object) -> None:
     assert HumanInputHandler(store=store).grants is store.grants
     assert isinstance(HumanInputHandler().grants, MemoryGrants)
     assert HumanInputHandler().grants is not HumanInputHandler().grants
+
+
+async def test_sqlite_tells_a_constraint_other_than_the_id_from_a_grant_recorded_already(
+    tmp_path: Path,
+) -> None:
+    """A refusal by a constraint the file holds (here a trigger's) quotes SQLite and says
+    nothing was written; the grants added beside it are kept, and an id recorded already is
+    still told apart."""
+    path = tmp_path / "grants.db"
+    async with SQLiteStore(path) as store:
+        grants = store.grants
+        await grants.add(_grant("g-before"))
+        with closing(sqlite3.connect(path)) as db:
+            db.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON roomkit_grants "
+                "WHEN NEW.tool = 'wipe_disk' BEGIN SELECT RAISE(ABORT, 'no wipe_disk here'); END"
+            )
+            db.commit()
+
+        with pytest.raises(StoreError) as refused:
+            await grants.add(_grant("g-refused", tool="wipe_disk"))
+
+        assert not isinstance(refused.value, ValueError)
+        assert str(refused.value) == (
+            "grant 'g-refused' could not be recorded, the database refused it: "
+            "no wipe_disk here; nothing was written"
+        )
+        assert await grants.get("g-refused") is None
+        await grants.add(_grant("g-after"))
+        assert [grant.grant_id for grant in await grants.list()] == ["g-after", "g-before"]
+        with pytest.raises(ValueError, match=r"^grant 'g-before' is recorded already$"):
+            await grants.add(_grant("g-before"))

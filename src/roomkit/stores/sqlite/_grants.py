@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.stores.grants import (
     COLUMNS,
     Grant,
@@ -54,6 +54,7 @@ _LIVE = "revoked_at IS NULL AND expires_at > ? AND (max_uses IS NULL OR uses < m
 
 
 _LIVE_ON_TOOL = f"SELECT 1 FROM roomkit_grants WHERE tool = ? AND {_LIVE} LIMIT 1"
+_RECORDED = "SELECT 1 FROM roomkit_grants WHERE grant_id = ?"
 _GRANTS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'roomkit_grants'"
 
 
@@ -91,7 +92,17 @@ class SQLiteGrants(Part, ListingGrants):
             return self._table
 
     async def add(self, grant: Grant) -> Grant:
-        def add(db: sqlite3.Connection, now: float) -> tuple[Any, ...] | None:
+        """Record ``grant``; see :meth:`GrantStore.add`.
+
+        Raises:
+            ValueError: a grant with its id is recorded already.
+            StoreError: the database refused the row by another constraint (one the file
+                holds: a trigger's, a CHECK); the message quotes SQLite, and nothing was
+                written.
+            StoreUnavailableError: the store cannot be reached.
+        """
+
+        def add(db: sqlite3.Connection, now: float) -> tuple[Any, ...] | Exception:
             row = (grant.grant_id, grant.tool, grant.expires_at, grant.max_uses, grant.uses, now)
             try:
                 db.execute(
@@ -99,13 +110,21 @@ class SQLiteGrants(Part, ListingGrants):
                     "created_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (*row, grant.body()),
                 )
-            except sqlite3.IntegrityError:
-                return None  # raised outside the write, which the store's others share
+            except sqlite3.IntegrityError as error:
+                # Returned, and raised outside the write, which the store's others share.
+                # Only an id recorded already is a duplicate: any other constraint the file
+                # holds is said as SQLite says it.
+                if query(db, _RECORDED, (grant.grant_id,)):
+                    return ValueError(f"grant {grant.grant_id!r} is recorded already")
+                return StoreError(
+                    f"grant {grant.grant_id!r} could not be recorded, the database refused "
+                    f"it: {error}; nothing was written"
+                )
             return row
 
         row = await self._change(add)
-        if row is None:
-            raise ValueError(f"grant {grant.grant_id!r} is recorded already")
+        if isinstance(row, Exception):
+            raise row
         return grant_from_row((*row, None, None, grant.body()))
 
     async def get(self, grant_id: str) -> Grant | None:
