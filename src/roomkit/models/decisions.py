@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Literal, NoReturn, Self
 
-from roomkit.models._json_limits import arguments_problem, circular_at
+from roomkit.models.json_limits import arguments_problem, circular_at
 
 __all__ = ["Approve", "Decision", "DecisionKind", "Edit", "Reject", "Respond"]
 

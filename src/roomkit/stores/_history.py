@@ -38,8 +38,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import InvalidTextError
-from roomkit.models._json_limits import MAX_ARGUMENTS_CHARS
 from roomkit.models.history import ENTRY_MODELS, ENTRY_TYPES, Entry, check_fields
+from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools.validation import unencodable_text
 

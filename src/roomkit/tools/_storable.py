@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from roomkit.models._json_limits import circular_at, path_text
+from roomkit.models.json_limits import circular_at, path_text
 
 __all__ = ["circular_at", "non_finite_at", "non_json_at", "path_text", "unencodable_text"]
 

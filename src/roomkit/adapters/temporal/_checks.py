@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
-from roomkit.models._json_limits import arguments_problem, circular_at, size_problem
+from roomkit.models.json_limits import arguments_problem, circular_at, size_problem
 from roomkit.tools.human_input.checks import check_request_text, check_text
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ A new request's arguments are held to what a durable store keeps of them
 integers of :data:`MAX_NUMBER_CHARS` characters) on every store, the memory store too: a
 question that works in tests on memory works in production on SQLite. The check costs the
 common case (a few short texts) next to nothing: one walk of bounds on the JSON's length
-(:mod:`roomkit.models._json_limits`, which stops once the least the JSON can be is well past
+(:mod:`roomkit.models.json_limits`, which stops once the least the JSON can be is well past
 the limit, however many places a shared value is held in), the JSON itself only when they do
 not settle it.
 """
@@ -29,12 +29,12 @@ from roomkit.core.exceptions import (
     InvalidTextError,
     RequestWithdrawnError,
 )
-from roomkit.models._json_limits import (
+from roomkit.models.clock import LONGEST_TIMEOUT
+from roomkit.models.json_limits import (
     MAX_ARGUMENTS_DEPTH,
     MAX_NUMBER_CHARS,
     arguments_problem,
 )
-from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores import MAX_ARGUMENTS_CHARS
 from roomkit.tools._storable import non_json_at
