@@ -31,6 +31,7 @@ from roomkit.stores._opening import SharedOpening
 from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
 from roomkit.stores.redis import _room_records as records
+from roomkit.stores.redis import _room_scripts as scripts
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -142,7 +143,7 @@ class RedisRoomStore(Opened):
 
     async def _open_once(self) -> None:
         """The opening itself: the keys' format checked, the event ids reserved."""
-        [_, last_event_id] = await self._write(records.OPEN, [self._keys.last_event], [])
+        [_, last_event_id] = await self._write(scripts.OPEN, [self._keys.last_event], [])
         reserve_event_ids(int(last_event_id))
         self._opened = True
 
@@ -200,7 +201,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.all, self._keys.seq, self._keys.room(room.id)]
         try:
-            await self._write(records.CREATE_ROOM, keys, [room.id, record])
+            await self._write(scripts.CREATE_ROOM, keys, [room.id, record])
         except _Refused:
             raise ValueError(f"Room {room.id!r} already exists") from None
 
@@ -226,7 +227,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.all, self._keys.seq, *self._keys.roster(room_id)]
         await self._under_room(
-            records.ADD_PARTICIPANT, keys, [room_id, participant.id, record], room_id
+            scripts.ADD_PARTICIPANT, keys, [room_id, participant.id, record], room_id
         )
 
     async def list_participants(self, room_id: str) -> list[Participant]:
@@ -253,7 +254,7 @@ class RedisRoomStore(Opened):
             *self._keys.bindings(room_id),
             self._keys.channel(channel_id),
         ]
-        await self._under_room(records.ADD_BINDING, keys, [room_id, channel_id, record], room_id)
+        await self._under_room(scripts.ADD_BINDING, keys, [room_id, channel_id, record], room_id)
 
     async def remove_binding(self, room_id: str, channel_id: str) -> bool:
         """Detach a channel from a room; ``False`` when it was not attached.
@@ -263,7 +264,7 @@ class RedisRoomStore(Opened):
         """
         await self.open()
         keys = [*self._keys.bindings(room_id), self._keys.channel(channel_id)]
-        reply = await self._write(records.REMOVE_BINDING, keys, [room_id, channel_id])
+        reply = await self._write(scripts.REMOVE_BINDING, keys, [room_id, channel_id])
         return bool(int(reply[1]))
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
@@ -291,7 +292,7 @@ class RedisRoomStore(Opened):
         """A room's roster or bindings (``keys``: the records' hash and their order), decoded
         in the order they were first added."""
         hashed, order = keys
-        found = await self._read(records.READ_ORDERED, [order, hashed], [])
+        found = await self._read(scripts.READ_ORDERED, [order, hashed], [])
         return [decode(raw, room_id) for raw in found]
 
     async def _under_room(
@@ -316,7 +317,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.all, self._keys.events(event.room_id), self._keys.last_event]
         args = [event.room_id, event.id, record]
-        await self._under_room(records.ADD_EVENT, keys, args, event.room_id)
+        await self._under_room(scripts.ADD_EVENT, keys, args, event.room_id)
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
         """The room's events, oldest first, from ``offset``, at most ``limit``.
@@ -368,7 +369,7 @@ class RedisRoomStore(Opened):
             self._keys.seq,
             *turn_keys,
         ]
-        await self._under_room(records.RECORD_INBOUND, keys, args, event.room_id)
+        await self._under_room(scripts.RECORD_INBOUND, keys, args, event.room_id)
 
     async def begin_turn(self, turn: OpenTurn) -> None:
         """Record a turn as started.
@@ -382,7 +383,7 @@ class RedisRoomStore(Opened):
         record = records.encode_turn(turn)
         await self.open()
         keys = [self._keys.turns, self._keys.seq, self._keys.turn(turn.turn_id)]
-        await self._write(records.BEGIN_TURN, keys, [turn.turn_id, record])
+        await self._write(scripts.BEGIN_TURN, keys, [turn.turn_id, record])
 
     async def record_step(self, turn_id: str, step: JournalStep) -> None:
         """Record a step; a step with the same index is replaced.
@@ -395,7 +396,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.turns, self._keys.steps(turn_id)]
         try:
-            await self._write(records.RECORD_STEP, keys, [turn_id, step.index, record])
+            await self._write(scripts.RECORD_STEP, keys, [turn_id, step.index, record])
         except _Refused:
             raise KeyError(f"No open turn {turn_id!r}: call begin_turn() first") from None
 
@@ -427,7 +428,7 @@ class RedisRoomStore(Opened):
             keys += [self._keys.all, self._keys.events(reply.room_id), self._keys.last_event]
         await self.open()
         room_id = reply.room_id if reply is not None else ""
-        done = await self._under_room(records.FINISH_TURN, keys, args, room_id)
+        done = await self._under_room(scripts.FINISH_TURN, keys, args, room_id)
         return bool(int(done[1]))
 
     async def end_turn(self, turn_id: str) -> None:
@@ -438,7 +439,7 @@ class RedisRoomStore(Opened):
         """
         await self.open()
         keys = [self._keys.turns, self._keys.turn(turn_id), self._keys.steps(turn_id)]
-        await self._write(records.END_TURN, keys, [turn_id])
+        await self._write(scripts.END_TURN, keys, [turn_id])
 
     async def open_turns(self) -> list[OpenTurn]:
         """The turns begun and not ended, oldest first.
@@ -446,7 +447,7 @@ class RedisRoomStore(Opened):
         Raises:
             StoreUnavailableError: the server cannot be reached.
         """
-        found = await self._read(records.READ_TURNS, [self._keys.turns], [self._keys.turn("")])
+        found = await self._read(scripts.READ_TURNS, [self._keys.turns], [self._keys.turn("")])
         return [records.decode_turn(raw) for raw in found]
 
 
