@@ -8,7 +8,7 @@ with ``<prefix>:rooms:``, apart from the pending-request store's keys under the 
     <p>:rooms:seq                 a counter: the order of rooms, rosters, bindings and turns
     <p>:rooms:last-event          the largest event id stored
     <p>:rooms:all                 zset: room id -> its place among the rooms
-    <p>:rooms:room:<room>         the room (JSON)
+    <p>:rooms:room:<room>         the room (JSON), with a token of the create that wrote it
     <p>:rooms:roster:<room>       hash: participant id -> participant (JSON)
     <p>:rooms:roster-order:<room> zset: participant id -> join order
     <p>:rooms:bindings:<room>     hash: channel id -> binding (JSON)
@@ -18,6 +18,10 @@ with ``<prefix>:rooms:``, apart from the pending-request store's keys under the 
     <p>:rooms:turns               zset: open turn id -> when first begun
     <p>:rooms:turn:<turn>         the open turn (JSON)
     <p>:rooms:steps:<turn>        hash: step index -> step (JSON)
+
+A binding's removal and a turn's end without a reply also keep their reply a while under
+``<p>:once:<token>`` (:mod:`~roomkit.stores.redis._once`), so that the client's re-send of
+them writes nothing more.
 
 Values are JSON text written by Python; the scripts store and return them as they are, never
 re-encoding them, so a value read back equals the one written.
@@ -127,8 +131,10 @@ def _moment(record: dict[str, Any], name: str, where: str) -> datetime:
 # Only the metadata, state and payloads can hold what JSON cannot: the errors name them.
 
 
-def encode_room(room: Room) -> str:
-    record = {"created_at": room.created_at.isoformat(), "metadata": room.metadata}
+def encode_room(room: Room, call: str) -> str:
+    """``room``'s record, holding ``call``, a token of the create that writes it: the
+    client's re-send of that create finds the very record it would write, and says created."""
+    record = {"created_at": room.created_at.isoformat(), "metadata": room.metadata, "call": call}
     return _dump(record, "Room metadata")
 
 

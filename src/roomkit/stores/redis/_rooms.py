@@ -4,7 +4,10 @@
 keeps, on a server that processes on many machines share: the agents that run turns, the
 desks that read rosters. Each write is one Lua script, so it is atomic on the server
 whichever process runs it; the two that must not be split (a message with the turns it
-starts, a turn's end with its reply) are one script each, like every other write.
+starts, a turn's end with its reply) are one script each, like every other write. The client
+sends a command again when a cut connection lost its reply, after the server ran it: each
+write finds that it ran already and lands once (:mod:`._room_scripts` says how), so the
+caller is told the room it created was created, its turn finished, its binding removed.
 
 The records are as durable as the server is configured to keep them: with ``appendonly yes``
 and ``appendfsync always`` a write that returned is on disk and survives a crash of the
@@ -19,6 +22,7 @@ Needs the ``redis`` extra (``pip install -e '.[redis]'`` in roomkit's checkout).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,6 +36,7 @@ from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
 from roomkit.stores.redis import _room_records as records
 from roomkit.stores.redis import _room_scripts as scripts
+from roomkit.stores.redis._once import with_token
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -159,18 +164,21 @@ class RedisRoomStore(Opened):
             script = self._scripts[source] = self._client.register_script(source)
         return script
 
-    async def _write(self, source: str, keys: list[str], args: list[Any]) -> list[Any]:
-        """Run the write script ``source``; its reply after the status, which is ``"ok"`` or
-        an error.
+    async def _write(
+        self, source: str, keys: list[str], args: list[Any], *, once: bool = False
+    ) -> list[Any]:
+        """Run the write script ``source`` (with a token of its own when ``once``: a script
+        run once per token); its reply after the status, which is ``"ok"`` or an error.
 
         Raises:
             StoreFormatError: the store holds another format (nothing is written).
             _Refused: the script refused the write (nothing is written); the caller says why.
         """
+        keys, args = [self._keys.format, *keys], [records.FORMAT, *args]
+        if once:
+            keys, args = with_token(self.prefix, keys, args, within=self.timeout)
         async with link.guard(self._where, within=self.timeout, store=_STORE):
-            reply = await self._script(source)(
-                keys=[self._keys.format, *keys], args=[records.FORMAT, *args]
-            )
+            reply = await self._script(source)(keys=keys, args=args)
         status = link.text(reply[0])
         if status == "ok":
             return list(reply)
@@ -197,7 +205,7 @@ class RedisRoomStore(Opened):
             ValueError: a room with this id exists.
             TypeError: the metadata is not JSON-ready.
         """
-        record = records.encode_room(room)
+        record = records.encode_room(room, secrets.token_hex(8))
         await self.open()
         keys = [self._keys.all, self._keys.seq, self._keys.room(room.id)]
         try:
@@ -264,7 +272,7 @@ class RedisRoomStore(Opened):
         """
         await self.open()
         keys = [*self._keys.bindings(room_id), self._keys.channel(channel_id)]
-        reply = await self._write(scripts.REMOVE_BINDING, keys, [room_id, channel_id])
+        reply = await self._write(scripts.REMOVE_BINDING, keys, [room_id, channel_id], once=True)
         return bool(int(reply[1]))
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
@@ -427,8 +435,10 @@ class RedisRoomStore(Opened):
             args += [reply.room_id, reply.id, records.encode_event(reply)]
             keys += [self._keys.all, self._keys.events(reply.room_id), self._keys.last_event]
         await self.open()
-        room_id = reply.room_id if reply is not None else ""
-        done = await self._under_room(scripts.FINISH_TURN, keys, args, room_id)
+        if reply is None:
+            done = await self._write(scripts.FINISH_TURN_ALONE, keys, args, once=True)
+        else:
+            done = await self._under_room(scripts.FINISH_TURN, keys, args, reply.room_id)
         return bool(int(done[1]))
 
     async def end_turn(self, turn_id: str) -> None:
