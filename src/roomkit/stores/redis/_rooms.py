@@ -26,7 +26,6 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.core.exceptions import StoreFormatError
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids
@@ -36,11 +35,10 @@ from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
 from roomkit.stores.redis import _room_records as records
 from roomkit.stores.redis import _room_scripts as scripts
-from roomkit.stores.redis._once import with_token
+from roomkit.stores.redis._room_calls import STORE, Refused, RoomScripts
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-    from redis.commands.core import AsyncScript
 
     from roomkit.stores.redis._requests import RedisStore
 
@@ -50,8 +48,6 @@ T = TypeVar("T")
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 """The server :class:`RedisRoomStore` connects to when given neither a URL nor a client."""
-
-_STORE = "Redis room store"
 
 
 class RedisRoomStore(Opened):
@@ -104,8 +100,9 @@ class RedisRoomStore(Opened):
         """The first part of every key."""
         self._where = link.describe(self._client)
         self._keys = records.Layout(prefix)
-        # Each Lua source is registered on first use: the client keeps its digest.
-        self._scripts: dict[str, AsyncScript] = {}
+        self._run = RoomScripts(
+            self._client, where=self._where, prefix=prefix, timeout=self.timeout
+        )
         self._opened = False
         self._opening = SharedOpening()
 
@@ -148,7 +145,7 @@ class RedisRoomStore(Opened):
 
     async def _open_once(self) -> None:
         """The opening itself: the keys' format checked, the event ids reserved."""
-        [_, last_event_id] = await self._write(scripts.OPEN, [self._keys.last_event], [])
+        [_, last_event_id] = await self._run.write(scripts.OPEN, [self._keys.last_event], [])
         reserve_event_ids(int(last_event_id))
         self._opened = True
 
@@ -158,43 +155,9 @@ class RedisRoomStore(Opened):
         if self._owned:
             await self._client.aclose(close_connection_pool=True)
 
-    def _script(self, source: str) -> AsyncScript:
-        script = self._scripts.get(source)
-        if script is None:
-            script = self._scripts[source] = self._client.register_script(source)
-        return script
-
-    async def _write(
-        self, source: str, keys: list[str], args: list[Any], *, once: bool = False
-    ) -> list[Any]:
-        """Run the write script ``source`` (with a token of its own when ``once``: a script
-        run once per token); its reply after the status, which is ``"ok"`` or an error.
-
-        Raises:
-            StoreFormatError: the store holds another format (nothing is written).
-            _Refused: the script refused the write (nothing is written); the caller says why.
-        """
-        keys, args = [self._keys.format, *keys], [records.FORMAT, *args]
-        if once:
-            keys, args = with_token(self.prefix, keys, args, within=self.timeout)
-        async with link.guard(self._where, within=self.timeout, store=_STORE):
-            reply = await self._script(source)(keys=keys, args=args)
-        status = link.text(reply[0])
-        if status == "ok":
-            return list(reply)
-        if status == "format":
-            raise StoreFormatError(
-                f"The {_STORE} at {self._where} holds records of format "
-                f"{link.text(reply[1])!r} under prefix {self.prefix!r}, and this roomkit "
-                f"reads and writes {records.FORMAT!r}: run the roomkit version that wrote "
-                "them, or give this store another prefix= or database"
-            )
-        raise _Refused(status)
-
     async def _read(self, source: str, keys: list[str], args: list[Any]) -> list[Any]:
         await self.open()
-        async with link.guard(self._where, within=self.timeout, store=_STORE):
-            return list(await self._script(source)(keys=keys, args=args))
+        return await self._run.read(source, keys, args)
 
     # -- rooms, rosters, bindings --------------------------------------------------------------
 
@@ -209,8 +172,8 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.all, self._keys.seq, self._keys.room(room.id)]
         try:
-            await self._write(scripts.CREATE_ROOM, keys, [room.id, record])
-        except _Refused:
+            await self._run.write(scripts.CREATE_ROOM, keys, [room.id, record])
+        except Refused:
             raise ValueError(f"Room {room.id!r} already exists") from None
 
     async def get_room(self, room_id: str) -> Room | None:
@@ -220,7 +183,7 @@ class RedisRoomStore(Opened):
             StoreUnavailableError: the server cannot be reached.
         """
         await self.open()
-        async with link.guard(self._where, within=self.timeout, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=STORE):
             raw = await self._client.get(self._keys.room(room_id))
         return None if raw is None else records.decode_room(raw, room_id)
 
@@ -272,7 +235,9 @@ class RedisRoomStore(Opened):
         """
         await self.open()
         keys = [*self._keys.bindings(room_id), self._keys.channel(channel_id)]
-        reply = await self._write(scripts.REMOVE_BINDING, keys, [room_id, channel_id], once=True)
+        reply = await self._run.write(
+            scripts.REMOVE_BINDING, keys, [room_id, channel_id], once=True
+        )
         return bool(int(reply[1]))
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
@@ -290,7 +255,7 @@ class RedisRoomStore(Opened):
             StoreUnavailableError: the server cannot be reached.
         """
         await self.open()
-        async with link.guard(self._where, within=self.timeout, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=STORE):
             found = await self._client.zrange(self._keys.channel(channel_id), 0, -1)
         return [link.text(room_id) for room_id in found]
 
@@ -308,8 +273,8 @@ class RedisRoomStore(Opened):
     ) -> list[Any]:
         """Run a write whose room must exist; ``KeyError`` when it does not."""
         try:
-            return await self._write(source, keys, args)
-        except _Refused:
+            return await self._run.write(source, keys, args)
+        except Refused:
             raise KeyError(_no_room(room_id)) from None
 
     # -- history -------------------------------------------------------------------------------
@@ -350,7 +315,7 @@ class RedisRoomStore(Opened):
 
     async def _events(self, room_id: str, first: int, last: int) -> list[RoomEvent]:
         await self.open()
-        async with link.guard(self._where, within=self.timeout, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=STORE):
             found = await self._client.lrange(self._keys.events(room_id), first, last)
         return [records.decode_event(raw, room_id) for raw in found]
 
@@ -391,7 +356,7 @@ class RedisRoomStore(Opened):
         record = records.encode_turn(turn)
         await self.open()
         keys = [self._keys.turns, self._keys.seq, self._keys.turn(turn.turn_id)]
-        await self._write(scripts.BEGIN_TURN, keys, [turn.turn_id, record])
+        await self._run.write(scripts.BEGIN_TURN, keys, [turn.turn_id, record])
 
     async def record_step(self, turn_id: str, step: JournalStep) -> None:
         """Record a step; a step with the same index is replaced.
@@ -404,8 +369,8 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.turns, self._keys.steps(turn_id)]
         try:
-            await self._write(scripts.RECORD_STEP, keys, [turn_id, step.index, record])
-        except _Refused:
+            await self._run.write(scripts.RECORD_STEP, keys, [turn_id, step.index, record])
+        except Refused:
             raise KeyError(f"No open turn {turn_id!r}: call begin_turn() first") from None
 
     async def steps(self, turn_id: str) -> list[JournalStep]:
@@ -415,7 +380,7 @@ class RedisRoomStore(Opened):
             StoreUnavailableError: the server cannot be reached.
         """
         await self.open()
-        async with link.guard(self._where, within=self.timeout, store=_STORE):
+        async with link.guard(self._where, within=self.timeout, store=STORE):
             found: dict[Any, Any] = await self._client.hgetall(self._keys.steps(turn_id))
         steps = [records.decode_step(index, raw, turn_id) for index, raw in found.items()]
         return sorted(steps, key=lambda step: step.index)
@@ -436,7 +401,7 @@ class RedisRoomStore(Opened):
             keys += [self._keys.all, self._keys.events(reply.room_id), self._keys.last_event]
         await self.open()
         if reply is None:
-            done = await self._write(scripts.FINISH_TURN_ALONE, keys, args, once=True)
+            done = await self._run.write(scripts.FINISH_TURN_ALONE, keys, args, once=True)
         else:
             done = await self._under_room(scripts.FINISH_TURN, keys, args, reply.room_id)
         return bool(int(done[1]))
@@ -449,7 +414,7 @@ class RedisRoomStore(Opened):
         """
         await self.open()
         keys = [self._keys.turns, self._keys.turn(turn_id), self._keys.steps(turn_id)]
-        await self._write(scripts.END_TURN, keys, [turn_id])
+        await self._run.write(scripts.END_TURN, keys, [turn_id])
 
     async def open_turns(self) -> list[OpenTurn]:
         """The turns begun and not ended, oldest first.
@@ -459,14 +424,6 @@ class RedisRoomStore(Opened):
         """
         found = await self._read(scripts.READ_TURNS, [self._keys.turns], [self._keys.turn("")])
         return [records.decode_turn(raw) for raw in found]
-
-
-class _Refused(Exception):
-    """A write script refused the write (``status`` says why); nothing was written."""
-
-    def __init__(self, status: str) -> None:
-        super().__init__(status)
-        self.status = status
 
 
 def _no_room(room_id: str) -> str:
