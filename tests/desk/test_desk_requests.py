@@ -289,7 +289,9 @@ async def test_an_answer_link_answers_its_request_once(world: World) -> None:
     assert replay.status_code == 401
 
 
-async def test_a_body_over_the_cap_gets_413_before_parsing(world: World) -> None:
+async def test_an_answer_over_the_cap_gets_413(world: World) -> None:
+    """An answer to a question is held to ``max_body``, declared or streamed (only a decision
+    on an approval may be longer: ``max_answer_body``)."""
     pending_id = await world.ask()
     url = f"/api/requests/{pending_id}/answer"
     big = json.dumps({"answer": "x" * (64 * 1024)}).encode()
@@ -299,8 +301,9 @@ async def test_a_body_over_the_cap_gets_413_before_parsing(world: World) -> None
             yield big[start : start + 4096]
 
     async with world.client() as client:
-        declared = await client.post(url, content=big, headers=bearer("alice"))
-        chunked = await client.post(url, content=streamed(), headers=bearer("alice"))
+        headers = {**bearer("alice"), "Content-Type": "application/json"}
+        declared = await client.post(url, content=big, headers=headers)
+        chunked = await client.post(url, content=streamed(), headers=headers)
     assert declared.status_code == 413
     assert chunked.status_code == 413
     assert (await world.handler.get_request(pending_id)).status == "pending"

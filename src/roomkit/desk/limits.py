@@ -1,5 +1,10 @@
 """What the desk accepts: body and frame sizes, JSON depth, request rates, origins, hosts.
 
+A decision on an approval may carry every argument back (an edit), so the answer route takes
+bodies up to :attr:`DeskLimits.max_answer_body`, which holds any arguments a request keeps
+(:data:`~roomkit.models.json_limits.MAX_ARGUMENTS_CHARS`) however a client escapes them;
+every other body, an answer to a question included, is held to ``max_body``.
+
 Bodies are measured and checked before anything parses them (:mod:`roomkit.bodies`): a
 declared ``Content-Length`` over the cap is refused at once, a streamed body is counted as
 it arrives, and JSON nested too deep, with a number too long or a key given twice is
@@ -19,8 +24,10 @@ from fastapi.routing import APIRoute
 
 from roomkit.auth.traffic import HostRule, RateLimiter
 from roomkit.bodies import BodyLimits, BodyRefusedError, bounded_route, load_json
+from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS
 
 __all__ = [
+    "EDIT_BODY_BYTES",
     "DeskLimits",
     "HostRule",
     "RateLimiter",
@@ -30,12 +37,25 @@ __all__ = [
 ]
 
 
+_ESCAPED_CHAR = 12
+"""The most bytes JSON spells one character of arguments in: ``\\ud83d\\ude00`` for one
+outside the Basic Multilingual Plane written with ASCII escapes only (``json.dumps``'s
+default); in UTF-8 it takes four, a CJK character three."""
+_ENVELOPE = 4 * 1024
+"""Room for what an edit wraps the arguments in: the decision, the digest, separators."""
+EDIT_BODY_BYTES = _ESCAPED_CHAR * MAX_ARGUMENTS_CHARS + _ENVELOPE
+"""The bytes of the largest edit a decision body needs: any arguments a request keeps, each
+character escaped, plus the envelope (676,096 bytes, 660 KiB). A client that indents its
+JSON adds bytes this does not count."""
+
+
 @dataclass(frozen=True, slots=True)
 class DeskLimits:
     """The desk's limits; every one is per request, frame or actor."""
 
     max_body: int = 64 * 1024
-    """Bytes in an HTTP request body; more gets 413."""
+    """Bytes in an HTTP request body; more gets 413. A decision on an approval may send
+    :attr:`max_answer_body`."""
     max_frame: int = 64 * 1024
     """Bytes in a WebSocket frame from a client; more closes the socket with 1009."""
     max_depth: int = 32
@@ -68,6 +88,13 @@ class DeskLimits:
     def bodies(self) -> BodyLimits:
         """What an HTTP request body may hold: ``max_body`` bytes, ``max_depth`` levels."""
         return BodyLimits(max_bytes=self.max_body, max_depth=self.max_depth)
+
+    @property
+    def max_answer_body(self) -> int:
+        """Bytes in the body of ``POST /api/requests/{id}/answer`` on an approval: at least
+        :data:`EDIT_BODY_BYTES`, so that a person can send back as an edit any arguments
+        the request holds (``max_body`` when that is more)."""
+        return max(self.max_body, EDIT_BODY_BYTES)
 
     @property
     def frames(self) -> BodyLimits:

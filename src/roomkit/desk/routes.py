@@ -5,9 +5,11 @@ unknown, another room's or someone else's (one answer for all three, so ids leak
 409 once a request is settled (saying how), or for a decision on an approval whose
 arguments an edit changed after the person was shown them (the body's ``digest``; the
 detail quotes the arguments as they are now, and nothing was decided), 413 over the body
-cap, 400 for a body that is not JSON the desk takes (nested too deep, a number too long, a
-key given twice: see :mod:`roomkit.bodies`), 422 for an answer that does not fit (the
-request stays open), 429 past the rate limit.
+cap (a decision on an approval has a cap of its own, room for an edit of every argument:
+:attr:`~roomkit.desk.limits.DeskLimits.max_answer_body`), 400 for a body that is not JSON
+the desk takes (nested too deep, a number too long, a key given twice: see
+:mod:`roomkit.bodies`), 422 for an answer that does not fit (the request stays open), 429
+past the rate limit.
 
 An open request returned to a person (not an administrator) by ``GET /api/requests`` or
 ``GET /api/requests/{id}`` is recorded in its history as ``shown`` on the ``desk`` surface,
@@ -20,6 +22,7 @@ once (see :meth:`~roomkit.desk.hub.DeskHub.record_shown`); ``/api/history``, a r
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -85,6 +88,10 @@ _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _VOTE_IN = "Your vote on this approval is in already: each approver votes once"
 _ROUTED_ON = "This question is with someone else now: you may read it, not answer it"
+_OVER_ANSWER_CAP = (
+    "The body is over the {}-byte limit of an answer to a question: send less (only a "
+    "decision on an approval, which may carry every argument back, may be longer)"
+)
 
 
 _ERRORS = {
@@ -189,7 +196,11 @@ def desk_route_class(
 def build_router(desk: "Desk") -> DeskRouter:
     """The ``/api`` router of ``desk``."""
     metrics = desk.metrics
-    route_class = desk_route_class(desk.limits, on_store_error=metrics.store_error)
+    limits = desk.limits
+    route_class = desk_route_class(limits, on_store_error=metrics.store_error)
+    answer_limits = replace(limits, max_body=limits.max_answer_body)
+    answer_route_class = desk_route_class(answer_limits, on_store_error=metrics.store_error)
+    max_body = limits.max_body
     router = DeskRouter(
         desk,
         prefix="/api",
@@ -364,19 +375,20 @@ def build_router(desk: "Desk") -> DeskRouter:
             await desk.hub.record_shown(caller, [request.pending_id], SURFACE)
         return await routed_view(handler, request)
 
-    @router.post(
-        "/requests/{request_id}/answer",
-        response_model=RequestView,
-        responses=_errors(400, 401, 403, 404, 409, 413, 422, 429),
-    )
-    async def answer(caller: Caller, request_id: RequestId, body: AnswerBody) -> dict[str, Any]:
+    async def answer(
+        caller: Caller, request_id: RequestId, body: AnswerBody, sent: Request
+    ) -> dict[str, Any]:
         """Answer a request; the body depends on its kind. Returns it settled.
 
+        A decision on an approval may be as long as an edit of every argument needs
+        (``DeskLimits.max_answer_body``); any other answer is held to ``max_body`` (413).
         The caller's own answer sent again (a retry after a 503 whose first try was
         recorded) gets 200 with the request as it stands; any other answer to a settled
         request gets 409.
         """
         request = await visible(caller, request_id)
+        if request.kind != "approval" and len(await sent.body()) > max_body:
+            raise HTTPException(status_code=413, detail=_OVER_ANSWER_CAP.format(max_body))
         await check_decider(caller, request)
         # The caller's own answer may be the one recorded: aresolve tells.
         own = request.status is _RESOLVED and request.settled_by == caller.actor_id
@@ -401,6 +413,16 @@ def build_router(desk: "Desk") -> DeskRouter:
             ),
             again=own,
         )
+
+    # Its own route class: the body cap of a decision that carries every argument back.
+    router.add_api_route(
+        "/requests/{request_id}/answer",
+        answer,
+        methods=["POST"],
+        response_model=RequestView,
+        responses=_errors(400, 401, 403, 404, 409, 413, 422, 429),
+        route_class_override=answer_route_class,
+    )
 
     @router.post(
         "/requests/{request_id}/reject",
