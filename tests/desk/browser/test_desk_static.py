@@ -36,6 +36,7 @@ SCRIPTS = (
     "approval.js",
     "schemaform.js",
     "readable.js",
+    "exact.js",
 )
 
 

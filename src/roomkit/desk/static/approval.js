@@ -19,6 +19,7 @@
 
 import { buildForm, check, drawable } from './schemaform.js';
 import { el, isObject, text, when } from './dom.js';
+import { parseJson, stringify } from './exact.js';
 import { argumentsLine, argumentsView, same } from './readable.js';
 
 var DIGEST_SHOWN = 12;
@@ -186,7 +187,7 @@ function editPanel(ctx, args, schema) {
 
   function showJson(value) {
     var area = el('textarea', { className: 'json-editor', attrs: { rows: '8', spellcheck: 'false', 'aria-label': 'Arguments as JSON' } });
-    area.value = JSON.stringify(value, null, 2);
+    area.value = stringify(value, 2);
     current = { mode: 'json', area: area };
     var parts = [area];
     if (!canDraw) parts.unshift(el('p', { className: 'quiet', text: 'This tool takes arguments the form cannot draw: edit them as JSON.' }));
@@ -200,7 +201,7 @@ function editPanel(ctx, args, schema) {
     if (current.mode === 'form') return current.form.read();
     var value;
     try {
-      value = JSON.parse(current.area.value);
+      value = parseJson(current.area.value);
     } catch (err) {
       return { problems: ['the JSON does not parse: ' + err.message] };
     }
@@ -303,7 +304,7 @@ export function approvalOutcome(view, by) {
   if (view.status !== 'resolved') return null;
   var decision;
   try {
-    decision = JSON.parse(view.result);
+    decision = parseJson(view.result);
   } catch (err) {
     return null;
   }

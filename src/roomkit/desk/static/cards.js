@@ -11,6 +11,7 @@
 import { renderApproval } from './approval.js';
 import { buildForm, check, drawable } from './schemaform.js';
 import { el, isObject, text, when } from './dom.js';
+import { parseJson, stringify } from './exact.js';
 import { argumentsView } from './readable.js';
 
 // A touch screen has no Ctrl key to speak of: its placeholder says nothing of one.
@@ -60,7 +61,7 @@ export function renderCard(view, send, page) {
   if (isObject(view.answer_schema)) {
     card.appendChild(el('details', { className: 'schema' }, [
       el('summary', { text: 'Answer format' }),
-      el('pre', { text: JSON.stringify(view.answer_schema, null, 2) })
+      el('pre', { text: stringify(view.answer_schema, 2) })
     ]));
   }
   card.appendChild(error);
@@ -236,7 +237,7 @@ function renderCustom(ctx, args) {
   freeText(ctx, function (value) {
     if (!wantsJson) return { answer: value };
     try {
-      return { answer: JSON.parse(value) };
+      return { answer: parseJson(value) };
     } catch (err) {
       fail(ctx, 'Write the answer as JSON (see the answer format).');
       return null;

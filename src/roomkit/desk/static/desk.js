@@ -9,6 +9,7 @@
 import { approvalOutcome } from './approval.js';
 import { busy, fail, renderCard, summary } from './cards.js';
 import { el, isObject, show, text, when } from './dom.js';
+import { parseJson, stringify } from './exact.js';
 import { forget, notifyNew, offerPermission } from './notices.js';
 import { offerPush, registerWorker } from './push.js';
 
@@ -104,10 +105,11 @@ function callApi(method, path, token, body) {
   var init = { method: method, headers: headers, cache: 'no-store', credentials: 'omit' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
+    init.body = stringify(body);
   }
+  // Read with parseJson: an integer past 2^53 in the arguments keeps every digit.
   return fetch(path, init).then(function (response) {
-    return response.json().catch(function () {
+    return response.text().then(parseJson).catch(function () {
       return null;
     }).then(function (data) {
       return { status: response.status, data: data, headers: response.headers };
@@ -172,7 +174,7 @@ function reconnectLater() {
 function onFrame(data) {
   var frame;
   try {
-    frame = JSON.parse(data);
+    frame = parseJson(data);
   } catch (err) {
     return;
   }
@@ -254,7 +256,7 @@ function update(view) {
     return;
   }
   // The card already shows this view: drawing it again would close what the person opened.
-  if (JSON.stringify(entry.view) === JSON.stringify(view)) return;
+  if (stringify(entry.view) === stringify(view)) return;
   var card = renderCard(view, send, { me: state.me, history: requestHistory, link: Boolean(state.linkRequest) });
   entry.card.replaceWith(card);
   state.cards.set(view.id, { view: view, card: card });
@@ -300,7 +302,7 @@ function byWhom(actor) {
 function parsed(result) {
   if (typeof result !== 'string') return undefined;
   try {
-    return JSON.parse(result);
+    return parseJson(result);
   } catch (err) {
     return undefined;
   }

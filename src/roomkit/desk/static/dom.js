@@ -3,6 +3,8 @@
  * string a model or a server wrote goes in through textContent, never as markup or a URL.
  */
 
+import { isExact, stringify } from './exact.js';
+
 const FORBIDDEN_ATTRIBUTES = /^(on|href$|src$|srcdoc$|style$|action$|formaction$|xlink:)/i;
 
 export function el(tag, options, children) {
@@ -25,14 +27,15 @@ export function text(value) {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
   try {
-    return JSON.stringify(value);
+    return stringify(value);
   } catch (err) {
     return String(value);
   }
 }
 
+// An object of JSON: not a list, and not an integer kept as its digits (exact.js).
 export function isObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !isExact(value);
 }
 
 export function when(iso) {

@@ -5,11 +5,13 @@
  * A field's label is its schema's `title` (else its name, in words), with its `description`
  * under it; numbers show their unit (`x-unit` or `unit`), booleans read Yes or No, an enum
  * value shows its label (a `oneOf` of `{const, title}`, or `x-enumNames`), dates read as
- * dates, lists as lists and nested objects as tables of their own. Given the arguments as
+ * dates, lists as lists and nested objects as tables of their own; an integer past 2^53
+ * shows every digit (exact.js). Given the arguments as
  * they were before an edit, the values that changed are marked, with what they were.
  */
 
 import { el, isObject, text } from './dom.js';
+import { exactText, isExact, stringify } from './exact.js';
 
 var DEEPEST = 4;
 
@@ -29,13 +31,13 @@ function propertySchema(schema, name) {
 function enumLabel(schema, value) {
   var choices = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : [];
   for (var i = 0; i < choices.length; i++) {
-    if (isObject(choices[i]) && choices[i].const === value && typeof choices[i].title === 'string') {
+    if (isObject(choices[i]) && same(choices[i].const, value) && typeof choices[i].title === 'string') {
       return choices[i].title;
     }
   }
   var names = Array.isArray(schema['x-enumNames']) ? schema['x-enumNames'] : null;
   if (names && Array.isArray(schema.enum)) {
-    var at = schema.enum.indexOf(value);
+    var at = schema.enum.findIndex(function (option) { return same(option, value); });
     if (at >= 0 && typeof names[at] === 'string') return names[at];
   }
   return null;
@@ -59,9 +61,9 @@ export function scalarText(value, schema) {
   if (label !== null) return label;
   if (value === null || value === undefined) return '—';
   if (typeof value === 'boolean') return value ? 'Yes' : 'No';
-  if (typeof value === 'number') {
+  if (typeof value === 'number' || isExact(value)) {
     var unit = unitOf(schema);
-    return value.toLocaleString() + (unit ? ' ' + unit : '');
+    return (isExact(value) ? exactText(value) : value.toLocaleString()) + (unit ? ' ' + unit : '');
   }
   if (typeof value === 'string' && (schema.format === 'date' || schema.format === 'date-time')) {
     return dateText(value, schema.format);
@@ -77,7 +79,7 @@ function canonical(value) {
       return JSON.stringify(key) + ':' + canonical(value[key]);
     }).join(',') + '}';
   }
-  return JSON.stringify(value === undefined ? null : value);
+  return stringify(value === undefined ? null : value);
 }
 
 // Whether two JSON values are the same, whatever the order of their keys.
@@ -132,7 +134,7 @@ function table(args, schema, before, depth) {
 export function argumentsView(args, schema, before) {
   var raw = el('details', { className: 'raw-arguments' }, [
     el('summary', { text: 'Show as JSON' }),
-    el('pre', { className: 'arguments', text: JSON.stringify(args, null, 2) })
+    el('pre', { className: 'arguments', text: stringify(args, 2) })
   ]);
   var shown = Object.keys(args).length
     ? table(args, schema, before, 0)

@@ -7,10 +7,12 @@
  * (oneOf, $ref, objects without properties, arrays of objects...) there is a JSON editor,
  * which is also one click away on any form. Both are checked here, for what a person can
  * fix at once (required, types, bounds, enums, lengths); the desk checks the edit again
- * against the whole schema and says what it refuses.
+ * against the whole schema and says what it refuses. An integer past 2^53 is kept as its
+ * digits (exact.js): left as shown it goes back as it came, typed it goes as typed.
  */
 
 import { el, isObject, text } from './dom.js';
+import { isExact, numberFrom, stringify } from './exact.js';
 
 var SCALARS = ['string', 'number', 'integer', 'boolean'];
 var fieldIds = 0;
@@ -22,7 +24,7 @@ function typeOf(schema) {
 }
 
 function isScalar(value) {
-  return value === null || ['string', 'number', 'boolean'].indexOf(typeof value) >= 0;
+  return value === null || isExact(value) || ['string', 'number', 'boolean'].indexOf(typeof value) >= 0;
 }
 
 // Whether the form can draw `schema` (the top one must be an object with properties).
@@ -55,14 +57,16 @@ function matchesType(type, value) {
   if (type === 'array') return Array.isArray(value);
   if (type === 'string') return typeof value === 'string';
   if (type === 'boolean') return typeof value === 'boolean';
-  if (type === 'integer') return typeof value === 'number' && Number.isInteger(value);
-  if (type === 'number') return typeof value === 'number' && isFinite(value);
+  if (type === 'integer') return isExact(value) || (typeof value === 'number' && Number.isInteger(value));
+  if (type === 'number') return isExact(value) || (typeof value === 'number' && isFinite(value));
   if (type === 'null') return value === null;
   return true;
 }
 
-function bounds(schema, value, path, problems) {
+function bounds(schema, exactOrNumber, path, problems) {
   var name = where(path);
+  // An integer past 2^53 is compared as the nearest number: the desk checks it exactly.
+  var value = isExact(exactOrNumber) ? Number(exactOrNumber.text) : exactOrNumber;
   if (typeof schema.minimum === 'number' && value < schema.minimum) {
     problems.push(name + ' must be at least ' + schema.minimum);
   }
@@ -90,8 +94,8 @@ export function check(schema, value, path, problems) {
   path = path || '';
   if (!isObject(schema)) return problems;
   if (Array.isArray(schema.enum)) {
-    var wanted = schema.enum.map(function (item) { return JSON.stringify(item); });
-    if (wanted.indexOf(JSON.stringify(value)) < 0) {
+    var wanted = schema.enum.map(function (item) { return stringify(item); });
+    if (wanted.indexOf(stringify(value)) < 0) {
       problems.push(where(path) + ' must be one of ' + wanted.join(', '));
     }
     return problems;
@@ -101,7 +105,7 @@ export function check(schema, value, path, problems) {
     problems.push(where(path) + ' must be ' + types.map(article).join(' or '));
     return problems;
   }
-  if (typeof value === 'number') bounds(schema, value, path, problems);
+  if (typeof value === 'number' || isExact(value)) bounds(schema, value, path, problems);
   if (typeof value === 'string') lengths(schema, Array.from(value).length, path, problems, 'characters');
   if (Array.isArray(value)) {
     lengths(schema, value.length, path, problems, 'items');
@@ -232,14 +236,17 @@ function numberField(name, schema, value, path, type) {
   var unit = schema['x-unit'] !== undefined ? schema['x-unit'] : schema.unit;
   if (typeof unit === 'string' && unit) hint.unshift('in ' + unit);
   var control = el('input', { attrs: attrs });
-  control.value = typeof value === 'number' ? String(value) : '';
+  var shown = typeof value === 'number' || isExact(value) ? stringify(value) : '';
+  control.value = shown;
   return {
     node: labelled(name, schema, control, hint.join(', ')),
     read: function () {
       // A number input holding something that is not a number reads as '' and is invalid.
       if (control.value === '' && control.validity.badInput) return { problems: [path + ' must be ' + article(type)] };
       if (control.value === '') return { empty: true };
-      return { value: Number(control.value) };
+      // Left as shown, the value goes back as it came, every digit of a long integer kept.
+      if (shown !== '' && control.value === shown) return { value: value };
+      return { value: numberFrom(control.value) };
     }
   };
 }
@@ -265,9 +272,9 @@ function enumField(name, schema, value) {
   var box = el('fieldset', { className: 'field choices', attrs: { 'data-field': name } }, [legend]);
   var inputs = schema.enum.map(function (option) {
     var input = el('input', { attrs: { type: 'radio', name: group } });
-    input.checked = JSON.stringify(option) === JSON.stringify(value);
+    input.checked = stringify(option) === stringify(value);
     box.appendChild(el('label', { className: 'choice-option' }, [
-      input, el('span', { className: 'choice-label', text: typeof option === 'string' ? option : JSON.stringify(option) })
+      input, el('span', { className: 'choice-label', text: typeof option === 'string' ? option : stringify(option) })
     ]));
     return { input: input, option: option };
   });
@@ -283,7 +290,7 @@ function enumField(name, schema, value) {
 function arrayField(name, schema, value, path) {
   var itemType = typeOf(schema.items);
   var control = el('textarea', { attrs: { rows: '3', 'data-field': name } });
-  control.value = Array.isArray(value) ? value.map(function (item) { return typeof item === 'string' ? item : JSON.stringify(item); }).join('\n') : '';
+  control.value = Array.isArray(value) ? value.map(function (item) { return typeof item === 'string' ? item : stringify(item); }).join('\n') : '';
   return {
     node: labelled(name, schema, control, 'one per line'),
     read: function () {
@@ -292,8 +299,8 @@ function arrayField(name, schema, value, path) {
       var items = lines.map(function (line, index) {
         if (itemType === 'string' || itemType === 'enum') return itemType === 'enum' ? parseEnumItem(schema.items, line) : line;
         if (itemType === 'boolean') return line.trim() === 'true' ? true : line.trim() === 'false' ? false : line;
-        var number = Number(line.trim());
-        if (isNaN(number)) problems.push(path + '[' + index + '] must be ' + article(itemType));
+        var number = numberFrom(line);
+        if (typeof number === 'number' && isNaN(number)) problems.push(path + '[' + index + '] must be ' + article(itemType));
         return number;
       });
       if (problems.length) return { problems: problems };
@@ -304,7 +311,7 @@ function arrayField(name, schema, value, path) {
 
 function parseEnumItem(schema, line) {
   var found = schema.enum.filter(function (option) {
-    return (typeof option === 'string' ? option : JSON.stringify(option)) === line;
+    return (typeof option === 'string' ? option : stringify(option)) === line;
   });
   return found.length ? found[0] : line;
 }
