@@ -4,7 +4,9 @@ escaped, on a desk served by uvicorn; every other body keeps the desk's own cap.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import sys
 from typing import Any
 
 import httpx
@@ -86,19 +88,26 @@ async def test_an_edit_of_the_longest_arguments_is_taken(
 
 
 async def test_the_cli_sends_an_edit_of_the_longest_arguments(
-    world: World, capsys: pytest.CaptureFixture[str]
+    world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """As an argument, or on standard input (``-``): 168 KB of UTF-8 is past the 128 KiB one
+    command-line argument may be on Linux."""
     arguments = longest("字")
-    pending_id = await hold(world, arguments)
+    first, second = await hold(world, arguments), await hold(world, arguments)
     edited = {"note": "字" + arguments["note"][1:]}
     typed = json.dumps(edited, ensure_ascii=False)
+    assert len(typed.encode()) > 128 * 1024
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(typed.encode())))
     async with serve(world.app) as base:
-        code = await asyncio.to_thread(
-            main, ["pending", "edit", pending_id, typed, "--url", base, "--token", token("alice")]
-        )
+        client = ["--url", base, "--token", token("alice")]
+        codes = [
+            await asyncio.to_thread(main, ["pending", "edit", pending_id, given, *client])
+            for pending_id, given in ((first, typed), (second, "-"))
+        ]
     _, err = capsys.readouterr()
-    assert code == 0, err[:300]
-    assert json.loads(await world.handler.wait(pending_id))["arguments"] == edited
+    assert codes == [0, 0], err[:300]
+    for pending_id in (first, second):
+        assert json.loads(await world.handler.wait(pending_id))["arguments"] == edited
 
 
 async def test_a_decision_past_the_edit_cap_gets_413(world: World) -> None:
@@ -143,3 +152,22 @@ def test_the_edit_cap_follows_from_the_arguments_limit() -> None:
     assert EDIT_BODY_BYTES == EDIT_CAP
     assert DeskLimits().max_answer_body == EDIT_CAP
     assert DeskLimits(max_body=2 * EDIT_CAP).max_answer_body == 2 * EDIT_CAP
+
+
+@pytest.mark.parametrize("typed", [b"", b"\xff{}"], ids=["empty", "not-utf-8"])
+async def test_the_cli_refuses_standard_input_that_is_no_arguments(
+    world: World,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    typed: bytes,
+) -> None:
+    pending_id = await hold(world, {"note": "hi"})
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(typed), encoding="utf-8"))
+    async with serve(world.app) as base:
+        code = await asyncio.to_thread(
+            main, ["pending", "edit", pending_id, "-", "--url", base, "--token", token("alice")]
+        )
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert "UTF-8" in err if typed else "JSON object" in err
+    assert (await world.handler.get_request(pending_id)).status == "pending"

@@ -245,10 +245,29 @@ def approve(args: argparse.Namespace) -> int:
     return _decide(args, {"decision": "approve"}, "Approved")
 
 
+def _standard_input() -> str:
+    """What standard input holds, as UTF-8 text.
+
+    Raises:
+        Failure: it is not UTF-8 (exit 2).
+    """
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Failure(
+            f"Standard input is not UTF-8 text (byte {error.start}): send the arguments as "
+            "JSON in UTF-8",
+            2,
+        ) from None
+
+
 def edit(args: argparse.Namespace) -> int:
     example = 'edit takes every argument as one JSON object, e.g. \'{"to": "x"}\''
+    # Arguments longer than one command-line argument may be (128 KiB on Linux) come on
+    # standard input: `roomkit pending edit ID - < arguments.json`.
+    typed = _standard_input() if args.arguments == "-" else args.arguments
     try:
-        arguments = strict_json(args.arguments)
+        arguments = strict_json(typed)
     except ValueError as error:
         raise Failure(f"{example}: {printable(error, 200)}", 2) from None
     if not isinstance(arguments, dict):
@@ -386,7 +405,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "edit", parents=[client, shown], help="approve a held tool call with other arguments"
     )
     decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
-    decide.add_argument("arguments", help="every argument, as one JSON object")
+    decide.add_argument(
+        "arguments",
+        help="every argument, as one JSON object; - reads it from standard input (for "
+        "arguments longer than a command line takes)",
+    )
     decide.set_defaults(run=edit)
     decide = actions.add_parser(
         "respond", parents=[client, shown], help="answer in a held tool's place (it does not run)"
