@@ -73,7 +73,13 @@ def test_origins_are_checked_against_the_host_or_the_list(
 
 @pytest.mark.parametrize(
     "options",
-    [{"max_body": 0}, {"burst": True}, {"rate": 0}, {"auth_timeout": float("inf")}],
+    [
+        {"max_body": 0},
+        {"burst": True},
+        {"rate": 0},
+        {"auth_timeout": float("inf")},
+        {"send_timeout": 0},
+    ],
 )
 def test_limits_refuse_nonsense(options: dict) -> None:
     with pytest.raises(ValueError, match="DeskLimits"):

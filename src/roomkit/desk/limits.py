@@ -73,13 +73,16 @@ class DeskLimits:
     """Seconds a WebSocket client has to send its auth frame."""
     outbox: int = 1024
     """Frames queued for a WebSocket client that reads too slowly; past it, it is dropped."""
+    send_timeout: float = 20.0
+    """Seconds a send to a WebSocket client may wait on a client that reads nothing (its
+    buffers full); past it, its connection is cut off (see :mod:`roomkit.desk.ws`)."""
 
     def __post_init__(self) -> None:
         for name in ("max_body", "max_frame", "max_depth", "burst", "admin_burst", "outbox"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"DeskLimits.{name} must be a positive int, got {value!r}")
-        for name in ("rate", "admin_rate", "auth_timeout"):
+        for name in ("rate", "admin_rate", "auth_timeout", "send_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value > 0 or math.isinf(value):
                 raise ValueError(f"DeskLimits.{name} must be a positive number, got {value!r}")

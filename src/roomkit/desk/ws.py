@@ -13,16 +13,21 @@ by :func:`roomkit.bodies.load_json` under the desk's limits) closes it with 1008
 does a spent or revoked link or token, once the hub sees it (see
 :mod:`roomkit.desk.hub`), with the reason (``This answer link was already used``, ``This
 token was revoked``). A client that falls too far behind is closed with 1013 and reconnects
-for a new snapshot. Each open request a snapshot or a push delivers to a person (not an
-administrator) is recorded in its history as ``shown`` on the ``websocket`` surface, once
-(see :meth:`~roomkit.desk.hub.DeskHub.record_shown`). No frame ends the session with an
-unhandled exception: a fault of the desk itself is logged and closes with 1011.
+for a new snapshot. A client that reads nothing at all (a stalled tab, a hostile script) is
+cut off: a send that waits longer than the send timeout (:attr:`DeskLimits.send_timeout
+<roomkit.desk.limits.DeskLimits.send_timeout>`) on a client whose buffers are full ends its
+session, frees its place, logs one warning, and aborts its connection (under uvicorn; see
+:mod:`roomkit.desk._transport`) rather than closing it, since a close frame would wait behind
+everything the client has not read. Every client has a writer of its own: one that reads
+nothing holds up no one else's pushes. Each open request a snapshot or a push delivers to a
+person (not an administrator) is recorded in its history as ``shown`` on the ``websocket``
+surface, once (see :meth:`~roomkit.desk.hub.DeskHub.record_shown`). No frame ends the session
+with an unhandled exception: a fault of the desk itself is logged and closes with 1011.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
@@ -34,6 +39,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from roomkit.auth.gate import Use
 from roomkit.bodies import BodyRefusedError, load_json
 from roomkit.core.exceptions import StoreError
+from roomkit.desk._transport import abort, session_transport
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub, Watcher
 from roomkit.desk.limits import DeskLimits, origin_allowed
@@ -71,6 +77,23 @@ class _Closed(Exception):
         super().__init__(reason)
         self.code = code
         self.reason = close_reason(reason)
+
+
+class _Stalled(Exception):
+    """A send to the client waited past the send timeout: it reads nothing, cut it off."""
+
+    def __init__(self, actor_id: str) -> None:
+        super().__init__(actor_id)
+        self.actor_id = actor_id
+
+
+async def _send(websocket: WebSocket, text: str, watcher: Watcher, timeout: float) -> None:
+    """Send a frame, or raise :class:`_Stalled` when it cannot go out within ``timeout``."""
+    try:
+        async with asyncio.timeout(timeout):
+            await websocket.send_text(text)
+    except TimeoutError:
+        raise _Stalled(watcher.principal.actor_id) from None
 
 
 def _frame_text(message: Any, cap: int) -> str | None:
@@ -117,14 +140,14 @@ async def _read(websocket: WebSocket, cap: int) -> None:
         pass
 
 
-async def _write(websocket: WebSocket, hub: DeskHub, watcher: Watcher) -> None:
+async def _write(websocket: WebSocket, hub: DeskHub, watcher: Watcher, timeout: float) -> None:
     """Send the watcher's frames as they come, until it is dropped or closed."""
     while True:
         frames = await watcher.pull()
         if watcher.dropped:
             raise _Closed(TRY_AGAIN, "Too far behind: reconnect")
         for frame in frames:
-            await websocket.send_text(frame)
+            await _send(websocket, frame, watcher, timeout)
         await hub.record_shown(watcher.principal, watcher.shown, SURFACE)
         if watcher.closed is not None:
             raise _Closed(POLICY, watcher.closed)
@@ -135,13 +158,14 @@ async def _session(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) -> No
     watcher = await hub.join(principal)
     try:
         snapshot = await hub.snapshot(principal)
-        await websocket.send_text(json.dumps({"type": "snapshot", "requests": snapshot}))
+        frame = json.dumps({"type": "snapshot", "requests": snapshot})
+        await _send(websocket, frame, watcher, limits.send_timeout)
         await hub.record_shown(principal, [view["id"] for view in snapshot], SURFACE)
         expires = principal.expires_at
         remaining = None if expires is None else max(0.0, expires - time.time())
         tasks = [
             asyncio.create_task(_read(websocket, limits.max_frame)),
-            asyncio.create_task(_write(websocket, hub, watcher)),
+            asyncio.create_task(_write(websocket, hub, watcher, limits.send_timeout)),
         ]
         try:
             done, _ = await asyncio.wait(
@@ -175,22 +199,57 @@ async def serve_socket(
         await websocket.close(code=POLICY)
         return
     await websocket.accept()
+    # Found from the session's own task, before any task of its own runs.
+    transport = session_transport()
+    timeout = limits.send_timeout
     try:
         await _session(websocket, hub, limits)
+    except _Stalled as stalled:
+        _cut_off(transport, stalled.actor_id, timeout)
     except _Closed as closing:
-        with contextlib.suppress(Exception):
-            await websocket.close(code=closing.code, reason=closing.reason)
+        await _close(websocket, transport, closing.code, closing.reason, timeout)
     except StoreError as error:
         hub.metrics.store_error()
         logger.warning(
             "The desk could not reach the request store: %s", error, extra={"event": "store_error"}
         )
-        with contextlib.suppress(Exception):
-            await websocket.close(code=TRY_AGAIN, reason="Store unavailable: reconnect")
+        await _close(websocket, transport, TRY_AGAIN, "Store unavailable: reconnect", timeout)
     except (WebSocketDisconnect, OSError):
         # The client left (or the transport broke) mid-send: nothing more to say.
         return
     except Exception:
         logger.exception("The desk's WebSocket session failed")
-        with contextlib.suppress(Exception):
-            await websocket.close(code=INTERNAL, reason="Internal error: reconnect")
+        await _close(websocket, transport, INTERNAL, "Internal error: reconnect", timeout)
+
+
+async def _close(
+    websocket: WebSocket,
+    transport: asyncio.Transport | None,
+    code: int,
+    reason: str,
+    timeout: float,
+) -> None:
+    """Close with ``code``; a close frame that cannot go out in time (the client reads
+    nothing) gives way to aborting the connection."""
+    try:
+        async with asyncio.timeout(timeout):
+            await websocket.close(code=code, reason=reason)
+    except TimeoutError:
+        if transport is not None:
+            abort(transport)
+    except Exception:
+        # The client is gone already, or the server refuses a close now: nothing to say.
+        return
+
+
+def _cut_off(transport: asyncio.Transport | None, actor_id: str, timeout: float) -> None:
+    """Abort the connection of a client that reads nothing (its session has ended)."""
+    logger.warning(
+        "The desk cut off a WebSocket client of %s that read nothing for %g s",
+        actor_id,
+        timeout,
+        extra={"event": "websocket_stalled", "actor": actor_id},
+    )
+    if transport is not None:
+        # Not close(): that waits for the buffer the client does not read to drain.
+        abort(transport)
