@@ -64,30 +64,27 @@ return new
 """
 
 _TAKEN_BEFORE = """
--- Sent again after its reply was lost, a claim hands over what its first run took: the
--- items leased until its lease's end (ARGV[2]) that carry its token.
-local function taken_before(token)
-  local out = {}
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[2], ARGV[2])) do
-    local key = KEYS[1] .. id
-    if redis.call('HGET', key, 'claim') == token then
-      out[#out + 1] = id
-      out[#out + 1] = redis.call(
-        'HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt'
-      )
-    end
+-- Sent again after its reply was lost, a claim hands over what its first run took, and
+-- takes nothing more: the items leased until its lease's end (ARGV[2]) that carry its
+-- token (ARGV[5]).
+local again = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[2], ARGV[2])) do
+  local key = KEYS[1] .. id
+  if redis.call('HGET', key, 'claim') == ARGV[5] then
+    again[#again + 1] = id
+    again[#again + 1] = redis.call(
+      'HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt'
+    )
   end
-  return out
+end
+if #again > 0 then
+  return again
 end
 """
 
 _CLAIM = (
     _TAKEN_BEFORE
     + """
-local again = taken_before(ARGV[5])
-if #again > 0 then
-  return again
-end
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
 for _, id in ipairs(ids) do
@@ -108,10 +105,6 @@ return out
 _CLAIM_LANES = (
     _TAKEN_BEFORE
     + """
-local again = taken_before(ARGV[5])
-if #again > 0 then
-  return again
-end
 local now, out = tonumber(ARGV[1]), {}
 local function take(lane, room)
   local set, taken = KEYS[3] .. lane, 0
