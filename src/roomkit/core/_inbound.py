@@ -6,7 +6,7 @@ otherwise be kept by the memory store and poison every later turn in the room (t
 handed a message with no text), or fail inside a durable store with the store's own error.
 Text UTF-8 cannot encode (a lone surrogate, which JSON's ``"\\ud800"`` escape makes) is
 refused too, with :class:`~roomkit.core.exceptions.InvalidTextError`, as everywhere else
-in the kit.
+in the kit. A message given no room goes to the one room its channel is attached to.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from roomkit.core.exceptions import InvalidTextError
+from roomkit.core.store import RoomStore
 from roomkit.models.room import InboundMessage, TextContent
 
-__all__ = ["check_inbound", "check_new_room"]
+__all__ = ["channel_room", "check_inbound", "check_new_room"]
 
 
 def check_new_room(room_id: object, metadata: object) -> None:
@@ -63,6 +64,27 @@ def check_inbound(message: InboundMessage, room_id: object) -> None:
         _check_text("content.language", content.language, "a language tag, or None")
     if not isinstance(message.metadata, dict):
         raise TypeError(f"metadata must be a dict, got {type(message.metadata).__name__}")
+
+
+async def channel_room(store: RoomStore, channel_id: str) -> str:
+    """The one room ``channel_id`` is attached to, for a message given no ``room_id``.
+
+    Raises:
+        KeyError: the channel is attached to no room.
+        ValueError: the channel is attached to several rooms.
+    """
+    rooms = await store.rooms_for_channel(channel_id)
+    if len(rooms) == 1:
+        return rooms[0]
+    if not rooms:
+        raise KeyError(
+            f"Channel {channel_id!r} is attached to no room: "
+            "call kit.attach_channel(room_id, channel_id) first"
+        )
+    raise ValueError(
+        f"Channel {channel_id!r} is attached to {len(rooms)} rooms: "
+        "pass room_id= to process_inbound"
+    )
 
 
 def _check_text(name: str, value: object, hint: str) -> None:

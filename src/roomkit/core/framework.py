@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from roomkit.core._answers import settle_answer
-from roomkit.core._inbound import check_inbound, check_new_room
+from roomkit.core._inbound import channel_room, check_inbound, check_new_room
 from roomkit.core._input_required import gate_input_required
 from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._resuming import resume_turns
@@ -26,6 +26,7 @@ from roomkit.core.hooks import HookEngine, HookRegistrar
 from roomkit.core.ports import (
     HumanInputRoute,
     KitChannel,
+    announcing_to,
     delivers,
     responds,
     resumes,
@@ -157,6 +158,12 @@ class RoomKit(HookRegistrar):
         for a handler you drive yourself (e.g. inside an ``ExternalToolHandler``). Returns the
         registration token for ``handler.close(channel_id=..., registration=token)``.
 
+        Several kits may route one handler under one channel id (a kit per request over a
+        shared handler): the last kit to route it takes the id over, and a request created
+        in the turn of an earlier kit that is still open goes to that kit's hooks (see
+        :meth:`announcing`). Closing a kit withdraws the questions of its own turns and
+        leaves the other kits' open.
+
         Args:
             channel_type: the door of the channel routing the handler. It is checked, not
                 kept: each request records the door it came through
@@ -180,6 +187,18 @@ class RoomKit(HookRegistrar):
         if not any(known is handler for known in self._human_input):
             self._human_input.append(handler)
         return token
+
+    def announcing(self) -> contextlib.AbstractContextManager[None]:
+        """A context in which new human-input requests go to this kit's hooks.
+
+        A request created inside, on a channel id this kit routes, fires this kit's
+        ON_USER_INPUT_REQUIRED even when a later kit routes the same handler under the same
+        id. The kit runs its turns (``process_inbound``, ``resume_pending``) and every
+        channel its tool calls inside it; enter it yourself around a turn you drive
+        outside them. Outside every kit's turn, a request goes to the kit that routed its
+        channel id last.
+        """
+        return announcing_to(self._on_input_required)
 
     @property
     def human_input_handlers(self) -> list[HumanInputHandler]:
@@ -274,23 +293,6 @@ class RoomKit(HookRegistrar):
             bindings=tuple(await self.store.list_bindings(room_id)),
         )
 
-    async def _room_for(self, message: InboundMessage, room_id: str | None) -> str:
-        if room_id is not None:
-            await self.get_room(room_id)
-            return room_id
-        rooms = await self.store.rooms_for_channel(message.channel_id)
-        if len(rooms) == 1:
-            return rooms[0]
-        if not rooms:
-            raise KeyError(
-                f"Channel {message.channel_id!r} is attached to no room: "
-                "call kit.attach_channel(room_id, channel_id) first"
-            )
-        raise ValueError(
-            f"Channel {message.channel_id!r} is attached to {len(rooms)} rooms: "
-            "pass room_id= to process_inbound"
-        )
-
     async def process_inbound(
         self,
         message: InboundMessage,
@@ -338,7 +340,10 @@ class RoomKit(HookRegistrar):
                 f"process_inbound takes an InboundMessage, got {type(message).__name__}"
             )
         check_inbound(message, room_id)
-        room_id = await self._room_for(message, room_id)
+        if room_id is None:
+            room_id = await channel_room(self.store, message.channel_id)
+        else:
+            await self.get_room(room_id)
         store = self.store
         if message.sender_id:
             await store.add_participant(Participant(message.sender_id, room_id))
@@ -396,19 +401,20 @@ class RoomKit(HookRegistrar):
                 on_recorded(event)
             await self._deliver(event, bound)
             responses: list[RoomEvent] = []
-            for channel in responders:
-                place = places.get(channel.channel_id)
-                async with place if place is not None else contextlib.nullcontext():
-                    turn = turns.get(channel.channel_id)
-                    if turn is not None:
-                        # The channel stores its reply with the turn's end.
-                        reply = await channel.respond(room_id, event, turn=turn)
-                    elif (reply := await channel.respond(room_id, event)) is not None:
-                        await store.add_event(reply)
-                if reply is None:
-                    continue
-                responses.append(reply)
-                await self._deliver(reply, bound)
+            with self.announcing():
+                for channel in responders:
+                    place = places.get(channel.channel_id)
+                    async with place if place is not None else contextlib.nullcontext():
+                        turn = turns.get(channel.channel_id)
+                        if turn is not None:
+                            # The channel stores its reply with the turn's end.
+                            reply = await channel.respond(room_id, event, turn=turn)
+                        elif (reply := await channel.respond(room_id, event)) is not None:
+                            await store.add_event(reply)
+                    if reply is None:
+                        continue
+                    responses.append(reply)
+                    await self._deliver(reply, bound)
         finally:
             for place in places.values():
                 place.leave()
@@ -431,7 +437,8 @@ class RoomKit(HookRegistrar):
         journal = turn_journal(self.store)
         if journal is None:
             return []
-        return await resume_turns(journal, self._channels, self._lanes, self._deliver_reply)
+        with self.announcing():
+            return await resume_turns(journal, self._channels, self._lanes, self._deliver_reply)
 
     def queued_turns(self, room_id: str, channel_id: str) -> int:
         """How many turns of ``channel_id`` in ``room_id`` run or wait to run (for a

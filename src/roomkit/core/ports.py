@@ -12,7 +12,9 @@ found once.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import contextlib
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
 from roomkit.core.store import OpenTurn
@@ -28,9 +30,11 @@ __all__ = [
     "KitChannel",
     "RespondingChannel",
     "ResumableChannel",
+    "announcing_to",
     "delivers",
     "responds",
     "resumes",
+    "turn_callback",
 ]
 
 
@@ -87,6 +91,30 @@ class ResumableChannel(KitChannel, Protocol):
 
 OnInputRequired = Callable[[PendingInputEvent], Awaitable[bool | None]]
 """Called when a request opens; ``False`` rejects it."""
+
+_TURN: ContextVar[OnInputRequired | None] = ContextVar("roomkit_turn_callback", default=None)
+"""The callback of the kit whose turn runs now (``None`` outside every kit's turn)."""
+
+
+@contextlib.contextmanager
+def announcing_to(callback: OnInputRequired) -> Iterator[None]:
+    """Inside, a new request of a channel that ``callback`` routes is announced to it.
+
+    Several kits may route one handler under one channel id (a kit per request over a
+    shared handler): the handler's current callback for the id is the last kit's, and a
+    request created in an earlier kit's turn, while that kit still routes the id, goes to
+    the earlier kit instead. A kit runs its turns and tool calls inside this.
+    """
+    token = _TURN.set(callback)
+    try:
+        yield
+    finally:
+        _TURN.reset(token)
+
+
+def turn_callback() -> OnInputRequired | None:
+    """The callback :func:`announcing_to` set around the code running now, or ``None``."""
+    return _TURN.get()
 
 
 @runtime_checkable

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import logging
 from datetime import timedelta
 
 import pytest
 
 from roomkit.core.exceptions import HandlerClosedError, HumanInputRejectedError
+from roomkit.core.ports import announcing_to
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInputEvent, PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
@@ -381,3 +383,80 @@ async def test_a_notification_whose_scope_closed_first_never_calls_back(
 
     assert callback.events == []
     assert notification_tasks() == []
+
+
+class Owner:
+    """An object whose method is a channel's callback, as a kit's ON_USER_INPUT_REQUIRED is."""
+
+    def __init__(self, inner: Recorder | Gated | None = None) -> None:
+        self.inner = inner if inner is not None else Recorder()
+
+    async def hear(self, event: PendingInputEvent) -> bool | None:
+        return await self.inner(event)
+
+
+async def test_an_earlier_owner_hears_the_requests_made_in_its_turn(
+    handler: HumanInputHandler,
+) -> None:
+    """Two owners' methods route one channel id: a request made inside ``announcing_to``
+    the earlier one goes to it, any other to the later one; the earlier one leaving keeps
+    the scope open to the later one."""
+    heard_earlier, heard_later = Recorder(), Recorder()
+    earlier, later = Owner(heard_earlier), Owner(heard_later)
+    earlier_token = handler.set_on_input_required("a", earlier.hear)
+    handler.set_on_input_required("a", later.hear)
+
+    with announcing_to(earlier.hear):
+        mine = await handler.create("Ask", {}, channel_id="a")
+    theirs = await handler.create("Ask", {}, channel_id="a")
+    await heard_earlier.seen.wait()
+    await heard_later.seen.wait()
+
+    assert [event.pending_id for event in heard_earlier.events] == [mine.pending_id]
+    assert [event.pending_id for event in heard_later.events] == [theirs.pending_id]
+    await handler.close(channel_id="a", registration=earlier_token)
+    assert not handler.is_closed_for("a")
+    assert handler.pending.keys() == {mine.pending_id, theirs.pending_id}
+    heard_later.seen.clear()
+    with announcing_to(earlier.hear):  # no owner any more: the channel's current one hears
+        late = await handler.create("Ask", {}, channel_id="a")
+    await heard_later.seen.wait()
+    assert heard_later.events[-1].pending_id == late.pending_id
+
+
+async def test_an_owner_leaving_stops_only_its_own_notifications(
+    handler: HumanInputHandler,
+) -> None:
+    gated_earlier, gated_later = Gated(True), Gated(True)
+    earlier, later = Owner(gated_earlier), Owner(gated_later)
+    handler.set_on_input_required("a", earlier.hear)
+    later_token = handler.set_on_input_required("a", later.hear)
+    with announcing_to(earlier.hear):
+        await handler.create("Ask", {}, channel_id="a")
+    await handler.create("Ask", {}, channel_id="a")
+    await gated_earlier.started.wait()
+    await gated_later.started.wait()
+
+    await handler.close(channel_id="a", registration=later_token)
+
+    assert gated_later.cancelled
+    assert not gated_earlier.cancelled
+    assert not handler.is_closed_for("a")
+    gated_earlier.gate.set()
+    await gated_earlier.returned.wait()
+
+
+async def test_an_earlier_owner_that_is_gone_keeps_no_scope_open(
+    handler: HumanInputHandler,
+) -> None:
+    """Once the object of an earlier owner's method is gone, the last owner's close closes
+    the channel's scope."""
+    earlier, later = Owner(), Owner()
+    handler.set_on_input_required("a", earlier.hear)
+    token = handler.set_on_input_required("a", later.hear)
+    del earlier
+    gc.collect()
+
+    await handler.close(channel_id="a", registration=token)
+
+    assert handler.is_closed_for("a")

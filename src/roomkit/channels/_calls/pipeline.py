@@ -13,6 +13,7 @@ reported cancelled, with the hint the door gives, and the cancellation goes on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +48,11 @@ async def run_call(
         cut_hint: why the call has no result, asked when it is cut.
         cut_arguments: the refusal of a call whose arguments were cut, if they were.
     """
+    kit = site.kit
     try:
-        outcome = await _decide(site, server, name, arguments, cut_arguments)
+        # The requests the call creates go to the hooks of the kit whose channel serves it.
+        with kit.announcing() if kit is not None else contextlib.nullcontext():
+            outcome = await _decide(site, server, name, arguments, cut_arguments)
     except asyncio.CancelledError:
         await report(site, name, cut(name, arguments, cut_hint()))
         raise

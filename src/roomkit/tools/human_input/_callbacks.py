@@ -42,7 +42,11 @@ class Callbacks:
 
         Registering re-opens a closed channel scope (a new owner). Pass the token to
         ``close(channel_id=..., registration=token)`` so that a displaced owner's teardown
-        leaves the live owner alone.
+        leaves the live owner alone. The callback displaced, when it is a method of another
+        object (another kit's ``ON_USER_INPUT_REQUIRED``), stays an owner while that object
+        lives and until it closes: a request created inside
+        :func:`~roomkit.core.ports.announcing_to` with it (that kit's turn) goes to it, and
+        the scope closes with the last owner. Any other displaced callback is dropped.
 
         Raises:
             HandlerClosedError: the whole handler is closed.

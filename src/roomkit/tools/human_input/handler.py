@@ -80,7 +80,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
 
     One handler may serve several channels: the framework registers a notification callback
     per channel id (:meth:`set_on_input_required`), and ``close(channel_id=...)`` settles and
-    closes only that channel's scope.
+    closes only that channel's scope. Several kits may register one channel id: a request
+    goes to the kit whose turn created it, and the scope closes with the last of them.
     """
 
     def __init__(
@@ -297,17 +298,27 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
 
         Args:
             channel_id: close only this channel's scope; other owners stay available.
-            registration: the token :meth:`set_on_input_required` returned; when it is no
-                longer the channel's current one, the call does nothing (a displaced owner).
+            registration: the token :meth:`set_on_input_required` returned. While another
+                owner still routes the channel (another kit registered the same id), only
+                this owner leaves: its running notifications stop, the scope stays open to
+                the others, and its own questions are left to its own teardown (a channel
+                withdraws those of the turns it cuts). A token that owns nothing here any
+                more (a displaced owner, or a callback registered again) does nothing.
 
         On a durable store, a request created here with a ``key`` stays open in the store
         (its waiters here raise :class:`HandlerClosedError`): the process that re-attaches
         to it after a restart gets the answer. Requests without a key are withdrawn.
         """
-        if not self._announcer.close(channel_id, registration):
+        announcer = self._announcer
+        if channel_id is not None and registration is not None:
+            left = announcer.leave(channel_id, registration)
+            if left is not None:
+                await announcer.cancel(channel_id, left)
+                return
+        if not announcer.close(channel_id, registration):
             return
         await self._engine.close(channel_id)
-        await self._announcer.cancel(channel_id)
+        await announcer.cancel(channel_id)
 
     # -- settling from any process -----------------------------------------------------------
 
