@@ -179,3 +179,41 @@ async def test_a_device_on_a_push_service_that_hangs_holds_up_no_other_device(
     assert notifier.statistics().dropped["webpush"] == 0
     history = await handler.history(request.pending_id)
     assert [e.get("actor") for e in history if e["type"] == "shown"] == ["dave"]
+
+
+async def test_a_push_held_back_is_retried_when_its_push_service_takes_pushes_again(
+    clocked: tuple[HumanInputHandler, Clock], tmp_path: Path
+) -> None:
+    """Bob's push service has failed twice, so it backs off for two delays; carol's question,
+    held back from it, is retried when that back-off ends, not after her delivery's own
+    first delay, when it would only be held back again."""
+    handler, clock = clocked
+    async with PushService() as failing:
+        bob, carol = failing.browser("bob"), failing.browser("carol")
+        subscribe(tmp_path, "bob", bob.subscription())
+        subscribe(tmp_path, "carol", carol.subscription())
+        failing.status[bob.endpoint] = failing.status[carol.endpoint] = 503
+        push = WebPush(
+            SUBJECT,
+            data_dir=tmp_path,
+            push_hosts=LOOPBACK,
+            retry=Retry(first=BACK_OFF, cap=10 * BACK_OFF, jitter=0.0),
+        )
+        notifier = Notifier(handler, [push], desk_url=DESK, link_secret=SECRET, poll=0.05)
+        async with notifier:
+            await ask(handler, "bob")
+            await notifier.wait_idle()
+            clock.now += BACK_OFF  # bob's retry fails too: the service waits two delays
+            async with asyncio.timeout(GUARD):
+                await failing.wait_attempts(2)
+            await notifier.wait_idle()
+            request = await ask(handler, "carol")
+            await notifier.wait_idle()
+            [held] = [
+                item
+                for item in await handler.outbox.items_for(request.pending_id)
+                if item.lane == "webpush"
+            ]
+    assert failing.attempts == 2
+    assert held.attempts == 1
+    assert held.due == clock.now + 2 * BACK_OFF

@@ -140,7 +140,9 @@ class Sender:
             async with asyncio.timeout(self.patience):
                 receipt = await surface.send(notice)
         except DeliveryError as error:
-            await self._failed(attempt, str(error), error.retry, error.receipt, error.alone)
+            await self._failed(
+                attempt, str(error), error.retry, error.receipt, error.alone, error.retry_after
+            )
             return
         except TimeoutError:
             # It may have landed (a mail server that queued it, then stalled): retried as a
@@ -222,11 +224,13 @@ class Sender:
         retry: bool,
         through: Mapping[str, Any] | None = None,
         alone: bool = False,
+        not_before: float = 0.0,
     ) -> None:
         """Record a failed attempt: retried later, or dropped. ``through`` is what went
         through all the same (:attr:`DeliveryError.receipt`), kept with the delivery;
         ``alone``: the failure is the delivery's own (:attr:`DeliveryError.alone`), and its
-        lane does not back off."""
+        lane does not back off; ``not_before``: the retry waits at least these seconds
+        (:attr:`DeliveryError.retry_after`)."""
         item, surface = attempt.item, attempt.surface
         self.stats.failed[surface.name] += 1
         policy: Retry = getattr(surface, "retry", None) or Retry()
@@ -242,7 +246,7 @@ class Sender:
             return
         paused = 0.0 if alone else attempt.lane.failed(attempt.started, now)
         if now - item.created < policy.give_up:
-            delay = policy.delay(item.attempts + 1)
+            delay = max(policy.delay(item.attempts + 1), not_before)
             logger.warning(
                 "%s could not deliver %s (%s); retrying in %.1fs%s",
                 surface.name,

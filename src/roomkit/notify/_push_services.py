@@ -7,7 +7,8 @@ does (:mod:`roomkit.notify._lanes`): after a push to it fails in a way worth ret
 (a 5xx, 408, 429, a timeout, a connection error), it is sent nothing new for the surface's
 retry delay, then one push at a time until one goes through. A push held back meanwhile is
 not sent: it fails for its delivery alone (``DeliveryError(alone=True)``), which the
-notifier retries on its own schedule, while the pushes to the other push services, other
+notifier retries on its own schedule, no sooner than the service takes pushes again
+(``retry_after``), while the pushes to the other push services, other
 people's and the same person's other devices', go out at once.
 """
 
@@ -43,6 +44,13 @@ class PushServices:
         if service.room(now) <= 0:
             return "is failing: one push at a time goes to it, and one is under way"
         return None
+
+    def wait(self, origin: str) -> float:
+        """Seconds before ``origin`` is sent anything new again; ``0.0`` when it may be now."""
+        service = self._services.get(origin)
+        if service is None:
+            return 0.0
+        return max(0.0, service.resume - self.clock())
 
     def begin(self, origin: str) -> float:
         """A push to ``origin`` begins, in the running task; when, on the clock."""

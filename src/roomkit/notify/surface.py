@@ -87,6 +87,9 @@ class DeliveryError(Exception):
     reaches many independent receivers (Web Push: a push service per device) backs each off
     itself, so the notifier retries this delivery on its own schedule and the surface's
     other deliveries go on without waiting (see :mod:`roomkit.notify._lanes`).
+
+    ``retry_after`` is how many seconds must pass before another attempt can go through
+    (a receiver backing off): the notifier retries no sooner, whatever its own schedule.
     """
 
     def __init__(
@@ -96,11 +99,13 @@ class DeliveryError(Exception):
         retry: bool,
         receipt: Mapping[str, Any] | None = None,
         alone: bool = False,
+        retry_after: float = 0.0,
     ) -> None:
         super().__init__(message)
         self.retry = retry
         self.receipt = receipt
         self.alone = alone
+        self.retry_after = retry_after
 
 
 @runtime_checkable

@@ -33,7 +33,7 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -98,6 +98,8 @@ class _Failure:
 
     problem: str
     retry: bool
+    wait: float = 0.0
+    """Seconds before the device's push service is sent anything new (it backs off)."""
 
 
 class WebPush:
@@ -226,8 +228,12 @@ class WebPush:
             # The devices that took it are kept: how the request ends goes to them.
             receipt = {"endpoints": sent} if sent else None
             problem = "; ".join(f.problem for f in failures)
-            # Each push service backs off on its own: the surface's other deliveries go on.
-            raise DeliveryError(problem, retry=retry, receipt=receipt, alone=True)
+            # Each push service backs off on its own: the surface's other deliveries go on,
+            # and this one is retried once the first of its services takes pushes again.
+            after = min((f.wait for f in failures if f.retry), default=0.0)
+            raise DeliveryError(
+                problem, retry=retry, receipt=receipt, alone=True, retry_after=after
+            )
         for failure in failures:
             logger.warning("Could not push to a device of %r: %s", recipient, failure.problem)
         if not sent:
@@ -287,7 +293,8 @@ class WebPush:
             return _Failure(f"{problem}; its subscription is dropped", retry=False)
         held = self._services.held(service)
         if held is not None:
-            return _Failure(f"the push service {service} {held}", retry=True)
+            wait = self._services.wait(service)
+            return _Failure(f"the push service {service} {held}", retry=True, wait=wait)
         started = self._services.begin(service)
         outcome: _Failure | str | None = None
         try:
@@ -298,6 +305,8 @@ class WebPush:
             took = outcome is not None and failure is None
             retry = failure is not None and failure.retry
             self._services.end(service, started, took=took, retry=retry)
+        if retry and isinstance(outcome, _Failure):
+            return replace(outcome, wait=self._services.wait(service))
         return outcome
 
     async def _answer(
