@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from tests.grants.support import Clock
+from tests.servers.stores import StoreSite
 
 from roomkit.core.exceptions import StoreError
+from roomkit.policy.grants import MAX_USES
 from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.sqlite import SQLiteStore
 
@@ -61,6 +63,54 @@ async def test_uses_are_counted_up_to_the_most(grant_stores: GrantStores) -> Non
     assert stored is not None
     assert stored.uses == 2
     assert stored.state(0.0) == "used up"
+
+
+async def test_the_most_uses_a_grant_may_count_fit_every_store(grant_stores: GrantStores) -> None:
+    """``max_uses`` up to 2^53 is what a scope takes: every store records it and counts
+    against it (a 32-bit column refused anything past 2^31 - 1)."""
+    grants = grant_stores()
+    await grants.add(_grant(max_uses=MAX_USES))
+    used = await grant_stores().use("g-1")
+    assert used is not None
+    assert (used.uses, used.max_uses) == (1, MAX_USES)
+    [listed] = await grants.list(live=True)
+    assert listed.max_uses == MAX_USES
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"])
+async def test_a_postgres_grants_table_made_with_32_bit_counts_takes_the_most_uses(
+    store_site: StoreSite,
+) -> None:
+    """A table made before the counts were 64-bit is widened at the grants' first add, its
+    grants kept."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(store_site.url, autocommit=True) as db:
+        await db.execute(f'CREATE SCHEMA IF NOT EXISTS "{store_site.prefix}"')
+        await db.execute(
+            f'CREATE TABLE "{store_site.prefix}".roomkit_grants (grant_id text PRIMARY KEY, '
+            "tool text NOT NULL, expires_at double precision NOT NULL, max_uses integer, "
+            "uses integer NOT NULL DEFAULT 0, created_at double precision NOT NULL, "
+            "revoked_at double precision, revoked_by text, body text NOT NULL)"
+        )
+        await db.execute(
+            f'INSERT INTO "{store_site.prefix}".roomkit_grants (grant_id, tool, expires_at, '
+            "max_uses, uses, created_at, body) VALUES ('g-old', 'pay', 1800000100, 3, 1, "
+            "1800000000, %s)",
+            (_grant("g-old").body(),),
+        )
+    store = store_site.open()
+    try:
+        grants = store.grants
+        await grants.add(_grant(max_uses=MAX_USES))
+        used = await grants.use("g-1")
+        assert used is not None
+        assert used.max_uses == MAX_USES
+        old = await grants.use("g-old")
+        assert old is not None
+        assert (old.uses, old.max_uses) == (2, 3)
+    finally:
+        await store.close()
 
 
 async def test_an_expired_grant_is_not_used(grant_stores: GrantStores, clock: Clock) -> None:

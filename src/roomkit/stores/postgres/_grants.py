@@ -1,8 +1,10 @@
 """The PostgreSQL store's standing grants: the table ``roomkit_grants`` in the store's schema,
 on the store's own pool.
 
-The table is made on the first call of each store object (under an advisory lock, so that
-processes starting together do not race on it). A use is one ``UPDATE ... WHERE``
+The table is made on the first add of each store object (under an advisory lock, so that
+processes starting together do not race on it); a table made with 32-bit counts
+(``integer``, by an earlier build) is widened to ``bigint`` then, so that it holds every
+``max_uses`` a scope takes (up to 2^53). A use is one ``UPDATE ... WHERE``
 (unrevoked, unexpired, not used up) ``RETURNING``: the row's lock makes it a check-and-set
 among every process. Time is the store's: the server's clock as the statement runs, unless
 the store was given a ``clock=``.
@@ -34,9 +36,17 @@ class PostgresGrants(ListingGrants):
         self._made = False
         self._schema = (
             f"CREATE TABLE IF NOT EXISTS {table} (grant_id text PRIMARY KEY, tool text NOT NULL, "
-            "expires_at double precision NOT NULL, max_uses integer, "
-            "uses integer NOT NULL DEFAULT 0, created_at double precision NOT NULL, "
+            "expires_at double precision NOT NULL, max_uses bigint, "
+            "uses bigint NOT NULL DEFAULT 0, created_at double precision NOT NULL, "
             "revoked_at double precision, revoked_by text, body text NOT NULL)"
+        )
+        # A table made when the counts were 32-bit: widened once (a rewrite of the table).
+        self._narrow = (
+            "SELECT 1 FROM pg_attribute WHERE attrelid = %(table)s::regclass "
+            "AND attname IN ('max_uses', 'uses') AND atttypid = 'integer'::regtype"
+        )
+        self._widen = (
+            f"ALTER TABLE {table} ALTER COLUMN max_uses TYPE bigint, ALTER COLUMN uses TYPE bigint"
         )
         self._index = (
             f'CREATE INDEX IF NOT EXISTS "roomkit_grants_tool" ON {table} (tool, expires_at)'
@@ -68,6 +78,9 @@ class PostgresGrants(ListingGrants):
                     lock = f"{store.schema}.roomkit_grants"
                     await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
                     await db.execute(self._schema)
+                    narrow = await db.execute(self._narrow, {"table": self._table})
+                    if await narrow.fetchone() is not None:
+                        await db.execute(self._widen)
                     await db.execute(self._index)
                 self._made = True
             try:
