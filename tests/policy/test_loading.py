@@ -261,3 +261,40 @@ async def test_a_rego_decision_no_rule_defines_abstains() -> None:
     assert ruling.evidence is not None
     assert ruling.evidence["decision"] == "abstain"
     assert not ruling.evidence.get("error")
+
+
+def test_rego_that_recurses_is_refused_saying_so() -> None:
+    """rego-cpp finds a recursion at the query: the policy is refused with its words, not
+    a JSON parse error."""
+    with pytest.raises(PolicyError) as refused:
+        RegoPolicy("package roomkit\nf(x) = y { y := f(x) }\ndecision = f(1)\n")
+    assert str(refused.value) == (
+        "<text>: data.roomkit.decision cannot be evaluated: Recursion detected in rule body: "
+        "data.roomkit.decision"
+    )
+
+
+async def test_rego_that_recurses_on_some_input_fails_that_call_saying_so() -> None:
+    """A recursion only some arguments reach fails those calls (``on_error`` decides, here
+    refusing), its reason rego-cpp's message without the arguments; other calls decide."""
+    policy = RegoPolicy(
+        "package roomkit\nimport rego.v1\n"
+        "a if { input.arguments.loop; b }\nb if a\n"
+        'default decision := "deny"\n'
+        'decision := "allow" if { not input.arguments.loop }\n'
+        'decision := "ask" if a\n',
+        on_error="deny",
+    )
+    assert isinstance(policy.decide(call(loop=False)), Allow)
+    with pytest.raises(RuntimeError) as failed:
+        policy.decide(call(loop=True, note="(errormsg 5:hello)"))
+    assert str(failed.value) == (
+        "Rego could not evaluate data.roomkit.decision on this call: "
+        "Recursion detected in rule body: data.roomkit.decision"
+    )
+    ruling = await rule_call(policy, None, call(loop=True))
+    assert ruling.refusal is not None
+    assert ruling.evidence is not None
+    assert ruling.evidence["error"] is True
+    assert "Recursion detected" in ruling.evidence["reason"]
+    assert isinstance(policy.decide(call(loop=False)), Allow)

@@ -29,6 +29,7 @@ from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
 __all__ = ["RegoPolicy"]
 
 _WHERE = re.compile(r"\(error \d+:(.*?)\|(\d+)\|\d+\s*\(errormsg \d+:([^)]*)\)")
+_MESSAGE = re.compile(r"\(errormsg (\d+):")
 
 
 class RegoPolicy(PolicyBase):
@@ -78,7 +79,10 @@ class RegoPolicy(PolicyBase):
         # rego-cpp parses at the first query: run one now, so a module that does not parse
         # is refused at start rather than at the first call.
         try:
-            self._interpreter.query(query)
+            self._query()
+        except _Unevaluable as error:
+            origin = loaded[0][1] if len(loaded) == 1 else "the Rego modules"
+            raise PolicyError(f"{origin}: {query} cannot be evaluated: {error}") from None
         except Exception as error:
             raise PolicyError(_parse_error(str(error), loaded[0][1], loaded[0][0])) from None
         self._versioned(*(text for text, _ in loaded), json.dumps(document, sort_keys=True))
@@ -91,7 +95,12 @@ class RegoPolicy(PolicyBase):
             RuntimeError: Rego could not evaluate the query on it.
         """
         self._interpreter.set_input_term(json.dumps(call.to_input(), default=str, allow_nan=False))
-        output = self._interpreter.query(self.query)
+        try:
+            output = self._query()
+        except _Unevaluable as error:
+            raise RuntimeError(
+                f"Rego could not evaluate {self.query} on this call: {error}"
+            ) from None
         if not output.ok():
             raise RuntimeError(
                 f"Rego could not evaluate {self.query} on this call (rules that conflict, "
@@ -109,6 +118,36 @@ class RegoPolicy(PolicyBase):
         if not results:
             return Abstain(f"{self.query} is undefined")
         return read_result(results[0])
+
+    def _query(self) -> Any:
+        """The query's output on the input set.
+
+        Raises:
+            _Unevaluable: rego-cpp answered with an error regopy cannot read (its message).
+        """
+        try:
+            return self._interpreter.query(self.query)
+        except ValueError as error:
+            # regopy reads rego-cpp's error (a recursion, say) as JSON; the text is its doc.
+            text = getattr(error, "doc", None)
+            if not isinstance(text, str) or "(errormsg" not in text:
+                raise
+            raise _Unevaluable(_rego_message(text)) from None
+
+
+class _Unevaluable(Exception):
+    """rego-cpp's error on a query (a recursion, say), which regopy fails to read as JSON;
+    its message is rego-cpp's."""
+
+
+def _rego_message(text: str) -> str:
+    """The message of rego-cpp's error text (its first ``(errormsg N:<N characters>)``),
+    without the input it quotes after it (which the model's arguments make)."""
+    found = _MESSAGE.search(text)
+    if found is None:
+        return "an error rego-cpp did not describe"
+    start = found.end()
+    return text[start : start + min(int(found.group(1)), 300)].strip()
 
 
 def _parse_error(message: str, origin: str, text: str) -> str:
