@@ -12,6 +12,7 @@ from engines import CEDAR, REGO
 from roomkit.policy import (
     Abstain,
     Allow,
+    Ask,
     CedarPolicy,
     Deny,
     OPAPolicy,
@@ -21,6 +22,7 @@ from roomkit.policy import (
 )
 from roomkit.policy.cedar import REMEMBERED
 from roomkit.policy.ruling import rule_call
+from roomkit.tools.approvals import Approval, Quorum
 
 
 def call(**arguments: object) -> PolicyCall:
@@ -298,3 +300,51 @@ async def test_rego_that_recurses_on_some_input_fails_that_call_saying_so() -> N
     assert ruling.evidence["error"] is True
     assert "Recursion detected" in ruling.evidence["reason"]
     assert isinstance(policy.decide(call(loop=False)), Allow)
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [
+        '"quorum": "2"',  # a quorum written as text
+        '"quorum": 0',
+        '"timeout": -5',
+        '"quorum": 3',  # more than it names
+    ],
+)
+async def test_a_rego_ask_on_terms_no_ask_can_meet_asks_the_approvers_it_names(
+    terms: str,
+) -> None:
+    """An ask naming its approvers on terms that cannot be met fails the policy; under
+    ``on_error="ask"`` those approvers are asked, never the call's own actor (the default
+    approver); under ``on_error="deny"`` the call is refused."""
+    module = (
+        "package roomkit\nimport rego.v1\n"
+        f'decision := {{"decision": "ask", "approvers": ["sec1", "sec2"], {terms}}}\n'
+    )
+    ruling = await rule_call(RegoPolicy(module), None, call(amount=5))
+    assert ruling.ask is not None
+    assert ruling.ask.approvers == ("sec1", "sec2")
+    assert ruling.evidence is not None
+    assert ruling.evidence["error"] is True
+    refused = await rule_call(RegoPolicy(module, on_error="deny"), None, call(amount=5))
+    assert (refused.ask, refused.refusal is not None) == (None, True)
+
+
+@pytest.mark.parametrize(
+    ("rule", "approvers"),
+    [
+        (None, ("sec1",)),
+        # The rule's quorum is more than the ask names: the rule's terms stand.
+        (Approval(approvers=Quorum(2, of=["s1", "s2", "s3"])), ("s1", "s2", "s3")),
+    ],
+)
+async def test_a_python_ask_no_rule_can_meet_asks_whom_it_names_else_the_rules(
+    rule: Approval | None, approvers: tuple[str, ...]
+) -> None:
+    class Strict:
+        def decide(self, call: PolicyCall) -> Ask:
+            return Ask(["sec1"], quorum=3)
+
+    ruling = await rule_call(Strict(), rule, call(amount=5))
+    assert ruling.ask is not None
+    assert ruling.ask.approvers == approvers

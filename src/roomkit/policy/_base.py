@@ -173,7 +173,8 @@ def read_result(value: Any) -> PolicyDecision:
     ``timeout``), the same decision as a bare string, or ``{"allow": true | false}``.
 
     Raises:
-        ValueError, TypeError: an ask names approvers, a quorum or a timeout ``Ask`` refuses.
+        PolicyFailed: an ask names approvers, a quorum or a timeout ``Ask`` refuses; its
+            fallback asks the approvers it names, when they are actor ids.
     """
     if isinstance(value, str):
         value = {"decision": value}
@@ -189,12 +190,26 @@ def read_result(value: Any) -> PolicyDecision:
     if decision == "deny":
         return Deny(reason)
     if decision in _ASK:
-        return Ask(
-            approvers=value.get("approvers"),
-            quorum=value.get("quorum"),
-            timeout=value.get("timeout"),
-            reason=reason,
-        )
+        try:
+            return Ask(
+                approvers=value.get("approvers"),
+                quorum=value.get("quorum"),
+                timeout=value.get("timeout"),
+                reason=reason,
+            )
+        except (TypeError, ValueError) as error:
+            # The approvers it names are asked, not the default one (the call's own actor).
+            raise PolicyFailed(
+                f"the policy's ask cannot be met: {error}", fallback=_named(value)
+            ) from None
     if decision in _ABSTAIN:
         return Abstain(reason)
     return Abstain(f"unknown result {str(decision)[:40]!r}" if decision else "unknown result")
+
+
+def _named(value: dict[str, Any]) -> Ask | None:
+    """An ask of the approvers a result names; ``None`` when it names none ``Ask`` takes."""
+    try:
+        return Ask(approvers=value.get("approvers")) if value.get("approvers") else None
+    except (TypeError, ValueError):
+        return None

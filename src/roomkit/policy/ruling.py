@@ -196,10 +196,11 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
             asked = _asked(decision, rule)
         except (TypeError, ValueError) as error:
             logger.warning("Policy %s asked on %s as no rule can: %s", name, call.tool, error)
+            named = decision.approvers
             decision, failed = _broken(policy, f"the policy's Ask cannot be met: {error}"), True
             kind = decision_name(decision)
             if isinstance(decision, Ask):
-                asked = _asked(Ask(reason=decision.reason), rule)
+                asked = _fallback(named, decision.reason, rule)
     version = getattr(policy, "version", None)
     record = _new(
         PolicyEvidence,
@@ -256,6 +257,17 @@ def _refusal(reason: str, tool: str, policy: str) -> str:
         body = texts.error_body(reason[:kept] + "…", tool=tool, policy=policy)
         stored = len(json.dumps(body, ensure_ascii=False))
     return body
+
+
+def _fallback(named: tuple[str, ...] | None, reason: str, rule: Approval | None) -> Approval:
+    """The rule an ``Ask`` that cannot be met holds the call under: the approvers it names
+    (not the default one, the call's own actor), else the static rule's."""
+    if named:
+        try:
+            return _asked(Ask(named, reason=reason), rule)
+        except (TypeError, ValueError):
+            pass  # the static rule's quorum is more than it names: the rule's terms
+    return _asked(Ask(reason=reason), rule)
 
 
 def _broken(policy: Policy, reason: str) -> PolicyDecision:
