@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.people import Directory, reference_of
 from roomkit.stores.base import SpendLedger
@@ -252,6 +253,18 @@ class Router:
             return None
         if who is None:
             return None
+        problem = actor_name_problem(who)
+        if problem is not None:
+            # No one could sign in as it: assigned, the request would wait on nobody.
+            logger.warning(
+                "routing: the on-call schedule %r names someone who %s (%s); whoever was "
+                "assigned before stays: fix the shift to name a person's email or actor id",
+                name,
+                problem,
+                RULE,
+            )
+            return None
+        assert isinstance(who, str)
         return self.directory.actor_for_email(who) or who
 
     async def refresh(

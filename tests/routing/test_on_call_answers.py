@@ -1,0 +1,87 @@
+"""On-call sources answering badly: a shift naming no one who could sign in, a PagerDuty
+answer with malformed entries among good ones, a PagerDuty API that trickles its answer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from routing_clock import FakeClock
+
+from roomkit.people import Directory, Person, on_call
+from roomkit.routing import ICalOnCall, PagerDutyOnCall
+from roomkit.tools.human_input import HumanInputHandler
+
+PEOPLE = {name: Person(email=f"{name}@example.com") for name in ("alice", "bob")}
+NOON = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
+
+
+@asynccontextmanager
+async def serving(
+    path: str, answer: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> AsyncIterator[str]:
+    """An HTTP server on the loopback answering GET ``path`` with ``answer``; its base URL."""
+    app = web.Application()
+    app.router.add_get(path, answer)
+    runner = web.AppRunner(app, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+def handler_for(source: Any) -> HumanInputHandler:
+    handler = HumanInputHandler(directory=Directory(PEOPLE, on_call={"payments": source}))
+    assert handler.router is not None
+    handler.router.clock = FakeClock(NOON)
+    return handler
+
+
+def calendar(tmp_path: Path, event: str) -> Path:
+    path = tmp_path / "payments.ics"
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nBEGIN:VEVENT\r\n"
+        f"{event}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    "who",
+    ["ATTENDEE:mailto:", "SUMMARY:" + "a" * 300, "SUMMARY:al\\u0000ice"],
+    ids=["empty attendee", "overlong summary", "NUL in summary"],
+)
+async def test_a_shift_naming_no_actor_assigns_nobody_and_says_so(
+    tmp_path: Path, who: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A shift whose person is empty or no actor name is not assigned: no one could sign
+    in as it, and the request would wait on nobody with no word of why."""
+    event = f"UID:s1\r\n{who}\r\nDTSTART:20261201T000000Z\r\nDTEND:20261231T000000Z"
+    path = calendar(tmp_path, event.replace("\\u0000", "\x00"))
+    handler = handler_for(ICalOnCall(path))
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        request = await handler.create_approval("pay", {}, approvers=[on_call("payments")])
+    history = await handler.history(request.pending_id)
+    assert [e for e in history if e.get("surface") == "routing"] == []
+    assert any("on-call schedule 'payments' names someone who" in r.message for r in caplog.records)
+
+
+async def test_pagerduty_naming_someone_by_a_number_does_not_fail_the_request() -> None:
+    async def oncalls(request: web.Request) -> web.Response:
+        entry = {"user": {"email": 12345}, "escalation_level": 1}
+        return web.json_response({"oncalls": [entry]})
+
+    async with serving("/oncalls", oncalls) as base:
+        handler = handler_for(PagerDutyOnCall("tok", "PSCHED1", base_url=base))
+        request = await handler.create_approval("pay", {}, approvers=[on_call("payments")])
+    assert handler.router is not None
+    assert await handler.router.recipients(request) == ()
