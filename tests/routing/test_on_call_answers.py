@@ -85,3 +85,39 @@ async def test_pagerduty_naming_someone_by_a_number_does_not_fail_the_request() 
         request = await handler.create_approval("pay", {}, approvers=[on_call("payments")])
     assert handler.router is not None
     assert await handler.router.recipients(request) == ()
+
+
+BOB_ON_CALL = {
+    "user": {"summary": "Bob", "email": "bob@example.com"},
+    "escalation_level": 1,
+    "start": "2026-12-05T00:00:00Z",
+    "end": "2026-12-06T00:00:00Z",
+}
+
+
+async def test_a_malformed_pagerduty_entry_leaves_the_others_standing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An answer holding entries of the wrong shape (a proxy's, an API change) still names
+    whoever its good entries put on call; each bad one is named in a warning."""
+    bad: list[Any] = [
+        "not an entry",
+        {**BOB_ON_CALL, "user": "alice@example.com"},
+        {**BOB_ON_CALL, "user": {"email": "alice@example.com"}, "start": "yesterday"},
+        {**BOB_ON_CALL, "user": {"email": "alice@example.com"}, "escalation_level": "top"},
+        {**BOB_ON_CALL, "user": {"email": "alice@example.com"}, "end": 1764892800},
+    ]
+
+    async def oncalls(request: web.Request) -> web.Response:
+        return web.json_response({"oncalls": [*bad, BOB_ON_CALL]})
+
+    async with serving("/oncalls", oncalls) as base:
+        handler = handler_for(PagerDutyOnCall("tok", "PSCHED1", base_url=base))
+        with caplog.at_level("WARNING", logger="roomkit.routing"):
+            request = await handler.create_approval("pay", {}, approvers=[on_call("payments")])
+            assert handler.router is not None
+            assert await handler.router.recipients(request) == ("bob",)
+    skipped = [r.getMessage() for r in caplog.records if "skipping on-call entry" in r.getMessage()]
+    assert [message.split(": ")[2] for message in skipped] == [
+        f"skipping on-call entry {index}" for index in range(len(bad))
+    ]

@@ -8,6 +8,7 @@ email address, which the directory maps to an actor, else their name. Answers ar
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,12 +19,44 @@ __all__ = ["PagerDutyOnCall"]
 
 API = "https://api.pagerduty.com"
 
+logger = logging.getLogger("roomkit.routing")
 
-def _when(text: object) -> datetime | None:
-    if not isinstance(text, str) or not text:
+
+def _when(text: object, what: str) -> datetime | None:
+    if text is None or text == "":
         return None
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if not isinstance(text, str):
+        raise ValueError(f"its {what} is not text but {type(text).__name__}")
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"its {what} is not an ISO 8601 time: {text[:40]!r}") from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _entry(entry: object, at: datetime) -> tuple[int, str | None, datetime, datetime]:
+    """An on-call entry's escalation level, person, start and end (an open end is ten
+    years off).
+
+    Raises:
+        ValueError: the entry is not of ``/oncalls``' shape; the message says what is wrong.
+    """
+    if not isinstance(entry, dict):
+        raise ValueError(f"it is not an object but {type(entry).__name__}")
+    user = entry.get("user") or {}
+    if not isinstance(user, dict):
+        raise ValueError(f"its user is not an object but {type(user).__name__}")
+    who = user.get("email") or user.get("summary") or user.get("name")
+    if who is not None and not isinstance(who, str):
+        raise ValueError(f"its user's email or name is not text but {type(who).__name__}")
+    level = entry.get("escalation_level") or 1
+    if isinstance(level, str) and level.isdecimal():
+        level = int(level)
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise ValueError(f"its escalation_level is not a whole number: {str(level)[:40]!r}")
+    starts = _when(entry.get("start"), "start") or at
+    ends = _when(entry.get("end"), "end") or at + timedelta(days=3650)
+    return level, who, starts, ends
 
 
 class PagerDutyOnCall:
@@ -81,14 +114,21 @@ class PagerDutyOnCall:
             response.raise_for_status()
             body: Any = response.json()
         best: tuple[int, str | None, datetime, datetime] | None = None
-        for entry in body.get("oncalls", []) if isinstance(body, dict) else []:
-            starts = _when(entry.get("start")) or at
-            ends = _when(entry.get("end")) or at + timedelta(days=3650)
+        entries = body.get("oncalls") if isinstance(body, dict) else None
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            try:
+                level, who, starts, ends = _entry(entry, at)
+            except (TypeError, ValueError) as error:
+                # One entry PagerDuty (or a proxy) got wrong leaves the others standing.
+                logger.warning(
+                    "PagerDutyOnCall: schedule %s: skipping on-call entry %d: %s",
+                    self.schedule_id,
+                    index,
+                    error,
+                )
+                continue
             if not starts <= at < ends:
                 continue
-            user = entry.get("user") or {}
-            who = user.get("email") or user.get("summary") or user.get("name")
-            level = int(entry.get("escalation_level") or 1)
             if best is None or level < best[0]:
                 best = (level, who, starts, ends)
         if best is None:
