@@ -3,6 +3,8 @@ answer with malformed entries among good ones, a PagerDuty API that trickles its
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -121,3 +123,34 @@ async def test_a_malformed_pagerduty_entry_leaves_the_others_standing(
     assert [message.split(": ")[2] for message in skipped] == [
         f"skipping on-call entry {index}" for index in range(len(bad))
     ]
+
+
+async def test_pagerduty_trickling_its_answer_is_given_up_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server sending a byte now and then never trips a read's timeout: the answer as a
+    whole is bounded, or the routing waiting on it (a request's creation) would hang."""
+    from roomkit.routing import pagerduty
+
+    released = asyncio.Event()
+
+    async def oncalls(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        while not released.is_set():
+            await response.write(b" ")
+            # A byte every tenth of a second, far inside each read's timeout.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(released.wait(), 0.1)
+        return response
+
+    monkeypatch.setattr(pagerduty, "_FETCH", 1.0, raising=False)
+    async with serving("/oncalls", oncalls) as base:
+        source = PagerDutyOnCall("tok", "PSCHED1", base_url=base)
+        try:
+            # The guard only ends the test when the answer is never given up on.
+            async with asyncio.timeout(60):
+                with pytest.raises(TimeoutError, match=r"PagerDuty took longer than 1 s"):
+                    await source.on_call_at(NOON)
+        finally:
+            released.set()

@@ -8,6 +8,7 @@ email address, which the directory maps to an actor, else their name. Answers ar
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from datetime import UTC, datetime, timedelta
@@ -20,6 +21,9 @@ __all__ = ["PagerDutyOnCall"]
 API = "https://api.pagerduty.com"
 
 logger = logging.getLogger("roomkit.routing")
+
+_FETCH = 10.0
+"""Seconds an answer may take in all (a server that trickles it included)."""
 
 
 def _when(text: object, what: str) -> datetime | None:
@@ -109,10 +113,23 @@ class PagerDutyOnCall:
             "Authorization": f"Token token={self.token}",
             "Accept": "application/vnd.pagerduty+json;version=2",
         }
-        async with self._httpx.AsyncClient(timeout=10.0) as client:
-            response = await client.get(f"{self.base_url}/oncalls", params=params, headers=headers)
-            response.raise_for_status()
+        try:
+            async with (
+                asyncio.timeout(_FETCH),
+                self._httpx.AsyncClient(timeout=_FETCH) as client,
+            ):
+                url = f"{self.base_url}/oncalls"
+                response = await client.get(url, params=params, headers=headers)
+                response.raise_for_status()
+        except TimeoutError:
+            # Each read's timeout alone lets a server trickling its answer hold routing.
+            raise TimeoutError(f"PagerDuty took longer than {_FETCH:g} s to answer") from None
+        try:
             body: Any = response.json()
+        except ValueError:
+            raise ValueError(
+                "PagerDuty's /oncalls answer is not JSON: check base_url names the API"
+            ) from None
         best: tuple[int, str | None, datetime, datetime] | None = None
         entries = body.get("oncalls") if isinstance(body, dict) else None
         for index, entry in enumerate(entries if isinstance(entries, list) else []):
