@@ -154,3 +154,23 @@ async def test_pagerduty_trickling_its_answer_is_given_up_on(
                     await source.on_call_at(NOON)
         finally:
             released.set()
+
+
+async def test_a_shift_repeating_every_second_is_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Working out a rule repeating by the second steps through every repeat since it
+    began (hours of a worker thread for one started years ago, at every routing): its
+    series is left out with a warning, and the rest of the schedule stands."""
+    path = tmp_path / "payments.ics"
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n"
+        "BEGIN:VEVENT\r\nUID:alice\r\nSUMMARY:alice\r\n"
+        "DTSTART:20261201T000000Z\r\nDTEND:20261231T000000Z\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:flood\r\nSUMMARY:bob\r\n"
+        "DTSTART:20261205T000000Z\r\nDTEND:20261205T000001Z\r\n"
+        "RRULE:FREQ=SECONDLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        assert await ICalOnCall(path).on_call_at(NOON) == "alice"
+    assert any("flood: they repeat more often than hourly" in r.message for r in caplog.records)

@@ -51,6 +51,20 @@ def _aware(value: object) -> datetime | None:
     return None
 
 
+def _rapid(rules: Any) -> bool:
+    """Whether any of an event's ``RRULE`` s repeats by the second or the minute."""
+    for rule in rules if isinstance(rules, list) else [rules] if rules is not None else []:
+        try:
+            freq = rule.get("FREQ")
+        except Exception:
+            # A rule that cannot be read is the expansion's to skip, as unexpandable.
+            continue
+        for value in freq if isinstance(freq, list) else [freq]:
+            if str(value).upper() in ("SECONDLY", "MINUTELY"):
+                return True
+    return False
+
+
 def default_person(event: Any) -> str | None:
     """The person of a shift: its first attendee's address (``mailto:`` dropped), else its
     summary."""
@@ -135,6 +149,19 @@ class ICalOnCall:
             gone = {id(c) for c in startless}
             calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
             self._skip(startless, "they have no DTSTART")
+        # A rule repeating by the second or minute is no rotation, and working out one shift
+        # of it means stepping through every repeat since it began: minutes or hours of a
+        # worker thread at every routing. Its series (overrides included) is left out.
+        rapid = {
+            str(c.get("UID", id(c)))
+            for c in calendar.subcomponents
+            if c.name == "VEVENT" and _rapid(c.get("RRULE"))
+        }
+        if rapid:
+            series = [c for c in calendar.subcomponents if str(c.get("UID", id(c))) in rapid]
+            gone = {id(c) for c in series}
+            calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
+            self._skip(series, "they repeat more often than hourly (FREQ=SECONDLY or MINUTELY)")
         return calendar
 
     def _query(self, calendar: Any) -> Any:
