@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 
 import httpx
-from escalating import told_on_escalation
+import pytest
+from escalating import Recorder, told_on_escalation
 from routing_clock import FakeClock
 from tests.notify.slack_api import SIGNING_SECRET
 from tests.servers.slack_clicks import click
 
 from roomkit import RoomKit
 from roomkit.desk import DeskLimits, create_desk_app, issue_token
+from roomkit.notify import Notifier
 from roomkit.people import Delegation, Directory, Person
 from roomkit.stores._quorum import decode_votes, encode_votes
 from roomkit.tools.approvals import approve
@@ -300,3 +303,48 @@ async def test_a_desk_taking_slack_clicks_knows_people_by_the_handlers_directory
     decided = [e for e in await handler.history(request.pending_id) if e["type"] == "decided"]
     assert (decided[0]["actor"], decided[0]["surface"]) == ("carol", "slack")
     assert decided[0]["on_behalf_of"] == "alice"
+
+
+class EmailOnly(Recorder):
+    """A surface that reaches only the people the directory gives an email address."""
+
+    name = "email-only"
+
+    def reaches(self, recipient: str | None, person: object) -> bool:
+        return isinstance(person, Person) and person.email is not None
+
+
+def lookalike_directory() -> Directory:
+    # "\u0430lice" starts with a Cyrillic a: it reads as alice, and nobody has it.
+    away = Delegation(to="\u0430lice", starts=STARTS, ends=ENDS)
+    return Directory({"alice": Person(email="alice@example.com", delegations=[away])})
+
+
+def test_a_delegate_the_directory_does_not_list_is_warned_of(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="roomkit.people"):
+        lookalike_directory()
+    assert "'alice' delegates to '\\u0430lice'" in caplog.text
+    assert "not in the directory" in caplog.text
+
+
+async def test_the_approver_is_told_when_no_surface_reaches_their_delegate(
+    clock: FakeClock,
+) -> None:
+    """A delegation to a name nobody has never leaves the approver unaware of requests."""
+    clock.now = STARTS
+    handler = HumanInputHandler(directory=lookalike_directory())
+    assert handler.router is not None
+    handler.router.clock = clock
+    surface = EmailOnly()
+    async with Notifier(handler, [surface]) as notifier:
+        await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+        await notifier.wait_idle()
+    assert [(n.type, n.recipient) for n in surface.told] == [("question_pending", "alice")]
+    # A surface that reaches the delegate still tells them in the approver's place.
+    _, told = await told_on_escalation(
+        handler, lambda: handler.create_approval("pay", {"amount": 6}, approvers=["alice"])
+    )
+    assert ("question_pending", "\u0430lice") in told
+    assert ("question_pending", "alice") not in told

@@ -83,7 +83,7 @@ class Planner:
             # Those deciding now: delegates for whoever is away, the role's members, the
             # person on call (an escalation's additions are approvers of record too).
             current = await self.handler.get_request(item.pending_id)
-            told = await router.recipients(current or request)
+            told = await router.recipients(current or request, reaches=self._reached)
         if job == "reassign":
             told = (str(item.body.get("to")),)
         if job == "settle":
@@ -136,6 +136,12 @@ class Planner:
                     actor,
                 )
         return targets
+
+    def _reached(self, actor: str) -> bool:
+        """Whether ``actor`` hears of a request: a surface reaches them, or every surface
+        tells no one in particular (so nobody is reached by name)."""
+        personal = [(n, s) for n, s in self.surfaces.items() if not self._reaches(n, s, None)]
+        return not personal or any(self._reaches(n, s, actor) for n, s in personal)
 
     async def _told(self, pending_id: str) -> list[tuple[str, str | None]]:
         """Who hears how a request ended: every surface that tells no one in particular

@@ -8,6 +8,7 @@ no clock of its own, the handler routing a request passes its own.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,6 +17,8 @@ from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.people._entries import Delegation, OnCallSource, Person, Role
 
 __all__ = ["MAX_CHAIN", "Directory", "StandIn"]
+
+logger = logging.getLogger("roomkit.people")
 
 MAX_CHAIN = 3
 """The most delegations one request may pass through (Alice to Bob to Carol is two)."""
@@ -95,6 +98,21 @@ class Directory:
                 _check_name(delegation.to, f"{actor!r}'s delegate")
                 if delegation.to == actor:
                     raise ValueError(f"Directory: {actor!r} delegates to themselves")
+        for actor, person in self._people.items():
+            for delegation in person.delegations:
+                if delegation.to not in self._people:
+                    # A misspelt or lookalike name would take the person's requests to
+                    # nobody anyone knows; the notifier tells the person while no surface
+                    # reaches the delegate, and this says why.
+                    logger.warning(
+                        "Directory: %s delegates to %s from %s to %s, who is not in the "
+                        "directory (no contact point): check the name, or list them with "
+                        "Person(...)",
+                        ascii(actor),
+                        ascii(delegation.to),
+                        delegation.starts.isoformat(),
+                        delegation.ends.isoformat(),
+                    )
         for kind, names in (("role", self.roles), ("on-call schedule", self.on_call)):
             for name in names:
                 if not isinstance(name, str) or not name.strip():

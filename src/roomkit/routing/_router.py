@@ -401,17 +401,42 @@ class Router:
                 return True
         return False
 
-    async def recipients(self, request: PendingInput) -> tuple[str, ...]:
+    async def recipients(
+        self, request: PendingInput, *, reaches: Callable[[str], bool] | None = None
+    ) -> tuple[str, ...]:
         """Who is told of ``request`` now: for each approver of record, the one deciding
-        (the last delegate of a chain in force, else the person)."""
-        deciding: dict[str, str] = {}
+        (the last delegate of a chain in force, else the person).
+
+        Args:
+            reaches: whether some surface reaches an actor. Given, a delegate it does not
+                reach is passed over for the one before them in the chain, down to the
+                person away: a delegation to someone nobody can tell (a misspelt name)
+                never leaves the request unheard of.
+        """
+        chains: dict[str, list[str]] = {}
         for standing in await self.standings(request):
             # A delegate replaces the person they stand in for; a role's members are each told.
-            key = standing.on_behalf_of or standing.actor
-            if standing.delegation_id is None:
-                key = standing.actor
-            deciding[key] = standing.actor
-        return tuple(dict.fromkeys(deciding.values()))
+            key = standing.actor
+            if standing.delegation_id is not None and standing.on_behalf_of is not None:
+                key = standing.on_behalf_of
+            chains.setdefault(key, []).append(standing.actor)
+        told: list[str] = []
+        for person, chain in chains.items():
+            deciding = chain[-1]
+            if reaches is not None and not reaches(deciding):
+                heard = [actor for actor in chain if reaches(actor)]
+                if heard:
+                    logger.warning(
+                        "routing: no surface reaches %s, who decides %s in %s's place; %s is "
+                        "told instead: check the delegation's name, or give them a contact point",
+                        ascii(deciding),
+                        request.pending_id,
+                        ascii(person),
+                        ascii(heard[-1]),
+                    )
+                    deciding = heard[-1]
+            told.append(deciding)
+        return tuple(dict.fromkeys(told))
 
     async def status(self, request: PendingInput) -> str | None:
         """What the one who asked reads: ``Alice is away until 12 Dec; Carol is
