@@ -379,3 +379,64 @@ async def test_a_schedule_is_read_and_worked_out_off_the_event_loop(
     assert await schedule.on_call_at(december) == "bob"
     assert [what for what, _ in work] == ["prepare", "parse", "prepare"]
     assert threading.get_ident() not in {thread for _, thread in work}
+
+
+FILLER = b"X-FILLER:" + b"x" * (4 * 1024 * 1024) + b"\r\n"
+"""A line that takes a schedule over the default cap (4 MiB)."""
+
+
+def test_a_schedule_file_over_the_cap_is_refused_naming_it(tmp_path: Path) -> None:
+    big = calendar(tmp_path, ALICE_ALL_DECEMBER)
+    with big.open("ab") as file:
+        file.write(FILLER)
+    with pytest.raises(ValueError, match=r"payments\.ics' holds more than 4194304 bytes"):
+        ICalOnCall(big)
+    with pytest.raises(ValueError, match=r"is not an iCal calendar"):
+        ICalOnCall(big, max_bytes=len(FILLER) * 2)  # a larger cap reads it all
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_device_or_a_fifo_is_refused_without_reading_it(tmp_path: Path) -> None:
+    """A FIFO with no writer never opens and ``/dev/zero`` never ends: neither is read."""
+    fifo = tmp_path / "shifts.ics"
+    os.mkfifo(fifo)
+    for source in (fifo, Path("/dev/zero")):
+        with pytest.raises(ValueError, match=r"is not a regular file"):
+            ICalOnCall(source)
+
+
+async def test_a_file_grown_over_the_cap_leaves_the_schedule_read_before(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = calendar(tmp_path, ALICE_ALL_DECEMBER)
+    schedule = ICalOnCall(path)
+    assert await schedule.on_call_at(at("2026-12-05T12:00:00+00:00")) == "alice"
+    path.write_bytes(path.read_bytes() + FILLER)
+    os.utime(path, (1, 1))
+    assert await schedule.on_call_at(at("2026-12-05T12:00:00+00:00")) == "alice"
+    assert "holds more than 4194304 bytes" in caplog.text
+
+
+async def test_a_feed_sending_more_than_the_cap_is_refused_naming_it() -> None:
+    """A feed sending too much is cut at the cap, whether or not it says its length."""
+    body = SCHEDULE.read_bytes()
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/calendar"})
+        await response.prepare(request)
+        for _ in range(128):  # 8 MiB, chunked: no length said
+            await response.write(b"X" * 65536)
+        await response.write_eof()
+        return response
+
+    async def declared(request: web.Request) -> web.Response:
+        return web.Response(body=body + FILLER, content_type="text/calendar")
+
+    async with serving("/endless.ics", endless) as base:
+        schedule = ICalOnCall(f"{base}/endless.ics")
+        with pytest.raises(ValueError, match=r"the feed 'http://127\.0\.0\.1:\d+/endless\.ics'"):
+            await schedule.on_call_at(at("2027-03-27T12:00:00+00:00"))
+    async with serving("/declared.ics", declared) as base:
+        schedule = ICalOnCall(f"{base}/declared.ics")
+        with pytest.raises(ValueError, match=r"holds more than 4194304 bytes"):
+            await schedule.on_call_at(at("2027-03-27T12:00:00+00:00"))

@@ -114,6 +114,10 @@ def test_the_delegation_page_s_file_is_a_good_one(tmp_path: Path) -> None:
         ),
         ('[on_call.payments]\nical = "notify.toml"\n', "is not an iCal calendar"),
         (
+            '[on_call.payments]\nical = "/dev/zero"\n',
+            "[on_call.payments] ical: ICalOnCall: '/dev/zero' is not a regular file",
+        ),
+        (
             "[[people.alice.delegations]]\nto = 'bob'\nstarts = 2026-12-02T09:00:00Z\n"
             "ends = 2026-12-12T09:00:00Z\ntools = []\n",
             "names no tool: leave tools out",

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
 import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
@@ -31,6 +33,9 @@ logger = logging.getLogger("roomkit.routing")
 
 _FETCH = 10.0
 """Seconds a read of the feed may take in all (a server that trickles it included)."""
+MAX_BYTES = 4 * 1024 * 1024
+"""The most bytes of a schedule read, from a file or a feed (4 MiB: years of a team's
+shifts take a few hundred KiB)."""
 _RETRY = 30.0
 """Seconds after a failed read before the feed is read again (meanwhile the schedule read
 before stands, or, before any, the failure)."""
@@ -88,11 +93,14 @@ class ICalOnCall:
             when it changes).
         person: the person of a shift event; by default its attendee's address, else its
             summary.
+        max_bytes: the most a schedule may hold (:data:`MAX_BYTES`); a file or a feed
+            holding more is refused, naming it, and the schedule read before stands.
 
     Raises:
         ImportError: the ``oncall`` extra is not installed (the message says how to).
-        ValueError: ``source`` names no readable file, or one that is not an iCal calendar
-            (a feed is read when it is first asked).
+        ValueError: ``source`` names no readable file, one that is not a regular file (a
+            device such as ``/dev/zero``, a FIFO), one over ``max_bytes``, or one that is
+            not an iCal calendar (a feed is read when it is first asked).
     """
 
     def __init__(
@@ -101,8 +109,12 @@ class ICalOnCall:
         *,
         refresh: float = 300.0,
         person: Callable[[Any], str | None] = default_person,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
         self._ical, self._recurring = _libraries()
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ValueError(f"ICalOnCall(max_bytes=...) is a count of bytes, got {max_bytes!r}")
+        self.max_bytes = max_bytes
         text = str(source)
         if text.startswith("webcal://"):
             text = "https://" + text[len("webcal://") :]
@@ -124,17 +136,35 @@ class ICalOnCall:
 
     def _read_file(self) -> Any:
         assert self.path is not None
+        where = repr(str(self.path))
         try:
-            stamp = self.path.stat().st_mtime
-            data = self.path.read_bytes()
+            # Opened without waiting: a FIFO with no writer would hold the open forever.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as error:
             raise ValueError(
-                f"ICalOnCall: cannot read {str(self.path)!r} ({error.strerror or error}): give "
+                f"ICalOnCall: cannot read {where} ({error.strerror or error}): give "
                 "the path of the schedule's .ics file, or its https:// URL"
             ) from None
-        self._calendar = self._parse(data, repr(str(self.path)))
-        self._stamp = stamp
+        with os.fdopen(fd, "rb") as file:
+            status = os.fstat(file.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                # A device (/dev/zero) or a FIFO never ends: reading it would never finish.
+                raise ValueError(
+                    f"ICalOnCall: {where} is not a regular file: give the path of the "
+                    "schedule's .ics file, or its https:// URL"
+                )
+            data = b"" if status.st_size > self.max_bytes else file.read(self.max_bytes + 1)
+        if status.st_size > self.max_bytes or len(data) > self.max_bytes:
+            raise ValueError(self._too_big(where))
+        self._calendar = self._parse(data, where)
+        self._stamp = status.st_mtime
         return self._calendar
+
+    def _too_big(self, where: str) -> str:
+        return (
+            f"ICalOnCall: {where} holds more than {self.max_bytes} bytes: give a schedule "
+            "that holds only the shifts (older ones dropped), or pass ICalOnCall(max_bytes=...)"
+        )
 
     def _parse(self, data: bytes, what: str) -> Any:
         try:
@@ -189,8 +219,20 @@ class ICalOnCall:
 
     async def _load(self) -> Any:
         if self.path is not None:
-            if self._calendar is None or self.path.stat().st_mtime != self._stamp:
-                return await asyncio.to_thread(self._read_file)
+            stamp = self.path.stat().st_mtime
+            if self._calendar is None or stamp != self._stamp:
+                try:
+                    return await asyncio.to_thread(self._read_file)
+                except ValueError as error:
+                    if self._calendar is None:
+                        raise
+                    # Not read again until it changes: the schedule read before stands.
+                    self._stamp = stamp
+                    logger.warning(
+                        "ICalOnCall: could not read the file again (%s); the schedule read "
+                        "before stands",
+                        error,
+                    )
             return self._calendar
         now = time.monotonic()
         if self._calendar is not None and now - self._read_at < self.refresh:
@@ -217,19 +259,29 @@ class ICalOnCall:
         return self._calendar
 
     async def _fetch(self) -> bytes:
-        """The feed's text, read within :data:`_FETCH` seconds in all."""
+        """The feed's text, read within :data:`_FETCH` seconds in all, and at most
+        ``max_bytes`` of it."""
         with requires_extra("ICalOnCall(url)", "desk"):
             import httpx
+        where = repr(str(self.url))
+        data = bytearray()
         try:
             async with (
                 asyncio.timeout(_FETCH),
                 httpx.AsyncClient(timeout=_FETCH, follow_redirects=True) as client,
+                client.stream("GET", str(self.url)) as response,
             ):
-                response = await client.get(str(self.url))
                 response.raise_for_status()
+                length = response.headers.get("Content-Length", "")
+                if length.isdigit() and int(length) > self.max_bytes:
+                    raise ValueError(self._too_big(f"the feed {where}"))
+                async for chunk in response.aiter_bytes():
+                    data += chunk
+                    if len(data) > self.max_bytes:
+                        raise ValueError(self._too_big(f"the feed {where}"))
         except TimeoutError:
             raise TimeoutError(f"the feed took longer than {_FETCH:g} s to read") from None
-        return bytes(response.content)
+        return bytes(data)
 
     async def on_call_at(self, at: datetime) -> str | None:
         """The person on call at ``at`` (of the shifts then, the one that started last: an
