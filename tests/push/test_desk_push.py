@@ -273,3 +273,35 @@ async def test_a_key_file_that_cannot_be_read_gets_a_404_pointing_to_the_log(
     assert "VAPID key cannot be used" in reply.json()["detail"]
     assert str(tmp_path) not in reply.text
     assert f"The VAPID key {tmp_path / VAPID_FILE} cannot be read" in caplog.text
+
+
+async def test_a_known_endpoint_without_its_keys_is_not_taken_from_its_person(
+    desk: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Someone who learnt bob's endpoint URL cannot move his device to themself."""
+    phone = Browser("https://push.example.net/p/bobs-phone")
+    reply = await desk.post(
+        "/api/push/subscriptions", json=phone.subscription(), headers=bearer("bob")
+    )
+    assert reply.status_code == 200
+    forged = Browser(phone.endpoint)  # the same endpoint, keys of the caller's own
+    reply = await desk.post(
+        "/api/push/subscriptions", json=forged.subscription(), headers=bearer("mallory")
+    )
+    assert reply.status_code == 409
+    assert "Another person's device has this endpoint" in reply.json()["detail"]
+    subscriptions = PushSubscriptions(tmp_path)
+    assert subscriptions.of("mallory") == []
+    assert [s.info() for s in subscriptions.of("bob")] == [
+        {"endpoint": phone.endpoint, "keys": phone.subscription()["keys"]}
+    ]
+    # Bob re-subscribing his phone, with new keys or the same, is his to do.
+    for again in (Browser(phone.endpoint), phone):
+        reply = await desk.post(
+            "/api/push/subscriptions", json=again.subscription(), headers=bearer("bob")
+        )
+        assert reply.status_code == 200
+        assert reply.json() == {"devices": 1}
+    assert [s.info()["keys"] for s in PushSubscriptions(tmp_path).of("bob")] == [
+        phone.subscription()["keys"]
+    ]

@@ -6,9 +6,10 @@
   was given no data folder (``data_dir=``; ``roomkit desk`` gives its own), has no ``push``
   extra installed, or cannot use its key file (its log says why), saying what to do.
 - ``POST /api/push/subscriptions``: the browser's ``PushSubscription.toJSON()``, kept for
-  the signed-in person (a device subscribed again moves to whoever subscribed it last); 400
-  when its endpoint is not on a push service's host
-  (:class:`~roomkit.notify.push_hosts.PushHosts`: the browsers' own, and ``push_hosts=``).
+  the signed-in person (a device subscribed again, with its own keys, moves to whoever
+  subscribed it last); 400 when its endpoint is not on a push service's host
+  (:class:`~roomkit.notify.push_hosts.PushHosts`: the browsers' own, and ``push_hosts=``);
+  409 when another person has its endpoint with other keys (it stays theirs).
 - ``DELETE /api/push/subscriptions``: ``{"endpoint": ...}``, forgets that device of theirs.
 
 An answer link speaks for one request, not for its person: it may not subscribe (403). The
@@ -55,6 +56,7 @@ _ERRORS = {
     401: "Missing, invalid or expired token",
     403: "An answer link, not a signed-in person",
     404: "This desk sends no push messages (the detail says why)",
+    409: "Another person's device has this endpoint, with other keys",
     413: "Body over the size cap",
     422: "Not a push subscription (the detail names the problem)",
     429: "Rate limited (see Retry-After)",
@@ -156,7 +158,11 @@ def push_router(
     async def devices(actor: str) -> PushStateView:
         return PushStateView(devices=len(await asyncio.to_thread(kept().of, actor)))
 
-    @router.post("/subscriptions", **device_routes)
+    @router.post(
+        "/subscriptions",
+        response_model=PushStateView,
+        responses=_errors(400, 401, 403, 404, 409, 413, 422, 429),
+    )
     async def subscribe(caller: Caller, body: PushSubscriptionBody) -> PushStateView:
         """Keep this browser's subscription for the caller."""
         actor = signed_in(caller, "turn notifications on")
@@ -168,7 +174,12 @@ def push_router(
         problem = hosts.problem(subscription.endpoint)
         if problem is not None:
             raise HTTPException(status_code=400, detail=problem)
-        await asyncio.to_thread(kept().add, actor, subscription)
+        if not await asyncio.to_thread(kept().add, actor, subscription):
+            raise HTTPException(
+                status_code=409,
+                detail="Another person's device has this endpoint: subscribe from this browser "
+                "again (PushManager.subscribe gives it its own endpoint and keys)",
+            )
         return await devices(actor)
 
     @router.delete("/subscriptions", **device_routes)

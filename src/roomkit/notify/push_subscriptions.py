@@ -20,6 +20,7 @@ import base64
 import binascii
 import contextlib
 import fcntl
+import hmac
 import json
 import logging
 import os
@@ -243,11 +244,20 @@ def _shaped(value: object, *, added: float | None = None) -> Subscription:
     )
 
 
+def _same_keys(one: Subscription, other: Subscription) -> bool:
+    """Whether two subscriptions hold the same keys (compared in constant time)."""
+    mine = f"{one.p256dh}\x00{one.auth}".encode()
+    theirs = f"{other.p256dh}\x00{other.auth}".encode()
+    return hmac.compare_digest(mine, theirs)
+
+
 class PushSubscriptions:
     """Each person's push subscriptions, in the desk's data folder.
 
     One endpoint belongs to one person: a browser subscribed again by someone else (a shared
-    device, signed in by another person) moves to them.
+    device, signed in by another person) moves to them, when it gives the subscription's own
+    keys (``p256dh`` and ``auth``), which only the browser holding it has. Whoever learnt
+    only the endpoint's URL cannot take the device.
 
     Args:
         data_dir: the desk's data folder (``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``,
@@ -268,14 +278,27 @@ class PushSubscriptions:
         """Whether ``actor_id`` has a subscription."""
         return bool(self._read().get(actor_id))
 
-    def add(self, actor_id: str, subscription: Subscription) -> None:
-        """Keep ``subscription`` for ``actor_id`` (a known endpoint is refreshed, and moves
-        from whoever had it); beyond :data:`MAX_PER_PERSON`, the oldest goes."""
+    def add(self, actor_id: str, subscription: Subscription) -> bool:
+        """Keep ``subscription`` for ``actor_id``; beyond :data:`MAX_PER_PERSON`, the oldest
+        goes. A known endpoint of theirs is refreshed; one another person has moves to
+        ``actor_id`` only with the same keys (the same browser, signed in by them).
+
+        Returns:
+            Whether it was kept: ``False`` when another person has the endpoint with other
+            keys, and it stays theirs.
+        """
         with self._writing() as people:
+            for owner, held in people.items():
+                for known in held if owner != actor_id else ():
+                    if known.endpoint == subscription.endpoint and not _same_keys(
+                        known, subscription
+                    ):
+                        return False
             for owner in list(people):
                 people[owner] = [s for s in people[owner] if s.endpoint != subscription.endpoint]
             kept = [*people.get(actor_id, []), subscription]
             people[actor_id] = kept[-MAX_PER_PERSON:]
+        return True
 
     def remove(self, endpoint: str, *, actor_id: str | None = None) -> bool:
         """Forget the subscription at ``endpoint`` (only ``actor_id``'s, when given); whether
