@@ -286,3 +286,14 @@ async def test_a_ladder_escalating_to_a_group_the_directory_lacks_adds_nobody(
         i for i in await handler.outbox.items_for(request.pending_id) if "escalate" in i.item_id
     ]
     assert step[0].done
+
+
+async def test_a_member_named_twice_is_one_member_however_the_names_are_given() -> None:
+    """A tuple keeps no repeat a list would not: an "everyone" role lists each person once."""
+    given = ("dan", "erin", "dan")
+    assert Role(members=given).members == Role(members=list(given)).members == ("dan", "erin")
+    handler = HumanInputHandler(directory=Directory(roles={"kyc": Role(members=given)}))
+    assert handler.router is not None
+    request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    standings = await handler.router.standings(request)
+    assert [s.actor for s in standings] == ["dan", "erin"]

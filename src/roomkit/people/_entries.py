@@ -156,7 +156,7 @@ class Role:
     """A group of actors that may be an approver (:func:`role`).
 
     Args:
-        members: the members' actor ids.
+        members: the members' actor ids (a name given twice counts once).
         rule: ``"everyone"``: each member may answer (the first answer wins);
             ``"rotation"``: one member is picked, the one assigned least recently, skipping
             those who are away; a ladder's escalation hands it to the next.
@@ -168,8 +168,9 @@ class Role:
     def __post_init__(self) -> None:
         if isinstance(self.members, str):
             raise TypeError(f"Role(members=...) is a list of actor ids: pass [{self.members!r}]")
-        if not isinstance(self.members, tuple):
-            object.__setattr__(self, "members", tuple(dict.fromkeys(self.members)))
+        # A name given twice is one member, however the names are given (a tuple, a list,
+        # the TOML file's): told once, and one turn in a rotation.
+        object.__setattr__(self, "members", actor_names(self.members))
         if not self.members:
             raise ValueError("Role(members=...) names at least one actor")
         if self.rule not in ("everyone", "rotation"):
