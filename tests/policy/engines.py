@@ -44,6 +44,7 @@ decision := {"decision": "deny", "reason": "mallory is blocked"} if {
 } else := {"decision": "requires-approval", "approvers": ["dave"]} if {
     input.arguments.amount >= 1000
 } else := {"decision": "allow"} if {
+    is_number(input.arguments.amount)
     input.arguments.amount < 100
 }
 """
