@@ -79,17 +79,18 @@ def policy_from_table(table: dict[str, Any], folder: Path) -> PolicyBase:
     if "file" not in table:
         raise PolicyError(f"a {engine} policy needs file")
     files = table["file"]
+    timed = {"timeout": table["timeout"]} if "timeout" in table else {}
     if engine == "cedar":
         if not isinstance(files, str):
             raise PolicyError("file is the path of one .cedar file")
         entities = _path(table["entities"], folder) if "entities" in table else None
-        return CedarPolicy(_path(files, folder), entities, **common)
+        return CedarPolicy(_path(files, folder), entities, **timed, **common)
     listed = [files] if isinstance(files, str) else files
     if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
         raise PolicyError("file is a .rego file's path, or a list of them")
     data = _path(table["data"], folder) if "data" in table else None
     query = {"query": table["query"]} if "query" in table else {}
-    return RegoPolicy([_path(item, folder) for item in listed], data, **query, **common)
+    return RegoPolicy([_path(item, folder) for item in listed], data, **query, **timed, **common)
 
 
 def _path(value: Any, folder: Path) -> Path:

@@ -150,7 +150,9 @@ class Policy(Protocol):
     the class name otherwise), ``version`` (which text of it decided), ``shadow`` (``True``:
     decisions are recorded and counted, today's behaviour is kept) and ``on_error``
     (``"ask"``, the default, or ``"deny"``: what a ``decide`` that raises comes to), and
-    ``timeout`` (the seconds an awaitable ``decide`` has; 10 otherwise).
+    ``timeout`` (the seconds an awaitable ``decide`` has; 10 otherwise), and ``adecide``
+    (an awaitable decision the pipeline takes instead of ``decide``'s: Rego and Cedar decide
+    off the event loop through it).
     """
 
     def decide(self, call: PolicyCall) -> PolicyDecision | Awaitable[PolicyDecision]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Unpack
@@ -24,6 +25,7 @@ from roomkit.policy._base import (
     load_text,
     read_result,
 )
+from roomkit.policy._offloop import IN_PROCESS_TIMEOUT, OffLoop, checked_timeout
 from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
 
 __all__ = ["RegoPolicy"]
@@ -39,11 +41,13 @@ class RegoPolicy(PolicyBase):
         modules: a module's text or a ``.rego`` file's path, or a list of them.
         data: the data document the modules read (a dict, or a ``.json`` file's path).
         query: the rule that holds the decision.
+        timeout: seconds a decision may take in the pipeline, where it runs off the event
+            loop (:mod:`roomkit.policy._offloop`); past them it is a failure (``on_error``).
         **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
         PolicyError: a module does not parse (the message names the file and the line),
-            or a file cannot be read.
+            a file cannot be read, or ``timeout`` is not a positive number.
         ImportError: the ``rego`` extra is not installed.
     """
 
@@ -55,31 +59,34 @@ class RegoPolicy(PolicyBase):
         data: Mapping[str, Any] | str | Path | None = None,
         *,
         query: str = "data.roomkit.decision",
+        timeout: float = IN_PROCESS_TIMEOUT,
         **options: Unpack[PolicyOptions],
     ) -> None:
         super().__init__(**options)
+        self.timeout = checked_timeout(timeout, "RegoPolicy")
         regopy = self.module
         sources = [modules] if isinstance(modules, str | Path) else list(modules)
         if not sources:
             raise PolicyError("RegoPolicy needs at least one module")
         loaded = [load_text(source, ".rego") for source in sources]
-        self._interpreter = regopy.Interpreter()
-        for number, (text, origin) in enumerate(loaded):
-            label = origin if origin != "<text>" else f"<text {number + 1}>"
-            try:
-                self._interpreter.add_module(label, text)
-            except Exception as error:
-                raise PolicyError(_parse_error(str(error), label, text)) from None
+        self._modules = [
+            (origin if origin != "<text>" else f"<text {number + 1}>", text)
+            for number, (text, origin) in enumerate(loaded)
+        ]
         document = load_json(data, "Rego data") if data is not None else None
-        if document is not None:
-            if not isinstance(document, Mapping):
-                raise PolicyError("Rego data is a JSON object (a dict or a .json file)")
-            self._interpreter.add_data_json(json.dumps(document))
+        if document is not None and not isinstance(document, Mapping):
+            raise PolicyError("Rego data is a JSON object (a dict or a .json file)")
+        self._data = None if document is None else json.dumps(document)
+        self._local = threading.local()
+        """Each thread's own interpreter: one evaluates one query at a time."""
+        self._threads = OffLoop("roomkit-rego")
+        self._interpreter = self._new_interpreter(regopy)
+        self._local.interpreter = self._interpreter
         self.query = query
         # rego-cpp parses at the first query: run one now, so a module that does not parse
         # is refused at start rather than at the first call.
         try:
-            self._query()
+            self._query(self._interpreter)
         except _Unevaluable as error:
             origin = loaded[0][1] if len(loaded) == 1 else "the Rego modules"
             raise PolicyError(f"{origin}: {query} cannot be evaluated: {error}") from None
@@ -87,16 +94,51 @@ class RegoPolicy(PolicyBase):
             raise PolicyError(_parse_error(str(error), loaded[0][1], loaded[0][0])) from None
         self._versioned(*(text for text, _ in loaded), json.dumps(document, sort_keys=True))
 
-    def decide(self, call: PolicyCall) -> PolicyDecision:
-        """The query's result on ``call``, as one of the four decisions.
+    def _new_interpreter(self, regopy: Any) -> Any:
+        """An interpreter holding the modules and the data.
+
+        Raises:
+            PolicyError: a module does not parse.
+        """
+        interpreter = regopy.Interpreter()
+        for label, text in self._modules:
+            try:
+                interpreter.add_module(label, text)
+            except Exception as error:
+                raise PolicyError(_parse_error(str(error), label, text)) from None
+        if self._data is not None:
+            interpreter.add_data_json(self._data)
+        return interpreter
+
+    def _thread_interpreter(self) -> Any:
+        """The calling thread's interpreter, made on its first decision."""
+        interpreter = getattr(self._local, "interpreter", None)
+        if interpreter is None:
+            interpreter = self._local.interpreter = self._new_interpreter(self.module)
+        return interpreter
+
+    async def adecide(self, call: PolicyCall) -> PolicyDecision:
+        """:meth:`decide`, on one of the policy's worker threads (the pipeline bounds the
+        wait by ``timeout``).
 
         Raises:
             ValueError: the call holds a number JSON cannot carry (NaN, an infinity).
             RuntimeError: Rego could not evaluate the query on it.
         """
-        self._interpreter.set_input_term(json.dumps(call.to_input(), default=str, allow_nan=False))
+        return await self._threads.run(lambda: self.decide(call))
+
+    def decide(self, call: PolicyCall) -> PolicyDecision:
+        """The query's result on ``call``, as one of the four decisions, on the calling
+        thread.
+
+        Raises:
+            ValueError: the call holds a number JSON cannot carry (NaN, an infinity).
+            RuntimeError: Rego could not evaluate the query on it.
+        """
+        interpreter = self._thread_interpreter()
+        interpreter.set_input_term(json.dumps(call.to_input(), default=str, allow_nan=False))
         try:
-            output = self._query()
+            output = self._query(interpreter)
         except _Unevaluable as error:
             raise RuntimeError(
                 f"Rego could not evaluate {self.query} on this call: {error}"
@@ -119,14 +161,14 @@ class RegoPolicy(PolicyBase):
             return Abstain(f"{self.query} is undefined")
         return read_result(results[0])
 
-    def _query(self) -> Any:
+    def _query(self, interpreter: Any) -> Any:
         """The query's output on the input set.
 
         Raises:
             _Unevaluable: rego-cpp answered with an error regopy cannot read (its message).
         """
         try:
-            return self._interpreter.query(self.query)
+            return interpreter.query(self.query)
         except ValueError as error:
             # regopy reads rego-cpp's error (a recursion, say) as JSON; the text is its doc.
             text = getattr(error, "doc", None)

@@ -11,7 +11,8 @@ whether a person is asked), or no rule, and the call runs unheld.
 A ``decide`` that raises or times out asks a person (``on_error="ask"``, the default) or
 refuses the call (``on_error="deny"``); the failure is logged and recorded. An awaitable
 ``decide`` has the policy's own ``timeout`` (seconds), else :data:`DECIDE_TIMEOUT`; a plain
-one runs on the event loop, and returns by itself. A result that is
+one runs on the event loop, and returns by itself. A policy with an ``adecide`` is decided
+through it: Rego and Cedar run off the loop there, bounded by their ``timeout``. A result that is
 none of the four decisions is ``Abstain``. Each decision becomes a ``policy_decided`` history
 entry, and is counted per tool and decision (:mod:`roomkit.policy.tally`).
 """
@@ -107,10 +108,16 @@ def policy_name(policy: Policy) -> str:
 async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bool]:
     """The policy's decision on ``call``, and whether it failed (``on_error`` decided then)."""
     try:
-        decision: Any = policy.decide(call)
+        decision: Any = _begin(policy, call)
     except Exception as error:
         return _failed(policy, call, error), True
     return await _taken(policy, call, decision)
+
+
+def _begin(policy: Policy, call: PolicyCall) -> Any:
+    """What the policy's ``adecide`` (off the loop) or else its ``decide`` returns."""
+    off_loop = getattr(policy, "adecide", None)
+    return off_loop(call) if off_loop is not None else policy.decide(call)
 
 
 async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[PolicyDecision, bool]:
@@ -176,7 +183,7 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
     # As evaluate() does, without a coroutine of its own for a plain decide's decision.
     failed = False
     try:
-        decision: Any = policy.decide(call)
+        decision: Any = _begin(policy, call)
     except Exception as error:
         decision, failed = _failed(policy, call, error), True
     else:

@@ -1,0 +1,69 @@
+"""In-process engines (Rego, Cedar) deciding off the event loop, within a time limit.
+
+Their evaluation is compiled code that the model's arguments can make slow (a Rego rule over
+``numbers.range(1, input.arguments.n)``): each decision runs on one of the policy's own
+worker threads (at most :data:`WORKERS` at a time), so the loop and other calls go on. The
+pipeline awaits it for the policy's ``timeout`` (seconds, :data:`IN_PROCESS_TIMEOUT` by
+default); past it the decision is a failure of the back end (``on_error`` asks a person or
+refuses the call) and the thread is left to finish on its own, as compiled code cannot be
+stopped. While every worker is busy, a further decision waits for one within its own time
+limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from roomkit.policy._base import PolicyError
+
+__all__ = ["IN_PROCESS_TIMEOUT", "WORKERS", "OffLoop", "checked_timeout"]
+
+IN_PROCESS_TIMEOUT = 2.0
+"""Seconds a Rego or Cedar decision may take when its policy names no ``timeout``."""
+
+WORKERS = 4
+"""How many decisions of one policy run at once, each on a thread of its own."""
+
+_T = TypeVar("_T")
+
+
+def checked_timeout(timeout: object, owner: str) -> float:
+    """``timeout`` as seconds.
+
+    Raises:
+        PolicyError: ``timeout`` is not a positive, finite number.
+    """
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise PolicyError(f"{owner} timeout is a positive number of seconds: {timeout!r}")
+    return float(timeout)
+
+
+class OffLoop:
+    """The worker threads of one policy, made at its first decision off the loop.
+
+    Args:
+        name: the threads' name prefix.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def run(self, work: Callable[[], _T]) -> asyncio.Future[_T]:
+        """``work`` run on a worker thread; its result, to await on the running loop."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix=self._name)
+            pool = self._pool
+        return asyncio.get_running_loop().run_in_executor(pool, work)
