@@ -10,7 +10,8 @@ so that ``roomkit audit verify`` vouches for why nobody was asked.
 A grant never widens what the approval that made it allowed:
 
 - its schema is checked together with the tool's (a call must match both), and the call it
-  was made on must match it;
+  was made on must match it; its patterns keep to a shape that matches in linear time
+  (:mod:`roomkit.policy._patterns`), as the caller chooses the strings they are matched on;
 - it covers only calls whose approval needs no more than made it: a call needing a quorum of
   ``n`` is covered only by a grant made by ``n`` or more approvers, all listed on the call;
 - a grant made on a quorum approval needs that quorum: every approving vote must offer the
@@ -35,6 +36,7 @@ from roomkit.core.exceptions import RoomKitError
 from roomkit.models.history import Granted, GrantOffered
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy._narrowing import narrowing_problem
+from roomkit.policy._patterns import schema_pattern_problem
 from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants, every_live_grant
 from roomkit.tools.approvals import approve
 from roomkit.tools.validation import validate_tool_arguments
@@ -123,7 +125,7 @@ class GrantScope:
         if self.schema is not None:
             if not isinstance(self.schema, dict):
                 raise GrantRefusedError(f"schema is a JSON Schema object, got {self.schema!r}")
-            problem = narrowing_problem(self.schema)
+            problem = narrowing_problem(self.schema) or schema_pattern_problem(self.schema)
             if problem is not None:
                 raise GrantRefusedError(problem)
         if not (self.for_actor or self.for_room):
@@ -233,6 +235,10 @@ def covers(grant: Grant, request: PendingInput) -> str | None:
     if grant.digest is not None and grant.digest != request.arguments_digest:
         return "it is for other arguments"
     if grant.schema is not None:
+        # A grant stored before its patterns were checked is not matched with them.
+        unsafe = schema_pattern_problem(grant.schema)
+        if unsafe is not None:
+            return f"its schema is broken ({unsafe})"
         try:
             problem = validate_tool_arguments(grant.schema, request.arguments)
         except ValueError as error:

@@ -1,0 +1,69 @@
+"""A grant's patterns match in linear time on any arguments: one that could hang (``^(a+)+$``
+on ``"aaaa...!"``) is refused when the grant is made, and never matched when it is used."""
+
+from __future__ import annotations
+
+import pytest
+from tests.grants.conftest import HandlerMaker
+from tests.grants.test_grant_flow import granted, held
+
+from roomkit import PendingInputStatus
+from roomkit.policy.grants import Grant, GrantRefusedError, GrantScope, covers
+
+HOSTILE = "a" * 64 + "!"
+"""What ``^(a+)+$`` takes longer than the age of the universe to refuse."""
+
+
+@pytest.mark.parametrize(
+    ("pattern", "refusal"),
+    [
+        ("^(a+)+$", "repeats a group"),
+        ("^(a|aa)*$", "repeats a group"),
+        ("^a*a*b$", "2 repeats that grow"),
+        ("[a-z]+@example", "not anchored"),
+        ("(?m)^a+$", "every line"),
+        ("^(a)\\1$", "backreference"),
+        ("^(?=a)a+$", "lookahead"),
+        ("^(", "not a regular expression"),
+    ],
+)
+def test_a_pattern_that_could_match_slowly_is_refused(pattern: str, refusal: str) -> None:
+    for schema in (
+        {"properties": {"to": {"pattern": pattern}}},
+        {"patternProperties": {pattern: {"maximum": 1}}},
+    ):
+        with pytest.raises(GrantRefusedError, match=refusal):
+            GrantScope(expires_in=60, schema=schema)
+
+
+@pytest.mark.parametrize(
+    "pattern", ["^[a-z]+@example\\.com$", "^INV-[0-9]{4}-[A-Z]?$", "\\A(?:bob|ann)$", "^[^/]+$"]
+)
+def test_a_pattern_that_matches_in_linear_time_is_taken(pattern: str) -> None:
+    GrantScope(expires_in=60, schema={"properties": {"to": {"pattern": pattern}}})
+
+
+async def test_a_grant_within_its_pattern_covers_the_call(handlers: HandlerMaker) -> None:
+    handler = handlers()
+    scope = GrantScope(expires_in=3600, schema={"properties": {"to": {"pattern": "^b[a-z]+$"}}})
+    await granted(handler, scope)
+    assert (await held(handler, {"to": "bill", "amount": 3})).status is PendingInputStatus.RESOLVED
+    assert (await held(handler, {"to": "ann", "amount": 3})).status is PendingInputStatus.PENDING
+
+
+async def test_a_stored_grant_with_such_a_pattern_covers_nothing_and_returns(
+    handlers: HandlerMaker,
+) -> None:
+    """A grant stored before patterns were checked is not matched (the match would hang;
+    the test's own timeout is the hang guard)."""
+    grant = Grant(
+        grant_id="g1",
+        tool="pay",
+        granted_by=("ann",),
+        expires_at=2e9,
+        schema={"properties": {"to": {"pattern": "^(a+)+$"}}},
+    )
+    request = await held(handlers(), {"to": HOSTILE, "amount": 3})
+    problem = covers(grant, request)
+    assert problem is not None
+    assert "repeats a group" in problem
