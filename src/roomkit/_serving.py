@@ -3,7 +3,9 @@
 ``roomkit desk``, ``roomkit mcp --http`` and the demo bind their socket first (so a port in
 use is one line saying what to do, and a browser opened at once waits in the backlog), run
 uvicorn on it until Ctrl-C or SIGTERM, and say where they listen once they do (the desk
-prints its sign-in link). It lives beside the desk rather than in it, so that a command
+prints its sign-in link). A stop waits at most :data:`SHUTDOWN_GRACE` seconds for the
+connections still open (a WebSocket client, an upload still arriving) to finish; then it
+closes them and the process exits. It lives beside the desk rather than in it, so that a command
 serving something else loads no part of the desk. Needs uvicorn (the ``desk`` or ``mcp``
 extra).
 """
@@ -20,10 +22,14 @@ from collections.abc import Callable, Iterator
 
 import uvicorn
 
-__all__ = ["Server", "listen", "port_problem", "sign_in_link"]
+__all__ = ["SHUTDOWN_GRACE", "Server", "listen", "port_problem", "sign_in_link"]
 
 
 MAX_PORT = 65535
+SHUTDOWN_GRACE = 5
+"""Seconds a stop (Ctrl-C, SIGTERM) waits for open connections to finish, unless the
+configuration passed to :class:`Server` sets ``timeout_graceful_shutdown``; past it, their
+tasks are cancelled and the connections closed."""
 
 
 def port_problem(port: int, *, option: str = "--port") -> str | None:
@@ -83,14 +89,28 @@ class Server(uvicorn.Server):
     """uvicorn's server, saying when it is up, and stopped by Ctrl-C or SIGTERM without the
     signal being raised again afterwards, so the caller closes its stores before it exits.
 
+    A stop waits for open connections at most ``timeout_graceful_shutdown`` seconds
+    (:data:`SHUTDOWN_GRACE` when the configuration leaves it unset), then cuts off those
+    still open: a client that holds its connection open cannot hold up the exit.
+
     Args:
         config: uvicorn's configuration.
         on_started: called once the server accepts connections.
     """
 
     def __init__(self, config: uvicorn.Config, *, on_started: Callable[[], None]) -> None:
+        if config.timeout_graceful_shutdown is None:
+            config.timeout_graceful_shutdown = SHUTDOWN_GRACE
         super().__init__(config)
         self._on_started = on_started
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets=sockets)
+        # Past the grace period: whatever is still connected is cut off, not waited for.
+        for connection in list(self.server_state.connections):
+            transport = getattr(connection, "transport", None)
+            if isinstance(transport, asyncio.Transport):
+                transport.abort()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)

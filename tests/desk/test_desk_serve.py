@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -131,3 +132,73 @@ async def test_each_connection_to_the_listening_socket_sends_without_delay() -> 
         server.close()
         await server.wait_closed()
     assert nodelay != 0
+
+
+async def test_roomkit_desk_stops_on_sigterm_with_a_socket_that_reads_nothing(
+    tmp_path: Path,
+) -> None:
+    """A WebSocket client that never reads, and a request whose body never ends, hold
+    connections open; SIGTERM still stops the desk once the grace period is over."""
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0",
+        "--data-dir", str(tmp_path), "--log-level", "warning",
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    writers: list[asyncio.StreamWriter] = []
+    try:
+        assert desk.stdout is not None
+        line = (await desk.stdout.readline()).decode()
+        found = re.fullmatch(r"Open http://(127\.0\.0\.1):(\d+)/#token=(\S+)\n", line)
+        assert found, line
+        host, port, link = found.groups()
+        async with httpx.AsyncClient(base_url=f"http://{host}:{port}") as client:
+            traded = await client.post("/api/sign-in", headers={"Authorization": f"Bearer {link}"})
+        token = traded.json()["token"]
+        # A WebSocket that authenticates, then never reads what the desk sends.
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writers.append(writer)
+        writer.write(
+            f"GET /api/ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 101")
+        writer.write(_masked_text_frame(json.dumps({"type": "auth", "token": token})))
+        # A request whose body never finishes arriving.
+        _, uploading = await asyncio.open_connection(host, int(port))
+        writers.append(uploading)
+        uploading.write(
+            f"POST /api/sign-in HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            "Content-Length: 1000\r\n\r\n{".encode()
+        )
+        await asyncio.gather(writer.drain(), uploading.drain())
+        await _served_by(host, int(port))
+        desk.send_signal(signal.SIGTERM)
+        # A hang guard, far past the grace period: the desk must exit on its own.
+        async with asyncio.timeout(30):
+            await desk.communicate()
+    finally:
+        if desk.returncode is None:
+            desk.kill()
+            await desk.communicate()
+        for open_writer in writers:
+            open_writer.close()
+    assert desk.returncode == 0
+
+
+async def _served_by(host: str, port: int) -> None:
+    """Wait until the desk has answered one more request (the connections above are in)."""
+    async with httpx.AsyncClient(base_url=f"http://{host}:{port}") as client:
+        assert (await client.get("/")).status_code == 200
+
+
+def _masked_text_frame(text: str) -> bytes:
+    """A client's text frame (masked, as RFC 6455 requires of clients), under 64 KiB."""
+    payload = text.encode()
+    mask = b"\x01\x02\x03\x04"
+    length = len(payload)
+    if length < 126:
+        header = bytes([0x81, 0x80 | length])
+    else:
+        header = bytes([0x81, 0xFE]) + length.to_bytes(2, "big")
+    return header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
