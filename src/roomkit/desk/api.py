@@ -35,6 +35,7 @@ from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits, HostRule, RateLimiter
 from roomkit.desk.metrics import DeskMetrics
 from roomkit.desk.options import DeskOptions, check_option_names
+from roomkit.desk.places import Places
 from roomkit.desk.push import push_router
 from roomkit.desk.routes import DeskRouter, build_router
 from roomkit.desk.tokens import SESSION_TTL, issue_token, resolve_secret
@@ -135,6 +136,8 @@ class Desk:
         self.hub = DeskHub(
             self.handler, self.access, self.gate, outbox=self.limits.outbox, metrics=self.metrics
         )
+        self.places = Places(per_person=self.limits.sockets_per_person, total=self.limits.sockets)
+        """The WebSocket's open connections, counted against the limits' caps."""
         self.router: DeskRouter = build_router(self)
         # Web Push from the page: the desk's key and each person's devices, in its data folder.
         self.router.include_router(

@@ -51,7 +51,7 @@ JSON adds bytes this does not count."""
 
 @dataclass(frozen=True, slots=True)
 class DeskLimits:
-    """The desk's limits; every one is per request, frame or actor."""
+    """The desk's limits; every one is per request, frame or actor, but ``sockets``."""
 
     max_body: int = 64 * 1024
     """Bytes in an HTTP request body; more gets 413. A decision on an approval may send
@@ -76,9 +76,24 @@ class DeskLimits:
     send_timeout: float = 20.0
     """Seconds a send to a WebSocket client may wait on a client that reads nothing (its
     buffers full); past it, its connection is cut off (see :mod:`roomkit.desk.ws`)."""
+    sockets_per_person: int = 16
+    """WebSocket connections one person (the actor of a token or answer link) may hold at
+    once; one more is closed with 1008 and the reason, the others staying open."""
+    sockets: int = 4096
+    """WebSocket connections the desk holds at once, everyone's together; one more is closed
+    with 1013 and the reason (see :mod:`roomkit.desk.places`)."""
 
     def __post_init__(self) -> None:
-        for name in ("max_body", "max_frame", "max_depth", "burst", "admin_burst", "outbox"):
+        for name in (
+            "max_body",
+            "max_frame",
+            "max_depth",
+            "burst",
+            "admin_burst",
+            "outbox",
+            "sockets_per_person",
+            "sockets",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"DeskLimits.{name} must be a positive int, got {value!r}")

@@ -466,6 +466,12 @@ def build_router(desk: "Desk") -> DeskRouter:
 
     @router.websocket("/ws")
     async def socket(websocket: WebSocket) -> None:
-        await serve_socket(websocket, desk.hub, desk.limits, allowed_origins=desk.allowed_origins)
+        await serve_socket(
+            websocket,
+            desk.hub,
+            desk.limits,
+            allowed_origins=desk.allowed_origins,
+            places=desk.places,
+        )
 
     return router

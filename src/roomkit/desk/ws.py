@@ -21,7 +21,12 @@ session, frees its place, logs one warning, and aborts its connection (under uvi
 everything the client has not read. Every client has a writer of its own: one that reads
 nothing holds up no one else's pushes. Each open request a snapshot or a push delivers to a
 person (not an administrator) is recorded in its history as ``shown`` on the ``websocket``
-surface, once (see :meth:`~roomkit.desk.hub.DeskHub.record_shown`). No frame ends the session
+surface, once (see :meth:`~roomkit.desk.hub.DeskHub.record_shown`). A person holds at most
+:attr:`DeskLimits.sockets_per_person <roomkit.desk.limits.DeskLimits.sockets_per_person>`
+sockets at once and the desk at most :attr:`DeskLimits.sockets
+<roomkit.desk.limits.DeskLimits.sockets>` in all (see :mod:`roomkit.desk.places`): one more,
+once authenticated, is closed with 1008 (the person's cap) or 1013 (the desk's) and the
+reason, and logged as one warning; the sockets already open stay. No frame ends the session
 with an unhandled exception: a fault of the desk itself is logged and closes with 1011.
 """
 
@@ -43,6 +48,7 @@ from roomkit.desk._transport import abort, session_transport
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub, Watcher
 from roomkit.desk.limits import DeskLimits, origin_allowed
+from roomkit.desk.places import NoPlaceError, Places
 
 __all__ = ["serve_socket"]
 
@@ -153,8 +159,32 @@ async def _write(websocket: WebSocket, hub: DeskHub, watcher: Watcher, timeout: 
             raise _Closed(POLICY, watcher.closed)
 
 
-async def _session(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) -> None:
+async def _session(
+    websocket: WebSocket, hub: DeskHub, limits: DeskLimits, places: Places | None
+) -> None:
     principal = await _authenticate(websocket, hub, limits)
+    if places is None:
+        await _watch(websocket, hub, limits, principal)
+        return
+    try:
+        places.take(principal.actor_id)
+    except NoPlaceError as full:
+        logger.warning(
+            "The desk refused a WebSocket of %s: %s",
+            principal.actor_id,
+            full.reason,
+            extra={"event": "websocket_refused", "actor": principal.actor_id},
+        )
+        raise _Closed(TRY_AGAIN if full.everyone else POLICY, full.reason) from None
+    try:
+        await _watch(websocket, hub, limits, principal)
+    finally:
+        places.give_back(principal.actor_id)
+
+
+async def _watch(
+    websocket: WebSocket, hub: DeskHub, limits: DeskLimits, principal: Principal
+) -> None:
     watcher = await hub.join(principal)
     try:
         snapshot = await hub.snapshot(principal)
@@ -189,8 +219,13 @@ async def serve_socket(
     limits: DeskLimits,
     *,
     allowed_origins: Collection[str] | None = None,
+    places: Places | None = None,
 ) -> None:
-    """Run one client's session on the desk's WebSocket."""
+    """Run one client's session on the desk's WebSocket.
+
+    ``places`` counts the open sockets against the caps of ``limits`` (one more over a cap
+    is closed once authenticated); ``None`` counts none.
+    """
     host = websocket.headers.get("host")
     if not hub.gate.hosts.allows(host, websocket.scope.get("server")) or not origin_allowed(
         websocket.headers.get("origin"), host, allowed_origins
@@ -203,7 +238,7 @@ async def serve_socket(
     transport = session_transport()
     timeout = limits.send_timeout
     try:
-        await _session(websocket, hub, limits)
+        await _session(websocket, hub, limits, places)
     except _Stalled as stalled:
         _cut_off(transport, stalled.actor_id, timeout)
     except _Closed as closing:
