@@ -12,7 +12,7 @@
  */
 
 import { el, isObject, text } from './dom.js';
-import { isExact, numberFrom, stringify } from './exact.js';
+import { isExact, isWhole, numberFrom, numeric, stringify } from './exact.js';
 
 var SCALARS = ['string', 'number', 'integer', 'boolean'];
 var fieldIds = 0;
@@ -57,7 +57,7 @@ function matchesType(type, value) {
   if (type === 'array') return Array.isArray(value);
   if (type === 'string') return typeof value === 'string';
   if (type === 'boolean') return typeof value === 'boolean';
-  if (type === 'integer') return isExact(value) || (typeof value === 'number' && Number.isInteger(value));
+  if (type === 'integer') return isWhole(value);
   if (type === 'number') return isExact(value) || (typeof value === 'number' && isFinite(value));
   if (type === 'null') return value === null;
   return true;
@@ -65,27 +65,24 @@ function matchesType(type, value) {
 
 function bounds(schema, exactOrNumber, path, problems) {
   var name = where(path);
-  // An integer past 2^53 is compared as the nearest number: the desk checks it exactly.
-  var value = isExact(exactOrNumber) ? Number(exactOrNumber.text) : exactOrNumber;
-  if (typeof schema.minimum === 'number' && value < schema.minimum) {
-    problems.push(name + ' must be at least ' + schema.minimum);
-  }
-  if (typeof schema.maximum === 'number' && value > schema.maximum) {
-    problems.push(name + ' must be at most ' + schema.maximum);
-  }
-  if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) {
-    problems.push(name + ' must be more than ' + schema.exclusiveMinimum);
-  }
-  if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum) {
-    problems.push(name + ' must be less than ' + schema.exclusiveMaximum);
-  }
+  // An Exact (a long integer, `1.0`) is compared as the nearest number: the desk checks it
+  // exactly. So are the schema's bounds (`minimum: 0.0` reads as an Exact too).
+  var value = numeric(exactOrNumber);
+  var minimum = numeric(schema.minimum);
+  var maximum = numeric(schema.maximum);
+  var above = numeric(schema.exclusiveMinimum);
+  var below = numeric(schema.exclusiveMaximum);
+  if (minimum !== null && value < minimum) problems.push(name + ' must be at least ' + minimum);
+  if (maximum !== null && value > maximum) problems.push(name + ' must be at most ' + maximum);
+  if (above !== null && value <= above) problems.push(name + ' must be more than ' + above);
+  if (below !== null && value >= below) problems.push(name + ' must be less than ' + below);
 }
 
 function lengths(schema, count, path, problems, unit) {
-  var low = unit === 'items' ? schema.minItems : schema.minLength;
-  var high = unit === 'items' ? schema.maxItems : schema.maxLength;
-  if (typeof low === 'number' && count < low) problems.push(where(path) + ' takes at least ' + low + ' ' + unit);
-  if (typeof high === 'number' && count > high) problems.push(where(path) + ' takes at most ' + high + ' ' + unit);
+  var low = numeric(unit === 'items' ? schema.minItems : schema.minLength);
+  var high = numeric(unit === 'items' ? schema.maxItems : schema.maxLength);
+  if (low !== null && count < low) problems.push(where(path) + ' takes at least ' + low + ' ' + unit);
+  if (high !== null && count > high) problems.push(where(path) + ' takes at most ' + high + ' ' + unit);
 }
 
 // What is wrong with `value` for `schema`, as sentences a person can act on.
@@ -225,13 +222,15 @@ function stringField(name, schema, value) {
 function numberField(name, schema, value, path, type) {
   var attrs = { type: 'number', step: type === 'integer' ? '1' : 'any', 'data-field': name };
   var hint = [];
-  if (typeof schema.minimum === 'number') {
-    attrs.min = schema.minimum;
-    hint.push('at least ' + schema.minimum);
+  var minimum = numeric(schema.minimum);
+  var maximum = numeric(schema.maximum);
+  if (minimum !== null) {
+    attrs.min = minimum;
+    hint.push('at least ' + minimum);
   }
-  if (typeof schema.maximum === 'number') {
-    attrs.max = schema.maximum;
-    hint.push('at most ' + schema.maximum);
+  if (maximum !== null) {
+    attrs.max = maximum;
+    hint.push('at most ' + maximum);
   }
   var unit = schema['x-unit'] !== undefined ? schema['x-unit'] : schema.unit;
   if (typeof unit === 'string' && unit) hint.unshift('in ' + unit);
@@ -244,7 +243,7 @@ function numberField(name, schema, value, path, type) {
       // A number input holding something that is not a number reads as '' and is invalid.
       if (control.value === '' && control.validity.badInput) return { problems: [path + ' must be ' + article(type)] };
       if (control.value === '') return { empty: true };
-      // Left as shown, the value goes back as it came, every digit of a long integer kept.
+      // Left as shown, the value goes back as it came: every digit of a long integer, `1.0`.
       if (shown !== '' && control.value === shown) return { value: value };
       return { value: numberFrom(control.value) };
     }
