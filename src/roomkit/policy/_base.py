@@ -84,6 +84,7 @@ class PolicyBase:
 
     Raises:
         PolicyError: ``on_error`` is neither ``"ask"`` nor ``"deny"``, or ``name`` is empty.
+        TypeError: an option that is none of these (a misspelt one is not ignored).
         ImportError: the back end's package is not installed (the message names the extra).
     """
 
@@ -92,6 +93,12 @@ class PolicyBase:
     installs that package."""
 
     def __init__(self, **options: Unpack[PolicyOptions]) -> None:
+        unknown = sorted(set(options) - set(PolicyOptions.__annotations__))
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}: "
+                f"the options every policy takes are {', '.join(PolicyOptions.__annotations__)}"
+            )
         default, package, extra = self.engine
         name = options.get("name", default)
         on_error = options.get("on_error", "ask")

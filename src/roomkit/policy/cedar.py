@@ -47,7 +47,6 @@ from roomkit.policy._base import (
     load_text,
 )
 from roomkit.policy._cedar_values import cedar_value
-from roomkit.policy._offloop import IN_PROCESS_TIMEOUT, OffLoop, checked_timeout
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = ["CedarPolicy"]
@@ -67,16 +66,13 @@ class CedarPolicy(PolicyBase):
     Args:
         policies: the policy set's text, or a ``.cedar`` file's path.
         entities: the entities the policies read: a list of Cedar JSON entities, a ``.json``
-            file's path holding one, or a function of the :class:`PolicyCall` giving them
-            (called on the policy's worker thread in the pipeline).
-        timeout: seconds a decision may take in the pipeline, where it runs off the event
-            loop (:mod:`roomkit.policy._offloop`); past them it is a failure (``on_error``).
+            file's path holding one, or a function of the :class:`PolicyCall` giving them.
         **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
         PolicyError: the policies do not parse (the message names the file and the line),
             an ``ask:`` policy names terms no ask can meet (the message names its ``@id``),
-            a file cannot be read, or ``timeout`` is not a positive number.
+            or a file cannot be read.
         ImportError: the ``cedar`` extra is not installed.
     """
 
@@ -86,13 +82,9 @@ class CedarPolicy(PolicyBase):
         self,
         policies: str | Path,
         entities: Entities | str | Path | None = None,
-        *,
-        timeout: float = IN_PROCESS_TIMEOUT,
         **options: Unpack[PolicyOptions],
     ) -> None:
         super().__init__(**options)
-        self.timeout = checked_timeout(timeout, "CedarPolicy")
-        self._threads = OffLoop("roomkit-cedar")
         cedarpy = self.module
         text, origin = load_text(policies, ".cedar")
         try:
@@ -130,21 +122,8 @@ class CedarPolicy(PolicyBase):
         """The decisions on calls decided without their context, by actor and tool."""
         self._versioned(text)
 
-    async def adecide(self, call: PolicyCall) -> PolicyDecision:
-        """:meth:`decide`, on one of the policy's worker threads (the pipeline bounds the
-        wait by ``timeout``).
-
-        Raises:
-            PolicyFailed: Cedar could not evaluate the call.
-        """
-        return await self._threads.run(lambda: self.decide(call))
-
     def decide(self, call: PolicyCall) -> PolicyDecision:
-        """Cedar's answer on ``call``, as one of the four decisions, on the calling thread.
-
-        Raises:
-            PolicyFailed: Cedar could not evaluate the call.
-        """
+        """Cedar's answer on ``call``, as one of the four decisions."""
         readers = self._context
         if readers.every or call.tool in readers.tools:
             return self._evaluate(call, context=True)

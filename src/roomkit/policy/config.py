@@ -81,10 +81,15 @@ def policy_from_table(table: dict[str, Any], folder: Path) -> PolicyBase:
     files = table["file"]
     timed = {"timeout": table["timeout"]} if "timeout" in table else {}
     if engine == "cedar":
+        if "timeout" in table:
+            raise PolicyError(
+                "timeout is for rego and opa policies: a cedar policy decides on the event "
+                "loop, in a fraction of a millisecond"
+            )
         if not isinstance(files, str):
             raise PolicyError("file is the path of one .cedar file")
         entities = _path(table["entities"], folder) if "entities" in table else None
-        return CedarPolicy(_path(files, folder), entities, **timed, **common)
+        return CedarPolicy(_path(files, folder), entities, **common)
     listed = [files] if isinstance(files, str) else files
     if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
         raise PolicyError("file is a .rego file's path, or a list of them")
