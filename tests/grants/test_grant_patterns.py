@@ -67,3 +67,23 @@ async def test_a_stored_grant_with_such_a_pattern_covers_nothing_and_returns(
     problem = covers(grant, request)
     assert problem is not None
     assert "repeats a group" in problem
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"properties": ["x"], "required": ["x"]},
+        {"properties": {"a": 5}, "required": ["a"]},
+        {"required": ["a"], "items": 3},
+    ],
+)
+async def test_a_stored_grant_whose_schema_is_no_schema_covers_nothing(
+    handlers: HandlerMaker, schema: dict[str, object]
+) -> None:
+    """A grant written to a store by hand (or by an older version) with a schema that is no
+    JSON Schema is passed over with a reason; the look for a grant goes on."""
+    grant = Grant(grant_id="g1", tool="pay", granted_by=("ann",), expires_at=2e9, schema=schema)
+    request = await held(handlers(), {"to": "bob", "amount": 3})
+    problem = covers(grant, request)
+    assert problem is not None
+    assert problem.startswith("its schema is broken")

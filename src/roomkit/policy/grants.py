@@ -235,13 +235,14 @@ def covers(grant: Grant, request: PendingInput) -> str | None:
     if grant.digest is not None and grant.digest != request.arguments_digest:
         return "it is for other arguments"
     if grant.schema is not None:
-        # A grant stored before its patterns were checked is not matched with them.
-        unsafe = schema_pattern_problem(grant.schema)
-        if unsafe is not None:
-            return f"its schema is broken ({unsafe})"
         try:
+            # A grant stored before its patterns were checked is not matched with them; one
+            # stored with a schema that is no schema covers nothing either.
+            unsafe = schema_pattern_problem(grant.schema)
+            if unsafe is not None:
+                return f"its schema is broken ({unsafe})"
             problem = validate_tool_arguments(grant.schema, request.arguments)
-        except ValueError as error:
+        except (ValueError, TypeError, AttributeError) as error:
             return f"its schema is broken ({error})"
         if problem is None and request.answer_schema:
             # The tool's own schema bounds it too: a grant narrows, never widens.

@@ -294,6 +294,8 @@ class RedisOutbox(ClaimingOutbox):
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim
         token = secrets.token_hex(8)
+        if lanes is not None and not self._adopted:
+            await self._adopt_all()
         async with self._server():
             if lanes is None:
                 raw = await self._claim(
@@ -301,8 +303,6 @@ class RedisOutbox(ClaimingOutbox):
                     args=[repr(now), repr(until), limit, owner, token],
                 )
             else:
-                if not self._adopted:
-                    await self._adopt_all()
                 args: list[Any] = [repr(now), repr(until), owner, limit, token]
                 for lane, room in lanes.items():
                     args += [lane, max(0, room)]
@@ -327,10 +327,15 @@ class RedisOutbox(ClaimingOutbox):
         return items
 
     async def _adopt_all(self) -> None:
-        """Give every item recorded without a lane its lane (once per outbox)."""
+        """Give every item recorded without a lane its lane (once per outbox): 500 at a
+        time, each round trip within the store's ``timeout`` on its own."""
         keys = [self._item, self._due, self._lane, self._lanes]
         start = 0
-        while looked := int(await self._adopt(keys=keys, args=[start])):
+        while True:
+            async with self._server():
+                looked = int(await self._adopt(keys=keys, args=[start]))
+            if not looked:
+                break
             start += looked
         self._adopted = True
 
