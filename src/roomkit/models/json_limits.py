@@ -21,7 +21,7 @@ visits a few hundred thousand values at most, however many paths a shared value 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "json_bounds",
     "path_text",
     "size_problem",
+    "with_paths",
 ]
 
 MAX_ARGUMENTS_CHARS = 56_000
@@ -74,6 +75,26 @@ def path_text(path: Iterable[str | int]) -> str:
         else:
             text += f".{step}" if text else str(step)
     return text
+
+
+def with_paths(value: object) -> Iterator[tuple[object, tuple[str | int, ...]]]:
+    """Each value in ``value`` with its path, in document order, a container before what
+    it holds; a container reached again (by another path, or inside itself) is not entered
+    again, so the walk visits each value once however it is shared."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    seen: set[int] = set()
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        yield item, path
+        if isinstance(item, dict):
+            children = [(child, (*path, str(key))) for key, child in item.items()]
+            stack.extend(reversed(children))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
 
 
 # -- the walk --------------------------------------------------------------------------------
@@ -219,14 +240,8 @@ def _deep_at(value: object) -> str | None:
 def _long_number_at(value: object) -> str | None:
     """The first integer longer than :data:`MAX_NUMBER_CHARS` in ``value`` and where it
     is, worded for a message (``"an integer 5,000 characters long at 'n'"``), or ``None``."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, (*path, str(k))) for k, v in reversed(list(item.items())))
-        elif isinstance(item, list | tuple):
-            stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(item))))
-        elif isinstance(item, int) and (item >= _PAST_POSITIVE or item <= _PAST_NEGATIVE):
+    for item, path in with_paths(value):
+        if isinstance(item, int) and (item >= _PAST_POSITIVE or item <= _PAST_NEGATIVE):
             where = f"at {_clipped(path_text(path))!r}" if path else "at the top level"
             length = _digits(item) + (item < 0)
             return f"an integer {length:,} characters long {where}"

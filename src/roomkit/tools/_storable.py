@@ -10,9 +10,8 @@ of running it forever.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
-from roomkit.models.json_limits import circular_at, path_text
+from roomkit.models.json_limits import circular_at, path_text, with_paths
 
 __all__ = ["circular_at", "non_finite_at", "non_json_at", "path_text", "unencodable_text"]
 
@@ -93,7 +92,7 @@ def _encodable(value: object) -> bool:
 
 def _locate(value: object) -> str | None:
     """The wording of :func:`unencodable_text` for the first string that does not encode."""
-    for item, path in _with_paths(value):
+    for item, path in with_paths(value):
         if isinstance(item, str):
             if not _encodes(item):
                 return _surrogate_at(item, path)
@@ -103,26 +102,6 @@ def _locate(value: object) -> str | None:
                     where = f" in {path_text(path)!r}" if path else ""
                     return f"{_surrogate_at(key, ())} of a key{where}"
     return None
-
-
-def _with_paths(value: object) -> Iterator[tuple[object, tuple[str | int, ...]]]:
-    """Each value in ``value`` with its path, in document order, a container before what
-    it holds; a container reached again (by another path, or inside itself) is not entered
-    again."""
-    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
-    seen: set[int] = set()
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, dict | list | tuple):
-            if id(item) in seen:
-                continue
-            seen.add(id(item))
-        yield item, path
-        if isinstance(item, dict):
-            children = [(child, (*path, str(key))) for key, child in item.items()]
-            stack.extend(reversed(children))
-        elif isinstance(item, list | tuple):
-            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
 
 
 _NO_FLOAT = frozenset({str, int, bool, type(None)})
@@ -135,7 +114,7 @@ def non_finite_at(value: object) -> str | None:
     # The common case first: a flat object of texts, whole numbers, flags and nulls.
     if type(value) is dict and all(type(child) in _NO_FLOAT for child in value.values()):
         return None
-    for item, path in _with_paths(value):
+    for item, path in with_paths(value):
         if type(item) is float and (item != item or item in (math.inf, -math.inf)):
             return f"{item!r} at {path_text(path)!r}" if path else repr(item)
     return None
@@ -172,7 +151,7 @@ def non_json_at(value: object) -> str | None:
     """
     if _json_only(value):
         return None
-    for item, path in _with_paths(value):
+    for item, path in with_paths(value):
         if isinstance(item, dict):
             for key in item:
                 if not isinstance(key, str):
