@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
-from a2a.types import TaskState
+from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part
+from a2a.types import Message, Role, SendMessageRequest, TaskState
 from a2a_world import BASE, SECRET, World, ask, asked, send
 
 from roomkit.desk.auth import token_entry
@@ -309,3 +309,38 @@ async def test_a_data_part_without_an_answer_asks_again(field: str | None) -> No
     assert '"answer"' in problem
     assert question == "Which colour?"
     assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
+
+
+async def test_each_data_part_of_a_follow_up_answers_its_own_request() -> None:
+    """Two data parts answer two questions: both are taken, and a third part naming no
+    open request is said beside them, taking none of them back."""
+    both = AIResponse(tool_calls=[*ask().tool_calls, *ask("Which size?").tool_calls])
+    world = World([both, DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        first, second = await world.handler.list_pending(room_id="ctx-1")
+        client = world.client(http)
+        message = Message(
+            role=Role.ROLE_USER,
+            parts=[
+                new_data_part({"pending_id": first.pending_id, "answer": "blue"}),
+                new_data_part({"pending_id": "0" * 32, "answer": "red"}),
+                new_data_part({"pending_id": second.pending_id, "answer": "large"}),
+            ],
+            message_id="m-both",
+            context_id="ctx-1",
+            task_id=task.id,
+        )
+        done = [
+            response.task
+            async for response in client.send_message(SendMessageRequest(message=message))
+            if response.HasField("task")
+        ][-1]
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    said = get_text_parts(list(done.status.message.parts))
+    assert said == [f"No open request {'0' * 32} of yours here", "Blue it is."]
+    answers = [await world.handler.get_request(r.pending_id) for r in (first, second)]
+    assert [(a.status, a.result) for a in answers if a is not None] == [
+        (PendingInputStatus.RESOLVED, "blue"),
+        (PendingInputStatus.RESOLVED, "large"),
+    ]

@@ -7,9 +7,10 @@ in ``input-required`` with the question as text and a data part (``pending_id``,
 ``schema``, ``expires_at``, ``digest``), records in the request's history that the task
 showed it to the caller (a ``shown`` entry naming the task), and the executor returns. The
 turn waits on in the store. A follow-up message on the task answers the request as the
-caller (a data part ``{"pending_id", "answer"}``, or plain text when one request of theirs
-is open), and the executor follows the room again. A request that timed out or was withdrawn
-first ends the task ``failed`` or ``canceled`` with roomkit's text.
+caller (each data part ``{"pending_id", "answer"}`` the request it names, or plain text
+when one request of theirs is open), and the executor follows the room again. A request
+that timed out or was withdrawn first ends the task ``failed`` or ``canceled`` with
+roomkit's text.
 
 The caller is the user the SDK's call context names: :class:`~roomkit.adapters.a2a.A2AGate`
 sets it from a person's desk token.
@@ -150,14 +151,13 @@ class RoomKitExecutor(AgentExecutor):
             # What the room holds before this task acts: a reply recorded after it and not
             # delivered here came from a turn in another process.
             seen = await seen_now(self.kit, room_id)
-            turn, notes = None, []
+            turn, notes = None, list[str]()
             if context.current_task is None:
                 turn = self._start_turn(principal, room_id, context)
             else:
-                ended, note = await self._answer(principal, room_id, context, updater)
+                ended, notes = await self._answer(principal, room_id, context, updater)
                 if ended:
                     return
-                notes = [note] if note else []
             await self._follow(room_id, turn, replies, wake, updater, principal, notes, seen)
         finally:
             stop_listening()
@@ -196,9 +196,10 @@ class RoomKitExecutor(AgentExecutor):
         room_id: str,
         context: RequestContext,
         updater: TaskUpdater,
-    ) -> tuple[bool, str | None]:
-        """Settle what the follow-up answers: whether the task ended here, and what to tell
-        the caller of a request settled otherwise first."""
+    ) -> tuple[bool, list[str]]:
+        """Settle what the follow-up answers, each data part its own request: whether the
+        task ended here, and what to tell the caller besides the agent's replies (a
+        request settled otherwise first, a part that answered nothing)."""
         message = context.message
         parts = list(message.parts) if message is not None else []
         named = [d for d in get_data_parts(parts) if isinstance(d, dict) and "pending_id" in d]
@@ -208,19 +209,9 @@ class RoomKitExecutor(AgentExecutor):
             if await self.access.can_see(principal, request)
         ]
         if named:
-            pending_id, answer = named[0]["pending_id"], _whole(named[0].get("answer"))
-            if not isinstance(pending_id, str):
-                await self._ask_again(updater, mine, "No open request: pending_id is text")
-                return True, None
-            if "answer" not in named[0]:
-                await self._ask_again(
-                    updater,
-                    mine,
-                    'The data part holds no "answer": send {"pending_id": ..., "answer": ...}',
-                )
-                return True, None
+            answers = [(d["pending_id"], d.get("answer", _MISSING)) for d in named]
         elif len(mine) == 1:
-            pending_id, answer = mine[0].pending_id, "\n".join(get_text_parts(parts))
+            answers = [(mine[0].pending_id, "\n".join(get_text_parts(parts)))]
         elif not mine:
             # Nothing open: what the task asked ended otherwise (timed out, withdrawn,
             # answered elsewhere), and says how the task goes on.
@@ -228,15 +219,49 @@ class RoomKitExecutor(AgentExecutor):
             for pending_id in asked(task) if task is not None else []:
                 request = await self.handler.get_request(pending_id)
                 if request is not None and await self._ended(request, updater):
-                    return True, None
-            return False, None
+                    return True, []
+            return False, []
         else:
             await self._ask_again(
                 updater,
                 mine,
                 'Name the request you answer: a data part {"pending_id": ..., "answer": ...}',
             )
-            return True, None
+            return True, []
+        # Each part is settled whatever the others hold: one the task cannot take is said
+        # beside the others' outcome, and takes none of them back.
+        taken, problems, notes = False, [], []
+        ended: PendingInput | None = None
+        for pending_id, answer in answers:
+            outcome = await self._settle(principal, room_id, pending_id, answer)
+            if isinstance(outcome, _Refused):
+                problems.append(str(outcome))
+                continue
+            taken = True
+            if outcome is None:
+                continue
+            if ending(outcome, None) is not None:
+                ended = ended or outcome
+            elif (note := _first(outcome, principal, _text(answer))) is not None:
+                notes.append(note)
+        if ended is not None and await self._ended(ended, updater):
+            return True, []
+        if not taken:
+            await self._ask_again(updater, mine, "; ".join(problems))
+            return True, []
+        return False, problems + notes
+
+    async def _settle(
+        self, principal: Principal, room_id: str, pending_id: Any, answer: Any
+    ) -> PendingInput | _Refused | None:
+        """Answer ``pending_id`` as ``principal``: ``None`` when the answer was taken, the
+        request when it was settled otherwise first, what was wrong when nothing was done."""
+        if not isinstance(pending_id, str):
+            return _Refused("No open request: pending_id is text")
+        if answer is _MISSING:
+            return _Refused(
+                'The data part holds no "answer": send {"pending_id": ..., "answer": ...}'
+            )
         request = await self.handler.get_request(pending_id)
         if (
             request is None
@@ -244,32 +269,22 @@ class RoomKitExecutor(AgentExecutor):
             or not await self.access.can_see(principal, request)
         ):
             shown = pending_id if len(pending_id) <= 80 else f"{pending_id[:80]}..."
-            await self._ask_again(updater, mine, f"No open request {shown} of yours here")
-            return True, None
-        text = answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"))
+            return _Refused(f"No open request {shown} of yours here")
         if request.status is not PendingInputStatus.PENDING:
-            return await self._ended(request, updater), _first(request, principal, text)
+            return request
         if not await self.access.may_decide(principal, request):
-            await self._ask_again(
-                updater, mine, f"Only the approval's approvers may decide {request.pending_id}"
-            )
-            return True, None
+            return _Refused(f"Only the approval's approvers may decide {request.pending_id}")
         try:
             won = await self.handler.aresolve(
                 pending_id,
-                text,
+                _text(answer),
                 by=principal.actor_id,
                 surface="a2a",
                 digest=request.arguments_digest,
             )
         except RoomKitError as error:
-            await self._ask_again(updater, mine, f"The answer was refused: {error}")
-            return True, None
-        if not won:
-            settled = await self.handler.get_request(pending_id)
-            if settled is not None:
-                return await self._ended(settled, updater), _first(settled, principal, text)
-        return False, None
+            return _Refused(f"The answer was refused: {error}")
+        return None if won else await self.handler.get_request(pending_id)
 
     async def _ended(self, request: PendingInput, updater: TaskUpdater) -> bool:
         """A request that timed out or was withdrawn ends the task; an answered one does not."""
@@ -349,6 +364,22 @@ class RoomKitExecutor(AgentExecutor):
         except RoomKitError:
             # The task still asks: only its mention in the history is lost.
             logger.warning("Could not record that A2A task %s showed %s", task_id, request)
+
+
+class _Refused(str):
+    """What was wrong with a part of a follow-up that answered nothing."""
+
+    __slots__ = ()
+
+
+_MISSING = object()
+"""The answer of a data part that holds none."""
+
+
+def _text(answer: Any) -> str:
+    """An answer as it is recorded: text as is, anything else as compact JSON."""
+    answer = _whole(answer)
+    return answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"))
 
 
 def _first(request: PendingInput, caller: Principal, answer: str) -> str | None:
