@@ -408,3 +408,51 @@ async def test_a_body_that_is_no_object_is_refused_with_422(front: Front, body: 
         "Not a RunAgentInput: the body must be a RunAgentInput object"
     )
     assert front.provider.calls == []
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["memory", "sqlite"])
+async def test_a_client_numbering_its_messages_has_each_one_run(
+    durable: bool, tmp_path: Path
+) -> None:
+    """A front end numbering the messages it sends ``"1"``, ``"2"``: the second is run, and
+    streamed alone, though the agent's first reply may have come under the id ``"2"``."""
+    stores = open_stores(f"sqlite:///{tmp_path / 'kit.db'}") if durable else (None, None)
+    questions, rooms = stores
+    front = Front(
+        [AIResponse(content="One."), AIResponse(content="Two.")], questions=questions, rooms=rooms
+    )
+    messages: list[dict[str, Any]] = []
+    replies = []
+    try:
+        for number, text in enumerate(["hi", "again"], start=1):
+            messages.append({"id": str(number), "role": "user", "content": text})
+            body = {"threadId": "t1", "runId": f"r{number}", "messages": messages}
+            events = parse((await post(front, body)).text)
+            replies.append(texts(events))
+            messages += [
+                {"id": e.message_id, "role": "assistant", "content": e.delta}
+                for e in events
+                if e.type == EventType.TEXT_MESSAGE_CONTENT
+            ]
+        assert replies == [["One."], ["Two."]]
+        assert len(front.provider.calls) == 2
+    finally:
+        await front.close()
+        if durable:
+            await close_stores(questions, rooms)
+
+
+async def test_a_message_sent_twice_in_one_run_runs_once() -> None:
+    """The conversation holds the same message twice (a front end that appended it again):
+    one turn, one reply, one message recorded."""
+    front = Front([AIResponse(content="Once."), AIResponse(content="Twice.")])
+    message = {"id": "m0", "role": "user", "content": "Paint it"}
+    body = {"threadId": "t1", "runId": "r1", "messages": [message, message]}
+    try:
+        events = parse((await post(front, body)).text)
+        assert texts(events) == ["Once."]
+        assert len(front.provider.calls) == 1
+        recorded = await front.kit.store.list_events("t1", offset=0, limit=50)
+        assert [e.content.body for e in recorded] == ["Paint it", "Once."]
+    finally:
+        await front.close()

@@ -10,6 +10,7 @@ the interrupt that names its request.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
@@ -57,19 +58,26 @@ def result_of(request: PendingInput) -> ToolCallResultEvent:
     )
 
 
-def unseen(history: list[RoomEvent], known: set[str], own: str) -> list[RoomEvent]:
-    """The agent's replies after the last message the client holds, that it lacks."""
+def unseen(history: list[RoomEvent], messages: list[Any], own: str) -> list[RoomEvent]:
+    """The agent's replies after the last message the client holds, that it lacks.
+
+    A user message of the client's is matched with the room's record of it (its own id,
+    on ``own``), every other message with an event by the id the run streamed it under: a
+    client numbering its messages (``"2"``) holds no reply the room numbered the same.
+    """
+    sent = {message.id for message in messages if message.role == "user"}
+    others = {message.id for message in messages if message.role != "user"}
+
+    def held(event: RoomEvent) -> bool:
+        return message_id_of(event) in (sent if event.channel_id == own else others)
+
     last = -1
     for index, event in enumerate(history):
-        if message_id_of(event) in known:
+        if held(event):
             last = index
     if last < 0:
         return []
-    return [
-        event
-        for event in history[last + 1 :]
-        if event.channel_id != own and message_id_of(event) not in known
-    ]
+    return [event for event in history[last + 1 :] if event.channel_id != own and not held(event)]
 
 
 def text_events(event: RoomEvent) -> list[BaseEvent]:

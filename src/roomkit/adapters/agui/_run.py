@@ -136,11 +136,10 @@ async def _events(
             return
         for request in settled + await _settled_unseen(thread, principal, run, settled):
             yield result_of(request)
-        known = {message.id for message in run.messages}
         async with thread.admission(thread_id):
             history = await thread.kit.store.recent_events(thread_id, RECENT)
             turn = await _start_turns(thread, principal, thread_id, run, history)
-        for event in unseen(history, known, thread.channel.channel_id):
+        for event in unseen(history, run.messages, thread.channel.channel_id):
             for item in text_events(event):
                 yield item
         seen = {event_key(event) for event in history}
@@ -280,7 +279,9 @@ async def _start_turns(
 ) -> asyncio.Task[None] | None:
     """Run the client's user messages the room does not hold yet, in order, in a task
     (under the thread's admission lock)."""
-    new = await _new_messages(thread.kit, thread_id, run.messages, history)
+    new = await _new_messages(
+        thread.kit, thread_id, thread.channel.channel_id, run.messages, history
+    )
     running = [
         thread.starting[thread_id, m.id] for m in new if (thread_id, m.id) in thread.starting
     ]
@@ -324,29 +325,49 @@ async def _start_turns(
 
 
 async def _new_messages(
-    kit: RoomKit, thread_id: str, messages: list[Any], history: list[RoomEvent]
+    kit: RoomKit, thread_id: str, own: str, messages: list[Any], history: list[RoomEvent]
 ) -> list[Any]:
-    """The client's user messages the room does not hold.
+    """The client's user messages the room does not hold, each id once.
 
     A front end sends the whole conversation on every run. The messages before the last one
     the room's latest events hold were sent before it, so the room holds them too; only
     when the latest events hold none of the client's messages (a long thread, a client far
-    behind) are the room's older events read, a page at a time.
+    behind) are the room's older events read, a page at a time. A user message is held
+    when the room recorded a message the client sent under its id: the agent's replies go
+    out under the room's own event ids (``"2"``), which a client numbering its messages
+    also uses.
     """
-    stored = {message_id_of(event) for event in history}
-    last = max((i for i, message in enumerate(messages) if message.id in stored), default=-1)
-    new = [m for m in messages[last + 1 :] if m.role == "user" and m.id not in stored]
+    replies = {message_id_of(event) for event in history}
+    sent = _sent_ids(history, own)
+
+    def held(message: Any) -> bool:
+        return message.id in (sent if message.role == "user" else replies)
+
+    last = max((i for i, message in enumerate(messages) if held(message)), default=-1)
+    new = [m for m in messages[last + 1 :] if m.role == "user" and m.id not in sent]
+    # The same id twice is the same message, run once.
+    new = list({message.id: message for message in reversed(new)}.values())[::-1]
     if new and last < 0 and len(history) >= RECENT:
         wanted = {message.id for message in new}
         offset = 0
         while wanted:
             page = await kit.store.list_events(thread_id, offset=offset, limit=RECENT)
-            wanted -= {message_id_of(event) for event in page}
+            wanted -= _sent_ids(page, own)
             if len(page) < RECENT:
                 break
             offset += len(page)
         new = [message for message in new if message.id in wanted]
     return new
+
+
+def _sent_ids(events: list[RoomEvent], own: str) -> set[str]:
+    """The ids of the client's messages among ``events``."""
+    return {
+        message_id
+        for event in events
+        if event.channel_id == own
+        and isinstance(message_id := event.metadata.get("message_id"), str)
+    }
 
 
 async def _follow(
