@@ -56,3 +56,27 @@ def test_since_is_refused_with_the_evidence_format(
     args = ["audit", "export", "--store", url, "--format", "a2a-evidence", "--since", "2026-01-01"]
     assert main(args) == 2  # a mistake in the arguments, as the CLI reference says
     assert "--since does not apply" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('"x"', "record 1 is no JSON object"),
+        ('{"prev_record_hash": "PREV", "record_hash": "0", "intent": "\\ud800"}', "record 1 holds"),
+    ],
+    ids=["no object", "lone surrogate"],
+)
+def test_a_record_no_chain_could_hash_is_a_problem_not_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, problem: str
+) -> None:
+    """Records read from a file may hold anything: one that is no object, or that holds a
+    lone surrogate, is where the chain breaks."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    asyncio.run(decide(url))
+    assert main(["audit", "export", "--store", url, "--format", "a2a-evidence"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    prev = json.loads(first)["record_hash"]
+    records = [json.loads(text) for text in (first, line.replace("PREV", prev))]
+    found = chain_problem(records)
+    assert found is not None
+    assert found.startswith(problem)

@@ -98,12 +98,25 @@ def evidence_records(
 
 
 def chain_problem(records: Iterable[Mapping[str, Any]]) -> str | None:
-    """What breaks the chain, checked as the proposal checks it; ``None`` when it holds."""
+    """What breaks the chain, checked as the proposal checks it; ``None`` when it holds.
+
+    The records may come from anyone: one that is no JSON object, or holds what canonical
+    JSON cannot write (text with a lone surrogate, which a JSON file may carry as the
+    escape ``"\\ud800"``), breaks the chain there, as a record changed after it was hashed.
+    """
     prev = GENESIS
     for index, record in enumerate(records):
+        if not isinstance(record, Mapping):
+            return f"record {index} is no JSON object"
         if record.get("prev_record_hash") != prev:
             return f"record {index} does not follow the one before it"
-        if record.get("record_hash") != _hash(prev, record):
+        try:
+            expected = _hash(prev, record)
+        except (TypeError, ValueError):
+            # UnicodeEncodeError (a lone surrogate) is a ValueError; a key or value JSON
+            # has no form for is a TypeError or ValueError of json.dumps.
+            return f"record {index} holds what canonical JSON cannot write: no hash covers it"
+        if record.get("record_hash") != expected:
             return f"record {index} was changed after it was hashed"
         prev = str(record["record_hash"])
     return None
