@@ -88,6 +88,20 @@ async def test_a_question_gets_the_persons_answer(handler: HumanInputHandler, de
     assert json.loads((await running).output) == {"ask": "blue"}
 
 
+@pytest.mark.parametrize("reason", ["no", ""], ids=["a-reason", "no-reason"])
+async def test_a_refused_question_reads_as_a_refusal_not_an_answer(
+    handler: HumanInputHandler, desk: Desk, reason: str
+) -> None:
+    """The model reads that the person refused, not their reason as if they answered it."""
+    agent = build(pa.deferred_handler(handler, actor="alice"), ["ask"], [])
+    running = asyncio.create_task(agent.run("go"))
+    asked = await desk.next()
+    assert await handler.areject(asked.pending_id, reason)
+    read = json.loads((await running).output)["ask"]
+    assert read != reason
+    assert json.loads(read) == {"error": f"Human input rejected: {reason}"}
+
+
 async def test_an_approval_nobody_decides_is_denied_as_expired(handler: HumanInputHandler) -> None:
     sent: list[str] = []
     rules = {"send": Approval(timeout=0.05)}

@@ -30,6 +30,7 @@ from typing import Any, Unpack
 
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.options import AskOptions
+from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = [
@@ -260,7 +261,7 @@ def _results(
         if verdict.by is not None:
             answered_by[call_id] = verdict.by
         if pause.kind == "question":
-            answers[call_id] = verdict.answer if verdict.kind == "answer" else verdict.text
+            answers[call_id] = _question_result(verdict)
         elif verdict.kind == "approve":
             approved[call_id] = ToolApproved()
         elif verdict.kind == "edit":
@@ -268,6 +269,17 @@ def _results(
         else:
             approved[call_id] = ToolDenied(verdict.text) if verdict.text else ToolDenied()
     return requests.build_results(approvals=approved, calls=answers, answered_by=answered_by)
+
+
+def _question_result(verdict: Verdict) -> Any:
+    """What the model reads of a question's verdict: the answer; a default or an expiry as
+    its own text; a refusal said to be one, never its reason alone (which would read as the
+    person's answer)."""
+    if verdict.kind == "answer":
+        return verdict.answer
+    if verdict.kind == "refused":
+        return texts.human_input_rejected(verdict.text)
+    return verdict.text
 
 
 def _tool_schema(ctx: Any, name: str) -> dict[str, Any] | None:
