@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from pydantic import BaseModel, field_validator
 from tests.adapters.conftest import Desk
 
 from roomkit.adapters import langgraph as lg
@@ -157,6 +158,58 @@ async def test_an_answer_breaking_the_schema_is_refused_and_nothing_resumes(
         await handler.aresolve(pending_id, '{"colour": 7}', by="alice")
     assert await lg.resume(graph, config(), handler=handler, actor="alice") == [pending_id]
     assert ran == []
+
+
+class Colour(BaseModel):
+    """An answer type whose own validator takes more than its JSON Schema says."""
+
+    name: str
+
+    @field_validator("name")
+    @classmethod
+    def known(cls, name: str) -> str:
+        if name not in ("red", "blue"):
+            raise ValueError("not a colour of ours")
+        return name
+
+
+def typed_question(ran: list[str]) -> Any:
+    """A graph asking one question typed by :class:`Colour`."""
+
+    def ask(state: State) -> State:
+        answer = interrupt("Which colour?", response_schema=Colour)
+        ran.append("ask")
+        return {"colour": answer}
+
+    graph = StateGraph(State)
+    graph.add_node("ask", ask)
+    graph.add_edge(START, "ask")
+    graph.add_edge("ask", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+async def test_an_answer_the_types_validator_refuses_says_how_to_go_on(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """An answer the JSON Schema lets through but the type's validator refuses: run and
+    resume raise InvalidAnswerError naming the thread, which stays paused, run by nobody."""
+    ran: list[str] = []
+    graph = typed_question(ran)
+
+    async def person() -> None:
+        assert await handler.aresolve((await desk.next()).pending_id, '{"name": "green"}')
+
+    answering = asyncio.create_task(person())
+    with pytest.raises(InvalidAnswerError, match=r"thread 't-1'.*not a colour of ours"):
+        await lg.run(graph, {}, config(), handler=handler)
+    await answering
+    (pending_id,) = await lg.start(graph, {}, config("t-2"), handler=handler)
+    assert await handler.aresolve(pending_id, '{"name": "green"}')
+    for _ in range(2):
+        with pytest.raises(InvalidAnswerError, match=r"Command\(resume=\.\.\.\) yourself"):
+            await lg.resume(graph, config("t-2"), handler=handler)
+    assert ran == []
+    assert graph.get_state(config("t-2")).interrupts
 
 
 async def test_start_and_resume_continue_the_thread_once(

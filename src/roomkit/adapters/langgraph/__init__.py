@@ -17,14 +17,18 @@ from roomkit._extras import requires_extra
 
 with requires_extra("roomkit.adapters.langgraph", "langgraph"):
     import langgraph.types as _types
+    from langgraph.errors import is_invalid_resume
 
 import functools
 from collections.abc import Mapping
 from typing import Any, Unpack
 
+from pydantic import ValidationError
+
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_schemas
 from roomkit.adapters.options import AskOptions
+from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CHANNEL", "resume", "run", "start"]
@@ -57,6 +61,8 @@ async def run(
     Raises:
         HumanInputTimeoutError, HumanInputRejectedError: a question expired (with no
             ladder default) or was refused (the thread stays paused at it).
+        InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
+            answer its JSON Schema let through (the thread stays paused at it).
         TypeError: an option is not one of ``AskOptions``.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.run()")
@@ -72,7 +78,7 @@ async def run(
         for interrupt, pauses in asked:
             mine, verdicts = verdicts[: len(pauses)], verdicts[len(pauses) :]
             answers[interrupt.id] = resume_value(thread, interrupt, pauses, mine)
-        out = await graph.ainvoke(_types.Command(resume=answers), config, version="v2")
+        out = await _resumed(graph, answers, config, thread)
     return out.value
 
 
@@ -112,6 +118,11 @@ async def resume(
     all are settled, one resumer continues the thread (a second, at the same time or later,
     finds nothing to do and returns ``[]``), up to its next interrupts. Pass the same
     options as :func:`start`.
+
+    Raises:
+        InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
+            answer its JSON Schema let through (the thread stays paused at it).
+        HumanInputTimeoutError, HumanInputRejectedError: as :func:`run`.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.resume()")
     return await _settle_or_open(graph, config, asker)
@@ -138,12 +149,47 @@ async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -
             interrupt.id: resume_value(thread, interrupt, pauses, verdicts)  # type: ignore[arg-type]
             for interrupt, pauses, verdicts in looked
         }
-        command: Any = _types.Command(resume=answers)
         out = await asker.resume_once(
-            claim, functools.partial(graph.ainvoke, command, config, version="v2")
+            claim, functools.partial(_resumed, graph, answers, config, thread)
         )
         if out is None:
             return []
+
+
+async def _resumed(
+    graph: Any, answers: dict[str, Any], config: Mapping[str, Any], thread: str
+) -> Any:
+    """The graph resumed with ``answers`` (by interrupt id), up to its next stop.
+
+    Raises:
+        InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
+            answer that its JSON Schema, which the desk checks, let through (a validator of
+            the type's own); the thread stays paused, and the message says how to go on.
+    """
+    try:
+        return await graph.ainvoke(_types.Command(resume=answers), config, version="v2")
+    except Exception as error:
+        if not is_invalid_resume(error):
+            raise
+        raise InvalidAnswerError(
+            f"the graph refused an answer to its question on thread {thread!r}: its "
+            f"response_schema's own validation failed ({_problems(error)}), which the "
+            "JSON Schema the person's answer was checked against cannot express; the thread "
+            "stays paused at the question: resume it with Command(resume=...) yourself, or "
+            "run the thread anew (state in the type's JSON Schema what it takes, so that "
+            "the desk refuses such an answer)"
+        ) from error
+
+
+def _problems(error: Exception) -> str:
+    """What a resume's validation error found, in one line."""
+    if isinstance(error, ValidationError):
+        found = [
+            f"{'.'.join(str(part) for part in problem['loc']) or 'answer'}: {problem['msg']}"
+            for problem in error.errors()[:3]
+        ]
+        return "; ".join(found)
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 async def _open_ids(
