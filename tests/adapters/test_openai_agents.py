@@ -15,7 +15,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from tests.adapters.conftest import Desk
 
 from roomkit.adapters import openai_agents as oa
-from roomkit.core.exceptions import InvalidAnswerError, KeyConflictError
+from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, remind
@@ -250,13 +250,49 @@ async def test_a_run_key_started_again_for_another_call_is_refused(
         return Agent(name="mailer", model=model, tools=[send])
 
     (first,) = await oa.start(agent("bob", "call-1"), "go", handler=handler, run_key="job-7")
-    with pytest.raises(KeyConflictError, match="a key names one call"):
-        await oa.start(agent("mallory", "call-2"), "go", handler=handler, run_key="job-7")
+    # The run kept under the key is re-attached to: the model is not asked again.
+    assert await oa.start(agent("mallory", "call-2"), "go", handler=handler, run_key="job-7") == [
+        first
+    ]
     # A call id that spells an anchor's place names no anchor.
     (other,) = await oa.start(agent("carol", "g0"), "go", handler=handler, run_key="job-8")
     assert other != first
     assert [r.arguments for r in await handler.list_pending()] == [{"to": "bob"}, {"to": "carol"}]
     assert sent == []
+
+
+async def test_start_run_again_after_a_crash_asks_nobody_twice(
+    handler: HumanInputHandler,
+) -> None:
+    """A retried start re-attaches to the run its key keeps, though a model would mint new
+    call ids; once settled it goes on; once finished, a start under its key says so."""
+    sent: list[str] = []
+
+    def agent(*call_ids: str) -> Agent[Any]:
+        @function_tool(needs_approval=True)
+        def send(to: str) -> str:
+            """Send a message."""
+            sent.append(to)
+            return f"sent to {to}"
+
+        pairs = zip(("bob", "carol"), call_ids, strict=True)
+        calls = [function_call("send", {"to": to}, call_id=call_id) for to, call_id in pairs]
+        model = ScriptedModel([calls, [assistant_message("done")]])
+        return Agent(name="mailer", model=model, tools=[send])
+
+    first = agent("c1", "c2")
+    ids = await oa.start(first, "go", handler=handler, run_key="job-9")
+    assert len(ids) == 2
+    assert await oa.start(agent("d1", "d2"), "go", handler=handler, run_key="job-9") == ids
+    assert sorted(r.pending_id for r in await handler.list_pending()) == sorted(ids)
+    for pending_id in ids:
+        assert await handler.aresolve(pending_id, approve())
+    assert await oa.start(first, "go", handler=handler, run_key="job-9") == []
+    assert sent == ["bob", "carol"]
+    assert await oa.final_output("job-9", handler=handler) == "done"
+    with pytest.raises(ValueError, match=r"has finished.*new run_key"):
+        await oa.start(first, "go", handler=handler, run_key="job-9")
+    assert sent == ["bob", "carol"]
 
 
 async def test_a_run_goes_on_past_as_many_pauses_as_one_read_covers(

@@ -117,12 +117,31 @@ async def start(
     list: the run finished without pausing (nothing is kept, and :func:`final_output` has
     nothing to read: a run that may finish at once is best run with :func:`run`, which
     returns its result). Arguments as :func:`run`.
+
+    A run already kept under ``run_key`` (a ``start`` run again after a crash, as a retried
+    job does) is not run again with ``input``: its requests are re-attached to, nobody is
+    asked twice, and it goes on as :func:`resume` would.
+
+    Raises:
+        ValueError: the run started under ``run_key`` has finished (a new run takes a new
+            ``run_key``).
     """
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.start()", passes_on=True)
-    key = _checked(run_key)
+    saved = SavedRuns(asker, _checked(run_key))
+    paused = await saved.latest()
+    if paused is not None:
+        if await saved.finished():
+            raise ValueError(
+                f"the run started under run_key {run_key!r} has finished (final_output() "
+                "reads its output): a run_key names one run, so start a new run under a "
+                "new run_key"
+            )
+        # Started already (a start run again after a crash, say): the model is not asked
+        # again, which would mint new call ids and ask people about the same calls twice.
+        return await _go_on(agent, asker, saved, paused, passed)
     result = await Runner.run(agent, input, **passed)
     return await _pause_or_finish(
-        asker, SavedRuns(asker, key), result, 0, lambda state: Runner.run(agent, state, **passed)
+        asker, saved, result, 0, lambda state: Runner.run(agent, state, **passed)
     )
 
 
@@ -151,6 +170,18 @@ async def resume(
     paused = await saved.latest()
     if paused is None:
         raise ValueError(f"no run paused under run_key {run_key!r}: start it with start()")
+    return await _go_on(agent, asker, saved, paused, passed)
+
+
+async def _go_on(
+    agent: Agent[Any],
+    asker: Asker,
+    saved: SavedRuns,
+    paused: tuple[int, str, list[str | None]],
+    passed: dict[str, Any],
+) -> list[str]:
+    """Continue the run kept as ``paused`` once its requests are settled, as :func:`resume`
+    says; the ids still pending, or those of its next pause, or ``[]``."""
     generation, text, pending_ids = paused
     state = await RunState.from_string(agent, text)
     items = state.get_interruptions()

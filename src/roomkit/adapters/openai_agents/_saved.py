@@ -103,10 +103,14 @@ class SavedRuns:
             )
             await self.asker.handler.record(anchor, entry)
 
+    async def finished(self) -> bool:
+        """Whether the run finished on a resume (its output kept)."""
+        return bool(await self.asker.handler.ledger.read_spent([self.done()]))
+
     async def output(self) -> str | None:
         """The run's final output as :meth:`finish` kept it; ``None`` while it is not kept."""
         handler = self.asker.handler
-        if not await handler.ledger.read_spent([self.done()]):
+        if not await self.finished():
             return None
         latest = await self._generation()
         if latest < 0:
