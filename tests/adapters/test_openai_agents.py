@@ -116,6 +116,19 @@ async def test_resume_of_an_unknown_run_says_so(handler: HumanInputHandler) -> N
     assert await handler.list_pending() == []
 
 
+async def test_a_run_resumed_on_another_agent_says_which_and_changes_nothing(
+    handler: HumanInputHandler,
+) -> None:
+    sent: list[str] = []
+    (pending_id,) = await oa.start(build(sent), "go", handler=handler, run_key="r-x")
+    assert await handler.aresolve(pending_id, approve())
+    other = Agent(name="other", model=ScriptedModel([[assistant_message("hi")]]))
+    with pytest.raises(ValueError, match=r"run_key 'r-x' does not load on agent 'other'"):
+        await oa.resume(other, "r-x", handler=handler)
+    assert await oa.resume(build(sent), "r-x", handler=handler) == []
+    assert sent == ["bob0"]
+
+
 async def test_the_desk_takes_a_listed_approver_and_refuses_another() -> None:
     from tests.desk.desk_harness import World, bearer
 

@@ -161,7 +161,8 @@ async def resume(
     resumer finished it. Pass the same options as :func:`start`.
 
     Raises:
-        ValueError: no run was started under ``run_key``.
+        ValueError: no run was started under ``run_key``, or its kept state does not load
+            on ``agent`` (another agent than the one :func:`start` ran).
     """
     asker, passed = asking(
         handler, CHANNEL, options, where="openai_agents.resume()", passes_on=True
@@ -183,7 +184,15 @@ async def _go_on(
     """Continue the run kept as ``paused`` once its requests are settled, as :func:`resume`
     says; the ids still pending, or those of its next pause, or ``[]``."""
     generation, text, pending_ids = paused
-    state = await RunState.from_string(agent, text)
+    try:
+        state = await RunState.from_string(agent, text)
+    except Exception as error:
+        raise ValueError(
+            f"the run kept under run_key {saved.key!r} does not load on agent "
+            f"{getattr(agent, 'name', agent)!r} ({type(error).__name__}: {error}): resume it "
+            "with the agent start() ran (the same name, tools and handoffs) and the same "
+            "openai-agents version; nothing was changed"
+        ) from error
     items = state.get_interruptions()
     pauses = [_pause(saved.key, item) for item in items]
     # A call its rule left to no one has no request: it is approved.
