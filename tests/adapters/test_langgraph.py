@@ -246,6 +246,14 @@ async def test_start_and_resume_continue_the_thread_once(
     assert state.values["decision"]["edited_action"]["args"] == {"to": "carol"}
 
 
+async def test_resume_of_a_thread_never_started_says_so(handler: HumanInputHandler) -> None:
+    """A thread the checkpointer does not hold is named, not taken for a finished one."""
+    graph = build(InMemorySaver(), [])
+    with pytest.raises(ValueError, match="holds no thread 'nope': start it with start"):
+        await lg.resume(graph, config("nope"), handler=handler)
+    assert await handler.list_pending() == []
+
+
 async def test_start_re_attaches_to_the_requests_it_opened(handler: HumanInputHandler) -> None:
     """Running the boundary again (a crash before anyone answered) never asks twice."""
     graph = build(InMemorySaver(), [])

@@ -120,11 +120,18 @@ async def resume(
     options as :func:`start`.
 
     Raises:
+        ValueError: the graph's checkpointer holds no such thread (none was started).
         InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
             answer its JSON Schema let through (the thread stays paused at it).
         HumanInputTimeoutError, HumanInputRejectedError: as :func:`run`.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.resume()")
+    state = await graph.aget_state(config)
+    if not (state.config.get("configurable") or {}).get("checkpoint_id"):
+        raise ValueError(
+            f"the graph's checkpointer holds no thread {_thread(config)!r}: start it with "
+            "start(), and resume it with the same thread_id on the same checkpointer"
+        )
     return await _settle_or_open(graph, config, asker)
 
 
