@@ -8,11 +8,16 @@ well under a history entry's size limit) with the pending ids of the generation 
 for a call its rule left to no one, which has no request), and the ledger marks the
 generation as kept, last, so that a generation is only read once all of it was written.
 
+Each writing of a state (or of an output) tags its parts with an attempt of its own, and a
+read takes the parts of one attempt only, the last one written whole: a resumer that dies
+part-way through keeping a generation, whose resume another takes over once its claim
+lapses, leaves parts that are never joined to the other's.
+
 A run that finishes on a resume keeps its final output (as JSON text) on the anchor of the
 pause it was resumed from, as ``saved`` entries holding ``output`` in place of ``state`` (in
 parts, as the state), and the ledger then marks the run as finished. A resumer that dies
 between the two leaves its resume to another, which keeps the output again: the last whole
-output kept is the run's.
+output kept is the run's, as the last whole state kept is the generation's.
 """
 
 from __future__ import annotations
@@ -87,19 +92,23 @@ class SavedRuns:
         """Keep ``output``, the run's final output as JSON text, on the anchor of
         ``generation`` (the pause the run was last resumed from), and mark the run finished."""
         anchor = await self._anchor(generation, None)
-        attempt = os.urandom(8).hex()
-        await self._record(
-            anchor.pending_id, "output", output, generation=generation, attempt=attempt
-        )
+        await self._record(anchor.pending_id, "output", output, generation=generation)
         await self.asker.handler.ledger.record_spent(self.done(), until=None)
 
     async def _record(self, anchor: str, field: str, text: str, **fields: Any) -> None:
         """Record ``text`` on the request ``anchor`` as ``saved`` entries, its parts each
-        under ``field``, beside ``fields``."""
+        under ``field``, beside ``fields``, all tagged with one new attempt."""
         parts = _parts(text)
+        attempt = os.urandom(8).hex()
         for index, part in enumerate(parts):
             entry = new_entry(
-                "saved", run=self.key, part=index, parts=len(parts), **fields, **{field: part}
+                "saved",
+                run=self.key,
+                attempt=attempt,
+                part=index,
+                parts=len(parts),
+                **fields,
+                **{field: part},
             )
             await self.asker.handler.record(anchor, entry)
 
@@ -116,20 +125,13 @@ class SavedRuns:
         if latest < 0:
             return None
         anchor = await self._anchor(latest, None)
-        attempts: dict[str, dict[int, str]] = {}
-        whole: str | None = None
-        for entry in await handler.history(anchor.pending_id):
-            if entry.get("type") != "saved" or "output" not in entry:
-                continue
-            parts = attempts.setdefault(str(entry["attempt"]), {})
-            parts[int(entry["part"])] = str(entry["output"])
-            if len(parts) == int(entry["parts"]):
-                whole = "".join(parts[i] for i in sorted(parts))
+        whole = _whole(await handler.history(anchor.pending_id), "output", latest)
         if whole is None:
             # The anchor went past the store's retention: the look made it anew, and
             # withdraws it at once.
             await handler.arelease(anchor.pending_id)
-        return whole
+            return None
+        return whole[0]
 
     async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str | None]] | None:
         """The last generation kept: its number, its state and its pending ids (as
@@ -139,18 +141,12 @@ class SavedRuns:
         if generation < 0:
             return None
         anchor = await self._anchor(generation, first)
-        parts: dict[int, str] = {}
-        pending: list[str | None] = []
-        for entry in await handler.history(anchor.pending_id):
-            if entry.get("type") != "saved" or "state" not in entry:
-                continue  # the run's output, kept once it finished
-            if entry.get("generation") == generation:
-                parts[int(entry["part"])] = str(entry["state"])
-                pending = list(entry["pending"])
-        if not parts:
+        whole = _whole(await handler.history(anchor.pending_id), "state", generation)
+        if whole is None:
             await handler.arelease(anchor.pending_id)
             return None
-        return generation, "".join(parts[i] for i in sorted(parts)), pending
+        text, entry = whole
+        return generation, text, list(entry["pending"])
 
     async def _generation(self) -> int:
         """The last generation kept, or -1."""
@@ -173,6 +169,30 @@ class SavedRuns:
             return await self.asker.open(self.anchor(generation, placeholder))
         except KeyConflictError as named:
             return named.request  # the anchor, made for the run's first call
+
+
+def _whole(
+    history: list[dict[str, Any]], field: str, generation: int
+) -> tuple[str, dict[str, Any]] | None:
+    """The text under ``field`` of ``generation`` that ``history``'s ``saved`` entries hold
+    whole, joined from the parts of the last attempt written whole, with that attempt's
+    last entry; ``None`` when no attempt was.
+
+    An attempt is one :meth:`SavedRuns._record`: the parts of another (a resumer that died
+    part-way through, or one still writing) are never joined to its own.
+    """
+    attempts: dict[Any, dict[int, str]] = {}
+    whole: tuple[str, dict[str, Any]] | None = None
+    for entry in history:
+        if entry.get("type") != "saved" or field not in entry:
+            continue  # another entry of the anchor, or the other field's parts
+        if entry.get("generation") != generation:
+            continue
+        parts = attempts.setdefault(entry.get("attempt"), {})
+        parts[int(entry["part"])] = str(entry[field])
+        if len(parts) == int(entry["parts"]):
+            whole = "".join(parts[i] for i in sorted(parts)), entry
+    return whole
 
 
 def _parts(text: str) -> list[str]:
