@@ -10,7 +10,8 @@ never loses it, and waits that nothing answers cost nothing that grows with thei
 The deadline is the store's: whichever process sees it pass first records the timeout
 through the same check-and-set as an answer; this process's deadlines share one timer, the
 sweeper's. An outage is retried with a short backoff; the waits carry on when the store is
-back.
+back. A wait that finds the store away before it parks (its first read, its deadline's
+write) waits for it too, its deadline counted from the call (:mod:`._durable_outage`).
 
 No single failure stops the sweeper: a request whose timeout cannot be recorded (a corrupt
 record, a store error about it alone) ends its own waits with that error, and any other
@@ -29,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from functools import partial
 
 from roomkit.core.exceptions import (
     HandlerClosedError,
@@ -49,31 +50,21 @@ from roomkit.stores.base import (
 )
 from roomkit.tools.human_input._announce import emit, listen_to
 from roomkit.tools.human_input._durable_local import LocalRequests
+from roomkit.tools.human_input._durable_outage import Outage, backoff
 from roomkit.tools.human_input._durable_watch import Deadlines, Watch
-from roomkit.tools.human_input.stores import settled_entry
+from roomkit.tools.human_input._withdrawing import (
+    HANDLER_CLOSED,
+    release,
+    timed_out,
+    withdraw_created,
+)
 
-__all__ = ["DurableWaits", "timed_out"]
+__all__ = ["DurableWaits"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
 _PENDING = PendingInputStatus.PENDING
-_REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
-
-RELEASED = "Released before an answer arrived"
-# The first retry after an outage; it doubles up to the backstop interval.
-_OUTAGE_RETRY = 0.02
-HANDLER_CLOSED = "Human input handler closed"
-
-
-def timed_out() -> tuple[dict[str, Any], ...]:
-    """The history a timeout records: its ``settled`` entry (no one settled it)."""
-    return (settled_entry(_TIMED_OUT.value),)
-
-
-def _withdrawn() -> tuple[dict[str, Any], ...]:
-    """The history a withdrawal records (the handler gave the request up)."""
-    return (settled_entry(_REJECTED.value, withdrawn=True),)
 
 
 class DurableWaits:
@@ -94,7 +85,9 @@ class DurableWaits:
         self._listeners: list[Callable[[PendingChange], None]] = []
         self._unsubscribe: Callable[[], None] | None = None
         self.parked = 0
-        """How many ``wait()`` calls are blocked here."""
+        """How many ``wait()`` calls are parked here."""
+        self.outage = Outage(store.backstop_interval)
+        """The waits that found the store unreachable before they parked, and its probe."""
         self._deadlines = Deadlines()
         # Decided once: an isinstance against a protocol costs tens of microseconds.
         self._tracker = store if isinstance(store, ChangeTracking) else None
@@ -148,21 +141,13 @@ class DurableWaits:
         self._listeners.clear()
         for watch in self._waiters.values():
             watch.fail(HandlerClosedError(HANDLER_CLOSED))
+        self.outage.close(lambda: HandlerClosedError(HANDLER_CLOSED))
 
     # -- withdrawing -------------------------------------------------------------------------
 
     async def release(self, pending_id: str) -> bool:
         """Withdraw the request if still unanswered; ``True`` if it exists."""
-        store = self.store
-        if await store.fetch(pending_id) is None:
-            return False
-        won = await store.settle(
-            pending_id, _REJECTED, reason=RELEASED, withdrawn=True, history=_withdrawn()
-        )
-        if won is not None:
-            self.settled(won)
-        self.mine.drop(pending_id)
-        return True
+        return await release(self, pending_id)
 
     async def close(self, channel_id: str | None) -> None:
         """Withdraw the unkeyed requests created here (for ``channel_id``, or all).
@@ -170,25 +155,7 @@ class DurableWaits:
         Keyed requests stay open in the store for whoever re-attaches to them; their waiters
         here wake and raise :class:`HandlerClosedError`.
         """
-        for request in list(self.local.values()):
-            if channel_id is not None and request.channel_id != channel_id:
-                continue
-            self.mine.drop(request.pending_id)
-            if request.key is not None:
-                continue
-            try:
-                won = await self.store.settle(
-                    request.pending_id,
-                    _REJECTED,
-                    reason=HANDLER_CLOSED,
-                    withdrawn=True,
-                    history=_withdrawn(),
-                )
-            except StoreError:
-                logger.exception("Could not withdraw pending %s on close", request.pending_id)
-                continue
-            if won is not None:
-                self.settled(won)
+        await withdraw_created(self, channel_id)
         for watch in list(self._waiters.values()):
             if channel_id is None or watch.record.channel_id == channel_id:
                 watch.fail(HandlerClosedError(HANDLER_CLOSED))
@@ -203,22 +170,33 @@ class DurableWaits:
         Raises:
             UnknownRequestError: no such request (never created, or past its retention).
             HandlerClosedError: this handler closed while the request stays open in the
-                store (a keyed request, kept for the process that re-attaches to it).
+                store (a keyed request, kept for the process that re-attaches to it), or
+                while the store was unreachable before the wait could read it.
+            StoreClosedError: the store was closed while the wait needed it.
         """
         store = self.store
+        # The deadline counts from the call: the clock is read again after a read that
+        # reached the store at once (which may have set the clock by the server's).
+        called = store.clock()
         record, fresh = self.mine.take(pending_id, self.looks_begun)
+        rode = False
         if record is None or pending_id in self._waiters:
-            fresh, record = False, await store.fetch(pending_id)
+            fresh = False
+            read = partial(store.fetch, pending_id)
+            record, rode = await self.outage.through(read, read)
         if record is None:
             raise UnknownRequestError(f"No pending request with id {pending_id}")
         if record.status is _PENDING and timeout is not None:
-            when = store.clock() + timeout
+            when = (called if rode else store.clock()) + timeout
             # A deadline only ever comes forward: one the record has already, at or before
             # ``when``, is the one in force, and the store needs no trip to say so.
             if record.deadline is None or when < record.deadline:
-                deadline = await store.set_deadline(pending_id, when)
+                setting = partial(store.set_deadline, pending_id, when)
+                deadline, _ = await self.outage.through(setting, partial(store.fetch, pending_id))
                 if deadline is not None:
                     record.deadline = deadline
+                # A change meanwhile (one a look passed by, or made in an outage) is read.
+                fresh = False
         if record.status is _PENDING:
             if self._is_closed_for(record.channel_id):
                 raise HandlerClosedError(HANDLER_CLOSED)
@@ -400,7 +378,7 @@ class DurableWaits:
         the outage's backoff instead (nothing can be recorded meanwhile)."""
         store = self.store
         if failures:
-            return min(store.backstop_interval, _OUTAGE_RETRY * float(2 ** min(failures, 6)))
+            return backoff(failures, store.backstop_interval)
         delay = self._next_look - now
         nearest = self._deadlines.nearest()
         if nearest is not None:

@@ -31,13 +31,14 @@ from roomkit.stores.base import (
 from roomkit.stores.grants import GrantedHistory, GrantedInsert, InsertsGranted, InsertsUngranted
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
-from roomkit.tools.human_input._durable import DurableWaits, timed_out
+from roomkit.tools.human_input._durable import DurableWaits
 from roomkit.tools.human_input._granting import (
     GrantsOnTool,
     inserts_ungranted,
     looking_for_grants,
 )
 from roomkit.tools.human_input._in_transaction import Settlement, in_transaction
+from roomkit.tools.human_input._withdrawing import timed_out
 from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
 
@@ -321,7 +322,8 @@ class DurableEngine:
         # The sweeper task, not a loop timer, watches the deadlines here.
         return HandlerStatistics(
             len(waits.local),
-            waits.parked,
+            # A wait riding out an outage before it parked is blocked here too.
+            waits.parked + waits.outage.riding,
             waits.deadlines,
             notifications,
             backstop_looks=waits.looks,

@@ -31,7 +31,6 @@ from roomkit.stores.base import (
 from roomkit.tools.human_input._announce import Announcer, emit
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._deadlines import QUEUED, DeadlineQueue
-from roomkit.tools.human_input._durable import HANDLER_CLOSED, RELEASED
 from roomkit.tools.human_input._in_transaction import Settlement, given, in_transaction
 from roomkit.tools.human_input._memory_reads import MemoryReads
 from roomkit.tools.human_input._memory_trail import (
@@ -40,6 +39,7 @@ from roomkit.tools.human_input._memory_trail import (
     recorded,
     settled_record,
 )
+from roomkit.tools.human_input._withdrawing import HANDLER_CLOSED, RELEASED
 from roomkit.tools.human_input.stores import Ballot, Judgement, MemoryStore, judge, widened
 
 if TYPE_CHECKING:

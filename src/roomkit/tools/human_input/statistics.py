@@ -18,7 +18,8 @@ class HandlerStatistics:
     durable store, those created in this process (every process's open requests are in
     ``list_pending()``)."""
     parked_waits: int
-    """``wait()`` calls blocked on an answer."""
+    """``wait()`` calls blocked on an answer (on a durable store, those waiting for the
+    store to answer again before their first read too)."""
     armed_deadlines: int
     """Deadlines this process watches: it times the request out when one passes."""
     running_notifications: int

@@ -1,0 +1,77 @@
+"""How a handler gives requests up, and what a request nobody answered records.
+
+The reasons a withdrawal gives (released, handler closed) and the histories that a timeout
+and a withdrawal write are the same on every store; the memory engine takes the reasons
+from here too. On a durable store a release and a close are settles in the store, whose
+winners are handed to this process's waits (:class:`~roomkit.tools.human_input._durable.
+DurableWaits`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from roomkit.core.exceptions import StoreError
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.human_input.stores import settled_entry
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input._durable import DurableWaits
+
+__all__ = ["HANDLER_CLOSED", "RELEASED", "release", "timed_out", "withdraw_created"]
+
+logger = logging.getLogger("roomkit.tools.human_input")
+
+_REJECTED = PendingInputStatus.REJECTED
+
+RELEASED = "Released before an answer arrived"
+HANDLER_CLOSED = "Human input handler closed"
+
+
+def timed_out() -> tuple[dict[str, Any], ...]:
+    """The history a timeout records: its ``settled`` entry (no one settled it)."""
+    return (settled_entry(PendingInputStatus.TIMED_OUT.value),)
+
+
+def withdrawn() -> tuple[dict[str, Any], ...]:
+    """The history a withdrawal records (the handler gave the request up)."""
+    return (settled_entry(_REJECTED.value, withdrawn=True),)
+
+
+async def release(waits: DurableWaits, pending_id: str) -> bool:
+    """Withdraw the request in ``waits``' store if still unanswered; ``True`` if it exists."""
+    store = waits.store
+    if await store.fetch(pending_id) is None:
+        return False
+    won = await store.settle(
+        pending_id, _REJECTED, reason=RELEASED, withdrawn=True, history=withdrawn()
+    )
+    if won is not None:
+        waits.settled(won)
+    waits.mine.drop(pending_id)
+    return True
+
+
+async def withdraw_created(waits: DurableWaits, channel_id: str | None) -> None:
+    """Withdraw the unkeyed requests created here (for ``channel_id``, or all); keyed ones
+    stay open in the store for whoever re-attaches to them. A store error is logged."""
+    for request in list(waits.local.values()):
+        if channel_id is not None and request.channel_id != channel_id:
+            continue
+        waits.mine.drop(request.pending_id)
+        if request.key is not None:
+            continue
+        try:
+            won = await waits.store.settle(
+                request.pending_id,
+                _REJECTED,
+                reason=HANDLER_CLOSED,
+                withdrawn=True,
+                history=withdrawn(),
+            )
+        except StoreError:
+            logger.exception("Could not withdraw pending %s on close", request.pending_id)
+            continue
+        if won is not None:
+            waits.settled(won)
