@@ -7,11 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
+from tests.servers.redis_server import RedisServer
 
 from roomkit.core.store import InMemoryStore
 from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import Room
 from roomkit.stores import MemoryStore, close_stores, open_url
+from roomkit.stores.redis import RedisRoomStore, RedisStore
 
 
 def test_memory_opens_both_stores_in_this_process() -> None:
@@ -92,3 +95,45 @@ def test_open_url_needs_no_web_framework() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.split() == ["MemoryStore", "False"]
+
+
+async def test_a_redis_url_sets_the_stores_timeout_beside_the_clients_options(
+    redis_server: RedisServer,
+) -> None:
+    """``?timeout=`` is the stores' bound on every call; the client's options still reach
+    the client (its connections carry the name the URL gives)."""
+    name = "roomkit-url-options"
+    requests, rooms = open_url(f"{redis_server.url}?client_name={name}&timeout=2.5")
+    assert isinstance(requests, RedisStore)
+    assert isinstance(rooms, RedisRoomStore)
+    assert (requests.timeout, rooms.timeout) == (2.5, 2.5)
+    admin = Redis.from_url(redis_server.url)
+    try:
+        await requests.open()
+        assert any(client.get("name") == name for client in await admin.client_list())
+    finally:
+        await admin.aclose()
+        await close_stores(requests, rooms)
+
+
+def test_a_redis_url_without_a_timeout_keeps_five_seconds() -> None:
+    requests, rooms = open_url("redis://127.0.0.1:1/0?socket_timeout=2")
+    assert isinstance(requests, RedisStore)
+    assert isinstance(rooms, RedisRoomStore)
+    assert (requests.timeout, rooms.timeout) == (5.0, 5.0)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "", "nan", "inf", "5s"])
+def test_a_redis_url_timeout_must_be_a_positive_number_of_seconds(value: str) -> None:
+    with pytest.raises(ValueError, match="not a positive number of seconds") as caught:
+        open_url(f"redis://127.0.0.1:1/0?timeout={value}")
+    assert "?timeout=5" in str(caught.value)
+
+
+def test_a_redis_url_timeout_is_given_once() -> None:
+    with pytest.raises(ValueError, match="timeout= 2 times: keep one"):
+        open_url("redis://127.0.0.1:1/0?timeout=1&timeout=2")
+    with pytest.raises(ValueError, match="given twice, as timeout= and in the URL"):
+        RedisStore("redis://127.0.0.1:1/0?timeout=1", timeout=2)
+    with pytest.raises(ValueError, match="given twice, as timeout= and in the URL"):
+        RedisRoomStore("redis://127.0.0.1:1/0?timeout=1", timeout=2)

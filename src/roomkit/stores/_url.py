@@ -5,7 +5,8 @@
   and the rooms in one SQLite file, shared with the agent processes on the machine;
 - ``redis://host:port/db`` (or ``rediss://``, ``unix://``): the pending requests and the
   rooms on Redis, shared by every process that reaches it (the stores' default key prefix,
-  ``roomkit``, which an agent's stores must use too);
+  ``roomkit``, which an agent's stores must use too); its query takes the client's options
+  (``?socket_timeout=2``) and the stores' ``timeout`` (``?timeout=2``, 5 s by default);
 - ``postgresql://user:password@host:port/db`` (or ``postgres://``): the pending requests and
   the rooms in a PostgreSQL database (the stores' default schema, ``public``, which an
   agent's stores must use too).
@@ -56,7 +57,8 @@ def open_url(url: str) -> OpenedStores:
         The two stores, as a pair.
 
     Raises:
-        ValueError: the URL names no known store (the message lists the forms).
+        ValueError: the URL names no known store (the message lists the forms), or a Redis
+            URL's ``timeout`` is not a positive number of seconds.
         ImportError: the store's extra is not installed.
     """
     if url == "memory":

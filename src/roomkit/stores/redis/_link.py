@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import unquote_plus
 
 from roomkit._extras import requires_extra
 
@@ -29,6 +31,7 @@ with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
+from roomkit.stores._checks import seconds
 
 __all__ = [
     "TIMEOUT",
@@ -38,6 +41,7 @@ __all__ = [
     "glob_escape",
     "guard",
     "persistence_risk",
+    "store_timeout",
     "text",
 ]
 
@@ -94,6 +98,56 @@ def connect(url: object, client: object, *, default: str, store: str = "RedisSto
     except ValueError as error:
         raise ValueError(f"url is not a Redis URL ({error})") from None
     return Redis(connection_pool=pool)
+
+
+def store_timeout(url: str | None, timeout: float | None) -> tuple[str | None, float]:
+    """``url`` without its ``timeout`` query option, and the store's ``timeout``: the
+    argument, else the option, else :data:`TIMEOUT`.
+
+    redis-py would take ``?timeout=`` as the wait for a pooled connection; here it is the
+    store's bound on every call, as the argument of the same name is. The rest of the URL
+    is passed on as written.
+
+    Raises:
+        TypeError: ``timeout`` is not a number.
+        ValueError: the option is not a positive number of seconds, is given twice, or is
+            given beside the argument; or the argument is not positive.
+    """
+    if isinstance(url, str) and "?" in url:
+        head, _, query = url.partition("?")
+        options = query.split("&")
+        taken = [option for option in options if _option_name(option) == "timeout"]
+        if taken:
+            if timeout is not None:
+                raise ValueError(
+                    "the store's timeout is given twice, as timeout= and in the URL's query: "
+                    "keep one"
+                )
+            if len(taken) > 1:
+                raise ValueError(f"the URL gives timeout= {len(taken)} times: keep one")
+            timeout = _url_seconds(taken[0].partition("=")[2])
+            rest = "&".join(option for option in options if option not in taken)
+            url = f"{head}?{rest}" if rest else head
+    return url, seconds("timeout", TIMEOUT if timeout is None else timeout, zero=False)
+
+
+def _option_name(option: str) -> str:
+    return unquote_plus(option.partition("=")[0])
+
+
+def _url_seconds(text: str) -> float:
+    """The URL's ``timeout`` option as seconds, or an error saying what it takes."""
+    value = unquote_plus(text)
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(
+            f"the URL's timeout={value!r} is not a positive number of seconds: write it as "
+            "?timeout=5 or ?timeout=0.5 (how long any call waits for the server)"
+        )
+    return number
 
 
 def describe(client: Redis) -> str:

@@ -71,12 +71,12 @@ from roomkit.stores.redis._feed import ChangeFeed
 from roomkit.stores.redis._granted import INSERT_GRANTED, insert_granted
 from roomkit.stores.redis._grants import RedisGrants
 from roomkit.stores.redis._link import (
-    TIMEOUT,
     check_persistence,
     connect,
     describe,
     glob_escape,
     guard,
+    store_timeout,
     text,
 )
 from roomkit.stores.redis._outbox import RedisOutbox
@@ -107,9 +107,9 @@ class RedisStore(PartsFacade):
     is as durable as the server's ``appendfsync`` makes it.
 
     Args:
-        url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (options such
-            as ``?socket_timeout=2`` go in its query). The default is
-            ``redis://127.0.0.1:6379/0``.
+        url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (the client's
+            options such as ``?socket_timeout=2`` go in its query, and so may the store's
+            ``timeout``: ``?timeout=2``). The default is ``redis://127.0.0.1:6379/0``.
         client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``; the
             store does not close it.
         prefix: the first part of every key and of the events channel, so that several
@@ -133,13 +133,15 @@ class RedisStore(PartsFacade):
         timeout: seconds any call waits for the server (connecting and the client's own
             retries included) before it raises StoreUnavailableError saying the server did
             not answer; a settle running again after a fault takes up to ``settle_retry``
-            when that is longer. The calls that go through every key (:meth:`purge_expired`,
+            when that is longer. ``None`` (the default) takes the URL's ``?timeout=``, else
+            5 s. The calls that go through every key (:meth:`purge_expired`,
             the audit trail's) take as long as the keys need, each round trip on the
             client's own socket timeout.
 
     Raises:
         TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
-        ValueError: an argument is out of range, or the URL is not a Redis URL.
+        ValueError: an argument is out of range, the URL is not a Redis URL, or its
+            ``timeout`` is not a positive number of seconds or is given beside ``timeout=``.
 
     Use it as an async context manager, or call :meth:`open` and :meth:`close`::
 
@@ -159,7 +161,7 @@ class RedisStore(PartsFacade):
         settle_retry: float = 5.0,
         outbox_retention_seconds: float = KEEP_DONE,
         audit_retention: float | None = None,
-        timeout: float = TIMEOUT,
+        timeout: float | None = None,
     ) -> None:
         super().__init__(
             retention_seconds=seconds("retention_seconds", retention_seconds, zero=True),
@@ -171,7 +173,8 @@ class RedisStore(PartsFacade):
         )
         if not isinstance(prefix, str) or not prefix:
             raise ValueError(f"prefix must be a non-empty str, got {prefix!r}")
-        self.timeout = seconds("timeout", timeout, zero=False)
+        url, timeout = store_timeout(url, timeout)
+        self.timeout = timeout
         """Seconds a call waits for the server before it counts as not answering."""
         self._owned = client is None
         client = connect(url, client, default=DEFAULT_URL)

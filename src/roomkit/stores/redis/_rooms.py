@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids
-from roomkit.stores._checks import seconds
 from roomkit.stores._opening import SharedOpening
 from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
@@ -59,20 +58,22 @@ class RedisRoomStore(Opened):
     process neither reuses an id nor sorts a new event before an old one.
 
     Args:
-        url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (options such as
-            ``?socket_timeout=2`` go in its query). The default is ``redis://127.0.0.1:6379/0``.
+        url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (the client's
+            options such as ``?socket_timeout=2`` go in its query, and so may the store's
+            ``timeout``: ``?timeout=2``). The default is ``redis://127.0.0.1:6379/0``.
         client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``; the
             store does not close it.
         prefix: the first part of every key (``<prefix>:rooms:...``), so that several stores
             share one database; a pending-request store with the same prefix uses other keys.
         timeout: seconds any call waits for the server (connecting and the client's own
             retries included) before it raises StoreUnavailableError saying the server did
-            not answer.
+            not answer. ``None`` (the default) takes the URL's ``?timeout=``, else 5 s.
 
     Raises:
         TypeError: both ``url`` and ``client`` are given, or one has the wrong type.
-        ValueError: the URL is not a Redis URL, ``prefix`` is empty, or ``timeout`` is not
-            a positive number of seconds.
+        ValueError: the URL is not a Redis URL, ``prefix`` is empty, or ``timeout`` (the
+            argument or the URL's) is not a positive number of seconds, or is given both
+            ways.
 
     ::
 
@@ -88,11 +89,12 @@ class RedisRoomStore(Opened):
         *,
         client: Redis | None = None,
         prefix: str = "roomkit",
-        timeout: float = link.TIMEOUT,
+        timeout: float | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not prefix:
             raise ValueError(f"prefix must be a non-empty str, got {prefix!r}")
-        self.timeout = seconds("timeout", timeout, zero=False)
+        url, timeout = link.store_timeout(url, timeout)
+        self.timeout = timeout
         """Seconds a call waits for the server before it counts as not answering."""
         self._owned = client is None
         self._client = link.connect(url, client, default=DEFAULT_URL, store="RedisRoomStore")

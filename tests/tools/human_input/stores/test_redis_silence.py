@@ -22,6 +22,7 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 from tests.tools.human_input.stores.store_kit import PATIENCE, logged
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores import close_stores, open_url
 from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -213,6 +214,21 @@ async def test_waits_and_answers_in_flight_outlive_a_restart(
         for pending_id in ids:
             assert await settled_entries(store, pending_id) == ["bob"], pending_id
     assert errors == []
+
+
+async def test_a_timeout_in_the_url_bounds_every_call(server: RedisServer) -> None:
+    """``?timeout=`` in the URL ``open_url`` opens is the stores' bound, as ``timeout=`` is."""
+    requests, rooms = open_url(f"{server.url}?timeout={SHORT}")
+    try:
+        async with asyncio.timeout(PATIENCE):
+            await requests.open()
+            with frozen(server):
+                with pytest.raises(StoreUnavailableError, match=r"did not answer within 0\.5 s"):
+                    await requests.list_pending()
+                with pytest.raises(StoreUnavailableError, match=r"did not answer within 0\.5 s"):
+                    await rooms.get_room("room-1")
+    finally:
+        await close_stores(requests, rooms)
 
 
 def test_the_timeout_must_be_a_positive_number_of_seconds() -> None:
