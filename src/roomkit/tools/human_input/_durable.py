@@ -191,12 +191,15 @@ class DurableWaits:
             # A deadline only ever comes forward: one the record has already, at or before
             # ``when``, is the one in force, and the store needs no trip to say so.
             if record.deadline is None or when < record.deadline:
+                looks = self.looks_begun
                 setting = partial(store.set_deadline, pending_id, when)
-                deadline, _ = await self.outage.through(setting, partial(store.fetch, pending_id))
+                deadline, waited = await self.outage.through(
+                    setting, partial(store.fetch, pending_id)
+                )
                 if deadline is not None:
                     record.deadline = deadline
                 # A change meanwhile (one a look passed by, or made in an outage) is read.
-                fresh = False
+                fresh = fresh and not waited and self.looks_begun == looks
         if record.status is _PENDING:
             if self._is_closed_for(record.channel_id):
                 raise HandlerClosedError(HANDLER_CLOSED)
