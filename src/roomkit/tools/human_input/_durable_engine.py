@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any, cast
 
-from roomkit.core.exceptions import AsyncSettleRequiredError
+from roomkit.core.exceptions import AsyncSettleRequiredError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores.base import (
     ChangeListener,
@@ -153,11 +153,21 @@ class DurableEngine:
         """A wait was cut: withdraw its request, unless a key lets someone re-attach to it.
 
         A keyed request outlives the wait that was cut (a turn cancelled, a process shutting
-        down): whoever re-attaches to it by key gets the answer.
+        down): whoever re-attaches to it by key gets the answer. A withdrawal the store cannot
+        take now (it is unreachable) is logged, and the cut still ends the wait as a cut: the
+        request stays open until its deadline or an answer.
         """
         request = self._waits.local.get(pending_id)
         if request is None or request.key is None:
-            await asyncio.shield(self.arelease(pending_id))
+            try:
+                await asyncio.shield(self.arelease(pending_id))
+            except StoreError as error:
+                logger.warning(
+                    "Pending %s could not be withdrawn as its wait was cut (%s); it stays open "
+                    "until its deadline or an answer",
+                    pending_id,
+                    error,
+                )
 
     # -- settling ----------------------------------------------------------------------------
 

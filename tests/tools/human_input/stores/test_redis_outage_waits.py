@@ -188,3 +188,25 @@ async def test_a_wait_begun_on_a_frozen_server_gets_the_answer_once_it_runs(
 
     assert await desk.handler.aresolve(pending_id, "Lisbon", by="desk") is True
     assert await waiting == "Lisbon"
+
+
+async def test_a_wait_cancelled_in_an_outage_ends_cancelled_and_its_request_stays_open(
+    server: RedisServer, sides: tuple[Side, Side], caplog: pytest.LogCaptureFixture
+) -> None:
+    asker, desk = sides
+    pending_id = await ask(desk)
+    waiting = asyncio.create_task(asker.handler.wait(pending_id, timeout=300))
+    await parked(asker.handler, 1, [waiting])
+    await asyncio.to_thread(server.stop)
+
+    # Its withdrawal cannot reach the store: the cut still reads as a cut.
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert "could not be withdrawn as its wait was cut" in caplog.text
+
+    await asyncio.to_thread(server.start)
+    request = await desk.handler.get_request(pending_id)
+    assert request is not None
+    assert request.status is PendingInputStatus.PENDING
+    assert await desk.handler.aresolve(pending_id, "Here")
