@@ -40,6 +40,12 @@ class Recorder:
         return None
 
 
+def announcement(handler: HumanInputHandler, pending_id: str) -> OutboxItem:
+    """The request's announcement step, due now."""
+    now = now_of(handler)
+    return OutboxItem(f"{pending_id}.announce", pending_id, now, {"job": "announce"}, created=now)
+
+
 def escalation(handler: HumanInputHandler, pending_id: str, to: str = "manager") -> OutboxItem:
     """The ladder's first escalation step of the request, due now."""
     now = now_of(handler)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from escalating import Recorder, escalation, told_on_escalation
+from escalating import Recorder, announcement, escalation, told_on_escalation
 from routing_clock import FakeClock
 from tests.notify.slack_api import SIGNING_SECRET
 from tests.servers.slack_clicks import click
@@ -219,10 +219,11 @@ async def test_an_escalation_step_worked_out_again_hands_a_rotation_on_once() ->
     router = handler.router
     assert router is not None
     request = await handler.create_approval("kyc_check", {"id": 1}, approvers=[role("kyc")])
+    announce = announcement(handler, request.pending_id)
     step = escalation(handler, request.pending_id)
-    await handler.outbox.add([step])
+    await handler.outbox.add([announce, step])
     recorder = Recorder()
-    for _ in range(2):
+    for turn in range(2):
         notifier = Notifier(handler, [recorder])
         planner = Planner(
             handler,
@@ -230,7 +231,11 @@ async def test_an_escalation_step_worked_out_again_hands_a_rotation_on_once() ->
             {"recorder": recorder},
             notifier.directory,
             notifier.statistics(),
+            notifier.owner,
+            notifier.poll,
         )
+        if turn == 0:
+            await planner.plan(announce)  # an escalation follows the announcement
         await planner.plan(step)
     assert await router.recipients(request) == ("erin",)
     routed = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]

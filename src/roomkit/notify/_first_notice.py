@@ -6,6 +6,10 @@ A request's steps, in ladder order (:func:`ladder_place`), are its announcement,
 added with it or later (a ladder's in its order) and its ending. A notifier works out one
 request's steps one at a time, in that order; a late one finds them all due at once, and
 an announcement it owes is due before the rest (:data:`OWED`), so that it is claimed first.
+Across notifiers, or when the announcement reaches the outbox late (a lost or slow change),
+the order of a claim cannot tell: :func:`announced_first` holds every other step of an open
+request back until its announcement is worked out, since an announcement worked out after an
+escalation tells the people it added of the request a second time.
 
 Each delivery then runs in a task of its own, and nothing else orders their sends. So a
 follow-up delivery first reads the request's outbox: it goes once the announcement step is
@@ -18,7 +22,14 @@ from __future__ import annotations
 
 from roomkit.stores.outbox import ENDING, STEPS, Outbox, OutboxItem, step_id
 
-__all__ = ["FOLLOW_UPS", "OWED", "earlier_notices_out", "first_notice_out", "ladder_place"]
+__all__ = [
+    "FOLLOW_UPS",
+    "OWED",
+    "announced_first",
+    "earlier_notices_out",
+    "first_notice_out",
+    "ladder_place",
+]
 
 FOLLOW_UPS = frozenset({"question_reminder", "question_escalated", "question_edited"})
 """The notices that follow an announcement to the same person."""
@@ -45,13 +56,36 @@ def ladder_place(item: OutboxItem) -> tuple[int, float, int]:
     return (2, item.created, int(index) if index.isdecimal() else 0)
 
 
+async def _owed(outbox: Outbox, pending_id: str, due: float, now: float) -> None:
+    """Add the announcement step of the open request ``pending_id``, which the outbox has
+    not heard of (a lost change, a notifier that started between the request and its hint):
+    the request is owed one, and the step's id makes a second one impossible."""
+    announce = step_id(pending_id, "announce")
+    await outbox.add([OutboxItem(announce, pending_id, due, {"job": "announce"}, created=now)])
+
+
+async def announced_first(outbox: Outbox, item: OutboxItem, now: float) -> bool:
+    """Whether the step ``item`` of an open request (a reminder, an escalation, an edit, a
+    reassignment) may be worked out: the request's announcement step is done.
+
+    Its people are those asked when the announcement is worked out: after an escalation, it
+    would tell the person the request was escalated to of it a second time, as a new
+    question. An announcement step the outbox never heard of is added, due before every
+    step (:data:`OWED`).
+    """
+    announce = step_id(item.pending_id, "announce")
+    for earlier in await outbox.items_for(item.pending_id):
+        if earlier.item_id == announce:
+            return earlier.done
+    await _owed(outbox, item.pending_id, OWED, now)
+    return False
+
+
 async def first_notice_out(outbox: Outbox, item: OutboxItem, now: float) -> bool:
     """Whether the follow-up delivery ``item`` may be sent: the announcement is planned, and
     the notices of the steps before its own are out to its surface and recipient.
 
-    An announcement step the outbox never heard of (a lost change, a notifier that started
-    between the request and its hint) is added, due at ``now``: the request is open, so it
-    is owed one, and the step's id makes a second one impossible.
+    An announcement step the outbox never heard of is added, due at ``now``.
     """
     pending_id = item.pending_id
     announce = step_id(pending_id, "announce")
@@ -60,7 +94,7 @@ async def first_notice_out(outbox: Outbox, item: OutboxItem, now: float) -> bool
     known = {earlier.item_id: earlier for earlier in await outbox.items_for(pending_id)}
     step = known.get(announce)
     if step is None:
-        await outbox.add([OutboxItem(announce, pending_id, now, {"job": "announce"}, created=now)])
+        await _owed(outbox, pending_id, now, now)
         return False
     own = known.get(item.item_id.removesuffix(to), step)
     before = [s for s in known.values() if s.lane == STEPS and ladder_place(s) < ladder_place(own)]

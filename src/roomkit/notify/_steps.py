@@ -5,7 +5,8 @@ ending is a step in the outbox; when due, it becomes one delivery per surface an
 recipient (added to the outbox, each in its surface's lane), and is marked done. An
 ending is told to whoever heard of the request; an escalation first adds its approvers.
 
-A notifier works out a request's steps one at a time, in ladder order (see
+A notifier works out a request's steps one at a time, in ladder order, and none of an open
+request's before its announcement, whichever notifier holds that (see
 :mod:`roomkit.notify._first_notice`): an escalation adds approvers, and an announcement or a
 reminder worked out after it would tell them what was not meant for them.
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify._deliver import approvers_of, as_it_stands
+from roomkit.notify._first_notice import announced_first
 from roomkit.notify.surface import Directory, NoticeType, Surface
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of, step_id
 from roomkit.tools.human_input import HumanInputHandler
@@ -47,14 +49,17 @@ _LADDER = frozenset({"remind", "escalate"})
 
 @dataclass(slots=True)
 class Planner:
-    """What a notifier's steps need: its handler and outbox, surfaces and directory, and
-    where it counts."""
+    """What a notifier's steps need: its handler and outbox, surfaces and directory, where
+    it counts, who it claims as and how often it looks again."""
 
     handler: HumanInputHandler
     outbox: Outbox
     surfaces: Mapping[str, Surface]
     directory: Directory
     stats: NotifierStatistics
+    owner: str
+    poll: float
+    """Seconds before a step handed back (its announcement not worked out yet) is due again."""
 
     async def plan(self, item: OutboxItem) -> None:
         """Work out the deliveries of the step ``item`` (claimed by this notifier), add
@@ -67,6 +72,12 @@ class Planner:
             return
         if item.body.get("fallback") and await self._own_ladder(item.pending_id):
             await self.outbox.complete(item.item_id, {"skipped": "the tool's own ladder runs"})
+            return
+        now = now_of(self.handler)
+        if job not in ("announce", "settle") and not await announced_first(self.outbox, item, now):
+            # The announcement is still to be worked out (held by another notifier, or
+            # added late): this step comes back a poll later.
+            await self.outbox.renew(item.item_id, self.owner, now + self.poll)
             return
         approvers = approvers_of(request)
         router = getattr(self.handler, "router", None)

@@ -160,7 +160,15 @@ class Notifier:
             self.poll,
             self.lease * _PATIENCE,
         )
-        self._planner = Planner(handler, self.outbox, self._surfaces, self.directory, self._stats)
+        self._planner = Planner(
+            handler,
+            self.outbox,
+            self._surfaces,
+            self.directory,
+            self._stats,
+            self.owner,
+            self.poll,
+        )
         # Each request's step being worked out last: the request's next step waits for it.
         self._planning: dict[str, asyncio.Task[None]] = {}
         self._stalled = False
