@@ -79,6 +79,7 @@ class Front:
         rooms: Any = None,
         answer_schemas: dict[str, Any] | None = None,
         approval: Approval | None = None,
+        max_new_messages: int | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.outbox = Outbox()
@@ -103,8 +104,9 @@ class Front:
         self.desk = Desk(self.kit, handler=self.handler, secret=SECRET, limits=ROOMY)
         self.app = FastAPI()
         self.app.include_router(desk_router(self.desk))
+        limits = {} if max_new_messages is None else {"max_new_messages": max_new_messages}
         self.app.include_router(
-            agui_router(self.kit, agent="ai", handler=self.handler, secret=SECRET)
+            agui_router(self.kit, agent="ai", handler=self.handler, secret=SECRET, **limits)
         )
         self.messages: list[dict[str, Any]] = []
         """The conversation the front end holds, as it sends it."""

@@ -5,7 +5,7 @@ its ``responseSchema`` the shape a resume's ``payload`` takes (the desk's answer
 request's kind, the answer schema itself for a request that has one, ``{approved,
 editedArgs, reason}`` for an approval), and ``expiresAt`` its deadline, which every roomkit
 request has. :func:`settle_of` reads a resume entry against its request and says what to do,
-or raises :class:`ResumeRefused` with the code the run ends with.
+or raises :class:`RunRefused` with the code the run ends with.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from roomkit.tools.validation import (
     validate_tool_arguments,
 )
 
-__all__ = ["ResumeRefused", "Settle", "interrupt_of", "named", "response_schema", "settle_of"]
+__all__ = ["RunRefused", "Settle", "interrupt_of", "named", "response_schema", "settle_of"]
 
 _TEXT = {"type": "string", "minLength": 1}
 _CONFIRM = {
@@ -41,14 +41,16 @@ _REASONS = {Kind.APPROVAL: "tool_call", Kind.CONFIRM: "confirmation"}
 _APPROVAL_FIELDS = {"approved", "editedArgs", "reason"}
 
 
-class ResumeRefused(Exception):
-    """A resume the run cannot take: it ends with ``RUN_ERROR`` carrying :attr:`code`."""
+class RunRefused(Exception):
+    """A run the endpoint refuses (a resume it cannot take, too many new messages): it ends
+    with ``RUN_ERROR`` carrying :attr:`code`, having settled and started nothing."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
         """The ``RUN_ERROR`` code: ``unknown_interrupt``, ``invalid_payload``,
-        ``uncovered_approval``, ``duplicate_interrupt`` or ``already_settled``."""
+        ``uncovered_approval``, ``duplicate_interrupt``, ``already_settled`` or
+        ``too_many_messages``."""
 
 
 def named(interrupt_id: str) -> str:
@@ -185,7 +187,7 @@ def settle_of(request: PendingInput, entry: ResumeEntry) -> Settle:
     """What ``entry`` asks of ``request``.
 
     Raises:
-        ResumeRefused: the payload does not fit the request (``invalid_payload``).
+        RunRefused: the payload does not fit the request (``invalid_payload``).
     """
     is_approval = request.kind == "approval"
     payload = entry.payload
@@ -229,8 +231,8 @@ def _decision(request: PendingInput, payload: Any) -> str:
     return approvals.edit(edited)
 
 
-def _invalid(request: PendingInput, problem: str) -> ResumeRefused:
-    return ResumeRefused("invalid_payload", f"Interrupt {request.pending_id}: {problem}")
+def _invalid(request: PendingInput, problem: str) -> RunRefused:
+    return RunRefused("invalid_payload", f"Interrupt {request.pending_id}: {problem}")
 
 
 def is_replay(settle: Settle, now: PendingInput) -> bool:

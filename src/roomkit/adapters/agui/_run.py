@@ -2,15 +2,16 @@
 
 A run starts with ``RUN_STARTED`` and ends with exactly one of ``RUN_FINISHED`` (success, or
 an interrupt naming every open request of the thread) or ``RUN_ERROR`` (a resume it cannot
-take, with a code). In between: the outcomes of the requests settled elsewhere first that
-the resume named or whose held call the client holds without a result
-(``TOOL_CALL_RESULT``), the agent's replies the client has not seen
+take, or more new messages than one run may start, with a code). In between: the outcomes
+of the requests settled elsewhere first that the resume named or whose held call the client
+holds without a result (``TOOL_CALL_RESULT``), the agent's replies the client has not seen
 (``TEXT_MESSAGE_*``), and the held calls (``TOOL_CALL_START/ARGS/END``) before an interrupt.
 
-A resume is read whole before anything is settled: one entry the run cannot take refuses
-them all, so an approval a partial resume leaves uncovered never runs. The turns the run
-starts keep going after it ends with an interrupt: they wait on the store, and the next run
-(or the desk, Slack, a restart's ``resume_pending``) carries them on.
+The new messages are counted first (:mod:`roomkit.adapters.agui._turns`), then a resume is
+read whole before anything is settled: one entry the run cannot take refuses them all, so
+an approval a partial resume leaves uncovered never runs. The turns the run starts keep
+going after it ends with an interrupt: they wait on the store, and the next run (or the
+desk, Slack, a restart's ``resume_pending``) carries them on.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
@@ -42,31 +42,30 @@ from roomkit.adapters._feed import (
     event_key,
     held_requests,
     recorded_elsewhere,
-    run_turns,
     turn_owed,
 )
 from roomkit.adapters.agui._events import (
     held_call,
-    message_id_of,
     outcome_of,
     result_of,
     text_events,
     unseen,
 )
 from roomkit.adapters.agui._interrupts import (
-    ResumeRefused,
+    RunRefused,
     Settle,
     interrupt_of,
     is_replay,
     named,
     settle_of,
 )
+from roomkit.adapters.agui._turns import MAX_NEW_MESSAGES, check_new_messages, start_turns
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import InvalidAnswerError, RoomKitError
 from roomkit.core.framework import RoomKit
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.models.room import InboundMessage, RoomEvent, TextContent
+from roomkit.models.room import RoomEvent
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["AGUIChannel", "Thread", "run_events"]
@@ -91,19 +90,14 @@ class Thread:
     channel: AGUIChannel
     agent: str
     """The id of the AI channel attached to a thread's room when the room is created."""
+    max_new_messages: int = MAX_NEW_MESSAGES
+    """The user messages the thread does not hold yet that one run may start."""
     turns: set[asyncio.Task[None]] = field(default_factory=set)
     starting: dict[tuple[str, str], asyncio.Task[None]] = field(default_factory=dict)
     """The turns a run of this process started, by (thread, message) id, until they end:
     a second run sending the same message follows that turn instead of running it again."""
     admission: RoomLocks = field(default_factory=RoomLocks, repr=False)
     """The lock under which a run opens the thread, tells its new messages and starts them."""
-
-
-def _text_of(message: Any) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(getattr(part, "text", "") or "" for part in content)
 
 
 async def run_events(
@@ -130,15 +124,20 @@ async def _events(
     stop_watching = thread.handler.subscribe(lambda change: wake.set())
     try:
         try:
+            await check_new_messages(thread, thread_id, run)
             settled = await _resume(thread, principal, thread_id, run.resume or [])
-        except ResumeRefused as refused:
+        except RunRefused as refused:
             yield RunErrorEvent(message=str(refused), code=refused.code)
             return
         for request in settled + await _settled_unseen(thread, principal, run, settled):
             yield result_of(request)
-        async with thread.admission(thread_id):
-            history = await thread.kit.store.recent_events(thread_id, RECENT)
-            turn = await _start_turns(thread, principal, thread_id, run, history)
+        try:
+            async with thread.admission(thread_id):
+                history = await thread.kit.store.recent_events(thread_id, RECENT)
+                turn = await start_turns(thread, principal, thread_id, run, history)
+        except RunRefused as refused:
+            yield RunErrorEvent(message=str(refused), code=refused.code)
+            return
         for event in unseen(history, run.messages, thread.channel.channel_id):
             for item in text_events(event):
                 yield item
@@ -160,7 +159,7 @@ async def _resume(
     plan: list[Settle] = []
     for entry in entries:
         if any(settle.request.pending_id == entry.interrupt_id for settle in plan):
-            raise ResumeRefused(
+            raise RunRefused(
                 "duplicate_interrupt", f"Interrupt {named(entry.interrupt_id)} is answered twice"
             )
         request = await handler.get_request(entry.interrupt_id)
@@ -170,7 +169,7 @@ async def _resume(
             or not await thread.access.can_see(principal, request)
             or not await thread.access.may_decide(principal, request)
         ):
-            raise ResumeRefused(
+            raise RunRefused(
                 "unknown_interrupt",
                 f"Interrupt {named(entry.interrupt_id)} is no open request of this thread of yours",
             )
@@ -184,7 +183,7 @@ async def _resume(
         # approvers, whatever this resume says.
         mine = await thread.access.may_decide(principal, request)
         if request.kind == "approval" and mine and request.pending_id not in covered:
-            raise ResumeRefused(
+            raise RunRefused(
                 "uncovered_approval",
                 f"The resume leaves approval {request.pending_id} ({request.tool_name}) "
                 "unanswered: answer every open approval of the thread at once; nothing "
@@ -225,7 +224,7 @@ async def _apply(
     """Carry ``settle`` out; the request as it stands when it was settled before (a replay).
 
     Raises:
-        ResumeRefused: the request was settled otherwise, or the answer is refused.
+        RunRefused: the request was settled otherwise, or the answer is refused.
     """
     pending_id, by = settle.request.pending_id, principal.actor_id
     if settle.request.status is not PendingInputStatus.PENDING:
@@ -247,9 +246,9 @@ async def _apply(
                 digest=settle.request.arguments_digest,
             )
     except InvalidAnswerError as error:
-        raise ResumeRefused("invalid_payload", f"Interrupt {pending_id}: {error}") from None
+        raise RunRefused("invalid_payload", f"Interrupt {pending_id}: {error}") from None
     except RoomKitError as error:
-        raise ResumeRefused("already_settled", f"Interrupt {pending_id}: {error}") from None
+        raise RunRefused("already_settled", f"Interrupt {pending_id}: {error}") from None
     if won:
         return None
     return _replayed(settle, await handler.get_request(pending_id))
@@ -259,115 +258,15 @@ def _replayed(settle: Settle, now: PendingInput | None) -> PendingInput:
     """``now``, when it holds what ``settle`` asks (a replay).
 
     Raises:
-        ResumeRefused: it was settled otherwise (``already_settled``).
+        RunRefused: it was settled otherwise (``already_settled``).
     """
     if now is None or now.status is PendingInputStatus.PENDING or not is_replay(settle, now):
         how = "it is no longer open" if now is None else outcome_of(now)
-        raise ResumeRefused(
+        raise RunRefused(
             "already_settled",
             f"Interrupt {settle.request.pending_id} was settled otherwise first: {how}",
         )
     return now
-
-
-async def _start_turns(
-    thread: Thread,
-    principal: Principal,
-    thread_id: str,
-    run: RunAgentInput,
-    history: list[RoomEvent],
-) -> asyncio.Task[None] | None:
-    """Run the client's user messages the room does not hold yet, in order, in a task
-    (under the thread's admission lock)."""
-    new = await _new_messages(
-        thread.kit, thread_id, thread.channel.channel_id, run.messages, history
-    )
-    running = [
-        thread.starting[thread_id, m.id] for m in new if (thread_id, m.id) in thread.starting
-    ]
-    new = [message for message in new if (thread_id, message.id) not in thread.starting]
-    if not new:
-        return running[-1] if running else None
-    started = {(thread_id, message.id) for message in new}
-    channel_id = thread.channel.channel_id
-    turns = [
-        (
-            InboundMessage(
-                channel_id,
-                principal.actor_id,
-                TextContent(_text_of(message)),
-                metadata={"message_id": message.id},
-            ),
-            f"AG-UI message {message.id}",
-        )
-        for message in new
-    ]
-    task = run_turns(
-        thread.kit, thread_id, turns, thread.turns, name=f"agui-turns-{thread_id}", logger=logger
-    )
-
-    thread.starting.update(dict.fromkeys(started, task))
-
-    async def forget() -> None:
-        # Under the lock: a run that read the room before these messages were recorded
-        # still finds them starting.
-        async with thread.admission(thread_id):
-            for key in started:
-                thread.starting.pop(key, None)
-
-    def over(_: asyncio.Task[None]) -> None:
-        forgetting = asyncio.get_running_loop().create_task(forget())
-        thread.turns.add(forgetting)
-        forgetting.add_done_callback(thread.turns.discard)
-
-    task.add_done_callback(over)
-    return task
-
-
-async def _new_messages(
-    kit: RoomKit, thread_id: str, own: str, messages: list[Any], history: list[RoomEvent]
-) -> list[Any]:
-    """The client's user messages the room does not hold, each id once.
-
-    A front end sends the whole conversation on every run. The messages before the last one
-    the room's latest events hold were sent before it, so the room holds them too; only
-    when the latest events hold none of the client's messages (a long thread, a client far
-    behind) are the room's older events read, a page at a time. A user message is held
-    when the room recorded a message the client sent under its id: the agent's replies go
-    out under the room's own event ids (``"2"``), which a client numbering its messages
-    also uses.
-    """
-    replies = {message_id_of(event) for event in history}
-    sent = _sent_ids(history, own)
-
-    def held(message: Any) -> bool:
-        return message.id in (sent if message.role == "user" else replies)
-
-    last = max((i for i, message in enumerate(messages) if held(message)), default=-1)
-    new = [m for m in messages[last + 1 :] if m.role == "user" and m.id not in sent]
-    # The same id twice is the same message, run once.
-    new = list({message.id: message for message in reversed(new)}.values())[::-1]
-    if new and last < 0 and len(history) >= RECENT:
-        wanted = {message.id for message in new}
-        offset = 0
-        while wanted:
-            page = await kit.store.list_events(thread_id, offset=offset, limit=RECENT)
-            wanted -= _sent_ids(page, own)
-            if len(page) < RECENT:
-                break
-            offset += len(page)
-        new = [message for message in new if message.id in wanted]
-    return new
-
-
-def _sent_ids(events: list[RoomEvent], own: str) -> set[str]:
-    """The ids of the client's messages among ``events``."""
-    return {
-        message_id
-        for event in events
-        if event.channel_id == own
-        and isinstance(message_id := event.metadata.get("message_id"), str)
-    }
 
 
 async def _follow(

@@ -27,6 +27,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from roomkit.adapters._feed import open_room, room_id_problem
 from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
+from roomkit.adapters.agui._turns import MAX_NEW_MESSAGES
 from roomkit.auth.access import Access
 from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
@@ -138,6 +139,7 @@ def agui_router(
     rate: float = 20.0,
     burst: int = 40,
     max_body: int = 256 * 1024,
+    max_new_messages: int = MAX_NEW_MESSAGES,
 ) -> APIRouter:
     """The AG-UI endpoint of the kit's agent, for ``app.include_router``.
 
@@ -160,18 +162,30 @@ def agui_router(
         burst: the requests a person may make at once, before ``rate`` applies.
         max_body: bytes a request body may hold (413 past it); JSON too deep, with a key
             twice or a number out of range gets 400, before anything parses it.
+        max_new_messages: the user messages the thread does not hold yet that one run may
+            start, each a turn of the agent; a run sending more ends with ``RUN_ERROR``
+            (code ``too_many_messages``), settling and starting nothing.
 
     Raises:
         TypeError, ValueError: ``channel_id`` is another kind of channel of the kit;
             ``agent`` is no channel of the kit; no handler, or several, to choose from;
-            the secret is too short.
+            the secret is too short; ``max_new_messages`` is no positive int.
     """
+    if (
+        isinstance(max_new_messages, bool)
+        or not isinstance(max_new_messages, int)
+        or max_new_messages < 1
+    ):
+        raise ValueError(
+            f"max_new_messages must be a positive int (the user messages one run may "
+            f"start), got {max_new_messages!r}"
+        )
     if kit.get_channel(agent) is None:
         raise ValueError(f"No channel {agent!r} in the kit: register the agent's AIChannel first")
     handler = _handler_of(kit, handler)
     access = Access.of(kit, handler)
     channel = _channel(kit, channel_id)
-    thread = Thread(kit, handler, access, channel, agent)
+    thread = Thread(kit, handler, access, channel, agent, max_new_messages=max_new_messages)
     router = APIRouter(tags=["agui"], route_class=bounded_route(BodyLimits(max_bytes=max_body)))
     gate = _gate(handler, auth, secret, data_dir, HostRule(allowed_hosts), RateLimiter(rate, burst))
     Caller = Annotated[Principal, Depends(gate)]

@@ -1,0 +1,189 @@
+"""The turns an AG-UI run starts: the client's user messages the thread does not hold yet.
+
+A front end sends the whole conversation on every run; a run starts one turn for each user
+message the room has not recorded, in order, and at most ``Thread.max_new_messages`` of
+them. A run sending more is refused whole (``RUN_ERROR`` with the code
+``too_many_messages``) before its resume settles anything, and starts none of its turns:
+the endpoint's rate limit counts requests, and one request must not run the agent (and the
+model behind it) thousands of times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ag_ui.core import RunAgentInput
+
+from roomkit.adapters._feed import RECENT, run_turns
+from roomkit.adapters.agui._events import message_id_of
+from roomkit.adapters.agui._interrupts import RunRefused
+from roomkit.auth.principal import Principal
+from roomkit.core.framework import RoomKit
+from roomkit.models.room import InboundMessage, RoomEvent, TextContent
+
+if TYPE_CHECKING:
+    from roomkit.adapters.agui._run import Thread
+
+__all__ = ["MAX_NEW_MESSAGES", "check_new_messages", "start_turns"]
+
+logger = logging.getLogger("roomkit.adapters.agui")
+
+MAX_NEW_MESSAGES = 8
+"""The user messages one run may start by default: a chat client sends one a run, a few
+after it was offline."""
+
+
+async def check_new_messages(thread: Thread, thread_id: str, run: RunAgentInput) -> None:
+    """Refuse ``run`` when it holds more new user messages than one run may start.
+
+    Read before the resume settles anything; :func:`start_turns` checks again under the
+    thread's admission lock.
+
+    Raises:
+        RunRefused: too many (``too_many_messages``).
+    """
+    if len({m.id for m in run.messages if m.role == "user"}) <= thread.max_new_messages:
+        return
+    history = await thread.kit.store.recent_events(thread_id, RECENT)
+    new, _ = await _unstarted(thread, thread_id, run, history)
+    _within_limit(thread, new)
+
+
+async def start_turns(
+    thread: Thread,
+    principal: Principal,
+    thread_id: str,
+    run: RunAgentInput,
+    history: list[RoomEvent],
+) -> asyncio.Task[None] | None:
+    """Run the client's user messages the room does not hold yet, in order, in a task
+    (under the thread's admission lock); the task already running the last of them when
+    another run started them all.
+
+    Raises:
+        RunRefused: more of them than one run may start (``too_many_messages``): none runs.
+    """
+    new, running = await _unstarted(thread, thread_id, run, history)
+    _within_limit(thread, new)
+    if not new:
+        return running[-1] if running else None
+    started = {(thread_id, message.id) for message in new}
+    channel_id = thread.channel.channel_id
+    turns = [
+        (
+            InboundMessage(
+                channel_id,
+                principal.actor_id,
+                TextContent(_text_of(message)),
+                metadata={"message_id": message.id},
+            ),
+            f"AG-UI message {message.id}",
+        )
+        for message in new
+    ]
+    task = run_turns(
+        thread.kit, thread_id, turns, thread.turns, name=f"agui-turns-{thread_id}", logger=logger
+    )
+
+    thread.starting.update(dict.fromkeys(started, task))
+
+    async def forget() -> None:
+        # Under the lock: a run that read the room before these messages were recorded
+        # still finds them starting.
+        async with thread.admission(thread_id):
+            for key in started:
+                thread.starting.pop(key, None)
+
+    def over(_: asyncio.Task[None]) -> None:
+        forgetting = asyncio.get_running_loop().create_task(forget())
+        thread.turns.add(forgetting)
+        forgetting.add_done_callback(thread.turns.discard)
+
+    task.add_done_callback(over)
+    return task
+
+
+async def _unstarted(
+    thread: Thread, thread_id: str, run: RunAgentInput, history: list[RoomEvent]
+) -> tuple[list[Any], list[asyncio.Task[None]]]:
+    """The new user messages no run of this process started yet; the turns running those
+    that one did."""
+    new = await _new_messages(
+        thread.kit, thread_id, thread.channel.channel_id, run.messages, history
+    )
+    running = [
+        thread.starting[thread_id, m.id] for m in new if (thread_id, m.id) in thread.starting
+    ]
+    new = [message for message in new if (thread_id, message.id) not in thread.starting]
+    return new, running
+
+
+def _within_limit(thread: Thread, new: list[Any]) -> None:
+    """Refuse ``new`` when it holds more messages than one run may start.
+
+    Raises:
+        RunRefused: it does (``too_many_messages``).
+    """
+    limit = thread.max_new_messages
+    if len(new) > limit:
+        raise RunRefused(
+            "too_many_messages",
+            f"The run sends {len(new)} user messages the thread does not hold yet; one run "
+            f"starts at most {limit}: send at most {limit} new user messages a run. None "
+            "of them was run",
+        )
+
+
+async def _new_messages(
+    kit: RoomKit, thread_id: str, own: str, messages: list[Any], history: list[RoomEvent]
+) -> list[Any]:
+    """The client's user messages the room does not hold, each id once.
+
+    A front end sends the whole conversation on every run. The messages before the last one
+    the room's latest events hold were sent before it, so the room holds them too; only
+    when the latest events hold none of the client's messages (a long thread, a client far
+    behind) are the room's older events read, a page at a time. A user message is held
+    when the room recorded a message the client sent under its id: the agent's replies go
+    out under the room's own event ids (``"2"``), which a client numbering its messages
+    also uses.
+    """
+    replies = {message_id_of(event) for event in history}
+    sent = _sent_ids(history, own)
+
+    def held(message: Any) -> bool:
+        return message.id in (sent if message.role == "user" else replies)
+
+    last = max((i for i, message in enumerate(messages) if held(message)), default=-1)
+    new = [m for m in messages[last + 1 :] if m.role == "user" and m.id not in sent]
+    # The same id twice is the same message, run once.
+    new = list({message.id: message for message in reversed(new)}.values())[::-1]
+    if new and last < 0 and len(history) >= RECENT:
+        wanted = {message.id for message in new}
+        offset = 0
+        while wanted:
+            page = await kit.store.list_events(thread_id, offset=offset, limit=RECENT)
+            wanted -= _sent_ids(page, own)
+            if len(page) < RECENT:
+                break
+            offset += len(page)
+        new = [message for message in new if message.id in wanted]
+    return new
+
+
+def _sent_ids(events: list[RoomEvent], own: str) -> set[str]:
+    """The ids of the client's messages among ``events``."""
+    return {
+        message_id
+        for event in events
+        if event.channel_id == own
+        and isinstance(message_id := event.metadata.get("message_id"), str)
+    }
+
+
+def _text_of(message: Any) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(part, "text", "") or "" for part in content)
