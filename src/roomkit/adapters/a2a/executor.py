@@ -10,7 +10,8 @@ turn waits on in the store. A follow-up message on the task answers the request 
 caller (each data part ``{"pending_id", "answer"}`` the request it names, or plain text
 when one request of theirs is open), and the executor follows the room again. A request
 that timed out or was withdrawn first ends the task ``failed`` or ``canceled`` with
-roomkit's text.
+roomkit's text. Cancelling a task withdraws only the requests it asked
+(:mod:`roomkit.adapters.a2a._cancel`).
 
 The caller is the user the SDK's call context names: :class:`~roomkit.adapters.a2a.A2AGate`
 sets it from a person's desk token.
@@ -51,6 +52,7 @@ from roomkit.adapters._feed import (
     seen_now,
     turn_owed,
 )
+from roomkit.adapters.a2a._cancel import withdraw_asked
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
@@ -164,17 +166,21 @@ class RoomKitExecutor(AgentExecutor):
             stop_watching()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Withdraw the caller's open requests of the task's room, and cancel the task."""
-        room_id = context.context_id or ""
+        """Withdraw the open requests the task asked, and cancel the task.
+
+        A request the task asked is one whose history holds a ``shown`` entry naming the
+        task. One another task showed too (the tasks of a context share its room), and one
+        the caller may not decide (an approval its approvers decide), is left open: it
+        waits for its answer or its deadline, and the task's message says so.
+        """
+        room_id, task_id = context.context_id or "", context.task_id or ""
         user = context.call_context.user
+        said = "Cancelled"
         if user.is_authenticated:
             caller = Principal(actor_id=user.user_name)
-            for request in await self.access.visible(
-                caller, await self.handler.list_pending(room_id=room_id)
-            ):
-                await self.handler.arelease(request.pending_id)
-        updater = TaskUpdater(event_queue, context.task_id or "", room_id)
-        await updater.cancel(_say(updater, "Cancelled: the open questions were withdrawn"))
+            said = str(await withdraw_asked(self.handler, self.access, caller, room_id, task_id))
+        updater = TaskUpdater(event_queue, task_id, room_id)
+        await updater.cancel(_say(updater, said))
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext

@@ -1,0 +1,69 @@
+"""What cancelling an A2A task withdraws: the open requests that task asked, and no other.
+
+The tasks of a context share its room, and each task shows its caller every open request of
+the room it may see; the executor records each showing in the request's history (a
+``shown`` entry naming the task). A cancel withdraws a request only when the cancelled task
+showed it, no other task did, and the caller may decide it. It leaves open a request
+another task of the context showed too (that task may still answer it) and one the caller
+may not decide (an approval its approvers decide): each waits for its answer or its
+deadline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from roomkit.auth.access import Access
+from roomkit.auth.principal import Principal
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["Cancelled", "withdraw_asked"]
+
+
+@dataclass
+class Cancelled:
+    """What a cancel did with the open requests its task asked."""
+
+    withdrawn: list[str] = field(default_factory=list)
+    """The ids of the requests it withdrew."""
+    left: list[str] = field(default_factory=list)
+    """The requests it left open, each with why."""
+
+    def __str__(self) -> str:
+        said = "Cancelled"
+        if self.withdrawn:
+            said += f"; withdrawn: {', '.join(self.withdrawn)}"
+        if self.left:
+            said += f"; left open: {'; '.join(self.left)}"
+        return said
+
+
+async def withdraw_asked(
+    handler: HumanInputHandler, access: Access, caller: Principal, room_id: str, task_id: str
+) -> Cancelled:
+    """Withdraw the open requests of the room that the task ``task_id`` asked ``caller``."""
+    done = Cancelled()
+    for request in await handler.list_pending(room_id=room_id):
+        tasks = await _shown_in(handler, request)
+        if task_id not in tasks:
+            continue
+        if tasks != {task_id}:
+            done.left.append(f"{request.pending_id} (another task of the context shows it)")
+        elif not (
+            await access.can_see(caller, request) and await access.may_decide(caller, request)
+        ):
+            why = "only its approvers decide it" if request.kind == "approval" else "not yours"
+            done.left.append(f"{request.pending_id} ({why})")
+        elif await handler.arelease(request.pending_id):
+            done.withdrawn.append(request.pending_id)
+    return done
+
+
+async def _shown_in(handler: HumanInputHandler, request: PendingInput) -> set[str]:
+    """The A2A tasks that showed ``request``, from its history's ``shown`` entries."""
+    return {
+        str(entry["task"])
+        for entry in await handler.history(request.pending_id)
+        if entry.get("type") == "shown" and entry.get("surface") == "a2a" and "task" in entry
+    }

@@ -1,0 +1,71 @@
+"""Cancelling an A2A task withdraws what that task asked, and nothing another task or
+another person still has to answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from a2a.helpers.proto_helpers import get_text_parts
+from a2a.types import CancelTaskRequest, TaskState
+from a2a_world import World, ask, asked, send
+
+from roomkit import Approval
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.providers.ai.base import AIResponse
+from roomkit.tools.approvals import approve
+
+
+async def test_cancelling_one_task_leaves_the_request_another_task_of_the_context_showed() -> None:
+    """Two tasks of one caller share a context: the second shows the first one's open
+    question too. Cancelling the second leaves that question open, and the first task
+    goes on with its answer."""
+    world = World([ask(), AIResponse(content="Blue it is."), AIResponse(content="Slogan set.")])
+    async with world.http() as http:
+        first = await world.send(http, text="Paint the logo")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        second = await world.send(http, text="Also write a slogan")
+        assert [d["pending_id"] for d in asked(second)[1]] == [request.pending_id]
+        canceled = await world.client(http).cancel_task(CancelTaskRequest(id=second.id))
+        assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+        assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
+        [said] = get_text_parts(list(canceled.status.message.parts))
+        assert f"left open: {request.pending_id} (another task" in said
+        done = await world.send(http, text="blue", task=first)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert "Blue it is." in get_text_parts(list(done.status.message.parts))
+    settled = await world.handler.get_request(request.pending_id)
+    assert settled is not None
+    assert (settled.result, settled.settled_by) == ("blue", "alice")
+
+
+async def test_cancelling_a_task_leaves_an_approval_only_its_approvers_decide() -> None:
+    """The caller may see the approval their task asked for but not decide it: the cancel
+    leaves it to its approver, whose decision still runs the call."""
+    world = World([send(), AIResponse(content="Sent.")], approval=Approval(approvers=["boss"]))
+    async with world.http() as http:
+        task = await world.send(http, text="Mail bob")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        canceled = await world.client(http).cancel_task(CancelTaskRequest(id=task.id))
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    still = await world.handler.get_request(request.pending_id)
+    assert still is not None
+    assert still.status is PendingInputStatus.PENDING
+    [said] = get_text_parts(list(canceled.status.message.parts))
+    assert f"left open: {request.pending_id} (only its approvers decide it)" in said
+    assert await world.handler.aresolve(request.pending_id, approve(), by="boss")
+    [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
+    await turn
+    assert world.sent == [{"to": "bob@example.com"}]
+
+
+async def test_cancelling_a_task_withdraws_its_own_question_and_says_so() -> None:
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        canceled = await world.client(http).cancel_task(CancelTaskRequest(id=task.id))
+    [said] = get_text_parts(list(canceled.status.message.parts))
+    assert said == f"Cancelled; withdrawn: {request.pending_id}"
+    withdrawn = await world.handler.get_request(request.pending_id)
+    assert withdrawn is not None
+    assert withdrawn.withdrawn
