@@ -4,11 +4,11 @@
 Needs the ``langgraph`` extra
 (``pip install -e '.[langgraph]'`` in roomkit's checkout); the graph must be
 compiled with a checkpointer. Each interrupt becomes a request keyed by the thread id and the
-interrupt's own deterministic id, so that running the boundary again after a crash
-re-attaches to the request instead of asking twice. A langchain ``HumanInTheLoopMiddleware``
-approval (per call or batched) becomes a roomkit approval offering only its allowed
-decisions; any other interrupt is a question whose answer schema is the interrupt's
-``response_schema``.
+interrupt's own deterministic id (each escaped, so that no two threads' keys meet), so that
+running the boundary again after a crash re-attaches to the request instead of asking twice.
+A langchain ``HumanInTheLoopMiddleware`` approval (per call or batched) becomes a roomkit
+approval offering only its allowed decisions; any other interrupt is a question whose answer
+schema is the interrupt's ``response_schema``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any, Unpack
 
 from pydantic import ValidationError
 
+from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_schemas
 from roomkit.adapters.options import AskOptions
@@ -151,7 +152,7 @@ async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -
         # The claim names the checkpoint the thread stopped at: it stays the same while a
         # resumer is inside the step, whose finished tasks' writes already hide their
         # interrupts from another resumer reading the thread.
-        claim = f"lg:{thread}:{state.config['configurable']['checkpoint_id']}"
+        claim = pause_key("lg", thread, str(state.config["configurable"]["checkpoint_id"]))
         answers = {
             interrupt.id: resume_value(thread, interrupt, pauses, verdicts)  # type: ignore[arg-type]
             for interrupt, pauses, verdicts in looked

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Pause, Verdict, question_arguments
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
 
@@ -57,10 +58,15 @@ def pauses_of(
 ) -> list[Pause]:
     """The pauses one interrupt of ``thread_id`` holds (several for a batched request);
     ``schemas`` (:func:`tool_schemas`) gives a tool's argument schema where the interrupt
-    gives none."""
+    gives none.
+
+    Each is keyed ``lg:{thread_id}:{interrupt id}`` (then ``:{position}`` for each call of a
+    batched request), its parts escaped (:func:`~roomkit.adapters._keys.pause_key`): the
+    thread id is the user's, and may hold ``:``.
+    """
     schemas = schemas or {}
     value, schema = interrupt.value, interrupt.response_schema
-    key = f"lg:{thread_id}:{interrupt.id}"
+    key = pause_key("lg", thread_id, str(interrupt.id))
     if isinstance(value, dict) and value.get("type") == "tool_approval":
         name = str(value.get("name", ""))
         allowed, tool_schema = _per_call(schema)
@@ -84,7 +90,7 @@ def pauses_of(
             allowed = configs.get(name, {}).get("allowed_decisions")
             pauses.append(
                 Pause(
-                    f"{key}:{position}",
+                    pause_key("lg", thread_id, str(interrupt.id), str(position)),
                     "approval",
                     name,
                     dict(action.get("args") or {}),

@@ -4,12 +4,12 @@ durable (:func:`start`, then :func:`resume` once the requests are settled).
 Needs the ``openai-agents`` extra
 (``pip install -e '.[openai-agents]'`` in roomkit's checkout). Each
 ``ToolApprovalItem`` of a paused run becomes a roomkit approval keyed by the run's key and
-the call id, offering approve and reject only (the SDK carries no edit and no response): a
-rejection's reason, or the expiry's own text, is what the model reads. In durable mode the
-run's ``RunState`` is kept in roomkit's store beside the requests (the SDK asks for the
-snapshot to stay on the server), so :func:`resume` needs only the agent and the run's key.
-A run that a resume finishes keeps its final output there too: :func:`final_output` reads
-it, in any process.
+the call id (each escaped, so that no two runs' keys meet), offering approve and reject
+only (the SDK carries no edit and no response): a rejection's reason, or the expiry's own
+text, is what the model reads. In durable mode the run's ``RunState`` is kept in roomkit's
+store beside the requests (the SDK asks for the snapshot to stay on the server), so
+:func:`resume` needs only the agent and the run's key. A run that a resume finishes keeps
+its final output there too: :func:`final_output` reads it, in any process.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any, Unpack
 
 from pydantic_core import to_jsonable_python
 
+from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.adapters.options import AskOptions
@@ -80,7 +81,8 @@ async def run(
         agent: the agent to run.
         input: the run's input.
         handler: the human-input handler whose people answer.
-        run_key: names the run: the requests' keys are ``oa:{run_key}:{call_id}``.
+        run_key: names the run: the requests' keys are ``oa:{run_key}:{call_id}``, each
+            part with ``%`` and ``:`` escaped as ``%25`` and ``%3A``.
         options: who is asked and how (:class:`~roomkit.adapters.options.AskOptions`:
             ``approvals``, ``timeout``, ``actor``, ``room``, ``ladder``); the others are
             passed to ``Runner.run`` (``context``, ``max_turns``, ...).
@@ -320,7 +322,7 @@ def _pause(run_key: str, item: Any) -> Pause:
     )
     schema = getattr(tool, "params_json_schema", None)
     return Pause(
-        f"oa:{run_key}:{call_id}",
+        pause_key("oa", run_key, call_id),
         "approval",
         str(item.tool_name),
         parsed,

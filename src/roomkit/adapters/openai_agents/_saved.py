@@ -3,10 +3,11 @@
 Each pause of a run is a *generation* (0 for the pause :func:`start` reached, then one more
 per resume that paused again). Its first approval asked about is its anchor, keyed
 ``oa-anchor:{run_key}:g{generation}`` (the others ``oa:{run_key}:{call_id}``, a namespace no
-call id reaches); the anchor's history holds the state as ``saved`` entries (in parts, each
-well under a history entry's size limit) with the pending ids of the generation (``None``
-for a call its rule left to no one, which has no request), and the ledger marks the
-generation as kept, last, so that a generation is only read once all of it was written.
+call id reaches; each part escaped by :func:`~roomkit.adapters._keys.pause_key`); the
+anchor's history holds the state as ``saved`` entries (in parts, each well under a history
+entry's size limit) with the pending ids of the generation (``None`` for a call its rule
+left to no one, which has no request), and the ledger marks the generation as kept, last,
+so that a generation is only read once all of it was written.
 
 Each writing of a state (or of an output) tags its parts with an attempt of its own, and a
 read takes the parts of one attempt only, the last one written whole: a resumer that dies
@@ -28,6 +29,7 @@ import os
 from typing import Any
 
 from roomkit.adapters._claims import ledger_name
+from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker, Pause
 from roomkit.core.exceptions import KeyConflictError
 from roomkit.models.pending_input import PendingInput
@@ -66,7 +68,7 @@ class SavedRuns:
 
     def anchor(self, generation: int, pause: Pause) -> Pause:
         """``pause``, keyed as the anchor of ``generation``."""
-        return dataclasses.replace(pause, key=f"oa-anchor:{self.key}:g{generation}")
+        return dataclasses.replace(pause, key=pause_key("oa-anchor", self.key, f"g{generation}"))
 
     def mark(self, generation: int) -> str:
         """The ledger entry saying ``generation`` was kept."""

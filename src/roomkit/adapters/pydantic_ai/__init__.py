@@ -25,9 +25,11 @@ with requires_extra("roomkit.adapters.pydantic_ai", "pydantic-ai"):
         ToolDenied,
     )
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Unpack
 
+from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.options import AskOptions
 from roomkit.tools import texts
@@ -216,15 +218,18 @@ async def _decided(
             "deferred_handler(handler, wait=False) so that each call's metadata names its request"
         )
     verdicts = await all_at_once([asker.await_id(pid, pause) for _, pause, pid in opened])
-    claim = "pa:" + ",".join(sorted(pause.key for _, pause, _ in opened))
+    keys = sorted(pause.key for _, pause, _ in opened)
+    claim = "pa:" + json.dumps(keys, ensure_ascii=False, separators=(",", ":"))
     return claim, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
 
 
 def _pauses(ctx: Any, requests: DeferredToolRequests, run: str) -> list[tuple[Any, Pause]]:
-    """The approvals and questions of ``requests``, as pauses of the run ``run``."""
+    """The approvals and questions of ``requests``, as pauses of the run ``run``: each keyed
+    by the run id and its tool call id, both escaped (a caller's ``run_id`` may hold ``:``,
+    and so may a model's call id)."""
     found = []
     for part in [*requests.approvals, *requests.calls]:
-        pause = _pause(ctx, requests, part, f"pa:{run}:{part.tool_call_id}")
+        pause = _pause(ctx, requests, part, pause_key("pa", run, part.tool_call_id))
         if pause is not None:
             found.append((part, pause))
     return found

@@ -1,0 +1,41 @@
+"""The keys of an adapter's requests.
+
+A request's key lets a run started again after a crash re-attach to the request it made
+instead of asking twice, so a key must name one pause only. Within one owner's scope (room,
+channel, actor) a key made for the same tool and arguments re-attaches whatever run made
+it: two runs given the same key would share one request, and the second would take the
+decision a person made for the first's call. A key is made of a prefix and parts that users
+and frameworks choose (a run key, a thread id, a call id), which may hold the separator, so
+each part is escaped before they are joined: ``%`` as ``%25`` and ``:`` as ``%3A``. No
+escaped part holds a ``:``, so a key splits back into its parts one way only, and no two
+different runs' parts give the same key; a part holding neither character is kept as it is,
+so keys stay readable (``oa:r-1:call-1``).
+
+A key longer than :data:`LONGEST` characters (a long thread id, a run key full of escaped
+separators) is kept by the SHA-256 digest of its escaped form instead,
+``prefix:%sha256:<hex>``: no escaped part starts ``%s``, so a digest never names what a
+short key names, and every key fits the stores' indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+__all__ = ["LONGEST", "pause_key"]
+
+LONGEST = 400
+"""The longest key kept as it is; a longer one is kept by its digest."""
+
+
+def pause_key(prefix: str, *parts: str) -> str:
+    """The key of the pause that ``parts`` name, under the adapter's ``prefix``: the parts
+    escaped and joined with ``:``, or the digest of that when it is long."""
+    key = ":".join([prefix, *(_escaped(part) for part in parts)])
+    if len(key) <= LONGEST:
+        return key
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{prefix}:%sha256:{digest}"
+
+
+def _escaped(part: str) -> str:
+    return part.replace("%", "%25").replace(":", "%3A")

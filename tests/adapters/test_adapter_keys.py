@@ -1,0 +1,204 @@
+"""The adapters' request keys name one pause: two runs whose names run together never share
+a request (and so never a person's decision), on each framework's own test doubles."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import warnings
+from typing import Any, TypedDict
+from urllib.parse import unquote
+
+from agents import Agent, function_tool, set_tracing_disabled
+from agents.testing import ScriptedModel, assistant_message, function_call
+from hypothesis import given
+from hypothesis import strategies as st
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import NodeInterrupt
+from langgraph.graph import END, START, StateGraph
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai.capabilities import HandleDeferredToolCalls
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import DeferredToolRequests
+from tests.adapters.conftest import Desk
+from tests.servers.stores import fresh_prefix, open_store
+
+from roomkit.adapters import langgraph as lg
+from roomkit.adapters import openai_agents as oa
+from roomkit.adapters import pydantic_ai as pa
+from roomkit.adapters._keys import LONGEST, pause_key
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.tools.approvals import approve, reject
+from roomkit.tools.human_input import HumanInputHandler
+
+
+@given(st.lists(st.text(max_size=40), max_size=4))
+def test_a_key_splits_back_into_its_parts(parts: list[str]) -> None:
+    key = pause_key("oa", *parts)
+    if len(key) <= LONGEST:
+        assert [unquote(part) for part in key.split(":")[1:]] == parts
+
+
+def test_a_long_key_is_kept_by_a_digest_no_short_key_gives() -> None:
+    key = pause_key("lg", "t" * 300, ":" * 100)
+    assert key.startswith("lg:%sha256:")
+    assert len(key) < LONGEST
+    assert pause_key("lg", "%sha256", key.rsplit(":", 1)[1]) != key
+
+
+# OpenAI Agents SDK
+
+
+def agents_run(sent: list[str], call_id: str) -> Agent[Any]:
+    """An agent whose scripted model calls ``send`` (held) once, with id ``call_id``."""
+    set_tracing_disabled(True)
+
+    @function_tool(needs_approval=True)
+    def send(to: str) -> str:
+        """Send a message."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    model = ScriptedModel(
+        [[function_call("send", {"to": "bob"}, call_id=call_id)], [assistant_message("done")]]
+    )
+    return Agent(name="mailer", model=model, tools=[send])
+
+
+async def test_agents_runs_whose_keys_and_call_ids_run_together_are_asked_apart(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """Run ``a:b`` calling ``c`` and run ``a`` calling ``b:c``: the second run's call is
+    asked about, never run on the approval given for the first's."""
+    sent: list[str] = []
+    first = asyncio.create_task(
+        oa.run(agents_run(sent, "c"), "go", handler=handler, run_key="a:b", actor="alice")
+    )
+    held = await desk.next()
+    assert await handler.aresolve(held.pending_id, approve(), by="alice")
+    await first
+    assert sent == ["bob"]
+    second = asyncio.create_task(
+        oa.run(agents_run(sent, "b:c"), "go", handler=handler, run_key="a", actor="alice")
+    )
+    asked = asyncio.create_task(desk.next())
+    done, _ = await asyncio.wait({second, asked}, return_when=asyncio.FIRST_COMPLETED)
+    if asked not in done:
+        asked.cancel()
+    assert asked in done, "the second run ran its call on the first run's approval"
+    assert asked.result().pending_id != held.pending_id
+    assert await handler.aresolve(asked.result().pending_id, reject("no"), by="alice")
+    await second
+    assert sent == ["bob"]
+
+
+# Pydantic AI
+
+
+def pydantic_run(
+    handler: HumanInputHandler, sent: list[str], call_id: str
+) -> PydanticAgent[None, Any]:
+    """An agent whose function model calls ``send`` (held) with id ``call_id``, then ends."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("send", {"to": "bob"}, call_id)])
+        return ModelResponse(parts=[TextPart("done")])
+
+    handle = pa.deferred_handler(handler, wait=False, actor="alice")
+    agent: PydanticAgent[None, Any] = PydanticAgent(
+        FunctionModel(model),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[HandleDeferredToolCalls(handler=handle)],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def send(to: str) -> str:
+        sent.append(to)
+        return f"sent to {to}"
+
+    return agent
+
+
+async def test_pydantic_runs_whose_ids_and_call_ids_run_together_are_asked_apart(
+    handler: HumanInputHandler,
+) -> None:
+    """Run ``a:b`` calling ``c`` and run ``a`` calling ``b:c``: the second run's call gets
+    a request of its own, not the one a person approved for the first's."""
+    sent: list[str] = []
+    first = await pydantic_run(handler, sent, "c").run("go", run_id="a:b")
+    assert isinstance(first.output, DeferredToolRequests)
+    approved = first.output.metadata["c"][pa.METADATA_KEY]["pending_id"]
+    assert await handler.aresolve(approved, approve(), by="alice")
+    second = await pydantic_run(handler, sent, "b:c").run("go", run_id="a")
+    assert isinstance(second.output, DeferredToolRequests)
+    asked = second.output.metadata["b:c"][pa.METADATA_KEY]["pending_id"]
+    assert asked != approved
+    request = await handler.get_request(asked)
+    assert request is not None
+    assert request.status is PendingInputStatus.PENDING
+    assert sent == []
+
+
+# LangGraph
+
+
+class State(TypedDict, total=False):
+    done: bool
+
+
+def graph_raising(interrupt_id: str, ran: list[str]) -> Any:
+    """A graph whose node holds a call with an interrupt of id ``interrupt_id`` on its
+    first run (LangGraph's ``NodeInterrupt`` takes an id of the graph's choosing), and goes
+    on when it runs again."""
+
+    async def hold(state: State) -> State:
+        ran.append(interrupt_id)
+        if len(ran) == 1:
+            value = {"type": "tool_approval", "name": "send", "args": {"to": "bob"}}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # NodeInterrupt is deprecated, still raised
+                raise NodeInterrupt(value, id=interrupt_id)
+        return {"done": True}
+
+    graph = StateGraph(State)
+    graph.add_node("hold", hold)
+    graph.add_edge(START, "hold")
+    graph.add_edge("hold", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+async def test_langgraph_threads_whose_ids_and_interrupt_ids_run_together_are_asked_apart(
+    handler: HumanInputHandler,
+) -> None:
+    """Thread ``a:b`` stopped at interrupt ``c`` and thread ``a`` at interrupt ``b:c``: the
+    second is asked about, not resumed on the approval given for the first."""
+    first: list[str] = []
+    second: list[str] = []
+    (approved,) = await lg.start(
+        graph_raising("c", first), {}, {"configurable": {"thread_id": "a:b"}}, handler=handler
+    )
+    assert await handler.aresolve(approved, approve())
+    asked = await lg.start(
+        graph_raising("b:c", second), {}, {"configurable": {"thread_id": "a"}}, handler=handler
+    )
+    assert second == ["b:c"], "the second thread went on on the first thread's approval"
+    assert len(asked) == 1
+    assert asked[0] != approved
+
+
+async def test_a_thread_id_past_the_index_limit_is_asked_on_postgresql(
+    postgres_server: Any,
+) -> None:
+    """A long thread id (a caller's own, three thousand characters) makes a key PostgreSQL's
+    index of keys takes: the thread is asked about, and re-attached to on a second look."""
+    store = open_store(str(postgres_server.dsn), fresh_prefix())
+    handler = HumanInputHandler(store=store)
+    try:
+        thread = {"configurable": {"thread_id": os.urandom(1500).hex()}}
+        graph = graph_raising("c", [])
+        (asked,) = await lg.start(graph, {}, thread, handler=handler)
+        assert await lg.resume(graph, thread, handler=handler) == [asked]
+    finally:
+        await store.close()
