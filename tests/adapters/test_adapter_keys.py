@@ -1,5 +1,6 @@
 """The adapters' request keys name one pause: two runs whose names run together never share
-a request (and so never a person's decision), on each framework's own test doubles."""
+a request (and so never a person's decision), on each framework's own test doubles; and a
+name no store can keep is refused before anything runs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import warnings
 from typing import Any, TypedDict
 from urllib.parse import unquote
 
+import pytest
 from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 from hypothesis import given
@@ -28,9 +30,13 @@ from roomkit.adapters import langgraph as lg
 from roomkit.adapters import openai_agents as oa
 from roomkit.adapters import pydantic_ai as pa
 from roomkit.adapters._keys import LONGEST, pause_key
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.approvals import approve, reject
 from roomkit.tools.human_input import HumanInputHandler
+
+LONE = "r\ud800"
+"""A name with a lone surrogate, which UTF-8 cannot encode."""
 
 
 @given(st.lists(st.text(max_size=40), max_size=4))
@@ -93,6 +99,19 @@ async def test_agents_runs_whose_keys_and_call_ids_run_together_are_asked_apart(
     assert sent == ["bob"]
 
 
+async def test_agents_refuse_a_run_key_no_store_keeps_before_the_model_runs(
+    handler: HumanInputHandler,
+) -> None:
+    for entry in (oa.run, oa.start):
+        agent = agents_run([], "c")
+        with pytest.raises(InvalidTextError) as refused:
+            await entry(agent, "go", handler=handler, run_key=LONE)
+        assert isinstance(agent.model, ScriptedModel)
+        assert agent.model.calls == (), "the model ran before the run_key was refused"
+        assert "run_key cannot be stored" in str(refused.value)
+    assert await handler.list_pending() == []
+
+
 # Pydantic AI
 
 
@@ -141,6 +160,13 @@ async def test_pydantic_runs_whose_ids_and_call_ids_run_together_are_asked_apart
     assert sent == []
 
 
+async def test_pydantic_refuses_an_actor_no_store_keeps_before_any_run(
+    handler: HumanInputHandler,
+) -> None:
+    with pytest.raises(InvalidTextError, match="actor cannot be stored"):
+        pa.deferred_handler(handler, actor=LONE)
+
+
 # LangGraph
 
 
@@ -186,6 +212,20 @@ async def test_langgraph_threads_whose_ids_and_interrupt_ids_run_together_are_as
     assert second == ["b:c"], "the second thread went on on the first thread's approval"
     assert len(asked) == 1
     assert asked[0] != approved
+
+
+async def test_langgraph_refuses_a_thread_id_no_store_keeps_before_the_graph_runs(
+    handler: HumanInputHandler,
+) -> None:
+    for entry in (lg.run, lg.start):
+        ran: list[str] = []
+        with pytest.raises(InvalidTextError) as refused:
+            await entry(
+                graph_raising("c", ran), {}, {"configurable": {"thread_id": LONE}}, handler=handler
+            )
+        assert ran == [], "the graph ran before the thread_id was refused"
+        assert "thread_id cannot be stored" in str(refused.value)
+    assert await handler.list_pending() == []
 
 
 async def test_a_thread_id_past_the_index_limit_is_asked_on_postgresql(

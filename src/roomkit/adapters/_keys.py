@@ -1,4 +1,4 @@
-"""The keys of an adapter's requests.
+"""The keys of an adapter's requests, and the names users give that go into them.
 
 A request's key lets a run started again after a crash re-attach to the request it made
 instead of asking twice, so a key must name one pause only. Within one owner's scope (room,
@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["LONGEST", "pause_key"]
+from roomkit.core.exceptions import InvalidTextError
+from roomkit.tools._storable import unencodable_text
+
+__all__ = ["LONGEST", "checked_name", "pause_key"]
 
 LONGEST = 400
 """The longest key kept as it is; a longer one is kept by its digest."""
@@ -39,3 +42,24 @@ def pause_key(prefix: str, *parts: str) -> str:
 
 def _escaped(part: str) -> str:
     return part.replace("%", "%25").replace(":", "%3A")
+
+
+def checked_name(name: str, value: str, *, where: str) -> str:
+    """``value``, a name given to ``where`` as ``name`` that goes into the requests (a run
+    key, a thread id, an actor), once it is text a store can hold.
+
+    Checked before anything runs: a run whose name no store can keep would otherwise run
+    its model, and fail only at its first request.
+
+    Raises:
+        InvalidTextError: ``value`` holds a lone surrogate, which UTF-8 cannot encode.
+    """
+    if value.isascii():
+        return value
+    problem = unencodable_text(value)
+    if problem is not None:
+        raise InvalidTextError(
+            f"{where}: {name} cannot be stored: it holds {problem}, which UTF-8 cannot "
+            f"encode; give a {name} of text UTF-8 encodes (nothing was run)"
+        )
+    return value

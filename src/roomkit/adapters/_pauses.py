@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from roomkit.adapters._binding import check_bound
 from roomkit.adapters._claims import ledger_name
+from roomkit.adapters._keys import checked_name
 from roomkit.adapters._policy_pause import policy_call, unasked
 from roomkit.adapters._shapes import (
     Pause,
@@ -374,6 +375,8 @@ def asking(
     Raises:
         TypeError: an option is not one of :class:`AskOptions` and ``passes_on`` is false
             (``where`` names the entry point in the message).
+        InvalidTextError: ``actor`` or ``room`` holds text no store can keep (checked
+            before the framework runs anything).
     """
     rest = {name: value for name, value in options.items() if name not in _ASK_OPTIONS}
     if rest and not passes_on:
@@ -381,6 +384,9 @@ def asking(
             f"{where} got unexpected keyword arguments {sorted(rest)}: "
             f"it takes {', '.join(sorted(_ASK_OPTIONS))}"
         )
+    for name in ("actor", "room"):
+        if isinstance(options.get(name), str):
+            checked_name(name, options[name], where=where)
     asker = Asker(
         handler,
         approvals=options.get("approvals"),

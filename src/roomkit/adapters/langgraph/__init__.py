@@ -25,7 +25,7 @@ from typing import Any, Unpack
 
 from pydantic import ValidationError
 
-from roomkit.adapters._keys import pause_key
+from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_schemas
 from roomkit.adapters.options import AskOptions
@@ -65,9 +65,11 @@ async def run(
         InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
             answer its JSON Schema let through (the thread stays paused at it).
         TypeError: an option is not one of ``AskOptions``.
+        ValueError: ``config`` names no thread, or one no store can keep
+            (``InvalidTextError``), checked before the graph runs.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.run()")
-    thread, schemas = _thread(config), tool_schemas(graph)
+    thread, schemas = _thread(config, "langgraph.run()"), tool_schemas(graph)
     out = await graph.ainvoke(input, config, version="v2")
     while out.interrupts:
         asked = [(i, pauses_of(thread, i, schemas)) for i in out.interrupts]
@@ -99,8 +101,12 @@ async def start(
 
     A thread already stopped at interrupts (a ``start`` run again after a crash) is not
     run again with ``input``: its requests are re-attached to, and nobody is asked twice.
+
+    Raises:
+        ValueError: as :func:`run`, before the graph runs.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
+    _thread(config, "langgraph.start()")  # before the graph runs: its requests name it
     if not (await graph.aget_state(config)).interrupts:
         await graph.ainvoke(input, config, version="v2")
     return await _settle_or_open(graph, config, asker)
@@ -127,10 +133,11 @@ async def resume(
         HumanInputTimeoutError, HumanInputRejectedError: as :func:`run`.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.resume()")
+    thread = _thread(config, "langgraph.resume()")
     state = await graph.aget_state(config)
     if not (state.config.get("configurable") or {}).get("checkpoint_id"):
         raise ValueError(
-            f"the graph's checkpointer holds no thread {_thread(config)!r}: start it with "
+            f"the graph's checkpointer holds no thread {thread!r}: start it with "
             "start(), and resume it with the same thread_id on the same checkpointer"
         )
     return await _settle_or_open(graph, config, asker)
@@ -138,7 +145,7 @@ async def resume(
 
 async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -> list[str]:
     """Resume the thread while its interrupts are settled; the ids of those still open."""
-    thread, schemas = _thread(config), tool_schemas(graph)
+    thread, schemas = _thread(config, "langgraph"), tool_schemas(graph)
     while True:
         state = await graph.aget_state(config)
         if not state.interrupts:
@@ -212,11 +219,12 @@ async def _open_ids(
     return ids
 
 
-def _thread(config: Mapping[str, Any]) -> str:
-    """The thread id of ``config``.
+def _thread(config: Mapping[str, Any], where: str) -> str:
+    """The thread id of ``config`` (``where`` names the entry point in a message).
 
     Raises:
         ValueError: it names none (interrupts need a checkpointed thread).
+        InvalidTextError: it holds text no store can keep (the requests' keys name it).
     """
     thread = (config.get("configurable") or {}).get("thread_id")
     if thread is None or thread == "":
@@ -224,4 +232,4 @@ def _thread(config: Mapping[str, Any]) -> str:
             'config must name the thread: {"configurable": {"thread_id": "..."}} '
             "(a graph pauses at interrupts only on a checkpointed thread)"
         )
-    return str(thread)
+    return checked_name("thread_id", str(thread), where=where)

@@ -27,7 +27,7 @@ from typing import Any, Unpack
 
 from pydantic_core import to_jsonable_python
 
-from roomkit.adapters._keys import pause_key
+from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.adapters.options import AskOptions
@@ -89,9 +89,13 @@ async def run(
 
     Returns:
         The SDK's ``RunResult`` of the finished run.
+
+    Raises:
+        ValueError: ``run_key`` is no non-empty string, or holds text no store can keep
+            (``InvalidTextError``); checked before the model runs.
     """
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.run()", passes_on=True)
-    key = _checked(run_key)
+    key = _checked(run_key, "openai_agents.run()")
     result = await Runner.run(agent, input, **passed)
     while result.interruptions:
         state = result.to_state()
@@ -126,10 +130,11 @@ async def start(
 
     Raises:
         ValueError: the run started under ``run_key`` has finished (a new run takes a new
-            ``run_key``).
+            ``run_key``); ``run_key`` is not one (as :func:`run` checks it, before the model
+            runs).
     """
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.start()", passes_on=True)
-    saved = SavedRuns(asker, _checked(run_key))
+    saved = SavedRuns(asker, _checked(run_key, "openai_agents.start()"))
     paused = await saved.latest()
     if paused is not None:
         if await saved.finished():
@@ -164,12 +169,13 @@ async def resume(
 
     Raises:
         ValueError: no run was started under ``run_key``, or its kept state does not load
-            on ``agent`` (another agent than the one :func:`start` ran).
+            on ``agent`` (another agent than the one :func:`start` ran); ``run_key`` is not
+            one (as :func:`run` checks it).
     """
     asker, passed = asking(
         handler, CHANNEL, options, where="openai_agents.resume()", passes_on=True
     )
-    saved = SavedRuns(asker, _checked(run_key))
+    saved = SavedRuns(asker, _checked(run_key, "openai_agents.resume()"))
     paused = await saved.latest()
     if paused is None:
         raise ValueError(f"no run paused under run_key {run_key!r}: start it with start()")
@@ -248,7 +254,7 @@ async def final_output(
         TypeError: an option is not one of ``AskOptions``.
     """
     asker, _ = asking(handler, CHANNEL, options, where="openai_agents.final_output()")
-    saved = SavedRuns(asker, _checked(run_key))
+    saved = SavedRuns(asker, _checked(run_key, "openai_agents.final_output()"))
     kept = await saved.output()
     if kept is not None:
         return json.loads(kept)
@@ -299,10 +305,16 @@ async def _pause_or_finish(
     return []
 
 
-def _checked(run_key: str) -> str:
+def _checked(run_key: str, where: str) -> str:
+    """``run_key``, once it can name a run's requests.
+
+    Raises:
+        ValueError: it is no non-empty string.
+        InvalidTextError: it holds a lone surrogate, which no store can keep.
+    """
     if not isinstance(run_key, str) or not run_key:
         raise ValueError(f"run_key must be a non-empty string naming the run, got {run_key!r}")
-    return run_key
+    return checked_name("run_key", run_key, where=where)
 
 
 def _pause(run_key: str, item: Any) -> Pause:
