@@ -6,7 +6,9 @@ connection first, on its own, so that a wrong host, password or database name su
 pool that waits for connections that never come; that connection also creates or migrates
 the tables (:func:`migrate`, under an advisory lock, refusing tables newer than the code).
 Afterwards every fault of the server or the network raises
-:class:`~roomkit.core.exceptions.StoreUnavailableError`. The room store and the
+:class:`~roomkit.core.exceptions.StoreUnavailableError`; a value the server refuses as too
+long for it (an index entry past its limit) raises a plain
+:class:`~roomkit.core.exceptions.StoreError` naming what was too long. The room store and the
 pending-request store share this module.
 """
 
@@ -32,6 +34,7 @@ from roomkit.core.exceptions import (
     StoreUnavailableError,
 )
 from roomkit.stores._opening import SharedOpening
+from roomkit.stores.postgres._too_long import too_long_error
 
 __all__ = [
     "LOST",
@@ -327,6 +330,10 @@ class Link:
                     raise TimeoutError(
                         f"no answer within {limit:g} s on an open connection"
                     ) from None
+        except psycopg.errors.ProgramLimitExceeded as error:
+            # SQLSTATE class 54 is an OperationalError to psycopg, yet the server answered:
+            # a value past what it holds (an index entry) is no outage, and no retry helps.
+            raise too_long_error(error, self.where) from error
         except LOST as error:
             self._faulted = True
             self._recheck()

@@ -252,7 +252,8 @@ class PostgresStore(PartsFacade):
             ValueError: ``request`` is not pending.
             TypeError: its arguments or answer schema are not JSON-serialisable.
             InvalidTextError: a text of the request holds a lone surrogate, or its id a NUL.
-            StoreError: a request with this ``pending_id`` is already stored.
+            StoreError: a request with this ``pending_id`` is already stored, or the server
+                refused a value too long for an index (the message names it).
         """
         check_insertable(request)
         entries = check_history(history)

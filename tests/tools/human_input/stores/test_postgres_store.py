@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 
 import psycopg
 import pytest
@@ -22,7 +23,12 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit import HumanInputHandler
-from roomkit.core.exceptions import InvalidTextError, StoreError, StoreFormatError
+from roomkit.core.exceptions import (
+    InvalidTextError,
+    StoreError,
+    StoreFormatError,
+    StoreUnavailableError,
+)
 from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.postgres._listen import LISTENER
 from roomkit.tools.approvals import approve
@@ -300,3 +306,39 @@ async def test_tables_of_version_7_gain_the_change_log(postgres_server: Postgres
         assert await store.fetch(untouched.pending_id) is not None
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
     assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
+
+
+def _uncompressible(length: int) -> str:
+    draw = random.Random(length)
+    return "".join(draw.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(length))
+
+
+@pytest.mark.parametrize(
+    ("field", "named"),
+    [
+        (
+            "key",
+            "a request's key with its scope (room_id, channel_id, actor_id), too long for "
+            "its index roomkit_pending_by_key",
+        ),
+        ("room_id", "a request's room_id, too long for its index roomkit_pending_open"),
+    ],
+)
+async def test_a_value_too_long_for_an_index_is_no_outage(
+    postgres_server: PostgresServer, field: str, named: str
+) -> None:
+    """Past the handler's checks, the server's refusal says what was too long, and the
+    store goes on (it was never unavailable)."""
+    async with PostgresStore(postgres_server.dsn, schema=new_schema()) as store:
+        with pytest.raises(StoreError) as caught:
+            await store.insert(make_request(**{field: _uncompressible(3_000)}))
+
+        assert not isinstance(caught.value, StoreUnavailableError)
+        assert f"refused {named} (index row size " in str(caught.value)
+        assert str(caught.value).endswith(
+            "nothing was stored: pass shorter ids (a create refuses those past "
+            "roomkit.models.json_limits.MAX_ID_CHARS, MAX_KEY_CHARS and MAX_SCOPED_KEY_BYTES)"
+        )
+        record, created = await store.insert(make_request())
+        assert created
+        assert ids(await store.list_pending()) == [record.pending_id]
