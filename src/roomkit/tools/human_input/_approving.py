@@ -84,7 +84,8 @@ class Approving:
                 tool, or other arguments than those it was made for).
             TypeError: bad ``approvers``, ``quorum`` or ``decisions``.
             ValueError: bad ``approvers`` (a role or on-call schedule the directory lacks
-                too) or ``quorum``, or ``decisions`` without ``"reject"``.
+                too, an id over ``MAX_ID_CHARS`` characters) or ``quorum``, or ``decisions``
+                without ``"reject"``; an id or ``key`` too long, as :meth:`create`.
         """
         chosen = checked_approvers(self.router, approvers)
         request = self._new(

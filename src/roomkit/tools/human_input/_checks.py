@@ -32,7 +32,10 @@ from roomkit.core.exceptions import (
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.json_limits import (
     MAX_ARGUMENTS_DEPTH,
+    MAX_ID_CHARS,
+    MAX_KEY_CHARS,
     MAX_NUMBER_CHARS,
+    MAX_SCOPED_KEY_BYTES,
     arguments_problem,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -53,6 +56,7 @@ __all__ = [
     "check_answer",
     "check_arguments_size",
     "check_digest",
+    "check_id_lengths",
     "check_options",
     "check_request_text",
     "check_schema",
@@ -130,8 +134,10 @@ def check_request_text(
             ``str``); the message names where.
         InvalidTextError: a field, or a string anywhere in ``arguments``, holds a lone
             surrogate; the message names it.
-        ValueError: ``arguments`` hold NaN or an infinity (no JSON number), or hold
-            themselves; the message names where.
+        ValueError: a field is longer than
+            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters (the message names
+            it, its length and the limit); or ``arguments`` hold NaN or an infinity (no
+            JSON number), or hold themselves; the message names where.
     """
     try:
         # The fields joined: one test of them all, in a few steps.
@@ -142,6 +148,7 @@ def check_request_text(
     except TypeError:  # a field that is not a str: each is looked at below
         plain = False
     if plain:
+        check_id_lengths(tool_name, room_id, tool_call_id, channel_id, actor_id)
         # The common case, a flat object of ASCII texts, without a call.
         for key, text in arguments.items():
             if not (type(text) is str and text.isascii() and type(key) is str and key.isascii()):
@@ -164,6 +171,7 @@ def check_request_text(
                 shown = "a str or None" if name == "actor_id" else 'a str ("" when there is none)'
                 raise TypeError(f"{name} must be {shown}, got {type(value).__name__}")
             check_text(name, value)
+        check_id_lengths(tool_name, room_id, tool_call_id, channel_id, actor_id)
     loop = circular_at(arguments)
     if loop is not None:
         raise ValueError(
@@ -189,6 +197,36 @@ def check_request_text(
             f"arguments hold {number}, a number JSON cannot carry: send a finite number, "
             "or the value as text"
         )
+
+
+_IDS = ("tool_name", "room_id", "tool_call_id", "channel_id", "actor_id")
+
+
+def check_id_lengths(
+    tool_name: object, room_id: str, tool_call_id: str, channel_id: str, actor_id: str | None
+) -> None:
+    """Raise unless each of a new request's ids is at most
+    :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters (what is no text is left
+    to :func:`check_request_text`).
+
+    The maker skips the call when the ids together are no longer than that.
+
+    Raises:
+        ValueError: an id is longer; the message names it, its length and the limit.
+    """
+    for name, value in zip(
+        _IDS, (tool_name, room_id, tool_call_id, channel_id, actor_id), strict=True
+    ):
+        if isinstance(value, str) and len(value) > MAX_ID_CHARS:
+            raise ValueError(_too_long(name, len(value), MAX_ID_CHARS))
+
+
+def _too_long(name: str, length: int, limit: int) -> str:
+    return (
+        f"{name} is {length:,} characters, over the {limit:,} a request's {name} may have "
+        f"on every store: pass a shorter one (an id, or the digest of a long name); "
+        "nothing was stored"
+    )
 
 
 _ESCAPE = 6
@@ -243,11 +281,22 @@ def check_options(
     """Check a create's optional arguments, then record the key (within its owner's scope:
     :func:`owned_key`) and the schema on ``request``."""
     check_timeout(timeout)
-    if key is not None and (type(key) is not str or not key.isascii()):
-        check_text("key", key)
+    if key is not None:
+        if type(key) is not str or not key.isascii():
+            check_text("key", key)
+        if len(key) > MAX_KEY_CHARS:
+            raise ValueError(_too_long("key", len(key), MAX_KEY_CHARS))
     if answer_schema is not None:
         check_schema(answer_schema)
-    request.key = None if key is None else owned_key(request, key)
+    if key is None:
+        request.key = None
+    else:
+        owned = owned_key(request, key)
+        # At most 4 bytes a character (6 for an escape, which is ASCII): the common case
+        # is settled by its length alone.
+        if 4 * len(owned) > MAX_SCOPED_KEY_BYTES and _scoped_bytes(owned) > MAX_SCOPED_KEY_BYTES:
+            raise ValueError(_scope_too_long(request, key, owned))
+        request.key = owned
     request.answer_schema = answer_schema
 
 
@@ -262,6 +311,28 @@ def owned_key(request: PendingInput, key: str) -> str:
     """
     scope = [request.room_id, request.channel_id, request.actor_id, key]
     return json.dumps(scope, ensure_ascii=False, separators=(",", ":"))
+
+
+def _scoped_bytes(owned: str) -> int:
+    return len(owned) if owned.isascii() else len(owned.encode("utf-8"))
+
+
+def _scope_too_long(request: PendingInput, key: str, owned: str) -> str:
+    parts = ", ".join(
+        f"{name} {len(value or ''):,}"
+        for name, value in (
+            ("room_id", request.room_id),
+            ("channel_id", request.channel_id),
+            ("actor_id", request.actor_id),
+            ("key", key),
+        )
+    )
+    return (
+        f"key with its scope ({parts} characters) is {_scoped_bytes(owned):,} bytes as a "
+        "store keeps it (UTF-8 JSON), over the "
+        f"{MAX_SCOPED_KEY_BYTES:,} a store's index of keys holds: pass a shorter key (the "
+        "digest of a long one), or shorter ids; nothing was stored"
+    )
 
 
 def check_schema(schema: object) -> None:

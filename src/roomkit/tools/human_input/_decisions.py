@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.decisions import Approve
 from roomkit.models.history import Entry
+from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._at_once import at_once
@@ -122,7 +123,8 @@ def check_actors(actors: Iterable[str], *, name: str = "approvers") -> tuple[str
 
     Raises:
         TypeError: ``actors`` is one string, or holds something else than strings.
-        ValueError: an id is empty.
+        ValueError: an id is empty, or longer than
+            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters.
     """
     if isinstance(actors, str):
         raise TypeError(f"{name} is a collection of actor ids: pass [{actors!r}], not a string")
@@ -130,6 +132,12 @@ def check_actors(actors: Iterable[str], *, name: str = "approvers") -> tuple[str
     for actor in checked:
         if not isinstance(actor, str) or not actor:
             raise ValueError(f"{name} must hold non-empty actor ids, got {actor!r}")
+        if len(actor) > MAX_ID_CHARS:
+            raise ValueError(
+                f"{name} hold an actor id of {len(actor):,} characters, over the "
+                f"{MAX_ID_CHARS:,} an actor id may have on every store: pass a shorter one "
+                "(an id, or the digest of a long name); nothing was stored"
+            )
     return checked
 
 

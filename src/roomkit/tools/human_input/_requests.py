@@ -1,5 +1,5 @@
-"""New requests: the scope checked open, every text and the arguments' size checked, an id,
-the time of creation.
+"""New requests: the scope checked open, every text, the ids' lengths and the arguments' size
+checked, an id, the time of creation.
 
 This is the first step of every ``create``: it runs once per question a tool asks, so it
 keeps to plain operations. Ids are 32 random hex digits, cut 64 at a time from one
@@ -14,11 +14,13 @@ import time
 from typing import Any
 
 from roomkit.models.enums import ChannelType
+from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, set_created
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import (
     PLAIN_ROOM,
     check_arguments_size,
+    check_id_lengths,
     check_request_text,
 )
 
@@ -65,7 +67,8 @@ class RequestMaker:
         Raises:
             HandlerClosedError: the handler, or ``channel_id``'s scope, is closed.
             TypeError: ``arguments`` is not a dict, or a text field is not a ``str``.
-            ValueError: ``channel_type`` names no :class:`ChannelType`.
+            ValueError: ``channel_type`` names no :class:`ChannelType`, or an id is longer
+                than :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters.
             InvalidTextError: a text holds what UTF-8 cannot encode (a lone surrogate).
             ValueError: ``arguments`` hold NaN or an infinity.
             ArgumentsTooLargeError: ``arguments`` are longer as JSON than a request keeps.
@@ -82,13 +85,13 @@ class RequestMaker:
         # Plain ASCII fields and a flat object of ASCII texts, the common case, pass here
         # without a call; anything else is looked at in full.
         try:
-            plain = (
-                type(tool_name) is str
-                and (tool_name + room_id + tool_call_id + channel_id + (actor_id or "")).isascii()
-            )
+            fields = tool_name + room_id + tool_call_id + channel_id + (actor_id or "")
+            plain = type(tool_name) is str and fields.isascii()
         except TypeError:  # a field that is not a str
             plain = False
         if plain:
+            if len(fields) > MAX_ID_CHARS:  # none can be longer when all of them are not
+                check_id_lengths(tool_name, room_id, tool_call_id, channel_id, actor_id)
             length = 0
             for key, text in arguments.items():
                 if not (
