@@ -56,21 +56,22 @@ below the fewest digits any interpreter writes (``sys.set_int_max_str_digits`` t
 
 MAX_ID_CHARS = 256
 """The most characters each name a request holds may have, on every store: its
-``room_id``, ``channel_id``, ``actor_id``, ``tool_call_id`` and ``tool_name``, and each of an
-approval's approvers. PostgreSQL indexes the room and the actor, an index entry holding at
-most 2,704 bytes: 256 characters are at most 1,024 bytes of UTF-8. A created entry keeps
-four of them beside the longest arguments and description, within the 64,000 characters
-of a history entry (56,000 + 4,000 + 4 x 256, and its other fields)."""
-MAX_KEY_CHARS = 1_000
-"""The most characters of a request's idempotency ``key``: room for a key made of three
-ids at :data:`MAX_ID_CHARS` (an AI channel's ``room:channel:tool-call-id`` is 770 at most)
-and for an adapter's (400 at most, then kept by its digest)."""
+``room_id``, ``channel_id``, ``actor_id`` and ``tool_name``, and each of an approval's
+approvers. PostgreSQL indexes the room and the actor, an index entry holding at most 2,704
+bytes: 256 characters are at most 1,024 bytes of UTF-8. A created entry keeps four of them
+beside the longest arguments and description, within the 64,000 characters of a history
+entry (56,000 + 4,000 + 4 x 256, and its other fields)."""
+MAX_KEY_CHARS = 1_200
+"""The most characters of a request's idempotency ``key`` and of its ``tool_call_id``:
+room for a key made of ids at :data:`MAX_ID_CHARS` and a call id, for an adapter's (400 at
+most, then kept by its digest), and for a Temporal workflow's, which hold the workflow's id
+(up to 1,000 characters in Temporal) with its run ids."""
 MAX_SCOPED_KEY_BYTES = 2_000
 """The most bytes of a key with its scope as every store keeps it: the JSON array of the
 room, channel, actor and key (UTF-8, compact), which PostgreSQL holds in a unique index
 whose entries take at most 2,704 bytes. Ids and a key of ASCII at their bounds make
-1,781 bytes (3 x 256 + 1,000 + 13), so only text of several bytes a character (or that
-JSON escapes) can reach it; in 4-byte characters the bounds alone would allow 7,085."""
+1,981 bytes (3 x 256 + 1,200 + 13), so only text of several bytes a character (or that
+JSON escapes) can reach it; in 4-byte characters the bounds alone would allow 7,885."""
 
 _WALK_BUDGET = 4 * MAX_ARGUMENTS_CHARS
 """The walk over arguments stops once their JSON is sure to be longer than this; up to it,

@@ -134,10 +134,9 @@ def check_request_text(
             ``str``); the message names where.
         InvalidTextError: a field, or a string anywhere in ``arguments``, holds a lone
             surrogate; the message names it.
-        ValueError: a field is longer than
-            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters (the message names
-            it, its length and the limit); or ``arguments`` hold NaN or an infinity (no
-            JSON number), or hold themselves; the message names where.
+        ValueError: a field is longer than its bound (:func:`check_id_lengths`; the
+            message names it, its length and the limit); or ``arguments`` hold NaN or an
+            infinity (no JSON number), or hold themselves; the message names where.
     """
     try:
         # The fields joined: one test of them all, in a few steps.
@@ -199,26 +198,35 @@ def check_request_text(
         )
 
 
-_IDS = ("tool_name", "room_id", "tool_call_id", "channel_id", "actor_id")
+_IDS = (
+    ("tool_name", MAX_ID_CHARS),
+    ("room_id", MAX_ID_CHARS),
+    ("tool_call_id", MAX_KEY_CHARS),
+    ("channel_id", MAX_ID_CHARS),
+    ("actor_id", MAX_ID_CHARS),
+)
+"""Each id of a new request, with the most characters it may have: a call id, made by a
+model or an adapter (a Temporal workflow's holds the workflow's id), as many as a key."""
 
 
 def check_id_lengths(
     tool_name: object, room_id: str, tool_call_id: str, channel_id: str, actor_id: str | None
 ) -> None:
-    """Raise unless each of a new request's ids is at most
-    :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters (what is no text is left
-    to :func:`check_request_text`).
+    """Raise unless each of a new request's ids is within its bound:
+    :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters, and
+    :data:`~roomkit.models.json_limits.MAX_KEY_CHARS` for ``tool_call_id`` (what is no
+    text is left to :func:`check_request_text`).
 
-    The maker skips the call when the ids together are no longer than that.
+    The maker skips the call when the ids together are no longer than ``MAX_ID_CHARS``.
 
     Raises:
         ValueError: an id is longer; the message names it, its length and the limit.
     """
-    for name, value in zip(
+    for (name, limit), value in zip(
         _IDS, (tool_name, room_id, tool_call_id, channel_id, actor_id), strict=True
     ):
-        if isinstance(value, str) and len(value) > MAX_ID_CHARS:
-            raise ValueError(_too_long(name, len(value), MAX_ID_CHARS))
+        if isinstance(value, str) and len(value) > limit:
+            raise ValueError(_too_long(name, len(value), limit))
 
 
 def _too_long(name: str, length: int, limit: int) -> str:

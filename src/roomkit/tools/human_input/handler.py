@@ -165,8 +165,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             ValueError: the arguments hold NaN or an infinity (no JSON number), or hold
                 themselves (a dict or list inside itself); or an id is longer than every
                 store keeps (:mod:`roomkit.models.json_limits`: a ``tool_name``,
-                ``room_id``, ``tool_call_id``, ``channel_id`` or ``actor_id`` over
-                ``MAX_ID_CHARS``, 256 characters; ``key`` over ``MAX_KEY_CHARS``, 1,000; or
+                ``room_id``, ``channel_id`` or ``actor_id`` over ``MAX_ID_CHARS``, 256
+                characters; ``key`` or ``tool_call_id`` over ``MAX_KEY_CHARS``, 1,200; or
                 ``key`` with its scope over ``MAX_SCOPED_KEY_BYTES``, 2,000 bytes as
                 stored): the message names it, its length and the limit; nothing was stored.
             ArgumentsTooLargeError: a ``ValueError``: the arguments are longer as JSON than

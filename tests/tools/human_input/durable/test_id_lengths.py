@@ -35,6 +35,8 @@ async def _approval(handler: HumanInputHandler, tool: str, **ids: Any) -> Any:
 
 CREATES = [_asked, _detached, _approval]
 IDS = ["tool_name", "room_id", "channel_id", "actor_id", "tool_call_id"]
+BOUND = dict.fromkeys(IDS, MAX_ID_CHARS) | {"tool_call_id": MAX_KEY_CHARS}
+"""Each id's bound: a call id (a Temporal workflow's holds the workflow's id) as long as a key."""
 
 
 def _text(length: int, *, wide: bool = False) -> str:
@@ -58,14 +60,16 @@ async def test_an_id_past_the_bound_is_refused_by_name_and_nothing_is_stored(
     make_handler: HandlerFactory, create: Create, field: str
 ) -> None:
     handler = make_handler()
-    tool, ids = _ids(**{field: _text(MAX_ID_CHARS + 1)})
+    bound = BOUND[field]
+    tool, ids = _ids(**{field: _text(bound + 1)})
 
-    with pytest.raises(ValueError, match=f"^{field} is 257 characters") as caught:
+    with pytest.raises(ValueError, match=f"^{field} is {bound + 1:,} characters") as caught:
         await create(handler, tool, key="k", **ids)
 
     assert str(caught.value) == (
-        f"{field} is 257 characters, over the 256 a request's {field} may have on every "
-        "store: pass a shorter one (an id, or the digest of a long name); nothing was stored"
+        f"{field} is {bound + 1:,} characters, over the {bound:,} a request's {field} may "
+        "have on every store: pass a shorter one (an id, or the digest of a long name); "
+        "nothing was stored"
     )
     assert await handler.list_pending() == []
 
@@ -77,7 +81,7 @@ async def test_a_key_past_the_bound_is_refused_by_name(
     handler = make_handler()
     tool, ids = _ids()
 
-    with pytest.raises(ValueError, match=r"^key is 1,001 characters, over the 1,000 a request's"):
+    with pytest.raises(ValueError, match=r"^key is 1,201 characters, over the 1,200 a request's"):
         await create(handler, tool, key=_text(MAX_KEY_CHARS + 1), **ids)
 
     assert await handler.list_pending() == []
@@ -108,10 +112,10 @@ async def test_a_key_whose_scope_is_too_many_bytes_is_refused_with_its_parts(
 async def test_ids_and_key_at_their_bounds_are_kept_and_found_again(
     make_handler: HandlerFactory, create: Create
 ) -> None:
-    """Every id at its bound and the longest key: 1,781 bytes of index entry."""
+    """Every id at its bound and the longest key: 1,981 bytes of index entry."""
     handler = make_handler()
-    tool, ids = _ids(**{field: _text(MAX_ID_CHARS) + field for field in IDS})
-    tool, ids = tool[:MAX_ID_CHARS], {name: value[:MAX_ID_CHARS] for name, value in ids.items()}
+    tool, ids = _ids(**{field: _text(BOUND[field]) + field for field in IDS})
+    tool, ids = tool[:MAX_ID_CHARS], {name: value[: BOUND[name]] for name, value in ids.items()}
     key = _text(MAX_KEY_CHARS)
 
     first = await create(handler, tool, key=key, **ids)
@@ -191,7 +195,7 @@ async def test_the_longest_approval_keeps_its_created_entry(make_handler: Handle
     within what a history entry holds."""
     handler = make_handler()
     arguments = {"note": "x" * (MAX_ARGUMENTS_CHARS - len('{"note":""}'))}
-    tool, ids = _ids(**{field: _text(MAX_ID_CHARS) for field in IDS})
+    tool, ids = _ids(**{field: _text(BOUND[field]) for field in IDS})
 
     request = await handler.create_approval(
         tool,
