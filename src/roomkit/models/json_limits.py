@@ -63,9 +63,10 @@ beside the longest arguments and description, within the 64,000 characters of a 
 entry (56,000 + 4,000 + 4 x 256, and its other fields)."""
 MAX_KEY_CHARS = 1_200
 """The most characters of a request's idempotency ``key`` and of its ``tool_call_id``:
-room for a key made of ids at :data:`MAX_ID_CHARS` and a call id, for an adapter's (400 at
-most, then kept by its digest), and for a Temporal workflow's, which hold the workflow's id
-(up to 1,000 characters in Temporal) with its run ids."""
+room for an adapter's key (400 at most, then kept by its digest), for a Temporal workflow's
+key and call id, which hold the workflow's id (up to 1,000 characters in Temporal) with its
+run ids, and for an AI channel's ``room:channel:tool-call-id`` key of a call id up to 686
+characters beside a room and a channel at :data:`MAX_ID_CHARS`."""
 MAX_SCOPED_KEY_BYTES = 2_000
 """The most bytes of a key with its scope as every store keeps it: the JSON array of the
 room, channel, actor and key (UTF-8, compact), which PostgreSQL holds in a unique index
