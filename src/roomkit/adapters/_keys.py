@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 
 from roomkit.core.exceptions import InvalidTextError
-from roomkit.tools._storable import unencodable_text
+from roomkit.tools.validation import unencodable_text
 
 __all__ = ["LONGEST", "checked_name", "pause_key"]
 
