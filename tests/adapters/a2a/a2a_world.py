@@ -33,7 +33,7 @@ from roomkit.adapters.a2a import A2AGate, A2APush, RoomKitExecutor
 from roomkit.auth import issue_token
 from roomkit.channels.ai import AIChannel
 from roomkit.notify.retry import Retry
-from roomkit.providers.ai.base import AIResponse
+from roomkit.providers.ai.base import AIProvider, AIResponse
 from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import ASK_USER_QUESTION
 
@@ -104,6 +104,7 @@ class World:
         rooms: Any = None,
         tasks: TaskStore | None = None,
         approval: Approval | None = None,
+        provider: AIProvider | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.kit = RoomKit(store=rooms) if rooms else RoomKit()
@@ -114,7 +115,7 @@ class World:
             timeout=timeout,
             approvals={"send": approval if approval is not None else Approval()},
         )
-        self.provider = MockAIProvider(ai_responses=script)
+        self.provider = provider if provider is not None else MockAIProvider(ai_responses=script)
         self.sent: list[dict[str, Any]] = []
         """What the approved ``send`` tool sent."""
         self.kit.register_channel(
@@ -165,8 +166,10 @@ class World:
         context_id: str = "ctx-1",
         push: TaskPushNotificationConfig | None = None,
         binding: str = "HTTP+JSON",
+        immediately: bool = False,
     ) -> Task:
-        """One message through the SDK's client; the task as it then stands."""
+        """One message through the SDK's client; the task as it then stands (as soon as
+        the task exists, when ``immediately``)."""
         client = self.client(http, binding)
         parts = []
         if text is not None:
@@ -181,7 +184,9 @@ class World:
             task_id=task.id if task is not None else "",
         )
         found: Task | None = None
-        configuration = SendMessageConfiguration(task_push_notification_config=push)
+        configuration = SendMessageConfiguration(
+            task_push_notification_config=push, return_immediately=immediately
+        )
         request = SendMessageRequest(message=message, configuration=configuration)
         async for response in client.send_message(request):
             if response.HasField("task"):

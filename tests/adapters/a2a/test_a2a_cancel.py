@@ -1,16 +1,14 @@
 """Cancelling an A2A task withdraws what that task asked, and nothing another task or
-another person still has to answer."""
+another person still has to answer; the task's own turn stops (its whole story is in
+test_a2a_cancel_turn)."""
 
 from __future__ import annotations
-
-import asyncio
 
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import CancelTaskRequest, TaskState
 from a2a_world import World, ask, asked, send
 
 from roomkit import Approval
-from roomkit.models.pending_input import PendingInputStatus
 from roomkit.providers.ai.base import AIResponse
 from roomkit.tools.approvals import approve
 
@@ -38,24 +36,24 @@ async def test_cancelling_one_task_leaves_the_request_another_task_of_the_contex
     assert (settled.result, settled.settled_by) == ("blue", "alice")
 
 
-async def test_cancelling_a_task_leaves_an_approval_only_its_approvers_decide() -> None:
-    """The caller may see the approval their task asked for but not decide it: the cancel
-    leaves it to its approver, whose decision still runs the call."""
+async def test_cancelling_a_task_withdraws_the_approval_its_own_turn_waits_on() -> None:
+    """The caller may not decide the approval their task's turn waits on, but the cancel
+    stops that turn: the approval is withdrawn with its call, and a later decision of its
+    approver runs nothing."""
     world = World([send(), AIResponse(content="Sent.")], approval=Approval(approvers=["boss"]))
     async with world.http() as http:
         task = await world.send(http, text="Mail bob")
         [request] = await world.handler.list_pending(room_id="ctx-1")
         canceled = await world.client(http).cancel_task(CancelTaskRequest(id=task.id))
     assert canceled.status.state == TaskState.TASK_STATE_CANCELED
-    still = await world.handler.get_request(request.pending_id)
-    assert still is not None
-    assert still.status is PendingInputStatus.PENDING
     [said] = get_text_parts(list(canceled.status.message.parts))
-    assert f"left open: {request.pending_id} (only its approvers decide it)" in said
-    assert await world.handler.aresolve(request.pending_id, approve(), by="boss")
-    [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
-    await turn
-    assert world.sent == [{"to": "bob@example.com"}]
+    assert said == f"Cancelled; withdrawn: {request.pending_id}"
+    withdrawn = await world.handler.get_request(request.pending_id)
+    assert withdrawn is not None
+    assert withdrawn.withdrawn
+    assert not await world.handler.aresolve(request.pending_id, approve(), by="boss")
+    assert world.sent == []
+    assert len(world.provider.calls) == 1
 
 
 async def test_cancelling_a_task_withdraws_its_own_question_and_says_so() -> None:
@@ -69,3 +67,4 @@ async def test_cancelling_a_task_withdraws_its_own_question_and_says_so() -> Non
     withdrawn = await world.handler.get_request(request.pending_id)
     assert withdrawn is not None
     assert withdrawn.withdrawn
+    assert len(world.provider.calls) == 1

@@ -1,5 +1,9 @@
 """What cancelling an A2A task withdraws: the open requests that task asked, and no other.
 
+The cancel stops the task's own turn first; the calls that turn was waiting on are cut, and
+their requests withdrawn with them, whoever decides them: no turn waits for their answer
+any more. The cancel's message names them among those it withdrew.
+
 The tasks of a context share its room, and each task shows its caller every open request of
 the room it may see; the executor records each showing in the request's history (a
 ``shown`` entry naming the task). A cancel withdraws a request only when the cancelled task
@@ -11,6 +15,7 @@ deadline.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from roomkit.auth.access import Access
@@ -18,7 +23,7 @@ from roomkit.auth.principal import Principal
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["Cancelled", "withdraw_asked"]
+__all__ = ["Cancelled", "cancel_task", "withdraw_asked"]
 
 
 @dataclass
@@ -37,6 +42,37 @@ class Cancelled:
         if self.left:
             said += f"; left open: {'; '.join(self.left)}"
         return said
+
+
+async def cancel_task(
+    handler: HumanInputHandler,
+    access: Access,
+    caller: Principal | None,
+    room_id: str,
+    task_id: str,
+    stop: Callable[[], Awaitable[None]],
+) -> Cancelled:
+    """Stop the task ``task_id``'s turn (``stop``), then withdraw the open requests of the
+    room that it asked ``caller`` (none without a caller).
+
+    A request the task asked that the stop withdrew (its call was cut) is named among the
+    withdrawn ones.
+    """
+    asked = [
+        request.pending_id
+        for request in await handler.list_pending(room_id=room_id)
+        if task_id in await _shown_in(handler, request)
+    ]
+    await stop()
+    if caller is None:
+        return Cancelled()
+    done = await withdraw_asked(handler, access, caller, room_id, task_id)
+    named = {*done.withdrawn, *(left.split(" ", 1)[0] for left in done.left)}
+    for pending_id in asked:
+        request = await handler.get_request(pending_id)
+        if pending_id not in named and request is not None and request.withdrawn:
+            done.withdrawn.append(pending_id)
+    return done
 
 
 async def withdraw_asked(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import time
@@ -52,7 +53,7 @@ from roomkit.adapters._feed import (
     seen_now,
     turn_owed,
 )
-from roomkit.adapters.a2a._cancel import withdraw_asked
+from roomkit.adapters.a2a._cancel import cancel_task
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
@@ -119,6 +120,7 @@ class RoomKitExecutor(AgentExecutor):
         self.channel = channel
         self.access = Access.of(kit, handler)
         self._turns: set[asyncio.Task[None]] = set()
+        self._task_turns: dict[str, asyncio.Task[None]] = {}
         self._rooms = RoomLocks()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -166,35 +168,60 @@ class RoomKitExecutor(AgentExecutor):
             stop_watching()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Withdraw the open requests the task asked, and cancel the task.
+        """Stop the task's turn, withdraw the open requests the task asked, and cancel the
+        task.
 
-        A request the task asked is one whose history holds a ``shown`` entry naming the
-        task. One another task showed too (the tasks of a context share its room), and one
-        the caller may not decide (an approval its approvers decide), is left open: it
-        waits for its answer or its deadline, and the task's message says so.
+        The task's turn stops as a turn whose caller is cancelled stops: one still queued
+        behind another turn of the room never starts; a running one is cut where it is (the
+        model's round or the call it waits on is cancelled, the handler's
+        ``on_tool_cancelled`` runs, the requests its calls wait on are withdrawn), and no
+        later model round or call runs. The turns of the context's other tasks go on.
+
+        Then the open requests the task asked are withdrawn: those whose history holds a
+        ``shown`` entry naming the task. One another task showed too (the tasks of a
+        context share its room), and one the caller may not decide (an approval its
+        approvers decide), is left open when another turn waits on it: it waits for its
+        answer or its deadline, and the task's message says so.
         """
         room_id, task_id = context.context_id or "", context.task_id or ""
         user = context.call_context.user
-        said = "Cancelled"
-        if user.is_authenticated:
-            caller = Principal(actor_id=user.user_name)
-            said = str(await withdraw_asked(self.handler, self.access, caller, room_id, task_id))
+        caller = Principal(actor_id=user.user_name) if user.is_authenticated else None
+        stop = functools.partial(self._stop_turn, task_id)
+        done = await cancel_task(self.handler, self.access, caller, room_id, task_id, stop)
         updater = TaskUpdater(event_queue, task_id, room_id)
-        await updater.cancel(_say(updater, said))
+        await updater.cancel(_say(updater, str(done)))
+
+    async def _stop_turn(self, task_id: str) -> None:
+        """Cancel the turn the task ``task_id`` started here, if it still runs or waits to
+        run, and wait until it has let go of the room."""
+        turn = self._task_turns.pop(task_id, None)
+        if turn is None or turn.done():
+            return
+        turn.cancel()
+        await asyncio.wait({turn})
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext
     ) -> asyncio.Task[None]:
         text = context.get_user_input()
         inbound = InboundMessage(self.channel.channel_id, principal.actor_id, TextContent(text))
-        return run_turns(
+        task_id = context.task_id or ""
+        turn = run_turns(
             self.kit,
             room_id,
-            [(inbound, f"A2A task {context.task_id}")],
+            [(inbound, f"A2A task {task_id}")],
             self._turns,
             name=f"a2a-turn-{room_id}",
             logger=logger,
         )
+        # The task's own turn, so that cancelling the task stops it.
+        self._task_turns[task_id] = turn
+        turn.add_done_callback(lambda _: self._forget_turn(task_id, turn))
+        return turn
+
+    def _forget_turn(self, task_id: str, turn: asyncio.Task[None]) -> None:
+        if self._task_turns.get(task_id) is turn:
+            del self._task_turns[task_id]
 
     async def _answer(
         self,
