@@ -10,8 +10,8 @@ turn waits on in the store. A follow-up message on the task answers the request 
 caller (each data part ``{"pending_id", "answer"}`` the request it names, or plain text
 when one request of theirs is open), and the executor follows the room again. A request
 that timed out or was withdrawn first ends the task ``failed`` or ``canceled`` with
-roomkit's text. Cancelling a task withdraws only the requests it asked
-(:mod:`roomkit.adapters.a2a._cancel`).
+roomkit's text. Cancelling a task stops its own turn (queued or running) and withdraws
+only the requests it asked (:mod:`roomkit.adapters.a2a._cancel`).
 
 The caller is the user the SDK's call context names: :class:`~roomkit.adapters.a2a.A2AGate`
 sets it from a person's desk token.
