@@ -194,6 +194,18 @@ async def turn_owed(kit: RoomKit, room_id: str, agent: str) -> bool:
     return any(turn.room_id == room_id for turn in await journal.open_turns())
 
 
+async def end_turns_of(kit: RoomKit, message_id: int) -> None:
+    """Forget the journal's open turns that the message ``message_id`` started, once they
+    were cut on purpose: ``resume_pending()`` must not run them again, nor a follower
+    (:func:`turn_owed`) wait for them. Nothing to do on a room store that keeps no journal."""
+    journal = turn_journal(kit.store)
+    if journal is None:
+        return
+    for turn in await journal.open_turns():
+        if turn.state.get("message_id") == message_id:
+            await journal.end_turn(turn.turn_id)
+
+
 def run_turns(
     kit: RoomKit,
     room_id: str,
@@ -202,13 +214,15 @@ def run_turns(
     *,
     name: str,
     logger: logging.Logger,
+    on_recorded: Callable[[RoomEvent], object] | None = None,
 ) -> asyncio.Task[None]:
     """Run ``turns`` (each a message and what the log calls it) in the room, in order, in a
     task named ``name`` that ``running`` holds until it ends.
 
     A message answers none of its sender's open requests, whatever its text: each starts
     turns. A turn that fails is logged on ``logger`` and the next one runs: the caller
-    follows the room, not the task.
+    follows the room, not the task. ``on_recorded`` is called with each message's event
+    once the room store has it (``process_inbound``'s).
     """
 
     async def run() -> None:
@@ -216,7 +230,9 @@ def run_turns(
             try:
                 # Answers come through the door's own way (a follow-up on the task that
                 # asked, a resume): a new message answers no open request.
-                await kit.process_inbound(inbound, room_id=room_id, text_answers=False)
+                await kit.process_inbound(
+                    inbound, room_id=room_id, text_answers=False, on_recorded=on_recorded
+                )
             except Exception:
                 logger.exception("The turn of %s failed", what)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from pathlib import Path
 
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import CancelTaskRequest, TaskState
@@ -13,6 +14,7 @@ from a2a_world import World, ask
 from roomkit.core.store import InMemoryStore
 from roomkit.models.room import RoomEvent, TextContent
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+from roomkit.stores.sqlite import SQLiteRoomStore
 
 
 class Gated(AIProvider):
@@ -105,3 +107,22 @@ async def test_cancelling_a_running_task_cuts_its_turn_and_the_next_one_runs() -
     assert get_text_parts(list(done.status.message.parts)) == ["Slogan set."]
     assert model.calls == ["Paint the logo", "Write a slogan"]
     assert await world.handler.list_pending() == []
+
+
+async def test_a_cut_turn_is_not_left_owed_in_a_durable_room_store(tmp_path: Path) -> None:
+    """On a room store that journals its turns, the cut turn's record ends with the cancel:
+    a re-drive after a restart does not run it again, and no follower waits for it."""
+    model = Gated({"Paint the logo": [ask("Which colour?"), AIResponse(content="Blue.")]})
+    rooms = SQLiteRoomStore(tmp_path / "rooms.db")
+    world = World([], provider=model, rooms=rooms)
+    async with world.http() as http:
+        first = await world.send(http, text="Paint the logo", immediately=True)
+        await model.asked["Paint the logo"].wait()
+        assert len(await rooms.open_turns()) == 1
+        canceled = await world.client(http).cancel_task(CancelTaskRequest(id=first.id))
+    model.go["Paint the logo"].set()
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    assert await rooms.open_turns() == []
+    assert await world.kit.resume_pending() == []
+    assert model.calls == ["Paint the logo"]
+    await rooms.close()

@@ -45,6 +45,7 @@ from roomkit.adapters._feed import (
     FeedChannel,
     RoomLocks,
     drained,
+    end_turns_of,
     held_requests,
     open_room,
     recorded_elsewhere,
@@ -61,7 +62,7 @@ from roomkit.core.exceptions import RoomKitError
 from roomkit.core.framework import RoomKit
 from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.models.room import InboundMessage, TextContent
+from roomkit.models.room import InboundMessage, RoomEvent, TextContent
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import new_entry
 
@@ -121,6 +122,8 @@ class RoomKitExecutor(AgentExecutor):
         self.access = Access.of(kit, handler)
         self._turns: set[asyncio.Task[None]] = set()
         self._task_turns: dict[str, asyncio.Task[None]] = {}
+        # The id of the message each task's turn was started by, once the room has it.
+        self._task_messages: dict[str, int] = {}
         self._rooms = RoomLocks()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -199,6 +202,10 @@ class RoomKitExecutor(AgentExecutor):
             return
         turn.cancel()
         await asyncio.wait({turn})
+        message_id = self._task_messages.pop(task_id, None)
+        if message_id is not None:
+            # Cut on purpose: a durable room store's journal must not keep it owed.
+            await end_turns_of(self.kit, message_id)
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext
@@ -206,6 +213,10 @@ class RoomKitExecutor(AgentExecutor):
         text = context.get_user_input()
         inbound = InboundMessage(self.channel.channel_id, principal.actor_id, TextContent(text))
         task_id = context.task_id or ""
+
+        def recorded(event: RoomEvent) -> None:
+            self._task_messages[task_id] = event.id
+
         turn = run_turns(
             self.kit,
             room_id,
@@ -213,6 +224,7 @@ class RoomKitExecutor(AgentExecutor):
             self._turns,
             name=f"a2a-turn-{room_id}",
             logger=logger,
+            on_recorded=recorded,
         )
         # The task's own turn, so that cancelling the task stops it.
         self._task_turns[task_id] = turn
@@ -222,6 +234,7 @@ class RoomKitExecutor(AgentExecutor):
     def _forget_turn(self, task_id: str, turn: asyncio.Task[None]) -> None:
         if self._task_turns.get(task_id) is turn:
             del self._task_turns[task_id]
+            self._task_messages.pop(task_id, None)
 
     async def _answer(
         self,
