@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
-from roomkit.models.json_limits import arguments_problem, circular_at, size_problem
+from roomkit.models.json_limits import MAX_ID_CHARS, arguments_problem, circular_at, size_problem
 from roomkit.tools.human_input.checks import check_request_text, check_text
 
 if TYPE_CHECKING:
@@ -86,7 +86,9 @@ def check_fields(call: str, tool_name: str, arguments: dict[str, Any], spec: Spe
     again): named, in the workflow, before anything is asked.
 
     Raises:
-        ValueError: an actor or room that is no text, arguments longer than a request keeps.
+        ValueError: an actor or room that is no text, an id longer than a request holds
+            (:data:`~roomkit.models.json_limits.MAX_ID_CHARS`), arguments longer than a
+            request keeps.
         InvalidTextError: text UTF-8 cannot encode.
     """
     for name, value in (("actor", spec.actor), ("room_id", spec.room_id)):
@@ -94,15 +96,26 @@ def check_fields(call: str, tool_name: str, arguments: dict[str, Any], spec: Spe
             raise ValueError(f"{call}(): {name} is an id (a str) or None, got {value!r}")
         if value is not None:
             check_text(name, value)
+            _check_length(call, name, value)
     check_request_text(tool_name, arguments, "", "", "", None)
     for approver in spec.approvers if isinstance(spec.approvers, list) else ():
         if isinstance(approver, str):
             check_text("approvers", approver)
+            _check_length(call, "an approver", approver)
     # Measured without writing them out: a value shared by many paths is written once for
     # each, for as long as that takes.
     problem = size_problem(arguments)
     if problem is not None:
         raise ValueError(f"{call}(): {problem}")
+
+
+def _check_length(call: str, name: str, value: str) -> None:
+    """Refuse an id longer than a request may hold on every store."""
+    if len(value) > MAX_ID_CHARS:
+        raise ValueError(
+            f"{call}(): {name} is {len(value):,} characters, over the {MAX_ID_CHARS} an id "
+            "may have on every store: pass a shorter one"
+        )
 
 
 def check_arguments(call: str, arguments: dict[str, Any]) -> None:
