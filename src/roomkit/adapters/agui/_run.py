@@ -91,7 +91,7 @@ class Thread:
     agent: str
     """The id of the AI channel attached to a thread's room when the room is created."""
     max_new_messages: int = MAX_NEW_MESSAGES
-    """The user messages the thread does not hold yet that one run may start."""
+    """The unanswered user messages the thread does not hold yet that one run may start."""
     turns: set[asyncio.Task[None]] = field(default_factory=set)
     starting: dict[tuple[str, str], asyncio.Task[None]] = field(default_factory=dict)
     """The turns a run of this process started, by (thread, message) id, until they end:

@@ -1,11 +1,16 @@
-"""The turns an AG-UI run starts: the client's user messages the thread does not hold yet.
+"""The turns an AG-UI run starts: the client's unanswered user messages the thread does not
+hold yet.
 
 A front end sends the whole conversation on every run; a run starts one turn for each user
-message the room has not recorded, in order, and at most ``Thread.max_new_messages`` of
-them. A run sending more is refused whole (``RUN_ERROR`` with the code
-``too_many_messages``) before its resume settles anything, and starts none of its turns:
-the endpoint's rate limit counts requests, and one request must not run the agent (and the
-model behind it) thousands of times.
+message after the last answer the client shows (an assistant or tool message) that the room
+has not recorded, in order, and at most ``Thread.max_new_messages`` of them. The user
+messages before that answer are answered in the client's own eyes: a room that does not hold
+them (a memory store after a restart, a thread moved to another server, a client seeding a
+conversation) runs none of them again, and records none of them either (the room holds what
+its agent ran; the client's copy of the agent's words is not the agent's). A run sending
+more is refused whole (``RUN_ERROR`` with the code ``too_many_messages``) before its resume
+settles anything, and starts none of its turns: the endpoint's rate limit counts requests,
+and one request must not run the agent (and the model behind it) thousands of times.
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ MAX_NEW_MESSAGES = 8
 """The user messages one run may start by default: a chat client sends one a run, a few
 after it was offline."""
 
+ANSWERS = frozenset({"assistant", "tool"})
+"""The roles of the messages that answer the user messages before them in a client's list."""
+
 
 async def check_new_messages(thread: Thread, thread_id: str, run: RunAgentInput) -> None:
     """Refuse ``run`` when it holds more new user messages than one run may start.
@@ -44,7 +52,8 @@ async def check_new_messages(thread: Thread, thread_id: str, run: RunAgentInput)
     Raises:
         RunRefused: too many (``too_many_messages``).
     """
-    if len({m.id for m in run.messages if m.role == "user"}) <= thread.max_new_messages:
+    unanswered = {m.id for m in _unanswered(run.messages) if m.role == "user"}
+    if len(unanswered) <= thread.max_new_messages:
         return
     history = await thread.kit.store.recent_events(thread_id, RECENT)
     new, _ = await _unstarted(thread, thread_id, run, history)
@@ -58,7 +67,7 @@ async def start_turns(
     run: RunAgentInput,
     history: list[RoomEvent],
 ) -> asyncio.Task[None] | None:
-    """Run the client's user messages the room does not hold yet, in order, in a task
+    """Run the client's unanswered user messages the room does not hold yet, in order, in a task
     (under the thread's admission lock); the task already running the last of them when
     another run started them all.
 
@@ -130,25 +139,28 @@ def _within_limit(thread: Thread, new: list[Any]) -> None:
     if len(new) > limit:
         raise RunRefused(
             "too_many_messages",
-            f"The run sends {len(new)} user messages the thread does not hold yet; one run "
-            f"starts at most {limit}: send at most {limit} new user messages a run. None "
-            "of them was run",
+            f"The run sends {len(new)} unanswered user messages (after the last assistant "
+            f"or tool message) the thread does not hold yet; one run starts at most {limit}: "
+            f"send at most {limit} new user messages a run. None of them was run",
         )
 
 
 async def _new_messages(
     kit: RoomKit, thread_id: str, own: str, messages: list[Any], history: list[RoomEvent]
 ) -> list[Any]:
-    """The client's user messages the room does not hold, each id once.
+    """The client's unanswered user messages the room does not hold, each id once.
 
-    A front end sends the whole conversation on every run. The messages before the last one
-    the room's latest events hold were sent before it, so the room holds them too; only
+    A front end sends the whole conversation on every run. The user messages before the
+    last answer it shows are answered (:func:`_unanswered`): whether the room holds them or
+    not, they start no turn. Among the rest, the messages before the last one the room's
+    latest events hold were sent before it, so the room holds them too; only
     when the latest events hold none of the client's messages (a long thread, a client far
     behind) are the room's older events read, a page at a time. A user message is held
     when the room recorded a message the client sent under its id: the agent's replies go
     out under the room's own event ids (``"2"``), which a client numbering its messages
     also uses.
     """
+    messages = _unanswered(messages)
     replies = {message_id_of(event) for event in history}
     sent = _sent_ids(history, own)
 
@@ -170,6 +182,16 @@ async def _new_messages(
             offset += len(page)
         new = [message for message in new if message.id in wanted]
     return new
+
+
+def _unanswered(messages: list[Any]) -> list[Any]:
+    """The client's messages after the last answer it shows (an assistant or tool message).
+
+    The user messages before that answer were answered in the client's own list: run again,
+    each would run its turn (and its tools) a second time.
+    """
+    last = max((i for i, message in enumerate(messages) if message.role in ANSWERS), default=-1)
+    return messages[last + 1 :]
 
 
 def _sent_ids(events: list[RoomEvent], own: str) -> set[str]:
