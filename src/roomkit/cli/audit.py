@@ -265,7 +265,14 @@ def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitabl
 
 
 def _line(out: Any, line: dict[str, Any]) -> None:
-    out.write(json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    text = json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A tampered entry holds a lone surrogate (a JSON escape, or bytes that were not
+        # UTF-8): the line keeps it as an escape, so the export still writes everything.
+        text = json.dumps(line, sort_keys=True, separators=(",", ":"))
+    out.write(text)
     out.write("\n")
 
 
@@ -285,7 +292,7 @@ def _since(text: str | None) -> datetime | None:
 def _parsed(text: str) -> dict[str, Any]:
     try:
         entry = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"unreadable": text}
     return entry if isinstance(entry, dict) else {"unreadable": text}
 

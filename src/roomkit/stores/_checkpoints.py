@@ -109,7 +109,7 @@ def read_checkpoint(checkpoint: Checkpoint) -> dict[str, Any] | None:
     """A checkpoint's body; ``None`` when its text is not one a checkpoint has."""
     try:
         body = json.loads(checkpoint.text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(body, dict) or not isinstance(body.get("heads"), dict):
         return None

@@ -255,12 +255,15 @@ def entry_text(entry: Mapping[str, Any]) -> str:
 
 def first_prev(pending_id: str) -> str:
     """The ``prev`` of a request's first entry: the SHA-256 hex digest of its id."""
-    return hashlib.sha256(pending_id.encode("utf-8")).hexdigest()
+    return hashlib.sha256(pending_id.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def link_digest(text: str | bytes) -> str:
     """The SHA-256 hex digest of an entry's stored text: the next entry's ``prev``."""
-    raw = text.encode("utf-8") if isinstance(text, str) else text
+    # A text no store writes (one read back from bytes that are not UTF-8, holding lone
+    # surrogates) still has a digest, so a check names it instead of failing on it; every
+    # text a store writes is UTF-8, and digests as such.
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     return hashlib.sha256(raw).hexdigest()
 
 
@@ -309,19 +312,38 @@ def broken_link(pending_id: str, texts: Sequence[str | bytes]) -> tuple[int, str
     ``seq`` of the first entry that is not what was appended, and why; ``None`` if whole."""
     expected = first_prev(pending_id)
     for seq, text in enumerate(texts):
+        raw = _utf8(text)
+        if raw is None:
+            return seq, "it is not UTF-8 text"
         try:
-            entry = json.loads(text)
+            entry = json.loads(raw)
         except ValueError:
             return seq, "it is not JSON"
+        except RecursionError:
+            return seq, "it is JSON nested too deeply to read"
         if not isinstance(entry, dict):
             return seq, "it is not a JSON object"
         if entry.get("prev") != expected:
             return seq, "its prev is not the digest of the entry before it"
-        raw = text.decode("utf-8") if isinstance(text, bytes) else text
         if entry_text(entry) != raw:
             return seq, "its text is not the canonical JSON it was stored as"
         expected = link_digest(text)
     return None
+
+
+def _utf8(text: str | bytes) -> str | None:
+    """``text`` as UTF-8 text, ``None`` when it is none: bytes that do not decode, or a
+    text holding lone surrogates (a store that read such bytes back kept them so)."""
+    if isinstance(text, bytes):
+        try:
+            return text.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return text
 
 
 def read_entry(text: str | bytes, seq: int) -> dict[str, Any]:

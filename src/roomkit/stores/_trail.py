@@ -38,6 +38,7 @@ __all__ = [
     "head_value",
     "read_head",
     "stored_head",
+    "stored_text",
 ]
 
 
@@ -75,7 +76,7 @@ def read_head(value: object) -> Head | None:
     """The head :func:`head_value` wrote; ``None`` for anything else."""
     try:
         length, digest, epoch, mac = json.loads(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
     if not (type(length) is int and type(epoch) is int and isinstance(digest, str)):
         return None
@@ -88,10 +89,20 @@ def stored_head(length: Any, digest: Any, epoch: Any, mac: Any) -> Head:
     signature holds for)."""
     return Head(
         _stored_int(length),
-        str(digest),
+        stored_text(digest),
         -1 if epoch is None else _stored_int(epoch),
-        None if mac is None else str(mac),
+        None if mac is None else stored_text(mac),
     )
+
+
+def stored_text(value: Any) -> str:
+    """A text column's value as text: bytes (what a store reads a column as, so that bytes
+    a hand edit left there that are not UTF-8 are named rather than failing the read)
+    decoded with each byte that is not UTF-8 kept as a lone surrogate, which no text a
+    store writes holds."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return str(value)
 
 
 def _stored_int(value: Any) -> int:
@@ -187,11 +198,14 @@ class Trail:
         text, mac)``."""
         trail = cls()
         for pending_id, seq, text in history:
-            trail.chains.setdefault(str(pending_id), []).append((_stored_int(seq), str(text)))
+            trail.chains.setdefault(str(pending_id), []).append(
+                (_stored_int(seq), stored_text(text))
+            )
         for pending_id, *head in heads:
             trail.heads[str(pending_id)] = stored_head(*head)
         trail.checkpoints = [
-            Checkpoint(_stored_int(n), str(text), str(mac)) for n, text, mac in checkpoints
+            Checkpoint(_stored_int(n), stored_text(text), stored_text(mac))
+            for n, text, mac in checkpoints
         ]
         return trail
 

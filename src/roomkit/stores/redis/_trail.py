@@ -35,6 +35,7 @@ from roomkit.stores._trail import (
     Trail,
     head_value,
     read_head,
+    stored_text,
 )
 from roomkit.stores._trail_check import unsigned_heads
 from roomkit.stores.redis._link import describe, glob_escape, guard, text
@@ -144,23 +145,28 @@ class RedisTrail:
             _checkpoint(item) for item in await client.lrange(layout.checkpoints, 0, -1)
         ]
         chains, anchors = f"{layout.prefix}:h:", layout.anchors
-        ids: set[str] = set()
+        # Ids, entries and heads are read as the bytes stored (an id is looked up by them):
+        # bytes a hand edit left that are not UTF-8 are named by the check, never fail the read.
+        ids: set[bytes] = set()
         for start in (chains, anchors):
             async for key in client.scan_iter(match=glob_escape(start) + "*", count=_SCAN_BATCH):
-                ids.add(text(key)[len(start) :])
+                ids.add(_raw(key)[len(start.encode()) :])
         ordered = sorted(ids)
         for first in range(0, len(ordered), _BATCH):
             batch = ordered[first : first + _BATCH]
             pipe = client.pipeline(transaction=True)
-            for pending_id in batch:
-                pipe.lrange(chains + pending_id, 0, -1)
-                pipe.hget(anchors + pending_id, "v")
+            for raw_id in batch:
+                pipe.lrange(chains.encode() + raw_id, 0, -1)
+                pipe.hget(anchors.encode() + raw_id, "v")
             replies = await pipe.execute()
-            for n, pending_id in enumerate(batch):
+            for n, raw_id in enumerate(batch):
                 lines, value = replies[2 * n], replies[2 * n + 1]
+                pending_id = stored_text(raw_id)
                 if lines:
-                    trail.chains[pending_id] = [(seq, text(line)) for seq, line in enumerate(lines)]
-                head = None if value is None else read_head(text(value))
+                    trail.chains[pending_id] = [
+                        (seq, stored_text(line)) for seq, line in enumerate(lines)
+                    ]
+                head = None if value is None else read_head(value)
                 if head is not None:
                     trail.heads[pending_id] = head
         return trail
@@ -242,8 +248,13 @@ def _checkpoint(item: Any) -> Checkpoint:
     """A checkpoint as the list holds it; one that is not, as a checkpoint that cannot hold."""
     try:
         n, body, mac = json.loads(item)
-    except (TypeError, ValueError):
-        return Checkpoint(-1, text(item), "")
+    except (TypeError, ValueError, RecursionError):
+        return Checkpoint(-1, stored_text(item), "")
     if type(n) is not int or not isinstance(body, str) or not isinstance(mac, str):
-        return Checkpoint(-1, text(item), "")
+        return Checkpoint(-1, stored_text(item), "")
     return Checkpoint(n, body, mac)
+
+
+def _raw(value: Any) -> bytes:
+    """A reply as bytes, whether the client decodes replies or not."""
+    return value if isinstance(value, bytes) else str(value).encode()

@@ -27,6 +27,7 @@ from roomkit.stores._trail import (
     HeadChange,
     Trail,
     stored_head,
+    stored_text,
 )
 from roomkit.stores._trail_check import unsigned_heads
 from roomkit.stores.sqlite._link import fetch_all, query
@@ -36,20 +37,31 @@ __all__ = ["SQLiteTrail"]
 
 T = TypeVar("T")
 
-ALL_HISTORY = "SELECT pending_id, seq, entry FROM roomkit_history ORDER BY pending_id, seq"
+# The texts are read as bytes (decoded by ``Trail.from_rows``): bytes a hand edit left in a
+# text column that are not UTF-8 are named by the check instead of failing the read.
+ALL_HISTORY = (
+    "SELECT pending_id, seq, CAST(entry AS BLOB) FROM roomkit_history ORDER BY pending_id, seq"
+)
 ALL_HEADS = (
-    "SELECT pending_id, length, head, epoch, mac FROM roomkit_chains WHERE length IS NOT NULL"
+    "SELECT pending_id, length, CAST(head AS BLOB), epoch, CAST(mac AS BLOB) "
+    "FROM roomkit_chains WHERE length IS NOT NULL"
 )
 CHANGED_HEADS = (
-    "SELECT pending_id, length, head, epoch, mac, checked FROM roomkit_chains "
+    "SELECT pending_id, length, CAST(head AS BLOB), epoch, CAST(mac AS BLOB), checked "
+    "FROM roomkit_chains "
     "INDEXED BY roomkit_chains_unchecked WHERE checked IS NOT length ORDER BY pending_id"
 )
-ALL_CHECKPOINTS = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n"
-LAST_CHECKPOINT = "SELECT n, body, mac FROM roomkit_checkpoints ORDER BY n DESC LIMIT 1"
+ALL_CHECKPOINTS = (
+    "SELECT n, CAST(body AS BLOB), CAST(mac AS BLOB) FROM roomkit_checkpoints ORDER BY n"
+)
+LAST_CHECKPOINT = (
+    "SELECT n, CAST(body AS BLOB), CAST(mac AS BLOB) FROM roomkit_checkpoints "
+    "ORDER BY n DESC LIMIT 1"
+)
 TAKE = TAKE_HEAD.format(chains="roomkit_chains", mark="?")
 ADD_CHECKPOINT = "INSERT INTO roomkit_checkpoints (n, body, mac) VALUES (?, ?, ?)"
 UNSIGNED_CHAINS = (
-    "SELECT h.pending_id, h.seq, h.entry FROM roomkit_history h "
+    "SELECT h.pending_id, h.seq, CAST(h.entry AS BLOB) FROM roomkit_history h "
     "LEFT JOIN roomkit_chains c ON c.pending_id = h.pending_id "
     "WHERE c.pending_id IS NULL OR c.mac IS NULL ORDER BY h.pending_id, h.seq"
 )
@@ -111,7 +123,7 @@ class SQLiteTrail:
         def write(db: sqlite3.Connection, now: float) -> tuple[int, list[str]]:
             chains: dict[str, list[tuple[int, str]]] = {}
             for pending_id, seq, text in query(db, UNSIGNED_CHAINS):
-                chains.setdefault(str(pending_id), []).append((int(seq), str(text)))
+                chains.setdefault(str(pending_id), []).append((int(seq), stored_text(text)))
             signed, broken = unsigned_heads(chains, self.anchoring)
             db.executemany(SIGN_HEAD, [(p, now, *head) for p, head in signed.items()])
             return len(signed), broken
@@ -136,7 +148,9 @@ class SQLiteTrail:
                 for row in query(db, CHANGED_HEADS)
             ]
             plan = plan_checkpoint(
-                Checkpoint(int(last[0][0]), str(last[0][1]), str(last[0][2])) if last else None,
+                Checkpoint(int(last[0][0]), stored_text(last[0][1]), stored_text(last[0][2]))
+                if last
+                else None,
                 changes,
                 keys,
                 retention=self._retention,
