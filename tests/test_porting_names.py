@@ -11,7 +11,9 @@ from roomkit import (
     HookExecution,
     HookTrigger,
     HumanInputToolHandler,
+    InboundMessage,
     RoomKit,
+    TextContent,
     WebSocketChannel,
 )
 from roomkit.channels.ai import AIChannel
@@ -123,3 +125,57 @@ async def test_attach_channel_keeps_a_group_on_the_binding() -> None:
     with pytest.raises(TypeError, match="group must be a string"):
         await kit.attach_channel("r1", "ws", group=3)  # type: ignore[arg-type]
     await kit.close()
+
+
+async def test_a_channel_written_for_0109_gets_the_rooms_messages() -> None:
+    """A ``Channel`` subclass with 0.109's ``deliver(event, binding, context)`` is delivered to,
+    with its binding and the room."""
+    from roomkit.channels.base import Channel
+    from roomkit.models.channel import ChannelBinding
+    from roomkit.models.context import RoomContext
+    from roomkit.models.enums import ChannelType
+
+    class SmsChannel(Channel):
+        channel_type = ChannelType.WEBSOCKET
+
+        def __init__(self, channel_id: str) -> None:
+            super().__init__(channel_id)
+            self.sent: list[tuple[str, ChannelBinding, RoomContext]] = []
+
+        async def handle_inbound(self, message: Any, context: Any) -> Any:
+            raise NotImplementedError
+
+        async def deliver(self, event: Any, binding: ChannelBinding, context: RoomContext) -> None:
+            self.sent.append((event.content.body, binding, context))
+
+    kit = RoomKit()
+    sms = SmsChannel("sms")
+    kit.register_channel(sms)
+    kit.register_channel(WebSocketChannel("ws"))
+    await kit.create_room("r1")
+    await kit.attach_channel("r1", "sms", group="texts")
+    await kit.attach_channel("r1", "ws")
+
+    await kit.process_inbound(InboundMessage("ws", "alice", TextContent("hello")), room_id="r1")
+
+    [(body, binding, context)] = sms.sent
+    assert (body, binding.channel_id, binding.group) == ("hello", "sms", "texts")
+    assert context.room.id == "r1"
+    assert [p.id for p in context.participants] == ["alice"]
+    await kit.close()
+
+
+def test_a_deliver_of_another_shape_is_refused_when_registered() -> None:
+    from roomkit.channels.base import Channel
+    from roomkit.models.enums import ChannelType
+
+    class Odd(Channel):
+        channel_type = ChannelType.WEBSOCKET
+
+        async def deliver(self, event: Any, binding: Any) -> None:
+            pass
+
+    kit = RoomKit()
+    with pytest.raises(TypeError, match=r"deliver must take \(event\) or \(event, binding"):
+        kit.register_channel(Odd("odd"))
+    assert kit.get_channel("odd") is None

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from roomkit.core._answers import settle_answer
+from roomkit.core._delivery import check_delivery, deliver_to
 from roomkit.core._inbound import channel_room, check_inbound, check_new_room
 from roomkit.core._input_required import gate_input_required
 from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
@@ -27,7 +28,6 @@ from roomkit.core.ports import (
     HumanInputRoute,
     KitChannel,
     announcing_to,
-    delivers,
     responds,
     resumes,
 )
@@ -114,7 +114,15 @@ class RoomKit(HookRegistrar):
     # -- channels ----------------------------------------------------------------------------
 
     def register_channel(self, channel: KitChannel) -> None:
-        """Register ``channel`` and wire it to the kit (its human input included)."""
+        """Register ``channel`` and wire it to the kit (its human input included).
+
+        A channel that delivers takes ``deliver(event)``, or RoomKit 0.109's
+        ``deliver(event, binding, context)``.
+
+        Raises:
+            TypeError: ``channel`` is not a channel, or its ``deliver`` takes neither form.
+            ValueError: another channel is registered with its id.
+        """
         if not isinstance(channel, KitChannel):
             raise TypeError(f"register_channel takes a channel, got {type(channel).__name__}")
         existing = self._channels.get(channel.channel_id)
@@ -123,6 +131,7 @@ class RoomKit(HookRegistrar):
                 f"A channel with id {channel.channel_id!r} is already registered: "
                 "give each channel its own id"
             )
+        check_delivery(channel)
         self._channels[channel.channel_id] = channel
         channel.set_framework(self)
 
@@ -456,9 +465,7 @@ class RoomKit(HookRegistrar):
         await self._deliver(reply, await self._bound_channels(reply.room_id))
 
     async def _deliver(self, event: RoomEvent, channels: list[KitChannel]) -> None:
-        for channel in channels:
-            if delivers(channel) and channel.channel_id != event.channel_id:
-                await channel.deliver(event)
+        await deliver_to(self, event, channels)
 
     async def close(self) -> None:
         """Close every channel and stop the hook observers.
