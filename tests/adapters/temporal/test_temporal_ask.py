@@ -114,6 +114,11 @@ REFUSED_IN_THE_WORKFLOW = [
     ({"deep": 3_000}, "ValueError", "(): the arguments nest objects and lists more than 24"),
     ({"deep": 25}, "ValueError", "more than 24 levels deep (level 25 at 'tree[0][0]"),
     ({"digits": 5_000}, "ValueError", "an integer 5,000 characters long at 'n'"),
+    # The expire activity failed to record the default, and was retried for ever.
+    ({"default": "Hotel \udc80"}, "InvalidTextError", "the ladder's default must be valid"),
+    ({"escalate": [[1, "b\udc80"]]}, "InvalidTextError", "escalate(to=...) must be valid"),
+    # An AttributeError: the workflow task failed, again and again.
+    ({"ladder_raw": {"steps": []}}, "TypeError", "(): ladder is a Ladder(...) of remind()"),
 ]
 
 

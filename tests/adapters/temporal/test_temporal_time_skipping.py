@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from temporalio.worker import Worker
 from tests.adapters.temporal.conftest import World, running
@@ -153,3 +154,36 @@ async def test_overlapping_expire_attempts_record_the_default_once(skipping: Ski
     assert [outcome["default"] for outcome in outcomes] == ["Hotel B"] * 4
     history = await skipping.desk_handler.history(created["pending_id"])
     assert [entry["type"] for entry in history].count("defaulted") == 1
+
+
+async def test_a_default_no_store_keeps_fails_the_expire_once_not_for_ever(
+    skipping: Skipping,
+) -> None:
+    """An ask scheduled before the workflow checked its ladder: its default cannot be
+    recorded, and the expire activity says so, not to be retried."""
+    create, expire, _ = activities(skipping.worker_handler)
+    ladder = {"steps": [], "default": "Hotel \udc80"}
+    ask = {
+        "kind": "question",
+        "tool_name": "choose",
+        "arguments": {"question": "Which hotel?"},
+        "key": "wf/first-run//1",
+        "seq": 1,
+        "timeout": float(DAY),
+        "actor": "alice",
+        "room_id": "room",
+        "ladder": ladder,
+    }
+    environment = ActivityEnvironment()
+    created = await environment.run(create, ask)
+    skipping.server_time.ahead += DAY + 60  # the workflow's timer fired
+    again = {"pending_id": created["pending_id"], "digest": created["digest"], "ladder": ladder}
+    with pytest.raises(ApplicationError, match="its ladder's default cannot be recorded") as error:
+        await environment.run(expire, again)
+    assert error.value.non_retryable
+    assert error.value.type == "ValueError"
+    request = await skipping.desk_handler.get_request(created["pending_id"])
+    assert request is not None
+    assert request.status.value == "timed_out"
+    history = await skipping.desk_handler.history(created["pending_id"])
+    assert "defaulted" not in [entry["type"] for entry in history]

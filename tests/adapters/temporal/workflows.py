@@ -41,6 +41,8 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
         steps = [escalate(after, to) for after, to in spec.get("escalate", ())]
         on_expiry = default(spec["default"]) if "default" in spec else None
         options["ladder"] = Ladder(*steps, on_expiry=on_expiry)
+    if "ladder_raw" in spec:  # what is no Ladder at all
+        options["ladder"] = spec["ladder_raw"]
     return options
 
 

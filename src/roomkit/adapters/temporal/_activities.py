@@ -170,9 +170,17 @@ class _Activities:
             return
         try:
             await handler.record(pending_id, new_entry("defaulted", answer=answer))
-        except BaseException:
+        except BaseException as error:
             await handler.ledger.refund_spent(claim)
-            raise
+            if isinstance(error, StoreError) or not isinstance(error, ValueError | RoomKitError):
+                raise  # retried: the store may be back on the next attempt
+            # No attempt can record it: the workflow gets the reason, not endless retries.
+            raise _refused(
+                ValueError(
+                    f"request {pending_id} timed out, and its ladder's default cannot be "
+                    f"recorded: {error}: give the ladder a default UTF-8 can encode"
+                )
+            ) from None
 
 
 def activities(handler: HumanInputHandler) -> Sequence[Callable[..., Any]]:

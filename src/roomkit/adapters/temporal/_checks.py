@@ -3,8 +3,9 @@
 An ask roomkit will not make is refused in the workflow, where the workflow's code can catch
 it, naming the field at fault: arguments longer, deeper or with a longer number than a
 request keeps, arguments or a schema that are not JSON, approvers that are no list of actor
-ids, a deadline that is no positive ``timedelta``, what no store keeps, an input of the
-create activity past Temporal's payload limit.
+ids, a deadline that is no positive ``timedelta``, a ladder that is no ``Ladder``, what no
+store keeps (a ladder's default included), an input of the create activity past
+Temporal's payload limit.
 Each check runs in workflow code, deterministically; the workflow decides, by its patches,
 which of them an ask replayed from an older history ran.
 """
@@ -15,16 +16,14 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
 from roomkit.models.json_limits import MAX_ID_CHARS, arguments_problem, circular_at, size_problem
 from roomkit.tools.human_input.checks import check_request_text, check_text
-
-if TYPE_CHECKING:
-    from roomkit.tools.human_input.ladder import Ladder
+from roomkit.tools.human_input.ladder import Escalate, Ladder
 
 __all__ = [
     "PAYLOAD_LIMIT",
@@ -34,6 +33,7 @@ __all__ = [
     "check_fields",
     "check_input",
     "check_json",
+    "check_ladder",
     "seconds_of",
 ]
 
@@ -148,6 +148,30 @@ def approvers_of(call: str, approvers: Any) -> list[str]:
     if not all(isinstance(approver, str) and approver for approver in chosen):
         raise ValueError(f"{call}(): approvers is a list of actor ids, got {chosen!r}")
     return chosen
+
+
+def check_ladder(call: str, ladder: Any) -> None:
+    """Refuse a ladder the create or expire activity could not record: no
+    :class:`~roomkit.tools.human_input.ladder.Ladder`, or a default answer or an escalation's
+    actor UTF-8 cannot encode (the expire activity, failing to record the default, would be
+    retried for ever and the workflow never resume).
+
+    Raises:
+        TypeError: ``ladder`` is neither a ``Ladder`` nor ``None``.
+        InvalidTextError: its default or an escalation's actor holds text UTF-8 cannot encode.
+    """
+    if ladder is None:
+        return
+    if not isinstance(ladder, Ladder):
+        raise TypeError(
+            f"{call}(): ladder is a Ladder(...) of remind() and escalate() steps, or None, "
+            f"got {type(ladder).__name__}"
+        )
+    for step in ladder.steps:
+        if isinstance(step, Escalate):
+            check_text("the ladder's escalate(to=...)", step.to)
+    if ladder.on_expiry is not None:
+        check_text("the ladder's default", ladder.on_expiry.text)
 
 
 def seconds_of(call: str, name: str, value: timedelta) -> float:

@@ -16,7 +16,7 @@ import asyncio
 import weakref
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         check_fields,
         check_input,
         check_json,
+        check_ladder,
         seconds_of,
     )
     from roomkit.adapters.temporal._protocol import (
@@ -47,8 +48,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from roomkit.models.pending_input import arguments_digest
     from roomkit.tools.approvals import Decision, read_decision
-
-if TYPE_CHECKING:
     from roomkit.tools.human_input.ladder import Ladder
 
 __all__ = ["ask_person", "request_approval"]
@@ -74,6 +73,10 @@ _CHECKS_INPUT = "roomkit-input-checked"
 """The patch that refuses, in the workflow, a create activity's input past Temporal's payload
 limit (its own, not ``_CHECKS_FIELDS``: an input a payload codec shrank, or a server with a
 higher limit, took, replays as it was scheduled)."""
+_CHECKS_LADDER = "roomkit-ladder-checked"
+"""The patch that refuses, in the workflow, a ladder that is no ``Ladder``, or whose default
+or escalation UTF-8 cannot encode (its own: an ask replayed from before it was scheduled as
+it was made, and its expire activity now fails on the default instead of retrying)."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
 _OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
@@ -186,6 +189,8 @@ async def _ask(
         approvers = approvers_of(call, spec.approvers)
     else:  # an ask replayed from before the check: as it was made
         approvers = list(spec.approvers or ())
+    if workflow.patched(_CHECKS_LADDER):
+        check_ladder(call, spec.ladder)
     timeout = seconds_of(call, "timeout", spec.timeout)
     grace = GRACE if spec.grace is None else spec.grace
     seconds_of(call, "grace", grace)
@@ -334,12 +339,14 @@ async def ask_person(
         HumanInputTimeoutError: nobody answered in time (a ``TimeoutError``).
         RequestWithdrawnError: the request was withdrawn (a ``RuntimeError``).
         RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
-        TypeError: ``arguments`` or ``answer_schema`` is not JSON.
+        TypeError: ``arguments`` or ``answer_schema`` is not JSON, or ``ladder`` is no
+            ``Ladder``.
         ValueError: an ask roomkit will not make: bad ``approvers``, ``timeout``, ``grace``
             or ``ladder``; an ``actor`` or ``room_id`` that is not a ``str``; arguments
             longer than a request keeps; an ``answer_schema``, ``ladder`` or ``approvers``
             that makes the create activity's input larger than Temporal's payload limit
-            (2 MiB); text UTF-8 cannot encode (``InvalidTextError``).
+            (2 MiB); text UTF-8 cannot encode (``InvalidTextError``), the ladder's default
+            and its escalations' actors included.
     """
     spec = Spec(actor, approvers, room_id, timeout, answer_schema, None, ladder, grace)
     return _answer(await _ask("ask_person", "question", tool_name, arguments, spec))
@@ -373,7 +380,7 @@ async def request_approval(
     """
     if not approvers or isinstance(approvers, str):
         raise ValueError("request_approval(): approvers is a non-empty list of actor ids")
-    if ladder is not None and ladder.on_expiry is not None:
+    if isinstance(ladder, Ladder) and ladder.on_expiry is not None:
         # The default stands for a decision: refused now, not when the deadline comes.
         try:
             read_decision(ladder.on_expiry.text)
