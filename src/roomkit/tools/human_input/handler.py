@@ -235,9 +235,14 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             settled = await self._engine.listen(pending_id, timeout)
         except asyncio.CancelledError:
             # The waiting call was cut: its request is withdrawn, so a late answer is refused.
-            await self._engine.abandon(pending_id)
+            await self._abandon(pending_id)
             raise
         return self._engine.collect(settled)
+
+    async def _abandon(self, pending_id: str) -> None:
+        """The call that would wait on the request was cut: withdraw it, so that a late
+        answer is refused (a keyed request on a durable store stays open to re-attach to)."""
+        await self._engine.abandon(pending_id)
 
     async def wait_for(self, pending_id: str, model: type[T], *, timeout: float | None = 300) -> T:
         """:meth:`wait`, the answer returned as ``model``: a Pydantic model class (the

@@ -10,6 +10,7 @@ so whichever process runs a notifier carries each one out once, across restarts.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass
@@ -186,9 +187,17 @@ async def record_ladder(
 
 async def keep_ladder(handler: HumanInputHandler, request: PendingInput, ladder: Ladder) -> None:
     """Record ``ladder`` for ``request`` (a question or an approval); a failure is logged,
-    and the request stands without its ladder: an answer is never held up by it."""
+    and the request stands without its ladder: an answer is never held up by it.
+
+    A call cut while its ladder is written (its session ended, its turn was cancelled) has
+    its request withdrawn, as a cut ``wait()`` does: nobody will wait on it, so a late answer
+    is refused rather than taken.
+    """
     try:
         await record_ladder(handler, request, ladder)
+    except asyncio.CancelledError:
+        await handler._abandon(request.pending_id)
+        raise
     except Exception:
         logger.exception("could not record the ladder of %s", request.pending_id)
 
