@@ -98,3 +98,18 @@ async def test_a_transcript_that_does_not_count_calls_nothing(
 
     assert h.provider.injected == []
     assert [event.tool_call_id for event in h.reports] == ["marker"]
+
+
+def test_a_call_nested_too_deeply_is_skipped_and_the_others_are_kept() -> None:
+    """Nesting past what the parser reads is unreadable, never an error that loses the
+    utterance's other calls."""
+    deep = "[" * 100_000 + "]" * 100_000
+    braces = "{a: " * 5_000 + "1" + "}" * 5_000
+    text = (
+        f'call:lookup{{key: a}} call:Ask{{question: {deep}}} call:Ask{{"q": {deep}}} '
+        f"call:Ask{{question: {braces}}} call:lookup{{key: b}}"
+    )
+    assert recover_calls(text) == [
+        RecoveredCall("lookup", {"key": "a"}),
+        RecoveredCall("lookup", {"key": "b"}),
+    ]

@@ -5,8 +5,8 @@ carries ``call:name{key:value,...}``. The parser here finds those calls in the m
 transcripts and reads their arguments tolerantly: the braces may hold a JSON object, or
 ``key: value`` pairs (``=`` works too) whose keys may be quoted or bare and whose values may be
 quoted strings, numbers, ``true`` / ``false`` / ``null``, nested JSON, or bare text. What it
-cannot read is skipped, never guessed. The arguments are only read here: the call goes
-through the same validation and gate as any other.
+cannot read (nesting deeper than it goes included) is skipped, never guessed. The arguments
+are only read here: the call goes through the same validation and gate as any other.
 """
 
 from __future__ import annotations
@@ -57,6 +57,14 @@ def recover_calls(text: str) -> list[RecoveredCall]:
 
 def parse_arguments(body: str) -> dict[str, Any] | None:
     """The arguments inside the braces of a spoken call, or ``None`` when unreadable."""
+    try:
+        return _arguments(body)
+    except RecursionError:
+        # Nested deeper than the parser goes: unreadable, like any other.
+        return None
+
+
+def _arguments(body: str) -> dict[str, Any] | None:
     try:
         value = json.loads("{" + body + "}")
     except ValueError:
@@ -112,7 +120,7 @@ def _nested(segment: str) -> Any:
         return json.loads(segment)
     except ValueError:
         if segment.startswith("{"):
-            inner = parse_arguments(segment[1:-1])
+            inner = _arguments(segment[1:-1])
             if inner is not None:
                 return inner
         return segment
