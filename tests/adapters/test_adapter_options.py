@@ -20,8 +20,10 @@ from roomkit.adapters import langgraph as lg
 from roomkit.adapters import openai_agents as oa
 from roomkit.adapters import pydantic_ai as pa
 from roomkit.adapters.options import AskOptions
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.ladder import Ladder, default, escalate
 
 
 @pytest.fixture(autouse=True)
@@ -46,6 +48,29 @@ async def test_a_keyword_that_is_no_option_is_refused_naming_the_options(tmp_pat
     requests = DeferredToolRequests(approvals=[ToolCallPart("pay", {}, tool_call_id="c")])
     with pytest.raises(TypeError, match=r"results_for\(\).*\['who'\].*actor"):
         await pa.results_for(requests, handler=handler, who="alice")  # type: ignore[call-arg]
+    assert await handler.list_pending() == []
+
+
+@pytest.mark.parametrize(
+    ("ladder", "field"),
+    [
+        (Ladder(on_expiry=default("grey \udc80")), r"ladder\.on_expiry"),
+        (Ladder(escalate(60, to="b\udc80")), r"ladder escalate\(after=60, to=\.\.\.\)"),
+    ],
+)
+async def test_a_ladder_no_history_could_record_is_refused_before_anything_runs(
+    tmp_path: Path, ladder: Ladder, field: str
+) -> None:
+    """Its default failed only once a question expired, as a history entry no store keeps:
+    the ladder is refused where it is given, naming the field."""
+    handler = HumanInputHandler()
+    graph, config = held_graph(tmp_path), {"configurable": {"thread_id": "t-ladder"}}
+    refused = f"^{field} must be valid Unicode text, but holds a lone surrogate"
+    with pytest.raises(InvalidTextError, match=refused):
+        await lg.run(graph, {}, config, handler=handler, ladder=ladder)
+    assert (await graph.aget_state(config)).values == {}, "the graph ran"
+    with pytest.raises(InvalidTextError, match=refused):
+        pa.deferred_handler(handler, ladder=ladder)
     assert await handler.list_pending() == []
 
 

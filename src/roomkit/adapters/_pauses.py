@@ -51,6 +51,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy.ruling import asks_person, policy_name, rule_call
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler, created_with
+from roomkit.tools.human_input._checks import check_ladder_text
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
@@ -99,6 +100,8 @@ class Asker:
 
     Raises:
         ValueError: a ladder's step comes at or past a deadline.
+        InvalidTextError: the ladder's default answer or an escalation's person holds text
+            UTF-8 cannot encode.
     """
 
     __slots__ = ("_ruled", "actor", "channel", "handler", "ladder", "room", "rules", "timeout")
@@ -375,8 +378,9 @@ def asking(
     Raises:
         TypeError: an option is not one of :class:`AskOptions` and ``passes_on`` is false
             (``where`` names the entry point in the message).
-        InvalidTextError: ``actor`` or ``room`` holds text no store can keep (checked
-            before the framework runs anything).
+        InvalidTextError: ``actor``, ``room``, or the ladder's default answer or an
+            escalation's person, holds text no store can keep (checked before the framework
+            runs anything).
     """
     rest = {name: value for name, value in options.items() if name not in _ASK_OPTIONS}
     if rest and not passes_on:
@@ -415,12 +419,15 @@ def _checked_ladder(
     Raises:
         TypeError: it is not a :class:`Ladder`.
         ValueError: a step comes at or past the timeout, or a held tool's own.
+        InvalidTextError: its default answer or an escalation's person holds text UTF-8
+            cannot encode.
     """
     if ladder is None:
         return None
     if not isinstance(ladder, Ladder):
         raise TypeError(f"ladder must be a Ladder, got {type(ladder).__name__}")
     ladder.check(timeout)
+    check_ladder_text(ladder)
     for tool, rule in rules.items():
         if rule.timeout is not None:
             try:

@@ -115,8 +115,8 @@ REFUSED_IN_THE_WORKFLOW = [
     ({"deep": 25}, "ValueError", "more than 24 levels deep (level 25 at 'tree[0][0]"),
     ({"digits": 5_000}, "ValueError", "an integer 5,000 characters long at 'n'"),
     # The expire activity failed to record the default, and was retried for ever.
-    ({"default": "Hotel \udc80"}, "InvalidTextError", "the ladder's default must be valid"),
-    ({"escalate": [[1, "b\udc80"]]}, "InvalidTextError", "escalate(to=...) must be valid"),
+    ({"default": "Hotel \udc80"}, "InvalidTextError", "ladder.on_expiry must be valid"),
+    ({"escalate": [[1, "b\udc80"]]}, "InvalidTextError", "escalate(after=1, to=...) must be"),
     # An AttributeError: the workflow task failed, again and again.
     ({"ladder_raw": {"steps": []}}, "TypeError", "(): ladder is a Ladder(...) of remind()"),
 ]

@@ -22,8 +22,8 @@ from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
 from roomkit.models.json_limits import MAX_ID_CHARS, arguments_problem, circular_at, size_problem
-from roomkit.tools.human_input.checks import check_request_text, check_text
-from roomkit.tools.human_input.ladder import Escalate, Ladder
+from roomkit.tools.human_input.checks import check_ladder_text, check_request_text, check_text
+from roomkit.tools.human_input.ladder import Ladder
 
 __all__ = [
     "PAYLOAD_LIMIT",
@@ -167,11 +167,7 @@ def check_ladder(call: str, ladder: Any) -> None:
             f"{call}(): ladder is a Ladder(...) of remind() and escalate() steps, or None, "
             f"got {type(ladder).__name__}"
         )
-    for step in ladder.steps:
-        if isinstance(step, Escalate):
-            check_text("the ladder's escalate(to=...)", step.to)
-    if ladder.on_expiry is not None:
-        check_text("the ladder's default", ladder.on_expiry.text)
+    check_ladder_text(ladder)
 
 
 def seconds_of(call: str, name: str, value: timedelta) -> float:

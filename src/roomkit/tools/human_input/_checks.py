@@ -41,6 +41,7 @@ from roomkit.models.json_limits import (
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores import MAX_ARGUMENTS_CHARS
 from roomkit.tools._storable import non_json_at
+from roomkit.tools.human_input.ladder import Escalate, Ladder
 from roomkit.tools.validation import (
     circular_at,
     non_finite_at,
@@ -57,6 +58,7 @@ __all__ = [
     "check_arguments_size",
     "check_digest",
     "check_id_lengths",
+    "check_ladder_text",
     "check_options",
     "check_request_text",
     "check_schema",
@@ -115,6 +117,29 @@ def check_text(
     problem = unencodable_text(value)
     if problem is not None:
         raise invalid(_unencodable(name, problem))
+
+
+def check_ladder_text(ladder: Ladder) -> None:
+    """Raise unless what ``ladder`` puts in a store is text a store can hold: each
+    escalation's person (recorded with the request) and its default answer (recorded in the
+    history when the question expires, long after it was asked).
+
+    Run where a ladder is given (``HumanInputToolHandler(ladder=...)``, an adapter's
+    ``ladder=``, a Temporal ask), not by ``default()`` or ``Ladder()``: a workflow builds its
+    ladders in workflow code, and an older history replays them as they were made.
+
+    Raises:
+        TypeError: the default or an escalation's person is not a ``str``.
+        InvalidTextError: it holds a lone surrogate; the message names ``ladder.on_expiry``
+            or the escalation.
+    """
+    for step in ladder.steps:
+        if isinstance(step, Escalate) and not (type(step.to) is str and step.to.isascii()):
+            check_text(f"ladder escalate(after={step.after:g}, to=...)", step.to)
+    if ladder.on_expiry is not None:
+        text = ladder.on_expiry.text
+        if not (type(text) is str and text.isascii()):
+            check_text("ladder.on_expiry", text)
 
 
 def check_request_text(

@@ -4,7 +4,8 @@ given (the activity would be retried), checks in the workflow what ``create`` wo
 
 :func:`check_request_text` refuses text a store cannot hold (a lone surrogate), ids that are
 no text, NaN and infinities, arguments that are not JSON (bytes, a set, a key that is not a
-``str``) and arguments that hold themselves; :func:`check_arguments_size` arguments longer
+``str``) and arguments that hold themselves; :func:`check_ladder_text` a ladder's default
+answer or escalation a store cannot hold; :func:`check_arguments_size` arguments longer
 than a request keeps (:data:`MAX_ARGUMENTS_CHARS` as JSON, on every store), nested deeper
 than :data:`MAX_ARGUMENTS_DEPTH` levels, or holding an integer longer than
 :data:`MAX_NUMBER_CHARS` characters.
@@ -15,6 +16,7 @@ from roomkit.tools.human_input._checks import (
     MAX_ARGUMENTS_DEPTH,
     MAX_NUMBER_CHARS,
     check_arguments_size,
+    check_ladder_text,
     check_request_text,
     check_text,
 )
@@ -24,6 +26,7 @@ __all__ = [
     "MAX_ARGUMENTS_DEPTH",
     "MAX_NUMBER_CHARS",
     "check_arguments_size",
+    "check_ladder_text",
     "check_request_text",
     "check_text",
 ]

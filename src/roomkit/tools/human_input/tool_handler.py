@@ -20,7 +20,7 @@ from roomkit.providers.ai.base import AITool
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
-from roomkit.tools.human_input._checks import check_schema
+from roomkit.tools.human_input._checks import check_ladder_text, check_schema
 from roomkit.tools.human_input._typed_answers import AnswerSchema, schema_of
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
@@ -78,7 +78,9 @@ class HumanInputToolHandler:
             a notifier, and a default answer on expiry. Its reminders and escalations reach
             the approvals of held tools too (an approval ends by its ``Approval(on_expiry=...)``,
             so a ladder with ``on_expiry`` and ``approvals`` is refused). A step at or past
-            ``timeout``, or past a held tool's ``Approval(timeout=...)``, is a ``ValueError``.
+            ``timeout``, or past a held tool's ``Approval(timeout=...)``, is a ``ValueError``;
+            a default answer or an escalation's person UTF-8 cannot encode (a lone
+            surrogate), which no history could record, an ``InvalidTextError``.
         policy: a :class:`~roomkit.policy.Policy` deciding every call to the host's tools
             (a held tool's ``Approval(policy=...)`` wins for that tool): allow runs it
             unasked, deny refuses it, ask holds it for a person, abstain leaves
@@ -123,6 +125,7 @@ class HumanInputToolHandler:
             if not isinstance(ladder, Ladder):
                 raise TypeError(f"ladder must be a Ladder, got {type(ladder).__name__}")
             ladder.check(timeout)
+            check_ladder_text(ladder)
         if policy is not None and not callable(getattr(policy, "decide", None)):
             raise TypeError(f"policy= takes a Policy (with decide(call)), got {policy!r}")
         self.policy = policy

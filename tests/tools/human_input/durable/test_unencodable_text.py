@@ -16,7 +16,8 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
+from roomkit.tools.human_input.ladder import Ladder, default, escalate
 
 LONE = "caf\ud800"
 """What ``json.loads('"caf\\ud800"')`` gives: text with a lone surrogate at character 3."""
@@ -159,4 +160,23 @@ async def test_arguments_holding_a_number_json_cannot_carry_are_refused(
         await handler.create("AskUserQuestion", {"question": "Fine?", **arguments})
     with pytest.raises(ValueError, match="a number JSON cannot carry"):
         await handler.create_approval("resize", arguments, approvers=["ann"])
+    assert await handler.list_pending() == []
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    ("ladder", "field"),
+    [
+        (Ladder(on_expiry=default(LONE)), r"ladder\.on_expiry"),
+        (Ladder(escalate(60, to=LONE)), r"ladder escalate\(after=60, to=\.\.\.\)"),
+    ],
+)
+async def test_a_ladder_no_history_could_record_is_refused_where_it_is_given(
+    make_handler: HandlerFactory, ladder: Ladder, field: str
+) -> None:
+    """Its default failed only when a question expired, as a history entry no store keeps:
+    the tool handler refuses the ladder, naming the field, before anything is asked."""
+    handler = make_handler()
+    with pytest.raises(InvalidTextError, match=f"^{field} must be valid Unicode text"):
+        HumanInputToolHandler({"ask"}, timeout=600, handler=handler, ladder=ladder)
     assert await handler.list_pending() == []
