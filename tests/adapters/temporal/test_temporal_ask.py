@@ -94,6 +94,21 @@ async def test_a_schema_that_is_not_json_is_refused_under_its_own_name(
     await nothing_asked(world, handle)
 
 
+@SQLITE_ONLY
+@pytest.mark.parametrize(("workflow", "field"), [(Ask, "answer_schema"), (Approve, "tool_schema")])
+async def test_a_schema_no_store_keeps_is_refused_in_the_workflow_under_its_own_name(
+    world: World, workflow: type, field: str
+) -> None:
+    """The create activity refused it, after a trip, as the request's ``answer_schema``."""
+    async with running(world.worker(workflow)):
+        handle = await world.start(workflow, {"schema_lone": True})
+        result = await handle.result()
+    assert result["error"] == "InvalidTextError", result
+    assert f"(): {field} must hold valid Unicode text" in result["message"]
+    assert "lone surrogate (U+DC80)" in result["message"]
+    await nothing_asked(world, handle)
+
+
 REFUSED_IN_THE_WORKFLOW = [
     ({"tool": "choose\ud800"}, "InvalidTextError", "tool_name must be valid Unicode text"),
     ({"arguments": {"q": "\udc00"}}, "InvalidTextError", "arguments must be valid Unicode"),

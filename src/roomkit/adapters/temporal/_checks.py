@@ -4,7 +4,7 @@ An ask roomkit will not make is refused in the workflow, where the workflow's co
 it, naming the field at fault: arguments longer, deeper or with a longer number than a
 request keeps, arguments or a schema that are not JSON, approvers that are no list of actor
 ids, a deadline that is no positive ``timedelta``, a ladder that is no ``Ladder``, what no
-store keeps (a ladder's default included), an input of the create activity past
+store keeps (a ladder's default and a schema included), an input of the create activity past
 Temporal's payload limit.
 Each check runs in workflow code, deterministically; the workflow decides, by its patches,
 which of them an ask replayed from an older history ran.
@@ -21,9 +21,11 @@ from typing import Any
 from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.json_limits import MAX_ID_CHARS, arguments_problem, circular_at, size_problem
 from roomkit.tools.human_input.checks import check_ladder_text, check_request_text, check_text
 from roomkit.tools.human_input.ladder import Ladder
+from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "PAYLOAD_LIMIT",
@@ -34,6 +36,7 @@ __all__ = [
     "check_input",
     "check_json",
     "check_ladder",
+    "check_schema_text",
     "seconds_of",
 ]
 
@@ -168,6 +171,22 @@ def check_ladder(call: str, ladder: Any) -> None:
             f"got {type(ladder).__name__}"
         )
     check_ladder_text(ladder)
+
+
+def check_schema_text(call: str, name: str, schema: Any) -> None:
+    """Refuse a schema holding text UTF-8 cannot encode, under the name ``call`` gives it
+    (``name``): the create activity, which stores it as the request's ``answer_schema``,
+    would refuse it under that name, after a trip.
+
+    Raises:
+        InvalidTextError: it holds a lone surrogate; the message says where.
+    """
+    problem = unencodable_text(schema)
+    if problem is not None:
+        raise InvalidTextError(
+            f"{call}(): {name} must hold valid Unicode text, but holds {problem}, which "
+            "UTF-8 cannot encode: send it as UTF-8 text"
+        )
 
 
 def seconds_of(call: str, name: str, value: timedelta) -> float:

@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         check_input,
         check_json,
         check_ladder,
+        check_schema_text,
         seconds_of,
     )
     from roomkit.adapters.temporal._protocol import (
@@ -77,6 +78,10 @@ _CHECKS_LADDER = "roomkit-ladder-checked"
 """The patch that refuses, in the workflow, a ladder that is no ``Ladder``, or whose default
 or escalation UTF-8 cannot encode (its own: an ask replayed from before it was scheduled as
 it was made, and its expire activity now fails on the default instead of retrying)."""
+_CHECKS_SCHEMA = "roomkit-schema-text-checked"
+"""The patch that refuses, in the workflow, a schema holding text UTF-8 cannot encode, under
+the name the caller gave it (its own: an ask replayed from before it was refused by the
+create activity, naming ``answer_schema`` whatever the call named it)."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
 _OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
@@ -191,6 +196,8 @@ async def _ask(
         approvers = list(spec.approvers or ())
     if workflow.patched(_CHECKS_LADDER):
         check_ladder(call, spec.ladder)
+    if workflow.patched(_CHECKS_SCHEMA):
+        check_schema_text(call, schema, spec.answer_schema)
     timeout = seconds_of(call, "timeout", spec.timeout)
     grace = GRACE if spec.grace is None else spec.grace
     seconds_of(call, "grace", grace)
@@ -345,8 +352,8 @@ async def ask_person(
             or ``ladder``; an ``actor`` or ``room_id`` that is not a ``str``; arguments
             longer than a request keeps; an ``answer_schema``, ``ladder`` or ``approvers``
             that makes the create activity's input larger than Temporal's payload limit
-            (2 MiB); text UTF-8 cannot encode (``InvalidTextError``), the ladder's default
-            and its escalations' actors included.
+            (2 MiB); text UTF-8 cannot encode (``InvalidTextError``), the schema, the
+            ladder's default and its escalations' actors included.
     """
     spec = Spec(actor, approvers, room_id, timeout, answer_schema, None, ladder, grace)
     return _answer(await _ask("ask_person", "question", tool_name, arguments, spec))
