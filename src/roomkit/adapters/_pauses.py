@@ -51,7 +51,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy.ruling import asks_person, policy_name, rule_call
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler, created_with
-from roomkit.tools.human_input._checks import check_ladder_text
+from roomkit.tools.human_input.checks import check_ladder_text
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
