@@ -317,3 +317,41 @@ _arguments = st.dictionaries(
 def test_a_problem_is_reported_exactly_when_the_schema_rejects(arguments: dict[str, Any]) -> None:
     problem = validate_tool_arguments(QUESTIONS, arguments)
     assert (problem is None) == jsonschema.Draft202012Validator(QUESTIONS).is_valid(arguments)
+
+
+def _nested(depth: int) -> list[Any]:
+    top: list[Any] = []
+    inner = top
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return top
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        # A tree the schema walks level by level, and a plain string the value is not.
+        {
+            "type": "object",
+            "properties": {"q": {"$ref": "#/$defs/node"}},
+            "$defs": {"node": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+        },
+        {"type": "object", "properties": {"q": {"type": "string"}}},
+    ],
+)
+def test_arguments_nested_past_the_stack_are_a_problem_for_the_model(
+    parameters: dict[str, Any],
+) -> None:
+    problem = validate_tool_arguments(parameters, {"q": _nested(5_000)})
+    assert problem is not None
+    assert problem.startswith("arguments nest objects and lists too deeply to check")
+
+
+def test_a_nested_tree_within_the_stack_is_checked_as_usual() -> None:
+    tree = {
+        "type": "object",
+        "properties": {"q": {"$ref": "#/$defs/node"}},
+        "$defs": {"node": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+    }
+    assert validate_tool_arguments(tree, {"q": _nested(50)}) is None

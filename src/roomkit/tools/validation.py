@@ -51,6 +51,12 @@ _CACHE_SIZE = 256
 _MAX_PROBLEM_CHARS = 400
 
 
+_TOO_DEEP = (
+    "arguments nest objects and lists too deeply to check against the tool's schema; "
+    "write them again with less nesting"
+)
+
+
 def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) -> str | None:
     """Check a call's arguments against its tool's JSON Schema.
 
@@ -64,6 +70,8 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
         string``, ``unknown argument 'k' (this tool accepts: a, b)``, ``expected an object of
         arguments, got list``. Nested problems name their path (``questions[0].options``).
         When several things are wrong, the most relevant one is chosen, always the same way.
+        Arguments nested too deeply to check (past the interpreter's stack) are a problem
+        too, saying so.
 
     Raises:
         ValueError: the schema itself is invalid or holds a ``$ref`` that cannot be
@@ -84,13 +92,15 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
         return None
     try:
         error = best_match(_validator(parameters).iter_errors(arguments))
+        return None if error is None else _clip(_describe(error))
     except SchemaError as exc:
         raise ValueError(f"the tool's schema is invalid: {exc.message}") from exc
     except Unresolvable as exc:
         raise ValueError(f"the tool's schema holds a $ref that cannot be resolved: {exc}") from exc
-    if error is None:
-        return None
-    return _clip(_describe(error))
+    except RecursionError:
+        # The validator descends one call per level: arguments nested past the
+        # interpreter's stack are refused, as the model can be told to write them again.
+        return _TOO_DEEP
 
 
 def check_tool_schema(name: str, parameters: Mapping[str, Any]) -> None:
