@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, cast
 
-from roomkit.core.ports import KitChannel, delivers
+from roomkit.core.ports import KitChannel, delivers, positional_fit
 from roomkit.models.hooks import RoomContext
 from roomkit.models.room import ChannelBinding, RoomEvent
 
@@ -53,9 +53,9 @@ def _with_room(channel: object) -> bool:
         # Nothing to read (a builtin): it is called with the event alone.
         known = False
     else:
-        if _takes(signature, 1):
+        if positional_fit(signature, 1):
             known = False
-        elif _takes(signature, 3):
+        elif positional_fit(signature, 3):
             known = True
         else:
             raise TypeError(
@@ -64,14 +64,6 @@ def _with_room(channel: object) -> bool:
             )
     _WITH_ROOM[kind] = known
     return known
-
-
-def _takes(signature: inspect.Signature, count: int) -> bool:
-    try:
-        signature.bind(*range(count))
-    except TypeError:
-        return False
-    return True
 
 
 async def deliver_to(kit: RoomKit, event: RoomEvent, channels: Iterable[KitChannel]) -> None:

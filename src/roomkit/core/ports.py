@@ -13,6 +13,7 @@ found once.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
@@ -32,6 +33,7 @@ __all__ = [
     "ResumableChannel",
     "announcing_to",
     "delivers",
+    "positional_fit",
     "responds",
     "resumes",
     "turn_callback",
@@ -178,3 +180,13 @@ def responds(channel: object) -> TypeGuard[RespondingChannel]:
 def resumes(channel: object) -> TypeGuard[ResumableChannel]:
     """Whether ``channel`` is a :class:`ResumableChannel` (decided once per class)."""
     return _plays(channel, ResumableChannel)
+
+
+def positional_fit(signature: inspect.Signature, count: int) -> bool:
+    """Whether a callable of ``signature`` takes ``count`` positional arguments: how a
+    channel's ``deliver`` or a tool handler of either form is told apart."""
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True

@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
+from roomkit.core.ports import positional_fit
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.context import current_tool_room_id
 
@@ -39,22 +40,14 @@ def host_handler(handler: object) -> ToolHandler | None:
     except (TypeError, ValueError):
         # Nothing to read (some builtins): it is called the channel way.
         return cast(ToolHandler, handler)
-    if _takes(signature, 2):
+    if positional_fit(signature, 2):
         return cast(ToolHandler, handler)
-    if _takes(signature, 3):
+    if positional_fit(signature, 3):
         return _RoomFirst(cast(RoomToolHandler, handler))
     raise TypeError(
         f"tool_handler must take (name, arguments) or (room_id, name, arguments); "
         f"{handler!r} takes {signature}"
     )
-
-
-def _takes(signature: inspect.Signature, count: int) -> bool:
-    try:
-        signature.bind(*range(count))
-    except TypeError:
-        return False
-    return True
 
 
 class _RoomFirst:
