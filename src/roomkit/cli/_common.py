@@ -152,7 +152,16 @@ def refuse_missing_file(url: str) -> None:
     if not url.startswith(prefix) or not url[len(prefix) :]:
         return
     path = Path(url[len(prefix) :])
-    if not path.exists():
+    try:
+        found = path.exists()
+    except OSError as error:
+        # A name too long for the file system, or one it cannot look up at all.
+        raise Failure(
+            f"{printable(str(path))} cannot be a database file ({error.strerror}): name the "
+            "file the desk keeps its requests in (its `roomkit desk --store` URL)",
+            2,
+        ) from None
+    if not found:
         raise Failure(
             f"{printable(str(path))} does not exist: name the file the desk keeps its requests "
             "in (its `roomkit desk --store` URL)",

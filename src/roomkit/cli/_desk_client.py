@@ -38,6 +38,7 @@ _TYPED = {
     "arguments": "The arguments",
     "room": "--room",
     "digest": "--digest",
+    "url": "--url (or $ROOMKIT_DESK_URL)",
 }
 """The arguments that travel to the desk, as an error names each."""
 

@@ -32,6 +32,19 @@ __all__ = ["add_parser", "describe", "list_grants", "revoke_grant"]
 T = TypeVar("T")
 
 
+def _check_text(option: str, value: str | None) -> None:
+    """Exit 2 when ``value`` holds bytes that are not UTF-8 (read as lone surrogates),
+    which no store can keep or look up."""
+    from roomkit.tools.validation import unencodable_text
+
+    if value is not None and unencodable_text(value) is not None:
+        raise Failure(
+            f"{option} holds bytes that are not UTF-8 text: type it again in UTF-8 (check "
+            "the terminal's encoding)",
+            2,
+        )
+
+
 def _with_grants(url: str, command: str, work: Callable[[GrantStore], Awaitable[T]]) -> T:
     """Run ``work`` on the grants of the store ``url``; the store's faults exit 1."""
     from roomkit.stores.grants import KeepsGrants
@@ -77,6 +90,7 @@ def describe(grant: Grant, now: float) -> str:
 
 def list_grants(args: argparse.Namespace) -> int:
     """``roomkit grants list``: the grants, newest first."""
+    _check_text("--tool", args.tool)
 
     async def read(grants: GrantStore) -> tuple[list[Grant], float]:
         return await grants.list(tool=args.tool, live=args.live), grants.clock()
@@ -101,6 +115,7 @@ def revoke_grant(args: argparse.Namespace) -> int:
         check_grant_id(args.grant_id)
     except ValueError as error:
         raise Failure(str(error), 2) from None
+    _check_text("--by", args.by)
 
     async def revoke(grants: GrantStore) -> tuple[bool, Grant | None]:
         return await grants.revoke(args.grant_id, by=args.by), await grants.get(args.grant_id)

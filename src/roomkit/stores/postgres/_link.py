@@ -87,7 +87,7 @@ def check_dsn(dsn: object) -> str:
     try:
         conninfo_to_dict(dsn)
     except psycopg.ProgrammingError as error:
-        raise ValueError(f"the PostgreSQL DSN cannot be read: {error}") from None
+        raise ValueError(f"the PostgreSQL DSN cannot be read: {_first_line(error)}") from None
     return dsn
 
 
@@ -243,7 +243,9 @@ class Link:
                 return
             try:
                 first = await AsyncConnection.connect(self.dsn, **self.connect_kwargs())
-            except LOST as error:
+            except (*LOST, UnicodeError) as error:
+                # UnicodeError: a host name the resolver cannot encode (a label past 63
+                # characters), which no server answers to.
                 raise StoreError(
                     f"cannot connect to the PostgreSQL store at {self.where}: "
                     f"{_first_line(error)}; check the host and port, that the server runs, "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -97,7 +98,28 @@ def connect(url: object, client: object, *, default: str, store: str = "RedisSto
         )
     except ValueError as error:
         raise ValueError(f"url is not a Redis URL ({error})") from None
+    _check_options(pool)
     return Redis(connection_pool=pool)
+
+
+def _check_options(pool: BlockingConnectionPool) -> None:
+    """Build, without connecting, one connection as the pool would: redis-py passes a query
+    option it does not know on to the connection, which refuses it only on first use.
+
+    Raises:
+        ValueError: the URL's query holds an option the connection does not take.
+    """
+    try:
+        pool.connection_class(**pool.connection_kwargs)
+    except TypeError as error:
+        found = re.search(r"argument '([^']*)'", str(error))
+        name = found.group(1) if found else str(error)
+        tls = ": ssl_ options need a rediss:// URL" if name.startswith("ssl") else ""
+        raise ValueError(
+            f"url is not a Redis URL (its query option {name!r} is not one redis-py takes{tls})"
+        ) from None
+    except RedisError as error:
+        raise ValueError(f"url is not a Redis URL ({error})") from None
 
 
 def store_timeout(url: str | None, timeout: float | None) -> tuple[str | None, float]:

@@ -1,0 +1,78 @@
+"""Hostile command-line input ends in one line on stderr and exit status 2 (or 1 for a
+store that cannot be reached), never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roomkit.cli import main
+
+SURROGATE = b"\xed\xa0\x80".decode("utf-8", "surrogateescape")
+"""What Python makes of an argument holding bytes that are not UTF-8."""
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("ROOMKIT_DESK_SECRET", "ROOMKIT_TOKEN", "ROOMKIT_DESK_URL", "ROOMKIT_AUDIT_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ROOMKIT_DESK_DATA", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+
+
+def one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("option", "hint"),
+    [("foo=bar", "'foo' is not one redis-py takes"), ("ssl_cert_reqs=none", "rediss://")],
+)
+def test_a_redis_url_with_an_option_redis_does_not_take_is_one_line(
+    option: str, hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", "verify", "--store", f"redis://127.0.0.1:1/0?{option}"]) == 2
+    assert hint in one_line(capsys)
+
+
+def test_a_desk_url_holding_bytes_that_are_not_utf8_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROOMKIT_TOKEN", "x")
+    assert main(["pending", "list", "--url", f"http://127.0.0.1:1/{SURROGATE}"]) == 2
+    assert one_line(capsys).startswith("roomkit: --url (or $ROOMKIT_DESK_URL) holds bytes")
+
+
+def test_a_sqlite_path_too_long_for_the_file_system_is_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["audit", "verify", "--store", "sqlite:///" + "a" * 5000]) == 2
+    assert "cannot be a database file (File name too long)" in one_line(capsys)
+
+
+def test_a_postgres_host_no_resolver_takes_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "verify", "--store", "postgresql://" + "a" * 70 + "/x"]) == 1
+    assert "cannot connect to the PostgreSQL store" in one_line(capsys)
+
+
+def test_an_unreadable_postgres_url_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "verify", "--store", "postgresql://[::1/x"]) == 2
+    assert one_line(capsys).startswith("roomkit: the PostgreSQL DSN cannot be read")
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["grants", "list", "--tool", SURROGATE], "--tool"),
+        (["grants", "revoke", "g1", "--by", SURROGATE], "--by"),
+    ],
+)
+def test_a_grants_option_holding_bytes_that_are_not_utf8_is_one_line(
+    argv: list[str], option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "desk.db").touch()
+    assert main([*argv, "--store", "sqlite:///desk.db"]) == 2
+    assert one_line(capsys).startswith(f"roomkit: {option} holds bytes that are not UTF-8")
