@@ -231,6 +231,30 @@ async def test_revoking_an_answer_link_spends_it(
     assert seen.status_code == 401
 
 
+async def test_a_revoked_answer_link_no_longer_reads_its_request(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A spent link still shows its request's outcome on ``GET /api/link``; a revoked one,
+    spent before or not, shows nothing more."""
+    unused_id, spent_id = await ask(place, "bob"), await ask(place, "bob")
+    unused = issue_answer_link(SECRET, unused_id, "bob", 600)
+    spent = issue_answer_link(SECRET, spent_id, "bob", 600)
+    desk = place.desk()
+    async with desk.client() as client:
+        answered = await client.post(
+            f"/api/requests/{spent_id}/answer", json={"answer": "yes"}, headers=bearer(spent)
+        )
+        assert answered.status_code == 200, answered.text
+        assert (await client.get("/api/link", headers=bearer(spent))).status_code == 200
+        for link in (unused, spent):
+            assert (await place.cli(capsys, "revoke", link))[0] == 0
+        seen = [await client.get("/api/link", headers=bearer(link)) for link in (unused, spent)]
+    assert [(r.status_code, r.json().get("detail")) for r in seen] == [
+        (401, "This token was revoked"),
+        (401, "This token was revoked"),
+    ]
+
+
 async def test_revoking_a_sign_in_link_spends_it(
     place: Place, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,7 +18,6 @@ reach a log or a message. This module needs no web framework: the desk's FastAPI
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from enum import StrEnum
 
@@ -141,11 +140,8 @@ class CredentialGate:
                 raise Refused(ONLY_ANSWER_LINK)
             raise Refused(WHAT_IT_IS_FOR[principal.kind])
         # Reading its own request, a link spent answering it still counts; a revocation of
-        # its person does not.
-        checked = (
-            dataclasses.replace(principal, link_id=None) if use is Use.ANSWER_LINK else principal
-        )
-        refusal = await self.ledger.refusal(checked)
+        # the link or of its person does not.
+        refusal = await self.ledger.refusal(principal, spent_reads=use is Use.ANSWER_LINK)
         if refusal is not None:
             raise Refused(refusal)
         if use is Use.ADMIN and not principal.admin:

@@ -24,6 +24,7 @@ __all__ = [
     "LinkLedger",
     "actor_entry",
     "link_entry",
+    "revoked_link_entry",
     "token_entry",
 ]
 
@@ -33,6 +34,12 @@ logger = logging.getLogger("roomkit.desk")
 def link_entry(link_id: str) -> str:
     """The ledger entry of a spent (or revoked) answer or sign-in link."""
     return f"desk:link:{link_id}"
+
+
+def revoked_link_entry(link_id: str) -> str:
+    """The ledger entry of a revoked answer or sign-in link: kept apart from its spent entry,
+    since a link spent answering still reads its request and a revoked one does not."""
+    return f"desk:revoked-link:{link_id}"
 
 
 def token_entry(token_id: str) -> str:
@@ -53,12 +60,16 @@ REVOKED = "This token was revoked"
 """Why the desk refuses a credential that ``roomkit revoke`` ended."""
 
 
-def _checks(principal: Principal) -> dict[str, str | float]:
+def _checks(principal: Principal, *, spent_reads: bool = False) -> dict[str, str | float]:
     """The ledger entries that refuse ``principal``: a reason, or the issue time that an
-    actor's revocation must reach."""
+    actor's revocation must reach. With ``spent_reads``, a spent link is not refused (a
+    revoked one is)."""
     checks: dict[str, str | float] = {}
     if principal.link_id is not None:
-        checks[link_entry(principal.link_id)] = SIGN_IN_USED if principal.sign_in else LINK_USED
+        if not spent_reads:
+            used = SIGN_IN_USED if principal.sign_in else LINK_USED
+            checks[link_entry(principal.link_id)] = used
+        checks[revoked_link_entry(principal.link_id)] = REVOKED
     if principal.token_id is not None:
         checks[token_entry(principal.token_id)] = REVOKED
     if principal.issued_at is not None:
@@ -93,13 +104,18 @@ class LinkLedger:
     def __init__(self, ledger: SpendLedger) -> None:
         self.ledger = ledger
 
-    async def refusal(self, principal: Principal) -> str | None:
+    async def refusal(self, principal: Principal, *, spent_reads: bool = False) -> str | None:
         """Why the ledger refuses ``principal`` (a spent link, a revocation), or ``None``.
+
+        Args:
+            principal: the credential's principal.
+            spent_reads: a link already spent is not refused (an answer link reading its
+                own request); a revoked link still is.
 
         Raises:
             StoreError: the store cannot be reached (the caller fails closed).
         """
-        return (await self.refusals([principal]))[0]
+        return (await self._read_refusals([_checks(principal, spent_reads=spent_reads)]))[0]
 
     async def refusals(self, principals: Sequence[Principal]) -> list[str | None]:
         """:meth:`refusal` of each principal, in order, from one read of the ledger.
@@ -107,7 +123,9 @@ class LinkLedger:
         Raises:
             StoreError: the store cannot be reached (the caller fails closed).
         """
-        checks = [_checks(principal) for principal in principals]
+        return await self._read_refusals([_checks(principal) for principal in principals])
+
+    async def _read_refusals(self, checks: list[dict[str, str | float]]) -> list[str | None]:
         wanted = {entry for check in checks for entry in check}
         spent = await self.ledger.read_spent(sorted(wanted)) if wanted else {}
         return [_refused(check, spent) for check in checks]

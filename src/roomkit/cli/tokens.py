@@ -69,7 +69,7 @@ def token(args: argparse.Namespace) -> int:
 
 def revoke(args: argparse.Namespace) -> int:
     """``roomkit revoke``: record one token, or every token of an actor, as spent."""
-    from roomkit.auth.ledger import actor_entry, link_entry, token_entry
+    from roomkit.auth.ledger import actor_entry, link_entry, revoked_link_entry, token_entry
     from roomkit.auth.names import check_actor_name
     from roomkit.auth.principal import CredentialKind
     from roomkit.auth.tokens import token_claims, token_kind
@@ -85,6 +85,7 @@ def revoke(args: argparse.Namespace) -> int:
             2,
         )
     until: float | None = None
+    also: str | None = None
     if args.actor is not None:
         try:
             check_actor_name(args.actor, what="--actor")
@@ -103,9 +104,12 @@ def revoke(args: argparse.Namespace) -> int:
             )
         until = None if claims.get("exp") is None else float(claims["exp"])
         kind = token_kind(claims)
-        # A link is refused by its link entry, whether it answers or signs in.
+        # A link is refused by its link entry, whether it answers or signs in; its revoked
+        # entry refuses it too where a spent link still reads its request.
         link = kind is not CredentialKind.ACTOR
         entry = link_entry(claims["jti"]) if link else token_entry(claims["jti"])
+        if link:
+            also = revoked_link_entry(claims["jti"])
         named = {
             CredentialKind.ANSWER_LINK: "answer link",
             CredentialKind.SIGN_IN_LINK: "sign-in link",
@@ -113,7 +117,10 @@ def revoke(args: argparse.Namespace) -> int:
         what = f"the {named.get(kind, 'token')} of {printable(claims['sub'])}"
 
     async def record(store: PendingStore | DurableStore) -> float:
-        return await HumanInputHandler(store=store).ledger.record_spent(entry, until=until)
+        ledger = HumanInputHandler(store=store).ledger
+        if also is not None:
+            await ledger.record_spent(also, until=until)
+        return await ledger.record_spent(entry, until=until)
 
     # A revocation in a database no desk reads would leave the token working.
     refuse_missing_file(args.store)
