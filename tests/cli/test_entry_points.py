@@ -109,9 +109,10 @@ def test_every_command_module_imports_without_the_extras(tmp_path: Path) -> None
     assert refused(done.stderr) == []
 
 
-def test_python_m_roomkit_cli_prints_its_help(tmp_path: Path) -> None:
+@pytest.mark.parametrize("module", ["roomkit.cli", "roomkit"])
+def test_python_m_roomkit_prints_its_help(tmp_path: Path, module: str) -> None:
     env = blocked_env(tmp_path, EVERY_OPTIONAL)
-    done = run([sys.executable, "-m", "roomkit.cli", "--help"], env, tmp_path)
+    done = run([sys.executable, "-m", module, "--help"], env, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "usage: roomkit" in done.stdout
     assert refused(done.stderr) == []
