@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["Cancelled", "cancel_task", "withdraw_asked"]
+__all__ = ["Cancelled", "cancel_task"]
 
 
 @dataclass
@@ -55,44 +55,34 @@ async def cancel_task(
     """Stop the task ``task_id``'s turn (``stop``), then withdraw the open requests of the
     room that it asked ``caller`` (none without a caller).
 
-    A request the task asked that the stop withdrew (its call was cut) is named among the
-    withdrawn ones.
+    The requests the task asked, and the tasks that showed each, are read once, before the
+    stop; one the stop withdrew (its call was cut) is named among the withdrawn ones.
     """
-    asked = [
-        request.pending_id
-        for request in await handler.list_pending(room_id=room_id)
-        if task_id in await _shown_in(handler, request)
-    ]
+    asked: list[tuple[str, set[str]]] = []
+    for listed in await handler.list_pending(room_id=room_id):
+        tasks = await _shown_in(handler, listed)
+        if task_id in tasks:
+            asked.append((listed.pending_id, tasks))
     await stop()
-    if caller is None:
-        return Cancelled()
-    done = await withdraw_asked(handler, access, caller, room_id, task_id)
-    named = {*done.withdrawn, *(left.split(" ", 1)[0] for left in done.left)}
-    for pending_id in asked:
-        request = await handler.get_request(pending_id)
-        if pending_id not in named and request is not None and request.withdrawn:
-            done.withdrawn.append(pending_id)
-    return done
-
-
-async def withdraw_asked(
-    handler: HumanInputHandler, access: Access, caller: Principal, room_id: str, task_id: str
-) -> Cancelled:
-    """Withdraw the open requests of the room that the task ``task_id`` asked ``caller``."""
     done = Cancelled()
-    for request in await handler.list_pending(room_id=room_id):
-        tasks = await _shown_in(handler, request)
-        if task_id not in tasks:
+    if caller is None:
+        return done
+    for pending_id, tasks in asked:
+        request = await handler.get_request(pending_id)
+        if request is None:
             continue
-        if tasks != {task_id}:
-            done.left.append(f"{request.pending_id} (another task of the context shows it)")
+        if request.status is not PendingInputStatus.PENDING:
+            if request.withdrawn:
+                done.withdrawn.append(pending_id)
+        elif tasks != {task_id}:
+            done.left.append(f"{pending_id} (another task of the context shows it)")
         elif not (
             await access.can_see(caller, request) and await access.may_decide(caller, request)
         ):
             why = "only its approvers decide it" if request.kind == "approval" else "not yours"
-            done.left.append(f"{request.pending_id} ({why})")
-        elif await handler.arelease(request.pending_id):
-            done.withdrawn.append(request.pending_id)
+            done.left.append(f"{pending_id} ({why})")
+        elif await handler.arelease(pending_id):
+            done.withdrawn.append(pending_id)
     return done
 
 
