@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import signal
 import socket
-import threading
 from pathlib import Path
 
 import httpx
 import pytest
+from tests.tools.human_input.stores.store_kit import connection_threads, still_running
 
 from roomkit.channels.ai import AIChannel
 from roomkit.desk import TokenAuthenticator
@@ -23,11 +23,6 @@ from roomkit.desk.demo import (
     main,
 )
 from roomkit.desk.demo_model import TripPlannerModel
-
-
-def store_threads() -> set[threading.Thread]:
-    """The threads of open SQLite connections (one per store that is not closed)."""
-    return {t for t in threading.enumerate() if "connection_worker" in t.name}
 
 
 async def test_the_demo_sets_up_its_room_agent_and_chat() -> None:
@@ -89,7 +84,7 @@ def test_main_serves_until_ctrl_c(
 
     monkeypatch.setattr(demo_module, "print", print_then_interrupt, raising=False)
     monkeypatch.setenv("PORT", "0")
-    before = store_threads()
+    before = connection_threads()
     assert main(["--data-dir", str(tmp_path / "data")]) == 0
     assert len(printed) == 1
     assert printed[0].startswith("Open http://127.0.0.1:")
@@ -98,7 +93,7 @@ def test_main_serves_until_ctrl_c(
         "\n\nAnswer from Slack: `roomkit desk --notify notify.toml` (docs/how-to/slack.md)"
     )
     assert (tmp_path / "data" / "demo.db").exists()
-    assert store_threads() <= before
+    assert not still_running(before)
     assert capsys.readouterr().err == ""
 
 
@@ -117,7 +112,7 @@ def test_main_says_when_the_port_is_taken(
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         monkeypatch.setenv("PORT", str(taken.getsockname()[1]))
-        before = store_threads()
+        before = connection_threads()
         assert main(["--data-dir", str(tmp_path)]) == 1
     assert capsys.readouterr().err.startswith("Cannot start the demo: ")
-    assert store_threads() <= before
+    assert not still_running(before)

@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import logging
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -32,6 +33,24 @@ RESYNC = PendingChange(PendingChangeKind.RESYNC)
 
 PATIENCE = 30.0
 """Seconds a test waits for something a store's real-time feed should deliver."""
+
+
+def connection_threads() -> set[threading.Thread]:
+    """The threads of SQLite connections (aiosqlite's workers) running now."""
+    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name}
+
+
+def still_running(before: set[threading.Thread]) -> set[threading.Thread]:
+    """The connection threads started since ``before`` that do not end.
+
+    A closed connection's thread hands the close back just before it ends: each new one
+    gets a moment to end.
+    """
+    new = connection_threads() - before
+    for thread in new:
+        thread.join(timeout=PATIENCE)
+    return {thread for thread in new if thread.is_alive()}
+
 
 Store = SQLiteStore | RedisStore | PostgresStore
 

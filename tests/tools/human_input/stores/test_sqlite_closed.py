@@ -8,12 +8,16 @@ again, and a process holding such a store never exited (the thread is not a daem
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
 import pytest
 from tests.tools.human_input.durable.cross_process_peer import parked
-from tests.tools.human_input.stores.store_kit import PATIENCE, make_request
+from tests.tools.human_input.stores.store_kit import (
+    PATIENCE,
+    connection_threads,
+    make_request,
+    still_running,
+)
 from tests.tools.human_input.stores.test_sqlite_wake import needs_proc, open_sockets
 
 from roomkit.core.exceptions import StoreClosedError
@@ -23,23 +27,6 @@ from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 QUESTION = {"question": "Ship it?"}
-
-
-def connection_threads() -> set[threading.Thread]:
-    """The threads of SQLite connections (aiosqlite's workers) running now."""
-    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name}
-
-
-def still_running(before: set[threading.Thread]) -> set[threading.Thread]:
-    """The connection threads started since ``before`` that do not end.
-
-    A closed connection's thread hands the close back just before it ends: each new one
-    gets a moment to end.
-    """
-    new = connection_threads() - before
-    for thread in new:
-        thread.join(timeout=PATIENCE)
-    return {thread for thread in new if thread.is_alive()}
 
 
 async def test_every_call_after_close_is_refused_until_open(tmp_path: Path) -> None:

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
 import pytest
+from tests.tools.human_input.stores.store_kit import connection_threads, still_running
 
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.sqlite import SQLiteStore
-
-
-def worker_threads() -> set[threading.Thread]:
-    return {thread for thread in threading.enumerate() if "connection_worker" in thread.name}
 
 
 def test_a_file_that_cannot_be_opened_leaves_no_worker_thread(tmp_path: Path) -> None:
@@ -21,11 +17,11 @@ def test_a_file_that_cannot_be_opened_leaves_no_worker_thread(tmp_path: Path) ->
     worker thread left behind would report to a closed loop (an error in that thread)."""
 
     async def attempt() -> None:
-        before = worker_threads()
+        before = connection_threads()
         store = SQLiteStore(tmp_path / "no-such-folder" / "kit.db")
         with pytest.raises(StoreUnavailableError, match="no-such-folder"):
             await store.open()
-        assert worker_threads() <= before
+        assert not still_running(before)
         await store.close()
 
     for _ in range(20):
