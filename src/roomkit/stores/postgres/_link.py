@@ -1,10 +1,11 @@
-"""The Postgres stores' link: the pool, the first connection, the faults, the migrations.
+"""The Postgres stores' link: the pool, the first connection, the faults.
 
 :class:`Link` owns (or borrows) a ``psycopg_pool.AsyncConnectionPool``. Opening it makes one
 connection first, on its own, so that a wrong host, password or database name surfaces as a
 :class:`~roomkit.core.exceptions.StoreError` naming what to check, at once, instead of a
 pool that waits for connections that never come; that connection also creates or migrates
-the tables (:func:`migrate`, under an advisory lock, refusing tables newer than the code).
+the tables (:func:`~roomkit.stores.postgres._migrate.migrate`, under an advisory lock,
+refusing tables newer than the code).
 Afterwards every fault of the server or the network raises
 :class:`~roomkit.core.exceptions.StoreUnavailableError`; a value the server refuses as too
 long for it (an index entry past its limit) raises a plain
@@ -18,9 +19,9 @@ import asyncio
 import contextlib
 import re
 import select
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Any
 
 import psycopg
 from psycopg import AsyncConnection
@@ -30,16 +31,16 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from roomkit.core.exceptions import (
     StoreClosedError,
     StoreError,
-    StoreFormatError,
     StoreUnavailableError,
 )
 from roomkit.stores._opening import SharedOpening
+from roomkit.stores.postgres._migrate import Migrations, migrate, version_table
 from roomkit.stores.postgres._too_long import too_long_error
 
 __all__ = [
     "LOST",
     "Link",
-    "Migrations",
+    "Migrations",  # at home in _migrate; named here too, for the old path core.postgres_link
     "check_dsn",
     "check_schema_name",
     "describe",
@@ -107,21 +108,6 @@ def check_schema_name(schema: object) -> str:
             f"with a letter or an underscore, got {schema!r}"
         )
     return schema
-
-
-def version_table(schema: str, table: str) -> tuple[list[str], str, str]:
-    """The statements of a version table ``table`` in ``schema`` (a checked name): those
-    that create it (and the schema), the read of the version and its write."""
-    s = f'"{schema}"'
-    prepare = [
-        f"CREATE SCHEMA IF NOT EXISTS {s}",
-        f"CREATE TABLE IF NOT EXISTS {s}.{table} (version integer NOT NULL)",
-    ]
-    return (
-        prepare,
-        f"SELECT max(version) FROM {s}.{table}",
-        f"INSERT INTO {s}.{table} (version) VALUES (%s)",
-    )
 
 
 def describe(dsn: str) -> str:
@@ -443,56 +429,3 @@ def _spoke(db: AsyncConnection[Any]) -> bool:
 def _first_line(error: BaseException) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0]
-
-
-class Migrations(Protocol):
-    """What :func:`migrate` needs of a store's statements."""
-
-    @property
-    def lock(self) -> str:
-        """The name of the advisory lock, and of the tables in messages."""
-
-    @property
-    def prepare(self) -> Sequence[str]:
-        """Creates the schema and the version table when missing."""
-
-    @property
-    def read_version(self) -> str:
-        """Reads the stored version."""
-
-    @property
-    def write_version(self) -> str:
-        """Records a version reached."""
-
-    @property
-    def migrations(self) -> Mapping[int, Sequence[str]]:
-        """The statements that bring the tables from one version below each key to it."""
-
-
-async def migrate(db: AsyncConnection[Any], sql: Migrations, *, where: str, version: int) -> None:
-    """Bring a store's tables to ``version`` in one transaction, under an advisory lock.
-
-    ``sql.prepare`` runs first; then each migration above the stored version, each
-    recorded. Two processes opening a new database take turns: CREATE ... IF NOT EXISTS
-    alone races on the catalogue.
-
-    Raises:
-        StoreFormatError: the stored version is newer than ``version`` (nothing changes).
-    """
-    async with db.transaction():
-        await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (sql.lock,))
-        for statement in sql.prepare:
-            await db.execute(statement)
-        cursor = await db.execute(sql.read_version)
-        row = await cursor.fetchone()
-        found = int(row[0]) if row is not None and row[0] is not None else 0
-        if found > version:
-            raise StoreFormatError(
-                f"the PostgreSQL store at {where} ({sql.lock}) holds tables of version "
-                f"{found}, made by a newer roomkit; this one reads version {version}: upgrade "
-                f"roomkit in this process (nothing was read or written)"
-            )
-        for step in range(found + 1, version + 1):
-            for statement in sql.migrations[step]:
-                await db.execute(statement)
-            await db.execute(sql.write_version, (step,))

@@ -71,7 +71,8 @@ from roomkit.stores.postgres._feed import NotifyFeed
 from roomkit.stores.postgres._grants import PostgresGrants
 from roomkit.stores.postgres._history import purge_chains
 from roomkit.stores.postgres._insert import Clocks, insert_granted, insert_request
-from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name, migrate
+from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name
+from roomkit.stores.postgres._migrate import migrate
 from roomkit.stores.postgres._outbox import PostgresOutbox
 from roomkit.stores.postgres._reads import Reads
 from roomkit.stores.postgres._schema import VERSION, Statements

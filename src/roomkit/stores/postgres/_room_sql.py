@@ -10,7 +10,7 @@ can also hold a pending-request store's tables. Each table listed in arrival ord
 
 from __future__ import annotations
 
-from roomkit.stores.postgres._link import version_table
+from roomkit.stores.postgres._migrate import version_table
 
 __all__ = ["VERSION", "RoomStatements"]
 

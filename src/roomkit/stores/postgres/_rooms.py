@@ -30,7 +30,8 @@ from psycopg_pool import AsyncConnectionPool
 from roomkit.models import room as room_model
 from roomkit.stores._sql_rooms import Run, SQLRooms
 from roomkit.stores._url import request_store
-from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name, migrate
+from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name
+from roomkit.stores.postgres._migrate import migrate
 from roomkit.stores.postgres._room_sql import VERSION, RoomStatements
 
 if TYPE_CHECKING:

@@ -46,7 +46,7 @@ from roomkit.stores._sql_columns import (
 )
 from roomkit.stores._trail import Anchoring
 from roomkit.stores.outbox import IS_ENDING
-from roomkit.stores.postgres._link import version_table
+from roomkit.stores.postgres._migrate import version_table
 
 __all__ = [
     "MAX_PAYLOAD",

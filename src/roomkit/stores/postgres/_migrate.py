@@ -1,0 +1,83 @@
+"""The Postgres stores' tables, versioned: each store's version table, and the migration
+that brings a store's tables to the code's version on the first connection, under an
+advisory lock, refusing tables newer than the code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from psycopg import AsyncConnection
+
+from roomkit.core.exceptions import StoreFormatError
+
+__all__ = ["Migrations", "migrate", "version_table"]
+
+
+def version_table(schema: str, table: str) -> tuple[list[str], str, str]:
+    """The statements of a version table ``table`` in ``schema`` (a checked name): those
+    that create it (and the schema), the read of the version and its write."""
+    s = f'"{schema}"'
+    prepare = [
+        f"CREATE SCHEMA IF NOT EXISTS {s}",
+        f"CREATE TABLE IF NOT EXISTS {s}.{table} (version integer NOT NULL)",
+    ]
+    return (
+        prepare,
+        f"SELECT max(version) FROM {s}.{table}",
+        f"INSERT INTO {s}.{table} (version) VALUES (%s)",
+    )
+
+
+class Migrations(Protocol):
+    """What :func:`migrate` needs of a store's statements."""
+
+    @property
+    def lock(self) -> str:
+        """The name of the advisory lock, and of the tables in messages."""
+
+    @property
+    def prepare(self) -> Sequence[str]:
+        """Creates the schema and the version table when missing."""
+
+    @property
+    def read_version(self) -> str:
+        """Reads the stored version."""
+
+    @property
+    def write_version(self) -> str:
+        """Records a version reached."""
+
+    @property
+    def migrations(self) -> Mapping[int, Sequence[str]]:
+        """The statements that bring the tables from one version below each key to it."""
+
+
+async def migrate(db: AsyncConnection[Any], sql: Migrations, *, where: str, version: int) -> None:
+    """Bring a store's tables to ``version`` in one transaction, under an advisory lock.
+
+    ``sql.prepare`` runs first; then each migration above the stored version, each
+    recorded. Two processes opening a new database take turns: CREATE ... IF NOT EXISTS
+    alone races on the catalogue.
+
+    Raises:
+        StoreFormatError: the stored version is newer than ``version`` (nothing changes).
+    """
+    async with db.transaction():
+        await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (sql.lock,))
+        for statement in sql.prepare:
+            await db.execute(statement)
+        cursor = await db.execute(sql.read_version)
+        row = await cursor.fetchone()
+        found = int(row[0]) if row is not None and row[0] is not None else 0
+        if found > version:
+            raise StoreFormatError(
+                f"the PostgreSQL store at {where} ({sql.lock}) holds tables of version "
+                f"{found}, made by a newer roomkit; this one reads version {version}: upgrade "
+                f"roomkit in this process (nothing was read or written)"
+            )
+        for step in range(found + 1, version + 1):
+            for statement in sql.migrations[step]:
+                await db.execute(statement)
+            await db.execute(sql.write_version, (step,))
