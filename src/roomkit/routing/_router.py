@@ -25,18 +25,16 @@ same instant may pick the same member.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import weakref
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.people import Directory, reference_of
+from roomkit.routing._members import Rotations, on_call_now
 from roomkit.stores.base import SpendLedger
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 
@@ -102,12 +100,7 @@ class Router:
         self.directory = directory
         self._handler = handler
         self.clock = clock
-        # This process's turns, per role and member: they order assignments the ledger's
-        # clock made in the same instant.
-        self._last_assigned: dict[tuple[str, str], int] = {}
-        self._turns = 0
-        # One pick per role at a time in this process: read the ledger, then record.
-        self._picking: dict[str, asyncio.Lock] = {}
+        self._rotations = Rotations(handler)
         # One routing of a request at a time in this process: the request's creation and
         # its first notice both route it, and must assign a rotation role once.
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -199,74 +192,6 @@ class Router:
             )
             await self._handler.outbox.add([item])
 
-    async def _next_member(
-        self, name: str, after: str | None, tool: str | None, skip: Collection[str] = ()
-    ) -> str | None:
-        """The role's member assigned least recently (by any process on the store), skipping
-        those away, ``after`` and ``skip``; the pick is recorded in the ledger."""
-        group = self.directory.roles.get(name)
-        if group is None:
-            return None
-        at = self.clock()
-        members = [member for member in group.members if member != after and member not in skip]
-        present = [member for member in members if self.directory.away(member, at, tool) is None]
-        nobody_in = all(self.directory.away(m, at, tool) is not None for m in group.members)
-        if not present and members and nobody_in:
-            # Someone is assigned all the same: their delegates decide, and the desk says
-            # who is away until when, where no one at all would leave the request unseen.
-            logger.warning(
-                "routing: every member of role %r is away; the one assigned least recently "
-                "is assigned, and their delegates decide",
-                name,
-            )
-            present = members
-        if not present:
-            return None
-        lock = self._picking.setdefault(name, asyncio.Lock())
-        async with lock:
-            ledger = self._handler.ledger
-            entries = {member: _rotation_entry(name, member) for member in present}
-            last = await ledger.read_spent(list(entries.values()))
-
-            def order(member: str) -> tuple[float, int]:
-                # Never assigned first; then the oldest assignment; this process's turns
-                # break a tie of the ledger's clock.
-                when = last.get(entries[member], float("-inf"))
-                return when, self._last_assigned.get((name, member), -1)
-
-            chosen = min(present, key=order)
-            await ledger.record_spent(entries[chosen], until=None)
-            self._turns += 1
-            self._last_assigned[(name, chosen)] = self._turns
-        return chosen
-
-    async def _on_call_now(self, name: str) -> str | None:
-        source = self.directory.on_call.get(name)
-        if source is None:
-            logger.warning("routing: the directory has no on-call schedule %r", name)
-            return None
-        try:
-            who = await source.on_call_at(self.clock())
-        except Exception as error:
-            # A schedule that cannot be read now keeps whoever was assigned.
-            logger.warning("routing: could not read the on-call schedule %r (%s)", name, error)
-            return None
-        if who is None:
-            return None
-        problem = actor_name_problem(who)
-        if problem is not None:
-            # No one could sign in as it: assigned, the request would wait on nobody.
-            logger.warning(
-                "routing: the on-call schedule %r names someone who %s (%s); whoever was "
-                "assigned before stays: fix the shift to name a person's email or actor id",
-                name,
-                problem,
-                RULE,
-            )
-            return None
-        assert isinstance(who, str)
-        return self.directory.actor_for_email(who) or who
-
     async def refresh(
         self, request: PendingInput, *, escalating: bool = False, step: str | None = None
     ) -> dict[str, str]:
@@ -316,7 +241,7 @@ class Router:
             before = current.get(approver)
             turn = len(every.get(approver, ()))
             if kind == "on_call":
-                now = await self._on_call_now(name)
+                now = await on_call_now(self.directory, name, self.clock())
                 if now is not None and now != before:
                     reason = "on call" if before is None else "shift change"
                     await self._assign(request, approver, now, before, reason, turn, kept)
@@ -332,7 +257,9 @@ class Router:
                 # to: processes whose directories disagree for a while (a rolling restart)
                 # hand it on a bounded number of times, never back and forth.
                 skip = every.get(approver, ()) if left and not handing_on else ()
-                chosen = await self._next_member(name, before, request.tool_name, skip)
+                chosen = await self._rotations.next_member(
+                    self.directory, name, self.clock(), before, request.tool_name, skip
+                )
                 if chosen is not None and chosen != before:
                     reason = (
                         "rotation" if before is None else "member left" if left else "escalation"
@@ -470,15 +397,6 @@ def _assigned_in(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
             if people:
                 found.setdefault(group, []).append(str(people[0]))
     return found
-
-
-def _rotation_entry(role: str, member: str) -> str:
-    """The ledger's entry keeping when ``member`` of ``role`` was last assigned (a digest
-    when the names are too long for an entry)."""
-    entry = "rotation:" + json.dumps([role, member], ensure_ascii=False, separators=(",", ":"))
-    if len(entry) <= 512:
-        return entry
-    return "rotation:" + hashlib.sha256(entry.encode()).hexdigest()
 
 
 def _name(actor: str) -> str:
