@@ -524,6 +524,34 @@ async def test_a_vote_from_slack_that_counts_leaves_the_message_for_the_others(
     )
 
 
+async def test_a_second_click_by_the_same_voter_says_the_vote_is_in(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    """Alice clicks Approve again (another device, an impatient double click) on a quorum
+    approval still waiting for bob: she hears her vote is in already, not that the request
+    is open, and nothing changes."""
+    request = await world.handler.create_approval(
+        "pay", {"amount": 9}, approvers=["alice", "bob"], room_id="room", quorum=2
+    )
+    click = await told(slack, slack_api, request, "Approve")
+    first = click.body("U0ALICE")
+    assert (await interact(world, first, signed(first))).status_code == 200
+    again = click.body("U0ALICE", response="r2")
+    response = await interact(world, again, signed(again))
+    assert response.status_code == 200
+    reply = response.json()
+    assert reply["response_type"] == "ephemeral"
+    assert reply["text"] == (
+        "Your vote is in already: each approver votes once (1 of 2 approvals — waiting for bob)."
+    )
+    waiting = await world.handler.get_request(request.pending_id)
+    assert waiting is not None
+    assert (waiting.status, [vote.actor for vote in waiting.votes]) == ("pending", ["alice"])
+    counted = world.app.state.desk.metrics.render().decode()
+    assert 'roomkit_slack_interactions_total{outcome="vote_in"} 1.0' in counted
+    assert 'roomkit_slack_interactions_total{outcome="voted"} 1.0' in counted
+
+
 @pytest.mark.parametrize(
     ("answer_in", "line"),
     [("slack", "Answered by alice in Slack"), ("desk", "Answered by alice in the desk")],

@@ -24,7 +24,7 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.tools import approvals
 from roomkit.tools.validation import validate_answer
 
-__all__ = ["answer_text", "quorum_progress", "settled_detail"]
+__all__ = ["answer_text", "quorum_progress", "settled_detail", "voted", "voted_for"]
 
 _FIELDS = {
     Kind.QUESTION: {"answer"},
@@ -213,3 +213,18 @@ def settled_detail(request: PendingInput | None) -> str:
         reason = f": {request.reject_reason}" if request.reject_reason else ""
         return f"Already rejected{by}{reason}"
     return "This request is still open"
+
+
+def voted(actor_id: str, request: PendingInput) -> bool:
+    """Whether ``actor_id`` has a vote in on ``request`` (a quorum approval): a vote sent
+    again, a retry or a second tab or device, is in and counts once."""
+    return any(vote.actor == actor_id for vote in request.votes)
+
+
+def voted_for(actor_id: str, request: PendingInput) -> str | None:
+    """Who cast ``actor_id``'s vote on ``request`` standing in for them (their delegate),
+    if someone did."""
+    for vote in request.votes:
+        if vote.on_behalf_of == actor_id and vote.actor != actor_id:
+            return vote.actor
+    return None

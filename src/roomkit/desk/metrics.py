@@ -159,7 +159,8 @@ class DeskMetrics:
 
     def slack_interaction(self, outcome: str) -> None:
         """Count a click Slack posted: ``settled``, ``voted`` (a vote on a quorum approval
-        that leaves it open), ``forged``, ``replayed``, ``not_yours``, ``unknown_user``,
+        that leaves it open), ``vote_in`` (a voter clicking again: their vote is in
+        already), ``forged``, ``replayed``, ``not_yours``, ``unknown_user``,
         ``already_settled``, ``stale`` (a decision on arguments since edited), ``unfit``,
         ``rate_limited``, ``invalid``, ``ignored`` or ``store_error``."""
         self._slack.labels(outcome).inc()

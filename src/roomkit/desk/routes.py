@@ -39,7 +39,7 @@ from roomkit.core.exceptions import (
     StoreUnavailableError,
 )
 from roomkit.desk import notifications
-from roomkit.desk.answers import answer_text, settled_detail
+from roomkit.desk.answers import answer_text, settled_detail, voted, voted_for
 from roomkit.desk.auth import Principal
 from roomkit.desk.gate import signed_in
 from roomkit.desk.grants import granting, grants_router
@@ -105,21 +105,6 @@ _ERRORS = {
     429: "Rate limited (see Retry-After)",
 }
 _errors = partial(error_responses, _ERRORS)
-
-
-def _voted(caller: Principal, request: PendingInput) -> bool:
-    """Whether ``caller`` has a vote in on ``request`` (a quorum approval): a vote sent again,
-    a retry or a second tab, is in and counts once."""
-    return any(vote.actor == caller.actor_id for vote in request.votes)
-
-
-def _voted_for(caller: Principal, request: PendingInput) -> str | None:
-    """Who cast ``caller``'s vote on ``request`` standing in for them (their delegate), if
-    someone did."""
-    for vote in request.votes:
-        if vote.on_behalf_of == caller.actor_id and vote.actor != caller.actor_id:
-            return vote.actor
-    return None
 
 
 def _validation_detail(error: RequestValidationError) -> str:
@@ -226,9 +211,9 @@ def build_router(desk: "Desk") -> DeskRouter:
 
     async def check_decider(caller: Principal, request: PendingInput) -> None:
         if not await desk.access.may_decide(caller, request):
-            if _voted(caller, request):
+            if voted(caller.actor_id, request):
                 raise HTTPException(status_code=403, detail=_VOTE_IN)
-            delegate = _voted_for(caller, request)
+            delegate = voted_for(caller.actor_id, request)
             if delegate is not None:
                 detail = f"Your vote on this approval was cast by {delegate}, who stands in for you"
                 raise HTTPException(status_code=403, detail=f"{detail}: each approver votes once")
@@ -277,7 +262,7 @@ def build_router(desk: "Desk") -> DeskRouter:
             raise HTTPException(status_code=503, detail=detail) from None
         if not won:
             latest = await handler.get_request(request_id)
-            if latest is not None and latest.status is _PENDING and _voted(caller, latest):
+            if latest is not None and latest.status is _PENDING and voted(caller.actor_id, latest):
                 # The same vote sent twice at once, or a delegate voting again for another
                 # approver they stand for: it is in, and the request is still open.
                 await desk.ledger.refund(caller)

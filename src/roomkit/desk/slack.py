@@ -46,7 +46,13 @@ from roomkit.bodies import (
     read_capped,
 )
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
-from roomkit.desk.answers import answer_text, quorum_progress, settled_detail
+from roomkit.desk.answers import (
+    answer_text,
+    quorum_progress,
+    settled_detail,
+    voted,
+    voted_for,
+)
 from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
 from roomkit.desk.shapes import AnswerBody
@@ -81,6 +87,11 @@ UNKNOWN_USER = (
 RATE_LIMITED = "Too many answers at once, so nothing was changed: try again in {wait} s."
 UNFIT = "This button does not fit the question any more: answer it in the desk."
 VOTED = "Your vote is in: {progress}."
+VOTE_IN = "Your vote is in already: each approver votes once ({progress})."
+VOTE_CAST = (
+    "Your vote on this approval was cast by {delegate}, who stands in for you: each approver "
+    "votes once ({progress})."
+)
 STALE = (
     "The arguments changed after this message was sent, so nothing was decided. They are "
     "now:\n{now}\nDecide on these in the desk, or on a newer message."
@@ -90,6 +101,20 @@ UNNAMED = (
     "desk), so nothing was changed: decide in the desk."
 )
 _STALE_ARGUMENTS_MAX = 2000
+
+
+def _counted(principal: Principal, request: PendingInput) -> str | None:
+    """What a voter clicking again on an open quorum approval reads: their vote (or the one
+    their delegate cast for them) is in already; ``None`` when they have none in."""
+    if request.quorum is None or request.status is not PendingInputStatus.PENDING:
+        return None
+    progress = quorum_progress(len(approved_by(request)), request.quorum, request.approvers)
+    if voted(principal.actor_id, request):
+        return VOTE_IN.format(progress=progress)
+    delegate = voted_for(principal.actor_id, request)
+    if delegate is not None:
+        return VOTE_CAST.format(delegate=delegate, progress=progress)
+    return None
 
 
 def signing_secret_of(slack: object) -> str:
@@ -224,6 +249,9 @@ class SlackInteractions:
             if found is None or not await desk.access.can_see(principal, found):
                 return _ephemeral(NOT_YOURS), "not_yours"
             if not await desk.access.may_decide(principal, found):
+                counted = _counted(principal, found)
+                if counted is not None:
+                    return _ephemeral(counted), "vote_in"
                 refused = NOT_AN_APPROVER if found.kind == "approval" else ROUTED_ON
                 return _ephemeral(refused), "not_yours"
             current = await handler.expire_overdue([found])
@@ -240,6 +268,10 @@ class SlackInteractions:
             )
             if not won:
                 latest = await handler.get_request(pending_id)
+                counted = None if latest is None else _counted(principal, latest)
+                if counted is not None:
+                    # The same vote clicked twice at once: it is in, the request still open.
+                    return _ephemeral(counted), "vote_in"
                 return _ephemeral(settled_detail(latest)), "already_settled"
             settled = await handler.get_request(pending_id) or request
             if settled.quorum is not None and settled.status is PendingInputStatus.PENDING:
