@@ -110,3 +110,31 @@ async def test_a_restarted_memory_kit_runs_only_the_new_message() -> None:
         assert len(second.provider.calls) == 1
     finally:
         await second.close()
+
+
+async def test_the_agents_reasoning_and_activity_answer_the_messages_before_them() -> None:
+    """A client showing the agent's reasoning or an activity after a user message shows that
+    message answered: a seeded conversation ending so runs no turn for it, only the new one."""
+    front = Front([AIResponse(content="Reply.")] * 3)
+    try:
+        seeded = [
+            {"id": "old-u0", "role": "user", "content": "Old 0"},
+            {"id": "old-r0", "role": "reasoning", "content": "Thinking about it."},
+            {"id": "old-u1", "role": "user", "content": "Old 1"},
+            {
+                "id": "old-act1",
+                "role": "activity",
+                "activityType": "PLAN",
+                "content": {"steps": ["search"]},
+            },
+        ]
+        body = {"threadId": "t1", "runId": "r1", "messages": [*seeded, user(0)]}
+        events = parse((await front.post(body)).text)
+        assert events[-1].type == EventType.RUN_FINISHED
+        assert said(front) == ["New 0"]
+        body = {"threadId": "t1", "runId": "r2", "messages": seeded}
+        events = parse((await front.post(body)).text)
+        assert events[-1].type == EventType.RUN_FINISHED
+        assert said(front) == ["New 0"], "the reasoning and the activity answered Old 0, Old 1"
+    finally:
+        await front.close()

@@ -2,8 +2,9 @@
 hold yet.
 
 A front end sends the whole conversation on every run; a run starts one turn for each user
-message after the last answer the client shows (an assistant or tool message) that the room
-has not recorded, in order, and at most ``Thread.max_new_messages`` of them. The user
+message after the last answer the client shows (an assistant, tool, reasoning or activity
+message) that the room has not recorded, in order, and at most ``Thread.max_new_messages``
+of them. The user
 messages before that answer are answered in the client's own eyes: a room that does not hold
 them (a memory store after a restart, a thread moved to another server, a client seeding a
 conversation) runs none of them again, and records none of them either (the room holds what
@@ -39,8 +40,9 @@ MAX_NEW_MESSAGES = 8
 """The user messages one run may start by default: a chat client sends one a run, a few
 after it was offline."""
 
-ANSWERS = frozenset({"assistant", "tool"})
-"""The roles of the messages that answer the user messages before them in a client's list."""
+ANSWERS = frozenset({"assistant", "tool", "reasoning", "activity"})
+"""The roles of the messages that answer the user messages before them in a client's list:
+the agent's words, its tools' results, its reasoning and its activities."""
 
 
 async def check_new_messages(thread: Thread, thread_id: str, run: RunAgentInput) -> None:
@@ -185,7 +187,8 @@ async def _new_messages(
 
 
 def _unanswered(messages: list[Any]) -> list[Any]:
-    """The client's messages after the last answer it shows (an assistant or tool message).
+    """The client's messages after the last answer it shows (an assistant, tool, reasoning
+    or activity message).
 
     The user messages before that answer were answered in the client's own list: run again,
     each would run its turn (and its tools) a second time.

@@ -162,9 +162,9 @@ def agui_router(
         burst: the requests a person may make at once, before ``rate`` applies.
         max_body: bytes a request body may hold (413 past it); JSON too deep, with a key
             twice or a number out of range gets 400, before anything parses it.
-        max_new_messages: the unanswered user messages (after the last assistant or tool
-            message of the run's ``messages``) the thread does not hold yet that one run may
-            start, each a turn of the agent; a run sending more ends with ``RUN_ERROR``
+        max_new_messages: the unanswered user messages (after the last assistant, tool,
+            reasoning or activity message of the run's ``messages``) the thread does not
+            hold yet that one run may start, each a turn of the agent; a run sending more ends with ``RUN_ERROR``
             (code ``too_many_messages``), settling and starting nothing. The answered ones
             start no turn and do not count.
 
