@@ -141,8 +141,9 @@ def _within_limit(thread: Thread, new: list[Any]) -> None:
     if len(new) > limit:
         raise RunRefused(
             "too_many_messages",
-            f"The run sends {len(new)} unanswered user messages (after the last assistant "
-            f"or tool message) the thread does not hold yet; one run starts at most {limit}: "
+            f"The run sends {len(new)} unanswered user messages (after the last assistant, "
+            f"tool, reasoning or activity message) the thread does not hold yet; one run "
+            f"starts at most {limit}: "
             f"send at most {limit} new user messages a run. None of them was run",
         )
 
