@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
-from roomkit.core.exceptions import InvalidTextError
+from roomkit.core.exceptions import CorruptRecordError, InvalidTextError
 from roomkit.models.history import ENTRY_MODELS, ENTRY_TYPES, Entry, check_fields
 from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS
 from roomkit.models.pending_input import PendingInput, arguments_digest
@@ -314,21 +314,35 @@ def broken_link(pending_id: str, texts: Sequence[str | bytes]) -> tuple[int, str
     for seq, text in enumerate(texts):
         raw = _utf8(text)
         if raw is None:
-            return seq, "it is not UTF-8 text"
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            return seq, "it is not JSON"
-        except RecursionError:
-            return seq, "it is JSON nested too deeply to read"
-        if not isinstance(entry, dict):
-            return seq, "it is not a JSON object"
+            return seq, _NOT_UTF8
+        entry = _object(raw)
+        if isinstance(entry, str):
+            return seq, entry
         if entry.get("prev") != expected:
             return seq, "its prev is not the digest of the entry before it"
         if entry_text(entry) != raw:
             return seq, "its text is not the canonical JSON it was stored as"
         expected = link_digest(text)
     return None
+
+
+_NOT_UTF8 = "it is not UTF-8 text"
+"""Why an entry stored as bytes that are not UTF-8 (or read back holding lone surrogates)
+is no entry."""
+
+
+def _object(raw: str) -> dict[str, Any] | str:
+    """The JSON object ``raw`` holds; when it holds none, why, as :func:`broken_link`
+    says it."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return "it is not JSON"
+    except RecursionError:
+        return "it is JSON nested too deeply to read"
+    if not isinstance(entry, dict):
+        return "it is not a JSON object"
+    return entry
 
 
 def _utf8(text: str | bytes) -> str | None:
@@ -346,13 +360,33 @@ def _utf8(text: str | bytes) -> str | None:
     return text
 
 
-def read_entry(text: str | bytes, seq: int) -> dict[str, Any]:
-    """The entry stored as ``text`` at position ``seq``."""
-    entry = json.loads(text)
-    if not isinstance(entry, dict):
-        raise ValueError("a stored history entry is not a JSON object")
+def read_entry(text: str | bytes, seq: int, *, pending_id: str | None = None) -> dict[str, Any]:
+    """The entry stored as ``text`` at position ``seq`` (of the history of ``pending_id``,
+    which an error names).
+
+    Raises:
+        CorruptRecordError: ``text`` is no entry a store writes: bytes that are not UTF-8,
+            text that is not JSON, JSON nested too deeply to read, or no JSON object (left by
+            a damaged disk, or by another hand with write access to the store).
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _unreadable(pending_id, seq, _NOT_UTF8) from None
+    entry = _object(text)
+    if isinstance(entry, str):
+        raise _unreadable(pending_id, seq, entry)
     entry["seq"] = seq
     return entry
+
+
+def _unreadable(pending_id: str | None, seq: int, why: str) -> CorruptRecordError:
+    whose = "a history" if pending_id is None else f"the history of {pending_id!r}"
+    return CorruptRecordError(
+        f"{whose} cannot be read at entry {seq}: {why}; roomkit did not write it so "
+        "(`roomkit audit verify` names what breaks the trail)"
+    )
 
 
 @runtime_checkable

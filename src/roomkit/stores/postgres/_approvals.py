@@ -86,4 +86,6 @@ class Approvals(WritingPart):
         async with self.link.connection() as db:
             cursor = await db.execute(self.sql.read_history, (pending_id,))
             rows = await cursor.fetchall()
-        return [read_entry(str(read_back(line)), int(seq)) for seq, line in rows]
+        return [
+            read_entry(str(read_back(line)), int(seq), pending_id=pending_id) for seq, line in rows
+        ]

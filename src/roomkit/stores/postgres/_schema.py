@@ -376,7 +376,7 @@ def read_back(value: object) -> object:
     if isinstance(value, str) and value.startswith(_ESCAPED):
         try:
             return json.loads(value[1:])
-        except ValueError:
+        except (ValueError, RecursionError):  # a hand edit: read as the text it is
             return value
     return value
 

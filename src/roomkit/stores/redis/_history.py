@@ -200,4 +200,4 @@ def set_approvers_args(read: Sequence[str], actors: tuple[str, ...]) -> list[str
 async def read_chain(client: Redis, prefix: str, pending_id: str) -> list[dict[str, Any]]:
     """The request's history under ``prefix``, oldest first."""
     lines = await client.lrange(history_key(prefix, pending_id), 0, -1)
-    return [read_entry(line, seq) for seq, line in enumerate(lines)]
+    return [read_entry(line, seq, pending_id=pending_id) for seq, line in enumerate(lines)]

@@ -68,4 +68,4 @@ class Approvals(ChainPart):
         """The request's history, oldest first."""
         async with self.session() as db:
             rows = await fetch_all(db, sql.READ_HISTORY, (pending_id,))
-        return [read_entry(text, int(seq)) for seq, text in rows]
+        return [read_entry(text, int(seq), pending_id=pending_id) for seq, text in rows]

@@ -288,7 +288,12 @@ PURGE_CHAINS = (
 """Parameter: the clock minus the audit retention; the chains that go, none of an open
 request's."""
 DROP_CHAIN = "DELETE FROM roomkit_history WHERE pending_id = ?"
-READ_HISTORY = "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
+READ_HISTORY = (
+    "SELECT seq, CAST(entry AS BLOB) FROM roomkit_history WHERE pending_id = ? ORDER BY seq"
+)
+"""Parameter: pending_id. The entries are read as bytes, so that bytes there that are not
+UTF-8 (no store writes them) are named by :func:`~roomkit.stores._history.read_entry`
+instead of failing the read."""
 
 PURGE = "DELETE FROM roomkit_pending WHERE settled_at <= ? RETURNING pending_id"
 """Parameter: the clock minus the retention; the complement of what reads call retained."""

@@ -70,6 +70,13 @@ class HandlerReads:
         On a durable store it is the store's, shared by every process; otherwise it lives
         in this process while the store knows the request (open, or its outcome retained),
         and a request it no longer knows has an empty history.
+
+        Raises:
+            CorruptRecordError: the store holds an entry of the request's history that no
+                store writes (bytes that are not UTF-8, text that is no JSON object: a
+                damaged disk, or another hand with write access); the error names the
+                entry, and ``roomkit audit verify`` names what breaks the trail.
+            StoreError: the store cannot be read.
         """
         return await self._decisions.history(pending_id)
 
