@@ -23,7 +23,6 @@ from roomkit.stores._history import (
     MAX_ARGUMENTS_CHARS,
     MAX_ENTRY_CHARS,
     HistoryLog,
-    MemoryHistory,
     asked_entry,
     broken_link,
     chain_text,
@@ -53,7 +52,7 @@ from roomkit.stores.base import (
     PendingStore,
     SpendLedger,
 )
-from roomkit.stores.memory import AnchoredHistory, CarriedTrail, MemoryStore
+from roomkit.stores.memory import AnchoredHistory, CarriedTrail, MemoryHistory, MemoryStore
 
 __all__ = [
     "AUDIT_KEY_ENV",

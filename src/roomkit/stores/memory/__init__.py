@@ -6,8 +6,8 @@
 """
 
 from roomkit.core.store import InMemoryStore
-from roomkit.stores._history import MemoryHistory
 from roomkit.stores._ledger import MemoryLedger
+from roomkit.stores.memory._history import MemoryHistory
 from roomkit.stores.memory._requests import MemoryStore
 from roomkit.stores.memory._trail import AnchoredHistory, CarriedTrail, MemoryTrail
 from roomkit.stores.outbox import MemoryOutbox

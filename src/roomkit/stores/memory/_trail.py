@@ -28,9 +28,10 @@ from typing import Any, Protocol
 
 from roomkit.stores._audit_keys import AuditKeys
 from roomkit.stores._checkpoints import plan_checkpoint, read_checkpoint, report, signing_keys
-from roomkit.stores._history import MemoryHistory, link_digest
+from roomkit.stores._history import link_digest
 from roomkit.stores._trail import Anchoring, Checkpoint, CheckpointReport, Head, HeadChange, Trail
 from roomkit.stores._trail_check import unsigned_heads
+from roomkit.stores.memory._history import MemoryHistory
 
 __all__ = ["AnchoredHistory", "CarriedTrail", "Chains", "MemoryTrail"]
 
