@@ -42,7 +42,7 @@ def append_chained(
         return []
     head = query(db, sql.HISTORY_HEAD, (pending_id,))
     first = int(head[0][0]) + 1 if head else 0
-    prev = link_digest(str(head[0][1])) if head else first_prev(pending_id)
+    prev = link_digest(bytes(head[0][1])) if head else first_prev(pending_id)
     texts, digest = linked_chain(entries, prev)
     db.executemany(
         sql.APPEND_HISTORY,

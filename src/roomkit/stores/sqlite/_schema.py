@@ -263,9 +263,12 @@ SET_APPROVERS = (
     f"UPDATE roomkit_pending SET approvers = ?, voters = ? WHERE pending_id = ? RETURNING {COLUMNS}"
 )
 HISTORY_HEAD = (
-    "SELECT seq, entry FROM roomkit_history WHERE pending_id = ? ORDER BY seq DESC LIMIT 1"
+    "SELECT seq, CAST(entry AS BLOB) FROM roomkit_history "
+    "WHERE pending_id = ? ORDER BY seq DESC LIMIT 1"
 )
-"""Parameter: pending_id; the chain's head, read inside the append's write transaction."""
+"""Parameter: pending_id; the chain's head, read inside the append's write transaction, as
+the bytes stored: an entry there that is not UTF-8 (no store writes one) is linked to as it
+is, and ``roomkit audit verify`` names it, rather than failing every append after it."""
 APPEND_HISTORY = "INSERT INTO roomkit_history (pending_id, seq, entry) VALUES (?, ?, ?)"
 """Parameters: pending_id, the seq after the head, the entry's text."""
 TOUCH_CHAIN = (

@@ -2,7 +2,7 @@
 tool, or a hand with write access): ``handler.history(id)`` raises a
 :class:`~roomkit.core.exceptions.CorruptRecordError` naming the request and the entry, as
 ``roomkit audit verify`` names it, never a ``UnicodeDecodeError``, a JSON error or a store
-said to be unavailable.
+said to be unavailable; and the request still settles, its entries appended after that one.
 
 SQLite keeps any bytes a hand edit casts to text and Redis any bytes at all; PostgreSQL keeps
 UTF-8 text only, so there an entry can be no JSON but never bytes that are not UTF-8.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from contextlib import closing
 
 import psycopg
@@ -22,7 +23,7 @@ from tests.tools.human_input.stores.store_kit import Backend, RedisBackend, SQLi
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import CorruptRecordError
-from roomkit.tools.human_input.stores import new_entry
+from roomkit.tools.human_input.stores import check_trail, new_entry
 
 
 async def _asked(backend: Backend) -> str:
@@ -107,3 +108,19 @@ async def test_the_entries_are_read_as_before(backend: Backend) -> None:
         history = await handler.history(asked.pending_id)
     assert [entry["seq"] for entry in history] == [0, 1]
     assert history[1]["surface"] == "bureau é"
+
+
+async def test_a_request_whose_last_entry_is_not_utf8_still_settles(backend: Backend) -> None:
+    """The settle's entries are appended after it, and the check names where the chain breaks."""
+    if isinstance(backend, PostgresBackend):
+        pytest.skip("PostgreSQL keeps only UTF-8 text")
+    pending_id = await _asked(backend)
+    await _overwrite(backend, pending_id, 1, b'{"\xff":1}')
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        assert await handler.aresolve(pending_id, "yes", by="bob")
+        assert await handler.wait(pending_id) == "yes"
+        trail = await store.trail.read()
+    assert len(trail.chains[pending_id]) == 3
+    problems = check_trail(trail, None, now=time.time()).problems
+    assert problems == [f"the history of {pending_id!r} breaks at entry 1: it is not UTF-8 text"]
