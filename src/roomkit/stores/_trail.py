@@ -195,14 +195,14 @@ class Trail:
     ) -> Trail:
         """The trail a SQL store read: rows of ``(pending_id, seq, text)`` (oldest first
         within a chain), of ``(pending_id, length, digest, epoch, mac)`` and of ``(n,
-        text, mac)``."""
+        text, mac)``; each text as text or as the bytes stored (:func:`stored_text`)."""
         trail = cls()
         for pending_id, seq, text in history:
-            trail.chains.setdefault(str(pending_id), []).append(
+            trail.chains.setdefault(stored_text(pending_id), []).append(
                 (_stored_int(seq), stored_text(text))
             )
         for pending_id, *head in heads:
-            trail.heads[str(pending_id)] = stored_head(*head)
+            trail.heads[stored_text(pending_id)] = stored_head(*head)
         trail.checkpoints = [
             Checkpoint(_stored_int(n), stored_text(text), stored_text(mac))
             for n, text, mac in checkpoints

@@ -107,14 +107,24 @@ def first_break(pending_id: str, texts: Sequence[str]) -> str | None:
 
 
 def chain_problem(pending_id: str, rows: Sequence[tuple[int, str]]) -> str | None:
-    """The first thing wrong with a chain read as ``(seq, text)`` rows, ``None`` if it holds."""
+    """The first thing wrong with a chain read as ``(seq, text)`` rows, ``None`` if it holds.
+
+    An id read back holding lone surrogates (stored as bytes that are not UTF-8) is wrong
+    too: no store writes one, and none can sign a head for it.
+    """
     for place, (seq, _) in enumerate(rows):
         if seq != place:
             return (
                 f"the history of {pending_id!r} breaks at entry {place}: it is stored as "
                 f"entry {seq} (entries were renumbered, deleted or inserted)"
             )
-    return first_break(pending_id, [text for _, text in rows])
+    problem = first_break(pending_id, [text for _, text in rows])
+    if problem is None and not pending_id.isascii():
+        try:
+            pending_id.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"the history of {pending_id!r} does not hold: its id is not UTF-8 text"
+    return problem
 
 
 def unsigned_heads(

@@ -37,17 +37,19 @@ __all__ = ["SQLiteTrail"]
 
 T = TypeVar("T")
 
-# The texts are read as bytes (decoded by ``Trail.from_rows``): bytes a hand edit left in a
-# text column that are not UTF-8 are named by the check instead of failing the read.
+# The ids and texts are read as bytes (decoded by ``stored_text``): bytes a hand edit left in
+# a text column that are not UTF-8 are named by the check instead of failing the read.
 ALL_HISTORY = (
-    "SELECT pending_id, seq, CAST(entry AS BLOB) FROM roomkit_history ORDER BY pending_id, seq"
+    "SELECT CAST(pending_id AS BLOB), seq, CAST(entry AS BLOB) FROM roomkit_history "
+    "ORDER BY pending_id, seq"
 )
 ALL_HEADS = (
-    "SELECT pending_id, length, CAST(head AS BLOB), epoch, CAST(mac AS BLOB) "
+    "SELECT CAST(pending_id AS BLOB), length, CAST(head AS BLOB), epoch, CAST(mac AS BLOB) "
     "FROM roomkit_chains WHERE length IS NOT NULL"
 )
 CHANGED_HEADS = (
-    "SELECT pending_id, length, CAST(head AS BLOB), epoch, CAST(mac AS BLOB), checked "
+    "SELECT CAST(pending_id AS BLOB), length, CAST(head AS BLOB), epoch, CAST(mac AS BLOB), "
+    "checked "
     "FROM roomkit_chains "
     "INDEXED BY roomkit_chains_unchecked WHERE checked IS NOT length ORDER BY pending_id"
 )
@@ -61,7 +63,7 @@ LAST_CHECKPOINT = (
 TAKE = TAKE_HEAD.format(chains="roomkit_chains", mark="?")
 ADD_CHECKPOINT = "INSERT INTO roomkit_checkpoints (n, body, mac) VALUES (?, ?, ?)"
 UNSIGNED_CHAINS = (
-    "SELECT h.pending_id, h.seq, CAST(h.entry AS BLOB) FROM roomkit_history h "
+    "SELECT CAST(h.pending_id AS BLOB), h.seq, CAST(h.entry AS BLOB) FROM roomkit_history h "
     "LEFT JOIN roomkit_chains c ON c.pending_id = h.pending_id "
     "WHERE c.pending_id IS NULL OR c.mac IS NULL ORDER BY h.pending_id, h.seq"
 )
@@ -123,7 +125,7 @@ class SQLiteTrail:
         def write(db: sqlite3.Connection, now: float) -> tuple[int, list[str]]:
             chains: dict[str, list[tuple[int, str]]] = {}
             for pending_id, seq, text in query(db, UNSIGNED_CHAINS):
-                chains.setdefault(str(pending_id), []).append((int(seq), stored_text(text)))
+                chains.setdefault(stored_text(pending_id), []).append((int(seq), stored_text(text)))
             signed, broken = unsigned_heads(chains, self.anchoring)
             db.executemany(SIGN_HEAD, [(p, now, *head) for p, head in signed.items()])
             return len(signed), broken
@@ -144,7 +146,7 @@ class SQLiteTrail:
             db.execute(CHAINS_UNCHECKED)
             last = query(db, LAST_CHECKPOINT)
             changes = [
-                HeadChange(str(row[0]), stored_head(*row[1:5]), row[5] is not None)
+                HeadChange(stored_text(row[0]), stored_head(*row[1:5]), row[5] is not None)
                 for row in query(db, CHANGED_HEADS)
             ]
             plan = plan_checkpoint(

@@ -47,13 +47,13 @@ async def _overwrite(backend: Backend, pending_id: str, seq: int, raw: bytes) ->
     elif isinstance(backend, RedisBackend):
         client = Redis.from_url(backend.url)
         try:
-            await client.lset(f"{backend.prefix}:h:{pending_id}", seq, raw)
+            await client.lset(f"{backend.prefix}:h:{pending_id}", seq, raw)  # type: ignore[arg-type]
         finally:
             await client.aclose()
     else:
         assert isinstance(backend, PostgresBackend)
-        async with await psycopg.AsyncConnection.connect(backend.dsn, autocommit=True) as db:
-            await db.execute(
+        async with await psycopg.AsyncConnection.connect(backend.dsn, autocommit=True) as pg:
+            await pg.execute(
                 f'UPDATE "{backend.schema}".roomkit_history SET entry = %s '
                 "WHERE pending_id = %s AND seq = %s",
                 (raw.decode(), pending_id, seq),

@@ -25,6 +25,7 @@ from tests.tools.human_input.stores.trail_places import (
 )
 
 from roomkit.cli import main
+from roomkit.tools.human_input.stores import chain_text, new_entry
 
 __all__ = ["place"]
 
@@ -125,3 +126,45 @@ def test_bytes_that_are_not_utf8_are_named_not_a_traceback(
         main(["audit", "checkpoint", "--store", place.url])
         _, err = capsys.readouterr()
         assert "unavailable" not in err, err
+
+
+def _foreign_chain(place: Place) -> str:
+    """A history under an id of bytes that are not UTF-8, linked as a store links one (its
+    first ``prev`` the digest of the id as read back); the id as read back."""
+    read_back = b"\xff".decode("utf-8", "surrogateescape")
+    entry = chain_text(new_entry("shown", surface="desk"), read_back, None).encode()
+    if isinstance(place, SQLitePlace):
+        with closing(sqlite3.connect(place.path)) as db, db:
+            db.execute(
+                "INSERT INTO roomkit_history (pending_id, seq, entry) "
+                "VALUES (CAST(X'ff' AS TEXT), 0, CAST(? AS TEXT))",
+                (entry,),
+            )
+    else:
+        assert isinstance(place, RedisPlace)
+        with closing(redis.Redis.from_url(place.url)) as server:
+            server.rpush(b"roomkit:h:\xff", entry)
+    return read_back
+
+
+def test_an_id_of_bytes_that_are_not_utf8_is_named_and_left_unsigned(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``verify`` names the history; ``checkpoint --adopt`` leaves it, and signs the rest."""
+    if not isinstance(place, SQLitePlace | RedisPlace):
+        pytest.skip("PostgreSQL keeps only UTF-8 text, the memory store only what it made")
+    filled = fill(place)
+    read_back = _foreign_chain(place)
+    place.set_head(filled.question, None)  # a history adopt signs
+    code, problems = verify(place, capsys)
+    assert code == 1
+    assert f"the history of {read_back!r} has no signed head" in problems, problems
+    assert main(["audit", "checkpoint", "--adopt", "--store", place.url]) == 0
+    out, err = capsys.readouterr()
+    assert "Signed 1 heads as they stand" in out, (out, err)
+    assert "1 histories do not hold and were left" in err, err
+    code, problems = verify(place, capsys)
+    assert code == 1
+    assert f"history of {filled.question!r}" not in problems, problems
+    says = f"the history of {read_back!r} does not hold: its id is not UTF-8 text"
+    assert says in problems, problems
