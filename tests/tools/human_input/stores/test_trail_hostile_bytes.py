@@ -78,6 +78,22 @@ def test_an_entry_nested_too_deeply_is_named(
     assert says in err, err
 
 
+def test_an_escaped_entry_nested_too_deeply_is_named(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PostgreSQL reads a text starting with its escape (``\x01``, for a text holding NUL)
+    as JSON: one nested too deeply is read as the text it is."""
+    if isinstance(place, MemoryPlace):
+        pytest.skip("the memory store keeps texts as they are")
+    filled = fill(place)
+    rows = place.rows(filled.approval)
+    rows[1] = (rows[1][0], "\x01" + "[" * 100_000 + "]" * 100_000)
+    place.set_rows(filled.approval, rows)
+    code, problems = verify(place, capsys)
+    assert code == 1
+    assert f"the history of {filled.approval!r} breaks at entry 1: it is not JSON" in problems
+
+
 def _raw_edit(place: Place, approval: str, question: str) -> None:
     """Bytes that are not UTF-8 in an entry of ``approval``, in the head of ``question``,
     and in the last checkpoint, written where the store keeps them."""
