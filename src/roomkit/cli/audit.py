@@ -267,10 +267,12 @@ def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitabl
 def _line(out: Any, line: dict[str, Any]) -> None:
     text = json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+        text.encode(getattr(out, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
         # A tampered entry holds a lone surrogate (a JSON escape, or bytes that were not
-        # UTF-8): the line keeps it as an escape, so the export still writes everything.
+        # UTF-8), or the terminal's encoding lacks a letter the text has (an ASCII one):
+        # the line keeps each as a JSON escape, so the export still writes everything, as
+        # JSON that reads back the same.
         text = json.dumps(line, sort_keys=True, separators=(",", ":"))
     out.write(text)
     out.write("\n")
