@@ -168,7 +168,9 @@ def test_the_terminal_client_needs_httpx_alone(tmp_path: Path) -> None:
         "5",
     ]
     done = run([sys.executable, "-m", "roomkit.cli", *argv], env, tmp_path)
-    assert _one_line(done.stderr).startswith("roomkit: Cannot reach the desk at http://127.0.0.1:9")
+    assert _one_line(done.stderr).startswith(
+        "roomkit: The desk at http://127.0.0.1:9 cannot be reached"
+    )
     assert done.returncode == 1
     assert refused(done.stderr) == []
 

@@ -3,9 +3,13 @@ store that cannot be reached), never a traceback."""
 
 from __future__ import annotations
 
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from tests.servers.ports import free_port
 
 from roomkit.cli import main
 
@@ -76,3 +80,61 @@ def test_a_grants_option_holding_bytes_that_are_not_utf8_is_one_line(
     (tmp_path / "desk.db").touch()
     assert main([*argv, "--store", "sqlite:///desk.db"]) == 2
     assert one_line(capsys).startswith(f"roomkit: {option} holds bytes that are not UTF-8")
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "-1"])
+def test_a_desk_url_with_a_port_out_of_range_is_one_line(
+    port: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROOMKIT_TOKEN", "x")
+    assert main(["pending", "list", "--url", f"http://127.0.0.1:{port}"]) == 2
+    assert f"names the port {port}, and a port is 1 to 65535" in one_line(capsys)
+
+
+@pytest.mark.parametrize("host", ["a..b", "a" * 64 + ".com", "xn--zz"])
+def test_a_desk_url_with_a_host_no_resolver_takes_is_one_line(
+    host: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROOMKIT_TOKEN", "x")
+    assert main(["pending", "list", "--url", f"http://{host}"]) == 2
+    assert one_line(capsys).startswith("roomkit: --url (or $ROOMKIT_DESK_URL) ")
+
+
+def test_a_desk_that_is_not_running_says_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROOMKIT_TOKEN", "x")
+    url = f"http://127.0.0.1:{free_port()}"
+    assert main(["pending", "list", "--url", url]) == 1
+    assert one_line(capsys) == (
+        f"roomkit: The desk at {url} cannot be reached (Connection refused): start it "
+        "(`roomkit desk`), or pass --url (or set $ROOMKIT_DESK_URL) to the address it listens "
+        "on\n"
+    )
+
+
+class _Files(SimpleHTTPRequestHandler):
+    """A plain file server: 404 as an HTML page for every path under ``/api``."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_url_that_is_no_desk_is_not_a_missing_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that answers 404 without the desk's JSON is named as no desk."""
+    monkeypatch.setenv("ROOMKIT_TOKEN", "x")
+    files = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Files, directory=str(tmp_path)))
+    serving = threading.Thread(target=files.serve_forever, kwargs={"poll_interval": 0.01})
+    serving.start()
+    try:
+        url = f"http://127.0.0.1:{files.server_port}"
+        assert main(["pending", "show", "q1", "--url", url]) == 1
+    finally:
+        files.shutdown()
+        files.server_close()
+        serving.join()
+    assert "answered 404 Not Found, without the desk's JSON: it is no roomkit desk" in one_line(
+        capsys
+    )

@@ -141,7 +141,7 @@ async def test_failures_print_one_line_and_exit_nonzero(
         (refused, "refused the token"),
         (unknown, "No such request"),
         (settled, "answered by bob"),
-        (unreachable, "Cannot reach the desk"),
+        (unreachable, "cannot be reached"),
         (tokenless, "No token"),
     ]:
         assert code == (2 if words == "No token" else 1)

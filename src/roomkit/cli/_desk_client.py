@@ -2,14 +2,17 @@
 
 What a person typed is checked before any call, so that a mistake in an argument is one line
 and exit status 2, never a traceback or a misleading "cannot reach": ``--url`` must be an
-``http://`` or ``https://`` address, ``--timeout`` a positive number of seconds, the token
-text a header can carry, a request id no longer than the desk takes, and every text that
-goes to the desk valid UTF-8 (an argument holding bytes that are not, which Python reads as
-lone surrogates, is named). A JSON object typed on the command line is read strictly: no
-``NaN`` or infinite number, and no key given twice (the desk refuses both in a body; the
-command says so first, instead of sending one reading of it).
+``http://`` or ``https://`` address (a host name DNS takes, a port from 1 to 65535),
+``--timeout`` a positive number of seconds, the token text a header can carry, a request id
+no longer than the desk takes, and every text that goes to the desk valid UTF-8 (an argument
+holding bytes that are not, which Python reads as lone surrogates, is named). A JSON object
+typed on the command line is read strictly: no ``NaN`` or infinite number, and no key given
+twice (the desk refuses both in a body; the command says so first, instead of sending one
+reading of it).
 
-A desk that cannot be reached, or refuses, is one line and exit status 1.
+A desk that cannot be reached, a URL that answers as no desk does, or a desk that refuses,
+is one line and exit status 1: the line says what to do (start the desk, or point ``--url``
+at it; give it longer with ``--timeout``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import re
 from typing import Any
 
 from roomkit.cli._common import Failure, printable
@@ -71,21 +75,57 @@ def _checked_url(url: str) -> str:
     """``url`` without its trailing slashes, once it is an address httpx can call.
 
     Raises:
-        Failure: it is not an ``http://`` or ``https://`` URL with a host (exit 2).
+        Failure: it is not an ``http://`` or ``https://`` URL with a host, its host is no
+            name DNS takes, or its port is not one from 1 to 65535 (exit 2).
     """
     import httpx
 
     try:
         parsed: httpx.URL | None = httpx.URL(url)
-    except httpx.InvalidURL:
-        parsed = None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        # Reading the host decodes an IDNA name (xn--...): one that is not valid raises.
+        host = parsed.host if parsed is not None else ""
+    except (httpx.InvalidURL, ValueError):
+        parsed, host = None, ""
+    if parsed is None or parsed.scheme not in ("http", "https") or not host:
         raise Failure(
             f"--url (or $ROOMKIT_DESK_URL) takes the desk's http:// or https:// address, such "
             f"as {DEFAULT_URL}; got {printable(url, 200)!r}",
             2,
         )
+    try:
+        parsed.raw_host.decode("ascii").encode("idna")
+    except UnicodeError:
+        raise Failure(
+            f"--url (or $ROOMKIT_DESK_URL) names the host {printable(host, 80)!r}, which is no "
+            "name DNS takes (each part between dots is 1 to 63 characters): give the desk's "
+            f"address, such as {DEFAULT_URL}",
+            2,
+        ) from None
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise Failure(
+            f"--url (or $ROOMKIT_DESK_URL) names the port {parsed.port}, and a port is 1 to "
+            f"65535: give the one the desk listens on, such as {DEFAULT_URL}",
+            2,
+        )
     return url.rstrip("/")
+
+
+def _unreachable(url: str, error: Exception, timeout: float) -> Failure:
+    """The line for a desk at ``url`` that a call could not reach (exit 1)."""
+    import httpx
+
+    if isinstance(error, httpx.TimeoutException):
+        return Failure(
+            f"The desk at {printable(url)} did not answer within {timeout:g} seconds: check "
+            "that it is running there, or give it longer with --timeout"
+        )
+    # "[Errno 111] Connection refused" says it in its words, after the number.
+    why = re.sub(r"^\[Errno -?\d+\] ", "", str(error)) or type(error).__name__
+    return Failure(
+        f"The desk at {printable(url)} cannot be reached ({printable(why, 200)}): start it "
+        "(`roomkit desk`), or pass --url (or set $ROOMKIT_DESK_URL) to the address it "
+        "listens on"
+    )
 
 
 def _token(args: argparse.Namespace) -> str:
@@ -117,9 +157,10 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> 
     """The desk's JSON answer to ``method path`` (with ``body`` as JSON).
 
     Raises:
-        Failure: an argument the desk could never take (exit 2); the desk cannot be
-            reached, refuses the token (401), knows no such request (404), or refuses
-            the call (exit 1).
+        Failure: an argument the desk could never take, or a URL no desk can have (exit
+            2); the desk cannot be reached, the URL answers as no desk does, or the desk
+            refuses the token (401), knows no such request (404), or refuses the call
+            (exit 1).
     """
     import httpx
 
@@ -138,7 +179,7 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> 
     except httpx.InvalidURL as error:
         raise Failure(f"Cannot call the desk at {printable(url)}: {error}", 2) from None
     except httpx.TransportError as error:
-        raise Failure(f"Cannot reach the desk at {url}: {type(error).__name__}") from None
+        raise _unreachable(url, error, timeout) from None
     try:
         data = response.json()
     except ValueError:
@@ -146,6 +187,12 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> 
     detail = data.get("detail") if isinstance(data, dict) else None
     if response.status_code == 401:
         raise Failure(f"The desk refused the token: {detail or 'unauthorized'}")
+    if response.status_code == 404 and detail is None:
+        # The desk words every 404 as {"detail": ...}: this server is something else.
+        raise Failure(
+            f"{printable(url)} answered 404 Not Found, without the desk's JSON: it is no "
+            "roomkit desk; pass --url (or set $ROOMKIT_DESK_URL) to the desk's address"
+        )
     if response.status_code == 404:
         raise Failure(f"No such request (unknown, or not yours): {printable(args.id)}")
     if response.status_code >= 400 or not isinstance(data, dict):
