@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -26,7 +27,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import Failure, add_store_option, on_stores, refuse_missing_file
+from roomkit.cli._common import (
+    Failure,
+    add_store_option,
+    on_stores,
+    printable,
+    refuse_missing_file,
+)
+from roomkit.stores._audit_keys import AUDIT_KEY_FILE
 from roomkit.tools.human_input.stores import AUDIT_KEY_ENV
 
 if TYPE_CHECKING:
@@ -149,6 +157,11 @@ def key(args: argparse.Namespace) -> int:
     """``roomkit audit key``: create the audit key file (``--rotate``: a new signing key)."""
     from roomkit.tools.human_input.stores import AuditKeys, create_audit_key
 
+    # A file there that holds no usable key is left as it is (a rotation would keep it after
+    # the new key): say what is wrong with it rather than report it as written.
+    broken = _broken_key_file(Path(args.data_dir) / AUDIT_KEY_FILE)
+    if broken is not None:
+        raise Failure(broken)
     try:
         path = create_audit_key(args.data_dir, rotate=args.rotate)
         keys = AuditKeys.from_text(path.read_text(encoding="utf-8"))
@@ -230,7 +243,54 @@ def audit_keys(data_dir: Path | None) -> AuditKeys | None:
     try:
         return load_audit_keys(data_dir)
     except (OSError, ValueError) as error:
-        raise Failure(f"Cannot read the audit key: {error}", 2) from None
+        if os.environ.get(AUDIT_KEY_ENV, "").strip():
+            raise Failure(
+                f"{AUDIT_KEY_ENV} holds a key too short to sign with (each is at least 16 "
+                "bytes): set it to the audit keys, the signing one first, separated by commas "
+                "(or unset it to use audit.key in --data-dir)",
+                2,
+            ) from None
+        broken = None if data_dir is None else _broken_key_file(Path(data_dir) / AUDIT_KEY_FILE)
+        raise Failure(broken or f"Cannot read the audit key: {error}", 2) from None
+
+
+def _broken_key_file(path: Path) -> str | None:
+    """What is wrong with the audit key file ``path``, and what to do about it; ``None``
+    when there is no such file, or it holds keys."""
+    from roomkit.tools.human_input.stores import AuditKeys
+
+    where = f"The audit key file {printable(path, 300)}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        problem = "holds bytes that are not text, so no key"
+    except OSError as error:
+        fix = (
+            "let this user read it (chmod 600 it, as its owner), or "
+            if isinstance(error, PermissionError)
+            else ""
+        )
+        return (
+            f"{where} cannot be read ({error.strerror or error}): {fix}move it away and run "
+            "`roomkit audit key` to create a new one"
+        )
+    else:
+        try:
+            AuditKeys.from_text(text)
+        except ValueError:
+            problem = (
+                "holds a key too short to sign with (each is at least 16 bytes)"
+                if text.strip()
+                else "holds no key"
+            )
+        else:
+            return None
+    return (
+        f"{where} {problem}: move it away, then `roomkit audit key` creates a new one (keep "
+        "the old file if its key signed a trail: only that key verifies what it signed)"
+    )
 
 
 def use_audit_keys(store: object, keys: AuditKeys | None) -> StoreTrail | None:
