@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from fastapi import FastAPI
+from starlette.routing import Match, Mount
 from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from roomkit.core.framework import RoomKit
 from roomkit.desk.api import Desk
@@ -33,6 +35,28 @@ __all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_desk_app", "mou
 
 STATIC_DIR = Path(__file__).parent / "static"
 """Where the desk page's files ship."""
+
+
+class _PageMount(Mount):
+    """The page's files at ``/``, for every path but those under ``/api``.
+
+    A mount at ``/`` matches every path, so it would answer a method an API route does not
+    take (``GET`` on ``/api/requests/{id}/answer``) as a missing file (404), or with the
+    files' ``Allow: GET, HEAD`` (405). Left out of ``/api``, such a request goes to the
+    route, which answers 405 with its own ``Allow``; an unknown API path gets the JSON 404.
+    """
+
+    def __init__(self, files: StaticFiles) -> None:
+        super().__init__("/", app=files, name="desk-page")
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        path: str = scope["path"]
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]  # under mount_desk's path, the app's own path
+        if path == "/api" or path.startswith("/api/"):
+            return Match.NONE, {}
+        return super().matches(scope)
 
 
 def create_desk_app(
@@ -94,7 +118,7 @@ def create_desk_app(
         )
     folder = STATIC_DIR if static_dir is None else Path(static_dir)
     if folder.is_dir():
-        app.mount("/", StaticFiles(directory=folder, html=True), name="desk-page")
+        app.router.routes.append(_PageMount(StaticFiles(directory=folder, html=True)))
     app.add_middleware(SecurityHeaders, hosts=desk.hosts)
     return app
 

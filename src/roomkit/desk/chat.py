@@ -37,7 +37,7 @@ from roomkit.desk.answers import settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub
 from roomkit.desk.limits import DeskLimits
-from roomkit.desk.routes import desk_route_class
+from roomkit.desk.route_class import desk_route_class
 from roomkit.desk.shapes import RequestView, view_of
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
@@ -248,6 +248,7 @@ def chat_router(
                 "or the question named in `answers` is no longer open; nothing was recorded",
             },
             413: {"description": "The body is over the size cap"},
+            415: {"description": "The body was not sent as JSON (Content-Type: application/json)"},
             422: {"description": "`answers` names no open question of yours that takes text"},
             503: {"description": "The message could not be stored (nothing was sent)"},
         },

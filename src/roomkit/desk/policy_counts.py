@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel
 
 from roomkit.desk.auth import Principal
-from roomkit.desk.routes import desk_route_class
+from roomkit.desk.route_class import desk_route_class
 from roomkit.desk.shapes import ErrorBody
 from roomkit.policy import tally
 

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from roomkit._extras import install_command
 from roomkit.desk.auth import Principal
 from roomkit.desk.gate import signed_in
-from roomkit.desk.routes import desk_route_class
+from roomkit.desk.route_class import desk_route_class
 from roomkit.desk.shapes import error_responses
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
@@ -58,6 +58,7 @@ _ERRORS = {
     404: "This desk sends no push messages (the detail says why)",
     409: "Another person's device has this endpoint, with other keys",
     413: "Body over the size cap",
+    415: "The body was not sent as JSON (Content-Type: application/json)",
     422: "Not a push subscription (the detail names the problem)",
     429: "Rate limited (see Retry-After)",
 }
@@ -152,7 +153,7 @@ def push_router(
     # Subscribing and unsubscribing answer alike: the caller's device count, or these errors.
     device_routes: dict[str, Any] = {
         "response_model": PushStateView,
-        "responses": _errors(400, 401, 403, 404, 413, 422, 429),
+        "responses": _errors(400, 401, 403, 404, 413, 415, 422, 429),
     }
 
     async def devices(actor: str) -> PushStateView:
@@ -161,7 +162,7 @@ def push_router(
     @router.post(
         "/subscriptions",
         response_model=PushStateView,
-        responses=_errors(400, 401, 403, 404, 409, 413, 422, 429),
+        responses=_errors(400, 401, 403, 404, 409, 413, 415, 422, 429),
     )
     async def subscribe(caller: Caller, body: PushSubscriptionBody) -> PushStateView:
         """Keep this browser's subscription for the caller."""

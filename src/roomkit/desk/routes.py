@@ -8,8 +8,9 @@ detail quotes the arguments as they are now, and nothing was decided), 413 over 
 cap (a decision on an approval has a cap of its own, room for an edit of every argument:
 :attr:`~roomkit.desk.limits.DeskLimits.max_answer_body`), 400 for a body that is not JSON
 the desk takes (nested too deep, a number too long, a key given twice: see
-:mod:`roomkit.bodies`), 422 for an answer that does not fit (the request stays open), 429
-past the rate limit.
+:mod:`roomkit.bodies`), 415 for a body not sent as ``Content-Type: application/json``
+(:mod:`roomkit.desk.media`), 422 for an answer that does not fit (the request stays open),
+429 past the rate limit, and 405 for a method a route does not take.
 
 An open request returned to a person (not an administrator) by ``GET /api/requests`` or
 ``GET /api/requests/{id}`` is recorded in its history as ``shown`` on the ``desk`` surface,
@@ -21,16 +22,13 @@ once (see :meth:`~roomkit.desk.hub.DeskHub.record_shown`); ``/api/history``, a r
 # runtime, and they name objects local to build_router (the desk's gate).
 
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, WebSocket
-from fastapi.exceptions import RequestValidationError
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.types import Receive, Scope, Send
 
 from roomkit.core.exceptions import (
     ArgumentsChangedError,
@@ -43,10 +41,9 @@ from roomkit.desk.answers import answer_text, settled_detail, voted, voted_for
 from roomkit.desk.auth import Principal
 from roomkit.desk.gate import signed_in
 from roomkit.desk.grants import granting, grants_router
-from roomkit.desk.headers import guard
 from roomkit.desk.hub import DeskHub
-from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.metrics import surface_of
+from roomkit.desk.route_class import desk_route_class
 from roomkit.desk.routed_views import routed_view, routed_views
 from roomkit.desk.shapes import (
     AnswerBody,
@@ -63,7 +60,6 @@ from roomkit.desk.shapes import (
 from roomkit.desk.ws import serve_socket
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores.base import SETTLED_LIMIT
-from roomkit.tools.validation import unencodable_text
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk
@@ -73,7 +69,6 @@ __all__ = ["DeskRouter", "build_router"]
 logger = logging.getLogger("roomkit.desk")
 
 NOT_FOUND = "Request not found"
-UNAVAILABLE = "The request store is unavailable: try again"
 UNKNOWN = (
     "The request store did not answer, so whether this decision was recorded is unknown: "
     "send it again once the store is back (the same answer gets 200 if it was recorded; "
@@ -101,26 +96,11 @@ _ERRORS = {
     404: "Unknown, another room's, or not yours",
     409: "Already settled (the detail says how), or the arguments changed since shown",
     413: "Body over the size cap",
+    415: "The body was not sent as JSON (Content-Type: application/json)",
     422: "The body or the answer does not fit (the detail names the problem)",
     429: "Rate limited (see Retry-After)",
 }
 _errors = partial(error_responses, _ERRORS)
-
-
-def _validation_detail(error: RequestValidationError) -> str:
-    first = next(iter(error.errors()), None)
-    if first is None:
-        return "Invalid request"
-    if first.get("type") == "string_unicode":
-        # A lone surrogate where no field checks its text (a key): say where it is.
-        problem = unencodable_text(error.body)
-        if problem is not None:
-            return (
-                f"The body must be valid Unicode text, but holds {problem}: send it as UTF-8 text"
-            )
-    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
-    message = str(first.get("msg", "invalid"))
-    return f"{where}: {message}"[:300] if where else message[:300]
 
 
 class DeskRouter(APIRouter):
@@ -134,48 +114,6 @@ class DeskRouter(APIRouter):
     def hub(self) -> DeskHub:
         """The desk's :class:`~roomkit.desk.hub.DeskHub`."""
         return self.desk.hub
-
-
-def desk_route_class(
-    limits: DeskLimits, *, on_store_error: Callable[[], None] | None = None
-) -> type[Any]:
-    """The desk's route class: bodies capped before parsing; validation errors and an
-    unreachable store reported as ``{"detail": str}`` (422, 503, after ``on_store_error()``);
-    the desk's security headers and ``Cache-Control: no-store`` on every response, errors
-    included, wherever the router is mounted. The chat routes use it too.
-    """
-    capped = capped_route(limits)
-
-    class DeskRoute(capped):  # type: ignore[valid-type, misc]
-        """Checks bodies first; reports validation errors and an unreachable store as
-        ``{"detail": str}`` (422, 503); sets the desk's headers."""
-
-        async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-            await guard(super().handle, scope, receive, send, api=True)
-
-        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-            handler = super().get_route_handler()
-
-            async def reported(request: Request) -> Response:
-                try:
-                    response: Response = await handler(request)
-                except RequestValidationError as error:
-                    return JSONResponse({"detail": _validation_detail(error)}, status_code=422)
-                except StoreError as error:
-                    if on_store_error is not None:
-                        on_store_error()
-                    # One line per failed request: an outage is not a bug to trace.
-                    logger.warning(
-                        "The desk could not reach the request store: %s",
-                        error,
-                        extra={"event": "store_error"},
-                    )
-                    return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
-                return response
-
-            return reported
-
-    return DeskRoute
 
 
 def build_router(desk: "Desk") -> DeskRouter:
@@ -405,14 +343,14 @@ def build_router(desk: "Desk") -> DeskRouter:
         answer,
         methods=["POST"],
         response_model=RequestView,
-        responses=_errors(400, 401, 403, 404, 409, 413, 422, 429),
+        responses=_errors(400, 401, 403, 404, 409, 413, 415, 422, 429),
         route_class_override=answer_route_class,
     )
 
     @router.post(
         "/requests/{request_id}/reject",
         response_model=RequestView,
-        responses=_errors(400, 401, 403, 404, 409, 413, 422, 429),
+        responses=_errors(400, 401, 403, 404, 409, 413, 415, 422, 429),
     )
     async def reject(
         caller: Caller, request_id: RequestId, body: RejectBody | None = None

@@ -1,0 +1,95 @@
+"""The desk's route class: what every route of the desk's API does around its endpoint.
+
+A body is checked before anything parses it (its size and its JSON:
+:func:`~roomkit.desk.limits.capped_route`); a request that fails validation gets 422 with one
+line naming the field, or 415 when its body was not sent as JSON
+(:mod:`roomkit.desk.media`); a store that cannot be reached gets 503; and every response,
+errors included, carries the desk's headers (:func:`~roomkit.desk.headers.guard`). The
+``/api`` router, the chat routes, push subscriptions and the policy counts all use it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from roomkit.core.exceptions import StoreError
+from roomkit.desk.headers import guard
+from roomkit.desk.limits import DeskLimits, capped_route
+from roomkit.desk.media import not_json_refusal
+from roomkit.tools.validation import unencodable_text
+
+__all__ = ["UNAVAILABLE", "desk_route_class"]
+
+logger = logging.getLogger("roomkit.desk")
+
+UNAVAILABLE = "The request store is unavailable: try again"
+"""The 503's detail when the request store cannot be reached."""
+
+
+def _validation_detail(error: RequestValidationError) -> str:
+    first = next(iter(error.errors()), None)
+    if first is None:
+        return "Invalid request"
+    if first.get("type") == "string_unicode":
+        # A lone surrogate where no field checks its text (a key): say where it is.
+        problem = unencodable_text(error.body)
+        if problem is not None:
+            return (
+                f"The body must be valid Unicode text, but holds {problem}: send it as UTF-8 text"
+            )
+    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
+    message = str(first.get("msg", "invalid"))
+    return f"{where}: {message}"[:300] if where else message[:300]
+
+
+def desk_route_class(
+    limits: DeskLimits, *, on_store_error: Callable[[], None] | None = None
+) -> type[Any]:
+    """The desk's route class: bodies capped before parsing; validation errors, a body not
+    sent as JSON and an unreachable store reported as ``{"detail": str}`` (422, 415, 503,
+    after ``on_store_error()``);
+    the desk's security headers and ``Cache-Control: no-store`` on every response, errors
+    included, wherever the router is mounted. The chat routes use it too.
+    """
+    capped = capped_route(limits)
+
+    class DeskRoute(capped):  # type: ignore[valid-type, misc]
+        """Checks bodies first; reports validation errors and an unreachable store as
+        ``{"detail": str}`` (422, 503); sets the desk's headers."""
+
+        async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+            await guard(super().handle, scope, receive, send, api=True)
+
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+            handler = super().get_route_handler()
+
+            async def reported(request: Request) -> Response:
+                try:
+                    response: Response = await handler(request)
+                except RequestValidationError as error:
+                    not_json = await not_json_refusal(self, request)
+                    if not_json is not None:
+                        return not_json
+                    return JSONResponse({"detail": _validation_detail(error)}, status_code=422)
+                except StoreError as error:
+                    if on_store_error is not None:
+                        on_store_error()
+                    # One line per failed request: an outage is not a bug to trace.
+                    logger.warning(
+                        "The desk could not reach the request store: %s",
+                        error,
+                        extra={"event": "store_error"},
+                    )
+                    return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
+                return response
+
+            return reported
+
+    return DeskRoute
