@@ -10,13 +10,25 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from roomkit import HumanInputHandler
 from roomkit.stores.sqlite import SQLiteStore
 
+ASCII = {"PYTHONIOENCODING": "ascii"}
+C_LOCALE = {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+"""A C locale as Python sees it when nothing turns it into UTF-8: ASCII, and arguments'
+bytes beyond it kept as surrogates."""
+TERMINALS = pytest.mark.parametrize("terminal", [ASCII, C_LOCALE], ids=["ascii", "c-locale"])
 
-def roomkit_on_ascii(*argv: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """``python -m roomkit ARGV`` writing to an ASCII-only terminal."""
-    env = {**os.environ, "PYTHONIOENCODING": "ascii", "ROOMKIT_DESK_DATA": str(cwd / "data")}
+
+def roomkit_on(
+    terminal: dict[str, str], *argv: str, cwd: Path
+) -> subprocess.CompletedProcess[bytes]:
+    """``python -m roomkit ARGV`` writing to the ``terminal`` given."""
+    env = {**os.environ, "ROOMKIT_DESK_DATA": str(cwd / "data"), **terminal}
+    for name in {"PYTHONIOENCODING", "LC_ALL", "PYTHONUTF8"} - set(terminal):
+        env.pop(name, None)
     env.pop("ROOMKIT_AUDIT_KEY", None)
     return subprocess.run(
         [sys.executable, "-m", "roomkit", *argv],
@@ -29,14 +41,28 @@ def roomkit_on_ascii(*argv: str, cwd: Path) -> subprocess.CompletedProcess[bytes
     )
 
 
-def test_a_path_the_terminal_cannot_spell_is_escaped(tmp_path: Path) -> None:
-    done = roomkit_on_ascii("audit", "key", "--data-dir", str(tmp_path / "café"), cwd=tmp_path)
+@pytest.mark.parametrize(
+    ("terminal", "printed"),
+    [
+        (ASCII, b"caf\\xe9"),
+        # The bytes typed come back as they were, for the terminal to show.
+        (C_LOCALE, "café".encode()),
+    ],
+    ids=["ascii", "c-locale"],
+)
+def test_a_path_the_terminal_cannot_spell_is_printed(
+    terminal: dict[str, str], printed: bytes, tmp_path: Path
+) -> None:
+    done = roomkit_on(terminal, "audit", "key", "--data-dir", str(tmp_path / "café"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
-    assert b"caf\\xe9" in done.stdout
+    assert printed + b"/audit.key" in done.stdout
     assert (tmp_path / "café" / "audit.key").is_file()
 
 
-def test_an_export_of_text_the_terminal_cannot_spell_stays_json(tmp_path: Path) -> None:
+@TERMINALS
+def test_an_export_of_text_the_terminal_cannot_spell_stays_json(
+    terminal: dict[str, str], tmp_path: Path
+) -> None:
     """The export's lines read back as the same JSON: the letters go as JSON escapes."""
     path = tmp_path / "kit.db"
 
@@ -46,7 +72,7 @@ def test_an_export_of_text_the_terminal_cannot_spell_stays_json(tmp_path: Path) 
             await handler.create("Ask", {"question": "Prêt ? ✓"}, room_id="r1")
 
     asyncio.run(ask())
-    done = roomkit_on_ascii("audit", "export", "--store", f"sqlite:///{path}", cwd=tmp_path)
+    done = roomkit_on(terminal, "audit", "export", "--store", f"sqlite:///{path}", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, b""), done.stderr.decode()
     entries = [json.loads(line)["entry"] for line in done.stdout.decode("ascii").splitlines()]
     assert entries[0]["arguments"] == {"question": "Prêt ? ✓"}

@@ -16,6 +16,7 @@ from pathlib import Path
 from roomkit.auth.tokens import SECRET_ENV
 from roomkit.cli import audit, desk, grants, mcp, notify, pending, tokens
 from roomkit.cli._common import Failure, default_data_dir, missing_extra
+from roomkit.cli._streams import printable_streams
 
 __all__ = ["main"]
 
@@ -43,24 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-_NEVER_FAIL = {"backslashreplace", "namereplace", "xmlcharrefreplace", "replace", "ignore"}
-"""The error handlers with which a stream writes any text (``surrogateescape`` is not one:
-it writes back undecodable bytes, but fails on a letter the encoding lacks)."""
-
-
-def _printable_streams() -> None:
-    """Let stdout and stderr write what their encoding cannot (a path or a question in a
-    language an ASCII terminal or a C locale has no letters for) as backslash escapes,
-    instead of failing in the middle of a command."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", None) not in _NEVER_FAIL:
-            reconfigure(errors="backslashreplace")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``roomkit`` command; returns the exit status."""
-    _printable_streams()
+    printable_streams()
     args = _parser().parse_args(argv)
     try:
         status: int = args.run(args)
