@@ -407,8 +407,9 @@ async def test_without_slack_the_desk_has_no_such_route() -> None:
     world = World()
     body = b"payload=%7B%7D"
     response = await interact(world, body, signed(body))
-    # No API route: the page's static files refuse the POST.
-    assert response.status_code == 405
+    # No such API route: the JSON 404 (the page's static files serve no /api path).
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not Found"}
 
 
 @pytest.mark.parametrize(

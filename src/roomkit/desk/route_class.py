@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from roomkit.core.exceptions import StoreError
+from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.desk.headers import guard
 from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.media import not_json_refusal
@@ -30,6 +30,11 @@ __all__ = ["UNAVAILABLE", "desk_route_class"]
 logger = logging.getLogger("roomkit.desk")
 
 UNAVAILABLE = "The request store is unavailable: try again"
+UNREADABLE = (
+    "A stored record cannot be read: roomkit did not write it so (a damaged disk or a hand "
+    "edit). The desk's log names it; `roomkit audit verify` names what breaks a request's "
+    "history"
+)
 """The 503's detail when the request store cannot be reached."""
 
 
@@ -61,8 +66,9 @@ def desk_route_class(
     capped = capped_route(limits)
 
     class DeskRoute(capped):  # type: ignore[valid-type, misc]
-        """Checks bodies first; reports validation errors and an unreachable store as
-        ``{"detail": str}`` (422, 503); sets the desk's headers."""
+        """Checks bodies first; reports validation errors, a stored record that cannot be
+        read and an unreachable store as ``{"detail": str}`` (422, 500, 503); sets the
+        desk's headers."""
 
         async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
             await guard(super().handle, scope, receive, send, api=True)
@@ -78,6 +84,14 @@ def desk_route_class(
                     if not_json is not None:
                         return not_json
                     return JSONResponse({"detail": _validation_detail(error)}, status_code=422)
+                except CorruptRecordError as error:
+                    # Not an outage: the store answered with what roomkit did not write.
+                    logger.error(
+                        "The desk read a stored record it cannot read: %s",
+                        error,
+                        extra={"event": "corrupt_record"},
+                    )
+                    return JSONResponse({"detail": UNREADABLE}, status_code=500)
                 except StoreError as error:
                     if on_store_error is not None:
                         on_store_error()
