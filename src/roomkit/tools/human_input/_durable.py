@@ -54,6 +54,7 @@ from roomkit.tools.human_input._durable_outage import Outage, backoff
 from roomkit.tools.human_input._durable_watch import Deadlines, Watch
 from roomkit.tools.human_input._withdrawing import (
     HANDLER_CLOSED,
+    handler_closed,
     release,
     timed_out,
     withdraw_created,
@@ -86,7 +87,7 @@ class DurableWaits:
         self._unsubscribe: Callable[[], None] | None = None
         self.parked = 0
         """How many ``wait()`` calls are parked here."""
-        self.outage = Outage(store.backstop_interval)
+        self.outage = Outage(store.backstop_interval, self._closed_error)
         """The waits that found the store unreachable before they parked, and its probe."""
         self._deadlines = Deadlines()
         # Decided once: an isinstance against a protocol costs tens of microseconds.
@@ -141,7 +142,11 @@ class DurableWaits:
         self._listeners.clear()
         for watch in self._waiters.values():
             watch.fail(HandlerClosedError(HANDLER_CLOSED))
-        self.outage.close(lambda: HandlerClosedError(HANDLER_CLOSED))
+        self.outage.close(handler_closed)
+
+    def _closed_error(self, channel_id: str) -> Callable[[], Exception] | None:
+        """What ends a wait on a request of ``channel_id`` rather than parks it, if any."""
+        return handler_closed if self._is_closed_for(channel_id) else None
 
     # -- withdrawing -------------------------------------------------------------------------
 
@@ -153,8 +158,12 @@ class DurableWaits:
         """Withdraw the unkeyed requests created here (for ``channel_id``, or all).
 
         Keyed requests stay open in the store for whoever re-attaches to them; their waiters
-        here wake and raise :class:`HandlerClosedError`.
+        here wake and raise :class:`HandlerClosedError`, as do the waits on a request created
+        here of the channel that still wait for an unreachable store to read it.
         """
+        if channel_id is not None:
+            # Before the withdrawals, which wait for the store that keeps these waits away.
+            self.outage.close_channel(channel_id)
         await withdraw_created(self, channel_id)
         for watch in list(self._waiters.values()):
             if channel_id is None or watch.record.channel_id == channel_id:
@@ -169,9 +178,11 @@ class DurableWaits:
 
         Raises:
             UnknownRequestError: no such request (never created, or past its retention).
-            HandlerClosedError: this handler closed while the request stays open in the
-                store (a keyed request, kept for the process that re-attaches to it), or
-                while the store was unreachable before the wait could read it.
+            HandlerClosedError: this handler (or the request's channel) closed while the
+                request stays open in the store (a keyed request, kept for the process that
+                re-attaches to it), or while the store was unreachable before the wait could
+                read it (a close of the channel ends such a wait at once when the request was
+                created here, else as the store answers again).
             StoreClosedError: the store was closed while the wait needed it.
         """
         store = self.store
@@ -182,10 +193,17 @@ class DurableWaits:
         rode = False
         if record is None or pending_id in self._waiters:
             fresh = False
+            # A request created here names its channel before the read: a close of it ends
+            # the wait even while the store is away.
+            created = self.local.get(pending_id)
             read = partial(store.fetch, pending_id)
-            record, rode = await self.outage.through(read, read)
+            record, rode = await self.outage.through(
+                read, read, None if created is None else created.channel_id
+            )
         if record is None:
             raise UnknownRequestError(f"No pending request with id {pending_id}")
+        if record.status is _PENDING and self._is_closed_for(record.channel_id):
+            raise HandlerClosedError(HANDLER_CLOSED)
         if record.status is _PENDING and timeout is not None:
             when = (called if rode else store.clock()) + timeout
             # A deadline only ever comes forward: one the record has already, at or before
@@ -194,14 +212,14 @@ class DurableWaits:
                 looks = self.looks_begun
                 setting = partial(store.set_deadline, pending_id, when)
                 deadline, waited = await self.outage.through(
-                    setting, partial(store.fetch, pending_id)
+                    setting, partial(store.fetch, pending_id), record.channel_id
                 )
                 if deadline is not None:
                     record.deadline = deadline
                 # A change meanwhile (one a look passed by, or made in an outage) is read.
                 fresh = fresh and not waited and self.looks_begun == looks
         if record.status is _PENDING:
-            if self._is_closed_for(record.channel_id):
+            if self._is_closed_for(record.channel_id):  # closed as the deadline was written
                 raise HandlerClosedError(HANDLER_CLOSED)
             watch = self._waiters.get(pending_id)
             if watch is None:

@@ -12,14 +12,21 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from roomkit.core.exceptions import StoreError
+from roomkit.core.exceptions import HandlerClosedError, StoreError
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input.stores import settled_entry
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._durable import DurableWaits
 
-__all__ = ["HANDLER_CLOSED", "RELEASED", "release", "timed_out", "withdraw_created"]
+__all__ = [
+    "HANDLER_CLOSED",
+    "RELEASED",
+    "handler_closed",
+    "release",
+    "timed_out",
+    "withdraw_created",
+]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
@@ -27,6 +34,11 @@ _REJECTED = PendingInputStatus.REJECTED
 
 RELEASED = "Released before an answer arrived"
 HANDLER_CLOSED = "Human input handler closed"
+
+
+def handler_closed() -> HandlerClosedError:
+    """What a wait that the handler's (or its channel's) close ends raises."""
+    return HandlerClosedError(HANDLER_CLOSED)
 
 
 def timed_out() -> tuple[dict[str, Any], ...]:

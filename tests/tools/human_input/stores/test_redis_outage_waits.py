@@ -1,8 +1,9 @@
 """A wait that begins while Redis is away rides the outage out, as a parked wait does.
 
 Its first reads (the request, its deadline) wait for the server to answer again, whether it
-was stopped or frozen; its deadline still counts from the call; closing the handler or the
-store ends it. The tests stop the session's server, which runs again after each.
+was stopped or frozen; its deadline still counts from the call; closing the handler, the
+request's channel or the store ends it. The tests stop the session's server, which runs
+again after each.
 """
 
 from __future__ import annotations
@@ -210,3 +211,57 @@ async def test_a_wait_cancelled_in_an_outage_ends_cancelled_and_its_request_stay
     assert request is not None
     assert request.status is PendingInputStatus.PENDING
     assert await desk.handler.aresolve(pending_id, "Here")
+
+
+async def test_a_wait_riding_out_an_outage_ends_when_its_channel_closes(
+    server: RedisServer, sides: tuple[Side, Side]
+) -> None:
+    """A close of the request's channel ends a wait still blocked on its first read, as a
+    close of the handler does; a wait on another channel rides on to its answer."""
+    asker, desk = sides
+    closing = await asker.handler.create(
+        "AskUserQuestion", {"question": "Where?"}, room_id="r", channel_id="c"
+    )
+    staying = await asker.handler.create(
+        "AskUserQuestion", {"question": "When?"}, room_id="r", channel_id="d"
+    )
+    await asyncio.to_thread(server.stop)
+
+    ended = asyncio.create_task(asker.handler.wait(closing.pending_id, timeout=300))
+    riding = asyncio.create_task(asker.handler.wait(staying.pending_id, timeout=300))
+    await parked(asker.handler, 2, [ended, riding])
+    assert not ended.done()
+    assert not riding.done()
+    await asker.handler.close(channel_id="c")
+
+    with pytest.raises(HandlerClosedError):
+        await ended
+    assert not riding.done()
+    await asyncio.to_thread(server.start)
+    assert await desk.handler.aresolve(staying.pending_id, "Tomorrow", by="desk") is True
+    assert await riding == "Tomorrow"
+    assert asker.handler.statistics().parked_waits == 0
+
+
+async def test_a_wait_riding_out_an_outage_on_a_request_made_elsewhere_ends_once_read(
+    server: RedisServer, sides: tuple[Side, Side]
+) -> None:
+    """The channel of a request made by another process is known once read: a close of it
+    meanwhile ends the wait as the server answers, and the request stays open."""
+    asker, desk = sides
+    request = await desk.handler.create(
+        "AskUserQuestion", {"question": "Where?"}, room_id="r", channel_id="c"
+    )
+    await asyncio.to_thread(server.stop)
+
+    waiting = asyncio.create_task(asker.handler.wait(request.pending_id, timeout=300))
+    await rides_out(asker.handler, waiting)
+    await asker.handler.close(channel_id="c")
+    assert not waiting.done()
+    await asyncio.to_thread(server.start)
+
+    with pytest.raises(HandlerClosedError):
+        await waiting
+    record = await desk.store.fetch(request.pending_id)
+    assert record is not None
+    assert (record.status, record.deadline) == (PendingInputStatus.PENDING, None)
