@@ -239,3 +239,66 @@ async def test_a_turn_begun_stepped_and_ended_is_written_once(
     await lost(relay, b"t-lost-reply", rooms.end_turn("t-lost-reply"))
     assert [begun.turn_id for begun in await rooms.open_turns()] == ["first"]
     assert await rooms.steps("t-lost-reply") == []
+
+
+NEWER = 1_001
+"""Events other processes append between a write and the client's re-send of it."""
+
+
+async def every_body(rooms: RedisRoomStore) -> list[str]:
+    return [event.content.body for event in await rooms.list_events("r1", 0, 2 * NEWER)]
+
+
+def arm_newer_events(relay: Relay, elsewhere: Redis, prefix: str, marker: bytes) -> None:
+    """Have other processes append :data:`NEWER` events, ids above every other, between the
+    write holding ``marker`` and the client's re-send of it."""
+    keys = Layout(prefix)
+
+    def add_elsewhere() -> None:
+        first = said("r1", "lost-reply").id + 1_000_000
+        newer = [said("r1", f"newer {n}", by="bob", event_id=first + n) for n in range(NEWER)]
+        pipe = elsewhere.pipeline()
+        pipe.rpush(keys.events("r1"), *[encode_event(event) for event in newer])
+        pipe.set(keys.last_event, newer[-1].id)
+        pipe.execute()
+
+    relay.call_before(marker, lambda: relay.call_before(marker, add_elsewhere))
+
+
+async def test_an_event_sent_again_after_many_newer_ones_is_in_the_history_once(
+    rooms: RedisRoomStore, relay: Relay, elsewhere: Redis, prefix: str
+) -> None:
+    arm_newer_events(relay, elsewhere, prefix, b"lost-reply")
+
+    await lost(relay, b"lost-reply", rooms.add_event(said("r1", "lost-reply")))
+
+    assert (await every_body(rooms)).count("lost-reply") == 1
+
+
+async def test_a_message_sent_again_after_many_newer_ones_opens_its_turns_once(
+    rooms: RedisRoomStore, relay: Relay, elsewhere: Redis, prefix: str
+) -> None:
+    turn = OpenTurn("t1", "r1", "ai", "alice")
+    arm_newer_events(relay, elsewhere, prefix, b"lost-reply")
+
+    await lost(relay, b"lost-reply", rooms.record_inbound(said("r1", "lost-reply"), [turn]))
+
+    assert (await every_body(rooms)).count("lost-reply") == 1
+    assert await rooms.open_turns() == [turn]
+
+
+async def test_a_turn_finished_after_many_newer_events_says_so(
+    rooms: RedisRoomStore, relay: Relay, elsewhere: Redis, prefix: str
+) -> None:
+    """The re-sent finish finds the turn ended by this very call, its reply under many
+    newer events: the caller is told it finished the turn, and the reply is stored once."""
+    await rooms.record_inbound(said("r1", "hi"), [OpenTurn("t1", "r1", "ai", "alice")])
+    arm_newer_events(relay, elsewhere, prefix, b"lost-reply")
+
+    finished = await lost(
+        relay, b"lost-reply", rooms.finish_turn("t1", said("r1", "lost-reply", by="ai"))
+    )
+
+    assert finished is True
+    assert (await every_body(rooms)).count("lost-reply") == 1
+    assert await rooms.open_turns() == []

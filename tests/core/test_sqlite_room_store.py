@@ -112,6 +112,17 @@ async def test_writes_into_an_unknown_room_raise_key_error(store: RoomStore) -> 
     assert await store.list_events("nope") == []
 
 
+async def test_an_event_added_twice_is_in_the_history_twice(store: RoomStore) -> None:
+    """Every store keeps what the application adds: only the client's re-send of one write
+    lands once (on Redis, where the client sends a write again)."""
+    await store.create_room(Room("r1"))
+    event = said("r1", "hi")
+    await store.add_event(event)
+    await store.add_event(event)
+
+    assert await store.list_events("r1") == [event, event]
+
+
 async def test_attaching_a_channel_again_replaces_its_binding_in_place(store: RoomStore) -> None:
     await store.create_room(Room("r1"))
     await store.add_binding(ChannelBinding("r1", "agent", "intelligence", {"tools": []}))

@@ -7,11 +7,13 @@ the values are JSON text written by Python, which the scripts store and return a
 
 The client sends a command again when a cut connection lost its reply, after the server ran
 it, so each write lands once however often it is run. Most find by what they carry that they
-ran already: a room's record holds a token of the create that wrote it, and an event is its
-own record, looked for among the room's last events (:data:`RESENT_WITHIN`); a participant
-who joined, a binding attached, a turn begun, a step and a turn's end write the same again.
-The two that carry nothing of the kind (a binding's removal, a turn's end without a reply)
-run once per token (:mod:`~roomkit.stores.redis._once`).
+ran already: a room's record holds a token of the create that wrote it; a participant who
+joined, a binding attached, a turn begun, a step and a turn's end write the same again. Those
+whose second run would change something (an event appended, with the turns it begins or the
+turn it ends; a binding's removal; a turn's end without a reply) run once per token
+(:mod:`~roomkit.stores.redis._once`): an event is not looked for in the history, which
+another process may have appended to at any length before the client's re-send, and an
+event the application adds twice is stored twice, as the SQL stores store it.
 """
 
 from __future__ import annotations
@@ -26,23 +28,13 @@ __all__ = [
     "CREATE_ROOM",
     "END_TURN",
     "FINISH_TURN",
-    "FINISH_TURN_ALONE",
     "OPEN",
     "READ_ORDERED",
     "READ_TURNS",
     "RECORD_INBOUND",
     "RECORD_STEP",
     "REMOVE_BINDING",
-    "RESENT_WITHIN",
 ]
-
-RESENT_WITHIN = 1_000
-"""How many of a room's last events a write of an event looks through for that very event.
-
-The client sends a write again within the store's ``timeout`` (5 s by default) of its first
-run; a room takes far fewer events than this in that time. An event above the largest id
-stored is not looked for at all: storing an event raises that id to its own at the least, so
-a process whose ids run highest (a lone one always) never looks."""
 
 # Every write script takes the format key as KEYS[1] and the format as ARGV[1], and answers a
 # table whose first element says what happened: "ok", "format" (with the stored format),
@@ -62,18 +54,6 @@ local function append_event(events, last_key, id, event)
   end
 end
 """
-
-_RECORDED = (
-    """
-local function recorded(events, last_key, id, event)
-  -- The event is in the history already: its write is the client's re-send of one that ran.
-  if tonumber(id) > tonumber(redis.call('GET', last_key) or '0') then return false end
-  return redis.call('LPOS', events, event, 'RANK', -1, 'MAXLEN', """
-    + str(RESENT_WITHIN)
-    + """) ~= false
-end
-"""
-)
 
 _UPSERT_TURN = """
 local function upsert_turn(turns, seq, key, turn_id, turn)
@@ -158,34 +138,33 @@ return {'ok', 1}
 """
 )
 
-ADD_EVENT = (
+# An append carries an event, which the history may hold any number of events after by the
+# time the client sends the write again: a token tells its re-send from another write.
+ADD_EVENT = once(
     """
 -- KEYS: format, all, events, last-event. ARGV: format, room id, event id, event.
 """
     + _FORMAT_CHECK
     + _APPEND_EVENT
-    + _RECORDED
     + """
 if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return {'noroom'} end
-if recorded(KEYS[3], KEYS[4], ARGV[3], ARGV[4]) then return {'ok'} end
 append_event(KEYS[3], KEYS[4], ARGV[3], ARGV[4])
 return {'ok'}
 """
 )
 
-RECORD_INBOUND = (
+# Its turns are begun with its event: a re-send runs neither again (nor opens a turn that
+# ended meanwhile).
+RECORD_INBOUND = once(
     """
 -- KEYS: format, all, events, last-event, turns, seq, then one key per turn.
 -- ARGV: format, room id, event id, event, then a turn id and a turn per turn.
 """
     + _FORMAT_CHECK
     + _APPEND_EVENT
-    + _RECORDED
     + _UPSERT_TURN
     + """
 if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return {'noroom'} end
--- Its turns were begun with it: a re-sent write must not open them again once they ended.
-if recorded(KEYS[3], KEYS[4], ARGV[3], ARGV[4]) then return {'ok'} end
 append_event(KEYS[3], KEYS[4], ARGV[3], ARGV[4])
 for n = 7, #KEYS do
   upsert_turn(KEYS[5], KEYS[6], KEYS[n], ARGV[2 * n - 9], ARGV[2 * n - 8])
@@ -218,20 +197,18 @@ return {'ok'}
 """
 )
 
-FINISH_TURN = (
+# A turn's end carries the turn's id and its reply, if any: nothing in it tells the client's
+# re-send from another run's end of the turn, which must be told it ended nothing, and the
+# reply is not looked for in the history (as for ADD_EVENT).
+FINISH_TURN = once(
     """
 -- KEYS: format, turns, turn, steps, and with a reply: all, events, last-event.
 -- ARGV: format, turn id, and with a reply: room id, event id, event.
 """
     + _FORMAT_CHECK
     + _APPEND_EVENT
-    + _RECORDED
     + """
-if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then
-  -- Ended already: by this very call when its reply is stored (the client's re-send).
-  if #KEYS > 4 and recorded(KEYS[6], KEYS[7], ARGV[4], ARGV[5]) then return {'ok', 1} end
-  return {'ok', 0}
-end
+if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return {'ok', 0} end
 if #KEYS > 4 and not redis.call('ZSCORE', KEYS[5], ARGV[3]) then return {'noroom'} end
 redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('DEL', KEYS[3], KEYS[4])
@@ -239,10 +216,6 @@ if #KEYS > 4 then append_event(KEYS[6], KEYS[7], ARGV[4], ARGV[5]) end
 return {'ok', 1}
 """
 )
-
-# A turn's end without a reply carries the turn's id alone: nothing in it tells the client's
-# re-send from another run's end of the turn, which must be told it ended nothing.
-FINISH_TURN_ALONE = once(FINISH_TURN)
 
 END_TURN = (
     """

@@ -271,11 +271,12 @@ class RedisRoomStore(Opened):
         return [decode(raw, room_id) for raw in found]
 
     async def _under_room(
-        self, source: str, keys: list[str], args: list[Any], room_id: str
+        self, source: str, keys: list[str], args: list[Any], room_id: str, *, once: bool = False
     ) -> list[Any]:
-        """Run a write whose room must exist; ``KeyError`` when it does not."""
+        """Run a write whose room must exist (once per token when ``once``); ``KeyError``
+        when it does not."""
         try:
-            return await self._run.write(source, keys, args)
+            return await self._run.write(source, keys, args, once=once)
         except Refused:
             raise KeyError(_no_room(room_id)) from None
 
@@ -292,7 +293,7 @@ class RedisRoomStore(Opened):
         await self.open()
         keys = [self._keys.all, self._keys.events(event.room_id), self._keys.last_event]
         args = [event.room_id, event.id, record]
-        await self._under_room(scripts.ADD_EVENT, keys, args, event.room_id)
+        await self._under_room(scripts.ADD_EVENT, keys, args, event.room_id, once=True)
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
         """The room's events, oldest first, from ``offset``, at most ``limit``.
@@ -344,7 +345,7 @@ class RedisRoomStore(Opened):
             self._keys.seq,
             *turn_keys,
         ]
-        await self._under_room(scripts.RECORD_INBOUND, keys, args, event.room_id)
+        await self._under_room(scripts.RECORD_INBOUND, keys, args, event.room_id, once=True)
 
     async def begin_turn(self, turn: OpenTurn) -> None:
         """Record a turn as started.
@@ -403,9 +404,9 @@ class RedisRoomStore(Opened):
             keys += [self._keys.all, self._keys.events(reply.room_id), self._keys.last_event]
         await self.open()
         if reply is None:
-            done = await self._run.write(scripts.FINISH_TURN_ALONE, keys, args, once=True)
+            done = await self._run.write(scripts.FINISH_TURN, keys, args, once=True)
         else:
-            done = await self._under_room(scripts.FINISH_TURN, keys, args, reply.room_id)
+            done = await self._under_room(scripts.FINISH_TURN, keys, args, reply.room_id, once=True)
         return bool(int(done[1]))
 
     async def end_turn(self, turn_id: str) -> None:
