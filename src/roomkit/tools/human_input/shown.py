@@ -13,10 +13,14 @@ request is shown no more: the surfaces pass only the open requests they show, so
 instant it was being shown.
 
 Recording never fails the surface: a store that cannot be reached is logged, and the
-ledger entry of a ``shown`` entry that could not be written is refunded, so that the next
-showing tries again. A surface cut off while it records (a socket closed, a request
-cancelled) does not cut the recording: once its mark is being spent, the entry is written
-all the same, and :meth:`ShownTrail.idle` waits for such writes (a surface shutting down).
+ledger entry of a ``shown`` entry that the store refused is refunded, so that the next
+showing tries again. An append that the store could not see through (unreachable, or cut by
+its timeout) may still land once the store answers: its mark stays spent, so that no showing
+writes the entry a second time, and this process's next showing of the request reads its
+history and writes the entry only if it is not there. A surface cut off while it records
+(a socket closed, a request cancelled) does not cut the recording: once its mark is being
+spent, the entry is written all the same, and :meth:`ShownTrail.idle` waits for such writes
+(a surface shutting down).
 
 The trail remembers what this process recorded already, so that a listing shown again
 costs no round trip; what it does not know is read from the ledger in one read (one
@@ -33,6 +37,7 @@ import logging
 import time
 from collections.abc import Collection, Iterable
 
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.outbox import now_of
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.stores import new_entry
@@ -59,6 +64,9 @@ class ShownTrail:
     def __init__(self, handler: HumanInputHandler) -> None:
         self.handler = handler
         self._recorded: dict[str, None] = {}
+        # Marks spent here whose append may or may not have landed: looked for at the next
+        # showing.
+        self._unsure: dict[str, None] = {}
         self._writing: set[asyncio.Task[bool]] = set()
 
     async def idle(self) -> None:
@@ -92,9 +100,11 @@ class ShownTrail:
                 extra={"event": "shown_failed", "surface": surface},
             )
             return 0
+        unsure = self._unsure
         for name in spent:
-            self._remember(name)
-        new = [name for name in fresh if name not in spent]
+            if name not in unsure:
+                self._remember(name)
+        new = [name for name in fresh if name not in spent or name in unsure]
         if len(new) == 1:
             return int(await self._write(new[0], names[new[0]], surface, actor))
         written = 0
@@ -116,26 +126,63 @@ class ShownTrail:
     async def _spend_and_append(
         self, name: str, pending_id: str, surface: str, actor: str | None
     ) -> bool:
-        """Spend ``name`` and append its ``shown`` entry; refund the spend if the append fails."""
-        ledger = self.handler.ledger
+        """Spend ``name`` and append its ``shown`` entry (or, with the mark spent here by an
+        append of unknown outcome, append it unless the history holds it)."""
+        if name in self._unsure:
+            return await self._append_unless_there(name, pending_id, surface, actor)
         try:
-            if not await ledger.spend_once(name, until=self._now() + SHOWN_KEEP):
+            if not await self.handler.ledger.spend_once(name, until=self._now() + SHOWN_KEEP):
                 self._remember(name)
                 return False
         except Exception as error:
             self._failed(pending_id, surface, error)
             return False
+        return await self._append(name, pending_id, surface, actor)
+
+    async def _append(self, name: str, pending_id: str, surface: str, actor: str | None) -> bool:
+        """Append the ``shown`` entry whose mark is spent; refund the mark if the store
+        refused it, keep it (the entry unsure) if the store did not see the append through."""
         try:
             await self.handler.record(pending_id, new_entry("shown", actor=actor, surface=surface))
+        except StoreUnavailableError as error:
+            # The append may run after the store gave up on it: a refund would let the next
+            # showing write a second entry.
+            self._failed(pending_id, surface, error)
+            self._doubt(name)
+            return False
         except Exception as error:
             self._failed(pending_id, surface, error)
             try:
-                await ledger.refund_spent(name)
+                await self.handler.ledger.refund_spent(name)
             except Exception as refund_error:
                 self._failed(pending_id, surface, refund_error)
             return False
         self._remember(name)
         return True
+
+    async def _append_unless_there(
+        self, name: str, pending_id: str, surface: str, actor: str | None
+    ) -> bool:
+        """Append the entry of an unsure mark if the request's history lacks it."""
+        # Taken while this showing looks: one at the same time finds the mark spent.
+        del self._unsure[name]
+        try:
+            history = await self.handler.history(pending_id)
+        except Exception as error:
+            self._failed(pending_id, surface, error)
+            self._doubt(name)
+            return False
+        if any(e.get("type") == "shown" and e.get("surface") == surface for e in history):
+            self._remember(name)
+            return False
+        return await self._append(name, pending_id, surface, actor)
+
+    def _doubt(self, name: str) -> None:
+        """``name``'s mark is spent here, and whether its entry landed is unknown."""
+        self._recorded.pop(name, None)
+        self._unsure[name] = None
+        if len(self._unsure) > _REMEMBERED:
+            del self._unsure[next(iter(self._unsure))]
 
     def _now(self) -> float:
         # The ledger's clock is the store's on a durable store, the wall clock in memory.
