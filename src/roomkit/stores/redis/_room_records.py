@@ -19,9 +19,10 @@ with ``<prefix>:rooms:``, apart from the pending-request store's keys under the 
     <p>:rooms:turn:<turn>         the open turn (JSON)
     <p>:rooms:steps:<turn>        hash: step index -> step (JSON)
 
-A binding's removal and a turn's end without a reply also keep their reply a while under
-``<p>:once:<token>`` (:mod:`~roomkit.stores.redis._once`), so that the client's re-send of
-them writes nothing more.
+An event's append (alone, with the turns it begins, or with the end of its turn), a
+binding's removal and a turn's end also keep their reply a while under ``<p>:once:<token>``
+(:mod:`~roomkit.stores.redis._once`), so that the client's re-send of them writes nothing
+more.
 
 Values are JSON text written by Python; the scripts store and return them as they are, never
 re-encoding them, so a value read back equals the one written.
