@@ -1,5 +1,5 @@
-"""The room stores: one conformance suite for memory, SQLite and Redis, then what every
-durable store keeps across restarts and its turn journal, then SQLite on its own.
+"""The room stores: one conformance suite for memory, SQLite, Redis and PostgreSQL, then what
+every durable store keeps across restarts and its turn journal, then SQLite on its own.
 
 SQLite does real I/O on aiosqlite's thread and Redis on a real redis-server, so these tests
 run on the real event loop. (Redis on its own: ``test_redis_room_store.py``.)
@@ -39,6 +39,8 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         return
     if request.param == "sqlite":
         place = Place.sqlite(tmp_path / "rooms.db")
+    elif request.param == "postgres":
+        place = Place.postgres(request.getfixturevalue("postgres_server").dsn, fresh_prefix())
     else:
         server: RedisServer = request.getfixturevalue("redis_server")
         place = Place.redis(server.url, fresh_prefix())
