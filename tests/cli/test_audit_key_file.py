@@ -92,3 +92,23 @@ def test_a_short_key_in_the_environment_names_the_variable(
         "roomkit: ROOMKIT_AUDIT_KEY holds a key too short to sign with (each is at least 16 "
         "bytes): set it to the audit keys"
     )
+
+
+def test_the_key_command_says_when_the_environment_key_signs_instead(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With ``ROOMKIT_AUDIT_KEY`` set, every command signs with it: ``audit key`` still
+    writes the file, and says the file's key does not sign while the variable is set."""
+    from roomkit.tools.human_input.stores import AuditKeys
+
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", "an-environment-key-of-32-bytes!!")
+    environment = AuditKeys.from_environment()
+    assert environment is not None
+    assert main(["audit", "key", "--data-dir", str(tmp_path / "data")]) == 0
+    out, err = capsys.readouterr()
+    written = AuditKeys.from_text((tmp_path / "data" / "audit.key").read_text())
+    assert out == f"The audit key (id {written.kid}) is in {tmp_path / 'data' / 'audit.key'}\n"
+    assert err == (
+        f"roomkit: ROOMKIT_AUDIT_KEY is set, so roomkit signs with its key (id "
+        f"{environment.kid}), not this file's: unset it for the file's key to sign\n"
+    )

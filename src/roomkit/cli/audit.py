@@ -168,6 +168,16 @@ def key(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         raise Failure(f"Cannot write the audit key: {error}") from None
     print(f"The audit key (id {keys.kid}) is in {path}")
+    try:
+        signing = AuditKeys.from_environment()
+    except ValueError:
+        signing = None  # too short to sign with: every command that signs says so
+    if signing is not None:
+        print(
+            f"roomkit: {AUDIT_KEY_ENV} is set, so roomkit signs with its key (id "
+            f"{signing.kid}), not this file's: unset it for the file's key to sign",
+            file=sys.stderr,
+        )
     return 0
 
 
