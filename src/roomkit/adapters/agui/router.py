@@ -164,9 +164,9 @@ def agui_router(
             twice or a number out of range gets 400, before anything parses it.
         max_new_messages: the unanswered user messages (after the last assistant, tool,
             reasoning or activity message of the run's ``messages``) the thread does not
-            hold yet that one run may start, each a turn of the agent; a run sending more ends with ``RUN_ERROR``
-            (code ``too_many_messages``), settling and starting nothing. The answered ones
-            start no turn and do not count.
+            hold yet that one run may start, each a turn of the agent; a run sending more
+            ends with ``RUN_ERROR`` (code ``too_many_messages``), settling and starting
+            nothing. The answered ones start no turn and do not count.
 
     Raises:
         TypeError, ValueError: ``channel_id`` is another kind of channel of the kit;
