@@ -97,3 +97,19 @@ async def test_a_mounted_desk_answers_a_wrong_method_with_405() -> None:
         page = await client.get("/desk/")
     assert (reply.status_code, reply.headers["allow"]) == (405, "POST")
     assert page.status_code == 200
+
+
+async def test_an_empty_json_body_is_named_as_missing() -> None:
+    """A JSON body left out (``Content-Type`` said JSON, nothing followed) is named as such,
+    not as a ``Field required`` with no field."""
+    world, pending_id = await desk_with_every_surface()
+    async with world.client() as client:
+        reply = await client.post(
+            f"/api/requests/{pending_id}/answer",
+            content=b"",
+            headers={**bearer("alice"), "content-type": "application/json"},
+        )
+    assert reply.status_code == 422
+    assert reply.json()["detail"] == (
+        "The request has no body: send a JSON object, with Content-Type: application/json"
+    )

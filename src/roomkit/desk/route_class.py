@@ -30,12 +30,15 @@ __all__ = ["UNAVAILABLE", "desk_route_class"]
 logger = logging.getLogger("roomkit.desk")
 
 UNAVAILABLE = "The request store is unavailable: try again"
+"""The 503's detail when the request store cannot be reached."""
 UNREADABLE = (
     "A stored record cannot be read: roomkit did not write it so (a damaged disk or a hand "
     "edit). The desk's log names it; `roomkit audit verify` names what breaks a request's "
     "history"
 )
-"""The 503's detail when the request store cannot be reached."""
+"""The 500's detail when the store holds a record roomkit did not write."""
+NO_BODY = "The request has no body: send a JSON object, with Content-Type: application/json"
+"""The 422's detail when a route that reads a JSON body got none."""
 
 
 def _validation_detail(error: RequestValidationError) -> str:
@@ -49,6 +52,8 @@ def _validation_detail(error: RequestValidationError) -> str:
             return (
                 f"The body must be valid Unicode text, but holds {problem}: send it as UTF-8 text"
             )
+    if first.get("type") == "missing" and tuple(first.get("loc", ())) == ("body",):
+        return NO_BODY
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
     message = str(first.get("msg", "invalid"))
     return f"{where}: {message}"[:300] if where else message[:300]
