@@ -193,6 +193,7 @@ async def guard(
     *,
     within: float | None,
     store: str = "Redis store",
+    write: bool = False,
 ) -> AsyncIterator[None]:
     """Bound a call, turn the client's failures into the store's errors, keep cancellations.
 
@@ -207,6 +208,8 @@ async def guard(
             cut and the server counts as not answering. ``None`` leaves each round trip to
             the client's own socket timeout (a bulk read or write of many keys).
         store: what the messages call the store.
+        write: the call writes: cut by ``within``, it may still run once the server
+            answers, and the message says so.
 
     Raises:
         StoreUnavailableError: the server cannot be reached, or did not answer in time.
@@ -224,7 +227,13 @@ async def guard(
             raise StoreUnavailableError(
                 f"the {store} at {where} cannot be reached: {error}"
             ) from error
-        raise StoreUnavailableError(silent(store, where, within)) from None
+        message = silent(store, where, within)
+        if write:
+            message += (
+                "; whether this write was applied is unknown (it may still run once the "
+                "server answers): read the room before writing it again"
+            )
+        raise StoreUnavailableError(message) from None
     except _UNREACHABLE as error:
         raise StoreUnavailableError(f"the {store} at {where} cannot be reached: {error}") from error
     except ResponseError as error:

@@ -55,12 +55,13 @@ class RoomScripts:
         Raises:
             StoreFormatError: the store holds another format (nothing is written).
             Refused: the script refused the write (nothing is written); the caller says why.
-            StoreUnavailableError: the server cannot be reached, or did not answer in time.
+            StoreUnavailableError: the server cannot be reached, or did not answer in time
+                (then whether the write was applied is unknown, and the message says so).
         """
         keys, args = [self._format_key, *keys], [records.FORMAT, *args]
         if once:
             keys, args = with_token(self._prefix, keys, args, within=self._timeout)
-        async with link.guard(self._where, within=self._timeout, store=STORE):
+        async with link.guard(self._where, within=self._timeout, store=STORE, write=True):
             reply = await self._script(source)(keys=keys, args=args)
         status = link.text(reply[0])
         if status == "ok":

@@ -22,6 +22,7 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 from tests.tools.human_input.stores.store_kit import PATIENCE, logged
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.models.room import Room, RoomEvent, TextContent
 from roomkit.stores import close_stores, open_url
 from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
@@ -229,6 +230,29 @@ async def test_a_timeout_in_the_url_bounds_every_call(server: RedisServer) -> No
                     await rooms.get_room("room-1")
     finally:
         await close_stores(requests, rooms)
+
+
+async def test_a_room_write_cut_by_the_timeout_says_it_may_have_landed(
+    server: RedisServer,
+) -> None:
+    """A room store's write the frozen server did not answer says whether it was written is
+    unknown (it may run when the server wakes), and what to do; a read says nothing of it."""
+    requests, rooms = open_url(f"{server.url}?timeout={SHORT}")
+    try:
+        async with asyncio.timeout(PATIENCE):
+            await rooms.open()
+            await rooms.create_room(Room("room-1"))
+            with frozen(server):
+                with pytest.raises(StoreUnavailableError) as written:
+                    await rooms.add_event(RoomEvent("room-1", "ws", "alice", TextContent("Hello")))
+                with pytest.raises(StoreUnavailableError) as read:
+                    await rooms.get_room("room-1")
+    finally:
+        await close_stores(requests, rooms)
+    assert "did not answer within 0.5 s" in str(written.value)
+    assert "whether this write was applied is unknown" in str(written.value)
+    assert "read the room before writing it again" in str(written.value)
+    assert "unknown" not in str(read.value)
 
 
 def test_the_timeout_must_be_a_positive_number_of_seconds() -> None:
