@@ -12,7 +12,7 @@ entry first, and says on stderr what breaks. ``checkpoint`` writes a checkpoint 
 head that changed since the last one; ``key`` creates the audit key file.
 
 The audit key is ``ROOMKIT_AUDIT_KEY``, else ``audit.key`` in ``--data-dir`` (the desk's
-data folder) when it exists (:mod:`~roomkit.tools.human_input.stores._audit_keys`).
+data folder) when it exists (:func:`~roomkit.stores.load_audit_keys`).
 """
 
 from __future__ import annotations
@@ -27,15 +27,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import (
-    Failure,
-    add_store_option,
-    on_stores,
-    printable,
-    refuse_missing_file,
-)
-from roomkit.stores._audit_keys import AUDIT_KEY_FILE
-from roomkit.tools.human_input.stores import AUDIT_KEY_ENV
+from roomkit.cli._common import Failure, add_store_option, on_stores, printable, refuse_missing_file
+from roomkit.tools.human_input.stores import AUDIT_KEY_ENV, AUDIT_KEY_FILE
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input.stores import AuditKeys, StoreTrail, TrailReport

@@ -16,13 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from roomkit.cli._common import (
-    Failure,
-    add_store_option,
-    on_stores,
-    printable,
-    refuse_missing_file,
-)
+from roomkit.cli._common import Failure, add_store_option, on_stores, printable, refuse_missing_file
 
 if TYPE_CHECKING:
     from roomkit.stores.grants import Grant, GrantStore

@@ -17,7 +17,13 @@ PostgreSQL the room store rides on the request store's client or pool (``beside`
 back ends' modules load only when used (they need their extras).
 """
 
-from roomkit.stores._audit_keys import AUDIT_KEY_ENV, AuditKeys, create_audit_key, load_audit_keys
+from roomkit.stores._audit_keys import (
+    AUDIT_KEY_ENV,
+    AUDIT_KEY_FILE,
+    AuditKeys,
+    create_audit_key,
+    load_audit_keys,
+)
 from roomkit.stores._checkpoints import checkpointing
 from roomkit.stores._history import (
     MAX_ARGUMENTS_CHARS,
@@ -56,6 +62,7 @@ from roomkit.stores.memory import AnchoredHistory, CarriedTrail, MemoryHistory, 
 
 __all__ = [
     "AUDIT_KEY_ENV",
+    "AUDIT_KEY_FILE",
     "MAX_ARGUMENTS_CHARS",
     "MAX_ENTRY_CHARS",
     "AnchoredHistory",
