@@ -13,6 +13,8 @@ from typing import Any
 from ag_ui.core import EventType
 from agui_front import Front, parse, texts
 
+from roomkit.core.store import InMemoryStore
+from roomkit.models.room import RoomEvent, TextContent
 from roomkit.providers.ai.base import AIResponse
 
 LIMIT_CODE = "too_many_messages"
@@ -136,5 +138,38 @@ async def test_the_agents_reasoning_and_activity_answer_the_messages_before_them
         events = parse((await front.post(body)).text)
         assert events[-1].type == EventType.RUN_FINISHED
         assert said(front) == ["New 0"], "the reasoning and the activity answered Old 0, Old 1"
+    finally:
+        await front.close()
+
+
+class CountingRooms(InMemoryStore):
+    """The memory room store, counting the pages of events read from the start of a room."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pages = 0
+
+    async def list_events(self, room_id: str, *, offset: int = 0, limit: int = 50) -> Any:
+        self.pages += 1
+        return await super().list_events(room_id, offset=offset, limit=limit)
+
+
+async def test_a_long_thread_whose_last_answer_is_recent_reads_no_older_page() -> None:
+    """In a thread of hundreds of events, a run whose last answer the room's latest events
+    hold runs its new message without reading the room from its start: a message the room
+    holds after that answer is among those latest events."""
+    rooms = CountingRooms()
+    replies = [AIResponse(content=text) for text in ("Hello.", "First.", "Second.")]
+    front = Front(replies, rooms=rooms)
+    try:
+        assert texts(await front.run("Zero")) == ["Hello."]
+        for number in range(250):
+            note = RoomEvent("t1", "notes", "bob", TextContent(f"Note {number}"))
+            await rooms.add_event(note)
+        assert texts(await front.run("One")) == ["First."]
+        rooms.pages = 0
+        assert texts(await front.run("Two")) == ["Second."]
+        assert said(front) == ["Zero", "One", "Two"]
+        assert rooms.pages == 0, "the room was read from its start"
     finally:
         await front.close()

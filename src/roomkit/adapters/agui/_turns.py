@@ -156,15 +156,18 @@ async def _new_messages(
     A front end sends the whole conversation on every run. The user messages before the
     last answer it shows are answered (:func:`_unanswered`): whether the room holds them or
     not, they start no turn. Among the rest, the messages before the last one the room's
-    latest events hold were sent before it, so the room holds them too; only
-    when the latest events hold none of the client's messages (a long thread, a client far
-    behind) are the room's older events read, a page at a time. A user message is held
-    when the room recorded a message the client sent under its id: the agent's replies go
-    out under the room's own event ids (``"2"``), which a client numbering its messages
-    also uses.
+    latest events hold were sent before it, so the room holds them too; only when the latest
+    events hold none of the client's messages, nor the last answer it shows (a client far
+    behind, a seeded conversation), are the room's older events read, a page at a time. A
+    user message is held when the room recorded a message the client sent under its id: the
+    agent's replies go out under the room's own event ids (``"2"``), which a client
+    numbering its messages also uses.
     """
-    messages = _unanswered(messages)
     replies = {message_id_of(event) for event in history}
+    answer = next((m for m in reversed(messages) if m.role in ANSWERS), None)
+    # The client's last answer among the latest events: what the room holds after it is too.
+    recent = answer is not None and answer.id in replies
+    messages = _unanswered(messages)
     sent = _sent_ids(history, own)
 
     def held(message: Any) -> bool:
@@ -174,7 +177,7 @@ async def _new_messages(
     new = [m for m in messages[last + 1 :] if m.role == "user" and m.id not in sent]
     # The same id twice is the same message, run once.
     new = list({message.id: message for message in reversed(new)}.values())[::-1]
-    if new and last < 0 and len(history) >= RECENT:
+    if new and last < 0 and not recent and len(history) >= RECENT:
         wanted = {message.id for message in new}
         offset = 0
         while wanted:
