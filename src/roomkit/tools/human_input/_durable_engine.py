@@ -102,7 +102,7 @@ class DurableEngine:
         if timeout is not None:
             request.deadline = store.clock() + timeout
         waits = self._waits
-        looks = waits.looks_before_insert()
+        looks = waits.sweeper.looks_before_insert()
         if looking_for_grants() and inserts_ungranted(store):
             inserted = await cast(InsertsUngranted, store).insert_ungranted(
                 request, history=history
@@ -134,7 +134,7 @@ class DurableEngine:
         if timeout is not None:
             request.deadline = store.clock() + timeout
         waits = self._waits
-        looks = waits.looks_before_insert()
+        looks = waits.sweeper.looks_before_insert()
         inserting = cast(InsertsGranted, store)
         inserted = await inserting.insert_granted(request, grant_id, history=history)
         if inserted is not None:
@@ -336,7 +336,7 @@ class DurableEngine:
             waits.parked + waits.outage.riding,
             waits.deadlines,
             notifications,
-            backstop_looks=waits.looks,
-            records_read=waits.reads,
-            rereads=waits.rereads,
+            backstop_looks=waits.sweeper.looks,
+            records_read=waits.sweeper.reads,
+            rereads=waits.sweeper.rereads,
         )
