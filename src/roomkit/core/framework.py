@@ -15,23 +15,23 @@ import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from roomkit.core._answers import settle_answer
 from roomkit.core._delivery import check_delivery, deliver_to
 from roomkit.core._inbound import channel_room, check_inbound, check_new_room
 from roomkit.core._input_required import gate_input_required
-from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
+from roomkit.core._lanes import TurnLanes
 from roomkit.core._resuming import resume_turns
+from roomkit.core._turns import run_turns
 from roomkit.core.hooks import HookEngine, HookRegistrar
 from roomkit.core.ports import (
     HumanInputRoute,
     KitChannel,
     announcing_to,
-    responds,
-    resumes,
 )
-from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, turn_journal
+from roomkit.core.store import InMemoryStore, RoomStore, turn_journal
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import RoomContext
 from roomkit.models.pending_input import PendingInputEvent
@@ -377,57 +377,16 @@ class RoomKit(HookRegistrar):
                 on_recorded(event)
             await self._deliver(event, bound)
             return InboundResult(event, (), answered=answered)
-        responders = [
-            channel
-            for channel in bound
-            if channel.channel_id != event.channel_id and responds(channel)
-        ]
-        journal = turn_journal(store)
-        turns: dict[str, OpenTurn] = {}
-        if journal is not None:
-            turns = {
-                channel.channel_id: OpenTurn(
-                    os.urandom(16).hex(),
-                    room_id,
-                    channel.channel_id,
-                    event.sender_id or None,
-                    {"message_id": event.id},
-                )
-                for channel in responders
-                if resumes(channel)
-            }
-            await journal.record_inbound(event, list(turns.values()))
-        else:
-            await store.add_event(event)
-        # Places are taken before anything yields, in the order messages are recorded.
-        places = {
-            channel.channel_id: self._lanes.take(room_id, channel.channel_id)
-            for channel in responders
-            if runs_one_turn_at_a_time(channel)
-        }
-        try:
-            if on_recorded is not None:
-                on_recorded(event)
-            await self._deliver(event, bound)
-            responses: list[RoomEvent] = []
-            with self.announcing():
-                for channel in responders:
-                    place = places.get(channel.channel_id)
-                    async with place if place is not None else contextlib.nullcontext():
-                        turn = turns.get(channel.channel_id)
-                        if turn is not None:
-                            # The channel stores its reply with the turn's end.
-                            reply = await channel.respond(room_id, event, turn=turn)
-                        elif (reply := await channel.respond(room_id, event)) is not None:
-                            await store.add_event(reply)
-                    if reply is None:
-                        continue
-                    responses.append(reply)
-                    await self._deliver(reply, bound)
-        finally:
-            for place in places.values():
-                place.leave()
-        return InboundResult(event, tuple(responses))
+        responses = await run_turns(
+            event,
+            bound,
+            store=store,
+            lanes=self._lanes,
+            deliver=partial(self._deliver, channels=bound),
+            announcing=self.announcing,
+            on_recorded=on_recorded,
+        )
+        return InboundResult(event, responses)
 
     async def resume_pending(self) -> list[RoomEvent]:
         """Re-drive the turns an earlier process left unfinished (call it at start-up).
