@@ -1,7 +1,8 @@
 """What every part of a SQLite store holds: the store's write transaction and its reads.
 
-The store builds each part (:mod:`._settling`, :mod:`._approvals`, :mod:`._spending`) once,
-over the same connection; a part's own collaborators are fields of its subclass.
+The store builds each part (:mod:`._insert`, :mod:`._settling`, :mod:`._approvals`,
+:mod:`._spending`) once, over the same connection; a part's own collaborators are fields of
+its subclass.
 """
 
 from __future__ import annotations

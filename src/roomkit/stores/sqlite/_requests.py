@@ -18,10 +18,10 @@ its listeners at once. The file also holds the spend-once ledger
 (:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps its
 spent links and revoked tokens in.
 
-The store class is a façade over parts that share its connection: its reads of records
-(:mod:`._reads`), its settles (:mod:`._settling`), approvers, votes and histories
-(:mod:`._approvals`) and the spend-once ledger (:mod:`._spending`), beside its audit trail
-and its notification outbox.
+The store class is a façade over parts that share its connection: its inserts
+(:mod:`._insert`), its reads of records (:mod:`._reads`), its settles (:mod:`._settling`),
+approvers, votes and histories (:mod:`._approvals`) and the spend-once ledger
+(:mod:`._spending`), beside its audit trail and its notification outbox.
 
 A settle records its settle token with the outcome. When SQLite fails inside its
 transaction (an I/O error at COMMIT), whether it committed is unknown, so the settle runs
@@ -51,15 +51,10 @@ import aiosqlite
 
 from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds
+from roomkit.stores._checks import Outcome, check_history, seconds
 from roomkit.stores._facade import PartsFacade
 from roomkit.stores._quorum import Ballot, Judgement
-from roomkit.stores._records import FIELDS, decode, encode
-from roomkit.stores.base import (
-    ChangeListener,
-    PendingChange,
-    PendingChangeKind,
-)
+from roomkit.stores.base import ChangeListener, PendingChange
 from roomkit.stores.grants import Grant, GrantedHistory, GrantedInsert, check_grant_id
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.sqlite import _schema as sql
@@ -67,7 +62,8 @@ from roomkit.stores.sqlite._approvals import Approvals
 from roomkit.stores.sqlite._batch import Undo, Write, WriteBatcher
 from roomkit.stores.sqlite._feed import ChangeLog, PollingFeed, changes_since, next_seq
 from roomkit.stores.sqlite._grants import SQLiteGrants
-from roomkit.stores.sqlite._history import append_chained, purge_chains
+from roomkit.stores.sqlite._history import purge_chains
+from roomkit.stores.sqlite._insert import Inserting
 from roomkit.stores.sqlite._link import Link, in_doubt, query, synchronous_level
 from roomkit.stores.sqlite._outbox import SQLiteOutbox, purge_outbox
 from roomkit.stores.sqlite._reads import Reads
@@ -209,6 +205,13 @@ class SQLiteStore(PartsFacade):
         self._spending = Spending(self._write, self._session, self.clock)
         self.grants = SQLiteGrants(self._write, self._session, self.clock, location)
         """The standing grants beside the requests, in the same file (one per store)."""
+        self._inserting = Inserting(
+            *parts,
+            self.grants,
+            lambda at, now: self._retained(at, now=now),
+            self._purge_due,
+            self._purge_next,
+        )
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -273,7 +276,7 @@ class SQLiteStore(PartsFacade):
             StoreError: a request with this ``pending_id`` is already stored, or the
                 database refused the row by another constraint (the message says which).
         """
-        inserted = await self._insert(request, history, ungranted=False)
+        inserted = await self._inserting.insert(request, history, ungranted=False)
         assert inserted is not None  # only a look for grants writes nothing
         return inserted
 
@@ -287,7 +290,7 @@ class SQLiteStore(PartsFacade):
         Raises:
             ValueError, TypeError, InvalidTextError, StoreError: as :meth:`insert`.
         """
-        return await self._insert(request, history, ungranted=True)
+        return await self._inserting.insert(request, history, ungranted=True)
 
     async def insert_granted(
         self, request: PendingInput, grant_id: str, *, history: GrantedHistory
@@ -314,60 +317,11 @@ class SQLiteStore(PartsFacade):
             except StoreError as error:
                 raise Undo(error) from None  # the use goes back with the rest of the write
 
-        inserted = await self._insert(request, (), ungranted=False, granted=use)
+        inserted = await self._inserting.insert(request, (), ungranted=False, granted=use)
         if inserted is None:
             return None
         record, created = inserted
         return GrantedInsert(record, created, used[-1] if created else None)
-
-    async def _insert(
-        self,
-        request: PendingInput,
-        history: Sequence[dict[str, Any]],
-        *,
-        ungranted: bool,
-        granted: Callable[[sqlite3.Connection, float], Sequence[dict[str, Any]] | None]
-        | None = None,
-    ) -> tuple[PendingInput, bool] | None:
-        check_insertable(request)
-        entries = check_history(history)
-        fields = encode(request)
-        values = [fields[name] for name in FIELDS]
-        tool = request.tool_name
-
-        def write(db: sqlite3.Connection, now: float) -> tuple[PendingInput, bool] | None:
-            if ungranted and self.grants.live_on(db, tool, now):
-                return None
-            if request.key is not None:
-                for row in query(db, sql.SELECT_BY_KEY, (request.key,)):
-                    if self._retained(row[-1], now=now):
-                        return sql.decode_row(row), False
-                    # The key's holder is past its retention: it goes, the key is free.
-                    self._next_purge = -math.inf
-            chain = entries if granted is None else granted(db, now)
-            if chain is None:
-                return None  # the grant covers nothing now: nothing was written
-            if now >= self._next_purge:
-                self._purge(db, now)
-            try:
-                seq = next_seq(db)
-                db.execute(sql.INSERT, (*values, now, seq))
-            except sqlite3.IntegrityError as error:
-                # Only an id stored already is a duplicate: any other constraint the file
-                # holds (a NOT NULL, a CHECK, a trigger's) is said as SQLite says it.
-                refused = StoreError(
-                    f"pending request {request.pending_id!r} is already stored"
-                    if query(db, sql.SELECT_STATE, (request.pending_id,))
-                    else f"pending request {request.pending_id!r} could not be stored, the "
-                    f"database refused it: {error}; nothing was written"
-                )
-                # A use counted already goes back with the rest of this write.
-                raise (refused if granted is None else Undo(refused)) from None
-            append_chained(db, request.pending_id, chain, now, self.trail.anchoring)
-            self._changes.stage(PendingChangeKind.CREATED, request.pending_id, seq)
-            return decode(fields), True
-
-        return await self._write(write)
 
     async def fetch(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled (within retention), or ``None``.
@@ -473,6 +427,13 @@ class SQLiteStore(PartsFacade):
         )
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _purge_due(self, db: sqlite3.Connection, now: float) -> None:
+        if now >= self._next_purge:
+            self._purge(db, now)
+
+    def _purge_next(self) -> None:
+        self._next_purge = -math.inf
 
     def _purge(self, db: sqlite3.Connection, now: float) -> int:
         gone = query(db, sql.PURGE, (now - self._keep,))
