@@ -15,19 +15,21 @@ Only ``type`` and ``at`` are required: a field an entry has must have its type, 
 its kind names may be missing (an application records what it knows).
 
 :func:`parse_entry` reads an entry (a dict, or its stored JSON text) into its model;
-:data:`HistoryEntry` is the union, discriminated by ``type``.
+:data:`HistoryEntry` is the union, discriminated by ``type``. :func:`check_fields` checks an
+entry's fields as it is recorded; the types of those fields, and the check that settles most
+entries without the validator, are :mod:`~roomkit.models._entry_fields`'s.
 """
 
 from __future__ import annotations
 
 import json
-import types
-import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from roomkit.models._entry_fields import Actors, ModelFields, model_fields, plainly_typed
 
 __all__ = [
     "ENTRY_MODELS",
@@ -55,10 +57,6 @@ __all__ = [
 
 def _now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
-
-
-_Actors = Annotated[list[str], Field(strict=False)]
-"""A list of actor ids (a tuple is taken too: JSON writes both alike)."""
 
 
 class Entry(BaseModel):
@@ -108,7 +106,7 @@ class Created(Entry):
     """The room's id."""
     channel: str | None = None
     """The channel's id."""
-    approvers: _Actors | None = None
+    approvers: Actors | None = None
     """On an approval, who may decide it."""
     description: str | None = None
     """On an approval, the tool's description (cut to a bounded length)."""
@@ -162,7 +160,7 @@ class Settled(Entry):
     """``True`` when the kit gave the request up rather than a person rejecting it."""
     digest: str | None = None
     """On a quorum's outcome, the digest of the arguments it settled on."""
-    approvers: _Actors | None = None
+    approvers: Actors | None = None
     """On a quorum's outcome, who approved those arguments."""
     reason: str | None = None
     """On a quorum's rejection, why."""
@@ -194,7 +192,7 @@ class Escalated(Entry):
     """More people may answer the request."""
 
     type: Literal["escalated"] = "escalated"
-    approvers: _Actors | None = None
+    approvers: Actors | None = None
     """The actors added."""
 
 
@@ -290,7 +288,7 @@ class Granted(Entry):
     type: Literal["granted"] = "granted"
     grant: str | None = None
     """The grant's id."""
-    granted_by: _Actors | None = None
+    granted_by: Actors | None = None
     """Who granted it."""
     quorum: int | None = None
     """How many approvals made it."""
@@ -310,7 +308,7 @@ class GrantUsed(Entry):
     """The uses it allows (``None``: any number until it expires)."""
     expires_at: float | None = None
     """When it ends, in seconds since the epoch on the store's clock."""
-    granted_by: _Actors | None = None
+    granted_by: Actors | None = None
     """Who granted it."""
     quorum: int | None = None
     """How many approvals made it."""
@@ -385,73 +383,10 @@ def parse_entry(value: Mapping[str, Any] | str | bytes) -> HistoryEntry:
     return entry
 
 
-_Plain = tuple[frozenset[type] | None, frozenset[str], Callable[[Any], bool] | None]
-"""What a plain field takes: the exact types of its values (``None``: any value), the texts
-a literal names, and for a list of texts or an object keyed by texts, the check of its
-items or keys."""
-
-
-def _texts(values: Any) -> bool:
-    return all(type(value) is str for value in values)
-
-
-_CONTAINERS: tuple[tuple[Any, type, Callable[[Any], bool]], ...] = (
-    (dict[str, Any], dict, _texts),
-    (list[str], list, _texts),
-    (_Actors, list, _texts),
-)
-"""The containers checked without the validator: an object keyed by texts (its keys
-checked) and a list of texts (its items checked), taken as a plain ``dict`` or ``list``,
-which the validator takes too (a list of actors takes a tuple besides, which the validator
-is left to check)."""
-
-
-def _plain_field(annotation: Any) -> _Plain | None:
-    """What a field of this type takes, when it is plain (texts, numbers, flags, literal
-    texts, ``None``, anything, a list of texts, an object keyed by texts); ``None`` for any
-    other type."""
-    if annotation is Any:
-        return None, frozenset(), None
-    kinds: set[type] = set()
-    texts: set[str] = set()
-    members: Callable[[Any], bool] | None = None
-    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
-    parts = typing.get_args(annotation) if union else ()
-    for part in parts or (annotation,):
-        container = next((c for c in _CONTAINERS if c[0] == part), None)
-        if part in (str, int, float, bool, type(None)):
-            kinds.add(part)
-        elif typing.get_origin(part) is Literal and all(
-            type(text) is str for text in typing.get_args(part)
-        ):
-            texts.update(typing.get_args(part))
-        elif container is not None and members is None:
-            kinds.add(container[1])
-            members = container[2]
-        else:
-            return None
-    return frozenset(kinds), frozenset(texts), members
-
-
-def _plain_fields(model: type[Entry]) -> dict[str, _Plain]:
-    """The plain fields of ``model``, and what each takes."""
-    found: dict[str, _Plain] = {}
-    for name, field in model.model_fields.items():
-        plain = _plain_field(field.annotation)
-        if plain is not None:
-            found[name] = plain
-    return found
-
-
-_HELD = frozenset(kind for _, kind, _ in _CONTAINERS)
-"""The containers a plain field may take, whose items or keys are checked."""
-
-_PLAIN: dict[type[Entry], tuple[dict[str, _Plain], frozenset[str]]] = {
-    model: (_plain_fields(model), frozenset(model.model_fields)) for model in ENTRY_MODELS.values()
+_FIELDS: dict[type[Entry], ModelFields] = {
+    model: model_fields(model) for model in ENTRY_MODELS.values()
 }
-"""Each model's plain fields, and all its fields: a value of the exact type a plain field
-takes is what the model's validator would take too, so it is checked here without one (a
-history entry is checked as it is recorded, on every request's path)."""
+"""Each model's plain fields, and all its fields, for :func:`check_fields`."""
 
 
 def check_fields(model: type[Entry], value: Mapping[str, Any]) -> None:
@@ -460,23 +395,10 @@ def check_fields(model: type[Entry], value: Mapping[str, Any]) -> None:
     Raises:
         ValueError: one does not (the message names it and what it takes).
     """
-    known = _PLAIN.get(model)
-    if known is not None:
-        plain, named = known
-        for key, item in value.items():
-            taken = plain.get(key)
-            if taken is None:
-                if key in named:
-                    break  # a field of another type: the validator checks it
-                continue  # a field of the application's own, kept as it is
-            kinds, texts, members = taken
-            kind = type(item)
-            if kinds is not None and kind not in kinds and not (kind is str and item in texts):
-                break
-            if members is not None and kind in _HELD and not members(item):
-                break
-        else:
-            return
+    known = _FIELDS.get(model)
+    if known is not None and plainly_typed(known, value):
+        # A value of a type each plain field takes: the validator would take it too.
+        return
     try:
         model.model_validate(value)
     except ValidationError as error:
