@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from email.utils import formatdate
 from pathlib import Path
 
 import pytest
 from tests.push.push_service import PushService
+from tests.servers.loopback import read_request
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify import Notifier, Retry
+from roomkit.notify._push_services import retry_after
 from roomkit.notify.push_subscriptions import PushSubscriptions, subscription_of
 from roomkit.notify.webpush import WebPush
 from roomkit.stores.sqlite import SQLiteStore
@@ -217,3 +220,102 @@ async def test_a_push_held_back_is_retried_when_its_push_service_takes_pushes_ag
     assert failing.attempts == 2
     assert held.attempts == 1
     assert held.due == clock.now + 2 * BACK_OFF
+
+
+class Busy(PushService):
+    """A push service answering 429 with ``Retry-After: <retry_after>`` while
+    :attr:`busy` is set, as a vendor's push service rate-limiting a sender does."""
+
+    def __init__(self, retry_after: str) -> None:
+        super().__init__()
+        self.busy = True
+        self.retry_after = retry_after
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                status, body = await self.answer(*await read_request(reader))
+                # Its Date is the store's clock's: a date to wait until is counted from it.
+                extra = f"date: {formatdate(START, usegmt=True)}\r\n"
+                if status == 429:
+                    extra += f"retry-after: {self.retry_after}\r\n"
+                head = f"HTTP/1.1 {status} X\r\n{extra}content-length: {len(body)}\r\n\r\n"
+                writer.write(head.encode() + body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+
+    def _take(self, path: str, headers: dict[str, str], body: bytes) -> int:
+        return 429 if self.busy else super()._take(path, headers, body)
+
+
+@pytest.mark.parametrize("form", ["seconds", "date"])
+async def test_a_push_service_s_retry_after_is_waited_out(
+    clocked: tuple[HumanInputHandler, Clock], tmp_path: Path, form: str
+) -> None:
+    """A push service answering 429 with Retry-After is sent nothing, the push it refused
+    and others to it alike, until that time has passed, however short the surface's own
+    retry delay."""
+    handler, clock = clocked
+    asked = 1800.0
+    value = str(int(asked)) if form == "seconds" else formatdate(START + asked, usegmt=True)
+    async with Busy(value) as busy:
+        bob, carol = busy.browser("bob"), busy.browser("carol")
+        subscribe(tmp_path, "bob", bob.subscription())
+        subscribe(tmp_path, "carol", carol.subscription())
+        push = WebPush(
+            SUBJECT,
+            data_dir=tmp_path,
+            push_hosts=LOOPBACK,
+            retry=Retry(first=1.0, cap=1.0, jitter=0.0),
+        )
+        notifier = Notifier(handler, [push], desk_url=DESK, link_secret=SECRET, poll=0.05)
+        async with notifier:
+            first = await ask(handler, "bob")
+            await notifier.wait_idle()
+            clock.now += 60.0  # the surface's own delay is long past; the service's is not
+            await ask(handler, "carol")
+            await notifier.wait_idle()
+            assert busy.attempts == 1
+            items = [
+                item
+                for request in (first,)
+                for item in await handler.outbox.items_for(request.pending_id)
+                if item.lane == "webpush"
+            ]
+            busy.busy = False
+            clock.now = START + asked
+            # One push at a time until one goes through; one held back meanwhile is retried
+            # after its own delay.
+            async with asyncio.timeout(GUARD):
+                await busy.wait_for(1)
+            await notifier.wait_idle()
+            clock.now += 1.0
+            async with asyncio.timeout(GUARD):
+                received = await busy.wait_for(2)
+            await notifier.wait_idle()
+    assert [item.due for item in items] == [START + asked]
+    assert sorted(r.endpoint for r in received) == sorted([bob.endpoint, carol.endpoint])
+
+
+@pytest.mark.parametrize(
+    ("value", "date", "seconds"),
+    [
+        ("120", None, 120.0),
+        (" 7 ", None, 7.0),
+        ("Sat, 01 Jan 2030 00:02:00 GMT", "Sat, 01 Jan 2030 00:00:00 GMT", 120.0),
+        ("Sat, 01 Jan 2000 00:00:00 GMT", "Sat, 01 Jan 2030 00:00:00 GMT", 0.0),
+        (None, None, 0.0),
+        ("", None, 0.0),
+        ("-5", None, 0.0),
+        ("soon", None, 0.0),
+        ("1.5", None, 0.0),
+        ("9" * 5000, None, 999_999_999_999.0),
+        ("\u0662\u0660", None, 0.0),
+    ],
+)
+def test_a_retry_after_is_read_or_ignored_never_raised(
+    value: str | None, date: str | None, seconds: float
+) -> None:
+    """Seconds or an HTTP date (from the answer's Date) are read; anything else asks no wait."""
+    assert retry_after(value, date) == seconds

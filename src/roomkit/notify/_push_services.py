@@ -9,19 +9,46 @@ retry delay, then one push at a time until one goes through. A push held back me
 not sent: it fails for its delivery alone (``DeliveryError(alone=True)``), which the
 notifier retries on its own schedule, no sooner than the service takes pushes again
 (``retry_after``), while the pushes to the other push services, other
-people's and the same person's other devices', go out at once.
+people's and the same person's other devices', go out at once. A push service that says how
+long to wait (``Retry-After``, with a 429 or a 5xx) is sent nothing new before then.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Callable
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 
 from roomkit.notify._lanes import Lane
 from roomkit.notify.retry import Retry
 
-__all__ = ["PushServices"]
+__all__ = ["PushServices", "retry_after"]
+
+
+def retry_after(value: str | None, date: str | None = None) -> float:
+    """The seconds a push service's ``Retry-After`` asks it be left alone (``0.0`` for none,
+    or one that cannot be read): a number of seconds, or an HTTP date, counted from the
+    answer's own ``Date`` (this machine's clock without one), so that neither clock's skew
+    counts."""
+    text = (value or "").strip()
+    if text.isascii() and text.isdigit():
+        return float(int(text[:12]))
+    when = _http_date(text)
+    if when is None:
+        return 0.0
+    sent = _http_date(date or "")
+    return max(0.0, when - (time.time() if sent is None else sent))
+
+
+def _http_date(text: str) -> float | None:
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()
 
 
 class PushServices:
@@ -62,11 +89,13 @@ class PushServices:
             service.inflight.add(task)
         return self.clock()
 
-    def end(self, origin: str, started: float, *, took: bool, retry: bool) -> None:
+    def end(
+        self, origin: str, started: float, *, took: bool, retry: bool, after: float = 0.0
+    ) -> None:
         """The push to ``origin`` begun at ``started`` (in the running task) ended: the
         service ``took`` it (or said the device is gone: it works again), or it failed in a
-        way worth retrying (``retry``: the service backs off), or neither (a refusal, which
-        changes nothing)."""
+        way worth retrying (``retry``: the service backs off, for at least ``after`` seconds
+        when it asked so), or neither (a refusal, which changes nothing)."""
         service = self._services.get(origin)
         if service is None:
             return
@@ -76,6 +105,9 @@ class PushServices:
         if took:
             service.delivered()
         elif retry:
-            service.failed(started, self.clock())
+            now = self.clock()
+            service.failed(started, now)
+            # Asked to wait longer than the retry delay, the service is left alone that long.
+            service.resume = max(service.resume, now + after)
         if not service.failures and not service.inflight:
             del self._services[origin]

@@ -51,7 +51,7 @@ from roomkit.notify._push_message import (
     push_message,
     topic,
 )
-from roomkit.notify._push_services import PushServices
+from roomkit.notify._push_services import PushServices, retry_after
 from roomkit.notify.links import NO_DEADLINE_TTL
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
@@ -304,7 +304,8 @@ class WebPush:
             failure = outcome if isinstance(outcome, _Failure) else None
             took = outcome is not None and failure is None
             retry = failure is not None and failure.retry
-            self._services.end(service, started, took=took, retry=retry)
+            after = failure.wait if failure is not None else 0.0
+            self._services.end(service, started, took=took, retry=retry, after=after)
         if retry and isinstance(outcome, _Failure):
             return replace(outcome, wait=self._services.wait(service))
         return outcome
@@ -321,7 +322,7 @@ class WebPush:
         service = _origin(subscription.endpoint)
         device = _device(subscription.endpoint)
         try:
-            status = await self._post(subscription.endpoint, service, body, headers, ttl)
+            status, after = await self._post(subscription.endpoint, service, body, headers, ttl)
         except _Redirected as redirect:
             return _Failure(f"the push service {service} {redirect}", retry=False)
         except TimeoutError:
@@ -345,14 +346,21 @@ class WebPush:
             )
             return _GONE
         retry = status >= 500 or status in _RETRIED
-        hint = "" if retry else _refusal_hint(status)
-        return _Failure(f"the push service {service} answered {status}{hint}", retry=retry)
+        if retry:
+            # Waited out, as asked, but never past the time a delivery is given up after.
+            after = min(after, self.retry.give_up)
+            hint = f", asking to be left alone for {after:.0f} s" if after else ""
+            problem = f"the push service {service} answered {status}{hint}"
+            return _Failure(problem, retry=True, wait=after)
+        hint = _refusal_hint(status)
+        return _Failure(f"the push service {service} answered {status}{hint}", retry=False)
 
     async def _post(
         self, endpoint: str, service: str, body: bytes, headers: Mapping[str, str], ttl: int
-    ) -> int:
-        """Post one encrypted message, signed for ``service``; the status it got (its body
-        is never read: a push service says all in its status)."""
+    ) -> tuple[int, float]:
+        """Post one encrypted message, signed for ``service``; the status it got, and the
+        seconds its ``Retry-After`` asks to wait (its body is never read: a push service says
+        all in its status and headers)."""
         claims = {"sub": self.subject, "aud": service, "exp": int(time.time()) + 12 * 3600}
         signed = {
             **headers,
@@ -367,7 +375,10 @@ class WebPush:
         async with self._session.post(
             endpoint, data=body, headers=signed, timeout=aiohttp.ClientTimeout(total=self.timeout)
         ) as response:
-            return int(response.status)
+            headers = response.headers
+            return int(response.status), retry_after(
+                headers.get("Retry-After"), headers.get("Date")
+            )
 
     async def aclose(self) -> None:
         """Close the HTTP session."""
