@@ -2,7 +2,9 @@
 
 A publish with a ``sequence_id`` already seen on its topic updates that notification in
 place (the phone shows the newest); ``PUT /<topic>/<sequence id>/clear`` marks it read and
-dismissed. Every request is kept as it came (method, path, headers, JSON body).
+dismissed. Every request is kept as it came (method, path, headers, JSON body). A head
+with a bare line break in a header line ends the connection, as a Go server reads such a
+head otherwise than it was meant.
 """
 
 from __future__ import annotations
@@ -62,6 +64,29 @@ class NtfyServer(HTTPServer):
             self.cleared.add((parts[0], parts[1]))
             return 200
         return 404
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if head.count(b"\n") != head.count(b"\r\n"):
+                    return
+                first, *lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = first.split(" ", 2)
+                headers = {}
+                for line in lines:
+                    name, colon, value = line.partition(":")
+                    if colon:
+                        headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                status, answer = await self.answer(method, path, headers, body)
+                writer.write(
+                    f"HTTP/1.1 {status} X\r\ncontent-length: {len(answer)}\r\n\r\n".encode()
+                )
+                writer.write(answer)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
 
     async def answer(
         self, method: str, path: str, headers: dict[str, str], body: bytes

@@ -219,3 +219,27 @@ async def test_a_huge_question_is_published_clipped() -> None:
     assert published.body["message"].startswith("Ship it? xxx")
     assert len(published.body["message"]) <= 400
     assert notifier.statistics().delivered["ntfy"] == 1
+
+
+async def test_a_token_read_with_its_file_s_newline_still_publishes() -> None:
+    """A token kept in a file (a mounted secret) ends in a newline: it is sent without it,
+    and the request stays whole."""
+    handler = HumanInputHandler()
+    async with NtfyServer() as server:
+        notifier = notifier_of(handler, Ntfy(server.url, TOPIC, token="tk_abc\n"))
+        async with notifier:
+            await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
+            await notifier.wait_idle()
+    [published] = server.requests
+    assert published.headers["authorization"] == "Bearer tk_abc"
+    assert published.body is not None
+    assert published.body["message"] == "Ship it?"
+    assert notifier.statistics().delivered["ntfy"] == 1
+
+
+@pytest.mark.parametrize("token", ["tk_abc\r\nx-priority: 5", "tk_a bc", "tk_\u00e9t\u00e9", ""])
+def test_a_token_that_is_no_header_value_is_refused_saying_so(token: str) -> None:
+    """A token that would break the request's headers (a line break, a space, a letter
+    outside ASCII) is refused when the surface is made, not sent."""
+    with pytest.raises(ValueError, match="access token"):
+        Ntfy("https://ntfy.example.com", TOPIC, token=token)

@@ -90,6 +90,18 @@ def ntfy_message(notice: Notice, topic: str) -> dict[str, Any]:
     return message
 
 
+def _token_of(token: object) -> str:
+    """The access token to send, without the line break a file it was read from ends with;
+    one that cannot be sent as a header's value as it is, refused."""
+    text = token.strip() if isinstance(token, str) else ""
+    if not text or not all("!" <= ch <= "~" for ch in text):
+        raise ValueError(
+            "Ntfy(token=...) must be the server's access token (tk_...), printable ASCII "
+            "without spaces or line breaks, or None: check the variable or file it was read from"
+        )
+    return text
+
+
 def _topic_rule(topic_for: object) -> Callable[[str], str | None]:
     if isinstance(topic_for, str):
         if "{actor}" not in topic_for:
@@ -126,7 +138,9 @@ class Ntfy:
         name: the surface's name, recorded in histories.
 
     Raises:
-        ValueError: a server that is not an ``http(s)://`` URL; a template without ``{actor}``.
+        ValueError: a server that is not an ``http(s)://`` URL; a template without ``{actor}``;
+            a token that is not one (empty, or holding a space, a line break or a letter
+            outside ASCII inside it).
         TypeError: ``topic_for`` is none of those.
     """
 
@@ -143,8 +157,8 @@ class Ntfy:
     ) -> None:
         if not isinstance(server, str) or not server.startswith(("http://", "https://")):
             raise ValueError(f"Ntfy(server=...) must be an http:// or https:// URL, not {server!r}")
-        if token is not None and (not isinstance(token, str) or not token.strip()):
-            raise ValueError("Ntfy(token=...) must be the server's access token (tk_...) or None")
+        if token is not None:
+            token = _token_of(token)
         self.server = server.rstrip("/")
         self._topic_for = _topic_rule(topic_for)
         self._headers = {"content-type": "application/json", "user-agent": "roomkit-notify"}
