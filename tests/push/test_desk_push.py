@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import httpx
@@ -117,6 +117,37 @@ async def test_what_is_no_subscription_gets_a_422_naming_it(
     reply = await desk.post("/api/push/subscriptions", json=body, headers=bearer("alice"))
     assert reply.status_code == 422
     assert problem in reply.json()["detail"]
+    assert PushSubscriptions(tmp_path).of("alice") == []
+
+
+def _standard_alphabet() -> dict[str, object]:
+    """A browser's subscription with its keys in base64's standard alphabet (``+``, ``/``)."""
+    while True:
+        subscription = Browser("https://push.example.net/p/1").subscription()
+        keys: dict[str, str] = subscription["keys"]
+        if any(ch in keys["p256dh"] for ch in "-_"):
+            keys["p256dh"] = keys["p256dh"].translate(str.maketrans("-_", "+/"))
+            return subscription
+
+
+def _spaced() -> dict[str, object]:
+    """A browser's subscription with a space every few characters of its key."""
+    subscription = Browser("https://push.example.net/p/1").subscription()
+    keys: dict[str, str] = subscription["keys"]
+    key = keys["p256dh"]
+    keys["p256dh"] = " ".join(key[i : i + 8] for i in range(0, len(key), 8))
+    return subscription
+
+
+@pytest.mark.parametrize("make", [_standard_alphabet, _spaced])
+async def test_keys_that_are_not_base64url_get_a_422_naming_it(
+    desk: httpx.AsyncClient, tmp_path: Path, make: Callable[[], dict[str, object]]
+) -> None:
+    """Keys the page never sends (base64's other alphabet, spaces within) are refused, not
+    kept in another form than the browser's."""
+    reply = await desk.post("/api/push/subscriptions", json=make(), headers=bearer("alice"))
+    assert reply.status_code == 422
+    assert "base64url" in reply.json()["detail"]
     assert PushSubscriptions(tmp_path).of("alice") == []
 
 

@@ -24,6 +24,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -186,9 +187,16 @@ def _endpoint_problem(endpoint: object) -> str | None:
     return "endpoint must be an https:// URL (the browser's push service)"
 
 
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+={0,2}")
+
+
 def _key_problem(name: str, value: object, size: int) -> str | None:
     if not isinstance(value, str) or not value or len(value) > 200:
         return f"keys.{name} must be base64url text"
+    if not _BASE64URL.fullmatch(value):
+        # The decoder would skip what is not of its alphabet: the key kept would not be
+        # the one the browser gave.
+        return f"keys.{name} is not base64url (letters, digits, - and _ only)"
     try:
         raw = _b64decode(value)
     except (binascii.Error, ValueError):
