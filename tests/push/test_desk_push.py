@@ -202,10 +202,7 @@ async def test_the_page_links_its_manifest_and_serves_its_worker(desk: httpx.Asy
         "https://[::1]/push/1",
         "https://localhost/push/1",
         "https://169.254.169.254/latest/meta-data",
-        "https://push.example.net@127.0.0.1/p/1",
-        "https://push.example.net:443@10.0.0.5/p/1",
         "https://127.0.0.1#@push.example.net/p/1",
-        "https://push.example.net\\@127.0.0.1/p/1",
         "https://0x7f000001/p/1",
     ],
 )
@@ -217,6 +214,33 @@ async def test_an_endpoint_off_the_push_services_list_is_refused_naming_the_opti
     )
     assert reply.status_code == 400
     assert "push_hosts" in reply.json()["detail"]
+    assert PushSubscriptions(tmp_path).of("alice") == []
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "https://127.0.0.1\\@push.example.net/p/1",
+        "https://push.example.net\\@127.0.0.1/p/1",
+        "https://push.example.net@127.0.0.1/p/1",
+        "https://push.example.net:443@10.0.0.5/p/1",
+        "https://user:secret@push.example.net/p/1",
+        "https://push.example.net/p\t/1",
+        "https://push.example.net/p/1\n",
+        "https://push.example.net:99999/p/1",
+        " https://push.example.net/p/1",
+    ],
+)
+async def test_an_endpoint_that_is_no_plain_url_is_refused(
+    desk: httpx.AsyncClient, tmp_path: Path, endpoint: str
+) -> None:
+    """An endpoint that URL parsers read apart (a browser takes ``\\`` for ``/``, so
+    ``127.0.0.1`` for the host) or that no push service gives is refused, not kept."""
+    reply = await desk.post(
+        "/api/push/subscriptions", json=Browser(endpoint).subscription(), headers=bearer("alice")
+    )
+    assert reply.status_code == 422
+    assert "endpoint" in reply.json()["detail"]
     assert PushSubscriptions(tmp_path).of("alice") == []
 
 

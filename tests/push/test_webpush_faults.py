@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from tests.push.push_service import Browser, PushService
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify import DeliveryError, Notice
 from roomkit.notify.push_subscriptions import (
+    SUBSCRIPTIONS_FILE,
     VAPID_FILE,
     PushSubscriptions,
     Subscription,
@@ -88,11 +90,16 @@ async def test_a_device_alone_with_a_key_off_the_curve_is_refused_without_a_retr
 
 
 async def test_an_endpoint_no_signature_can_be_made_for_fails_alone(tmp_path: Path) -> None:
-    """A user name in the endpoint: the VAPID audience cannot be made of it."""
+    """A user name in the endpoint (edited into the file: the desk refuses it), of which
+    no VAPID audience can be made: it is skipped, and the other device pushed to."""
     async with PushService() as service:
-        subscribe(tmp_path, Browser("https://[::1]@127.0.0.1/push/odd"))
         phone = service.browser("phone")
         subscribe(tmp_path, phone)
+        path = tmp_path / SUBSCRIPTIONS_FILE
+        document = json.loads(path.read_text())
+        odd = {**Browser("https://[::1]@127.0.0.1/push/odd").subscription(), "added": 0.0}
+        document["people"]["alice"].insert(0, odd)
+        path.write_text(json.dumps(document))
         push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
         receipt = await push.send(await notice())
         await push.aclose()

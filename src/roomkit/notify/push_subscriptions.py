@@ -180,7 +180,20 @@ def _endpoint_problem(endpoint: object) -> str | None:
         return "endpoint must be the push service's URL"
     if len(endpoint) > MAX_ENDPOINT_CHARS:
         return f"endpoint is longer than {MAX_ENDPOINT_CHARS} characters"
+    if not all("!" <= ch <= "~" for ch in endpoint) or "\\" in endpoint:
+        # URL parsers part ways on these (a browser reads "\\" as "/", this one strips a
+        # tab): the host checked must be the host posted to.
+        return (
+            "endpoint must be a URL as the browser's push service gives it: printable ASCII, "
+            "no spaces, control characters or backslashes"
+        )
     parts = urlsplit(endpoint)
+    try:
+        parts.port  # noqa: B018 (read to check it: a port out of range raises)
+    except ValueError:
+        return "endpoint's port is not a number from 0 to 65535"
+    if "@" in parts.netloc:
+        return "endpoint must not name a user (user@host): give the push service's URL as it is"
     # Which hosts, and plain HTTP to which, is the push_hosts list's to say (PushHosts).
     if parts.scheme in ("https", "http") and parts.hostname:
         return None
