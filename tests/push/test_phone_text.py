@@ -1,0 +1,57 @@
+"""What a phone shows of text a model wrote: a lock-screen notice is read, and answered, in
+one glance, so nothing in the text may change how the rest of it reads, and none of it may
+keep the notice from fitting in a push."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.push.ntfy_server import NtfyServer
+from tests.push.push_service import PushService
+
+from roomkit.notify import Notifier, Ntfy
+from roomkit.notify.push_subscriptions import PushSubscriptions, subscription_of
+from roomkit.notify.webpush import WebPush
+from roomkit.tools.human_input import HumanInputHandler
+
+SECRET = "the tests' desk secret, 0123456789abcdef"
+DESK = "https://desk.example.com"
+SUBJECT = "mailto:ops@example.com"
+LOOPBACK = ["127.0.0.1"]
+TOPIC = "approvals-{actor}-k3v9q"
+
+# "Amount: <RLO>0001" shows as "Amount: 1000" on a screen that honours the override.
+REVERSED = {"iban": "DE89 3704 0044", "amount": "\u202e0001", "memo": "ok\u2066\u2067\u2069"}
+CONTROLS = "".join(
+    chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
+)
+STEERING = (*"\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c", *CONTROLS)
+
+
+def steered(text: str) -> list[str]:
+    return [f"U+{ord(ch):04X}" for ch in text if ch in STEERING]
+
+
+async def test_text_that_steers_how_a_notice_reads_is_shown_as_replaced(tmp_path: Path) -> None:
+    """Bidi overrides, isolates and marks, and control characters in a request reach neither
+    the push nor the ntfy notice: each shows as a replacement character."""
+    handler = HumanInputHandler()
+    async with PushService() as service, NtfyServer() as ntfy:
+        phone = service.browser("phone")
+        PushSubscriptions(tmp_path).add("alice", subscription_of(phone.subscription()))
+        surfaces = [WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK), Ntfy(ntfy.url, TOPIC)]
+        notifier = Notifier(handler, surfaces, desk_url=DESK, link_secret=SECRET)
+        async with notifier:
+            await handler.create_approval(
+                "pay\u202e", {**REVERSED, "note": f"a{CONTROLS}b\nnext"}, approvers=["alice"]
+            )
+            [pushed] = await service.wait_for(1)
+            [published] = await ntfy.wait_for(1)
+            await notifier.wait_idle()
+    note = pushed.message["notification"]
+    assert published.body is not None
+    shown = [note["title"], note["body"], published.body["title"], published.body["message"]]
+    assert [steered(text) for text in shown] == [[], [], [], []]
+    assert "Amount: \ufffd0001" in note["body"]
+    assert "Amount: \ufffd0001" in published.body["message"]
+    assert "\nnext" in note["body"]  # a line break is a line break
