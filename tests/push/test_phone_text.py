@@ -55,3 +55,24 @@ async def test_text_that_steers_how_a_notice_reads_is_shown_as_replaced(tmp_path
     assert "Amount: \ufffd0001" in note["body"]
     assert "Amount: \ufffd0001" in published.body["message"]
     assert "\nnext" in note["body"]  # a line break is a line break
+
+
+async def test_a_long_title_in_wide_letters_still_fits_in_one_push(tmp_path: Path) -> None:
+    """A tool named in letters of four bytes each, on an approval whose buttons repeat its
+    title: the push is shortened until it fits, not refused."""
+    handler = HumanInputHandler()
+    async with PushService() as service:
+        phone = service.browser("phone")
+        PushSubscriptions(tmp_path).add("alice", subscription_of(phone.subscription()))
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        notifier = Notifier(handler, [push], desk_url=DESK, link_secret=SECRET)
+        async with notifier:
+            await handler.create_approval(
+                "\U0001f4b8" * 200, {"note": "\U0001f4b8" * 2000}, approvers=["alice"]
+            )
+            await notifier.wait_idle()
+    [pushed] = service.received
+    note = pushed.message["notification"]
+    assert note["title"].startswith("Approval needed: \U0001f4b8")
+    assert [a["action"] for a in note["actions"]] == ["approve", "reject"]
+    assert notifier.statistics().delivered["webpush"] == 1

@@ -12,8 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from roomkit.notify._phone import answers_of, lines_of
+from roomkit.notify._phone import TITLE_MAX, answers_of, lines_of
 from roomkit.notify.surface import DeliveryError, Notice
+from roomkit.notify.wording import clip
 
 __all__ = ["DECLARATIVE", "MAX_MESSAGE_BYTES", "encoded", "push_message", "topic"]
 
@@ -59,15 +60,30 @@ def push_message(notice: Notice) -> dict[str, Any]:
             }
         }
     message = {"web_push": DECLARATIVE, "notification": notification}
-    if len(encoded(message)) > MAX_MESSAGE_BYTES:
-        notification["body"] = body[:100]
+    # Too long for a push (wide letters: up to four bytes each, the title once per button),
+    # the text is cut until it fits; what then still does not is the links.
+    for title_max, body_max in _SHORTER:
+        if len(encoded(message)) <= MAX_MESSAGE_BYTES:
+            return message
+        _cut(notification, clip(title, title_max), clip(body, body_max))
     if len(encoded(message)) > MAX_MESSAGE_BYTES:
         raise DeliveryError(
             f"WebPush: the message for {notice.request.pending_id} does not fit in a push "
-            f"({len(encoded(message))} bytes over {MAX_MESSAGE_BYTES}): shorten the desk's URL",
+            f"({len(encoded(message))} bytes over {MAX_MESSAGE_BYTES}): shorten the desk's URL "
+            f"({len(link)} characters in its answer link)",
             retry=False,
         )
     return message
+
+
+_SHORTER = ((TITLE_MAX, 100), (40, 100), (40, 40))
+"""The title's and the body's lengths to cut to, in turn, while a message does not fit."""
+
+
+def _cut(notification: dict[str, Any], title: str, body: str) -> None:
+    notification["title"], notification["body"] = title, body
+    for answer in notification.get("data", {}).get("answers", {}).values():
+        answer["done_body"] = title
 
 
 def encoded(message: Mapping[str, Any]) -> bytes:
