@@ -197,6 +197,8 @@ def test_a_request_id_ntfy_would_refuse_gets_a_digest_as_sequence_id() -> None:
         ("ntfy.sh", TOPIC, ValueError, "http"),
         ("https://ntfy.sh", "approvals", ValueError, "{actor}"),
         ("https://ntfy.sh", 42, TypeError, "topic_for"),
+        ("https://alice:hunter2@ntfy.example.com", TOPIC, ValueError, "token="),
+        ("https:///topic", TOPIC, ValueError, "http"),
     ],
 )
 def test_a_bad_server_or_topic_rule_says_what_to_give(

@@ -23,7 +23,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
@@ -138,7 +138,8 @@ class Ntfy:
         name: the surface's name, recorded in histories.
 
     Raises:
-        ValueError: a server that is not an ``http(s)://`` URL; a template without ``{actor}``;
+        ValueError: a server that is not an ``http(s)://`` URL, or names a user and password;
+            a template without ``{actor}``;
             a token that is not one (empty, or holding a space, a line break or a letter
             outside ASCII inside it).
         TypeError: ``topic_for`` is none of those.
@@ -157,6 +158,12 @@ class Ntfy:
     ) -> None:
         if not isinstance(server, str) or not server.startswith(("http://", "https://")):
             raise ValueError(f"Ntfy(server=...) must be an http:// or https:// URL, not {server!r}")
+        if "@" in urlsplit(server).netloc:
+            # It would be dropped, and the password written in every error about the server.
+            raise ValueError(
+                "Ntfy(server=...) takes the server's URL without a user name and password: "
+                "give an access token (ntfy token add) as Ntfy(token=...) instead"
+            )
         if token is not None:
             token = _token_of(token)
         self.server = server.rstrip("/")
