@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 
@@ -181,6 +182,37 @@ async def test_a_failing_server_is_retried_and_a_refusal_is_not(status: int, ret
     assert raised.value.retry is retry
     assert "approvals-alice" not in str(raised.value)  # a topic is a password
     assert "alice's topic" in str(raised.value)
+
+
+class Silent(NtfyServer):
+    """Reads each publish and answers nothing until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def answer(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes]:
+        await self.release.wait()
+        return await super().answer(method, path, headers, body)
+
+
+async def test_a_server_that_never_answers_times_out_saying_after_how_long() -> None:
+    """A server that took the request and said nothing was reached: the error says it did
+    not answer in time, not that it cannot be reached."""
+    request = await HumanInputHandler().create("ask", {"question": "?"}, actor_id="alice")
+    notice = Notice("question_pending", "d1", request, recipient="alice", desk_url=DESK)
+    async with Silent() as server:
+        ntfy = Ntfy(server.url, TOPIC, timeout=0.2)
+        with pytest.raises(DeliveryError) as raised:
+            await ntfy.send(notice)
+        server.release.set()
+        await ntfy.aclose()
+    assert raised.value.retry is True
+    assert str(raised.value) == (
+        f"ntfy {server.url} did not answer within 0.2 s publishing to alice's topic"
+    )
 
 
 def test_a_request_id_ntfy_would_refuse_gets_a_digest_as_sequence_id() -> None:

@@ -36,6 +36,7 @@ logger = logging.getLogger("roomkit.notify")
 
 _NAME = re.compile(r"[-_A-Za-z0-9]{1,64}")
 _RETRIED = frozenset({408, 429})
+_DOING = {"publish to": "publishing to", "clear on": "clearing on"}
 _QUESTION_PRIORITY = 4
 _SETTLED_PRIORITY = 2
 
@@ -234,6 +235,13 @@ class Ntfy:
             status = await self._origin.post(
                 data, dict(self._headers), method=method, target=prefix + path
             )
+        except TimeoutError:
+            # Reached, and silent: told apart from a server that cannot be reached.
+            timeout = self._origin.timeout
+            raise DeliveryError(
+                f"ntfy {self.server} did not answer within {timeout:g} s {_DOING[what]} {whose}",
+                retry=True,
+            ) from None
         except OSError as error:
             raise DeliveryError(
                 f"ntfy {self.server} cannot be reached ({type(error).__name__}: {error}): "
