@@ -35,6 +35,7 @@ def retry_after(value: str | None, date: str | None = None) -> float:
     counts."""
     text = (value or "").strip()
     if text.isascii() and text.isdigit():
+        # Twelve digits are thousands of years: enough, and never a number too long to read.
         return float(int(text[:12]))
     when = _http_date(text)
     if when is None:

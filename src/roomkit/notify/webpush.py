@@ -375,9 +375,9 @@ class WebPush:
         async with self._session.post(
             endpoint, data=body, headers=signed, timeout=aiohttp.ClientTimeout(total=self.timeout)
         ) as response:
-            headers = response.headers
+            answered = response.headers
             return int(response.status), retry_after(
-                headers.get("Retry-After"), headers.get("Date")
+                answered.get("Retry-After"), answered.get("Date")
             )
 
     async def aclose(self) -> None:
