@@ -172,7 +172,7 @@ async def test_a_settle_no_history_could_keep_stores_nothing(tmp_path: Path) -> 
     store = SQLiteStore(tmp_path / "requests.db")
     handler = HumanInputHandler(store=store)
     try:
-        with pytest.raises(ValueError, match="at most 64000 characters"):
+        with pytest.raises(ValueError, match="at most 89900 characters"):
             await create_decided(
                 handler, "pay", dict(ARGUMENTS), reject("\x01" * 20_000), by="policy:p"
             )

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from roomkit import Approval, HumanInputToolHandler, InvalidAnswerError, Quorum
+from roomkit.models.json_limits import MAX_APPROVERS, MAX_ID_CHARS
 from roomkit.models.pending_input import arguments_digest
 from roomkit.tools.approvals import Decision, approve, edit, read_decision, reject, respond
 
@@ -128,3 +129,42 @@ def test_approvals_take_a_set_of_names_or_a_dict() -> None:
 def test_approvals_refuse_what_they_cannot_hold(approvals: Any, error: type) -> None:
     with pytest.raises(error):
         HumanInputToolHandler({"Ask"}, approvals=approvals)
+
+
+def _names(count: int) -> list[str]:
+    return [f"person-{i:03d}" for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("build", "held"),
+    [
+        (lambda names: Approval(approvers=names), "Approval approvers"),
+        (lambda names: Approval(approvers=Quorum(2, of=names)), "Quorum of="),
+    ],
+    ids=["approval", "quorum"],
+)
+def test_a_rule_naming_more_approvers_than_an_approval_lists_is_refused(
+    build: Any, held: str
+) -> None:
+    """Refused where the rule is written, not at the first call it holds."""
+    with pytest.raises(ValueError, match=rf"^{held} hold 101 actor ids, over the 100"):
+        build(_names(MAX_APPROVERS + 1))
+    build(_names(MAX_APPROVERS))  # at the bound: taken
+
+
+@pytest.mark.parametrize(
+    "build",
+    [lambda names: Approval(approvers=names), lambda names: Quorum(1, of=names)],
+    ids=["approval", "quorum"],
+)
+def test_a_rule_naming_an_approver_longer_than_an_id_is_refused(build: Any) -> None:
+    with pytest.raises(ValueError, match=r"hold an actor id of 257 characters, over the 256"):
+        build(["alice", "b" * (MAX_ID_CHARS + 1)])
+
+
+def test_a_set_of_approvers_is_sorted() -> None:
+    """A set has no order of its own: sorted, the rule lists them alike in every process."""
+    names = _names(40)
+    assert Approval(approvers=set(names)).approvers == tuple(names)
+    assert Approval(approvers=Quorum(2, of=frozenset(names))).approvers == tuple(names)
+    assert Approval(approvers=reversed(names)).approvers == tuple(reversed(names))

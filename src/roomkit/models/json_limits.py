@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 __all__ = [
+    "MAX_APPROVERS",
     "MAX_ARGUMENTS_CHARS",
     "MAX_ARGUMENTS_DEPTH",
     "MAX_ID_CHARS",
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_NUMBER_CHARS",
     "MAX_SCOPED_KEY_BYTES",
     "arguments_problem",
+    "check_approver_count",
     "circular_at",
     "json_bounds",
     "path_text",
@@ -42,7 +44,7 @@ __all__ = [
 MAX_ARGUMENTS_CHARS = 56_000
 """The longest arguments (as JSON text) a request takes, on every store: its ``created``
 entry keeps them beside the tool, the ids, the time and digest, an approval's description
-(at most 4,000 characters) and approvers, all within the 64,000 characters of a history
+(at most 4,000 characters) and approvers, all within the 89,900 characters of a history
 entry (:data:`roomkit.stores.MAX_ENTRY_CHARS`)."""
 MAX_ARGUMENTS_DEPTH = 24
 """The most levels of objects and lists arguments nest (the arguments' own object is the
@@ -59,8 +61,16 @@ MAX_ID_CHARS = 256
 ``room_id``, ``channel_id``, ``actor_id`` and ``tool_name``, and each of an approval's
 approvers. PostgreSQL indexes the room and the actor, an index entry holding at most 2,704
 bytes: 256 characters are at most 1,024 bytes of UTF-8. A created entry keeps four of them
-beside the longest arguments and description, within the 64,000 characters of a history
-entry (56,000 + 4,000 + 4 x 256, and its other fields)."""
+and a surface beside the longest arguments, description and approvers, within the 89,900
+characters of a history entry (56,000 + 4,000 + 5 x 256 + 100 x 259, and its other
+fields)."""
+MAX_APPROVERS = 100
+"""The most approvers an approval may list, on every store, counted once each: those it is
+made with (``Approval(approvers=...)``, a :class:`~roomkit.tools.approvals.Quorum`'s
+``of=``, ``create_approval(approvers=...)``) and those escalations add to it. Each name is
+kept in the request's row, in its ``created`` entry and in every notice that names who may
+decide; a larger group is a role or an on-call schedule of the directory (``role:ops``),
+one name however many people it holds."""
 MAX_KEY_CHARS = 1_200
 """The most characters of a request's idempotency ``key`` and of its ``tool_call_id``:
 room for an adapter's key (400 at most, then kept by its digest), for a Temporal workflow's
@@ -118,6 +128,31 @@ def with_paths(value: object) -> Iterator[tuple[object, tuple[str | int, ...]]]:
             stack.extend(reversed(children))
         elif isinstance(item, list | tuple):
             stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
+
+
+# -- approvers -------------------------------------------------------------------------------
+
+
+def check_approver_count(count: int, name: str, *, listed: int = 0) -> None:
+    """Refuse ``count`` approvers past :data:`MAX_APPROVERS`:
+    all ``name`` hold, or (``listed`` > 0) those an escalation adding ``name`` to the
+    ``listed`` approvers of a request would leave it with.
+
+    Raises:
+        ValueError: there are more; the message names ``name``, the count and the limit.
+    """
+    if count <= MAX_APPROVERS:
+        return
+    held = (
+        f"{name} and the {listed:,} approvers listed already make {count:,}"
+        if listed
+        else f"{name} hold {count:,} actor ids"
+    )
+    raise ValueError(
+        f"{held}, over the {MAX_APPROVERS:,} approvers an approval may list on every store: "
+        "name a role or an on-call schedule of the directory ('role:ops') for a large "
+        "group; nothing was stored"
+    )
 
 
 # -- the walk --------------------------------------------------------------------------------

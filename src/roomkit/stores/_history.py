@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from roomkit.core.exceptions import CorruptRecordError, InvalidTextError
 from roomkit.models.history import ENTRY_MODELS, ENTRY_TYPES, Entry, check_fields
-from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS
+from roomkit.models.json_limits import MAX_APPROVERS, MAX_ARGUMENTS_CHARS, MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.tools.validation import unencodable_text
 
@@ -68,9 +68,11 @@ __all__ = [
 ]
 
 
-MAX_ENTRY_CHARS = MAX_ARGUMENTS_CHARS + 8_000
-"""The longest entry (as JSON text) a history takes: 64,000 characters, the longest
-arguments (:data:`MAX_ARGUMENTS_CHARS`) and what a ``created`` entry keeps beside them."""
+MAX_ENTRY_CHARS = MAX_ARGUMENTS_CHARS + 8_000 + MAX_APPROVERS * (MAX_ID_CHARS + 3)
+"""The longest entry (as JSON text) a history takes: 89,900 characters, the longest
+arguments (:data:`MAX_ARGUMENTS_CHARS`) and what a ``created`` entry keeps beside them: the
+ids, the description, and the most approvers an approval lists
+(:data:`~roomkit.models.json_limits.MAX_APPROVERS`), each as long as an id may be, quoted."""
 
 
 def new_entry(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from roomkit.models.json_limits import check_approver_count
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, Vote
 from roomkit.stores._history import deadline_entry
 from roomkit.tools.approvals import approve, edit
@@ -155,11 +156,26 @@ def widened(
 
     On a quorum approval they join the listed approvers, and may vote like them (an actor
     listed already keeps the vote they cast); on any other request they join the approvers.
+
+    Raises:
+        ValueError: the request would list more than
+            :data:`~roomkit.models.json_limits.MAX_APPROVERS` approvers; the store
+            writes nothing.
     """
     if quorum is None:
-        return tuple(dict.fromkeys((*approvers, *actors))), voters
+        grown = tuple(dict.fromkeys((*approvers, *actors)))
+        _check_grown(grown, approvers)
+        return grown, voters
     added = tuple(actor for actor in dict.fromkeys(actors) if actor not in voters)
-    return tuple(dict.fromkeys((*approvers, *added))), (*voters, *added)
+    grown = tuple(dict.fromkeys((*approvers, *added)))
+    _check_grown(grown, approvers)  # the voters are among them
+    return grown, (*voters, *added)
+
+
+def _check_grown(grown: tuple[str, ...], before: tuple[str, ...]) -> None:
+    """Refuse an escalation that takes a list past its bound (one stored longer stays)."""
+    if len(grown) > len(before):
+        check_approver_count(len(grown), "actors", listed=len(before))
 
 
 def declined(record: PendingInput) -> list[tuple[str, str]]:

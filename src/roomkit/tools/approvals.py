@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.clock import check_deadline
 from roomkit.models.decisions import Approve, Decision, DecisionKind, Edit, Reject, Respond
+from roomkit.tools._actor_ids import actor_ids
 
 if TYPE_CHECKING:
     from roomkit.policy.decisions import Policy
@@ -145,11 +146,14 @@ class Quorum:
 
     Args:
         n: how many approvals it takes, from 1 to ``len(of)``.
-        of: the actor ids who may vote (each once on each version of the arguments).
+        of: the actor ids who may vote (each once on each version of the arguments), in
+            the order given; a ``set`` or ``frozenset`` has none, so its ids are sorted.
 
     Raises:
         ValueError, TypeError: ``n`` is not a count ``of`` can reach, or ``of`` holds
-            something else than non-empty actor ids.
+            something else than non-empty actor ids, an id longer than
+            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters, or more
+            than :data:`~roomkit.models.json_limits.MAX_APPROVERS` (100) ids.
     """
 
     n: int
@@ -158,7 +162,7 @@ class Quorum:
     def __init__(self, n: int, *, of: Iterable[str]) -> None:
         if isinstance(of, str):
             raise TypeError(f"Quorum of= is a list of actor ids: pass [{of!r}], not a string")
-        voters = _approvers(of)
+        voters = _approvers(of, "Quorum of=")
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"Quorum n is a count of approvals, got {type(n).__name__}")
         if not 1 <= n <= len(voters):
@@ -169,14 +173,11 @@ class Quorum:
         object.__setattr__(self, "of", voters)
 
 
-def _approvers(value: str | Iterable[str] | None) -> tuple[str, ...]:
+def _approvers(value: str | Iterable[str] | None, name: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    names = (value,) if isinstance(value, str) else tuple(value)
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"Approval approvers must be non-empty actor ids, got {name!r}")
-    return tuple(dict.fromkeys(names))
+    names = (value,) if isinstance(value, str) else value
+    return actor_ids(names, name=name, single="Approval approvers must be non-empty actor ids")
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +187,9 @@ class Approval:
     Args:
         approvers: who may decide (any one of them): an actor id or a list of them, or a
             :class:`Quorum` of them who must approve together. By default the turn's
-            actor, or with none, the room's participants.
+            actor, or with none, the room's participants. The order given is the order
+            the request's history and notices show; a ``set`` or ``frozenset`` has none
+            (it differs from one process to the next), so its ids are sorted.
         timeout: seconds the approvers have; the human-input handler's ``timeout`` when
             ``None``.
         on_expiry: what a call nobody decided in time comes to: ``"deny"`` (the default:
@@ -201,7 +204,10 @@ class Approval:
             asks without terms of its own or abstains.
 
     Raises:
-        ValueError, TypeError: an argument is not one the rule takes (the message says so).
+        ValueError, TypeError: an argument is not one the rule takes (the message says so):
+            among them ``approvers`` holding an id longer than
+            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters, or more than
+            :data:`~roomkit.models.json_limits.MAX_APPROVERS` (100) ids.
     """
 
     approvers: tuple[str, ...] = field(default=())
@@ -235,7 +241,7 @@ class Approval:
         quorum = approvers if isinstance(approvers, Quorum) else None
         object.__setattr__(self, "quorum", quorum)
         object.__setattr__(self, "veto", veto)
-        listed = quorum.of if quorum is not None else _approvers(approvers)  # type: ignore[arg-type]
+        listed = quorum.of if quorum is not None else _approvers(approvers, "Approval approvers")  # type: ignore[arg-type]
         object.__setattr__(self, "approvers", listed)
         object.__setattr__(self, "timeout", None if timeout is None else float(timeout))
         object.__setattr__(self, "on_expiry", on_expiry)

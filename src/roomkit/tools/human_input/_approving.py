@@ -84,8 +84,9 @@ class Approving:
                 tool, or other arguments than those it was made for).
             TypeError: bad ``approvers``, ``quorum`` or ``decisions``.
             ValueError: bad ``approvers`` (a role or on-call schedule the directory lacks
-                too, an id over ``MAX_ID_CHARS`` characters) or ``quorum``, or ``decisions``
-                without ``"reject"``; an id or ``key`` too long, as :meth:`create`.
+                too, an id over ``MAX_ID_CHARS`` characters, more than ``MAX_APPROVERS``
+                ids: 100) or ``quorum``, or ``decisions`` without ``"reject"``; an id or
+                ``key`` too long, as :meth:`create`. Nothing was stored.
         """
         chosen = checked_approvers(self.router, approvers)
         request = self._new(
@@ -121,6 +122,12 @@ class Approving:
     ) -> bool:
         """Let ``actors`` answer the open request too (an escalation, in its history as
         ``escalated``); ``False`` when it is not open. A question's actor stays one of them.
-        ``actors`` are checked as :meth:`create_approval`'s ``approvers`` (``ValueError``)."""
+
+        Raises:
+            TypeError: ``actors`` is one string.
+            ValueError: ``actors`` are no actor ids, as :meth:`create_approval`'s
+                ``approvers``; or with the approvers listed already they make more than
+                :data:`~roomkit.models.json_limits.MAX_APPROVERS` (100). Nothing was stored.
+        """
         chosen = checked_approvers(self.router, actors, name="actors")
         return await self._decisions.add_approvers(pending_id, chosen, by, surface)

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.decisions import Approve
 from roomkit.models.history import Entry
-from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.tools._actor_ids import actor_ids
 from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._checks import check_digest
@@ -119,26 +119,18 @@ def trail(
 
 
 def check_actors(actors: Iterable[str], *, name: str = "approvers") -> tuple[str, ...]:
-    """``actors`` as a tuple of actor ids without repeats.
+    """``actors`` as a tuple of actor ids without repeats, in the order given; a ``set`` or
+    ``frozenset`` (which has no order) sorted, so that every process lists them alike.
 
     Raises:
-        TypeError: ``actors`` is one string, or holds something else than strings.
-        ValueError: an id is empty, or longer than
-            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters.
+        TypeError: ``actors`` is one string.
+        ValueError: an id is empty or no string, or longer than
+            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters; or there are more
+            than :data:`~roomkit.models.json_limits.MAX_APPROVERS` of them.
     """
     if isinstance(actors, str):
         raise TypeError(f"{name} is a collection of actor ids: pass [{actors!r}], not a string")
-    checked = tuple(dict.fromkeys(actors))
-    for actor in checked:
-        if not isinstance(actor, str) or not actor:
-            raise ValueError(f"{name} must hold non-empty actor ids, got {actor!r}")
-        if len(actor) > MAX_ID_CHARS:
-            raise ValueError(
-                f"{name} hold an actor id of {len(actor):,} characters, over the "
-                f"{MAX_ID_CHARS:,} an actor id may have on every store: pass a shorter one "
-                "(an id, or the digest of a long name); nothing was stored"
-            )
-    return checked
+    return actor_ids(actors, name=name, single=f"{name} must hold non-empty actor ids")
 
 
 def allowed_decisions(request: PendingInput) -> tuple[str, ...]:

@@ -28,7 +28,8 @@ logger = logging.getLogger("roomkit.tools.human_input")
 
 MAX_DEFAULT_CHARS = 32_000
 """The longest default answer, as JSON: its ``defaulted`` history entry must fit the
-64,000 characters a history entry holds, beside the ladder's record of it."""
+characters a history entry holds (:data:`roomkit.stores.MAX_ENTRY_CHARS`), beside the
+ladder's record of it."""
 
 __all__ = [
     "MAX_DEFAULT_CHARS",
