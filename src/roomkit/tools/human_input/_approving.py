@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.grants import GrantStore
-from roomkit.tools.human_input._checks import check_options
+from roomkit.tools.human_input._checks import check_options, check_surface
 from roomkit.tools.human_input._decisions import Decisions
 from roomkit.tools.human_input._granting import hold_unless_granted
 from roomkit.tools.human_input._routed import checked_approvers
@@ -82,12 +82,14 @@ class Approving:
             StoreUnavailableError: as :meth:`create`.
             KeyConflictError: ``key`` names a request made for another call (another
                 tool, or other arguments than those it was made for).
-            TypeError: bad ``approvers``, ``quorum`` or ``decisions``.
+            TypeError: bad ``approvers``, ``quorum``, ``decisions`` or ``surface``.
             ValueError: bad ``approvers`` (a role or on-call schedule the directory lacks
                 too, an id over ``MAX_ID_CHARS`` characters, more than ``MAX_APPROVERS``
                 ids: 100) or ``quorum``, or ``decisions`` without ``"reject"``; an id or
-                ``key`` too long, as :meth:`create`. Nothing was stored.
+                ``key`` too long, as :meth:`create`; a ``surface`` over ``MAX_ID_CHARS``
+                characters (:mod:`roomkit.models.json_limits`). Nothing was stored.
         """
+        check_surface(surface)
         chosen = checked_approvers(self.router, approvers)
         request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
@@ -124,10 +126,13 @@ class Approving:
         ``escalated``); ``False`` when it is not open. A question's actor stays one of them.
 
         Raises:
-            TypeError: ``actors`` is one string.
+            TypeError: ``actors`` is one string, or ``surface`` is no ``str``.
             ValueError: ``actors`` are no actor ids, as :meth:`create_approval`'s
                 ``approvers``; or with the approvers listed already they make more than
-                :data:`~roomkit.models.json_limits.MAX_APPROVERS` (100). Nothing was stored.
+                :data:`~roomkit.models.json_limits.MAX_APPROVERS` (100); or ``surface`` is
+                longer than :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256)
+                characters. Nothing was stored.
         """
+        check_surface(surface)
         chosen = checked_approvers(self.router, actors, name="actors")
         return await self._decisions.add_approvers(pending_id, chosen, by, surface)

@@ -62,6 +62,7 @@ __all__ = [
     "check_options",
     "check_request_text",
     "check_schema",
+    "check_surface",
     "check_text",
     "check_timeout",
     "fits",
@@ -252,6 +253,29 @@ def check_id_lengths(
     ):
         if isinstance(value, str) and len(value) > limit:
             raise ValueError(_too_long(name, len(value), limit))
+
+
+def check_surface(surface: object) -> None:
+    """Raise unless ``surface`` is ``None`` or a name a settle may record in a request's
+    history: text of at most :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters.
+
+    Raises:
+        TypeError: ``surface`` is not a ``str``.
+        ValueError: it is longer; the message names it, its length and the limit.
+        InvalidTextError: it holds text UTF-8 cannot encode (a lone surrogate).
+    """
+    if surface is None or (
+        type(surface) is str and len(surface) <= MAX_ID_CHARS and surface.isascii()
+    ):
+        return  # the common case: a short name, or none
+    check_text("surface", surface)
+    assert isinstance(surface, str)
+    if len(surface) > MAX_ID_CHARS:
+        raise ValueError(
+            f"surface is {len(surface):,} characters, over the {MAX_ID_CHARS:,} a surface "
+            'may have on every store: name where the answer came from in a word ("desk", '
+            '"slack", "cli"); nothing was stored'
+        )
 
 
 def _too_long(name: str, length: int, limit: int) -> str:

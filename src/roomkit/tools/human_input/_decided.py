@@ -25,7 +25,7 @@ from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.enums import ChannelType
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
-from roomkit.tools.human_input._checks import check_options
+from roomkit.tools.human_input._checks import check_options, check_surface
 from roomkit.tools.human_input._decisions import _created, check_actors, created_with
 from roomkit.tools.human_input._later import settled_at_once
 from roomkit.tools.human_input._memory_engine import MemoryEngine
@@ -82,7 +82,11 @@ async def create_decided(
         TypeError, ValueError, InvalidTextError: an entry of ``history``, or one the settle
             writes (its ``decided`` entry, with the reason), is no history entry
             (as :func:`~roomkit.tools.human_input.stores.check_entry`); nothing is stored.
+        ValueError: ``surface`` is longer than
+            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters; nothing is
+            stored.
     """
+    check_surface(surface)
     approvers = (by,) if by is not None else ()
     engine = handler._engine
     decisions = handler._decisions

@@ -35,7 +35,12 @@ from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallba
 from roomkit.tools.human_input._answering import answer, refuse
 from roomkit.tools.human_input._approving import Approving
 from roomkit.tools.human_input._callbacks import Callbacks
-from roomkit.tools.human_input._checks import check_options, check_text, check_timeout
+from roomkit.tools.human_input._checks import (
+    check_options,
+    check_surface,
+    check_text,
+    check_timeout,
+)
 from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._keys import check_same_call
@@ -364,7 +369,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
                 ``Reject(reason=...)``, ``Respond(message=...)``), or its JSON text.
             by: who answered (an actor id), recorded with the outcome.
             surface: where the answer came from (``"desk"``, ``"cli"``, ...), for the
-                request's history.
+                request's history: at most
+                :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters.
             digest: on an approval, the ``arguments_digest`` the person deciding was shown;
                 the decision is refused when an edit has changed the arguments since.
                 Every surface that shows a person the arguments passes it; ``None`` (the
@@ -376,11 +382,15 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
 
         Raises:
             TypeError: ``connection`` is given and the store is not a ``PostgresStore``,
-                or the request is a quorum approval (its votes cannot join a transaction).
+                or the request is a quorum approval (its votes cannot join a transaction);
+                or ``surface`` is no ``str``.
             InvalidAnswerError: the answer does not match the request's answer schema, or
                 is not text UTF-8 can encode (a lone surrogate); on an approval, it is no
                 decision, or an edit breaks the tool's schema. The request stays open.
-            InvalidTextError: ``by`` is not text UTF-8 can encode.
+            InvalidTextError: ``by`` or ``surface`` is not text UTF-8 can encode.
+            ValueError: ``surface`` is longer than
+                :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters; the
+                message says how long; nothing was recorded.
             VoteNeedsActorError: a vote on a quorum approval without ``by=``.
             ArgumentsChangedError: the approval's arguments no longer have ``digest``;
                 nothing changed (the error's ``request`` holds them as they are now).
@@ -392,6 +402,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             result = answer_text(result)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
+        check_surface(surface)
         behalf = await answered_for(self, pending_id, by) if self.router is not None else None
         return await answer(
             self._engine,
@@ -419,8 +430,11 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         On an approval this is ``aresolve(pending_id, reject(reason), by=by, digest=digest)``.
 
         Raises:
-            InvalidTextError: ``reason`` or ``by`` is not text UTF-8 can encode (a lone
-                surrogate); the request stays open.
+            InvalidTextError: ``reason``, ``by`` or ``surface`` is not text UTF-8 can
+                encode (a lone surrogate); the request stays open.
+            ValueError: ``surface`` is longer than
+                :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters; the
+                request stays open.
             ArgumentsChangedError: as :meth:`aresolve`.
             StoreUnavailableError: a durable store cannot be reached (nothing was settled).
         """
@@ -428,6 +442,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             check_text("reason", reason)
         if by is not None and (type(by) is not str or not by.isascii()):
             check_text("by", by)
+        check_surface(surface)
         return await refuse(self._engine, self._decisions, pending_id, reason, by, surface, digest)
 
     async def arelease(self, pending_id: str) -> bool:
