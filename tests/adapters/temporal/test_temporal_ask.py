@@ -183,6 +183,26 @@ async def test_an_ask_temporal_cannot_carry_to_its_activity_is_refused_naming_it
     await nothing_asked(world, handle)
 
 
+@SQLITE_ONLY
+@pytest.mark.parametrize("workflow", [Ask, Approve])
+@pytest.mark.parametrize("years", [101, 40_000], ids=["past-a-century", "past-any-timer"])
+async def test_a_grace_past_a_century_is_refused_in_the_workflow(
+    world: World, workflow: type, years: int
+) -> None:
+    """Else the ask is made and the workflow waits past the deadline for that long, or
+    (past what Temporal's timers hold) its task fails, again and again."""
+    grace = years * 365 * 86_400
+    async with running(world.worker(workflow)):
+        handle = await world.start(workflow, {"grace": grace})
+        result = await result_or_task_failure(handle)
+    assert result["error"] == "ValueError", result
+    assert result["message"].endswith(
+        f"(): grace is {grace:,} seconds, over the 3,153,600,000 (a century) a workflow's "
+        "timer may run past the deadline: pass a grace of minutes (the default is 60 seconds)"
+    )
+    await nothing_asked(world, handle)
+
+
 class Zlib(PayloadCodec):
     """A compressing payload codec, as an application may configure on its client."""
 

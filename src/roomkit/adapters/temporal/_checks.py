@@ -3,9 +3,9 @@
 An ask roomkit will not make is refused in the workflow, where the workflow's code can catch
 it, naming the field at fault: arguments longer, deeper or with a longer number than a
 request keeps, arguments or a schema that are not JSON, approvers that are no list of actor
-ids, a deadline that is no positive ``timedelta``, a ladder that is no ``Ladder``, what no
-store keeps (a ladder's default and a schema included), an input of the create activity past
-Temporal's payload limit.
+ids, a deadline that is no positive ``timedelta``, a grace past a century, a ladder that is
+no ``Ladder``, what no store keeps (a ladder's default and a schema included), an input of
+the create activity past Temporal's payload limit.
 Each check runs in workflow code, deterministically; the workflow decides, by its patches,
 which of them an ask replayed from an older history ran.
 """
@@ -22,6 +22,7 @@ from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
 from roomkit.core.exceptions import InvalidTextError
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.json_limits import MAX_ID_CHARS, arguments_problem, circular_at, size_problem
 from roomkit.tools.human_input.checks import check_ladder_text, check_request_text, check_text
 from roomkit.tools.human_input.ladder import Ladder
@@ -33,6 +34,7 @@ __all__ = [
     "approvers_of",
     "check_arguments",
     "check_fields",
+    "check_grace",
     "check_input",
     "check_json",
     "check_ladder",
@@ -198,6 +200,24 @@ def seconds_of(call: str, name: str, value: timedelta) -> float:
     if not isinstance(value, timedelta) or value <= timedelta(0):
         raise ValueError(f"{call}(): {name} must be a positive timedelta, got {value!r}")
     return value.total_seconds()
+
+
+def check_grace(call: str, grace: timedelta) -> None:
+    """Refuse a ``grace`` longer than the longest deadline a request may have: the
+    workflow's timer runs the deadline and the grace, and one past what Temporal's timers
+    hold fails the workflow task, again and again.
+
+    Raises:
+        ValueError: it is longer than
+            :data:`~roomkit.models.clock.LONGEST_TIMEOUT` (a century); the message says
+            how long.
+    """
+    if isinstance(grace, timedelta) and grace.total_seconds() > LONGEST_TIMEOUT:
+        raise ValueError(
+            f"{call}(): grace is {grace.total_seconds():,.0f} seconds, over the "
+            f"{LONGEST_TIMEOUT:,.0f} (a century) a workflow's timer may run past the "
+            "deadline: pass a grace of minutes (the default is 60 seconds)"
+        )
 
 
 def check_input(call: str, request: Mapping[str, Any], *, schema: str) -> None:

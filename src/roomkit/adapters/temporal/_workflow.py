@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         approvers_of,
         check_arguments,
         check_fields,
+        check_grace,
         check_input,
         check_json,
         check_ladder,
@@ -82,6 +83,9 @@ _CHECKS_SCHEMA = "roomkit-schema-text-checked"
 """The patch that refuses, in the workflow, a schema holding text UTF-8 cannot encode, under
 the name the caller gave it (its own: an ask replayed from before it was refused by the
 create activity, naming ``answer_schema`` whatever the call named it)."""
+_CHECKS_GRACE = "roomkit-grace-checked"
+"""The patch that refuses, in the workflow, a ``grace`` longer than a century (its own: an
+ask replayed from before it started the timer it was given)."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
 _OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
@@ -201,6 +205,8 @@ async def _ask(
     timeout = seconds_of(call, "timeout", spec.timeout)
     grace = GRACE if spec.grace is None else spec.grace
     seconds_of(call, "grace", grace)
+    if workflow.patched(_CHECKS_GRACE):
+        check_grace(call, grace)
     ladder = _ladder(spec.ladder)
     info = workflow.info()
     seq = state.count + 1
@@ -339,7 +345,8 @@ async def ask_person(
         answer_schema: a JSON Schema the answer (JSON text) must match.
         ladder: reminders and escalations, recorded with the request, and a default
             answer (``on_expiry=default(...)``) returned when nobody answers in time.
-        grace: how much longer the workflow's timer runs than the deadline (60 s).
+        grace: how much longer the workflow's timer runs than the deadline (60 s), at
+            most a century.
 
     Raises:
         HumanInputRejectedError: a person rejected the request.
@@ -349,8 +356,9 @@ async def ask_person(
         TypeError: ``arguments`` or ``answer_schema`` is not JSON, or ``ladder`` is no
             ``Ladder``.
         ValueError: an ask roomkit will not make: bad ``approvers``, ``timeout``, ``grace``
-            or ``ladder``; an ``actor`` or ``room_id`` that is not a ``str``; arguments
-            longer than a request keeps; an ``answer_schema``, ``ladder`` or ``approvers``
+            (no positive ``timedelta``, or one longer than a century) or ``ladder``; an
+            ``actor`` or ``room_id`` that is not a ``str``; arguments longer than a request
+            keeps; an ``answer_schema``, ``ladder`` or ``approvers``
             that makes the create activity's input larger than Temporal's payload limit
             (2 MiB); text UTF-8 cannot encode (``InvalidTextError``), the schema, the
             ladder's default and its escalations' actors included.
