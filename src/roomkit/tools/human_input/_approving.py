@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.grants import GrantStore
-from roomkit.tools.human_input._checks import check_options, check_surface
+from roomkit.tools.human_input._checks import check_by, check_options, check_surface
 from roomkit.tools.human_input._decisions import Decisions
 from roomkit.tools.human_input._granting import hold_unless_granted
 from roomkit.tools.human_input._routed import checked_approvers
@@ -129,10 +129,11 @@ class Approving:
             TypeError: ``actors`` is one string, or ``surface`` is no ``str``.
             ValueError: ``actors`` are no actor ids, as :meth:`create_approval`'s
                 ``approvers``; or with the approvers listed already they make more than
-                :data:`~roomkit.models.json_limits.MAX_APPROVERS` (100); or ``surface`` is
-                longer than :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256)
-                characters. Nothing was stored.
+                :data:`~roomkit.models.json_limits.MAX_APPROVERS` (100); or ``by`` or
+                ``surface`` is longer than :data:`~roomkit.models.json_limits.MAX_ID_CHARS`
+                (256) characters. Nothing was stored.
         """
+        check_by(by)
         check_surface(surface)
         chosen = checked_approvers(self.router, actors, name="actors")
         return await self._decisions.add_approvers(pending_id, chosen, by, surface)

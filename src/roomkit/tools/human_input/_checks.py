@@ -56,6 +56,7 @@ __all__ = [
     "PLAIN_ROOM",
     "check_answer",
     "check_arguments_size",
+    "check_by",
     "check_digest",
     "check_id_lengths",
     "check_ladder_text",
@@ -268,13 +269,35 @@ def check_surface(surface: object) -> None:
         type(surface) is str and len(surface) <= MAX_ID_CHARS and surface.isascii()
     ):
         return  # the common case: a short name, or none
-    check_text("surface", surface)
-    assert isinstance(surface, str)
-    if len(surface) > MAX_ID_CHARS:
+    _check_name(
+        "surface",
+        surface,
+        'a surface may have on every store: name where the answer came from in a word ("desk", '
+        '"slack", "cli")',
+    )
+
+
+def check_by(by: object) -> None:
+    """Raise unless ``by`` is ``None`` or an actor id a settle may record as who decided:
+    text of at most :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters.
+
+    Raises:
+        TypeError: ``by`` is not a ``str``.
+        ValueError: it is longer; the message names it, its length and the limit.
+        InvalidTextError: it holds text UTF-8 cannot encode (a lone surrogate).
+    """
+    if by is None or (type(by) is str and len(by) <= MAX_ID_CHARS and by.isascii()):
+        return  # the common case: a short actor id, or none
+    _check_name("by", by, "an actor id may have on every store: give the actor's id")
+
+
+def _check_name(name: str, value: object, advice: str) -> None:
+    check_text(name, value)
+    assert isinstance(value, str)
+    if len(value) > MAX_ID_CHARS:
         raise ValueError(
-            f"surface is {len(surface):,} characters, over the {MAX_ID_CHARS:,} a surface "
-            'may have on every store: name where the answer came from in a word ("desk", '
-            '"slack", "cli"); nothing was stored'
+            f"{name} is {len(value):,} characters, over the {MAX_ID_CHARS:,} {advice}; "
+            "nothing was stored"
         )
 
 

@@ -36,6 +36,7 @@ from roomkit.tools.human_input._answering import answer, refuse
 from roomkit.tools.human_input._approving import Approving
 from roomkit.tools.human_input._callbacks import Callbacks
 from roomkit.tools.human_input._checks import (
+    check_by,
     check_options,
     check_surface,
     check_text,
@@ -388,7 +389,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
                 is not text UTF-8 can encode (a lone surrogate); on an approval, it is no
                 decision, or an edit breaks the tool's schema. The request stays open.
             InvalidTextError: ``by`` or ``surface`` is not text UTF-8 can encode.
-            ValueError: ``surface`` is longer than
+            ValueError: ``by`` or ``surface`` is longer than
                 :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters; the
                 message says how long; nothing was recorded.
             VoteNeedsActorError: a vote on a quorum approval without ``by=``.
@@ -400,8 +401,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         """
         if type(result) is not str or not result.isascii():
             result = answer_text(result)
-        if by is not None and (type(by) is not str or not by.isascii()):
-            check_text("by", by)
+        check_by(by)
         check_surface(surface)
         behalf = await answered_for(self, pending_id, by) if self.router is not None else None
         return await answer(
@@ -432,7 +432,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         Raises:
             InvalidTextError: ``reason``, ``by`` or ``surface`` is not text UTF-8 can
                 encode (a lone surrogate); the request stays open.
-            ValueError: ``surface`` is longer than
+            ValueError: ``by`` or ``surface`` is longer than
                 :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters; the
                 request stays open.
             ArgumentsChangedError: as :meth:`aresolve`.
@@ -440,8 +440,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         """
         if type(reason) is not str or not reason.isascii():
             check_text("reason", reason)
-        if by is not None and (type(by) is not str or not by.isascii()):
-            check_text("by", by)
+        check_by(by)
         check_surface(surface)
         return await refuse(self._engine, self._decisions, pending_id, reason, by, surface, digest)
 

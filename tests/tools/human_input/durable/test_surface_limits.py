@@ -117,3 +117,37 @@ async def test_a_surface_that_is_no_text_is_refused(make_handler: HandlerFactory
         await handler.aresolve(request.pending_id, "Yes", surface=7)  # type: ignore[arg-type]
 
     assert len(await handler.list_pending()) == 1
+
+
+LONG_BY = "a" * (MAX_ID_CHARS + 1)
+
+
+@pytest.mark.parametrize(
+    "settle",
+    [
+        lambda handler, pending_id: handler.aresolve(pending_id, "Yes", by=LONG_BY),
+        lambda handler, pending_id: handler.areject(pending_id, "No", by=LONG_BY),
+        lambda handler, pending_id: handler.add_approvers(pending_id, ["bob"], by=LONG_BY),
+    ],
+    ids=["answer", "reject", "escalate"],
+)
+async def test_who_decided_past_the_bound_is_refused_before_anything_is_written(
+    make_handler: HandlerFactory, settle: Any
+) -> None:
+    """``by=`` is an actor id, kept with the outcome and in the history: one longer than any
+    id a store keeps is refused by name, and the request is left as it was."""
+    handler = make_handler()
+    request = await _question(handler)
+    before = await handler.history(request.pending_id)
+
+    with pytest.raises(ValueError, match=r"^by is 257 characters") as caught:
+        await settle(handler, request.pending_id)
+
+    assert str(caught.value) == (
+        f"by is {MAX_ID_CHARS + 1} characters, over the {MAX_ID_CHARS} an actor id may have on "
+        "every store: give the actor's id; nothing was stored"
+    )
+    [kept] = await handler.list_pending()
+    assert kept.approvers == request.approvers
+    assert await handler.history(request.pending_id) == before
+    assert await handler.aresolve(request.pending_id, "Yes", by="a" * MAX_ID_CHARS)
