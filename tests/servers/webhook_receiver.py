@@ -1,5 +1,9 @@
 """A webhook receiver on loopback: a small HTTP/1.1 server that checks each delivery's
-Standard Webhooks signature with the ``standardwebhooks`` package and keeps what came."""
+Standard Webhooks signature with the ``standardwebhooks`` package and keeps what came.
+
+A request whose head holds a bare line break (a header line ending in ``\n`` alone) ends
+the connection unanswered, as strict servers do with a head they cannot read one way only.
+"""
 
 from __future__ import annotations
 
@@ -34,6 +38,8 @@ class Receiver(HTTPServer):
         self._verifier = Webhook(secret)
         self.status = status or (lambda n: 200)
         self.before_reply = before_reply
+        self.headers: list[dict[str, str]] = []
+        """The headers of every POST, in order (names in lower case)."""
         self.ids_seen: list[str] = []
         """The webhook-id of every POST, in order (answered or not)."""
         self.deliveries: list[tuple[str, dict[str, Any]]] = []
@@ -51,10 +57,33 @@ class Receiver(HTTPServer):
             await self._changed.wait_for(lambda: len(self.deliveries) >= count)
         return list(self.deliveries)
 
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if head.count(b"\n") != head.count(b"\r\n"):
+                    return
+                first, *lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = first.split(" ", 2)
+                headers = {}
+                for line in lines:
+                    name, colon, value = line.partition(":")
+                    if colon:
+                        headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                status, answer = await self.answer(method, path, headers, body)
+                reply = f"HTTP/1.1 {status} X\r\ncontent-length: {len(answer)}\r\n\r\n"
+                writer.write(reply.encode())
+                writer.write(answer)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+
     async def answer(
         self, method: str, path: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, bytes]:
         self.attempts += 1
+        self.headers.append(headers)
         self.ids_seen.append(headers.get("webhook-id", ""))
         if self.before_reply is not None:
             await self.before_reply(self.attempts)

@@ -22,6 +22,7 @@ from roomkit._extras import requires_extra
 with requires_extra("roomkit.notify.Webhook", "notify"):
     from standardwebhooks import Webhook as _Signer
 
+from roomkit.notify._header_values import header_name_problem, header_value_problem
 from roomkit.notify._http import Origin
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
@@ -31,6 +32,20 @@ __all__ = ["Webhook", "webhook_body"]
 logger = logging.getLogger("roomkit.notify")
 
 _RETRIED = frozenset({408, 429})
+# Set by the webhook itself on every POST: another of each would contradict it.
+_OWN_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "content-type",
+        "user-agent",
+        "webhook-id",
+        "webhook-timestamp",
+        "webhook-signature",
+    }
+)
 
 
 def webhook_body(notice: Notice) -> dict[str, Any]:
@@ -75,6 +90,38 @@ def _failure(error: OSError) -> str:
     )
 
 
+def _extra_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """The ``headers=`` to send with each POST, their values without surrounding whitespace
+    (the newline a file read for a token ends with); one that cannot be sent, refused."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise TypeError(
+            "Webhook(headers=...) takes a mapping of header names to values, such as "
+            f"{{'Authorization': 'Bearer ...'}}, not {type(headers).__name__}"
+        )
+    checked: dict[str, str] = {}
+    for name, value in headers.items():
+        problem = header_name_problem(name)
+        if problem is not None:
+            raise ValueError(f"Webhook(headers=...): the header name {name!r} {problem}")
+        if name.lower() in _OWN_HEADERS:
+            raise ValueError(
+                f"Webhook(headers=...): {name!r} is set by the webhook itself on every POST; "
+                "leave it out"
+            )
+        text = value.strip() if isinstance(value, str) else value
+        problem = header_value_problem(text)
+        if problem is not None:
+            # The value may be a secret: only its header is named.
+            raise ValueError(
+                f"Webhook(headers=...): the value of {name!r} {problem}: check where it "
+                "came from (a file or variable it was read from, say)"
+            )
+        checked[name] = text
+    return checked
+
+
 class Webhook:
     """POST each notice to ``url``, signed with ``secret``.
 
@@ -85,8 +132,16 @@ class Webhook:
         retry: when to try again after a 5xx, 408, 429, timeout or connection error (never
             after another 4xx); :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         timeout: seconds one POST may take.
-        headers: more headers to send (an ``Authorization`` the receiver wants, say).
+        headers: more headers to send (an ``Authorization`` the receiver wants, say); each
+            value is sent without its surrounding whitespace.
         name: the surface's name, recorded in histories; give each webhook its own.
+
+    Raises:
+        ValueError: a URL that is not ``http(s)://``; a secret not in its ``whsec_`` form;
+            a header whose name is not one, that the webhook sets itself (``content-type``,
+            ``webhook-id``, ...), or whose value holds a line break, a control character
+            or a letter outside ASCII.
+        TypeError: ``headers`` is not a mapping.
     """
 
     def __init__(
@@ -113,10 +168,10 @@ class Webhook:
             raise ValueError(
                 f"Webhook(secret=...) is not a usable whsec_ secret: {error}"
             ) from None
+        self._headers = _extra_headers(headers)
         self.name = name
         self.url = url
         self.retry = retry if retry is not None else Retry()
-        self._headers = dict(headers or {})
         self._origin = Origin(url, timeout=timeout)
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
