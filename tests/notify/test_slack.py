@@ -5,13 +5,16 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from slack_sdk.models.blocks import Block
+from slack_sdk.signature import SignatureVerifier
 from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
 
+from roomkit.desk.slack import signing_secret_of
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify import DeliveryError, Notice, NoticeType, Person, Slack, Surface
 from roomkit.notify.slack_blocks import Action, parse_action
@@ -419,6 +422,42 @@ async def test_a_channel_the_bot_cannot_post_in_is_named(
     finally:
         await surface.aclose()
     assert not raised.value.retry
+
+
+async def test_secrets_read_with_their_file_s_newline_still_work(slack_api: SlackAPI) -> None:
+    """A token and a signing secret kept in files (mounted secrets) end in a newline: the
+    token is sent without it, and clicks signed with the secret still verify."""
+    surface = Slack(
+        token=TOKEN + "\n", signing_secret=SIGNING_SECRET + "\r\n", base_url=slack_api.base_url
+    )
+    request = await _ask({"question": "Window or aisle?"})
+    try:
+        receipt = await surface.send(_notice(request))
+    finally:
+        await surface.aclose()
+    assert receipt is not None
+    assert {call.authorization for call in slack_api.calls} == {f"Bearer {TOKEN}"}
+    body, timestamp = "payload=%7B%7D", str(int(time.time()))
+    signed = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=timestamp, body=body)
+    for given in (surface, SIGNING_SECRET + "\n"):
+        # The surface, or its secret as text read from a file, as the desk's slack= takes it.
+        checker = SignatureVerifier(signing_secret_of(given))
+        assert checker.is_valid(body, timestamp, signed)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "match"),
+    [
+        ({"token": "xoxb-1\r\nx-admin: yes", "signing_secret": "s"}, r"Slack\(token=.*line break"),
+        ({"token": "xoxb-\u00e9", "signing_secret": "s"}, r"Slack\(token=.*outside ASCII"),
+        ({"token": "xoxb-1", "signing_secret": "ab cd"}, r"Slack\(signing_secret=.*a space"),
+    ],
+)
+def test_a_secret_that_is_no_header_value_is_refused_saying_so(
+    arguments: dict[str, Any], match: str
+) -> None:
+    with pytest.raises(ValueError, match=match):
+        Slack(**arguments)
 
 
 async def test_an_unreachable_slack_is_worth_retrying() -> None:

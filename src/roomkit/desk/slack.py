@@ -118,7 +118,8 @@ def _counted(principal: Principal, request: PendingInput) -> str | None:
 
 
 def signing_secret_of(slack: object) -> str:
-    """The signing secret the desk's ``slack=`` option gives: a ``Slack`` surface's, or the text.
+    """The signing secret the desk's ``slack=`` option gives: a ``Slack`` surface's, or the
+    text (without surrounding whitespace).
 
     Raises:
         TypeError: neither a surface with a ``signing_secret`` nor a non-empty string.
@@ -129,7 +130,8 @@ def signing_secret_of(slack: object) -> str:
             "slack= takes the Slack surface (roomkit.notify.Slack) or the Slack app's signing "
             f"secret, not {slack!r}"
         )
-    return secret
+    # Read from a file, it ends in a newline, with which no signature would match.
+    return secret.strip()
 
 
 class _Refused(Exception):

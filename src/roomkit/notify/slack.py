@@ -21,6 +21,7 @@ with requires_extra("roomkit.notify.slack", "slack"):
     from slack_sdk.errors import SlackApiError, SlackClientError
     from slack_sdk.web.async_client import AsyncWebClient
 
+from roomkit.notify._header_values import token_of
 from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import outcome_line
@@ -51,8 +52,12 @@ class Slack:
             person it is for; without one, each person gets a direct message.
         base_url: the Web API's address (:data:`WEB_API` by default).
 
+    The token and the signing secret are used without surrounding whitespace (the newline
+    of a file they were read from).
+
     Raises:
-        ValueError: an empty token, signing secret or channel.
+        ValueError: an empty token, signing secret or channel; a token or signing secret
+            holding a space, a line break, a control character or a letter outside ASCII.
     """
 
     name = "slack"
@@ -65,9 +70,12 @@ class Slack:
         *,
         base_url: str = WEB_API,
     ) -> None:
-        for label, value in (("token", token), ("signing_secret", signing_secret)):
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"Slack(): {label} must be the Slack app's {label}, not {value!r}")
+        # The token goes in every call's Authorization header; the signing secret keys the
+        # HMAC a click's signature is checked with, where a stray newline matches nothing.
+        token = token_of(token, "Slack(token=...), the app's bot token (xoxb-...),")
+        signing_secret = token_of(
+            signing_secret, "Slack(signing_secret=...), the app's signing secret,"
+        )
         if channel is not None and (not isinstance(channel, str) or not channel.strip()):
             raise ValueError("Slack(): channel must be a channel id such as C0123456789 or None")
         self.signing_secret = signing_secret
