@@ -13,29 +13,40 @@ ntfy 2.16 or later; an older server shows the update as a second notification.
 
 A topic is a password: pick ones nobody guesses (``topic_for="approvals-{actor}-k3v9q"``), or
 give the server an access token (``token=``) and topics only it may publish to.
+
+A server answering 429 (too many requests) is left alone, for every topic: a minute after
+the first, doubling to an hour (:mod:`roomkit.notify._quiet`), as ntfy.sh bans addresses
+that go on sending.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import json
 import logging
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
+from roomkit.notify._quiet import Quiet
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.stores.outbox import now_of
+
+if TYPE_CHECKING:
+    from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["Ntfy", "ntfy_message", "sequence_id"]
 
 logger = logging.getLogger("roomkit.notify")
 
 _NAME = re.compile(r"[-_A-Za-z0-9]{1,64}")
-_RETRIED = frozenset({408, 429})
+_RETRIED = frozenset({408})
 _DOING = {"publish to": "publishing to", "clear on": "clearing on"}
 _QUESTION_PRIORITY = 4
 _SETTLED_PRIORITY = 2
@@ -133,8 +144,10 @@ class Ntfy:
         token: an access token the server takes (``tk_...``), for topics that need one.
         clear: once the request settled and its notice was updated, also clear it (mark it
             read and dismiss it).
-        retry: when to try again after a 5xx, 408, 429, timeout or connection error (never
+        retry: when to try again after a 5xx, 408, timeout or connection error (never
             after another 4xx); :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
+            A 429 leaves the server alone longer, whatever this says: a minute, doubling
+            with each 429 in a row up to an hour, for every topic.
         timeout: seconds one publish may take.
         name: the surface's name, recorded in histories.
 
@@ -176,6 +189,12 @@ class Ntfy:
         self.retry = retry if retry is not None else Retry()
         self.name = name
         self._origin = Origin(self.server + "/", timeout=timeout)
+        self._quiet = Quiet(_loop_time)
+
+    def bind_handler(self, handler: HumanInputHandler) -> None:
+        """Called by the notifier: how long the server is left alone after a 429 is
+        measured on the clock of its handler's store, as the notifier's retries are."""
+        self._quiet.clock = functools.partial(now_of, handler)
 
     def __repr__(self) -> str:
         return f"Ntfy({self.server!r})"
@@ -212,7 +231,8 @@ class Ntfy:
 
         Raises:
             DeliveryError: the server refused or could not be reached; its message says what
-                to fix.
+                to fix. After a 429 the server is left alone (``alone=True``, with
+                ``retry_after`` the seconds left): nothing is sent to it meanwhile.
         """
         topic = None if notice.recipient is None else self.topic(notice.recipient)
         if topic is None:
@@ -230,7 +250,19 @@ class Ntfy:
     async def _send(
         self, what: str, whose: str, data: bytes, method: str, path: str, *, older: bool = False
     ) -> None:
+        held = self._quiet.held()
+        if held is not None:
+            why, wait = held
+            raise DeliveryError(
+                f"ntfy {self.server} answered 429 (too many requests) and {why}: not "
+                f"{_DOING[what]} {whose} yet",
+                retry=True,
+                alone=True,
+                retry_after=wait,
+            )
         prefix = self._origin.target.rstrip("/")
+        started = self._quiet.begin()
+        status: int | None = None
         try:
             status = await self._origin.post(
                 data, dict(self._headers), method=method, target=prefix + path
@@ -248,6 +280,18 @@ class Ntfy:
                 "check the server's URL and that it runs",
                 retry=True,
             ) from None
+        finally:
+            quiet = self._quiet.end(started, status)
+        if status == 429:
+            # ntfy says no Retry-After, and ntfy.sh bans an address that goes on sending.
+            raise DeliveryError(
+                f"ntfy {self.server} refused to {what} {whose}: 429 (too many requests): "
+                f"nothing is sent to it for {quiet:.0f} s, as ntfy bans addresses that go on "
+                "sending; send less often, or to a server of your own",
+                retry=True,
+                alone=True,
+                retry_after=quiet,
+            )
         if status < 300:
             return
         if older and status in (400, 404, 405):
@@ -269,3 +313,9 @@ class Ntfy:
     async def aclose(self) -> None:
         """Close the kept connections."""
         await self._origin.aclose()
+
+
+def _loop_time() -> float:
+    """The running event loop's clock: the server's quiet when no notifier binds the
+    surface to its store's."""
+    return asyncio.get_running_loop().time()

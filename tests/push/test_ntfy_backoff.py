@@ -1,0 +1,125 @@
+"""ntfy through the notifier when the server answers 429: the whole server is left alone,
+every topic, a minute after the first 429 and doubling with each in a row (on the store's
+clock, moved by the test); ntfy says no Retry-After, and ntfy.sh bans an address that goes
+on sending."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from tests.push.ntfy_server import NtfyServer
+
+from roomkit.notify import Notifier, Ntfy, Retry
+from roomkit.stores.sqlite import SQLiteStore
+from roomkit.tools.human_input import HumanInputHandler
+
+SECRET = "the tests' desk secret, 0123456789abcdef"
+DESK = "https://desk.example.com"
+TOPIC = "approvals-{actor}-k3v9q"
+START = 1_900_000_000.0
+GUARD = 30.0
+"""Seconds a test waits for what must come before it fails instead of hanging."""
+# The surface's own retries: one second, far shorter than a 429's quiet.
+SECOND = Retry(first=1.0, cap=1.0, jitter=0.0)
+
+
+class Clock:
+    """The store's clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def clocked(tmp_path: Path) -> AsyncIterator[tuple[HumanInputHandler, Clock]]:
+    clock = Clock()
+    store = SQLiteStore(tmp_path / "pending.db", clock=clock)
+    yield HumanInputHandler(store=store), clock
+    await store.close()
+
+
+async def ask(handler: HumanInputHandler, actor: str) -> None:
+    await handler.create("ask", {"question": f"Ship it, {actor}?"}, actor_id=actor)
+
+
+async def test_a_429_leaves_the_server_alone_for_a_minute_for_every_topic(
+    clocked: tuple[HumanInputHandler, Clock],
+) -> None:
+    """Bob's publish is answered 429: for a minute nothing more goes to the server, not his
+    retry (whatever the surface's own retry delay) nor alice's new question on her topic;
+    after it, both are published."""
+    handler, clock = clocked
+    async with NtfyServer() as server:
+        server.status["POST"] = 429
+        notifier = Notifier(
+            handler, [Ntfy(server.url, TOPIC, retry=SECOND)], desk_url=DESK, link_secret=SECRET
+        )
+        async with notifier:
+            await ask(handler, "bob")
+            await notifier.wait_idle()
+            assert len(server.requests) == 1
+            await ask(handler, "alice")
+            await notifier.wait_idle()
+            clock.now += 59
+            await notifier.wait_idle()
+            assert len(server.requests) == 1
+            server.status.clear()
+            clock.now += 1
+            async with asyncio.timeout(GUARD):
+                await server.wait_for(2)
+            await notifier.wait_idle()
+            # One request at a time until one goes through, then the rest as due.
+            clock.now += SECOND.cap
+            async with asyncio.timeout(GUARD):
+                await server.wait_for(3)
+            await notifier.wait_idle()
+    topics = sorted(r.body["topic"] for r in server.requests[1:] if r.body is not None)
+    assert topics == ["approvals-alice-k3v9q", "approvals-bob-k3v9q"]
+    assert notifier.statistics().delivered["ntfy"] == 2
+    assert notifier.statistics().dropped["ntfy"] == 0
+
+
+async def test_each_429_in_a_row_doubles_the_quiet(
+    clocked: tuple[HumanInputHandler, Clock],
+) -> None:
+    """A second 429, after the first minute, leaves the server alone two minutes; a publish
+    that goes through ends the quiet, and the next 429 leaves it alone a minute again."""
+    handler, clock = clocked
+    async with NtfyServer() as server:
+        server.status["POST"] = 429
+        notifier = Notifier(
+            handler, [Ntfy(server.url, TOPIC, retry=SECOND)], desk_url=DESK, link_secret=SECRET
+        )
+        async with notifier:
+            await ask(handler, "bob")
+            await notifier.wait_idle()
+            clock.now += 60
+            async with asyncio.timeout(GUARD):
+                await server.wait_for(2)
+            await notifier.wait_idle()
+            clock.now += 119
+            await notifier.wait_idle()
+            assert len(server.requests) == 2
+            server.status.clear()
+            clock.now += 1
+            async with asyncio.timeout(GUARD):
+                await server.wait_for(3)
+            await notifier.wait_idle()
+            assert notifier.statistics().delivered["ntfy"] == 1
+
+            server.status["POST"] = 429
+            await ask(handler, "alice")
+            await notifier.wait_idle()
+            assert len(server.requests) == 4
+            server.status.clear()
+            clock.now += 60
+            async with asyncio.timeout(GUARD):
+                await server.wait_for(5)
+            await notifier.wait_idle()
+    assert notifier.statistics().delivered["ntfy"] == 2
