@@ -16,6 +16,11 @@ from typing import Any
 
 from tests.servers.loopback import HTTPServer
 
+RESERVED = frozenset(
+    {"docs", "static", "file", "app", "metrics", "account", "settings", "signup", "login", "v1"}
+)
+"""The topics ntfy refuses to publish to (its default disallowed topics)."""
+
 
 @dataclass(frozen=True)
 class Request:
@@ -53,6 +58,8 @@ class NtfyServer(HTTPServer):
         if request.method in self.status:
             return self.status[request.method]
         if request.method == "POST" and request.path == "/" and request.body is not None:
+            if request.body["topic"] in RESERVED:
+                return 400  # ntfy's 40010: a topic it keeps for itself
             key = (request.body["topic"], request.body.get("sequence_id", ""))
             self.shown[key] = request.body
             self.cleared.discard(key)

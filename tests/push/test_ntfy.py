@@ -277,3 +277,66 @@ def test_a_token_that_is_no_header_value_is_refused_saying_so(token: str) -> Non
     outside ASCII) is refused when the surface is made, not sent."""
     with pytest.raises(ValueError, match="access token"):
         Ntfy("https://ntfy.example.com", TOPIC, token=token)
+
+
+@pytest.mark.parametrize("topic", ["app", "v1", "docs"])
+async def test_a_topic_ntfy_keeps_for_itself_is_not_published_to_saying_so(
+    topic: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """ntfy refuses to publish to the topics of its own pages and API (400): such a topic
+    reaches no one, and the log says it is a reserved one to replace, not a server to
+    check."""
+    handler = HumanInputHandler()
+    async with NtfyServer() as server:
+        notifier = notifier_of(handler, Ntfy(server.url, {"alice": topic}))
+        async with notifier:
+            await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
+            await notifier.wait_idle()
+    assert server.requests == []
+    assert notifier.statistics().dropped["ntfy"] == 0
+    assert "one ntfy keeps for its own pages and API" in caplog.text
+    assert "URL and version" not in caplog.text
+
+
+@pytest.mark.parametrize("status", [301, 307, 308])
+async def test_a_redirected_clear_says_what_redirects_it(status: int) -> None:
+    """The publish goes through, the clear is redirected (a proxy in front of ntfy): the
+    error says so, not to check the server's URL and version, which are right."""
+    request = await HumanInputHandler().create("ask", {"question": "?"}, actor_id="alice")
+    notice = Notice("question_settled", "d1", request, recipient="alice", outcome="resolved")
+    async with NtfyServer() as server:
+        server.status["PUT"] = status
+        ntfy = Ntfy(server.url, TOPIC, clear=True)
+        with pytest.raises(DeliveryError, match="redirects clear requests") as raised:
+            await ntfy.send(notice)
+        await ntfy.aclose()
+    assert [r.method for r in server.requests] == ["POST", "PUT"]
+    assert "URL and version" not in str(raised.value)
+    assert "approvals-alice" not in str(raised.value)  # a topic is a password
+
+
+async def test_a_redirected_publish_names_the_url_to_give() -> None:
+    request = await HumanInputHandler().create("ask", {"question": "?"}, actor_id="alice")
+    notice = Notice("question_pending", "d1", request, recipient="alice", desk_url=DESK)
+    async with NtfyServer() as server:
+        server.status["POST"] = 301
+        ntfy = Ntfy(server.url, TOPIC)
+        with pytest.raises(DeliveryError, match="redirects to") as raised:
+            await ntfy.send(notice)
+        await ntfy.aclose()
+    assert not raised.value.retry
+    assert "URL and version" not in str(raised.value)
+
+
+async def test_a_refused_message_points_at_the_topic_not_the_url() -> None:
+    """A 400 is ntfy refusing the message (a topic its disallowed-topics setting names, say)."""
+    request = await HumanInputHandler().create("ask", {"question": "?"}, actor_id="alice")
+    notice = Notice("question_pending", "d1", request, recipient="alice", desk_url=DESK)
+    async with NtfyServer() as server:
+        server.status["POST"] = 400
+        ntfy = Ntfy(server.url, TOPIC)
+        with pytest.raises(DeliveryError, match="disallowed-topics") as raised:
+            await ntfy.send(notice)
+        await ntfy.aclose()
+    assert not raised.value.retry
+    assert "URL and version" not in str(raised.value)

@@ -46,6 +46,11 @@ __all__ = ["Ntfy", "ntfy_message", "sequence_id"]
 logger = logging.getLogger("roomkit.notify")
 
 _NAME = re.compile(r"[-_A-Za-z0-9]{1,64}")
+# The topics ntfy keeps for its own pages and API, and refuses to publish to (a server's
+# disallowed-topics setting may add more).
+_RESERVED = frozenset(
+    {"docs", "static", "file", "app", "metrics", "account", "settings", "signup", "login", "v1"}
+)
 _RETRIED = frozenset({408})
 _DOING = {"publish to": "publishing to", "clear on": "clearing on"}
 _QUESTION_PRIORITY = 4
@@ -216,6 +221,15 @@ class Ntfy:
                 topic,
             )
             return None
+        if topic in _RESERVED:
+            logger.warning(
+                "Ntfy: %r's topic %r is one ntfy keeps for its own pages and API (%s), and "
+                "refuses to publish to: give them another; they are not told",
+                actor_id,
+                topic,
+                ", ".join(sorted(_RESERVED)),
+            )
+            return None
         return topic
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
@@ -304,6 +318,22 @@ class Ntfy:
         hint = ""
         if status in (401, 403):
             hint = ": it refused the token (give Ntfy(token=...) one that may write the topic)"
+        elif 300 <= status < 400 and what == "clear on":
+            hint = (
+                ": a redirect, which is not followed; the update went through, so what is in "
+                "front of ntfy (a proxy) redirects clear requests (PUT /<topic>/<sequence "
+                "id>/clear): pass them through to ntfy, or give Ntfy(clear=False)"
+            )
+        elif 300 <= status < 400:
+            hint = (
+                ": a redirect, which is not followed; give Ntfy(server=...) the URL it "
+                "redirects to (https:// for http://, say)"
+            )
+        elif status == 400:
+            hint = (
+                ": it refused the message; its topic may be one the server does not allow "
+                "(its disallowed-topics setting), and its log says why"
+            )
         elif not retry:
             hint = ": check the server's URL and version"
         raise DeliveryError(
