@@ -135,6 +135,19 @@ async def test_a_certificate_that_does_not_verify_is_refused_and_the_answer_stan
     assert "Email(cafile=...)" in line
 
 
+async def test_a_password_read_with_its_file_s_newline_still_logs_in(
+    server: SMTPServer, mode: Security, cafile: Path
+) -> None:
+    """A password kept in a file (a mounted secret) ends in a newline: the login goes
+    without it."""
+    message, _, notifier = await question_and_ending(
+        HumanInputHandler(), mail(server, mode, cafile, PASSWORD + "\n"), server.mailbox, "Ok?"
+    )
+    assert server.mailbox.sessions == [(True, True), (True, True)]
+    check_question(message, "Ok?")
+    assert notifier.statistics().dropped["email"] == 0
+
+
 async def test_a_refused_login_is_dropped_once_and_the_answer_stands(
     server: SMTPServer, mode: Security, logins: Logins, cafile: Path, caplog: Any
 ) -> None:

@@ -54,7 +54,8 @@ class Email(Mailbox):
         host: the SMTP server.
         port: 587 (STARTTLS) by default; 465 means TLS from the first byte.
         username: the login, when the server wants one.
-        password: its password.
+        password: its password (sent without the line break a file it was read from ends
+            with).
         sender: the ``From`` address.
         security: ``"starttls"``, ``"tls"`` or ``"none"`` (a local relay); by the port when
             not given (465: ``"tls"``, else ``"starttls"``).
@@ -97,6 +98,10 @@ class Email(Mailbox):
         if chosen not in ("starttls", "tls", "none"):
             raise ValueError(f"Email(security=...) is 'starttls', 'tls' or 'none', not {chosen!r}")
         self.host, self.port, self.sender, self.security = host, port, sender, chosen
+        if isinstance(password, str):
+            # Read from a file or a variable set from one, it ends in a newline no server's
+            # login takes; a password may begin or end with a space, so only that goes.
+            password = password.rstrip("\r\n")
         self._username, self._password = username, password
         self.timeout = timeout
         self.retry = retry if retry is not None else Retry(first=5.0, cap=300.0)
