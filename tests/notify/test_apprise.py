@@ -25,6 +25,8 @@ class Receiver:
 
     def __init__(self) -> None:
         self.bodies: list[dict[str, Any]] = []
+        self.headers: list[str | None] = []
+        """Each POST's X-Token header."""
         self.status = 200
         self.url = ""
         self._runner: web.AppRunner | None = None
@@ -41,6 +43,7 @@ class Receiver:
 
     async def _take(self, request: web.Request) -> web.Response:
         self.bodies.append(await request.json())
+        self.headers.append(request.headers.get("X-Token"))
         return web.Response(status=self.status, text="")
 
     async def close(self) -> None:
@@ -89,6 +92,31 @@ def test_apprise_refuses_urls_it_cannot_use(urls: Any, words: str) -> None:
     with pytest.raises(ValueError, match=re.escape(words)) as raised:
         Apprise(urls)
     assert "secret-token" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("+X-Token=abc%0D%0AX-Evil:1", "the header 'X-Token' a value that holds a line break"),
+        ("+X-Token=abc%0Ax", "the header 'X-Token' a value that holds a line break"),
+        ("+X-Token=%E2%82%AC", "the header 'X-Token' a value that holds a letter outside ASCII"),
+    ],
+)
+def test_a_header_in_a_url_that_http_cannot_carry_is_refused(
+    receiver: Receiver, query: str, words: str
+) -> None:
+    """A json:// URL's +Header= parameter decoded to a line break would fail every notice in
+    the HTTP client, retried for a day: it is refused when the surface is made, naming it."""
+    with pytest.raises(ValueError, match=re.escape(f"URL #1 (json://...) gives {words}")):
+        Apprise(f"{receiver.url}?{query}")
+
+
+async def test_a_header_in_a_url_is_sent(receiver: Receiver) -> None:
+    request = await _ask({"question": "Window or aisle?"})
+    surface = Apprise(f"{receiver.url}?+X-Token=abc")
+    assert await surface.send(_notice(request, answer_url=LINK)) is None
+    await surface.aclose()
+    assert receiver.headers == ["abc"]
 
 
 async def test_a_question_is_posted_with_the_desk_link(receiver: Receiver) -> None:

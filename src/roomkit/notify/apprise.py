@@ -17,6 +17,7 @@ from roomkit._extras import requires_extra
 with requires_extra("roomkit.notify.apprise", "apprise"):
     import apprise
 
+from roomkit.notify._header_values import header_name_problem, header_value_problem
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind
 
@@ -33,8 +34,9 @@ class Apprise:
         urls: one Apprise URL, or several.
 
     Raises:
-        ValueError: no URL, or a URL that Apprise cannot read (its scheme is named, never
-            the secrets it may hold).
+        ValueError: no URL, a URL that Apprise cannot read, or one whose ``+Header=``
+            parameter gives a header HTTP cannot carry (a line break, a letter outside
+            ASCII); its scheme is named, never the secrets it may hold.
     """
 
     name = "apprise"
@@ -45,11 +47,16 @@ class Apprise:
             raise ValueError("Apprise(): give at least one Apprise URL, e.g. 'ntfy://topic'")
         self._apprise = apprise.Apprise()
         for index, url in enumerate(listed, start=1):
+            before = len(self._apprise)
             if not isinstance(url, str) or not self._apprise.add(url):
                 raise ValueError(
                     f"Apprise(): URL #{index} ({_shown(url)}) is not one Apprise can use: "
                     "check its scheme and form in Apprise's list of services"
                 )
+            for added in range(before, len(self._apprise)):
+                problem = _header_problem(self._apprise[added])
+                if problem is not None:
+                    raise ValueError(f"Apprise(): URL #{index} ({_shown(url)}) {problem}")
         self._count = len(listed)
 
     def __repr__(self) -> str:
@@ -83,6 +90,24 @@ class Apprise:
 
     async def aclose(self) -> None:
         """Nothing to close: Apprise opens a connection per notice."""
+
+
+def _header_problem(service: object) -> str | None:
+    """What is wrong with the headers a URL's ``+Name=value`` parameters give its service
+    (a ``json://``, ``xml://`` or ``form://`` one): a value decoded to hold a line break or
+    a letter outside ASCII would make every notice fail in the HTTP client."""
+    headers = getattr(service, "headers", None)
+    if not isinstance(headers, Mapping):
+        return None
+    for name, value in headers.items():
+        problem = header_name_problem(name)
+        if problem is not None:
+            return f"gives a header name {name!r} that {problem}: fix its +{name}= parameter"
+        problem = header_value_problem(value)
+        if problem is not None:
+            # The value may be a secret: only its header is named.
+            return f"gives the header {name!r} a value that {problem}: fix its +{name}= parameter"
+    return None
 
 
 def _shown(url: object) -> str:
