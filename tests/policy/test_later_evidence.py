@@ -17,7 +17,12 @@ from roomkit.policy import Allow, CedarPolicy, PolicyCall
 from roomkit.policy.evidence import PolicyEvidence, input_digest
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import create_decided, record_run
-from roomkit.tools.human_input.stores import CarriedTrail, check_entry, check_trail
+from roomkit.tools.human_input.stores import (
+    MAX_ENTRY_CHARS,
+    CarriedTrail,
+    check_entry,
+    check_trail,
+)
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 CEDAR = """
@@ -88,7 +93,7 @@ async def test_a_reason_of_any_text_is_kept_as_given(turn: Any, reason: str) -> 
 
 @pytest.mark.parametrize(
     ("reason", "error"),
-    [("\ud800", InvalidTextError), ("x" * 70_000, ValueError), (42, ValueError)],
+    [("\ud800", InvalidTextError), ("x" * (MAX_ENTRY_CHARS + 1), ValueError), (42, ValueError)],
 )
 async def test_evidence_no_history_takes_is_refused_as_it_is_recorded(
     reason: Any, error: type[Exception]
@@ -132,7 +137,7 @@ async def test_a_run_is_recorded_alike_on_memory_and_a_durable_store(
 
 
 @pytest.mark.parametrize(
-    ("content", "error"), [("\udc80", InvalidTextError), ("x" * 70_000, ValueError)]
+    ("content", "error"), [("\udc80", InvalidTextError), ("x" * (MAX_ENTRY_CHARS + 1), ValueError)]
 )
 async def test_a_run_no_history_takes_is_refused_and_nothing_is_kept(
     content: str, error: type[Exception]
