@@ -643,3 +643,56 @@ async def test_an_approval_button_that_names_no_arguments_changes_nothing(
         "this desk), so nothing was changed: decide in the desk."
     )
     assert (await stored(world, request.pending_id)).status == "pending"
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+STEERING = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\x00\x1b\x85"
+
+
+async def test_a_click_s_replacement_shows_steering_characters_as_replaced(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    """``Amount: <RLO>0001`` reads ``Amount: 1000`` where the override is honoured: the message
+    a click leaves shows it as ``Amount: �0001``, and the approval runs the stored arguments."""
+    arguments = {"amount": "\u202e0001", "memo": "\u2066ok\x1b[2J\u2069"}
+    request = await world.handler.create_approval(
+        "pay", arguments, approvers=["alice"], room_id="room"
+    )
+    click = await told(slack, slack_api, request, "Approve")
+    reply = (await clicked(world, click)).json()
+    assert reply["replace_original"] is True
+    shown = [reply["text"], *_strings(reply["blocks"])]
+    assert [text for text in shown if any(ch in STEERING for ch in text)] == []
+    assert any("Amount: \ufffd0001" in text for text in shown)
+    decided = await stored(world, request.pending_id)
+    assert (decided.status, decided.arguments) == ("resolved", arguments)
+
+
+async def test_a_stale_click_shows_the_new_arguments_with_steering_characters_replaced(
+    world: World, slack: Slack, slack_api: SlackAPI
+) -> None:
+    request = await world.handler.create_approval(
+        "pay", {"amount": "5"}, approvers=["alice", "bob"], room_id="room", quorum=2
+    )
+    click = await told(slack, slack_api, request, "Approve")
+    async with world.client() as client:
+        edited = await client.post(
+            f"/api/requests/{request.pending_id}/answer",
+            json={"decision": "edit", "arguments": {"amount": "\u202e0005"}},
+            headers=bearer("bob"),
+        )
+    assert edited.status_code == 200
+    reply = (await clicked(world, click)).json()
+    assert reply["response_type"] == "ephemeral"
+    assert "Amount: \ufffd0005" in reply["text"]
+    assert not any(ch in STEERING for ch in reply["text"])
+    assert (await stored(world, request.pending_id)).arguments == {"amount": "\u202e0005"}

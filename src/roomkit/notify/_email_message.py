@@ -11,17 +11,18 @@ import html
 from email.message import EmailMessage
 
 from roomkit.notify.surface import DeliveryError, Notice, Person
-from roomkit.notify.wording import asked_text
+from roomkit.notify.wording import asked_text, shown
 
 __all__ = ["Mailbox", "email_message", "email_texts"]
 
 
 def _question(notice: Notice) -> str:
+    """What is asked, as the message shows it: nothing in it changes how the rest reads."""
     arguments = notice.request.arguments
     question = arguments.get("question")
     if isinstance(question, str) and question:
-        return question
-    return asked_text(notice.request)
+        return shown(question)
+    return shown(asked_text(notice.request))
 
 
 def _ending(notice: Notice) -> str:
@@ -39,7 +40,7 @@ def _ending(notice: Notice) -> str:
 
 def email_texts(notice: Notice) -> tuple[str, str, str]:
     """The subject, plain text and HTML of the message for ``notice``."""
-    question = _question(notice)
+    question, ending = _question(notice), shown(_ending(notice))
     first = question.splitlines()[0] if question else ""
     short = first if len(first) <= 60 else first[:57] + "..."
     lead, subject = {
@@ -51,7 +52,7 @@ def email_texts(notice: Notice) -> tuple[str, str, str]:
     }[notice.type]
     lines = [lead, "", question, ""]
     if notice.type == "question_settled":
-        lines.append(_ending(notice))
+        lines.append(ending)
     elif notice.answer_url:
         lines.append(f"Answer here (the link works once): {notice.answer_url}")
     if notice.deadline_at is not None and notice.type != "question_settled":
@@ -59,7 +60,7 @@ def email_texts(notice: Notice) -> tuple[str, str, str]:
     plain = "\n".join(lines) + "\n"
     parts = [f"<p>{html.escape(lead)}</p>", f"<blockquote>{html.escape(question)}</blockquote>"]
     if notice.type == "question_settled":
-        parts.append(f"<p>{html.escape(_ending(notice))}</p>")
+        parts.append(f"<p>{html.escape(ending)}</p>")
     elif notice.answer_url:
         link = html.escape(notice.answer_url, quote=True)
         parts.append(f'<p><a href="{link}">Answer</a> (the link works once)</p>')

@@ -10,14 +10,20 @@ link would. The token is the link's, read from its fragment.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from roomkit.models.kinds import Kind
 from roomkit.notify.surface import Notice
-from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind
+from roomkit.notify.wording import (
+    asked_text,
+    clip,
+    headline,
+    outcome_line,
+    request_kind,
+    shown,
+)
 
 __all__ = ["PhoneAnswer", "answers_of", "lines_of", "link_token"]
 
@@ -43,27 +49,15 @@ class PhoneAnswer:
     """What the notice reads once the desk took the answer."""
 
 
-_STEERING = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-"""What may change how the rest of a notice reads: control characters (a line break and a
-tab aside), and the bidi marks, embeddings, overrides and isolates."""
-
-
-def _shown(text: str) -> str:
-    """``text`` as a phone shows it: what steers its reading is a replacement character
-    (``Amount: <RLO>0001`` would read ``Amount: 1000``, and be approved from the lock
-    screen as that)."""
-    return _STEERING.sub("\ufffd", text)
-
-
 def lines_of(notice: Notice) -> tuple[str, str]:
     """The notice's title and plain-text body: the question (or how it ended) in a few
     lines, no character in them changing how the others read."""
     request = notice.request
-    asked = _shown(asked_text(request))
+    asked = shown(asked_text(request))
     if notice.type == "question_settled":
         first = asked.partition("\n")[0]
-        return clip(_shown(outcome_line(notice)), TITLE_MAX), clip(first, BODY_MAX)
-    title = _shown(headline(notice, request_kind(request), to_you=True))
+        return clip(shown(outcome_line(notice)), TITLE_MAX), clip(first, BODY_MAX)
+    title = shown(headline(notice, request_kind(request), to_you=True))
     return clip(title, TITLE_MAX), clip(asked, BODY_MAX)
 
 
@@ -85,13 +79,13 @@ def answers_of(notice: Notice) -> list[PhoneAnswer]:
     kind = request_kind(request)
     if kind == "approval":
         digest = getattr(request, "arguments_digest", None)
-        shown = {} if digest is None else {"digest": digest}
+        named = {} if digest is None else {"digest": digest}
         return [
             PhoneAnswer(
-                "approve", "Approve", f"{api}/answer", {"decision": "approve", **shown}, "Approved"
+                "approve", "Approve", f"{api}/answer", {"decision": "approve", **named}, "Approved"
             ),
             PhoneAnswer(
-                "reject", "Reject", f"{api}/reject", {"reason": REJECT_REASON, **shown}, "Rejected"
+                "reject", "Reject", f"{api}/reject", {"reason": REJECT_REASON, **named}, "Rejected"
             ),
         ]
     if kind == Kind.CONFIRM:

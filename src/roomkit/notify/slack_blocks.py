@@ -1,9 +1,10 @@
 """The Slack messages of a request, in Block Kit, and the buttons' action ids.
 
 A message shows what is asked, as plain text (Slack reads nothing a model wrote as a
-mention, a link or markup), with one button per answer for the shapes a click answers: a
-single choice among a few options, a confirmation, an approval. Every other shape gets an
-"Answer in the desk" link button. Once the request settles, the message is replaced by
+mention, a link or markup, and a bidi override or a control character in it shows as
+``�``), with one button per answer for the shapes a click answers: a single choice among a
+few options, a confirmation, an approval. Every other shape gets an "Answer in the desk"
+link button. Once the request settles, the message is replaced by
 what was asked and how it ended.
 
 A button's ``value`` is the request's id and its ``action_id`` says what the click means
@@ -34,7 +35,14 @@ from slack_sdk.models.blocks import (
 from roomkit.models.kinds import Kind, option_labels
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.surface import Notice
-from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind
+from roomkit.notify.wording import (
+    asked_text,
+    clip,
+    headline,
+    outcome_line,
+    request_kind,
+    shown,
+)
 
 __all__ = [
     "ACTION_PREFIX",
@@ -96,7 +104,7 @@ def parse_action(action_id: str) -> Action | None:
 
 
 def _plain(text: str, limit: int = _TEXT_MAX) -> PlainTextObject:
-    return PlainTextObject(text=clip(text or " ", limit), emoji=False)
+    return PlainTextObject(text=clip(shown(text) or " ", limit), emoji=False)
 
 
 def notification_text(notice: Notice, *, in_channel: bool = False) -> str:
@@ -115,13 +123,13 @@ def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
     """The buttons that answer ``request`` in one click (none for the other shapes)."""
     if kind == "approval":
         # Each names the arguments the message shows: a click decides on those or on none.
-        shown = request.arguments_digest or arguments_digest(request.tool_name, request.arguments)
+        named = request.arguments_digest or arguments_digest(request.tool_name, request.arguments)
         return [
             ButtonElement(
-                text="Approve", action_id=f"{ACTION_PREFIX}approve:{shown}", style="primary"
+                text="Approve", action_id=f"{ACTION_PREFIX}approve:{named}", style="primary"
             ),
             ButtonElement(
-                text="Reject", action_id=f"{ACTION_PREFIX}reject:{shown}", style="danger"
+                text="Reject", action_id=f"{ACTION_PREFIX}reject:{named}", style="danger"
             ),
         ]
     if kind == Kind.CONFIRM:
@@ -135,7 +143,9 @@ def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
     if not labels or len(labels) > MAX_CHOICE_BUTTONS:
         return []
     return [
-        ButtonElement(text=clip(label, _BUTTON_MAX), action_id=f"{ACTION_PREFIX}choose:{index}")
+        ButtonElement(
+            text=clip(shown(label), _BUTTON_MAX), action_id=f"{ACTION_PREFIX}choose:{index}"
+        )
         for index, label in enumerate(labels)
     ]
 
@@ -182,8 +192,9 @@ def message_blocks(
 
 
 def escape(text: str) -> str:
-    """``text`` with Slack's three control characters escaped, so that it reads as text."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """``text`` with Slack's three control characters escaped, so that it reads as text, and
+    what would change how it reads (a bidi override, a control character) replaced."""
+    return shown(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def settled_blocks(notice: Notice) -> list[dict[str, Any]]:

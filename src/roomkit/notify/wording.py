@@ -15,13 +15,30 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.notify.surface import Notice
 
 __all__ = [
+    "STEERING",
     "arguments_words",
     "asked_text",
     "clip",
     "headline",
     "outcome_line",
     "request_kind",
+    "shown",
 ]
+
+STEERING = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""What may change how the rest of a text reads: control characters (a line break and a tab
+aside), and the bidi marks, embeddings, overrides and isolates. The desk's page keeps the same
+class in ``static/dom.js``."""
+
+
+def shown(text: str) -> str:
+    """``text`` as a person is shown it: what steers its reading is a replacement character.
+
+    ``Amount: <RLO>0001`` would read ``Amount: 1000``, and be approved as that. Every surface
+    that shows a request's text passes it through here; the request itself, and the digest
+    of its arguments, keep every character.
+    """
+    return STEERING.sub("\ufffd", text)
 
 
 def clip(text: str, limit: int) -> str:
