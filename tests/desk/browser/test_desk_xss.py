@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 from xss_payloads import payloads
 
 from roomkit.desk.demo import DEMO_PERSON
+from roomkit.notify.wording import shown
 
 Take = Callable[[], str]
 
@@ -93,7 +94,7 @@ def chat_room(desk: DeskServer) -> Iterator[str]:
 
 def _shown_as_json(payload: str) -> str:
     """The payload as the page prints it inside pretty-printed JSON."""
-    return json.dumps(payload, ensure_ascii=False)[1:-1]
+    return shown(json.dumps(payload, ensure_ascii=False)[1:-1])
 
 
 @pytest.mark.parametrize("bypass_csp", [True, False], ids=["page-alone", "with-csp"])
@@ -168,12 +169,13 @@ def test_no_payload_runs_or_becomes_markup(
     assert page.evaluate(FIND_LIVE_CODE) == []
     assert page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))") == ["desk.js"]
     hows = outcomes.locator(".settled-how").all_text_contents()
-    assert [f"Declined by {actor}: {reason}" for _, actor, reason in refusals] == hows[:0:-1]
+    declined = [shown(f"Declined by {actor}: {reason}") for _, actor, reason in refusals]
+    assert declined == hows[:0:-1]
     still_open = page.locator(".card").evaluate_all("cards => cards.map(c => c.dataset.requestId)")
     text = page.evaluate("document.getElementById('desk').textContent")
     expected = [payload for pending_id in still_open for payload in asked[pending_id]]
     expected += chat
-    missing = [p for p in expected if p not in text and _shown_as_json(p) not in text]
+    missing = [p for p in expected if shown(p) not in text and _shown_as_json(p) not in text]
     assert missing == [], f"not shown as text: {missing!r}"
 
 
@@ -184,7 +186,7 @@ def test_no_answer_or_reason_in_the_history_runs_or_becomes_markup(
     who settled, all payloads, as the page's history shows them after a reload."""
     remaining = iter(payloads(60))
     handler = desk.demo.handler
-    shown: list[str] = []
+    settled_as: list[str] = []
 
     async def ask_and_settle() -> None:
         async def ask(tool_name: str, arguments: dict[str, Any]) -> str:
@@ -196,20 +198,20 @@ def test_no_answer_or_reason_in_the_history_runs_or_becomes_markup(
         for payload in itertools.islice(remaining, 10):
             free = await ask("AskUserQuestion", {"question": "Why?"})
             assert await handler.aresolve(free, payload, by=DEMO_PERSON)
-            shown.append(payload)
+            settled_as.append(payload)
         for first, second in itertools.islice(zip(remaining, remaining, strict=False), 5):
             question = {"question": "Pick", "options": [first, second], "multiSelect": True}
             several = await ask("AskUserQuestion", question)
             picked = json.dumps({"answer": [first, second]})
             assert await handler.aresolve(several, picked, by=DEMO_PERSON)
-            shown.append(f"{first}, {second}")
+            settled_as.append(f"{first}, {second}")
         for reason, actor in itertools.islice(zip(remaining, remaining, strict=False), 5):
             confirm = await ask("ConfirmAction", {"action": "Go?"})
             reply = json.dumps({"confirmed": False, "reason": reason})
             assert await handler.aresolve(confirm, reply, by=actor)
             refused = await ask("AskUserQuestion", {"question": "Q?"})
             assert await handler.areject(refused, reason, by=actor)
-            shown.extend([f"Declined by {actor}: {reason}"] * 2)
+            settled_as.extend([f"Declined by {actor}: {reason}"] * 2)
 
     desk.run(ask_and_settle())
     opened = open_page(desk.link(chat_room))
@@ -229,7 +231,7 @@ def test_no_answer_or_reason_in_the_history_runs_or_becomes_markup(
         "items => items.map(i => (i.querySelector('.settled-answer') || "
         "i.querySelector('.settled-how')).textContent)"
     )
-    clipped = [line if len(line) <= 200 else line[:199] + "…" for line in shown]
+    clipped = [shown(line if len(line) <= 200 else line[:199] + "…") for line in settled_as]
     assert texts == clipped[::-1][:20]
 
 
@@ -327,7 +329,7 @@ def test_no_payload_in_an_approval_runs_or_becomes_markup(
     shown_names = page.locator(".tool-name").all_text_contents()
     shown_descriptions = page.locator(".tool-description").all_text_contents()
     assert len(shown_names) == len(shown_descriptions) == len(held) - 3
-    assert all(name in used for name in shown_names)
-    assert all(description in used for description in shown_descriptions)
-    missing = [p for p in used[-2:] if p not in text and _shown_as_json(p) not in text]
+    assert all(name in map(shown, used) for name in shown_names)
+    assert all(description in map(shown, used) for description in shown_descriptions)
+    missing = [p for p in used[-2:] if shown(p) not in text and _shown_as_json(p) not in text]
     assert missing == [], f"not shown as text: {missing!r}"

@@ -18,7 +18,7 @@
  */
 
 import { buildForm, check, drawable } from './schemaform.js';
-import { el, isObject, text, when } from './dom.js';
+import { el, isObject, shownText, text, when } from './dom.js';
 import { parseJson, stringify } from './exact.js';
 import { argumentsLine, argumentsView, same } from './readable.js';
 
@@ -65,7 +65,7 @@ export function renderApproval(ctx, args, page) {
     if (before) shownArguments.replaceWith(argumentsView(args, schema, before));
     var created = entries.filter(function (entry) { return isObject(entry) && entry.type === 'created'; })[0];
     if (created && typeof created.description === 'string' && created.description) {
-      description.textContent = created.description;
+      description.textContent = shownText(created.description);
       description.hidden = false;
     }
   });
@@ -156,7 +156,7 @@ function renderDecisions(ctx, args, schema, voting, byLink) {
 }
 
 function say(ctx, message) {
-  ctx.error.textContent = message;
+  ctx.error.textContent = shownText(message);
   ctx.error.hidden = false;
 }
 

@@ -10,7 +10,7 @@
 
 import { renderApproval } from './approval.js';
 import { buildForm, check, drawable } from './schemaform.js';
-import { el, isObject, text, when } from './dom.js';
+import { el, isObject, shownText, text, when } from './dom.js';
 import { parseJson, stringify } from './exact.js';
 import { argumentsView } from './readable.js';
 
@@ -288,7 +288,7 @@ function renderDecline(ctx) {
 }
 
 export function fail(ctx, message) {
-  ctx.error.textContent = message;
+  ctx.error.textContent = shownText(message);
   ctx.error.hidden = false;
 }
 

@@ -8,7 +8,7 @@
 
 import { approvalOutcome } from './approval.js';
 import { busy, fail, renderCard, summary } from './cards.js';
-import { el, isObject, show, text, when } from './dom.js';
+import { el, isObject, show, shownText, text, when } from './dom.js';
 import { parseJson, stringify } from './exact.js';
 import { forget, notifyNew, offerPermission } from './notices.js';
 import { offerPush, registerWorker } from './push.js';
@@ -79,7 +79,7 @@ function showSignIn(message) {
   $('who').textContent = 'Not signed in';
   setLink('off');
   var error = $('signin-error');
-  error.textContent = message || '';
+  error.textContent = shownText(message || '');
   show(error, Boolean(message));
 }
 
@@ -568,7 +568,7 @@ function postChat(body, answers) {
       show(error, false);
       showChoice(body, result.data.candidates);
     } else if (result.status !== 401) {
-      error.textContent = describe(result);
+      error.textContent = shownText(describe(result));
       show(error, true);
     }
     // Without scrolling: on a phone the question the message led to is above the chat.
@@ -661,13 +661,13 @@ function drawLinkOutcome(view, justNow) {
   var title = ended
     ? 'This request is closed'
     : justNow ? 'Sent: the agent has your answer' : 'Already answered';
-  $('link-outcome-title').textContent = title + ' — ' + summary(view);
+  $('link-outcome-title').textContent = title + ' — ' + shownText(summary(view));
   var how = shown.how;
   if (shown.outcome === 'timed_out') how = 'It expired: nobody answered in time, and the agent went on without an answer.';
   if (shown.outcome === 'withdrawn') how = 'It was withdrawn: the agent no longer needs an answer.';
   $('link-outcome-how').textContent = how + (view.settled_at ? ' · ' + when(view.settled_at) : '');
   var answer = $('link-outcome-answer');
-  answer.textContent = shown.answer ? clip(shown.answer) : '';
+  answer.textContent = shown.answer ? shownText(clip(shown.answer)) : '';
   show(answer, Boolean(shown.answer));
   show($('signin'), false);
   show($('desk'), false);

@@ -1,17 +1,30 @@
 /*
  * Building the page from data, as text only: elements are created one by one, and every
- * string a model or a server wrote goes in through textContent, never as markup or a URL.
+ * string a model or a server wrote goes in through textContent, never as markup or a URL,
+ * and with nothing in it that changes how the rest reads (see `shownText`).
  */
 
 import { isExact, stringify } from './exact.js';
 
 const FORBIDDEN_ATTRIBUTES = /^(on|href$|src$|srcdoc$|style$|action$|formaction$|xlink:)/i;
 
+// What may change how the rest of a text reads: control characters (a line break and a tab
+// aside), and the bidi marks, embeddings, overrides and isolates. The same class as
+// roomkit.notify.wording.STEERING, which every notification surface uses.
+const STEERING = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+// `value` as the page shows it: what steers its reading is a replacement character
+// ("Amount: <RLO>0001" would read "Amount: 1000", and be approved as that). Only what is
+// shown changes: the request, its arguments and what the page sends keep every character.
+export function shownText(value) {
+  return value === null || value === undefined ? '' : String(value).replace(STEERING, '\uFFFD');
+}
+
 export function el(tag, options, children) {
   var node = document.createElement(tag);
   options = options || {};
   if (options.className) node.className = options.className;
-  if (options.text !== undefined) node.textContent = options.text;
+  if (options.text !== undefined) node.textContent = shownText(options.text);
   var attrs = options.attrs || {};
   Object.keys(attrs).forEach(function (name) {
     if (FORBIDDEN_ATTRIBUTES.test(name)) throw new Error('refusing attribute ' + name);

@@ -7,7 +7,7 @@
  */
 
 import { summary } from './cards.js';
-import { show, text } from './dom.js';
+import { show, shownText, text } from './dom.js';
 
 var shown = new Map();
 
@@ -33,7 +33,7 @@ export function notifyNew(view, me) {
   var note;
   try {
     note = new window.Notification('A question for you', {
-      body: summary(view) + ' (room ' + text(view.room_id) + ')',
+      body: shownText(summary(view) + ' (room ' + text(view.room_id) + ')'),
       tag: 'roomkit-' + view.id
     });
   } catch (error) {
