@@ -194,3 +194,17 @@ def test_roomkit_notify_imports_without_apprise() -> None:
         "roomkit.notify.apprise needs the apprise extra (apprise is not installed): "
         "pip install -e '.[apprise]' in roomkit's checkout"
     )
+
+
+async def test_what_would_change_how_the_text_reads_shows_as_replaced(receiver: Receiver) -> None:
+    """``Amount: <RLO>0001`` would read ``Amount: 1000``: each bidi override, isolate, mark and
+    control character shows as a replacement character, in the title and the body."""
+    steering = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\x1b\x85"
+    request = await _ask({"question": f"Pay \u202e0001?{steering}", "options": ["\u2067yes"]})
+    await Apprise(receiver.url).send(_notice(request, answer_url=LINK))
+    [body] = receiver.bodies
+    assert body["title"] == "A question for alice: Pay \ufffd0001?" + "\ufffd" * len(steering)
+    assert body["message"].startswith(
+        "Pay \ufffd0001?" + "\ufffd" * len(steering) + "\n• \ufffdyes"
+    )
+    assert not any(ch in steering for ch in body["title"] + body["message"])

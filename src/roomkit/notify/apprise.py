@@ -19,7 +19,14 @@ with requires_extra("roomkit.notify.apprise", "apprise"):
 
 from roomkit.notify._header_values import header_name_problem, header_value_problem
 from roomkit.notify.surface import DeliveryError, Notice, Person
-from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind
+from roomkit.notify.wording import (
+    asked_text,
+    clip,
+    headline,
+    outcome_line,
+    request_kind,
+    shown,
+)
 
 __all__ = ["Apprise"]
 
@@ -135,16 +142,17 @@ def _why(result: Any) -> str:
 
 
 def notice_text(notice: Notice) -> tuple[str, str]:
-    """The title and plain-text body of ``notice``."""
+    """The title and plain-text body of ``notice``: nothing in them changes how the rest reads
+    (a bidi override or a control character shows as a replacement character)."""
     request = notice.request
-    asked = clip(asked_text(request), _BODY_MAX)
+    asked = clip(shown(asked_text(request)), _BODY_MAX)
     first = asked.partition("\n")[0]
     if notice.type == "question_settled":
-        return clip(f"{outcome_line(notice)}: {first}", _TITLE_MAX), asked
+        return clip(shown(f"{outcome_line(notice)}: {first}"), _TITLE_MAX), asked
     for_whom = f" for {notice.recipient}" if notice.recipient else ""
-    title = f"{headline(notice, request_kind(request), to_you=False)}{for_whom}: {first}"
+    title = shown(f"{headline(notice, request_kind(request), to_you=False)}{for_whom}: {first}")
     where = [f"room {request.room_id}" if request.room_id else "", request.tool_name]
-    lines = [asked, "", " · ".join(part for part in where if part)]
+    lines = [asked, "", shown(" · ".join(part for part in where if part))]
     link = notice.answer_url or notice.desk_url
     if link:
         lines.append(f"Answer in the desk: {link}")
