@@ -27,7 +27,12 @@ from roomkit.adapters.temporal._protocol import (
     outcome_of,
     tool_call_id_of,
 )
-from roomkit.core.exceptions import KeyConflictError, RoomKitError, StoreError
+from roomkit.core.exceptions import (
+    KeyConflictError,
+    RoomKitError,
+    StoreError,
+    StoreUnavailableError,
+)
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
@@ -41,6 +46,9 @@ _TIMED_OUT = PendingInputStatus.TIMED_OUT
 _DEFAULTED_KEEP = 7 * 86_400.0
 """Seconds the claim on a request's ``defaulted`` entry is kept: past any repeat of its
 workflow's expire activity."""
+_UNSURE = "defaulted-unsure"
+"""The heartbeat of an expire attempt whose claim on the ``defaulted`` entry stays spent
+while the entry's append may or may not have landed: the next attempt reads the history."""
 
 
 def _refused(error: Exception) -> ApplicationError:
@@ -164,12 +172,26 @@ class _Activities:
     async def _defaulted(self, pending_id: str, answer: str) -> None:
         """Record that ``pending_id`` was answered with its ladder's default, once: attempts
         of the expire activity may overlap (one timed out while still running), and the
-        workflow runs it again when the timeout came by update."""
+        workflow runs it again when the timeout came by update.
+
+        A claim spent, or an append made, that the store did not see through (unreachable,
+        or cut by its timeout) may still land: the claim stays spent, and the attempt tells
+        the next one so through its heartbeat; that attempt writes the entry only if the
+        history lacks it.
+        """
         handler, claim = self.handler, f"temporal-defaulted:{pending_id}"
-        if not await handler.ledger.spend_once(claim, until=now_of(handler) + _DEFAULTED_KEEP):
-            return
+        unsure = _UNSURE in activity.info().heartbeat_details
         try:
+            if not await handler.ledger.spend_once(
+                claim, until=now_of(handler) + _DEFAULTED_KEEP
+            ) and (not unsure or await _has_defaulted(handler, pending_id)):
+                return
             await handler.record(pending_id, new_entry("defaulted", answer=answer))
+        except StoreUnavailableError:
+            # Refunding the claim would let the next attempt write a second entry, should
+            # this one land after the store gave up on it.
+            activity.heartbeat(_UNSURE)
+            raise  # retried: the store may be back on the next attempt
         except BaseException as error:
             await handler.ledger.refund_spent(claim)
             if isinstance(error, StoreError) or not isinstance(error, ValueError | RoomKitError):
@@ -181,6 +203,12 @@ class _Activities:
                     f"recorded: {error}: give the ladder a default UTF-8 can encode"
                 )
             ) from None
+
+
+async def _has_defaulted(handler: HumanInputHandler, pending_id: str) -> bool:
+    """Whether the history of ``pending_id`` holds its ``defaulted`` entry."""
+    history = await handler.history(pending_id)
+    return any(entry.get("type") == "defaulted" for entry in history)
 
 
 def activities(handler: HumanInputHandler) -> Sequence[Callable[..., Any]]:

@@ -1,0 +1,163 @@
+"""The expire activity's ``defaulted`` entry, when a Redis store cuts its append on the
+store's ``timeout=``, or loses the server under it.
+
+Each attempt runs in Temporal's own ``ActivityEnvironment``; the next attempt gets what the
+one before heartbeat, as the server hands it on. The relay freezes the server (SIGSTOP) or
+stops it just before the append reaches it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+from tests.servers.redis_server import RedisServer
+from tests.servers.stores import fresh_prefix
+from tests.tools.human_input.stores.redis_relay import Relay
+from tests.tools.human_input.stores.store_kit import FakeClock
+
+from roomkit.adapters.temporal import activities
+from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores.redis import RedisStore
+from roomkit.tools.human_input import HumanInputHandler
+
+pytestmark = pytest.mark.timeout(60)
+
+SHORT = 0.5
+"""The store's timeout: a call to the frozen server fails after it."""
+APPEND = b'"defaulted"'
+"""What the append of a ``defaulted`` entry, and nothing else the expire activity sends,
+holds."""
+LADDER = {"steps": [], "default": "Hotel B"}
+
+
+@pytest.fixture
+def server(redis_server: RedisServer) -> Iterator[RedisServer]:
+    """The session's server, for a test that stops or freezes it; running again after."""
+    yield redis_server
+    redis_server.resume()
+    redis_server.start()
+
+
+@pytest.fixture
+async def relay(server: RedisServer) -> AsyncIterator[Relay]:
+    async with Relay(server.port) as relay:
+        yield relay
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def handler(relay: Relay, clock: FakeClock) -> AsyncIterator[HumanInputHandler]:
+    store = RedisStore(relay.url, prefix=fresh_prefix(), timeout=SHORT, clock=clock)
+    handler = HumanInputHandler(store=store)
+    yield handler
+    await handler.close()
+    await store.close()
+
+
+class Attempts:
+    """The attempts of one expire activity: each sees the heartbeat of the one before."""
+
+    def __init__(self, handler: HumanInputHandler, clock: FakeClock) -> None:
+        self.handler = handler
+        self.clock = clock
+        self.create, self.expire, _ = activities(handler)
+        self.environment = ActivityEnvironment()
+        self.beats: list[Any] = []
+        self.environment.on_heartbeat = lambda *details: self.beats.extend(details)
+
+    async def overdue(self, key: str) -> dict[str, Any]:
+        """The expire activity's input for a request of a ladder with a default, overdue."""
+        created = await self.environment.run(
+            self.create,
+            {
+                "kind": "question",
+                "tool_name": "choose",
+                "arguments": {"question": "Which hotel?"},
+                "key": key,
+                "seq": 1,
+                "timeout": 60.0,
+                "actor": "alice",
+                "room_id": "room",
+                "ladder": LADDER,
+            },
+        )
+        self.clock.advance(120)  # the workflow's timer fired
+        return {"pending_id": created["pending_id"], "digest": created["digest"], "ladder": LADDER}
+
+    async def next(self, ask: dict[str, Any]) -> dict[str, Any]:
+        """Run the next attempt, with the details the one before heartbeat."""
+        info = self.environment.info
+        self.environment.info = dataclasses.replace(
+            info, attempt=info.attempt + 1, heartbeat_details=list(self.beats)
+        )
+        result: dict[str, Any] = await self.environment.run(self.expire, ask)
+        return result
+
+
+async def defaults(handler: HumanInputHandler, pending_id: str) -> list[str]:
+    return [e["answer"] for e in await handler.history(pending_id) if e["type"] == "defaulted"]
+
+
+async def warmed(attempts: Attempts) -> None:
+    """Have the server hold every script the activity runs, and the pool a few connections:
+    what the frozen server runs late is the write itself, not a NOSCRIPT refusal."""
+    ask = await attempts.overdue("wf/warm-up//1")
+    assert (await attempts.environment.run(attempts.expire, ask))["default"] == "Hotel B"
+    assert await attempts.handler.ledger.spend_once("warm-up", until=None)
+    await attempts.handler.ledger.refund_spent("warm-up")
+    await asyncio.gather(*(attempts.handler.get_request(ask["pending_id"]) for _ in range(4)))
+
+
+async def test_a_default_cut_by_the_timeout_is_recorded_once(
+    server: RedisServer, relay: Relay, handler: HumanInputHandler, clock: FakeClock
+) -> None:
+    """The append is cut, and runs when the server does: the next attempt finds it and
+    records nothing more."""
+    attempts = Attempts(handler, clock)
+    await warmed(attempts)
+    ask = await attempts.overdue("wf/cut//1")
+    claim = f"temporal-defaulted:{ask['pending_id']}".encode()
+
+    def freeze() -> None:
+        server.pause()
+        # Whatever the attempt sends next about its claim finds the server running.
+        relay.call_before(claim, server.resume)
+
+    relay.call_before(APPEND, freeze)
+    try:
+        with pytest.raises(StoreUnavailableError):
+            await attempts.environment.run(attempts.expire, ask)
+    finally:
+        server.resume()
+    while not await defaults(handler, ask["pending_id"]):
+        await asyncio.to_thread(lambda: None)  # the server runs what it held first
+
+    assert (await attempts.next(ask))["default"] == "Hotel B"
+    assert (await attempts.next(ask))["default"] == "Hotel B"
+    assert await defaults(handler, ask["pending_id"]) == ["Hotel B"]
+
+
+async def test_a_default_that_did_not_land_is_recorded_by_the_next_attempt(
+    server: RedisServer, relay: Relay, handler: HumanInputHandler, clock: FakeClock
+) -> None:
+    """The server stopped before the append reached it: the next attempt records it."""
+    attempts = Attempts(handler, clock)
+    await warmed(attempts)
+    ask = await attempts.overdue("wf/lost//1")
+    relay.call_before(APPEND, server.stop)
+    with pytest.raises(StoreUnavailableError):
+        await attempts.environment.run(attempts.expire, ask)
+    await asyncio.to_thread(server.start)
+
+    assert (await attempts.next(ask))["default"] == "Hotel B"
+    assert (await attempts.next(ask))["default"] == "Hotel B"
+    assert await defaults(handler, ask["pending_id"]) == ["Hotel B"]
