@@ -1,9 +1,10 @@
-"""The expire activity's ``defaulted`` entry, when a Redis store cuts its append on the
-store's ``timeout=``, or loses the server under it.
+"""The expire activity's ``defaulted`` entry and the update surface's ``delivered`` entry,
+when a Redis store cuts their append on the store's ``timeout=``, or loses the server under
+it.
 
-Each attempt runs in Temporal's own ``ActivityEnvironment``; the next attempt gets what the
-one before heartbeat, as the server hands it on. The relay freezes the server (SIGSTOP) or
-stops it just before the append reaches it.
+Each expire attempt runs in Temporal's own ``ActivityEnvironment``; the next attempt gets
+what the one before heartbeat, as the server hands it on. The relay freezes the server
+(SIGSTOP) or stops it just before the append reaches it.
 """
 
 from __future__ import annotations
@@ -14,14 +15,21 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
+from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.temporal_server import TemporalServer
+from tests.adapters.temporal.test_temporal_delivery import delivered
+from tests.adapters.temporal.workflows import Ask
 from tests.servers.redis_server import RedisServer
 from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.store_kit import FakeClock
 
-from roomkit.adapters.temporal import activities
+from roomkit.adapters.temporal import TemporalUpdates, activities, update_id_of
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.notify import Notice
+from roomkit.stores import new_entry
 from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -161,3 +169,67 @@ async def test_a_default_that_did_not_land_is_recorded_by_the_next_attempt(
     assert (await attempts.next(ask))["default"] == "Hotel B"
     assert (await attempts.next(ask))["default"] == "Hotel B"
     assert await defaults(handler, ask["pending_id"]) == ["Hotel B"]
+
+
+@pytest.fixture
+async def world(temporal_server: TemporalServer, relay: Relay) -> AsyncIterator[World]:
+    """A world whose stores reach Redis through the relay, giving up on a call after
+    :data:`SHORT`."""
+    client = await Client.connect(temporal_server.address)
+    world = World(temporal_server, relay.url, client, timeout=SHORT)
+    await world.setup()
+    try:
+        yield world
+    finally:
+        await world.close()
+
+
+async def warmed_records(handler: HumanInputHandler) -> None:
+    """Have the server hold the scripts of a record and a claim, and the pool a few
+    connections: what the frozen server runs late is the append itself, not a NOSCRIPT
+    refusal."""
+    warm = await handler.create("AskUserQuestion", {"question": "Warm?"}, room_id="room")
+    await handler.record(warm.pending_id, new_entry("shown", actor="warm-up", surface="desk"))
+    assert await handler.ledger.spend_once("warm-up", until=None)
+    await handler.ledger.refund_spent("warm-up")
+    await asyncio.gather(*(handler.get_request(warm.pending_id) for _ in range(4)))
+
+
+async def test_a_delivered_entry_cut_by_the_timeout_is_recorded_once(
+    server: RedisServer, relay: Relay, world: World
+) -> None:
+    """The append of the ``delivered`` entry is cut, and runs when the server does: a
+    delivery of the same settle from another process records nothing more."""
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        await world.answer(pending_id, "alice", {"answer": "Hotel A"})
+        request = await world.desk_handler.get_request(pending_id)
+        assert request is not None
+        notice = Notice("question_settled", f"{pending_id}.settle.temporal.-", request)
+        first, second = TemporalUpdates(world.client), TemporalUpdates(world.client)
+        # The desk's handler wrote the settle: its first append is linked to the chain's
+        # head as it stands, so the one the frozen server holds is the one that lands.
+        first.bind_handler(world.desk_handler)
+        second.bind_handler(world.handler())
+        await warmed_records(world.desk_handler)
+        claim = f"temporal-delivered:{pending_id}".encode()
+
+        def freeze() -> None:
+            server.pause()
+            # Whatever the delivery sends next about its claim finds the server running.
+            relay.call_before(claim, server.resume)
+
+        relay.call_before(b'"delivered"', freeze)
+        try:
+            await first.send(notice)
+        finally:
+            server.resume()
+        while not delivered(await world.desk_handler.history(pending_id)):
+            await asyncio.to_thread(lambda: None)  # the server runs what it held first
+        await second.send(notice)
+        assert await handle.result() == {"answer": "Hotel A"}
+        await first.aclose()
+        await second.aclose()
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [(e["accepted"], e["update_id"]) for e in entries] == [(True, update_id_of(pending_id))]

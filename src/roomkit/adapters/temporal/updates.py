@@ -11,7 +11,9 @@ on its own) follows every settle through the store's outbox, so an answer given 
 - the workflow's validator may refuse it (another request, other arguments, an ask already
   settled): the refusal is recorded and not retried;
 - what became of it is in the request's history as a ``delivered`` entry (``accepted``
-  true, or false with what ``refused`` it), recorded once however many deliveries end;
+  true, or false with what ``refused`` it), recorded once however many deliveries end
+  (at most once: an entry whose append the store did not see through, which may still
+  land, is left as it is, its claim spent);
 - a workflow that read the outcome from the store itself (its timer fired, or its ask
   re-attached to a request already settled) and ended before the update came took it all
   the same: ``accepted`` true, and ``taken_by`` says how (``"timer"``, ``"create"``); so
@@ -44,6 +46,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from roomkit.adapters.temporal._ended import BY_UPDATE, taken_by
 from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, outcome_of
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
@@ -353,6 +356,10 @@ class TemporalUpdates:
         )
         try:
             await handler.record(pending_id, entry)
+        except StoreUnavailableError as error:
+            # The append may run after the store gave up on it: a refund would let the next
+            # delivery record a second entry. The claim stays spent.
+            logger.warning("the delivery of %s may be left unrecorded: %s", pending_id, error)
         except BaseException as error:
             # The delivery stands; its record is left to the next delivery.
             await _refund(handler, claim)
