@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from temporalio import worker
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 from tests.adapters.temporal.conftest import World, running
@@ -184,7 +185,7 @@ async def world(temporal_server: TemporalServer, relay: Relay) -> AsyncIterator[
         await world.close()
 
 
-async def warmed_records(handler: HumanInputHandler) -> None:
+async def warmed_records(handler: HumanInputHandler) -> str:
     """Have the server hold the scripts of a record and a claim, and the pool a few
     connections: what the frozen server runs late is the append itself, not a NOSCRIPT
     refusal."""
@@ -193,6 +194,7 @@ async def warmed_records(handler: HumanInputHandler) -> None:
     assert await handler.ledger.spend_once("warm-up", until=None)
     await handler.ledger.refund_spent("warm-up")
     await asyncio.gather(*(handler.get_request(warm.pending_id) for _ in range(4)))
+    return warm.pending_id
 
 
 async def test_a_delivered_entry_cut_by_the_timeout_is_recorded_once(
@@ -233,3 +235,56 @@ async def test_a_delivered_entry_cut_by_the_timeout_is_recorded_once(
         await second.aclose()
     entries = delivered(await world.desk_handler.history(pending_id))
     assert [(e["accepted"], e["update_id"]) for e in entries] == [(True, update_id_of(pending_id))]
+
+
+class ResumedWhenAnAttemptFails(worker.Interceptor):
+    """Lets the frozen server run again once an activity's attempt failed, before Temporal
+    retries it (the retry's connections find the server running)."""
+
+    def __init__(self, server: RedisServer) -> None:
+        self.server = server
+
+    def intercept_activity(
+        self, next: worker.ActivityInboundInterceptor
+    ) -> worker.ActivityInboundInterceptor:
+        return _Resuming(next, self.server)
+
+
+class _Resuming(worker.ActivityInboundInterceptor):
+    def __init__(self, next: worker.ActivityInboundInterceptor, server: RedisServer) -> None:
+        super().__init__(next)
+        self.server = server
+
+    async def execute_activity(self, input: worker.ExecuteActivityInput) -> Any:
+        try:
+            return await super().execute_activity(input)
+        except Exception:
+            self.server.resume()
+            raise
+
+
+async def test_a_default_cut_by_the_timeout_is_recorded_once_by_a_workflow(
+    server: RedisServer, relay: Relay, world: World
+) -> None:
+    """On the dev server: the expire activity's append is cut and lands late, and Temporal's
+    retry of the activity, told so by the attempt's heartbeat, records nothing more."""
+    warm = await warmed_records(world.worker_handler)
+    assert await world.created.next() == warm
+    resuming = ResumedWhenAnAttemptFails(server)
+    async with running(world.worker(Ask, interceptors=[resuming])):
+        handle = await world.start(Ask, {"default": "Hotel B", "timeout": 1, "grace": 0.1})
+        pending_id = await world.created.next()
+        claim = f"temporal-defaulted:{pending_id}".encode()
+
+        def freeze() -> None:
+            server.pause()
+            # Whatever the attempt sends next about its claim finds the server running.
+            relay.call_before(claim, server.resume)
+
+        relay.call_before(b'"defaulted"', freeze)
+        try:
+            result = await handle.result()
+        finally:
+            server.resume()
+    assert result == {"answer": "Hotel B"}
+    assert await defaults(world.desk_handler, pending_id) == ["Hotel B"]
