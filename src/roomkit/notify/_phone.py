@@ -16,14 +16,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from roomkit.models.kinds import Kind
 from roomkit.notify.surface import Notice
-from roomkit.notify.wording import (
-    asked_text,
-    clip,
-    headline,
-    outcome_line,
-    request_kind,
-    shown,
-)
+from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind, shown
 
 __all__ = ["PhoneAnswer", "answers_of", "lines_of", "link_token"]
 

@@ -19,14 +19,7 @@ with requires_extra("roomkit.notify.apprise", "apprise"):
 
 from roomkit.notify._header_values import header_name_problem, header_value_problem
 from roomkit.notify.surface import DeliveryError, Notice, Person
-from roomkit.notify.wording import (
-    asked_text,
-    clip,
-    headline,
-    outcome_line,
-    request_kind,
-    shown,
-)
+from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind, shown
 
 __all__ = ["Apprise"]
 

@@ -35,14 +35,7 @@ from slack_sdk.models.blocks import (
 from roomkit.models.kinds import Kind, option_labels
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.surface import Notice
-from roomkit.notify.wording import (
-    asked_text,
-    clip,
-    headline,
-    outcome_line,
-    request_kind,
-    shown,
-)
+from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind, shown
 
 __all__ = [
     "ACTION_PREFIX",

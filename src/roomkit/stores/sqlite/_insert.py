@@ -67,11 +67,8 @@ class Inserting(ChainPart):
         one is live, or when ``granted`` covers nothing now (then nothing is written).
 
         Raises:
-            ValueError: ``request`` is not pending.
-            TypeError: its arguments or answer schema are not JSON-serialisable.
-            InvalidTextError: a text of the request holds a lone surrogate.
-            StoreError: a request with this ``pending_id`` is already stored, or the
-                database refused the row by another constraint (the message says which).
+            ValueError, TypeError, InvalidTextError, StoreError: as
+                :meth:`~roomkit.stores.sqlite.SQLiteStore.insert` says.
         """
         check_insertable(request)
         entries = check_history(history)
