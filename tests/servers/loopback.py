@@ -53,8 +53,16 @@ class LoopbackServer:
 
 
 async def read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes]:
-    """One HTTP/1.1 request: its method, path, headers (names in lower case) and body."""
+    """One HTTP/1.1 request: its method, path, headers (names in lower case) and body.
+
+    Raises:
+        ConnectionError: a line of the head ends in a bare line feed, which ends a header
+            for a server written in Go (ntfy's): the connection is closed, as such a
+            server's would be, rather than reading the request otherwise than it does.
+    """
     head = await reader.readuntil(b"\r\n\r\n")
+    if head.count(b"\n") != head.count(b"\r\n"):
+        raise ConnectionError("a bare line feed in the request's head")
     lines = head.decode("latin-1").split("\r\n")
     method, path, _ = lines[0].split(" ", 2)
     headers = {}

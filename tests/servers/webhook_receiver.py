@@ -57,28 +57,6 @@ class Receiver(HTTPServer):
             await self._changed.wait_for(lambda: len(self.deliveries) >= count)
         return list(self.deliveries)
 
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                if head.count(b"\n") != head.count(b"\r\n"):
-                    return
-                first, *lines = head.decode("latin-1").split("\r\n")
-                method, path, _ = first.split(" ", 2)
-                headers = {}
-                for line in lines:
-                    name, colon, value = line.partition(":")
-                    if colon:
-                        headers[name.strip().lower()] = value.strip()
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                status, answer = await self.answer(method, path, headers, body)
-                reply = f"HTTP/1.1 {status} X\r\ncontent-length: {len(answer)}\r\n\r\n"
-                writer.write(reply.encode())
-                writer.write(answer)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-
     async def answer(
         self, method: str, path: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, bytes]:

@@ -10,8 +10,10 @@ retried no sooner than the server may be sent something again.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
+
+from roomkit.notify._lanes import Lane
+from roomkit.notify.retry import Retry
 
 __all__ = ["CAP", "FIRST", "Quiet"]
 
@@ -22,45 +24,37 @@ CAP = 3600.0
 
 
 class Quiet:
-    """The quiet of one server, on ``clock``."""
+    """The quiet of one server, on ``clock``: a notifier's lane (:class:`Lane`), failing only
+    on 429s, paced by a retry of :data:`FIRST` seconds doubling to :data:`CAP`, no jitter."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
-        self.refusals = 0
-        """429s in a row (those of requests under way together count once)."""
-        self.until = -math.inf
-        """When the server may be sent something again."""
-        self._refused_at = -math.inf
+        self._lane = Lane("ntfy", 1, Retry(first=FIRST, cap=CAP, jitter=0.0))
         self._probing = False
 
     def held(self) -> tuple[str, float] | None:
         """Why nothing may go to the server now, and the seconds left before something may;
         ``None`` when a request may go."""
-        now = self.clock()
-        if now < self.until:
-            return f"is left alone for {self.until - now:.0f} s more", self.until - now
-        if self.refusals and self._probing:
+        now, lane = self.clock(), self._lane
+        if now < lane.resume:
+            return f"is left alone for {lane.resume - now:.0f} s more", lane.resume - now
+        if lane.failures and self._probing:
             return "is sent one request at a time until one goes through", 0.0
         return None
 
     def begin(self) -> float:
         """A request to the server begins; when, on the clock."""
-        if self.refusals:
+        if self._lane.failures:
             self._probing = True
         return self.clock()
 
     def end(self, started: float, status: int | None) -> float:
         """The request begun at ``started`` ended with ``status`` (``None``: no answer);
-        the seconds the server is now left alone (``0.0`` unless it answered 429)."""
+        the seconds the server is now left alone (``0.0`` unless it answered 429). 429s of
+        requests under way together count once."""
         self._probing = False
         if status == 429:
-            now = self.clock()
-            if started >= self._refused_at:
-                self.refusals += 1
-                self._refused_at = now
-                wait = min(CAP, FIRST * 2.0 ** min(self.refusals - 1, 16))
-                self.until = max(self.until, now + wait)
-            return max(0.0, self.until - now)
+            return self._lane.failed(started, self.clock())
         if status is not None and status < 300:
-            self.refusals, self.until, self._refused_at = 0, -math.inf, -math.inf
+            self._lane.delivered()
         return 0.0

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from roomkit.notify._header_values import token_of
 from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
 from roomkit.notify._quiet import Quiet
@@ -107,18 +108,6 @@ def ntfy_message(notice: Notice, topic: str) -> dict[str, Any]:
     return message
 
 
-def _token_of(token: object) -> str:
-    """The access token to send, without the line break a file it was read from ends with;
-    one that cannot be sent as a header's value as it is, refused."""
-    text = token.strip() if isinstance(token, str) else ""
-    if not text or not all("!" <= ch <= "~" for ch in text):
-        raise ValueError(
-            "Ntfy(token=...) must be the server's access token (tk_...), printable ASCII "
-            "without spaces or line breaks, or None: check the variable or file it was read from"
-        )
-    return text
-
-
 def _topic_rule(topic_for: object) -> Callable[[str], str | None]:
     if isinstance(topic_for, str):
         if "{actor}" not in topic_for:
@@ -184,7 +173,7 @@ class Ntfy:
                 "give an access token (ntfy token add) as Ntfy(token=...) instead"
             )
         if token is not None:
-            token = _token_of(token)
+            token = token_of(token, "Ntfy(token=...), the server's access token (tk_...),")
         self.server = server.rstrip("/")
         self._topic_for = _topic_rule(topic_for)
         self._headers = {"content-type": "application/json", "user-agent": "roomkit-notify"}
