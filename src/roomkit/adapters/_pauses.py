@@ -10,7 +10,9 @@ turns into its framework's own decision. The rules are those of
 decides, the deadline, what expiry means, ``when=``); a pause of a tool not named is held
 under the default rule, so that nothing the framework holds runs unseen; a :class:`Ladder`'s
 reminders and escalations reach every request, and its ``on_expiry``
-default answers a question nobody answered in time.
+default answers a question nobody answered in time (put in the request's history once,
+however many resumers read the timeout at once: the one that spends the request's mark in
+the handler's ledger writes it).
 
 A tool whose rule carries a policy (``Approval(policy=...)``) is ruled once, as the call
 pipeline rules it (:func:`roomkit.policy.rule_call`), when its request is opened: ``Allow``
@@ -44,6 +46,7 @@ from roomkit.adapters._shapes import (
 )
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
+    StoreUnavailableError,
     UnknownRequestError,
 )
 from roomkit.models.clock import utcnow
@@ -70,6 +73,10 @@ __all__ = [
 
 LEASE = 300.0
 """Seconds a resumer holds its claim on a pause before another may take the resume over."""
+
+_DEFAULTED_KEEP = 7 * 86_400.0
+"""Seconds the ledger keeps the mark of a request's ``defaulted`` entry; a resumer coming
+later finds the entry in the history instead."""
 
 T = TypeVar("T")
 
@@ -291,11 +298,37 @@ class Asker:
         """:meth:`verdict`, with a default answer put in the request's history (once)."""
         verdict = self.verdict(request, pause)
         if verdict is not None and verdict.kind == "defaulted":
-            history = await self.handler.history(request.pending_id)
-            if not any(entry.get("type") == "defaulted" for entry in history):
-                answer = self.ladder.on_expiry.text  # type: ignore[union-attr]
-                await self.handler.record(request.pending_id, new_entry("defaulted", answer=answer))
+            await self._record_default(request.pending_id)
         return verdict
+
+    async def _record_default(self, pending_id: str) -> None:
+        """Put the ladder's default answer in the history of ``pending_id``, once however
+        many resumers read its timeout at once: the one that spends the request's mark in
+        the ledger writes the entry, unless the history holds it already (written before
+        the mark lapsed, or before marks were kept).
+
+        An append the store did not see through (unreachable, cut by its timeout, or its
+        caller cancelled) may still land: its mark stays spent, so that no resumer writes a
+        second entry. An append the store refused gives the mark back.
+        """
+        ledger, mark = self.handler.ledger, ledger_name("defaulted", pending_id)
+        if not await ledger.spend_once(mark, until=self._ledger_now() + _DEFAULTED_KEEP):
+            return
+        try:
+            history = await self.handler.history(pending_id)
+        except BaseException:
+            await ledger.refund_spent(mark)
+            raise
+        if any(entry.get("type") == "defaulted" for entry in history):
+            return
+        answer = self.ladder.on_expiry.text  # type: ignore[union-attr]
+        try:
+            await self.handler.record(pending_id, new_entry("defaulted", answer=answer))
+        except StoreUnavailableError:
+            raise
+        except Exception:
+            await ledger.refund_spent(mark)
+            raise
 
     def verdict(self, request: PendingInput, pause: Pause) -> Verdict | None:
         """What the settled ``request`` comes to; ``None`` while it is open."""
@@ -330,12 +363,13 @@ class Asker:
         ``lease`` seconds later the claim lapses (so a resumer that died holding it does
         not block the pause for ever); ``None`` keeps it.
         """
-        until = None
-        if lease is not None:
-            # The ledger's times are on the store's clock, which every process shares.
-            clock: Callable[[], float] = getattr(self.handler.store, "clock", time.time)
-            until = clock() + lease
+        until = None if lease is None else self._ledger_now() + lease
         return await self.handler.ledger.spend_once(ledger_name("resume", name), until=until)
+
+    def _ledger_now(self) -> float:
+        """The time on the ledger's clock: the store's, which every process shares."""
+        clock: Callable[[], float] = getattr(self.handler.store, "clock", time.time)
+        return clock()
 
     async def resume_once(self, name: str, resume: Callable[[], Awaitable[T]]) -> T | None:
         """Run ``resume`` as the one resumer of the resume ``name``; ``None`` when another
