@@ -28,6 +28,7 @@ from tests.adapters.temporal.workflows import Ask, AskTwice
 
 from roomkit.adapters.temporal import UPDATE_NAME, TemporalUpdates, update_id_of
 from roomkit.adapters.temporal._protocol import CREATE_ACTIVITY
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.pending_input import arguments_digest
 from roomkit.notify import Notice
 from roomkit.tools.human_input.stores.outbox import outbox_for
@@ -346,3 +347,21 @@ async def test_an_rpc_timeout_no_update_call_can_take_is_refused_at_once(
     client = await Client.connect(temporal_server.address)
     with pytest.raises((TypeError, ValueError), match="rpc_timeout is"):
         TemporalUpdates(client, rpc_timeout=rpc_timeout)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "error", "said"),
+    [
+        ("t" * 257, ValueError, "257 characters, over the 256"),
+        ("temporal\ud800", InvalidTextError, "UTF-8"),
+        (7, TypeError, "a str"),
+    ],
+)
+async def test_a_name_no_history_keeps_as_a_surface_is_refused_at_once(
+    temporal_server: TemporalServer, name: object, error: type[Exception], said: str
+) -> None:
+    """Refused when the surface is made, as a settle's surface is, not recorded later."""
+    client = await Client.connect(temporal_server.address)
+    with pytest.raises(error, match=rf"TemporalUpdates\(name=\.\.\.\).*{said}"):
+        TemporalUpdates(client, name=name)  # type: ignore[arg-type]
+    assert TemporalUpdates(client, name="t" * 256).name == "t" * 256

@@ -46,13 +46,15 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from roomkit.adapters.temporal._ended import BY_UPDATE, taken_by
 from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, outcome_of
-from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.exceptions import InvalidTextError, StoreUnavailableError
+from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.stores import PendingChange, PendingChangeKind, new_entry
 from roomkit.stores.outbox import now_of
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.checks import check_surface
 
 __all__ = ["TemporalUpdates", "update_id_of"]
 
@@ -94,11 +96,14 @@ class TemporalUpdates:
         retry: when to try again while Temporal is unreachable; by default the first retry
             within a second, then doubling up to 30 s, for a week.
         rpc_timeout: seconds one update call may take (a worker must take it meanwhile).
-        name: the surface's name, recorded in histories.
+        name: the surface's name, recorded in histories (at most 256 characters, as any
+            surface's).
 
     Raises:
-        TypeError: ``client`` is not a ``Client``, or ``rpc_timeout`` is not a number.
-        ValueError: ``rpc_timeout`` is not a positive, finite number of seconds.
+        TypeError: ``client`` is not a ``Client``, ``rpc_timeout`` is not a number, or
+            ``name`` is not a ``str``.
+        ValueError: ``rpc_timeout`` is not a positive, finite number of seconds, or ``name``
+            is longer than a surface may be or holds text UTF-8 cannot encode.
     """
 
     def __init__(
@@ -124,6 +129,7 @@ class TemporalUpdates:
                 "TemporalUpdates: rpc_timeout is the seconds one update call may take, more "
                 f"than 0 and at most {_LONGEST_CALL:g} (10.0 by default), got {rpc_timeout!r}"
             )
+        _check_name(name)
         self.client = client
         self.name = name
         self.retry = retry if retry is not None else Retry(give_up=7 * 86_400.0)
@@ -366,6 +372,29 @@ class TemporalUpdates:
             if not isinstance(error, Exception):
                 raise
             logger.warning("could not record the delivery of %s: %s", pending_id, error)
+
+
+def _check_name(name: object) -> None:
+    """Refuse a name no history keeps as a surface, as a settle's ``surface=`` is refused:
+    when the surface is made, not at a delivery's record.
+
+    Raises:
+        TypeError: it is not a ``str``.
+        ValueError: it is longer than a surface may be.
+        InvalidTextError: it holds text UTF-8 cannot encode.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"TemporalUpdates(name=...) is the surface's name, a str, got {name!r}")
+    if len(name) > MAX_ID_CHARS:
+        raise ValueError(
+            f"TemporalUpdates(name=...) is {len(name):,} characters, over the {MAX_ID_CHARS} a "
+            "surface may have on every store (each delivered entry records it): pass a short "
+            "name, such as 'temporal'"
+        )
+    try:
+        check_surface(name)
+    except InvalidTextError as error:
+        raise InvalidTextError(f"TemporalUpdates(name=...): {error}") from None
 
 
 def _digest(request: PendingInput, history: list[dict[str, Any]]) -> str:

@@ -8,7 +8,8 @@ no text, NaN and infinities, arguments that are not JSON (bytes, a set, a key th
 answer or escalation a store cannot hold; :func:`check_arguments_size` arguments longer
 than a request keeps (:data:`MAX_ARGUMENTS_CHARS` as JSON, on every store), nested deeper
 than :data:`MAX_ARGUMENTS_DEPTH` levels, or holding an integer longer than
-:data:`MAX_NUMBER_CHARS` characters.
+:data:`MAX_NUMBER_CHARS` characters; :func:`check_surface` the name a surface records in a
+request's history (a notifier surface's ``name=`` included), longer than a surface may be.
 """
 
 from roomkit.stores import MAX_ARGUMENTS_CHARS
@@ -18,6 +19,7 @@ from roomkit.tools.human_input._checks import (
     check_arguments_size,
     check_ladder_text,
     check_request_text,
+    check_surface,
     check_text,
 )
 
@@ -28,5 +30,6 @@ __all__ = [
     "check_arguments_size",
     "check_ladder_text",
     "check_request_text",
+    "check_surface",
     "check_text",
 ]
