@@ -23,6 +23,7 @@ from tests.adapters.temporal.workflows import Approve, Ask, AskTwice, Imports, O
 
 import roomkit.adapters.temporal as adapter
 from roomkit.adapters.temporal import ask_person, update_id_of
+from roomkit.adapters.temporal._checks import check_approver_count
 
 
 async def test_a_workflow_asks_and_the_desk_answers(world: World) -> None:
@@ -183,6 +184,28 @@ async def test_an_ask_temporal_cannot_carry_to_its_activity_is_refused_naming_it
     await nothing_asked(world, handle)
 
 
+TOO_MANY_APPROVERS = [
+    (Approve, {"approvers_many": 101}, "request_approval(): approvers name 101 actor ids"),
+    # The question's actor is asked too: with 100 others, 101.
+    (Ask, {"approvers_many": 100}, "ask_person(): approvers and the actor name 101 actor ids"),
+]
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize(("workflow", "spec", "message"), TOO_MANY_APPROVERS)
+async def test_more_approvers_than_a_request_lists_are_refused_in_the_workflow(
+    world: World, workflow: type, spec: dict[str, object], message: str
+) -> None:
+    """Else the create activity refuses them, after a trip (a question is left asked)."""
+    async with running(world.worker(workflow)):
+        handle = await world.start(workflow, spec)
+        result = await handle.result()
+    assert result["error"] == "ValueError", result
+    assert result["message"].startswith(message)
+    assert "over the 100 approvers a request may list on every store" in result["message"]
+    await nothing_asked(world, handle)
+
+
 @SQLITE_ONLY
 @pytest.mark.parametrize("workflow", [Ask, Approve])
 @pytest.mark.parametrize("years", [101, 40_000], ids=["past-a-century", "past-any-timer"])
@@ -308,3 +331,12 @@ async def test_a_workflow_file_imports_the_workers_own_adapter_not_a_fresh_copy(
 async def test_ask_person_outside_a_workflow_says_where_it_runs() -> None:
     with pytest.raises(RuntimeError, match="runs in workflow code"):
         await ask_person("choose", {"question": "Which hotel?"})
+
+
+def test_a_questions_actor_among_its_approvers_is_counted_once() -> None:
+    """The create activity lists each person once: 100 approvers, the actor among them."""
+    approvers = [f"person-{n:07d}" for n in range(100)]
+    check_approver_count("ask_person", "question", approvers[0], approvers)
+    with pytest.raises(ValueError, match="approvers and the actor name 101 actor ids"):
+        check_approver_count("ask_person", "question", "alice", approvers)
+    check_approver_count("request_approval", "approval", "alice", approvers)

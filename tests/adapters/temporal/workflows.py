@@ -30,6 +30,11 @@ def _schema(spec: dict[str, Any]) -> dict[str, Any] | None:
     return {"type": "string", "description": "s" * spec["schema_long"]}
 
 
+def _many(count: int) -> list[str]:
+    """``count`` approvers, made here: past what a workflow's start takes."""
+    return [f"person-{n:07d}" for n in range(count)]
+
+
 def _options(spec: dict[str, Any]) -> dict[str, Any]:
     options: dict[str, Any] = {
         "timeout": timedelta(seconds=spec.get("timeout", 120)),
@@ -72,7 +77,7 @@ class Ask:
         if "digits" in spec:
             arguments = {"n": 10 ** (spec["digits"] - 1)}
         if "approvers_many" in spec:
-            approvers = [f"person-{n:07d}" for n in range(spec["approvers_many"])]
+            approvers = _many(spec["approvers_many"])
         try:
             answer = await ask_person(
                 spec.get("tool", "choose"),
@@ -108,7 +113,11 @@ class Approve:
             decision = await request_approval(
                 "book",
                 spec.get("arguments", {"trip": "Lisbon", "amount": 900}),
-                approvers=spec.get("approvers", ["alice", "bob", "carol"]),
+                approvers=(
+                    _many(spec["approvers_many"])
+                    if "approvers_many" in spec
+                    else spec.get("approvers", ["alice", "bob", "carol"])
+                ),
                 quorum=spec.get("quorum"),
                 tool_schema=_schema(spec),
                 **_options(spec),

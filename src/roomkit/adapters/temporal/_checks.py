@@ -3,9 +3,10 @@
 An ask roomkit will not make is refused in the workflow, where the workflow's code can catch
 it, naming the field at fault: arguments longer, deeper or with a longer number than a
 request keeps, arguments or a schema that are not JSON, approvers that are no list of actor
-ids, a deadline that is no positive ``timedelta``, a grace past a century, a ladder that is
-no ``Ladder``, what no store keeps (a ladder's default and a schema included), an input of
-the create activity past Temporal's payload limit.
+ids or more of them than a request lists, a deadline that is no positive ``timedelta``, a
+grace past a century, a ladder that is no ``Ladder``, what no store keeps (a ladder's
+default and a schema included), an input of the create activity past Temporal's payload
+limit.
 Each check runs in workflow code, deterministically; the workflow decides, by its patches,
 which of them an ask replayed from an older history ran.
 """
@@ -23,7 +24,13 @@ from temporalio.api.common.v1 import Payloads
 
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.clock import LONGEST_TIMEOUT
-from roomkit.models.json_limits import MAX_ID_CHARS, arguments_problem, circular_at, size_problem
+from roomkit.models.json_limits import (
+    MAX_APPROVERS,
+    MAX_ID_CHARS,
+    arguments_problem,
+    circular_at,
+    size_problem,
+)
 from roomkit.tools.human_input.checks import check_ladder_text, check_request_text, check_text
 from roomkit.tools.human_input.ladder import Ladder
 from roomkit.tools.validation import unencodable_text
@@ -32,6 +39,7 @@ __all__ = [
     "PAYLOAD_LIMIT",
     "Spec",
     "approvers_of",
+    "check_approver_count",
     "check_arguments",
     "check_fields",
     "check_grace",
@@ -153,6 +161,27 @@ def approvers_of(call: str, approvers: Any) -> list[str]:
     if not all(isinstance(approver, str) and approver for approver in chosen):
         raise ValueError(f"{call}(): approvers is a list of actor ids, got {chosen!r}")
     return chosen
+
+
+def check_approver_count(call: str, kind: str, actor: Any, approvers: list[str]) -> None:
+    """Refuse more people than a request lists as its approvers on every store: the
+    approvers of an approval; on a question, the approvers and its actor, whom the create
+    activity lists first (each once).
+
+    Raises:
+        ValueError: there are more than
+            :data:`~roomkit.models.json_limits.MAX_APPROVERS`; the message says how many.
+    """
+    named, listed = "approvers", dict.fromkeys(approvers)
+    if kind == "question" and isinstance(actor, str) and approvers:
+        named, listed = "approvers and the actor", dict.fromkeys([actor, *approvers])
+    if len(listed) <= MAX_APPROVERS:
+        return
+    raise ValueError(
+        f"{call}(): {named} name {len(listed):,} actor ids, over the {MAX_APPROVERS} "
+        "approvers a request may list on every store: name a role or an on-call schedule of "
+        "the directory ('role:ops') for a large group"
+    )
 
 
 def check_ladder(call: str, ladder: Any) -> None:

@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal._checks import (
         Spec,
         approvers_of,
+        check_approver_count,
         check_arguments,
         check_fields,
         check_grace,
@@ -86,6 +87,9 @@ create activity, naming ``answer_schema`` whatever the call named it)."""
 _CHECKS_GRACE = "roomkit-grace-checked"
 """The patch that refuses, in the workflow, a ``grace`` longer than a century (its own: an
 ask replayed from before it started the timer it was given)."""
+_CHECKS_APPROVER_COUNT = "roomkit-approver-count-checked"
+"""The patch that refuses, in the workflow, more approvers than a request lists (its own: an
+ask replayed from before it was refused by the create activity, after a trip)."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
 _OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
@@ -229,6 +233,8 @@ async def _ask(
     }
     if workflow.patched(_CHECKS_INPUT):
         check_input(call, request, schema=schema)
+    if workflow.patched(_CHECKS_APPROVER_COUNT):
+        check_approver_count(call, kind, spec.actor, approvers)
     state.count = seq
     ask = state.asks[seq] = _Ask(seq, arguments_digest(tool_name, arguments))
     created = await _run(CREATE_ACTIVITY, request)
@@ -355,7 +361,8 @@ async def ask_person(
         RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
         TypeError: ``arguments`` or ``answer_schema`` is not JSON, or ``ladder`` is no
             ``Ladder``.
-        ValueError: an ask roomkit will not make: bad ``approvers``, ``timeout``, ``grace``
+        ValueError: an ask roomkit will not make: bad ``approvers`` (or more than 100
+            with ``actor``), ``timeout``, ``grace``
             (no positive ``timedelta``, or one longer than a century) or ``ladder``; an
             ``actor`` or ``room_id`` that is not a ``str``; arguments longer than a request
             keeps; an ``answer_schema``, ``ladder`` or ``approvers``
@@ -390,8 +397,8 @@ async def request_approval(
         HumanInputRejectedError: an approver rejected the call, with the reason.
         HumanInputTimeoutError, RequestWithdrawnError, RuntimeError: as :func:`ask_person`.
         TypeError: ``arguments`` or ``tool_schema`` is not JSON.
-        ValueError: as :func:`ask_person`; also ``approvers`` empty, or a ``quorum`` or a
-            ladder's default that no decision fits.
+        ValueError: as :func:`ask_person`; also ``approvers`` empty or more than 100, or a
+            ``quorum`` or a ladder's default that no decision fits.
     """
     if not approvers or isinstance(approvers, str):
         raise ValueError("request_approval(): approvers is a non-empty list of actor ids")
