@@ -65,6 +65,7 @@ __all__ = [
     "read_entry",
     "settled_entry",
     "stamp_time",
+    "stored_seq",
 ]
 
 
@@ -379,6 +380,26 @@ def read_entry(text: str | bytes, seq: int, *, pending_id: str | None = None) ->
         raise _unreadable(pending_id, seq, entry)
     entry["seq"] = seq
     return entry
+
+
+def stored_seq(value: object, pending_id: str) -> int:
+    """An entry's ``seq`` as the store kept it in a number column, which SQLite lets a hand
+    edit leave holding text, bytes or a fraction.
+
+    Raises:
+        CorruptRecordError: ``value`` is no whole number: the request's history cannot be
+            read or appended to until its entries are numbered again.
+    """
+    if type(value) is int:
+        return value
+    shown = repr(value)
+    if len(shown) > 40:
+        shown = f"{shown[:37]}..."
+    raise CorruptRecordError(
+        f"the history of {pending_id!r} cannot be read: an entry is numbered {shown}, not "
+        "a whole number; roomkit did not write it so (`roomkit audit verify` names what "
+        "breaks the trail)"
+    )
 
 
 def _unreadable(pending_id: str | None, seq: int, why: str) -> CorruptRecordError:

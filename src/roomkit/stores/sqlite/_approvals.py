@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._history import entry_text, read_entry
+from roomkit.stores._history import entry_text, read_entry, stored_seq
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
 from roomkit.stores.sqlite import _schema as sql
@@ -65,7 +65,14 @@ class Approvals(ChainPart):
         return int(await self.write(write))
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
-        """The request's history, oldest first."""
+        """The request's history, oldest first.
+
+        Raises:
+            CorruptRecordError: an entry, or its ``seq``, is not one roomkit wrote.
+        """
         async with self.session() as db:
             rows = await fetch_all(db, sql.READ_HISTORY, (pending_id,))
-        return [read_entry(text, int(seq), pending_id=pending_id) for seq, text in rows]
+        return [
+            read_entry(text, stored_seq(seq, pending_id), pending_id=pending_id)
+            for seq, text in rows
+        ]

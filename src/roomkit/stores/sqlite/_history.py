@@ -16,9 +16,11 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from roomkit.stores._history import first_prev, link_digest, linked_chain
+from roomkit.core.exceptions import CorruptRecordError
+from roomkit.stores._history import first_prev, link_digest, linked_chain, stored_seq
 from roomkit.stores._trail import Anchoring
 from roomkit.stores.sqlite import _schema as sql
+from roomkit.stores.sqlite._batch import Undo
 from roomkit.stores.sqlite._link import query
 
 __all__ = ["append_chained", "purge_chains"]
@@ -37,11 +39,20 @@ def append_chained(
     the head read here the head the inserts follow. ``now`` (the write's reading of the
     store's clock) is kept as the chain's last append, which its audit retention counts
     from, beside the chain's new head as ``anchoring`` signs it.
+
+    Raises:
+        Undo: with a :class:`~roomkit.core.exceptions.CorruptRecordError`, when the head's
+            ``seq`` is no whole number (a hand edit left text there): the write that
+            appends goes back whole, and fails alone.
     """
     if not entries:
         return []
     head = query(db, sql.HISTORY_HEAD, (pending_id,))
-    first = int(head[0][0]) + 1 if head else 0
+    try:
+        # Text and bytes sort after every number: a seq left holding them is the head read.
+        first = stored_seq(head[0][0], pending_id) + 1 if head else 0
+    except CorruptRecordError as error:
+        raise Undo(error) from None
     prev = link_digest(bytes(head[0][1])) if head else first_prev(pending_id)
     texts, digest = linked_chain(entries, prev)
     db.executemany(

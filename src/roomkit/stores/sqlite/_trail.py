@@ -123,9 +123,9 @@ class SQLiteTrail:
         signing_keys(self.anchoring)
 
         def write(db: sqlite3.Connection, now: float) -> tuple[int, list[str]]:
-            chains: dict[str, list[tuple[int, str]]] = {}
-            for pending_id, seq, text in query(db, UNSIGNED_CHAINS):
-                chains.setdefault(stored_text(pending_id), []).append((int(seq), stored_text(text)))
+            # Read as the check reads them: a seq a hand edit left holding text breaks its
+            # chain, which is left unsigned and named, while the others are signed.
+            chains = Trail.from_rows(query(db, UNSIGNED_CHAINS), (), ()).chains
             signed, broken = unsigned_heads(chains, self.anchoring)
             db.executemany(SIGN_HEAD, [(p, now, *head) for p, head in signed.items()])
             return len(signed), broken

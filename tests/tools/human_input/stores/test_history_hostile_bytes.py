@@ -10,16 +10,24 @@ UTF-8 text only, so there an entry can be no JSON but never bytes that are not U
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sqlite3
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import closing
+from pathlib import Path
 
 import psycopg
 import pytest
 from redis.asyncio import Redis
 from tests.tools.human_input.stores.postgres_kit import PostgresBackend
-from tests.tools.human_input.stores.store_kit import Backend, RedisBackend, SQLiteBackend
+from tests.tools.human_input.stores.store_kit import (
+    Backend,
+    FakeClock,
+    RedisBackend,
+    SQLiteBackend,
+)
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import CorruptRecordError
@@ -124,3 +132,47 @@ async def test_a_request_whose_last_entry_is_not_utf8_still_settles(backend: Bac
     assert len(trail.chains[pending_id]) == 3
     problems = check_trail(trail, None, now=time.time()).problems
     assert problems == [f"the history of {pending_id!r} breaks at entry 1: it is not UTF-8 text"]
+
+
+async def test_an_entry_numbered_with_text_fails_its_request_alone(tmp_path: Path) -> None:
+    """SQLite keeps text a hand edit leaves in ``seq``: the request's reads, appends, settles
+    and timeout say so, and leave it as it was; the other requests carry on.
+
+    PostgreSQL keeps ``seq`` in an integer column, and Redis numbers entries by their place
+    in a list: neither can hold such an entry.
+    """
+    backend = SQLiteBackend(tmp_path / "pending.db")
+    clock = FakeClock()
+    async with backend.make(clock=clock) as store:
+        handler = HumanInputHandler(store=store)
+        broken = (
+            await handler.create("Ask", {"question": "?"}, room_id="r1", timeout=60)
+        ).pending_id
+        await handler.record(broken, new_entry("shown", surface="desk"))
+        sound = (await handler.create("Ask", {"question": "?"}, room_id="r1")).pending_id
+    with closing(sqlite3.connect(backend.path)) as db, db:
+        db.execute(
+            "UPDATE roomkit_history SET seq = 'x' WHERE pending_id = ? AND seq = 1", (broken,)
+        )
+    says = f"the history of {broken!r} cannot be read: an entry is numbered 'x'"
+    async with backend.make(clock=clock) as store:
+        handler = HumanInputHandler(store=store)
+        calls: list[Callable[[], Awaitable[object]]] = [
+            lambda: handler.history(broken),
+            lambda: handler.record(broken, new_entry("shown", surface="desk")),
+            lambda: handler.aresolve(broken, "yes", by="bob"),
+        ]
+        for call in calls:
+            with pytest.raises(CorruptRecordError, match=re.escape(says)) as raised:
+                await call()
+            assert "roomkit audit verify" in str(raised.value)
+        assert await backend.stored_status(broken) == "pending"
+        # Its deadline passes: its wait ends with the same error, and the sweeper goes on.
+        clock.advance(120)
+        with pytest.raises(CorruptRecordError, match=re.escape(says)):
+            await handler.wait(broken)
+        waiting = asyncio.create_task(handler.wait(sound))
+        assert await handler.aresolve(sound, "yes", by="bob")
+        assert await waiting == "yes"
+        assert [entry["seq"] for entry in await handler.history(sound)] == [0, 1]
+    await backend.close()

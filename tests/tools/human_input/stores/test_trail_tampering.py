@@ -325,3 +325,30 @@ def test_a_number_column_holding_text_is_named_not_a_traceback(
     out, err = capsys.readouterr()
     assert out.count("\n") == 8  # its six entries and two checkpoints
     assert says in err, err
+
+
+def test_adopt_leaves_a_history_numbered_with_text_and_signs_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``checkpoint --adopt`` reads ``seq`` as ``verify`` does: that history is left, named
+    by ``verify``, never a traceback."""
+    import sqlite3
+
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    place = SQLitePlace(tmp_path / "trail.db")
+    filled = fill(place)
+    place.set_head(filled.approval, None)
+    place.set_head(filled.question, None)
+    with closing(sqlite3.connect(place.path)) as db, db:
+        db.execute(
+            "UPDATE roomkit_history SET seq = 'x' WHERE pending_id = ? AND seq = 1",
+            (filled.approval,),
+        )
+    assert main(["audit", "checkpoint", "--adopt", "--store", place.url]) == 0
+    out, err = capsys.readouterr()
+    assert "Signed 1 heads as they stand" in out, (out, err)
+    assert "1 histories do not hold and were left" in err, err
+    code, problems = verify(place, capsys)
+    assert code == 1
+    assert f"the history of {filled.approval!r} breaks at entry 1" in problems, problems
+    assert f"history of {filled.question!r}" not in problems, problems
