@@ -140,8 +140,9 @@ class DurableWaits:
             HandlerClosedError: this handler (or the request's channel) closed while the
                 request stays open in the store (a keyed request, kept for the process that
                 re-attaches to it), or while the store was unreachable before the wait could
-                read it (a close of the channel ends such a wait at once when the request was
-                created here, else as the store answers again).
+                read it (a close of the channel, before the wait or during it, ends such a
+                wait at once when the request was created here, else as the store answers
+                again).
             StoreClosedError: the store was closed while the wait needed it.
         """
         store = self.store
@@ -152,13 +153,17 @@ class DurableWaits:
         rode = False
         if record is None or pending_id in self._waiters:
             fresh = False
-            # A request created here names its channel before the read: a close of it ends
-            # the wait even while the store is away.
-            created = self.local.get(pending_id)
-            read = partial(store.fetch, pending_id)
-            record, rode = await self.outage.through(
-                read, read, None if created is None else created.channel_id
-            )
+            # A request created here names its channel before the read, and so does one
+            # whose channel closed here since: a close of it ends the wait even while the
+            # store is away. One withdrawn as it closed has its outcome already.
+            known = self.local.get(pending_id) or self.mine.closed(pending_id)
+            if known is not None and known.status is not _PENDING:
+                record = known
+            else:
+                read = partial(store.fetch, pending_id)
+                record, rode = await self.outage.through(
+                    read, read, None if known is None else known.channel_id
+                )
         if record is None:
             raise UnknownRequestError(f"No pending request with id {pending_id}")
         if record.status is _PENDING and self._is_closed_for(record.channel_id):

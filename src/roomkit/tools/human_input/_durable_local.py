@@ -6,6 +6,12 @@ sweeper's next look at the store's change counter names any change made elsewher
 as no look began between the insert and the wait (one that did may have passed the change
 by, so the wait reads the request as before). :class:`LocalRequests` keeps, per request, the
 look count at its insert and the outcome of a settle made here before its wait came.
+
+A request whose channel (or handler) closes before a wait collects it leaves
+:attr:`LocalRequests.records` but is remembered a while longer, with its withdrawal if that
+won: a wait begun afterwards knows its channel without a read, so it ends as a wait on a
+closed channel does even while the store is away, rather than riding the outage out to
+learn the channel from the store.
 """
 
 from __future__ import annotations
@@ -14,17 +20,22 @@ from roomkit.models.pending_input import PendingInput, copy_request
 
 __all__ = ["LocalRequests"]
 
+CLOSED_KEPT = 16_384
+"""How many requests closed here before a wait collected them are remembered (the latest):
+a wait on an older one reads its channel from the store."""
+
 
 class LocalRequests:
     """Requests created here, by id, with what a first wait on each knows without a read."""
 
-    __slots__ = ("_early", "_fresh", "records")
+    __slots__ = ("_closed", "_early", "_fresh", "records")
 
     def __init__(self) -> None:
         self.records: dict[str, PendingInput] = {}
         """Requests created here and not yet collected by a wait (for close and ``pending``)."""
         self._fresh: dict[str, int] = {}
         self._early: dict[str, PendingInput] = {}
+        self._closed: dict[str, PendingInput] = {}
 
     def hold(self, record: PendingInput, looks: int | None) -> None:
         """Keep ``record``, as its insert returned it; ``looks``: the looks begun before the
@@ -40,6 +51,24 @@ class LocalRequests:
         """A settle of a request created here, before any wait on it: kept for its wait."""
         if record.pending_id in self.records:
             self._early[record.pending_id] = record
+        elif record.pending_id in self._closed:
+            self._closed[record.pending_id] = record
+
+    def close(self, pending_id: str) -> None:
+        """The request's channel (or the handler) closed before a wait collected it: it
+        leaves :attr:`records`, and is remembered for :meth:`closed`."""
+        record = self.records.get(pending_id)
+        self.drop(pending_id)
+        if record is not None:
+            closed = self._closed
+            closed[pending_id] = record
+            if len(closed) > CLOSED_KEPT:
+                del closed[next(iter(closed))]
+
+    def closed(self, pending_id: str) -> PendingInput | None:
+        """The request as it was when its channel closed here (its withdrawal, if that won
+        since), while it is remembered; else ``None``."""
+        return self._closed.get(pending_id)
 
     def changed(self, pending_id: str) -> None:
         """The request moved elsewhere before its wait came: the wait reads it."""
@@ -68,3 +97,4 @@ class LocalRequests:
         self.records.pop(pending_id, None)
         self._fresh.pop(pending_id, None)
         self._early.pop(pending_id, None)
+        self._closed.pop(pending_id, None)

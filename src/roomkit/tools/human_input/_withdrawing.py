@@ -71,7 +71,7 @@ async def withdraw_created(waits: DurableWaits, channel_id: str | None) -> None:
     for request in list(waits.local.values()):
         if channel_id is not None and request.channel_id != channel_id:
             continue
-        waits.mine.drop(request.pending_id)
+        waits.mine.close(request.pending_id)
         if request.key is not None:
             continue
         try:

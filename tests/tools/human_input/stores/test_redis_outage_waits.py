@@ -19,6 +19,7 @@ from tests.tools.human_input.stores.store_kit import FakeClock
 from roomkit.core.exceptions import (
     HandlerClosedError,
     HumanInputTimeoutError,
+    RequestWithdrawnError,
     StoreClosedError,
 )
 from roomkit.models.pending_input import PendingInputStatus
@@ -265,3 +266,34 @@ async def test_a_wait_riding_out_an_outage_on_a_request_made_elsewhere_ends_once
     record = await desk.store.fetch(request.pending_id)
     assert record is not None
     assert (record.status, record.deadline) == (PendingInputStatus.PENDING, None)
+
+
+@pytest.mark.parametrize(
+    ("key", "error"),
+    [("k1", HandlerClosedError), (None, RequestWithdrawnError)],
+    ids=["keyed", "unkeyed"],
+)
+@pytest.mark.parametrize("outage", [False, True], ids=["up", "stopped"])
+async def test_a_wait_begun_after_its_channel_closed_ends_at_once(
+    server: RedisServer,
+    sides: tuple[Side, Side],
+    key: str | None,
+    error: type[Exception],
+    outage: bool,
+) -> None:
+    """Whether Redis answers or not, with the same error: a keyed request stays open for
+    whoever re-attaches to it, an unkeyed one was withdrawn as its channel closed."""
+    asker, _ = sides
+    request = await asker.handler.create(
+        "AskUserQuestion", {"question": "Where?"}, room_id="r", channel_id="c", key=key
+    )
+    await asker.handler.close(channel_id="c")
+    if outage:
+        await asyncio.to_thread(server.stop)
+
+    waiting = asyncio.create_task(asker.handler.wait(request.pending_id, timeout=300))
+    await parked(asker.handler, 1, [waiting])
+    assert waiting.done()
+    with pytest.raises(error):
+        await waiting
+    assert asker.handler.statistics().parked_waits == 0
