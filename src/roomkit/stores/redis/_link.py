@@ -24,7 +24,7 @@ from urllib.parse import unquote_plus
 from roomkit._extras import requires_extra
 
 with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"):
-    from redis.asyncio import BlockingConnectionPool, Redis
+    from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
@@ -69,16 +69,28 @@ def connect(url: object, client: object, *, default: str, store: str = "RedisSto
     until a connection frees up, rather than failing them. ``store`` names the class in
     messages.
 
+    A client that decodes replies is refused: the store reads what the server holds as
+    bytes, so that an entry, a field or a key that is not UTF-8 (no store writes one) is
+    named for what it is, not a ``UnicodeDecodeError`` inside redis-py that fails every
+    read it is part of.
+
     Raises:
         TypeError: both ``url`` and ``client`` are given, ``client`` is not a
             ``redis.asyncio.Redis`` or ``url`` is not a ``str``.
-        ValueError: ``url`` is not a Redis URL.
+        ValueError: ``url`` is not a Redis URL, or ``client`` (or ``url``'s query)
+            decodes replies (``decode_responses``).
     """
     if client is not None:
         if url is not None:
             raise TypeError(f"pass either url or client to {store}, not both")
         if not isinstance(client, Redis):
             raise TypeError(f"client must be a redis.asyncio.Redis, got {type(client).__name__}")
+        if _decodes(client.connection_pool):
+            raise ValueError(
+                f"{store} reads replies as bytes, and this client decodes them: pass a "
+                "client made with decode_responses=False (redis-py's default), such as "
+                "Redis.from_url(url)"
+            )
         return client
     url = default if url is None else url
     if not isinstance(url, str):
@@ -99,7 +111,18 @@ def connect(url: object, client: object, *, default: str, store: str = "RedisSto
     except ValueError as error:
         raise ValueError(f"url is not a Redis URL ({error})") from None
     _check_options(pool)
+    if _decodes(pool):
+        # redis-py keeps the option's text as it is: "false" decodes too.
+        raise ValueError(
+            f"{store} reads replies as bytes, and this URL's decode_responses option "
+            "has them decoded: drop the option from the URL"
+        )
     return Redis(connection_pool=pool)
+
+
+def _decodes(pool: ConnectionPool) -> bool:
+    """Whether the connections of ``pool`` decode replies (as its encoder reads the option)."""
+    return bool(pool.connection_kwargs.get("decode_responses", False))
 
 
 def _check_options(pool: BlockingConnectionPool) -> None:

@@ -110,8 +110,8 @@ class RedisStore(PartsFacade):
         url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (the client's
             options such as ``?socket_timeout=2`` go in its query, and so may the store's
             ``timeout``: ``?timeout=2``). The default is ``redis://127.0.0.1:6379/0``.
-        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``; the
-            store does not close it.
+        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``, made
+            with ``decode_responses=False`` (redis-py's default); the store does not close it.
         prefix: the first part of every key and of the events channel, so that several
             stores share one database.
         retention_seconds: how long a settled record stays replayable (and its key keeps
@@ -141,7 +141,8 @@ class RedisStore(PartsFacade):
     Raises:
         TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
         ValueError: an argument is out of range, the URL is not a Redis URL, or its
-            ``timeout`` is not a positive number of seconds or is given beside ``timeout=``.
+            ``timeout`` is not a positive number of seconds or is given beside ``timeout=``;
+            or the client (or the URL) decodes replies (``decode_responses``).
 
     Use it as an async context manager, or call :meth:`open` and :meth:`close`::
 

@@ -61,8 +61,8 @@ class RedisRoomStore(Opened):
         url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (the client's
             options such as ``?socket_timeout=2`` go in its query, and so may the store's
             ``timeout``: ``?timeout=2``). The default is ``redis://127.0.0.1:6379/0``.
-        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``; the
-            store does not close it.
+        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``, made
+            with ``decode_responses=False`` (redis-py's default); the store does not close it.
         prefix: the first part of every key (``<prefix>:rooms:...``), so that several stores
             share one database; a pending-request store with the same prefix uses other keys.
         timeout: seconds any call waits for the server (connecting and the client's own
@@ -71,9 +71,9 @@ class RedisRoomStore(Opened):
 
     Raises:
         TypeError: both ``url`` and ``client`` are given, or one has the wrong type.
-        ValueError: the URL is not a Redis URL, ``prefix`` is empty, or ``timeout`` (the
+        ValueError: the URL is not a Redis URL, ``prefix`` is empty, ``timeout`` (the
             argument or the URL's) is not a positive number of seconds, or is given both
-            ways.
+            ways, or the client (or the URL) decodes replies (``decode_responses``).
 
     ::
 
