@@ -8,10 +8,16 @@ endpoint must be ``https://`` on a host of a known push service, :data:`PUSH_HOS
 :class:`~roomkit.notify.webpush.WebPush`, or ``push_hosts`` in the ``[webpush]`` table) adds
 others, such as a self-hosted push service. Plain ``http://`` is taken only for a host listed
 there by its exact name (a development or test push service on this machine).
+
+A ``*.`` entry admits any name below it, and so whatever that name resolves to: a host it
+alone admits (Apple's and Microsoft's included) is pushed to only when every address it
+resolves to is public (:mod:`roomkit.notify._push_dns`), and never when it is an IP
+address. A host named exactly is the operator's word, pushed to wherever it resolves.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -68,6 +74,12 @@ class PushHosts:
     def __repr__(self) -> str:
         return f"PushHosts({list(self.extra)!r})"
 
+    def checked(self, host: str) -> bool:
+        """Whether ``host`` is pushed to only at public addresses: it is named by no entry
+        exactly (a ``*.`` entry alone admits it)."""
+        name = host.lower().rstrip(".")
+        return name not in self._names
+
     def problem(self, endpoint: str) -> str | None:
         """Why ``endpoint`` may not be pushed to, naming the option that widens the list;
         ``None`` when it may."""
@@ -75,7 +87,7 @@ class PushHosts:
         host = (parts.hostname or "").rstrip(".")
         if not host:
             return "endpoint must be the push service's https:// URL"
-        listed = host in self._names or host.endswith(self._suffixes)
+        listed = host in self._names or (host.endswith(self._suffixes) and not _address(host))
         if parts.scheme == "https" and listed:
             return None
         if parts.scheme == "http" and host in self._plain:
@@ -86,3 +98,12 @@ class PushHosts:
             f"endpoint's host {host!r} is not a known push service: a push service of your "
             f"own must be named in {_OPTION}"
         )
+
+
+def _address(host: str) -> bool:
+    """Whether ``host`` is an IP address, which no ``*.`` entry admits."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

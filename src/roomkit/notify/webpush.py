@@ -18,7 +18,9 @@ as is one whose key no message can be encrypted to; a device that fails in any w
 alone, and the person's other devices are pushed to, all at once.
 Only endpoints on the push services' hosts are pushed to (see
 :mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged,
-and a push service's redirect is not followed.
+and a push service's redirect is not followed. A host only a ``*.`` entry admits is pushed to
+only at public addresses: one resolving to another (``127.0.0.1``, ``169.254.169.254``) fails
+for that device alone, naming the host and the address, and is not retried.
 
 Each push service (by its endpoint's origin) backs off on its own
 (:mod:`roomkit.notify._push_services`): one that hangs or keeps failing holds back only the
@@ -41,9 +43,11 @@ from roomkit._extras import requires_extra
 
 with requires_extra("roomkit.notify.webpush", "push"):
     import aiohttp
+    from aiohttp.abc import AbstractResolver
     from py_vapid import Vapid  # type: ignore[import-untyped]
     from pywebpush import WebPusher  # type: ignore[import-untyped]
 
+from roomkit.notify._push_dns import NotPublic, PublicOnly
 from roomkit.notify._push_message import (
     DECLARATIVE,
     MAX_MESSAGE_BYTES,
@@ -120,7 +124,10 @@ class WebPush:
         name: the surface's name, recorded in histories.
         push_hosts: push services' hosts to push to besides the browsers' own
             (:data:`~roomkit.notify.push_hosts.PUSH_HOSTS`), such as a self-hosted one;
-            plain ``http://`` only to a host named here exactly.
+            plain ``http://`` only to a host named here exactly. A host only a ``*.`` entry
+            admits is pushed to only when every address it resolves to is public.
+        resolver: resolves the push services' host names (an ``aiohttp`` resolver, such as
+            ``aiohttp.AsyncResolver``); ``aiohttp``'s default one otherwise.
 
     Raises:
         ValueError: a ``subject`` that is neither ``mailto:`` nor ``https://``; a key that is
@@ -139,6 +146,7 @@ class WebPush:
         timeout: float = 10.0,
         name: str = "webpush",
         push_hosts: Iterable[str] | None = None,
+        resolver: AbstractResolver | None = None,
     ) -> None:
         if not isinstance(subject, str) or not (
             (subject.startswith("mailto:") and "@" in subject) or subject.startswith("https://")
@@ -168,6 +176,8 @@ class WebPush:
         self.name = name
         self.push_hosts = PushHosts(push_hosts)
         """The hosts this surface pushes to; a desk running it takes subscriptions to them."""
+        self._resolver = resolver
+        self._owned: AbstractResolver | None = None
         self._session: aiohttp.ClientSession | None = None
         self._services = PushServices(self.retry, _loop_time)
 
@@ -325,6 +335,9 @@ class WebPush:
             status, after = await self._post(subscription.endpoint, service, body, headers, ttl)
         except _Redirected as redirect:
             return _Failure(f"the push service {service} {redirect}", retry=False)
+        except NotPublic as refused:
+            # Whoever holds the name's DNS chose the address: no retry makes it safe.
+            return _Failure(f"{device} is not pushed to: {refused}", retry=False)
         except TimeoutError:
             return _Failure(f"the push service {service} timed out after {self.timeout:g} s", True)
         except (aiohttp.ClientError, OSError) as error:
@@ -371,7 +384,14 @@ class WebPush:
         if self._session is None:
             no_redirects = aiohttp.TraceConfig()
             no_redirects.on_request_redirect.append(_refuse_redirect)
-            self._session = aiohttp.ClientSession(trace_configs=[no_redirects])
+            # Addresses are checked where they are looked up, so the ones checked are the
+            # ones connected to; TLS still verifies the host's name.
+            inner = self._resolver if self._resolver is not None else aiohttp.DefaultResolver()
+            checked = PublicOnly(inner, self.push_hosts.checked)
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(resolver=checked), trace_configs=[no_redirects]
+            )
+            self._owned = None if self._resolver is not None else inner
         async with self._session.post(
             endpoint, data=body, headers=signed, timeout=aiohttp.ClientTimeout(total=self.timeout)
         ) as response:
@@ -385,6 +405,9 @@ class WebPush:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+        owned, self._owned = self._owned, None
+        if owned is not None:
+            await owned.close()
 
 
 def _loop_time() -> float:
