@@ -32,7 +32,7 @@ async def test_a_question_without_a_deadline_is_kept_only_while_its_link_answers
     async with PushService() as service:
         phone = service.browser("phone")
         PushSubscriptions(tmp_path).add("alice", subscription_of(phone.subscription()))
-        push = WebPush("mailto:ops@example.com", data_dir=tmp_path, push_hosts=["127.0.0.1"])
+        push = WebPush("mailto:ops@example.com", data_dir=tmp_path, push_hosts=[service.origin])
         notifier = Notifier(handler, [push], desk_url=DESK, link_secret=SECRET)
         async with notifier:
             await handler.create_approval("refund", {"order": "A-17"}, approvers=["alice"])

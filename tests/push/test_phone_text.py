@@ -17,7 +17,6 @@ from roomkit.tools.human_input import HumanInputHandler
 SECRET = "the tests' desk secret, 0123456789abcdef"
 DESK = "https://desk.example.com"
 SUBJECT = "mailto:ops@example.com"
-LOOPBACK = ["127.0.0.1"]
 TOPIC = "approvals-{actor}-k3v9q"
 
 # "Amount: <RLO>0001" shows as "Amount: 1000" on a screen that honours the override.
@@ -39,7 +38,10 @@ async def test_text_that_steers_how_a_notice_reads_is_shown_as_replaced(tmp_path
     async with PushService() as service, NtfyServer() as ntfy:
         phone = service.browser("phone")
         PushSubscriptions(tmp_path).add("alice", subscription_of(phone.subscription()))
-        surfaces = [WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK), Ntfy(ntfy.url, TOPIC)]
+        surfaces = [
+            WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin]),
+            Ntfy(ntfy.url, TOPIC),
+        ]
         notifier = Notifier(handler, surfaces, desk_url=DESK, link_secret=SECRET)
         async with notifier:
             await handler.create_approval(
@@ -64,7 +66,7 @@ async def test_a_long_title_in_wide_letters_still_fits_in_one_push(tmp_path: Pat
     async with PushService() as service:
         phone = service.browser("phone")
         PushSubscriptions(tmp_path).add("alice", subscription_of(phone.subscription()))
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
         notifier = Notifier(handler, [push], desk_url=DESK, link_secret=SECRET)
         async with notifier:
             await handler.create_approval(

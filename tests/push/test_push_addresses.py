@@ -1,7 +1,8 @@
-"""Web Push to a host only a ``*.`` entry admits: whoever holds the names below it chooses
-their addresses, so one resolving to this machine or its network (``127.0.0.1``, the cloud's
-metadata address) is never connected to; a host named exactly is pushed to as it resolves.
-Names are resolved by a resolver the test gives the surface, so nothing leaves the machine."""
+"""Where Web Push connects. A host only a ``*.`` entry admits: whoever holds the names below
+it chooses their addresses, so one resolving to this machine or its network (``127.0.0.1``,
+the cloud's metadata address) is never connected to; a host named exactly is pushed to as it
+resolves. Plain HTTP: only to an origin named so, host and port. Names are resolved by a
+resolver the test gives the surface, so nothing leaves the machine."""
 
 from __future__ import annotations
 
@@ -118,7 +119,7 @@ async def test_a_host_only_a_wildcard_admits_is_not_connected_to_at_an_internal_
 async def test_the_persons_other_devices_are_pushed_to_and_the_log_names_the_address(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Through the notifier: the device on the loopback push service (named exactly) gets
+    """Through the notifier: the device on the loopback push service (named by its origin) gets
     the question; the one a wildcard admits, pointing at this machine, is logged, never
     posted to."""
     handler = HumanInputHandler()
@@ -129,7 +130,7 @@ async def test_the_persons_other_devices_are_pushed_to_and_the_log_names_the_add
         push = WebPush(
             SUBJECT,
             data_dir=tmp_path,
-            push_hosts=[*WILDCARD, "127.0.0.1"],
+            push_hosts=[*WILDCARD, service.origin],
             resolver=Names({EVIL: ["127.0.0.1"]}),
         )
         notifier = Notifier(handler, [push], desk_url=DESK, link_secret=SECRET)
@@ -158,3 +159,43 @@ async def test_public_addresses_and_exactly_named_hosts_pass_the_check() -> None
     assert [entry["host"] for entry in found] == names.names["ok.push.example.net"]
     assert [e["host"] for e in await resolver.resolve("push.internal.example", 443)] == ["10.0.0.5"]
     assert PushHosts(["*.0.0.1"]).problem("https://127.0.0.1/p/1") is not None
+
+
+async def test_a_host_named_alone_takes_no_plain_http_on_another_port(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``127.0.0.1`` in push_hosts is an https:// push service: a subscription sending plain
+    HTTP to a port of its (a Redis, an admin page) is skipped and logged, never connected to."""
+    async with Listener() as listener:
+        subscribe(tmp_path, Browser(f"http://127.0.0.1:{listener.port}/push/1"))
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=["127.0.0.1"])
+        receipt = await push.send(await question())
+        await push.aclose()
+    assert listener.connections == 0
+    assert receipt == {"skipped": "no push subscription"}
+    assert "plain http only to an origin named in push_hosts" in caplog.text
+
+
+def test_plain_http_goes_only_to_the_origin_named_so() -> None:
+    """A host named alone takes https:// on any port; ``http://host:port`` takes plain HTTP
+    to that port only (80 when it names none)."""
+    hosts = PushHosts(["push.example.com", "http://127.0.0.1:8080", "HTTP://Localhost"])
+    assert hosts.extra == ("push.example.com", "http://127.0.0.1:8080", "http://localhost:80")
+    taken = [
+        "https://push.example.com/p/1",
+        "https://push.example.com:8443/p/1",
+        "http://127.0.0.1:8080/p/1",
+        "http://localhost/p/1",
+        "http://localhost:80/p/1",
+    ]
+    refused = [
+        "http://push.example.com/p/1",
+        "http://push.example.com:6379/p/1",
+        "http://127.0.0.1:6379/p/1",
+        "http://127.0.0.1/p/1",
+        "https://127.0.0.1:8080/p/1",
+        "http://localhost:8080/p/1",
+        "http://127.0.0.1:99999/p/1",
+    ]
+    assert [endpoint for endpoint in taken if hosts.problem(endpoint) is not None] == []
+    assert [endpoint for endpoint in refused if hosts.problem(endpoint) is None] == []

@@ -89,18 +89,18 @@ class Served(ThreadedApp):
 
     async def build(self, url: str) -> tuple[FastAPI, HumanInputHandler]:
         handler = HumanInputHandler()
+        await self.service.__aenter__()
+        self.cleanups.append(self.service.__aexit__)
         app = create_desk_app(
             RoomKit(),
             handler=handler,
             secret=SECRET,
             data_dir=self.data_dir,
-            push_hosts=["127.0.0.1"],
+            push_hosts=[self.service.origin],
         )
-        await self.service.__aenter__()
-        self.cleanups.append(self.service.__aexit__)
         self.notifier = Notifier(
             handler,
-            [WebPush(SUBJECT, data_dir=self.data_dir, push_hosts=["127.0.0.1"])],
+            [WebPush(SUBJECT, data_dir=self.data_dir, push_hosts=[self.service.origin])],
             desk_url=url,
             link_secret=SECRET,
         )

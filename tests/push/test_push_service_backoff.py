@@ -26,7 +26,6 @@ from roomkit.tools.human_input import HumanInputHandler
 SECRET = "the tests' desk secret, 0123456789abcdef"
 DESK = "https://desk.example.com"
 SUBJECT = "mailto:ops@example.com"
-LOOPBACK = ["127.0.0.1"]
 START = 1_900_000_000.0
 BACK_OFF = 600.0
 """Seconds of every retry delay: on the store's clock, which stands still until moved."""
@@ -104,7 +103,7 @@ async def test_a_failing_push_service_holds_back_only_the_pushes_to_it(
         push = WebPush(
             SUBJECT,
             data_dir=tmp_path,
-            push_hosts=LOOPBACK,
+            push_hosts=[failing.origin, healthy.origin],
             retry=Retry(first=BACK_OFF, cap=BACK_OFF, jitter=0.0),
             timeout=1.0 if fault == "hangs" else 10.0,
         )
@@ -160,7 +159,7 @@ async def test_a_device_on_a_push_service_that_hangs_holds_up_no_other_device(
         push = WebPush(
             SUBJECT,
             data_dir=tmp_path,
-            push_hosts=LOOPBACK,
+            push_hosts=[hanging.origin, healthy.origin],
             retry=Retry(first=0.01, cap=0.05),
             timeout=60.0,
         )
@@ -199,7 +198,7 @@ async def test_a_push_held_back_is_retried_when_its_push_service_takes_pushes_ag
         push = WebPush(
             SUBJECT,
             data_dir=tmp_path,
-            push_hosts=LOOPBACK,
+            push_hosts=[failing.origin],
             retry=Retry(first=BACK_OFF, cap=10 * BACK_OFF, jitter=0.0),
         )
         notifier = Notifier(handler, [push], desk_url=DESK, link_secret=SECRET, poll=0.05)
@@ -266,7 +265,7 @@ async def test_a_push_service_s_retry_after_is_waited_out(
         push = WebPush(
             SUBJECT,
             data_dir=tmp_path,
-            push_hosts=LOOPBACK,
+            push_hosts=[busy.origin],
             retry=Retry(first=1.0, cap=1.0, jitter=0.0),
         )
         notifier = Notifier(handler, [push], desk_url=DESK, link_secret=SECRET, poll=0.05)

@@ -36,8 +36,6 @@ from roomkit.tools.human_input import HumanInputHandler
 SECRET = "the tests' desk secret, 0123456789abcdef"
 DESK = "https://desk.example.com"
 SUBJECT = "mailto:ops@example.com"
-LOOPBACK = ["127.0.0.1"]
-"""The test push service's host, which only this option lets a WebPush push to."""
 
 
 def subscribe(data_dir: Path, actor: str, subscription: dict[str, object]) -> None:
@@ -62,7 +60,7 @@ async def test_a_question_reaches_every_device_signed_and_encrypted(
         phone, laptop = service.browser("phone"), service.browser("laptop")
         subscribe(tmp_path, "alice", phone.subscription())
         subscribe(tmp_path, "alice", laptop.subscription())
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
         notifier = notifier_of(handler, push)
         async with notifier:
             request = await handler.create(
@@ -108,7 +106,9 @@ async def test_the_approve_button_answers_through_the_link_then_the_notice_is_re
     async with PushService() as service:
         phone = service.browser("phone")
         subscribe(tmp_path, "alice", phone.subscription())
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        notifier = notifier_of(
+            handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
+        )
         async with notifier:
             request = await handler.create_approval(
                 "refund", {"order": "A-17", "amount": 40}, approvers=["alice"]
@@ -154,7 +154,9 @@ async def test_a_request_settled_elsewhere_replaces_the_notice_on_the_devices_to
     async with PushService() as service:
         phone, tablet = service.browser("phone"), service.browser("tablet")
         subscribe(tmp_path, "alice", phone.subscription())
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        notifier = notifier_of(
+            handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
+        )
         async with notifier:
             request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
             await service.wait_for(1)
@@ -187,7 +189,10 @@ async def test_a_question_shown_on_one_device_of_two_is_replaced_there_when_answ
         subscribe(tmp_path, "alice", tablet.subscription())
         service.status[tablet.endpoint] = 503
         push = WebPush(
-            SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK, retry=Retry(first=0.01, cap=0.05)
+            SUBJECT,
+            data_dir=tmp_path,
+            push_hosts=[service.origin],
+            retry=Retry(first=0.01, cap=0.05),
         )
         notifier = notifier_of(handler, push)
         async with notifier:
@@ -216,7 +221,9 @@ async def test_a_subscription_the_service_reports_gone_is_dropped(
         subscribe(tmp_path, "alice", phone.subscription())
         subscribe(tmp_path, "alice", laptop.subscription())
         service.status[phone.endpoint] = gone
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        notifier = notifier_of(
+            handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
+        )
         async with notifier:
             request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
             [taken] = await service.wait_for(1)
@@ -234,7 +241,9 @@ async def test_a_person_whose_every_device_is_gone_is_shown_nothing(tmp_path: Pa
         phone = service.browser("phone")
         subscribe(tmp_path, "alice", phone.subscription())
         service.status[phone.endpoint] = 410
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        notifier = notifier_of(
+            handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
+        )
         async with notifier:
             request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
             await service.wait_attempts(1)
@@ -267,7 +276,7 @@ async def test_a_failing_push_service_is_retried_and_a_refusal_is_not(
         phone = service.browser("phone")
         subscribe(tmp_path, "alice", phone.subscription())
         service.status[phone.endpoint] = status
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
         with pytest.raises(DeliveryError) as raised:
             await push.send(notice_for(request))
         await push.aclose()
@@ -295,7 +304,7 @@ def test_the_vapid_key_is_made_once_and_kept_private(tmp_path: Path) -> None:
 def test_a_broken_key_file_says_what_to_do(tmp_path: Path) -> None:
     (tmp_path / VAPID_FILE).write_text("not a key")
     with pytest.raises(ValueError, match="remove it to make a new one"):
-        WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        WebPush(SUBJECT, data_dir=tmp_path)
 
 
 @pytest.mark.parametrize("subject", ["ops@example.com", "http://example.com", ""])
@@ -330,7 +339,10 @@ async def test_a_push_the_service_failed_is_retried_through_the_outbox(tmp_path:
         subscribe(tmp_path, "alice", phone.subscription())
         service.status[phone.endpoint] = 503
         push = WebPush(
-            SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK, retry=Retry(first=0.01, cap=0.05)
+            SUBJECT,
+            data_dir=tmp_path,
+            push_hosts=[service.origin],
+            retry=Retry(first=0.01, cap=0.05),
         )
         notifier = notifier_of(handler, push)
         async with notifier:
@@ -359,7 +371,7 @@ async def test_a_subscription_edited_in_to_a_host_off_the_list_is_never_posted_t
         internal = phone.endpoint.replace("127.0.0.1", "localhost") + "-internal"
         document["people"]["alice"].append({**phone.subscription(), "endpoint": internal})
         path.write_text(json.dumps(document), encoding="utf-8")
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
         receipt = await push.send(notice_for(request))
         await push.aclose()
         assert service.attempts == 1
@@ -381,7 +393,15 @@ async def test_by_default_only_the_browsers_push_services_are_pushed_to(tmp_path
 
 @pytest.mark.parametrize(
     ("hosts", "problem"),
-    [("127.0.0.1", TypeError), (["https://push.example.com"], ValueError), (["a:1"], ValueError)],
+    [
+        ("127.0.0.1", TypeError),
+        (["https://push.example.com"], ValueError),
+        (["a:1"], ValueError),
+        (["http://push.example.com/push"], ValueError),
+        (["http://*.example.com:8080"], ValueError),
+        (["http://user@localhost:8080"], ValueError),
+        (["http://localhost:99999"], ValueError),
+    ],
 )
 def test_push_hosts_that_are_no_host_names_are_refused(
     tmp_path: Path, hosts: object, problem: type[Exception]
@@ -407,7 +427,9 @@ async def test_a_huge_question_still_fits_in_one_push(tmp_path: Path) -> None:
     async with PushService() as service:
         phone = service.browser("phone")
         subscribe(tmp_path, "alice", phone.subscription())
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        notifier = notifier_of(
+            handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
+        )
         async with notifier:
             question = "Ship it? " + "x" * 50_000
             await handler.create("ask", {"question": question}, actor_id="alice")
@@ -435,7 +457,9 @@ async def test_the_delegate_s_phone_gets_the_question_and_answers_it_for_the_app
         alices, carols = service.browser("alice-phone"), service.browser("carol-phone")
         subscribe(tmp_path, "alice", alices.subscription())
         subscribe(tmp_path, "carol", carols.subscription())
-        notifier = notifier_of(handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK))
+        notifier = notifier_of(
+            handler, WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
+        )
         async with notifier:
             request = await handler.create_approval("refund", {"amount": 40}, approvers=["alice"])
             [question] = await service.wait_for(1)
@@ -485,7 +509,7 @@ async def test_a_push_service_s_redirect_is_not_followed(tmp_path: Path) -> None
     try:
         subscription = Browser(f"http://127.0.0.1:{ports['push']}/push/p").subscription()
         subscribe(tmp_path, "alice", subscription)
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[f"http://127.0.0.1:{ports['push']}"])
         with pytest.raises(DeliveryError, match=r"redirect to .*not followed") as raised:
             await push.send(notice_for(await ask(HumanInputHandler())))
         await push.aclose()

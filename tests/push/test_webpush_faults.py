@@ -66,7 +66,7 @@ async def test_a_key_off_the_curve_is_dropped_and_the_other_devices_get_the_ques
         PushSubscriptions(tmp_path).add("alice", broken)
         phone = service.browser("phone")
         subscribe(tmp_path, phone)
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
         receipt = await push.send(await notice())
         await push.aclose()
     assert receipt == {"endpoints": [phone.endpoint]}
@@ -100,7 +100,7 @@ async def test_an_endpoint_no_signature_can_be_made_for_fails_alone(tmp_path: Pa
         odd = {**Browser("https://[::1]@127.0.0.1/push/odd").subscription(), "added": 0.0}
         document["people"]["alice"].insert(0, odd)
         path.write_text(json.dumps(document))
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
         receipt = await push.send(await notice())
         await push.aclose()
     assert receipt == {"endpoints": [phone.endpoint]}
@@ -121,7 +121,7 @@ async def test_a_push_taken_with_a_body_that_is_no_text_counts_as_taken(tmp_path
     async with Garbled() as service:
         phone = service.browser("phone")
         subscribe(tmp_path, phone)
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
         receipt = await push.send(await notice())
         await push.aclose()
     assert receipt == {"endpoints": [phone.endpoint]}
@@ -147,7 +147,7 @@ async def test_a_push_service_that_never_answers_times_out_saying_after_how_long
 ) -> None:
     async with Silent() as service:
         subscribe(tmp_path, service.browser("phone"))
-        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=LOOPBACK, timeout=0.2)
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin], timeout=0.2)
         with pytest.raises(DeliveryError) as raised:
             await push.send(await notice())
         service.release.set()

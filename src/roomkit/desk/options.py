@@ -46,8 +46,8 @@ class DeskOptions(TypedDict, total=False):
     push_hosts: Collection[str] | None
     """Push services' hosts whose subscriptions the desk takes besides the browsers' own
     (:data:`~roomkit.notify.push_hosts.PUSH_HOSTS`); those of the notifier's
-    :class:`~roomkit.notify.WebPush` when not given. Plain ``http://`` only for a host named
-    here exactly."""
+    :class:`~roomkit.notify.WebPush` when not given. Plain ``http://`` only to an origin
+    named here as such, host and port (``"http://localhost:8080"``)."""
     allowed_origins: Collection[str] | None
     """The origins a browser may open the WebSocket from (``"*"``: any); the desk's own host
     only, by default."""

@@ -6,8 +6,9 @@ notifier send requests to any service it can reach (an internal one included). S
 endpoint must be ``https://`` on a host of a known push service, :data:`PUSH_HOSTS`
 (Chrome's, Firefox's, Safari's, Edge's); ``push_hosts=`` (on the desk, on
 :class:`~roomkit.notify.webpush.WebPush`, or ``push_hosts`` in the ``[webpush]`` table) adds
-others, such as a self-hosted push service. Plain ``http://`` is taken only for a host listed
-there by its exact name (a development or test push service on this machine).
+others, such as a self-hosted push service. Plain ``http://`` is taken only for an origin
+listed there as such, host and port: ``"http://localhost:8080"`` (a development or test push
+service on this machine); a host name alone takes ``https://`` only.
 
 A ``*.`` entry admits any name below it, and so whatever that name resolves to: a host it
 alone admits (Apple's and Microsoft's included) is pushed to only when every address it
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 __all__ = ["PUSH_HOSTS", "PushHosts"]
 
@@ -33,6 +34,10 @@ PUSH_HOSTS = (
 """The push services browsers subscribe with (Chrome and Android, Firefox, Safari, Edge);
 ``*.`` takes any name below."""
 _OPTION = "push_hosts (Desk(push_hosts=[...]), WebPush(push_hosts=[...]), [webpush] push_hosts)"
+_SHAPES = (
+    "host names such as 'push.example.com' or '*.example.com', or a plain-HTTP push "
+    "service's origin such as 'http://localhost:8080'"
+)
 
 
 def _host_name(entry: object, where: str) -> str:
@@ -41,10 +46,29 @@ def _host_name(entry: object, where: str) -> str:
     name = entry.strip().lower().rstrip(".")
     bare = name[2:] if name.startswith("*.") else name
     if not bare or any(ch in bare for ch in "/:@*? ") or bare.startswith("."):
-        raise ValueError(
-            f"{where} takes host names such as 'push.example.com' or '*.example.com', not {entry!r}"
-        )
+        raise ValueError(f"{where} takes {_SHAPES}, not {entry!r}")
     return name
+
+
+def _plain_origin(entry: str, where: str) -> tuple[str, int]:
+    """The host and port of an ``http://host:port`` entry (port 80 when it names none)."""
+    parts = urlsplit(entry.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    host = (parts.hostname or "").rstrip(".")
+    if (
+        not host
+        or port == -1
+        or "@" in parts.netloc
+        or any(ch in host for ch in "*? ")
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
+        raise ValueError(f"{where} takes {_SHAPES}, not {entry!r}")
+    return host, 80 if port is None else port
 
 
 class PushHosts:
@@ -52,24 +76,36 @@ class PushHosts:
 
     Args:
         extra: more hosts (``"push.example.com"``, or ``"*.example.com"`` for any name
-            below it); a plain ``http://`` endpoint is taken only on one of these, named
-            exactly.
+            below it), taken with ``https://``; or origins taken with plain ``http://``,
+            host and port (``"http://localhost:8080"``: that port only, port 80 when none
+            is named).
 
     Raises:
         TypeError: ``extra`` is a string, or holds something that is not one.
-        ValueError: an entry that is not a host name (a URL, a port, a path).
+        ValueError: an entry that is neither a host name nor an ``http://`` origin (an
+            ``https://`` URL, a port after a host name, a path).
     """
 
     def __init__(self, extra: Iterable[str] | None = None) -> None:
         if isinstance(extra, str):
             raise TypeError(f"push_hosts is a list of host names: pass [{extra!r}], not a string")
-        given = tuple(_host_name(entry, "push_hosts") for entry in extra or ())
-        self.extra: tuple[str, ...] = given
-        """The hosts given besides :data:`PUSH_HOSTS`."""
-        every = (*PUSH_HOSTS, *given)
+        given: list[str] = []
+        plain: set[tuple[str, int]] = set()
+        for entry in extra or ():
+            if isinstance(entry, str) and entry.strip().lower().startswith("http://"):
+                host, port = _plain_origin(entry, "push_hosts")
+                plain.add((host, port))
+                shown = f"[{host}]" if ":" in host else host
+                given.append(f"http://{shown}:{port}")
+            else:
+                given.append(_host_name(entry, "push_hosts"))
+        self.extra: tuple[str, ...] = tuple(given)
+        """The hosts and plain-HTTP origins given besides :data:`PUSH_HOSTS`."""
+        every = (*PUSH_HOSTS, *(name for name in given if not name.startswith("http://")))
         self._names = frozenset(name for name in every if not name.startswith("*."))
         self._suffixes = tuple(name[1:] for name in every if name.startswith("*."))
-        self._plain = frozenset(name for name in given if not name.startswith("*."))
+        self._plain = frozenset(plain)
+        self._plain_hosts = frozenset(host for host, _ in plain)
 
     def __repr__(self) -> str:
         return f"PushHosts({list(self.extra)!r})"
@@ -78,7 +114,7 @@ class PushHosts:
         """Whether ``host`` is pushed to only at public addresses: it is named by no entry
         exactly (a ``*.`` entry alone admits it)."""
         name = host.lower().rstrip(".")
-        return name not in self._names
+        return name not in self._names and name not in self._plain_hosts
 
     def problem(self, endpoint: str) -> str | None:
         """Why ``endpoint`` may not be pushed to, naming the option that widens the list;
@@ -90,10 +126,13 @@ class PushHosts:
         listed = host in self._names or (host.endswith(self._suffixes) and not _address(host))
         if parts.scheme == "https" and listed:
             return None
-        if parts.scheme == "http" and host in self._plain:
+        if parts.scheme == "http" and (host, _port(parts)) in self._plain:
             return None
-        if listed:
-            return f"endpoint must be https:// (plain http only for a host named in {_OPTION})"
+        if listed or host in self._plain_hosts:
+            return (
+                "endpoint must be https:// (plain http only to an origin named in "
+                f"{_OPTION} as such, host and port: 'http://localhost:8080')"
+            )
         return (
             f"endpoint's host {host!r} is not a known push service: a push service of your "
             f"own must be named in {_OPTION}"
@@ -107,3 +146,12 @@ def _address(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _port(parts: SplitResult) -> int:
+    """An ``http://`` URL's port (``-1`` for one that is no port)."""
+    try:
+        port = parts.port
+    except ValueError:
+        return -1
+    return 80 if port is None else port

@@ -124,7 +124,8 @@ class WebPush:
         name: the surface's name, recorded in histories.
         push_hosts: push services' hosts to push to besides the browsers' own
             (:data:`~roomkit.notify.push_hosts.PUSH_HOSTS`), such as a self-hosted one;
-            plain ``http://`` only to a host named here exactly. A host only a ``*.`` entry
+            plain ``http://`` only to an origin named so, host and port
+            (``"http://localhost:8080"``). A host only a ``*.`` entry
             admits is pushed to only when every address it resolves to is public.
         resolver: resolves the push services' host names (an ``aiohttp`` resolver, such as
             ``aiohttp.AsyncResolver``); ``aiohttp``'s default one otherwise.
