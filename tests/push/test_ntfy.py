@@ -301,7 +301,8 @@ async def test_a_topic_ntfy_keeps_for_itself_is_not_published_to_saying_so(
 @pytest.mark.parametrize("status", [301, 307, 308])
 async def test_a_redirected_clear_says_what_redirects_it(status: int) -> None:
     """The publish goes through, the clear is redirected (a proxy in front of ntfy): the
-    error says so, not to check the server's URL and version, which are right."""
+    error says so, not to check the server's URL and version, which are right. A redirect
+    is not followed nor retried, for a clear as for a publish."""
     request = await HumanInputHandler().create("ask", {"question": "?"}, actor_id="alice")
     notice = Notice("question_settled", "d1", request, recipient="alice", outcome="resolved")
     async with NtfyServer() as server:
@@ -311,6 +312,7 @@ async def test_a_redirected_clear_says_what_redirects_it(status: int) -> None:
             await ntfy.send(notice)
         await ntfy.aclose()
     assert [r.method for r in server.requests] == ["POST", "PUT"]
+    assert not raised.value.retry
     assert "URL and version" not in str(raised.value)
     assert "approvals-alice" not in str(raised.value)  # a topic is a password
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.push.ntfy_server import NtfyServer
 
-from roomkit.notify import Notifier, Ntfy, Retry
+from roomkit.notify import DeliveryError, Notice, Notifier, Ntfy, Retry
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -123,3 +123,95 @@ async def test_each_429_in_a_row_doubles_the_quiet(
                 await server.wait_for(5)
             await notifier.wait_idle()
     assert notifier.statistics().delivered["ntfy"] == 2
+
+
+async def test_every_surface_sending_to_the_server_leaves_it_alone_after_a_429(
+    clocked: tuple[HumanInputHandler, Clock],
+) -> None:
+    """Two surfaces on one server (a team's topics beside the people's, another path to the
+    same server): bob's publish through the first is answered 429, and alice's through the
+    second waits out the same minute instead of going on sending."""
+    handler, clock = clocked
+    async with NtfyServer() as server:
+        server.status["POST"] = 429
+        people = Ntfy(server.url, {"bob": "approvals-bob-k3v9q"}, retry=SECOND)
+        team = Ntfy(
+            server.url + "/",
+            {"alice": "team-alice-k3v9q"},
+            retry=SECOND,
+            name="ntfy-team",
+        )
+        notifier = Notifier(handler, [people, team], desk_url=DESK, link_secret=SECRET)
+        async with notifier:
+            await ask(handler, "bob")
+            await notifier.wait_idle()
+            assert len(server.requests) == 1
+            await ask(handler, "alice")
+            await notifier.wait_idle()
+            clock.now += 59
+            await notifier.wait_idle()
+            assert len(server.requests) == 1
+            server.status.clear()
+            clock.now += 1
+            async with asyncio.timeout(GUARD):
+                await server.wait_for(2)
+            await notifier.wait_idle()
+            clock.now += SECOND.cap
+            async with asyncio.timeout(GUARD):
+                await server.wait_for(3)
+            await notifier.wait_idle()
+    topics = sorted(r.body["topic"] for r in server.requests[1:] if r.body is not None)
+    assert topics == ["approvals-bob-k3v9q", "team-alice-k3v9q"]
+    assert notifier.statistics().delivered["ntfy-team"] == 1
+
+
+async def test_surfaces_made_apart_share_the_servers_quiet() -> None:
+    """Without a notifier, on the event loop's clock: a second surface made apart sends
+    nothing to the server that answered the first 429, and says so."""
+    request = await HumanInputHandler().create("ask", {"question": "?"}, actor_id="alice")
+    notice = Notice("question_pending", "d1", request, recipient="alice", desk_url=DESK)
+    async with NtfyServer() as server:
+        server.status["POST"] = 429
+        first, second = Ntfy(server.url, TOPIC), Ntfy(server.url, TOPIC)
+        with pytest.raises(DeliveryError, match="429"):
+            await first.send(notice)
+        with pytest.raises(DeliveryError, match="left alone") as held:
+            await second.send(notice)
+        await first.aclose()
+        await second.aclose()
+    assert len(server.requests) == 1
+    assert held.value.alone
+    assert held.value.retry
+    assert 59 < held.value.retry_after <= 60
+
+
+async def test_a_429_seen_on_another_clock_counts_on_the_stores(
+    clocked: tuple[HumanInputHandler, Clock],
+) -> None:
+    """A surface of the process on no store (the event loop's clock) is answered 429: the
+    notifier's surface on the store's clock leaves the server alone the same minute, on its
+    own clock, then publishes."""
+    handler, clock = clocked
+    request = await HumanInputHandler().create("ask", {"question": "?"}, actor_id="bob")
+    notice = Notice("question_pending", "d1", request, recipient="bob", desk_url=DESK)
+    async with NtfyServer() as server:
+        server.status["POST"] = 429
+        apart = Ntfy(server.url, TOPIC)
+        notifier = Notifier(
+            handler, [Ntfy(server.url, TOPIC, retry=SECOND)], desk_url=DESK, link_secret=SECRET
+        )
+        async with notifier:
+            with pytest.raises(DeliveryError, match="429"):
+                await apart.send(notice)
+            server.status.clear()
+            await ask(handler, "alice")
+            await notifier.wait_idle()
+            clock.now += 59
+            await notifier.wait_idle()
+            assert len(server.requests) == 1
+            clock.now += 1
+            async with asyncio.timeout(GUARD):
+                await server.wait_for(2)
+            await notifier.wait_idle()
+        await apart.aclose()
+    assert notifier.statistics().delivered["ntfy"] == 1

@@ -14,9 +14,9 @@ ntfy 2.16 or later; an older server shows the update as a second notification.
 A topic is a password: pick ones nobody guesses (``topic_for="approvals-{actor}-k3v9q"``), or
 give the server an access token (``token=``) and topics only it may publish to.
 
-A server answering 429 (too many requests) is left alone, for every topic: a minute after
-the first, doubling to an hour (:mod:`roomkit.notify._quiet`), as ntfy.sh bans addresses
-that go on sending.
+A server answering 429 (too many requests) is left alone, for every topic and by every
+``Ntfy`` of the process sending to it: a minute after the first, doubling to an hour
+(:mod:`roomkit.notify._quiet`), as ntfy.sh bans addresses that go on sending.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from urllib.parse import quote, urlsplit
 from roomkit.notify._header_values import token_of
 from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
-from roomkit.notify._quiet import Quiet
+from roomkit.notify._quiet import quiet_of, server_of
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.stores.outbox import now_of
@@ -141,7 +141,8 @@ class Ntfy:
         retry: when to try again after a 5xx, 408, timeout or connection error (never
             after another 4xx); :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
             A 429 leaves the server alone longer, whatever this says: a minute, doubling
-            with each 429 in a row up to an hour, for every topic.
+            with each 429 in a row up to an hour, for every topic and every ``Ntfy`` of
+            this process sending to the server.
         timeout: seconds one publish may take.
         name: the surface's name, recorded in histories.
 
@@ -183,12 +184,16 @@ class Ntfy:
         self.retry = retry if retry is not None else Retry()
         self.name = name
         self._origin = Origin(self.server + "/", timeout=timeout)
-        self._quiet = Quiet(_loop_time)
+        self._server = server_of(self.server)
+        self._quiet = quiet_of(self._server, _loop_time, _loop_time)
 
     def bind_handler(self, handler: HumanInputHandler) -> None:
         """Called by the notifier: how long the server is left alone after a 429 is
-        measured on the clock of its handler's store, as the notifier's retries are."""
-        self._quiet.clock = functools.partial(now_of, handler)
+        measured on the clock of its handler's store, as the notifier's retries are, and
+        shared with every surface sending to the server on that clock."""
+        # The time base now_of reads: the store's clock, or the event loop's.
+        base = getattr(handler.store, "clock", _loop_time) if handler.durable else _loop_time
+        self._quiet = quiet_of(self._server, base, functools.partial(now_of, handler))
 
     def __repr__(self) -> str:
         return f"Ntfy({self.server!r})"
