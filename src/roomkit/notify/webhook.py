@@ -32,6 +32,7 @@ __all__ = ["Webhook", "webhook_body"]
 logger = logging.getLogger("roomkit.notify")
 
 _RETRIED = frozenset({408, 429})
+_USER_AGENT = "roomkit-notify"
 # Set by the webhook itself on every POST: another of each would contradict it.
 _OWN_HEADERS = frozenset(
     {
@@ -40,7 +41,6 @@ _OWN_HEADERS = frozenset(
         "transfer-encoding",
         "connection",
         "content-type",
-        "user-agent",
         "webhook-id",
         "webhook-timestamp",
         "webhook-signature",
@@ -133,7 +133,8 @@ class Webhook:
             after another 4xx); :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         timeout: seconds one POST may take.
         headers: more headers to send (an ``Authorization`` the receiver wants, say); each
-            value is sent without its surrounding whitespace.
+            value is sent without its surrounding whitespace. A ``User-Agent`` here is sent
+            instead of roomkit's own (``roomkit-notify``).
         name: the surface's name, recorded in histories; give each webhook its own.
 
     Raises:
@@ -169,6 +170,8 @@ class Webhook:
                 f"Webhook(secret=...) is not a usable whsec_ secret: {error}"
             ) from None
         self._headers = _extra_headers(headers)
+        if not any(name.lower() == "user-agent" for name in self._headers):
+            self._headers = {"user-agent": _USER_AGENT, **self._headers}
         self.name = name
         self.url = url
         self.retry = retry if retry is not None else Retry()
@@ -185,7 +188,6 @@ class Webhook:
         headers = {
             **self._headers,
             "content-type": "application/json",
-            "user-agent": "roomkit-notify",
             "webhook-id": notice.delivery_id,
             "webhook-timestamp": str(int(now.timestamp())),
             "webhook-signature": self._signer.sign(notice.delivery_id, now, data),
