@@ -115,10 +115,11 @@ class World:
         assert self._server is not None, "this world runs on the time-skipping test server"
         return self._server
 
-    def handler(self) -> HumanInputHandler:
+    def handler(self, **options: Any) -> HumanInputHandler:
+        """A handler on the world's store; ``options`` go to ``HumanInputHandler``."""
         store = open_store(self.store_url, self.schema, **self.store_options)
         self.stores.append(store)
-        return HumanInputHandler(store=store)
+        return HumanInputHandler(store=store, **options)
 
     async def setup(self) -> None:
         await self.kit.create_room("room")

@@ -4,13 +4,17 @@ activity re-attaches to its request however often it runs."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.workflows import Approve
 
 from roomkit.adapters.temporal import activities
 from roomkit.models.pending_input import arguments_digest
+from roomkit.people import Directory
 from roomkit.tools.approvals import approve
 
 TRIP = {"trip": "Lisbon", "amount": 900}
@@ -110,3 +114,56 @@ async def test_a_ladder_default_that_is_no_decision_is_refused_before_asking(
     assert result["error"] == "ValueError"
     assert "the ladder's default is no decision" in result["message"]
     assert await world.desk_handler.list_pending() == []
+
+
+def _question(**fields: object) -> dict[str, object]:
+    """The create activity's input for a question asked of alice."""
+    return {
+        "kind": "question",
+        "tool_name": "choose",
+        "arguments": {"question": "Which hotel?"},
+        "key": "wf/first-run//1",
+        "seq": 1,
+        "timeout": 60.0,
+        "actor": "alice",
+        "room_id": "room",
+        "ladder": None,
+        **fields,
+    }
+
+
+APPROVERS_REFUSED = [
+    # With alice, whom the question lists first, 101.
+    ([f"person-{n:07d}" for n in range(100)], "approvers and the actor hold 101 actor ids"),
+    (["bob", "role:ops"], "the directory has no role 'ops'"),
+    (["bob", "b" * 257], "actor id of 257 characters"),
+]
+
+
+@pytest.mark.parametrize(("approvers", "message"), APPROVERS_REFUSED, ids=["count", "role", "id"])
+async def test_a_question_whose_approvers_are_refused_leaves_nothing_stored(
+    world: World, approvers: list[str], message: str
+) -> None:
+    """A workflow from before the workflow checked them, or another caller: the question
+    is not made, rather than left open on the desk with no workflow waiting for it."""
+    create, _, _ = activities(world.handler(directory=Directory()))
+    with pytest.raises(ApplicationError, match=re.escape(message)) as refused:
+        await ActivityEnvironment().run(create, _question(approvers=approvers))
+    assert refused.value.non_retryable
+    assert await world.desk_handler.list_pending() == []
+
+
+async def test_a_key_naming_another_question_adds_no_approvers_to_it(world: World) -> None:
+    """A workflow reset to before its ask, running new code: the question asked before the
+    reset keeps who it listed."""
+    create, _, _ = activities(world.worker_handler)
+    environment = ActivityEnvironment()
+    made = await environment.run(create, _question())
+    other = _question(arguments={"question": "Which train?"}, approvers=["bob"])
+    with pytest.raises(ApplicationError, match="a question about other arguments"):
+        await environment.run(create, other)
+    history = await world.desk_handler.history(made["pending_id"])
+    assert [entry["type"] for entry in history] == ["created"]
+    request = await world.desk_handler.get_request(made["pending_id"])
+    assert request is not None
+    assert request.approvers == ()

@@ -37,6 +37,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus, argum
 from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.checks import check_approvers
 from roomkit.tools.human_input.ladder import Ladder, default, escalate, record_ladder, remind
 
 __all__ = ["activities"]
@@ -87,6 +88,7 @@ class _Activities:
             "key": ask["key"],
             "timeout": float(ask["timeout"]),
         }
+        joining = ask.get("approvers") or ()
         try:
             ladder = _ladder_of(ask.get("ladder"))
             if ladder is not None:
@@ -95,20 +97,19 @@ class _Activities:
                 request = await handler.create_approval(
                     tool,
                     arguments,
-                    approvers=ask.get("approvers") or (),
+                    approvers=joining,
                     tool_schema=ask.get("answer_schema"),
                     quorum=ask.get("quorum"),
                     surface="temporal",
                     **common,
                 )
             else:
+                # A question's approvers are added once it is made: what adding them would
+                # refuse is refused first, so that a refusal leaves nothing on the desk.
+                check_approvers(joining, actor_id=common["actor_id"], directory=handler.directory)
                 request = await handler.create_detached(
                     tool, arguments, answer_schema=ask.get("answer_schema"), **common
                 )
-                # Once: a re-attached request has them already (and its history says so).
-                joining = [a for a in ask.get("approvers") or () if a not in request.approvers]
-                if joining and request.status is _PENDING:
-                    await handler.add_approvers(request.pending_id, joining)
         except StoreError:
             raise  # retried: the store may be back on the next attempt
         except (ValueError, TypeError, RoomKitError) as error:
@@ -124,9 +125,24 @@ class _Activities:
                     request,
                 )
             )
+        if request.kind == "question":
+            # Once: a re-attached request has them already (and its history says so).
+            await self._add_approvers(request, joining)
         if request.status is _PENDING:
             await self._owed(request, ladder)
         return outcome_of(request, asked)
+
+    async def _add_approvers(self, request: PendingInput, approvers: Sequence[str]) -> None:
+        """Let ``approvers`` answer the open question ``request`` too, those it lacks."""
+        joining = [a for a in approvers if a not in request.approvers]
+        if not joining or request.status is not _PENDING:
+            return
+        try:
+            await self.handler.add_approvers(request.pending_id, joining)
+        except StoreError:
+            raise  # retried: the store may be back on the next attempt
+        except (ValueError, TypeError, RoomKitError) as error:
+            raise _refused(error) from None
 
     async def _owed(self, request: PendingInput, ladder: Ladder | None) -> None:
         """Record the ladder and the announcement in the outbox (once: a re-attached request

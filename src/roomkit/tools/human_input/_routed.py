@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from roomkit.models.clock import utcnow
+from roomkit.models.json_limits import check_approver_count
 from roomkit.models.pending_input import PendingInput
 from roomkit.people import Directory, reference_of
 from roomkit.routing import Router
@@ -18,7 +19,7 @@ from roomkit.tools.human_input._decisions import check_actors
 if TYPE_CHECKING:
     from roomkit.tools.human_input.handler import HumanInputHandler
 
-__all__ = ["answered_for", "checked_approvers", "opening", "routed"]
+__all__ = ["answered_for", "check_approvers", "checked_approvers", "opening", "routed"]
 
 logger = logging.getLogger("roomkit.tools.human_input")
 
@@ -62,27 +63,64 @@ def checked_approvers(
         reference = reference_of(actor)
         if reference is None:
             continue
-        kind, group = reference
-        what = "role" if kind == "role" else "on-call schedule"
         if router is None:
+            kind, group = reference
             logger.warning(
                 "%s name the %s %r, and this handler has no directory: only a handler "
                 "with one routes it; give it HumanInputHandler(directory=...)",
                 name,
-                what,
+                "role" if kind == "role" else "on-call schedule",
                 group,
             )
             continue
-        directory = router.directory
-        known = directory.roles if kind == "role" else directory.on_call
-        if group not in known:
-            has = ", ".join(repr(n) for n in sorted(known)) or "none"
-            where = "roles" if kind == "role" else "on_call"
-            raise ValueError(
-                f"{name}: the directory has no {what} {group!r} (it has {has}): correct the "
-                f"name, or add it to Directory({where}=...)"
-            )
+        _check_known(router.directory, reference, name)
     return chosen
+
+
+def check_approvers(
+    actors: Iterable[str], *, actor_id: str | None = None, directory: Directory | None = None
+) -> tuple[str, ...]:
+    """Refuse the approvers that :meth:`HumanInputHandler.add_approvers` would refuse once
+    a new question asked of ``actor_id`` is made, before anything is stored: for code that
+    makes the question and adds its approvers in two steps (Temporal's create activity).
+
+    The question lists its actor first among its approvers, so the actor counts towards
+    :data:`~roomkit.models.json_limits.MAX_APPROVERS`. Each role and on-call schedule
+    among ``actors`` must be one ``directory`` has (without one, any is taken: the
+    handler warns when it adds them). Returns ``actors`` as ``add_approvers`` lists them.
+
+    Raises:
+        TypeError: ``actors`` is one string.
+        ValueError: an id is empty or no string, or longer than
+            :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters; with the actor
+            they are more than :data:`~roomkit.models.json_limits.MAX_APPROVERS`; or a role
+            or schedule ``directory`` lacks. The message says which.
+    """
+    chosen = check_actors(actors, name="approvers")
+    if chosen and isinstance(actor_id, str):
+        check_approver_count(len(dict.fromkeys((actor_id, *chosen))), "approvers and the actor")
+    if directory is not None:
+        for actor in chosen:
+            reference = reference_of(actor)
+            if reference is not None:
+                _check_known(directory, reference, "approvers")
+    return chosen
+
+
+def _check_known(directory: Directory, reference: tuple[str, str], name: str) -> None:
+    """Refuse the role or on-call schedule ``reference`` (its kind and its name) when
+    ``directory`` lacks it: a misspelt name would leave the request to nobody."""
+    kind, group = reference
+    known = directory.roles if kind == "role" else directory.on_call
+    if group in known:
+        return
+    what = "role" if kind == "role" else "on-call schedule"
+    has = ", ".join(repr(n) for n in sorted(known)) or "none"
+    where = "roles" if kind == "role" else "on_call"
+    raise ValueError(
+        f"{name}: the directory has no {what} {group!r} (it has {has}): correct the "
+        f"name, or add it to Directory({where}=...)"
+    )
 
 
 async def opening(router: Router | None, request: PendingInput) -> list[dict[str, Any]]:

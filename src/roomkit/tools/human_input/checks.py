@@ -9,7 +9,10 @@ answer or escalation a store cannot hold; :func:`check_arguments_size` arguments
 than a request keeps (:data:`MAX_ARGUMENTS_CHARS` as JSON, on every store), nested deeper
 than :data:`MAX_ARGUMENTS_DEPTH` levels, or holding an integer longer than
 :data:`MAX_NUMBER_CHARS` characters; :func:`check_surface` the name a surface records in a
-request's history (a notifier surface's ``name=`` included), longer than a surface may be.
+request's history (a notifier surface's ``name=`` included), longer than a surface may be;
+:func:`check_approvers` the approvers a question could not list once it is made (more than
+a request lists with its actor, or a role the directory lacks), for code that adds them in
+a second step.
 """
 
 from roomkit.stores import MAX_ARGUMENTS_CHARS
@@ -22,11 +25,13 @@ from roomkit.tools.human_input._checks import (
     check_surface,
     check_text,
 )
+from roomkit.tools.human_input._routed import check_approvers
 
 __all__ = [
     "MAX_ARGUMENTS_CHARS",
     "MAX_ARGUMENTS_DEPTH",
     "MAX_NUMBER_CHARS",
+    "check_approvers",
     "check_arguments_size",
     "check_ladder_text",
     "check_request_text",
