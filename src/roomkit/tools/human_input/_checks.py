@@ -277,9 +277,10 @@ def check_surface(surface: object) -> None:
     )
 
 
-def check_by(by: object) -> None:
+def check_by(by: object, *, name: str = "by") -> None:
     """Raise unless ``by`` is ``None`` or an actor id a settle may record as who decided:
-    text of at most :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters.
+    text of at most :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters. ``name``
+    is what messages call it (a history entry's ``actor``).
 
     Raises:
         TypeError: ``by`` is not a ``str``.
@@ -288,7 +289,7 @@ def check_by(by: object) -> None:
     """
     if by is None or (type(by) is str and len(by) <= MAX_ID_CHARS and by.isascii()):
         return  # the common case: a short actor id, or none
-    _check_name("by", by, "an actor id may have on every store: give the actor's id")
+    _check_name(name, by, "an actor id may have on every store: give the actor's id")
 
 
 def _check_name(name: str, value: object, advice: str) -> None:

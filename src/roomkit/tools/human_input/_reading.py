@@ -21,13 +21,13 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
 from roomkit.stores.outbox import Outbox
 from roomkit.tools.human_input._announce import Announcer
-from roomkit.tools.human_input._checks import check_timeout
+from roomkit.tools.human_input._checks import check_by, check_surface, check_timeout
 from roomkit.tools.human_input._deadlines import expire_overdue
 from roomkit.tools.human_input._decisions import Decisions
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import PendingStore, StoreTrail
+from roomkit.tools.human_input.stores import PendingStore, StoreTrail, check_entry
 
 __all__ = ["HandlerReads"]
 
@@ -88,11 +88,18 @@ class HandlerReads:
 
         Raises:
             TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
-                ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one).
+                ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one); or its
+                ``actor`` or ``surface`` is longer than
+                :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters, as
+                ``by`` and ``surface`` of a settle are. Nothing was stored.
+            InvalidTextError: a text in ``entry`` holds a lone surrogate.
             UnknownRequestError: on the memory store, the request's history is gone (its
                 outcome left the retention).
         """
-        return await self._decisions.record(pending_id, entry)
+        checked = check_entry(entry)
+        check_by(checked["actor"], name="actor")
+        check_surface(checked["surface"])
+        return await self._decisions.record(pending_id, checked)
 
     # -- reading -----------------------------------------------------------------------------
 

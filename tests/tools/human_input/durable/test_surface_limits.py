@@ -12,6 +12,7 @@ from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler, create_decided
+from roomkit.tools.human_input.stores import new_entry
 
 ARGUMENTS = {"city": "Paris"}
 LONG_SURFACE = "s" * (MAX_ID_CHARS + 1)
@@ -151,3 +152,35 @@ async def test_who_decided_past_the_bound_is_refused_before_anything_is_written(
     assert kept.approvers == request.approvers
     assert await handler.history(request.pending_id) == before
     assert await handler.aresolve(request.pending_id, "Yes", by="a" * MAX_ID_CHARS)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"surface": LONG_SURFACE}, TOO_LONG),
+        (
+            {"actor": LONG_BY},
+            f"actor is {MAX_ID_CHARS + 1} characters, over the {MAX_ID_CHARS} an actor id may "
+            "have on every store: give the actor's id; nothing was stored",
+        ),
+    ],
+    ids=["surface", "actor"],
+)
+async def test_an_entry_recorded_past_the_bounds_is_refused_before_anything_is_written(
+    make_handler: HandlerFactory, fields: dict[str, str], message: str
+) -> None:
+    """``record()`` holds an entry's ``surface`` and ``actor`` to what a settle's
+    ``surface`` and ``by`` are held to."""
+    handler = make_handler()
+    request = await _question(handler)
+    before = await handler.history(request.pending_id)
+
+    with pytest.raises(ValueError, match=r"^(surface|actor) is 257 characters") as caught:
+        await handler.record(request.pending_id, new_entry("shown", **fields))
+
+    assert str(caught.value) == message
+    assert await handler.history(request.pending_id) == before
+    at_the_bound = {name: value[:MAX_ID_CHARS] for name, value in fields.items()}
+    await handler.record(request.pending_id, new_entry("shown", **at_the_bound))
+    shown = (await handler.history(request.pending_id))[-1]
+    assert {name: shown[name] for name in fields} == at_the_bound
