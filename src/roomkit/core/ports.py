@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
+from roomkit.core._bound import bound
 from roomkit.core.store import OpenTurn
 from roomkit.models.pending_input import PendingInput, PendingInputEvent
 from roomkit.models.room import RoomEvent
@@ -107,11 +108,8 @@ def announcing_to(callback: OnInputRequired) -> Iterator[None]:
     request created in an earlier kit's turn, while that kit still routes the id, goes to
     the earlier kit instead. A kit runs its turns and tool calls inside this.
     """
-    token = _TURN.set(callback)
-    try:
+    with bound(_TURN, callback):
         yield
-    finally:
-        _TURN.reset(token)
 
 
 def turn_callback() -> OnInputRequired | None:

@@ -13,6 +13,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from roomkit.core._bound import bound
+
 __all__ = [
     "ToolCallContext",
     "current_tool_actor_id",
@@ -67,11 +69,8 @@ def _serving(call: ToolCallContext) -> Iterator[None]:
     The tool loop serves every call inside it, so that a call run in the turn's own task (a
     round of one call) leaves nothing behind for the next model round.
     """
-    token = _current_tool_call.set(call)
-    try:
+    with bound(_current_tool_call, call):
         yield
-    finally:
-        _current_tool_call.reset(token)
 
 
 def current_tool_room_id() -> str | None:

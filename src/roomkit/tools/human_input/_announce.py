@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextvars import ContextVar
 from typing import Any
 
+from roomkit.core._bound import bound
 from roomkit.core.exceptions import HandlerClosedError, StoreError
 from roomkit.core.ports import turn_callback
 from roomkit.models.pending_input import PendingInput, PendingInputEvent
@@ -56,11 +57,8 @@ _QUIET: ContextVar[bool] = ContextVar("roomkit_unannounced", default=False)
 def unannounced() -> Iterator[None]:
     """Create requests inside without announcing them: they record a call nobody is asked
     about (its history is the evidence), so no callback or hook runs for them."""
-    token = _QUIET.set(True)
-    try:
+    with bound(_QUIET, True):
         yield
-    finally:
-        _QUIET.reset(token)
 
 
 CLOSED = "Human input handler is closed"

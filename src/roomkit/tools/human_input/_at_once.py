@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import NamedTuple
 
+from roomkit.core._bound import bound
 from roomkit.tools.approvals import Decision
 
 __all__ = ["AtOnce", "at_once", "decided_at_once"]
@@ -37,11 +38,8 @@ def decided_at_once(
 ) -> Iterator[None]:
     """Approvals created inside are settled with ``decision`` by ``by`` (through
     ``surface``) as they are made, unannounced and without a standing grant."""
-    token = _AT_ONCE.set(AtOnce(decision, by, surface))
-    try:
+    with bound(_AT_ONCE, AtOnce(decision, by, surface)):
         yield
-    finally:
-        _AT_ONCE.reset(token)
 
 
 def at_once() -> AtOnce | None:

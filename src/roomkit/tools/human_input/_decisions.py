@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
+from roomkit.core._bound import bound
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.decisions import Approve
 from roomkit.models.history import Entry
@@ -88,11 +89,8 @@ _CREATED_WITH: ContextVar[tuple[dict[str, Any], ...]] = ContextVar(
 def created_with(*entries: dict[str, Any] | Entry) -> Iterator[None]:
     """Approvals created inside start their history with ``entries`` after ``created``, in
     the store's one write of the request (a policy's decision on the call, say)."""
-    token = _CREATED_WITH.set(tuple(check_entry(entry) for entry in entries))
-    try:
+    with bound(_CREATED_WITH, tuple(check_entry(entry) for entry in entries)):
         yield
-    finally:
-        _CREATED_WITH.reset(token)
 
 
 @contextmanager

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
+from roomkit.core._bound import bound
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.grants import Grant, GrantStore, InsertsUngranted, every_live_grant
 from roomkit.tools.human_input._at_once import at_once
@@ -73,11 +74,8 @@ def inserts_ungranted(store: object) -> bool:
 
 @contextmanager
 def _looking() -> Iterator[None]:
-    token = _LOOKING.set(True)
-    try:
+    with bound(_LOOKING, True):
         yield
-    finally:
-        _LOOKING.reset(token)
 
 
 async def covering_grants(grants: GrantStore, request: PendingInput) -> list[Grant]:
