@@ -120,35 +120,38 @@ class SavedRuns:
 
     async def output(self) -> str | None:
         """The run's final output as :meth:`finish` kept it; ``None`` while it is not kept."""
-        handler = self.asker.handler
         if not await self.finished():
             return None
-        latest = await self._generation()
-        if latest < 0:
-            return None
-        anchor = await self._anchor(latest, None)
-        whole = _whole(await handler.history(anchor.pending_id), "output", latest)
-        if whole is None:
-            # The anchor went past the store's retention: the look made it anew, and
-            # withdraws it at once.
-            await handler.arelease(anchor.pending_id)
-            return None
-        return whole[0]
+        kept = await self._kept("output")
+        return None if kept is None else kept[1]
 
     async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str | None]] | None:
         """The last generation kept: its number, its state and its pending ids (as
         :meth:`keep` took them)."""
+        kept = await self._kept("state", first)
+        if kept is None:
+            return None
+        generation, text, entry = kept
+        return generation, text, list(entry["pending"])
+
+    async def _kept(
+        self, field: str, first: Pause | None = None
+    ) -> tuple[int, str, dict[str, Any]] | None:
+        """The last generation kept, the text its anchor holds whole under ``field`` and the
+        entry of that text's last part; ``None`` when no generation or no whole text was kept."""
         handler = self.asker.handler
         generation = await self._generation()
         if generation < 0:
             return None
         anchor = await self._anchor(generation, first)
-        whole = _whole(await handler.history(anchor.pending_id), "state", generation)
+        whole = _whole(await handler.history(anchor.pending_id), field, generation)
         if whole is None:
+            # The anchor went past the store's retention: the look made it anew, and
+            # withdraws it at once.
             await handler.arelease(anchor.pending_id)
             return None
         text, entry = whole
-        return generation, text, list(entry["pending"])
+        return generation, text, entry
 
     async def _generation(self) -> int:
         """The last generation kept, or -1."""
