@@ -25,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, WebSocket
 from starlette.requests import Request
@@ -101,6 +101,14 @@ _ERRORS = {
     429: "Rate limited (see Retry-After)",
 }
 _errors = partial(error_responses, _ERRORS)
+
+
+class _Decide(Protocol):
+    """The handler's ``aresolve`` or ``areject``, as a desk route settles a request with it."""
+
+    def __call__(
+        self, pending_id: str, text: str, /, *, by: str, surface: str, digest: str | None
+    ) -> Awaitable[bool]: ...
 
 
 class DeskRouter(APIRouter):
@@ -221,6 +229,14 @@ def build_router(desk: "Desk") -> DeskRouter:
         # A store with no retention forgets at once: the object read before stands in.
         return view_of(await handler.get_request(request_id) or request)
 
+    def decision(
+        caller: Principal, decide: _Decide, request_id: str, text: str, shown: str | None
+    ) -> Callable[[], Awaitable[bool]]:
+        """The outcome :func:`settle` takes: ``decide`` on ``request_id`` with ``text``, by
+        ``caller`` through its surface, on the arguments whose digest was ``shown``."""
+        surface = surface_of(caller)
+        return lambda: decide(request_id, text, by=caller.actor_id, surface=surface, digest=shown)
+
     @router.post("/sign-in", response_model=SessionView, responses=_errors(400, 401, 404, 413, 429))
     async def sign_in(
         caller: Annotated[Principal, Depends(desk.gate.sign_in_link)],
@@ -321,21 +337,15 @@ def build_router(desk: "Desk") -> DeskRouter:
             text = answer_text(request, body)
         except InvalidAnswerError as invalid:
             raise HTTPException(status_code=422, detail=str(invalid)) from None
-        surface = surface_of(caller)
         shown = body.digest
         if body.grant is not None:
             # A standing grant speaks for its person beyond this one question.
             signed_in(caller, "grant a call again")
+            surface = surface_of(caller)
             granted = granting(handler, request, body.grant, caller.actor_id, surface, shown)
             return await settle(caller, request, granted)
-        return await settle(
-            caller,
-            request,
-            lambda: handler.aresolve(
-                request_id, text, by=caller.actor_id, surface=surface, digest=shown
-            ),
-            again=own,
-        )
+        outcome = decision(caller, handler.aresolve, request_id, text, shown)
+        return await settle(caller, request, outcome, again=own)
 
     # Its own route class: the body cap of a decision that carries every argument back.
     router.add_api_route(
@@ -366,15 +376,8 @@ def build_router(desk: "Desk") -> DeskRouter:
             raise HTTPException(
                 status_code=422, detail="digest: only a decision on an approval takes one"
             )
-        surface = surface_of(caller)
-        return await settle(
-            caller,
-            request,
-            lambda: handler.areject(
-                request_id, reason, by=caller.actor_id, surface=surface, digest=shown
-            ),
-            rejected=True,
-        )
+        outcome = decision(caller, handler.areject, request_id, reason, shown)
+        return await settle(caller, request, outcome, rejected=True)
 
     @router.get(
         "/requests/{request_id}/history",
