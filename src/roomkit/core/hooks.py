@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypedDict, TypeVar
 
+from roomkit.core._tasks import cancel_and_wait
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import (
     HookExecution,
@@ -426,8 +427,4 @@ class HookEngine(HookRegistrar):
     async def close(self) -> None:
         """Cancel the running observers, wait for them, and start no new ones."""
         self._closed = True
-        observers = set(self._observers)
-        for task in observers:
-            task.cancel()
-        if observers:
-            await asyncio.wait(observers)
+        await cancel_and_wait(set(self._observers))

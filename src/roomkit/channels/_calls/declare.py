@@ -14,6 +14,7 @@ bounds :func:`~roomkit.channels._calls.bounds.decide` reads.
 from __future__ import annotations
 
 import logging
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -205,6 +206,25 @@ class ToolChannel(Channel):
         human = self.human_input_handler
         if human is not None:
             warn_never_offered(self.channel_id, human.tool_names, offered, self._warned)
+
+    async def close(self) -> None:
+        """Cut what the channel runs (an AI channel's turns, a voice channel's sessions):
+        their requests are withdrawn, their calls reported cancelled. Then close the
+        human-input handler for this channel only.
+
+        Called from inside one of its own calls (a hook, a tool), it cuts that call too:
+        the closing finishes, and the caller sees ``CancelledError``.
+        """
+        await self._close_once(self._close)
+
+    async def _close(self) -> None:
+        self.closing = True
+        await self._cut_running()
+        await self.close_human_input()
+
+    @abstractmethod
+    async def _cut_running(self) -> None:
+        """End what the channel runs, for :meth:`close`: ``closing`` is ``True`` already."""
 
     async def close_human_input(self) -> None:
         """Close the human-input handler for this channel only (its requests withdrawn)."""

@@ -12,6 +12,7 @@ from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal, journal_for
 from roomkit.channels.ai._turn import Turn, conversation_for, history_messages
 from roomkit.channels.ai._wiring import wire_external
+from roomkit.core._tasks import cancel_and_wait
 from roomkit.core.store import OpenTurn
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import RoomEvent, TextContent
@@ -280,21 +281,6 @@ class AIChannel(ToolChannel):
                 found = True
         return found
 
-    async def close(self) -> None:
-        """Cut running turns (their requests are withdrawn, their calls reported cancelled),
-        then close the human-input handler for this channel only.
-
-        Called from inside one of its own turns (a hook, a tool), it cuts that turn too:
-        the closing finishes, and the caller sees ``CancelledError``.
-        """
-        await self._close_once(self._close)
-
-    async def _close(self) -> None:
-        self.closing = True
-        tasks = list(self._turns)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+    async def _cut_running(self) -> None:
+        await cancel_and_wait(list(self._turns))
         self._turns.clear()
-        await self.close_human_input()

@@ -245,17 +245,7 @@ class RealtimeVoiceChannel(ToolChannel):
 
     # -- closing -----------------------------------------------------------------------------
 
-    async def close(self) -> None:
-        """End every session (their requests are withdrawn, their calls reported cancelled),
-        then close the human-input handler for this channel only.
-
-        Called from inside one of its own calls (a hook, a tool), it cuts that call too:
-        the closing finishes, and the caller sees ``CancelledError``.
-        """
-        await self._close_once(self._close)
-
-    async def _close(self) -> None:
-        self.closing = True
+    async def _cut_running(self) -> None:
         lives = list(self._sessions.values())
         self._sessions.clear()
         if lives:
@@ -264,4 +254,3 @@ class RealtimeVoiceChannel(ToolChannel):
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
-        await self.close_human_input()
