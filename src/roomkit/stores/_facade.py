@@ -6,10 +6,15 @@ approvals' data (``_approvals``: approvers and history chains) have the same met
 back end, so the store's methods that only hand a call to them are written once, here, with
 their contract. What differs
 between the back ends (how a check-and-set is made atomic) is said in each part's module.
+
+A public method whose work differs by back end but whose contract does not
+(:meth:`PartsFacade.insert_granted`) is written here too, with its contract, and hands the
+work to a private method each store writes (``_insert_with_grant``).
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -17,6 +22,7 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._facets import check_settled_listing
 from roomkit.stores._trail import StoreTrail
+from roomkit.stores.grants import GrantedHistory, GrantedInsert
 
 __all__ = ["PartsFacade"]
 
@@ -105,6 +111,29 @@ class PartsFacade(DurableBase):
         wanted = check_settled_listing(actor_ids, limit)
         await self._parts_ready()
         return await self._reads.list_settled(wanted, limit)
+
+    # -- grants: a covered request and its use in one write -----------------------------------
+
+    async def insert_granted(
+        self, request: PendingInput, grant_id: str, *, history: GrantedHistory
+    ) -> GrantedInsert | None:
+        """:meth:`insert` of a request the grant ``grant_id`` (of :attr:`grants`) covers,
+        its use counted in the same write (a transaction; on Redis, a script; see
+        :class:`~roomkit.stores.grants.InsertsGranted`): a request the key names is returned
+        untouched, with no use spent; ``None`` when the grant covers nothing now.
+
+        Raises:
+            ValueError, TypeError, InvalidTextError, StoreError: as :meth:`insert`; the
+                use is not counted.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
+        return await self._insert_with_grant(request, grant_id, history)
+
+    @abstractmethod
+    async def _insert_with_grant(
+        self, request: PendingInput, grant_id: str, history: GrantedHistory
+    ) -> GrantedInsert | None: ...
 
     # -- the spend-once ledger -----------------------------------------------------------------
 

@@ -267,18 +267,9 @@ class PostgresStore(PartsFacade):
             self._announce(PendingChangeKind.CREATED, request.pending_id)
         return record, created
 
-    async def insert_granted(
-        self, request: PendingInput, grant_id: str, *, history: GrantedHistory
+    async def _insert_with_grant(
+        self, request: PendingInput, grant_id: str, history: GrantedHistory
     ) -> GrantedInsert | None:
-        """:meth:`insert` of a request the grant ``grant_id`` (of :attr:`grants`) covers,
-        its use counted in the same transaction (see
-        :class:`~roomkit.stores.grants.InsertsGranted`): a request the key names is returned
-        untouched, with no use spent; ``None`` when the grant covers nothing now.
-
-        Raises:
-            ValueError, TypeError, InvalidTextError, StoreError: as :meth:`insert`; the
-                use is not counted.
-        """
         from psycopg.errors import UndefinedTable
 
         check_insertable(request)

@@ -299,19 +299,9 @@ class RedisStore(PartsFacade):
             self._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
         return record, created
 
-    async def insert_granted(
-        self, request: PendingInput, grant_id: str, *, history: GrantedHistory
+    async def _insert_with_grant(
+        self, request: PendingInput, grant_id: str, history: GrantedHistory
     ) -> GrantedInsert | None:
-        """:meth:`insert` of a request the grant ``grant_id`` (of :attr:`grants`) covers,
-        its use counted in the same script (see
-        :class:`~roomkit.stores.grants.InsertsGranted`): a request the key names is returned
-        untouched, with no use spent; ``None`` when the grant covers nothing now.
-
-        Raises:
-            ValueError, InvalidTextError, StoreError: as :meth:`insert`; the use is not
-                counted.
-            StoreUnavailableError: the server cannot be reached.
-        """
         return await insert_granted(self, request, grant_id, history)
 
     async def fetch(self, pending_id: str) -> PendingInput | None:

@@ -292,18 +292,9 @@ class SQLiteStore(PartsFacade):
         """
         return await self._inserting.insert(request, history, ungranted=True)
 
-    async def insert_granted(
-        self, request: PendingInput, grant_id: str, *, history: GrantedHistory
+    async def _insert_with_grant(
+        self, request: PendingInput, grant_id: str, history: GrantedHistory
     ) -> GrantedInsert | None:
-        """:meth:`insert` of a request the grant ``grant_id`` (of :attr:`grants`) covers,
-        its use counted in the same transaction (see
-        :class:`~roomkit.stores.grants.InsertsGranted`): a request the key names is returned
-        untouched, with no use spent; ``None`` when the grant covers nothing now.
-
-        Raises:
-            ValueError, TypeError, InvalidTextError, StoreError: as :meth:`insert`; the
-                use is not counted.
-        """
         check_grant_id(grant_id)
         used: list[Grant] = []
 
