@@ -4,11 +4,10 @@ resumes with the ladder's default, and the request's history records it once."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from tests.servers.stores import StoreSite
+from tests.servers.stores import Ahead, StoreSite
 
 from roomkit.adapters._pauses import Asker, Pause
 from roomkit.testing import advance, run_virtual
@@ -18,19 +17,6 @@ from roomkit.tools.human_input.ladder import Ladder, default
 LADDER = Ladder(on_expiry=default("grey"))
 PAUSE = Pause("thread-1:ask", "question", "ask", {"question": "Which colour?"})
 RESUMERS = 4
-
-
-class Ahead:
-    """A durable store's clock: the wall clock, moved ahead by the test."""
-
-    def __init__(self) -> None:
-        self.ahead = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.ahead
-
-    async def move(self, seconds: float) -> None:
-        self.ahead += seconds
 
 
 def asker(handler: HumanInputHandler) -> Asker:

@@ -4,13 +4,12 @@ worked out one at a time, in ladder order, and each person hears of them in that
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
 from tests.notify.recorder import Holding, Recorder
-from tests.servers.stores import StoreSite
+from tests.servers.stores import Ahead, StoreSite
 
 from roomkit.notify import Directory, Ladder, Notice, Notifier, Person, escalate, remind
 from roomkit.notify.ladders import give_ladder
@@ -25,19 +24,6 @@ DUE = {
     ("question_escalated", "alice"),
     ("question_escalated", "bob"),
 }
-
-
-class Ahead:
-    """A durable store's clock: the wall clock, moved ahead by the test."""
-
-    def __init__(self) -> None:
-        self.ahead = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.ahead
-
-    async def move(self, seconds: float) -> None:
-        self.ahead += seconds
 
 
 async def late_notifier(

@@ -48,6 +48,32 @@ async def ask(handler: HumanInputHandler, actor: str) -> None:
     await handler.create("ask", {"question": f"Ship it, {actor}?"}, actor_id=actor)
 
 
+async def bob_quieted_then_both_sent(
+    handler: HumanInputHandler, clock: Clock, server: NtfyServer, notifier: Notifier
+) -> None:
+    """Bob's publish is answered 429 (the server's POSTs are); alice's, asked after it, waits
+    out the minute with his; then the server takes POSTs again: one request goes through,
+    and the other follows as due."""
+    await ask(handler, "bob")
+    await notifier.wait_idle()
+    assert len(server.requests) == 1
+    await ask(handler, "alice")
+    await notifier.wait_idle()
+    clock.now += 59
+    await notifier.wait_idle()
+    assert len(server.requests) == 1
+    server.status.clear()
+    clock.now += 1
+    async with asyncio.timeout(GUARD):
+        await server.wait_for(2)
+    await notifier.wait_idle()
+    # One request at a time until one goes through, then the rest as due.
+    clock.now += SECOND.cap
+    async with asyncio.timeout(GUARD):
+        await server.wait_for(3)
+    await notifier.wait_idle()
+
+
 async def test_a_429_leaves_the_server_alone_for_a_minute_for_every_topic(
     clocked: tuple[HumanInputHandler, Clock],
 ) -> None:
@@ -61,24 +87,7 @@ async def test_a_429_leaves_the_server_alone_for_a_minute_for_every_topic(
             handler, [Ntfy(server.url, TOPIC, retry=SECOND)], desk_url=DESK, link_secret=SECRET
         )
         async with notifier:
-            await ask(handler, "bob")
-            await notifier.wait_idle()
-            assert len(server.requests) == 1
-            await ask(handler, "alice")
-            await notifier.wait_idle()
-            clock.now += 59
-            await notifier.wait_idle()
-            assert len(server.requests) == 1
-            server.status.clear()
-            clock.now += 1
-            async with asyncio.timeout(GUARD):
-                await server.wait_for(2)
-            await notifier.wait_idle()
-            # One request at a time until one goes through, then the rest as due.
-            clock.now += SECOND.cap
-            async with asyncio.timeout(GUARD):
-                await server.wait_for(3)
-            await notifier.wait_idle()
+            await bob_quieted_then_both_sent(handler, clock, server, notifier)
     topics = sorted(r.body["topic"] for r in server.requests[1:] if r.body is not None)
     assert topics == ["approvals-alice-k3v9q", "approvals-bob-k3v9q"]
     assert notifier.statistics().delivered["ntfy"] == 2
@@ -143,23 +152,7 @@ async def test_every_surface_sending_to_the_server_leaves_it_alone_after_a_429(
         )
         notifier = Notifier(handler, [people, team], desk_url=DESK, link_secret=SECRET)
         async with notifier:
-            await ask(handler, "bob")
-            await notifier.wait_idle()
-            assert len(server.requests) == 1
-            await ask(handler, "alice")
-            await notifier.wait_idle()
-            clock.now += 59
-            await notifier.wait_idle()
-            assert len(server.requests) == 1
-            server.status.clear()
-            clock.now += 1
-            async with asyncio.timeout(GUARD):
-                await server.wait_for(2)
-            await notifier.wait_idle()
-            clock.now += SECOND.cap
-            async with asyncio.timeout(GUARD):
-                await server.wait_for(3)
-            await notifier.wait_idle()
+            await bob_quieted_then_both_sent(handler, clock, server, notifier)
     topics = sorted(r.body["topic"] for r in server.requests[1:] if r.body is not None)
     assert topics == ["approvals-bob-k3v9q", "team-alice-k3v9q"]
     assert notifier.statistics().delivered["ntfy-team"] == 1

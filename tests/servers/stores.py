@@ -9,15 +9,30 @@ another, sees the same records, as the processes of one deployment do.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DURABLE", "STORES", "StoreSite", "fresh_prefix", "open_store"]
+__all__ = ["DURABLE", "STORES", "Ahead", "StoreSite", "fresh_prefix", "open_store"]
 
 STORES = ("memory", "sqlite", "redis", "postgres")
 """Every store: the suites that say "on every store" run once on each."""
 DURABLE = STORES[1:]
 """The stores that keep their records outside the process."""
+
+
+class Ahead:
+    """A durable store's clock: the wall clock, moved ahead by the test."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+    async def move(self, seconds: float) -> None:
+        """Move the clock ``seconds`` ahead (as :func:`roomkit.testing.advance` is given)."""
+        self.ahead += seconds
 
 
 def fresh_prefix() -> str:

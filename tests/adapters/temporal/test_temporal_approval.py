@@ -60,17 +60,7 @@ async def test_a_rejection_raises_with_its_reason_and_an_edit_gives_new_argument
 
 async def test_the_create_activity_re_attaches_to_its_request(world: World) -> None:
     create, _, _ = activities(world.worker_handler)
-    ask = {
-        "kind": "question",
-        "tool_name": "choose",
-        "arguments": {"question": "Which hotel?"},
-        "key": "wf/first-run//1",
-        "seq": 1,
-        "timeout": 60.0,
-        "actor": "alice",
-        "room_id": "room",
-        "ladder": None,
-    }
+    ask = _question()
     environment = ActivityEnvironment()
     made = [await environment.run(create, ask) for _ in range(3)]
     assert {outcome["pending_id"] for outcome in made} == {made[0]["pending_id"]}

@@ -5,12 +5,12 @@ silence bound instead of waiting for ever, and the store works again once it ans
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from tests.postgres_server import PostgresServer, running_postgres
+from tests.servers.stores import Ahead
 from tests.tools.human_input.stores.postgres_kit import new_schema
 
 from roomkit import HumanInputHandler
@@ -48,16 +48,6 @@ async def test_a_frozen_server_fails_each_call_in_bounded_time_then_answers_agai
             server.resume()
         assert await handler.aresolve(request.pending_id, "Lisboa", by="alice")
         assert await handler.wait(request.pending_id) == "Lisboa"
-
-
-class Ahead:
-    """The store's clock: the wall clock, moved ahead by the test."""
-
-    def __init__(self) -> None:
-        self.ahead = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.ahead
 
 
 async def test_a_purge_held_up_never_fails_the_create_that_made_it(
