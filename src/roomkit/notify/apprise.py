@@ -18,6 +18,7 @@ with requires_extra("roomkit.notify.apprise", "apprise"):
     import apprise
 
 from roomkit.notify._header_values import header_name_problem, header_value_problem
+from roomkit.notify._surface_name import surface_name
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind, shown
 
@@ -32,16 +33,20 @@ class Apprise:
 
     Args:
         urls: one Apprise URL, or several.
+        name: the surface's name, recorded in histories (at most 256 characters, as any
+            surface's); give each Apprise its own.
 
     Raises:
         ValueError: no URL, a URL that Apprise cannot read, or one whose ``+Header=``
             parameter gives a header HTTP cannot carry (a line break, a letter outside
-            ASCII); its scheme is named, never the secrets it may hold.
+            ASCII); its scheme is named, never the secrets it may hold. A ``name`` longer
+            than a surface may be.
+        TypeError: ``name`` is not a ``str``.
+        InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
-    name = "apprise"
-
-    def __init__(self, urls: str | Iterable[str]) -> None:
+    def __init__(self, urls: str | Iterable[str], *, name: str = "apprise") -> None:
+        self.name = surface_name(name, what="Apprise(name=...)", example="apprise")
         listed = [urls] if isinstance(urls, str) else list(urls)
         if not listed:
             raise ValueError("Apprise(): give at least one Apprise URL, e.g. 'ntfy://topic'")

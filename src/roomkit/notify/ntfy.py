@@ -35,6 +35,7 @@ from roomkit.notify._header_values import token_of
 from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
 from roomkit.notify._quiet import quiet_of, server_of
+from roomkit.notify._surface_name import surface_name
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.stores.outbox import now_of
@@ -144,14 +145,16 @@ class Ntfy:
             with each 429 in a row up to an hour, for every topic and every ``Ntfy`` of
             this process sending to the server.
         timeout: seconds one publish may take.
-        name: the surface's name, recorded in histories.
+        name: the surface's name, recorded in histories (at most 256 characters, as any
+            surface's).
 
     Raises:
         ValueError: a server that is not an ``http(s)://`` URL, or names a user and password;
             a template without ``{actor}``;
             a token that is not one (empty, or holding a space, a line break or a letter
-            outside ASCII inside it).
-        TypeError: ``topic_for`` is none of those.
+            outside ASCII inside it); a ``name`` longer than a surface may be.
+        TypeError: ``topic_for`` is none of those, or ``name`` is not a ``str``.
+        InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
     def __init__(
@@ -165,6 +168,7 @@ class Ntfy:
         timeout: float = 10.0,
         name: str = "ntfy",
     ) -> None:
+        self.name = surface_name(name, what="Ntfy(name=...)", example="ntfy")
         if not isinstance(server, str) or not server.startswith(("http://", "https://")):
             raise ValueError(f"Ntfy(server=...) must be an http:// or https:// URL, not {server!r}")
         if "@" in urlsplit(server).netloc:
@@ -182,7 +186,6 @@ class Ntfy:
             self._headers["authorization"] = f"Bearer {token}"
         self.clear = bool(clear)
         self.retry = retry if retry is not None else Retry()
-        self.name = name
         self._origin = Origin(self.server + "/", timeout=timeout)
         self._server = server_of(self.server)
         self._quiet = quiet_of(self._server, _loop_time, _loop_time)

@@ -24,6 +24,7 @@ with requires_extra("roomkit.notify.Webhook", "notify"):
 
 from roomkit.notify._header_values import header_name_problem, header_value_problem
 from roomkit.notify._http import Origin
+from roomkit.notify._surface_name import surface_name
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 
@@ -135,14 +136,16 @@ class Webhook:
         headers: more headers to send (an ``Authorization`` the receiver wants, say); each
             value is sent without its surrounding whitespace. A ``User-Agent`` here is sent
             instead of roomkit's own (``roomkit-notify``).
-        name: the surface's name, recorded in histories; give each webhook its own.
+        name: the surface's name, recorded in histories (at most 256 characters, as any
+            surface's); give each webhook its own.
 
     Raises:
         ValueError: a URL that is not ``http(s)://``; a secret not in its ``whsec_`` form;
             a header whose name is not one, that the webhook sets itself (``content-type``,
             ``webhook-id``, ...), or whose value holds a line break, a control character
-            or a letter outside ASCII.
-        TypeError: ``headers`` is not a mapping.
+            or a letter outside ASCII; a ``name`` longer than a surface may be.
+        TypeError: ``headers`` is not a mapping, or ``name`` not a ``str``.
+        InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
     def __init__(
@@ -155,6 +158,7 @@ class Webhook:
         headers: Mapping[str, str] | None = None,
         name: str = "webhook",
     ) -> None:
+        self.name = surface_name(name, what="Webhook(name=...)", example="webhook")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"Webhook(url=...) must be an http:// or https:// URL, not {url!r}")
         if not isinstance(secret, str) or not secret.startswith("whsec_"):
@@ -172,7 +176,6 @@ class Webhook:
         self._headers = _extra_headers(headers)
         if not any(name.lower() == "user-agent" for name in self._headers):
             self._headers = {"user-agent": _USER_AGENT, **self._headers}
-        self.name = name
         self.url = url
         self.retry = retry if retry is not None else Retry()
         self._origin = Origin(url, timeout=timeout)

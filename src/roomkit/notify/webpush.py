@@ -56,6 +56,7 @@ from roomkit.notify._push_message import (
     topic,
 )
 from roomkit.notify._push_services import PushServices, retry_after
+from roomkit.notify._surface_name import surface_name
 from roomkit.notify.links import NO_DEADLINE_TTL
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
@@ -121,7 +122,8 @@ class WebPush:
             how long a push service that failed so is sent nothing new;
             :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         timeout: seconds one push may take.
-        name: the surface's name, recorded in histories.
+        name: the surface's name, recorded in histories (at most 256 characters, as any
+            surface's).
         push_hosts: push services' hosts to push to besides the browsers' own
             (:data:`~roomkit.notify.push_hosts.PUSH_HOSTS`), such as a self-hosted one;
             plain ``http://`` only to an origin named so, host and port
@@ -132,8 +134,10 @@ class WebPush:
 
     Raises:
         ValueError: a ``subject`` that is neither ``mailto:`` nor ``https://``; a key that is
-            not a P-256 private key; a ``push_hosts`` entry that is not a host name.
-        TypeError: ``push_hosts`` given as a string.
+            not a P-256 private key; a ``push_hosts`` entry that is not a host name; a
+            ``name`` longer than a surface may be.
+        TypeError: ``push_hosts`` given as a string, or ``name`` not a ``str``.
+        InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
     def __init__(
@@ -149,6 +153,7 @@ class WebPush:
         push_hosts: Iterable[str] | None = None,
         resolver: AbstractResolver | None = None,
     ) -> None:
+        self.name = surface_name(name, what="WebPush(name=...)", example="webpush")
         if not isinstance(subject, str) or not (
             (subject.startswith("mailto:") and "@" in subject) or subject.startswith("https://")
         ):
@@ -174,7 +179,6 @@ class WebPush:
         )
         self.retry = retry if retry is not None else Retry()
         self.timeout = float(timeout)
-        self.name = name
         self.push_hosts = PushHosts(push_hosts)
         """The hosts this surface pushes to; a desk running it takes subscriptions to them."""
         self._resolver = resolver

@@ -49,6 +49,7 @@ from standardwebhooks import Webhook as Signer
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput
+from roomkit.notify._surface_name import surface_name
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 
@@ -69,7 +70,7 @@ class A2APush:
         secret: the signing secret in its ``whsec_<base64>`` form.
         retry: when to try again; :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         client: the HTTP client to POST with (one of its own by default).
-        name: the surface's name in histories.
+        name: the surface's name in histories (at most 256 characters, as any surface's).
         timeout: seconds one POST of its own client may take; a POST that takes longer is
             tried again later under the same ``webhook-id``.
         push_url_validator: ``async (url) -> bool``, asked before each POST (a caller sets
@@ -79,7 +80,10 @@ class A2APush:
             with a receiver on the loopback).
 
     Raises:
-        ValueError: the secret is not a ``whsec_`` secret, or the timeout is not positive.
+        ValueError: the secret is not a ``whsec_`` secret, the timeout is not positive, or
+            ``name`` is longer than a surface may be.
+        TypeError: ``name`` is not a ``str``.
+        InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
     def __init__(
@@ -96,13 +100,13 @@ class A2APush:
             validate_push_notification_url
         ),
     ) -> None:
+        self.name = surface_name(name, what="A2APush(name=...)", example="a2a-push")
         if not isinstance(secret, str) or not secret.startswith("whsec_"):
             raise ValueError("A2APush(secret=...) takes a Standard Webhooks 'whsec_...' secret")
         if not timeout > 0:
             raise ValueError(f"A2APush(timeout=...) takes seconds above 0, got {timeout!r}")
         self.tasks = tasks
         self.configs = configs
-        self.name = name
         self.retry = retry if retry is not None else Retry()
         self._signer = Signer(secret)
         self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)

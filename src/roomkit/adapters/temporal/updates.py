@@ -46,15 +46,14 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from roomkit.adapters.temporal._ended import BY_UPDATE, taken_by
 from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, outcome_of
-from roomkit.core.exceptions import InvalidTextError, StoreUnavailableError
-from roomkit.models.json_limits import MAX_ID_CHARS
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.notify._surface_name import surface_name
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.stores import PendingChange, PendingChangeKind, new_entry
 from roomkit.stores.outbox import now_of
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.checks import check_surface
 
 __all__ = ["TemporalUpdates", "update_id_of"]
 
@@ -103,7 +102,8 @@ class TemporalUpdates:
         TypeError: ``client`` is not a ``Client``, ``rpc_timeout`` is not a number, or
             ``name`` is not a ``str``.
         ValueError: ``rpc_timeout`` is not a positive, finite number of seconds, or ``name``
-            is longer than a surface may be or holds text UTF-8 cannot encode.
+            is longer than a surface may be.
+        InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
     def __init__(
@@ -129,9 +129,8 @@ class TemporalUpdates:
                 "TemporalUpdates: rpc_timeout is the seconds one update call may take, more "
                 f"than 0 and at most {_LONGEST_CALL:g} (10.0 by default), got {rpc_timeout!r}"
             )
-        _check_name(name)
+        self.name = surface_name(name, what="TemporalUpdates(name=...)", example="temporal")
         self.client = client
-        self.name = name
         self.retry = retry if retry is not None else Retry(give_up=7 * 86_400.0)
         self.rpc_timeout = timedelta(seconds=rpc_timeout)
         self._handler: HumanInputHandler | None = None
@@ -372,29 +371,6 @@ class TemporalUpdates:
             if not isinstance(error, Exception):
                 raise
             logger.warning("could not record the delivery of %s: %s", pending_id, error)
-
-
-def _check_name(name: object) -> None:
-    """Refuse a name no history keeps as a surface, as a settle's ``surface=`` is refused:
-    when the surface is made, not at a delivery's record.
-
-    Raises:
-        TypeError: it is not a ``str``.
-        ValueError: it is longer than a surface may be.
-        InvalidTextError: it holds text UTF-8 cannot encode.
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"TemporalUpdates(name=...) is the surface's name, a str, got {name!r}")
-    if len(name) > MAX_ID_CHARS:
-        raise ValueError(
-            f"TemporalUpdates(name=...) is {len(name):,} characters, over the {MAX_ID_CHARS} a "
-            "surface may have on every store (each delivered entry records it): pass a short "
-            "name, such as 'temporal'"
-        )
-    try:
-        check_surface(name)
-    except InvalidTextError as error:
-        raise InvalidTextError(f"TemporalUpdates(name=...): {error}") from None
 
 
 def _digest(request: PendingInput, history: list[dict[str, Any]]) -> str:
