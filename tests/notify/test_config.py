@@ -314,6 +314,33 @@ def test_a_wrong_file_names_the_key_at_fault(
     assert "\n" not in line
 
 
+NAMED = [
+    (HOOK, "[[webhook]]", "webhook"),
+    ('[[apprise]]\nurls = ["json://127.0.0.1:9001/notices"]\n', "[[apprise]]", "apprise"),
+    ('[webpush]\nsubject = "mailto:ops@example.com"\ndata_dir = "DESK"\n', "[webpush]", "webpush"),
+    ('[ntfy]\nserver = "https://ntfy.example.com"\ntopic = "a-{actor}-k3"\n', "[ntfy]", "ntfy"),
+]
+
+
+@pytest.mark.parametrize(("text", "where", "default"), NAMED, ids=[w for _, w, _ in NAMED])
+def test_a_surface_name_no_history_keeps_names_its_key(
+    tmp_path: Path, text: str, where: str, default: str
+) -> None:
+    """A ``name`` longer than a surface may be is one line naming the table's ``name`` key,
+    before any surface is made."""
+    desk = (tmp_path / "desk").as_posix()  # the [webpush] key file's folder
+    path = write(tmp_path, text.replace("DESK", desk) + f'name = "{"n" * 257}"\n')
+    with pytest.raises(NotifyConfigError) as caught:
+        load_notify_config(path, environ=ENV)
+    assert str(caught.value) == (
+        f"{path}: {where} name: the surface's name is 257 characters, over the 256 a surface "
+        "may have on every store (each shown and delivered entry records it): pass a short "
+        f"name, such as {default!r}"
+    )
+    assert caught.value.key == f"{where} name"
+    assert sorted(tmp_path.iterdir()) == [path]
+
+
 def test_a_file_that_is_not_toml_or_not_there_is_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, "[slack\n")
     with pytest.raises(NotifyConfigError, match=r"notify\.toml is not valid TOML: .*line 1"):

@@ -9,13 +9,14 @@ from urllib.parse import urlsplit
 
 from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.core.exceptions import NotifyConfigError
+from roomkit.notify._surface_name import surface_name
 
 __all__ = ["TomlValues"]
 
 
 class TomlValues:
-    """Reads one file's values: text, seconds, URLs, secrets from the environment, tables;
-    a mistake raises :class:`NotifyConfigError` naming the file and the key."""
+    """Reads one file's values: text, seconds, URLs, secrets from the environment, tables,
+    surface names; a mistake raises :class:`NotifyConfigError` naming the file and the key."""
 
     def __init__(self, path: str, environ: Mapping[str, str]) -> None:
         self.path = path
@@ -75,6 +76,17 @@ class TomlValues:
             at = f"{where} {key}" if where else key
             self.fail(at, f"must be one line, with no control character, not {value!r}")
         return value
+
+    def surface_name(self, table: dict[str, Any], where: str, default: str) -> str:
+        """The table's ``name``, else ``default``; a name no history keeps as a surface's
+        (longer than a surface may be) fails at its key, as the surface would refuse it."""
+        name = self.text(table, where, "name")
+        if name is None:
+            return default
+        try:
+            return surface_name(name, what="the surface's name", example=default)
+        except (TypeError, ValueError) as error:
+            self.fail(f"{where} name", str(error))
 
     def seconds(self, table: dict[str, Any], where: str, key: str) -> float:
         value = table[key]

@@ -250,7 +250,7 @@ class _Reader(TomlValues):
                 f"the environment variable {table['secret_env']} holds no signing secret in "
                 "its 'whsec_<base64>' form",
             )
-        name = self.text(table, where, "name") or name
+        name = self.surface_name(table, where, name)
         webhook = self.surface("webhook", "Webhook")
         return self.build(f"{where} secret_env", lambda: webhook(url, secret, name=name))
 
@@ -308,18 +308,17 @@ class _Reader(TomlValues):
             urls = [urls]
         if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
             self.fail(f"{where} urls", 'must be a list of Apprise URLs, e.g. ["ntfy://topic"]')
-        name = self.text(table, where, "name") or name
+        # Each [[apprise]] table is a surface of its own, with its name.
+        name = self.surface_name(table, where, name)
         apprise = self.surface("apprise", "Apprise")
-        surface = self.build(f"{where} urls", lambda: apprise(urls))
-        surface.name = name  # each [[apprise]] table is a surface of its own, with its name
-        return surface
+        return self.build(f"{where} urls", lambda: apprise(urls, name=name))
 
     def webpush(self, table: dict[str, Any]) -> Surface:
         where = "[webpush]"
         self.known(table, where, _WEBPUSH)
         subject = self.text(table, where, "subject", required=True)
         data_dir = self.text(table, where, "data_dir")
-        name = self.text(table, where, "name") or "webpush"
+        name = self.surface_name(table, where, "webpush")
         hosts = table.get("push_hosts", [])
         if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
             self.fail(
@@ -353,7 +352,7 @@ class _Reader(TomlValues):
         clear = table.get("clear", False)
         if not isinstance(clear, bool):
             self.fail(f"{where} clear", f"must be true or false, not {clear!r}")
-        name = self.text(table, where, "name") or "ntfy"
+        name = self.surface_name(table, where, "ntfy")
         ntfy = self.surface("ntfy", "Ntfy")
         return self.build(
             f"{where} topic",
