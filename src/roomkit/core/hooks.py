@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypedDict, TypeVar
 
-from roomkit.core._tasks import cancel_and_wait
+from roomkit.core.tasks import cancel_and_wait
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import (
     HookExecution,

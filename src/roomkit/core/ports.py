@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
-from roomkit.core._bound import bound
+from roomkit.core.context_vars import bound
 from roomkit.core.store import OpenTurn
 from roomkit.models.pending_input import PendingInput, PendingInputEvent
 from roomkit.models.room import RoomEvent

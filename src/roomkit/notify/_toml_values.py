@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.core.exceptions import NotifyConfigError
-from roomkit.notify._surface_name import surface_name
+from roomkit.notify.surface import surface_name
 
 __all__ = ["TomlValues"]
 

@@ -18,8 +18,7 @@ with requires_extra("roomkit.notify.apprise", "apprise"):
     import apprise
 
 from roomkit.notify._header_values import header_name_problem, header_value_problem
-from roomkit.notify._surface_name import surface_name
-from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind, shown
 
 __all__ = ["Apprise"]

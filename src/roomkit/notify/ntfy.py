@@ -35,9 +35,8 @@ from roomkit.notify._header_values import token_of
 from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
 from roomkit.notify._quiet import quiet_of, server_of
-from roomkit.notify._surface_name import surface_name
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 from roomkit.stores.outbox import now_of
 
 if TYPE_CHECKING:

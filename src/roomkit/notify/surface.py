@@ -3,7 +3,8 @@
 A surface (a webhook, an email sender, Slack, ...) turns one :class:`Notice` into one
 delivery. The notifier decides who is told what and when, records each notice in the store
 before it is sent, and retries what a surface reports as worth retrying; a surface only
-sends.
+sends. A surface's name is recorded as the ``surface`` of the entries its deliveries write,
+so every surface checks the ``name=`` it is given with :func:`surface_name` as it is made.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from roomkit.core.exceptions import InvalidTextError
+from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput
 
 # The directory lives with the people it lists; its names stay importable from here.
 from roomkit.people import Directory, Person
+from roomkit.tools.human_input.checks import check_surface
 
 __all__ = [
     "DeliveryError",
@@ -25,6 +29,7 @@ __all__ = [
     "NoticeType",
     "Person",
     "Surface",
+    "surface_name",
 ]
 
 NoticeType = Literal[
@@ -129,3 +134,36 @@ class Surface(Protocol):
     async def aclose(self) -> None:
         """Free connections; called once when the notifier stops."""
         ...
+
+
+def surface_name(name: object, *, what: str, example: str) -> str:
+    """Return ``name`` when it may be a surface's name; raise otherwise.
+
+    Args:
+        name: the name given.
+        what: where it was given, to start each message (``"Ntfy(name=...)"``).
+        example: a name to suggest in its place (the surface's default).
+
+    Raises:
+        TypeError: ``name`` is not a ``str``.
+        ValueError: it is longer than a surface may be; the message says how long it may be.
+        InvalidTextError: it holds text UTF-8 cannot encode (a lone surrogate).
+    """
+    if type(name) is str and len(name) <= MAX_ID_CHARS and name.isascii():
+        return name  # the common case: a short name
+    if not isinstance(name, str):
+        raise TypeError(
+            f"{what} is the surface's name in histories and must be a str, "
+            f"got {type(name).__name__}: pass a short name, such as {example!r}"
+        )
+    if len(name) > MAX_ID_CHARS:
+        raise ValueError(
+            f"{what} is {len(name):,} characters, over the {MAX_ID_CHARS} a surface may have "
+            f"on every store (each shown and delivered entry records it): pass a short name, "
+            f"such as {example!r}"
+        )
+    try:
+        check_surface(name)
+    except InvalidTextError as error:
+        raise InvalidTextError(f"{what}: {error}") from None
+    return name

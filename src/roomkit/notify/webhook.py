@@ -24,9 +24,8 @@ with requires_extra("roomkit.notify.Webhook", "notify"):
 
 from roomkit.notify._header_values import header_name_problem, header_value_problem
 from roomkit.notify._http import Origin
-from roomkit.notify._surface_name import surface_name
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 
 __all__ = ["Webhook", "webhook_body"]
 

@@ -56,7 +56,6 @@ from roomkit.notify._push_message import (
     topic,
 )
 from roomkit.notify._push_services import PushServices, retry_after
-from roomkit.notify._surface_name import surface_name
 from roomkit.notify.links import NO_DEADLINE_TTL
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import (
@@ -66,7 +65,7 @@ from roomkit.notify.push_subscriptions import (
     vapid_public_key,
 )
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 from roomkit.stores.outbox import now_of
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from roomkit.core._bound import bound
+from roomkit.core.context_vars import bound
 
 __all__ = [
     "ToolCallContext",

@@ -49,9 +49,8 @@ from standardwebhooks import Webhook as Signer
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput
-from roomkit.notify._surface_name import surface_name
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 
 __all__ = ["A2APush"]
 

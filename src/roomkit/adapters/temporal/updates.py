@@ -48,9 +48,8 @@ from roomkit.adapters.temporal._ended import BY_UPDATE, taken_by
 from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, outcome_of
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, arguments_digest
-from roomkit.notify._surface_name import surface_name
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Notice, Person
+from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 from roomkit.stores import PendingChange, PendingChangeKind, new_entry
 from roomkit.stores.outbox import now_of
 from roomkit.tools.human_input import HumanInputHandler

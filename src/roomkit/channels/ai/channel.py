@@ -12,8 +12,8 @@ from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal, journal_for
 from roomkit.channels.ai._turn import Turn, conversation_for, history_messages
 from roomkit.channels.ai._wiring import wire_external
-from roomkit.core._tasks import cancel_and_wait
 from roomkit.core.store import OpenTurn
+from roomkit.core.tasks import cancel_and_wait
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import RoomEvent, TextContent
 from roomkit.models.steering import Cancel

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from roomkit.core._bound import bound
+from roomkit.core.context_vars import bound
 from roomkit.core.exceptions import HandlerClosedError, StoreError
 from roomkit.core.ports import turn_callback
 from roomkit.models.pending_input import PendingInput, PendingInputEvent

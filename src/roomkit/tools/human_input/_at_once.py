@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import NamedTuple
 
-from roomkit.core._bound import bound
+from roomkit.core.context_vars import bound
 from roomkit.tools.approvals import Decision
 
 __all__ = ["AtOnce", "at_once", "decided_at_once"]

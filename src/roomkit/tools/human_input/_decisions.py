@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
-from roomkit.core._bound import bound
+from roomkit.core.context_vars import bound
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.decisions import Approve
 from roomkit.models.history import Entry

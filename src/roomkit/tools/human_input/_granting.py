@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from roomkit.core._bound import bound
+from roomkit.core.context_vars import bound
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores.grants import Grant, GrantStore, InsertsUngranted, every_live_grant
 from roomkit.tools.human_input._at_once import at_once
