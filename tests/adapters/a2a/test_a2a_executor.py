@@ -249,3 +249,31 @@ async def test_an_answer_taken_by_another_process_completes_the_task_with_the_re
         await close_stores(questions, rooms, other_questions, other_rooms)
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert get_text_parts(list(done.status.message.parts)) == ["Blue it is."]
+
+
+async def test_plain_text_on_a_task_answers_no_question_only_another_task_showed() -> None:
+    """The first task's question is answered on the desk; a second task of the context then
+    asks its own. Plain text on the first task answers nothing and says which task waits;
+    the second task's plain text answers its question."""
+    world = World([ask(), DONE, ask("Which slogan?"), AIResponse(content="Slogan set.")])
+    async with world.http() as http:
+        first = await world.send(http, text="Paint the logo")
+        [colour] = await world.handler.list_pending(room_id="ctx-1")
+        assert await world.handler.aresolve(colour.pending_id, "blue", by="alice", surface="desk")
+        second = await world.send(http, text="Also write a slogan")
+        [slogan] = await world.handler.list_pending(room_id="ctx-1")
+        assert [d["pending_id"] for d in asked(second)[1]] == [slogan.pending_id]
+        stray = await world.send(http, text="Make it red", task=first)
+        still = await world.handler.get_request(slogan.pending_id)
+        assert still is not None
+        assert (still.status, still.result) == ("pending", None)
+        said = get_text_parts(list(stray.status.message.parts))[0]
+        assert said == (
+            f"Task {first.id} shows no open request: the message answered none. "
+            f"Waiting: request {slogan.pending_id} (task {second.id})"
+        )
+        done = await world.send(http, text="Fresh ideas", task=second)
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    settled = await world.handler.get_request(slogan.pending_id)
+    assert settled is not None
+    assert (settled.result, settled.settled_by) == ("Fresh ideas", "alice")

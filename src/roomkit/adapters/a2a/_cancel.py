@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from roomkit.adapters.a2a._shown import shown_in
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["Cancelled", "cancel_task"]
@@ -60,7 +61,7 @@ async def cancel_task(
     """
     asked: list[tuple[str, set[str]]] = []
     for listed in await handler.list_pending(room_id=room_id):
-        tasks = await _shown_in(handler, listed)
+        tasks = await shown_in(handler, listed)
         if task_id in tasks:
             asked.append((listed.pending_id, tasks))
     await stop()
@@ -84,12 +85,3 @@ async def cancel_task(
         elif await handler.arelease(pending_id):
             done.withdrawn.append(pending_id)
     return done
-
-
-async def _shown_in(handler: HumanInputHandler, request: PendingInput) -> set[str]:
-    """The A2A tasks that showed ``request``, from its history's ``shown`` entries."""
-    return {
-        str(entry["task"])
-        for entry in await handler.history(request.pending_id)
-        if entry.get("type") == "shown" and entry.get("surface") == "a2a" and "task" in entry
-    }

@@ -7,8 +7,9 @@ in ``input-required`` with the question as text and a data part (``pending_id``,
 ``schema``, ``expires_at``, ``digest``), records in the request's history that the task
 showed it to the caller (a ``shown`` entry naming the task), and the executor returns. The
 turn waits on in the store. A follow-up message on the task answers the request as the
-caller (each data part ``{"pending_id", "answer"}`` the request it names, or plain text
-when one request of theirs is open), and the executor follows the room again. A request
+caller (each data part ``{"pending_id", "answer"}`` the request it names, plain text the
+one open request that task showed, never one only another task of the context showed:
+:mod:`roomkit.adapters.a2a._shown`), and the executor follows the room again. A request
 that timed out or was withdrawn first ends the task ``failed`` or ``canceled`` with
 roomkit's text. Cancelling a task stops its own turn (queued or running) and withdraws
 only the requests it asked (:mod:`roomkit.adapters.a2a._cancel`).
@@ -54,17 +55,17 @@ from roomkit.adapters._feed import (
     seen_now,
     turn_owed,
 )
+from roomkit.adapters.a2a._answers import MISSING, Refused, as_text, first_note, settle
 from roomkit.adapters.a2a._cancel import cancel_task
 from roomkit.adapters.a2a._endings import asked, ending
+from roomkit.adapters.a2a._shown import record_shown, shown_in
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
-from roomkit.core.exceptions import RoomKitError
 from roomkit.core.framework import RoomKit
 from roomkit.models.kinds import request_kind
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import new_entry
 
 __all__ = ["A2AChannel", "RoomKitExecutor"]
 
@@ -243,9 +244,10 @@ class RoomKitExecutor(AgentExecutor):
         context: RequestContext,
         updater: TaskUpdater,
     ) -> tuple[bool, list[str]]:
-        """Settle what the follow-up answers, each data part its own request: whether the
-        task ended here, and what to tell the caller besides the agent's replies (a
-        request settled otherwise first, a part that answered nothing)."""
+        """Settle what the follow-up answers, each data part its own request, plain text
+        the one open request its task showed: whether the task ended here, and what to
+        tell the caller besides the agent's replies (a request settled otherwise first, a
+        part that answered nothing)."""
         message = context.message
         parts = list(message.parts) if message is not None else []
         named = [d for d in get_data_parts(parts) if isinstance(d, dict) and "pending_id" in d]
@@ -255,32 +257,31 @@ class RoomKitExecutor(AgentExecutor):
             if await self.access.can_see(principal, request)
         ]
         if named:
-            answers = [(d["pending_id"], d.get("answer", _MISSING)) for d in named]
-        elif len(mine) == 1:
-            answers = [(mine[0].pending_id, "\n".join(get_text_parts(parts)))]
-        elif not mine:
-            # Nothing open: what the task asked ended otherwise (timed out, withdrawn,
-            # answered elsewhere), and says how the task goes on.
-            task = context.current_task
-            for pending_id in asked(task) if task is not None else []:
-                request = await self.handler.get_request(pending_id)
-                if request is not None and await self._ended(request, updater):
-                    return True, []
-            return False, []
+            answers = [(d["pending_id"], d.get("answer", MISSING)) for d in named]
         else:
-            await self._ask_again(
-                updater,
-                mine,
-                'Name the request you answer: a data part {"pending_id": ..., "answer": ...}',
-            )
-            return True, []
+            # Plain text names no request: it answers one this task showed, never one
+            # only another task of the context showed.
+            showing = {r.pending_id: await shown_in(self.handler, r) for r in mine}
+            own = [r for r in mine if updater.task_id in showing[r.pending_id]]
+            if not own:
+                return await self._none_open(context, updater, showing)
+            if len(own) > 1:
+                await self._ask_again(
+                    updater,
+                    own,
+                    'Name the request you answer: a data part {"pending_id": ..., "answer": ...}',
+                )
+                return True, []
+            answers = [(own[0].pending_id, "\n".join(get_text_parts(parts)))]
         # Each part is settled whatever the others hold: one the task cannot take is said
         # beside the others' outcome, and takes none of them back.
         taken, problems, notes = False, [], []
         ended: PendingInput | None = None
         for pending_id, answer in answers:
-            outcome = await self._settle(principal, room_id, pending_id, answer)
-            if isinstance(outcome, _Refused):
+            outcome = await settle(
+                self.handler, self.access, principal, room_id, pending_id, answer
+            )
+            if isinstance(outcome, Refused):
                 problems.append(str(outcome))
                 continue
             taken = True
@@ -288,7 +289,7 @@ class RoomKitExecutor(AgentExecutor):
                 continue
             if ending(outcome, None) is not None:
                 ended = ended or outcome
-            elif (note := _first(outcome, principal, _text(answer))) is not None:
+            elif (note := first_note(outcome, principal, as_text(answer))) is not None:
                 notes.append(note)
         if ended is not None and await self._ended(ended, updater):
             return True, []
@@ -297,40 +298,18 @@ class RoomKitExecutor(AgentExecutor):
             return True, []
         return False, problems + notes
 
-    async def _settle(
-        self, principal: Principal, room_id: str, pending_id: Any, answer: Any
-    ) -> PendingInput | _Refused | None:
-        """Answer ``pending_id`` as ``principal``: ``None`` when the answer was taken, the
-        request when it was settled otherwise first, what was wrong when nothing was done."""
-        if not isinstance(pending_id, str):
-            return _Refused("No open request: pending_id is text")
-        if answer is _MISSING:
-            return _Refused(
-                'The data part holds no "answer": send {"pending_id": ..., "answer": ...}'
-            )
-        request = await self.handler.get_request(pending_id)
-        if (
-            request is None
-            or request.room_id != room_id
-            or not await self.access.can_see(principal, request)
-        ):
-            shown = pending_id if len(pending_id) <= 80 else f"{pending_id[:80]}..."
-            return _Refused(f"No open request {shown} of yours here")
-        if request.status is not PendingInputStatus.PENDING:
-            return request
-        if not await self.access.may_decide(principal, request):
-            return _Refused(f"Only the approval's approvers may decide {request.pending_id}")
-        try:
-            won = await self.handler.aresolve(
-                pending_id,
-                _text(answer),
-                by=principal.actor_id,
-                surface="a2a",
-                digest=request.arguments_digest,
-            )
-        except RoomKitError as error:
-            return _Refused(f"The answer was refused: {error}")
-        return None if won else await self.handler.get_request(pending_id)
+    async def _none_open(
+        self, context: RequestContext, updater: TaskUpdater, showing: dict[str, set[str]]
+    ) -> tuple[bool, list[str]]:
+        """Plain text on a task that shows no open request: whether what the task asked
+        ended otherwise (timed out, withdrawn) and ended the task here; else the task goes
+        on, told that the text answered none and which tasks' requests wait."""
+        task = context.current_task
+        for pending_id in asked(task) if task is not None else []:
+            request = await self.handler.get_request(pending_id)
+            if request is not None and await self._ended(request, updater):
+                return True, []
+        return False, [_answered_none(updater.task_id, showing)] if showing else []
 
     async def _ended(self, request: PendingInput, updater: TaskUpdater) -> bool:
         """A request that timed out or was withdrawn ends the task; an answered one does not."""
@@ -392,67 +371,27 @@ class RoomKitExecutor(AgentExecutor):
         if held and (held := await self.access.visible(caller, held)):
             for request in held:
                 message += _parts(self.handler, request)
-                await self._shown(request, caller.actor_id, updater.task_id)
+                await record_shown(self.handler, request, caller.actor_id, updater.task_id)
             await updater.requires_input(updater.new_agent_message(message))
         else:
             # The room rests, or waits on others' answers: nothing of it is the caller's.
             await updater.complete(updater.new_agent_message(message) if message else None)
 
-    async def _shown(self, request: PendingInput, caller: str, task_id: str) -> None:
-        """Record, once per task, that the task showed ``request`` to ``caller``: the
-        request's history (and its evidence record) names the A2A task that asked."""
-        handler = self.handler
-        try:
-            history = await handler.history(request.pending_id)
-            if not any(e.get("type") == "shown" and e.get("task") == task_id for e in history):
-                entry = new_entry("shown", actor=caller, surface="a2a", task=task_id)
-                await handler.record(request.pending_id, entry)
-        except RoomKitError:
-            # The task still asks: only its mention in the history is lost.
-            logger.warning("Could not record that A2A task %s showed %s", task_id, request)
+
+def _answered_none(task_id: str, showing: dict[str, set[str]]) -> str:
+    """What tells the caller their plain text answered nothing: their task shows no open
+    request, and which open requests wait on which tasks."""
+    waiting = [f"request {pending_id} ({_tasks(tasks)})" for pending_id, tasks in showing.items()]
+    return (
+        f"Task {task_id} shows no open request: the message answered none. "
+        f"Waiting: {', '.join(waiting)}"
+    )
 
 
-class _Refused(str):
-    """What was wrong with a part of a follow-up that answered nothing."""
-
-    __slots__ = ()
-
-
-_MISSING = object()
-"""The answer of a data part that holds none."""
-
-
-def _text(answer: Any) -> str:
-    """An answer as it is recorded: text as is, anything else as compact JSON."""
-    answer = _whole(answer)
-    return answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"))
-
-
-def _first(request: PendingInput, caller: Principal, answer: str) -> str | None:
-    """What tells the caller their answer came after another settled ``request``; ``None``
-    for their own answer sent again."""
-    if request.status is PendingInputStatus.RESOLVED:
-        if request.settled_by == caller.actor_id and request.result == answer:
-            return None
-        by = f" by {request.settled_by}" if request.settled_by else ""
-        return f"Request {request.pending_id} was answered first{by}: {request.result}"
-    if request.status is PendingInputStatus.REJECTED and not request.withdrawn:
-        by = f" by {request.settled_by}" if request.settled_by else ""
-        reason = f": {request.reject_reason}" if request.reject_reason else ""
-        return f"Request {request.pending_id} was refused first{by}{reason}"
-    return None
-
-
-def _whole(value: Any) -> Any:
-    """``value`` with its whole numbers as integers: a data part carries every number as a
-    double, and an answer schema asking for an integer refuses ``3.0``."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, list):
-        return [_whole(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _whole(item) for key, item in value.items()}
-    return value
+def _tasks(tasks: set[str]) -> str:
+    if not tasks:
+        return "no task shows it"
+    return ("task " if len(tasks) == 1 else "tasks ") + ", ".join(sorted(tasks))
 
 
 def _parts(handler: HumanInputHandler, request: PendingInput) -> list[Part]:
