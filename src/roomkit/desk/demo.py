@@ -36,6 +36,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from roomkit._serving import Server, listen, port_problem, sign_in_link
+from roomkit._streams import printable_streams
 from roomkit.channels.ai import AIChannel
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import RoomStore
@@ -324,6 +325,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; ``--port`` (or ``PORT``) sets the port (8765 by default, 0 for any)."""
+    printable_streams()
     args = _arguments(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     port = args.port

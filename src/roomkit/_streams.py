@@ -1,6 +1,8 @@
-"""The command's stdout and stderr, made to write any text their encoding cannot.
+"""A command's stdout and stderr, made to write any text their encoding cannot.
 
-An ASCII terminal (``PYTHONIOENCODING=ascii``) or a C locale has no letters for a path or a
+The ``roomkit`` command and ``python -m roomkit.desk.demo`` call it as they start; it lives
+beside them rather than in either, so that the demo loads no part of the command line. An
+ASCII terminal (``PYTHONIOENCODING=ascii``) or a C locale has no letters for a path or a
 question in another language; Python's streams then stop the command with a
 ``UnicodeEncodeError`` halfway through its output. :func:`printable_streams`, called once as
 the command starts, makes each write such a letter as a backslash escape (``caf\\xe9``). A
