@@ -12,7 +12,7 @@ import httpx
 import pytest
 from desk_page import OpenPage, card, settled, wait_live
 from desk_server import DeskServer
-from playwright.sync_api import Locator, Page, WebSocketRoute, expect
+from playwright.sync_api import Locator, Page, Route, WebSocketRoute, expect
 
 from roomkit.desk.demo import DEMO_PERSON
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -156,6 +156,37 @@ def test_the_card_shows_the_tool_its_description_arguments_and_history(
     digest = held.request().arguments_digest
     assert digest is not None
     expect(created).to_contain_text(f"digest {digest[:12]}")
+
+
+def test_the_card_offers_its_decisions_once_its_history_is_in(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    """The history brings the tool's description, shown above the buttons: the buttons
+    wait for it, so that none moves under a press (one whose release lands beside the
+    button opens nothing), and Edit… then opens its panel."""
+    hold(desk, room)
+    page = open_page().page
+    held: list[Route] = []
+    released = False
+
+    def history(route: Route) -> None:
+        if released:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/history", history)
+    page.goto(desk.link(room))
+    wait_live(page)
+    approval = card(page, "approval")
+    expect(approval.locator(".tool-name")).to_have_text("transfer_money")
+    expect(approval.get_by_role("button")).to_have_count(0)
+    released = True
+    for route in held:
+        route.continue_()
+    expect(approval.locator(".tool-description")).to_have_text(DESCRIPTION)
+    approval.get_by_role("button", name="Edit…").click()
+    expect(approval.locator(".edit-panel input[data-field=amount]")).to_be_visible()
 
 
 def test_the_card_offers_only_the_decisions_the_request_takes(hold_call: HoldCall) -> None:

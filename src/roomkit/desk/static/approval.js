@@ -10,7 +10,9 @@
  * role's member or whoever is on call (the view's `deciding`) decides like an approver.
  * A quorum approval shows how far it has come ("1 of 2 approvals — waiting for bob, carol");
  * each listed approver votes (no Answer instead), and the card is drawn again at every vote.
- * Under it, the request's history: who did what, when, through which surface.
+ * Under it, the request's history: who did what, when, through which surface. The history
+ * also brings the tool's description and the marks on edited values, drawn above the
+ * buttons; the buttons show once it is read, so that nothing moves under a press.
  *
  * Every decision names the digest of the arguments the card shows: when an edit has
  * changed them since, the desk refuses it (409) and the page draws the card again with the
@@ -45,6 +47,7 @@ export function renderApproval(ctx, args, page) {
   ctx.card.appendChild(shownArguments);
   var quorum = typeof view.quorum === 'number' ? view.quorum : null;
   if (quorum !== null) ctx.card.appendChild(progress(view, quorum));
+  var drawn = ctx.card.childNodes.length;
   if (mayDecide(view, page.me)) {
     renderDecisions(ctx, args, schema, quorum !== null, page.link === true);
   } else if (quorum !== null) {
@@ -57,7 +60,16 @@ export function renderApproval(ctx, args, page) {
   }
   var history = el('ol', { className: 'history-list' });
   ctx.card.appendChild(el('details', { className: 'history' }, [el('summary', { text: 'History' }), history]));
+  // The history brings the description and the marks on edited values, both above the
+  // buttons: the buttons (and the history) wait for it, so that nothing moves under a press
+  // (one whose release lands beside the button it began on clicks nothing).
+  var late = Array.prototype.slice.call(ctx.card.childNodes, drawn);
+  late.forEach(function (node) { node.hidden = true; });
+  var reveal = function () {
+    late.forEach(function (node) { node.hidden = false; });
+  };
   page.history(view.id).then(function (entries) {
+    reveal();
     if (!entries) return;
     drawHistory(history, entries, schema);
     // Edited since it was asked: the values that changed are marked, with what they were.
@@ -68,7 +80,7 @@ export function renderApproval(ctx, args, page) {
       description.textContent = shownText(created.description);
       description.hidden = false;
     }
-  });
+  }, reveal);
 }
 
 // The arguments as they were before the last change to them, or null when never changed.
