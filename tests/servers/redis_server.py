@@ -12,6 +12,8 @@ that needs other settings, or crashes the server on purpose, starts one of its o
     def test_something(tmp_path):
         with running_redis(tmp_path, settings={"appendonly": "no"}) as server:
             store = RedisStore(server.url)
+
+:func:`running_sentinel` starts a Redis Sentinel that watches a server of the test's own.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ from pathlib import Path
 import pytest
 from tests.servers.ports import free_port
 
-__all__ = ["DURABLE", "RedisServer", "running_redis"]
+__all__ = ["DURABLE", "RedisServer", "running_redis", "running_sentinel"]
 
 _READY = b"Ready to accept connections"
+_MONITORING = b"+monitor master"
+"""What a Sentinel logs once it watches its master (it never says it is ready)."""
 _START_TIMEOUT = 20.0
 DURABLE = {"save": '""', "appendonly": "yes", "appendfsync": "always"}
 """The persistence settings of a server that loses nothing it acknowledged."""
@@ -143,12 +147,43 @@ def running_redis(
         server.stop()
 
 
-class _Log:
-    """Reads the server's output in a thread: keeps it, and says when the server is ready."""
+@contextmanager
+def running_sentinel(directory: Path, master: RedisServer, service: str) -> Iterator[int]:
+    """A Redis Sentinel on 127.0.0.1 that watches ``master`` under the name ``service``,
+    stopped on exit; its port."""
+    port = free_port()
+    config = directory / "sentinel.conf"
+    lines = [
+        f"port {port}",
+        "bind 127.0.0.1",
+        f'dir "{directory}"',
+        f"sentinel monitor {service} 127.0.0.1 {master.port} 1",
+    ]
+    config.write_text("".join(f"{line}\n" for line in lines))
+    process = subprocess.Popen(
+        [master.binary, str(config), "--sentinel"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        log = _Log(process, ready=_MONITORING)
+        if not log.wait():
+            output = "\n".join(log.lines)
+            pytest.fail(f"redis-server --sentinel did not start on port {port}:\n{output}")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=_START_TIMEOUT)
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+
+class _Log:
+    """Reads the server's output in a thread: keeps it, and says when the server is ready
+    (once it prints ``ready``)."""
+
+    def __init__(self, process: subprocess.Popen[bytes], *, ready: bytes = _READY) -> None:
         self.lines: list[str] = []
         self.ready = False
+        self._marker = ready
         self._settled = threading.Event()
         threading.Thread(
             target=self._pump, args=(process,), name=f"redis-server {process.pid}", daemon=True
@@ -164,7 +199,7 @@ class _Log:
         with process.stdout as stream:
             for raw in stream:
                 self.lines.append(raw.decode(errors="replace").rstrip())
-                if _READY in raw:
+                if self._marker in raw:
                     self.ready = True
                     self._settled.set()
         self._settled.set()
