@@ -1,8 +1,9 @@
 """The Redis stores' client: built from a URL, named without its password, its faults mapped.
 
 Shared by the pending-request store and the room store (so it lives in ``core``, under both).
-:func:`connect` checks the client a store is given, or builds the one it owns: a blocking
-pool with short timeouts and a few retries.
+:func:`connect` checks the client a store is given (and, when it decodes replies, makes the
+store one of its own beside it), or builds the one it owns: a blocking pool with short
+timeouts and a few retries.
 :func:`describe` names the server for messages, without the password. :func:`guard` bounds
 a call by the store's ``timeout``, turns the client's failures into the store's errors, and
 keeps a cancellation that the client swallowed. :func:`check_persistence` reads how the
@@ -24,7 +25,7 @@ from urllib.parse import unquote_plus
 from roomkit._extras import requires_extra
 
 with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"):
-    from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
+    from redis.asyncio import BlockingConnectionPool, Redis
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
@@ -33,6 +34,7 @@ with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 from roomkit.stores._checks import seconds
+from roomkit.stores.redis._bytes_client import bytes_client, decodes
 
 __all__ = [
     "TIMEOUT",
@@ -62,36 +64,37 @@ _ADVICE = (
 )
 
 
-def connect(url: object, client: object, *, default: str, store: str = "RedisStore") -> Redis:
-    """``client`` when given, else a new client for ``url`` (``default`` when ``None``).
+def connect(
+    url: object, client: object, *, default: str, store: str = "RedisStore"
+) -> tuple[Redis, bool]:
+    """The store's client, and whether the store owns it (and closes it).
 
-    A new client sends nothing until it is used. Its pool blocks callers beyond its size
-    until a connection frees up, rather than failing them. ``store`` names the class in
-    messages.
+    ``client`` when given, used as it is; else a new client for ``url`` (``default`` when
+    ``None``). A new client sends nothing until it is used. Its pool blocks callers beyond
+    its size until a connection frees up, rather than failing them. ``store`` names the
+    class in messages.
 
-    A client that decodes replies is refused: the store reads what the server holds as
-    bytes, so that an entry, a field or a key that is not UTF-8 (no store writes one) is
-    named for what it is, not a ``UnicodeDecodeError`` inside redis-py that fails every
-    read it is part of.
+    The store reads replies as bytes, so that an entry, a field or a key that is not UTF-8
+    (no store writes one) is named for what it is, not a ``UnicodeDecodeError`` inside
+    redis-py that fails every read it is part of. A given ``client`` that decodes replies
+    is thus not used: the store gets a client of its own to the same server, with the same
+    settings but for decoding (:func:`~roomkit.stores.redis._bytes_client.bytes_client`),
+    and owns it. A ``decode_responses`` option in ``url``'s query is dropped.
 
     Raises:
         TypeError: both ``url`` and ``client`` are given, ``client`` is not a
             ``redis.asyncio.Redis`` or ``url`` is not a ``str``.
-        ValueError: ``url`` is not a Redis URL, or ``client`` (or ``url``'s query)
-            decodes replies (``decode_responses``).
+        ValueError: ``url`` is not a Redis URL, or ``client`` decodes replies on a pool
+            that cannot be rebuilt without decoding (a subclass of redis-py's pools).
     """
     if client is not None:
         if url is not None:
             raise TypeError(f"pass either url or client to {store}, not both")
         if not isinstance(client, Redis):
             raise TypeError(f"client must be a redis.asyncio.Redis, got {type(client).__name__}")
-        if _decodes(client.connection_pool):
-            raise ValueError(
-                f"{store} reads replies as bytes, and this client decodes them: pass a "
-                "client made with decode_responses=False (redis-py's default), such as "
-                "Redis.from_url(url)"
-            )
-        return client
+        if decodes(client.connection_pool):
+            return bytes_client(client, store=store), True
+        return client, False
     url = default if url is None else url
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
@@ -110,19 +113,11 @@ def connect(url: object, client: object, *, default: str, store: str = "RedisSto
         )
     except ValueError as error:
         raise ValueError(f"url is not a Redis URL ({error})") from None
+    # The client is the store's own, and reads bytes whatever the option says (redis-py
+    # keeps its text as it is: "false" would decode too).
+    pool.connection_kwargs.pop("decode_responses", None)
     _check_options(pool)
-    if _decodes(pool):
-        # redis-py keeps the option's text as it is: "false" decodes too.
-        raise ValueError(
-            f"{store} reads replies as bytes, and this URL's decode_responses option "
-            "has them decoded: drop the option from the URL"
-        )
-    return Redis(connection_pool=pool)
-
-
-def _decodes(pool: ConnectionPool) -> bool:
-    """Whether the connections of ``pool`` decode replies (as its encoder reads the option)."""
-    return bool(pool.connection_kwargs.get("decode_responses", False))
+    return Redis(connection_pool=pool), True
 
 
 def _check_options(pool: BlockingConnectionPool) -> None:

@@ -110,8 +110,10 @@ class RedisStore(PartsFacade):
         url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (the client's
             options such as ``?socket_timeout=2`` go in its query, and so may the store's
             ``timeout``: ``?timeout=2``). The default is ``redis://127.0.0.1:6379/0``.
-        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``, made
-            with ``decode_responses=False`` (redis-py's default); the store does not close it.
+        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``; the
+            store does not close it. The store reads replies as bytes: given a client made
+            with ``decode_responses=True``, it uses a client of its own instead, with the
+            same connection settings and a pool of the same kind, which it closes.
         prefix: the first part of every key and of the events channel, so that several
             stores share one database.
         retention_seconds: how long a settled record stays replayable (and its key keeps
@@ -142,7 +144,8 @@ class RedisStore(PartsFacade):
         TypeError: an argument has the wrong type, or both ``url`` and ``client`` are given.
         ValueError: an argument is out of range, the URL is not a Redis URL, or its
             ``timeout`` is not a positive number of seconds or is given beside ``timeout=``;
-            or the client (or the URL) decodes replies (``decode_responses``).
+            or the client decodes replies on a pool the store cannot copy without decoding
+            (a subclass of redis-py's pools): pass one made with ``decode_responses=False``.
 
     Use it as an async context manager, or call :meth:`open` and :meth:`close`::
 
@@ -177,8 +180,7 @@ class RedisStore(PartsFacade):
         url, timeout = store_timeout(url, timeout)
         self.timeout = timeout
         """Seconds a call waits for the server before it counts as not answering."""
-        self._owned = client is None
-        client = connect(url, client, default=DEFAULT_URL)
+        client, self._owned = connect(url, client, default=DEFAULT_URL)
         self.prefix = prefix
         """The first part of every key and of the events channel."""
         keep = seconds("outbox_retention_seconds", outbox_retention_seconds, zero=True)
@@ -251,8 +253,10 @@ class RedisStore(PartsFacade):
         self._opened = True
 
     async def close(self) -> None:
-        """Stop the change feed and disconnect (an owned client only); idempotent. Then every
-        call but :meth:`open` raises StoreClosedError, instead of connecting again unasked."""
+        """Stop the change feed and disconnect the store's own client (made from the URL, or
+        beside a given client that decodes replies; a given client stays open); idempotent.
+        Then every call but :meth:`open` raises StoreClosedError, instead of connecting
+        again unasked."""
         self._opened, self._feed.closed = False, True
         await self._feed.stop()
         if self._owned:

@@ -61,8 +61,10 @@ class RedisRoomStore(Opened):
         url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (the client's
             options such as ``?socket_timeout=2`` go in its query, and so may the store's
             ``timeout``: ``?timeout=2``). The default is ``redis://127.0.0.1:6379/0``.
-        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``, made
-            with ``decode_responses=False`` (redis-py's default); the store does not close it.
+        client: an existing ``redis.asyncio.Redis`` client to use instead of ``url``; the
+            store does not close it. The store reads replies as bytes: given a client made
+            with ``decode_responses=True``, it uses a client of its own instead, with the
+            same connection settings and a pool of the same kind, which it closes.
         prefix: the first part of every key (``<prefix>:rooms:...``), so that several stores
             share one database; a pending-request store with the same prefix uses other keys.
         timeout: seconds any call waits for the server (connecting and the client's own
@@ -73,7 +75,9 @@ class RedisRoomStore(Opened):
         TypeError: both ``url`` and ``client`` are given, or one has the wrong type.
         ValueError: the URL is not a Redis URL, ``prefix`` is empty, ``timeout`` (the
             argument or the URL's) is not a positive number of seconds, or is given both
-            ways, or the client (or the URL) decodes replies (``decode_responses``).
+            ways, or the client decodes replies on a pool the store cannot copy without
+            decoding (a subclass of redis-py's pools): pass one made with
+            ``decode_responses=False``.
 
     ::
 
@@ -96,8 +100,9 @@ class RedisRoomStore(Opened):
         url, timeout = link.store_timeout(url, timeout)
         self.timeout = timeout
         """Seconds a call waits for the server before it counts as not answering."""
-        self._owned = client is None
-        self._client = link.connect(url, client, default=DEFAULT_URL, store="RedisRoomStore")
+        self._client, self._owned = link.connect(
+            url, client, default=DEFAULT_URL, store="RedisRoomStore"
+        )
         self.prefix = prefix
         """The first part of every key."""
         self._where = link.describe(self._client)
@@ -152,7 +157,8 @@ class RedisRoomStore(Opened):
         self._opened = True
 
     async def close(self) -> None:
-        """Disconnect (an owned client only); a later call connects again."""
+        """Disconnect the store's own client (made from the URL, or beside a given client
+        that decodes replies; a given client stays open); a later call connects again."""
         self._opened = False
         if self._owned:
             await self._client.aclose(close_connection_pool=True)

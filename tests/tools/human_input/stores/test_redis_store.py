@@ -32,7 +32,7 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
-from roomkit.stores.redis import RedisRoomStore, RedisStore
+from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input.stores import PendingChange
 
 LOGGER = "roomkit.tools.human_input.stores.redis"
@@ -89,26 +89,6 @@ async def test_a_given_client_is_used_and_left_open(redis_server: RedisServer, p
 
     assert await client.exists(f"{prefix}:p:{request.pending_id}") == 1
     await client.aclose()
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda url: RedisStore(client=Redis.from_url(url, decode_responses=True)),
-        lambda url: RedisStore(f"{url}?decode_responses=true"),
-        # redis-py keeps the option's text, and any text decodes.
-        lambda url: RedisStore(f"{url}?decode_responses=false"),
-        lambda url: RedisRoomStore(client=Redis.from_url(url, decode_responses=True)),
-    ],
-    ids=["client", "url", "url-false", "rooms"],
-)
-async def test_a_client_that_decodes_replies_is_refused(
-    redis_server: RedisServer, make: Callable[[str], object]
-) -> None:
-    """The store reads replies as bytes, so that an entry that is not UTF-8 is named: a
-    client that decodes them is refused when the store is made, saying what to pass."""
-    with pytest.raises(ValueError, match="decode_responses"):
-        make(redis_server.url)
 
 
 # -- the check-and-set -----------------------------------------------------------------------
