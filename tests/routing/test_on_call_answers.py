@@ -174,3 +174,48 @@ async def test_a_shift_repeating_every_second_is_left_out(
     with caplog.at_level("WARNING", logger="roomkit.routing"):
         assert await ICalOnCall(path).on_call_at(NOON) == "alice"
     assert any("flood: they repeat more often than hourly" in r.message for r in caplog.records)
+
+
+def _flooded(tmp_path: Path, start: str, rule: str) -> Path:
+    """A schedule with alice on call all month, and bob's series starting at ``start``
+    repeating by ``rule``, each repeat half an hour long."""
+    path = tmp_path / "payments.ics"
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n"
+        "BEGIN:VEVENT\r\nUID:alice\r\nSUMMARY:alice\r\n"
+        "DTSTART:20261201T000000Z\r\nDTEND:20261231T000000Z\r\nEND:VEVENT\r\n"
+        f"BEGIN:VEVENT\r\nUID:flood\r\nSUMMARY:bob\r\nDTSTART:{start}T000000Z\r\n"
+        f"DTEND:{start}T003000Z\r\nRRULE:{rule}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    return path
+
+
+async def test_an_hourly_shift_split_by_the_minute_is_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An hourly rule naming every minute (``BYMINUTE=0,1,...,59``) repeats by the minute
+    as ``FREQ=MINUTELY`` does, and is left out as that is."""
+    minutes = ",".join(str(minute) for minute in range(60))
+    path = _flooded(tmp_path, "20240101", f"FREQ=HOURLY;BYMINUTE={minutes}")
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        assert await ICalOnCall(path).on_call_at(NOON) == "alice"
+    assert any("flood: they repeat more often than hourly" in r.message for r in caplog.records)
+
+
+async def test_an_hourly_shift_begun_long_ago_is_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An hourly rule begun decades ago is worked out from its start at every lookup: its
+    series is left out with a warning saying to start it later."""
+    path = _flooded(tmp_path, "19900101", "FREQ=HOURLY")
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        assert await ICalOnCall(path).on_call_at(NOON) == "alice"
+    assert any("a recent DTSTART" in r.message for r in caplog.records)
+
+
+async def test_an_hourly_shift_counted_from_long_ago_stands(tmp_path: Path) -> None:
+    """A rule whose COUNT ends it soon is cheap however long ago it began: it stands."""
+    path = _flooded(tmp_path, "19900101", "FREQ=HOURLY;COUNT=3")
+    assert await ICalOnCall(path).on_call_at(NOON) == "alice"
+    path = _flooded(tmp_path, "20261205", "FREQ=HOURLY")
+    assert await ICalOnCall(path).on_call_at(NOON) == "bob"

@@ -56,18 +56,71 @@ def _aware(value: object) -> datetime | None:
     return None
 
 
-def _rapid(rules: Any) -> bool:
-    """Whether any of an event's ``RRULE`` s repeats by the second or the minute."""
-    for rule in rules if isinstance(rules, list) else [rules] if rules is not None else []:
+MAX_STEPS = 200_000
+"""The most repeats a lookup may step through for one recurring shift: its rule is worked
+out from its start at every lookup (some microseconds a repeat), so a series that would take
+more, up to a year from now, is left out."""
+_PERIODS_A_DAY = {"SECONDLY": 86_400, "MINUTELY": 1_440, "HOURLY": 24}
+_FINER = ("BYHOUR", "BYMINUTE", "BYSECOND")
+"""The parts of a rule that split each of its periods into more repeats, coarsest first."""
+
+
+def _values(rule: Any, part: str) -> list[Any]:
+    found = rule.get(part)
+    return found if isinstance(found, list) else [] if found is None else [found]
+
+
+def _rules(event: Any) -> list[Any]:
+    rules = event.get("RRULE")
+    return rules if isinstance(rules, list) else [] if rules is None else [rules]
+
+
+def _per_day(rule: Any) -> float:
+    """The most repeats a day ``rule`` steps through: its periods a day (divided by its
+    ``INTERVAL``), each split by the ``BYHOUR``, ``BYMINUTE`` and ``BYSECOND`` lists finer
+    than its frequency."""
+    freq = str((_values(rule, "FREQ") or [""])[0]).upper()
+    interval = _values(rule, "INTERVAL")
+    every = int(interval[0]) if interval and int(interval[0]) > 0 else 1
+    steps = _PERIODS_A_DAY.get(freq, 1) / every
+    finer = {"SECONDLY": 3, "MINUTELY": 2, "HOURLY": 1}.get(freq, 0)
+    for part in _FINER[finer:]:
+        steps *= max(1, len(set(map(str, _values(rule, part)))))
+    return steps
+
+
+def _costly(event: Any, until: datetime) -> str | None:
+    """Why working out ``event``'s recurring shifts up to ``until`` costs more than a lookup
+    may spend (a rule repeating more often than hourly, or too many repeats since its start);
+    ``None`` when it does not."""
+    steps = 0.0
+    for rule in _rules(event):
         try:
-            freq = rule.get("FREQ")
+            freq = str((_values(rule, "FREQ") or [""])[0]).upper()
+            per_day = _per_day(rule)
+            if freq in ("SECONDLY", "MINUTELY") or per_day > 24:
+                return (
+                    "they repeat more often than hourly (FREQ=SECONDLY or MINUTELY, or "
+                    "BYMINUTE or BYSECOND naming more than one)"
+                )
+            begins = _aware(event["DTSTART"].dt)
+            ends = min([until, *(_aware(u) or until for u in _values(rule, "UNTIL"))])
+            counts = [int(count) for count in _values(rule, "COUNT") if str(count).isdigit()]
         except Exception:
             # A rule that cannot be read is the expansion's to skip, as unexpandable.
             continue
-        for value in freq if isinstance(freq, list) else [freq]:
-            if str(value).upper() in ("SECONDLY", "MINUTELY"):
-                return True
-    return False
+        if begins is None or ends <= begins:
+            continue
+        repeats = per_day * ((ends - begins).days + 1)
+        if counts:
+            repeats = min(repeats, counts[0] * max(per_day, 1.0))
+        steps += repeats
+    if steps > MAX_STEPS:
+        return (
+            f"their rule repeats over {MAX_STEPS} times between its DTSTART and a year from "
+            "now, each worked out at every lookup: start the series later (a recent DTSTART)"
+        )
+    return None
 
 
 def default_person(event: Any) -> str | None:
@@ -180,18 +233,21 @@ class ICalOnCall:
             calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
             self._skip(startless, "they have no DTSTART")
         # A rule repeating by the second or minute is no rotation, and working out one shift
-        # of it means stepping through every repeat since it began: minutes or hours of a
-        # worker thread at every routing. Its series (overrides included) is left out.
-        rapid = {
-            str(c.get("UID", id(c)))
-            for c in calendar.subcomponents
-            if c.name == "VEVENT" and _rapid(c.get("RRULE"))
-        }
-        if rapid:
-            series = [c for c in calendar.subcomponents if str(c.get("UID", id(c))) in rapid]
+        # of it, or of an hourly rule begun long ago, means stepping through every repeat
+        # since it began: minutes or hours of a worker thread at every routing. Its series
+        # (overrides included) is left out.
+        until = datetime.now(UTC) + timedelta(days=366)
+        costly: dict[str, str] = {}
+        for c in calendar.subcomponents:
+            why = _costly(c, until) if c.name == "VEVENT" else None
+            if why is not None:
+                costly[str(c.get("UID", id(c)))] = why
+        for why in dict.fromkeys(costly.values()):
+            uids = {uid for uid, said in costly.items() if said == why}
+            series = [c for c in calendar.subcomponents if str(c.get("UID", id(c))) in uids]
             gone = {id(c) for c in series}
             calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
-            self._skip(series, "they repeat more often than hourly (FREQ=SECONDLY or MINUTELY)")
+            self._skip(series, why)
         return calendar
 
     def _query(self, calendar: Any) -> Any:
