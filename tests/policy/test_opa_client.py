@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -71,3 +72,47 @@ async def test_a_closed_policy_queries_again_on_a_new_connection(
         assert isinstance(await policy.decide(CALL), Allow)
     await policy.aclose()
     assert len(set(ports)) == 3
+
+
+@pytest.fixture
+def flooding() -> Iterator[str]:
+    """An OPA stub on loopback allowing every call with an 8 MiB reason: said in its
+    ``content-length`` at ``/v1/data/said``, else sent until the connection closes."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            data = json.dumps({"result": {"decision": "allow", "reason": "x" * (8 << 20)}})
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            if self.path == "/v1/data/said":
+                self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(data.encode())
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.mark.parametrize("path", ["said", "unsaid"])
+async def test_an_answer_over_the_cap_is_read_no_further(flooding: str, path: str) -> None:
+    """An answer over MAX_ANSWER_BYTES, its length said or not, fails the query (on_error
+    decides) instead of being held in memory, however fast it comes."""
+    policy = OPAPolicy(flooding, path, timeout=30)
+    try:
+        with pytest.raises(RuntimeError, match=r"holds more than 1048576 bytes"):
+            await policy.decide(CALL)
+    finally:
+        await policy.aclose()

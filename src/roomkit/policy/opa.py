@@ -4,8 +4,9 @@
 as :func:`~roomkit.policy._base.read_result` reads a Rego result (``{"decision": ...,
 "reason": ...}`` or ``{"allow": bool}``); no ``result`` (the rule is undefined) or any other
 shape is ``Abstain``. A status other than 200, a body that is not JSON, a connection that
-fails or a query slower than ``timeout`` is a failure of the back end: ``on_error``
-decides, and the failure is logged and recorded.
+fails, an answer over :data:`MAX_ANSWER_BYTES` (read no further) or a query slower than
+``timeout`` is a failure of the back end: ``on_error`` decides, and the failure is logged
+and recorded.
 
 The policy holds one HTTP client, made when the policy is built (making one blocks the event
 loop for a while) and kept for every query, with its connections to OPA, on the event loop of
@@ -16,6 +17,7 @@ its first query (another loop's queries get a client of their own).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self, Unpack
@@ -23,7 +25,11 @@ from typing import Any, Self, Unpack
 from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, read_result
 from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
 
-__all__ = ["OPAPolicy"]
+__all__ = ["MAX_ANSWER_BYTES", "OPAPolicy"]
+
+MAX_ANSWER_BYTES = 1024 * 1024
+"""The most bytes of an answer read from OPA (1 MiB: a decision takes a few hundred); one
+holding more is a failure of the back end, read no further."""
 
 
 class OPAPolicy(PolicyBase):
@@ -96,27 +102,51 @@ class OPAPolicy(PolicyBase):
         """OPA's result on ``call``, as one of the four decisions.
 
         Raises:
-            RuntimeError: OPA answered with an error status or a body that is not JSON.
+            RuntimeError: OPA answered with an error status, a body that is not JSON, or
+                one over :data:`MAX_ANSWER_BYTES`.
             httpx.HTTPError: the query failed.
             TimeoutError: the whole query took longer than ``timeout`` (httpx's own bound
                 is on each read: an answer trickling in a byte at a time never meets it).
         """
         client = self._http()
         try:
-            async with asyncio.timeout(self.timeout):
-                response = await client.post(
-                    self.endpoint, json={"input": call.to_input()}, headers=self.headers
-                )
+            async with (
+                asyncio.timeout(self.timeout),
+                client.stream(
+                    "POST", self.endpoint, json={"input": call.to_input()}, headers=self.headers
+                ) as response,
+            ):
+                if response.status_code != 200:
+                    raise RuntimeError(f"OPA answered {response.status_code} at {self.endpoint}")
+                text = await self._read(response)
         except TimeoutError:
             raise TimeoutError(
                 f"OPA took longer than {self.timeout:g} s to answer at {self.endpoint}"
             ) from None
-        if response.status_code != 200:
-            raise RuntimeError(f"OPA answered {response.status_code} at {self.endpoint}")
         try:
-            body = response.json()
+            body = json.loads(text)
         except ValueError:
             raise RuntimeError(f"OPA's answer at {self.endpoint} is not JSON") from None
         if not isinstance(body, dict) or "result" not in body:
             return Abstain(f"{self.endpoint} is undefined")
         return read_result(body["result"])
+
+    async def _read(self, response: Any) -> bytes:
+        """The answer's body, at most :data:`MAX_ANSWER_BYTES` of it.
+
+        Raises:
+            RuntimeError: the answer holds more (or says it will).
+        """
+        too_big = (
+            f"OPA's answer at {self.endpoint} holds more than {MAX_ANSWER_BYTES} bytes: "
+            "point the policy's path at the rule that gives the decision"
+        )
+        length = response.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > MAX_ANSWER_BYTES:
+            raise RuntimeError(too_big)
+        data = bytearray()
+        async for chunk in response.aiter_bytes():
+            data += chunk
+            if len(data) > MAX_ANSWER_BYTES:
+                raise RuntimeError(too_big)
+        return bytes(data)
