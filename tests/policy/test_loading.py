@@ -331,6 +331,29 @@ async def test_a_rego_ask_on_terms_no_ask_can_meet_asks_the_approvers_it_names(
 
 
 @pytest.mark.parametrize(
+    "stray",
+    ['"sec2 "', '"sec\\u0000"', '"\\ud800"', '""'],
+    ids=["trailing space", "NUL", "lone surrogate", "empty"],
+)
+async def test_a_rego_ask_naming_someone_nobody_signs_in_as_asks_the_others(
+    stray: str,
+) -> None:
+    """An ask naming an approver who is no actor name (a stray space, a control character)
+    would wait on nobody: it fails the policy, and the approvers it names who are actor
+    names are asked."""
+    module = (
+        "package roomkit\nimport rego.v1\n"
+        f'decision := {{"decision": "ask", "approvers": ["sec1", {stray}]}}\n'
+    )
+    ruling = await rule_call(RegoPolicy(module), None, call(amount=5))
+    assert ruling.ask is not None
+    assert ruling.ask.approvers == ("sec1",)
+    assert ruling.evidence is not None
+    assert ruling.evidence["error"] is True
+    assert "Ask approvers are actor ids" in ruling.evidence["reason"]
+
+
+@pytest.mark.parametrize(
     ("rule", "approvers"),
     [
         (None, ("sec1",)),

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 from roomkit._extras import requires_extra
+from roomkit.auth.names import actor_name_problem
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = [
@@ -215,8 +216,11 @@ def read_result(value: Any) -> PolicyDecision:
 
 
 def _named(value: dict[str, Any]) -> Ask | None:
-    """An ask of the approvers a result names; ``None`` when it names none ``Ask`` takes."""
-    try:
-        return Ask(approvers=value.get("approvers")) if value.get("approvers") else None
-    except (TypeError, ValueError):
+    """An ask of the approvers a result names that are actor names (one with a stray space
+    or a control character is left out); ``None`` when it names none."""
+    approvers = value.get("approvers")
+    listed = [approvers] if isinstance(approvers, str) else approvers
+    if not isinstance(listed, list):
         return None
+    names = [name for name in listed if actor_name_problem(name) is None]
+    return Ask(approvers=names) if names else None

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.models.clock import check_deadline
 
 __all__ = [
@@ -86,7 +87,9 @@ class Ask:
         reason: why a person is asked (kept in the history).
 
     Raises:
-        ValueError, TypeError: an argument is not one ``Ask`` takes.
+        ValueError, TypeError: an argument is not one ``Ask`` takes (an approver that is no
+            actor name: empty, over 256 characters, unprintable, or with a space at
+            either end).
     """
 
     approvers: tuple[str, ...] | None
@@ -104,8 +107,13 @@ class Ask:
         listed: tuple[str, ...] | None = None
         if approvers is not None:
             listed = (approvers,) if isinstance(approvers, str) else tuple(approvers)
-            if not listed or not all(isinstance(name, str) and name for name in listed):
-                raise ValueError(f"Ask approvers are non-empty actor ids, got {approvers!r}")
+            if not listed:
+                raise ValueError("Ask approvers name at least one actor id, got none")
+            for name in listed:
+                problem = actor_name_problem(name)
+                if problem is not None:
+                    # Nobody could sign in as it: the call would wait on no one.
+                    raise ValueError(f"Ask approvers are actor ids: one {problem} ({RULE})")
         if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int)):
             raise TypeError(f"Ask quorum is a count of approvals, got {quorum!r}")
         if quorum is not None and quorum < 1:
