@@ -440,3 +440,29 @@ async def test_a_feed_sending_more_than_the_cap_is_refused_naming_it() -> None:
         schedule = ICalOnCall(f"{base}/declared.ics")
         with pytest.raises(ValueError, match=r"holds more than 4194304 bytes"):
             await schedule.on_call_at(at("2027-03-27T12:00:00+00:00"))
+
+
+async def test_a_request_made_while_nobody_is_on_call_goes_to_the_next_shift(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Made in a gap of the schedule, a request is told to no one: a warning says so, and
+    whoever comes on call is told of it, as the next person of a shift change is."""
+    clock = FakeClock(at("2027-03-24T12:00:00"))
+    handler = HumanInputHandler(
+        directory=Directory(PEOPLE, on_call={"payments": ICalOnCall(SCHEDULE)})
+    )
+    router = handler.router
+    assert router is not None
+    router.clock = clock
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        request = await handler.create_approval(
+            "pay", {"amount": 5}, approvers=[on_call("payments")]
+        )
+    assert await router.recipients(request) == ()
+    assert any("'payments' names nobody now" in r.message for r in caplog.records)
+    clock.now = at("2027-03-27T12:00:00")
+    assert await router.recipients(request) == ("alice",)
+    items = await handler.outbox.items_for(request.pending_id)
+    assert [item.body for item in items if item.body.get("job") == "reassign"] == [
+        {"job": "reassign", "to": "alice"}
+    ]

@@ -179,9 +179,10 @@ class Router:
             kept.append(entry)
             return
         await self._handler.record(request.pending_id, entry)
-        if replaces is not None and reason in _HANDED_ON:
+        if (replaces is not None and reason in _HANDED_ON) or reason == "on call":
             # The new person hears of the request through the notifier's outbox, once: a
-            # desk and a notifier seeing the same change add the same item.
+            # desk and a notifier seeing the same change add the same item. So does the
+            # first person on call of a request made while nobody was: nobody was told.
             now = now_of(self._handler)
             item = OutboxItem(
                 f"{request.pending_id}.reassign.{turn}.{actor}",
@@ -242,6 +243,14 @@ class Router:
             turn = len(every.get(approver, ()))
             if kind == "on_call":
                 now = await on_call_now(self.directory, name, self.clock())
+                if now is None and before is None and kept is not None:
+                    logger.warning(
+                        "routing: the on-call schedule %r names nobody now: request %s is "
+                        "told to no one until a shift names someone, who is told then; "
+                        "check the schedule has no gap",
+                        name,
+                        request.pending_id,
+                    )
                 if now is not None and now != before:
                     reason = "on call" if before is None else "shift change"
                     await self._assign(request, approver, now, before, reason, turn, kept)
