@@ -329,3 +329,35 @@ async def test_a_call_its_rule_leaves_to_no_one_runs_when_the_run_ends_for_the_o
         agent, requests, first.all_messages(), handler=handler, actor="alice", approvals=rules
     )
     assert paid == [5, 500]
+
+
+async def test_a_caller_cut_while_people_decide_leaves_their_requests_open(
+    handler: HumanInputHandler, tmp_path: Path
+) -> None:
+    """A ``results_for`` or ``resume`` that gives up waiting (a client's timeout, a worker
+    shutting down), here in another process on a durable store, withdrew the person's
+    request, and the run went on as refused; the request stays open, and the next caller
+    gets the person's decision."""
+    from roomkit.models.pending_input import PendingInputStatus
+    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+
+    sent: list[str] = []
+    agent = build(pa.deferred_handler(handler, wait=False, actor="alice"), ["send"], sent)
+    first = await agent.run("go")
+    requests, history = first.output, first.all_messages()
+    (part,) = requests.approvals
+    held = requests.metadata[part.tool_call_id]["roomkit"]["pending_id"]
+    other = SQLiteStore(tmp_path / "requests.db") if handler.durable else None
+    waiter = handler if other is None else HumanInputHandler(store=other)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(pa.results_for(requests, handler=waiter), 0.5)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(pa.resume(agent, requests, history, handler=waiter), 0.5)
+    request = await handler.get_request(held)
+    assert request is not None
+    assert request.status is PendingInputStatus.PENDING
+    assert await handler.aresolve(held, approve(), by="alice")
+    second = await pa.resume(agent, requests, history, handler=waiter)
+    assert (sent, json.loads(second.output)) == (["a"], {"send": "sent to a"})
+    if other is not None:
+        await other.close()

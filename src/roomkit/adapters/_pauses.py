@@ -44,6 +44,7 @@ from roomkit.adapters._shapes import (
     question_arguments,
     settled_verdict,
 )
+from roomkit.adapters._watch import watched
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
     StoreUnavailableError,
@@ -259,6 +260,15 @@ class Asker:
         verdict = await self._verdict(request, pause)
         assert verdict is not None
         return verdict
+
+    async def watch(self, pending_id: str, pause: Pause) -> Verdict:
+        """Wait for the request ``pending_id`` of ``pause`` to settle, without owning it
+        (durable mode): a wait that is cut leaves the request open for the next caller.
+
+        Raises:
+            UnknownRequestError: the store no longer holds it.
+        """
+        return await watched(self.handler, pending_id, lambda: self.settled(pending_id, pause))
 
     async def settled(self, pending_id: str, pause: Pause) -> Verdict | None:
         """The verdict on the request ``pending_id`` of ``pause`` if it is settled (expiring

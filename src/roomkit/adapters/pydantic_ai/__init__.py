@@ -217,7 +217,8 @@ async def _decided(
             "these DeferredToolRequests hold no call roomkit asked about: end the run with "
             "deferred_handler(handler, wait=False) so that each call's metadata names its request"
         )
-    verdicts = await all_at_once([asker.await_id(pid, pause) for _, pause, pid in opened])
+    # Waits that own no request: a caller cut while people decide withdraws nothing.
+    verdicts = await all_at_once([asker.watch(pid, pause) for _, pause, pid in opened])
     keys = sorted(pause.key for _, pause, _ in opened)
     claim = "pa:" + json.dumps(keys, ensure_ascii=False, separators=(",", ":"))
     return claim, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
