@@ -104,3 +104,36 @@ async def test_the_runners_keywords_are_passed_on(handler: HumanInputHandler, de
     # One turn asked for the call; Runner.run took max_turns=1 and stops the second.
     with pytest.raises(MaxTurnsExceeded):
         await running
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "says"),
+    [
+        ({"timeout": float("nan")}, ValueError, r"timeout must be a number of seconds above 0"),
+        ({"timeout": float("inf")}, ValueError, r"at most 3153600000 \(a century\), got inf"),
+        ({"timeout": 1e300}, ValueError, r"timeout must be a number of seconds above 0"),
+        ({"actor": 5}, TypeError, r"actor must be the id of who is asked \(a str\), or None"),
+        ({"actor": ["alice"]}, TypeError, r"actor must be the id of who is asked"),
+        ({"actor": ""}, ValueError, r"actor is empty: give the id of who is asked"),
+        ({"actor": "a" * 257}, ValueError, r"actor is 257 characters, over the 256"),
+        ({"room": None}, TypeError, r"room must be a str \(\"\" when there is none\)"),
+        ({"room": "r" * 300}, ValueError, r"room is 300 characters, over the 256"),
+    ],
+)
+async def test_an_option_no_request_could_take_is_refused_before_anything_runs(
+    tmp_path: Path, options: dict[str, Any], error: type[Exception], says: str
+) -> None:
+    """Each was refused only at the run's first request, after the graph's nodes (or the
+    model's turn) had run, some in words naming no option ("unhashable type: 'list'")."""
+    handler = HumanInputHandler()
+    graph, config = held_graph(tmp_path), {"configurable": {"thread_id": "t-bad"}}
+    with pytest.raises(error, match=says):
+        await lg.start(graph, {}, config, handler=handler, **options)
+    assert (await graph.aget_state(config)).values == {}, "the graph ran"
+    assert not (tmp_path / "ran.txt").exists()
+    with pytest.raises(error, match=says):
+        pa.deferred_handler(handler, **options)
+    agent = Agent(name="idle", model=ScriptedModel([[assistant_message("ran")]]))
+    with pytest.raises(error, match=says):
+        await oa.start(agent, "go", handler=handler, run_key="r-bad", **options)
+    assert await handler.list_pending() == []

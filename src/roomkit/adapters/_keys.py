@@ -22,9 +22,10 @@ from __future__ import annotations
 import hashlib
 
 from roomkit.core.exceptions import InvalidTextError
+from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.tools.validation import unencodable_text
 
-__all__ = ["LONGEST", "checked_name", "pause_key"]
+__all__ = ["LONGEST", "checked_name", "checked_scope", "pause_key"]
 
 LONGEST = 400
 """The longest key kept as it is; a longer one is kept by its digest."""
@@ -63,3 +64,42 @@ def checked_name(name: str, value: str, *, where: str) -> str:
             f"encode; give a {name} of text UTF-8 encodes (nothing was run)"
         )
     return value
+
+
+def checked_scope(actor: object, room: object, *, where: str) -> None:
+    """Raise unless ``actor`` and ``room``, given to ``where``, can scope its requests.
+
+    Checked before anything runs: a graph's nodes, or a model's turn, would otherwise run
+    first, and the run fail only at its first request.
+
+    Raises:
+        TypeError: ``actor`` is neither a ``str`` nor ``None``, or ``room`` is no ``str``.
+        ValueError: ``actor`` is empty, or either is longer than a request's ids may be on
+            every store (:data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters).
+        InvalidTextError: either holds a lone surrogate, which UTF-8 cannot encode.
+    """
+    if actor is not None and not isinstance(actor, str):
+        raise TypeError(
+            f"{where}: actor must be the id of who is asked (a str), or None, got "
+            f"{type(actor).__name__} (nothing was run)"
+        )
+    if not isinstance(room, str):
+        raise TypeError(
+            f'{where}: room must be a str ("" when there is none), got {type(room).__name__} '
+            "(nothing was run)"
+        )
+    if actor == "":
+        raise ValueError(
+            f"{where}: actor is empty: give the id of who is asked, or leave it out (nothing "
+            "was run)"
+        )
+    for name, value in (("actor", actor), ("room", room)):
+        if value is None:
+            continue
+        if len(value) > MAX_ID_CHARS:
+            raise ValueError(
+                f"{where}: {name} is {len(value):,} characters, over the {MAX_ID_CHARS} a "
+                f"request's {name} may have on every store: pass a shorter one (an id, or the "
+                "digest of a long name; nothing was run)"
+            )
+        checked_name(name, value, where=where)

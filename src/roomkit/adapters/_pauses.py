@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 from roomkit.adapters._binding import check_bound
 from roomkit.adapters._claims import ledger_name
-from roomkit.adapters._keys import checked_name
+from roomkit.adapters._keys import checked_scope
 from roomkit.adapters._policy_pause import policy_call, unasked
 from roomkit.adapters._shapes import (
     Pause,
@@ -50,7 +50,7 @@ from roomkit.core.exceptions import (
     StoreUnavailableError,
     UnknownRequestError,
 )
-from roomkit.models.clock import utcnow
+from roomkit.models.clock import LONGEST_TIMEOUT, utcnow
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy.ruling import asks_person, policy_name, rule_call
 from roomkit.tools.approvals import Approval
@@ -130,8 +130,15 @@ class Asker:
                 f"handler must be a HumanInputHandler (HumanInputToolHandler.handler), "
                 f"got {type(handler).__name__}"
             )
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout <= LONGEST_TIMEOUT  # NaN too
+        ):
+            raise ValueError(
+                "timeout must be a number of seconds above 0 and at most "
+                f"{LONGEST_TIMEOUT:.0f} (a century), got {timeout!r}"
+            )
         self.handler = handler
         self.rules = held_tools(approvals, set())
         self.timeout = float(timeout)
@@ -421,10 +428,14 @@ def asking(
 
     Raises:
         TypeError: an option is not one of :class:`AskOptions` and ``passes_on`` is false
-            (``where`` names the entry point in the message).
+            (``where`` names the entry point in the message); ``actor`` is neither a
+            ``str`` nor ``None``, or ``room`` no ``str``.
+        ValueError: ``timeout`` is not a number of seconds above 0 and at most a century;
+            ``actor`` is empty, or ``actor`` or ``room`` longer than a request's ids may be.
         InvalidTextError: ``actor``, ``room``, or the ladder's default answer or an
-            escalation's person, holds text no store can keep (checked before the framework
-            runs anything).
+            escalation's person, holds text no store can keep.
+
+    Every one is checked before the framework runs anything.
     """
     rest = {name: value for name, value in options.items() if name not in _ASK_OPTIONS}
     if rest and not passes_on:
@@ -432,9 +443,7 @@ def asking(
             f"{where} got unexpected keyword arguments {sorted(rest)}: "
             f"it takes {', '.join(sorted(_ASK_OPTIONS))}"
         )
-    for name in ("actor", "room"):
-        if isinstance(options.get(name), str):
-            checked_name(name, options[name], where=where)
+    checked_scope(options.get("actor"), options.get("room", ""), where=where)
     asker = Asker(
         handler,
         approvals=options.get("approvals"),
