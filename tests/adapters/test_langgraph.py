@@ -491,3 +491,38 @@ async def test_a_second_resumer_mid_step_leaves_the_thread_to_the_first(tmp_path
     await store.close()
     assert sorted(ran.read_text().split()) == ["a", "b", "c"]
     assert sorted(state.values["log"]) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ({"type": "tool_approval", "name": "send", "args": ["bob"]}, r"the tool_approval value"),
+        ({"type": "tool_approval", "name": "send", "args": "bob"}, r"the tool_approval value"),
+        ({"type": "tool_approval", "args": {"to": "bob"}}, r"the tool_approval value"),
+        ({"type": "tool_approval", "name": "send", "description": 5}, r"the tool_approval value"),
+        ({"action_requests": [{"name": "send", "args": 5}]}, r"action_requests\[0\]"),
+        ({"action_requests": ["send"]}, r"action_requests\[0\]"),
+        ({"action_requests": [{"name": "send"}], "review_configs": ["send"]}, r"review_configs"),
+    ],
+)
+async def test_a_held_call_of_no_known_shape_is_refused_naming_where_the_thread_stays(
+    value: dict[str, Any], says: str
+) -> None:
+    """A hand-made approval whose args are no object, or whose parts are no dicts, failed
+    inside the adapter with a bare ``TypeError`` or ``AttributeError``."""
+
+    def hold(state: State) -> State:
+        return {"decision": interrupt(value)}
+
+    graph = StateGraph(State)
+    graph.add_node("hold", hold)
+    graph.add_edge(START, "hold")
+    graph.add_edge("hold", END)
+    app, handler = graph.compile(checkpointer=InMemorySaver()), HumanInputHandler()
+    refused = f"^{says} of interrupt '[0-9a-f]+' on thread 't-odd' (is|are) no "
+    for entry in (lg.run, lg.start):
+        with pytest.raises(ValueError, match=refused) as caught:
+            await entry(app, {}, config("t-odd"), handler=handler)
+        assert "the thread stays stopped at this interrupt" in str(caught.value)
+    assert await handler.list_pending() == []
+    assert (await app.aget_state(config("t-odd"))).interrupts

@@ -68,35 +68,36 @@ def pauses_of(
     value, schema = interrupt.value, interrupt.response_schema
     key = pause_key("lg", thread_id, str(interrupt.id))
     if isinstance(value, dict) and value.get("type") == "tool_approval":
-        name = str(value.get("name", ""))
+        name, args, description = _held(thread_id, interrupt, value, "the tool_approval value")
         allowed, tool_schema = _per_call(schema)
         return [
             Pause(
                 key,
                 "approval",
                 name,
-                dict(value.get("args") or {}),
+                args,
                 tool_call_id=str(value.get("tool_call_id", "")),
                 tool_schema=tool_schema or schemas.get(name),
                 decisions=_known(name, allowed),
-                description=value.get("description") or None,
+                description=description,
             )
         ]
     if isinstance(value, dict) and isinstance(value.get("action_requests"), list):
-        configs = {c.get("action_name"): c for c in value.get("review_configs") or []}
+        configs = _configs(thread_id, interrupt, value.get("review_configs"))
         pauses = []
         for position, action in enumerate(value["action_requests"]):
-            name = str(action.get("name", ""))
+            what = f"action_requests[{position}]"
+            name, args, description = _held(thread_id, interrupt, action, what)
             allowed = configs.get(name, {}).get("allowed_decisions")
             pauses.append(
                 Pause(
                     pause_key("lg", thread_id, str(interrupt.id), str(position)),
                     "approval",
                     name,
-                    dict(action.get("args") or {}),
+                    args,
                     tool_schema=schemas.get(name),
                     decisions=_known(name, allowed),
-                    description=action.get("description") or None,
+                    description=description,
                 )
             )
         return pauses
@@ -106,6 +107,56 @@ def pauses_of(
             key, "question", QUESTION_NAME, question_arguments(value), answer_schema=answer_schema
         )
     ]
+
+
+def _held(
+    thread_id: str, interrupt: Any, action: object, what: str
+) -> tuple[str, dict[str, Any], str | None]:
+    """The tool name, arguments and description of a held call as langchain gives one.
+
+    Raises:
+        ValueError: ``action`` is not of that shape (a hand-made interrupt's, say); nobody
+            is asked, and the message says where the thread stays.
+    """
+    if isinstance(action, dict):
+        name, args, description = action.get("name"), action.get("args"), action.get("description")
+        args = {} if args is None else args
+        if (
+            isinstance(name, str)
+            and name
+            and isinstance(args, dict)
+            and (description is None or isinstance(description, str))
+        ):
+            return name, dict(args), description or None
+    raise ValueError(
+        f"{what} of interrupt {interrupt.id!r} on thread {thread_id!r} is no held call roomkit "
+        "can ask about: it takes a dict with a non-empty str name, the call's arguments as "
+        f"an object under args and a str description or none, got {_shown(action)}; "
+        f"{_STAYS}"
+    )
+
+
+def _configs(thread_id: str, interrupt: Any, configs: object) -> dict[Any, dict[str, Any]]:
+    """A batched request's review configs, by the name of the tool each is for.
+
+    Raises:
+        ValueError: they are not a list of dicts; nobody is asked.
+    """
+    if configs is None:
+        return {}
+    if isinstance(configs, list) and all(isinstance(config, dict) for config in configs):
+        return {config.get("action_name"): config for config in configs}
+    raise ValueError(
+        f"review_configs of interrupt {interrupt.id!r} on thread {thread_id!r} are no list of "
+        f"dicts ({{'action_name': ..., 'allowed_decisions': [...]}}), got {_shown(configs)}; "
+        f"{_STAYS}"
+    )
+
+
+def _shown(value: object) -> str:
+    """``value`` as a message shows it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 120 else f"{text[:117]}..."
 
 
 def resume_value(
@@ -156,6 +207,12 @@ def decision_value(pause: Pause, verdict: Verdict) -> dict[str, Any]:
     if verdict.kind == "respond":
         return {"type": "respond", "message": verdict.text}
     return {"type": "reject", "message": verdict.text} if verdict.text else {"type": "reject"}
+
+
+_STAYS = (
+    "nobody was asked, and the thread stays stopped at this interrupt (Command(resume=...) "
+    "answers it outside roomkit)"
+)
 
 
 def _known(name: str, allowed: object) -> tuple[str, ...] | None:
