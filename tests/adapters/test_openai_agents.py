@@ -458,3 +458,30 @@ async def test_the_expiry_the_model_reads_names_the_requests_own_deadline(
     said = agent.model.last_call.input  # type: ignore[attr-defined]
     (output,) = [i["output"] for i in said if isinstance(i, dict) and "output" in i]
     assert "within 30s" in output
+
+
+@pytest.mark.parametrize("written", ['{"to": NaN}', '{"to": -Infinity}', '{"to": 1e999}'])
+async def test_arguments_only_python_reads_as_json_are_shown_as_written(
+    handler: HumanInputHandler, desk: Desk, written: str
+) -> None:
+    """A model's NaN or infinity made the run fail at its request, with a message telling
+    the caller to send a finite number; the person is shown the text the model wrote, and
+    decides."""
+
+    @function_tool(needs_approval=True)
+    def send(to: str) -> str:
+        """Send a message."""
+        return f"sent to {to}"
+
+    steps = [[function_call("send", written, call_id="c1")], [assistant_message("done")]]
+    agent = Agent(name="mailer", model=ScriptedModel(steps), tools=[send])
+    running = asyncio.create_task(oa.run(agent, "go", handler=handler, run_key="r-odd"))
+    asked = asyncio.create_task(desk.next())
+    await asyncio.wait({running, asked}, return_when=asyncio.FIRST_COMPLETED)
+    if running.done():
+        asked.cancel()
+        running.result()  # the run failed before anyone was asked: its error
+    held = asked.result()
+    assert held.arguments == {"arguments": written}
+    assert await handler.aresolve(held.pending_id, reject("not that"), by="alice")
+    assert outputs(await running) == ["not that"]

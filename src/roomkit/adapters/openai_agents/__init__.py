@@ -23,6 +23,7 @@ with requires_extra("roomkit.adapters.openai_agents", "openai-agents"):
 
 import itertools
 import json
+import math
 from typing import Any, Unpack
 
 from pydantic_core import to_jsonable_python
@@ -321,13 +322,7 @@ def _pause(run_key: str, item: Any) -> Pause:
     """The approval of one ``ToolApprovalItem``."""
     raw = item.raw_item
     call_id = str(getattr(raw, "call_id", None) or getattr(raw, "id", ""))
-    arguments = getattr(raw, "arguments", None)
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else dict(arguments or {})
-    except ValueError:
-        parsed = {"arguments": arguments}
-    if not isinstance(parsed, dict):
-        parsed = {"arguments": parsed}
+    parsed = _arguments(getattr(raw, "arguments", None))
     tool = next(
         (t for t in getattr(item.agent, "tools", []) if getattr(t, "name", None) == item.tool_name),
         None,
@@ -343,6 +338,30 @@ def _pause(run_key: str, item: Any) -> Pause:
         decisions=_DECISIONS,
         description=getattr(tool, "description", None) or None,
     )
+
+
+def _arguments(arguments: Any) -> dict[str, Any]:
+    """A call's arguments as the person reads them: the object the model wrote; else what it
+    wrote under ``arguments``, parsed when it is JSON, as its text when it is not (or holds
+    what only Python reads as JSON: NaN or an infinity, which no request could keep)."""
+    if not isinstance(arguments, str):
+        return dict(arguments or {})
+    try:
+        parsed = json.loads(arguments, parse_constant=_no_number, parse_float=_finite)
+    except ValueError:
+        return {"arguments": arguments}
+    return parsed if isinstance(parsed, dict) else {"arguments": parsed}
+
+
+def _no_number(text: str) -> float:
+    raise ValueError(f"{text} is no JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if math.isfinite(number):
+        return number
+    raise ValueError(f"{text} is no finite number")
 
 
 def _apply(state: RunState[Any], item: Any, verdict: Verdict) -> None:
