@@ -308,6 +308,19 @@ async def test_a_request_id_changed_in_the_metadata_lends_no_decision_to_another
     assert paid == []
 
 
+@pytest.mark.parametrize("entry", ["pending", ["roomkit"], {"roomkit": "pending"}, None])
+async def test_metadata_of_another_shape_names_no_request(entry: object) -> None:
+    """An entry a client changed into no dict failed with a bare ``AttributeError``; it
+    names no request, and the message says how the run must end."""
+    handler, paid = HumanInputHandler(), list[int]()
+    handle = pa.deferred_handler(handler, wait=False, actor="alice")
+    requests = (await paying(handle, {"call-1": 1}, paid).run("pay 1")).output
+    requests.metadata["call-1"] = entry
+    with pytest.raises(ValueError, match="hold no call roomkit asked about"):
+        await pa.results_for(requests, handler=handler)
+    assert paid == []
+
+
 async def test_a_call_its_rule_leaves_to_no_one_runs_when_the_run_ends_for_the_others(
     handler: HumanInputHandler,
 ) -> None:

@@ -207,7 +207,10 @@ async def _decided(
     """
     opened = []
     for part in [*requests.approvals, *requests.calls]:
-        mark = (requests.metadata.get(part.tool_call_id) or {}).get(METADATA_KEY)
+        # The metadata may have travelled through a client: an entry of another shape names
+        # no request.
+        found = requests.metadata.get(part.tool_call_id)
+        mark = found.get(METADATA_KEY) if isinstance(found, dict) else None
         if isinstance(mark, dict) and isinstance(mark.get("pending_id"), str):
             pause = _pause(None, requests, part, str(mark.get("key", "")))
             if pause is not None:
