@@ -137,3 +137,19 @@ async def test_an_option_no_request_could_take_is_refused_before_anything_runs(
     with pytest.raises(error, match=says):
         await oa.start(agent, "go", handler=handler, run_key="r-bad", **options)
     assert await handler.list_pending() == []
+
+
+@pytest.mark.parametrize("approvals", [5, b"wire", object()])
+async def test_approvals_of_no_collection_of_names_are_refused_naming_the_option(
+    tmp_path: Path, approvals: Any
+) -> None:
+    """They failed in words naming no option (``'int' object is not iterable``), or as a
+    tool named 119 (bytes read as numbers)."""
+    handler = HumanInputHandler()
+    graph, config = held_graph(tmp_path), {"configurable": {"thread_id": "t-rules"}}
+    says = r"^approvals must be a set of tool names or a dict of names to Approval"
+    with pytest.raises(TypeError, match=says):
+        await lg.start(graph, {}, config, handler=handler, approvals=approvals)
+    with pytest.raises(TypeError, match=says):
+        pa.deferred_handler(handler, approvals=approvals)
+    assert (await graph.aget_state(config)).values == {}, "the graph ran"

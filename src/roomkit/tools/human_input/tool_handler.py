@@ -316,13 +316,19 @@ def held_tools(
     """The ``approvals=`` argument as a dict of name to rule, checked.
 
     Raises:
-        TypeError: it is one string, or a value is not an :class:`Approval`.
+        TypeError: it is one string, bytes or no collection, or a value is not an
+            :class:`Approval`.
         ValueError: a name is empty, or one of the tools that ask a person.
     """
     if approvals is None:
         return {}
     if isinstance(approvals, str):
         raise TypeError(f"approvals must be a set of names or a dict, e.g. {{{approvals!r}}}")
+    if isinstance(approvals, bytes | bytearray) or not isinstance(approvals, Iterable):
+        raise TypeError(
+            "approvals must be a set of tool names or a dict of names to Approval, e.g. "
+            f"{{'wire'}}, got {type(approvals).__name__}"
+        )
     if isinstance(approvals, Mapping):
         rules = dict(approvals)
     else:
