@@ -116,6 +116,19 @@ async def test_resume_of_an_unknown_run_says_so(handler: HumanInputHandler) -> N
     assert await handler.list_pending() == []
 
 
+async def test_a_resume_under_another_actor_or_store_says_what_to_pass(
+    handler: HumanInputHandler,
+) -> None:
+    """It was told to start the run, which would run the model again and ask people twice."""
+    (pending_id,) = await oa.start(build([]), "go", handler=handler, run_key="r", actor="alice")
+    says = r"pass resume\(\) the handler on the store start\(\) kept the run in, and the actor"
+    with pytest.raises(ValueError, match=rf"actor 'bob' and room ''.*{says}"):
+        await oa.resume(build([]), "r", handler=handler, actor="bob")
+    with pytest.raises(ValueError, match=says):
+        await oa.resume(build([]), "r", handler=HumanInputHandler(), actor="alice")
+    assert [request.pending_id for request in await handler.list_pending()] == [pending_id]
+
+
 async def test_a_run_resumed_on_another_agent_says_which_and_changes_nothing(
     handler: HumanInputHandler,
 ) -> None:

@@ -179,7 +179,12 @@ async def resume(
     saved = SavedRuns(asker, _checked(run_key, "openai_agents.resume()"))
     paused = await saved.latest()
     if paused is None:
-        raise ValueError(f"no run paused under run_key {run_key!r}: start it with start()")
+        raise ValueError(
+            f"no run paused under run_key {run_key!r} with actor {asker.actor!r} and room "
+            f"{asker.room!r} in this handler's store: pass resume() the handler on the store "
+            "start() kept the run in, and the actor and room given to start() (they scope "
+            "the run); a run never started is started with start()"
+        )
     return await _go_on(agent, asker, saved, paused, passed)
 
 
