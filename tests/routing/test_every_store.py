@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from escalating import Recorder, step
+from escalating import Recorder, escalation, step
 from routing_clock import FakeClock
 from tests.servers.stores import StoreSite
 
@@ -174,7 +174,8 @@ async def test_a_member_who_left_a_rotation_role_hands_its_requests_on(
     store_site: StoreSite, stores: list[Any]
 ) -> None:
     """Dan is assigned, then leaves the role (the directory changed, the process
-    restarted): he decides no more, Erin does, and she is told."""
+    restarted): he decides no more, Erin does, and she is told, once: the request's
+    announcement, worked out after she was assigned it, tells her."""
     clock = FakeClock(STARTS)
     before = Directory(roles={"kyc": Role(members=["dan", "erin"], rule="rotation")})
     asking = handler_on(store_site, stores, before, clock)
@@ -190,11 +191,11 @@ async def test_a_member_who_left_a_rotation_role_hands_its_requests_on(
         restarted, asking.router.directory = asking, after
     assert restarted.router is not None
     surface = Recorder()
-    async with Notifier(restarted, [surface]):
+    async with Notifier(restarted, [surface]) as notifier:
         assert not await restarted.router.may_decide(request, "dan")
         assert await restarted.router.recipients(request) == ("alice", "erin")
-        async with asyncio.timeout(30):
-            await surface.wait_for("question_escalated", "erin")
+        await notifier.wait_idle()
+    assert [n.type for n in surface.told if n.recipient == "erin"] == ["question_pending"]
     assert not await restarted.aresolve(request.pending_id, approve(), by="dan")
     assert await restarted.aresolve(request.pending_id, approve(), by="erin")
     routed = [e for e in await restarted.history(request.pending_id) if e["surface"] == "routing"]
@@ -202,3 +203,25 @@ async def test_a_member_who_left_a_rotation_role_hands_its_requests_on(
         (["dan"], "rotation"),
         (["erin"], "member left"),
     ]
+
+
+async def test_an_escalation_to_whoever_is_on_call_tells_them_once(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """Escalated to a schedule, its person is told by the escalation, once: being assigned
+    the request as the first person on call tells them nothing more."""
+    people = {name: Person(email=f"{name}@example.com") for name in ("alice", "dave")}
+    directory = Directory(people, on_call={"payments": ICalOnCall(SCHEDULE)})
+    clock = FakeClock(datetime(2027, 3, 27, 12, tzinfo=UTC))
+    handler = handler_on(store_site, stores, directory, clock)
+    surface = Recorder()
+    async with Notifier(handler, [surface]) as notifier:
+        request = await handler.create_approval("pay", {"amount": 5}, approvers=["dave"])
+        await notifier.wait_idle()
+        await handler.outbox.add([escalation(handler, request.pending_id, on_call("payments"))])
+        await notifier.wait_idle()
+    told = [(notice.type, notice.recipient) for notice in surface.told]
+    assert [kind for kind, recipient in told if recipient == "alice"] == ["question_escalated"]
+    assert told[0] == ("question_pending", "dave")
+    routed = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
+    assert [(e["approvers"], e["reason"]) for e in routed] == [(["alice"], "on call")]

@@ -3,7 +3,9 @@
 An announcement, a ladder's reminder or escalation, an edit of a quorum approval or an
 ending is a step in the outbox; when due, it becomes one delivery per surface and
 recipient (added to the outbox, each in its surface's lane), and is marked done. An
-ending is told to whoever heard of the request; an escalation first adds its approvers.
+ending is told to whoever heard of the request; an escalation first adds its approvers; a
+reassignment (a shift change, the first person on call) is told to its new person unless a
+step worked out after it told them already.
 
 A notifier works out a request's steps one at a time, in ladder order, and none of an open
 request's before its announcement, whichever notifier holds that (see
@@ -101,6 +103,8 @@ class Planner:
             targets = await self._told(item.pending_id)
         else:
             targets = self._targets(told, warn=job == "announce")
+        if job == "reassign":
+            targets = await self._untold(item, targets)
         now = now_of(self.handler)
         body = {"job": "deliver", "type": _TYPES[job], "approvers": list(approvers)}
         # Due since the step was added: behind a backlog, a step's deliveries go before
@@ -147,6 +151,22 @@ class Planner:
                     actor,
                 )
         return targets
+
+    async def _untold(
+        self, item: OutboxItem, targets: list[tuple[str, str | None]]
+    ) -> list[tuple[str, str | None]]:
+        """The ``targets`` of the reassignment ``item`` that no step worked out since it was
+        added told of the request: the escalation that added an on-call schedule assigns its
+        person and tells them of the request itself, and a second notice would say it again."""
+        since = {
+            (str(earlier.body.get("surface")), earlier.body.get("recipient"))
+            for earlier in await self.outbox.items_for(item.pending_id)
+            if earlier.body.get("job") == "deliver"
+            and earlier.body.get("type") != "question_settled"
+            and earlier.created >= item.created
+            and not earlier.item_id.startswith(f"{item.item_id}.")
+        }
+        return [target for target in targets if target not in since]
 
     def _reached(self, actor: str) -> bool:
         """Whether ``actor`` hears of a request: a surface reaches them, or every surface
