@@ -198,6 +198,13 @@ def test_a_bad_opa_url_is_refused() -> None:
         OPAPolicy("localhost:8181")
 
 
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), "2", True])
+def test_an_opa_timeout_that_is_not_a_positive_number_is_refused(timeout: object) -> None:
+    """As RegoPolicy's: a NaN or infinite timeout would bound no query."""
+    with pytest.raises(PolicyError, match="OPAPolicy timeout is a positive number of seconds"):
+        OPAPolicy("http://127.0.0.1:8181", timeout=timeout)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("module", "extra", "make"),
     [

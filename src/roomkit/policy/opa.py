@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any, Self, Unpack
 
 from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, read_result
+from roomkit.policy._offloop import checked_timeout
 from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
 
 __all__ = ["MAX_ANSWER_BYTES", "OPAPolicy"]
@@ -43,7 +44,8 @@ class OPAPolicy(PolicyBase):
         **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
-        PolicyError: ``url`` is not an http(s) URL, or ``timeout`` is not a positive number.
+        PolicyError: ``url`` is not an http(s) URL, or ``timeout`` is not a positive,
+            finite number.
         ImportError: ``httpx`` is not installed (the ``opa`` extra).
     """
 
@@ -61,10 +63,8 @@ class OPAPolicy(PolicyBase):
         super().__init__(**options)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise PolicyError(f"OPAPolicy url is an http(s) URL, got {url!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise PolicyError(f"OPAPolicy timeout is a positive number of seconds: {timeout!r}")
+        self.timeout = checked_timeout(timeout, "OPAPolicy")
         self.endpoint = f"{url.rstrip('/')}/v1/data/{path.strip('/')}"
-        self.timeout = float(timeout)
         self.headers = dict(headers or {})
         self.version = self.endpoint
         self._client: Any = self.module.AsyncClient(timeout=self.timeout)
