@@ -59,8 +59,8 @@ def calendar(tmp_path: Path, event: str) -> Path:
 
 @pytest.mark.parametrize(
     "who",
-    ["ATTENDEE:mailto:", "SUMMARY:" + "a" * 300, "SUMMARY:al\\u0000ice"],
-    ids=["empty attendee", "overlong summary", "NUL in summary"],
+    ["ATTENDEE:mailto: bob@example.com", "SUMMARY:" + "a" * 300, "SUMMARY:al\\u0000ice"],
+    ids=["spaced attendee", "overlong summary", "NUL in summary"],
 )
 async def test_a_shift_naming_no_actor_assigns_nobody_and_says_so(
     tmp_path: Path, who: str, caplog: pytest.LogCaptureFixture
@@ -219,3 +219,17 @@ async def test_an_hourly_shift_counted_from_long_ago_stands(tmp_path: Path) -> N
     assert await ICalOnCall(path).on_call_at(NOON) == "alice"
     path = _flooded(tmp_path, "20261205", "FREQ=HOURLY")
     assert await ICalOnCall(path).on_call_at(NOON) == "bob"
+
+
+@pytest.mark.parametrize(
+    ("who", "person"),
+    [("ATTENDEE:mailto:\r\nSUMMARY:alice", "alice"), ("ATTENDEE:mailto:", None)],
+    ids=["with a summary", "without"],
+)
+async def test_an_attendee_with_no_address_counts_as_none(
+    tmp_path: Path, who: str, person: str | None
+) -> None:
+    """An ``ATTENDEE`` of a bare ``mailto:`` names no one: the shift's person is its
+    summary, as for a shift with no attendee, or nobody."""
+    event = f"UID:s1\r\n{who}\r\nDTSTART:20261201T000000Z\r\nDTEND:20261231T000000Z"
+    assert await ICalOnCall(calendar(tmp_path, event)).on_call_at(NOON) == person

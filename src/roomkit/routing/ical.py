@@ -124,14 +124,16 @@ def _costly(event: Any, until: datetime) -> str | None:
 
 
 def default_person(event: Any) -> str | None:
-    """The person of a shift: its first attendee's address (``mailto:`` dropped), else its
-    summary."""
-    attendee = event.get("ATTENDEE")
-    if isinstance(attendee, list):
-        attendee = attendee[0] if attendee else None
-    if attendee:
+    """The person of a shift: its first attendee's address (``mailto:`` dropped; an
+    attendee with no address counts as none), else its summary."""
+    attendees = event.get("ATTENDEE")
+    if not isinstance(attendees, list):
+        attendees = [] if attendees is None else [attendees]
+    for attendee in attendees:
         text = str(attendee)
-        return text[7:] if text.lower().startswith("mailto:") else text
+        address = text[7:] if text.lower().startswith("mailto:") else text
+        if address.strip():
+            return address
     summary = event.get("SUMMARY")
     return str(summary).strip() or None if summary is not None else None
 
