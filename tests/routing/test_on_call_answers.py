@@ -233,3 +233,19 @@ async def test_an_attendee_with_no_address_counts_as_none(
     summary, as for a shift with no attendee, or nobody."""
     event = f"UID:s1\r\n{who}\r\nDTSTART:20261201T000000Z\r\nDTEND:20261231T000000Z"
     assert await ICalOnCall(calendar(tmp_path, event)).on_call_at(NOON) == person
+
+
+@pytest.mark.parametrize(
+    "end",
+    ["DTEND:20261201T000000Z", "DTEND;VALUE=DATE:20261201", "DURATION:-P9D"],
+    ids=["DTEND", "all-day DTEND", "negative DURATION"],
+)
+async def test_a_shift_ending_before_it_starts_is_left_out(
+    tmp_path: Path, end: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A shift from 10 December whose end is before its start puts nobody on call on the
+    5th (the libraries would swap its ends): it is left out with a warning naming it."""
+    event = f"UID:backwards\r\nSUMMARY:bob\r\nDTSTART:20261210T000000Z\r\n{end}"
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        assert await ICalOnCall(calendar(tmp_path, event)).on_call_at(NOON) is None
+    assert any("backwards: they end before they start" in r.message for r in caplog.records)

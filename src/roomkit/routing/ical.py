@@ -6,7 +6,8 @@ replacing one shift, or one laid over the rotation). :class:`ICalOnCall` reads i
 ``icalendar`` and ``recurring-ical-events`` packages (the ``oncall`` extra) and says who is
 on call at a moment: the event's attendee (an email address the directory maps to an
 actor), else its summary. An event the libraries cannot read (no start, a rule nobody can
-expand) is skipped, with a warning naming it, and the rest of the schedule stands.
+expand) or that ends before it starts is skipped, with a warning naming it, and the rest of
+the schedule stands.
 
 Reading a schedule and working out its shifts takes seconds for a large one, so it is done
 on a worker thread, never on the event loop: parsing a file that changed or a feed read
@@ -123,6 +124,24 @@ def _costly(event: Any, until: datetime) -> str | None:
     return None
 
 
+def _backwards(event: Any) -> bool:
+    """Whether ``event`` ends before it starts (a ``DTEND`` before its ``DTSTART``, or a
+    negative ``DURATION``): the expansion would swap its ends, and put its person on call
+    over a span the schedule never gave them."""
+    try:
+        begins = _aware(event["DTSTART"].dt)
+        if "DTEND" in event:
+            ends = _aware(event["DTEND"].dt)
+            return begins is not None and ends is not None and ends < begins
+        if "DURATION" in event:
+            length = event["DURATION"].dt
+            return isinstance(length, timedelta) and length < timedelta(0)
+    except Exception:
+        # An end that cannot be read is the expansion's to skip, as unexpandable.
+        return False
+    return False
+
+
 def default_person(event: Any) -> str | None:
     """The person of a shift: its first attendee's address (``mailto:`` dropped; an
     attendee with no address counts as none), else its summary."""
@@ -234,6 +253,14 @@ class ICalOnCall:
             gone = {id(c) for c in startless}
             calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
             self._skip(startless, "they have no DTSTART")
+        backwards = [c for c in calendar.subcomponents if c.name == "VEVENT" and _backwards(c)]
+        if backwards:
+            gone = {id(c) for c in backwards}
+            calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
+            self._skip(
+                backwards,
+                "they end before they start (a DTEND before the DTSTART, or a negative DURATION)",
+            )
         # A rule repeating by the second or minute is no rotation, and working out one shift
         # of it, or of an hourly rule begun long ago, means stepping through every repeat
         # since it began: minutes or hours of a worker thread at every routing. Its series
