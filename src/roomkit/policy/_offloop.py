@@ -1,6 +1,6 @@
-"""In-process engines (Rego, Cedar) deciding off the event loop, within a time limit.
+"""An in-process engine (Rego) deciding off the event loop, within a time limit.
 
-Their evaluation is compiled code that the model's arguments can make slow (a Rego rule over
+Its evaluation is compiled code that the model's arguments can make slow (a Rego rule over
 ``numbers.range(1, input.arguments.n)``): each decision runs on one of the policy's own
 worker threads (at most :data:`WORKERS` at a time), so the loop and other calls go on. The
 pipeline awaits it for the policy's ``timeout`` (seconds, :data:`IN_PROCESS_TIMEOUT` by
@@ -24,7 +24,8 @@ from roomkit.policy._base import PolicyError
 __all__ = ["IN_PROCESS_TIMEOUT", "WORKERS", "OffLoop", "checked_timeout"]
 
 IN_PROCESS_TIMEOUT = 2.0
-"""Seconds a Rego or Cedar decision may take when its policy names no ``timeout``."""
+"""Seconds a Rego decision may take when its policy names no ``timeout`` (Cedar decides on
+the event loop, with no time limit: it has no loops and no recursion)."""
 
 WORKERS = 4
 """How many decisions of one policy run at once, each on a thread of its own."""

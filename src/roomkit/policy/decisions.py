@@ -159,8 +159,8 @@ class Policy(Protocol):
     decisions are recorded and counted, today's behaviour is kept) and ``on_error``
     (``"ask"``, the default, or ``"deny"``: what a ``decide`` that raises comes to), and
     ``timeout`` (the seconds an awaitable ``decide`` has; 10 otherwise), and ``adecide``
-    (an awaitable decision the pipeline takes instead of ``decide``'s: Rego and Cedar decide
-    off the event loop through it).
+    (an awaitable decision the pipeline takes instead of ``decide``'s: Rego decides off the
+    event loop through it; Cedar, which has none, decides on the loop).
     """
 
     def decide(self, call: PolicyCall) -> PolicyDecision | Awaitable[PolicyDecision]:

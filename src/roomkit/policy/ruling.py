@@ -12,8 +12,10 @@ A ``decide`` that raises or times out asks a person (``on_error="ask"``, the def
 refuses the call (``on_error="deny"``); the failure is logged and recorded. An awaitable
 ``decide`` has the policy's own ``timeout`` (seconds), else :data:`DECIDE_TIMEOUT`; a plain
 one runs on the event loop, and returns by itself. A policy with an ``adecide`` is decided
-through it: Rego and Cedar run off the loop there, bounded by their ``timeout``. A result that is
-none of the four decisions is ``Abstain``. Each decision becomes a ``policy_decided`` history
+through it: Rego runs off the loop there, bounded by its ``timeout``. Cedar has no
+``adecide`` and no ``timeout``: its plain ``decide`` runs on the loop (no loops and no
+recursion, so it returns in a fraction of a millisecond). A result that is none of the four
+decisions is ``Abstain``. Each decision becomes a ``policy_decided`` history
 entry, and is counted per tool and decision (:mod:`roomkit.policy.tally`).
 """
 
