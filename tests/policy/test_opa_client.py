@@ -15,6 +15,21 @@ from roomkit.policy import Allow, OPAPolicy, PolicyCall
 CALL = PolicyCall("pay", {"to": "bob", "amount": 5}, "digest", "alice", "r1", "agent")
 
 
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An OPA stub answering with ``handler`` on loopback, in a thread; its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
 @pytest.fixture
 def opa() -> Iterator[tuple[str, list[int]]]:
     """An OPA stub on loopback that keeps connections open (HTTP/1.1) and allows every call;
@@ -37,16 +52,8 @@ def opa() -> Iterator[tuple[str, list[int]]]:
         def log_message(self, format: str, *args: object) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", ports
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serving(Handler) as url:
+        yield url, ports
 
 
 async def test_queries_share_one_connection(opa: tuple[str, list[int]]) -> None:
@@ -94,16 +101,8 @@ def flooding() -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serving(Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize("path", ["said", "unsaid"])

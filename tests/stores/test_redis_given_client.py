@@ -18,10 +18,10 @@ from redis.asyncio import Connection, ConnectionPool, Redis, Sentinel
 from redis.asyncio.sentinel import SentinelManagedConnection
 from tests.servers.redis_server import RedisServer, running_redis, running_sentinel
 from tests.servers.stores import fresh_prefix
-from tests.tools.human_input.stores.store_kit import RESYNC, Changes
+from tests.tools.human_input.stores.store_kit import RESYNC, Changes, make_request
 
 from roomkit.core.exceptions import CorruptRecordError
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.models.room import Room, RoomEvent, TextContent
 from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.stores.redis import RedisRoomStore, RedisStore
@@ -57,24 +57,13 @@ async def app_client(redis_server: RedisServer) -> AsyncIterator[Redis]:
     await client.aclose()
 
 
-def _request(pending_id: str) -> PendingInput:
-    return PendingInput(
-        pending_id=pending_id,
-        tool_name="AskUserQuestion",
-        arguments={"question": "Colour?"},
-        room_id="room-1",
-        tool_call_id=f"call-{pending_id}",
-        channel_id="ai-1",
-    )
-
-
 async def _use_requests(store: RedisStore, raw: Redis) -> None:
     """Create, settle, hear of it, and read two histories, one holding bytes not UTF-8."""
     heard = Changes()
     store.subscribe(heard)
     await heard.arrival(RESYNC)  # the change feed is live
-    kept, _ = await store.insert(_request(f"{store.prefix}-kept"))
-    broken, created = await store.insert(_request(f"{store.prefix}-broken"))
+    kept, _ = await store.insert(make_request(pending_id=f"{store.prefix}-kept"))
+    broken, created = await store.insert(make_request(pending_id=f"{store.prefix}-broken"))
     assert created
     for request in (kept, broken):
         await store.append_history(request.pending_id, new_entry("shown", surface="desk"))

@@ -7,22 +7,11 @@ import os
 import pytest
 from tests.servers.postgres_server import PostgresServer
 from tests.servers.redis_server import RedisServer
+from tests.tools.human_input.stores.store_kit import make_request
 
 from roomkit.core.exceptions import StoreClosedError
-from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import Room
 from roomkit.stores import close_stores, open_url
-
-
-def _request(pending_id: str) -> PendingInput:
-    return PendingInput(
-        pending_id=pending_id,
-        tool_name="AskUserQuestion",
-        arguments={"question": "Colour?"},
-        room_id="room-1",
-        tool_call_id=f"call-{pending_id}",
-        channel_id="ai-1",
-    )
 
 
 async def _clients_on(server: RedisServer, database: int) -> int:
@@ -46,7 +35,7 @@ async def test_redis_stores_from_one_url_use_one_connection(
     database = int(redis_database.rsplit("/", 1)[1])
     try:
         await rooms.create_room(Room("room-1"))
-        _, created = await requests.insert(_request("p1"))
+        _, created = await requests.insert(make_request(pending_id="p1"))
         assert created
         assert await rooms.get_room("room-1") is not None
         assert await requests.fetch("p1") is not None
@@ -92,7 +81,7 @@ async def test_postgres_stores_from_one_url_share_the_request_stores_pool(
     requests, rooms = open_url(postgres_url)
     try:
         await rooms.create_room(Room("room-1"))
-        _, created = await requests.insert(_request("p1"))
+        _, created = await requests.insert(make_request(pending_id="p1"))
         assert created
         assert await rooms.get_room("room-1") is not None
         await requests.close()
@@ -111,7 +100,7 @@ async def test_closing_the_postgres_room_store_leaves_the_request_stores_pool_op
     try:
         await rooms.create_room(Room("room-1"))
         await rooms.close()
-        _, created = await requests.insert(_request("p1"))
+        _, created = await requests.insert(make_request(pending_id="p1"))
         assert created
         assert await rooms.get_room("room-1") is not None
     finally:
