@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST
 from tests.desk.desk_harness import SECRET, World, bearer
 from tests.mcp.mcp_kit import Call, RawPeer, client_of, open_request, served, settled, text_of
 
@@ -109,6 +110,29 @@ async def test_a_cancelled_call_withdraws_its_request() -> None:
         request = await open_request(handler)
         call.task.cancel()
         ended = await settled(handler, request.pending_id)
+    assert ended.withdrawn
+
+
+async def test_a_reused_request_id_is_refused_and_the_running_call_stays_cancellable() -> None:
+    """A call whose id names a call still running asks nobody; a cancellation of that id
+    still withdraws the running call's request, though the SDK gave the id to the refused one."""
+    handler = HumanInputHandler()
+    call = {"name": "AskUserQuestion", "arguments": {"question": "Deploy?"}}
+    async with RawPeer(HumanInputMCPServer(handler, actor="alice").server).connected() as peer:
+        await peer.request(2, "tools/call", {**call, "_meta": {"progressToken": "p"}})
+        assert (await peer.receive())["method"] == "notifications/progress"
+        request = await open_request(handler)
+        await peer.request(2, "tools/call", {**call, "arguments": {"question": "Drop the db?"}})
+        while "id" not in (answer := await peer.receive()):
+            pass
+        assert answer["error"]["code"] == INVALID_REQUEST
+        assert "give every request an id of its own" in answer["error"]["message"]
+        assert [r.pending_id for r in await handler.list_pending()] == [request.pending_id]
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+        )
+        ended = await settled(handler, request.pending_id)
+        await peer.hang_up()
     assert ended.withdrawn
 
 

@@ -35,6 +35,7 @@ import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.exceptions import MCPError
 
 from roomkit.auth.names import check_actor_name
@@ -169,10 +170,13 @@ class HumanInputMCPServer:
         self.server.middleware.append(self._withdraw_cancelled)
         if hold is not None:
             self.server.middleware.append(state_boundary(state_keys, self._actor_of))
-        self._kept: dict[tuple[str, str], tuple[str, float]] = {}
+        self._kept: dict[_Call, tuple[str, float]] = {}
         """Keyed calls on a durable store now waiting, by (connection, request id): the
         request and when its deadline passes (loop time). A call whose client left without
         a cancellation stays here until then, for a cancellation that may still come."""
+        self._running: dict[_Call, str | None] = {}
+        """Calls running now, by (connection, request id): the request each asks, once
+        made. A request id names one running call of its connection."""
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -190,6 +194,24 @@ class HumanInputMCPServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        call = _call_of(ctx)
+        if call in self._running:
+            # The SDK hands a reused id's cancellation to the newer call only: the older
+            # one's request would stay before a person, withdrawn by nobody.
+            raise MCPError(
+                types.INVALID_REQUEST,
+                f"Request id {json.dumps(ctx.request_id)} names a call still running on this "
+                "connection: give every request an id of its own",
+            )
+        self._running[call] = None
+        try:
+            return await self._serve_call(ctx, params, call)
+        finally:
+            del self._running[call]
+
+    async def _serve_call(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, call: _Call
     ) -> types.CallToolResult | types.InputRequiredResult:
         name = params.name
         tool = self._tools.get(name)
@@ -233,6 +255,7 @@ class HumanInputMCPServer:
             # The key named an earlier call of this tool that asked something else: its
             # outcome answers that question, not this one.
             return _error(texts.invalid_arguments(name, _other_call(key)))
+        self._running[call] = pending.pending_id
         kept = key is not None and durable
         if hold is None or pending.status is not PendingInputStatus.PENDING:
             # A retry that finds its request settled replays the outcome at once.
@@ -281,7 +304,7 @@ class HumanInputMCPServer:
             StillWaiting: with ``hold``, nobody answered within it (the request stays open).
         """
         handler = self.handler
-        call = (_connection_of(ctx), str(ctx.request_id))
+        call = _call_of(ctx)
         if kept:
             now = asyncio.get_running_loop().time()
             self._forget_past(now)
@@ -318,13 +341,18 @@ class HumanInputMCPServer:
     async def _withdraw_cancelled(
         self, ctx: ServerRequestContext[Any], call_next: CallNext
     ) -> HandlerResult:
-        """Middleware: an MCP cancellation of a kept call withdraws its request."""
+        """Middleware: an MCP cancellation of a kept call withdraws its request, and so
+        does one of a running call the SDK no longer knows (its id was given again)."""
         result = await call_next(ctx)
         if ctx.method == "notifications/cancelled" and ctx.params is not None:
-            call = (_connection_of(ctx), str(ctx.params.get("requestId")))
+            request_id = as_request_id(ctx.params.get("requestId"))
+            if request_id is None:
+                return result
+            call = (_connection_of(ctx), coerce_request_id(request_id))
             kept = self._kept.pop(call, None)
-            if kept is not None:
-                await self.handler.arelease(kept[0])
+            pending_id = kept[0] if kept is not None else self._running.get(call)
+            if pending_id is not None:
+                await self.handler.arelease(pending_id)
         return result
 
     def _forget_past(self, now: float) -> None:
@@ -366,6 +394,15 @@ class HumanInputMCPServer:
 async def _connection_lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
     """Entered once per stdio or in-process connection (once for all HTTP sessions)."""
     yield {CONNECTION_TOKEN: uuid.uuid4().hex}
+
+
+_Call = tuple[str, int | str | None]
+"""A call: its connection and its request id, as the SDK correlates ids ("7" is 7)."""
+
+
+def _call_of(ctx: ServerRequestContext[Any]) -> _Call:
+    request_id = ctx.request_id
+    return (_connection_of(ctx), None if request_id is None else coerce_request_id(request_id))
 
 
 def _connection_of(ctx: ServerRequestContext[Any]) -> str:
