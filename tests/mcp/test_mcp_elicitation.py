@@ -102,9 +102,26 @@ async def test_a_form_answer_is_accepted_with_its_content(mode: str) -> None:
         booking = asyncio.create_task(_book(tools))
         request = await _asked(handler)
         assert (request.room_id, request.channel_type) == ("ops", ChannelType.MCP)
-        assert request.answer_schema == FORM
+        assert request.answer_schema == {**FORM, "additionalProperties": False}
         with pytest.raises(InvalidAnswerError):
             await handler.aresolve(request.pending_id, '{"name": "Ada", "seats": 0}')
+        assert await handler.aresolve(request.pending_id, '{"name": "Ada", "seats": 2}')
+        reply = await booking
+    assert (reply["action"], reply["content"]) == ("accept", {"name": "Ada", "seats": 2})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_answer_with_a_field_the_form_lacks_is_refused(mode: str) -> None:
+    """MCP's ``accept`` carries only the form's fields: an answer with another is refused
+    while the request stays open, rather than taken and then lost on its way back."""
+    handler = HumanInputHandler()
+    async with MCPTools(eliciting_server(), handler=handler, mode=mode) as tools:
+        booking = asyncio.create_task(_book(tools))
+        request = await _asked(handler)
+        with pytest.raises(InvalidAnswerError):
+            await handler.aresolve(
+                request.pending_id, '{"name": "Ada", "seats": 2, "where": {"row": 3}}'
+            )
         assert await handler.aresolve(request.pending_id, '{"name": "Ada", "seats": 2}')
         reply = await booking
     assert (reply["action"], reply["content"]) == ("accept", {"name": "Ada", "seats": 2})
@@ -152,10 +169,18 @@ HOSTILE = [
     {"note": {"type": ["string", "null"]}},
     # Choices that are schemas of their own.
     {"pick": {"type": "string", "oneOf": [{"const": "a", "pattern": "(a+)+$"}]}},
+    # Choices that are no text, which MCP's result cannot carry back.
+    {"picks": {"type": "array", "items": {"type": "number", "enum": [1, 2]}}},
+    {"picks": {"type": "array", "items": {"enum": [{"row": 1}]}}},
+    {"picks": {"type": "array", "items": {"anyOf": [{"const": 1, "title": "One"}]}}},
 ]
 
 
-@pytest.mark.parametrize("properties", HOSTILE, ids=["pattern", "ref", "type-list", "oneOf"])
+@pytest.mark.parametrize(
+    "properties",
+    HOSTILE,
+    ids=["pattern", "ref", "type-list", "oneOf", "number-items", "object-enum", "number-const"],
+)
 async def test_a_schema_outside_mcps_primitives_is_declined_and_asks_nobody(
     properties: dict[str, Any],
 ) -> None:

@@ -7,8 +7,9 @@ asks for input (``elicitation/create``, pushed on a 2025-11-25 connection or emb
 2026-07-28 input-required result: the SDK hands both to the same callback), the question
 becomes a :class:`HumanInputHandler` request that the desk and the notifications show:
 
-- form mode: a request whose answer schema is the ``requestedSchema``, so an answer that
-  does not match is refused and the request stays open for a correct one;
+- form mode: a request whose answer schema is the ``requestedSchema``, closed to properties
+  it does not name (an ``accept`` carries only what its form asks), so an answer that does
+  not match is refused and the request stays open for a correct one;
 - URL mode: a confirmation card with the link; confirming means the person went there.
 
 The person's answer goes back as ``accept`` (with the form's content), a rejection as
@@ -134,7 +135,11 @@ def _field_problem(field: dict[str, Any]) -> str | None:
         items = field.get("items")
         if not isinstance(items, dict) or not ("enum" in items or "anyOf" in items):
             return "an array must list string choices"
-        if _unknown(items, frozenset({"type", "enum", "anyOf"})) or not _choices(items):
+        if (
+            _unknown(items, frozenset({"type", "enum", "anyOf"}))
+            or items.get("type", "string") != "string"
+            or not _choices(items)
+        ):
             return 'an array\'s items are {"type": "string", "enum": [...]} or titled choices'
     elif not isinstance(kind, str) or kind not in _PRIMITIVES:
         return (
@@ -150,12 +155,21 @@ def _field_problem(field: dict[str, Any]) -> str | None:
 
 
 def _choices(items: dict[str, Any]) -> bool:
-    """Whether ``items``' ``anyOf`` (when it has one) lists titled choices only."""
+    """Whether ``items``' ``enum`` and ``anyOf`` (when it has them) list text choices only:
+    an answer's list of choices is a list of strings in MCP's result."""
+    listed = items.get("enum")
+    if listed is not None and not (
+        isinstance(listed, list) and all(isinstance(value, str) for value in listed)
+    ):
+        return False
     choices = items.get("anyOf")
     if choices is None:
         return True
     return isinstance(choices, list) and all(
-        isinstance(choice, dict) and not _unknown(choice, _CHOICE_KEYS) for choice in choices
+        isinstance(choice, dict)
+        and not _unknown(choice, _CHOICE_KEYS)
+        and isinstance(choice.get("const"), str)
+        for choice in choices
     )
 
 
@@ -288,7 +302,8 @@ class MCPTools:
                 ELICITATION_TOOL,
                 {"message": params.message},
                 **self._where(),
-                answer_schema=dict(params.requested_schema),
+                # Closed: an ``accept`` carries only the form's fields, as MCP has it.
+                answer_schema={**params.requested_schema, "additionalProperties": False},
             )
         except (TypeError, ValueError) as error:
             return _decline(f"requestedSchema is not a valid JSON Schema: {error}")
