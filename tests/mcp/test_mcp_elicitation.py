@@ -151,6 +151,19 @@ async def test_a_url_elicitation_is_a_card_with_the_link() -> None:
         assert (await booking)["action"] == "decline"
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_link_too_long_to_keep_is_declined_with_the_reason(mode: str) -> None:
+    """An elicitation no request can hold is declined saying why, as a form's schema is,
+    instead of failing the server's call."""
+    handler = HumanInputHandler()
+    server = eliciting_server(url="https://bank.example/" + "a" * 60_000)
+    async with MCPTools(server, handler=handler, mode=mode) as tools:
+        reply = await _book(tools)
+    assert reply["action"] == "decline"
+    assert "over the 56,000 a request keeps" in reply["meta"][REASON_META]
+    assert await handler.list_pending() == []
+
+
 async def test_a_nested_schema_is_declined_with_the_reason() -> None:
     handler = HumanInputHandler()
     async with MCPTools(eliciting_server(NESTED), handler=handler, mode="legacy") as tools:

@@ -37,10 +37,12 @@ with requires_extra("roomkit.tools.mcp", "mcp"):
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
     RequestWithdrawnError,
+    RoomKitError,
     ToolFailedError,
     UnservedToolCallError,
 )
 from roomkit.models.enums import ChannelType
+from roomkit.models.pending_input import PendingInput
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input import HumanInputHandler
@@ -297,16 +299,13 @@ class MCPTools:
         if problem is not None:
             logger.warning("Declined an elicitation: %s", problem)
             return _decline(problem)
-        try:
-            pending = await self.handler.create(
-                ELICITATION_TOOL,
-                {"message": params.message},
-                **self._where(),
-                # Closed: an ``accept`` carries only the form's fields, as MCP has it.
-                answer_schema={**params.requested_schema, "additionalProperties": False},
-            )
-        except (TypeError, ValueError) as error:
-            return _decline(f"requestedSchema is not a valid JSON Schema: {error}")
+        pending = await self._ask(
+            {"message": params.message},
+            # Closed: an ``accept`` carries only the form's fields, as MCP has it.
+            answer_schema={**params.requested_schema, "additionalProperties": False},
+        )
+        if isinstance(pending, types.ElicitResult):
+            return pending
         outcome = await self._outcome(pending.pending_id)
         if isinstance(outcome, types.ElicitResult):
             return outcome
@@ -314,16 +313,33 @@ class MCPTools:
         return types.ElicitResult(action="accept", content=content)
 
     async def _ask_url(self, params: types.ElicitRequestURLParams) -> types.ElicitResult:
-        pending = await self.handler.create(
-            ELICITATION_TOOL,
-            {"action": f"Open {params.url}", "details": {"why": params.message, "url": params.url}},
-            **self._where(),
+        pending = await self._ask(
+            {"action": f"Open {params.url}", "details": {"why": params.message, "url": params.url}}
         )
+        if isinstance(pending, types.ElicitResult):
+            return pending
         outcome = await self._outcome(pending.pending_id)
         if isinstance(outcome, types.ElicitResult):
             return outcome
         confirmed = _confirmed(outcome)
         return types.ElicitResult(action="accept" if confirmed else "decline")
+
+    async def _ask(
+        self, arguments: dict[str, Any], *, answer_schema: dict[str, Any] | None = None
+    ) -> PendingInput | types.ElicitResult:
+        """The request asking a person; a decline saying why when the server's elicitation
+        cannot be one (text too long, or not valid Unicode; a schema that is not one)."""
+        try:
+            return await self.handler.create(
+                ELICITATION_TOOL, arguments, **self._where(), answer_schema=answer_schema
+            )
+        except (TypeError, ValueError) as error:
+            if isinstance(error, RoomKitError):
+                problem = f"the elicitation cannot be asked: {error}"
+            else:
+                problem = f"requestedSchema is not a valid JSON Schema: {error}"
+            logger.warning("Declined an elicitation: %s", problem)
+            return _decline(problem)
 
     def _where(self) -> dict[str, Any]:
         asker = _asking.get()
