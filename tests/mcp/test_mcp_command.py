@@ -332,3 +332,17 @@ def test_a_wrong_option_is_named_before_the_store_is_opened(
     assert out == ""
     assert err.startswith(f"roomkit: {option} ")
     assert not db.exists()
+
+
+def test_a_room_no_store_keeps_stops_it_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused at start, rather than read by every call as its own arguments' fault."""
+    store = f"sqlite:///{tmp_path / 'kit.db'}"
+    assert main(["mcp", "--store", store, "--actor", "alice", "--room", "r" * 300]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        "roomkit: room is 300 characters, over the 256 a request's room may have on every "
+        "store: pass a shorter one"
+    ]

@@ -136,6 +136,12 @@ async def test_a_reused_request_id_is_refused_and_the_running_call_stays_cancell
     assert ended.withdrawn
 
 
+@pytest.mark.parametrize("room", ["r" * 257, "r\ud800"], ids=["long", "surrogate"])
+async def test_a_room_no_request_can_have_is_refused_when_the_server_is_made(room: str) -> None:
+    with pytest.raises(ValueError, match=r"^room "):
+        HumanInputMCPServer(HumanInputHandler(), room=room)
+
+
 @pytest.fixture
 async def durable(tmp_path: Path) -> AsyncIterator[HumanInputHandler]:
     store = SQLiteStore(str(tmp_path / "kit.db"))

@@ -50,12 +50,17 @@ from roomkit.mcp.waits import (
     wait_key,
 )
 from roomkit.models.enums import ChannelType
+from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools import texts
 from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
 from roomkit.tools.human_input.question_rules import question_problem
-from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
+from roomkit.tools.validation import (
+    check_tool_schema,
+    unencodable_text,
+    validate_tool_arguments,
+)
 
 __all__ = ["ACTOR_SCOPE_KEY", "KEY_META", "PROGRESS_INTERVAL", "HumanInputMCPServer"]
 
@@ -90,7 +95,7 @@ class HumanInputMCPServer:
         handler: where requests are recorded and answered (its store is the desk's).
         actor: the person asked, when the transport authenticates nobody (stdio): an actor
             name (:mod:`roomkit.auth.names`).
-        room: the room every request belongs to.
+        room: the room every request belongs to: 1 to 256 characters of valid text.
         timeout: seconds a person has to answer a call.
         tools: the tool definitions offered (``name``, ``description``, ``parameters``);
             the standard human-input tools by default.
@@ -102,6 +107,10 @@ class HumanInputMCPServer:
             every server on the store must share them; a key of this process when ``None``.
         links: the desk's answer links: with ``hold``, the first "still waiting" of a
             call offers a client that takes URL-mode elicitations a link that answers it.
+
+    Raises:
+        TypeError: ``handler`` or ``timeout`` is of the wrong kind.
+        ValueError: an argument is out of range (the message names it and what to pass).
     """
 
     def __init__(
@@ -121,6 +130,15 @@ class HumanInputMCPServer:
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
         if not isinstance(room, str) or not room:
             raise ValueError(f"room must be a non-empty string, got {room!r}")
+        # Checked here: a call would read the store's refusal of it as its own arguments'.
+        if len(room) > MAX_ID_CHARS:
+            raise ValueError(
+                f"room is {len(room):,} characters, over the {MAX_ID_CHARS} a request's room "
+                "may have on every store: pass a shorter one"
+            )
+        unreadable = unencodable_text(room)
+        if unreadable is not None:
+            raise ValueError(f"room must be valid Unicode text, but it holds {unreadable}")
         if actor is not None:
             check_actor_name(actor, what="actor")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
