@@ -188,6 +188,11 @@ class MCPTools:
             channel = AIChannel("agent", provider=..., tool_handler=mcp,
                                 tool_definitions=mcp.tools)
 
+    The channel's bound on a call (``tool_timeout_seconds``, 30 s on an AIChannel) covers
+    a person's answer to its elicitations: give a tool that elicits a bound over
+    ``timeout`` (``tool_timeouts={name: ...}``), or the call is cut and its question
+    withdrawn.
+
     An elicitation is asked in the room, and of the actor, of the tool call it came
     during (the channel's tool context), when the SDK runs it in that call (2026-07-28), or
     when that call is the only one in flight; otherwise of ``room_id`` and ``actor_id``.
