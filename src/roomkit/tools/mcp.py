@@ -23,6 +23,7 @@ import itertools
 import json
 import logging
 from collections.abc import Mapping
+from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,7 @@ from roomkit.core.exceptions import (
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.providers.ai.base import AITool
+from roomkit.tools._call_clock import CallClock, current_call_clock
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -67,6 +69,8 @@ class _Asker:
     actor_id: str | None
     channel_id: str = ""
     tool_call_id: str = ""
+    clock: CallClock | None = None
+    """The call's bound, stopped while the person answers."""
 
 
 _asking: ContextVar[_Asker | None] = ContextVar("roomkit_mcp_asking", default=None)
@@ -188,14 +192,13 @@ class MCPTools:
             channel = AIChannel("agent", provider=..., tool_handler=mcp,
                                 tool_definitions=mcp.tools)
 
-    The channel's bound on a call (``tool_timeout_seconds``, 30 s on an AIChannel) covers
-    a person's answer to its elicitations: give a tool that elicits a bound over
-    ``timeout`` (``tool_timeouts={name: ...}``), or the call is cut and its question
-    withdrawn.
-
     An elicitation is asked in the room, and of the actor, of the tool call it came
     during (the channel's tool context), when the SDK runs it in that call (2026-07-28), or
     when that call is the only one in flight; otherwise of ``room_id`` and ``actor_id``.
+    While the person answers, that call's bound on the channel (``tool_timeout_seconds``,
+    30 s on an AIChannel) is stopped: it counts the server's own work, before and after
+    the answer, and the person has ``timeout``. An elicitation no call can be told to
+    (several in flight on a 2025-11-25 connection) stops no bound.
 
     Args:
         server: what :class:`mcp.Client` connects to: an SDK ``Server``, a
@@ -277,6 +280,7 @@ class MCPTools:
             current_tool_actor_id() or self.actor_id,
             call.channel_id if call is not None else "",
             call.tool_call_id if call is not None else "",
+            current_call_clock(),
         )
         number = next(self._numbers)
         self._in_flight[number] = asker
@@ -298,13 +302,20 @@ class MCPTools:
     async def _elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
+        asker = self._asker()
+        # The person's time is theirs (``timeout``), not the tool's: the call's bound stops.
+        with asker.clock.stopped() if asker.clock is not None else nullcontext():
+            return await self._answer(asker, params)
+
+    async def _answer(self, asker: _Asker, params: types.ElicitRequestParams) -> types.ElicitResult:
         if isinstance(params, types.ElicitRequestURLParams):
-            return await self._ask_url(params)
+            return await self._ask_url(asker, params)
         problem = form_schema_problem(params.requested_schema)
         if problem is not None:
             logger.warning("Declined an elicitation: %s", problem)
             return _decline(problem)
         pending = await self._ask(
+            asker,
             {"message": params.message},
             # Closed: an ``accept`` carries only the form's fields, as MCP has it.
             answer_schema={**params.requested_schema, "additionalProperties": False},
@@ -317,9 +328,12 @@ class MCPTools:
         content = json.loads(outcome)
         return types.ElicitResult(action="accept", content=content)
 
-    async def _ask_url(self, params: types.ElicitRequestURLParams) -> types.ElicitResult:
+    async def _ask_url(
+        self, asker: _Asker, params: types.ElicitRequestURLParams
+    ) -> types.ElicitResult:
         pending = await self._ask(
-            {"action": f"Open {params.url}", "details": {"why": params.message, "url": params.url}}
+            asker,
+            {"action": f"Open {params.url}", "details": {"why": params.message, "url": params.url}},
         )
         if isinstance(pending, types.ElicitResult):
             return pending
@@ -330,13 +344,17 @@ class MCPTools:
         return types.ElicitResult(action="accept" if confirmed else "decline")
 
     async def _ask(
-        self, arguments: dict[str, Any], *, answer_schema: dict[str, Any] | None = None
+        self,
+        asker: _Asker,
+        arguments: dict[str, Any],
+        *,
+        answer_schema: dict[str, Any] | None = None,
     ) -> PendingInput | types.ElicitResult:
         """The request asking a person; a decline saying why when the server's elicitation
         cannot be one (text too long, or not valid Unicode; a schema that is not one)."""
         try:
             return await self.handler.create(
-                ELICITATION_TOOL, arguments, **self._where(), answer_schema=answer_schema
+                ELICITATION_TOOL, arguments, **self._where(asker), answer_schema=answer_schema
             )
         except (TypeError, ValueError) as error:
             if isinstance(error, RoomKitError):
@@ -346,12 +364,14 @@ class MCPTools:
             logger.warning("Declined an elicitation: %s", problem)
             return _decline(problem)
 
-    def _where(self) -> dict[str, Any]:
+    def _asker(self) -> _Asker:
+        """The tool call an elicitation belongs to, or the default room and actor."""
         asker = _asking.get()
         if asker is None and len(self._in_flight) == 1:
             [asker] = self._in_flight.values()
-        if asker is None:
-            asker = _Asker(self.room_id, self.actor_id)
+        return _Asker(self.room_id, self.actor_id) if asker is None else asker
+
+    def _where(self, asker: _Asker) -> dict[str, Any]:
         return {
             "room_id": asker.room_id,
             "actor_id": asker.actor_id,

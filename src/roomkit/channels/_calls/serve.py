@@ -1,6 +1,8 @@
 """Serve: run a gated (and approved) call, human-input names first, then the host's handler.
 
 The call runs under the bounds :func:`~roomkit.channels._calls.bounds.decide` fixed for it,
+on a :class:`~roomkit.tools._call_clock.CallClock` that a tool stops while it waits for a
+person (an MCP server's elicitation), so the bound counts the tool's own work alone; and
 inside the tool context of its site (the room, the actor, the tools offered, the call
 itself), set for the call and reset when it ends, so a tool reads its own call through
 ``current_tool_call()`` and nothing of it outlives the call. A human-input name is asked
@@ -11,7 +13,6 @@ model's view and goes to the observers as ``error_detail``.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.channels._calls.bounds import BoundSettings, decide
@@ -24,6 +25,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.pending_input import arguments_digest
 from roomkit.tools import texts
+from roomkit.tools._call_clock import CallClock
 from roomkit.tools.context import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input.tool_handler import HumanInputCall
 
@@ -77,9 +79,9 @@ async def _run(
     asked = HumanInputCall(
         site.room_id, site.channel_id, site.channel_type, site.tool_call_id, site.actor_id
     )
-    timeout = asyncio.timeout(bounds.cancel_after)
+    clock = CallClock(bounds.cancel_after)
     try:
-        async with timeout:
+        async with clock:
             if human is not None and bounds.person is not None:
                 result = await human.ask(name, arguments, call=asked, timeout=bounds.person)
             elif server.tool_handler is not None:
@@ -95,7 +97,7 @@ async def _run(
         return failed(texts.unserved(name), arguments, detail=detail)
     except TimeoutError as error:
         bound = bounds.cancel_after
-        if bound is not None and timeout.expired():
+        if bound is not None and clock.expired():
             late = ToolTimeoutError(name, bound)
             return failed(texts.timed_out(str(late)), arguments, detail=f"ToolTimeoutError: {late}")
         return crashed(name, arguments, error)
