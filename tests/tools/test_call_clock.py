@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from roomkit.testing import run_virtual
-from roomkit.tools._call_clock import CallClock, current_call_clock
+from roomkit.tools.call_clock import CallClock, current_call_clock
 
 
 async def _work(before: float, waits: float, after: float) -> str:

@@ -45,7 +45,7 @@ from roomkit.core.exceptions import (
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.providers.ai.base import AITool
-from roomkit.tools._call_clock import CallClock, current_call_clock
+from roomkit.tools.call_clock import CallClock, current_call_clock
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input import HumanInputHandler
 

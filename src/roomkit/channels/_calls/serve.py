@@ -1,7 +1,7 @@
 """Serve: run a gated (and approved) call, human-input names first, then the host's handler.
 
 The call runs under the bounds :func:`~roomkit.channels._calls.bounds.decide` fixed for it,
-on a :class:`~roomkit.tools._call_clock.CallClock` that a tool stops while it waits for a
+on a :class:`~roomkit.tools.call_clock.CallClock` that a tool stops while it waits for a
 person (an MCP server's elicitation), so the bound counts the tool's own work alone; and
 inside the tool context of its site (the room, the actor, the tools offered, the call
 itself), set for the call and reset when it ends, so a tool reads its own call through
@@ -25,7 +25,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.pending_input import arguments_digest
 from roomkit.tools import texts
-from roomkit.tools._call_clock import CallClock
+from roomkit.tools.call_clock import CallClock
 from roomkit.tools.context import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input.tool_handler import HumanInputCall
 
