@@ -3,11 +3,12 @@
  *
  * It shows the tool, its description and the arguments as the model wrote them (a table
  * labelled from the tool's JSON Schema, the raw JSON one click away; on an edited request the
- * changed values marked), with
- * Approve, Edit (a form built from the tool's JSON Schema, or a JSON editor), Reject (with
- * a reason) and Answer instead (the person's text becomes the tool's result). Someone who
- * may see the approval but may not decide it sees who may, and no buttons; a delegate, a
- * role's member or whoever is on call (the view's `deciding`) decides like an approver.
+ * changed values marked), with Approve, Edit (a form built from the tool's JSON Schema, or a
+ * JSON editor; a value holding a character that steers how it reads shows it marked, with a
+ * warning, and goes back as it came unless the person changes it), Reject (with a reason) and
+ * Answer instead (the person's text becomes the tool's result). Someone who may see the
+ * approval but may not decide it sees who may, and no buttons; a delegate, a role's member or
+ * whoever is on call (the view's `deciding`) decides like an approver.
  * A quorum approval shows how far it has come ("1 of 2 approvals — waiting for bob, carol");
  * each listed approver votes (no Answer instead), and the card is drawn again at every vote.
  * Under it, the request's history: who did what, when, through which surface. The history
@@ -20,11 +21,13 @@
  */
 
 import { buildForm, check, drawable } from './schemaform.js';
-import { el, isObject, shownText, text, when } from './dom.js';
+import { el, escapedJson, isObject, shownText, steers, text, when } from './dom.js';
 import { parseJson, stringify } from './exact.js';
 import { argumentsLine, argumentsView, same } from './readable.js';
 
 var DIGEST_SHOWN = 12;
+var JSON_WARNING = 'These arguments hold invisible direction or control characters, written ' +
+  'here as \\u escapes (such as \\u202e), which JSON reads back as those characters.';
 
 export function renderApproval(ctx, args, page) {
   var view = ctx.view;
@@ -199,9 +202,11 @@ function editPanel(ctx, args, schema) {
 
   function showJson(value) {
     var area = el('textarea', { className: 'json-editor', attrs: { rows: '8', spellcheck: 'false', 'aria-label': 'Arguments as JSON' } });
-    area.value = stringify(value, 2);
+    // What steers the reading is written as a `\u` escape, which JSON reads back as it was.
+    area.value = escapedJson(stringify(value, 2));
     current = { mode: 'json', area: area };
     var parts = [area];
+    if (holdsSteering(value)) parts.unshift(el('p', { className: 'field-warning', text: JSON_WARNING }));
     if (!canDraw) parts.unshift(el('p', { className: 'quiet', text: 'This tool takes arguments the form cannot draw: edit them as JSON.' }));
     body.replaceChildren.apply(body, parts);
     toggle.textContent = 'Back to the form';
@@ -246,6 +251,14 @@ function editPanel(ctx, args, schema) {
   panel.appendChild(body);
   panel.appendChild(el('div', { className: 'row' }, [send, toggle]));
   return panel;
+}
+
+// Whether a key or a text anywhere in `value` holds what steers how it reads.
+function holdsSteering(value) {
+  if (typeof value === 'string') return steers(value);
+  if (Array.isArray(value)) return value.some(holdsSteering);
+  if (!isObject(value)) return false;
+  return Object.keys(value).some(function (key) { return steers(key) || holdsSteering(value[key]); });
 }
 
 function rejectPanel(ctx) {

@@ -8,14 +8,19 @@
  * which is also one click away on any form. Both are checked here, for what a person can
  * fix at once (required, types, bounds, enums, lengths); the desk checks the edit again
  * against the whole schema and says what it refuses. An integer past 2^53 is kept as its
- * digits (exact.js): left as shown it goes back as it came, typed it goes as typed.
+ * digits (exact.js): left as shown it goes back as it came, typed it goes as typed. So does
+ * text holding a character that steers how it reads (a bidi override, a control character):
+ * the field shows each one marked, `⟨U+202E⟩`, with a warning beside it; left as shown the
+ * value goes back with its characters, typed it goes as typed, marks and all.
  */
 
-import { el, isObject, text } from './dom.js';
+import { el, isObject, markedText, text } from './dom.js';
 import { isExact, isWhole, numberFrom, numeric, stringify } from './exact.js';
 
 var SCALARS = ['string', 'number', 'integer', 'boolean'];
 var fieldIds = 0;
+var STEERING_WARNING = 'This value holds invisible direction or control characters, shown ' +
+  'here as ⟨U+…⟩. Left as it is, it is sent as it came; changed, it is sent as you typed it.';
 
 function typeOf(schema) {
   if (!isObject(schema)) return null;
@@ -141,12 +146,13 @@ export function buildForm(schema, value) {
   return objectField(schema, isObject(value) ? value : {}, '');
 }
 
-function labelled(name, schema, control, hint) {
+function labelled(name, schema, control, hint, marked) {
   var parts = [el('span', { className: 'field-name', text: titleOf(name, schema) }), control];
   var description = isObject(schema) && typeof schema.description === 'string' ? schema.description : '';
   if (description || hint) {
     parts.push(el('span', { className: 'field-hint', text: [description, hint].filter(Boolean).join(' · ') }));
   }
+  if (marked) parts.push(el('span', { className: 'field-warning', text: STEERING_WARNING }));
   return el('label', { className: 'field' }, parts);
 }
 
@@ -206,14 +212,18 @@ var STRING_INPUTS = { date: 'date', email: 'email', uri: 'url' };
 
 function stringField(name, schema, value) {
   var long = typeof value === 'string' && (value.length > 80 || value.indexOf('\n') >= 0);
-  var type = STRING_INPUTS[schema.format] || 'text';
+  var shown = typeof value === 'string' ? markedText(value) : '';
+  var marked = typeof value === 'string' && shown !== value;
+  // A date picker or an email field would drop the marks: a marked value is edited as text.
+  var type = marked ? 'text' : STRING_INPUTS[schema.format] || 'text';
   var control = long
     ? el('textarea', { attrs: { rows: '3', 'data-field': name } })
     : el('input', { attrs: { type: type, 'data-field': name } });
-  control.value = typeof value === 'string' ? value : '';
+  control.value = shown;
   return {
-    node: labelled(name, schema, control),
+    node: labelled(name, schema, control, '', marked),
     read: function () {
+      if (marked && control.value === shown) return { value: value };
       return control.value === '' ? { empty: true } : { value: control.value };
     }
   };
@@ -289,10 +299,15 @@ function enumField(name, schema, value) {
 function arrayField(name, schema, value, path) {
   var itemType = typeOf(schema.items);
   var control = el('textarea', { attrs: { rows: '3', 'data-field': name } });
-  control.value = Array.isArray(value) ? value.map(function (item) { return typeof item === 'string' ? item : stringify(item); }).join('\n') : '';
+  var written = Array.isArray(value) ? value.map(function (item) { return typeof item === 'string' ? item : stringify(item); }).join('\n') : '';
+  var shown = markedText(written);
+  var marked = shown !== written;
+  control.value = shown;
   return {
-    node: labelled(name, schema, control, 'one per line'),
+    node: labelled(name, schema, control, 'one per line', marked),
     read: function () {
+      // Left as shown, marked items go back as they came; changed, the lines go as typed.
+      if (marked && control.value === shown) return { value: value };
       var lines = control.value.split('\n').filter(function (line) { return line.trim() !== ''; });
       var problems = [];
       var items = lines.map(function (line, index) {
