@@ -8,12 +8,17 @@ notifier runs, now or later, delivers its outcome. The expire activity runs when
 workflow's timer fires: it records the timeout if nobody answered, and returns the outcome
 the store holds. The withdraw activity runs when the workflow is cancelled while a person is
 asked: the request is withdrawn, so it leaves the desk and a late answer is refused.
+
+Each activity heartbeats while it runs (when the workflow gave it a heartbeat timeout), so
+Temporal retries one whose worker died within that timeout rather than the attempt's whole
+``start_to_close_timeout``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -33,6 +38,7 @@ from roomkit.core.exceptions import (
     StoreError,
     StoreUnavailableError,
 )
+from roomkit.core.tasks import cancel_and_wait
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
@@ -50,6 +56,33 @@ workflow's expire activity."""
 _UNSURE = "defaulted-unsure"
 """The heartbeat of an expire attempt whose claim on the ``defaulted`` entry stays spent
 while the entry's append may or may not have landed: the next attempt reads the history."""
+_T = TypeVar("_T")
+_BEATS_PER_TIMEOUT = 4
+"""Heartbeats per heartbeat timeout: the SDK sends at most one per 80 % of the timeout, the
+newest, so one always reaches the server in time."""
+
+
+async def _beating(work: Awaitable[_T]) -> _T:
+    """Await ``work`` while heartbeating, if the workflow gave the activity a heartbeat
+    timeout: the worker is alive as long as the event loop runs, however long the store
+    takes. Each heartbeat repeats the details the attempt started with, so that what an
+    earlier attempt told the next (:data:`_UNSURE`) reaches the one after, should this one
+    die; an attempt that says something else says it as it ends (after the last beat)."""
+    timeout = activity.info().heartbeat_timeout
+    if not timeout:
+        return await work
+    beats = asyncio.create_task(_beat(timeout.total_seconds() / _BEATS_PER_TIMEOUT))
+    try:
+        return await work
+    finally:
+        await cancel_and_wait([beats])
+
+
+async def _beat(interval: float) -> None:
+    details = tuple(activity.info().heartbeat_details)
+    while True:
+        activity.heartbeat(*details)
+        await asyncio.sleep(interval)
 
 
 def _refused(error: Exception) -> ApplicationError:
@@ -241,14 +274,14 @@ def activities(handler: HumanInputHandler) -> Sequence[Callable[..., Any]]:
     # Functions of their own: Temporal marks each, and a bound method takes no marks.
     @activity.defn(name=CREATE_ACTIVITY)
     async def create(ask: dict[str, Any]) -> dict[str, Any]:
-        return await bound.create(ask)
+        return await _beating(bound.create(ask))
 
     @activity.defn(name=EXPIRE_ACTIVITY)
     async def expire(ask: dict[str, Any]) -> dict[str, Any]:
-        return await bound.expire(ask)
+        return await _beating(bound.expire(ask))
 
     @activity.defn(name=WITHDRAW_ACTIVITY)
     async def withdraw(ask: dict[str, Any]) -> dict[str, Any]:
-        return await bound.withdraw(ask)
+        return await _beating(bound.withdraw(ask))
 
     return [create, expire, withdraw]

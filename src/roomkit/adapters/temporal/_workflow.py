@@ -58,7 +58,18 @@ __all__ = ["ask_person", "request_approval"]
 GRACE = timedelta(seconds=60)
 """How much longer than the person's deadline the workflow's own timer runs."""
 
-_CREATE_TIMEOUT = timedelta(seconds=30)
+_ATTEMPT = timedelta(seconds=30)
+"""The longest one attempt of roomkit's activities runs; a longer one is retried."""
+_HEARTBEAT = timedelta(seconds=5)
+"""How long Temporal waits for a heartbeat of roomkit's activities before it runs the
+activity again, on another worker: they heartbeat while they run, so a silence this long
+means the worker died (killed, or its host lost). Not a shorter ``_ATTEMPT`` instead: one
+attempt may wait on its store far longer (a pool that queues calls, a server slow to answer,
+a busy SQLite file), and cutting it off would pile attempts on a store that struggles. An
+activity scheduled by earlier code keeps the options it was scheduled with, and replay
+compares an activity's type and id, not its timeouts: no patch is needed. (A worker that
+runs an earlier roomkit's activities, which send no heartbeat, sees an attempt longer than
+this run again: the activities are safe to retry.)"""
 _REJECTED = "Request rejected"
 _WITHDRAWS = "roomkit-withdraw-on-cancel"
 """The patch that withdraws a cancelled workflow's open request."""
@@ -294,7 +305,8 @@ async def _run(
         result: dict[str, Any] = await workflow.execute_activity(
             name,
             argument,
-            start_to_close_timeout=_CREATE_TIMEOUT,
+            start_to_close_timeout=_ATTEMPT,
+            heartbeat_timeout=_HEARTBEAT,
             retry_policy=policy,
             result_type=dict,
         )
