@@ -11,7 +11,8 @@ from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from roomkit.adapters import openai_agents as oa
-from roomkit.adapters._pauses import Pause, asking
+from roomkit.adapters._asking import asking
+from roomkit.adapters._pauses import Pause
 from roomkit.adapters.openai_agents._saved import PART_CHARS, SavedRuns
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler

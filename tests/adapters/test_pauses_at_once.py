@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from roomkit.adapters._pauses import all_at_once
+from roomkit.adapters._asking import all_at_once
 
 
 async def test_a_lone_call_runs_in_the_callers_task() -> None:

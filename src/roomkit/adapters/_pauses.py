@@ -21,22 +21,20 @@ framework approves it, or rejects it with the policy's reason); ``Ask`` holds it
 approvers, quorum and timeout it names. The ``policy_decided`` entry joins the request's
 history either way; a shadow policy's too, while the static rule decides.
 
-A resumer continues a run through :meth:`Asker.resume_once`: it claims the resume in the
-handler's spend-once ledger for a lease, so that two resumers of the same settled pause
-continue it once and a resumer that died holding the claim is replaced once the lease lapses.
+An asker's :attr:`Asker.resumes` continue a run once its pauses are settled
+(:mod:`roomkit.adapters._resumes`); an adapter's entry point makes its asker with
+:func:`roomkit.adapters._asking.asking`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from roomkit.adapters._binding import check_bound
 from roomkit.adapters._claims import ledger_name
-from roomkit.adapters._keys import checked_scope
 from roomkit.adapters._policy_pause import policy_call, unasked
+from roomkit.adapters._resumes import Resumes, ledger_now
 from roomkit.adapters._shapes import (
     Pause,
     Verdict,
@@ -45,7 +43,6 @@ from roomkit.adapters._shapes import (
     settled_verdict,
 )
 from roomkit.adapters._watch import watched
-from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import (
     StoreUnavailableError,
     UnknownRequestError,
@@ -61,27 +58,11 @@ from roomkit.tools.human_input.stores import new_entry
 from roomkit.tools.human_input.tool_handler import held_tools
 from roomkit.tools.validation import validate_answer_text
 
-__all__ = [
-    "DEFAULT_TIMEOUT",
-    "LEASE",
-    "Asker",
-    "Pause",
-    "Verdict",
-    "all_at_once",
-    "asking",
-    "question_arguments",
-]
-
-LEASE = 300.0
-"""Seconds a resumer holds its claim on a pause before another may take the resume over."""
+__all__ = ["Asker", "Pause", "Verdict", "question_arguments"]
 
 _DEFAULTED_KEEP = 7 * 86_400.0
 """Seconds the ledger keeps the mark of a request's ``defaulted`` entry; a resumer coming
 later finds the entry in the history instead."""
-
-T = TypeVar("T")
-
-_ASK_OPTIONS = AskOptions.__optional_keys__
 
 _DEFAULT_RULE = Approval()
 """The rule of a pause whose tool no rule names (one object: a rule is immutable)."""
@@ -112,7 +93,17 @@ class Asker:
             UTF-8 cannot encode.
     """
 
-    __slots__ = ("_ruled", "actor", "channel", "handler", "ladder", "room", "rules", "timeout")
+    __slots__ = (
+        "_ruled",
+        "actor",
+        "channel",
+        "handler",
+        "ladder",
+        "resumes",
+        "room",
+        "rules",
+        "timeout",
+    )
 
     def __init__(
         self,
@@ -148,6 +139,8 @@ class Asker:
         self.ladder = _checked_ladder(ladder, self.timeout, self.rules)
         # The rule a policy's Ask held each pause under (by key), for its deadline.
         self._ruled: dict[str, Approval] = {}
+        self.resumes = Resumes(handler)
+        """The claims on resuming the runs whose pauses this asks about."""
 
     @property
     def scope(self) -> dict[str, Any]:
@@ -329,7 +322,7 @@ class Asker:
         second entry. An append the store refused gives the mark back.
         """
         ledger, mark = self.handler.ledger, ledger_name("defaulted", pending_id)
-        if not await ledger.spend_once(mark, until=self._ledger_now() + _DEFAULTED_KEEP):
+        if not await ledger.spend_once(mark, until=ledger_now(self.handler) + _DEFAULTED_KEEP):
             return
         try:
             history = await self.handler.history(pending_id)
@@ -373,95 +366,6 @@ class Asker:
             left = self.handler.time_left(request) or 0.0
             seconds = left + (utcnow() - created).total_seconds()
         return round(seconds, 2)
-
-    async def claim(self, name: str, *, lease: float | None = None) -> bool:
-        """Claim the resume ``name`` for this resumer; ``False`` when another holds it.
-
-        ``lease`` seconds later the claim lapses (so a resumer that died holding it does
-        not block the pause for ever); ``None`` keeps it.
-        """
-        until = None if lease is None else self._ledger_now() + lease
-        return await self.handler.ledger.spend_once(ledger_name("resume", name), until=until)
-
-    def _ledger_now(self) -> float:
-        """The time on the ledger's clock: the store's, which every process shares."""
-        clock: Callable[[], float] = getattr(self.handler.store, "clock", time.time)
-        return clock()
-
-    async def resume_once(self, name: str, resume: Callable[[], Awaitable[T]]) -> T | None:
-        """Run ``resume`` as the one resumer of the resume ``name``; ``None`` when another
-        holds it or finished it.
-
-        The claim lasts :data:`LEASE` seconds while ``resume`` runs, is given back when it
-        fails, and is kept for good when it returns (the run moved on).
-        """
-        if not await self.claim(name, lease=LEASE):
-            return None
-        try:
-            result = await resume()
-        except BaseException:
-            await self.unclaim(name)
-            raise
-        await self.keep_claim(name)
-        return result
-
-    async def keep_claim(self, name: str) -> None:
-        """Make the claim on the resume ``name`` permanent: the run moved on, and a resumer
-        coming after the lease would find the same settled pause and continue it again."""
-        await self.handler.ledger.record_spent(ledger_name("resume", name), until=None)
-
-    async def unclaim(self, name: str) -> None:
-        """Give the resume ``name`` back (the resume failed before the run moved on)."""
-        await self.handler.ledger.refund_spent(ledger_name("resume", name))
-
-
-def asking(
-    handler: HumanInputHandler,
-    channel: str,
-    options: Mapping[str, Any],
-    *,
-    where: str,
-    passes_on: bool = False,
-) -> tuple[Asker, dict[str, Any]]:
-    """The :class:`Asker` of an adapter's entry point, from its :class:`AskOptions`; and the
-    options that are not those, for the framework's own call.
-
-    Raises:
-        TypeError: an option is not one of :class:`AskOptions` and ``passes_on`` is false
-            (``where`` names the entry point in the message); ``actor`` is neither a
-            ``str`` nor ``None``, or ``room`` no ``str``.
-        ValueError: ``timeout`` is not a number of seconds above 0 and at most a century;
-            ``actor`` is empty, or ``actor`` or ``room`` longer than a request's ids may be.
-        InvalidTextError: ``actor``, ``room``, or the ladder's default answer or an
-            escalation's person, holds text no store can keep.
-
-    Every one is checked before the framework runs anything.
-    """
-    rest = {name: value for name, value in options.items() if name not in _ASK_OPTIONS}
-    if rest and not passes_on:
-        raise TypeError(
-            f"{where} got unexpected keyword arguments {sorted(rest)}: "
-            f"it takes {', '.join(sorted(_ASK_OPTIONS))}"
-        )
-    checked_scope(options.get("actor"), options.get("room", ""), where=where)
-    asker = Asker(
-        handler,
-        approvals=options.get("approvals"),
-        timeout=options.get("timeout", DEFAULT_TIMEOUT),
-        actor=options.get("actor"),
-        room=options.get("room", ""),
-        channel=channel,
-        ladder=options.get("ladder"),
-    )
-    return asker, rest
-
-
-async def all_at_once(calls: Sequence[Awaitable[T]]) -> list[T]:
-    """What ``calls`` return, in order, run at once (people answer them in any order); a lone
-    call runs in the caller's task, with no task of its own to start and wait for."""
-    if len(calls) == 1:
-        return [await calls[0]]
-    return list(await asyncio.gather(*calls))
 
 
 def _checked_ladder(

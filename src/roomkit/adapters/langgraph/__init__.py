@@ -25,8 +25,9 @@ from typing import Any, Unpack
 
 from pydantic import ValidationError
 
+from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import checked_name, pause_key
-from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
+from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_schemas
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import InvalidAnswerError
@@ -164,7 +165,7 @@ async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -
             interrupt.id: resume_value(thread, interrupt, pauses, verdicts)  # type: ignore[arg-type]
             for interrupt, pauses, verdicts in looked
         }
-        out = await asker.resume_once(
+        out = await asker.resumes.resume_once(
             claim, functools.partial(_resumed, graph, answers, config, thread)
         )
         if out is None:

@@ -28,8 +28,9 @@ from typing import Any, Unpack
 
 from pydantic_core import to_jsonable_python
 
+from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import checked_name, pause_key
-from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
+from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
@@ -229,7 +230,7 @@ async def _go_on(
         # leaves the claim to lapse, and the run to resume again from this pause.
         return await _pause_or_finish(asker, saved, await run_on(state), generation + 1, run_on)
 
-    ids = await asker.resume_once(saved.claim(generation), go_on)
+    ids = await asker.resumes.resume_once(saved.claim(generation), go_on)
     return [] if ids is None else ids
 
 

@@ -29,8 +29,9 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Unpack
 
+from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import pause_key
-from roomkit.adapters._pauses import Asker, Pause, Verdict, all_at_once, asking
+from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters.options import AskOptions
 from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
@@ -150,7 +151,7 @@ async def results_for(
     asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.results_for()")
     claim, decided = await _decided(asker, requests)
     # Handed out once for good: the caller's next run is the resume.
-    if not await asker.claim(claim):
+    if not await asker.resumes.claim(claim):
         return None
     return _results(requests, decided)
 
@@ -189,7 +190,7 @@ async def resume(
     asker, passed = asking(handler, CHANNEL, options, where="pydantic_ai.resume()", passes_on=True)
     claim, decided = await _decided(asker, requests)
     results = _results(requests, decided)
-    return await asker.resume_once(
+    return await asker.resumes.resume_once(
         claim,
         lambda: agent.run(
             message_history=list(message_history), deferred_tool_results=results, **passed

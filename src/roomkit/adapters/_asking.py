@@ -1,0 +1,68 @@
+"""An adapter's entry point asking: its options read into an :class:`Asker`, checked before
+the framework runs anything, and the pauses of one stop asked at once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from roomkit.adapters._keys import checked_scope
+from roomkit.adapters._pauses import Asker
+from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["all_at_once", "asking"]
+
+T = TypeVar("T")
+
+_ASK_OPTIONS = AskOptions.__optional_keys__
+
+
+def asking(
+    handler: HumanInputHandler,
+    channel: str,
+    options: Mapping[str, Any],
+    *,
+    where: str,
+    passes_on: bool = False,
+) -> tuple[Asker, dict[str, Any]]:
+    """The :class:`Asker` of an adapter's entry point, from its :class:`AskOptions`; and the
+    options that are not those, for the framework's own call.
+
+    Raises:
+        TypeError: an option is not one of :class:`AskOptions` and ``passes_on`` is false
+            (``where`` names the entry point in the message); ``actor`` is neither a
+            ``str`` nor ``None``, or ``room`` no ``str``.
+        ValueError: ``timeout`` is not a number of seconds above 0 and at most a century;
+            ``actor`` is empty, or ``actor`` or ``room`` longer than a request's ids may be.
+        InvalidTextError: ``actor``, ``room``, or the ladder's default answer or an
+            escalation's person, holds text no store can keep.
+
+    Every one is checked before the framework runs anything.
+    """
+    rest = {name: value for name, value in options.items() if name not in _ASK_OPTIONS}
+    if rest and not passes_on:
+        raise TypeError(
+            f"{where} got unexpected keyword arguments {sorted(rest)}: "
+            f"it takes {', '.join(sorted(_ASK_OPTIONS))}"
+        )
+    checked_scope(options.get("actor"), options.get("room", ""), where=where)
+    asker = Asker(
+        handler,
+        approvals=options.get("approvals"),
+        timeout=options.get("timeout", DEFAULT_TIMEOUT),
+        actor=options.get("actor"),
+        room=options.get("room", ""),
+        channel=channel,
+        ladder=options.get("ladder"),
+    )
+    return asker, rest
+
+
+async def all_at_once(calls: Sequence[Awaitable[T]]) -> list[T]:
+    """What ``calls`` return, in order, run at once (people answer them in any order); a lone
+    call runs in the caller's task, with no task of its own to start and wait for."""
+    if len(calls) == 1:
+        return [await calls[0]]
+    return list(await asyncio.gather(*calls))

@@ -1,0 +1,78 @@
+"""One resume of a settled pause, however many resumers reach it.
+
+A resumer continues a run through :meth:`Resumes.resume_once`: it claims the resume in the
+handler's spend-once ledger for a lease, so that two resumers of the same settled pause
+continue it once and a resumer that died holding the claim is replaced once the lease lapses.
+The ledger's clock is the store's (:func:`ledger_now`), which every process shares.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from roomkit.adapters._claims import ledger_name
+from roomkit.tools.human_input import HumanInputHandler
+
+__all__ = ["LEASE", "Resumes", "ledger_now"]
+
+LEASE = 300.0
+"""Seconds a resumer holds its claim on a pause before another may take the resume over."""
+
+T = TypeVar("T")
+
+
+def ledger_now(handler: HumanInputHandler) -> float:
+    """The time on the clock of ``handler``'s ledger: the store's, which every process
+    shares."""
+    clock: Callable[[], float] = getattr(handler.store, "clock", time.time)
+    return clock()
+
+
+class Resumes:
+    """The claims on resuming runs paused on ``handler``'s requests, kept in its ledger.
+
+    Args:
+        handler: the human-input handler whose ledger keeps the claims.
+    """
+
+    __slots__ = ("handler",)
+
+    def __init__(self, handler: HumanInputHandler) -> None:
+        self.handler = handler
+
+    async def claim(self, name: str, *, lease: float | None = None) -> bool:
+        """Claim the resume ``name`` for this resumer; ``False`` when another holds it.
+
+        ``lease`` seconds later the claim lapses (so a resumer that died holding it does
+        not block the pause for ever); ``None`` keeps it.
+        """
+        until = None if lease is None else ledger_now(self.handler) + lease
+        return await self.handler.ledger.spend_once(ledger_name("resume", name), until=until)
+
+    async def resume_once(self, name: str, resume: Callable[[], Awaitable[T]]) -> T | None:
+        """Run ``resume`` as the one resumer of the resume ``name``; ``None`` when another
+        holds it or finished it.
+
+        The claim lasts :data:`LEASE` seconds while ``resume`` runs, is given back when it
+        fails, and is kept for good when it returns (the run moved on).
+        """
+        if not await self.claim(name, lease=LEASE):
+            return None
+        try:
+            result = await resume()
+        except BaseException:
+            await self.unclaim(name)
+            raise
+        await self.keep_claim(name)
+        return result
+
+    async def keep_claim(self, name: str) -> None:
+        """Make the claim on the resume ``name`` permanent: the run moved on, and a resumer
+        coming after the lease would find the same settled pause and continue it again."""
+        await self.handler.ledger.record_spent(ledger_name("resume", name), until=None)
+
+    async def unclaim(self, name: str) -> None:
+        """Give the resume ``name`` back (the resume failed before the run moved on)."""
+        await self.handler.ledger.refund_spent(ledger_name("resume", name))
