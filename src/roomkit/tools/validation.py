@@ -37,6 +37,7 @@ from roomkit.tools._storable import (
 )
 
 __all__ = [
+    "answer_schema_problem",
     "check_tool_schema",
     "circular_at",
     "non_finite_at",
@@ -264,6 +265,42 @@ def _clip(problem: str) -> str:
     return problem[: _MAX_PROBLEM_CHARS - 1] + "…"
 
 
+def answer_schema_problem(schema: Mapping[str, Any]) -> str | None:
+    """What keeps ``schema`` from being a request's answer schema, or ``None``.
+
+    Returns:
+        ``None`` when it is a valid JSON Schema whose every ``$ref`` resolves inside it,
+        else the problem, worded to follow the argument's name: ``is no valid JSON Schema
+        (...)``, or ``holds a $ref that resolves to nothing in it ('#/nowhere')``.
+    """
+    try:
+        key = _canonical(schema)
+    except (TypeError, ValueError):
+        # Not JSON: cannot be keyed, so checked for this call only.
+        return _answer_schema_problem(dict(schema))
+    # A schema is checked on every create that gives it: once per schema, kept.
+    return _keyed_answer_schema_problem(key)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _keyed_answer_schema_problem(key: str) -> str | None:
+    return _answer_schema_problem(json.loads(key))
+
+
+def _answer_schema_problem(schema: dict[str, Any]) -> str | None:
+    try:
+        _validator(schema)  # compiles and checks the schema
+    except SchemaError as exc:
+        return f"is no valid JSON Schema ({exc.message})"
+    ref = _unresolvable_ref(schema)
+    if ref is not None:
+        return (
+            f"holds a $ref that resolves to nothing in it ({ref!r}; a $ref is looked up "
+            "inside the schema only, e.g. '#/$defs/Name' for a definition under its $defs)"
+        )
+    return None
+
+
 def validate_answer(schema: Mapping[str, Any], value: object) -> str | None:
     """Check a person's answer (parsed from JSON) against a request's answer schema.
 
@@ -272,7 +309,8 @@ def validate_answer(schema: Mapping[str, Any], value: object) -> str | None:
         (``answer.choice: 'x' is not one of ['a', 'b']``).
 
     Raises:
-        ValueError: the schema itself is invalid.
+        ValueError: the schema itself is invalid, or holds a ``$ref`` the answer reaches
+            that cannot be resolved (:func:`answer_schema_problem` refuses both).
     """
     error = _answer_error(schema, value)
     return None if error is None else _answer_problem(error)
@@ -291,7 +329,8 @@ def validate_answer_text(schema: Mapping[str, Any], text: str) -> str | None:
         JSON value when the schema wants another type.
 
     Raises:
-        ValueError: the schema itself is invalid.
+        ValueError: the schema itself is invalid, or holds a ``$ref`` the answer reaches
+            that cannot be resolved.
     """
     as_text = _answer_error(schema, text)
     if as_text is None:
@@ -314,6 +353,8 @@ def _answer_error(schema: Mapping[str, Any], value: object) -> ValidationError |
         )
     except SchemaError as exc:
         raise ValueError(f"the answer schema is invalid: {exc.message}") from exc
+    except Unresolvable as exc:
+        raise ValueError(f"the answer schema holds a $ref that cannot be resolved: {exc}") from exc
     return error
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Pause, Verdict, question_arguments
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
+from roomkit.tools.human_input.checks import answer_schema_of
 
 __all__ = ["QUESTION_NAME", "decision_value", "pauses_of", "resume_value", "tool_schemas"]
 
@@ -101,7 +102,7 @@ def pauses_of(
                 )
             )
         return pauses
-    answer_schema = schema if isinstance(schema, dict) else _json_schema(schema)
+    answer_schema = None if schema is None else _answer_schema(thread_id, interrupt, schema)
     return [
         Pause(
             key, "question", QUESTION_NAME, question_arguments(value), answer_schema=answer_schema
@@ -266,11 +267,17 @@ def _resolve(defs: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def _json_schema(schema: object) -> dict[str, Any] | None:
-    """A Python type's JSON Schema (LangGraph takes types as ``response_schema``)."""
-    if schema is None:
-        return None
-    from pydantic import TypeAdapter
+def _answer_schema(thread_id: str, interrupt: Any, schema: object) -> dict[str, Any]:
+    """A question's ``response_schema`` as the JSON Schema its answer is checked against (a
+    Python type's own: LangGraph takes types too).
 
-    adapter: TypeAdapter[Any] = TypeAdapter(schema)  # type: ignore[arg-type]
-    return adapter.json_schema()
+    Raises:
+        TypeError: it is neither a dict nor a type pydantic describes; nobody is asked.
+        ValueError: it is no valid JSON Schema, or holds a ``$ref`` that resolves to nothing
+            in it; nobody is asked.
+    """
+    name = f"the response_schema of interrupt {interrupt.id!r} on thread {thread_id!r}"
+    try:
+        return answer_schema_of(schema, name=name, types=True)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{error}; {_STAYS}") from None

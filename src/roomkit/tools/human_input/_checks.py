@@ -43,10 +43,10 @@ from roomkit.stores import MAX_ARGUMENTS_CHARS
 from roomkit.tools._storable import non_json_at
 from roomkit.tools.human_input.ladder import Escalate, Ladder
 from roomkit.tools.validation import (
+    answer_schema_problem,
     circular_at,
     non_finite_at,
     unencodable_text,
-    validate_answer,
     validate_answer_text,
 )
 
@@ -360,15 +360,14 @@ def check_options(
     timeout: float | None,
 ) -> None:
     """Check a create's optional arguments, then record the key (within its owner's scope:
-    :func:`owned_key`) and the schema on ``request``."""
+    :func:`owned_key`) and the schema on ``request`` (checked already, by
+    :func:`~roomkit.tools.human_input._typed_answers.answer_schema_of`)."""
     check_timeout(timeout)
     if key is not None:
         if type(key) is not str or not key.isascii():
             check_text("key", key)
         if len(key) > MAX_KEY_CHARS:
             raise ValueError(_too_long("key", len(key), MAX_KEY_CHARS))
-    if answer_schema is not None:
-        check_schema(answer_schema)
     if key is None:
         request.key = None
     else:
@@ -416,11 +415,33 @@ def _scope_too_long(request: PendingInput, key: str, owned: str) -> str:
     )
 
 
-def check_schema(schema: object) -> None:
-    """Raise unless ``schema`` is a valid JSON Schema (``ValueError`` names the problem)."""
+def check_schema(schema: object, name: str = "answer_schema") -> None:
+    """Raise unless ``schema`` is a JSON Schema dict an answer can be checked against.
+
+    ``name`` is the argument as the caller gave it, which the messages start with.
+
+    Raises:
+        TypeError: ``schema`` is no dict.
+        ValueError: it is no valid JSON Schema, or holds a ``$ref`` that resolves to nothing
+            in it (which would fail the person's answer instead).
+    """
     if not isinstance(schema, dict):
-        raise TypeError(f"answer_schema must be a JSON Schema dict, got {type(schema).__name__}")
-    validate_answer(schema, None)
+        raise TypeError(
+            f"{name} must be a JSON Schema dict or a Pydantic model class, got "
+            f"{_shown(schema)}: pass e.g. {{'type': 'string'}}, or a BaseModel subclass"
+        )
+    problem = answer_schema_problem(schema)
+    if problem is not None:
+        raise ValueError(
+            f"{name} {problem}: pass a JSON Schema dict (e.g. {{'type': 'string'}}) or a "
+            "Pydantic model class"
+        )
+
+
+def _shown(value: object) -> str:
+    """``value`` as a message shows it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def check_answer(request: PendingInput, result: str) -> None:

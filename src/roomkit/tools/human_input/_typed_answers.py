@@ -6,20 +6,25 @@ take a Pydantic model class where they take a JSON Schema: the request keeps
 answer against (a request holds JSON, never a class). ``aresolve`` takes an instance of a
 model as the answer (its JSON); ``wait_for(pending_id, Model)`` waits as ``wait`` does and
 returns the answer validated into ``Model``.
+
+Whatever stands for an answer schema is checked once, where it is given
+(:func:`answer_schema_of`): ``create`` and ``create_detached``, the tool handler's
+``answer_schemas``, and an adapter's question (a LangGraph interrupt's ``response_schema``),
+so that a schema no answer could be checked against is refused before anything is stored.
 """
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.decisions import Decision
 from roomkit.tools.approvals import read_decision
-from roomkit.tools.human_input._checks import check_text
+from roomkit.tools.human_input._checks import check_schema, check_text
 
-__all__ = ["AnswerSchema", "T", "answer_text", "schema_of", "typed_answer"]
+__all__ = ["AnswerSchema", "T", "answer_schema_of", "answer_text", "typed_answer"]
 
 AnswerSchema = dict[str, Any] | type[BaseModel]
 """A JSON Schema, or a Pydantic model class standing for its own."""
@@ -27,12 +32,66 @@ AnswerSchema = dict[str, Any] | type[BaseModel]
 T = TypeVar("T")
 
 
-def schema_of(schema: object) -> Any:
-    """The JSON Schema ``schema`` stands for: a model class's, or ``schema`` as given (which
-    the caller checks)."""
+def answer_schema_of(
+    schema: object, *, name: str = "answer_schema", types: bool = False
+) -> dict[str, Any]:
+    """The JSON Schema ``schema`` stands for, checked: ``schema`` itself when it is a dict, a
+    Pydantic model class's ``model_json_schema()``; with ``types`` (as a LangGraph
+    ``response_schema`` may be), the JSON Schema pydantic gives any Python type.
+
+    ``name`` is the argument as the caller gave it, which the messages start with.
+
+    Raises:
+        TypeError: ``schema`` is none of those; the message says what to pass.
+        ValueError: the JSON Schema is no valid one, or holds a ``$ref`` that resolves to
+            nothing in it.
+    """
     if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return schema.model_json_schema()
+        schema = _model_schema(schema, name)
+    elif types and not isinstance(schema, dict):
+        schema = _type_schema(schema, name)
+    check_schema(schema, name)
+    assert isinstance(schema, dict)
     return schema
+
+
+def _model_schema(model: type[BaseModel], name: str) -> dict[str, Any]:
+    """The JSON Schema of ``model``.
+
+    Raises:
+        TypeError: a field of it has a type JSON Schema cannot describe (a callable, say).
+    """
+    try:
+        return model.model_json_schema()
+    except PydanticUserError as error:
+        raise TypeError(
+            f"{name} {model.__name__} has no JSON Schema ({_first_sentence(error)}): give its "
+            "fields types JSON can carry, or pass a JSON Schema dict"
+        ) from None
+
+
+def _type_schema(schema: object, name: str) -> dict[str, Any]:
+    """The JSON Schema pydantic gives the Python type ``schema``.
+
+    Raises:
+        TypeError: pydantic describes no such type (``5``, a class it does not know).
+    """
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(schema)  # type: ignore[arg-type]
+        return adapter.json_schema()
+    except PydanticUserError as error:
+        shown = repr(schema) if len(repr(schema)) <= 80 else f"{repr(schema)[:77]}..."
+        raise TypeError(
+            f"{name} must be a JSON Schema dict or a Python type pydantic can describe (a "
+            f"BaseModel, TypedDict or dataclass, str, list[str], ...), got {shown} "
+            f"({_first_sentence(error)})"
+        ) from None
+
+
+def _first_sentence(error: Exception) -> str:
+    """The first sentence of pydantic's ``error``: what it could not describe, without its
+    advice on configuring pydantic."""
+    return str(error).splitlines()[0].split(". ")[0].rstrip(".")
 
 
 def answer_text(answer: object) -> str:

@@ -12,7 +12,9 @@ than :data:`MAX_ARGUMENTS_DEPTH` levels, or holding an integer longer than
 request's history (a notifier surface's ``name=`` included), longer than a surface may be;
 :func:`check_approvers` the approvers a question could not list once it is made (more than
 a request lists with its actor, or a role the directory lacks), for code that adds them in
-a second step.
+a second step; :func:`answer_schema_of` what stands for an answer schema (a JSON Schema
+dict, a Pydantic model class, or for a framework that takes them any Python type) as the
+checked JSON Schema a request keeps, refusing one no answer could be checked against.
 """
 
 from roomkit.stores import MAX_ARGUMENTS_CHARS
@@ -26,11 +28,13 @@ from roomkit.tools.human_input._checks import (
     check_text,
 )
 from roomkit.tools.human_input._routed import check_approvers
+from roomkit.tools.human_input._typed_answers import answer_schema_of
 
 __all__ = [
     "MAX_ARGUMENTS_CHARS",
     "MAX_ARGUMENTS_DEPTH",
     "MAX_NUMBER_CHARS",
+    "answer_schema_of",
     "check_approvers",
     "check_arguments_size",
     "check_ladder_text",

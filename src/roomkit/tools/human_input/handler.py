@@ -53,8 +53,8 @@ from roomkit.tools.human_input._routed import answered_for, routed
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
+    answer_schema_of,
     answer_text,
-    schema_of,
     typed_answer,
 )
 from roomkit.tools.human_input.stores import (
@@ -174,7 +174,12 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
                 ``room_id``, ``channel_id`` or ``actor_id`` over ``MAX_ID_CHARS``, 256
                 characters; ``key`` or ``tool_call_id`` over ``MAX_KEY_CHARS``, 1,200; or
                 ``key`` with its scope over ``MAX_SCOPED_KEY_BYTES``, 2,000 bytes as
-                stored): the message names it, its length and the limit; nothing was stored.
+                stored): the message names it, its length and the limit; or
+                ``answer_schema`` is no valid JSON Schema, or holds a ``$ref`` that resolves
+                to nothing in it (a ``$ref`` is looked up inside the schema only); nothing
+                was stored.
+            TypeError: ``answer_schema`` is neither a JSON Schema dict nor a Pydantic model
+                class; nothing was stored.
             ArgumentsTooLargeError: a ``ValueError``: the arguments are longer as JSON than
                 a request keeps on every store, memory included (56,000 characters).
             StoreUnavailableError: a durable store cannot be reached.
@@ -183,7 +188,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
         if key is not None or answer_schema is not None or timeout is not None:
-            check_options(request, key, schema_of(answer_schema), timeout)
+            schema = None if answer_schema is None else answer_schema_of(answer_schema)
+            check_options(request, key, schema, timeout)
         # Its created entry comes from the request itself (what was asked of whom, where).
         engine = self._engine
         if key is None and type(engine) is MemoryEngine:
@@ -214,7 +220,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
         if key is not None or answer_schema is not None or timeout is not None:
-            check_options(request, key, schema_of(answer_schema), timeout)
+            schema = None if answer_schema is None else answer_schema_of(answer_schema)
+            check_options(request, key, schema, timeout)
         found = await self._engine.create(request, timeout, None)
         check_same_call(request, found)
         return found

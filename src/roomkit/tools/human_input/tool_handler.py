@@ -20,8 +20,8 @@ from roomkit.providers.ai.base import AITool
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
-from roomkit.tools.human_input._checks import check_ladder_text, check_schema
-from roomkit.tools.human_input._typed_answers import AnswerSchema, schema_of
+from roomkit.tools.human_input._checks import check_ladder_text
+from roomkit.tools.human_input._typed_answers import AnswerSchema, answer_schema_of
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, keep_ladder
 from roomkit.tools.human_input.stores import new_entry
@@ -138,12 +138,7 @@ class HumanInputToolHandler:
         for name, schema in (answer_schemas or {}).items():
             if name not in names:
                 raise ValueError(f"answer_schemas names '{name}', not in tool_names {names}")
-            schema = schema_of(schema)
-            try:
-                check_schema(schema)
-            except (TypeError, ValueError) as error:
-                raise type(error)(f"answer_schemas['{name}']: {error}") from None
-            self.answer_schemas[name] = schema
+            self.answer_schemas[name] = answer_schema_of(schema, name=f"answer_schemas[{name!r}]")
         self.approvals: dict[str, Approval] = held_tools(approvals, names)
         if self.approvals and ladder is not None and ladder.on_expiry is not None:
             raise ValueError(
