@@ -5,6 +5,7 @@ name no store can keep is refused before anything runs."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import warnings
 from typing import Any, TypedDict
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import NodeInterrupt
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.capabilities import HandleDeferredToolCalls
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
@@ -31,12 +33,19 @@ from roomkit.adapters import openai_agents as oa
 from roomkit.adapters import pydantic_ai as pa
 from roomkit.adapters._keys import LONGEST, pause_key
 from roomkit.core.exceptions import InvalidTextError
+from roomkit.models.json_limits import MAX_KEY_CHARS
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.approvals import approve, reject
 from roomkit.tools.human_input import HumanInputHandler
 
 LONE = "r\ud800"
 """A name with a lone surrogate, which UTF-8 cannot encode."""
+
+LONG_CALL = "call_" + "x" * MAX_KEY_CHARS
+"""A tool call id a model chose, longer than a request's ``tool_call_id`` may be."""
+
+LONG_CALL_KEPT = "sha256:" + hashlib.sha256(LONG_CALL.encode()).hexdigest()
+"""The id a request keeps for it."""
 
 
 @given(st.lists(st.text(max_size=40), max_size=4))
@@ -51,6 +60,14 @@ def test_a_long_key_is_kept_by_a_digest_no_short_key_gives() -> None:
     assert key.startswith("lg:%sha256:")
     assert len(key) < LONGEST
     assert pause_key("lg", "%sha256", key.rsplit(":", 1)[1]) != key
+
+
+def test_a_call_id_is_kept_as_it_is_up_to_the_limit_and_by_its_digest_past_it() -> None:
+    from roomkit.adapters._keys import call_id_of
+
+    assert call_id_of("call_1") == "call_1"
+    assert call_id_of("c" * MAX_KEY_CHARS) == "c" * MAX_KEY_CHARS
+    assert call_id_of(LONG_CALL) == LONG_CALL_KEPT
 
 
 # OpenAI Agents SDK
@@ -112,6 +129,36 @@ async def test_agents_refuse_a_run_key_no_store_keeps_before_the_model_runs(
     assert await handler.list_pending() == []
 
 
+async def test_agents_run_a_call_whose_id_is_longer_than_a_request_keeps(
+    handler: HumanInputHandler, desk: Desk
+) -> None:
+    """A call id the model made over ``MAX_KEY_CHARS`` failed the run, telling the caller to
+    pass a shorter one; the request keeps its digest, and the run goes on."""
+    sent: list[str] = []
+    running = asyncio.create_task(
+        oa.run(agents_run(sent, LONG_CALL), "go", handler=handler, run_key="r-1", actor="alice")
+    )
+    held = await desk.next()
+    request = await handler.get_request(held.pending_id)
+    assert request is not None
+    assert request.tool_call_id == LONG_CALL_KEPT
+    assert await handler.aresolve(held.pending_id, approve(), by="alice")
+    assert (await running).final_output == "done"
+    assert sent == ["bob"]
+
+
+async def test_agents_start_and_resume_a_call_whose_id_is_long(
+    handler: HumanInputHandler,
+) -> None:
+    sent: list[str] = []
+    agent = agents_run(sent, LONG_CALL)
+    (held,) = await oa.start(agent, "go", handler=handler, run_key="r-2", actor="alice")
+    assert await oa.start(agent, "go", handler=handler, run_key="r-2", actor="alice") == [held]
+    assert await handler.aresolve(held, approve(), by="alice")
+    assert await oa.resume(agent, "r-2", handler=handler, actor="alice") == []
+    assert sent == ["bob"]
+
+
 # Pydantic AI
 
 
@@ -158,6 +205,26 @@ async def test_pydantic_runs_whose_ids_and_call_ids_run_together_are_asked_apart
     assert request is not None
     assert request.status is PendingInputStatus.PENDING
     assert sent == []
+
+
+async def test_pydantic_runs_a_call_whose_id_is_longer_than_a_request_keeps(
+    handler: HumanInputHandler,
+) -> None:
+    """A call id the model made over ``MAX_KEY_CHARS`` failed the run, telling the caller to
+    pass a shorter one; the request keeps its digest, and the run is resumed by the id."""
+    sent: list[str] = []
+    agent = pydantic_run(handler, sent, LONG_CALL)
+    first = await agent.run("go", run_id="r-1")
+    assert isinstance(first.output, DeferredToolRequests)
+    pending_id = first.output.metadata[LONG_CALL][pa.METADATA_KEY]["pending_id"]
+    request = await handler.get_request(pending_id)
+    assert request is not None
+    assert request.tool_call_id == LONG_CALL_KEPT
+    assert await handler.aresolve(pending_id, approve(), by="alice")
+    history = first.all_messages()
+    resumed = await pa.resume(agent, first.output, history, handler=handler, actor="alice")
+    assert resumed.output == "done"
+    assert sent == ["bob"]
 
 
 async def test_pydantic_refuses_an_actor_no_store_keeps_before_any_run(
@@ -212,6 +279,28 @@ async def test_langgraph_threads_whose_ids_and_interrupt_ids_run_together_are_as
     assert second == ["b:c"], "the second thread went on on the first thread's approval"
     assert len(asked) == 1
     assert asked[0] != approved
+
+
+async def test_langgraph_asks_about_a_held_call_whose_id_is_long(
+    handler: HumanInputHandler,
+) -> None:
+    def hold(state: State) -> State:
+        value = {"type": "tool_approval", "tool_call_id": LONG_CALL, "name": "send", "args": {}}
+        interrupt(value)
+        return {"done": True}
+
+    graph = StateGraph(State)
+    graph.add_node("hold", hold)
+    graph.add_edge(START, "hold")
+    graph.add_edge("hold", END)
+    app, thread = graph.compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "t"}}
+    (held,) = await lg.start(app, {}, thread, handler=handler)
+    request = await handler.get_request(held)
+    assert request is not None
+    assert request.tool_call_id == LONG_CALL_KEPT
+    assert await handler.aresolve(held, approve())
+    assert await lg.resume(app, thread, handler=handler) == []
+    assert (await app.aget_state(thread)).values == {"done": True}
 
 
 async def test_langgraph_refuses_a_thread_id_no_store_keeps_before_the_graph_runs(

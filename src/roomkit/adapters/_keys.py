@@ -15,6 +15,11 @@ A key longer than :data:`LONGEST` characters (a long thread id, a run key full o
 separators) is kept by the SHA-256 digest of its escaped form instead,
 ``prefix:%sha256:<hex>``: no escaped part starts ``%s``, so a digest never names what a
 short key names, and every key fits the stores' indexes.
+
+A request also records the framework's id of the tool call (:func:`call_id_of`), which its
+model chose: one up to :data:`~roomkit.models.json_limits.MAX_KEY_CHARS` characters as it
+is, a longer one as ``sha256:`` and the hex SHA-256 digest of it, so that no run fails on an
+id its caller never chose, and the same call keeps the same id in every process.
 """
 
 from __future__ import annotations
@@ -22,10 +27,10 @@ from __future__ import annotations
 import hashlib
 
 from roomkit.core.exceptions import InvalidTextError
-from roomkit.models.json_limits import MAX_ID_CHARS
+from roomkit.models.json_limits import MAX_ID_CHARS, MAX_KEY_CHARS
 from roomkit.tools.validation import unencodable_text
 
-__all__ = ["LONGEST", "checked_name", "checked_scope", "pause_key"]
+__all__ = ["LONGEST", "call_id_of", "checked_name", "checked_scope", "pause_key"]
 
 LONGEST = 400
 """The longest key kept as it is; a longer one is kept by its digest."""
@@ -39,6 +44,15 @@ def pause_key(prefix: str, *parts: str) -> str:
         return key
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{prefix}:%sha256:{digest}"
+
+
+def call_id_of(tool_call_id: str) -> str:
+    """The id of a framework's tool call as its request keeps it: as it is up to
+    :data:`~roomkit.models.json_limits.MAX_KEY_CHARS` characters, else ``sha256:<hex>``, the
+    SHA-256 digest of its UTF-8."""
+    if len(tool_call_id) <= MAX_KEY_CHARS:
+        return tool_call_id
+    return f"sha256:{hashlib.sha256(tool_call_id.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 def _escaped(part: str) -> str:

@@ -33,6 +33,7 @@ from typing import Any
 
 from roomkit.adapters._binding import check_bound
 from roomkit.adapters._claims import ledger_name
+from roomkit.adapters._keys import call_id_of
 from roomkit.adapters._policy_pause import policy_call, unasked
 from roomkit.adapters._resumes import Resumes, ledger_now
 from roomkit.adapters._shapes import (
@@ -228,7 +229,7 @@ class Asker:
         request and an approval's take alike."""
         return {
             "room_id": self.room,
-            "tool_call_id": pause.tool_call_id,
+            "tool_call_id": call_id_of(pause.tool_call_id),
             "channel_id": self.channel,
             "actor_id": self.actor,
             "key": pause.key,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Unpack
 
+from roomkit.adapters._keys import call_id_of
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling
@@ -60,7 +61,7 @@ async def create_paused(asker: Asker, pause: Pause, **options: Unpack[HeldOption
         pause.arguments,
         tool_schema=pause.tool_schema or {"type": "object"},
         room_id=asker.room,
-        tool_call_id=pause.tool_call_id,
+        tool_call_id=call_id_of(pause.tool_call_id),
         channel_id=asker.channel,
         actor_id=asker.actor,
         key=pause.key,

@@ -52,7 +52,8 @@ class Pause:
     arguments: dict[str, Any]
     """The call's arguments, or the question's fields as the person reads them."""
     tool_call_id: str = ""
-    """The framework's id of the tool call, when it has one."""
+    """The framework's id of the tool call, when it has one (its request keeps a long one by
+    its digest: :func:`~roomkit.adapters._keys.call_id_of`)."""
     tool_schema: dict[str, Any] | None = None
     """On an approval, the tool's JSON Schema, which an edit must match."""
     decisions: Sequence[str] | None = None
