@@ -1,12 +1,15 @@
 """Cedar, in process (the ``cedarpy`` package): a call is an authorization request.
 
-The call becomes the principal ``User::"<actor>"`` (``User::"anonymous"`` when nobody is
-known), the action ``Action::"<tool>"``, the resource ``Tool::"<tool>"`` and the context
-``{"arguments": ..., "room": ..., "channel": ..., "digest": ...}`` (``room`` and ``channel``
-``""`` when unknown), its values as Cedar holds them (:mod:`roomkit.policy._cedar_values`:
-a ``null`` left out, a fraction a ``decimal``, an integer beyond 64 bits a string). The
-context is handed to Cedar only for a call a policy reading ``context`` may apply to (by its
-action): Cedar decides any other alike without it.
+The call becomes the principal ``User::"<actor>"``, or ``Anonymous::""`` when nobody is known
+(no actor, or an empty one): a type no actor's name gives, so a policy on ``principal is
+Anonymous`` never applies to a person, and one on ``User::"anonymous"`` applies to the person
+who signs in as ``anonymous``, never to a call for nobody. The action is ``Action::"<tool>"``,
+the resource ``Tool::"<tool>"`` and the context ``{"arguments": ..., "room": ..., "channel":
+..., "digest": ...}`` (``room`` and ``channel`` ``""`` when unknown), its values as Cedar
+holds them (:mod:`roomkit.policy._cedar_values`: a ``null`` left out, a fraction a
+``decimal``, an integer beyond 64 bits a string). The context is handed to Cedar only for a
+call a policy reading ``context`` may apply to (by its action): Cedar decides any other alike
+without it.
 
 Such a call, under entities given once (not a function of the call), is decided by its
 principal and action alone, and Cedar's evaluation has nothing else to read (no clock, no
@@ -54,7 +57,8 @@ __all__ = ["CedarPolicy"]
 Entities = Sequence[dict[str, Any]] | Callable[[PolicyCall], Sequence[dict[str, Any]]]
 """Cedar's entities (JSON entity objects), or a function giving them per call."""
 
-_ANONYMOUS = "anonymous"
+_NOBODY: dict[str, str] = {"type": "Anonymous", "id": ""}
+"""The principal of a call for nobody known (``Anonymous::""``): no actor is of this type."""
 
 REMEMBERED = 4096
 """How many decisions on calls decided without their context a policy remembers."""
@@ -118,7 +122,7 @@ class CedarPolicy(PolicyBase):
                 raise PolicyError(f"the Cedar entities cannot be read: {error}") from None
         else:
             raise PolicyError("Cedar entities are a list of JSON entities, or a function")
-        self._decided: dict[tuple[str, str], PolicyDecision] = {}
+        self._decided: dict[tuple[str | None, str], PolicyDecision] = {}
         """The decisions on calls decided without their context, by actor and tool."""
         self._versioned(text)
 
@@ -129,7 +133,8 @@ class CedarPolicy(PolicyBase):
             return self._evaluate(call, context=True)
         if self._entities is not None:
             return self._evaluate(call, context=False)
-        key = (call.actor or _ANONYMOUS, call.tool)
+        # ``None`` for nobody: never the same key as any actor's, ``anonymous`` included.
+        key = (call.actor or None, call.tool)
         decided = self._decided.get(key)
         if decided is None:
             decided = self._evaluate(call, context=False)
@@ -147,7 +152,7 @@ class CedarPolicy(PolicyBase):
         """
         # Entity ids as type and id: Cedar builds them without parsing (and takes any text).
         request: dict[str, Any] = {
-            "principal": {"type": "User", "id": call.actor or _ANONYMOUS},
+            "principal": {"type": "User", "id": call.actor} if call.actor else dict(_NOBODY),
             "action": {"type": "Action", "id": call.tool},
             "resource": {"type": "Tool", "id": call.tool},
         }

@@ -1,0 +1,64 @@
+"""A Cedar call for nobody known is ``Anonymous::""``, a principal no actor has: a person who
+signs in as ``anonymous`` is ``User::"anonymous"``, as any other person is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from roomkit.policy import Abstain, Allow, CedarPolicy, Deny, PolicyCall
+
+POLICIES = """
+@id("the-anonymous-user")
+permit(principal == User::"anonymous", action == Action::"pay", resource){when};
+
+@id("nobody-signed-in")
+@reason("sign in first")
+forbid(principal is Anonymous, action == Action::"pay", resource){when};
+
+@id("nobody-looks")
+permit(principal == Anonymous::"", action == Action::"look", resource){when};
+"""
+
+NONE_APPLIED = Abstain("no Cedar policy applied")
+
+
+def _no_entities(call: PolicyCall) -> list[dict[str, Any]]:
+    return []
+
+
+def _policies(how: str) -> CedarPolicy:
+    """The policies decided each of the three ways a call reaches Cedar: remembered by actor
+    and tool, on the call's context, under entities given per call."""
+    when = ' when { context.room == "r1" }' if how == "context" else ""
+    entities: list[dict[str, Any]] | Callable[[PolicyCall], list[dict[str, Any]]] = (
+        _no_entities if how == "per-call" else []
+    )
+    return CedarPolicy(POLICIES.format(when=when), entities)
+
+
+@pytest.mark.parametrize("how", ["remembered", "context", "per-call"])
+def test_no_actor_an_empty_actor_and_the_user_anonymous_are_told_apart(how: str) -> None:
+    """A call with no actor and one with an empty actor meet the ``Anonymous`` policies, and
+    only them; a call from the actor ``anonymous`` meets the ``User::"anonymous"`` one, and
+    only it, in whatever order they come."""
+    policy = _policies(how)
+    for _ in range(2):
+        for actor in ("anonymous", None, "", "anonymous"):
+            pay = policy.decide(PolicyCall("pay", {}, "digest", actor, "r1", "agent"))
+            look = policy.decide(PolicyCall("look", {}, "digest", actor, "r1", "agent"))
+            if actor == "anonymous":
+                assert pay == Allow("the-anonymous-user")
+                assert look == NONE_APPLIED
+            else:
+                assert pay == Deny("nobody-signed-in: sign in first")
+                assert look == Allow("nobody-looks")
+
+
+def test_principal_is_user_never_applies_to_a_call_for_nobody() -> None:
+    policy = CedarPolicy("permit(principal is User, action, resource);")
+    assert isinstance(policy.decide(PolicyCall("pay", {}, "digest", "anonymous")), Allow)
+    assert policy.decide(PolicyCall("pay", {}, "digest", None)) == NONE_APPLIED
+    assert policy.decide(PolicyCall("pay", {}, "digest", "")) == NONE_APPLIED
