@@ -34,7 +34,9 @@ class AskOptions(TypedDict, total=False):
     approvals: Mapping[str, Approval] | Iterable[str] | None
     """Tool names, or names to :class:`~roomkit.tools.approvals.Approval` (as
     ``HumanInputToolHandler(approvals=...)`` takes them); an approval of a tool not named is
-    held under the default rule, so that nothing the framework holds runs unseen."""
+    held under the default rule, so that nothing the framework holds runs unseen. A name that
+    is no tool of the agent (a misspelling) is logged as a warning, once per run, where the
+    adapter can read the agent's tools."""
     timeout: float
     """The person's deadline in seconds, where a rule gives none (:data:`DEFAULT_TIMEOUT`
     when left out)."""

@@ -28,7 +28,8 @@ from pydantic import ValidationError
 from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
-from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_schemas
+from roomkit.adapters._unmatched import warn_unmatched
+from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_names, tool_schemas
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.tools.human_input import HumanInputHandler
@@ -71,6 +72,7 @@ async def run(
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.run()")
     thread, schemas = _thread(config, "langgraph.run()"), tool_schemas(graph)
+    warn_unmatched(asker.rules, tool_names(graph), where="langgraph.run()")
     out = await graph.ainvoke(input, config, version="v2")
     while out.interrupts:
         asked = [(i, pauses_of(thread, i, schemas)) for i in out.interrupts]
@@ -108,6 +110,7 @@ async def start(
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
     _thread(config, "langgraph.start()")  # before the graph runs: its requests name it
+    warn_unmatched(asker.rules, tool_names(graph), where="langgraph.start()")
     if not (await graph.aget_state(config)).interrupts:
         await graph.ainvoke(input, config, version="v2")
     return await _settle_or_open(graph, config, asker)

@@ -5,11 +5,14 @@ Three shapes of interrupt value are read: langchain's per-call ``ToolApprovalReq
 decisions and the tool's argument schema in the interrupt's ``response_schema``); langchain's
 batched ``HITLRequest`` (``action_requests`` with ``review_configs``, answered by position
 with ``{"decisions": [...]}``); anything else is a question, shown as its text or its fields,
-answered with the person's JSON as the interrupt's ``response_schema`` has it.
+answered with the person's JSON as the interrupt's ``response_schema`` has it. The graph's
+tool nodes give the tools' argument schemas and, with its ``HumanInTheLoopMiddleware``, the
+names of the tools it may hold.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +23,14 @@ from roomkit.adapters._pauses import Pause, Verdict, question_arguments
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
 from roomkit.tools.human_input.checks import answer_schema_of
 
-__all__ = ["QUESTION_NAME", "decision_value", "pauses_of", "resume_value", "tool_schemas"]
+__all__ = [
+    "QUESTION_NAME",
+    "decision_value",
+    "pauses_of",
+    "resume_value",
+    "tool_names",
+    "tool_schemas",
+]
 
 QUESTION_NAME = "langgraph.interrupt"
 """The name a question of a graph is shown under."""
@@ -46,6 +56,32 @@ def tool_schemas(graph: Any) -> dict[str, dict[str, Any]]:
                 elif isinstance(schema, dict):
                     found.setdefault(str(name), dict(schema))
     return found
+
+
+def tool_names(graph: Any) -> frozenset[str] | None:
+    """The names of the tools whose calls ``graph`` (or a subgraph) may hold for approval:
+    those its tool nodes run and its ``HumanInTheLoopMiddleware`` interrupts on; ``None``
+    when it holds no such middleware, as an approval is then some node's own interrupt, of
+    a name no graph tells."""
+    # A graph holding the middleware was built with its module imported.
+    found = sys.modules.get("langchain.agents.middleware.human_in_the_loop")
+    middleware = getattr(found, "HumanInTheLoopMiddleware", None)
+    if not isinstance(middleware, type):
+        return None
+    names: set[str] = set()
+    held = False
+    for each in [graph, *(sub for _, sub in _subgraphs(graph))]:
+        for node in (getattr(each, "nodes", None) or {}).values():
+            bound = getattr(node, "bound", None)
+            tools = getattr(bound, "tools_by_name", None)
+            if isinstance(tools, Mapping):
+                names.update(str(name) for name in tools)
+            # The middleware's after_model node runs its bound method.
+            owner = getattr(getattr(bound, "func", None), "__self__", None)
+            if isinstance(owner, middleware):
+                held = True
+                names.update(str(name) for name in getattr(owner, "interrupt_on", {}))
+    return frozenset(names) if held else None
 
 
 def _subgraphs(graph: Any) -> list[tuple[str, Any]]:

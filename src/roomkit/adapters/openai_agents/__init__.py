@@ -31,7 +31,9 @@ from pydantic_core import to_jsonable_python
 from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
+from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.openai_agents._saved import SavedRuns
+from roomkit.adapters.openai_agents._tools import tool_names
 from roomkit.adapters.options import AskOptions
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -98,6 +100,7 @@ async def run(
     """
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.run()", passes_on=True)
     key = _checked(run_key, "openai_agents.run()")
+    warn_unmatched(asker.rules, tool_names(agent), where="openai_agents.run()")
     result = await Runner.run(agent, input, **passed)
     while result.interruptions:
         state = result.to_state()
@@ -137,6 +140,7 @@ async def start(
     """
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.start()", passes_on=True)
     saved = SavedRuns(asker, _checked(run_key, "openai_agents.start()"))
+    warn_unmatched(asker.rules, tool_names(agent), where="openai_agents.start()")
     paused = await saved.latest()
     if paused is not None:
         if await saved.finished():

@@ -32,7 +32,9 @@ from typing import Any, Unpack
 from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
+from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.options import AskOptions
+from roomkit.adapters.pydantic_ai._tools import tool_names
 from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -82,6 +84,10 @@ class ResumeOptions(AskOptions, total=False):
 
 _DECISIONS = ("approve", "edit", "reject")
 
+_CHECKED_RUNS = 1024
+"""How many runs a deferred handler remembers having checked its approvals against (then it
+starts over): a run's tools are checked once, on its first deferred calls."""
+
 
 def deferred_handler(
     handler: HumanInputHandler,
@@ -103,9 +109,15 @@ def deferred_handler(
         TypeError: an option is not one of ``AskOptions``.
     """
     asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.deferred_handler()")
+    checked: set[str] = set()  # the runs whose tools were held up against the approvals
 
     async def handle(ctx: Any, requests: DeferredToolRequests) -> DeferredToolResults | None:
         run = str(getattr(ctx, "run_id", None) or "")
+        if asker.rules and run not in checked:
+            if len(checked) >= _CHECKED_RUNS:
+                checked.clear()
+            checked.add(run)
+            warn_unmatched(asker.rules, tool_names(ctx), where="pydantic_ai.deferred_handler()")
         pauses = _pauses(ctx, requests, run)
         if wait:
             verdicts = await all_at_once([asker.ask(pause) for _, pause in pauses])
