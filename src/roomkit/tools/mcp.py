@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
 from collections.abc import Mapping
 from contextlib import nullcontext
 from contextvars import ContextVar
@@ -58,6 +59,10 @@ ELICITATION_TOOL = "MCPElicitation"
 """The tool name an elicitation's request carries."""
 REASON_META = "roomkit/reason"
 """Where a decline says why, in the result's ``_meta``."""
+
+_OFFERABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A tool name every model provider takes (OpenAI's and Anthropic's rule): a name outside it
+makes the provider refuse the whole list of tools, so such a tool is never offered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +133,7 @@ class MCPTools:
         self.timeout = timeout
         self._client = Client(server, elicitation_callback=self._elicit, mode=mode)
         self._tools: list[AITool] = []
+        self._left_out: set[str] = set()
         self._connected = False
         self._in_flight: dict[int, _Asker] = {}
         self._numbers = itertools.count()
@@ -140,14 +146,45 @@ class MCPTools:
         await self.close()
 
     async def connect(self) -> None:
-        """Connect to the server and read its tools."""
+        """Connect to the server and read its tools.
+
+        A tool whose name no model provider takes (outside letters, digits, ``_`` and
+        ``-``, or over 64 characters) or that the server lists twice is left out, with a
+        warning naming it: offered, it would make the provider refuse every tool.
+        """
         await self._client.__aenter__()
         self._connected = True
         listed = await self._client.list_tools()
-        self._tools = [
-            AITool(name=tool.name, description=tool.description or "", parameters=tool.input_schema)
-            for tool in listed.tools
-        ]
+        self._tools = self._offerable(listed.tools)
+
+    def _offerable(self, listed: list[types.Tool]) -> list[AITool]:
+        """The listed tools a model provider takes, warning once about each one left out."""
+        tools: dict[str, AITool] = {}
+        for tool in listed:
+            if tool.name in tools:
+                problem = "the server lists that name twice"
+            elif _OFFERABLE_NAME.fullmatch(tool.name) is None:
+                problem = "models take names of letters, digits, _ and - (64 at most)"
+            else:
+                problem = None
+            if problem is not None:
+                if tool.name not in self._left_out:
+                    self._left_out.add(tool.name)
+                    logger.warning(
+                        "MCP server %s: tool %r left out: %s",
+                        self._server_name(),
+                        tool.name,
+                        problem,
+                    )
+                continue
+            tools[tool.name] = AITool(
+                name=tool.name, description=tool.description or "", parameters=tool.input_schema
+            )
+        return list(tools.values())
+
+    def _server_name(self) -> str:
+        info = self._client.server_info
+        return repr(info.name) if info is not None else "(unnamed)"
 
     async def close(self) -> None:
         """Disconnect; an elicitation still waiting is withdrawn by its cancelled wait."""
