@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from typing import Any
 
 import mcp_types as types
 import pytest
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from roomkit import InboundMessage, RoomKit, TextContent, WebSocketChannel
 from roomkit.channels.ai import AIChannel
-from roomkit.core.exceptions import UnservedToolCallError
+from roomkit.core.exceptions import ToolRefusedError, UnservedToolCallError
+from roomkit.providers.ai.base import AIContext, AIResponse, AITool, AIToolResultPart
 from roomkit.providers.ai.mock import MockAIProvider
+from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.mcp import MCPTools
 
@@ -57,3 +65,131 @@ async def test_a_tool_whose_name_models_refuse_is_left_out_with_a_warning(
         assert warning.startswith("MCP server 'catalogue': ")
     [twice] = [text for text in warnings if "tool 'lookup' left out" in text]
     assert "lists that name twice" in twice
+
+
+class ChangingServer:
+    """A server listing ``lookup`` and ``retire``; calling ``retire`` drops ``lookup``, adds
+    ``fresh`` and says so three times over, as a server's burst of changes would (pushed on a
+    2025-11-25 connection, on the listen stream at 2026-07-28)."""
+
+    def __init__(self) -> None:
+        self.names = ["lookup", "retire"]
+        self.listings = 0
+        bus = InMemorySubscriptionBus()
+
+        async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+            self.listings += 1
+            listed = [types.Tool(name=name, input_schema={"type": "object"}) for name in self.names]
+            return types.ListToolsResult(tools=listed)
+
+        async def call_tool(
+            ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        ) -> types.CallToolResult:
+            if params.name == "retire":
+                self.names = ["retire", "fresh"]
+                for _ in range(3):
+                    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                        await bus.publish(ToolsListChanged())
+                    else:
+                        await ctx.session.send_tool_list_changed()
+            return types.CallToolResult(content=[types.TextContent(type="text", text=params.name)])
+
+        self.server = Server(
+            "catalogue",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_subscriptions_listen=ListenHandler(bus),
+        )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_changed_list_is_read_again_once_and_a_dropped_tool_is_refused(mode: str) -> None:
+    catalogue = ChangingServer()
+    changes: list[list[str]] = []
+    changed = asyncio.Event()
+
+    def record(tools: list[AITool]) -> None:
+        changes.append([tool.name for tool in tools])
+        changed.set()
+
+    async with MCPTools(
+        catalogue.server, handler=HumanInputHandler(), mode=mode, on_tools_changed=record
+    ) as tools:
+        assert [tool.name for tool in tools.tools] == ["lookup", "retire"]
+        assert await tools("retire", {}) == "retire"
+        await changed.wait()
+        assert [tool.name for tool in tools.tools] == ["retire", "fresh"]
+        assert await tools("fresh", {}) == "fresh"
+        with pytest.raises(ToolRefusedError) as refused:
+            await tools("lookup", {})
+        with pytest.raises(UnservedToolCallError):
+            await tools("never", {})
+    assert json.loads(refused.value.message) == {
+        "error": "Tool 'lookup' did not run: the MCP server 'catalogue' no longer offers it."
+    }
+    assert changes == [["retire", "fresh"]]
+    assert catalogue.listings == 2
+
+
+async def _turn(kit: RoomKit, text: str) -> None:
+    await kit.process_inbound(
+        InboundMessage(channel_id="chat", sender_id="alice", content=TextContent(text))
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_channel_offers_the_new_list_from_the_next_turn(mode: str) -> None:
+    """Wired to ``set_tools``, the channel offers the server's new tools; a channel that
+    still offers a dropped one has its call refused in words the model reads."""
+    catalogue = ChangingServer()
+    model = MockAIProvider(
+        ai_responses=[
+            MockAIProvider.tool_call("retire", {}),
+            AIResponse(content="Retired."),
+            MockAIProvider.tool_call("lookup", {}),
+            AIResponse(content="Gone."),
+        ]
+    )
+    stale = MockAIProvider(
+        ai_responses=[MockAIProvider.tool_call("lookup", {}), AIResponse(content="Gone.")]
+    )
+    changed = asyncio.Event()
+    kit = RoomKit()
+    async with MCPTools(catalogue.server, handler=HumanInputHandler(), mode=mode) as tools:
+        agent = AIChannel("agent", provider=model, tool_handler=tools, tools=tools.tools)
+        unwired = AIChannel("unwired", provider=stale, tool_handler=tools, tools=tools.tools)
+
+        def offer(listed: list[AITool]) -> None:
+            agent.set_tools(listed)
+            changed.set()
+
+        tools.on_tools_changed = offer
+        for channel in (agent, unwired, WebSocketChannel("chat")):
+            kit.register_channel(channel)
+        await kit.create_room("ops")
+        await kit.attach_channel("ops", "agent")
+        await kit.attach_channel("ops", "chat")
+        await _turn(kit, "Retire lookup")
+        await changed.wait()
+        await _turn(kit, "Look it up")
+        await kit.detach_channel("ops", "agent")
+        await kit.attach_channel("ops", "unwired")
+        await _turn(kit, "Look it up")
+        await kit.close()
+    first, _, second, _ = model.calls
+    assert [tool.name for tool in first.tools] == ["lookup", "retire"]
+    assert [tool.name for tool in second.tools] == ["retire", "fresh"]
+    assert _results(model.calls[-1])[-1] == (texts.not_declared("lookup"), True)
+    assert _results(stale.calls[-1])[-1] == (
+        texts.tool_withdrawn("lookup", "'catalogue'"),
+        True,
+    )
+
+
+def _results(context: AIContext) -> list[tuple[str, bool]]:
+    return [
+        (part.content, part.is_error)
+        for message in context.messages
+        for part in (message.content if isinstance(message.content, list) else [])
+        if isinstance(part, AIToolResultPart)
+    ]

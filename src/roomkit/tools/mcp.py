@@ -22,8 +22,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -41,12 +40,15 @@ from roomkit.core.exceptions import (
     RequestWithdrawnError,
     RoomKitError,
     ToolFailedError,
+    ToolRefusedError,
     UnservedToolCallError,
 )
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.providers.ai.base import AITool
+from roomkit.tools import texts
 from roomkit.tools._mcp_forms import form_schema_problem
+from roomkit.tools._mcp_listing import ToolListing, server_name
 from roomkit.tools.call_clock import CallClock, current_call_clock
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input import HumanInputHandler
@@ -59,10 +61,6 @@ ELICITATION_TOOL = "MCPElicitation"
 """The tool name an elicitation's request carries."""
 REASON_META = "roomkit/reason"
 """Where a decline says why, in the result's ``_meta``."""
-
-_OFFERABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""A tool name every model provider takes (OpenAI's and Anthropic's rule): a name outside it
-makes the provider refuse the whole list of tools, so such a tool is never offered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +88,8 @@ class MCPTools:
     Use it as an async context manager (or call :meth:`connect` and :meth:`close`)::
 
         async with MCPTools(server, handler=handler, room_id="ops", actor_id="alice") as mcp:
-            channel = AIChannel("agent", provider=..., tool_handler=mcp,
-                                tool_definitions=mcp.tools)
+            channel = AIChannel("agent", provider=..., tool_handler=mcp, tools=mcp.tools)
+            mcp.on_tools_changed = channel.set_tools
 
     An elicitation is asked in the room, and of the actor, of the tool call it came
     during (the channel's tool context), when the SDK runs it in that call (2026-07-28), or
@@ -111,6 +109,10 @@ class MCPTools:
         timeout: seconds a person has to answer an elicitation (then ``cancel``).
         mode: how the client negotiates the protocol (the SDK's ``Client(mode=...)``):
             ``"auto"`` (the newest both speak) or ``"legacy"`` (the initialize handshake).
+        on_tools_changed: called with the server's new list of tools each time the server
+            says it changed (``notifications/tools/list_changed``) and listing it again
+            gives another list; ``channel.set_tools`` offers that list from the channel's
+            next turn on. A call to a tool the server no longer lists is refused, saying so.
     """
 
     def __init__(
@@ -122,6 +124,7 @@ class MCPTools:
         actor_id: str | None = None,
         timeout: float = 300,
         mode: str = "auto",
+        on_tools_changed: Callable[[list[AITool]], object] | None = None,
     ) -> None:
         if not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
@@ -131,9 +134,15 @@ class MCPTools:
         self.room_id = room_id
         self.actor_id = actor_id
         self.timeout = timeout
-        self._client = Client(server, elicitation_callback=self._elicit, mode=mode)
-        self._tools: list[AITool] = []
-        self._left_out: set[str] = set()
+        self.on_tools_changed = on_tools_changed
+        """Called with the server's new list of tools when it changes (``None``: nothing is)."""
+        self._listing = ToolListing(self._tools_changed)
+        self._client = Client(
+            server,
+            elicitation_callback=self._elicit,
+            message_handler=self._listing.on_message,
+            mode=mode,
+        )
         self._connected = False
         self._in_flight: dict[int, _Asker] = {}
         self._numbers = itertools.count()
@@ -146,7 +155,7 @@ class MCPTools:
         await self.close()
 
     async def connect(self) -> None:
-        """Connect to the server and read its tools.
+        """Connect to the server and read its tools; then follow the server's changes to them.
 
         A tool whose name no model provider takes (outside letters, digits, ``_`` and
         ``-``, or over 64 characters) or that the server lists twice is left out, with a
@@ -154,48 +163,38 @@ class MCPTools:
         """
         await self._client.__aenter__()
         self._connected = True
-        listed = await self._client.list_tools()
-        self._tools = self._offerable(listed.tools)
-
-    def _offerable(self, listed: list[types.Tool]) -> list[AITool]:
-        """The listed tools a model provider takes, warning once about each one left out."""
-        tools: dict[str, AITool] = {}
-        for tool in listed:
-            if tool.name in tools:
-                problem = "the server lists that name twice"
-            elif _OFFERABLE_NAME.fullmatch(tool.name) is None:
-                problem = "models take names of letters, digits, _ and - (64 at most)"
-            else:
-                problem = None
-            if problem is not None:
-                if tool.name not in self._left_out:
-                    self._left_out.add(tool.name)
-                    logger.warning(
-                        "MCP server %s: tool %r left out: %s",
-                        self._server_name(),
-                        tool.name,
-                        problem,
-                    )
-                continue
-            tools[tool.name] = AITool(
-                name=tool.name, description=tool.description or "", parameters=tool.input_schema
-            )
-        return list(tools.values())
-
-    def _server_name(self) -> str:
-        info = self._client.server_info
-        return repr(info.name) if info is not None else "(unnamed)"
+        await self._listing.start(self._client)
 
     async def close(self) -> None:
         """Disconnect; an elicitation still waiting is withdrawn by its cancelled wait."""
         if self._connected:
             self._connected = False
+            await self._listing.stop()
             await self._client.__aexit__(None, None, None)
 
     @property
     def tools(self) -> list[AITool]:
-        """The server's tools, as the channel declares them to the model."""
-        return list(self._tools)
+        """The server's tools, as the channel declares them to the model: the list read at
+        :meth:`connect`, or the one read again after the server said it changed."""
+        return self._listing.tools
+
+    def _tools_changed(self, tools: list[AITool]) -> None:
+        logger.info(
+            "MCP server %s now lists the tools %s",
+            server_name(self._client),
+            [tool.name for tool in tools],
+        )
+        if self.on_tools_changed is None:
+            return
+        try:
+            self.on_tools_changed(tools)
+        except Exception as error:  # the application's callback; the listing goes on
+            logger.warning(
+                "on_tools_changed failed on the new tools of MCP server %s (%s: %s)",
+                server_name(self._client),
+                type(error).__name__,
+                error,
+            )
 
     async def __call__(self, name: str, arguments: dict[str, Any]) -> str:
         """Call the server's tool ``name``; its text content is the result.
@@ -203,9 +202,13 @@ class MCPTools:
         Raises:
             UnservedToolCallError: the server has no such tool (so it composes with
                 ``compose_tool_handlers``).
+            ToolRefusedError: the server listed the tool once and lists it no more (the
+                model reads that it is no longer offered).
             ToolFailedError: the server's result has ``isError`` (the model reads it).
         """
-        if not any(tool.name == name for tool in self._tools):
+        if not any(tool.name == name for tool in self._listing.tools):
+            if self._listing.dropped(name):
+                raise ToolRefusedError(texts.tool_withdrawn(name, server_name(self._client)))
             raise UnservedToolCallError(f"tool {name!r} is not served by this MCP server")
         call = current_tool_call()
         asker = _Asker(

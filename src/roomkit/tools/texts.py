@@ -46,6 +46,7 @@ __all__ = [
     "result_blocked",
     "room_unavailable",
     "timed_out",
+    "tool_withdrawn",
     "unencodable_arguments",
     "unserved",
 ]
@@ -135,6 +136,11 @@ def unserved(name: str) -> str:
 def timed_out(message: str) -> str:
     """The tool missed its bound (``message`` is the :class:`ToolTimeoutError`'s)."""
     return error_body(message)
+
+
+def tool_withdrawn(name: str, server: str) -> str:
+    """An MCP server listed the tool once and lists it no more (``server``: its name)."""
+    return error_body(f"Tool '{name}' did not run: the MCP server {server} no longer offers it.")
 
 
 def recovered_result(name: str, content: str) -> str:

@@ -189,6 +189,21 @@ class ToolChannel(Channel):
         """The tools the channel offers (its own and the human-input handler's)."""
         return list(self._tools.values())
 
+    def set_tools(self, tools: Sequence[AITool | Mapping[str, Any]]) -> None:
+        """Offer ``tools`` in place of the host's tools given so far, from the next turn on
+        (on a voice channel, the next session): a turn running keeps the tools it began
+        with. The human-input handler's tools stay offered.
+
+        Raises:
+            TypeError: ``tools`` is a single tool, or not a list of them.
+            ValueError: two tools share a name, or one takes a human-input tool's name, or
+                a tool's parameters are not a valid JSON Schema; the tools offered before
+                stay.
+        """
+        human = self.human_input_handler
+        human_tools = human.tools if human is not None else []
+        self._tools = check_unique_tools(self.channel_id, host_tools(tools), human_tools)
+
     def call_bound(self, name: str) -> float | None:
         """How long a call to ``name`` may run, or ``None`` for no channel bound."""
         return decide(self, name).channel

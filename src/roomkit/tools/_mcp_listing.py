@@ -1,0 +1,164 @@
+"""The tools an MCP server lists, as a model provider takes them, kept in step with the server.
+
+A tool whose name no provider takes (OpenAI and Anthropic both refuse a whole list of tools
+for one name outside letters, digits, ``_`` and ``-``, or over 64 characters), or whose name
+the list already holds, is left out with one warning naming the server and the tool.
+
+A server that changes its tools says so with ``notifications/tools/list_changed``: pushed on
+a 2025-11-25 connection, delivered on a ``subscriptions/listen`` stream at 2026-07-28 (opened
+when the server's ``tools.listChanged`` capability says it sends them). Either way the SDK
+hands the notification to :meth:`ToolListing.on_message`; the tools are then listed again,
+once for a burst of notifications, and the new list goes to ``changed``. A tool the server
+listed once and lists no more is remembered as dropped, so a call to it gets a refusal the
+model can read rather than an error from the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Callable
+
+import mcp_types as types
+from mcp import Client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from roomkit.providers.ai.base import AITool
+
+__all__ = ["ToolListing", "server_name"]
+
+logger = logging.getLogger("roomkit.tools.mcp")
+
+_OFFERABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A tool name every model provider takes (OpenAI's and Anthropic's rule)."""
+_SETTLE = 0.05
+"""Seconds a notification waits for the rest of its burst before the tools are listed again."""
+
+
+def server_name(client: Client) -> str:
+    """The server's name as it gave it, for a log line."""
+    info = client.server_info
+    return repr(info.name) if info is not None else "(unnamed)"
+
+
+class ToolListing:
+    """The tools an MCP server lists, as offered to a model, and the ones it dropped.
+
+    Args:
+        changed: called with the new list each time a re-listing changes it.
+    """
+
+    def __init__(self, changed: Callable[[list[AITool]], None]) -> None:
+        self._changed = changed
+        self._tools: list[AITool] = []
+        self._listed: set[str] = set()
+        self._left_out: set[str] = set()
+        self._stale = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def tools(self) -> list[AITool]:
+        """The tools offered now."""
+        return list(self._tools)
+
+    def dropped(self, name: str) -> bool:
+        """Whether the server listed ``name`` once and lists it no more."""
+        return name in self._listed and not any(tool.name == name for tool in self._tools)
+
+    async def on_message(self, message: object) -> None:
+        """The SDK's message handler: a tools notification marks the list stale."""
+        if isinstance(message, types.ToolListChangedNotification):
+            self._stale.set()
+
+    async def start(self, client: Client) -> None:
+        """List the tools, then keep the list in step with the server's notifications."""
+        capability = client.server_capabilities.tools
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS and (
+            capability is not None and capability.list_changed
+        ):
+            # Listening before the first listing: no change between the two goes unseen.
+            listening = asyncio.Event()
+            self._tasks.append(asyncio.create_task(self._listen(client, listening)))
+            await listening.wait()
+        self._tools = self._offerable(client, await _list(client))
+        self._listed = {tool.name for tool in self._tools}
+        self._tasks.append(asyncio.create_task(self._watch(client)))
+
+    async def stop(self) -> None:
+        """Stop following the server's changes."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _listen(self, client: Client, listening: asyncio.Event) -> None:
+        """Hold a 2026-07-28 ``subscriptions/listen`` stream open for the tools' changes
+        (its events reach :meth:`on_message` too)."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                listening.set()
+                async for _event in subscription:
+                    self._stale.set()
+        except Exception as error:  # the stream is an SDK boundary; the tools stay offered
+            logger.warning(
+                "MCP server %s: its tools' changes are no longer followed (%s: %s)",
+                server_name(client),
+                type(error).__name__,
+                error,
+            )
+        finally:
+            listening.set()
+
+    async def _watch(self, client: Client) -> None:
+        while True:
+            await self._stale.wait()
+            await asyncio.sleep(_SETTLE)  # the rest of a burst lands in this one listing
+            self._stale.clear()
+            try:
+                listed = await _list(client)
+            except Exception as error:  # an SDK boundary: the tools offered stay offered
+                logger.warning(
+                    "MCP server %s: its tools could not be listed again (%s: %s); the tools "
+                    "listed before stay offered",
+                    server_name(client),
+                    type(error).__name__,
+                    error,
+                )
+                continue
+            tools = self._offerable(client, listed)
+            self._listed |= {tool.name for tool in tools}
+            if tools != self._tools:
+                self._tools = tools
+                self._changed(list(tools))
+
+    def _offerable(self, client: Client, listed: list[types.Tool]) -> list[AITool]:
+        """The listed tools a model provider takes, warning once about each one left out."""
+        tools: dict[str, AITool] = {}
+        for tool in listed:
+            if tool.name in tools:
+                problem = "the server lists that name twice"
+            elif _OFFERABLE_NAME.fullmatch(tool.name) is None:
+                problem = "models take names of letters, digits, _ and - (64 at most)"
+            else:
+                tools[tool.name] = AITool(
+                    name=tool.name,
+                    description=tool.description or "",
+                    parameters=tool.input_schema,
+                )
+                continue
+            if tool.name not in self._left_out:
+                self._left_out.add(tool.name)
+                logger.warning(
+                    "MCP server %s: tool %r left out: %s", server_name(client), tool.name, problem
+                )
+        return list(tools.values())
+
+
+async def _list(client: Client) -> list[types.Tool]:
+    """The tools the server lists now (never from the SDK's cache)."""
+    listed = await client.list_tools(cache_mode="refresh")
+    return listed.tools
