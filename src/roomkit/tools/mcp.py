@@ -31,9 +31,12 @@ from typing import Any
 from roomkit._extras import requires_extra
 
 with requires_extra("roomkit.tools.mcp", "mcp"):
+    import anyio
     import mcp_types as types
     from mcp import Client
     from mcp.client.session import ClientRequestContext
+    from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
 
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
@@ -204,7 +207,9 @@ class MCPTools:
                 ``compose_tool_handlers``).
             ToolRefusedError: the server listed the tool once and lists it no more (the
                 model reads that it is no longer offered).
-            ToolFailedError: the server's result has ``isError`` (the model reads it).
+            ToolFailedError: the server's result has ``isError`` (the model reads it), or
+                the server failed the call: its error message, a result MCP does not
+                allow, or the connection it closed (the model reads which).
         """
         if not any(tool.name == name for tool in self._listing.tools):
             if self._listing.dropped(name):
@@ -223,6 +228,15 @@ class MCPTools:
         token = _asking.set(asker)
         try:
             result = await self._client.call_tool(name, arguments)
+        except (
+            MCPError,
+            ValidationError,
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+        ) as error:
+            problem = _failure(server_name(self._client), error)
+            logger.warning("MCP tool %r failed: %s", name, problem)
+            raise ToolFailedError(texts.upstream_failed(name, problem)) from None
         finally:
             _asking.reset(token)
             del self._in_flight[number]
@@ -325,6 +339,24 @@ class MCPTools:
             return _decline(str(rejected))
         except (TimeoutError, RequestWithdrawnError):
             return types.ElicitResult(action="cancel")
+
+
+_SAID = 500
+"""The most of a server's error message the model reads."""
+
+
+def _failure(server: str, error: Exception) -> str:
+    """What went wrong with the server, in a line the model and the logs can act on."""
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "result"
+        return f"the MCP server {server} sent a result MCP does not allow ({where}: {first['msg']})"
+    if not isinstance(error, MCPError) or error.code == types.CONNECTION_CLOSED:
+        return f"the MCP server {server} closed the connection"
+    said = error.message if len(error.message) <= _SAID else error.message[:_SAID] + "…"
+    if error.code == types.REQUEST_TIMEOUT:
+        return f"the MCP server {server} did not answer in time ({said})"
+    return f"the MCP server {server} answered with an error: {said}"
 
 
 def _confirmed(answer: str) -> bool:

@@ -49,6 +49,7 @@ __all__ = [
     "tool_withdrawn",
     "unencodable_arguments",
     "unserved",
+    "upstream_failed",
 ]
 
 # Why a call has no result: the hint of its cancellation.
@@ -141,6 +142,11 @@ def timed_out(message: str) -> str:
 def tool_withdrawn(name: str, server: str) -> str:
     """An MCP server listed the tool once and lists it no more (``server``: its name)."""
     return error_body(f"Tool '{name}' did not run: the MCP server {server} no longer offers it.")
+
+
+def upstream_failed(name: str, problem: str) -> str:
+    """The server behind a tool (an MCP server) failed the call; ``problem`` says how."""
+    return error_body(f"Tool '{name}' failed: {problem}")
 
 
 def recovered_result(name: str, content: str) -> str:
