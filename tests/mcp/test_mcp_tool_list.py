@@ -193,3 +193,19 @@ def _results(context: AIContext) -> list[tuple[str, bool]]:
         for part in (message.content if isinstance(message.content, list) else [])
         if isinstance(part, AIToolResultPart)
     ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_every_page_of_the_list_is_offered(mode: str) -> None:
+    async def list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        page = int(params.cursor) if params is not None and params.cursor else 0
+        return types.ListToolsResult(
+            tools=[types.Tool(name=f"tool_{page}", input_schema={"type": "object"})],
+            next_cursor=str(page + 1) if page < 2 else None,
+        )
+
+    server = Server("pages", on_list_tools=list_tools)
+    async with MCPTools(server, handler=HumanInputHandler(), mode=mode) as tools:
+        assert [tool.name for tool in tools.tools] == ["tool_0", "tool_1", "tool_2"]

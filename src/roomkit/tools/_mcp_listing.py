@@ -35,6 +35,8 @@ _OFFERABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """A tool name every model provider takes (OpenAI's and Anthropic's rule)."""
 _SETTLE = 0.05
 """Seconds a notification waits for the rest of its burst before the tools are listed again."""
+_PAGES = 100
+"""The most pages one listing reads: a server whose cursor never ends cannot hang it."""
 
 
 def server_name(client: Client) -> str:
@@ -159,6 +161,13 @@ class ToolListing:
 
 
 async def _list(client: Client) -> list[types.Tool]:
-    """The tools the server lists now (never from the SDK's cache)."""
-    listed = await client.list_tools(cache_mode="refresh")
-    return listed.tools
+    """Every tool the server lists now, page after page (never from the SDK's cache)."""
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_PAGES):
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
