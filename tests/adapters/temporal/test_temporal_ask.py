@@ -10,20 +10,28 @@ import sys
 import uuid
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from temporalio import activity
 from temporalio.api.common.v1 import Payload
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.converter import DataConverter, PayloadCodec
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import result_or_task_failure, updates_taken
 from tests.adapters.temporal.workflows import Approve, Ask, AskTwice, Imports, Outside
 
 import roomkit.adapters.temporal as adapter
 from roomkit.adapters.temporal import ask_person, update_id_of
-from roomkit.adapters.temporal._checks import check_approver_count
+from roomkit.adapters.temporal._checks import (
+    SCHEMA_NODES_CHECKED,
+    check_answer_schema,
+    check_approver_count,
+)
+from roomkit.tools.human_input.checks import answer_schema_of
+
+HISTORIES = Path(__file__).parent / "histories"
 
 
 async def test_a_workflow_asks_and_the_desk_answers(world: World) -> None:
@@ -206,6 +214,99 @@ async def test_more_approvers_than_a_request_lists_are_refused_in_the_workflow(
     await nothing_asked(world, handle)
 
 
+DANGLING = {"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}
+"""A schema with a ``$ref`` that resolves to nothing in it."""
+
+
+def refusal(schema: object) -> str:
+    """What ``answer_schema_of`` says of ``schema``, as ``create()`` refuses it."""
+    with pytest.raises((TypeError, ValueError)) as refused:
+        answer_schema_of(schema)
+    return str(refused.value)
+
+
+SCHEMAS_REFUSED = [
+    (Ask, DANGLING, "ValueError", f"ask_person(): {refusal(DANGLING)}"),
+    (Ask, {"type": 5}, "ValueError", f"ask_person(): {refusal({'type': 5})}"),
+    (Ask, ["string"], "TypeError", f"ask_person(): {refusal(['string'])}"),
+    (
+        Approve,
+        DANGLING,
+        "ValueError",
+        "request_approval(): tool_schema is refused: Tool 'book': parameters schema has an "
+        "unresolvable $ref '#/nowhere'",
+    ),
+    (
+        Approve,
+        {"type": "string"},
+        "ValueError",
+        "request_approval(): tool_schema is refused: Tool 'book': parameters must describe "
+        'an object of arguments ("type": "object"), got "type": "string"',
+    ),
+    (Approve, "object", "TypeError", "request_approval(): tool_schema must be a JSON Schema"),
+]
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize(("workflow", "schema", "error", "message"), SCHEMAS_REFUSED)
+async def test_a_schema_no_answer_could_be_checked_against_is_refused_in_the_workflow(
+    world: World, workflow: type, schema: object, error: str, message: str
+) -> None:
+    """Else the create activity refuses it, after a trip to a worker."""
+    async with running(world.worker(workflow)):
+        handle = await world.start(workflow, {"schema": schema})
+        result = await handle.result()
+    await nothing_asked(world, handle)
+    assert result["error"] == error, result
+    assert result["message"].startswith(message), result
+
+
+@SQLITE_ONLY
+async def test_a_schema_too_large_to_check_in_the_workflow_is_refused_by_the_activity_at_once(
+    world: World,
+) -> None:
+    """Checking it would run the workflow task past Temporal's deadlock detection; the
+    create activity refuses it instead, with no second attempt."""
+    schema = {**DANGLING, "allOf": [{}] * SCHEMA_NODES_CHECKED}
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, {"schema": schema})
+        result = await handle.result()
+    assert result == {"error": "ValueError", "message": refusal(schema)}
+    assert create_attempts(await handle.fetch_history()) == [(1, True)]
+    assert await world.desk_handler.list_pending() == []
+
+
+def create_attempts(history: WorkflowHistory) -> list[tuple[int, bool]]:
+    """Each attempt of the workflow's activities that failed: its number, and whether it
+    was marked non-retryable."""
+    attempts: dict[int, int] = {}
+    failed = []
+    for event in history.events:
+        if event.HasField("activity_task_started_event_attributes"):
+            started = event.activity_task_started_event_attributes
+            attempts[started.scheduled_event_id] = started.attempt
+        elif event.HasField("activity_task_failed_event_attributes"):
+            failure = event.activity_task_failed_event_attributes
+            retry = failure.failure.application_failure_info.non_retryable
+            failed.append((attempts[failure.scheduled_event_id], retry))
+    return failed
+
+
+@pytest.mark.parametrize(
+    ("name", "workflow"), [("answer-schema-refused", Ask), ("tool-schema-refused", Approve)]
+)
+async def test_a_history_whose_schema_the_create_activity_refused_replays(
+    name: str, workflow: type
+) -> None:
+    """Recorded before the workflow checked the schema (``{"schema": DANGLING}``): its
+    create activity ran once and refused it, not retried, and the ask replays as it was
+    made."""
+    history = WorkflowHistory.from_json(name, (HISTORIES / f"{name}.json").read_text())
+    assert create_attempts(history) == [(1, True)]
+    replayed = await Replayer(workflows=[workflow]).replay_workflow(history)
+    assert replayed.replay_failure is None
+
+
 @SQLITE_ONLY
 @pytest.mark.parametrize("workflow", [Ask, Approve])
 @pytest.mark.parametrize("years", [101, 40_000], ids=["past-a-century", "past-any-timer"])
@@ -340,3 +441,12 @@ def test_a_questions_actor_among_its_approvers_is_counted_once() -> None:
     with pytest.raises(ValueError, match="approvers and the actor name 101 actor ids"):
         check_approver_count("ask_person", "question", "alice", approvers)
     check_approver_count("request_approval", "approval", "alice", approvers)
+
+
+def test_a_schema_the_workflow_checks_ends_where_checking_it_would_take_long() -> None:
+    """One object, list or boolean past the bound is left to the create activity."""
+    within = {"allOf": [True] * (SCHEMA_NODES_CHECKED - 4), "properties": {"a": {"$ref": "#/x"}}}
+    with pytest.raises(ValueError, match="holds a \\$ref that resolves to nothing"):
+        check_answer_schema("ask_person", "question", "choose", within)
+    past = {**within, "allOf": [True] * (SCHEMA_NODES_CHECKED - 3)}
+    check_answer_schema("ask_person", "question", "choose", past)

@@ -19,7 +19,10 @@ def _failed(error: Exception) -> dict[str, Any]:
     return {"error": type(error).__name__, "message": str(error)}
 
 
-def _schema(spec: dict[str, Any]) -> dict[str, Any] | None:
+def _schema(spec: dict[str, Any]) -> Any:
+    """The schema of the ask: as the spec gives it (what is no schema too), or made here."""
+    if "schema" in spec:
+        return spec["schema"]
     if spec.get("schema_not_json"):
         return {"type": "string", "maxLength": timedelta(seconds=1)}
     if spec.get("schema_lone"):  # made here: a workflow's start carries no lone surrogate

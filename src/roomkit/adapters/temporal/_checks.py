@@ -3,10 +3,10 @@
 An ask roomkit will not make is refused in the workflow, where the workflow's code can catch
 it, naming the field at fault: arguments longer, deeper or with a longer number than a
 request keeps, arguments or a schema that are not JSON, approvers that are no list of actor
-ids or more of them than a request lists, a deadline that is no positive ``timedelta``, a
-grace past a century, a ladder that is no ``Ladder``, what no store keeps (a ladder's
-default and a schema included), an input of the create activity past Temporal's payload
-limit.
+ids or more of them than a request lists, a schema no answer (no edit) could be checked
+against, a deadline that is no positive ``timedelta``, a grace past a century, a ladder that
+is no ``Ladder``, what no store keeps (a ladder's default and a schema included), an input
+of the create activity past Temporal's payload limit.
 Each check runs in workflow code, deterministically; the workflow decides, by its patches,
 which of them an ask replayed from an older history ran.
 """
@@ -31,14 +31,21 @@ from roomkit.models.json_limits import (
     circular_at,
     size_problem,
 )
-from roomkit.tools.human_input.checks import check_ladder_text, check_request_text, check_text
+from roomkit.tools.human_input.checks import (
+    answer_schema_of,
+    check_ladder_text,
+    check_request_text,
+    check_text,
+)
 from roomkit.tools.human_input.ladder import Ladder
-from roomkit.tools.validation import unencodable_text
+from roomkit.tools.validation import check_tool_schema, unencodable_text
 
 __all__ = [
     "PAYLOAD_LIMIT",
+    "SCHEMA_NODES_CHECKED",
     "Spec",
     "approvers_of",
+    "check_answer_schema",
     "check_approver_count",
     "check_arguments",
     "check_fields",
@@ -59,6 +66,13 @@ it, before any payload codec: a codec (compression, encryption) runs in the work
 workflow code, asynchronously and not always deterministically (an encryption's nonce), so
 the workflow cannot run it to measure. A compressing codec therefore lets no larger input
 through, and an encrypting one adds its own bytes on top of what is measured."""
+
+SCHEMA_NODES_CHECKED = 1_000
+"""The most objects, lists and booleans a schema may hold for the workflow to check it
+(:func:`check_answer_schema`): jsonschema spends up to a quarter of a millisecond on each,
+and a workflow task that runs two seconds without yielding fails (Temporal's deadlock
+detection), and is retried, again and again. Schemas people answer are far smaller; a larger
+one is checked by the create activity, which refuses it at once, after a trip to a worker."""
 
 _SMALLER = "pass what identifies large content (an id, a URL), not the content"
 _ADVICE = {"approvers": "name fewer approvers", "ladder": "keep the ladder's default short"}
@@ -218,6 +232,53 @@ def check_schema_text(call: str, name: str, schema: Any) -> None:
             f"{call}(): {name} must hold valid Unicode text, but holds {problem}, which "
             "UTF-8 cannot encode: send it as UTF-8 text"
         )
+
+
+def check_answer_schema(call: str, kind: str, tool_name: str, schema: Any) -> None:
+    """Refuse a schema the create activity would refuse, after a trip: a question's
+    ``answer_schema`` as ``create_detached`` checks it (:func:`answer_schema_of`), an
+    approval's ``tool_schema`` as ``create_approval`` does (the tool's arguments, which an
+    edit must match). Both are checked against the schema alone, with no network: a
+    ``$ref`` is looked up inside it. A schema past :data:`SCHEMA_NODES_CHECKED` is left to
+    the create activity, which refuses it as surely (at once, not retried).
+
+    Raises:
+        TypeError: the schema is no dict.
+        ValueError: it is no valid JSON Schema, holds a ``$ref`` that resolves to nothing in
+            it, or (``tool_schema``) describes no object of arguments.
+    """
+    if schema is None or _nodes_past(schema, SCHEMA_NODES_CHECKED):
+        return
+    if kind == "question":
+        answer_schema_of(schema, name=f"{call}(): answer_schema")
+        return
+    if not isinstance(schema, dict):
+        raise TypeError(
+            f"{call}(): tool_schema must be a JSON Schema dict of the tool's arguments, got "
+            f"{type(schema).__name__}: pass e.g. {{'type': 'object', 'properties': {{...}}}}"
+        )
+    try:
+        check_tool_schema(tool_name, schema)
+    except ValueError as error:
+        raise ValueError(f"{call}(): tool_schema is refused: {error}") from None
+
+
+def _nodes_past(value: Any, limit: int) -> bool:
+    """Whether ``value`` (JSON) holds more than ``limit`` objects, lists and booleans, each
+    of which jsonschema may check as a schema; counted no further than ``limit``."""
+    pending, count = [value], 0
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif not isinstance(item, bool):
+            continue
+        count += 1
+        if count > limit:
+            return True
+    return False
 
 
 def seconds_of(call: str, name: str, value: timedelta) -> float:

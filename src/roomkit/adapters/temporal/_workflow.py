@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal._checks import (
         Spec,
         approvers_of,
+        check_answer_schema,
         check_approver_count,
         check_arguments,
         check_fields,
@@ -101,6 +102,10 @@ ask replayed from before it started the timer it was given)."""
 _CHECKS_APPROVER_COUNT = "roomkit-approver-count-checked"
 """The patch that refuses, in the workflow, more approvers than a request lists (its own: an
 ask replayed from before it was refused by the create activity, after a trip)."""
+_CHECKS_ANSWER_SCHEMA = "roomkit-answer-schema-checked"
+"""The patch that refuses, in the workflow, a schema no answer (no edit) could be checked
+against: a ``$ref`` to nowhere, no valid JSON Schema, no dict (its own: an ask replayed from
+before it was refused by the create activity, after a trip)."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
 _OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
@@ -246,6 +251,8 @@ async def _ask(
         check_input(call, request, schema=schema)
     if workflow.patched(_CHECKS_APPROVER_COUNT):
         check_approver_count(call, kind, spec.actor, approvers)
+    if workflow.patched(_CHECKS_ANSWER_SCHEMA):
+        check_answer_schema(call, kind, tool_name, spec.answer_schema)
     state.count = seq
     ask = state.asks[seq] = _Ask(seq, arguments_digest(tool_name, arguments))
     created = await _run(CREATE_ACTIVITY, request)
@@ -371,13 +378,14 @@ async def ask_person(
         HumanInputTimeoutError: nobody answered in time (a ``TimeoutError``).
         RequestWithdrawnError: the request was withdrawn (a ``RuntimeError``).
         RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
-        TypeError: ``arguments`` or ``answer_schema`` is not JSON, or ``ladder`` is no
-            ``Ladder``.
+        TypeError: ``arguments`` or ``answer_schema`` is not JSON, ``answer_schema`` is
+            no dict, or ``ladder`` is no ``Ladder``.
         ValueError: an ask roomkit will not make: bad ``approvers`` (or more than 100
             with ``actor``), ``timeout``, ``grace``
             (no positive ``timedelta``, or one longer than a century) or ``ladder``; an
             ``actor`` or ``room_id`` that is not a ``str``; arguments longer than a request
-            keeps; an ``answer_schema``, ``ladder`` or ``approvers``
+            keeps; an ``answer_schema`` that is no valid JSON Schema or holds a ``$ref``
+            that resolves to nothing in it; an ``answer_schema``, ``ladder`` or ``approvers``
             that makes the create activity's input larger than Temporal's payload limit
             (2 MiB); text UTF-8 cannot encode (``InvalidTextError``), the schema, the
             ladder's default and its escalations' actors included.
@@ -408,9 +416,11 @@ async def request_approval(
     Raises:
         HumanInputRejectedError: an approver rejected the call, with the reason.
         HumanInputTimeoutError, RequestWithdrawnError, RuntimeError: as :func:`ask_person`.
-        TypeError: ``arguments`` or ``tool_schema`` is not JSON.
-        ValueError: as :func:`ask_person`; also ``approvers`` empty or more than 100, or a
-            ``quorum`` or a ladder's default that no decision fits.
+        TypeError: ``arguments`` or ``tool_schema`` is not JSON, or ``tool_schema`` is no
+            dict.
+        ValueError: as :func:`ask_person`; also ``approvers`` empty or more than 100, a
+            ``tool_schema`` that describes no object of arguments, or a ``quorum`` or a
+            ladder's default that no decision fits.
     """
     if not approvers or isinstance(approvers, str):
         raise ValueError("request_approval(): approvers is a non-empty list of actor ids")
