@@ -1,8 +1,9 @@
 """The tools an MCP server lists, as a model provider takes them, kept in step with the server.
 
 A tool whose name no provider takes (OpenAI and Anthropic both refuse a whole list of tools
-for one name outside letters, digits, ``_`` and ``-``, or over 64 characters), or whose name
-the list already holds, is left out with one warning naming the server and the tool.
+for one name outside letters, digits, ``_`` and ``-``, or over 64 characters: the rule of
+:func:`~roomkit.tools.validation.check_tool_name`, which the channels apply too), or whose
+name the list already holds, is left out with one warning naming the server and the tool.
 
 A server that changes its tools says so with ``notifications/tools/list_changed``: pushed on
 a 2025-11-25 connection, delivered on a ``subscriptions/listen`` stream at 2026-07-28 (opened
@@ -18,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Callable
 
 import mcp_types as types
@@ -26,13 +26,12 @@ from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from roomkit.providers.ai.base import AITool
+from roomkit.tools.validation import tool_name_problem
 
 __all__ = ["ToolListing", "server_name"]
 
 logger = logging.getLogger("roomkit.tools.mcp")
 
-_OFFERABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""A tool name every model provider takes (OpenAI's and Anthropic's rule)."""
 _SETTLE = 0.05
 """Seconds a notification waits for the rest of its burst before the tools are listed again."""
 _PAGES = 100
@@ -140,24 +139,29 @@ class ToolListing:
     def _offerable(self, client: Client, listed: list[types.Tool]) -> list[AITool]:
         """The listed tools a model provider takes, warning once about each one left out."""
         tools: dict[str, AITool] = {}
+        seen: set[str] = set()
         for tool in listed:
-            if tool.name in tools:
-                problem = "the server lists that name twice"
-            elif _OFFERABLE_NAME.fullmatch(tool.name) is None:
-                problem = "models take names of letters, digits, _ and - (64 at most)"
-            else:
+            problem = _problem(tool, seen)
+            seen.add(tool.name)
+            if problem is None:
                 tools[tool.name] = AITool(
                     name=tool.name,
                     description=tool.description or "",
                     parameters=tool.input_schema,
                 )
-                continue
-            if tool.name not in self._left_out:
+            elif tool.name not in self._left_out:
                 self._left_out.add(tool.name)
                 logger.warning(
                     "MCP server %s: tool %r left out: %s", server_name(client), tool.name, problem
                 )
         return list(tools.values())
+
+
+def _problem(tool: types.Tool, seen: set[str]) -> str | None:
+    """Why ``tool`` cannot be offered after the tools named ``seen``, or ``None``."""
+    if tool.name in seen:
+        return "the server lists that name twice"
+    return tool_name_problem(tool.name)
 
 
 async def _list(client: Client) -> list[types.Tool]:

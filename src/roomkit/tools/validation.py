@@ -12,6 +12,12 @@ Text is checked too: a string that UTF-8 cannot encode (a lone surrogate, which 
 it on; so is a number JSON has no form for (NaN, an infinity, which Python's JSON reader
 takes). A person's answer is read as text first and as JSON second
 (:func:`validate_answer_text`): free text that happens to look like JSON stays text.
+
+A tool's declaration is checked once, when it is given: its parameters must be a JSON Schema
+for an object of arguments (:func:`check_tool_schema`), and its name one every model provider
+takes (:func:`check_tool_name`, the one rule the channels and ``MCPTools`` apply): OpenAI and
+Anthropic both refuse a whole request, every tool in it, for one name outside letters,
+digits, ``_`` and ``-`` or over 64 characters.
 """
 
 from __future__ import annotations
@@ -38,9 +44,11 @@ from roomkit.tools._storable import (
 
 __all__ = [
     "answer_schema_problem",
+    "check_tool_name",
     "check_tool_schema",
     "circular_at",
     "non_finite_at",
+    "tool_name_problem",
     "unencodable_text",
     "validate_answer",
     "validate_answer_text",
@@ -48,6 +56,9 @@ __all__ = [
 ]
 
 _CACHE_SIZE = 256
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TOOL_NAME_RULE = "letters, digits, _ and - (1 to 64 of them)"
+"""What a tool name every model provider takes is made of (OpenAI's and Anthropic's rule)."""
 # A problem quotes what the model wrote; a runaway value should not flood its context.
 _MAX_PROBLEM_CHARS = 400
 
@@ -102,6 +113,37 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
         # The validator descends one call per level: arguments nested past the
         # interpreter's stack are refused, as the model can be told to write them again.
         return _TOO_DEEP
+
+
+def tool_name_problem(name: str) -> str | None:
+    """What keeps ``name`` from being offered to a model, or ``None`` when every provider
+    takes it.
+
+    Returns:
+        ``None`` for a name of letters, digits, ``_`` and ``-`` (1 to 64 of them), else
+        the rule, worded to follow the tool: ``model providers take names of ...``.
+    """
+    if isinstance(name, str) and _TOOL_NAME.fullmatch(name) is not None:
+        return None
+    return f"model providers take names of {_TOOL_NAME_RULE}"
+
+
+def check_tool_name(name: str) -> None:
+    """Check that a tool's name is one every model provider takes.
+
+    Args:
+        name: the name the model would call the tool by.
+
+    Raises:
+        ValueError: naming the tool and the rule, when the name is not letters, digits,
+            ``_`` and ``-`` (1 to 64 of them): offered, it would make the provider refuse
+            every tool of the request.
+    """
+    problem = tool_name_problem(name)
+    if problem is not None:
+        raise ValueError(
+            f"Tool {name!r}: {problem} and refuse a request offering any other: rename it"
+        )
 
 
 def check_tool_schema(name: str, parameters: Mapping[str, Any]) -> None:

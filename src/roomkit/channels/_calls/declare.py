@@ -2,8 +2,10 @@
 
 A channel offers its ``tools=``, the human-input handler's ``tool_definitions`` and, on an AI
 channel, the tools of the room binding's ``metadata["tools"]``. Two tools under one name are
-refused when they are given. A human-input name that nothing offers is never asked: the
-channel warns once per name so the misconfiguration shows.
+refused when they are given, and so is a name a model provider refuses (which would make it
+refuse every tool of the turn) or parameters that are no JSON Schema for an object. A
+human-input name that nothing offers is never asked: the channel warns once per name so the
+misconfiguration shows.
 
 :class:`ToolChannel` is what the AI and the voice channel share as servers of tool calls: the
 checked toolset, the host's ``tool_handler``, the human-input handler (routed to the kit's
@@ -23,7 +25,7 @@ from roomkit.channels.base import Channel
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
-from roomkit.tools.validation import check_tool_schema
+from roomkit.tools.validation import check_tool_name, check_tool_schema
 
 if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
@@ -70,7 +72,14 @@ def host_tools(tools: object) -> list[AITool]:
 def check_unique_tools(
     channel_id: str, host: Iterable[AITool], human: Iterable[AITool]
 ) -> dict[str, AITool]:
-    """The channel's own toolset, refusing two tools under one name."""
+    """The channel's own toolset, refusing two tools under one name.
+
+    Raises:
+        TypeError: ``host`` holds something other than an ``AITool``.
+        ValueError: two tools share a name, a host tool takes a human-input tool's name, a
+            name is one model providers refuse, or parameters are no JSON Schema for an
+            object of arguments.
+    """
     tools: dict[str, AITool] = {}
     human_names = set()
     for tool in human:
@@ -90,16 +99,24 @@ def check_unique_tools(
             )
         tools[tool.name] = tool
     for tool in tools.values():
+        check_tool_name(tool.name)
         check_tool_schema(tool.name, tool.parameters)
     return tools
 
 
 def binding_tools(metadata: Mapping[str, Any]) -> list[AITool]:
-    """The tools a room binding offers (``metadata["tools"]``: AITool objects or dicts)."""
+    """The tools a room binding offers (``metadata["tools"]``: AITool objects or dicts).
+
+    Raises:
+        pydantic.ValidationError: a dict is not a valid tool definition.
+        ValueError: a tool's name is one model providers refuse, or its parameters are no
+            JSON Schema for an object of arguments.
+    """
     raw = metadata.get("tools") or ()
     tools = []
     for item in raw:
         tool = item if isinstance(item, AITool) else AITool.model_validate(item)
+        check_tool_name(tool.name)
         check_tool_schema(tool.name, tool.parameters)
         tools.append(tool)
     return tools
@@ -197,7 +214,8 @@ class ToolChannel(Channel):
         Raises:
             TypeError: ``tools`` is a single tool, or not a list of them.
             ValueError: two tools share a name, or one takes a human-input tool's name, or
-                a tool's parameters are not a valid JSON Schema; the tools offered before
+                a tool's name is not letters, digits, ``_`` and ``-`` (1 to 64 of them),
+                or its parameters are not a valid JSON Schema; the tools offered before
                 stay.
         """
         human = self.human_input_handler

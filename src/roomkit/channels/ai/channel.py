@@ -51,6 +51,13 @@ class AIChannel(ToolChannel):
             By default a message that arrives while a turn runs in its room waits for that
             turn (and any queued before it) to finish, then runs its own; on a durable room
             store a waiting message survives a restart (``resume_pending``).
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        ValueError: two tools share a name (or a host tool takes a human-input tool's), a
+            tool's name is not letters, digits, ``_`` and ``-`` (1 to 64 of them: what
+            model providers take), its parameters are no JSON Schema for an object, or a
+            bound or a count is out of range.
     """
 
     channel_type = ChannelType.AI

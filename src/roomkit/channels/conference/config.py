@@ -35,7 +35,9 @@ class ConferenceRealtimeConfig:
             ``RealtimeProvider``, a tool handler that is not callable or takes neither
             ``(name, arguments)`` nor ``(room_id, name, arguments)``, ...).
         ValueError: a host tool takes the name of a definition the human-input handler gives,
-            two tools share a name, or a bound is not positive.
+            two tools share a name, a tool's name is not letters, digits, ``_`` and ``-``
+            (1 to 64 of them), its parameters are no JSON Schema for an object, or a bound
+            is not positive.
         AttributeError: ``provider`` or ``human_input_handler`` is replaced after the config
             is built.
     """

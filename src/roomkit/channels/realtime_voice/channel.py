@@ -57,7 +57,9 @@ class RealtimeVoiceChannel(ToolChannel):
             session's tools.
 
     Raises:
-        ValueError: a host tool takes a human-input tool's name, or a bound is not positive.
+        ValueError: a host tool takes a human-input tool's name, two tools share a name, a
+            tool's name is not letters, digits, ``_`` and ``-`` (1 to 64 of them), its
+            parameters are no JSON Schema for an object, or a bound is not positive.
     """
 
     channel_type = ChannelType.REALTIME_VOICE
