@@ -67,26 +67,92 @@ async def test_a_tool_whose_name_models_refuse_is_left_out_with_a_warning(
     assert "lists that name twice" in twice
 
 
+BAD_SCHEMAS = {
+    "misspelt": (
+        {"type": "object", "properties": {"a": {"type": "strng"}}},
+        "invalid parameters schema at $.properties.a.type",
+    ),
+    "dangling": (
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/nowhere"}}},
+        "unresolvable $ref '#/$defs/nowhere'",
+    ),
+    "negative": (
+        {"type": "object", "properties": {"a": {"type": "string", "minLength": -1}}},
+        "invalid parameters schema at $.properties.a.minLength",
+    ),
+}
+"""Input schemas a channel refuses, and what the warning says of each."""
+
+
+def schema_server(schemas: dict[str, dict[str, Any]]) -> Server[Any]:
+    """A server listing a tool under each name of ``schemas``, with that input schema."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[types.Tool(name=name, input_schema=schema) for name, schema in schemas.items()]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=params.name)])
+
+    return Server("catalogue", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_whose_schema_a_channel_refuses_is_left_out_with_a_warning(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Offered, it would make the channel refuse the whole list: the others stay."""
+    schemas = {
+        "lookup": {"type": "object", "properties": {"key": {"type": "string"}}},
+        **{name: schema for name, (schema, _) in BAD_SCHEMAS.items()},
+        "book": {"type": "object"},
+    }
+    with caplog.at_level(logging.WARNING, logger="roomkit.tools.mcp"):
+        server = schema_server(schemas)
+        async with MCPTools(server, handler=HumanInputHandler(), mode=mode) as tools:
+            assert [tool.name for tool in tools.tools] == ["lookup", "book"]
+            channel = AIChannel(
+                "agent", provider=MockAIProvider(), tool_handler=tools, tools=tools.tools
+            )
+            channel.set_tools(tools.tools)
+            assert await tools("book", {}) == "book"
+            with pytest.raises(UnservedToolCallError):
+                await tools("misspelt", {})
+    warnings = [record.getMessage() for record in caplog.records]
+    assert len(warnings) == len(BAD_SCHEMAS)
+    for name, (_, problem) in BAD_SCHEMAS.items():
+        [warning] = [text for text in warnings if f"tool {name!r} left out" in text]
+        assert warning.startswith(f"MCP server 'catalogue': tool {name!r} left out: its ")
+        assert "inputSchema is refused: " in warning
+        assert problem in warning
+
+
+OBJECT = {"type": "object"}
+
+
 class ChangingServer:
     """A server listing ``lookup`` and ``retire``; calling ``retire`` drops ``lookup``, adds
-    ``fresh`` and says so three times over, as a server's burst of changes would (pushed on a
-    2025-11-25 connection, on the listen stream at 2026-07-28)."""
+    ``fresh`` (or the tools of ``then``) and says so three times over, as a server's burst of
+    changes would (pushed on a 2025-11-25 connection, on the listen stream at 2026-07-28)."""
 
-    def __init__(self) -> None:
-        self.names = ["lookup", "retire"]
+    def __init__(self, then: dict[str, dict[str, Any]] | None = None) -> None:
+        self.schemas = {"lookup": OBJECT, "retire": OBJECT}
         self.listings = 0
         bus = InMemorySubscriptionBus()
 
         async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
             self.listings += 1
-            listed = [types.Tool(name=name, input_schema={"type": "object"}) for name in self.names]
+            listed = [
+                types.Tool(name=name, input_schema=schema) for name, schema in self.schemas.items()
+            ]
             return types.ListToolsResult(tools=listed)
 
         async def call_tool(
             ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
         ) -> types.CallToolResult:
             if params.name == "retire":
-                self.names = ["retire", "fresh"]
+                self.schemas = then or {"retire": OBJECT, "fresh": OBJECT}
                 for _ in range(3):
                     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                         await bus.publish(ToolsListChanged())
@@ -184,6 +250,36 @@ async def test_the_channel_offers_the_new_list_from_the_next_turn(mode: str) -> 
         texts.tool_withdrawn("lookup", "'catalogue'"),
         True,
     )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_changed_list_with_a_refused_schema_still_reaches_the_channel(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The tool the channel would refuse is left out of the new list, so ``set_tools``
+    takes the rest rather than refusing them all."""
+    misspelt, problem = BAD_SCHEMAS["misspelt"]
+    catalogue = ChangingServer(then={"retire": OBJECT, "broken": misspelt, "fresh": OBJECT})
+    changed = asyncio.Event()
+    async with MCPTools(catalogue.server, handler=HumanInputHandler(), mode=mode) as tools:
+        channel = AIChannel(
+            "agent", provider=MockAIProvider(), tool_handler=tools, tools=tools.tools
+        )
+
+        def offer(listed: list[AITool]) -> None:
+            try:
+                channel.set_tools(listed)
+            finally:
+                changed.set()
+
+        tools.on_tools_changed = offer
+        with caplog.at_level(logging.WARNING, logger="roomkit.tools.mcp"):
+            assert await tools("retire", {}) == "retire"
+            await changed.wait()
+    assert [tool.name for tool in channel.tools] == ["retire", "fresh"]
+    [warning] = [record.getMessage() for record in caplog.records]
+    assert warning.startswith("MCP server 'catalogue': tool 'broken' left out: its inputSchema")
+    assert problem in warning
 
 
 def _results(context: AIContext) -> list[tuple[str, bool]]:

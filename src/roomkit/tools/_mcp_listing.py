@@ -2,8 +2,12 @@
 
 A tool whose name no provider takes (OpenAI and Anthropic both refuse a whole list of tools
 for one name outside letters, digits, ``_`` and ``-``, or over 64 characters: the rule of
-:func:`~roomkit.tools.validation.check_tool_name`, which the channels apply too), or whose
-name the list already holds, is left out with one warning naming the server and the tool.
+:func:`~roomkit.tools.validation.check_tool_name`, which the channels apply too), whose name
+the list already holds, or whose input schema a channel refuses
+(:func:`~roomkit.tools.validation.check_tool_schema`: no JSON Schema for an object of
+arguments, a ``$ref`` that resolves to nothing) is left out with one warning naming the
+server, the tool and the problem: offered, it would make the provider, or the channel taking
+the list, refuse every tool.
 
 A server that changes its tools says so with ``notifications/tools/list_changed``: pushed on
 a 2025-11-25 connection, delivered on a ``subscriptions/listen`` stream at 2026-07-28 (opened
@@ -26,7 +30,7 @@ from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from roomkit.providers.ai.base import AITool
-from roomkit.tools.validation import tool_name_problem
+from roomkit.tools.validation import tool_name_problem, tool_schema_problem
 
 __all__ = ["ToolListing", "server_name"]
 
@@ -137,7 +141,8 @@ class ToolListing:
                 self._changed(list(tools))
 
     def _offerable(self, client: Client, listed: list[types.Tool]) -> list[AITool]:
-        """The listed tools a model provider takes, warning once about each one left out."""
+        """The listed tools a model provider and a channel take, warning once about each
+        one left out."""
         tools: dict[str, AITool] = {}
         seen: set[str] = set()
         for tool in listed:
@@ -161,7 +166,11 @@ def _problem(tool: types.Tool, seen: set[str]) -> str | None:
     """Why ``tool`` cannot be offered after the tools named ``seen``, or ``None``."""
     if tool.name in seen:
         return "the server lists that name twice"
-    return tool_name_problem(tool.name)
+    problem = tool_name_problem(tool.name)
+    if problem is not None:
+        return problem
+    problem = tool_schema_problem(tool.input_schema)
+    return None if problem is None else f"its inputSchema is refused: {problem}"
 
 
 async def _list(client: Client) -> list[types.Tool]:

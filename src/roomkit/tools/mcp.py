@@ -161,8 +161,10 @@ class MCPTools:
         """Connect to the server and read its tools; then follow the server's changes to them.
 
         A tool whose name no model provider takes (outside letters, digits, ``_`` and
-        ``-``, or over 64 characters) or that the server lists twice is left out, with a
-        warning naming it: offered, it would make the provider refuse every tool.
+        ``-``, or over 64 characters), whose ``inputSchema`` is no JSON Schema for an
+        object of arguments (the channel's check), or that the server lists twice is left
+        out, with a warning naming the server, the tool and the problem: offered, it would
+        make the provider refuse every tool, or the channel refuse the list.
         """
         await self._client.__aenter__()
         self._connected = True

@@ -49,6 +49,7 @@ __all__ = [
     "circular_at",
     "non_finite_at",
     "tool_name_problem",
+    "tool_schema_problem",
     "unencodable_text",
     "validate_answer",
     "validate_answer_text",
@@ -158,19 +159,28 @@ def check_tool_schema(name: str, parameters: Mapping[str, Any]) -> None:
             valid JSON Schema, describes something other than an object, or holds a
             ``$ref`` that cannot be resolved.
     """
+    problem = tool_schema_problem(parameters)
+    if problem is not None:
+        raise ValueError(f"Tool {name!r}: {problem}")
+
+
+def tool_schema_problem(parameters: Mapping[str, Any]) -> str | None:
+    """What keeps ``parameters`` from being a tool's JSON Schema, or ``None``.
+
+    Returns:
+        ``None`` when they are a valid JSON Schema for an object of arguments whose every
+        ``$ref`` resolves, else the problem (``parameters must describe an object of
+        arguments ...``, ``invalid parameters schema at ...``), as :func:`check_tool_schema`
+        words it after the tool's name.
+    """
     if not isinstance(parameters, Mapping):
-        raise ValueError(
-            f"Tool {name!r}: parameters must be a JSON Schema object, "
-            f"got {type(parameters).__name__}"
-        )
+        return f"parameters must be a JSON Schema object, got {type(parameters).__name__}"
     try:
         key = _canonical(parameters)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"Tool {name!r}: parameters are not JSON-serialisable: {exc}") from exc
+        return f"parameters are not JSON-serialisable: {exc}"
     # A tool's schema is checked on every call held for approval: once per schema, kept.
-    problem = _schema_problem(key)
-    if problem is not None:
-        raise ValueError(f"Tool {name!r}: {problem}")
+    return _schema_problem(key)
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
