@@ -43,7 +43,7 @@ def test_cedar_cannot_decide_an_amount_written_as_text(text: str | None) -> None
     """``<`` on a string is an error in Cedar: no policy applies, and on_error decides."""
     pytest.importorskip("cedarpy")
     if text is None:
-        (block,) = page_blocks(PAGE, "python", "CedarPolicy('''")
+        (block,) = page_blocks(PAGE, "python", "small-payments")
         text = quoted(block, "CedarPolicy('''")
     with pytest.raises(PolicyFailed, match="expected long, got string"):
         CedarPolicy(text).decide(call(TEXT_AMOUNT))

@@ -382,5 +382,5 @@ async def test_a_keyed_request_outlives_a_cut_wait_only_on_a_durable_store(
 def test_a_handler_refuses_a_schema_that_is_not_json_schema() -> None:
     handler = HumanInputHandler()
 
-    with pytest.raises(ValueError, match="invalid"):
+    with pytest.raises(ValueError, match="answer_schema is no valid JSON Schema"):
         asyncio.run(handler.create("T", {}, answer_schema={"type": 12}))
