@@ -225,10 +225,28 @@ def refusal(schema: object) -> str:
     return str(refused.value)
 
 
+JSON_ONLY = (
+    "pass a JSON Schema dict (e.g. {'type': 'string'}; for a Pydantic model, "
+    "Model.model_json_schema(): a workflow passes JSON, never a model class)"
+)
+"""What a workflow is told to pass instead: a model class is no JSON, so no answer."""
+
 SCHEMAS_REFUSED = [
-    (Ask, DANGLING, "ValueError", f"ask_person(): {refusal(DANGLING)}"),
-    (Ask, {"type": 5}, "ValueError", f"ask_person(): {refusal({'type': 5})}"),
-    (Ask, ["string"], "TypeError", f"ask_person(): {refusal(['string'])}"),
+    (
+        Ask,
+        DANGLING,
+        "ValueError",
+        "ask_person(): answer_schema holds a $ref that resolves to nothing in it "
+        f"('#/nowhere'; a $ref is looked up inside the schema only, e.g. '#/$defs/Name' for "
+        f"a definition under its $defs): {JSON_ONLY}",
+    ),
+    (Ask, {"type": 5}, "ValueError", "ask_person(): answer_schema is no valid JSON Schema"),
+    (
+        Ask,
+        ["string"],
+        "TypeError",
+        f"ask_person(): answer_schema must be a JSON Schema dict, got ['string']: {JSON_ONLY}",
+    ),
     (
         Approve,
         DANGLING,
@@ -441,6 +459,20 @@ def test_a_questions_actor_among_its_approvers_is_counted_once() -> None:
     with pytest.raises(ValueError, match="approvers and the actor name 101 actor ids"):
         check_approver_count("ask_person", "question", "alice", approvers)
     check_approver_count("request_approval", "approval", "alice", approvers)
+
+
+@pytest.mark.parametrize("schema", [DANGLING, {"type": 5}, ["string"], "string"])
+def test_a_question_schema_refused_in_a_workflow_asks_for_json_not_a_model_class(
+    schema: object,
+) -> None:
+    """A workflow's arguments are JSON: a Pydantic model class cannot be passed there."""
+    with pytest.raises((TypeError, ValueError)) as refused:
+        check_answer_schema("ask_person", "question", "choose", schema)
+    message = str(refused.value)
+    assert message.startswith("ask_person(): answer_schema "), message
+    assert message.endswith(JSON_ONLY), message
+    assert "or a Pydantic model class" not in message
+    assert "BaseModel subclass" not in message
 
 
 def test_a_schema_the_workflow_checks_ends_where_checking_it_would_take_long() -> None:

@@ -32,13 +32,16 @@ from roomkit.models.json_limits import (
     size_problem,
 )
 from roomkit.tools.human_input.checks import (
-    answer_schema_of,
     check_ladder_text,
     check_request_text,
     check_text,
 )
 from roomkit.tools.human_input.ladder import Ladder
-from roomkit.tools.validation import check_tool_schema, unencodable_text
+from roomkit.tools.validation import (
+    answer_schema_problem,
+    check_tool_schema,
+    unencodable_text,
+)
 
 __all__ = [
     "PAYLOAD_LIMIT",
@@ -236,11 +239,13 @@ def check_schema_text(call: str, name: str, schema: Any) -> None:
 
 def check_answer_schema(call: str, kind: str, tool_name: str, schema: Any) -> None:
     """Refuse a schema the create activity would refuse, after a trip: a question's
-    ``answer_schema`` as ``create_detached`` checks it (:func:`answer_schema_of`), an
+    ``answer_schema`` as ``create_detached`` checks it (``answer_schema_of``), an
     approval's ``tool_schema`` as ``create_approval`` does (the tool's arguments, which an
     edit must match). Both are checked against the schema alone, with no network: a
     ``$ref`` is looked up inside it. A schema past :data:`SCHEMA_NODES_CHECKED` is left to
-    the create activity, which refuses it as surely (at once, not retried).
+    the create activity, which refuses it as surely (at once, not retried). A workflow
+    passes JSON only, so the messages ask for a JSON Schema dict (a Pydantic model's
+    ``model_json_schema()``), never a model class.
 
     Raises:
         TypeError: the schema is no dict.
@@ -250,7 +255,7 @@ def check_answer_schema(call: str, kind: str, tool_name: str, schema: Any) -> No
     if schema is None or _nodes_past(schema, SCHEMA_NODES_CHECKED):
         return
     if kind == "question":
-        answer_schema_of(schema, name=f"{call}(): answer_schema")
+        _check_question_schema(call, schema)
         return
     if not isinstance(schema, dict):
         raise TypeError(
@@ -261,6 +266,30 @@ def check_answer_schema(call: str, kind: str, tool_name: str, schema: Any) -> No
         check_tool_schema(tool_name, schema)
     except ValueError as error:
         raise ValueError(f"{call}(): tool_schema is refused: {error}") from None
+
+
+def _check_question_schema(call: str, schema: Any) -> None:
+    """Refuse a question's ``answer_schema`` no answer could be checked against, as
+    ``answer_schema_of`` does, saying to pass what a workflow can: a JSON Schema dict.
+
+    Raises:
+        TypeError: the schema is no dict.
+        ValueError: it is no valid JSON Schema, or holds a ``$ref`` that resolves to
+            nothing in it.
+    """
+    advice = (
+        "pass a JSON Schema dict (e.g. {'type': 'string'}; for a Pydantic model, "
+        "Model.model_json_schema(): a workflow passes JSON, never a model class)"
+    )
+    if not isinstance(schema, dict):
+        shown = repr(schema)
+        shown = shown if len(shown) <= 80 else f"{shown[:77]}..."
+        raise TypeError(
+            f"{call}(): answer_schema must be a JSON Schema dict, got {shown}: {advice}"
+        )
+    problem = answer_schema_problem(schema)
+    if problem is not None:
+        raise ValueError(f"{call}(): answer_schema {problem}: {advice}")
 
 
 def _nodes_past(value: Any, limit: int) -> bool:
