@@ -124,3 +124,30 @@ async def test_a_result_mcp_does_not_allow_and_a_closed_connection_say_so() -> N
     assert json.loads(closed.value.message) == {
         "error": "Tool 'hang_up' failed: the MCP server 'flaky' closed the connection"
     }
+
+
+def asking_for_ever_server() -> Server[Any]:
+    """A server (2026-07-28) whose tool ``book`` answers every round with an input-required
+    result, never with the tool's result."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[types.Tool(name="book", input_schema={"type": "object"})]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.InputRequiredResult:
+        return types.InputRequiredResult(request_state="still-waiting")
+
+    return Server("booker", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_a_server_that_asks_for_input_past_the_sdks_rounds_says_so_in_plain_words() -> None:
+    """The SDK gives the call up (``InputRequiredRoundsExceededError``); the model reads
+    why, not the SDK's class name."""
+    async with MCPTools(asking_for_ever_server(), handler=HumanInputHandler()) as tools:
+        with pytest.raises(ToolFailedError) as failed:
+            await tools("book", {})
+    assert json.loads(failed.value.message) == {
+        "error": "Tool 'book' failed: the MCP server 'booker' still asked for more input after "
+        "10 rounds of answers, so the call was given up"
+    }

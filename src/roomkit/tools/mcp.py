@@ -33,7 +33,8 @@ from roomkit._extras import requires_extra
 with requires_extra("roomkit.tools.mcp", "mcp"):
     import anyio
     import mcp_types as types
-    from mcp import Client
+    from mcp import Client, InputRequiredRoundsExceededError
+    from mcp.client.extension import UnexpectedClaimedResult
     from mcp.client.session import ClientRequestContext
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
@@ -211,7 +212,8 @@ class MCPTools:
                 model reads that it is no longer offered).
             ToolFailedError: the server's result has ``isError`` (the model reads it), or
                 the server failed the call: its error message, a result MCP does not
-                allow, or the connection it closed (the model reads which).
+                allow or an extension's result, input asked for past the SDK's rounds, or
+                the connection it closed (the model reads which).
         """
         if not any(tool.name == name for tool in self._listing.tools):
             if self._listing.dropped(name):
@@ -233,6 +235,8 @@ class MCPTools:
         except (
             MCPError,
             ValidationError,
+            InputRequiredRoundsExceededError,
+            UnexpectedClaimedResult,
             anyio.ClosedResourceError,
             anyio.BrokenResourceError,
         ) as error:
@@ -353,6 +357,16 @@ def _failure(server: str, error: Exception) -> str:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "result"
         return f"the MCP server {server} sent a result MCP does not allow ({where}: {first['msg']})"
+    if isinstance(error, InputRequiredRoundsExceededError):
+        return (
+            f"the MCP server {server} still asked for more input after {error.max_rounds} "
+            "rounds of answers, so the call was given up"
+        )
+    if isinstance(error, UnexpectedClaimedResult):
+        return (
+            f"the MCP server {server} answered with a result of an MCP extension this client "
+            f"does not use ({type(error.result).__name__})"
+        )
     if not isinstance(error, MCPError) or error.code == types.CONNECTION_CLOSED:
         return f"the MCP server {server} closed the connection"
     said = error.message if len(error.message) <= _SAID else error.message[:_SAID] + "…"
