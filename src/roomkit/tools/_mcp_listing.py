@@ -13,7 +13,10 @@ A server that changes its tools says so with ``notifications/tools/list_changed`
 a 2025-11-25 connection, delivered on a ``subscriptions/listen`` stream at 2026-07-28 (opened
 when the server's ``tools.listChanged`` capability says it sends them). Either way the SDK
 hands the notification to :meth:`ToolListing.on_message`; the tools are then listed again,
-once for a burst of notifications, and the new list goes to ``changed``. A tool the server
+once for a burst of notifications, and the new list goes to ``changed``. A listen stream that
+ends (the server closed it, or the connection dropped it) is opened again, after 1 s, then
+2 s, 4 s ... up to a minute between tries, back to 1 s once one is open; the tools are listed
+again after each reopening, since a change while it was closed went unseen. A tool the server
 listed once and lists no more is remembered as dropped, so a call to it gets a refusal the
 model can read rather than an error from the server.
 """
@@ -40,6 +43,10 @@ _SETTLE = 0.05
 """Seconds a notification waits for the rest of its burst before the tools are listed again."""
 _PAGES = 100
 """The most pages one listing reads: a server whose cursor never ends cannot hang it."""
+_REOPEN_FIRST = 1.0
+"""Seconds before a listen stream that ended is opened again, doubled after each failure."""
+_REOPEN_MOST = 60.0
+"""The most seconds between two tries to open a listen stream again."""
 
 
 def server_name(client: Client) -> str:
@@ -102,39 +109,60 @@ class ToolListing:
 
     async def _listen(self, client: Client, listening: asyncio.Event) -> None:
         """Hold a 2026-07-28 ``subscriptions/listen`` stream open for the tools' changes
-        (its events reach :meth:`on_message` too)."""
-        try:
-            async with client.listen(tools_list_changed=True) as subscription:
+        (its events reach :meth:`on_message` too), opening it again whenever it ends, until
+        :meth:`stop`; each reopening marks the list stale (a change may have been missed)."""
+        wait, opened = _REOPEN_FIRST, False
+        while True:
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    listening.set()
+                    if opened:
+                        logger.info(
+                            "MCP server %s: following its tools' changes again", server_name(client)
+                        )
+                        self._stale.set()
+                    opened, wait = True, _REOPEN_FIRST
+                    async for _event in subscription:
+                        self._stale.set()
+                ended = "the server closed it"
+            except Exception as error:  # the stream is an SDK boundary; the tools stay offered
+                ended = f"{type(error).__name__}: {error}"
+            finally:
                 listening.set()
-                async for _event in subscription:
-                    self._stale.set()
-        except Exception as error:  # the stream is an SDK boundary; the tools stay offered
             logger.warning(
-                "MCP server %s: its tools' changes are no longer followed (%s: %s)",
+                "MCP server %s: the stream of its tools' changes ended (%s); opening it "
+                "again in %g s",
                 server_name(client),
-                type(error).__name__,
-                error,
+                ended,
+                wait,
             )
-        finally:
-            listening.set()
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _REOPEN_MOST)
 
     async def _watch(self, client: Client) -> None:
+        """List the tools again each time the list is stale; a listing that fails is tried
+        again, after the same growing waits as a listen stream."""
+        wait = _REOPEN_FIRST
         while True:
             await self._stale.wait()
             await asyncio.sleep(_SETTLE)  # the rest of a burst lands in this one listing
             self._stale.clear()
             try:
-                listed = await _list(client)
+                tools = self._offerable(client, await _list(client))
             except Exception as error:  # an SDK boundary: the tools offered stay offered
                 logger.warning(
                     "MCP server %s: its tools could not be listed again (%s: %s); the tools "
-                    "listed before stay offered",
+                    "listed before stay offered, and they are listed again in %g s",
                     server_name(client),
                     type(error).__name__,
                     error,
+                    wait,
                 )
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, _REOPEN_MOST)
+                self._stale.set()
                 continue
-            tools = self._offerable(client, listed)
+            wait = _REOPEN_FIRST
             self._listed |= {tool.name for tool in tools}
             if tools != self._tools:
                 self._tools = tools
