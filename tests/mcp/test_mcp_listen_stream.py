@@ -82,3 +82,27 @@ async def test_a_listen_stream_that_ends_is_opened_again_and_later_changes_are_f
     ]
     assert "(the server closed it)" in ended[0]
     assert "too busy to listen" in ended[1]
+
+
+async def test_a_server_dropping_each_stream_soon_after_it_opens_is_asked_ever_later(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The wait before opening again starts over only after a stream held a while: a server
+    that drops every stream soon after opening it is not asked again each second."""
+    catalogue = EndingServer()
+    changed = asyncio.Event()
+    caplog.set_level(logging.WARNING, logger="roomkit.tools.mcp")
+    async with MCPTools(
+        catalogue.server, handler=HumanInputHandler(), on_tools_changed=lambda _: changed.set()
+    ):
+        for opened, names in ((2, ["lookup", "b"]), (3, ["lookup", "b", "c"])):
+            catalogue.names = names
+            changed.clear()
+            catalogue.streams.close()
+            await changed.wait()  # opened again, and listed again after it
+            assert catalogue.opened == opened
+    ended = [r.getMessage() for r in caplog.records if "tools' changes ended" in r.getMessage()]
+    assert [message.rpartition("; ")[2] for message in ended] == [
+        "opening it again in 1 s",
+        "opening it again in 2 s",
+    ]

@@ -44,7 +44,9 @@ _SETTLE = 0.05
 _PAGES = 100
 """The most pages one listing reads: a server whose cursor never ends cannot hang it."""
 _REOPEN_FIRST = 1.0
-"""Seconds before a listen stream that ended is opened again, doubled after each failure."""
+"""Seconds before a listen stream that ended is opened again, doubled each time it ends again
+before it held for :data:`_REOPEN_MOST` seconds (a server that drops each stream at once is
+not asked every second)."""
 _REOPEN_MOST = 60.0
 """The most seconds between two tries to open a listen stream again."""
 
@@ -111,7 +113,8 @@ class ToolListing:
         """Hold a 2026-07-28 ``subscriptions/listen`` stream open for the tools' changes
         (its events reach :meth:`on_message` too), opening it again whenever it ends, until
         :meth:`stop`; each reopening marks the list stale (a change may have been missed)."""
-        wait, opened = _REOPEN_FIRST, False
+        loop = asyncio.get_running_loop()
+        wait, opened, held_since = _REOPEN_FIRST, False, None
         while True:
             try:
                 async with client.listen(tools_list_changed=True) as subscription:
@@ -121,7 +124,7 @@ class ToolListing:
                             "MCP server %s: following its tools' changes again", server_name(client)
                         )
                         self._stale.set()
-                    opened, wait = True, _REOPEN_FIRST
+                    opened, held_since = True, loop.time()
                     async for _event in subscription:
                         self._stale.set()
                 ended = "the server closed it"
@@ -129,6 +132,9 @@ class ToolListing:
                 ended = f"{type(error).__name__}: {error}"
             finally:
                 listening.set()
+            if held_since is not None and loop.time() - held_since >= _REOPEN_MOST:
+                wait = _REOPEN_FIRST  # it held: this end is news, not a server refusing streams
+            held_since = None
             logger.warning(
                 "MCP server %s: the stream of its tools' changes ended (%s); opening it "
                 "again in %g s",
