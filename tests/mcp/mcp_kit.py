@@ -1,4 +1,5 @@
-"""Helpers for the MCP tests: an SDK client on a server, and the moment a person is asked."""
+"""Helpers for the MCP tests: an SDK client on a server, the moment a person is asked, and an
+AIChannel turn calling a server's tools."""
 
 from __future__ import annotations
 
@@ -13,9 +14,14 @@ from mcp.server.lowlevel import Server
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
+from roomkit import InboundMessage, RoomKit, TextContent, WebSocketChannel
+from roomkit.channels.ai import AIChannel
 from roomkit.mcp import HumanInputMCPServer
 from roomkit.models.pending_input import PendingInput
+from roomkit.providers.ai.base import AIResponse, AIToolResultPart
+from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.mcp import MCPTools
 
 
 class Call:
@@ -48,6 +54,63 @@ async def open_request(handler: HumanInputHandler) -> PendingInput:
     """The one open request on ``handler``'s store."""
     [request] = await handler.list_pending()
     return request
+
+
+async def first_asked(handler: HumanInputHandler) -> PendingInput:
+    """Wait until a request is open on ``handler``'s store; returns the first."""
+    created = asyncio.Event()
+    undo = handler.subscribe(lambda change: created.set())
+    try:
+        while not (requests := await handler.list_pending()):
+            await created.wait()
+            created.clear()
+    finally:
+        undo()
+    return requests[0]
+
+
+async def lists_book(ctx: Any, params: Any) -> types.ListToolsResult:
+    """A server's list of tools: ``book``, taking an object."""
+    return types.ListToolsResult(tools=[types.Tool(name="book", input_schema={"type": "object"})])
+
+
+def booking_model(reply: str) -> MockAIProvider:
+    """A model that calls ``book`` with no arguments, then says ``reply``."""
+    return MockAIProvider(
+        ai_responses=[MockAIProvider.tool_call("book", {}), AIResponse(content=reply)]
+    )
+
+
+def alice_books() -> InboundMessage:
+    """Alice's message in the chat, which starts the model's turn."""
+    return InboundMessage(channel_id="chat", sender_id="alice", content=TextContent("Book"))
+
+
+@asynccontextmanager
+async def trip_room(tools: MCPTools, model: MockAIProvider) -> AsyncIterator[RoomKit]:
+    """A RoomKit whose room ``trip`` holds an AIChannel ``agent`` (``model``, offered
+    ``tools``) and a WebSocket channel ``chat``; closed at the end."""
+    kit = RoomKit()
+    kit.register_channel(AIChannel("agent", provider=model, tool_handler=tools, tools=tools.tools))
+    kit.register_channel(WebSocketChannel("chat"))
+    await kit.create_room("trip")
+    await kit.attach_channel("trip", "agent")
+    await kit.attach_channel("trip", "chat")
+    try:
+        yield kit
+    finally:
+        await kit.close()
+
+
+def tool_result(model: MockAIProvider) -> AIToolResultPart:
+    """The one tool result the model read on its last call."""
+    [result] = [
+        part
+        for message in model.calls[-1].messages
+        for part in (message.content if isinstance(message.content, list) else [])
+        if isinstance(part, AIToolResultPart)
+    ]
+    return result
 
 
 @asynccontextmanager

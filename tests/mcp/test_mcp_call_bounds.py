@@ -17,12 +17,16 @@ import pytest
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from tests.mcp.mcp_kit import (
+    alice_books,
+    booking_model,
+    first_asked,
+    lists_book,
+    tool_result,
+    trip_room,
+)
 
-from roomkit import InboundMessage, RoomKit, TextContent, WebSocketChannel
-from roomkit.channels.ai import AIChannel
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.providers.ai.base import AIResponse, AIToolResultPart
-from roomkit.providers.ai.mock import MockAIProvider
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.mcp import MCPTools
 
@@ -39,11 +43,6 @@ TIMED_OUT = json.dumps({"error": "tool 'book' did not answer within 30 s"})
 def booking_server(*, before: float = 0, after: float = 0) -> Server[Any]:
     """A server whose tool ``book`` works ``before`` seconds, asks how many seats, then works
     ``after`` seconds more."""
-
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[types.Tool(name="book", input_schema={"type": "object"})]
-        )
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -65,19 +64,7 @@ def booking_server(*, before: float = 0, after: float = 0) -> Server[Any]:
             content=[types.TextContent(type="text", text=f"{answer.action}: {answer.content}")]
         )
 
-    return Server("booker", on_list_tools=list_tools, on_call_tool=call_tool)
-
-
-async def _asked(handler: HumanInputHandler) -> PendingInput:
-    created = asyncio.Event()
-    undo = handler.subscribe(lambda change: created.set())
-    try:
-        while not (requests := await handler.list_pending()):
-            await created.wait()
-            created.clear()
-    finally:
-        undo()
-    return requests[0]
+    return Server("booker", on_list_tools=lists_book, on_call_tool=call_tool)
 
 
 @asynccontextmanager
@@ -87,22 +74,14 @@ async def booking_turn(
     """A turn of an AIChannel (default bound) calling ``book``, whose person answers
     ``answer_after`` seconds after being asked; yields the ids of the requests asked, and
     leaves the tool result the model read as their last entry."""
-    kit = RoomKit()
-    model = MockAIProvider(
-        ai_responses=[MockAIProvider.tool_call("book", {}), AIResponse(content="Booked.")]
-    )
+    model = booking_model("Booked.")
     asked: list[str] = []
-    async with MCPTools(server, handler=handler, mode=mode) as tools:
-        kit.register_channel(
-            AIChannel("agent", provider=model, tool_handler=tools, tools=tools.tools)
-        )
-        kit.register_channel(WebSocketChannel("chat"))
-        await kit.create_room("trip")
-        await kit.attach_channel("trip", "agent")
-        await kit.attach_channel("trip", "chat")
-        message = InboundMessage(channel_id="chat", sender_id="alice", content=TextContent("Book"))
-        turn = asyncio.create_task(kit.process_inbound(message))
-        asking = asyncio.create_task(_asked(handler))
+    async with (
+        MCPTools(server, handler=handler, mode=mode) as tools,
+        trip_room(tools, model) as kit,
+    ):
+        turn = asyncio.create_task(kit.process_inbound(alice_books()))
+        asking = asyncio.create_task(first_asked(handler))
         await asyncio.wait({turn, asking}, return_when=asyncio.FIRST_COMPLETED)
         if asking.done():
             request = asking.result()
@@ -114,13 +93,7 @@ async def booking_turn(
         else:
             asking.cancel()
         await turn
-        await kit.close()
-    [result] = [
-        part
-        for message in model.calls[-1].messages
-        for part in (message.content if isinstance(message.content, list) else [])
-        if isinstance(part, AIToolResultPart)
-    ]
+    result = tool_result(model)
     asked.append(result.content)
     yield asked
 

@@ -12,14 +12,17 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from tests.desk.desk_harness import World, bearer
+from tests.mcp.mcp_kit import (
+    alice_books,
+    booking_model,
+    first_asked,
+    lists_book,
+    tool_result,
+    trip_room,
+)
 
-from roomkit import InboundMessage, RoomKit, TextContent, WebSocketChannel
-from roomkit.channels.ai import AIChannel
 from roomkit.core.exceptions import InvalidAnswerError, ToolFailedError, UnservedToolCallError
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput
-from roomkit.providers.ai.base import AIResponse, AIToolResultPart
-from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.mcp import REASON_META, MCPTools
 
@@ -49,11 +52,6 @@ def _elicit(schema: dict[str, Any] | None, url: str | None) -> types.ElicitReque
 def eliciting_server(schema: dict[str, Any] | None = FORM, url: str | None = None) -> Server[Any]:
     """A server whose tool ``book`` elicits once, in the style its connection's era uses."""
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[types.Tool(name="book", input_schema={"type": "object"})]
-        )
-
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
@@ -70,19 +68,7 @@ def eliciting_server(schema: dict[str, Any] | None = FORM, url: str | None = Non
             content=[types.TextContent(type="text", text=json.dumps(reply))]
         )
 
-    return Server("booker", on_list_tools=list_tools, on_call_tool=call_tool)
-
-
-async def _asked(handler: HumanInputHandler) -> PendingInput:
-    created = asyncio.Event()
-    undo = handler.subscribe(lambda change: created.set())
-    try:
-        while not (requests := await handler.list_pending()):
-            await created.wait()
-            created.clear()
-    finally:
-        undo()
-    return requests[0]
+    return Server("booker", on_list_tools=lists_book, on_call_tool=call_tool)
 
 
 async def _book(tools: MCPTools) -> dict[str, Any]:
@@ -100,7 +86,7 @@ async def test_a_form_answer_is_accepted_with_its_content(mode: str) -> None:
     async with MCPTools(eliciting_server(), handler=handler, room_id="ops", mode=mode) as tools:
         assert [tool.name for tool in tools.tools] == ["book"]
         booking = asyncio.create_task(_book(tools))
-        request = await _asked(handler)
+        request = await first_asked(handler)
         assert (request.room_id, request.channel_type) == ("ops", ChannelType.MCP)
         assert request.answer_schema == {**FORM, "additionalProperties": False}
         with pytest.raises(InvalidAnswerError):
@@ -117,7 +103,7 @@ async def test_an_answer_with_a_field_the_form_lacks_is_refused(mode: str) -> No
     handler = HumanInputHandler()
     async with MCPTools(eliciting_server(), handler=handler, mode=mode) as tools:
         booking = asyncio.create_task(_book(tools))
-        request = await _asked(handler)
+        request = await first_asked(handler)
         with pytest.raises(InvalidAnswerError):
             await handler.aresolve(
                 request.pending_id, '{"name": "Ada", "seats": 2, "where": {"row": 3}}'
@@ -132,7 +118,7 @@ async def test_a_rejection_is_a_decline_and_a_timeout_a_cancel(mode: str) -> Non
     handler = HumanInputHandler()
     async with MCPTools(eliciting_server(), handler=handler, timeout=30, mode=mode) as tools:
         booking = asyncio.create_task(_book(tools))
-        handler.reject((await _asked(handler)).pending_id, "not mine")
+        handler.reject((await first_asked(handler)).pending_id, "not mine")
         assert (await booking)["action"] == "decline"
         assert (await _book(tools))["action"] == "cancel"
 
@@ -142,12 +128,12 @@ async def test_a_url_elicitation_is_a_card_with_the_link() -> None:
     server = eliciting_server(url="https://bank.example/consent")
     async with MCPTools(server, handler=handler, mode="legacy") as tools:
         booking = asyncio.create_task(_book(tools))
-        request = await _asked(handler)
+        request = await first_asked(handler)
         assert request.arguments["details"]["url"] == "https://bank.example/consent"
         handler.resolve(request.pending_id, '{"confirmed": true}')
         assert (await booking)["action"] == "accept"
         booking = asyncio.create_task(_book(tools))
-        handler.resolve((await _asked(handler)).pending_id, '{"confirmed": false}')
+        handler.resolve((await first_asked(handler)).pending_id, '{"confirmed": false}')
         assert (await booking)["action"] == "decline"
 
 
@@ -231,34 +217,17 @@ async def test_an_ai_channel_calls_the_servers_tool_and_a_person_answers_its_eli
 ) -> None:
     """The request is asked in the turn's room, of its author; the model reads the result."""
     handler = HumanInputHandler()
-    kit = RoomKit()
-    model = MockAIProvider(
-        ai_responses=[MockAIProvider.tool_call("book", {}), AIResponse(content="Booked.")]
-    )
-    async with MCPTools(eliciting_server(), handler=handler, mode=mode) as tools:
-        kit.register_channel(
-            AIChannel("agent", provider=model, tool_handler=tools, tools=tools.tools)
-        )
-        kit.register_channel(WebSocketChannel("chat"))
-        await kit.create_room("trip")
-        await kit.attach_channel("trip", "agent")
-        await kit.attach_channel("trip", "chat")
-        turn = asyncio.create_task(
-            kit.process_inbound(
-                InboundMessage(channel_id="chat", sender_id="alice", content=TextContent("Book"))
-            )
-        )
-        request = await _asked(handler)
+    model = booking_model("Booked.")
+    async with (
+        MCPTools(eliciting_server(), handler=handler, mode=mode) as tools,
+        trip_room(tools, model) as kit,
+    ):
+        turn = asyncio.create_task(kit.process_inbound(alice_books()))
+        request = await first_asked(handler)
         assert (request.room_id, request.actor_id, request.channel_id) == ("trip", "alice", "agent")
         await handler.aresolve(request.pending_id, '{"name": "Alice", "seats": 1}')
         await turn
-        await kit.close()
-    [result] = [
-        part
-        for message in model.calls[-1].messages
-        for part in (message.content if isinstance(message.content, list) else [])
-        if isinstance(part, AIToolResultPart)
-    ]
+    result = tool_result(model)
     assert json.loads(result.content)["content"] == {"name": "Alice", "seats": 1}
 
 
@@ -275,7 +244,7 @@ async def test_elicitations_are_answered_on_the_desk() -> None:
                 server, handler=world.handler, room_id="ops", actor_id="alice"
             ) as tools:
                 booking = asyncio.create_task(_book(tools))
-                await _asked(world.handler)
+                await first_asked(world.handler)
                 [view] = (await desk.get("/api/requests", headers=bearer("alice"))).json()[
                     "requests"
                 ]

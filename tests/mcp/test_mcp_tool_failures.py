@@ -14,12 +14,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
+from tests.mcp.mcp_kit import alice_books, booking_model, lists_book, tool_result, trip_room
 
-from roomkit import InboundMessage, RoomKit, TextContent, WebSocketChannel
-from roomkit.channels.ai import AIChannel
 from roomkit.core.exceptions import ToolFailedError
-from roomkit.providers.ai.base import AIResponse, AIToolResultPart
-from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.mcp import MCPTools
 
@@ -30,41 +27,21 @@ MODES = ["legacy", "auto"]
 def refusing_server() -> Server[Any]:
     """A server whose tool ``book`` answers every call with a JSON-RPC error."""
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[types.Tool(name="book", input_schema={"type": "object"})]
-        )
-
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         raise MCPError(types.INVALID_PARAMS, "no seats left on flight 12")
 
-    return Server("booker", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server("booker", on_list_tools=lists_book, on_call_tool=call_tool)
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_model_reads_the_servers_error_message(mode: str) -> None:
-    kit = RoomKit()
-    model = MockAIProvider(
-        ai_responses=[MockAIProvider.tool_call("book", {}), AIResponse(content="Sold out.")]
-    )
-    async with MCPTools(refusing_server(), handler=HumanInputHandler(), mode=mode) as tools:
-        kit.register_channel(
-            AIChannel("agent", provider=model, tool_handler=tools, tools=tools.tools)
-        )
-        kit.register_channel(WebSocketChannel("chat"))
-        await kit.create_room("trip")
-        await kit.attach_channel("trip", "agent")
-        await kit.attach_channel("trip", "chat")
-        await kit.process_inbound(
-            InboundMessage(channel_id="chat", sender_id="alice", content=TextContent("Book"))
-        )
-        await kit.close()
-    [result] = [
-        part
-        for message in model.calls[-1].messages
-        for part in (message.content if isinstance(message.content, list) else [])
-        if isinstance(part, AIToolResultPart)
-    ]
+    model = booking_model("Sold out.")
+    async with (
+        MCPTools(refusing_server(), handler=HumanInputHandler(), mode=mode) as tools,
+        trip_room(tools, model) as kit,
+    ):
+        await kit.process_inbound(alice_books())
+    result = tool_result(model)
     assert result.is_error
     assert json.loads(result.content) == {
         "error": "Tool 'book' failed: the MCP server 'booker' answered with an error: "
