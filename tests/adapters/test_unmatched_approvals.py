@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from typing import Any, TypedDict
 
 import pytest
@@ -47,6 +47,18 @@ def unmatched(caplog: pytest.LogCaptureFixture) -> list[str]:
     ]
 
 
+async def approved_by_alice(handler: HumanInputHandler, run: Awaitable[Any], *, calls: int) -> None:
+    """Await ``run`` while alice approves the ``calls`` tool calls it holds, each asked of
+    her alone: the misspelt rule holds nothing, so the default rule asks the actor."""
+    desk = Desk(handler)
+    running = asyncio.create_task(run)
+    for _ in range(calls):
+        held = await desk.next()
+        assert held.approvers == ("alice",)
+        assert await handler.aresolve(held.pending_id, approve(), by="alice")
+    await running
+
+
 @pytest.fixture(autouse=True)
 def warnings_caught(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="roomkit.adapters")
@@ -83,16 +95,8 @@ async def test_openai_agents_warns_once_per_run_naming_the_stray_entry_and_the_t
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     handler = HumanInputHandler()
-    desk = Desk(handler)
-    running = asyncio.create_task(
-        oa.run(mailer(2), "go", handler=handler, run_key="r-1", actor="alice", approvals=TYPO)
-    )
-    for _ in range(2):
-        held = await desk.next()
-        # The misspelt rule holds nothing: the default rule asks the actor.
-        assert held.approvers == ("alice",)
-        assert await handler.aresolve(held.pending_id, approve(), by="alice")
-    await running
+    run = oa.run(mailer(2), "go", handler=handler, run_key="r-1", actor="alice", approvals=TYPO)
+    await approved_by_alice(handler, run, calls=2)
     (message,) = unmatched(caplog)
     assert message.startswith("openai_agents.run(): approvals names 'wrie'")
     assert "its tools: 'wire'" in message
@@ -182,15 +186,8 @@ async def test_langgraph_warns_once_per_run_naming_the_stray_entry_and_the_tools
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     handler = HumanInputHandler()
-    desk = Desk(handler)
-    running = asyncio.create_task(
-        lg.run(banker(2), GO, thread("t-1"), handler=handler, actor="alice", approvals=TYPO)
-    )
-    for _ in range(2):
-        held = await desk.next()
-        assert held.approvers == ("alice",)
-        assert await handler.aresolve(held.pending_id, approve(), by="alice")
-    await running
+    run = lg.run(banker(2), GO, thread("t-1"), handler=handler, actor="alice", approvals=TYPO)
+    await approved_by_alice(handler, run, calls=2)
     (message,) = unmatched(caplog)
     assert message.startswith("langgraph.run(): approvals names 'wrie'")
     # The tools it runs, and those its middleware interrupts on.
@@ -251,16 +248,9 @@ async def test_pydantic_ai_warns_once_per_run_naming_the_stray_entry_and_the_too
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     handler = HumanInputHandler()
-    desk = Desk(handler)
     agent = clerk(pa.deferred_handler(handler, actor="alice", approvals=TYPO), tools=["wire"])
-
-    async def answer() -> None:
-        held = await desk.next()
-        assert held.approvers == ("alice",)
-        assert await handler.aresolve(held.pending_id, approve(), by="alice")
-
     for _ in range(2):
-        await asyncio.gather(agent.run("go"), answer())
+        await approved_by_alice(handler, agent.run("go"), calls=1)
     first, second = unmatched(caplog)
     assert first == second
     assert first.startswith("pydantic_ai.deferred_handler(): approvals names 'wrie'")

@@ -32,12 +32,6 @@ def prefix() -> str:
 
 
 @pytest.fixture
-async def relay(redis_server: RedisServer) -> AsyncIterator[Relay]:
-    async with Relay(redis_server.port) as relay:
-        yield relay
-
-
-@pytest.fixture
 async def rooms(relay: Relay, prefix: str) -> AsyncIterator[RedisRoomStore]:
     async with RedisRoomStore(relay.url, prefix=prefix) as store:
         await warm_up(store)

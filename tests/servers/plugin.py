@@ -6,6 +6,10 @@ see each other's data. A test that needs a server of its own (other settings, a 
 causes) starts one with :func:`~tests.servers.redis_server.running_redis` or
 :func:`~tests.servers.postgres_server.running_postgres`.
 
+``redis_restartable`` is the session's redis-server for a test that stops or freezes it, and
+``relay`` a :class:`~tests.tools.human_input.stores.redis_relay.Relay` in front of it, for a
+test that loses a reply or freezes the server just before a chosen command.
+
 ``store_kind`` runs a test once on every store (memory, SQLite, Redis, PostgreSQL);
 ``store_site`` says where the test's store lives and opens it; ``make_handler`` makes
 handlers on it, each with its own connection, as separate processes would have.
@@ -22,6 +26,7 @@ from tests.servers.postgres_server import PostgresServer, running_postgres
 from tests.servers.redis_server import RedisServer, running_redis
 from tests.servers.slack_server import SIGNING_SECRET, TOKEN, SlackAPI
 from tests.servers.stores import STORES, StoreSite, fresh_prefix
+from tests.tools.human_input.stores.redis_relay import Relay
 
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -37,6 +42,25 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     """The session's redis-server (``appendfsync always``); tests take a key prefix each."""
     with running_redis(tmp_path_factory.mktemp("redis")) as server:
         yield server
+
+
+@pytest.fixture
+def redis_restartable(redis_server: RedisServer) -> Iterator[RedisServer]:
+    """The session's redis-server, for a test that stops or freezes it: running again after
+    the test, whatever the test left it in."""
+    try:
+        yield redis_server
+    finally:
+        redis_server.resume()
+        redis_server.start()
+
+
+@pytest.fixture
+async def relay(redis_restartable: RedisServer) -> AsyncIterator[Relay]:
+    """A relay in front of the session's redis-server (a store given ``relay.url`` reaches
+    the server through it); the server runs again after the test."""
+    async with Relay(redis_restartable.port) as relay:
+        yield relay
 
 
 SOLE_DATABASE = 14

@@ -46,6 +46,23 @@ def _reading_bytes(connections: list[Connection]) -> list[Connection]:
     return [connection for connection in connections if not connection.encoder.decode_responses]
 
 
+def _closed_own(connections: list[Connection]) -> list[Connection]:
+    """The store's own connections among ``connections``, checked to be of the client's
+    connection class and closed with the store."""
+    own = _reading_bytes(connections)
+    assert own, "the store's connections are of the client's connection class"
+    assert not any(connection.is_connected for connection in own)
+    return own
+
+
+@pytest.fixture
+async def raw(redis_server: RedisServer) -> AsyncIterator[Redis]:
+    """A plain client reading bytes, to write what no store writes."""
+    client = Redis.from_url(redis_server.url)
+    yield client
+    await client.aclose()
+
+
 @pytest.fixture
 async def app_client(redis_server: RedisServer) -> AsyncIterator[Redis]:
     """The application's one client: it decodes replies, its connections are counted."""
@@ -81,52 +98,38 @@ async def _use_requests(store: RedisStore, raw: Redis) -> None:
 
 
 async def test_a_request_store_given_a_decoding_client_works_and_leaves_it_open(
-    redis_server: RedisServer, app_client: Redis
+    redis_server: RedisServer, app_client: Redis, raw: Redis
 ) -> None:
     prefix = fresh_prefix()
-    made = app_client.connection_pool.connection_class.made  # type: ignore[attr-defined]
-    raw = Redis.from_url(redis_server.url)
-    try:
-        async with RedisStore(client=app_client, prefix=prefix) as store:
-            assert store.where == redis_server.url
-            await _use_requests(store, raw)
-    finally:
-        await raw.aclose()
+    async with RedisStore(client=app_client, prefix=prefix) as store:
+        assert store.where == redis_server.url
+        await _use_requests(store, raw)
 
-    own = _reading_bytes(made)
-    assert own, "the store's connections are of the client's connection class"
+    own = _closed_own(app_client.connection_pool.connection_class.made)  # type: ignore[attr-defined]
     assert {connection.client_name for connection in own} == {"app"}  # and its settings
-    assert not any(connection.is_connected for connection in own)
     # The application's client is open, and still decodes.
     assert await app_client.hget(f"{prefix}:p:{prefix}-kept", "status") == "resolved"
 
 
 async def test_a_room_store_given_a_decoding_client_works_and_leaves_it_open(
-    redis_server: RedisServer, app_client: Redis
+    app_client: Redis, raw: Redis
 ) -> None:
     prefix = fresh_prefix()
-    made = app_client.connection_pool.connection_class.made  # type: ignore[attr-defined]
-    raw = Redis.from_url(redis_server.url)
-    try:
-        async with RedisRoomStore(client=app_client, prefix=prefix) as rooms:
-            await rooms.create_room(Room("r1", {"topic": "trip"}))
-            await rooms.add_event(RoomEvent("r1", "ws", "alice", TextContent("hi")))
-            await rooms.create_room(Room("r2"))
-            await rooms.add_event(RoomEvent("r2", "ws", "bob", TextContent("yo")))
-            await raw.lset(f"{prefix}:rooms:events:r2", 0, NOT_UTF8)
+    async with RedisRoomStore(client=app_client, prefix=prefix) as rooms:
+        await rooms.create_room(Room("r1", {"topic": "trip"}))
+        await rooms.add_event(RoomEvent("r1", "ws", "alice", TextContent("hi")))
+        await rooms.create_room(Room("r2"))
+        await rooms.add_event(RoomEvent("r2", "ws", "bob", TextContent("yo")))
+        await raw.lset(f"{prefix}:rooms:events:r2", 0, NOT_UTF8)
 
-            room = await rooms.get_room("r1")
-            assert room is not None
-            assert room.metadata == {"topic": "trip"}
-            assert [event.content.body for event in await rooms.list_events("r1")] == ["hi"]
-            with pytest.raises(CorruptRecordError, match="an event of room 'r2'"):
-                await rooms.list_events("r2")
-    finally:
-        await raw.aclose()
+        room = await rooms.get_room("r1")
+        assert room is not None
+        assert room.metadata == {"topic": "trip"}
+        assert [event.content.body for event in await rooms.list_events("r1")] == ["hi"]
+        with pytest.raises(CorruptRecordError, match="an event of room 'r2'"):
+            await rooms.list_events("r2")
 
-    own = _reading_bytes(made)
-    assert own, "the store's connections are of the client's connection class"
-    assert not any(connection.is_connected for connection in own)
+    _closed_own(app_client.connection_pool.connection_class.made)  # type: ignore[attr-defined]
     assert await app_client.exists(f"{prefix}:rooms:room:r1") == 1
     assert await app_client.lindex(f"{prefix}:rooms:events:r1", 0) is not None
 
@@ -148,9 +151,7 @@ async def test_a_store_given_a_decoding_client_of_a_sentinel_asks_the_sentinel_t
         try:
             async with RedisStore(client=client) as store:
                 await _use_requests(store, raw)
-            own = _reading_bytes(counted.made)
-            assert own, "the store's connections are of the client's connection class"
-            assert not any(connection.is_connected for connection in own)
+            _closed_own(counted.made)
             assert await client.hget("roomkit:p:roomkit-kept", "status") == "resolved"
         finally:
             for each in (raw, client, *sentinel.sentinels):
@@ -159,16 +160,12 @@ async def test_a_store_given_a_decoding_client_of_a_sentinel_asks_the_sentinel_t
 
 @pytest.mark.parametrize("option", ["true", "false"])
 async def test_a_url_asking_to_decode_replies_gives_a_store_that_reads_bytes(
-    redis_server: RedisServer, option: str
+    redis_server: RedisServer, raw: Redis, option: str
 ) -> None:
     """The store's client is its own: the option is dropped (redis-py decodes on any text)."""
-    raw = Redis.from_url(redis_server.url)
-    try:
-        url = f"{redis_server.url}?decode_responses={option}"
-        async with RedisStore(url, prefix=fresh_prefix()) as store:
-            await _use_requests(store, raw)
-    finally:
-        await raw.aclose()
+    url = f"{redis_server.url}?decode_responses={option}"
+    async with RedisStore(url, prefix=fresh_prefix()) as store:
+        await _use_requests(store, raw)
 
 
 class OwnPool(ConnectionPool):

@@ -1,11 +1,12 @@
 """Fixtures of the Temporal tests: one dev server for the session, a store (SQLite or
-PostgreSQL) per test, a worker, a desk answering over its REST API, and a notifier
-delivering outcomes through the ``TemporalUpdates`` surface."""
+PostgreSQL) per test, a worker (or one in a process of its own, to kill), a desk answering
+over its REST API, and a notifier delivering outcomes through the ``TemporalUpdates`` surface."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -34,6 +35,7 @@ from temporalio.worker import Worker  # noqa: E402
 
 from roomkit.adapters.temporal import TemporalUpdates, activities  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[3]
 SECRET = "temporal-tests-secret-0123456789abcdef"
 STORES = ("sqlite", "postgres")
 
@@ -185,3 +187,27 @@ async def running(*managers: Any) -> AsyncIterator[None]:
     finally:
         for manager in reversed(entered):
             await manager.__aexit__(None, None, None)
+
+
+@asynccontextmanager
+async def worker_process(world: World) -> AsyncIterator[asyncio.subprocess.Process]:
+    """A worker in a process of its own, polling; killed at the end if it still runs."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.adapters.temporal.worker_process",
+        world.server.address,
+        world.store_url,
+        world.schema,
+        world.task_queue,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        assert (await process.stdout.readline()).strip() == b"ready"
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -72,18 +72,7 @@ async def test_the_create_activity_re_attaches_to_its_request(world: World) -> N
 async def test_a_re_attached_question_adds_its_approvers_once(world: World) -> None:
     """A create run again (a retry, a reset) records no second escalation."""
     create, _, _ = activities(world.worker_handler)
-    ask = {
-        "kind": "question",
-        "tool_name": "choose",
-        "arguments": {"question": "Which hotel?"},
-        "key": "wf/first-run//1",
-        "seq": 1,
-        "timeout": 60.0,
-        "actor": "alice",
-        "approvers": ["bob", "carol"],
-        "room_id": "room",
-        "ladder": None,
-    }
+    ask = _question(approvers=["bob", "carol"])
     environment = ActivityEnvironment()
     made = [await environment.run(create, ask) for _ in range(3)]
     pending_id = made[0]["pending_id"]

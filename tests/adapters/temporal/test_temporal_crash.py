@@ -12,10 +12,8 @@ histories in ``histories/`` were recorded on the dev server by the code before t
 from __future__ import annotations
 
 import asyncio
-import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ import pytest
 from temporalio.api.enums.v1 import TimeoutType
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.worker import Replayer
-from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.conftest import World, running, worker_process
 from tests.adapters.temporal.history import wait_for_event, waiting
 from tests.adapters.temporal.temporal_server import TemporalServer
 from tests.adapters.temporal.workflows import Ask
@@ -32,24 +30,10 @@ from tests.tools.human_input.stores.redis_relay import Relay
 
 from roomkit.adapters.temporal._protocol import CREATE_ACTIVITY, EXPIRE_ACTIVITY
 
-ROOT = Path(__file__).resolve().parents[3]
 HISTORIES = Path(__file__).parent / "histories"
 DEADLINE = 20.0
 """Seconds from the kill to the workflow's result: well inside the 30 s an attempt may run,
 which is all a worker that sends no heartbeat leaves Temporal to go by."""
-
-
-@pytest.fixture
-def server(redis_server: RedisServer) -> Iterator[RedisServer]:
-    """The session's server, for a test that freezes it; running again after."""
-    yield redis_server
-    redis_server.resume()
-
-
-@pytest.fixture
-async def relay(server: RedisServer) -> AsyncIterator[Relay]:
-    async with Relay(server.port) as relay:
-        yield relay
 
 
 @pytest.fixture
@@ -80,30 +64,6 @@ async def retried_after(handle: WorkflowHandle[Any, Any], activity: str) -> list
     return ended
 
 
-@asynccontextmanager
-async def worker_process(world: World) -> AsyncIterator[asyncio.subprocess.Process]:
-    """A worker in a process of its own, polling; killed at the end if it still runs."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.adapters.temporal.worker_process",
-        world.server.address,
-        world.store_url,
-        world.schema,
-        world.task_queue,
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        assert (await process.stdout.readline()).strip() == b"ready"
-        yield process
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-
-
 def frozen_before(server: RedisServer, relay: Relay, marker: str) -> asyncio.Event:
     """An event set once the server is frozen, just before the next command naming
     ``marker`` reaches it."""
@@ -125,15 +85,15 @@ async def kill(process: asyncio.subprocess.Process, server: RedisServer) -> None
 
 
 async def test_a_worker_killed_during_the_create_is_replaced_within_seconds(
-    server: RedisServer, relay: Relay, world: World
+    redis_restartable: RedisServer, relay: Relay, world: World
 ) -> None:
     workflow_id = f"wf-{uuid.uuid4().hex[:8]}"
     # The first command naming the workflow is its create activity's, in the worker.
-    frozen = frozen_before(server, relay, workflow_id)
+    frozen = frozen_before(redis_restartable, relay, workflow_id)
     async with worker_process(world) as process:
         handle = await world.start(Ask, {}, id=workflow_id)
         await frozen.wait()
-        await kill(process, server)
+        await kill(process, redis_restartable)
         # A guard, not a measurement: Temporal learns of the dead worker only from the
         # heartbeat it misses; without one, the create's retry waits out the attempt's 30 s.
         async with asyncio.timeout(DEADLINE), running(world.worker(Ask), world.notifier()):
@@ -153,7 +113,7 @@ async def test_a_worker_killed_during_the_create_is_replaced_within_seconds(
 
 
 async def test_a_worker_killed_during_the_expire_is_replaced_within_seconds(
-    server: RedisServer, relay: Relay, world: World
+    redis_restartable: RedisServer, relay: Relay, world: World
 ) -> None:
     """The person's deadline passed: the default comes within seconds of the worker's
     death, not half a minute later."""
@@ -163,9 +123,9 @@ async def test_a_worker_killed_during_the_expire_is_replaced_within_seconds(
         await wait_for_event(handle, waiting)
         # The create is done: the next command naming the request is the expire activity's,
         # in the worker, once the workflow's timer fires.
-        frozen = frozen_before(server, relay, pending_id)
+        frozen = frozen_before(redis_restartable, relay, pending_id)
         await frozen.wait()
-        await kill(process, server)
+        await kill(process, redis_restartable)
         async with asyncio.timeout(DEADLINE), running(world.worker(Ask)):  # a guard, as above
             result = await handle.result()
     assert result == {"answer": "Hotel B"}

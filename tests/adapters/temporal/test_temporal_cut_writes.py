@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -42,20 +42,6 @@ APPEND = b'"defaulted"'
 """What the append of a ``defaulted`` entry, and nothing else the expire activity sends,
 holds."""
 LADDER = {"steps": [], "default": "Hotel B"}
-
-
-@pytest.fixture
-def server(redis_server: RedisServer) -> Iterator[RedisServer]:
-    """The session's server, for a test that stops or freezes it; running again after."""
-    yield redis_server
-    redis_server.resume()
-    redis_server.start()
-
-
-@pytest.fixture
-async def relay(server: RedisServer) -> AsyncIterator[Relay]:
-    async with Relay(server.port) as relay:
-        yield relay
 
 
 @pytest.fixture
@@ -127,7 +113,7 @@ async def warmed(attempts: Attempts) -> None:
 
 
 async def test_a_default_cut_by_the_timeout_is_recorded_once(
-    server: RedisServer, relay: Relay, handler: HumanInputHandler, clock: FakeClock
+    redis_restartable: RedisServer, relay: Relay, handler: HumanInputHandler, clock: FakeClock
 ) -> None:
     """The append is cut, and runs when the server does: the next attempt finds it and
     records nothing more."""
@@ -137,16 +123,16 @@ async def test_a_default_cut_by_the_timeout_is_recorded_once(
     claim = f"temporal-defaulted:{ask['pending_id']}".encode()
 
     def freeze() -> None:
-        server.pause()
+        redis_restartable.pause()
         # Whatever the attempt sends next about its claim finds the server running.
-        relay.call_before(claim, server.resume)
+        relay.call_before(claim, redis_restartable.resume)
 
     relay.call_before(APPEND, freeze)
     try:
         with pytest.raises(StoreUnavailableError):
             await attempts.environment.run(attempts.expire, ask)
     finally:
-        server.resume()
+        redis_restartable.resume()
     while not await defaults(handler, ask["pending_id"]):
         await asyncio.to_thread(lambda: None)  # the server runs what it held first
 
@@ -156,16 +142,16 @@ async def test_a_default_cut_by_the_timeout_is_recorded_once(
 
 
 async def test_a_default_that_did_not_land_is_recorded_by_the_next_attempt(
-    server: RedisServer, relay: Relay, handler: HumanInputHandler, clock: FakeClock
+    redis_restartable: RedisServer, relay: Relay, handler: HumanInputHandler, clock: FakeClock
 ) -> None:
     """The server stopped before the append reached it: the next attempt records it."""
     attempts = Attempts(handler, clock)
     await warmed(attempts)
     ask = await attempts.overdue("wf/lost//1")
-    relay.call_before(APPEND, server.stop)
+    relay.call_before(APPEND, redis_restartable.stop)
     with pytest.raises(StoreUnavailableError):
         await attempts.environment.run(attempts.expire, ask)
-    await asyncio.to_thread(server.start)
+    await asyncio.to_thread(redis_restartable.start)
 
     assert (await attempts.next(ask))["default"] == "Hotel B"
     assert (await attempts.next(ask))["default"] == "Hotel B"
@@ -198,7 +184,7 @@ async def warmed_records(handler: HumanInputHandler) -> str:
 
 
 async def test_a_delivered_entry_cut_by_the_timeout_is_recorded_once(
-    server: RedisServer, relay: Relay, world: World
+    redis_restartable: RedisServer, relay: Relay, world: World
 ) -> None:
     """The append of the ``delivered`` entry is cut, and runs when the server does: a
     delivery of the same settle from another process records nothing more."""
@@ -218,15 +204,15 @@ async def test_a_delivered_entry_cut_by_the_timeout_is_recorded_once(
         claim = f"temporal-delivered:{pending_id}".encode()
 
         def freeze() -> None:
-            server.pause()
+            redis_restartable.pause()
             # Whatever the delivery sends next about its claim finds the server running.
-            relay.call_before(claim, server.resume)
+            relay.call_before(claim, redis_restartable.resume)
 
         relay.call_before(b'"delivered"', freeze)
         try:
             await first.send(notice)
         finally:
-            server.resume()
+            redis_restartable.resume()
         while not delivered(await world.desk_handler.history(pending_id)):
             await asyncio.to_thread(lambda: None)  # the server runs what it held first
         await second.send(notice)
@@ -264,27 +250,27 @@ class _Resuming(worker.ActivityInboundInterceptor):
 
 
 async def test_a_default_cut_by_the_timeout_is_recorded_once_by_a_workflow(
-    server: RedisServer, relay: Relay, world: World
+    redis_restartable: RedisServer, relay: Relay, world: World
 ) -> None:
     """On the dev server: the expire activity's append is cut and lands late, and Temporal's
     retry of the activity, told so by the attempt's heartbeat, records nothing more."""
     warm = await warmed_records(world.worker_handler)
     assert await world.created.next() == warm
-    resuming = ResumedWhenAnAttemptFails(server)
+    resuming = ResumedWhenAnAttemptFails(redis_restartable)
     async with running(world.worker(Ask, interceptors=[resuming])):
         handle = await world.start(Ask, {"default": "Hotel B", "timeout": 1, "grace": 0.1})
         pending_id = await world.created.next()
         claim = f"temporal-defaulted:{pending_id}".encode()
 
         def freeze() -> None:
-            server.pause()
+            redis_restartable.pause()
             # Whatever the attempt sends next about its claim finds the server running.
-            relay.call_before(claim, server.resume)
+            relay.call_before(claim, redis_restartable.resume)
 
         relay.call_before(b'"defaulted"', freeze)
         try:
             result = await handle.result()
         finally:
-            server.resume()
+            redis_restartable.resume()
     assert result == {"answer": "Hotel B"}
     assert await defaults(world.desk_handler, pending_id) == ["Hotel B"]

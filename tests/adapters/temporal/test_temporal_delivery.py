@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +19,7 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
     WorkflowUpdateHandle,
 )
-from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.conftest import World, running, worker_process
 from tests.adapters.temporal.history import updates_taken, wait_for_event, waiting
 from tests.adapters.temporal.temporal_server import TemporalServer
 from tests.adapters.temporal.workflows import Ask, AskTwice
@@ -32,8 +30,6 @@ from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.pending_input import arguments_digest
 from roomkit.notify import Notice
 from roomkit.tools.human_input.stores.outbox import outbox_for
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def delivered(history: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -302,20 +298,7 @@ async def test_temporal_stopped_while_a_person_answers(world: World) -> None:
 
 
 async def test_a_worker_killed_between_create_and_settle_resumes_once(world: World) -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.adapters.temporal.worker_process",
-        world.server.address,
-        world.store_url,
-        world.schema,
-        world.task_queue,
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        assert (await process.stdout.readline()).strip() == b"ready"
+    async with worker_process(world) as process:
         handle = await world.start(Ask, {})
         pending_id = await world.created.next()
         await wait_for_event(handle, waiting)
@@ -324,10 +307,6 @@ async def test_a_worker_killed_between_create_and_settle_resumes_once(world: Wor
         answered = await world.answer(pending_id, "alice", {"answer": "Hotel D"})
         async with running(world.worker(Ask), world.notifier()):
             result = await handle.result()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
     assert answered.status_code == 200
     assert result == {"answer": "Hotel D"}
     mine = [

@@ -24,12 +24,6 @@ SHORT = 0.5
 
 
 @pytest.fixture
-async def relay(server: RedisServer) -> AsyncIterator[Relay]:
-    async with Relay(server.port) as relay:
-        yield relay
-
-
-@pytest.fixture
 async def handler(relay: Relay, prefix: str) -> AsyncIterator[HumanInputHandler]:
     store = RedisStore(relay.url, prefix=prefix, timeout=SHORT)
     handler = HumanInputHandler(store=store)

@@ -33,12 +33,6 @@ T = TypeVar("T")
 
 
 @pytest.fixture
-async def relay(redis_server: RedisServer) -> AsyncIterator[Relay]:
-    async with Relay(redis_server.port) as relay:
-        yield relay
-
-
-@pytest.fixture
 async def store(relay: Relay, prefix: str, clock: FakeClock) -> AsyncIterator[RedisStore]:
     async with RedisStore(relay.url, prefix=prefix, clock=clock) as store:
         yield store
