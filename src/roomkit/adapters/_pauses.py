@@ -32,10 +32,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from roomkit.adapters._binding import check_bound
-from roomkit.adapters._claims import ledger_name
 from roomkit.adapters._keys import call_id_of
 from roomkit.adapters._policy_pause import policy_call, unasked
-from roomkit.adapters._resumes import Resumes, ledger_now
+from roomkit.adapters._resumes import Resumes
 from roomkit.adapters._shapes import (
     Pause,
     Verdict,
@@ -44,26 +43,18 @@ from roomkit.adapters._shapes import (
     settled_verdict,
 )
 from roomkit.adapters._watch import watched
-from roomkit.core.exceptions import (
-    StoreUnavailableError,
-    UnknownRequestError,
-)
+from roomkit.core.exceptions import UnknownRequestError
 from roomkit.models.clock import LONGEST_TIMEOUT, utcnow
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy.ruling import asks_person, policy_name, rule_call
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler, created_with
 from roomkit.tools.human_input.checks import check_ladder_text
-from roomkit.tools.human_input.ladder import Ladder, keep_ladder
-from roomkit.tools.human_input.stores import new_entry
+from roomkit.tools.human_input.ladder import Ladder, keep_ladder, record_default
 from roomkit.tools.human_input.tool_handler import held_tools
 from roomkit.tools.validation import validate_answer_text
 
 __all__ = ["Asker", "Pause", "Verdict", "question_arguments"]
-
-_DEFAULTED_KEEP = 7 * 86_400.0
-"""Seconds the ledger keeps the mark of a request's ``defaulted`` entry; a resumer coming
-later finds the entry in the history instead."""
 
 _DEFAULT_RULE = Approval()
 """The rule of a pause whose tool no rule names (one object: a rule is immutable)."""
@@ -308,38 +299,10 @@ class Asker:
     async def _verdict(self, request: PendingInput, pause: Pause) -> Verdict | None:
         """:meth:`verdict`, with a default answer put in the request's history (once)."""
         verdict = self.verdict(request, pause)
-        if verdict is not None and verdict.kind == "defaulted":
-            await self._record_default(request.pending_id)
+        default = self.ladder.on_expiry if self.ladder is not None else None
+        if verdict is not None and verdict.kind == "defaulted" and default is not None:
+            await record_default(self.handler, request.pending_id, default.text)
         return verdict
-
-    async def _record_default(self, pending_id: str) -> None:
-        """Put the ladder's default answer in the history of ``pending_id``, once however
-        many resumers read its timeout at once: the one that spends the request's mark in
-        the ledger writes the entry, unless the history holds it already (written before
-        the mark lapsed, or before marks were kept).
-
-        An append the store did not see through (unreachable, cut by its timeout, or its
-        caller cancelled) may still land: its mark stays spent, so that no resumer writes a
-        second entry. An append the store refused gives the mark back.
-        """
-        ledger, mark = self.handler.ledger, ledger_name("defaulted", pending_id)
-        if not await ledger.spend_once(mark, until=ledger_now(self.handler) + _DEFAULTED_KEEP):
-            return
-        try:
-            history = await self.handler.history(pending_id)
-        except BaseException:
-            await ledger.refund_spent(mark)
-            raise
-        if any(entry.get("type") == "defaulted" for entry in history):
-            return
-        answer = self.ladder.on_expiry.text  # type: ignore[union-attr]
-        try:
-            await self.handler.record(pending_id, new_entry("defaulted", answer=answer))
-        except StoreUnavailableError:
-            raise
-        except Exception:
-            await ledger.refund_spent(mark)
-            raise
 
     def verdict(self, request: PendingInput, pause: Pause) -> Verdict | None:
         """What the settled ``request`` comes to; ``None`` while it is open."""

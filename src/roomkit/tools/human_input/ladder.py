@@ -5,7 +5,8 @@ A :class:`Ladder` is declared on :class:`~roomkit.tools.human_input.HumanInputTo
 an approval of one of its held tools) and recorded in the store's outbox with the request,
 so whichever process runs a notifier carries each one out once, across restarts.
 ``on_expiry=default(text)`` turns a timeout into an answer the model reads as a default
-(``roomkit.tools.texts.human_input_defaulted``).
+(``roomkit.tools.texts.human_input_defaulted``), put in the request's history once
+(:func:`record_default`) however many processes read the timeout at once.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.clock import positive_seconds, utcnow
+from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of
 
 if TYPE_CHECKING:
@@ -31,7 +35,12 @@ MAX_DEFAULT_CHARS = 32_000
 characters a history entry holds (:data:`roomkit.stores.MAX_ENTRY_CHARS`), beside the
 ladder's record of it."""
 
+DEFAULTED_KEEP = 7 * 86_400.0
+"""Seconds the ledger keeps the mark of a request's ``defaulted`` entry; a caller coming
+later finds the entry in the history instead."""
+
 __all__ = [
+    "DEFAULTED_KEEP",
     "MAX_DEFAULT_CHARS",
     "Default",
     "Escalate",
@@ -41,6 +50,7 @@ __all__ = [
     "default",
     "escalate",
     "keep_ladder",
+    "record_default",
     "record_ladder",
     "remind",
 ]
@@ -201,6 +211,47 @@ async def keep_ladder(handler: HumanInputHandler, request: PendingInput, ladder:
         raise
     except Exception:
         logger.exception("could not record the ladder of %s", request.pending_id)
+
+
+async def record_default(handler: HumanInputHandler, pending_id: str, answer: str) -> None:
+    """Put the ladder's default ``answer`` in the history of the timed-out ``pending_id``,
+    once however many callers read its timeout at once (processes re-attaching to one keyed
+    call, resumers of one pause): the one that spends the request's mark in the handler's
+    ledger writes the entry, unless the history holds it already (written before the mark
+    lapsed, or before marks were kept).
+
+    An append the store did not see through (unreachable, cut by its timeout, or its caller
+    cancelled) may still land: its mark stays spent, so that no caller writes a second
+    entry. An append the store refused gives the mark back.
+
+    Raises:
+        StoreUnavailableError: the store did not see the append through (the mark stays
+            spent).
+        StoreError: the store failed the read, or refused the append (the mark is given
+            back).
+    """
+    ledger, mark = handler.ledger, f"defaulted:{pending_id}"
+    if not await ledger.spend_once(mark, until=_ledger_now(handler) + DEFAULTED_KEEP):
+        return
+    try:
+        history = await handler.history(pending_id)
+    except BaseException:
+        await ledger.refund_spent(mark)
+        raise
+    if any(entry.get("type") == "defaulted" for entry in history):
+        return
+    try:
+        await handler.record(pending_id, new_entry("defaulted", answer=answer))
+    except StoreUnavailableError:
+        raise
+    except Exception:
+        await ledger.refund_spent(mark)
+        raise
+
+
+def _ledger_now(handler: HumanInputHandler) -> float:
+    # The ledger's clock is the store's on a durable store, the wall clock in memory.
+    return now_of(handler) if handler.durable else time.time()
 
 
 def _aware(moment: datetime) -> datetime:

@@ -23,8 +23,7 @@ from roomkit.tools.context import current_tool_actor_id, current_tool_call, curr
 from roomkit.tools.human_input._checks import check_ladder_text
 from roomkit.tools.human_input._typed_answers import AnswerSchema, answer_schema_of
 from roomkit.tools.human_input.handler import HumanInputHandler
-from roomkit.tools.human_input.ladder import Ladder, keep_ladder
-from roomkit.tools.human_input.stores import new_entry
+from roomkit.tools.human_input.ladder import Ladder, keep_ladder, record_default
 
 if TYPE_CHECKING:
     from roomkit.policy.decisions import Policy
@@ -237,7 +236,7 @@ class HumanInputToolHandler:
         except TimeoutError:
             if self.ladder is not None and self.ladder.on_expiry is not None:
                 answer = self.ladder.on_expiry.text
-                await _record_default(handler, pending.pending_id, answer)
+                await _keep_default(handler, pending.pending_id, answer)
                 return texts.human_input_defaulted(name, limit, answer)
             raise ToolFailedError(texts.human_input_timed_out(name, limit)) from None
         except HumanInputRejectedError as rejected:
@@ -279,13 +278,14 @@ def _site_in_context(channel_type: ChannelType) -> _Site:
     )
 
 
-async def _record_default(handler: HumanInputHandler, pending_id: str, answer: str) -> None:
-    """Put the default the model read in the request's history, after its timeout.
+async def _keep_default(handler: HumanInputHandler, pending_id: str, answer: str) -> None:
+    """Put the default the model read in the request's history, after its timeout: once,
+    however many processes serving the keyed call read the timeout at once.
 
     A write that fails is logged: the model still reads the default.
     """
     try:
-        await handler.record(pending_id, new_entry("defaulted", answer=answer))
+        await record_default(handler, pending_id, answer)
     except Exception as error:
         logger.warning("Could not record the default answer of %s: %s", pending_id, error)
 
