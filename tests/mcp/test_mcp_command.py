@@ -321,7 +321,13 @@ async def test_stdio_refuses_a_message_that_names_a_key_twice(tmp_path: Path) ->
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("--http", "99999"), ("--http", "-1"), ("--timeout", "nan"), ("--hold", "0")],
+    [
+        ("--http", "99999"),
+        ("--http", "-1"),
+        ("--timeout", "nan"),
+        ("--hold", "0"),
+        ("--max-open-calls", "0"),
+    ],
 )
 def test_a_wrong_option_is_named_before_the_store_is_opened(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str

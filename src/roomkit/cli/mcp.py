@@ -47,5 +47,12 @@ def add_parser(
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
     mcp.add_argument("--host", default="127.0.0.1", help="the HTTP address (default: loopback)")
     mcp.add_argument("--hold", type=float, default=20.0, help="seconds one round is held")
+    mcp.add_argument(
+        "--max-open-calls",
+        type=int,
+        default=64,
+        metavar="N",
+        help="calls one client may have waiting at once (default: 64)",
+    )
     mcp.add_argument("--desk-url", help="the desk's address, for answer links (URL mode)")
     mcp.set_defaults(run=run, extra=EXTRA)

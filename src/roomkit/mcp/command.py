@@ -3,6 +3,7 @@
 ::
 
     roomkit mcp --store sqlite:///kit.db [--actor NAME] [--room mcp] [--timeout 300]
+                [--max-open-calls 64]
     roomkit mcp --store sqlite:///kit.db --http 8766 [--host 127.0.0.1]
     roomkit mcp --store sqlite:///kit.db --hold 20 [--desk-url https://desk.example]
 
@@ -49,7 +50,7 @@ from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.tokens import KEY_FILE, SECRET_ENV, data_folder, resolve_secret
 from roomkit.bodies import BodyRefusedError, BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
-from roomkit.mcp.server import ACTOR_SCOPE_KEY, HumanInputMCPServer
+from roomkit.mcp.server import ACTOR_SCOPE_KEY, MAX_OPEN_CALLS, HumanInputMCPServer
 from roomkit.mcp.waits import HOLD, state_key
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
@@ -108,6 +109,7 @@ def run_command(args: argparse.Namespace) -> int:
                 hold=hold,
                 state_keys=state_keys,
                 links=links,
+                max_open_calls=getattr(args, "max_open_calls", MAX_OPEN_CALLS),
             )
             await _check_store(handler)
             if secret is None:
@@ -127,7 +129,8 @@ def _check_options(args: argparse.Namespace) -> None:
     """Refuse a wrong number before anything is opened, naming its option.
 
     Raises:
-        ValueError: ``--http``, ``--timeout`` or ``--hold`` is out of range.
+        ValueError: ``--http``, ``--timeout``, ``--hold`` or ``--max-open-calls`` is out
+            of range.
     """
     from roomkit._serving import port_problem
 
@@ -138,6 +141,9 @@ def _check_options(args: argparse.Namespace) -> None:
     for option, seconds in (("--timeout", args.timeout), ("--hold", getattr(args, "hold", HOLD))):
         if not 0 < seconds < float("inf"):
             raise ValueError(f"{option} takes a positive, finite number of seconds, got {seconds}")
+    calls = getattr(args, "max_open_calls", MAX_OPEN_CALLS)
+    if calls < 1:
+        raise ValueError(f"--max-open-calls takes a whole number of 1 or more, got {calls}")
 
 
 def _secret(args: argparse.Namespace) -> bytes:

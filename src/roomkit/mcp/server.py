@@ -26,9 +26,7 @@ import asyncio
 import json
 import logging
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -40,6 +38,13 @@ from mcp.shared.exceptions import MCPError
 
 from roomkit.auth.names import check_actor_name
 from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError, StoreError
+from roomkit.mcp._connections import (
+    Call,
+    OpenCalls,
+    call_of,
+    connection_lifespan,
+    connection_of,
+)
 from roomkit.mcp.waits import (
     StillWaiting,
     held_wait,
@@ -62,7 +67,13 @@ from roomkit.tools.validation import (
     validate_tool_arguments,
 )
 
-__all__ = ["ACTOR_SCOPE_KEY", "KEY_META", "PROGRESS_INTERVAL", "HumanInputMCPServer"]
+__all__ = [
+    "ACTOR_SCOPE_KEY",
+    "KEY_META",
+    "MAX_OPEN_CALLS",
+    "PROGRESS_INTERVAL",
+    "HumanInputMCPServer",
+]
 
 logger = logging.getLogger("roomkit.mcp")
 
@@ -72,10 +83,11 @@ ACTOR_SCOPE_KEY = "roomkit.actor"
 """Where the HTTP front door puts the authenticated actor in the ASGI scope."""
 PROGRESS_INTERVAL = 10.0
 """Seconds between two progress notifications while a person has not answered."""
+MAX_OPEN_CALLS = 64
+"""The calls one connection may hold open at once, each a question before a person."""
 CHANNEL_ID = "mcp"
 """The channel id every request of the server carries."""
 MAX_KEY_CHARS = 256
-CONNECTION_TOKEN = "roomkit.connection"
 
 
 def _error(body: str) -> types.CallToolResult:
@@ -107,9 +119,12 @@ class HumanInputMCPServer:
             every server on the store must share them; a key of this process when ``None``.
         links: the desk's answer links: with ``hold``, the first "still waiting" of a
             call offers a client that takes URL-mode elicitations a link that answers it.
+        max_open_calls: the calls one connection (a stdio client, an HTTP session) may
+            hold open at once; a call beyond them gets an error result at once, and nobody
+            is asked. A call frees its place when it ends, however it ends.
 
     Raises:
-        TypeError: ``handler`` or ``timeout`` is of the wrong kind.
+        TypeError: ``handler``, ``timeout`` or ``max_open_calls`` is of the wrong kind.
         ValueError: an argument is out of range (the message names it and what to pass).
     """
 
@@ -125,6 +140,7 @@ class HumanInputMCPServer:
         hold: float | None = None,
         state_keys: Sequence[bytes] | None = None,
         links: AnswerLinks | None = None,
+        max_open_calls: int = MAX_OPEN_CALLS,
     ) -> None:
         if not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
@@ -145,6 +161,10 @@ class HumanInputMCPServer:
             raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
         if not 0 < timeout < float("inf"):
             raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout}")
+        if isinstance(max_open_calls, bool) or not isinstance(max_open_calls, int):
+            raise TypeError(f"max_open_calls must be a whole number, got {max_open_calls!r}")
+        if max_open_calls < 1:
+            raise ValueError(f"max_open_calls must be at least 1, got {max_open_calls}")
         if not 0 < progress_interval < float("inf"):
             raise ValueError(f"progress_interval must be positive seconds, got {progress_interval}")
         if hold is not None:
@@ -180,7 +200,7 @@ class HumanInputMCPServer:
                 "Use AskUserQuestion to ask the user and ConfirmAction before an action that "
                 "needs their consent; each call waits until a person answers on roomkit's desk."
             ),
-            lifespan=_connection_lifespan,
+            lifespan=connection_lifespan,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
@@ -188,13 +208,16 @@ class HumanInputMCPServer:
         self.server.middleware.append(self._withdraw_cancelled)
         if hold is not None:
             self.server.middleware.append(state_boundary(state_keys, self._actor_of))
-        self._kept: dict[_Call, tuple[str, float]] = {}
+        self._kept: dict[Call, tuple[str, float]] = {}
         """Keyed calls on a durable store now waiting, by (connection, request id): the
         request and when its deadline passes (loop time). A call whose client left without
         a cancellation stays here until then, for a cancellation that may still come."""
-        self._running: dict[_Call, str | None] = {}
+        self._running: dict[Call, str | None] = {}
         """Calls running now, by (connection, request id): the request each asks, once
         made. A request id names one running call of its connection."""
+        self.max_open_calls = max_open_calls
+        """The calls one connection may hold open at once."""
+        self._open = OpenCalls(max_open_calls)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -213,7 +236,7 @@ class HumanInputMCPServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        call = _call_of(ctx)
+        call = call_of(ctx)
         if call in self._running:
             # The SDK hands a reused id's cancellation to the newer call only: the older
             # one's request would stay before a person, withdrawn by nobody.
@@ -222,14 +245,22 @@ class HumanInputMCPServer:
                 f"Request id {json.dumps(ctx.request_id)} names a call still running on this "
                 "connection: give every request an id of its own",
             )
+        connection = call[0]
+        if self._open.take(connection) is None:
+            # Each call puts a question before a person: a client flooding calls would
+            # fill the desk. Refused before anything is recorded.
+            waiting = self._open.running(connection)
+            logger.warning("Refused an MCP call: %d calls of one connection open", waiting)
+            return _error(texts.too_many_waiting(params.name, waiting))
         self._running[call] = None
         try:
             return await self._serve_call(ctx, params, call)
         finally:
             del self._running[call]
+            self._open.free(connection)
 
     async def _serve_call(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, call: _Call
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, call: Call
     ) -> types.CallToolResult | types.InputRequiredResult:
         name = params.name
         tool = self._tools.get(name)
@@ -322,7 +353,7 @@ class HumanInputMCPServer:
             StillWaiting: with ``hold``, nobody answered within it (the request stays open).
         """
         handler = self.handler
-        call = _call_of(ctx)
+        call = call_of(ctx)
         if kept:
             now = asyncio.get_running_loop().time()
             self._forget_past(now)
@@ -366,7 +397,7 @@ class HumanInputMCPServer:
             request_id = as_request_id(ctx.params.get("requestId"))
             if request_id is None:
                 return result
-            call = (_connection_of(ctx), coerce_request_id(request_id))
+            call = (connection_of(ctx), coerce_request_id(request_id))
             kept = self._kept.pop(call, None)
             pending_id = kept[0] if kept is not None else self._running.get(call)
             if pending_id is not None:
@@ -406,30 +437,6 @@ class HumanInputMCPServer:
             # A progress notification is a courtesy: a transport that cannot carry one
             # does not end the wait.
             logger.debug("A progress notification could not be sent", exc_info=True)
-
-
-@asynccontextmanager
-async def _connection_lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-    """Entered once per stdio or in-process connection (once for all HTTP sessions)."""
-    yield {CONNECTION_TOKEN: uuid.uuid4().hex}
-
-
-_Call = tuple[str, int | str | None]
-"""A call: its connection and its request id, as the SDK correlates ids ("7" is 7)."""
-
-
-def _call_of(ctx: ServerRequestContext[Any]) -> _Call:
-    request_id = ctx.request_id
-    return (_connection_of(ctx), None if request_id is None else coerce_request_id(request_id))
-
-
-def _connection_of(ctx: ServerRequestContext[Any]) -> str:
-    """Which connection a message came on: its lifespan's token and its HTTP session."""
-    lifespan = ctx.lifespan_context
-    token = lifespan.get(CONNECTION_TOKEN, "") if isinstance(lifespan, dict) else ""
-    headers = getattr(ctx.request, "headers", None)
-    session = headers.get("mcp-session-id", "") if headers is not None else ""
-    return f"{token}:{session}"
 
 
 def _other_call(key: str | None) -> str:

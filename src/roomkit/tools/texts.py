@@ -46,6 +46,7 @@ __all__ = [
     "result_blocked",
     "room_unavailable",
     "timed_out",
+    "too_many_waiting",
     "tool_withdrawn",
     "unencodable_arguments",
     "unserved",
@@ -137,6 +138,14 @@ def unserved(name: str) -> str:
 def timed_out(message: str) -> str:
     """The tool missed its bound (``message`` is the :class:`ToolTimeoutError`'s)."""
     return error_body(message)
+
+
+def too_many_waiting(name: str, waiting: int) -> str:
+    """A connection already holds its cap of calls waiting for a person; nobody is asked."""
+    return error_body(
+        f"Tool '{name}' did not run: {waiting} questions from this connection are already "
+        "waiting: wait for an answer before asking again"
+    )
 
 
 def tool_withdrawn(name: str, server: str) -> str:
