@@ -212,8 +212,9 @@ class MCPTools:
                 model reads that it is no longer offered).
             ToolFailedError: the server's result has ``isError`` (the model reads it), or
                 the server failed the call: its error message, a result MCP does not
-                allow or an extension's result, input asked for past the SDK's rounds, or
-                the connection it closed (the model reads which).
+                allow, one that does not match the tool's declared output schema, or an
+                extension's result, input asked for past the SDK's rounds, or the
+                connection it closed (the model reads which).
         """
         if not any(tool.name == name for tool in self._listing.tools):
             if self._listing.dropped(name):
@@ -243,6 +244,14 @@ class MCPTools:
             problem = _failure(server_name(self._client), error)
             logger.warning("MCP tool %r failed: %s", name, problem)
             raise ToolFailedError(texts.upstream_failed(name, problem)) from None
+        except RuntimeError as error:
+            # The SDK checks a result against the tool's output schema and says it only
+            # with a plain RuntimeError: only its own messages are the server's fault.
+            mismatch = _schema_failure(server_name(self._client), name, error)
+            if mismatch is None:
+                raise
+            logger.warning("MCP tool %r failed: %s", name, mismatch)
+            raise ToolFailedError(texts.upstream_failed(name, mismatch)) from None
         finally:
             _asking.reset(token)
             del self._in_flight[number]
@@ -373,6 +382,30 @@ def _failure(server: str, error: Exception) -> str:
     if error.code == types.REQUEST_TIMEOUT:
         return f"the MCP server {server} did not answer in time ({said})"
     return f"the MCP server {server} answered with an error: {said}"
+
+
+def _schema_failure(server: str, name: str, error: RuntimeError) -> str | None:
+    """What the SDK's check of a result against the tool's output schema found, in a line
+    the model can act on; ``None`` when ``error`` is none of that check's."""
+    said = str(error)
+    if said == f"Tool {name} has an output schema but did not return structured content":
+        detail = "it has no structured content"
+    elif said.startswith(f"Invalid structured content returned by tool {name}: "):
+        # jsonschema's own message, without the schema and instance it dumps after it.
+        message = getattr(error.__cause__, "message", None)
+        detail = message if isinstance(message, str) else said.partition(": ")[2]
+    elif said.startswith(f"Invalid schema for tool {name}: "):
+        return (
+            f"the MCP server {server} declares an output schema for the tool that is no "
+            "valid JSON Schema, so its result could not be checked"
+        )
+    else:
+        return None
+    detail = detail if len(detail) <= _SAID else detail[:_SAID] + "…"
+    return (
+        f"the MCP server {server} sent a result that does not match the tool's declared "
+        f"output schema ({detail})"
+    )
 
 
 def _confirmed(answer: str) -> bool:
