@@ -90,6 +90,26 @@ def test_every_python_block_of_the_docs_runs_and_prints_what_the_page_shows(page
                 assert outputs[block.index].strip() == after.code.strip(), block.index
 
 
+STANDALONE_BLOCKS = (
+    "docs/how-to/delegation.md",
+    "docs/how-to/mcp.md",
+    "docs/how-to/phone.md",
+    "docs/how-to/policy.md",
+)
+"""Pages read by their sections: each Python block holds its own imports and runs alone."""
+
+
+@pytest.mark.parametrize("page", STANDALONE_BLOCKS)
+def test_each_block_of_a_page_read_by_section_runs_alone(page: str) -> None:
+    """A block copied from the middle of the page needs nothing from the blocks above it."""
+    for block in blocks(ROOT / page):
+        if block.lang != "python" or block.title.startswith(NOT_RUN):
+            continue
+        namespace: dict[str, object] = {"__name__": "docs"}
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(block.code, f"{block.page} block {block.index}", "exec"), namespace)
+
+
 def test_the_readme_quick_start_and_the_tutorials_print_their_promises() -> None:
     readme = run_page(ROOT / "README.md")
     assert readme[0][1].strip() == "Blue it is."
