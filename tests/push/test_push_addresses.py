@@ -199,3 +199,11 @@ def test_plain_http_goes_only_to_the_origin_named_so() -> None:
     ]
     assert [endpoint for endpoint in taken if hosts.problem(endpoint) is not None] == []
     assert [endpoint for endpoint in refused if hosts.problem(endpoint) is None] == []
+
+
+def test_https_to_a_host_named_only_as_a_plain_origin_says_to_name_the_host() -> None:
+    """The refusal tells an https:// endpoint what to add, not that it must be https://."""
+    problem = PushHosts(["http://localhost:8080"]).problem("https://localhost:8080/p/1")
+    assert problem is not None
+    assert "must be https://" not in problem
+    assert "name 'localhost' alone there too to push to it over https://" in problem

@@ -128,6 +128,11 @@ class PushHosts:
             return None
         if parts.scheme == "http" and (host, _port(parts)) in self._plain:
             return None
+        if parts.scheme == "https" and host in self._plain_hosts:
+            return (
+                f"endpoint's host {host!r} is named in {_OPTION} for plain http:// only, as an "
+                f"origin: name {host!r} alone there too to push to it over https://"
+            )
         if listed or host in self._plain_hosts:
             return (
                 "endpoint must be https:// (plain http only to an origin named in "
