@@ -1,10 +1,11 @@
-"""Routing on every store: a delegate's vote read back by another process, and a shift
-change told to the new person through the notifier's outbox."""
+"""Routing on every store: a delegate's vote read back by another process, a shift
+change told to the new person through the notifier's outbox, and a request made in a gap
+between shifts told to whoever comes on call next."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,12 @@ from typing import Any
 import pytest
 from escalating import Recorder, escalation, step
 from routing_clock import FakeClock
-from tests.servers.stores import StoreSite
+from tests.servers.stores import Ahead, StoreSite
 
 from roomkit.notify import Notifier
 from roomkit.people import Delegation, Directory, Person, Role, on_call, role
 from roomkit.routing import ICalOnCall
+from roomkit.testing import advance, run_virtual
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -225,3 +227,91 @@ async def test_an_escalation_to_whoever_is_on_call_tells_them_once(
     assert told[0] == ("question_pending", "dave")
     routed = [e for e in await handler.history(request.pending_id) if e["surface"] == "routing"]
     assert [(e["approvers"], e["reason"]) for e in routed] == [(["alice"], "on call")]
+
+
+DAY_SHIFTS = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nBEGIN:VEVENT\r\n"
+    "UID:days\r\nSUMMARY:alice\r\nDTSTART:20270301T090000Z\r\nDTEND:20270301T170000Z\r\n"
+    "RRULE:FREQ=DAILY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+"""Alice on call from 09:00 to 17:00 UTC every day, and nobody at night."""
+
+
+async def made_in_a_gap(
+    schedule: Path, later: Callable[[float], Awaitable[None]], opened: list[Any], site: StoreSite
+) -> tuple[list[tuple[str, str, str | None]], dict[str, list[tuple[list[str], str]]]]:
+    """One request made in a shift, one at 03:00 (nobody on call) with no ladder, each
+    announced by a notifier that then stops; the clocks move past 09:00, and a notifier of
+    another process (a restart, on the memory store) runs. What was told, and each
+    request's routing entries."""
+    directory = Directory(
+        {"alice": Person(email="alice@example.com")}, on_call={"payments": ICalOnCall(schedule)}
+    )
+    clock = FakeClock(datetime(2027, 3, 10, 12, tzinfo=UTC))
+    asking = HumanInputHandler(store=opened[0] if opened else None, directory=directory)
+    assert asking.router is not None
+    asking.router.clock = clock
+    surface = Recorder()
+    async with Notifier(asking, [surface]) as notifier:
+        shift = await asking.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+        await notifier.wait_idle()
+        clock.now = datetime(2027, 3, 11, 3, tzinfo=UTC)
+        gap = await asking.create_approval("pay", {"amount": 6}, approvers=[on_call("payments")])
+        await notifier.wait_idle()
+    await later(6.5 * 3600)  # 09:30: alice's shift began half an hour ago
+    clock.now = datetime(2027, 3, 11, 9, 30, tzinfo=UTC)
+    other = asking
+    if opened:
+        opened.append(site.open(clock=opened[0].clock))
+        other = HumanInputHandler(store=opened[-1], directory=directory)
+    assert other.router is not None
+    other.router.clock = clock
+    async with Notifier(other, [surface]) as notifier:
+        await notifier.wait_idle()
+        await later(300)  # the looks that come after find nothing more to tell
+        clock.now = datetime(2027, 3, 11, 9, 35, tzinfo=UTC)
+        await notifier.wait_idle()
+    names = {shift.pending_id: "shift", gap.pending_id: "gap"}
+    told = [(names[n.request.pending_id], n.type, n.recipient) for n in surface.told]
+    routed = {
+        name: [
+            (e["approvers"], e["reason"])
+            for e in await other.history(pending_id)
+            if e["surface"] == "routing"
+        ]
+        for pending_id, name in names.items()
+    }
+    return told, routed
+
+
+async def gap_on_durable_store(site: StoreSite, schedule: Path) -> Any:
+    clock = Ahead()
+    opened = [site.open(clock=clock)]  # type: ignore[arg-type]
+    try:
+        return await made_in_a_gap(schedule, clock.move, opened, site)
+    finally:
+        for store in opened:
+            await store.close()
+
+
+def test_a_request_made_in_a_gap_is_told_to_the_next_shift_once(
+    store_site: StoreSite, tmp_path: Path
+) -> None:
+    """Made at 03:00 while the schedule names nobody, with no ladder and no one at the desk:
+    once alice's shift begins, a notifier (of another process, after a restart) assigns her
+    the request and tells her of it, once; a request made during a shift is left as it was.
+
+    The memory store's clock is the event loop's, so it runs on the virtual clock; a
+    durable store's is injected, on the real loop.
+    """
+    schedule = tmp_path / "days.ics"
+    schedule.write_text(DAY_SHIFTS)
+    if store_site.durable:
+        told, routed = asyncio.run(gap_on_durable_store(store_site, schedule))
+    else:
+        told, routed = run_virtual(made_in_a_gap(schedule, advance, [], store_site))
+    assert told == [
+        ("shift", "question_pending", "alice"),
+        ("gap", "question_escalated", "alice"),
+    ]
+    assert routed == {"shift": [(["alice"], "on call")], "gap": [(["alice"], "on call")]}

@@ -7,6 +7,13 @@ ending is told to whoever heard of the request; an escalation first adds its app
 reassignment (a shift change, the first person on call) is told to its new person unless a
 step worked out after it told them already.
 
+A request left with an on-call schedule that names nobody (made, or escalated to it, in a
+gap between shifts) gets a ``gap`` step per schedule, due every :data:`GAP_CHECK` seconds:
+each time it routes the request again, until the schedule names someone, who is assigned it
+and told of it by the reassignment that assigning adds. The step lives in the outbox, so any
+notifier on the store, started before or after, notices the shift's start; nobody need look
+at the request.
+
 A notifier works out a request's steps one at a time, in ladder order, and none of an open
 request's before its announcement, whichever notifier holds that (see
 :mod:`roomkit.notify._first_notice`): an escalation adds approvers, and an announcement or a
@@ -29,6 +36,7 @@ from roomkit.tools.human_input import HumanInputHandler
 
 if TYPE_CHECKING:
     from roomkit.notify.notifier import NotifierStatistics
+    from roomkit.routing import Router
 
 __all__ = ["Planner"]
 
@@ -47,6 +55,12 @@ _TYPES: dict[str, NoticeType] = {
 
 _LADDER = frozenset({"remind", "escalate"})
 """The jobs of a ladder's steps."""
+
+GAP = "gap"
+"""The job of the step that looks for the next person on call of a request made in a gap."""
+
+GAP_CHECK = 60.0
+"""Seconds between two looks of a ``gap`` step at whether its schedule names someone."""
 
 
 @dataclass(slots=True)
@@ -69,6 +83,9 @@ class Planner:
         job = str(item.body.get("job"))
         request = await as_it_stands(self.handler, item.pending_id)
         open_ = request is not None and request.status is _PENDING
+        if job == GAP:
+            await self._gap(item, request if open_ else None)
+            return
         if request is None or job not in _TYPES or (job != "settle") != open_:
             await self.outbox.complete(item.item_id, {"skipped": "nothing to tell"})
             return
@@ -97,6 +114,7 @@ class Planner:
             # person on call (an escalation's additions are approvers of record too).
             current = await self.handler.get_request(item.pending_id)
             told = await router.recipients(current or request, reaches=self._reached)
+            await self._watch_gaps(router, current or request)
         if job == "reassign":
             told = (str(item.body.get("to")),)
         if job == "settle":
@@ -121,6 +139,44 @@ class Planner:
         ]
         await self.outbox.add(deliveries)
         await self.outbox.complete(item.item_id, {"deliveries": len(deliveries)})
+
+    async def _watch_gaps(self, router: Router, request: PendingInput) -> None:
+        """Add a ``gap`` step for each on-call schedule of ``request`` that names nobody
+        yet, before the step routing it is marked done (a notifier that dies between the
+        two adds it again: its id makes it once)."""
+        gaps = await router.unassigned_on_call(request)
+        if not gaps:
+            return
+        now = now_of(self.handler)
+        pending_id = request.pending_id
+        await self.outbox.add(
+            [
+                OutboxItem(
+                    step_id(pending_id, f"{GAP}.{schedule}"),
+                    pending_id,
+                    now + GAP_CHECK,
+                    {"job": GAP, "schedule": schedule},
+                    created=now,
+                )
+                for schedule in gaps
+            ]
+        )
+
+    async def _gap(self, item: OutboxItem, request: PendingInput | None) -> None:
+        """Work out the ``gap`` step ``item`` of the open ``request`` (``None`` once it is
+        not): route it again, so that the person its schedule names now, if any, is
+        assigned it and told (once, through the reassignment that adds); the step is done
+        then, else it looks again :data:`GAP_CHECK` seconds later."""
+        router = getattr(self.handler, "router", None)
+        schedule = str(item.body.get("schedule"))
+        if request is None or router is None or schedule not in router.of_record(request):
+            await self.outbox.complete(item.item_id, {"skipped": "nothing to tell"})
+            return
+        assigned = await router.refresh(request)
+        if schedule in assigned:
+            await self.outbox.complete(item.item_id, {"assigned": assigned[schedule]})
+            return
+        await self.outbox.renew(item.item_id, self.owner, now_of(self.handler) + GAP_CHECK)
 
     async def _own_ladder(self, pending_id: str) -> bool:
         """Whether the request's tool recorded a ladder of its own (beside a file's)."""

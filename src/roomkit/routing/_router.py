@@ -11,7 +11,10 @@ arrives), because absences and shifts change while a request waits:
 - a role decides through each member (``everyone``) or through the member it was assigned
   to (``rotation``, least recently assigned first, skipping those away);
 - an on-call schedule decides through whoever is on call now; when the shift changes, the
-  request moves to the new person (the one before keeps read access).
+  request moves to the new person (the one before keeps read access). A request made while
+  the schedule names nobody is assigned to whoever it names next: the notifier keeps a
+  ``gap`` step of the request in the outbox, due every minute until someone is on call
+  (:mod:`roomkit.notify._steps`), so that no routing of the request is needed for it.
 
 Assignments are kept in the request's history as ``escalated`` entries written by the
 ``routing`` surface (``group``, ``approvers``, ``replaces``, ``reason``, and ``step``, the
@@ -138,6 +141,15 @@ class Router:
             return {}
         return _assigned_in(await self._handler.history(request.pending_id))
 
+    async def unassigned_on_call(self, request: PendingInput) -> tuple[str, ...]:
+        """The on-call schedules of ``request``'s approvers of record its history assigns
+        to no one yet: it was made, or escalated to them, while they named nobody."""
+        schedules = [a for a in self.of_record(request) if _kind(a) == "on_call"]
+        if not schedules:
+            return ()
+        assigned = await self.assigned(request)
+        return tuple(schedule for schedule in schedules if schedule not in assigned)
+
     async def opening(self, request: PendingInput) -> list[dict[str, Any]]:
         """The entries a new request's history starts with: the first assignment of each of
         its on-call schedules and rotation roles. The handler writes them with the request,
@@ -246,8 +258,9 @@ class Router:
                 if now is None and before is None and kept is not None:
                     logger.warning(
                         "routing: the on-call schedule %r names nobody now: request %s is "
-                        "told to no one until a shift names someone, who is told then; "
-                        "check the schedule has no gap",
+                        "told to no one until a shift names someone, who is assigned it and "
+                        "told then (a running notifier looks every minute); check the "
+                        "schedule has no gap",
                         name,
                         request.pending_id,
                     )
@@ -406,6 +419,13 @@ def _assigned_in(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
             if people:
                 found.setdefault(group, []).append(str(people[0]))
     return found
+
+
+def _kind(approver: str) -> str | None:
+    """Whether ``approver`` names a ``"role"`` or an ``"on_call"`` schedule; ``None`` for
+    an actor."""
+    reference = reference_of(approver)
+    return None if reference is None else reference[0]
 
 
 def _name(actor: str) -> str:
