@@ -152,7 +152,9 @@ function connect() {
     socket.send(JSON.stringify({ type: 'auth', token: state.token }));
   });
   socket.addEventListener('message', function (event) {
-    if (socket === state.socket) onFrame(event.data);
+    if (socket !== state.socket) return;
+    if (pressed.size) held.push({ socket: socket, data: event.data });
+    else onFrame(event.data);
   });
   socket.addEventListener('close', function () {
     if (socket !== state.socket) return;
@@ -169,6 +171,32 @@ function reconnectLater() {
   var delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * Math.pow(2, state.retries));
   state.retries += 1;
   state.retryTimer = setTimeout(connect, delay + Math.floor(Math.random() * RETRY_JITTER_MS));
+}
+
+// While a pointer is down on the page (a press not yet released), what the desk sends waits:
+// a card arriving, drawn again or leaving (or the page scrolling to a new one) would move the
+// buttons under the press, and the release would land beside the button pressed or on
+// another card's. It is applied once every pointer is up, after the click the release makes.
+var pressed = new Set();
+var held = [];
+
+function press(event) {
+  pressed.add(event.pointerId);
+}
+
+function release(event) {
+  if (event.type === 'blur') pressed.clear();
+  else pressed.delete(event.pointerId);
+  setTimeout(applyHeld, 0);
+}
+
+function applyHeld() {
+  if (pressed.size) return;
+  var frames = held;
+  held = [];
+  frames.forEach(function (frame) {
+    if (frame.socket === state.socket) onFrame(frame.data);
+  });
 }
 
 function onFrame(data) {
@@ -731,6 +759,10 @@ document.addEventListener('DOMContentLoaded', function () {
   takeFragment();
   $('signin-form').addEventListener('submit', signIn);
   $('chat-form').addEventListener('submit', sendChat);
+  document.addEventListener('pointerdown', press, true);
+  document.addEventListener('pointerup', release, true);
+  document.addEventListener('pointercancel', release, true);
+  window.addEventListener('blur', release);
   offerPermission($('notify-me'));
   registerWorker();
   // A fresh link pasted into this tab: start over with its token (and room).
