@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from desk_page import ARTIFACTS, TRAP, OpenedPage, OpenPage
+from approval_cards import Held, HoldCall, hold
+from desk_page import ARTIFACTS, TRAP, OpenedPage, OpenPage, card, wait_live
 from desk_server import DeskServer
 from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
 
@@ -127,3 +128,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             except Exception as error:  # a closed page must not hide the test's own failure
                 report.sections.append(("screenshot", f"page {index}: {error!r}"))
     return report
+
+
+@pytest.fixture
+def hold_call(desk: DeskServer, room: str, open_page: OpenPage) -> HoldCall:
+    def held(**options: Any) -> Held:
+        pending_id = hold(desk, room, **options)
+        page = open_page(desk.link(room)).page
+        wait_live(page)
+        return Held(desk, room, pending_id, page, card(page, "approval"))
+
+    return held

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from approval_cards import hold
 from axe_playwright_python.sync_playwright import Axe
 from desk_page import OpenPage, card, wait_live
 from desk_server import DeskServer
 from playwright.sync_api import Page, expect
-from test_desk_approvals_page import hold
 
 from roomkit.desk.demo import DEMO_PERSON
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from approval_cards import ARGUMENTS, hold
 from desk_page import OpenPage, card, wait_live
 from desk_server import DeskServer
 from playwright.sync_api import expect
-from test_desk_approvals_page import ARGUMENTS, hold
 
 from roomkit.desk.demo import DEMO_PERSON
 from roomkit.tools import approvals

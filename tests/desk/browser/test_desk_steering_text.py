@@ -9,11 +9,11 @@ import json
 from importlib.resources import files
 from typing import Any
 
+from approval_cards import ARGUMENTS as PLAIN_ARGUMENTS
+from approval_cards import SCHEMA, Held, hold
 from desk_page import OpenPage, card, settled, wait_live
 from desk_server import DeskServer
 from playwright.sync_api import Locator, expect
-from test_desk_approvals_page import ARGUMENTS as PLAIN_ARGUMENTS
-from test_desk_approvals_page import SCHEMA, Held, hold
 
 from roomkit.desk.demo import DEMO_PERSON
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
