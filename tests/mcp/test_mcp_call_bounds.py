@@ -27,6 +27,7 @@ from tests.mcp.mcp_kit import (
 )
 
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.testing import advance
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.mcp import MCPTools
 
@@ -52,14 +53,14 @@ def booking_server(*, before: float = 0, after: float = 0) -> Server[Any]:
         )
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if not params.input_responses:
-                await asyncio.sleep(before)
+                await advance(before)
                 return types.InputRequiredResult(input_requests={"seats": ask})
             answer = params.input_responses["seats"]
             assert isinstance(answer, types.ElicitResult)
         else:
-            await asyncio.sleep(before)
+            await advance(before)
             answer = await ctx.session.send_request(ask, types.ElicitResult)
-        await asyncio.sleep(after)
+        await advance(after)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=f"{answer.action}: {answer.content}")]
         )

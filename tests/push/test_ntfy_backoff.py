@@ -48,6 +48,17 @@ async def ask(handler: HumanInputHandler, actor: str) -> None:
     await handler.create("ask", {"question": f"Ship it, {actor}?"}, actor_id=actor)
 
 
+async def moved(
+    clock: Clock, seconds: float, server: NtfyServer, requests: int, notifier: Notifier
+) -> None:
+    """Move the store's clock ``seconds`` on, wait for the server's ``requests``-th request
+    (no longer than :data:`GUARD`), and let the notifier settle."""
+    clock.now += seconds
+    async with asyncio.timeout(GUARD):
+        await server.wait_for(requests)
+    await notifier.wait_idle()
+
+
 async def bob_quieted_then_both_sent(
     handler: HumanInputHandler, clock: Clock, server: NtfyServer, notifier: Notifier
 ) -> None:
@@ -63,15 +74,9 @@ async def bob_quieted_then_both_sent(
     await notifier.wait_idle()
     assert len(server.requests) == 1
     server.status.clear()
-    clock.now += 1
-    async with asyncio.timeout(GUARD):
-        await server.wait_for(2)
-    await notifier.wait_idle()
+    await moved(clock, 1, server, 2, notifier)
     # One request at a time until one goes through, then the rest as due.
-    clock.now += SECOND.cap
-    async with asyncio.timeout(GUARD):
-        await server.wait_for(3)
-    await notifier.wait_idle()
+    await moved(clock, SECOND.cap, server, 3, notifier)
 
 
 async def test_a_429_leaves_the_server_alone_for_a_minute_for_every_topic(
@@ -108,18 +113,12 @@ async def test_each_429_in_a_row_doubles_the_quiet(
         async with notifier:
             await ask(handler, "bob")
             await notifier.wait_idle()
-            clock.now += 60
-            async with asyncio.timeout(GUARD):
-                await server.wait_for(2)
-            await notifier.wait_idle()
+            await moved(clock, 60, server, 2, notifier)
             clock.now += 119
             await notifier.wait_idle()
             assert len(server.requests) == 2
             server.status.clear()
-            clock.now += 1
-            async with asyncio.timeout(GUARD):
-                await server.wait_for(3)
-            await notifier.wait_idle()
+            await moved(clock, 1, server, 3, notifier)
             assert notifier.statistics().delivered["ntfy"] == 1
 
             server.status["POST"] = 429
@@ -127,10 +126,7 @@ async def test_each_429_in_a_row_doubles_the_quiet(
             await notifier.wait_idle()
             assert len(server.requests) == 4
             server.status.clear()
-            clock.now += 60
-            async with asyncio.timeout(GUARD):
-                await server.wait_for(5)
-            await notifier.wait_idle()
+            await moved(clock, 60, server, 5, notifier)
     assert notifier.statistics().delivered["ntfy"] == 2
 
 
@@ -202,9 +198,6 @@ async def test_a_429_seen_on_another_clock_counts_on_the_stores(
             clock.now += 59
             await notifier.wait_idle()
             assert len(server.requests) == 1
-            clock.now += 1
-            async with asyncio.timeout(GUARD):
-                await server.wait_for(2)
-            await notifier.wait_idle()
+            await moved(clock, 1, server, 2, notifier)
         await apart.aclose()
     assert notifier.statistics().delivered["ntfy"] == 1

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from roomkit.testing import run_virtual
+from roomkit.testing import advance, run_virtual
 from roomkit.tools.call_clock import CallClock, current_call_clock
 
 
@@ -15,13 +13,13 @@ async def _work(before: float, waits: float, after: float) -> str:
     ``after`` s of work."""
     async with CallClock(10) as clock:
         assert current_call_clock() is clock
-        await asyncio.sleep(before)
+        await advance(before)
         with clock.stopped():
             with clock.stopped():
-                await asyncio.sleep(waits)
+                await advance(waits)
             # The first wait is over, the second is not: the clock is still stopped.
-            await asyncio.sleep(waits)
-        await asyncio.sleep(after)
+            await advance(waits)
+        await advance(after)
     return "done"
 
 
@@ -41,7 +39,7 @@ def test_a_wait_after_the_call_ended_changes_nothing() -> None:
             pass
         assert current_call_clock() is None
         with clock.stopped():
-            await asyncio.sleep(20)
+            await advance(20)
         return clock
 
     assert not run_virtual(main()).expired()
