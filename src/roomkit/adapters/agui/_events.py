@@ -4,7 +4,8 @@ AG-UI events.
 A reply of the agent is a ``TEXT_MESSAGE_START/CONTENT/END`` triple under the message id the
 room recorded (the client's own id for a message it sent); a request settled elsewhere is a
 ``TOOL_CALL_RESULT`` saying how it ended; a held call is ``TOOL_CALL_START/ARGS/END`` before
-the interrupt that names its request.
+the interrupt that names its request. Every event goes out through :func:`sendable`, so text
+UTF-8 cannot encode (a lone surrogate a model wrote) is escaped instead of breaking the stream.
 """
 
 from __future__ import annotations
@@ -25,8 +26,17 @@ from ag_ui.core import (
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import RoomEvent
+from roomkit.tools.validation import unencodable_text
 
-__all__ = ["held_call", "message_id_of", "outcome_of", "result_of", "text_events", "unseen"]
+__all__ = [
+    "held_call",
+    "message_id_of",
+    "outcome_of",
+    "result_of",
+    "sendable",
+    "text_events",
+    "unseen",
+]
 
 
 def message_id_of(event: RoomEvent) -> str:
@@ -103,3 +113,23 @@ def held_call(request: PendingInput) -> list[BaseEvent]:
         ),
         ToolCallEndEvent(tool_call_id=call_id),
     ]
+
+
+def sendable(event: BaseEvent) -> BaseEvent:
+    """``event`` as the stream can carry it: text UTF-8 cannot encode (a lone surrogate in a
+    model's reply, which JSON's ``"\\ud800"`` makes) escaped as ``\\ud800``; the event
+    itself when it holds none, as nearly all do."""
+    fields = event.model_dump(by_alias=True, exclude_none=True)
+    if unencodable_text(fields) is None:
+        return event
+    return type(event).model_validate(_escaped(fields))
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(key): _escaped(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(item) for item in value]
+    return value

@@ -48,6 +48,7 @@ from roomkit.adapters.agui._events import (
     held_call,
     outcome_of,
     result_of,
+    sendable,
     text_events,
     unseen,
 )
@@ -104,11 +105,12 @@ async def run_events(
     thread: Thread, principal: Principal, run: RunAgentInput
 ) -> AsyncIterator[BaseEvent]:
     """The events of one run, ``RUN_STARTED`` first and one terminal event last (a store
-    gone away included: ``RUN_ERROR`` with the code ``run_failed``)."""
+    gone away included: ``RUN_ERROR`` with the code ``run_failed``), each one the stream can
+    encode."""
     yield RunStartedEvent(thread_id=run.thread_id, run_id=run.run_id)
     try:
         async for item in _events(thread, principal, run):
-            yield item
+            yield sendable(item)
     except Exception as error:
         logger.exception("AG-UI run %s on thread %s failed", run.run_id, run.thread_id)
         message = f"The run failed ({type(error).__name__}): run it again"
