@@ -68,18 +68,22 @@ def result_of(request: PendingInput) -> ToolCallResultEvent:
     )
 
 
-def unseen(history: list[RoomEvent], messages: list[Any], own: str) -> list[RoomEvent]:
+def unseen(history: list[RoomEvent], messages: list[Any], own: tuple[str, str]) -> list[RoomEvent]:
     """The agent's replies after the last message the client holds, that it lacks.
 
-    A user message of the client's is matched with the room's record of it (its own id,
-    on ``own``), every other message with an event by the id the run streamed it under: a
-    client numbering its messages (``"2"``) holds no reply the room numbered the same.
+    A user message of the client's is matched with the room's record of it (its own id, on
+    the door's channel, from the caller: ``own``), every other message with an event by the
+    id the run streamed it under: a client numbering its messages (``"2"``) holds no reply
+    the room numbered the same, nor the message another person's client numbered the same.
     """
+    channel_id = own[0]
     sent = {message.id for message in messages if message.role == "user"}
     others = {message.id for message in messages if message.role != "user"}
 
     def held(event: RoomEvent) -> bool:
-        return message_id_of(event) in (sent if event.channel_id == own else others)
+        if event.channel_id == channel_id:
+            return event.sender_id == own[1] and message_id_of(event) in sent
+        return message_id_of(event) in others
 
     last = -1
     for index, event in enumerate(history):
@@ -87,7 +91,9 @@ def unseen(history: list[RoomEvent], messages: list[Any], own: str) -> list[Room
             last = index
     if last < 0:
         return []
-    return [event for event in history[last + 1 :] if event.channel_id != own and not held(event)]
+    return [
+        event for event in history[last + 1 :] if event.channel_id != channel_id and not held(event)
+    ]
 
 
 def text_events(event: RoomEvent) -> list[BaseEvent]:

@@ -94,9 +94,10 @@ class Thread:
     max_new_messages: int = MAX_NEW_MESSAGES
     """The unanswered user messages the thread does not hold yet that one run may start."""
     turns: set[asyncio.Task[None]] = field(default_factory=set)
-    starting: dict[tuple[str, str], asyncio.Task[None]] = field(default_factory=dict)
-    """The turns a run of this process started, by (thread, message) id, until they end:
-    a second run sending the same message follows that turn instead of running it again."""
+    starting: dict[tuple[str, str, str], asyncio.Task[None]] = field(default_factory=dict)
+    """The turns a run of this process started, by thread, sender and message id, until they
+    end: a second run sending the same message follows that turn instead of running it
+    again."""
     admission: RoomLocks = field(default_factory=RoomLocks, repr=False)
     """The lock under which a run opens the thread, tells its new messages and starts them."""
 
@@ -126,7 +127,7 @@ async def _events(
     stop_watching = thread.handler.subscribe(lambda change: wake.set())
     try:
         try:
-            await check_new_messages(thread, thread_id, run)
+            await check_new_messages(thread, principal, thread_id, run)
             settled = await _resume(thread, principal, thread_id, run.resume or [])
         except RunRefused as refused:
             yield RunErrorEvent(message=str(refused), code=refused.code)
@@ -140,7 +141,8 @@ async def _events(
         except RunRefused as refused:
             yield RunErrorEvent(message=str(refused), code=refused.code)
             return
-        for event in unseen(history, run.messages, thread.channel.channel_id):
+        own = (thread.channel.channel_id, principal.actor_id)
+        for event in unseen(history, run.messages, own):
             for item in text_events(event):
                 yield item
         seen = {event_key(event) for event in history}

@@ -45,7 +45,9 @@ ANSWERS = frozenset({"assistant", "tool", "reasoning", "activity"})
 the agent's words, its tools' results, its reasoning and its activities."""
 
 
-async def check_new_messages(thread: Thread, thread_id: str, run: RunAgentInput) -> None:
+async def check_new_messages(
+    thread: Thread, principal: Principal, thread_id: str, run: RunAgentInput
+) -> None:
     """Refuse ``run`` when it holds more new user messages than one run may start.
 
     Read before the resume settles anything; :func:`start_turns` checks again under the
@@ -58,7 +60,7 @@ async def check_new_messages(thread: Thread, thread_id: str, run: RunAgentInput)
     if len(unanswered) <= thread.max_new_messages:
         return
     history = await thread.kit.store.recent_events(thread_id, RECENT)
-    new, _ = await _unstarted(thread, thread_id, run, history)
+    new, _ = await _unstarted(thread, principal.actor_id, thread_id, run, history)
     _within_limit(thread, new)
 
 
@@ -76,11 +78,11 @@ async def start_turns(
     Raises:
         RunRefused: more of them than one run may start (``too_many_messages``): none runs.
     """
-    new, running = await _unstarted(thread, thread_id, run, history)
+    new, running = await _unstarted(thread, principal.actor_id, thread_id, run, history)
     _within_limit(thread, new)
     if not new:
         return running[-1] if running else None
-    started = {(thread_id, message.id) for message in new}
+    started = {(thread_id, principal.actor_id, message.id) for message in new}
     channel_id = thread.channel.channel_id
     turns = [
         (
@@ -117,17 +119,18 @@ async def start_turns(
 
 
 async def _unstarted(
-    thread: Thread, thread_id: str, run: RunAgentInput, history: list[RoomEvent]
+    thread: Thread, sender: str, thread_id: str, run: RunAgentInput, history: list[RoomEvent]
 ) -> tuple[list[Any], list[asyncio.Task[None]]]:
-    """The new user messages no run of this process started yet; the turns running those
-    that one did."""
+    """``sender``'s new user messages no run of this process started yet; the turns running
+    those that one did."""
     new = await _new_messages(
-        thread.kit, thread_id, thread.channel.channel_id, run.messages, history
+        thread.kit, thread_id, (thread.channel.channel_id, sender), run.messages, history
     )
+    starting = thread.starting
     running = [
-        thread.starting[thread_id, m.id] for m in new if (thread_id, m.id) in thread.starting
+        starting[thread_id, sender, m.id] for m in new if (thread_id, sender, m.id) in starting
     ]
-    new = [message for message in new if (thread_id, message.id) not in thread.starting]
+    new = [message for message in new if (thread_id, sender, message.id) not in starting]
     return new, running
 
 
@@ -149,7 +152,11 @@ def _within_limit(thread: Thread, new: list[Any]) -> None:
 
 
 async def _new_messages(
-    kit: RoomKit, thread_id: str, own: str, messages: list[Any], history: list[RoomEvent]
+    kit: RoomKit,
+    thread_id: str,
+    own: tuple[str, str],
+    messages: list[Any],
+    history: list[RoomEvent],
 ) -> list[Any]:
     """The client's unanswered user messages the room does not hold, each id once.
 
@@ -159,9 +166,10 @@ async def _new_messages(
     latest events hold were sent before it, so the room holds them too; only when the latest
     events hold none of the client's messages, nor the last answer it shows (a client far
     behind, a seeded conversation), are the room's older events read, a page at a time. A
-    user message is held when the room recorded a message the client sent under its id: the
-    agent's replies go out under the room's own event ids (``"2"``), which a client
-    numbering its messages also uses.
+    user message is held when the room recorded a message the caller sent under its id
+    (``own`` is the door's channel and the caller): the agent's replies go out under the
+    room's own event ids (``"2"``), which a client numbering its messages also uses, and
+    another person's client in a shared thread may number its own the same.
     """
     replies = {message_id_of(event) for event in history}
     answer = next((m for m in reversed(messages) if m.role in ANSWERS), None)
@@ -201,12 +209,13 @@ def _unanswered(messages: list[Any]) -> list[Any]:
     return messages[last + 1 :]
 
 
-def _sent_ids(events: list[RoomEvent], own: str) -> set[str]:
-    """The ids of the client's messages among ``events``."""
+def _sent_ids(events: list[RoomEvent], own: tuple[str, str]) -> set[str]:
+    """The ids of the caller's messages among ``events``: those recorded on the door's
+    channel from the caller (``own``)."""
     return {
         message_id
         for event in events
-        if event.channel_id == own
+        if (event.channel_id, event.sender_id) == own
         and isinstance(message_id := event.metadata.get("message_id"), str)
     }
 
