@@ -28,11 +28,14 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from roomkit.models import room as room_model
+from roomkit.models.room import RoomEvent
+from roomkit.stores import _sql_rows as rows
 from roomkit.stores._sql_rooms import Run, SQLRooms
 from roomkit.stores._url import request_store
 from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name
 from roomkit.stores.postgres._migrate import migrate
 from roomkit.stores.postgres._room_sql import VERSION, RoomStatements
+from roomkit.stores.postgres._schema import read_back, stored
 
 if TYPE_CHECKING:
     from roomkit.stores.postgres._requests import PostgresStore
@@ -126,6 +129,15 @@ class PostgresRoomStore(SQLRooms):
         cursor = await db.execute(self._sql.last_event_id)
         row = await cursor.fetchone()
         room_model.reserve_event_ids(int(row[0]) if row is not None else 0)
+
+    def _event_params(self, event: RoomEvent) -> tuple[Any, ...]:
+        # PostgreSQL text holds no NUL: a message or a reply holding one (a client's text, a
+        # model's) is stored escaped, as a request's answer is, not refused with its turn.
+        params = rows.event_params(event)
+        return (*params[:4], stored(params[4]), stored(params[5]), *params[6:])
+
+    def _event_from(self, row: Any) -> RoomEvent:
+        return rows.event_from((*row[:4], read_back(row[4]), read_back(row[5]), *row[6:]))
 
     async def _read(self, statement: str, params: Any = ()) -> list[Any]:
         if any(isinstance(param, str) and "\x00" in param for param in params):
