@@ -46,7 +46,7 @@ class _Spending(Protocol):
 
 class _Approvals(Protocol):
     async def add_approvers(
-        self, pending_id: str, actors: tuple[str, ...]
+        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
     ) -> PendingInput | None: ...
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int: ...
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]: ...
@@ -182,9 +182,15 @@ class PartsFacade(DurableBase):
 
     # -- approvals: approvers and history -------------------------------------------------------
 
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
+    async def add_approvers(
+        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
+    ) -> PendingInput | None:
         """Add ``actors`` to the pending request's approvers; the record, or ``None`` when
         the request is not pending.
+
+        ``entry`` (checked by :func:`~roomkit.stores._history.check_entry`), when given, is
+        appended to the request's history in the same write: no decision lands between
+        the two, and no process dies between them.
 
         Raises:
             CorruptRecordError: the stored record is not one this library wrote.
@@ -192,7 +198,7 @@ class PartsFacade(DurableBase):
             StoreClosedError: the store was closed.
         """
         await self._parts_ready()
-        return await self._approvals.add_approvers(pending_id, actors)
+        return await self._approvals.add_approvers(pending_id, actors, entry)
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's history, chained to its head; its ``seq``.

@@ -423,7 +423,10 @@ class HistoryLog(Protocol):
         """The request's history, oldest first (empty for an id with none)."""
         ...
 
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
-        """Add ``actors`` to the approvers of the pending request; the record once changed,
-        ``None`` when the request is not pending."""
+    async def add_approvers(
+        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
+    ) -> PendingInput | None:
+        """Add ``actors`` to the approvers of the pending request, and append ``entry``
+        (when given) to its history in the same write; the record once changed, ``None``
+        when the request is not pending."""
         ...

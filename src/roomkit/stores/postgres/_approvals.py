@@ -33,9 +33,15 @@ class Approvals(WritingPart):
     settling: Settling
     """The store's settles, which a deciding vote runs in its transaction."""
 
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
-        """Add ``actors`` to the pending request's approvers; ``None`` when not pending."""
+    async def add_approvers(
+        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
+    ) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers, and append ``entry`` to its
+        history in the same transaction (which holds the row's lock, as a vote's does);
+        ``None`` when not pending."""
         check_nul({"actor": "".join(actors)})
+        if entry is not None:
+            entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         if "\x00" in pending_id:
             return None
         await self.ready()
@@ -48,6 +54,8 @@ class Approvals(WritingPart):
             written = (names_text(approvers), names_text(voters), pending_id)
             cursor = await db.execute(self.sql.set_approvers, written)
             changed = await cursor.fetchone()
+            if changed is not None and entry is not None:
+                await append_chained(db, self.sql, {pending_id: (entry,)}, self.judged_at())
         return None if changed is None else decode_row(changed)
 
     async def vote(self, pending_id: str, ballot: Ballot) -> Judgement:

@@ -35,6 +35,7 @@ class Approvals(ChainPart):
     voting: Voting = field(init=False)
     """The votes' script."""
     _set_approvers: AsyncScript = field(init=False)
+    _set_approvers_logged: AsyncScript = field(init=False)
     _append: ScriptBatcher = field(init=False)
 
     def __post_init__(self) -> None:
@@ -43,10 +44,17 @@ class Approvals(ChainPart):
             client, self.layout, self.where, self.within, self.heads, self.audit_ms
         )
         self._set_approvers = client.register_script(_history.SET_APPROVERS)
+        self._set_approvers_logged = client.register_script(_history.SET_APPROVERS_LOGGED)
         self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
 
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
-        """Add ``actors`` to the pending request's approvers; ``None`` when not pending."""
+    async def add_approvers(
+        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
+    ) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers, and append ``entry`` to its
+        history in the same script; ``None`` when not pending."""
+        if entry is not None:
+            entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+            return await self._add_approvers_logged(pending_id, actors, entry)
         key = self.layout.record(pending_id)
         while True:
             async with guard(self.where, pending_id, within=self.within):
@@ -57,6 +65,34 @@ class Approvals(ChainPart):
             if isinstance(done, bytes | str):  # another escalation came first: read again
                 continue
             return await self.fetch(pending_id) if int(done) else None
+
+    async def _add_approvers_logged(
+        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any]
+    ) -> PendingInput | None:
+        """:meth:`add_approvers` with its entry: read again while another escalation or
+        append moved the approvers or the chain first."""
+        key = self.layout.record(pending_id)
+        keys = [key, *self.layout.chain(pending_id)]
+        length, head = self.heads.guess(pending_id)
+        while True:
+            async with guard(self.where, pending_id, within=self.within):
+                raw = await self.client.hmget(key, ["approvers", "voters", "quorum"])
+            written = _history.set_approvers_args([text(v) if v else "" for v in raw], actors)
+            lines, after, signed = self.heads.link(pending_id, (entry,), (length, head))
+            args = [*written, length, self.audit_ms, signed, *lines]
+            # A token per attempt: the client's re-send of this one appends nothing more.
+            sent_keys, sent_args = with_token(self.layout.prefix, keys, args, within=self.within)
+            async with guard(self.where, pending_id, within=self.within):
+                done = await self._set_approvers_logged(keys=sent_keys, args=sent_args)
+            if isinstance(done, list):  # another append moved the chain: link again
+                length, head = _history.Heads.moved(pending_id, done)
+                continue
+            if isinstance(done, bytes | str):  # another escalation came first: read again
+                continue
+            if not int(done):
+                return None
+            self.heads.wrote(pending_id, length + 1, after)
+            return await self.fetch(pending_id)
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's chain, linked again when the head moved; its seq."""

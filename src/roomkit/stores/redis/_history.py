@@ -54,6 +54,7 @@ __all__ = [
     "APPEND",
     "HEAD_MOVED",
     "SET_APPROVERS",
+    "SET_APPROVERS_LOGGED",
     "Heads",
     "history_key",
     "read_chain",
@@ -124,6 +125,33 @@ return tonumber(ARGV[1])
 """
 )
 """Appends entries to a chain; run once per token (:mod:`~roomkit.stores.redis._once`)."""
+
+SET_APPROVERS_LOGGED = once(
+    HEAD_MOVED
+    + """
+-- KEYS: the request's record, history list, signed head, heads to checkpoint
+-- ARGV: as SET_APPROVERS (approvers as read, new approvers, format, new voters), then as
+--       APPEND (the length the caller read, the audit retention ms, the signed head, the
+--       entry's text linked to the head it read)
+local cur = redis.call('HMGET', KEYS[1], 'format', 'status', 'approvers')
+if cur[1] ~= ARGV[3] or cur[2] ~= 'pending' then
+  return 0
+end
+if (cur[3] or '') ~= ARGV[1] then
+  return 'retry'
+end
+local moved = head_moved(KEYS[2], tonumber(ARGV[5]))
+if moved then
+  return moved
+end
+redis.call('HSET', KEYS[1], 'approvers', ARGV[2], 'voters', ARGV[4])
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 8))
+anchor(KEYS[3], KEYS[4], ARGV[7])
+return 1
+"""
+)
+"""Adds approvers to a pending request and appends the entry that says so, in one script
+run once per token: a decision never lands between the two."""
 
 
 def history_key(prefix: str, pending_id: str) -> str:

@@ -30,8 +30,13 @@ _PENDING = PendingInputStatus.PENDING
 class Approvals(ChainPart):
     """Approvers, votes and history on one store's connection."""
 
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> PendingInput | None:
-        """Add ``actors`` to the pending request's approvers; ``None`` when not pending."""
+    async def add_approvers(
+        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
+    ) -> PendingInput | None:
+        """Add ``actors`` to the pending request's approvers, and append ``entry`` to its
+        history in the same transaction; ``None`` when not pending."""
+        if entry is not None:
+            entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
             found = query(db, sql.SELECT_APPROVERS, (pending_id,))
@@ -41,6 +46,8 @@ class Approvals(ChainPart):
             approvers, voters = widened(read_names(approvers), read_names(voters), quorum, actors)
             written = (names_text(approvers), names_text(voters), pending_id)
             rows = query(db, sql.SET_APPROVERS, written)
+            if entry is not None:
+                append_chained(db, pending_id, (entry,), now, self.trail.anchoring)
             return sql.decode_row(rows[0])
 
         record: PendingInput | None = await self.write(write)

@@ -29,7 +29,7 @@ import secrets
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from roomkit.core.context_vars import bound
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
@@ -391,12 +391,17 @@ class Decisions:
         kept: tuple[str, ...] = ()
         if request.kind != APPROVAL and not request.approvers and request.actor_id is not None:
             kept = (request.actor_id,)
-        if not await engine.add_approvers(pending_id, (*kept, *actors)):
+        escalated = new_entry("escalated", actor=by, surface=surface, approvers=list(actors))
+        if engine.durable:
+            # One write: a decision never lands between the approvers and the entry naming
+            # who added them, and a process killed there never leaves one without the other.
+            durable = cast("DurableEngine", engine)
+            return await durable.add_approvers(pending_id, (*kept, *actors), escalated)
+        # In memory neither step awaits anything: no decision lands between them.
+        memory = cast("MemoryEngine", engine)
+        if not await memory.add_approvers(pending_id, (*kept, *actors)):
             return False
-        await self.log.append_history(
-            pending_id,
-            new_entry("escalated", actor=by, surface=surface, approvers=list(actors)),
-        )
+        await self.log.append_history(pending_id, escalated)
         return True
 
 

@@ -246,12 +246,15 @@ class DurableEngine:
         self._waits.settled(won)
         return True, won
 
-    async def add_approvers(self, pending_id: str, actors: tuple[str, ...]) -> bool:
-        """Add ``actors`` to the approvers of the open request, in the store."""
+    async def add_approvers(
+        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any]
+    ) -> bool:
+        """Add ``actors`` to the approvers of the open request, in the store, with ``entry``
+        appended to its history in the same write."""
         store = self.store
         if not isinstance(store, HistoryLog):
             raise TypeError(f"{type(store).__name__} keeps no approvers: it is no HistoryLog")
-        record = await store.add_approvers(pending_id, actors)
+        record = await store.add_approvers(pending_id, actors, entry)
         if record is None:
             return False
         local = self._waits.local
