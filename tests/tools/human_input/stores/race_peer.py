@@ -1,0 +1,118 @@
+"""A process of its own on a durable store, for the tests that race two or kill one.
+
+    python -m tests.tools.human_input.stores.race_peer KIND LOCATION PREFIX PLAN
+
+opens the store (as :data:`~tests.tools.human_input.stores.store_kit.OPEN_ELSEWHERE` does),
+prints ``ready``, waits for a line on stdin, carries out PLAN (JSON, below) and prints what
+came of it as one JSON line. A plan whose ``then`` is ``"die"`` sends its own process SIGKILL
+at once after its step, before anything else runs: the store sees a process killed there.
+
+Plans (``op``):
+
+- ``settle``: ``aresolve`` every ``[id, answer, by]`` of ``calls`` at once (``areject``
+  with the answer as the reason, for a call ``[id, reason, by, "reject"]``); the results.
+- ``approval``: ``create_approval(tool, arguments, approvers=..., quorum=..., actor_id=...,
+  key=...)``; the request's id and status.
+- ``create``: ``create(tool, arguments, key=..., actor_id=...)``; the request's id.
+- ``use``: ``grants.use(grant_id)`` ``times`` times at once; how many counted.
+- ``record``: ``record`` a ``shown`` entry by ``actor`` on every id of ``ids``, ``times``
+  times each, all at once; their seqs.
+- ``escalate``: ``add_approvers(id, actors, by=...)``; whether it took.
+- ``notify``: a :class:`~roomkit.notify.Notifier` with a webhook to ``url`` signed with
+  ``secret``, until SIGTERM; ``null``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from roomkit import HumanInputHandler
+
+
+def _open(kind: str, where: str, prefix: str) -> Any:
+    if kind == "sqlite":
+        from roomkit.stores.sqlite import SQLiteStore
+
+        return SQLiteStore(where, backstop_interval=0.02)
+    if kind == "postgres":
+        from roomkit.stores.postgres import PostgresStore
+
+        return PostgresStore(where, schema=prefix, backstop_interval=0.05)
+    from roomkit.stores.redis import RedisStore
+
+    return RedisStore(where, prefix=prefix, backstop_interval=0.05)
+
+
+async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any]) -> Any:
+    op = plan["op"]
+    if op == "settle":
+        return await asyncio.gather(*(_settle(handler, *call) for call in plan["calls"]))
+    if op == "approval":
+        request = await handler.create_approval(
+            plan["tool"],
+            plan["arguments"],
+            approvers=plan["approvers"],
+            quorum=plan.get("quorum"),
+            actor_id=plan.get("actor_id"),
+            key=plan.get("key"),
+        )
+        return [request.pending_id, request.status.value]
+    if op == "create":
+        request = await handler.create(
+            plan["tool"], plan["arguments"], key=plan.get("key"), actor_id=plan.get("actor_id")
+        )
+        return request.pending_id
+    if op == "use":
+        grants = handler.grants
+        used = await asyncio.gather(*(grants.use(plan["grant_id"]) for _ in range(plan["times"])))
+        return sum(grant is not None for grant in used)
+    if op == "record":
+        from roomkit.models.history import Shown
+
+        entries = [
+            handler.record(pending_id, Shown(actor=plan["actor"], surface="desk"))
+            for pending_id in plan["ids"]
+            for _ in range(plan["times"])
+        ]
+        return await asyncio.gather(*entries)
+    if op == "escalate":
+        return await handler.add_approvers(plan["id"], plan["actors"], by=plan["by"])
+    if op == "notify":
+        from roomkit.notify import Notifier, Retry, Webhook
+
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        webhook = Webhook(plan["url"], plan["secret"], retry=Retry(first=0.05, cap=0.2))
+        async with Notifier(handler, [webhook], lease=30.0, poll=0.1):
+            await stop.wait()
+        return None
+    raise ValueError(f"unknown op {op!r}")
+
+
+async def _settle(
+    handler: HumanInputHandler, pending_id: str, answer: str, by: str, how: str = "resolve"
+) -> bool:
+    if how == "reject":
+        return await handler.areject(pending_id, answer, by=by)
+    return await handler.aresolve(pending_id, answer, by=by)
+
+
+async def main(kind: str, where: str, prefix: str, plan_text: str) -> None:
+    plan = json.loads(plan_text)
+    async with _open(kind, where, prefix) as store:
+        handler = HumanInputHandler(store=store)
+        print("ready", flush=True)
+        sys.stdin.readline()
+        done = await _carry_out(handler, plan)
+        print(json.dumps(done), flush=True)
+        if plan.get("then") == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:5]))
