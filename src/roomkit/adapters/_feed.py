@@ -1,11 +1,13 @@
 """What the protocol adapters share: a room's replies as they come, its caller's turns run in
-the background, and whether a turn is owed.
+the background (and which of them failed), and whether a turn is owed.
 
 A front end that is not a page (an AG-UI stream, an A2A task) follows a room while a request
 of its caller is in flight: :func:`run_turns` runs the caller's messages as the room's turns
-in a task of their own, :class:`FeedChannel` hands it the agent's replies to the room as the
-kit delivers them, and :func:`turn_owed` says whether a turn of the room still runs here or
-waits in the store's journal for a re-drive, so that a follower knows when the room rests.
+in a task of their own, whose result says which of them failed (:func:`failures_of`: the
+follower then ends saying so, never as a success), :class:`FeedChannel` hands it the
+agent's replies to the room as the kit delivers them, and :func:`turn_owed` says whether a
+turn of the room still runs here or waits in the store's journal for a re-drive, so that a
+follower knows when the room rests.
 :func:`held_requests` says which open requests of the room hold it: each with the deadline
 a wait gave it.
 """
@@ -13,9 +15,11 @@ a wait gave it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import weakref
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from roomkit.auth.access import Access
@@ -35,8 +39,10 @@ __all__ = [
     "EventKey",
     "FeedChannel",
     "RoomLocks",
+    "TurnFailure",
     "drained",
     "event_key",
+    "failures_of",
     "held_requests",
     "open_room",
     "recorded_elsewhere",
@@ -194,52 +200,112 @@ async def turn_owed(kit: RoomKit, room_id: str, agent: str) -> bool:
     return any(turn.room_id == room_id for turn in await journal.open_turns())
 
 
-async def end_turns_of(kit: RoomKit, message_id: int) -> None:
-    """Forget the journal's open turns that the message ``message_id`` started, once they
-    were cut on purpose: ``resume_pending()`` must not run them again, nor a follower
-    (:func:`turn_owed`) wait for them. Nothing to do on a room store that keeps no journal."""
+async def end_turns_of(kit: RoomKit, message_id: int, *, room_id: str | None = None) -> None:
+    """Forget the journal's open turns that the message ``message_id`` started (in
+    ``room_id``, when given), once they were cut on purpose or failed: ``resume_pending()``
+    must not run them again, nor a follower (:func:`turn_owed`) wait for them. Nothing to do
+    on a room store that keeps no journal."""
     journal = turn_journal(kit.store)
     if journal is None:
         return
     for turn in await journal.open_turns():
-        if turn.state.get("message_id") == message_id:
+        if turn.state.get("message_id") == message_id and room_id in (None, turn.room_id):
             await journal.end_turn(turn.turn_id)
+
+
+@dataclass(frozen=True)
+class TurnFailure:
+    """A message of the caller's whose turn failed: the caller is told to send it again."""
+
+    what: str
+    """What the log and the caller's message call it (``"AG-UI message m0"``)."""
+    recorded: bool
+    """Whether the room store holds the message (its turn failed after)."""
+    error: str
+    """The name of the error the turn failed with."""
+
+    def __str__(self) -> str:
+        if self.recorded:
+            return (
+                f"{self.what} was recorded but not handled: its turn failed ({self.error}); "
+                "send it again as a new message"
+            )
+        return f"{self.what} was not recorded, nor handled ({self.error}): send it again"
+
+
+def failures_of(turns: Collection[asyncio.Task[list[TurnFailure]]]) -> list[TurnFailure]:
+    """The failed turns of those of ``turns`` that ended (a cancelled one failed none)."""
+    return [
+        failure
+        for task in turns
+        if task.done() and not task.cancelled()
+        for failure in task.result()
+    ]
 
 
 def run_turns(
     kit: RoomKit,
     room_id: str,
     turns: Sequence[tuple[InboundMessage, str]],
-    running: set[asyncio.Task[None]],
+    running: set[asyncio.Task[list[TurnFailure]]],
     *,
     name: str,
     logger: logging.Logger,
     on_recorded: Callable[[RoomEvent], object] | None = None,
-) -> asyncio.Task[None]:
+) -> asyncio.Task[list[TurnFailure]]:
     """Run ``turns`` (each a message and what the log calls it) in the room, in order, in a
-    task named ``name`` that ``running`` holds until it ends.
+    task named ``name`` that ``running`` holds until it ends; the task's result is the turns
+    that failed (:func:`failures_of`), for the callers following it to tell.
 
     A message answers none of its sender's open requests, whatever its text: each starts
-    turns. A turn that fails is logged on ``logger`` and the next one runs: the caller
-    follows the room, not the task. ``on_recorded`` is called with each message's event
-    once the room store has it (``process_inbound``'s).
+    turns. A turn that fails is logged on ``logger`` and the next one runs: the task itself
+    never fails of it. The caller is told to send the failed message again, so a message
+    recorded before its turn failed is not left in a durable store's journal either: no
+    restart's ``resume_pending`` runs it a second time, and no follower (:func:`turn_owed`)
+    waits for it. ``on_recorded`` is called with each message's event once the room store
+    has it (``process_inbound``'s).
     """
 
-    async def run() -> None:
+    async def run() -> list[TurnFailure]:
+        failures: list[TurnFailure] = []
         for inbound, what in turns:
+            recorded: list[RoomEvent] = []
+            note = functools.partial(_noted, recorded, on_recorded)
             try:
                 # Answers come through the door's own way (a follow-up on the task that
                 # asked, a resume): a new message answers no open request.
                 await kit.process_inbound(
-                    inbound, room_id=room_id, text_answers=False, on_recorded=on_recorded
+                    inbound, room_id=room_id, text_answers=False, on_recorded=note
                 )
-            except Exception:
+            except Exception as error:
                 logger.exception("The turn of %s failed", what)
+                failures.append(TurnFailure(what, bool(recorded), type(error).__name__))
+                if recorded:
+                    await _forget_failed(kit, recorded[0], what, logger)
+        return failures
 
     task = asyncio.get_running_loop().create_task(run(), name=name)
     running.add(task)
     task.add_done_callback(running.discard)
     return task
+
+
+def _noted(
+    recorded: list[RoomEvent], then: Callable[[RoomEvent], object] | None, event: RoomEvent
+) -> None:
+    """Note that the room store holds ``event``, then tell ``then``."""
+    recorded.append(event)
+    if then is not None:
+        then(event)
+
+
+async def _forget_failed(kit: RoomKit, event: RoomEvent, what: str, logger: logging.Logger) -> None:
+    """End the journal's open turns of the failed message ``event``; a store that cannot be
+    reached keeps them (a restart re-drives them), which is logged."""
+    try:
+        await end_turns_of(kit, event.id, room_id=event.room_id)
+    except Exception:
+        logger.exception("The failed turn of %s stays in the room store's journal", what)
 
 
 async def held_requests(

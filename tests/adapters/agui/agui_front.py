@@ -22,7 +22,7 @@ from roomkit.adapters.agui import agui_router
 from roomkit.channels.ai import AIChannel
 from roomkit.desk import DeskLimits, issue_token
 from roomkit.desk.api import Desk, desk_router
-from roomkit.providers.ai.base import AIResponse
+from roomkit.providers.ai.base import AIProvider, AIResponse
 from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import ASK_USER_QUESTION, CONFIRM_ACTION
 
@@ -80,10 +80,11 @@ class Front:
         answer_schemas: dict[str, Any] | None = None,
         approval: Approval | None = None,
         max_new_messages: int | None = None,
+        provider: AIProvider | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.outbox = Outbox()
-        self.provider = MockAIProvider(ai_responses=script)
+        self.provider = provider or MockAIProvider(ai_responses=script)
         human = HumanInputToolHandler(
             {"AskUserQuestion", "ConfirmAction"},
             handler=self.handler,

@@ -45,8 +45,10 @@ from roomkit.adapters._feed import (
     EventKey,
     FeedChannel,
     RoomLocks,
+    TurnFailure,
     drained,
     end_turns_of,
+    failures_of,
     held_requests,
     open_room,
     recorded_elsewhere,
@@ -121,8 +123,8 @@ class RoomKitExecutor(AgentExecutor):
         self.handler = handler
         self.channel = channel
         self.access = Access.of(kit, handler)
-        self._turns: set[asyncio.Task[None]] = set()
-        self._task_turns: dict[str, asyncio.Task[None]] = {}
+        self._turns: set[asyncio.Task[list[TurnFailure]]] = set()
+        self._task_turns: dict[str, asyncio.Task[list[TurnFailure]]] = {}
         # The id of the message each task's turn was started by, once the room has it.
         self._task_messages: dict[str, int] = {}
         self._rooms = RoomLocks()
@@ -159,10 +161,15 @@ class RoomKitExecutor(AgentExecutor):
             # What the room holds before this task acts: a reply recorded after it and not
             # delivered here came from a turn in another process.
             seen = await seen_now(self.kit, room_id)
-            turn, notes = None, list[str]()
+            notes: list[str] = []
             if context.current_task is None:
-                turn = self._start_turn(principal, room_id, context)
+                turn: asyncio.Task[list[TurnFailure]] | None = self._start_turn(
+                    principal, room_id, context
+                )
             else:
+                # The task's turn, waiting on what the follow-up answers: its failure after
+                # the answer is the task's.
+                turn = self._task_turns.get(updater.task_id)
                 ended, notes = await self._answer(principal, room_id, context, updater)
                 if ended:
                     return
@@ -210,7 +217,7 @@ class RoomKitExecutor(AgentExecutor):
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext
-    ) -> asyncio.Task[None]:
+    ) -> asyncio.Task[list[TurnFailure]]:
         text = context.get_user_input()
         inbound = InboundMessage(self.channel.channel_id, principal.actor_id, TextContent(text))
         task_id = context.task_id or ""
@@ -221,7 +228,7 @@ class RoomKitExecutor(AgentExecutor):
         turn = run_turns(
             self.kit,
             room_id,
-            [(inbound, f"A2A task {task_id}")],
+            [(inbound, f"A2A message of task {task_id}")],
             self._turns,
             name=f"a2a-turn-{room_id}",
             logger=logger,
@@ -232,7 +239,7 @@ class RoomKitExecutor(AgentExecutor):
         turn.add_done_callback(lambda _: self._forget_turn(task_id, turn))
         return turn
 
-    def _forget_turn(self, task_id: str, turn: asyncio.Task[None]) -> None:
+    def _forget_turn(self, task_id: str, turn: asyncio.Task[list[TurnFailure]]) -> None:
         if self._task_turns.get(task_id) is turn:
             del self._task_turns[task_id]
             self._task_messages.pop(task_id, None)
@@ -338,7 +345,7 @@ class RoomKitExecutor(AgentExecutor):
     async def _follow(
         self,
         room_id: str,
-        turn: asyncio.Task[None] | None,
+        turn: asyncio.Task[list[TurnFailure]] | None,
         replies: asyncio.Queue[Any],
         wake: asyncio.Event,
         updater: TaskUpdater,
@@ -346,9 +353,11 @@ class RoomKitExecutor(AgentExecutor):
         notes: list[str],
         seen: set[EventKey],
     ) -> None:
-        """Follow the room until it holds on requests (input required) or rests (completed);
-        the task's message says what the agent replied meanwhile, here or, after an answer
-        taken here, in another process (read back from the room store)."""
+        """Follow the room until the task's turn failed (failed, the message saying it was
+        not handled: send it again), or the room holds on requests (input required) or
+        rests (completed); the task's message says what the agent replied meanwhile, here
+        or, after an answer taken here, in another process (read back from the room
+        store)."""
         if turn is not None:
             turn.add_done_callback(lambda _: wake.set())
         said = list(notes)
@@ -357,6 +366,10 @@ class RoomKitExecutor(AgentExecutor):
         while True:
             wake.clear()
             said += [reply.content.body for reply in drained(replies, seen) if reply.content.body]
+            if failures := failures_of([turn] if turn is not None else []):
+                said += [str(failure) for failure in failures]
+                await updater.failed(updater.new_agent_message([new_text_part(t) for t in said]))
+                return
             held = await held_requests(self.handler, room_id, waited=clock() - started)
             resting = held == [] and (turn is None or turn.done()) and replies.empty()
             if held or (resting and not await turn_owed(self.kit, room_id, self.agent)):

@@ -2,7 +2,8 @@
 
 A run starts with ``RUN_STARTED`` and ends with exactly one of ``RUN_FINISHED`` (success, or
 an interrupt naming every open request of the thread) or ``RUN_ERROR`` (a resume it cannot
-take, or more new messages than one run may start, with a code). In between: the outcomes
+take, more new messages than one run may start, or a turn it follows that failed, its
+message then not handled, with a code). In between: the outcomes
 of the requests settled elsewhere first that the resume named or whose held call the client
 holds without a result (``TOOL_CALL_RESULT``), the agent's replies the client has not seen
 (``TEXT_MESSAGE_*``), and the held calls (``TOOL_CALL_START/ARGS/END``) before an interrupt.
@@ -21,6 +22,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
@@ -38,8 +40,10 @@ from roomkit.adapters._feed import (
     EventKey,
     FeedChannel,
     RoomLocks,
+    TurnFailure,
     drained,
     event_key,
+    failures_of,
     held_requests,
     recorded_elsewhere,
     turn_owed,
@@ -93,8 +97,11 @@ class Thread:
     """The id of the AI channel attached to a thread's room when the room is created."""
     max_new_messages: int = MAX_NEW_MESSAGES
     """The unanswered user messages the thread does not hold yet that one run may start."""
-    turns: set[asyncio.Task[None]] = field(default_factory=set)
-    starting: dict[tuple[str, str, str], asyncio.Task[None]] = field(default_factory=dict)
+    turns: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The tasks this process runs for the router's threads, held until they end."""
+    starting: dict[tuple[str, str, str], asyncio.Task[list[TurnFailure]]] = field(
+        default_factory=dict
+    )
     """The turns a run of this process started, by thread, sender and message id, until they
     end: a second run sending the same message follows that turn instead of running it
     again."""
@@ -137,7 +144,7 @@ async def _events(
         try:
             async with thread.admission(thread_id):
                 history = await thread.kit.store.recent_events(thread_id, RECENT)
-                turn = await start_turns(thread, principal, thread_id, run, history)
+                turns = await start_turns(thread, principal, thread_id, run, history)
         except RunRefused as refused:
             yield RunErrorEvent(message=str(refused), code=refused.code)
             return
@@ -146,7 +153,7 @@ async def _events(
             for item in text_events(event):
                 yield item
         seen = {event_key(event) for event in history}
-        async for item in _follow(thread, principal, run, turn, replies, wake, seen):
+        async for item in _follow(thread, principal, run, turns, replies, wake, seen):
             yield item
     finally:
         stop_listening()
@@ -277,12 +284,14 @@ async def _follow(
     thread: Thread,
     principal: Principal,
     run: RunAgentInput,
-    turn: asyncio.Task[None] | None,
+    turns: list[asyncio.Task[list[TurnFailure]]],
     replies: asyncio.Queue[RoomEvent],
     wake: asyncio.Event,
     seen: set[EventKey],
 ) -> AsyncIterator[BaseEvent]:
-    """Stream the replies until the thread holds on requests (interrupt) or rests.
+    """Stream the replies until a turn the run follows failed (``RUN_ERROR`` with the code
+    ``turn_failed``, naming each message to send again), or the thread holds on requests
+    (interrupt) or rests.
 
     The requests shown are those the caller may see: a thread held only by questions of
     others ends the caller's run (no interrupt it could never answer). ``seen`` holds the
@@ -291,7 +300,7 @@ async def _follow(
     taken there)."""
     thread_id, run_id = run.thread_id, run.run_id
     own = thread.channel.channel_id
-    if turn is not None:
+    for turn in turns:
         turn.add_done_callback(lambda _: wake.set())
     clock = asyncio.get_running_loop().time
     started = clock()
@@ -300,6 +309,11 @@ async def _follow(
         for reply in drained(replies, seen):
             for item in text_events(reply):
                 yield item
+        if failures := failures_of(turns):
+            # Told before any interrupt: the next run shows the requests still open.
+            message = "; ".join(str(failure) for failure in failures)
+            yield RunErrorEvent(message=message, code="turn_failed")
+            return
         held = await held_requests(thread.handler, thread_id, waited=clock() - started)
         if held and not (held := await thread.access.visible(principal, held)):
             # The thread waits on others' answers: nothing of it is the caller's to give.
@@ -311,7 +325,7 @@ async def _follow(
             outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         elif (
             held == []
-            and (turn is None or turn.done())
+            and all(turn.done() for turn in turns)
             and replies.empty()
             and not await turn_owed(thread.kit, thread_id, thread.agent)
         ):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ag_ui.core import RunAgentInput
 
-from roomkit.adapters._feed import RECENT, run_turns
+from roomkit.adapters._feed import RECENT, TurnFailure, run_turns
 from roomkit.adapters.agui._events import message_id_of
 from roomkit.adapters.agui._interrupts import RunRefused
 from roomkit.auth.principal import Principal
@@ -70,18 +70,33 @@ async def start_turns(
     thread_id: str,
     run: RunAgentInput,
     history: list[RoomEvent],
-) -> asyncio.Task[None] | None:
-    """Run the client's unanswered user messages the room does not hold yet, in order, in a task
-    (under the thread's admission lock); the task already running the last of them when
-    another run started them all.
+) -> list[asyncio.Task[list[TurnFailure]]]:
+    """Run the client's unanswered user messages the room does not hold yet, in order, in a
+    task (under the thread's admission lock); the turns the run follows: that task, those
+    already running the messages another run started, and the caller's other turns of the
+    thread still running here (one a resume carries on), so that the run tells their
+    failures.
 
     Raises:
         RunRefused: more of them than one run may start (``too_many_messages``): none runs.
     """
     new, running = await _unstarted(thread, principal.actor_id, thread_id, run, history)
     _within_limit(thread, new)
-    if not new:
-        return running[-1] if running else None
+    caller = (thread_id, principal.actor_id)
+    followed = running + [
+        task
+        for (room, sender, _), task in thread.starting.items()
+        if (room, sender) == caller and not task.done()
+    ]
+    if new:
+        followed.append(_start(thread, principal, thread_id, new))
+    return list(dict.fromkeys(followed))
+
+
+def _start(
+    thread: Thread, principal: Principal, thread_id: str, new: list[Any]
+) -> asyncio.Task[list[TurnFailure]]:
+    """Run ``new`` in a task, noted in ``thread.starting`` until it ends."""
     started = {(thread_id, principal.actor_id, message.id) for message in new}
     channel_id = thread.channel.channel_id
     turns = [
@@ -109,7 +124,7 @@ async def start_turns(
             for key in started:
                 thread.starting.pop(key, None)
 
-    def over(_: asyncio.Task[None]) -> None:
+    def over(_: asyncio.Task[list[TurnFailure]]) -> None:
         forgetting = asyncio.get_running_loop().create_task(forget())
         thread.turns.add(forgetting)
         forgetting.add_done_callback(thread.turns.discard)
@@ -120,7 +135,7 @@ async def start_turns(
 
 async def _unstarted(
     thread: Thread, sender: str, thread_id: str, run: RunAgentInput, history: list[RoomEvent]
-) -> tuple[list[Any], list[asyncio.Task[None]]]:
+) -> tuple[list[Any], list[asyncio.Task[list[TurnFailure]]]]:
     """``sender``'s new user messages no run of this process started yet; the turns running
     those that one did."""
     new = await _new_messages(
