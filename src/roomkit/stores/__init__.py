@@ -28,6 +28,7 @@ from roomkit.stores._checkpoints import checkpointing
 from roomkit.stores._history import (
     MAX_ARGUMENTS_CHARS,
     MAX_ENTRY_CHARS,
+    GuardedHistory,
     HistoryLog,
     asked_entry,
     broken_link,
@@ -71,6 +72,7 @@ __all__ = [
     "CarriedTrail",
     "CheckpointReport",
     "DurableStore",
+    "GuardedHistory",
     "HistoryLog",
     "Judgement",
     "MemoryHistory",

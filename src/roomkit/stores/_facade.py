@@ -49,6 +49,7 @@ class _Approvals(Protocol):
         self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
     ) -> PendingInput | None: ...
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int: ...
+    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool: ...
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]: ...
 
 
@@ -213,6 +214,22 @@ class PartsFacade(DurableBase):
         """
         await self._parts_ready()
         return await self._approvals.append_history(pending_id, entry)
+
+    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` as entry ``seq`` of the pending request's history; ``False``,
+        having written nothing, when the request is not pending or its history is no longer
+        ``seq`` entries long.
+
+        One check-and-set on the request's status and the chain's head: two processes that
+        read the same history and decide the same entry from it (a routing assignment)
+        write it once, and none lands after the request's settle.
+
+        Raises:
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        await self._parts_ready()
+        return await self._approvals.append_history_at(pending_id, entry, seq)
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id.

@@ -21,7 +21,8 @@ place of a settle that came after the deadline, it appends :func:`deadline_entry
 Each store names the step that appends chained entries inside a write already open,
 ``append_chained``, for any other write that must record its entries with it.
 
-:class:`HistoryLog` is what a durable store offers;
+:class:`HistoryLog` is what a durable store offers, and :class:`GuardedHistory` the append
+that writes only while the history is as its writer read it;
 :class:`~roomkit.stores.memory._history.MemoryHistory` keeps histories in this process's
 memory.
 """
@@ -45,6 +46,7 @@ from roomkit.tools.validation import unencodable_text
 __all__ = [
     "ENTRY_TYPES",
     "MAX_ARGUMENTS_CHARS",
+    "GuardedHistory",
     "HistoryLog",
     "asked_entry",
     "broken_link",
@@ -429,4 +431,18 @@ class HistoryLog(Protocol):
         """Add ``actors`` to the approvers of the pending request, and append ``entry``
         (when given) to its history in the same write; the record once changed, ``None``
         when the request is not pending."""
+        ...
+
+
+@runtime_checkable
+class GuardedHistory(Protocol):
+    """A store that appends to a history only while it is as its writer read it: the
+    check-and-set a write decided from the history needs (a routing assignment), so that
+    two processes deciding the same from the same history write it once."""
+
+    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` (checked by :func:`check_entry`) as entry ``seq`` of the
+        pending request's history, in one write that checks both; ``False``, having written
+        nothing, when the request is not pending or its history is no longer ``seq``
+        entries long (another entry, or the settle's, came first: read it again)."""
         ...

@@ -10,13 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from psycopg import Rollback
+
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._checks import Outcome
 from roomkit.stores._history import entry_text, read_entry
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
 from roomkit.stores.base import PendingChange, PendingChangeKind
-from roomkit.stores.postgres._history import append_chained
+from roomkit.stores.postgres._history import append_at, append_chained
 from roomkit.stores.postgres._part import WritingPart
 from roomkit.stores.postgres._schema import decode_row, read_back
 from roomkit.stores.postgres._settling import Settling
@@ -85,6 +87,24 @@ class Approvals(WritingPart):
         async with self.link.connection() as db, db.transaction():
             appended = await append_chained(db, self.sql, {pending_id: (entry,)}, self.judged_at())
         return appended[pending_id][0]
+
+    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` as entry ``seq`` of the pending request's chain, in a transaction
+        holding the request's row lock (a settle waits for it, as for a vote); ``False``,
+        with nothing written, when the request is not pending or the chain is not ``seq``
+        long."""
+        check_nul({"pending_id": pending_id})
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+        await self.ready()
+        written = False
+        async with self.link.connection() as db, db.transaction() as writing:
+            cursor = await db.execute(self.sql.select_approvers, (pending_id,))
+            if await cursor.fetchone() is None:
+                return False
+            written = await append_at(db, self.sql, pending_id, entry, seq, self.judged_at())
+            if not written:  # the chain's last append goes back with the rest
+                raise Rollback(writing)
+        return written
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""

@@ -29,7 +29,7 @@ from roomkit.stores._history import first_prev, link_digest, linked_chain
 from roomkit.stores._trail import Anchoring, Head
 from roomkit.stores.postgres._schema import Statements, read_back, stored
 
-__all__ = ["append_chained", "linked_rows", "purge_chains"]
+__all__ = ["append_at", "append_chained", "linked_rows", "purge_chains"]
 
 _RACES = 64
 """Times a chain is linked again because other appends took its seq first."""
@@ -87,6 +87,31 @@ async def append_chained(
     if waiting:
         raise StoreError(f"the history of {next(iter(waiting))!r} kept growing under this append")
     return appended
+
+
+async def append_at(
+    db: AsyncConnection[Any],
+    statements: Statements,
+    pending_id: str,
+    entry: Mapping[str, Any],
+    seq: int,
+    now: float | None,
+) -> bool:
+    """Append ``entry`` (checked already) as entry ``seq`` of the request's chain; ``False``,
+    having written nothing but the chain's last append, when the chain is not ``seq`` long or
+    another transaction takes that seq first (the caller rolls its transaction back then).
+
+    Raises:
+        psycopg.Error: as the statements raise it (the transaction is the caller's).
+    """
+    await db.execute(statements.touch_chain, (pending_id, now))
+    cursor = await db.execute(statements.history_heads, ([pending_id],))
+    linked = _linked(await cursor.fetchall(), {pending_id: (entry,)}, statements.anchoring)
+    first, texts, head = linked[pending_id]
+    if first != seq:
+        return False
+    cursor = await db.execute(statements.append_history_first, (pending_id, first, texts[0], *head))
+    return await cursor.fetchone() is not None
 
 
 def linked_rows(

@@ -3,7 +3,8 @@
 A vote is one script with its history entries and, when it decides, the settle
 (:mod:`._votes`); an append is a check-and-set on the chain's head, guessed from the last
 append made here and linked again to the head the script hands back when another process
-moved it (:mod:`._history`).
+moved it (:mod:`._history`); an append at a given seq checks that seq and the request's
+status in its script, and writes only while both stand.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from redis.commands.core import AsyncScript
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._history import entry_text
+from roomkit.stores._records import FORMAT
 from roomkit.stores.redis import _history
 from roomkit.stores.redis._batch import ScriptBatcher
 from roomkit.stores.redis._link import guard, text
@@ -37,6 +39,7 @@ class Approvals(ChainPart):
     _set_approvers: AsyncScript = field(init=False)
     _set_approvers_logged: AsyncScript = field(init=False)
     _append: ScriptBatcher = field(init=False)
+    _append_at: AsyncScript = field(init=False)
 
     def __post_init__(self) -> None:
         client = self.client
@@ -46,6 +49,7 @@ class Approvals(ChainPart):
         self._set_approvers = client.register_script(_history.SET_APPROVERS)
         self._set_approvers_logged = client.register_script(_history.SET_APPROVERS_LOGGED)
         self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
+        self._append_at = client.register_script(_history.APPEND_AT)
 
     async def add_approvers(
         self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
@@ -111,6 +115,32 @@ class Approvals(ChainPart):
             length, head = _history.Heads.moved(pending_id, done)
         self.heads.wrote(pending_id, length + 1, after)
         return length
+
+    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` as entry ``seq`` of the pending request's chain, in one script
+        that checks both; ``False`` when the request is not pending or the chain is not
+        ``seq`` long."""
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+        keys = [self.layout.record(pending_id), *self.layout.chain(pending_id)]
+        length, head = self.heads.guess(pending_id)
+        if length != seq:
+            length = -1  # no chain is that long: the script hands back the head to link to
+        while True:
+            lines, after, signed = self.heads.link(pending_id, (entry,), (length, head))
+            args = [FORMAT, length, signed, *lines]
+            # A token per attempt: the client's re-send of this one appends nothing more.
+            sent_keys, sent_args = with_token(self.layout.prefix, keys, args, within=self.within)
+            async with guard(self.where, pending_id, within=self.within):
+                done = await self._append_at(keys=sent_keys, args=sent_args)
+            if not isinstance(done, list):
+                break
+            length, head = _history.Heads.moved(pending_id, done)
+            if length != seq:  # another entry came first: the caller reads again
+                return False
+        if not int(done):
+            return False
+        self.heads.wrote(pending_id, length + 1, after)
+        return True
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""

@@ -52,6 +52,7 @@ from roomkit.stores.redis._once import once
 
 __all__ = [
     "APPEND",
+    "APPEND_AT",
     "HEAD_MOVED",
     "SET_APPROVERS",
     "SET_APPROVERS_LOGGED",
@@ -125,6 +126,28 @@ return tonumber(ARGV[1])
 """
 )
 """Appends entries to a chain; run once per token (:mod:`~roomkit.stores.redis._once`)."""
+
+APPEND_AT = once(
+    HEAD_MOVED
+    + """
+-- KEYS: the request's record, history list, signed head, heads to checkpoint
+-- ARGV: format, the length the caller read (-1 to learn it), the signed head, the entry's
+--       text (linked to the head it read)
+local cur = redis.call('HMGET', KEYS[1], 'format', 'status')
+if cur[1] ~= ARGV[1] or cur[2] ~= 'pending' then
+  return 0
+end
+local moved = head_moved(KEYS[2], tonumber(ARGV[2]))
+if moved then
+  return moved
+end
+redis.call('RPUSH', KEYS[2], ARGV[4])
+anchor(KEYS[3], KEYS[4], ARGV[3])
+return 1
+"""
+)
+"""Appends an entry to a pending request's chain only while the chain is as long as the
+caller read it; run once per token. An open request's history never expires."""
 
 SET_APPROVERS_LOGGED = once(
     HEAD_MOVED

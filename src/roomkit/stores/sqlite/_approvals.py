@@ -2,7 +2,8 @@
 
 Each write runs in the store's ``BEGIN IMMEDIATE`` transaction, which holds the file's write
 lock: a vote is judged, recorded and (when it decides) settled with its history entries, all
-or nothing, and an append reads the chain's head with no other process appending between.
+or nothing, and an append reads the chain's head with no other process appending between (an
+append at a given seq reads the request's status too, and writes only while both stand).
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._history import entry_text, read_entry, stored_seq
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
 from roomkit.stores.sqlite import _schema as sql
+from roomkit.stores.sqlite._batch import Undo
 from roomkit.stores.sqlite._history import append_chained
 from roomkit.stores.sqlite._link import fetch_all, query
 from roomkit.stores.sqlite._part import ChainPart
@@ -70,6 +73,28 @@ class Approvals(ChainPart):
             return append_chained(db, pending_id, (entry,), now, self.trail.anchoring)[0]
 
         return int(await self.write(write))
+
+    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` as entry ``seq`` of the pending request's chain, under the file's
+        write lock; ``False`` when the request is not pending or the chain is not ``seq``
+        long."""
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+
+        def write(db: sqlite3.Connection, now: float) -> bool:
+            found = query(db, sql.SELECT_APPROVERS, (pending_id,))
+            if not found or found[0][0] != _PENDING:
+                return False
+            head = query(db, sql.HISTORY_HEAD, (pending_id,))
+            try:
+                length = stored_seq(head[0][0], pending_id) + 1 if head else 0
+            except CorruptRecordError as error:
+                raise Undo(error) from None
+            if length != seq:
+                return False
+            append_chained(db, pending_id, (entry,), now, self.trail.anchoring)
+            return True
+
+        return bool(await self.write(write))
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first.

@@ -208,6 +208,19 @@ class MemoryTrail:
         """
         return self.keep(pending_id, detached(entry))
 
+    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` (checked already) as entry ``seq`` of the open request's
+        history; ``False`` when the request is not open or its history is not ``seq``
+        long. Nothing awaits between the checks and the append."""
+        request = self._recall(pending_id)
+        if request is None or request.status is not PendingInputStatus.PENDING:
+            return False
+        history = recorded(request)
+        if len(history) != seq:
+            return False
+        request._history = (*history, detached(entry))
+        return True
+
     def keep(self, pending_id: str, item: dict[str, Any] | LaterEntry) -> int:
         """Append ``item`` (checked already, shared with nobody) as it is; its ``seq``.
 

@@ -17,7 +17,8 @@ from typing import Any
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.history import Entry
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import GuardedHistory
 from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
 from roomkit.stores.outbox import Outbox
 from roomkit.tools.human_input._announce import Announcer
@@ -100,6 +101,37 @@ class HandlerReads:
         check_by(checked["actor"], name="actor")
         check_surface(checked["surface"])
         return await self._decisions.record(pending_id, checked)
+
+    async def record_at(self, pending_id: str, entry: dict[str, Any] | Entry, *, seq: int) -> bool:
+        """Append ``entry`` to the open request's history as its entry ``seq`` (the length
+        of the history a caller read and decided ``entry`` from), in one check-and-set;
+        ``False``, with nothing written, when the request is no longer open or its history
+        grew meanwhile (read it again). Two processes deciding the same entry from the same
+        history (a routing assignment) so write it once, and never after the settle.
+
+        Raises:
+            TypeError, ValueError, InvalidTextError: as :meth:`record`; or ``seq`` is no
+                int, or below 0. Nothing was stored.
+        """
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            raise TypeError(f"seq is the length of the history read, an int: got {seq!r}")
+        if seq < 0:
+            raise ValueError(f"seq is the length of the history read, 0 or more: got {seq}")
+        checked = check_entry(entry)
+        check_by(checked["actor"], name="actor")
+        check_surface(checked["surface"])
+        log = self._decisions.log
+        if isinstance(log, GuardedHistory):
+            return await log.append_history_at(pending_id, checked, seq)
+        # A log of the application's own store: the checks read first, and a write in
+        # another process may come between them and the append.
+        request = await self._engine.get_request(pending_id)
+        if request is None or request.status is not PendingInputStatus.PENDING:
+            return False
+        if len(await log.read_history(pending_id)) != seq:
+            return False
+        await log.append_history(pending_id, checked)
+        return True
 
     # -- reading -----------------------------------------------------------------------------
 
