@@ -19,7 +19,11 @@ arrives), because absences and shifts change while a request waits:
 Assignments are kept in the request's history as ``escalated`` entries written by the
 ``routing`` surface (``group``, ``approvers``, ``replaces``, ``reason``, and ``step``, the
 ladder step that handed a rotation on), so every process reading the history routes alike,
-and a step worked out again hands a rotation on once. When each member of a rotation was
+and a step worked out again hands a rotation on once. Each is appended only while the
+history is as the router read it and the request open (one check-and-set in the store,
+:meth:`~roomkit.tools.human_input.HumanInputHandler.record_at`), else the history is read
+again: processes routing a request at once record each shift change once, and none records
+one after the request's settle. When each member of a rotation was
 last assigned is kept in the store's spend ledger (``rotation:["<role>","<member>"]``), so the
 rotation goes on across processes and restarts; two processes assigning the same role in the
 same instant may pick the same member.
@@ -30,13 +34,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.people import Directory, reference_of
+from roomkit.routing._entries import ROUTING, Reading, assigned_in, assignment_entry
 from roomkit.routing._members import Rotations, on_call_now
 from roomkit.stores.base import SpendLedger
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of
@@ -44,9 +49,6 @@ from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 __all__ = ["ROUTING", "Router", "Standing"]
 
 logger = logging.getLogger("roomkit.routing")
-
-ROUTING = "routing"
-"""The ``surface`` of the history entries routing writes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,9 @@ class RoutedHandler(Protocol):
 
     async def history(self, pending_id: str) -> list[dict[str, Any]]: ...
 
-    async def record(self, pending_id: str, entry: dict[str, Any]) -> int: ...
+    async def record_at(self, pending_id: str, entry: dict[str, Any], *, seq: int) -> bool: ...
+
+    async def get_request(self, pending_id: str) -> PendingInput | None: ...
 
     @property
     def outbox(self) -> Outbox: ...
@@ -80,12 +84,12 @@ class RoutedHandler(Protocol):
     def durable(self) -> bool: ...
 
 
+_READINGS = 32
+"""Times one refresh reads a request's history again because another write came between
+its read and its assignment."""
+
 _HANDED_ON = frozenset({"shift change", "member left"})
 """The reasons of a reassignment the new person is told of through the notifier's outbox."""
-
-
-def _stamp(at: datetime) -> str:
-    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 class Router:
@@ -139,7 +143,7 @@ class Router:
         oldest first, as its history records."""
         if not any(reference_of(a) for a in self.of_record(request)):
             return {}
-        return _assigned_in(await self._handler.history(request.pending_id))
+        return assigned_in(await self._handler.history(request.pending_id))
 
     async def unassigned_on_call(self, request: PendingInput) -> tuple[str, ...]:
         """The on-call schedules of ``request``'s approvers of record its history assigns
@@ -157,41 +161,152 @@ class Router:
         if not self.routes(request):
             return []
         kept: list[dict[str, Any]] = []
-        await self._refresh(request, False, {}, kept)
+        await self._route(request, Reading({}, frozenset(), 0), escalating=False, kept=kept)
         return kept
 
-    async def _assign(
+    async def refresh(
+        self, request: PendingInput, *, escalating: bool = False, step: str | None = None
+    ) -> dict[str, str]:
+        """Bring the request's group assignments up to date and return them: assign what
+        has no one yet, follow a shift change, and on ``escalating`` hand each rotation
+        role on to its next member. Each change is a history entry, appended only while
+        the history is as it was read and the request open: processes refreshing the
+        request at once write each change once, and none after its settle.
+
+        Args:
+            step: the id of the ladder step escalating (its outbox item's): a rotation
+                role it handed on already (a notifier died before marking the step done,
+                and another works it out again) is not handed on again.
+        """
+        lock = self._locks.get(request.pending_id)
+        if lock is None:
+            lock = self._locks[request.pending_id] = asyncio.Lock()
+        async with lock:
+            return await self._refresh(request, escalating, step)
+
+    async def _refresh(
+        self, request: PendingInput, escalating: bool, step: str | None
+    ) -> dict[str, str]:
+        if not any(reference_of(a) for a in self.of_record(request)):
+            return {}
+        picked: dict[tuple[str, str | None], str | None] = {}
+        for _ in range(_READINGS):
+            reading = Reading.of(await self._handler.history(request.pending_id), step)
+            routed = await self._route(
+                request, reading, escalating=escalating, picked=picked, step=step
+            )
+            if routed is not None:
+                return routed
+            # Another write came between the read and the assignment: read again, unless
+            # it was the settle, after which the request is read as it was left.
+            now = await self._handler.get_request(request.pending_id)
+            if now is None or now.status is not PendingInputStatus.PENDING:
+                return await self.assigned(request)
+        logger.warning(
+            "routing: the history of %s kept growing while it was routed (%d reads); its "
+            "assignments stand as read, and the next routing of it brings them up to date",
+            request.pending_id,
+            _READINGS,
+        )
+        return await self.assigned(request)
+
+    async def _route(
         self,
         request: PendingInput,
-        group: str,
-        actor: str,
-        replaces: str | None,
-        reason: str,
-        turn: int,
-        kept: list[dict[str, Any]] | None,
+        reading: Reading,
+        *,
+        escalating: bool,
+        kept: list[dict[str, Any]] | None = None,
+        picked: dict[tuple[str, str | None], str | None] | None = None,
         step: str | None = None,
-    ) -> None:
-        """Record that ``group`` is ``actor``'s now (its ``turn``-th assignment, made by
-        the ladder's ``step``, if one): in ``kept`` for a request not stored yet, else in
-        its history."""
-        entry: dict[str, Any] = {
-            "type": "escalated",
-            "at": _stamp(self.clock()),
-            "actor": None,
-            "surface": ROUTING,
-            "approvers": [actor],
-            "group": group,
-            "reason": reason,
-        }
-        if replaces is not None:
-            entry["replaces"] = replaces
-        if step is not None:
-            entry["step"] = step
-        if kept is not None:
-            kept.append(entry)
-            return
-        await self._handler.record(request.pending_id, entry)
-        if (replaces is not None and reason in _HANDED_ON) or reason == "on call":
+    ) -> dict[str, str] | None:
+        """Assign each group of ``request`` whose assignment ``reading`` finds out of date:
+        in ``kept`` for a request not stored yet, else in its history, each entry as the
+        entry after the last one read; the assignments, or ``None`` when another write came
+        first (nothing more is written then)."""
+        every = reading.every
+        current = {group: people[-1] for group, people in every.items()}
+        seq = reading.length
+        for approver in self.of_record(request):
+            before = current.get(approver)
+            handing_on = escalating and approver not in reading.handed
+            change = await self._change(
+                request, approver, before, every.get(approver, ()), handing_on, kept, picked
+            )
+            if change is None:
+                continue
+            actor, reason = change
+            by = step if handing_on else None
+            entry = assignment_entry(self.clock(), approver, actor, before, reason, by)
+            if kept is not None:
+                kept.append(entry)
+            elif await self._handler.record_at(request.pending_id, entry, seq=seq):
+                seq += 1
+                await self._tell(request, entry, len(every.get(approver, ())))
+            else:
+                return None
+            current[approver] = actor
+        return current
+
+    async def _change(
+        self,
+        request: PendingInput,
+        approver: str,
+        before: str | None,
+        assigned: Sequence[str],
+        handing_on: bool,
+        kept: list[dict[str, Any]] | None,
+        picked: dict[tuple[str, str | None], str | None] | None,
+    ) -> tuple[str, str] | None:
+        """Who ``approver`` (a group assigned ``assigned``, ``before`` now) goes to now, and
+        why; ``None`` when it stays as it is. ``picked`` keeps a rotation's pick for the
+        reads of the history one refresh makes again."""
+        reference = reference_of(approver)
+        if reference is None:
+            return None
+        kind, name = reference
+        if kind == "on_call":
+            now = await on_call_now(self.directory, name, self.clock())
+            if now is None and before is None and kept is not None:
+                logger.warning(
+                    "routing: the on-call schedule %r names nobody now: request %s is "
+                    "told to no one until a shift names someone, who is assigned it and "
+                    "told then (a running notifier looks every minute); check the "
+                    "schedule has no gap",
+                    name,
+                    request.pending_id,
+                )
+            if now is None or now == before:
+                return None
+            return now, "on call" if before is None else "shift change"
+        group = self.directory.roles.get(name)
+        if group is None or group.rule != "rotation":
+            return None
+        left = before is not None and before not in group.members
+        if not (before is None or handing_on or left):
+            return None
+        key = (approver, before)
+        if picked is None or key not in picked:
+            # Handed on because the member left, a request goes to someone it never went
+            # to: processes whose directories disagree for a while (a rolling restart)
+            # hand it on a bounded number of times, never back and forth.
+            skip = assigned if left and not handing_on else ()
+            chosen = await self._rotations.next_member(
+                self.directory, name, self.clock(), before, request.tool_name, skip
+            )
+            if picked is not None:
+                picked[key] = chosen
+        else:
+            chosen = picked[key]
+        if chosen is None or chosen == before:
+            return None
+        return chosen, "rotation" if before is None else "member left" if left else "escalation"
+
+    async def _tell(self, request: PendingInput, entry: dict[str, Any], turn: int) -> None:
+        """Tell the person the recorded assignment ``entry`` (the group's ``turn``-th)
+        hands the request on to, when it is one they hear of through the outbox."""
+        reason, actor = entry["reason"], entry["approvers"][0]
+        if ("replaces" in entry and reason in _HANDED_ON) or reason == "on call":
             # The new person hears of the request through the notifier's outbox, once: a
             # desk and a notifier seeing the same change add the same item. So does the
             # first person on call of a request made while nobody was: nobody was told.
@@ -204,92 +319,6 @@ class Router:
                 created=now,
             )
             await self._handler.outbox.add([item])
-
-    async def refresh(
-        self, request: PendingInput, *, escalating: bool = False, step: str | None = None
-    ) -> dict[str, str]:
-        """Bring the request's group assignments up to date and return them: assign what
-        has no one yet, follow a shift change, and on ``escalating`` hand each rotation
-        role on to its next member. Each change is a history entry.
-
-        Args:
-            step: the id of the ladder step escalating (its outbox item's): a rotation
-                role it handed on already (a notifier died before marking the step done,
-                and another works it out again) is not handed on again.
-        """
-        lock = self._locks.get(request.pending_id)
-        if lock is None:
-            lock = self._locks[request.pending_id] = asyncio.Lock()
-        async with lock:
-            return await self._refresh(request, escalating, step=step)
-
-    async def _refresh(
-        self,
-        request: PendingInput,
-        escalating: bool,
-        history: dict[str, list[str]] | None = None,
-        kept: list[dict[str, Any]] | None = None,
-        *,
-        step: str | None = None,
-    ) -> dict[str, str]:
-        handed: set[str] = set()
-        if history is not None:
-            every = history
-        elif escalating and step is not None:
-            entries = await self._handler.history(request.pending_id)
-            every = _assigned_in(entries)
-            handed = {
-                str(entry.get("group"))
-                for entry in entries
-                if entry.get("surface") == ROUTING and entry.get("step") == step
-            }
-        else:
-            every = await self._assignments(request)
-        current = {group: people[-1] for group, people in every.items()}
-        for approver in self.of_record(request):
-            reference = reference_of(approver)
-            if reference is None:
-                continue
-            kind, name = reference
-            before = current.get(approver)
-            turn = len(every.get(approver, ()))
-            if kind == "on_call":
-                now = await on_call_now(self.directory, name, self.clock())
-                if now is None and before is None and kept is not None:
-                    logger.warning(
-                        "routing: the on-call schedule %r names nobody now: request %s is "
-                        "told to no one until a shift names someone, who is assigned it and "
-                        "told then (a running notifier looks every minute); check the "
-                        "schedule has no gap",
-                        name,
-                        request.pending_id,
-                    )
-                if now is not None and now != before:
-                    reason = "on call" if before is None else "shift change"
-                    await self._assign(request, approver, now, before, reason, turn, kept)
-                    current[approver] = now
-                continue
-            group = self.directory.roles.get(name)
-            if group is None or group.rule != "rotation":
-                continue
-            left = before is not None and before not in group.members
-            handing_on = escalating and approver not in handed
-            if before is None or handing_on or left:
-                # Handed on because the member left, a request goes to someone it never went
-                # to: processes whose directories disagree for a while (a rolling restart)
-                # hand it on a bounded number of times, never back and forth.
-                skip = every.get(approver, ()) if left and not handing_on else ()
-                chosen = await self._rotations.next_member(
-                    self.directory, name, self.clock(), before, request.tool_name, skip
-                )
-                if chosen is not None and chosen != before:
-                    reason = (
-                        "rotation" if before is None else "member left" if left else "escalation"
-                    )
-                    by = step if handing_on else None
-                    await self._assign(request, approver, chosen, before, reason, turn, kept, by)
-                    current[approver] = chosen
-        return current
 
     # -- who decides -------------------------------------------------------------------------
 
@@ -406,19 +435,6 @@ class Router:
                         f"{_name(chain[-1].actor)} is deciding"
                     )
         return "; ".join(parts) or None
-
-
-def _assigned_in(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Each group the history ``entries`` assign to everyone it was assigned to, oldest
-    first."""
-    found: dict[str, list[str]] = {}
-    for entry in entries:
-        group = entry.get("group")
-        if entry.get("surface") == ROUTING and isinstance(group, str):
-            people = entry.get("approvers") or []
-            if people:
-                found.setdefault(group, []).append(str(people[0]))
-    return found
 
 
 def _kind(approver: str) -> str | None:
