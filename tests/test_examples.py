@@ -6,6 +6,7 @@ import contextlib
 import importlib.util
 import io
 import json
+import logging
 import sys
 import tomllib
 from pathlib import Path
@@ -78,10 +79,16 @@ def run_page(page: Path) -> list[tuple[Block, str]]:
 
 
 @pytest.mark.parametrize("page", python_page_ids())
-def test_every_python_block_of_the_docs_runs_and_prints_what_the_page_shows(page: str) -> None:
-    """A block followed by an ``Output`` block prints exactly that."""
+def test_every_python_block_of_the_docs_runs_and_prints_what_the_page_shows(
+    page: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A block followed by an ``Output`` block prints exactly that, and no block logs a
+    warning: a reader who copies it sees only what the page shows."""
     path = ROOT / page
-    outputs = {block.index: output for block, output in run_page(path)}
+    with caplog.at_level(logging.WARNING):
+        outputs = {block.index: output for block, output in run_page(path)}
+    warned = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+    assert not warned, f"{page} logs: {warned}"
     shown = blocks(path)
     for block in shown:
         if block.index in outputs and block.index + 1 < len(shown):
