@@ -3,10 +3,12 @@ a wrong one is one line naming the key at fault, before anything starts."""
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
-from tests.doc_pages import page_blocks
+from tests.doc_pages import ROOT, page_blocks
 from tests.notify.receiver import SECRET
 
 from roomkit.cli import main
@@ -402,6 +404,20 @@ def readme_toml() -> str:
     """The TOML block of the guide to notifying from a file."""
     [text] = page_blocks("docs/how-to/notify-from-a-file.md", "toml")
     return text
+
+
+SURFACE_EXTRAS = {"webhook": "notify", "email": "notify", "slack": "slack", "apprise": "apprise"}
+"""The extra each surface of the guide's file needs, as ``pip install`` names it."""
+
+
+def test_the_guide_names_the_extras_its_file_and_the_desk_need() -> None:
+    """A reader of the guide on a fresh install learns there what its commands need."""
+    document = tomllib.loads(readme_toml())
+    page = (ROOT / "docs" / "how-to" / "notify-from-a-file.md").read_text(encoding="utf-8")
+    named = re.search(r"pip install -e '\.\[([\w,-]+)\]'", page)
+    assert named is not None, "the guide gives no pip install line"
+    needed = {"desk"} | {extra for table, extra in SURFACE_EXTRAS.items() if table in document}
+    assert needed <= set(named.group(1).split(","))
 
 
 async def test_the_readme_s_file_is_a_good_one(tmp_path: Path) -> None:
