@@ -1,16 +1,71 @@
-"""The code blocks of the Temporal how-to run (each in a fresh namespace)."""
+"""The code blocks of the Temporal how-to run: the workflow and the worker below it as one
+module, as the page has them, each other block in a fresh namespace; and that module books a
+trip on the dev server."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import re
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
+from tests.adapters.temporal.conftest import Created
+from tests.adapters.temporal.temporal_server import TemporalServer
+
+from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "temporal.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.DOTALL)
+MODULE = f"{BLOCKS[0]}\n\n{BLOCKS[1]}"
+"""The workflow's block and the worker's, which names the workflow, in one module."""
+PIECES = [MODULE, *BLOCKS[2:]]
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
+@pytest.mark.parametrize("index", range(len(PIECES)))
 def test_the_how_to_block_runs(index: int) -> None:
-    exec(compile(BLOCKS[index], f"{PAGE.name} block {index}", "exec"), {"__name__": "docs"})
+    exec(compile(PIECES[index], f"{PAGE.name} piece {index}", "exec"), {"__name__": "docs"})
+
+
+async def test_the_how_to_workflow_and_worker_in_one_module_book_a_trip(
+    temporal_server: TemporalServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's sandbox re-imports the module: every roomkit import in it passes through."""
+    (tmp_path / "trip_how_to.py").write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    page = importlib.import_module("trip_how_to")
+    path = str(tmp_path / "kit.db")
+    client = await Client.connect(temporal_server.address)
+    desk_store = SQLiteStore(path)
+    desk = HumanInputHandler(store=desk_store)
+    created = Created(desk)
+    serving = asyncio.create_task(page.serve(client, path))
+
+    async def asked() -> str:
+        """The next request made, unless the worker stopped first (its error, then)."""
+        waiting = asyncio.ensure_future(created.next())
+        await asyncio.wait({waiting, serving}, return_when=asyncio.FIRST_COMPLETED)
+        if serving.done():
+            waiting.cancel()
+            serving.result()
+        return await waiting
+
+    try:
+        handle = await client.start_workflow(
+            page.TripWorkflow.run, {"to": "Lisbon"}, id="how-to-trip", task_queue="trips"
+        )
+        hotel = await asked()
+        assert await desk.aresolve(hotel, "Avenida", by="alice")
+        booking = await asked()
+        assert await desk.aresolve(booking, approve(), by="alice")
+        assert await desk.aresolve(booking, approve(), by="bob")
+        async with asyncio.timeout(60):
+            assert await handle.result() == "booking {'to': 'Lisbon'} at Avenida"
+    finally:
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+        created.undo()
+        await desk_store.close()
