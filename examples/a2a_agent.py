@@ -3,6 +3,8 @@
 
 Runs in-process with the SDK's own client over ASGI; serve ``app`` with uvicorn to expose
 it, and run a ``Notifier`` with ``A2APush`` for durable push notifications.
+
+Run: python examples/a2a_agent.py (needs: pip install -e '.[a2a]')
 """
 
 from __future__ import annotations

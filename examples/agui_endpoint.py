@@ -3,6 +3,9 @@ interrupt, the next run's ``resume`` answers it.
 
 Runs in-process (httpx over ASGI), so nothing listens on a port; serve ``app`` with uvicorn
 to point CopilotKit or any AG-UI client at ``http://127.0.0.1:8000/agui``.
+
+Run: python examples/agui_endpoint.py (needs: pip install -e '.[agui,desk]': the desk extra
+brings httpx, which drives the endpoint here, and uvicorn, which serves it)
 """
 
 from __future__ import annotations
