@@ -175,7 +175,7 @@ class RawPeer:
                     "clientInfo": {"name": "raw", "version": "1"},
                 },
             )
-            await self.receive()
+            self.initialized = await self.receive()
             await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             self.running = running
             yield self

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -297,3 +298,13 @@ async def test_a_keyed_call_whose_client_left_is_not_remembered_past_its_deadlin
         assert text_of(await answered.result()) == "hello"
     # The server's own bookkeeping, which nothing outside it can see.
     assert server._kept == {}
+
+
+async def test_the_server_names_its_version() -> None:
+    """A client reads which roomkit it talks to in the server's info (its package's version)."""
+    server = HumanInputMCPServer(HumanInputHandler(), actor="alice")
+    async with RawPeer(server.server).connected() as peer:
+        info = peer.initialized["result"]["serverInfo"]
+        await peer.hang_up()
+    assert info["name"] == "roomkit"
+    assert info["version"] == version("roomkit-hitl")

@@ -66,6 +66,7 @@ from roomkit.tools.validation import (
     unencodable_text,
     validate_tool_arguments,
 )
+from roomkit.version import package_version
 
 __all__ = [
     "ACTOR_SCOPE_KEY",
@@ -195,6 +196,7 @@ class HumanInputMCPServer:
             raise ValueError("tools must name at least one tool")
         self.server: Server[Any] = Server(
             "roomkit",
+            version=package_version(),
             title="roomkit: ask a person",
             instructions=(
                 "Use AskUserQuestion to ask the user and ConfirmAction before an action that "
