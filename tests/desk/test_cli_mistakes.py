@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roomkit.cli import main
+from roomkit.cli import answer_body, main
 from roomkit.desk import demo
 from roomkit.desk.tokens import KEY_FILE
 
@@ -149,6 +149,11 @@ NOT_UTF8 = b"caf\xe9".decode("utf-8", "surrogateescape")
         (["edit", "f" * 32, '{"to": NaN}'], "NaN is no JSON number"),
         (["edit", "f" * 32, '{"to": 1e999}'], "beyond a float's range"),
         (["edit", "f" * 32, '{"to": "a", "to": "b"}'], "names the key 'to' twice"),
+        (["edit", "f" * 32, "[" * 100_000], "nests lists or objects too deep to read"),
+        (["show", ""], "'' is not a request id"),
+        (["show", "."], "'.' is not a request id"),
+        (["answer", "..", "yes"], "'..' is not a request id"),
+        (["reject", "."], "'.' is not a request id"),
     ],
 )
 def test_a_pending_argument_no_desk_takes_is_one_line_and_exit_2(
@@ -166,3 +171,18 @@ def test_a_pending_argument_no_desk_takes_is_one_line_and_exit_2(
     assert err.startswith("roomkit: ")
     assert err.count("\n") == 1
     assert words in err
+
+
+def test_an_answer_nested_too_deep_for_json_is_sent_as_text() -> None:
+    deep = "[" * 100_000
+    assert answer_body("custom", deep, {"type": "array"}) == {"answer": deep}
+
+
+def test_edit_from_a_closed_standard_input_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(["pending", "edit", "f" * 32, "-", "--token", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("roomkit: Standard input is closed, so - reads nothing")

@@ -8,7 +8,7 @@ no longer than the desk takes, and every text that goes to the desk valid UTF-8 
 holding bytes that are not, which Python reads as lone surrogates, is named). A JSON object
 typed on the command line is read strictly: no ``NaN`` or infinite number, and no key given
 twice (the desk refuses both in a body; the command says so first, instead of sending one
-reading of it).
+reading of it); one nested deeper than Python reads is refused too.
 
 A desk that cannot be reached, a URL that answers as no desk does, or a desk that refuses,
 is one line and exit status 1: the line says what to do (start the desk, or point ``--url``
@@ -52,7 +52,8 @@ def check_typed(args: argparse.Namespace) -> None:
     before it builds a path from them).
 
     Raises:
-        Failure: an argument holds bytes that are not UTF-8, or the id is too long.
+        Failure: an argument holds bytes that are not UTF-8, or the id is empty, a dot
+            segment of a path, or too long.
     """
     for name, what in _TYPED.items():
         value = getattr(args, name, None)
@@ -62,7 +63,12 @@ def check_typed(args: argparse.Namespace) -> None:
                 "the terminal's encoding)",
                 2,
             )
-    pending_id = getattr(args, "id", "")
+    pending_id = getattr(args, "id", None)
+    if pending_id in ("", ".", ".."):
+        # In a path, "." and ".." name the folder above: the call would reach another route.
+        raise Failure(
+            f"{pending_id!r} is not a request id: give one `roomkit pending list` shows", 2
+        )
     if isinstance(pending_id, str) and len(pending_id) > MAX_ID_CHARS:
         raise Failure(
             f"{printable(pending_id, 40)} is not a request id: ids are at most {MAX_ID_CHARS} "
@@ -227,6 +233,9 @@ def strict_json(text: str) -> Any:
     Raises:
         ValueError: it is not such JSON (the message says why).
     """
-    return json.loads(
-        text, object_pairs_hook=_unique, parse_constant=_no_constant, parse_float=_finite
-    )
+    try:
+        return json.loads(
+            text, object_pairs_hook=_unique, parse_constant=_no_constant, parse_float=_finite
+        )
+    except RecursionError:
+        raise ValueError("it nests lists or objects too deep to read: send less depth") from None

@@ -249,10 +249,22 @@ def _standard_input() -> str:
     """What standard input holds, as UTF-8 text.
 
     Raises:
-        Failure: it is not UTF-8 (exit 2).
+        Failure: it is closed, cannot be read, or is not UTF-8 (exit 2).
     """
+    if sys.stdin is None:
+        raise Failure(
+            "Standard input is closed, so - reads nothing: send the arguments on it "
+            "(`roomkit pending edit ID - < arguments.json`)",
+            2,
+        )
     try:
         return sys.stdin.buffer.read().decode("utf-8")
+    except OSError as error:
+        raise Failure(
+            f"Standard input cannot be read ({error.strerror or error}): send the arguments "
+            "on it from a file or a pipe (`roomkit pending edit ID - < arguments.json`)",
+            2,
+        ) from None
     except UnicodeDecodeError as error:
         raise Failure(
             f"Standard input is not UTF-8 text (byte {error.start}): send the arguments as "
@@ -380,7 +392,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing_ = actions.add_parser("list", parents=[client], help="the questions you may answer")
     listing_.add_argument("--room", help="only this room's")
     listing_.add_argument("--json", action="store_true", help="print the requests as JSON")
-    listing_.set_defaults(run=listing, id="")
+    listing_.set_defaults(run=listing, id=None)
     show_ = actions.add_parser(
         "show", parents=[client], help="a question, its options, and how to answer it"
     )
