@@ -3,6 +3,7 @@ store that cannot be reached), never a traceback."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -137,4 +138,46 @@ def test_a_url_that_is_no_desk_is_not_a_missing_request(
         serving.join()
     assert "answered 404 Not Found, without the desk's JSON: it is no roomkit desk" in one_line(
         capsys
+    )
+
+
+def test_a_store_error_holding_terminal_escapes_shows_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A path typed with an escape comes back in the store's message as text, never run."""
+    (tmp_path / "e\x1b[2Jdir").mkdir()
+    assert main(["grants", "list", "--store", "sqlite:///e\x1b[2Jdir"]) == 1
+    err = one_line(capsys)
+    assert "\x1b" not in err
+    assert "SQLite creates e\\x1b[2Jdir-wal" in err
+
+
+def test_a_closed_standard_output_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The token would be printed to nowhere: the command says so and exits 2."""
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main(["token", "alice", "--data-dir", str(tmp_path)]) == 2
+    assert one_line(capsys) == (
+        "roomkit: standard output is closed: send it to a terminal, a file or a pipe\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "key"],
+        ["audit", "verify", "--store", "sqlite:///desk.db"],
+        ["desk", "--store", "sqlite:///desk.db", "--port", "0"],
+    ],
+)
+def test_a_data_dir_that_is_a_file_is_one_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "desk.db").touch()
+    (tmp_path / "key.txt").write_text("not a folder")
+    assert main([*argv, "--data-dir", "key.txt"]) == 2
+    assert one_line(capsys) == (
+        "roomkit: --data-dir (or $ROOMKIT_DESK_DATA) names key.txt, which is not a folder: "
+        "pass the folder the desk keeps its key in\n"
     )

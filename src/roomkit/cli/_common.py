@@ -75,10 +75,12 @@ def missing_extra(command: str, error: ImportError, extra: str | None = None) ->
     return None
 
 
-def printable(text: object, limit: int = 120) -> str:
-    """One line of text safe for a terminal: control characters (escapes) are shown, not run."""
+def printable(text: object, limit: int | None = 120) -> str:
+    """One line of text safe for a terminal: control characters (escapes), line breaks and
+    invisible format characters are shown, not run; cut to ``limit`` characters (``None``:
+    never cut)."""
     line = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return line if limit is None or len(line) <= limit else line[: limit - 3] + "..."
 
 
 def default_data_dir() -> Path:

@@ -8,6 +8,7 @@ install command and exits 2, as httpx's command does.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -16,9 +17,12 @@ from pathlib import Path
 from roomkit._streams import printable_streams
 from roomkit.auth.tokens import SECRET_ENV
 from roomkit.cli import audit, desk, grants, mcp, notify, pending, tokens
-from roomkit.cli._common import Failure, default_data_dir, missing_extra
+from roomkit.cli._common import Failure, default_data_dir, missing_extra, printable
 
 __all__ = ["main"]
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+"""Why a write to a file fails for want of room (or of a working disk), not for a mistake."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,22 +52,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``roomkit`` command; returns the exit status."""
     printable_streams()
     args = _parser().parse_args(argv)
+    if sys.stdout is None:
+        # Started with its output closed (`>&-`): what it prints would be lost unseen.
+        _say("standard output is closed: send it to a terminal, a file or a pipe")
+        return 2
     try:
+        _check_data_dir(getattr(args, "data_dir", None))
         status: int = args.run(args)
     except Failure as error:
-        print(f"roomkit: {error}", file=sys.stderr)
+        _say(error)
         return error.code
     except ImportError as error:
         missing = missing_extra(f"roomkit {args.command}", error, getattr(args, "extra", None))
         if missing is None:
             raise
-        print(f"roomkit: {missing}", file=sys.stderr)
+        _say(missing)
         return missing.code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         # The reader left (`roomkit pending show ID | head`): nothing more to say to it.
-        # Python's own flush at exit would fail again, on the same pipe: point it elsewhere.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return 141
+    except OSError as error:
+        if error.errno not in _FULL or error.filename is not None:
+            raise
+        # The output's file system is full (`> export.jsonl`): what it holds is cut short.
+        _drop_stdout()
+        _say(
+            f"cannot write the output ({error.strerror}): it is cut short; make room, then "
+            "run the command again"
+        )
+        return 1
     return status
+
+
+def _check_data_dir(data_dir: Path | None) -> None:
+    """Exit 2 when ``--data-dir`` (or ``$ROOMKIT_DESK_DATA``) names a file, which holds no key.
+
+    Raises:
+        Failure: it names something that is not a folder (exit 2).
+    """
+    if data_dir is not None and data_dir.exists() and not data_dir.is_dir():
+        raise Failure(
+            f"--data-dir (or $ROOMKIT_DESK_DATA) names {printable(data_dir, None)}, which is "
+            "not a folder: pass the folder the desk keeps its key in",
+            2,
+        )
+
+
+def _say(error: object) -> None:
+    """The one line of a failure on stderr, with any control character in it (from an
+    argument, a store's answer, a file) shown as an escape rather than run by the terminal."""
+    if sys.stderr is not None:
+        print(f"roomkit: {printable(error, None)}", file=sys.stderr)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at nothing: Python's own flush at exit would fail again, on the same
+    stream."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
