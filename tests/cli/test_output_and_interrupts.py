@@ -1,11 +1,15 @@
-"""What becomes of a command whose output cannot be written: one line on stderr and the exit
-status; never a traceback."""
+"""What becomes of a command whose output cannot be written, or that is interrupted: one
+line on stderr, or none, and the exit status; never a traceback."""
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +40,54 @@ def test_output_to_a_full_disk_is_one_line(tmp_path: Path) -> None:
         "roomkit: cannot write the output (No space left on device): it is cut short; make "
         "room, then run the command again"
     ]
+
+
+@pytest.fixture
+def silent_server() -> Iterator[tuple[int, threading.Event]]:
+    """A loopback port that takes connections and never answers; the event is set once
+    one is taken."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    taken = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        try:
+            held.append(listener.accept()[0])
+        except OSError:
+            return
+        taken.set()
+
+    accepting = threading.Thread(target=accept)
+    accepting.start()
+    try:
+        yield listener.getsockname()[1], taken
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        accepting.join()
+        for connection in held:
+            connection.close()
+
+
+def test_ctrl_c_while_a_postgres_server_does_not_answer_prints_nothing(
+    silent_server: tuple[int, threading.Event], tmp_path: Path
+) -> None:
+    """The opening left behind is not logged as a failure no one read."""
+    port, taken = silent_server
+    child = roomkit(
+        "audit",
+        "verify",
+        "--store",
+        f"postgresql://roomkit@127.0.0.1:{port}/kit",
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert taken.wait(timeout=30)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.returncode is None:
+            child.kill()
+            child.communicate()
+    assert (child.returncode, out, err.decode()) == (130, b"", "")

@@ -36,4 +36,13 @@ class SharedOpening:
         running, loop = self._attempt, asyncio.get_running_loop()
         if running is None or running.done() or running.get_loop() is not loop:
             running = self._attempt = loop.create_task(attempt())
+            # When every caller has left (Ctrl-C while a server does not answer), no one
+            # reads the attempt's failure: it is theirs, not the loop's to log at exit.
+            running.add_done_callback(_read_outcome)
         await asyncio.shield(running)
+
+
+def _read_outcome(attempt: asyncio.Task[None]) -> None:
+    """Mark the outcome of a finished ``attempt`` as read."""
+    if not attempt.cancelled():
+        attempt.exception()
