@@ -181,3 +181,22 @@ def test_a_data_dir_that_is_a_file_is_one_line(
         "roomkit: --data-dir (or $ROOMKIT_DESK_DATA) names key.txt, which is not a folder: "
         "pass the folder the desk keeps its key in\n"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "verify", "--store", f"redis://{SURROGATE}:1/0"],
+        ["grants", "list", "--store", f"redis://127.0.0.1:1/{SURROGATE}"],
+        ["audit", "verify", "--store", f"postgresql://roomkit:{SURROGATE}@127.0.0.1:1/kit"],
+        ["mcp", "--store", f"postgresql://127.0.0.1:1/{SURROGATE}"],
+    ],
+)
+def test_a_server_url_holding_bytes_that_are_not_utf8_is_one_line(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    assert one_line(capsys) == (
+        "roomkit: --store holds bytes that are not UTF-8 text: type it again in UTF-8 (check "
+        "the terminal's encoding)\n"
+    )

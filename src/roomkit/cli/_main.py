@@ -18,6 +18,7 @@ from roomkit._streams import printable_streams
 from roomkit.auth.tokens import SECRET_ENV
 from roomkit.cli import audit, desk, grants, mcp, notify, pending, tokens
 from roomkit.cli._common import Failure, default_data_dir, missing_extra, printable
+from roomkit.tools.validation import unencodable_text
 
 __all__ = ["main"]
 
@@ -58,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         _check_data_dir(getattr(args, "data_dir", None))
+        _check_store(getattr(args, "store", None))
         status: int = args.run(args)
     except Failure as error:
         _say(error)
@@ -97,6 +99,21 @@ def _check_data_dir(data_dir: Path | None) -> None:
         raise Failure(
             f"--data-dir (or $ROOMKIT_DESK_DATA) names {printable(data_dir, None)}, which is "
             "not a folder: pass the folder the desk keeps its key in",
+            2,
+        )
+
+
+def _check_store(url: str | None) -> None:
+    """Exit 2 when ``--store`` names a server with bytes that are not UTF-8 (a file name
+    may hold such bytes; a host, user, password or database cannot).
+
+    Raises:
+        Failure: the URL of a server holds such bytes (exit 2).
+    """
+    if url is not None and not url.startswith("sqlite:") and unencodable_text(url) is not None:
+        raise Failure(
+            "--store holds bytes that are not UTF-8 text: type it again in UTF-8 (check the "
+            "terminal's encoding)",
             2,
         )
 
