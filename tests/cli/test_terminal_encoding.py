@@ -76,3 +76,24 @@ def test_an_export_of_text_the_terminal_cannot_spell_stays_json(
     assert (done.returncode, done.stderr) == (0, b""), done.stderr.decode()
     entries = [json.loads(line)["entry"] for line in done.stdout.decode("ascii").splitlines()]
     assert entries[0]["arguments"] == {"question": "Prêt ? ✓"}
+
+
+def test_an_export_shows_no_control_a_terminal_would_run(tmp_path: Path) -> None:
+    """A C1 control, a bidirectional override or a line separator in a question goes as a
+    JSON escape: what JSON alone escapes is only the C0 controls."""
+    path = tmp_path / "kit.db"
+    question = "Prêt ?\x9b31m\u202eevil\u2028\x1b[2J"
+
+    async def ask() -> None:
+        async with SQLiteStore(path) as store:
+            handler = HumanInputHandler(store=store)
+            await handler.create("Ask", {"question": question}, room_id="r1")
+
+    asyncio.run(ask())
+    done = roomkit_on({}, "audit", "export", "--store", f"sqlite:///{path}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, b""), done.stderr.decode()
+    out = done.stdout.decode("utf-8")
+    assert "Prêt ?\\u009b31m\\u202eevil\\u2028\\u001b[2J" in out
+    assert all(ch.isprintable() for line in out.splitlines() for ch in line)
+    entries = [json.loads(line)["entry"] for line in out.splitlines()]
+    assert entries[0]["arguments"] == {"question": question}

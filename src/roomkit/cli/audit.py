@@ -337,6 +337,11 @@ def _line(out: Any, line: dict[str, Any]) -> None:
         # the line keeps each as a JSON escape, so the export still writes everything, as
         # JSON that reads back the same.
         text = json.dumps(line, sort_keys=True, separators=(",", ":"))
+    if not text.isprintable():
+        # JSON escapes only the C0 controls: a C1 control (U+009B starts an escape sequence
+        # in some terminals), a bidirectional override or a line separator in a stored
+        # question would reach the terminal as it is. Each goes as a JSON escape instead.
+        text = "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in text)
     out.write(text)
     out.write("\n")
 
