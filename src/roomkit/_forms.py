@@ -60,6 +60,16 @@ def _example_choice(question: dict[str, Any]) -> str | list[str]:
     return labels[:2] if _multi(question) else labels[0]
 
 
+def _typed_choice(question: dict[str, Any]) -> str | list[str]:
+    """:func:`_example_choice` as a terminal shows it: a label holding a control character
+    (an escape sequence the terminal would run) goes by its number, which answers as well."""
+    labels = _labels(question)
+    if not labels:
+        return _TEXT
+    typed = [label if label.isprintable() else str(n) for n, label in enumerate(labels, 1)]
+    return typed[:2] if _multi(question) else typed[0]
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -113,9 +123,9 @@ def answer_hint(kind: str, arguments: dict[str, Any], *, has_schema: bool = Fals
 def typed_example(kind: str, arguments: dict[str, Any], *, has_schema: bool = False) -> str:
     """What to type after ``roomkit pending answer ID``, quoted for a shell."""
     if kind == Kind.QUESTIONS:
-        return shlex.quote(_json([_example_choice(q) for q in _questions(arguments)]))
+        return shlex.quote(_json([_typed_choice(q) for q in _questions(arguments)]))
     if kind == Kind.QUESTION:
-        choice = _example_choice(arguments)
+        choice = _typed_choice(arguments)
         return shlex.quote(_json(choice) if isinstance(choice, list) else choice)
     if kind == Kind.CONFIRM:
         return "yes"

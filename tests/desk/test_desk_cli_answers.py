@@ -217,6 +217,13 @@ async def test_pending_show_prints_the_form_and_an_answer_that_works(
             "'[\"Flights\", \"Hotel\"]'",
         ),
         ({"question": "Where to?"}, "AskUserQuestion", ["Where to?"], "'your answer'"),
+        # A label holding an escape sequence is shown escaped, and the example takes its number.
+        (
+            {"question": "Colour?", "options": ["Red\x1b[2J", "Blue"]},
+            "AskUserQuestion",
+            ["Colour?", "  1) Red\\x1b[2J", "  2) Blue"],
+            "1",
+        ),
         (
             {"action": "Book it", "details": {"Trip": "Lisbon"}},
             "ConfirmAction",
