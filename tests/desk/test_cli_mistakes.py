@@ -154,6 +154,8 @@ NOT_UTF8 = b"caf\xe9".decode("utf-8", "surrogateescape")
         (["show", "."], "'.' is not a request id"),
         (["answer", "..", "yes"], "'..' is not a request id"),
         (["reject", "."], "'.' is not a request id"),
+        (["approve", "f" * 32, "--digest", "\x1b[2J"], "--digest takes the 64 hex digits"),
+        (["edit", "f" * 32, "{}", "--digest", "F" * 64], "--digest takes the 64 hex digits"),
     ],
 )
 def test_a_pending_argument_no_desk_takes_is_one_line_and_exit_2(

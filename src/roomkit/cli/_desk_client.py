@@ -4,11 +4,12 @@ What a person typed is checked before any call, so that a mistake in an argument
 and exit status 2, never a traceback or a misleading "cannot reach": ``--url`` must be an
 ``http://`` or ``https://`` address (a host name DNS takes, a port from 1 to 65535),
 ``--timeout`` a positive number of seconds, the token text a header can carry, a request id
-no longer than the desk takes, and every text that goes to the desk valid UTF-8 (an argument
-holding bytes that are not, which Python reads as lone surrogates, is named). A JSON object
-typed on the command line is read strictly: no ``NaN`` or infinite number, and no key given
-twice (the desk refuses both in a body; the command says so first, instead of sending one
-reading of it); one nested deeper than Python reads is refused too.
+no longer than the desk takes, a ``--digest`` of 64 hex digits, and every text that goes to
+the desk valid UTF-8 (an argument holding bytes that are not, which Python reads as lone
+surrogates, is named). A JSON object typed on the command line is read strictly: no ``NaN``
+or infinite number, and no key given twice (the desk refuses both in a body; the command says
+so first, instead of sending one reading of it); one nested deeper than Python reads is
+refused too.
 
 A desk that cannot be reached, a URL that answers as no desk does, or a desk that refuses,
 is one line and exit status 1: the line says what to do (start the desk, or point ``--url``
@@ -33,6 +34,8 @@ TOKEN_ENV = "ROOMKIT_TOKEN"
 DEFAULT_URL = "http://127.0.0.1:8765"
 MAX_ID_CHARS = 256
 """The longest request id the desk takes in a path."""
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+"""An arguments digest, as the desk prints and takes it."""
 
 _TYPED = {
     "id": "The request id",
@@ -52,8 +55,8 @@ def check_typed(args: argparse.Namespace) -> None:
     before it builds a path from them).
 
     Raises:
-        Failure: an argument holds bytes that are not UTF-8, or the id is empty, a dot
-            segment of a path, or too long.
+        Failure: an argument holds bytes that are not UTF-8, the id is empty, a dot
+            segment of a path, or too long, or ``--digest`` is not one.
     """
     for name, what in _TYPED.items():
         value = getattr(args, name, None)
@@ -63,6 +66,13 @@ def check_typed(args: argparse.Namespace) -> None:
                 "the terminal's encoding)",
                 2,
             )
+    digest = getattr(args, "digest", None)
+    if isinstance(digest, str) and digest and not _DIGEST.fullmatch(digest):
+        raise Failure(
+            f"--digest takes the 64 hex digits `roomkit pending show` prints after digest:, "
+            f"got {printable(digest, 80)!r}",
+            2,
+        )
     pending_id = getattr(args, "id", None)
     if pending_id in ("", ".", ".."):
         # In a path, "." and ".." name the folder above: the call would reach another route.
