@@ -200,3 +200,17 @@ def test_a_server_url_holding_bytes_that_are_not_utf8_is_one_line(
         "roomkit: --store holds bytes that are not UTF-8 text: type it again in UTF-8 (check "
         "the terminal's encoding)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "hosts", ["127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1:5432,127.0.0.1:99999"]
+)
+def test_a_postgres_url_with_a_port_out_of_range_is_one_line(
+    hosts: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistake in the argument, as a Redis URL's is: exit 2, and the password unsaid."""
+    url = f"postgresql://roomkit:hunter2@{hosts}/kit"
+    assert main(["audit", "verify", "--store", url]) == 2
+    err = one_line(capsys)
+    assert "and a port is 1 to 65535: give the one the server listens on" in err
+    assert "hunter2" not in err

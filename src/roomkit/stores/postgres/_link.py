@@ -73,7 +73,7 @@ def check_dsn(dsn: object) -> str:
     Raises:
         TypeError: ``dsn`` is not a ``str``.
         ValueError: it is not a ``postgresql://`` / ``postgres://`` URL nor a
-            ``key=value`` connection string.
+            ``key=value`` connection string, or it names a port that is not 1 to 65535.
     """
     if not isinstance(dsn, str):
         raise TypeError(
@@ -86,9 +86,16 @@ def check_dsn(dsn: object) -> str:
             f"host:5432/database (or postgres://..., or 'host=... dbname=...')"
         )
     try:
-        conninfo_to_dict(dsn)
+        parts = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError as error:
         raise ValueError(f"the PostgreSQL DSN cannot be read: {_first_line(error)}") from None
+    # libpq reads the port only as it connects, and then fails as a server not reached.
+    for port in str(parts.get("port") or "").split(","):
+        if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+            raise ValueError(
+                f"the PostgreSQL DSN names the port {port[:20]!r}, and a port is 1 to 65535: "
+                "give the one the server listens on (5432 by default)"
+            )
     return dsn
 
 
