@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -352,3 +353,46 @@ def test_a_room_no_store_keeps_stops_it_with_one_line(
         "roomkit: room is 300 characters, over the 256 a request's room may have on every "
         "store: pass a shorter one"
     ]
+
+
+def test_a_closed_standard_input_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "kit.db"
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(["mcp", "--store", f"sqlite:///{db}", "--actor", "alice"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "roomkit: roomkit mcp talks to its client on standard input and output, and its input "
+        "is closed: let the MCP client start it (or serve HTTP with --http PORT)"
+    ]
+    assert not db.exists()
+
+
+def test_a_client_that_stops_reading_ends_it_without_a_traceback(tmp_path: Path) -> None:
+    """The reply goes to a pipe no one reads: the command ends as on any closed pipe."""
+    store = f"sqlite:///{tmp_path / 'kit.db'}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "roomkit.cli", "mcp", "--store", store, "--actor", "alice"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    try:
+        _, err = process.communicate(json.dumps(initialize).encode() + b"\n", timeout=60)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            process.communicate()
+    assert (process.returncode, err.decode()) == (141, "")

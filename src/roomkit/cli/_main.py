@@ -76,6 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left (`roomkit pending show ID | head`): nothing more to say to it.
         _drop_stdout()
         return 141
+    except BaseExceptionGroup as group:
+        # The same, from the tasks of a server on stdio (`roomkit mcp` whose client left).
+        if group.split(BrokenPipeError)[1] is not None:
+            raise
+        _drop_stdout()
+        return 141
     except OSError as error:
         if error.errno not in _FULL or error.filename is not None:
             raise

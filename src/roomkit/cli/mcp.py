@@ -7,6 +7,7 @@ turns what it raises into one line. Needs the ``mcp`` extra.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from roomkit.cli._common import Failure, add_store_option, missing_extra
 
@@ -19,6 +20,12 @@ def run(args: argparse.Namespace) -> int:
     """``roomkit mcp``: serve until the client leaves (stdio) or Ctrl-C (HTTP)."""
     from roomkit.core.exceptions import StoreError
 
+    if args.http is None and sys.stdin is None:
+        raise Failure(
+            "roomkit mcp talks to its client on standard input and output, and its input is "
+            "closed: let the MCP client start it (or serve HTTP with --http PORT)",
+            2,
+        )
     try:
         # Imported here, inside the try: without the extra, this is what fails.
         from roomkit.mcp.command import run_command
