@@ -145,11 +145,11 @@ def test_a_store_error_holding_terminal_escapes_shows_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A path typed with an escape comes back in the store's message as text, never run."""
-    (tmp_path / "e\x1b[2Jdir").mkdir()
-    assert main(["grants", "list", "--store", "sqlite:///e\x1b[2Jdir"]) == 1
+    (tmp_path / "e\x1b[2J.db").write_text("not a database")
+    assert main(["grants", "list", "--store", "sqlite:///e\x1b[2J.db"]) == 1
     err = one_line(capsys)
     assert "\x1b" not in err
-    assert "SQLite creates e\\x1b[2Jdir-wal" in err
+    assert "SQLite creates e\\x1b[2J.db-wal" in err
 
 
 def test_a_closed_standard_output_is_one_line(
@@ -214,3 +214,25 @@ def test_a_postgres_url_with_a_port_out_of_range_is_one_line(
     err = one_line(capsys)
     assert "and a port is 1 to 65535: give the one the server listens on" in err
     assert "hunter2" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "verify"],
+        ["grants", "list"],
+        ["revoke", "--actor", "bob"],
+        ["desk", "--port", "0"],
+        ["mcp", "--actor", "alice"],
+    ],
+)
+def test_a_folder_named_as_the_sqlite_file_is_one_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "stores").mkdir()
+    assert main([*argv, "--store", "sqlite:///stores/"]) == 2
+    assert one_line(capsys) == (
+        "roomkit: --store names the folder stores, not a database file: name the file in it, "
+        "such as sqlite:///stores/desk.db\n"
+    )
+    assert list((tmp_path / "stores").iterdir()) == []

@@ -111,15 +111,30 @@ def _check_data_dir(data_dir: Path | None) -> None:
 
 def _check_store(url: str | None) -> None:
     """Exit 2 when ``--store`` names a server with bytes that are not UTF-8 (a file name
-    may hold such bytes; a host, user, password or database cannot).
+    may hold such bytes; a host, user, password or database cannot), or names a folder as a
+    SQLite file.
 
     Raises:
-        Failure: the URL of a server holds such bytes (exit 2).
+        Failure: the URL is one of those (exit 2).
     """
-    if url is not None and not url.startswith("sqlite:") and unencodable_text(url) is not None:
+    if url is None:
+        return
+    if not url.startswith("sqlite:") and unencodable_text(url) is not None:
         raise Failure(
             "--store holds bytes that are not UTF-8 text: type it again in UTF-8 (check the "
             "terminal's encoding)",
+            2,
+        )
+    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else ""
+    try:
+        folder = bool(path) and Path(path).is_dir()
+    except OSError:
+        folder = False  # a name the file system cannot look up: the store says so
+    if folder:
+        shown = printable(path.rstrip("/") or "/", None)
+        raise Failure(
+            f"--store names the folder {shown}, not a database file: name the file in it, "
+            f"such as sqlite:///{shown}/desk.db",
             2,
         )
 
