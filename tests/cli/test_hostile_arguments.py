@@ -236,3 +236,21 @@ def test_a_folder_named_as_the_sqlite_file_is_one_line(
         "such as sqlite:///stores/desk.db\n"
     )
     assert list((tmp_path / "stores").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "code"),
+    [
+        ("http://bob:hunter2@127.0.0.1:{port}", 1),
+        ("ftp://bob:hunter2@desk.example", 2),
+        ("http://bob:hunt:er@2@[::1", 2),
+    ],
+)
+def test_a_desk_url_s_password_is_never_printed(
+    url: str, code: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROOMKIT_TOKEN", "x")
+    assert main(["pending", "list", "--url", url.replace("{port}", str(free_port()))]) == code
+    err = one_line(capsys)
+    assert "hunt" not in err
+    assert "://bob@" in err

@@ -150,6 +150,30 @@ async def test_failures_print_one_line_and_exit_nonzero(
         assert err.startswith("roomkit: ")
 
 
+@pytest.mark.parametrize("argv", [["list"], ["show", "f" * 32]])
+async def test_a_url_with_a_path_no_desk_is_at_says_so(
+    argv: list[str], world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The desk's own 404 for a path it has no route for is no missing request."""
+    async with serve(world.app) as base:
+        code, _, err = await run(
+            capsys, "pending", *argv, "--url", f"{base}/desk", "--token", token("alice")
+        )
+    assert code == 1
+    assert err == (
+        f"roomkit: {base}/desk answered 404 (Not Found) for its API: no desk is at that path; "
+        "pass --url (or set $ROOMKIT_DESK_URL) to the desk's address, such as "
+        "http://127.0.0.1:8765\n"
+    )
+
+
+def test_the_missing_request_detail_is_the_desks() -> None:
+    from roomkit.cli._desk_client import _NO_REQUEST
+    from roomkit.desk.routes import NOT_FOUND
+
+    assert _NO_REQUEST == NOT_FOUND
+
+
 def test_a_bad_command_line_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["pending", "answer"])

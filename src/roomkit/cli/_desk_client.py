@@ -34,6 +34,10 @@ TOKEN_ENV = "ROOMKIT_TOKEN"
 DEFAULT_URL = "http://127.0.0.1:8765"
 MAX_ID_CHARS = 256
 """The longest request id the desk takes in a path."""
+_PASSWORD = re.compile(r"^([^:/?#]*://[^:/?#@]*):[^/?#]*@")
+"""The password in a URL's user information, and what comes before it."""
+_NO_REQUEST = "Request not found"
+"""What the desk says of a request id it does not know, or that is not the caller's."""
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 """An arguments digest, as the desk prints and takes it."""
 
@@ -105,7 +109,7 @@ def _checked_url(url: str) -> str:
     if parsed is None or parsed.scheme not in ("http", "https") or not host:
         raise Failure(
             f"--url (or $ROOMKIT_DESK_URL) takes the desk's http:// or https:// address, such "
-            f"as {DEFAULT_URL}; got {printable(url, 200)!r}",
+            f"as {DEFAULT_URL}; got {_shown(url, 200)!r}",
             2,
         )
     try:
@@ -126,19 +130,24 @@ def _checked_url(url: str) -> str:
     return url.rstrip("/")
 
 
+def _shown(url: str, limit: int = 120) -> str:
+    """``url`` for a message: without the password it may carry (``http://user:pw@host``)."""
+    return printable(_PASSWORD.sub(r"\1@", url), limit)
+
+
 def _unreachable(url: str, error: Exception, timeout: float) -> Failure:
     """The line for a desk at ``url`` that a call could not reach (exit 1)."""
     import httpx
 
     if isinstance(error, httpx.TimeoutException):
         return Failure(
-            f"The desk at {printable(url)} did not answer within {timeout:g} seconds: check "
+            f"The desk at {_shown(url)} did not answer within {timeout:g} seconds: check "
             "that it is running there, or give it longer with --timeout"
         )
     # "[Errno 111] Connection refused" says it in its words, after the number.
     why = re.sub(r"^\[Errno -?\d+\] ", "", str(error)) or type(error).__name__
     return Failure(
-        f"The desk at {printable(url)} cannot be reached ({printable(why, 200)}): start it "
+        f"The desk at {_shown(url)} cannot be reached ({printable(why, 200)}): start it "
         "(`roomkit desk`), or pass --url (or set $ROOMKIT_DESK_URL) to the address it "
         "listens on"
     )
@@ -193,7 +202,7 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> 
             timeout=timeout,
         )
     except httpx.InvalidURL as error:
-        raise Failure(f"Cannot call the desk at {printable(url)}: {error}", 2) from None
+        raise Failure(f"Cannot call the desk at {_shown(url)}: {error}", 2) from None
     except httpx.TransportError as error:
         raise _unreachable(url, error, timeout) from None
     try:
@@ -206,8 +215,15 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> 
     if response.status_code == 404 and detail is None:
         # The desk words every 404 as {"detail": ...}: this server is something else.
         raise Failure(
-            f"{printable(url)} answered 404 Not Found, without the desk's JSON: it is no "
+            f"{_shown(url)} answered 404 Not Found, without the desk's JSON: it is no "
             "roomkit desk; pass --url (or set $ROOMKIT_DESK_URL) to the desk's address"
+        )
+    if response.status_code == 404 and detail != _NO_REQUEST:
+        # The desk's 404 for a path it has no route for: --url names a path no desk is at.
+        raise Failure(
+            f"{_shown(url)} answered 404 ({printable(str(detail), 80)}) for its API: no desk "
+            "is at that path; pass --url (or set $ROOMKIT_DESK_URL) to the desk's address, "
+            f"such as {DEFAULT_URL}"
         )
     if response.status_code == 404:
         raise Failure(f"No such request (unknown, or not yours): {printable(args.id)}")
