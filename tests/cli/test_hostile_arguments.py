@@ -241,7 +241,7 @@ def test_a_folder_named_as_the_sqlite_file_is_one_line(
 @pytest.mark.parametrize(
     ("url", "code"),
     [
-        ("http://bob:hunter2@127.0.0.1:{port}", 1),
+        ("http://bob:hunter2@127.0.0.1:{port}", 2),
         ("ftp://bob:hunter2@desk.example", 2),
         ("http://bob:hunt:er@2@[::1", 2),
     ],

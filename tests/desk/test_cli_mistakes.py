@@ -134,6 +134,7 @@ NOT_UTF8 = b"caf\xe9".decode("utf-8", "surrogateescape")
         (["list", "--url", "http://[::1"], "--url (or $ROOMKIT_DESK_URL) takes"),
         (["list", "--url", "desk.example"], "--url (or $ROOMKIT_DESK_URL) takes"),
         (["list", "--url", "ftp://desk.example"], "--url (or $ROOMKIT_DESK_URL) takes"),
+        (["list", "--url", "http://bob:pw@127.0.0.1:9"], "carries a user name or password"),
         (["list", "--timeout", "-1"], "--timeout takes a positive number of seconds"),
         (["list", "--timeout", "nan"], "--timeout takes a positive number of seconds"),
         (["list", "--timeout", "inf"], "--timeout takes a positive number of seconds"),

@@ -95,8 +95,9 @@ def _checked_url(url: str) -> str:
     """``url`` without its trailing slashes, once it is an address httpx can call.
 
     Raises:
-        Failure: it is not an ``http://`` or ``https://`` URL with a host, its host is no
-            name DNS takes, or its port is not one from 1 to 65535 (exit 2).
+        Failure: it is not an ``http://`` or ``https://`` URL with a host, it carries a user
+            name or password, its host is no name DNS takes, or its port is not one from 1
+            to 65535 (exit 2).
     """
     import httpx
 
@@ -121,6 +122,13 @@ def _checked_url(url: str) -> str:
             f"address, such as {DEFAULT_URL}",
             2,
         ) from None
+    if parsed.userinfo:
+        # httpx would send them as Basic credentials in place of the token.
+        raise Failure(
+            f"--url (or $ROOMKIT_DESK_URL) carries a user name or password ({_shown(url, 200)}), "
+            "which the desk does not take: drop them, since the token is what signs in",
+            2,
+        )
     if parsed.port is not None and not 0 < parsed.port < 65536:
         raise Failure(
             f"--url (or $ROOMKIT_DESK_URL) names the port {parsed.port}, and a port is 1 to "
