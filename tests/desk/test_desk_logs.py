@@ -97,6 +97,18 @@ def test_an_unknown_level_with_json_logs_exits_2(
     assert "Unknown log level 'loud'" in capsys.readouterr().err
 
 
+def test_an_unknown_level_with_text_logs_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = str(tmp_path / "data")
+    code = main(["desk", "--log-level", "loud", "--port", "0", "--data-dir", data])
+
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "roomkit: Unknown log level 'loud': use critical, error, warning, info, debug, trace\n"
+    )
+
+
 async def _base_url(process: asyncio.subprocess.Process) -> str:
     """The desk's base URL, from the sign-in link it prints on stdout once it listens."""
     assert process.stdout is not None

@@ -22,6 +22,7 @@ from roomkit.cli._common import (
     check_ttl,
     close_stores,
     open_stores,
+    printable,
     quoted,
     secret,
 )
@@ -54,6 +55,12 @@ def serve(args: argparse.Namespace) -> int:
     from roomkit.tools.human_input.stores import checkpointing
 
     check_ttl("--sign-in-ttl", args.sign_in_ttl)
+    if args.log_format == "text" and args.log_level.lower() not in uvicorn.config.LOG_LEVELS:
+        raise Failure(
+            f"Unknown log level {printable(args.log_level, 40)!r}: use "
+            f"{', '.join(uvicorn.config.LOG_LEVELS)}",
+            2,
+        )
     try:
         limits = DeskLimits(
             rate=args.rate,
