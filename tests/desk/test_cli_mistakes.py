@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import signal
 import sys
@@ -189,3 +190,17 @@ def test_edit_from_a_closed_standard_input_is_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith("roomkit: Standard input is closed, so - reads nothing")
+
+
+def test_edit_reads_no_more_of_standard_input_than_any_arguments_take(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Arguments without end (`< /dev/zero`) are refused once past the longest a request
+    keeps, rather than read into memory until it is full."""
+    endless = io.BytesIO(b"[" + b" " * 4_000_000)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(endless))
+    assert main(["pending", "edit", "f" * 32, "-", "--token", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "longer than the arguments of any request" in err
+    assert endless.tell() < 1_000_000
