@@ -254,3 +254,18 @@ def test_a_desk_url_s_password_is_never_printed(
     err = one_line(capsys)
     assert "hunt" not in err
     assert "://bob@" in err
+
+
+@pytest.mark.parametrize(
+    "argv", [["notify", "--store", "sqlite:///kit.db", "--config"], ["desk", "--notify"]]
+)
+def test_a_notify_file_without_end_is_refused_unread(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Past a megabyte, the file is no notifier's (`/dev/zero`, a wrong path): one line."""
+    (tmp_path / "big.toml").write_text("#" * (1024 * 1024 + 1))
+    assert main([*argv, "big.toml"]) == 2
+    assert one_line(capsys) == (
+        "roomkit: big.toml is over 1,048,576 bytes, more than a notifier's file holds\n"
+    )
+    assert not (tmp_path / "kit.db").exists()

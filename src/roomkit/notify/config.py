@@ -88,6 +88,9 @@ from roomkit.tools.human_input.ladder import Ladder, Step, default, escalate, re
 
 __all__ = ["NotifyConfig", "load_notify_config"]
 
+_MAX_FILE_BYTES = 1024 * 1024
+"""The longest file read: far past any notifier's, short of what would fill the memory."""
+
 _TOP = (
     "desk_url",
     "webhook",
@@ -180,7 +183,12 @@ def load_notify_config(
     """
     reader = _Reader(str(path), os.environ if environ is None else environ)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as file:
+            # A path to something without end (`/dev/zero`) is refused, not read on.
+            data = file.read(_MAX_FILE_BYTES + 1)
+        if len(data) > _MAX_FILE_BYTES:
+            reader.fail("", f"is over {_MAX_FILE_BYTES:,} bytes, more than a notifier's file holds")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reader.fail("", f"cannot be read: {getattr(error, 'strerror', None) or error}")
     try:
