@@ -269,3 +269,10 @@ def test_a_notify_file_without_end_is_refused_unread(
         "roomkit: big.toml is over 1,048,576 bytes, more than a notifier's file holds\n"
     )
     assert not (tmp_path / "kit.db").exists()
+
+
+def test_the_root_named_as_the_sqlite_file_gets_a_url_that_works(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["audit", "verify", "--store", "sqlite:////"]) == 2
+    assert one_line(capsys).endswith("name the file in it, such as sqlite:////desk.db\n")

@@ -131,10 +131,9 @@ def _check_store(url: str | None) -> None:
     except OSError:
         folder = False  # a name the file system cannot look up: the store says so
     if folder:
-        shown = printable(path.rstrip("/") or "/", None)
         raise Failure(
-            f"--store names the folder {shown}, not a database file: name the file in it, "
-            f"such as sqlite:///{shown}/desk.db",
+            f"--store names the folder {printable(Path(path), None)}, not a database file: "
+            f"name the file in it, such as sqlite:///{printable(Path(path) / 'desk.db', None)}",
             2,
         )
 
