@@ -9,7 +9,8 @@ the desk valid UTF-8 (an argument holding bytes that are not, which Python reads
 surrogates, is named). A JSON object typed on the command line is read strictly: no ``NaN``
 or infinite number, and no key given twice (the desk refuses both in a body; the command says
 so first, instead of sending one reading of it); one nested deeper than Python reads is
-refused too.
+refused too. Arguments read from standard input (``pending edit ID -``) are UTF-8, and no
+longer than any request's arguments may be.
 
 A desk that cannot be reached, a URL that answers as no desk does, or a desk that refuses,
 is one line and exit status 1: the line says what to do (start the desk, or point ``--url``
@@ -23,12 +24,21 @@ import json
 import math
 import os
 import re
+import sys
 from typing import Any
 
 from roomkit.cli._common import Failure, printable
 from roomkit.tools.validation import unencodable_text
 
-__all__ = ["DEFAULT_URL", "MAX_ID_CHARS", "TOKEN_ENV", "call", "check_typed", "strict_json"]
+__all__ = [
+    "DEFAULT_URL",
+    "MAX_ID_CHARS",
+    "TOKEN_ENV",
+    "call",
+    "check_typed",
+    "standard_input",
+    "strict_json",
+]
 
 TOKEN_ENV = "ROOMKIT_TOKEN"
 DEFAULT_URL = "http://127.0.0.1:8765"
@@ -239,6 +249,48 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> 
         why = printable(str(detail or ""), 1000)
         raise Failure(f"The desk refused it: {why}" if why else "The desk refused it")
     return data
+
+
+def standard_input() -> str:
+    """What standard input holds, as UTF-8 text.
+
+    Raises:
+        Failure: it is closed, cannot be read, longer than any request's arguments, or not
+            UTF-8 (exit 2).
+    """
+    from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS
+
+    if sys.stdin is None:
+        raise Failure(
+            "Standard input is closed, so - reads nothing: send the arguments on it "
+            "(`roomkit pending edit ID - < arguments.json`)",
+            2,
+        )
+    # However it is spaced or escaped, no request keeps arguments longer than this: reading
+    # on (`< /dev/zero`) would only fill the memory.
+    most = 12 * MAX_ARGUMENTS_CHARS + 64 * 1024
+    try:
+        data = sys.stdin.buffer.read(most + 1)
+    except OSError as error:
+        raise Failure(
+            f"Standard input cannot be read ({error.strerror or error}): send the arguments "
+            "on it from a file or a pipe (`roomkit pending edit ID - < arguments.json`)",
+            2,
+        ) from None
+    if len(data) > most:
+        raise Failure(
+            f"Standard input holds more than {most:,} bytes, longer than the arguments of any "
+            "request: send the arguments alone, as one JSON object",
+            2,
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Failure(
+            f"Standard input is not UTF-8 text (byte {error.start}): send the arguments as "
+            "JSON in UTF-8",
+            2,
+        ) from None
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

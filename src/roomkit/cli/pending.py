@@ -27,6 +27,7 @@ from roomkit.cli._desk_client import (
     TOKEN_ENV,
     call,
     check_typed,
+    standard_input,
     strict_json,
 )
 
@@ -245,53 +246,11 @@ def approve(args: argparse.Namespace) -> int:
     return _decide(args, {"decision": "approve"}, "Approved")
 
 
-def _standard_input() -> str:
-    """What standard input holds, as UTF-8 text.
-
-    Raises:
-        Failure: it is closed, cannot be read, longer than any request's arguments, or not
-            UTF-8 (exit 2).
-    """
-    from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS
-
-    if sys.stdin is None:
-        raise Failure(
-            "Standard input is closed, so - reads nothing: send the arguments on it "
-            "(`roomkit pending edit ID - < arguments.json`)",
-            2,
-        )
-    # However it is spaced or escaped, no request keeps arguments longer than this: reading
-    # on (`< /dev/zero`) would only fill the memory.
-    most = 12 * MAX_ARGUMENTS_CHARS + 64 * 1024
-    try:
-        data = sys.stdin.buffer.read(most + 1)
-    except OSError as error:
-        raise Failure(
-            f"Standard input cannot be read ({error.strerror or error}): send the arguments "
-            "on it from a file or a pipe (`roomkit pending edit ID - < arguments.json`)",
-            2,
-        ) from None
-    if len(data) > most:
-        raise Failure(
-            f"Standard input holds more than {most:,} bytes, longer than the arguments of any "
-            "request: send the arguments alone, as one JSON object",
-            2,
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise Failure(
-            f"Standard input is not UTF-8 text (byte {error.start}): send the arguments as "
-            "JSON in UTF-8",
-            2,
-        ) from None
-
-
 def edit(args: argparse.Namespace) -> int:
     example = 'edit takes every argument as one JSON object, e.g. \'{"to": "x"}\''
     # Arguments longer than one command-line argument may be (128 KiB on Linux) come on
     # standard input: `roomkit pending edit ID - < arguments.json`.
-    typed = _standard_input() if args.arguments == "-" else args.arguments
+    typed = standard_input() if args.arguments == "-" else args.arguments
     try:
         arguments = strict_json(typed)
     except ValueError as error:
