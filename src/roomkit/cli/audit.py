@@ -31,6 +31,7 @@ from roomkit.cli._common import Failure, add_store_option, on_stores, printable,
 from roomkit.tools.human_input.stores import AUDIT_KEY_ENV, AUDIT_KEY_FILE
 
 if TYPE_CHECKING:
+    from roomkit.stores import CheckpointReport
     from roomkit.tools.human_input.stores import AuditKeys, StoreTrail, TrailReport
 
 __all__ = [
@@ -132,8 +133,10 @@ def checkpoint(args: argparse.Namespace) -> int:
                 "names what breaks them",
                 file=sys.stderr,
             )
-    done = _run(args.store, keys, lambda store: store.checkpoint())
-    if done.checkpoint is None:
+    done, earlier = _run(args.store, keys, _checkpoint)
+    if done.checkpoint is None and not earlier:
+        print(_NO_FIRST_CHECKPOINT if done.unsigned else _NO_HISTORY)
+    elif done.checkpoint is None:
         print("No head changed since the last checkpoint: none written")
     else:
         print(f"Wrote checkpoint #{done.checkpoint.n} of {done.heads} changed heads")
@@ -144,6 +147,24 @@ def checkpoint(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+_NO_FIRST_CHECKPOINT = (
+    "No checkpoint yet, and none written: no head is signed (histories written without the "
+    "audit key). `roomkit audit checkpoint --adopt` signs them as they stand and writes the "
+    "first"
+)
+_NO_HISTORY = "No history to checkpoint yet: none written"
+
+
+async def _checkpoint(trail: StoreTrail) -> tuple[CheckpointReport, bool]:
+    """A checkpoint of ``trail``, and whether one was written before (read only when this
+    one wrote none, so that "nothing changed since the last" is said only when there is a
+    last)."""
+    done = await trail.checkpoint()
+    if done.checkpoint is not None:
+        return done, True
+    return done, bool((await trail.read()).checkpoints)
 
 
 def key(args: argparse.Namespace) -> int:

@@ -85,6 +85,38 @@ def test_a_checkpoint_needs_the_key(place: SQLitePlace, capsys: pytest.CaptureFi
     assert "no audit key: set ROOMKIT_AUDIT_KEY" in err
 
 
+def test_a_first_checkpoint_over_unsigned_heads_points_at_adopt(
+    place: SQLitePlace, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No checkpoint was ever made: the command does not say nothing changed since one."""
+    _settle_one(place, None)
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    code, out, err = run(capsys, "audit", "checkpoint", "--store", place.url)
+    assert code == 0
+    assert "since the last checkpoint" not in out
+    assert out.startswith("No checkpoint yet, and none written: no head is signed")
+    assert "`roomkit audit checkpoint --adopt`" in out
+    assert "1 heads are not signed" in err
+    code, out, _ = run(capsys, "audit", "checkpoint", "--adopt", "--store", place.url)
+    assert code == 0
+    assert out == "Signed 1 heads as they stand\nWrote checkpoint #0 of 1 changed heads\n"
+    code, out, _ = run(capsys, "audit", "checkpoint", "--store", place.url)
+    assert (code, out) == (0, "No head changed since the last checkpoint: none written\n")
+
+
+def test_a_checkpoint_of_an_empty_trail_says_there_is_no_history(
+    place: SQLitePlace, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def make() -> None:
+        async with place.open() as store:
+            assert await store.fetch("none") is None
+
+    asyncio.run(make())
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    code, out, err = run(capsys, "audit", "checkpoint", "--store", place.url)
+    assert (code, out, err) == (0, "No history to checkpoint yet: none written\n", "")
+
+
 def test_the_key_file_signs_and_a_rotated_key_still_checks_what_the_old_one_signed(
     place: SQLitePlace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -127,7 +159,7 @@ def test_the_key_file_signs_and_a_rotated_key_still_checks_what_the_old_one_sign
     assert settled in err
 
 
-def _settle_one(place: SQLitePlace, keys: AuditKeys) -> str:
+def _settle_one(place: SQLitePlace, keys: AuditKeys | None) -> str:
     async def work() -> str:
         async with place.open() as store:
             store.trail.use_keys(keys)
