@@ -363,4 +363,38 @@ async def test_roomkit_desk_refuses_a_bad_allowed_host_in_one_line(
     )  # fmt: skip
     assert code == 2
     assert err.count("\n") == 1
-    assert "allowed_hosts holds host names" in err
+    assert err.startswith("roomkit: --allowed-host takes a host name without scheme or port")
+    assert "'https://desk.example.com'" in err
+    assert "allowed_hosts" not in err
+
+
+@pytest.mark.parametrize("host", ["bad host", "desk.example.com:8765", "http://desk", "*"])
+async def test_roomkit_desk_names_the_host_option_for_a_bad_host(
+    host: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The line names --host, the option typed, not a parameter of the desk's app."""
+    code, out, err = await run(
+        capsys, "desk", "--port", "0", "--data-dir", str(tmp_path), "--host", host
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith("roomkit: --host takes an address or a host name")
+    assert err.endswith(f"got {host!r}\n")
+    assert err.count("\n") == 1
+    assert "allowed_hosts" not in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--burst", "0", "whole number, got 0"),
+        ("--rate", "nan", "number, got nan"),
+        ("--admin-rate", "-1", "number, got -1.0"),
+    ],
+)
+async def test_roomkit_desk_names_the_limit_option_alone(
+    option: str, value: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = await run(
+        capsys, "desk", "--port", "0", "--data-dir", str(tmp_path), option, value
+    )
+    assert (code, err) == (2, f"roomkit: {option} takes a positive {said}\n")

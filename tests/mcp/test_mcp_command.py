@@ -328,6 +328,10 @@ async def test_stdio_refuses_a_message_that_names_a_key_twice(tmp_path: Path) ->
         ("--timeout", "nan"),
         ("--hold", "0"),
         ("--max-open-calls", "0"),
+        ("--room", ""),
+        ("--actor", ""),
+        ("--actor", "alice "),
+        ("--desk-url", "desk.example.com"),
     ],
 )
 def test_a_wrong_option_is_named_before_the_store_is_opened(
@@ -350,7 +354,7 @@ def test_a_room_no_store_keeps_stops_it_with_one_line(
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == [
-        "roomkit: room is 300 characters, over the 256 a request's room may have on every "
+        "roomkit: --room is 300 characters, over the 256 a request's room may have on every "
         "store: pass a shorter one"
     ]
 

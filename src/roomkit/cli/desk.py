@@ -69,11 +69,14 @@ def serve(args: argparse.Namespace) -> int:
             admin_burst=args.admin_burst,
         )
     except ValueError as error:
-        flag = "--" + str(error).split(" ", 1)[0].removeprefix("DeskLimits.").replace("_", "-")
-        raise Failure(f"{flag} takes a positive number, not what was given ({error})", 2) from None
+        name = str(error).split(" ", 1)[0].removeprefix("DeskLimits.")
+        flag, value = "--" + name.replace("_", "-"), getattr(args, name, None)
+        kind = "whole number" if name.endswith("burst") else "number"
+        raise Failure(f"{flag} takes a positive {kind}, got {value}", 2) from None
     problem = port_problem(args.port)
     if problem is not None:
         raise Failure(problem, 2)
+    allowed_hosts = _allowed_hosts(args)
     config = None if args.notify is None else notify_config(args.notify)
     new_key = _key_is_new(args.data_dir)
     key = secret(args.data_dir)
@@ -103,7 +106,7 @@ def serve(args: argparse.Namespace) -> int:
                     data_dir=args.data_dir,
                     notifier=notifier,
                     allowed_origins=args.allowed_origin or None,
-                    allowed_hosts=_allowed_hosts(args),
+                    allowed_hosts=allowed_hosts,
                     limits=limits,
                 )
             except (TypeError, ValueError) as error:
@@ -173,15 +176,45 @@ def _key_is_new(data_dir: Path) -> Path | None:
 
 
 def _allowed_hosts(args: argparse.Namespace) -> list[str]:
-    """The ``--allowed-host`` names, and ``--host`` itself when it is a name."""
+    """The ``--allowed-host`` names, and ``--host`` itself when it is a name; one that is
+    not a host name exits 2, naming the option it came from.
+
+    Raises:
+        Failure: an ``--allowed-host`` or the ``--host`` is not a host name (exit 2).
+    """
     names = list(args.allowed_host or [])
+    for name in names:
+        if not _host_name(name):
+            raise Failure(
+                f"--allowed-host takes a host name without scheme or port, such as "
+                f"desk.example.com (or * for any); got {printable(name, 80)!r}",
+                2,
+            )
     host = args.host.strip("[]")
     try:
         ipaddress.ip_address(host)
     except ValueError:
         if host:
+            if host == "*" or not _host_name(host):
+                raise Failure(
+                    f"--host takes an address or a host name to listen on, without scheme or "
+                    f"port, such as 127.0.0.1, 0.0.0.0 or desk.example.com (the port is "
+                    f"--port); got {printable(args.host, 80)!r}",
+                    2,
+                ) from None
             names.append(host)
     return names
+
+
+def _host_name(name: str) -> bool:
+    """Whether the desk's host rule takes ``name`` as a name it is reached by."""
+    from roomkit.auth.traffic import HostRule
+
+    try:
+        HostRule([name])
+    except ValueError:
+        return False
+    return True
 
 
 def add_parser(

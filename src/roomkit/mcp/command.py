@@ -47,10 +47,11 @@ from mcp.server.auth.provider import AccessToken
 from roomkit.auth.authenticator import TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
+from roomkit.auth.names import check_actor_name
 from roomkit.auth.tokens import KEY_FILE, SECRET_ENV, data_folder, resolve_secret
 from roomkit.bodies import BodyRefusedError, BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
-from roomkit.mcp.server import ACTOR_SCOPE_KEY, MAX_OPEN_CALLS, HumanInputMCPServer
+from roomkit.mcp.server import ACTOR_SCOPE_KEY, MAX_OPEN_CALLS, HumanInputMCPServer, check_room
 from roomkit.mcp.waits import HOLD, state_key
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
@@ -130,7 +131,8 @@ def _check_options(args: argparse.Namespace) -> None:
 
     Raises:
         ValueError: ``--http``, ``--timeout``, ``--hold`` or ``--max-open-calls`` is out
-            of range.
+            of range, ``--room`` or ``--actor`` is not a room or an actor name, or
+            ``--desk-url`` is not an http(s) URL.
     """
     from roomkit._serving import port_problem
 
@@ -144,6 +146,14 @@ def _check_options(args: argparse.Namespace) -> None:
     calls = getattr(args, "max_open_calls", MAX_OPEN_CALLS)
     if calls < 1:
         raise ValueError(f"--max-open-calls takes a whole number of 1 or more, got {calls}")
+    check_room(args.room, what="--room")
+    if args.actor is not None:
+        check_actor_name(args.actor, what="--actor")
+    desk_url = getattr(args, "desk_url", None)
+    if desk_url is not None and not desk_url.startswith(("http://", "https://")):
+        raise ValueError(
+            f"--desk-url takes the desk's address, an http:// or https:// URL, got {desk_url!r}"
+        )
 
 
 def _secret(args: argparse.Namespace) -> bytes:

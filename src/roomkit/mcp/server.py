@@ -74,6 +74,7 @@ __all__ = [
     "MAX_OPEN_CALLS",
     "PROGRESS_INTERVAL",
     "HumanInputMCPServer",
+    "check_room",
 ]
 
 logger = logging.getLogger("roomkit.mcp")
@@ -89,6 +90,30 @@ MAX_OPEN_CALLS = 64
 CHANNEL_ID = "mcp"
 """The channel id every request of the server carries."""
 MAX_KEY_CHARS = 256
+
+
+def check_room(room: object, *, what: str = "room") -> str:
+    """``room``, once it is a room every store takes for a request.
+
+    Args:
+        room: the room to check.
+        what: how the message names it (``"room"``, ``"--room"``).
+
+    Raises:
+        ValueError: it is not (the message says why).
+    """
+    if not isinstance(room, str) or not room:
+        raise ValueError(f"{what} must be a non-empty string, got {room!r}")
+    # Checked here: a call would read the store's refusal of it as its own arguments'.
+    if len(room) > MAX_ID_CHARS:
+        raise ValueError(
+            f"{what} is {len(room):,} characters, over the {MAX_ID_CHARS} a request's room "
+            "may have on every store: pass a shorter one"
+        )
+    unreadable = unencodable_text(room)
+    if unreadable is not None:
+        raise ValueError(f"{what} must be valid Unicode text, but it holds {unreadable}")
+    return room
 
 
 def _error(body: str) -> types.CallToolResult:
@@ -145,17 +170,7 @@ class HumanInputMCPServer:
     ) -> None:
         if not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {type(handler).__name__}")
-        if not isinstance(room, str) or not room:
-            raise ValueError(f"room must be a non-empty string, got {room!r}")
-        # Checked here: a call would read the store's refusal of it as its own arguments'.
-        if len(room) > MAX_ID_CHARS:
-            raise ValueError(
-                f"room is {len(room):,} characters, over the {MAX_ID_CHARS} a request's room "
-                "may have on every store: pass a shorter one"
-            )
-        unreadable = unencodable_text(room)
-        if unreadable is not None:
-            raise ValueError(f"room must be valid Unicode text, but it holds {unreadable}")
+        check_room(room)
         if actor is not None:
             check_actor_name(actor, what="actor")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
