@@ -6,7 +6,9 @@ import asyncio
 import io
 import os
 import signal
+import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from roomkit.cli import answer_body, main
 from roomkit.desk import demo
 from roomkit.desk.tokens import KEY_FILE
+from roomkit.stores.sqlite import SQLiteStore
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +36,62 @@ def test_verifying_a_database_that_does_not_exist_says_so_and_creates_nothing(
         assert err.startswith("roomkit: desk.db does not exist")
         assert err.count("\n") == 1
     assert not (tmp_path / "desk.db").exists()
+
+
+def _foreign(path: Path) -> None:
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+        db.execute("INSERT INTO notes VALUES ('kept')")
+
+
+@pytest.mark.parametrize("kind", ["empty", "foreign"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["audit", "verify"],
+        ["audit", "export"],
+        ["audit", "checkpoint"],
+        ["grants", "list"],
+        ["grants", "revoke", "g-1"],
+    ],
+)
+def test_a_file_without_a_store_is_refused_and_left_as_it_was(
+    kind: str,
+    command: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A command on the desk's store never writes roomkit's tables into a file that holds
+    none: an empty file, or another program's database."""
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", "a-key-long-enough-to-sign-with")
+    path = tmp_path / "other.db"
+    path.touch() if kind == "empty" else _foreign(path)
+    before = path.read_bytes()
+    assert main([*command, "--store", f"sqlite:///{path}"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"roomkit: {path} holds no roomkit store")
+    assert "--store" in err
+    assert err.count("\n") == 1
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["other.db"]
+
+
+def test_listing_the_grants_of_a_store_without_any_leaves_it_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "desk.db"
+
+    async def make() -> None:
+        async with SQLiteStore(path) as store:
+            assert await store.fetch("none") is None
+
+    asyncio.run(make())
+    before = path.read_bytes()
+    assert main(["grants", "list", "--store", f"sqlite:///{path}"]) == 0
+    assert capsys.readouterr().out == "No grants\n"
+    assert path.read_bytes() == before
 
 
 @pytest.mark.parametrize("port", ["99999", "-1"])
@@ -57,7 +116,8 @@ def test_a_rate_limit_that_is_no_positive_number_is_one_line(
     assert main(["desk", flag, value, "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert f"{flag} takes a positive number" in err
+    assert f"{flag} takes a positive " in err
+    assert "DeskLimits" not in err
 
 
 def test_the_demo_refuses_a_port_out_of_range_in_one_line(

@@ -171,13 +171,16 @@ def refuse_missing_file(url: str) -> None:
         )
 
 
-def open_stores(url: str, command: str) -> tuple[PendingStore | DurableStore, RoomStore]:
+def open_stores(
+    url: str, command: str, *, create: bool = True
+) -> tuple[PendingStore | DurableStore, RoomStore]:
     """The pending-request and room stores ``--store`` names; a wrong URL, or a store whose
-    extra is missing, exits 2 with one line."""
+    extra is missing, exits 2 with one line. ``create=False``: a SQLite file must hold a
+    roomkit store already (:func:`roomkit.stores.open_url`)."""
     from roomkit.stores import open_url
 
     try:
-        return open_url(url)
+        return open_url(url, create=create)
     except ValueError as error:
         raise Failure(str(error), 2) from None
     except ImportError as error:
@@ -196,6 +199,8 @@ def on_stores(
     command: str,
     work: Callable[[PendingStore | DurableStore], Awaitable[_T]],
     failing: str,
+    *,
+    create: bool = True,
 ) -> _T:
     """Run ``work`` on the pending-request store ``url`` names, then close what was opened.
 
@@ -204,13 +209,16 @@ def on_stores(
         command: the command, as an error about a missing extra names it.
         work: what to do with the store.
         failing: what could not be done, as the line of a fault of the store starts.
+        create: ``False`` for a command that only reads the store (or changes what is in
+            it): a SQLite file that holds no roomkit store is refused, and left as it was.
 
     Raises:
-        Failure: the URL is wrong or its extra missing (exit 2), or the store failed (exit 1).
+        Failure: the URL is wrong, its extra missing, or (``create=False``) it names no
+            store (exit 2); or the store failed (exit 1).
     """
-    from roomkit.core.exceptions import StoreError
+    from roomkit.core.exceptions import StoreError, StoreNotFoundError
 
-    pending_store, room_store = open_stores(url, command)
+    pending_store, room_store = open_stores(url, command, create=create)
 
     async def run() -> _T:
         try:
@@ -220,5 +228,12 @@ def on_stores(
 
     try:
         return asyncio.run(run())
+    except StoreNotFoundError:
+        raise Failure(
+            f"{printable(url.removeprefix('sqlite:///'), 300)} holds no roomkit store (it was "
+            "left as it was): name the file the desk keeps its requests in (its `roomkit desk "
+            "--store` URL)",
+            2,
+        ) from None
     except StoreError as error:
         raise Failure(f"{failing}: {error}") from None

@@ -345,7 +345,7 @@ def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitabl
         trail.use_keys(keys)
         return await work(trail)
 
-    return on_stores(url, "roomkit audit", on_trail, "Could not read the trail")
+    return on_stores(url, "roomkit audit", on_trail, "Could not read the trail", create=False)
 
 
 def _line(out: Any, line: dict[str, Any]) -> None:

@@ -56,7 +56,7 @@ def _with_grants(url: str, command: str, work: Callable[[GrantStore], Awaitable[
             raise Failure(f"The store {printable(url)} keeps no grants", 2)
         return await work(store.grants)
 
-    return on_stores(url, command, on_grants, "Could not reach the grants")
+    return on_stores(url, command, on_grants, "Could not reach the grants", create=False)
 
 
 def _when(seconds: float) -> str:

@@ -45,7 +45,9 @@
         ├── StoreUnavailableError       also ConnectionError: the store cannot be reached
         ├── StoreClosedError            also RuntimeError: the store was closed: open() it again
         ├── CorruptRecordError          also ValueError: a stored record cannot be read
-        └── StoreFormatError            the store holds another format version of its records
+        ├── StoreFormatError            the store holds another format version of its records
+        └── StoreNotFoundError          also LookupError: opened to read (create=False), and no
+                                        store is there; nothing was created
 
 ``ToolRefusedError``, ``ToolFailedError`` and ``UnservedToolCallError`` steer the tool loop;
 they are signals, not bugs. Where the spec promises a standard type (``wait()`` raises
@@ -96,6 +98,7 @@ __all__ = [
     "StoreClosedError",
     "StoreError",
     "StoreFormatError",
+    "StoreNotFoundError",
     "StoreUnavailableError",
     "ToolFailedError",
     "ToolRefusedError",
@@ -321,6 +324,11 @@ class CorruptRecordError(StoreError, ValueError):
 class StoreFormatError(StoreError):
     """The store was written in another format version than this roomkit reads and writes;
     nothing was read or written."""
+
+
+class StoreNotFoundError(StoreError, LookupError):
+    """A store opened only to read what is there (``create=False``) found none: the file is
+    missing, empty, or holds no roomkit tables. Nothing was created or changed in it."""
 
 
 class DeskAuthError(RoomKitError, PermissionError):

@@ -41,7 +41,7 @@ class OpenedStores(NamedTuple):
     """The room store (for a ``RoomKit``)."""
 
 
-def open_url(url: str) -> OpenedStores:
+def open_url(url: str, *, create: bool = True) -> OpenedStores:
     """The pending-request store and the room store that ``url`` names.
 
     The stores connect on first use (or with ``async with`` / ``open()``); close them with
@@ -52,6 +52,10 @@ def open_url(url: str) -> OpenedStores:
     Args:
         url: ``memory``, ``sqlite:///path.db``, ``redis://host:port/db`` or
             ``postgresql://user:password@host:port/db`` (the forms above).
+        create: ``False``: a ``sqlite:///`` file must hold a roomkit store already; its
+            request store raises :class:`~roomkit.core.exceptions.StoreNotFoundError` at
+            first use instead of creating one, and leaves the file as it was (for a command
+            that only reads a store). Redis and PostgreSQL are opened as usual.
 
     Returns:
         The two stores, as a pair.
@@ -69,7 +73,7 @@ def open_url(url: str) -> OpenedStores:
             raise ValueError("A sqlite URL names a file: sqlite:///desk.db or sqlite:////abs.db")
         from roomkit.stores.sqlite import SQLiteRoomStore, SQLiteStore
 
-        return OpenedStores(SQLiteStore(path), SQLiteRoomStore(path))
+        return OpenedStores(SQLiteStore(path, create=create), SQLiteRoomStore(path))
     if url.startswith(_REDIS):
         from roomkit.stores.redis import RedisRoomStore, RedisStore
 

@@ -199,8 +199,10 @@ class SQLiteGrants(Part, ListingGrants):
         return result
 
     async def _read(self, statement: str, parameters: Sequence[Any]) -> Sequence[Any]:
-        await self._make()
         async with self.session() as db:
+            # A read makes no table: with none in the file, no grant was ever recorded.
+            if not self._made and not await fetch_all(db, _GRANTS_TABLE):
+                return []
             with self._own_faults():
                 return await fetch_all(db, statement, parameters)
 

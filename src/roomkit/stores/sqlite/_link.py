@@ -30,10 +30,11 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, NoReturn, TypeVar
+from urllib.request import pathname2url
 
 import aiosqlite
 
-from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.exceptions import StoreNotFoundError, StoreUnavailableError
 from roomkit.stores.sqlite._connect import FileWatch, hand_over, retry_locked
 from roomkit.stores.sqlite._schema import (
     ADDED_CHAIN_COLUMNS,
@@ -58,6 +59,8 @@ busy handler first sleeps for a millisecond)."""
 _CHECKPOINT_EVERY = 128
 """Commits between two checkpoints of the log: a few hundred pages of it, as SQLite's own
 automatic checkpoint (off on the store's connection) would copy at a time."""
+_STORE_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'roomkit_pending'"
+"""Whether the file holds the store (its first table)."""
 
 
 class Link:
@@ -68,6 +71,9 @@ class Link:
         busy_timeout: seconds SQLite waits for another connection's lock.
         on_open: called after each (re)connect with the current change counter.
         synchronous: the connection's ``PRAGMA synchronous``: ``"full"`` or ``"normal"``.
+        create: ``False``: open only a file that holds the store's tables already; any
+            other (missing, empty, another program's database) raises
+            :class:`~roomkit.core.exceptions.StoreNotFoundError`, left as it was.
     """
 
     def __init__(
@@ -77,8 +83,13 @@ class Link:
         busy_timeout: float,
         on_open: Callable[[int], None],
         synchronous: str = "full",
+        create: bool = True,
     ) -> None:
         self.path = path
+        self.create = create
+        # Without create, the file is opened for reading and writing only, never created,
+        # and the store's tables are looked for before anything is written.
+        self._target = path if create else f"file:{pathname2url(os.path.abspath(path))}?mode=rw"
         self.synchronous = synchronous
         self.busy_timeout = busy_timeout
         self._on_open = on_open
@@ -244,17 +255,25 @@ class Link:
     async def _connect(self) -> aiosqlite.Connection:
         if self._db is not None:
             return self._db
-        raw = await asyncio.to_thread(
-            sqlite3.connect,
-            self.path,
-            timeout=self.busy_timeout,
-            isolation_level=None,
-            check_same_thread=False,
-        )
+        try:
+            raw = await asyncio.to_thread(
+                sqlite3.connect,
+                self._target,
+                timeout=self.busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=not self.create,
+            )
+        except sqlite3.OperationalError:
+            if not self.create and not await asyncio.to_thread(os.path.exists, self.path):
+                raise self._not_found("does not exist") from None
+            raise
         # The file is opened first and handed over, so a path that cannot be opened leaves no
         # worker thread behind to report to an event loop that may be closed by then.
         db = await hand_over(raw)
         try:
+            if not self.create and not await fetch_all(db, _STORE_TABLE):
+                raise self._not_found("holds no roomkit store (no table roomkit_pending)")
             await db.execute_fetchall(f"PRAGMA synchronous = {self.synchronous.upper()}")
             await retry_locked(
                 lambda: db.executescript(SCHEMA),
@@ -278,6 +297,11 @@ class Link:
         db, self._db, self._raw, self._watch = self._db, None, None, None
         if db is not None:
             await _close_quietly(db)
+
+    def _not_found(self, what: str) -> StoreNotFoundError:
+        return StoreNotFoundError(
+            f"SQLite file {self.path!r} {what}: nothing was created or changed in it"
+        )
 
     def _unavailable(self, error: sqlite3.Error) -> StoreUnavailableError:
         name = os.path.basename(self.path)

@@ -127,6 +127,11 @@ class SQLiteStore(PartsFacade):
             in seconds after its last entry on :attr:`clock`; ``None`` (the default) keeps
             every history for good. At least ``retention_seconds``: the history outlives
             the record.
+        create: ``True`` (the default): a missing file is created, and the store's tables
+            made in a file without them. ``False``: the file must hold the store already;
+            a missing or empty file, or a database without the store's tables, raises
+            :class:`~roomkit.core.exceptions.StoreNotFoundError` at first use, and is left
+            exactly as it was (for a program that only reads a store).
 
     Raises:
         TypeError: ``path`` is not a ``str`` / ``os.PathLike``, a number is not a number,
@@ -149,6 +154,7 @@ class SQLiteStore(PartsFacade):
         outbox_retention_seconds: float = KEEP_DONE,
         synchronous: str = "full",
         audit_retention: float | None = None,
+        create: bool = True,
     ) -> None:
         location = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
         if not isinstance(location, str):
@@ -186,6 +192,7 @@ class SQLiteStore(PartsFacade):
             busy_timeout=self.busy_timeout,
             on_open=self._changes.opened,
             synchronous=self.synchronous,
+            create=bool(create),
         )
         self._writes = WriteBatcher(
             self._link,
