@@ -398,3 +398,33 @@ async def test_roomkit_desk_names_the_limit_option_alone(
         capsys, "desk", "--port", "0", "--data-dir", str(tmp_path), option, value
     )
     assert (code, err) == (2, f"roomkit: {option} takes a positive {said}\n")
+
+
+async def _desk_notice(database: Path, data: Path) -> list[str]:
+    """What ``roomkit desk --store sqlite:///database`` says on stderr about its store, up
+    to its stop."""
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--data-dir", str(data),
+        "--store", f"sqlite:///{database}",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        await _started(desk)
+    finally:
+        desk.send_signal(signal.SIGINT)
+        _, errors = await desk.communicate()
+    assert desk.returncode == 0
+    return [line for line in errors.decode().splitlines() if "store" in line]
+
+
+async def test_roomkit_desk_says_when_it_creates_a_new_store_file(tmp_path: Path) -> None:
+    """A new file is legitimate (a first run), and said once: a path typed unlike the
+    agents' would otherwise start a store no one asks in."""
+    database = tmp_path / "desk.db"
+    assert await _desk_notice(database, tmp_path / "data") == [
+        f"roomkit desk: created a new store in {database}: agents and roomkit mcp ask here "
+        "only with the same --store"
+    ]
+    assert database.exists()
+    assert await _desk_notice(database, tmp_path / "data") == []

@@ -359,6 +359,29 @@ def test_a_room_no_store_keeps_stops_it_with_one_line(
     ]
 
 
+def _mcp_notice(database: Path) -> list[str]:
+    """What ``roomkit mcp`` on ``database`` says on stderr, its client gone at once."""
+    done = subprocess.run(
+        [sys.executable, "-m", "roomkit.cli", "mcp", "--store", f"sqlite:///{database}",
+         "--actor", "alice"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    return done.stderr.splitlines()
+
+
+def test_a_new_store_file_is_named_on_stderr(tmp_path: Path) -> None:
+    """A store the desk does not read goes said: the agent's questions would go where no
+    desk looks. Making it is fine (a first run), so the server goes on."""
+    database = tmp_path / "kit.db"
+    assert _mcp_notice(database) == [
+        f"roomkit mcp: created a new store in {database}: its questions show on a desk run "
+        f"with the same --store (roomkit desk --store sqlite:///{database})"
+    ]
+    assert database.exists()
+    assert _mcp_notice(database) == []
+
+
 def test_a_closed_standard_input_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -399,4 +422,5 @@ def test_a_client_that_stops_reading_ends_it_without_a_traceback(tmp_path: Path)
         if process.returncode is None:
             process.kill()
             process.communicate()
-    assert (process.returncode, err.decode()) == (141, "")
+    said = [line for line in err.decode().splitlines() if "created a new store" not in line]
+    assert (process.returncode, said) == (141, [])

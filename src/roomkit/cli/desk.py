@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import sys
 from pathlib import Path
 
 from roomkit.auth.tokens import SECRET_ENV
@@ -51,6 +52,7 @@ def serve(args: argparse.Namespace) -> int:
     from roomkit.desk.startup import check_stores
     from roomkit.models.clock import spoken_duration
     from roomkit.notify.ladders import following
+    from roomkit.stores._url import new_sqlite_file
     from roomkit.tools.human_input import HumanInputHandler
     from roomkit.tools.human_input.stores import checkpointing
 
@@ -88,6 +90,7 @@ def serve(args: argparse.Namespace) -> int:
             log_as_json(args.log_level)
         except ValueError as error:
             raise Failure(str(error), 2) from None
+    new_file = new_sqlite_file(args.store)
     pending_store, room_store = open_stores(args.store, "roomkit desk")
     trail = use_audit_keys(pending_store, keys)
 
@@ -118,6 +121,13 @@ def serve(args: argparse.Namespace) -> int:
                 raise Failure(f"Cannot start the desk: {error}") from None
             except OSError as error:
                 raise Failure(f"Cannot start the desk: {error.strerror or error}") from None
+            if new_file is not None:
+                print(
+                    f"roomkit desk: created a new store in {printable(new_file, None)}: agents "
+                    "and roomkit mcp ask here only with the same --store",
+                    file=sys.stderr,
+                    flush=True,
+                )
             port = sock.getsockname()[1]
             token = issue_sign_in_link(key, LINK_ACTOR, admin=True, ttl=args.sign_in_ttl)
             link = sign_in_link(args.host, port, token)

@@ -81,6 +81,7 @@ def run_command(args: argparse.Namespace) -> int:
     # Before anything can log: stdout belongs to the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, force=True)
     from roomkit.stores import StoreTrail, close_stores, load_audit_keys, open_url
+    from roomkit.stores._url import new_sqlite_file
 
     if args.store == "memory":
         raise ValueError(
@@ -89,6 +90,7 @@ def run_command(args: argparse.Namespace) -> int:
         )
     _check_options(args)
     keys = load_audit_keys(args.data_dir)  # the heads this process appends are signed
+    new_file = new_sqlite_file(args.store)
     pending_store, room_store = open_url(args.store)
     trail = getattr(pending_store, "trail", None)
     if keys is not None and isinstance(trail, StoreTrail):
@@ -113,6 +115,14 @@ def run_command(args: argparse.Namespace) -> int:
                 max_open_calls=getattr(args, "max_open_calls", MAX_OPEN_CALLS),
             )
             await _check_store(handler)
+            if new_file is not None:
+                print(
+                    f"roomkit mcp: created a new store in {new_file}: its questions show on "
+                    "a desk run with the same --store (roomkit desk --store "
+                    f"sqlite:///{new_file})",
+                    file=sys.stderr,
+                    flush=True,
+                )
             if secret is None:
                 await _serve_stdio(server)
             else:

@@ -17,13 +17,14 @@ extras).
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple, TypeVar
 
 from roomkit.core.store import InMemoryStore, RoomStore
 from roomkit.stores.base import DurableStore, PendingStore
 from roomkit.stores.memory import MemoryStore
 
-__all__ = ["OpenedStores", "close_stores", "open_url", "request_store"]
+__all__ = ["OpenedStores", "close_stores", "new_sqlite_file", "open_url", "request_store"]
 
 _SQLITE = "sqlite:///"
 _REDIS = ("redis://", "rediss://", "unix://")
@@ -94,6 +95,25 @@ def open_url(url: str, *, create: bool = True) -> OpenedStores:
         f"Unknown store URL {url.split('://')[0]!r}: use memory, sqlite:///path.db, "
         "redis://host:port/db or postgresql://user:password@host:port/db"
     )
+
+
+def new_sqlite_file(url: str) -> str | None:
+    """The file, as an absolute path, that opening ``url`` makes a new store in: a
+    ``sqlite:///`` file that does not exist yet, or is empty; ``None`` for any other URL,
+    and for a file that holds something already (or cannot be looked at).
+
+    A command that opens a store for others to share says so when it makes a new one: a
+    path typed differently from the desk's would otherwise start a store no one else reads.
+    """
+    if not url.startswith(_SQLITE) or not url[len(_SQLITE) :]:
+        return None
+    path = os.path.abspath(url[len(_SQLITE) :])
+    try:
+        return path if os.path.getsize(path) == 0 else None
+    except FileNotFoundError:
+        return path
+    except (OSError, ValueError):
+        return None  # opening it says what is wrong with it
 
 
 def request_store(store: object, kind: type[_Store]) -> _Store:
