@@ -80,8 +80,7 @@ def run_command(args: argparse.Namespace) -> int:
     """
     # Before anything can log: stdout belongs to the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, force=True)
-    from roomkit.stores import StoreTrail, close_stores, load_audit_keys, open_url
-    from roomkit.stores._url import new_sqlite_file
+    from roomkit.stores import StoreTrail, close_stores, load_audit_keys, new_sqlite_file, open_url
 
     if args.store == "memory":
         raise ValueError(

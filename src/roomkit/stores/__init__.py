@@ -51,7 +51,7 @@ from roomkit.stores._ledger import MemoryLedger
 from roomkit.stores._quorum import Ballot, Judgement, approved_by, declined, judge, widened
 from roomkit.stores._trail import CheckpointReport, StoreTrail, Trail
 from roomkit.stores._trail_check import TrailReport, check_trail, first_break
-from roomkit.stores._url import close_stores, open_url
+from roomkit.stores._url import close_stores, new_sqlite_file, open_url
 from roomkit.stores.base import (
     DurableStore,
     PendingChange,
@@ -107,6 +107,7 @@ __all__ = [
     "linked_text",
     "load_audit_keys",
     "new_entry",
+    "new_sqlite_file",
     "open_url",
     "read_entry",
     "settled_entry",
