@@ -11,28 +11,10 @@ from pathlib import Path
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import Task, TaskState
 from a2a_world import World
+from tests.adapters.fragile_model import Fragile
 
 from roomkit.core.store import turn_journal
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
-from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.stores.sqlite import SQLiteRoomStore
-
-
-class Fragile(AIProvider):
-    """A model that fails on "Break" and on every answer to its question, asks on "Ask",
-    and echoes anything else."""
-
-    @property
-    def model_name(self) -> str:
-        return "fragile"
-
-    async def generate(self, context: AIContext) -> AIResponse:
-        last = context.messages[-1]
-        if last.tool_result_parts or last.text == "Break":
-            raise RuntimeError("model down")
-        if last.text == "Ask":
-            return MockAIProvider.tool_call("AskUserQuestion", {"question": "Which?"})
-        return AIResponse(content=f"Echo: {last.text}")
 
 
 def failed(task: Task) -> str:

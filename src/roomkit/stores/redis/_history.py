@@ -64,19 +64,34 @@ __all__ = [
 
 _HEADS_KEPT = 16_384
 
-SET_APPROVERS = """
+_APPROVERS_AS_READ = """
+-- nil while the request at `record` is pending in `format` with the approvers the caller
+-- read ('' when the field is missing); else 0 (settled, or another format) or 'retry'.
+local function approvers_moved(record, read, format)
+  local cur = redis.call('HMGET', record, 'format', 'status', 'approvers')
+  if cur[1] ~= format or cur[2] ~= 'pending' then
+    return 0
+  end
+  if (cur[3] or '') ~= read then
+    return 'retry'
+  end
+  return nil
+end
+"""
+
+SET_APPROVERS = (
+    _APPROVERS_AS_READ
+    + """
 -- KEYS: record
 -- ARGV: approvers as read ('' when the field is missing), new approvers, format, new voters
-local cur = redis.call('HMGET', KEYS[1], 'format', 'status', 'approvers')
-if cur[1] ~= ARGV[3] or cur[2] ~= 'pending' then
-  return 0
-end
-if (cur[3] or '') ~= ARGV[1] then
-  return 'retry'
+local moved = approvers_moved(KEYS[1], ARGV[1], ARGV[3])
+if moved then
+  return moved
 end
 redis.call('HSET', KEYS[1], 'approvers', ARGV[2], 'voters', ARGV[4])
 return 1
 """
+)
 
 
 HEAD_MOVED = """
@@ -151,17 +166,15 @@ caller read it; run once per token. An open request's history never expires."""
 
 SET_APPROVERS_LOGGED = once(
     HEAD_MOVED
+    + _APPROVERS_AS_READ
     + """
 -- KEYS: the request's record, history list, signed head, heads to checkpoint
 -- ARGV: as SET_APPROVERS (approvers as read, new approvers, format, new voters), then as
 --       APPEND (the length the caller read, the audit retention ms, the signed head, the
 --       entry's text linked to the head it read)
-local cur = redis.call('HMGET', KEYS[1], 'format', 'status', 'approvers')
-if cur[1] ~= ARGV[3] or cur[2] ~= 'pending' then
-  return 0
-end
-if (cur[3] or '') ~= ARGV[1] then
-  return 'retry'
+local refused = approvers_moved(KEYS[1], ARGV[1], ARGV[3])
+if refused then
+  return refused
 end
 local moved = head_moved(KEYS[2], tonumber(ARGV[5]))
 if moved then

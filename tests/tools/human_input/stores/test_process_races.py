@@ -101,6 +101,18 @@ def kinds(history: list[dict[str, Any]]) -> list[str]:
     return [entry["type"] for entry in history]
 
 
+async def two_of_three(handler: HumanInputHandler, count: int) -> list[str]:
+    """The ids of ``count`` new approvals that two of ann, bob and cat decide."""
+    return [
+        (
+            await handler.create_approval(
+                "pay", {"n": n}, approvers=["ann", "bob", "cat"], quorum=2
+            )
+        ).pending_id
+        for n in range(count)
+    ]
+
+
 async def test_two_processes_answering_one_request_at_once_one_wins(backend: Backend) -> None:
     async with backend.make() as store:
         handler = HumanInputHandler(store=store)
@@ -140,14 +152,7 @@ async def test_one_approver_voting_from_two_processes_at_once_counts_once(
 ) -> None:
     async with backend.make() as store:
         handler = HumanInputHandler(store=store)
-        ids = [
-            (
-                await handler.create_approval(
-                    "pay", {"n": n}, approvers=["ann", "bob", "cat"], quorum=2
-                )
-            ).pending_id
-            for n in range(8)
-        ]
+        ids = await two_of_three(handler, 8)
         vote = {"op": "settle", "calls": [[pid, approve(), "ann"] for pid in ids]}
         left, right = await race(backend, vote, vote)
         for n, pending_id in enumerate(ids):
@@ -166,14 +171,7 @@ async def test_one_approver_voting_from_two_processes_at_once_counts_once(
 async def test_a_veto_racing_the_deciding_approval_one_decides(backend: Backend) -> None:
     async with backend.make() as store:
         handler = HumanInputHandler(store=store)
-        ids = [
-            (
-                await handler.create_approval(
-                    "pay", {"n": n}, approvers=["ann", "bob", "cat"], quorum=2
-                )
-            ).pending_id
-            for n in range(8)
-        ]
+        ids = await two_of_three(handler, 8)
         for pending_id in ids:
             assert await handler.aresolve(pending_id, approve(), by="ann")
         approving, vetoing = await race(
@@ -335,14 +333,7 @@ async def test_a_process_killed_amid_deciding_votes_leaves_each_whole(backend: B
     and its decision, or neither, and the rest are decided after the restart."""
     async with backend.make() as store:
         handler = HumanInputHandler(store=store)
-        ids = [
-            (
-                await handler.create_approval(
-                    "pay", {"n": n}, approvers=["ann", "bob", "cat"], quorum=2
-                )
-            ).pending_id
-            for n in range(30)
-        ]
+        ids = await two_of_three(handler, 30)
         for pending_id in ids:
             assert await handler.aresolve(pending_id, approve(), by="ann")
         decided = asyncio.Event()
